@@ -1,0 +1,231 @@
+#include "core/tensor.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/half.h"
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtype_table[] = {
+    [AIT_UNDEFINED] = {"undefined", 0}, [AIT_F32] = {"float32", 4}, [AIT_U8] = {"uint8", 1},
+    [AIT_I8] = {"int8", 1},             [AIT_U16] = {"uint16", 2},  [AIT_I16] = {"int16", 2},
+    [AIT_I32] = {"int32", 4},           [AIT_I64] = {"int64", 8},   [AIT_STRING] = {"string", 0},
+    [AIT_BOOL] = {"bool", 1},           [AIT_F16] = {"float16", 2}, [AIT_F64] = {"float64", 8},
+    [AIT_U32] = {"uint32", 4},          [AIT_U64] = {"uint64", 8},  [14] = {"complex64", 0},
+    [15] = {"complex128", 0},           [AIT_BF16] = {"bfloat16", 2},
+};
+#define N_DTYPES (int)(sizeof dtype_table / sizeof dtype_table[0])
+
+const char *ait_dtype_name(ait_dtype t)
+{
+    if ((int)t >= 0 && (int)t < N_DTYPES && dtype_table[t].name) return dtype_table[t].name;
+    return "unknown";
+}
+
+size_t ait_dtype_size(ait_dtype t)
+{
+    if ((int)t >= 0 && (int)t < N_DTYPES) return dtype_table[t].size;
+    return 0;
+}
+
+ait_status shape_numel(const int64_t *dims, int rank, ait_dtype t, int64_t *numel,
+                       const char *what, ait_error *e)
+{
+    if (rank < 0 || rank > AIT_MAX_RANK)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: rank %d exceeds the maximum of %d", what, rank,
+                       AIT_MAX_RANK);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return err_set(e, AIT_E_SHAPE, "%s: dimension %d is negative (%lld)", what, i,
+                           (long long)dims[i]);
+        if (dims[i] != 0 && n > INT64_MAX / dims[i])
+            return err_set(e, AIT_E_OVERFLOW, "%s: element count overflows", what);
+        n *= dims[i];
+    }
+    size_t es = ait_dtype_size(t);
+    if (es && (uint64_t)n > SIZE_MAX / 2 / es)
+        return err_set(e, AIT_E_OVERFLOW, "%s: byte size overflows", what);
+    *numel = n;
+    return AIT_OK;
+}
+
+void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims)
+{
+    t->dtype = dt;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+}
+
+void *aligned_zalloc(size_t bytes)
+{
+    size_t n = (bytes + 63) & ~(size_t)63;
+    if (n == 0) n = 64;
+    void *p = aligned_alloc(64, n);
+    if (p) memset(p, 0, n);
+    return p;
+}
+
+void aligned_free(void *p) { free(p); }
+
+ait_status tensor_alloc(tensor *t, ait_error *e)
+{
+    int64_t n;
+    TRY(shape_numel(t->dims, t->rank, t->dtype, &n, "tensor", e));
+    size_t need = (size_t)n * ait_dtype_size(t->dtype);
+    if (t->owned && t->data && t->cap >= need) return AIT_OK;
+    if (t->owned) aligned_free(t->data);
+    t->data = aligned_zalloc(need);
+    t->owned = t->data != NULL;
+    t->cap = t->data ? need : 0;
+    if (!t->data) return err_set(e, AIT_E_NOMEM, "out of memory allocating %zu bytes", need);
+    return AIT_OK;
+}
+
+void tensor_release(tensor *t)
+{
+    if (t->owned) aligned_free(t->data);
+    t->data = NULL;
+    t->owned = false;
+    t->cap = 0;
+}
+
+ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e)
+{
+    tensor *t = calloc(1, sizeof *t);
+    if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+    tensor_set_shape(t, src->dtype, src->rank, src->dims);
+    if (tensor_alloc(t, e) != AIT_OK) {
+        free(t);
+        return e ? e->code : AIT_E_NOMEM;
+    }
+    if (src->data) memcpy(t->data, src->data, tensor_nbytes(src));
+    *out = t;
+    return AIT_OK;
+}
+
+const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)dims[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+double elem_get_f64(const void *d, ait_dtype t, int64_t i)
+{
+    switch (t) {
+    case AIT_F32: return ((const float *)d)[i];
+    case AIT_F64: return ((const double *)d)[i];
+    case AIT_F16: return f16_to_f32(((const uint16_t *)d)[i]);
+    case AIT_BF16: return bf16_to_f32(((const uint16_t *)d)[i]);
+    case AIT_I8: return ((const int8_t *)d)[i];
+    case AIT_U8: return ((const uint8_t *)d)[i];
+    case AIT_BOOL: return ((const uint8_t *)d)[i] != 0;
+    case AIT_I16: return ((const int16_t *)d)[i];
+    case AIT_U16: return ((const uint16_t *)d)[i];
+    case AIT_I32: return ((const int32_t *)d)[i];
+    case AIT_U32: return ((const uint32_t *)d)[i];
+    case AIT_I64: return (double)((const int64_t *)d)[i];
+    case AIT_U64: return (double)((const uint64_t *)d)[i];
+    default: return 0;
+    }
+}
+
+int64_t elem_get_i64(const void *d, ait_dtype t, int64_t i)
+{
+    switch (t) {
+    case AIT_I64: return ((const int64_t *)d)[i];
+    case AIT_U64: return (int64_t)((const uint64_t *)d)[i];
+    case AIT_I32: return ((const int32_t *)d)[i];
+    case AIT_U32: return ((const uint32_t *)d)[i];
+    case AIT_I16: return ((const int16_t *)d)[i];
+    case AIT_U16: return ((const uint16_t *)d)[i];
+    case AIT_I8: return ((const int8_t *)d)[i];
+    case AIT_U8: return ((const uint8_t *)d)[i];
+    case AIT_BOOL: return ((const uint8_t *)d)[i] != 0;
+    default: {
+        double v = elem_get_f64(d, t, i);
+        if (!(v == v)) return 0;
+        if (v >= 9.2e18) return INT64_MAX;
+        if (v <= -9.2e18) return INT64_MIN;
+        return (int64_t)v;
+    }
+    }
+}
+
+void elem_set_f64(void *d, ait_dtype t, int64_t i, double v)
+{
+    switch (t) {
+    case AIT_F32: ((float *)d)[i] = (float)v; break;
+    case AIT_F64: ((double *)d)[i] = v; break;
+    case AIT_F16: ((uint16_t *)d)[i] = f32_to_f16((float)v); break;
+    case AIT_BF16: ((uint16_t *)d)[i] = f32_to_bf16((float)v); break;
+    case AIT_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case AIT_I8: ((int8_t *)d)[i] = (int8_t)(int64_t)v; break;
+    case AIT_U8: ((uint8_t *)d)[i] = (uint8_t)(int64_t)v; break;
+    case AIT_I16: ((int16_t *)d)[i] = (int16_t)(int64_t)v; break;
+    case AIT_U16: ((uint16_t *)d)[i] = (uint16_t)(int64_t)v; break;
+    case AIT_I32: ((int32_t *)d)[i] = (int32_t)(int64_t)v; break;
+    case AIT_U32: ((uint32_t *)d)[i] = (uint32_t)(int64_t)v; break;
+    case AIT_I64: ((int64_t *)d)[i] = (int64_t)v; break;
+    case AIT_U64: ((uint64_t *)d)[i] = (uint64_t)v; break;
+    default: break;
+    }
+}
+
+/* Casting: go through double for floats, through int64 for integers so that
+ * large int64 values survive; float -> int truncates toward zero. */
+ait_status convert_elems(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n,
+                         ait_error *e)
+{
+    if (!ait_dtype_size(st) || !ait_dtype_size(dt))
+        return err_set(e, AIT_E_UNSUPPORTED, "cannot convert %s to %s", ait_dtype_name(st),
+                       ait_dtype_name(dt));
+    if (st == dt) {
+        memcpy(dst, src, (size_t)n * ait_dtype_size(st));
+        return AIT_OK;
+    }
+    if (st == AIT_F32 && dt == AIT_F16) {
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)dst)[i] = f32_to_f16(((const float *)src)[i]);
+        return AIT_OK;
+    }
+    if (st == AIT_F16 && dt == AIT_F32) {
+        for (int64_t i = 0; i < n; i++)
+            ((float *)dst)[i] = f16_to_f32(((const uint16_t *)src)[i]);
+        return AIT_OK;
+    }
+    bool from_float = dtype_is_float(st), to_float = dtype_is_float(dt);
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == AIT_BOOL) {
+            ((uint8_t *)dst)[i] = elem_get_f64(src, st, i) != 0;
+        } else if (to_float || from_float) {
+            double v = elem_get_f64(src, st, i);
+            if (!to_float) { /* float -> int: truncate, saturate NaN/inf to 0/limits */
+                int64_t k = elem_get_i64(src, st, i);
+                if (dt == AIT_U64 && v >= 9.2e18) ((uint64_t *)dst)[i] = (uint64_t)v;
+                else elem_set_f64(dst, dt, i, (double)k);
+                if (dt == AIT_I64) ((int64_t *)dst)[i] = k;
+            } else if (st == AIT_I64 || st == AIT_U64) {
+                elem_set_f64(dst, dt, i, st == AIT_I64 ? (double)((const int64_t *)src)[i]
+                                                       : (double)((const uint64_t *)src)[i]);
+            } else {
+                elem_set_f64(dst, dt, i, v);
+            }
+        } else { /* int -> int: wrap like C */
+            int64_t k = elem_get_i64(src, st, i);
+            switch (dt) {
+            case AIT_I64: ((int64_t *)dst)[i] = k; break;
+            case AIT_U64: ((uint64_t *)dst)[i] = (uint64_t)k; break;
+            default: elem_set_f64(dst, dt, i, (double)k); break;
+            }
+        }
+    }
+    return AIT_OK;
+}

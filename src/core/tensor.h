@@ -1,0 +1,75 @@
+/* Tensors inside ait: the public ait_tensor is this struct. */
+#ifndef AIT_CORE_TENSOR_H
+#define AIT_CORE_TENSOR_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ait.h"
+#include "core/status.h"
+
+typedef struct ait_tensor {
+    ait_dtype dtype;
+    int rank;
+    int64_t dims[AIT_MAX_RANK];
+    void *data;  /* NULL while only the shape is known */
+    size_t cap;  /* bytes of storage owned (0 if not owned) */
+    bool owned;  /* data is ait's to free */
+} tensor;
+
+/* Product of dims with overflow and negativity checks; also checks that the
+ * byte size fits in size_t. `what` names the tensor in the message. */
+ait_status shape_numel(const int64_t *dims, int rank, ait_dtype t, int64_t *numel,
+                       const char *what, ait_error *e);
+
+static inline int64_t tensor_numel(const tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+    return n;
+}
+static inline size_t tensor_nbytes(const tensor *t)
+{
+    return (size_t)tensor_numel(t) * ait_dtype_size(t->dtype);
+}
+/* Sets dtype and shape (data untouched). */
+void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims);
+/* Makes t own at least its nbytes of storage, keeping a big-enough buffer. */
+ait_status tensor_alloc(tensor *t, ait_error *e);
+/* Frees owned storage and clears the struct's data. */
+void tensor_release(tensor *t);
+/* A deep copy (new owned storage). */
+ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e);
+/* Formats "[2,3,4]" into buf. */
+const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n);
+
+/* 64-byte aligned allocation, zeroed; freed with aligned_free. */
+void *aligned_zalloc(size_t bytes);
+void aligned_free(void *p);
+
+/* Element conversion: reads element i of a buffer of dtype t as double, or
+ * writes one. Slow path for index and scalar handling, not for hot loops. */
+double elem_get_f64(const void *data, ait_dtype t, int64_t i);
+int64_t elem_get_i64(const void *data, ait_dtype t, int64_t i);
+void elem_set_f64(void *data, ait_dtype t, int64_t i, double v);
+
+/* Converts n elements between dtypes (the Cast op's semantics: float to int
+ * truncates, to bool is != 0). Fails only on unsupported types. */
+ait_status convert_elems(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n,
+                         ait_error *e);
+
+static inline bool dtype_is_float(ait_dtype t)
+{
+    return t == AIT_F32 || t == AIT_F64 || t == AIT_F16 || t == AIT_BF16;
+}
+static inline bool dtype_is_int(ait_dtype t)
+{
+    return t == AIT_I8 || t == AIT_U8 || t == AIT_I16 || t == AIT_U16 || t == AIT_I32 ||
+           t == AIT_U32 || t == AIT_I64 || t == AIT_U64;
+}
+static inline bool dtype_is_signed(ait_dtype t)
+{
+    return t == AIT_I8 || t == AIT_I16 || t == AIT_I32 || t == AIT_I64 || dtype_is_float(t);
+}
+
+#endif

@@ -1,0 +1,98 @@
+/* The graph IR: values (named tensors, possibly constant), nodes in
+ * topological order, attributes, and subgraphs (If branches) that see the
+ * values of the graph around them. */
+#ifndef AIT_GRAPH_GRAPH_H
+#define AIT_GRAPH_GRAPH_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+
+struct op_def;
+struct graph;
+
+typedef enum attr_type {
+    ATTR_UNDEFINED = 0,
+    ATTR_FLOAT = 1,
+    ATTR_INT = 2,
+    ATTR_STRING = 3,
+    ATTR_TENSOR = 4,
+    ATTR_GRAPH = 5,
+    ATTR_FLOATS = 6,
+    ATTR_INTS = 7,
+    ATTR_STRINGS = 8,
+} attr_type;
+
+typedef struct attr {
+    char *name;
+    attr_type type;
+    float f;
+    int64_t i;
+    char *s;          /* NUL-terminated copy */
+    tensor *t;        /* ATTR_TENSOR: owned constant */
+    struct graph *g;  /* ATTR_GRAPH: owned subgraph */
+    int n;            /* element count of floats / ints / strings */
+    float *floats;
+    int64_t *ints;
+    char **strings;
+} attr;
+
+typedef struct node {
+    char *name;   /* never NULL (the loader names unnamed nodes "OpType_#") */
+    char *op;     /* op_type */
+    char *domain; /* "" for the default domain */
+    int n_in, n_out;
+    int *in;      /* value ids; -1 for an omitted optional input */
+    int *out;     /* value ids; -1 for an omitted optional output */
+    int n_attr;
+    attr *attrs;
+    const struct op_def *def; /* resolved at load */
+    bool dead;                /* removed by a pass */
+} node;
+
+#define DIM_UNKNOWN (-1)
+
+typedef struct value {
+    char *name;
+    ait_dtype dtype;      /* AIT_UNDEFINED while unknown */
+    int rank;             /* -1 while unknown */
+    int64_t dims[AIT_MAX_RANK]; /* DIM_UNKNOWN where not known */
+    char *sym[AIT_MAX_RANK];    /* declared symbolic name, or NULL */
+    tensor *konst;        /* constant data (initializer, Constant, folded), owned */
+    int producer;         /* node index, -1 for inputs and constants */
+    int outer;            /* in a subgraph: id of the same value in the parent, else -1 */
+    bool is_input, is_output;
+} value;
+
+typedef struct graph {
+    value *vals;
+    int n_vals, cap_vals;
+    node *nodes;
+    int n_nodes, cap_nodes;
+    int *inputs;   /* graph inputs that are not initializers */
+    int n_inputs;
+    int *outputs;
+    int n_outputs;
+    struct graph *parent; /* for subgraphs */
+    int opset;            /* default-domain opset of the model */
+    const char *path;     /* model file, for messages (owned by the model) */
+} graph;
+
+graph *graph_new(graph *parent, int opset, const char *path);
+void graph_free(graph *g);
+/* Adds a value; returns its id or -1 when out of memory. */
+int graph_add_value(graph *g, const char *name);
+/* Id of the value called `name` in g only (-1 if none). */
+int graph_find_value(const graph *g, const char *name);
+
+/* Attribute lookup by name (NULL if absent). */
+const attr *node_attr(const node *n, const char *name);
+int64_t attr_int(const node *n, const char *name, int64_t dflt);
+float attr_float(const node *n, const char *name, float dflt);
+/* The string attribute or dflt. */
+const char *attr_str(const node *n, const char *name, const char *dflt);
+/* The ints attribute: sets *count and returns the array, or NULL if absent. */
+const int64_t *attr_ints(const node *n, const char *name, int *count);
+const float *attr_floats(const node *n, const char *name, int *count);
+
+#endif

@@ -1,0 +1,26 @@
+/* The executor: runs a graph's nodes in order on the reference ops, with
+ * buffers that persist across runs. */
+#ifndef AIT_RUNTIME_EXEC_H
+#define AIT_RUNTIME_EXEC_H
+#include "graph/graph.h"
+#include "ops/op.h"
+
+typedef struct exec exec;
+
+/* An executor for g (which must outlive it). `outer` is the executor of the
+ * enclosing graph for subgraphs, else NULL. */
+ait_status exec_create(const graph *g, exec *outer, int threads, exec **out, ait_error *e);
+void exec_free(exec *x);
+/* Runs g with inputs[i] bound to g->inputs[i] (borrowed). On success,
+ * outputs[j] points to the tensor of g->outputs[j], owned by the executor
+ * and valid until the next run. */
+ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e);
+
+/* For ops: runs subgraph `sub` of the current node (inputs bound from the
+ * enclosing executor by name) and moves its outputs into outs[] (each gets
+ * its own storage). */
+ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor **outs);
+/* For ops: per-node scratch, see op_scratch(). */
+void *exec_scratch(exec *x, op_ctx *c, size_t bytes);
+
+#endif
