@@ -1,0 +1,46 @@
+/* The public tensor API over the internal tensor. */
+#include <stdlib.h>
+
+#include "core/tensor.h"
+
+static tensor *tensor_make(ait_dtype t, int rank, const int64_t *dims)
+{
+    int64_t numel;
+    if (!ait_dtype_size(t) || (rank > 0 && !dims)) return NULL;
+    if (shape_numel(dims, rank, t, &numel, "tensor", NULL) != AIT_OK) return NULL;
+    tensor *x = calloc(1, sizeof *x);
+    if (x) tensor_set_shape(x, t, rank, dims);
+    return x;
+}
+
+ait_tensor *ait_tensor_create(ait_dtype t, int rank, const int64_t *dims)
+{
+    tensor *x = tensor_make(t, rank, dims);
+    if (x && tensor_alloc(x, NULL) != AIT_OK) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+ait_tensor *ait_tensor_wrap(ait_dtype t, int rank, const int64_t *dims, void *data)
+{
+    if (!data) return NULL;
+    tensor *x = tensor_make(t, rank, dims);
+    if (x) x->data = data;
+    return x;
+}
+
+void ait_tensor_free(ait_tensor *t)
+{
+    if (!t) return;
+    tensor_release(t);
+    free(t);
+}
+
+ait_dtype ait_tensor_dtype(const ait_tensor *t) { return t ? t->dtype : AIT_UNDEFINED; }
+int ait_tensor_rank(const ait_tensor *t) { return t ? t->rank : 0; }
+const int64_t *ait_tensor_dims(const ait_tensor *t) { return t ? t->dims : NULL; }
+int64_t ait_tensor_numel(const ait_tensor *t) { return t ? tensor_numel(t) : 0; }
+size_t ait_tensor_nbytes(const ait_tensor *t) { return t ? tensor_nbytes(t) : 0; }
+void *ait_tensor_data(ait_tensor *t) { return t ? t->data : NULL; }

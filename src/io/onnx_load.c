@@ -1,0 +1,344 @@
+/* ONNX ModelProto -> graph IR. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/model.h"
+#include "io/onnx_tensor.h"
+#include "onnx.pb-c.h"
+#include "ops/op.h"
+
+#define MAX_MODEL_BYTES ((size_t)2 << 30) /* protobuf's own limit */
+#define MIN_OPSET 1
+#define MAX_OPSET 21
+
+typedef struct loader {
+    const char *path;
+    const char *dir;
+    int opset;
+    ait_error *e;
+    int depth;
+} loader;
+
+static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *parent, graph **out);
+
+static char *dupstr(const char *s) { return strdup(s ? s : ""); }
+
+/* The id of `name` visible from g: its own value, or a new value in g that
+ * stands for the one in an enclosing graph. -1 if none exists. */
+static int resolve(graph *g, const char *name)
+{
+    int id = graph_find_value(g, name);
+    if (id >= 0 || !g->parent) return id;
+    int pid = resolve(g->parent, name);
+    if (pid < 0) return -1;
+    id = graph_add_value(g, name);
+    if (id < 0) return -1;
+    const value *pv = &g->parent->vals[pid];
+    value *v = &g->vals[id];
+    v->outer = pid;
+    v->dtype = pv->dtype;
+    v->rank = pv->rank;
+    memcpy(v->dims, pv->dims, sizeof v->dims);
+    return id;
+}
+
+static ait_status set_type(loader *L, value *v, const Onnx__TypeProto *tp, const char *what)
+{
+    if (!tp) return AIT_OK;
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is not a tensor (sequence, map and "
+                       "optional types are not supported)", L->path, what, v->name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    v->dtype = tt->has_elem_type ? (ait_dtype)tt->elem_type : AIT_UNDEFINED;
+    if (!tt->shape) return AIT_OK;
+    if (tt->shape->n_dim > AIT_MAX_RANK)
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' has rank %zu, more than %d", L->path,
+                       what, v->name, tt->shape->n_dim, AIT_MAX_RANK);
+    v->rank = (int)tt->shape->n_dim;
+    for (int i = 0; i < v->rank; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        v->dims[i] = DIM_UNKNOWN;
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
+            v->dims[i] = d->dim_value;
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
+                 d->dim_param[0])
+            v->sym[i] = dupstr(d->dim_param);
+    }
+    return AIT_OK;
+}
+
+static ait_status load_attr(loader *L, graph *g, const Onnx__AttributeProto *ap, attr *a,
+                            const char *nname)
+{
+    a->name = dupstr(ap->name);
+    a->type = ap->has_type ? (attr_type)ap->type : ATTR_UNDEFINED;
+    if (ap->ref_attr_name && ap->ref_attr_name[0])
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s': attribute '%s' refers to a "
+                       "function attribute", L->path, nname, a->name);
+    switch (a->type) {
+    case ATTR_FLOAT: a->f = ap->f; break;
+    case ATTR_INT: a->i = ap->i; break;
+    case ATTR_STRING:
+        a->s = malloc(ap->s.len + 1);
+        if (!a->s) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+        if (ap->s.len) memcpy(a->s, ap->s.data, ap->s.len);
+        a->s[ap->s.len] = 0;
+        break;
+    case ATTR_TENSOR: {
+        if (!ap->t) return err_set(L->e, AIT_E_PARSE, "%s: node '%s': attribute '%s' has no "
+                                   "tensor", L->path, nname, a->name);
+        char what[256];
+        snprintf(what, sizeof what, "%s: node '%s' attribute '%s'", L->path, nname, a->name);
+        TRY(tensor_from_proto(ap->t, L->dir, &a->t, what, L->e));
+        break;
+    }
+    case ATTR_GRAPH:
+        if (!ap->g) return err_set(L->e, AIT_E_PARSE, "%s: node '%s': attribute '%s' has no "
+                                   "graph", L->path, nname, a->name);
+        TRY(load_graph(L, ap->g, g, &a->g));
+        break;
+    case ATTR_FLOATS:
+        a->n = (int)ap->n_floats;
+        if (a->n) {
+            a->floats = malloc(sizeof(float) * ap->n_floats);
+            if (!a->floats) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+            memcpy(a->floats, ap->floats, sizeof(float) * ap->n_floats);
+        }
+        break;
+    case ATTR_INTS:
+        a->n = (int)ap->n_ints;
+        if (a->n) {
+            a->ints = malloc(sizeof(int64_t) * ap->n_ints);
+            if (!a->ints) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+            memcpy(a->ints, ap->ints, sizeof(int64_t) * ap->n_ints);
+        }
+        break;
+    case ATTR_STRINGS:
+        a->strings = calloc(ap->n_strings + 1, sizeof(char *));
+        if (!a->strings) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+        for (size_t i = 0; i < ap->n_strings; i++) {
+            a->strings[i] = malloc(ap->strings[i].len + 1);
+            if (!a->strings[i]) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+            memcpy(a->strings[i], ap->strings[i].data, ap->strings[i].len);
+            a->strings[i][ap->strings[i].len] = 0;
+            a->n = (int)i + 1;
+        }
+        break;
+    default:
+        /* Sparse tensors and type protos: kept by name so ops can refuse them. */
+        break;
+    }
+    return AIT_OK;
+}
+
+static ait_status load_node(loader *L, graph *g, const Onnx__NodeProto *np, int index)
+{
+    node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    g->n_nodes++;
+    char autoname[64];
+    snprintf(autoname, sizeof autoname, "%s_%d", np->op_type ? np->op_type : "node", index);
+    n->name = dupstr(np->name && np->name[0] ? np->name : autoname);
+    n->op = dupstr(np->op_type);
+    n->domain = dupstr(np->domain);
+    if (!n->name || !n->op || !n->domain) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+    if (!n->op[0])
+        return err_set(L->e, AIT_E_PARSE, "%s: node '%s' has no op_type", L->path, n->name);
+    n->def = op_find(n->domain, n->op);
+    if (!n->def) {
+        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+            return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' of domain '%s' is "
+                           "not supported (ait runs the default ONNX domain)", L->path, n->name,
+                           n->op, n->domain);
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' is not supported",
+                       L->path, n->name, n->op);
+    }
+    /* Trailing empty names are omitted optionals: drop them from the count. */
+    int n_in = (int)np->n_input, n_out = (int)np->n_output;
+    while (n_in > 0 && !np->input[n_in - 1][0]) n_in--;
+    while (n_out > 0 && !np->output[n_out - 1][0]) n_out--;
+    const op_def *d = n->def;
+    if (n_in > 512 || n_out > 512)
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s' has more than 512 inputs or "
+                       "outputs", L->path, n->name);
+    if (n_in < d->min_in || n_in > d->max_in || n_out < d->min_out || n_out > d->max_out)
+        return err_set(L->e, AIT_E_PARSE, "%s: node '%s' (%s) has %d inputs and %d outputs; the "
+                       "op takes %d..%d inputs and %d..%d outputs", L->path, n->name, n->op, n_in,
+                       n_out, d->min_in, d->max_in, d->min_out, d->max_out);
+    n->in = malloc(sizeof(int) * (size_t)(n_in + 1));
+    n->out = malloc(sizeof(int) * (size_t)(n_out + 1));
+    n->attrs = calloc(np->n_attribute + 1, sizeof(attr));
+    if (!n->in || !n->out || !n->attrs) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        n->n_attr++;
+        TRY(load_attr(L, g, np->attribute[i], &n->attrs[i], n->name));
+    }
+    for (int i = 0; i < n_in; i++) {
+        const char *nm = np->input[i];
+        n->in[i] = -1;
+        n->n_in++;
+        if (!nm[0]) continue;
+        n->in[i] = resolve(g, nm);
+        if (n->in[i] < 0)
+            return err_set(L->e, AIT_E_PARSE, "%s: node '%s' (%s): input '%s' is not produced by "
+                           "an earlier node, an initializer or a graph input", L->path, n->name,
+                           n->op, nm);
+    }
+    for (int i = 0; i < n_out; i++) {
+        const char *nm = np->output[i];
+        n->out[i] = -1;
+        n->n_out++;
+        if (!nm[0]) continue;
+        if (graph_find_value(g, nm) >= 0)
+            return err_set(L->e, AIT_E_PARSE, "%s: node '%s' (%s): output '%s' is defined twice",
+                           L->path, n->name, n->op, nm);
+        int id = graph_add_value(g, nm);
+        if (id < 0) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+        g->vals[id].producer = g->n_nodes - 1;
+        n->out[i] = id;
+    }
+    return AIT_OK;
+}
+
+static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *parent, graph **out)
+{
+    if (++L->depth > 64) {
+        L->depth--;
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: subgraphs nest deeper than 64", L->path);
+    }
+    graph *g = graph_new(parent, L->opset, L->path);
+    if (!g) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+    ait_status s = AIT_OK;
+    char what[512];
+    for (size_t i = 0; i < gp->n_initializer && s == AIT_OK; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        snprintf(what, sizeof what, "%s: initializer '%s'", L->path, tp->name ? tp->name : "");
+        int id = graph_add_value(g, tp->name);
+        if (id < 0) s = err_set(L->e, AIT_E_NOMEM, "out of memory");
+        else s = tensor_from_proto(tp, L->dir, &g->vals[id].konst, what, L->e);
+        if (s == AIT_OK) {
+            value *v = &g->vals[id];
+            v->dtype = v->konst->dtype;
+            v->rank = v->konst->rank;
+            memcpy(v->dims, v->konst->dims, sizeof v->dims);
+        }
+    }
+    if (s == AIT_OK && gp->n_sparse_initializer)
+        s = err_set(L->e, AIT_E_UNSUPPORTED, "%s: sparse initializers are not supported", L->path);
+    g->inputs = calloc(gp->n_input + 1, sizeof(int));
+    g->outputs = calloc(gp->n_output + 1, sizeof(int));
+    g->nodes = calloc(gp->n_node + 1, sizeof(node));
+    if (s == AIT_OK && (!g->inputs || !g->outputs || !g->nodes))
+        s = err_set(L->e, AIT_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < gp->n_input && s == AIT_OK; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !vi->name[0]) {
+            s = err_set(L->e, AIT_E_PARSE, "%s: graph input %zu has no name", L->path, i);
+            break;
+        }
+        if (graph_find_value(g, vi->name) >= 0) continue; /* an initializer: a constant */
+        int id = graph_add_value(g, vi->name);
+        if (id < 0) {
+            s = err_set(L->e, AIT_E_NOMEM, "out of memory");
+            break;
+        }
+        g->vals[id].is_input = true;
+        g->inputs[g->n_inputs++] = id;
+        s = set_type(L, &g->vals[id], vi->type, "input");
+    }
+    for (size_t i = 0; i < gp->n_node && s == AIT_OK; i++) {
+        g->cap_nodes = (int)gp->n_node;
+        s = load_node(L, g, gp->node[i], (int)i);
+    }
+    for (size_t i = 0; i < gp->n_output && s == AIT_OK; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        int id = vi->name ? resolve(g, vi->name) : -1;
+        if (id < 0) {
+            s = err_set(L->e, AIT_E_PARSE, "%s: graph output '%s' is not produced by any node",
+                        L->path, vi->name ? vi->name : "");
+            break;
+        }
+        value *v = &g->vals[id];
+        v->is_output = true;
+        g->outputs[g->n_outputs++] = id;
+        if (v->producer >= 0 || v->outer >= 0) {
+            ait_dtype known = v->dtype;
+            s = set_type(L, v, vi->type, "output");
+            if (known != AIT_UNDEFINED && v->dtype == AIT_UNDEFINED) v->dtype = known;
+        }
+    }
+    L->depth--;
+    if (s != AIT_OK) {
+        graph_free(g);
+        return s;
+    }
+    *out = g;
+    return AIT_OK;
+}
+
+ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
+{
+    ait_error scratch;
+    ait_error *e = err ? err : &scratch;
+    if (out) *out = NULL;
+    if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_model_load: NULL argument");
+    uint8_t *buf;
+    size_t len;
+    TRY(file_read_all(path, MAX_MODEL_BYTES, &buf, &len, e));
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    if (!mp)
+        return err_set(e, AIT_E_PARSE, "%s: not a valid ONNX model (the protobuf is truncated or "
+                       "corrupt)", path);
+    ait_model *m = calloc(1, sizeof *m);
+    ait_status s = AIT_OK;
+    char real[PATH_MAX];
+    if (!m) s = err_set(e, AIT_E_NOMEM, "out of memory");
+    if (s == AIT_OK) {
+        m->path = dupstr(path);
+        m->producer = dupstr(mp->producer_name);
+        m->ir_version = mp->ir_version;
+        char tmp[PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s", path);
+        char *slash = strrchr(tmp, '/');
+        if (slash) *slash = 0;
+        const char *d = slash ? (tmp[0] ? tmp : "/") : ".";
+        if (!realpath(d, real)) s = err_set(e, AIT_E_IO, "%s: cannot resolve its folder: %s", path,
+                                            strerror(errno));
+        else m->dir = dupstr(real);
+    }
+    for (size_t i = 0; s == AIT_OK && i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
+        if (!op->domain || !op->domain[0] || strcmp(op->domain, "ai.onnx") == 0)
+            m->opset = (int)op->version;
+    }
+    if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", path);
+    if (s == AIT_OK && mp->n_opset_import == 0) m->opset = 1; /* IR < 3 default */
+    if (s == AIT_OK && (m->opset < MIN_OPSET || m->opset > MAX_OPSET))
+        s = err_set(e, AIT_E_UNSUPPORTED, "%s: default-domain opset %d is not supported (%d to %d)",
+                    path, m->opset, MIN_OPSET, MAX_OPSET);
+    if (s == AIT_OK) {
+        loader L = {.path = m->path, .dir = m->dir, .opset = m->opset, .e = e};
+        s = load_graph(&L, mp->graph, NULL, &m->g);
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    if (s != AIT_OK) {
+        ait_model_free(m);
+        return s;
+    }
+    *out = m;
+    return AIT_OK;
+}
+
+void ait_model_free(ait_model *m)
+{
+    if (!m) return;
+    graph_free(m->g);
+    free(m->path);
+    free(m->dir);
+    free(m->producer);
+    free(m);
+}

@@ -1,0 +1,139 @@
+/* onnx.TensorProto -> tensor: every storage field the spec allows, raw
+ * little-endian data, and external data files confined to the model's folder. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/model.h"
+#include "io/onnx_tensor.h"
+#include "onnx.pb-c.h"
+
+static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *dst, size_t need,
+                           const char *what, ait_error *e)
+{
+    const char *loc = NULL;
+    long long off = 0, len = -1;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *kv = tp->external_data[i];
+        if (!kv->key || !kv->value) continue;
+        char *end = NULL;
+        if (strcmp(kv->key, "location") == 0) loc = kv->value;
+        else if (strcmp(kv->key, "offset") == 0) off = strtoll(kv->value, &end, 10);
+        else if (strcmp(kv->key, "length") == 0) len = strtoll(kv->value, &end, 10);
+        if (end && (*end || end == kv->value))
+            return err_set(e, AIT_E_PARSE, "%s: external data %s '%s' is not a number", what,
+                           kv->key, kv->value);
+    }
+    if (!loc || !*loc) return err_set(e, AIT_E_PARSE, "%s: external data has no location", what);
+    if (!dir)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: external data '%s' outside a model file", what,
+                       loc);
+    if (loc[0] == '/')
+        return err_set(e, AIT_E_SECURITY, "%s: external data path '%s' is absolute; it must be "
+                       "relative to the model's folder", what, loc);
+    char joined[PATH_MAX], real[PATH_MAX];
+    if (snprintf(joined, sizeof joined, "%s/%s", dir, loc) >= (int)sizeof joined)
+        return err_set(e, AIT_E_IO, "%s: external data path '%s' is too long", what, loc);
+    if (!realpath(joined, real))
+        return err_set(e, AIT_E_IO, "%s: external data file '%s': %s", what, joined,
+                       strerror(errno));
+    size_t dl = strlen(dir);
+    if (strncmp(real, dir, dl) != 0 || (real[dl] != '/' && real[dl] != 0))
+        return err_set(e, AIT_E_SECURITY,
+                       "%s: external data path '%s' leaves the model's folder %s", what, loc, dir);
+    if (off < 0 || (len >= 0 && (size_t)len != need))
+        return err_set(e, AIT_E_PARSE, "%s: external data offset %lld / length %lld do not fit "
+                       "the tensor's %zu bytes", what, off, len, need);
+    FILE *f = fopen(real, "rb");
+    if (!f) return err_set(e, AIT_E_IO, "%s: cannot open %s: %s", what, real, strerror(errno));
+    size_t got = 0;
+    if (fseeko(f, (off_t)off, SEEK_SET) == 0) got = fread(dst, 1, need, f);
+    fclose(f);
+    if (got != need)
+        return err_set(e, AIT_E_PARSE, "%s: external data file %s is too short (%zu of %zu bytes "
+                       "at offset %lld)", what, real, got, need, off);
+    return AIT_OK;
+}
+
+/* Copies typed-field values, checking the count. */
+#define COPY_FIELD(field, ctype)                                                              \
+    do {                                                                                      \
+        if ((int64_t)tp->n_##field != numel)                                                  \
+            return err_set(e, AIT_E_PARSE, "%s: has %zu values for %lld elements", what,      \
+                           tp->n_##field, (long long)numel);                                  \
+        for (int64_t i = 0; i < numel; i++) ((ctype *)dst)[i] = (ctype)tp->field[i];          \
+    } while (0)
+
+ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
+                             const char *what, ait_error *e)
+{
+    ait_dtype dt = (ait_dtype)tp->data_type;
+    size_t es = ait_dtype_size(dt);
+    if (!es)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: element type %s (%d) is not supported", what,
+                       ait_dtype_name(dt), tp->data_type);
+    if (tp->n_dims > AIT_MAX_RANK)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: rank %zu exceeds the maximum of %d", what,
+                       tp->n_dims, AIT_MAX_RANK);
+    if (tp->segment) return err_set(e, AIT_E_UNSUPPORTED, "%s: segmented tensors", what);
+    int64_t numel;
+    TRY(shape_numel(tp->dims, (int)tp->n_dims, dt, &numel, what, e));
+    tensor *t = calloc(1, sizeof *t);
+    if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+    tensor_set_shape(t, dt, (int)tp->n_dims, tp->dims);
+    ait_status s = tensor_alloc(t, e);
+    if (s != AIT_OK) {
+        free(t);
+        return s;
+    }
+    void *dst = t->data;
+    size_t need = (size_t)numel * es;
+    s = AIT_OK;
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        s = ext_read(tp, dir, dst, need, what, e);
+    } else if (tp->has_raw_data) {
+        if (tp->raw_data.len != need)
+            s = err_set(e, AIT_E_PARSE, "%s: raw data has %zu bytes, the shape needs %zu", what,
+                        tp->raw_data.len, need);
+        else if (need) memcpy(dst, tp->raw_data.data, need);
+    } else if (numel > 0) {
+        switch (dt) {
+        case AIT_F32: COPY_FIELD(float_data, float); break;
+        case AIT_F64: COPY_FIELD(double_data, double); break;
+        case AIT_I64: COPY_FIELD(int64_data, int64_t); break;
+        case AIT_U32: COPY_FIELD(uint64_data, uint32_t); break;
+        case AIT_U64: COPY_FIELD(uint64_data, uint64_t); break;
+        case AIT_I32: COPY_FIELD(int32_data, int32_t); break;
+        case AIT_I16: COPY_FIELD(int32_data, int16_t); break;
+        case AIT_U16: case AIT_F16: case AIT_BF16: COPY_FIELD(int32_data, uint16_t); break;
+        case AIT_I8: COPY_FIELD(int32_data, int8_t); break;
+        case AIT_U8: COPY_FIELD(int32_data, uint8_t); break;
+        case AIT_BOOL:
+            COPY_FIELD(int32_data, uint8_t);
+            for (int64_t i = 0; i < numel; i++) ((uint8_t *)dst)[i] = ((uint8_t *)dst)[i] != 0;
+            break;
+        default:
+            s = err_set(e, AIT_E_UNSUPPORTED, "%s: element type %s", what, ait_dtype_name(dt));
+        }
+    }
+    if (s != AIT_OK) {
+        tensor_release(t);
+        free(t);
+        return s;
+    }
+    *out = t;
+    return AIT_OK;
+}
+
+ait_status tensor_from_pb(const uint8_t *buf, size_t len, tensor **out, char **name,
+                          const char *what, ait_error *e)
+{
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
+    if (!tp) return err_set(e, AIT_E_PARSE, "%s: not a valid TensorProto (truncated or corrupt)", what);
+    ait_status s = tensor_from_proto(tp, NULL, out, what, e);
+    if (s == AIT_OK && name) *name = strdup(tp->name ? tp->name : "");
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return s;
+}

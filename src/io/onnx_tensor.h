@@ -1,0 +1,11 @@
+/* Conversion of protobuf-c ONNX tensors (private to src/io). */
+#ifndef AIT_IO_ONNX_TENSOR_H
+#define AIT_IO_ONNX_TENSOR_H
+#include "core/tensor.h"
+#include "onnx.pb-c.h"
+
+/* A new tensor holding tp's data; `dir` is the real path of the model's
+ * folder for external data (NULL refuses external data). */
+ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
+                             const char *what, ait_error *e);
+#endif

@@ -1,0 +1,437 @@
+/* The executor. For each set of bound input shapes it makes a plan once:
+ * shape inference over the graph, constant folding (including Shape/Size
+ * of values whose shapes are known, which folds the shape plumbing of
+ * exported models) and dead-node removal. Runs then execute the plan's
+ * nodes with output buffers that are kept and reused across runs. */
+#include "runtime/exec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IO 512 /* inputs or outputs of one node; the loader refuses more */
+#define FOLD_MAX_BYTES ((size_t)64 << 20) /* larger results are computed at run time */
+
+typedef struct sub_exec {
+    const graph *g;
+    exec *x;
+} sub_exec;
+
+struct exec {
+    const graph *g;
+    exec *outer;
+    int threads;
+    tensor *env;     /* per value: storage computed at run time (owned, reused) */
+    tensor **cur;    /* per value: where its tensor is during this run */
+    tensor **folded; /* per value: constants made by the plan (owned) */
+    tensor *meta;    /* per value: shape while planning */
+    bool *known;     /* per value: meta holds a known shape (planning) */
+    bool *skip;      /* per node: folded or dead in the current plan */
+    int **extra;     /* per node: outer values its subgraphs read (-1 terminated) */
+    void **scratch;  /* per node */
+    size_t *scratch_cap;
+    int *bound;      /* values given at run time: graph inputs, then outer refs */
+    int n_bound;
+    int64_t *sig;    /* shapes of the bound values in the current plan */
+    bool planned;
+    sub_exec *subs;
+    int n_subs;
+    const node *cur_node; /* for scratch and subgraph calls */
+};
+
+static ait_status node_err(const exec *x, const node *n, ait_error *e)
+{
+    return err_prefix(e, "%s: node '%s' (%s): ", x->g->path ? x->g->path : "model", n->name, n->op);
+}
+
+/* Collects the values of g that its node's subgraphs read from g. */
+static void collect_outer(const graph *sub, int *list, int *n, int max)
+{
+    for (int i = 0; i < sub->n_vals; i++) {
+        int o = sub->vals[i].outer;
+        if (o < 0) continue;
+        bool seen = false;
+        for (int k = 0; k < *n; k++) seen |= list[k] == o;
+        if (!seen && *n < max) list[(*n)++] = o;
+    }
+}
+
+ait_status exec_create(const graph *g, exec *outer, int threads, exec **out, ait_error *e)
+{
+    exec *x = calloc(1, sizeof *x);
+    if (!x) return err_set(e, AIT_E_NOMEM, "out of memory");
+    x->g = g;
+    x->outer = outer;
+    x->threads = threads > 0 ? threads : 1;
+    size_t nv = (size_t)g->n_vals + 1, nn = (size_t)g->n_nodes + 1;
+    x->env = calloc(nv, sizeof *x->env);
+    x->cur = calloc(nv, sizeof *x->cur);
+    x->folded = calloc(nv, sizeof *x->folded);
+    x->meta = calloc(nv, sizeof *x->meta);
+    x->known = calloc(nv, sizeof *x->known);
+    x->skip = calloc(nn, sizeof *x->skip);
+    x->extra = calloc(nn, sizeof *x->extra);
+    x->scratch = calloc(nn, sizeof *x->scratch);
+    x->scratch_cap = calloc(nn, sizeof *x->scratch_cap);
+    x->bound = calloc(nv, sizeof *x->bound);
+    x->sig = calloc(nv * (AIT_MAX_RANK + 1), sizeof *x->sig);
+    if (!x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip || !x->extra ||
+        !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
+        exec_free(x);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < g->n_inputs; i++) x->bound[x->n_bound++] = g->inputs[i];
+    for (int i = 0; i < g->n_vals; i++)
+        if (g->vals[i].outer >= 0) x->bound[x->n_bound++] = i;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        int list[256], cnt = 0;
+        for (int a = 0; a < n->n_attr; a++)
+            if (n->attrs[a].g) collect_outer(n->attrs[a].g, list, &cnt, 256);
+        if (!cnt) continue;
+        x->extra[i] = malloc(sizeof(int) * (size_t)(cnt + 1));
+        if (!x->extra[i]) {
+            exec_free(x);
+            return err_set(e, AIT_E_NOMEM, "out of memory");
+        }
+        memcpy(x->extra[i], list, sizeof(int) * (size_t)cnt);
+        x->extra[i][cnt] = -1;
+    }
+    *out = x;
+    return AIT_OK;
+}
+
+static void free_folded(exec *x)
+{
+    for (int i = 0; i < x->g->n_vals; i++) {
+        if (x->folded[i]) {
+            tensor_release(x->folded[i]);
+            free(x->folded[i]);
+            x->folded[i] = NULL;
+        }
+    }
+}
+
+void exec_free(exec *x)
+{
+    if (!x) return;
+    if (x->env)
+        for (int i = 0; i < x->g->n_vals; i++) tensor_release(&x->env[i]);
+    if (x->folded) free_folded(x);
+    for (int i = 0; x->extra && i < x->g->n_nodes; i++) free(x->extra[i]);
+    for (int i = 0; x->scratch && i < x->g->n_nodes; i++) aligned_free(x->scratch[i]);
+    for (int i = 0; i < x->n_subs; i++) exec_free(x->subs[i].x);
+    free(x->subs);
+    free(x->env);
+    free(x->cur);
+    free(x->folded);
+    free(x->meta);
+    free(x->known);
+    free(x->skip);
+    free(x->extra);
+    free(x->scratch);
+    free(x->scratch_cap);
+    free(x->bound);
+    free(x->sig);
+    free(x);
+}
+
+/* Fills a context for node n; in/out arrays are the caller's. */
+static void ctx_init(exec *x, const node *n, op_ctx *c, tensor **in, tensor **out, ait_error *e)
+{
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    c->n_in = n->n_in;
+    c->n_out = n->n_out;
+    c->in = in;
+    c->out = out;
+    c->opset = x->g->opset;
+    c->threads = x->threads;
+    c->err = e;
+    c->x = x;
+    c->g = x->g;
+}
+
+static bool is_const(const exec *x, int v) { return x->g->vals[v].konst || x->folded[v]; }
+
+static const tensor *const_of(const exec *x, int v)
+{
+    return x->folded[v] ? x->folded[v] : x->g->vals[v].konst;
+}
+
+/* Plans for the shapes now bound in cur[]: infer, fold, remove dead nodes. */
+static ait_status plan(exec *x, ait_error *e)
+{
+    const graph *g = x->g;
+    free_folded(x);
+    for (int v = 0; v < g->n_vals; v++) {
+        x->known[v] = false;
+        memset(&x->meta[v], 0, sizeof x->meta[v]);
+        const tensor *k = g->vals[v].konst;
+        if (k) {
+            x->meta[v] = *k;
+            x->meta[v].owned = false;
+            x->known[v] = true;
+        }
+    }
+    for (int b = 0; b < x->n_bound; b++) {
+        int v = x->bound[b];
+        const tensor *t = x->cur[v];
+        tensor_set_shape(&x->meta[v], t->dtype, t->rank, t->dims);
+        x->meta[v].data = NULL;
+        x->known[v] = true;
+        /* Constant outer values stay foldable. */
+        if (g->vals[v].outer >= 0 && x->outer && is_const(x->outer, g->vals[v].outer)) {
+            x->meta[v].data = t->data;
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        x->skip[i] = false;
+        tensor *in[MAX_IO], *out[MAX_IO];
+        bool all_known = true, all_data = true;
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            in[k] = v >= 0 ? &x->meta[v] : NULL;
+            if (v < 0) continue;
+            all_known &= x->known[v];
+            all_data &= x->meta[v].data != NULL;
+        }
+        for (int k = 0; x->extra[i] && x->extra[i][k] >= 0; k++)
+            all_data &= is_const(x, x->extra[i][k]);
+        for (int k = 0; k < n->n_out; k++) {
+            out[k] = n->out[k] >= 0 ? &x->meta[n->out[k]] : NULL;
+            if (out[k]) memset(out[k], 0, sizeof *out[k]);
+        }
+        if (!all_known || (n->def->flags & OP_ALLOCS_OUTPUTS)) continue;
+        op_ctx c;
+        ctx_init(x, n, &c, in, out, e);
+        x->cur_node = n;
+        ait_status s = n->def->infer(&c);
+        if (s == AIT_DEFER) continue;
+        if (s != AIT_OK) return node_err(x, n, e);
+        bool fold = !(n->def->flags & OP_NONDETERMINISTIC) &&
+                    (all_data || (n->def->flags & OP_READS_SHAPE));
+        size_t bytes = 0;
+        for (int k = 0; k < n->n_out; k++) {
+            if (!out[k]) continue;
+            int64_t numel;
+            if (shape_numel(out[k]->dims, out[k]->rank, out[k]->dtype, &numel, "output", e) != AIT_OK)
+                return node_err(x, n, e);
+            bytes += (size_t)numel * ait_dtype_size(out[k]->dtype);
+            x->known[n->out[k]] = true;
+        }
+        if (!fold || bytes > FOLD_MAX_BYTES) continue;
+        for (int k = 0; k < n->n_out; k++) {
+            if (!out[k]) continue;
+            tensor *t = calloc(1, sizeof *t);
+            if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+            x->folded[n->out[k]] = t;
+            tensor_set_shape(t, out[k]->dtype, out[k]->rank, out[k]->dims);
+            TRY(tensor_alloc(t, e));
+            out[k] = t;
+        }
+        if (n->def->run(&c) != AIT_OK) return node_err(x, n, e);
+        for (int k = 0; k < n->n_out; k++)
+            if (out[k]) {
+                x->meta[n->out[k]] = *out[k];
+                x->meta[n->out[k]].owned = false;
+            }
+        x->skip[i] = true;
+    }
+    /* Dead-node removal: keep what the outputs need. */
+    bool *need = x->known; /* reuse as scratch: planning is over */
+    memset(need, 0, sizeof(bool) * (size_t)g->n_vals);
+    for (int j = 0; j < g->n_outputs; j++) need[g->outputs[j]] = true;
+    for (int i = g->n_nodes - 1; i >= 0; i--) {
+        const node *n = &g->nodes[i];
+        if (x->skip[i]) continue;
+        bool used = false;
+        for (int k = 0; k < n->n_out; k++) used |= n->out[k] >= 0 && need[n->out[k]];
+        if (!used) {
+            x->skip[i] = true;
+            continue;
+        }
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) need[n->in[k]] = true;
+        for (int k = 0; x->extra[i] && x->extra[i][k] >= 0; k++) need[x->extra[i][k]] = true;
+    }
+    x->planned = true;
+    return AIT_OK;
+}
+
+/* Checks a run-time input against the declared type; symbolic dims bind. */
+static ait_status check_input(const exec *x, int v, const tensor *t, ait_error *e)
+{
+    const value *d = &x->g->vals[v];
+    char a[128], b[128];
+    if (!t || !t->data)
+        return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is missing", x->g->path, d->name);
+    if (d->dtype != AIT_UNDEFINED && t->dtype != d->dtype)
+        return err_set(e, AIT_E_DTYPE, "%s: input '%s' must be %s, got %s", x->g->path, d->name,
+                       ait_dtype_name(d->dtype), ait_dtype_name(t->dtype));
+    bool bad = d->rank >= 0 && t->rank != d->rank;
+    for (int i = 0; !bad && d->rank >= 0 && i < d->rank; i++)
+        bad = d->dims[i] != DIM_UNKNOWN && d->dims[i] != t->dims[i];
+    if (bad) {
+        int k = 0;
+        a[0] = '[';
+        for (int i = 0; i < d->rank && k < 120; i++) {
+            k++;
+            if (d->dims[i] >= 0) k += snprintf(a + k, sizeof a - (size_t)k, "%lld", (long long)d->dims[i]);
+            else k += snprintf(a + k, sizeof a - (size_t)k, "%s", d->sym[i] ? d->sym[i] : "?");
+            a[k] = i + 1 < d->rank ? ',' : 0;
+        }
+        snprintf(a + k, sizeof a - (size_t)k, "]");
+        return err_set(e, AIT_E_SHAPE, "%s: input '%s' must have shape %s, got %s", x->g->path,
+                       d->name, a, shape_str(t->dims, t->rank, b, sizeof b));
+    }
+    int64_t numel;
+    return shape_numel(t->dims, t->rank, t->dtype, &numel, d->name, e);
+}
+
+/* Symbolic dims with the same name must agree across inputs. */
+static ait_status check_symbols(const exec *x, ait_error *e)
+{
+    const graph *g = x->g;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const value *a = &g->vals[g->inputs[i]];
+        for (int d = 0; a->rank > 0 && d < a->rank; d++) {
+            if (!a->sym[d]) continue;
+            for (int j = 0; j <= i; j++) {
+                const value *b = &g->vals[g->inputs[j]];
+                for (int k = 0; b->rank > 0 && k < b->rank; k++) {
+                    if (!b->sym[k] || strcmp(a->sym[d], b->sym[k]) != 0) continue;
+                    int64_t da = x->cur[g->inputs[i]]->dims[d], db = x->cur[g->inputs[j]]->dims[k];
+                    if (da != db)
+                        return err_set(e, AIT_E_SHAPE, "%s: dimension '%s' is %lld in input '%s' "
+                                       "but %lld in input '%s'", g->path, a->sym[d], (long long)da,
+                                       a->name, (long long)db, b->name);
+                }
+            }
+        }
+    }
+    return AIT_OK;
+}
+
+static bool same_signature(exec *x)
+{
+    bool same = x->planned;
+    for (int b = 0; b < x->n_bound; b++) {
+        const tensor *t = x->cur[x->bound[b]];
+        int64_t *s = &x->sig[(size_t)b * (AIT_MAX_RANK + 1)];
+        int64_t key = (int64_t)t->rank | ((int64_t)t->dtype << 8);
+        if (s[0] != key) same = false;
+        s[0] = key;
+        for (int i = 0; i < t->rank; i++) {
+            if (s[i + 1] != t->dims[i]) same = false;
+            s[i + 1] = t->dims[i];
+        }
+    }
+    return same;
+}
+
+ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e)
+{
+    const graph *g = x->g;
+    for (int v = 0; v < g->n_vals; v++) x->cur[v] = (tensor *)const_of(x, v);
+    for (int i = 0; i < g->n_inputs; i++) {
+        TRY(check_input(x, g->inputs[i], inputs[i], e));
+        x->cur[g->inputs[i]] = inputs[i];
+    }
+    for (int v = 0; v < g->n_vals; v++) {
+        int o = g->vals[v].outer;
+        if (o < 0) continue;
+        if (!x->outer || !x->outer->cur[o])
+            return err_set(e, AIT_E_INTERNAL, "%s: outer value '%s' is not available", g->path,
+                           g->vals[v].name);
+        x->cur[v] = x->outer->cur[o];
+    }
+    TRY(check_symbols(x, e));
+    if (!same_signature(x)) {
+        x->planned = false;
+        TRY(plan(x, e));
+        for (int v = 0; v < g->n_vals; v++)
+            if (x->folded[v]) x->cur[v] = x->folded[v];
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (x->skip[i]) continue;
+        const node *n = &g->nodes[i];
+        tensor *in[MAX_IO], *out[MAX_IO];
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            in[k] = v >= 0 ? x->cur[v] : NULL;
+            if (v >= 0 && (!in[k] || !in[k]->data))
+                return err_set(e, AIT_E_INTERNAL, "%s: node '%s' (%s): input '%s' has no data",
+                               g->path, n->name, n->op, g->vals[v].name);
+        }
+        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &x->env[n->out[k]] : NULL;
+        op_ctx c;
+        ctx_init(x, n, &c, in, out, e);
+        x->cur_node = n;
+        if (!(n->def->flags & OP_ALLOCS_OUTPUTS)) {
+            if (n->def->infer(&c) != AIT_OK) {
+                if (e && e->code == AIT_OK)
+                    err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
+                return node_err(x, n, e);
+            }
+            for (int k = 0; k < n->n_out; k++) {
+                if (!out[k]) continue;
+                if (tensor_alloc(out[k], e) != AIT_OK) return node_err(x, n, e);
+                memset(out[k]->data, 0, tensor_nbytes(out[k]));
+            }
+        }
+        if (n->def->run(&c) != AIT_OK) return node_err(x, n, e);
+        for (int k = 0; k < n->n_out; k++)
+            if (out[k]) x->cur[n->out[k]] = out[k];
+    }
+    for (int j = 0; j < g->n_outputs; j++) {
+        outputs[j] = x->cur[g->outputs[j]];
+        if (!outputs[j] || !outputs[j]->data)
+            return err_set(e, AIT_E_INTERNAL, "%s: output '%s' was not computed", g->path,
+                           g->vals[g->outputs[j]].name);
+    }
+    return AIT_OK;
+}
+
+void *exec_scratch(exec *x, op_ctx *c, size_t bytes)
+{
+    int i = (int)(c->n - x->g->nodes);
+    if (i < 0 || i >= x->g->n_nodes) { /* not a node of this graph */
+        err_set(c->err, AIT_E_INTERNAL, "scratch requested outside a node");
+        return NULL;
+    }
+    if (x->scratch_cap[i] < bytes) {
+        aligned_free(x->scratch[i]);
+        x->scratch[i] = aligned_zalloc(bytes);
+        x->scratch_cap[i] = x->scratch[i] ? bytes : 0;
+        if (!x->scratch[i]) err_set(c->err, AIT_E_NOMEM, "out of memory (%zu bytes scratch)", bytes);
+    }
+    return x->scratch[i];
+}
+
+ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor **outs)
+{
+    exec *x = c->x, *child = NULL;
+    for (int i = 0; i < x->n_subs; i++)
+        if (x->subs[i].g == sub) child = x->subs[i].x;
+    if (!child) {
+        sub_exec *s = realloc(x->subs, sizeof *s * (size_t)(x->n_subs + 1));
+        if (!s) return err_set(c->err, AIT_E_NOMEM, "out of memory");
+        x->subs = s;
+        TRY(exec_create(sub, x, x->threads, &child, c->err));
+        x->subs[x->n_subs++] = (sub_exec){sub, child};
+    }
+    if (sub->n_inputs)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "subgraphs with inputs are not supported here");
+    tensor *res[64];
+    if (sub->n_outputs > 64) return err_set(c->err, AIT_E_UNSUPPORTED, "too many subgraph outputs");
+    TRY(exec_run(child, NULL, res, c->err));
+    for (int j = 0; j < sub->n_outputs; j++) {
+        if (!outs[j]) continue;
+        tensor_set_shape(outs[j], res[j]->dtype, res[j]->rank, res[j]->dims);
+        TRY(tensor_alloc(outs[j], c->err));
+        memcpy(outs[j]->data, res[j]->data, tensor_nbytes(res[j]));
+    }
+    return AIT_OK;
+}
