@@ -1,0 +1,27 @@
+/* The `ait` command: one file per subcommand. */
+#ifndef AIT_CLI_H
+#define AIT_CLI_H
+#include "ait.h"
+#include "io/model.h"
+
+int cmd_run(int argc, char **argv);
+
+/* Model inputs for a run: from files (--input NAME=FILE.npy or FILE.npz)
+ * and, for the rest, generated from the declared dims. */
+typedef struct input_opts {
+    int batch;          /* size for dims named like a batch, and unnamed first dims */
+    int n_dims;
+    char *dim_names[32];
+    int64_t dim_vals[32];
+    int n_files;
+    char *file_specs[64]; /* "NAME=FILE.npy" or "FILE.npz" */
+    uint64_t seed;
+} input_opts;
+
+/* Fills tensors[i] for every model input; prints what it generated. */
+ait_status inputs_make(const ait_model *m, const input_opts *o, ait_tensor **tensors,
+                       ait_error *e);
+
+/* Monotonic time in seconds. */
+double now_sec(void);
+#endif

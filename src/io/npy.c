@@ -1,0 +1,174 @@
+/* NumPy .npy: parse from memory, serialise to memory, file wrappers. */
+#include "io/npy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/model.h"
+
+static const struct {
+    const char *descr; /* without the byte-order character */
+    ait_dtype t;
+} npy_types[] = {
+    {"f4", AIT_F32}, {"f8", AIT_F64}, {"f2", AIT_F16}, {"i1", AIT_I8},  {"u1", AIT_U8},
+    {"i2", AIT_I16}, {"u2", AIT_U16}, {"i4", AIT_I32}, {"u4", AIT_U32}, {"i8", AIT_I64},
+    {"u8", AIT_U64}, {"b1", AIT_BOOL},
+};
+
+/* The value text after 'key': in the header dict, or NULL. */
+static const char *dict_get(const char *h, const char *key)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "'%s'", key);
+    const char *p = strstr(h, pat);
+    if (!p) return NULL;
+    p += strlen(pat);
+    while (*p == ' ' || *p == ':') p++;
+    return p;
+}
+
+ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e)
+{
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
+        return err_set(e, AIT_E_PARSE, "%s: not a .npy file (bad magic)", what);
+    int major = buf[6];
+    size_t hlen, off;
+    if (major == 1) {
+        hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
+        off = 10;
+    } else if (major == 2 || major == 3) {
+        if (len < 12) return err_set(e, AIT_E_PARSE, "%s: truncated .npy header", what);
+        hlen = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+        off = 12;
+    } else {
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: .npy format version %d", what, major);
+    }
+    if (hlen > len - off || hlen > 65536)
+        return err_set(e, AIT_E_PARSE, "%s: truncated .npy header", what);
+    char h[65537];
+    memcpy(h, buf + off, hlen);
+    h[hlen] = 0;
+    const char *d = dict_get(h, "descr"), *fo = dict_get(h, "fortran_order"),
+               *sh = dict_get(h, "shape");
+    if (!d || !fo || !sh || *d != '\'' || *sh != '(')
+        return err_set(e, AIT_E_PARSE, "%s: malformed .npy header", what);
+    char bo = d[1];
+    ait_dtype t = AIT_UNDEFINED;
+    for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
+        if (strncmp(d + 2, npy_types[i].descr, 2) == 0 && d[4] == '\'') t = npy_types[i].t;
+    if (t == AIT_UNDEFINED || bo == '>' || (bo != '<' && bo != '|' && bo != '='))
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: .npy dtype %.8s is not supported (little-endian "
+                       "numeric and bool only)", what, d);
+    if (strncmp(fo, "False", 5) != 0)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: Fortran-order arrays are not supported; save "
+                       "with np.ascontiguousarray", what);
+    int64_t dims[AIT_MAX_RANK];
+    int rank = 0;
+    const char *p = sh + 1;
+    while (*p && *p != ')') {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ')') break;
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0) return err_set(e, AIT_E_PARSE, "%s: malformed .npy shape", what);
+        if (rank == AIT_MAX_RANK)
+            return err_set(e, AIT_E_UNSUPPORTED, "%s: rank exceeds %d", what, AIT_MAX_RANK);
+        dims[rank++] = v;
+        p = end;
+    }
+    int64_t numel;
+    TRY(shape_numel(dims, rank, t, &numel, what, e));
+    size_t bytes = (size_t)numel * ait_dtype_size(t);
+    if (bytes > len - off - hlen)
+        return err_set(e, AIT_E_PARSE, "%s: .npy data is truncated (%zu of %zu bytes)", what,
+                       len - off - hlen, bytes);
+    tensor *x = calloc(1, sizeof *x);
+    if (!x) return err_set(e, AIT_E_NOMEM, "out of memory");
+    tensor_set_shape(x, t, rank, dims);
+    ait_status s = tensor_alloc(x, e);
+    if (s != AIT_OK) {
+        free(x);
+        return s;
+    }
+    memcpy(x->data, buf + off + hlen, bytes);
+    *out = x;
+    return AIT_OK;
+}
+
+ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error *e)
+{
+    const char *descr = NULL;
+    for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
+        if (npy_types[i].t == t->dtype) descr = npy_types[i].descr;
+    if (!descr)
+        return err_set(e, AIT_E_UNSUPPORTED, "dtype %s cannot be stored in .npy",
+                       ait_dtype_name(t->dtype));
+    char h[512];
+    int k = snprintf(h, sizeof h, "{'descr': '%c%s', 'fortran_order': False, 'shape': (",
+                     t->dtype == AIT_BOOL || ait_dtype_size(t->dtype) == 1 ? '|' : '<', descr);
+    for (int i = 0; i < t->rank; i++)
+        k += snprintf(h + k, sizeof h - (size_t)k, "%lld,%s", (long long)t->dims[i],
+                      i + 1 < t->rank ? " " : "");
+    k += snprintf(h + k, sizeof h - (size_t)k, "), }");
+    size_t total_h = 10 + (size_t)k + 1;
+    size_t pad = (64 - total_h % 64) % 64;
+    size_t hlen = (size_t)k + pad + 1, bytes = tensor_nbytes(t);
+    uint8_t *b = malloc(10 + hlen + bytes);
+    if (!b) return err_set(e, AIT_E_NOMEM, "out of memory");
+    memcpy(b, "\x93NUMPY\x01\x00", 8);
+    b[8] = (uint8_t)(hlen & 0xff);
+    b[9] = (uint8_t)(hlen >> 8);
+    memcpy(b + 10, h, (size_t)k);
+    memset(b + 10 + k, ' ', pad);
+    b[10 + hlen - 1] = '\n';
+    if (bytes) memcpy(b + 10 + hlen, t->data, bytes);
+    *out = b;
+    *len = 10 + hlen + bytes;
+    return AIT_OK;
+}
+
+ait_status file_write_atomic(const char *path, const void *data, size_t len, ait_error *e)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+        return err_set(e, AIT_E_IO, "%s: path too long", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return err_set(e, AIT_E_IO, "%s: cannot create: %m", tmp);
+    size_t put = len ? fwrite(data, 1, len, f) : 0;
+    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (put != len || bad) {
+        unlink(tmp);
+        return err_set(e, AIT_E_IO, "%s: write failed: %m", tmp);
+    }
+    if (rename(tmp, path) != 0) {
+        unlink(tmp);
+        return err_set(e, AIT_E_IO, "%s: cannot rename into place: %m", path);
+    }
+    return AIT_OK;
+}
+
+ait_status ait_tensor_load_npy(const char *path, ait_tensor **out, ait_error *err)
+{
+    uint8_t *buf;
+    size_t len;
+    if (out) *out = NULL;
+    if (!path || !out) return err_set(err, AIT_E_INVALID_ARG, "ait_tensor_load_npy: NULL argument");
+    TRY(file_read_all(path, (size_t)1 << 40, &buf, &len, err));
+    ait_status s = npy_parse(buf, len, out, path, err);
+    free(buf);
+    return s;
+}
+
+ait_status ait_tensor_save_npy(const char *path, const ait_tensor *t, ait_error *err)
+{
+    if (!path || !t || !t->data)
+        return err_set(err, AIT_E_INVALID_ARG, "ait_tensor_save_npy: NULL argument");
+    uint8_t *buf;
+    size_t len;
+    TRY(npy_serialise(t, &buf, &len, err));
+    ait_status s = file_write_atomic(path, buf, len, err);
+    free(buf);
+    return s;
+}

@@ -1,0 +1,27 @@
+/* NumPy .npy and .npz files. */
+#ifndef AIT_IO_NPY_H
+#define AIT_IO_NPY_H
+#include <unistd.h>
+
+#include "core/tensor.h"
+
+/* Parses a whole .npy image; `what` names it in messages. */
+ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e);
+/* Serialises t as a .npy image (caller frees *out). */
+ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error *e);
+/* Writes a file through a temporary and a rename: never half a file. */
+ait_status file_write_atomic(const char *path, const void *data, size_t len, ait_error *e);
+
+/* A .npz archive's arrays. Names drop the ".npy" suffix. */
+typedef struct npz {
+    int n;
+    char **names;
+    tensor **arrays;
+} npz;
+ait_status npz_load(const char *path, npz **out, ait_error *e);
+/* Writes arrays (stored, uncompressed) atomically. */
+ait_status npz_save(const char *path, int n, const char *const *names, const tensor *const *arrays,
+                    ait_error *e);
+void npz_free(npz *z);
+
+#endif

@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""Exports the bundled test models with Debian's python3-torch (random
+weights, nothing downloaded) and writes PyTorch's own outputs beside them.
+
+For each model NAME it writes, in the output folder:
+  NAME.onnx            the model, opset 17, with dynamic batch (and seq/past) axes
+  NAME.in.K.npz        inputs of case K (cases differ in batch and sequence sizes)
+  NAME.out.K.npz       PyTorch's outputs for case K, named as the ONNX outputs
+
+usage: /usr/bin/python3 tools/export_models.py OUTDIR [NAME ...]
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision
+
+OPSET = 17
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.query = nn.Linear(d, d)
+        self.key = nn.Linear(d, d)
+        self.value = nn.Linear(d, d)
+
+    def split(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, self.heads, self.hd).transpose(1, 2)
+
+    def forward(self, x, bias, past=None):
+        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
+        if past is not None:
+            k = torch.cat([past[0], k], dim=2)
+            v = torch.cat([past[1], v], dim=2)
+        att = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd) + bias
+        ctx = torch.matmul(att.softmax(-1), v).transpose(1, 2)
+        return ctx.reshape(x.shape[0], x.shape[1], -1), (k, v)
+
+
+class Block(nn.Module):
+    """A post-norm (BERT) or pre-norm (GPT-2) transformer layer."""
+
+    def __init__(self, d, heads, pre_norm):
+        super().__init__()
+        self.pre_norm = pre_norm
+        self.attention = SelfAttention(d, heads)
+        self.output = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d)
+        self.intermediate = nn.Linear(d, 4 * d)
+        self.ffn_out = nn.Linear(4 * d, d)
+        self.ln2 = nn.LayerNorm(d)
+
+    def forward(self, x, bias, past=None):
+        if self.pre_norm:
+            a, present = self.attention(self.ln1(x), bias, past)
+            x = x + self.output(a)
+            return x + self.ffn_out(nn.functional.gelu(self.intermediate(self.ln2(x)))), present
+        a, present = self.attention(x, bias, past)
+        x = self.ln1(x + self.output(a))
+        return self.ln2(x + self.ffn_out(nn.functional.gelu(self.intermediate(x)))), present
+
+
+class Bert(nn.Module):
+    def __init__(self, vocab=1000, d=256, heads=4, layers=4, max_pos=512):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, d)
+        self.position_embeddings = nn.Embedding(max_pos, d)
+        self.emb_ln = nn.LayerNorm(d)
+        self.layer = nn.ModuleList([Block(d, heads, False) for _ in range(layers)])
+
+    def forward(self, input_ids, attention_mask):
+        pos = torch.arange(input_ids.shape[1]).unsqueeze(0)
+        x = self.emb_ln(self.word_embeddings(input_ids) + self.position_embeddings(pos))
+        bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+        for layer in self.layer:
+            x, _ = layer(x, bias)
+        return x
+
+
+class Gpt2(nn.Module):
+    def __init__(self, vocab=1000, d=128, heads=4, layers=2, max_pos=512):
+        super().__init__()
+        self.layers = layers
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(max_pos, d)
+        self.h = nn.ModuleList([Block(d, heads, True) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, input_ids, *past):
+        seq, plen = input_ids.shape[1], past[0].shape[2]
+        pos = torch.arange(plen, plen + seq).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(pos)
+        qpos = torch.arange(plen, plen + seq)[:, None]
+        kpos = torch.arange(0, plen + seq)[None, :]
+        bias = ((kpos > qpos).to(x.dtype) * -10000.0)[None, None]
+        presents = []
+        for i, block in enumerate(self.h):
+            x, (k, v) = block(x, bias, (past[2 * i], past[2 * i + 1]))
+            presents += [k, v]
+        return (self.lm_head(self.ln_f(x)), *presents)
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(1024, 4096), nn.Linear(4096, 4096), nn.Linear(4096, 1000)
+
+    def forward(self, x):
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+def image_model(ctor):
+    def make():
+        m = ctor(weights=None)
+        return m, ["input"], ["logits"], {"input": {0: "batch"}, "logits": {0: "batch"}}, \
+            lambda b, s, g: [torch.randn(b, 3, 224, 224, generator=g)]
+    return make
+
+
+def bert():
+    dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+           "last_hidden_state": {0: "batch", 1: "seq"}}
+
+    def inputs(b, s, g):
+        ids = torch.randint(0, 1000, (b, s), generator=g)
+        mask = torch.ones(b, s, dtype=torch.int64)
+        mask[:, s - s // 4:] = 0 if b > 1 else 1  # padding in batched cases
+        return [ids, mask]
+    return Bert(), ["input_ids", "attention_mask"], ["last_hidden_state"], dyn, inputs
+
+
+def gpt2():
+    m = Gpt2()
+    names = ["input_ids"] + [f"past_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
+    outs = ["logits"] + [f"present_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
+    dyn = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+    for n in names[1:]:
+        dyn[n] = {0: "batch", 2: "past"}
+    for n in outs[1:]:
+        dyn[n] = {0: "batch", 2: "past_seq"}
+
+    def inputs(b, s, g):
+        ids = torch.randint(0, 1000, (b, s), generator=g)
+        past = s * 2  # the cases cover prefill-like and decode-like shapes
+        if s == 1:
+            past = 127
+        return [ids] + [torch.randn(b, 4, past, 32, generator=g) for _ in names[1:]]
+    return m, names, outs, dyn, inputs
+
+
+def mlp():
+    return Mlp(), ["input"], ["logits"], {"input": {0: "batch"}, "logits": {0: "batch"}}, \
+        lambda b, s, g: [torch.randn(b, 1024, generator=g)]
+
+
+MODELS = {
+    "resnet18": (image_model(torchvision.models.resnet18), [(1, 0), (2, 0)]),
+    "mobilenetv2": (image_model(torchvision.models.mobilenet_v2), [(1, 0), (2, 0)]),
+    "bert": (bert, [(1, 128), (2, 16)]),
+    "gpt2": (gpt2, [(1, 1), (2, 8)]),
+    "mlp": (mlp, [(1, 0), (8, 0)]),
+}
+
+
+def export(name, outdir):
+    make, cases = MODELS[name]
+    torch.manual_seed(0)
+    model, in_names, out_names, dyn, make_inputs = make()
+    model.eval()
+    g = torch.Generator().manual_seed(1)
+    sample = make_inputs(*cases[-1], g)
+    path = os.path.join(outdir, name + ".onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, tuple(sample), path + ".tmp", input_names=in_names,
+                          output_names=out_names, dynamic_axes=dyn, opset_version=OPSET,
+                          do_constant_folding=True)
+    os.replace(path + ".tmp", path)
+    for k, case in enumerate(cases):
+        inputs = make_inputs(*case, g)
+        with torch.no_grad():
+            outs = model(*inputs)
+        if isinstance(outs, torch.Tensor):
+            outs = [outs]
+        np.savez(os.path.join(outdir, f"{name}.in.{k}.npz"),
+                 **{n: t.numpy() for n, t in zip(in_names, inputs)})
+        np.savez(os.path.join(outdir, f"{name}.out.{k}.npz"),
+                 **{n: t.numpy() for n, t in zip(out_names, outs)})
+    print(f"exported {path} ({len(cases)} cases)")
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        sys.exit(2)
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    for name in sys.argv[2:] or list(MODELS):
+        if name not in MODELS:
+            sys.exit(f"unknown model '{name}'; known: {', '.join(MODELS)}")
+        export(name, outdir)
+
+
+if __name__ == "__main__":
+    main()
