@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""Writes the small models and files the bad-input tests feed to ait.
+usage: /usr/bin/python3 tests/unit/make_bad_models.py OUTDIR"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+
+out = sys.argv[1]
+os.makedirs(os.path.join(out, "sub"), exist_ok=True)
+F = TensorProto.FLOAT
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, extra_opsets=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(g, opset_imports=ops, producer_name="ait-tests")
+    m.ir_version = 8
+    return m
+
+
+def write(name, m):
+    save(m, os.path.join(out, name))
+
+
+def vi(name, dims, t=F):
+    return helper.make_tensor_value_info(name, t, dims)
+
+
+# A good model: y = x + w, w an initializer; x is [2, 3].
+w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+good = model([helper.make_node("Add", ["x", "w"], ["y"], name="add")], [vi("x", [2, 3])],
+             [vi("y", [2, 3])], [w])
+write("good.onnx", good)
+raw = good.SerializeToString()
+with open(os.path.join(out, "truncated.onnx"), "wb") as f:
+    f.write(raw[: len(raw) // 2])
+with open(os.path.join(out, "garbage.onnx"), "wb") as f:
+    f.write(bytes((i * 37 + 11) % 256 for i in range(300)))
+open(os.path.join(out, "empty.onnx"), "wb").close()
+
+write("unknown_op.onnx", model([helper.make_node("FooBar", ["x"], ["y"], name="foo")],
+                               [vi("x", [2])], [vi("y", [2])]))
+write("unknown_domain.onnx", model(
+    [helper.make_node("Foo", ["x"], ["y"], name="foo", domain="com.example")],
+    [vi("x", [2])], [vi("y", [2])], extra_opsets=[("com.example", 1)]))
+write("unused_domain.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                                  [vi("x", [2])], [vi("y", [2])],
+                                  extra_opsets=[("com.microsoft", 1), ("ai.onnx.ml", 3)]))
+write("opset_too_new.onnx", model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])],
+                                  [vi("y", [2])], opset=99))
+
+# Unsupported dtype: a complex64 initializer.
+cplx = TensorProto(name="c", data_type=TensorProto.COMPLEX64, dims=[1], float_data=[1.0, 2.0])
+write("bad_dtype.onnx", model([helper.make_node("Identity", ["c"], ["y"], name="id")], [],
+                              [vi("y", [1])], [cplx]))
+
+# Dims whose product overflows.
+big = TensorProto(name="big", data_type=F, dims=[1 << 40, 1 << 40])
+write("overflow.onnx", model([helper.make_node("Identity", ["big"], ["y"], name="id")], [],
+                             [vi("y", None)], [big]))
+
+# Raw data that does not match the shape.
+short = TensorProto(name="s", data_type=F, dims=[4], raw_data=b"\0" * 8)
+write("short_raw.onnx", model([helper.make_node("Identity", ["s"], ["y"])], [], [vi("y", [4])],
+                              [short]))
+
+
+def ext(location, length=24):
+    t = TensorProto(name="e", data_type=F, dims=[2, 3])
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", "0"), ("length", str(length))):
+        t.external_data.add(key=k, value=v)
+    return model([helper.make_node("Add", ["x", "e"], ["y"], name="add")], [vi("x", [2, 3])],
+                 [vi("y", [2, 3])], [t])
+
+
+with open(os.path.join(out, "sub", "weights.bin"), "wb") as f:
+    f.write(np.arange(6, dtype=np.float32).tobytes())
+write("ext_ok.onnx", ext("sub/weights.bin"))
+write("ext_escape.onnx", ext("../../../../etc/passwd"))
+write("ext_absolute.onnx", ext("/etc/passwd"))
+write("ext_missing.onnx", ext("sub/nope.bin"))
+write("ext_short.onnx", ext("sub/weights.bin", length=400))
+
+# Two inputs sharing a symbolic dim; one is also an initializer (a default).
+two = model([helper.make_node("Add", ["a", "b"], ["c"], name="add")],
+            [vi("a", ["N", 3]), vi("b", ["N", 3])], [vi("c", ["N", 3])])
+write("two_inputs.onnx", two)
+write("input_is_initializer.onnx",
+      model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+            [vi("x", [2, 3]), vi("w", [2, 3])], [vi("y", [2, 3])], [w]))
+
+write("dangling_input.onnx", model([helper.make_node("Relu", ["nowhere"], ["y"], name="relu")],
+                                   [vi("x", [2])], [vi("y", [2])]))
+write("dangling_output.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                                    [vi("x", [2])], [vi("z", [2])]))
+write("wrong_arity.onnx", model([helper.make_node("Relu", ["x", "x"], ["y"], name="relu")],
+                                [vi("x", [2])], [vi("y", [2])]))
+
+# Run-time failures: an out-of-range Gather index, an impossible Reshape.
+table = numpy_helper.from_array(np.zeros((4, 2), np.float32), "table")
+write("gather_oob.onnx", model([helper.make_node("Gather", ["table", "idx"], ["y"], name="gather")],
+                               [vi("idx", [1], TensorProto.INT64)], [vi("y", [1, 2])], [table]))
+shape = numpy_helper.from_array(np.array([4, 4], np.int64), "shape")
+write("bad_reshape.onnx", model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+                                [vi("x", [2, 3])], [vi("y", [4, 4])], [shape]))
+
+# .npy files: good, truncated, bad magic, big-endian, Fortran order.
+np.save(os.path.join(out, "good.npy"), np.arange(6, dtype=np.float32).reshape(2, 3))
+data = open(os.path.join(out, "good.npy"), "rb").read()
+open(os.path.join(out, "truncated.npy"), "wb").write(data[:-5])
+open(os.path.join(out, "badmagic.npy"), "wb").write(b"XNUMPY" + data[6:])
+np.save(os.path.join(out, "bigendian.npy"), np.arange(3, dtype=">f4"))
+np.save(os.path.join(out, "fortran.npy"), np.asfortranarray(np.ones((2, 3), np.float32)))
+np.savez(os.path.join(out, "good.npz"), x=np.ones((2, 3), np.float32))
+np.savez_compressed(os.path.join(out, "compressed.npz"), x=np.full((2, 3), 2, np.float32))
+z = open(os.path.join(out, "good.npz"), "rb").read()
+open(os.path.join(out, "truncated.npz"), "wb").write(z[: len(z) // 2])

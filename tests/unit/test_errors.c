@@ -1,0 +1,268 @@
+/* Bad input: every malformed model, file or run gives its status and a
+ * message naming the problem, never a crash. Files come from
+ * tests/unit/make_bad_models.py, in $AIT_BAD_DIR. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ait.h"
+#include "core/half.h"
+#include "core/tensor.h"
+#include "io/npy.h"
+
+static const char *dir;
+
+static const char *path_of(const char *name)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/%s", dir, name);
+    return buf;
+}
+
+/* Loads a model expecting failure `code` with `needle` in the message. */
+static void load_fails(const char *file, ait_status code, const char *needle)
+{
+    ait_error e = {0};
+    ait_model *m = (ait_model *)1;
+    ait_status s = ait_model_load(path_of(file), &m, &e);
+    if (s != code || !strstr(e.msg, needle))
+        fail_msg("%s: got %s '%s', expected %s containing '%s'", file, ait_status_string(s), e.msg,
+                 ait_status_string(code), needle);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, file)); /* the message names the file */
+}
+
+static void test_corrupt_models(void **state)
+{
+    (void)state;
+    load_fails("truncated.onnx", AIT_E_PARSE, "truncated or corrupt");
+    load_fails("garbage.onnx", AIT_E_PARSE, "truncated or corrupt");
+    load_fails("empty.onnx", AIT_E_PARSE, "no graph");
+    load_fails("short_raw.onnx", AIT_E_PARSE, "raw data has 8 bytes");
+    load_fails("dangling_input.onnx", AIT_E_PARSE, "input 'nowhere' is not produced");
+    load_fails("dangling_output.onnx", AIT_E_PARSE, "graph output 'z'");
+    load_fails("wrong_arity.onnx", AIT_E_PARSE, "has 2 inputs");
+    ait_error e = {0};
+    ait_model *m;
+    assert_int_equal(ait_model_load(path_of("no-such-file.onnx"), &m, &e), AIT_E_IO);
+    assert_non_null(strstr(e.msg, "no-such-file.onnx"));
+}
+
+static void test_unsupported(void **state)
+{
+    (void)state;
+    load_fails("unknown_op.onnx", AIT_E_UNSUPPORTED, "op 'FooBar' is not supported");
+    load_fails("unknown_domain.onnx", AIT_E_UNSUPPORTED, "domain 'com.example'");
+    load_fails("bad_dtype.onnx", AIT_E_UNSUPPORTED, "complex64");
+    load_fails("opset_too_new.onnx", AIT_E_UNSUPPORTED, "opset 99");
+    load_fails("overflow.onnx", AIT_E_OVERFLOW, "overflows");
+}
+
+static void test_external_data(void **state)
+{
+    (void)state;
+    load_fails("ext_escape.onnx", AIT_E_SECURITY, "leaves the model's folder");
+    load_fails("ext_absolute.onnx", AIT_E_SECURITY, "absolute");
+    load_fails("ext_missing.onnx", AIT_E_IO, "nope.bin");
+    load_fails("ext_short.onnx", AIT_E_PARSE, "length 400");
+    ait_error e = {0};
+    ait_model *m;
+    ait_session *s;
+    assert_int_equal(ait_model_load(path_of("ext_ok.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    float x[6] = {1, 1, 1, 1, 1, 1};
+    int64_t dims[2] = {2, 3};
+    ait_tensor *in = ait_tensor_wrap(AIT_F32, 2, dims, x), *out = NULL;
+    assert_int_equal(ait_session_run(s, &in, 1, &out, 1), AIT_OK);
+    const float *y = ait_tensor_data(out);
+    for (int i = 0; i < 6; i++) assert_float_equal(y[i], 1.0f + (float)i, 0);
+    ait_tensor_free(out);
+    ait_tensor_free(in);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
+static void test_tolerated(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m;
+    assert_int_equal(ait_model_load(path_of("unused_domain.onnx"), &m, &e), AIT_OK);
+    ait_model_free(m);
+    /* A graph input that is also an initializer is a constant, not an input. */
+    assert_int_equal(ait_model_load(path_of("input_is_initializer.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_model_input_count(m), 1);
+    ait_model_free(m);
+    ait_model_free(NULL);
+    ait_session_free(NULL);
+    ait_tensor_free(NULL);
+}
+
+/* Runs two_inputs.onnx (a[N,3] + b[N,3]) with the given tensors. */
+static ait_status run_two(ait_tensor *a, ait_tensor *b, char *msg, size_t n)
+{
+    ait_error e = {0};
+    ait_model *m;
+    ait_session *s;
+    assert_int_equal(ait_model_load(path_of("two_inputs.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    ait_tensor *in[2] = {a, b}, *out = NULL;
+    ait_status st = ait_session_run(s, in, 2, &out, 1);
+    snprintf(msg, n, "%s", ait_session_error(s));
+    ait_tensor_free(out);
+    ait_session_free(s);
+    ait_model_free(m);
+    return st;
+}
+
+static void test_bad_run_inputs(void **state)
+{
+    (void)state;
+    char msg[1024];
+    int64_t d23[2] = {2, 3}, d33[2] = {3, 3}, d32[2] = {3, 2};
+    ait_tensor *a = ait_tensor_create(AIT_F32, 2, d23), *b = ait_tensor_create(AIT_F32, 2, d23);
+    ait_tensor *b_n3 = ait_tensor_create(AIT_F32, 2, d33), *b_32 = ait_tensor_create(AIT_F32, 2, d32);
+    ait_tensor *b_int = ait_tensor_create(AIT_I32, 2, d23);
+    assert_int_equal(run_two(a, b, msg, sizeof msg), AIT_OK);
+    assert_int_equal(run_two(a, NULL, msg, sizeof msg), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(msg, "input 'b' is missing"));
+    assert_int_equal(run_two(a, b_int, msg, sizeof msg), AIT_E_DTYPE);
+    assert_non_null(strstr(msg, "'b' must be float32, got int32"));
+    assert_int_equal(run_two(a, b_32, msg, sizeof msg), AIT_E_SHAPE);
+    assert_non_null(strstr(msg, "must have shape [N,3], got [3,2]"));
+    assert_int_equal(run_two(a, b_n3, msg, sizeof msg), AIT_E_SHAPE);
+    assert_non_null(strstr(msg, "dimension 'N' is 3 in input 'b' but 2"));
+    ait_tensor_free(a);
+    ait_tensor_free(b);
+    ait_tensor_free(b_n3);
+    ait_tensor_free(b_32);
+    ait_tensor_free(b_int);
+}
+
+static void test_runtime_errors(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m;
+    ait_session *s;
+    assert_int_equal(ait_model_load(path_of("gather_oob.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    int64_t one = 1, idx = 7;
+    ait_tensor *in = ait_tensor_wrap(AIT_I64, 1, &one, &idx), *out = NULL;
+    assert_int_not_equal(ait_session_run(s, &in, 1, &out, 1), AIT_OK);
+    assert_null(out);
+    assert_non_null(strstr(ait_session_error(s), "node 'gather' (Gather)"));
+    idx = 3; /* the session recovers after a failed run */
+    assert_int_equal(ait_session_run(s, &in, 1, &out, 1), AIT_OK);
+    ait_tensor_free(out);
+    ait_tensor_free(in);
+    ait_session_free(s);
+    ait_model_free(m);
+
+    assert_int_equal(ait_model_load(path_of("bad_reshape.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    int64_t d23[2] = {2, 3};
+    in = ait_tensor_create(AIT_F32, 2, d23);
+    assert_int_not_equal(ait_session_run(s, &in, 1, &out, 1), AIT_OK);
+    assert_non_null(strstr(ait_session_error(s), "node 'reshape' (Reshape)"));
+    ait_tensor_free(in);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
+static void test_npy(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_tensor *t = NULL;
+    assert_int_equal(ait_tensor_load_npy(path_of("good.npy"), &t, &e), AIT_OK);
+    assert_int_equal(ait_tensor_rank(t), 2);
+    assert_int_equal(ait_tensor_dims(t)[1], 3);
+    assert_float_equal(((float *)ait_tensor_data(t))[5], 5.0f, 0);
+    char out[4096];
+    snprintf(out, sizeof out, "%s/roundtrip.npy", dir);
+    assert_int_equal(ait_tensor_save_npy(out, t, &e), AIT_OK);
+    ait_tensor *u = NULL;
+    assert_int_equal(ait_tensor_load_npy(out, &u, &e), AIT_OK);
+    assert_memory_equal(ait_tensor_data(t), ait_tensor_data(u), 24);
+    ait_tensor_free(t);
+    ait_tensor_free(u);
+    assert_int_equal(ait_tensor_load_npy(path_of("truncated.npy"), &t, &e), AIT_E_PARSE);
+    assert_non_null(strstr(e.msg, "truncated"));
+    assert_int_equal(ait_tensor_load_npy(path_of("badmagic.npy"), &t, &e), AIT_E_PARSE);
+    assert_int_equal(ait_tensor_load_npy(path_of("bigendian.npy"), &t, &e), AIT_E_UNSUPPORTED);
+    assert_int_equal(ait_tensor_load_npy(path_of("fortran.npy"), &t, &e), AIT_E_UNSUPPORTED);
+    assert_null(t);
+}
+
+static void test_npz(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    npz *z;
+    assert_int_equal(npz_load(path_of("good.npz"), &z, &e), AIT_OK);
+    assert_int_equal(z->n, 1);
+    assert_string_equal(z->names[0], "x");
+    npz_free(z);
+    assert_int_equal(npz_load(path_of("compressed.npz"), &z, &e), AIT_OK);
+    assert_float_equal(((float *)z->arrays[0]->data)[5], 2.0f, 0);
+    char out[4096];
+    snprintf(out, sizeof out, "%s/roundtrip.npz", dir);
+    const char *names[1] = {"y"};
+    assert_int_equal(npz_save(out, 1, names, (const tensor *const *)z->arrays, &e), AIT_OK);
+    npz_free(z);
+    assert_int_equal(npz_load(out, &z, &e), AIT_OK);
+    assert_string_equal(z->names[0], "y");
+    assert_float_equal(((float *)z->arrays[0]->data)[0], 2.0f, 0);
+    npz_free(z);
+    assert_int_not_equal(npz_load(path_of("truncated.npz"), &z, &e), AIT_OK);
+    assert_int_not_equal(npz_load(path_of("good.npy"), &z, &e), AIT_OK);
+}
+
+static void test_shape_overflow(void **state)
+{
+    (void)state;
+    int64_t n, big[3] = {1 << 30, 1 << 30, 1 << 30}, neg[2] = {2, -1};
+    assert_int_equal(shape_numel(big, 3, AIT_F32, &n, "t", NULL), AIT_E_OVERFLOW);
+    assert_int_equal(shape_numel(neg, 2, AIT_F32, &n, "t", NULL), AIT_E_SHAPE);
+    assert_null(ait_tensor_create(AIT_F32, 3, big));
+    assert_null(ait_tensor_create(AIT_STRING, 0, NULL));
+}
+
+static void test_half(void **state)
+{
+    (void)state;
+    /* Every float16 survives a round trip through float32 (NaNs stay NaN). */
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = f16_to_f32((uint16_t)h);
+        if (isnan(f)) assert_true(isnan(f16_to_f32(f32_to_f16(f))));
+        else assert_int_equal(f32_to_f16(f), h);
+    }
+    assert_int_equal(f32_to_f16(65520.0f), 0x7c00); /* rounds to inf */
+    assert_int_equal(f32_to_f16(1.0f + 0x1p-11f), 0x3c00); /* tie to even */
+    assert_int_equal(f32_to_bf16(1.0f), 0x3f80);
+    assert_float_equal(bf16_to_f32(0x4049), 3.140625f, 0);
+}
+
+int main(void)
+{
+    dir = getenv("AIT_BAD_DIR");
+    if (!dir) {
+        fprintf(stderr, "set AIT_BAD_DIR to the output of tests/unit/make_bad_models.py\n");
+        return 2;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corrupt_models), cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_external_data),  cmocka_unit_test(test_tolerated),
+        cmocka_unit_test(test_bad_run_inputs), cmocka_unit_test(test_runtime_errors),
+        cmocka_unit_test(test_npy),            cmocka_unit_test(test_npz),
+        cmocka_unit_test(test_shape_overflow), cmocka_unit_test(test_half),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
