@@ -4,7 +4,8 @@
 #include "ops/op.h"
 
 extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, ops_quant,
-    ops_conv, ops_pool, ops_layout, ops_index, ops_resize, ops_rnn, ops_control;
+    ops_conv, ops_pool, ops_layout, ops_index, ops_resize, ops_rnn, ops_control, ops_loss,
+    ops_signal, ops_vision;
 
 /* Weak while families are being filled in; a missing family simply has no ops. */
 #pragma weak ops_unary
@@ -20,10 +21,14 @@ extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, o
 #pragma weak ops_resize
 #pragma weak ops_rnn
 #pragma weak ops_control
+#pragma weak ops_loss
+#pragma weak ops_signal
+#pragma weak ops_vision
 
 static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
     &ops_pool,  &ops_layout, &ops_index,  &ops_resize, &ops_rnn,   &ops_control,
+    &ops_loss,  &ops_signal, &ops_vision,
 };
 
 const op_def *op_find(const char *domain, const char *name)
