@@ -410,7 +410,7 @@ void *exec_scratch(exec *x, op_ctx *c, size_t bytes)
     return x->scratch[i];
 }
 
-ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor **outs)
+ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs, tensor **outs)
 {
     exec *x = c->x, *child = NULL;
     for (int i = 0; i < x->n_subs; i++)
@@ -422,11 +422,9 @@ ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor **outs)
         TRY(exec_create(sub, x, x->threads, &child, c->err));
         x->subs[x->n_subs++] = (sub_exec){sub, child};
     }
-    if (sub->n_inputs)
-        return err_set(c->err, AIT_E_UNSUPPORTED, "subgraphs with inputs are not supported here");
-    tensor *res[64];
-    if (sub->n_outputs > 64) return err_set(c->err, AIT_E_UNSUPPORTED, "too many subgraph outputs");
-    TRY(exec_run(child, NULL, res, c->err));
+    tensor *res[MAX_IO];
+    if (sub->n_outputs > MAX_IO) return err_set(c->err, AIT_E_UNSUPPORTED, "too many subgraph outputs");
+    TRY(exec_run(child, inputs, res, c->err));
     for (int j = 0; j < sub->n_outputs; j++) {
         if (!outs[j]) continue;
         tensor_set_shape(outs[j], res[j]->dtype, res[j]->rank, res[j]->dims);

@@ -16,10 +16,11 @@ void exec_free(exec *x);
  * and valid until the next run. */
 ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e);
 
-/* For ops: runs subgraph `sub` of the current node (inputs bound from the
- * enclosing executor by name) and moves its outputs into outs[] (each gets
- * its own storage). */
-ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor **outs);
+/* For ops: runs subgraph `sub` of the current node with inputs[i] bound to
+ * sub->inputs[i] (NULL when it has none; values of enclosing graphs are
+ * seen by name) and copies its outputs into outs[] (each gets its own
+ * storage; outs[j] may be NULL to drop output j). */
+ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs, tensor **outs);
 /* For ops: per-node scratch, see op_scratch(). */
 void *exec_scratch(exec *x, op_ctx *c, size_t bytes);
 
