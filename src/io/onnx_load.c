@@ -151,8 +151,7 @@ static ait_status load_node(loader *L, graph *g, const Onnx__NodeProto *np, int 
     if (!n->def) {
         if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
             return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' of domain '%s' is "
-                           "not supported (ait runs the default ONNX domain)", L->path, n->name,
-                           n->op, n->domain);
+                           "not supported", L->path, n->name, n->op, n->domain);
         return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' is not supported",
                        L->path, n->name, n->op);
     }
@@ -317,6 +316,7 @@ ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
     }
     if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", path);
     if (s == AIT_OK && mp->n_opset_import == 0) m->opset = 1; /* IR < 3 default */
+    else if (s == AIT_OK && m->opset == 0) m->opset = MAX_OPSET; /* other domains only */
     if (s == AIT_OK && (m->opset < MIN_OPSET || m->opset > MAX_OPSET))
         s = err_set(e, AIT_E_UNSUPPORTED, "%s: default-domain opset %d is not supported (%d to %d)",
                     path, m->opset, MIN_OPSET, MAX_OPSET);

@@ -54,6 +54,7 @@ typedef struct op_def {
     unsigned flags;
     ait_status (*infer)(op_ctx *c);
     ait_status (*run)(op_ctx *c);
+    const char *domain; /* NULL: the default ONNX domain */
 } op_def;
 
 /* A family's table. */
@@ -66,7 +67,7 @@ typedef struct op_table {
     const op_table ops_##family = {family##_defs,                                            \
                                    (int)(sizeof family##_defs / sizeof family##_defs[0])}
 
-/* The op named `name` in `domain` ("" or "ai.onnx"), or NULL. */
+/* The op named `name` in `domain` ("" and "ai.onnx" name the default), or NULL. */
 const op_def *op_find(const char *domain, const char *name);
 /* Calls fn for every registered op (for listings and tests). */
 void op_foreach(void (*fn)(const op_def *d, void *arg), void *arg);

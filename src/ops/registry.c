@@ -5,7 +5,7 @@
 
 extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, ops_quant,
     ops_conv, ops_pool, ops_layout, ops_index, ops_resize, ops_rnn, ops_control, ops_loss,
-    ops_signal, ops_vision;
+    ops_signal, ops_vision, ops_training, ops_text;
 
 /* Weak while families are being filled in; a missing family simply has no ops. */
 #pragma weak ops_unary
@@ -24,21 +24,25 @@ extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, o
 #pragma weak ops_loss
 #pragma weak ops_signal
 #pragma weak ops_vision
+#pragma weak ops_training
+#pragma weak ops_text
 
 static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
     &ops_pool,  &ops_layout, &ops_index,  &ops_resize, &ops_rnn,   &ops_control,
-    &ops_loss,  &ops_signal, &ops_vision,
+    &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text,
 };
 
 const op_def *op_find(const char *domain, const char *name)
 {
-    if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
+    if (domain && strcmp(domain, "ai.onnx") == 0) domain = "";
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         const op_table *t = families[f];
         if (!t) continue;
         for (int i = 0; i < t->count; i++)
-            if (strcmp(t->ops[i].name, name) == 0) return &t->ops[i];
+            if (strcmp(t->ops[i].name, name) == 0 &&
+                strcmp(t->ops[i].domain ? t->ops[i].domain : "", domain ? domain : "") == 0)
+                return &t->ops[i];
     }
     return NULL;
 }
