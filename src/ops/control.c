@@ -245,76 +245,167 @@ static ait_status scan_infer(op_ctx *c)
 {
     const attr *b = node_attr(c->n, "body");
     if (!b || !b->g) return err_set(c->err, AIT_E_PARSE, "Scan needs a body graph");
-    if (c->opset < 9) return err_set(c->err, AIT_E_UNSUPPORTED, "Scan before opset 9 (batched form)");
-    int m = (int)attr_int(c->n, "num_scan_inputs", -1), nstate = c->n_in - m;
-    if (m < 1 || nstate < 0 || c->n_in > MAX_LOOP_IO || b->g->n_inputs != c->n_in ||
+    int first = c->opset < 9; /* Scan-8 starts with sequence_lens */
+    int m = (int)attr_int(c->n, "num_scan_inputs", -1), nstate = c->n_in - first - m;
+    if (m < 1 || nstate < 0 || c->n_in > MAX_LOOP_IO || b->g->n_inputs != c->n_in - first ||
         b->g->n_outputs != c->n_out || c->n_out < nstate)
         return err_set(c->err, AIT_E_SHAPE, "Scan body does not match the node's inputs and outputs");
     return AIT_DEFER;
 }
 
-static ait_status scan_run(op_ctx *c)
-{
-    TRY(scan_infer(c) == AIT_DEFER ? AIT_OK : AIT_E_PARSE);
-    const graph *body = node_attr(c->n, "body")->g;
-    int m = (int)attr_int(c->n, "num_scan_inputs", 0), nstate = c->n_in - m, k_out = c->n_out - nstate;
-    int na, nd, noa, nod;
-    const int64_t *in_axes = attr_ints(c->n, "scan_input_axes", &na);
-    const int64_t *in_dirs = attr_ints(c->n, "scan_input_directions", &nd);
-    const int64_t *out_axes = attr_ints(c->n, "scan_output_axes", &noa);
-    const int64_t *out_dirs = attr_ints(c->n, "scan_output_directions", &nod);
+/* One scan: runs the body over `len` slices. Fills final states (owned) and
+ * the scan outputs stacked along a new axis 0 in iteration order. */
+typedef struct scan_job {
+    int nstate, m, k_out;
+    const tensor *state[MAX_LOOP_IO], *xs[MAX_LOOP_IO];
     int axis[MAX_LOOP_IO];
+    bool rev[MAX_LOOP_IO];
+    tensor final[MAX_LOOP_IO], stacked[MAX_LOOP_IO];
+} scan_job;
+
+static ait_status scan_core(op_ctx *c, const graph *body, scan_job *j)
+{
     int64_t len = -1;
-    for (int j = 0; j < m; j++) {
-        const tensor *t = c->in[nstate + j];
-        TRY(norm_axis(c, j < na ? in_axes[j] : 0, t->rank, &axis[j]));
-        if (len >= 0 && t->dims[axis[j]] != len)
+    for (int i = 0; i < j->m; i++) {
+        const tensor *t = j->xs[i];
+        if (len >= 0 && t->dims[j->axis[i]] != len)
             return err_set(c->err, AIT_E_SHAPE, "Scan inputs have different sequence lengths");
-        len = t->dims[axis[j]];
+        len = t->dims[j->axis[i]];
     }
-    loop_state st = {.n = nstate};
-    tensor slices_in[MAX_LOOP_IO] = {0}, slices_out[MAX_LOOP_IO] = {0}, scans[MAX_LOOP_IO] = {0};
+    if (len <= 0) return err_set(c->err, AIT_E_UNSUPPORTED, "Scan over an empty sequence");
+    loop_state st = {.n = j->nstate};
+    tensor slices_in[MAX_LOOP_IO] = {0}, slices_out[MAX_LOOP_IO] = {0};
     int64_t caps[MAX_LOOP_IO] = {0};
     ait_status s = AIT_OK;
-    for (int k = 0; k < nstate && s == AIT_OK; k++) {
-        const tensor *v = c->in[k];
+    for (int k = 0; k < j->nstate && s == AIT_OK; k++) {
+        const tensor *v = j->state[k];
         tensor_set_shape(&st.cur[k], v->dtype, v->rank, v->dims);
         s = tensor_alloc(&st.cur[k], c->err);
         if (s == AIT_OK) memcpy(st.cur[k].data, v->data, tensor_nbytes(v));
     }
     for (int64_t it = 0; s == AIT_OK && it < len; it++) {
         tensor *ins[MAX_LOOP_IO], *outs[MAX_LOOP_IO];
-        for (int k = 0; k < nstate; k++) ins[k] = &st.cur[k], outs[k] = &st.next[k];
-        for (int j = 0; j < m && s == AIT_OK; j++) {
-            bool rev = j < nd && in_dirs[j];
-            s = take_slice(c, c->in[nstate + j], axis[j], rev ? len - 1 - it : it, &slices_in[j]);
-            ins[nstate + j] = &slices_in[j];
+        for (int k = 0; k < j->nstate; k++) ins[k] = &st.cur[k], outs[k] = &st.next[k];
+        for (int i = 0; i < j->m && s == AIT_OK; i++) {
+            s = take_slice(c, j->xs[i], j->axis[i], j->rev[i] ? len - 1 - it : it, &slices_in[i]);
+            ins[j->nstate + i] = &slices_in[i];
         }
-        for (int j = 0; j < k_out; j++) outs[nstate + j] = &slices_out[j];
+        for (int i = 0; i < j->k_out; i++) outs[j->nstate + i] = &slices_out[i];
         if (s == AIT_OK) s = exec_subgraph(c, body, ins, outs);
-        for (int k = 0; k < nstate; k++) {
+        for (int k = 0; k < j->nstate; k++) {
             tensor t = st.cur[k];
             st.cur[k] = st.next[k];
             st.next[k] = t;
         }
-        for (int j = 0; j < k_out && s == AIT_OK; j++) s = scan_append(c, &scans[j], &caps[j], it, &slices_out[j]);
+        for (int i = 0; i < j->k_out && s == AIT_OK; i++)
+            s = scan_append(c, &j->stacked[i], &caps[i], it, &slices_out[i]);
     }
-    for (int k = 0; k < nstate && s == AIT_OK; k++) s = give(c, k, &st.cur[k]);
-    for (int j = 0; j < k_out && s == AIT_OK; j++) {
-        int ax;
-        if (len <= 0) {
-            s = err_set(c->err, AIT_E_UNSUPPORTED, "Scan over an empty sequence");
-            break;
-        }
-        s = norm_axis(c, j < noa ? out_axes[j] : 0, scans[j].rank, &ax);
-        if (s == AIT_OK) s = place_scan(c, nstate + j, &scans[j], ax, j < nod && out_dirs[j]);
+    for (int k = 0; k < j->nstate; k++) { /* hand the states over */
+        j->final[k] = st.cur[k];
+        memset(&st.cur[k], 0, sizeof st.cur[k]);
     }
     loop_release(&st);
-    for (int j = 0; j < MAX_LOOP_IO; j++) {
-        tensor_release(&slices_in[j]);
-        tensor_release(&slices_out[j]);
-        tensor_release(&scans[j]);
+    for (int i = 0; i < MAX_LOOP_IO; i++) {
+        tensor_release(&slices_in[i]);
+        tensor_release(&slices_out[i]);
     }
+    return s;
+}
+
+static void job_release(scan_job *j)
+{
+    for (int i = 0; i < MAX_LOOP_IO; i++) {
+        tensor_release(&j->final[i]);
+        tensor_release(&j->stacked[i]);
+    }
+}
+
+/* Scan 9+: scan axes and directions per input and output. */
+static ait_status scan9_run(op_ctx *c, const graph *body, scan_job *j)
+{
+    int na, nd, noa, nod;
+    const int64_t *in_axes = attr_ints(c->n, "scan_input_axes", &na);
+    const int64_t *in_dirs = attr_ints(c->n, "scan_input_directions", &nd);
+    const int64_t *out_axes = attr_ints(c->n, "scan_output_axes", &noa);
+    const int64_t *out_dirs = attr_ints(c->n, "scan_output_directions", &nod);
+    for (int i = 0; i < j->m; i++) {
+        j->xs[i] = c->in[j->nstate + i];
+        j->rev[i] = i < nd && in_dirs[i];
+        TRY(norm_axis(c, i < na ? in_axes[i] : 0, j->xs[i]->rank, &j->axis[i]));
+    }
+    for (int k = 0; k < j->nstate; k++) j->state[k] = c->in[k];
+    TRY(scan_core(c, body, j));
+    for (int k = 0; k < j->nstate; k++) TRY(give(c, k, &j->final[k]));
+    for (int i = 0; i < j->k_out; i++) {
+        int ax;
+        TRY(norm_axis(c, i < noa ? out_axes[i] : 0, j->stacked[i].rank, &ax));
+        TRY(place_scan(c, j->nstate + i, &j->stacked[i], ax, i < nod && out_dirs[i]));
+    }
+    return AIT_OK;
+}
+
+/* Scan 8: inputs carry a batch axis 0 (scan axis 1); run one scan per batch
+ * item and stack the results along the batch. */
+static ait_status scan8_run(op_ctx *c, const graph *body, scan_job *j)
+{
+    int nd;
+    const int64_t *dirs = attr_ints(c->n, "directions", &nd);
+    const tensor *first = c->in[1 + j->nstate];
+    int64_t batch = first->rank ? first->dims[0] : 0, len = first->rank > 1 ? first->dims[1] : 0;
+    if (has_in(c, 0))
+        for (int64_t b = 0; b < tensor_numel(c->in[0]); b++)
+            if (elem_get_i64(c->in[0]->data, c->in[0]->dtype, b) != len)
+                return err_set(c->err, AIT_E_UNSUPPORTED, "Scan-8 with sequence_lens shorter than "
+                               "the sequence axis is not supported");
+    tensor sl[MAX_LOOP_IO] = {0}, acc[MAX_LOOP_IO] = {0};
+    int64_t caps[MAX_LOOP_IO] = {0};
+    int n_res = j->nstate + j->k_out;
+    ait_status s = AIT_OK;
+    for (int64_t b = 0; s == AIT_OK && b < batch; b++) {
+        for (int k = 0; k < j->nstate + j->m && s == AIT_OK; k++) {
+            const tensor *t = c->in[1 + k];
+            if (t->rank < 1 || t->dims[0] != batch) {
+                s = err_set(c->err, AIT_E_SHAPE, "Scan-8 input %d has no batch axis of %lld",
+                            1 + k, (long long)batch);
+                break;
+            }
+            s = take_slice(c, t, 0, b, &sl[k]);
+            if (k < j->nstate) j->state[k] = &sl[k];
+            else {
+                int i = k - j->nstate;
+                j->xs[i] = &sl[k];
+                j->axis[i] = 0;
+                j->rev[i] = i < nd && dirs[i];
+            }
+        }
+        if (s == AIT_OK) s = scan_core(c, body, j);
+        for (int r = 0; r < n_res && s == AIT_OK; r++)
+            s = scan_append(c, &acc[r], &caps[r], b, r < j->nstate ? &j->final[r] : &j->stacked[r - j->nstate]);
+        job_release(j);
+        memset(j->final, 0, sizeof j->final);
+        memset(j->stacked, 0, sizeof j->stacked);
+    }
+    for (int r = 0; r < n_res && s == AIT_OK; r++) s = give(c, r, &acc[r]);
+    for (int i = 0; i < MAX_LOOP_IO; i++) {
+        tensor_release(&sl[i]);
+        tensor_release(&acc[i]);
+    }
+    return s;
+}
+
+static ait_status scan_run(op_ctx *c)
+{
+    TRY(scan_infer(c) == AIT_DEFER ? AIT_OK : AIT_E_PARSE);
+    const graph *body = node_attr(c->n, "body")->g;
+    int first = c->opset < 9;
+    scan_job *j = op_scratch(c, sizeof *j);
+    if (!j) return c->err->code;
+    memset(j, 0, sizeof *j);
+    j->m = (int)attr_int(c->n, "num_scan_inputs", 0);
+    j->nstate = c->n_in - first - j->m;
+    j->k_out = c->n_out - j->nstate;
+    ait_status s = first ? scan8_run(c, body, j) : scan9_run(c, body, j);
+    job_release(j);
     return s;
 }
 
