@@ -1,0 +1,660 @@
+/* Vision ops: GridSample (opsets 16, 20), RoiAlign (10, 16) and
+ * NonMaxSuppression (10, 11).
+ *
+ * GridSample and RoiAlign gather from the input in a work type: float32
+ * data (and float16/bfloat16, widened into scratch) in float, float64 and
+ * integer data in double. Sample positions and weights are computed once
+ * per output point (GridSample) or per ROI (RoiAlign) and shared by all
+ * channels. Both follow the ONNX reference, which follows PyTorch's
+ * grid_sample and onnxruntime's RoiAlign, including RoiAlign's max mode
+ * (the max of the weighted corners, not of the interpolated values). */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/half.h"
+#include "ops/op.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static inline double ld(const void *p, ait_dtype t, int64_t i)
+{
+    switch (t) {
+    case AIT_F32: return ((const float *)p)[i];
+    case AIT_F64: return ((const double *)p)[i];
+    case AIT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
+    case AIT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return elem_get_f64(p, t, i);
+    }
+}
+
+static ait_status need(op_ctx *c, int i, const char *what)
+{
+    if (!has_in(c, i)) return err_set(c->err, AIT_E_INVALID_ARG, "input %s is missing", what);
+    return AIT_OK;
+}
+
+static ait_status check_float(op_ctx *c, const tensor *t, const char *what)
+{
+    return check_dtype(c, t, what, 4, AIT_F32, AIT_F64, AIT_F16, AIT_BF16);
+}
+
+static int pick(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* One op_scratch block per run, carved into 64-byte-aligned pieces. */
+#define ALIGN64(n) (((size_t)(n) + 63) & ~(size_t)63)
+
+static void *take(char **p, size_t bytes)
+{
+    void *r = *p;
+    *p += ALIGN64(bytes);
+    return r;
+}
+
+static ait_status scratch(op_ctx *c, size_t bytes, char **p)
+{
+    *p = op_scratch(c, bytes ? bytes : 64);
+    if (*p) return AIT_OK;
+    return c->err && c->err->code != AIT_OK ? c->err->code : AIT_E_NOMEM;
+}
+
+/* The dtype data of dtype t is gathered in. */
+static ait_dtype work_dtype(ait_dtype t)
+{
+    return t == AIT_F32 || t == AIT_F16 || t == AIT_BF16 ? AIT_F32 : AIT_F64;
+}
+
+/* Scratch bytes work_in / work_out need for t in wt (0 when t is wt). */
+static size_t conv_bytes(const tensor *t, ait_dtype wt)
+{
+    return t->dtype != wt ? ALIGN64((size_t)tensor_numel(t) * ait_dtype_size(wt)) : 0;
+}
+
+/* Input t as an array of wt: its own data, or a converted scratch copy. */
+static ait_status work_in(op_ctx *c, char **mem, const tensor *t, ait_dtype wt, const void **out)
+{
+    if (t->dtype == wt) {
+        *out = t->data;
+        return AIT_OK;
+    }
+    void *p = take(mem, (size_t)tensor_numel(t) * ait_dtype_size(wt));
+    TRY(convert_elems(t->data, t->dtype, p, wt, tensor_numel(t), c->err));
+    *out = p;
+    return AIT_OK;
+}
+
+/* Where to write output t as wt: its data, or scratch that work_done converts. */
+static void *work_out(char **mem, tensor *t, ait_dtype wt)
+{
+    return t->dtype == wt ? t->data : take(mem, (size_t)tensor_numel(t) * ait_dtype_size(wt));
+}
+
+static ait_status work_done(op_ctx *c, tensor *t, const void *w, ait_dtype wt)
+{
+    if (t->dtype == wt) return AIT_OK;
+    return convert_elems(w, wt, t->data, t->dtype, tensor_numel(t), c->err);
+}
+
+/* ---- GridSample --------------------------------------------------------- */
+
+enum { GS_NEAREST, GS_LINEAR, GS_CUBIC };
+enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECTION };
+#define GS_MAX_TAPS 64 /* 4^3: cubic in 3 dims, linear in up to 6 */
+
+typedef struct gs_args {
+    int mode, pad, k; /* k spatial dims */
+    bool align;
+} gs_args;
+
+static ait_status gs_params(op_ctx *c, gs_args *a)
+{
+    TRY(need(c, 0, "X"));
+    TRY(need(c, 1, "grid"));
+    const tensor *x = c->in[0], *g = c->in[1];
+    if (!dtype_is_float(x->dtype) && !dtype_is_int(x->dtype))
+        return err_set(c->err, AIT_E_UNSUPPORTED, "X has unsupported dtype %s",
+                       ait_dtype_name(x->dtype));
+    TRY(check_float(c, g, "grid"));
+    int r = x->rank;
+    if (r < 3 || (c->opset < 20 && r != 4))
+        return err_set(c->err, AIT_E_SHAPE, "X must have rank %s, not %d",
+                       c->opset < 20 ? "4" : ">= 3", r);
+    a->k = r - 2;
+    if (g->rank != r || g->dims[0] != x->dims[0] || g->dims[r - 1] != a->k)
+        return err_set(c->err, AIT_E_SHAPE, "grid must be [N, ..., %d] of rank %d with N = %lld",
+                       a->k, r, (long long)x->dims[0]);
+    /* opset 16 spells the modes bilinear / bicubic, opset 20 linear / cubic;
+     * both spellings are accepted */
+    static const char *const modes[] = {"nearest", "linear", "cubic", "bilinear", "bicubic"};
+    const char *m = attr_str(c->n, "mode", c->opset < 20 ? "bilinear" : "linear");
+    int mi = pick(m, modes, 5);
+    if (mi < 0) return err_set(c->err, AIT_E_UNSUPPORTED, "unsupported mode '%s'", m);
+    a->mode = mi == 3 ? GS_LINEAR : mi == 4 ? GS_CUBIC : mi;
+    static const char *const pads[] = {"zeros", "border", "reflection"};
+    const char *p = attr_str(c->n, "padding_mode", "zeros");
+    if ((a->pad = pick(p, pads, 3)) < 0)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "unsupported padding_mode '%s'", p);
+    a->align = attr_int(c->n, "align_corners", 0) != 0;
+    int taps = a->mode == GS_NEAREST ? 1 : 1 << ((a->mode == GS_CUBIC ? 2 : 1) * a->k);
+    if (a->k > 6 || taps > GS_MAX_TAPS)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "%s sampling in %d dimensions", m, a->k);
+    return AIT_OK;
+}
+
+static ait_status gs_infer(op_ctx *c)
+{
+    gs_args a;
+    TRY(gs_params(c, &a));
+    const tensor *x = c->in[0], *g = c->in[1];
+    int64_t d[AIT_MAX_RANK] = {x->dims[0], x->dims[1]};
+    for (int i = 0; i < a.k; i++) d[2 + i] = g->dims[1 + i];
+    set_out(c, 0, x->dtype, x->rank, d);
+    return AIT_OK;
+}
+
+/* Folds x into [lo, hi] by mirroring at the borders. */
+static double reflect(double x, double lo, double hi)
+{
+    double rng = hi - lo;
+    if (!(rng > 0)) return lo;
+    if (x >= lo && x <= hi) return x;
+    double dx = x < lo ? lo - x : x - hi;
+    double n = floor(dx / rng), r = dx - n * rng;
+    bool even = fmod(n, 2.0) == 0;
+    if (x < lo) return even ? lo + r : hi - r;
+    return even ? hi - r : lo + r;
+}
+
+static void cubic_coeffs(double t, double *w)
+{
+    const double A = -0.75;
+    double x = t + 1;
+    w[0] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    x = 1 - t;
+    w[2] = ((A + 2) * x - (A + 3)) * x * x + 1;
+    x = 2 - t;
+    w[3] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+}
+
+/* Taps along one axis of length d for normalised coordinate gv: element
+ * indices and weights (weight 0 for zero padding). Returns the tap count. */
+static int gs_axis_taps(const gs_args *a, double gv, int64_t d, bool f32, int64_t *idx, double *w)
+{
+    double x = a->align ? (gv + 1) / 2 * (double)(d - 1) : ((gv + 1) * (double)d - 1) / 2;
+    if (f32) x = (float)x; /* the reference computes coordinates in float32 */
+    double lo = a->align ? 0 : -0.5, hi = a->align ? (double)(d - 1) : (double)d - 0.5;
+    int n = a->mode == GS_NEAREST ? 1 : a->mode == GS_LINEAR ? 2 : 4;
+    if (a->mode == GS_NEAREST) /* PyTorch: nearbyint in 2-D, round half away in 3-D */
+        x = a->k == 3 ? round(x) : nearbyint(x);
+    if (!isfinite(x)) { /* no meaningful sample: contributes zero */
+        for (int i = 0; i < n; i++) idx[i] = 0, w[i] = 0;
+        return n;
+    }
+    if (x < lo || x > hi) {
+        if (a->pad == PAD_BORDER) x = fmin(fmax(x, 0), (double)(d - 1));
+        else if (a->pad == PAD_REFLECTION) x = reflect(x, lo, hi);
+        else if (x < lo - 4 || x > hi + 4) { /* no tap reaches the input */
+            for (int i = 0; i < n; i++) idx[i] = 0, w[i] = 0;
+            return n;
+        }
+    }
+    double x0 = floor(x), t = x - x0;
+    int64_t first = (int64_t)x0;
+    if (a->mode == GS_NEAREST) w[0] = 1;
+    else if (a->mode == GS_LINEAR) w[0] = 1 - t, w[1] = t;
+    else {
+        cubic_coeffs(t, w);
+        first -= 1;
+    }
+    for (int i = 0; i < n; i++) {
+        int64_t j = first + i;
+        if (j < 0 || j >= d) {
+            if (a->pad == PAD_ZEROS) j = 0, w[i] = 0;
+            else if (a->pad == PAD_BORDER) j = j < 0 ? 0 : d - 1;
+            else j = (int64_t)reflect((double)j, lo, hi);
+            if (j < 0) j = 0; /* float rounding at the borders */
+            if (j >= d) j = d - 1;
+        }
+        idx[i] = j;
+    }
+    return n;
+}
+
+#define GS_GATHER(name, T)                                                                   \
+    static void name(const T *x, int64_t xcs, T *y, int64_t ycs, int64_t C,                 \
+                     const int64_t *off, const double *w, int nt)                           \
+    {                                                                                        \
+        for (int64_t ch = 0; ch < C; ch++) {                                                 \
+            const T *xc = x + ch * xcs;                                                      \
+            double acc = 0;                                                                  \
+            for (int t = 0; t < nt; t++) acc += w[t] * (double)xc[off[t]];                  \
+            y[ch * ycs] = (T)acc;                                                            \
+        }                                                                                    \
+    }
+GS_GATHER(gs_gather_f32, float)
+GS_GATHER(gs_gather_f64, double)
+
+static ait_status gs_run(op_ctx *c)
+{
+    gs_args a;
+    TRY(gs_params(c, &a));
+    const tensor *x = c->in[0], *g = c->in[1];
+    tensor *y = c->out[0];
+    if (tensor_numel(y) == 0) return AIT_OK;
+    ait_dtype wt = work_dtype(x->dtype);
+    char *mem;
+    TRY(scratch(c, conv_bytes(x, wt) + conv_bytes(y, wt), &mem));
+    const void *xd;
+    TRY(work_in(c, &mem, x, wt, &xd));
+    void *yd = work_out(&mem, y, wt);
+    int k = a.k;
+    int64_t N = x->dims[0], C = x->dims[1], in_sp = 1, out_sp = 1, xstr[AIT_MAX_RANK];
+    for (int i = 0; i < k; i++) in_sp *= x->dims[2 + i], out_sp *= g->dims[1 + i];
+    row_strides(x->dims + 2, k, xstr);
+    bool f32 = g->dtype != AIT_F64;
+    int64_t idx[AIT_MAX_RANK][4], off[GS_MAX_TAPS];
+    double w[AIT_MAX_RANK][4], wt_all[GS_MAX_TAPS];
+    int nt[AIT_MAX_RANK];
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t p = 0; p < out_sp; p++) {
+            int64_t gb = (n * out_sp + p) * k;
+            /* grid holds (x, y, z...): its last component indexes the first spatial axis */
+            for (int i = 0; i < k; i++)
+                nt[i] = gs_axis_taps(&a, ld(g->data, g->dtype, gb + k - 1 - i), x->dims[2 + i],
+                                     f32, idx[i], w[i]);
+            /* the product of the per-axis taps */
+            int total = 1, cnt[AIT_MAX_RANK] = {0};
+            for (int i = 0; i < k; i++) total *= nt[i];
+            for (int t = 0; t < total; t++) {
+                int64_t o = 0;
+                double ww = 1;
+                for (int i = 0; i < k; i++) o += idx[i][cnt[i]] * xstr[i], ww *= w[i][cnt[i]];
+                off[t] = o, wt_all[t] = ww;
+                for (int i = k - 1; i >= 0; i--) {
+                    if (++cnt[i] < nt[i]) break;
+                    cnt[i] = 0;
+                }
+            }
+            int64_t xo = n * C * in_sp, yo = n * C * out_sp + p;
+            if (wt == AIT_F32)
+                gs_gather_f32((const float *)xd + xo, in_sp, (float *)yd + yo, out_sp, C, off,
+                              wt_all, total);
+            else
+                gs_gather_f64((const double *)xd + xo, in_sp, (double *)yd + yo, out_sp, C, off,
+                              wt_all, total);
+        }
+    }
+    return work_done(c, y, yd, wt);
+}
+
+/* ---- RoiAlign ----------------------------------------------------------- */
+
+typedef struct ra_args {
+    int64_t oh, ow, ratio;
+    double scale;
+    bool max, half_pixel;
+} ra_args;
+
+static ait_status ra_params(op_ctx *c, ra_args *a)
+{
+    TRY(need(c, 0, "X"));
+    TRY(need(c, 1, "rois"));
+    TRY(need(c, 2, "batch_indices"));
+    const tensor *x = c->in[0], *rois = c->in[1], *bi = c->in[2];
+    TRY(check_float(c, x, "X"));
+    TRY(check_float(c, rois, "rois"));
+    if (!dtype_is_int(bi->dtype))
+        return err_set(c->err, AIT_E_DTYPE, "batch_indices must be integers, not %s",
+                       ait_dtype_name(bi->dtype));
+    if (x->rank != 4) return err_set(c->err, AIT_E_SHAPE, "X must be [N, C, H, W]");
+    if (rois->rank != 2 || rois->dims[1] != 4)
+        return err_set(c->err, AIT_E_SHAPE, "rois must be [num_rois, 4]");
+    if (bi->rank != 1 || bi->dims[0] != rois->dims[0])
+        return err_set(c->err, AIT_E_SHAPE, "batch_indices must be [num_rois]");
+    static const char *const modes[] = {"avg", "max"};
+    const char *m = attr_str(c->n, "mode", "avg");
+    int mi = pick(m, modes, 2);
+    if (mi < 0) return err_set(c->err, AIT_E_UNSUPPORTED, "unsupported mode '%s'", m);
+    a->max = mi == 1;
+    /* opset 10 has no coordinate_transformation_mode and behaves as
+     * output_half_pixel; 16 defaults to half_pixel */
+    a->half_pixel = false;
+    if (c->opset >= 16) {
+        static const char *const ctms[] = {"output_half_pixel", "half_pixel"};
+        const char *s = attr_str(c->n, "coordinate_transformation_mode", "half_pixel");
+        int ci = pick(s, ctms, 2);
+        if (ci < 0)
+            return err_set(c->err, AIT_E_UNSUPPORTED,
+                           "unsupported coordinate_transformation_mode '%s'", s);
+        a->half_pixel = ci == 1;
+    }
+    a->oh = attr_int(c->n, "output_height", 1);
+    a->ow = attr_int(c->n, "output_width", 1);
+    a->ratio = attr_int(c->n, "sampling_ratio", 0);
+    a->scale = attr_float(c->n, "spatial_scale", 1.0f);
+    if (a->oh < 1 || a->ow < 1 || a->oh > (1 << 24) || a->ow > (1 << 24))
+        return err_set(c->err, AIT_E_INVALID_ARG, "output_height and output_width must be positive");
+    if (a->ratio < 0 || a->ratio > 1024)
+        return err_set(c->err, AIT_E_INVALID_ARG, "sampling_ratio %lld is out of range",
+                       (long long)a->ratio);
+    return AIT_OK;
+}
+
+static ait_status ra_infer(op_ctx *c)
+{
+    ra_args a;
+    TRY(ra_params(c, &a));
+    int64_t d[4] = {c->in[1]->dims[0], c->in[0]->dims[1], a.oh, a.ow};
+    set_out(c, 0, c->in[0]->dtype, 4, d);
+    return AIT_OK;
+}
+
+/* One bilinear sample: four element offsets and weights. */
+typedef struct ra_tap {
+    int64_t pos[4];
+    double w[4];
+} ra_tap;
+
+typedef struct ra_roi {
+    double y0, x0, bh, bw; /* start and bin size */
+    int64_t gh, gw;        /* samples per bin */
+} ra_roi;
+
+static ait_status ra_roi_geom(op_ctx *c, const ra_args *a, int64_t r, ra_roi *g)
+{
+    const tensor *rois = c->in[1];
+    double off = a->half_pixel ? 0.5 : 0.0, b[4];
+    for (int i = 0; i < 4; i++) b[i] = ld(rois->data, rois->dtype, r * 4 + i) * a->scale - off;
+    double rw = b[2] - b[0], rh = b[3] - b[1];
+    if (!a->half_pixel) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0); /* malformed ROIs become 1x1 */
+    if (!isfinite(rw) || !isfinite(rh) || !isfinite(b[0]) || !isfinite(b[1]))
+        return err_set(c->err, AIT_E_INVALID_ARG, "roi %lld is not finite", (long long)r);
+    g->x0 = b[0], g->y0 = b[1];
+    g->bh = rh / (double)a->oh, g->bw = rw / (double)a->ow;
+    double gh = a->ratio > 0 ? (double)a->ratio : ceil(rh / (double)a->oh);
+    double gw = a->ratio > 0 ? (double)a->ratio : ceil(rw / (double)a->ow);
+    if (gh > 65536 || gw > 65536)
+        return err_set(c->err, AIT_E_INVALID_ARG, "roi %lld is too large to sample", (long long)r);
+    g->gh = gh > 0 ? (int64_t)gh : 0, g->gw = gw > 0 ? (int64_t)gw : 0;
+    return AIT_OK;
+}
+
+static void ra_taps(const ra_args *a, const ra_roi *g, int64_t H, int64_t W, ra_tap *taps)
+{
+    ra_tap *t = taps;
+    for (int64_t ph = 0; ph < a->oh; ph++)
+        for (int64_t pw = 0; pw < a->ow; pw++)
+            for (int64_t iy = 0; iy < g->gh; iy++) {
+                double y = g->y0 + (double)ph * g->bh + ((double)iy + 0.5) * g->bh / (double)g->gh;
+                for (int64_t ix = 0; ix < g->gw; ix++, t++) {
+                    double x =
+                        g->x0 + (double)pw * g->bw + ((double)ix + 0.5) * g->bw / (double)g->gw;
+                    memset(t, 0, sizeof *t);
+                    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W) continue;
+                    y = fmax(y, 0), x = fmax(x, 0);
+                    int64_t yl = (int64_t)y, xl = (int64_t)x, yh, xh;
+                    if (yl >= H - 1) yh = yl = H - 1, y = (double)yl;
+                    else yh = yl + 1;
+                    if (xl >= W - 1) xh = xl = W - 1, x = (double)xl;
+                    else xh = xl + 1;
+                    double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
+                    t->pos[0] = yl * W + xl, t->pos[1] = yl * W + xh;
+                    t->pos[2] = yh * W + xl, t->pos[3] = yh * W + xh;
+                    t->w[0] = hy * hx, t->w[1] = hy * lx, t->w[2] = ly * hx, t->w[3] = ly * lx;
+                }
+            }
+}
+
+#define RA_POOL(name, T)                                                                     \
+    static void name(const T *x, T *y, int64_t bins, int64_t per_bin, const ra_tap *taps,   \
+                     bool max)                                                               \
+    {                                                                                        \
+        for (int64_t b = 0; b < bins; b++) {                                                 \
+            const ra_tap *t = taps + b * per_bin;                                            \
+            double acc = 0;                                                                  \
+            for (int64_t s = 0; s < per_bin; s++) {                                          \
+                double v0 = t[s].w[0] * (double)x[t[s].pos[0]],                              \
+                       v1 = t[s].w[1] * (double)x[t[s].pos[1]],                              \
+                       v2 = t[s].w[2] * (double)x[t[s].pos[2]],                              \
+                       v3 = t[s].w[3] * (double)x[t[s].pos[3]];                              \
+                if (!max) acc += v0 + v1 + v2 + v3;                                          \
+                else {                                                                       \
+                    double v = fmax(fmax(v0, v1), fmax(v2, v3));                             \
+                    acc = s == 0 ? v : fmax(acc, v);                                         \
+                }                                                                            \
+            }                                                                                \
+            if (!max) acc /= (double)(per_bin > 1 ? per_bin : 1);                            \
+            y[b] = (T)acc;                                                                   \
+        }                                                                                    \
+    }
+RA_POOL(ra_pool_f32, float)
+RA_POOL(ra_pool_f64, double)
+
+static ait_status ra_run(op_ctx *c)
+{
+    ra_args a;
+    TRY(ra_params(c, &a));
+    const tensor *x = c->in[0], *bi = c->in[2];
+    tensor *y = c->out[0];
+    int64_t R = c->in[1]->dims[0], N = x->dims[0], C = x->dims[1], H = x->dims[2],
+            W = x->dims[3], bins = a.oh * a.ow;
+    if (tensor_numel(y) == 0) return AIT_OK;
+    /* the largest tap table any ROI needs */
+    int64_t most = 1;
+    for (int64_t r = 0; r < R; r++) {
+        ra_roi g;
+        TRY(ra_roi_geom(c, &a, r, &g));
+        int64_t b = elem_get_i64(bi->data, bi->dtype, r);
+        if (b < 0 || b >= N)
+            return err_set(c->err, AIT_E_INVALID_ARG, "batch index %lld of roi %lld is out of [0, %lld)",
+                           (long long)b, (long long)r, (long long)N);
+        if (g.gh * g.gw > most) most = g.gh * g.gw;
+    }
+    if (bins > (INT64_C(1) << 40) / most)
+        return err_set(c->err, AIT_E_OVERFLOW, "RoiAlign sampling table is too large");
+    ait_dtype wt = work_dtype(x->dtype);
+    char *mem;
+    TRY(scratch(c, conv_bytes(x, wt) + conv_bytes(y, wt) + ALIGN64((size_t)(bins * most) * sizeof(ra_tap)),
+                &mem));
+    const void *xd;
+    TRY(work_in(c, &mem, x, wt, &xd));
+    void *yd = work_out(&mem, y, wt);
+    ra_tap *taps = take(&mem, (size_t)(bins * most) * sizeof(ra_tap));
+    for (int64_t r = 0; r < R; r++) {
+        ra_roi g;
+        TRY(ra_roi_geom(c, &a, r, &g));
+        int64_t b = elem_get_i64(bi->data, bi->dtype, r), per_bin = g.gh * g.gw;
+        ra_taps(&a, &g, H, W, taps);
+        for (int64_t ch = 0; ch < C; ch++) {
+            int64_t xo = (b * C + ch) * H * W, yo = (r * C + ch) * bins;
+            if (wt == AIT_F32)
+                ra_pool_f32((const float *)xd + xo, (float *)yd + yo, bins, per_bin, taps, a.max);
+            else
+                ra_pool_f64((const double *)xd + xo, (double *)yd + yo, bins, per_bin, taps, a.max);
+        }
+    }
+    return work_done(c, y, yd, wt);
+}
+
+/* ---- NonMaxSuppression -------------------------------------------------- */
+
+/* The selection is computed in infer (the output's length depends on it)
+ * and kept in the node's scratch for run, which the executor calls right
+ * after infer. Scratch layout: count, then the selected triples, then the
+ * work arrays. */
+typedef struct nms_args {
+    int64_t B, C, N, max_out;
+    double iou, score;
+    bool has_score, center;
+} nms_args;
+
+typedef struct nms_cand {
+    double score;
+    int64_t idx;
+} nms_cand;
+
+static ait_status nms_params(op_ctx *c, nms_args *a, bool *deferred)
+{
+    TRY(need(c, 0, "boxes"));
+    TRY(need(c, 1, "scores"));
+    const tensor *bx = c->in[0], *sc = c->in[1];
+    TRY(check_float(c, bx, "boxes"));
+    TRY(check_float(c, sc, "scores"));
+    if (bx->rank != 3 || bx->dims[2] != 4)
+        return err_set(c->err, AIT_E_SHAPE, "boxes must be [num_batches, spatial_dimension, 4]");
+    if (sc->rank != 3 || sc->dims[0] != bx->dims[0] || sc->dims[2] != bx->dims[1])
+        return err_set(c->err, AIT_E_SHAPE,
+                       "scores must be [num_batches, num_classes, spatial_dimension]");
+    int64_t cpb = attr_int(c->n, "center_point_box", 0);
+    if (cpb != 0 && cpb != 1)
+        return err_set(c->err, AIT_E_INVALID_ARG, "center_point_box must be 0 or 1");
+    a->center = cpb == 1;
+    a->B = bx->dims[0], a->C = sc->dims[1], a->N = bx->dims[1];
+    a->max_out = 0, a->iou = 0, a->score = 0, a->has_score = false;
+    *deferred = false;
+    /* optional scalars; an empty tensor counts as absent */
+    for (int i = 2; i < 5; i++) {
+        if (!has_in(c, i) || tensor_numel(c->in[i]) == 0) continue;
+        const tensor *t = c->in[i];
+        if (tensor_numel(t) != 1)
+            return err_set(c->err, AIT_E_SHAPE, "input %d must hold one value", i);
+        if (i == 2 ? !dtype_is_int(t->dtype) : !dtype_is_float(t->dtype))
+            return err_set(c->err, AIT_E_DTYPE, "input %d has unsupported dtype %s", i,
+                           ait_dtype_name(t->dtype));
+        if (!t->data) {
+            *deferred = true;
+            continue;
+        }
+        if (i == 2) a->max_out = elem_get_i64(t->data, t->dtype, 0);
+        else if (i == 3) a->iou = ld(t->data, t->dtype, 0);
+        else a->score = ld(t->data, t->dtype, 0), a->has_score = true;
+    }
+    if (!*deferred && !(a->iou >= 0 && a->iou <= 1))
+        return err_set(c->err, AIT_E_INVALID_ARG, "iou_threshold %g must be in [0, 1]", a->iou);
+    if (a->max_out < 0) a->max_out = 0;
+    return AIT_OK;
+}
+
+static size_t nms_bytes(const nms_args *a, int64_t per)
+{
+    return ALIGN64(sizeof(int64_t)) + ALIGN64((size_t)(a->B * a->C * per) * 3 * sizeof(int64_t)) +
+           ALIGN64((size_t)a->N * sizeof(nms_cand)) + ALIGN64((size_t)per * sizeof(int64_t)) +
+           ALIGN64((size_t)a->N * 5 * sizeof(double));
+}
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+    const nms_cand *a = pa, *b = pb;
+    bool an = isnan(a->score), bn = isnan(b->score);
+    if (an != bn) return an ? 1 : -1; /* NaN scores last */
+    if (!an && a->score != b->score) return a->score > b->score ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* True when boxes i and j (rows of [x1, x2, y1, y2, area]) overlap by more
+ * than the threshold. */
+static bool nms_suppress(const double *bi, const double *bj, double thr)
+{
+    double ix1 = fmax(bi[0], bj[0]), ix2 = fmin(bi[1], bj[1]);
+    if (!(ix2 > ix1)) return false;
+    double iy1 = fmax(bi[2], bj[2]), iy2 = fmin(bi[3], bj[3]);
+    if (!(iy2 > iy1)) return false;
+    double inter = (ix2 - ix1) * (iy2 - iy1), uni = bi[4] + bj[4] - inter;
+    if (!(inter > 0) || !(bi[4] > 0) || !(bj[4] > 0) || !(uni > 0)) return false;
+    return inter / uni > thr;
+}
+
+static ait_status nms_infer(op_ctx *c)
+{
+    nms_args a;
+    bool deferred;
+    TRY(nms_params(c, &a, &deferred));
+    int64_t shape[2] = {0, 3};
+    bool none = !has_in(c, 2) || tensor_numel(c->in[2]) == 0; /* no boxes kept */
+    if (!none && (deferred || !c->in[0]->data || !c->in[1]->data)) return AIT_DEFER;
+    if (none || a.max_out == 0 || a.N == 0 || a.B * a.C == 0) {
+        set_out(c, 0, AIT_I64, 2, shape);
+        return AIT_OK;
+    }
+    int64_t per = a.max_out < a.N ? a.max_out : a.N;
+    char *mem;
+    TRY(scratch(c, nms_bytes(&a, per), &mem));
+    int64_t *count = take(&mem, sizeof(int64_t));
+    int64_t *sel = take(&mem, (size_t)(a.B * a.C * per) * 3 * sizeof(int64_t));
+    nms_cand *cand = take(&mem, (size_t)a.N * sizeof(nms_cand));
+    int64_t *kept = take(&mem, (size_t)per * sizeof(int64_t));
+    double *geo = take(&mem, (size_t)a.N * 5 * sizeof(double));
+    const tensor *bx = c->in[0], *sc = c->in[1];
+    int64_t total = 0;
+    for (int64_t b = 0; b < a.B; b++) {
+        for (int64_t i = 0; i < a.N; i++) {
+            double v[4], *g = geo + i * 5;
+            for (int j = 0; j < 4; j++) v[j] = ld(bx->data, bx->dtype, (b * a.N + i) * 4 + j);
+            if (a.center) { /* [x_center, y_center, width, height] */
+                g[0] = v[0] - v[2] / 2, g[1] = v[0] + v[2] / 2;
+                g[2] = v[1] - v[3] / 2, g[3] = v[1] + v[3] / 2;
+            } else { /* [y1, x1, y2, x2], corners in either order */
+                g[0] = fmin(v[1], v[3]), g[1] = fmax(v[1], v[3]);
+                g[2] = fmin(v[0], v[2]), g[3] = fmax(v[0], v[2]);
+            }
+            g[4] = (g[1] - g[0]) * (g[3] - g[2]);
+        }
+        for (int64_t cl = 0; cl < a.C; cl++) {
+            int64_t nc = 0, nk = 0, sb = (b * a.C + cl) * a.N;
+            for (int64_t i = 0; i < a.N; i++) {
+                double s = ld(sc->data, sc->dtype, sb + i);
+                if (!a.has_score || s > a.score) cand[nc].score = s, cand[nc++].idx = i;
+            }
+            qsort(cand, (size_t)nc, sizeof *cand, cand_cmp);
+            for (int64_t i = 0; i < nc && nk < per; i++) {
+                const double *gi = geo + cand[i].idx * 5;
+                bool keep = true;
+                for (int64_t j = 0; j < nk && keep; j++)
+                    keep = !nms_suppress(gi, geo + kept[j] * 5, a.iou);
+                if (!keep) continue;
+                kept[nk++] = cand[i].idx;
+                sel[total * 3] = b, sel[total * 3 + 1] = cl, sel[total * 3 + 2] = cand[i].idx;
+                total++;
+            }
+        }
+    }
+    *count = total;
+    shape[0] = total;
+    set_out(c, 0, AIT_I64, 2, shape);
+    return AIT_OK;
+}
+
+static ait_status nms_run(op_ctx *c)
+{
+    tensor *y = c->out[0];
+    int64_t n = y->dims[0];
+    if (n == 0) return AIT_OK;
+    nms_args a;
+    bool deferred;
+    TRY(nms_params(c, &a, &deferred));
+    int64_t per = a.max_out < a.N ? a.max_out : a.N;
+    char *mem;
+    TRY(scratch(c, nms_bytes(&a, per), &mem)); /* the block infer filled */
+    int64_t *count = take(&mem, sizeof(int64_t));
+    const int64_t *sel = take(&mem, (size_t)(a.B * a.C * per) * 3 * sizeof(int64_t));
+    if (*count != n)
+        return err_set(c->err, AIT_E_INTERNAL, "output was sized for a different selection");
+    memcpy(y->data, sel, (size_t)n * 3 * sizeof(int64_t));
+    return AIT_OK;
+}
+
+/* Designated initializers: op_def fields not named here stay zero. */
+#define OP(nm, lo, hi, inf, rn)                                                             \
+    {.name = nm, .min_in = lo, .max_in = hi, .min_out = 1, .max_out = 1, .infer = inf, .run = rn}
+
+OP_TABLE(vision,
+         OP("GridSample", 2, 2, gs_infer, gs_run),
+         OP("RoiAlign", 3, 3, ra_infer, ra_run),
+         OP("NonMaxSuppression", 2, 5, nms_infer, nms_run));
