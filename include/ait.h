@@ -90,6 +90,21 @@ int64_t ait_tensor_numel(const ait_tensor *t);
 size_t ait_tensor_nbytes(const ait_tensor *t);
 void *ait_tensor_data(ait_tensor *t);
 
+/* ONNX sequence values (ordered lists of tensors of one element type) and
+ * empty optionals travel as ait_tensor too. A sequence owns copies of its
+ * items; ait_tensor_free frees them. Tensor accessors on a sequence or a
+ * none report rank 0, no elements and no data. */
+ait_tensor *ait_sequence_create(ait_dtype elem);
+/* Appends a copy of item (a tensor of the sequence's element type). */
+ait_status ait_sequence_append(ait_tensor *seq, const ait_tensor *item);
+int ait_tensor_is_sequence(const ait_tensor *t);
+int ait_sequence_length(const ait_tensor *t);
+/* Item i of a sequence, owned by it; NULL when out of range. */
+const ait_tensor *ait_sequence_item(const ait_tensor *t, int i);
+/* An empty ONNX optional, and the test for one. */
+ait_tensor *ait_tensor_none(void);
+int ait_tensor_is_none(const ait_tensor *t);
+
 /* .npy files: read a whole tensor; write one (atomically: temp + rename). */
 ait_status ait_tensor_load_npy(const char *path, ait_tensor **out, ait_error *err);
 ait_status ait_tensor_save_npy(const char *path, const ait_tensor *t, ait_error *err);

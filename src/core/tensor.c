@@ -72,8 +72,14 @@ void *aligned_zalloc(size_t bytes)
 
 void aligned_free(void *p) { free(p); }
 
+static void seq_clear(tensor *t);
+
 ait_status tensor_alloc(tensor *t, ait_error *e)
 {
+    if (t->kind != VAL_TENSOR) {
+        seq_clear(t);
+        t->kind = VAL_TENSOR;
+    }
     int64_t n;
     TRY(shape_numel(t->dims, t->rank, t->dtype, &n, "tensor", e));
     size_t need = (size_t)n * ait_dtype_size(t->dtype);
@@ -86,24 +92,87 @@ ait_status tensor_alloc(tensor *t, ait_error *e)
     return AIT_OK;
 }
 
+static void seq_clear(tensor *t)
+{
+    for (int i = 0; i < t->n_items; i++) tensor_release(&t->items[i]);
+    free(t->items);
+    t->items = NULL;
+    t->n_items = t->cap_items = 0;
+}
+
 void tensor_release(tensor *t)
 {
     if (t->owned) aligned_free(t->data);
+    seq_clear(t);
     t->data = NULL;
     t->owned = false;
     t->cap = 0;
+    t->kind = VAL_TENSOR;
+}
+
+void tensor_make_sequence(tensor *t, ait_dtype elem)
+{
+    seq_clear(t);
+    t->kind = VAL_SEQUENCE;
+    t->dtype = elem;
+    t->rank = 0;
+}
+
+void tensor_make_none(tensor *t)
+{
+    seq_clear(t);
+    t->kind = VAL_NONE;
+    t->rank = 0;
+}
+
+ait_status seq_insert(tensor *t, int pos, const tensor *item, ait_error *e)
+{
+    if (pos < 0 || pos > t->n_items)
+        return err_set(e, AIT_E_INVALID_ARG, "position %d is outside the sequence of %d", pos,
+                       t->n_items);
+    if (t->n_items == t->cap_items) {
+        int cap = t->cap_items ? 2 * t->cap_items : 8;
+        tensor *p = realloc(t->items, sizeof *p * (size_t)cap);
+        if (!p) return err_set(e, AIT_E_NOMEM, "out of memory");
+        t->items = p;
+        t->cap_items = cap;
+    }
+    tensor copy = {0};
+    TRY(tensor_copy_into(&copy, item, e));
+    memmove(&t->items[pos + 1], &t->items[pos], sizeof copy * (size_t)(t->n_items - pos));
+    t->items[pos] = copy;
+    t->n_items++;
+    if (t->dtype == AIT_UNDEFINED) t->dtype = item->dtype;
+    return AIT_OK;
+}
+
+ait_status tensor_copy_into(tensor *dst, const tensor *src, ait_error *e)
+{
+    if (dst == src) return AIT_OK;
+    if (src->kind != VAL_TENSOR) {
+        if (src->kind == VAL_NONE) tensor_make_none(dst);
+        else tensor_make_sequence(dst, src->dtype);
+        for (int i = 0; i < src->n_items; i++) TRY(seq_insert(dst, i, &src->items[i], e));
+        return AIT_OK;
+    }
+    seq_clear(dst);
+    dst->kind = VAL_TENSOR;
+    tensor_set_shape(dst, src->dtype, src->rank, src->dims);
+    TRY(tensor_alloc(dst, e));
+    if (src->data) memcpy(dst->data, src->data, tensor_nbytes(src));
+    return AIT_OK;
 }
 
 ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e)
 {
     tensor *t = calloc(1, sizeof *t);
     if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
-    tensor_set_shape(t, src->dtype, src->rank, src->dims);
-    if (tensor_alloc(t, e) != AIT_OK) {
+    ait_status s = tensor_copy_into(t, src, e);
+    if (s != AIT_OK) {
+        tensor_release(t);
         free(t);
-        return e ? e->code : AIT_E_NOMEM;
+        return s;
     }
-    if (src->data) memcpy(t->data, src->data, tensor_nbytes(src));
     *out = t;
     return AIT_OK;
 }

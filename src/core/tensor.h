@@ -8,13 +8,19 @@
 #include "ait.h"
 #include "core/status.h"
 
+/* What a value holds. ONNX optionals are a tensor, a sequence, or none. */
+typedef enum val_kind { VAL_TENSOR = 0, VAL_SEQUENCE, VAL_NONE } val_kind;
+
 typedef struct ait_tensor {
-    ait_dtype dtype;
+    ait_dtype dtype; /* for a sequence: its element type */
     int rank;
     int64_t dims[AIT_MAX_RANK];
     void *data;  /* NULL while only the shape is known */
     size_t cap;  /* bytes of storage owned (0 if not owned) */
     bool owned;  /* data is ait's to free */
+    val_kind kind;
+    int n_items, cap_items;     /* VAL_SEQUENCE: the tensors, owned */
+    struct ait_tensor *items;
 } tensor;
 
 /* Product of dims with overflow and negativity checks; also checks that the
@@ -36,8 +42,15 @@ static inline size_t tensor_nbytes(const tensor *t)
 void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims);
 /* Makes t own at least its nbytes of storage, keeping a big-enough buffer. */
 ait_status tensor_alloc(tensor *t, ait_error *e);
-/* Frees owned storage and clears the struct's data. */
+/* Frees owned storage (and a sequence's items) and makes t a tensor again. */
 void tensor_release(tensor *t);
+/* Makes dst a deep copy of src of any kind, reusing dst's storage. */
+ait_status tensor_copy_into(tensor *dst, const tensor *src, ait_error *e);
+/* Turns t into an empty sequence of `elem`, or into none. */
+void tensor_make_sequence(tensor *t, ait_dtype elem);
+void tensor_make_none(tensor *t);
+/* Inserts a deep copy of item at position pos (0..n) of sequence t. */
+ait_status seq_insert(tensor *t, int pos, const tensor *item, ait_error *e);
 /* A deep copy (new owned storage). */
 ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e);
 /* Formats "[2,3,4]" into buf. */

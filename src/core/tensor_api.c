@@ -41,6 +41,42 @@ void ait_tensor_free(ait_tensor *t)
 ait_dtype ait_tensor_dtype(const ait_tensor *t) { return t ? t->dtype : AIT_UNDEFINED; }
 int ait_tensor_rank(const ait_tensor *t) { return t ? t->rank : 0; }
 const int64_t *ait_tensor_dims(const ait_tensor *t) { return t ? t->dims : NULL; }
-int64_t ait_tensor_numel(const ait_tensor *t) { return t ? tensor_numel(t) : 0; }
-size_t ait_tensor_nbytes(const ait_tensor *t) { return t ? tensor_nbytes(t) : 0; }
+int64_t ait_tensor_numel(const ait_tensor *t)
+{
+    return t && t->kind == VAL_TENSOR ? tensor_numel(t) : 0;
+}
+size_t ait_tensor_nbytes(const ait_tensor *t)
+{
+    return t && t->kind == VAL_TENSOR ? tensor_nbytes(t) : 0;
+}
+
+ait_tensor *ait_sequence_create(ait_dtype elem)
+{
+    tensor *t = calloc(1, sizeof *t);
+    if (t) tensor_make_sequence(t, elem);
+    return t;
+}
+
+ait_status ait_sequence_append(ait_tensor *seq, const ait_tensor *item)
+{
+    if (!seq || !item || seq->kind != VAL_SEQUENCE || item->kind != VAL_TENSOR ||
+        (seq->dtype != AIT_UNDEFINED && item->dtype != seq->dtype))
+        return AIT_E_INVALID_ARG;
+    return seq_insert(seq, seq->n_items, item, NULL);
+}
+
+int ait_tensor_is_sequence(const ait_tensor *t) { return t && t->kind == VAL_SEQUENCE; }
+int ait_sequence_length(const ait_tensor *t) { return t && t->kind == VAL_SEQUENCE ? t->n_items : 0; }
+const ait_tensor *ait_sequence_item(const ait_tensor *t, int i)
+{
+    return t && t->kind == VAL_SEQUENCE && i >= 0 && i < t->n_items ? &t->items[i] : NULL;
+}
+
+ait_tensor *ait_tensor_none(void)
+{
+    tensor *t = calloc(1, sizeof *t);
+    if (t) tensor_make_none(t);
+    return t;
+}
+int ait_tensor_is_none(const ait_tensor *t) { return t && t->kind == VAL_NONE; }
 void *ait_tensor_data(ait_tensor *t) { return t ? t->data : NULL; }

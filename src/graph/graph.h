@@ -61,6 +61,8 @@ typedef struct value {
     tensor *konst;        /* constant data (initializer, Constant, folded), owned */
     int producer;         /* node index, -1 for inputs and constants */
     int outer;            /* in a subgraph: id of the same value in the parent, else -1 */
+    val_kind kind;        /* declared: tensor or sequence */
+    bool optional;        /* declared optional: may also be none */
     bool is_input, is_output;
 } value;
 

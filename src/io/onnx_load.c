@@ -48,9 +48,22 @@ static int resolve(graph *g, const char *name)
 static ait_status set_type(loader *L, value *v, const Onnx__TypeProto *tp, const char *what)
 {
     if (!tp) return AIT_OK;
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type &&
+        tp->optional_type->elem_type) {
+        v->optional = true;
+        tp = tp->optional_type->elem_type;
+    }
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type &&
+        tp->sequence_type->elem_type &&
+        tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        const Onnx__TypeProto__Tensor *et = tp->sequence_type->elem_type->tensor_type;
+        v->kind = VAL_SEQUENCE;
+        v->dtype = et && et->has_elem_type ? (ait_dtype)et->elem_type : AIT_UNDEFINED;
+        return AIT_OK;
+    }
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is not a tensor (sequence, map and "
-                       "optional types are not supported)", L->path, what, v->name);
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is of a type ait does not support "
+                       "(maps, sparse tensors, nested sequences)", L->path, what, v->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     v->dtype = tt->has_elem_type ? (ait_dtype)tt->elem_type : AIT_UNDEFINED;
     if (!tt->shape) return AIT_OK;

@@ -114,12 +114,7 @@ static ait_status scan_append(op_ctx *c, tensor *acc, int64_t *cap, int64_t iter
 /* Moves a finished tensor into a node output. */
 static ait_status give(op_ctx *c, int i, tensor *t)
 {
-    if (!has_out(c, i)) return AIT_OK;
-    tensor *o = c->out[i];
-    tensor_set_shape(o, t->dtype, t->rank, t->dims);
-    TRY(tensor_alloc(o, c->err));
-    if (t->data) memcpy(o->data, t->data, tensor_nbytes(t));
-    return AIT_OK;
+    return has_out(c, i) ? tensor_copy_into(c->out[i], t, c->err) : AIT_OK;
 }
 
 static ait_status loop_infer(op_ctx *c)
@@ -150,10 +145,7 @@ static ait_status loop_run(op_ctx *c)
     int64_t caps[MAX_LOOP_IO] = {0};
     ait_status s = AIT_OK;
     for (int k = 0; k < carried && s == AIT_OK; k++) {
-        const tensor *v = c->in[2 + k];
-        tensor_set_shape(&st.cur[k], v->dtype, v->rank, v->dims);
-        s = tensor_alloc(&st.cur[k], c->err);
-        if (s == AIT_OK) memcpy(st.cur[k].data, v->data, tensor_nbytes(v));
+        s = tensor_copy_into(&st.cur[k], c->in[2 + k], c->err);
     }
     int64_t iter = 0, iter_val = 0;
     uint8_t cond_val = 1;
@@ -278,10 +270,7 @@ static ait_status scan_core(op_ctx *c, const graph *body, scan_job *j)
     int64_t caps[MAX_LOOP_IO] = {0};
     ait_status s = AIT_OK;
     for (int k = 0; k < j->nstate && s == AIT_OK; k++) {
-        const tensor *v = j->state[k];
-        tensor_set_shape(&st.cur[k], v->dtype, v->rank, v->dims);
-        s = tensor_alloc(&st.cur[k], c->err);
-        if (s == AIT_OK) memcpy(st.cur[k].data, v->data, tensor_nbytes(v));
+        s = tensor_copy_into(&st.cur[k], j->state[k], c->err);
     }
     for (int64_t it = 0; s == AIT_OK && it < len; it++) {
         tensor *ins[MAX_LOOP_IO], *outs[MAX_LOOP_IO];
@@ -411,6 +400,6 @@ static ait_status scan_run(op_ctx *c)
 
 OP_TABLE(control,
          {"Constant", 0, 0, 1, 1, 0, constant_infer, constant_run},
-         {"If", 1, 1, 1, 512, OP_ALLOCS_OUTPUTS, if_infer, if_run},
-         {"Loop", 2, MAX_LOOP_IO, 1, MAX_LOOP_IO, OP_ALLOCS_OUTPUTS, loop_infer, loop_run},
+         {"If", 1, 1, 1, 512, OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES, if_infer, if_run},
+         {"Loop", 2, MAX_LOOP_IO, 1, MAX_LOOP_IO, OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES, loop_infer, loop_run},
          {"Scan", 1, MAX_LOOP_IO, 1, MAX_LOOP_IO, OP_ALLOCS_OUTPUTS, scan_infer, scan_run});

@@ -3,9 +3,10 @@
  *
  * One driver serves them all: the input is converted to a working type
  * (float for float32/float16/bfloat16, double for float64, int64 or uint64
- * for integers), its axes are collapsed to [outer, reduced, inner] (when the
- * reduced axes are not adjacent they are first moved to the end by a
- * transposing copy), one kernel reduces, and the result is converted back.
+ * for integers), its axes are collapsed to [outer, reduced, inner] and one
+ * kernel reduces (one pass per group when the reduced axes are not adjacent:
+ * axes [0, 2, 3] of NCHW reduce H*W, then N), and the result is converted
+ * back.
  * Each reduction is "pre-op per element, combine, post-op on the result":
  * ReduceL2 is square / add / sqrt, ReduceLogSum is none / add / log, and so
  * on. An empty axes list with noop_with_empty_axes reduces every element on
@@ -228,7 +229,9 @@ static void from_work(const void *src, wtype w, void *dst, ait_dtype dt, int64_t
     } while (0)
 
 /* reduce_<sfx>: x is [outer, R, inner] with R >= 1, y is [outer, inner];
- * tmp holds `inner` elements (ReduceLogSumExp). */
+ * tmp holds `inner` elements (ReduceLogSumExp). Only the combining kinds
+ * come here (SUM, SUMSQ, L1, PROD, MAX, MIN, LSE); finish_<sfx> then turns
+ * sums into means, L2 norms and logs. */
 #define DEF_REDUCE(T, SFX, ADD, MUL, ABS, EXP, LOG, SQRT)                                  \
     static void reduce_##SFX(const T *restrict x, T *restrict y, int64_t outer, int64_t R,     \
                              int64_t inner, enum rkind k, T *restrict tmp)                 \
@@ -237,11 +240,7 @@ static void from_work(const void *src, wtype w, void *dst, ait_dtype dt, int64_t
             const T *xs = x + o * R * inner;                                               \
             T *ys = y + o * inner;                                                         \
             switch (k) {                                                                   \
-            case R_SUM:                                                                    \
-            case R_MEAN:                                                                   \
-            case R_LOGSUM: RED(T, v, ADD(a, v)); break;                                    \
-            case R_SUMSQ:                                                                  \
-            case R_L2: RED(T, MUL(v, v), ADD(a, v)); break;                                \
+            case R_SUMSQ: RED(T, MUL(v, v), ADD(a, v)); break;                             \
             case R_L1: RED(T, ABS(v), ADD(a, v)); break;                                   \
             case R_PROD: RED(T, v, MUL(a, v)); break;                                      \
             case R_MAX: RED(T, v, MAX_OF(a, v)); break;                                    \
@@ -258,9 +257,12 @@ static void from_work(const void *src, wtype w, void *dst, ait_dtype dt, int64_t
                         tmp[j] += (T)EXP(xs[r * inner + j] - ys[j]);                       \
                 for (int64_t j = 0; j < inner; j++) ys[j] = (T)LOG(tmp[j]) + ys[j];        \
                 break;                                                                     \
+            default: RED(T, v, ADD(a, v)); break;                                          \
             }                                                                              \
         }                                                                                  \
-        int64_t n = outer * inner;                                                         \
+    }                                                                                      \
+    static void finish_##SFX(T *y, int64_t n, enum rkind k, int64_t R)                     \
+    {                                                                                      \
         switch (k) {                                                                       \
         case R_MEAN:                                                                       \
             for (int64_t i = 0; i < n; i++) y[i] = (T)(y[i] / (T)R);                       \
@@ -290,6 +292,29 @@ static void reduce_work(wtype w, const void *x, void *y, int64_t outer, int64_t 
     case W_F64: reduce_f64(x, y, outer, R, inner, k, tmp); break;
     case W_I64: reduce_i64(x, y, outer, R, inner, k, tmp); break;
     case W_U64: reduce_u64(x, y, outer, R, inner, k, tmp); break;
+    }
+}
+
+static void finish_work(wtype w, void *y, int64_t n, enum rkind k, int64_t R)
+{
+    switch (w) {
+    case W_F32: finish_f32(y, n, k, R); break;
+    case W_F64: finish_f64(y, n, k, R); break;
+    case W_I64: finish_i64(y, n, k, R); break;
+    case W_U64: finish_u64(y, n, k, R); break;
+    }
+}
+
+/* What a pass combines: the first pass applies the element-wise part
+ * (square, abs), later passes over partial results just add; max, min,
+ * prod and log-sum-exp combine partial results with themselves. */
+static enum rkind pass_kind(enum rkind k, bool first)
+{
+    switch (k) {
+    case R_MAX: case R_MIN: case R_PROD: case R_LSE: return k;
+    case R_L1: return first ? R_L1 : R_SUM;
+    case R_L2: case R_SUMSQ: return first ? R_SUMSQ : R_SUM;
+    default: return R_SUM;
     }
 }
 
@@ -329,43 +354,6 @@ DEF_ARG(int64_t, i64)
 DEF_ARG(uint64_t, u64)
 
 /* ---- shape handling ----------------------------------------------------- */
-
-/* Copies src (dims, element size esz) into dst with its axes permuted:
- * dst axis i is src axis perm[i]. */
-static void permute_copy(const void *src, void *dst, size_t esz, int rank, const int64_t *dims,
-                         const int *perm)
-{
-    int64_t sstr[AIT_MAX_RANK], pd[AIT_MAX_RANK] = {0}, ps[AIT_MAX_RANK] = {0}, idx[AIT_MAX_RANK] = {0};
-    row_strides(dims, rank, sstr);
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        pd[i] = dims[perm[i]];
-        ps[i] = sstr[perm[i]];
-        n *= pd[i];
-    }
-    if (n == 0 || rank < 1) return;
-    const char *s = src;
-    char *d = dst;
-    int64_t last = pd[rank - 1], lstr = ps[rank - 1] * (int64_t)esz, off = 0;
-    for (int64_t done = 0; done < n; done += last) {
-        const char *p = s + off * (int64_t)esz;
-        switch (esz) {
-        case 4:
-            for (int64_t k = 0; k < last; k++) memcpy(d + k * 4, p + k * lstr, 4);
-            break;
-        default:
-            for (int64_t k = 0; k < last; k++) memcpy(d + k * 8, p + k * lstr, 8);
-            break;
-        }
-        d += last * (int64_t)esz;
-        for (int i = rank - 2; i >= 0; i--) { /* odometer over all but the last axis */
-            off += ps[i];
-            if (++idx[i] < pd[i]) break;
-            off -= ps[i] * pd[i];
-            idx[i] = 0;
-        }
-    }
-}
 
 /* Fills red[] with the axes to reduce. Axes come from the attribute (before
  * axes_input_since) or input 1 (from then on); either form is accepted in
@@ -465,46 +453,26 @@ static void fill_empty(void *dst, ait_dtype dt, int64_t n, enum rkind k)
 /* Carves 64-byte aligned pieces out of one scratch block. */
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-/* Collapses x's shape by `red` into [outer, R, inner]; returns the permutation
- * that moves the reduced axes to the end when they are not adjacent (else
- * *perm_needed is false). */
-static void collapse(const tensor *x, const bool *red, int64_t *outer, int64_t *R,
-                     int64_t *inner, bool *perm_needed, int *perm)
+/* x's shape as alternating groups of kept and reduced axes: size-1 axes
+ * dropped, neighbours of the same kind merged. */
+static int group_axes(const tensor *x, const bool *red, int64_t *size, bool *gred)
 {
-    int ax[AIT_MAX_RANK], m = 0, groups = 0;
-    for (int i = 0; i < x->rank; i++) /* size-1 axes never matter */
-        if (x->dims[i] != 1) ax[m++] = i;
-    for (int j = 0; j < m; j++)
-        if (red[ax[j]] && (j == 0 || !red[ax[j - 1]])) groups++;
-    *outer = 1, *R = 1, *inner = 1;
-    *perm_needed = groups > 1;
-    if (groups == 0) { /* nothing reduced: every element on its own */
-        *inner = tensor_numel(x);
-        return;
+    int m = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (x->dims[i] == 1) continue;
+        if (m > 0 && gred[m - 1] == red[i]) {
+            size[m - 1] *= x->dims[i];
+            continue;
+        }
+        size[m] = x->dims[i];
+        gred[m++] = red[i];
     }
-    if (groups == 1) {
-        bool after = false;
-        for (int j = 0; j < m; j++) {
-            int64_t d = x->dims[ax[j]];
-            if (red[ax[j]]) *R *= d, after = true;
-            else if (after) *inner *= d;
-            else *outer *= d;
-        }
-        return;
-    }
-    int p = 0;
-    for (int i = 0; i < x->rank; i++)
-        if (!red[i]) {
-            perm[p++] = i;
-            *outer *= x->dims[i];
-        }
-    for (int i = 0; i < x->rank; i++)
-        if (red[i]) {
-            perm[p++] = i;
-            *R *= x->dims[i];
-        }
+    return m;
 }
 
+/* Reduces in one pass per group of adjacent reduced axes, last group first,
+ * each over an [outer, R, inner] view; partial results ping-pong through
+ * scratch and the last pass writes y. */
 static ait_status reduce_run(op_ctx *c)
 {
     const tensor *x = c->in[0];
@@ -512,37 +480,59 @@ static ait_status reduce_run(op_ctx *c)
     enum rkind k = rdesc_of(c)->kind;
     bool red[AIT_MAX_RANK];
     TRY(reduce_axes(c, x->rank, red));
-    int64_t nout = tensor_numel(y);
+    int64_t nout = tensor_numel(y), nin = tensor_numel(x);
     if (nout == 0) return AIT_OK;
-    int64_t outer, R, inner;
-    bool permute;
-    int perm[AIT_MAX_RANK];
-    collapse(x, red, &outer, &R, &inner, &permute, perm);
-    if (R == 0) {
+    int64_t size[AIT_MAX_RANK], Rtot = 1;
+    bool gred[AIT_MAX_RANK];
+    int m = group_axes(x, red, size, gred), passes = 0;
+    for (int g = 0; g < m; g++)
+        if (gred[g]) Rtot *= size[g], passes++;
+    if (Rtot == 0) {
         fill_empty(y->data, y->dtype, nout, k);
         return AIT_OK;
     }
     wtype w = work_type(x->dtype, kind_floatish(k));
     size_t es = wsize(w);
-    int64_t nin = tensor_numel(x);
     bool conv_in = !is_native(x->dtype, w), conv_out = !is_native(y->dtype, w);
+    /* the partial result after the first pass is the largest one */
+    int64_t part = nout, inner_max = 1;
+    for (int g = m - 1, seen = 0; g >= 0; g--) {
+        if (!gred[g]) continue;
+        if (!seen++ && passes > 1) part = nin / size[g];
+    }
+    for (int g = 0; g < m; g++) {
+        int64_t in_ = 1;
+        for (int h = g + 1; h < m; h++) in_ *= size[h];
+        if (gred[g] && in_ > inner_max) inner_max = in_;
+    }
+    if (passes == 0) inner_max = nin;
     size_t b_in = conv_in ? round64((size_t)nin * es) : 0;
-    size_t b_perm = permute ? round64((size_t)nin * es) : 0;
+    size_t b_part = passes > 1 ? round64((size_t)part * es) : 0;
     size_t b_out = conv_out ? round64((size_t)nout * es) : 0;
-    size_t b_tmp = round64((size_t)inner * es);
-    char *s = op_scratch(c, b_in + b_perm + b_out + b_tmp);
+    size_t b_tmp = round64((size_t)inner_max * es);
+    char *s = op_scratch(c, b_in + 2 * b_part + b_out + b_tmp);
     if (!s) return c->err->code ? c->err->code : AIT_E_NOMEM;
     const void *src = x->data;
     if (conv_in) {
         to_work(x->data, x->dtype, s, w, nin);
         src = s;
     }
-    if (permute) {
-        permute_copy(src, s + b_in, es, x->rank, x->dims, perm);
-        src = s + b_in;
+    char *part_buf[2] = {s + b_in, s + b_in + b_part};
+    void *dst = conv_out ? (void *)(s + b_in + 2 * b_part) : y->data;
+    void *tmp = s + b_in + 2 * b_part + b_out;
+    if (passes == 0) /* nothing reduced: every element on its own */
+        reduce_work(w, src, dst, 1, 1, nin, pass_kind(k, true), tmp);
+    for (int g = m - 1, done = 0; g >= 0; g--) {
+        if (!gred[g]) continue;
+        int64_t outer = 1, inner = 1;
+        for (int h = 0; h < g; h++) outer *= size[h];
+        for (int h = g + 1; h < m; h++) inner *= size[h];
+        void *to = ++done == passes ? dst : part_buf[done & 1];
+        reduce_work(w, src, to, outer, size[g], inner, pass_kind(k, done == 1), tmp);
+        src = to;
+        size[g] = 1;
     }
-    void *dst = conv_out ? (void *)(s + b_in + b_perm) : y->data;
-    reduce_work(w, src, dst, outer, R, inner, k, s + b_in + b_perm + b_out);
+    finish_work(w, dst, nout, k, Rtot);
     if (conv_out) from_work(dst, w, y->data, y->dtype, nout);
     return AIT_OK;
 }

@@ -5,7 +5,8 @@
 
 extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, ops_quant,
     ops_conv, ops_pool, ops_layout, ops_index, ops_resize, ops_rnn, ops_control, ops_loss,
-    ops_signal, ops_vision, ops_training, ops_text;
+    ops_signal, ops_vision, ops_training, ops_text,
+    ops_sequence;
 
 /* Weak while families are being filled in; a missing family simply has no ops. */
 #pragma weak ops_unary
@@ -26,11 +27,12 @@ extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, o
 #pragma weak ops_vision
 #pragma weak ops_training
 #pragma weak ops_text
+#pragma weak ops_sequence
 
 static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
     &ops_pool,  &ops_layout, &ops_index,  &ops_resize, &ops_rnn,   &ops_control,
-    &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text,
+    &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text, &ops_sequence,
 };
 
 const op_def *op_find(const char *domain, const char *name)

@@ -525,10 +525,24 @@ static void store_work(const void *src, bool f64, tensor *y)
     case AIT_BF16:
         for (int64_t i = 0; i < n; i++) ((uint16_t *)y->data)[i] = f32_to_bf16(s[i]);
         break;
+    case AIT_U8: /* images: the common integer case, kept out of store_round */
+        for (int64_t i = 0; i < n; i++) {
+            float v = s[i];
+            ((uint8_t *)y->data)[i] = !(v > 0) ? 0 : v >= 255 ? 255 : (uint8_t)(v + 0.5f);
+        }
+        break;
     default:
         for (int64_t i = 0; i < n; i++) store_round(y->data, y->dtype, i, s[i]);
         break;
     }
+}
+
+/* Whether axis u should be resized before axis v (see resize_run). */
+static bool pass_before(const rz_plan *p, int u, int v)
+{
+    double ru = (double)p->out[u] * (double)p->in[v], rv = (double)p->out[v] * (double)p->in[u];
+    if (ru != rv) return ru < rv;
+    return p->out[u] < p->in[u] ? u < v : u > v;
 }
 
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
@@ -570,14 +584,16 @@ static ait_status resize_run(op_ctx *c)
     bool f64 = work_is_f64(x->dtype);
     size_t es = f64 ? 8 : 4;
     bool interp = a.mode != M_NEAREST;
-    /* the order of passes: shrinking axes first keeps the later passes small */
+    /* the order of passes: shrinking axes first keeps the later passes
+     * small; among equal ratios, the last axis (whose pass, inner == 1, does
+     * not vectorise) goes where the tensor is smaller: last when shrinking,
+     * first when growing */
     int order[AIT_MAX_RANK];
     for (int d = 0; d < r; d++) order[d] = d;
     for (int i = 1; i < r; i++)
-        for (int j = i; j > 0; j--) {
-            int u = order[j - 1], v = order[j];
-            if ((double)p.out[v] * (double)p.in[u] >= (double)p.out[u] * (double)p.in[v]) break;
-            order[j - 1] = v, order[j] = u;
+        for (int j = i; j > 0 && pass_before(&p, order[j], order[j - 1]); j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
         }
     int64_t biggest = 0, cur = nin;
     for (int i = 0; i < r; i++) {
@@ -629,14 +645,15 @@ static ait_status resize_run(op_ctx *c)
     }
     char *buf[2] = {q, q + b_buf};
     int nb = 0, done = 0, todo = 0;
+    bool skip[AIT_MAX_RANK];
     for (int d = 0; d < r; d++)
-        if (!tab_is_identity(&p, &tabs[d])) todo++;
+        if (!(skip[d] = tab_is_identity(&p, &tabs[d]))) todo++;
     int64_t dims[AIT_MAX_RANK];
     memcpy(dims, p.in, sizeof dims);
     bool direct = x->dtype == (f64 ? AIT_F64 : AIT_F32); /* last pass may write y */
     for (int i = 0; i < r; i++) {
         int d = order[i];
-        if (tab_is_identity(&p, &tabs[d])) continue;
+        if (skip[d]) continue;
         int64_t outer = 1, inner = 1;
         for (int k = 0; k < d; k++) outer *= dims[k];
         for (int k = d + 1; k < r; k++) inner *= dims[k];

@@ -506,10 +506,9 @@ static ait_status window_run(op_ctx *c)
     int64_t periodic = attr_int(c->n, "periodic", 1);
     int64_t N = periodic ? size : size - 1;
     for (int64_t k = 0; k < size; k++) {
+        double t = 2.0 * M_PI * (double)k / (double)N;
         /* a one-point symmetric window is [1], as in torch and numpy */
-        double t = N > 0 ? 2.0 * M_PI * (double)k / (double)N : 0.0;
-        double v = wd->a0 - wd->a1 * cos(t) + wd->a2 * cos(2 * t);
-        if (N == 0) v = 1.0;
+        double v = N > 0 ? wd->a0 - wd->a1 * cos(t) + wd->a2 * cos(2 * t) : 1.0;
         st(c->out[0]->data, dt, k, v);
     }
     return AIT_OK;

@@ -525,6 +525,7 @@ static ait_status infer_identity(op_ctx *c)
 
 static ait_status run_identity(op_ctx *c)
 {
+    if (c->in[0]->kind != VAL_TENSOR) return tensor_copy_into(c->out[0], c->in[0], c->err);
     copy_in0(c);
     return AIT_OK;
 }
@@ -650,5 +651,5 @@ OP_TABLE(unary, UNARY_OPS(X_DEF)
          {"BitwiseNot", 1, 1, 1, 1, 0, infer_bitwise_not, run_bitwise_not},
          {"Cast", 1, 1, 1, 1, 0, infer_cast, run_cast},
          {"CastLike", 2, 2, 1, 1, 0, infer_castlike, run_cast},
-         {"Identity", 1, 1, 1, 1, 0, infer_identity, run_identity},
+         {"Identity", 1, 1, 1, 1, OP_TAKES_SEQUENCES, infer_identity, run_identity},
          {"Dropout", 1, 3, 1, 2, OP_NONDETERMINISTIC, infer_dropout, run_dropout});

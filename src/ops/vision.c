@@ -126,6 +126,8 @@ static ait_status gs_params(op_ctx *c, gs_args *a)
         return err_set(c->err, AIT_E_SHAPE, "X must have rank %s, not %d",
                        c->opset < 20 ? "4" : ">= 3", r);
     a->k = r - 2;
+    for (int i = 2; i < r; i++)
+        if (x->dims[i] < 1) return err_set(c->err, AIT_E_SHAPE, "X has an empty spatial axis");
     if (g->rank != r || g->dims[0] != x->dims[0] || g->dims[r - 1] != a->k)
         return err_set(c->err, AIT_E_SHAPE, "grid must be [N, ..., %d] of rank %d with N = %lld",
                        a->k, r, (long long)x->dims[0]);
@@ -313,7 +315,8 @@ static ait_status ra_params(op_ctx *c, ra_args *a)
     if (!dtype_is_int(bi->dtype))
         return err_set(c->err, AIT_E_DTYPE, "batch_indices must be integers, not %s",
                        ait_dtype_name(bi->dtype));
-    if (x->rank != 4) return err_set(c->err, AIT_E_SHAPE, "X must be [N, C, H, W]");
+    if (x->rank != 4 || x->dims[2] < 1 || x->dims[3] < 1)
+        return err_set(c->err, AIT_E_SHAPE, "X must be [N, C, H, W] with H, W >= 1");
     if (rois->rank != 2 || rois->dims[1] != 4)
         return err_set(c->err, AIT_E_SHAPE, "rois must be [num_rois, 4]");
     if (bi->rank != 1 || bi->dims[0] != rois->dims[0])

@@ -177,6 +177,7 @@ static ait_status plan(exec *x, ait_error *e)
     for (int b = 0; b < x->n_bound; b++) {
         int v = x->bound[b];
         const tensor *t = x->cur[v];
+        if (t->kind != VAL_TENSOR) continue; /* sequences and nones: known at run time */
         tensor_set_shape(&x->meta[v], t->dtype, t->rank, t->dims);
         x->meta[v].data = NULL;
         x->known[v] = true;
@@ -265,8 +266,25 @@ static ait_status check_input(const exec *x, int v, const tensor *t, ait_error *
 {
     const value *d = &x->g->vals[v];
     char a[128], b[128];
-    if (!t || !t->data)
+    if (!t || (t->kind == VAL_TENSOR && !t->data))
         return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is missing", x->g->path, d->name);
+    if (t->kind == VAL_NONE) {
+        if (d->optional) return AIT_OK;
+        return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is none but not optional", x->g->path,
+                       d->name);
+    }
+    if (t->kind != d->kind)
+        return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' must be a %s, got a %s", x->g->path,
+                       d->name, d->kind == VAL_SEQUENCE ? "sequence" : "tensor",
+                       t->kind == VAL_SEQUENCE ? "sequence" : "tensor");
+    if (t->kind == VAL_SEQUENCE) {
+        for (int i = 0; i < t->n_items; i++)
+            if (d->dtype != AIT_UNDEFINED && t->items[i].dtype != d->dtype)
+                return err_set(e, AIT_E_DTYPE, "%s: input '%s' item %d must be %s, got %s",
+                               x->g->path, d->name, i, ait_dtype_name(d->dtype),
+                               ait_dtype_name(t->items[i].dtype));
+        return AIT_OK;
+    }
     if (d->dtype != AIT_UNDEFINED && t->dtype != d->dtype)
         return err_set(e, AIT_E_DTYPE, "%s: input '%s' must be %s, got %s", x->g->path, d->name,
                        ait_dtype_name(d->dtype), ait_dtype_name(t->dtype));
@@ -320,7 +338,8 @@ static bool same_signature(exec *x)
     for (int b = 0; b < x->n_bound; b++) {
         const tensor *t = x->cur[x->bound[b]];
         int64_t *s = &x->sig[(size_t)b * (AIT_MAX_RANK + 1)];
-        int64_t key = (int64_t)t->rank | ((int64_t)t->dtype << 8);
+        int64_t key = (int64_t)t->rank | ((int64_t)t->dtype << 8) | ((int64_t)t->kind << 16) |
+                      ((int64_t)t->n_items << 20);
         if (s[0] != key) same = false;
         s[0] = key;
         for (int i = 0; i < t->rank; i++) {
@@ -361,15 +380,21 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         for (int k = 0; k < n->n_in; k++) {
             int v = n->in[k];
             in[k] = v >= 0 ? x->cur[v] : NULL;
-            if (v >= 0 && (!in[k] || !in[k]->data))
+            if (v >= 0 && (!in[k] || (in[k]->kind == VAL_TENSOR && !in[k]->data)))
                 return err_set(e, AIT_E_INTERNAL, "%s: node '%s' (%s): input '%s' has no data",
                                g->path, n->name, n->op, g->vals[v].name);
+            if (in[k] && in[k]->kind != VAL_TENSOR && !(n->def->flags & OP_TAKES_SEQUENCES))
+                return err_set(e, AIT_E_INVALID_ARG, "%s: node '%s' (%s): input '%s' is a %s; "
+                               "the op takes tensors", g->path, n->name, n->op, g->vals[v].name,
+                               in[k]->kind == VAL_SEQUENCE ? "sequence" : "none");
         }
         for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &x->env[n->out[k]] : NULL;
         op_ctx c;
         ctx_init(x, n, &c, in, out, e);
         x->cur_node = n;
-        if (!(n->def->flags & OP_ALLOCS_OUTPUTS)) {
+        bool self_alloc = n->def->flags & OP_ALLOCS_OUTPUTS;
+        for (int k = 0; k < n->n_in; k++) self_alloc |= in[k] && in[k]->kind != VAL_TENSOR;
+        if (!self_alloc) {
             if (n->def->infer(&c) != AIT_OK) {
                 if (e && e->code == AIT_OK)
                     err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
@@ -387,7 +412,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
     }
     for (int j = 0; j < g->n_outputs; j++) {
         outputs[j] = x->cur[g->outputs[j]];
-        if (!outputs[j] || !outputs[j]->data)
+        if (!outputs[j] || (outputs[j]->kind == VAL_TENSOR && !outputs[j]->data))
             return err_set(e, AIT_E_INTERNAL, "%s: output '%s' was not computed", g->path,
                            g->vals[g->outputs[j]].name);
     }
@@ -425,11 +450,7 @@ ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs, ten
     tensor *res[MAX_IO];
     if (sub->n_outputs > MAX_IO) return err_set(c->err, AIT_E_UNSUPPORTED, "too many subgraph outputs");
     TRY(exec_run(child, inputs, res, c->err));
-    for (int j = 0; j < sub->n_outputs; j++) {
-        if (!outs[j]) continue;
-        tensor_set_shape(outs[j], res[j]->dtype, res[j]->rank, res[j]->dims);
-        TRY(tensor_alloc(outs[j], c->err));
-        memcpy(outs[j]->data, res[j]->data, tensor_nbytes(res[j]));
-    }
+    for (int j = 0; j < sub->n_outputs; j++)
+        if (outs[j]) TRY(tensor_copy_into(outs[j], res[j], c->err));
     return AIT_OK;
 }

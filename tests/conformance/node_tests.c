@@ -12,6 +12,8 @@
 #include "core/tensor.h"
 #include "io/model.h"
 #include "onnx.pb-c.h"
+#include "onnx_data.pb-c.h"
+#include "io/onnx_tensor.h"
 
 #define RTOL 1e-3
 #define ATOL 1e-7
@@ -118,12 +120,66 @@ static op_row *row_for(const char *op)
     return &rows[n_rows++];
 }
 
-static ait_status load_pb(const char *path, tensor **t, ait_error *e)
+static ait_status seq_from_proto(const Onnx__SequenceProto *sp, tensor *t, const char *what,
+                                 ait_error *e);
+
+/* An optional's value: none, a tensor or a sequence. */
+static ait_status opt_from_proto(const Onnx__OptionalProto *op, tensor *t, const char *what,
+                                 ait_error *e)
+{
+    if (op->tensor_value) {
+        tensor *x;
+        TRY(tensor_from_proto(op->tensor_value, NULL, &x, what, e));
+        ait_status s = tensor_copy_into(t, x, e);
+        ait_tensor_free(x);
+        return s;
+    }
+    if (op->sequence_value) return seq_from_proto(op->sequence_value, t, what, e);
+    tensor_make_none(t);
+    return AIT_OK;
+}
+
+static ait_status seq_from_proto(const Onnx__SequenceProto *sp, tensor *t, const char *what,
+                                 ait_error *e)
+{
+    if (sp->n_sequence_values || sp->n_optional_values)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: nested sequences", what);
+    tensor_make_sequence(t, AIT_UNDEFINED);
+    for (size_t i = 0; i < sp->n_tensor_values; i++) {
+        tensor *x;
+        TRY(tensor_from_proto(sp->tensor_values[i], NULL, &x, what, e));
+        ait_status s = seq_insert(t, (int)i, x, e);
+        ait_tensor_free(x);
+        TRY(s);
+    }
+    return AIT_OK;
+}
+
+/* Loads a test value stored as the message its declaration calls for. */
+static ait_status load_pb(const char *path, const value *decl, tensor **t, ait_error *e)
 {
     uint8_t *buf;
     size_t len;
     TRY(file_read_all(path, (size_t)1 << 30, &buf, &len, e));
-    ait_status s = tensor_from_pb(buf, len, t, NULL, path, e);
+    ait_status s = AIT_OK;
+    if (decl && (decl->optional || decl->kind == VAL_SEQUENCE)) {
+        *t = calloc(1, sizeof **t);
+        if (decl->optional) {
+            Onnx__OptionalProto *op = onnx__optional_proto__unpack(NULL, len, buf);
+            s = op ? opt_from_proto(op, *t, path, e) : err_set(e, AIT_E_PARSE, "%s: bad OptionalProto", path);
+            if (op) onnx__optional_proto__free_unpacked(op, NULL);
+        } else {
+            Onnx__SequenceProto *sp = onnx__sequence_proto__unpack(NULL, len, buf);
+            s = sp ? seq_from_proto(sp, *t, path, e) : err_set(e, AIT_E_PARSE, "%s: bad SequenceProto", path);
+            if (sp) onnx__sequence_proto__free_unpacked(sp, NULL);
+        }
+        if (s != AIT_OK) {
+            ait_tensor_free(*t);
+            *t = NULL;
+        }
+    } else {
+        s = tensor_from_pb(buf, len, t, NULL, path, e);
+    }
     free(buf);
     return s;
 }
@@ -132,6 +188,21 @@ static ait_status load_pb(const char *path, tensor **t, ait_error *e)
 static bool compare(const tensor *got, const tensor *want, int j, char *why, size_t n)
 {
     char a[128], b[128];
+    if (got->kind != want->kind) {
+        snprintf(why, n, "output %d: kind %d, expected %d (0 tensor, 1 sequence, 2 none)", j,
+                 got->kind, want->kind);
+        return false;
+    }
+    if (want->kind == VAL_NONE) return true;
+    if (want->kind == VAL_SEQUENCE) {
+        if (got->n_items != want->n_items) {
+            snprintf(why, n, "output %d: %d items, expected %d", j, got->n_items, want->n_items);
+            return false;
+        }
+        for (int i = 0; i < want->n_items; i++)
+            if (!compare(&got->items[i], &want->items[i], j, why, n)) return false;
+        return true;
+    }
     if (got->dtype != want->dtype) {
         snprintf(why, n, "output %d: dtype %s, expected %s", j, ait_dtype_name(got->dtype),
                  ait_dtype_name(want->dtype));
@@ -202,7 +273,8 @@ static int run_test(const char *dir, const char *test, char *why, size_t n)
             snprintf(path, sizeof path, "%s/input_%d.pb", sd, i);
             if (stat(path, &st) != 0) break;
             tensor *t;
-            if (load_pb(path, &t, &e) != AIT_OK) {
+            const value *decl = k < n_in ? &m->g->vals[m->g->inputs[k]] : NULL;
+            if (load_pb(path, decl, &t, &e) != AIT_OK) {
                 snprintf(why, n, "%s", e.msg);
                 result = R_FAIL;
                 break;
@@ -219,7 +291,7 @@ static int run_test(const char *dir, const char *test, char *why, size_t n)
         }
         for (int j = 0; j < n_out && result == R_PASS; j++) {
             snprintf(path, sizeof path, "%s/output_%d.pb", sd, j);
-            if (load_pb(path, &want[j], &e) != AIT_OK) {
+            if (load_pb(path, &m->g->vals[m->g->outputs[j]], &want[j], &e) != AIT_OK) {
                 snprintf(why, n, "%s", e.msg);
                 result = R_FAIL;
                 break;

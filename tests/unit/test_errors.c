@@ -176,6 +176,38 @@ static void test_runtime_errors(void **state)
     ait_model_free(m);
 }
 
+static void test_sequences(void **state)
+{
+    (void)state;
+    int64_t d2[1] = {2};
+    float v[2] = {1, 2};
+    ait_tensor *item = ait_tensor_wrap(AIT_F32, 1, d2, v), *seq = ait_sequence_create(AIT_F32);
+    ait_tensor *wrong = ait_tensor_create(AIT_I64, 1, d2), *none = ait_tensor_none();
+    assert_int_equal(ait_sequence_append(seq, item), AIT_OK);
+    assert_int_equal(ait_sequence_append(seq, item), AIT_OK);
+    assert_int_equal(ait_sequence_append(seq, wrong), AIT_E_INVALID_ARG);
+    assert_true(ait_tensor_is_sequence(seq));
+    assert_int_equal(ait_sequence_length(seq), 2);
+    v[0] = 7; /* items are copies */
+    assert_float_equal(((const float *)ait_sequence_item(seq, 1)->data)[0], 1.0f, 0);
+    assert_null(ait_sequence_item(seq, 2));
+    assert_true(ait_tensor_is_none(none));
+    assert_int_equal(ait_tensor_numel(seq), 0);
+    /* A sequence or a none where the model wants a tensor is refused. */
+    char msg[1024];
+    int64_t d23[2] = {2, 3};
+    ait_tensor *a = ait_tensor_create(AIT_F32, 2, d23);
+    assert_int_equal(run_two(a, seq, msg, sizeof msg), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(msg, "'b' must be a tensor, got a sequence"));
+    assert_int_equal(run_two(a, none, msg, sizeof msg), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(msg, "'b' is none but not optional"));
+    ait_tensor_free(a);
+    ait_tensor_free(item);
+    ait_tensor_free(seq);
+    ait_tensor_free(wrong);
+    ait_tensor_free(none);
+}
+
 static void test_npy(void **state)
 {
     (void)state;
@@ -261,7 +293,8 @@ int main(void)
         cmocka_unit_test(test_corrupt_models), cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_external_data),  cmocka_unit_test(test_tolerated),
         cmocka_unit_test(test_bad_run_inputs), cmocka_unit_test(test_runtime_errors),
-        cmocka_unit_test(test_npy),            cmocka_unit_test(test_npz),
+        cmocka_unit_test(test_sequences),      cmocka_unit_test(test_npy),
+        cmocka_unit_test(test_npz),
         cmocka_unit_test(test_shape_overflow), cmocka_unit_test(test_half),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
