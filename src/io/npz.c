@@ -175,6 +175,11 @@ ait_status npz_save(const char *path, int n, const char *const *names, const ten
     uint8_t **img = calloc((size_t)n + 1, sizeof *img);
     size_t *ilen = calloc((size_t)n + 1, sizeof *ilen), total = 22;
     ait_status s = img && ilen ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    if (s == AIT_OK && n > 65535)
+        s = err_set(e, AIT_E_UNSUPPORTED, "%s: more than 65535 arrays", path);
+    for (int i = 0; s == AIT_OK && i < n; i++)
+        if (strlen(names[i]) > 1000)
+            s = err_set(e, AIT_E_UNSUPPORTED, "%s: array name '%.40s...' is too long", path, names[i]);
     for (int i = 0; s == AIT_OK && i < n; i++) {
         s = npy_serialise(arrays[i], &img[i], &ilen[i], e);
         total += 30 + 46 + 2 * (strlen(names[i]) + 4) + ilen[i];
@@ -184,10 +189,11 @@ ait_status npz_save(const char *path, int n, const char *const *names, const ten
     uint8_t *b = s == AIT_OK ? malloc(total) : NULL;
     if (s == AIT_OK && !b) s = err_set(e, AIT_E_NOMEM, "out of memory");
     if (s == AIT_OK) {
-        size_t p = 0, *off = ilen; /* reuse: offsets after use */
+        size_t p = 0;
         uint32_t *crc = calloc((size_t)n + 1, sizeof *crc);
         size_t *lofs = calloc((size_t)n + 1, sizeof *lofs);
-        for (int i = 0; i < n; i++) {
+        int m = crc && lofs ? n : 0; /* out of memory: write nothing, report below */
+        for (int i = 0; i < m; i++) {
             char nm[1024];
             int nl = snprintf(nm, sizeof nm, "%s.npy", names[i]);
             crc[i] = (uint32_t)crc32(0, img[i], (uInt)ilen[i]);
@@ -201,13 +207,13 @@ ait_status npz_save(const char *path, int n, const char *const *names, const ten
             p += 30 + (size_t)nl + ilen[i];
         }
         size_t cd = p;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < m; i++) {
             char nm[1024];
             int nl = snprintf(nm, sizeof nm, "%s.npy", names[i]);
             memset(b + p, 0, 46);
             wr32(b + p, 0x02014b50), wr16(b + p + 4, 20), wr16(b + p + 6, 20);
-            wr32(b + p + 16, crc[i]), wr32(b + p + 20, (uint32_t)off[i]);
-            wr32(b + p + 24, (uint32_t)off[i]), wr16(b + p + 28, (uint32_t)nl);
+            wr32(b + p + 16, crc[i]), wr32(b + p + 20, (uint32_t)ilen[i]);
+            wr32(b + p + 24, (uint32_t)ilen[i]), wr16(b + p + 28, (uint32_t)nl);
             wr32(b + p + 42, (uint32_t)lofs[i]);
             memcpy(b + p + 46, nm, (size_t)nl);
             p += 46 + (size_t)nl;
@@ -218,7 +224,7 @@ ait_status npz_save(const char *path, int n, const char *const *names, const ten
         p += 22;
         free(crc);
         free(lofs);
-        s = file_write_atomic(path, b, p, e);
+        s = m < n ? err_set(e, AIT_E_NOMEM, "out of memory") : file_write_atomic(path, b, p, e);
     }
     for (int i = 0; img && i < n; i++) free(img[i]);
     free(img);
