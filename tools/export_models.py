@@ -6,8 +6,12 @@ For each model NAME it writes, in the output folder:
   NAME.onnx            the model, opset 17, with dynamic batch (and seq/past) axes
   NAME.in.K.npz        inputs of case K (cases differ in batch and sequence sizes)
   NAME.out.K.npz       PyTorch's outputs for case K, named as the ONNX outputs
+With --bench it also writes the cases bench/run measures (batch 1 and 8, the
+GPT-2 decoder in decode and prefill), drawn from their own generator so that
+the cases above stay as they are:
+  NAME.bench.TAG.in.npz, NAME.bench.TAG.out.npz
 
-usage: /usr/bin/python3 tools/export_models.py OUTDIR [NAME ...]
+usage: /usr/bin/python3 tools/export_models.py [--bench] OUTDIR [NAME ...]
 """
 import math
 import os
@@ -146,11 +150,12 @@ def gpt2():
     for n in outs[1:]:
         dyn[n] = {0: "batch", 2: "past_seq"}
 
-    def inputs(b, s, g):
+    def inputs(b, s, g, past=None):
         ids = torch.randint(0, 1000, (b, s), generator=g)
-        past = s * 2  # the cases cover prefill-like and decode-like shapes
-        if s == 1:
-            past = 127
+        if past is None:
+            past = s * 2  # the cases cover prefill-like and decode-like shapes
+            if s == 1:
+                past = 127
         return [ids] + [torch.randn(b, 4, past, 32, generator=g) for _ in names[1:]]
     return m, names, outs, dyn, inputs
 
@@ -169,7 +174,35 @@ MODELS = {
 }
 
 
-def export(name, outdir):
+# bench/run's cases: NAME -> [(TAG, batch, seq, extra inputs arguments)].
+BENCH_CASES = {
+    "resnet18": [("b1", 1, 0, {}), ("b8", 8, 0, {})],
+    "mobilenetv2": [("b1", 1, 0, {}), ("b8", 8, 0, {})],
+    "mlp": [("b1", 1, 0, {}), ("b8", 8, 0, {})],
+    "bert": [("b1", 1, 128, {}), ("b8", 8, 128, {})],
+    "gpt2": [("decode-b1", 1, 1, {"past": 127}), ("decode-b8", 8, 1, {"past": 127}),
+             ("prefill-b1", 1, 128, {"past": 0}), ("prefill-b8", 8, 128, {"past": 0})],
+}
+
+
+def save_case(model, in_names, out_names, inputs, in_path, out_path):
+    with torch.no_grad():
+        outs = model(*inputs)
+    if isinstance(outs, torch.Tensor):
+        outs = [outs]
+    np.savez(in_path, **{n: t.numpy() for n, t in zip(in_names, inputs)})
+    np.savez(out_path, **{n: t.numpy() for n, t in zip(out_names, outs)})
+
+
+def export_bench(name, outdir, model, in_names, out_names, make_inputs):
+    g = torch.Generator().manual_seed(2)
+    for tag, b, s, extra in BENCH_CASES[name]:
+        base = os.path.join(outdir, f"{name}.bench.{tag}")
+        save_case(model, in_names, out_names, make_inputs(b, s, g, **extra),
+                  base + ".in.npz", base + ".out.npz")
+
+
+def export(name, outdir, bench=False):
     make, cases = MODELS[name]
     torch.manual_seed(0)
     model, in_names, out_names, dyn, make_inputs = make()
@@ -183,29 +216,27 @@ def export(name, outdir):
                           do_constant_folding=True)
     os.replace(path + ".tmp", path)
     for k, case in enumerate(cases):
-        inputs = make_inputs(*case, g)
-        with torch.no_grad():
-            outs = model(*inputs)
-        if isinstance(outs, torch.Tensor):
-            outs = [outs]
-        np.savez(os.path.join(outdir, f"{name}.in.{k}.npz"),
-                 **{n: t.numpy() for n, t in zip(in_names, inputs)})
-        np.savez(os.path.join(outdir, f"{name}.out.{k}.npz"),
-                 **{n: t.numpy() for n, t in zip(out_names, outs)})
+        save_case(model, in_names, out_names, make_inputs(*case, g),
+                  os.path.join(outdir, f"{name}.in.{k}.npz"), os.path.join(outdir, f"{name}.out.{k}.npz"))
+    if bench:
+        export_bench(name, outdir, model, in_names, out_names, make_inputs)
     print(f"exported {path} ({len(cases)} cases)")
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    bench = bool(args) and args[0] == "--bench"
+    args = args[1:] if bench else args
+    if not args:
         print(__doc__)
         sys.exit(2)
-    outdir = sys.argv[1]
+    outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    for name in sys.argv[2:] or list(MODELS):
+    for name in args[1:] or list(MODELS):
         if name not in MODELS:
             sys.exit(f"unknown model '{name}'; known: {', '.join(MODELS)}")
-        export(name, outdir)
+        export(name, outdir, bench)
 
 
 if __name__ == "__main__":
