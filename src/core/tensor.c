@@ -186,26 +186,6 @@ const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n)
     return buf;
 }
 
-double elem_get_f64(const void *d, ait_dtype t, int64_t i)
-{
-    switch (t) {
-    case AIT_F32: return ((const float *)d)[i];
-    case AIT_F64: return ((const double *)d)[i];
-    case AIT_F16: return f16_to_f32(((const uint16_t *)d)[i]);
-    case AIT_BF16: return bf16_to_f32(((const uint16_t *)d)[i]);
-    case AIT_I8: return ((const int8_t *)d)[i];
-    case AIT_U8: return ((const uint8_t *)d)[i];
-    case AIT_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case AIT_I16: return ((const int16_t *)d)[i];
-    case AIT_U16: return ((const uint16_t *)d)[i];
-    case AIT_I32: return ((const int32_t *)d)[i];
-    case AIT_U32: return ((const uint32_t *)d)[i];
-    case AIT_I64: return (double)((const int64_t *)d)[i];
-    case AIT_U64: return (double)((const uint64_t *)d)[i];
-    default: return 0;
-    }
-}
-
 int64_t elem_get_i64(const void *d, ait_dtype t, int64_t i)
 {
     switch (t) {
@@ -228,24 +208,61 @@ int64_t elem_get_i64(const void *d, ait_dtype t, int64_t i)
     }
 }
 
-void elem_set_f64(void *d, ait_dtype t, int64_t i, double v)
+void elem_set_sat(void *d, ait_dtype t, int64_t i, double v)
 {
-    switch (t) {
-    case AIT_F32: ((float *)d)[i] = (float)v; break;
-    case AIT_F64: ((double *)d)[i] = v; break;
-    case AIT_F16: ((uint16_t *)d)[i] = f32_to_f16((float)v); break;
-    case AIT_BF16: ((uint16_t *)d)[i] = f32_to_bf16((float)v); break;
-    case AIT_BOOL: ((uint8_t *)d)[i] = v != 0; break;
-    case AIT_I8: ((int8_t *)d)[i] = (int8_t)(int64_t)v; break;
-    case AIT_U8: ((uint8_t *)d)[i] = (uint8_t)(int64_t)v; break;
-    case AIT_I16: ((int16_t *)d)[i] = (int16_t)(int64_t)v; break;
-    case AIT_U16: ((uint16_t *)d)[i] = (uint16_t)(int64_t)v; break;
-    case AIT_I32: ((int32_t *)d)[i] = (int32_t)(int64_t)v; break;
-    case AIT_U32: ((uint32_t *)d)[i] = (uint32_t)(int64_t)v; break;
-    case AIT_I64: ((int64_t *)d)[i] = (int64_t)v; break;
-    case AIT_U64: ((uint64_t *)d)[i] = (uint64_t)v; break;
-    default: break;
+    if (dtype_is_float(t)) {
+        elem_set_f64(d, t, i, v);
+        return;
     }
+    if (t == AIT_BOOL) {
+        ((uint8_t *)d)[i] = v > 0;
+        return;
+    }
+    if (v != v) v = 0;
+    double lo, hi;
+    switch (t) {
+    case AIT_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case AIT_U8: lo = 0, hi = UINT8_MAX; break;
+    case AIT_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case AIT_U16: lo = 0, hi = UINT16_MAX; break;
+    case AIT_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case AIT_U32: lo = 0, hi = UINT32_MAX; break;
+    case AIT_I64:
+        ((int64_t *)d)[i] = v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
+        return;
+    case AIT_U64:
+        ((uint64_t *)d)[i] = v >= 0x1p64 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v;
+        return;
+    default: return;
+    }
+    elem_set_f64(d, t, i, v < lo ? lo : v > hi ? hi : v);
+}
+
+/* Plain loops for the pairs ops stage through (float16/bfloat16/float64 <->
+ * float32); float64 <-> half goes through float32, as elem_set_f64 does. */
+bool convert_floats(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n)
+{
+    if (!dtype_is_float(st) || !dtype_is_float(dt)) return false;
+    const uint16_t *hs = src;
+    const float *fs = src;
+    const double *ds = src;
+    uint16_t *hd = dst;
+    float *fd = dst;
+    double *dd = dst;
+    if (st == dt) {
+        memcpy(dst, src, (size_t)n * ait_dtype_size(st));
+    } else if (dt == AIT_F32) {
+        if (st == AIT_F16) for (int64_t i = 0; i < n; i++) fd[i] = f16_to_f32(hs[i]);
+        else if (st == AIT_BF16) for (int64_t i = 0; i < n; i++) fd[i] = bf16_to_f32(hs[i]);
+        else for (int64_t i = 0; i < n; i++) fd[i] = (float)ds[i];
+    } else if (st == AIT_F32) {
+        if (dt == AIT_F16) for (int64_t i = 0; i < n; i++) hd[i] = f32_to_f16(fs[i]);
+        else if (dt == AIT_BF16) for (int64_t i = 0; i < n; i++) hd[i] = f32_to_bf16(fs[i]);
+        else for (int64_t i = 0; i < n; i++) dd[i] = fs[i];
+    } else {
+        for (int64_t i = 0; i < n; i++) elem_set_f64(dst, dt, i, elem_get_f64(src, st, i));
+    }
+    return true;
 }
 
 /* Casting: go through double for floats, through int64 for integers so that
@@ -260,16 +277,7 @@ ait_status convert_elems(const void *src, ait_dtype st, void *dst, ait_dtype dt,
         memcpy(dst, src, (size_t)n * ait_dtype_size(st));
         return AIT_OK;
     }
-    if (st == AIT_F32 && dt == AIT_F16) {
-        for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)dst)[i] = f32_to_f16(((const float *)src)[i]);
-        return AIT_OK;
-    }
-    if (st == AIT_F16 && dt == AIT_F32) {
-        for (int64_t i = 0; i < n; i++)
-            ((float *)dst)[i] = f16_to_f32(((const uint16_t *)src)[i]);
-        return AIT_OK;
-    }
+    if (convert_floats(src, st, dst, dt, n)) return AIT_OK;
     bool from_float = dtype_is_float(st), to_float = dtype_is_float(dt);
     for (int64_t i = 0; i < n; i++) {
         if (dt == AIT_BOOL) {

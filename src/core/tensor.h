@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "ait.h"
+#include "core/half.h"
 #include "core/status.h"
 
 /* What a value holds. ONNX optionals are a tensor, a sequence, or none. */
@@ -60,16 +61,61 @@ const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n);
 void *aligned_zalloc(size_t bytes);
 void aligned_free(void *p);
 
-/* Element conversion: reads element i of a buffer of dtype t as double, or
- * writes one. Slow path for index and scalar handling, not for hot loops. */
-double elem_get_f64(const void *data, ait_dtype t, int64_t i);
+/* Element conversion: reads element i of a buffer of dtype t as double or
+ * int64, or writes one (C conversions: float to int truncates, ints wrap).
+ * For index and scalar handling and strided float access; bulk loops use
+ * convert_elems / convert_floats. */
 int64_t elem_get_i64(const void *data, ait_dtype t, int64_t i);
-void elem_set_f64(void *data, ait_dtype t, int64_t i, double v);
+/* Writes v as element i of dt: floats as they are; integers truncated toward
+ * zero and saturated at the type's limits, NaN as 0; bool as v > 0. */
+void elem_set_sat(void *d, ait_dtype t, int64_t i, double v);
+static inline double elem_get_f64(const void *d, ait_dtype t, int64_t i)
+{
+    switch (t) {
+    case AIT_F32: return ((const float *)d)[i];
+    case AIT_F64: return ((const double *)d)[i];
+    case AIT_F16: return f16_to_f32(((const uint16_t *)d)[i]);
+    case AIT_BF16: return bf16_to_f32(((const uint16_t *)d)[i]);
+    case AIT_I8: return ((const int8_t *)d)[i];
+    case AIT_U8: return ((const uint8_t *)d)[i];
+    case AIT_BOOL: return ((const uint8_t *)d)[i] != 0;
+    case AIT_I16: return ((const int16_t *)d)[i];
+    case AIT_U16: return ((const uint16_t *)d)[i];
+    case AIT_I32: return ((const int32_t *)d)[i];
+    case AIT_U32: return ((const uint32_t *)d)[i];
+    case AIT_I64: return (double)((const int64_t *)d)[i];
+    case AIT_U64: return (double)((const uint64_t *)d)[i];
+    default: return 0;
+    }
+}
+static inline void elem_set_f64(void *d, ait_dtype t, int64_t i, double v)
+{
+    switch (t) {
+    case AIT_F32: ((float *)d)[i] = (float)v; break;
+    case AIT_F64: ((double *)d)[i] = v; break;
+    case AIT_F16: ((uint16_t *)d)[i] = f32_to_f16((float)v); break;
+    case AIT_BF16: ((uint16_t *)d)[i] = f32_to_bf16((float)v); break;
+    case AIT_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case AIT_I8: ((int8_t *)d)[i] = (int8_t)(int64_t)v; break;
+    case AIT_U8: ((uint8_t *)d)[i] = (uint8_t)(int64_t)v; break;
+    case AIT_I16: ((int16_t *)d)[i] = (int16_t)(int64_t)v; break;
+    case AIT_U16: ((uint16_t *)d)[i] = (uint16_t)(int64_t)v; break;
+    case AIT_I32: ((int32_t *)d)[i] = (int32_t)(int64_t)v; break;
+    case AIT_U32: ((uint32_t *)d)[i] = (uint32_t)(int64_t)v; break;
+    case AIT_I64: ((int64_t *)d)[i] = (int64_t)v; break;
+    case AIT_U64: ((uint64_t *)d)[i] = (uint64_t)v; break;
+    default: break;
+    }
+}
 
 /* Converts n elements between dtypes (the Cast op's semantics: float to int
  * truncates, to bool is != 0). Fails only on unsupported types. */
 ait_status convert_elems(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n,
                          ait_error *e);
+/* The fast path of convert_elems for two float dtypes (float32, float64,
+ * float16, bfloat16), with the same results; false (nothing written) for
+ * any other pair. */
+bool convert_floats(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n);
 
 static inline bool dtype_is_float(ait_dtype t)
 {

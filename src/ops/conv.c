@@ -8,7 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 #define CONV_MAX_SP (AIT_MAX_RANK - 2)
@@ -23,13 +22,6 @@ typedef struct conv_geom {
     bool pointwise;                  /* Conv whose input is its own im2col */
 } conv_geom;
 
-static inline int64_t floor_div(int64_t a, int64_t b) /* b > 0 */
-{
-    int64_t q = a / b;
-    return q * b > a ? q - 1 : q;
-}
-static inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
-
 #define CT float
 #define CS f32
 #include "conv_tmpl.h"
@@ -41,39 +33,6 @@ static inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b);
 #include "conv_tmpl.h"
 
 /* ---- attributes and shapes --------------------------------------------- */
-
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-static ait_status auto_pad_attr(op_ctx *c, int *mode)
-{
-    const char *s = attr_str(c->n, "auto_pad", "NOTSET");
-    static const char *const names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *mode = i;
-            return AIT_OK;
-        }
-    return err_set(c->err, AIT_E_INVALID_ARG, "auto_pad '%s' is not NOTSET, SAME_UPPER, "
-                   "SAME_LOWER or VALID", s);
-}
-
-/* Reads ints attribute `name` of count n into out (dflt when absent); every
- * value must lie in [lo, CONV_ATTR_MAX]. */
-static ait_status ints_attr(op_ctx *c, const char *name, int n, int64_t dflt, int64_t lo,
-                            int64_t *out)
-{
-    int cnt;
-    const int64_t *v = attr_ints(c->n, name, &cnt);
-    if (v && cnt != n)
-        return err_set(c->err, AIT_E_INVALID_ARG, "%s has %d values, expected %d", name, cnt, n);
-    for (int i = 0; i < n; i++) {
-        out[i] = v ? v[i] : dflt;
-        if (out[i] < lo || out[i] > CONV_ATTR_MAX)
-            return err_set(c->err, AIT_E_INVALID_ARG, "%s[%d] = %lld is out of range", name, i,
-                           (long long)out[i]);
-    }
-    return AIT_OK;
-}
 
 /* Splits a total padding between begin and end with floor division (the
  * total may be negative for ConvTranspose with an explicit output_shape). */
@@ -142,14 +101,14 @@ static ait_status conv_geometry(op_ctx *c, int xi, int wi, bool transpose, conv_
     int mode = PAD_NOTSET;
     int64_t pads[2 * CONV_MAX_SP];
     TRY(auto_pad_attr(c, &mode));
-    TRY(ints_attr(c, "strides", nd, 1, 1, g->s));
-    TRY(ints_attr(c, "dilations", nd, 1, 1, g->d));
-    TRY(ints_attr(c, "pads", 2 * nd, 0, 0, pads));
+    TRY(ints_attr(c, "strides", nd, 1, 1, CONV_ATTR_MAX, g->s));
+    TRY(ints_attr(c, "dilations", nd, 1, 1, CONV_ATTR_MAX, g->d));
+    TRY(ints_attr(c, "pads", 2 * nd, 0, 0, CONV_ATTR_MAX, pads));
 
     int64_t opad[CONV_MAX_SP] = {0}, oshape[AIT_MAX_RANK] = {0};
     int osc = 0;
     if (transpose) {
-        TRY(ints_attr(c, "output_padding", nd, 0, 0, opad));
+        TRY(ints_attr(c, "output_padding", nd, 0, 0, CONV_ATTR_MAX, opad));
         const int64_t *os = attr_ints(c->n, "output_shape", &osc);
         if (os && osc != nd && osc != nd + 2)
             return err_set(c->err, AIT_E_INVALID_ARG, "output_shape has %d values, expected %d",
@@ -217,41 +176,6 @@ static void conv_out_dims(const conv_geom *g, int64_t *dims)
 }
 
 /* ---- scratch and conversions ------------------------------------------- */
-
-/* Carves n parts of the given byte sizes (0: NULL) out of one scratch block. */
-static ait_status scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts)
-{
-    size_t off[8], total = 0;
-    for (int i = 0; i < n; i++) {
-        off[i] = total;
-        size_t b = (bytes[i] + 63) & ~(size_t)63;
-        if (b < bytes[i] || total + b < total)
-            return err_set(c->err, AIT_E_OVERFLOW, "scratch size overflows");
-        total += b;
-    }
-    char *base = op_scratch(c, total ? total : 64);
-    if (!base) return c->err && c->err->code ? c->err->code : AIT_E_NOMEM;
-    for (int i = 0; i < n; i++) parts[i] = bytes[i] ? base + off[i] : NULL;
-    return AIT_OK;
-}
-
-static void to_f32(const void *src, ait_dtype t, float *dst, int64_t n)
-{
-    const uint16_t *h = src;
-    if (t == AIT_F16)
-        for (int64_t i = 0; i < n; i++) dst[i] = f16_to_f32(h[i]);
-    else
-        for (int64_t i = 0; i < n; i++) dst[i] = bf16_to_f32(h[i]);
-}
-
-static void from_f32(const float *src, ait_dtype t, void *dst, int64_t n)
-{
-    uint16_t *h = dst;
-    if (t == AIT_F16)
-        for (int64_t i = 0; i < n; i++) h[i] = f32_to_f16(src[i]);
-    else
-        for (int64_t i = 0; i < n; i++) h[i] = f32_to_bf16(src[i]);
-}
 
 /* Columns per tile: keeps the rows x tile column buffer near 256 KiB of
  * floats while leaving the GEMM's inner loop long enough. */
@@ -326,7 +250,7 @@ static ait_status conv_run_any(op_ctx *c, bool transpose)
         half ? (size_t)ny * 4 : 0,
     };
     void *p[6];
-    TRY(scratch_parts(c, 6, bytes, p));
+    TRY(op_scratch_parts(c, 6, bytes, p));
     int64_t *koff = p[0];
     fill_koff(&g, koff);
     if (dt == AIT_F64) {
@@ -338,14 +262,14 @@ static ait_status conv_run_any(op_ctx *c, bool transpose)
     const float *xf = x->data, *wf = w->data, *bf = b ? b->data : NULL;
     float *yf = y->data;
     if (half) {
-        to_f32(x->data, dt, p[2], nx);
-        to_f32(w->data, dt, p[3], nw);
-        if (b) to_f32(b->data, dt, p[4], g.m);
+        convert_floats(x->data, dt, p[2], AIT_F32, nx);
+        convert_floats(w->data, dt, p[3], AIT_F32, nw);
+        if (b) convert_floats(b->data, dt, p[4], AIT_F32, g.m);
         xf = p[2], wf = p[3], bf = b ? p[4] : NULL, yf = p[5];
     }
     if (transpose) conv_bwd_f32(&g, xf, wf, bf, yf, p[1], koff, tile);
     else conv_fwd_f32(&g, xf, wf, bf, yf, p[1], koff, tile);
-    if (half) from_f32(yf, dt, y->data, ny);
+    if (half) convert_floats(yf, AIT_F32, y->data, dt, ny);
     return AIT_OK;
 }
 
@@ -432,7 +356,7 @@ static ait_status qconv_acc(op_ctx *c, const qconv_io *io, const conv_geom *g, i
         out ? 0 : (size_t)ny * 4,
     };
     void *p[5];
-    TRY(scratch_parts(c, 5, bytes, p));
+    TRY(op_scratch_parts(c, 5, bytes, p));
     int32_t *xi = p[2], *wi = p[3];
     fill_koff(g, p[0]);
     load_q8(x->data, x->dtype, nx, zp_at(c, io->xz, 0), xi);

@@ -19,13 +19,6 @@
 
 /* ---- shared helpers ------------------------------------------------------ */
 
-static int64_t dims_prod(const int64_t *dims, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= dims[i];
-    return p;
-}
-
 /* Size of one element; fails for strings and undefined types. */
 static ait_status elem_size(op_ctx *c, const tensor *t, const char *what, size_t *esz)
 {

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <tgmath.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 enum { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX };
@@ -31,19 +30,6 @@ enum { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX };
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static int64_t prod(const int64_t *d, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= d[i];
-    return p;
-}
-
-static ait_status need_in(op_ctx *c, int i, const char *what)
-{
-    if (!has_in(c, i)) return err_set(c->err, AIT_E_INVALID_ARG, "input %s is missing", what);
-    return AIT_OK;
-}
-
 /* The first output is never optional in this family. */
 static ait_status need_y(op_ctx *c)
 {
@@ -51,89 +37,8 @@ static ait_status need_y(op_ctx *c)
     return AIT_OK;
 }
 
-static ait_status check_float(op_ctx *c, const tensor *t, const char *what)
-{
-    return check_dtype(c, t, what, 4, AIT_F32, AIT_F64, AIT_F16, AIT_BF16);
-}
-
 /* The dtype kernels compute in for data of dtype t. */
 static ait_dtype work_dtype(ait_dtype t) { return t == AIT_F64 ? AIT_F64 : AIT_F32; }
-
-/* Converts n floating-point elements; the common pairs take fast loops. */
-static void fconvert(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n)
-{
-    if (st == dt) {
-        memcpy(dst, src, (size_t)n * ait_dtype_size(st));
-        return;
-    }
-    if (dt == AIT_F32) {
-        float *d = dst;
-        const uint16_t *h = src;
-        switch (st) {
-        case AIT_F16: for (int64_t i = 0; i < n; i++) d[i] = f16_to_f32(h[i]); return;
-        case AIT_BF16: for (int64_t i = 0; i < n; i++) d[i] = bf16_to_f32(h[i]); return;
-        case AIT_F64: for (int64_t i = 0; i < n; i++) d[i] = (float)((const double *)src)[i]; return;
-        default: break;
-        }
-    } else if (st == AIT_F32) {
-        const float *s = src;
-        uint16_t *h = dst;
-        switch (dt) {
-        case AIT_F16: for (int64_t i = 0; i < n; i++) h[i] = f32_to_f16(s[i]); return;
-        case AIT_BF16: for (int64_t i = 0; i < n; i++) h[i] = f32_to_bf16(s[i]); return;
-        case AIT_F64: for (int64_t i = 0; i < n; i++) ((double *)dst)[i] = s[i]; return;
-        default: break;
-        }
-    }
-    for (int64_t i = 0; i < n; i++) elem_set_f64(dst, dt, i, elem_get_f64(src, st, i));
-}
-
-/* Each run takes one op_scratch block and carves it into 64-byte-aligned
- * pieces; callers add up the ALIGN64 sizes of what they will take. */
-#define ALIGN64(n) (((size_t)(n) + 63) & ~(size_t)63)
-typedef struct arena {
-    char *p;
-} arena;
-
-static ait_status arena_open(op_ctx *c, arena *a, size_t bytes)
-{
-    a->p = op_scratch(c, bytes ? bytes : 64);
-    if (a->p) return AIT_OK;
-    return c->err && c->err->code != AIT_OK ? c->err->code : AIT_E_NOMEM;
-}
-
-static void *arena_take(arena *a, size_t bytes)
-{
-    void *p = a->p;
-    a->p += ALIGN64(bytes);
-    return p;
-}
-
-/* Scratch bytes work_in / work_out need for t (0 when t is already wt). */
-static size_t conv_bytes(const tensor *t, ait_dtype wt)
-{
-    return t && t->dtype != wt ? ALIGN64((size_t)tensor_numel(t) * ait_dtype_size(wt)) : 0;
-}
-
-/* Tensor t as an array of wt: its own data, or a converted scratch copy. */
-static const void *work_in(arena *a, const tensor *t, ait_dtype wt)
-{
-    if (t->dtype == wt) return t->data;
-    void *p = arena_take(a, (size_t)tensor_numel(t) * ait_dtype_size(wt));
-    fconvert(t->data, t->dtype, p, wt, tensor_numel(t));
-    return p;
-}
-
-/* Where to compute output t: its data, or scratch that work_done narrows. */
-static void *work_out(arena *a, tensor *t, ait_dtype wt)
-{
-    return t->dtype == wt ? t->data : arena_take(a, (size_t)tensor_numel(t) * ait_dtype_size(wt));
-}
-
-static void work_done(tensor *t, const void *buf, ait_dtype wt)
-{
-    if (buf != t->data) fconvert(buf, wt, t->data, t->dtype, tensor_numel(t));
-}
 
 /* Small parameter vectors (one value per channel) are read as double. */
 static void load_f64(const tensor *t, double *dst)
@@ -145,7 +50,7 @@ static void load_f64(const tensor *t, double *dst)
 /* ---- Softmax, LogSoftmax, Hardmax ---------------------------------------- */
 
 /* The op runs along the middle axis of [outer][len][inner]. Before opset 13
- * the input is coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])]
+ * the input is coerced to 2-D [dims_prod(dims[:axis]), dims_prod(dims[axis:])]
  * (default axis 1); from 13 it works along dims[axis] alone (default -1). */
 static ait_status sm_layout(op_ctx *c, int64_t *outer, int64_t *len, int64_t *inner)
 {
@@ -162,13 +67,13 @@ static ait_status sm_layout(op_ctx *c, int64_t *outer, int64_t *len, int64_t *in
     if (x->rank == 0) {
         *outer = *len = *inner = 1;
     } else if (old) {
-        *outer = prod(x->dims, 0, axis);
-        *len = prod(x->dims, axis, x->rank);
+        *outer = dims_prod(x->dims, 0, axis);
+        *len = dims_prod(x->dims, axis, x->rank);
         *inner = 1;
     } else {
-        *outer = prod(x->dims, 0, axis);
+        *outer = dims_prod(x->dims, 0, axis);
         *len = x->dims[axis];
-        *inner = prod(x->dims, axis + 1, x->rank);
+        *inner = dims_prod(x->dims, axis + 1, x->rank);
     }
     return AIT_OK;
 }
@@ -193,18 +98,15 @@ static ait_status sm_run(op_ctx *c, int mode)
     if (tensor_numel(x) == 0) return AIT_OK;
     ait_dtype wt = work_dtype(x->dtype);
     size_t ws = ait_dtype_size(wt);
-    arena a;
-    TRY(arena_open(c, &a,
-                   conv_bytes(x, wt) + conv_bytes(y, wt) + ALIGN64(inner * ws) +
-                       2 * ALIGN64(inner * 8)));
-    const void *xs = work_in(&a, x, wt);
-    void *ys = work_out(&a, y, wt);
-    void *mx = arena_take(&a, inner * ws);
-    double *acc = arena_take(&a, inner * 8);
-    int64_t *idx = arena_take(&a, inner * 8);
-    KCALL(wt, softmax, xs, ys, outer, len, inner, mode, mx, acc, idx);
-    work_done(y, ys, wt);
-    return AIT_OK;
+    size_t bytes[5] = {work_bytes(x, wt), work_bytes(y, wt), (size_t)inner * ws,
+                       (size_t)inner * 8, (size_t)inner * 8};
+    void *p[5];
+    TRY(op_scratch_parts(c, 5, bytes, p));
+    const void *xs;
+    TRY(work_in(c, x, wt, p[0], &xs));
+    void *ys = work_out(y, wt, p[1]);
+    KCALL(wt, softmax, xs, ys, outer, len, inner, mode, p[2], p[3], p[4]);
+    return work_done(c, y, ys, wt);
 }
 
 static ait_status softmax_run(op_ctx *c) { return sm_run(c, SM_SOFTMAX); }
@@ -242,7 +144,7 @@ static ait_status bn_plan_of(op_ctx *c, bn_plan *b)
     int64_t C = x->dims[1];
     b->N = x->dims[0];
     b->P = spatial ? C : cs;
-    b->S = spatial ? prod(x->dims, 2, x->rank) : 1;
+    b->S = spatial ? dims_prod(x->dims, 2, x->rank) : 1;
     for (int i = 1; i < 5; i++) {
         const tensor *t = c->in[i];
         if (spatial ? t->rank != 1 || t->dims[0] != C : tensor_numel(t) != cs)
@@ -293,18 +195,18 @@ static ait_status bn_run(op_ctx *c)
     tensor *y = c->out[0];
     ait_dtype wt = work_dtype(x->dtype);
     int64_t P = b.P;
-    arena a;
-    TRY(arena_open(c, &a, conv_bytes(x, wt) + conv_bytes(y, wt) + 6 * ALIGN64(P * 8)));
-    double *scale = arena_take(&a, P * 8), *bias = arena_take(&a, P * 8);
-    double *mean = arena_take(&a, P * 8), *var = arena_take(&a, P * 8);
-    double *mu = arena_take(&a, P * 8), *mul = arena_take(&a, P * 8);
+    size_t pb = (size_t)P * 8, bytes[8] = {work_bytes(x, wt), work_bytes(y, wt), pb, pb, pb, pb, pb, pb};
+    void *p[8];
+    TRY(op_scratch_parts(c, 8, bytes, p));
+    double *scale = p[2], *bias = p[3], *mean = p[4], *var = p[5], *mu = p[6], *mul = p[7];
     load_f64(c->in[1], scale);
     load_f64(c->in[2], bias);
     load_f64(c->in[3], mean);
     load_f64(c->in[4], var);
     double eps = attr_float(c->n, "epsilon", 1e-5f);
-    const void *xs = work_in(&a, x, wt);
-    void *ys = work_out(&a, y, wt);
+    const void *xs;
+    TRY(work_in(c, x, wt, p[0], &xs));
+    void *ys = work_out(y, wt, p[1]);
     if (b.train) {
         double mom = attr_float(c->n, "momentum", 0.9f);
         double *bvar = mul; /* batch variance, until mul is computed below */
@@ -330,8 +232,7 @@ static ait_status bn_run(op_ctx *c)
         }
     }
     KCALL(wt, batchnorm, xs, ys, b.N, P, b.S, mu, mul, bias);
-    work_done(y, ys, wt);
-    return AIT_OK;
+    return work_done(c, y, ys, wt);
 }
 
 /* ---- InstanceNormalization, GroupNormalization --------------------------- */
@@ -358,7 +259,7 @@ static ait_status gn_plan_of(op_ctx *c, bool instance, gn_plan *g)
                        x->rank);
     g->N = x->dims[0];
     g->C = x->dims[1];
-    g->S = prod(x->dims, 2, x->rank);
+    g->S = dims_prod(x->dims, 2, x->rank);
     if (instance) {
         g->G = g->C;
         g->per_group = false;
@@ -398,9 +299,10 @@ static ait_status gn_run(op_ctx *c, bool instance)
     tensor *y = c->out[0];
     if (tensor_numel(x) == 0) return AIT_OK;
     ait_dtype wt = work_dtype(x->dtype);
-    arena a;
-    TRY(arena_open(c, &a, conv_bytes(x, wt) + conv_bytes(y, wt) + 2 * ALIGN64(g.C * 8)));
-    double *scale = arena_take(&a, g.C * 8), *bias = arena_take(&a, g.C * 8);
+    size_t bytes[4] = {work_bytes(x, wt), work_bytes(y, wt), (size_t)g.C * 8, (size_t)g.C * 8};
+    void *p[4];
+    TRY(op_scratch_parts(c, 4, bytes, p));
+    double *scale = p[2], *bias = p[3];
     load_f64(c->in[1], scale);
     load_f64(c->in[2], bias);
     if (g.per_group) /* spread the per-group values over their channels */
@@ -408,12 +310,12 @@ static ait_status gn_run(op_ctx *c, bool instance)
             scale[ch] = scale[ch / (g.C / g.G)];
             bias[ch] = bias[ch / (g.C / g.G)];
         }
-    const void *xs = work_in(&a, x, wt);
-    void *ys = work_out(&a, y, wt);
+    const void *xs;
+    TRY(work_in(c, x, wt, p[0], &xs));
+    void *ys = work_out(y, wt, p[1]);
     KCALL(wt, groupnorm, xs, ys, g.N, g.C, g.G, g.S, scale, bias,
           attr_float(c->n, "epsilon", 1e-5f));
-    work_done(y, ys, wt);
-    return AIT_OK;
+    return work_done(c, y, ys, wt);
 }
 
 static ait_status in_infer(op_ctx *c) { return gn_infer(c, true); }
@@ -423,7 +325,7 @@ static ait_status groupnorm_run(op_ctx *c) { return gn_run(c, false); }
 
 /* ---- LayerNormalization ---------------------------------------------------- */
 
-/* X is [outer][inner] with inner = prod(dims[axis:]). Scale and B broadcast
+/* X is [outer][inner] with inner = dims_prod(dims[axis:]). Scale and B broadcast
  * (numpy, unidirectionally) to X; they are expanded to X's last pr dims,
  * pr = max(rank - axis, their ranks), i.e. prow rows of inner values.
  * Mean and InvStdDev have dims[:axis] + [1]*(rank-axis) and stash_type's
@@ -468,9 +370,9 @@ static ait_status ln_plan_of(op_ctx *c, ln_plan *p)
         }
         if (t->rank > p->pr) p->pr = t->rank;
     }
-    p->outer = prod(x->dims, 0, p->axis);
-    p->inner = prod(x->dims, p->axis, r);
-    p->prow = prod(x->dims, r - p->pr, p->axis);
+    p->outer = dims_prod(x->dims, 0, p->axis);
+    p->inner = dims_prod(x->dims, p->axis, r);
+    p->prow = dims_prod(x->dims, r - p->pr, p->axis);
     return AIT_OK;
 }
 
@@ -488,12 +390,11 @@ static ait_status ln_infer(op_ctx *c)
 }
 
 /* Parameter t broadcast to shape dims[0..rank) as an array of wt. */
-static const void *param_expand(arena *a, const tensor *t, int rank, const int64_t *dims,
-                                ait_dtype wt)
+static ait_status param_expand(op_ctx *c, const tensor *t, int rank, const int64_t *dims,
+                               ait_dtype wt, void *dst, const void **out)
 {
-    int64_t n = prod(dims, 0, rank);
-    if (tensor_numel(t) == n) return work_in(a, t, wt); /* same layout */
-    void *dst = arena_take(a, (size_t)n * ait_dtype_size(wt));
+    int64_t n = dims_prod(dims, 0, rank);
+    if (tensor_numel(t) == n) return work_in(c, t, wt, dst, out); /* same layout */
     int64_t st[AIT_MAX_RANK], idx[AIT_MAX_RANK] = {0};
     bcast_strides(t, rank, dims, st);
     for (int64_t i = 0; i < n; i++) {
@@ -505,7 +406,8 @@ static const void *param_expand(arena *a, const tensor *t, int rank, const int64
             idx[d] = 0;
         }
     }
-    return dst;
+    *out = dst;
+    return AIT_OK;
 }
 
 static ait_status ln_run(op_ctx *c)
@@ -518,21 +420,23 @@ static ait_status ln_run(op_ctx *c)
     ait_dtype wt = x->dtype == AIT_F64 || p.ut == AIT_F64 ? AIT_F64 : AIT_F32;
     size_t ws = ait_dtype_size(wt);
     int64_t pn = p.prow * p.inner;
-    arena a;
-    TRY(arena_open(c, &a,
-                   conv_bytes(x, wt) + conv_bytes(y, wt) + 2 * ALIGN64(pn * ws) +
-                       2 * ALIGN64(p.outer * 8)));
+    size_t bytes[6] = {work_bytes(x, wt), work_bytes(y, wt), (size_t)pn * ws, (size_t)pn * ws,
+                       (size_t)p.outer * 8, (size_t)p.outer * 8};
+    void *q[6];
+    TRY(op_scratch_parts(c, 6, bytes, q));
     const int64_t *pd = x->dims + x->rank - p.pr;
-    const void *s = param_expand(&a, c->in[1], p.pr, pd, wt);
-    const void *b = has_in(c, 2) ? param_expand(&a, c->in[2], p.pr, pd, wt) : NULL;
-    double *mean = arena_take(&a, p.outer * 8), *inv = arena_take(&a, p.outer * 8);
-    const void *xs = work_in(&a, x, wt);
-    void *ys = work_out(&a, y, wt);
+    const void *s, *b = NULL;
+    TRY(param_expand(c, c->in[1], p.pr, pd, wt, q[2], &s));
+    if (has_in(c, 2)) TRY(param_expand(c, c->in[2], p.pr, pd, wt, q[3], &b));
+    double *mean = q[4], *inv = q[5];
+    const void *xs;
+    TRY(work_in(c, x, wt, q[0], &xs));
+    void *ys = work_out(y, wt, q[1]);
     KCALL(wt, layernorm, xs, ys, p.outer, p.inner, p.prow, s, b,
           attr_float(c->n, "epsilon", 1e-5f), mean, inv);
-    work_done(y, ys, wt);
-    if (has_out(c, 1)) fconvert(mean, AIT_F64, c->out[1]->data, c->out[1]->dtype, p.outer);
-    if (has_out(c, 2)) fconvert(inv, AIT_F64, c->out[2]->data, c->out[2]->dtype, p.outer);
+    TRY(work_done(c, y, ys, wt));
+    if (has_out(c, 1)) convert_floats(mean, AIT_F64, c->out[1]->data, c->out[1]->dtype, p.outer);
+    if (has_out(c, 2)) convert_floats(inv, AIT_F64, c->out[2]->data, c->out[2]->dtype, p.outer);
     return AIT_OK;
 }
 
@@ -572,17 +476,17 @@ static ait_status lrn_run(op_ctx *c)
     tensor *y = c->out[0];
     if (tensor_numel(x) == 0) return AIT_OK;
     ait_dtype wt = work_dtype(x->dtype);
-    int64_t S = prod(x->dims, 2, x->rank);
-    arena a;
-    TRY(arena_open(c, &a,
-                   conv_bytes(x, wt) + conv_bytes(y, wt) + ALIGN64(S * ait_dtype_size(wt))));
-    const void *xs = work_in(&a, x, wt);
-    void *ys = work_out(&a, y, wt);
-    void *acc = arena_take(&a, S * ait_dtype_size(wt));
+    int64_t S = dims_prod(x->dims, 2, x->rank);
+    size_t bytes[3] = {work_bytes(x, wt), work_bytes(y, wt), (size_t)S * ait_dtype_size(wt)};
+    void *p[3];
+    TRY(op_scratch_parts(c, 3, bytes, p));
+    const void *xs;
+    TRY(work_in(c, x, wt, p[0], &xs));
+    void *ys = work_out(y, wt, p[1]);
+    void *acc = p[2];
     KCALL(wt, lrn, xs, ys, x->dims[0], x->dims[1], S, size, attr_float(c->n, "alpha", 1e-4f),
           attr_float(c->n, "beta", 0.75f), attr_float(c->n, "bias", 1.0f), acc);
-    work_done(y, ys, wt);
-    return AIT_OK;
+    return work_done(c, y, ys, wt);
 }
 
 /* ---- MeanVarianceNormalization ------------------------------------------- */
@@ -640,20 +544,21 @@ static ait_status mvn_run(op_ctx *c)
     }
     double cnt = (double)(n / nk);
     ait_dtype wt = work_dtype(x->dtype);
-    arena a;
-    TRY(arena_open(c, &a, conv_bytes(x, wt) + conv_bytes(y, wt) + 2 * ALIGN64(nk * 8)));
-    double *mean = arena_take(&a, nk * 8), *var = arena_take(&a, nk * 8);
+    size_t bytes[4] = {work_bytes(x, wt), work_bytes(y, wt), (size_t)nk * 8, (size_t)nk * 8};
+    void *p[4];
+    TRY(op_scratch_parts(c, 4, bytes, p));
+    double *mean = p[2], *var = p[3];
     memset(mean, 0, nk * 8);
     memset(var, 0, nk * 8);
-    const void *xs = work_in(&a, x, wt);
-    void *ys = work_out(&a, y, wt);
+    const void *xs;
+    TRY(work_in(c, x, wt, p[0], &xs));
+    void *ys = work_out(y, wt, p[1]);
     KCALL(wt, mvn_pass, 0, xs, ys, rank, dims, kst, mean, var);
     for (int64_t i = 0; i < nk; i++) mean[i] /= cnt;
     KCALL(wt, mvn_pass, 1, xs, ys, rank, dims, kst, mean, var);
     for (int64_t i = 0; i < nk; i++) var[i] /= cnt;
     KCALL(wt, mvn_pass, 2, xs, ys, rank, dims, kst, mean, var);
-    work_done(y, ys, wt);
-    return AIT_OK;
+    return work_done(c, y, ys, wt);
 }
 
 OP_TABLE(norm,

@@ -93,8 +93,55 @@ ait_status check_dtype(op_ctx *c, const tensor *t, const char *what, int n, ...)
 /* Sets output i to dtype and shape. */
 void set_out(op_ctx *c, int i, ait_dtype dt, int rank, const int64_t *dims);
 /* Scratch memory for this node that lives until the next run of the node;
- * reused across runs. NULL on failure (message set). */
+ * reused across runs. NULL on failure (message set). A second call reuses
+ * the same buffer, so ops carve all their temporaries from one call: */
 void *op_scratch(op_ctx *c, size_t bytes);
+/* n parts of bytes[i] each (0 gives NULL), 64-byte aligned, from one
+ * op_scratch block; fails on overflow. */
+ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts);
+/* The same for temporaries found as the op goes (einsum): a first pass
+ * sizes them (scratch_take returns NULL while base is NULL), scratch_commit
+ * allocates and rewinds, and a second pass takes the same sequence. */
+typedef struct scratch_plan {
+    char *base;
+    size_t off;
+    bool overflow;
+} scratch_plan;
+void *scratch_take(scratch_plan *p, int64_t count, size_t esize);
+ait_status scratch_commit(op_ctx *c, scratch_plan *p);
+
+/* Data computed in a working dtype wt (float32 or float64): work_bytes is
+ * the scratch t needs (0 when t already is wt); work_in sets *data to t's
+ * data as wt (t->data, or buf filled with a converted copy); work_out gives
+ * where to compute output t (t->data or buf) and work_done converts that
+ * back into t. Conversions as convert_elems. */
+size_t work_bytes(const tensor *t, ait_dtype wt);
+ait_status work_in(op_ctx *c, const tensor *t, ait_dtype wt, void *buf, const void **data);
+void *work_out(tensor *t, ait_dtype wt, void *buf);
+ait_status work_done(op_ctx *c, tensor *t, const void *w, ait_dtype wt);
+
+/* Fails unless t is float32, float64, float16 or bfloat16. */
+ait_status check_float(op_ctx *c, const tensor *t, const char *what);
+/* Fails unless input i is given, naming it `what`. */
+ait_status need_in(op_ctx *c, int i, const char *what);
+/* Product of dims[from..to). */
+int64_t dims_prod(const int64_t *dims, int from, int to);
+
+/* Integer division rounding toward -inf / +inf (b > 0). */
+static inline int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return q * b > a ? q - 1 : q;
+}
+static inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+/* The auto_pad attribute of convolutions and pools as a PAD_* mode. */
+enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+ait_status auto_pad_attr(op_ctx *c, int *mode);
+/* Ints attribute `name` of exactly n values into out (dflt each when
+ * absent); fails unless every value lies in [lo, hi]. */
+ait_status ints_attr(op_ctx *c, const char *name, int n, int64_t dflt, int64_t lo, int64_t hi,
+                     int64_t *out);
 
 /* Element strides of a row-major shape, and strides of an input broadcast
  * to `rank` dims (0 along broadcast axes). */

@@ -72,6 +72,109 @@ void set_out(op_ctx *c, int i, ait_dtype dt, int rank, const int64_t *dims)
 
 void *op_scratch(op_ctx *c, size_t bytes) { return exec_scratch(c->x, c, bytes); }
 
+/* Half of size_t at most, so that sums of parts cannot wrap either. */
+void *scratch_take(scratch_plan *p, int64_t count, size_t esize)
+{
+    size_t o = (p->off + 63) & ~(size_t)63;
+    if (count < 0 || o > SIZE_MAX / 2 || (uint64_t)count > (SIZE_MAX / 2 - o) / (esize ? esize : 1)) {
+        p->overflow = true;
+        return NULL;
+    }
+    p->off = o + (size_t)count * esize;
+    return p->base ? p->base + o : NULL;
+}
+
+ait_status scratch_commit(op_ctx *c, scratch_plan *p)
+{
+    if (p->overflow) return err_set(c->err, AIT_E_OVERFLOW, "temporary buffers are too large");
+    /* never 0 bytes: op_scratch may then return NULL with no error */
+    p->base = op_scratch(c, p->off + 64);
+    if (!p->base) return c->err && c->err->code ? c->err->code : AIT_E_NOMEM;
+    p->off = 0;
+    return AIT_OK;
+}
+
+ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts)
+{
+    scratch_plan p = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) TRY(scratch_commit(c, &p));
+        for (int i = 0; i < n; i++) {
+            void *q = scratch_take(&p, bytes[i] > INT64_MAX ? -1 : (int64_t)bytes[i], 1);
+            parts[i] = bytes[i] ? q : NULL;
+        }
+    }
+    return AIT_OK;
+}
+
+size_t work_bytes(const tensor *t, ait_dtype wt)
+{
+    return t && t->dtype != wt ? (size_t)tensor_numel(t) * ait_dtype_size(wt) : 0;
+}
+
+ait_status work_in(op_ctx *c, const tensor *t, ait_dtype wt, void *buf, const void **data)
+{
+    *data = t->data;
+    if (t->dtype == wt) return AIT_OK;
+    *data = buf;
+    return convert_elems(t->data, t->dtype, buf, wt, tensor_numel(t), c->err);
+}
+
+void *work_out(tensor *t, ait_dtype wt, void *buf) { return t->dtype == wt ? t->data : buf; }
+
+ait_status work_done(op_ctx *c, tensor *t, const void *w, ait_dtype wt)
+{
+    if (w == t->data) return AIT_OK;
+    return convert_elems(w, wt, t->data, t->dtype, tensor_numel(t), c->err);
+}
+
+ait_status check_float(op_ctx *c, const tensor *t, const char *what)
+{
+    return check_dtype(c, t, what, 4, AIT_F32, AIT_F64, AIT_F16, AIT_BF16);
+}
+
+ait_status need_in(op_ctx *c, int i, const char *what)
+{
+    if (!has_in(c, i)) return err_set(c->err, AIT_E_INVALID_ARG, "input %s is missing", what);
+    return AIT_OK;
+}
+
+int64_t dims_prod(const int64_t *dims, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= dims[i];
+    return p;
+}
+
+ait_status auto_pad_attr(op_ctx *c, int *mode)
+{
+    const char *s = attr_str(c->n, "auto_pad", "NOTSET");
+    static const char *const names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *mode = i;
+            return AIT_OK;
+        }
+    return err_set(c->err, AIT_E_INVALID_ARG,
+                   "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", s);
+}
+
+ait_status ints_attr(op_ctx *c, const char *name, int n, int64_t dflt, int64_t lo, int64_t hi,
+                     int64_t *out)
+{
+    int cnt;
+    const int64_t *v = attr_ints(c->n, name, &cnt);
+    if (v && cnt != n)
+        return err_set(c->err, AIT_E_INVALID_ARG, "%s has %d values, expected %d", name, cnt, n);
+    for (int i = 0; i < n; i++) {
+        out[i] = v ? v[i] : dflt;
+        if (out[i] < lo || out[i] > hi)
+            return err_set(c->err, AIT_E_INVALID_ARG, "%s[%d] = %lld is out of range", name, i,
+                           (long long)out[i]);
+    }
+    return AIT_OK;
+}
+
 void row_strides(const int64_t *dims, int rank, int64_t *strides)
 {
     int64_t s = 1;

@@ -8,7 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 #define POOL_MAX_SP (AIT_MAX_RANK - 2)
@@ -44,13 +43,6 @@ typedef struct pool_kind {
     double p;         /* LpPool's p */
 } pool_kind;
 
-static inline int64_t floor_div(int64_t a, int64_t b) /* b > 0 */
-{
-    int64_t q = a / b;
-    return q * b > a ? q - 1 : q;
-}
-static inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
-
 /* MaxPool's Indices within a plane: row-major is the offset itself;
  * column-major (storage_order 1) reverses the order of the spatial dims. */
 static int64_t pool_index(const pool_geom *g, int64_t off, bool col_major)
@@ -76,39 +68,6 @@ static int64_t pool_index(const pool_geom *g, int64_t off, bool col_major)
 #include "pool_tmpl.h"
 
 /* ---- attributes and output sizes --------------------------------------- */
-
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-static ait_status auto_pad_attr(op_ctx *c, int *mode)
-{
-    const char *s = attr_str(c->n, "auto_pad", "NOTSET");
-    static const char *const names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *mode = i;
-            return AIT_OK;
-        }
-    return err_set(c->err, AIT_E_INVALID_ARG,
-                   "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", s);
-}
-
-/* Reads ints attribute `name` of count n into out (dflt when absent); every
- * value must lie in [lo, POOL_ATTR_MAX]. */
-static ait_status ints_attr(op_ctx *c, const char *name, int n, int64_t dflt, int64_t lo,
-                            int64_t *out)
-{
-    int cnt;
-    const int64_t *v = attr_ints(c->n, name, &cnt);
-    if (v && cnt != n)
-        return err_set(c->err, AIT_E_INVALID_ARG, "%s has %d values, expected %d", name, cnt, n);
-    for (int i = 0; i < n; i++) {
-        out[i] = v ? v[i] : dflt;
-        if (out[i] < lo || out[i] > POOL_ATTR_MAX)
-            return err_set(c->err, AIT_E_INVALID_ARG, "%s[%d] = %lld is out of range", name, i,
-                           (long long)out[i]);
-    }
-    return AIT_OK;
-}
 
 static ait_status check_input(op_ctx *c, const tensor *x)
 {
@@ -146,10 +105,10 @@ static ait_status pool_geometry(op_ctx *c, bool global, pool_geom *g)
     const int64_t *ks = attr_ints(c->n, "kernel_shape", &kc);
     if (!ks) return err_set(c->err, AIT_E_INVALID_ARG, "kernel_shape is required");
     int64_t pads[2 * POOL_MAX_SP];
-    TRY(ints_attr(c, "kernel_shape", nd, 1, 1, g->k));
-    TRY(ints_attr(c, "strides", nd, 1, 1, g->s));
-    TRY(ints_attr(c, "dilations", nd, 1, 1, g->d));
-    TRY(ints_attr(c, "pads", 2 * nd, 0, 0, pads));
+    TRY(ints_attr(c, "kernel_shape", nd, 1, 1, POOL_ATTR_MAX, g->k));
+    TRY(ints_attr(c, "strides", nd, 1, 1, POOL_ATTR_MAX, g->s));
+    TRY(ints_attr(c, "dilations", nd, 1, 1, POOL_ATTR_MAX, g->d));
+    TRY(ints_attr(c, "pads", 2 * nd, 0, 0, POOL_ATTR_MAX, pads));
     TRY(auto_pad_attr(c, &mode));
     const int64_t ceil_mode = attr_int(c->n, "ceil_mode", 0);
     if (ceil_mode != 0 && ceil_mode != 1)
@@ -195,23 +154,6 @@ static void pool_out_dims(const op_ctx *c, const pool_geom *g, int64_t *dims)
 }
 
 /* ---- the window driver ------------------------------------------------- */
-
-/* Carves n parts of the given byte sizes (0: NULL) out of one scratch block. */
-static ait_status scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts)
-{
-    size_t off[8], total = 0;
-    for (int i = 0; i < n; i++) {
-        off[i] = total;
-        size_t b = (bytes[i] + 63) & ~(size_t)63;
-        if (b < bytes[i] || total + b < total)
-            return err_set(c->err, AIT_E_OVERFLOW, "scratch size overflows");
-        total += b;
-    }
-    char *base = op_scratch(c, total ? total : 64);
-    if (!base) return c->err && c->err->code ? c->err->code : AIT_E_NOMEM;
-    for (int i = 0; i < n; i++) parts[i] = bytes[i] ? base + off[i] : NULL;
-    return AIT_OK;
-}
 
 /* Per dim and output coordinate o: the first input coordinate inside the
  * window, how many dilated taps land inside the input, and how many inside
@@ -267,7 +209,7 @@ static ait_status pool_windows(op_ctx *c, const pool_geom *g, pool_win *w, int64
             return err_set(c->err, AIT_E_OVERFLOW, "pooling windows are too large");
         bytes[2] = (size_t)total * sizeof(int32_t);
     }
-    TRY(scratch_parts(c, 6, bytes, p));
+    TRY(op_scratch_parts(c, 6, bytes, p));
     *xf = p[4];
     *yf = p[5];
     w->global = global;
@@ -312,39 +254,11 @@ static ait_status pool_windows(op_ctx *c, const pool_geom *g, pool_win *w, int64
 
 /* ---- the ops ----------------------------------------------------------- */
 
-static ait_status check_float(op_ctx *c, const tensor *x, bool ints_too)
+static ait_status check_x(op_ctx *c, const tensor *x, bool ints_too)
 {
     if (ints_too)
         return check_dtype(c, x, "X", 6, AIT_F32, AIT_F64, AIT_F16, AIT_BF16, AIT_I8, AIT_U8);
-    return check_dtype(c, x, "X", 4, AIT_F32, AIT_F64, AIT_F16, AIT_BF16);
-}
-
-static void to_f32(const void *src, ait_dtype t, float *dst, int64_t n)
-{
-    const uint16_t *h = src;
-    if (t == AIT_F16)
-        for (int64_t i = 0; i < n; i++) dst[i] = f16_to_f32(h[i]);
-    else if (t == AIT_BF16)
-        for (int64_t i = 0; i < n; i++) dst[i] = bf16_to_f32(h[i]);
-    else if (t == AIT_U8)
-        for (int64_t i = 0; i < n; i++) dst[i] = ((const uint8_t *)src)[i];
-    else
-        for (int64_t i = 0; i < n; i++) dst[i] = ((const int8_t *)src)[i];
-}
-
-/* Back from float32; the integer types only ever get values of their own
- * (MaxPool picks elements), so a plain conversion is exact. */
-static void from_f32(const float *src, ait_dtype t, void *dst, int64_t n)
-{
-    uint16_t *h = dst;
-    if (t == AIT_F16)
-        for (int64_t i = 0; i < n; i++) h[i] = f32_to_f16(src[i]);
-    else if (t == AIT_BF16)
-        for (int64_t i = 0; i < n; i++) h[i] = f32_to_bf16(src[i]);
-    else if (t == AIT_U8)
-        for (int64_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)src[i];
-    else
-        for (int64_t i = 0; i < n; i++) ((int8_t *)dst)[i] = (int8_t)src[i];
+    return check_float(c, x, "X");
 }
 
 static ait_status pool_kind_of(op_ctx *c, int op, pool_kind *k)
@@ -375,7 +289,7 @@ static ait_status pool_infer_any(op_ctx *c, int op, bool global)
     pool_geom g;
     int64_t dims[AIT_MAX_RANK], numel;
     pool_kind k;
-    TRY(check_float(c, c->in[0], op == POOL_MAX && !global));
+    TRY(check_x(c, c->in[0], op == POOL_MAX && !global));
     TRY(pool_kind_of(c, op, &k));
     TRY(pool_geometry(c, global, &g));
     pool_out_dims(c, &g, dims);
@@ -408,10 +322,10 @@ static ait_status pool_run_any(op_ctx *c, int op, bool global)
         pool_planes_f32(&g, &w, &k, x->data, y->data, idx);
         return AIT_OK;
     }
-    to_f32(x->data, dt, xf, nx);
+    TRY(convert_elems(x->data, dt, xf, AIT_F32, nx, c->err));
     pool_planes_f32(&g, &w, &k, xf, yf, idx);
-    from_f32(yf, dt, y->data, ny);
-    return AIT_OK;
+    /* exact for int8/uint8 too: MaxPool only picks elements */
+    return convert_elems(yf, AIT_F32, y->data, dt, ny, c->err);
 }
 
 static ait_status maxpool_infer(op_ctx *c) { return pool_infer_any(c, POOL_MAX, false); }
@@ -436,7 +350,7 @@ static ait_status unpool_shapes(op_ctx *c, int64_t *inferred, int64_t *out)
     const tensor *x = c->in[0], *ix = c->in[1];
     char sx[96], si[96];
     TRY(check_input(c, x));
-    TRY(check_float(c, x, false));
+    TRY(check_x(c, x, false));
     if (ix->dtype != AIT_I64)
         return err_set(c->err, AIT_E_DTYPE, "I must be int64, not %s", ait_dtype_name(ix->dtype));
     if (ix->rank != x->rank || memcmp(ix->dims, x->dims, (size_t)x->rank * sizeof x->dims[0]))
@@ -448,9 +362,9 @@ static ait_status unpool_shapes(op_ctx *c, int64_t *inferred, int64_t *out)
     int kc;
     if (!attr_ints(c->n, "kernel_shape", &kc))
         return err_set(c->err, AIT_E_INVALID_ARG, "kernel_shape is required");
-    TRY(ints_attr(c, "kernel_shape", nd, 1, 1, k));
-    TRY(ints_attr(c, "strides", nd, 1, 1, s));
-    TRY(ints_attr(c, "pads", 2 * nd, 0, 0, pads));
+    TRY(ints_attr(c, "kernel_shape", nd, 1, 1, POOL_ATTR_MAX, k));
+    TRY(ints_attr(c, "strides", nd, 1, 1, POOL_ATTR_MAX, s));
+    TRY(ints_attr(c, "pads", 2 * nd, 0, 0, POOL_ATTR_MAX, pads));
     inferred[0] = x->dims[0];
     inferred[1] = x->dims[1];
     for (int i = 0; i < nd; i++) {

@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 #ifndef M_PI
@@ -19,44 +18,11 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static inline double ld(const void *p, ait_dtype t, int64_t i)
-{
-    switch (t) {
-    case AIT_F32: return ((const float *)p)[i];
-    case AIT_F64: return ((const double *)p)[i];
-    case AIT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    case AIT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
-    default: return elem_get_f64(p, t, i);
-    }
-}
-
-static inline void st(void *p, ait_dtype t, int64_t i, double v)
-{
-    switch (t) {
-    case AIT_F32: ((float *)p)[i] = (float)v; return;
-    case AIT_F64: ((double *)p)[i] = v; return;
-    case AIT_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v); return;
-    case AIT_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); return;
-    default: elem_set_f64(p, t, i, v); return;
-    }
-}
-
-static ait_status need(op_ctx *c, int i, const char *what)
-{
-    if (!has_in(c, i)) return err_set(c->err, AIT_E_INVALID_ARG, "input %s is missing", what);
-    return AIT_OK;
-}
-
-static ait_status check_float(op_ctx *c, const tensor *t, const char *what)
-{
-    return check_dtype(c, t, what, 4, AIT_F32, AIT_F64, AIT_F16, AIT_BF16);
-}
-
 /* Input i as one integer (a scalar or a 1-element tensor); AIT_DEFER while
  * its data is unknown. */
 static ait_status scalar_int(op_ctx *c, int i, const char *what, int64_t *v)
 {
-    TRY(need(c, i, what));
+    TRY(need_in(c, i, what));
     const tensor *t = c->in[i];
     if (!dtype_is_int(t->dtype))
         return err_set(c->err, AIT_E_DTYPE, "%s must be an integer, not %s", what,
@@ -70,13 +36,13 @@ static ait_status scalar_int(op_ctx *c, int i, const char *what, int64_t *v)
 
 static ait_status scalar_float(op_ctx *c, int i, const char *what, double *v)
 {
-    TRY(need(c, i, what));
+    TRY(need_in(c, i, what));
     const tensor *t = c->in[i];
     TRY(check_float(c, t, what));
     if (tensor_numel(t) != 1 || t->rank > 1)
         return err_set(c->err, AIT_E_SHAPE, "%s must be a scalar", what);
     if (!t->data) return AIT_DEFER;
-    *v = ld(t->data, t->dtype, 0);
+    *v = elem_get_f64(t->data, t->dtype, 0);
     return AIT_OK;
 }
 
@@ -90,30 +56,6 @@ static ait_status out_dtype(op_ctx *c, ait_dtype *dt)
                        (long long)v);
     *dt = t;
     return AIT_OK;
-}
-
-static int64_t prod(const int64_t *d, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= d[i];
-    return p;
-}
-
-/* One op_scratch block per run, carved into 64-byte-aligned pieces. */
-#define ALIGN64(n) (((size_t)(n) + 63) & ~(size_t)63)
-
-static void *take(char **p, size_t bytes)
-{
-    void *r = *p;
-    *p += ALIGN64(bytes);
-    return r;
-}
-
-static ait_status scratch(op_ctx *c, size_t bytes, char **p)
-{
-    *p = op_scratch(c, bytes ? bytes : 64);
-    if (*p) return AIT_OK;
-    return c->err && c->err->code != AIT_OK ? c->err->code : AIT_E_NOMEM;
 }
 
 /* ---- 1-D complex transform ---------------------------------------------- */
@@ -145,13 +87,17 @@ static void plan_shape(fft_plan *p, int64_t n)
     }
 }
 
-/* Scratch bytes plan_init takes. */
-static size_t plan_bytes(const fft_plan *p)
+/* Scratch sizes of the plan's arrays wr, wi, cr, ci, br, bi, ar, ai (0:
+ * unused), the parts plan_init takes. */
+enum { PLAN_PARTS = 8 };
+static void plan_sizes(const fft_plan *p, size_t *b)
 {
-    size_t m = ALIGN64((size_t)p->m * sizeof(double)), n = ALIGN64((size_t)p->n * sizeof(double));
-    if (p->pow2) return 2 * m;
-    if (p->direct) return 4 * n;
-    return 6 * m + 2 * n;
+    size_t nb = (size_t)p->n * sizeof(double), mb = p->direct ? nb : (size_t)p->m * sizeof(double);
+    bool blue = !p->pow2 && !p->direct;
+    b[0] = b[1] = mb;               /* twiddles */
+    b[2] = b[3] = blue ? nb : 0;    /* chirp */
+    b[4] = b[5] = blue ? mb : 0;    /* its FFT */
+    b[6] = b[7] = p->pow2 ? 0 : mb; /* work */
 }
 
 static void twiddles(double *wr, double *wi, int64_t m)
@@ -190,21 +136,14 @@ static void fft_pow2(double *re, double *im, int64_t n, const double *wr, const 
     }
 }
 
-static void plan_init(fft_plan *p, char **mem)
+static void plan_init(fft_plan *p, void **parts)
 {
     int64_t n = p->n, m = p->m;
-    size_t mb = (size_t)m * sizeof(double), nb = (size_t)n * sizeof(double);
-    if (p->direct) mb = nb;
-    p->wr = take(mem, mb), p->wi = take(mem, mb);
+    size_t mb = (size_t)(p->direct ? n : m) * sizeof(double);
+    p->wr = parts[0], p->wi = parts[1], p->cr = parts[2], p->ci = parts[3];
+    p->br = parts[4], p->bi = parts[5], p->ar = parts[6], p->ai = parts[7];
     twiddles(p->wr, p->wi, m);
-    if (p->pow2) return;
-    if (p->direct) {
-        p->ar = take(mem, nb), p->ai = take(mem, nb);
-        return;
-    }
-    p->cr = take(mem, nb), p->ci = take(mem, nb);
-    p->br = take(mem, mb), p->bi = take(mem, mb);
-    p->ar = take(mem, mb), p->ai = take(mem, mb);
+    if (p->pow2 || p->direct) return;
     for (int64_t k = 0; k < n; k++) {
         /* k^2 mod 2n keeps the angle small and exact */
         unsigned __int128 kk = (unsigned __int128)k * (unsigned __int128)k;
@@ -293,7 +232,7 @@ typedef struct dft_args {
 
 static ait_status dft_params(op_ctx *c, dft_args *a)
 {
-    TRY(need(c, 0, "input"));
+    TRY(need_in(c, 0, "input"));
     const tensor *x = c->in[0];
     TRY(check_float(c, x, "input"));
     int r = x->rank;
@@ -349,28 +288,31 @@ static ait_status dft_run(op_ctx *c)
     const tensor *x = c->in[0];
     tensor *y = c->out[0];
     int r = x->rank;
-    int64_t outer = prod(x->dims, 0, a.axis), inner = prod(x->dims, a.axis + 1, r - 1);
+    int64_t outer = dims_prod(x->dims, 0, a.axis), inner = dims_prod(x->dims, a.axis + 1, r - 1);
     int64_t n_in = x->dims[a.axis], comp = x->dims[r - 1], n = a.len;
     if (tensor_numel(y) == 0) return AIT_OK;
     fft_plan p;
     plan_shape(&p, n);
-    char *mem;
-    TRY(scratch(c, plan_bytes(&p) + 2 * ALIGN64((size_t)n * sizeof(double)), &mem));
-    plan_init(&p, &mem);
-    double *re = take(&mem, (size_t)n * sizeof(double)), *im = take(&mem, (size_t)n * sizeof(double));
+    size_t bytes[PLAN_PARTS + 2];
+    void *parts[PLAN_PARTS + 2];
+    plan_sizes(&p, bytes);
+    bytes[PLAN_PARTS] = bytes[PLAN_PARTS + 1] = (size_t)n * sizeof(double);
+    TRY(op_scratch_parts(c, PLAN_PARTS + 2, bytes, parts));
+    plan_init(&p, parts);
+    double *re = parts[PLAN_PARTS], *im = parts[PLAN_PARTS + 1];
     int64_t take_n = n_in < n ? n_in : n, xs = inner * comp, ys = inner * 2;
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t i = 0; i < inner; i++) {
             int64_t xb = (o * n_in * inner + i) * comp, yb = (o * a.out_len * inner + i) * 2;
             for (int64_t k = 0; k < take_n; k++) {
-                re[k] = ld(x->data, x->dtype, xb + k * xs);
-                im[k] = comp == 2 ? ld(x->data, x->dtype, xb + k * xs + 1) : 0.0;
+                re[k] = elem_get_f64(x->data, x->dtype, xb + k * xs);
+                im[k] = comp == 2 ? elem_get_f64(x->data, x->dtype, xb + k * xs + 1) : 0.0;
             }
             for (int64_t k = take_n; k < n; k++) re[k] = im[k] = 0; /* zero padding */
             transform(&p, re, im, a.inverse);
             for (int64_t k = 0; k < a.out_len; k++) {
-                st(y->data, y->dtype, yb + k * ys, re[k]);
-                st(y->data, y->dtype, yb + k * ys + 1, im[k]);
+                elem_set_f64(y->data, y->dtype, yb + k * ys, re[k]);
+                elem_set_f64(y->data, y->dtype, yb + k * ys + 1, im[k]);
             }
         }
     }
@@ -385,7 +327,7 @@ typedef struct stft_args {
 
 static ait_status stft_params(op_ctx *c, stft_args *a)
 {
-    TRY(need(c, 0, "signal"));
+    TRY(need_in(c, 0, "signal"));
     const tensor *x = c->in[0];
     TRY(check_float(c, x, "signal"));
     if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2))
@@ -439,24 +381,26 @@ static ait_status stft_run(op_ctx *c)
     if (tensor_numel(y) == 0) return AIT_OK;
     fft_plan p;
     plan_shape(&p, n);
-    size_t vb = ALIGN64((size_t)n * sizeof(double));
-    char *mem;
-    TRY(scratch(c, plan_bytes(&p) + 3 * vb, &mem));
-    plan_init(&p, &mem);
-    double *re = take(&mem, vb), *im = take(&mem, vb), *win = take(&mem, vb);
-    for (int64_t k = 0; k < n; k++) win[k] = w ? ld(w->data, w->dtype, k) : 1.0;
+    size_t bytes[PLAN_PARTS + 3];
+    void *parts[PLAN_PARTS + 3];
+    plan_sizes(&p, bytes);
+    for (int i = PLAN_PARTS; i < PLAN_PARTS + 3; i++) bytes[i] = (size_t)n * sizeof(double);
+    TRY(op_scratch_parts(c, PLAN_PARTS + 3, bytes, parts));
+    plan_init(&p, parts);
+    double *re = parts[PLAN_PARTS], *im = parts[PLAN_PARTS + 1], *win = parts[PLAN_PARTS + 2];
+    for (int64_t k = 0; k < n; k++) win[k] = w ? elem_get_f64(w->data, w->dtype, k) : 1.0;
     for (int64_t b = 0; b < x->dims[0]; b++) {
         for (int64_t f = 0; f < a.frames; f++) {
             int64_t xb = (b * slen + f * a.step) * comp;
             for (int64_t k = 0; k < n; k++) {
-                re[k] = ld(x->data, x->dtype, xb + k * comp) * win[k];
-                im[k] = comp == 2 ? ld(x->data, x->dtype, xb + k * comp + 1) * win[k] : 0.0;
+                re[k] = elem_get_f64(x->data, x->dtype, xb + k * comp) * win[k];
+                im[k] = comp == 2 ? elem_get_f64(x->data, x->dtype, xb + k * comp + 1) * win[k] : 0.0;
             }
             transform(&p, re, im, false);
             int64_t yb = (b * a.frames + f) * a.bins * 2;
             for (int64_t k = 0; k < a.bins; k++) {
-                st(y->data, y->dtype, yb + 2 * k, re[k]);
-                st(y->data, y->dtype, yb + 2 * k + 1, im[k]);
+                elem_set_f64(y->data, y->dtype, yb + 2 * k, re[k]);
+                elem_set_f64(y->data, y->dtype, yb + 2 * k + 1, im[k]);
             }
         }
     }
@@ -509,7 +453,7 @@ static ait_status window_run(op_ctx *c)
         double t = 2.0 * M_PI * (double)k / (double)N;
         /* a one-point symmetric window is [1], as in torch and numpy */
         double v = N > 0 ? wd->a0 - wd->a1 * cos(t) + wd->a2 * cos(2 * t) : 1.0;
-        st(c->out[0]->data, dt, k, v);
+        elem_set_f64(c->out[0]->data, dt, k, v);
     }
     return AIT_OK;
 }
@@ -555,10 +499,10 @@ static ait_status mel_run(op_ctx *c)
     mel_args a;
     TRY(mel_params(c, &a));
     int64_t nspec = a.dft_len / 2 + 1, nb = a.bins;
-    int64_t *edge;
-    char *mem;
-    TRY(scratch(c, (size_t)(nb + 2) * sizeof(int64_t), &mem));
-    edge = (int64_t *)mem;
+    size_t bytes = (size_t)(nb + 2) * sizeof(int64_t);
+    void *edge_p;
+    TRY(op_scratch_parts(c, 1, &bytes, &edge_p));
+    int64_t *edge = edge_p;
     /* num_mel_bins + 2 points evenly spaced in mel, as spectrogram bins */
     double lo = hz_to_mel(a.lo), step = (hz_to_mel(a.hi) - lo) / (double)(nb + 2);
     for (int64_t i = 0; i < nb + 2; i++) {
@@ -573,11 +517,11 @@ static ait_status mel_run(op_ctx *c)
     void *y = c->out[0]->data;
     for (int64_t i = 0; i < nb; i++) { /* triangle from edge[i] up to edge[i+1], down to edge[i+2] */
         int64_t l = edge[i], m = edge[i + 1], h = edge[i + 2];
-        if (m == l) st(y, a.dt, m * nb + i, 1.0);
+        if (m == l) elem_set_f64(y, a.dt, m * nb + i, 1.0);
         else
             for (int64_t j = l; j <= m; j++)
-                st(y, a.dt, j * nb + i, (double)(j - l) / (double)(m - l));
-        for (int64_t j = m; j < h; j++) st(y, a.dt, j * nb + i, (double)(h - j) / (double)(h - m));
+                elem_set_f64(y, a.dt, j * nb + i, (double)(j - l) / (double)(m - l));
+        for (int64_t j = m; j < h; j++) elem_set_f64(y, a.dt, j * nb + i, (double)(h - j) / (double)(h - m));
     }
     return AIT_OK;
 }
@@ -586,7 +530,7 @@ static ait_status mel_run(op_ctx *c)
 
 static ait_status det_infer(op_ctx *c)
 {
-    TRY(need(c, 0, "X"));
+    TRY(need_in(c, 0, "X"));
     const tensor *x = c->in[0];
     TRY(check_float(c, x, "input"));
     int r = x->rank;
@@ -601,13 +545,14 @@ static ait_status det_run(op_ctx *c)
     TRY(det_infer(c));
     const tensor *x = c->in[0];
     int r = x->rank;
-    int64_t m = x->dims[r - 1], batch = prod(x->dims, 0, r - 2);
+    int64_t m = x->dims[r - 1], batch = dims_prod(x->dims, 0, r - 2);
     if (batch == 0) return AIT_OK;
-    char *mem;
-    TRY(scratch(c, (size_t)(m * m) * sizeof(double), &mem));
-    double *a = (double *)mem;
+    size_t bytes = (size_t)(m * m) * sizeof(double);
+    void *a_p;
+    TRY(op_scratch_parts(c, 1, &bytes, &a_p));
+    double *a = a_p;
     for (int64_t b = 0; b < batch; b++) {
-        for (int64_t i = 0; i < m * m; i++) a[i] = ld(x->data, x->dtype, b * m * m + i);
+        for (int64_t i = 0; i < m * m; i++) a[i] = elem_get_f64(x->data, x->dtype, b * m * m + i);
         double det = 1.0;
         /* LU with partial pivoting: det = sign * prod(U's diagonal) */
         for (int64_t k = 0; k < m && det != 0; k++) {
@@ -633,7 +578,7 @@ static ait_status det_run(op_ctx *c)
                 for (int64_t j = k + 1; j < m; j++) ri[j] -= f * rk[j];
             }
         }
-        st(c->out[0]->data, c->out[0]->dtype, b, det);
+        elem_set_f64(c->out[0]->data, c->out[0]->dtype, b, det);
     }
     return AIT_OK;
 }

@@ -13,32 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static inline double ld(const void *p, ait_dtype t, int64_t i)
-{
-    switch (t) {
-    case AIT_F32: return ((const float *)p)[i];
-    case AIT_F64: return ((const double *)p)[i];
-    case AIT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    case AIT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
-    default: return elem_get_f64(p, t, i);
-    }
-}
-
-static ait_status need(op_ctx *c, int i, const char *what)
-{
-    if (!has_in(c, i)) return err_set(c->err, AIT_E_INVALID_ARG, "input %s is missing", what);
-    return AIT_OK;
-}
-
-static ait_status check_float(op_ctx *c, const tensor *t, const char *what)
-{
-    return check_dtype(c, t, what, 4, AIT_F32, AIT_F64, AIT_F16, AIT_BF16);
-}
 
 static int pick(const char *s, const char *const *names, int n)
 {
@@ -47,58 +24,10 @@ static int pick(const char *s, const char *const *names, int n)
     return -1;
 }
 
-/* One op_scratch block per run, carved into 64-byte-aligned pieces. */
-#define ALIGN64(n) (((size_t)(n) + 63) & ~(size_t)63)
-
-static void *take(char **p, size_t bytes)
-{
-    void *r = *p;
-    *p += ALIGN64(bytes);
-    return r;
-}
-
-static ait_status scratch(op_ctx *c, size_t bytes, char **p)
-{
-    *p = op_scratch(c, bytes ? bytes : 64);
-    if (*p) return AIT_OK;
-    return c->err && c->err->code != AIT_OK ? c->err->code : AIT_E_NOMEM;
-}
-
 /* The dtype data of dtype t is gathered in. */
 static ait_dtype work_dtype(ait_dtype t)
 {
     return t == AIT_F32 || t == AIT_F16 || t == AIT_BF16 ? AIT_F32 : AIT_F64;
-}
-
-/* Scratch bytes work_in / work_out need for t in wt (0 when t is wt). */
-static size_t conv_bytes(const tensor *t, ait_dtype wt)
-{
-    return t->dtype != wt ? ALIGN64((size_t)tensor_numel(t) * ait_dtype_size(wt)) : 0;
-}
-
-/* Input t as an array of wt: its own data, or a converted scratch copy. */
-static ait_status work_in(op_ctx *c, char **mem, const tensor *t, ait_dtype wt, const void **out)
-{
-    if (t->dtype == wt) {
-        *out = t->data;
-        return AIT_OK;
-    }
-    void *p = take(mem, (size_t)tensor_numel(t) * ait_dtype_size(wt));
-    TRY(convert_elems(t->data, t->dtype, p, wt, tensor_numel(t), c->err));
-    *out = p;
-    return AIT_OK;
-}
-
-/* Where to write output t as wt: its data, or scratch that work_done converts. */
-static void *work_out(char **mem, tensor *t, ait_dtype wt)
-{
-    return t->dtype == wt ? t->data : take(mem, (size_t)tensor_numel(t) * ait_dtype_size(wt));
-}
-
-static ait_status work_done(op_ctx *c, tensor *t, const void *w, ait_dtype wt)
-{
-    if (t->dtype == wt) return AIT_OK;
-    return convert_elems(w, wt, t->data, t->dtype, tensor_numel(t), c->err);
 }
 
 /* ---- GridSample --------------------------------------------------------- */
@@ -114,8 +43,8 @@ typedef struct gs_args {
 
 static ait_status gs_params(op_ctx *c, gs_args *a)
 {
-    TRY(need(c, 0, "X"));
-    TRY(need(c, 1, "grid"));
+    TRY(need_in(c, 0, "X"));
+    TRY(need_in(c, 1, "grid"));
     const tensor *x = c->in[0], *g = c->in[1];
     if (!dtype_is_float(x->dtype) && !dtype_is_int(x->dtype))
         return err_set(c->err, AIT_E_UNSUPPORTED, "X has unsupported dtype %s",
@@ -251,11 +180,12 @@ static ait_status gs_run(op_ctx *c)
     tensor *y = c->out[0];
     if (tensor_numel(y) == 0) return AIT_OK;
     ait_dtype wt = work_dtype(x->dtype);
-    char *mem;
-    TRY(scratch(c, conv_bytes(x, wt) + conv_bytes(y, wt), &mem));
+    size_t bytes[2] = {work_bytes(x, wt), work_bytes(y, wt)};
+    void *p[2];
+    TRY(op_scratch_parts(c, 2, bytes, p));
     const void *xd;
-    TRY(work_in(c, &mem, x, wt, &xd));
-    void *yd = work_out(&mem, y, wt);
+    TRY(work_in(c, x, wt, p[0], &xd));
+    void *yd = work_out(y, wt, p[1]);
     int k = a.k;
     int64_t N = x->dims[0], C = x->dims[1], in_sp = 1, out_sp = 1, xstr[AIT_MAX_RANK];
     for (int i = 0; i < k; i++) in_sp *= x->dims[2 + i], out_sp *= g->dims[1 + i];
@@ -269,7 +199,7 @@ static ait_status gs_run(op_ctx *c)
             int64_t gb = (n * out_sp + p) * k;
             /* grid holds (x, y, z...): its last component indexes the first spatial axis */
             for (int i = 0; i < k; i++)
-                nt[i] = gs_axis_taps(&a, ld(g->data, g->dtype, gb + k - 1 - i), x->dims[2 + i],
+                nt[i] = gs_axis_taps(&a, elem_get_f64(g->data, g->dtype, gb + k - 1 - i), x->dims[2 + i],
                                      f32, idx[i], w[i]);
             /* the product of the per-axis taps */
             int total = 1, cnt[AIT_MAX_RANK] = {0};
@@ -306,9 +236,9 @@ typedef struct ra_args {
 
 static ait_status ra_params(op_ctx *c, ra_args *a)
 {
-    TRY(need(c, 0, "X"));
-    TRY(need(c, 1, "rois"));
-    TRY(need(c, 2, "batch_indices"));
+    TRY(need_in(c, 0, "X"));
+    TRY(need_in(c, 1, "rois"));
+    TRY(need_in(c, 2, "batch_indices"));
     const tensor *x = c->in[0], *rois = c->in[1], *bi = c->in[2];
     TRY(check_float(c, x, "X"));
     TRY(check_float(c, rois, "rois"));
@@ -374,7 +304,7 @@ static ait_status ra_roi_geom(op_ctx *c, const ra_args *a, int64_t r, ra_roi *g)
 {
     const tensor *rois = c->in[1];
     double off = a->half_pixel ? 0.5 : 0.0, b[4];
-    for (int i = 0; i < 4; i++) b[i] = ld(rois->data, rois->dtype, r * 4 + i) * a->scale - off;
+    for (int i = 0; i < 4; i++) b[i] = elem_get_f64(rois->data, rois->dtype, r * 4 + i) * a->scale - off;
     double rw = b[2] - b[0], rh = b[3] - b[1];
     if (!a->half_pixel) rw = fmax(rw, 1.0), rh = fmax(rh, 1.0); /* malformed ROIs become 1x1 */
     if (!isfinite(rw) || !isfinite(rh) || !isfinite(b[0]) || !isfinite(b[1]))
@@ -463,13 +393,13 @@ static ait_status ra_run(op_ctx *c)
     if (bins > (INT64_C(1) << 40) / most)
         return err_set(c->err, AIT_E_OVERFLOW, "RoiAlign sampling table is too large");
     ait_dtype wt = work_dtype(x->dtype);
-    char *mem;
-    TRY(scratch(c, conv_bytes(x, wt) + conv_bytes(y, wt) + ALIGN64((size_t)(bins * most) * sizeof(ra_tap)),
-                &mem));
+    size_t bytes[3] = {work_bytes(x, wt), work_bytes(y, wt), (size_t)(bins * most) * sizeof(ra_tap)};
+    void *p[3];
+    TRY(op_scratch_parts(c, 3, bytes, p));
     const void *xd;
-    TRY(work_in(c, &mem, x, wt, &xd));
-    void *yd = work_out(&mem, y, wt);
-    ra_tap *taps = take(&mem, (size_t)(bins * most) * sizeof(ra_tap));
+    TRY(work_in(c, x, wt, p[0], &xd));
+    void *yd = work_out(y, wt, p[1]);
+    ra_tap *taps = p[2];
     for (int64_t r = 0; r < R; r++) {
         ra_roi g;
         TRY(ra_roi_geom(c, &a, r, &g));
@@ -505,8 +435,8 @@ typedef struct nms_cand {
 
 static ait_status nms_params(op_ctx *c, nms_args *a, bool *deferred)
 {
-    TRY(need(c, 0, "boxes"));
-    TRY(need(c, 1, "scores"));
+    TRY(need_in(c, 0, "boxes"));
+    TRY(need_in(c, 1, "scores"));
     const tensor *bx = c->in[0], *sc = c->in[1];
     TRY(check_float(c, bx, "boxes"));
     TRY(check_float(c, sc, "scores"));
@@ -536,8 +466,8 @@ static ait_status nms_params(op_ctx *c, nms_args *a, bool *deferred)
             continue;
         }
         if (i == 2) a->max_out = elem_get_i64(t->data, t->dtype, 0);
-        else if (i == 3) a->iou = ld(t->data, t->dtype, 0);
-        else a->score = ld(t->data, t->dtype, 0), a->has_score = true;
+        else if (i == 3) a->iou = elem_get_f64(t->data, t->dtype, 0);
+        else a->score = elem_get_f64(t->data, t->dtype, 0), a->has_score = true;
     }
     if (!*deferred && !(a->iou >= 0 && a->iou <= 1))
         return err_set(c->err, AIT_E_INVALID_ARG, "iou_threshold %g must be in [0, 1]", a->iou);
@@ -545,11 +475,15 @@ static ait_status nms_params(op_ctx *c, nms_args *a, bool *deferred)
     return AIT_OK;
 }
 
-static size_t nms_bytes(const nms_args *a, int64_t per)
+/* The scratch layout (the same in infer and run, which reads what infer
+ * left): count, selected triples, candidates, kept, box geometry. */
+enum { NMS_PARTS = 5 };
+static ait_status nms_scratch(op_ctx *c, const nms_args *a, int64_t per, void **p)
 {
-    return ALIGN64(sizeof(int64_t)) + ALIGN64((size_t)(a->B * a->C * per) * 3 * sizeof(int64_t)) +
-           ALIGN64((size_t)a->N * sizeof(nms_cand)) + ALIGN64((size_t)per * sizeof(int64_t)) +
-           ALIGN64((size_t)a->N * 5 * sizeof(double));
+    size_t bytes[NMS_PARTS] = {sizeof(int64_t), (size_t)(a->B * a->C * per) * 3 * sizeof(int64_t),
+                               (size_t)a->N * sizeof(nms_cand), (size_t)per * sizeof(int64_t),
+                               (size_t)a->N * 5 * sizeof(double)};
+    return op_scratch_parts(c, NMS_PARTS, bytes, p);
 }
 
 static int cand_cmp(const void *pa, const void *pb)
@@ -587,19 +521,17 @@ static ait_status nms_infer(op_ctx *c)
         return AIT_OK;
     }
     int64_t per = a.max_out < a.N ? a.max_out : a.N;
-    char *mem;
-    TRY(scratch(c, nms_bytes(&a, per), &mem));
-    int64_t *count = take(&mem, sizeof(int64_t));
-    int64_t *sel = take(&mem, (size_t)(a.B * a.C * per) * 3 * sizeof(int64_t));
-    nms_cand *cand = take(&mem, (size_t)a.N * sizeof(nms_cand));
-    int64_t *kept = take(&mem, (size_t)per * sizeof(int64_t));
-    double *geo = take(&mem, (size_t)a.N * 5 * sizeof(double));
+    void *p[NMS_PARTS];
+    TRY(nms_scratch(c, &a, per, p));
+    int64_t *count = p[0], *sel = p[1], *kept = p[3];
+    nms_cand *cand = p[2];
+    double *geo = p[4];
     const tensor *bx = c->in[0], *sc = c->in[1];
     int64_t total = 0;
     for (int64_t b = 0; b < a.B; b++) {
         for (int64_t i = 0; i < a.N; i++) {
             double v[4], *g = geo + i * 5;
-            for (int j = 0; j < 4; j++) v[j] = ld(bx->data, bx->dtype, (b * a.N + i) * 4 + j);
+            for (int j = 0; j < 4; j++) v[j] = elem_get_f64(bx->data, bx->dtype, (b * a.N + i) * 4 + j);
             if (a.center) { /* [x_center, y_center, width, height] */
                 g[0] = v[0] - v[2] / 2, g[1] = v[0] + v[2] / 2;
                 g[2] = v[1] - v[3] / 2, g[3] = v[1] + v[3] / 2;
@@ -612,7 +544,7 @@ static ait_status nms_infer(op_ctx *c)
         for (int64_t cl = 0; cl < a.C; cl++) {
             int64_t nc = 0, nk = 0, sb = (b * a.C + cl) * a.N;
             for (int64_t i = 0; i < a.N; i++) {
-                double s = ld(sc->data, sc->dtype, sb + i);
+                double s = elem_get_f64(sc->data, sc->dtype, sb + i);
                 if (!a.has_score || s > a.score) cand[nc].score = s, cand[nc++].idx = i;
             }
             qsort(cand, (size_t)nc, sizeof *cand, cand_cmp);
@@ -643,10 +575,9 @@ static ait_status nms_run(op_ctx *c)
     bool deferred;
     TRY(nms_params(c, &a, &deferred));
     int64_t per = a.max_out < a.N ? a.max_out : a.N;
-    char *mem;
-    TRY(scratch(c, nms_bytes(&a, per), &mem)); /* the block infer filled */
-    int64_t *count = take(&mem, sizeof(int64_t));
-    const int64_t *sel = take(&mem, (size_t)(a.B * a.C * per) * 3 * sizeof(int64_t));
+    void *p[NMS_PARTS];
+    TRY(nms_scratch(c, &a, per, p)); /* the block infer filled */
+    const int64_t *count = p[0], *sel = p[1];
     if (*count != n)
         return err_set(c->err, AIT_E_INTERNAL, "output was sized for a different selection");
     memcpy(y->data, sel, (size_t)n * 3 * sizeof(int64_t));
