@@ -1,0 +1,129 @@
+/* Peak float32 FMA throughput of this CPU: a loop of independent FMAs on
+ * registers only (no memory traffic), per ISA the CPU has (AVX-512, AVX2,
+ * and a portable multiply-add fallback), on one core and on all cores.
+ * Prints one JSON object per line:
+ *   {"isa":"avx512","threads":1,"gflops":...}
+ * usage: bench-peak [SECONDS_PER_MEASUREMENT] */
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "timer.h"
+
+/* 12 independent chains hide the FMA latency (4-5 cycles) on 2 pipes. */
+#define CHAINS 12
+#define FMA12(f) f(0) f(1) f(2) f(3) f(4) f(5) f(6) f(7) f(8) f(9) f(10) f(11)
+
+__attribute__((target("avx512f"))) static float loop_avx512(long iters)
+{
+    const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
+#define DECL(k) __m512 a##k = _mm512_set1_ps(1.0f + (float)(k));
+#define STEP(k) a##k = _mm512_fmadd_ps(a##k, m, c);
+#define SUM(k) s = _mm512_add_ps(s, a##k);
+    FMA12(DECL)
+    for (long i = 0; i < iters; i++) {
+        FMA12(STEP)
+    }
+    __m512 s = _mm512_setzero_ps();
+    FMA12(SUM)
+    return _mm512_reduce_add_ps(s);
+#undef DECL
+#undef STEP
+#undef SUM
+}
+
+__attribute__((target("avx2,fma"))) static float loop_avx2(long iters)
+{
+    const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
+#define DECL(k) __m256 a##k = _mm256_set1_ps(1.0f + (float)(k));
+#define STEP(k) a##k = _mm256_fmadd_ps(a##k, m, c);
+#define SUM(k) s = _mm256_add_ps(s, a##k);
+    FMA12(DECL)
+    for (long i = 0; i < iters; i++) {
+        FMA12(STEP)
+    }
+    __m256 s = _mm256_setzero_ps();
+    FMA12(SUM)
+    float v[8];
+    _mm256_storeu_ps(v, s);
+    return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+#undef DECL
+#undef STEP
+#undef SUM
+}
+
+/* Portable: whatever the compiler makes of a multiply-add (counted as 2). */
+static float loop_plain(long iters)
+{
+    volatile float vm = 0.9999999f, vc = 1e-7f;
+    const float m = vm, c = vc;
+#define DECL(k) float a##k = 1.0f + (float)(k);
+#define STEP(k) a##k = a##k * m + c;
+#define SUM(k) s += a##k;
+    FMA12(DECL)
+    for (long i = 0; i < iters; i++) {
+        FMA12(STEP)
+    }
+    float s = 0;
+    FMA12(SUM)
+    return s;
+#undef DECL
+#undef STEP
+#undef SUM
+}
+
+typedef float (*loop_fn)(long);
+static volatile float sink;
+
+/* GFLOP/s of fn on `threads` threads, best of 3 runs of about `secs`. */
+static double measure(loop_fn fn, int lanes, int threads, double secs)
+{
+    long iters = 1 << 16;
+    for (;;) { /* calibrate on one thread */
+        double t0 = now_s();
+        sink = fn(iters);
+        if (now_s() - t0 > secs / 4 || iters > (1L << 40)) break;
+        iters *= 2;
+    }
+    double t0 = now_s();
+    sink = fn(iters);
+    double one = now_s() - t0;
+    iters = (long)((double)iters * secs / (one > 1e-9 ? one : 1e-9));
+    double best = 0;
+    for (int r = 0; r < 3; r++) {
+        double start = now_s();
+#pragma omp parallel num_threads(threads)
+        {
+            float v = fn(iters);
+#pragma omp atomic
+            sink += v;
+        }
+        double gf = (double)iters * CHAINS * lanes * 2.0 * threads / (now_s() - start) / 1e9;
+        best = gf > best ? gf : best;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    double secs = argc > 1 ? atof(argv[1]) : 0.3;
+    if (!(secs > 0)) {
+        fprintf(stderr, "bench-peak: SECONDS must be a positive number, got '%s'\n", argv[1]);
+        return 2;
+    }
+    int cores = omp_get_num_procs();
+    struct { const char *isa; loop_fn fn; int lanes; int ok; } isas[] = {
+        {"avx512", loop_avx512, 16, __builtin_cpu_supports("avx512f")},
+        {"avx2", loop_avx2, 8, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+        {"plain", loop_plain, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (!isas[i].ok) continue;
+        int tlist[2] = {1, cores};
+        for (int j = 0; j < (cores > 1 ? 2 : 1); j++)
+            printf("{\"isa\":\"%s\",\"threads\":%d,\"gflops\":%.2f}\n", isas[i].isa, tlist[j],
+                   measure(isas[i].fn, isas[i].lanes, tlist[j], secs));
+    }
+    return 0;
+}

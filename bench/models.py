@@ -1,0 +1,169 @@
+"""Model latency: ait, ONNX Runtime and PyTorch on the same inputs and thread
+count. Outputs are checked first (each engine against PyTorch's reference
+written at export time, and ait against each peer); then warm-up, then
+interleaved rounds (ait, ORT, torch, ait, ORT, torch ...), each a short batch
+of runs. A wrong or failed engine gets no speed figure, and the row says why."""
+import os
+import shutil
+import statistics
+
+import numpy as np
+
+from runner import Runner, RunnerError
+
+TOL = 1e-4
+ENGINES = ("ait", "ort", "torch")
+
+# (bench name, exported model, case tag of tools/export_models.py BENCH_CASES, batch)
+CASES = [
+    ("resnet18", "resnet18", "b1", 1), ("resnet18", "resnet18", "b8", 8),
+    ("mobilenetv2", "mobilenetv2", "b1", 1), ("mobilenetv2", "mobilenetv2", "b8", 8),
+    ("mlp", "mlp", "b1", 1), ("mlp", "mlp", "b8", 8),
+    ("bert", "bert", "b1", 1), ("bert", "bert", "b8", 8),
+    ("gpt2-decode", "gpt2", "decode-b1", 1), ("gpt2-decode", "gpt2", "decode-b8", 8),
+    ("gpt2-prefill", "gpt2", "prefill-b1", 1), ("gpt2-prefill", "gpt2", "prefill-b8", 8),
+]
+NAMES = sorted({c[0] for c in CASES})
+
+
+def rel_err(got, want):
+    """max |got - want| / max |want| over the outputs both have; inf on a
+    missing output, a shape mismatch or a NaN."""
+    worst = 0.0
+    for name, w in want.items():
+        g = got.get(name)
+        if g is None or g.shape != w.shape:
+            return float("inf")
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        d = float(np.max(np.abs(g64 - w64))) if w.size else 0.0
+        scale = float(np.max(np.abs(w64))) if w.size else 0.0
+        e = d / scale if scale > 0 else d
+        if np.isnan(e):
+            return float("inf")
+        worst = max(worst, e)
+    return worst
+
+
+def load_dir(folder):
+    return {f[:-4]: np.load(os.path.join(folder, f)) for f in os.listdir(folder) if f.endswith(".npy")}
+
+
+def engine_argv(engine, cfg, model, onnx, indir, threads):
+    if engine == "ait":
+        return [cfg["ait_runner"], onnx, indir, str(threads)]
+    if engine == "ort":
+        return ["node", os.path.join(cfg["bench_dir"], "ort_runner.js"), onnx, indir, str(threads)]
+    return ["/usr/bin/python3", os.path.join(cfg["bench_dir"], "torch_runner.py"), model, indir, str(threads)]
+
+
+def engine_env(engine, cfg, threads):
+    env = dict(os.environ)
+    env.update({"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)})
+    if cfg.get("coretype"):
+        env["OPENBLAS_CORETYPE"] = cfg["coretype"]
+    if engine == "torch" and threads >= 2:
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    return env
+
+
+def stats(times):
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
+            "runs": len(times)}
+
+
+def run_case(cfg, name, model, tag, batch, threads, log):
+    mdir, work = cfg["model_dir"], os.path.join(cfg["work_dir"], f"{name}.{tag}.t{threads}")
+    row = {"name": name, "model": model, "case": tag, "batch": batch, "threads": threads,
+           "engines": {}, "ait_vs": {}}
+    onnx = os.path.join(mdir, model + ".onnx")
+    base = os.path.join(mdir, f"{model}.bench.{tag}")
+    shutil.rmtree(work, ignore_errors=True)
+    indir = os.path.join(work, "in")
+    os.makedirs(indir)
+    with np.load(base + ".in.npz") as z:
+        for k in z.files:
+            np.save(os.path.join(indir, k + ".npy"), z[k])
+    with np.load(base + ".out.npz") as z:
+        ref = {k: z[k] for k in z.files}
+
+    runners, outs = {}, {}
+    for e in ENGINES:  # start, then the output check before any timing
+        info = row["engines"][e] = {"ok": False, "error": None}
+        try:
+            runners[e] = Runner(e, engine_argv(e, cfg, model, onnx, indir, threads),
+                                engine_env(e, cfg, threads), cfg["timeout"])
+            odir = os.path.join(work, "out." + e)
+            os.makedirs(odir)
+            runners[e].outputs(odir)
+            outs[e] = load_dir(odir)
+            info["rel_err"] = rel_err(outs[e], ref)
+            info["ok"] = info["rel_err"] <= TOL
+            if not info["ok"]:
+                info["error"] = f"output differs from PyTorch's reference: {info['rel_err']:.3g} > {TOL:g}"
+        except RunnerError as err:
+            info["error"] = str(err)
+            runners.pop(e, None)
+    for peer in ("ort", "torch"):
+        vs = row["ait_vs"][peer] = {"ratio": None}
+        if "ait" in outs and peer in outs:
+            vs["rel_err"] = rel_err(outs["ait"], outs[peer])
+        why = [f"{e}: {row['engines'][e]['error']}" for e in ("ait", peer) if not row["engines"][e]["ok"]]
+        if not why and vs.get("rel_err", float("inf")) > TOL:
+            why.append(f"ait and {peer} differ by {vs['rel_err']:.3g} > {TOL:g}")
+        vs["why"] = "; ".join(why) or None
+
+    timed = {e: r for e, r in runners.items() if row["engines"][e]["ok"]}
+    try:
+        est, per_round, all_times = {}, {}, {e: [] for e in timed}
+        for e, r in timed.items():  # warm-up
+            w = r.times(cfg["warmup"])
+            est[e] = max(statistics.median(w) / 1e3, 1e-6)
+            per_round[e] = max(1, min(50, round(cfg["round_s"] / est[e])))
+        round_time = sum(per_round[e] * est[e] for e in timed) or 1e-6
+        rounds = int(min(cfg["max_rounds"], max(cfg["min_rounds"], cfg["row_s"] // round_time)))
+        for _ in range(rounds):  # interleaved rounds
+            for e, r in timed.items():
+                all_times[e] += r.times(per_round[e], est[e])
+        for e in timed:
+            row["engines"][e].update(stats(all_times[e]), per_round=per_round[e], rounds=rounds)
+    except RunnerError as err:
+        for e in timed:
+            if "median_ms" not in row["engines"][e]:
+                row["engines"][e]["ok"] = False
+                row["engines"][e]["error"] = row["engines"][e]["error"] or f"while timing: {err}"
+    for r in runners.values():
+        r.close()
+    for peer in ("ort", "torch"):
+        a, p = row["engines"]["ait"], row["engines"][peer]
+        if row["ait_vs"][peer]["why"] is None and "median_ms" in a and "median_ms" in p:
+            row["ait_vs"][peer]["ratio"] = a["median_ms"] / p["median_ms"]
+    shutil.rmtree(work, ignore_errors=True)
+    log(summary(row))
+    return row
+
+
+def summary(row):
+    parts = []
+    for e in ENGINES:
+        i = row["engines"][e]
+        parts.append(f"{e} {i['median_ms']:.3f} ms" if "median_ms" in i else f"{e} FAILED")
+    ratio = row["ait_vs"]["ort"]["ratio"]
+    return (f"  {row['name']:13s} {row['case']:11s} t{row['threads']}: " + ", ".join(parts) +
+            (f"; ait/ort {ratio:.2f}" if ratio else ""))
+
+
+def selected(models, batches):
+    out = []
+    for name, model, tag, batch in CASES:
+        if name in models or model in models:
+            if batch in batches:
+                out.append((name, model, tag, batch))
+    return out
+
+
+def run_all(cfg, models, batches, threads_list, log):
+    rows = []
+    for threads in threads_list:
+        for name, model, tag, batch in selected(models, batches):
+            rows.append(run_case(cfg, name, model, tag, batch, threads, log))
+    return rows

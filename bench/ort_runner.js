@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// ONNX Runtime (CPU, npm onnxruntime-node) as a bench peer; the protocol of
+// bench/c/ait_runner.c: "out DIR" -> "ok", "time N" -> "t MS ...", startup
+// "ready", failures "error MESSAGE".
+// Session: graph optimisation level "all", intra-op threads THREADS, inter-op 1,
+// sequential execution.
+// usage: node bench/ort_runner.js MODEL.onnx INPUT_DIR THREADS
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+const ort = require('onnxruntime-node');
+const { readNpy, writeNpy } = require('./npy.js');
+
+function fail(what, err) {
+  process.stdout.write(`error ${what}: ${err && err.message ? err.message : err}\n`);
+  process.exit(1);
+}
+
+async function main() {
+  const [model, inputDir, threadsArg] = process.argv.slice(2);
+  const threads = parseInt(threadsArg, 10);
+  if (!model || !inputDir || !(threads > 0)) fail('usage', 'ort_runner.js MODEL.onnx INPUT_DIR THREADS');
+  let session;
+  try {
+    session = await ort.InferenceSession.create(model, {
+      graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1,
+      executionMode: 'sequential', executionProviders: ['cpu'],
+    });
+  } catch (e) { fail(model, e); }
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const file = path.join(inputDir, `${name}.npy`);
+    try {
+      const a = readNpy(fs.readFileSync(file));
+      feeds[name] = new ort.Tensor(a.type, a.data, a.shape);
+    } catch (e) { fail(file, e); }
+  }
+  process.stdout.write('ready\n');
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const [cmd, arg] = line.trim().split(/\s+/);
+    if (cmd === 'out' && arg) {
+      let res;
+      try { res = await session.run(feeds); } catch (e) { fail('run', e); }
+      for (const name of session.outputNames) {
+        const file = path.join(arg, `${name}.npy`);
+        try { fs.writeFileSync(file, writeNpy(res[name])); } catch (e) { fail(file, e); }
+      }
+      process.stdout.write('ok\n');
+    } else if (cmd === 'time' && parseInt(arg, 10) > 0) {
+      const times = [];
+      for (let r = 0; r < parseInt(arg, 10); r++) {
+        const t0 = process.hrtime.bigint();
+        try { await session.run(feeds); } catch (e) { fail('run', e); }
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+      process.stdout.write(`t ${times.map((t) => t.toFixed(4)).join(' ')}\n`);
+    } else {
+      fail('command', line);
+    }
+  }
+}
+
+main();
