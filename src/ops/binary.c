@@ -17,13 +17,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
-/* GCC 12 at -O2 vectorises only loops whose trip count it knows; these
- * kernels run over arbitrary lengths, so let it weigh the cost. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 /* Elementwise loops have no loop-carried dependence even when the output is
  * an input (the in-place accumulation of Max/Min/Sum/Mean), which GCC's
  * overlap check would otherwise send down the scalar path. */
@@ -302,35 +298,6 @@ static kern_fn by_size(size_t esz, bool where)
 /* The dtype kernels compute in: float16 and bfloat16 go through float32. */
 static ait_dtype compute_dtype(ait_dtype t) { return t == AIT_F16 || t == AIT_BF16 ? AIT_F32 : t; }
 
-/* convert_elems with fast half <-> float32 paths. */
-static ait_status convert(op_ctx *c, const void *src, ait_dtype st, void *dst, ait_dtype dt,
-                          int64_t n)
-{
-    const uint16_t *h = src;
-    const float *f = src;
-    uint16_t *ho = dst;
-    float *fo = dst;
-    if (st == AIT_F16 && dt == AIT_F32)
-        for (int64_t i = 0; i < n; i++) fo[i] = f16_to_f32(h[i]);
-    else if (st == AIT_BF16 && dt == AIT_F32)
-        for (int64_t i = 0; i < n; i++) fo[i] = bf16_to_f32(h[i]);
-    else if (st == AIT_F32 && dt == AIT_F16)
-        for (int64_t i = 0; i < n; i++) ho[i] = f32_to_f16(f[i]);
-    else if (st == AIT_F32 && dt == AIT_BF16)
-        for (int64_t i = 0; i < n; i++) ho[i] = f32_to_bf16(f[i]);
-    else
-        return convert_elems(src, st, dst, dt, n, c->err);
-    return AIT_OK;
-}
-
-/* Reserves a 64-byte aligned slice of a scratch layout; returns its offset. */
-static size_t carve(size_t *total, size_t bytes)
-{
-    size_t at = *total;
-    *total += (bytes + 63) & ~(size_t)63;
-    return at;
-}
-
 /* Runs k over the output with nin inputs seen as dtypes kin[] (converted in
  * scratch where they differ) and a kernel result of dtype kout (converted
  * to the output's dtype if different). */
@@ -339,26 +306,26 @@ static ait_status apply(op_ctx *c, kern_fn k, int nin, const ait_dtype *kin, ait
     tensor *out = c->out[0];
     int64_t n = tensor_numel(out);
     if (n == 0) return AIT_OK;
-    size_t total = 0, off[MAX_OPERANDS + 1] = {0};
+    size_t bytes[MAX_OPERANDS + 1] = {0};
+    void *s[MAX_OPERANDS + 1];
     for (int j = 0; j < nin; j++)
         if (c->in[j]->dtype != kin[j])
-            off[j] = carve(&total, (size_t)tensor_numel(c->in[j]) * ait_dtype_size(kin[j]));
-    if (out->dtype != kout) off[nin] = carve(&total, (size_t)n * ait_dtype_size(kout));
-    char *s = NULL;
-    if (total && !(s = op_scratch(c, total))) return AIT_E_NOMEM;
+            bytes[j] = (size_t)tensor_numel(c->in[j]) * ait_dtype_size(kin[j]);
+    if (out->dtype != kout) bytes[nin] = (size_t)n * ait_dtype_size(kout);
+    TRY(op_scratch_parts(c, nin + 1, bytes, s));
 
     operand ops[MAX_OPERANDS];
     for (int j = 0; j < nin; j++) {
         const tensor *t = c->in[j];
         ops[j] = (operand){t->data, t, ait_dtype_size(kin[j])};
         if (t->dtype != kin[j]) {
-            TRY(convert(c, t->data, t->dtype, s + off[j], kin[j], tensor_numel(t)));
-            ops[j].data = s + off[j];
+            TRY(convert_elems(t->data, t->dtype, s[j], kin[j], tensor_numel(t), c->err));
+            ops[j].data = s[j];
         }
     }
-    void *o = out->dtype != kout ? s + off[nin] : out->data;
+    void *o = out->dtype != kout ? s[nin] : out->data;
     bcast_run(k, o, ait_dtype_size(kout), out, nin, ops);
-    if (out->dtype != kout) TRY(convert(c, o, kout, out->data, out->dtype, n));
+    if (out->dtype != kout) TRY(convert_elems(o, kout, out->data, out->dtype, n, c->err));
     return AIT_OK;
 }
 
@@ -636,24 +603,22 @@ static ait_status run_var(op_ctx *c)
 
     /* float16/bfloat16: the accumulator, then each converted input, in scratch */
     bool conv = out->dtype != kd;
-    char *s = NULL;
-    size_t at = 0;
-    if (conv) {
-        size_t total = 0;
-        carve(&total, (size_t)n * esz);
-        for (int i = 0; i < c->n_in; i++) carve(&total, (size_t)tensor_numel(c->in[i]) * esz);
-        if (!(s = op_scratch(c, total))) return AIT_E_NOMEM;
-        carve(&at, (size_t)n * esz);
+    scratch_plan sp = {0};
+    if (conv) { /* the sizing pass */
+        scratch_take(&sp, n, esz);
+        for (int i = 0; i < c->n_in; i++) scratch_take(&sp, tensor_numel(c->in[i]), esz);
+        TRY(scratch_commit(c, &sp));
     }
-    void *acc = conv ? s : out->data;
+    void *acc = conv ? scratch_take(&sp, n, esz) : out->data;
 
     operand ops[2] = {{acc, out, esz}, {0}};
     for (int i = 0; i < c->n_in; i++) {
         const tensor *t = c->in[i];
         operand x = {t->data, t, esz};
         if (conv) {
-            x.data = s + carve(&at, (size_t)tensor_numel(t) * esz);
-            TRY(convert(c, t->data, t->dtype, (void *)x.data, kd, tensor_numel(t)));
+            void *buf = scratch_take(&sp, tensor_numel(t), esz);
+            TRY(convert_elems(t->data, t->dtype, buf, kd, tensor_numel(t), c->err));
+            x.data = buf;
         }
         if (i == 0 && c->n_in == 1) {
             bcast_run(by_size(esz, false), acc, esz, out, 1, &x);
@@ -674,7 +639,7 @@ static ait_status run_var(op_ctx *c)
             for (int64_t i = 0; i < n; i++) a[i] /= c->n_in;
         }
     }
-    if (conv) TRY(convert(c, acc, kd, out->data, out->dtype, n));
+    if (conv) TRY(convert_elems(acc, kd, out->data, out->dtype, n, c->err));
     return AIT_OK;
 }
 

@@ -12,11 +12,6 @@
 #include "core/half.h"
 #include "ops/op.h"
 
-/* -O2 alone skips loops of arbitrary length (CumSum rows, reductions). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
-#endif
-
 /* ---- shared helpers ------------------------------------------------------ */
 
 /* Size of one element; fails for strings and undefined types. */

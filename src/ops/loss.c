@@ -12,32 +12,11 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 enum { RED_NONE, RED_SUM, RED_MEAN };
 
-/* ---- element access for the O(N*D) paths ---------------------------------- */
-
-static inline double getf(const void *p, ait_dtype t, int64_t i)
-{
-    switch (t) {
-    case AIT_F32: return ((const float *)p)[i];
-    case AIT_F64: return ((const double *)p)[i];
-    case AIT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    default: return bf16_to_f32(((const uint16_t *)p)[i]);
-    }
-}
-
-static inline void setf(void *p, ait_dtype t, int64_t i, double v)
-{
-    switch (t) {
-    case AIT_F32: ((float *)p)[i] = (float)v; break;
-    case AIT_F64: ((double *)p)[i] = v; break;
-    case AIT_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v); break;
-    default: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
-    }
-}
+/* ---- element access for the O(N*D) paths (floats: elem_get_f64) ---------- */
 
 static inline int64_t geti(const void *p, ait_dtype t, int64_t i)
 {
@@ -147,7 +126,7 @@ static ait_status nll(op_ctx *c, const loss_cfg *cfg, const void *lp, ait_dtype 
     const bool has_w = has_in(c, 2);
     const int64_t N = cfg->N, C = cfg->C, D = cfg->D;
     if (has_w)
-        for (int64_t k = 0; k < C; k++) wbuf[k] = getf(c->in[2]->data, c->in[2]->dtype, k);
+        for (int64_t k = 0; k < C; k++) wbuf[k] = elem_get_f64(c->in[2]->data, c->in[2]->dtype, k);
 
     double sum = 0, wsum = 0;
     for (int64_t n = 0; n < N; n++)
@@ -161,20 +140,18 @@ static ait_status nll(op_ctx *c, const loss_cfg *cfg, const void *lp, ait_dtype 
                                    (long long)k, (long long)i, (long long)C,
                                    cfg->has_ii ? " and is not ignore_index" : "");
                 w = has_w ? wbuf[k] : 1.0;
-                l = -getf(lp, lt, (n * C + k) * D + d) * w;
+                l = -elem_get_f64(lp, lt, (n * C + k) * D + d) * w;
             }
-            if (cfg->reduction == RED_NONE) setf(y->data, y->dtype, i, l);
+            if (cfg->reduction == RED_NONE) elem_set_f64(y->data, y->dtype, i, l);
             sum += l;
             wsum += w;
         }
-    if (cfg->reduction == RED_SUM) setf(y->data, y->dtype, 0, sum);
+    if (cfg->reduction == RED_SUM) elem_set_f64(y->data, y->dtype, 0, sum);
     /* Ignored targets carry weight 0, so they are excluded from the mean too;
      * all targets ignored gives 0/0 = NaN, as the reference does. */
-    else if (cfg->reduction == RED_MEAN) setf(y->data, y->dtype, 0, sum / wsum);
+    else if (cfg->reduction == RED_MEAN) elem_set_f64(y->data, y->dtype, 0, sum / wsum);
     return AIT_OK;
 }
-
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 /* ---- NegativeLogLikelihoodLoss -------------------------------------------- */
 
@@ -217,32 +194,22 @@ static ait_status sce_run(op_ctx *c)
      * the work dtype; otherwise into scratch. */
     const bool direct = lpo && dt == wt;
 
-    size_t off_w = 0, off_rows = align64((size_t)cfg.C * sizeof(double));
-    size_t off_lp = off_rows + align64(2 * (size_t)cfg.D * es);
-    size_t bytes = off_lp + (direct ? 0 : (size_t)total * es);
-    char *s = op_scratch(c, bytes ? bytes : 1);
-    if (!s) return AIT_E_NOMEM;
-    void *lp = direct ? lpo->data : s + off_lp;
-    void *mx = s + off_rows, *sm = s + off_rows + (size_t)cfg.D * es;
+    /* class weights, the row max and sum, the log-probabilities */
+    size_t db = (size_t)cfg.D * es;
+    size_t bytes[4] = {(size_t)cfg.C * sizeof(double), db, db, direct ? 0 : (size_t)total * es};
+    void *s[4];
+    TRY(op_scratch_parts(c, 4, bytes, s));
+    void *lp = direct ? lpo->data : s[3];
+    void *mx = s[1], *sm = s[2];
 
-    if (dt == AIT_F16 || dt == AIT_BF16) {
-        float *f = lp;
-        const uint16_t *h = x->data;
-        if (dt == AIT_F16) for (int64_t i = 0; i < total; i++) f[i] = f16_to_f32(h[i]);
-        else for (int64_t i = 0; i < total; i++) f[i] = bf16_to_f32(h[i]);
-    }
+    if (dt == AIT_F16 || dt == AIT_BF16) convert_floats(x->data, dt, lp, AIT_F32, total);
     const void *src = (dt == AIT_F16 || dt == AIT_BF16) ? lp : x->data;
     if (cfg.C > 0) {
         if (wt == AIT_F64) logsoftmax_f64(src, lp, cfg.N, cfg.C, cfg.D, mx, sm);
         else logsoftmax_f32(src, lp, cfg.N, cfg.C, cfg.D, mx, sm);
     }
-    if (lpo && !direct) {
-        const float *f = lp;
-        uint16_t *h = lpo->data;
-        if (dt == AIT_F16) for (int64_t i = 0; i < total; i++) h[i] = f32_to_f16(f[i]);
-        else for (int64_t i = 0; i < total; i++) h[i] = f32_to_bf16(f[i]);
-    }
-    return nll(c, &cfg, lp, wt, (double *)(s + off_w));
+    if (lpo && !direct) convert_floats(lp, AIT_F32, lpo->data, dt, total);
+    return nll(c, &cfg, lp, wt, s[0]);
 }
 
 OP_TABLE(loss,

@@ -50,14 +50,14 @@ static ait_status matmul_run(op_ctx *c)
     }
     /* float16 / bfloat16: through float32 copies */
     int64_t na = tensor_numel(a), nb = tensor_numel(b), ny = tensor_numel(y);
-    mm_bump bp = {0};
+    scratch_plan bp = {0};
     void *pa, *pb, *py;
     for (int pass = 0;; pass++) {
-        pa = mm_bump_get(&bp, na, 4);
-        pb = mm_bump_get(&bp, nb, 4);
-        py = mm_bump_get(&bp, ny, 4);
+        pa = scratch_take(&bp, na, 4);
+        pb = scratch_take(&bp, nb, 4);
+        py = scratch_take(&bp, ny, 4);
         if (pass) break;
-        TRY(mm_bump_alloc(c, &bp));
+        TRY(scratch_commit(c, &bp));
     }
     mm_load(a->data, a->dtype, pa, na);
     mm_load(b->data, b->dtype, pb, nb);
@@ -185,17 +185,17 @@ static ait_status gemm_run(op_ctx *c)
     bool native = mm_dom_native(a->dtype);
     int64_t na = tensor_numel(a), nb = tensor_numel(b), nc = ct ? tensor_numel(ct) : 0;
 
-    mm_bump bp = {0};
+    scratch_plan bp = {0};
     void *pa, *pb, *pbt, *pc, *py;
     for (int pass = 0;; pass++) {
-        pa = native ? a->data : mm_bump_get(&bp, na, es);
-        pb = native ? b->data : mm_bump_get(&bp, nb, es);
-        pbt = tb ? mm_bump_get(&bp, nb, es) : pb;
-        pc = !ct ? NULL : native ? ct->data : mm_bump_get(&bp, nc, es);
-        py = native ? y->data : mm_bump_get(&bp, M * N, es);
+        pa = native ? a->data : scratch_take(&bp, na, es);
+        pb = native ? b->data : scratch_take(&bp, nb, es);
+        pbt = tb ? scratch_take(&bp, nb, es) : pb;
+        pc = !ct ? NULL : native ? ct->data : scratch_take(&bp, nc, es);
+        py = native ? y->data : scratch_take(&bp, M * N, es);
         if (pass) break;
         if (native && !tb) break;
-        TRY(mm_bump_alloc(c, &bp));
+        TRY(scratch_commit(c, &bp));
     }
     if (!native) {
         mm_load(a->data, a->dtype, pa, na);
@@ -406,7 +406,7 @@ typedef struct ein_run {
     const ein *e;
     mm_dom d;
     size_t es;
-    mm_bump *bp;
+    scratch_plan *bp;
     bool dry;
 } ein_run;
 
@@ -508,7 +508,7 @@ static ait_status ein_reshape(ein_run *r, const ein_view *v, const int *lab, int
         return AIT_OK;
     }
     int64_t numel = ein_numel(r, lab, n);
-    void *buf = mm_bump_get(r->bp, numel, r->es);
+    void *buf = scratch_take(r->bp, numel, r->es);
     outv->data = buf;
     if (r->dry) return AIT_OK;
     if (sum) memset(buf, 0, (size_t)numel * r->es);
@@ -558,7 +558,7 @@ static ait_status ein_pair(ein_run *r, ein_view X, ein_view Y, const bool *keep,
 
     *wrote_final =
         final_lab && nc == final_n && memcmp(clab, final_lab, sizeof(int) * (size_t)nc) == 0;
-    void *C = *wrote_final ? final : mm_bump_get(r->bp, numel, r->es);
+    void *C = *wrote_final ? final : scratch_take(r->bp, numel, r->es);
     R->nl = nc;
     memcpy(R->lab, clab, sizeof(int) * (size_t)nc);
     ein_strides(r, clab, nc, R->str);
@@ -584,7 +584,7 @@ static ait_status ein_exec(ein_run *r)
         const tensor *t = c->in[i];
         const void *data = t->data;
         if (!native) {
-            void *buf = mm_bump_get(r->bp, tensor_numel(t), r->es);
+            void *buf = scratch_take(r->bp, tensor_numel(t), r->es);
             if (!r->dry) mm_load(t->data, t->dtype, buf, tensor_numel(t));
             data = buf;
         }
@@ -604,7 +604,7 @@ static ait_status ein_exec(ein_run *r)
         }
     }
     int64_t ny = tensor_numel(y);
-    void *dst = native ? y->data : mm_bump_get(r->bp, ny, r->es);
+    void *dst = native ? y->data : scratch_take(r->bp, ny, r->es);
     ein_view cur = ops[0];
     bool done = false;
     for (int j = 1; j < e->n; j++) {
@@ -637,12 +637,12 @@ static ait_status einsum_run(op_ctx *c)
 {
     ein e;
     TRY(ein_parse(c, &e));
-    mm_bump bp = {0};
+    scratch_plan bp = {0};
     ein_run r = {c, &e, MD_F32, 4, &bp, true};
     mm_dom_of(c->in[0]->dtype, &r.d);
     r.es = mm_dom_size(r.d);
     TRY(ein_exec(&r));
-    TRY(mm_bump_alloc(c, &bp));
+    TRY(scratch_commit(c, &bp));
     r.dry = false;
     return ein_exec(&r);
 }
@@ -697,17 +697,17 @@ static ait_status mmi_run(op_ctx *c)
     TRY(mmi_check(c, &s));
     int64_t ra = mm_qparam_count(a, true), cb = mm_qparam_count(b, false);
     int64_t na = tensor_numel(a), nb = tensor_numel(b);
-    mm_bump bp = {0};
+    scratch_plan bp = {0};
     int64_t *idx;
     int32_t *za, *zb, *pa, *pb;
     for (int pass = 0;; pass++) {
-        idx = mm_bump_get(&bp, ra > cb ? ra : cb, 8);
-        za = mm_bump_get(&bp, ra, 4);
-        zb = mm_bump_get(&bp, cb, 4);
-        pa = mm_bump_get(&bp, na, 4);
-        pb = mm_bump_get(&bp, nb, 4);
+        idx = scratch_take(&bp, ra > cb ? ra : cb, 8);
+        za = scratch_take(&bp, ra, 4);
+        zb = scratch_take(&bp, cb, 4);
+        pa = scratch_take(&bp, na, 4);
+        pb = scratch_take(&bp, nb, 4);
         if (pass) break;
-        TRY(mm_bump_alloc(c, &bp));
+        TRY(scratch_commit(c, &bp));
     }
     mmi_zero_points(c, 2, idx, za);
     mmi_zero_points(c, 3, idx, zb);

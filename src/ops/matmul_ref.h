@@ -1,5 +1,5 @@
 /* Private helpers shared by the matmul and quant op families: matrix
- * product kernels, the numpy MatMul shape rule and a scratch carver.
+ * product kernels and the numpy MatMul shape rule.
  *
  * Kernels work in a "domain": float32 (also used for float16/bfloat16),
  * float64, or uint32/uint64 for integers. Integer products are computed
@@ -10,7 +10,6 @@
 #define AIT_OPS_MATMUL_REF_H
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 typedef enum mm_dom { MD_F32, MD_F64, MD_U32, MD_U64 } mm_dom;
@@ -38,12 +37,13 @@ static inline bool mm_dom_native(ait_dtype t)
 /* Converts n elements of dtype t into its domain. */
 static inline void mm_load(const void *src, ait_dtype t, void *dst, int64_t n)
 {
-    float *f = dst;
     uint32_t *u = dst;
     const uint16_t *h = src;
+    if (t == AIT_F16 || t == AIT_BF16) {
+        convert_floats(src, t, dst, AIT_F32, n);
+        return;
+    }
     switch (t) {
-    case AIT_F16: for (int64_t i = 0; i < n; i++) f[i] = f16_to_f32(h[i]); break;
-    case AIT_BF16: for (int64_t i = 0; i < n; i++) f[i] = bf16_to_f32(h[i]); break;
     case AIT_I8: for (int64_t i = 0; i < n; i++) u[i] = (uint32_t)((const int8_t *)src)[i]; break;
     case AIT_U8: for (int64_t i = 0; i < n; i++) u[i] = ((const uint8_t *)src)[i]; break;
     case AIT_I16: for (int64_t i = 0; i < n; i++) u[i] = (uint32_t)((const int16_t *)src)[i]; break;
@@ -55,12 +55,13 @@ static inline void mm_load(const void *src, ait_dtype t, void *dst, int64_t n)
 /* Converts n domain elements back to dtype t (integers wrap). */
 static inline void mm_store(const void *src, void *dst, ait_dtype t, int64_t n)
 {
-    const float *f = src;
     const uint32_t *u = src;
     uint16_t *h = dst;
+    if (t == AIT_F16 || t == AIT_BF16) {
+        convert_floats(src, AIT_F32, dst, t, n);
+        return;
+    }
     switch (t) {
-    case AIT_F16: for (int64_t i = 0; i < n; i++) h[i] = f32_to_f16(f[i]); break;
-    case AIT_BF16: for (int64_t i = 0; i < n; i++) h[i] = f32_to_bf16(f[i]); break;
     case AIT_I8: case AIT_U8:
         for (int64_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)u[i];
         break;
@@ -341,37 +342,6 @@ static inline void mm_sub_zp(const tensor *x, bool is_a, const int32_t *zp, int3
         }
     }
 #undef MM_X
-}
-
-/* ---- scratch carving -----------------------------------------------------
- * op_scratch gives one buffer per node, so an op sizes all its temporaries
- * in a first pass with base == NULL (nothing is written) and carves them
- * from one buffer in the second. */
-typedef struct mm_bump {
-    char *base;
-    size_t off;
-    bool overflow;
-} mm_bump;
-
-static inline void *mm_bump_get(mm_bump *b, int64_t count, size_t esize)
-{
-    size_t o = (b->off + 63) & ~(size_t)63;
-    if (count < 0 || (uint64_t)count > (SIZE_MAX / 2 - o) / (esize ? esize : 1)) {
-        b->overflow = true;
-        return NULL;
-    }
-    b->off = o + (size_t)count * esize;
-    return b->base ? b->base + o : NULL;
-}
-
-/* Allocates the scratch measured by a first pass over `b` and rewinds it. */
-static inline ait_status mm_bump_alloc(op_ctx *c, mm_bump *b)
-{
-    if (b->overflow) return err_set(c->err, AIT_E_OVERFLOW, "temporary buffers are too large");
-    b->base = op_scratch(c, b->off + 64);
-    if (!b->base) return AIT_E_NOMEM;
-    b->off = 0;
-    return AIT_OK;
 }
 
 #endif

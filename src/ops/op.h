@@ -97,7 +97,7 @@ void set_out(op_ctx *c, int i, ait_dtype dt, int rank, const int64_t *dims);
  * the same buffer, so ops carve all their temporaries from one call: */
 void *op_scratch(op_ctx *c, size_t bytes);
 /* n parts of bytes[i] each (0 gives NULL), 64-byte aligned, from one
- * op_scratch block; fails on overflow. */
+ * op_scratch block (none when all are 0); fails on overflow. */
 ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts);
 /* The same for temporaries found as the op goes (einsum): a first pass
  * sizes them (scratch_take returns NULL while base is NULL), scratch_commit

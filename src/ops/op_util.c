@@ -98,7 +98,7 @@ ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts)
 {
     scratch_plan p = {0};
     for (int pass = 0; pass < 2; pass++) {
-        if (pass) TRY(scratch_commit(c, &p));
+        if (pass && p.off) TRY(scratch_commit(c, &p)); /* all empty: no allocation */
         for (int i = 0; i < n; i++) {
             void *q = scratch_take(&p, bytes[i] > INT64_MAX ? -1 : (int64_t)bytes[i], 1);
             parts[i] = bytes[i] ? q : NULL;

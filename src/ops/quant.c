@@ -160,16 +160,16 @@ static ait_status quantize_run(op_ctx *c)
     bool dbl = x->dtype == AIT_I32 || x->dtype == AIT_F64 || s->dtype == AIT_F64;
     int64_t n = tensor_numel(x);
     bool conv = x->dtype != (dbl ? AIT_F64 : AIT_F32);
-    mm_bump bp = {0};
+    scratch_plan bp = {0};
     double *sc;
     int32_t *z;
     void *xv;
     for (int pass = 0;; pass++) {
-        sc = mm_bump_get(&bp, g.count, sizeof *sc);
-        z = mm_bump_get(&bp, g.count, sizeof *z);
-        xv = conv ? mm_bump_get(&bp, n, dbl ? 8 : 4) : x->data;
+        sc = scratch_take(&bp, g.count, sizeof *sc);
+        z = scratch_take(&bp, g.count, sizeof *z);
+        xv = conv ? scratch_take(&bp, n, dbl ? 8 : 4) : x->data;
         if (pass) break;
-        TRY(mm_bump_alloc(c, &bp));
+        TRY(scratch_commit(c, &bp));
     }
     q_params(s, zp, g.count, sc, z);
     if (conv && dbl) /* int32 x, or a float64 scale */
@@ -215,17 +215,17 @@ static ait_status dequantize_run(op_ctx *c)
     TRY(q_granularity(c, x, s, zp, &g));
     int64_t n = tensor_numel(x);
     bool f64 = y->dtype == AIT_F64, direct = y->dtype == AIT_F32 || f64;
-    mm_bump bp = {0};
+    scratch_plan bp = {0};
     double *sc;
     int32_t *z, *xi;
     void *yv;
     for (int pass = 0;; pass++) {
-        sc = mm_bump_get(&bp, g.count, sizeof *sc);
-        z = mm_bump_get(&bp, g.count, sizeof *z);
-        xi = mm_bump_get(&bp, n, sizeof *xi);
-        yv = direct ? y->data : mm_bump_get(&bp, n, 4);
+        sc = scratch_take(&bp, g.count, sizeof *sc);
+        z = scratch_take(&bp, g.count, sizeof *z);
+        xi = scratch_take(&bp, n, sizeof *xi);
+        yv = direct ? y->data : scratch_take(&bp, n, 4);
         if (pass) break;
-        TRY(mm_bump_alloc(c, &bp));
+        TRY(scratch_commit(c, &bp));
     }
     q_params(s, zp, g.count, sc, z);
     mm_load(x->data, x->dtype, xi, n); /* widened to int32 */
@@ -343,21 +343,21 @@ static ait_status qlmm_run(op_ctx *c)
     TRY(qlmm_check(c, &s));
     int64_t ra = mm_qparam_count(a, true), cb = mm_qparam_count(b, false);
     int64_t na = tensor_numel(a), nb = tensor_numel(b), ny = tensor_numel(y);
-    mm_bump bp = {0};
+    scratch_plan bp = {0};
     int64_t *idx;
     float *sa, *sb;
     int32_t *za, *zb, *pa, *pb, *acc;
     for (int pass = 0;; pass++) {
-        idx = mm_bump_get(&bp, ra > cb ? ra : cb, 8);
-        sa = mm_bump_get(&bp, ra, 4);
-        za = mm_bump_get(&bp, ra, 4);
-        sb = mm_bump_get(&bp, cb, 4);
-        zb = mm_bump_get(&bp, cb, 4);
-        pa = mm_bump_get(&bp, na, 4);
-        pb = mm_bump_get(&bp, nb, 4);
-        acc = mm_bump_get(&bp, ny, 4);
+        idx = scratch_take(&bp, ra > cb ? ra : cb, 8);
+        sa = scratch_take(&bp, ra, 4);
+        za = scratch_take(&bp, ra, 4);
+        sb = scratch_take(&bp, cb, 4);
+        zb = scratch_take(&bp, cb, 4);
+        pa = scratch_take(&bp, na, 4);
+        pb = scratch_take(&bp, nb, 4);
+        acc = scratch_take(&bp, ny, 4);
         if (pass) break;
-        TRY(mm_bump_alloc(c, &bp));
+        TRY(scratch_commit(c, &bp));
     }
     qlmm_params(c, true, idx, sa, za);
     qlmm_params(c, false, idx, sb, zb);

@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 enum rkind { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LOGSUM, R_LSE };
@@ -82,10 +81,7 @@ static void to_work(const void *src, ait_dtype st, void *dst, wtype w, int64_t n
         return;
     }
     switch (w) {
-    case W_F32:
-        if (st == AIT_F16) CONV_LOOP(uint16_t, float, f16_to_f32(v));
-        else CONV_LOOP(uint16_t, float, bf16_to_f32(v));
-        return;
+    case W_F32: convert_floats(src, st, dst, AIT_F32, n); return;
     case W_F64: {
         double *d = dst;
         for (int64_t i = 0; i < n; i++) d[i] = elem_get_f64(src, st, i);
@@ -105,36 +101,6 @@ static void to_work(const void *src, ait_dtype st, void *dst, wtype w, int64_t n
     }
 }
 
-/* double -> integer with truncation, NaN to 0 and saturation at the limits. */
-static void store_sat(void *dst, ait_dtype dt, int64_t i, double v)
-{
-    if (dtype_is_float(dt)) {
-        elem_set_f64(dst, dt, i, v);
-        return;
-    }
-    if (dt == AIT_BOOL) {
-        ((uint8_t *)dst)[i] = v > 0;
-        return;
-    }
-    if (v != v) v = 0;
-    double lo, hi;
-    switch (dt) {
-    case AIT_I8: lo = INT8_MIN, hi = INT8_MAX; break;
-    case AIT_U8: lo = 0, hi = UINT8_MAX; break;
-    case AIT_I16: lo = INT16_MIN, hi = INT16_MAX; break;
-    case AIT_U16: lo = 0, hi = UINT16_MAX; break;
-    case AIT_I32: lo = INT32_MIN, hi = INT32_MAX; break;
-    case AIT_U32: lo = 0, hi = UINT32_MAX; break;
-    case AIT_I64:
-        ((int64_t *)dst)[i] = v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
-        return;
-    default: /* U64 */
-        ((uint64_t *)dst)[i] = v >= 0x1p64 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v;
-        return;
-    }
-    elem_set_f64(dst, dt, i, v < lo ? lo : v > hi ? hi : v);
-}
-
 /* Converts n working-type elements into dtype dt (ints wrap as in C, except
  * from double, which saturates). */
 static void from_work(const void *src, wtype w, void *dst, ait_dtype dt, int64_t n)
@@ -144,12 +110,9 @@ static void from_work(const void *src, wtype w, void *dst, ait_dtype dt, int64_t
         return;
     }
     switch (w) {
-    case W_F32:
-        if (dt == AIT_F16) CONV_LOOP(float, uint16_t, f32_to_f16(v));
-        else CONV_LOOP(float, uint16_t, f32_to_bf16(v));
-        return;
+    case W_F32: convert_floats(src, AIT_F32, dst, dt, n); return;
     case W_F64:
-        for (int64_t i = 0; i < n; i++) store_sat(dst, dt, i, ((const double *)src)[i]);
+        for (int64_t i = 0; i < n; i++) elem_set_sat(dst, dt, i, ((const double *)src)[i]);
         return;
     default:
         switch (dt) {
@@ -447,11 +410,8 @@ static void fill_empty(void *dst, ait_dtype dt, int64_t n, enum rkind k)
     case R_MEAN: v = dtype_is_float(dt) ? NAN : 0; break;
     default: v = 0; break;
     }
-    for (int64_t i = 0; i < n; i++) store_sat(dst, dt, i, v);
+    for (int64_t i = 0; i < n; i++) elem_set_sat(dst, dt, i, v);
 }
-
-/* Carves 64-byte aligned pieces out of one scratch block. */
-static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 /* x's shape as alternating groups of kept and reduced axes: size-1 axes
  * dropped, neighbours of the same kind merged. */
@@ -506,20 +466,19 @@ static ait_status reduce_run(op_ctx *c)
         if (gred[g] && in_ > inner_max) inner_max = in_;
     }
     if (passes == 0) inner_max = nin;
-    size_t b_in = conv_in ? round64((size_t)nin * es) : 0;
-    size_t b_part = passes > 1 ? round64((size_t)part * es) : 0;
-    size_t b_out = conv_out ? round64((size_t)nout * es) : 0;
-    size_t b_tmp = round64((size_t)inner_max * es);
-    char *s = op_scratch(c, b_in + 2 * b_part + b_out + b_tmp);
-    if (!s) return c->err->code ? c->err->code : AIT_E_NOMEM;
+    size_t b_part = passes > 1 ? (size_t)part * es : 0;
+    size_t bytes[5] = {conv_in ? (size_t)nin * es : 0, b_part, b_part,
+                       conv_out ? (size_t)nout * es : 0, (size_t)inner_max * es};
+    void *s[5];
+    TRY(op_scratch_parts(c, 5, bytes, s));
     const void *src = x->data;
     if (conv_in) {
-        to_work(x->data, x->dtype, s, w, nin);
-        src = s;
+        to_work(x->data, x->dtype, s[0], w, nin);
+        src = s[0];
     }
-    char *part_buf[2] = {s + b_in, s + b_in + b_part};
-    void *dst = conv_out ? (void *)(s + b_in + 2 * b_part) : y->data;
-    void *tmp = s + b_in + 2 * b_part + b_out;
+    void *part_buf[2] = {s[1], s[2]};
+    void *dst = conv_out ? s[3] : y->data;
+    void *tmp = s[4];
     if (passes == 0) /* nothing reduced: every element on its own */
         reduce_work(w, src, dst, 1, 1, nin, pass_kind(k, true), tmp);
     for (int g = m - 1, done = 0; g >= 0; g--) {
@@ -583,18 +542,18 @@ static ait_status arg_run(op_ctx *c)
     size_t es = wsize(w);
     int64_t nin = tensor_numel(x);
     bool conv = !is_native(x->dtype, w);
-    size_t b_in = conv ? round64((size_t)nin * es) : 0;
-    char *s = op_scratch(c, b_in + round64((size_t)inner * es));
-    if (!s) return c->err->code ? c->err->code : AIT_E_NOMEM;
+    size_t bytes[2] = {conv ? (size_t)nin * es : 0, (size_t)inner * es};
+    void *s[2];
+    TRY(op_scratch_parts(c, 2, bytes, s));
     const void *src = x->data;
     if (conv) {
-        to_work(x->data, x->dtype, s, w, nin);
-        src = s;
+        to_work(x->data, x->dtype, s[0], w, nin);
+        src = s[0];
     }
     bool is_max = strcmp(c->n->op, "ArgMax") == 0;
     bool last = attr_int(c->n, "select_last_index", 0) != 0;
     int64_t *y = c->out[0]->data;
-    void *best = s + b_in;
+    void *best = s[1];
     switch (w) {
     case W_F32: arg_f32(src, y, outer, R, inner, is_max, last, best); break;
     case W_F64: arg_f64(src, y, outer, R, inner, is_max, last, best); break;

@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
@@ -463,13 +462,8 @@ static void load_work(const tensor *x, void *dst, bool f64)
     }
     float *d = dst;
     const void *s = x->data;
+    if (convert_floats(s, x->dtype, dst, AIT_F32, n)) return;
     switch (x->dtype) {
-    case AIT_F16:
-        for (int64_t i = 0; i < n; i++) d[i] = f16_to_f32(((const uint16_t *)s)[i]);
-        break;
-    case AIT_BF16:
-        for (int64_t i = 0; i < n; i++) d[i] = bf16_to_f32(((const uint16_t *)s)[i]);
-        break;
     case AIT_U8:
         for (int64_t i = 0; i < n; i++) d[i] = ((const uint8_t *)s)[i];
         break;
@@ -486,28 +480,7 @@ static void load_work(const tensor *x, void *dst, bool f64)
  * nearest and saturated. */
 static void store_round(void *dst, ait_dtype dt, int64_t i, double v)
 {
-    if (dtype_is_float(dt)) {
-        elem_set_f64(dst, dt, i, v);
-        return;
-    }
-    v = v != v ? 0 : round(v);
-    double lo, hi;
-    switch (dt) {
-    case AIT_I8: lo = INT8_MIN, hi = INT8_MAX; break;
-    case AIT_U8: lo = 0, hi = UINT8_MAX; break;
-    case AIT_I16: lo = INT16_MIN, hi = INT16_MAX; break;
-    case AIT_U16: lo = 0, hi = UINT16_MAX; break;
-    case AIT_I32: lo = INT32_MIN, hi = INT32_MAX; break;
-    case AIT_U32: lo = 0, hi = UINT32_MAX; break;
-    case AIT_I64:
-        ((int64_t *)dst)[i] = v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
-        return;
-    case AIT_U64:
-        ((uint64_t *)dst)[i] = v >= 0x1p64 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v;
-        return;
-    default: lo = 0, hi = 1; break; /* bool */
-    }
-    elem_set_f64(dst, dt, i, v < lo ? lo : v > hi ? hi : v);
+    elem_set_sat(dst, dt, i, dtype_is_float(dt) ? v : round(v));
 }
 
 static void store_work(const void *src, bool f64, tensor *y)
@@ -518,13 +491,8 @@ static void store_work(const void *src, bool f64, tensor *y)
         return;
     }
     const float *s = src;
+    if (convert_floats(src, AIT_F32, y->data, y->dtype, n)) return;
     switch (y->dtype) {
-    case AIT_F16:
-        for (int64_t i = 0; i < n; i++) ((uint16_t *)y->data)[i] = f32_to_f16(s[i]);
-        break;
-    case AIT_BF16:
-        for (int64_t i = 0; i < n; i++) ((uint16_t *)y->data)[i] = f32_to_bf16(s[i]);
-        break;
     case AIT_U8: /* images: the common integer case, kept out of store_round */
         for (int64_t i = 0; i < n; i++) {
             float v = s[i];
@@ -544,8 +512,6 @@ static bool pass_before(const rz_plan *p, int u, int v)
     if (ru != rv) return ru < rv;
     return p->out[u] < p->in[u] ? u < v : u > v;
 }
-
-static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 static ait_status resize_run(op_ctx *c)
 {
@@ -575,11 +541,14 @@ static ait_status resize_run(op_ctx *c)
     /* Scratch: the tables, then (linear/cubic) the working buffers. */
     int64_t start;
     double ks;
-    size_t tab_bytes = 0;
+    /* per axis: index and weight tables and the extrapolation flags */
+    size_t bytes[3 * AIT_MAX_RANK + 3];
+    void *parts[3 * AIT_MAX_RANK + 3];
     int64_t taps[AIT_MAX_RANK];
     for (int d = 0; d < r; d++) {
         taps[d] = tap_count(&a, p.scale[d], &start, &ks);
-        tab_bytes += 2 * round64((size_t)(p.out[d] * taps[d]) * 8) + round64((size_t)p.out[d]);
+        bytes[3 * d] = bytes[3 * d + 1] = (size_t)(p.out[d] * taps[d]) * 8;
+        bytes[3 * d + 2] = (size_t)p.out[d];
     }
     bool f64 = work_is_f64(x->dtype);
     size_t es = f64 ? 8 : 4;
@@ -602,22 +571,17 @@ static ait_status resize_run(op_ctx *c)
         if (cur > biggest) biggest = cur;
     }
     bool conv_in = interp && !(x->dtype == AIT_F32 || x->dtype == AIT_F64);
-    size_t b_in = conv_in ? round64((size_t)nin * es) : 0;
-    size_t b_buf = interp ? round64((size_t)biggest * es) : 0;
-    char *s = op_scratch(c, tab_bytes + b_in + 2 * b_buf + 64);
-    if (!s) return c->err->code ? c->err->code : AIT_E_NOMEM;
+    bytes[3 * r] = conv_in ? (size_t)nin * es : 0;
+    bytes[3 * r + 1] = bytes[3 * r + 2] = interp ? (size_t)biggest * es : 0;
+    TRY(op_scratch_parts(c, 3 * r + 3, bytes, parts));
 
     rz_tab tabs[AIT_MAX_RANK];
-    char *q = s;
     for (int d = 0; d < r; d++) {
         rz_tab *t = &tabs[d];
         t->axis = d;
-        t->idx = (int64_t *)q;
-        q += round64((size_t)(p.out[d] * taps[d]) * 8);
-        t->w = (double *)q;
-        q += round64((size_t)(p.out[d] * taps[d]) * 8);
-        t->ext = (uint8_t *)q;
-        q += round64((size_t)p.out[d]);
+        t->idx = parts[3 * d];
+        t->w = parts[3 * d + 1];
+        t->ext = parts[3 * d + 2];
         fill_tab(&a, &p, have_roi ? roi : NULL, t);
     }
 
@@ -639,11 +603,10 @@ static ait_status resize_run(op_ctx *c)
 
     const void *src = x->data;
     if (conv_in) {
-        load_work(x, q, f64);
-        src = q;
-        q += b_in;
+        load_work(x, parts[3 * r], f64);
+        src = parts[3 * r];
     }
-    char *buf[2] = {q, q + b_buf};
+    void *buf[2] = {parts[3 * r + 1], parts[3 * r + 2]};
     int nb = 0, done = 0, todo = 0;
     bool skip[AIT_MAX_RANK];
     for (int d = 0; d < r; d++)

@@ -12,12 +12,6 @@
 
 #include "ops/op.h"
 
-/* -O2 only vectorises loops whose trip count needs no epilogue; the GEMM and
- * elementwise loops here have arbitrary lengths. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
-#endif
-
 typedef enum { CELL_RNN, CELL_GRU, CELL_LSTM } rnn_cell;
 
 typedef enum {
@@ -265,11 +259,13 @@ static ait_status rnn_run(op_ctx *c, rnn_cell cell)
         for (int i = 0; i < 3; i++)
             if (out[i]) conv_elems += (size_t)tensor_numel(out[i]);
     }
-    size_t lens_bytes = (size_t)k.batch * sizeof(int64_t);
-    char *mem = op_scratch(c, lens_bytes + (conv_elems + ws) * esz + 64);
-    if (!mem) return AIT_E_NOMEM;
-    int64_t *lens = (int64_t *)mem;
-    void *work = mem + lens_bytes;
+    size_t bytes[3] = {(size_t)k.batch * sizeof(int64_t), conv_elems * esz, ws * esz};
+    void *p[3];
+    if (conv_elems > SIZE_MAX / 8 || ws > SIZE_MAX / 8)
+        return err_set(c->err, AIT_E_OVERFLOW, "temporary buffers are too large");
+    TRY(op_scratch_parts(c, 3, bytes, p));
+    int64_t *lens = p[0];
+    void *work = p[2];
 
     rnn_io io = {0};
     if (in[IN_LENS]) {
@@ -285,7 +281,7 @@ static ait_status rnn_run(op_ctx *c, rnn_cell cell)
     const void **iptr[8] = {&io.x, &io.w, &io.r, &io.b, NULL, &io.h0, &io.c0, &io.p};
     void **optr[3] = {&io.y, &io.yh, &io.yc};
     if (conv) {
-        float *buf = work;
+        float *buf = p[1];
         for (int i = 0; i < 8; i++)
             if (iptr[i]) TRY(to_f32(c, in[i], &buf, iptr[i]));
         for (int i = 0; i < 3; i++)
@@ -293,7 +289,6 @@ static ait_status rnn_run(op_ctx *c, rnn_cell cell)
                 *optr[i] = buf;
                 buf += tensor_numel(out[i]);
             }
-        work = buf;
     } else {
         for (int i = 0; i < 8; i++)
             if (iptr[i] && in[i]) *iptr[i] = in[i]->data;

@@ -8,7 +8,6 @@
 #include <tgmath.h> /* exp(v) is expf for a float v: one expression, two kernels */
 #include <time.h>
 
-#include "core/half.h"
 #include "ops/op.h"
 
 /* Dtype classes an op accepts. */
@@ -50,24 +49,6 @@ static ait_status check_scalar(op_ctx *c, const tensor *t, const char *what)
 /* ---- float16 / bfloat16 staging through float32 ------------------------ */
 
 enum { CHUNK = 1024 };
-
-static void load_f32(const void *src, ait_dtype t, float *dst, int64_t n)
-{
-    const uint16_t *s = src;
-    if (t == AIT_F16)
-        for (int64_t i = 0; i < n; i++) dst[i] = f16_to_f32(s[i]);
-    else
-        for (int64_t i = 0; i < n; i++) dst[i] = bf16_to_f32(s[i]);
-}
-
-static void store_f32(const float *src, void *dst, ait_dtype t, int64_t n)
-{
-    uint16_t *d = dst;
-    if (t == AIT_F16)
-        for (int64_t i = 0; i < n; i++) d[i] = f32_to_f16(src[i]);
-    else
-        for (int64_t i = 0; i < n; i++) d[i] = f32_to_bf16(src[i]);
-}
 
 /* ---- float kernels ----------------------------------------------------- */
 
@@ -201,9 +182,9 @@ static void apply_float(op_ctx *c, kern_f32 f32, kern_f64 f64, const uprm *p)
         float buf[CHUNK];
         for (int64_t o = 0; o < n; o += CHUNK) {
             int64_t m = n - o < CHUNK ? n - o : CHUNK;
-            load_f32((const uint16_t *)x->data + o, x->dtype, buf, m);
+            convert_floats((const uint16_t *)x->data + o, x->dtype, buf, AIT_F32, m);
             f32(buf, buf, m, p);
-            store_f32(buf, (uint16_t *)y->data + o, y->dtype, m);
+            convert_floats(buf, AIT_F32, (uint16_t *)y->data + o, y->dtype, m);
         }
     }
     }
@@ -418,7 +399,7 @@ static void classify(op_ctx *c, bool nan, bool pos, bool neg)
     float buf[CHUNK];
     for (int64_t o = 0; o < n; o += CHUNK) {
         int64_t m = n - o < CHUNK ? n - o : CHUNK;
-        load_f32((const uint16_t *)x->data + o, x->dtype, buf, m);
+        convert_floats((const uint16_t *)x->data + o, x->dtype, buf, AIT_F32, m);
         for (int64_t i = 0; i < m; i++) y[o + i] = CLASSIFY(buf[i]);
     }
 #undef CLASSIFY
