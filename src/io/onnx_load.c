@@ -7,6 +7,7 @@
 
 #include "io/model.h"
 #include "io/onnx_tensor.h"
+#include "io/pb_depth.h"
 #include "onnx.pb-c.h"
 #include "ops/op.h"
 
@@ -300,6 +301,11 @@ ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
     uint8_t *buf;
     size_t len;
     TRY(file_read_all(path, MAX_MODEL_BYTES, &buf, &len, e));
+    ait_status checked = pb_check_model(buf, len, path, e);
+    if (checked != AIT_OK) {
+        free(buf);
+        return checked;
+    }
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
     free(buf);
     if (!mp)

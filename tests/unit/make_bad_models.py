@@ -107,6 +107,14 @@ shape = numpy_helper.from_array(np.array([4, 4], np.int64), "shape")
 write("bad_reshape.onnx", model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
                                 [vi("x", [2, 3])], [vi("y", [4, 4])], [shape]))
 
+# Subgraphs nested 200 deep (If inside If ...): refused before unpacking.
+leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["o"])], "leaf", [], [vi("o", [1])])
+inner = leaf
+for _ in range(200):
+    n = helper.make_node("If", ["c"], ["o"], then_branch=inner, else_branch=leaf)
+    inner = helper.make_graph([n], "g", [], [vi("o", [1])])
+write("deep_nesting.onnx", model(inner.node, [vi("c", [], TensorProto.BOOL)], [vi("o", [1])]))
+
 # .npy files: good, truncated, bad magic, big-endian, Fortran order.
 np.save(os.path.join(out, "good.npy"), np.arange(6, dtype=np.float32).reshape(2, 3))
 data = open(os.path.join(out, "good.npy"), "rb").read()

@@ -62,6 +62,7 @@ static void test_unsupported(void **state)
     load_fails("bad_dtype.onnx", AIT_E_UNSUPPORTED, "complex64");
     load_fails("opset_too_new.onnx", AIT_E_UNSUPPORTED, "opset 99");
     load_fails("overflow.onnx", AIT_E_OVERFLOW, "overflows");
+    load_fails("deep_nesting.onnx", AIT_E_UNSUPPORTED, "nest deeper than");
 }
 
 static void test_external_data(void **state)
