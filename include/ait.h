@@ -115,6 +115,11 @@ typedef struct ait_model ait_model;
 /* Loads an ONNX file (and its external data, which must lie in the model's
  * folder). On failure *out is NULL and `err` (may be NULL) says why. */
 ait_status ait_model_load(const char *path, ait_model **out, ait_error *err);
+/* Loads a serialised ONNX model from memory (copied; `data` may be freed
+ * after). `name` labels it in messages (may be NULL). External data is
+ * refused, since there is no folder to find it in. */
+ait_status ait_model_load_memory(const void *data, size_t len, const char *name, ait_model **out,
+                                 ait_error *err);
 void ait_model_free(ait_model *m);
 
 /* A graph input or output as declared by the model: each dim is either a

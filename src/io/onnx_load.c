@@ -292,53 +292,36 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
     return AIT_OK;
 }
 
-ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
+/* Builds a model from a serialised ModelProto. `name` names it in messages;
+ * `dir` is the real folder for external data (NULL: refuse external data). */
+static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *name,
+                                    const char *dir, ait_model **out, ait_error *e)
 {
-    ait_error scratch;
-    ait_error *e = err ? err : &scratch;
-    if (out) *out = NULL;
-    if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_model_load: NULL argument");
-    uint8_t *buf;
-    size_t len;
-    TRY(file_read_all(path, MAX_MODEL_BYTES, &buf, &len, e));
-    ait_status checked = pb_check_model(buf, len, path, e);
-    if (checked != AIT_OK) {
-        free(buf);
-        return checked;
-    }
+    TRY(pb_check_model(buf, len, name, e));
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    free(buf);
     if (!mp)
         return err_set(e, AIT_E_PARSE, "%s: not a valid ONNX model (the protobuf is truncated or "
-                       "corrupt)", path);
+                       "corrupt)", name);
     ait_model *m = calloc(1, sizeof *m);
     ait_status s = AIT_OK;
-    char real[PATH_MAX];
     if (!m) s = err_set(e, AIT_E_NOMEM, "out of memory");
     if (s == AIT_OK) {
-        m->path = dupstr(path);
+        m->path = dupstr(name);
+        m->dir = dir ? dupstr(dir) : NULL;
         m->producer = dupstr(mp->producer_name);
         m->ir_version = mp->ir_version;
-        char tmp[PATH_MAX];
-        snprintf(tmp, sizeof tmp, "%s", path);
-        char *slash = strrchr(tmp, '/');
-        if (slash) *slash = 0;
-        const char *d = slash ? (tmp[0] ? tmp : "/") : ".";
-        if (!realpath(d, real)) s = err_set(e, AIT_E_IO, "%s: cannot resolve its folder: %s", path,
-                                            strerror(errno));
-        else m->dir = dupstr(real);
     }
     for (size_t i = 0; s == AIT_OK && i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
         if (!op->domain || !op->domain[0] || strcmp(op->domain, "ai.onnx") == 0)
             m->opset = (int)op->version;
     }
-    if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", path);
+    if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", name);
     if (s == AIT_OK && mp->n_opset_import == 0) m->opset = 1; /* IR < 3 default */
     else if (s == AIT_OK && m->opset == 0) m->opset = MAX_OPSET; /* other domains only */
     if (s == AIT_OK && (m->opset < MIN_OPSET || m->opset > MAX_OPSET))
         s = err_set(e, AIT_E_UNSUPPORTED, "%s: default-domain opset %d is not supported (%d to %d)",
-                    path, m->opset, MIN_OPSET, MAX_OPSET);
+                    name, m->opset, MIN_OPSET, MAX_OPSET);
     if (s == AIT_OK) {
         loader L = {.path = m->path, .dir = m->dir, .opset = m->opset, .e = e};
         s = load_graph(&L, mp->graph, NULL, &m->g);
@@ -350,6 +333,41 @@ ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
     }
     *out = m;
     return AIT_OK;
+}
+
+ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
+{
+    ait_error scratch;
+    ait_error *e = err ? err : &scratch;
+    if (out) *out = NULL;
+    if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_model_load: NULL argument");
+    /* External data is looked up beside the model: resolve its real folder. */
+    char tmp[PATH_MAX], real[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    char *slash = strrchr(tmp, '/');
+    if (slash) *slash = 0;
+    const char *d = slash ? (tmp[0] ? tmp : "/") : ".";
+    uint8_t *buf;
+    size_t len;
+    TRY(file_read_all(path, MAX_MODEL_BYTES, &buf, &len, e));
+    ait_status s = AIT_OK;
+    if (!realpath(d, real))
+        s = err_set(e, AIT_E_IO, "%s: cannot resolve its folder: %s", path, strerror(errno));
+    else
+        s = model_from_buffer(buf, len, path, real, out, e);
+    free(buf);
+    return s;
+}
+
+ait_status ait_model_load_memory(const void *data, size_t len, const char *name, ait_model **out,
+                                 ait_error *err)
+{
+    ait_error scratch;
+    ait_error *e = err ? err : &scratch;
+    if (out) *out = NULL;
+    if ((!data && len) || !out)
+        return err_set(e, AIT_E_INVALID_ARG, "ait_model_load_memory: NULL argument");
+    return model_from_buffer(data, len, name ? name : "<memory>", NULL, out, e);
 }
 
 void ait_model_free(ait_model *m)
