@@ -76,7 +76,7 @@ static float loop_plain(long iters)
 typedef float (*loop_fn)(long);
 static volatile float sink;
 
-/* GFLOP/s of fn on `threads` threads, best of 3 runs of about `secs`. */
+/* GFLOP/s of fn on `threads` threads, best of 5 runs of about `secs`. */
 static double measure(loop_fn fn, int lanes, int threads, double secs)
 {
     long iters = 1 << 16;
@@ -91,7 +91,7 @@ static double measure(loop_fn fn, int lanes, int threads, double secs)
     double one = now_s() - t0;
     iters = (long)((double)iters * secs / (one > 1e-9 ? one : 1e-9));
     double best = 0;
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < 5; r++) {
         double start = now_s();
 #pragma omp parallel num_threads(threads)
         {

@@ -1,0 +1,174 @@
+"""RESULTS.md from a bench run's results (the dict bench.py writes as
+results.json). Every figure comes from that dict."""
+
+ENGINE_NAMES = {"ait": "ait", "ort": "ORT", "torch": "PyTorch", "openblas": "OpenBLAS", "onednn": "oneDNN"}
+
+
+def ms(info):
+    if "median_ms" not in info:
+        return "—"
+    return f"{info['median_ms']:.3g} ({info['min_ms']:.3g}–{info['max_ms']:.3g})"
+
+
+def peak_of(res, threads):
+    vals = [p["gflops"] for p in res["peak"] if p["threads"] == threads]
+    return max(vals) if vals else None
+
+
+def bandwidth_of(res, threads):
+    vals = [s["gbs"] for s in res["stream"] if s["threads"] == threads and s["kernel"] == "triad"]
+    return max(vals) if vals else None
+
+
+def machine(res):
+    s, ob = res["system"], res["openblas"]
+    load = f"{res['loadavg_start']} at the start, {res['loadavg_end']} at the end"
+    return [
+        "## Machine and versions", "",
+        "| | |", "| --- | --- |",
+        f"| CPU | {s['cpu_model']}, {s['cores']} cores |",
+        f"| SIMD flags | {' '.join(s['simd_flags'])} |",
+        f"| load average (1, 5, 15 min) | {load} |",
+        f"| kernel | {s['kernel']} |",
+        f"| compiler | {s['gcc']} |",
+        f"| ait | git {s['ait_git']}, reference backend (plain C kernels, src/ops/) |",
+        f"| ONNX Runtime | onnxruntime-node {s['onnxruntime_node']} (node {s['node']}) |",
+        f"| PyTorch | {s['torch']} (Debian python3-torch), numpy {s['numpy']}, {s['torch_onednn']} |",
+        f"| OpenBLAS | {ob['config']} (Debian {s['openblas_pkg']}) |",
+        f"| OpenBLAS core | detects `{ob['detected']}`; run with `OPENBLAS_CORETYPE={ob['coretype']}` "
+        f"→ `{ob['used']}` |",
+        f"| oneDNN | {ob['onednn']} (Debian libdnnl2 {s['onednn_pkg']}) |",
+        "",
+        "The full CPU flag list is in results.json (`system.flags`). A load average above 0 at the start "
+        "means other work shared the machine during the run; all engines of a row were measured in the "
+        "same interleaved rounds, so ratios suffer less from it than absolute times.", ""]
+
+
+def limits(res):
+    out = ["## Limits of this machine", "",
+           "Peak: a register-only loop of 12 independent FMA chains per thread (`bench/c/peak.c`; "
+           "the ISA chosen at run time with `__builtin_cpu_supports`; `plain` is portable C "
+           "multiply-add). Bandwidth: STREAM-like copy and triad over arrays of "
+           f"{res['stream'][0]['mib_per_array']:.0f} MiB (`bench/c/stream.c`), best of the repetitions.", "",
+           "| ISA | threads | peak GFLOP/s | per thread |", "| --- | --- | --- | --- |"]
+    out += [f"| {p['isa']} | {p['threads']} | {p['gflops']:.1f} | {p['gflops'] / p['threads']:.1f} |"
+            for p in res["peak"]]
+    out += ["", "| kernel | threads | GB/s |", "| --- | --- | --- |"]
+    out += [f"| {s['kernel']} | {s['threads']} | {s['gbs']:.1f} |" for s in res["stream"]]
+    return out + [""]
+
+
+def model_tables(res):
+    st = res["settings"]
+    out = ["## Models: ait against ONNX Runtime and PyTorch", "",
+           "Latency in ms: median (min–max) of all timed runs. Each row: the three engines loaded the same "
+           "inputs (`NAME.bench.CASE.in.npz` from `tools/export_models.py --bench`), their outputs were "
+           "checked against PyTorch's reference outputs and ait's against each peer's (max |diff| / max "
+           "|ref| ≤ 1e-4) before any timing; then "
+           f"{st['warmup']} warm-up runs each, then {st['min_rounds']}–{st['max_rounds']} interleaved rounds "
+           f"(ait, ORT, PyTorch, ait, ...), each a batch of runs lasting about {st['round_s']} s per "
+           "engine. Ratio = ait median / peer median (below 1: ait faster). A failed check leaves the "
+           "ratio empty and the last column says why.", "",
+           "ONNX Runtime: graph optimisation level `all`, intra-op threads = threads, inter-op threads 1, "
+           f"sequential. PyTorch: eager, `torch.inference_mode()`, `torch.set_num_threads`, "
+           f"`OMP_NUM_THREADS` and `OPENBLAS_NUM_THREADS` = threads, "
+           f"`OPENBLAS_CORETYPE={res['openblas']['coretype']}`, and **`OMP_WAIT_POLICY=PASSIVE` at 2 threads** "
+           "(its OpenMP workers otherwise spin and steal the cores from the other engines between runs).", "",
+           "| model | case | threads | ait ms | ORT ms | PyTorch ms | ait/ORT | ait/PyTorch | max rel. error "
+           "ait, ORT, PyTorch | note |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in res["models"]:
+        e, v = r["engines"], r["ait_vs"]
+        errs = ", ".join(f"{e[k]['rel_err']:.1e}" if "rel_err" in e[k] else "—" for k in ("ait", "ort", "torch"))
+        ratio = [f"**{v[p]['ratio']:.2f}**" if v[p]["ratio"] else "—" for p in ("ort", "torch")]
+        why = "; ".join(x for x in (v["ort"]["why"], v["torch"]["why"]) if x)
+        why = why.replace("|", "/")
+        out.append(f"| {r['name']} | {r['case']} | {r['threads']} | {ms(e['ait'])} | {ms(e['ort'])} | "
+                   f"{ms(e['torch'])} | {ratio[0]} | {ratio[1]} | {errs} | {why} |")
+    return out + [""]
+
+
+def gemm_cell(g, peak):
+    if not g:
+        return "—"
+    if "skipped" in g:
+        return f"skipped: {g['skipped']}"
+    pct = f" ({100 * g['gflops'] / peak:.0f}%)" if peak else ""
+    return f"{g['gflops']:.1f}{pct}"
+
+
+def gemm_tables(res):
+    gem = res["gemm"]
+    idx = {(g["layout"], g["m"], g["n"], g["k"], g["threads"], g["engine"]): g for g in gem}
+    out = ["## GEMM sweep", "",
+           "C[M,N] = A[M,K]·B in float32, GFLOP/s (and % of the peak of the same thread count, best ISA). "
+           "**ait** runs through its public API on a one-node model written by `bench/gemm_models.py` "
+           "(layout KxN: `MatMul` with B an initializer; layout NxK: `Gemm transB=1`, as `nn.Linear` "
+           "exports), so it includes ait's per-run overheads; **OpenBLAS** `cblas_sgemm` and **oneDNN** "
+           "`dnnl_sgemm` run on the same A and B (`bench/c/gemm.c`). Engines are interleaved per shape; "
+           "every engine's C is checked against OpenBLAS's (≤ 1e-4) first. `OMP_WAIT_POLICY=PASSIVE` is set "
+           "for this program (oneDNN uses OpenMP). Each engine gets about "
+           f"{res['settings']['gemm_budget_s']} s per shape (at least one timed run after one warm-up run); "
+           f"a shape whose single run is predicted over {res['settings']['gemm_cap_s']} s is skipped and says "
+           "so.", ""]
+    threads = sorted({g["threads"] for g in gem})
+    nbig = max(g["n"] for g in gem) if gem else 0
+    for t in threads:
+        peak, bw = peak_of(res, t), bandwidth_of(res, t)
+        for lay, title in (("kn", "B as KxN (MatMul)"), ("nk", "B as NxK, transposed (Gemm transB=1)")):
+            ms_ = sorted({g["m"] for g in gem if g["layout"] == lay and g["threads"] == t and g["n"] == nbig
+                          and g["k"] == nbig})
+            if not ms_:
+                continue
+            out += [f"### {title}, N = K = {nbig}, {t} thread(s); peak {peak:.0f} GFLOP/s", "",
+                    "| M | ait | OpenBLAS | oneDNN | ait time / OpenBLAS | ait time / oneDNN |",
+                    "| --- | --- | --- | --- | --- | --- |"]
+            for m in ms_:
+                gs = [idx.get((lay, m, nbig, nbig, t, e)) for e in ("ait", "openblas", "onednn")]
+                out.append(f"| {m} | " + " | ".join(gemm_cell(g, peak) for g in gs) + " | " +
+                           " | ".join(ratio(gs[0], o) for o in gs[1:]) + " |")
+            out += ["", f"Skinny rows (M ≤ 16) as GB/s of weight (B) traffic, against the measured "
+                        f"triad bandwidth at {t} thread(s), {bw:.1f} GB/s:", "",
+                    "| M | ait GB/s | OpenBLAS GB/s | oneDNN GB/s |", "| --- | --- | --- | --- |"]
+            for m in ms_:
+                if m > 16:
+                    continue
+                gs = [idx.get((lay, m, nbig, nbig, t, e)) for e in ("ait", "openblas", "onednn")]
+                out.append(f"| {m} | " + " | ".join(
+                    f"{g['weight_gbs']:.1f} ({100 * g['weight_gbs'] / bw:.0f}%)" if g and "weight_gbs" in g
+                    else "—" for g in gs) + " |")
+            out.append("")
+        sq = sorted({g["m"] for g in gem if g["layout"] == "kn" and g["threads"] == t
+                     and g["m"] == g["n"] == g["k"]})
+        if sq:
+            out += [f"### Squares M = N = K, B as KxN, {t} thread(s)", "",
+                    "| size | ait | OpenBLAS | oneDNN | ait time / OpenBLAS | ait time / oneDNN |",
+                    "| --- | --- | --- | --- | --- | --- |"]
+            for sz in sq:
+                gs = [idx.get(("kn", sz, sz, sz, t, e)) for e in ("ait", "openblas", "onednn")]
+                out.append(f"| {sz} | " + " | ".join(gemm_cell(g, peak) for g in gs) + " | " +
+                           " | ".join(ratio(gs[0], o) for o in gs[1:]) + " |")
+            out.append("")
+    return out
+
+
+def ratio(a, o):
+    if a and o and "median_ms" in a and "median_ms" in o:
+        return f"{a['median_ms'] / o['median_ms']:.1f}"
+    return "—"
+
+
+def markdown(res):
+    s = res["system"]
+    out = [f"# ait bench results ({res['mode']} run)", "",
+           f"Written by `{res['command']}` on {res['date']} in {res['elapsed_s'] / 60:.1f} min, on "
+           f"{s['cpu_model']} ({s['cores']} cores), ait git {s['ait_git']}. Every figure below comes from "
+           "that run (raw data: [results.json](results.json)); rerun `bench/run` to measure again.", "",
+           "ait has only its reference backend today (plain C kernels, no hand-written SIMD, no packing): "
+           "the tables measure that honestly, slower than the peers on most rows. Optimised backends "
+           "come in later issues; these tables are the baseline they will be judged against.", "",
+           "![ait/ORT latency per model, and GEMM GFLOP/s against M with the peak](chart.svg)", ""]
+    if res["problems"]:
+        out += ["**This run found problems:**", ""] + [f"- {p}" for p in res["problems"]] + [""]
+    out += machine(res) + limits(res) + model_tables(res) + gemm_tables(res)
+    return "\n".join(out) + "\n"
