@@ -72,6 +72,10 @@ static ait_status set_type(loader *L, value *v, const Onnx__TypeProto *tp, const
         return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' has rank %zu, more than %d", L->path,
                        what, v->name, tt->shape->n_dim, AIT_MAX_RANK);
     v->rank = (int)tt->shape->n_dim;
+    for (int i = 0; i < AIT_MAX_RANK; i++) { /* a value typed twice keeps the last */
+        free(v->sym[i]);
+        v->sym[i] = NULL;
+    }
     for (int i = 0; i < v->rank; i++) {
         const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
         v->dims[i] = DIM_UNKNOWN;
@@ -193,6 +197,11 @@ static ait_status load_node(loader *L, graph *g, const Onnx__NodeProto *np, int 
         const char *nm = np->input[i];
         n->in[i] = -1;
         n->n_in++;
+        bool may_omit = (d->flags & OP_LEADING_OPTIONAL) ||
+                        (i >= d->min_in && !(d->flags & OP_VARIADIC));
+        if (!nm[0] && !may_omit)
+            return err_set(L->e, AIT_E_PARSE, "%s: node '%s' (%s): input %d is required but "
+                           "empty", L->path, n->name, n->op, i);
         if (!nm[0]) continue;
         n->in[i] = resolve(g, nm);
         if (n->in[i] < 0)

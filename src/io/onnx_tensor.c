@@ -57,13 +57,14 @@ static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *d
     return AIT_OK;
 }
 
-/* Copies typed-field values, checking the count. */
+/* Copies typed-field values, checking the count (sets s on a mismatch). */
 #define COPY_FIELD(field, ctype)                                                              \
     do {                                                                                      \
         if ((int64_t)tp->n_##field != numel)                                                  \
-            return err_set(e, AIT_E_PARSE, "%s: has %zu values for %lld elements", what,      \
-                           tp->n_##field, (long long)numel);                                  \
-        for (int64_t i = 0; i < numel; i++) ((ctype *)dst)[i] = (ctype)tp->field[i];          \
+            s = err_set(e, AIT_E_PARSE, "%s: has %zu values for %lld elements", what,         \
+                        tp->n_##field, (long long)numel);                                     \
+        else                                                                                  \
+            for (int64_t i = 0; i < numel; i++) ((ctype *)dst)[i] = (ctype)tp->field[i];      \
     } while (0)
 
 ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,

@@ -644,7 +644,7 @@ static ait_status run_var(op_ctx *c)
 }
 
 #define BIN(name) {name, 2, 2, 1, 1, 0, infer_bin, run_bin}
-#define VAR(name) {name, 1, INT_MAX, 1, 1, 0, infer_var, run_var}
+#define VAR(name) {name, 1, INT_MAX, 1, 1, OP_VARIADIC, infer_var, run_var}
 
 OP_TABLE(binary, BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Mod"), BIN("Equal"),
          BIN("Less"), BIN("LessOrEqual"), BIN("Greater"), BIN("GreaterOrEqual"), BIN("And"),

@@ -126,6 +126,8 @@ static ait_status loop_infer(op_ctx *c)
         b->g->n_outputs < carried + 1)
         return err_set(c->err, AIT_E_SHAPE, "Loop body takes %d inputs and gives %d outputs; the "
                        "node carries %d values", b->g->n_inputs, b->g->n_outputs, carried);
+    for (int k = 2; k < c->n_in; k++)
+        if (!has_in(c, k)) return err_set(c->err, AIT_E_INVALID_ARG, "loop-carried input %d is empty", k);
     return AIT_DEFER;
 }
 
@@ -242,6 +244,8 @@ static ait_status scan_infer(op_ctx *c)
     if (m < 1 || nstate < 0 || c->n_in > MAX_LOOP_IO || b->g->n_inputs != c->n_in - first ||
         b->g->n_outputs != c->n_out || c->n_out < nstate)
         return err_set(c->err, AIT_E_SHAPE, "Scan body does not match the node's inputs and outputs");
+    for (int k = first; k < c->n_in; k++)
+        if (!has_in(c, k)) return err_set(c->err, AIT_E_INVALID_ARG, "Scan input %d is empty", k);
     return AIT_DEFER;
 }
 
@@ -401,5 +405,7 @@ static ait_status scan_run(op_ctx *c)
 OP_TABLE(control,
          {"Constant", 0, 0, 1, 1, 0, constant_infer, constant_run},
          {"If", 1, 1, 1, 512, OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES, if_infer, if_run},
-         {"Loop", 2, MAX_LOOP_IO, 1, MAX_LOOP_IO, OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES, loop_infer, loop_run},
-         {"Scan", 1, MAX_LOOP_IO, 1, MAX_LOOP_IO, OP_ALLOCS_OUTPUTS, scan_infer, scan_run});
+         {"Loop", 2, MAX_LOOP_IO, 1, MAX_LOOP_IO,
+          OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES | OP_LEADING_OPTIONAL, loop_infer, loop_run},
+         {"Scan", 1, MAX_LOOP_IO, 1, MAX_LOOP_IO, OP_ALLOCS_OUTPUTS | OP_LEADING_OPTIONAL, scan_infer,
+          scan_run});

@@ -440,6 +440,13 @@ static ait_status qlconv_run(op_ctx *c)
     const int32_t yz = zp_at(c, 7, 0);
     const bool u8 = qlconv_out_type(c) == AIT_U8;
     const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    if (!(xs > 0 && ys > 0 && isfinite(xs) && isfinite(ys)))
+        return err_set(c->err, AIT_E_INVALID_ARG, "x_scale and y_scale must be positive and finite");
+    for (int64_t m = 0; m < tensor_numel(ws); m++) {
+        float w = ((const float *)ws->data)[m];
+        if (!(w > 0 && isfinite(w)))
+            return err_set(c->err, AIT_E_INVALID_ARG, "w_scale must be positive and finite");
+    }
     void *y = c->out[0]->data;
     for (int64_t nm = 0; nm < g.n * g.m; nm++) {
         const int64_t m = nm % g.m;

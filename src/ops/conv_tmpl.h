@@ -171,7 +171,7 @@ __attribute__((unused)) static void CT_FN(conv_bwd)(const conv_geom *g, const CT
             CT_FN(fill_bias)(yg, bias ? bias + grp * g->mg : NULL, g->mg, g->out_sp);
             for (int64_t j0 = 0; j0 < g->in_sp; j0 += tile) {
                 int64_t jn = g->in_sp - j0 < tile ? g->in_sp - j0 : tile;
-                memset(col, 0, (size_t)(R * jn) * sizeof(CT));
+                if (R > 0 && jn > 0) memset(col, 0, (size_t)(R * jn) * sizeof(CT));
                 /* col[r][j] = sum_c w[c][r] * x[c][j] */
                 CT_FN(gemm)(R, g->cg, jn, wg, 1, R, xg + j0, g->in_sp, col, jn);
                 CT_FN(colmap)(g, true, koff, R, yg, col, j0, jn);

@@ -725,5 +725,6 @@ static ait_status mmi_run(op_ctx *c)
 OP_TABLE(matmul,
          MM_OP("MatMul", 2, 2, 1, matmul_infer, matmul_run),
          MM_OP("Gemm", 2, 3, 1, gemm_infer, gemm_run),
-         MM_OP("Einsum", 1, EIN_MAXOPS, 1, einsum_infer, einsum_run),
+         {.name = "Einsum", .min_in = 1, .max_in = EIN_MAXOPS, .min_out = 1, .max_out = 1,
+          .flags = OP_VARIADIC, .infer = einsum_infer, .run = einsum_run},
          MM_OP("MatMulInteger", 2, 4, 1, mmi_infer, mmi_run));

@@ -48,7 +48,12 @@ enum {
     OP_TAKES_SEQUENCES = 8,  /* inputs may be sequences or none (others get tensors only);
                                 given one, run sets its outputs itself, as with
                                 OP_ALLOCS_OUTPUTS */
+    OP_VARIADIC = 16,        /* every input given must be present (Concat, Sum...) */
+    OP_LEADING_OPTIONAL = 32, /* inputs below min_in may be omitted (Loop's M and cond) */
 };
+/* Which inputs may be omitted with an empty name: by default those at index
+ * >= min_in; none with OP_VARIADIC; any with OP_LEADING_OPTIONAL. The loader
+ * enforces this, so run sees NULL only where the op allows it. */
 
 typedef struct op_def {
     const char *name;    /* ONNX op_type */

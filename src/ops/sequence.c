@@ -274,14 +274,14 @@ static ait_status opt_get_run(op_ctx *c)
 
 OP_TABLE(sequence,
          {"SequenceEmpty", 0, 0, 1, 1, SEQ_FLAGS, defer, seq_empty_run},
-         {"SequenceConstruct", 1, 512, 1, 1, SEQ_FLAGS, defer, seq_construct_run},
+         {"SequenceConstruct", 1, 512, 1, 1, SEQ_FLAGS | OP_VARIADIC, defer, seq_construct_run},
          {"SequenceAt", 2, 2, 1, 1, SEQ_FLAGS, defer, seq_at_run},
          {"SequenceInsert", 2, 3, 1, 1, SEQ_FLAGS, defer, seq_insert_run},
          {"SequenceErase", 1, 2, 1, 1, SEQ_FLAGS, defer, seq_erase_run},
          {"SequenceLength", 1, 1, 1, 1, SEQ_FLAGS, defer, seq_length_run},
          {"SplitToSequence", 1, 2, 1, 1, SEQ_FLAGS, defer, split_to_seq_run},
          {"ConcatFromSequence", 1, 1, 1, 1, SEQ_FLAGS, defer, concat_from_seq_run},
-         {"SequenceMap", 1, 64, 1, 64, SEQ_FLAGS, defer, seq_map_run},
+         {"SequenceMap", 1, 64, 1, 64, SEQ_FLAGS | OP_VARIADIC, defer, seq_map_run},
          {"Optional", 0, 1, 1, 1, SEQ_FLAGS, defer, optional_run},
          {"OptionalHasElement", 0, 1, 1, 1, SEQ_FLAGS, defer, opt_has_run},
          {"OptionalGetElement", 1, 1, 1, 1, SEQ_FLAGS, defer, opt_get_run});

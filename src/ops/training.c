@@ -110,6 +110,6 @@ static ait_status adam_run(op_ctx *c)
 }
 
 OP_TABLE(training,
-         {"Adagrad", 5, 512, 2, 512, 0, adagrad_infer, adagrad_run, TRAINING},
-         {"Momentum", 5, 512, 2, 512, 0, momentum_infer, momentum_run, TRAINING},
-         {"Adam", 6, 512, 3, 512, 0, adam_infer, adam_run, TRAINING});
+         {"Adagrad", 5, 512, 2, 512, OP_VARIADIC, adagrad_infer, adagrad_run, TRAINING},
+         {"Momentum", 5, 512, 2, 512, OP_VARIADIC, momentum_infer, momentum_run, TRAINING},
+         {"Adam", 6, 512, 3, 512, OP_VARIADIC, adam_infer, adam_run, TRAINING});
