@@ -184,17 +184,18 @@ static ait_status gemm_run(op_ctx *c)
     size_t es = mm_dom_size(d);
     bool native = mm_dom_native(a->dtype);
     int64_t na = tensor_numel(a), nb = tensor_numel(b), nc = ct ? tensor_numel(ct) : 0;
+    bool dot = tb && !ta && M <= MM_NT_MAX_M; /* B as [N,K] rows: no transpose */
 
     scratch_plan bp = {0};
     void *pa, *pb, *pbt, *pc, *py;
     for (int pass = 0;; pass++) {
         pa = native ? a->data : scratch_take(&bp, na, es);
         pb = native ? b->data : scratch_take(&bp, nb, es);
-        pbt = tb ? scratch_take(&bp, nb, es) : pb;
+        pbt = tb && !dot ? scratch_take(&bp, nb, es) : pb;
         pc = !ct ? NULL : native ? ct->data : scratch_take(&bp, nc, es);
         py = native ? y->data : scratch_take(&bp, M * N, es);
         if (pass) break;
-        if (native && !tb) break;
+        if (native && (!tb || dot)) break;
         TRY(scratch_commit(c, &bp));
     }
     if (!native) {
@@ -202,9 +203,13 @@ static ait_status gemm_run(op_ctx *c)
         mm_load(b->data, b->dtype, pb, nb);
         if (ct) mm_load(ct->data, ct->dtype, pc, nc);
     }
-    if (tb) transpose(pbt, pb, N, K, es); /* B is [N,K]: the kernel wants [K,N] */
-    /* A's element (i,k) is at i*K + k, or at k*M + i when A is given as [K,M] */
-    mm_gemm(d, M, N, K, pa, ta ? 1 : K, ta ? M : 1, pbt, N, py, N);
+    if (dot) {
+        mm_gemm_nt(d, M, N, K, pa, pb, py);
+    } else {
+        if (tb) transpose(pbt, pb, N, K, es); /* B is [N,K]: the kernel wants [K,N] */
+        /* A's element (i,k) is at i*K + k, or at k*M + i when A is given as [K,M] */
+        mm_gemm(d, M, N, K, pa, ta ? 1 : K, ta ? M : 1, pbt, N, py, N);
+    }
 
     int64_t cs[2] = {0, 0};
     if (ct) {

@@ -100,22 +100,34 @@ static inline void mm_store(const void *src, void *dst, ait_dtype t, int64_t n)
             for (int t = 0; t < 8; t++) cr[j + t] += a0 * p0[j + t];                       \
         for (; j < nb; j++) cr[j] += a0 * p0[j];                                           \
     }                                                                                      \
+    /* Dot product of K elements at strides sa and sb; 8 partial sums let the  \
+     * contiguous case vectorise. */                                                       \
+    static inline T NAME##_dot(int64_t K, const T *ar, int64_t sa, const T *br, int64_t sb)  \
+    {                                                                                      \
+        T acc[8] = {0};                                                                    \
+        int64_t k = 0;                                                                     \
+        if (sa == 1 && sb == 1)                                                            \
+            for (; k + 8 <= K; k += 8)                                                     \
+                for (int t = 0; t < 8; t++) acc[t] += ar[k + t] * br[k + t];               \
+        T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])); \
+        for (; k < K; k++) s += ar[k * sa] * br[k * sb];                                   \
+        return s;                                                                          \
+    }                                                                                      \
+    /* C = A * B^T with B given as [N,K] rows (nn.Linear weights): dot products \
+     * of rows, no transpose; the better loop when M is small. */                         \
+    static inline void NAME##_nt(int64_t M, int64_t N, int64_t K, const T *a, int64_t ars,   \
+                                 const T *b, int64_t ldb, T *c, int64_t ldc)               \
+    {                                                                                      \
+        /* B streams once: each row of it meets all (few) rows of A in cache. */          \
+        for (int64_t j = 0; j < N; j++)                                                    \
+            for (int64_t i = 0; i < M; i++)                                                \
+                c[i * ldc + j] = NAME##_dot(K, a + i * ars, 1, b + j * ldb, 1);            \
+    }                                                                                      \
     static inline void NAME(int64_t M, int64_t N, int64_t K, const T *a, int64_t ars,      \
                             int64_t acs, const T *b, int64_t ldb, T *c, int64_t ldc)       \
     {                                                                                      \
         if (N == 1) {                                                                      \
-            for (int64_t i = 0; i < M; i++) {                                              \
-                const T *ar = a + i * ars;                                                 \
-                T acc[8] = {0};                                                            \
-                int64_t k = 0;                                                             \
-                if (acs == 1 && ldb == 1)                                                  \
-                    for (; k + 8 <= K; k += 8)                                             \
-                        for (int t = 0; t < 8; t++) acc[t] += ar[k + t] * b[k + t];        \
-                T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +                            \
-                      ((acc[4] + acc[5]) + (acc[6] + acc[7]));                             \
-                for (; k < K; k++) s += ar[k * acs] * b[k * ldb];                          \
-                c[i * ldc] = s;                                                            \
-            }                                                                              \
+            for (int64_t i = 0; i < M; i++) c[i * ldc] = NAME##_dot(K, a + i * ars, acs, b, ldb); \
             return;                                                                        \
         }                                                                                  \
         for (int64_t i = 0; i < M; i++) memset(c + i * ldc, 0, (size_t)N * sizeof(T));     \
@@ -155,6 +167,22 @@ static inline void mm_gemm(mm_dom d, int64_t M, int64_t N, int64_t K, const void
     case MD_U64: mm_kernel_u64(M, N, K, a, ars, acs, b, ldb, c, ldc); break;
     }
 }
+
+/* C = A * B^T for row-major A [M,K] and B [N,K] (see the _nt kernels). */
+static inline void mm_gemm_nt(mm_dom d, int64_t M, int64_t N, int64_t K, const void *a,
+                              const void *b, void *c)
+{
+    switch (d) {
+    case MD_F32: mm_kernel_f32_nt(M, N, K, a, K, b, K, c, N); break;
+    case MD_F64: mm_kernel_f64_nt(M, N, K, a, K, b, K, c, N); break;
+    case MD_U32: mm_kernel_u32_nt(M, N, K, a, K, b, K, c, N); break;
+    case MD_U64: mm_kernel_u64_nt(M, N, K, a, K, b, K, c, N); break;
+    }
+}
+
+/* Below this many rows of A, Gemm with transB reads B's rows directly; above
+ * it, transposing B once costs less than the dot products' lost reuse. */
+#define MM_NT_MAX_M 16
 
 /* ---- numpy matmul shapes --------------------------------------------------
  * 1-D operands are promoted ([K] -> [1,K] for A, [K,1] for B) and the added
