@@ -79,7 +79,8 @@ def main():
     t0 = time.time()
     res = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
            "mode": "quick" if q else "full", "command": a.command,
-           "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg()}
+           "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg(),
+           "cpu_busy_start": sysinfo.cpu_busy()}
     log(f"bench: {res['system']['cpu_model']}, {res['system']['cores']} cores, load {res['loadavg_start']}")
     try:
         res["openblas"] = limits.blas_info(a.bin_dir)
@@ -106,6 +107,7 @@ def main():
     except limits.LimitsError as e:
         sys.exit(f"bench: {e}")
     res["loadavg_end"] = sysinfo.loadavg()
+    res["cpu_busy_end"] = sysinfo.cpu_busy()
     res["elapsed_s"] = round(time.time() - t0, 1)
     res["problems"] = problems(res)
     with open(os.path.join(a.out, "results.json"), "w") as f:

@@ -1,5 +1,12 @@
+#!/usr/bin/python3
 """RESULTS.md from a bench run's results (the dict bench.py writes as
-results.json). Every figure comes from that dict."""
+results.json). Every figure comes from that dict.
+
+usage: /usr/bin/python3 bench/report.py DIR   (rewrites DIR/RESULTS.md and
+DIR/chart.svg from DIR/results.json, measuring nothing)"""
+import json
+import os
+import sys
 
 ENGINE_NAMES = {"ait": "ait", "ort": "ORT", "torch": "PyTorch", "openblas": "OpenBLAS", "onednn": "oneDNN"}
 
@@ -22,13 +29,16 @@ def bandwidth_of(res, threads):
 
 def machine(res):
     s, ob = res["system"], res["openblas"]
-    load = f"{res['loadavg_start']} at the start, {res['loadavg_end']} at the end"
+    load = f"{res['loadavg_start']} at the start, {res['loadavg_end']} at the end (the bench's own load included)"
+    busy_s = " / ".join("not measured" if res.get(k) is None else f"{100 * res[k]:.0f}%"
+                        for k in ("cpu_busy_start", "cpu_busy_end"))
     return [
         "## Machine and versions", "",
         "| | |", "| --- | --- |",
         f"| CPU | {s['cpu_model']}, {s['cores']} cores |",
         f"| SIMD flags | {' '.join(s['simd_flags'])} |",
         f"| load average (1, 5, 15 min) | {load} |",
+        f"| CPUs busy with other work, 2 s before / after | {busy_s} |",
         f"| kernel | {s['kernel']} |",
         f"| compiler | {s['gcc']} |",
         f"| ait | git {s['ait_git']}, reference backend (plain C kernels, src/ops/) |",
@@ -39,9 +49,9 @@ def machine(res):
         f"→ `{ob['used']}` |",
         f"| oneDNN | {ob['onednn']} (Debian libdnnl2 {s['onednn_pkg']}) |",
         "",
-        "The full CPU flag list is in results.json (`system.flags`). A load average above 0 at the start "
-        "means other work shared the machine during the run; all engines of a row were measured in the "
-        "same interleaved rounds, so ratios suffer less from it than absolute times.", ""]
+        "The full CPU flag list is in results.json (`system.flags`). Other work sharing the machine slows "
+        "every engine; all engines of a row were measured in the same interleaved rounds, so ratios "
+        "suffer less from it than absolute times.", ""]
 
 
 def limits(res):
@@ -170,5 +180,30 @@ def markdown(res):
            "![ait/ORT latency per model, and GEMM GFLOP/s against M with the peak](chart.svg)", ""]
     if res["problems"]:
         out += ["**This run found problems:**", ""] + [f"- {p}" for p in res["problems"]] + [""]
+    busy = [b for b in (res.get("cpu_busy_start"), res.get("cpu_busy_end")) if b is not None]
+    if busy and max(busy) > 0.1:
+        out += [f"**Note:** other processes kept {100 * max(busy):.0f}% of the CPUs busy just before or after "
+                "this run: absolute times (and 2-thread figures most) are pessimistic.", ""]
     out += machine(res) + limits(res) + model_tables(res) + gemm_tables(res)
     return "\n".join(out) + "\n"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    path = os.path.join(sys.argv[1], "results.json")
+    try:
+        with open(path) as f:
+            res = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"report.py: {path}: {e}")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import svg
+    with open(os.path.join(sys.argv[1], "chart.svg"), "w") as f:
+        f.write(svg.chart(res))
+    with open(os.path.join(sys.argv[1], "RESULTS.md"), "w") as f:
+        f.write(markdown(res))
+
+
+if __name__ == "__main__":
+    main()

@@ -3,6 +3,7 @@ import json
 import os
 import platform
 import subprocess
+import time
 
 
 def sh(argv, cwd=None):
@@ -29,6 +30,22 @@ def cpuinfo():
     if ident:
         model += " (" + ", ".join(f"{k} {v}" for k, v in ident.items()) + ")"
     return model, flags
+
+
+def cpu_busy(seconds=2.0):
+    """Fraction of all CPUs that other processes kept busy over `seconds`
+    (read from /proc/stat while the bench itself sleeps); None if unknown."""
+    def snap():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+    try:
+        t0, i0 = snap()
+        time.sleep(seconds)
+        t1, i1 = snap()
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(1 - (i1 - i0) / max(t1 - t0, 1), 3)
 
 
 def loadavg():

@@ -44,10 +44,10 @@ int main(int argc, char **argv)
     }
     printf("ready\n");
     fflush(stdout);
-    char line[4096], arg[4096];
+    char line[4096], arg[2048];
     while (fgets(line, sizeof line, stdin)) {
         long n = 0;
-        if (sscanf(line, "out %4095s", arg) == 1) {
+        if (sscanf(line, "out %2047s", arg) == 1) {
             if (ait_session_run(s, in, nin, out, nout) != AIT_OK) return fail("run", ait_session_error(s));
             for (int j = 0; j < nout; j++) {
                 ait_model_output(m, j, &vi);
