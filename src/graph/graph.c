@@ -28,6 +28,17 @@ static void attr_clear(attr *a)
     free(a->strings);
 }
 
+void node_clear(node *n)
+{
+    free(n->name);
+    free(n->op);
+    free(n->domain);
+    free(n->in);
+    free(n->out);
+    for (int k = 0; k < n->n_attr; k++) attr_clear(&n->attrs[k]);
+    free(n->attrs);
+}
+
 void graph_free(graph *g)
 {
     if (!g) return;
@@ -40,16 +51,7 @@ void graph_free(graph *g)
             free(v->konst);
         }
     }
-    for (int i = 0; i < g->n_nodes; i++) {
-        node *n = &g->nodes[i];
-        free(n->name);
-        free(n->op);
-        free(n->domain);
-        free(n->in);
-        free(n->out);
-        for (int k = 0; k < n->n_attr; k++) attr_clear(&n->attrs[k]);
-        free(n->attrs);
-    }
+    for (int i = 0; i < g->n_nodes; i++) node_clear(&g->nodes[i]);
     free(g->vals);
     free(g->nodes);
     free(g->inputs);

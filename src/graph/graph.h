@@ -82,6 +82,8 @@ typedef struct graph {
 
 graph *graph_new(graph *parent, int opset, const char *path);
 void graph_free(graph *g);
+/* Frees what node n owns (not the node itself, which lives in g->nodes). */
+void node_clear(node *n);
 /* Adds a value; returns its id or -1 when out of memory. */
 int graph_add_value(graph *g, const char *name);
 /* Id of the value called `name` in g only (-1 if none). */

@@ -8,6 +8,7 @@
 #include "io/model.h"
 #include "io/onnx_tensor.h"
 #include "io/pb_depth.h"
+#include "graph/fold.h"
 #include "onnx.pb-c.h"
 #include "ops/op.h"
 
@@ -335,6 +336,7 @@ static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *
         loader L = {.path = m->path, .dir = m->dir, .opset = m->opset, .e = e};
         s = load_graph(&L, mp->graph, NULL, &m->g);
     }
+    if (s == AIT_OK) s = graph_fold_constants(m->g, e);
     onnx__model_proto__free_unpacked(mp, NULL);
     if (s != AIT_OK) {
         ait_model_free(m);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_IO 512 /* inputs or outputs of one node; the loader refuses more */
 #define FOLD_MAX_BYTES ((size_t)64 << 20) /* larger results are computed at run time */
@@ -37,7 +38,22 @@ struct exec {
     sub_exec *subs;
     int n_subs;
     const node *cur_node; /* for scratch and subgraph calls */
+    exec_profile *prof;   /* per-node timing, when inspecting */
 };
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void exec_set_profile(exec *x, exec_profile *p) { x->prof = p; }
+
+const tensor *exec_value(const exec *x, int v)
+{
+    return v >= 0 && v < x->g->n_vals ? x->cur[v] : NULL;
+}
 
 static ait_status node_err(const exec *x, const node *n, ait_error *e)
 {
@@ -177,7 +193,7 @@ static ait_status plan(exec *x, ait_error *e)
     for (int b = 0; b < x->n_bound; b++) {
         int v = x->bound[b];
         const tensor *t = x->cur[v];
-        if (t->kind != VAL_TENSOR) continue; /* sequences and nones: known at run time */
+        if (!t || t->kind != VAL_TENSOR) continue; /* unbound (folding), sequences, nones */
         tensor_set_shape(&x->meta[v], t->dtype, t->rank, t->dims);
         x->meta[v].data = NULL;
         x->known[v] = true;
@@ -392,6 +408,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         op_ctx c;
         ctx_init(x, n, &c, in, out, e);
         x->cur_node = n;
+        double t0 = x->prof ? now_sec() : 0;
         bool self_alloc = n->def->flags & OP_ALLOCS_OUTPUTS;
         for (int k = 0; k < n->n_in; k++) self_alloc |= in[k] && in[k]->kind != VAL_TENSOR;
         if (!self_alloc) {
@@ -409,6 +426,10 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         if (n->def->run(&c) != AIT_OK) return node_err(x, n, e);
         for (int k = 0; k < n->n_out; k++)
             if (out[k]) x->cur[n->out[k]] = out[k];
+        if (x->prof) {
+            x->prof->node_sec[i] += now_sec() - t0;
+            x->prof->node_calls[i]++;
+        }
     }
     for (int j = 0; j < g->n_outputs; j++) {
         outputs[j] = x->cur[g->outputs[j]];
@@ -417,6 +438,18 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
                            g->vals[g->outputs[j]].name);
     }
     return AIT_OK;
+}
+
+ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e)
+{
+    for (int v = 0; v < x->g->n_vals; v++) x->cur[v] = (tensor *)x->g->vals[v].konst;
+    ait_status s = plan(x, e);
+    x->planned = false; /* the first real run plans again with its inputs */
+    for (int v = 0; v < x->g->n_vals; v++) {
+        folded[v] = s == AIT_OK ? x->folded[v] : NULL;
+        if (s == AIT_OK) x->folded[v] = NULL; /* handed over */
+    }
+    return s;
 }
 
 void *exec_scratch(exec *x, op_ctx *c, size_t bytes)

@@ -16,6 +16,23 @@ void exec_free(exec *x);
  * and valid until the next run. */
 ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e);
 
+/* Computes every value that depends on constants only (no graph input),
+ * as a plan would; folded[v] receives each such value's new tensor (the
+ * caller owns it) or NULL. For the load-time folding pass. */
+ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e);
+
+/* Per-node timing of runs (for inspection): while set, each run adds each
+ * node's wall time and one call to these arrays (n_nodes long, caller-owned).
+ * Nodes folded or removed by the plan get nothing. NULL turns it off. */
+typedef struct exec_profile {
+    double *node_sec;
+    int64_t *node_calls;
+} exec_profile;
+void exec_set_profile(exec *x, exec_profile *p);
+/* Value v as of the last run (its shape and data), or NULL if it was not
+ * computed (dead, or the run failed before it). */
+const tensor *exec_value(const exec *x, int v);
+
 /* For ops: runs subgraph `sub` of the current node with inputs[i] bound to
  * sub->inputs[i] (NULL when it has none; values of enclosing graphs are
  * seen by name) and copies its outputs into outs[] (each gets its own

@@ -115,6 +115,14 @@ for _ in range(200):
     inner = helper.make_graph([n], "g", [], [vi("o", [1])])
 write("deep_nesting.onnx", model(inner.node, [vi("c", [], TensorProto.BOOL)], [vi("o", [1])]))
 
+# Unscoped node names with two residual blocks, for the module fallback:
+# the cut falls after the first Add, where one value flows on.
+relu = lambda i, o, n: helper.make_node("Relu", [i], [o], name=n)
+write("residual_unscoped.onnx", model(
+    [relu("x", "a1", "r1"), relu("a1", "a2", "r2"), helper.make_node("Add", ["a2", "a1"], ["a3"], name="add1"),
+     relu("a3", "b1", "r3"), relu("b1", "b2", "r4"), helper.make_node("Add", ["b2", "a3"], ["y"], name="add2")],
+    [vi("x", [2])], [vi("y", [2])]))
+
 # .npy files: good, truncated, bad magic, big-endian, Fortran order.
 np.save(os.path.join(out, "good.npy"), np.arange(6, dtype=np.float32).reshape(2, 3))
 data = open(os.path.join(out, "good.npy"), "rb").read()

@@ -1,0 +1,60 @@
+/* Samples: sets of model inputs to inspect and tune with, and batches made
+ * from them. */
+#ifndef AIT_TUNE_SAMPLES_H
+#define AIT_TUNE_SAMPLES_H
+#include "io/model.h"
+
+/* One value per model input, in the model's input order (owned). */
+typedef struct sample {
+    tensor **values;
+    char *source; /* the file or folder it came from, or "generated" */
+} sample;
+
+typedef struct sample_set {
+    int n_inputs;
+    int n;
+    sample *s;
+} sample_set;
+
+typedef struct sample_opts {
+    int batch;                /* size of batch dims of generated samples (default 1) */
+    int n_dims;               /* sizes of named symbolic dims ("seq" = 128) */
+    const char *dim_names[32];
+    int64_t dim_vals[32];
+    int count;                /* how many samples to generate (default 1) */
+    uint64_t seed;
+    bool quiet;               /* do not print what was generated */
+} sample_opts;
+
+/* Loads samples from `path`: a .npz file (one sample), a folder of .npz
+ * files (one sample each), or a folder of sample folders each holding one
+ * NAME.npy per model input. A sample missing an input, holding an array that
+ * is not an input, or with the wrong dtype or rank fails with a message
+ * naming the file and the input. */
+ait_status samples_load(const ait_model *m, const char *path, sample_set **out, ait_error *e);
+/* Generates samples from the declared input dims: floats uniform in [-1, 1),
+ * inputs named like masks as ones, integer inputs that index a table (token
+ * ids) below its size. Symbolic dims come from opts (dims named like a batch
+ * from opts->batch); an unnamed or unknown one is 1, with a note on stderr. */
+ait_status samples_generate(const ait_model *m, const sample_opts *o, sample_set **out,
+                            ait_error *e);
+/* Generates model input `idx` alone (what samples_generate does per input),
+ * drawing random values from *rng (a splitmix64 state, advanced); prints
+ * what it made unless opts->quiet. For callers that take some inputs from
+ * files (ait run --input) and generate the rest. */
+ait_status samples_generate_input(const ait_model *m, int idx, const sample_opts *o,
+                                  uint64_t *rng, tensor **out, ait_error *e);
+void sample_set_free(sample_set *s);
+
+/* The batch axis of model input i: the declared dim whose name contains
+ * "batch", else axis 0 when it is symbolic; -1 when the input has none. */
+int samples_batch_axis(const ait_model *m, int input);
+/* Builds inputs of batch size b (new tensors, caller frees) by taking rows
+ * along each input's batch axis from the samples in order, cycling when
+ * there are fewer than b (repeating) and stopping at b (slicing). Inputs
+ * without a batch axis come from sample 0. Fails, naming the sample file and
+ * input, when samples disagree on the other dims. */
+ait_status samples_batch(const ait_model *m, const sample_set *s, int b, tensor **inputs,
+                         ait_error *e);
+
+#endif

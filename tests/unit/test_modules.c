@@ -1,0 +1,126 @@
+/* The module tree: names follow PyTorch's module names, every node belongs
+ * to exactly one module, ports are the module's boundary, and the fallback
+ * cuts unscoped models between residual blocks. Models come from
+ * $AIT_TEST_DATA (models/ from tools/export_models.py, bad/ from
+ * tests/unit/make_bad_models.py). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "graph/modules.h"
+#include "io/model.h"
+
+static const char *data;
+
+static ait_model *load(const char *rel)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", data, rel);
+    ait_model *m = NULL;
+    ait_error e = {0};
+    if (ait_model_load(p, &m, &e) != AIT_OK) fail_msg("%s: %s", p, e.msg);
+    return m;
+}
+
+/* Loads, builds the tree, checks the invariants every tree must keep. */
+static module_tree *tree_of(const ait_model *m)
+{
+    module_tree *t = NULL;
+    ait_error e = {0};
+    assert_int_equal(modules_build(m->g, &t, &e), AIT_OK);
+    int counted = 0;
+    for (int i = 0; i < t->n; i++) {
+        counted += t->mods[i].n_nodes;
+        for (int k = 0; k < t->mods[i].n_nodes; k++)
+            assert_int_equal(t->node_module[t->mods[i].nodes[k]], i);
+        if (i) assert_true(t->mods[i].depth == t->mods[t->mods[i].parent].depth + 1);
+    }
+    assert_int_equal(counted, m->g->n_nodes); /* each node in exactly one module */
+    for (int n = 0; n < m->g->n_nodes; n++) assert_true(module_contains(t, 0, n));
+    return t;
+}
+
+static void expect_modules(const module_tree *t, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (module_find(t, names[i]) < 0) fail_msg("module '%s' is missing", names[i]);
+}
+
+static void test_resnet(void **state)
+{
+    (void)state;
+    ait_model *m = load("models/resnet18.onnx");
+    module_tree *t = tree_of(m);
+    assert_true(t->from_scopes);
+    static const char *const names[] = {"conv1", "layer1", "layer1.0", "layer1.0.conv1",
+                                        "layer2.0.downsample", "layer2.0.downsample.0", "fc", NULL};
+    expect_modules(t, names);
+    int l10 = module_find(t, "layer1.0");
+    assert_int_equal(t->mods[l10].parent, module_find(t, "layer1"));
+    assert_int_equal(t->mods[module_find(t, "layer1.0.conv1")].parent, l10);
+    /* A residual block reads one tensor and gives one. */
+    int *ins, *outs, n_in, n_out;
+    ait_error e = {0};
+    assert_int_equal(module_ports(m->g, t, l10, &ins, &n_in, &outs, &n_out, &e), AIT_OK);
+    assert_int_equal(n_in, 1);
+    assert_int_equal(n_out, 1);
+    free(ins);
+    free(outs);
+    modules_free(t);
+    ait_model_free(m);
+}
+
+static void test_transformers(void **state)
+{
+    (void)state;
+    static const char *const bert[] = {"word_embeddings", "emb_ln", "layer.0", "layer.0.attention",
+                                       "layer.0.attention.query", "layer.3.ffn_out", NULL};
+    static const char *const gpt2[] = {"wte", "h.1.attention.value", "h.1.ln2", "ln_f", "lm_head",
+                                       NULL};
+    static const char *const mobilenet[] = {"features.0.0", "features.3.conv.0", "features.3.conv.0.0",
+                                            "features.3.conv.1", "classifier.1", NULL};
+    const char *files[3] = {"models/bert.onnx", "models/gpt2.onnx", "models/mobilenetv2.onnx"};
+    const char *const *lists[3] = {bert, gpt2, mobilenet};
+    for (int i = 0; i < 3; i++) {
+        ait_model *m = load(files[i]);
+        module_tree *t = tree_of(m);
+        expect_modules(t, lists[i]);
+        modules_free(t);
+        ait_model_free(m);
+    }
+}
+
+static void test_fallback(void **state)
+{
+    (void)state;
+    ait_model *m = load("bad/residual_unscoped.onnx");
+    module_tree *t = tree_of(m);
+    assert_false(t->from_scopes);
+    assert_int_equal(t->mods[0].n_children, 2);
+    int s0 = module_find(t, "seg.0"), s1 = module_find(t, "seg.1");
+    assert_true(s0 > 0 && s1 > 0);
+    assert_int_equal(t->mods[s0].n_nodes, 3); /* r1, r2, add1 */
+    assert_int_equal(t->mods[s1].n_nodes, 3); /* r3, r4, add2 */
+    modules_free(t);
+    ait_model_free(m);
+}
+
+int main(void)
+{
+    data = getenv("AIT_TEST_DATA");
+    if (!data) {
+        fprintf(stderr, "set AIT_TEST_DATA to the folder tools/test fills (models/, bad/)\n");
+        return 2;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resnet),
+        cmocka_unit_test(test_transformers),
+        cmocka_unit_test(test_fallback),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
