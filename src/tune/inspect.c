@@ -149,26 +149,55 @@ static void roll_up_times(inspection *r, const exec_profile *prof)
     }
 }
 
-/* Runs the batches: untimed warm-up (the first records shapes and costs),
- * then timed runs with per-node profiling. */
+/* True when samples a and b have the same shapes apart from batch axes, so
+ * that they can share a batch. */
+static bool same_group(const ait_model *m, const sample *a, const sample *b)
+{
+    for (int i = 0; i < m->g->n_inputs; i++) {
+        const tensor *x = a->values[i], *y = b->values[i];
+        if (x->kind != y->kind || x->rank != y->rank) return false;
+        int ax = samples_batch_axis(m, i);
+        for (int d = 0; d < x->rank; d++)
+            if (d != ax && x->dims[d] != y->dims[d]) return false;
+    }
+    return true;
+}
+
+/* Runs the batches: samples are grouped by shape (samples of another
+ * sequence length make another group, which is how dynamic axes show), and
+ * each group runs at each batch size: untimed warm-up (the first records
+ * shapes and costs), then timed runs with per-node profiling. */
 static ait_status run_batches(const ait_model *m, const inspect_opts *o, inspection *r, exec *x,
                               exec_profile *prof, ait_error *e)
 {
-    int n_in = m->g->n_inputs;
+    int n_in = m->g->n_inputs, ns = o->samples->n;
     tensor **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
     tensor **outputs = calloc((size_t)m->g->n_outputs + 1, sizeof *outputs);
-    ait_status s = inputs && outputs ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
-    int warm = o->warmup > 0 ? o->warmup : 1, runs = o->runs > 0 ? o->runs : 5;
+    int *group = calloc((size_t)ns + 1, sizeof *group);
+    sample *members = calloc((size_t)ns + 1, sizeof *members);
+    ait_status s = inputs && outputs && group && members ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    int warm = o->warmup > 0 ? o->warmup : 1, runs = o->runs > 0 ? o->runs : 5, n_groups = 0;
+    for (int i = 0; s == AIT_OK && i < ns; i++) {
+        group[i] = -1;
+        for (int j = 0; j < i && group[i] < 0; j++)
+            if (same_group(m, &o->samples->s[i], &o->samples->s[j])) group[i] = group[j];
+        if (group[i] < 0) group[i] = n_groups++;
+    }
+    for (int gi = 0; s == AIT_OK && gi < n_groups; gi++)
     for (int bi = 0; s == AIT_OK && bi < r->n_batch; bi++) {
         int b = r->batch[bi];
+        sample_set view = {.n_inputs = o->samples->n_inputs, .s = members};
+        for (int i = 0; i < ns; i++)
+            if (group[i] == gi) members[view.n++] = o->samples->s[i];
         if (!o->quiet)
-            fprintf(stderr, "inspect: batch %d (%d of %d): %d warm-up, %d timed runs\n", b, bi + 1,
-                    r->n_batch, warm, runs);
-        s = samples_batch(m, o->samples, b, inputs, e);
+            fprintf(stderr, "inspect: %s%d sample%s at batch %d: %d warm-up, %d timed runs\n",
+                    n_groups > 1 ? "shape group: " : "", view.n, view.n > 1 ? "s" : "", b, warm,
+                    runs);
+        s = samples_batch(m, &view, b, inputs, e);
         for (int w = 0; s == AIT_OK && w < warm; w++) {
             s = exec_run(x, inputs, outputs, e);
             if (s == AIT_OK && w == 0) s = observe_ports(x, r, b, e);
-            if (s == AIT_OK && w == 0 && bi == 0) s = count_costs(x, r, b, e);
+            if (s == AIT_OK && w == 0 && bi == 0 && gi == 0) s = count_costs(x, r, b, e);
         }
         exec_set_profile(x, prof);
         for (int k = 0; s == AIT_OK && k < runs; k++) {
@@ -188,6 +217,8 @@ static ait_status run_batches(const ait_model *m, const inspect_opts *o, inspect
     }
     free(inputs);
     free(outputs);
+    free(group);
+    free(members);
     return s;
 }
 
