@@ -5,6 +5,8 @@
 #include "io/model.h"
 
 int cmd_run(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* Model inputs for a run: from files (--input NAME=FILE.npy or FILE.npz)
  * and, for the rest, generated from the declared dims. */

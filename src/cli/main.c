@@ -10,6 +10,8 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"run", cmd_run, "run a model on given or generated inputs; print outputs and latency"},
+    {"inspect", cmd_inspect, "the module tree: sizes, FLOPs, time shares, graph specs, axes"},
+    {"tune", cmd_tune, "what tuning would do, module by module (--dry-run only for now)"},
 };
 
 static void usage(FILE *f)

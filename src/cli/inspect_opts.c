@@ -1,0 +1,215 @@
+/* Options shared by `ait inspect` and `ait tune`, and the steps both take:
+ * model, samples, inspection, selection. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/inspect_cli.h"
+
+enum {
+    O_DATA = 256, O_BATCHES, O_DIM, O_THREADS, O_RUNS, O_SELECT, O_TOP, O_SEL_SHARE, O_SEL_DEPTH,
+    O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
+    O_HELP,
+};
+
+/* Each option with the group that accepts it (0: every command). */
+static const struct {
+    struct option o;
+    unsigned group;
+} opts[] = {
+    {{"data", required_argument, 0, O_DATA}, 0},
+    {{"batch-sizes", required_argument, 0, O_BATCHES}, 0},
+    {{"dim", required_argument, 0, O_DIM}, 0},
+    {{"threads", required_argument, 0, O_THREADS}, 0},
+    {{"runs", required_argument, 0, O_RUNS}, 0},
+    {{"select", required_argument, 0, O_SELECT}, 0},
+    {{"top", required_argument, 0, O_TOP}, 0},
+    {{"select-min-share", required_argument, 0, O_SEL_SHARE}, 0},
+    {{"select-depth", required_argument, 0, O_SEL_DEPTH}, 0},
+    {{"strategy", required_argument, 0, O_STRATEGY}, 0},
+    {{"min-depth", required_argument, 0, O_MIN_DEPTH}, INSP_VIEW},
+    {{"max-depth", required_argument, 0, O_MAX_DEPTH}, INSP_VIEW},
+    {{"min-share", required_argument, 0, O_MIN_SHARE}, INSP_VIEW},
+    {{"limit", required_argument, 0, O_LIMIT}, INSP_VIEW},
+    {{"module", required_argument, 0, O_MODULE}, INSP_VIEW},
+    {{"json", no_argument, 0, O_JSON}, INSP_VIEW},
+    {{"dry-run", no_argument, 0, O_DRY_RUN}, INSP_DRY_RUN},
+    {{"help", no_argument, 0, O_HELP}, 0},
+};
+#define N_OPTS (sizeof opts / sizeof opts[0])
+
+static bool parse_int(const char *s, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return !errno && end != s && !*end && *v >= lo && *v <= hi;
+}
+
+/* A share: a fraction 0..1 ("0.05") or a percentage ("5%"). */
+static bool parse_share(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (errno || end == s || !isfinite(*v)) return false;
+    if (*end == '%' && !end[1]) *v /= 100, end++;
+    return !*end && *v >= 0 && *v <= 1;
+}
+
+/* "1,2,4": up to 16 sizes, each 1..65536, no repeats. */
+static bool parse_batches(const char *s, insp_args *a)
+{
+    a->n_batch = 0;
+    char tmp[256];
+    if (strlen(s) >= sizeof tmp) return false;
+    strcpy(tmp, s);
+    for (char *save = NULL, *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (a->n_batch == 16 || !parse_int(tok, 1, 65536, &v)) return false;
+        for (int i = 0; i < a->n_batch; i++)
+            if (a->batch[i] == v) return false;
+        a->batch[a->n_batch++] = (int)v;
+    }
+    return a->n_batch > 0;
+}
+
+int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigned groups,
+               insp_args *a)
+{
+    struct option longopts[N_OPTS + 1];
+    int n = 0;
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (!opts[i].group || (opts[i].group & groups)) longopts[n++] = opts[i].o;
+    longopts[n] = (struct option){0};
+    *a = (insp_args){.threads = 1, .runs = 5, .sel_share = -1, .sel_depth = 1,
+                     .strategy = SELECT_DEFAULT_STRATEGY,
+                     .view = {.max_depth = -1, .module = -1}, .n_batch = 1, .batch = {1}};
+    long long v;
+    int c, idx;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case O_DATA: a->data = optarg; break;
+        case O_BATCHES: ok = parse_batches(optarg, a); break;
+        case O_DIM: {
+            char *eq = strchr(optarg, '=');
+            ok = eq && eq != optarg && a->n_dims < 32 && parse_int(eq + 1, 0, (long long)1 << 40, &v);
+            if (!ok) break;
+            *eq = 0;
+            a->dim_names[a->n_dims] = optarg;
+            a->dim_vals[a->n_dims++] = v;
+            break;
+        }
+        case O_THREADS: ok = parse_int(optarg, 1, 1024, &v), a->threads = (int)v; break;
+        case O_RUNS: ok = parse_int(optarg, 1, 100000, &v), a->runs = (int)v; break;
+        case O_SELECT:
+            ok = a->n_sel < 64 && *optarg;
+            if (ok) a->sel[a->n_sel++] = optarg;
+            break;
+        case O_TOP: ok = parse_int(optarg, 1, 1 << 20, &v), a->top = (int)v; break;
+        case O_SEL_SHARE: ok = parse_share(optarg, &a->sel_share); break;
+        case O_SEL_DEPTH: ok = parse_int(optarg, 1, 1000, &v), a->sel_depth = (int)v; break;
+        case O_STRATEGY: {
+            ait_error e;
+            if (strategy_check(optarg, &e) != AIT_OK) {
+                fprintf(stderr, "ait %s: --strategy: %s\n", cmd, e.msg);
+                return 2;
+            }
+            a->strategy = optarg;
+            break;
+        }
+        case O_MIN_DEPTH: ok = parse_int(optarg, 0, 1000, &v), a->view.min_depth = (int)v; break;
+        case O_MAX_DEPTH: ok = parse_int(optarg, 0, 1000, &v), a->view.max_depth = (int)v; break;
+        case O_MIN_SHARE: ok = parse_share(optarg, &a->view.min_share); break;
+        case O_LIMIT: ok = parse_int(optarg, 1, 1 << 30, &v), a->view.limit = (int)v; break;
+        case O_MODULE: a->module = optarg; break;
+        case O_JSON: a->json = true; break;
+        case O_DRY_RUN: a->dry_run = true; break;
+        case 'h':
+        case O_HELP: fputs(help, stdout); return 0;
+        default: fputs(help, stderr); return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "ait %s: bad value for --%s: '%s'\n\n", cmd, longopts[idx].name, optarg);
+            fputs(help, stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "ait %s: %s\n\n", cmd, optind >= argc ? "no MODEL given" : "one MODEL only");
+        fputs(help, stderr);
+        return 2;
+    }
+    a->model = argv[optind];
+    return -1;
+}
+
+/* Builds the selection: paths first (their strategies win), then --top and
+ * --select-min-share fill in around them. */
+static ait_status make_selection(const insp_args *a, insp_state *s, ait_error *e)
+{
+    for (int i = 0; i < a->n_sel; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s", a->sel[i]);
+        char *eq = strchr(path, '=');
+        if (eq) *eq = 0;
+        ait_status st = select_path(&s->sel, s->r->tree, path, eq ? eq + 1 : a->strategy, e);
+        if (st != AIT_OK) return err_prefix(e, "--select %s: ", a->sel[i]);
+    }
+    if (a->top > 0 || a->sel_share >= 0)
+        TRY(select_by_share(&s->sel, s->r, a->sel_depth, a->sel_share > 0 ? a->sel_share : 0,
+                            a->top, a->strategy, e));
+    return AIT_OK;
+}
+
+int insp_prepare(const insp_args *a, const char *cmd, insp_state *s)
+{
+    ait_error e = {0};
+    *s = (insp_state){.module = -1};
+    ait_status st = ait_model_load(a->model, &s->m, &e);
+    if (st == AIT_OK) {
+        if (a->data) {
+            st = samples_load(s->m, a->data, &s->samples, &e);
+        } else {
+            sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = a->n_dims};
+            for (int i = 0; i < a->n_dims; i++)
+                so.dim_names[i] = a->dim_names[i], so.dim_vals[i] = a->dim_vals[i];
+            st = samples_generate(s->m, &so, &s->samples, &e);
+        }
+    }
+    if (st == AIT_OK) {
+        inspect_opts io = {.samples = s->samples, .n_batch = a->n_batch, .runs = a->runs,
+                           .threads = a->threads};
+        memcpy(io.batch, a->batch, sizeof io.batch);
+        st = inspect_run(s->m, &io, &s->r, &e);
+    }
+    if (st == AIT_OK && a->module) {
+        s->module = module_find(s->r->tree, a->module);
+        if (!strcmp(a->module, "(model)")) s->module = 0;
+        if (s->module < 0)
+            st = err_set(&e, AIT_E_NOT_FOUND,
+                         "%s: no module called '%s' (the table without --module lists them)",
+                         a->model, a->module);
+    }
+    if (st == AIT_OK) st = make_selection(a, s, &e);
+    if (st != AIT_OK) {
+        fprintf(stderr, "ait %s: %s\n", cmd, e.msg[0] ? e.msg : ait_status_string(st));
+        insp_state_free(s);
+        return 1;
+    }
+    return 0;
+}
+
+void insp_state_free(insp_state *s)
+{
+    selection_clear(&s->sel);
+    inspection_free(s->r);
+    sample_set_free(s->samples);
+    ait_model_free(s->m);
+    *s = (insp_state){.module = -1};
+}
