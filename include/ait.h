@@ -162,6 +162,97 @@ ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inpu
 /* The message of the session's last failure ("" if none). */
 const char *ait_session_error(const ait_session *s);
 
+/* ---- inspection and selection ------------------------------------------ */
+/* An inspection runs samples through a model at one or more batch sizes and
+ * describes its module tree (named subgraphs from the exporter's scopes):
+ * per module its size, work, time share and graph spec. Selection picks the
+ * modules to tune, each with a strategy. The model must outlive it. */
+typedef struct ait_inspection ait_inspection;
+
+typedef struct ait_inspect_options {
+    const char *data_path;    /* .npz, folder of .npz, or folder of sample folders;
+                                 NULL: one sample generated from the declared dims */
+    int n_dims;               /* sizes of symbolic dims of generated samples */
+    const char *const *dim_names;
+    const int64_t *dim_values;
+    int n_batch_sizes;        /* 0: {1}; two or more find batch and dynamic axes */
+    const int *batch_sizes;   /* at most 16 */
+    int runs;                 /* timed runs per batch size (0: 5) */
+    int warmup;               /* untimed runs per batch size (0: 1) */
+    int threads;              /* 0: 1 */
+    int verbose;              /* progress on stderr */
+} ait_inspect_options;
+
+/* Inspects model m (`opts` may be NULL). On failure *out is NULL and err
+ * says why (the sample file and input, for bad samples). */
+ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts,
+                       ait_inspection **out, ait_error *err);
+void ait_inspection_free(ait_inspection *r);
+/* The message of the last failed call on r ("" if none). */
+const char *ait_inspection_error(const ait_inspection *r);
+
+/* Modules, in tree order from 0, the whole model (path ""). */
+int ait_inspection_module_count(const ait_inspection *r);
+/* Index of the module with this path, or -1. */
+int ait_inspection_find(const ait_inspection *r, const char *path);
+/* Whether shapes are assumed static (one batch size, nothing changed). */
+int ait_inspection_static_shapes(const ait_inspection *r);
+
+typedef struct ait_module_info {
+    const char *path;         /* dotted ("layer1.0.conv1"); "" for the model */
+    int depth, parent;        /* parent: module index, -1 for the model */
+    int nodes;                /* in the module and the modules inside it */
+    int64_t params, param_bytes;
+    double flops;             /* per sample */
+    const char *precisions;   /* "float32", "float16,float32" */
+    int64_t calls;
+    double total_sec, mean_sec;
+    double share;             /* of the model's time, 0..1 */
+    int n_inputs, n_outputs;  /* ports of its graph spec */
+} ait_module_info;
+
+/* Strings belong to the inspection. */
+ait_status ait_inspection_module(const ait_inspection *r, int module, ait_module_info *out);
+
+typedef enum ait_axis_kind { AIT_AXIS_STATIC = 0, AIT_AXIS_BATCH, AIT_AXIS_DYNAMIC } ait_axis_kind;
+
+/* One input or output of a module, with each axis classified. */
+typedef struct ait_port_info {
+    const char *locator;      /* "inputs[0]", "outputs[1]" */
+    const char *name;         /* the tensor's name in the model */
+    int is_output;
+    ait_dtype dtype;
+    int rank;
+    ait_axis_kind kind[AIT_MAX_RANK];
+    const char *axis_name[AIT_MAX_RANK]; /* "batch0", "dim1"; "" when static */
+    int64_t multiple[AIT_MAX_RANK];      /* batch axes: size = multiple x batch */
+    int64_t min[AIT_MAX_RANK], max[AIT_MAX_RANK];
+} ait_port_info;
+
+/* Port `port` of a module: inputs 0..n_inputs-1, then outputs. */
+ait_status ait_inspection_port(const ait_inspection *r, int module, int port, ait_port_info *out);
+
+/* The whole inspection (and selection) as a JSON document; the caller
+ * frees it with free(). NULL on failure (see ait_inspection_error). */
+char *ait_inspection_json(ait_inspection *r);
+
+/* Strategies: "first-wins", "one-backend:NAME", "max-throughput",
+ * "min-latency", "latency-budget:MS"; NULL means "max-throughput".
+ * Selected modules never overlap: selecting one inside (or around) a
+ * module already selected fails. */
+/* Selects module `pattern`, or the outermost modules whose path starts with
+ * it when it ends in '*' ("encoder.layer.*"). */
+ait_status ait_select_path(ait_inspection *r, const char *pattern, const char *strategy);
+/* Selects, among the modules at `depth` (and leaves above it), those with
+ * at least `min_share` of the time, at most `top` of them (0: no limit),
+ * biggest first, passing over ones that overlap the selection. */
+ait_status ait_select_by_share(ait_inspection *r, int depth, double min_share, int top,
+                               const char *strategy);
+int ait_selection_count(const ait_inspection *r);
+/* Selected item i: its module index and strategy (owned by r). */
+ait_status ait_selection_item(const ait_inspection *r, int i, int *module, const char **strategy);
+void ait_selection_clear(ait_inspection *r);
+
 #ifdef __cplusplus
 }
 #endif
