@@ -38,5 +38,41 @@ if [ -f "$tmp/out/y.npy" ] && [ -f "$tmp/out/outputs.npz" ]; then pass=$((pass +
 if [ -f "$data/models/bert.onnx" ]; then
   check run-bert 0 "last_hidden_state +float32 +\[2,16,256\]" "$ait" run "$data/models/bert.onnx" --batch 2 --dim seq=16 --repeat 1
 fi
+# ait inspect: the module table, its JSON, graph spec tables, selection
+good=$data/bad/good.onnx
+check inspect-help 0 "--batch-sizes 1,2,4" "$ait" inspect --help
+check inspect-no-model 2 "no MODEL given" "$ait" inspect
+check inspect-bad-batches 2 "bad value for --batch-sizes" "$ait" inspect "$good" --batch-sizes 1,x
+check inspect-bad-share 2 "bad value for --min-share" "$ait" inspect "$good" --min-share 2
+check inspect-run 0 "\(model\) +1 +6 +24 B +6 +float32" "$ait" inspect "$good" --runs 2
+check inspect-static 0 "shapes: assumed static \(one batch size\)" "$ait" inspect "$good"
+check inspect-coverage 0 "coverage: node times sum to .* model wall time" "$ait" inspect "$good"
+if "$ait" inspect "$good" --json 2>/dev/null >"$tmp/i.json" && /usr/bin/python3 -m json.tool "$tmp/i.json" >/dev/null &&
+  grep -q '"static_shapes": true' "$tmp/i.json"; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL inspect-json: not valid JSON:"; head -20 "$tmp/i.json"; fi
+check inspect-module 0 "Locator +Name +Shape +Min Shape +Max Shape +Dtype" "$ait" inspect "$good" --module "(model)"
+check inspect-module-row 0 "inputs\[0\] +x +\[2,3\] +\[2,3\] +\[2,3\] +float32" "$ait" inspect "$good" --module "(model)"
+check inspect-bad-module 1 "no module called 'nope'" "$ait" inspect "$good" --module nope
+check inspect-bad-select 1 "--select nope: no module is called 'nope'" "$ait" inspect "$good" --select nope
+check inspect-bad-strategy 2 "unknown strategy 'fastest'" "$ait" inspect "$good" --strategy fastest
+check inspect-bad-data 1 "nope.npz" "$ait" inspect "$good" --data "$tmp/nope.npz"
+check tune-help 0 "--dry-run" "$ait" tune --help
+check tune-no-dry-run 2 "not implemented yet: only --dry-run" "$ait" tune "$good"
+check tune-dry-run 0 "candidates +reference" "$ait" tune "$good" --dry-run
+check tune-dry-run-cache 0 "cache +$tmp/cache" env AIT_CACHE_DIR="$tmp/cache" "$ait" tune "$good" --dry-run
+if [ -f "$data/models/resnet18.onnx" ]; then
+  r18=$data/models/resnet18.onnx
+  check inspect-resnet 0 "layer1\.0\.conv1 +1 +36\.9K +144 KiB +231M" "$ait" inspect "$r18" --runs 1 --max-depth 3
+  check inspect-resnet-axes 0 "inputs\[0\] .*\[batch0,64,56,56\] +\[1,64,56,56\] +\[2,64,56,56\]" \
+    "$ait" inspect "$r18" --runs 1 --batch-sizes 1,2 --module layer1.0
+  check inspect-resnet-select 0 "^\* +layer1\.1 .* first-wins" "$ait" inspect "$r18" --runs 1 --select 'layer1.*=first-wins' --max-depth 2
+  check inspect-resnet-top 0 "2 modules" "$ait" inspect "$r18" --runs 1 --top 2 --max-depth 1
+  check tune-resnet 0 "== module 'layer4\.0'" "$ait" tune "$r18" --dry-run --runs 1 --select 'layer4.*'
+fi
+if [ -f "$data/models/bert.onnx" ]; then
+  mkdir -p "$tmp/bert" && cp "$data"/models/bert.in.*.npz "$tmp/bert/" # two sequence lengths
+  check inspect-bert-axes 0 "inputs\[0\] .*\[batch0,dim1,256\] +\[1,16,256\] +\[2,128,256\]" \
+    "$ait" inspect "$data/models/bert.onnx" --runs 1 --data "$tmp/bert" --batch-sizes 1,2 --module layer.0
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
