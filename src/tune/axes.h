@@ -14,8 +14,9 @@ typedef struct axis_obs {
     int64_t dims[AXES_MAX_OBS][AIT_MAX_RANK];
 } axis_obs;
 
-/* Records one observation; fails if the rank changes between runs or there
- * is no room left (extra observations beyond the limit are refused). */
+/* Records one observation (batch >= 1); fails if the rank changes between
+ * runs or there is no room left (extra observations beyond the limit are
+ * refused). */
 ait_status axes_observe(axis_obs *o, int64_t batch, int rank, const int64_t *dims, ait_error *e);
 
 typedef enum axis_kind { AXIS_STATIC = 0, AXIS_BATCH, AXIS_DYNAMIC } axis_kind;
@@ -33,8 +34,10 @@ typedef struct axis_info {
  * observation, with at least two distinct batch sizes seen, is a batch axis;
  * anything else that changes is dynamic. Keeps the min and max seen. */
 void axes_classify(const axis_obs *o, axis_info *out);
-/* Formats the shape with names: "[batch0,3,224,224]", or the min / max
- * shapes as numbers ("[1,3,224,224]"). which: 0 named, 1 min, 2 max. */
+/* Formats the shape with names: "[batch0,3,224,224]" (a batch axis that is
+ * a multiple of the batch shows it: "[3*batch0,5]"), or the min / max
+ * shapes as numbers ("[1,3,224,224]"). which: 0 named, 1 min, 2 max.
+ * Truncates to fit n; returns buf. */
 const char *axes_shape_str(const axis_info *a, int which, char *buf, size_t n);
 
 #endif
