@@ -134,3 +134,18 @@ np.savez(os.path.join(out, "good.npz"), x=np.ones((2, 3), np.float32))
 np.savez_compressed(os.path.join(out, "compressed.npz"), x=np.full((2, 3), 2, np.float32))
 z = open(os.path.join(out, "good.npz"), "rb").read()
 open(os.path.join(out, "truncated.npz"), "wb").write(z[: len(z) // 2])
+
+# Samples and batches (tests/unit/test_samples.c): token ids that index a
+# table, a mask, and h with its batch axis in the middle.
+table = numpy_helper.from_array(np.arange(200, dtype=np.float32).reshape(50, 4), "table")
+axes2 = numpy_helper.from_array(np.array([2], np.int64), "axes2")
+I64 = TensorProto.INT64
+write("tokens.onnx", model(
+    [helper.make_node("Gather", ["table", "ids"], ["emb"], name="embed"),
+     helper.make_node("Cast", ["attention_mask"], ["maskf"], to=F, name="cast"),
+     helper.make_node("Unsqueeze", ["maskf", "axes2"], ["masku"], name="unsq"),
+     helper.make_node("Mul", ["emb", "masku"], ["y"], name="mul"),
+     helper.make_node("Relu", ["h"], ["h2"], name="relu")],
+    [vi("ids", ["batch", "seq"], I64), vi("attention_mask", ["batch", "seq"], I64),
+     vi("h", [2, "batch", 4])],
+    [vi("y", ["batch", "seq", 4]), vi("h2", [2, "batch", 4])], [table, axes2]))
