@@ -28,8 +28,12 @@ typedef struct sample_opts {
 
 /* Loads samples from `path`: a .npz file (one sample), a folder of .npz
  * files (one sample each), or a folder of sample folders each holding one
- * NAME.npy per model input. A sample missing an input, holding an array that
- * is not an input, or with the wrong dtype or rank fails with a message
+ * NAME.npy per model input (a folder holding the .npy files directly is one
+ * sample). Folders are read in name order (bytewise); hidden entries and
+ * files of other types are skipped; a folder mixing layouts, or holding no
+ * samples, fails. A sample missing an input, holding an array that is not
+ * an input, with the wrong dtype or rank, with a declared static dim that
+ * differs, or with one symbolic dim (N) of two sizes fails with a message
  * naming the file and the input. */
 ait_status samples_load(const ait_model *m, const char *path, sample_set **out, ait_error *e);
 /* Generates samples from the declared input dims: floats uniform in [-1, 1),
@@ -52,8 +56,10 @@ int samples_batch_axis(const ait_model *m, int input);
 /* Builds inputs of batch size b (new tensors, caller frees) by taking rows
  * along each input's batch axis from the samples in order, cycling when
  * there are fewer than b (repeating) and stopping at b (slicing). Inputs
- * without a batch axis come from sample 0. Fails, naming the sample file and
- * input, when samples disagree on the other dims. */
+ * without a batch axis come from sample 0. Fails (all inputs[i] NULL),
+ * naming the sample file and input, when b < 1 or when a sample whose rows
+ * are needed differs from sample 0 in the other dims (so samples of
+ * different seq lengths batch only to sizes sample 0 alone can fill). */
 ait_status samples_batch(const ait_model *m, const sample_set *s, int b, tensor **inputs,
                          ait_error *e);
 
