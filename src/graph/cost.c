@@ -193,13 +193,19 @@ static const struct {
 
 /* Constants that are shapes, axes or indices (int64) steer an op rather
  * than parametrise it; only other constants count as parameters. */
+const tensor *cost_param(const graph *g, int v)
+{
+    if (v < 0 || v >= g->n_vals || !g->vals[v].konst) return NULL;
+    const tensor *t = g->vals[v].konst;
+    return t->kind == VAL_TENSOR && t->dtype != AIT_I64 ? t : NULL;
+}
+
 static void add_params(const graph *g, const node *nd, node_cost *c)
 {
     for (int i = 0; i < nd->n_in; i++) {
         int v = nd->in[i];
-        if (v < 0 || v >= g->n_vals || !g->vals[v].konst) continue;
-        const tensor *t = g->vals[v].konst;
-        if (t->kind != VAL_TENSOR || t->dtype == AIT_I64) continue;
+        const tensor *t = cost_param(g, v);
+        if (!t) continue;
         bool seen = false; /* a node reading one constant twice reads it once */
         for (int j = 0; j < i; j++) seen |= nd->in[j] == v;
         if (seen) continue;

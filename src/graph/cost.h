@@ -14,6 +14,10 @@ typedef struct node_cost {
  * omitted). Known formulas for MatMul, Gemm, Conv, ConvTranspose, Einsum
  * (two operands), LSTM, GRU, RNN, pooling and normalisations; other ops
  * count one flop per output element. */
+/* The constant value v if it counts as a parameter (weights, biases; not
+ * int64 shapes and axes), else NULL. */
+const tensor *cost_param(const graph *g, int v);
+
 void node_cost_of(const graph *g, int n, const tensor *const *in, const tensor *const *out,
                   node_cost *c);
 

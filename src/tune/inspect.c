@@ -112,10 +112,11 @@ static ait_status count_costs(const exec *x, inspection *r, int64_t b, ait_error
             const node *n = &g->nodes[i];
             for (int k = 0; k < n->n_in; k++) {
                 int v = n->in[k];
-                if (v < 0 || !g->vals[v].konst || seen[v]) continue;
+                const tensor *p = cost_param(g, v);
+                if (!p || seen[v]) continue;
                 seen[v] = 1;
-                r->st[m].params += tensor_numel(g->vals[v].konst);
-                r->st[m].param_bytes += (int64_t)tensor_nbytes(g->vals[v].konst);
+                r->st[m].params += tensor_numel(p);
+                r->st[m].param_bytes += (int64_t)tensor_nbytes(p);
             }
         }
         char *p = r->st[m].precisions;

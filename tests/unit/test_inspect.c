@@ -302,7 +302,7 @@ static void test_api(void **state)
     snprintf(p, sizeof p, "%s/models/resnet18.onnx", data);
     ait_model *m;
     ait_error e = {0};
-    if (ait_model_load(p, &m, &e) != AIT_OK) skip();
+    if (ait_model_load(p, &m, &e) != AIT_OK) fail_msg("%s: %s", p, e.msg);
     ait_inspection *r;
     int bs[2] = {1, 2};
     ait_inspect_options o = {.n_batch_sizes = 2, .batch_sizes = bs, .runs = 1};

@@ -3,6 +3,7 @@
  * cuts unscoped models between residual blocks. Models come from
  * $AIT_TEST_DATA (models/ from tools/export_models.py, bad/ from
  * tests/unit/make_bad_models.py). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "graph/modules.h"
 #include "io/model.h"
+#include "tune/inspect.h"
 
 static const char *data;
 
@@ -110,6 +112,39 @@ static void test_fallback(void **state)
     ait_model_free(m);
 }
 
+/* Time shares: the top-level modules and the model's own nodes make up the
+ * whole, and the node times cover the model's wall time (the executor's own
+ * work between nodes is under 5%). */
+static void test_shares(void **state)
+{
+    (void)state;
+    ait_model *m = load("models/resnet18.onnx");
+    sample_set *ss = NULL;
+    ait_error e = {0};
+    sample_opts so = {.batch = 1, .count = 1, .seed = 1, .quiet = true};
+    assert_int_equal(samples_generate(m, &so, &ss, &e), AIT_OK);
+    inspect_opts io = {.samples = ss, .n_batch = 2, .batch = {1, 2}, .runs = 2, .quiet = true};
+    inspection *r = NULL;
+    if (inspect_run(m, &io, &r, &e) != AIT_OK) fail_msg("%s", e.msg);
+    double sum = 0, root_nodes = r->st[0].total_sec; /* root's own nodes: the rest */
+    for (int i = 0; i < r->tree->n; i++)
+        if (r->tree->mods[i].depth == 1) {
+            sum += r->st[i].share;
+            root_nodes -= r->st[i].total_sec;
+        }
+    double own = root_nodes / r->nodes_sec;
+    assert_true(own >= -1e-12);
+    assert_true(fabs(sum + own - 1.0) < 1e-9);
+    assert_true(fabs(r->st[0].share - 1.0) < 1e-9);
+    if (!(r->nodes_sec >= 0.95 * r->model_sec && r->nodes_sec <= r->model_sec))
+        fail_msg("node times %.3f ms cover %.1f%% of the model's %.3f ms", r->nodes_sec * 1e3,
+                 100 * r->nodes_sec / r->model_sec, r->model_sec * 1e3);
+    assert_int_equal(r->runs, 4);
+    inspection_free(r);
+    sample_set_free(ss);
+    ait_model_free(m);
+}
+
 int main(void)
 {
     data = getenv("AIT_TEST_DATA");
@@ -121,6 +156,7 @@ int main(void)
         cmocka_unit_test(test_resnet),
         cmocka_unit_test(test_transformers),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
