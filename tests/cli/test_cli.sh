@@ -74,5 +74,10 @@ if [ -f "$data/models/bert.onnx" ]; then
   check inspect-bert-axes 0 "inputs\[0\] .*\[batch0,dim1,256\] +\[1,16,256\] +\[2,128,256\]" \
     "$ait" inspect "$data/models/bert.onnx" --runs 1 --data "$tmp/bert" --batch-sizes 1,2 --module layer.0
 fi
+if [ -f "$data/models/gpt2.onnx" ]; then
+  mkdir -p "$tmp/gpt2" && cp "$data"/models/gpt2.in.*.npz "$tmp/gpt2/" # decode and prefill shapes
+  check inspect-gpt2-axes 0 "outputs\[0\] +present_key_0 +\[batch0,4,dim2,32\]" \
+    "$ait" inspect "$data/models/gpt2.onnx" --runs 1 --data "$tmp/gpt2" --batch-sizes 1,2 --module h.0
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
