@@ -132,18 +132,7 @@ static ait_status conv_geometry(op_ctx *c, int xi, int wi, bool transpose, conv_
         g->pb[i] = mode == PAD_NOTSET ? pads[i] : 0;
         g->pe[i] = mode == PAD_NOTSET ? pads[nd + i] : 0;
         if (!transpose) {
-            if (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
-                out = ceil_div(in, s);
-                int64_t total = (out - 1) * s + dk - in;
-                split_pad(total > 0 ? total : 0, mode == PAD_SAME_UPPER, &g->pb[i], &g->pe[i]);
-            } else {
-                int64_t span = in + g->pb[i] + g->pe[i] - dk;
-                if (span < 0)
-                    return err_set(c->err, AIT_E_SHAPE, "spatial dim %d: the kernel (%lld with "
-                                   "dilation) is larger than the padded input (%lld)", i,
-                                   (long long)dk, (long long)(in + g->pb[i] + g->pe[i]));
-                out = span / s + 1;
-            }
+            TRY(window_out(c, i, in, s, dk, mode, false, &g->pb[i], &g->pe[i], &out));
         } else {
             /* output size without any padding removed */
             int64_t full = s * (in - 1) + opad[i] + dk;

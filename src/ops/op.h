@@ -143,6 +143,14 @@ static inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b);
 /* The auto_pad attribute of convolutions and pools as a PAD_* mode. */
 enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
 ait_status auto_pad_attr(op_ctx *c, int *mode);
+/* Output size of one spatial axis of a sliding window (Conv, pooling): input
+ * size `in`, stride s, dilated kernel extent dk, auto_pad `mode`. With
+ * NOTSET, *pb / *pe hold the given pads; with SAME_* they are set (the odd
+ * one at the end for SAME_UPPER). ceil_mode rounds up, keeping the last
+ * window starting inside the input or its begin padding. Fails with a
+ * message naming axis i when the kernel does not fit. */
+ait_status window_out(op_ctx *c, int i, int64_t in, int64_t s, int64_t dk, int mode,
+                      bool ceil_mode, int64_t *pb, int64_t *pe, int64_t *out);
 /* Ints attribute `name` of exactly n values into out (dflt each when
  * absent); fails unless every value lies in [lo, hi]. */
 ait_status ints_attr(op_ctx *c, const char *name, int n, int64_t dflt, int64_t lo, int64_t hi,

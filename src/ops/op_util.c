@@ -146,6 +146,28 @@ int64_t dims_prod(const int64_t *dims, int from, int to)
     return p;
 }
 
+ait_status window_out(op_ctx *c, int i, int64_t in, int64_t s, int64_t dk, int mode,
+                      bool ceil_mode, int64_t *pb, int64_t *pe, int64_t *out)
+{
+    if (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
+        *out = ceil_div(in, s);
+        int64_t total = (*out - 1) * s + dk - in;
+        if (total < 0) total = 0;
+        *pb = mode == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        *pe = total - *pb;
+        return AIT_OK;
+    }
+    if (mode == PAD_VALID) *pb = *pe = 0;
+    int64_t span = in + *pb + *pe - dk;
+    if (span < 0)
+        return err_set(c->err, AIT_E_SHAPE, "spatial dim %d: the kernel (%lld with dilation) is "
+                       "larger than the padded input (%lld)", i, (long long)dk,
+                       (long long)(in + *pb + *pe));
+    *out = (ceil_mode ? ceil_div(span, s) : span / s) + 1;
+    if (ceil_mode && (*out - 1) * s >= in + *pb) (*out)--;
+    return AIT_OK;
+}
+
 ait_status auto_pad_attr(op_ctx *c, int *mode)
 {
     const char *s = attr_str(c->n, "auto_pad", "NOTSET");

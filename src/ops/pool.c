@@ -122,24 +122,7 @@ static ait_status pool_geometry(op_ctx *c, bool global, pool_geom *g)
                            (long long)in);
         g->pb[i] = mode == PAD_NOTSET ? pads[i] : 0;
         g->pe[i] = mode == PAD_NOTSET ? pads[nd + i] : 0;
-        if (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
-            out = ceil_div(in, s);
-            int64_t total = (out - 1) * s + dk - in, half;
-            if (total < 0) total = 0;
-            half = total / 2;
-            g->pb[i] = mode == PAD_SAME_UPPER ? half : total - half;
-            g->pe[i] = total - g->pb[i];
-        } else {
-            int64_t span = in + g->pb[i] + g->pe[i] - dk;
-            if (span < 0)
-                return err_set(c->err, AIT_E_SHAPE, "spatial dim %d: the kernel (%lld with "
-                               "dilation) is larger than the padded input (%lld)", i,
-                               (long long)dk, (long long)(in + g->pb[i] + g->pe[i]));
-            out = (ceil_mode ? ceil_div(span, s) : span / s) + 1;
-            /* ceil_mode: the last window must start inside the input or its
-             * begin padding, not in the end padding alone */
-            if (ceil_mode && (out - 1) * s >= in + g->pb[i]) out--;
-        }
+        TRY(window_out(c, i, in, s, dk, mode, ceil_mode, &g->pb[i], &g->pe[i], &out));
         g->out[i] = out;
         g->out_sp *= out;
     }
