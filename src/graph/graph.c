@@ -42,6 +42,18 @@ void node_clear(node *n)
 void graph_free(graph *g)
 {
     if (!g) return;
+    if (g->borrowed) { /* only the arrays the view made itself */
+        for (int i = 0; i < g->n_nodes; i++) {
+            free(g->nodes[i].in);
+            free(g->nodes[i].out);
+        }
+        free(g->vals);
+        free(g->nodes);
+        free(g->inputs);
+        free(g->outputs);
+        free(g);
+        return;
+    }
     for (int i = 0; i < g->n_vals; i++) {
         value *v = &g->vals[i];
         free(v->name);

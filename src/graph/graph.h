@@ -78,6 +78,8 @@ typedef struct graph {
     struct graph *parent; /* for subgraphs */
     int opset;            /* default-domain opset of the model */
     const char *path;     /* model file, for messages (owned by the model) */
+    bool borrowed;        /* a view made by graph_extract: names, constants and
+                             attributes belong to the graph it was cut from */
 } graph;
 
 graph *graph_new(graph *parent, int opset, const char *path);

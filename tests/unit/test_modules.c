@@ -15,6 +15,8 @@
 
 #include "graph/modules.h"
 #include "io/model.h"
+#include "graph/extract.h"
+#include "runtime/exec.h"
 #include "tune/inspect.h"
 
 static const char *data;
@@ -145,6 +147,45 @@ static void test_shares(void **state)
     ait_model_free(m);
 }
 
+/* A module cut out as a graph of its own computes what it computes inside
+ * the model: run the model, feed the module's input port to the extracted
+ * module, compare its output port bit for bit. */
+static void test_extract(void **state)
+{
+    (void)state;
+    ait_model *m = load("models/resnet18.onnx");
+    module_tree *t = tree_of(m);
+    sample_set *ss = NULL;
+    ait_error e = {0};
+    sample_opts so = {.batch = 1, .count = 1, .seed = 3, .quiet = true};
+    assert_int_equal(samples_generate(m, &so, &ss, &e), AIT_OK);
+    exec *whole = NULL, *part = NULL;
+    tensor *outs[8];
+    assert_int_equal(exec_create(m->g, NULL, 1, &whole, &e), AIT_OK);
+    assert_int_equal(exec_run(whole, ss->s[0].values, outs, &e), AIT_OK);
+    graph *sub = NULL;
+    int l = module_find(t, "layer2.0");
+    assert_int_equal(graph_extract(m->g, t, l, &sub, &e), AIT_OK);
+    assert_int_equal(sub->n_inputs, 1);
+    assert_int_equal(sub->n_outputs, 1);
+    const tensor *in = exec_value(whole, graph_find_value(m->g, sub->vals[sub->inputs[0]].name));
+    const tensor *want = exec_value(whole, graph_find_value(m->g, sub->vals[sub->outputs[0]].name));
+    assert_non_null(in);
+    assert_non_null(want);
+    tensor *got[1];
+    tensor *feed[1] = {(tensor *)in};
+    assert_int_equal(exec_create(sub, NULL, 1, &part, &e), AIT_OK);
+    if (exec_run(part, feed, got, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(tensor_nbytes(got[0]), tensor_nbytes(want));
+    assert_memory_equal(got[0]->data, want->data, tensor_nbytes(want));
+    exec_free(part);
+    graph_free(sub);
+    exec_free(whole);
+    sample_set_free(ss);
+    modules_free(t);
+    ait_model_free(m);
+}
+
 int main(void)
 {
     data = getenv("AIT_TEST_DATA");
@@ -157,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_transformers),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_shares),
+        cmocka_unit_test(test_extract),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
