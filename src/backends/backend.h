@@ -1,0 +1,62 @@
+/* Backends: ways to run a module. A backend builds a module (a graph of its
+ * own, see graph/extract.h) for the shapes it will see into something
+ * runnable, and runs it. Backends are data: each file in src/backends/
+ * defines one `backend`, listed with one line in registry.c, the way BLIS
+ * registers kernels. A backend that cannot run on this machine (missing CPU
+ * features or library) says so in `available` and is never offered.
+ *
+ * At a module's boundary tensors are plain row-major in the model's dtypes;
+ * inside, a backend may use any layout. Nodes a backend does not implement
+ * run on the reference ops inside the same module.
+ *
+ * Today's simple backends replace some nodes' ops (e.g. MatMul by a BLAS
+ * call) and run the module on the executor; backend_exec_build() does that
+ * for them. A backend that fuses or re-lays out (oneDNN) or runs elsewhere
+ * (CUDA, later) implements build/run itself. */
+#ifndef AIT_BACKENDS_BACKEND_H
+#define AIT_BACKENDS_BACKEND_H
+#include "graph/graph.h"
+#include "ops/op.h"
+
+/* A candidate's configuration: which backend, and how. */
+typedef struct candidate_cfg {
+    const char *backend; /* "reference", "openblas", ... */
+    int threads;         /* 1 or more */
+    char variant[32];    /* backend-specific (kernel variant, quantisation); "" default */
+} candidate_cfg;
+
+typedef struct built built; /* a backend's prepared module, opaque */
+
+typedef struct backend {
+    const char *name;
+    const char *summary;
+    /* True when this machine can run it; else a reason in why. NULL: always. */
+    bool (*available)(char *why, size_t n);
+    /* The op this backend runs node n with, or NULL to leave it to the
+     * reference op (used by backend_exec_build; NULL function: none). */
+    const op_def *(*op_for)(const graph *g, const node *n);
+    /* Builds module graph `module` (which must outlive the result). */
+    ait_status (*build)(const struct backend *b, const graph *module, const candidate_cfg *cfg,
+                        built **out, ait_error *e);
+    /* Runs it: inputs[i] for module->inputs[i]; outputs[j] receive tensors
+     * owned by the built module, valid until its next run. */
+    ait_status (*run)(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e);
+    void (*free)(built *bm);
+} backend;
+
+/* The registry. */
+const backend *backend_find(const char *name);
+int backend_count(void);
+const backend *backend_at(int i);
+/* How many of the module's nodes backend b implements itself (not counting
+ * those left to the reference ops). */
+int backend_coverage(const backend *b, const graph *module);
+
+/* For op-replacing backends: build = an executor over the module in which
+ * each node runs b->op_for(node) when it gives one. */
+ait_status backend_exec_build(const backend *b, const graph *module, const candidate_cfg *cfg,
+                              built **out, ait_error *e);
+ait_status backend_exec_run(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e);
+void backend_exec_free(built *bm);
+
+#endif
