@@ -39,6 +39,7 @@ struct exec {
     int n_subs;
     const node *cur_node; /* for scratch and subgraph calls */
     exec_profile *prof;   /* per-node timing, when inspecting */
+    const op_def **defs;  /* per node: the op it runs (its own, or a backend's) */
 };
 
 static double now_sec(void)
@@ -74,6 +75,12 @@ static void collect_outer(const graph *sub, int *list, int *n, int max)
 
 ait_status exec_create(const graph *g, exec *outer, int threads, exec **out, ait_error *e)
 {
+    return exec_create_ops(g, outer, threads, NULL, out, e);
+}
+
+ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_def *const *ops,
+                           exec **out, ait_error *e)
+{
     exec *x = calloc(1, sizeof *x);
     if (!x) return err_set(e, AIT_E_NOMEM, "out of memory");
     x->g = g;
@@ -91,11 +98,13 @@ ait_status exec_create(const graph *g, exec *outer, int threads, exec **out, ait
     x->scratch_cap = calloc(nn, sizeof *x->scratch_cap);
     x->bound = calloc(nv, sizeof *x->bound);
     x->sig = calloc(nv * (AIT_MAX_RANK + 1), sizeof *x->sig);
+    x->defs = calloc(nn, sizeof *x->defs);
     if (!x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip || !x->extra ||
-        !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
+        !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
         exec_free(x);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
+    for (int i = 0; i < g->n_nodes; i++) x->defs[i] = ops && ops[i] ? ops[i] : g->nodes[i].def;
     for (int i = 0; i < g->n_inputs; i++) x->bound[x->n_bound++] = g->inputs[i];
     for (int i = 0; i < g->n_vals; i++)
         if (g->vals[i].outer >= 0) x->bound[x->n_bound++] = i;
@@ -149,6 +158,7 @@ void exec_free(exec *x)
     free(x->scratch_cap);
     free(x->bound);
     free(x->sig);
+    free(x->defs);
     free(x);
 }
 
@@ -204,6 +214,7 @@ static ait_status plan(exec *x, ait_error *e)
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const node *n = &g->nodes[i];
+        const op_def *def = x->defs[i];
         x->skip[i] = false;
         tensor *in[MAX_IO], *out[MAX_IO];
         bool all_known = true, all_data = true;
@@ -220,15 +231,15 @@ static ait_status plan(exec *x, ait_error *e)
             out[k] = n->out[k] >= 0 ? &x->meta[n->out[k]] : NULL;
             if (out[k]) memset(out[k], 0, sizeof *out[k]);
         }
-        if (!all_known || (n->def->flags & OP_ALLOCS_OUTPUTS)) continue;
+        if (!all_known || (def->flags & OP_ALLOCS_OUTPUTS)) continue;
         op_ctx c;
         ctx_init(x, n, &c, in, out, e);
         x->cur_node = n;
-        ait_status s = n->def->infer(&c);
+        ait_status s = def->infer(&c);
         if (s == AIT_DEFER) continue;
         if (s != AIT_OK) return node_err(x, n, e);
-        bool fold = !(n->def->flags & OP_NONDETERMINISTIC) &&
-                    (all_data || (n->def->flags & OP_READS_SHAPE));
+        bool fold = !(def->flags & OP_NONDETERMINISTIC) &&
+                    (all_data || (def->flags & OP_READS_SHAPE));
         size_t bytes = 0;
         for (int k = 0; k < n->n_out; k++) {
             if (!out[k]) continue;
@@ -248,7 +259,7 @@ static ait_status plan(exec *x, ait_error *e)
             TRY(tensor_alloc(t, e));
             out[k] = t;
         }
-        if (n->def->run(&c) != AIT_OK) return node_err(x, n, e);
+        if (def->run(&c) != AIT_OK) return node_err(x, n, e);
         for (int k = 0; k < n->n_out; k++)
             if (out[k]) {
                 x->meta[n->out[k]] = *out[k];
@@ -392,6 +403,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
     for (int i = 0; i < g->n_nodes; i++) {
         if (x->skip[i]) continue;
         const node *n = &g->nodes[i];
+        const op_def *def = x->defs[i];
         tensor *in[MAX_IO], *out[MAX_IO];
         for (int k = 0; k < n->n_in; k++) {
             int v = n->in[k];
@@ -399,7 +411,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
             if (v >= 0 && (!in[k] || (in[k]->kind == VAL_TENSOR && !in[k]->data)))
                 return err_set(e, AIT_E_INTERNAL, "%s: node '%s' (%s): input '%s' has no data",
                                g->path, n->name, n->op, g->vals[v].name);
-            if (in[k] && in[k]->kind != VAL_TENSOR && !(n->def->flags & OP_TAKES_SEQUENCES))
+            if (in[k] && in[k]->kind != VAL_TENSOR && !(def->flags & OP_TAKES_SEQUENCES))
                 return err_set(e, AIT_E_INVALID_ARG, "%s: node '%s' (%s): input '%s' is a %s; "
                                "the op takes tensors", g->path, n->name, n->op, g->vals[v].name,
                                in[k]->kind == VAL_SEQUENCE ? "sequence" : "none");
@@ -409,10 +421,10 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         ctx_init(x, n, &c, in, out, e);
         x->cur_node = n;
         double t0 = x->prof ? now_sec() : 0;
-        bool self_alloc = n->def->flags & OP_ALLOCS_OUTPUTS;
+        bool self_alloc = def->flags & OP_ALLOCS_OUTPUTS;
         for (int k = 0; k < n->n_in; k++) self_alloc |= in[k] && in[k]->kind != VAL_TENSOR;
         if (!self_alloc) {
-            if (n->def->infer(&c) != AIT_OK) {
+            if (def->infer(&c) != AIT_OK) {
                 if (e && e->code == AIT_OK)
                     err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
                 return node_err(x, n, e);
@@ -423,7 +435,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
                 memset(out[k]->data, 0, tensor_nbytes(out[k]));
             }
         }
-        if (n->def->run(&c) != AIT_OK) return node_err(x, n, e);
+        if (def->run(&c) != AIT_OK) return node_err(x, n, e);
         for (int k = 0; k < n->n_out; k++)
             if (out[k]) x->cur[n->out[k]] = out[k];
         if (x->prof) {

@@ -1,5 +1,5 @@
-/* The executor: runs a graph's nodes in order on the reference ops, with
- * buffers that persist across runs. */
+/* The executor: runs a graph's nodes in order on the reference ops (or ops
+ * a backend puts in their place), with buffers that persist across runs. */
 #ifndef AIT_RUNTIME_EXEC_H
 #define AIT_RUNTIME_EXEC_H
 #include "graph/graph.h"
@@ -10,6 +10,13 @@ typedef struct exec exec;
 /* An executor for g (which must outlive it). `outer` is the executor of the
  * enclosing graph for subgraphs, else NULL. */
 ait_status exec_create(const graph *g, exec *outer, int threads, exec **out, ait_error *e);
+/* The same with node i running ops[i] instead of its own op (a backend's
+ * replacement: same ONNX semantics, other kernels), in planning (shape
+ * inference, constant folding) and in runs. ops may be NULL, and ops[i]
+ * NULL keeps node i's own op; the array is copied, the op_defs must
+ * outlive the executor. Subgraphs keep their own ops. */
+ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_def *const *ops,
+                           exec **out, ait_error *e);
 void exec_free(exec *x);
 /* Runs g with inputs[i] bound to g->inputs[i] (borrowed). On success,
  * outputs[j] points to the tensor of g->outputs[j], owned by the executor
