@@ -32,6 +32,9 @@ typedef struct backend {
     const char *summary;
     /* True when this machine can run it; else a reason in why. NULL: always. */
     bool (*available)(char *why, size_t n);
+    /* One line on how it runs here (library, CPU kernels it picked), for
+     * summaries and test logs. NULL: nothing to say. */
+    void (*describe)(char *buf, size_t n);
     /* The op this backend runs node n with, or NULL to leave it to the
      * reference op (used by backend_exec_build; NULL function: none). */
     const op_def *(*op_for)(const graph *g, const node *n);
@@ -44,16 +47,21 @@ typedef struct backend {
     void (*free)(built *bm);
 } backend;
 
-/* The registry. */
+/* The registry (registry.c, one line per backend). backend_find gives
+ * NULL for a name it does not know. */
 const backend *backend_find(const char *name);
 int backend_count(void);
 const backend *backend_at(int i);
 /* How many of the module's nodes backend b implements itself (not counting
- * those left to the reference ops). */
+ * those left to the reference ops): op_for's non-NULL answers; the
+ * reference backend answers every node with its own op. */
 int backend_coverage(const backend *b, const graph *module);
 
 /* For op-replacing backends: build = an executor over the module in which
- * each node runs b->op_for(node) when it gives one. */
+ * each node runs b->op_for(node) when it gives one, with cfg->threads as
+ * the ops' thread count (op_ctx.threads). The module must outlive the
+ * result; free accepts NULL. Run errors name the backend, the module's
+ * node and the reason. */
 ait_status backend_exec_build(const backend *b, const graph *module, const candidate_cfg *cfg,
                               built **out, ait_error *e);
 ait_status backend_exec_run(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e);
