@@ -1,0 +1,105 @@
+#include "tune/profile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+profile_opts profile_defaults(void)
+{
+    return (profile_opts){.warmup = 10, .window = 20, .cv = 0.10, .cap = 100, .batch = 1};
+}
+
+static int64_t mono_ns(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sample standard deviation over the mean; 0 for a zero mean (a clock too
+ * coarse to see the run is as stable as it gets). */
+static double coef_var(const double *t, int n)
+{
+    double mean = 0, ss = 0;
+    for (int i = 0; i < n; i++) mean += t[i];
+    mean /= n;
+    if (mean <= 0) return 0;
+    for (int i = 0; i < n; i++) ss += (t[i] - mean) * (t[i] - mean);
+    return sqrt(ss / (n - 1)) / mean;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Percentile q (0..1) of sorted s[0..n), interpolating between ranks. */
+static double pct(const double *s, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)pos;
+    if (lo >= n - 1) return s[n - 1];
+    return s[lo] + (pos - lo) * (s[lo + 1] - s[lo]);
+}
+
+static ait_status check_opts(const profile_opts *o, ait_error *e)
+{
+    if (o->warmup < 0 || o->window < 2 || o->cap < o->window || !(o->cv > 0) || o->batch < 1)
+        return err_set(e, AIT_E_INVALID_ARG,
+                       "profiling options: warmup %d (>= 0), window %d (>= 2), cap %d (>= window), "
+                       "cv %g (> 0), batch %lld (>= 1)",
+                       o->warmup, o->window, o->cap, o->cv, (long long)o->batch);
+    return AIT_OK;
+}
+
+/* Fills r from the last w times of t (sorted in a copy; t is kept). */
+static void summarise(double *t, int n, int w, double *sorted, profile_result *r)
+{
+    const double *last = t + n - w;
+    memcpy(sorted, last, (size_t)w * sizeof *sorted);
+    qsort(sorted, (size_t)w, sizeof *sorted, cmp_dbl);
+    r->min = sorted[0];
+    r->max = sorted[w - 1];
+    r->median = pct(sorted, w, 0.5);
+    r->p10 = pct(sorted, w, 0.1);
+    r->p90 = pct(sorted, w, 0.9);
+    r->cv = coef_var(last, w);
+    r->runs = n;
+}
+
+ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, profile_result *r,
+                       ait_error *e)
+{
+    TRY(check_opts(o, e));
+    profile_clock_fn now = o->clock ? o->clock : mono_ns;
+    for (int i = 0; i < o->warmup; i++)
+        if (run(ctx, e) != AIT_OK) return err_prefix(e, "profiling: warm-up run %d: ", i + 1);
+    double *t = malloc((size_t)o->cap * 2 * sizeof *t);
+    if (!t) return err_set(e, AIT_E_NOMEM, "profiling: no memory for %d times", o->cap);
+    int n = 0;
+    bool done = false;
+    ait_status s = AIT_OK;
+    while (n < o->cap && !done) {
+        int64_t t0 = now(o->clock_ctx);
+        s = run(ctx, e);
+        int64_t t1 = now(o->clock_ctx);
+        if (s != AIT_OK) {
+            err_prefix(e, "profiling: timed run %d: ", n + 1);
+            break;
+        }
+        t[n++] = (double)(t1 - t0) * 1e-9;
+        done = n >= o->window && coef_var(t + n - o->window, o->window) < o->cv;
+    }
+    if (s == AIT_OK) {
+        profile_result res = {0};
+        summarise(t, n, n < o->window ? n : o->window, t + o->cap, &res);
+        res.converged = done;
+        res.throughput = res.median > 0 ? (double)o->batch / res.median : INFINITY;
+        *r = res;
+    }
+    free(t);
+    return s;
+}

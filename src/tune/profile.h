@@ -1,0 +1,49 @@
+/* Profiling of one candidate: warm-up runs, then timed runs until the
+ * latency is stable (coefficient of variation over a window under a bound)
+ * or a cap is reached. */
+#ifndef AIT_TUNE_PROFILE_H
+#define AIT_TUNE_PROFILE_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+/* Runs the work once; returns AIT_OK or the failure (message in e). */
+typedef ait_status (*profile_run_fn)(void *ctx, ait_error *e);
+/* A monotonic clock in nanoseconds. Tests pass a fake one so that no real
+ * work is timed; NULL means CLOCK_MONOTONIC. */
+typedef int64_t (*profile_clock_fn)(void *ctx);
+
+typedef struct profile_opts {
+    int warmup;   /* untimed runs first (default 10, >= 0) */
+    int window;   /* runs the CV is computed over (default 20, >= 2) */
+    double cv;    /* stop when stddev / mean of the window is below this (default 0.10) */
+    int cap;      /* at most this many timed runs (default 100, >= window) */
+    int64_t batch; /* items per run, for the throughput (default 1) */
+    profile_clock_fn clock; /* NULL: CLOCK_MONOTONIC */
+    void *clock_ctx;
+} profile_opts;
+
+/* The defaults above. */
+profile_opts profile_defaults(void);
+
+/* All statistics are over the last `window` timed runs (or all of them if
+ * fewer): the runs the CV was judged on, after any start-up drift. */
+typedef struct profile_result {
+    double median, min, max; /* seconds */
+    double p10, p90;         /* spread: 10th and 90th percentiles, seconds */
+    double cv;               /* the coefficient of variation reached */
+    int runs;                /* timed runs done (warm-up not counted) */
+    bool converged;          /* cv went under the bound before the cap */
+    double throughput;       /* batch / median, items per second (+inf if median is 0) */
+} profile_result;
+
+/* Profiles run(ctx) as above. A failing run stops profiling at once and
+ * returns its status, with "profiling: warm-up run 3: " (or "timed run 7: ")
+ * before its message. Bad options are AIT_E_INVALID_ARG. Allocates only a
+ * scratch array of `cap` times, freed before returning (AIT_E_NOMEM if it
+ * cannot). r is written only on success. */
+ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, profile_result *r,
+                       ait_error *e);
+
+#endif
