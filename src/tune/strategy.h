@@ -1,0 +1,67 @@
+/* Strategies: which measured candidate a module keeps. Every strategy
+ * compares with the eager baseline and keeps it unless a candidate beats it
+ * by the margin (design.md, Tuning). */
+#ifndef AIT_TUNE_STRATEGY_H
+#define AIT_TUNE_STRATEGY_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+/* One candidate's (or the baseline's) outcome. Strings are borrowed from
+ * the caller and must outlive the call. */
+typedef struct cand_result {
+    const char *name;    /* "openblas/t1": shown in the reason */
+    const char *backend; /* matched by one-backend:NAME; NULL: name is matched */
+    bool valid;          /* passed validation (and did not crash) */
+    const char *reason;  /* why not valid; may be NULL */
+    double latency;      /* median latency, seconds */
+    double throughput;   /* items per second */
+    int64_t batch;
+} cand_result;
+
+typedef enum strat_kind {
+    STRAT_FIRST_WINS = 0, /* the first valid candidate in order faster than the baseline */
+    STRAT_ONE_BACKEND,    /* the fastest valid candidate of one backend */
+    STRAT_MAX_THROUGHPUT, /* the highest throughput */
+    STRAT_MIN_LATENCY,    /* the lowest median latency */
+    STRAT_LATENCY_BUDGET, /* the highest throughput whose latency fits the budget */
+} strat_kind;
+
+#define STRAT_DEFAULT_MARGIN 0.01
+
+typedef struct strategy {
+    strat_kind kind;
+    char backend[64]; /* STRAT_ONE_BACKEND */
+    double budget_ms; /* STRAT_LATENCY_BUDGET */
+    /* A candidate must be this fraction faster (latency below
+     * (1 - margin) x the baseline's, or throughput above (1 + margin) x)
+     * to replace the baseline. Default STRAT_DEFAULT_MARGIN; settable. */
+    double margin;
+} strategy;
+
+/* Parses "first-wins", "one-backend:NAME", "max-throughput", "min-latency"
+ * or "latency-budget:MS" (MS a positive number of milliseconds) into *out,
+ * with the default margin. Errors (AIT_E_INVALID_ARG) quote the bad string
+ * and list the strategies. */
+ait_status strategy_parse(const char *s, strategy *out, ait_error *e);
+/* Formats s back to its string form into buf (size n); returns buf. */
+const char *strategy_str(const strategy *s, char *buf, size_t n);
+
+typedef struct choice {
+    int index;      /* the chosen candidate, or -1 for the baseline */
+    char why[512];  /* one sentence saying why */
+} choice;
+
+/* Applies s to candidates c[0..n) and the baseline *base (its latency and
+ * throughput measured; its valid flag is not consulted). Invalid candidates
+ * are never chosen. Returns AIT_OK with *out filled, or:
+ *   latency-budget:MS when neither a valid candidate nor the baseline fits:
+ *     AIT_E_NOT_FOUND naming the budget and the best latency seen;
+ *   one-backend:NAME when no candidate is of backend NAME: AIT_E_NOT_FOUND;
+ *   bad arguments: AIT_E_INVALID_ARG.
+ * Ties go to the earlier candidate. Nothing is allocated. */
+ait_status strategy_choose(const strategy *s, const cand_result *base, const cand_result *c, int n,
+                           choice *out, ait_error *e);
+
+#endif
