@@ -28,7 +28,12 @@ ait_status strategy_parse(const char *s, strategy *out, ait_error *e)
     size_t len = colon ? (size_t)(colon - s) : strlen(s);
     for (size_t i = 0; i < N_STRAT; i++) {
         if (strlen(strat_table[i].name) != len || strncmp(s, strat_table[i].name, len)) continue;
-        if (strat_table[i].arg != (colon != NULL)) break;
+        if (strat_table[i].arg && !colon)
+            return err_set(e, AIT_E_INVALID_ARG, "strategy '%s' needs an argument: %s:%s", s,
+                           s, strat_table[i].kind == STRAT_ONE_BACKEND ? "NAME" : "MS");
+        if (!strat_table[i].arg && colon)
+            return err_set(e, AIT_E_INVALID_ARG, "strategy '%s': %s takes no argument", s,
+                           strat_table[i].name);
         *out = (strategy){.kind = strat_table[i].kind, .margin = STRAT_DEFAULT_MARGIN};
         const char *arg = colon ? colon + 1 : "";
         if (out->kind == STRAT_ONE_BACKEND) {
