@@ -1,0 +1,226 @@
+#include "tune/isolate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What the child sends: this header, then the message, then the data. */
+typedef struct frame {
+    uint32_t magic;
+    int32_t status;
+    uint64_t msg_len, data_len;
+} frame;
+#define FRAME_MAGIC 0x41495431u /* "AIT1" */
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        c += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* The child's whole life: limits, the work, the result down the pipe. */
+static _Noreturn void child_main(int fd, pid_t parent, const isolate_opts *o, isolate_fn fn,
+                                 void *ctx)
+{
+    /* A tuner that dies must not leave a hanging candidate behind. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);
+    if (o->mem_limit) {
+        struct rlimit rl = {o->mem_limit, o->mem_limit};
+        if (setrlimit(RLIMIT_AS, &rl)) _exit(126);
+    }
+    ait_error ce = {0};
+    const void *out = NULL;
+    size_t len = 0;
+    ait_status s = fn(ctx, &out, &len, &ce);
+    if (s != AIT_OK || !out) len = 0;
+    const char *msg = s != AIT_OK ? ce.msg : "";
+    frame h = {FRAME_MAGIC, (int32_t)s, strlen(msg), len};
+    bool ok = write_all(fd, &h, sizeof h) && write_all(fd, msg, h.msg_len) &&
+              write_all(fd, out, len);
+    _exit(ok ? 0 : 125);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Waits for pid, retrying on signals; returns its wait status. */
+static int reap(pid_t pid)
+{
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return st;
+}
+
+static void kill_reap(pid_t pid, int *st)
+{
+    kill(pid, SIGKILL);
+    *st = reap(pid);
+}
+
+typedef struct inbuf {
+    char *p;
+    size_t n, cap;
+} inbuf;
+
+/* Reads the pipe until EOF (1), the deadline (0) or an error (-1, errno). */
+static int read_until(int fd, double deadline, inbuf *b)
+{
+    for (;;) {
+        double left = deadline - now_s();
+        if (left <= 0) return 0;
+        struct pollfd pf = {fd, POLLIN, 0};
+        int k = poll(&pf, 1, (int)(left * 1000) + 1);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) continue; /* the deadline is checked above */
+        if (b->cap - b->n < 65536) {
+            size_t cap = b->cap ? b->cap * 2 : 65536 * 2;
+            char *p = realloc(b->p, cap);
+            if (!p) {
+                errno = ENOMEM;
+                return -1;
+            }
+            b->p = p;
+            b->cap = cap;
+        }
+        ssize_t r = read(fd, b->p + b->n, b->cap - b->n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) return 1;
+        b->n += (size_t)r;
+    }
+}
+
+/* After EOF: waits for the exit until the deadline; false if it passed. */
+static bool wait_until(pid_t pid, double deadline, int *st)
+{
+    for (;;) {
+        pid_t w = waitpid(pid, st, WNOHANG);
+        if (w == pid) return true;
+        if (w < 0 && errno != EINTR) return true; /* already gone: nothing to reap */
+        if (now_s() >= deadline) return false;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+static const char *sig_name(int sig, char *buf, size_t n)
+{
+    const char *abbrev = sigabbrev_np(sig);
+    snprintf(buf, n, "SIG%s", abbrev ? abbrev : "?");
+    return buf;
+}
+
+/* Turns the bytes into the result when they are one whole frame (*whole);
+ * returns the child's status, or AIT_E_NOMEM copying its data. */
+static ait_status take_frame(const inbuf *b, isolate_result *r, ait_error *e, bool *whole)
+{
+    frame h;
+    *whole = false;
+    if (b->n < sizeof h) return AIT_OK;
+    memcpy(&h, b->p, sizeof h);
+    if (h.magic != FRAME_MAGIC || h.msg_len > b->n || h.data_len > b->n ||
+        sizeof h + h.msg_len + h.data_len != b->n)
+        return AIT_OK;
+    *whole = true;
+    const char *msg = b->p + sizeof h;
+    if (h.status != AIT_OK) {
+        r->fate = ISO_FAILED;
+        ait_status s = (ait_status)h.status;
+        if ((unsigned)s >= AIT_STATUS_COUNT) s = AIT_E_INTERNAL;
+        return err_set(e, s, "in the child: %.*s", (int)h.msg_len, msg);
+    }
+    r->data = malloc(h.data_len ? h.data_len : 1);
+    if (!r->data) return err_set(e, AIT_E_NOMEM, "no memory for the child's %llu result bytes",
+                                 (unsigned long long)h.data_len);
+    memcpy(r->data, msg + h.msg_len, h.data_len);
+    r->len = h.data_len;
+    r->fate = ISO_OK;
+    return AIT_OK;
+}
+
+/* The fate and message from the wait status and whatever arrived. */
+static ait_status judge(int st, const inbuf *b, isolate_result *r, ait_error *e)
+{
+    char sb[32];
+    if (WIFSIGNALED(st)) {
+        r->fate = ISO_SIGNAL;
+        r->code = WTERMSIG(st);
+        return err_set(e, AIT_E_INTERNAL, "killed by signal %d (%s)%s", r->code,
+                       sig_name(r->code, sb, sizeof sb),
+                       r->code == SIGKILL ? ", perhaps by the kernel for running out of memory"
+                                          : "");
+    }
+    r->code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    bool whole = false;
+    if (r->code == 0) {
+        ait_status s = take_frame(b, r, e, &whole);
+        if (whole) return s;
+    }
+    r->fate = ISO_EXITED;
+    return err_set(e, AIT_E_INTERNAL, "exited with status %d without sending its result", r->code);
+}
+
+ait_status isolate_run(const isolate_opts *o, isolate_fn fn, void *ctx, isolate_result *r,
+                       ait_error *e)
+{
+    *r = (isolate_result){ISO_FAILED, 0, NULL, 0};
+    if (!o || !fn || !(o->timeout > 0))
+        return err_set(e, AIT_E_INVALID_ARG, "isolate_run: needs a function and a timeout > 0 s");
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC)) return err_set(e, AIT_E_IO, "pipe: %s", strerror(errno));
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return err_set(e, err == ENOMEM ? AIT_E_NOMEM : AIT_E_IO, "fork: %s", strerror(err));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(fds[1], parent, o, fn, ctx);
+    }
+    close(fds[1]);
+    double deadline = now_s() + o->timeout;
+    inbuf b = {0};
+    int st = 0, rd = read_until(fds[0], deadline, &b);
+    int rerr = errno;
+    close(fds[0]);
+    ait_status s;
+    if (rd < 0) {
+        kill_reap(pid, &st);
+        s = err_set(e, rerr == ENOMEM ? AIT_E_NOMEM : AIT_E_IO, "reading the child's result: %s",
+                    strerror(rerr));
+    } else if (rd == 0 || !wait_until(pid, deadline, &st)) {
+        kill_reap(pid, &st);
+        r->fate = ISO_TIMEOUT;
+        s = err_set(e, AIT_E_INTERNAL, "timed out after %g s", o->timeout);
+    } else {
+        s = judge(st, &b, r, e);
+    }
+    free(b.p);
+    return s;
+}
