@@ -1,0 +1,528 @@
+/* The tuner's building blocks: validation verdicts and metrics, profiling
+ * on a fake clock (no real work is timed), each strategy's choice on fixed
+ * timings, and isolation of crashing, hanging, failing and good children. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tune/isolate.h"
+#include "tune/profile.h"
+#include "tune/strategy.h"
+#include "tune/validate.h"
+
+/* ---- validation --------------------------------------------------------- */
+
+static tensor *make(ait_dtype dt, int rank, const int64_t *dims)
+{
+    tensor *t = calloc(1, sizeof *t);
+    tensor_set_shape(t, dt, rank, dims);
+    assert_int_equal(tensor_alloc(t, NULL), AIT_OK);
+    return t;
+}
+
+static void drop(tensor *t)
+{
+    tensor_release(t);
+    free(t);
+}
+
+/* A float32 [2,50] tensor with values around 1 of both signs. */
+static tensor *ramp(void)
+{
+    const int64_t dims[] = {2, 50};
+    tensor *t = make(AIT_F32, 2, dims);
+    float *p = t->data;
+    for (int i = 0; i < 100; i++) p[i] = (float)((i % 2 ? -1 : 1) * (0.5 + i * 0.01));
+    return t;
+}
+
+static verdict check(const tensor *r, const tensor *c, const tolerance *tol, out_metrics *m)
+{
+    const tensor *rl[] = {r}, *cl[] = {c};
+    const char *names[] = {"logits"};
+    verdict v;
+    ait_error e = {0};
+    assert_int_equal(validate_outputs(rl, 1, cl, 1, names, tol, m, &v, &e), AIT_OK);
+    return v;
+}
+
+static void test_identical(void **st)
+{
+    tensor *r = ramp(), *c = ramp();
+    out_metrics m;
+    verdict v = check(r, c, NULL, &m);
+    assert_true(v.pass);
+    assert_string_equal(v.reason, "");
+    assert_true(m.max_abs == 0 && m.max_rel == 0 && m.n_off == 0);
+    assert_true(isinf(m.sqnr_db) && m.sqnr_db > 0);
+    drop(r), drop(c);
+}
+
+static void test_tiny_error_passes(void **st)
+{
+    tensor *r = ramp(), *c = ramp();
+    float *p = c->data;
+    for (int i = 0; i < 100; i++) p[i] *= 1 + 1e-6f;
+    out_metrics m;
+    assert_true(check(r, c, NULL, &m).pass);
+    assert_true(m.max_abs > 0 && m.max_abs < 1e-5);
+    assert_true(m.max_rel < 2e-6);
+    assert_true(m.sqnr_db > 100); /* about 120 dB for a 1e-6 relative error */
+    drop(r), drop(c);
+}
+
+static void test_sign_flip_fails(void **st)
+{
+    tensor *r = ramp(), *c = ramp();
+    float *p = c->data;
+    for (int i = 0; i < 100; i++) p[i] = -p[i];
+    out_metrics m;
+    verdict v = check(r, c, NULL, &m);
+    assert_false(v.pass);
+    assert_non_null(strstr(v.reason, "'logits'"));
+    assert_non_null(strstr(v.reason, "share of elements outside rtol"));
+    assert_non_null(strstr(v.reason, "bound 0"));
+    assert_true(m.share_off == 1.0 && m.n_off == 100);
+    assert_true(fabs(m.max_rel - 2.0) < 1e-6);
+    /* noise = (2r)^2 = 4 signal: 10 log10(1/4) */
+    assert_true(fabs(m.sqnr_db - 10 * log10(0.25)) < 1e-9);
+    drop(r), drop(c);
+}
+
+static void test_nan_fails(void **st)
+{
+    tensor *r = ramp(), *c = ramp();
+    ((float *)c->data)[7] = NAN;
+    out_metrics m;
+    verdict v = check(r, c, NULL, &m);
+    assert_false(v.pass);
+    assert_non_null(strstr(v.reason, "'logits'"));
+    assert_non_null(strstr(v.reason, "NaN/Inf"));
+    assert_int_equal(m.n_nonfinite, 1);
+    /* The same NaN in the reference is a match, not a failure. */
+    ((float *)r->data)[7] = NAN;
+    assert_true(check(r, c, NULL, &m).pass);
+    ((float *)c->data)[7] = INFINITY;
+    assert_false(check(r, c, NULL, &m).pass); /* Inf where the reference has NaN: off */
+    drop(r), drop(c);
+}
+
+static void test_structure_mismatch(void **st)
+{
+    const int64_t d1[] = {2, 50}, d2[] = {100};
+    tensor *r = ramp(), *c = make(AIT_F32, 1, d2), *h = make(AIT_F16, 2, d1);
+    const tensor *rl[] = {r, r}, *cl[] = {c};
+    verdict v;
+    ait_error e = {0};
+    assert_int_equal(validate_outputs(rl, 2, (const tensor *const[]){r}, 1, NULL, NULL, NULL, &v, &e),
+                     AIT_OK);
+    assert_false(v.pass);
+    assert_string_equal(v.reason, "1 outputs, the reference has 2");
+    assert_int_equal(validate_outputs(rl, 1, cl, 1, NULL, NULL, NULL, &v, &e), AIT_OK);
+    assert_false(v.pass);
+    assert_string_equal(v.reason, "output '#0': shape [100], the reference's is [2,50]");
+    v = check(r, h, NULL, NULL);
+    assert_false(v.pass);
+    assert_string_equal(v.reason, "output 'logits': dtype float16, the reference's is float32");
+    drop(r), drop(c), drop(h);
+}
+
+static void test_sqnr_and_quantised(void **st)
+{
+    const int64_t d[] = {4};
+    tensor *r = make(AIT_F32, 1, d), *c = make(AIT_F32, 1, d);
+    float rv[] = {1, 2, 3, 4}, cv[] = {1.1f, 2, 3, 4};
+    memcpy(r->data, rv, sizeof rv);
+    memcpy(c->data, cv, sizeof cv);
+    out_metrics m;
+    tolerance q = tolerance_quantised();
+    verdict v = check(r, c, &q, &m);
+    double want = 10 * log10(30.0 / ((double)1.1f - 1) / ((double)1.1f - 1));
+    assert_true(fabs(m.sqnr_db - want) < 1e-9); /* about 34.8 dB */
+    assert_true(v.pass);                         /* above the 25 dB bound */
+    assert_int_equal(m.n_off, 1);                /* would fail float32's share 0 */
+    assert_false(check(r, c, NULL, NULL).pass);
+    q.min_sqnr_db = 40;
+    v = check(r, c, &q, NULL);
+    assert_false(v.pass);
+    assert_non_null(strstr(v.reason, "SQNR"));
+    assert_non_null(strstr(v.reason, "bound 40 dB"));
+    drop(r), drop(c);
+}
+
+static void test_int_and_half(void **st)
+{
+    const int64_t d[] = {3};
+    tensor *r = make(AIT_I8, 1, d), *c = make(AIT_I8, 1, d);
+    int8_t rv[] = {-3, 0, 5}, cv[] = {-3, 0, 6};
+    memcpy(r->data, rv, 3);
+    memcpy(c->data, cv, 3);
+    out_metrics m;
+    verdict v = check(r, c, NULL, &m);
+    assert_false(v.pass); /* integers are exact */
+    assert_true(m.max_abs == 1 && m.n_off == 1);
+    drop(r), drop(c);
+    r = make(AIT_F16, 1, d), c = make(AIT_F16, 1, d);
+    uint16_t *hr = r->data, *hc = c->data;
+    for (int i = 0; i < 3; i++) hr[i] = f32_to_f16(1.0f + i), hc[i] = f32_to_f16((1.0f + i) * 1.001f);
+    assert_true(check(r, c, NULL, NULL).pass); /* within float16's rtol 1e-2 */
+    drop(r), drop(c);
+}
+
+/* ---- profiling ---------------------------------------------------------- */
+
+/* A fake clock: each run advances it by the next of a list of latencies. */
+typedef struct fake {
+    int64_t now;
+    const int64_t *lat;
+    int n_lat, calls, fail_at;
+} fake;
+
+static int64_t fake_clock(void *ctx) { return ((fake *)ctx)->now; }
+
+static ait_status fake_run(void *ctx, ait_error *e)
+{
+    fake *f = ctx;
+    int i = f->calls++;
+    if (f->fail_at && f->calls == f->fail_at) return err_set(e, AIT_E_INTERNAL, "boom");
+    f->now += f->lat[i % f->n_lat];
+    return AIT_OK;
+}
+
+static profile_opts fake_opts(fake *f)
+{
+    profile_opts o = profile_defaults();
+    o.clock = fake_clock;
+    o.clock_ctx = f;
+    return o;
+}
+
+static void test_profile_converges(void **st)
+{
+    /* Warm-up runs 10 ms each (never timed), then a steady 1 ms. */
+    int64_t lat[40];
+    for (int i = 0; i < 40; i++) lat[i] = i < 10 ? 10000000 : 1000000;
+    fake f = {.lat = lat, .n_lat = 40};
+    profile_opts o = fake_opts(&f);
+    o.batch = 8;
+    profile_result r;
+    ait_error e = {0};
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, &e), AIT_OK);
+    assert_true(r.converged);
+    assert_int_equal(r.runs, 20);      /* the first full window is stable */
+    assert_int_equal(f.calls, 10 + 20); /* warm-up plus timed */
+    assert_true(fabs(r.median - 1e-3) < 1e-12 && r.cv < 1e-9);
+    assert_true(fabs(r.throughput - 8000) < 1e-6);
+}
+
+static void test_profile_cap_and_spread(void **st)
+{
+    /* Alternating 1 ms / 3 ms: CV about 0.51, never under 0.10. */
+    const int64_t lat[] = {1000000, 3000000};
+    fake f = {.lat = lat, .n_lat = 2};
+    profile_opts o = fake_opts(&f);
+    o.warmup = 0;
+    profile_result r;
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, NULL), AIT_OK);
+    assert_false(r.converged);
+    assert_int_equal(r.runs, 100);
+    assert_true(fabs(r.min - 1e-3) < 1e-12 && fabs(r.max - 3e-3) < 1e-12);
+    assert_true(fabs(r.median - 2e-3) < 1e-12); /* between the two halves */
+    assert_true(fabs(r.p10 - 1e-3) < 1e-12 && fabs(r.p90 - 3e-3) < 1e-12);
+    assert_true(r.cv > 0.5 && r.cv < 0.52);
+    /* A looser bound converges on the first window. */
+    f = (fake){.lat = lat, .n_lat = 2};
+    o.cv = 0.6;
+    o.window = 4;
+    o.cap = 10;
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, NULL), AIT_OK);
+    assert_true(r.converged);
+    assert_int_equal(r.runs, 4);
+}
+
+static void test_profile_failure_and_opts(void **st)
+{
+    const int64_t lat[] = {1000};
+    fake f = {.lat = lat, .n_lat = 1, .fail_at = 13};
+    profile_opts o = fake_opts(&f);
+    profile_result r = {.runs = -7};
+    ait_error e = {0};
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, &e), AIT_E_INTERNAL);
+    assert_string_equal(e.msg, "profiling: timed run 3: boom");
+    assert_int_equal(r.runs, -7); /* untouched on failure */
+    f = (fake){.lat = lat, .n_lat = 1, .fail_at = 2};
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, &e), AIT_E_INTERNAL);
+    assert_string_equal(e.msg, "profiling: warm-up run 2: boom");
+    o.cap = 5; /* below the window */
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, &e), AIT_E_INVALID_ARG);
+}
+
+/* The real clock, on a run that does nothing: only checks it is wired up. */
+static ait_status noop_run(void *ctx, ait_error *e) { return AIT_OK; }
+
+static void test_profile_real_clock(void **st)
+{
+    profile_opts o = profile_defaults();
+    o.cap = 20;
+    profile_result r;
+    assert_int_equal(profile_run(&o, noop_run, NULL, &r, NULL), AIT_OK);
+    assert_true(r.runs >= 1 && r.runs <= 20 && r.min >= 0 && r.median < 0.1);
+}
+
+/* ---- strategies --------------------------------------------------------- */
+
+static const cand_result base = {"reference", "reference", true, NULL, 10e-3, 100, 1};
+/* In order: invalid but fastest, a slow one, a small win, two onednn configs. */
+static const cand_result cands[] = {
+    {"broken", "broken", false, "output 'y': NaN", 1e-3, 1000, 1},
+    {"openblas/t1", "openblas", true, NULL, 12e-3, 83.3, 1},
+    {"openblas/t2", "openblas", true, NULL, 9.5e-3, 105.3, 1},
+    {"onednn/t1", "onednn", true, NULL, 7e-3, 142.9, 1},
+    {"onednn/t2", "onednn", true, NULL, 5e-3, 150, 1}, /* lowest latency, not top throughput */
+};
+#define NC ((int)(sizeof cands / sizeof cands[0]))
+
+static choice pick(const char *str, const cand_result *c, int n, ait_status want)
+{
+    strategy s;
+    ait_error e = {0};
+    choice ch = {.index = -99};
+    assert_int_equal(strategy_parse(str, &s, &e), AIT_OK);
+    assert_int_equal(strategy_choose(&s, &base, c, n, &ch, &e), want);
+    if (want != AIT_OK) snprintf(ch.why, sizeof ch.why, "%s", e.msg);
+    return ch;
+}
+
+static void test_strategy_choices(void **st)
+{
+    choice c = pick("first-wins", cands, NC, AIT_OK);
+    assert_int_equal(c.index, 2); /* 9.5 ms beats 10 ms by 5% */
+    assert_non_null(strstr(c.why, "openblas/t2 chosen"));
+    assert_int_equal(pick("min-latency", cands, NC, AIT_OK).index, 4);
+    assert_int_equal(pick("max-throughput", cands, NC, AIT_OK).index, 4);
+    assert_int_equal(pick("one-backend:openblas", cands, NC, AIT_OK).index, 2);
+    assert_int_equal(pick("one-backend:onednn", cands, NC, AIT_OK).index, 4);
+    c = pick("latency-budget:12", cands, NC, AIT_OK);
+    assert_int_equal(c.index, 4);
+    assert_non_null(strstr(c.why, "highest throughput within the budget"));
+    c = pick("latency-budget:6", cands, NC, AIT_OK);
+    assert_int_equal(c.index, 4);
+    assert_non_null(strstr(c.why, "does not fit")); /* the baseline's 10 ms */
+}
+
+static void test_strategy_throughput_vs_latency(void **st)
+{
+    /* Batching: higher throughput at a higher latency. */
+    const cand_result c2[] = {
+        {"fast", NULL, true, NULL, 2e-3, 500, 1},
+        {"wide", NULL, true, NULL, 8e-3, 1000, 8},
+    };
+    assert_int_equal(pick("min-latency", c2, 2, AIT_OK).index, 0);
+    assert_int_equal(pick("max-throughput", c2, 2, AIT_OK).index, 1);
+    assert_int_equal(pick("latency-budget:5", c2, 2, AIT_OK).index, 0);
+    assert_int_equal(pick("latency-budget:9", c2, 2, AIT_OK).index, 1);
+    assert_int_equal(pick("one-backend:wide", c2, 2, AIT_OK).index, 1); /* name when no backend */
+}
+
+static void test_strategy_margin_and_invalid(void **st)
+{
+    /* 0.5% faster: inside the 1% margin, the baseline stays. */
+    const cand_result close[] = {{"close", NULL, true, NULL, 9.95e-3, 100.5, 1}};
+    choice c = pick("min-latency", close, 1, AIT_OK);
+    assert_int_equal(c.index, -1);
+    assert_non_null(strstr(c.why, "kept the baseline"));
+    assert_non_null(strstr(c.why, "not 1% faster"));
+    assert_int_equal(pick("first-wins", close, 1, AIT_OK).index, -1);
+    assert_int_equal(pick("max-throughput", close, 1, AIT_OK).index, -1);
+    /* With no margin it wins. */
+    strategy s;
+    choice ch;
+    assert_int_equal(strategy_parse("min-latency", &s, NULL), AIT_OK);
+    s.margin = 0;
+    assert_int_equal(strategy_choose(&s, &base, close, 1, &ch, NULL), AIT_OK);
+    assert_int_equal(ch.index, 0);
+    /* Invalid candidates are never chosen, however fast. */
+    const char *all[] = {"first-wins", "min-latency", "max-throughput", "one-backend:broken",
+                         "latency-budget:20"};
+    for (int i = 0; i < 5; i++) {
+        c = pick(all[i], cands, 1, AIT_OK);
+        assert_int_equal(c.index, -1);
+    }
+    assert_non_null(strstr(pick("min-latency", cands, 1, AIT_OK).why, "no candidate is valid"));
+}
+
+static void test_strategy_errors(void **st)
+{
+    choice c = pick("latency-budget:0.5", cands, NC, AIT_E_NOT_FOUND);
+    assert_non_null(strstr(c.why, "0.5 ms"));
+    assert_non_null(strstr(c.why, "best latency is 5.000 ms (onednn/t2)"));
+    c = pick("one-backend:tvm", cands, NC, AIT_E_NOT_FOUND);
+    assert_non_null(strstr(c.why, "'tvm'"));
+    const char *bad[] = {"fastest", "latency-budget", "latency-budget:", "latency-budget:-3",
+                         "latency-budget:5ms", "one-backend:", "one-backend", "min-latency:3",
+                         ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        strategy s;
+        ait_error e = {0};
+        assert_int_equal(strategy_parse(bad[i], &s, &e), AIT_E_INVALID_ARG);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
+        if (!strstr(e.msg, quoted)) fail_msg("'%s': message does not name it: %s", bad[i], e.msg);
+    }
+    strategy s;
+    char buf[64];
+    assert_int_equal(strategy_parse("latency-budget:2.5", &s, NULL), AIT_OK);
+    assert_string_equal(strategy_str(&s, buf, sizeof buf), "latency-budget:2.5");
+    assert_true(s.margin == STRAT_DEFAULT_MARGIN);
+}
+
+/* ---- isolation ---------------------------------------------------------- */
+
+static ait_status iso_crash(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    /* The default action, as for a real crash: a sanitizer's handler would
+     * otherwise turn the signal into a report and an exit status. */
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+    _exit(99); /* not reached */
+}
+
+static ait_status iso_hang(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    sleep(30);
+    return AIT_OK;
+}
+
+static ait_status iso_exit3(void *ctx, const void **out, size_t *len, ait_error *e) { _exit(3); }
+
+static ait_status iso_fail(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    return err_set(e, AIT_E_SHAPE, "node 'mm': shapes do not fit");
+}
+
+static ait_status iso_good(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    static char big[200000]; /* more than a pipe holds at once */
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 7);
+    memcpy(big, ctx, strlen(ctx));
+    *out = big;
+    *len = sizeof big;
+    return AIT_OK;
+}
+
+static ait_status iso_hog(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    size_t n = (size_t)1 << 30;
+    char *p = malloc(n);
+    if (!p) return err_set(e, AIT_E_NOMEM, "no memory for 1 GiB");
+    memset(p, 1, n);
+    *out = p;
+    *len = 1;
+    return AIT_OK;
+}
+
+/* No child is left to reap: every one was waited for. */
+static void assert_no_zombies(void)
+{
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+static void iso_expect(isolate_fn fn, double timeout, isolate_fate fate, ait_status want,
+                       const char *msg)
+{
+    isolate_opts o = {.timeout = timeout};
+    isolate_result r;
+    ait_error e = {0};
+    assert_int_equal(isolate_run(&o, fn, NULL, &r, &e), want);
+    assert_int_equal(r.fate, fate);
+    assert_null(r.data);
+    if (!strstr(e.msg, msg)) fail_msg("expected '%s' in: %s", msg, e.msg);
+    assert_no_zombies();
+}
+
+static void test_isolate_crash(void **st)
+{
+    iso_expect(iso_crash, 5, ISO_SIGNAL, AIT_E_INTERNAL, "killed by signal 11 (SIGSEGV)");
+}
+
+static void test_isolate_hang(void **st)
+{
+    iso_expect(iso_hang, 1, ISO_TIMEOUT, AIT_E_INTERNAL, "timed out after 1 s");
+}
+
+static void test_isolate_exit(void **st)
+{
+    iso_expect(iso_exit3, 5, ISO_EXITED, AIT_E_INTERNAL, "exited with status 3");
+    iso_expect(iso_fail, 5, ISO_FAILED, AIT_E_SHAPE, "in the child: node 'mm': shapes do not fit");
+}
+
+static void test_isolate_success(void **st)
+{
+    isolate_opts o = {.timeout = 5};
+    isolate_result r;
+    ait_error e = {0};
+    char tag[] = "hello from the child";
+    assert_int_equal(isolate_run(&o, iso_good, tag, &r, &e), AIT_OK);
+    assert_int_equal(r.fate, ISO_OK);
+    assert_int_equal(r.len, 200000);
+    assert_memory_equal(r.data, tag, strlen(tag));
+    assert_int_equal(((char *)r.data)[199999], (char)(199999 * 7));
+    free(r.data);
+    assert_no_zombies();
+    o.timeout = 0;
+    assert_int_equal(isolate_run(&o, iso_good, tag, &r, &e), AIT_E_INVALID_ARG);
+}
+
+static void test_isolate_memory(void **st)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reserves terabytes of address space: RLIMIT_AS cannot apply */
+#endif
+    isolate_opts o = {.timeout = 5, .mem_limit = (uint64_t)256 << 20};
+    isolate_result r;
+    ait_error e = {0};
+    ait_status s = isolate_run(&o, iso_hog, NULL, &r, &e);
+    assert_int_not_equal(s, AIT_OK);
+    assert_true(r.fate == ISO_FAILED || r.fate == ISO_SIGNAL);
+    if (r.fate == ISO_FAILED) assert_int_equal(s, AIT_E_NOMEM);
+    assert_no_zombies();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical),
+        cmocka_unit_test(test_tiny_error_passes),
+        cmocka_unit_test(test_sign_flip_fails),
+        cmocka_unit_test(test_nan_fails),
+        cmocka_unit_test(test_structure_mismatch),
+        cmocka_unit_test(test_sqnr_and_quantised),
+        cmocka_unit_test(test_int_and_half),
+        cmocka_unit_test(test_profile_converges),
+        cmocka_unit_test(test_profile_cap_and_spread),
+        cmocka_unit_test(test_profile_failure_and_opts),
+        cmocka_unit_test(test_profile_real_clock),
+        cmocka_unit_test(test_strategy_choices),
+        cmocka_unit_test(test_strategy_throughput_vs_latency),
+        cmocka_unit_test(test_strategy_margin_and_invalid),
+        cmocka_unit_test(test_strategy_errors),
+        cmocka_unit_test(test_isolate_crash),
+        cmocka_unit_test(test_isolate_hang),
+        cmocka_unit_test(test_isolate_exit),
+        cmocka_unit_test(test_isolate_success),
+        cmocka_unit_test(test_isolate_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
