@@ -91,7 +91,9 @@ static int read_until(int fd, double deadline, inbuf *b)
         double left = deadline - now_s();
         if (left <= 0) return 0;
         struct pollfd pf = {fd, POLLIN, 0};
-        int k = poll(&pf, 1, (int)(left * 1000) + 1);
+        /* At most a minute per wait: a huge or infinite timeout must not
+         * overflow poll's int milliseconds. */
+        int k = poll(&pf, 1, left > 60 ? 60000 : (int)(left * 1000) + 1);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return -1;
         if (k == 0) continue; /* the deadline is checked above */
