@@ -4,6 +4,7 @@
 #define AIT_CLI_INSPECT_CLI_H
 #include <stdio.h>
 
+#include "tune/profile.h"
 #include "tune/report.h"
 
 /* Option groups beyond the common ones. */
@@ -26,6 +27,8 @@ typedef struct insp_args {
     report_filter view;   /* --min-depth, --max-depth, --min-share, --limit */
     const char *module;   /* --module NAME */
     bool json, dry_run;
+    double timeout;       /* tune: seconds per candidate */
+    profile_opts prof;    /* tune: --warmup --window --cv --cap */
 } insp_args;
 
 /* Parses argv for command `cmd` (groups: the INSP_* it accepts). Returns -1

@@ -12,7 +12,7 @@
 enum {
     O_DATA = 256, O_BATCHES, O_DIM, O_THREADS, O_RUNS, O_SELECT, O_TOP, O_SEL_SHARE, O_SEL_DEPTH,
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
-    O_HELP,
+    O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -37,6 +37,11 @@ static const struct {
     {{"module", required_argument, 0, O_MODULE}, INSP_VIEW},
     {{"json", no_argument, 0, O_JSON}, INSP_VIEW},
     {{"dry-run", no_argument, 0, O_DRY_RUN}, INSP_DRY_RUN},
+    {{"timeout", required_argument, 0, O_TIMEOUT}, INSP_DRY_RUN},
+    {{"warmup", required_argument, 0, O_WARMUP}, INSP_DRY_RUN},
+    {{"window", required_argument, 0, O_WINDOW}, INSP_DRY_RUN},
+    {{"cv", required_argument, 0, O_CV}, INSP_DRY_RUN},
+    {{"cap", required_argument, 0, O_CAP}, INSP_DRY_RUN},
     {{"help", no_argument, 0, O_HELP}, 0},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
@@ -87,7 +92,8 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
     longopts[n] = (struct option){0};
     *a = (insp_args){.threads = 1, .runs = 5, .sel_share = -1, .sel_depth = 1,
                      .strategy = SELECT_DEFAULT_STRATEGY,
-                     .view = {.max_depth = -1, .module = -1}, .n_batch = 1, .batch = {1}};
+                     .view = {.max_depth = -1, .module = -1}, .n_batch = 1, .batch = {1},
+                     .timeout = 60, .prof = profile_defaults()};
     long long v;
     int c, idx;
     optind = 1;
@@ -130,6 +136,11 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_MODULE: a->module = optarg; break;
         case O_JSON: a->json = true; break;
         case O_DRY_RUN: a->dry_run = true; break;
+        case O_TIMEOUT: ok = parse_int(optarg, 1, 86400, &v), a->timeout = (double)v; break;
+        case O_WARMUP: ok = parse_int(optarg, 0, 100000, &v), a->prof.warmup = (int)v; break;
+        case O_WINDOW: ok = parse_int(optarg, 2, 100000, &v), a->prof.window = (int)v; break;
+        case O_CV: ok = parse_share(optarg, &a->prof.cv) && a->prof.cv > 0; break;
+        case O_CAP: ok = parse_int(optarg, 2, 1000000, &v), a->prof.cap = (int)v; break;
         case 'h':
         case O_HELP: fputs(help, stdout); return 0;
         default: fputs(help, stderr); return 2;
@@ -146,6 +157,10 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         return 2;
     }
     a->model = argv[optind];
+    if (a->prof.cap < a->prof.window) {
+        fprintf(stderr, "ait %s: --cap %d is below --window %d\n", cmd, a->prof.cap, a->prof.window);
+        return 2;
+    }
     return -1;
 }
 

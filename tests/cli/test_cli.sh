@@ -57,7 +57,8 @@ check inspect-bad-select 1 "--select nope: no module is called 'nope'" "$ait" in
 check inspect-bad-strategy 2 "unknown strategy 'fastest'" "$ait" inspect "$good" --strategy fastest
 check inspect-bad-data 1 "nope.npz" "$ait" inspect "$good" --data "$tmp/nope.npz"
 check tune-help 0 "--dry-run" "$ait" tune --help
-check tune-no-dry-run 2 "not implemented yet: only --dry-run" "$ait" tune "$good"
+check tune-good 0 "chosen: reference/t1" "$ait" tune "$good" --warmup 1 --window 3 --cap 5 --runs 1
+check tune-bad-cap 2 "--cap 2 is below --window 3" "$ait" tune "$good" --window 3 --cap 2
 check tune-dry-run 0 "candidates +reference" "$ait" tune "$good" --dry-run
 check tune-dry-run-cache 0 "cache +$tmp/cache" env AIT_CACHE_DIR="$tmp/cache" "$ait" tune "$good" --dry-run
 if [ -f "$data/models/resnet18.onnx" ]; then
@@ -68,6 +69,10 @@ if [ -f "$data/models/resnet18.onnx" ]; then
   check inspect-resnet-select 0 "^\* +layer1\.1 .* first-wins" "$ait" inspect "$r18" --runs 1 --select 'layer1.*=first-wins' --max-depth 2
   check inspect-resnet-top 0 "2 modules" "$ait" inspect "$r18" --runs 1 --top 2 --max-depth 1
   check tune-resnet 0 "== module 'layer4\.0'" "$ait" tune "$r18" --dry-run --runs 1 --select 'layer4.*'
+  # A real tune of two blocks with both backends at 1 and 2 threads: every
+  # candidate validates, and a choice is reported (which one is timing's call).
+  check tune-resnet-real 0 "summary" "$ait" tune "$r18" --runs 1 --select 'layer4.*' --threads 2 \
+    --warmup 1 --window 3 --cap 5
 fi
 if [ -f "$data/models/bert.onnx" ]; then
   mkdir -p "$tmp/bert" && cp "$data"/models/bert.in.*.npz "$tmp/bert/" # two sequence lengths
