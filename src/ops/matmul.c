@@ -722,14 +722,9 @@ static ait_status mmi_run(op_ctx *c)
     return AIT_OK;
 }
 
-/* Designated, so fields op_def may gain later default to zero. */
-#define MM_OP(nm, lo, hi, nout, inf, rn)                                                      \
-    {.name = nm, .min_in = lo, .max_in = hi, .min_out = nout, .max_out = nout, .infer = inf,    \
-     .run = rn}
-
 OP_TABLE(matmul,
-         MM_OP("MatMul", 2, 2, 1, matmul_infer, matmul_run),
-         MM_OP("Gemm", 2, 3, 1, gemm_infer, gemm_run),
+         OP_DEF("MatMul", 2, 2, 1, 1, matmul_infer, matmul_run),
+         OP_DEF("Gemm", 2, 3, 1, 1, gemm_infer, gemm_run),
          {.name = "Einsum", .min_in = 1, .max_in = EIN_MAXOPS, .min_out = 1, .max_out = 1,
           .flags = OP_VARIADIC, .infer = einsum_infer, .run = einsum_run},
-         MM_OP("MatMulInteger", 2, 4, 1, mmi_infer, mmi_run));
+         OP_DEF("MatMulInteger", 2, 4, 1, 1, mmi_infer, mmi_run));

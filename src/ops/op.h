@@ -65,6 +65,11 @@ typedef struct op_def {
     const char *domain; /* NULL: the default ONNX domain */
 } op_def;
 
+/* One table row with designated fields (flags and domain left zero). */
+#define OP_DEF(nm, in_lo, in_hi, out_lo, out_hi, inf, rn)                                     \
+    {.name = nm, .min_in = in_lo, .max_in = in_hi, .min_out = out_lo, .max_out = out_hi,         \
+     .infer = inf, .run = rn}
+
 /* A family's table. */
 typedef struct op_table {
     const op_def *ops;

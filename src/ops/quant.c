@@ -384,13 +384,8 @@ static ait_status qlmm_run(op_ctx *c)
     return AIT_OK;
 }
 
-/* Designated, so fields op_def may gain later default to zero. */
-#define Q_OP(nm, lo, hi, nout, inf, rn)                                                      \
-    {.name = nm, .min_in = lo, .max_in = hi, .min_out = nout, .max_out = nout, .infer = inf,    \
-     .run = rn}
-
 OP_TABLE(quant,
-         Q_OP("QuantizeLinear", 2, 3, 1, quantize_infer, quantize_run),
-         Q_OP("DequantizeLinear", 2, 3, 1, dequantize_infer, dequantize_run),
-         Q_OP("DynamicQuantizeLinear", 1, 1, 3, dynq_infer, dynq_run),
-         Q_OP("QLinearMatMul", 8, 8, 1, qlmm_infer, qlmm_run));
+         OP_DEF("QuantizeLinear", 2, 3, 1, 1, quantize_infer, quantize_run),
+         OP_DEF("DequantizeLinear", 2, 3, 1, 1, dequantize_infer, dequantize_run),
+         OP_DEF("DynamicQuantizeLinear", 1, 1, 3, 3, dynq_infer, dynq_run),
+         OP_DEF("QLinearMatMul", 8, 8, 1, 1, qlmm_infer, qlmm_run));

@@ -563,11 +563,9 @@ static ait_status arg_run(op_ctx *c)
     return AIT_OK;
 }
 
-#define OP(nm, nin, inf, rn)                                                               \
-    {.name = nm, .min_in = 1, .max_in = nin, .min_out = 1, .max_out = 1, .infer = inf, .run = rn}
-#define REDUCE_OP(nm) OP(nm, 2, reduce_infer, reduce_run)
+#define REDUCE_OP(nm) OP_DEF(nm, 1, 2, 1, 1, reduce_infer, reduce_run)
 OP_TABLE(reduce, REDUCE_OP("ReduceSum"), REDUCE_OP("ReduceMean"), REDUCE_OP("ReduceMax"),
          REDUCE_OP("ReduceMin"), REDUCE_OP("ReduceProd"), REDUCE_OP("ReduceL1"),
          REDUCE_OP("ReduceL2"), REDUCE_OP("ReduceSumSquare"), REDUCE_OP("ReduceLogSum"),
-         REDUCE_OP("ReduceLogSumExp"), OP("ArgMax", 1, arg_infer, arg_run),
-         OP("ArgMin", 1, arg_infer, arg_run));
+         REDUCE_OP("ReduceLogSumExp"), OP_DEF("ArgMax", 1, 1, 1, 1, arg_infer, arg_run),
+         OP_DEF("ArgMin", 1, 1, 1, 1, arg_infer, arg_run));

@@ -584,14 +584,12 @@ static ait_status det_run(op_ctx *c)
 }
 
 /* Designated initializers: op_def fields not named here stay zero. */
-#define OP(nm, lo, hi, inf, rn)                                                             \
-    {.name = nm, .min_in = lo, .max_in = hi, .min_out = 1, .max_out = 1, .infer = inf, .run = rn}
 
 OP_TABLE(signal,
-         OP("DFT", 1, 3, dft_infer, dft_run),
-         OP("STFT", 2, 4, stft_infer, stft_run),
-         OP("HannWindow", 1, 1, window_infer, window_run),
-         OP("HammingWindow", 1, 1, window_infer, window_run),
-         OP("BlackmanWindow", 1, 1, window_infer, window_run),
-         OP("MelWeightMatrix", 5, 5, mel_infer, mel_run),
-         OP("Det", 1, 1, det_infer, det_run));
+         OP_DEF("DFT", 1, 3, 1, 1, dft_infer, dft_run),
+         OP_DEF("STFT", 2, 4, 1, 1, stft_infer, stft_run),
+         OP_DEF("HannWindow", 1, 1, 1, 1, window_infer, window_run),
+         OP_DEF("HammingWindow", 1, 1, 1, 1, window_infer, window_run),
+         OP_DEF("BlackmanWindow", 1, 1, 1, 1, window_infer, window_run),
+         OP_DEF("MelWeightMatrix", 5, 5, 1, 1, mel_infer, mel_run),
+         OP_DEF("Det", 1, 1, 1, 1, det_infer, det_run));

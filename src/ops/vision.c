@@ -585,10 +585,8 @@ static ait_status nms_run(op_ctx *c)
 }
 
 /* Designated initializers: op_def fields not named here stay zero. */
-#define OP(nm, lo, hi, inf, rn)                                                             \
-    {.name = nm, .min_in = lo, .max_in = hi, .min_out = 1, .max_out = 1, .infer = inf, .run = rn}
 
 OP_TABLE(vision,
-         OP("GridSample", 2, 2, gs_infer, gs_run),
-         OP("RoiAlign", 3, 3, ra_infer, ra_run),
-         OP("NonMaxSuppression", 2, 5, nms_infer, nms_run));
+         OP_DEF("GridSample", 2, 2, 1, 1, gs_infer, gs_run),
+         OP_DEF("RoiAlign", 3, 3, 1, 1, ra_infer, ra_run),
+         OP_DEF("NonMaxSuppression", 2, 5, 1, 1, nms_infer, nms_run));
