@@ -1,0 +1,257 @@
+/* Loading an artifact: map it, then trust nothing in it until checked.
+ * Every offset is compared with the canonical layout and the file size
+ * before anything at that offset is read, so a truncated or crafted file
+ * is refused without a read past the mapping. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/cpu.h"
+#include "io/artifact_fmt.h"
+
+struct artifact {
+    char *path;
+    uint8_t *map;
+    size_t size;
+    const uint8_t *manifest;
+    size_t man_len;
+    artifact_blob *blobs;
+    size_t count;
+    char version[ARTIFACT_VERSION_MAX], cpu[ARTIFACT_CPU_MAX], model[ARTIFACT_MODEL_MAX];
+};
+
+/* Copies a NUL-padded string field: it must end in a NUL and be zero after it. */
+static int get_field(const uint8_t *p, size_t n, char *out)
+{
+    const uint8_t *nul = memchr(p, 0, n);
+    if (!nul) return 0;
+    for (const uint8_t *q = nul; q < p + n; q++)
+        if (*q) return 0;
+    memcpy(out, p, n);
+    return 1;
+}
+
+/* Whether p[n] is all zero (the gaps between the parts). */
+static int all_zero(const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+/* The header: magic, version, checksum, then the fields it vouches for. */
+static ait_status check_header(artifact *a, uint64_t *tab_off, uint64_t *count, ait_error *e)
+{
+    const uint8_t *h = a->map;
+    const char *p = a->path;
+    if (a->size < ARTIFACT_HEADER_SIZE) {
+        if (a->size >= sizeof ARTIFACT_MAGIC && memcmp(h, ARTIFACT_MAGIC, sizeof ARTIFACT_MAGIC))
+            return err_set(e, AIT_E_PARSE, "%s: not an ait artifact (wrong magic)", p);
+        return err_set(e, AIT_E_PARSE, "%s: truncated (%zu bytes, shorter than the %u-byte header)",
+                       p, a->size, ARTIFACT_HEADER_SIZE);
+    }
+    if (memcmp(h + H_MAGIC, ARTIFACT_MAGIC, sizeof ARTIFACT_MAGIC))
+        return err_set(e, AIT_E_PARSE, "%s: not an ait artifact (wrong magic)", p);
+    uint32_t fmt = get_u32(h + H_FORMAT);
+    if (fmt != ARTIFACT_FORMAT)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: artifact format version %u, this ait reads %u", p,
+                       fmt, ARTIFACT_FORMAT);
+    uint8_t sum[SHA256_BYTES];
+    sha256(h, H_SUM, sum);
+    if (memcmp(sum, h + H_SUM, SHA256_BYTES))
+        return err_set(e, AIT_E_SECURITY, "%s: header checksum mismatch (file corrupted)", p);
+    /* From here the header is as written; a bad field is a bad writer or a crafted file. */
+    if (get_u32(h + H_HSIZE) != ARTIFACT_HEADER_SIZE ||
+        !all_zero(h + H_RESERVED, H_SUM - H_RESERVED) ||
+        !get_field(h + H_VERSION, ARTIFACT_VERSION_MAX, a->version) ||
+        !get_field(h + H_CPU, ARTIFACT_CPU_MAX, a->cpu) ||
+        !get_field(h + H_MODEL, ARTIFACT_MODEL_MAX, a->model))
+        return err_set(e, AIT_E_PARSE, "%s: malformed header fields", p);
+    uint64_t man_off = get_u64(h + H_MAN_OFF), man_len = get_u64(h + H_MAN_LEN);
+    uint64_t fsize = get_u64(h + H_FSIZE), want_tab, tab_end;
+    *tab_off = get_u64(h + H_TAB_OFF);
+    *count = get_u64(h + H_COUNT);
+    if (man_off != ARTIFACT_HEADER_SIZE || !layout_table(man_len, &want_tab) ||
+        *tab_off != want_tab || *count > UINT64_MAX / ARTIFACT_ENTRY_SIZE ||
+        !add_u64(*tab_off, *count * ARTIFACT_ENTRY_SIZE, &tab_end) || tab_end > fsize)
+        return err_set(e, AIT_E_PARSE, "%s: inconsistent layout in the header", p);
+    if (fsize > a->size)
+        return err_set(e, AIT_E_PARSE, "%s: truncated (header says %llu bytes, file has %zu)", p,
+                       (unsigned long long)fsize, a->size);
+    if (fsize < a->size)
+        return err_set(e, AIT_E_PARSE,
+                       "%s: %llu unexpected bytes after the end (header says %llu bytes)", p,
+                       (unsigned long long)(a->size - fsize), (unsigned long long)fsize);
+    a->manifest = a->map + man_off;
+    a->man_len = (size_t)man_len;
+    sha256(a->manifest, a->man_len, sum);
+    if (memcmp(sum, h + H_MAN_SHA, SHA256_BYTES))
+        return err_set(e, AIT_E_SECURITY, "%s: manifest sha256 mismatch (file corrupted)", p);
+    if (!all_zero(a->map + man_off + man_len, *tab_off - (man_off + man_len)))
+        return err_set(e, AIT_E_SECURITY, "%s: nonzero padding after the manifest (file corrupted)",
+                       p);
+    sha256(a->map + *tab_off, (size_t)(*count * ARTIFACT_ENTRY_SIZE), sum);
+    if (memcmp(sum, h + H_TAB_SHA, SHA256_BYTES))
+        return err_set(e, AIT_E_SECURITY, "%s: blob table sha256 mismatch (file corrupted)", p);
+    return AIT_OK;
+}
+
+/* The blob table: names, canonical offsets, zero gaps. */
+static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait_error *e)
+{
+    const char *p = a->path;
+    a->blobs = calloc(count ? (size_t)count : 1, sizeof *a->blobs);
+    if (!a->blobs)
+        return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
+                       (unsigned long long)count);
+    a->count = (size_t)count;
+    uint64_t pos = tab_off + count * ARTIFACT_ENTRY_SIZE;
+    for (size_t i = 0; i < a->count; i++) {
+        const uint8_t *t = a->map + tab_off + i * ARTIFACT_ENTRY_SIZE;
+        char name[ARTIFACT_NAME_MAX];
+        uint64_t off = get_u64(t + E_OFF), len = get_u64(t + E_LEN), want, end;
+        if (!get_field(t + E_NAME, ARTIFACT_NAME_MAX, name) || !name[0])
+            return err_set(e, AIT_E_PARSE, "%s: blob %zu has a malformed name", p, i);
+        if (!align_up(pos, ARTIFACT_ALIGN, &want) || off != want || !add_u64(off, len, &end) ||
+            end > a->size)
+            return err_set(
+                e, AIT_E_PARSE,
+                "%s: blob '%s' lies outside the file (offset %llu, %llu bytes, file has %zu)", p,
+                name, (unsigned long long)off, (unsigned long long)len, a->size);
+        if (!all_zero(a->map + pos, off - pos))
+            return err_set(e, AIT_E_SECURITY,
+                           "%s: nonzero padding before blob '%s' (file corrupted)", p, name);
+        a->blobs[i].name = (const char *)t + E_NAME;
+        a->blobs[i].data = a->map + off;
+        a->blobs[i].size = len;
+        memcpy(a->blobs[i].sha256, t + E_SHA, SHA256_BYTES);
+        pos = end;
+    }
+    if (pos != a->size)
+        return err_set(e, AIT_E_PARSE, "%s: the last blob ends at %llu, the file at %zu", p,
+                       (unsigned long long)pos, a->size);
+    return AIT_OK;
+}
+
+ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e)
+{
+    if (i >= a->count)
+        return err_set(e, AIT_E_INVALID_ARG, "%s: no blob %zu (%zu blobs)", a->path, i, a->count);
+    uint8_t sum[SHA256_BYTES];
+    sha256(a->blobs[i].data, (size_t)a->blobs[i].size, sum);
+    if (memcmp(sum, a->blobs[i].sha256, SHA256_BYTES))
+        return err_set(e, AIT_E_SECURITY, "%s: blob '%s' sha256 mismatch (file corrupted)", a->path,
+                       a->blobs[i].name);
+    return AIT_OK;
+}
+
+/* What the caller expects: the model and this machine. */
+static ait_status check_fit(artifact *a, const artifact_expect *x, ait_error *e)
+{
+    if (x->model_hash && strcmp(x->model_hash, a->model))
+        return err_set(e, AIT_E_INVALID_ARG, "%s: made from model sha256 %s, this model is %s",
+                       a->path, a->model[0] ? a->model : "(none recorded)", x->model_hash);
+    char missing[256];
+    if (!x->skip_cpu_check && !cpu_has_all(a->cpu, missing, sizeof missing))
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: needs CPU feature %s, which this machine lacks",
+                       a->path, missing);
+    return AIT_OK;
+}
+
+static ait_status map_file(artifact *a, ait_error *e)
+{
+    int fd = open(a->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return err_set(e, AIT_E_IO, "%s: cannot open: %s", a->path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        return err_set(e, AIT_E_IO, "%s: not a regular file that fits in memory", a->path);
+    }
+    a->size = (size_t)st.st_size;
+    if (a->size) {
+        void *m = mmap(NULL, a->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            int err = errno;
+            close(fd);
+            return err_set(e, AIT_E_IO, "%s: cannot map: %s", a->path, strerror(err));
+        }
+        a->map = m;
+    }
+    close(fd); /* the mapping keeps the file */
+    return AIT_OK;
+}
+
+ait_status artifact_open(const char *path, const artifact_expect *x, artifact **out, ait_error *e)
+{
+    *out = NULL;
+    artifact_expect all = {0};
+    if (!x) x = &all;
+    artifact *a = calloc(1, sizeof *a);
+    if (!a || !(a->path = strdup(path))) {
+        free(a);
+        return err_set(e, AIT_E_NOMEM, "%s: out of memory", path);
+    }
+    uint64_t tab_off = 0, count = 0;
+    ait_status s = map_file(a, e);
+    if (s == AIT_OK) s = check_header(a, &tab_off, &count, e);
+    if (s == AIT_OK) s = check_table(a, tab_off, count, e);
+    for (size_t i = 0; s == AIT_OK && !x->defer_blob_hash && i < a->count; i++)
+        s = artifact_blob_verify(a, i, e);
+    if (s == AIT_OK) s = check_fit(a, x, e);
+    if (s != AIT_OK) {
+        artifact_close(a);
+        return s;
+    }
+    *out = a;
+    return AIT_OK;
+}
+
+void artifact_close(artifact *a)
+{
+    if (!a) return;
+    if (a->map) munmap(a->map, a->size);
+    free(a->blobs);
+    free(a->path);
+    free(a);
+}
+
+const uint8_t *artifact_manifest(const artifact *a, size_t *len)
+{
+    *len = a->man_len;
+    return a->manifest;
+}
+
+size_t artifact_blob_count(const artifact *a)
+{
+    return a->count;
+}
+
+const artifact_blob *artifact_blob_at(const artifact *a, size_t i)
+{
+    return i < a->count ? &a->blobs[i] : NULL;
+}
+
+const artifact_blob *artifact_blob_find(const artifact *a, const char *name)
+{
+    for (size_t i = 0; i < a->count; i++)
+        if (!strcmp(a->blobs[i].name, name)) return &a->blobs[i];
+    return NULL;
+}
+
+const char *artifact_model_hash(const artifact *a)
+{
+    return a->model;
+}
+const char *artifact_cpu_needed(const artifact *a)
+{
+    return a->cpu;
+}
+const char *artifact_ait_version(const artifact *a)
+{
+    return a->version;
+}
