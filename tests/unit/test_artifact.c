@@ -1,0 +1,519 @@
+/* The .ait container: SHA-256 vectors, the CPU signature, a round trip
+ * checked by `sha256sum -c`, and every refusal: each byte changed, cut
+ * short, crafted sizes, another model, a missing CPU feature, a failed
+ * write and a save killed midway. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/cpu.h"
+#include "io/artifact.h"
+#include "io/sha256.h"
+
+static char dir[64];
+
+static void path_in(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", dir, name);
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static long file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* ---- SHA-256 ------------------------------------------------------------ */
+
+static void expect_hex(const void *data, size_t len, const char *want)
+{
+    uint8_t d[SHA256_BYTES];
+    char hex[SHA256_HEX];
+    sha256(data, len, d);
+    sha256_hex(d, hex);
+    assert_string_equal(hex, want);
+}
+
+static void test_sha256_vectors(void **state)
+{
+    expect_hex("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect_hex("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    expect_hex(m448, strlen(m448),
+               "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    char *a = malloc(1000000);
+    memset(a, 'a', 1000000);
+    expect_hex(a, 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    /* Streaming in uneven pieces gives the same digest as one call. */
+    sha256_ctx c;
+    sha256_init(&c);
+    size_t pos = 0, step = 1;
+    while (pos < 1000000) {
+        size_t k = step < 1000000 - pos ? step : 1000000 - pos;
+        sha256_update(&c, a + pos, k);
+        pos += k, step = step * 3 % 1000 + 1;
+    }
+    uint8_t d[SHA256_BYTES];
+    char hex[SHA256_HEX];
+    sha256_final(&c, d);
+    sha256_hex(d, hex);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    /* And a file of it. */
+    char p[128];
+    path_in(p, sizeof p, "million_a");
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(a, 1, 1000000, f), 1000000);
+    fclose(f);
+    ait_error e = {0};
+    assert_int_equal(sha256_file(p, hex, &e), AIT_OK);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    assert_int_equal(sha256_file("/nonexistent/x", hex, &e), AIT_E_IO);
+    assert_non_null(strstr(e.msg, "/nonexistent/x"));
+    unlink(p);
+    free(a);
+}
+
+/* ---- CPU ---------------------------------------------------------------- */
+
+static void test_cpu(void **state)
+{
+    char feats[1024], model[128], missing[64];
+    size_t len = cpu_features(feats, sizeof feats);
+    assert_int_equal(len, strlen(feats));
+    cpu_model(model, sizeof model);
+    assert_true(model[0] != 0);
+    assert_true(cpu_has_all(feats, missing, sizeof missing));
+    assert_true(cpu_has_all("", missing, sizeof missing));
+    assert_true(cpu_has_all(NULL, missing, sizeof missing));
+    assert_false(cpu_has_all("avx9000", missing, sizeof missing));
+    assert_string_equal(missing, "avx9000");
+    char req[1100];
+    snprintf(req, sizeof req, "%s%savx9000,sse4.2", feats, feats[0] ? ", " : "");
+    assert_false(cpu_has_all(req, missing, sizeof missing));
+    assert_string_equal(missing, "avx9000");
+    /* A short buffer holds whole names only. */
+    char small[8];
+    cpu_features(small, sizeof small);
+    assert_true(strlen(small) < sizeof small);
+    if (small[0]) assert_non_null(strstr(feats, small));
+}
+
+/* ---- writing and reading ------------------------------------------------ */
+
+static const char manifest[] = "{\"model\":\"test\",\"modules\":[1,2,3]}";
+
+static uint8_t big[5000], small3[3];
+
+/* Writes the test artifact at p (manifest, a 3-byte, an empty and a
+ * 5000-byte blob) recording model hash `model` and CPU features `cpu`. */
+static ait_status write_test(const char *p, const char *model, const char *cpu, ait_error *e)
+{
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i * 7 + 1);
+    memcpy(small3, "xyz", 3);
+    artifact_info info = {.model_hash = model, .cpu_features = cpu};
+    artifact_writer *w;
+    TRY(artifact_writer_begin(p, &info, &w, e));
+    ait_status s = artifact_writer_manifest(w, manifest, strlen(manifest), e);
+    if (s == AIT_OK) s = artifact_writer_blob(w, "layer1.0/w", small3, 3, e);
+    if (s == AIT_OK) s = artifact_writer_blob(w, "empty", NULL, 0, e);
+    if (s == AIT_OK) s = artifact_writer_blob(w, "big", big, sizeof big, e);
+    if (s != AIT_OK) {
+        artifact_writer_free(w);
+        return s;
+    }
+    return artifact_writer_finish(w, e);
+}
+
+static void test_round_trip(void **state)
+{
+    char p[128], sums[128], cmd[512];
+    path_in(p, sizeof p, "rt.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "ab12", NULL, &e), AIT_OK);
+    artifact *a;
+    artifact_expect x = {.model_hash = "ab12"};
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    size_t mlen;
+    const uint8_t *m = artifact_manifest(a, &mlen);
+    assert_int_equal(mlen, strlen(manifest));
+    assert_memory_equal(m, manifest, mlen);
+    assert_int_equal(artifact_blob_count(a), 3);
+    const artifact_blob *b0 = artifact_blob_at(a, 0), *b1 = artifact_blob_find(a, "empty"),
+                        *b2 = artifact_blob_find(a, "big");
+    assert_non_null(b1);
+    assert_non_null(b2);
+    assert_null(artifact_blob_find(a, "nope"));
+    assert_null(artifact_blob_at(a, 3));
+    assert_string_equal(b0->name, "layer1.0/w");
+    assert_int_equal(b0->size, 3);
+    assert_memory_equal(b0->data, "xyz", 3);
+    assert_int_equal(b1->size, 0);
+    assert_int_equal(b2->size, sizeof big);
+    assert_memory_equal(b2->data, big, sizeof big);
+    size_t mapbase = (size_t)(artifact_manifest(a, &mlen) - 512);
+    assert_int_equal(mapbase % 4096, 0);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal((size_t)(artifact_blob_at(a, i)->data - (const uint8_t *)mapbase) % 4096,
+                         0);
+        assert_int_equal(artifact_blob_verify(a, i, &e), AIT_OK);
+    }
+    assert_string_equal(artifact_model_hash(a), "ab12");
+    assert_string_equal(artifact_ait_version(a), AIT_VERSION_STRING);
+    char feats[1024];
+    cpu_features(feats, sizeof feats);
+    assert_string_equal(artifact_cpu_needed(a), feats);
+    artifact_close(a);
+    artifact_close(NULL);
+    artifact_writer_free(NULL);
+
+    /* The sums file sits beside it and sha256sum agrees. */
+    assert_int_equal(artifact_sums_path(p, sums, sizeof sums, &e), AIT_OK);
+    char want[128];
+    path_in(want, sizeof want, "rt_sha256_sums.txt");
+    assert_string_equal(sums, want);
+    assert_true(exists(sums));
+    snprintf(cmd, sizeof cmd, "cd %s && sha256sum -c --quiet rt_sha256_sums.txt", dir);
+    assert_int_equal(system(cmd), 0);
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
+    assert_false(exists(tmp));
+
+    /* No manifest and no blobs is a valid (empty) artifact too. */
+    artifact_writer *w;
+    assert_int_equal(artifact_writer_begin(p, NULL, &w, &e), AIT_OK);
+    assert_int_equal(artifact_writer_finish(w, &e), AIT_OK);
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
+    assert_int_equal(artifact_blob_count(a), 0);
+    artifact_manifest(a, &mlen);
+    assert_int_equal(mlen, 0);
+    artifact_close(a);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_writer_errors(void **state)
+{
+    char p[128];
+    path_in(p, sizeof p, "bad.ait");
+    ait_error e = {0};
+    artifact_writer *w;
+    assert_int_equal(artifact_writer_begin("", NULL, &w, &e), AIT_E_INVALID_ARG);
+    char longname[300];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    artifact_info info = {.model_hash = longname};
+    assert_int_equal(artifact_writer_begin(p, &info, &w, &e), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "model hash"));
+    assert_int_equal(artifact_writer_begin(p, NULL, &w, &e), AIT_OK);
+    assert_int_equal(artifact_writer_blob(w, "a", "1", 1, &e), AIT_OK);
+    assert_int_equal(artifact_writer_blob(w, "a", "1", 1, &e), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "two blobs named 'a'"));
+    assert_int_equal(artifact_writer_blob(w, "", "1", 1, &e), AIT_E_INVALID_ARG);
+    assert_int_equal(artifact_writer_blob(w, longname, "1", 1, &e), AIT_E_INVALID_ARG);
+    artifact_writer_free(w);
+
+    /* A failed write (here the rename: the final path is a folder) leaves no temp file. */
+    char sub[128], tmp[160];
+    path_in(sub, sizeof sub, "adir.ait");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(write_test(sub, "", NULL, &e), AIT_E_IO);
+    assert_non_null(strstr(e.msg, sub));
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", sub, (long)getpid());
+    assert_false(exists(tmp));
+    rmdir(sub);
+    /* A folder that does not exist: refused, nothing created. */
+    assert_int_equal(write_test("/nonexistent/dir/x.ait", "", NULL, &e), AIT_E_IO);
+    assert_non_null(strstr(e.msg, "/nonexistent/dir/x.ait"));
+}
+
+/* ---- refusals ----------------------------------------------------------- */
+
+/* Opens p expecting a refusal whose message names p and contains `what`. */
+static void expect_refused(const char *p, const artifact_expect *x, const char *what)
+{
+    ait_error e = {0};
+    artifact *a = NULL;
+    ait_status s = artifact_open(p, x, &a, &e);
+    if (s == AIT_OK) fail_msg("%s opened but should be refused (%s)", p, what ? what : "");
+    assert_null(a);
+    assert_non_null(strstr(e.msg, p));
+    if (what && !strstr(e.msg, what)) fail_msg("message '%s' lacks '%s'", e.msg, what);
+}
+
+static void test_every_byte(void **state)
+{
+    char p[128];
+    path_in(p, sizeof p, "flip.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "ab12", NULL, &e), AIT_OK);
+    long n = file_size(p);
+    assert_true(n > 3 * 4096);
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    for (long i = 0; i < n; i++) {
+        uint8_t c;
+        assert_int_equal(pread(fd, &c, 1, i), 1);
+        uint8_t f = c ^ (uint8_t)(1u << (i % 8));
+        assert_int_equal(pwrite(fd, &f, 1, i), 1);
+        expect_refused(p, NULL, NULL);
+        assert_int_equal(pwrite(fd, &c, 1, i), 1);
+    }
+    close(fd);
+    artifact *a;
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
+    artifact_close(a);
+
+    /* The messages say what is wrong. Blob 'big' starts at 3*4096. */
+    fd = open(p, O_RDWR);
+    uint8_t c, f;
+    assert_int_equal(pread(fd, &c, 1, 3 * 4096 + 10), 1);
+    f = c ^ 1;
+    assert_int_equal(pwrite(fd, &f, 1, 3 * 4096 + 10), 1);
+    expect_refused(p, NULL, "blob 'big' sha256 mismatch (file corrupted)");
+    /* Deferred hashing opens it, and the check names the blob later. */
+    artifact_expect x = {.defer_blob_hash = 1};
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    assert_int_equal(artifact_blob_verify(a, 0, &e), AIT_OK);
+    assert_int_equal(artifact_blob_verify(a, 2, &e), AIT_E_SECURITY);
+    assert_non_null(strstr(e.msg, "blob 'big' sha256 mismatch"));
+    artifact_close(a);
+    assert_int_equal(pwrite(fd, &c, 1, 3 * 4096 + 10), 1);
+    assert_int_equal(pread(fd, &c, 1, 520), 1); /* in the manifest */
+    f = c ^ 1;
+    assert_int_equal(pwrite(fd, &f, 1, 520), 1);
+    expect_refused(p, NULL, "manifest sha256 mismatch");
+    assert_int_equal(pwrite(fd, &c, 1, 520), 1);
+    assert_int_equal(pwrite(fd, "X", 1, 0), 1);
+    expect_refused(p, NULL, "not an ait artifact");
+    assert_int_equal(pwrite(fd, "A", 1, 0), 1);
+    assert_int_equal(pwrite(fd, "\x02", 1, 8), 1);
+    expect_refused(p, NULL, "format version 2");
+    assert_int_equal(pwrite(fd, "\x01", 1, 8), 1);
+    close(fd);
+}
+
+static void test_truncated(void **state)
+{
+    char p[128], q[128];
+    path_in(p, sizeof p, "full.ait");
+    path_in(q, sizeof q, "cut.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "", NULL, &e), AIT_OK);
+    long n = file_size(p);
+    uint8_t *buf = malloc((size_t)n);
+    FILE *f = fopen(p, "rb");
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    long cuts[] = {0, 1, 7, 8, 100, 511, 512, 600, 4096, 8192, 3 * 4096, n - 4096, n - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        f = fopen(q, "wb");
+        assert_int_equal(fwrite(buf, 1, (size_t)cuts[i], f), (size_t)cuts[i]);
+        fclose(f);
+        expect_refused(q, NULL, "truncated");
+    }
+    char msg[128];
+    snprintf(msg, sizeof msg, "truncated (header says %ld bytes, file has %ld)", n, n - 1);
+    expect_refused(q, NULL, msg);
+    /* One byte too many is refused as well. */
+    f = fopen(q, "wb");
+    fwrite(buf, 1, (size_t)n, f);
+    fputc(0, f);
+    fclose(f);
+    expect_refused(q, NULL, "after the end");
+    free(buf);
+    expect_refused("/nonexistent/a.ait", NULL, "cannot open");
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Header fields a crafted file could set, with a valid header checksum:
+ * refused from the sizes alone, no read past the end. */
+static void test_crafted(void **state)
+{
+    char p[128], q[128];
+    path_in(p, sizeof p, "src.ait");
+    path_in(q, sizeof q, "crafted.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "", NULL, &e), AIT_OK);
+    long n = file_size(p);
+    uint8_t *buf = malloc((size_t)n);
+    FILE *f = fopen(p, "rb");
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    static const struct {
+        int field;
+        uint64_t v;
+    } cases[] = {
+        {360, UINT64_MAX},
+        {360, UINT64_MAX - 600},
+        {360, 1u << 20},
+        {400, 0},
+        {400, UINT64_MAX - 7},
+        {408, UINT64_MAX / 256},
+        {408, UINT64_MAX},
+        {408, 1000},
+        {416, UINT64_MAX},
+        {416, 0},
+        {416, 512},
+        {352, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t *c = malloc((size_t)n);
+        memcpy(c, buf, (size_t)n);
+        put64(c + cases[i].field, cases[i].v);
+        sha256(c, 480, c + 480);
+        f = fopen(q, "wb");
+        fwrite(c, 1, (size_t)n, f);
+        fclose(f);
+        expect_refused(q, NULL, NULL);
+        free(c);
+    }
+    /* A blob entry pointing past the end, with table and header sums fixed. */
+    uint8_t *c = malloc((size_t)n);
+    memcpy(c, buf, (size_t)n);
+    uint64_t tab = 0;
+    for (int i = 7; i >= 0; i--) tab = tab << 8 | c[400 + i];
+    put64(c + tab + 2 * 256 + 216, UINT64_MAX - 100); /* 'big' length */
+    sha256(c + tab, 3 * 256, c + 424);
+    sha256(c, 480, c + 480);
+    f = fopen(q, "wb");
+    fwrite(c, 1, (size_t)n, f);
+    fclose(f);
+    expect_refused(q, NULL, "blob 'big' lies outside the file");
+    free(c);
+    free(buf);
+}
+
+static void test_wrong_model(void **state)
+{
+    char p[128];
+    path_in(p, sizeof p, "model.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "ab12", NULL, &e), AIT_OK);
+    artifact_expect x = {.model_hash = "cd34"};
+    expect_refused(p, &x, "made from model sha256 ab12, this model is cd34");
+}
+
+static void test_missing_cpu_feature(void **state)
+{
+    char p[128];
+    path_in(p, sizeof p, "cpu.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "", "sse4.2,avx9000", &e), AIT_OK);
+    expect_refused(p, NULL, "needs CPU feature avx9000, which this machine lacks");
+    artifact_expect x = {.skip_cpu_check = 1};
+    artifact *a;
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    assert_string_equal(artifact_cpu_needed(a), "sse4.2,avx9000");
+    artifact_close(a);
+}
+
+/* ---- a save killed midway ----------------------------------------------- */
+
+static void kill_after(void *ctx, size_t index, size_t count)
+{
+    if (index == *(size_t *)ctx) raise(SIGKILL);
+}
+
+/* In a child: writes 40 blobs of 64 KiB at p and is killed after blob `at`. */
+static void killed_save(const char *p, size_t at)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        static uint8_t data[65536];
+        memset(data, 0x5a, sizeof data);
+        artifact_info info = {.on_blob = kill_after, .ctx = &at};
+        artifact_writer *w;
+        if (artifact_writer_begin(p, &info, &w, NULL) != AIT_OK) _exit(2);
+        artifact_writer_manifest(w, "{\"new\":1}", 9, NULL);
+        for (int i = 0; i < 40; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "blob%d", i);
+            artifact_writer_blob(w, name, data, sizeof data, NULL);
+        }
+        artifact_writer_finish(w, NULL);
+        _exit(3); /* not reached: killed in finish */
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* What it left is only a temp file; remove it. */
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)pid);
+    assert_true(exists(tmp));
+    unlink(tmp);
+}
+
+static void test_killed_save(void **state)
+{
+    char p[128], sums[128], cmd[256];
+    ait_error e = {0};
+    /* No previous artifact: nothing appears under the final name. */
+    path_in(p, sizeof p, "killed.ait");
+    killed_save(p, 10);
+    assert_false(exists(p));
+    assert_int_equal(artifact_sums_path(p, sums, sizeof sums, &e), AIT_OK);
+    assert_false(exists(sums));
+    /* A previous artifact stays whole and still matches its sums. */
+    assert_int_equal(write_test(p, "old", NULL, &e), AIT_OK);
+    killed_save(p, 0);
+    killed_save(p, 39);
+    artifact *a;
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
+    assert_string_equal(artifact_model_hash(a), "old");
+    assert_int_equal(artifact_blob_count(a), 3);
+    artifact_close(a);
+    snprintf(cmd, sizeof cmd, "cd %s && sha256sum -c --quiet killed_sha256_sums.txt", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+    snprintf(dir, sizeof dir, "/tmp/ait_artifact_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256_vectors),
+        cmocka_unit_test(test_cpu),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_writer_errors),
+        cmocka_unit_test(test_every_byte),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_crafted),
+        cmocka_unit_test(test_wrong_model),
+        cmocka_unit_test(test_missing_cpu_feature),
+        cmocka_unit_test(test_killed_save),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
