@@ -2,6 +2,7 @@
 #ifndef AIT_CLI_H
 #define AIT_CLI_H
 #include "ait.h"
+#include "core/timer.h"
 #include "io/model.h"
 
 int cmd_run(int argc, char **argv);
@@ -24,6 +25,4 @@ typedef struct input_opts {
 ait_status inputs_make(const ait_model *m, const input_opts *o, ait_tensor **tensors,
                        ait_error *e);
 
-/* Monotonic time in seconds. */
-double now_sec(void);
 #endif

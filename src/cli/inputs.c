@@ -10,13 +10,6 @@
 #include "io/npy.h"
 #include "tune/samples.h"
 
-double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int input_index(const ait_model *m, const char *name)
 {
     for (int i = 0; i < m->g->n_inputs; i++)

@@ -5,10 +5,11 @@
  * nodes with output buffers that are kept and reused across runs. */
 #include "runtime/exec.h"
 
+#include "core/timer.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_IO 512 /* inputs or outputs of one node; the loader refuses more */
 #define FOLD_MAX_BYTES ((size_t)64 << 20) /* larger results are computed at run time */
@@ -42,12 +43,6 @@ struct exec {
     const op_def **defs;  /* per node: the op it runs (its own, or a backend's) */
 };
 
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void exec_set_profile(exec *x, exec_profile *p) { x->prof = p; }
 

@@ -7,15 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/timer.h"
 #include "graph/cost.h"
 #include "runtime/exec.h"
-
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void inspection_free(inspection *r)
 {

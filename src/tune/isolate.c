@@ -1,5 +1,7 @@
 #include "tune/isolate.h"
 
+#include "core/timer.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -58,12 +60,6 @@ static _Noreturn void child_main(int fd, pid_t parent, const isolate_opts *o, is
     _exit(ok ? 0 : 125);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Waits for pid, retrying on signals; returns its wait status. */
 static int reap(pid_t pid)
@@ -88,7 +84,7 @@ typedef struct inbuf {
 static int read_until(int fd, double deadline, inbuf *b)
 {
     for (;;) {
-        double left = deadline - now_s();
+        double left = deadline - now_sec();
         if (left <= 0) return 0;
         struct pollfd pf = {fd, POLLIN, 0};
         /* At most a minute per wait: a huge or infinite timeout must not
@@ -122,7 +118,7 @@ static bool wait_until(pid_t pid, double deadline, int *st)
         pid_t w = waitpid(pid, st, WNOHANG);
         if (w == pid) return true;
         if (w < 0 && errno != EINTR) return true; /* already gone: nothing to reap */
-        if (now_s() >= deadline) return false;
+        if (now_sec() >= deadline) return false;
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
@@ -206,7 +202,7 @@ ait_status isolate_run(const isolate_opts *o, isolate_fn fn, void *ctx, isolate_
         child_main(fds[1], parent, o, fn, ctx);
     }
     close(fds[1]);
-    double deadline = now_s() + o->timeout;
+    double deadline = now_sec() + o->timeout;
     inbuf b = {0};
     int st = 0, rd = read_until(fds[0], deadline, &b);
     int rerr = errno;

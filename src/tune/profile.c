@@ -1,5 +1,7 @@
 #include "tune/profile.h"
 
+#include "core/timer.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,7 @@ profile_opts profile_defaults(void)
 static int64_t mono_ns(void *ctx)
 {
     (void)ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return now_ns();
 }
 
 /* Sample standard deviation over the mean; 0 for a zero mean (a clock too
