@@ -272,10 +272,8 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
         g->inputs[g->n_inputs++] = id;
         s = set_type(L, &g->vals[id], vi->type, "input");
     }
-    for (size_t i = 0; i < gp->n_node && s == AIT_OK; i++) {
-        g->cap_nodes = (int)gp->n_node;
-        s = load_node(L, g, gp->node[i], (int)i);
-    }
+    g->cap_nodes = (int)gp->n_node;
+    for (size_t i = 0; i < gp->n_node && s == AIT_OK; i++) s = load_node(L, g, gp->node[i], (int)i);
     for (size_t i = 0; i < gp->n_output && s == AIT_OK; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
         int id = vi->name ? resolve(g, vi->name) : -1;
