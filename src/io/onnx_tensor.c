@@ -2,6 +2,7 @@
  * little-endian data, and external data files confined to the model's folder. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,25 @@
 #include "io/model.h"
 #include "io/onnx_tensor.h"
 #include "onnx.pb-c.h"
+
+/* True when walking the components of the relative path loc ever climbs above
+ * its starting folder ("a/../../b"). Checked before the file system is asked,
+ * so the refusal does not depend on whether the target exists. */
+static bool path_climbs_out(const char *loc)
+{
+    int depth = 0;
+    for (const char *p = loc; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            if (--depth < 0) return true;
+        } else if (n && !(n == 1 && p[0] == '.')) {
+            depth++;
+        }
+        p += n;
+        while (*p == '/') p++;
+    }
+    return false;
+}
 
 static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *dst, size_t need,
                            const char *what, ait_error *e)
@@ -33,6 +53,9 @@ static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *d
     if (loc[0] == '/')
         return err_set(e, AIT_E_SECURITY, "%s: external data path '%s' is absolute; it must be "
                        "relative to the model's folder", what, loc);
+    if (path_climbs_out(loc))
+        return err_set(e, AIT_E_SECURITY,
+                       "%s: external data path '%s' leaves the model's folder %s", what, loc, dir);
     char joined[PATH_MAX], real[PATH_MAX];
     if (snprintf(joined, sizeof joined, "%s/%s", dir, loc) >= (int)sizeof joined)
         return err_set(e, AIT_E_IO, "%s: external data path '%s' is too long", what, loc);

@@ -80,6 +80,7 @@ with open(os.path.join(out, "sub", "weights.bin"), "wb") as f:
     f.write(np.arange(6, dtype=np.float32).tobytes())
 write("ext_ok.onnx", ext("sub/weights.bin"))
 write("ext_escape.onnx", ext("../../../../etc/passwd"))
+write("ext_escape_missing.onnx", ext("sub/../../no_such_folder/w.bin"))
 write("ext_absolute.onnx", ext("/etc/passwd"))
 write("ext_missing.onnx", ext("sub/nope.bin"))
 write("ext_short.onnx", ext("sub/weights.bin", length=400))

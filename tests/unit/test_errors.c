@@ -69,6 +69,7 @@ static void test_external_data(void **state)
 {
     (void)state;
     load_fails("ext_escape.onnx", AIT_E_SECURITY, "leaves the model's folder");
+    load_fails("ext_escape_missing.onnx", AIT_E_SECURITY, "leaves the model's folder");
     load_fails("ext_absolute.onnx", AIT_E_SECURITY, "absolute");
     load_fails("ext_missing.onnx", AIT_E_IO, "nope.bin");
     load_fails("ext_short.onnx", AIT_E_PARSE, "length 400");
