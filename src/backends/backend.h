@@ -18,11 +18,31 @@
 #include "graph/graph.h"
 #include "ops/op.h"
 
+/* What a backend prepared for a built module (packed or reordered weights,
+ * the layouts its primitives chose), as named byte blobs. The tuner saves
+ * them into the artifact; at load they are handed back to build, which then
+ * uses them in place (they live in the read-only mapping, 4096-aligned) and
+ * does no packing and no search. */
+typedef struct prep_blob {
+    char name[64];      /* unique within the built module, e.g. "conv1.w" */
+    const void *data;
+    size_t size;
+} prep_blob;
+
+typedef struct prepared {
+    int n;
+    const prep_blob *blobs;
+} prepared;
+
 /* A candidate's configuration: which backend, and how. */
 typedef struct candidate_cfg {
     const char *backend; /* "reference", "openblas", ... */
     int threads;         /* 1 or more */
     char variant[32];    /* backend-specific (kernel variant, quantisation); "" default */
+    /* At load from an artifact: what save() gave when it was tuned, for build
+     * to use instead of preparing anew (a backend checks that each blob still
+     * fits, e.g. by size, and refuses with a message if not). NULL: prepare. */
+    const prepared *prep;
 } candidate_cfg;
 
 typedef struct built built; /* a backend's prepared module, opaque */
@@ -45,6 +65,9 @@ typedef struct backend {
      * owned by the built module, valid until its next run. */
     ait_status (*run)(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e);
     void (*free)(built *bm);
+    /* What bm prepared, to be saved in the artifact: out->blobs point into bm
+     * and stay valid until free. NULL function, or n 0: nothing to save. */
+    ait_status (*save)(const built *bm, prepared *out, ait_error *e);
 } backend;
 
 /* The registry (registry.c, one line per backend). backend_find gives
