@@ -29,6 +29,9 @@ typedef struct insp_args {
     bool json, dry_run;
     double timeout;       /* tune: seconds per candidate */
     profile_opts prof;    /* tune: --warmup --window --cv --cap */
+    bool clear_cache;     /* tune: --clear-cache */
+    bool no_cache;        /* tune: --no-cache */
+    int max_batches;      /* tune: --max-batches-per-size (0: all) */
 } insp_args;
 
 /* Parses argv for command `cmd` (groups: the INSP_* it accepts). Returns -1

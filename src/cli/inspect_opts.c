@@ -12,7 +12,7 @@
 enum {
     O_DATA = 256, O_BATCHES, O_DIM, O_THREADS, O_RUNS, O_SELECT, O_TOP, O_SEL_SHARE, O_SEL_DEPTH,
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
-    O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_HELP,
+    O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -35,13 +35,16 @@ static const struct {
     {{"min-share", required_argument, 0, O_MIN_SHARE}, INSP_VIEW},
     {{"limit", required_argument, 0, O_LIMIT}, INSP_VIEW},
     {{"module", required_argument, 0, O_MODULE}, INSP_VIEW},
-    {{"json", no_argument, 0, O_JSON}, INSP_VIEW},
+    {{"json", no_argument, 0, O_JSON}, INSP_VIEW | INSP_DRY_RUN},
     {{"dry-run", no_argument, 0, O_DRY_RUN}, INSP_DRY_RUN},
     {{"timeout", required_argument, 0, O_TIMEOUT}, INSP_DRY_RUN},
     {{"warmup", required_argument, 0, O_WARMUP}, INSP_DRY_RUN},
     {{"window", required_argument, 0, O_WINDOW}, INSP_DRY_RUN},
     {{"cv", required_argument, 0, O_CV}, INSP_DRY_RUN},
     {{"cap", required_argument, 0, O_CAP}, INSP_DRY_RUN},
+    {{"clear-cache", no_argument, 0, O_CLEAR_CACHE}, INSP_DRY_RUN},
+    {{"no-cache", no_argument, 0, O_NO_CACHE}, INSP_DRY_RUN},
+    {{"max-batches-per-size", required_argument, 0, O_MAX_BATCHES}, INSP_DRY_RUN},
     {{"help", no_argument, 0, O_HELP}, 0},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
@@ -141,6 +144,9 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_WINDOW: ok = parse_int(optarg, 2, 100000, &v), a->prof.window = (int)v; break;
         case O_CV: ok = parse_share(optarg, &a->prof.cv) && a->prof.cv > 0; break;
         case O_CAP: ok = parse_int(optarg, 2, 1000000, &v), a->prof.cap = (int)v; break;
+        case O_CLEAR_CACHE: a->clear_cache = true; break;
+        case O_NO_CACHE: a->no_cache = true; break;
+        case O_MAX_BATCHES: ok = parse_int(optarg, 1, 1 << 20, &v), a->max_batches = (int)v; break;
         case 'h':
         case O_HELP: fputs(help, stdout); return 0;
         default: fputs(help, stderr); return 2;

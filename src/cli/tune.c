@@ -1,14 +1,16 @@
 /* ait tune: tries every candidate for each selected module and batch
- * bucket, validates and times it, and reports the strategy's choice;
- * --dry-run says what it would do instead. (The .ait artifact, the cache
- * and JIT tuning are the next steps.) */
+ * bucket (or takes its result from the cache), validates and times it, and
+ * reports the strategy's choice as tables or --json; --dry-run says what it
+ * would do instead. (The .ait artifact and JIT tuning are the next steps.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/inspect_cli.h"
+#include "tune/cache.h"
 #include "tune/tuner.h"
 
 static const char *tune_help =
@@ -21,7 +23,8 @@ static const char *tune_help =
     "keeps the one the module's strategy picks. The baseline (the reference\n"
     "backend, one thread) stays unless a candidate beats it by 1%. Batch sizes\n"
     "are tuned at their power-of-two buckets (3 -> 4). This version reports the\n"
-    "choices; writing the .ait artifact comes next.\n"
+    "choices; writing the .ait artifact comes next. Progress goes to stderr: a bar\n"
+    "on a terminal, else one line per candidate.\n"
     "\n"
     "options:\n"
     "  --dry-run              print what tuning would do; build and time nothing\n"
@@ -44,8 +47,23 @@ static const char *tune_help =
     "  --select-depth N       the depth --top and --select-min-share pick at (default 1)\n"
     "  --strategy NAME        first-wins, one-backend:NAME, max-throughput (default),\n"
     "                         min-latency, latency-budget:MS\n"
+    "  --max-batches-per-size N  validate on at most N distinct sample batches per\n"
+    "                         bucket (default: all; timing uses the first)\n"
+    "  --json                 print the whole report as one JSON document on stdout\n"
+    "  --no-cache             neither read nor write the results cache\n"
+    "  --clear-cache          remove ait's entries from the cache folder first\n"
     "\n"
-    "The cache folder is $AIT_CACHE_DIR, else ~/.cache/ait.\n"
+    "Samples of one shape (apart from batch axes) are batched together, several\n"
+    "shapes give several batches; a module with dynamic axes is also validated at\n"
+    "the smallest and the largest input shapes the samples give.\n"
+    "\n"
+    "Results are cached in $AIT_CACHE_DIR, else ~/.cache/ait: one file per\n"
+    "candidate trial, keyed by the module's graph and weights, its input shapes\n"
+    "and bytes, the candidate, the profiling options, the ait version and the\n"
+    "CPU. A re-run takes them from there (\"cached\") and runs nothing. Results\n"
+    "that passed or failed validation are cached; crashes, timeouts and errors\n"
+    "are not (they may not happen again). A cache folder that cannot be used is\n"
+    "a warning, never a failure.\n"
     "\n"
     "examples:\n"
     "  ait tune models/mlp.onnx --batch-sizes 1,8 --threads 2\n"
@@ -55,54 +73,117 @@ static void print_module(const inspection *r, const tune_module *tm)
 {
     printf("\n== module '%s' at batch %d (strategy %s)\n", report_name(r, tm->module), tm->batch,
            tm->strategy);
-    printf("  %-16s %-6s %12s %12s %12s %9s  %s\n", "candidate", "status", "median ms",
+    if (tm->n_sets > 1 || tm->max_shape[0]) {
+        printf("  validated on %d input set%s", tm->n_sets, tm->n_sets == 1 ? "" : "s");
+        if (tm->max_shape[0]) printf(", incl. min shape (%s) and max shape (%s)",
+                                     tm->min_shape, tm->max_shape);
+        printf("\n");
+    }
+    printf("  %-16s %-8s %12s %12s %12s %9s  %s\n", "candidate", "status", "median ms",
            "spread ms", "items/s", "speedup", "max rel err");
     for (int c = 0; c < tm->n_cands; c++) {
         const tune_cand *tc = &tm->cands[c];
         char mark = c == tm->chosen ? '*' : ' ';
         if (!tc->valid) {
-            printf("%c %-16s %-6s %s\n", mark, tc->name, "failed", tc->reason);
+            printf("%c %-16s %-8s %s%s\n", mark, tc->name, tune_cand_status(tc), tc->reason,
+                   tc->cached ? " (cached)" : "");
             continue;
         }
-        printf("%c %-16s %-6s %12.3f %12.3f %12.1f %8.2fx  %.2g%s\n", mark, tc->name, "ok",
+        printf("%c %-16s %-8s %12.3f %12.3f %12.1f %8.2fx  %.2g%s%s\n", mark, tc->name, "ok",
                tc->prof.median * 1e3, (tc->prof.p90 - tc->prof.p10) * 1e3, tc->prof.throughput,
-               tc->speedup, tc->max_rel, tc->prof.converged ? "" : " (not converged)");
+               tc->speedup, tc->max_rel, tc->prof.converged ? "" : " (not converged)",
+               tc->cached ? " (cached)" : "");
     }
     printf("  chosen: %s. %s\n", tm->cands[tm->chosen].name, tm->why);
 }
 
+/* One row per module and bucket: the choice, its median and speedup, why;
+ * a module none of whose candidates passed says it keeps the baseline. */
+static void print_summary(const inspection *r, const tune_report *rep)
+{
+    printf("\nsummary\n  %-24s %6s  %-16s %10s %9s  %s\n", "module", "batch", "chosen",
+           "median ms", "speedup", "why");
+    for (int i = 0; i < rep->n; i++) {
+        const tune_module *tm = &rep->mods[i];
+        const tune_cand *tc = &tm->cands[tm->chosen];
+        char med[32] = "-", sp[32] = "-";
+        if (tc->valid) {
+            snprintf(med, sizeof med, "%.3f", tc->prof.median * 1e3);
+            snprintf(sp, sizeof sp, "%.2fx", tc->speedup);
+        }
+        printf("  %-24s %6d  %-16s %10s %9s  ", report_name(r, tm->module), tm->batch, tc->name,
+               med, sp);
+        if (!tm->cands[0].valid)
+            printf("every candidate failed, the baseline too (%s): the module runs untuned\n",
+                   tm->cands[0].reason);
+        else if (tm->all_failed)
+            printf("all %d candidates failed: the module keeps the baseline\n", tm->n_cands - 1);
+        else
+            printf("%s\n", tm->why);
+    }
+}
+
+/* The cache folder to use, or NULL (no cache: --no-cache, or no HOME and
+ * no AIT_CACHE_DIR, which is said). */
+static const char *cache_for(const insp_args *a, char *buf, size_t n)
+{
+    if (a->no_cache) return NULL;
+    const char *d = cache_default_dir(buf, n);
+    if (!d)
+        fprintf(stderr, "ait: warning: cache: neither AIT_CACHE_DIR nor HOME is set: tuning "
+                        "without a cache\n");
+    return d;
+}
+
 static int tune_for_real(const insp_args *a, insp_state *s)
 {
+    char cbuf[4096];
+    const char *cache = cache_for(a, cbuf, sizeof cbuf);
+    ait_error e = {0};
+    if (a->clear_cache) {
+        char dbuf[4096];
+        const char *dir = cache ? cache : cache_default_dir(dbuf, sizeof dbuf);
+        int removed = 0;
+        if (dir && cache_clear(dir, &removed, &e) != AIT_OK)
+            fprintf(stderr, "ait: warning: cache: %s\n", e.msg);
+        else if (dir)
+            fprintf(stderr, "cache: cleared %d entr%s from %s\n", removed,
+                    removed == 1 ? "y" : "ies", dir);
+    }
     tune_opts o = {.samples = s->samples, .n_batch = a->n_batch, .sel = &s->sel,
-                   .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof};
+                   .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
+                   .progress_bar = isatty(STDERR_FILENO), .cache_dir = cache,
+                   .max_batches = a->max_batches};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
-    ait_error e = {0};
     if (tune_run(s->m, s->r, &o, &rep, &e) != AIT_OK) {
         fprintf(stderr, "ait tune: %s\n", e.msg);
         return 1;
     }
+    if (a->json) {
+        json_w w = {.pretty = true};
+        tune_report_json(&w, s->r, rep);
+        char *text = json_finish(&w, &e);
+        tune_report_free(rep);
+        if (!text) {
+            fprintf(stderr, "ait tune: %s\n", e.msg);
+            return 1;
+        }
+        fputs(text, stdout);
+        free(text);
+        return 0;
+    }
     printf("tuned %s: %d module%s x bucket\n", a->model, rep->n, rep->n == 1 ? "" : "s");
     for (int i = 0; i < rep->n; i++) print_module(s->r, &rep->mods[i]);
-    printf("\nsummary\n  %-24s %6s  %-16s %9s\n", "module", "batch", "chosen", "speedup");
-    for (int i = 0; i < rep->n; i++) {
-        const tune_module *tm = &rep->mods[i];
-        printf("  %-24s %6d  %-16s %8.2fx\n", report_name(s->r, tm->module), tm->batch,
-               tm->cands[tm->chosen].name, tm->cands[tm->chosen].speedup);
-    }
+    print_summary(s->r, rep);
+    if (rep->cache_on)
+        printf("cache: %d candidate%s from the cache, %d run, in %s\n", rep->cached,
+               rep->cached == 1 ? "" : "s", rep->trials, rep->cache_dir);
+    else
+        printf("cache: off (%d candidate%s run)\n", rep->trials, rep->trials == 1 ? "" : "s");
     printf("(no .ait artifact yet: saving the plan and prepared weights is the next step)\n");
     tune_report_free(rep);
     return 0;
-}
-
-/* $AIT_CACHE_DIR, else ~/.cache/ait. */
-static const char *cache_dir(char *buf, size_t n)
-{
-    const char *d = getenv("AIT_CACHE_DIR");
-    if (d && *d) return d;
-    const char *home = getenv("HOME");
-    snprintf(buf, n, "%s/.cache/ait", home && *home ? home : ".");
-    return buf;
 }
 
 static void dry_run_module(const insp_state *s, int m, const char *strategy, int threads)
@@ -153,7 +234,7 @@ int cmd_tune(int argc, char **argv)
         return rc;
     }
     char buf[4096], bs[128] = "";
-    const char *cache = cache_dir(buf, sizeof buf);
+    const char *cache = a.no_cache ? NULL : cache_default_dir(buf, sizeof buf);
     struct stat sb;
     for (int i = 0, len = 0; i < s.r->n_batch; i++)
         len += snprintf(bs + len, sizeof bs - (size_t)len, "%s%d", i ? "," : "", s.r->batch[i]);
@@ -161,7 +242,11 @@ int cmd_tune(int argc, char **argv)
     printf("  samples     %d (%s)\n", s.samples->n, a.data ? a.data : "generated");
     printf("  batch sizes %s (%s)\n", bs,
            s.r->static_shapes ? "shapes assumed static" : "batch and dynamic axes detected");
-    printf("  cache       %s%s\n", cache, stat(cache, &sb) == 0 ? "" : " (would be created)");
+    if (cache)
+        printf("  cache       %s%s%s\n", cache, stat(cache, &sb) == 0 ? "" : " (would be created)",
+               a.clear_cache ? " (would be cleared first)" : "");
+    else
+        printf("  cache       none (%s)\n", a.no_cache ? "--no-cache" : "neither AIT_CACHE_DIR nor HOME is set");
     printf("  modules     %d selected of %d\n", s.sel.n, s.r->tree->n - 1);
     for (int i = 0; i < s.sel.n; i++)
         dry_run_module(&s, s.sel.items[i].module, s.sel.items[i].strategy, a.threads);

@@ -1,16 +1,22 @@
 /* The tuner (see tuner.h). */
 #include "tune/tuner.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu.h"
+#include "core/timer.h"
 #include "graph/extract.h"
 #include "runtime/exec.h"
+#include "tune/cache.h"
 #include "tune/isolate.h"
 #include "tune/strategy.h"
 #include "tune/validate.h"
+
+#define MAX_PORTS 64
 
 int tune_bucket(int b)
 {
@@ -26,67 +32,291 @@ void tune_report_free(tune_report *r)
     free(r);
 }
 
-/* What one candidate's trial needs; the child process sees a copy. */
+const char *tune_cand_status(const tune_cand *c)
+{
+    return c->valid ? "ok" : c->errored ? "failed" : "rejected";
+}
+
+/* ---- sample batches ---- */
+
+/* One batch of model inputs at a bucket. */
+typedef struct tbatch {
+    tensor **inputs;    /* model inputs, owned */
+    int group;          /* the shape group of its samples */
+    bool first;         /* the group's first batch */
+    bool in_cap;        /* among the first max_batches batches */
+    const char *source; /* its first sample's file */
+} tbatch;
+
+/* Samples of one shape apart from batch axes can share a batch. */
+static bool same_shapes(const ait_model *m, const sample *a, const sample *b)
+{
+    for (int i = 0; i < m->g->n_inputs; i++) {
+        const tensor *x = a->values[i], *y = b->values[i];
+        if (x->kind != y->kind || x->rank != y->rank) return false;
+        int ax = samples_batch_axis(m, i);
+        for (int d = 0; d < x->rank; d++)
+            if (d != ax && x->dims[d] != y->dims[d]) return false;
+    }
+    return true;
+}
+
+/* Rows a sample gives a batch: its size along the first batch axis. */
+static int64_t sample_rows(const ait_model *m, const sample *x)
+{
+    for (int i = 0; i < m->g->n_inputs; i++) {
+        int ax = samples_batch_axis(m, i);
+        const tensor *t = x->values[i];
+        if (ax >= 0 && ax < t->rank) return t->dims[ax] > 0 ? t->dims[ax] : 1;
+    }
+    return 1;
+}
+
+static void batches_free(const ait_model *m, tbatch *bs, int n)
+{
+    for (int k = 0; bs && k < n; k++) {
+        for (int i = 0; bs[k].inputs && i < m->g->n_inputs; i++) ait_tensor_free(bs[k].inputs[i]);
+        free(bs[k].inputs);
+    }
+    free(bs);
+}
+
+/* The distinct batches at bucket b: per shape group (in the order of its
+ * first sample), consecutive samples until b rows are taken, the last
+ * batch cycling to the group's start when it runs short. Batches past the
+ * first `cap` (<= 0: no cap) are made only when they are a group's first
+ * (the min/max shape checks may need them). */
+static ait_status make_batches(const ait_model *m, const sample_set *set, int b, int cap,
+                               tbatch **out, int *n_out, int *n_groups, ait_error *e)
+{
+    int ns = set->n, ng = 0, n = 0, seen = 0;
+    int *group = calloc((size_t)ns + 1, sizeof *group), *idx = calloc((size_t)ns + 1, sizeof *idx);
+    sample *view = calloc((size_t)ns + 1, sizeof *view);
+    tbatch *bs = calloc((size_t)ns + 1, sizeof *bs); /* at most one batch per sample */
+    ait_status s = group && idx && view && bs ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int i = 0; s == AIT_OK && i < ns; i++) {
+        group[i] = -1;
+        for (int j = 0; j < i && group[i] < 0; j++)
+            if (same_shapes(m, &set->s[i], &set->s[j])) group[i] = group[j];
+        if (group[i] < 0) group[i] = ng++;
+    }
+    for (int g = 0; s == AIT_OK && g < ng; g++) {
+        int gn = 0;
+        for (int i = 0; i < ns; i++)
+            if (group[i] == g) idx[gn++] = i;
+        for (int j = 0; s == AIT_OK && j < gn; seen++) {
+            int k = j;
+            for (int64_t need = b; need > 0 && k < gn; k++) need -= sample_rows(m, &set->s[idx[k]]);
+            bool first = j == 0, in_cap = cap <= 0 || seen < cap;
+            if (first || in_cap) {
+                sample_set v = {.n_inputs = set->n_inputs, .n = gn, .s = view};
+                for (int t = 0; t < gn; t++) view[t] = set->s[idx[(j + t) % gn]];
+                tbatch *x = &bs[n];
+                *x = (tbatch){.group = g, .first = first, .in_cap = in_cap,
+                              .source = set->s[idx[j]].source};
+                x->inputs = calloc((size_t)m->g->n_inputs + 1, sizeof *x->inputs);
+                if (!x->inputs) s = err_set(e, AIT_E_NOMEM, "out of memory");
+                else n++;
+                if (s == AIT_OK) s = samples_batch(m, &v, b, x->inputs, e);
+            }
+            j = k;
+        }
+    }
+    free(group);
+    free(idx);
+    free(view);
+    if (s != AIT_OK) {
+        batches_free(m, bs, n);
+        return s;
+    }
+    *out = bs;
+    *n_out = n;
+    *n_groups = ng;
+    return AIT_OK;
+}
+
+/* ---- validation sets ---- */
+
+/* One set of module inputs a candidate is validated on, with the
+ * reference's outputs (made only when a candidate has to run). */
+typedef struct vset {
+    tensor *feed[MAX_PORTS], *ref[MAX_PORTS];
+    char label[320]; /* "" when it is the only set; else prefixes a failure */
+    int64_t numel;   /* elements of all its inputs: smallest and largest shapes */
+    int batch;       /* index of its batch */
+} vset;
+
+static void vsets_free(vset *vs, int n)
+{
+    for (int k = 0; vs && k < n; k++)
+        for (int j = 0; j < MAX_PORTS; j++) {
+            ait_tensor_free(vs[k].feed[j]);
+            ait_tensor_free(vs[k].ref[j]);
+        }
+    free(vs);
+}
+
+/* Whether the inspection saw a dynamic (non-batch) axis on a port of m;
+ * dyn_in[k] tells which of the module's inputs (sub's order) have one. */
+static bool module_dynamic(const inspection *insp, int mi, const graph *g, const graph *sub,
+                           bool *dyn_in)
+{
+    bool any = false;
+    const module_stats *st = &insp->st[mi];
+    for (int k = 0; k < sub->n_inputs; k++) dyn_in[k] = false;
+    for (int p = 0; p < st->n_ports; p++) {
+        const port_spec *ps = &st->ports[p];
+        bool dyn = false;
+        for (int d = 0; d < ps->axes.rank; d++) dyn |= ps->axes.kind[d] == AXIS_DYNAMIC;
+        any |= dyn;
+        for (int k = 0; dyn && !ps->output && k < sub->n_inputs; k++)
+            if (!strcmp(sub->vals[sub->inputs[k]].name, g->vals[ps->value].name)) dyn_in[k] = true;
+    }
+    return any;
+}
+
+/* "ids [1,7], attention_mask [1,7]": the inputs with dynamic axes (all of
+ * them when none is marked). */
+static void shapes_str(const graph *sub, const vset *v, const bool *dyn_in, char *buf, size_t n)
+{
+    bool any = false;
+    for (int k = 0; k < sub->n_inputs; k++) any |= dyn_in[k];
+    size_t at = 0;
+    buf[0] = 0;
+    for (int k = 0; k < sub->n_inputs && at + 1 < n; k++) {
+        if (any && !dyn_in[k]) continue;
+        char sh[128];
+        const tensor *t = v->feed[k];
+        int w = snprintf(buf + at, n - at, "%s%s %s", at ? ", " : "", sub->vals[sub->inputs[k]].name,
+                         shape_str(t->dims, t->rank, sh, sizeof sh));
+        at = w < 0 || (size_t)w >= n - at ? n - 1 : at + (size_t)w;
+    }
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : p ? p : "?";
+}
+
+/* ---- one candidate's trial, in the child ---- */
+
 typedef struct trial {
     const backend *b;
     const graph *sub;
     const candidate_cfg *cfg;
-    tensor *const *feed;
-    const tensor *const *ref;
+    const vset *sets;
+    int n_sets;
     const char *const *names;
-    const profile_opts *prof;
+    profile_opts prof;
     built *bm;
-    tensor *outs[64];
+    tensor *outs[MAX_PORTS];
     tune_cand res; /* what the child sends back */
 } trial;
 
 static ait_status trial_run_once(void *ctx, ait_error *e)
 {
     trial *t = ctx;
-    return t->b->run(t->bm, t->feed, t->outs, e);
+    return t->b->run(t->bm, (tensor *const *)t->sets[0].feed, t->outs, e);
 }
 
-/* In the child: build, run, validate, profile; the bytes sent back are the
- * filled tune_cand. Validation failures are results, not errors. */
+/* In the child: build, run and validate on every set (stopping at the
+ * first failure, whose reason names the set), profile on the first; the
+ * bytes sent back are the filled tune_cand. Validation failures are
+ * results, not errors. */
 static ait_status trial_fn(void *ctx, const void **out, size_t *len, ait_error *e)
 {
     trial *t = ctx;
     tune_cand *r = &t->res;
+    int no = t->sub->n_outputs;
     TRY(t->b->build(t->b, t->sub, t->cfg, &t->bm, e));
-    TRY(t->b->run(t->bm, t->feed, t->outs, e));
-    out_metrics m[64];
-    verdict v;
-    TRY(validate_outputs(t->ref, t->sub->n_outputs, (const tensor *const *)t->outs,
-                         t->sub->n_outputs, t->names, NULL, m, &v, e));
-    r->valid = v.pass;
-    snprintf(r->reason, sizeof r->reason, "%s", v.pass ? "" : v.reason);
+    r->valid = true;
+    r->reason[0] = 0;
     r->max_rel = 0;
     r->sqnr_db = INFINITY;
-    for (int j = 0; j < t->sub->n_outputs; j++) {
-        r->max_rel = fmax(r->max_rel, m[j].max_rel);
-        r->sqnr_db = fmin(r->sqnr_db, m[j].sqnr_db);
+    for (int k = 0; k < t->n_sets && r->valid; k++) {
+        const vset *v = &t->sets[k];
+        ait_status s = t->b->run(t->bm, (tensor *const *)v->feed, t->outs, e);
+        if (s != AIT_OK) return v->label[0] ? err_prefix(e, "%s: ", v->label) : s;
+        out_metrics m[MAX_PORTS];
+        verdict vd;
+        TRY(validate_outputs((const tensor *const *)v->ref, no, (const tensor *const *)t->outs, no,
+                             t->names, NULL, m, &vd, e));
+        for (int j = 0; j < no; j++) {
+            r->max_rel = fmax(r->max_rel, m[j].max_rel);
+            r->sqnr_db = fmin(r->sqnr_db, m[j].sqnr_db);
+        }
+        if (!vd.pass) {
+            r->valid = false;
+            snprintf(r->reason, sizeof r->reason, "%s%s%s", v->label, v->label[0] ? ": " : "",
+                     vd.reason);
+        }
     }
-    if (r->valid) TRY(profile_run(t->prof, trial_run_once, t, &r->prof, e));
+    if (r->valid) TRY(profile_run(&t->prof, trial_run_once, t, &r->prof, e));
     t->b->free(t->bm);
     *out = r;
     *len = sizeof *r;
     return AIT_OK;
 }
 
+/* ---- progress ---- */
+
+typedef struct progress {
+    const tune_opts *o;
+    int step, n_steps; /* module x bucket */
+    double t0;
+} progress;
+
+static const char *mod_name(const inspection *insp, int mi)
+{
+    return mi == 0 || !insp->tree->mods[mi].name[0] ? "(model)" : insp->tree->mods[mi].name;
+}
+
+/* Before candidate c of n: the bar (on a terminal) shows what runs now. */
+static void progress_start(const progress *p, const char *mod, int batch, const tune_cand *tc,
+                           int c, int n)
+{
+    if (p->o->quiet || !p->o->progress_bar) return;
+    char bar[21];
+    int fill = p->n_steps ? (int)(20.0 * ((p->step - 1) + (double)c / n) / p->n_steps) : 0;
+    for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
+    bar[20] = 0;
+    fprintf(stderr, "\r\033[Ktune [%s] module %d/%d %.32s @ batch %d: %s (%d/%d) %.0fs", bar,
+            p->step, p->n_steps, mod, batch, tc->name, c + 1, n, now_sec() - p->t0);
+    fflush(stderr);
+}
+
+/* After a candidate: one line of the log (not on a terminal). */
+static void progress_done(const progress *p, const char *mod, int batch, const tune_cand *tc)
+{
+    if (p->o->quiet || p->o->progress_bar) return;
+    fprintf(stderr, "tune: module %d/%d %s @ batch %d: %s: %s", p->step, p->n_steps, mod, batch,
+            tc->name, tune_cand_status(tc));
+    if (tc->valid) fprintf(stderr, ", %.3f ms", tc->prof.median * 1e3);
+    else fprintf(stderr, ": %s", tc->reason);
+    if (tc->cached) fputs(" (cached)\n", stderr);
+    else fprintf(stderr, " (%.1f s)\n", tc->secs);
+}
+
+/* ---- candidates ---- */
+
 /* The candidates for one module: the baseline first, then every available
  * backend that runs some of the module's nodes itself, at each thread count. */
-static void list_candidates(const graph *sub, const tune_opts *o, tune_module *tm)
+static void list_candidates(const graph *sub, const tune_opts *o, tune_module *tm,
+                            const backend **cb)
 {
     int threads = o->max_threads > 0 ? o->max_threads : 1;
+    int nb = o->backends ? o->n_backends : backend_count();
     tm->n_cands = 0;
-    for (int i = 0; i < backend_count() && tm->n_cands < TUNE_MAX_CANDS; i++) {
-        const backend *b = backend_at(i);
+    for (int i = 0; i < nb && tm->n_cands < TUNE_MAX_CANDS; i++) {
+        const backend *b = o->backends ? o->backends[i] : backend_at(i);
         char why[256];
         bool is_ref = strcmp(b->name, "reference") == 0;
         if (b->available && !b->available(why, sizeof why)) continue;
         if (!is_ref && backend_coverage(b, sub) == 0) continue;
         for (int t = 1; t <= threads && tm->n_cands < TUNE_MAX_CANDS; t++) {
             if (is_ref && t > 1) break; /* the reference ops use one thread */
+            cb[tm->n_cands] = b;
             tune_cand *c = &tm->cands[tm->n_cands++];
             memset(c, 0, sizeof *c);
             c->cfg.backend = b->name;
@@ -96,66 +326,233 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
     }
 }
 
-/* Tunes module `mi` at bucket b: feed its ports from a whole-model run. */
-static ait_status tune_one(const ait_model *m, const inspection *insp, const tune_opts *o,
-                           exec *whole, tensor **inputs, tune_module *tm, ait_error *e)
+/* What the whole run shares. */
+typedef struct tune_ctx {
+    const ait_model *m;
+    const inspection *insp;
+    const tune_opts *o;
+    exec *whole;
+    tbatch *batches;
+    int n_batches, n_groups;
+    tune_cache cache;
+    char cpu[512];          /* model and features */
+    progress prog;
+    tune_report *rep;
+} tune_ctx;
+
+/* The sets module sub is validated on at this bucket: its inputs from
+ * whole-model runs of the batches (see tuner.h for which). */
+static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *tm, vset **out,
+                            int *n_out, ait_error *e)
 {
-    const graph *g = m->g;
-    graph *sub = NULL;
-    int mi = tm->module;
-    TRY(graph_extract(g, insp->tree, mi, &sub, e));
-    ait_status s = AIT_OK;
-    tensor *feed[64] = {0}, *ref[64] = {0}, *outs[64];
-    const char *names[64];
+    const graph *g = x->m->g;
+    bool dyn_in[MAX_PORTS];
+    bool dyn = module_dynamic(x->insp, mi, g, sub, dyn_in) && x->n_groups > 1;
+    vset *vs = calloc((size_t)x->n_batches + 1, sizeof *vs);
+    tensor **outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    int n = 0;
+    ait_status s = vs && outs ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int bi = 0; s == AIT_OK && bi < x->n_batches; bi++) {
+        const tbatch *b = &x->batches[bi];
+        if (!b->in_cap && !(dyn && b->first)) continue;
+        vset *v = &vs[n++];
+        v->batch = bi;
+        s = exec_run(x->whole, b->inputs, outs, e);
+        for (int k = 0; s == AIT_OK && k < sub->n_inputs; k++) {
+            const char *name = sub->vals[sub->inputs[k]].name;
+            const tensor *t = exec_value(x->whole, graph_find_value(g, name));
+            if (!t) s = err_set(e, AIT_E_INTERNAL, "module input '%s' was not computed", name);
+            else s = tensor_clone(t, &v->feed[k], e);
+            if (s == AIT_OK) v->numel += tensor_numel(v->feed[k]);
+        }
+    }
+    free(outs);
+    int lo = -1, hi = -1; /* the sets of the smallest and the largest inputs */
+    for (int k = 0; s == AIT_OK && dyn && k < n; k++) {
+        if (!x->batches[vs[k].batch].first) continue;
+        if (lo < 0 || vs[k].numel < vs[lo].numel) lo = k;
+        if (hi < 0 || vs[k].numel > vs[hi].numel) hi = k;
+    }
+    if (s == AIT_OK && lo >= 0 && vs[lo].numel == vs[hi].numel) lo = hi = -1; /* one shape */
+    /* Drop the groups' first batches beyond the cap that are neither. */
+    int kept = 0;
+    for (int k = 0; s == AIT_OK && k < n; k++) {
+        if (!x->batches[vs[k].batch].in_cap && k != lo && k != hi) {
+            for (int j = 0; j < MAX_PORTS; j++) ait_tensor_free(vs[k].feed[j]);
+            continue;
+        }
+        if (k == lo) lo = kept;
+        if (k == hi) hi = kept;
+        if (kept != k) vs[kept] = vs[k];
+        kept++;
+    }
+    if (s == AIT_OK) n = kept;
+    tm->min_shape[0] = tm->max_shape[0] = 0;
+    for (int k = 0; s == AIT_OK && k < n; k++) {
+        vset *v = &vs[k];
+        const tbatch *b = &x->batches[v->batch];
+        if (k == lo || k == hi) {
+            char *sh = k == hi ? tm->max_shape : tm->min_shape;
+            shapes_str(sub, v, dyn_in, sh, sizeof tm->max_shape);
+            snprintf(v->label, sizeof v->label, "at %s shape (%s)", k == hi ? "max" : "min", sh);
+        } else if (n > 1) {
+            snprintf(v->label, sizeof v->label, "on batch %d of %d (from %s)", k + 1, n,
+                     base_name(b->source));
+        }
+    }
+    if (s != AIT_OK) {
+        vsets_free(vs, n);
+        return s;
+    }
+    *out = vs;
+    *n_out = n;
+    return AIT_OK;
+}
+
+/* The reference's outputs on every set, once a candidate has to run. */
+static ait_status make_refs(const graph *sub, vset *vs, int n, ait_error *e)
+{
     exec *rx = NULL;
-    if (sub->n_inputs > 64 || sub->n_outputs > 64)
-        s = err_set(e, AIT_E_UNSUPPORTED, "module '%s' has more than 64 inputs or outputs",
-                    insp->tree->mods[mi].name);
-    if (s == AIT_OK) s = exec_run(whole, inputs, outs, e);
-    for (int k = 0; s == AIT_OK && k < sub->n_inputs; k++) {
-        const tensor *v = exec_value(whole, graph_find_value(g, sub->vals[sub->inputs[k]].name));
-        if (!v) s = err_set(e, AIT_E_INTERNAL, "module input '%s' was not computed",
-                            sub->vals[sub->inputs[k]].name);
-        else s = tensor_clone(v, &feed[k], e);
+    tensor *outs[MAX_PORTS];
+    TRY(exec_create(sub, NULL, 1, &rx, e));
+    ait_status s = AIT_OK;
+    for (int k = 0; s == AIT_OK && k < n; k++) {
+        s = exec_run(rx, vs[k].feed, outs, e);
+        for (int j = 0; s == AIT_OK && j < sub->n_outputs; j++) s = tensor_clone(outs[j], &vs[k].ref[j], e);
     }
-    /* The reference outputs every candidate is judged against. */
-    if (s == AIT_OK) s = exec_create(sub, NULL, 1, &rx, e);
-    if (s == AIT_OK) s = exec_run(rx, feed, outs, e);
-    for (int j = 0; s == AIT_OK && j < sub->n_outputs; j++) {
-        s = tensor_clone(outs[j], &ref[j], e);
-        names[j] = sub->vals[sub->outputs[j]].name;
+    exec_free(rx);
+    return s;
+}
+
+/* The digest of what every candidate's result at this bucket depends on
+ * besides its configuration: the module (graph and weights, mdig), the
+ * inputs' shapes and bytes, the profiling options, ait and the CPU. */
+static void sets_digest(const tune_ctx *x, const uint8_t mdig[SHA256_BYTES], int bucket,
+                        const vset *vs, int n, int n_in, const profile_opts *p,
+                        uint8_t out[SHA256_BYTES])
+{
+    sha256_ctx h;
+    sha256_init(&h);
+    cache_hash_str(&h, "ait tune trial");
+    cache_hash_i64(&h, CACHE_FORMAT);
+    cache_hash_str(&h, AIT_VERSION_STRING);
+    cache_hash_str(&h, x->cpu);
+    sha256_update(&h, mdig, SHA256_BYTES);
+    cache_hash_i64(&h, bucket);
+    cache_hash_i64(&h, n);
+    for (int k = 0; k < n; k++) {
+        cache_hash_str(&h, vs[k].label);
+        for (int j = 0; j < n_in; j++) cache_hash_tensor(&h, vs[k].feed[j]);
     }
-    if (s == AIT_OK) list_candidates(sub, o, tm);
+    cache_hash_i64(&h, p->warmup);
+    cache_hash_i64(&h, p->window);
+    cache_hash_f64(&h, p->cv);
+    cache_hash_i64(&h, p->cap);
+    cache_hash_i64(&h, p->batch);
+    sha256_final(&h, out);
+}
+
+static void cand_key(const uint8_t sdig[SHA256_BYTES], const tune_cand *c, char hex[SHA256_HEX])
+{
+    sha256_ctx h;
+    uint8_t d[SHA256_BYTES];
+    sha256_init(&h);
+    sha256_update(&h, sdig, SHA256_BYTES);
+    cache_hash_str(&h, c->cfg.backend);
+    cache_hash_i64(&h, c->cfg.threads);
+    cache_hash_str(&h, c->cfg.variant);
+    cache_hash_str(&h, c->name);
+    sha256_final(&h, d);
+    sha256_hex(d, hex);
+}
+
+/* Takes a result's measurements (not its name or configuration). */
+static void take_result(tune_cand *dst, const tune_cand *src)
+{
+    dst->valid = src->valid;
+    memcpy(dst->reason, src->reason, sizeof dst->reason);
+    dst->reason[sizeof dst->reason - 1] = 0;
+    dst->max_rel = src->max_rel;
+    dst->sqnr_db = src->sqnr_db;
+    dst->prof = src->prof;
+}
+
+/* Tunes module tm->module at bucket tm->batch. mdig: the module's graph and
+ * weights digest, computed when *have_mdig is false. */
+static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYTES],
+                           bool *have_mdig, ait_error *e)
+{
+    const tune_opts *o = x->o;
+    int mi = tm->module;
+    const char *mname = mod_name(x->insp, mi);
+    graph *sub = NULL;
+    TRY(graph_extract(x->m->g, x->insp->tree, mi, &sub, e));
+    ait_status s = AIT_OK;
+    vset *vs = NULL;
+    int n_sets = 0;
+    const char *names[MAX_PORTS];
+    if (sub->n_inputs > MAX_PORTS || sub->n_outputs > MAX_PORTS)
+        s = err_set(e, AIT_E_UNSUPPORTED, "module '%s' has more than %d inputs or outputs", mname,
+                    MAX_PORTS);
+    if (s == AIT_OK && !*have_mdig) {
+        sha256_ctx h;
+        sha256_init(&h);
+        cache_hash_graph(&h, sub);
+        cache_hash_weights(&h, sub);
+        sha256_final(&h, mdig);
+        *have_mdig = true;
+    }
+    if (s == AIT_OK) s = make_sets(x, mi, sub, tm, &vs, &n_sets, e);
+    tm->n_sets = n_sets;
+    for (int j = 0; s == AIT_OK && j < sub->n_outputs; j++) names[j] = sub->vals[sub->outputs[j]].name;
+    profile_opts prof = o->prof;
+    prof.batch = tm->batch; /* throughput in items per second */
+    uint8_t sdig[SHA256_BYTES];
+    if (s == AIT_OK) sets_digest(x, mdig, tm->batch, vs, n_sets, sub->n_inputs, &prof, sdig);
+    const backend *cb[TUNE_MAX_CANDS];
+    if (s == AIT_OK) list_candidates(sub, o, tm, cb);
+    bool have_refs = false;
     for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) {
         tune_cand *tc = &tm->cands[c];
-        trial t = {.b = backend_find(tc->cfg.backend), .sub = sub, .cfg = &tc->cfg, .feed = feed,
-                   .ref = (const tensor *const *)ref, .names = names, .prof = &o->prof};
-        t.res = *tc;
-        if (!o->quiet)
-            fprintf(stderr, "tune: %s @ batch %d: %s ...\n", insp->tree->mods[mi].name[0]
-                    ? insp->tree->mods[mi].name : "(model)", tm->batch, tc->name);
+        char key[SHA256_HEX];
+        cand_key(sdig, tc, key);
+        progress_start(&x->prog, mname, tm->batch, tc, c, tm->n_cands);
+        if (cache_get(&x->cache, key, tc->name, tc)) {
+            tc->cached = true;
+            x->rep->cached++;
+            progress_done(&x->prog, mname, tm->batch, tc);
+            continue;
+        }
+        if (!have_refs) s = make_refs(sub, vs, n_sets, e);
+        if (s != AIT_OK) break;
+        have_refs = true;
+        trial t = {.b = cb[c], .sub = sub, .cfg = &tc->cfg, .sets = vs, .n_sets = n_sets,
+                   .names = names, .prof = prof, .res = *tc};
         isolate_opts io = {.timeout = o->timeout > 0 ? o->timeout : 60};
         isolate_result ir = {0};
         ait_error ce = {0};
+        double t0 = now_sec();
+        fflush(stdout); /* the child must not inherit (and never flushes) pending output */
+        fflush(stderr);
         if (isolate_run(&io, trial_fn, &t, &ir, &ce) == AIT_OK && ir.len == sizeof *tc) {
-            memcpy(tc, ir.data, sizeof *tc);
-            tc->cfg.backend = t.b->name; /* the child's pointer is ours too, but say it */
+            take_result(tc, ir.data);
+            cache_put(&x->cache, key, tc);
         } else {
             tc->valid = false;
+            tc->errored = true;
             snprintf(tc->reason, sizeof tc->reason, "%s", ce.msg[0] ? ce.msg : "no result");
         }
+        tc->secs = now_sec() - t0;
+        x->rep->trials++;
         free(ir.data);
+        progress_done(&x->prog, mname, tm->batch, tc);
     }
     double base = tm->n_cands && tm->cands[0].valid ? tm->cands[0].prof.median : 0;
     for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) {
         tune_cand *tc = &tm->cands[c];
         tc->speedup = tc->valid && tc->prof.median > 0 ? base / tc->prof.median : 0;
     }
-    exec_free(rx);
-    for (int k = 0; k < 64; k++) {
-        ait_tensor_free(feed[k]);
-        ait_tensor_free(ref[k]);
-    }
+    vsets_free(vs, n_sets);
     graph_free(sub);
     return s;
 }
@@ -165,13 +562,16 @@ static ait_status choose(tune_module *tm, ait_error *e)
     strategy st;
     TRY(strategy_parse(tm->strategy, &st, e));
     cand_result cr[TUNE_MAX_CANDS];
+    bool any = false;
     for (int c = 0; c < tm->n_cands; c++) {
         const tune_cand *tc = &tm->cands[c];
         cr[c] = (cand_result){.name = tc->name, .backend = tc->cfg.backend, .valid = tc->valid,
                               .reason = tc->reason, .latency = tc->prof.median,
                               .throughput = tc->prof.throughput, .batch = tm->batch};
+        any |= c > 0 && tc->valid;
     }
     tm->chosen = 0;
+    tm->all_failed = tm->n_cands > 1 && !any;
     if (!tm->cands[0].valid) {
         snprintf(tm->why, sizeof tm->why, "the baseline failed (%s); the module keeps it",
                  tm->cands[0].reason);
@@ -195,35 +595,58 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         for (int k = 0; k < nb; k++) seen |= buckets[k] == b;
         if (!seen && nb < 16) buckets[nb++] = b;
     }
+    if (!o->samples || o->samples->n < 1)
+        return err_set(e, AIT_E_INVALID_ARG, "%s: tuning needs at least one sample", m->path);
+    if (o->backends && (o->n_backends < 1 || strcmp(o->backends[0]->name, "reference")))
+        return err_set(e, AIT_E_INVALID_ARG, "tune: the first backend must be the reference");
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
     tune_report *r = calloc(1, sizeof *r);
+    tune_ctx *x = calloc(1, sizeof *x);
+    uint8_t(*mdig)[SHA256_BYTES] = calloc((size_t)n_mod, sizeof *mdig);
+    bool *have = calloc((size_t)n_mod, sizeof *have);
     if (r) r->mods = calloc((size_t)(n_mod * nb), sizeof *r->mods);
-    if (!r || !r->mods) {
+    if (!r || !r->mods || !x || !mdig || !have) {
         tune_report_free(r);
+        free(x);
+        free(mdig);
+        free(have);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
-    int n_in = m->g->n_inputs;
-    tensor **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
-    exec *whole = NULL;
-    ait_status s = inputs ? exec_create(m->g, NULL, 1, &whole, e) : err_set(e, AIT_E_NOMEM, "out of memory");
+    *x = (tune_ctx){.m = m, .insp = insp, .o = o, .rep = r,
+                    .prog = {.o = o, .n_steps = n_mod * nb, .t0 = now_sec()}};
+    cpu_model(x->cpu, sizeof x->cpu);
+    size_t len = strlen(x->cpu);
+    if (len + 2 < sizeof x->cpu) {
+        x->cpu[len++] = ';';
+        cpu_features(x->cpu + len, sizeof x->cpu - len);
+    }
+    cache_open(&x->cache, o->cache_dir, o->progress_bar && !o->quiet);
+    ait_status s = exec_create(m->g, NULL, 1, &x->whole, e);
     for (int bi = 0; s == AIT_OK && bi < nb; bi++) {
-        s = samples_batch(m, o->samples, buckets[bi], inputs, e);
+        s = make_batches(m, o->samples, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
+                         &x->n_groups, e);
         for (int k = 0; s == AIT_OK && k < n_mod; k++) {
             tune_module *tm = &r->mods[r->n++];
             tm->module = o->sel && o->sel->n ? o->sel->items[k].module : 0;
             tm->batch = buckets[bi];
             snprintf(tm->strategy, sizeof tm->strategy, "%s",
                      o->sel && o->sel->n ? o->sel->items[k].strategy : SELECT_DEFAULT_STRATEGY);
-            s = tune_one(m, insp, o, whole, inputs, tm, e);
+            x->prog.step = r->n;
+            s = tune_one(x, tm, mdig[k], &have[k], e);
             if (s == AIT_OK) s = choose(tm, e);
         }
-        for (int i = 0; i < n_in; i++) {
-            ait_tensor_free(inputs[i]);
-            inputs[i] = NULL;
-        }
+        batches_free(m, x->batches, x->n_batches);
+        x->batches = NULL;
+        x->n_batches = 0;
     }
-    exec_free(whole);
-    free(inputs);
+    if (!o->quiet && o->progress_bar) fputs("\r\033[K", stderr);
+    r->cache_on = x->cache.on;
+    if (x->cache.on) snprintf(r->cache_dir, sizeof r->cache_dir, "%s", x->cache.dir);
+    r->cache_warnings = x->cache.warnings;
+    exec_free(x->whole);
+    free(x);
+    free(mdig);
+    free(have);
     if (s != AIT_OK) {
         tune_report_free(r);
         return s;

@@ -2,10 +2,22 @@
  * (backend x threads), each in a child process with a time limit: build,
  * validate against the reference, profile; then let the module's strategy
  * pick, keeping the baseline (reference, one thread) unless a candidate
- * beats it by the margin. */
+ * beats it by the margin.
+ *
+ * Inputs: the samples are grouped by shape (apart from batch axes); each
+ * group gives one or more distinct batches at a bucket (consecutive samples
+ * until the bucket is full). A candidate is validated on every batch (at
+ * most opts.max_batches of them) and timed on the first. When the module
+ * has dynamic (non-batch) axes and the samples come in several shapes, it is
+ * also validated at the smallest and the largest module input shapes the
+ * groups give ("at max shape ..." when it fails there), whatever the cap.
+ *
+ * Results are cached (tune/cache.h): a trial whose key is in the cache is
+ * not run again, and its candidate says `cached`. */
 #ifndef AIT_TUNE_TUNER_H
 #define AIT_TUNE_TUNER_H
 #include "backends/backend.h"
+#include "io/json.h"
 #include "tune/inspect.h"
 #include "tune/profile.h"
 #include "tune/select.h"
@@ -20,6 +32,9 @@ typedef struct tune_cand {
     double max_rel, sqnr_db;  /* worst over the outputs, against the reference */
     profile_result prof;
     double speedup;           /* baseline median / this median (0 if invalid) */
+    bool errored;             /* crashed, timed out or failed in the child (not a verdict) */
+    bool cached;              /* the result came from the cache: nothing was run */
+    double secs;              /* wall time of its trial (0 when cached) */
 } tune_cand;
 
 typedef struct tune_module {
@@ -30,6 +45,9 @@ typedef struct tune_module {
     tune_cand cands[TUNE_MAX_CANDS]; /* cands[0]: the baseline */
     int chosen;               /* index into cands; 0 keeps the baseline */
     char why[512];
+    bool all_failed;          /* no candidate but the baseline passed: it stays */
+    int n_sets;               /* input sets each candidate was validated on */
+    char min_shape[160], max_shape[160]; /* dynamic modules: the extra sets' inputs; else "" */
 } tune_module;
 
 typedef struct tune_opts {
@@ -40,11 +58,23 @@ typedef struct tune_opts {
     double timeout;           /* seconds per candidate (default 60) */
     profile_opts prof;
     bool quiet;               /* no progress on stderr */
+    bool progress_bar;        /* progress as one redrawn line (for a terminal), not a log */
+    const char *cache_dir;    /* results cache folder (tune/cache.h); NULL: no cache */
+    int max_batches;          /* distinct sample batches validated per bucket; <= 0: all */
+    /* The backends candidates come from, in order (the first must be the
+     * baseline's); NULL: the registry. Tests pass their own. */
+    const backend *const *backends;
+    int n_backends;
 } tune_opts;
 
 typedef struct tune_report {
     int n;
     tune_module *mods;
+    int trials;               /* candidates run in a child */
+    int cached;               /* candidates taken from the cache */
+    bool cache_on;            /* the cache folder was usable */
+    char cache_dir[4096];     /* "" without a cache */
+    int cache_warnings;       /* unusable folder, corrupt entries, failed writes */
 } tune_report;
 
 /* The bucket of batch size b: the power of two at or above it. */
@@ -52,5 +82,12 @@ int tune_bucket(int b);
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e);
 void tune_report_free(tune_report *r);
+/* A candidate's status word: "ok", "rejected" (validation) or "failed"
+ * (crash, timeout, error). */
+const char *tune_cand_status(const tune_cand *c);
+/* Writes the report as one JSON object (report.c): every module and bucket
+ * with every candidate's status, reason and measurements, the choice and
+ * why, and the cache's counts. insp names the modules. */
+void tune_report_json(json_w *w, const inspection *insp, const tune_report *r);
 
 #endif
