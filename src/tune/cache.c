@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/json.h"
+#include "io/json_read.h"
 #include "io/model.h"
 #include "io/npy.h"
 
@@ -237,61 +239,69 @@ static bool entry_path(const tune_cache *c, const char *key, char *p, size_t n)
     return snprintf(p, n, "%s/" CACHE_PREFIX "%s" CACHE_SUFFIX, c->dir, key) < (int)n;
 }
 
-/* The fields of an entry, in the order they are written. */
-enum { F_FORMAT, F_KEY, F_NAME, F_VALID, F_REASON, F_MAX_REL, F_SQNR, F_MEDIAN, F_MIN, F_MAX,
-       F_P10, F_P90, F_CV, F_RUNS, F_CONVERGED, F_THROUGHPUT, F_COUNT };
-static const char *const field_names[F_COUNT] = {
-    "ait-tune-cache", "key", "candidate", "valid", "reason", "max_rel", "sqnr_db", "median",
-    "min", "max", "p10", "p90", "cv", "runs", "converged", "throughput",
-};
-
-static bool parse_num(const char *s, double *v)
+/* Numbers JSON cannot hold (SQNR of identical outputs is +inf) are
+ * written as the strings "inf", "-inf" and "nan". */
+static void put_num(json_w *w, const char *key, double v)
 {
-    char *end;
-    errno = 0;
-    *v = strtod(s, &end);
-    return end != s && !*end && (errno == 0 || errno == ERANGE);
+    if (isfinite(v)) json_num(w, key, v);
+    else json_str(w, key, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
 }
 
-/* Parses the entry text (NUL-terminated, lines "name value") into *r;
- * NULL when it is good, else why not. */
-static const char *parse_entry(char *text, const char *key, const char *name, tune_cand *r)
+static bool get_num(const json_val *o, const char *key, double *v)
 {
-    const char *val[F_COUNT] = {0};
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-         line = strtok_r(NULL, "\n", &save)) {
-        char *sp = strchr(line, ' ');
-        if (!sp) return "a line without a value";
-        *sp = 0;
-        for (int f = 0; f < F_COUNT; f++)
-            if (!strcmp(line, field_names[f])) {
-                if (val[f]) return "a field given twice";
-                val[f] = sp + 1;
-            }
-    }
-    for (int f = 0; f < F_COUNT; f++)
-        if (!val[f]) return "a field is missing";
-    double num[F_COUNT] = {0};
-    for (int f = F_MAX_REL; f < F_COUNT; f++)
-        if (!parse_num(val[f], &num[f])) return "a number does not parse";
-    double fmt;
-    if (!parse_num(val[F_FORMAT], &fmt) || fmt != CACHE_FORMAT) return "another format version";
-    if (strcmp(val[F_KEY], key)) return "it holds another key";
-    if (strcmp(val[F_NAME], name)) return "it holds another candidate";
-    if (strcmp(val[F_VALID], "0") && strcmp(val[F_VALID], "1")) return "bad 'valid'";
-    if (strcmp(val[F_CONVERGED], "0") && strcmp(val[F_CONVERGED], "1")) return "bad 'converged'";
-    if (!(num[F_RUNS] >= 0 && num[F_RUNS] <= 1e9 && num[F_RUNS] == floor(num[F_RUNS])))
-        return "bad 'runs'";
-    bool valid = val[F_VALID][0] == '1';
-    if (valid && !(num[F_MEDIAN] >= 0 && isfinite(num[F_MEDIAN]))) return "bad 'median'";
+    const json_val *x = json_get(o, key);
+    const char *s = json_str_of(x);
+    if (!s) return json_num_of(x, v);
+    if (!strcmp(s, "inf")) *v = INFINITY;
+    else if (!strcmp(s, "-inf")) *v = -INFINITY;
+    else if (!strcmp(s, "nan")) *v = NAN;
+    else return false;
+    return true;
+}
+
+static bool get_bool(const json_val *o, const char *key, bool *v)
+{
+    const json_val *x = json_get(o, key);
+    if (!x || x->kind != JSON_BOOL) return false;
+    *v = x->b;
+    return true;
+}
+
+/* The entry document into *r; NULL when it is good, else why not. */
+static const char *parse_entry(const json_val *d, const char *key, const char *name, tune_cand *r)
+{
+    long long fmt, runs;
+    const char *reason = json_str_of(json_get(d, "reason"));
+    const json_val *p = json_get(d, "profile");
+    profile_result q = {0};
+    bool valid, conv;
+    double max_rel, sqnr;
+    if (!d || d->kind != JSON_OBJ) return "not a JSON object";
+    if (!json_int_of(json_get(d, "format"), 0, 1 << 30, &fmt) ||
+        strcmp(json_str_of(json_get(d, "kind")) ? json_str_of(json_get(d, "kind")) : "",
+               "ait tune trial"))
+        return "not an ait tune cache entry";
+    if (fmt != CACHE_FORMAT) return "another format version";
+    if (!json_str_of(json_get(d, "key")) || strcmp(json_str_of(json_get(d, "key")), key))
+        return "its key is missing or another";
+    if (!json_str_of(json_get(d, "candidate")) || strcmp(json_str_of(json_get(d, "candidate")), name))
+        return "its candidate is missing or another";
+    if (!get_bool(d, "valid", &valid) || !reason || !get_num(d, "max_rel", &max_rel) ||
+        !get_num(d, "sqnr_db", &sqnr))
+        return "a field is missing or of the wrong type";
+    if (!p || !get_num(p, "median", &q.median) || !get_num(p, "min", &q.min) ||
+        !get_num(p, "max", &q.max) || !get_num(p, "p10", &q.p10) || !get_num(p, "p90", &q.p90) ||
+        !get_num(p, "cv", &q.cv) || !get_num(p, "throughput", &q.throughput) ||
+        !json_int_of(json_get(p, "runs"), 0, 1000000000, &runs) || !get_bool(p, "converged", &conv))
+        return "a profile field is missing or of the wrong type";
+    if (valid && !(q.median >= 0 && isfinite(q.median))) return "bad median";
+    q.runs = (int)runs;
+    q.converged = conv;
     r->valid = valid;
-    snprintf(r->reason, sizeof r->reason, "%s", strcmp(val[F_REASON], "-") ? val[F_REASON] : "");
-    r->max_rel = num[F_MAX_REL];
-    r->sqnr_db = num[F_SQNR];
-    r->prof = (profile_result){.median = num[F_MEDIAN], .min = num[F_MIN], .max = num[F_MAX],
-                               .p10 = num[F_P10], .p90 = num[F_P90], .cv = num[F_CV],
-                               .runs = (int)num[F_RUNS], .converged = val[F_CONVERGED][0] == '1',
-                               .throughput = num[F_THROUGHPUT]};
+    snprintf(r->reason, sizeof r->reason, "%s", reason);
+    r->max_rel = max_rel;
+    r->sqnr_db = sqnr;
+    r->prof = q;
     return NULL;
 }
 
@@ -309,14 +319,18 @@ bool cache_get(tune_cache *c, const char key[SHA256_HEX], const char *name, tune
         warn(c, "%s; ignored, tuning it anew", e.msg);
         return false;
     }
-    buf[len] = 0; /* file_read_all leaves room for it */
     tune_cand r = *out;
-    const char *why = memchr(buf, 0, len) ? "it holds a NUL byte"
-                                          : parse_entry((char *)buf, key, name, &r);
+    json_val *doc = NULL;
+    const char *why = NULL;
+    if (json_parse((const char *)buf, len, "the entry", &doc, &e) != AIT_OK) why = e.msg;
+    else why = parse_entry(doc, key, name, &r);
     free(buf);
+    char msg[sizeof e.msg];
+    snprintf(msg, sizeof msg, "%s", why ? why : "");
+    json_free(doc);
     if (why) {
         c->ignored++;
-        warn(c, "%s: corrupt entry (%s); ignored, tuning it anew", p, why);
+        warn(c, "%s: corrupt entry (%s); ignored, tuning it anew", p, msg);
         return false;
     }
     *out = r;
@@ -324,36 +338,44 @@ bool cache_get(tune_cache *c, const char key[SHA256_HEX], const char *name, tune
     return true;
 }
 
-/* One line of text: newlines would end the field early. */
-static void one_line(const char *s, char *out, size_t n)
-{
-    snprintf(out, n, "%s", s && *s ? s : "-");
-    for (char *q = out; *q; q++)
-        if (*q == '\n' || *q == '\r') *q = ' ';
-}
-
 void cache_put(tune_cache *c, const char key[SHA256_HEX], const tune_cand *r)
 {
-    char p[4400], reason[sizeof r->reason], name[sizeof r->name];
+    char p[4400];
     if (!c->on || c->read_only || !entry_path(c, key, p, sizeof p)) return;
-    one_line(r->reason, reason, sizeof reason);
-    one_line(r->name, name, sizeof name);
     const profile_result *q = &r->prof;
-    char text[2048];
-    int n = snprintf(text, sizeof text,
-                     "%s %d\n%s %s\n%s %s\n%s %d\n%s %s\n%s %.17g\n%s %.17g\n%s %.17g\n"
-                     "%s %.17g\n%s %.17g\n%s %.17g\n%s %.17g\n%s %.17g\n%s %d\n%s %d\n%s %.17g\n",
-                     field_names[F_FORMAT], CACHE_FORMAT, field_names[F_KEY], key,
-                     field_names[F_NAME], name, field_names[F_VALID], r->valid ? 1 : 0,
-                     field_names[F_REASON], reason, field_names[F_MAX_REL], r->max_rel,
-                     field_names[F_SQNR], r->sqnr_db, field_names[F_MEDIAN], q->median,
-                     field_names[F_MIN], q->min, field_names[F_MAX], q->max, field_names[F_P10],
-                     q->p10, field_names[F_P90], q->p90, field_names[F_CV], q->cv,
-                     field_names[F_RUNS], q->runs, field_names[F_CONVERGED], q->converged ? 1 : 0,
-                     field_names[F_THROUGHPUT], q->throughput);
-    if (n < 0 || (size_t)n >= sizeof text) return;
+    json_w w = {.pretty = true};
+    json_obj(&w, NULL);
+    json_str(&w, "kind", "ait tune trial");
+    json_int(&w, "format", CACHE_FORMAT);
+    json_str(&w, "key", key);
+    json_str(&w, "candidate", r->name);
+    json_str(&w, "ait_version", AIT_VERSION_STRING);
+    json_bool(&w, "valid", r->valid);
+    json_str(&w, "reason", r->reason);
+    put_num(&w, "max_rel", r->max_rel);
+    put_num(&w, "sqnr_db", r->sqnr_db);
+    json_obj(&w, "profile");
+    put_num(&w, "median", q->median);
+    put_num(&w, "min", q->min);
+    put_num(&w, "max", q->max);
+    put_num(&w, "p10", q->p10);
+    put_num(&w, "p90", q->p90);
+    put_num(&w, "cv", q->cv);
+    put_num(&w, "throughput", q->throughput);
+    json_int(&w, "runs", q->runs);
+    json_bool(&w, "converged", q->converged);
+    json_end(&w);
+    json_end(&w);
     ait_error e = {0};
-    if (file_write_atomic(p, text, (size_t)n, &e) != AIT_OK) {
+    char *text = json_finish(&w, &e);
+    if (!text) {
+        warn(c, "%s", e.msg);
+        return;
+    }
+    size_t n = strlen(text);
+    ait_status st = file_write_atomic(p, text, n, &e);
+    free(text);
+    if (st != AIT_OK) {
         c->read_only = true;
         warn(c, "%s; results are not saved in %s", e.msg, c->dir);
         return;

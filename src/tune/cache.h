@@ -1,6 +1,6 @@
 /* The tuner's results cache: what each candidate's trial measured, kept in
- * one small text file per trial under a folder ($AIT_CACHE_DIR, else
- * ~/.cache/ait), so that re-running the same tune reuses the results
+ * one small file per trial under a folder ($AIT_CACHE_DIR, else
+ * ~/.cache/ait) as a JSON object with its format version, so that re-running the same tune reuses the results
  * without building, validating or timing anything (design.md, Tuning).
  *
  * An entry is named by the SHA-256 of everything its result depends on
@@ -30,7 +30,7 @@
 #define CACHE_FORMAT 1
 /* The entry files' names: CACHE_PREFIX, 64 hex digits, CACHE_SUFFIX. */
 #define CACHE_PREFIX "tune-"
-#define CACHE_SUFFIX ".txt"
+#define CACHE_SUFFIX ".json"
 
 typedef struct tune_cache {
     char dir[4096];
