@@ -7,6 +7,7 @@ ait=$1 data=$2
 pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export AIT_CACHE_DIR=$tmp/cache-default # tuning never touches ~/.cache
 
 check() { # NAME EXPECTED_RC PATTERN CMD...
   local name=$1 want=$2 pat=$3; shift 3
@@ -61,6 +62,27 @@ check tune-good 0 "chosen: reference/t1" "$ait" tune "$good" --warmup 1 --window
 check tune-bad-cap 2 "--cap 2 is below --window 3" "$ait" tune "$good" --window 3 --cap 2
 check tune-dry-run 0 "candidates +reference" "$ait" tune "$good" --dry-run
 check tune-dry-run-cache 0 "cache +$tmp/cache" env AIT_CACHE_DIR="$tmp/cache" "$ait" tune "$good" --dry-run
+# The results cache: a second tune takes every result from it and runs nothing;
+# corrupt entries are recomputed; --clear-cache empties it; an unusable folder
+# (under a regular file, which stops root too) is a warning, not a failure.
+tc=$tmp/tcache
+tune_small() { env AIT_CACHE_DIR="$1" "$ait" tune "$good" --warmup 1 --window 3 --cap 5 --runs 1 "${@:2}"; }
+check tune-cache-first 0 "cache: 0 candidates from the cache, [1-9][0-9]* run" tune_small "$tc"
+check tune-cache-hit 0 "cache: [1-9][0-9]* candidates? from the cache, 0 run" tune_small "$tc"
+check tune-cache-hit-line 0 "reference/t1: ok, .* \(cached\)" tune_small "$tc"
+for f in "$tc"/tune-*.json; do echo '{"kind": "ait tune trial",' >"$f"; done
+check tune-cache-corrupt 0 "corrupt entry .*tuning it anew" tune_small "$tc"
+check tune-cache-rewritten 0 "cache: [1-9][0-9]* candidates? from the cache, 0 run" tune_small "$tc"
+echo mine >"$tc/notes.txt"
+check tune-clear-cache 0 "cleared [1-9][0-9]* entr" tune_small "$tc" --clear-cache --no-cache
+if [ "$(ls -A "$tc")" = notes.txt ]; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL tune-clear-cache-files: left $(ls -A "$tc")"; fi
+check tune-cache-unusable 0 "cannot use the folder .*Not a directory.*without a cache" tune_small "$good/sub"
+check tune-no-cache 0 "cache: off" tune_small "$tc" --no-cache
+check tune-bad-max-batches 2 "bad value for --max-batches-per-size" "$ait" tune "$good" --max-batches-per-size 0
+check tune-summary 0 "summary" tune_small "$tc" --max-batches-per-size 1
+if tune_small "$tc" --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["modules"][0]["candidates"][0]; assert c["cached"] is True and c["status"] == "ok" and d["cache"]["trials"] == 0, d'; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL tune-json: not the report as JSON"; fi
 if [ -f "$data/models/resnet18.onnx" ]; then
   r18=$data/models/resnet18.onnx
   check inspect-resnet 0 "layer1\.0\.conv1 +1 +36\.9K +144 KiB +231M" "$ait" inspect "$r18" --runs 1 --max-depth 3
@@ -78,6 +100,10 @@ if [ -f "$data/models/bert.onnx" ]; then
   mkdir -p "$tmp/bert" && cp "$data"/models/bert.in.*.npz "$tmp/bert/" # two sequence lengths
   check inspect-bert-axes 0 "inputs\[0\] .*\[batch0,dim1,256\] +\[1,16,256\] +\[2,128,256\]" \
     "$ait" inspect "$data/models/bert.onnx" --runs 1 --data "$tmp/bert" --batch-sizes 1,2 --module layer.0
+  # Two sequence lengths: every candidate is also validated at the min and max shapes.
+  check tune-bert-max-shape 0 "min shape \(.*\[1,16,256\].* and max shape \(.*\[1,128,256\]" \
+    "$ait" tune "$data/models/bert.onnx" --runs 1 --data "$tmp/bert" --select layer.0 --no-cache \
+    --warmup 1 --window 3 --cap 5 --max-batches-per-size 1
 fi
 if [ -f "$data/models/gpt2.onnx" ]; then
   mkdir -p "$tmp/gpt2" && cp "$data"/models/gpt2.in.*.npz "$tmp/gpt2/" # decode and prefill shapes
