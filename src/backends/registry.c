@@ -4,11 +4,12 @@
 
 #include "backends/backend.h"
 
-extern const backend backend_reference, backend_openblas;
+extern const backend backend_reference, backend_openblas, backend_onednn;
 
 static const backend *const backends[] = {
     &backend_reference,
     &backend_openblas,
+    &backend_onednn,
 };
 
 int backend_count(void) { return (int)(sizeof backends / sizeof backends[0]); }

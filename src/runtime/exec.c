@@ -447,6 +447,65 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
     return AIT_OK;
 }
 
+ait_status exec_plan_only(exec *x, tensor *const *inputs, ait_error *e)
+{
+    const graph *g = x->g;
+    for (int v = 0; v < g->n_vals; v++) x->cur[v] = (tensor *)const_of(x, v);
+    for (int i = 0; i < g->n_inputs; i++) {
+        if (!inputs[i])
+            return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is missing", g->path,
+                           g->vals[g->inputs[i]].name);
+        x->cur[g->inputs[i]] = inputs[i];
+    }
+    for (int b = 0; b < x->n_bound; b++)
+        if (!x->cur[x->bound[b]])
+            return err_set(e, AIT_E_UNSUPPORTED, "%s: value '%s' comes from an enclosing graph",
+                           g->path, g->vals[x->bound[b]].name);
+    TRY(check_symbols(x, e));
+    if (!same_signature(x)) {
+        x->planned = false;
+        TRY(plan(x, e));
+    }
+    return AIT_OK;
+}
+
+const tensor *exec_planned(const exec *x, int v)
+{
+    if (v < 0 || v >= x->g->n_vals) return NULL;
+    if (x->folded[v]) return x->folded[v];
+    if (x->g->vals[v].konst) return x->g->vals[v].konst;
+    return &x->meta[v];
+}
+
+bool exec_node_runs(const exec *x, int i)
+{
+    return x->planned && i >= 0 && i < x->g->n_nodes && !x->skip[i];
+}
+
+ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, ait_error *e)
+{
+    const node *n = &x->g->nodes[i];
+    const op_def *def = x->defs[i];
+    op_ctx c;
+    ctx_init(x, n, &c, (tensor **)in, (tensor **)out, e);
+    x->cur_node = n;
+    if (def->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES))
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s' (%s): not runnable alone", x->g->path,
+                       n->name, n->op);
+    if (def->infer(&c) != AIT_OK) {
+        if (e && e->code == AIT_OK)
+            err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
+        return node_err(x, n, e);
+    }
+    for (int k = 0; k < n->n_out; k++) {
+        if (!out[k]) continue;
+        if (tensor_alloc(out[k], e) != AIT_OK) return node_err(x, n, e);
+        memset(out[k]->data, 0, tensor_nbytes(out[k]));
+    }
+    if (def->run(&c) != AIT_OK) return node_err(x, n, e);
+    return AIT_OK;
+}
+
 ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e)
 {
     for (int v = 0; v < x->g->n_vals; v++) x->cur[v] = (tensor *)x->g->vals[v].konst;

@@ -40,6 +40,24 @@ void exec_set_profile(exec *x, exec_profile *p);
  * computed (dead, or the run failed before it). */
 const tensor *exec_value(const exec *x, int v);
 
+/* For backends that run a graph's nodes themselves (onednn). exec_plan_only
+ * plans x for the shapes of inputs[] as a run would (shape inference,
+ * constant folding, dead nodes) without running any node that is not
+ * folded; the inputs' data is not read and may be NULL (only dtype, rank and
+ * dims). A later exec_run with other shapes plans again. Then:
+ * exec_planned(x, v) is value v's tensor as planned: its dtype and shape
+ * (AIT_UNDEFINED dtype when not known before running), with data only for
+ * constants (given or folded; owned by the graph or x, valid until the next
+ * plan); exec_node_runs(x, i) is false for nodes the plan folded or found
+ * dead; exec_run_node runs node i alone on its op (or the op that replaces
+ * it): in[k] for its inputs (NULL where omitted), out[k] the caller's
+ * tensors for its outputs (NULL to drop), each set to the inferred shape
+ * and allocated (tensor_alloc, so a big-enough buffer is kept) and zeroed. */
+ait_status exec_plan_only(exec *x, tensor *const *inputs, ait_error *e);
+const tensor *exec_planned(const exec *x, int v);
+bool exec_node_runs(const exec *x, int i);
+ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, ait_error *e);
+
 /* For ops: runs subgraph `sub` of the current node with inputs[i] bound to
  * sub->inputs[i] (NULL when it has none; values of enclosing graphs are
  * seen by name) and copies its outputs into outs[] (each gets its own

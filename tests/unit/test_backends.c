@@ -206,12 +206,17 @@ static void compare(const backend *b, const graph *g, tensor *const *feed, int t
 
 /* taken: the backend must take the node (else it may leave it to the
  * reference ops, and the answer must still be the same). */
+/* Set by a case whose random constants need adjusting (a positive
+ * variance, ordered Clip bounds), called on the graph before it runs. */
+static void (*fixup)(graph *g);
+
 static void run_case_as(const backend *b, const char *op, const in_spec *ins, int n_in,
                         const attr_spec *as, int n_attr, const char *what, bool taken)
 {
     tensor *feed[4] = {0};
     int n_feed;
     graph *g = one_node(op, ins, n_in, as, n_attr, feed, &n_feed);
+    if (fixup) fixup(g);
     char w[200];
     snprintf(w, sizeof w, "%s: %s %s", b->name, op, what);
     if (taken && !b->op_for(g, &g->nodes[0])) fail_msg("%s: not taken by the backend", w);
@@ -319,6 +324,196 @@ static void cases_conv(const backend *b)
     run_case_as(b, "Conv", ins1, 2, NULL, 0, "1-D", false);
 }
 
+typedef struct pool_case {
+    in_spec x;
+    int64_t k[2], s[2], pads[4];
+    int64_t ceil, incl;
+    const char *what;
+} pool_case;
+
+static void pool_cases(const backend *b, const char *op)
+{
+    static const pool_case c[] = {
+        {SH(2, 3, 8, 8), {2, 2}, {2, 2}, {0}, 0, 0, "2x2 stride 2"},
+        {SH(1, 4, 9, 9), {3, 3}, {2, 2}, {1, 1, 1, 1}, 0, 0, "3x3 stride 2 pad 1"},
+        {SH(1, 4, 9, 9), {3, 3}, {2, 2}, {1, 1, 1, 1}, 0, 1, "3x3 pad 1, pads counted"},
+        {SH(1, 2, 10, 7), {3, 2}, {2, 2}, {0}, 1, 0, "ceil_mode"},
+        {SH(1, 2, 10, 7), {3, 2}, {2, 2}, {0}, 1, 1, "ceil_mode, pads counted"},
+        {SH(1, 16, 14, 14), {3, 3}, {1, 1}, {1, 1, 1, 1}, 0, 0, "16 channels"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        attr_spec as[5] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {c[i].k[0], c[i].k[1]}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {c[i].s[0], c[i].s[1]}},
+                           {"pads", ATTR_INTS, .n = 4,
+                            .ints = {c[i].pads[0], c[i].pads[1], c[i].pads[2], c[i].pads[3]}},
+                           {"ceil_mode", ATTR_INT, .i = c[i].ceil},
+                           {"count_include_pad", ATTR_INT, .i = c[i].incl}};
+        run_case(b, op, &c[i].x, 1, as, strcmp(op, "MaxPool") == 0 ? 4 : 5, c[i].what);
+    }
+}
+
+static void cases_maxpool(const backend *b) { pool_cases(b, "MaxPool"); }
+static void cases_avgpool(const backend *b) { pool_cases(b, "AveragePool"); }
+
+static void global_cases(const backend *b, const char *op)
+{
+    static const in_spec c[] = {SH(2, 8, 7, 7), SH(1, 64, 4, 4), SH(3, 5, 1, 9)};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "case %zu", i);
+        run_case(b, op, &c[i], 1, NULL, 0, w);
+    }
+}
+
+static void cases_gap(const backend *b) { global_cases(b, "GlobalAveragePool"); }
+static void cases_gmp(const backend *b) { global_cases(b, "GlobalMaxPool"); }
+
+/* Variances (input 4) made positive. */
+static void bn_fix(graph *g)
+{
+    tensor *v = g->vals[g->nodes[0].in[4]].konst;
+    for (int64_t i = 0; i < tensor_numel(v); i++) ((float *)v->data)[i] = fabsf(((float *)v->data)[i]) + 0.5f;
+}
+
+static void cases_bnorm(const backend *b)
+{
+    static const in_spec x[] = {SH(2, 8, 5, 5), SH(1, 16, 3, 7), SH(4, 6)};
+    fixup = bn_fix;
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
+        int64_t C = x[i].dims[1];
+        in_spec ins[5] = {x[i], SHK(C), SHK(C), SHK(C), SHK(C)};
+        attr_spec as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-3f}};
+        char w[32];
+        snprintf(w, sizeof w, "case %zu", i);
+        run_case(b, "BatchNormalization", ins, 5, as, 1, w);
+    }
+    fixup = NULL;
+}
+
+static void cases_lnorm(const backend *b)
+{
+    static const in_spec x[] = {SH(2, 16, 64), SH(3, 10), SH(1, 128, 256)};
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
+        int64_t C = x[i].dims[x[i].rank - 1];
+        in_spec ins[3] = {x[i], SHK(C), SHK(C)};
+        attr_spec as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-5f}};
+        char w[48];
+        snprintf(w, sizeof w, "case %zu", i);
+        run_case(b, "LayerNormalization", ins, 3, as, 1, w);
+        snprintf(w, sizeof w, "case %zu without bias", i);
+        run_case(b, "LayerNormalization", ins, 2, as, 1, w);
+    }
+    /* Over two axes: oneDNN normalises the last only, so the reference op runs. */
+    in_spec ins[3] = {SH(2, 4, 8), SHK(4, 8), SHK(4, 8)};
+    attr_spec as[1] = {{"axis", ATTR_INT, .i = -2}};
+    run_case(b, "LayerNormalization", ins, 3, as, 1, "axis -2");
+}
+
+static void cases_softmax(const backend *b)
+{
+    static const struct {
+        in_spec x;
+        int64_t axis;
+    } c[] = {{SH(2, 4, 16, 16), -1}, {SH(3, 10), 1}, {SH(2, 5, 7), 1}, {SH(2, 3, 4), 0}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        attr_spec as[1] = {{"axis", ATTR_INT, .i = c[i].axis}};
+        char w[48];
+        snprintf(w, sizeof w, "axis %lld case %zu", (long long)c[i].axis, i);
+        run_case(b, "Softmax", &c[i].x, 1, as, 1, w);
+    }
+}
+
+static void binary_cases(const backend *b, const char *op)
+{
+    static const in_spec c[][2] = {
+        {SH(2, 3, 4, 5), SH(2, 3, 4, 5)}, {SH(2, 8, 4, 4), SHK(8, 1, 1)}, {SH(4, 16), SHK(16)},
+        {SH(16), SH(4, 16)},              /* broadcast first operand */
+        {SH(2, 3, 5), SHK(1)},            {SH(2, 1, 5), SH(1, 4, 5)}, /* both broadcast */
+        {SH(2, 4, 8, 8), SH(2, 1, 1, 8)},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "case %zu", i);
+        run_case(b, op, c[i], 2, NULL, 0, w);
+    }
+}
+
+static void cases_add(const backend *b) { binary_cases(b, "Add"); }
+static void cases_sub(const backend *b) { binary_cases(b, "Sub"); }
+static void cases_mul(const backend *b) { binary_cases(b, "Mul"); }
+
+/* Divisors kept away from 0. */
+static void div_fix(graph *g)
+{
+    int v = g->nodes[0].in[1];
+    tensor *t = g->vals[v].konst;
+    if (!t) return;
+    for (int64_t i = 0; i < tensor_numel(t); i++) ((float *)t->data)[i] += 2.0f;
+}
+
+static void cases_div(const backend *b)
+{
+    static const in_spec c[][2] = {{SH(2, 3, 4, 5), SHK(2, 3, 4, 5)}, {SH(2, 8, 4, 4), SHK(8, 1, 1)},
+                                   {SH(4, 16), SHK(1)}};
+    fixup = div_fix;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "case %zu", i);
+        run_case(b, "Div", c[i], 2, NULL, 0, w);
+    }
+    fixup = NULL;
+}
+
+static void unary_cases(const backend *b, const char *op, const attr_spec *as, int n_attr)
+{
+    static const in_spec c[] = {SH(2, 8, 5, 5), SH(3, 17), SH(1000)};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "case %zu", i);
+        run_case(b, op, &c[i], 1, as, n_attr, w);
+    }
+}
+
+static void cases_relu(const backend *b) { unary_cases(b, "Relu", NULL, 0); }
+static void cases_sigmoid(const backend *b) { unary_cases(b, "Sigmoid", NULL, 0); }
+static void cases_tanh(const backend *b) { unary_cases(b, "Tanh", NULL, 0); }
+static void cases_exp(const backend *b) { unary_cases(b, "Exp", NULL, 0); }
+static void cases_abs(const backend *b) { unary_cases(b, "Abs", NULL, 0); }
+static void cases_neg(const backend *b) { unary_cases(b, "Neg", NULL, 0); }
+static void cases_leaky(const backend *b)
+{
+    attr_spec as[1] = {{"alpha", ATTR_FLOAT, .f = 0.2f}};
+    unary_cases(b, "LeakyRelu", as, 1);
+}
+static void cases_elu(const backend *b)
+{
+    attr_spec as[1] = {{"alpha", ATTR_FLOAT, .f = 0.7f}};
+    unary_cases(b, "Elu", as, 1);
+}
+
+/* Clip's bounds: -0.5 and 0.25 (inputs 1 and 2). */
+static void clip_fix(graph *g)
+{
+    static const float bound[2] = {-0.5f, 0.25f};
+    for (int k = 1; k < g->nodes[0].n_in; k++) {
+        if (g->nodes[0].in[k] < 0) continue;
+        tensor *t = g->vals[g->nodes[0].in[k]].konst;
+        if (t) *(float *)t->data = bound[k - 1];
+    }
+}
+
+static void cases_clip(const backend *b)
+{
+    in_spec ins[3] = {SH(2, 8, 5, 5), {.rank = 0, .konst = true}, {.rank = 0, .konst = true}};
+    fixup = clip_fix;
+    run_case(b, "Clip", ins, 3, NULL, 0, "min and max");
+    run_case(b, "Clip", ins, 2, NULL, 0, "min only");
+    in_spec no_min[3] = {SH(3, 17), {.rank = -1}, {.rank = 0, .konst = true}};
+    run_case(b, "Clip", no_min, 3, NULL, 0, "max only");
+    run_case(b, "Clip", ins, 1, NULL, 0, "no bounds");
+    fixup = NULL;
+}
+
 typedef struct op_cases {
     const char *op;
     void (*run)(const backend *b);
@@ -328,6 +523,26 @@ static const op_cases cases[] = {
     {"MatMul", cases_matmul},
     {"Gemm", cases_gemm},
     {"Conv", cases_conv},
+    {"MaxPool", cases_maxpool},
+    {"AveragePool", cases_avgpool},
+    {"GlobalAveragePool", cases_gap},
+    {"GlobalMaxPool", cases_gmp},
+    {"BatchNormalization", cases_bnorm},
+    {"LayerNormalization", cases_lnorm},
+    {"Softmax", cases_softmax},
+    {"Add", cases_add},
+    {"Sub", cases_sub},
+    {"Mul", cases_mul},
+    {"Div", cases_div},
+    {"Relu", cases_relu},
+    {"LeakyRelu", cases_leaky},
+    {"Sigmoid", cases_sigmoid},
+    {"Tanh", cases_tanh},
+    {"Elu", cases_elu},
+    {"Exp", cases_exp},
+    {"Abs", cases_abs},
+    {"Neg", cases_neg},
+    {"Clip", cases_clip},
 };
 
 typedef struct walk {
@@ -425,6 +640,319 @@ static void test_modules(void **state)
     (void)state;
     module_case("resnet18", "layer1.0", 2);  /* two 3x3 Convs */
     module_case("bert", "layer.0", 6);       /* Q, K, V, output and two FFN MatMuls at least */
+    module_case("mobilenetv2", "features.2", 0); /* depthwise Convs, Clip (relu6) */
+}
+
+/* ---- onednn: fusion patterns and prepared weights ------------------------------ */
+
+/* A small graph built by name: inputs, constants (random), nodes, outputs. */
+typedef struct gb {
+    graph *g;
+    tensor *feed[8];
+    int n_feed;
+} gb;
+
+static int gb_val(gb *b, const char *name)
+{
+    int v = graph_find_value(b->g, name);
+    if (v < 0) {
+        v = graph_add_value(b->g, name);
+        assert_true(v >= 0);
+        b->g->vals[v].dtype = AIT_F32;
+    }
+    return v;
+}
+
+static void gb_decl(gb *b, int v, int rank, const int64_t *dims)
+{
+    b->g->vals[v].rank = rank;
+    memcpy(b->g->vals[v].dims, dims, sizeof(int64_t) * (size_t)rank);
+}
+
+static void gb_input(gb *b, const char *name, in_spec sh)
+{
+    int v = gb_val(b, name);
+    gb_decl(b, v, sh.rank, sh.dims);
+    b->g->vals[v].is_input = true;
+    int *in = realloc(b->g->inputs, sizeof(int) * (size_t)(b->g->n_inputs + 1));
+    assert_non_null(in);
+    b->g->inputs = in;
+    b->g->inputs[b->g->n_inputs++] = v;
+    b->feed[b->n_feed++] = rand_tensor(sh.rank, sh.dims);
+}
+
+static tensor *gb_const(gb *b, const char *name, in_spec sh)
+{
+    int v = gb_val(b, name);
+    gb_decl(b, v, sh.rank, sh.dims);
+    b->g->vals[v].konst = rand_tensor(sh.rank, sh.dims);
+    return b->g->vals[v].konst;
+}
+
+/* Node op reading the comma-separated inputs, writing out. */
+static void gb_node(gb *b, const char *op, const char *ins, const char *out, const attr_spec *as,
+                    int n_attr)
+{
+    graph *g = b->g;
+    node *nodes = realloc(g->nodes, sizeof *nodes * (size_t)(g->n_nodes + 1));
+    assert_non_null(nodes);
+    g->nodes = nodes;
+    g->cap_nodes = g->n_nodes + 1;
+    node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    char nm[32];
+    snprintf(nm, sizeof nm, "%s_%d", op, g->n_nodes);
+    n->name = strdup(nm);
+    n->op = strdup(op);
+    n->domain = strdup("");
+    n->def = op_find("", op);
+    assert_non_null(n->def);
+    n->in = calloc(8, sizeof(int));
+    n->out = calloc(1, sizeof(int));
+    n->attrs = calloc((size_t)n_attr + 1, sizeof *n->attrs);
+    assert_true(n->in && n->out && n->attrs);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", ins);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) n->in[n->n_in++] = gb_val(b, t);
+    n->n_out = 1;
+    n->out[0] = gb_val(b, out);
+    g->vals[n->out[0]].producer = g->n_nodes;
+    for (int a = 0; a < n_attr; a++) {
+        attr *t = &n->attrs[n->n_attr++];
+        t->name = strdup(as[a].name);
+        t->type = as[a].type;
+        t->i = as[a].i;
+        t->f = as[a].f;
+        if (as[a].type == ATTR_INTS) {
+            t->n = as[a].n;
+            t->ints = malloc(sizeof(int64_t) * (size_t)(as[a].n + 1));
+            memcpy(t->ints, as[a].ints, sizeof(int64_t) * (size_t)as[a].n);
+        }
+    }
+    g->n_nodes++;
+}
+
+static void gb_output(gb *b, const char *name)
+{
+    int v = gb_val(b, name);
+    b->g->vals[v].is_output = true;
+    int *o = realloc(b->g->outputs, sizeof(int) * (size_t)(b->g->n_outputs + 1));
+    assert_non_null(o);
+    b->g->outputs = o;
+    b->g->outputs[b->g->n_outputs++] = v;
+}
+
+static void gb_free(gb *b)
+{
+    for (int i = 0; i < b->n_feed; i++) free_tensor(b->feed[i]);
+    graph_free(b->g);
+}
+
+static const attr_spec pad1[] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}};
+
+/* The fusion patterns, each built as a graph and compared with the reference;
+ * names says which nodes the backend must have swallowed into post-ops. */
+static gb pattern(int which, const char **what)
+{
+    gb b = {.g = graph_new(NULL, 17, "pattern")};
+    assert_non_null(b.g);
+    switch (which) {
+    case 0:
+        *what = "Conv + bias Add + Relu";
+        gb_input(&b, "x", (in_spec)SH(2, 8, 9, 9));
+        gb_const(&b, "w", (in_spec)SH(16, 8, 3, 3));
+        gb_const(&b, "bias", (in_spec)SH(16, 1, 1));
+        gb_node(&b, "Conv", "x,w", "c", pad1, 1);
+        gb_node(&b, "Add", "c,bias", "a", NULL, 0);
+        gb_node(&b, "Relu", "a", "y", NULL, 0);
+        break;
+    case 1: {
+        *what = "Conv + BatchNormalization + Relu";
+        gb_input(&b, "x", (in_spec)SH(1, 8, 10, 10));
+        gb_const(&b, "w", (in_spec)SH(8, 8, 3, 3));
+        gb_const(&b, "cb", (in_spec)SH(8));
+        gb_const(&b, "g", (in_spec)SH(8));
+        gb_const(&b, "be", (in_spec)SH(8));
+        gb_const(&b, "m", (in_spec)SH(8));
+        tensor *v = gb_const(&b, "v", (in_spec)SH(8));
+        for (int i = 0; i < 8; i++) ((float *)v->data)[i] = fabsf(((float *)v->data)[i]) + 0.5f;
+        gb_node(&b, "Conv", "x,w,cb", "c", pad1, 1);
+        gb_node(&b, "BatchNormalization", "c,g,be,m,v", "n", NULL, 0);
+        gb_node(&b, "Relu", "n", "y", NULL, 0);
+        break;
+    }
+    case 2:
+        *what = "Conv + residual Add (sum) + Relu";
+        gb_input(&b, "x", (in_spec)SH(2, 16, 8, 8));
+        gb_const(&b, "w", (in_spec)SH(16, 16, 3, 3));
+        gb_node(&b, "Conv", "x,w", "c", pad1, 1);
+        gb_node(&b, "Add", "c,x", "a", NULL, 0);
+        gb_node(&b, "Relu", "a", "y", NULL, 0);
+        break;
+    case 3: {
+        *what = "depthwise Conv + Clip (relu6)";
+        gb_input(&b, "x", (in_spec)SH(1, 32, 12, 12));
+        gb_const(&b, "w", (in_spec)SH(32, 1, 3, 3));
+        tensor *lo = gb_const(&b, "lo", (in_spec){.rank = 0});
+        tensor *hi = gb_const(&b, "hi", (in_spec){.rank = 0});
+        *(float *)lo->data = 0;
+        *(float *)hi->data = 0.5f;
+        attr_spec as[2] = {pad1[0], {"group", ATTR_INT, .i = 32}};
+        gb_node(&b, "Conv", "x,w", "c", as, 2);
+        gb_node(&b, "Clip", "c,lo,hi", "y", NULL, 0);
+        break;
+    }
+    case 4:
+        *what = "MatMul + bias Add + Relu, and a residual Add";
+        gb_input(&b, "x", (in_spec)SH(2, 16, 32));
+        gb_const(&b, "w", (in_spec)SH(32, 32));
+        gb_const(&b, "bias", (in_spec)SH(32));
+        gb_node(&b, "MatMul", "x,w", "m", NULL, 0);
+        gb_node(&b, "Add", "m,bias", "a", NULL, 0);
+        gb_node(&b, "Relu", "a", "r", NULL, 0);
+        gb_node(&b, "MatMul", "r,w", "m2", NULL, 0);
+        gb_node(&b, "Add", "x,m2", "y", NULL, 0);
+        break;
+    case 5: {
+        *what = "Gemm + Relu";
+        gb_input(&b, "x", (in_spec)SH(4, 24));
+        gb_const(&b, "w", (in_spec)SH(16, 24));
+        gb_const(&b, "c", (in_spec)SH(16));
+        attr_spec as[1] = {{"transB", ATTR_INT, .i = 1}};
+        gb_node(&b, "Gemm", "x,w,c", "g", as, 1);
+        gb_node(&b, "Relu", "g", "y", NULL, 0);
+        break;
+    }
+    case 6:
+        *what = "attention: batched MatMul, scale, mask, Softmax, MatMul";
+        gb_input(&b, "q", (in_spec)SH(2, 4, 8, 16));
+        gb_input(&b, "k", (in_spec)SH(2, 4, 16, 8));
+        gb_input(&b, "v", (in_spec)SH(2, 4, 8, 16));
+        gb_input(&b, "mask", (in_spec)SH(2, 1, 1, 8));
+        *(float *)gb_const(&b, "scale", (in_spec){.rank = 0})->data = 4.0f;
+        gb_node(&b, "MatMul", "q,k", "s", NULL, 0);
+        gb_node(&b, "Div", "s,scale", "sd", NULL, 0);
+        gb_node(&b, "Add", "sd,mask", "sm", NULL, 0);
+        gb_node(&b, "Softmax", "sm", "p", NULL, 0);
+        gb_node(&b, "MatMul", "p,v", "y", NULL, 0);
+        break;
+    case 7:
+        *what = "Conv whose output has two consumers, MaxPool, a reference op between";
+        gb_input(&b, "x", (in_spec)SH(1, 8, 8, 8));
+        gb_const(&b, "w", (in_spec)SH(8, 8, 3, 3));
+        gb_node(&b, "Conv", "x,w", "c", pad1, 1);
+        gb_node(&b, "Relu", "c", "r", NULL, 0);
+        gb_node(&b, "Floor", "c", "f", NULL, 0); /* no oneDNN op: the reference runs it */
+        gb_node(&b, "Add", "r,f", "a", NULL, 0);
+        {
+            attr_spec as[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
+                               {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+            gb_node(&b, "MaxPool", "a", "y", as, 2);
+        }
+        gb_output(&b, "c");
+        break;
+    default:
+        gb_free(&b);
+        return (gb){0};
+    }
+    gb_output(&b, "y");
+    return b;
+}
+
+static void test_onednn_fusion(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn");
+    assert_non_null(b);
+    for (int i = 0;; i++) {
+        const char *what = NULL;
+        gb p = pattern(i, &what);
+        if (!p.g) break;
+        char w[160];
+        snprintf(w, sizeof w, "onednn: %s", what);
+        compare(b, p.g, p.feed, 1, w);
+        compare(b, p.g, p.feed, 2, w);
+        gb_free(&p);
+    }
+}
+
+/* Build, save, build again from copies of the blobs: the same outputs; a
+ * blob of the wrong size, or missing, is refused with a message. */
+static void test_onednn_prepared(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn");
+    for (int which = 0; which < 6; which++) {
+        const char *what;
+        gb p = pattern(which, &what);
+        candidate_cfg cfg = {.backend = "onednn", .threads = 1};
+        built *b1 = NULL, *b2 = NULL;
+        ait_error e = {0};
+        if (b->build(b, p.g, &cfg, &b1, &e) != AIT_OK) fail_msg("%s: %s", what, e.msg);
+        prepared pr = {0};
+        assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
+        if (pr.n < 1) fail_msg("%s: no prepared weights", what);
+        prep_blob copies[8];
+        assert_true(pr.n <= 8);
+        for (int k = 0; k < pr.n; k++) {
+            copies[k] = pr.blobs[k];
+            void *d = aligned_zalloc(pr.blobs[k].size);
+            assert_non_null(d);
+            memcpy(d, pr.blobs[k].data, pr.blobs[k].size);
+            copies[k].data = d;
+            for (int j = 0; j < k; j++) assert_string_not_equal(copies[j].name, copies[k].name);
+        }
+        prepared cp = {pr.n, copies};
+        candidate_cfg cfg2 = {.backend = "onednn", .threads = 1, .prep = &cp};
+        if (b->build(b, p.g, &cfg2, &b2, &e) != AIT_OK) fail_msg("%s: from blobs: %s", what, e.msg);
+        tensor *o1[4], *o2[4];
+        assert_int_equal(b->run(b1, p.feed, o1, &e), AIT_OK);
+        assert_int_equal(b->run(b2, p.feed, o2, &e), AIT_OK);
+        for (int j = 0; j < p.g->n_outputs; j++)
+            assert_memory_equal(o1[j]->data, o2[j]->data, tensor_nbytes(o1[j]));
+        b->free(b2);
+        /* A blob one float short, then none at all. */
+        copies[0].size -= sizeof(float);
+        b2 = (built *)&cp; /* must be reset to NULL on failure */
+        assert_int_not_equal(b->build(b, p.g, &cfg2, &b2, &e), AIT_OK);
+        assert_null(b2);
+        if (!strstr(e.msg, "bytes")) fail_msg("%s: wrong-size blob: '%s'", what, e.msg);
+        printf("# refused: %s\n", e.msg);
+        copies[0].size += sizeof(float);
+        char keep = copies[0].name[1];
+        copies[0].name[1] = 'x'; /* no longer this node's */
+        assert_int_not_equal(b->build(b, p.g, &cfg2, &b2, &e), AIT_OK);
+        if (!strstr(e.msg, "missing")) fail_msg("%s: missing blob: '%s'", what, e.msg);
+        copies[0].name[1] = keep;
+        for (int k = 0; k < pr.n; k++) aligned_free((void *)copies[k].data);
+        b->free(b1);
+        gb_free(&p);
+    }
+}
+
+/* Two builds with different thread counts, run one after the other and
+ * interleaved, give the reference's answer each time. */
+static void test_onednn_threads(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn");
+    const char *what;
+    gb p = pattern(2, &what);
+    candidate_cfg c1 = {.backend = "onednn", .threads = 1}, c2 = {.backend = "onednn", .threads = 2};
+    built *b1 = NULL, *b2 = NULL;
+    ait_error e = {0};
+    assert_int_equal(b->build(b, p.g, &c1, &b1, &e), AIT_OK);
+    assert_int_equal(b->build(b, p.g, &c2, &b2, &e), AIT_OK);
+    tensor *o1[2], *o2[2];
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(b->run(b1, p.feed, o1, &e), AIT_OK);
+        assert_int_equal(b->run(b2, p.feed, o2, &e), AIT_OK);
+        expect_close(o1[0], o2[0], "onednn threads 1 vs 2");
+    }
+    b->free(b1);
+    b->free(b2);
+    b->free(NULL);
+    gb_free(&p);
 }
 
 static void test_registry(void **state)
@@ -470,6 +998,9 @@ int main(void)
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_modules),
+        cmocka_unit_test(test_onednn_fusion),
+        cmocka_unit_test(test_onednn_prepared),
+        cmocka_unit_test(test_onednn_threads),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     printf("# worst NMSE %.3g (%s)\n", worst, worst_what);

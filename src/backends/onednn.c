@@ -1,0 +1,616 @@
+/* `onednn`: float32 Conv, MatMul, Gemm, pooling, normalisations, Softmax,
+ * element-wise and binary ops through oneDNN 2.x (Debian's libdnnl, C API),
+ * with post-op fusion; every other node runs on the reference ops inside
+ * the same module. See onednn.h for the steps a build makes.
+ *
+ * When steps are made: at build when every module input's shape is static
+ * in the module graph, else at the first run, and again when a run's input
+ * shapes differ from the planned ones (one plan is kept, as the executor
+ * keeps one). Weights are reordered into the primitives' layouts once per
+ * plan; save() hands them out as blobs named "w<node>.<layout hash>.<node
+ * name>", and a build given cfg->prep uses them in place.
+ *
+ * Threads: Debian's libdnnl runs on OpenMP (libgomp), whose thread count is
+ * the calling thread's setting: build and every run set it to the
+ * candidate's count (omp_set_num_threads) before making or executing
+ * primitives, so two built modules with different counts can run one after
+ * the other in one process. */
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dnnl_debug.h>
+
+#include "backends/onednn.h"
+
+/* ---- errors --------------------------------------------------------------------- */
+
+static const char *node_name(const built *bm, int i)
+{
+    return i >= 0 && i < bm->g->n_nodes ? bm->g->nodes[i].name : "(reorder)";
+}
+
+ait_status dn_fail(built *bm, int i, ait_status code, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return err_set(bm->err, code, "onednn: node '%s' (%s): %s", node_name(bm, i),
+                   i >= 0 && i < bm->g->n_nodes ? bm->g->nodes[i].op : "reorder", msg);
+}
+
+ait_status dn_check(built *bm, int i, dnnl_status_t s, const char *what)
+{
+    if (s == dnnl_success) return AIT_OK;
+    return dn_fail(bm, i, s == dnnl_out_of_memory ? AIT_E_NOMEM : AIT_E_INTERNAL, "%s: %s", what,
+                   dnnl_status2str(s));
+}
+
+/* ---- lists owned by bm ----------------------------------------------------------- */
+
+/* Grows *arr (of *cap elements of size sz) to hold n + 1. */
+static bool grow(void **arr, int *cap, int n, size_t sz)
+{
+    if (n < *cap) return true;
+    int nc = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, (size_t)nc * sz);
+    if (!p) return false;
+    *arr = p;
+    *cap = nc;
+    return true;
+}
+
+void *dn_alloc(built *bm, size_t bytes)
+{
+    if (!grow((void **)&bm->bufs, &bm->cap_bufs, bm->n_bufs, sizeof *bm->bufs)) return NULL;
+    void *p = aligned_zalloc(bytes ? bytes : 1);
+    if (p) bm->bufs[bm->n_bufs++] = p;
+    return p;
+}
+
+dnnl_memory_t dn_mem_new(built *bm, const dnnl_memory_desc_t *md, void *data)
+{
+    dnnl_memory_t m = NULL;
+    if (!grow((void **)&bm->mems, &bm->cap_mems, bm->n_mems, sizeof *bm->mems)) {
+        err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+        return NULL;
+    }
+    if (!data) {
+        data = dn_alloc(bm, dnnl_memory_desc_get_size(md));
+        if (!data) {
+            err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+            return NULL;
+        }
+    }
+    if (dn_check(bm, -1, dnnl_memory_create(&m, md, bm->eng, data), "memory") != AIT_OK)
+        return NULL;
+    bm->mems[bm->n_mems++] = m;
+    return m;
+}
+
+ait_status dn_step_add(built *bm, int node, dnnl_primitive_t prim, const dnnl_exec_arg_t *args,
+                       int n_args)
+{
+    if (!grow((void **)&bm->steps, &bm->cap_steps, bm->n_steps, sizeof *bm->steps)) {
+        if (prim) dnnl_primitive_destroy(prim);
+        return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    }
+    dn_step *s = &bm->steps[bm->n_steps];
+    memset(s, 0, sizeof *s);
+    s->node = node;
+    s->prim = prim;
+    if (n_args) {
+        s->args = malloc(sizeof *args * (size_t)n_args);
+        if (!s->args) {
+            if (prim) dnnl_primitive_destroy(prim);
+            return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+        }
+        memcpy(s->args, args, sizeof *args * (size_t)n_args);
+        s->n_args = n_args;
+    }
+    bm->n_steps++;
+    return AIT_OK;
+}
+
+ait_status dn_prim(built *bm, int i, dnnl_primitive_desc_t pd, const dnnl_exec_arg_t *args,
+                   int n_args)
+{
+    dnnl_primitive_t p = NULL;
+    TRY(dn_check(bm, i, dnnl_primitive_create(&p, pd), "primitive"));
+    return dn_step_add(bm, i, p, args, n_args);
+}
+
+static ait_status reorder_pd(built *bm, int node, dnnl_memory_t from, dnnl_memory_t to,
+                             dnnl_primitive_t *p)
+{
+    const dnnl_memory_desc_t *fmd, *tmd;
+    dnnl_primitive_desc_t pd = NULL;
+    TRY(dn_check(bm, node, dnnl_memory_get_memory_desc(from, &fmd), "memory desc"));
+    TRY(dn_check(bm, node, dnnl_memory_get_memory_desc(to, &tmd), "memory desc"));
+    TRY(dn_check(bm, node, dnnl_reorder_primitive_desc_create(&pd, fmd, bm->eng, tmd, bm->eng, NULL),
+                 "reorder"));
+    dnnl_status_t s = dnnl_primitive_create(p, pd);
+    dnnl_primitive_desc_destroy(pd);
+    return dn_check(bm, node, s, "reorder");
+}
+
+ait_status dn_reorder(built *bm, int node, dnnl_memory_t from, dnnl_memory_t to)
+{
+    dnnl_primitive_t p = NULL;
+    TRY(reorder_pd(bm, node, from, to, &p));
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    return dn_step_add(bm, node, p, args, 2);
+}
+
+/* ---- values ---------------------------------------------------------------------- */
+
+const tensor *dn_shape(const built *bm, int v)
+{
+    const tensor *t = v >= 0 ? bm->vals[v].plan : NULL;
+    return t && t->dtype != AIT_UNDEFINED && t->kind == VAL_TENSOR ? t : NULL;
+}
+
+bool dn_is_const(const built *bm, int v)
+{
+    const tensor *t = dn_shape(bm, v);
+    return t && t->data;
+}
+
+void dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
+{
+    dnnl_dims_t d, s;
+    int r = rank > 0 ? rank : 1;
+    for (int i = 0; i < r; i++) d[i] = rank > 0 ? dims[i] : 1;
+    s[r - 1] = 1;
+    for (int i = r - 2; i >= 0; i--) s[i] = s[i + 1] * (d[i + 1] > 0 ? d[i + 1] : 1);
+    dnnl_memory_desc_init_by_strides(md, r, d, dnnl_f32, s);
+}
+
+static int input_index(const built *bm, int v)
+{
+    for (int k = 0; k < bm->g->n_inputs; k++)
+        if (bm->g->inputs[k] == v) return k;
+    return -1;
+}
+
+/* Makes v's plain tensor exist: a reorder step from its native memory. */
+static ait_status ensure_plain(built *bm, int v)
+{
+    dn_val *d = &bm->vals[v];
+    if (d->plain || input_index(bm, v) >= 0) return AIT_OK;
+    const tensor *sh = dn_shape(bm, v);
+    if (!d->mem || !sh)
+        return err_set(bm->err, AIT_E_INTERNAL, "onednn: value '%s' has no data to read",
+                       bm->g->vals[v].name);
+    tensor_set_shape(&d->t, AIT_F32, sh->rank, sh->dims);
+    TRY(tensor_alloc(&d->t, bm->err));
+    d->plain = &d->t;
+    dnnl_memory_desc_t md;
+    dn_md_plain(&md, sh->rank, sh->dims);
+    d->pmem = dn_mem_new(bm, &md, d->t.data);
+    if (!d->pmem) return bm->err->code;
+    return dn_reorder(bm, bm->g->vals[v].producer, d->mem, d->pmem);
+}
+
+dnnl_memory_t dn_view(built *bm, int v, const dnnl_memory_desc_t *md)
+{
+    if (ensure_plain(bm, v) != AIT_OK) return NULL;
+    int k = input_index(bm, v);
+    if (k < 0) return dn_mem_new(bm, md, bm->vals[v].plain->data);
+    dnnl_memory_t m = NULL;
+    if (!grow((void **)&bm->binds, &bm->cap_binds, bm->n_binds, sizeof *bm->binds) ||
+        !grow((void **)&bm->mems, &bm->cap_mems, bm->n_mems, sizeof *bm->mems)) {
+        err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+        return NULL;
+    }
+    if (dn_check(bm, -1, dnnl_memory_create(&m, md, bm->eng, DNNL_MEMORY_NONE), "memory") != AIT_OK)
+        return NULL;
+    bm->mems[bm->n_mems++] = m;
+    bm->binds[bm->n_binds++] = (dn_bind){m, k, 0};
+    return m;
+}
+
+dnnl_memory_t dn_plain(built *bm, int v)
+{
+    dn_val *d = &bm->vals[v];
+    if (d->pmem) return d->pmem;
+    const tensor *sh = dn_shape(bm, v);
+    if (!sh) {
+        err_set(bm->err, AIT_E_INTERNAL, "onednn: value '%s' has no known shape",
+                bm->g->vals[v].name);
+        return NULL;
+    }
+    dnnl_memory_desc_t md;
+    dn_md_plain(&md, sh->rank, sh->dims);
+    d->pmem = dn_view(bm, v, &md);
+    if (d->pmem && !d->mem) d->mem = d->pmem;
+    return d->pmem;
+}
+
+dnnl_memory_t dn_as(built *bm, int v, const dnnl_memory_desc_t *md)
+{
+    dnnl_memory_t nat = bm->vals[v].mem ? bm->vals[v].mem : dn_plain(bm, v);
+    if (!nat || !md) return nat;
+    const dnnl_memory_desc_t *nmd;
+    if (dn_check(bm, -1, dnnl_memory_get_memory_desc(nat, &nmd), "memory desc") != AIT_OK)
+        return NULL;
+    if (dnnl_memory_desc_equal(nmd, md)) return nat;
+    dnnl_memory_t p = bm->vals[v].pmem;
+    if (p && dnnl_memory_get_memory_desc(p, &nmd) == dnnl_success && dnnl_memory_desc_equal(nmd, md))
+        return p;
+    dnnl_memory_t m = dn_mem_new(bm, md, NULL);
+    if (!m || dn_reorder(bm, bm->g->vals[v].producer, nat, m) != AIT_OK) return NULL;
+    return m;
+}
+
+/* ---- prepared weights ------------------------------------------------------------ */
+
+static uint32_t md_hash(const dnnl_memory_desc_t *md)
+{
+    uint32_t h = 2166136261u;
+#define MIX(x)                                     \
+    do {                                           \
+        uint64_t v_ = (uint64_t)(x);               \
+        for (int b_ = 0; b_ < 8; b_++) {           \
+            h ^= (uint32_t)(v_ >> (8 * b_)) & 255; \
+            h *= 16777619u;                        \
+        }                                          \
+    } while (0)
+    MIX(md->ndims);
+    MIX(md->data_type);
+    MIX(md->format_kind);
+    for (int i = 0; i < md->ndims; i++) {
+        MIX(md->dims[i]);
+        MIX(md->padded_dims[i]);
+    }
+    if (md->format_kind == dnnl_blocked) {
+        const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+        for (int i = 0; i < md->ndims; i++) MIX(b->strides[i]);
+        MIX(b->inner_nblks);
+        for (int i = 0; i < b->inner_nblks; i++) {
+            MIX(b->inner_blks[i]);
+            MIX(b->inner_idxs[i]);
+        }
+    }
+    MIX(md->extra.flags);
+#undef MIX
+    return h;
+}
+
+static ait_status blob_add(built *bm, const char *name, const void *data, size_t size)
+{
+    if (!grow((void **)&bm->blobs, &bm->cap_blobs, bm->n_blobs, sizeof *bm->blobs))
+        return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    prep_blob *b = &bm->blobs[bm->n_blobs++];
+    snprintf(b->name, sizeof b->name, "%s", name);
+    b->data = data;
+    b->size = size;
+    return AIT_OK;
+}
+
+dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_memory_t src)
+{
+    char name[64], prefix[16];
+    size_t size = dnnl_memory_desc_get_size(want);
+    snprintf(prefix, sizeof prefix, "w%d.", i);
+    snprintf(name, sizeof name, "%s%08x.%s", prefix, (unsigned)md_hash(want), node_name(bm, i));
+    if (bm->prep) {
+        const prep_blob *b = NULL;
+        for (int k = 0; k < bm->prep->n; k++)
+            if (strncmp(bm->prep->blobs[k].name, prefix, strlen(prefix)) == 0) b = &bm->prep->blobs[k];
+        if (!b) {
+            dn_fail(bm, i, AIT_E_NOT_FOUND, "prepared weights '%s' are missing", name);
+            return NULL;
+        }
+        if (strncmp(b->name, name, sizeof b->name - 1) != 0) {
+            dn_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s' have another layout than "
+                    "this machine's primitive wants ('%s')", b->name, name);
+            return NULL;
+        }
+        if (b->size != size || !b->data) {
+            dn_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s' are %zu bytes, the primitive "
+                    "wants %zu", b->name, b->size, size);
+            return NULL;
+        }
+        dnnl_memory_t m = dn_mem_new(bm, want, (void *)b->data); /* read only: weights */
+        if (m && blob_add(bm, b->name, b->data, b->size) != AIT_OK) return NULL;
+        return m;
+    }
+    dnnl_memory_t m = dn_mem_new(bm, want, NULL);
+    dnnl_primitive_t p = NULL;
+    void *data = NULL;
+    if (!m || reorder_pd(bm, i, src, m, &p) != AIT_OK) return NULL;
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, m}};
+    dnnl_status_t s = dnnl_primitive_execute(p, bm->st, 2, args);
+    if (s == dnnl_success) s = dnnl_stream_wait(bm->st);
+    dnnl_primitive_destroy(p);
+    if (dn_check(bm, i, s, "weights reorder") != AIT_OK) return NULL;
+    if (dn_check(bm, i, dnnl_memory_get_data_handle(m, &data), "memory") != AIT_OK) return NULL;
+    if (blob_add(bm, name, data, size) != AIT_OK) return NULL;
+    return m;
+}
+
+/* ---- plans ----------------------------------------------------------------------- */
+
+static void plan_clear(built *bm)
+{
+    for (int i = 0; i < bm->n_steps; i++) {
+        if (bm->steps[i].prim) dnnl_primitive_destroy(bm->steps[i].prim);
+        free(bm->steps[i].args);
+    }
+    for (int i = 0; i < bm->n_mems; i++) dnnl_memory_destroy(bm->mems[i]);
+    for (int i = 0; i < bm->n_bufs; i++) aligned_free(bm->bufs[i]);
+    for (int v = 0; bm->vals && v < bm->g->n_vals; v++) {
+        tensor_release(&bm->vals[v].t);
+        memset(&bm->vals[v], 0, sizeof bm->vals[v]);
+    }
+    bm->n_steps = bm->n_mems = bm->n_bufs = bm->n_binds = bm->n_blobs = 0;
+    bm->planned = false;
+}
+
+static void set_threads(const built *bm)
+{
+    if (omp_get_max_threads() != bm->threads) omp_set_num_threads(bm->threads);
+}
+
+/* A node left to its reference op: its inputs must exist as plain tensors. */
+static ait_status plan_fallback(built *bm, int i)
+{
+    const node *n = &bm->g->nodes[i];
+    for (int k = 0; k < n->n_in; k++)
+        if (n->in[k] >= 0) TRY(ensure_plain(bm, n->in[k]));
+    for (int k = 0; k < n->n_out; k++) {
+        int o = n->out[k];
+        if (o < 0) continue;
+        dn_val *d = &bm->vals[o];
+        d->plain = &d->t;
+        d->done = true;
+        const tensor *sh = dn_shape(bm, o);
+        if (sh) { /* allocated now, so that primitives can read it (runs keep the buffer) */
+            tensor_set_shape(&d->t, sh->dtype, sh->rank, sh->dims);
+            TRY(tensor_alloc(&d->t, bm->err));
+        }
+    }
+    return dn_step_add(bm, i, NULL, NULL, 0);
+}
+
+static ait_status plan(built *bm, tensor *const *inputs)
+{
+    const graph *g = bm->g;
+    plan_clear(bm);
+    set_threads(bm);
+    TRY(exec_plan_only(bm->x, inputs, bm->err));
+    for (int v = 0; v < g->n_vals; v++) {
+        dn_val *d = &bm->vals[v];
+        d->plan = exec_planned(bm->x, v);
+        if (dn_is_const(bm, v)) {
+            d->plain = (tensor *)d->plan; /* read only: primitives only read constants */
+            d->done = true;
+        }
+    }
+    for (int k = 0; k < g->n_inputs; k++) {
+        bm->vals[g->inputs[k]].plain = inputs[k]; /* rebound at each run */
+        bm->vals[g->inputs[k]].done = true;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!exec_node_runs(bm->x, i)) continue;
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k] >= 0) bm->vals[g->nodes[i].in[k]].uses++;
+    }
+    for (int j = 0; j < g->n_outputs; j++) bm->vals[g->outputs[j]].uses++;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        if (!exec_node_runs(bm->x, i)) continue;
+        bool swallowed = false;
+        for (int k = 0; k < n->n_out; k++) swallowed |= n->out[k] >= 0 && bm->vals[n->out[k]].done;
+        if (swallowed) continue; /* a post-op of an earlier primitive */
+        bool taken = false;
+        if (dn_op_known(n)) TRY(dn_node(bm, i, &taken));
+        if (!taken) TRY(plan_fallback(bm, i));
+    }
+    for (int j = 0; j < g->n_outputs; j++) TRY(ensure_plain(bm, g->outputs[j]));
+    /* The signature this plan is for. */
+    for (int k = 0; k < g->n_inputs; k++) {
+        int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+        s[0] = inputs[k]->rank;
+        s[1] = inputs[k]->dtype;
+        memcpy(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank);
+    }
+    bm->planned = true;
+    return AIT_OK;
+}
+
+static bool same_sig(const built *bm, tensor *const *inputs)
+{
+    if (!bm->planned) return false;
+    for (int k = 0; k < bm->g->n_inputs; k++) {
+        const int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+        if (!inputs[k] || s[0] != inputs[k]->rank || s[1] != inputs[k]->dtype ||
+            memcmp(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* ---- the backend ----------------------------------------------------------------- */
+
+static void dn_free(built *bm)
+{
+    if (!bm) return;
+    plan_clear(bm);
+    free(bm->steps);
+    free(bm->binds);
+    free(bm->mems);
+    free(bm->bufs);
+    free(bm->blobs);
+    free(bm->vals);
+    free(bm->sig);
+    exec_free(bm->x);
+    if (bm->st) dnnl_stream_destroy(bm->st);
+    if (bm->eng) dnnl_engine_destroy(bm->eng);
+    free(bm);
+}
+
+/* True when every module input has a static shape (so the plan is made now). */
+static bool static_inputs(const graph *g)
+{
+    for (int k = 0; k < g->n_inputs; k++) {
+        const value *d = &g->vals[g->inputs[k]];
+        if (d->kind != VAL_TENSOR || d->dtype == AIT_UNDEFINED || d->rank < 0) return false;
+        for (int i = 0; i < d->rank; i++)
+            if (d->dims[i] < 0) return false;
+    }
+    return true;
+}
+
+static ait_status dn_build(const backend *b, const graph *module, const candidate_cfg *cfg,
+                           built **out, ait_error *e)
+{
+    *out = NULL;
+    built *bm = calloc(1, sizeof *bm);
+    if (!bm) return err_set(e, AIT_E_NOMEM, "onednn: out of memory");
+    bm->g = module;
+    bm->err = e;
+    bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
+    /* No blobs: nothing was saved (the module had not planned), prepare. */
+    bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
+    bm->vals = calloc((size_t)module->n_vals + 1, sizeof *bm->vals);
+    bm->sig = calloc((size_t)(module->n_inputs + 1) * (AIT_MAX_RANK + 2), sizeof *bm->sig);
+    ait_status s = bm->vals && bm->sig ? AIT_OK : err_set(e, AIT_E_NOMEM, "onednn: out of memory");
+    if (s == AIT_OK) s = exec_create(module, NULL, bm->threads, &bm->x, e);
+    if (s == AIT_OK) s = dn_check(bm, -1, dnnl_engine_create(&bm->eng, dnnl_cpu, 0), "engine");
+    if (s == AIT_OK)
+        s = dn_check(bm, -1, dnnl_stream_create(&bm->st, bm->eng, dnnl_stream_default_flags),
+                     "stream");
+    if (s == AIT_OK && static_inputs(module)) {
+        tensor *in[64] = {0}, shapes[64];
+        if (module->n_inputs > 64)
+            s = err_set(e, AIT_E_UNSUPPORTED, "onednn: more than 64 module inputs");
+        for (int k = 0; s == AIT_OK && k < module->n_inputs; k++) {
+            const value *d = &module->vals[module->inputs[k]];
+            memset(&shapes[k], 0, sizeof shapes[k]);
+            tensor_set_shape(&shapes[k], d->dtype, d->rank, d->dims);
+            in[k] = &shapes[k];
+        }
+        if (s == AIT_OK) s = plan(bm, in);
+        for (int k = 0; s == AIT_OK && k < module->n_inputs; k++)
+            bm->vals[module->inputs[k]].plain = NULL; /* the shapes above are gone */
+    }
+    if (s != AIT_OK) {
+        bm->err = NULL;
+        dn_free(bm);
+        if (e && b) err_prefix(e, "backend '%s': ", b->name);
+        return s;
+    }
+    bm->err = NULL;
+    *out = bm;
+    return AIT_OK;
+}
+
+static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e)
+{
+    const graph *g = bm->g;
+    bm->err = e;
+    for (int k = 0; k < g->n_inputs; k++) {
+        const value *d = &g->vals[g->inputs[k]];
+        if (!inputs[k] || inputs[k]->kind != VAL_TENSOR || !inputs[k]->data)
+            return err_set(e, AIT_E_INVALID_ARG, "onednn: input '%s' is missing", d->name);
+        if (d->dtype != AIT_UNDEFINED && inputs[k]->dtype != d->dtype)
+            return err_set(e, AIT_E_DTYPE, "onednn: input '%s' must be %s, got %s", d->name,
+                           ait_dtype_name(d->dtype), ait_dtype_name(inputs[k]->dtype));
+    }
+    if (!same_sig(bm, inputs)) TRY(plan(bm, inputs));
+    set_threads(bm);
+    for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].plain = inputs[k];
+    for (int k = 0; k < bm->n_binds; k++) {
+        const dn_bind *b = &bm->binds[k];
+        TRY(dn_check(bm, -1, dnnl_memory_set_data_handle(b->mem, (char *)inputs[b->input]->data +
+                                                          b->offset), "input"));
+    }
+    for (int i = 0; i < bm->n_steps; i++) {
+        const dn_step *s = &bm->steps[i];
+        if (s->prim) {
+            TRY(dn_check(bm, s->node, dnnl_primitive_execute(s->prim, bm->st, s->n_args, s->args),
+                         "execute"));
+            continue;
+        }
+        const node *n = &g->nodes[s->node];
+        tensor *in[64], *out[64];
+        if (n->n_in > 64 || n->n_out > 64)
+            return dn_fail(bm, s->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
+        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].plain : NULL;
+        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &bm->vals[n->out[k]].t : NULL;
+        ait_status st = exec_run_node(bm->x, s->node, in, out, e);
+        if (st != AIT_OK) {
+            err_prefix(e, "onednn: ");
+            return st;
+        }
+    }
+    TRY(dn_check(bm, -1, dnnl_stream_wait(bm->st), "stream"));
+    for (int j = 0; j < g->n_outputs; j++) {
+        outputs[j] = bm->vals[g->outputs[j]].plain;
+        if (!outputs[j] || !outputs[j]->data)
+            return err_set(e, AIT_E_INTERNAL, "onednn: output '%s' was not computed",
+                           g->vals[g->outputs[j]].name);
+    }
+    bm->err = NULL;
+    return AIT_OK;
+}
+
+/* Nothing is prepared before the first plan (a module with dynamic input
+ * shapes plans at its first run): then there is nothing to save. */
+static ait_status dn_save(const built *bm, prepared *out, ait_error *e)
+{
+    (void)e;
+    out->n = bm->planned ? bm->n_blobs : 0;
+    out->blobs = bm->planned ? bm->blobs : NULL;
+    return AIT_OK;
+}
+
+/* Float32 (or not yet known) in every declared input of a node we build. */
+static const op_def *dn_op_for(const graph *g, const node *n)
+{
+    if (n->domain && n->domain[0]) return NULL;
+    if (!dn_op_known(n)) return NULL;
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED &&
+            g->vals[v].dtype != AIT_F32)
+            return NULL;
+    }
+    return n->def;
+}
+
+static void dn_describe(char *buf, size_t n)
+{
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(buf, n, "oneDNN %d.%d.%d (%s), CPU ISA %s, OpenMP", v->major, v->minor, v->patch,
+             v->hash ? v->hash : "?", dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
+}
+
+static bool dn_available(char *why, size_t n)
+{
+    const dnnl_version_t *v = dnnl_version();
+    if (v->major != 2) {
+        snprintf(why, n, "oneDNN %d.%d found; this backend uses the 2.x API", v->major, v->minor);
+        return false;
+    }
+    return true;
+}
+
+const backend backend_onednn = {
+    .name = "onednn",
+    .summary = "float32 Conv, MatMul, Gemm, pooling, norms, Softmax and element-wise ops through "
+               "oneDNN 2.x, with post-op fusion and blocked layouts inside the module",
+    .available = dn_available,
+    .describe = dn_describe,
+    .op_for = dn_op_for,
+    .build = dn_build,
+    .run = dn_run,
+    .free = dn_free,
+    .save = dn_save,
+};

@@ -1,0 +1,710 @@
+/* onednn: one primitive per op (with the post-ops after it). Each builder
+ * says *taken = false for what it does not handle (shapes, attributes,
+ * layouts oneDNN refuses), and the node then runs on its reference op;
+ * errors are for real failures only (memory, a primitive that cannot be
+ * made after its desc was accepted). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/onednn.h"
+
+#define MAX_ARGS (8 + DN_MAX_POST + 1)
+
+/* ---- shared ------------------------------------------------------------------------- */
+
+static const tensor *in_t(const built *bm, int i, int k)
+{
+    const node *n = &bm->g->nodes[i];
+    return k < n->n_in && n->in[k] >= 0 ? dn_shape(bm, n->in[k]) : NULL;
+}
+
+/* The chain's last value (what the primitive writes), and marks the node's
+ * output and the swallowed ones as done. */
+static int finish(built *bm, int first_out, const dn_chain *c, int np, dnnl_memory_t dst)
+{
+    int last = np ? c->p[np - 1].out : first_out;
+    bm->vals[first_out].done = true;
+    bm->vals[first_out].fused = first_out != last;
+    for (int k = 0; k < np; k++) {
+        bm->vals[c->p[k].out].done = true;
+        bm->vals[c->p[k].out].fused = c->p[k].out != last;
+    }
+    bm->vals[last].mem = dst;
+    return last;
+}
+
+static dnnl_memory_desc_t md_any(int rank, const int64_t *dims)
+{
+    dnnl_memory_desc_t md;
+    dnnl_dims_t d;
+    for (int i = 0; i < rank; i++) d[i] = dims[i];
+    dnnl_memory_desc_init_by_tag(&md, rank, d, dnnl_f32, dnnl_format_tag_any);
+    return md;
+}
+
+static const dnnl_memory_desc_t *pd_md(dnnl_primitive_desc_t pd, dnnl_query_t q)
+{
+    return dnnl_primitive_desc_query_md(pd, q, 0);
+}
+
+/* Pre-fills dst with the sum post-op's addend, then the primitive. */
+static ait_status emit(built *bm, int i, dnnl_primitive_desc_t pd, dnnl_exec_arg_t *args,
+                       int n_args, dnnl_memory_t dst, int sum_from)
+{
+    ait_status s = AIT_OK;
+    if (sum_from >= 0) { /* of the output's shape; dst may be it merged (MatMul) */
+        const dnnl_memory_desc_t *dmd = NULL;
+        s = dn_check(bm, i, dnnl_memory_get_memory_desc(dst, &dmd), "memory desc");
+        const tensor *rt = dn_shape(bm, sum_from);
+        dnnl_memory_t r = NULL;
+        if (s == AIT_OK)
+            r = dmd->ndims == rt->rank ? dn_as(bm, sum_from, NULL) : dn_view(bm, sum_from, dmd);
+        if (s == AIT_OK) s = r ? dn_reorder(bm, i, r, dst) : bm->err->code;
+        if (s != AIT_OK) {
+            dnnl_primitive_desc_destroy(pd);
+            return s;
+        }
+    }
+    if (s == AIT_OK) s = dn_prim(bm, i, pd, args, n_args);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+/* Spatial geometry of a window op (Conv, pooling) from its attributes and
+ * planned shapes: pads begin/end for oneDNN's floor formula; false when it
+ * cannot be said (then the reference op runs). ceil_pad: end pads may grow
+ * to fit ceil_mode's extra output (*grew says they did). */
+static bool window(const node *n, const tensor *x, const tensor *y, const int64_t *k,
+                   const int64_t *s, const int64_t *d, int64_t *pl, int64_t *pr, bool *grew)
+{
+    int sp = x->rank - 2, np = 0;
+    const int64_t *pads = attr_ints(n, "pads", &np);
+    const char *ap = attr_str(n, "auto_pad", "NOTSET");
+    if (pads && np != 2 * sp) return false;
+    *grew = false;
+    for (int a = 0; a < sp; a++) {
+        int64_t in = x->dims[2 + a], o = y->dims[2 + a], dk = (k[a] - 1) * d[a] + 1;
+        if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+            int64_t total = (o - 1) * s[a] + dk - in;
+            if (total < 0) total = 0;
+            pl[a] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+            pr[a] = total - pl[a];
+        } else if (strcmp(ap, "VALID") == 0) {
+            pl[a] = pr[a] = 0;
+        } else if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) {
+            pl[a] = pads ? pads[a] : 0;
+            pr[a] = pads ? pads[a + sp] : 0;
+        } else {
+            return false;
+        }
+        int64_t need = (o - 1) * s[a] + dk - in - pl[a]; /* end pad that gives o */
+        if (need > pr[a]) {
+            if ((need - pr[a]) >= s[a]) return false;
+            pr[a] = need;
+            *grew = true;
+        }
+        if (pl[a] < 0 || (in + pl[a] + pr[a] - dk) / s[a] + 1 != o) return false;
+    }
+    return true;
+}
+
+/* Ints attribute of sp values (dflt when absent); false when malformed. */
+static bool ints_or(const node *n, const char *name, int sp, int64_t dflt, int64_t *out)
+{
+    int cnt = 0;
+    const int64_t *v = attr_ints(n, name, &cnt);
+    for (int a = 0; a < sp; a++) out[a] = dflt;
+    if (!v) return true;
+    if (cnt != sp) return false;
+    for (int a = 0; a < sp; a++) {
+        if (v[a] < 1) return false;
+        out[a] = v[a];
+    }
+    return true;
+}
+
+/* ---- Conv --------------------------------------------------------------------------- */
+
+static ait_status dn_conv(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = in_t(bm, i, 0), *w = in_t(bm, i, 1), *b = in_t(bm, i, 2);
+    const tensor *y = dn_shape(bm, n->out[0]);
+    int sp = x->rank - 2;
+    int64_t grp = attr_int(n, "group", 1);
+    if (sp < 1 || sp > 3 || w->rank != x->rank || !y || grp < 1 || x->dims[1] % grp ||
+        w->dims[0] % grp || x->dims[1] / grp != w->dims[1] || (n->n_in > 2 && n->in[2] >= 0 && !b))
+        return AIT_OK;
+    int64_t k[3], s[3], d[3], pl[3], pr[3];
+    bool grew;
+    for (int a = 0; a < sp; a++) k[a] = w->dims[2 + a];
+    const int64_t *ks = attr_ints(n, "kernel_shape", &(int){0});
+    if (ks)
+        for (int a = 0; a < sp; a++)
+            if (ks[a] != k[a]) return AIT_OK;
+    if (!ints_or(n, "strides", sp, 1, s) || !ints_or(n, "dilations", sp, 1, d) ||
+        !window(n, x, y, k, s, d, pl, pr, &grew) || grew)
+        return AIT_OK;
+    const int64_t O = w->dims[0];
+    bool wconst = w->data != NULL;
+    int bn = wconst ? dn_bn_after(bm, i) : -1;
+    int start = bn >= 0 ? bm->g->nodes[bn].out[0] : n->out[0];
+    dn_chain c;
+    dn_chain_match(bm, i, start, true, &c);
+
+    /* Weights as given: [O, I/g, k...], or [g, O/g, I/g, k...] with groups. */
+    dnnl_memory_desc_t wuser, wmd, bmd, src = md_any(x->rank, x->dims), dst = md_any(y->rank, y->dims);
+    int64_t wd[6];
+    int wr = 0;
+    if (grp > 1) wd[wr++] = grp;
+    wd[wr++] = O / grp;
+    for (int a = 1; a < w->rank; a++) wd[wr++] = w->dims[a];
+    dn_md_plain(&wuser, wr, wd);
+    wmd = wconst ? md_any(wr, wd) : wuser;
+    bool has_b = b || bn >= 0;
+    dn_md_plain(&bmd, 1, &O);
+    dnnl_dims_t ds, dd, dl, dr;
+    for (int a = 0; a < sp; a++) {
+        ds[a] = s[a];
+        dd[a] = d[a] - 1;
+        dl[a] = pl[a];
+        dr[a] = pr[a];
+    }
+    dnnl_convolution_desc_t cd;
+    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                   dnnl_convolution_direct, &src, &wmd,
+                                                   has_b ? &bmd : NULL, &dst, ds, dd, dl, dr) !=
+        dnnl_success)
+        return AIT_OK;
+    dnnl_exec_arg_t args[MAX_ARGS];
+    int na = 0, np, sum_from;
+    dnnl_primitive_desc_t pd;
+    TRY(dn_pd_posts(bm, i, &cd, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
+                    &np, &sum_from));
+    if (!pd) return AIT_OK;
+    ait_status st = AIT_OK;
+    dnnl_memory_t msrc = dn_as(bm, n->in[0], pd_md(pd, dnnl_query_src_md)), mw = NULL, mb = NULL;
+    if (!msrc) st = bm->err->code;
+    /* Weights: reordered once (BN folded in first), or the plain input. */
+    int64_t per_o = tensor_numel(w) / O;
+    float *bias = NULL;
+    if (st == AIT_OK && has_b) {
+        bias = dn_alloc(bm, sizeof(float) * (size_t)O);
+        if (!bias) st = err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    }
+    if (st == AIT_OK && b && !b->data) { /* a computed bias: bind it as it is */
+        mb = dn_plain(bm, n->in[2]);
+        if (!mb) st = bm->err->code;
+    } else if (st == AIT_OK && has_b) {
+        if (b) memcpy(bias, b->data, sizeof(float) * (size_t)O);
+        if (bn >= 0) st = dn_bn_fold(bm, bn, NULL, per_o, bias, O);
+        if (st == AIT_OK && !(mb = dn_mem_new(bm, &bmd, bias))) st = bm->err->code;
+    }
+    if (st == AIT_OK && wconst) {
+        dnnl_memory_t user = NULL;
+        if (!bm->prep) {
+            float *wdata = w->data;
+            if (bn >= 0) { /* a folded copy */
+                wdata = dn_alloc(bm, tensor_nbytes(w));
+                if (!wdata) st = err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+                else {
+                    memcpy(wdata, w->data, tensor_nbytes(w));
+                    float *tmp = dn_alloc(bm, sizeof(float) * (size_t)O);
+                    if (!tmp) st = err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+                    else st = dn_bn_fold(bm, bn, wdata, per_o, tmp, O);
+                }
+            }
+            if (st == AIT_OK && !(user = dn_mem_new(bm, &wuser, wdata))) st = bm->err->code;
+        }
+        if (st == AIT_OK && !(mw = dn_weights(bm, i, pd_md(pd, dnnl_query_weights_md), user)))
+            st = bm->err->code;
+    } else if (st == AIT_OK) {
+        if (!(mw = dn_view(bm, n->in[1], &wuser))) st = bm->err->code;
+    }
+    dnnl_memory_t mdst = st == AIT_OK ? dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL) : NULL;
+    if (st == AIT_OK && !mdst) st = bm->err->code;
+    if (st != AIT_OK) {
+        dnnl_primitive_desc_destroy(pd);
+        return st;
+    }
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
+    if (mb) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+    if (bn >= 0) bm->vals[n->out[0]].done = bm->vals[n->out[0]].fused = true;
+    finish(bm, start, &c, np, mdst);
+    *taken = true;
+    return emit(bm, i, pd, args, na, mdst, sum_from);
+}
+
+/* ---- MatMul and Gemm ------------------------------------------------------------------ */
+
+/* The output's plain storage (the primitive writes it in place). */
+static dnnl_memory_t plain_dst(built *bm, int v, const dnnl_memory_desc_t *md)
+{
+    dn_val *d = &bm->vals[v];
+    const tensor *sh = dn_shape(bm, v);
+    tensor_set_shape(&d->t, AIT_F32, sh->rank, sh->dims);
+    if (tensor_alloc(&d->t, bm->err) != AIT_OK) return NULL;
+    d->plain = &d->t;
+    return dn_mem_new(bm, md, d->t.data);
+}
+
+/* One matmul primitive: src [.., M, K] (amd), weights (wmd; constant ones
+ * reordered from user), C as a leading binary add (cmd/cmem, or NULL), the
+ * chain after it, y the node's output of full shape. */
+static ait_status mm_emit(built *bm, int i, const dnnl_memory_desc_t *amd, dnnl_memory_t ma,
+                          const dnnl_memory_desc_t *wmd, int wv, const dnnl_memory_desc_t *wuser,
+                          const dnnl_memory_desc_t *cmd, dnnl_memory_t cmem, const float *alpha,
+                          const dnnl_memory_desc_t *dmd, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *y = dn_shape(bm, n->out[0]), *wt = dn_shape(bm, wv);
+    dn_chain c;
+    dn_chain_match(bm, i, n->out[0], true, &c);
+    dnnl_matmul_desc_t md;
+    if (dnnl_matmul_desc_init(&md, amd, wmd, NULL, dmd) != dnnl_success) return AIT_OK;
+    dnnl_exec_arg_t args[MAX_ARGS];
+    int na = 0, np, sum_from;
+    dnnl_primitive_desc_t pd;
+    TRY(dn_pd_posts(bm, i, &md, &c, y->rank, y->dims, dmd->ndims, cmd, cmem, alpha, &pd, args, &na,
+                    &np, &sum_from));
+    if (!pd) return AIT_OK;
+    ait_status st = AIT_OK;
+    dnnl_memory_t mw = NULL, user = NULL;
+    if (wt->data) {
+        if (!bm->prep && !(user = dn_mem_new(bm, wuser, wt->data))) st = bm->err->code;
+        if (st == AIT_OK && !(mw = dn_weights(bm, i, pd_md(pd, dnnl_query_weights_md), user)))
+            st = bm->err->code;
+    } else if (!(mw = dn_view(bm, wv, wuser))) {
+        st = bm->err->code;
+    }
+    int last = np ? c.p[np - 1].out : n->out[0];
+    dnnl_memory_t mdst = st == AIT_OK ? plain_dst(bm, last, dmd) : NULL;
+    if (st == AIT_OK && !mdst) st = bm->err->code;
+    if (st != AIT_OK) {
+        dnnl_primitive_desc_destroy(pd);
+        return st;
+    }
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, ma};
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+    finish(bm, n->out[0], &c, np, NULL); /* plain: dn_plain views it when asked */
+    *taken = true;
+    return emit(bm, i, pd, args, na, mdst, sum_from);
+}
+
+static ait_status dn_matmul(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *a = in_t(bm, i, 0), *b = in_t(bm, i, 1), *y = dn_shape(bm, n->out[0]);
+    if (a->rank < 2 || b->rank < 2 || !y || y->rank > DNNL_MAX_NDIMS) return AIT_OK;
+    int r = y->rank;
+    int64_t K = a->dims[a->rank - 1], N = b->dims[b->rank - 1];
+    bool shared = true; /* one B for every batch: one GEMM of [batch*M, K] */
+    for (int k = 0; k < b->rank - 2; k++) shared &= b->dims[k] == 1;
+    dnnl_memory_desc_t amd, wmd, wuser, dmd;
+    if (shared && b->data) {
+        int64_t ad[2] = {tensor_numel(a) / K, K}, wd[2] = {K, N}, dd[2] = {ad[0], N};
+        dn_md_plain(&amd, 2, ad);
+        dn_md_plain(&wuser, 2, wd);
+        wmd = md_any(2, wd);
+        dn_md_plain(&dmd, 2, dd);
+    } else {
+        int64_t ad[DNNL_MAX_NDIMS], wd[DNNL_MAX_NDIMS];
+        for (int k = 0; k < r; k++) {
+            int ka = k - (r - a->rank), kb = k - (r - b->rank);
+            ad[k] = ka >= 0 ? a->dims[ka] : 1;
+            wd[k] = kb >= 0 ? b->dims[kb] : 1;
+        }
+        dn_md_plain(&amd, r, ad);
+        dn_md_plain(&wuser, r, wd);
+        wmd = wuser;
+        dn_md_plain(&dmd, r, y->dims);
+    }
+    dnnl_memory_t ma = dn_view(bm, n->in[0], &amd);
+    if (!ma) return bm->err->code;
+    return mm_emit(bm, i, &amd, ma, &wmd, n->in[1], &wuser, NULL, NULL, NULL, &dmd, taken);
+}
+
+static ait_status dn_gemm(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *a = in_t(bm, i, 0), *b = in_t(bm, i, 1), *cc = in_t(bm, i, 2);
+    const tensor *y = dn_shape(bm, n->out[0]);
+    if (a->rank != 2 || b->rank != 2 || !y || y->rank != 2 || (n->n_in > 2 && n->in[2] >= 0 && !cc))
+        return AIT_OK;
+    bool ta = attr_int(n, "transA", 0) != 0, tb = attr_int(n, "transB", 0) != 0;
+    float alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
+    int64_t M = y->dims[0], N = y->dims[1], K = a->dims[ta ? 0 : 1];
+    dnnl_memory_desc_t amd, wuser, wmd, dmd, cmd;
+    dnnl_dims_t ad = {M, K}, as = {ta ? 1 : K, ta ? M : 1}, wd = {K, N}, ws = {tb ? 1 : N, tb ? K : 1};
+    dnnl_memory_desc_init_by_strides(&amd, 2, ad, dnnl_f32, as);
+    dnnl_memory_desc_init_by_strides(&wuser, 2, wd, dnnl_f32, ws);
+    wmd = b->data ? md_any(2, (int64_t[]){K, N}) : wuser;
+    dn_md_plain(&dmd, 2, (int64_t[]){M, N});
+    dnnl_memory_t cmem = NULL;
+    bool has_c = cc && beta != 0.0f;
+    if (has_c) {
+        if (cc->rank > 2) return AIT_OK;
+        int64_t cd[2] = {cc->rank == 2 ? cc->dims[0] : 1, cc->rank >= 1 ? cc->dims[cc->rank - 1] : 1};
+        if ((cd[0] != 1 && cd[0] != M) || (cd[1] != 1 && cd[1] != N)) return AIT_OK;
+        dn_md_plain(&cmd, 2, cd);
+        if (beta == 1.0f) {
+            cmem = dn_view(bm, n->in[2], &cmd);
+        } else if (cc->data) { /* beta * C, once */
+            float *sc = dn_alloc(bm, sizeof(float) * (size_t)(cd[0] * cd[1]));
+            if (!sc) return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+            for (int64_t k = 0; k < cd[0] * cd[1]; k++) sc[k] = beta * ((const float *)cc->data)[k];
+            cmem = dn_mem_new(bm, &cmd, sc);
+        } else {
+            return AIT_OK;
+        }
+        if (!cmem) return bm->err->code;
+    }
+    dnnl_memory_t ma = dn_view(bm, n->in[0], &amd);
+    if (!ma) return bm->err->code;
+    return mm_emit(bm, i, &amd, ma, &wmd, n->in[1], &wuser, has_c ? &cmd : NULL, cmem,
+                   alpha != 1.0f ? &alpha : NULL, &dmd, taken);
+}
+
+/* ---- pooling ------------------------------------------------------------------------ */
+
+static ait_status dn_pool(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = in_t(bm, i, 0), *y = dn_shape(bm, n->out[0]);
+    int sp = x->rank - 2;
+    if (sp < 1 || sp > 3 || !y || y->rank != x->rank) return AIT_OK;
+    for (int k = 1; k < n->n_out; k++) /* MaxPool's indices */
+        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return AIT_OK;
+    bool global = strncmp(n->op, "Global", 6) == 0, max = strstr(n->op, "Max") != NULL;
+    int64_t k[3], s[3], d[3], pl[3], pr[3];
+    bool grew = false;
+    if (global) {
+        for (int a = 0; a < sp; a++) {
+            k[a] = x->dims[2 + a];
+            s[a] = d[a] = 1;
+            pl[a] = pr[a] = 0;
+        }
+    } else {
+        int cnt = 0;
+        const int64_t *ks = attr_ints(n, "kernel_shape", &cnt);
+        if (!ks || cnt != sp) return AIT_OK;
+        for (int a = 0; a < sp; a++) k[a] = ks[a];
+        if (!ints_or(n, "strides", sp, 1, s) || !ints_or(n, "dilations", sp, 1, d) ||
+            !window(n, x, y, k, s, d, pl, pr, &grew))
+            return AIT_OK;
+        if (!attr_int(n, "ceil_mode", 0) && grew) return AIT_OK;
+    }
+    bool incl = attr_int(n, "count_include_pad", 0) != 0;
+    if (!max && incl && grew) return AIT_OK; /* ceil_mode's extra cells are not counted */
+    dnnl_alg_kind_t alg = max ? dnnl_pooling_max
+                              : incl ? dnnl_pooling_avg_include_padding
+                                     : dnnl_pooling_avg_exclude_padding;
+    dnnl_memory_t msrc = dn_as(bm, n->in[0], NULL);
+    const dnnl_memory_desc_t *smd;
+    if (!msrc) return bm->err->code;
+    TRY(dn_check(bm, i, dnnl_memory_get_memory_desc(msrc, &smd), "memory desc"));
+    dnnl_memory_desc_t dst = md_any(y->rank, y->dims);
+    dnnl_dims_t ds, dk, dd, dl, dr;
+    for (int a = 0; a < sp; a++) {
+        ds[a] = s[a];
+        dk[a] = k[a];
+        dd[a] = d[a] - 1;
+        dl[a] = pl[a];
+        dr[a] = pr[a];
+    }
+    dnnl_pooling_v2_desc_t pdsc;
+    if (dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, smd, &dst, ds, dk, dd,
+                                          dl, dr) != dnnl_success)
+        return AIT_OK;
+    dn_chain c;
+    dn_chain_match(bm, i, n->out[0], false, &c);
+    dnnl_exec_arg_t args[MAX_ARGS];
+    int na = 0, np, sum_from;
+    dnnl_primitive_desc_t pd;
+    TRY(dn_pd_posts(bm, i, &pdsc, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
+                    &np, &sum_from));
+    if (!pd) return AIT_OK;
+    dnnl_memory_t mdst = dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL);
+    if (!mdst) {
+        dnnl_primitive_desc_destroy(pd);
+        return bm->err->code;
+    }
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+    finish(bm, n->out[0], &c, np, mdst);
+    *taken = true;
+    return emit(bm, i, pd, args, na, mdst, sum_from);
+}
+
+/* ---- one-input primitives: eltwise, Softmax, LayerNormalization, BatchNormalization --- */
+
+/* Makes the primitive of desc over src (native layout) with post-ops,
+ * writes dst; extra args (scale, shift, statistics) appended. */
+static ait_status unary_emit(built *bm, int i, const void *desc, dnnl_memory_t msrc,
+                             const dnnl_exec_arg_t *extra, int n_extra, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *y = dn_shape(bm, n->out[0]);
+    dn_chain c;
+    dn_chain_match(bm, i, n->out[0], false, &c);
+    dnnl_exec_arg_t args[MAX_ARGS + 4];
+    int na = 0, np, sum_from;
+    dnnl_primitive_desc_t pd;
+    TRY(dn_pd_posts(bm, i, desc, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
+                    &np, &sum_from));
+    if (!pd) return AIT_OK;
+    dnnl_memory_t mdst = dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL);
+    if (!mdst) {
+        dnnl_primitive_desc_destroy(pd);
+        return bm->err->code;
+    }
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+    for (int k = 0; k < n_extra; k++) args[na++] = extra[k];
+    finish(bm, n->out[0], &c, np, mdst);
+    *taken = true;
+    return emit(bm, i, pd, args, na, mdst, sum_from);
+}
+
+static ait_status src_native(built *bm, int i, dnnl_memory_t *m, const dnnl_memory_desc_t **md)
+{
+    *m = dn_as(bm, bm->g->nodes[i].in[0], NULL);
+    if (!*m) return bm->err->code;
+    return dn_check(bm, i, dnnl_memory_get_memory_desc(*m, md), "memory desc");
+}
+
+static ait_status dn_elt(built *bm, int i, bool *taken)
+{
+    dnnl_alg_kind_t alg;
+    float a, b;
+    if (!dn_eltwise(bm, i, &alg, &a, &b)) return AIT_OK;
+    dnnl_memory_t m;
+    const dnnl_memory_desc_t *md;
+    TRY(src_native(bm, i, &m, &md));
+    dnnl_eltwise_desc_t d;
+    if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, md, a, b) != dnnl_success)
+        return AIT_OK;
+    return unary_emit(bm, i, &d, m, NULL, 0, taken);
+}
+
+static ait_status dn_softmax(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = in_t(bm, i, 0);
+    int64_t axis = attr_int(n, "axis", bm->g->opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank || (bm->g->opset < 13 && axis != x->rank - 1)) return AIT_OK;
+    dnnl_memory_t m;
+    const dnnl_memory_desc_t *md;
+    TRY(src_native(bm, i, &m, &md));
+    dnnl_memory_desc_t dst = md_any(x->rank, x->dims);
+    dnnl_softmax_v2_desc_t d;
+    if (dnnl_softmax_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_softmax_accurate, md,
+                                          &dst, (int)axis) != dnnl_success)
+        return AIT_OK;
+    return unary_emit(bm, i, &d, m, NULL, 0, taken);
+}
+
+/* A [C] constant or value bound as it is (scale, shift, mean, variance). */
+static bool vec_arg(built *bm, int i, int k, int64_t C, int key, dnnl_exec_arg_t *arg)
+{
+    const tensor *t = in_t(bm, i, k);
+    if (!t || t->rank != 1 || t->dims[0] != C) return false;
+    arg->arg = key;
+    arg->memory = dn_plain(bm, bm->g->nodes[i].in[k]);
+    return arg->memory != NULL;
+}
+
+static ait_status dn_lnorm(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = in_t(bm, i, 0);
+    int64_t axis = attr_int(n, "axis", -1);
+    if (axis < 0) axis += x->rank;
+    if (axis != x->rank - 1 || x->rank < 2) return AIT_OK;
+    for (int k = 1; k < n->n_out; k++)
+        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return AIT_OK;
+    const int64_t C = x->dims[x->rank - 1];
+    dnnl_exec_arg_t extra[2];
+    int ne = 0;
+    unsigned flags = dnnl_use_scale;
+    if (!vec_arg(bm, i, 1, C, DNNL_ARG_SCALE, &extra[ne++]))
+        return bm->err && bm->err->code ? bm->err->code : AIT_OK;
+    if (n->n_in > 2 && n->in[2] >= 0) {
+        if (!vec_arg(bm, i, 2, C, DNNL_ARG_SHIFT, &extra[ne++]))
+            return bm->err && bm->err->code ? bm->err->code : AIT_OK;
+        flags |= dnnl_use_shift;
+    }
+    dnnl_memory_desc_t md;
+    dn_md_plain(&md, x->rank, x->dims);
+    dnnl_memory_t m = dn_as(bm, n->in[0], &md);
+    if (!m) return bm->err->code;
+    dnnl_layer_normalization_desc_t d;
+    if (dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
+                                                   attr_float(n, "epsilon", 1e-5f), flags) !=
+        dnnl_success)
+        return AIT_OK;
+    return unary_emit(bm, i, &d, m, extra, ne, taken);
+}
+
+static ait_status dn_bnorm(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = in_t(bm, i, 0);
+    if (x->rank < 2 || x->rank > 5 || n->n_in != 5 || attr_int(n, "training_mode", 0) != 0)
+        return AIT_OK;
+    for (int k = 1; k < n->n_out; k++)
+        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return AIT_OK;
+    static const int keys[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
+    dnnl_exec_arg_t extra[4];
+    for (int k = 0; k < 4; k++)
+        if (!vec_arg(bm, i, k + 1, x->dims[1], keys[k], &extra[k]))
+            return bm->err && bm->err->code ? bm->err->code : AIT_OK;
+    dnnl_memory_t m;
+    const dnnl_memory_desc_t *md;
+    TRY(src_native(bm, i, &m, &md));
+    dnnl_batch_normalization_desc_t d;
+    if (dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, md,
+                                                   attr_float(n, "epsilon", 1e-5f),
+                                                   dnnl_use_global_stats | dnnl_use_scale |
+                                                       dnnl_use_shift) != dnnl_success)
+        return AIT_OK;
+    return unary_emit(bm, i, &d, m, extra, 4, taken);
+}
+
+/* ---- binary ---------------------------------------------------------------------------- */
+
+static ait_status dn_binary(built *bm, int i, bool *taken)
+{
+    static const struct {
+        const char *op;
+        dnnl_alg_kind_t alg;
+        bool commutes;
+    } algs[] = {{"Add", dnnl_binary_add, true}, {"Mul", dnnl_binary_mul, true},
+                {"Sub", dnnl_binary_sub, false}, {"Div", dnnl_binary_div, false}};
+    const node *n = &bm->g->nodes[i];
+    const tensor *y = dn_shape(bm, n->out[0]);
+    int a = n->in[0], b = n->in[1];
+    const tensor *ta = dn_shape(bm, a), *tb = dn_shape(bm, b);
+    int r = 0;
+    while (strcmp(algs[r].op, n->op) != 0) r++;
+    if (!y || y->rank < 1 || y->rank > DNNL_MAX_NDIMS) return AIT_OK;
+    bool afull = ta->rank == y->rank && !memcmp(ta->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
+    bool bfull = tb->rank == y->rank && !memcmp(tb->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
+    if (!afull) {
+        if (!bfull || !algs[r].commutes) return AIT_OK;
+        int t = a;
+        a = b;
+        b = t;
+        const tensor *tt = ta;
+        ta = tb;
+        tb = tt;
+        bfull = afull;
+    }
+    dnnl_memory_t m0 = dn_as(bm, a, NULL), m1;
+    const dnnl_memory_desc_t *md0;
+    if (!m0) return bm->err->code;
+    TRY(dn_check(bm, i, dnnl_memory_get_memory_desc(m0, &md0), "memory desc"));
+    dnnl_memory_desc_t md1;
+    if (bfull) {
+        md1 = *md0;
+        m1 = dn_as(bm, b, &md1);
+    } else {
+        int64_t d[DNNL_MAX_NDIMS];
+        for (int k = 0; k < y->rank; k++) {
+            int kb = k - (y->rank - tb->rank);
+            d[k] = kb >= 0 ? tb->dims[kb] : 1;
+        }
+        dn_md_plain(&md1, y->rank, d);
+        m1 = dn_view(bm, b, &md1);
+    }
+    if (!m1) return bm->err->code;
+    dnnl_memory_desc_t dst = md_any(y->rank, y->dims);
+    dnnl_binary_desc_t d;
+    if (dnnl_binary_desc_init(&d, algs[r].alg, md0, &md1, &dst) != dnnl_success) return AIT_OK;
+    dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
+    dnnl_exec_arg_t args[MAX_ARGS + 1];
+    dn_chain c;
+    dn_chain_match(bm, i, n->out[0], false, &c);
+    int na = 0, np, sum_from;
+    dnnl_primitive_desc_t pd;
+    TRY(dn_pd_posts(bm, i, &d, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
+                    &np, &sum_from));
+    if (!pd) return AIT_OK;
+    dnnl_memory_t mdst = dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL);
+    if (!mdst) {
+        dnnl_primitive_desc_destroy(pd);
+        return bm->err->code;
+    }
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, m0};
+    args[na++] = extra[0];
+    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+    finish(bm, n->out[0], &c, np, mdst);
+    *taken = true;
+    return emit(bm, i, pd, args, na, mdst, sum_from);
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+typedef struct op_row {
+    const char *op;
+    ait_status (*build)(built *bm, int i, bool *taken);
+} op_row;
+
+static const op_row rows[] = {
+    {"Conv", dn_conv},
+    {"MatMul", dn_matmul},
+    {"Gemm", dn_gemm},
+    {"MaxPool", dn_pool},
+    {"AveragePool", dn_pool},
+    {"GlobalAveragePool", dn_pool},
+    {"GlobalMaxPool", dn_pool},
+    {"BatchNormalization", dn_bnorm},
+    {"LayerNormalization", dn_lnorm},
+    {"Softmax", dn_softmax},
+    {"Add", dn_binary},
+    {"Sub", dn_binary},
+    {"Mul", dn_binary},
+    {"Div", dn_binary},
+    {"Relu", dn_elt},
+    {"LeakyRelu", dn_elt},
+    {"Sigmoid", dn_elt},
+    {"Tanh", dn_elt},
+    {"Elu", dn_elt},
+    {"Exp", dn_elt},
+    {"Abs", dn_elt},
+    {"Neg", dn_elt},
+    {"Clip", dn_elt},
+};
+
+static const op_row *row_of(const node *n)
+{
+    if (n->domain && n->domain[0]) return NULL;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        if (strcmp(rows[r].op, n->op) == 0) return &rows[r];
+    return NULL;
+}
+
+bool dn_op_known(const node *n) { return row_of(n) != NULL; }
+
+ait_status dn_node(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const op_row *r = row_of(n);
+    *taken = false;
+    if (!r || n->n_out < 1 || n->out[0] < 0) return AIT_OK;
+    /* Float32 with known, non-empty shapes in, a float32 output. */
+    for (int k = 0; k < n->n_in; k++) {
+        if (n->in[k] < 0) continue;
+        const tensor *t = dn_shape(bm, n->in[k]);
+        if (!t || t->dtype != AIT_F32 || tensor_numel(t) == 0 || t->rank > DNNL_MAX_NDIMS)
+            return AIT_OK;
+    }
+    const tensor *y = dn_shape(bm, n->out[0]);
+    if (!y || y->dtype != AIT_F32 || tensor_numel(y) == 0 || y->rank > DNNL_MAX_NDIMS) return AIT_OK;
+    if (n->n_in < 1 || n->in[0] < 0) return AIT_OK;
+    return r->build(bm, i, taken);
+}
