@@ -253,6 +253,66 @@ int ait_selection_count(const ait_inspection *r);
 ait_status ait_selection_item(const ait_inspection *r, int i, int *module, const char **strategy);
 void ait_selection_clear(ait_inspection *r);
 
+/* ---- tuning and artifacts --------------------------------------------- */
+/* Tuning tries, for each selected module of an inspection (every top-level
+ * module when none is selected) and each batch bucket (the powers of two at
+ * or above the inspection's batch sizes), every candidate: each backend that
+ * runs some of the module's nodes, at 1..max_threads threads. Each runs in a
+ * child process with a time limit, is validated against the reference
+ * backend on the samples and profiled; the module's strategy picks one, or
+ * keeps the baseline (reference, one thread). */
+typedef struct ait_tuning ait_tuning;
+
+typedef struct ait_tune_options {
+    int max_threads;   /* candidates use 1..max_threads threads (0: 1) */
+    double timeout;    /* seconds per candidate (0: 60) */
+    int warmup;        /* profiling: untimed runs (0: 10) */
+    int window;        /* timed runs the coefficient of variation is taken over (0: 20) */
+    double cv;         /* stop when the CV over the window is under this (0: 0.10) */
+    int cap;           /* at most this many timed runs (0: 100) */
+    int verbose;       /* progress on stderr */
+} ait_tune_options;
+
+/* Tunes what r selects (opts may be NULL). The inspection and its model
+ * must outlive the result. */
+ait_status ait_tune(ait_inspection *r, const ait_tune_options *opts, ait_tuning **out,
+                    ait_error *err);
+void ait_tuning_free(ait_tuning *t);
+/* The tuning's rows (one per module and bucket) and what was chosen. */
+int ait_tuning_count(const ait_tuning *t);
+typedef struct ait_tuning_row {
+    const char *module;     /* path; "" for the whole model */
+    int bucket;             /* batch bucket */
+    const char *chosen;     /* candidate, e.g. "openblas/t1" */
+    double median_sec;      /* of the chosen candidate */
+    double speedup;         /* over the baseline */
+    const char *why;
+} ait_tuning_row;
+ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row *out);
+/* Saves the tuned model as one .ait artifact at path (temporary file, then
+ * rename) with NAME_sha256_sums.txt beside it. */
+ait_status ait_tuning_save(const ait_tuning *t, const char *path, ait_error *err);
+
+typedef struct ait_artifact_options {
+    /* When the plan cannot be used here (CPU features missing, a backend not
+     * available, a damaged plan or prepared blob) but the embedded model is
+     * intact, load the model untuned instead of failing; ait_model_note()
+     * then says why. */
+    int fallback_untuned;
+} ait_artifact_options;
+
+/* Loads a .ait artifact: maps it, checks every hash, the CPU features it
+ * needs and the model it holds, and returns the model with its plan, which
+ * sessions then run (each module on its chosen candidate for the batch's
+ * bucket, built from the prepared blobs: no packing, no search). opts may
+ * be NULL. ait_model_load() also accepts an artifact (default options). */
+ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts, ait_model **out,
+                             ait_error *err);
+/* Whether m runs a tuned plan; and why an artifact's plan is not used (a
+ * fallback), or "". */
+int ait_model_is_tuned(const ait_model *m);
+const char *ait_model_note(const ait_model *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,6 +28,7 @@
  * ".ait" suffix), the artifact's sha256 in the format `sha256sum -c` reads. */
 #ifndef AIT_IO_ARTIFACT_H
 #define AIT_IO_ARTIFACT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,6 +93,8 @@ typedef struct artifact_expect {
     const char *model_hash; /* refuse unless the header's equals this; NULL: any */
     int skip_cpu_check;     /* do not compare the needed CPU features with this machine's */
     int defer_blob_hash;    /* leave blob hashes to artifact_blob_verify */
+    int skip_manifest;      /* a damaged manifest is no refusal: artifact_manifest
+                               then gives NULL (for reading the blobs alone) */
 } artifact_expect;
 
 /* Maps path read-only and checks it (x may be NULL: all checks, no model
@@ -111,6 +114,10 @@ ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e);
 const char *artifact_model_hash(const artifact *a);
 const char *artifact_cpu_needed(const artifact *a);
 const char *artifact_ait_version(const artifact *a);
+
+/* Whether the file at path starts with the artifact magic (false when it
+ * cannot be read: the caller's own open then says why). */
+bool artifact_file_is(const char *path);
 
 /* The sums file's path for an artifact path, into out[n]. */
 ait_status artifact_sums_path(const char *path, char *out, size_t n, ait_error *e);

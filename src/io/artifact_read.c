@@ -45,7 +45,7 @@ static int all_zero(const uint8_t *p, uint64_t n)
 }
 
 /* The header: magic, version, checksum, then the fields it vouches for. */
-static ait_status check_header(artifact *a, uint64_t *tab_off, uint64_t *count, ait_error *e)
+static ait_status check_header(artifact *a, const artifact_expect *x, uint64_t *tab_off, uint64_t *count, ait_error *e)
 {
     const uint8_t *h = a->map;
     const char *p = a->path;
@@ -90,11 +90,15 @@ static ait_status check_header(artifact *a, uint64_t *tab_off, uint64_t *count, 
     a->manifest = a->map + man_off;
     a->man_len = (size_t)man_len;
     sha256(a->manifest, a->man_len, sum);
-    if (memcmp(sum, h + H_MAN_SHA, SHA256_BYTES))
-        return err_set(e, AIT_E_SECURITY, "%s: manifest sha256 mismatch (file corrupted)", p);
-    if (!all_zero(a->map + man_off + man_len, *tab_off - (man_off + man_len)))
-        return err_set(e, AIT_E_SECURITY, "%s: nonzero padding after the manifest (file corrupted)",
-                       p);
+    bool man_ok = memcmp(sum, h + H_MAN_SHA, SHA256_BYTES) == 0 &&
+                  all_zero(a->map + man_off + man_len, *tab_off - (man_off + man_len));
+    if (!man_ok && !x->skip_manifest)
+        return err_set(e, AIT_E_SECURITY, "%s: manifest sha256 mismatch or nonzero padding after "
+                       "it (file corrupted)", p);
+    if (!man_ok) { /* never handed out unchecked */
+        a->manifest = NULL;
+        a->man_len = 0;
+    }
     sha256(a->map + *tab_off, (size_t)(*count * ARTIFACT_ENTRY_SIZE), sum);
     if (memcmp(sum, h + H_TAB_SHA, SHA256_BYTES))
         return err_set(e, AIT_E_SECURITY, "%s: blob table sha256 mismatch (file corrupted)", p);
@@ -198,7 +202,7 @@ ait_status artifact_open(const char *path, const artifact_expect *x, artifact **
     }
     uint64_t tab_off = 0, count = 0;
     ait_status s = map_file(a, e);
-    if (s == AIT_OK) s = check_header(a, &tab_off, &count, e);
+    if (s == AIT_OK) s = check_header(a, x, &tab_off, &count, e);
     if (s == AIT_OK) s = check_table(a, tab_off, count, e);
     for (size_t i = 0; s == AIT_OK && !x->defer_blob_hash && i < a->count; i++)
         s = artifact_blob_verify(a, i, e);
@@ -254,4 +258,14 @@ const char *artifact_cpu_needed(const artifact *a)
 const char *artifact_ait_version(const artifact *a)
 {
     return a->version;
+}
+
+bool artifact_file_is(const char *path)
+{
+    char magic[sizeof ARTIFACT_MAGIC] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
+    if (fd < 0) return false;
+    ssize_t got = read(fd, magic, sizeof magic);
+    close(fd);
+    return got == (ssize_t)sizeof magic && memcmp(magic, ARTIFACT_MAGIC, sizeof magic) == 0;
 }

@@ -10,7 +10,14 @@ struct ait_model {
     int opset;
     int64_t ir_version;
     char *producer;
+    /* Loaded from a .ait artifact (tune/plan_load.c): */
+    struct plan *plan;     /* the tuned plan sessions run, or NULL (untuned) */
+    struct artifact *art;  /* the mapping its prepared blobs live in */
+    char *note;            /* why the artifact's plan is not used (fallback), or NULL */
 };
+
+/* Loads a .ait artifact (ait_artifact_load with default options). */
+ait_status artifact_model_load(const char *path, ait_model **out, ait_error *e);
 
 /* Converts a serialised onnx.TensorProto (from a .pb file) into a tensor;
  * `what` names it in messages. External data is refused here. */

@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/fold.h"
+#include "io/artifact.h"
 #include "io/model.h"
 #include "io/onnx_tensor.h"
 #include "io/pb_depth.h"
-#include "graph/fold.h"
 #include "onnx.pb-c.h"
 #include "ops/op.h"
+#include "tune/plan.h"
 
 #define MAX_MODEL_BYTES ((size_t)2 << 30) /* protobuf's own limit */
 #define MIN_OPSET 1
@@ -350,6 +352,7 @@ ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
     ait_error *e = err ? err : &scratch;
     if (out) *out = NULL;
     if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_model_load: NULL argument");
+    if (artifact_file_is(path)) return artifact_model_load(path, out, e);
     /* External data is looked up beside the model: resolve its real folder. */
     char tmp[PATH_MAX], real[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", path);
@@ -386,5 +389,8 @@ void ait_model_free(ait_model *m)
     free(m->path);
     free(m->dir);
     free(m->producer);
+    plan_free(m->plan);
+    artifact_close(m->art);
+    free(m->note);
     free(m);
 }

@@ -41,10 +41,15 @@ struct exec {
     const node *cur_node; /* for scratch and subgraph calls */
     exec_profile *prof;   /* per-node timing, when inspecting */
     const op_def **defs;  /* per node: the op it runs (its own, or a backend's) */
+    void *user;           /* the owner's, for its ops (exec_user) */
 };
 
 
 void exec_set_profile(exec *x, exec_profile *p) { x->prof = p; }
+
+void exec_set_user(exec *x, void *user) { x->user = user; }
+
+void *exec_user(const exec *x) { return x->user; }
 
 const tensor *exec_value(const exec *x, int v)
 {

@@ -4,10 +4,12 @@
 
 #include "io/model.h"
 #include "runtime/exec.h"
+#include "runtime/plan_exec.h"
 
 struct ait_session {
     const ait_model *m;
-    exec *x;
+    exec *x;         /* an untuned model's executor, or */
+    plan_exec *px;   /* a tuned model's plan runner */
     int threads;
     ait_error err;
 };
@@ -52,7 +54,8 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
     if (!s) return err_set(err, AIT_E_NOMEM, "out of memory");
     s->m = m;
     s->threads = opts && opts->threads > 0 ? opts->threads : 1;
-    ait_status st = exec_create(m->g, NULL, s->threads, &s->x, err);
+    ait_status st = m->plan ? plan_exec_create(m->g, m->plan, s->threads, &s->px, err)
+                            : exec_create(m->g, NULL, s->threads, &s->x, err);
     if (st != AIT_OK) {
         free(s);
         return st;
@@ -65,6 +68,7 @@ void ait_session_free(ait_session *s)
 {
     if (!s) return;
     exec_free(s->x);
+    plan_exec_free(s->px);
     free(s);
 }
 
@@ -86,7 +90,7 @@ ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inpu
     for (int j = 0; j < n_outputs; j++) outputs[j] = NULL;
     tensor *res[512];
     if (n_outputs > 512) return err_set(&s->err, AIT_E_UNSUPPORTED, "more than 512 outputs");
-    TRY(exec_run(s->x, inputs, res, &s->err));
+    TRY(s->px ? plan_exec_run(s->px, inputs, res, &s->err) : exec_run(s->x, inputs, res, &s->err));
     for (int j = 0; j < n_outputs; j++) {
         if (tensor_clone(res[j], &outputs[j], &s->err) != AIT_OK) {
             for (int k = 0; k < j; k++) {

@@ -5,15 +5,9 @@
 #include <string.h>
 
 #include "io/model.h"
+#include "tune/inspect_api.h"
 #include "tune/report.h"
 
-struct ait_inspection {
-    const ait_model *m;
-    sample_set *samples;
-    inspection *r;
-    selection sel;
-    ait_error err; /* the last failure */
-};
 
 static ait_status fail(ait_inspection *h, ait_status s, const char *msg)
 {

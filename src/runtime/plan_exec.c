@@ -1,0 +1,323 @@
+/* The plan runner (see plan_exec.h).
+ *
+ * The composite graph is a view of the model's graph (graph.h `borrowed`)
+ * with the same values; its nodes are the model's nodes outside the tuned
+ * modules, in their order, and one node per tuned module ("Module", domain
+ * "ai.ait") standing where the module's last node stood, reading the
+ * module's input ports and writing its output ports. That place is right
+ * when no outside node between the module's first and last nodes reads what
+ * the module computes (exported scopes are contiguous, so this holds for
+ * them); otherwise the module cannot be collapsed and creation fails. */
+#include "runtime/plan_exec.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/extract.h"
+#include "runtime/exec.h"
+
+typedef struct pe_build {
+    const backend *b;
+    built *bm;
+} pe_build;
+
+typedef struct pe_slot {
+    int module;                      /* in the tree */
+    char *node_name;                 /* "module:layer1" */
+    graph *sub;                      /* the module on its own, for the backends */
+    int n_builds;
+    pe_build builds[PLAN_MAX_BUCKETS];
+    int build_of[PLAN_MAX_BUCKETS];  /* per bucket index */
+} pe_slot;
+
+struct plan_exec {
+    const plan *p;
+    module_tree *tree;
+    graph *comp;
+    int n_slots;
+    pe_slot *slots;
+    int *slot_of_node;               /* per composite node: its slot, or -1 */
+    exec *x;
+    int bucket;                      /* bucket index of the current run */
+};
+
+static ait_status module_infer(op_ctx *c)
+{
+    (void)c;
+    return AIT_DEFER; /* shapes come from the run (OP_ALLOCS_OUTPUTS) */
+}
+
+static ait_status module_run(op_ctx *c)
+{
+    plan_exec *px = exec_user(c->x);
+    int ni = (int)(c->n - c->g->nodes);
+    const pe_slot *sl = &px->slots[px->slot_of_node[ni]];
+    const pe_build *pb = &sl->builds[sl->build_of[px->bucket]];
+    tensor *outs[512];
+    TRY(pb->b->run(pb->bm, c->in, outs, c->err));
+    for (int j = 0; j < c->n_out; j++)
+        if (c->out[j]) TRY(tensor_copy_into(c->out[j], outs[j], c->err));
+    return AIT_OK;
+}
+
+static const op_def module_op = {.name = "Module", .domain = "ai.ait", .min_in = 0,
+                                 .max_in = 512, .min_out = 1, .max_out = 512,
+                                 .flags = OP_ALLOCS_OUTPUTS, .infer = module_infer,
+                                 .run = module_run};
+
+void plan_exec_free(plan_exec *px)
+{
+    if (!px) return;
+    exec_free(px->x);
+    for (int i = 0; px->slots && i < px->n_slots; i++) {
+        pe_slot *sl = &px->slots[i];
+        for (int k = 0; k < sl->n_builds; k++)
+            if (sl->builds[k].bm) sl->builds[k].b->free(sl->builds[k].bm);
+        graph_free(sl->sub);
+        free(sl->node_name);
+    }
+    graph_free(px->comp);
+    free(px->slots);
+    free(px->slot_of_node);
+    modules_free(px->tree);
+    free(px);
+}
+
+static bool same_cfg(const candidate_cfg *a, const candidate_cfg *b)
+{
+    return strcmp(a->backend, b->backend) == 0 && a->threads == b->threads &&
+           strcmp(a->variant, b->variant) == 0;
+}
+
+/* Builds every distinct candidate the plan chose for slot i's module. */
+static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
+{
+    const plan_module *pm = &px->p->mods[i];
+    pe_slot *sl = &px->slots[i];
+    TRY(graph_extract(g, px->tree, sl->module, &sl->sub, e));
+    for (int k = 0; k < pm->n_choices; k++) {
+        const plan_choice *c = &pm->choices[k];
+        int found = -1;
+        for (int j = 0; j < k && found < 0; j++)
+            if (same_cfg(&pm->choices[j].cfg, &c->cfg)) found = sl->build_of[j];
+        if (found >= 0) {
+            sl->build_of[k] = found;
+            continue;
+        }
+        pe_build *pb = &sl->builds[sl->n_builds];
+        pb->b = backend_find(c->cfg.backend);
+        if (!pb->b)
+            return err_set(e, AIT_E_UNSUPPORTED, "module '%s': no backend '%s'", pm->name,
+                           c->cfg.backend);
+        ait_status s = pb->b->build(pb->b, sl->sub, &c->cfg, &pb->bm, e);
+        if (s != AIT_OK) {
+            err_prefix(e, "module '%s', candidate %s: ", pm->name, c->cand);
+            return s;
+        }
+        sl->build_of[k] = sl->n_builds++;
+    }
+    return AIT_OK;
+}
+
+/* Runs each build once on zeros of its bucket's input shapes, so that
+ * backends that prepare per shape (oneDNN's primitives) do it now, at
+ * load, and the first real run is as fast as the next. */
+static ait_status prime_slot(plan_exec *px, int i, ait_error *e)
+{
+    const plan_module *pm = &px->p->mods[i];
+    pe_slot *sl = &px->slots[i];
+    ait_status s = AIT_OK;
+    for (int k = 0; s == AIT_OK && k < pm->n_choices; k++) {
+        const plan_choice *c = &pm->choices[k];
+        if (c->n_shapes != sl->sub->n_inputs) continue; /* no shapes recorded: nothing to prime */
+        tensor *in = calloc((size_t)c->n_shapes + 1, sizeof *in), *ins[512], *outs[512];
+        if (!in) return err_set(e, AIT_E_NOMEM, "out of memory");
+        for (int j = 0; s == AIT_OK && j < c->n_shapes && j < 512; j++) {
+            tensor_set_shape(&in[j], c->shapes[j].dtype, c->shapes[j].rank, c->shapes[j].dims);
+            s = tensor_alloc(&in[j], e);
+            if (s == AIT_OK) memset(in[j].data, 0, tensor_nbytes(&in[j]));
+            ins[j] = &in[j];
+        }
+        const pe_build *pb = &sl->builds[sl->build_of[k]];
+        if (s == AIT_OK) s = pb->b->run(pb->bm, ins, outs, e);
+        if (s != AIT_OK) err_prefix(e, "module '%s', candidate %s, priming at batch %d: ",
+                                    pm->name, c->cand, c->bucket);
+        for (int j = 0; j < c->n_shapes; j++) tensor_release(&in[j]);
+        free(in);
+    }
+    return s;
+}
+
+/* Whether an outside node between the module's first and last nodes reads
+ * one of its values (or holds a subgraph, which might). */
+static bool read_inside(const graph *g, const int *owner, int slot, int first, int last)
+{
+    for (int i = first + 1; i < last; i++) {
+        const node *n = &g->nodes[i];
+        if (owner[i] == slot) continue;
+        for (int a = 0; a < n->n_attr; a++)
+            if (n->attrs[a].g) return true;
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k], pr = v >= 0 ? g->vals[v].producer : -1;
+            if (pr >= 0 && owner[pr] == slot) return true;
+        }
+    }
+    return false;
+}
+
+static ait_status copy_ids(int **dst, const int *src, int n, ait_error *e)
+{
+    *dst = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!*dst) return err_set(e, AIT_E_NOMEM, "out of memory");
+    if (n) memcpy(*dst, src, sizeof(int) * (size_t)n);
+    return AIT_OK;
+}
+
+/* The composite graph; owner[i] is node i's slot or -1. */
+static ait_status make_composite(plan_exec *px, const graph *g, const int *owner, ait_error *e)
+{
+    int np = px->n_slots, *last = malloc(sizeof(int) * (size_t)(np + 1));
+    graph *x = graph_new(NULL, g->opset, g->path);
+    if (!x || !last) {
+        free(last);
+        graph_free(x);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    x->borrowed = true;
+    px->comp = x;
+    for (int j = 0; j < np; j++) last[j] = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (owner[i] >= 0) last[owner[i]] = i;
+    for (int j = 0; j < np; j++) {
+        int first = -1;
+        for (int i = 0; i < g->n_nodes && first < 0; i++)
+            if (owner[i] == j) first = i;
+        if (first < 0 || read_inside(g, owner, j, first, last[j])) {
+            free(last);
+            return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s' cannot be run as one piece: %s",
+                           g->path, px->p->mods[j].name, first < 0 ? "it has no nodes"
+                           : "nodes outside it, between its nodes, read what it computes");
+        }
+    }
+    x->vals = calloc((size_t)g->n_vals + 1, sizeof *x->vals);
+    x->nodes = calloc((size_t)g->n_nodes + 1, sizeof *x->nodes);
+    px->slot_of_node = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    ait_status s = x->vals && x->nodes && px->slot_of_node ? AIT_OK
+                 : err_set(e, AIT_E_NOMEM, "out of memory");
+    if (s == AIT_OK) {
+        memcpy(x->vals, g->vals, sizeof *x->vals * (size_t)g->n_vals);
+        x->n_vals = x->cap_vals = g->n_vals;
+        s = copy_ids(&x->inputs, g->inputs, g->n_inputs, e);
+    }
+    if (s == AIT_OK) s = copy_ids(&x->outputs, g->outputs, g->n_outputs, e);
+    if (s == AIT_OK) x->n_inputs = g->n_inputs, x->n_outputs = g->n_outputs;
+    for (int i = 0; s == AIT_OK && i < g->n_nodes; i++) {
+        int sl = owner[i];
+        if (sl >= 0 && last[sl] != i) continue;
+        node *n = &x->nodes[x->n_nodes];
+        px->slot_of_node[x->n_nodes] = sl;
+        if (sl < 0) {
+            *n = g->nodes[i];
+            n->in = n->out = NULL;
+            x->n_nodes++;
+            s = copy_ids(&n->in, g->nodes[i].in, n->n_in, e);
+            if (s == AIT_OK) s = copy_ids(&n->out, g->nodes[i].out, n->n_out, e);
+        } else {
+            int *ins = NULL, *outs = NULL, ni = 0, no = 0;
+            s = module_ports(g, px->tree, px->slots[sl].module, &ins, &ni, &outs, &no, e);
+            if (s != AIT_OK) break;
+            memset(n, 0, sizeof *n);
+            n->name = px->slots[sl].node_name;
+            n->op = (char *)module_op.name;
+            n->domain = (char *)module_op.domain;
+            n->def = &module_op;
+            n->in = ins;
+            n->out = outs;
+            n->n_in = ni;
+            n->n_out = no;
+            x->n_nodes++;
+            if (ni > module_op.max_in || no > module_op.max_out)
+                s = err_set(e, AIT_E_UNSUPPORTED, "module '%s' has more than %d inputs or outputs",
+                            px->p->mods[sl].name, module_op.max_in);
+        }
+        for (int k = 0; s == AIT_OK && k < n->n_out; k++)
+            if (n->out[k] >= 0) x->vals[n->out[k]].producer = x->n_nodes - 1;
+    }
+    x->cap_nodes = x->n_nodes;
+    free(last);
+    return s;
+}
+
+ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exec **out,
+                            ait_error *e)
+{
+    *out = NULL;
+    plan_exec *px = calloc(1, sizeof *px);
+    if (!px) return err_set(e, AIT_E_NOMEM, "out of memory");
+    px->p = p;
+    px->n_slots = p->n_modules;
+    int *owner = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    px->slots = calloc((size_t)p->n_modules + 1, sizeof *px->slots);
+    ait_status s = owner && px->slots ? modules_build(g, &px->tree, e)
+                 : err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int i = 0; s == AIT_OK && i < g->n_nodes; i++) owner[i] = -1;
+    for (int j = 0; s == AIT_OK && j < p->n_modules; j++) {
+        pe_slot *sl = &px->slots[j];
+        sl->module = module_find(px->tree, p->mods[j].name);
+        if (sl->module < 0) {
+            s = err_set(e, AIT_E_INVALID_ARG, "%s: the plan tunes module '%s', which the model "
+                        "does not have", g->path, p->mods[j].name);
+            break;
+        }
+        size_t len = strlen(p->mods[j].name) + 16;
+        if (!(sl->node_name = malloc(len))) s = err_set(e, AIT_E_NOMEM, "out of memory");
+        else snprintf(sl->node_name, len, "module:%s", p->mods[j].name[0] ? p->mods[j].name : "(model)");
+        for (int i = 0; s == AIT_OK && i < g->n_nodes; i++) {
+            if (!module_contains(px->tree, sl->module, i)) continue;
+            if (owner[i] >= 0)
+                s = err_set(e, AIT_E_INVALID_ARG, "%s: the plan's modules '%s' and '%s' overlap",
+                            g->path, p->mods[owner[i]].name, p->mods[j].name);
+            owner[i] = j;
+        }
+    }
+    if (s == AIT_OK) s = make_composite(px, g, owner, e);
+    for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = build_slot(px, g, j, e);
+    for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = prime_slot(px, j, e);
+    const op_def **ops = s == AIT_OK ? calloc((size_t)px->comp->n_nodes + 1, sizeof *ops) : NULL;
+    if (s == AIT_OK && !ops) s = err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int i = 0; s == AIT_OK && i < px->comp->n_nodes; i++)
+        if (px->slot_of_node[i] >= 0) ops[i] = &module_op;
+    if (s == AIT_OK) s = exec_create_ops(px->comp, NULL, threads, ops, &px->x, e);
+    if (s == AIT_OK) exec_set_user(px->x, px);
+    free(ops);
+    free(owner);
+    if (s != AIT_OK) {
+        plan_exec_free(px);
+        return s;
+    }
+    *out = px;
+    return AIT_OK;
+}
+
+ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e)
+{
+    px->bucket = plan_bucket_index(px->p, inputs, px->comp->n_inputs);
+    return exec_run(px->x, inputs, outputs, e);
+}
+
+ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, int *build,
+                              ait_error *e)
+{
+    *out = (prepared){0};
+    const pe_slot *sl = &px->slots[i];
+    const pe_build *pb = &sl->builds[sl->build_of[k]];
+    *build = sl->build_of[k];
+    if (!pb->b->save) return AIT_OK;
+    ait_status s = pb->b->save(pb->bm, out, e);
+    if (s != AIT_OK)
+        err_prefix(e, "module '%s', candidate %s: ", px->p->mods[i].name,
+                   px->p->mods[i].choices[k].cand);
+    return s;
+}

@@ -1,0 +1,27 @@
+/* Running a plan (tune/plan.h): the model's graph with each tuned module
+ * collapsed into one node whose op runs the module on the candidate the
+ * plan chose for the run's batch bucket; every other node runs on the
+ * reference ops, in the same executor. Every chosen candidate is built
+ * when the runner is created (from the artifact's prepared blobs when the
+ * plan came from one), so runs do no building, packing or search. */
+#ifndef AIT_RUNTIME_PLAN_EXEC_H
+#define AIT_RUNTIME_PLAN_EXEC_H
+#include "tune/plan.h"
+
+typedef struct plan_exec plan_exec;
+
+/* g and p must outlive the runner. Fails, naming the module, when a plan
+ * module is not in g's module tree, cannot be cut out of the graph in one
+ * piece, or its candidate does not build. */
+ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exec **out,
+                            ait_error *e);
+/* As exec_run: outputs[j] are owned by the runner until the next run. */
+ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e);
+void plan_exec_free(plan_exec *px);
+/* What the candidate of module i's choice k prepared (its backend's save;
+ * n 0 when nothing), valid while px lives; *build identifies the build,
+ * which choices of the same candidate share. For saving an artifact. */
+ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, int *build,
+                              ait_error *e);
+
+#endif

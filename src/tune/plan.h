@@ -1,0 +1,108 @@
+/* The plan: per tuned module and batch bucket, the candidate to run it on.
+ * It is what an artifact's manifest carries (with the measurements that
+ * justified it) and what a session runs (runtime/plan_exec.h).
+ *
+ * Manifest (JSON, the artifact's; plan_json writes it, plan_parse reads the
+ * parts a run needs and ignores the rest):
+ *   {"format": "ait-plan", "version": 1, "ait_version": "...",
+ *    "model": {"name": "resnet18.onnx", "sha256": "...", "blob": "model.onnx", "bytes": N},
+ *    "cpu": {"name": "...", "features": "avx2,fma,..."},
+ *    "batch_axes": [{"input": "x", "axis": 0, "multiple": 1}],   // model inputs with one
+ *    "buckets": [1, 8],
+ *    "modules": [{"name": "layer1", "nodes": 12, "spec": {...graph spec...},
+ *                 "plans": [{"bucket": 1, "strategy": "max-throughput",
+ *                            "chosen": "openblas/t1", "backend": "openblas", "threads": 1,
+ *                            "variant": "", "why": "...", "blobs": ["p/0/openblas.t1/w0"],
+ *                            "inputs": [{"dtype": 1, "shape": [1, 64, 56, 56]}],
+ *                            "candidates": [{"name": ..., "status": "ok"|"failed",
+ *                                            "reason": ..., "median_ms": ..., ...}]}]}]}
+ * Blobs of prepared state are named "p/MODULE/BACKEND.tTHREADS.VARIANT/NAME"
+ * (MODULE the index in "modules"); one set per distinct candidate of a
+ * module, shared by the buckets that chose it. */
+#ifndef AIT_TUNE_PLAN_H
+#define AIT_TUNE_PLAN_H
+#include "backends/backend.h"
+#include "io/json.h"
+#include "io/json_read.h"
+
+#define PLAN_MAX_BUCKETS 16
+#define PLAN_FORMAT_VERSION 1
+#define PLAN_MODEL_BLOB "model.onnx" /* the ONNX file, as given to tune */
+
+/* The shape a module input has at a bucket (batch axes at the bucket's
+ * size, dynamic axes at the largest size seen), for priming at load. */
+typedef struct plan_shape {
+    ait_dtype dtype;
+    int rank;
+    int64_t dims[AIT_MAX_RANK];
+} plan_shape;
+
+typedef struct plan_choice {
+    int bucket;
+    int n_shapes;          /* the module's inputs at this bucket */
+    plan_shape *shapes;    /* owned */
+    candidate_cfg cfg;     /* cfg.backend is the registry's name; cfg.prep set at load */
+    char cand[64];         /* "openblas/t1" */
+    prepared prep;         /* at load: the blobs of this candidate (into the mapping) */
+    prep_blob *prep_store; /* owned array behind prep.blobs */
+} plan_choice;
+
+typedef struct plan_module {
+    char *name;            /* module path ("" for the whole model) */
+    int n_choices;
+    plan_choice choices[PLAN_MAX_BUCKETS]; /* one per bucket, in bucket order */
+} plan_module;
+
+typedef struct plan_batch_axis {
+    int input;             /* model input index */
+    int axis;
+    int64_t multiple;      /* size = multiple x batch */
+} plan_batch_axis;
+
+typedef struct plan {
+    int n_buckets;
+    int buckets[PLAN_MAX_BUCKETS]; /* ascending */
+    int n_batch_axes;
+    plan_batch_axis *batch_axes;
+    int n_modules;
+    plan_module *mods;
+} plan;
+
+void plan_free(plan *p); /* accepts NULL */
+
+/* The batch of a run from its inputs' batch axes (1 when the plan knows
+ * none), and the index of the bucket that serves it: the smallest bucket at
+ * or above the batch, else the largest. */
+int plan_bucket_index(const plan *p, tensor *const *inputs, int n_inputs);
+
+/* The blob name of prepared blob `name` of candidate c of module mi. */
+ait_status plan_blob_name(int mi, const candidate_cfg *c, const char *name, char *out, size_t n,
+                          ait_error *e);
+
+/* Reads the plan from a parsed manifest; every value a run needs is
+ * checked (backend known and available, bucket a power of two, names and
+ * blobs present) and a refusal names `what` (the artifact) and the field.
+ * The model's inputs give the batch axes' input indices; each choice's
+ * prepared blobs are found in artifact a (which must outlive the plan). */
+struct artifact;
+ait_status plan_parse(const json_val *manifest, const graph *g, const struct artifact *a,
+                      const char *what, plan **out, ait_error *e);
+
+#endif
+
+/* ---- writing (tune/plan_save.c) ------------------------------------------ */
+struct inspection;
+struct tune_report;
+
+/* The plan of a tune report: one module per tuned module, in report order,
+ * with a choice per bucket; batch axes from the inspection's model inputs. */
+ait_status plan_from_report(const struct inspection *insp, const struct tune_report *r,
+                            plan **out, ait_error *e);
+
+/* Saves model m tuned as report r says into the artifact at path (see
+ * plan.h's manifest): the ONNX file's bytes (re-read from m->path, which
+ * must not have external data) as blob "model.onnx", the plan, the
+ * inspection of the tuned modules, and the prepared blobs of every chosen
+ * candidate, built here once more in this process. */
+ait_status plan_save(const ait_model *m, const struct inspection *insp,
+                     const struct tune_report *r, const char *path, ait_error *e);

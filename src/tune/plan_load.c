@@ -1,0 +1,98 @@
+/* Loading an artifact as a model with its plan (ait_artifact_load), with
+ * the fallback to the embedded model untuned when asked. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/artifact.h"
+#include "io/model.h"
+#include "tune/plan.h"
+
+/* The embedded ONNX model, checked against the header's model hash. */
+static ait_status model_of(const char *path, artifact *a, ait_model **out, ait_error *e)
+{
+    const artifact_blob *b = artifact_blob_find(a, PLAN_MODEL_BLOB);
+    if (!b) return err_set(e, AIT_E_PARSE, "%s: the artifact holds no model", path);
+    char hex[SHA256_HEX];
+    sha256_hex(b->sha256, hex);
+    if (strcmp(hex, artifact_model_hash(a)) != 0)
+        return err_set(e, AIT_E_PARSE, "%s: the embedded model's sha256 %.16s... is not the "
+                       "model hash %.16s... the header records", path, hex, artifact_model_hash(a));
+    return ait_model_load_memory(b->data, (size_t)b->size, path, out, e);
+}
+
+static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait_error *e)
+{
+    size_t len;
+    const uint8_t *text = artifact_manifest(a, &len);
+    json_val *mf = NULL;
+    ait_model *m = NULL;
+    plan *p = NULL;
+    ait_status s = json_parse((const char *)text, len, path, &mf, e);
+    if (s == AIT_OK) s = model_of(path, a, &m, e);
+    if (s == AIT_OK) s = plan_parse(mf, m->g, a, path, &p, e);
+    json_free(mf);
+    if (s != AIT_OK) {
+        ait_model_free(m);
+        return s;
+    }
+    m->plan = p;
+    m->art = a;
+    *out = m;
+    return AIT_OK;
+}
+
+/* The fallback: the embedded model alone, if its own blob is intact (the
+ * header and blob table are checked; the manifest and the CPU are not
+ * needed to run untuned). */
+static ait_status load_untuned(const char *path, const ait_error *why, ait_model **out,
+                               ait_error *e)
+{
+    artifact *a = NULL;
+    artifact_expect x = {.skip_cpu_check = 1, .defer_blob_hash = 1, .skip_manifest = 1};
+    ait_error e2 = {0};
+    ait_status s = artifact_open(path, &x, &a, &e2);
+    for (size_t i = 0; s == AIT_OK && i < artifact_blob_count(a); i++)
+        if (strcmp(artifact_blob_at(a, i)->name, PLAN_MODEL_BLOB) == 0)
+            s = artifact_blob_verify(a, i, &e2);
+    if (s == AIT_OK) s = model_of(path, a, out, &e2);
+    artifact_close(a);
+    if (s != AIT_OK) { /* nothing to fall back on: the first reason is the one to give */
+        if (e) *e = *why;
+        return why->code;
+    }
+    if (!((*out)->note = strdup(why->msg))) {
+        ait_model_free(*out);
+        *out = NULL;
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    return AIT_OK;
+}
+
+ait_status ait_artifact_load(const char *path, const ait_artifact_options *o, ait_model **out,
+                             ait_error *err)
+{
+    ait_error scratch = {0}, first = {0};
+    ait_error *e = err ? err : &scratch;
+    if (out) *out = NULL;
+    if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_artifact_load: NULL argument");
+    artifact *a = NULL;
+    ait_status s = artifact_open(path, NULL, &a, &first);
+    if (s == AIT_OK) s = load_tuned(path, a, out, &first);
+    if (s == AIT_OK) return AIT_OK;
+    artifact_close(a);
+    if (!o || !o->fallback_untuned) {
+        *e = first;
+        return s;
+    }
+    return load_untuned(path, &first, out, e);
+}
+
+ait_status artifact_model_load(const char *path, ait_model **out, ait_error *e)
+{
+    return ait_artifact_load(path, NULL, out, e);
+}
+
+int ait_model_is_tuned(const ait_model *m) { return m && m->plan; }
+
+const char *ait_model_note(const ait_model *m) { return m && m->note ? m->note : ""; }

@@ -1,0 +1,304 @@
+/* Writing a plan: from a tune report, into an artifact (see plan.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu.h"
+#include "io/artifact.h"
+#include "io/model.h"
+#include "runtime/plan_exec.h"
+#include "tune/plan.h"
+#include "tune/report.h"
+#include "tune/tuner.h"
+
+#define MODEL_MAX_BYTES ((size_t)1 << 31) /* protobuf's own limit */
+
+static const tune_module *report_find(const tune_report *r, int module, int bucket)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->mods[i].module == module && r->mods[i].batch == bucket) return &r->mods[i];
+    return NULL;
+}
+
+/* Model inputs with a batch axis, from the whole model's graph spec. */
+static ait_status batch_axes_of(const inspection *insp, plan *p, ait_error *e)
+{
+    const graph *g = insp->m->g;
+    const module_stats *root = &insp->st[0];
+    p->batch_axes = calloc((size_t)g->n_inputs + 1, sizeof *p->batch_axes);
+    if (!p->batch_axes) return err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int k = 0; k < root->n_ports; k++) {
+        const port_spec *ps = &root->ports[k];
+        int idx = -1;
+        for (int i = 0; !ps->output && i < g->n_inputs; i++)
+            if (g->inputs[i] == ps->value) idx = i;
+        for (int d = 0; idx >= 0 && d < ps->axes.rank; d++)
+            if (ps->axes.kind[d] == AXIS_BATCH) {
+                p->batch_axes[p->n_batch_axes++] = (plan_batch_axis){idx, d, ps->axes.mult[d]};
+                break;
+            }
+    }
+    return AIT_OK;
+}
+
+/* Module mi's input shapes at this bucket, from its graph spec. */
+static ait_status shapes_of(const inspection *insp, int mi, int bucket, plan_choice *c,
+                            ait_error *e)
+{
+    const module_stats *st = &insp->st[mi];
+    c->shapes = calloc((size_t)st->n_ports + 1, sizeof *c->shapes);
+    if (!c->shapes) return err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int k = 0; k < st->n_ports; k++) {
+        const port_spec *ps = &st->ports[k];
+        if (ps->output) continue;
+        plan_shape *sh = &c->shapes[c->n_shapes++];
+        sh->dtype = ps->dtype;
+        sh->rank = ps->axes.rank;
+        for (int d = 0; d < ps->axes.rank; d++)
+            sh->dims[d] = ps->axes.kind[d] == AXIS_BATCH ? ps->axes.mult[d] * bucket
+                        : ps->axes.max[d];
+    }
+    return AIT_OK;
+}
+
+ait_status plan_from_report(const inspection *insp, const tune_report *r, plan **out,
+                            ait_error *e)
+{
+    *out = NULL;
+    plan *p = calloc(1, sizeof *p);
+    int *mod_ids = calloc((size_t)r->n + 1, sizeof *mod_ids);
+    if (p) p->mods = calloc((size_t)r->n + 1, sizeof *p->mods);
+    ait_status s = p && p->mods && mod_ids ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    /* Buckets ascending, modules in order of first appearance. */
+    for (int i = 0; s == AIT_OK && i < r->n; i++) {
+        const tune_module *tm = &r->mods[i];
+        int k = 0;
+        while (k < p->n_buckets && p->buckets[k] < tm->batch) k++;
+        if (k == p->n_buckets || p->buckets[k] != tm->batch) {
+            if (p->n_buckets == PLAN_MAX_BUCKETS) {
+                s = err_set(e, AIT_E_UNSUPPORTED, "more than %d batch buckets", PLAN_MAX_BUCKETS);
+                break;
+            }
+            memmove(&p->buckets[k + 1], &p->buckets[k], sizeof(int) * (size_t)(p->n_buckets - k));
+            p->buckets[k] = tm->batch;
+            p->n_buckets++;
+        }
+        bool seen = false;
+        for (int j = 0; j < p->n_modules; j++) seen |= mod_ids[j] == tm->module;
+        if (seen) continue;
+        mod_ids[p->n_modules] = tm->module;
+        p->mods[p->n_modules].name = strdup(insp->tree->mods[tm->module].name);
+        if (!p->mods[p->n_modules++].name) s = err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    for (int j = 0; s == AIT_OK && j < p->n_modules; j++) {
+        plan_module *pm = &p->mods[j];
+        for (int k = 0; s == AIT_OK && k < p->n_buckets; k++) {
+            const tune_module *tm = report_find(r, mod_ids[j], p->buckets[k]);
+            if (!tm) {
+                s = err_set(e, AIT_E_INVALID_ARG, "module '%s' was not tuned at batch %d",
+                            pm->name, p->buckets[k]);
+                break;
+            }
+            const tune_cand *tc = &tm->cands[tm->chosen];
+            plan_choice *c = &pm->choices[pm->n_choices++];
+            const backend *b = backend_find(tc->cfg.backend);
+            c->bucket = tm->batch;
+            c->cfg = tc->cfg;
+            c->cfg.backend = b ? b->name : "reference";
+            c->cfg.prep = NULL;
+            snprintf(c->cand, sizeof c->cand, "%s", tc->name);
+            s = shapes_of(insp, mod_ids[j], c->bucket, c, e);
+        }
+    }
+    if (s == AIT_OK) s = batch_axes_of(insp, p, e);
+    free(mod_ids);
+    if (s != AIT_OK) {
+        plan_free(p);
+        return s;
+    }
+    *out = p;
+    return AIT_OK;
+}
+
+/* ---- the artifact ----------------------------------------------------------- */
+
+static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_module *tm,
+                        plan_exec *px)
+{
+    const plan_choice *c = &p->mods[mi].choices[k];
+    prepared prep = {0};
+    int build;
+    if (plan_exec_prepared(px, mi, k, &prep, &build, NULL) != AIT_OK) prep.n = 0;
+    json_obj(w, NULL);
+    json_int(w, "bucket", c->bucket);
+    json_str(w, "strategy", tm->strategy);
+    json_str(w, "chosen", c->cand);
+    json_str(w, "backend", c->cfg.backend);
+    json_int(w, "threads", c->cfg.threads);
+    json_str(w, "variant", c->cfg.variant);
+    json_str(w, "why", tm->why);
+    const tune_cand *tc = &tm->cands[tm->chosen], *base = &tm->cands[0];
+    json_num(w, "median_ms", tc->prof.median * 1e3);
+    json_num(w, "baseline_ms", base->valid ? base->prof.median * 1e3 : 0);
+    json_num(w, "speedup", tc->speedup);
+    json_arr(w, "blobs");
+    for (int i = 0; i < prep.n; i++) {
+        char name[ARTIFACT_NAME_MAX];
+        if (plan_blob_name(mi, &c->cfg, prep.blobs[i].name, name, sizeof name, NULL) == AIT_OK)
+            json_str(w, NULL, name);
+    }
+    json_end(w);
+    json_arr(w, "inputs");
+    for (int i = 0; i < c->n_shapes; i++) {
+        json_obj(w, NULL);
+        json_int(w, "dtype", c->shapes[i].dtype);
+        json_arr(w, "shape");
+        for (int d = 0; d < c->shapes[i].rank; d++) json_int(w, NULL, c->shapes[i].dims[d]);
+        json_end(w);
+        json_end(w);
+    }
+    json_end(w);
+    json_arr(w, "candidates");
+    for (int i = 0; i < tm->n_cands; i++) {
+        const tune_cand *x = &tm->cands[i];
+        json_obj(w, NULL);
+        json_str(w, "name", x->name);
+        json_str(w, "status", x->valid ? "ok" : "failed");
+        if (!x->valid) json_str(w, "reason", x->reason);
+        json_num(w, "median_ms", x->valid ? x->prof.median * 1e3 : 0);
+        json_num(w, "spread_ms", x->valid ? (x->prof.p90 - x->prof.p10) * 1e3 : 0);
+        json_num(w, "throughput", x->valid ? x->prof.throughput : 0);
+        json_num(w, "speedup", x->speedup);
+        json_num(w, "max_rel_err", x->max_rel);
+        json_end(w);
+    }
+    json_end(w);
+    json_end(w);
+}
+
+static char *manifest_json(const ait_model *m, const inspection *insp, const tune_report *r,
+                           const plan *p, const int *mod_ids, const char *sha, size_t bytes,
+                           plan_exec *px, ait_error *e)
+{
+    json_w w = {.pretty = true};
+    char cpu[256], feat[ARTIFACT_CPU_MAX];
+    cpu_model(cpu, sizeof cpu);
+    cpu_features(feat, sizeof feat);
+    const char *base = strrchr(m->path, '/');
+    json_obj(&w, NULL);
+    json_str(&w, "format", "ait-plan");
+    json_int(&w, "version", PLAN_FORMAT_VERSION);
+    json_str(&w, "ait_version", AIT_VERSION_STRING);
+    json_obj(&w, "model");
+    json_str(&w, "name", base ? base + 1 : m->path);
+    json_str(&w, "sha256", sha);
+    json_str(&w, "blob", PLAN_MODEL_BLOB);
+    json_int(&w, "bytes", (int64_t)bytes);
+    json_end(&w);
+    json_obj(&w, "cpu");
+    json_str(&w, "name", cpu);
+    json_str(&w, "features", feat);
+    json_end(&w);
+    json_arr(&w, "batch_axes");
+    for (int i = 0; i < p->n_batch_axes; i++) {
+        json_obj(&w, NULL);
+        json_str(&w, "input", m->g->vals[m->g->inputs[p->batch_axes[i].input]].name);
+        json_int(&w, "axis", p->batch_axes[i].axis);
+        json_int(&w, "multiple", p->batch_axes[i].multiple);
+        json_end(&w);
+    }
+    json_end(&w);
+    json_arr(&w, "buckets");
+    for (int k = 0; k < p->n_buckets; k++) json_int(&w, NULL, p->buckets[k]);
+    json_end(&w);
+    json_arr(&w, "modules");
+    for (int i = 0; i < p->n_modules; i++) {
+        json_obj(&w, NULL);
+        json_str(&w, "name", p->mods[i].name);
+        json_int(&w, "nodes", insp->st[mod_ids[i]].n_nodes);
+        json_arr(&w, "plans");
+        for (int k = 0; k < p->n_buckets; k++)
+            choice_json(&w, p, i, k, report_find(r, mod_ids[i], p->buckets[k]), px);
+        json_end(&w);
+        json_end(&w);
+    }
+    json_end(&w);
+    /* The graph specs and measurements of the tuned modules, as inspect --json
+     * gives them (one report, in an array since it writes an unnamed object). */
+    json_arr(&w, "inspection");
+    report_json(&w, insp, NULL, mod_ids, p->n_modules);
+    json_end(&w);
+    json_end(&w);
+    return json_finish(&w, e);
+}
+
+/* Adds the prepared blobs of every distinct build to the artifact. */
+static ait_status add_prepared(artifact_writer *w, const plan *p, plan_exec *px, ait_error *e)
+{
+    for (int i = 0; i < p->n_modules; i++) {
+        bool seen[PLAN_MAX_BUCKETS] = {0};
+        for (int k = 0; k < p->mods[i].n_choices; k++) {
+            prepared prep;
+            int build;
+            TRY(plan_exec_prepared(px, i, k, &prep, &build, e));
+            if (seen[build]) continue;
+            seen[build] = true;
+            for (int j = 0; j < prep.n; j++) {
+                char name[ARTIFACT_NAME_MAX];
+                TRY(plan_blob_name(i, &p->mods[i].choices[k].cfg, prep.blobs[j].name, name,
+                                   sizeof name, e));
+                TRY(artifact_writer_blob(w, name, prep.blobs[j].data, prep.blobs[j].size, e));
+            }
+        }
+    }
+    return AIT_OK;
+}
+
+ait_status plan_save(const ait_model *m, const inspection *insp, const tune_report *r,
+                     const char *path, ait_error *e)
+{
+    uint8_t *bytes = NULL, digest[SHA256_BYTES];
+    size_t len = 0;
+    char sha[SHA256_HEX];
+    TRY(file_read_all(m->path, MODEL_MAX_BYTES, &bytes, &len, e));
+    /* What the artifact will load must load: external data, for one, cannot. */
+    ait_model *check = NULL;
+    ait_status s = ait_model_load_memory(bytes, len, m->path, &check, e);
+    ait_model_free(check);
+    if (s != AIT_OK) {
+        free(bytes);
+        err_prefix(e, "cannot embed the model in the artifact: ");
+        return s;
+    }
+    sha256(bytes, len, digest);
+    sha256_hex(digest, sha);
+    plan *p = NULL;
+    plan_exec *px = NULL;
+    int *mod_ids = calloc((size_t)r->n + 1, sizeof *mod_ids);
+    artifact_writer *w = NULL;
+    char *mf = NULL;
+    s = mod_ids ? plan_from_report(insp, r, &p, e) : err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int i = 0; s == AIT_OK && i < p->n_modules; i++)
+        mod_ids[i] = module_find(insp->tree, p->mods[i].name);
+    /* The plan as a session will run it: every candidate built and primed,
+     * which also proves that the tuned model runs as one. */
+    if (s == AIT_OK) s = plan_exec_create(m->g, p, 1, &px, e);
+    artifact_info info = {.model_hash = sha};
+    if (s == AIT_OK) s = artifact_writer_begin(path, &info, &w, e);
+    if (s == AIT_OK) s = artifact_writer_blob(w, PLAN_MODEL_BLOB, bytes, len, e);
+    if (s == AIT_OK) s = add_prepared(w, p, px, e);
+    if (s == AIT_OK && !(mf = manifest_json(m, insp, r, p, mod_ids, sha, len, px, e)))
+        s = e ? e->code : AIT_E_NOMEM;
+    if (s == AIT_OK) s = artifact_writer_manifest(w, mf, strlen(mf), e);
+    if (s == AIT_OK) {
+        s = artifact_writer_finish(w, e);
+        w = NULL;
+    }
+    artifact_writer_free(w);
+    free(mf);
+    plan_exec_free(px);
+    free(mod_ids);
+    plan_free(p);
+    free(bytes);
+    return s;
+}

@@ -1,0 +1,69 @@
+/* The public tuning API (include/ait.h) over tune_run and plan_save. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/model.h"
+#include "tune/inspect_api.h"
+#include "tune/plan.h"
+#include "tune/report.h"
+#include "tune/tuner.h"
+
+struct ait_tuning {
+    ait_inspection *h;
+    tune_report *rep;
+};
+
+ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning **out,
+                    ait_error *err)
+{
+    static const ait_tune_options none = {0};
+    const ait_tune_options *o = opts ? opts : &none;
+    if (!out) return err_set(err, AIT_E_INVALID_ARG, "ait_tune: out is NULL");
+    *out = NULL;
+    if (!h) return err_set(err, AIT_E_INVALID_ARG, "ait_tune: inspection is NULL");
+    /* Without a selection, the top-level modules (as `ait tune` does). */
+    if (!h->sel.n) TRY(select_by_share(&h->sel, h->r, 1, 0, 0, NULL, err));
+    tune_opts to = {.samples = h->samples, .n_batch = h->r->n_batch, .sel = &h->sel,
+                    .max_threads = o->max_threads > 0 ? o->max_threads : 1,
+                    .timeout = o->timeout > 0 ? o->timeout : 60, .quiet = !o->verbose,
+                    .prof = {.warmup = o->warmup > 0 ? o->warmup : 10,
+                             .window = o->window > 0 ? o->window : 20,
+                             .cv = o->cv > 0 ? o->cv : 0.10, .cap = o->cap > 0 ? o->cap : 100}};
+    memcpy(to.batch, h->r->batch, sizeof to.batch);
+    ait_tuning *t = calloc(1, sizeof *t);
+    if (!t) return err_set(err, AIT_E_NOMEM, "out of memory");
+    t->h = h;
+    ait_status s = tune_run(h->m, h->r, &to, &t->rep, err);
+    if (s != AIT_OK) {
+        free(t);
+        return s;
+    }
+    *out = t;
+    return AIT_OK;
+}
+
+void ait_tuning_free(ait_tuning *t)
+{
+    if (!t) return;
+    tune_report_free(t->rep);
+    free(t);
+}
+
+int ait_tuning_count(const ait_tuning *t) { return t ? t->rep->n : 0; }
+
+ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row *out)
+{
+    if (!t || !out || i < 0 || i >= t->rep->n) return AIT_E_INVALID_ARG;
+    const tune_module *tm = &t->rep->mods[i];
+    const tune_cand *c = &tm->cands[tm->chosen];
+    *out = (ait_tuning_row){.module = t->h->r->tree->mods[tm->module].name, .bucket = tm->batch,
+                            .chosen = c->name, .median_sec = c->prof.median,
+                            .speedup = c->speedup, .why = tm->why};
+    return AIT_OK;
+}
+
+ait_status ait_tuning_save(const ait_tuning *t, const char *path, ait_error *err)
+{
+    if (!t || !path) return err_set(err, AIT_E_INVALID_ARG, "ait_tuning_save: NULL argument");
+    return plan_save(t->h->m, t->h->r, t->rep, path, err);
+}

@@ -1,0 +1,291 @@
+/* Plans and artifacts end to end, on the BERT-like encoder: a plan that
+ * mixes backends (fixed by hand, so the test does not depend on timings)
+ * is saved, loaded and run at two batch buckets, against the untuned model
+ * and against the same plan run in process; every refusal (a changed byte,
+ * another model, a missing CPU feature) and the fallback to the untuned
+ * model; and the public API's tune -> save -> load path. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "io/artifact.h"
+#include "io/model.h"
+#include "runtime/plan_exec.h"
+#include "tune/inspect_api.h"
+#include "tune/plan.h"
+#include "tune/tuner.h"
+
+static char model_path[4096], dir[64];
+
+static void path_in(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", dir, name);
+}
+
+/* Inputs of the encoder at this batch, seq 16: token ids and a mask of ones. */
+static void make_inputs(int batch, ait_tensor **in)
+{
+    int64_t dims[2] = {batch, 16};
+    for (int k = 0; k < 2; k++) {
+        in[k] = ait_tensor_create(AIT_I64, 2, dims);
+        assert_non_null(in[k]);
+        int64_t *p = ait_tensor_data(in[k]);
+        for (int i = 0; i < batch * 16; i++) p[i] = k ? 1 : (i * 37 + 11) % 1000;
+    }
+}
+
+static void run_model(const ait_model *m, int batch, ait_tensor **out, int n_out)
+{
+    ait_session *s;
+    ait_error e = {0};
+    ait_tensor *in[2];
+    make_inputs(batch, in);
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    if (ait_session_run(s, in, 2, out, n_out) != AIT_OK) fail_msg("%s", ait_session_error(s));
+    ait_session_free(s);
+    ait_tensor_free(in[0]);
+    ait_tensor_free(in[1]);
+}
+
+/* Largest |a-b| / (1 + |b|) over the float outputs. */
+static double max_err(ait_tensor **a, ait_tensor **b, int n)
+{
+    double worst = 0;
+    for (int j = 0; j < n; j++) {
+        assert_int_equal(ait_tensor_numel(a[j]), ait_tensor_numel(b[j]));
+        const float *x = ait_tensor_data(a[j]), *y = ait_tensor_data(b[j]);
+        for (int64_t i = 0; i < ait_tensor_numel(a[j]); i++)
+            worst = fmax(worst, fabs(x[i] - y[i]) / (1 + fabs(y[i])));
+    }
+    return worst;
+}
+
+/* A report by hand: layer.0 on openblas, layer.1 on the reference, at
+ * buckets 1 and 2 (layer.1 on openblas at bucket 2, so buckets differ). */
+static tune_report *fixed_report(const inspection *r)
+{
+    const char *mods[] = {"layer.0", "layer.1"};
+    tune_report *rep = calloc(1, sizeof *rep);
+    rep->mods = calloc(4, sizeof *rep->mods);
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 2; k++) {
+            tune_module *tm = &rep->mods[rep->n++];
+            tm->module = module_find(r->tree, mods[k]);
+            assert_true(tm->module > 0);
+            tm->batch = 1 << b;
+            snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
+            tm->n_cands = 2;
+            const char *names[] = {"reference", "openblas"};
+            for (int c = 0; c < 2; c++) {
+                tm->cands[c].cfg.backend = names[c];
+                tm->cands[c].cfg.threads = 1;
+                snprintf(tm->cands[c].name, sizeof tm->cands[c].name, "%s/t1", names[c]);
+                tm->cands[c].valid = true;
+                tm->cands[c].prof.median = 1e-3 / (c + 1);
+                tm->cands[c].speedup = c + 1;
+            }
+            tm->chosen = k == 0 || b == 1;
+            snprintf(tm->why, sizeof tm->why, "fixed by the test");
+        }
+    return rep;
+}
+
+static ait_inspection *inspect_bert(const ait_model *m)
+{
+    const char *names[] = {"seq"};
+    const int64_t vals[] = {16};
+    const int batches[] = {1, 2};
+    ait_inspect_options o = {.n_dims = 1, .dim_names = names, .dim_values = vals,
+                             .n_batch_sizes = 2, .batch_sizes = batches, .runs = 1};
+    ait_inspection *h;
+    ait_error e = {0};
+    if (ait_inspect(m, &o, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
+    return h;
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m, *t;
+    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
+    ait_inspection *h = inspect_bert(m);
+    tune_report *rep = fixed_report(h->r);
+    char art[256], sums[300], cmd[700];
+    path_in(art, sizeof art, "bert.ait");
+    if (plan_save(m, h->r, rep, art, &e) != AIT_OK) fail_msg("%s", e.msg);
+    /* sha256sum -c accepts the sums file. */
+    assert_int_equal(artifact_sums_path(art, sums, sizeof sums, &e), AIT_OK);
+    snprintf(cmd, sizeof cmd, "cd %s && sha256sum -c --quiet %s", dir, strrchr(sums, '/') + 1);
+    assert_int_equal(system(cmd), 0);
+
+    if (ait_model_load(art, &t, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_true(ait_model_is_tuned(t));
+    assert_string_equal(ait_model_note(t), "");
+    assert_int_equal(t->plan->n_modules, 2);
+    assert_int_equal(t->plan->n_buckets, 2);
+    assert_string_equal(t->plan->mods[1].choices[0].cfg.backend, "reference");
+    assert_string_equal(t->plan->mods[1].choices[1].cfg.backend, "openblas");
+    assert_int_equal(t->plan->n_batch_axes, 2);
+
+    /* The same plan run in process, from the report. */
+    plan *p;
+    plan_exec *px;
+    assert_int_equal(plan_from_report(h->r, rep, &p, &e), AIT_OK);
+    assert_int_equal(plan_exec_create(m->g, p, 1, &px, &e), AIT_OK);
+    int n_out = ait_model_output_count(m);
+    for (int batch = 1; batch <= 2; batch++) {
+        ait_tensor *ref[8], *tuned[8], *again[8], *in[2];
+        run_model(m, batch, ref, n_out);
+        run_model(t, batch, tuned, n_out);
+        assert_true(max_err(tuned, ref, n_out) < 1e-4);
+        make_inputs(batch, in);
+        tensor *res[8];
+        if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s", e.msg);
+        for (int j = 0; j < n_out; j++) again[j] = res[j];
+        assert_true(max_err(tuned, again, n_out) == 0); /* identical */
+        for (int j = 0; j < n_out; j++) {
+            ait_tensor_free(ref[j]);
+            ait_tensor_free(tuned[j]);
+        }
+        ait_tensor_free(in[0]);
+        ait_tensor_free(in[1]);
+    }
+    plan_exec_free(px);
+    plan_free(p);
+    ait_model_free(t);
+    tune_report_free(rep);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
+/* Copies the artifact and changes byte at `off`. */
+static void corrupt_copy(const char *src, const char *dst, long off)
+{
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    int c;
+    long i = 0;
+    while ((c = fgetc(in)) != EOF) fputc(i++ == off ? c ^ 0x20 : c, out);
+    fclose(in);
+    fclose(out);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    char art[256], bad[256];
+    path_in(art, sizeof art, "bert.ait");
+    path_in(bad, sizeof bad, "bad.ait");
+    /* A byte of the manifest, then one of the model blob: refused by hash. */
+    corrupt_copy(art, bad, ARTIFACT_HEADER_SIZE + 40);
+    ait_model *m = NULL;
+    assert_int_not_equal(ait_model_load(bad, &m, &e), AIT_OK);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, "bad.ait"));
+    /* ... with the fallback, the intact embedded model loads untuned. */
+    ait_artifact_options fb = {.fallback_untuned = 1};
+    if (ait_artifact_load(bad, &fb, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_false(ait_model_is_tuned(m));
+    assert_true(strlen(ait_model_note(m)) > 0);
+    ait_model_free(m);
+    artifact *a;
+    assert_int_equal(artifact_open(art, NULL, &a, &e), AIT_OK);
+    size_t mlen;
+    const uint8_t *start = artifact_manifest(a, &mlen) - ARTIFACT_HEADER_SIZE;
+    const artifact_blob *model = artifact_blob_find(a, PLAN_MODEL_BLOB);
+    assert_non_null(model);
+    corrupt_copy(art, bad, (long)(model->data - start) + 100); /* inside the model blob */
+    assert_int_not_equal(ait_artifact_load(bad, &fb, &m, &e), AIT_OK);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, "sha256 mismatch"));
+
+    /* Another model's hash in the header; a CPU feature this machine lacks. */
+    for (int k = 0; k < 2; k++) {
+        artifact_info info = {.model_hash = k ? artifact_model_hash(a) : "0123abcd",
+                              .cpu_features = k ? "avx2,made_up_isa" : NULL};
+        artifact_writer *w;
+        assert_int_equal(artifact_writer_begin(bad, &info, &w, &e), AIT_OK);
+        size_t len;
+        const uint8_t *mf = artifact_manifest(a, &len);
+        assert_int_equal(artifact_writer_manifest(w, mf, len, &e), AIT_OK);
+        for (size_t i = 0; i < artifact_blob_count(a); i++) {
+            const artifact_blob *b = artifact_blob_at(a, i);
+            assert_int_equal(artifact_writer_blob(w, b->name, b->data, (size_t)b->size, &e), AIT_OK);
+        }
+        assert_int_equal(artifact_writer_finish(w, &e), AIT_OK);
+        assert_int_not_equal(ait_model_load(bad, &m, &e), AIT_OK);
+        assert_non_null(strstr(e.msg, k ? "made_up_isa" : "model hash"));
+        if (k) { /* the plan needs what is missing; the fallback runs untuned */
+            if (ait_artifact_load(bad, &fb, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+            assert_non_null(strstr(ait_model_note(m), "made_up_isa"));
+            ait_model_free(m);
+        }
+    }
+    artifact_close(a);
+}
+
+/* The public path: inspect, select, tune (tiny profiling), save, load, run. */
+static void test_public_api(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m, *t;
+    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
+    ait_inspection *h = inspect_bert(m);
+    assert_int_equal(ait_select_path(h, "layer.1.intermediate", NULL), AIT_OK);
+    ait_tune_options o = {.warmup = 1, .window = 2, .cap = 3, .cv = 0.5};
+    ait_tuning *tu;
+    if (ait_tune(h, &o, &tu, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(ait_tuning_count(tu), 2); /* one module x buckets 1, 2 */
+    ait_tuning_row row;
+    assert_int_equal(ait_tuning_row_at(tu, 1, &row), AIT_OK);
+    assert_string_equal(row.module, "layer.1.intermediate");
+    assert_int_equal(row.bucket, 2);
+    char art[256];
+    path_in(art, sizeof art, "api.ait");
+    if (ait_tuning_save(tu, art, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(ait_artifact_load(art, NULL, &t, &e), AIT_OK);
+    assert_true(ait_model_is_tuned(t));
+    int n_out = ait_model_output_count(m);
+    ait_tensor *ref[8], *tuned[8];
+    run_model(m, 2, ref, n_out);
+    run_model(t, 2, tuned, n_out);
+    assert_true(max_err(tuned, ref, n_out) < 1e-4);
+    for (int j = 0; j < n_out; j++) {
+        ait_tensor_free(ref[j]);
+        ait_tensor_free(tuned[j]);
+    }
+    ait_model_free(t);
+    ait_tuning_free(tu);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
+int main(void)
+{
+    const char *data = getenv("AIT_TEST_DATA");
+    snprintf(model_path, sizeof model_path, "%s/models/bert.onnx", data ? data : "build-data");
+    snprintf(dir, sizeof dir, "/tmp/ait-plan-test-XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_public_api),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) rc = 1;
+    return rc;
+}
