@@ -1,7 +1,7 @@
 /* ait tune: tries every candidate for each selected module and batch
  * bucket (or takes its result from the cache), validates and times it, and
  * reports the strategy's choice as tables or --json; --dry-run says what it
- * would do instead. (The .ait artifact and JIT tuning are the next steps.) */
+ * would do instead; -o NAME.ait saves the tuned model as an artifact. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/inspect_cli.h"
 #include "tune/cache.h"
+#include "tune/plan.h"
 #include "tune/tuner.h"
 
 static const char *tune_help =
@@ -22,11 +23,16 @@ static const char *tune_help =
     "against the reference backend, times it until the median is stable, and\n"
     "keeps the one the module's strategy picks. The baseline (the reference\n"
     "backend, one thread) stays unless a candidate beats it by 1%. Batch sizes\n"
-    "are tuned at their power-of-two buckets (3 -> 4). This version reports the\n"
-    "choices; writing the .ait artifact comes next. Progress goes to stderr: a bar\n"
-    "on a terminal, else one line per candidate.\n"
+    "are tuned at their power-of-two buckets (3 -> 4). With -o NAME.ait the tuned\n"
+    "model is saved as one artifact (the model, the plan, every measurement and\n"
+    "the backends' prepared weights, with NAME_sha256_sums.txt beside it) that\n"
+    "`ait run NAME.ait` loads and runs with no warm-up; `ait show NAME.ait` prints\n"
+    "its plan. Progress goes to stderr: a bar on a terminal, else one line per\n"
+    "candidate.\n"
     "\n"
     "options:\n"
+    "  -o, --output NAME.ait  save the tuned model (written to a temporary file,\n"
+    "                         then renamed: an interrupted save leaves nothing)\n"
     "  --dry-run              print what tuning would do; build and time nothing\n"
     "  --timeout S            seconds per candidate before it is killed (default 60)\n"
     "  --warmup N --window N --cv F --cap N\n"
@@ -66,7 +72,7 @@ static const char *tune_help =
     "a warning, never a failure.\n"
     "\n"
     "examples:\n"
-    "  ait tune models/mlp.onnx --batch-sizes 1,8 --threads 2\n"
+    "  ait tune models/mlp.onnx --batch-sizes 1,8 --threads 2 -o mlp.ait\n"
     "  ait tune models/bert.onnx --dry-run --batch-sizes 1,2 --select 'layer.*'\n";
 
 static void print_module(const inspection *r, const tune_module *tm)
@@ -114,8 +120,8 @@ static void print_summary(const inspection *r, const tune_report *rep)
         printf("  %-24s %6d  %-16s %10s %9s  ", report_name(r, tm->module), tm->batch, tc->name,
                med, sp);
         if (!tm->cands[0].valid)
-            printf("every candidate failed, the baseline too (%s): the module runs untuned\n",
-                   tm->cands[0].reason);
+            printf("the baseline failed (%s), so nothing can be compared: the module runs "
+                   "untuned\n", tm->cands[0].reason);
         else if (tm->all_failed)
             printf("all %d candidates failed: the module keeps the baseline\n", tm->n_cands - 1);
         else
@@ -160,6 +166,12 @@ static int tune_for_real(const insp_args *a, insp_state *s)
         fprintf(stderr, "ait tune: %s\n", e.msg);
         return 1;
     }
+    if (a->output && plan_save(s->m, s->r, rep, a->output, &e) != AIT_OK) {
+        fprintf(stderr, "ait tune: saving %s: %s\n", a->output, e.msg);
+        tune_report_free(rep);
+        return 1;
+    }
+    if (a->output) fprintf(stderr, "saved %s (run it with: ait run %s)\n", a->output, a->output);
     if (a->json) {
         json_w w = {.pretty = true};
         tune_report_json(&w, s->r, rep);
@@ -181,7 +193,7 @@ static int tune_for_real(const insp_args *a, insp_state *s)
                rep->cached == 1 ? "" : "s", rep->trials, rep->cache_dir);
     else
         printf("cache: off (%d candidate%s run)\n", rep->trials, rep->trials == 1 ? "" : "s");
-    printf("(no .ait artifact yet: saving the plan and prepared weights is the next step)\n");
+    if (!a->output) printf("(no artifact written: add -o NAME.ait to save the plan)\n");
     tune_report_free(rep);
     return 0;
 }
