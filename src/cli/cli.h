@@ -8,6 +8,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_show(int argc, char **argv);
 
 /* Model inputs for a run: from files (--input NAME=FILE.npy or FILE.npz)
  * and, for the rest, generated from the declared dims. */

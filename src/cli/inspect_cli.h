@@ -32,6 +32,7 @@ typedef struct insp_args {
     bool clear_cache;     /* tune: --clear-cache */
     bool no_cache;        /* tune: --no-cache */
     int max_batches;      /* tune: --max-batches-per-size (0: all) */
+    const char *output;   /* tune: -o NAME.ait */
 } insp_args;
 
 /* Parses argv for command `cmd` (groups: the INSP_* it accepts). Returns -1

@@ -11,7 +11,8 @@ static const struct {
 } commands[] = {
     {"run", cmd_run, "run a model on given or generated inputs; print outputs and latency"},
     {"inspect", cmd_inspect, "the module tree: sizes, FLOPs, time shares, graph specs, axes"},
-    {"tune", cmd_tune, "what tuning would do, module by module (--dry-run only for now)"},
+    {"tune", cmd_tune, "try every way to run each module; keep the best; -o saves a .ait"},
+    {"show", cmd_show, "what a .ait artifact holds: its plan, measurements, and if it runs here"},
 };
 
 static void usage(FILE *f)
@@ -21,7 +22,9 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`ait COMMAND --help` explains a command. Example:\n"
-               "  ait run models/resnet18.onnx --batch 1 --threads 1\n");
+               "  ait run models/resnet18.onnx --batch 1 --threads 1\n"
+               "  ait tune models/resnet18.onnx --batch-sizes 1,8 -o resnet18.ait\n"
+               "  ait run resnet18.ait --batch 8\n");
 }
 
 int main(int argc, char **argv)

@@ -42,9 +42,15 @@ static void newline(json_w *w)
 
 static void escaped(json_w *w, const char *s);
 
+void json_key(json_w *w, const char *key) { w->next_key = key; }
+
 /* The comma, newline and key before a member or element. */
 static void begin_item(json_w *w, const char *key)
 {
+    if (!key && w->next_key) { /* json_key's, for a writer of unnamed values */
+        key = w->next_key;
+        w->next_key = NULL;
+    }
     if (w->depth > 0) {
         bool arr = w->in_array[w->depth - 1];
         if (arr != !key) return fail(w, AIT_E_INTERNAL, arr ? "key inside an array" : "no key inside an object");

@@ -29,12 +29,16 @@ typedef struct json_w {
     int depth;
     bool in_array[JSON_MAX_DEPTH];
     bool has_items[JSON_MAX_DEPTH];
+    const char *next_key; /* json_key's, until the next value */
     ait_status failed; /* first failure (AIT_OK while fine) */
     const char *why;
 } json_w;
 
 void json_obj(json_w *w, const char *key);
 void json_arr(json_w *w, const char *key);
+/* Names the next value written with a NULL key: for putting a function that
+ * writes an unnamed object (report_json) inside an object. */
+void json_key(json_w *w, const char *key);
 /* Closes the innermost object or array. */
 void json_end(json_w *w);
 /* A string; NULL writes null. Invalid UTF-8 bytes become U+FFFD. */

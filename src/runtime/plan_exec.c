@@ -85,13 +85,10 @@ void plan_exec_free(plan_exec *px)
     free(px);
 }
 
-static bool same_cfg(const candidate_cfg *a, const candidate_cfg *b)
-{
-    return strcmp(a->backend, b->backend) == 0 && a->threads == b->threads &&
-           strcmp(a->variant, b->variant) == 0;
-}
-
-/* Builds every distinct candidate the plan chose for slot i's module. */
+/* Builds the candidate of every bucket of slot i's module: one build per
+ * bucket even when buckets chose the same candidate, since backends prepare
+ * per input shape (and keep one): each build stays primed for its bucket.
+ * Prepared blobs are shared: they are the same bytes in the mapping. */
 static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
 {
     const plan_module *pm = &px->p->mods[i];
@@ -99,13 +96,6 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
     TRY(graph_extract(g, px->tree, sl->module, &sl->sub, e));
     for (int k = 0; k < pm->n_choices; k++) {
         const plan_choice *c = &pm->choices[k];
-        int found = -1;
-        for (int j = 0; j < k && found < 0; j++)
-            if (same_cfg(&pm->choices[j].cfg, &c->cfg)) found = sl->build_of[j];
-        if (found >= 0) {
-            sl->build_of[k] = found;
-            continue;
-        }
         pe_build *pb = &sl->builds[sl->n_builds];
         pb->b = backend_find(c->cfg.backend);
         if (!pb->b)
@@ -307,13 +297,11 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
     return exec_run(px->x, inputs, outputs, e);
 }
 
-ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, int *build,
-                              ait_error *e)
+ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e)
 {
     *out = (prepared){0};
     const pe_slot *sl = &px->slots[i];
     const pe_build *pb = &sl->builds[sl->build_of[k]];
-    *build = sl->build_of[k];
     if (!pb->b->save) return AIT_OK;
     ait_status s = pb->b->save(pb->bm, out, e);
     if (s != AIT_OK)

@@ -38,14 +38,12 @@ int plan_bucket_index(const plan *p, tensor *const *inputs, int n_inputs)
     return p->n_buckets - 1;
 }
 
-ait_status plan_blob_name(int mi, const candidate_cfg *c, const char *name, char *out, size_t n,
+ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_t n,
                           ait_error *e)
 {
-    int len = snprintf(out, n, "p/%d/%s.t%d%s%s/%s", mi, c->backend, c->threads,
-                       c->variant[0] ? "." : "", c->variant, name);
+    int len = snprintf(out, n, "p/%d/b%d/%s", mi, bucket, name);
     if (len < 0 || (size_t)len >= n)
-        return err_set(e, AIT_E_UNSUPPORTED, "prepared blob name '%s' of backend %s is too long",
-                       name, c->backend);
+        return err_set(e, AIT_E_UNSUPPORTED, "prepared blob name '%s' is too long", name);
     return AIT_OK;
 }
 
@@ -56,25 +54,23 @@ static ait_status bad_field(ait_error *e, const char *what, const char *field)
     return err_set(e, AIT_E_PARSE, "%s: the manifest's %s is missing or invalid", what, field);
 }
 
-/* The choice's prepared blobs, found in the artifact by the names listed. */
-static ait_status find_blobs(const json_val *jl, const artifact *a, int mi, const char *what,
+/* The choice's prepared blobs: {"name": the backend's, "blob": the artifact's}. */
+static ait_status find_blobs(const json_val *jl, const artifact *a, const char *what,
                              const char *mod, plan_choice *c, ait_error *e)
 {
     int n = json_len(jl);
-    char prefix[ARTIFACT_NAME_MAX];
-    TRY(plan_blob_name(mi, &c->cfg, "", prefix, sizeof prefix, e));
     if (!n) return AIT_OK;
     if (!(c->prep_store = calloc((size_t)n, sizeof *c->prep_store)))
         return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        const char *name = json_str_of(json_at(jl, i));
-        const artifact_blob *b = name && a ? artifact_blob_find(a, name) : NULL;
-        size_t pl = strlen(prefix);
-        if (!b || strncmp(name, prefix, pl) != 0 || strlen(name + pl) >= sizeof c->prep_store[i].name)
+        const char *name = json_str_of(json_get(json_at(jl, i), "name"));
+        const char *blob = json_str_of(json_get(json_at(jl, i), "blob"));
+        const artifact_blob *b = blob && a ? artifact_blob_find(a, blob) : NULL;
+        if (!b || !name || !*name || strlen(name) >= sizeof c->prep_store[i].name)
             return err_set(e, AIT_E_PARSE, "%s: module '%s', candidate %s: prepared blob '%s' is "
-                           "missing or misnamed", what, mod, c->cand, name ? name : "?");
+                           "missing or misnamed", what, mod, c->cand, blob ? blob : "?");
         prep_blob *pb = &c->prep_store[c->prep.n++];
-        snprintf(pb->name, sizeof pb->name, "%s", name + pl);
+        snprintf(pb->name, sizeof pb->name, "%s", name);
         pb->data = b->data;
         pb->size = (size_t)b->size;
     }
@@ -106,7 +102,7 @@ static ait_status parse_shapes(const json_val *ji, const char *what, const char 
     return AIT_OK;
 }
 
-static ait_status parse_choice(const json_val *j, const artifact *a, int mi, const char *what,
+static ait_status parse_choice(const json_val *j, const artifact *a, const char *what,
                                const char *mod, plan_choice *c, ait_error *e)
 {
     long long bucket, threads;
@@ -133,7 +129,7 @@ static ait_status parse_choice(const json_val *j, const artifact *a, int mi, con
     snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", var ? var : "");
     snprintf(c->cand, sizeof c->cand, "%s", cand);
     TRY(parse_shapes(json_get(j, "inputs"), what, field, c, e));
-    return find_blobs(json_get(j, "blobs"), a, mi, what, mod, c, e);
+    return find_blobs(json_get(j, "blobs"), a, what, mod, c, e);
 }
 
 static ait_status parse_axes(const json_val *ja, const graph *g, const char *what, plan *p,
@@ -195,7 +191,7 @@ ait_status plan_parse(const json_val *mf, const graph *g, const artifact *a, con
         if (!(pm->name = strdup(name))) s = err_set(e, AIT_E_NOMEM, "out of memory");
         p->n_modules++;
         for (int k = 0; s == AIT_OK && k < p->n_buckets; k++) {
-            s = parse_choice(json_at(jp, k), a, i, what, name, &pm->choices[k], e);
+            s = parse_choice(json_at(jp, k), a, what, name, &pm->choices[k], e);
             pm->n_choices++; /* so that plan_free frees what it holds */
             if (s == AIT_OK && pm->choices[k].bucket != p->buckets[k])
                 s = bad_field(e, what, "bucket order of a module's plans");

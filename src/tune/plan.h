@@ -12,13 +12,15 @@
  *    "modules": [{"name": "layer1", "nodes": 12, "spec": {...graph spec...},
  *                 "plans": [{"bucket": 1, "strategy": "max-throughput",
  *                            "chosen": "openblas/t1", "backend": "openblas", "threads": 1,
- *                            "variant": "", "why": "...", "blobs": ["p/0/openblas.t1/w0"],
+ *                            "variant": "", "why": "...",
+ *                            "blobs": [{"name": "conv1.w", "blob": "p/0/b1/conv1.w"}],
  *                            "inputs": [{"dtype": 1, "shape": [1, 64, 56, 56]}],
  *                            "candidates": [{"name": ..., "status": "ok"|"failed",
  *                                            "reason": ..., "median_ms": ..., ...}]}]}]}
- * Blobs of prepared state are named "p/MODULE/BACKEND.tTHREADS.VARIANT/NAME"
- * (MODULE the index in "modules"); one set per distinct candidate of a
- * module, shared by the buckets that chose it. */
+ * Blobs of prepared state are named "p/MODULE/bBUCKET/NAME" (MODULE the index
+ * in "modules", NAME the backend's); a blob with the same bytes as one
+ * already saved for the module (the same weights prepared at another
+ * bucket) is saved once and listed by each choice that uses it. */
 #ifndef AIT_TUNE_PLAN_H
 #define AIT_TUNE_PLAN_H
 #include "backends/backend.h"
@@ -75,8 +77,8 @@ void plan_free(plan *p); /* accepts NULL */
  * or above the batch, else the largest. */
 int plan_bucket_index(const plan *p, tensor *const *inputs, int n_inputs);
 
-/* The blob name of prepared blob `name` of candidate c of module mi. */
-ait_status plan_blob_name(int mi, const candidate_cfg *c, const char *name, char *out, size_t n,
+/* The artifact's name for prepared blob `name` of module mi at bucket. */
+ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_t n,
                           ait_error *e);
 
 /* Reads the plan from a parsed manifest; every value a run needs is

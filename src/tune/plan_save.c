@@ -122,13 +122,24 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
 
 /* ---- the artifact ----------------------------------------------------------- */
 
+/* A prepared blob as saved: whose it is, the backend's name, the artifact's. */
+typedef struct saved_blob {
+    int mod, choice;
+    char name[64];
+    char blob[ARTIFACT_NAME_MAX];
+    const void *data;
+    size_t size;
+} saved_blob;
+
+typedef struct saved_list {
+    int n, cap;
+    saved_blob *items;
+} saved_list;
+
 static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_module *tm,
-                        plan_exec *px)
+                        const saved_list *sl)
 {
     const plan_choice *c = &p->mods[mi].choices[k];
-    prepared prep = {0};
-    int build;
-    if (plan_exec_prepared(px, mi, k, &prep, &build, NULL) != AIT_OK) prep.n = 0;
     json_obj(w, NULL);
     json_int(w, "bucket", c->bucket);
     json_str(w, "strategy", tm->strategy);
@@ -142,10 +153,12 @@ static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_modu
     json_num(w, "baseline_ms", base->valid ? base->prof.median * 1e3 : 0);
     json_num(w, "speedup", tc->speedup);
     json_arr(w, "blobs");
-    for (int i = 0; i < prep.n; i++) {
-        char name[ARTIFACT_NAME_MAX];
-        if (plan_blob_name(mi, &c->cfg, prep.blobs[i].name, name, sizeof name, NULL) == AIT_OK)
-            json_str(w, NULL, name);
+    for (int i = 0; i < sl->n; i++) {
+        if (sl->items[i].mod != mi || sl->items[i].choice != k) continue;
+        json_obj(w, NULL);
+        json_str(w, "name", sl->items[i].name);
+        json_str(w, "blob", sl->items[i].blob);
+        json_end(w);
     }
     json_end(w);
     json_arr(w, "inputs");
@@ -158,27 +171,12 @@ static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_modu
         json_end(w);
     }
     json_end(w);
-    json_arr(w, "candidates");
-    for (int i = 0; i < tm->n_cands; i++) {
-        const tune_cand *x = &tm->cands[i];
-        json_obj(w, NULL);
-        json_str(w, "name", x->name);
-        json_str(w, "status", x->valid ? "ok" : "failed");
-        if (!x->valid) json_str(w, "reason", x->reason);
-        json_num(w, "median_ms", x->valid ? x->prof.median * 1e3 : 0);
-        json_num(w, "spread_ms", x->valid ? (x->prof.p90 - x->prof.p10) * 1e3 : 0);
-        json_num(w, "throughput", x->valid ? x->prof.throughput : 0);
-        json_num(w, "speedup", x->speedup);
-        json_num(w, "max_rel_err", x->max_rel);
-        json_end(w);
-    }
-    json_end(w);
     json_end(w);
 }
 
 static char *manifest_json(const ait_model *m, const inspection *insp, const tune_report *r,
                            const plan *p, const int *mod_ids, const char *sha, size_t bytes,
-                           plan_exec *px, ait_error *e)
+                           const saved_list *sl, ait_error *e)
 {
     json_w w = {.pretty = true};
     char cpu[256], feat[ARTIFACT_CPU_MAX];
@@ -218,39 +216,56 @@ static char *manifest_json(const ait_model *m, const inspection *insp, const tun
         json_int(&w, "nodes", insp->st[mod_ids[i]].n_nodes);
         json_arr(&w, "plans");
         for (int k = 0; k < p->n_buckets; k++)
-            choice_json(&w, p, i, k, report_find(r, mod_ids[i], p->buckets[k]), px);
+            choice_json(&w, p, i, k, report_find(r, mod_ids[i], p->buckets[k]), sl);
         json_end(&w);
         json_end(&w);
     }
     json_end(&w);
-    /* The graph specs and measurements of the tuned modules, as inspect --json
-     * gives them (one report, in an array since it writes an unnamed object). */
-    json_arr(&w, "inspection");
+    /* Every candidate's measurements, as tune --json gives them, and the
+     * tuned modules' graph specs, as inspect --json does. */
+    json_key(&w, "tuning");
+    tune_report_json(&w, insp, r);
+    json_key(&w, "inspection");
     report_json(&w, insp, NULL, mod_ids, p->n_modules);
-    json_end(&w);
     json_end(&w);
     return json_finish(&w, e);
 }
 
-/* Adds the prepared blobs of every distinct build to the artifact. */
-static ait_status add_prepared(artifact_writer *w, const plan *p, plan_exec *px, ait_error *e)
+/* Adds every build's prepared blobs to the artifact, each distinct content
+ * of a module once (buckets that prepared the same bytes share the blob). */
+static ait_status add_prepared(artifact_writer *w, const plan *p, plan_exec *px, saved_list *sl,
+                               ait_error *e)
 {
-    for (int i = 0; i < p->n_modules; i++) {
-        bool seen[PLAN_MAX_BUCKETS] = {0};
+    for (int i = 0; i < p->n_modules; i++)
         for (int k = 0; k < p->mods[i].n_choices; k++) {
             prepared prep;
-            int build;
-            TRY(plan_exec_prepared(px, i, k, &prep, &build, e));
-            if (seen[build]) continue;
-            seen[build] = true;
+            TRY(plan_exec_prepared(px, i, k, &prep, e));
             for (int j = 0; j < prep.n; j++) {
-                char name[ARTIFACT_NAME_MAX];
-                TRY(plan_blob_name(i, &p->mods[i].choices[k].cfg, prep.blobs[j].name, name,
-                                   sizeof name, e));
-                TRY(artifact_writer_blob(w, name, prep.blobs[j].data, prep.blobs[j].size, e));
+                const prep_blob *pb = &prep.blobs[j];
+                if (sl->n == sl->cap) {
+                    int cap = sl->cap ? 2 * sl->cap : 16;
+                    saved_blob *items = realloc(sl->items, sizeof *items * (size_t)cap);
+                    if (!items) return err_set(e, AIT_E_NOMEM, "out of memory");
+                    sl->items = items, sl->cap = cap;
+                }
+                saved_blob *sb = &sl->items[sl->n];
+                *sb = (saved_blob){.mod = i, .choice = k, .data = pb->data, .size = pb->size};
+                snprintf(sb->name, sizeof sb->name, "%s", pb->name);
+                const saved_blob *same = NULL;
+                for (int q = 0; q < sl->n && !same; q++)
+                    if (sl->items[q].mod == i && sl->items[q].size == pb->size &&
+                        memcmp(sl->items[q].data, pb->data, pb->size) == 0)
+                        same = &sl->items[q];
+                if (same) {
+                    snprintf(sb->blob, sizeof sb->blob, "%s", same->blob);
+                } else {
+                    TRY(plan_blob_name(i, p->mods[i].choices[k].bucket, pb->name, sb->blob,
+                                       sizeof sb->blob, e));
+                    TRY(artifact_writer_blob(w, sb->blob, pb->data, pb->size, e));
+                }
+                sl->n++;
             }
         }
-    }
     return AIT_OK;
 }
 
@@ -286,8 +301,9 @@ ait_status plan_save(const ait_model *m, const inspection *insp, const tune_repo
     artifact_info info = {.model_hash = sha};
     if (s == AIT_OK) s = artifact_writer_begin(path, &info, &w, e);
     if (s == AIT_OK) s = artifact_writer_blob(w, PLAN_MODEL_BLOB, bytes, len, e);
-    if (s == AIT_OK) s = add_prepared(w, p, px, e);
-    if (s == AIT_OK && !(mf = manifest_json(m, insp, r, p, mod_ids, sha, len, px, e)))
+    saved_list saved = {0};
+    if (s == AIT_OK) s = add_prepared(w, p, px, &saved, e);
+    if (s == AIT_OK && !(mf = manifest_json(m, insp, r, p, mod_ids, sha, len, &saved, e)))
         s = e ? e->code : AIT_E_NOMEM;
     if (s == AIT_OK) s = artifact_writer_manifest(w, mf, strlen(mf), e);
     if (s == AIT_OK) {
@@ -295,6 +311,7 @@ ait_status plan_save(const ait_model *m, const inspection *insp, const tune_repo
         w = NULL;
     }
     artifact_writer_free(w);
+    free(saved.items);
     free(mf);
     plan_exec_free(px);
     free(mod_ids);

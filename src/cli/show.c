@@ -1,0 +1,136 @@
+/* ait show NAME.ait: what an artifact holds and whether it runs here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/cpu.h"
+#include "io/artifact.h"
+#include "io/json_read.h"
+
+static const char *show_help =
+    "usage: ait show NAME.ait [--json]\n"
+    "\n"
+    "Prints what an artifact made by `ait tune -o NAME.ait` holds: the ait\n"
+    "version and CPU it was tuned on, the model (name and sha256), the batch\n"
+    "buckets, and per tuned module and bucket the candidate chosen, its median\n"
+    "latency against the baseline's, and why; then every candidate tried. Every\n"
+    "hash is checked first; an artifact this machine cannot run (a CPU feature\n"
+    "missing) is still shown, with the reason `ait run` would refuse it.\n"
+    "\n"
+    "options:\n"
+    "  --json   print the artifact's JSON manifest instead\n"
+    "\n"
+    "example:\n"
+    "  ait show resnet18.ait\n";
+
+static double num(const json_val *o, const char *key)
+{
+    double v = 0;
+    return json_num_of(json_get(o, key), &v) ? v : 0;
+}
+
+static const char *str(const json_val *o, const char *key)
+{
+    const char *s = json_str_of(json_get(o, key));
+    return s ? s : "-";
+}
+
+static void print_candidates(const json_val *tuning)
+{
+    const json_val *mods = json_get(tuning, "modules");
+    for (int i = 0; i < json_len(mods); i++) {
+        const json_val *m = json_at(mods, i), *cands = json_get(m, "candidates");
+        printf("\n  %s at batch %.0f (%s)\n", str(m, "path"), num(m, "batch"), str(m, "strategy"));
+        printf("    %-16s %-9s %11s %9s  %s\n", "candidate", "status", "median ms", "speedup",
+               "note");
+        for (int c = 0; c < json_len(cands); c++) {
+            const json_val *x = json_at(cands, c);
+            const json_val *ch = json_get(x, "chosen");
+            bool ok = !strcmp(str(x, "status"), "ok");
+            printf("  %c %-16s %-9s", ch && ch->b ? '*' : ' ', str(x, "name"), str(x, "status"));
+            if (ok) printf(" %11.3f %8.2fx", num(x, "median_ms"), num(x, "speedup"));
+            else printf(" %11s %9s  %s", "-", "-", str(x, "reason"));
+            printf("\n");
+        }
+    }
+}
+
+int cmd_show(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(show_help, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (argv[i][0] == '-' || path) {
+            fprintf(stderr, "ait show: unexpected argument '%s'\n\n%s", argv[i], show_help);
+            return 2;
+        } else path = argv[i];
+    }
+    if (!path) {
+        fprintf(stderr, "ait show: no artifact given\n\n%s", show_help);
+        return 2;
+    }
+    ait_error e = {0};
+    artifact *a = NULL;
+    artifact_expect x = {.skip_cpu_check = 1};
+    if (artifact_open(path, &x, &a, &e) != AIT_OK) {
+        fprintf(stderr, "ait show: %s\n", e.msg);
+        return 1;
+    }
+    size_t len;
+    const char *text = (const char *)artifact_manifest(a, &len);
+    if (json) {
+        fwrite(text, 1, len, stdout);
+        putchar('\n');
+        artifact_close(a);
+        return 0;
+    }
+    json_val *mf = NULL;
+    if (json_parse(text, len, path, &mf, &e) != AIT_OK) {
+        fprintf(stderr, "ait show: %s\n", e.msg);
+        artifact_close(a);
+        return 1;
+    }
+    char missing[256] = "";
+    bool runs = cpu_has_all(artifact_cpu_needed(a), missing, sizeof missing);
+    const json_val *model = json_get(mf, "model"), *cpu = json_get(mf, "cpu");
+    uint64_t blob_bytes = 0;
+    for (size_t i = 0; i < artifact_blob_count(a); i++) blob_bytes += artifact_blob_at(a, i)->size;
+    printf("artifact   %s (all hashes checked)\n", path);
+    printf("made by    ait %s on %s\n", artifact_ait_version(a), str(cpu, "name"));
+    printf("model      %s, sha256 %s\n", str(model, "name"), artifact_model_hash(a));
+    printf("blobs      %zu, %.1f MiB (the model and prepared weights)\n", artifact_blob_count(a),
+           (double)blob_bytes / (1 << 20));
+    printf("runs here  %s%s\n", runs ? "yes" : "no: needs CPU feature ", runs ? "" : missing);
+    printf("buckets   ");
+    const json_val *bk = json_get(mf, "buckets");
+    for (int i = 0; i < json_len(bk); i++) printf(" %.0f", json_at(bk, i)->num);
+    const json_val *ax = json_get(mf, "batch_axes");
+    printf("  (batch from");
+    for (int i = 0; i < json_len(ax); i++)
+        printf(" %s[axis %.0f]", str(json_at(ax, i), "input"), num(json_at(ax, i), "axis"));
+    printf("%s)\n\nplan\n", json_len(ax) ? "" : " nothing: one bucket serves every run");
+    printf("  %-28s %6s  %-16s %11s %11s %9s\n", "module", "bucket", "runs on", "median ms",
+           "baseline ms", "speedup");
+    const json_val *mods = json_get(mf, "modules");
+    for (int i = 0; i < json_len(mods); i++) {
+        const json_val *m = json_at(mods, i), *plans = json_get(m, "plans");
+        for (int k = 0; k < json_len(plans); k++) {
+            const json_val *p = json_at(plans, k);
+            const char *name = str(m, "name");
+            printf("  %-28s %6.0f  %-16s %11.3f %11.3f %8.2fx  %s\n", *name ? name : "(model)",
+                   num(p, "bucket"), str(p, "chosen"), num(p, "median_ms"), num(p, "baseline_ms"),
+                   num(p, "speedup"), str(p, "why"));
+        }
+    }
+    printf("\ncandidates tried (* chosen)");
+    print_candidates(json_get(mf, "tuning"));
+    json_free(mf);
+    artifact_close(a);
+    return 0;
+}
