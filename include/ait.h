@@ -147,6 +147,15 @@ typedef struct ait_session ait_session;
 
 typedef struct ait_session_options {
     int threads; /* 0: one per core */
+    /* JIT tuning: the first run tunes the model's top-level modules on that
+     * run's inputs (strategy min-latency, short profiles, results cached in
+     * $AIT_CACHE_DIR or ~/.cache/ait), then this and every later run use
+     * the chosen candidates. The environment variable AIT_JIT=1 turns it on
+     * for every session, for programs that cannot change their code. If
+     * tuning fails the session runs untuned and ait_session_note() says why.
+     * Nothing is saved unless ait_session_save() is called. Ignored for a
+     * model that is already tuned (a .ait). */
+    int jit;
 } ait_session_options;
 
 /* A session runs a model; the model must outlive it. `opts` may be NULL. */
@@ -161,6 +170,12 @@ ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inpu
                            ait_tensor **outputs, int n_outputs);
 /* The message of the session's last failure ("" if none). */
 const char *ait_session_error(const ait_session *s);
+/* What JIT tuning did ("tuned 9 modules on the first run (batch 1)", or why
+ * it failed and the session runs untuned); "" when it has not run. */
+const char *ait_session_note(const ait_session *s);
+/* Saves a JIT-tuned session's model and plan as a .ait artifact (as
+ * ait_tuning_save does); fails when the session has not tuned yet. */
+ait_status ait_session_save(ait_session *s, const char *path, ait_error *err);
 
 /* ---- inspection and selection ------------------------------------------ */
 /* An inspection runs samples through a model at one or more batch sizes and

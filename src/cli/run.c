@@ -8,14 +8,17 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "io/artifact.h"
 #include "io/npy.h"
 
 static const char *run_help =
-    "usage: ait run MODEL.onnx [options]\n"
+    "usage: ait run MODEL.onnx|NAME.ait [options]\n"
     "\n"
-    "Runs the model on the reference backend and prints, for each output, its\n"
-    "shape, dtype and min/max/mean, then the latency of the first run and the\n"
-    "median of the timed runs.\n"
+    "Runs the model and prints, for each output, its shape, dtype and\n"
+    "min/max/mean, then the latency of the first run and the median of the\n"
+    "timed runs. An ONNX model runs on the reference backend; a .ait artifact\n"
+    "(from `ait tune -o`) runs each tuned module on its chosen candidate for the\n"
+    "batch's bucket, after checking every hash, the model and the CPU features.\n"
     "\n"
     "options:\n"
     "  --input NAME=FILE.npy  value of input NAME (repeatable)\n"
@@ -28,6 +31,11 @@ static const char *run_help =
     "  --seed N               seed of generated inputs (default 1)\n"
     "  --output-dir DIR       write each output to DIR/NAME.npy, and all of them\n"
     "                         to DIR/outputs.npz\n"
+    "  --fallback-untuned     a .ait that cannot run here (CPU features, a damaged\n"
+    "                         plan) runs its embedded model untuned, with a warning\n"
+    "  --jit                  tune on the first run (its inputs are the sample;\n"
+    "                         also AIT_JIT=1), then run tuned\n"
+    "  --save NAME.ait        with --jit: save what it tuned as an artifact\n"
     "\n"
     "Inputs not given are generated from the declared dims: floats uniform in\n"
     "[-1, 1), inputs named like '*mask*' as ones, integer inputs that index a\n"
@@ -35,6 +43,8 @@ static const char *run_help =
     "\n"
     "examples:\n"
     "  ait run models/resnet18.onnx --batch 8\n"
+    "  ait run resnet18.ait --batch 8 --repeat 20\n"
+    "  ait run models/mlp.onnx --jit --save mlp.ait\n"
     "  ait run bert.onnx --dim seq=128 --input input_ids=ids.npy --output-dir out\n";
 
 static void stats(const ait_tensor *t, double *mn, double *mx, double *mean)
@@ -82,11 +92,12 @@ int cmd_run(int argc, char **argv)
         {"dim", required_argument, 0, 'd'},    {"threads", required_argument, 0, 't'},
         {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
         {"output-dir", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"fallback-untuned", no_argument, 0, 'F'}, {"jit", no_argument, 0, 'J'},
+        {"save", required_argument, 0, 'S'}, {0, 0, 0, 0},
     };
     input_opts io = {.batch = 1, .seed = 1};
-    int threads = 1, repeat = 5;
-    const char *outdir = NULL;
+    int threads = 1, repeat = 5, fallback = 0, jit = 0;
+    const char *outdir = NULL, *save = NULL;
     long long v;
     int c;
     optind = 1;
@@ -121,6 +132,9 @@ int cmd_run(int argc, char **argv)
             io.seed = (uint64_t)v;
             break;
         case 'o': outdir = optarg; break;
+        case 'F': fallback = 1; break;
+        case 'J': jit = 1; break;
+        case 'S': save = optarg; break;
         case 'h': fputs(run_help, stdout); return 0;
         default: goto usage;
         }
@@ -132,7 +146,12 @@ int cmd_run(int argc, char **argv)
     ait_session *s = NULL;
     ait_tensor *in[512] = {0}, *out[512] = {0};
     int rc = 1, n_in = 0, n_out = 0;
-    if (ait_model_load(path, &m, &err) != AIT_OK) goto fail;
+    ait_artifact_options ao = {.fallback_untuned = fallback};
+    if ((artifact_file_is(path) ? ait_artifact_load(path, &ao, &m, &err)
+                                : ait_model_load(path, &m, &err)) != AIT_OK)
+        goto fail;
+    if (ait_model_note(m)[0])
+        fprintf(stderr, "ait run: warning: running untuned: %s\n", ait_model_note(m));
     n_in = ait_model_input_count(m);
     n_out = ait_model_output_count(m);
     if (n_in > 512 || n_out > 512) {
@@ -142,7 +161,11 @@ int cmd_run(int argc, char **argv)
     printf("model  %s: %d nodes, opset %d, %d inputs, %d outputs\n", path,
            ait_model_node_count(m), ait_model_opset(m), n_in, n_out);
     if (inputs_make(m, &io, in, &err) != AIT_OK) goto fail;
-    ait_session_options so = {.threads = threads};
+    if (save && !jit) {
+        err_set(&err, AIT_E_INVALID_ARG, "--save needs --jit (`ait tune -o` saves a tuning)");
+        goto fail;
+    }
+    ait_session_options so = {.threads = threads, .jit = jit};
     if (ait_session_create(m, &so, &s, &err) != AIT_OK) goto fail;
     double *lat = calloc((size_t)repeat + 1, sizeof *lat);
     if (!lat) {
@@ -169,9 +192,19 @@ int cmd_run(int argc, char **argv)
                ait_dtype_name(out[j]->dtype), shape_str(out[j]->dims, out[j]->rank, sh, sizeof sh),
                mn, mx, mean);
     }
+    if (ait_session_note(s)[0]) printf("%s\n", ait_session_note(s));
+    if (ait_model_is_tuned(m)) printf("tuned  the artifact's plan (see `ait show %s`)\n", path);
+    if (save) {
+        if (ait_session_save(s, save, &err) != AIT_OK) {
+            free(lat);
+            goto fail;
+        }
+        printf("saved  %s\n", save);
+    }
     double first = lat[0];
     if (repeat) qsort(lat + 1, (size_t)repeat, sizeof *lat, cmp_double);
-    printf("latency first run %.3f ms", first * 1e3);
+    printf("latency first run %.3f ms%s", first * 1e3,
+           ait_session_note(s)[0] ? " (including JIT tuning)" : "");
     if (repeat)
         printf(", median of %d runs %.3f ms (min %.3f, max %.3f), %d thread%s\n", repeat,
                lat[1 + repeat / 2] * 1e3, lat[1] * 1e3, lat[repeat] * 1e3, threads,

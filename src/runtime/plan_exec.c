@@ -111,35 +111,6 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
     return AIT_OK;
 }
 
-/* Runs each build once on zeros of its bucket's input shapes, so that
- * backends that prepare per shape (oneDNN's primitives) do it now, at
- * load, and the first real run is as fast as the next. */
-static ait_status prime_slot(plan_exec *px, int i, ait_error *e)
-{
-    const plan_module *pm = &px->p->mods[i];
-    pe_slot *sl = &px->slots[i];
-    ait_status s = AIT_OK;
-    for (int k = 0; s == AIT_OK && k < pm->n_choices; k++) {
-        const plan_choice *c = &pm->choices[k];
-        if (c->n_shapes != sl->sub->n_inputs) continue; /* no shapes recorded: nothing to prime */
-        tensor *in = calloc((size_t)c->n_shapes + 1, sizeof *in), *ins[512], *outs[512];
-        if (!in) return err_set(e, AIT_E_NOMEM, "out of memory");
-        for (int j = 0; s == AIT_OK && j < c->n_shapes && j < 512; j++) {
-            tensor_set_shape(&in[j], c->shapes[j].dtype, c->shapes[j].rank, c->shapes[j].dims);
-            s = tensor_alloc(&in[j], e);
-            if (s == AIT_OK) memset(in[j].data, 0, tensor_nbytes(&in[j]));
-            ins[j] = &in[j];
-        }
-        const pe_build *pb = &sl->builds[sl->build_of[k]];
-        if (s == AIT_OK) s = pb->b->run(pb->bm, ins, outs, e);
-        if (s != AIT_OK) err_prefix(e, "module '%s', candidate %s, priming at batch %d: ",
-                                    pm->name, c->cand, c->bucket);
-        for (int j = 0; j < c->n_shapes; j++) tensor_release(&in[j]);
-        free(in);
-    }
-    return s;
-}
-
 /* Whether an outside node between the module's first and last nodes reads
  * one of its values (or holds a subgraph, which might). */
 static bool read_inside(const graph *g, const int *owner, int slot, int first, int last)
@@ -240,6 +211,33 @@ static ait_status make_composite(plan_exec *px, const graph *g, const int *owner
     return s;
 }
 
+/* Runs the model once per bucket on zeros of the bucket's input shapes, so
+ * that everything done once per shape (the executor's plans and buffers,
+ * oneDNN's primitives) is done at load and the first real run is as fast
+ * as the next. A failure here (zeros a model rejects) only means the first
+ * run does that work instead. */
+static void prime(plan_exec *px)
+{
+    const plan *p = px->p;
+    int n = p->n_inputs;
+    if (!n || n != px->comp->n_inputs || n > 512) return;
+    for (int k = 0; k < p->n_buckets; k++) {
+        tensor *in = calloc((size_t)n, sizeof *in), *ins[512], *outs[512];
+        ait_status s = in ? AIT_OK : AIT_E_NOMEM;
+        ait_error e = {0};
+        for (int i = 0; s == AIT_OK && i < n; i++) {
+            const plan_shape *sh = &p->inputs[k * n + i];
+            tensor_set_shape(&in[i], sh->dtype, sh->rank, sh->dims);
+            s = tensor_alloc(&in[i], &e);
+            if (s == AIT_OK) memset(in[i].data, 0, tensor_nbytes(&in[i]));
+            ins[i] = &in[i];
+        }
+        if (s == AIT_OK) (void)plan_exec_run(px, ins, outs, &e);
+        for (int i = 0; in && i < n; i++) tensor_release(&in[i]);
+        free(in);
+    }
+}
+
 ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exec **out,
                             ait_error *e)
 {
@@ -274,13 +272,13 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exe
     }
     if (s == AIT_OK) s = make_composite(px, g, owner, e);
     for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = build_slot(px, g, j, e);
-    for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = prime_slot(px, j, e);
     const op_def **ops = s == AIT_OK ? calloc((size_t)px->comp->n_nodes + 1, sizeof *ops) : NULL;
     if (s == AIT_OK && !ops) s = err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; s == AIT_OK && i < px->comp->n_nodes; i++)
         if (px->slot_of_node[i] >= 0) ops[i] = &module_op;
     if (s == AIT_OK) s = exec_create_ops(px->comp, NULL, threads, ops, &px->x, e);
     if (s == AIT_OK) exec_set_user(px->x, px);
+    if (s == AIT_OK) prime(px);
     free(ops);
     free(owner);
     if (s != AIT_OK) {

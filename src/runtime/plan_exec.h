@@ -3,7 +3,9 @@
  * plan chose for the run's batch bucket; every other node runs on the
  * reference ops, in the same executor. Every chosen candidate is built
  * when the runner is created (from the artifact's prepared blobs when the
- * plan came from one), so runs do no building, packing or search. */
+ * plan came from one), one build per bucket, and the model is then run once
+ * per bucket on zeros of that bucket's input shapes (the plan's priming
+ * shapes), so runs do no building, packing, planning or search. */
 #ifndef AIT_RUNTIME_PLAN_EXEC_H
 #define AIT_RUNTIME_PLAN_EXEC_H
 #include "tune/plan.h"

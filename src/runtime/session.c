@@ -1,15 +1,21 @@
 /* The public model and session API. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/model.h"
 #include "runtime/exec.h"
 #include "runtime/plan_exec.h"
+#include "tune/jit.h"
+#include "tune/plan.h"
 
 struct ait_session {
     const ait_model *m;
     exec *x;         /* an untuned model's executor, or */
     plan_exec *px;   /* a tuned model's plan runner */
+    bool jit;        /* tune on the first run */
+    jit_state *js;   /* what JIT tuning chose, once done */
+    char note[1024];
     int threads;
     ait_error err;
 };
@@ -54,6 +60,7 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
     if (!s) return err_set(err, AIT_E_NOMEM, "out of memory");
     s->m = m;
     s->threads = opts && opts->threads > 0 ? opts->threads : 1;
+    s->jit = !m->plan && ((opts && opts->jit) || jit_from_env());
     ait_status st = m->plan ? plan_exec_create(m->g, m->plan, s->threads, &s->px, err)
                             : exec_create(m->g, NULL, s->threads, &s->x, err);
     if (st != AIT_OK) {
@@ -69,10 +76,39 @@ void ait_session_free(ait_session *s)
     if (!s) return;
     exec_free(s->x);
     plan_exec_free(s->px);
+    jit_free(s->js);
     free(s);
 }
 
 const char *ait_session_error(const ait_session *s) { return s ? s->err.msg : ""; }
+
+const char *ait_session_note(const ait_session *s) { return s ? s->note : ""; }
+
+ait_status ait_session_save(ait_session *s, const char *path, ait_error *err)
+{
+    if (!s || !path) return err_set(err, AIT_E_INVALID_ARG, "ait_session_save: NULL argument");
+    if (!s->js)
+        return err_set(err, AIT_E_INVALID_ARG, "%s: the session has not been JIT-tuned (turn on "
+                       "ait_session_options.jit and run it once)", s->m->path);
+    return plan_save(s->m, s->js->insp, s->js->rep, path, err);
+}
+
+/* The first run of a JIT session: tune, then run on the plan; a failure
+ * leaves the session untuned, said in the note. */
+static void jit_first_run(ait_session *s, tensor *const *inputs)
+{
+    ait_error e = {0};
+    s->jit = false;
+    if (jit_tune(s->m, inputs, s->threads, &s->js, &e) == AIT_OK &&
+        plan_exec_create(s->m->g, s->js->p, s->threads, &s->px, &e) == AIT_OK) {
+        snprintf(s->note, sizeof s->note, "JIT: tuned %d module%s on the first run",
+                 s->js->p->n_modules, s->js->p->n_modules == 1 ? "" : "s");
+        return;
+    }
+    jit_free(s->js);
+    s->js = NULL;
+    snprintf(s->note, sizeof s->note, "JIT tuning failed, running untuned: %s", e.msg);
+}
 
 ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                            ait_tensor **outputs, int n_outputs)
@@ -90,6 +126,7 @@ ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inpu
     for (int j = 0; j < n_outputs; j++) outputs[j] = NULL;
     tensor *res[512];
     if (n_outputs > 512) return err_set(&s->err, AIT_E_UNSUPPORTED, "more than 512 outputs");
+    if (s->jit) jit_first_run(s, inputs);
     TRY(s->px ? plan_exec_run(s->px, inputs, res, &s->err) : exec_run(s->x, inputs, res, &s->err));
     for (int j = 0; j < n_outputs; j++) {
         if (tensor_clone(res[j], &outputs[j], &s->err) != AIT_OK) {

@@ -15,11 +15,11 @@ void plan_free(plan *p)
         free(p->mods[i].name);
         for (int c = 0; c < p->mods[i].n_choices; c++) {
             free(p->mods[i].choices[c].prep_store);
-            free(p->mods[i].choices[c].shapes);
         }
     }
     free(p->mods);
     free(p->batch_axes);
+    free(p->inputs);
     free(p);
 }
 
@@ -79,24 +79,37 @@ static ait_status find_blobs(const json_val *jl, const artifact *a, const char *
     return AIT_OK;
 }
 
-static ait_status parse_shapes(const json_val *ji, const char *what, const char *field,
-                               plan_choice *c, ait_error *e)
+/* The priming shapes: per bucket, one {dtype, shape} per model input. */
+static ait_status parse_priming(const json_val *jp, const graph *g, const char *what, plan *p,
+                                ait_error *e)
 {
-    int n = json_len(ji);
-    if (n && !(c->shapes = calloc((size_t)n, sizeof *c->shapes)))
+    if (!jp) return AIT_OK; /* optional: without it, load does not prime */
+    int n = g->n_inputs;
+    if (json_len(jp) != p->n_buckets) return bad_field(e, what, "priming");
+    if (!(p->inputs = calloc((size_t)(p->n_buckets * n) + 1, sizeof *p->inputs)))
         return err_set(e, AIT_E_NOMEM, "out of memory");
-    for (int i = 0; i < n; i++) {
-        plan_shape *ps = &c->shapes[c->n_shapes++];
-        const json_val *js = json_get(json_at(ji, i), "shape");
-        long long dt, d;
-        if (!json_int_of(json_get(json_at(ji, i), "dtype"), 1, 64, &dt) ||
-            !ait_dtype_size((ait_dtype)dt) || !js || js->kind != JSON_ARR || js->n > AIT_MAX_RANK)
-            return bad_field(e, what, field);
-        ps->dtype = (ait_dtype)dt;
-        ps->rank = js->n;
-        for (int k = 0; k < js->n; k++) {
-            if (!json_int_of(json_at(js, k), 0, INT64_MAX / 2, &d)) return bad_field(e, what, field);
-            ps->dims[k] = d;
+    p->n_inputs = n;
+    for (int k = 0; k < p->n_buckets; k++) {
+        const json_val *jb = json_at(jp, k);
+        if (json_len(jb) != n) return bad_field(e, what, "priming");
+        for (int i = 0; i < n; i++) {
+            plan_shape *ps = &p->inputs[k * n + i];
+            const json_val *js = json_get(json_at(jb, i), "shape");
+            long long dt, d, numel = 1;
+            if (!json_int_of(json_get(json_at(jb, i), "dtype"), 1, 64, &dt) ||
+                !ait_dtype_size((ait_dtype)dt) || !js || js->kind != JSON_ARR ||
+                js->n > AIT_MAX_RANK)
+                return bad_field(e, what, "priming");
+            ps->dtype = (ait_dtype)dt;
+            ps->rank = js->n;
+            for (int r = 0; r < js->n; r++) {
+                /* At most 2^32 elements: a priming input is a real input's size. */
+                if (!json_int_of(json_at(js, r), 0, 1LL << 32, &d) ||
+                    (d && numel > (1LL << 32) / d))
+                    return bad_field(e, what, "priming");
+                numel *= d;
+                ps->dims[r] = d;
+            }
         }
     }
     return AIT_OK;
@@ -128,7 +141,6 @@ static ait_status parse_choice(const json_val *j, const artifact *a, const char 
     c->cfg.threads = (int)threads;
     snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", var ? var : "");
     snprintf(c->cand, sizeof c->cand, "%s", cand);
-    TRY(parse_shapes(json_get(j, "inputs"), what, field, c, e));
     return find_blobs(json_get(j, "blobs"), a, what, mod, c, e);
 }
 
@@ -178,6 +190,7 @@ ait_status plan_parse(const json_val *mf, const graph *g, const artifact *a, con
         else p->buckets[p->n_buckets++] = (int)b;
     }
     if (s == AIT_OK) s = parse_axes(json_get(mf, "batch_axes"), g, what, p, e);
+    if (s == AIT_OK) s = parse_priming(json_get(mf, "priming"), g, what, p, e);
     if (s == AIT_OK && !(p->mods = calloc((size_t)json_len(jm) + 1, sizeof *p->mods)))
         s = err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; s == AIT_OK && i < json_len(jm); i++) {

@@ -9,12 +9,12 @@
  *    "cpu": {"name": "...", "features": "avx2,fma,..."},
  *    "batch_axes": [{"input": "x", "axis": 0, "multiple": 1}],   // model inputs with one
  *    "buckets": [1, 8],
+ *    "priming": [[{"dtype": 1, "shape": [1, 3, 224, 224]}], [...]],  // per bucket
  *    "modules": [{"name": "layer1", "nodes": 12, "spec": {...graph spec...},
  *                 "plans": [{"bucket": 1, "strategy": "max-throughput",
  *                            "chosen": "openblas/t1", "backend": "openblas", "threads": 1,
  *                            "variant": "", "why": "...",
  *                            "blobs": [{"name": "conv1.w", "blob": "p/0/b1/conv1.w"}],
- *                            "inputs": [{"dtype": 1, "shape": [1, 64, 56, 56]}],
  *                            "candidates": [{"name": ..., "status": "ok"|"failed",
  *                                            "reason": ..., "median_ms": ..., ...}]}]}]}
  * Blobs of prepared state are named "p/MODULE/bBUCKET/NAME" (MODULE the index
@@ -31,8 +31,8 @@
 #define PLAN_FORMAT_VERSION 1
 #define PLAN_MODEL_BLOB "model.onnx" /* the ONNX file, as given to tune */
 
-/* The shape a module input has at a bucket (batch axes at the bucket's
- * size, dynamic axes at the largest size seen), for priming at load. */
+/* A model input's shape at a bucket (batch axes at the bucket's size,
+ * dynamic axes at the largest size seen), for priming at load. */
 typedef struct plan_shape {
     ait_dtype dtype;
     int rank;
@@ -41,8 +41,6 @@ typedef struct plan_shape {
 
 typedef struct plan_choice {
     int bucket;
-    int n_shapes;          /* the module's inputs at this bucket */
-    plan_shape *shapes;    /* owned */
     candidate_cfg cfg;     /* cfg.backend is the registry's name; cfg.prep set at load */
     char cand[64];         /* "openblas/t1" */
     prepared prep;         /* at load: the blobs of this candidate (into the mapping) */
@@ -68,6 +66,8 @@ typedef struct plan {
     plan_batch_axis *batch_axes;
     int n_modules;
     plan_module *mods;
+    int n_inputs;          /* the model's, when priming shapes are known, else 0 */
+    plan_shape *inputs;    /* bucket k's: inputs[k * n_inputs + i] */
 } plan;
 
 void plan_free(plan *p); /* accepts NULL */

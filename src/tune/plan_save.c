@@ -41,22 +41,31 @@ static ait_status batch_axes_of(const inspection *insp, plan *p, ait_error *e)
     return AIT_OK;
 }
 
-/* Module mi's input shapes at this bucket, from its graph spec. */
-static ait_status shapes_of(const inspection *insp, int mi, int bucket, plan_choice *c,
-                            ait_error *e)
+/* The model's inputs at each bucket, from the whole model's graph spec. */
+static ait_status priming_of(const inspection *insp, plan *p, ait_error *e)
 {
-    const module_stats *st = &insp->st[mi];
-    c->shapes = calloc((size_t)st->n_ports + 1, sizeof *c->shapes);
-    if (!c->shapes) return err_set(e, AIT_E_NOMEM, "out of memory");
-    for (int k = 0; k < st->n_ports; k++) {
-        const port_spec *ps = &st->ports[k];
-        if (ps->output) continue;
-        plan_shape *sh = &c->shapes[c->n_shapes++];
-        sh->dtype = ps->dtype;
-        sh->rank = ps->axes.rank;
-        for (int d = 0; d < ps->axes.rank; d++)
-            sh->dims[d] = ps->axes.kind[d] == AXIS_BATCH ? ps->axes.mult[d] * bucket
-                        : ps->axes.max[d];
+    const graph *g = insp->m->g;
+    const module_stats *root = &insp->st[0];
+    int n = g->n_inputs;
+    if (!(p->inputs = calloc((size_t)(p->n_buckets * n) + 1, sizeof *p->inputs)))
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    p->n_inputs = n;
+    for (int i = 0; i < n; i++) {
+        const port_spec *ps = NULL;
+        for (int k = 0; k < root->n_ports && !ps; k++)
+            if (!root->ports[k].output && root->ports[k].value == g->inputs[i]) ps = &root->ports[k];
+        if (!ps) { /* not observed: no priming */
+            p->n_inputs = 0;
+            return AIT_OK;
+        }
+        for (int k = 0; k < p->n_buckets; k++) {
+            plan_shape *sh = &p->inputs[k * n + i];
+            sh->dtype = ps->dtype;
+            sh->rank = ps->axes.rank;
+            for (int d = 0; d < ps->axes.rank; d++)
+                sh->dims[d] = ps->axes.kind[d] == AXIS_BATCH ? ps->axes.mult[d] * p->buckets[k]
+                            : ps->axes.max[d];
+        }
     }
     return AIT_OK;
 }
@@ -107,10 +116,10 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
             c->cfg.backend = b ? b->name : "reference";
             c->cfg.prep = NULL;
             snprintf(c->cand, sizeof c->cand, "%s", tc->name);
-            s = shapes_of(insp, mod_ids[j], c->bucket, c, e);
         }
     }
     if (s == AIT_OK) s = batch_axes_of(insp, p, e);
+    if (s == AIT_OK) s = priming_of(insp, p, e);
     free(mod_ids);
     if (s != AIT_OK) {
         plan_free(p);
@@ -161,16 +170,6 @@ static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_modu
         json_end(w);
     }
     json_end(w);
-    json_arr(w, "inputs");
-    for (int i = 0; i < c->n_shapes; i++) {
-        json_obj(w, NULL);
-        json_int(w, "dtype", c->shapes[i].dtype);
-        json_arr(w, "shape");
-        for (int d = 0; d < c->shapes[i].rank; d++) json_int(w, NULL, c->shapes[i].dims[d]);
-        json_end(w);
-        json_end(w);
-    }
-    json_end(w);
     json_end(w);
 }
 
@@ -209,6 +208,23 @@ static char *manifest_json(const ait_model *m, const inspection *insp, const tun
     json_arr(&w, "buckets");
     for (int k = 0; k < p->n_buckets; k++) json_int(&w, NULL, p->buckets[k]);
     json_end(&w);
+    if (p->n_inputs) {
+        json_arr(&w, "priming");
+        for (int k = 0; k < p->n_buckets; k++) {
+            json_arr(&w, NULL);
+            for (int i = 0; i < p->n_inputs; i++) {
+                const plan_shape *sh = &p->inputs[k * p->n_inputs + i];
+                json_obj(&w, NULL);
+                json_int(&w, "dtype", sh->dtype);
+                json_arr(&w, "shape");
+                for (int d = 0; d < sh->rank; d++) json_int(&w, NULL, sh->dims[d]);
+                json_end(&w);
+                json_end(&w);
+            }
+            json_end(&w);
+        }
+        json_end(&w);
+    }
     json_arr(&w, "modules");
     for (int i = 0; i < p->n_modules; i++) {
         json_obj(&w, NULL);
