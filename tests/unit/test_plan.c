@@ -3,7 +3,7 @@
  * is saved, loaded and run at two batch buckets, against the untuned model
  * and against the same plan run in process; every refusal (a changed byte,
  * another model, a missing CPU feature) and the fallback to the untuned
- * model; and the public API's tune -> save -> load path. */
+ * model; the public API's tune -> save -> load path; and JIT tuning. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -272,16 +272,55 @@ static void test_public_api(void **state)
     ait_model_free(m);
 }
 
+/* JIT: the first run tunes, the outputs stay right, the tuning saves. */
+static void test_jit(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m, *t;
+    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
+    ait_session *s;
+    ait_session_options so = {.threads = 1, .jit = 1};
+    assert_int_equal(ait_session_create(m, &so, &s, &e), AIT_OK);
+    char art[256];
+    path_in(art, sizeof art, "jit.ait");
+    assert_int_not_equal(ait_session_save(s, art, &e), AIT_OK); /* not tuned yet */
+    assert_string_equal(ait_session_note(s), "");
+    int n_out = ait_model_output_count(m);
+    ait_tensor *in[2], *got[8], *ref[8];
+    make_inputs(1, in);
+    if (ait_session_run(s, in, 2, got, n_out) != AIT_OK) fail_msg("%s", ait_session_error(s));
+    assert_non_null(strstr(ait_session_note(s), "JIT: tuned"));
+    run_model(m, 1, ref, n_out);
+    assert_true(max_err(got, ref, n_out) < 1e-4);
+    if (ait_session_save(s, art, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(ait_model_load(art, &t, &e), AIT_OK);
+    assert_true(ait_model_is_tuned(t));
+    for (int j = 0; j < n_out; j++) {
+        ait_tensor_free(got[j]);
+        ait_tensor_free(ref[j]);
+    }
+    ait_tensor_free(in[0]);
+    ait_tensor_free(in[1]);
+    ait_model_free(t);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
 int main(void)
 {
     const char *data = getenv("AIT_TEST_DATA");
     snprintf(model_path, sizeof model_path, "%s/models/bert.onnx", data ? data : "build-data");
     snprintf(dir, sizeof dir, "/tmp/ait-plan-test-XXXXXX");
     if (!mkdtemp(dir)) return 1;
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir); /* JIT caches; never in ~/.cache */
+    setenv("AIT_CACHE_DIR", cache, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_public_api),
+        cmocka_unit_test(test_jit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# CLI tests of the artifact: `ait tune -o` writes NAME.ait and its sums file
+# (which sha256sum -c accepts), `ait show` prints the plan, `ait run NAME.ait`
+# runs it and matches the untuned model, a changed byte or a missing CPU
+# feature is refused (and --fallback-untuned runs the model untuned), and
+# `ait run --jit --save` tunes on the first run and saves.
+# usage: test_artifact_cli.sh AIT TEST_DATA_DIR
+set -u
+ait=$1 data=$2
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export AIT_CACHE_DIR=$tmp/cache # never ~/.cache
+model=$data/models/bert.onnx
+small=(--dim seq=16 --batch-sizes 1,2 --warmup 1 --window 2 --cap 3 --cv 0.5)
+
+check() { # NAME EXPECTED_RC PATTERN CMD...
+  local name=$1 want=$2 pat=$3; shift 3
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" = "$want" ] && grep -qE -- "$pat" <<<"$out"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: exit $rc (want $want), output:"; echo "$out" | tail -20
+  fi
+}
+
+# The first line of an output's statistics, for comparing two runs.
+stats() { grep '^output' <<<"$1" | sed -E 's/ +/ /g'; }
+
+check tune-help 0 "-o, --output NAME.ait" "$ait" tune --help
+check show-help 0 "usage: ait show" "$ait" show --help
+check show-missing 1 "nope.ait: cannot open" "$ait" show "$tmp/nope.ait"
+check tune-save 0 "saved $tmp/bert.ait" "$ait" tune "$model" "${small[@]}" \
+  --select 'layer.0=one-backend:openblas' --select layer.1 -o "$tmp/bert.ait"
+check sums 0 "bert.ait: OK" bash -c "cd '$tmp' && sha256sum -c bert_sha256_sums.txt"
+check show 0 "layer.0 +1 +(openblas|reference)/t1" "$ait" show "$tmp/bert.ait"
+check show-json 0 "\"format\": \"ait-plan\"" "$ait" show "$tmp/bert.ait" --json
+check run-tuned 0 "tuned  the artifact's plan" "$ait" run "$tmp/bert.ait" --dim seq=16 --batch 2 --repeat 1
+tuned=$(stats "$out")
+"$ait" run "$model" --dim seq=16 --batch 2 --repeat 1 >"$tmp/plain.txt" 2>&1
+# Same inputs (same seed), so the statistics agree to the printed digits but
+# for rounding: compare the shapes and the leading digits of min and max.
+if [ "$(sed -E 's/(min -?[0-9]\.[0-9]{3})[0-9]*/\1/; s/(max -?[0-9]\.[0-9]{3})[0-9]*/\1/; s/ mean.*//' <<<"$tuned")" = \
+     "$(stats "$(cat "$tmp/plain.txt")" | sed -E 's/(min -?[0-9]\.[0-9]{3})[0-9]*/\1/; s/(max -?[0-9]\.[0-9]{3})[0-9]*/\1/; s/ mean.*//')" ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL tuned-matches: '$tuned' vs '$(stats "$(cat "$tmp/plain.txt")")'"
+fi
+
+# A byte changed in the middle: refused, naming the file; the fallback runs untuned
+# when the damage is outside the embedded model (here the first byte of the manifest).
+cp "$tmp/bert.ait" "$tmp/bad.ait"
+printf 'X' | dd of="$tmp/bad.ait" bs=1 seek=512 conv=notrunc status=none
+check refuse-corrupt 1 "bad.ait: manifest sha256 mismatch" "$ait" run "$tmp/bad.ait" --dim seq=16
+check fallback 0 "warning: running untuned: .*manifest sha256 mismatch" \
+  "$ait" run "$tmp/bad.ait" --dim seq=16 --repeat 1 --fallback-untuned
+check show-corrupt 1 "sha256 mismatch" "$ait" show "$tmp/bad.ait"
+head -c 100000 "$tmp/bert.ait" >"$tmp/short.ait"
+check refuse-truncated 1 "short.ait: truncated" "$ait" run "$tmp/short.ait"
+check save-unwritable 1 "saving $tmp/no/such/dir/x.ait" "$ait" tune "$model" "${small[@]}" \
+  --select layer.1 -o "$tmp/no/such/dir/x.ait"
+
+check jit 0 "JIT: tuned [0-9]+ modules" "$ait" run "$model" --dim seq=16 --jit --save "$tmp/jit.ait" --repeat 1
+check jit-env 0 "JIT: tuned" env AIT_JIT=1 "$ait" run "$model" --dim seq=16 --repeat 1
+check jit-saved 0 "tuned  the artifact's plan" "$ait" run "$tmp/jit.ait" --dim seq=16 --repeat 1
+check save-needs-jit 1 "--save needs --jit" "$ait" run "$model" --dim seq=16 --save "$tmp/x.ait"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
