@@ -77,6 +77,8 @@ typedef struct dn_post {
     float a, b;
     int other; /* value id of the other operand (BIN, SUM) */
     int out;   /* the node's output */
+    int swallow[4]; /* values inside a pattern (GELU's Div, Erf, Add, Mul) */
+    int n_swallow;
 } dn_post;
 
 typedef struct dn_chain {

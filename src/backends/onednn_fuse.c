@@ -105,12 +105,75 @@ static const bin_row bins[] = {
     {"Div", dnnl_binary_div, false},
 };
 
+/* Value v's constant scalar (any shape of one element). */
+static bool scalar(const built *bm, int v, float *f)
+{
+    const tensor *t = v >= 0 ? dn_shape(bm, v) : NULL;
+    if (!t || !t->data || t->dtype != AIT_F32 || tensor_numel(t) != 1) return false;
+    *f = *(const float *)t->data;
+    return true;
+}
+
+/* Node n is op with input `in` and a constant scalar near want on the
+ * other side (either side when commutes). */
+static bool op_with(const built *bm, int j, const char *op, int in, float want, bool commutes)
+{
+    const node *n = &bm->g->nodes[j];
+    float f;
+    if (strcmp(n->op, op) != 0 || n->n_in != 2 || n->n_out != 1) return false;
+    int side = n->in[0] == in ? 0 : commutes && n->in[1] == in ? 1 : -1;
+    return side >= 0 && scalar(bm, n->in[1 - side], &f) && fabsf(f - want) <= 1e-4f * fabsf(want);
+}
+
+/* x * 0.5 * (1 + erf(x / sqrt(2))) as PyTorch exports nn.GELU: Div(x, 1.414)
+ * -> Erf -> Add(1) -> Mul(x, .) -> Mul(., 0.5), x read by the Div and the
+ * first Mul only: one gelu_erf post-op. */
+static bool gelu_at(const built *bm, int v, dn_post *p)
+{
+    const graph *g = bm->g;
+    if (bm->vals[v].uses != 2 || g->vals[v].is_output) return false;
+    int d = -1, m = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!exec_node_runs(bm->x, i)) continue;
+        const node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] == v) {
+                if (strcmp(n->op, "Div") == 0) d = i;
+                else if (strcmp(n->op, "Mul") == 0) m = i;
+                break;
+            }
+    }
+    if (d < 0 || m < 0 || !op_with(bm, d, "Div", v, 1.41421356f, false)) return false;
+    int e = only_consumer(bm, g->nodes[d].out[0]);
+    if (e < 0 || strcmp(g->nodes[e].op, "Erf") != 0) return false;
+    int a = only_consumer(bm, g->nodes[e].out[0]);
+    if (a < 0 || !op_with(bm, a, "Add", g->nodes[e].out[0], 1.0f, true)) return false;
+    if (only_consumer(bm, g->nodes[a].out[0]) != m) return false;
+    const node *mn = &g->nodes[m];
+    if (mn->n_in != 2 || !((mn->in[0] == v && mn->in[1] == g->nodes[a].out[0]) ||
+                           (mn->in[1] == v && mn->in[0] == g->nodes[a].out[0])))
+        return false;
+    int h = only_consumer(bm, mn->out[0]);
+    if (h < 0 || !op_with(bm, h, "Mul", mn->out[0], 0.5f, true)) return false;
+    const tensor *vs = dn_shape(bm, v), *os = dn_shape(bm, g->nodes[h].out[0]);
+    if (!vs || !os || !same_shape(vs, os)) return false;
+    *p = (dn_post){.node = h, .kind = DN_PO_ELT, .alg = dnnl_eltwise_gelu_erf, .other = -1,
+                   .out = g->nodes[h].out[0], .n_swallow = 4,
+                   .swallow = {g->nodes[d].out[0], g->nodes[e].out[0], g->nodes[a].out[0],
+                               mn->out[0]}};
+    return true;
+}
+
 void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain *c)
 {
     const graph *g = bm->g;
     bool sum_used = false;
     c->n = 0;
     while (c->n < DN_MAX_POST) {
+        if (gelu_at(bm, v, &c->p[c->n])) {
+            v = c->p[c->n++].out;
+            continue;
+        }
         int j = only_consumer(bm, v);
         if (j < 0) return;
         const node *n = &g->nodes[j];

@@ -28,6 +28,8 @@ static int finish(built *bm, int first_out, const dn_chain *c, int np, dnnl_memo
     for (int k = 0; k < np; k++) {
         bm->vals[c->p[k].out].done = true;
         bm->vals[c->p[k].out].fused = c->p[k].out != last;
+        for (int j = 0; j < c->p[k].n_swallow; j++)
+            bm->vals[c->p[k].swallow[j]].done = bm->vals[c->p[k].swallow[j]].fused = true;
     }
     bm->vals[last].mem = dst;
     return last;

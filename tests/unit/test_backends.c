@@ -851,6 +851,22 @@ static gb pattern(int which, const char **what)
         }
         gb_output(&b, "c");
         break;
+    case 8:
+        *what = "MatMul + bias Add + GELU (Div, Erf, Add, Mul, Mul as PyTorch exports it)";
+        gb_input(&b, "x", (in_spec)SH(1, 12, 32));
+        gb_const(&b, "w", (in_spec)SH(32, 64));
+        gb_const(&b, "bias", (in_spec)SH(64));
+        *(float *)gb_const(&b, "sqrt2", (in_spec){.rank = 0})->data = 1.4142135f;
+        *(float *)gb_const(&b, "one", (in_spec){.rank = 0})->data = 1.0f;
+        *(float *)gb_const(&b, "half", (in_spec){.rank = 0})->data = 0.5f;
+        gb_node(&b, "MatMul", "x,w", "m", NULL, 0);
+        gb_node(&b, "Add", "bias,m", "h", NULL, 0);
+        gb_node(&b, "Div", "h,sqrt2", "d", NULL, 0);
+        gb_node(&b, "Erf", "d", "e", NULL, 0);
+        gb_node(&b, "Add", "e,one", "a", NULL, 0);
+        gb_node(&b, "Mul", "h,a", "hm", NULL, 0);
+        gb_node(&b, "Mul", "hm,half", "y", NULL, 0);
+        break;
     default:
         gb_free(&b);
         return (gb){0};
