@@ -66,16 +66,16 @@ static bool grow(void **arr, int *cap, int n, size_t sz)
 
 void *dn_alloc(built *bm, size_t bytes)
 {
-    if (!grow((void **)&bm->bufs, &bm->cap_bufs, bm->n_bufs, sizeof *bm->bufs)) return NULL;
+    if (!grow((void **)&bm->p->bufs, &bm->p->cap_bufs, bm->p->n_bufs, sizeof *bm->p->bufs)) return NULL;
     void *p = aligned_zalloc(bytes ? bytes : 1);
-    if (p) bm->bufs[bm->n_bufs++] = p;
+    if (p) bm->p->bufs[bm->p->n_bufs++] = p;
     return p;
 }
 
 dnnl_memory_t dn_mem_new(built *bm, const dnnl_memory_desc_t *md, void *data)
 {
     dnnl_memory_t m = NULL;
-    if (!grow((void **)&bm->mems, &bm->cap_mems, bm->n_mems, sizeof *bm->mems)) {
+    if (!grow((void **)&bm->p->mems, &bm->p->cap_mems, bm->p->n_mems, sizeof *bm->p->mems)) {
         err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
         return NULL;
     }
@@ -88,18 +88,18 @@ dnnl_memory_t dn_mem_new(built *bm, const dnnl_memory_desc_t *md, void *data)
     }
     if (dn_check(bm, -1, dnnl_memory_create(&m, md, bm->eng, data), "memory") != AIT_OK)
         return NULL;
-    bm->mems[bm->n_mems++] = m;
+    bm->p->mems[bm->p->n_mems++] = m;
     return m;
 }
 
 ait_status dn_step_add(built *bm, int node, dnnl_primitive_t prim, const dnnl_exec_arg_t *args,
                        int n_args)
 {
-    if (!grow((void **)&bm->steps, &bm->cap_steps, bm->n_steps, sizeof *bm->steps)) {
+    if (!grow((void **)&bm->p->steps, &bm->p->cap_steps, bm->p->n_steps, sizeof *bm->p->steps)) {
         if (prim) dnnl_primitive_destroy(prim);
         return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
     }
-    dn_step *s = &bm->steps[bm->n_steps];
+    dn_step *s = &bm->p->steps[bm->p->n_steps];
     memset(s, 0, sizeof *s);
     s->node = node;
     s->prim = prim;
@@ -112,7 +112,7 @@ ait_status dn_step_add(built *bm, int node, dnnl_primitive_t prim, const dnnl_ex
         memcpy(s->args, args, sizeof *args * (size_t)n_args);
         s->n_args = n_args;
     }
-    bm->n_steps++;
+    bm->p->n_steps++;
     return AIT_OK;
 }
 
@@ -150,7 +150,7 @@ ait_status dn_reorder(built *bm, int node, dnnl_memory_t from, dnnl_memory_t to)
 
 const tensor *dn_shape(const built *bm, int v)
 {
-    const tensor *t = v >= 0 ? bm->vals[v].plan : NULL;
+    const tensor *t = v >= 0 ? bm->p->vals[v].plan : NULL;
     return t && t->dtype != AIT_UNDEFINED && t->kind == VAL_TENSOR ? t : NULL;
 }
 
@@ -180,7 +180,7 @@ static int input_index(const built *bm, int v)
 /* Makes v's plain tensor exist: a reorder step from its native memory. */
 static ait_status ensure_plain(built *bm, int v)
 {
-    dn_val *d = &bm->vals[v];
+    dn_val *d = &bm->p->vals[v];
     if (d->plain || input_index(bm, v) >= 0) return AIT_OK;
     const tensor *sh = dn_shape(bm, v);
     if (!d->mem || !sh)
@@ -200,23 +200,23 @@ dnnl_memory_t dn_view(built *bm, int v, const dnnl_memory_desc_t *md)
 {
     if (ensure_plain(bm, v) != AIT_OK) return NULL;
     int k = input_index(bm, v);
-    if (k < 0) return dn_mem_new(bm, md, bm->vals[v].plain->data);
+    if (k < 0) return dn_mem_new(bm, md, bm->p->vals[v].plain->data);
     dnnl_memory_t m = NULL;
-    if (!grow((void **)&bm->binds, &bm->cap_binds, bm->n_binds, sizeof *bm->binds) ||
-        !grow((void **)&bm->mems, &bm->cap_mems, bm->n_mems, sizeof *bm->mems)) {
+    if (!grow((void **)&bm->p->binds, &bm->p->cap_binds, bm->p->n_binds, sizeof *bm->p->binds) ||
+        !grow((void **)&bm->p->mems, &bm->p->cap_mems, bm->p->n_mems, sizeof *bm->p->mems)) {
         err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
         return NULL;
     }
     if (dn_check(bm, -1, dnnl_memory_create(&m, md, bm->eng, DNNL_MEMORY_NONE), "memory") != AIT_OK)
         return NULL;
-    bm->mems[bm->n_mems++] = m;
-    bm->binds[bm->n_binds++] = (dn_bind){m, k, 0};
+    bm->p->mems[bm->p->n_mems++] = m;
+    bm->p->binds[bm->p->n_binds++] = (dn_bind){m, k, 0};
     return m;
 }
 
 dnnl_memory_t dn_plain(built *bm, int v)
 {
-    dn_val *d = &bm->vals[v];
+    dn_val *d = &bm->p->vals[v];
     if (d->pmem) return d->pmem;
     const tensor *sh = dn_shape(bm, v);
     if (!sh) {
@@ -233,13 +233,13 @@ dnnl_memory_t dn_plain(built *bm, int v)
 
 dnnl_memory_t dn_as(built *bm, int v, const dnnl_memory_desc_t *md)
 {
-    dnnl_memory_t nat = bm->vals[v].mem ? bm->vals[v].mem : dn_plain(bm, v);
+    dnnl_memory_t nat = bm->p->vals[v].mem ? bm->p->vals[v].mem : dn_plain(bm, v);
     if (!nat || !md) return nat;
     const dnnl_memory_desc_t *nmd;
     if (dn_check(bm, -1, dnnl_memory_get_memory_desc(nat, &nmd), "memory desc") != AIT_OK)
         return NULL;
     if (dnnl_memory_desc_equal(nmd, md)) return nat;
-    dnnl_memory_t p = bm->vals[v].pmem;
+    dnnl_memory_t p = bm->p->vals[v].pmem;
     if (p && dnnl_memory_get_memory_desc(p, &nmd) == dnnl_success && dnnl_memory_desc_equal(nmd, md))
         return p;
     dnnl_memory_t m = dn_mem_new(bm, md, NULL);
@@ -283,9 +283,9 @@ static uint32_t md_hash(const dnnl_memory_desc_t *md)
 
 static ait_status blob_add(built *bm, const char *name, const void *data, size_t size)
 {
-    if (!grow((void **)&bm->blobs, &bm->cap_blobs, bm->n_blobs, sizeof *bm->blobs))
+    if (!grow((void **)&bm->p->blobs, &bm->p->cap_blobs, bm->p->n_blobs, sizeof *bm->p->blobs))
         return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
-    prep_blob *b = &bm->blobs[bm->n_blobs++];
+    prep_blob *b = &bm->p->blobs[bm->p->n_blobs++];
     snprintf(b->name, sizeof b->name, "%s", name);
     b->data = data;
     b->size = size;
@@ -300,8 +300,11 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
     snprintf(name, sizeof name, "%s%08x.%s", prefix, (unsigned)md_hash(want), node_name(bm, i));
     if (bm->prep) {
         const prep_blob *b = NULL;
-        for (int k = 0; k < bm->prep->n; k++)
-            if (strncmp(bm->prep->blobs[k].name, prefix, strlen(prefix)) == 0) b = &bm->prep->blobs[k];
+        for (int k = 0; k < bm->prep->n; k++) { /* this layout's, else another's to name */
+            const prep_blob *c = &bm->prep->blobs[k];
+            if (strncmp(c->name, name, sizeof c->name - 1) == 0) b = c;
+            else if (!b && strncmp(c->name, prefix, strlen(prefix)) == 0) b = c;
+        }
         if (!b) {
             dn_fail(bm, i, AIT_E_NOT_FOUND, "prepared weights '%s' are missing", name);
             return NULL;
@@ -338,18 +341,83 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
 
 static void plan_clear(built *bm)
 {
-    for (int i = 0; i < bm->n_steps; i++) {
-        if (bm->steps[i].prim) dnnl_primitive_destroy(bm->steps[i].prim);
-        free(bm->steps[i].args);
+    dn_plan *p = bm->p;
+    for (int i = 0; i < p->n_steps; i++) {
+        if (p->steps[i].prim) dnnl_primitive_destroy(p->steps[i].prim);
+        free(p->steps[i].args);
     }
-    for (int i = 0; i < bm->n_mems; i++) dnnl_memory_destroy(bm->mems[i]);
-    for (int i = 0; i < bm->n_bufs; i++) aligned_free(bm->bufs[i]);
-    for (int v = 0; bm->vals && v < bm->g->n_vals; v++) {
-        tensor_release(&bm->vals[v].t);
-        memset(&bm->vals[v], 0, sizeof bm->vals[v]);
+    for (int i = 0; i < p->n_mems; i++) dnnl_memory_destroy(p->mems[i]);
+    for (int i = 0; i < p->n_bufs; i++) aligned_free(p->bufs[i]);
+    for (int v = 0; p->vals && v < bm->g->n_vals; v++) {
+        tensor_release(&p->vals[v].t);
+        memset(&p->vals[v], 0, sizeof p->vals[v]);
     }
-    bm->n_steps = bm->n_mems = bm->n_bufs = bm->n_binds = bm->n_blobs = 0;
-    bm->planned = false;
+    p->n_steps = p->n_mems = p->n_bufs = p->n_binds = p->n_blobs = 0;
+    p->planned = false;
+}
+
+static void plan_destroy(built *bm, dn_plan *p)
+{
+    bm->p = p;
+    plan_clear(bm);
+    free(p->steps);
+    free(p->binds);
+    free(p->mems);
+    free(p->bufs);
+    free(p->blobs);
+    free(p->vals);
+    free(p->sig);
+    exec_free(p->x);
+    memset(p, 0, sizeof *p);
+}
+
+/* A slot for a new plan (bm->p): a fresh one, else the oldest, cleared. */
+static ait_status plan_slot(built *bm)
+{
+    if (bm->n_plans < DN_MAX_PLANS) {
+        dn_plan *p = &bm->plans[bm->n_plans];
+        const graph *g = bm->g;
+        p->vals = calloc((size_t)g->n_vals + 1, sizeof *p->vals);
+        p->sig = calloc((size_t)(g->n_inputs + 1) * (AIT_MAX_RANK + 2), sizeof *p->sig);
+        if (!p->vals || !p->sig) {
+            plan_destroy(bm, p);
+            return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+        }
+        ait_status s = exec_create(g, NULL, bm->threads, &p->x, bm->err);
+        if (s != AIT_OK) {
+            plan_destroy(bm, p);
+            return s;
+        }
+        bm->n_plans++;
+        bm->p = p;
+        return AIT_OK;
+    }
+    bm->p = &bm->plans[bm->next];
+    bm->next = (bm->next + 1) % DN_MAX_PLANS;
+    plan_clear(bm);
+    return AIT_OK;
+}
+
+/* save()'s list: every plan's blobs, once by name (a name holds the node
+ * and the layout, so equal names are equal bytes). */
+static ait_status saved_update(built *bm)
+{
+    int n = 0;
+    for (int k = 0; k < bm->n_plans; k++) n += bm->plans[k].n_blobs;
+    prep_blob *all = malloc(sizeof *all * (size_t)(n + 1));
+    if (!all) return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    n = 0;
+    for (int k = 0; k < bm->n_plans; k++)
+        for (int j = 0; bm->plans[k].planned && j < bm->plans[k].n_blobs; j++) {
+            const prep_blob *b = &bm->plans[k].blobs[j];
+            bool seen = false;
+            for (int i = 0; i < n && !seen; i++) seen = strcmp(all[i].name, b->name) == 0;
+            if (!seen) all[n++] = *b;
+        }
+    free(bm->saved);
+    bm->saved = all;
+    bm->n_saved = n;
+    return AIT_OK;
 }
 
 static void set_threads(const built *bm)
@@ -366,7 +434,7 @@ static ait_status plan_fallback(built *bm, int i)
     for (int k = 0; k < n->n_out; k++) {
         int o = n->out[k];
         if (o < 0) continue;
-        dn_val *d = &bm->vals[o];
+        dn_val *d = &bm->p->vals[o];
         d->plain = &d->t;
         d->done = true;
         const tensor *sh = dn_shape(bm, o);
@@ -378,35 +446,34 @@ static ait_status plan_fallback(built *bm, int i)
     return dn_step_add(bm, i, NULL, NULL, 0);
 }
 
-static ait_status plan(built *bm, tensor *const *inputs)
+static ait_status plan_make(built *bm, tensor *const *inputs)
 {
     const graph *g = bm->g;
-    plan_clear(bm);
     set_threads(bm);
-    TRY(exec_plan_only(bm->x, inputs, bm->err));
+    TRY(exec_plan_only(bm->p->x, inputs, bm->err));
     for (int v = 0; v < g->n_vals; v++) {
-        dn_val *d = &bm->vals[v];
-        d->plan = exec_planned(bm->x, v);
+        dn_val *d = &bm->p->vals[v];
+        d->plan = exec_planned(bm->p->x, v);
         if (dn_is_const(bm, v)) {
             d->plain = (tensor *)d->plan; /* read only: primitives only read constants */
             d->done = true;
         }
     }
     for (int k = 0; k < g->n_inputs; k++) {
-        bm->vals[g->inputs[k]].plain = inputs[k]; /* rebound at each run */
-        bm->vals[g->inputs[k]].done = true;
+        bm->p->vals[g->inputs[k]].plain = inputs[k]; /* rebound at each run */
+        bm->p->vals[g->inputs[k]].done = true;
     }
     for (int i = 0; i < g->n_nodes; i++) {
-        if (!exec_node_runs(bm->x, i)) continue;
+        if (!exec_node_runs(bm->p->x, i)) continue;
         for (int k = 0; k < g->nodes[i].n_in; k++)
-            if (g->nodes[i].in[k] >= 0) bm->vals[g->nodes[i].in[k]].uses++;
+            if (g->nodes[i].in[k] >= 0) bm->p->vals[g->nodes[i].in[k]].uses++;
     }
-    for (int j = 0; j < g->n_outputs; j++) bm->vals[g->outputs[j]].uses++;
+    for (int j = 0; j < g->n_outputs; j++) bm->p->vals[g->outputs[j]].uses++;
     for (int i = 0; i < g->n_nodes; i++) {
         const node *n = &g->nodes[i];
-        if (!exec_node_runs(bm->x, i)) continue;
+        if (!exec_node_runs(bm->p->x, i)) continue;
         bool swallowed = false;
-        for (int k = 0; k < n->n_out; k++) swallowed |= n->out[k] >= 0 && bm->vals[n->out[k]].done;
+        for (int k = 0; k < n->n_out; k++) swallowed |= n->out[k] >= 0 && bm->p->vals[n->out[k]].done;
         if (swallowed) continue; /* a post-op of an earlier primitive */
         bool taken = false;
         if (dn_op_known(n)) TRY(dn_node(bm, i, &taken));
@@ -415,20 +482,32 @@ static ait_status plan(built *bm, tensor *const *inputs)
     for (int j = 0; j < g->n_outputs; j++) TRY(ensure_plain(bm, g->outputs[j]));
     /* The signature this plan is for. */
     for (int k = 0; k < g->n_inputs; k++) {
-        int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+        int64_t *s = &bm->p->sig[(size_t)k * (AIT_MAX_RANK + 2)];
         s[0] = inputs[k]->rank;
         s[1] = inputs[k]->dtype;
         memcpy(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank);
     }
-    bm->planned = true;
+    bm->p->planned = true;
     return AIT_OK;
 }
 
-static bool same_sig(const built *bm, tensor *const *inputs)
+/* Makes the plan for these input shapes in a slot of its own. */
+static ait_status plan(built *bm, tensor *const *inputs)
 {
-    if (!bm->planned) return false;
-    for (int k = 0; k < bm->g->n_inputs; k++) {
-        const int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+    TRY(plan_slot(bm));
+    ait_status s = plan_make(bm, inputs);
+    if (s != AIT_OK) {
+        plan_clear(bm);
+        return s;
+    }
+    return saved_update(bm);
+}
+
+static bool same_sig(const dn_plan *p, const graph *g, tensor *const *inputs)
+{
+    if (!p->planned) return false;
+    for (int k = 0; k < g->n_inputs; k++) {
+        const int64_t *s = &p->sig[(size_t)k * (AIT_MAX_RANK + 2)];
         if (!inputs[k] || s[0] != inputs[k]->rank || s[1] != inputs[k]->dtype ||
             memcmp(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank) != 0)
             return false;
@@ -436,20 +515,25 @@ static bool same_sig(const built *bm, tensor *const *inputs)
     return true;
 }
 
+/* The plan made for these input shapes, in bm->p; false when none is. */
+static bool plan_find(built *bm, tensor *const *inputs)
+{
+    if (bm->p && same_sig(bm->p, bm->g, inputs)) return true;
+    for (int k = 0; k < bm->n_plans; k++)
+        if (same_sig(&bm->plans[k], bm->g, inputs)) {
+            bm->p = &bm->plans[k];
+            return true;
+        }
+    return false;
+}
+
 /* ---- the backend ----------------------------------------------------------------- */
 
 static void dn_free(built *bm)
 {
     if (!bm) return;
-    plan_clear(bm);
-    free(bm->steps);
-    free(bm->binds);
-    free(bm->mems);
-    free(bm->bufs);
-    free(bm->blobs);
-    free(bm->vals);
-    free(bm->sig);
-    exec_free(bm->x);
+    for (int k = 0; k < bm->n_plans; k++) plan_destroy(bm, &bm->plans[k]);
+    free(bm->saved);
     if (bm->st) dnnl_stream_destroy(bm->st);
     if (bm->eng) dnnl_engine_destroy(bm->eng);
     free(bm);
@@ -478,11 +562,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
     /* No blobs: nothing was saved (the module had not planned), prepare. */
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
-    bm->vals = calloc((size_t)module->n_vals + 1, sizeof *bm->vals);
-    bm->sig = calloc((size_t)(module->n_inputs + 1) * (AIT_MAX_RANK + 2), sizeof *bm->sig);
-    ait_status s = bm->vals && bm->sig ? AIT_OK : err_set(e, AIT_E_NOMEM, "onednn: out of memory");
-    if (s == AIT_OK) s = exec_create(module, NULL, bm->threads, &bm->x, e);
-    if (s == AIT_OK) s = dn_check(bm, -1, dnnl_engine_create(&bm->eng, dnnl_cpu, 0), "engine");
+    ait_status s = dn_check(bm, -1, dnnl_engine_create(&bm->eng, dnnl_cpu, 0), "engine");
     if (s == AIT_OK)
         s = dn_check(bm, -1, dnnl_stream_create(&bm->st, bm->eng, dnnl_stream_default_flags),
                      "stream");
@@ -498,7 +578,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
         }
         if (s == AIT_OK) s = plan(bm, in);
         for (int k = 0; s == AIT_OK && k < module->n_inputs; k++)
-            bm->vals[module->inputs[k]].plain = NULL; /* the shapes above are gone */
+            bm->p->vals[module->inputs[k]].plain = NULL; /* the shapes above are gone */
     }
     if (s != AIT_OK) {
         bm->err = NULL;
@@ -523,16 +603,16 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
             return err_set(e, AIT_E_DTYPE, "onednn: input '%s' must be %s, got %s", d->name,
                            ait_dtype_name(d->dtype), ait_dtype_name(inputs[k]->dtype));
     }
-    if (!same_sig(bm, inputs)) TRY(plan(bm, inputs));
+    if (!plan_find(bm, inputs)) TRY(plan(bm, inputs));
     set_threads(bm);
-    for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].plain = inputs[k];
-    for (int k = 0; k < bm->n_binds; k++) {
-        const dn_bind *b = &bm->binds[k];
+    for (int k = 0; k < g->n_inputs; k++) bm->p->vals[g->inputs[k]].plain = inputs[k];
+    for (int k = 0; k < bm->p->n_binds; k++) {
+        const dn_bind *b = &bm->p->binds[k];
         TRY(dn_check(bm, -1, dnnl_memory_set_data_handle(b->mem, (char *)inputs[b->input]->data +
                                                           b->offset), "input"));
     }
-    for (int i = 0; i < bm->n_steps; i++) {
-        const dn_step *s = &bm->steps[i];
+    for (int i = 0; i < bm->p->n_steps; i++) {
+        const dn_step *s = &bm->p->steps[i];
         if (s->prim) {
             TRY(dn_check(bm, s->node, dnnl_primitive_execute(s->prim, bm->st, s->n_args, s->args),
                          "execute"));
@@ -542,9 +622,9 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
         tensor *in[64], *out[64];
         if (n->n_in > 64 || n->n_out > 64)
             return dn_fail(bm, s->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
-        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].plain : NULL;
-        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &bm->vals[n->out[k]].t : NULL;
-        ait_status st = exec_run_node(bm->x, s->node, in, out, e);
+        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->p->vals[n->in[k]].plain : NULL;
+        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &bm->p->vals[n->out[k]].t : NULL;
+        ait_status st = exec_run_node(bm->p->x, s->node, in, out, e);
         if (st != AIT_OK) {
             err_prefix(e, "onednn: ");
             return st;
@@ -552,7 +632,7 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
     }
     TRY(dn_check(bm, -1, dnnl_stream_wait(bm->st), "stream"));
     for (int j = 0; j < g->n_outputs; j++) {
-        outputs[j] = bm->vals[g->outputs[j]].plain;
+        outputs[j] = bm->p->vals[g->outputs[j]].plain;
         if (!outputs[j] || !outputs[j]->data)
             return err_set(e, AIT_E_INTERNAL, "onednn: output '%s' was not computed",
                            g->vals[g->outputs[j]].name);
@@ -566,8 +646,8 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
 static ait_status dn_save(const built *bm, prepared *out, ait_error *e)
 {
     (void)e;
-    out->n = bm->planned ? bm->n_blobs : 0;
-    out->blobs = bm->planned ? bm->blobs : NULL;
+    out->n = bm->n_saved;
+    out->blobs = bm->saved;
     return AIT_OK;
 }
 

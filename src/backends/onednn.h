@@ -44,15 +44,11 @@ typedef struct dn_bind {
     size_t offset;
 } dn_bind;
 
-struct built {
-    const graph *g;
-    exec *x; /* planning (shapes, folding) and the reference ops */
-    int threads;
-    const prepared *prep; /* from cfg: prepared weights to use in place */
-    dnnl_engine_t eng;
-    dnnl_stream_t st;
+/* The steps for one input-shape signature, with everything they own. */
+typedef struct dn_plan {
+    exec *x; /* planning (shapes, folding) and the reference ops, for this plan */
     bool planned;
-    int64_t *sig; /* the planned input shapes */
+    int64_t *sig; /* the input shapes it is for */
     dn_val *vals;
     dn_step *steps;
     int n_steps, cap_steps;
@@ -62,8 +58,23 @@ struct built {
     int n_mems, cap_mems;
     void **bufs; /* every buffer allocated here (aligned_free) */
     int n_bufs, cap_bufs;
-    prep_blob *blobs; /* what save() hands out */
+    prep_blob *blobs; /* the weights it prepared */
     int n_blobs, cap_blobs;
+} dn_plan;
+
+#define DN_MAX_PLANS 8 /* signatures kept (batch buckets); the oldest goes first */
+
+struct built {
+    const graph *g;
+    int threads;
+    const prepared *prep; /* from cfg: prepared weights to use in place */
+    dnnl_engine_t eng;
+    dnnl_stream_t st;
+    dn_plan plans[DN_MAX_PLANS];
+    int n_plans, next; /* next: the slot a new signature replaces when full */
+    dn_plan *p;        /* the plan being made or run */
+    prep_blob *saved;  /* every plan's blobs, once by name, for save() */
+    int n_saved;
     ait_error *err;
 };
 

@@ -63,11 +63,11 @@ bool dn_eltwise(const built *bm, int i, dnnl_alg_kind_t *alg, float *a, float *b
 static int only_consumer(const built *bm, int v)
 {
     const graph *g = bm->g;
-    if (bm->vals[v].uses != 1 || g->vals[v].is_output) return -1;
+    if (bm->p->vals[v].uses != 1 || g->vals[v].is_output) return -1;
     for (int j = 0; j < g->n_outputs; j++)
         if (g->outputs[j] == v) return -1;
     for (int i = 0; i < g->n_nodes; i++) {
-        if (!exec_node_runs(bm->x, i)) continue;
+        if (!exec_node_runs(bm->p->x, i)) continue;
         const node *n = &g->nodes[i];
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] == v) return i;
@@ -131,10 +131,10 @@ static bool op_with(const built *bm, int j, const char *op, int in, float want, 
 static bool gelu_at(const built *bm, int v, dn_post *p)
 {
     const graph *g = bm->g;
-    if (bm->vals[v].uses != 2 || g->vals[v].is_output) return false;
+    if (bm->p->vals[v].uses != 2 || g->vals[v].is_output) return false;
     int d = -1, m = -1;
     for (int i = 0; i < g->n_nodes; i++) {
-        if (!exec_node_runs(bm->x, i)) continue;
+        if (!exec_node_runs(bm->p->x, i)) continue;
         const node *n = &g->nodes[i];
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] == v) {
@@ -196,7 +196,7 @@ void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain
             const tensor *ot = dn_shape(bm, o);
             if (!ot || ot->dtype != AIT_F32 || !bcasts_to(ot, os)) return;
             /* The other operand must be there before the anchor runs. */
-            if (!bm->vals[o].done) return;
+            if (!bm->p->vals[o].done) return;
             p.other = o;
             p.alg = r->alg;
             if (allow_sum && !sum_used && r->alg == dnnl_binary_add && !ot->data &&
@@ -313,7 +313,7 @@ int dn_bn_after(const built *bm, int i)
         attr_int(n, "training_mode", 0) != 0 || n->in[0] != cv->out[0])
         return -1;
     for (int k = 1; k < n->n_out; k++)
-        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return -1;
+        if (n->out[k] >= 0 && bm->p->vals[n->out[k]].uses) return -1;
     const tensor *y = dn_shape(bm, cv->out[0]);
     if (!y || y->rank < 2) return -1;
     for (int k = 1; k < 5; k++) {

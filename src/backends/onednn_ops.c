@@ -23,15 +23,15 @@ static const tensor *in_t(const built *bm, int i, int k)
 static int finish(built *bm, int first_out, const dn_chain *c, int np, dnnl_memory_t dst)
 {
     int last = np ? c->p[np - 1].out : first_out;
-    bm->vals[first_out].done = true;
-    bm->vals[first_out].fused = first_out != last;
+    bm->p->vals[first_out].done = true;
+    bm->p->vals[first_out].fused = first_out != last;
     for (int k = 0; k < np; k++) {
-        bm->vals[c->p[k].out].done = true;
-        bm->vals[c->p[k].out].fused = c->p[k].out != last;
+        bm->p->vals[c->p[k].out].done = true;
+        bm->p->vals[c->p[k].out].fused = c->p[k].out != last;
         for (int j = 0; j < c->p[k].n_swallow; j++)
-            bm->vals[c->p[k].swallow[j]].done = bm->vals[c->p[k].swallow[j]].fused = true;
+            bm->p->vals[c->p[k].swallow[j]].done = bm->p->vals[c->p[k].swallow[j]].fused = true;
     }
-    bm->vals[last].mem = dst;
+    bm->p->vals[last].mem = dst;
     return last;
 }
 
@@ -233,7 +233,7 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
     args[na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
     if (mb) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
     args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-    if (bn >= 0) bm->vals[n->out[0]].done = bm->vals[n->out[0]].fused = true;
+    if (bn >= 0) bm->p->vals[n->out[0]].done = bm->p->vals[n->out[0]].fused = true;
     finish(bm, start, &c, np, mdst);
     *taken = true;
     return emit(bm, i, pd, args, na, mdst, sum_from);
@@ -244,7 +244,7 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
 /* The output's plain storage (the primitive writes it in place). */
 static dnnl_memory_t plain_dst(built *bm, int v, const dnnl_memory_desc_t *md)
 {
-    dn_val *d = &bm->vals[v];
+    dn_val *d = &bm->p->vals[v];
     const tensor *sh = dn_shape(bm, v);
     tensor_set_shape(&d->t, AIT_F32, sh->rank, sh->dims);
     if (tensor_alloc(&d->t, bm->err) != AIT_OK) return NULL;
@@ -379,7 +379,7 @@ static ait_status dn_pool(built *bm, int i, bool *taken)
     int sp = x->rank - 2;
     if (sp < 1 || sp > 3 || !y || y->rank != x->rank) return AIT_OK;
     for (int k = 1; k < n->n_out; k++) /* MaxPool's indices */
-        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return AIT_OK;
+        if (n->out[k] >= 0 && bm->p->vals[n->out[k]].uses) return AIT_OK;
     bool global = strncmp(n->op, "Global", 6) == 0, max = strstr(n->op, "Max") != NULL;
     int64_t k[3], s[3], d[3], pl[3], pr[3];
     bool grew = false;
@@ -528,7 +528,7 @@ static ait_status dn_lnorm(built *bm, int i, bool *taken)
     if (axis < 0) axis += x->rank;
     if (axis != x->rank - 1 || x->rank < 2) return AIT_OK;
     for (int k = 1; k < n->n_out; k++)
-        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return AIT_OK;
+        if (n->out[k] >= 0 && bm->p->vals[n->out[k]].uses) return AIT_OK;
     const int64_t C = x->dims[x->rank - 1];
     dnnl_exec_arg_t extra[2];
     int ne = 0;
@@ -559,7 +559,7 @@ static ait_status dn_bnorm(built *bm, int i, bool *taken)
     if (x->rank < 2 || x->rank > 5 || n->n_in != 5 || attr_int(n, "training_mode", 0) != 0)
         return AIT_OK;
     for (int k = 1; k < n->n_out; k++)
-        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return AIT_OK;
+        if (n->out[k] >= 0 && bm->p->vals[n->out[k]].uses) return AIT_OK;
     static const int keys[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
     dnnl_exec_arg_t extra[4];
     for (int k = 0; k < 4; k++)

@@ -971,6 +971,62 @@ static void test_onednn_threads(void **state)
     gb_free(&p);
 }
 
+/* A dynamic batch: planned at the first run, a plan per shape kept, runs
+ * alternating between shapes match the reference; what save() gives covers
+ * both shapes, and a build from it runs both. */
+static void test_onednn_shapes(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn"), *ref = backend_find("reference");
+    for (int which = 0; which < 9; which += 4) { /* a Conv and a MatMul pattern */
+        const char *what;
+        gb p = pattern(which, &what);
+        int x = p.g->inputs[0];
+        p.g->vals[x].dims[0] = DIM_UNKNOWN;
+        tensor *feeds[2][8];
+        for (int k = 0; k < 2; k++) {
+            int64_t d[AIT_MAX_RANK];
+            memcpy(d, p.g->vals[x].dims, sizeof d);
+            d[0] = k ? 4 : 1;
+            feeds[k][0] = rand_tensor(p.g->vals[x].rank, d);
+            for (int i = 1; i < p.n_feed; i++) feeds[k][i] = p.feed[i];
+        }
+        candidate_cfg cfg = {.backend = "onednn", .threads = 1}, cr = {.backend = "reference"};
+        built *bb = NULL, *br = NULL, *b2 = NULL;
+        ait_error e = {0};
+        assert_int_equal(b->build(b, p.g, &cfg, &bb, &e), AIT_OK);
+        assert_int_equal(ref->build(ref, p.g, &cr, &br, &e), AIT_OK);
+        prepared pr = {0};
+        assert_int_equal(b->save(bb, &pr, &e), AIT_OK);
+        assert_int_equal(pr.n, 0); /* nothing planned yet */
+        for (int r = 0; r < 5; r++) {
+            tensor *got[4], *want[4];
+            if (b->run(bb, feeds[r % 2], got, &e) != AIT_OK) fail_msg("%s: %s", what, e.msg);
+            assert_int_equal(ref->run(br, feeds[r % 2], want, &e), AIT_OK);
+            char w[160];
+            snprintf(w, sizeof w, "onednn: %s, batch %lld, run %d", what,
+                     (long long)feeds[r % 2][0]->dims[0], r);
+            expect_close(got[0], want[0], w);
+        }
+        assert_int_equal(b->save(bb, &pr, &e), AIT_OK);
+        assert_true(pr.n >= 1);
+        prepared cp = pr; /* used in place: bb outlives b2 */
+        candidate_cfg c2 = {.backend = "onednn", .threads = 1, .prep = &cp};
+        assert_int_equal(b->build(b, p.g, &c2, &b2, &e), AIT_OK);
+        for (int k = 0; k < 2; k++) {
+            tensor *o1[4], *o2[4];
+            assert_int_equal(b->run(bb, feeds[k], o1, &e), AIT_OK);
+            if (b->run(b2, feeds[k], o2, &e) != AIT_OK) fail_msg("%s: from blobs: %s", what, e.msg);
+            assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
+        }
+        b->free(b2);
+        b->free(bb);
+        ref->free(br);
+        for (int k = 0; k < 2; k++) free_tensor(feeds[k][0]);
+        gb_free(&p);
+    }
+}
+
 static void test_registry(void **state)
 {
     (void)state;
@@ -1017,6 +1073,7 @@ int main(void)
         cmocka_unit_test(test_onednn_fusion),
         cmocka_unit_test(test_onednn_prepared),
         cmocka_unit_test(test_onednn_threads),
+        cmocka_unit_test(test_onednn_shapes),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     printf("# worst NMSE %.3g (%s)\n", worst, worst_what);
