@@ -186,11 +186,22 @@ static ait_status ensure_plain(built *bm, int v)
     if (!d->mem || !sh)
         return err_set(bm->err, AIT_E_INTERNAL, "onednn: value '%s' has no data to read",
                        bm->g->vals[v].name);
+    dnnl_memory_desc_t md;
+    const dnnl_memory_desc_t *nmd;
+    dn_md_plain(&md, sh->rank, sh->dims);
+    TRY(dn_check(bm, -1, dnnl_memory_get_memory_desc(d->mem, &nmd), "memory desc"));
+    if (dnnl_memory_desc_equal(nmd, &md)) { /* already plain: the tensor is a view of it */
+        void *h = NULL;
+        TRY(dn_check(bm, -1, dnnl_memory_get_data_handle(d->mem, &h), "memory"));
+        tensor_set_shape(&d->t, AIT_F32, sh->rank, sh->dims);
+        d->t.data = h;
+        d->plain = &d->t;
+        d->pmem = d->mem;
+        return AIT_OK;
+    }
     tensor_set_shape(&d->t, AIT_F32, sh->rank, sh->dims);
     TRY(tensor_alloc(&d->t, bm->err));
     d->plain = &d->t;
-    dnnl_memory_desc_t md;
-    dn_md_plain(&md, sh->rank, sh->dims);
     d->pmem = dn_mem_new(bm, &md, d->t.data);
     if (!d->pmem) return bm->err->code;
     return dn_reorder(bm, bm->g->vals[v].producer, d->mem, d->pmem);
