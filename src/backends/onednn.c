@@ -569,7 +569,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
     built *bm = calloc(1, sizeof *bm);
     if (!bm) return err_set(e, AIT_E_NOMEM, "onednn: out of memory");
     bm->g = module;
-    bm->err = e;
+    bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
     /* No blobs: nothing was saved (the module had not planned), prepare. */
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
@@ -592,12 +592,12 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
             bm->p->vals[module->inputs[k]].plain = NULL; /* the shapes above are gone */
     }
     if (s != AIT_OK) {
-        bm->err = NULL;
+        bm->err = &bm->own_err;
         dn_free(bm);
         if (e && b) err_prefix(e, "backend '%s': ", b->name);
         return s;
     }
-    bm->err = NULL;
+    bm->err = &bm->own_err;
     *out = bm;
     return AIT_OK;
 }
@@ -605,7 +605,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
 static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e)
 {
     const graph *g = bm->g;
-    bm->err = e;
+    bm->err = e ? e : &bm->own_err;
     for (int k = 0; k < g->n_inputs; k++) {
         const value *d = &g->vals[g->inputs[k]];
         if (!inputs[k] || inputs[k]->kind != VAL_TENSOR || !inputs[k]->data)
@@ -648,7 +648,7 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
             return err_set(e, AIT_E_INTERNAL, "onednn: output '%s' was not computed",
                            g->vals[g->outputs[j]].name);
     }
-    bm->err = NULL;
+    bm->err = &bm->own_err;
     return AIT_OK;
 }
 

@@ -75,7 +75,8 @@ struct built {
     dn_plan *p;        /* the plan being made or run */
     prep_blob *saved;  /* every plan's blobs, once by name, for save() */
     int n_saved;
-    ait_error *err;
+    ait_error *err;     /* where errors go: the caller's, or own_err */
+    ait_error own_err;  /* for callers that pass no ait_error */
 };
 
 /* A post-op: an element-wise function, a binary op with another value

@@ -510,14 +510,15 @@ static ait_status dn_softmax(built *bm, int i, bool *taken)
     return unary_emit(bm, i, &d, m, NULL, 0, taken);
 }
 
-/* A [C] constant or value bound as it is (scale, shift, mean, variance). */
-static bool vec_arg(built *bm, int i, int k, int64_t C, int key, dnnl_exec_arg_t *arg)
+/* A [C] constant or value bound as it is (scale, shift, mean, variance):
+ * 1 done, 0 not of that shape (the reference op runs), -1 error. */
+static int vec_arg(built *bm, int i, int k, int64_t C, int key, dnnl_exec_arg_t *arg)
 {
     const tensor *t = in_t(bm, i, k);
-    if (!t || t->rank != 1 || t->dims[0] != C) return false;
+    if (!t || t->rank != 1 || t->dims[0] != C) return 0;
     arg->arg = key;
     arg->memory = dn_plain(bm, bm->g->nodes[i].in[k]);
-    return arg->memory != NULL;
+    return arg->memory ? 1 : -1;
 }
 
 static ait_status dn_lnorm(built *bm, int i, bool *taken)
@@ -533,11 +534,11 @@ static ait_status dn_lnorm(built *bm, int i, bool *taken)
     dnnl_exec_arg_t extra[2];
     int ne = 0;
     unsigned flags = dnnl_use_scale;
-    if (!vec_arg(bm, i, 1, C, DNNL_ARG_SCALE, &extra[ne++]))
-        return bm->err && bm->err->code ? bm->err->code : AIT_OK;
+    int r = vec_arg(bm, i, 1, C, DNNL_ARG_SCALE, &extra[ne++]);
+    if (r <= 0) return r < 0 ? bm->err->code : AIT_OK;
     if (n->n_in > 2 && n->in[2] >= 0) {
-        if (!vec_arg(bm, i, 2, C, DNNL_ARG_SHIFT, &extra[ne++]))
-            return bm->err && bm->err->code ? bm->err->code : AIT_OK;
+        r = vec_arg(bm, i, 2, C, DNNL_ARG_SHIFT, &extra[ne++]);
+        if (r <= 0) return r < 0 ? bm->err->code : AIT_OK;
         flags |= dnnl_use_shift;
     }
     dnnl_memory_desc_t md;
@@ -562,9 +563,10 @@ static ait_status dn_bnorm(built *bm, int i, bool *taken)
         if (n->out[k] >= 0 && bm->p->vals[n->out[k]].uses) return AIT_OK;
     static const int keys[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
     dnnl_exec_arg_t extra[4];
-    for (int k = 0; k < 4; k++)
-        if (!vec_arg(bm, i, k + 1, x->dims[1], keys[k], &extra[k]))
-            return bm->err && bm->err->code ? bm->err->code : AIT_OK;
+    for (int k = 0; k < 4; k++) {
+        int r = vec_arg(bm, i, k + 1, x->dims[1], keys[k], &extra[k]);
+        if (r <= 0) return r < 0 ? bm->err->code : AIT_OK;
+    }
     dnnl_memory_t m;
     const dnnl_memory_desc_t *md;
     TRY(src_native(bm, i, &m, &md));
