@@ -332,6 +332,7 @@ typedef struct tune_ctx {
     const inspection *insp;
     const tune_opts *o;
     exec *whole;
+    int whole_ran;          /* the batch whose run `whole` holds the values of, or -1 */
     tbatch *batches;
     int n_batches, n_groups;
     tune_cache cache;
@@ -357,7 +358,8 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
         if (!b->in_cap && !(dyn && b->first)) continue;
         vset *v = &vs[n++];
         v->batch = bi;
-        s = exec_run(x->whole, b->inputs, outs, e);
+        if (x->whole_ran != bi) s = exec_run(x->whole, b->inputs, outs, e); /* else still there */
+        x->whole_ran = s == AIT_OK ? bi : -1;
         for (int k = 0; s == AIT_OK && k < sub->n_inputs; k++) {
             const char *name = sub->vals[sub->inputs[k]].name;
             const tensor *t = exec_value(x->whole, graph_find_value(g, name));
@@ -625,6 +627,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     for (int bi = 0; s == AIT_OK && bi < nb; bi++) {
         s = make_batches(m, o->samples, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
                          &x->n_groups, e);
+        x->whole_ran = -1;
         for (int k = 0; s == AIT_OK && k < n_mod; k++) {
             tune_module *tm = &r->mods[r->n++];
             tm->module = o->sel && o->sel->n ? o->sel->items[k].module : 0;
