@@ -416,7 +416,12 @@ static ait_status saved_update(built *bm)
     int n = 0;
     for (int k = 0; k < bm->n_plans; k++) n += bm->plans[k].n_blobs;
     prep_blob *all = malloc(sizeof *all * (size_t)(n + 1));
-    if (!all) return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    if (!all) { /* never leave a list pointing into cleared plans */
+        free(bm->saved);
+        bm->saved = NULL;
+        bm->n_saved = 0;
+        return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    }
     n = 0;
     for (int k = 0; k < bm->n_plans; k++)
         for (int j = 0; bm->plans[k].planned && j < bm->plans[k].n_blobs; j++) {
@@ -509,6 +514,7 @@ static ait_status plan(built *bm, tensor *const *inputs)
     ait_status s = plan_make(bm, inputs);
     if (s != AIT_OK) {
         plan_clear(bm);
+        saved_update(bm); /* the slot may have held an older plan's blobs */
         return s;
     }
     return saved_update(bm);

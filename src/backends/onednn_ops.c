@@ -149,7 +149,8 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
         return AIT_OK;
     const int64_t O = w->dims[0];
     bool wconst = w->data != NULL;
-    int bn = wconst ? dn_bn_after(bm, i) : -1;
+    /* BatchNormalization folds into constant weights and a constant (or no) bias. */
+    int bn = wconst && (!b || b->data) ? dn_bn_after(bm, i) : -1;
     int start = bn >= 0 ? bm->g->nodes[bn].out[0] : n->out[0];
     dn_chain c;
     dn_chain_match(bm, i, start, true, &c);
