@@ -250,11 +250,14 @@ dnnl_memory_t dn_as(built *bm, int v, const dnnl_memory_desc_t *md)
     if (dn_check(bm, -1, dnnl_memory_get_memory_desc(nat, &nmd), "memory desc") != AIT_OK)
         return NULL;
     if (dnnl_memory_desc_equal(nmd, md)) return nat;
-    dnnl_memory_t p = bm->p->vals[v].pmem;
-    if (p && dnnl_memory_get_memory_desc(p, &nmd) == dnnl_success && dnnl_memory_desc_equal(nmd, md))
-        return p;
+    dnnl_memory_t have[2] = {bm->p->vals[v].pmem, bm->p->vals[v].alt};
+    for (int k = 0; k < 2; k++) /* a copy in that layout made for an earlier reader */
+        if (have[k] && dnnl_memory_get_memory_desc(have[k], &nmd) == dnnl_success &&
+            dnnl_memory_desc_equal(nmd, md))
+            return have[k];
     dnnl_memory_t m = dn_mem_new(bm, md, NULL);
     if (!m || dn_reorder(bm, bm->g->vals[v].producer, nat, m) != AIT_OK) return NULL;
+    bm->p->vals[v].alt = m;
     return m;
 }
 

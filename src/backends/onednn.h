@@ -32,6 +32,7 @@ typedef struct dn_val {
     tensor *plain;        /* the plain tensor when it exists (input, constant, &t) */
     dnnl_memory_t mem;    /* the native memory, or NULL */
     dnnl_memory_t pmem;   /* a plain memory over plain->data, or NULL */
+    dnnl_memory_t alt;    /* the last copy reordered into another layout, or NULL */
     bool fused;           /* an intermediate a primitive's post-ops swallowed */
     bool done;            /* computed by the steps so far (planning) */
     int uses;             /* live consumer nodes, plus one for a module output */
