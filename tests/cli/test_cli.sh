@@ -4,21 +4,7 @@
 # usage: test_cli.sh AIT TEST_DATA_DIR
 set -u
 ait=$1 data=$2
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export AIT_CACHE_DIR=$tmp/cache-default # tuning never touches ~/.cache
-
-check() { # NAME EXPECTED_RC PATTERN CMD...
-  local name=$1 want=$2 pat=$3; shift 3
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" = "$want" ] && grep -qE -- "$pat" <<<"$out"; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL $name: exit $rc (want $want), output:"; echo "$out" | head -20
-  fi
-}
+. "$(dirname "$0")/check.sh"
 
 check help 0 "commands:" "$ait" --help
 check run-help 0 "--output-dir" "$ait" run --help
@@ -110,5 +96,4 @@ if [ -f "$data/models/gpt2.onnx" ]; then
   check inspect-gpt2-axes 0 "outputs\[0\] +present_key_0 +\[batch0,4,dim2,32\]" \
     "$ait" inspect "$data/models/gpt2.onnx" --runs 1 --data "$tmp/gpt2" --batch-sizes 1,2 --module h.0
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
