@@ -207,7 +207,6 @@ void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain
                 p.kind = DN_PO_BIN;
             }
         }
-        (void)anchor;
         c->p[c->n++] = p;
         v = p.out;
     }
