@@ -71,6 +71,23 @@ def stats(times):
             "runs": len(times)}
 
 
+def interleave(cfg, timed, info):
+    """Warm-up, then interleaved rounds over the runners in `timed` (label ->
+    Runner, in that order); writes each one's stats into info[label]."""
+    est, per_round, all_times = {}, {}, {e: [] for e in timed}
+    for e, r in timed.items():  # warm-up
+        w = r.times(cfg["warmup"])
+        est[e] = max(statistics.median(w) / 1e3, 1e-6)
+        per_round[e] = max(1, min(50, round(cfg["round_s"] / est[e])))
+    round_time = sum(per_round[e] * est[e] for e in timed) or 1e-6
+    rounds = int(min(cfg["max_rounds"], max(cfg["min_rounds"], cfg["row_s"] // round_time)))
+    for _ in range(rounds):  # interleaved rounds
+        for e, r in timed.items():
+            all_times[e] += r.times(per_round[e], est[e])
+    for e in timed:
+        info[e].update(stats(all_times[e]), per_round=per_round[e], rounds=rounds)
+
+
 def run_case(cfg, name, model, tag, batch, threads, log):
     mdir, work = cfg["model_dir"], os.path.join(cfg["work_dir"], f"{name}.{tag}.t{threads}")
     row = {"name": name, "model": model, "case": tag, "batch": batch, "threads": threads,
@@ -114,18 +131,7 @@ def run_case(cfg, name, model, tag, batch, threads, log):
 
     timed = {e: r for e, r in runners.items() if row["engines"][e]["ok"]}
     try:
-        est, per_round, all_times = {}, {}, {e: [] for e in timed}
-        for e, r in timed.items():  # warm-up
-            w = r.times(cfg["warmup"])
-            est[e] = max(statistics.median(w) / 1e3, 1e-6)
-            per_round[e] = max(1, min(50, round(cfg["round_s"] / est[e])))
-        round_time = sum(per_round[e] * est[e] for e in timed) or 1e-6
-        rounds = int(min(cfg["max_rounds"], max(cfg["min_rounds"], cfg["row_s"] // round_time)))
-        for _ in range(rounds):  # interleaved rounds
-            for e, r in timed.items():
-                all_times[e] += r.times(per_round[e], est[e])
-        for e in timed:
-            row["engines"][e].update(stats(all_times[e]), per_round=per_round[e], rounds=rounds)
+        interleave(cfg, timed, row["engines"])
     except RunnerError as err:
         for e in timed:
             if "median_ms" not in row["engines"][e]:

@@ -168,6 +168,134 @@ def ratio(a, o):
     return "—"
 
 
+def med(info):
+    return f"{info['median_ms']:.3g}" if "median_ms" in info else "—"
+
+
+def backends_cell(counts):
+    return ", ".join(f"{k}×{v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])) or "—"
+
+
+def tuned_tables(t):
+    """The section bench/tuned.py (`bench/run --tuned`) adds: issue 5's done-when as numbers."""
+    s = t["system"]
+    busy = " / ".join("not measured" if t.get(k) is None else f"{100 * t[k]:.0f}%"
+                      for k in ("cpu_busy_start", "cpu_busy_end"))
+    st = t["settings"]
+    out = ["## Tuned artifacts against single backends (issue 5)", "",
+           f"Written by `{t['command']}` on {t['date']} in {t['elapsed_s'] / 60:.1f} min, on {s['cpu_model']} "
+           f"({s['cores']} cores), ait git {s['ait_git']}, {t['threads']} thread; load average "
+           f"{t['loadavg_start']} at the start, {t['loadavg_end']} at the end; CPUs busy with other work 2 s "
+           f"before / after: {busy} (raw data: `tuned` in [results.json](results.json)). "
+           "This section is measured separately from the rest of this file; a full `bench/run` keeps it.", "",
+           "Per model, `ait tune MODEL.onnx --data MODEL.bench.b1.in.npz " + " ".join(t["tune_args"]) +
+           " --strategy S -o ...` makes three artifacts: **tuned** (`max-throughput`: the best candidate per "
+           "module and batch bucket, so modules may mix backends), **oneDNN-only** (`one-backend:onednn`) and "
+           "**OpenBLAS-only** (`one-backend:openblas`); a one-backend artifact keeps the reference baseline "
+           "for a module where that backend does not beat it by 1%. **reference** is the untuned model. Each "
+           "runs in its own `bench-ait-runner` process (ONNX Runtime in `ort_runner.js`) on the inputs and "
+           "reference outputs of `bench/run`; outputs are checked against PyTorch's (max |diff| / max |ref| "
+           f"≤ 1e-4) before any timing, a wrong answer gets no time; then {st['warmup']} warm-up runs each and "
+           f"{st['min_rounds']}–{st['max_rounds']} **interleaved** rounds (tuned, oneDNN-only, OpenBLAS-only, "
+           f"reference, ORT, tuned, ...) of about {st['round_s']} s per engine, so other work on the machine "
+           "slows all of them alike. Times: median ms of all timed runs (min–max in results.json). "
+           "**tuned / best** = tuned median / the lowest median of oneDNN-only, OpenBLAS-only and reference "
+           "(done-when: ≤ 1.03). **first run** = the first `time 1` of a fresh process right after it loaded "
+           f"the artifact / the median of its next {t['first_steady']} runs; {t['first_procs']} fresh processes "
+           "per artifact and batch, interleaved; median of the three (and max) (done-when: ≤ 1.10). "
+           "**backends** = the backend each tuned module's plan uses in this batch bucket, counted over the "
+           "artifact's modules (`ait show NAME.ait --json`: modules[].plans[].backend). What the rows over 1.03, "
+           "the first-run figures and the mixing mean, with extra measurements: [tuned-notes.md](tuned-notes.md).", "",
+           "| model | batch | tuned ms | oneDNN-only ms | OpenBLAS-only ms | reference ms | tuned / best "
+           "(best) | first run tuned: median (max) | tuned artifact's backends | mixed? | ORT ms | tuned/ORT | "
+           "note |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in t["rows"]:
+        e = r["engines"]
+        art = t["artifacts"][r["name"]]["tuned"]
+        counts = art.get("backends", {}).get(str(r["batch"]), {})
+        mixed = ("**yes**" if len(counts) > 1 else "no") if counts else "—"
+        tb = f"**{r['tuned_vs_best']:.3f}** ({r['best_single']})" if "tuned_vs_best" in r else "—"
+        fr = (f"{e['tuned']['first_ratio_median']:.2f} ({e['tuned']['first_ratio_max']:.2f})"
+              if "first_ratio_median" in e["tuned"] else "—")
+        to = f"{r['tuned_vs_ort']:.2f}" if "tuned_vs_ort" in r else "—"
+        note = "; ".join(f"{k}: {v['error']}" for k, v in e.items() if v.get("error")).replace("|", "/")
+        out.append(f"| {r['name']} | {r['batch']} | {med(e['tuned'])} | {med(e['onednn'])} | "
+                   f"{med(e['openblas'])} | {med(e['reference'])} | {tb} | {fr} | {backends_cell(counts)} | "
+                   f"{mixed} | {med(e['ort'])} | {to} | {note} |")
+    rows = [r for r in t["rows"] if "tuned_vs_best" in r]
+    if rows:
+        worst = max(rows, key=lambda r: r["tuned_vs_best"])
+        over = [f"{r['name']} b{r['batch']} ({r['tuned_vs_best']:.3f})" for r in rows if r["tuned_vs_best"] > 1.03]
+        frs = [(r["engines"]["tuned"]["first_ratio_max"], r) for r in t["rows"]
+               if "first_ratio_max" in r["engines"]["tuned"]]
+        mixes = [f"{n} b{b}" for n, arts in t["artifacts"].items() if arts["tuned"].get("ok")
+                 for b, m in arts["tuned"]["mixed"].items() if m]
+        out += ["", f"Worst tuned / best: {worst['tuned_vs_best']:.3f} ({worst['name']} b{worst['batch']}); "
+                f"rows over 1.03: {', '.join(over) or 'none'}. Tuned artifacts that mix backends across modules: "
+                f"{', '.join(mixes) or 'none'}." + (
+                    f" Worst first run (any fresh process of a tuned artifact): {max(frs, key=lambda x: x[0])[0]:.2f} "
+                    f"({max(frs, key=lambda x: x[0])[1]['name']} b{max(frs, key=lambda x: x[0])[1]['batch']})."
+                    if frs else "")]
+    out += ["", "First run of every artifact (median (max) of the fresh processes), load time of the "
+            "interleaved runner (s) and max relative error against PyTorch:", "",
+            "| model | batch | tuned | oneDNN-only | OpenBLAS-only | load s: tuned, oneDNN, OpenBLAS, reference | "
+            "rel. error: tuned, oneDNN, OpenBLAS, reference, ORT |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in t["rows"]:
+        e = r["engines"]
+        cells = [f"{e[k]['first_ratio_median']:.2f} ({e[k]['first_ratio_max']:.2f})" if "first_ratio_median" in e[k]
+                 else "—" for k in ("tuned", "onednn", "openblas")]
+        loads = ", ".join(f"{e[k]['load_s']:.2f}" if "load_s" in e[k] else "—"
+                          for k in ("tuned", "onednn", "openblas", "reference"))
+        errs = ", ".join(f"{e[k]['rel_err']:.1e}" if "rel_err" in e[k] else "—"
+                         for k in ("tuned", "onednn", "openblas", "reference", "ort"))
+        out.append(f"| {r['name']} | {r['batch']} | " + " | ".join(cells) + f" | {loads} | {errs} |")
+    out += ["", "Tuning (with the results cache in `build-bench/tuned/cache`: a candidate already measured for "
+            "another strategy is not run again, so the first strategy of a model pays most of the time):", "",
+            "| model | artifact | strategy | tune s | MB | backends b1 | backends b8 | note |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, arts in t["artifacts"].items():
+        for label, a in arts.items():
+            if not a["ok"]:
+                out.append(f"| {name} | {label} | `{a['strategy']}` | — | — | failed: "
+                           f"{a['error'].replace('|', '/')} | | |")
+                continue
+            b = a.get("backends", {})
+            note = ""
+            if a.get("first_error"):
+                note = (f"ait tune refused the whole model (`{a['first_error'].split(' | ')[-1]}`); tuned again "
+                        "with `--select` for only the modules that have such a candidate; untuned (reference): "
+                        + ", ".join(a.get("untuned_for_lack_of_candidates") or ["none"]))
+            out.append(f"| {name} | {label} | `{a['strategy']}` | {a['tune_s']:.0f} | {a['bytes'] / 1e6:.0f} | "
+                       f"{backends_cell(b.get('1', {}))} | {backends_cell(b.get('8', {}))} | "
+                       f"{note.replace('|', '/')} |")
+    out += ["", "Whole model measured here against the sum of the chosen modules' medians that `ait tune` "
+            "measured module by module (module boundaries, the untuned glue between modules and the load on "
+            "the machine at tune time account for the difference), ms:", "",
+            "| model | batch | tuned: measured / sum at tune | oneDNN-only | OpenBLAS-only |",
+            "| --- | --- | --- | --- | --- |"]
+    for r in t["rows"]:
+        cells = []
+        for k in ("tuned", "onednn", "openblas"):
+            a = t["artifacts"][r["name"]][k]
+            pl = a.get("plans", {}).get(str(r["batch"]), {})
+            tot = sum(p["median_ms"] or 0 for p in pl.values())
+            m = r["engines"][k]
+            cells.append(f"{m['median_ms']:.3g} / {tot:.3g}" if "median_ms" in m and pl else "—")
+        out.append(f"| {r['name']} | {r['batch']} | " + " | ".join(cells) + " |")
+    rej = [(name, m, c) for name, arts in t["artifacts"].items() if arts["tuned"].get("ok")
+           for m in arts["tuned"].get("trials", []) for c in m["candidates"] if c["status"] != "ok"]
+    if rej:
+        out += ["", "Candidates the tuner did not accept (from the tuned artifact's trials; a one-backend "
+                "artifact keeps the reference baseline for such a module):", "",
+                "| model | module | batch | candidate | status | reason |", "| --- | --- | --- | --- | --- | --- |"]
+        out += [f"| {n} | {m['path']} | {m['batch']} | {c['name']} | {c['status']} | "
+                f"{(c['reason'] or '').replace('|', '/')} |" for n, m, c in rej]
+    if t["problems"]:
+        out += ["", "**This run found problems:**", ""] + [f"- {p}" for p in t["problems"]]
+    return out + [""]
+
+
 def markdown(res):
     s = res["system"]
     out = [f"# ait bench results ({res['mode']} run)", "",
@@ -185,6 +313,8 @@ def markdown(res):
         out += [f"**Note:** other processes kept {100 * max(busy):.0f}% of the CPUs busy just before or after "
                 "this run: absolute times (and 2-thread figures most) are pessimistic.", ""]
     out += machine(res) + limits(res) + model_tables(res) + gemm_tables(res)
+    if res.get("tuned"):
+        out += tuned_tables(res["tuned"])
     return "\n".join(out) + "\n"
 
 

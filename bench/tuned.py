@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""Driver of `bench/run --tuned` (which installs, builds and exports first):
+issue 5's done-when as numbers. Per model, `ait tune` makes three artifacts
+at batch sizes 1,8 and one thread -- strategy max-throughput (the tuned one,
+free to mix backends across modules), one-backend:onednn and
+one-backend:openblas -- and, per batch, each artifact, the untuned model
+(reference backend) and ONNX Runtime run in their own runner process
+(bench/c/ait_runner.c, bench/ort_runner.js): outputs checked against
+PyTorch's reference first (models.TOL; a wrong answer gets no timing), then
+interleaved rounds (models.interleave, as bench/run). Then the first run
+after loading: fresh processes, the first `time 1` after "ready" against the
+median of the next 20 runs. Adds the section "tuned" to OUT/results.json
+(other sections are kept) and rewrites OUT/RESULTS.md.
+
+usage: /usr/bin/python3 bench/tuned.py --out DIR --models-dir DIR --bin-dir DIR
+         [--models resnet18,mobilenetv2,mlp,bert] [--batch 1,8] [--command CMD]
+Exits 1 on broken plumbing (a tune or runner that fails) or a wrong ait
+answer; never because ait is slower."""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import limits  # noqa: E402
+import models  # noqa: E402
+import report  # noqa: E402
+import sysinfo  # noqa: E402
+from runner import Runner, RunnerError  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+MODELS = ("resnet18", "mobilenetv2", "mlp", "bert")
+THREADS = 1
+# label -> ait tune --strategy; "reference" is the untuned .onnx
+ARTIFACTS = (("tuned", "max-throughput"), ("onednn", "one-backend:onednn"),
+             ("openblas", "one-backend:openblas"))
+SINGLE = ("onednn", "openblas", "reference")  # the single-backend contenders
+ENGINES = ("tuned", "onednn", "openblas", "reference", "ort")  # interleaving order
+TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "3", "--window", "10",
+             "--cap", "30"]
+FIRST_PROCS = 3   # fresh processes per artifact and batch for the first-run figure
+FIRST_STEADY = 20  # runs after the first one that make the steady state
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def tune(cfg, name, label, strategy, tuned=None):
+    """ait tune -o; for one-backend:X, when ait refuses a module with no
+    candidate of X (say maxpool for openblas), again with --select for only
+    the modules that have an X candidate in the tuned artifact's trials (the
+    rest stay untuned, on the reference backend)."""
+    info = tune1(cfg, name, label, strategy, [])
+    backend = strategy.split(":", 1)[1] if strategy.startswith("one-backend:") else None
+    if info["ok"] or not backend or "no candidate is of backend" not in (info["error"] or "") \
+            or not tuned or not tuned.get("ok"):
+        return info
+    mods = sorted({m["path"] for m in tuned["trials"] if any(c["backend"] == backend for c in m["candidates"])})
+    left = sorted({m["path"] for m in tuned["trials"]} - set(mods))
+    again = tune1(cfg, name, label, strategy, [x for m in mods for x in ("--select", m)])
+    again["first_error"] = info["error"]
+    again["untuned_for_lack_of_candidates"] = left
+    return again
+
+
+def tune1(cfg, name, label, strategy, select):
+    onnx = os.path.join(cfg["model_dir"], name + ".onnx")
+    data = os.path.join(cfg["model_dir"], f"{name}.bench.b1.in.npz")
+    path = os.path.join(cfg["art_dir"], f"{name}.{label}.ait")
+    if os.path.exists(path):
+        os.remove(path)
+    argv = [cfg["ait"], "tune", onnx, "--data", data, *TUNE_ARGS, "--strategy", strategy, *select, "-o", path]
+    env = dict(os.environ, AIT_CACHE_DIR=cfg["cache_dir"], OMP_NUM_THREADS=str(THREADS),
+               OPENBLAS_NUM_THREADS=str(THREADS))
+    if cfg.get("coretype"):
+        env["OPENBLAS_CORETYPE"] = cfg["coretype"]
+    info = {"strategy": strategy, "path": os.path.relpath(path, ROOT),
+            "command": " ".join(["build/ait", "tune", os.path.relpath(onnx, ROOT), "--data",
+                                 os.path.relpath(data, ROOT), *TUNE_ARGS, "--strategy", strategy, *select, "-o",
+                                 os.path.relpath(path, ROOT)]), "ok": False, "error": None}
+    t0 = time.time()
+    with open(os.path.join(cfg["art_dir"], f"{name}.{label}.tune.log"), "w") as lf:
+        p = subprocess.run(argv, stdout=lf, stderr=subprocess.STDOUT, env=env, timeout=3600)
+    info["tune_s"] = round(time.time() - t0, 1)
+    if p.returncode != 0 or not os.path.exists(path):
+        with open(os.path.join(cfg["art_dir"], f"{name}.{label}.tune.log")) as lf:
+            tail = lf.read().strip().splitlines()[-3:]
+        info["error"] = f"ait tune exited {p.returncode}: {' | '.join(tail)}"
+        return info
+    info["bytes"] = os.path.getsize(path)
+    show = subprocess.run([cfg["ait"], "show", path, "--json"], capture_output=True, text=True, timeout=600)
+    try:
+        man = json.loads(show.stdout)
+    except ValueError:
+        info["error"] = f"ait show --json failed: {show.stderr.strip()[-300:]}"
+        return info
+    info["ok"] = True
+    info["buckets"] = man.get("buckets")
+    # every module's trials: candidate, status (a rejected one says why)
+    info["trials"] = [{"path": m["path"], "batch": m["batch"], "candidates": [
+        {k: c.get(k) for k in ("name", "backend", "status", "reason", "median_ms", "cv", "max_rel_err", "chosen")}
+        for c in m.get("candidates", [])]} for m in (man.get("tuning") or {}).get("modules", [])]
+    # per bucket: module -> chosen candidate; backends used across the tuned modules
+    plans = {}
+    for m in man.get("modules", []):
+        for pl in m.get("plans", []):
+            plans.setdefault(str(pl["bucket"]), {})[m["name"]] = {
+                "backend": pl["backend"], "chosen": pl["chosen"], "median_ms": pl.get("median_ms"),
+                "baseline_ms": pl.get("baseline_ms")}
+    info["plans"] = plans
+    info["backends"] = {b: count_backends(mods) for b, mods in plans.items()}
+    info["mixed"] = {b: len(c) > 1 for b, c in info["backends"].items()}
+    return info
+
+
+def count_backends(mods):
+    out = {}
+    for p in mods.values():
+        out[p["backend"]] = out.get(p["backend"], 0) + 1
+    return out
+
+
+def argv_for(cfg, label, name, indir):
+    if label == "ort":
+        return models.engine_argv("ort", cfg, name, os.path.join(cfg["model_dir"], name + ".onnx"), indir,
+                                  THREADS)
+    path = (os.path.join(cfg["model_dir"], name + ".onnx") if label == "reference"
+            else os.path.join(cfg["art_dir"], f"{name}.{label}.ait"))
+    return [cfg["ait_runner"], path, indir, str(THREADS)]
+
+
+def env_for(cfg, label):
+    return models.engine_env("ort" if label == "ort" else "ait", cfg, THREADS)
+
+
+def run_case(cfg, name, batch, arts):
+    tag = f"b{batch}"
+    work = os.path.join(cfg["work_dir"], f"tuned.{name}.{tag}")
+    row = {"name": name, "case": tag, "batch": batch, "threads": THREADS, "engines": {},
+           "loadavg": sysinfo.loadavg()}
+    base = os.path.join(cfg["model_dir"], f"{name}.bench.{tag}")
+    shutil.rmtree(work, ignore_errors=True)
+    indir = os.path.join(work, "in")
+    os.makedirs(indir)
+    import numpy as np
+    with np.load(base + ".in.npz") as z:
+        for k in z.files:
+            np.save(os.path.join(indir, k + ".npy"), z[k])
+    with np.load(base + ".out.npz") as z:
+        ref = {k: z[k] for k in z.files}
+
+    runners = {}
+    for e in ENGINES:  # start, then the output check before any timing
+        info = row["engines"][e] = {"ok": False, "error": None}
+        if e in arts and not arts[e]["ok"]:
+            info["error"] = f"no artifact: {arts[e]['error']}"
+            continue
+        try:
+            t0 = time.monotonic()
+            r = Runner(e, argv_for(cfg, e, name, indir), env_for(cfg, e), cfg["timeout"])
+            info["load_s"] = round(time.monotonic() - t0, 3)
+            runners[e] = r
+            odir = os.path.join(work, "out." + e)
+            os.makedirs(odir)
+            r.outputs(odir)
+            info["rel_err"] = models.rel_err(models.load_dir(odir), ref)
+            info["ok"] = info["rel_err"] <= models.TOL
+            if not info["ok"]:
+                info["error"] = f"output differs from PyTorch's reference: {info['rel_err']:.3g} > {models.TOL:g}"
+        except RunnerError as err:
+            info["error"] = str(err)
+            runners.pop(e, None)
+    timed = {e: r for e, r in runners.items() if row["engines"][e]["ok"]}
+    try:
+        models.interleave(cfg, timed, row["engines"])
+    except RunnerError as err:
+        for e in timed:
+            if "median_ms" not in row["engines"][e]:
+                row["engines"][e]["ok"] = False
+                row["engines"][e]["error"] = row["engines"][e]["error"] or f"while timing: {err}"
+    for r in runners.values():
+        r.close()
+
+    # the first run after loading: fresh processes, interleaved across artifacts
+    first = {e: [] for e, _ in ARTIFACTS if row["engines"][e]["ok"]}
+    for _ in range(FIRST_PROCS):
+        for e in first:
+            try:
+                r = Runner(e, argv_for(cfg, e, name, indir), env_for(cfg, e), cfg["timeout"])
+                t1 = r.times(1)[0]
+                rest = r.times(FIRST_STEADY, t1 / 1e3)
+                r.close()
+                first[e].append({"first_ms": t1, "steady_median_ms": statistics.median(rest),
+                                 "ratio": t1 / statistics.median(rest)})
+            except RunnerError as err:
+                row["engines"][e]["first_error"] = str(err)
+    for e, runs in first.items():
+        row["engines"][e]["first_run"] = runs
+        if runs:
+            row["engines"][e]["first_ratio_median"] = statistics.median(x["ratio"] for x in runs)
+            row["engines"][e]["first_ratio_max"] = max(x["ratio"] for x in runs)
+
+    eng = row["engines"]
+    singles = [e for e in SINGLE if "median_ms" in eng[e]]
+    if singles:
+        best = min(singles, key=lambda e: eng[e]["median_ms"])
+        row["best_single"] = best
+        if "median_ms" in eng["tuned"]:
+            row["tuned_vs_best"] = eng["tuned"]["median_ms"] / eng[best]["median_ms"]
+    if "median_ms" in eng["tuned"] and "median_ms" in eng["ort"]:
+        row["tuned_vs_ort"] = eng["tuned"]["median_ms"] / eng["ort"]["median_ms"]
+    shutil.rmtree(work, ignore_errors=True)
+    log(summary(row))
+    return row
+
+
+def summary(row):
+    e = row["engines"]
+    parts = [f"{k} {e[k]['median_ms']:.3f} ms" if "median_ms" in e[k] else f"{k} FAILED" for k in ENGINES]
+    tail = ""
+    if "tuned_vs_best" in row:
+        tail += f"; tuned/best ({row['best_single']}) {row['tuned_vs_best']:.3f}"
+    if "first_ratio_max" in e["tuned"]:
+        tail += f"; first-run (tuned) {e['tuned']['first_ratio_median']:.2f} (max {e['tuned']['first_ratio_max']:.2f})"
+    return f"  {row['name']:12s} {row['case']:3s}: " + ", ".join(parts) + tail
+
+
+def problems(t):
+    out = []
+    for name, arts in t["artifacts"].items():
+        for label, a in arts.items():
+            if not a["ok"]:
+                out.append(f"{name} {label}: {a['error']}")
+    for row in t["rows"]:
+        for e, info in row["engines"].items():
+            if info["error"] and not info["error"].startswith("no artifact") and \
+                    (e != "ort" or "reference" not in info["error"]):
+                out.append(f"{row['name']} {row['case']}: {e}: {info['error']}")
+            if info.get("first_error"):
+                out.append(f"{row['name']} {row['case']}: {e}: first run: {info['first_error']}")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models-dir", required=True)
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--command", default="bench/run --tuned")
+    a = ap.parse_args()
+    names = [n for n in a.models.split(",") if n]
+    bad = [n for n in names if n not in MODELS]
+    if bad:
+        sys.exit(f"bench --tuned: unknown model(s) {', '.join(bad)}; known: {', '.join(MODELS)}")
+    batches = [int(b) for b in a.batch.split(",") if b]
+    if any(b not in (1, 8) for b in batches):
+        sys.exit("bench --tuned: batch sizes are 1 and 8 (the exported bench cases)")
+    scratch = os.path.dirname(os.path.abspath(a.models_dir))
+    cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,
+           "art_dir": os.path.join(scratch, "tuned"), "cache_dir": os.path.join(scratch, "tuned", "cache"),
+           "ait": os.path.join(ROOT, "build", "ait"),
+           "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 600,
+           "warmup": 3, "round_s": 0.3, "row_s": 12, "min_rounds": 3, "max_rounds": 15}
+    os.makedirs(cfg["cache_dir"], exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    try:
+        ob = limits.blas_info(a.bin_dir)
+    except limits.LimitsError as e:
+        sys.exit(f"bench --tuned: {e}")
+    cfg["coretype"] = ob["coretype"]
+    t0 = time.time()
+    t = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
+         "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg(),
+         "cpu_busy_start": sysinfo.cpu_busy(), "threads": THREADS, "tune_args": TUNE_ARGS,
+         "settings": {k: cfg[k] for k in ("warmup", "round_s", "row_s", "min_rounds", "max_rounds")},
+         "first_procs": FIRST_PROCS, "first_steady": FIRST_STEADY, "openblas": ob,
+         "artifacts": {}, "rows": []}
+    log(f"bench --tuned: {t['system']['cpu_model']}, {t['system']['cores']} cores, load {t['loadavg_start']}, "
+        f"other work {t['cpu_busy_start']}")
+    for name in names:
+        arts = t["artifacts"][name] = {}
+        for label, strategy in ARTIFACTS:
+            arts[label] = tune(cfg, name, label, strategy, arts.get("tuned"))
+            a_ = arts[label]
+            log(f"  tune {name} {strategy}: " + (
+                f"{a_['tune_s']:.0f} s, backends " + "; ".join(
+                    f"b{b}: " + ", ".join(f"{k}x{v}" for k, v in c.items()) for b, c in a_["backends"].items())
+                if a_["ok"] else f"FAILED: {a_['error']}"))
+        for b in batches:
+            t["rows"].append(run_case(cfg, name, b, arts))
+    t["loadavg_end"] = sysinfo.loadavg()
+    t["cpu_busy_end"] = sysinfo.cpu_busy()
+    t["elapsed_s"] = round(time.time() - t0, 1)
+    t["problems"] = problems(t)
+    path = os.path.join(a.out, "results.json")
+    res = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            res = json.load(f)
+    res["tuned"] = t
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1)
+    with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
+        f.write(report.markdown(res) if "models" in res else "\n".join(report.tuned_tables(t)) + "\n")
+    log(f"bench --tuned: wrote {a.out}/RESULTS.md, results.json ({t['elapsed_s']:.0f} s)")
+    for p in t["problems"]:
+        log(f"bench --tuned: FAILED: {p}")
+    sys.exit(1 if t["problems"] else 0)
+
+
+if __name__ == "__main__":
+    main()
