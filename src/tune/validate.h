@@ -8,8 +8,12 @@
 #include "core/tensor.h"
 
 /* How close is close enough. An element is "off" when
- * |cand - ref| > atol + rtol * |ref|; a non-finite element is off unless the
- * reference holds the same NaN or infinity. Checks:
+ * |cand - ref| > atol * S + rtol * |ref|, where S is the largest magnitude in
+ * the reference output when above 1 (else 1): rounding errors of float sums
+ * grow with the size of the terms summed, not of the result, so an element
+ * that cancels to near zero (a ReLU output of a deep layer) carries the
+ * error of its neighbours. A non-finite element is off unless the reference
+ * holds the same NaN or infinity. Checks:
  *   share of off elements  <= max_share  (max_share >= 1 turns it off)
  *   SQNR in dB             >= min_sqnr_db (-INFINITY turns it off)
  * A candidate with NaN/Inf where the reference is finite always fails.
@@ -48,6 +52,7 @@ typedef struct out_metrics {
     double max_abs;      /* max |cand - ref| */
     double max_rel;      /* max |cand - ref| / max(|ref|, VALIDATE_TINY) */
     double share_off;    /* n_off / numel (0 for an empty tensor) */
+    double atol_scale;   /* S above */
     double sqnr_db;      /* 10 log10(sum ref^2 / sum (ref - cand)^2); +INFINITY if equal */
 } out_metrics;
 

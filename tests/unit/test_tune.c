@@ -82,6 +82,25 @@ static void test_tiny_error_passes(void **st)
     drop(r), drop(c);
 }
 
+/* An element that cancels to near zero among large ones (a deep layer's
+ * ReLU output) may carry its neighbours' rounding error: atol scales with
+ * the largest magnitude; the same error in a small-valued output fails. */
+static void test_atol_scales_with_magnitude(void **st)
+{
+    tensor *r = ramp(), *c = ramp();
+    float *pr = r->data, *pc = c->data;
+    pr[0] = 8, pc[0] = 8;   /* the output's scale: 8 */
+    pr[1] = 0, pc[1] = 3e-5f; /* off by 3e-5 at zero: within 1e-5 x 8 */
+    out_metrics m;
+    assert_true(check(r, c, NULL, &m).pass);
+    assert_true(m.atol_scale == 8);
+    pr[0] = pc[0] = 1;      /* scale 1.49 (the ramp's largest): 3e-5 is off */
+    verdict v = check(r, c, NULL, &m);
+    assert_false(v.pass);
+    assert_true(m.n_off == 1);
+    drop(r), drop(c);
+}
+
 static void test_sign_flip_fails(void **st)
 {
     tensor *r = ramp(), *c = ramp();
@@ -505,6 +524,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identical),
         cmocka_unit_test(test_tiny_error_passes),
+        cmocka_unit_test(test_atol_scales_with_magnitude),
         cmocka_unit_test(test_sign_flip_fails),
         cmocka_unit_test(test_nan_fails),
         cmocka_unit_test(test_structure_mismatch),
