@@ -438,6 +438,7 @@ static void sets_digest(const tune_ctx *x, const uint8_t mdig[SHA256_BYTES], int
     cache_hash_str(&h, "ait tune trial");
     cache_hash_i64(&h, CACHE_FORMAT);
     cache_hash_str(&h, AIT_VERSION_STRING);
+    cache_hash_i64(&h, VALIDATE_RULES);
     cache_hash_str(&h, x->cpu);
     sha256_update(&h, mdig, SHA256_BYTES);
     cache_hash_i64(&h, bucket);

@@ -27,6 +27,11 @@
  * SQNR is reported but not judged by these. Quantised candidates, whose
  * errors are large per element but small overall, are judged by SQNR alone
  * (tolerance_quantised): SQNR >= 25 dB, no share bound. */
+/* The rules' version, part of every cached verdict's key (tune/cache.h):
+ * bump it when a default or the judging changes, so that verdicts cached
+ * under the old rules are recomputed. 2: atol scaled by S. */
+#define VALIDATE_RULES 2
+
 typedef struct tolerance {
     double rtol, atol;
     double max_share;   /* fraction 0..1 of elements allowed off */
