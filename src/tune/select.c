@@ -1,13 +1,12 @@
 /* Selection of modules to tune. Selected modules never overlap, because
  * the tuner builds each selected module as one unit: a module and one of
  * its descendants cannot both be built. */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tune/select.h"
+#include "tune/strategy.h"
 
 /* Backends the design names; `one-backend:NAME` must pick one of them. */
 static const char *const backends[] = {
@@ -17,33 +16,17 @@ static const char *const backends[] = {
 
 ait_status strategy_check(const char *name, ait_error *e)
 {
-    static const char *accepted = "accepted: first-wins, one-backend:NAME, max-throughput, "
-                                  "min-latency, latency-budget:MS";
-    if (!name || !*name) return err_set(e, AIT_E_INVALID_ARG, "empty strategy name; %s", accepted);
-    if (strlen(name) >= SELECT_STRATEGY_MAX)
+    strategy st;
+    if (name && strlen(name) >= SELECT_STRATEGY_MAX)
         return err_set(e, AIT_E_INVALID_ARG, "strategy '%.40s...' is too long", name);
-    if (!strcmp(name, "first-wins") || !strcmp(name, "max-throughput") ||
-        !strcmp(name, "min-latency"))
-        return AIT_OK;
-    if (!strncmp(name, "one-backend:", 12)) {
-        for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-            if (!strcmp(name + 12, backends[i])) return AIT_OK;
-        return err_set(e, AIT_E_INVALID_ARG,
-                       "strategy '%s': unknown backend '%s' (backends: reference, native, "
-                       "openblas, onednn, bf16, fp16, int8wo, int8dq, int4wo, fp8wo, cuda)",
-                       name, name + 12);
-    }
-    if (!strncmp(name, "latency-budget:", 15)) {
-        char *end;
-        errno = 0;
-        double ms = strtod(name + 15, &end);
-        if (errno || end == name + 15 || *end || !isfinite(ms) || ms <= 0)
-            return err_set(e, AIT_E_INVALID_ARG,
-                           "strategy '%s': the budget must be a positive number of "
-                           "milliseconds (latency-budget:2.5)", name);
-        return AIT_OK;
-    }
-    return err_set(e, AIT_E_INVALID_ARG, "unknown strategy '%s'; %s", name, accepted);
+    TRY(strategy_parse(name, &st, e));
+    if (st.kind != STRAT_ONE_BACKEND) return AIT_OK;
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (!strcmp(st.backend, backends[i])) return AIT_OK;
+    return err_set(e, AIT_E_INVALID_ARG,
+                   "strategy '%s': unknown backend '%s' (backends: reference, native, "
+                   "openblas, onednn, bf16, fp16, int8wo, int8dq, int4wo, fp8wo, cuda)",
+                   name, st.backend);
 }
 
 /* True when a is b or one of b's ancestors. */

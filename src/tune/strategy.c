@@ -181,9 +181,11 @@ ait_status strategy_choose(const strategy *s, const cand_result *base, const can
         only = s->backend;
         int k = 0;
         while (k < n && !of_backend(&c[k], only)) k++;
-        if (k == n)
-            return err_set(e, AIT_E_NOT_FOUND, "one-backend:%s: no candidate is of backend '%s'",
-                           only, only);
+        if (k == n) { /* the backend runs none of this module's nodes */
+            snprintf(out->why, sizeof out->why, "kept the baseline: backend '%s' has no "
+                     "candidate for this module (it runs none of its nodes)", only);
+            return AIT_OK;
+        }
         snprintf(out->why, sizeof out->why, "kept the baseline: no candidate of %s is valid", only);
     }
     switch (s->kind) {

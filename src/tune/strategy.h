@@ -58,8 +58,11 @@ typedef struct choice {
  * are never chosen. Returns AIT_OK with *out filled, or:
  *   latency-budget:MS when neither a valid candidate nor the baseline fits:
  *     AIT_E_NOT_FOUND naming the budget and the best latency seen;
- *   one-backend:NAME when no candidate is of backend NAME: AIT_E_NOT_FOUND;
  *   bad arguments: AIT_E_INVALID_ARG.
+ * one-backend:NAME with no candidate of NAME (the backend runs none of the
+ * module's nodes) keeps the baseline and says so: "the whole model on NAME"
+ * means every module NAME can run. Unknown names are refused earlier
+ * (strategy_check).
  * Ties go to the earlier candidate. Nothing is allocated. */
 ait_status strategy_choose(const strategy *s, const cand_result *base, const cand_result *c, int n,
                            choice *out, ait_error *e);

@@ -386,8 +386,9 @@ static void test_strategy_errors(void **st)
     choice c = pick("latency-budget:0.5", cands, NC, AIT_E_NOT_FOUND);
     assert_non_null(strstr(c.why, "0.5 ms"));
     assert_non_null(strstr(c.why, "best latency is 5.000 ms (onednn/t2)"));
-    c = pick("one-backend:tvm", cands, NC, AIT_E_NOT_FOUND);
-    assert_non_null(strstr(c.why, "'tvm'"));
+    c = pick("one-backend:tvm", cands, NC, AIT_OK); /* none of it: the baseline stays */
+    assert_int_equal(c.index, -1);
+    assert_non_null(strstr(c.why, "'tvm' has no candidate"));
     const char *bad[] = {"fastest", "latency-budget", "latency-budget:", "latency-budget:-3",
                          "latency-budget:5ms", "one-backend:", "one-backend", "min-latency:3",
                          ""};
