@@ -39,6 +39,11 @@ static const char *tune_help =
     "                         profiling: N warm-up runs, then timed runs until the\n"
     "                         coefficient of variation over the last window is\n"
     "                         under F, at most cap (default 10, 20, 0.10, 100)\n"
+    "  --cold-cache, --warm-cache\n"
+    "                         time each run with caches flushed first (what a module\n"
+    "                         of a model bigger than the caches meets), or back to\n"
+    "                         back; default: cold when the model's weights exceed\n"
+    "                         32 MiB\n"
     "  --data PATH            samples: a .npz, a folder of .npz files, or a folder of\n"
     "                         sample folders (default: one generated sample)\n"
     "  --dim NAME=V           size of symbolic dim NAME of generated samples\n"
@@ -159,9 +164,14 @@ static int tune_for_real(const insp_args *a, insp_state *s)
     tune_opts o = {.samples = s->samples, .n_batch = a->n_batch, .sel = &s->sel,
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .progress_bar = isatty(STDERR_FILENO), .cache_dir = cache,
-                   .max_batches = a->max_batches};
+                   .max_batches = a->max_batches, .cold = a->cold};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
+    bool cold = a->cold > 0 || (a->cold == 0 && s->r->st[0].param_bytes > TUNE_COLD_BYTES);
+    if (!a->json)
+        fprintf(stderr, "profiling with %s caches (%s)\n", cold ? "cold" : "warm",
+                a->cold ? (cold ? "--cold-cache" : "--warm-cache")
+                        : cold ? "the model's weights exceed 32 MiB" : "the model's weights fit in 32 MiB");
     if (tune_run(s->m, s->r, &o, &rep, &e) != AIT_OK) {
         fprintf(stderr, "ait tune: %s\n", e.msg);
         return 1;

@@ -79,10 +79,17 @@ ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, pro
         if (run(ctx, e) != AIT_OK) return err_prefix(e, "profiling: warm-up run %d: ", i + 1);
     double *t = malloc((size_t)o->cap * 2 * sizeof *t);
     if (!t) return err_set(e, AIT_E_NOMEM, "profiling: no memory for %d times", o->cap);
+    volatile unsigned char *flush = o->flush_bytes ? malloc(o->flush_bytes) : NULL;
+    if (o->flush_bytes && !flush) {
+        free(t);
+        return err_set(e, AIT_E_NOMEM, "profiling: no memory for a %zu-byte cache flush",
+                       o->flush_bytes);
+    }
     int n = 0;
     bool done = false;
     ait_status s = AIT_OK;
     while (n < o->cap && !done) {
+        for (size_t i = 0; flush && i < o->flush_bytes; i += 64) flush[i] = (unsigned char)(n + i);
         int64_t t0 = now(o->clock_ctx);
         s = run(ctx, e);
         int64_t t1 = now(o->clock_ctx);
@@ -101,5 +108,6 @@ ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, pro
         *r = res;
     }
     free(t);
+    free((void *)flush);
     return s;
 }

@@ -22,7 +22,16 @@ typedef struct profile_opts {
     int64_t batch; /* items per run, for the throughput (default 1) */
     profile_clock_fn clock; /* NULL: CLOCK_MONOTONIC */
     void *clock_ctx;
+    /* > 0: before each timed run, untimed, write this many bytes of a scratch
+     * buffer, so that every run starts with the caches holding none of its
+     * data (weights included): the state a module of a model bigger than the
+     * caches finds in the whole model. 0: warm runs, one after the other. */
+    size_t flush_bytes;
 } profile_opts;
+
+/* The flush `ait tune --cold-cache` asks for: four times the 32 MiB that
+ * one core group of a large x86 server shares as its last-level cache. */
+#define PROFILE_FLUSH_BYTES ((size_t)128 << 20)
 
 /* The defaults above. */
 profile_opts profile_defaults(void);

@@ -452,6 +452,7 @@ static void sets_digest(const tune_ctx *x, const uint8_t mdig[SHA256_BYTES], int
     cache_hash_f64(&h, p->cv);
     cache_hash_i64(&h, p->cap);
     cache_hash_i64(&h, p->batch);
+    cache_hash_i64(&h, (int64_t)p->flush_bytes);
     sha256_final(&h, out);
 }
 
@@ -510,6 +511,8 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     for (int j = 0; s == AIT_OK && j < sub->n_outputs; j++) names[j] = sub->vals[sub->outputs[j]].name;
     profile_opts prof = o->prof;
     prof.batch = tm->batch; /* throughput in items per second */
+    if (o->cold > 0 || (o->cold == 0 && x->insp->st[0].param_bytes > TUNE_COLD_BYTES))
+        prof.flush_bytes = PROFILE_FLUSH_BYTES;
     uint8_t sdig[SHA256_BYTES];
     if (s == AIT_OK) sets_digest(x, mdig, tm->batch, vs, n_sets, sub->n_inputs, &prof, sdig);
     const backend *cb[TUNE_MAX_CANDS];

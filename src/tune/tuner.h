@@ -23,6 +23,10 @@
 #include "tune/select.h"
 
 #define TUNE_MAX_CANDS 16
+/* The weights above which tuning profiles cold by default: 32 MiB, the
+ * last-level cache one core group of a large x86 server shares (CPUID's
+ * figure is not used: virtual machines report whole sockets, or nothing). */
+#define TUNE_COLD_BYTES ((int64_t)32 << 20)
 
 typedef struct tune_cand {
     candidate_cfg cfg;
@@ -61,6 +65,10 @@ typedef struct tune_opts {
     bool progress_bar;        /* progress as one redrawn line (for a terminal), not a log */
     const char *cache_dir;    /* results cache folder (tune/cache.h); NULL: no cache */
     int max_batches;          /* distinct sample batches validated per bucket; <= 0: all */
+    /* Profiling with cold caches (prof.flush_bytes): 1 always, -1 never, 0
+     * when the model's weights exceed TUNE_COLD_BYTES, since then a module
+     * of the whole model finds none of its weights in the caches. */
+    int cold;
     /* The backends candidates come from, in order (the first must be the
      * baseline's); NULL: the registry. Tests pass their own. */
     const backend *const *backends;
