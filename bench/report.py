@@ -172,6 +172,12 @@ def med(info):
     return f"{info['median_ms']:.3g}" if "median_ms" in info else "—"
 
 
+def pmed(info):
+    """A tuned-section time: the median over processes when there are several."""
+    v = info.get("process_median_ms", info.get("median_ms"))
+    return f"{v:.3g}" if v is not None else "—"
+
+
 def backends_cell(counts):
     return ", ".join(f"{k}×{v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])) or "—"
 
@@ -198,9 +204,13 @@ def tuned_tables(t):
            f"≤ 1e-4) before any timing, a wrong answer gets no time; then {st['warmup']} warm-up runs each and "
            f"{st['min_rounds']}–{st['max_rounds']} **interleaved** rounds (tuned, oneDNN-only, OpenBLAS-only, "
            f"reference, ORT, tuned, ...) of about {st['round_s']} s per engine, so other work on the machine "
-           "slows all of them alike. Times: median ms of all timed runs (min–max in results.json). "
-           "**tuned / best** = tuned median / the lowest median of oneDNN-only, OpenBLAS-only and reference "
-           "(done-when: ≤ 1.03). **first run** = the first `time 1` of a fresh process right after it loaded "
+           "slows all of them alike. Times: the median over processes of each process's median ms: the "
+           f"long interleaved process and the {t['first_procs']} fresh ones below (a process keeps its memory "
+           "placement for life, which alone moves its median by several percent here; each process's median "
+           "is in results.json). **tuned / best** = tuned / the lowest of oneDNN-only, OpenBLAS-only and "
+           "reference (done-when: ≤ 1.03); \"same plan\" marks a row where the tuned artifact's plan for the "
+           "bucket is the best single backend's, so the two are one program and the ratio is noise. "
+           "**first run** = the first `time 1` of a fresh process right after it loaded "
            f"the artifact / the median of its next {t['first_steady']} runs; {t['first_procs']} fresh processes "
            "per artifact and batch, interleaved; median of the three (and max) (done-when: ≤ 1.10). "
            "**backends** = the backend each tuned module's plan uses in this batch bucket, counted over the "
@@ -215,14 +225,15 @@ def tuned_tables(t):
         art = t["artifacts"][r["name"]]["tuned"]
         counts = art.get("backends", {}).get(str(r["batch"]), {})
         mixed = ("**yes**" if len(counts) > 1 else "no") if counts else "—"
-        tb = f"**{r['tuned_vs_best']:.3f}** ({r['best_single']})" if "tuned_vs_best" in r else "—"
+        tb = (f"**{r['tuned_vs_best']:.3f}** ({r['best_single']}"
+              f"{', same plan' if r.get('same_plan_as_best') else ''})" if "tuned_vs_best" in r else "—")
         fr = (f"{e['tuned']['first_ratio_median']:.2f} ({e['tuned']['first_ratio_max']:.2f})"
               if "first_ratio_median" in e["tuned"] else "—")
         to = f"{r['tuned_vs_ort']:.2f}" if "tuned_vs_ort" in r else "—"
         note = "; ".join(f"{k}: {v['error']}" for k, v in e.items() if v.get("error")).replace("|", "/")
-        out.append(f"| {r['name']} | {r['batch']} | {med(e['tuned'])} | {med(e['onednn'])} | "
-                   f"{med(e['openblas'])} | {med(e['reference'])} | {tb} | {fr} | {backends_cell(counts)} | "
-                   f"{mixed} | {med(e['ort'])} | {to} | {note} |")
+        out.append(f"| {r['name']} | {r['batch']} | {pmed(e['tuned'])} | {pmed(e['onednn'])} | "
+                   f"{pmed(e['openblas'])} | {pmed(e['reference'])} | {tb} | {fr} | {backends_cell(counts)} | "
+                   f"{mixed} | {pmed(e['ort'])} | {to} | {note} |")
     rows = [r for r in t["rows"] if "tuned_vs_best" in r]
     if rows:
         worst = max(rows, key=lambda r: r["tuned_vs_best"])
