@@ -61,6 +61,24 @@ static ait_status node_err(const exec *x, const node *n, ait_error *e)
     return err_prefix(e, "%s: node '%s' (%s): ", x->g->path ? x->g->path : "model", n->name, n->op);
 }
 
+/* Infers node c->n's output shapes now that its inputs are known, and gives
+ * each output zeroed storage of that shape. */
+static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, ait_error *e)
+{
+    const node *n = c->n;
+    if (def->infer(c) != AIT_OK) {
+        if (e && e->code == AIT_OK)
+            err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
+        return node_err(x, n, e);
+    }
+    for (int k = 0; k < n->n_out; k++) {
+        if (!c->out[k]) continue;
+        if (tensor_alloc(c->out[k], e) != AIT_OK) return node_err(x, n, e);
+        memset(c->out[k]->data, 0, tensor_nbytes(c->out[k]));
+    }
+    return AIT_OK;
+}
+
 /* Collects the values of g that its node's subgraphs read from g. */
 static void collect_outer(const graph *sub, int *list, int *n, int max)
 {
@@ -423,18 +441,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         double t0 = x->prof ? now_sec() : 0;
         bool self_alloc = def->flags & OP_ALLOCS_OUTPUTS;
         for (int k = 0; k < n->n_in; k++) self_alloc |= in[k] && in[k]->kind != VAL_TENSOR;
-        if (!self_alloc) {
-            if (def->infer(&c) != AIT_OK) {
-                if (e && e->code == AIT_OK)
-                    err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
-                return node_err(x, n, e);
-            }
-            for (int k = 0; k < n->n_out; k++) {
-                if (!out[k]) continue;
-                if (tensor_alloc(out[k], e) != AIT_OK) return node_err(x, n, e);
-                memset(out[k]->data, 0, tensor_nbytes(out[k]));
-            }
-        }
+        if (!self_alloc) TRY(infer_alloc(x, def, &c, e));
         if (def->run(&c) != AIT_OK) return node_err(x, n, e);
         for (int k = 0; k < n->n_out; k++)
             if (out[k]) x->cur[n->out[k]] = out[k];
@@ -497,16 +504,7 @@ ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, 
     if (def->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES))
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s' (%s): not runnable alone", x->g->path,
                        n->name, n->op);
-    if (def->infer(&c) != AIT_OK) {
-        if (e && e->code == AIT_OK)
-            err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
-        return node_err(x, n, e);
-    }
-    for (int k = 0; k < n->n_out; k++) {
-        if (!out[k]) continue;
-        if (tensor_alloc(out[k], e) != AIT_OK) return node_err(x, n, e);
-        memset(out[k]->data, 0, tensor_nbytes(out[k]));
-    }
+    TRY(infer_alloc(x, def, &c, e));
     if (def->run(&c) != AIT_OK) return node_err(x, n, e);
     return AIT_OK;
 }

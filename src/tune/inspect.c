@@ -144,20 +144,6 @@ static void roll_up_times(inspection *r, const exec_profile *prof)
     }
 }
 
-/* True when samples a and b have the same shapes apart from batch axes, so
- * that they can share a batch. */
-static bool same_group(const ait_model *m, const sample *a, const sample *b)
-{
-    for (int i = 0; i < m->g->n_inputs; i++) {
-        const tensor *x = a->values[i], *y = b->values[i];
-        if (x->kind != y->kind || x->rank != y->rank) return false;
-        int ax = samples_batch_axis(m, i);
-        for (int d = 0; d < x->rank; d++)
-            if (d != ax && x->dims[d] != y->dims[d]) return false;
-    }
-    return true;
-}
-
 /* Runs the batches: samples are grouped by shape (samples of another
  * sequence length make another group, which is how dynamic axes show), and
  * each group runs at each batch size: untimed warm-up (the first records
@@ -175,7 +161,7 @@ static ait_status run_batches(const ait_model *m, const inspect_opts *o, inspect
     for (int i = 0; s == AIT_OK && i < ns; i++) {
         group[i] = -1;
         for (int j = 0; j < i && group[i] < 0; j++)
-            if (same_group(m, &o->samples->s[i], &o->samples->s[j])) group[i] = group[j];
+            if (samples_same_shapes(m, &o->samples->s[i], &o->samples->s[j])) group[i] = group[j];
         if (group[i] < 0) group[i] = n_groups++;
     }
     for (int gi = 0; s == AIT_OK && gi < n_groups; gi++)

@@ -571,3 +571,15 @@ ait_status samples_batch(const ait_model *m, const sample_set *s, int b, tensor 
     }
     return AIT_OK;
 }
+
+bool samples_same_shapes(const ait_model *m, const sample *a, const sample *b)
+{
+    for (int i = 0; i < m->g->n_inputs; i++) {
+        const tensor *x = a->values[i], *y = b->values[i];
+        if (x->kind != y->kind || x->rank != y->rank) return false;
+        int ax = samples_batch_axis(m, i);
+        for (int d = 0; d < x->rank; d++)
+            if (d != ax && x->dims[d] != y->dims[d]) return false;
+    }
+    return true;
+}

@@ -53,6 +53,9 @@ void sample_set_free(sample_set *s);
 /* The batch axis of model input i: the declared dim whose name contains
  * "batch", else axis 0 when it is symbolic; -1 when the input has none. */
 int samples_batch_axis(const ait_model *m, int input);
+/* True when samples a and b have the same shapes apart from batch axes, so
+ * that they can share a batch. */
+bool samples_same_shapes(const ait_model *m, const sample *a, const sample *b);
 /* Builds inputs of batch size b (new tensors, caller frees) by taking rows
  * along each input's batch axis from the samples in order, cycling when
  * there are fewer than b (repeating) and stopping at b (slicing). Inputs

@@ -48,19 +48,6 @@ typedef struct tbatch {
     const char *source; /* its first sample's file */
 } tbatch;
 
-/* Samples of one shape apart from batch axes can share a batch. */
-static bool same_shapes(const ait_model *m, const sample *a, const sample *b)
-{
-    for (int i = 0; i < m->g->n_inputs; i++) {
-        const tensor *x = a->values[i], *y = b->values[i];
-        if (x->kind != y->kind || x->rank != y->rank) return false;
-        int ax = samples_batch_axis(m, i);
-        for (int d = 0; d < x->rank; d++)
-            if (d != ax && x->dims[d] != y->dims[d]) return false;
-    }
-    return true;
-}
-
 /* Rows a sample gives a batch: its size along the first batch axis. */
 static int64_t sample_rows(const ait_model *m, const sample *x)
 {
@@ -97,7 +84,7 @@ static ait_status make_batches(const ait_model *m, const sample_set *set, int b,
     for (int i = 0; s == AIT_OK && i < ns; i++) {
         group[i] = -1;
         for (int j = 0; j < i && group[i] < 0; j++)
-            if (same_shapes(m, &set->s[i], &set->s[j])) group[i] = group[j];
+            if (samples_same_shapes(m, &set->s[i], &set->s[j])) group[i] = group[j];
         if (group[i] < 0) group[i] = ng++;
     }
     for (int g = 0; s == AIT_OK && g < ng; g++) {
