@@ -71,6 +71,20 @@ def stats(times):
             "runs": len(times)}
 
 
+def prepare_case(base, work):
+    """A fresh folder `work` with BASE.in.npz unpacked into work/in/NAME.npy (what the runners
+    read); returns that folder and the reference outputs of BASE.out.npz."""
+    shutil.rmtree(work, ignore_errors=True)
+    indir = os.path.join(work, "in")
+    os.makedirs(indir)
+    with np.load(base + ".in.npz") as z:
+        for k in z.files:
+            np.save(os.path.join(indir, k + ".npy"), z[k])
+    with np.load(base + ".out.npz") as z:
+        ref = {k: z[k] for k in z.files}
+    return indir, ref
+
+
 def interleave(cfg, timed, info):
     """Warm-up, then interleaved rounds over the runners in `timed` (label ->
     Runner, in that order); writes each one's stats into info[label]."""
@@ -94,14 +108,7 @@ def run_case(cfg, name, model, tag, batch, threads, log):
            "engines": {}, "ait_vs": {}}
     onnx = os.path.join(mdir, model + ".onnx")
     base = os.path.join(mdir, f"{model}.bench.{tag}")
-    shutil.rmtree(work, ignore_errors=True)
-    indir = os.path.join(work, "in")
-    os.makedirs(indir)
-    with np.load(base + ".in.npz") as z:
-        for k in z.files:
-            np.save(os.path.join(indir, k + ".npy"), z[k])
-    with np.load(base + ".out.npz") as z:
-        ref = {k: z[k] for k in z.files}
+    indir, ref = prepare_case(base, work)
 
     runners, outs = {}, {}
     for e in ENGINES:  # start, then the output check before any timing

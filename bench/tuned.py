@@ -146,15 +146,7 @@ def run_case(cfg, name, batch, arts):
     row = {"name": name, "case": tag, "batch": batch, "threads": THREADS, "engines": {},
            "loadavg": sysinfo.loadavg()}
     base = os.path.join(cfg["model_dir"], f"{name}.bench.{tag}")
-    shutil.rmtree(work, ignore_errors=True)
-    indir = os.path.join(work, "in")
-    os.makedirs(indir)
-    import numpy as np
-    with np.load(base + ".in.npz") as z:
-        for k in z.files:
-            np.save(os.path.join(indir, k + ".npy"), z[k])
-    with np.load(base + ".out.npz") as z:
-        ref = {k: z[k] for k in z.files}
+    indir, ref = models.prepare_case(base, work)
 
     runners = {}
     for e in ENGINES:  # start, then the output check before any timing
