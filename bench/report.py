@@ -212,7 +212,7 @@ def tuned_tables(t):
            "bucket is the best single backend's, so the two are one program and the ratio is noise. "
            "**first run** = the first `time 1` of a fresh process right after it loaded "
            f"the artifact / the median of its next {t['first_steady']} runs; {t['first_procs']} fresh processes "
-           "per artifact and batch, interleaved; median of the three (and max) (done-when: ≤ 1.10). "
+           "per artifact and batch, interleaved; median over them (and max) (done-when: ≤ 1.10). "
            "**backends** = the backend each tuned module's plan uses in this batch bucket, counted over the "
            "artifact's modules (`ait show NAME.ait --json`: modules[].plans[].backend). What the rows over 1.03, "
            "the first-run figures and the mixing mean, with extra measurements: [tuned-notes.md](tuned-notes.md).", "",

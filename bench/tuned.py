@@ -44,7 +44,8 @@ SINGLE = ("onednn", "openblas", "reference")  # the single-backend contenders
 ENGINES = ("tuned", "onednn", "openblas", "reference", "ort")  # interleaving order
 TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "3", "--window", "10",
              "--cap", "30"]
-FIRST_PROCS = 3   # fresh processes per artifact and batch for the first-run figure
+FIRST_PROCS = 7   # fresh processes per engine and batch: the first-run figure, and 7 of the 8
+                  # per-process medians the comparison takes the median of
 FIRST_STEADY = 20  # runs after the first one that make the steady state
 
 
