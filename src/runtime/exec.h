@@ -36,8 +36,8 @@ typedef struct exec_profile {
     int64_t *node_calls;
 } exec_profile;
 void exec_set_profile(exec *x, exec_profile *p);
-/* A pointer of the executor's owner for the ops it gave (exec_create_ops)
- * to find their state: the plan runner's module op finds its built modules
+/* A pointer of the executor's owner for ops of its own to find their state
+ * through op_ctx.x: the plan runner's module op finds its built modules
  * through it. NULL until set. */
 void exec_set_user(exec *x, void *user);
 void *exec_user(const exec *x);

@@ -10,7 +10,6 @@
  * them); otherwise the module cannot be collapsed and creation fails. */
 #include "runtime/plan_exec.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +22,14 @@ typedef struct pe_build {
     built *bm;
 } pe_build;
 
+/* Inputs or outputs of a collapsed module, at most. */
+#define MODULE_MAX_PORTS 512
+
 typedef struct pe_slot {
     int module;                      /* in the tree */
     char *node_name;                 /* "module:layer1" */
     graph *sub;                      /* the module on its own, for the backends */
-    int n_builds;
-    pe_build builds[PLAN_MAX_BUCKETS];
-    int build_of[PLAN_MAX_BUCKETS];  /* per bucket index */
+    pe_build builds[PLAN_MAX_BUCKETS]; /* per bucket index (the plan's choices) */
 } pe_slot;
 
 struct plan_exec {
@@ -54,8 +54,8 @@ static ait_status module_run(op_ctx *c)
     plan_exec *px = exec_user(c->x);
     int ni = (int)(c->n - c->g->nodes);
     const pe_slot *sl = &px->slots[px->slot_of_node[ni]];
-    const pe_build *pb = &sl->builds[sl->build_of[px->bucket]];
-    tensor *outs[512];
+    const pe_build *pb = &sl->builds[px->bucket];
+    tensor *outs[MODULE_MAX_PORTS];
     TRY(pb->b->run(pb->bm, c->in, outs, c->err));
     for (int j = 0; j < c->n_out; j++)
         if (c->out[j]) TRY(tensor_copy_into(c->out[j], outs[j], c->err));
@@ -63,7 +63,8 @@ static ait_status module_run(op_ctx *c)
 }
 
 static const op_def module_op = {.name = "Module", .domain = "ai.ait", .min_in = 0,
-                                 .max_in = 512, .min_out = 1, .max_out = 512,
+                                 .max_in = MODULE_MAX_PORTS, .min_out = 1,
+                                 .max_out = MODULE_MAX_PORTS,
                                  .flags = OP_ALLOCS_OUTPUTS, .infer = module_infer,
                                  .run = module_run};
 
@@ -73,7 +74,7 @@ void plan_exec_free(plan_exec *px)
     exec_free(px->x);
     for (int i = 0; px->slots && i < px->n_slots; i++) {
         pe_slot *sl = &px->slots[i];
-        for (int k = 0; k < sl->n_builds; k++)
+        for (int k = 0; k < PLAN_MAX_BUCKETS; k++)
             if (sl->builds[k].bm) sl->builds[k].b->free(sl->builds[k].bm);
         graph_free(sl->sub);
         free(sl->node_name);
@@ -96,7 +97,7 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
     TRY(graph_extract(g, px->tree, sl->module, &sl->sub, e));
     for (int k = 0; k < pm->n_choices; k++) {
         const plan_choice *c = &pm->choices[k];
-        pe_build *pb = &sl->builds[sl->n_builds];
+        pe_build *pb = &sl->builds[k];
         pb->b = backend_find(c->cfg.backend);
         if (!pb->b)
             return err_set(e, AIT_E_UNSUPPORTED, "module '%s': no backend '%s'", pm->name,
@@ -106,7 +107,6 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
             err_prefix(e, "module '%s', candidate %s: ", pm->name, c->cand);
             return s;
         }
-        sl->build_of[k] = sl->n_builds++;
     }
     return AIT_OK;
 }
@@ -220,9 +220,10 @@ static void prime(plan_exec *px)
 {
     const plan *p = px->p;
     int n = p->n_inputs;
-    if (!n || n != px->comp->n_inputs || n > 512) return;
+    if (!n || n != px->comp->n_inputs || n > MODULE_MAX_PORTS) return;
     for (int k = 0; k < p->n_buckets; k++) {
-        tensor *in = calloc((size_t)n, sizeof *in), *ins[512], *outs[512];
+        tensor *in = calloc((size_t)n, sizeof *in), *ins[MODULE_MAX_PORTS];
+        tensor *outs[MODULE_MAX_PORTS];
         ait_status s = in ? AIT_OK : AIT_E_NOMEM;
         ait_error e = {0};
         for (int i = 0; s == AIT_OK && i < n; i++) {
@@ -272,14 +273,10 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exe
     }
     if (s == AIT_OK) s = make_composite(px, g, owner, e);
     for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = build_slot(px, g, j, e);
-    const op_def **ops = s == AIT_OK ? calloc((size_t)px->comp->n_nodes + 1, sizeof *ops) : NULL;
-    if (s == AIT_OK && !ops) s = err_set(e, AIT_E_NOMEM, "out of memory");
-    for (int i = 0; s == AIT_OK && i < px->comp->n_nodes; i++)
-        if (px->slot_of_node[i] >= 0) ops[i] = &module_op;
-    if (s == AIT_OK) s = exec_create_ops(px->comp, NULL, threads, ops, &px->x, e);
+    /* The collapsed nodes' def is module_op, so the plain executor runs them. */
+    if (s == AIT_OK) s = exec_create(px->comp, NULL, threads, &px->x, e);
     if (s == AIT_OK) exec_set_user(px->x, px);
     if (s == AIT_OK) prime(px);
-    free(ops);
     free(owner);
     if (s != AIT_OK) {
         plan_exec_free(px);
@@ -298,8 +295,7 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e)
 {
     *out = (prepared){0};
-    const pe_slot *sl = &px->slots[i];
-    const pe_build *pb = &sl->builds[sl->build_of[k]];
+    const pe_build *pb = &px->slots[i].builds[k];
     if (!pb->b->save) return AIT_OK;
     ait_status s = pb->b->save(pb->bm, out, e);
     if (s != AIT_OK)
