@@ -10,6 +10,7 @@ struct ait_model {
     int opset;
     int64_t ir_version;
     char *producer;
+    int n_external;        /* tensors it read from external data files */
     /* Loaded from a .ait artifact (tune/plan_load.c): */
     struct plan *plan;     /* the tuned plan sessions run, or NULL (untuned) */
     struct artifact *art;  /* the mapping its prepared blobs live in */

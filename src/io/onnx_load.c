@@ -24,6 +24,7 @@ typedef struct loader {
     int opset;
     ait_error *e;
     int depth;
+    int n_external;  /* tensors read from external data files */
 } loader;
 
 static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *parent, graph **out);
@@ -114,6 +115,7 @@ static ait_status load_attr(loader *L, graph *g, const Onnx__AttributeProto *ap,
         char what[256];
         snprintf(what, sizeof what, "%s: node '%s' attribute '%s'", L->path, nname, a->name);
         TRY(tensor_from_proto(ap->t, L->dir, &a->t, what, L->e));
+        L->n_external += tensor_proto_external(ap->t);
         break;
     }
     case ATTR_GRAPH:
@@ -244,6 +246,7 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
         int id = graph_add_value(g, tp->name);
         if (id < 0) s = err_set(L->e, AIT_E_NOMEM, "out of memory");
         else s = tensor_from_proto(tp, L->dir, &g->vals[id].konst, what, L->e);
+        L->n_external += tensor_proto_external(tp);
         if (s == AIT_OK) {
             value *v = &g->vals[id];
             v->dtype = v->konst->dtype;
@@ -335,6 +338,7 @@ static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *
     if (s == AIT_OK) {
         loader L = {.path = m->path, .dir = m->dir, .opset = m->opset, .e = e};
         s = load_graph(&L, mp->graph, NULL, &m->g);
+        m->n_external = L.n_external;
     }
     if (s == AIT_OK) s = graph_fold_constants(m->g, e);
     onnx__model_proto__free_unpacked(mp, NULL);

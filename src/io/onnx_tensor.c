@@ -90,6 +90,11 @@ static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *d
             for (int64_t i = 0; i < numel; i++) ((ctype *)dst)[i] = (ctype)tp->field[i];      \
     } while (0)
 
+bool tensor_proto_external(const Onnx__TensorProto *tp)
+{
+    return tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
 ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
                              const char *what, ait_error *e)
 {
@@ -115,7 +120,7 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
     void *dst = t->data;
     size_t need = (size_t)numel * es;
     s = AIT_OK;
-    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    if (tensor_proto_external(tp)) {
         s = ext_read(tp, dir, dst, need, what, e);
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != need)

@@ -4,6 +4,8 @@
 #include "core/tensor.h"
 #include "onnx.pb-c.h"
 
+/* Whether tp keeps its data in an external file. */
+bool tensor_proto_external(const Onnx__TensorProto *tp);
 /* A new tensor holding tp's data; `dir` is the real path of the model's
  * folder for external data (NULL refuses external data). */
 ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,

@@ -2,7 +2,7 @@
  * It is what an artifact's manifest carries (with the measurements that
  * justified it) and what a session runs (runtime/plan_exec.h).
  *
- * Manifest (JSON, the artifact's; plan_json writes it, plan_parse reads the
+ * Manifest (JSON, the artifact's; plan_save writes it, plan_parse reads the
  * parts a run needs and ignores the rest):
  *   {"format": "ait-plan", "version": 1, "ait_version": "...",
  *    "model": {"name": "resnet18.onnx", "sha256": "...", "blob": "model.onnx", "bytes": N},
@@ -10,13 +10,14 @@
  *    "batch_axes": [{"input": "x", "axis": 0, "multiple": 1}],   // model inputs with one
  *    "buckets": [1, 8],
  *    "priming": [[{"dtype": 1, "shape": [1, 3, 224, 224]}], [...]],  // per bucket
- *    "modules": [{"name": "layer1", "nodes": 12, "spec": {...graph spec...},
+ *    "modules": [{"name": "layer1", "nodes": 12,
  *                 "plans": [{"bucket": 1, "strategy": "max-throughput",
  *                            "chosen": "openblas/t1", "backend": "openblas", "threads": 1,
- *                            "variant": "", "why": "...",
- *                            "blobs": [{"name": "conv1.w", "blob": "p/0/b1/conv1.w"}],
- *                            "candidates": [{"name": ..., "status": "ok"|"failed",
- *                                            "reason": ..., "median_ms": ..., ...}]}]}]}
+ *                            "variant": "", "why": "...", "median_ms": ..., "baseline_ms": ...,
+ *                            "speedup": ...,
+ *                            "blobs": [{"name": "conv1.w", "blob": "p/0/b1/conv1.w"}]}]}],
+ *    "tuning": {...},       // the whole `ait tune --json` report (every candidate)
+ *    "inspection": {...}}   // `ait inspect --json` of the tuned modules (graph specs)
  * Blobs of prepared state are named "p/MODULE/bBUCKET/NAME" (MODULE the index
  * in "modules", NAME the backend's); a blob with the same bytes as one
  * already saved for the module (the same weights prepared at another
@@ -90,7 +91,6 @@ struct artifact;
 ait_status plan_parse(const json_val *manifest, const graph *g, const struct artifact *a,
                       const char *what, plan **out, ait_error *e);
 
-#endif
 
 /* ---- writing (tune/plan_save.c) ------------------------------------------ */
 struct inspection;
@@ -108,3 +108,5 @@ ait_status plan_from_report(const struct inspection *insp, const struct tune_rep
  * candidate, built here once more in this process. */
 ait_status plan_save(const ait_model *m, const struct inspection *insp,
                      const struct tune_report *r, const char *path, ait_error *e);
+
+#endif
