@@ -20,21 +20,27 @@ static const tune_module *report_find(const tune_report *r, int module, int buck
     return NULL;
 }
 
+/* Model input i's port in the whole model's graph spec, or NULL. */
+static const port_spec *input_port(const inspection *insp, int i)
+{
+    const module_stats *root = &insp->st[0];
+    for (int k = 0; k < root->n_ports; k++)
+        if (!root->ports[k].output && root->ports[k].value == insp->m->g->inputs[i])
+            return &root->ports[k];
+    return NULL;
+}
+
 /* Model inputs with a batch axis, from the whole model's graph spec. */
 static ait_status batch_axes_of(const inspection *insp, plan *p, ait_error *e)
 {
-    const graph *g = insp->m->g;
-    const module_stats *root = &insp->st[0];
-    p->batch_axes = calloc((size_t)g->n_inputs + 1, sizeof *p->batch_axes);
+    int n = insp->m->g->n_inputs;
+    p->batch_axes = calloc((size_t)n + 1, sizeof *p->batch_axes);
     if (!p->batch_axes) return err_set(e, AIT_E_NOMEM, "out of memory");
-    for (int k = 0; k < root->n_ports; k++) {
-        const port_spec *ps = &root->ports[k];
-        int idx = -1;
-        for (int i = 0; !ps->output && i < g->n_inputs; i++)
-            if (g->inputs[i] == ps->value) idx = i;
-        for (int d = 0; idx >= 0 && d < ps->axes.rank; d++)
+    for (int i = 0; i < n; i++) {
+        const port_spec *ps = input_port(insp, i);
+        for (int d = 0; ps && d < ps->axes.rank; d++)
             if (ps->axes.kind[d] == AXIS_BATCH) {
-                p->batch_axes[p->n_batch_axes++] = (plan_batch_axis){idx, d, ps->axes.mult[d]};
+                p->batch_axes[p->n_batch_axes++] = (plan_batch_axis){i, d, ps->axes.mult[d]};
                 break;
             }
     }
@@ -44,16 +50,12 @@ static ait_status batch_axes_of(const inspection *insp, plan *p, ait_error *e)
 /* The model's inputs at each bucket, from the whole model's graph spec. */
 static ait_status priming_of(const inspection *insp, plan *p, ait_error *e)
 {
-    const graph *g = insp->m->g;
-    const module_stats *root = &insp->st[0];
-    int n = g->n_inputs;
+    int n = insp->m->g->n_inputs;
     if (!(p->inputs = calloc((size_t)(p->n_buckets * n) + 1, sizeof *p->inputs)))
         return err_set(e, AIT_E_NOMEM, "out of memory");
     p->n_inputs = n;
     for (int i = 0; i < n; i++) {
-        const port_spec *ps = NULL;
-        for (int k = 0; k < root->n_ports && !ps; k++)
-            if (!root->ports[k].output && root->ports[k].value == g->inputs[i]) ps = &root->ports[k];
+        const port_spec *ps = input_port(insp, i);
         if (!ps) { /* not observed: no priming */
             p->n_inputs = 0;
             return AIT_OK;
@@ -110,10 +112,8 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
             }
             const tune_cand *tc = &tm->cands[tm->chosen];
             plan_choice *c = &pm->choices[pm->n_choices++];
-            const backend *b = backend_find(tc->cfg.backend);
             c->bucket = tm->batch;
-            c->cfg = tc->cfg;
-            c->cfg.backend = b ? b->name : "reference";
+            c->cfg = tc->cfg; /* its backend names a registry entry (the tuner's) */
             c->cfg.prep = NULL;
             snprintf(c->cand, sizeof c->cand, "%s", tc->name);
         }
