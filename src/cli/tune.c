@@ -167,7 +167,7 @@ static int tune_for_real(const insp_args *a, insp_state *s)
                    .max_batches = a->max_batches, .cold = a->cold};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
-    bool cold = a->cold > 0 || (a->cold == 0 && s->r->st[0].param_bytes > TUNE_COLD_BYTES);
+    bool cold = tune_cold(a->cold, s->r);
     if (!a->json)
         fprintf(stderr, "profiling with %s caches (%s)\n", cold ? "cold" : "warm",
                 a->cold ? (cold ? "--cold-cache" : "--warm-cache")

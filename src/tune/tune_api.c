@@ -26,9 +26,11 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     tune_opts to = {.samples = h->samples, .n_batch = h->r->n_batch, .sel = &h->sel,
                     .max_threads = o->max_threads > 0 ? o->max_threads : 1,
                     .timeout = o->timeout > 0 ? o->timeout : 60, .quiet = !o->verbose,
-                    .prof = {.warmup = o->warmup > 0 ? o->warmup : 10,
-                             .window = o->window > 0 ? o->window : 20,
-                             .cv = o->cv > 0 ? o->cv : 0.10, .cap = o->cap > 0 ? o->cap : 100}};
+                    .prof = profile_defaults()}; /* then what the caller set */
+    if (o->warmup > 0) to.prof.warmup = o->warmup;
+    if (o->window > 0) to.prof.window = o->window;
+    if (o->cv > 0) to.prof.cv = o->cv;
+    if (o->cap > 0) to.prof.cap = o->cap;
     memcpy(to.batch, h->r->batch, sizeof to.batch);
     ait_tuning *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, AIT_E_NOMEM, "out of memory");

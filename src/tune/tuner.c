@@ -18,6 +18,11 @@
 
 #define MAX_PORTS 64
 
+bool tune_cold(int cold, const inspection *insp)
+{
+    return cold > 0 || (cold == 0 && insp->st[0].param_bytes > TUNE_COLD_BYTES);
+}
+
 int tune_bucket(int b)
 {
     int p = 1;
@@ -498,7 +503,7 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     for (int j = 0; s == AIT_OK && j < sub->n_outputs; j++) names[j] = sub->vals[sub->outputs[j]].name;
     profile_opts prof = o->prof;
     prof.batch = tm->batch; /* throughput in items per second */
-    if (o->cold > 0 || (o->cold == 0 && x->insp->st[0].param_bytes > TUNE_COLD_BYTES))
+    if (tune_cold(o->cold, x->insp))
         prof.flush_bytes = PROFILE_FLUSH_BYTES;
     uint8_t sdig[SHA256_BYTES];
     if (s == AIT_OK) sets_digest(x, mdig, tm->batch, vs, n_sets, sub->n_inputs, &prof, sdig);

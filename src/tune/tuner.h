@@ -85,6 +85,9 @@ typedef struct tune_report {
     int cache_warnings;       /* unusable folder, corrupt entries, failed writes */
 } tune_report;
 
+/* Whether tuning with opts.cold == cold profiles model insp with cold caches
+ * (see tune_opts.cold). */
+bool tune_cold(int cold, const inspection *insp);
 /* The bucket of batch size b: the power of two at or above it. */
 int tune_bucket(int b);
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
