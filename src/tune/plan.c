@@ -1,21 +1,19 @@
 /* The plan (see plan.h): reading it from a manifest, and choosing a bucket. */
 #include "tune/plan.h"
 
-#include "io/artifact.h"
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "io/artifact.h"
 
 void plan_free(plan *p)
 {
     if (!p) return;
     for (int i = 0; i < p->n_modules; i++) {
         free(p->mods[i].name);
-        for (int c = 0; c < p->mods[i].n_choices; c++) {
-            free(p->mods[i].choices[c].prep_store);
-        }
+        for (int c = 0; c < p->mods[i].n_choices; c++) free(p->mods[i].choices[c].prep_store);
     }
     free(p->mods);
     free(p->batch_axes);
@@ -170,9 +168,9 @@ ait_status plan_parse(const json_val *mf, const graph *g, const artifact *a, con
 {
     *out = NULL;
     long long ver;
-    if (!json_int_of(json_get(mf, "version"), 0, 1 << 20, &ver) ||
-        strcmp(json_str_of(json_get(mf, "format")) ? json_str_of(json_get(mf, "format")) : "",
-               "ait-plan") != 0)
+    const char *format = json_str_of(json_get(mf, "format"));
+    if (!json_int_of(json_get(mf, "version"), 0, 1 << 20, &ver) || !format ||
+        strcmp(format, "ait-plan") != 0)
         return err_set(e, AIT_E_PARSE, "%s: the manifest is not an ait plan", what);
     if (ver != PLAN_FORMAT_VERSION)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: plan format version %lld; this ait reads "
