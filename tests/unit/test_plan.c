@@ -210,25 +210,48 @@ static void test_refusals(void **state)
     assert_null(m);
     assert_non_null(strstr(e.msg, "sha256 mismatch"));
 
-    /* Another model's hash in the header; a CPU feature this machine lacks. */
-    for (int k = 0; k < 2; k++) {
+    /* Rewritten with every hash right: another model's hash in the header; a
+     * CPU feature this machine lacks; a plan naming a backend this build does
+     * not have; a manifest without its buckets. */
+    static const char *const edits[][2] = {
+        {NULL, NULL}, {NULL, NULL}, {"\"backend\": \"openblas\"", "\"backend\": \"tvm\""},
+        {"\"buckets\"", "\"buckits\""}};
+    static const char *const want[] = {"model hash", "made_up_isa",
+                                       "backend 'tvm', which this build of ait does not have",
+                                       "the manifest's buckets or modules is missing"};
+    for (int k = 0; k < 4; k++) {
         artifact_info info = {.model_hash = k ? artifact_model_hash(a) : "0123abcd",
-                              .cpu_features = k ? "avx2,made_up_isa" : NULL};
+                              .cpu_features = k == 1 ? "avx2,made_up_isa" : NULL};
         artifact_writer *w;
         assert_int_equal(artifact_writer_begin(bad, &info, &w, &e), AIT_OK);
         size_t len;
-        const uint8_t *mf = artifact_manifest(a, &len);
-        assert_int_equal(artifact_writer_manifest(w, mf, len, &e), AIT_OK);
+        const char *mf = (const char *)artifact_manifest(a, &len);
+        char *edited = malloc(len + 64);
+        assert_non_null(edited);
+        const char *at = edits[k][0] ? strstr(mf, edits[k][0]) : NULL;
+        assert_true(!edits[k][0] || at);
+        size_t head = at ? (size_t)(at - mf) : len, skip = at ? strlen(edits[k][0]) : 0;
+        memcpy(edited, mf, head);
+        size_t n = head;
+        if (at) {
+            n += (size_t)sprintf(edited + n, "%s", edits[k][1]);
+            memcpy(edited + n, mf + head + skip, len - head - skip);
+            n += len - head - skip;
+        }
+        assert_int_equal(artifact_writer_manifest(w, edited, n, &e), AIT_OK);
+        free(edited);
         for (size_t i = 0; i < artifact_blob_count(a); i++) {
             const artifact_blob *b = artifact_blob_at(a, i);
             assert_int_equal(artifact_writer_blob(w, b->name, b->data, (size_t)b->size, &e), AIT_OK);
         }
         assert_int_equal(artifact_writer_finish(w, &e), AIT_OK);
         assert_int_not_equal(ait_model_load(bad, &m, &e), AIT_OK);
-        assert_non_null(strstr(e.msg, k ? "made_up_isa" : "model hash"));
-        if (k) { /* the plan needs what is missing; the fallback runs untuned */
+        if (!strstr(e.msg, want[k])) fail_msg("case %d: %s", k, e.msg);
+        assert_non_null(strstr(e.msg, "bad.ait"));
+        if (k) { /* the plan is what cannot be used; the fallback runs untuned */
             if (ait_artifact_load(bad, &fb, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
-            assert_non_null(strstr(ait_model_note(m), "made_up_isa"));
+            assert_false(ait_model_is_tuned(m));
+            assert_non_null(strstr(ait_model_note(m), want[k]));
             ait_model_free(m);
         }
     }
