@@ -252,7 +252,9 @@ ait_status ait_inspection_port(const ait_inspection *r, int module, int port, ai
 char *ait_inspection_json(ait_inspection *r);
 
 /* Strategies: "first-wins", "one-backend:NAME", "max-throughput",
- * "min-latency", "latency-budget:MS"; NULL means "max-throughput".
+ * "min-latency", "latency-budget:MS", "only:NAME" (NAME's fastest valid
+ * candidate even where the baseline is faster: the model on one backend,
+ * to compare with); NULL means "max-throughput".
  * Selected modules never overlap: selecting one inside (or around) a
  * module already selected fails. */
 /* Selects module `pattern`, or the outermost modules whose path starts with
@@ -285,6 +287,9 @@ typedef struct ait_tune_options {
     int window;        /* timed runs the coefficient of variation is taken over (0: 20) */
     double cv;         /* stop when the CV over the window is under this (0: 0.10) */
     int cap;           /* at most this many timed runs (0: 100) */
+    /* A candidate replaces the baseline only when faster by this fraction
+     * (0: 0.01; negative: by anything; at most 0.99). */
+    double margin;
     int verbose;       /* progress on stderr */
 } ait_tune_options;
 

@@ -44,7 +44,7 @@ static const char *inspect_help =
     "                         (default 1: top-level modules)\n"
     "  --strategy NAME        strategy of selected modules: first-wins,\n"
     "                         one-backend:NAME, max-throughput (default),\n"
-    "                         min-latency, latency-budget:MS\n"
+    "                         min-latency, latency-budget:MS, only:NAME\n"
     "\n"
     "examples:\n"
     "  ait inspect models/resnet18.onnx --max-depth 2\n"

@@ -34,6 +34,7 @@ typedef struct insp_args {
     int max_batches;      /* tune: --max-batches-per-size (0: all) */
     const char *output;   /* tune: -o NAME.ait */
     int cold;             /* tune: --cold-cache 1, --warm-cache -1, else 0 (auto) */
+    double margin;        /* tune: --margin as tune_opts.margin (0: default, -1: none) */
 } insp_args;
 
 /* Parses argv for command `cmd` (groups: the INSP_* it accepts). Returns -1

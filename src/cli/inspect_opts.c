@@ -12,7 +12,7 @@
 enum {
     O_DATA = 256, O_BATCHES, O_DIM, O_THREADS, O_RUNS, O_SELECT, O_TOP, O_SEL_SHARE, O_SEL_DEPTH,
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
-    O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES, O_OUTPUT, O_COLD, O_WARM, O_HELP,
+    O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES, O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -48,6 +48,7 @@ static const struct {
     {{"output", required_argument, 0, O_OUTPUT}, INSP_DRY_RUN},
     {{"cold-cache", no_argument, 0, O_COLD}, INSP_DRY_RUN},
     {{"warm-cache", no_argument, 0, O_WARM}, INSP_DRY_RUN},
+    {{"margin", required_argument, 0, O_MARGIN}, INSP_DRY_RUN},
     {{"help", no_argument, 0, O_HELP}, 0},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
@@ -154,6 +155,10 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_OUTPUT: a->output = optarg; break;
         case O_COLD: a->cold = 1; break;
         case O_WARM: a->cold = -1; break;
+        case O_MARGIN: /* tune_opts.margin: 0 is the default, so "none" is -1 */
+            ok = parse_share(optarg, &a->margin) && a->margin < 1;
+            if (ok && a->margin == 0) a->margin = -1;
+            break;
         case O_MAX_BATCHES: ok = parse_int(optarg, 1, 1 << 20, &v), a->max_batches = (int)v; break;
         case 'h':
         case O_HELP: fputs(help, stdout); return 0;

@@ -22,7 +22,7 @@ static const char *tune_help =
     "child process with a time limit: it builds the module, checks its outputs\n"
     "against the reference backend, times it until the median is stable, and\n"
     "keeps the one the module's strategy picks. The baseline (the reference\n"
-    "backend, one thread) stays unless a candidate beats it by 1%. Batch sizes\n"
+    "backend, one thread) stays unless a candidate beats it by --margin. Batch sizes\n"
     "are tuned at their power-of-two buckets (3 -> 4). With -o NAME.ait the tuned\n"
     "model is saved as one artifact (the model, the plan, every measurement and\n"
     "the backends' prepared weights, with NAME_sha256_sums.txt beside it) that\n"
@@ -57,7 +57,11 @@ static const char *tune_help =
     "  --select-min-share F   the modules with at least share F (0.05 or 5%)\n"
     "  --select-depth N       the depth --top and --select-min-share pick at (default 1)\n"
     "  --strategy NAME        first-wins, one-backend:NAME, max-throughput (default),\n"
-    "                         min-latency, latency-budget:MS\n"
+    "                         min-latency, latency-budget:MS, or only:NAME (NAME's\n"
+    "                         fastest valid candidate even where the baseline is\n"
+    "                         faster: the model on one backend, to compare with)\n"
+    "  --margin F             a candidate must beat the baseline by F (0.05 or 5%;\n"
+    "                         default 1%; 0: by anything) to replace it\n"
     "  --max-batches-per-size N  validate on at most N distinct sample batches per\n"
     "                         bucket (default: all; timing uses the first)\n"
     "  --json                 print the whole report as one JSON document on stdout\n"
@@ -164,7 +168,7 @@ static int tune_for_real(const insp_args *a, insp_state *s)
     tune_opts o = {.samples = s->samples, .n_batch = a->n_batch, .sel = &s->sel,
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .progress_bar = isatty(STDERR_FILENO), .cache_dir = cache,
-                   .max_batches = a->max_batches, .cold = a->cold};
+                   .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
     bool cold = tune_cold(a->cold, s->r);

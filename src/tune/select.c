@@ -20,7 +20,7 @@ ait_status strategy_check(const char *name, ait_error *e)
     if (name && strlen(name) >= SELECT_STRATEGY_MAX)
         return err_set(e, AIT_E_INVALID_ARG, "strategy '%.40s...' is too long", name);
     TRY(strategy_parse(name, &st, e));
-    if (st.kind != STRAT_ONE_BACKEND) return AIT_OK;
+    if (st.kind != STRAT_ONE_BACKEND && st.kind != STRAT_ONLY) return AIT_OK;
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
         if (!strcmp(st.backend, backends[i])) return AIT_OK;
     return err_set(e, AIT_E_INVALID_ARG,

@@ -16,10 +16,11 @@ static const struct {
     {"max-throughput", STRAT_MAX_THROUGHPUT, false},
     {"min-latency", STRAT_MIN_LATENCY, false},
     {"latency-budget", STRAT_LATENCY_BUDGET, true},
+    {"only", STRAT_ONLY, true},
 };
 #define N_STRAT (sizeof strat_table / sizeof strat_table[0])
 #define STRAT_LIST \
-    "first-wins, one-backend:NAME, max-throughput, min-latency or latency-budget:MS"
+    "first-wins, one-backend:NAME, max-throughput, min-latency, latency-budget:MS or only:NAME"
 
 ait_status strategy_parse(const char *s, strategy *out, ait_error *e)
 {
@@ -30,17 +31,17 @@ ait_status strategy_parse(const char *s, strategy *out, ait_error *e)
         if (strlen(strat_table[i].name) != len || strncmp(s, strat_table[i].name, len)) continue;
         if (strat_table[i].arg && !colon)
             return err_set(e, AIT_E_INVALID_ARG, "strategy '%s' needs an argument: %s:%s", s,
-                           s, strat_table[i].kind == STRAT_ONE_BACKEND ? "NAME" : "MS");
+                           s, strat_table[i].kind == STRAT_LATENCY_BUDGET ? "MS" : "NAME");
         if (!strat_table[i].arg && colon)
             return err_set(e, AIT_E_INVALID_ARG, "strategy '%s': %s takes no argument", s,
                            strat_table[i].name);
         *out = (strategy){.kind = strat_table[i].kind, .margin = STRAT_DEFAULT_MARGIN};
         const char *arg = colon ? colon + 1 : "";
-        if (out->kind == STRAT_ONE_BACKEND) {
+        if (out->kind == STRAT_ONE_BACKEND || out->kind == STRAT_ONLY) {
             if (!*arg || strlen(arg) >= sizeof out->backend)
                 return err_set(e, AIT_E_INVALID_ARG,
-                               "strategy '%s': one-backend needs a backend name (1 to %zu characters)",
-                               s, sizeof out->backend - 1);
+                               "strategy '%s': %s needs a backend name (1 to %zu characters)",
+                               s, strat_table[i].name, sizeof out->backend - 1);
             strcpy(out->backend, arg);
         } else if (out->kind == STRAT_LATENCY_BUDGET) {
             char *end;
@@ -61,7 +62,8 @@ const char *strategy_str(const strategy *s, char *buf, size_t n)
     const char *name = "?";
     for (size_t i = 0; i < N_STRAT; i++)
         if (strat_table[i].kind == s->kind) name = strat_table[i].name;
-    if (s->kind == STRAT_ONE_BACKEND) snprintf(buf, n, "%s:%s", name, s->backend);
+    if (s->kind == STRAT_ONE_BACKEND || s->kind == STRAT_ONLY)
+        snprintf(buf, n, "%s:%s", name, s->backend);
     else if (s->kind == STRAT_LATENCY_BUDGET) snprintf(buf, n, "%s:%g", name, s->budget_ms);
     else snprintf(buf, n, "%s", name);
     return buf;
@@ -177,7 +179,7 @@ ait_status strategy_choose(const strategy *s, const cand_result *base, const can
     out->index = -1;
     snprintf(out->why, sizeof out->why, "kept the baseline: no candidate is valid");
     const char *only = NULL;
-    if (s->kind == STRAT_ONE_BACKEND) {
+    if (s->kind == STRAT_ONE_BACKEND || s->kind == STRAT_ONLY) {
         only = s->backend;
         int k = 0;
         while (k < n && !of_backend(&c[k], only)) k++;
@@ -196,6 +198,14 @@ ait_status strategy_choose(const strategy *s, const cand_result *base, const can
     bool thr = s->kind == STRAT_MAX_THROUGHPUT;
     int b = best_of(c, n, thr, only, INFINITY);
     if (b < 0) return AIT_OK;
+    if (s->kind == STRAT_ONLY) {
+        out->index = b;
+        snprintf(out->why, sizeof out->why,
+                 "%s chosen: only:%s takes the backend's fastest valid candidate, %.3f ms, "
+                 "whatever the baseline's %.3f ms",
+                 c[b].name, only, ms(c[b].latency), ms(base->latency));
+        return AIT_OK;
+    }
     bool win = thr ? more_thr(&c[b], base, s->margin) : faster(&c[b], base, s->margin);
     if (win) out->index = b;
     const char *what = thr ? "the highest throughput"

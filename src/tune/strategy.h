@@ -26,13 +26,15 @@ typedef enum strat_kind {
     STRAT_MAX_THROUGHPUT, /* the highest throughput */
     STRAT_MIN_LATENCY,    /* the lowest median latency */
     STRAT_LATENCY_BUDGET, /* the highest throughput whose latency fits the budget */
+    STRAT_ONLY,           /* the fastest valid candidate of one backend, even when the baseline
+                           * is faster: "the model on this backend alone", to compare with */
 } strat_kind;
 
 #define STRAT_DEFAULT_MARGIN 0.01
 
 typedef struct strategy {
     strat_kind kind;
-    char backend[64]; /* STRAT_ONE_BACKEND */
+    char backend[64]; /* STRAT_ONE_BACKEND, STRAT_ONLY */
     double budget_ms; /* STRAT_LATENCY_BUDGET */
     /* A candidate must be this fraction faster (latency below
      * (1 - margin) x the baseline's, or throughput above (1 + margin) x)
@@ -40,8 +42,8 @@ typedef struct strategy {
     double margin;
 } strategy;
 
-/* Parses "first-wins", "one-backend:NAME", "max-throughput", "min-latency"
- * or "latency-budget:MS" (MS a positive number of milliseconds) into *out,
+/* Parses "first-wins", "one-backend:NAME", "max-throughput", "min-latency",
+ * "latency-budget:MS" (MS a positive number of milliseconds) or "only:NAME" into *out,
  * with the default margin. Errors (AIT_E_INVALID_ARG) quote the bad string
  * and list the strategies. */
 ait_status strategy_parse(const char *s, strategy *out, ait_error *e);
@@ -59,10 +61,11 @@ typedef struct choice {
  *   latency-budget:MS when neither a valid candidate nor the baseline fits:
  *     AIT_E_NOT_FOUND naming the budget and the best latency seen;
  *   bad arguments: AIT_E_INVALID_ARG.
- * one-backend:NAME with no candidate of NAME (the backend runs none of the
- * module's nodes) keeps the baseline and says so: "the whole model on NAME"
- * means every module NAME can run. Unknown names are refused earlier
- * (strategy_check).
+ * one-backend:NAME and only:NAME with no valid candidate of NAME (the backend
+ * runs none of the module's nodes, or failed) keep the baseline and say so:
+ * "the whole model on NAME" means every module NAME can run. only:NAME
+ * ignores the baseline's time and the margin. Unknown names are refused
+ * earlier (strategy_check).
  * Ties go to the earlier candidate. Nothing is allocated. */
 ait_status strategy_choose(const strategy *s, const cand_result *base, const cand_result *c, int n,
                            choice *out, ait_error *e);

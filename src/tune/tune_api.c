@@ -1,4 +1,5 @@
 /* The public tuning API (include/ait.h) over tune_run and plan_save. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,9 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     if (o->window > 0) to.prof.window = o->window;
     if (o->cv > 0) to.prof.cv = o->cv;
     if (o->cap > 0) to.prof.cap = o->cap;
+    if (o->margin >= 1 || isnan(o->margin))
+        return err_set(err, AIT_E_INVALID_ARG, "ait_tune: margin %g is not below 1", o->margin);
+    to.margin = o->margin;
     memcpy(to.batch, h->r->batch, sizeof to.batch);
     ait_tuning *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, AIT_E_NOMEM, "out of memory");

@@ -555,10 +555,11 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     return s;
 }
 
-static ait_status choose(tune_module *tm, ait_error *e)
+static ait_status choose(tune_module *tm, double margin, ait_error *e)
 {
     strategy st;
     TRY(strategy_parse(tm->strategy, &st, e));
+    if (margin) st.margin = margin < 0 ? 0 : margin;
     cand_result cr[TUNE_MAX_CANDS];
     bool any = false;
     for (int c = 0; c < tm->n_cands; c++) {
@@ -632,7 +633,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
                      o->sel && o->sel->n ? o->sel->items[k].strategy : SELECT_DEFAULT_STRATEGY);
             x->prog.step = r->n;
             s = tune_one(x, tm, mdig[k], &have[k], e);
-            if (s == AIT_OK) s = choose(tm, e);
+            if (s == AIT_OK) s = choose(tm, o->margin, e);
         }
         batches_free(m, x->batches, x->n_batches);
         x->batches = NULL;

@@ -65,6 +65,9 @@ typedef struct tune_opts {
     bool progress_bar;        /* progress as one redrawn line (for a terminal), not a log */
     const char *cache_dir;    /* results cache folder (tune/cache.h); NULL: no cache */
     int max_batches;          /* distinct sample batches validated per bucket; <= 0: all */
+    /* What a candidate must beat the baseline by (strategy.h): 0 the
+     * default (STRAT_DEFAULT_MARGIN), < 0 none, else a fraction below 1. */
+    double margin;
     /* Profiling with cold caches (prof.flush_bytes): 1 always, -1 never, 0
      * when the model's weights exceed TUNE_COLD_BYTES, since then a module
      * of the whole model finds none of its weights in the caches. */

@@ -67,6 +67,11 @@ check tune-cache-unusable 0 "cannot use the folder .*Not a directory.*without a 
 check tune-no-cache 0 "cache: off" tune_small "$tc" --no-cache
 check tune-bad-max-batches 2 "bad value for --max-batches-per-size" "$ait" tune "$good" --max-batches-per-size 0
 check tune-summary 0 "summary" tune_small "$tc" --max-batches-per-size 1
+# only:NAME takes the backend's candidate whatever the baseline's time; --margin
+# is said in each choice, and must be a share below 1.
+check tune-only 0 "chosen: onednn/t1\. onednn/t1 chosen: only:onednn" tune_small "$tc" --strategy only:onednn
+check tune-margin 0 "(is not 50% above|margin 50%)" tune_small "$tc" --margin 50%
+check tune-bad-margin 2 "bad value for --margin: '1'" "$ait" tune "$good" --margin 1
 if tune_small "$tc" --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["modules"][0]["candidates"][0]; assert c["cached"] is True and c["status"] == "ok" and d["cache"]["trials"] == 0, d'; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL tune-json: not the report as JSON"; fi
 if [ -f "$data/models/resnet18.onnx" ]; then

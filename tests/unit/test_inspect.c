@@ -192,10 +192,10 @@ static void test_strategies(void **state)
     (void)state;
     ait_error e;
     const char *good[] = {"first-wins", "max-throughput", "min-latency", "one-backend:native",
-                          "latency-budget:2.5"};
+                          "latency-budget:2.5", "only:onednn"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         assert_int_equal(strategy_check(good[i], &e), AIT_OK);
-    const char *bad[] = {"", "fast", "one-backend:", "one-backend:tpu", "latency-budget:0",
+    const char *bad[] = {"", "fast", "one-backend:", "one-backend:tpu", "latency-budget:0", "only:tpu",
                          "latency-budget:x", "latency-budget:"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(strategy_check(bad[i], &e), AIT_E_INVALID_ARG);

@@ -335,6 +335,18 @@ static void test_strategy_choices(void **st)
     assert_int_equal(pick("max-throughput", cands, NC, AIT_OK).index, 4);
     assert_int_equal(pick("one-backend:openblas", cands, NC, AIT_OK).index, 2);
     assert_int_equal(pick("one-backend:onednn", cands, NC, AIT_OK).index, 4);
+    /* only:NAME takes the backend's fastest even when the baseline is faster
+     * (openblas/t1's 12 ms against 10 ms), where one-backend keeps the baseline. */
+    const cand_result slow[] = {cands[1]};
+    assert_int_equal(pick("one-backend:openblas", slow, 1, AIT_OK).index, -1);
+    c = pick("only:openblas", slow, 1, AIT_OK);
+    assert_int_equal(c.index, 0);
+    assert_non_null(strstr(c.why, "only:openblas"));
+    assert_int_equal(pick("only:onednn", cands, NC, AIT_OK).index, 4);
+    assert_int_equal(pick("only:broken", cands, NC, AIT_OK).index, -1); /* never an invalid one */
+    c = pick("only:tvm", cands, NC, AIT_OK);
+    assert_int_equal(c.index, -1);
+    assert_non_null(strstr(c.why, "'tvm' has no candidate"));
     c = pick("latency-budget:12", cands, NC, AIT_OK);
     assert_int_equal(c.index, 4);
     assert_non_null(strstr(c.why, "highest throughput within the budget"));
@@ -394,7 +406,7 @@ static void test_strategy_errors(void **st)
     assert_non_null(strstr(c.why, "'tvm' has no candidate"));
     const char *bad[] = {"fastest", "latency-budget", "latency-budget:", "latency-budget:-3",
                          "latency-budget:5ms", "one-backend:", "one-backend", "min-latency:3",
-                         ""};
+                         "only", "only:", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         strategy s;
         ait_error e = {0};
@@ -408,6 +420,8 @@ static void test_strategy_errors(void **st)
     assert_int_equal(strategy_parse("latency-budget:2.5", &s, NULL), AIT_OK);
     assert_string_equal(strategy_str(&s, buf, sizeof buf), "latency-budget:2.5");
     assert_true(s.margin == STRAT_DEFAULT_MARGIN);
+    assert_int_equal(strategy_parse("only:onednn", &s, NULL), AIT_OK);
+    assert_string_equal(strategy_str(&s, buf, sizeof buf), "only:onednn");
 }
 
 /* ---- isolation ---------------------------------------------------------- */
