@@ -2,15 +2,20 @@
 """Driver of `bench/run --tuned` (which installs, builds and exports first):
 issue 5's done-when as numbers. Per model, `ait tune` makes three artifacts
 at batch sizes 1,8 and one thread -- strategy max-throughput (the tuned one,
-free to mix backends across modules), one-backend:onednn and
-one-backend:openblas -- and, per batch, each artifact, the untuned model
-(reference backend) and ONNX Runtime run in their own runner process
-(bench/c/ait_runner.c, bench/ort_runner.js): outputs checked against
-PyTorch's reference first (models.TOL; a wrong answer gets no timing), then
-interleaved rounds (models.interleave, as bench/run). Then the first run
-after loading: fresh processes, the first `time 1` after "ready" against the
-median of the next 20 runs. Adds the section "tuned" to OUT/results.json
-(other sections are kept) and rewrites OUT/RESULTS.md.
+free to mix backends across modules), only:onednn and only:openblas (every
+module on that backend wherever it runs it, even where the reference is
+faster: the model on one backend) -- and, per batch, each artifact, the
+untuned model (reference backend) and ONNX Runtime run in their own runner
+process (bench/c/ait_runner.c, bench/ort_runner.js): outputs checked
+against PyTorch's reference first (models.TOL; a wrong answer gets no
+timing), then interleaved rounds (models.interleave, as bench/run). Then
+the first run after loading: fresh processes, the first `time 1` after
+"ready" against the median of the next 20 runs. Then the claim itself:
+PAIR_PROCS processes that each hold the tuned artifact and the best single
+backend (and any within PAIR_WITHIN of it) and alternate them run by run;
+tuned / best is the median over those processes of the ratio of medians.
+Adds the section "tuned" to OUT/results.json (other sections are kept) and
+rewrites OUT/RESULTS.md.
 
 usage: /usr/bin/python3 bench/tuned.py --out DIR --models-dir DIR --bin-dir DIR
          [--models resnet18,mobilenetv2,mlp,bert] [--batch 1,8] [--command CMD]
@@ -38,8 +43,8 @@ ROOT = os.path.dirname(BENCH)
 MODELS = ("resnet18", "mobilenetv2", "mlp", "bert")
 THREADS = 1
 # label -> ait tune --strategy; "reference" is the untuned .onnx
-ARTIFACTS = (("tuned", "max-throughput"), ("onednn", "one-backend:onednn"),
-             ("openblas", "one-backend:openblas"))
+ARTIFACTS = (("tuned", "max-throughput"), ("onednn", "only:onednn"),
+             ("openblas", "only:openblas"))
 SINGLE = ("onednn", "openblas", "reference")  # the single-backend contenders
 ENGINES = ("tuned", "onednn", "openblas", "reference", "ort")  # interleaving order
 TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "3", "--window", "10",
@@ -47,44 +52,30 @@ TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "3",
 FIRST_PROCS = 7   # fresh processes per engine and batch: the first-run figure, and 7 of the 8
                   # per-process medians the comparison takes the median of
 FIRST_STEADY = 20  # runs after the first one that make the steady state
+PAIR_PROCS = 8     # processes that hold the tuned artifact and its closest single backends together
+PAIR_S = 4.0       # seconds of alternating rounds per such process (at least PAIR_MIN_ROUNDS)
+PAIR_MIN_ROUNDS = 8
+PAIR_WITHIN = 1.25  # singles within this factor of the best single backend are paired too
 
 
 def log(msg):
     print(msg, flush=True)
 
 
-def tune(cfg, name, label, strategy, tuned=None):
-    """ait tune -o; for one-backend:X, when ait refuses a module with no
-    candidate of X (say maxpool for openblas), again with --select for only
-    the modules that have an X candidate in the tuned artifact's trials (the
-    rest stay untuned, on the reference backend)."""
-    info = tune1(cfg, name, label, strategy, [])
-    backend = strategy.split(":", 1)[1] if strategy.startswith("one-backend:") else None
-    if info["ok"] or not backend or "no candidate is of backend" not in (info["error"] or "") \
-            or not tuned or not tuned.get("ok"):
-        return info
-    mods = sorted({m["path"] for m in tuned["trials"] if any(c["backend"] == backend for c in m["candidates"])})
-    left = sorted({m["path"] for m in tuned["trials"]} - set(mods))
-    again = tune1(cfg, name, label, strategy, [x for m in mods for x in ("--select", m)])
-    again["first_error"] = info["error"]
-    again["untuned_for_lack_of_candidates"] = left
-    return again
-
-
-def tune1(cfg, name, label, strategy, select):
+def tune(cfg, name, label, strategy):
     onnx = os.path.join(cfg["model_dir"], name + ".onnx")
     data = os.path.join(cfg["model_dir"], f"{name}.bench.b1.in.npz")
     path = os.path.join(cfg["art_dir"], f"{name}.{label}.ait")
     if os.path.exists(path):
         os.remove(path)
-    argv = [cfg["ait"], "tune", onnx, "--data", data, *TUNE_ARGS, "--strategy", strategy, *select, "-o", path]
+    argv = [cfg["ait"], "tune", onnx, "--data", data, *TUNE_ARGS, "--strategy", strategy, "-o", path]
     env = dict(os.environ, AIT_CACHE_DIR=cfg["cache_dir"], OMP_NUM_THREADS=str(THREADS),
                OPENBLAS_NUM_THREADS=str(THREADS))
     if cfg.get("coretype"):
         env["OPENBLAS_CORETYPE"] = cfg["coretype"]
     info = {"strategy": strategy, "path": os.path.relpath(path, ROOT),
             "command": " ".join(["build/ait", "tune", os.path.relpath(onnx, ROOT), "--data",
-                                 os.path.relpath(data, ROOT), *TUNE_ARGS, "--strategy", strategy, *select, "-o",
+                                 os.path.relpath(data, ROOT), *TUNE_ARGS, "--strategy", strategy, "-o",
                                  os.path.relpath(path, ROOT)]), "ok": False, "error": None}
     t0 = time.time()
     with open(os.path.join(cfg["art_dir"], f"{name}.{label}.tune.log"), "w") as lf:
@@ -128,13 +119,45 @@ def count_backends(mods):
     return out
 
 
-def argv_for(cfg, label, name, indir):
+def model_path(cfg, label, name):
+    return (os.path.join(cfg["model_dir"], name + ".onnx") if label == "reference"
+            else os.path.join(cfg["art_dir"], f"{name}.{label}.ait"))
+
+
+def argv_for(cfg, label, name, indir, more=()):
+    """The runner of engine `label`; with `more`, ait labels it also loads (the `alt` command)."""
     if label == "ort":
         return models.engine_argv("ort", cfg, name, os.path.join(cfg["model_dir"], name + ".onnx"), indir,
                                   THREADS)
-    path = (os.path.join(cfg["model_dir"], name + ".onnx") if label == "reference"
-            else os.path.join(cfg["art_dir"], f"{name}.{label}.ait"))
-    return [cfg["ait_runner"], path, indir, str(THREADS)]
+    return [cfg["ait_runner"], model_path(cfg, label, name), indir, str(THREADS),
+            *(model_path(cfg, x, name) for x in more)]
+
+
+def paired(cfg, name, indir, labels, est_ms):
+    """PAIR_PROCS processes, each holding every engine of `labels` (ait ones) and running them
+    alternately, one run each per round (bench-ait-runner's `alt`), so that whatever slows the
+    machine for a while slows all of them alike. Process i loads them in an order rotated by i,
+    so no engine is always the first allocated. Returns, per process, label -> median ms."""
+    round_ms = sum(est_ms[x] for x in labels)
+    rounds = max(PAIR_MIN_ROUNDS, min(200, round(PAIR_S * 1e3 / max(round_ms, 1e-3))))
+    procs = []
+    for i in range(PAIR_PROCS):
+        order = labels[i % len(labels):] + labels[:i % len(labels)]
+        r = Runner("paired " + "+".join(order), argv_for(cfg, order[0], name, indir, order[1:]),
+                   env_for(cfg, "tuned"), cfg["timeout"])
+        try:
+            r.send("alt 2")  # warm-up
+            r.line(cfg["timeout"] + 2 * round_ms * 3e-3)
+            r.send(f"alt {rounds}")
+            text = r.line(cfg["timeout"] + rounds * round_ms * 3e-3).split()
+        finally:
+            r.close()
+        k = len(order)
+        if text[:1] != ["t"] or len(text) != 1 + rounds * k:
+            raise RunnerError(f"paired {'+'.join(order)}: bad answer to 'alt {rounds}'")
+        t = [float(x) for x in text[1:]]
+        procs.append({x: statistics.median(t[j::k]) for j, x in enumerate(order)})
+    return procs, rounds
 
 
 def env_for(cfg, label):
@@ -224,6 +247,24 @@ def run_case(cfg, name, batch, arts):
         if len(plans) == 2 and plans["tuned"] is not None:
             row["same_plan_as_best"] = all(plans["tuned"][m]["chosen"] == plans[best].get(m, {}).get("chosen")
                                            for m in plans["tuned"])
+        # The claim: tuned against the best single backend in the same processes, run by run
+        # (and against any other single backend within PAIR_WITHIN of it, in case noise
+        # picked the wrong best). Per process the ratio of medians; the median over processes.
+        near = [e for e in singles if key(e) <= PAIR_WITHIN * key(best)]
+        if "median_ms" in eng["tuned"]:
+            try:
+                procs, rounds = paired(cfg, name, indir, ["tuned", *near],
+                                       {e: eng[e]["median_ms"] for e in ["tuned", *near]})
+                ratios = {e: [p["tuned"] / p[e] for p in procs] for e in near}
+                row["paired"] = {"singles": near, "procs": procs, "rounds": rounds,
+                                 "ratio": {e: statistics.median(v) for e, v in ratios.items()},
+                                 "ratio_min": {e: min(v) for e, v in ratios.items()},
+                                 "ratio_max": {e: max(v) for e, v in ratios.items()}}
+                pb = min(near, key=lambda e: statistics.median(p[e] for p in procs))
+                row["paired"]["best"] = pb
+                row["tuned_vs_best_paired"] = row["paired"]["ratio"][pb]
+            except RunnerError as err:
+                row["paired_error"] = str(err)
     if "median_ms" in eng["tuned"] and "median_ms" in eng["ort"]:
         row["tuned_vs_ort"] = eng["tuned"]["median_ms"] / eng["ort"]["median_ms"]
     shutil.rmtree(work, ignore_errors=True)
@@ -239,6 +280,10 @@ def summary(row):
     if "tuned_vs_best" in row:
         tail += f"; tuned/best ({row['best_single']}) {row['tuned_vs_best']:.3f}"
         tail += " (same plan)" if row.get("same_plan_as_best") else ""
+    if "tuned_vs_best_paired" in row:
+        pr = row["paired"]
+        tail += (f"; paired: tuned/{pr['best']} {row['tuned_vs_best_paired']:.3f} "
+                 f"({pr['ratio_min'][pr['best']]:.3f}-{pr['ratio_max'][pr['best']]:.3f} over {PAIR_PROCS} processes)")
     if "first_ratio_max" in e["tuned"]:
         tail += f"; first-run (tuned) {e['tuned']['first_ratio_median']:.2f} (max {e['tuned']['first_ratio_max']:.2f})"
     return f"  {row['name']:12s} {row['case']:3s}: " + ", ".join(parts) + tail
@@ -257,6 +302,8 @@ def problems(t):
                 out.append(f"{row['name']} {row['case']}: {e}: {info['error']}")
             if info.get("first_error"):
                 out.append(f"{row['name']} {row['case']}: {e}: first run: {info['first_error']}")
+        if row.get("paired_error"):
+            out.append(f"{row['name']} {row['case']}: paired: {row['paired_error']}")
     return out
 
 
@@ -294,14 +341,15 @@ def main():
          "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg(),
          "cpu_busy_start": sysinfo.cpu_busy(), "threads": THREADS, "tune_args": TUNE_ARGS,
          "settings": {k: cfg[k] for k in ("warmup", "round_s", "row_s", "min_rounds", "max_rounds")},
-         "first_procs": FIRST_PROCS, "first_steady": FIRST_STEADY, "openblas": ob,
+         "first_procs": FIRST_PROCS, "first_steady": FIRST_STEADY, "pair_procs": PAIR_PROCS,
+         "pair_s": PAIR_S, "pair_within": PAIR_WITHIN, "openblas": ob,
          "artifacts": {}, "rows": []}
     log(f"bench --tuned: {t['system']['cpu_model']}, {t['system']['cores']} cores, load {t['loadavg_start']}, "
         f"other work {t['cpu_busy_start']}")
     for name in names:
         arts = t["artifacts"][name] = {}
         for label, strategy in ARTIFACTS:
-            arts[label] = tune(cfg, name, label, strategy, arts.get("tuned"))
+            arts[label] = tune(cfg, name, label, strategy)
             a_ = arts[label]
             log(f"  tune {name} {strategy}: " + (
                 f"{a_['tune_s']:.0f} s, backends " + "; ".join(

@@ -4,9 +4,16 @@
  * bench/torch_runner.py speak the same protocol):
  *   out DIR   run once, write each output as DIR/NAME.npy    -> "ok"
  *   time N    run N times                                    -> "t MS MS ..."
- * Startup prints "ready"; any failure prints "error MESSAGE" and exits 1.
- * usage: bench-ait-runner MODEL.onnx INPUT_DIR THREADS
- *   INPUT_DIR holds NAME.npy for every model input NAME */
+ * With more models (same inputs), one process compares them run by run
+ * (bench/tuned.py: two artifacts side by side, so that the time-varying
+ * part of this machine's noise falls on both alike):
+ *   alt N     N rounds, each running every model once, the order rotating
+ *             from round to round -> "t MS MS ..." (N x models: round by
+ *             round, each round's times in the order the models were given)
+ * "out" and "time" use the first model. Startup prints "ready"; any failure
+ * prints "error MESSAGE" and exits 1.
+ * usage: bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...]
+ *   MODEL is a .onnx or .ait; INPUT_DIR holds NAME.npy for every model input NAME */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +22,7 @@
 #include "timer.h"
 
 #define MAX_IO 64
+#define MAX_MODELS 8
 
 static int fail(const char *what, const char *msg)
 {
@@ -23,32 +31,59 @@ static int fail(const char *what, const char *msg)
     return 1;
 }
 
+typedef struct peer {
+    ait_model *m;
+    ait_session *s;
+} peer;
+
+/* One timed run of p (outputs freed); the time in ms, or < 0 on failure. */
+static double timed_run(const peer *p, ait_tensor *const *in, int nin, int nout)
+{
+    ait_tensor *out[MAX_IO] = {0};
+    double t0 = now_s();
+    if (ait_session_run(p->s, in, nin, out, nout) != AIT_OK) return -1;
+    double ms = (now_s() - t0) * 1e3;
+    for (int j = 0; j < nout; j++) ait_tensor_free(out[j]);
+    return ms;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4) return fail("usage", "bench-ait-runner MODEL.onnx INPUT_DIR THREADS");
+    if (argc < 4 || argc - 3 > MAX_MODELS)
+        return fail("usage", "bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] (at most 8 models)");
+    const char *indir = argv[2];
+    int threads = atoi(argv[3]), np = argc - 3;
+    const char *paths[MAX_MODELS] = {argv[1]};
+    for (int k = 1; k < np; k++) paths[k] = argv[3 + k];
     ait_error e = {0};
-    ait_model *m = NULL;
-    ait_session *s = NULL;
-    if (ait_model_load(argv[1], &m, &e) != AIT_OK ||
-        ait_session_create(m, &(ait_session_options){.threads = atoi(argv[3])}, &s, &e) != AIT_OK)
-        return fail(argv[1], e.msg);
+    peer p[MAX_MODELS] = {0};
+    for (int k = 0; k < np; k++)
+        if (ait_model_load(paths[k], &p[k].m, &e) != AIT_OK ||
+            ait_session_create(p[k].m, &(ait_session_options){.threads = threads}, &p[k].s, &e) != AIT_OK)
+            return fail(paths[k], e.msg);
+    ait_model *m = p[0].m;
     int nin = ait_model_input_count(m), nout = ait_model_output_count(m);
     if (nin > MAX_IO || nout > MAX_IO) return fail(argv[1], "too many inputs or outputs");
+    for (int k = 1; k < np; k++)
+        if (ait_model_input_count(p[k].m) != nin || ait_model_output_count(p[k].m) != nout)
+            return fail(paths[k], "not the inputs and outputs of the first model");
     ait_tensor *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
     ait_value_info vi;
     char path[4096];
     for (int i = 0; i < nin; i++) {
         ait_model_input(m, i, &vi);
-        snprintf(path, sizeof path, "%s/%s.npy", argv[2], vi.name);
+        snprintf(path, sizeof path, "%s/%s.npy", indir, vi.name);
         if (ait_tensor_load_npy(path, &in[i], &e) != AIT_OK) return fail(path, e.msg);
     }
     printf("ready\n");
     fflush(stdout);
     char line[4096], arg[2048];
+    double *ms = NULL;
     while (fgets(line, sizeof line, stdin)) {
         long n = 0;
         if (sscanf(line, "out %2047s", arg) == 1) {
-            if (ait_session_run(s, in, nin, out, nout) != AIT_OK) return fail("run", ait_session_error(s));
+            if (ait_session_run(p[0].s, in, nin, out, nout) != AIT_OK)
+                return fail("run", ait_session_error(p[0].s));
             for (int j = 0; j < nout; j++) {
                 ait_model_output(m, j, &vi);
                 if (strchr(vi.name, '/')) return fail(vi.name, "output name is not a file name");
@@ -60,20 +95,35 @@ int main(int argc, char **argv)
         } else if (sscanf(line, "time %ld", &n) == 1 && n > 0) {
             printf("t");
             for (long r = 0; r < n; r++) {
-                double t0 = now_s();
-                if (ait_session_run(s, in, nin, out, nout) != AIT_OK) return fail("run", ait_session_error(s));
-                double ms = (now_s() - t0) * 1e3;
-                for (int j = 0; j < nout; j++) ait_tensor_free(out[j]);
-                printf(" %.4f", ms);
+                double t = timed_run(&p[0], in, nin, nout);
+                if (t < 0) return fail("run", ait_session_error(p[0].s));
+                printf(" %.4f", t);
             }
+            printf("\n");
+        } else if (sscanf(line, "alt %ld", &n) == 1 && n > 0 && n <= 1000000) {
+            free(ms);
+            ms = malloc((size_t)n * (size_t)np * sizeof *ms);
+            if (!ms) return fail("alt", "out of memory");
+            for (long r = 0; r < n; r++)
+                for (int j = 0; j < np; j++) {
+                    int k = (int)((r + j) % np); /* round r starts with model r mod np */
+                    double t = timed_run(&p[k], in, nin, nout);
+                    if (t < 0) return fail("run", ait_session_error(p[k].s));
+                    ms[r * np + k] = t;
+                }
+            printf("t");
+            for (long i = 0; i < n * np; i++) printf(" %.4f", ms[i]);
             printf("\n");
         } else {
             return fail("command", line);
         }
         fflush(stdout);
     }
+    free(ms);
     for (int i = 0; i < nin; i++) ait_tensor_free(in[i]);
-    ait_session_free(s);
-    ait_model_free(m);
+    for (int k = 0; k < np; k++) {
+        ait_session_free(p[k].s);
+        ait_model_free(p[k].m);
+    }
     return 0;
 }
