@@ -465,6 +465,136 @@ static ait_status plan_fallback(built *bm, int i)
     return dn_step_add(bm, i, NULL, NULL, 0);
 }
 
+/* ---- shared buffers ---------------------------------------------------------------- */
+
+/* A buffer of the plan, the steps that touch it (first and last) and
+ * whether it may share its storage: only when the first step to touch it
+ * writes it whole and nothing reads it after the steps. */
+typedef struct buf_use {
+    char *p;
+    size_t size;
+    int first, last; /* steps, -1 before any */
+    int busy;        /* as a host: the last step of the buffers placed on it */
+    int host;        /* the buffer whose storage it uses (itself, else one placed before) */
+    bool ok, placed;
+} buf_use;
+
+static int buf_find(const buf_use *u, int n, const void *h)
+{
+    const char *c = h;
+    for (int k = 0; c && k < n; k++)
+        if (c >= u[k].p && c < u[k].p + u[k].size) return k;
+    return -1;
+}
+
+static void buf_touch(buf_use *u, int n, const void *h, int step, bool write)
+{
+    int k = buf_find(u, n, h);
+    if (k < 0) return;
+    if (u[k].first == -1) {
+        u[k].first = step;
+        u[k].ok = write;
+    } else if (u[k].first == step && !write) {
+        u[k].ok = false; /* read by its first step */
+    }
+    u[k].last = step;
+}
+
+/* Values live at different steps share storage: each buffer that a step
+ * writes before anything reads it takes the storage of one that no step
+ * after reads, when that one is big enough (the smallest such), so the
+ * module's activations stay in fewer, warmer bytes. Buffers made for
+ * weights, biases and module outputs keep their own. */
+static ait_status plan_share(built *bm)
+{
+    dn_plan *p = bm->p;
+    const graph *g = bm->g;
+    int n = p->n_bufs;
+    if (n < 2) return AIT_OK;
+    buf_use *u = calloc((size_t)n, sizeof *u);
+    if (!u) return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    for (int k = 0; k < n; k++)
+        u[k] = (buf_use){.p = p->bufs[k], .first = -1, .last = -1, .busy = -1, .host = k};
+    /* Sizes from the memories made over each buffer. */
+    for (int m = 0; m < p->n_mems; m++) {
+        void *h = NULL;
+        const dnnl_memory_desc_t *md;
+        if (dnnl_memory_get_data_handle(p->mems[m], &h) != dnnl_success ||
+            dnnl_memory_get_memory_desc(p->mems[m], &md) != dnnl_success)
+            continue;
+        size_t sz = dnnl_memory_desc_get_size(md);
+        for (int k = 0; h && k < n; k++)
+            if (h == u[k].p && sz > u[k].size) u[k].size = sz;
+    }
+    /* A memory starting inside a buffer (not at its start): it keeps its own. */
+    for (int m = 0; m < p->n_mems; m++) {
+        void *h = NULL;
+        if (dnnl_memory_get_data_handle(p->mems[m], &h) != dnnl_success) continue;
+        int k = buf_find(u, n, h);
+        if (k >= 0 && (char *)h != u[k].p) u[k].first = -2;
+    }
+    for (int s = 0; s < p->n_steps; s++) {
+        const dn_step *st = &p->steps[s];
+        if (st->prim) {
+            for (int a = 0; a < st->n_args; a++) {
+                void *h = NULL;
+                if (dnnl_memory_get_data_handle(st->args[a].memory, &h) != dnnl_success) continue;
+                buf_touch(u, n, h, s, st->args[a].arg == DNNL_ARG_DST);
+            }
+            continue;
+        }
+        const node *nd = &g->nodes[st->node];
+        for (int k = 0; k < nd->n_in; k++) {
+            const tensor *t = nd->in[k] >= 0 ? p->vals[nd->in[k]].plain : NULL;
+            if (t) buf_touch(u, n, t->data, s, false);
+        }
+        for (int k = 0; k < nd->n_out; k++)
+            if (nd->out[k] >= 0) buf_touch(u, n, p->vals[nd->out[k]].t.data, s, true);
+    }
+    for (int j = 0; j < g->n_outputs; j++) { /* read after the steps */
+        const tensor *t = p->vals[g->outputs[j]].plain;
+        int k = t ? buf_find(u, n, t->data) : -1;
+        if (k >= 0) u[k].ok = false;
+    }
+    for (int k = 0; k < n; k++) u[k].ok &= u[k].first >= 0 && u[k].size > 0;
+    /* In order of first use: take the smallest storage that fits and that
+     * no step from this one on touches. */
+    for (;;) {
+        int x = -1, best = -1;
+        for (int k = 0; k < n; k++)
+            if (u[k].ok && !u[k].placed && (x < 0 || u[k].first < u[x].first)) x = k;
+        if (x < 0) break;
+        u[x].placed = true;
+        for (int k = 0; k < n; k++)
+            if (k != x && u[k].placed && u[k].host == k && u[k].busy < u[x].first &&
+                u[k].size >= u[x].size && (best < 0 || u[k].size < u[best].size))
+                best = k;
+        if (best >= 0) u[x].host = best;
+        u[best >= 0 ? best : x].busy = u[x].last;
+    }
+    ait_status st = AIT_OK;
+    for (int m = 0; st == AIT_OK && m < p->n_mems; m++) {
+        void *h = NULL;
+        if (dnnl_memory_get_data_handle(p->mems[m], &h) != dnnl_success) continue;
+        int k = buf_find(u, n, h);
+        if (k >= 0 && u[k].host != k)
+            st = dn_check(bm, -1, dnnl_memory_set_data_handle(p->mems[m], u[u[k].host].p +
+                                                              ((char *)h - u[k].p)), "memory");
+    }
+    for (int v = 0; st == AIT_OK && v < g->n_vals; v++) { /* plain views of them */
+        tensor *t = &p->vals[v].t;
+        int k = t->data && !t->owned ? buf_find(u, n, t->data) : -1;
+        if (k >= 0 && u[k].host != k) t->data = u[u[k].host].p + ((char *)t->data - u[k].p);
+    }
+    for (int k = 0; st == AIT_OK && k < n; k++)
+        if (u[k].host != k) { /* its storage is another's now */
+            aligned_free(p->bufs[k]);
+            p->bufs[k] = NULL;
+        }
+    free(u);
+    return st;
+}
+
 static ait_status plan_make(built *bm, tensor *const *inputs)
 {
     const graph *g = bm->g;
@@ -499,6 +629,7 @@ static ait_status plan_make(built *bm, tensor *const *inputs)
         if (!taken) TRY(plan_fallback(bm, i));
     }
     for (int j = 0; j < g->n_outputs; j++) TRY(ensure_plain(bm, g->outputs[j]));
+    TRY(plan_share(bm));
     /* The signature this plan is for. */
     for (int k = 0; k < g->n_inputs; k++) {
         int64_t *s = &bm->p->sig[(size_t)k * (AIT_MAX_RANK + 2)];
