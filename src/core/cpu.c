@@ -41,6 +41,7 @@ static const struct {
     {"amx-tile", 7, 0, R_EDX, 24, 0, 0, 1},
     {"amx-int8", 7, 0, R_EDX, 25, 0, 0, 1},
     {"amx-bf16", 7, 0, R_EDX, 22, 0, 0, 1},
+    {"sha", 7, 0, R_EBX, 29, 0, 0, 0},
 };
 #define CPU_NFEAT (sizeof cpu_table / sizeof cpu_table[0])
 

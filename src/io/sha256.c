@@ -1,10 +1,22 @@
-/* SHA-256 from FIPS 180-4 section 6.2, byte-oriented so it is independent
- * of the host's endianness. */
+/* SHA-256 from FIPS 180-4 section 6.2: a portable block function,
+ * byte-oriented so it is independent of the host's endianness, and one with
+ * the x86 SHA extensions (about 7x faster: loading an artifact hashes every
+ * byte of it), chosen at run time from CPUID. */
 #include "io/sha256.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SHA256_X86 1
+#else
+#define SHA256_X86 0
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -19,7 +31,7 @@ static const uint32_t K[64] = {
 
 static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-static void sha256_block(uint32_t h[8], const uint8_t *p)
+static void block_portable(uint32_t h[8], const uint8_t *p)
 {
     uint32_t w[64];
     for (int t = 0; t < 16; t++)
@@ -46,6 +58,74 @@ static void sha256_block(uint32_t h[8], const uint8_t *p)
     h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
+#if SHA256_X86
+/* The same compression with SHA-NI. The state lives in two registers, ABEF
+ * and CDGH (the order sha256rnds2 wants); each sha256rnds2 does two rounds
+ * and swaps their roles. The schedule is kept as four registers of four
+ * words: group g (rounds 4g..4g+3) for g >= 4 is
+ * msg2(msg1(W[g-4], W[g-3]) + W[t-7..t-4], W[g-1]). */
+__attribute__((target("sha,sse4.1,ssse3"))) static void block_shani(uint32_t h[8], const uint8_t *p,
+                                                                     size_t nblocks)
+{
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i dcba = _mm_loadu_si128((const __m128i *)h);       /* lanes a b c d */
+    __m128i hgfe = _mm_loadu_si128((const __m128i *)(h + 4)); /* lanes e f g h */
+    __m128i badc = _mm_shuffle_epi32(dcba, 0xB1);             /* b a d c */
+    __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);             /* h g f e */
+    __m128i abef = _mm_alignr_epi8(badc, efgh, 8);            /* f e b a */
+    __m128i cdgh = _mm_blend_epi16(efgh, badc, 0xF0);         /* h g d c */
+    for (; nblocks; nblocks--, p += 64) {
+        __m128i abef0 = abef, cdgh0 = cdgh, m[4];
+        for (int g = 0; g < 16; g++) {
+            __m128i *w = &m[g & 3];
+            if (g < 4) {
+                *w = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+            } else {
+                __m128i prev = m[(g + 3) & 3], t7 = _mm_alignr_epi8(prev, m[(g + 2) & 3], 4);
+                *w = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(*w, m[(g + 1) & 3]), t7),
+                                          prev);
+            }
+            __m128i k = _mm_add_epi32(*w, _mm_loadu_si128((const __m128i *)(K + 4 * g)));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0E));
+        }
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    _mm_storeu_si128((__m128i *)h, _mm_blend_epi16(feba, dchg, 0xF0));
+    _mm_storeu_si128((__m128i *)(h + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+/* SHA256_PORTABLE=1 in the environment forces the portable code (tests
+ * compare the two). */
+static int use_shani(void)
+{
+#if SHA256_X86
+    static int have = -1; /* a benign race: every thread computes the same */
+    if (have < 0) {
+        const char *force = getenv("SHA256_PORTABLE");
+        have = !(force && *force == '1') && cpu_has_all("sha,sse4.2", NULL, 0);
+    }
+    return have;
+#else
+    return 0;
+#endif
+}
+
+static void sha256_blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+#if SHA256_X86
+    if (use_shani()) {
+        block_shani(h, p, nblocks);
+        return;
+    }
+#endif
+    for (; nblocks; nblocks--, p += 64) block_portable(h, p);
+}
+
 void sha256_init(sha256_ctx *c)
 {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -64,10 +144,11 @@ void sha256_update(sha256_ctx *c, const void *data, size_t len)
         memcpy(c->buf + c->nbuf, p, take);
         c->nbuf += take, p += take, len -= take;
         if (c->nbuf < 64) return;
-        sha256_block(c->h, c->buf);
+        sha256_blocks(c->h, c->buf, 1);
         c->nbuf = 0;
     }
-    for (; len >= 64; p += 64, len -= 64) sha256_block(c->h, p);
+    sha256_blocks(c->h, p, len / 64);
+    p += len / 64 * 64, len %= 64;
     if (len) memcpy(c->buf, p, len);
     c->nbuf = len;
 }
@@ -78,12 +159,12 @@ void sha256_final(sha256_ctx *c, uint8_t out[SHA256_BYTES])
     c->buf[c->nbuf++] = 0x80;
     if (c->nbuf > 56) {
         memset(c->buf + c->nbuf, 0, 64 - c->nbuf);
-        sha256_block(c->h, c->buf);
+        sha256_blocks(c->h, c->buf, 1);
         c->nbuf = 0;
     }
     memset(c->buf + c->nbuf, 0, 56 - c->nbuf);
     for (int i = 0; i < 8; i++) c->buf[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha256_block(c->h, c->buf);
+    sha256_blocks(c->h, c->buf, 1);
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 4; j++) out[4 * i + j] = (uint8_t)(c->h[i] >> (24 - 8 * j));
 }
