@@ -109,6 +109,10 @@ size_t artifact_blob_count(const artifact *a);
 const artifact_blob *artifact_blob_at(const artifact *a, size_t i);
 /* The blob named name, or NULL. */
 const artifact_blob *artifact_blob_find(const artifact *a, const char *name);
+/* Drops the whole pages of blob b from this process's memory (the mapping
+ * stays valid: a page touched again is read again from the file), for a
+ * blob whose bytes were copied out, like the embedded model once parsed. */
+void artifact_blob_release(const artifact *a, const artifact_blob *b);
 /* Checks blob i's sha256 (for opens with defer_blob_hash). */
 ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e);
 const char *artifact_model_hash(const artifact *a);

@@ -247,6 +247,15 @@ const artifact_blob *artifact_blob_find(const artifact *a, const char *name)
     return NULL;
 }
 
+void artifact_blob_release(const artifact *a, const artifact_blob *b)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    if (!a->map || !b || pg <= 0) return;
+    uintptr_t lo = ((uintptr_t)b->data + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t hi = ((uintptr_t)b->data + (uintptr_t)b->size) & ~((uintptr_t)pg - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failure is harmless */
+}
+
 const char *artifact_model_hash(const artifact *a)
 {
     return a->model;

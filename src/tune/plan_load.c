@@ -18,7 +18,9 @@ static ait_status model_of(const char *path, artifact *a, ait_model **out, ait_e
     if (strcmp(hex, artifact_model_hash(a)) != 0)
         return err_set(e, AIT_E_PARSE, "%s: the embedded model's sha256 %.16s... is not the "
                        "model hash %.16s... the header records", path, hex, artifact_model_hash(a));
-    return ait_model_load_memory(b->data, (size_t)b->size, path, out, e);
+    ait_status s = ait_model_load_memory(b->data, (size_t)b->size, path, out, e);
+    artifact_blob_release(a, b); /* parsed: the model holds its own copy */
+    return s;
 }
 
 static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait_error *e)
