@@ -68,6 +68,11 @@ typedef struct backend {
     /* What bm prepared, to be saved in the artifact: out->blobs point into bm
      * and stay valid until free. NULL function, or n 0: nothing to save. */
     ait_status (*save)(const built *bm, prepared *out, ait_error *e);
+    /* The variants (candidate_cfg.variant) worth trying on this module
+     * besides the default "", each a candidate of its own: writes up to max
+     * static names into out and returns how many. NULL: none. build refuses a
+     * variant it does not know, naming it. */
+    int (*variants)(const graph *module, const char **out, int max);
 } backend;
 
 /* The registry (registry.c, one line per backend). backend_find gives

@@ -713,6 +713,13 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
     /* No blobs: nothing was saved (the module had not planned), prepare. */
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
+    const char *var = cfg ? cfg->variant : "";
+    bm->blocked = !strcmp(var, "blocked");
+    if (*var && !bm->blocked) {
+        free(bm);
+        return err_set(e, AIT_E_INVALID_ARG, "backend '%s': unknown variant '%s' (known: blocked)",
+                       b ? b->name : "onednn", var);
+    }
     ait_status s = dn_check(bm, -1, dnnl_engine_create(&bm->eng, dnnl_cpu, 0), "engine");
     if (s == AIT_OK)
         s = dn_check(bm, -1, dnnl_stream_create(&bm->st, bm->eng, dnnl_stream_default_flags),
@@ -816,6 +823,26 @@ static const op_def *dn_op_for(const graph *g, const node *n)
     return n->def;
 }
 
+static int dn_variants(const graph *module, const char **out, int max)
+{
+    for (int i = 0; i < module->n_nodes && max > 0; i++) {
+        const node *n = &module->nodes[i];
+        if (n->dead || strcmp(n->op, "Conv") || (n->domain && n->domain[0]) || n->n_in < 2 ||
+            n->in[1] < 0)
+            continue;
+        /* The input's shape may not be known before build; the weights' is:
+         * [O, C/group, kH, kW]. */
+        const value *w = &module->vals[n->in[1]];
+        if (w->rank != 4 || w->dims[1] < 0) continue;
+        int64_t x[4] = {1, w->dims[1] * attr_int(n, "group", 1), 1, 1};
+        if (dn_conv_blocked(4, x)) {
+            out[0] = "blocked";
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void dn_describe(char *buf, size_t n)
 {
     const dnnl_version_t *v = dnnl_version();
@@ -844,4 +871,5 @@ const backend backend_onednn = {
     .run = dn_run,
     .free = dn_free,
     .save = dn_save,
+    .variants = dn_variants,
 };

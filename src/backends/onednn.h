@@ -69,6 +69,7 @@ struct built {
     const graph *g;
     int threads;
     const prepared *prep; /* from cfg: prepared weights to use in place */
+    bool blocked;         /* variant "blocked": see dn_conv_blocked */
     dnnl_engine_t eng;
     dnnl_stream_t st;
     dn_plan plans[DN_MAX_PLANS];
@@ -172,5 +173,11 @@ ait_status dn_bn_fold(built *bm, int b, float *w, int64_t per_o, float *bias, in
 ait_status dn_node(built *bm, int i, bool *taken);
 /* True when node n's op type is one this backend builds. */
 bool dn_op_known(const node *n);
+/* Variant "blocked": whether a Conv whose input has this shape asks oneDNN
+ * for the nChw16c layout (2-D, 16 or more input channels) instead of
+ * letting it choose (it chooses channels-last and its brgemm kernels; with
+ * nChw16c it takes its jit 1x1 and depthwise ones, which run MobileNetV2
+ * faster at batch 8 on AVX-512). The tuner tries both. */
+bool dn_conv_blocked(int rank, const int64_t *dims);
 
 #endif

@@ -44,6 +44,16 @@ static dnnl_memory_desc_t md_any(int rank, const int64_t *dims)
     return md;
 }
 
+bool dn_conv_blocked(int rank, const int64_t *dims) { return rank == 4 && dims[1] >= 16; }
+
+static dnnl_memory_desc_t md_blocked(const int64_t *dims)
+{
+    dnnl_memory_desc_t md;
+    dnnl_dims_t d = {dims[0], dims[1], dims[2], dims[3]};
+    dnnl_memory_desc_init_by_tag(&md, 4, d, dnnl_f32, dnnl_nChw16c);
+    return md;
+}
+
 static const dnnl_memory_desc_t *pd_md(dnnl_primitive_desc_t pd, dnnl_query_t q)
 {
     return dnnl_primitive_desc_query_md(pd, q, 0);
@@ -157,6 +167,10 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
 
     /* Weights as given: [O, I/g, k...], or [g, O/g, I/g, k...] with groups. */
     dnnl_memory_desc_t wuser, wmd, bmd, src = md_any(x->rank, x->dims), dst = md_any(y->rank, y->dims);
+    if (bm->blocked && dn_conv_blocked(x->rank, x->dims) && y->rank == 4) {
+        src = md_blocked(x->dims);
+        dst = md_blocked(y->dims);
+    }
     int64_t wd[6];
     int wr = 0;
     if (grp > 1) wd[wr++] = grp;

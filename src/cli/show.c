@@ -42,13 +42,13 @@ static void print_candidates(const json_val *tuning)
     for (int i = 0; i < json_len(mods); i++) {
         const json_val *m = json_at(mods, i), *cands = json_get(m, "candidates");
         printf("\n  %s at batch %.0f (%s)\n", str(m, "path"), num(m, "batch"), str(m, "strategy"));
-        printf("    %-16s %-9s %11s %9s  %s\n", "candidate", "status", "median ms", "speedup",
+        printf("    %-18s %-9s %11s %9s  %s\n", "candidate", "status", "median ms", "speedup",
                "note");
         for (int c = 0; c < json_len(cands); c++) {
             const json_val *x = json_at(cands, c);
             const json_val *ch = json_get(x, "chosen");
             bool ok = !strcmp(str(x, "status"), "ok");
-            printf("  %c %-16s %-9s", ch && ch->b ? '*' : ' ', str(x, "name"), str(x, "status"));
+            printf("  %c %-18s %-9s", ch && ch->b ? '*' : ' ', str(x, "name"), str(x, "status"));
             if (ok) printf(" %11.3f %8.2fx", num(x, "median_ms"), num(x, "speedup"));
             else printf(" %11s %9s  %s", "-", "-", str(x, "reason"));
             printf("\n");
@@ -115,7 +115,7 @@ int cmd_show(int argc, char **argv)
     for (int i = 0; i < json_len(ax); i++)
         printf(" %s[axis %.0f]", str(json_at(ax, i), "input"), num(json_at(ax, i), "axis"));
     printf("%s)\n\nplan\n", json_len(ax) ? "" : " nothing: one bucket serves every run");
-    printf("  %-28s %6s  %-16s %11s %11s %9s\n", "module", "bucket", "runs on", "median ms",
+    printf("  %-28s %6s  %-18s %11s %11s %9s\n", "module", "bucket", "runs on", "median ms",
            "baseline ms", "speedup");
     const json_val *mods = json_get(mf, "modules");
     for (int i = 0; i < json_len(mods); i++) {
@@ -123,7 +123,7 @@ int cmd_show(int argc, char **argv)
         for (int k = 0; k < json_len(plans); k++) {
             const json_val *p = json_at(plans, k);
             const char *name = str(m, "name");
-            printf("  %-28s %6.0f  %-16s %11.3f %11.3f %8.2fx  %s\n", *name ? name : "(model)",
+            printf("  %-28s %6.0f  %-18s %11.3f %11.3f %8.2fx  %s\n", *name ? name : "(model)",
                    num(p, "bucket"), str(p, "chosen"), num(p, "median_ms"), num(p, "baseline_ms"),
                    num(p, "speedup"), str(p, "why"));
         }

@@ -94,17 +94,17 @@ static void print_module(const inspection *r, const tune_module *tm)
                                      tm->min_shape, tm->max_shape);
         printf("\n");
     }
-    printf("  %-16s %-8s %12s %12s %12s %9s  %s\n", "candidate", "status", "median ms",
+    printf("  %-18s %-8s %12s %12s %12s %9s  %s\n", "candidate", "status", "median ms",
            "spread ms", "items/s", "speedup", "max rel err");
     for (int c = 0; c < tm->n_cands; c++) {
         const tune_cand *tc = &tm->cands[c];
         char mark = c == tm->chosen ? '*' : ' ';
         if (!tc->valid) {
-            printf("%c %-16s %-8s %s%s\n", mark, tc->name, tune_cand_status(tc), tc->reason,
+            printf("%c %-18s %-8s %s%s\n", mark, tc->name, tune_cand_status(tc), tc->reason,
                    tc->cached ? " (cached)" : "");
             continue;
         }
-        printf("%c %-16s %-8s %12.3f %12.3f %12.1f %8.2fx  %.2g%s%s\n", mark, tc->name, "ok",
+        printf("%c %-18s %-8s %12.3f %12.3f %12.1f %8.2fx  %.2g%s%s\n", mark, tc->name, "ok",
                tc->prof.median * 1e3, (tc->prof.p90 - tc->prof.p10) * 1e3, tc->prof.throughput,
                tc->speedup, tc->max_rel, tc->prof.converged ? "" : " (not converged)",
                tc->cached ? " (cached)" : "");
@@ -116,7 +116,7 @@ static void print_module(const inspection *r, const tune_module *tm)
  * a module none of whose candidates passed says it keeps the baseline. */
 static void print_summary(const inspection *r, const tune_report *rep)
 {
-    printf("\nsummary\n  %-24s %6s  %-16s %10s %9s  %s\n", "module", "batch", "chosen",
+    printf("\nsummary\n  %-24s %6s  %-18s %10s %9s  %s\n", "module", "batch", "chosen",
            "median ms", "speedup", "why");
     for (int i = 0; i < rep->n; i++) {
         const tune_module *tm = &rep->mods[i];
@@ -126,7 +126,7 @@ static void print_summary(const inspection *r, const tune_report *rep)
             snprintf(med, sizeof med, "%.3f", tc->prof.median * 1e3);
             snprintf(sp, sizeof sp, "%.2fx", tc->speedup);
         }
-        printf("  %-24s %6d  %-16s %10s %9s  ", report_name(r, tm->module), tm->batch, tc->name,
+        printf("  %-24s %6d  %-18s %10s %9s  ", report_name(r, tm->module), tm->batch, tc->name,
                med, sp);
         if (!tm->cands[0].valid)
             printf("the baseline failed (%s), so nothing can be compared: the module runs "
@@ -232,7 +232,8 @@ static void dry_run_module(const insp_state *s, int m, const char *strategy, int
         const backend *b = backend_at(i);
         char why[256];
         if (!strcmp(b->name, "reference") || (b->available && !b->available(why, sizeof why))) continue;
-        printf(", %s/t1..t%d", b->name, threads);
+        printf(", %s/t1..t%d%s", b->name, threads,
+               b->variants ? " (and in each variant it offers for the module)" : "");
     }
     printf("\n");
     insp_print_spec(stdout, r, m);

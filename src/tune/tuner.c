@@ -293,7 +293,9 @@ static void progress_done(const progress *p, const char *mod, int batch, const t
 /* ---- candidates ---- */
 
 /* The candidates for one module: the baseline first, then every available
- * backend that runs some of the module's nodes itself, at each thread count. */
+ * backend that runs some of the module's nodes itself, in each of its
+ * variants for the module (the default first), at each thread count:
+ * "onednn/t2", "onednn:blocked/t1". */
 static void list_candidates(const graph *sub, const tune_opts *o, tune_module *tm,
                             const backend **cb)
 {
@@ -306,15 +308,20 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
         bool is_ref = strcmp(b->name, "reference") == 0;
         if (b->available && !b->available(why, sizeof why)) continue;
         if (!is_ref && backend_coverage(b, sub) == 0) continue;
-        for (int t = 1; t <= threads && tm->n_cands < TUNE_MAX_CANDS; t++) {
-            if (is_ref && t > 1) break; /* the reference ops use one thread */
-            cb[tm->n_cands] = b;
-            tune_cand *c = &tm->cands[tm->n_cands++];
-            memset(c, 0, sizeof *c);
-            c->cfg.backend = b->name;
-            c->cfg.threads = t;
-            snprintf(c->name, sizeof c->name, "%s/t%d", b->name, t);
-        }
+        const char *vars[8] = {""};
+        int nv = 1 + (b->variants ? b->variants(sub, vars + 1, 7) : 0);
+        for (int v = 0; v < nv; v++)
+            for (int t = 1; t <= threads && tm->n_cands < TUNE_MAX_CANDS; t++) {
+                if (is_ref && t > 1) break; /* the reference ops use one thread */
+                cb[tm->n_cands] = b;
+                tune_cand *c = &tm->cands[tm->n_cands++];
+                memset(c, 0, sizeof *c);
+                c->cfg.backend = b->name;
+                c->cfg.threads = t;
+                snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", vars[v]);
+                snprintf(c->name, sizeof c->name, "%s%s%s/t%d", b->name, *vars[v] ? ":" : "",
+                         vars[v], t);
+            }
     }
 }
 

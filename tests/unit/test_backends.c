@@ -181,12 +181,13 @@ static void expect_close(const tensor *got, const tensor *want, const char *what
 
 /* Builds g on backend b and on the reference, runs both on feed, compares
  * every output. */
-static void compare(const backend *b, const graph *g, tensor *const *feed, int threads,
-                    const char *what)
+static void compare_as(const backend *b, const graph *g, tensor *const *feed, int threads,
+                       const char *variant, const char *what)
 {
     const backend *ref = backend_find("reference");
     candidate_cfg cb = {.backend = b->name, .threads = threads}, cr = {.backend = "reference",
                                                                       .threads = 1};
+    snprintf(cb.variant, sizeof cb.variant, "%s", variant);
     built *bb = NULL, *br = NULL;
     ait_error e = {0};
     if (b->build(b, g, &cb, &bb, &e) != AIT_OK) fail_msg("%s: build: %s", what, e.msg);
@@ -202,6 +203,19 @@ static void compare(const backend *b, const graph *g, tensor *const *feed, int t
     }
     b->free(bb);
     ref->free(br);
+}
+
+/* At 1 and 2 threads, in the default and every variant b offers for g. */
+static void compare_all(const backend *b, const graph *g, tensor *const *feed, const char *what)
+{
+    const char *vars[8] = {""};
+    int nv = 1 + (b->variants ? b->variants(g, vars + 1, 7) : 0);
+    for (int v = 0; v < nv; v++) {
+        char w[240];
+        snprintf(w, sizeof w, "%s%s%s", what, *vars[v] ? ", variant " : "", vars[v]);
+        compare_as(b, g, feed, 1, vars[v], w);
+        compare_as(b, g, feed, 2, vars[v], w);
+    }
 }
 
 /* taken: the backend must take the node (else it may leave it to the
@@ -220,8 +234,7 @@ static void run_case_as(const backend *b, const char *op, const in_spec *ins, in
     char w[200];
     snprintf(w, sizeof w, "%s: %s %s", b->name, op, what);
     if (taken && !b->op_for(g, &g->nodes[0])) fail_msg("%s: not taken by the backend", w);
-    compare(b, g, feed, 1, w);
-    compare(b, g, feed, 2, w);
+    compare_all(b, g, feed, w);
     for (int i = 0; i < n_feed; i++) free_tensor(feed[i]);
     graph_free(g);
 }
@@ -625,8 +638,7 @@ static void module_case(const char *model, const char *mod, int min_cover)
             fail_msg("openblas covers %d of %s's %d nodes, expected %d", cover, mod, sub->n_nodes,
                      min_cover);
         snprintf(w, sizeof w, "%s: %s %s (%d of %d nodes)", b->name, model, mod, cover, sub->n_nodes);
-        compare(b, sub, feed, 1, w);
-        compare(b, sub, feed, 2, w);
+        compare_all(b, sub, feed, w);
     }
     exec_free(whole);
     sample_set_free(ss);
@@ -886,9 +898,50 @@ static void test_onednn_fusion(void **state)
         if (!p.g) break;
         char w[160];
         snprintf(w, sizeof w, "onednn: %s", what);
-        compare(b, p.g, p.feed, 1, w);
-        compare(b, p.g, p.feed, 2, w);
+        compare_all(b, p.g, p.feed, w);
         gb_free(&p);
+    }
+}
+
+/* Variants: "blocked" is offered for a module with a 2-D Conv of 16 or more
+ * input channels (depthwise too), not otherwise; an unknown one is refused.
+ * (compare_all runs every offered variant against the reference.) */
+static void test_onednn_variants(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn");
+    assert_non_null(b->variants);
+    const char *v[8];
+    tensor *feed[4];
+    int nf;
+    const attr_spec dw[] = {{"group", ATTR_INT, .i = 32}};
+    struct {
+        const char *op;
+        in_spec in[2];
+        const attr_spec *as;
+        int n_attr, want;
+    } c[] = {
+        {"Conv", {SH(1, 16, 5, 5), SHK(8, 16, 1, 1)}, NULL, 0, 1},
+        {"Conv", {SH(1, 32, 5, 5), SHK(32, 1, 3, 3)}, dw, 1, 1}, /* depthwise */
+        {"Conv", {SH(1, 3, 5, 5), SHK(8, 3, 3, 3)}, NULL, 0, 0},   /* 3 channels: nothing to block */
+        {"Conv", {SH(1, 16, 5), SHK(8, 16, 3)}, NULL, 0, 0},      /* 1-D */
+        {"MatMul", {SH(2, 16), SH(16, 4)}, NULL, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        graph *g = one_node(c[i].op, c[i].in, 2, c[i].as, c[i].n_attr, feed, &nf);
+        int n = b->variants(g, v, 8);
+        if (n != c[i].want) fail_msg("case %zu (%s): %d variants, want %d", i, c[i].op, n, c[i].want);
+        if (n) assert_string_equal(v[0], "blocked");
+        if (i == 0) {
+            candidate_cfg cfg = {.backend = "onednn", .threads = 1, .variant = "wide"};
+            built *bm = NULL;
+            ait_error e = {0};
+            assert_int_equal(b->build(b, g, &cfg, &bm, &e), AIT_E_INVALID_ARG);
+            assert_null(bm);
+            assert_non_null(strstr(e.msg, "unknown variant 'wide'"));
+        }
+        for (int k = 0; k < nf; k++) free_tensor(feed[k]);
+        graph_free(g);
     }
 }
 
@@ -1091,6 +1144,7 @@ int main(void)
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_onednn_fusion),
+        cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_onednn_prepared),
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),

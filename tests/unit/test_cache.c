@@ -235,6 +235,38 @@ static const backend fake = {.name = "fake", .summary = "wrong at long sequences
                              .op_for = fake_op_for, .build = fake_build, .run = fake_run,
                              .free = backend_exec_free};
 
+/* A backend with a variant, "wide", that is wrong everywhere: each variant
+ * is a candidate of its own, and the variant reaches build (in the child). */
+static bool fakev_wrong;
+
+static int fakev_variants(const graph *module, const char **out, int max)
+{
+    (void)module;
+    if (max < 1) return 0;
+    out[0] = "wide";
+    return 1;
+}
+
+static ait_status fakev_build(const backend *b, const graph *module, const candidate_cfg *cfg,
+                              built **out, ait_error *e)
+{
+    fakev_wrong = !strcmp(cfg->variant, "wide");
+    fake_n_out = module->n_outputs;
+    return backend_exec_build(b, module, cfg, out, e);
+}
+
+static ait_status fakev_run(built *bm, tensor *const *in, tensor **out, ait_error *e)
+{
+    TRY(backend_exec_run(bm, in, out, e));
+    for (int j = 0; fakev_wrong && j < fake_n_out; j++)
+        if (out[j]->dtype == AIT_F32 && tensor_numel(out[j]) > 0) ((float *)out[j]->data)[0] += 1;
+    return AIT_OK;
+}
+
+static const backend fakev = {.name = "fakev", .summary = "wrong in its variant",
+                              .op_for = fake_op_for, .build = fakev_build, .run = fakev_run,
+                              .free = backend_exec_free, .variants = fakev_variants};
+
 typedef struct fixture {
     ait_model *m;
     sample_set *set;
@@ -277,12 +309,13 @@ static void fixture_free(fixture *f)
     ait_model_free(f->m);
 }
 
-static tune_report *tune(fixture *f, const char *cache, int max_batches, bool fake_too)
+/* Tunes with the reference and `other` (NULL: the reference alone). */
+static tune_report *tune(fixture *f, const char *cache, int max_batches, const backend *other)
 {
-    const backend *bk[2] = {backend_find("reference"), &fake};
+    const backend *bk[2] = {backend_find("reference"), other};
     tune_opts o = {.samples = f->set, .n_batch = 1, .batch = {1}, .max_threads = 1,
                    .timeout = 30, .quiet = true, .cache_dir = cache, .max_batches = max_batches,
-                   .backends = bk, .n_backends = fake_too ? 2 : 1};
+                   .backends = bk, .n_backends = other ? 2 : 1};
     o.prof = profile_defaults();
     o.prof.warmup = 1, o.prof.window = 2, o.prof.cap = 2, o.prof.cv = 0.9;
     tune_report *r = NULL;
@@ -299,7 +332,7 @@ static void test_tune_cached_and_max_shape(void **st)
     char *dir = tmp_dir();
 
     /* First tune: both candidates run; the fake is right at seq 3 only. */
-    tune_report *r = tune(&f, dir, 0, true);
+    tune_report *r = tune(&f, dir, 0, &fake);
     assert_int_equal(r->n, 1);
     const tune_module *tm = &r->mods[0];
     assert_int_equal(tm->n_cands, 2);
@@ -324,7 +357,7 @@ static void test_tune_cached_and_max_shape(void **st)
     tune_report_free(r);
 
     /* Second tune: everything from the cache, no child at all. */
-    r = tune(&f, dir, 0, true);
+    r = tune(&f, dir, 0, &fake);
     tm = &r->mods[0];
     assert_int_equal(r->trials, 0);
     assert_int_equal(r->cached, 2);
@@ -335,7 +368,7 @@ static void test_tune_cached_and_max_shape(void **st)
     tune_report_free(r);
 
     /* The JSON report says so too. */
-    r = tune(&f, dir, 0, true);
+    r = tune(&f, dir, 0, &fake);
     json_w w = {0};
     tune_report_json(&w, f.insp, r);
     char *text = json_finish(&w, NULL);
@@ -348,7 +381,7 @@ static void test_tune_cached_and_max_shape(void **st)
 
     /* Corrupt entries are recomputed, with a warning each. */
     assert_int_equal(corrupt_all(dir, "{\"kind\": \"ait tune trial\""), 2);
-    r = tune(&f, dir, 0, true);
+    r = tune(&f, dir, 0, &fake);
     assert_int_equal(r->trials, 2);
     assert_int_equal(r->cached, 0);
     assert_int_equal(r->cache_warnings, 2);
@@ -359,12 +392,12 @@ static void test_tune_cached_and_max_shape(void **st)
     int removed = 0;
     assert_int_equal(cache_clear(dir, &removed, NULL), AIT_OK);
     assert_int_equal(removed, 2);
-    r = tune(&f, dir, 0, true);
+    r = tune(&f, dir, 0, &fake);
     assert_int_equal(r->trials, 2);
     tune_report_free(r);
 
     /* The min and max shapes are validated whatever the cap. */
-    r = tune(&f, NULL, 1, true);
+    r = tune(&f, NULL, 1, &fake);
     assert_int_equal(r->mods[0].n_sets, 2);
     assert_false(r->cache_on);
     assert_int_equal(r->trials, 2);
@@ -379,14 +412,33 @@ static void test_max_batches(void **st)
 {
     fixture f;
     fixture_make(&f, "good.onnx", NULL, 0, 3); /* static [2,3]: one sample per batch */
-    tune_report *r = tune(&f, NULL, 0, false);
+    tune_report *r = tune(&f, NULL, 0, NULL);
     assert_int_equal(r->mods[0].n_sets, 3);
     assert_string_equal(r->mods[0].min_shape, ""); /* no dynamic axes */
     assert_true(r->mods[0].cands[0].valid);
     assert_false(r->mods[0].all_failed); /* nothing but the baseline was tried */
     tune_report_free(r);
-    r = tune(&f, NULL, 2, false);
+    r = tune(&f, NULL, 2, NULL);
     assert_int_equal(r->mods[0].n_sets, 2);
+    tune_report_free(r);
+    fixture_free(&f);
+}
+
+static void test_variants(void **st)
+{
+    fixture f;
+    fixture_make(&f, "good.onnx", NULL, 0, 1);
+    tune_report *r = tune(&f, NULL, 0, &fakev);
+    const tune_module *tm = &r->mods[0];
+    assert_int_equal(tm->n_cands, 3);
+    assert_string_equal(tm->cands[1].name, "fakev/t1");
+    assert_string_equal(tm->cands[1].cfg.variant, "");
+    assert_true(tm->cands[1].valid);
+    assert_string_equal(tm->cands[2].name, "fakev:wide/t1");
+    assert_string_equal(tm->cands[2].cfg.variant, "wide");
+    assert_false(tm->cands[2].valid);
+    assert_false(tm->cands[2].errored); /* rejected by validation, so built as "wide" */
+    assert_int_equal(tm->chosen == 2, 0);
     tune_report_free(r);
     fixture_free(&f);
 }
@@ -399,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_unusable_folder),
         cmocka_unit_test(test_tune_cached_and_max_shape),
         cmocka_unit_test(test_max_batches),
+        cmocka_unit_test(test_variants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
