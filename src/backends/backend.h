@@ -73,6 +73,11 @@ typedef struct backend {
      * static names into out and returns how many. NULL: none. build refuses a
      * variant it does not know, naming it. */
     int (*variants)(const graph *module, const char **out, int max);
+    /* The CPU features (core/cpu.h names, comma-separated) that what build
+     * prepares on this machine assumes (kernels and the weight layouts they
+     * chose), into buf[n]: an artifact using this backend needs them. NULL
+     * function: none (it prepares nothing machine-specific). */
+    void (*cpu_needs)(char *buf, size_t n);
 } backend;
 
 /* The registry (registry.c, one line per backend). backend_find gives

@@ -850,6 +850,30 @@ static void dn_describe(char *buf, size_t n)
              v->hash ? v->hash : "?", dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
 }
 
+/* oneDNN picks kernels, and so weight layouts, by its effective ISA; each
+ * ISA is a bit mask that contains the ones below it. */
+static void dn_cpu_needs(char *buf, size_t n)
+{
+    static const struct {
+        dnnl_cpu_isa_t isa;
+        const char *features;
+    } isas[] = {
+        {dnnl_cpu_isa_avx, "avx"},
+        {dnnl_cpu_isa_avx2, "avx2,fma"},
+        {dnnl_cpu_isa_avx2_vnni, "avxvnni"},
+        {dnnl_cpu_isa_avx512_core, "avx512f,avx512dq,avx512cd,avx512bw,avx512vl"},
+        {dnnl_cpu_isa_avx512_core_vnni, "avx512vnni"},
+        {dnnl_cpu_isa_avx512_core_bf16, "avx512bf16"},
+        {dnnl_cpu_isa_avx512_core_amx, "amx-tile,amx-int8,amx-bf16"},
+    };
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    size_t len = 0;
+    if (n) buf[0] = 0;
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++)
+        if ((isa & (unsigned)isas[i].isa) == (unsigned)isas[i].isa && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", isas[i].features);
+}
+
 static bool dn_available(char *why, size_t n)
 {
     const dnnl_version_t *v = dnnl_version();
@@ -872,4 +896,5 @@ const backend backend_onednn = {
     .free = dn_free,
     .save = dn_save,
     .variants = dn_variants,
+    .cpu_needs = dn_cpu_needs,
 };

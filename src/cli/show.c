@@ -106,7 +106,9 @@ int cmd_show(int argc, char **argv)
     printf("model      %s, sha256 %s\n", str(model, "name"), artifact_model_hash(a));
     printf("blobs      %zu, %.1f MiB (the model and prepared weights)\n", artifact_blob_count(a),
            (double)blob_bytes / (1 << 20));
-    printf("runs here  %s%s\n", runs ? "yes" : "no: needs CPU feature ", runs ? "" : missing);
+    const char *needs = artifact_cpu_needed(a);
+    printf("runs here  %s%s (needs %s)\n", runs ? "yes" : "no: lacks CPU feature ", runs ? "" : missing,
+           *needs ? needs : "no particular CPU feature");
     printf("buckets   ");
     const json_val *bk = json_get(mf, "buckets");
     for (int i = 0; i < json_len(bk); i++) printf(" %.0f", json_at(bk, i)->num);

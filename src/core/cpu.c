@@ -112,10 +112,9 @@ void cpu_model(char *out, size_t n)
 #endif
 }
 
-size_t cpu_features(char *out, size_t n)
+/* The names of the rows set in has[], comma-separated, into out[n]. */
+static size_t list_of(const int has[CPU_NFEAT], char *out, size_t n)
 {
-    int has[CPU_NFEAT];
-    cpu_detect(has);
     size_t len = 0;
     if (n) out[0] = 0;
     for (size_t i = 0; i < CPU_NFEAT; i++) {
@@ -127,6 +126,25 @@ size_t cpu_features(char *out, size_t n)
         len += add;
     }
     return len;
+}
+
+size_t cpu_features(char *out, size_t n)
+{
+    int has[CPU_NFEAT];
+    cpu_detect(has);
+    return list_of(has, out, n);
+}
+
+size_t cpu_features_of(const char *list, char *out, size_t n)
+{
+    int has[CPU_NFEAT] = {0};
+    for (const char *p = list ? list : ""; *p;) {
+        size_t len = strcspn(p, ",");
+        for (size_t i = 0; i < CPU_NFEAT; i++)
+            if (strlen(cpu_table[i].name) == len && !memcmp(cpu_table[i].name, p, len)) has[i] = 1;
+        p += len + (p[len] == ',');
+    }
+    return list_of(has, out, n);
 }
 
 /* Whether the feature name s[0..len) is in the table and present. */

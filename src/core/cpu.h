@@ -16,6 +16,12 @@ void cpu_model(char *out, size_t n);
  * needs (excluding the NUL), like snprintf. */
 size_t cpu_features(char *out, size_t n);
 
+/* The names of the comma-separated `list` that the feature table knows,
+ * once each, in the table's order (as cpu_features writes them), into
+ * out[n]; unknown names are left out. Returns the length needed, like
+ * cpu_features. For an artifact's stable list of what it needs. */
+size_t cpu_features_of(const char *list, char *out, size_t n);
+
 /* Whether this machine has every feature in the comma-separated `required`
  * list (empty entries and spaces are ignored; NULL or "" means none). On
  * 0, the first missing feature's name is written to missing[n] (when

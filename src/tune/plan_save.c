@@ -285,6 +285,24 @@ static ait_status add_prepared(artifact_writer *w, const plan *p, plan_exec *px,
     return AIT_OK;
 }
 
+/* What the plan's chosen backends assume of the CPU (backend.cpu_needs),
+ * in canonical order: the artifact's needed features, so that a plan on
+ * portable backends loads on any machine. The binary itself is portable. */
+static void plan_cpu_needs(const plan *p, char *out, size_t n)
+{
+    char all[1024] = "", one[256];
+    size_t len = 0;
+    for (int i = 0; i < p->n_modules; i++)
+        for (int k = 0; k < p->mods[i].n_choices; k++) {
+            const backend *b = backend_find(p->mods[i].choices[k].cfg.backend);
+            if (!b || !b->cpu_needs) continue;
+            b->cpu_needs(one, sizeof one);
+            if (*one && len + strlen(one) + 2 < sizeof all)
+                len += (size_t)snprintf(all + len, sizeof all - len, ",%s", one);
+        }
+    cpu_features_of(all, out, n);
+}
+
 ait_status plan_save(const ait_model *m, const inspection *insp, const tune_report *r,
                      const char *path, ait_error *e)
 {
@@ -311,7 +329,9 @@ ait_status plan_save(const ait_model *m, const inspection *insp, const tune_repo
     /* The plan as a session will run it: every candidate built and primed,
      * which also proves that the tuned model runs as one. */
     if (s == AIT_OK) s = plan_exec_create(m->g, p, 1, &px, e);
-    artifact_info info = {.model_hash = sha};
+    char needs[ARTIFACT_CPU_MAX];
+    if (s == AIT_OK) plan_cpu_needs(p, needs, sizeof needs);
+    artifact_info info = {.model_hash = sha, .cpu_features = needs};
     if (s == AIT_OK) s = artifact_writer_begin(path, &info, &w, e);
     if (s == AIT_OK) s = artifact_writer_blob(w, PLAN_MODEL_BLOB, bytes, len, e);
     saved_list saved = {0};

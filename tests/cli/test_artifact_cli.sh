@@ -23,6 +23,11 @@ check tune-save 0 "saved $tmp/bert.ait" "$ait" tune "$model" "${small[@]}" \
 check sums 0 "bert.ait: OK" bash -c "cd '$tmp' && sha256sum -c bert_sha256_sums.txt"
 check show 0 "layer.0 +1 +(openblas|reference)/t1" "$ait" show "$tmp/bert.ait"
 check show-json 0 "\"format\": \"ait-plan\"" "$ait" show "$tmp/bert.ait" --json
+# An artifact needs the CPU features of the backends its plan uses, not all of
+# the tuning machine's: on the reference alone, none.
+check tune-portable 0 "saved" "$ait" tune "$model" "${small[@]}" --select layer.1=only:reference \
+  -o "$tmp/portable.ait"
+check show-portable 0 "runs here  yes \(needs no particular CPU feature\)" "$ait" show "$tmp/portable.ait"
 check run-tuned 0 "tuned  the artifact's plan" "$ait" run "$tmp/bert.ait" --dim seq=16 --batch 2 --repeat 1
 tuned=$(stats "$out")
 "$ait" run "$model" --dim seq=16 --batch 2 --repeat 1 >"$tmp/plain.txt" 2>&1

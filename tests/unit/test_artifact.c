@@ -114,6 +114,15 @@ static void test_cpu(void **state)
     cpu_features(small, sizeof small);
     assert_true(strlen(small) < sizeof small);
     if (small[0]) assert_non_null(strstr(feats, small));
+    /* A list put in the table's order, once each, unknown names left out. */
+    char canon[128];
+    assert_int_equal(cpu_features_of("fma,avx9000,avx2,fma,sse4.2", canon, sizeof canon),
+                     strlen("sse4.2,fma,avx2"));
+    assert_string_equal(canon, "sse4.2,fma,avx2");
+    cpu_features_of("", canon, sizeof canon);
+    assert_string_equal(canon, "");
+    cpu_features_of(NULL, canon, sizeof canon);
+    assert_string_equal(canon, "");
 }
 
 /* ---- writing and reading ------------------------------------------------ */
