@@ -210,11 +210,14 @@ def tuned_tables(t):
            f"process and the {t['first_procs']} fresh ones below (each process's median is in results.json). "
            "On this virtual machine a process keeps its memory placement, and the machine its load, for "
            "seconds at a time, which moves a process's median by up to 12% (tuned-notes.md), so **tuned / best, "
-           f"paired** is the figure the done-when (≤ 1.03) is judged on: {t.get('pair_procs', '—')} processes "
+           f"paired** is the figure the done-when (≤ 1.03) is judged on: {t.get('pair_procs', '—')} to "
+           f"{t.get('pair_procs_max', '—')} processes "
            "each load the tuned artifact and the best single backend by the ms columns (and any other within "
            f"{t.get('pair_within', '—')}× of it) and alternate them run by run, the order of loading rotated "
            f"from process to process, for about {t.get('pair_s', '—')} s; per process the ratio of the two "
-           "medians; the median over processes (and the range). **tuned / best, processes** divides the ms "
+           "medians; the median over processes, with its distribution-free 95% interval (more processes, 4 at "
+           f"a time, while that interval is wider than ±{100 * t.get('pair_half_width', 0):.1f}%); the best is "
+           "the single backend with the lowest median in these processes. **tuned / best, processes** divides the ms "
            "columns instead; \"same plan\" marks a row where the tuned artifact's plan for the bucket is the best "
            "single backend's, so the two are one program. **first run** = the first `time 1` of a fresh "
            f"process right after it loaded the artifact / the median of its next {t['first_steady']} runs; "
@@ -223,7 +226,7 @@ def tuned_tables(t):
            "counted over the artifact's modules (`ait show NAME.ait --json`: modules[].plans[].backend). "
            "Analysis: [tuned-notes.md](tuned-notes.md).", "",
            "| model | batch | tuned ms | oneDNN-only ms | OpenBLAS-only ms | reference ms | tuned / best, paired "
-           "(range) | tuned / best, processes | first run tuned: median (max) | tuned artifact's backends | "
+           "(best; 95% interval, processes) | tuned / best, processes | first run tuned: median (max) | tuned artifact's backends | "
            "mixed? | ORT ms | tuned/ORT | note |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in t["rows"]:
@@ -232,8 +235,8 @@ def tuned_tables(t):
         counts = art.get("backends", {}).get(str(r["batch"]), {})
         mixed = ("**yes**" if len(counts) > 1 else "no") if counts else "—"
         pr = r.get("paired")
-        pb = (f"**{r['tuned_vs_best_paired']:.3f}** ({pr['best']}; {pr['ratio_min'][pr['best']]:.3f}–"
-              f"{pr['ratio_max'][pr['best']]:.3f})" + "".join(
+        pb = (f"**{r['tuned_vs_best_paired']:.3f}** ({pr['best']}; {pr['ratio_ci'][pr['best']][0]:.3f}–"
+              f"{pr['ratio_ci'][pr['best']][1]:.3f}, {len(pr['procs'])} proc.)" + "".join(
                   f"; {x}: {pr['ratio'][x]:.3f}" for x in pr["singles"] if x != pr["best"])
               if "tuned_vs_best_paired" in r else r.get("paired_error", "—").replace("|", "/"))
         tb = (f"{r['tuned_vs_best']:.3f} ({r['best_single']}"

@@ -49,11 +49,13 @@ SINGLE = ("onednn", "openblas", "reference")  # the single-backend contenders
 ENGINES = ("tuned", "onednn", "openblas", "reference", "ort")  # interleaving order
 TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "3", "--window", "10",
              "--cap", "30"]
-FIRST_PROCS = 7   # fresh processes per engine and batch: the first-run figure, and 7 of the 8
-                  # per-process medians the comparison takes the median of
+FIRST_PROCS = 11  # fresh processes per engine and batch: the first-run figure, and 11 of the 12
+                  # per-process medians the ms columns take the median of
 FIRST_STEADY = 20  # runs after the first one that make the steady state
-PAIR_PROCS = 8     # processes that hold the tuned artifact and its closest single backends together
-PAIR_S = 4.0       # seconds of alternating rounds per such process (at least PAIR_MIN_ROUNDS)
+PAIR_PROCS = 8     # processes that hold the tuned artifact and its closest single backends together,
+PAIR_PROCS_MAX = 24  # then 4 more at a time while the 95% interval of the median ratio is wider
+PAIR_HALF_WIDTH = 0.015  # than +-1.5% (memory-bound models need more: placement moves them most)
+PAIR_S = 3.0       # seconds of alternating rounds per such process (at least PAIR_MIN_ROUNDS)
 PAIR_MIN_ROUNDS = 8
 PAIR_WITHIN = 1.25  # singles within this factor of the best single backend are paired too
 
@@ -133,15 +135,28 @@ def argv_for(cfg, label, name, indir, more=()):
             *(model_path(cfg, x, name) for x in more)]
 
 
-def paired(cfg, name, indir, labels, est_ms):
-    """PAIR_PROCS processes, each holding every engine of `labels` (ait ones) and running them
-    alternately, one run each per round (bench-ait-runner's `alt`), so that whatever slows the
-    machine for a while slows all of them alike. Process i loads them in an order rotated by i,
-    so no engine is always the first allocated. Returns, per process, label -> median ms."""
+def median_ci(xs):
+    """The median of xs and a distribution-free interval of at least ~95% for it: the order
+    statistics of ranks j and n + 1 - j, j = floor(n/2 - 0.98 sqrt(n)) (at least 1)."""
+    v = sorted(xs)
+    n = len(v)
+    j = max(1, int(n / 2 - 0.98 * n ** 0.5))
+    return statistics.median(v), v[j - 1], v[n - j]
+
+
+def paired(cfg, name, indir, labels, est_ms, enough=None):
+    """Processes that each hold every engine of `labels` (ait ones; labels[0] the tuned one) and
+    run them alternately, one run each per round (bench-ait-runner's `alt`), so that whatever
+    slows the machine for a while slows all of them alike. Process i loads them in an order
+    rotated by i, so no engine is always the first allocated. PAIR_PROCS of them, then 4 more at
+    a time up to PAIR_PROCS_MAX until enough(procs) says so. Returns, per process, label ->
+    median ms, and the rounds per process."""
     round_ms = sum(est_ms[x] for x in labels)
     rounds = max(PAIR_MIN_ROUNDS, min(200, round(PAIR_S * 1e3 / max(round_ms, 1e-3))))
     procs = []
-    for i in range(PAIR_PROCS):
+    for i in range(PAIR_PROCS_MAX):
+        if i >= PAIR_PROCS and i % 4 == 0 and (enough is None or enough(procs)):
+            break
         order = labels[i % len(labels):] + labels[:i % len(labels)]
         r = Runner("paired " + "+".join(order), argv_for(cfg, order[0], name, indir, order[1:]),
                    env_for(cfg, "tuned"), cfg["timeout"])
@@ -253,14 +268,22 @@ def run_case(cfg, name, batch, arts):
         near = [e for e in singles if key(e) <= PAIR_WITHIN * key(best)]
         if "median_ms" in eng["tuned"]:
             try:
+                def best_of(procs):
+                    return min(near, key=lambda e: statistics.median(p[e] for p in procs))
+
+                def enough(procs):
+                    _, lo, hi = median_ci([p["tuned"] / p[best_of(procs)] for p in procs])
+                    return (hi - lo) / 2 <= PAIR_HALF_WIDTH
+
                 procs, rounds = paired(cfg, name, indir, ["tuned", *near],
-                                       {e: eng[e]["median_ms"] for e in ["tuned", *near]})
+                                       {e: eng[e]["median_ms"] for e in ["tuned", *near]}, enough)
                 ratios = {e: [p["tuned"] / p[e] for p in procs] for e in near}
                 row["paired"] = {"singles": near, "procs": procs, "rounds": rounds,
                                  "ratio": {e: statistics.median(v) for e, v in ratios.items()},
+                                 "ratio_ci": {e: median_ci(v)[1:] for e, v in ratios.items()},
                                  "ratio_min": {e: min(v) for e, v in ratios.items()},
                                  "ratio_max": {e: max(v) for e, v in ratios.items()}}
-                pb = min(near, key=lambda e: statistics.median(p[e] for p in procs))
+                pb = best_of(procs)
                 row["paired"]["best"] = pb
                 row["tuned_vs_best_paired"] = row["paired"]["ratio"][pb]
             except RunnerError as err:
@@ -282,8 +305,9 @@ def summary(row):
         tail += " (same plan)" if row.get("same_plan_as_best") else ""
     if "tuned_vs_best_paired" in row:
         pr = row["paired"]
+        lo, hi = pr["ratio_ci"][pr["best"]]
         tail += (f"; paired: tuned/{pr['best']} {row['tuned_vs_best_paired']:.3f} "
-                 f"({pr['ratio_min'][pr['best']]:.3f}-{pr['ratio_max'][pr['best']]:.3f} over {PAIR_PROCS} processes)")
+                 f"(95% {lo:.3f}-{hi:.3f}, {len(pr['procs'])} processes)")
     if "first_ratio_max" in e["tuned"]:
         tail += f"; first-run (tuned) {e['tuned']['first_ratio_median']:.2f} (max {e['tuned']['first_ratio_max']:.2f})"
     return f"  {row['name']:12s} {row['case']:3s}: " + ", ".join(parts) + tail
@@ -342,7 +366,7 @@ def main():
          "cpu_busy_start": sysinfo.cpu_busy(), "threads": THREADS, "tune_args": TUNE_ARGS,
          "settings": {k: cfg[k] for k in ("warmup", "round_s", "row_s", "min_rounds", "max_rounds")},
          "first_procs": FIRST_PROCS, "first_steady": FIRST_STEADY, "pair_procs": PAIR_PROCS,
-         "pair_s": PAIR_S, "pair_within": PAIR_WITHIN, "openblas": ob,
+         "pair_procs_max": PAIR_PROCS_MAX, "pair_half_width": PAIR_HALF_WIDTH, "pair_s": PAIR_S, "pair_within": PAIR_WITHIN, "openblas": ob,
          "artifacts": {}, "rows": []}
     log(f"bench --tuned: {t['system']['cpu_model']}, {t['system']['cores']} cores, load {t['loadavg_start']}, "
         f"other work {t['cpu_busy_start']}")
