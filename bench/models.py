@@ -85,6 +85,22 @@ def prepare_case(base, work):
     return indir, ref
 
 
+def time_and_close(cfg, runners, info):
+    """interleave() over the runners whose output check passed (info[label]["ok"]); when a runner
+    fails while timing, each one left without a time is marked failed with the reason; then
+    every runner is closed."""
+    timed = {e: r for e, r in runners.items() if info[e]["ok"]}
+    try:
+        interleave(cfg, timed, info)
+    except RunnerError as err:
+        for e in timed:
+            if "median_ms" not in info[e]:
+                info[e]["ok"] = False
+                info[e]["error"] = info[e]["error"] or f"while timing: {err}"
+    for r in runners.values():
+        r.close()
+
+
 def interleave(cfg, timed, info):
     """Warm-up, then interleaved rounds over the runners in `timed` (label ->
     Runner, in that order); writes each one's stats into info[label]."""
@@ -136,16 +152,7 @@ def run_case(cfg, name, model, tag, batch, threads, log):
             why.append(f"ait and {peer} differ by {vs['rel_err']:.3g} > {TOL:g}")
         vs["why"] = "; ".join(why) or None
 
-    timed = {e: r for e, r in runners.items() if row["engines"][e]["ok"]}
-    try:
-        interleave(cfg, timed, row["engines"])
-    except RunnerError as err:
-        for e in timed:
-            if "median_ms" not in row["engines"][e]:
-                row["engines"][e]["ok"] = False
-                row["engines"][e]["error"] = row["engines"][e]["error"] or f"while timing: {err}"
-    for r in runners.values():
-        r.close()
+    time_and_close(cfg, runners, row["engines"])
     for peer in ("ort", "torch"):
         a, p = row["engines"]["ait"], row["engines"][peer]
         if row["ait_vs"][peer]["why"] is None and "median_ms" in a and "median_ms" in p:

@@ -208,16 +208,7 @@ def run_case(cfg, name, batch, arts):
         except RunnerError as err:
             info["error"] = str(err)
             runners.pop(e, None)
-    timed = {e: r for e, r in runners.items() if row["engines"][e]["ok"]}
-    try:
-        models.interleave(cfg, timed, row["engines"])
-    except RunnerError as err:
-        for e in timed:
-            if "median_ms" not in row["engines"][e]:
-                row["engines"][e]["ok"] = False
-                row["engines"][e]["error"] = row["engines"][e]["error"] or f"while timing: {err}"
-    for r in runners.values():
-        r.close()
+    models.time_and_close(cfg, runners, row["engines"])
 
     # the first run after loading: fresh processes, interleaved across artifacts
     # (and the untuned model, whose steady medians also count below)
