@@ -89,6 +89,9 @@ const backend *backend_at(int i);
  * those left to the reference ops): op_for's non-NULL answers; the
  * reference backend answers every node with its own op. */
 int backend_coverage(const backend *b, const graph *module);
+/* The variants to try b in on module: the default "" first, then those b
+ * offers (backend.variants); up to max names into out; returns how many. */
+int backend_variants(const backend *b, const graph *module, const char **out, int max);
 
 /* For op-replacing backends: build = an executor over the module in which
  * each node runs b->op_for(node) when it gives one, with cfg->threads as

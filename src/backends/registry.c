@@ -30,3 +30,10 @@ int backend_coverage(const backend *b, const graph *module)
         n += b->op_for(module, &module->nodes[i]) != NULL;
     return n;
 }
+
+int backend_variants(const backend *b, const graph *module, const char **out, int max)
+{
+    if (max < 1) return 0;
+    out[0] = "";
+    return 1 + (b->variants ? b->variants(module, out + 1, max - 1) : 0);
+}

@@ -308,8 +308,8 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
         bool is_ref = strcmp(b->name, "reference") == 0;
         if (b->available && !b->available(why, sizeof why)) continue;
         if (!is_ref && backend_coverage(b, sub) == 0) continue;
-        const char *vars[8] = {""};
-        int nv = 1 + (b->variants ? b->variants(sub, vars + 1, 7) : 0);
+        const char *vars[8];
+        int nv = backend_variants(b, sub, vars, 8);
         for (int v = 0; v < nv; v++)
             for (int t = 1; t <= threads && tm->n_cands < TUNE_MAX_CANDS; t++) {
                 if (is_ref && t > 1) break; /* the reference ops use one thread */

@@ -208,8 +208,8 @@ static void compare_as(const backend *b, const graph *g, tensor *const *feed, in
 /* At 1 and 2 threads, in the default and every variant b offers for g. */
 static void compare_all(const backend *b, const graph *g, tensor *const *feed, const char *what)
 {
-    const char *vars[8] = {""};
-    int nv = 1 + (b->variants ? b->variants(g, vars + 1, 7) : 0);
+    const char *vars[8];
+    int nv = backend_variants(b, g, vars, 8);
     for (int v = 0; v < nv; v++) {
         char w[240];
         snprintf(w, sizeof w, "%s%s%s", what, *vars[v] ? ", variant " : "", vars[v]);
