@@ -22,6 +22,8 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     if (!out) return err_set(err, AIT_E_INVALID_ARG, "ait_tune: out is NULL");
     *out = NULL;
     if (!h) return err_set(err, AIT_E_INVALID_ARG, "ait_tune: inspection is NULL");
+    if (o->margin >= 1 || isnan(o->margin))
+        return err_set(err, AIT_E_INVALID_ARG, "ait_tune: margin %g is not below 1", o->margin);
     /* Without a selection, the top-level modules (as `ait tune` does). */
     if (!h->sel.n) TRY(select_by_share(&h->sel, h->r, 1, 0, 0, NULL, err));
     tune_opts to = {.samples = h->samples, .n_batch = h->r->n_batch, .sel = &h->sel,
@@ -32,8 +34,6 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     if (o->window > 0) to.prof.window = o->window;
     if (o->cv > 0) to.prof.cv = o->cv;
     if (o->cap > 0) to.prof.cap = o->cap;
-    if (o->margin >= 1 || isnan(o->margin))
-        return err_set(err, AIT_E_INVALID_ARG, "ait_tune: margin %g is not below 1", o->margin);
     to.margin = o->margin;
     memcpy(to.batch, h->r->batch, sizeof to.batch);
     ait_tuning *t = calloc(1, sizeof *t);

@@ -267,8 +267,12 @@ static void test_public_api(void **state)
     assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
     ait_inspection *h = inspect_bert(m);
     assert_int_equal(ait_select_path(h, "layer.1.intermediate", NULL), AIT_OK);
-    ait_tune_options o = {.warmup = 1, .window = 2, .cap = 3, .cv = 0.5};
     ait_tuning *tu;
+    /* A margin of 1 (the candidate would have to take no time) is refused. */
+    ait_tune_options bad = {.margin = 1};
+    assert_int_equal(ait_tune(h, &bad, &tu, &e), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "margin 1 is not below 1"));
+    ait_tune_options o = {.warmup = 1, .window = 2, .cap = 3, .cv = 0.5};
     if (ait_tune(h, &o, &tu, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(ait_tuning_count(tu), 2); /* one module x buckets 1, 2 */
     ait_tuning_row row;
