@@ -290,6 +290,9 @@ typedef struct ait_tune_options {
     /* A candidate replaces the baseline only when faster by this fraction
      * (0: 0.01; negative: by anything; at most 0.99). */
     double margin;
+    /* Keep the per-module choices as they are: do not run the whole model on
+     * them against each backend alone (the whole-plan check, docs/tuning.md). */
+    int skip_plan_check;
     int verbose;       /* progress on stderr */
 } ait_tune_options;
 

@@ -31,6 +31,7 @@ typedef struct insp_args {
     profile_opts prof;    /* tune: --warmup --window --cv --cap */
     bool clear_cache;     /* tune: --clear-cache */
     bool no_cache;        /* tune: --no-cache */
+    bool no_plan_check;   /* tune: --no-plan-check */
     int max_batches;      /* tune: --max-batches-per-size (0: all) */
     const char *output;   /* tune: -o NAME.ait */
     int cold;             /* tune: --cold-cache 1, --warm-cache -1, else 0 (auto) */

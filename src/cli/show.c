@@ -14,7 +14,9 @@ static const char *show_help =
     "Prints what an artifact made by `ait tune -o NAME.ait` holds: the ait\n"
     "version and CPU it was tuned on, the model (name and sha256), the batch\n"
     "buckets, and per tuned module and bucket the candidate chosen, its median\n"
-    "latency against the baseline's, and why; then every candidate tried. Every\n"
+    "latency against the baseline's, and why; the whole-plan check of each\n"
+    "bucket (the tuned plan against single backends, run whole); then every\n"
+    "candidate tried. Every\n"
     "hash is checked first; an artifact this machine cannot run (a CPU feature\n"
     "missing) is still shown, with the reason `ait run` would refuse it.\n"
     "\n"
@@ -52,6 +54,22 @@ static void print_candidates(const json_val *tuning)
             if (ok) printf(" %11.3f %8.2fx", num(x, "median_ms"), num(x, "speedup"));
             else printf(" %11s %9s  %s", "-", "-", str(x, "reason"));
             printf("\n");
+        }
+    }
+}
+
+/* The whole-plan check of each bucket: its outcome and the plans' times. */
+static void print_checks(const json_val *tuning)
+{
+    const json_val *checks = json_get(tuning, "plan_checks");
+    if (json_len(checks) > 0) printf("\nwhole-plan check (model ms: median over processes)\n");
+    for (int i = 0; i < json_len(checks); i++) {
+        const json_val *c = json_at(checks, i), *plans = json_get(c, "plans");
+        printf("  batch %.0f: %s: %s\n", num(c, "batch"), str(c, "outcome"), str(c, "note"));
+        for (int k = 0; k < json_len(plans); k++) {
+            const json_val *p = json_at(plans, k), *t = json_get(p, "taken");
+            printf("  %c %-22s %9.3f ms  tuned/this %.3f\n", t && t->b ? '*' : ' ',
+                   str(p, "name"), num(p, "model_ms"), num(p, "tuned_over_this"));
         }
     }
 }
@@ -130,6 +148,7 @@ int cmd_show(int argc, char **argv)
                    num(p, "speedup"), str(p, "why"));
         }
     }
+    print_checks(json_get(mf, "tuning"));
     printf("\ncandidates tried (* chosen)");
     print_candidates(json_get(mf, "tuning"));
     json_free(mf);

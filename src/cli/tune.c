@@ -12,6 +12,8 @@
 #include "cli/inspect_cli.h"
 #include "tune/cache.h"
 #include "tune/plan.h"
+#include "tune/plan_check.h"
+#include "tune/profile.h"
 #include "tune/tuner.h"
 
 static const char *tune_help =
@@ -62,6 +64,8 @@ static const char *tune_help =
     "                         faster: the model on one backend, to compare with)\n"
     "  --margin F             a candidate must beat the baseline by F (0.05 or 5%;\n"
     "                         default 1%; 0: by anything) to replace it\n"
+    "  --no-plan-check        keep the per-module choices without running the whole\n"
+    "                         model on them against each backend alone (see below)\n"
     "  --max-batches-per-size N  validate on at most N distinct sample batches per\n"
     "                         bucket (default: all; timing uses the first)\n"
     "  --json                 print the whole report as one JSON document on stdout\n"
@@ -71,6 +75,16 @@ static const char *tune_help =
     "Samples of one shape (apart from batch axes) are batched together, several\n"
     "shapes give several batches; a module with dynamic axes is also validated at\n"
     "the smallest and the largest input shapes the samples give.\n"
+    "\n"
+    "The whole-plan check: a module profiled alone does not see what its\n"
+    "neighbours do to it (caches, memory pages, bandwidth), so the per-module\n"
+    "winners together can lose to one backend everywhere. At each bucket whose\n"
+    "modules all have a speed strategy (max-throughput, min-latency), the whole\n"
+    "model runs on the plan as tuned and on each backend alone (every module on\n"
+    "that backend's fastest candidate) whose module times add up to within 1.5x,\n"
+    "in 5 fresh processes, in alternating rounds; a single-backend plan faster by\n"
+    "more than --margin (median over the processes) replaces the plan, and each\n"
+    "module it changes says so. It is not cached: it runs on every tune.\n"
     "\n"
     "Results are cached in $AIT_CACHE_DIR, else ~/.cache/ait: one file per\n"
     "candidate trial, keyed by the module's graph and weights, its input shapes\n"
@@ -110,6 +124,28 @@ static void print_module(const inspection *r, const tune_module *tm)
                tc->cached ? " (cached)" : "");
     }
     printf("  chosen: %s. %s\n", tm->cands[tm->chosen].name, tm->why);
+}
+
+/* The whole-plan check of each bucket: the plans run, their medians, what
+ * was decided. */
+static void print_checks(const tune_report *rep)
+{
+    for (int i = 0; i < rep->n_checks; i++) {
+        const tune_check *c = &rep->checks[i];
+        printf("\n== whole-plan check at batch %d: %s\n", c->batch, plan_check_outcome(c->outcome));
+        if (c->outcome != CHECK_SKIPPED && c->n_procs) {
+            printf("  %-22s %12s %12s %14s\n", "plan", "modules ms", "model ms", "tuned / this");
+            for (int p = 0; p < c->n_plans; p++) {
+                const check_plan *cp = &c->plans[p];
+                double med[CHECK_PROCS];
+                memcpy(med, cp->median, sizeof med);
+                printf("%c %-22s %12.3f %12.3f %13.3fx\n", p == c->taken ? '*' : ' ', cp->name,
+                       cp->predicted * 1e3, profile_median(med, c->n_procs) * 1e3, cp->ratio);
+            }
+        }
+        printf("  %s\n", c->note);
+        if (c->n_procs) printf("  (model ms: median of %d processes, %.1f s)\n", c->n_procs, c->secs);
+    }
 }
 
 /* One row per module and bucket: the choice, its median and speedup, why;
@@ -168,7 +204,8 @@ static int tune_for_real(const insp_args *a, insp_state *s)
     tune_opts o = {.samples = s->samples, .n_batch = a->n_batch, .sel = &s->sel,
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .progress_bar = isatty(STDERR_FILENO), .cache_dir = cache,
-                   .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin};
+                   .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
+                   .plan_check = !a->no_plan_check};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
     bool cold = tune_cold(a->cold, s->r);
@@ -201,6 +238,7 @@ static int tune_for_real(const insp_args *a, insp_state *s)
     }
     printf("tuned %s: %d module%s x bucket\n", a->model, rep->n, rep->n == 1 ? "" : "s");
     for (int i = 0; i < rep->n; i++) print_module(s->r, &rep->mods[i]);
+    print_checks(rep);
     print_summary(s->r, rep);
     if (rep->cache_on)
         printf("cache: %d candidate%s from the cache, %d run, in %s\n", rep->cached,

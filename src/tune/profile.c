@@ -45,6 +45,13 @@ static double pct(const double *s, int n, double q)
     return s[lo] + (pos - lo) * (s[lo + 1] - s[lo]);
 }
 
+double profile_median(double *v, int n)
+{
+    if (n < 1) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+    return pct(v, n, 0.5);
+}
+
 static ait_status check_opts(const profile_opts *o, ait_error *e)
 {
     if (o->warmup < 0 || o->window < 2 || o->cap < o->window || !(o->cv > 0) || o->batch < 1)

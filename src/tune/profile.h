@@ -55,4 +55,8 @@ typedef struct profile_result {
 ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, profile_result *r,
                        ait_error *e);
 
+/* The median of v[0..n) (0 when n < 1), interpolating between the middle
+ * two when n is even; sorts v in place. */
+double profile_median(double *v, int n);
+
 #endif

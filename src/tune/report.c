@@ -1,7 +1,10 @@
 /* Inspection reports: the rows a view shows and the JSON document. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "tune/plan_check.h"
+#include "tune/profile.h"
 #include "tune/report.h"
 #include "tune/tuner.h"
 
@@ -173,6 +176,39 @@ static void cand_json(json_w *w, const tune_cand *c, bool chosen)
     json_end(w);
 }
 
+static void check_json(json_w *w, const tune_check *c)
+{
+    json_obj(w, NULL);
+    json_int(w, "batch", c->batch);
+    json_str(w, "outcome", plan_check_outcome(c->outcome));
+    json_str(w, "note", c->note);
+    json_int(w, "processes", c->n_procs);
+    json_num(w, "check_s", c->secs);
+    json_arr(w, "plans");
+    for (int p = 0; c->outcome != CHECK_SKIPPED && p < c->n_plans; p++) {
+        const check_plan *cp = &c->plans[p];
+        double med[CHECK_PROCS];
+        memcpy(med, cp->median, sizeof med);
+        json_obj(w, NULL);
+        json_str(w, "name", cp->name);
+        json_bool(w, "taken", p == c->taken);
+        json_num(w, "modules_ms", cp->predicted * 1e3);
+        json_arr(w, "median_ms");
+        for (int k = 0; k < c->n_procs; k++) json_num(w, NULL, cp->median[k] * 1e3);
+        json_end(w);
+        if (c->n_procs) {
+            json_num(w, "model_ms", profile_median(med, c->n_procs) * 1e3);
+            json_num(w, "tuned_over_this", cp->ratio);
+        } else {
+            json_null(w, "model_ms");
+            json_null(w, "tuned_over_this");
+        }
+        json_end(w);
+    }
+    json_end(w);
+    json_end(w);
+}
+
 void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
 {
     json_obj(w, NULL);
@@ -207,6 +243,9 @@ void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
         json_str(w, "why", tm->why);
         json_end(w);
     }
+    json_end(w);
+    json_arr(w, "plan_checks");
+    for (int i = 0; i < r->n_checks; i++) check_json(w, &r->checks[i]);
     json_end(w);
     json_end(w);
 }

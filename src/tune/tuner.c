@@ -13,6 +13,7 @@
 #include "runtime/exec.h"
 #include "tune/cache.h"
 #include "tune/isolate.h"
+#include "tune/plan_check.h"
 #include "tune/strategy.h"
 #include "tune/validate.h"
 
@@ -562,30 +563,37 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     return s;
 }
 
-static ait_status choose(tune_module *tm, double margin, ait_error *e)
+ait_status tune_pick(const tune_module *tm, const strategy *st, choice *out, ait_error *e)
 {
-    strategy st;
-    TRY(strategy_parse(tm->strategy, &st, e));
-    if (margin) st.margin = margin < 0 ? 0 : margin;
     cand_result cr[TUNE_MAX_CANDS];
-    bool any = false;
     for (int c = 0; c < tm->n_cands; c++) {
         const tune_cand *tc = &tm->cands[c];
         cr[c] = (cand_result){.name = tc->name, .backend = tc->cfg.backend, .valid = tc->valid,
                               .reason = tc->reason, .latency = tc->prof.median,
                               .throughput = tc->prof.throughput, .batch = tm->batch};
-        any |= c > 0 && tc->valid;
     }
-    tm->chosen = 0;
-    tm->all_failed = tm->n_cands > 1 && !any;
-    if (!tm->cands[0].valid) {
-        snprintf(tm->why, sizeof tm->why, "the baseline failed (%s); the module keeps it",
-                 tm->cands[0].reason);
+    if (tm->n_cands < 1 || !tm->cands[0].valid) {
+        out->index = 0;
+        snprintf(out->why, sizeof out->why, "the baseline failed (%s); the module keeps it",
+                 tm->n_cands ? tm->cands[0].reason : "no candidates");
         return AIT_OK;
     }
+    TRY(strategy_choose(st, &cr[0], cr + 1, tm->n_cands - 1, out, e));
+    out->index++;
+    return AIT_OK;
+}
+
+static ait_status choose(tune_module *tm, double margin, ait_error *e)
+{
+    strategy st;
+    TRY(strategy_parse(tm->strategy, &st, e));
+    if (margin) st.margin = margin < 0 ? 0 : margin;
+    bool any = false;
+    for (int c = 1; c < tm->n_cands; c++) any |= tm->cands[c].valid;
+    tm->all_failed = tm->n_cands > 1 && !any;
     choice ch;
-    TRY(strategy_choose(&st, &cr[0], cr + 1, tm->n_cands - 1, &ch, e));
-    tm->chosen = ch.index + 1;
+    TRY(tune_pick(tm, &st, &ch, e));
+    tm->chosen = ch.index;
     snprintf(tm->why, sizeof tm->why, "%s", ch.why);
     return AIT_OK;
 }
@@ -642,6 +650,9 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
             s = tune_one(x, tm, mdig[k], &have[k], e);
             if (s == AIT_OK) s = choose(tm, o->margin, e);
         }
+        if (s == AIT_OK && o->plan_check && x->n_batches > 0)
+            s = plan_check_bucket(m, insp, o, &r->mods[r->n - n_mod], n_mod,
+                                  x->batches[0].inputs, &r->checks[r->n_checks++], e);
         batches_free(m, x->batches, x->n_batches);
         x->batches = NULL;
         x->n_batches = 0;

@@ -21,6 +21,7 @@
 #include "tune/inspect.h"
 #include "tune/profile.h"
 #include "tune/select.h"
+#include "tune/strategy.h"
 
 #define TUNE_MAX_CANDS 16
 /* The weights above which tuning profiles cold by default: 32 MiB, the
@@ -54,6 +55,39 @@ typedef struct tune_module {
     char min_shape[160], max_shape[160]; /* dynamic modules: the extra sets' inputs; else "" */
 } tune_module;
 
+/* The whole-plan check at one bucket (tune/plan_check.h): the model run
+ * whole on the plan as tuned and on single-backend plans, in child
+ * processes, round by round. */
+#define CHECK_MAX_PLANS 6
+#define CHECK_PROCS 5
+
+typedef struct check_plan {
+    char name[64];              /* "as tuned", "onednn alone", "reference alone" */
+    char backend[32];           /* "" for the plan as tuned */
+    double predicted;           /* the sum of its modules' profiled medians, seconds */
+    double median[CHECK_PROCS]; /* the whole model's median in each process, seconds */
+    double ratio;               /* the tuned plan's time over this one's, median over the
+                                 * processes: above 1, this plan was faster */
+} check_plan;
+
+typedef enum check_outcome {
+    CHECK_OFF = 0,  /* not asked for */
+    CHECK_SKIPPED,  /* nothing to compare with, or a strategy that is not about speed */
+    CHECK_KEPT,     /* no single-backend plan beat the tuned one by the margin */
+    CHECK_SWITCHED, /* one did: the bucket's modules take its choices */
+    CHECK_FAILED,   /* a process failed: the tuned plan stays */
+} check_outcome;
+
+typedef struct tune_check {
+    int batch;
+    check_outcome outcome;
+    char note[512];             /* why skipped or failed, or what was decided */
+    int n_plans, n_procs;       /* plans[0] is the plan as tuned */
+    check_plan plans[CHECK_MAX_PLANS];
+    int taken;                  /* the plan the bucket runs */
+    double secs;                /* wall time of the check */
+} tune_check;
+
 typedef struct tune_opts {
     const sample_set *samples;
     int n_batch, batch[16];   /* batch sizes asked for; tuned at their buckets */
@@ -72,6 +106,10 @@ typedef struct tune_opts {
      * when the model's weights exceed TUNE_COLD_BYTES, since then a module
      * of the whole model finds none of its weights in the caches. */
     int cold;
+    /* Check the whole plan at each bucket against single-backend plans
+     * before it is final (tune/plan_check.h). Backends must be the
+     * registry's. */
+    bool plan_check;
     /* The backends candidates come from, in order (the first must be the
      * baseline's); NULL: the registry. Tests pass their own. */
     const backend *const *backends;
@@ -86,6 +124,8 @@ typedef struct tune_report {
     bool cache_on;            /* the cache folder was usable */
     char cache_dir[4096];     /* "" without a cache */
     int cache_warnings;       /* unusable folder, corrupt entries, failed writes */
+    int n_checks;             /* one per bucket when tune_opts.plan_check */
+    tune_check checks[16];
 } tune_report;
 
 /* Whether tuning with opts.cold == cold profiles model insp with cold caches
@@ -96,6 +136,9 @@ int tune_bucket(int b);
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e);
 void tune_report_free(tune_report *r);
+/* The candidate strategy st picks for tm: out->index indexes tm->cands (0
+ * the baseline). The baseline's own failure keeps it, said in out->why. */
+ait_status tune_pick(const tune_module *tm, const strategy *st, choice *out, ait_error *e);
 /* A candidate's status word: "ok", "rejected" (validation) or "failed"
  * (crash, timeout, error). */
 const char *tune_cand_status(const tune_cand *c);

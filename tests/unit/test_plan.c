@@ -21,6 +21,7 @@
 #include "runtime/plan_exec.h"
 #include "tune/inspect_api.h"
 #include "tune/plan.h"
+#include "tune/plan_check.h"
 #include "tune/tuner.h"
 
 static char model_path[4096], dir[64];
@@ -178,6 +179,95 @@ static void corrupt_copy(const char *src, const char *dst, long off)
     while ((c = fgetc(in)) != EOF) fputc(i++ == off ? c ^ 0x20 : c, out);
     fclose(in);
     fclose(out);
+}
+
+/* layer.0 and layer.1 at batch 1 with two valid candidates each, the
+ * reference and oneDNN, whose module times are given: `chosen` picks. */
+static void check_report(const inspection *r, tune_module *mods, int chosen, double ref_ms,
+                         double dnn_ms, const char *strategy)
+{
+    const char *names[] = {"layer.0", "layer.1"}, *backends[] = {"reference", "onednn"};
+    const double ms[] = {ref_ms, dnn_ms};
+    for (int k = 0; k < 2; k++) {
+        tune_module *tm = &mods[k];
+        memset(tm, 0, sizeof *tm);
+        tm->module = module_find(r->tree, names[k]);
+        tm->batch = 1;
+        snprintf(tm->strategy, sizeof tm->strategy, "%s", strategy);
+        tm->n_cands = 2;
+        for (int c = 0; c < 2; c++) {
+            tm->cands[c].cfg.backend = backends[c];
+            tm->cands[c].cfg.threads = 1;
+            snprintf(tm->cands[c].name, sizeof tm->cands[c].name, "%s/t1", backends[c]);
+            tm->cands[c].valid = true;
+            tm->cands[c].prof.median = ms[c] * 1e-3;
+        }
+        tm->chosen = chosen;
+        snprintf(tm->why, sizeof tm->why, "fixed by the test");
+    }
+}
+
+/* The whole-plan check on the encoder at batch 1, where oneDNN runs the
+ * encoder layers several times as fast as the reference: a plan left on the
+ * reference (as if the module profiles had misled) is switched to oneDNN
+ * alone, and each module says why; a plan on oneDNN is kept against the
+ * reference alone; a strategy not about speed, or no alternative within
+ * reach of the module times, skips it. */
+static void test_plan_check(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m;
+    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
+    ait_inspection *h = inspect_bert(m);
+    ait_tensor *in[2];
+    make_inputs(1, in);
+    tune_opts o = {.quiet = true, .timeout = 120};
+    tune_module mods[2];
+    tune_check c;
+
+    check_report(h->r, mods, 0, 1.0, 1.2, "max-throughput");
+    if (plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e) != AIT_OK) fail_msg("%s", e.msg);
+    print_message("reference plan: %s; reference %.3f ms, onednn alone %.3f x\n", c.note,
+                  c.plans[0].median[0] * 1e3, c.plans[1].ratio);
+    assert_int_equal(c.outcome, CHECK_SWITCHED);
+    assert_int_equal(c.n_plans, 2);
+    assert_int_equal(c.n_procs, CHECK_PROCS);
+    assert_string_equal(c.plans[1].name, "onednn alone");
+    assert_int_equal(c.taken, 1);
+    assert_true(c.plans[1].ratio > 1.01);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(mods[k].chosen, 1);
+        assert_non_null(strstr(mods[k].why, "whole-plan check"));
+        assert_non_null(strstr(mods[k].why, "fixed by the test")); /* the module's own reason */
+    }
+
+    check_report(h->r, mods, 1, 1.2, 1.0, "min-latency");
+    if (plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(c.outcome, CHECK_KEPT);
+    assert_string_equal(c.plans[1].name, "reference alone");
+    assert_true(c.plans[1].ratio < 1);
+    assert_int_equal(mods[0].chosen, 1);
+    assert_string_equal(mods[0].why, "fixed by the test");
+
+    /* The reference's module times 2x oneDNN's: not worth running. */
+    check_report(h->r, mods, 1, 2.0, 1.0, "max-throughput");
+    assert_int_equal(plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e), AIT_OK);
+    assert_int_equal(c.outcome, CHECK_SKIPPED);
+    assert_int_equal(c.n_procs, 0);
+    assert_non_null(strstr(c.note, "reference alone: module times over 1.50x"));
+    assert_non_null(strstr(c.note, "onednn alone is the plan as tuned"));
+
+    check_report(h->r, mods, 0, 1.0, 1.2, "one-backend:onednn");
+    assert_int_equal(plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e), AIT_OK);
+    assert_int_equal(c.outcome, CHECK_SKIPPED);
+    assert_non_null(strstr(c.note, "not about speed"));
+    assert_int_equal(mods[0].chosen, 0);
+
+    ait_tensor_free(in[0]);
+    ait_tensor_free(in[1]);
+    ait_inspection_free(h);
+    ait_model_free(m);
 }
 
 static void test_refusals(void **state)
@@ -345,6 +435,7 @@ int main(void)
     setenv("AIT_CACHE_DIR", cache, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_jit),

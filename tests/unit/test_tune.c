@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "tune/isolate.h"
+#include "tune/plan_check.h"
 #include "tune/profile.h"
 #include "tune/strategy.h"
 #include "tune/validate.h"
@@ -396,6 +397,39 @@ static void test_strategy_margin_and_invalid(void **st)
     assert_non_null(strstr(pick("min-latency", cands, 1, AIT_OK).why, "no candidate is valid"));
 }
 
+/* The whole-plan check's decision: the median over processes of the tuned
+ * plan's time over each other plan's, and a switch only past the margin. */
+static void test_plan_check_decide(void **st)
+{
+    (void)st;
+    tune_check c = {.n_plans = 3, .n_procs = 5};
+    const double tuned[] = {6.0, 6.0, 9.0, 6.0, 6.0}, one[] = {5.0, 5.0, 5.0, 7.0, 5.0},
+                 two[] = {5.9, 5.9, 5.9, 5.9, 5.9};
+    for (int k = 0; k < 5; k++) {
+        c.plans[0].median[k] = tuned[k];
+        c.plans[1].median[k] = one[k];
+        c.plans[2].median[k] = two[k];
+    }
+    /* plan 1: ratios 1.2, 1.2, 1.8, 0.857, 1.2 -> median 1.2; plan 2: median 1.017 */
+    assert_int_equal(plan_check_decide(&c, 0.01), 1);
+    assert_true(fabs(c.plans[0].ratio - 1) < 1e-12);
+    assert_true(fabs(c.plans[1].ratio - 1.2) < 1e-9);
+    assert_true(fabs(c.plans[2].ratio - 6.0 / 5.9) < 1e-9);
+    /* A margin above both keeps the tuned plan; one between them takes plan 1. */
+    assert_int_equal(plan_check_decide(&c, 0.25), 0);
+    assert_int_equal(plan_check_decide(&c, 0.1), 1);
+    /* Only plan 2 left: 1.7% faster passes a 1% margin, not a 2% one. */
+    c.n_plans = 2;
+    c.plans[1] = c.plans[2];
+    assert_int_equal(plan_check_decide(&c, 0.01), 1);
+    assert_int_equal(plan_check_decide(&c, 0.02), 0);
+    /* One fast process among slow ones does not carry it. */
+    const double lucky[] = {3.0, 7.0, 7.0, 7.0, 7.0};
+    for (int k = 0; k < 5; k++) c.plans[1].median[k] = lucky[k];
+    assert_int_equal(plan_check_decide(&c, 0.01), 0);
+    assert_string_equal(plan_check_outcome(CHECK_SWITCHED), "switched");
+}
+
 static void test_strategy_errors(void **st)
 {
     choice c = pick("latency-budget:0.5", cands, NC, AIT_E_NOT_FOUND);
@@ -556,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_strategy_throughput_vs_latency),
         cmocka_unit_test(test_strategy_margin_and_invalid),
         cmocka_unit_test(test_strategy_errors),
+        cmocka_unit_test(test_plan_check_decide),
         cmocka_unit_test(test_isolate_crash),
         cmocka_unit_test(test_isolate_hang),
         cmocka_unit_test(test_isolate_exit),

@@ -1,0 +1,274 @@
+/* The whole-plan check (see plan_check.h). */
+#include "tune/plan_check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/timer.h"
+#include "runtime/plan_exec.h"
+#include "tune/isolate.h"
+#include "tune/plan.h"
+#include "tune/profile.h"
+
+const char *plan_check_outcome(check_outcome o)
+{
+    static const char *const words[] = {"off", "skipped", "kept", "switched", "failed"};
+    return o <= CHECK_FAILED ? words[o] : "?";
+}
+
+int plan_check_decide(tune_check *c, double margin)
+{
+    int best = 0;
+    for (int p = 0; p < c->n_plans; p++) {
+        double r[CHECK_PROCS];
+        int n = 0;
+        for (int k = 0; k < c->n_procs && k < CHECK_PROCS; k++)
+            if (c->plans[p].median[k] > 0 && c->plans[0].median[k] > 0)
+                r[n++] = c->plans[0].median[k] / c->plans[p].median[k];
+        c->plans[p].ratio = n ? profile_median(r, n) : 0;
+        if (p > 0 && c->plans[p].ratio > 1 + margin && c->plans[p].ratio > c->plans[best].ratio)
+            best = p;
+    }
+    return best;
+}
+
+/* ---- one process's measurement ---- */
+
+typedef struct check_run {
+    const ait_model *m;
+    plan *const *plans;
+    int n;
+    tensor *const *inputs;
+    int rotate;                    /* the first round's first plan */
+    double med[CHECK_MAX_PLANS];   /* what the child sends back */
+} check_run;
+
+/* In the child: every plan built and primed, warmed up, then timed in
+ * rounds; sends each plan's median. */
+static ait_status check_fn(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    check_run *c = ctx;
+    plan_exec *px[CHECK_MAX_PLANS] = {0};
+    tensor **outs = calloc((size_t)c->m->g->n_outputs + 1, sizeof *outs);
+    double *t = malloc(sizeof *t * CHECK_MAX_ROUNDS * (size_t)c->n);
+    if (!outs || !t) return err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int p = 0; p < c->n; p++)
+        TRY(plan_exec_create(c->m->g, c->plans[p], 1, &px[p], e));
+    for (int w = 0; w < CHECK_WARMUP; w++)
+        for (int p = 0; p < c->n; p++) TRY(plan_exec_run(px[p], c->inputs, outs, e));
+    int rounds = 0;
+    double start = now_sec();
+    while (rounds < CHECK_MAX_ROUNDS &&
+           (rounds < CHECK_MIN_ROUNDS || now_sec() - start < CHECK_SECS * c->n)) {
+        for (int k = 0; k < c->n; k++) {
+            int p = (k + rounds + c->rotate) % c->n;
+            double t0 = now_sec();
+            TRY(plan_exec_run(px[p], c->inputs, outs, e));
+            t[p * CHECK_MAX_ROUNDS + rounds] = now_sec() - t0;
+        }
+        rounds++;
+    }
+    for (int p = 0; p < c->n; p++) c->med[p] = profile_median(t + p * CHECK_MAX_ROUNDS, rounds);
+    /* the child exits next: nothing needs freeing */
+    *out = c->med;
+    *len = sizeof c->med[0] * (size_t)c->n;
+    return AIT_OK;
+}
+
+/* ---- the plans ---- */
+
+/* Whether strategy s is about speed (the check may second-guess it). */
+static bool speed_strategy(const char *s)
+{
+    strategy st;
+    return strategy_parse(s, &st, NULL) == AIT_OK &&
+           (st.kind == STRAT_MAX_THROUGHPUT || st.kind == STRAT_MIN_LATENCY);
+}
+
+/* Sum of the profiled medians of choices ch over the modules. */
+static double predicted(const tune_module *mods, int n, const int *ch)
+{
+    double s = 0;
+    for (int k = 0; k < n; k++) s += mods[k].cands[ch[k]].prof.median;
+    return s;
+}
+
+/* Adds "NAME alone" for every backend among the candidates, in their order,
+ * where it differs from a plan already listed and its modules' times add up
+ * to within CHECK_WITHIN of the tuned plan's; ch[p * n + k] is plan p's
+ * choice for module k. The ones left out are named in same[] (the tuned
+ * plan or one listed) and far[] (too slow by the module times). */
+static ait_status add_alternatives(tune_check *c, const tune_module *mods, int n, int *ch,
+                                   char *same, char *far, size_t len, ait_error *e)
+{
+    int n_tried = 0;
+    const char *tried[TUNE_MAX_CANDS];
+    for (int k = 0; k < n; k++)
+        for (int ci = 0; ci < mods[k].n_cands; ci++) {
+            const char *b = mods[k].cands[ci].cfg.backend;
+            bool seen = false;
+            for (int i = 0; i < n_tried; i++) seen |= !strcmp(tried[i], b);
+            if (seen || c->n_plans == CHECK_MAX_PLANS || n_tried == TUNE_MAX_CANDS) continue;
+            tried[n_tried++] = b;
+            strategy only = {.kind = STRAT_ONLY};
+            snprintf(only.backend, sizeof only.backend, "%s", b);
+            int *mine = ch + c->n_plans * n;
+            for (int j = 0; j < n; j++) {
+                choice pick;
+                TRY(tune_pick(&mods[j], &only, &pick, e));
+                mine[j] = pick.index;
+            }
+            bool dup = false;
+            for (int p = 0; p < c->n_plans && !dup; p++)
+                dup = !memcmp(mine, ch + p * n, sizeof *mine * (size_t)n);
+            double t = predicted(mods, n, mine);
+            char *list = dup ? same : t > CHECK_WITHIN * c->plans[0].predicted ? far : NULL;
+            if (list) {
+                size_t at = strlen(list);
+                snprintf(list + at, len - at, "%s%s alone", at ? ", " : "", b);
+                continue;
+            }
+            check_plan *cp = &c->plans[c->n_plans++];
+            snprintf(cp->backend, sizeof cp->backend, "%s", b);
+            snprintf(cp->name, sizeof cp->name, "%s alone", b);
+            cp->predicted = t;
+        }
+    return AIT_OK;
+}
+
+/* The plan of modules mods[0..n) with choices ch (a report of their own). */
+static ait_status plan_of(const inspection *insp, tune_module *tmp, const tune_module *mods,
+                          int n, const int *ch, plan **out, ait_error *e)
+{
+    for (int k = 0; k < n; k++) {
+        tmp[k] = mods[k];
+        tmp[k].chosen = ch[k];
+    }
+    tune_report view = {.n = n, .mods = tmp};
+    return plan_from_report(insp, &view, out, e);
+}
+
+static void log_check(const tune_opts *o, const tune_check *c)
+{
+    if (o->quiet) return;
+    if (o->progress_bar) fputs("\r\033[K", stderr);
+    fprintf(stderr, "tune: whole-plan check @ batch %d: ", c->batch);
+    for (int p = 0; c->outcome != CHECK_SKIPPED && p < c->n_plans; p++) {
+        double med[CHECK_PROCS];
+        memcpy(med, c->plans[p].median, sizeof med);
+        fprintf(stderr, "%s %.3f ms", c->plans[p].name, profile_median(med, c->n_procs) * 1e3);
+        if (p) fprintf(stderr, " (%.3fx)", c->plans[p].ratio);
+        fputs(", ", stderr);
+    }
+    fprintf(stderr, "%s: %s (%.1f s)\n", plan_check_outcome(c->outcome), c->note, c->secs);
+}
+
+/* Module k takes plan t's choice; its why says so and keeps the module's own. */
+static void apply(tune_check *c, tune_module *mods, int n, const int *ch, double margin)
+{
+    const check_plan *cp = &c->plans[c->taken];
+    for (int k = 0; k < n; k++) {
+        tune_module *tm = &mods[k];
+        if (tm->chosen == ch[k]) continue;
+        char own[sizeof tm->why];
+        memcpy(own, tm->why, sizeof own);
+        tm->chosen = ch[k];
+        snprintf(tm->why, sizeof tm->why,
+                 "whole-plan check: the model ran %.3fx as fast with %s (median of %d "
+                 "processes; margin %.3g), so the module runs %s. Alone: %s",
+                 cp->ratio, cp->name, c->n_procs, margin, tm->cands[ch[k]].name, own);
+    }
+}
+
+ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const tune_opts *o,
+                             tune_module *mods, int n, tensor *const *inputs, tune_check *out,
+                             ait_error *e)
+{
+    tune_check *c = out;
+    memset(c, 0, sizeof *c);
+    if (n < 1) return err_set(e, AIT_E_INVALID_ARG, "whole-plan check: no modules");
+    c->batch = mods[0].batch;
+    c->outcome = CHECK_SKIPPED;
+    double t0 = now_sec();
+    for (int k = 0; k < n; k++) {
+        const char *why = !speed_strategy(mods[k].strategy) ? "its strategy is not about speed"
+                        : !mods[k].cands[0].valid ? "its baseline failed" : NULL;
+        if (why) {
+            snprintf(c->note, sizeof c->note, "module '%s' has strategy %s: %s",
+                     insp->tree->mods[mods[k].module].name, mods[k].strategy, why);
+            return AIT_OK;
+        }
+    }
+    double margin = o->margin > 0 ? o->margin : o->margin < 0 ? 0 : STRAT_DEFAULT_MARGIN;
+    int *ch = calloc((size_t)(CHECK_MAX_PLANS * n), sizeof *ch);
+    tune_module *tmp = malloc(sizeof *tmp * (size_t)n);
+    plan *plans[CHECK_MAX_PLANS] = {0};
+    ait_status s = ch && tmp ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    if (s == AIT_OK) {
+        for (int k = 0; k < n; k++) ch[k] = mods[k].chosen;
+        c->n_plans = 1;
+        snprintf(c->plans[0].name, sizeof c->plans[0].name, "as tuned");
+        c->plans[0].predicted = predicted(mods, n, ch);
+        char same[256] = "", far[256] = "";
+        s = add_alternatives(c, mods, n, ch, same, far, 160, e);
+        if (s == AIT_OK && c->n_plans == 1) {
+            char sep[8] = "";
+            if (*same) strcat(same, " is the plan as tuned");
+            if (*same && *far) strcpy(sep, "; ");
+            if (*far) snprintf(far + strlen(far), sizeof far - strlen(far),
+                               ": module times over %.2fx the tuned plan's", CHECK_WITHIN);
+            snprintf(c->note, sizeof c->note, "nothing to compare with: %s%s%s", same, sep,
+                     *same || *far ? far : "one backend only");
+        }
+    }
+    for (int p = 0; s == AIT_OK && c->n_plans > 1 && p < c->n_plans; p++)
+        s = plan_of(insp, tmp, mods, n, ch + p * n, &plans[p], e);
+    if (s == AIT_OK && c->n_plans > 1) {
+        if (!o->quiet && o->progress_bar) {
+            fprintf(stderr, "\r\033[Ktune: whole-plan check @ batch %d: %d plans in %d processes",
+                    c->batch, c->n_plans, CHECK_PROCS);
+            fflush(stderr);
+        }
+        isolate_opts io = {.timeout = (o->timeout > 0 ? o->timeout : 60) * c->n_plans};
+        c->outcome = CHECK_KEPT;
+        for (int k = 0; k < CHECK_PROCS; k++) {
+            check_run run = {.m = m, .plans = plans, .n = c->n_plans, .inputs = inputs,
+                             .rotate = k};
+            isolate_result ir = {0};
+            ait_error ce = {0};
+            fflush(stdout); /* the child must not inherit pending output */
+            fflush(stderr);
+            if (isolate_run(&io, check_fn, &run, &ir, &ce) != AIT_OK ||
+                ir.len != sizeof(double) * (size_t)c->n_plans) {
+                c->outcome = CHECK_FAILED;
+                snprintf(c->note, sizeof c->note, "process %d of %d: %s; the plan stays as tuned",
+                         k + 1, CHECK_PROCS, ce.msg[0] ? ce.msg : "no result");
+                free(ir.data);
+                break;
+            }
+            for (int p = 0; p < c->n_plans; p++) c->plans[p].median[k] = ((double *)ir.data)[p];
+            c->n_procs++;
+            free(ir.data);
+        }
+    }
+    if (s == AIT_OK && c->outcome == CHECK_KEPT) {
+        c->taken = plan_check_decide(c, margin);
+        if (c->taken) {
+            c->outcome = CHECK_SWITCHED;
+            apply(c, mods, n, ch + c->taken * n, margin);
+            snprintf(c->note, sizeof c->note, "takes %s: %.3fx as fast as the plan as tuned "
+                     "(more than the margin, %.3g)", c->plans[c->taken].name,
+                     c->plans[c->taken].ratio, margin);
+        } else {
+            snprintf(c->note, sizeof c->note, "no single-backend plan is faster than the plan "
+                     "as tuned by more than the margin (%.3g)", margin);
+        }
+    }
+    c->secs = now_sec() - t0;
+    if (s == AIT_OK) log_check(o, c);
+    for (int p = 0; p < CHECK_MAX_PLANS; p++) plan_free(plans[p]);
+    free(tmp);
+    free(ch);
+    return s;
+}

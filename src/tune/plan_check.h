@@ -1,0 +1,50 @@
+/* The whole-plan check. Each module's choice comes from profiling it
+ * alone, which cannot see what its neighbours do to it: the caches and
+ * memory pages they leave, the bandwidth they take. A mix of per-module
+ * winners can then lose to one backend everywhere (the MLP at batch 1: the
+ * reference GEMVs won their module profiles and lost the whole model to
+ * oneDNN). So before the plan of a bucket is final, the tuner runs the whole
+ * model on it and on each single-backend plan ("NAME alone": every module on
+ * NAME's fastest valid candidate, as strategy only:NAME picks, the baseline
+ * where NAME has none; "reference alone" is the untuned model) and keeps the
+ * faster.
+ *
+ * Only plans whose module profiles add up to within CHECK_WITHIN of the
+ * tuned plan's are run, the others cannot win. The plans run in
+ * CHECK_PROCS child processes one after the other (each process places
+ * memory afresh); in each, every plan is built and primed as a session
+ * would, warmed up, then run in rounds (one run of each plan per round, the
+ * order rotating) for at least CHECK_MIN_ROUNDS rounds and about
+ * CHECK_SECS seconds per plan. A plan replaces the tuned one when the
+ * median over the processes of (tuned plan's median / its median) exceeds
+ * 1 + margin, the margin a candidate must beat the baseline by. Buckets
+ * where a module's strategy is not about speed (one-backend, only,
+ * latency-budget, first-wins) are not checked. */
+#ifndef AIT_TUNE_PLAN_CHECK_H
+#define AIT_TUNE_PLAN_CHECK_H
+#include "tune/tuner.h"
+
+#define CHECK_WITHIN 1.5
+#define CHECK_MIN_ROUNDS 5
+#define CHECK_MAX_ROUNDS 200
+#define CHECK_WARMUP 2
+#define CHECK_SECS 0.3
+
+/* Checks the plan of one bucket: mods[0..n) are the report's modules at
+ * that bucket (their choices made), inputs the model's inputs of a batch at
+ * it. Fills *out; on CHECK_SWITCHED each module's chosen and why are
+ * changed. A failed process is an outcome (CHECK_FAILED, the plans kept),
+ * not an error; errors are for memory and bad arguments. */
+ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const tune_opts *o,
+                             tune_module *mods, int n, tensor *const *inputs, tune_check *out,
+                             ait_error *e);
+
+/* The decision alone, from out->plans[k].median[0..n_procs): fills each
+ * plan's ratio and returns the plan to take (0: the tuned one), the one
+ * with the highest ratio when that is above 1 + margin. */
+int plan_check_decide(tune_check *c, double margin);
+
+/* "kept", "switched", "skipped", "failed" or "off". */
+const char *plan_check_outcome(check_outcome o);
+
+#endif
