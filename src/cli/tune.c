@@ -13,7 +13,6 @@
 #include "tune/cache.h"
 #include "tune/plan.h"
 #include "tune/plan_check.h"
-#include "tune/profile.h"
 #include "tune/tuner.h"
 
 static const char *tune_help =
@@ -81,10 +80,11 @@ static const char *tune_help =
     "winners together can lose to one backend everywhere. At each bucket whose\n"
     "modules all have a speed strategy (max-throughput, min-latency), the whole\n"
     "model runs on the plan as tuned and on each backend alone (every module on\n"
-    "that backend's fastest candidate) whose module times add up to within 1.5x,\n"
-    "in 5 fresh processes, in alternating rounds; a single-backend plan faster by\n"
-    "more than --margin (median over the processes) replaces the plan, and each\n"
-    "module it changes says so. It is not cached: it runs on every tune.\n"
+    "that backend's fastest candidate) whose module times add up to within 2x,\n"
+    "in alternating rounds in 5 to 15 fresh processes (until one more could not\n"
+    "change the outcome); a single-backend plan faster by more than --margin\n"
+    "(median over the processes) replaces the plan, and each module it changes\n"
+    "says so. It is not cached: it runs on every tune.\n"
     "\n"
     "Results are cached in $AIT_CACHE_DIR, else ~/.cache/ait: one file per\n"
     "candidate trial, keyed by the module's graph and weights, its input shapes\n"
@@ -133,14 +133,12 @@ static void print_checks(const tune_report *rep)
     for (int i = 0; i < rep->n_checks; i++) {
         const tune_check *c = &rep->checks[i];
         printf("\n== whole-plan check at batch %d: %s\n", c->batch, plan_check_outcome(c->outcome));
-        if (c->outcome != CHECK_SKIPPED && c->n_procs) {
+        if (c->n_procs) {
             printf("  %-22s %12s %12s %14s\n", "plan", "modules ms", "model ms", "tuned / this");
             for (int p = 0; p < c->n_plans; p++) {
                 const check_plan *cp = &c->plans[p];
-                double med[CHECK_PROCS];
-                memcpy(med, cp->median, sizeof med);
                 printf("%c %-22s %12.3f %12.3f %13.3fx\n", p == c->taken ? '*' : ' ', cp->name,
-                       cp->predicted * 1e3, profile_median(med, c->n_procs) * 1e3, cp->ratio);
+                       cp->predicted * 1e3, plan_check_median(c, p) * 1e3, cp->ratio);
             }
         }
         printf("  %s\n", c->note);

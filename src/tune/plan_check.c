@@ -17,20 +17,42 @@ const char *plan_check_outcome(check_outcome o)
     return o <= CHECK_FAILED ? words[o] : "?";
 }
 
-int plan_check_decide(tune_check *c, double margin)
+double plan_check_median(const tune_check *c, int p)
+{
+    double m[CHECK_MAX_PROCS];
+    int n = c->n_procs < CHECK_MAX_PROCS ? c->n_procs : CHECK_MAX_PROCS;
+    memcpy(m, c->plans[p].median, sizeof m[0] * (size_t)n);
+    return profile_median(m, n);
+}
+
+/* The decision with, in each plan's sorted ratios, the lowest (drop < 0),
+ * the highest (drop > 0) or none (0) left out; fill: store the ratios. */
+static int decide(tune_check *c, double margin, int drop, bool fill)
 {
     int best = 0;
+    double best_ratio = 0;
     for (int p = 0; p < c->n_plans; p++) {
-        double r[CHECK_PROCS];
+        double r[CHECK_MAX_PROCS];
         int n = 0;
-        for (int k = 0; k < c->n_procs && k < CHECK_PROCS; k++)
+        for (int k = 0; k < c->n_procs && k < CHECK_MAX_PROCS; k++)
             if (c->plans[p].median[k] > 0 && c->plans[0].median[k] > 0)
                 r[n++] = c->plans[0].median[k] / c->plans[p].median[k];
-        c->plans[p].ratio = n ? profile_median(r, n) : 0;
-        if (p > 0 && c->plans[p].ratio > 1 + margin && c->plans[p].ratio > c->plans[best].ratio)
-            best = p;
+        profile_median(r, n); /* sorts */
+        int lo = drop < 0 && n > 1, hi = n - (drop > 0 && n > 1);
+        double ratio = hi > lo ? profile_median(r + lo, hi - lo) : 0;
+        if (fill) c->plans[p].ratio = ratio;
+        if (p > 0 && ratio > 1 + margin && ratio > best_ratio) best = p, best_ratio = ratio;
     }
     return best;
+}
+
+int plan_check_decide(tune_check *c, double margin) { return decide(c, margin, 0, true); }
+
+bool plan_check_settled(tune_check *c, double margin)
+{
+    if (c->n_procs < CHECK_MIN_PROCS) return false;
+    int d = decide(c, margin, 0, false);
+    return decide(c, margin, -1, false) == d && decide(c, margin, 1, false) == d;
 }
 
 /* ---- one process's measurement ---- */
@@ -154,14 +176,13 @@ static void log_check(const tune_opts *o, const tune_check *c)
     if (o->quiet) return;
     if (o->progress_bar) fputs("\r\033[K", stderr);
     fprintf(stderr, "tune: whole-plan check @ batch %d: ", c->batch);
-    for (int p = 0; c->outcome != CHECK_SKIPPED && p < c->n_plans; p++) {
-        double med[CHECK_PROCS];
-        memcpy(med, c->plans[p].median, sizeof med);
-        fprintf(stderr, "%s %.3f ms", c->plans[p].name, profile_median(med, c->n_procs) * 1e3);
+    for (int p = 0; c->n_procs && p < c->n_plans; p++) {
+        fprintf(stderr, "%s %.3f ms", c->plans[p].name, plan_check_median(c, p) * 1e3);
         if (p) fprintf(stderr, " (%.3fx)", c->plans[p].ratio);
         fputs(", ", stderr);
     }
-    fprintf(stderr, "%s: %s (%.1f s)\n", plan_check_outcome(c->outcome), c->note, c->secs);
+    fprintf(stderr, "%s: %s (%d processes, %.1f s)\n", plan_check_outcome(c->outcome), c->note,
+            c->n_procs, c->secs);
 }
 
 /* Module k takes plan t's choice; its why says so and keeps the module's own. */
@@ -226,13 +247,13 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
         s = plan_of(insp, tmp, mods, n, ch + p * n, &plans[p], e);
     if (s == AIT_OK && c->n_plans > 1) {
         if (!o->quiet && o->progress_bar) {
-            fprintf(stderr, "\r\033[Ktune: whole-plan check @ batch %d: %d plans in %d processes",
-                    c->batch, c->n_plans, CHECK_PROCS);
+            fprintf(stderr, "\r\033[Ktune: whole-plan check @ batch %d: %d plans, %d to %d "
+                    "processes", c->batch, c->n_plans, CHECK_MIN_PROCS, CHECK_MAX_PROCS);
             fflush(stderr);
         }
         isolate_opts io = {.timeout = (o->timeout > 0 ? o->timeout : 60) * c->n_plans};
         c->outcome = CHECK_KEPT;
-        for (int k = 0; k < CHECK_PROCS; k++) {
+        for (int k = 0; k < CHECK_MAX_PROCS && !plan_check_settled(c, margin); k++) {
             check_run run = {.m = m, .plans = plans, .n = c->n_plans, .inputs = inputs,
                              .rotate = k};
             isolate_result ir = {0};
@@ -242,8 +263,8 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
             if (isolate_run(&io, check_fn, &run, &ir, &ce) != AIT_OK ||
                 ir.len != sizeof(double) * (size_t)c->n_plans) {
                 c->outcome = CHECK_FAILED;
-                snprintf(c->note, sizeof c->note, "process %d of %d: %s; the plan stays as tuned",
-                         k + 1, CHECK_PROCS, ce.msg[0] ? ce.msg : "no result");
+                snprintf(c->note, sizeof c->note, "process %d: %s; the plan stays as tuned",
+                         k + 1, ce.msg[0] ? ce.msg : "no result");
                 free(ir.data);
                 break;
             }

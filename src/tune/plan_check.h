@@ -10,25 +10,29 @@
  * faster.
  *
  * Only plans whose module profiles add up to within CHECK_WITHIN of the
- * tuned plan's are run, the others cannot win. The plans run in
- * CHECK_PROCS child processes one after the other (each process places
- * memory afresh); in each, every plan is built and primed as a session
- * would, warmed up, then run in rounds (one run of each plan per round, the
- * order rotating) for at least CHECK_MIN_ROUNDS rounds and about
- * CHECK_SECS seconds per plan. A plan replaces the tuned one when the
- * median over the processes of (tuned plan's median / its median) exceeds
- * 1 + margin, the margin a candidate must beat the baseline by. Buckets
- * where a module's strategy is not about speed (one-backend, only,
- * latency-budget, first-wins) are not checked. */
+ * tuned plan's are run, the others cannot win. The plans run in child
+ * processes one after the other (each process places memory afresh, and
+ * where pages land moves a memory-bound model by 10% and more); in each,
+ * every plan is built and primed as a session would, warmed up, then run in
+ * rounds (one run of each plan per round, the order rotating) for at least
+ * CHECK_MIN_ROUNDS rounds and about CHECK_SECS seconds per plan. A plan
+ * replaces the tuned one when the median over the processes of (tuned
+ * plan's median / its median) exceeds 1 + margin, the margin a candidate
+ * must beat the baseline by. Processes are added, from CHECK_MIN_PROCS to
+ * CHECK_MAX_PROCS, until no single process can change the decision: the
+ * same plan wins with each plan's lowest ratio left out and with its
+ * highest left out. Buckets where a module's strategy is not about speed
+ * (one-backend, only, latency-budget, first-wins) are not checked. */
 #ifndef AIT_TUNE_PLAN_CHECK_H
 #define AIT_TUNE_PLAN_CHECK_H
 #include "tune/tuner.h"
 
-#define CHECK_WITHIN 1.5
+#define CHECK_WITHIN 2.0
 #define CHECK_MIN_ROUNDS 5
 #define CHECK_MAX_ROUNDS 200
 #define CHECK_WARMUP 2
-#define CHECK_SECS 0.3
+#define CHECK_SECS 0.15
+#define CHECK_MIN_PROCS 5
 
 /* Checks the plan of one bucket: mods[0..n) are the report's modules at
  * that bucket (their choices made), inputs the model's inputs of a batch at
@@ -43,6 +47,12 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
  * plan's ratio and returns the plan to take (0: the tuned one), the one
  * with the highest ratio when that is above 1 + margin. */
 int plan_check_decide(tune_check *c, double margin);
+
+/* Whether more processes could not change the decision (see above). */
+bool plan_check_settled(tune_check *c, double margin);
+
+/* Plan p's whole-model time: the median over the processes, seconds. */
+double plan_check_median(const tune_check *c, int p);
 
 /* "kept", "switched", "skipped", "failed" or "off". */
 const char *plan_check_outcome(check_outcome o);

@@ -1,10 +1,8 @@
 /* Inspection reports: the rows a view shows and the JSON document. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "tune/plan_check.h"
-#include "tune/profile.h"
 #include "tune/report.h"
 #include "tune/tuner.h"
 
@@ -185,10 +183,8 @@ static void check_json(json_w *w, const tune_check *c)
     json_int(w, "processes", c->n_procs);
     json_num(w, "check_s", c->secs);
     json_arr(w, "plans");
-    for (int p = 0; c->outcome != CHECK_SKIPPED && p < c->n_plans; p++) {
+    for (int p = 0; c->n_procs && p < c->n_plans; p++) {
         const check_plan *cp = &c->plans[p];
-        double med[CHECK_PROCS];
-        memcpy(med, cp->median, sizeof med);
         json_obj(w, NULL);
         json_str(w, "name", cp->name);
         json_bool(w, "taken", p == c->taken);
@@ -197,7 +193,7 @@ static void check_json(json_w *w, const tune_check *c)
         for (int k = 0; k < c->n_procs; k++) json_num(w, NULL, cp->median[k] * 1e3);
         json_end(w);
         if (c->n_procs) {
-            json_num(w, "model_ms", profile_median(med, c->n_procs) * 1e3);
+            json_num(w, "model_ms", plan_check_median(c, p) * 1e3);
             json_num(w, "tuned_over_this", cp->ratio);
         } else {
             json_null(w, "model_ms");

@@ -59,13 +59,13 @@ typedef struct tune_module {
  * whole on the plan as tuned and on single-backend plans, in child
  * processes, round by round. */
 #define CHECK_MAX_PLANS 6
-#define CHECK_PROCS 5
+#define CHECK_MAX_PROCS 15
 
 typedef struct check_plan {
     char name[64];              /* "as tuned", "onednn alone", "reference alone" */
     char backend[32];           /* "" for the plan as tuned */
     double predicted;           /* the sum of its modules' profiled medians, seconds */
-    double median[CHECK_PROCS]; /* the whole model's median in each process, seconds */
+    double median[CHECK_MAX_PROCS]; /* the whole model's median in each process, seconds */
     double ratio;               /* the tuned plan's time over this one's, median over the
                                  * processes: above 1, this plan was faster */
 } check_plan;

@@ -232,7 +232,7 @@ static void test_plan_check(void **state)
                   c.plans[0].median[0] * 1e3, c.plans[1].ratio);
     assert_int_equal(c.outcome, CHECK_SWITCHED);
     assert_int_equal(c.n_plans, 2);
-    assert_int_equal(c.n_procs, CHECK_PROCS);
+    assert_true(c.n_procs >= CHECK_MIN_PROCS && c.n_procs <= CHECK_MAX_PROCS);
     assert_string_equal(c.plans[1].name, "onednn alone");
     assert_int_equal(c.taken, 1);
     assert_true(c.plans[1].ratio > 1.01);
@@ -250,12 +250,12 @@ static void test_plan_check(void **state)
     assert_int_equal(mods[0].chosen, 1);
     assert_string_equal(mods[0].why, "fixed by the test");
 
-    /* The reference's module times 2x oneDNN's: not worth running. */
-    check_report(h->r, mods, 1, 2.0, 1.0, "max-throughput");
+    /* The reference's module times 2.5x oneDNN's: not worth running. */
+    check_report(h->r, mods, 1, 2.5, 1.0, "max-throughput");
     assert_int_equal(plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e), AIT_OK);
     assert_int_equal(c.outcome, CHECK_SKIPPED);
     assert_int_equal(c.n_procs, 0);
-    assert_non_null(strstr(c.note, "reference alone: module times over 1.50x"));
+    assert_non_null(strstr(c.note, "reference alone: module times over 2.00x"));
     assert_non_null(strstr(c.note, "onednn alone is the plan as tuned"));
 
     check_report(h->r, mods, 0, 1.0, 1.2, "one-backend:onednn");

@@ -403,6 +403,7 @@ static void test_plan_check_decide(void **st)
 {
     (void)st;
     tune_check c = {.n_plans = 3, .n_procs = 5};
+    c.plans[0].median[5] = 99; /* past n_procs: not counted */
     const double tuned[] = {6.0, 6.0, 9.0, 6.0, 6.0}, one[] = {5.0, 5.0, 5.0, 7.0, 5.0},
                  two[] = {5.9, 5.9, 5.9, 5.9, 5.9};
     for (int k = 0; k < 5; k++) {
@@ -428,6 +429,31 @@ static void test_plan_check_decide(void **st)
     for (int k = 0; k < 5; k++) c.plans[1].median[k] = lucky[k];
     assert_int_equal(plan_check_decide(&c, 0.01), 0);
     assert_string_equal(plan_check_outcome(CHECK_SWITCHED), "switched");
+    assert_true(fabs(plan_check_median(&c, 1) - 7.0) < 1e-12);
+}
+
+/* More processes until no single one can change the decision. */
+static void test_plan_check_settled(void **st)
+{
+    (void)st;
+    tune_check c = {.n_plans = 2, .n_procs = 4};
+    for (int k = 0; k < 6; k++) {
+        c.plans[0].median[k] = 6.0;
+        c.plans[1].median[k] = 5.0; /* 1.2x faster in every process */
+    }
+    assert_false(plan_check_settled(&c, 0.01)); /* fewer than CHECK_MIN_PROCS */
+    c.n_procs = CHECK_MIN_PROCS;
+    assert_true(plan_check_settled(&c, 0.01));
+    /* Ratios 1.2, 1.2, 1.0, 1.0, 1.0: the median (1.0) keeps the tuned plan, and
+     * without the lowest ratio it would switch: not settled. */
+    c.plans[1].median[2] = c.plans[1].median[3] = c.plans[1].median[4] = 6.0;
+    assert_int_equal(plan_check_decide(&c, 0.01), 0);
+    assert_false(plan_check_settled(&c, 0.01));
+    /* One more process at 1.0 settles it. */
+    c.plans[1].median[5] = 6.0;
+    c.n_procs = 6;
+    assert_true(plan_check_settled(&c, 0.01));
+    assert_int_equal(plan_check_decide(&c, 0.01), 0);
 }
 
 static void test_strategy_errors(void **st)
@@ -591,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_strategy_margin_and_invalid),
         cmocka_unit_test(test_strategy_errors),
         cmocka_unit_test(test_plan_check_decide),
+        cmocka_unit_test(test_plan_check_settled),
         cmocka_unit_test(test_isolate_crash),
         cmocka_unit_test(test_isolate_hang),
         cmocka_unit_test(test_isolate_exit),
