@@ -27,6 +27,10 @@ typedef struct pe_build {
 
 typedef struct pe_slot {
     int module;                      /* in the tree */
+    /* Every bucket keeps the baseline: the module is not collapsed, its
+     * nodes run on the reference ops in the composite graph, exactly as the
+     * untuned model runs them (no build, no copies at its boundary). */
+    bool inline_nodes;
     char *node_name;                 /* "module:layer1" */
     graph *sub;                      /* the module on its own, for the backends */
     pe_build builds[PLAN_MAX_BUCKETS]; /* per bucket index (the plan's choices) */
@@ -94,6 +98,7 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
 {
     const plan_module *pm = &px->p->mods[i];
     pe_slot *sl = &px->slots[i];
+    if (sl->inline_nodes) return AIT_OK;
     TRY(graph_extract(g, px->tree, sl->module, &sl->sub, e));
     for (int k = 0; k < pm->n_choices; k++) {
         const plan_choice *c = &pm->choices[k];
@@ -152,6 +157,7 @@ static ait_status make_composite(plan_exec *px, const graph *g, const int *owner
     for (int i = 0; i < g->n_nodes; i++)
         if (owner[i] >= 0) last[owner[i]] = i;
     for (int j = 0; j < np; j++) {
+        if (px->slots[j].inline_nodes) continue;
         int first = -1;
         for (int i = 0; i < g->n_nodes && first < 0; i++)
             if (owner[i] == j) first = i;
@@ -270,7 +276,16 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exe
                             g->path, p->mods[owner[i]].name, p->mods[j].name);
             owner[i] = j;
         }
+        sl->inline_nodes = true;
+        for (int k = 0; k < p->mods[j].n_choices; k++) {
+            const candidate_cfg *c = &p->mods[j].choices[k].cfg;
+            sl->inline_nodes &= !strcmp(c->backend, "reference") && !c->variant[0];
+        }
     }
+    /* Modules on the baseline leave their nodes to the composite graph
+     * (the overlap check above has seen them). */
+    for (int i = 0; s == AIT_OK && i < g->n_nodes; i++)
+        if (owner[i] >= 0 && px->slots[owner[i]].inline_nodes) owner[i] = -1;
     if (s == AIT_OK) s = make_composite(px, g, owner, e);
     for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = build_slot(px, g, j, e);
     /* The collapsed nodes' def is module_op, so the plain executor runs them. */
@@ -296,7 +311,7 @@ ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_er
 {
     *out = (prepared){0};
     const pe_build *pb = &px->slots[i].builds[k];
-    if (!pb->b->save) return AIT_OK;
+    if (!pb->b || !pb->b->save) return AIT_OK; /* nothing built (baseline), or nothing to save */
     ait_status s = pb->b->save(pb->bm, out, e);
     if (s != AIT_OK)
         err_prefix(e, "module '%s', candidate %s: ", px->p->mods[i].name,

@@ -1,7 +1,9 @@
 /* Running a plan (tune/plan.h): the model's graph with each tuned module
  * collapsed into one node whose op runs the module on the candidate the
  * plan chose for the run's batch bucket; every other node runs on the
- * reference ops, in the same executor. Every chosen candidate is built
+ * reference ops, in the same executor. A module that keeps the baseline
+ * (the reference, default variant) at every bucket is not collapsed: its
+ * nodes run as they do in the untuned model. Every chosen candidate is built
  * when the runner is created (from the artifact's prepared blobs when the
  * plan came from one), one build per bucket, and the model is then run once
  * per bucket on zeros of that bucket's input shapes (the plan's priming

@@ -168,6 +168,49 @@ static void test_round_trip(void **state)
     ait_model_free(m);
 }
 
+/* A module on the baseline at every bucket runs inline, as the untuned
+ * model runs it: the same outputs bit for bit, nothing built or prepared;
+ * a module on the baseline at one bucket only is still built. */
+static void test_baseline_inline(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m;
+    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
+    ait_inspection *h = inspect_bert(m);
+    tune_report *rep = fixed_report(h->r);
+    for (int i = 0; i < rep->n; i++)
+        if (rep->mods[i].module == module_find(h->r->tree, "layer.0")) rep->mods[i].chosen = 0;
+    plan *p;
+    plan_exec *px;
+    assert_int_equal(plan_from_report(h->r, rep, &p, &e), AIT_OK);
+    assert_int_equal(plan_exec_create(m->g, p, 1, &px, &e), AIT_OK);
+    int n_out = ait_model_output_count(m);
+    for (int batch = 1; batch <= 2; batch++) {
+        ait_tensor *ref[8], *in[2];
+        tensor *res[8];
+        run_model(m, batch, ref, n_out);
+        make_inputs(batch, in);
+        if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s", e.msg);
+        if (batch == 1) assert_true(max_err(res, ref, n_out) == 0); /* all on the reference */
+        else assert_true(max_err(res, ref, n_out) < 1e-4);
+        for (int j = 0; j < n_out; j++) ait_tensor_free(ref[j]);
+        ait_tensor_free(in[0]);
+        ait_tensor_free(in[1]);
+    }
+    prepared prep;
+    for (int k = 0; k < 2; k++) {
+        assert_string_equal(p->mods[0].name, "layer.0");
+        assert_int_equal(plan_exec_prepared(px, 0, k, &prep, &e), AIT_OK);
+        assert_int_equal(prep.n, 0);
+    }
+    plan_exec_free(px);
+    plan_free(p);
+    tune_report_free(rep);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
 /* Copies the artifact and changes byte at `off`. */
 static void corrupt_copy(const char *src, const char *dst, long off)
 {
@@ -435,6 +478,7 @@ int main(void)
     setenv("AIT_CACHE_DIR", cache, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_baseline_inline),
         cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_public_api),
