@@ -310,6 +310,9 @@ int cmd_tune(int argc, char **argv)
                a.clear_cache ? " (would be cleared first)" : "");
     else
         printf("  cache       none (%s)\n", a.no_cache ? "--no-cache" : "neither AIT_CACHE_DIR nor HOME is set");
+    printf("  plan check  %s\n", a.no_plan_check ? "off (--no-plan-check)"
+           : "per bucket whose modules all have a speed strategy: the whole model on the plan "
+             "against each backend alone");
     printf("  modules     %d selected of %d\n", s.sel.n, s.r->tree->n - 1);
     for (int i = 0; i < s.sel.n; i++)
         dry_run_module(&s, s.sel.items[i].module, s.sel.items[i].strategy, a.threads);
