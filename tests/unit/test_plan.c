@@ -69,6 +69,21 @@ static double max_err(ait_tensor **a, ait_tensor **b, int n)
     return worst;
 }
 
+/* Two valid candidates at one thread, of backends[0..2) with median ms[c]
+ * milliseconds; the speedups follow. */
+static void set_cands(tune_module *tm, const char *const *backends, const double *ms)
+{
+    tm->n_cands = 2;
+    for (int c = 0; c < 2; c++) {
+        tm->cands[c].cfg.backend = backends[c];
+        tm->cands[c].cfg.threads = 1;
+        snprintf(tm->cands[c].name, sizeof tm->cands[c].name, "%s/t1", backends[c]);
+        tm->cands[c].valid = true;
+        tm->cands[c].prof.median = ms[c] * 1e-3;
+        tm->cands[c].speedup = ms[0] / ms[c];
+    }
+}
+
 /* A report by hand: layer.0 on openblas, layer.1 on the reference, at
  * buckets 1 and 2 (layer.1 on openblas at bucket 2, so buckets differ). */
 static tune_report *fixed_report(const inspection *r)
@@ -83,16 +98,8 @@ static tune_report *fixed_report(const inspection *r)
             assert_true(tm->module > 0);
             tm->batch = 1 << b;
             snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
-            tm->n_cands = 2;
             const char *names[] = {"reference", "openblas"};
-            for (int c = 0; c < 2; c++) {
-                tm->cands[c].cfg.backend = names[c];
-                tm->cands[c].cfg.threads = 1;
-                snprintf(tm->cands[c].name, sizeof tm->cands[c].name, "%s/t1", names[c]);
-                tm->cands[c].valid = true;
-                tm->cands[c].prof.median = 1e-3 / (c + 1);
-                tm->cands[c].speedup = c + 1;
-            }
+            set_cands(tm, names, (const double[]){1.0, 0.5});
             tm->chosen = k == 0 || b == 1;
             snprintf(tm->why, sizeof tm->why, "fixed by the test");
         }
@@ -112,13 +119,31 @@ static ait_inspection *inspect_bert(const ait_model *m)
     return h;
 }
 
+/* The encoder, loaded and inspected at batches 1 and 2. */
+static ait_inspection *load_bert(ait_model **m)
+{
+    ait_error e = {0};
+    if (ait_model_load(model_path, m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    return inspect_bert(*m);
+}
+
+/* The plan of report rep, runnable here (no artifact). */
+static plan_exec *plan_in_process(const ait_inspection *h, const tune_report *rep,
+                                  const ait_model *m, plan **p)
+{
+    ait_error e = {0};
+    plan_exec *px;
+    if (plan_from_report(h->r, rep, p, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (plan_exec_create(m->g, *p, 1, &px, &e) != AIT_OK) fail_msg("%s", e.msg);
+    return px;
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
     ait_error e = {0};
     ait_model *m, *t;
-    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
-    ait_inspection *h = inspect_bert(m);
+    ait_inspection *h = load_bert(&m);
     tune_report *rep = fixed_report(h->r);
     char art[256], sums[300], cmd[700];
     path_in(art, sizeof art, "bert.ait");
@@ -139,9 +164,7 @@ static void test_round_trip(void **state)
 
     /* The same plan run in process, from the report. */
     plan *p;
-    plan_exec *px;
-    assert_int_equal(plan_from_report(h->r, rep, &p, &e), AIT_OK);
-    assert_int_equal(plan_exec_create(m->g, p, 1, &px, &e), AIT_OK);
+    plan_exec *px = plan_in_process(h, rep, m, &p);
     int n_out = ait_model_output_count(m);
     for (int batch = 1; batch <= 2; batch++) {
         ait_tensor *ref[8], *tuned[8], *again[8], *in[2];
@@ -176,15 +199,12 @@ static void test_baseline_inline(void **state)
     (void)state;
     ait_error e = {0};
     ait_model *m;
-    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
-    ait_inspection *h = inspect_bert(m);
+    ait_inspection *h = load_bert(&m);
     tune_report *rep = fixed_report(h->r);
     for (int i = 0; i < rep->n; i++)
         if (rep->mods[i].module == module_find(h->r->tree, "layer.0")) rep->mods[i].chosen = 0;
     plan *p;
-    plan_exec *px;
-    assert_int_equal(plan_from_report(h->r, rep, &p, &e), AIT_OK);
-    assert_int_equal(plan_exec_create(m->g, p, 1, &px, &e), AIT_OK);
+    plan_exec *px = plan_in_process(h, rep, m, &p);
     int n_out = ait_model_output_count(m);
     for (int batch = 1; batch <= 2; batch++) {
         ait_tensor *ref[8], *in[2];
@@ -237,14 +257,7 @@ static void check_report(const inspection *r, tune_module *mods, int chosen, dou
         tm->module = module_find(r->tree, names[k]);
         tm->batch = 1;
         snprintf(tm->strategy, sizeof tm->strategy, "%s", strategy);
-        tm->n_cands = 2;
-        for (int c = 0; c < 2; c++) {
-            tm->cands[c].cfg.backend = backends[c];
-            tm->cands[c].cfg.threads = 1;
-            snprintf(tm->cands[c].name, sizeof tm->cands[c].name, "%s/t1", backends[c]);
-            tm->cands[c].valid = true;
-            tm->cands[c].prof.median = ms[c] * 1e-3;
-        }
+        set_cands(tm, backends, ms);
         tm->chosen = chosen;
         snprintf(tm->why, sizeof tm->why, "fixed by the test");
     }
@@ -261,8 +274,7 @@ static void test_plan_check(void **state)
     (void)state;
     ait_error e = {0};
     ait_model *m;
-    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
-    ait_inspection *h = inspect_bert(m);
+    ait_inspection *h = load_bert(&m);
     ait_tensor *in[2];
     make_inputs(1, in);
     tune_opts o = {.quiet = true, .timeout = 120};
@@ -397,8 +409,7 @@ static void test_public_api(void **state)
     (void)state;
     ait_error e = {0};
     ait_model *m, *t;
-    assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
-    ait_inspection *h = inspect_bert(m);
+    ait_inspection *h = load_bert(&m);
     assert_int_equal(ait_select_path(h, "layer.1.intermediate", NULL), AIT_OK);
     ait_tuning *tu;
     /* A margin of 1 (the candidate would have to take no time) is refused. */
