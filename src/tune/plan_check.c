@@ -152,7 +152,6 @@ static ait_status add_alternatives(tune_check *c, const tune_module *mods, int n
                 continue;
             }
             check_plan *cp = &c->plans[c->n_plans++];
-            snprintf(cp->backend, sizeof cp->backend, "%s", b);
             snprintf(cp->name, sizeof cp->name, "%s alone", b);
             cp->predicted = t;
         }

@@ -63,7 +63,6 @@ typedef struct tune_module {
 
 typedef struct check_plan {
     char name[64];              /* "as tuned", "onednn alone", "reference alone" */
-    char backend[32];           /* "" for the plan as tuned */
     double predicted;           /* the sum of its modules' profiled medians, seconds */
     double median[CHECK_MAX_PROCS]; /* the whole model's median in each process, seconds */
     double ratio;               /* the tuned plan's time over this one's, median over the
