@@ -220,7 +220,7 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
             return AIT_OK;
         }
     }
-    double margin = o->margin > 0 ? o->margin : o->margin < 0 ? 0 : STRAT_DEFAULT_MARGIN;
+    double margin = tune_margin(o->margin);
     int *ch = calloc((size_t)(CHECK_MAX_PLANS * n), sizeof *ch);
     tune_module *tmp = malloc(sizeof *tmp * (size_t)n);
     plan *plans[CHECK_MAX_PLANS] = {0};

@@ -183,7 +183,7 @@ static void check_json(json_w *w, const tune_check *c)
     json_int(w, "processes", c->n_procs);
     json_num(w, "check_s", c->secs);
     json_arr(w, "plans");
-    for (int p = 0; c->n_procs && p < c->n_plans; p++) {
+    for (int p = 0; c->n_procs && p < c->n_plans; p++) { /* none when nothing ran */
         const check_plan *cp = &c->plans[p];
         json_obj(w, NULL);
         json_str(w, "name", cp->name);
@@ -192,13 +192,8 @@ static void check_json(json_w *w, const tune_check *c)
         json_arr(w, "median_ms");
         for (int k = 0; k < c->n_procs; k++) json_num(w, NULL, cp->median[k] * 1e3);
         json_end(w);
-        if (c->n_procs) {
-            json_num(w, "model_ms", plan_check_median(c, p) * 1e3);
-            json_num(w, "tuned_over_this", cp->ratio);
-        } else {
-            json_null(w, "model_ms");
-            json_null(w, "tuned_over_this");
-        }
+        json_num(w, "model_ms", plan_check_median(c, p) * 1e3);
+        json_num(w, "tuned_over_this", cp->ratio);
         json_end(w);
     }
     json_end(w);

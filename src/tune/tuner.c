@@ -583,11 +583,16 @@ ait_status tune_pick(const tune_module *tm, const strategy *st, choice *out, ait
     return AIT_OK;
 }
 
+double tune_margin(double margin)
+{
+    return margin > 0 ? margin : margin < 0 ? 0 : STRAT_DEFAULT_MARGIN;
+}
+
 static ait_status choose(tune_module *tm, double margin, ait_error *e)
 {
     strategy st;
     TRY(strategy_parse(tm->strategy, &st, e));
-    if (margin) st.margin = margin < 0 ? 0 : margin;
+    st.margin = tune_margin(margin);
     bool any = false;
     for (int c = 1; c < tm->n_cands; c++) any |= tm->cands[c].valid;
     tm->all_failed = tm->n_cands > 1 && !any;

@@ -135,6 +135,9 @@ int tune_bucket(int b);
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e);
 void tune_report_free(tune_report *r);
+/* The margin tune_opts.margin stands for (0: STRAT_DEFAULT_MARGIN, below 0:
+ * none). */
+double tune_margin(double margin);
 /* The candidate strategy st picks for tm: out->index indexes tm->cands (0
  * the baseline). The baseline's own failure keeps it, said in out->why. */
 ait_status tune_pick(const tune_module *tm, const strategy *st, choice *out, ait_error *e);
