@@ -68,7 +68,6 @@ void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims)
  * less from process to process (bench/tuned-notes.md). Where the kernel
  * says no (THP "never"), the memory is ordinary. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
-#define HUGE_MIN_BYTES ((size_t)4 << 20)
 
 void *aligned_zalloc(size_t bytes)
 {

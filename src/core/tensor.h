@@ -57,7 +57,10 @@ ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e);
 /* Formats "[2,3,4]" into buf. */
 const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n);
 
-/* 64-byte aligned allocation, zeroed; freed with aligned_free. */
+/* 64-byte aligned allocation, zeroed; freed with aligned_free. From
+ * HUGE_MIN_BYTES on, 2 MiB aligned and in transparent huge pages where the
+ * kernel allows (see tensor.c). */
+#define HUGE_MIN_BYTES ((size_t)4 << 20)
 void *aligned_zalloc(size_t bytes);
 void aligned_free(void *p);
 

@@ -84,7 +84,8 @@ typedef struct artifact artifact;
 
 typedef struct artifact_blob {
     const char *name;    /* into the mapping */
-    const uint8_t *data; /* into the mapping, 4096-aligned; valid until close */
+    const uint8_t *data; /* into the mapping, 4096-aligned, or (artifact_blob_resident)
+                            a copy of its own; valid until close */
     uint64_t size;
     uint8_t sha256[SHA256_BYTES];
 } artifact_blob;
@@ -113,6 +114,14 @@ const artifact_blob *artifact_blob_find(const artifact *a, const char *name);
  * stays valid: a page touched again is read again from the file), for a
  * blob whose bytes were copied out, like the embedded model once parsed. */
 void artifact_blob_release(const artifact *a, const artifact_blob *b);
+/* Moves big blob b (HUGE_MIN_BYTES or more) out of the mapping into memory of
+ * its own, in huge pages (aligned_zalloc), and releases its mapped pages;
+ * b->data then points at the copy; smaller blobs stay mapped. For prepared
+ * weights that a module streams on every run: read through the mapping's
+ * 4 KiB pages they cost a TLB miss per page, which made the MLP's fc2 on
+ * oneDNN about 5% slower from an artifact than in the tuner (bench/tuned-
+ * notes.md). A memcpy at load, no packing. */
+ait_status artifact_blob_resident(artifact *a, const artifact_blob *b, ait_error *e);
 /* Checks blob i's sha256 (for opens with defer_blob_hash). */
 ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e);
 const char *artifact_model_hash(const artifact *a);

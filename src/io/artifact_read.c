@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/cpu.h"
+#include "core/tensor.h"
 #include "io/artifact_fmt.h"
 
 struct artifact {
@@ -21,6 +22,7 @@ struct artifact {
     const uint8_t *manifest;
     size_t man_len;
     artifact_blob *blobs;
+    void **own; /* per blob: its copy (artifact_blob_resident), or NULL */
     size_t count;
     char version[ARTIFACT_VERSION_MAX], cpu[ARTIFACT_CPU_MAX], model[ARTIFACT_MODEL_MAX];
 };
@@ -219,6 +221,8 @@ void artifact_close(artifact *a)
 {
     if (!a) return;
     if (a->map) munmap(a->map, a->size);
+    for (size_t i = 0; a->own && i < a->count; i++) aligned_free(a->own[i]);
+    free(a->own);
     free(a->blobs);
     free(a->path);
     free(a);
@@ -250,10 +254,28 @@ const artifact_blob *artifact_blob_find(const artifact *a, const char *name)
 void artifact_blob_release(const artifact *a, const artifact_blob *b)
 {
     long pg = sysconf(_SC_PAGESIZE);
-    if (!a->map || !b || pg <= 0) return;
+    if (!a->map || !b || pg <= 0 || b->data < a->map || b->data >= a->map + a->size)
+        return; /* not (or no longer) in the mapping */
     uintptr_t lo = ((uintptr_t)b->data + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
     uintptr_t hi = ((uintptr_t)b->data + (uintptr_t)b->size) & ~((uintptr_t)pg - 1);
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failure is harmless */
+}
+
+ait_status artifact_blob_resident(artifact *a, const artifact_blob *b, ait_error *e)
+{
+    size_t i = (size_t)(b - a->blobs);
+    if (i >= a->count || b->size < HUGE_MIN_BYTES || (a->own && a->own[i])) return AIT_OK;
+    if (!a->own && !(a->own = calloc(a->count, sizeof *a->own)))
+        return err_set(e, AIT_E_NOMEM, "%s: out of memory", a->path);
+    void *copy = aligned_zalloc((size_t)b->size);
+    if (!copy)
+        return err_set(e, AIT_E_NOMEM, "%s: no memory for blob '%s' (%llu bytes)", a->path,
+                       b->name, (unsigned long long)b->size);
+    memcpy(copy, b->data, (size_t)b->size);
+    artifact_blob_release(a, b);
+    a->own[i] = copy;
+    a->blobs[i].data = copy;
+    return AIT_OK;
 }
 
 const char *artifact_model_hash(const artifact *a)

@@ -52,8 +52,9 @@ static ait_status bad_field(ait_error *e, const char *what, const char *field)
     return err_set(e, AIT_E_PARSE, "%s: the manifest's %s is missing or invalid", what, field);
 }
 
-/* The choice's prepared blobs: {"name": the backend's, "blob": the artifact's}. */
-static ait_status find_blobs(const json_val *jl, const artifact *a, const char *what,
+/* The choice's prepared blobs: {"name": the backend's, "blob": the artifact's}; big
+ * ones are made resident (artifact_blob_resident). */
+static ait_status find_blobs(const json_val *jl, artifact *a, const char *what,
                              const char *mod, plan_choice *c, ait_error *e)
 {
     int n = json_len(jl);
@@ -67,6 +68,7 @@ static ait_status find_blobs(const json_val *jl, const artifact *a, const char *
         if (!b || !name || !*name || strlen(name) >= sizeof c->prep_store[i].name)
             return err_set(e, AIT_E_PARSE, "%s: module '%s', candidate %s: prepared blob '%s' is "
                            "missing or misnamed", what, mod, c->cand, blob ? blob : "?");
+        TRY(artifact_blob_resident(a, b, e));
         prep_blob *pb = &c->prep_store[c->prep.n++];
         snprintf(pb->name, sizeof pb->name, "%s", name);
         pb->data = b->data;
@@ -113,7 +115,7 @@ static ait_status parse_priming(const json_val *jp, const graph *g, const char *
     return AIT_OK;
 }
 
-static ait_status parse_choice(const json_val *j, const artifact *a, const char *what,
+static ait_status parse_choice(const json_val *j, artifact *a, const char *what,
                                const char *mod, plan_choice *c, ait_error *e)
 {
     long long bucket, threads;
@@ -163,7 +165,7 @@ static ait_status parse_axes(const json_val *ja, const graph *g, const char *wha
     return AIT_OK;
 }
 
-ait_status plan_parse(const json_val *mf, const graph *g, const artifact *a, const char *what,
+ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const char *what,
                       plan **out, ait_error *e)
 {
     *out = NULL;

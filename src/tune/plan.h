@@ -86,9 +86,10 @@ ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_
  * checked (backend known and available, bucket a power of two, names and
  * blobs present) and a refusal names `what` (the artifact) and the field.
  * The model's inputs give the batch axes' input indices; each choice's
- * prepared blobs are found in artifact a (which must outlive the plan). */
+ * prepared blobs are found in artifact a (which must outlive the plan; big
+ * blobs are moved into memory of their own, artifact_blob_resident). */
 struct artifact;
-ait_status plan_parse(const json_val *manifest, const graph *g, const struct artifact *a,
+ait_status plan_parse(const json_val *manifest, const graph *g, struct artifact *a,
                       const char *what, plan **out, ait_error *e);
 
 

@@ -26,11 +26,15 @@ double plan_check_median(const tune_check *c, int p)
 }
 
 /* The decision with, in each plan's sorted ratios, the lowest (drop < 0),
- * the highest (drop > 0) or none (0) left out; fill: store the ratios. */
+ * the highest (drop > 0) or none (0) left out; fill: store the ratios. As
+ * for a module's candidates (docs/tuning.md), the baseline is kept unless
+ * the plan chosen beats it by the margin: a single-backend plan is taken
+ * when it beats the tuned plan (and any taken before) by the margin, then
+ * the baseline plan, if listed, when the plan so chosen does not beat it. */
 static int decide(tune_check *c, double margin, int drop, bool fill)
 {
-    int best = 0;
-    double best_ratio = 0;
+    int best = 0, base = 0;
+    double best_ratio = 1, base_ratio = 0;
     for (int p = 0; p < c->n_plans; p++) {
         double r[CHECK_MAX_PROCS];
         int n = 0;
@@ -41,9 +45,10 @@ static int decide(tune_check *c, double margin, int drop, bool fill)
         int lo = drop < 0 && n > 1, hi = n - (drop > 0 && n > 1);
         double ratio = hi > lo ? profile_median(r + lo, hi - lo) : 0;
         if (fill) c->plans[p].ratio = ratio;
-        if (p > 0 && ratio > 1 + margin && ratio > best_ratio) best = p, best_ratio = ratio;
+        if (p > 0 && c->plans[p].baseline) base = p, base_ratio = ratio;
+        else if (p > 0 && ratio > (1 + margin) * best_ratio) best = p, best_ratio = ratio;
     }
-    return best;
+    return base && base_ratio * (1 + margin) >= best_ratio ? base : best;
 }
 
 int plan_check_decide(tune_check *c, double margin) { return decide(c, margin, 0, true); }
@@ -154,6 +159,8 @@ static ait_status add_alternatives(tune_check *c, const tune_module *mods, int n
             check_plan *cp = &c->plans[c->n_plans++];
             snprintf(cp->name, sizeof cp->name, "%s alone", b);
             cp->predicted = t;
+            cp->baseline = true;
+            for (int j = 0; j < n; j++) cp->baseline &= mine[j] == 0;
         }
     return AIT_OK;
 }
@@ -277,12 +284,20 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
         if (c->taken) {
             c->outcome = CHECK_SWITCHED;
             apply(c, mods, n, ch + c->taken * n, margin);
-            snprintf(c->note, sizeof c->note, "takes %s: %.3fx as fast as the plan as tuned "
-                     "(more than the margin, %.3g)", c->plans[c->taken].name,
-                     c->plans[c->taken].ratio, margin);
+            const check_plan *t = &c->plans[c->taken];
+            if (t->baseline)
+                snprintf(c->note, sizeof c->note, "takes %s, the baseline: %.3fx as fast as the "
+                         "plan as tuned, which does not beat it by the margin (%.3g)", t->name,
+                         t->ratio, margin);
+            else
+                snprintf(c->note, sizeof c->note, "takes %s: %.3fx as fast as the plan as tuned "
+                         "(more than the margin, %.3g)", t->name, t->ratio, margin);
         } else {
+            bool base = false;
+            for (int p = 1; p < c->n_plans; p++) base |= c->plans[p].baseline;
             snprintf(c->note, sizeof c->note, "no single-backend plan is faster than the plan "
-                     "as tuned by more than the margin (%.3g)", margin);
+                     "as tuned by more than the margin (%.3g)%s", margin,
+                     base ? ", and it beats the baseline by more than that" : "");
         }
     }
     c->secs = now_sec() - t0;

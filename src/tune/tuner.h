@@ -67,6 +67,7 @@ typedef struct check_plan {
     double median[CHECK_MAX_PROCS]; /* the whole model's median in each process, seconds */
     double ratio;               /* the tuned plan's time over this one's, median over the
                                  * processes: above 1, this plan was faster */
+    bool baseline;              /* every module on its baseline (the untuned model) */
 } check_plan;
 
 typedef enum check_outcome {

@@ -398,7 +398,8 @@ static void test_strategy_margin_and_invalid(void **st)
 }
 
 /* The whole-plan check's decision: the median over processes of the tuned
- * plan's time over each other plan's, and a switch only past the margin. */
+ * plan's time over each other plan's, and a switch only past the margin;
+ * the baseline plan kept unless beaten by the margin. */
 static void test_plan_check_decide(void **st)
 {
     (void)st;
@@ -429,6 +430,26 @@ static void test_plan_check_decide(void **st)
     for (int k = 0; k < 5; k++) c.plans[1].median[k] = lucky[k];
     assert_int_equal(plan_check_decide(&c, 0.01), 0);
     assert_string_equal(plan_check_outcome(CHECK_SWITCHED), "switched");
+    /* The baseline plan (the untuned model) is kept unless the plan chosen
+     * beats it by the margin: tuned 1.5% faster than it keeps tuned at a 1%
+     * margin, not at 2%. */
+    tune_check b = {.n_plans = 3, .n_procs = 5};
+    b.plans[1].baseline = true;
+    for (int k = 0; k < 5; k++) {
+        b.plans[0].median[k] = 1.0;
+        b.plans[1].median[k] = 1.015;
+        b.plans[2].median[k] = 2.0;
+    }
+    assert_int_equal(plan_check_decide(&b, 0.01), 0);
+    assert_int_equal(plan_check_decide(&b, 0.02), 1);
+    /* Baseline 1% and plan 2 3% faster than tuned: plan 2 at a 1% margin (it
+     * beats the baseline by 2%), the baseline at 2.5% (plan 2 beats it by less). */
+    for (int k = 0; k < 5; k++) {
+        b.plans[1].median[k] = 0.99;
+        b.plans[2].median[k] = 0.97;
+    }
+    assert_int_equal(plan_check_decide(&b, 0.01), 2);
+    assert_int_equal(plan_check_decide(&b, 0.025), 1);
     assert_true(fabs(plan_check_median(&c, 1) - 7.0) < 1e-12);
 }
 
