@@ -113,13 +113,38 @@ static inline void mm_store(const void *src, void *dst, ait_dtype t, int64_t n)
         for (; k < K; k++) s += ar[k * sa] * br[k * sb];                                   \
         return s;                                                                          \
     }                                                                                      \
+    /* Contiguous row ar against rows b[0], b[ldb], b[2*ldb], b[3*ldb] into out[4],  \
+     * each summed exactly as NAME##_dot sums it. Four rows of B stream at once: \
+     * a matrix-vector product is bound by memory, and one stream at a time left \
+     * it waiting on memory (and on where its pages happened to lie). */            \
+    static inline void NAME##_dot4(int64_t K, const T *ar, const T *b, int64_t ldb, T *out)  \
+    {                                                                                      \
+        T acc[4][8] = {{0}};                                                               \
+        int64_t k = 0;                                                                     \
+        for (; k + 8 <= K; k += 8)                                                         \
+            for (int r = 0; r < 4; r++)                                                    \
+                for (int t = 0; t < 8; t++) acc[r][t] += ar[k + t] * b[r * ldb + k + t];   \
+        for (int r = 0; r < 4; r++) {                                                      \
+            const T *p = acc[r];                                                           \
+            T s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));       \
+            for (int64_t q = k; q < K; q++) s += ar[q] * b[r * ldb + q];                   \
+            out[r] = s;                                                                    \
+        }                                                                                  \
+    }                                                                                      \
     /* C = A * B^T with B given as [N,K] rows (nn.Linear weights): dot products \
      * of rows, no transpose; the better loop when M is small. */                         \
     static inline void NAME##_nt(int64_t M, int64_t N, int64_t K, const T *a, int64_t ars,   \
                                  const T *b, int64_t ldb, T *c, int64_t ldc)               \
     {                                                                                      \
-        /* B streams once: each row of it meets all (few) rows of A in cache. */          \
-        for (int64_t j = 0; j < N; j++)                                                    \
+        /* B streams once, four rows at a time: they meet all (few) rows of A in cache. */ \
+        int64_t j = 0;                                                                     \
+        for (; j + 4 <= N; j += 4)                                                         \
+            for (int64_t i = 0; i < M; i++) {                                              \
+                T s[4];                                                                    \
+                NAME##_dot4(K, a + i * ars, b + j * ldb, ldb, s);                          \
+                for (int r = 0; r < 4; r++) c[i * ldc + j + r] = s[r];                     \
+            }                                                                              \
+        for (; j < N; j++)                                                                 \
             for (int64_t i = 0; i < M; i++)                                                \
                 c[i * ldc + j] = NAME##_dot(K, a + i * ars, 1, b + j * ldb, 1);            \
     }                                                                                      \

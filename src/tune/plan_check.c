@@ -203,8 +203,10 @@ static void apply(tune_check *c, tune_module *mods, int n, const int *ch, double
         tm->chosen = ch[k];
         snprintf(tm->why, sizeof tm->why,
                  "whole-plan check: the model ran %.3fx as fast with %s (median of %d "
-                 "processes; margin %.3g), so the module runs %s. Alone: %s",
-                 cp->ratio, cp->name, c->n_procs, margin, tm->cands[ch[k]].name, own);
+                 "processes; margin %.3g)%s, so the module runs %s. Alone: %s",
+                 cp->ratio, cp->name, c->n_procs, margin,
+                 cp->baseline ? ", the baseline, which the tuned plan must beat by the margin" : "",
+                 tm->cands[ch[k]].name, own);
     }
 }
 

@@ -19,6 +19,7 @@
 #include "graph/extract.h"
 #include "graph/modules.h"
 #include "io/model.h"
+#include "ops/matmul_ref.h"
 #include "runtime/exec.h"
 #include "tune/samples.h"
 
@@ -1132,6 +1133,28 @@ static void test_registry(void **state)
     backend_exec_free(NULL);
 }
 
+/* The reference's A * B^T kernel (Gemm transB at small M) sums each element
+ * exactly as its single dot product does, whatever N and K leave over after
+ * its blocks of four rows and eight columns. */
+static void test_reference_nt_kernel(void **state)
+{
+    (void)state;
+    enum { M = 3, N = 11, K = 29 };
+    float a[M * K], b[N * K], c[M * N];
+    for (int i = 0; i < M * K; i++) a[i] = (float)((i * 37) % 17) / 7.0f - 1.1f;
+    for (int i = 0; i < N * K; i++) b[i] = (float)((i * 53) % 23) / 9.0f - 1.3f;
+    for (int n = 1; n <= N; n += 3)
+        for (int k = 1; k <= K; k += 7) {
+            memset(c, 0, sizeof c);
+            mm_kernel_f32_nt(M, n, k, a, K, b, K, c, n);
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < n; j++) {
+                    float want = mm_kernel_f32_dot(k, a + i * K, 1, b + j * K, 1);
+                    assert_memory_equal(&c[i * n + j], &want, sizeof want);
+                }
+        }
+}
+
 int main(void)
 {
     data = getenv("AIT_TEST_DATA");
@@ -1141,6 +1164,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_reference_nt_kernel),
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_onednn_fusion),
