@@ -73,8 +73,10 @@ typedef struct check_plan {
 typedef enum check_outcome {
     CHECK_OFF = 0,  /* not asked for */
     CHECK_SKIPPED,  /* nothing to compare with, or a strategy that is not about speed */
-    CHECK_KEPT,     /* no single-backend plan beat the tuned one by the margin */
-    CHECK_SWITCHED, /* one did: the bucket's modules take its choices */
+    CHECK_KEPT,     /* the tuned plan stays: no single-backend plan beat it by the
+                     * margin, and it beat the baseline plan (if run) by the margin */
+    CHECK_SWITCHED, /* the bucket's modules take a single-backend plan's choices:
+                     * one that beat it, or the baseline that it did not beat */
     CHECK_FAILED,   /* a process failed: the tuned plan stays */
 } check_outcome;
 
