@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "backends/backend.h"
-#include "runtime/exec.h"
+#include "exec/exec.h"
 
 struct built {
     const backend *b;

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "ops/matmul_ref.h"
+#include "ops/matmul_shape.h"
 
 /* Prototypes that Debian's cblas.h declares; repeated in case a cblas.h
  * without OpenBLAS's extensions is found first. */

@@ -3,7 +3,7 @@
 #define AIT_CLI_H
 #include "ait.h"
 #include "core/timer.h"
-#include "io/model.h"
+#include "runtime/model.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);

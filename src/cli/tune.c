@@ -11,7 +11,8 @@
 #include "cli/cli.h"
 #include "cli/inspect_cli.h"
 #include "tune/cache.h"
-#include "tune/plan.h"
+#include "runtime/plan.h"
+#include "tune/plan_build.h"
 #include "tune/plan_check.h"
 #include "tune/tuner.h"
 

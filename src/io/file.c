@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/model.h"
+#include "io/file.h"
 
 ait_status file_read_all(const char *path, size_t max_bytes, uint8_t **buf, size_t *len,
                          ait_error *e)

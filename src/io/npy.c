@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/model.h"
+#include "io/file.h"
 
 static const struct {
     const char *descr; /* without the byte-order character */

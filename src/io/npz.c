@@ -5,7 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "io/model.h"
+#include "io/file.h"
 #include "io/npy.h"
 
 static uint32_t rd16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }

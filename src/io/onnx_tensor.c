@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/model.h"
+#include "io/onnx.h"
 #include "io/onnx_tensor.h"
 #include "onnx.pb-c.h"
 

@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "ops/op.h"
-#include "runtime/exec.h"
 
 #define MAX_LOOP_IO 64
 
@@ -59,7 +58,7 @@ static ait_status if_run(op_ctx *c)
         return err_set(c->err, AIT_E_SHAPE, "If condition must hold one element");
     bool take = elem_get_f64(cond->data, cond->dtype, 0) != 0;
     const attr *b = node_attr(c->n, take ? "then_branch" : "else_branch");
-    return exec_subgraph(c, b->g, NULL, c->out);
+    return op_subgraph(c, b->g, NULL, c->out);
 }
 
 /* ---- Loop and Scan ------------------------------------------------------ */
@@ -164,7 +163,7 @@ static ait_status loop_run(op_ctx *c)
         outs[0] = &cond_out;
         for (int k = 0; k < carried; k++) outs[1 + k] = &st.next[k];
         for (int k = 0; k < n_scan; k++) outs[1 + carried + k] = &slices[k];
-        s = exec_subgraph(c, body, ins, outs);
+        s = op_subgraph(c, body, ins, outs);
         if (s != AIT_OK) break;
         cond = elem_get_f64(cond_out.data, cond_out.dtype, 0) != 0;
         for (int k = 0; k < carried; k++) {
@@ -284,7 +283,7 @@ static ait_status scan_core(op_ctx *c, const graph *body, scan_job *j)
             ins[j->nstate + i] = &slices_in[i];
         }
         for (int i = 0; i < j->k_out; i++) outs[j->nstate + i] = &slices_out[i];
-        if (s == AIT_OK) s = exec_subgraph(c, body, ins, outs);
+        if (s == AIT_OK) s = op_subgraph(c, body, ins, outs);
         for (int k = 0; k < j->nstate; k++) {
             tensor t = st.cur[k];
             st.cur[k] = st.next[k];

@@ -27,6 +27,7 @@
 #define AIT_DEFER ((ait_status)1000)
 
 struct exec;
+struct op_host;
 
 typedef struct op_ctx {
     const node *n;
@@ -36,9 +37,29 @@ typedef struct op_ctx {
     int opset;       /* the model's default-domain opset */
     int threads;     /* threads the op may use (reference ops use 1) */
     ait_error *err;
-    struct exec *x;  /* the executor (subgraphs, scratch) */
+    const struct op_host *host; /* what the executor running the node offers */
+    struct exec *x;  /* that executor: opaque to ops (the host's functions and ops
+                        defined above ops/, such as the plan runner's, use it) */
     const graph *g;  /* the graph the node is in */
 } op_ctx;
+
+/* The executor's services to ops, filled in by the executor (exec/exec.c):
+ * ops never include it. */
+typedef struct op_host {
+    /* Runs subgraph `sub` of the current node with inputs[i] bound to
+     * sub->inputs[i] (NULL when it has none; values of enclosing graphs are
+     * seen by name) and copies its outputs into outs[] (each gets its own
+     * storage; outs[j] may be NULL to drop output j). */
+    ait_status (*subgraph)(op_ctx *c, const graph *sub, tensor *const *inputs, tensor **outs);
+    /* The node's scratch block (op_scratch). */
+    void *(*scratch)(op_ctx *c, size_t bytes);
+} op_host;
+
+static inline ait_status op_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs,
+                                     tensor **outs)
+{
+    return c->host->subgraph(c, sub, inputs, outs);
+}
 
 enum {
     OP_ALLOCS_OUTPUTS = 1, /* run sets output shapes and storage itself */

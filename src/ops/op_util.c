@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "ops/op.h"
-#include "runtime/exec.h"
 
 ait_status in_ints(op_ctx *c, int i, int64_t *vals, int max, int *count)
 {
@@ -70,7 +69,7 @@ void set_out(op_ctx *c, int i, ait_dtype dt, int rank, const int64_t *dims)
     if (has_out(c, i)) tensor_set_shape(c->out[i], dt, rank, dims);
 }
 
-void *op_scratch(op_ctx *c, size_t bytes) { return exec_scratch(c->x, c, bytes); }
+void *op_scratch(op_ctx *c, size_t bytes) { return c->host->scratch(c, bytes); }
 
 /* Half of size_t at most, so that sums of parts cannot wrap either. */
 void *scratch_take(scratch_plan *p, int64_t count, size_t esize)

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "ops/op.h"
-#include "runtime/exec.h"
 
 #define SEQ_FLAGS (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)
 
@@ -242,7 +241,7 @@ static ait_status seq_map_run(op_ctx *c)
     for (int k = 0; k < n && s == AIT_OK; k++) {
         for (int i = 0; i < c->n_in; i++)
             ins[i] = c->in[i]->kind == VAL_SEQUENCE ? &c->in[i]->items[k] : c->in[i];
-        s = exec_subgraph(c, body, ins, outs);
+        s = op_subgraph(c, body, ins, outs);
         for (int j = 0; j < c->n_out && s == AIT_OK; j++) s = seq_insert(c->out[j], k, &res[j], c->err);
     }
     for (int j = 0; j < c->n_out; j++) tensor_release(&res[j]);

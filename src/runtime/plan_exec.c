@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "graph/extract.h"
-#include "runtime/exec.h"
+#include "exec/exec.h"
 
 typedef struct pe_build {
     const backend *b;

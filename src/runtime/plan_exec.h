@@ -1,4 +1,4 @@
-/* Running a plan (tune/plan.h): the model's graph with each tuned module
+/* Running a plan (runtime/plan.h): the model's graph with each tuned module
  * collapsed into one node whose op runs the module on the candidate the
  * plan chose for the run's batch bucket; every other node runs on the
  * reference ops, in the same executor. A module that keeps the baseline
@@ -10,7 +10,7 @@
  * shapes), so runs do no building, packing, planning or search. */
 #ifndef AIT_RUNTIME_PLAN_EXEC_H
 #define AIT_RUNTIME_PLAN_EXEC_H
-#include "tune/plan.h"
+#include "runtime/plan.h"
 
 typedef struct plan_exec plan_exec;
 

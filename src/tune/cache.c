@@ -1,4 +1,5 @@
 /* The tuner's results cache (see cache.h): keys, entry files, clearing. */
+#include "io/file.h"
 #include "tune/cache.h"
 
 #include <dirent.h>
@@ -13,7 +14,7 @@
 
 #include "io/json.h"
 #include "io/json_read.h"
-#include "io/model.h"
+#include "runtime/model.h"
 #include "io/npy.h"
 
 /* ---- warnings ---- */

@@ -9,7 +9,7 @@
 
 #include "core/timer.h"
 #include "graph/cost.h"
-#include "runtime/exec.h"
+#include "exec/exec.h"
 
 void inspection_free(inspection *r)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tune/cache.h"
+#include "tune/plan_build.h"
 
 bool jit_from_env(void)
 {

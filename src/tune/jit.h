@@ -7,7 +7,7 @@
  * call is quick; nothing else is written unless the caller saves. */
 #ifndef AIT_TUNE_JIT_H
 #define AIT_TUNE_JIT_H
-#include "tune/plan.h"
+#include "runtime/plan.h"
 #include "tune/select.h"
 #include "tune/tuner.h"
 

@@ -1,4 +1,5 @@
 /* The whole-plan check (see plan_check.h). */
+#include "tune/plan_build.h"
 #include "tune/plan_check.h"
 
 #include <stdio.h>
@@ -8,7 +9,7 @@
 #include "core/timer.h"
 #include "runtime/plan_exec.h"
 #include "tune/isolate.h"
-#include "tune/plan.h"
+#include "runtime/plan.h"
 #include "tune/profile.h"
 
 const char *plan_check_outcome(check_outcome o)

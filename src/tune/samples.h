@@ -2,7 +2,7 @@
  * from them. */
 #ifndef AIT_TUNE_SAMPLES_H
 #define AIT_TUNE_SAMPLES_H
-#include "io/model.h"
+#include "runtime/model.h"
 
 /* One value per model input, in the model's input order (owned). */
 typedef struct sample {

@@ -10,7 +10,7 @@
 #include "core/cpu.h"
 #include "core/timer.h"
 #include "graph/extract.h"
-#include "runtime/exec.h"
+#include "exec/exec.h"
 #include "tune/cache.h"
 #include "tune/isolate.h"
 #include "tune/plan_check.h"

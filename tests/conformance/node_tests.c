@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 
 #include "core/tensor.h"
-#include "io/model.h"
+#include "io/file.h"
+#include "io/onnx.h"
+#include "runtime/model.h"
 #include "onnx.pb-c.h"
 #include "onnx_data.pb-c.h"
 #include "io/onnx_tensor.h"

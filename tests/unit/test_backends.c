@@ -18,9 +18,9 @@
 #include "backends/backend.h"
 #include "graph/extract.h"
 #include "graph/modules.h"
-#include "io/model.h"
+#include "runtime/model.h"
 #include "ops/matmul_ref.h"
-#include "runtime/exec.h"
+#include "exec/exec.h"
 #include "tune/samples.h"
 
 #define NMSE_F32 1e-10 /* float32: sums in another order, nothing worse */

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "backends/backend.h"
-#include "io/model.h"
+#include "runtime/model.h"
 #include "tune/cache.h"
 #include "tune/inspect.h"
 #include "tune/tuner.h"

@@ -14,9 +14,9 @@
 #include <cmocka.h>
 
 #include "graph/modules.h"
-#include "io/model.h"
+#include "runtime/model.h"
 #include "graph/extract.h"
-#include "runtime/exec.h"
+#include "exec/exec.h"
 #include "tune/inspect.h"
 
 static const char *data;

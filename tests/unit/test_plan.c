@@ -17,10 +17,11 @@
 #include <cmocka.h>
 
 #include "io/artifact.h"
-#include "io/model.h"
+#include "runtime/model.h"
 #include "runtime/plan_exec.h"
-#include "tune/inspect_api.h"
-#include "tune/plan.h"
+#include "api/inspection.h"
+#include "runtime/plan.h"
+#include "tune/plan_build.h"
 #include "tune/plan_check.h"
 #include "tune/tuner.h"
 

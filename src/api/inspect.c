@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/model.h"
-#include "tune/inspect_api.h"
+#include "runtime/model.h"
+#include "api/inspection.h"
 #include "tune/report.h"
 
 

@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/model.h"
-#include "tune/inspect_api.h"
-#include "tune/plan.h"
+#include "runtime/model.h"
+#include "api/inspection.h"
+#include "runtime/plan.h"
+#include "tune/plan_build.h"
 #include "tune/report.h"
 #include "tune/tuner.h"
 

@@ -1,9 +1,9 @@
-#include "graph/fold.h"
+#include "exec/fold.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/exec.h"
+#include "exec/exec.h"
 
 ait_status graph_fold_constants(graph *g, ait_error *e)
 {

@@ -1,7 +1,7 @@
-/* The public ait_inspection handle (inspect_api.c), shared with the public
- * tuning API (tune_api.c), which tunes what it selects on its samples. */
-#ifndef AIT_TUNE_INSPECT_API_H
-#define AIT_TUNE_INSPECT_API_H
+/* The public ait_inspection handle (api/inspect.c), shared with the public
+ * tuning API (api/tune.c), which tunes what it selects on its samples. */
+#ifndef AIT_API_INSPECTION_H
+#define AIT_API_INSPECTION_H
 #include "tune/inspect.h"
 #include "tune/select.h"
 

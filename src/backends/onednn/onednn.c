@@ -23,7 +23,7 @@
 
 #include <dnnl_debug.h>
 
-#include "backends/onednn.h"
+#include "backends/onednn/onednn.h"
 
 /* ---- errors --------------------------------------------------------------------- */
 

@@ -1,22 +1,15 @@
-/* ONNX ModelProto -> graph IR. */
+/* ONNX ModelProto -> graph IR: names, types, attributes, constants and the
+ * wiring of nodes; which op each node runs is ops_bind's (ops/bind.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/fold.h"
-#include "io/artifact.h"
-#include "io/model.h"
+#include "io/onnx.h"
 #include "io/onnx_tensor.h"
 #include "io/pb_depth.h"
 #include "onnx.pb-c.h"
-#include "ops/op.h"
-#include "tune/plan.h"
-
-#define MAX_MODEL_BYTES ((size_t)2 << 30) /* protobuf's own limit */
-#define MIN_OPSET 1
-#define MAX_OPSET 21
 
 typedef struct loader {
     const char *path;
@@ -170,26 +163,13 @@ static ait_status load_node(loader *L, graph *g, const Onnx__NodeProto *np, int 
     if (!n->name || !n->op || !n->domain) return err_set(L->e, AIT_E_NOMEM, "out of memory");
     if (!n->op[0])
         return err_set(L->e, AIT_E_PARSE, "%s: node '%s' has no op_type", L->path, n->name);
-    n->def = op_find(n->domain, n->op);
-    if (!n->def) {
-        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
-            return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' of domain '%s' is "
-                           "not supported", L->path, n->name, n->op, n->domain);
-        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' is not supported",
-                       L->path, n->name, n->op);
-    }
     /* Trailing empty names are omitted optionals: drop them from the count. */
     int n_in = (int)np->n_input, n_out = (int)np->n_output;
     while (n_in > 0 && !np->input[n_in - 1][0]) n_in--;
     while (n_out > 0 && !np->output[n_out - 1][0]) n_out--;
-    const op_def *d = n->def;
     if (n_in > 512 || n_out > 512)
         return err_set(L->e, AIT_E_UNSUPPORTED, "%s: node '%s' has more than 512 inputs or "
                        "outputs", L->path, n->name);
-    if (n_in < d->min_in || n_in > d->max_in || n_out < d->min_out || n_out > d->max_out)
-        return err_set(L->e, AIT_E_PARSE, "%s: node '%s' (%s) has %d inputs and %d outputs; the "
-                       "op takes %d..%d inputs and %d..%d outputs", L->path, n->name, n->op, n_in,
-                       n_out, d->min_in, d->max_in, d->min_out, d->max_out);
     n->in = malloc(sizeof(int) * (size_t)(n_in + 1));
     n->out = malloc(sizeof(int) * (size_t)(n_out + 1));
     n->attrs = calloc(np->n_attribute + 1, sizeof(attr));
@@ -202,12 +182,7 @@ static ait_status load_node(loader *L, graph *g, const Onnx__NodeProto *np, int 
         const char *nm = np->input[i];
         n->in[i] = -1;
         n->n_in++;
-        bool may_omit = (d->flags & OP_LEADING_OPTIONAL) ||
-                        (i >= d->min_in && !(d->flags & OP_VARIADIC));
-        if (!nm[0] && !may_omit)
-            return err_set(L->e, AIT_E_PARSE, "%s: node '%s' (%s): input %d is required but "
-                           "empty", L->path, n->name, n->op, i);
-        if (!nm[0]) continue;
+        if (!nm[0]) continue; /* omitted: whether it may be is ops_bind's to say */
         n->in[i] = resolve(g, nm);
         if (n->in[i] < 0)
             return err_set(L->e, AIT_E_PARSE, "%s: node '%s' (%s): input '%s' is not produced by "
@@ -305,96 +280,38 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
     return AIT_OK;
 }
 
-/* Builds a model from a serialised ModelProto. `name` names it in messages;
- * `dir` is the real folder for external data (NULL: refuse external data). */
-static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *name,
-                                    const char *dir, ait_model **out, ait_error *e)
+ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const char *dir,
+                     onnx_model *out, ait_error *e)
 {
+    memset(out, 0, sizeof *out);
     TRY(pb_check_model(buf, len, name, e));
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
     if (!mp)
         return err_set(e, AIT_E_PARSE, "%s: not a valid ONNX model (the protobuf is truncated or "
                        "corrupt)", name);
-    ait_model *m = calloc(1, sizeof *m);
     ait_status s = AIT_OK;
-    if (!m) s = err_set(e, AIT_E_NOMEM, "out of memory");
-    if (s == AIT_OK) {
-        m->path = dupstr(name);
-        m->dir = dir ? dupstr(dir) : NULL;
-        m->producer = dupstr(mp->producer_name);
-        m->ir_version = mp->ir_version;
-    }
+    out->ir_version = mp->ir_version;
+    if (!(out->producer = dupstr(mp->producer_name))) s = err_set(e, AIT_E_NOMEM, "out of memory");
     for (size_t i = 0; s == AIT_OK && i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
         if (!op->domain || !op->domain[0] || strcmp(op->domain, "ai.onnx") == 0)
-            m->opset = (int)op->version;
+            out->opset = op->version > INT32_MAX ? INT32_MAX : (int)op->version;
     }
     if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", name);
-    if (s == AIT_OK && mp->n_opset_import == 0) m->opset = 1; /* IR < 3 default */
-    else if (s == AIT_OK && m->opset == 0) m->opset = MAX_OPSET; /* other domains only */
-    if (s == AIT_OK && (m->opset < MIN_OPSET || m->opset > MAX_OPSET))
-        s = err_set(e, AIT_E_UNSUPPORTED, "%s: default-domain opset %d is not supported (%d to %d)",
-                    name, m->opset, MIN_OPSET, MAX_OPSET);
+    if (s == AIT_OK && mp->n_opset_import == 0) out->opset = 1; /* IR < 3 default */
     if (s == AIT_OK) {
-        loader L = {.path = m->path, .dir = m->dir, .opset = m->opset, .e = e};
-        s = load_graph(&L, mp->graph, NULL, &m->g);
-        m->n_external = L.n_external;
+        loader L = {.path = name, .dir = dir, .opset = out->opset, .e = e};
+        s = load_graph(&L, mp->graph, NULL, &out->g);
+        out->n_external = L.n_external;
     }
-    if (s == AIT_OK) s = graph_fold_constants(m->g, e);
     onnx__model_proto__free_unpacked(mp, NULL);
-    if (s != AIT_OK) {
-        ait_model_free(m);
-        return s;
-    }
-    *out = m;
-    return AIT_OK;
-}
-
-ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
-{
-    ait_error scratch;
-    ait_error *e = err ? err : &scratch;
-    if (out) *out = NULL;
-    if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_model_load: NULL argument");
-    if (artifact_file_is(path)) return artifact_model_load(path, out, e);
-    /* External data is looked up beside the model: resolve its real folder. */
-    char tmp[PATH_MAX], real[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    char *slash = strrchr(tmp, '/');
-    if (slash) *slash = 0;
-    const char *d = slash ? (tmp[0] ? tmp : "/") : ".";
-    uint8_t *buf;
-    size_t len;
-    TRY(file_read_all(path, MAX_MODEL_BYTES, &buf, &len, e));
-    ait_status s = AIT_OK;
-    if (!realpath(d, real))
-        s = err_set(e, AIT_E_IO, "%s: cannot resolve its folder: %s", path, strerror(errno));
-    else
-        s = model_from_buffer(buf, len, path, real, out, e);
-    free(buf);
+    if (s != AIT_OK) onnx_model_clear(out);
     return s;
 }
 
-ait_status ait_model_load_memory(const void *data, size_t len, const char *name, ait_model **out,
-                                 ait_error *err)
+void onnx_model_clear(onnx_model *om)
 {
-    ait_error scratch;
-    ait_error *e = err ? err : &scratch;
-    if (out) *out = NULL;
-    if ((!data && len) || !out)
-        return err_set(e, AIT_E_INVALID_ARG, "ait_model_load_memory: NULL argument");
-    return model_from_buffer(data, len, name ? name : "<memory>", NULL, out, e);
-}
-
-void ait_model_free(ait_model *m)
-{
-    if (!m) return;
-    graph_free(m->g);
-    free(m->path);
-    free(m->dir);
-    free(m->producer);
-    plan_free(m->plan);
-    artifact_close(m->art);
-    free(m->note);
-    free(m);
+    graph_free(om->g);
+    free(om->producer);
+    memset(om, 0, sizeof *om);
 }

@@ -1,7 +1,7 @@
 /* The executor: runs a graph's nodes in order on the reference ops (or ops
  * a backend puts in their place), with buffers that persist across runs. */
-#ifndef AIT_RUNTIME_EXEC_H
-#define AIT_RUNTIME_EXEC_H
+#ifndef AIT_EXEC_EXEC_H
+#define AIT_EXEC_EXEC_H
 #include "graph/graph.h"
 #include "ops/op.h"
 
@@ -62,13 +62,5 @@ ait_status exec_plan_only(exec *x, tensor *const *inputs, ait_error *e);
 const tensor *exec_planned(const exec *x, int v);
 bool exec_node_runs(const exec *x, int i);
 ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, ait_error *e);
-
-/* For ops: runs subgraph `sub` of the current node with inputs[i] bound to
- * sub->inputs[i] (NULL when it has none; values of enclosing graphs are
- * seen by name) and copies its outputs into outs[] (each gets its own
- * storage; outs[j] may be NULL to drop output j). */
-ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs, tensor **outs);
-/* For ops: per-node scratch, see op_scratch(). */
-void *exec_scratch(exec *x, op_ctx *c, size_t bytes);
 
 #endif

@@ -3,7 +3,7 @@
  * of values whose shapes are known, which folds the shape plumbing of
  * exported models) and dead-node removal. Runs then execute the plan's
  * nodes with output buffers that are kept and reused across runs. */
-#include "runtime/exec.h"
+#include "exec/exec.h"
 
 #include "core/timer.h"
 
@@ -180,6 +180,10 @@ void exec_free(exec *x)
     free(x);
 }
 
+static void *exec_scratch(op_ctx *c, size_t bytes);
+static ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs, tensor **outs);
+static const op_host exec_host = {.subgraph = exec_subgraph, .scratch = exec_scratch};
+
 /* Fills a context for node n; in/out arrays are the caller's. */
 static void ctx_init(exec *x, const node *n, op_ctx *c, tensor **in, tensor **out, ait_error *e)
 {
@@ -192,6 +196,7 @@ static void ctx_init(exec *x, const node *n, op_ctx *c, tensor **in, tensor **ou
     c->opset = x->g->opset;
     c->threads = x->threads;
     c->err = e;
+    c->host = &exec_host;
     c->x = x;
     c->g = x->g;
 }
@@ -521,8 +526,9 @@ ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e)
     return s;
 }
 
-void *exec_scratch(exec *x, op_ctx *c, size_t bytes)
+static void *exec_scratch(op_ctx *c, size_t bytes)
 {
+    exec *x = c->x;
     int i = (int)(c->n - x->g->nodes);
     if (i < 0 || i >= x->g->n_nodes) { /* not a node of this graph */
         err_set(c->err, AIT_E_INTERNAL, "scratch requested outside a node");
@@ -537,7 +543,7 @@ void *exec_scratch(exec *x, op_ctx *c, size_t bytes)
     return x->scratch[i];
 }
 
-ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs, tensor **outs)
+static ait_status exec_subgraph(op_ctx *c, const graph *sub, tensor *const *inputs, tensor **outs)
 {
     exec *x = c->x, *child = NULL;
     for (int i = 0; i < x->n_subs; i++)

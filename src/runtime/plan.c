@@ -1,5 +1,5 @@
 /* The plan (see plan.h): reading it from a manifest, and choosing a bucket. */
-#include "tune/plan.h"
+#include "runtime/plan.h"
 
 #include <stdint.h>
 #include <stdio.h>

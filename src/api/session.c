@@ -3,11 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/model.h"
-#include "runtime/exec.h"
+#include "runtime/model.h"
+#include "exec/exec.h"
 #include "runtime/plan_exec.h"
 #include "tune/jit.h"
-#include "tune/plan.h"
+#include "runtime/plan.h"
+#include "tune/plan_build.h"
 
 struct ait_session {
     const ait_model *m;
@@ -19,37 +20,6 @@ struct ait_session {
     int threads;
     ait_error err;
 };
-
-int ait_model_input_count(const ait_model *m) { return m ? m->g->n_inputs : 0; }
-int ait_model_output_count(const ait_model *m) { return m ? m->g->n_outputs : 0; }
-int ait_model_node_count(const ait_model *m) { return m ? m->g->n_nodes : 0; }
-int ait_model_opset(const ait_model *m) { return m ? m->opset : 0; }
-
-static ait_status value_info(const ait_model *m, int id, ait_value_info *out)
-{
-    const value *v = &m->g->vals[id];
-    memset(out, 0, sizeof *out);
-    out->name = v->name;
-    out->dtype = v->dtype;
-    out->rank = v->rank;
-    for (int i = 0; i < v->rank && i < AIT_MAX_RANK; i++) {
-        out->dims[i] = v->dims[i];
-        out->sym[i] = v->sym[i];
-    }
-    return AIT_OK;
-}
-
-ait_status ait_model_input(const ait_model *m, int i, ait_value_info *out)
-{
-    if (!m || !out || i < 0 || i >= m->g->n_inputs) return AIT_E_INVALID_ARG;
-    return value_info(m, m->g->inputs[i], out);
-}
-
-ait_status ait_model_output(const ait_model *m, int i, ait_value_info *out)
-{
-    if (!m || !out || i < 0 || i >= m->g->n_outputs) return AIT_E_INVALID_ARG;
-    return value_info(m, m->g->outputs[i], out);
-}
 
 ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
                               ait_session **out, ait_error *err)

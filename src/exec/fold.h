@@ -1,6 +1,6 @@
 /* Load-time constant folding of a graph. */
-#ifndef AIT_GRAPH_FOLD_H
-#define AIT_GRAPH_FOLD_H
+#ifndef AIT_EXEC_FOLD_H
+#define AIT_EXEC_FOLD_H
 #include "graph/graph.h"
 
 /* Replaces every top-level node whose outputs depend on constants only

@@ -1,6 +1,6 @@
 /* The onednn backend's private parts, shared by onednn.c (the vtable, build,
- * run, the value and step bookkeeping), onednn_ops.c (one primitive per op)
- * and onednn_fuse.c (post-op chains, BatchNormalization folding).
+ * run, the value and step bookkeeping), ops.c (one primitive per op)
+ * and fuse.c (post-op chains, BatchNormalization folding).
  *
  * A built module is a list of steps made once per input-shape signature (at
  * build when the module's input shapes are static, else at the first run
@@ -15,7 +15,7 @@
 #include <dnnl.h>
 
 #include "backends/backend.h"
-#include "runtime/exec.h"
+#include "exec/exec.h"
 
 #define DN_MAX_POST 4 /* post-ops fused into one primitive */
 
@@ -136,7 +136,7 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
 const tensor *dn_shape(const built *bm, int v);
 bool dn_is_const(const built *bm, int v);
 
-/* ---- onednn_fuse.c ------------------------------------------------------------ */
+/* ---- fuse.c ------------------------------------------------------------------- */
 
 /* The post-ops that can follow value v (the anchor's output): each next
  * node the only consumer of the value before it. allow_sum: the anchor
@@ -165,7 +165,7 @@ int dn_bn_after(const built *bm, int i);
  * (O floats; in: the conv's bias or zeros). w NULL: the bias only. */
 ait_status dn_bn_fold(built *bm, int b, float *w, int64_t per_o, float *bias, int64_t o);
 
-/* ---- onednn_ops.c ------------------------------------------------------------- */
+/* ---- ops.c ------------------------------------------------------------------ */
 
 /* Tries to build node i (and the post-ops after it) as primitives: AIT_OK
  * with *taken true when done; *taken false to leave it to the reference

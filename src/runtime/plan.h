@@ -1,6 +1,8 @@
 /* The plan: per tuned module and batch bucket, the candidate to run it on.
- * It is what an artifact's manifest carries (with the measurements that
- * justified it) and what a session runs (runtime/plan_exec.h).
+ * It is the contract between the tuner, which builds and saves it
+ * (tune/plan_build.h), and the runtime, which reads it from a manifest and
+ * runs it (runtime/plan_exec.h): it carries what a run needs, the manifest
+ * also the measurements that justified it.
  *
  * Manifest (JSON, the artifact's; plan_save writes it, plan_parse reads the
  * parts a run needs and ignores the rest):
@@ -22,8 +24,8 @@
  * in "modules", NAME the backend's); a blob with the same bytes as one
  * already saved for the module (the same weights prepared at another
  * bucket) is saved once and listed by each choice that uses it. */
-#ifndef AIT_TUNE_PLAN_H
-#define AIT_TUNE_PLAN_H
+#ifndef AIT_RUNTIME_PLAN_H
+#define AIT_RUNTIME_PLAN_H
 #include "backends/backend.h"
 #include "io/json.h"
 #include "io/json_read.h"
@@ -92,22 +94,5 @@ struct artifact;
 ait_status plan_parse(const json_val *manifest, const graph *g, struct artifact *a,
                       const char *what, plan **out, ait_error *e);
 
-
-/* ---- writing (tune/plan_save.c) ------------------------------------------ */
-struct inspection;
-struct tune_report;
-
-/* The plan of a tune report: one module per tuned module, in report order,
- * with a choice per bucket; batch axes from the inspection's model inputs. */
-ait_status plan_from_report(const struct inspection *insp, const struct tune_report *r,
-                            plan **out, ait_error *e);
-
-/* Saves model m tuned as report r says into the artifact at path (see
- * plan.h's manifest): the ONNX file's bytes (re-read from m->path, which
- * must not have external data) as blob "model.onnx", the plan, the
- * inspection of the tuned modules, and the prepared blobs of every chosen
- * candidate, built here once more in this process. */
-ait_status plan_save(const ait_model *m, const struct inspection *insp,
-                     const struct tune_report *r, const char *path, ait_error *e);
 
 #endif

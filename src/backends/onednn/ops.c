@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/onednn.h"
+#include "backends/onednn/onednn.h"
 
 #define MAX_ARGS (8 + DN_MAX_POST + 1)
 

@@ -5,9 +5,11 @@
 
 #include "core/cpu.h"
 #include "io/artifact.h"
-#include "io/model.h"
+#include "io/file.h"
+#include "runtime/model.h"
 #include "runtime/plan_exec.h"
-#include "tune/plan.h"
+#include "runtime/plan.h"
+#include "tune/plan_build.h"
 #include "tune/report.h"
 #include "tune/tuner.h"
 

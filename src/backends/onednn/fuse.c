@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "backends/onednn.h"
+#include "backends/onednn/onednn.h"
 
 typedef struct elt_row {
     const char *op;

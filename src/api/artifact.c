@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "io/artifact.h"
-#include "io/model.h"
-#include "tune/plan.h"
+#include "runtime/model.h"
+#include "runtime/plan.h"
 
 /* The embedded ONNX model, checked against the header's model hash. */
 static ait_status model_of(const char *path, artifact *a, ait_model **out, ait_error *e)
@@ -89,12 +89,3 @@ ait_status ait_artifact_load(const char *path, const ait_artifact_options *o, ai
     }
     return load_untuned(path, &first, out, e);
 }
-
-ait_status artifact_model_load(const char *path, ait_model **out, ait_error *e)
-{
-    return ait_artifact_load(path, NULL, out, e);
-}
-
-int ait_model_is_tuned(const ait_model *m) { return m && m->plan; }
-
-const char *ait_model_note(const ait_model *m) { return m && m->note ? m->note : ""; }

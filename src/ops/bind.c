@@ -1,0 +1,52 @@
+#include "ops/bind.h"
+
+#include <string.h>
+
+#include "ops/op.h"
+
+static ait_status bind_node(graph *g, node *n, ait_error *e)
+{
+    const op_def *d = n->def = op_find(n->domain, n->op);
+    if (!d) {
+        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+            return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' of domain '%s' is not "
+                           "supported", g->path, n->name, n->op, n->domain);
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' is not supported", g->path,
+                       n->name, n->op);
+    }
+    if (n->n_in < d->min_in || n->n_in > d->max_in || n->n_out < d->min_out ||
+        n->n_out > d->max_out)
+        return err_set(e, AIT_E_PARSE, "%s: node '%s' (%s) has %d inputs and %d outputs; the op "
+                       "takes %d..%d inputs and %d..%d outputs", g->path, n->name, n->op, n->n_in,
+                       n->n_out, d->min_in, d->max_in, d->min_out, d->max_out);
+    for (int i = 0; i < n->n_in; i++) {
+        bool may_omit = (d->flags & OP_LEADING_OPTIONAL) ||
+                        (i >= d->min_in && !(d->flags & OP_VARIADIC));
+        if (n->in[i] < 0 && !may_omit)
+            return err_set(e, AIT_E_PARSE, "%s: node '%s' (%s): input %d is required but empty",
+                           g->path, n->name, n->op, i);
+    }
+    return AIT_OK;
+}
+
+static ait_status bind_graph(graph *g, int opset, ait_error *e)
+{
+    g->opset = opset;
+    for (int i = 0; i < g->n_nodes; i++) {
+        node *n = &g->nodes[i];
+        TRY(bind_node(g, n, e));
+        for (int k = 0; k < n->n_attr; k++)
+            if (n->attrs[k].type == ATTR_GRAPH && n->attrs[k].g)
+                TRY(bind_graph(n->attrs[k].g, opset, e));
+    }
+    return AIT_OK;
+}
+
+ait_status ops_bind(graph *g, ait_error *e)
+{
+    int opset = g->opset ? g->opset : OPSET_MAX;
+    if (opset < OPSET_MIN || opset > OPSET_MAX)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: default-domain opset %d is not supported (%d to "
+                       "%d)", g->path, opset, OPSET_MIN, OPSET_MAX);
+    return bind_graph(g, opset, e);
+}

@@ -1,0 +1,21 @@
+/* The loaded model: the public ait_model. The ONNX reader (io/onnx.h) gives
+ * its graph; api/ loads it (and an artifact's plan) and frees it. */
+#ifndef AIT_RUNTIME_MODEL_H
+#define AIT_RUNTIME_MODEL_H
+#include "graph/graph.h"
+
+struct ait_model {
+    char *path;  /* as given */
+    char *dir;   /* real path of the folder holding it (external data root) */
+    graph *g;
+    int opset;
+    int64_t ir_version;
+    char *producer;
+    int n_external;        /* tensors it read from external data files */
+    /* Loaded from a .ait artifact (api/artifact.c): */
+    struct plan *plan;     /* the tuned plan sessions run, or NULL (untuned) */
+    struct artifact *art;  /* the mapping its prepared blobs live in */
+    char *note;            /* why the artifact's plan is not used (fallback), or NULL */
+};
+
+#endif
