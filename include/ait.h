@@ -16,10 +16,22 @@
 extern "C" {
 #endif
 
+/* Marks the functions libait exports; everything else in the library is
+ * hidden (built with -fvisibility=hidden). */
+#if defined(AIT_BUILDING) && defined(__GNUC__)
+#define AIT_API __attribute__((visibility("default")))
+#else
+#define AIT_API
+#endif
+
 #define AIT_VERSION_MAJOR 0
 #define AIT_VERSION_MINOR 1
 #define AIT_VERSION_PATCH 0
 #define AIT_VERSION_STRING "0.1.0"
+
+/* The version of the library linked at run time ("0.1.0"), which may differ
+ * from the AIT_VERSION_* of the header a program was compiled with. */
+AIT_API const char *ait_version(void);
 
 /* ---- status ------------------------------------------------------------ */
 typedef enum ait_status {
@@ -39,7 +51,7 @@ typedef enum ait_status {
 } ait_status;
 
 /* A short constant name for a status ("AIT_E_PARSE"); never NULL. */
-const char *ait_status_string(ait_status s);
+AIT_API const char *ait_status_string(ait_status s);
 
 /* A caller-owned buffer that receives the message of a failure. */
 typedef struct ait_error {
@@ -67,9 +79,9 @@ typedef enum ait_dtype {
 } ait_dtype;
 
 /* "float32", "int64", ...; "undefined" for unknown values. */
-const char *ait_dtype_name(ait_dtype t);
+AIT_API const char *ait_dtype_name(ait_dtype t);
 /* Bytes per element; 0 for types without a fixed size (string, undefined). */
-size_t ait_dtype_size(ait_dtype t);
+AIT_API size_t ait_dtype_size(ait_dtype t);
 
 #define AIT_MAX_RANK 8
 
@@ -78,49 +90,49 @@ size_t ait_dtype_size(ait_dtype t);
 typedef struct ait_tensor ait_tensor;
 
 /* A new tensor owning zeroed storage; NULL on a bad shape or no memory. */
-ait_tensor *ait_tensor_create(ait_dtype t, int rank, const int64_t *dims);
+AIT_API ait_tensor *ait_tensor_create(ait_dtype t, int rank, const int64_t *dims);
 /* A tensor over caller-owned memory (`data` must hold the whole tensor and
  * outlive the tensor). */
-ait_tensor *ait_tensor_wrap(ait_dtype t, int rank, const int64_t *dims, void *data);
-void ait_tensor_free(ait_tensor *t);
-ait_dtype ait_tensor_dtype(const ait_tensor *t);
-int ait_tensor_rank(const ait_tensor *t);
-const int64_t *ait_tensor_dims(const ait_tensor *t);
-int64_t ait_tensor_numel(const ait_tensor *t);
-size_t ait_tensor_nbytes(const ait_tensor *t);
-void *ait_tensor_data(ait_tensor *t);
+AIT_API ait_tensor *ait_tensor_wrap(ait_dtype t, int rank, const int64_t *dims, void *data);
+AIT_API void ait_tensor_free(ait_tensor *t);
+AIT_API ait_dtype ait_tensor_dtype(const ait_tensor *t);
+AIT_API int ait_tensor_rank(const ait_tensor *t);
+AIT_API const int64_t *ait_tensor_dims(const ait_tensor *t);
+AIT_API int64_t ait_tensor_numel(const ait_tensor *t);
+AIT_API size_t ait_tensor_nbytes(const ait_tensor *t);
+AIT_API void *ait_tensor_data(ait_tensor *t);
 
 /* ONNX sequence values (ordered lists of tensors of one element type) and
  * empty optionals travel as ait_tensor too. A sequence owns copies of its
  * items; ait_tensor_free frees them. Tensor accessors on a sequence or a
  * none report rank 0, no elements and no data. */
-ait_tensor *ait_sequence_create(ait_dtype elem);
+AIT_API ait_tensor *ait_sequence_create(ait_dtype elem);
 /* Appends a copy of item (a tensor of the sequence's element type). */
-ait_status ait_sequence_append(ait_tensor *seq, const ait_tensor *item);
-int ait_tensor_is_sequence(const ait_tensor *t);
-int ait_sequence_length(const ait_tensor *t);
+AIT_API ait_status ait_sequence_append(ait_tensor *seq, const ait_tensor *item);
+AIT_API int ait_tensor_is_sequence(const ait_tensor *t);
+AIT_API int ait_sequence_length(const ait_tensor *t);
 /* Item i of a sequence, owned by it; NULL when out of range. */
-const ait_tensor *ait_sequence_item(const ait_tensor *t, int i);
+AIT_API const ait_tensor *ait_sequence_item(const ait_tensor *t, int i);
 /* An empty ONNX optional, and the test for one. */
-ait_tensor *ait_tensor_none(void);
-int ait_tensor_is_none(const ait_tensor *t);
+AIT_API ait_tensor *ait_tensor_none(void);
+AIT_API int ait_tensor_is_none(const ait_tensor *t);
 
 /* .npy files: read a whole tensor; write one (atomically: temp + rename). */
-ait_status ait_tensor_load_npy(const char *path, ait_tensor **out, ait_error *err);
-ait_status ait_tensor_save_npy(const char *path, const ait_tensor *t, ait_error *err);
+AIT_API ait_status ait_tensor_load_npy(const char *path, ait_tensor **out, ait_error *err);
+AIT_API ait_status ait_tensor_save_npy(const char *path, const ait_tensor *t, ait_error *err);
 
 /* ---- models ------------------------------------------------------------ */
 typedef struct ait_model ait_model;
 
 /* Loads an ONNX file (and its external data, which must lie in the model's
  * folder). On failure *out is NULL and `err` (may be NULL) says why. */
-ait_status ait_model_load(const char *path, ait_model **out, ait_error *err);
+AIT_API ait_status ait_model_load(const char *path, ait_model **out, ait_error *err);
 /* Loads a serialised ONNX model from memory (copied; `data` may be freed
  * after). `name` labels it in messages (may be NULL). External data is
  * refused, since there is no folder to find it in. */
-ait_status ait_model_load_memory(const void *data, size_t len, const char *name, ait_model **out,
-                                 ait_error *err);
-void ait_model_free(ait_model *m);
+AIT_API ait_status ait_model_load_memory(const void *data, size_t len, const char *name,
+                                         ait_model **out, ait_error *err);
+AIT_API void ait_model_free(ait_model *m);
 
 /* A graph input or output as declared by the model: each dim is either a
  * number (>= 0) or symbolic, in which case dims[i] == -1 and sym[i] names
@@ -133,14 +145,14 @@ typedef struct ait_value_info {
     const char *sym[AIT_MAX_RANK];
 } ait_value_info;
 
-int ait_model_input_count(const ait_model *m);
-int ait_model_output_count(const ait_model *m);
+AIT_API int ait_model_input_count(const ait_model *m);
+AIT_API int ait_model_output_count(const ait_model *m);
 /* Info of input / output i; the strings belong to the model. */
-ait_status ait_model_input(const ait_model *m, int i, ait_value_info *out);
-ait_status ait_model_output(const ait_model *m, int i, ait_value_info *out);
+AIT_API ait_status ait_model_input(const ait_model *m, int i, ait_value_info *out);
+AIT_API ait_status ait_model_output(const ait_model *m, int i, ait_value_info *out);
 /* Number of nodes and the ONNX default-domain opset the model imports. */
-int ait_model_node_count(const ait_model *m);
-int ait_model_opset(const ait_model *m);
+AIT_API int ait_model_node_count(const ait_model *m);
+AIT_API int ait_model_opset(const ait_model *m);
 
 /* ---- sessions ---------------------------------------------------------- */
 typedef struct ait_session ait_session;
@@ -159,23 +171,23 @@ typedef struct ait_session_options {
 } ait_session_options;
 
 /* A session runs a model; the model must outlive it. `opts` may be NULL. */
-ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
+AIT_API ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
                               ait_session **out, ait_error *err);
-void ait_session_free(ait_session *s);
+AIT_API void ait_session_free(ait_session *s);
 
 /* Runs the model. `inputs[i]` is the tensor for model input i, in declared
  * order (caller-owned). On success `outputs[j]` receives a new tensor for
  * model output j that the caller frees with ait_tensor_free(). */
-ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
+AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                            ait_tensor **outputs, int n_outputs);
 /* The message of the session's last failure ("" if none). */
-const char *ait_session_error(const ait_session *s);
+AIT_API const char *ait_session_error(const ait_session *s);
 /* What JIT tuning did ("tuned 9 modules on the first run (batch 1)", or why
  * it failed and the session runs untuned); "" when it has not run. */
-const char *ait_session_note(const ait_session *s);
+AIT_API const char *ait_session_note(const ait_session *s);
 /* Saves a JIT-tuned session's model and plan as a .ait artifact (as
  * ait_tuning_save does); fails when the session has not tuned yet. */
-ait_status ait_session_save(ait_session *s, const char *path, ait_error *err);
+AIT_API ait_status ait_session_save(ait_session *s, const char *path, ait_error *err);
 
 /* ---- inspection and selection ------------------------------------------ */
 /* An inspection runs samples through a model at one or more batch sizes and
@@ -200,18 +212,18 @@ typedef struct ait_inspect_options {
 
 /* Inspects model m (`opts` may be NULL). On failure *out is NULL and err
  * says why (the sample file and input, for bad samples). */
-ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts,
+AIT_API ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts,
                        ait_inspection **out, ait_error *err);
-void ait_inspection_free(ait_inspection *r);
+AIT_API void ait_inspection_free(ait_inspection *r);
 /* The message of the last failed call on r ("" if none). */
-const char *ait_inspection_error(const ait_inspection *r);
+AIT_API const char *ait_inspection_error(const ait_inspection *r);
 
 /* Modules, in tree order from 0, the whole model (path ""). */
-int ait_inspection_module_count(const ait_inspection *r);
+AIT_API int ait_inspection_module_count(const ait_inspection *r);
 /* Index of the module with this path, or -1. */
-int ait_inspection_find(const ait_inspection *r, const char *path);
+AIT_API int ait_inspection_find(const ait_inspection *r, const char *path);
 /* Whether shapes are assumed static (one batch size, nothing changed). */
-int ait_inspection_static_shapes(const ait_inspection *r);
+AIT_API int ait_inspection_static_shapes(const ait_inspection *r);
 
 typedef struct ait_module_info {
     const char *path;         /* dotted ("layer1.0.conv1"); "" for the model */
@@ -227,7 +239,7 @@ typedef struct ait_module_info {
 } ait_module_info;
 
 /* Strings belong to the inspection. */
-ait_status ait_inspection_module(const ait_inspection *r, int module, ait_module_info *out);
+AIT_API ait_status ait_inspection_module(const ait_inspection *r, int module, ait_module_info *out);
 
 typedef enum ait_axis_kind { AIT_AXIS_STATIC = 0, AIT_AXIS_BATCH, AIT_AXIS_DYNAMIC } ait_axis_kind;
 
@@ -245,11 +257,12 @@ typedef struct ait_port_info {
 } ait_port_info;
 
 /* Port `port` of a module: inputs 0..n_inputs-1, then outputs. */
-ait_status ait_inspection_port(const ait_inspection *r, int module, int port, ait_port_info *out);
+AIT_API ait_status ait_inspection_port(const ait_inspection *r, int module, int port,
+                                       ait_port_info *out);
 
 /* The whole inspection (and selection) as a JSON document; the caller
  * frees it with free(). NULL on failure (see ait_inspection_error). */
-char *ait_inspection_json(ait_inspection *r);
+AIT_API char *ait_inspection_json(ait_inspection *r);
 
 /* Strategies: "first-wins", "one-backend:NAME", "max-throughput",
  * "min-latency", "latency-budget:MS", "only:NAME" (NAME's fastest valid
@@ -259,16 +272,17 @@ char *ait_inspection_json(ait_inspection *r);
  * module already selected fails. */
 /* Selects module `pattern`, or the outermost modules whose path starts with
  * it when it ends in '*' ("encoder.layer.*"). */
-ait_status ait_select_path(ait_inspection *r, const char *pattern, const char *strategy);
+AIT_API ait_status ait_select_path(ait_inspection *r, const char *pattern, const char *strategy);
 /* Selects, among the modules at `depth` (and leaves above it), those with
  * at least `min_share` of the time, at most `top` of them (0: no limit),
  * biggest first, passing over ones that overlap the selection. */
-ait_status ait_select_by_share(ait_inspection *r, int depth, double min_share, int top,
+AIT_API ait_status ait_select_by_share(ait_inspection *r, int depth, double min_share, int top,
                                const char *strategy);
-int ait_selection_count(const ait_inspection *r);
+AIT_API int ait_selection_count(const ait_inspection *r);
 /* Selected item i: its module index and strategy (owned by r). */
-ait_status ait_selection_item(const ait_inspection *r, int i, int *module, const char **strategy);
-void ait_selection_clear(ait_inspection *r);
+AIT_API ait_status ait_selection_item(const ait_inspection *r, int i, int *module,
+                                      const char **strategy);
+AIT_API void ait_selection_clear(ait_inspection *r);
 
 /* ---- tuning and artifacts --------------------------------------------- */
 /* Tuning tries, for each selected module of an inspection (every top-level
@@ -298,11 +312,11 @@ typedef struct ait_tune_options {
 
 /* Tunes what r selects (opts may be NULL). The inspection and its model
  * must outlive the result. */
-ait_status ait_tune(ait_inspection *r, const ait_tune_options *opts, ait_tuning **out,
+AIT_API ait_status ait_tune(ait_inspection *r, const ait_tune_options *opts, ait_tuning **out,
                     ait_error *err);
-void ait_tuning_free(ait_tuning *t);
+AIT_API void ait_tuning_free(ait_tuning *t);
 /* The tuning's rows (one per module and bucket) and what was chosen. */
-int ait_tuning_count(const ait_tuning *t);
+AIT_API int ait_tuning_count(const ait_tuning *t);
 typedef struct ait_tuning_row {
     const char *module;     /* path; "" for the whole model */
     int bucket;             /* batch bucket */
@@ -311,10 +325,10 @@ typedef struct ait_tuning_row {
     double speedup;         /* over the baseline */
     const char *why;
 } ait_tuning_row;
-ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row *out);
+AIT_API ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row *out);
 /* Saves the tuned model as one .ait artifact at path (temporary file, then
  * rename) with NAME_sha256_sums.txt beside it. */
-ait_status ait_tuning_save(const ait_tuning *t, const char *path, ait_error *err);
+AIT_API ait_status ait_tuning_save(const ait_tuning *t, const char *path, ait_error *err);
 
 typedef struct ait_artifact_options {
     /* When the plan cannot be used here (CPU features missing, a backend not
@@ -329,12 +343,12 @@ typedef struct ait_artifact_options {
  * sessions then run (each module on its chosen candidate for the batch's
  * bucket, built from the prepared blobs: no packing, no search). opts may
  * be NULL. ait_model_load() also accepts an artifact (default options). */
-ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts, ait_model **out,
-                             ait_error *err);
+AIT_API ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
+                                     ait_model **out, ait_error *err);
 /* Whether m runs a tuned plan; and why an artifact's plan is not used (a
  * fallback), or "". */
-int ait_model_is_tuned(const ait_model *m);
-const char *ait_model_note(const ait_model *m);
+AIT_API int ait_model_is_tuned(const ait_model *m);
+AIT_API const char *ait_model_note(const ait_model *m);
 
 #ifdef __cplusplus
 }

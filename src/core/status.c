@@ -25,6 +25,8 @@ const char *ait_status_string(ait_status s)
     return "AIT_E_UNKNOWN";
 }
 
+const char *ait_version(void) { return AIT_VERSION_STRING; }
+
 ait_status err_set(ait_error *e, ait_status code, const char *fmt, ...)
 {
     if (!e) return code;
