@@ -135,13 +135,13 @@ static void print_checks(const tune_report *rep)
 {
     for (int i = 0; i < rep->n_checks; i++) {
         const tune_check *c = &rep->checks[i];
-        printf("\n== whole-plan check at batch %d: %s\n", c->batch, plan_check_outcome(c->outcome));
+        printf("\n== whole-plan check at batch %d: %s\n", c->batch, check_outcome_name(c->outcome));
         if (c->n_procs) {
             printf("  %-22s %12s %12s %14s\n", "plan", "modules ms", "model ms", "tuned / this");
             for (int p = 0; p < c->n_plans; p++) {
                 const check_plan *cp = &c->plans[p];
                 printf("%c %-22s %12.3f %12.3f %13.3fx\n", p == c->taken ? '*' : ' ', cp->name,
-                       cp->predicted * 1e3, plan_check_median(c, p) * 1e3, cp->ratio);
+                       cp->predicted * 1e3, check_plan_median(c, p) * 1e3, cp->ratio);
             }
         }
         printf("  %s\n", c->note);

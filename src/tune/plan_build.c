@@ -11,7 +11,7 @@
 #include "runtime/plan.h"
 #include "tune/plan_build.h"
 #include "tune/report.h"
-#include "tune/tuner.h"
+#include "tune/result.h"
 
 #define MODEL_MAX_BYTES ((size_t)1 << 31) /* protobuf's own limit */
 

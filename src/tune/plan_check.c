@@ -1,4 +1,5 @@
 /* The whole-plan check (see plan_check.h). */
+#include "tune/choice.h"
 #include "tune/plan_build.h"
 #include "tune/plan_check.h"
 
@@ -11,20 +12,6 @@
 #include "tune/isolate.h"
 #include "runtime/plan.h"
 #include "tune/profile.h"
-
-const char *plan_check_outcome(check_outcome o)
-{
-    static const char *const words[] = {"off", "skipped", "kept", "switched", "failed"};
-    return o <= CHECK_FAILED ? words[o] : "?";
-}
-
-double plan_check_median(const tune_check *c, int p)
-{
-    double m[CHECK_MAX_PROCS];
-    int n = c->n_procs < CHECK_MAX_PROCS ? c->n_procs : CHECK_MAX_PROCS;
-    memcpy(m, c->plans[p].median, sizeof m[0] * (size_t)n);
-    return profile_median(m, n);
-}
 
 /* The decision with, in each plan's sorted ratios, the lowest (drop < 0),
  * the highest (drop > 0) or none (0) left out; fill: store the ratios. As
@@ -184,11 +171,11 @@ static void log_check(const tune_opts *o, const tune_check *c)
     if (o->progress_bar) fputs("\r\033[K", stderr);
     fprintf(stderr, "tune: whole-plan check @ batch %d: ", c->batch);
     for (int p = 0; c->n_procs && p < c->n_plans; p++) {
-        fprintf(stderr, "%s %.3f ms", c->plans[p].name, plan_check_median(c, p) * 1e3);
+        fprintf(stderr, "%s %.3f ms", c->plans[p].name, check_plan_median(c, p) * 1e3);
         if (p) fprintf(stderr, " (%.3fx)", c->plans[p].ratio);
         fputs(", ", stderr);
     }
-    fprintf(stderr, "%s: %s (%d processes, %.1f s)\n", plan_check_outcome(c->outcome), c->note,
+    fprintf(stderr, "%s: %s (%d processes, %.1f s)\n", check_outcome_name(c->outcome), c->note,
             c->n_procs, c->secs);
 }
 

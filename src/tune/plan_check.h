@@ -25,6 +25,7 @@
  * (one-backend, only, latency-budget, first-wins) are not checked. */
 #ifndef AIT_TUNE_PLAN_CHECK_H
 #define AIT_TUNE_PLAN_CHECK_H
+#include "tune/result.h"
 #include "tune/tuner.h"
 
 #define CHECK_WITHIN 2.0
@@ -50,11 +51,5 @@ int plan_check_decide(tune_check *c, double margin);
 
 /* Whether more processes could not change the decision (see above). */
 bool plan_check_settled(tune_check *c, double margin);
-
-/* Plan p's whole-model time: the median over the processes, seconds. */
-double plan_check_median(const tune_check *c, int p);
-
-/* "kept", "switched", "skipped", "failed" or "off". */
-const char *plan_check_outcome(check_outcome o);
 
 #endif

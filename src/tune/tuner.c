@@ -12,6 +12,7 @@
 #include "graph/extract.h"
 #include "exec/exec.h"
 #include "tune/cache.h"
+#include "tune/choice.h"
 #include "tune/isolate.h"
 #include "tune/plan_check.h"
 #include "tune/strategy.h"
@@ -29,18 +30,6 @@ int tune_bucket(int b)
     int p = 1;
     while (p < b && p < (1 << 29)) p <<= 1;
     return p;
-}
-
-void tune_report_free(tune_report *r)
-{
-    if (!r) return;
-    free(r->mods);
-    free(r);
-}
-
-const char *tune_cand_status(const tune_cand *c)
-{
-    return c->valid ? "ok" : c->errored ? "failed" : "rejected";
 }
 
 /* ---- sample batches ---- */
@@ -563,46 +552,6 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     return s;
 }
 
-ait_status tune_pick(const tune_module *tm, const strategy *st, choice *out, ait_error *e)
-{
-    cand_result cr[TUNE_MAX_CANDS];
-    for (int c = 0; c < tm->n_cands; c++) {
-        const tune_cand *tc = &tm->cands[c];
-        cr[c] = (cand_result){.name = tc->name, .backend = tc->cfg.backend, .valid = tc->valid,
-                              .reason = tc->reason, .latency = tc->prof.median,
-                              .throughput = tc->prof.throughput, .batch = tm->batch};
-    }
-    if (tm->n_cands < 1 || !tm->cands[0].valid) {
-        out->index = 0;
-        snprintf(out->why, sizeof out->why, "the baseline failed (%s); the module keeps it",
-                 tm->n_cands ? tm->cands[0].reason : "no candidates");
-        return AIT_OK;
-    }
-    TRY(strategy_choose(st, &cr[0], cr + 1, tm->n_cands - 1, out, e));
-    out->index++;
-    return AIT_OK;
-}
-
-double tune_margin(double margin)
-{
-    return margin > 0 ? margin : margin < 0 ? 0 : STRAT_DEFAULT_MARGIN;
-}
-
-static ait_status choose(tune_module *tm, double margin, ait_error *e)
-{
-    strategy st;
-    TRY(strategy_parse(tm->strategy, &st, e));
-    st.margin = tune_margin(margin);
-    bool any = false;
-    for (int c = 1; c < tm->n_cands; c++) any |= tm->cands[c].valid;
-    tm->all_failed = tm->n_cands > 1 && !any;
-    choice ch;
-    TRY(tune_pick(tm, &st, &ch, e));
-    tm->chosen = ch.index;
-    snprintf(tm->why, sizeof tm->why, "%s", ch.why);
-    return AIT_OK;
-}
-
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e)
 {
@@ -653,7 +602,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
                      o->sel && o->sel->n ? o->sel->items[k].strategy : SELECT_DEFAULT_STRATEGY);
             x->prog.step = r->n;
             s = tune_one(x, tm, mdig[k], &have[k], e);
-            if (s == AIT_OK) s = choose(tm, o->margin, e);
+            if (s == AIT_OK) s = tune_choose(tm, o->margin, e);
         }
         if (s == AIT_OK && o->plan_check && x->n_batches > 0)
             s = plan_check_bucket(m, insp, o, &r->mods[r->n - n_mod], n_mod,

@@ -429,7 +429,7 @@ static void test_plan_check_decide(void **st)
     const double lucky[] = {3.0, 7.0, 7.0, 7.0, 7.0};
     for (int k = 0; k < 5; k++) c.plans[1].median[k] = lucky[k];
     assert_int_equal(plan_check_decide(&c, 0.01), 0);
-    assert_string_equal(plan_check_outcome(CHECK_SWITCHED), "switched");
+    assert_string_equal(check_outcome_name(CHECK_SWITCHED), "switched");
     /* The baseline plan (the untuned model) is kept unless the plan chosen
      * beats it by the margin: tuned 1.5% faster than it keeps tuned at a 1%
      * margin, not at 2%. */
@@ -450,7 +450,7 @@ static void test_plan_check_decide(void **st)
     }
     assert_int_equal(plan_check_decide(&b, 0.01), 2);
     assert_int_equal(plan_check_decide(&b, 0.025), 1);
-    assert_true(fabs(plan_check_median(&c, 1) - 7.0) < 1e-12);
+    assert_true(fabs(check_plan_median(&c, 1) - 7.0) < 1e-12);
 }
 
 /* More processes until no single one can change the decision. */

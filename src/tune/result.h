@@ -1,0 +1,101 @@
+/* What tuning found: per module and bucket every candidate's outcome and the
+ * choice (tune_module), per bucket the whole-plan check (tune_check), and the
+ * report that holds them. The tuner (tuner.h) fills it, the choice
+ * (choice.h) and the check (plan_check.h) decide on it, plan building
+ * (plan_build.h) and the report writers read it. */
+#ifndef AIT_TUNE_RESULT_H
+#define AIT_TUNE_RESULT_H
+#include "backends/backend.h"
+#include "io/json.h"
+#include "tune/inspect.h"
+#include "tune/profile.h"
+
+#define TUNE_MAX_CANDS 16
+
+typedef struct tune_cand {
+    candidate_cfg cfg;
+    char name[48];            /* "openblas/t2" */
+    bool valid;
+    char reason[512];         /* why not valid */
+    double max_rel, sqnr_db;  /* worst over the outputs, against the reference */
+    profile_result prof;
+    double speedup;           /* baseline median / this median (0 if invalid) */
+    bool errored;             /* crashed, timed out or failed in the child (not a verdict) */
+    bool cached;              /* the result came from the cache: nothing was run */
+    double secs;              /* wall time of its trial (0 when cached) */
+} tune_cand;
+
+typedef struct tune_module {
+    int module;               /* index in the module tree */
+    int batch;                /* the bucket: a power of two */
+    char strategy[64];
+    int n_cands;
+    tune_cand cands[TUNE_MAX_CANDS]; /* cands[0]: the baseline */
+    int chosen;               /* index into cands; 0 keeps the baseline */
+    char why[512];
+    bool all_failed;          /* no candidate but the baseline passed: it stays */
+    int n_sets;               /* input sets each candidate was validated on */
+    char min_shape[160], max_shape[160]; /* dynamic modules: the extra sets' inputs; else "" */
+} tune_module;
+
+/* The whole-plan check at one bucket (tune/plan_check.h): the model run
+ * whole on the plan as tuned and on single-backend plans, in child
+ * processes, round by round. */
+#define CHECK_MAX_PLANS 6
+#define CHECK_MAX_PROCS 15
+
+typedef struct check_plan {
+    char name[64];              /* "as tuned", "onednn alone", "reference alone" */
+    double predicted;           /* the sum of its modules' profiled medians, seconds */
+    double median[CHECK_MAX_PROCS]; /* the whole model's median in each process, seconds */
+    double ratio;               /* the tuned plan's time over this one's, median over the
+                                 * processes: above 1, this plan was faster */
+    bool baseline;              /* every module on its baseline (the untuned model) */
+} check_plan;
+
+typedef enum check_outcome {
+    CHECK_OFF = 0,  /* not asked for */
+    CHECK_SKIPPED,  /* nothing to compare with, or a strategy that is not about speed */
+    CHECK_KEPT,     /* the tuned plan stays: no single-backend plan beat it by the
+                     * margin, and it beat the baseline plan (if run) by the margin */
+    CHECK_SWITCHED, /* the bucket's modules take a single-backend plan's choices:
+                     * one that beat it, or the baseline that it did not beat */
+    CHECK_FAILED,   /* a process failed: the tuned plan stays */
+} check_outcome;
+
+typedef struct tune_check {
+    int batch;
+    check_outcome outcome;
+    char note[512];             /* why skipped or failed, or what was decided */
+    int n_plans, n_procs;       /* plans[0] is the plan as tuned */
+    check_plan plans[CHECK_MAX_PLANS];
+    int taken;                  /* the plan the bucket runs */
+    double secs;                /* wall time of the check */
+} tune_check;
+
+typedef struct tune_report {
+    int n;
+    tune_module *mods;
+    int trials;               /* candidates run in a child */
+    int cached;               /* candidates taken from the cache */
+    bool cache_on;            /* the cache folder was usable */
+    char cache_dir[4096];     /* "" without a cache */
+    int cache_warnings;       /* unusable folder, corrupt entries, failed writes */
+    int n_checks;             /* one per bucket when tune_opts.plan_check */
+    tune_check checks[16];
+} tune_report;
+
+void tune_report_free(tune_report *r);
+/* A candidate's status word: "ok", "rejected" (validation) or "failed"
+ * (crash, timeout, error). */
+const char *tune_cand_status(const tune_cand *c);
+/* "kept", "switched", "skipped", "failed" or "off". */
+const char *check_outcome_name(check_outcome o);
+/* Plan p's whole-model time in check c: the median over the processes, seconds. */
+double check_plan_median(const tune_check *c, int p);
+/* Writes the report as one JSON object (report.c): every module and bucket
+ * with every candidate's status, reason and measurements, the choice and
+ * why, and the cache's counts. insp names the modules. */
+void tune_report_json(json_w *w, const inspection *insp, const tune_report *r);
+
+#endif
