@@ -1,7 +1,7 @@
-/* The executor. For each set of bound input shapes it makes a plan once:
+/* The executor. For each set of bound input shapes it makes a schedule once:
  * shape inference over the graph, constant folding (including Shape/Size
  * of values whose shapes are known, which folds the shape plumbing of
- * exported models) and dead-node removal. Runs then execute the plan's
+ * exported models) and dead-node removal. Runs then execute the schedule's
  * nodes with output buffers that are kept and reused across runs. */
 #include "exec/exec.h"
 
@@ -25,17 +25,17 @@ struct exec {
     int threads;
     tensor *env;     /* per value: storage computed at run time (owned, reused) */
     tensor **cur;    /* per value: where its tensor is during this run */
-    tensor **folded; /* per value: constants made by the plan (owned) */
-    tensor *meta;    /* per value: shape while planning */
-    bool *known;     /* per value: meta holds a known shape (planning) */
-    bool *skip;      /* per node: folded or dead in the current plan */
+    tensor **folded; /* per value: constants made by the schedule (owned) */
+    tensor *meta;    /* per value: shape while scheduling */
+    bool *known;     /* per value: meta holds a known shape (scheduling) */
+    bool *skip;      /* per node: folded or dead in the current schedule */
     int **extra;     /* per node: outer values its subgraphs read (-1 terminated) */
     void **scratch;  /* per node */
     size_t *scratch_cap;
     int *bound;      /* values given at run time: graph inputs, then outer refs */
     int n_bound;
-    int64_t *sig;    /* shapes of the bound values in the current plan */
-    bool planned;
+    int64_t *sig;    /* shapes of the bound values in the current schedule */
+    bool scheduled;
     sub_exec *subs;
     int n_subs;
     const node *cur_node; /* for scratch and subgraph calls */
@@ -208,8 +208,8 @@ static const tensor *const_of(const exec *x, int v)
     return x->folded[v] ? x->folded[v] : x->g->vals[v].konst;
 }
 
-/* Plans for the shapes now bound in cur[]: infer, fold, remove dead nodes. */
-static ait_status plan(exec *x, ait_error *e)
+/* Schedules for the shapes now bound in cur[]: infer, fold, remove dead nodes. */
+static ait_status schedule(exec *x, ait_error *e)
 {
     const graph *g = x->g;
     free_folded(x);
@@ -291,7 +291,7 @@ static ait_status plan(exec *x, ait_error *e)
         x->skip[i] = true;
     }
     /* Dead-node removal: keep what the outputs need. */
-    bool *need = x->known; /* reuse as scratch: planning is over */
+    bool *need = x->known; /* reuse as scratch: scheduling is over */
     memset(need, 0, sizeof(bool) * (size_t)g->n_vals);
     for (int j = 0; j < g->n_outputs; j++) need[g->outputs[j]] = true;
     for (int i = g->n_nodes - 1; i >= 0; i--) {
@@ -307,7 +307,7 @@ static ait_status plan(exec *x, ait_error *e)
             if (n->in[k] >= 0) need[n->in[k]] = true;
         for (int k = 0; x->extra[i] && x->extra[i][k] >= 0; k++) need[x->extra[i][k]] = true;
     }
-    x->planned = true;
+    x->scheduled = true;
     return AIT_OK;
 }
 
@@ -384,7 +384,7 @@ static ait_status check_symbols(const exec *x, ait_error *e)
 
 static bool same_signature(exec *x)
 {
-    bool same = x->planned;
+    bool same = x->scheduled;
     for (int b = 0; b < x->n_bound; b++) {
         const tensor *t = x->cur[x->bound[b]];
         int64_t *s = &x->sig[(size_t)b * (AIT_MAX_RANK + 1)];
@@ -418,8 +418,8 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
     }
     TRY(check_symbols(x, e));
     if (!same_signature(x)) {
-        x->planned = false;
-        TRY(plan(x, e));
+        x->scheduled = false;
+        TRY(schedule(x, e));
         for (int v = 0; v < g->n_vals; v++)
             if (x->folded[v]) x->cur[v] = x->folded[v];
     }
@@ -464,7 +464,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
     return AIT_OK;
 }
 
-ait_status exec_plan_only(exec *x, tensor *const *inputs, ait_error *e)
+ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e)
 {
     const graph *g = x->g;
     for (int v = 0; v < g->n_vals; v++) x->cur[v] = (tensor *)const_of(x, v);
@@ -480,13 +480,13 @@ ait_status exec_plan_only(exec *x, tensor *const *inputs, ait_error *e)
                            g->path, g->vals[x->bound[b]].name);
     TRY(check_symbols(x, e));
     if (!same_signature(x)) {
-        x->planned = false;
-        TRY(plan(x, e));
+        x->scheduled = false;
+        TRY(schedule(x, e));
     }
     return AIT_OK;
 }
 
-const tensor *exec_planned(const exec *x, int v)
+const tensor *exec_scheduled(const exec *x, int v)
 {
     if (v < 0 || v >= x->g->n_vals) return NULL;
     if (x->folded[v]) return x->folded[v];
@@ -496,7 +496,7 @@ const tensor *exec_planned(const exec *x, int v)
 
 bool exec_node_runs(const exec *x, int i)
 {
-    return x->planned && i >= 0 && i < x->g->n_nodes && !x->skip[i];
+    return x->scheduled && i >= 0 && i < x->g->n_nodes && !x->skip[i];
 }
 
 ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, ait_error *e)
@@ -517,8 +517,8 @@ ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, 
 ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e)
 {
     for (int v = 0; v < x->g->n_vals; v++) x->cur[v] = (tensor *)x->g->vals[v].konst;
-    ait_status s = plan(x, e);
-    x->planned = false; /* the first real run plans again with its inputs */
+    ait_status s = schedule(x, e);
+    x->scheduled = false; /* the first real run schedules again with its inputs */
     for (int v = 0; v < x->g->n_vals; v++) {
         folded[v] = s == AIT_OK ? x->folded[v] : NULL;
         if (s == AIT_OK) x->folded[v] = NULL; /* handed over */

@@ -11,7 +11,7 @@ typedef struct exec exec;
  * enclosing graph for subgraphs, else NULL. */
 ait_status exec_create(const graph *g, exec *outer, int threads, exec **out, ait_error *e);
 /* The same with node i running ops[i] instead of its own op (a backend's
- * replacement: same ONNX semantics, other kernels), in planning (shape
+ * replacement: same ONNX semantics, other kernels), in scheduling (shape
  * inference, constant folding) and in runs. ops may be NULL, and ops[i]
  * NULL keeps node i's own op; the array is copied, the op_defs must
  * outlive the executor. Subgraphs keep their own ops. */
@@ -24,13 +24,13 @@ void exec_free(exec *x);
 ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e);
 
 /* Computes every value that depends on constants only (no graph input),
- * as a plan would; folded[v] receives each such value's new tensor (the
+ * as a schedule would; folded[v] receives each such value's new tensor (the
  * caller owns it) or NULL. For the load-time folding pass. */
 ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e);
 
 /* Per-node timing of runs (for inspection): while set, each run adds each
  * node's wall time and one call to these arrays (n_nodes long, caller-owned).
- * Nodes folded or removed by the plan get nothing. NULL turns it off. */
+ * Nodes folded or removed by the schedule get nothing. NULL turns it off. */
 typedef struct exec_profile {
     double *node_sec;
     int64_t *node_calls;
@@ -45,21 +45,21 @@ void *exec_user(const exec *x);
  * computed (dead, or the run failed before it). */
 const tensor *exec_value(const exec *x, int v);
 
-/* For backends that run a graph's nodes themselves (onednn). exec_plan_only
- * plans x for the shapes of inputs[] as a run would (shape inference,
+/* For backends that run a graph's nodes themselves (onednn). exec_schedule
+ * schedules x for the shapes of inputs[] as a run would (shape inference,
  * constant folding, dead nodes) without running any node that is not
  * folded; the inputs' data is not read and may be NULL (only dtype, rank and
- * dims). A later exec_run with other shapes plans again. Then:
- * exec_planned(x, v) is value v's tensor as planned: its dtype and shape
+ * dims). A later exec_run with other shapes schedules again. Then:
+ * exec_scheduled(x, v) is value v's tensor as scheduled: its dtype and shape
  * (AIT_UNDEFINED dtype when not known before running), with data only for
  * constants (given or folded; owned by the graph or x, valid until the next
- * plan); exec_node_runs(x, i) is false for nodes the plan folded or found
+ * schedule); exec_node_runs(x, i) is false for nodes the schedule folded or found
  * dead; exec_run_node runs node i alone on its op (or the op that replaces
  * it): in[k] for its inputs (NULL where omitted), out[k] the caller's
  * tensors for its outputs (NULL to drop), each set to the inferred shape
  * and allocated (tensor_alloc, so a big-enough buffer is kept) and zeroed. */
-ait_status exec_plan_only(exec *x, tensor *const *inputs, ait_error *e);
-const tensor *exec_planned(const exec *x, int v);
+ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e);
+const tensor *exec_scheduled(const exec *x, int v);
 bool exec_node_runs(const exec *x, int i);
 ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, ait_error *e);
 

@@ -151,7 +151,7 @@ static int write_zeros(int fd, sha256_ctx *h, uint64_t pos, uint64_t to)
 
 /* Offsets of everything, from the lengths; fills b->off and the header's
  * table offset and file size. */
-static ait_status plan(artifact_writer *w, uint64_t *tab_off, uint64_t *fsize, ait_error *e)
+static ait_status lay_out(artifact_writer *w, uint64_t *tab_off, uint64_t *fsize, ait_error *e)
 {
     uint64_t pos, tab_len = (uint64_t)w->count * ARTIFACT_ENTRY_SIZE;
     if (!layout_table(w->man_len, tab_off) || !add_u64(*tab_off, tab_len, &pos))
@@ -302,7 +302,7 @@ ait_status artifact_writer_finish(artifact_writer *w, ait_error *e)
 {
     uint64_t tab_off = 0, fsize = 0;
     uint8_t hdr[ARTIFACT_HEADER_SIZE], *table = NULL;
-    ait_status s = plan(w, &tab_off, &fsize, e);
+    ait_status s = lay_out(w, &tab_off, &fsize, e);
     if (s == AIT_OK && fsize > (uint64_t)SIZE_MAX)
         s = err_set(e, AIT_E_OVERFLOW, "%s: artifact of %llu bytes is too big to map", w->path,
                     (unsigned long long)fsize);

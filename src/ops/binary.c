@@ -603,7 +603,7 @@ static ait_status run_var(op_ctx *c)
 
     /* float16/bfloat16: the accumulator, then each converted input, in scratch */
     bool conv = out->dtype != kd;
-    scratch_plan sp = {0};
+    scratch_layout sp = {0};
     if (conv) { /* the sizing pass */
         scratch_take(&sp, n, esz);
         for (int i = 0; i < c->n_in; i++) scratch_take(&sp, tensor_numel(c->in[i]), esz);

@@ -561,7 +561,7 @@ static ait_status split_run(op_ctx *c)
 /* ---- Slice ------------------------------------------------------------------ */
 
 /* Per-axis start and step of the slice, and the output dims. */
-static ait_status slice_plan(op_ctx *c, int64_t *start, int64_t *step, int64_t *odims)
+static ait_status slice_bounds(op_ctx *c, int64_t *start, int64_t *step, int64_t *odims)
 {
     const tensor *x = c->in[0];
     int r = x->rank;
@@ -623,7 +623,7 @@ static ait_status slice_infer(op_ctx *c)
     size_t es;
     TRY(esize(c, x, &es));
     int64_t start[AIT_MAX_RANK], step[AIT_MAX_RANK], d[AIT_MAX_RANK];
-    TRY(slice_plan(c, start, step, d));
+    TRY(slice_bounds(c, start, step, d));
     set_out(c, 0, x->dtype, x->rank, d);
     return AIT_OK;
 }
@@ -633,7 +633,7 @@ static ait_status slice_run(op_ctx *c)
     const tensor *x = c->in[0];
     int64_t start[AIT_MAX_RANK], step[AIT_MAX_RANK], st[AIT_MAX_RANK];
     view v = {.rank = x->rank};
-    TRY(slice_plan(c, start, step, v.dims));
+    TRY(slice_bounds(c, start, step, v.dims));
     row_strides(x->dims, x->rank, st);
     int64_t base = 0;
     for (int d = 0; d < x->rank; d++) {

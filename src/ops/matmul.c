@@ -50,7 +50,7 @@ static ait_status matmul_run(op_ctx *c)
     }
     /* float16 / bfloat16: through float32 copies */
     int64_t na = tensor_numel(a), nb = tensor_numel(b), ny = tensor_numel(y);
-    scratch_plan bp = {0};
+    scratch_layout bp = {0};
     void *pa, *pb, *py;
     for (int pass = 0;; pass++) {
         pa = scratch_take(&bp, na, 4);
@@ -186,7 +186,7 @@ static ait_status gemm_run(op_ctx *c)
     int64_t na = tensor_numel(a), nb = tensor_numel(b), nc = ct ? tensor_numel(ct) : 0;
     bool dot = tb && !ta && M <= MM_NT_MAX_M; /* B as [N,K] rows: no transpose */
 
-    scratch_plan bp = {0};
+    scratch_layout bp = {0};
     void *pa, *pb, *pbt, *pc, *py;
     for (int pass = 0;; pass++) {
         pa = native ? a->data : scratch_take(&bp, na, es);
@@ -411,7 +411,7 @@ typedef struct ein_run {
     const ein *e;
     mm_dom d;
     size_t es;
-    scratch_plan *bp;
+    scratch_layout *bp;
     bool dry;
 } ein_run;
 
@@ -642,7 +642,7 @@ static ait_status einsum_run(op_ctx *c)
 {
     ein e;
     TRY(ein_parse(c, &e));
-    scratch_plan bp = {0};
+    scratch_layout bp = {0};
     ein_run r = {c, &e, MD_F32, 4, &bp, true};
     mm_dom_of(c->in[0]->dtype, &r.d);
     r.es = mm_dom_size(r.d);
@@ -702,7 +702,7 @@ static ait_status mmi_run(op_ctx *c)
     TRY(mmi_check(c, &s));
     int64_t ra = mm_qparam_count(a, true), cb = mm_qparam_count(b, false);
     int64_t na = tensor_numel(a), nb = tensor_numel(b);
-    scratch_plan bp = {0};
+    scratch_layout bp = {0};
     int64_t *idx;
     int32_t *za, *zb, *pa, *pb;
     for (int pass = 0;; pass++) {

@@ -121,12 +121,12 @@ static ait_status hardmax_run(op_ctx *c) { return sm_run(c, SM_HARDMAX); }
  * statistics are returned: from opset 14 when training_mode=1, before that
  * whenever an output beyond Y is requested (mean, var, saved_mean,
  * saved_var). */
-typedef struct bn_plan {
+typedef struct bn_params {
     int64_t N, P, S;
     bool train;
-} bn_plan;
+} bn_params;
 
-static ait_status bn_plan_of(op_ctx *c, bn_plan *b)
+static ait_status bn_params_of(op_ctx *c, bn_params *b)
 {
     static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
     TRY(need_y(c));
@@ -174,8 +174,8 @@ static ait_status bn_plan_of(op_ctx *c, bn_plan *b)
 
 static ait_status bn_infer(op_ctx *c)
 {
-    bn_plan b;
-    TRY(bn_plan_of(c, &b));
+    bn_params b;
+    TRY(bn_params_of(c, &b));
     const tensor *x = c->in[0];
     set_out(c, 0, x->dtype, x->rank, x->dims);
     /* opset 14+: running_mean/var take input_mean/var's type; before, every
@@ -189,8 +189,8 @@ static ait_status bn_infer(op_ctx *c)
 
 static ait_status bn_run(op_ctx *c)
 {
-    bn_plan b;
-    TRY(bn_plan_of(c, &b));
+    bn_params b;
+    TRY(bn_params_of(c, &b));
     const tensor *x = c->in[0];
     tensor *y = c->out[0];
     ait_dtype wt = work_dtype(x->dtype);
@@ -240,12 +240,12 @@ static ait_status bn_run(op_ctx *c)
 /* X is [N][C][S] normalised per (n, group of C/G channels); scale and bias
  * have one value per channel, or per group for GroupNormalization before
  * opset 21. */
-typedef struct gn_plan {
+typedef struct gn_params {
     int64_t N, C, G, S;
     bool per_group;
-} gn_plan;
+} gn_params;
 
-static ait_status gn_plan_of(op_ctx *c, bool instance, gn_plan *g)
+static ait_status gn_params_of(op_ctx *c, bool instance, gn_params *g)
 {
     static const char *const names[] = {"X", "scale", "B"};
     TRY(need_y(c));
@@ -285,16 +285,16 @@ static ait_status gn_plan_of(op_ctx *c, bool instance, gn_plan *g)
 
 static ait_status gn_infer(op_ctx *c, bool instance)
 {
-    gn_plan g;
-    TRY(gn_plan_of(c, instance, &g));
+    gn_params g;
+    TRY(gn_params_of(c, instance, &g));
     set_out(c, 0, c->in[0]->dtype, c->in[0]->rank, c->in[0]->dims);
     return AIT_OK;
 }
 
 static ait_status gn_run(op_ctx *c, bool instance)
 {
-    gn_plan g;
-    TRY(gn_plan_of(c, instance, &g));
+    gn_params g;
+    TRY(gn_params_of(c, instance, &g));
     const tensor *x = c->in[0];
     tensor *y = c->out[0];
     if (tensor_numel(x) == 0) return AIT_OK;
@@ -330,13 +330,13 @@ static ait_status groupnorm_run(op_ctx *c) { return gn_run(c, false); }
  * pr = max(rank - axis, their ranks), i.e. prow rows of inner values.
  * Mean and InvStdDev have dims[:axis] + [1]*(rank-axis) and stash_type's
  * dtype. */
-typedef struct ln_plan {
+typedef struct ln_params {
     int axis, pr;
     int64_t outer, inner, prow;
     ait_dtype ut;
-} ln_plan;
+} ln_params;
 
-static ait_status ln_plan_of(op_ctx *c, ln_plan *p)
+static ait_status ln_params_of(op_ctx *c, ln_params *p)
 {
     static const char *const names[] = {"X", "Scale", "B"};
     TRY(need_y(c));
@@ -378,8 +378,8 @@ static ait_status ln_plan_of(op_ctx *c, ln_plan *p)
 
 static ait_status ln_infer(op_ctx *c)
 {
-    ln_plan p;
-    TRY(ln_plan_of(c, &p));
+    ln_params p;
+    TRY(ln_params_of(c, &p));
     const tensor *x = c->in[0];
     set_out(c, 0, x->dtype, x->rank, x->dims);
     int64_t d[AIT_MAX_RANK];
@@ -412,8 +412,8 @@ static ait_status param_expand(op_ctx *c, const tensor *t, int rank, const int64
 
 static ait_status ln_run(op_ctx *c)
 {
-    ln_plan p;
-    TRY(ln_plan_of(c, &p));
+    ln_params p;
+    TRY(ln_params_of(c, &p));
     const tensor *x = c->in[0];
     tensor *y = c->out[0];
     if (tensor_numel(x) == 0) return AIT_OK;

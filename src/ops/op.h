@@ -4,7 +4,7 @@
  * An op has two functions:
  *   infer: sets each output's dtype, rank and dims from the inputs' dtypes
  *          and shapes. An input's data may be NULL (only its shape is known,
- *          at planning time); an op whose output shape depends on input
+ *          at scheduling time); an op whose output shape depends on input
  *          *values* (Reshape's shape, NonZero, Range...) reads them when
  *          present and returns AIT_DEFER when they are not. It also checks
  *          what it can (dtype allowed, ranks compatible, attributes valid)
@@ -133,13 +133,13 @@ ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts)
 /* The same for temporaries found as the op goes (einsum): a first pass
  * sizes them (scratch_take returns NULL while base is NULL), scratch_commit
  * allocates and rewinds, and a second pass takes the same sequence. */
-typedef struct scratch_plan {
+typedef struct scratch_layout {
     char *base;
     size_t off;
     bool overflow;
-} scratch_plan;
-void *scratch_take(scratch_plan *p, int64_t count, size_t esize);
-ait_status scratch_commit(op_ctx *c, scratch_plan *p);
+} scratch_layout;
+void *scratch_take(scratch_layout *p, int64_t count, size_t esize);
+ait_status scratch_commit(op_ctx *c, scratch_layout *p);
 
 /* Data computed in a working dtype wt (float32 or float64): work_bytes is
  * the scratch t needs (0 when t already is wt); work_in sets *data to t's

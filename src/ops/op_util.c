@@ -72,7 +72,7 @@ void set_out(op_ctx *c, int i, ait_dtype dt, int rank, const int64_t *dims)
 void *op_scratch(op_ctx *c, size_t bytes) { return c->host->scratch(c, bytes); }
 
 /* Half of size_t at most, so that sums of parts cannot wrap either. */
-void *scratch_take(scratch_plan *p, int64_t count, size_t esize)
+void *scratch_take(scratch_layout *p, int64_t count, size_t esize)
 {
     size_t o = (p->off + 63) & ~(size_t)63;
     if (count < 0 || o > SIZE_MAX / 2 || (uint64_t)count > (SIZE_MAX / 2 - o) / (esize ? esize : 1)) {
@@ -83,7 +83,7 @@ void *scratch_take(scratch_plan *p, int64_t count, size_t esize)
     return p->base ? p->base + o : NULL;
 }
 
-ait_status scratch_commit(op_ctx *c, scratch_plan *p)
+ait_status scratch_commit(op_ctx *c, scratch_layout *p)
 {
     if (p->overflow) return err_set(c->err, AIT_E_OVERFLOW, "temporary buffers are too large");
     /* never 0 bytes: op_scratch may then return NULL with no error */
@@ -95,7 +95,7 @@ ait_status scratch_commit(op_ctx *c, scratch_plan *p)
 
 ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts)
 {
-    scratch_plan p = {0};
+    scratch_layout p = {0};
     for (int pass = 0; pass < 2; pass++) {
         if (pass && p.off) TRY(scratch_commit(c, &p)); /* all empty: no allocation */
         for (int i = 0; i < n; i++) {

@@ -160,7 +160,7 @@ static ait_status quantize_run(op_ctx *c)
     bool dbl = x->dtype == AIT_I32 || x->dtype == AIT_F64 || s->dtype == AIT_F64;
     int64_t n = tensor_numel(x);
     bool conv = x->dtype != (dbl ? AIT_F64 : AIT_F32);
-    scratch_plan bp = {0};
+    scratch_layout bp = {0};
     double *sc;
     int32_t *z;
     void *xv;
@@ -215,7 +215,7 @@ static ait_status dequantize_run(op_ctx *c)
     TRY(q_granularity(c, x, s, zp, &g));
     int64_t n = tensor_numel(x);
     bool f64 = y->dtype == AIT_F64, direct = y->dtype == AIT_F32 || f64;
-    scratch_plan bp = {0};
+    scratch_layout bp = {0};
     double *sc;
     int32_t *z, *xi;
     void *yv;
@@ -343,7 +343,7 @@ static ait_status qlmm_run(op_ctx *c)
     TRY(qlmm_check(c, &s));
     int64_t ra = mm_qparam_count(a, true), cb = mm_qparam_count(b, false);
     int64_t na = tensor_numel(a), nb = tensor_numel(b), ny = tensor_numel(y);
-    scratch_plan bp = {0};
+    scratch_layout bp = {0};
     int64_t *idx;
     float *sa, *sb;
     int32_t *za, *zb, *pa, *pb, *acc;

@@ -32,12 +32,12 @@ typedef struct rz_attrs {
     int scales_in, sizes_in, roi_in; /* input indices (-1: none) */
 } rz_attrs;
 
-typedef struct rz_plan {
+typedef struct rz_geom {
     int rank;
     int64_t in[AIT_MAX_RANK], out[AIT_MAX_RANK];
     double scale[AIT_MAX_RANK]; /* output / input, as the coordinates use it */
     double outf[AIT_MAX_RANK];  /* scale * input length (not always whole) */
-} rz_plan;
+} rz_geom;
 
 static int pick(const char *s, const char *const *names, int n)
 {
@@ -132,7 +132,7 @@ static ait_status read_floats(op_ctx *c, int i, const char *what, int n, double 
 }
 
 /* Output shape and per-axis scales from scales or sizes. */
-static ait_status make_plan(op_ctx *c, const rz_attrs *a, rz_plan *p)
+static ait_status rz_geom_make(op_ctx *c, const rz_attrs *a, rz_geom *p)
 {
     const tensor *x = c->in[0];
     int r = x->rank, n = a->naxes;
@@ -226,8 +226,8 @@ static ait_status resize_infer(op_ctx *c)
     if (!ait_dtype_size(x->dtype))
         return err_set(c->err, AIT_E_UNSUPPORTED, "%s does not support dtype %s", c->n->op,
                        ait_dtype_name(x->dtype));
-    rz_plan p;
-    TRY(make_plan(c, &a, &p));
+    rz_geom p;
+    TRY(rz_geom_make(c, &a, &p));
     set_out(c, 0, x->dtype, p.rank, p.out);
     return AIT_OK;
 }
@@ -251,7 +251,7 @@ static double cubic_kernel(double x, double A)
 }
 
 /* Input coordinate of output coordinate x along axis d. */
-static double src_coord(const rz_attrs *a, const rz_plan *p, int d, int64_t x, double lo,
+static double src_coord(const rz_attrs *a, const rz_geom *p, int d, int64_t x, double lo,
                         double hi)
 {
     double s = p->scale[d], in = (double)p->in[d], of = p->outf[d], xf = (double)x;
@@ -299,7 +299,7 @@ static int64_t tap_count(const rz_attrs *a, double scale, int64_t *start, double
     return 2 - 2 * *start;
 }
 
-static void fill_tab(const rz_attrs *a, const rz_plan *p, const double *roi, rz_tab *t)
+static void fill_tab(const rz_attrs *a, const rz_geom *p, const double *roi, rz_tab *t)
 {
     int d = t->axis;
     int64_t in = p->in[d], start;
@@ -342,7 +342,7 @@ static void fill_tab(const rz_attrs *a, const rz_plan *p, const double *roi, rz_
 }
 
 /* An axis whose table maps every output to the same input with weight 1. */
-static bool tab_is_identity(const rz_plan *p, const rz_tab *t)
+static bool tab_is_identity(const rz_geom *p, const rz_tab *t)
 {
     int d = t->axis;
     if (p->in[d] != p->out[d]) return false;
@@ -506,7 +506,7 @@ static void store_work(const void *src, bool f64, tensor *y)
 }
 
 /* Whether axis u should be resized before axis v (see resize_run). */
-static bool pass_before(const rz_plan *p, int u, int v)
+static bool pass_before(const rz_geom *p, int u, int v)
 {
     double ru = (double)p->out[u] * (double)p->in[v], rv = (double)p->out[v] * (double)p->in[u];
     if (ru != rv) return ru < rv;
@@ -519,8 +519,8 @@ static ait_status resize_run(op_ctx *c)
     tensor *y = c->out[0];
     rz_attrs a;
     TRY(parse_attrs(c, x->rank, &a));
-    rz_plan p;
-    TRY(make_plan(c, &a, &p));
+    rz_geom p;
+    TRY(rz_geom_make(c, &a, &p));
     int r = p.rank;
     int64_t nout = tensor_numel(y), nin = tensor_numel(x);
     if (nout == 0) return AIT_OK;

@@ -62,7 +62,7 @@ static ait_status out_dtype(op_ctx *c, ait_dtype *dt)
 
 enum { BLUESTEIN_MIN = 64 }; /* below this, a direct sum is as fast */
 
-typedef struct fft_plan {
+typedef struct fft_setup {
     int64_t n;        /* transform length */
     int64_t m;        /* power-of-two length of the inner FFT: n, or Bluestein's */
     double *wr, *wi;  /* twiddles exp(-2 pi i k / m), k < m (direct: m == n) */
@@ -70,11 +70,11 @@ typedef struct fft_plan {
     double *br, *bi;  /* Bluestein: FFT of the conjugate chirp, length m */
     double *ar, *ai;  /* work, length m (direct: output buffer, length n) */
     bool pow2, direct;
-} fft_plan;
+} fft_setup;
 
 static bool is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
-static void plan_shape(fft_plan *p, int64_t n)
+static void fft_setup_shape(fft_setup *p, int64_t n)
 {
     memset(p, 0, sizeof *p);
     p->n = n;
@@ -87,10 +87,10 @@ static void plan_shape(fft_plan *p, int64_t n)
     }
 }
 
-/* Scratch sizes of the plan's arrays wr, wi, cr, ci, br, bi, ar, ai (0:
- * unused), the parts plan_init takes. */
+/* Scratch sizes of the setup's arrays wr, wi, cr, ci, br, bi, ar, ai (0:
+ * unused), the parts fft_setup_init takes. */
 enum { PLAN_PARTS = 8 };
-static void plan_sizes(const fft_plan *p, size_t *b)
+static void fft_setup_sizes(const fft_setup *p, size_t *b)
 {
     size_t nb = (size_t)p->n * sizeof(double), mb = p->direct ? nb : (size_t)p->m * sizeof(double);
     bool blue = !p->pow2 && !p->direct;
@@ -136,7 +136,7 @@ static void fft_pow2(double *re, double *im, int64_t n, const double *wr, const 
     }
 }
 
-static void plan_init(fft_plan *p, void **parts)
+static void fft_setup_init(fft_setup *p, void **parts)
 {
     int64_t n = p->n, m = p->m;
     size_t mb = (size_t)(p->direct ? n : m) * sizeof(double);
@@ -161,7 +161,7 @@ static void plan_init(fft_plan *p, void **parts)
 }
 
 /* Forward DFT of (re, im), length p->n, in place. */
-static void fft_forward(fft_plan *p, double *re, double *im)
+static void fft_forward(fft_setup *p, double *re, double *im)
 {
     int64_t n = p->n, m = p->m;
     if (p->pow2) {
@@ -209,7 +209,7 @@ static void fft_forward(fft_plan *p, double *re, double *im)
 }
 
 /* DFT (forward) or inverse DFT (scaled by 1/n) of (re, im) in place. */
-static void transform(fft_plan *p, double *re, double *im, bool inverse)
+static void transform(fft_setup *p, double *re, double *im, bool inverse)
 {
     int64_t n = p->n;
     if (inverse) /* idft(x) = conj(dft(conj(x))) / n */
@@ -291,14 +291,14 @@ static ait_status dft_run(op_ctx *c)
     int64_t outer = dims_prod(x->dims, 0, a.axis), inner = dims_prod(x->dims, a.axis + 1, r - 1);
     int64_t n_in = x->dims[a.axis], comp = x->dims[r - 1], n = a.len;
     if (tensor_numel(y) == 0) return AIT_OK;
-    fft_plan p;
-    plan_shape(&p, n);
+    fft_setup p;
+    fft_setup_shape(&p, n);
     size_t bytes[PLAN_PARTS + 2];
     void *parts[PLAN_PARTS + 2];
-    plan_sizes(&p, bytes);
+    fft_setup_sizes(&p, bytes);
     bytes[PLAN_PARTS] = bytes[PLAN_PARTS + 1] = (size_t)n * sizeof(double);
     TRY(op_scratch_parts(c, PLAN_PARTS + 2, bytes, parts));
-    plan_init(&p, parts);
+    fft_setup_init(&p, parts);
     double *re = parts[PLAN_PARTS], *im = parts[PLAN_PARTS + 1];
     int64_t take_n = n_in < n ? n_in : n, xs = inner * comp, ys = inner * 2;
     for (int64_t o = 0; o < outer; o++) {
@@ -379,14 +379,14 @@ static ait_status stft_run(op_ctx *c)
     tensor *y = c->out[0];
     int64_t n = a.flen, comp = x->dims[2], slen = x->dims[1];
     if (tensor_numel(y) == 0) return AIT_OK;
-    fft_plan p;
-    plan_shape(&p, n);
+    fft_setup p;
+    fft_setup_shape(&p, n);
     size_t bytes[PLAN_PARTS + 3];
     void *parts[PLAN_PARTS + 3];
-    plan_sizes(&p, bytes);
+    fft_setup_sizes(&p, bytes);
     for (int i = PLAN_PARTS; i < PLAN_PARTS + 3; i++) bytes[i] = (size_t)n * sizeof(double);
     TRY(op_scratch_parts(c, PLAN_PARTS + 3, bytes, parts));
-    plan_init(&p, parts);
+    fft_setup_init(&p, parts);
     double *re = parts[PLAN_PARTS], *im = parts[PLAN_PARTS + 1], *win = parts[PLAN_PARTS + 2];
     for (int64_t k = 0; k < n; k++) win[k] = w ? elem_get_f64(w->data, w->dtype, k) : 1.0;
     for (int64_t b = 0; b < x->dims[0]; b++) {

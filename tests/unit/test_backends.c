@@ -1025,7 +1025,7 @@ static void test_onednn_threads(void **state)
     gb_free(&p);
 }
 
-/* A dynamic batch: planned at the first run, a plan per shape kept, runs
+/* A dynamic batch: scheduled at the first run, a schedule per shape kept, runs
  * alternating between shapes match the reference; what save() gives covers
  * both shapes, and a build from it runs both. */
 static void test_onednn_shapes(void **state)
@@ -1052,7 +1052,7 @@ static void test_onednn_shapes(void **state)
         assert_int_equal(ref->build(ref, p.g, &cr, &br, &e), AIT_OK);
         prepared pr = {0};
         assert_int_equal(b->save(bb, &pr, &e), AIT_OK);
-        assert_int_equal(pr.n, 0); /* nothing planned yet */
+        assert_int_equal(pr.n, 0); /* nothing scheduled yet */
         for (int r = 0; r < 5; r++) {
             tensor *got[4], *want[4];
             if (b->run(bb, feeds[r % 2], got, &e) != AIT_OK) fail_msg("%s: %s", what, e.msg);
@@ -1074,7 +1074,7 @@ static void test_onednn_shapes(void **state)
             assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
         }
         b->free(b2);
-        /* More shapes than plans kept: the oldest go, answers stay right, and
+        /* More shapes than schedules kept: the oldest go, answers stay right, and
          * what save() gives is still readable. */
         for (int n = 1; n <= 11; n++) {
             int64_t d[AIT_MAX_RANK];

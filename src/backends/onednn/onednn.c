@@ -5,9 +5,9 @@
  *
  * When steps are made: at build when every module input's shape is static
  * in the module graph, else at the first run, and again when a run's input
- * shapes differ from the planned ones (one plan is kept, as the executor
+ * shapes differ from the scheduled ones (one schedule is kept, as the executor
  * keeps one). Weights are reordered into the primitives' layouts once per
- * plan; save() hands them out as blobs named "w<node>.<layout hash>.<node
+ * schedule; save() hands them out as blobs named "w<node>.<layout hash>.<node
  * name>", and a build given cfg->prep uses them in place.
  *
  * Threads: Debian's libdnnl runs on OpenMP (libgomp), whose thread count is
@@ -150,7 +150,7 @@ ait_status dn_reorder(built *bm, int node, dnnl_memory_t from, dnnl_memory_t to)
 
 const tensor *dn_shape(const built *bm, int v)
 {
-    const tensor *t = v >= 0 ? bm->p->vals[v].plan : NULL;
+    const tensor *t = v >= 0 ? bm->p->vals[v].spec : NULL;
     return t && t->dtype != AIT_UNDEFINED && t->kind == VAL_TENSOR ? t : NULL;
 }
 
@@ -351,11 +351,11 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
     return m;
 }
 
-/* ---- plans ----------------------------------------------------------------------- */
+/* ---- schedules ----------------------------------------------------------------------- */
 
-static void plan_clear(built *bm)
+static void sched_clear(built *bm)
 {
-    dn_plan *p = bm->p;
+    dn_sched *p = bm->p;
     for (int i = 0; i < p->n_steps; i++) {
         if (p->steps[i].prim) dnnl_primitive_destroy(p->steps[i].prim);
         free(p->steps[i].args);
@@ -367,13 +367,13 @@ static void plan_clear(built *bm)
         memset(&p->vals[v], 0, sizeof p->vals[v]);
     }
     p->n_steps = p->n_mems = p->n_bufs = p->n_binds = p->n_blobs = 0;
-    p->planned = false;
+    p->scheduled = false;
 }
 
-static void plan_destroy(built *bm, dn_plan *p)
+static void sched_destroy(built *bm, dn_sched *p)
 {
     bm->p = p;
-    plan_clear(bm);
+    sched_clear(bm);
     free(p->steps);
     free(p->binds);
     free(p->mems);
@@ -385,50 +385,50 @@ static void plan_destroy(built *bm, dn_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-/* A slot for a new plan (bm->p): a fresh one, else the oldest, cleared. */
-static ait_status plan_slot(built *bm)
+/* A slot for a new schedule (bm->p): a fresh one, else the oldest, cleared. */
+static ait_status sched_slot(built *bm)
 {
-    if (bm->n_plans < DN_MAX_PLANS) {
-        dn_plan *p = &bm->plans[bm->n_plans];
+    if (bm->n_scheds < DN_MAX_SCHEDS) {
+        dn_sched *p = &bm->schedules[bm->n_scheds];
         const graph *g = bm->g;
         p->vals = calloc((size_t)g->n_vals + 1, sizeof *p->vals);
         p->sig = calloc((size_t)(g->n_inputs + 1) * (AIT_MAX_RANK + 2), sizeof *p->sig);
         if (!p->vals || !p->sig) {
-            plan_destroy(bm, p);
+            sched_destroy(bm, p);
             return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
         }
         ait_status s = exec_create(g, NULL, bm->threads, &p->x, bm->err);
         if (s != AIT_OK) {
-            plan_destroy(bm, p);
+            sched_destroy(bm, p);
             return s;
         }
-        bm->n_plans++;
+        bm->n_scheds++;
         bm->p = p;
         return AIT_OK;
     }
-    bm->p = &bm->plans[bm->next];
-    bm->next = (bm->next + 1) % DN_MAX_PLANS;
-    plan_clear(bm);
+    bm->p = &bm->schedules[bm->next];
+    bm->next = (bm->next + 1) % DN_MAX_SCHEDS;
+    sched_clear(bm);
     return AIT_OK;
 }
 
-/* save()'s list: every plan's blobs, once by name (a name holds the node
+/* save()'s list: every schedule's blobs, once by name (a name holds the node
  * and the layout, so equal names are equal bytes). */
 static ait_status saved_update(built *bm)
 {
     int n = 0;
-    for (int k = 0; k < bm->n_plans; k++) n += bm->plans[k].n_blobs;
+    for (int k = 0; k < bm->n_scheds; k++) n += bm->schedules[k].n_blobs;
     prep_blob *all = malloc(sizeof *all * (size_t)(n + 1));
-    if (!all) { /* never leave a list pointing into cleared plans */
+    if (!all) { /* never leave a list pointing into cleared schedules */
         free(bm->saved);
         bm->saved = NULL;
         bm->n_saved = 0;
         return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
     }
     n = 0;
-    for (int k = 0; k < bm->n_plans; k++)
-        for (int j = 0; bm->plans[k].planned && j < bm->plans[k].n_blobs; j++) {
-            const prep_blob *b = &bm->plans[k].blobs[j];
+    for (int k = 0; k < bm->n_scheds; k++)
+        for (int j = 0; bm->schedules[k].scheduled && j < bm->schedules[k].n_blobs; j++) {
+            const prep_blob *b = &bm->schedules[k].blobs[j];
             bool seen = false;
             for (int i = 0; i < n && !seen; i++) seen = strcmp(all[i].name, b->name) == 0;
             if (!seen) all[n++] = *b;
@@ -445,7 +445,7 @@ static void set_threads(const built *bm)
 }
 
 /* A node left to its reference op: its inputs must exist as plain tensors. */
-static ait_status plan_fallback(built *bm, int i)
+static ait_status sched_fallback(built *bm, int i)
 {
     const node *n = &bm->g->nodes[i];
     for (int k = 0; k < n->n_in; k++)
@@ -467,7 +467,7 @@ static ait_status plan_fallback(built *bm, int i)
 
 /* ---- shared buffers ---------------------------------------------------------------- */
 
-/* A buffer of the plan, the steps that touch it (first and last) and
+/* A buffer of the schedule, the steps that touch it (first and last) and
  * whether it may share its storage: only when the first step to touch it
  * writes it whole and nothing reads it after the steps. */
 typedef struct buf_use {
@@ -505,9 +505,9 @@ static void buf_touch(buf_use *u, int n, const void *h, int step, bool write)
  * after reads, when that one is big enough (the smallest such), so the
  * module's activations stay in fewer, warmer bytes. Buffers made for
  * weights, biases and module outputs keep their own. */
-static ait_status plan_share(built *bm)
+static ait_status sched_share(built *bm)
 {
-    dn_plan *p = bm->p;
+    dn_sched *p = bm->p;
     const graph *g = bm->g;
     int n = p->n_bufs;
     if (n < 2) return AIT_OK;
@@ -595,16 +595,16 @@ static ait_status plan_share(built *bm)
     return st;
 }
 
-static ait_status plan_make(built *bm, tensor *const *inputs)
+static ait_status sched_make(built *bm, tensor *const *inputs)
 {
     const graph *g = bm->g;
     set_threads(bm);
-    TRY(exec_plan_only(bm->p->x, inputs, bm->err));
+    TRY(exec_schedule(bm->p->x, inputs, bm->err));
     for (int v = 0; v < g->n_vals; v++) {
         dn_val *d = &bm->p->vals[v];
-        d->plan = exec_planned(bm->p->x, v);
+        d->spec = exec_scheduled(bm->p->x, v);
         if (dn_is_const(bm, v)) {
-            d->plain = (tensor *)d->plan; /* read only: primitives only read constants */
+            d->plain = (tensor *)d->spec; /* read only: primitives only read constants */
             d->done = true;
         }
     }
@@ -626,37 +626,37 @@ static ait_status plan_make(built *bm, tensor *const *inputs)
         if (swallowed) continue; /* a post-op of an earlier primitive */
         bool taken = false;
         if (dn_op_known(n)) TRY(dn_node(bm, i, &taken));
-        if (!taken) TRY(plan_fallback(bm, i));
+        if (!taken) TRY(sched_fallback(bm, i));
     }
     for (int j = 0; j < g->n_outputs; j++) TRY(ensure_plain(bm, g->outputs[j]));
-    TRY(plan_share(bm));
-    /* The signature this plan is for. */
+    TRY(sched_share(bm));
+    /* The signature this schedule is for. */
     for (int k = 0; k < g->n_inputs; k++) {
         int64_t *s = &bm->p->sig[(size_t)k * (AIT_MAX_RANK + 2)];
         s[0] = inputs[k]->rank;
         s[1] = inputs[k]->dtype;
         memcpy(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank);
     }
-    bm->p->planned = true;
+    bm->p->scheduled = true;
     return AIT_OK;
 }
 
-/* Makes the plan for these input shapes in a slot of its own. */
-static ait_status plan(built *bm, tensor *const *inputs)
+/* Makes the schedule for these input shapes in a slot of its own. */
+static ait_status schedule(built *bm, tensor *const *inputs)
 {
-    TRY(plan_slot(bm));
-    ait_status s = plan_make(bm, inputs);
+    TRY(sched_slot(bm));
+    ait_status s = sched_make(bm, inputs);
     if (s != AIT_OK) {
-        plan_clear(bm);
-        saved_update(bm); /* the slot may have held an older plan's blobs */
+        sched_clear(bm);
+        saved_update(bm); /* the slot may have held an older schedule's blobs */
         return s;
     }
     return saved_update(bm);
 }
 
-static bool same_sig(const dn_plan *p, const graph *g, tensor *const *inputs)
+static bool same_sig(const dn_sched *p, const graph *g, tensor *const *inputs)
 {
-    if (!p->planned) return false;
+    if (!p->scheduled) return false;
     for (int k = 0; k < g->n_inputs; k++) {
         const int64_t *s = &p->sig[(size_t)k * (AIT_MAX_RANK + 2)];
         if (!inputs[k] || s[0] != inputs[k]->rank || s[1] != inputs[k]->dtype ||
@@ -666,13 +666,13 @@ static bool same_sig(const dn_plan *p, const graph *g, tensor *const *inputs)
     return true;
 }
 
-/* The plan made for these input shapes, in bm->p; false when none is. */
-static bool plan_find(built *bm, tensor *const *inputs)
+/* The schedule made for these input shapes, in bm->p; false when none is. */
+static bool sched_find(built *bm, tensor *const *inputs)
 {
     if (bm->p && same_sig(bm->p, bm->g, inputs)) return true;
-    for (int k = 0; k < bm->n_plans; k++)
-        if (same_sig(&bm->plans[k], bm->g, inputs)) {
-            bm->p = &bm->plans[k];
+    for (int k = 0; k < bm->n_scheds; k++)
+        if (same_sig(&bm->schedules[k], bm->g, inputs)) {
+            bm->p = &bm->schedules[k];
             return true;
         }
     return false;
@@ -683,14 +683,14 @@ static bool plan_find(built *bm, tensor *const *inputs)
 static void dn_free(built *bm)
 {
     if (!bm) return;
-    for (int k = 0; k < bm->n_plans; k++) plan_destroy(bm, &bm->plans[k]);
+    for (int k = 0; k < bm->n_scheds; k++) sched_destroy(bm, &bm->schedules[k]);
     free(bm->saved);
     if (bm->st) dnnl_stream_destroy(bm->st);
     if (bm->eng) dnnl_engine_destroy(bm->eng);
     free(bm);
 }
 
-/* True when every module input has a static shape (so the plan is made now). */
+/* True when every module input has a static shape (so the schedule is made now). */
 static bool static_inputs(const graph *g)
 {
     for (int k = 0; k < g->n_inputs; k++) {
@@ -711,7 +711,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
     bm->g = module;
     bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
-    /* No blobs: nothing was saved (the module had not planned), prepare. */
+    /* No blobs: nothing was saved (the module had not scheduled), prepare. */
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
     const char *var = cfg ? cfg->variant : "";
     bm->blocked = !strcmp(var, "blocked");
@@ -734,7 +734,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
             tensor_set_shape(&shapes[k], d->dtype, d->rank, d->dims);
             in[k] = &shapes[k];
         }
-        if (s == AIT_OK) s = plan(bm, in);
+        if (s == AIT_OK) s = schedule(bm, in);
         for (int k = 0; s == AIT_OK && k < module->n_inputs; k++)
             bm->p->vals[module->inputs[k]].plain = NULL; /* the shapes above are gone */
     }
@@ -761,7 +761,7 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
             return err_set(e, AIT_E_DTYPE, "onednn: input '%s' must be %s, got %s", d->name,
                            ait_dtype_name(d->dtype), ait_dtype_name(inputs[k]->dtype));
     }
-    if (!plan_find(bm, inputs)) TRY(plan(bm, inputs));
+    if (!sched_find(bm, inputs)) TRY(schedule(bm, inputs));
     set_threads(bm);
     for (int k = 0; k < g->n_inputs; k++) bm->p->vals[g->inputs[k]].plain = inputs[k];
     for (int k = 0; k < bm->p->n_binds; k++) {
@@ -799,8 +799,8 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
     return AIT_OK;
 }
 
-/* Nothing is prepared before the first plan (a module with dynamic input
- * shapes plans at its first run): then there is nothing to save. */
+/* Nothing is prepared before the first schedule (a module with dynamic input
+ * shapes schedules at its first run): then there is nothing to save. */
 static ait_status dn_save(const built *bm, prepared *out, ait_error *e)
 {
     (void)e;

@@ -27,14 +27,14 @@ typedef struct dn_step {
 } dn_step;
 
 typedef struct dn_val {
-    const tensor *plan;   /* planned shape (and data for constants), from the executor */
+    const tensor *spec;       /* its shape (and data for constants) as the executor scheduled it */
     tensor t;             /* plain storage owned here */
     tensor *plain;        /* the plain tensor when it exists (input, constant, &t) */
     dnnl_memory_t mem;    /* the native memory, or NULL */
     dnnl_memory_t pmem;   /* a plain memory over plain->data, or NULL */
     dnnl_memory_t alt;    /* the last copy reordered into another layout, or NULL */
     bool fused;           /* an intermediate a primitive's post-ops swallowed */
-    bool done;            /* computed by the steps so far (planning) */
+    bool done;            /* computed by the steps so far (scheduling) */
     int uses;             /* live consumer nodes, plus one for a module output */
 } dn_val;
 
@@ -46,9 +46,9 @@ typedef struct dn_bind {
 } dn_bind;
 
 /* The steps for one input-shape signature, with everything they own. */
-typedef struct dn_plan {
-    exec *x; /* planning (shapes, folding) and the reference ops, for this plan */
-    bool planned;
+typedef struct dn_sched {
+    exec *x; /* scheduling (shapes, folding) and the reference ops, for this schedule */
+    bool scheduled;
     int64_t *sig; /* the input shapes it is for */
     dn_val *vals;
     dn_step *steps;
@@ -61,9 +61,9 @@ typedef struct dn_plan {
     int n_bufs, cap_bufs;
     prep_blob *blobs; /* the weights it prepared */
     int n_blobs, cap_blobs;
-} dn_plan;
+} dn_sched;
 
-#define DN_MAX_PLANS 8 /* signatures kept (batch buckets); the oldest goes first */
+#define DN_MAX_SCHEDS 8 /* signatures kept (batch buckets); the oldest goes first */
 
 struct built {
     const graph *g;
@@ -72,10 +72,10 @@ struct built {
     bool blocked;         /* variant "blocked": see dn_conv_blocked */
     dnnl_engine_t eng;
     dnnl_stream_t st;
-    dn_plan plans[DN_MAX_PLANS];
-    int n_plans, next; /* next: the slot a new signature replaces when full */
-    dn_plan *p;        /* the plan being made or run */
-    prep_blob *saved;  /* every plan's blobs, once by name, for save() */
+    dn_sched schedules[DN_MAX_SCHEDS];
+    int n_scheds, next; /* next: the slot a new signature replaces when full */
+    dn_sched *p;        /* the schedule being made or run */
+    prep_blob *saved;  /* every schedule's blobs, once by name, for save() */
     int n_saved;
     ait_error *err;     /* where errors go: the caller's, or own_err */
     ait_error own_err;  /* for callers that pass no ait_error */
@@ -132,7 +132,7 @@ void *dn_alloc(built *bm, size_t bytes);
  * given (checked by name and size), else reordered from the plain src (a
  * memory over the model's weights) and recorded as a blob for save(). */
 dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_memory_t src);
-/* Value v's planned tensor, when its shape is known (dtype set). */
+/* Value v's scheduled tensor, when its shape is known (dtype set). */
 const tensor *dn_shape(const built *bm, int v);
 bool dn_is_const(const built *bm, int v);
 

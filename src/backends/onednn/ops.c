@@ -83,7 +83,7 @@ static ait_status emit(built *bm, int i, dnnl_primitive_desc_t pd, dnnl_exec_arg
 }
 
 /* Spatial geometry of a window op (Conv, pooling) from its attributes and
- * planned shapes: pads begin/end for oneDNN's floor formula; false when it
+ * scheduled shapes: pads begin/end for oneDNN's floor formula; false when it
  * cannot be said (then the reference op runs). ceil_pad: end pads may grow
  * to fit ceil_mode's extra output (*grew says they did). */
 static bool window(const node *n, const tensor *x, const tensor *y, const int64_t *k,
