@@ -35,6 +35,7 @@ static int finish(built *bm, int first_out, const dn_chain *c, int np, dnnl_memo
     return last;
 }
 
+
 static dnnl_memory_desc_t md_any(int rank, const int64_t *dims)
 {
     dnnl_memory_desc_t md;
@@ -80,6 +81,53 @@ static ait_status emit(built *bm, int i, dnnl_primitive_desc_t pd, dnnl_exec_arg
     if (s == AIT_OK) s = dn_prim(bm, i, pd, args, n_args);
     dnnl_primitive_desc_destroy(pd);
     return s;
+}
+
+/* A primitive with the post-ops after it, being built: the chain it may
+ * swallow, its desc and the arguments gathered so far. */
+typedef struct dn_fused {
+    dn_chain c;
+    dnnl_primitive_desc_t pd; /* NULL: oneDNN takes the node in no form */
+    dnnl_exec_arg_t args[MAX_ARGS + 4];
+    int na, np, sum_from;
+} dn_fused;
+
+/* Matches the chain after value v of node i and makes the primitive desc
+ * for op desc `desc` with as many of its post-ops as it takes (dn_pd_posts:
+ * y the node's output shape, prim_rank the primitive's, pre_md/pre_mem/scale
+ * Gemm's C and alpha, else NULL). */
+static ait_status fused_open(built *bm, int i, int v, bool allow_sum, const void *desc,
+                             int prim_rank, const dnnl_memory_desc_t *pre_md,
+                             dnnl_memory_t pre_mem, const float *scale, dn_fused *f)
+{
+    const tensor *y = dn_shape(bm, bm->g->nodes[i].out[0]);
+    f->na = 0;
+    dn_chain_match(bm, i, v, allow_sum, &f->c);
+    return dn_pd_posts(bm, i, desc, &f->c, y->rank, y->dims, prim_rank, pre_md, pre_mem, scale,
+                       &f->pd, f->args, &f->na, &f->np, &f->sum_from);
+}
+
+/* The tail every builder shares: st, an earlier failure, drops the desc;
+ * else the chain from value `first` is marked done (its last value held in
+ * `held`, NULL when plain) and the primitive writing dst is emitted. */
+static ait_status fused_close(built *bm, int i, dn_fused *f, ait_status st, int first,
+                              dnnl_memory_t held, dnnl_memory_t dst, bool *taken)
+{
+    if (st != AIT_OK) {
+        dnnl_primitive_desc_destroy(f->pd);
+        return st;
+    }
+    finish(bm, first, &f->c, f->np, held);
+    *taken = true;
+    return emit(bm, i, f->pd, f->args, f->na, dst, f->sum_from);
+}
+
+/* The dst memory of f's primitive in the layout it chose; sets *st on failure. */
+static dnnl_memory_t fused_dst(built *bm, const dn_fused *f, ait_status *st)
+{
+    dnnl_memory_t m = *st == AIT_OK ? dn_mem_new(bm, pd_md(f->pd, dnnl_query_dst_md), NULL) : NULL;
+    if (*st == AIT_OK && !m) *st = bm->err->code;
+    return m;
 }
 
 /* Spatial geometry of a window op (Conv, pooling) from its attributes and
@@ -137,33 +185,95 @@ static bool ints_or(const node *n, const char *name, int sp, int64_t dflt, int64
 
 /* ---- Conv --------------------------------------------------------------------------- */
 
-static ait_status dn_conv(built *bm, int i, bool *taken)
+/* A Conv node's geometry, when oneDNN can take it as the node says. */
+typedef struct conv_geom {
+    int sp;                    /* spatial dims: 1 to 3 */
+    int64_t grp, O;            /* groups, output channels */
+    int64_t s[3], d[3], pl[3], pr[3];
+} conv_geom;
+
+static bool conv_geom_of(built *bm, int i, conv_geom *g)
 {
     const node *n = &bm->g->nodes[i];
     const tensor *x = in_t(bm, i, 0), *w = in_t(bm, i, 1), *b = in_t(bm, i, 2);
     const tensor *y = dn_shape(bm, n->out[0]);
-    int sp = x->rank - 2;
-    int64_t grp = attr_int(n, "group", 1);
-    if (sp < 1 || sp > 3 || w->rank != x->rank || !y || grp < 1 || x->dims[1] % grp ||
-        w->dims[0] % grp || x->dims[1] / grp != w->dims[1] || (n->n_in > 2 && n->in[2] >= 0 && !b))
-        return AIT_OK;
-    int64_t k[3], s[3], d[3], pl[3], pr[3];
+    g->sp = x->rank - 2;
+    g->grp = attr_int(n, "group", 1);
+    int sp = g->sp;
+    if (sp < 1 || sp > 3 || w->rank != x->rank || !y || g->grp < 1 || x->dims[1] % g->grp ||
+        w->dims[0] % g->grp || x->dims[1] / g->grp != w->dims[1] ||
+        (n->n_in > 2 && n->in[2] >= 0 && !b))
+        return false;
+    int64_t k[3];
     bool grew;
     for (int a = 0; a < sp; a++) k[a] = w->dims[2 + a];
     const int64_t *ks = attr_ints(n, "kernel_shape", &(int){0});
     if (ks)
         for (int a = 0; a < sp; a++)
-            if (ks[a] != k[a]) return AIT_OK;
-    if (!ints_or(n, "strides", sp, 1, s) || !ints_or(n, "dilations", sp, 1, d) ||
-        !window(n, x, y, k, s, d, pl, pr, &grew) || grew)
-        return AIT_OK;
-    const int64_t O = w->dims[0];
+            if (ks[a] != k[a]) return false;
+    g->O = w->dims[0];
+    return ints_or(n, "strides", sp, 1, g->s) && ints_or(n, "dilations", sp, 1, g->d) &&
+           window(n, x, y, k, g->s, g->d, g->pl, g->pr, &grew) && !grew;
+}
+
+/* The bias memory of a Conv (bn >= 0: BatchNormalization node bn folds into
+ * it): a computed bias bound as it is, else a constant one (folded); NULL
+ * with AIT_OK when there is none. */
+static ait_status conv_bias(built *bm, int i, int bn, const dnnl_memory_desc_t *bmd, int64_t per_o,
+                            int64_t O, dnnl_memory_t *mb)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *b = in_t(bm, i, 2);
+    *mb = NULL;
+    if (!b && bn < 0) return AIT_OK;
+    if (b && !b->data) return (*mb = dn_plain(bm, n->in[2])) ? AIT_OK : bm->err->code;
+    float *bias = dn_alloc(bm, sizeof(float) * (size_t)O);
+    if (!bias) return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    if (b) memcpy(bias, b->data, sizeof(float) * (size_t)O);
+    else memset(bias, 0, sizeof(float) * (size_t)O);
+    if (bn >= 0) TRY(dn_bn_fold(bm, bn, NULL, per_o, bias, O));
+    return (*mb = dn_mem_new(bm, bmd, bias)) ? AIT_OK : bm->err->code;
+}
+
+/* The weights memory of a Conv in the layout pd wants: constant weights
+ * reordered once (BatchNormalization bn folded into a copy first; from the
+ * prepared blob when the module is loaded), computed ones viewed as given
+ * (wuser). */
+static ait_status conv_weights(built *bm, int i, int bn, dnnl_primitive_desc_t pd,
+                               const dnnl_memory_desc_t *wuser, int64_t per_o, int64_t O,
+                               dnnl_memory_t *mw)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *w = in_t(bm, i, 1);
+    if (!w->data) return (*mw = dn_view(bm, n->in[1], wuser)) ? AIT_OK : bm->err->code;
+    dnnl_memory_t user = NULL;
+    if (!bm->prep) {
+        float *wdata = w->data;
+        if (bn >= 0) { /* a folded copy */
+            wdata = dn_alloc(bm, tensor_nbytes(w));
+            float *tmp = dn_alloc(bm, sizeof(float) * (size_t)O);
+            if (!wdata || !tmp) return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+            memcpy(wdata, w->data, tensor_nbytes(w));
+            TRY(dn_bn_fold(bm, bn, wdata, per_o, tmp, O));
+        }
+        if (!(user = dn_mem_new(bm, wuser, wdata))) return bm->err->code;
+    }
+    *mw = dn_weights(bm, i, pd_md(pd, dnnl_query_weights_md), user);
+    return *mw ? AIT_OK : bm->err->code;
+}
+
+static ait_status dn_conv(built *bm, int i, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = in_t(bm, i, 0), *w = in_t(bm, i, 1), *b = in_t(bm, i, 2);
+    const tensor *y = dn_shape(bm, n->out[0]);
+    conv_geom g;
+    if (!conv_geom_of(bm, i, &g)) return AIT_OK;
+    const int64_t O = g.O;
     bool wconst = w->data != NULL;
     /* BatchNormalization folds into constant weights and a constant (or no) bias. */
     int bn = wconst && (!b || b->data) ? dn_bn_after(bm, i) : -1;
     int start = bn >= 0 ? bm->g->nodes[bn].out[0] : n->out[0];
-    dn_chain c;
-    dn_chain_match(bm, i, start, true, &c);
 
     /* Weights as given: [O, I/g, k...], or [g, O/g, I/g, k...] with groups. */
     dnnl_memory_desc_t wuser, wmd, bmd, src = md_any(x->rank, x->dims), dst = md_any(y->rank, y->dims);
@@ -173,19 +283,19 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
     }
     int64_t wd[6];
     int wr = 0;
-    if (grp > 1) wd[wr++] = grp;
-    wd[wr++] = O / grp;
+    if (g.grp > 1) wd[wr++] = g.grp;
+    wd[wr++] = O / g.grp;
     for (int a = 1; a < w->rank; a++) wd[wr++] = w->dims[a];
     dn_md_plain(&wuser, wr, wd);
     wmd = wconst ? md_any(wr, wd) : wuser;
     bool has_b = b || bn >= 0;
     dn_md_plain(&bmd, 1, &O);
     dnnl_dims_t ds, dd, dl, dr;
-    for (int a = 0; a < sp; a++) {
-        ds[a] = s[a];
-        dd[a] = d[a] - 1;
-        dl[a] = pl[a];
-        dr[a] = pr[a];
+    for (int a = 0; a < g.sp; a++) {
+        ds[a] = g.s[a];
+        dd[a] = g.d[a] - 1;
+        dl[a] = g.pl[a];
+        dr[a] = g.pr[a];
     }
     dnnl_convolution_desc_t cd;
     if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
@@ -193,65 +303,24 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
                                                    has_b ? &bmd : NULL, &dst, ds, dd, dl, dr) !=
         dnnl_success)
         return AIT_OK;
-    dnnl_exec_arg_t args[MAX_ARGS];
-    int na = 0, np, sum_from;
-    dnnl_primitive_desc_t pd;
-    TRY(dn_pd_posts(bm, i, &cd, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
-                    &np, &sum_from));
-    if (!pd) return AIT_OK;
-    ait_status st = AIT_OK;
-    dnnl_memory_t msrc = dn_as(bm, n->in[0], pd_md(pd, dnnl_query_src_md)), mw = NULL, mb = NULL;
-    if (!msrc) st = bm->err->code;
-    /* Weights: reordered once (BN folded in first), or the plain input. */
+    dn_fused f;
+    TRY(fused_open(bm, i, start, true, &cd, y->rank, NULL, NULL, NULL, &f));
+    if (!f.pd) return AIT_OK;
     int64_t per_o = tensor_numel(w) / O;
-    float *bias = NULL;
-    if (st == AIT_OK && has_b) {
-        bias = dn_alloc(bm, sizeof(float) * (size_t)O);
-        if (!bias) st = err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+    dnnl_memory_t mw = NULL, mb = NULL;
+    dnnl_memory_t msrc = dn_as(bm, n->in[0], pd_md(f.pd, dnnl_query_src_md));
+    ait_status st = msrc ? AIT_OK : bm->err->code;
+    if (st == AIT_OK) st = conv_bias(bm, i, bn, &bmd, per_o, O, &mb);
+    if (st == AIT_OK) st = conv_weights(bm, i, bn, f.pd, &wuser, per_o, O, &mw);
+    dnnl_memory_t mdst = fused_dst(bm, &f, &st);
+    if (st == AIT_OK) {
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
+        if (mb) f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+        if (bn >= 0) bm->p->vals[n->out[0]].done = bm->p->vals[n->out[0]].fused = true;
     }
-    if (st == AIT_OK && b && !b->data) { /* a computed bias: bind it as it is */
-        mb = dn_plain(bm, n->in[2]);
-        if (!mb) st = bm->err->code;
-    } else if (st == AIT_OK && has_b) {
-        if (b) memcpy(bias, b->data, sizeof(float) * (size_t)O);
-        if (bn >= 0) st = dn_bn_fold(bm, bn, NULL, per_o, bias, O);
-        if (st == AIT_OK && !(mb = dn_mem_new(bm, &bmd, bias))) st = bm->err->code;
-    }
-    if (st == AIT_OK && wconst) {
-        dnnl_memory_t user = NULL;
-        if (!bm->prep) {
-            float *wdata = w->data;
-            if (bn >= 0) { /* a folded copy */
-                wdata = dn_alloc(bm, tensor_nbytes(w));
-                if (!wdata) st = err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
-                else {
-                    memcpy(wdata, w->data, tensor_nbytes(w));
-                    float *tmp = dn_alloc(bm, sizeof(float) * (size_t)O);
-                    if (!tmp) st = err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
-                    else st = dn_bn_fold(bm, bn, wdata, per_o, tmp, O);
-                }
-            }
-            if (st == AIT_OK && !(user = dn_mem_new(bm, &wuser, wdata))) st = bm->err->code;
-        }
-        if (st == AIT_OK && !(mw = dn_weights(bm, i, pd_md(pd, dnnl_query_weights_md), user)))
-            st = bm->err->code;
-    } else if (st == AIT_OK) {
-        if (!(mw = dn_view(bm, n->in[1], &wuser))) st = bm->err->code;
-    }
-    dnnl_memory_t mdst = st == AIT_OK ? dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL) : NULL;
-    if (st == AIT_OK && !mdst) st = bm->err->code;
-    if (st != AIT_OK) {
-        dnnl_primitive_desc_destroy(pd);
-        return st;
-    }
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
-    if (mb) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-    if (bn >= 0) bm->p->vals[n->out[0]].done = bm->p->vals[n->out[0]].fused = true;
-    finish(bm, start, &c, np, mdst);
-    *taken = true;
-    return emit(bm, i, pd, args, na, mdst, sum_from);
+    return fused_close(bm, i, &f, st, start, mdst, mdst, taken);
 }
 
 /* ---- MatMul and Gemm ------------------------------------------------------------------ */
@@ -276,39 +345,31 @@ static ait_status mm_emit(built *bm, int i, const dnnl_memory_desc_t *amd, dnnl_
                           const dnnl_memory_desc_t *dmd, bool *taken)
 {
     const node *n = &bm->g->nodes[i];
-    const tensor *y = dn_shape(bm, n->out[0]), *wt = dn_shape(bm, wv);
-    dn_chain c;
-    dn_chain_match(bm, i, n->out[0], true, &c);
+    const tensor *wt = dn_shape(bm, wv);
     dnnl_matmul_desc_t md;
     if (dnnl_matmul_desc_init(&md, amd, wmd, NULL, dmd) != dnnl_success) return AIT_OK;
-    dnnl_exec_arg_t args[MAX_ARGS];
-    int na = 0, np, sum_from;
-    dnnl_primitive_desc_t pd;
-    TRY(dn_pd_posts(bm, i, &md, &c, y->rank, y->dims, dmd->ndims, cmd, cmem, alpha, &pd, args, &na,
-                    &np, &sum_from));
-    if (!pd) return AIT_OK;
+    dn_fused f;
+    TRY(fused_open(bm, i, n->out[0], true, &md, dmd->ndims, cmd, cmem, alpha, &f));
+    if (!f.pd) return AIT_OK;
     ait_status st = AIT_OK;
     dnnl_memory_t mw = NULL, user = NULL;
     if (wt->data) {
         if (!bm->prep && !(user = dn_mem_new(bm, wuser, wt->data))) st = bm->err->code;
-        if (st == AIT_OK && !(mw = dn_weights(bm, i, pd_md(pd, dnnl_query_weights_md), user)))
+        if (st == AIT_OK && !(mw = dn_weights(bm, i, pd_md(f.pd, dnnl_query_weights_md), user)))
             st = bm->err->code;
     } else if (!(mw = dn_view(bm, wv, wuser))) {
         st = bm->err->code;
     }
-    int last = np ? c.p[np - 1].out : n->out[0];
+    int last = f.np ? f.c.p[f.np - 1].out : n->out[0];
     dnnl_memory_t mdst = st == AIT_OK ? plain_dst(bm, last, dmd) : NULL;
     if (st == AIT_OK && !mdst) st = bm->err->code;
-    if (st != AIT_OK) {
-        dnnl_primitive_desc_destroy(pd);
-        return st;
+    if (st == AIT_OK) {
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, ma};
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
     }
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, ma};
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-    finish(bm, n->out[0], &c, np, NULL); /* plain: dn_plain views it when asked */
-    *taken = true;
-    return emit(bm, i, pd, args, na, mdst, sum_from);
+    /* plain: dn_plain views it when asked */
+    return fused_close(bm, i, &f, st, n->out[0], NULL, mdst, taken);
 }
 
 static ait_status dn_matmul(built *bm, int i, bool *taken)
@@ -387,6 +448,27 @@ static ait_status dn_gemm(built *bm, int i, bool *taken)
 
 /* ---- pooling ------------------------------------------------------------------------ */
 
+/* Makes the primitive of desc over src (native layout) with post-ops,
+ * writes dst; extra args (a second source, scale, shift, statistics)
+ * appended. Pooling, eltwise, Softmax, the normalisations and binary ops. */
+static ait_status src_dst_emit(built *bm, int i, const void *desc, dnnl_memory_t msrc,
+                             const dnnl_exec_arg_t *extra, int n_extra, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *y = dn_shape(bm, n->out[0]);
+    dn_fused f;
+    TRY(fused_open(bm, i, n->out[0], false, desc, y->rank, NULL, NULL, NULL, &f));
+    if (!f.pd) return AIT_OK;
+    ait_status st = AIT_OK;
+    dnnl_memory_t mdst = fused_dst(bm, &f, &st);
+    if (st == AIT_OK) {
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+        for (int k = 0; k < n_extra; k++) f.args[f.na++] = extra[k];
+    }
+    return fused_close(bm, i, &f, st, n->out[0], mdst, mdst, taken);
+}
+
 static ait_status dn_pool(built *bm, int i, bool *taken)
 {
     const node *n = &bm->g->nodes[i];
@@ -436,55 +518,11 @@ static ait_status dn_pool(built *bm, int i, bool *taken)
     if (dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, smd, &dst, ds, dk, dd,
                                           dl, dr) != dnnl_success)
         return AIT_OK;
-    dn_chain c;
-    dn_chain_match(bm, i, n->out[0], false, &c);
-    dnnl_exec_arg_t args[MAX_ARGS];
-    int na = 0, np, sum_from;
-    dnnl_primitive_desc_t pd;
-    TRY(dn_pd_posts(bm, i, &pdsc, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
-                    &np, &sum_from));
-    if (!pd) return AIT_OK;
-    dnnl_memory_t mdst = dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL);
-    if (!mdst) {
-        dnnl_primitive_desc_destroy(pd);
-        return bm->err->code;
-    }
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-    finish(bm, n->out[0], &c, np, mdst);
-    *taken = true;
-    return emit(bm, i, pd, args, na, mdst, sum_from);
+    return src_dst_emit(bm, i, &pdsc, msrc, NULL, 0, taken);
 }
 
 /* ---- one-input primitives: eltwise, Softmax, LayerNormalization, BatchNormalization --- */
 
-/* Makes the primitive of desc over src (native layout) with post-ops,
- * writes dst; extra args (scale, shift, statistics) appended. */
-static ait_status unary_emit(built *bm, int i, const void *desc, dnnl_memory_t msrc,
-                             const dnnl_exec_arg_t *extra, int n_extra, bool *taken)
-{
-    const node *n = &bm->g->nodes[i];
-    const tensor *y = dn_shape(bm, n->out[0]);
-    dn_chain c;
-    dn_chain_match(bm, i, n->out[0], false, &c);
-    dnnl_exec_arg_t args[MAX_ARGS + 4];
-    int na = 0, np, sum_from;
-    dnnl_primitive_desc_t pd;
-    TRY(dn_pd_posts(bm, i, desc, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
-                    &np, &sum_from));
-    if (!pd) return AIT_OK;
-    dnnl_memory_t mdst = dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL);
-    if (!mdst) {
-        dnnl_primitive_desc_destroy(pd);
-        return bm->err->code;
-    }
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-    for (int k = 0; k < n_extra; k++) args[na++] = extra[k];
-    finish(bm, n->out[0], &c, np, mdst);
-    *taken = true;
-    return emit(bm, i, pd, args, na, mdst, sum_from);
-}
 
 static ait_status src_native(built *bm, int i, dnnl_memory_t *m, const dnnl_memory_desc_t **md)
 {
@@ -504,7 +542,7 @@ static ait_status dn_elt(built *bm, int i, bool *taken)
     dnnl_eltwise_desc_t d;
     if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, md, a, b) != dnnl_success)
         return AIT_OK;
-    return unary_emit(bm, i, &d, m, NULL, 0, taken);
+    return src_dst_emit(bm, i, &d, m, NULL, 0, taken);
 }
 
 static ait_status dn_softmax(built *bm, int i, bool *taken)
@@ -522,7 +560,7 @@ static ait_status dn_softmax(built *bm, int i, bool *taken)
     if (dnnl_softmax_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_softmax_accurate, md,
                                           &dst, (int)axis) != dnnl_success)
         return AIT_OK;
-    return unary_emit(bm, i, &d, m, NULL, 0, taken);
+    return src_dst_emit(bm, i, &d, m, NULL, 0, taken);
 }
 
 /* A [C] constant or value bound as it is (scale, shift, mean, variance):
@@ -565,7 +603,7 @@ static ait_status dn_lnorm(built *bm, int i, bool *taken)
                                                    attr_float(n, "epsilon", 1e-5f), flags) !=
         dnnl_success)
         return AIT_OK;
-    return unary_emit(bm, i, &d, m, extra, ne, taken);
+    return src_dst_emit(bm, i, &d, m, extra, ne, taken);
 }
 
 static ait_status dn_bnorm(built *bm, int i, bool *taken)
@@ -591,7 +629,7 @@ static ait_status dn_bnorm(built *bm, int i, bool *taken)
                                                    dnnl_use_global_stats | dnnl_use_scale |
                                                        dnnl_use_shift) != dnnl_success)
         return AIT_OK;
-    return unary_emit(bm, i, &d, m, extra, 4, taken);
+    return src_dst_emit(bm, i, &d, m, extra, 4, taken);
 }
 
 /* ---- binary ---------------------------------------------------------------------------- */
@@ -645,25 +683,7 @@ static ait_status dn_binary(built *bm, int i, bool *taken)
     dnnl_binary_desc_t d;
     if (dnnl_binary_desc_init(&d, algs[r].alg, md0, &md1, &dst) != dnnl_success) return AIT_OK;
     dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
-    dnnl_exec_arg_t args[MAX_ARGS + 1];
-    dn_chain c;
-    dn_chain_match(bm, i, n->out[0], false, &c);
-    int na = 0, np, sum_from;
-    dnnl_primitive_desc_t pd;
-    TRY(dn_pd_posts(bm, i, &d, &c, y->rank, y->dims, y->rank, NULL, NULL, NULL, &pd, args, &na,
-                    &np, &sum_from));
-    if (!pd) return AIT_OK;
-    dnnl_memory_t mdst = dn_mem_new(bm, pd_md(pd, dnnl_query_dst_md), NULL);
-    if (!mdst) {
-        dnnl_primitive_desc_destroy(pd);
-        return bm->err->code;
-    }
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, m0};
-    args[na++] = extra[0];
-    args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-    finish(bm, n->out[0], &c, np, mdst);
-    *taken = true;
-    return emit(bm, i, pd, args, na, mdst, sum_from);
+    return src_dst_emit(bm, i, &d, m0, extra, 1, taken);
 }
 
 /* ---- the table ------------------------------------------------------------------------- */
