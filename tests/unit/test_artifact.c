@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "core/cpu.h"
 #include "core/tensor.h"
 #include "io/artifact.h"
@@ -27,18 +28,6 @@ static char dir[64];
 static void path_in(char *out, size_t n, const char *name)
 {
     snprintf(out, n, "%s/%s", dir, name);
-}
-
-static int exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
-static long file_size(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 ? (long)st.st_size : -1;
 }
 
 /* ---- SHA-256 ------------------------------------------------------------ */
@@ -199,12 +188,12 @@ static void test_round_trip(void **state)
     char want[128];
     path_in(want, sizeof want, "rt_sha256_sums.txt");
     assert_string_equal(sums, want);
-    assert_true(exists(sums));
+    assert_true(test_exists(sums));
     snprintf(cmd, sizeof cmd, "cd %s && sha256sum -c --quiet rt_sha256_sums.txt", dir);
     assert_int_equal(system(cmd), 0);
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
-    assert_false(exists(tmp));
+    assert_false(test_exists(tmp));
 
     /* No manifest and no blobs is a valid (empty) artifact too. */
     artifact_writer *w;
@@ -283,7 +272,7 @@ static void test_writer_errors(void **state)
     assert_int_equal(write_test(sub, "", NULL, &e), AIT_E_IO);
     assert_non_null(strstr(e.msg, sub));
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", sub, (long)getpid());
-    assert_false(exists(tmp));
+    assert_false(test_exists(tmp));
     rmdir(sub);
     /* A folder that does not exist: refused, nothing created. */
     assert_int_equal(write_test("/nonexistent/dir/x.ait", "", NULL, &e), AIT_E_IO);
@@ -310,7 +299,7 @@ static void test_every_byte(void **state)
     path_in(p, sizeof p, "flip.ait");
     ait_error e = {0};
     assert_int_equal(write_test(p, "ab12", NULL, &e), AIT_OK);
-    long n = file_size(p);
+    long n = test_file_size(p);
     assert_true(n > 3 * 4096);
     int fd = open(p, O_RDWR);
     assert_true(fd >= 0);
@@ -363,7 +352,7 @@ static void test_truncated(void **state)
     path_in(q, sizeof q, "cut.ait");
     ait_error e = {0};
     assert_int_equal(write_test(p, "", NULL, &e), AIT_OK);
-    long n = file_size(p);
+    long n = test_file_size(p);
     uint8_t *buf = malloc((size_t)n);
     FILE *f = fopen(p, "rb");
     assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
@@ -402,7 +391,7 @@ static void test_crafted(void **state)
     path_in(q, sizeof q, "crafted.ait");
     ait_error e = {0};
     assert_int_equal(write_test(p, "", NULL, &e), AIT_OK);
-    long n = file_size(p);
+    long n = test_file_size(p);
     uint8_t *buf = malloc((size_t)n);
     FILE *f = fopen(p, "rb");
     assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
@@ -508,7 +497,7 @@ static void killed_save(const char *p, size_t at)
     /* What it left is only a temp file; remove it. */
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)pid);
-    assert_true(exists(tmp));
+    assert_true(test_exists(tmp));
     unlink(tmp);
 }
 
@@ -519,9 +508,9 @@ static void test_killed_save(void **state)
     /* No previous artifact: nothing appears under the final name. */
     path_in(p, sizeof p, "killed.ait");
     killed_save(p, 10);
-    assert_false(exists(p));
+    assert_false(test_exists(p));
     assert_int_equal(artifact_sums_path(p, sums, sizeof sums, &e), AIT_OK);
-    assert_false(exists(sums));
+    assert_false(test_exists(sums));
     /* A previous artifact stays whole and still matches its sums. */
     assert_int_equal(write_test(p, "old", NULL, &e), AIT_OK);
     killed_save(p, 0);

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "backends/backend.h"
 #include "graph/extract.h"
 #include "graph/modules.h"
@@ -47,34 +48,6 @@ typedef struct attr_spec {
     int64_t ints[8];
     const char *s;
 } attr_spec;
-
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static float frand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-}
-
-static tensor *rand_tensor(int rank, const int64_t *dims)
-{
-    tensor *t = calloc(1, sizeof *t);
-    ait_error e = {0};
-    assert_non_null(t);
-    tensor_set_shape(t, AIT_F32, rank, dims);
-    assert_int_equal(tensor_alloc(t, &e), AIT_OK);
-    float *p = t->data;
-    for (int64_t i = 0; i < tensor_numel(t); i++) p[i] = frand();
-    return t;
-}
-
-static void free_tensor(tensor *t)
-{
-    if (!t) return;
-    tensor_release(t);
-    free(t);
-}
 
 /* A graph of one node `op` over inputs ins[0..n_in) (constants filled with
  * random data); *feed receives random tensors for its graph inputs. */
@@ -114,7 +87,7 @@ static graph *one_node(const char *op, const in_spec *ins, int n_in, const attr_
         d->dtype = AIT_F32;
         d->rank = ins[k].rank;
         memcpy(d->dims, ins[k].dims, sizeof(int64_t) * (size_t)ins[k].rank);
-        tensor *t = rand_tensor(ins[k].rank, ins[k].dims);
+        tensor *t = test_rand_tensor(ins[k].rank, ins[k].dims);
         if (ins[k].konst) {
             d->konst = t;
         } else {
@@ -236,7 +209,7 @@ static void run_case_as(const backend *b, const char *op, const in_spec *ins, in
     snprintf(w, sizeof w, "%s: %s %s", b->name, op, what);
     if (taken && !b->op_for(g, &g->nodes[0])) fail_msg("%s: not taken by the backend", w);
     compare_all(b, g, feed, w);
-    for (int i = 0; i < n_feed; i++) free_tensor(feed[i]);
+    for (int i = 0; i < n_feed; i++) test_tensor_free(feed[i]);
     graph_free(g);
 }
 
@@ -605,10 +578,9 @@ static void test_ops(void **state)
 static void module_case(const char *model, const char *mod, int min_cover)
 {
     char p[4096];
-    snprintf(p, sizeof p, "%s/models/%s.onnx", data, model);
-    ait_model *m = NULL;
+    snprintf(p, sizeof p, "models/%s.onnx", model);
+    ait_model *m = test_load(test_data(p));
     ait_error e = {0};
-    if (ait_model_load(p, &m, &e) != AIT_OK) fail_msg("%s: %s", p, e.msg);
     module_tree *t = NULL;
     assert_int_equal(modules_build(m->g, &t, &e), AIT_OK);
     int l = module_find(t, mod);
@@ -691,14 +663,14 @@ static void gb_input(gb *b, const char *name, in_spec sh)
     assert_non_null(in);
     b->g->inputs = in;
     b->g->inputs[b->g->n_inputs++] = v;
-    b->feed[b->n_feed++] = rand_tensor(sh.rank, sh.dims);
+    b->feed[b->n_feed++] = test_rand_tensor(sh.rank, sh.dims);
 }
 
 static tensor *gb_const(gb *b, const char *name, in_spec sh)
 {
     int v = gb_val(b, name);
     gb_decl(b, v, sh.rank, sh.dims);
-    b->g->vals[v].konst = rand_tensor(sh.rank, sh.dims);
+    b->g->vals[v].konst = test_rand_tensor(sh.rank, sh.dims);
     return b->g->vals[v].konst;
 }
 
@@ -757,7 +729,7 @@ static void gb_output(gb *b, const char *name)
 
 static void gb_free(gb *b)
 {
-    for (int i = 0; i < b->n_feed; i++) free_tensor(b->feed[i]);
+    for (int i = 0; i < b->n_feed; i++) test_tensor_free(b->feed[i]);
     graph_free(b->g);
 }
 
@@ -941,7 +913,7 @@ static void test_onednn_variants(void **state)
             assert_null(bm);
             assert_non_null(strstr(e.msg, "unknown variant 'wide'"));
         }
-        for (int k = 0; k < nf; k++) free_tensor(feed[k]);
+        for (int k = 0; k < nf; k++) test_tensor_free(feed[k]);
         graph_free(g);
     }
 }
@@ -1042,7 +1014,7 @@ static void test_onednn_shapes(void **state)
             int64_t d[AIT_MAX_RANK];
             memcpy(d, p.g->vals[x].dims, sizeof d);
             d[0] = k ? 4 : 1;
-            feeds[k][0] = rand_tensor(p.g->vals[x].rank, d);
+            feeds[k][0] = test_rand_tensor(p.g->vals[x].rank, d);
             for (int i = 1; i < p.n_feed; i++) feeds[k][i] = p.feed[i];
         }
         candidate_cfg cfg = {.backend = "onednn", .threads = 1}, cr = {.backend = "reference"};
@@ -1081,12 +1053,12 @@ static void test_onednn_shapes(void **state)
             memcpy(d, p.g->vals[x].dims, sizeof d);
             d[0] = n;
             tensor *f[8], *got[4], *want[4];
-            f[0] = rand_tensor(p.g->vals[x].rank, d);
+            f[0] = test_rand_tensor(p.g->vals[x].rank, d);
             for (int i = 1; i < p.n_feed; i++) f[i] = p.feed[i];
             assert_int_equal(b->run(bb, f, got, &e), AIT_OK);
             assert_int_equal(ref->run(br, f, want, &e), AIT_OK);
             expect_close(got[0], want[0], "onednn: many shapes");
-            free_tensor(f[0]);
+            test_tensor_free(f[0]);
         }
         assert_int_equal(b->save(bb, &pr, &e), AIT_OK);
         double sum = 0;
@@ -1096,7 +1068,7 @@ static void test_onednn_shapes(void **state)
         assert_true(isfinite(sum));
         b->free(bb);
         ref->free(br);
-        for (int k = 0; k < 2; k++) free_tensor(feeds[k][0]);
+        for (int k = 0; k < 2; k++) test_tensor_free(feeds[k][0]);
         gb_free(&p);
     }
 }
@@ -1124,11 +1096,11 @@ static void test_registry(void **state)
     assert_int_equal(backend_coverage(backend_find("reference"), g), 1);
     g->vals[g->nodes[0].in[0]].dtype = AIT_F64; /* declared float64: left to the reference */
     assert_int_equal(backend_coverage(backend_find("openblas"), g), 0);
-    for (int i = 0; i < nf; i++) free_tensor(feed[i]);
+    for (int i = 0; i < nf; i++) test_tensor_free(feed[i]);
     graph_free(g);
     g = one_node("Relu", relu, 1, NULL, 0, feed, &nf);
     assert_int_equal(backend_coverage(backend_find("openblas"), g), 0);
-    for (int i = 0; i < nf; i++) free_tensor(feed[i]);
+    for (int i = 0; i < nf; i++) test_tensor_free(feed[i]);
     graph_free(g);
     backend_exec_free(NULL);
 }

@@ -18,24 +18,12 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "backends/backend.h"
 #include "runtime/model.h"
 #include "tune/cache.h"
 #include "tune/inspect.h"
 #include "tune/tuner.h"
-
-static const char *bad_dir(void)
-{
-    const char *d = getenv("AIT_BAD_DIR");
-    return d ? d : "build-data/bad";
-}
-
-static char *tmp_dir(void)
-{
-    char *d = strdup("/tmp/ait-cache-test-XXXXXX");
-    assert_non_null(mkdtemp(d));
-    return d;
-}
 
 static void touch(const char *dir, const char *name, const char *text)
 {
@@ -83,7 +71,7 @@ static void rm_dir(char *dir)
 
 static void test_clear_only_entries(void **st)
 {
-    char *dir = tmp_dir();
+    char *dir = test_tmp_dir("cache-test");
     touch(dir, CACHE_PREFIX HEX64 CACHE_SUFFIX, "{}");
     touch(dir, CACHE_PREFIX HEX64 CACHE_SUFFIX ".tmp.42", "{}"); /* a save killed midway */
     touch(dir, "notes.txt", "mine");
@@ -119,7 +107,7 @@ static void test_clear_only_entries(void **st)
 
 static void test_entry_round_trip(void **st)
 {
-    char *dir = tmp_dir();
+    char *dir = test_tmp_dir("cache-test");
     tune_cache c;
     cache_open(&c, dir, false);
     assert_true(c.on);
@@ -166,7 +154,7 @@ static void test_unusable_folder(void **st)
 {
     /* Under a regular file: no folder can be made there, even as root. */
     char under[512];
-    snprintf(under, sizeof under, "%s/good.onnx/cache", bad_dir());
+    snprintf(under, sizeof under, "%s", test_bad("good.onnx/cache"));
     tune_cache c;
     cache_open(&c, under, false);
     assert_false(c.on);
@@ -280,7 +268,7 @@ static void fixture_make(fixture *f, const char *name, const int64_t *seqs, int 
 {
     char p[512];
     ait_error e = {0};
-    snprintf(p, sizeof p, "%s/%s", bad_dir(), name);
+    snprintf(p, sizeof p, "%s", test_bad(name));
     assert_int_equal(ait_model_load(p, &f->m, &e), AIT_OK);
     sample_opts so = {.batch = 1, .count = n ? 1 : count, .seed = 7, .quiet = true};
     so.dim_names[0] = "seq";
@@ -329,7 +317,7 @@ static void test_tune_cached_and_max_shape(void **st)
     fixture f;
     const int64_t seqs[] = {3, 7};
     fixture_make(&f, "tokens.onnx", seqs, 2, 0);
-    char *dir = tmp_dir();
+    char *dir = test_tmp_dir("cache-test");
 
     /* First tune: both candidates run; the fake is right at seq 3 only. */
     tune_report *r = tune(&f, dir, 0, &fake);

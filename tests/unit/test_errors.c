@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "ait.h"
 #include "core/half.h"
 #include "core/tensor.h"
@@ -18,19 +19,12 @@
 
 static const char *dir;
 
-static const char *path_of(const char *name)
-{
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", dir, name);
-    return buf;
-}
-
 /* Loads a model expecting failure `code` with `needle` in the message. */
 static void load_fails(const char *file, ait_status code, const char *needle)
 {
     ait_error e = {0};
     ait_model *m = (ait_model *)1;
-    ait_status s = ait_model_load(path_of(file), &m, &e);
+    ait_status s = ait_model_load(test_bad(file), &m, &e);
     if (s != code || !strstr(e.msg, needle))
         fail_msg("%s: got %s '%s', expected %s containing '%s'", file, ait_status_string(s), e.msg,
                  ait_status_string(code), needle);
@@ -50,7 +44,7 @@ static void test_corrupt_models(void **state)
     load_fails("wrong_arity.onnx", AIT_E_PARSE, "has 2 inputs");
     ait_error e = {0};
     ait_model *m;
-    assert_int_equal(ait_model_load(path_of("no-such-file.onnx"), &m, &e), AIT_E_IO);
+    assert_int_equal(ait_model_load(test_bad("no-such-file.onnx"), &m, &e), AIT_E_IO);
     assert_non_null(strstr(e.msg, "no-such-file.onnx"));
 }
 
@@ -76,7 +70,7 @@ static void test_external_data(void **state)
     ait_error e = {0};
     ait_model *m;
     ait_session *s;
-    assert_int_equal(ait_model_load(path_of("ext_ok.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_model_load(test_bad("ext_ok.onnx"), &m, &e), AIT_OK);
     assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
     float x[6] = {1, 1, 1, 1, 1, 1};
     int64_t dims[2] = {2, 3};
@@ -95,10 +89,10 @@ static void test_tolerated(void **state)
     (void)state;
     ait_error e = {0};
     ait_model *m;
-    assert_int_equal(ait_model_load(path_of("unused_domain.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_model_load(test_bad("unused_domain.onnx"), &m, &e), AIT_OK);
     ait_model_free(m);
     /* A graph input that is also an initializer is a constant, not an input. */
-    assert_int_equal(ait_model_load(path_of("input_is_initializer.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_model_load(test_bad("input_is_initializer.onnx"), &m, &e), AIT_OK);
     assert_int_equal(ait_model_input_count(m), 1);
     ait_model_free(m);
     ait_model_free(NULL);
@@ -112,7 +106,7 @@ static ait_status run_two(ait_tensor *a, ait_tensor *b, char *msg, size_t n)
     ait_error e = {0};
     ait_model *m;
     ait_session *s;
-    assert_int_equal(ait_model_load(path_of("two_inputs.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_model_load(test_bad("two_inputs.onnx"), &m, &e), AIT_OK);
     assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
     ait_tensor *in[2] = {a, b}, *out = NULL;
     ait_status st = ait_session_run(s, in, 2, &out, 1);
@@ -153,7 +147,7 @@ static void test_runtime_errors(void **state)
     ait_error e = {0};
     ait_model *m;
     ait_session *s;
-    assert_int_equal(ait_model_load(path_of("gather_oob.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_model_load(test_bad("gather_oob.onnx"), &m, &e), AIT_OK);
     assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
     int64_t one = 1, idx = 7;
     ait_tensor *in = ait_tensor_wrap(AIT_I64, 1, &one, &idx), *out = NULL;
@@ -167,7 +161,7 @@ static void test_runtime_errors(void **state)
     ait_session_free(s);
     ait_model_free(m);
 
-    assert_int_equal(ait_model_load(path_of("bad_reshape.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_model_load(test_bad("bad_reshape.onnx"), &m, &e), AIT_OK);
     assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
     int64_t d23[2] = {2, 3};
     in = ait_tensor_create(AIT_F32, 2, d23);
@@ -215,7 +209,7 @@ static void test_npy(void **state)
     (void)state;
     ait_error e = {0};
     ait_tensor *t = NULL;
-    assert_int_equal(ait_tensor_load_npy(path_of("good.npy"), &t, &e), AIT_OK);
+    assert_int_equal(ait_tensor_load_npy(test_bad("good.npy"), &t, &e), AIT_OK);
     assert_int_equal(ait_tensor_rank(t), 2);
     assert_int_equal(ait_tensor_dims(t)[1], 3);
     assert_float_equal(((float *)ait_tensor_data(t))[5], 5.0f, 0);
@@ -227,11 +221,11 @@ static void test_npy(void **state)
     assert_memory_equal(ait_tensor_data(t), ait_tensor_data(u), 24);
     ait_tensor_free(t);
     ait_tensor_free(u);
-    assert_int_equal(ait_tensor_load_npy(path_of("truncated.npy"), &t, &e), AIT_E_PARSE);
+    assert_int_equal(ait_tensor_load_npy(test_bad("truncated.npy"), &t, &e), AIT_E_PARSE);
     assert_non_null(strstr(e.msg, "truncated"));
-    assert_int_equal(ait_tensor_load_npy(path_of("badmagic.npy"), &t, &e), AIT_E_PARSE);
-    assert_int_equal(ait_tensor_load_npy(path_of("bigendian.npy"), &t, &e), AIT_E_UNSUPPORTED);
-    assert_int_equal(ait_tensor_load_npy(path_of("fortran.npy"), &t, &e), AIT_E_UNSUPPORTED);
+    assert_int_equal(ait_tensor_load_npy(test_bad("badmagic.npy"), &t, &e), AIT_E_PARSE);
+    assert_int_equal(ait_tensor_load_npy(test_bad("bigendian.npy"), &t, &e), AIT_E_UNSUPPORTED);
+    assert_int_equal(ait_tensor_load_npy(test_bad("fortran.npy"), &t, &e), AIT_E_UNSUPPORTED);
     assert_null(t);
 }
 
@@ -240,11 +234,11 @@ static void test_npz(void **state)
     (void)state;
     ait_error e = {0};
     npz *z;
-    assert_int_equal(npz_load(path_of("good.npz"), &z, &e), AIT_OK);
+    assert_int_equal(npz_load(test_bad("good.npz"), &z, &e), AIT_OK);
     assert_int_equal(z->n, 1);
     assert_string_equal(z->names[0], "x");
     npz_free(z);
-    assert_int_equal(npz_load(path_of("compressed.npz"), &z, &e), AIT_OK);
+    assert_int_equal(npz_load(test_bad("compressed.npz"), &z, &e), AIT_OK);
     assert_float_equal(((float *)z->arrays[0]->data)[5], 2.0f, 0);
     char out[4096];
     snprintf(out, sizeof out, "%s/roundtrip.npz", dir);
@@ -255,8 +249,8 @@ static void test_npz(void **state)
     assert_string_equal(z->names[0], "y");
     assert_float_equal(((float *)z->arrays[0]->data)[0], 2.0f, 0);
     npz_free(z);
-    assert_int_not_equal(npz_load(path_of("truncated.npz"), &z, &e), AIT_OK);
-    assert_int_not_equal(npz_load(path_of("good.npy"), &z, &e), AIT_OK);
+    assert_int_not_equal(npz_load(test_bad("truncated.npz"), &z, &e), AIT_OK);
+    assert_int_not_equal(npz_load(test_bad("good.npy"), &z, &e), AIT_OK);
 }
 
 static void test_shape_overflow(void **state)

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "graph/cost.h"
 #include "io/json.h"
 #include "tune/select.h"
@@ -292,17 +293,11 @@ static void test_json(void **state)
 }
 
 /* ---- the public API ------------------------------------------------------ */
-static const char *data;
-
 static void test_api(void **state)
 {
     (void)state;
-    if (!data) skip();
-    char p[4096];
-    snprintf(p, sizeof p, "%s/models/resnet18.onnx", data);
-    ait_model *m;
+    ait_model *m = test_load(test_data("models/resnet18.onnx"));
     ait_error e = {0};
-    if (ait_model_load(p, &m, &e) != AIT_OK) fail_msg("%s: %s", p, e.msg);
     ait_inspection *r;
     int bs[2] = {1, 2};
     ait_inspect_options o = {.n_batch_sizes = 2, .batch_sizes = bs, .runs = 1};
@@ -349,7 +344,6 @@ static void test_api(void **state)
 
 int main(void)
 {
-    data = getenv("AIT_TEST_DATA");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_matmul_gemm), cmocka_unit_test(test_cost_conv),
         cmocka_unit_test(test_cost_others),      cmocka_unit_test(test_strategies),

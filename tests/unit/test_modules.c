@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "graph/modules.h"
 #include "runtime/model.h"
 #include "graph/extract.h"
@@ -20,16 +21,6 @@
 #include "tune/inspect.h"
 
 static const char *data;
-
-static ait_model *load(const char *rel)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", data, rel);
-    ait_model *m = NULL;
-    ait_error e = {0};
-    if (ait_model_load(p, &m, &e) != AIT_OK) fail_msg("%s: %s", p, e.msg);
-    return m;
-}
 
 /* Loads, builds the tree, checks the invariants every tree must keep. */
 static module_tree *tree_of(const ait_model *m)
@@ -58,7 +49,7 @@ static void expect_modules(const module_tree *t, const char *const *names)
 static void test_resnet(void **state)
 {
     (void)state;
-    ait_model *m = load("models/resnet18.onnx");
+    ait_model *m = test_load(test_data("models/resnet18.onnx"));
     module_tree *t = tree_of(m);
     assert_true(t->from_scopes);
     static const char *const names[] = {"conv1", "layer1", "layer1.0", "layer1.0.conv1",
@@ -91,7 +82,7 @@ static void test_transformers(void **state)
     const char *files[3] = {"models/bert.onnx", "models/gpt2.onnx", "models/mobilenetv2.onnx"};
     const char *const *lists[3] = {bert, gpt2, mobilenet};
     for (int i = 0; i < 3; i++) {
-        ait_model *m = load(files[i]);
+        ait_model *m = test_load(test_data(files[i]));
         module_tree *t = tree_of(m);
         expect_modules(t, lists[i]);
         modules_free(t);
@@ -102,7 +93,7 @@ static void test_transformers(void **state)
 static void test_fallback(void **state)
 {
     (void)state;
-    ait_model *m = load("bad/residual_unscoped.onnx");
+    ait_model *m = test_load(test_data("bad/residual_unscoped.onnx"));
     module_tree *t = tree_of(m);
     assert_false(t->from_scopes);
     assert_int_equal(t->mods[0].n_children, 2);
@@ -120,7 +111,7 @@ static void test_fallback(void **state)
 static void test_shares(void **state)
 {
     (void)state;
-    ait_model *m = load("models/resnet18.onnx");
+    ait_model *m = test_load(test_data("models/resnet18.onnx"));
     sample_set *ss = NULL;
     ait_error e = {0};
     sample_opts so = {.batch = 1, .count = 1, .seed = 1, .quiet = true};
@@ -153,7 +144,7 @@ static void test_shares(void **state)
 static void test_extract(void **state)
 {
     (void)state;
-    ait_model *m = load("models/resnet18.onnx");
+    ait_model *m = test_load(test_data("models/resnet18.onnx"));
     module_tree *t = tree_of(m);
     sample_set *ss = NULL;
     ait_error e = {0};

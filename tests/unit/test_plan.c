@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "io/artifact.h"
 #include "runtime/model.h"
 #include "runtime/plan_exec.h"
@@ -58,18 +59,6 @@ static void run_model(const ait_model *m, int batch, ait_tensor **out, int n_out
 }
 
 /* Largest |a-b| / (1 + |b|) over the float outputs. */
-static double max_err(ait_tensor **a, ait_tensor **b, int n)
-{
-    double worst = 0;
-    for (int j = 0; j < n; j++) {
-        assert_int_equal(ait_tensor_numel(a[j]), ait_tensor_numel(b[j]));
-        const float *x = ait_tensor_data(a[j]), *y = ait_tensor_data(b[j]);
-        for (int64_t i = 0; i < ait_tensor_numel(a[j]); i++)
-            worst = fmax(worst, fabs(x[i] - y[i]) / (1 + fabs(y[i])));
-    }
-    return worst;
-}
-
 /* Two valid candidates at one thread, of backends[0..2) with median ms[c]
  * milliseconds; the speedups follow. */
 static void set_cands(tune_module *tm, const char *const *backends, const double *ms)
@@ -171,12 +160,12 @@ static void test_round_trip(void **state)
         ait_tensor *ref[8], *tuned[8], *again[8], *in[2];
         run_model(m, batch, ref, n_out);
         run_model(t, batch, tuned, n_out);
-        assert_true(max_err(tuned, ref, n_out) < 1e-4);
+        assert_true(test_max_err(tuned, ref, n_out) < 1e-4);
         make_inputs(batch, in);
         tensor *res[8];
         if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s", e.msg);
         for (int j = 0; j < n_out; j++) again[j] = res[j];
-        assert_true(max_err(tuned, again, n_out) == 0); /* identical */
+        assert_true(test_max_err(tuned, again, n_out) == 0); /* identical */
         for (int j = 0; j < n_out; j++) {
             ait_tensor_free(ref[j]);
             ait_tensor_free(tuned[j]);
@@ -213,8 +202,8 @@ static void test_baseline_inline(void **state)
         run_model(m, batch, ref, n_out);
         make_inputs(batch, in);
         if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s", e.msg);
-        if (batch == 1) assert_true(max_err(res, ref, n_out) == 0); /* all on the reference */
-        else assert_true(max_err(res, ref, n_out) < 1e-4);
+        if (batch == 1) assert_true(test_max_err(res, ref, n_out) == 0); /* all on the reference */
+        else assert_true(test_max_err(res, ref, n_out) < 1e-4);
         for (int j = 0; j < n_out; j++) ait_tensor_free(ref[j]);
         ait_tensor_free(in[0]);
         ait_tensor_free(in[1]);
@@ -433,7 +422,7 @@ static void test_public_api(void **state)
     ait_tensor *ref[8], *tuned[8];
     run_model(m, 2, ref, n_out);
     run_model(t, 2, tuned, n_out);
-    assert_true(max_err(tuned, ref, n_out) < 1e-4);
+    assert_true(test_max_err(tuned, ref, n_out) < 1e-4);
     for (int j = 0; j < n_out; j++) {
         ait_tensor_free(ref[j]);
         ait_tensor_free(tuned[j]);
@@ -464,7 +453,7 @@ static void test_jit(void **state)
     if (ait_session_run(s, in, 2, got, n_out) != AIT_OK) fail_msg("%s", ait_session_error(s));
     assert_non_null(strstr(ait_session_note(s), "JIT: tuned"));
     run_model(m, 1, ref, n_out);
-    assert_true(max_err(got, ref, n_out) < 1e-4);
+    assert_true(test_max_err(got, ref, n_out) < 1e-4);
     if (ait_session_save(s, art, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(ait_model_load(art, &t, &e), AIT_OK);
     assert_true(ait_model_is_tuned(t));

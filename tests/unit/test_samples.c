@@ -14,19 +14,13 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "io/npy.h"
 #include "tune/axes.h"
 #include "tune/samples.h"
 
 static const char *dir;
 static char tmp[256];
-
-static const char *bad(const char *name)
-{
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", dir, name);
-    return buf;
-}
 
 /* A path under the temporary folder (one of a few rotating buffers, so two
  * may be used in one call). */
@@ -41,14 +35,6 @@ static const char *at(const char *fmt, ...)
     vsnprintf(b + n, sizeof bufs[0] - (size_t)n, fmt, ap);
     va_end(ap);
     return b;
-}
-
-static ait_model *load(const char *name)
-{
-    ait_error e = {0};
-    ait_model *m;
-    if (ait_model_load(bad(name), &m, &e) != AIT_OK) fail_msg("%s: %s", name, e.msg);
-    return m;
 }
 
 /* A tensor whose elements are base, base+1, ... */
@@ -251,7 +237,7 @@ static float f32_at(const tensor *t, int64_t i) { return ((const float *)t->data
 static void test_load_layouts(void **state)
 {
     (void)state;
-    ait_model *m = load("two_inputs.onnx");
+    ait_model *m = test_load(test_bad("two_inputs.onnx"));
     /* One .npz: one sample. */
     write_npz(at("one.npz"), 2, "b", T(AIT_F32, 100, 2, 3), "a", T(AIT_F32, 0, 2, 3));
     sample_set *s = load_ok(m, at("one.npz"), 1);
@@ -299,7 +285,7 @@ static void test_load_layouts(void **state)
 static void test_bad_samples(void **state)
 {
     (void)state;
-    ait_model *m = load("two_inputs.onnx");
+    ait_model *m = test_load(test_bad("two_inputs.onnx"));
     write_npz(at("missing.npz"), 1, "a", T(AIT_F32, 0, 2, 3));
     load_fails(m, at("missing.npz"), AIT_E_NOT_FOUND, "missing.npz", "input 'b'");
     write_npz(at("extra.npz"), 3, "a", T(AIT_F32, 0, 2, 3), "b", T(AIT_F32, 0, 2, 3), "c",
@@ -314,7 +300,7 @@ static void test_bad_samples(void **state)
     write_npz(at("symbol.npz"), 2, "a", T(AIT_F32, 0, 2, 3), "b", T(AIT_F32, 0, 3, 3));
     load_fails(m, at("symbol.npz"), AIT_E_SHAPE, "symbol.npz", "('N') is 3");
     load_fails(m, at("no-such.npz"), AIT_E_IO, "no-such.npz", NULL);
-    load_fails(m, bad("good.npy"), AIT_E_PARSE, "good.npy", NULL);
+    load_fails(m, test_bad("good.npy"), AIT_E_PARSE, "good.npy", NULL);
 
     /* In a folder: the message names the sample's file. */
     mkdir_p(at("bad"));
@@ -361,7 +347,7 @@ static float row0(const tensor *t, int r) { return f32_at(t, 3 * r); }
 static void test_batch(void **state)
 {
     (void)state;
-    ait_model *m = load("two_inputs.onnx");
+    ait_model *m = test_load(test_bad("two_inputs.onnx"));
     assert_int_equal(samples_batch_axis(m, 0), 0);
     assert_int_equal(samples_batch_axis(m, 1), 0);
     assert_int_equal(samples_batch_axis(m, 2), -1);
@@ -406,7 +392,7 @@ static void test_batch(void **state)
     ait_model_free(m);
 
     /* A static input is sample 0's whatever the batch. */
-    m = load("good.onnx");
+    m = test_load(test_bad("good.onnx"));
     assert_int_equal(samples_batch_axis(m, 0), -1);
     write_npz(at("good.npz"), 1, "x", T(AIT_F32, 7, 2, 3));
     s = load_ok(m, at("good.npz"), 1);
@@ -421,7 +407,7 @@ static void test_batch(void **state)
 static void test_batch_mismatch(void **state)
 {
     (void)state;
-    ait_model *m = load("tokens.onnx");
+    ait_model *m = test_load(test_bad("tokens.onnx"));
     mkdir_p(at("seq"));
     write_npz(at("seq/a.npz"), 3, "ids", T(AIT_I64, 0, 1, 4), "attention_mask",
               T(AIT_I64, 1, 1, 4), "h", T(AIT_F32, 0, 2, 1, 4));
@@ -445,7 +431,7 @@ static void test_batch_mismatch(void **state)
 static void test_batch_middle_axis(void **state)
 {
     (void)state;
-    ait_model *m = load("tokens.onnx");
+    ait_model *m = test_load(test_bad("tokens.onnx"));
     assert_int_equal(samples_batch_axis(m, 0), 0);
     assert_int_equal(samples_batch_axis(m, 1), 0);
     assert_int_equal(samples_batch_axis(m, 2), 1);
@@ -477,7 +463,7 @@ static void test_batch_middle_axis(void **state)
 static void test_generate(void **state)
 {
     (void)state;
-    ait_model *m = load("tokens.onnx");
+    ait_model *m = test_load(test_bad("tokens.onnx"));
     sample_opts o = {.batch = 2, .n_dims = 1, .dim_names = {"seq"}, .dim_vals = {5}, .count = 2,
                      .seed = 7, .quiet = true};
     ait_error e = {0};
@@ -522,7 +508,7 @@ static void test_generate(void **state)
     ait_model_free(m);
 
     /* Unnamed dims: N at axis 0 without --dim is 1 (with a note). */
-    m = load("two_inputs.onnx");
+    m = test_load(test_bad("two_inputs.onnx"));
     o = (sample_opts){.batch = 4, .quiet = true};
     if (samples_generate(m, &o, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(s->n, 1);

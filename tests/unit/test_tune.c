@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "tune/isolate.h"
 #include "tune/plan_check.h"
 #include "tune/profile.h"
@@ -24,25 +25,11 @@
 
 /* ---- validation --------------------------------------------------------- */
 
-static tensor *make(ait_dtype dt, int rank, const int64_t *dims)
-{
-    tensor *t = calloc(1, sizeof *t);
-    tensor_set_shape(t, dt, rank, dims);
-    assert_int_equal(tensor_alloc(t, NULL), AIT_OK);
-    return t;
-}
-
-static void drop(tensor *t)
-{
-    tensor_release(t);
-    free(t);
-}
-
 /* A float32 [2,50] tensor with values around 1 of both signs. */
 static tensor *ramp(void)
 {
     const int64_t dims[] = {2, 50};
-    tensor *t = make(AIT_F32, 2, dims);
+    tensor *t = test_tensor(AIT_F32, 2, dims);
     float *p = t->data;
     for (int i = 0; i < 100; i++) p[i] = (float)((i % 2 ? -1 : 1) * (0.5 + i * 0.01));
     return t;
@@ -67,7 +54,7 @@ static void test_identical(void **st)
     assert_string_equal(v.reason, "");
     assert_true(m.max_abs == 0 && m.max_rel == 0 && m.n_off == 0);
     assert_true(isinf(m.sqnr_db) && m.sqnr_db > 0);
-    drop(r), drop(c);
+    test_tensor_free(r), test_tensor_free(c);
 }
 
 static void test_tiny_error_passes(void **st)
@@ -80,7 +67,7 @@ static void test_tiny_error_passes(void **st)
     assert_true(m.max_abs > 0 && m.max_abs < 1e-5);
     assert_true(m.max_rel < 2e-6);
     assert_true(m.sqnr_db > 100); /* about 120 dB for a 1e-6 relative error */
-    drop(r), drop(c);
+    test_tensor_free(r), test_tensor_free(c);
 }
 
 /* An element that cancels to near zero among large ones (a deep layer's
@@ -99,7 +86,7 @@ static void test_atol_scales_with_magnitude(void **st)
     verdict v = check(r, c, NULL, &m);
     assert_false(v.pass);
     assert_true(m.n_off == 1);
-    drop(r), drop(c);
+    test_tensor_free(r), test_tensor_free(c);
 }
 
 static void test_sign_flip_fails(void **st)
@@ -117,7 +104,7 @@ static void test_sign_flip_fails(void **st)
     assert_true(fabs(m.max_rel - 2.0) < 1e-6);
     /* noise = (2r)^2 = 4 signal: 10 log10(1/4) */
     assert_true(fabs(m.sqnr_db - 10 * log10(0.25)) < 1e-9);
-    drop(r), drop(c);
+    test_tensor_free(r), test_tensor_free(c);
 }
 
 static void test_nan_fails(void **st)
@@ -135,13 +122,13 @@ static void test_nan_fails(void **st)
     assert_true(check(r, c, NULL, &m).pass);
     ((float *)c->data)[7] = INFINITY;
     assert_false(check(r, c, NULL, &m).pass); /* Inf where the reference has NaN: off */
-    drop(r), drop(c);
+    test_tensor_free(r), test_tensor_free(c);
 }
 
 static void test_structure_mismatch(void **st)
 {
     const int64_t d1[] = {2, 50}, d2[] = {100};
-    tensor *r = ramp(), *c = make(AIT_F32, 1, d2), *h = make(AIT_F16, 2, d1);
+    tensor *r = ramp(), *c = test_tensor(AIT_F32, 1, d2), *h = test_tensor(AIT_F16, 2, d1);
     const tensor *rl[] = {r, r}, *cl[] = {c};
     verdict v;
     ait_error e = {0};
@@ -155,13 +142,13 @@ static void test_structure_mismatch(void **st)
     v = check(r, h, NULL, NULL);
     assert_false(v.pass);
     assert_string_equal(v.reason, "output 'logits': dtype float16, the reference's is float32");
-    drop(r), drop(c), drop(h);
+    test_tensor_free(r), test_tensor_free(c), test_tensor_free(h);
 }
 
 static void test_sqnr_and_quantised(void **st)
 {
     const int64_t d[] = {4};
-    tensor *r = make(AIT_F32, 1, d), *c = make(AIT_F32, 1, d);
+    tensor *r = test_tensor(AIT_F32, 1, d), *c = test_tensor(AIT_F32, 1, d);
     float rv[] = {1, 2, 3, 4}, cv[] = {1.1f, 2, 3, 4};
     memcpy(r->data, rv, sizeof rv);
     memcpy(c->data, cv, sizeof cv);
@@ -178,13 +165,13 @@ static void test_sqnr_and_quantised(void **st)
     assert_false(v.pass);
     assert_non_null(strstr(v.reason, "SQNR"));
     assert_non_null(strstr(v.reason, "bound 40 dB"));
-    drop(r), drop(c);
+    test_tensor_free(r), test_tensor_free(c);
 }
 
 static void test_int_and_half(void **st)
 {
     const int64_t d[] = {3};
-    tensor *r = make(AIT_I8, 1, d), *c = make(AIT_I8, 1, d);
+    tensor *r = test_tensor(AIT_I8, 1, d), *c = test_tensor(AIT_I8, 1, d);
     int8_t rv[] = {-3, 0, 5}, cv[] = {-3, 0, 6};
     memcpy(r->data, rv, 3);
     memcpy(c->data, cv, 3);
@@ -192,12 +179,12 @@ static void test_int_and_half(void **st)
     verdict v = check(r, c, NULL, &m);
     assert_false(v.pass); /* integers are exact */
     assert_true(m.max_abs == 1 && m.n_off == 1);
-    drop(r), drop(c);
-    r = make(AIT_F16, 1, d), c = make(AIT_F16, 1, d);
+    test_tensor_free(r), test_tensor_free(c);
+    r = test_tensor(AIT_F16, 1, d), c = test_tensor(AIT_F16, 1, d);
     uint16_t *hr = r->data, *hc = c->data;
     for (int i = 0; i < 3; i++) hr[i] = f32_to_f16(1.0f + i), hc[i] = f32_to_f16((1.0f + i) * 1.001f);
     assert_true(check(r, c, NULL, NULL).pass); /* within float16's rtol 1e-2 */
-    drop(r), drop(c);
+    test_tensor_free(r), test_tensor_free(c);
 }
 
 /* ---- profiling ---------------------------------------------------------- */

@@ -1,0 +1,101 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+static const char *under(const char *var, const char *dflt, const char *rel)
+{
+    static char bufs[4][4096];
+    static int k;
+    char *b = bufs[k++ % 4];
+    const char *d = getenv(var);
+    snprintf(b, sizeof bufs[0], "%s/%s", d && *d ? d : dflt, rel);
+    return b;
+}
+
+const char *test_data(const char *rel) { return under("AIT_TEST_DATA", "build-data", rel); }
+const char *test_bad(const char *rel) { return under("AIT_BAD_DIR", "build-data/bad", rel); }
+
+ait_model *test_load(const char *path)
+{
+    ait_model *m = NULL;
+    ait_error e = {0};
+    if (ait_model_load(path, &m, &e) != AIT_OK) fail_msg("%s: %s", path, e.msg);
+    return m;
+}
+
+tensor *test_tensor(ait_dtype dt, int rank, const int64_t *dims)
+{
+    tensor *t = calloc(1, sizeof *t);
+    ait_error e = {0};
+    assert_non_null(t);
+    tensor_set_shape(t, dt, rank, dims);
+    if (tensor_alloc(t, &e) != AIT_OK) fail_msg("%s", e.msg);
+    return t;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+float test_frand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+tensor *test_rand_tensor(int rank, const int64_t *dims)
+{
+    tensor *t = test_tensor(AIT_F32, rank, dims);
+    float *p = t->data;
+    for (int64_t i = 0; i < tensor_numel(t); i++) p[i] = test_frand();
+    return t;
+}
+
+void test_tensor_free(tensor *t)
+{
+    if (!t) return;
+    tensor_release(t);
+    free(t);
+}
+
+char *test_tmp_dir(const char *tag)
+{
+    char *d = malloc(256);
+    assert_non_null(d);
+    snprintf(d, 256, "/tmp/ait-%s-XXXXXX", tag);
+    assert_non_null(mkdtemp(d));
+    return d;
+}
+
+bool test_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+long test_file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+double test_max_err(ait_tensor *const *a, ait_tensor *const *b, int n)
+{
+    double worst = 0;
+    for (int j = 0; j < n; j++) {
+        assert_int_equal(ait_tensor_numel(a[j]), ait_tensor_numel(b[j]));
+        const float *x = ait_tensor_data(a[j]), *y = ait_tensor_data(b[j]);
+        for (int64_t i = 0; i < ait_tensor_numel(a[j]); i++)
+            worst = fmax(worst, fabs(x[i] - y[i]) / (1 + fabs(y[i])));
+    }
+    return worst;
+}

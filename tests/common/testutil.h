@@ -1,0 +1,42 @@
+/* What the tests share: where the test data is, loading a model or failing
+ * the test, tensors (zeroed, random, freed), files and folders, and how far
+ * two sets of outputs are apart. Every ait_test program links testutil.c.
+ * Functions that fail call cmocka's fail_msg, so they belong in test bodies. */
+#ifndef AIT_TESTUTIL_H
+#define AIT_TESTUTIL_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ait.h"
+#include "core/tensor.h"
+
+/* DIR/rel in a static buffer (four in rotation), DIR the folder of the
+ * exported test models (AIT_TEST_DATA, which tests/CMakeLists.txt sets; else
+ * build-data) or of the bad-input files (AIT_BAD_DIR; else build-data/bad). */
+const char *test_data(const char *rel);
+const char *test_bad(const char *rel);
+
+/* The model at path, or the test fails with the loader's message. */
+ait_model *test_load(const char *path);
+
+/* A tensor of dtype dt and shape dims with zeroed storage; and one of
+ * float32 values uniform in [-1, 1) from the tests' fixed-seed generator. */
+tensor *test_tensor(ait_dtype dt, int rank, const int64_t *dims);
+tensor *test_rand_tensor(int rank, const int64_t *dims);
+/* The next value in [-1, 1) of that generator (xorshift: the same sequence
+ * on every run). */
+float test_frand(void);
+/* Frees a tensor made above (NULL is fine). */
+void test_tensor_free(tensor *t);
+
+/* A new empty folder under /tmp named after tag (caller frees the path). */
+char *test_tmp_dir(const char *tag);
+bool test_exists(const char *path);
+/* The file's size, -1 when it does not exist. */
+long test_file_size(const char *path);
+
+/* The largest |a - b| / (1 + |b|) over n float32 output pairs, which must
+ * have the same element counts. */
+double test_max_err(ait_tensor *const *a, ait_tensor *const *b, int n);
+
+#endif
