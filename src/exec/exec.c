@@ -208,11 +208,12 @@ static const tensor *const_of(const exec *x, int v)
     return x->folded[v] ? x->folded[v] : x->g->vals[v].konst;
 }
 
-/* Schedules for the shapes now bound in cur[]: infer, fold, remove dead nodes. */
-static ait_status schedule(exec *x, ait_error *e)
+/* What is known before any node: constants with their data, bound inputs
+ * with their shapes (and data for constant outer values, which stay
+ * foldable). */
+static void schedule_seed(exec *x)
 {
     const graph *g = x->g;
-    free_folded(x);
     for (int v = 0; v < g->n_vals; v++) {
         x->known[v] = false;
         memset(&x->meta[v], 0, sizeof x->meta[v]);
@@ -230,67 +231,76 @@ static ait_status schedule(exec *x, ait_error *e)
         tensor_set_shape(&x->meta[v], t->dtype, t->rank, t->dims);
         x->meta[v].data = NULL;
         x->known[v] = true;
-        /* Constant outer values stay foldable. */
-        if (g->vals[v].outer >= 0 && x->outer && is_const(x->outer, g->vals[v].outer)) {
+        if (g->vals[v].outer >= 0 && x->outer && is_const(x->outer, g->vals[v].outer))
             x->meta[v].data = t->data;
-        }
     }
-    for (int i = 0; i < g->n_nodes; i++) {
-        const node *n = &g->nodes[i];
-        const op_def *def = x->defs[i];
-        x->skip[i] = false;
-        tensor *in[MAX_IO], *out[MAX_IO];
-        bool all_known = true, all_data = true;
-        for (int k = 0; k < n->n_in; k++) {
-            int v = n->in[k];
-            in[k] = v >= 0 ? &x->meta[v] : NULL;
-            if (v < 0) continue;
-            all_known &= x->known[v];
-            all_data &= x->meta[v].data != NULL;
-        }
-        for (int k = 0; x->extra[i] && x->extra[i][k] >= 0; k++)
-            all_data &= is_const(x, x->extra[i][k]);
-        for (int k = 0; k < n->n_out; k++) {
-            out[k] = n->out[k] >= 0 ? &x->meta[n->out[k]] : NULL;
-            if (out[k]) memset(out[k], 0, sizeof *out[k]);
-        }
-        if (!all_known || (def->flags & OP_ALLOCS_OUTPUTS)) continue;
-        op_ctx c;
-        ctx_init(x, n, &c, in, out, e);
-        x->cur_node = n;
-        ait_status s = def->infer(&c);
-        if (s == AIT_DEFER) continue;
-        if (s != AIT_OK) return node_err(x, n, e);
-        bool fold = !(def->flags & OP_NONDETERMINISTIC) &&
-                    (all_data || (def->flags & OP_READS_SHAPE));
-        size_t bytes = 0;
-        for (int k = 0; k < n->n_out; k++) {
-            if (!out[k]) continue;
-            int64_t numel;
-            if (shape_numel(out[k]->dims, out[k]->rank, out[k]->dtype, &numel, "output", e) != AIT_OK)
-                return node_err(x, n, e);
-            bytes += (size_t)numel * ait_dtype_size(out[k]->dtype);
-            x->known[n->out[k]] = true;
-        }
-        if (!fold || bytes > FOLD_MAX_BYTES) continue;
-        for (int k = 0; k < n->n_out; k++) {
-            if (!out[k]) continue;
-            tensor *t = calloc(1, sizeof *t);
-            if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
-            x->folded[n->out[k]] = t;
-            tensor_set_shape(t, out[k]->dtype, out[k]->rank, out[k]->dims);
-            TRY(tensor_alloc(t, e));
-            out[k] = t;
-        }
-        if (def->run(&c) != AIT_OK) return node_err(x, n, e);
-        for (int k = 0; k < n->n_out; k++)
-            if (out[k]) {
-                x->meta[n->out[k]] = *out[k];
-                x->meta[n->out[k]].owned = false;
-            }
-        x->skip[i] = true;
+}
+
+/* Node i at scheduling: its outputs' shapes when its inputs' are known
+ * (infer), and its outputs computed now (folded, the node then skipped)
+ * when every input is a constant, or it reads shapes only, and the outputs
+ * are small enough. */
+static ait_status schedule_node(exec *x, int i, ait_error *e)
+{
+    const node *n = &x->g->nodes[i];
+    const op_def *def = x->defs[i];
+    x->skip[i] = false;
+    tensor *in[MAX_IO], *out[MAX_IO];
+    bool all_known = true, all_data = true;
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        in[k] = v >= 0 ? &x->meta[v] : NULL;
+        if (v < 0) continue;
+        all_known &= x->known[v];
+        all_data &= x->meta[v].data != NULL;
     }
-    /* Dead-node removal: keep what the outputs need. */
+    for (int k = 0; x->extra[i] && x->extra[i][k] >= 0; k++)
+        all_data &= is_const(x, x->extra[i][k]);
+    for (int k = 0; k < n->n_out; k++) {
+        out[k] = n->out[k] >= 0 ? &x->meta[n->out[k]] : NULL;
+        if (out[k]) memset(out[k], 0, sizeof *out[k]);
+    }
+    if (!all_known || (def->flags & OP_ALLOCS_OUTPUTS)) return AIT_OK;
+    op_ctx c;
+    ctx_init(x, n, &c, in, out, e);
+    x->cur_node = n;
+    ait_status s = def->infer(&c);
+    if (s == AIT_DEFER) return AIT_OK;
+    if (s != AIT_OK) return node_err(x, n, e);
+    bool fold = !(def->flags & OP_NONDETERMINISTIC) && (all_data || (def->flags & OP_READS_SHAPE));
+    size_t bytes = 0;
+    for (int k = 0; k < n->n_out; k++) {
+        if (!out[k]) continue;
+        int64_t numel;
+        if (shape_numel(out[k]->dims, out[k]->rank, out[k]->dtype, &numel, "output", e) != AIT_OK)
+            return node_err(x, n, e);
+        bytes += (size_t)numel * ait_dtype_size(out[k]->dtype);
+        x->known[n->out[k]] = true;
+    }
+    if (!fold || bytes > FOLD_MAX_BYTES) return AIT_OK;
+    for (int k = 0; k < n->n_out; k++) {
+        if (!out[k]) continue;
+        tensor *t = calloc(1, sizeof *t);
+        if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+        x->folded[n->out[k]] = t;
+        tensor_set_shape(t, out[k]->dtype, out[k]->rank, out[k]->dims);
+        TRY(tensor_alloc(t, e));
+        out[k] = t;
+    }
+    if (def->run(&c) != AIT_OK) return node_err(x, n, e);
+    for (int k = 0; k < n->n_out; k++)
+        if (out[k]) {
+            x->meta[n->out[k]] = *out[k];
+            x->meta[n->out[k]].owned = false;
+        }
+    x->skip[i] = true;
+    return AIT_OK;
+}
+
+/* Dead-node removal: skips every node no graph output needs. */
+static void schedule_prune(exec *x)
+{
+    const graph *g = x->g;
     bool *need = x->known; /* reuse as scratch: scheduling is over */
     memset(need, 0, sizeof(bool) * (size_t)g->n_vals);
     for (int j = 0; j < g->n_outputs; j++) need[g->outputs[j]] = true;
@@ -307,6 +317,15 @@ static ait_status schedule(exec *x, ait_error *e)
             if (n->in[k] >= 0) need[n->in[k]] = true;
         for (int k = 0; x->extra[i] && x->extra[i][k] >= 0; k++) need[x->extra[i][k]] = true;
     }
+}
+
+/* Schedules for the shapes now bound in cur[]: infer, fold, remove dead nodes. */
+static ait_status schedule(exec *x, ait_error *e)
+{
+    free_folded(x);
+    schedule_seed(x);
+    for (int i = 0; i < x->g->n_nodes; i++) TRY(schedule_node(x, i, e));
+    schedule_prune(x);
     x->scheduled = true;
     return AIT_OK;
 }
