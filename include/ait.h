@@ -24,10 +24,15 @@ extern "C" {
 #define AIT_API
 #endif
 
+/* The one place the version is set: CMakeLists.txt reads these three for
+ * the project, the soname (libait.so.MAJOR) and the installed packages. */
 #define AIT_VERSION_MAJOR 0
 #define AIT_VERSION_MINOR 1
 #define AIT_VERSION_PATCH 0
-#define AIT_VERSION_STRING "0.1.0"
+#define AIT_VERSION_STR_(x) #x
+#define AIT_VERSION_XSTR_(x) AIT_VERSION_STR_(x)
+#define AIT_VERSION_STRING AIT_VERSION_XSTR_(AIT_VERSION_MAJOR) "." \
+    AIT_VERSION_XSTR_(AIT_VERSION_MINOR) "." AIT_VERSION_XSTR_(AIT_VERSION_PATCH)
 
 /* The version of the library linked at run time ("0.1.0"), which may differ
  * from the AIT_VERSION_* of the header a program was compiled with. */
