@@ -267,8 +267,6 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
                              .rotate = k};
             isolate_result ir = {0};
             ait_error ce = {0};
-            fflush(stdout); /* the child must not inherit pending output */
-            fflush(stderr);
             if (isolate_run(&io, check_fn, &run, &ir, &ce) != AIT_OK ||
                 ir.len != sizeof(double) * (size_t)c->n_plans) {
                 c->outcome = CHECK_FAILED;

@@ -537,8 +537,6 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
         isolate_result ir = {0};
         ait_error ce = {0};
         double t0 = now_sec();
-        fflush(stdout); /* the child must not inherit (and never flushes) pending output */
-        fflush(stderr);
         if (isolate_run(&io, trial_fn, &t, &ir, &ce) == AIT_OK && ir.len == sizeof *tc) {
             take_result(tc, ir.data);
             cache_put(&x->cache, key, tc);
