@@ -73,15 +73,17 @@ typedef struct ait_error {
 
 /* ---- messages and progress --------------------------------------------- */
 typedef enum ait_log_level {
-    AIT_LOG_ERROR = 0, /* something failed (the call's ait_status says what) */
-    AIT_LOG_WARN,      /* something was skipped or went on without (an unusable cache) */
+    AIT_LOG_ERROR = 0, /* a failure the call reports besides its ait_status (none yet:
+                        * a failure that ends a call is its status and message) */
+    AIT_LOG_WARN,      /* something went on without what it wanted (an unusable
+                        * cache; JIT tuning that failed, so the session runs untuned) */
     AIT_LOG_INFO,      /* what runs: inspection passes, generated samples, the
                         * whole-plan check's outcome */
     AIT_LOG_DEBUG,     /* detail: every tuning candidate's result, one line each */
     AIT_LOG_PROGRESS,  /* where a long call is now ("tune [####....] module 2/9 ...
                         * openblas/t1 (2/4) 12s"): each replaces the last, for a
-                        * status line redrawn in place; nothing is lost by
-                        * dropping them */
+                        * status line redrawn in place, and an empty one ends it;
+                        * nothing is lost by dropping them */
 } ait_log_level;
 
 /* Receives each message (one line, no newline; valid during the call only)

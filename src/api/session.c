@@ -91,6 +91,7 @@ static void jit_first_run(ait_session *s, tensor *const *inputs)
     jit_free(s->js);
     s->js = NULL;
     snprintf(s->note, sizeof s->note, "JIT tuning failed, running untuned: %s", e.msg);
+    log_msg(&s->log, AIT_LOG_WARN, "%s", s->note);
 }
 
 ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
