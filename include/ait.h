@@ -207,7 +207,8 @@ typedef struct ait_session_options {
     /* JIT tuning's results cache folder (created when missing; copied at
      * create); NULL: no cache, every JIT session tunes from scratch. */
     const char *cache_dir;
-    /* JIT tuning's messages and progress (see ait_log_fn); NULL: none. */
+    /* JIT tuning's messages and progress (see ait_log_fn), during the first
+     * ait_session_run: log_user must live as long as the session. NULL: none. */
     ait_log_fn log;
     void *log_user;
 } ait_session_options;

@@ -32,7 +32,8 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     tune_opts to = {.samples = h->samples, .n_batch = h->r->n_batch, .sel = &h->sel,
                     .max_threads = o->max_threads > 0 ? o->max_threads : 1,
                     .timeout = o->timeout > 0 ? o->timeout : 60, .cache_dir = o->cache_dir,
-                    .log = {o->log, o->log_user}, .prof = profile_defaults()}; /* then what the caller set */
+                    .log = {o->log, o->log_user},
+                    .prof = profile_defaults()}; /* then what the caller set */
     if (o->warmup > 0) to.prof.warmup = o->warmup;
     if (o->window > 0) to.prof.window = o->window;
     if (o->cv > 0) to.prof.cv = o->cv;

@@ -274,8 +274,9 @@ static void progress_start(const progress *p, const char *mod, int batch, const 
     int fill = p->n_steps ? (int)(20.0 * ((p->step - 1) + (double)c / n) / p->n_steps) : 0;
     for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
     bar[20] = 0;
-    log_msg(&p->o->log, AIT_LOG_PROGRESS, "tune [%s] module %d/%d %.32s @ batch %d: %s (%d/%d) %.0fs",
-            bar, p->step, p->n_steps, mod, batch, tc->name, c + 1, n, now_sec() - p->t0);
+    log_msg(&p->o->log, AIT_LOG_PROGRESS,
+            "tune [%s] module %d/%d %.32s @ batch %d: %s (%d/%d) %.0fs", bar, p->step,
+            p->n_steps, mod, batch, tc->name, c + 1, n, now_sec() - p->t0);
 }
 
 /* After a candidate: its line of the log. */
