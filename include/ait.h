@@ -5,6 +5,18 @@
  * with ait_model_error() / ait_session_error(), or, for calls that have no
  * handle yet, written into the caller's `ait_error` buffer when one is given.
  * Every create has a free, and every free accepts NULL.
+ *
+ * The library prints nothing and reads no environment variable: messages
+ * and progress go to the log callback of the options (see ait_log_fn), and
+ * what the environment would set is the caller's to read, with
+ * ait_options_from_env() when it wants ait's variables honoured.
+ *
+ * Option structs (ait_*_options) start with `size`, which the caller sets
+ * to sizeof the struct (`{.size = sizeof(ait_tune_options), ...}`): a
+ * program built against an older, shorter struct keeps working with a newer
+ * library, which takes the defaults for the fields it did not know. A size
+ * of 0 or one larger than the library's struct is refused with
+ * AIT_E_INVALID_ARG. Passing NULL options means every default.
  */
 #ifndef AIT_H
 #define AIT_H
@@ -63,6 +75,29 @@ typedef struct ait_error {
     ait_status code;
     char msg[1024];
 } ait_error;
+
+/* ---- messages and progress --------------------------------------------- */
+typedef enum ait_log_level {
+    AIT_LOG_ERROR = 0, /* a failure the call reports besides its ait_status (none yet:
+                        * a failure that ends a call is its status and message) */
+    AIT_LOG_WARN,      /* something went on without what it wanted (an unusable
+                        * cache; JIT tuning that failed, so the session runs untuned) */
+    AIT_LOG_INFO,      /* what runs: inspection passes, generated samples, the
+                        * whole-plan check's outcome */
+    AIT_LOG_DEBUG,     /* detail: every tuning candidate's result, one line each */
+    AIT_LOG_PROGRESS,  /* where a long call is now ("tune [####....] module 2/9 ...
+                        * openblas/t1 (2/4) 12s"): each replaces the last, for a
+                        * status line redrawn in place, and an empty one ends it;
+                        * nothing is lost by dropping them */
+} ait_log_level;
+
+/* Receives each message (one line, no newline; valid during the call only)
+ * from the thread that made the call it reports on. There is no verbosity
+ * switch: the callback gets every level and keeps what it wants. `ait`
+ * itself, on a terminal, redraws PROGRESS as a bar and prints ERROR to INFO;
+ * elsewhere it prints ERROR to DEBUG as lines and drops PROGRESS. A NULL
+ * callback (the default): nothing is reported anywhere. */
+typedef void (*ait_log_fn)(void *user, ait_log_level level, const char *msg);
 
 /* ---- element types (numbered as ONNX TensorProto.DataType) ------------- */
 typedef enum ait_dtype {
@@ -163,16 +198,24 @@ AIT_API int ait_model_opset(const ait_model *m);
 typedef struct ait_session ait_session;
 
 typedef struct ait_session_options {
+    size_t size; /* sizeof(ait_session_options) */
     int threads; /* 0: one per core */
     /* JIT tuning: the first run tunes the model's top-level modules on that
      * run's inputs (strategy min-latency, short profiles, results cached in
-     * $AIT_CACHE_DIR or ~/.cache/ait), then this and every later run use
-     * the chosen candidates. The environment variable AIT_JIT=1 turns it on
-     * for every session, for programs that cannot change their code. If
-     * tuning fails the session runs untuned and ait_session_note() says why.
-     * Nothing is saved unless ait_session_save() is called. Ignored for a
-     * model that is already tuned (a .ait). */
+     * cache_dir), then this and every later run use the chosen candidates.
+     * If tuning fails the session runs untuned and ait_session_note() says
+     * why. Nothing is saved unless ait_session_save() is called. Ignored for
+     * a model that is already tuned (a .ait). The library does not read
+     * AIT_JIT itself: a program honours it by calling
+     * ait_options_from_env() (the `ait` command does). */
     int jit;
+    /* JIT tuning's results cache folder (created when missing; copied at
+     * create); NULL: no cache, every JIT session tunes from scratch. */
+    const char *cache_dir;
+    /* JIT tuning's messages and progress (see ait_log_fn), during the first
+     * ait_session_run: log_user must live as long as the session. NULL: none. */
+    ait_log_fn log;
+    void *log_user;
 } ait_session_options;
 
 /* A session runs a model; the model must outlive it. `opts` may be NULL. */
@@ -202,6 +245,7 @@ AIT_API ait_status ait_session_save(ait_session *s, const char *path, ait_error 
 typedef struct ait_inspection ait_inspection;
 
 typedef struct ait_inspect_options {
+    size_t size;              /* sizeof(ait_inspect_options) */
     const char *data_path;    /* .npz, folder of .npz, or folder of sample folders;
                                  NULL: one sample generated from the declared dims */
     int n_dims;               /* sizes of symbolic dims of generated samples */
@@ -212,7 +256,10 @@ typedef struct ait_inspect_options {
     int runs;                 /* timed runs per batch size (0: 5) */
     int warmup;               /* untimed runs per batch size (0: 1) */
     int threads;              /* 0: 1 */
-    int verbose;              /* progress on stderr */
+    /* Messages: what each pass runs (INFO), what was generated (INFO);
+     * see ait_log_fn. NULL: none. */
+    ait_log_fn log;
+    void *log_user;
 } ait_inspect_options;
 
 /* Inspects model m (`opts` may be NULL). On failure *out is NULL and err
@@ -300,6 +347,7 @@ AIT_API void ait_selection_clear(ait_inspection *r);
 typedef struct ait_tuning ait_tuning;
 
 typedef struct ait_tune_options {
+    size_t size;       /* sizeof(ait_tune_options) */
     int max_threads;   /* candidates use 1..max_threads threads (0: 1) */
     double timeout;    /* seconds per candidate (0: 60) */
     int warmup;        /* profiling: untimed runs (0: 10) */
@@ -312,8 +360,32 @@ typedef struct ait_tune_options {
     /* Keep the per-module choices as they are: do not run the whole model on
      * them against each backend alone (the whole-plan check, docs/tuning.md). */
     int skip_plan_check;
-    int verbose;       /* progress on stderr */
+    /* The results cache folder (docs/tuning.md; created when missing): a
+     * trial already there is not run again. NULL: no cache. An unusable
+     * folder is a warning, never a failure. ait_options_from_env() sets
+     * the usual one ($AIT_CACHE_DIR, else ~/.cache/ait). */
+    const char *cache_dir;
+    /* Progress and messages: the candidate running now (PROGRESS), each
+     * candidate's result (DEBUG), the whole-plan check (INFO), cache
+     * warnings (WARN); see ait_log_fn. NULL: none. */
+    ait_log_fn log;
+    void *log_user;
 } ait_tune_options;
+
+/* What ait's environment variables ask for, for programs that want them
+ * honoured (the library reads the environment only here): sets so->jit to
+ * 1 when AIT_JIT=1, and the cache folder of both (so->cache_dir,
+ * to->cache_dir) to $AIT_CACHE_DIR when set and not empty, else
+ * $HOME/.cache/ait, else NULL (no cache). Either pointer may be NULL.
+ * Set each struct's size first: only fields within it are written, other
+ * fields are left alone, and a size ait_session_create / ait_tune would
+ * refuse is refused here (AIT_E_INVALID_ARG; err may be NULL). The folder
+ * string points into the environment, or for the HOME default into memory
+ * the library keeps for the process (HOME as at the first call that needed
+ * it). A program that never calls it ignores AIT_JIT and AIT_CACHE_DIR:
+ * there is no other way to turn JIT tuning on from outside a program. */
+AIT_API ait_status ait_options_from_env(ait_session_options *so, ait_tune_options *to,
+                                        ait_error *err);
 
 /* Tunes what r selects (opts may be NULL). The inspection and its model
  * must outlive the result. */
@@ -336,6 +408,7 @@ AIT_API ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row 
 AIT_API ait_status ait_tuning_save(const ait_tuning *t, const char *path, ait_error *err);
 
 typedef struct ait_artifact_options {
+    size_t size; /* sizeof(ait_artifact_options) */
     /* When the plan cannot be used here (CPU features missing, a backend not
      * available, a damaged plan or prepared blob) but the embedded model is
      * intact, load the model untuned instead of failing; ait_model_note()

@@ -57,9 +57,10 @@ int main(int argc, char **argv)
     for (int k = 1; k < np; k++) paths[k] = argv[3 + k];
     ait_error e = {0};
     peer p[MAX_MODELS] = {0};
+    ait_session_options so = {.size = sizeof so, .threads = threads};
     for (int k = 0; k < np; k++)
         if (ait_model_load(paths[k], &p[k].m, &e) != AIT_OK ||
-            ait_session_create(p[k].m, &(ait_session_options){.threads = threads}, &p[k].s, &e) != AIT_OK)
+            ait_session_create(p[k].m, &so, &p[k].s, &e) != AIT_OK)
             return fail(paths[k], e.msg);
     ait_model *m = p[0].m;
     int nin = ait_model_input_count(m), nout = ait_model_output_count(m);

@@ -45,9 +45,10 @@ static int load_model(ctx *c, const shape *s)
     ait_session_free(c->sess), ait_model_free(c->model), ait_tensor_free(c->b);
     c->sess = NULL, c->model = NULL, c->b = NULL;
     ait_error e = {0};
+    ait_session_options so = {.size = sizeof so, .threads = c->threads};
     snprintf(path, sizeof path, "%s/%s.onnx", c->dir, key);
     if (ait_model_load(path, &c->model, &e) != AIT_OK ||
-        ait_session_create(c->model, &(ait_session_options){.threads = c->threads}, &c->sess, &e) != AIT_OK) {
+        ait_session_create(c->model, &so, &c->sess, &e) != AIT_OK) {
         fprintf(stderr, "bench-gemm: %s\n", e.msg);
         return -1;
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
 #include "io/artifact.h"
 #include "runtime/model.h"
 #include "runtime/plan.h"
@@ -71,19 +72,21 @@ static ait_status load_untuned(const char *path, const ait_error *why, ait_model
     return AIT_OK;
 }
 
-ait_status ait_artifact_load(const char *path, const ait_artifact_options *o, ait_model **out,
+ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts, ait_model **out,
                              ait_error *err)
 {
     ait_error scratch = {0}, first = {0};
     ait_error *e = err ? err : &scratch;
     if (out) *out = NULL;
     if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_artifact_load: NULL argument");
+    ait_artifact_options o;
+    TRY(OPTS_TAKE(o, opts, e));
     artifact *a = NULL;
     ait_status s = artifact_open(path, NULL, &a, &first);
     if (s == AIT_OK) s = load_tuned(path, a, out, &first);
     if (s == AIT_OK) return AIT_OK;
     artifact_close(a);
-    if (!o || !o->fallback_untuned) {
+    if (!o.fallback_untuned) {
         *e = first;
         return s;
     }

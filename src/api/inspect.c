@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
 #include "runtime/model.h"
 #include "api/inspection.h"
 #include "tune/report.h"
@@ -19,11 +20,13 @@ static ait_status fail(ait_inspection *h, ait_status s, const char *msg)
 ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts, ait_inspection **out,
                        ait_error *err)
 {
-    static const ait_inspect_options none = {0};
-    const ait_inspect_options *o = opts ? opts : &none;
     if (!out) return err_set(err, AIT_E_INVALID_ARG, "ait_inspect: out is NULL");
     *out = NULL;
     if (!m) return err_set(err, AIT_E_INVALID_ARG, "ait_inspect: model is NULL");
+    ait_inspect_options all;
+    TRY(OPTS_TAKE(all, opts, err));
+    const ait_inspect_options *o = &all;
+    logger log = {o->log, o->log_user};
     if (o->n_batch_sizes < 0 || o->n_batch_sizes > 16 || (o->n_batch_sizes && !o->batch_sizes))
         return err_set(err, AIT_E_INVALID_ARG, "%s: 0 to 16 batch sizes, not %d", m->path,
                        o->n_batch_sizes);
@@ -36,8 +39,7 @@ ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts, ait_
     if (o->data_path) {
         s = samples_load(m, o->data_path, &h->samples, err);
     } else {
-        sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = o->n_dims,
-                          .quiet = !o->verbose};
+        sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = o->n_dims, .log = log};
         for (int i = 0; i < o->n_dims; i++)
             so.dim_names[i] = o->dim_names[i], so.dim_vals[i] = o->dim_values[i];
         s = samples_generate(m, &so, &h->samples, err);
@@ -45,7 +47,7 @@ ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts, ait_
     if (s == AIT_OK) {
         inspect_opts io = {.samples = h->samples, .n_batch = o->n_batch_sizes, .runs = o->runs,
                            .warmup = o->warmup, .threads = o->threads > 0 ? o->threads : 1,
-                           .quiet = !o->verbose};
+                           .log = log};
         for (int i = 0; i < o->n_batch_sizes; i++) io.batch[i] = o->batch_sizes[i];
         s = inspect_run(m, &io, &h->r, err);
     }

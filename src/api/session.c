@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
 #include "runtime/model.h"
 #include "exec/exec.h"
 #include "runtime/plan_exec.h"
@@ -15,6 +16,8 @@ struct ait_session {
     exec *x;         /* an untuned model's executor, or */
     plan_exec *px;   /* a tuned model's plan runner */
     bool jit;        /* tune on the first run */
+    char *cache_dir; /* JIT tuning's cache (a copy), or NULL */
+    logger log;      /* JIT tuning's messages */
     jit_state *js;   /* what JIT tuning chose, once done */
     char note[1024];
     int threads;
@@ -26,14 +29,22 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
 {
     if (out) *out = NULL;
     if (!m || !out) return err_set(err, AIT_E_INVALID_ARG, "ait_session_create: NULL argument");
+    ait_session_options o;
+    TRY(OPTS_TAKE(o, opts, err));
     ait_session *s = calloc(1, sizeof *s);
     if (!s) return err_set(err, AIT_E_NOMEM, "out of memory");
     s->m = m;
-    s->threads = opts && opts->threads > 0 ? opts->threads : 1;
-    s->jit = !m->plan && ((opts && opts->jit) || jit_from_env());
-    ait_status st = m->plan ? plan_exec_create(m->g, m->plan, s->threads, &s->px, err)
-                            : exec_create(m->g, NULL, s->threads, &s->x, err);
+    s->threads = o.threads > 0 ? o.threads : 1;
+    s->jit = !m->plan && o.jit;
+    s->log = (logger){o.log, o.log_user};
+    ait_status st = AIT_OK;
+    if (s->jit && o.cache_dir && !(s->cache_dir = strdup(o.cache_dir)))
+        st = err_set(err, AIT_E_NOMEM, "out of memory");
+    if (st == AIT_OK)
+        st = m->plan ? plan_exec_create(m->g, m->plan, s->threads, &s->px, err)
+                     : exec_create(m->g, NULL, s->threads, &s->x, err);
     if (st != AIT_OK) {
+        free(s->cache_dir);
         free(s);
         return st;
     }
@@ -47,6 +58,7 @@ void ait_session_free(ait_session *s)
     exec_free(s->x);
     plan_exec_free(s->px);
     jit_free(s->js);
+    free(s->cache_dir);
     free(s);
 }
 
@@ -69,7 +81,8 @@ static void jit_first_run(ait_session *s, tensor *const *inputs)
 {
     ait_error e = {0};
     s->jit = false;
-    if (jit_tune(s->m, inputs, s->threads, &s->js, &e) == AIT_OK &&
+    jit_opts jo = {.threads = s->threads, .cache_dir = s->cache_dir, .log = s->log};
+    if (jit_tune(s->m, inputs, &jo, &s->js, &e) == AIT_OK &&
         plan_exec_create(s->m->g, s->js->p, s->threads, &s->px, &e) == AIT_OK) {
         snprintf(s->note, sizeof s->note, "JIT: tuned %d module%s on the first run",
                  s->js->p->n_modules, s->js->p->n_modules == 1 ? "" : "s");
@@ -78,6 +91,7 @@ static void jit_first_run(ait_session *s, tensor *const *inputs)
     jit_free(s->js);
     s->js = NULL;
     snprintf(s->note, sizeof s->note, "JIT tuning failed, running untuned: %s", e.msg);
+    log_msg(&s->log, AIT_LOG_WARN, "%s", s->note);
 }
 
 ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
 #include "runtime/model.h"
 #include "api/inspection.h"
 #include "runtime/plan.h"
@@ -18,18 +19,20 @@ struct ait_tuning {
 ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning **out,
                     ait_error *err)
 {
-    static const ait_tune_options none = {0};
-    const ait_tune_options *o = opts ? opts : &none;
     if (!out) return err_set(err, AIT_E_INVALID_ARG, "ait_tune: out is NULL");
     *out = NULL;
     if (!h) return err_set(err, AIT_E_INVALID_ARG, "ait_tune: inspection is NULL");
+    ait_tune_options all;
+    TRY(OPTS_TAKE(all, opts, err));
+    const ait_tune_options *o = &all;
     if (o->margin >= 1 || isnan(o->margin))
         return err_set(err, AIT_E_INVALID_ARG, "ait_tune: margin %g is not below 1", o->margin);
     /* Without a selection, the top-level modules (as `ait tune` does). */
     if (!h->sel.n) TRY(select_by_share(&h->sel, h->r, 1, 0, 0, NULL, err));
     tune_opts to = {.samples = h->samples, .n_batch = h->r->n_batch, .sel = &h->sel,
                     .max_threads = o->max_threads > 0 ? o->max_threads : 1,
-                    .timeout = o->timeout > 0 ? o->timeout : 60, .quiet = !o->verbose,
+                    .timeout = o->timeout > 0 ? o->timeout : 60, .cache_dir = o->cache_dir,
+                    .log = {o->log, o->log_user},
                     .prof = profile_defaults()}; /* then what the caller set */
     if (o->warmup > 0) to.prof.warmup = o->warmup;
     if (o->window > 0) to.prof.window = o->window;

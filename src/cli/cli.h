@@ -2,6 +2,7 @@
 #ifndef AIT_CLI_H
 #define AIT_CLI_H
 #include "ait.h"
+#include "core/log.h"
 #include "core/timer.h"
 #include "runtime/model.h"
 
@@ -9,6 +10,13 @@ int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+
+/* The library's messages on stderr, as `ait` shows them: on a terminal,
+ * PROGRESS as one status line redrawn in place and ERROR to INFO as lines
+ * (DEBUG dropped: the status line shows each candidate); elsewhere (a log
+ * file, a pipe) ERROR to DEBUG as lines and no PROGRESS. WARN and ERROR
+ * lines start "ait: warning: " and "ait: error: ". */
+logger cli_logger(void);
 
 /* Model inputs for a run: from files (--input NAME=FILE.npy or FILE.npz)
  * and, for the rest, generated from the declared dims. */

@@ -61,7 +61,8 @@ ait_status inputs_make(const ait_model *m, const input_opts *o, ait_tensor **ten
     int n = m->g->n_inputs;
     for (int i = 0; i < n; i++) tensors[i] = NULL;
     ait_status s = from_files(m, o, tensors, e);
-    sample_opts so = {.batch = o->batch, .n_dims = o->n_dims, .count = 1, .seed = o->seed};
+    sample_opts so = {.batch = o->batch, .n_dims = o->n_dims, .count = 1, .seed = o->seed,
+                      .log = cli_logger()};
     for (int k = 0; k < o->n_dims; k++) {
         so.dim_names[k] = o->dim_names[k];
         so.dim_vals[k] = o->dim_vals[k];

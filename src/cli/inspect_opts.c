@@ -212,7 +212,8 @@ int insp_prepare(const insp_args *a, const char *cmd, insp_state *s)
         if (a->data) {
             st = samples_load(s->m, a->data, &s->samples, &e);
         } else {
-            sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = a->n_dims};
+            sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = a->n_dims,
+                              .log = cli_logger()};
             for (int i = 0; i < a->n_dims; i++)
                 so.dim_names[i] = a->dim_names[i], so.dim_vals[i] = a->dim_vals[i];
             st = samples_generate(s->m, &so, &s->samples, &e);
@@ -220,7 +221,7 @@ int insp_prepare(const insp_args *a, const char *cmd, insp_state *s)
     }
     if (st == AIT_OK) {
         inspect_opts io = {.samples = s->samples, .n_batch = a->n_batch, .runs = a->runs,
-                           .threads = a->threads};
+                           .threads = a->threads, .log = cli_logger()};
         memcpy(io.batch, a->batch, sizeof io.batch);
         st = inspect_run(s->m, &io, &s->r, &e);
     }

@@ -146,7 +146,7 @@ int cmd_run(int argc, char **argv)
     ait_session *s = NULL;
     ait_tensor *in[512] = {0}, *out[512] = {0};
     int rc = 1, n_in = 0, n_out = 0;
-    ait_artifact_options ao = {.fallback_untuned = fallback};
+    ait_artifact_options ao = {.size = sizeof ao, .fallback_untuned = fallback};
     if ((artifact_file_is(path) ? ait_artifact_load(path, &ao, &m, &err)
                                 : ait_model_load(path, &m, &err)) != AIT_OK)
         goto fail;
@@ -165,8 +165,13 @@ int cmd_run(int argc, char **argv)
         err_set(&err, AIT_E_INVALID_ARG, "--save needs --jit (`ait tune -o` saves a tuning)");
         goto fail;
     }
-    ait_session_options so = {.threads = threads, .jit = jit};
-    if (ait_session_create(m, &so, &s, &err) != AIT_OK) goto fail;
+    /* AIT_JIT=1 and the cache folder from the environment, as documented. */
+    logger lg = cli_logger();
+    ait_session_options so = {.size = sizeof so, .threads = threads, .jit = jit, .log = lg.fn,
+                              .log_user = lg.user};
+    if (ait_options_from_env(&so, NULL, &err) != AIT_OK ||
+        ait_session_create(m, &so, &s, &err) != AIT_OK)
+        goto fail;
     double *lat = calloc((size_t)repeat + 1, sizeof *lat);
     if (!lat) {
         err_set(&err, AIT_E_NOMEM, "out of memory");

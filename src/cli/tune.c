@@ -175,12 +175,21 @@ static void print_summary(const inspection *r, const tune_report *rep)
     }
 }
 
+/* The cache folder the environment names ($AIT_CACHE_DIR, else
+ * ~/.cache/ait), or NULL when neither it nor HOME is set. */
+static const char *env_cache_dir(void)
+{
+    ait_tune_options to = {.size = sizeof to};
+    ait_options_from_env(NULL, &to, NULL);
+    return to.cache_dir;
+}
+
 /* The cache folder to use, or NULL (no cache: --no-cache, or no HOME and
  * no AIT_CACHE_DIR, which is said). */
-static const char *cache_for(const insp_args *a, char *buf, size_t n)
+static const char *cache_for(const insp_args *a)
 {
     if (a->no_cache) return NULL;
-    const char *d = cache_default_dir(buf, n);
+    const char *d = env_cache_dir();
     if (!d)
         fprintf(stderr, "ait: warning: cache: neither AIT_CACHE_DIR nor HOME is set: tuning "
                         "without a cache\n");
@@ -189,12 +198,10 @@ static const char *cache_for(const insp_args *a, char *buf, size_t n)
 
 static int tune_for_real(const insp_args *a, insp_state *s)
 {
-    char cbuf[4096];
-    const char *cache = cache_for(a, cbuf, sizeof cbuf);
+    const char *cache = cache_for(a);
     ait_error e = {0};
     if (a->clear_cache) {
-        char dbuf[4096];
-        const char *dir = cache ? cache : cache_default_dir(dbuf, sizeof dbuf);
+        const char *dir = cache ? cache : env_cache_dir();
         int removed = 0;
         if (dir && cache_clear(dir, &removed, &e) != AIT_OK)
             fprintf(stderr, "ait: warning: cache: %s\n", e.msg);
@@ -204,7 +211,7 @@ static int tune_for_real(const insp_args *a, insp_state *s)
     }
     tune_opts o = {.samples = s->samples, .n_batch = a->n_batch, .sel = &s->sel,
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
-                   .progress_bar = isatty(STDERR_FILENO), .cache_dir = cache,
+                   .log = cli_logger(), .cache_dir = cache,
                    .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
                    .plan_check = !a->no_plan_check};
     memcpy(o.batch, a->batch, sizeof o.batch);
@@ -299,8 +306,8 @@ int cmd_tune(int argc, char **argv)
         insp_state_free(&s);
         return rc;
     }
-    char buf[4096], bs[128] = "";
-    const char *cache = a.no_cache ? NULL : cache_default_dir(buf, sizeof buf);
+    char bs[128] = "";
+    const char *cache = a.no_cache ? NULL : env_cache_dir();
     struct stat sb;
     for (int i = 0, len = 0; i < s.r->n_batch; i++)
         len += snprintf(bs + len, sizeof bs - (size_t)len, "%s%d", i ? "," : "", s.r->batch[i]);

@@ -99,17 +99,17 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void block_shani(uint32_t h[8
 }
 #endif
 
-/* SHA256_PORTABLE=1 in the environment forces the portable code (tests
- * compare the two). */
+/* Set by sha256_force_portable (tests only). */
+static bool force_portable;
+
+void sha256_force_portable(bool on) { force_portable = on; }
+
 static int use_shani(void)
 {
 #if SHA256_X86
     static int have = -1; /* a benign race: every thread computes the same */
-    if (have < 0) {
-        const char *force = getenv("SHA256_PORTABLE");
-        have = !(force && *force == '1') && cpu_has_all("sha,sse4.2", NULL, 0);
-    }
-    return have;
+    if (have < 0) have = cpu_has_all("sha,sse4.2", NULL, 0);
+    return have && !force_portable;
 #else
     return 0;
 #endif

@@ -2,6 +2,7 @@
  * and their sums file are hashed with it, and `sha256sum -c` must agree. */
 #ifndef AIT_IO_SHA256_H
 #define AIT_IO_SHA256_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,12 @@ void sha256_final(sha256_ctx *c, uint8_t out[SHA256_BYTES]);
 void sha256(const void *data, size_t len, uint8_t out[SHA256_BYTES]);
 /* Lower-case hex of a digest into hex[SHA256_HEX]. */
 void sha256_hex(const uint8_t d[SHA256_BYTES], char hex[SHA256_HEX]);
+
+/* Makes every later digest use the portable code even where the CPU has
+ * SHA extensions (the unit test compares the two; it calls this when it sees
+ * SHA256_PORTABLE=1, which the library itself does not read). Not for use
+ * while other threads hash. */
+void sha256_force_portable(bool on);
 
 /* Hex digest of the file at path (read in chunks, any size). */
 ait_status sha256_file(const char *path, char hex[SHA256_HEX], ait_error *e);

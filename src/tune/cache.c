@@ -22,27 +22,16 @@
 static void warn(tune_cache *c, const char *fmt, ...) AIT_PRINTF(2, 3);
 static void warn(tune_cache *c, const char *fmt, ...)
 {
+    char msg[1536];
     va_list ap;
     va_start(ap, fmt);
-    if (c->clear_line) fputs("\r\033[K", stderr);
-    fputs("ait: warning: cache: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    log_msg(c->log, AIT_LOG_WARN, "cache: %s", msg);
     c->warnings++;
 }
 
 /* ---- the folder ---- */
-
-const char *cache_default_dir(char *buf, size_t n)
-{
-    const char *d = getenv("AIT_CACHE_DIR");
-    int k;
-    if (d && *d) k = snprintf(buf, n, "%s", d);
-    else if ((d = getenv("HOME")) && *d) k = snprintf(buf, n, "%s/.cache/ait", d);
-    else return NULL;
-    return k < 0 || (size_t)k >= n ? NULL : buf;
-}
 
 /* mkdir -p; returns 0 or -1 with errno. */
 static int make_dirs(const char *path)
@@ -68,9 +57,9 @@ static int make_dirs(const char *path)
     return 0;
 }
 
-void cache_open(tune_cache *c, const char *dir, bool clear_line)
+void cache_open(tune_cache *c, const char *dir, const logger *log)
 {
-    *c = (tune_cache){.clear_line = clear_line};
+    *c = (tune_cache){.log = log};
     if (!dir) return;
     if (snprintf(c->dir, sizeof c->dir, "%s", dir) >= (int)sizeof c->dir) {
         warn(c, "the folder name is too long: tuning without a cache");

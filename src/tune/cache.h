@@ -1,6 +1,7 @@
 /* The tuner's results cache: what each candidate's trial measured, kept in
- * one small file per trial under a folder ($AIT_CACHE_DIR, else
- * ~/.cache/ait) as a JSON object with its format version, so that re-running the same tune reuses the results
+ * one small file per trial under a folder (the caller's: tune_opts.cache_dir;
+ * ait_options_from_env gives $AIT_CACHE_DIR, else ~/.cache/ait) as a JSON
+ * object with its format version, so that re-running the same tune reuses the results
  * without building, validating or timing anything (design.md, Tuning).
  *
  * An entry is named by the SHA-256 of everything its result depends on
@@ -16,7 +17,8 @@
  * load, a killed process) and is tried again next time.
  *
  * The cache never fails a tune: a folder that cannot be created, read or
- * written is a warning on stderr, and tuning goes on without it. */
+ * written is a warning (to the tuner's logger), and tuning goes on without
+ * it. */
 #ifndef AIT_TUNE_CACHE_H
 #define AIT_TUNE_CACHE_H
 #include <stdbool.h>
@@ -36,20 +38,15 @@ typedef struct tune_cache {
     char dir[4096];
     bool on;           /* reads (and writes) are tried */
     bool read_only;    /* a write failed: no more writes (warned once) */
-    bool clear_line;   /* a progress bar is on stderr: clear it before a warning */
+    const logger *log; /* where warnings go (AIT_LOG_WARN) */
     int hits, stores, ignored; /* ignored: corrupt or unreadable entries */
     int warnings;
 } tune_cache;
 
-/* The default folder: $AIT_CACHE_DIR when set and not empty, else
- * $HOME/.cache/ait, written into buf[n]. NULL when neither is set (or the
- * path does not fit): then there is no cache. */
-const char *cache_default_dir(char *buf, size_t n);
-
 /* Opens the cache at dir, creating the folder and its parents (mode 0755)
  * when missing. NULL dir: off, silently. A folder that cannot be created or
  * is not a folder: off, with a warning. Never fails. */
-void cache_open(tune_cache *c, const char *dir, bool clear_line);
+void cache_open(tune_cache *c, const char *dir, const logger *log);
 
 /* Removes ait's entries from dir: only regular files named like an entry
  * (CACHE_PREFIX + 64 hex digits + CACHE_SUFFIX, or such a name followed by

@@ -170,10 +170,9 @@ static ait_status run_batches(const ait_model *m, const inspect_opts *o, inspect
         sample_set view = {.n_inputs = o->samples->n_inputs, .s = members};
         for (int i = 0; i < ns; i++)
             if (group[i] == gi) members[view.n++] = o->samples->s[i];
-        if (!o->quiet)
-            fprintf(stderr, "inspect: %s%d sample%s at batch %d: %d warm-up, %d timed runs\n",
-                    n_groups > 1 ? "shape group: " : "", view.n, view.n > 1 ? "s" : "", b, warm,
-                    runs);
+        log_msg(&o->log, AIT_LOG_INFO,
+                "inspect: %s%d sample%s at batch %d: %d warm-up, %d timed runs",
+                n_groups > 1 ? "shape group: " : "", view.n, view.n > 1 ? "s" : "", b, warm, runs);
         s = samples_batch(m, &view, b, inputs, e);
         for (int w = 0; s == AIT_OK && w < warm; w++) {
             s = exec_run(x, inputs, outputs, e);

@@ -3,6 +3,7 @@
  * axes), measured by running samples at one or more batch sizes. */
 #ifndef AIT_TUNE_INSPECT_H
 #define AIT_TUNE_INSPECT_H
+#include "core/log.h"
 #include "graph/modules.h"
 #include "tune/axes.h"
 #include "tune/samples.h"
@@ -37,7 +38,7 @@ typedef struct inspect_opts {
     int warmup;                 /* untimed runs per batch size (default 1) */
     int runs;                   /* timed runs per batch size (default 5) */
     int threads;
-    bool quiet;                 /* no progress on stderr */
+    logger log;                 /* what each pass runs, at INFO */
 } inspect_opts;
 
 typedef struct inspection {

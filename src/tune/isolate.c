@@ -37,13 +37,16 @@ static bool write_all(int fd, const void *p, size_t n)
     return true;
 }
 
-/* The child's whole life: limits, the work, the result down the pipe. */
-static _Noreturn void child_main(int fd, pid_t parent, const isolate_opts *o, isolate_fn fn,
-                                 void *ctx)
+/* The child's whole life: limits, the work, the result down the pipe.
+ * Whatever it writes to stdout or stderr (a backend's library, a sanitizer)
+ * goes down out_fd to the parent, never to the caller's terminal. */
+static _Noreturn void child_main(int fd, int out_fd, pid_t parent, const isolate_opts *o,
+                                 isolate_fn fn, void *ctx)
 {
     /* A tuner that dies must not leave a hanging candidate behind. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(126);
+    if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0) _exit(126);
     if (o->mem_limit) {
         struct rlimit rl = {o->mem_limit, o->mem_limit};
         if (setrlimit(RLIMIT_AS, &rl)) _exit(126);
@@ -80,19 +83,49 @@ typedef struct inbuf {
     size_t n, cap;
 } inbuf;
 
-/* Reads the pipe until EOF (1), the deadline (0) or an error (-1, errno). */
-static int read_until(int fd, double deadline, inbuf *b)
+/* The start of what the child wrote to stdout and stderr (the rest is
+ * read and dropped, so that the child never blocks on a full pipe). */
+typedef struct said {
+    int fd;      /* -1 once at its end */
+    char text[768];
+    size_t n;
+} said;
+
+/* Reads what is there to read of the child's output (non-blocking fd). */
+static void read_said(said *o)
+{
+    char tmp[4096];
+    while (o->fd >= 0) {
+        ssize_t r = read(o->fd, tmp, sizeof tmp);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && errno == EAGAIN) return;
+        if (r <= 0) {
+            o->fd = -1;
+            return;
+        }
+        size_t take = (size_t)r < sizeof o->text - 1 - o->n ? (size_t)r : sizeof o->text - 1 - o->n;
+        memcpy(o->text + o->n, tmp, take);
+        o->n += take;
+        o->text[o->n] = 0;
+    }
+}
+
+/* Reads the result pipe until EOF (1), the deadline (0) or an error (-1,
+ * errno), and the child's output pipe meanwhile. */
+static int read_until(int fd, said *o, double deadline, inbuf *b)
 {
     for (;;) {
         double left = deadline - now_sec();
         if (left <= 0) return 0;
-        struct pollfd pf = {fd, POLLIN, 0};
+        struct pollfd pf[2] = {{fd, POLLIN, 0}, {o->fd, POLLIN, 0}};
         /* At most a minute per wait: a huge or infinite timeout must not
          * overflow poll's int milliseconds. */
-        int k = poll(&pf, 1, left > 60 ? 60000 : (int)(left * 1000) + 1);
+        int k = poll(pf, o->fd >= 0 ? 2 : 1, left > 60 ? 60000 : (int)(left * 1000) + 1);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return -1;
         if (k == 0) continue; /* the deadline is checked above */
+        if (o->fd >= 0 && pf[1].revents) read_said(o);
+        if (!pf[0].revents) continue;
         if (b->cap - b->n < 65536) {
             size_t cap = b->cap ? b->cap * 2 : 65536 * 2;
             char *p = realloc(b->p, cap);
@@ -122,6 +155,19 @@ static bool wait_until(pid_t pid, double deadline, int *st)
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
+}
+
+/* A failure's message gains what the child wrote (it may say why), on
+ * one line. */
+static void add_said(ait_error *e, const said *o)
+{
+    size_t n = o->n;
+    while (n && (o->text[n - 1] == '\n' || o->text[n - 1] == ' ')) n--;
+    if (!e || !n) return;
+    size_t at = strlen(e->msg);
+    int w = snprintf(e->msg + at, sizeof e->msg - at, "; it wrote: %.*s", (int)n, o->text);
+    for (char *c = e->msg + at; w > 0 && *c; c++)
+        if (*c == '\n' || *c == '\r') *c = ' ';
 }
 
 static const char *sig_name(int sig, char *buf, size_t n)
@@ -187,24 +233,36 @@ ait_status isolate_run(const isolate_opts *o, isolate_fn fn, void *ctx, isolate_
     *r = (isolate_result){ISO_FAILED, 0, NULL, 0};
     if (!o || !fn || !(o->timeout > 0))
         return err_set(e, AIT_E_INVALID_ARG, "isolate_run: needs a function and a timeout > 0 s");
-    int fds[2];
+    int fds[2], outs[2];
     if (pipe2(fds, O_CLOEXEC)) return err_set(e, AIT_E_IO, "pipe: %s", strerror(errno));
+    if (pipe2(outs, O_CLOEXEC)) {
+        int err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return err_set(e, AIT_E_IO, "pipe: %s", strerror(err));
+    }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
         close(fds[0]);
         close(fds[1]);
+        close(outs[0]);
+        close(outs[1]);
         return err_set(e, err == ENOMEM ? AIT_E_NOMEM : AIT_E_IO, "fork: %s", strerror(err));
     }
     if (pid == 0) {
         close(fds[0]);
-        child_main(fds[1], parent, o, fn, ctx);
+        close(outs[0]);
+        child_main(fds[1], outs[1], parent, o, fn, ctx);
     }
     close(fds[1]);
+    close(outs[1]);
+    said out = {.fd = outs[0]};
+    fcntl(out.fd, F_SETFL, fcntl(out.fd, F_GETFL) | O_NONBLOCK);
     double deadline = now_sec() + o->timeout;
     inbuf b = {0};
-    int st = 0, rd = read_until(fds[0], deadline, &b);
+    int st = 0, rd = read_until(fds[0], &out, deadline, &b);
     int rerr = errno;
     close(fds[0]);
     ait_status s;
@@ -219,6 +277,9 @@ ait_status isolate_run(const isolate_opts *o, isolate_fn fn, void *ctx, isolate_
     } else {
         s = judge(st, &b, r, e);
     }
+    read_said(&out); /* the child is gone: the rest is in the pipe */
+    close(outs[0]);
+    if (s != AIT_OK) add_said(e, &out);
     free(b.p);
     return s;
 }

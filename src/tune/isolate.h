@@ -42,9 +42,11 @@ typedef struct isolate_result {
  *   AIT_E_INTERNAL with "killed by signal 11 (SIGSEGV)", "exited with
  *   status 3" or "timed out after 2 s" for the others;
  *   AIT_E_IO / AIT_E_NOMEM when the pipe, fork or buffer fails.
- * *r tells the fate in every case (r->data NULL unless ISO_OK). The child
- * ends with _exit: it never runs the parent's atexit handlers or flushes
- * its stdio buffers (flush them before calling if that matters). */
+ * *r tells the fate in every case (r->data NULL unless ISO_OK). The child's
+ * stdout and stderr are a pipe to the parent: nothing it writes reaches the
+ * caller's terminal, and the start of it ends a failure's message ("; it
+ * wrote: ..."). The child ends with _exit: it never runs the parent's
+ * atexit handlers or flushes its stdio buffers. */
 ait_status isolate_run(const isolate_opts *o, isolate_fn fn, void *ctx, isolate_result *r,
                        ait_error *e);
 

@@ -4,14 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune/cache.h"
 #include "tune/plan_build.h"
-
-bool jit_from_env(void)
-{
-    const char *v = getenv("AIT_JIT");
-    return v && strcmp(v, "1") == 0;
-}
 
 void jit_free(jit_state *j)
 {
@@ -50,8 +43,8 @@ static ait_status one_sample(const ait_model *m, tensor *const *inputs, sample_s
     return AIT_OK;
 }
 
-ait_status jit_tune(const ait_model *m, tensor *const *inputs, int threads, jit_state **out,
-                    ait_error *e)
+ait_status jit_tune(const ait_model *m, tensor *const *inputs, const jit_opts *o,
+                    jit_state **out, ait_error *e)
 {
     *out = NULL;
     jit_state *j = calloc(1, sizeof *j);
@@ -68,14 +61,12 @@ ait_status jit_tune(const ait_model *m, tensor *const *inputs, int threads, jit_
         }
     }
     inspect_opts io = {.samples = j->samples, .n_batch = 1, .batch = {batch}, .warmup = 0,
-                       .runs = 1, .threads = 1, .quiet = true};
+                       .runs = 1, .threads = 1, .log = o->log};
     if (s == AIT_OK) s = inspect_run(m, &io, &j->insp, e);
     if (s == AIT_OK) s = select_by_share(&j->sel, j->insp, 1, 0, 0, "min-latency", e);
-    char cbuf[4096];
     tune_opts to = {.samples = j->samples, .n_batch = 1, .batch = {batch}, .sel = &j->sel,
-                    .max_threads = threads > 0 ? threads : 1, .timeout = 60, .quiet = true,
-                    .cache_dir = cache_default_dir(cbuf, sizeof cbuf),
-                    .prof = profile_defaults()};
+                    .max_threads = o->threads > 0 ? o->threads : 1, .timeout = 60,
+                    .log = o->log, .cache_dir = o->cache_dir, .prof = profile_defaults()};
     to.prof.warmup = 2;
     to.prof.window = 5;
     to.prof.cap = 15;

@@ -3,7 +3,7 @@
  * its top-level modules are tuned with `min-latency` (a strategy that needs
  * no other batch size to extrapolate from) on short profiles, and the plan
  * the tuner chose is what the session then runs. Results go to the tuning
- * cache ($AIT_CACHE_DIR or ~/.cache/ait) so that the next process's first
+ * cache (the session's folder, if any) so that the next process's first
  * call is quick; nothing else is written unless the caller saves. */
 #ifndef AIT_TUNE_JIT_H
 #define AIT_TUNE_JIT_H
@@ -19,13 +19,16 @@ typedef struct jit_state {
     plan *p;
 } jit_state;
 
-/* Tunes m on inputs (one per model input) with candidates of up to
- * `threads` threads. On failure nothing is kept and e says why. */
-ait_status jit_tune(const ait_model *m, tensor *const *inputs, int threads, jit_state **out,
-                    ait_error *e);
-void jit_free(jit_state *j); /* accepts NULL */
+typedef struct jit_opts {
+    int threads;           /* candidates use 1..threads */
+    const char *cache_dir; /* the tuning cache; NULL: none */
+    logger log;            /* the tuner's progress and messages */
+} jit_opts;
 
-/* Whether AIT_JIT=1 asks every session to tune on its first run. */
-bool jit_from_env(void);
+/* Tunes m on inputs (one per model input). On failure nothing is kept and
+ * e says why. */
+ait_status jit_tune(const ait_model *m, tensor *const *inputs, const jit_opts *o,
+                    jit_state **out, ait_error *e);
+void jit_free(jit_state *j); /* accepts NULL */
 
 #endif

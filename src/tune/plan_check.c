@@ -167,16 +167,19 @@ static ait_status plan_of(const inspection *insp, tune_module *tmp, const tune_m
 
 static void log_check(const tune_opts *o, const tune_check *c)
 {
-    if (o->quiet) return;
-    if (o->progress_bar) fputs("\r\033[K", stderr);
-    fprintf(stderr, "tune: whole-plan check @ batch %d: ", c->batch);
-    for (int p = 0; c->n_procs && p < c->n_plans; p++) {
-        fprintf(stderr, "%s %.3f ms", c->plans[p].name, check_plan_median(c, p) * 1e3);
-        if (p) fprintf(stderr, " (%.3fx)", c->plans[p].ratio);
-        fputs(", ", stderr);
+    if (!log_on(&o->log)) return;
+    char plans[CHECK_MAX_PLANS * 100] = "";
+    size_t at = 0;
+    for (int p = 0; c->n_procs && p < c->n_plans && at < sizeof plans; p++) {
+        char ratio[32] = "";
+        if (p) snprintf(ratio, sizeof ratio, " (%.3fx)", c->plans[p].ratio);
+        int w = snprintf(plans + at, sizeof plans - at, "%s %.3f ms%s, ", c->plans[p].name,
+                         check_plan_median(c, p) * 1e3, ratio);
+        at = w < 0 ? sizeof plans : at + (size_t)w;
     }
-    fprintf(stderr, "%s: %s (%d processes, %.1f s)\n", check_outcome_name(c->outcome), c->note,
-            c->n_procs, c->secs);
+    log_msg(&o->log, AIT_LOG_INFO, "tune: whole-plan check @ batch %d: %s%s: %s (%d processes, "
+            "%.1f s)", c->batch, plans, check_outcome_name(c->outcome), c->note, c->n_procs,
+            c->secs);
 }
 
 /* Module k takes plan t's choice; its why says so and keeps the module's own. */
@@ -242,11 +245,8 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
     for (int p = 0; s == AIT_OK && c->n_plans > 1 && p < c->n_plans; p++)
         s = plan_of(insp, tmp, mods, n, ch + p * n, &plans[p], e);
     if (s == AIT_OK && c->n_plans > 1) {
-        if (!o->quiet && o->progress_bar) {
-            fprintf(stderr, "\r\033[Ktune: whole-plan check @ batch %d: %d plans, %d to %d "
-                    "processes", c->batch, c->n_plans, CHECK_MIN_PROCS, CHECK_MAX_PROCS);
-            fflush(stderr);
-        }
+        log_msg(&o->log, AIT_LOG_PROGRESS, "tune: whole-plan check @ batch %d: %d plans, %d to "
+                "%d processes", c->batch, c->n_plans, CHECK_MIN_PROCS, CHECK_MAX_PROCS);
         isolate_opts io = {.timeout = (o->timeout > 0 ? o->timeout : 60) * c->n_plans};
         c->outcome = CHECK_KEPT;
         for (int k = 0; k < CHECK_MAX_PROCS && !plan_check_settled(c, margin); k++) {
@@ -254,8 +254,6 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
                              .rotate = k};
             isolate_result ir = {0};
             ait_error ce = {0};
-            fflush(stdout); /* the child must not inherit pending output */
-            fflush(stderr);
             if (isolate_run(&io, check_fn, &run, &ir, &ce) != AIT_OK ||
                 ir.len != sizeof(double) * (size_t)c->n_plans) {
                 c->outcome = CHECK_FAILED;

@@ -83,7 +83,7 @@ static bool looks_like_mask(const char *name)
     return strcasestr(name, "mask") != NULL;
 }
 
-/* The generator proper; `say` prints notes and what was made. */
+/* The generator proper; `say` tells o->log the notes and what was made. */
 static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, uint64_t *rng,
                             bool say, tensor **out, ait_error *e)
 {
@@ -108,8 +108,9 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
         }
         dims[d] = 1;
         if (say)
-            fprintf(stderr, "note: input '%s' dim %d ('%s') not given: using 1 (set --dim %s=N)\n",
-                    v->name, d, sym ? sym : "?", sym ? sym : "NAME");
+            log_msg(&o->log, AIT_LOG_INFO,
+                    "note: input '%s' dim %d ('%s') not given: using 1 (set --dim %s=N)", v->name,
+                    d, sym ? sym : "?", sym ? sym : "NAME");
     }
     tensor *t = ait_tensor_create(v->dtype, v->rank, dims);
     if (!t)
@@ -132,11 +133,10 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
         how = bound ? "indices below the table size" : "integers in [0, 100)";
     }
     if (say) {
-        char s[128];
-        fprintf(stderr, "input  %-24s %-8s %-20s generated: %s", v->name,
-                ait_dtype_name(v->dtype), shape_str(dims, v->rank, s, sizeof s), how);
-        if (bound) fprintf(stderr, " (%lld)", (long long)bound);
-        fputc('\n', stderr);
+        char s[128], b[32] = "";
+        if (bound) snprintf(b, sizeof b, " (%lld)", (long long)bound);
+        log_msg(&o->log, AIT_LOG_INFO, "input  %-24s %-8s %-20s generated: %s%s", v->name,
+                ait_dtype_name(v->dtype), shape_str(dims, v->rank, s, sizeof s), how, b);
     }
     *out = t;
     return AIT_OK;
@@ -148,7 +148,7 @@ ait_status samples_generate_input(const ait_model *m, int idx, const sample_opts
     *out = NULL;
     if (idx < 0 || idx >= m->g->n_inputs)
         return err_set(e, AIT_E_INVALID_ARG, "%s: no input %d", m->path, idx);
-    return gen_input(m, idx, o, rng, !o->quiet, out, e);
+    return gen_input(m, idx, o, rng, true, out, e);
 }
 
 ait_status samples_generate(const ait_model *m, const sample_opts *o, sample_set **out,
@@ -165,10 +165,10 @@ ait_status samples_generate(const ait_model *m, const sample_opts *o, sample_set
         s = set_add(set, "generated", &x, e);
         /* Every sample has the same shapes: say what they are once. */
         for (int i = 0; s == AIT_OK && i < set->n_inputs; i++)
-            s = gen_input(m, i, o, &rng, !o->quiet && k == 0, &x->values[i], e);
+            s = gen_input(m, i, o, &rng, k == 0, &x->values[i], e);
     }
-    if (s == AIT_OK && count > 1 && !o->quiet)
-        fprintf(stderr, "generated %d samples of these shapes\n", count);
+    if (s == AIT_OK && count > 1)
+        log_msg(&o->log, AIT_LOG_INFO, "generated %d samples of these shapes", count);
     if (s != AIT_OK) {
         sample_set_free(set);
         return s;

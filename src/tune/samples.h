@@ -2,6 +2,7 @@
  * from them. */
 #ifndef AIT_TUNE_SAMPLES_H
 #define AIT_TUNE_SAMPLES_H
+#include "core/log.h"
 #include "runtime/model.h"
 
 /* One value per model input, in the model's input order (owned). */
@@ -23,7 +24,7 @@ typedef struct sample_opts {
     int64_t dim_vals[32];
     int count;                /* how many samples to generate (default 1) */
     uint64_t seed;
-    bool quiet;               /* do not print what was generated */
+    logger log;               /* what was generated, at INFO (none: said to nobody) */
 } sample_opts;
 
 /* Loads samples from `path`: a .npz file (one sample), a folder of .npz
@@ -39,12 +40,12 @@ ait_status samples_load(const ait_model *m, const char *path, sample_set **out, 
 /* Generates samples from the declared input dims: floats uniform in [-1, 1),
  * inputs named like masks as ones, integer inputs that index a table (token
  * ids) below its size. Symbolic dims come from opts (dims named like a batch
- * from opts->batch); an unnamed or unknown one is 1, with a note on stderr. */
+ * from opts->batch); an unnamed or unknown one is 1, with a note to opts->log. */
 ait_status samples_generate(const ait_model *m, const sample_opts *o, sample_set **out,
                             ait_error *e);
 /* Generates model input `idx` alone (what samples_generate does per input),
- * drawing random values from *rng (a splitmix64 state, advanced); prints
- * what it made unless opts->quiet. For callers that take some inputs from
+ * drawing random values from *rng (a splitmix64 state, advanced); says
+ * what it made to opts->log. For callers that take some inputs from
  * files (ait run --input) and generate the rest. */
 ait_status samples_generate_input(const ait_model *m, int idx, const sample_opts *o,
                                   uint64_t *rng, tensor **out, ait_error *e);

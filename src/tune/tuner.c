@@ -254,30 +254,30 @@ static const char *mod_name(const inspection *insp, int mi)
     return mi == 0 || !insp->tree->mods[mi].name[0] ? "(model)" : insp->tree->mods[mi].name;
 }
 
-/* Before candidate c of n: the bar (on a terminal) shows what runs now. */
+/* Before candidate c of n: what runs now, with a bar of the whole tune. */
 static void progress_start(const progress *p, const char *mod, int batch, const tune_cand *tc,
                            int c, int n)
 {
-    if (p->o->quiet || !p->o->progress_bar) return;
+    if (!log_on(&p->o->log)) return;
     char bar[21];
     int fill = p->n_steps ? (int)(20.0 * ((p->step - 1) + (double)c / n) / p->n_steps) : 0;
     for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
     bar[20] = 0;
-    fprintf(stderr, "\r\033[Ktune [%s] module %d/%d %.32s @ batch %d: %s (%d/%d) %.0fs", bar,
-            p->step, p->n_steps, mod, batch, tc->name, c + 1, n, now_sec() - p->t0);
-    fflush(stderr);
+    log_msg(&p->o->log, AIT_LOG_PROGRESS,
+            "tune [%s] module %d/%d %.32s @ batch %d: %s (%d/%d) %.0fs", bar, p->step,
+            p->n_steps, mod, batch, tc->name, c + 1, n, now_sec() - p->t0);
 }
 
-/* After a candidate: one line of the log (not on a terminal). */
+/* After a candidate: its line of the log. */
 static void progress_done(const progress *p, const char *mod, int batch, const tune_cand *tc)
 {
-    if (p->o->quiet || p->o->progress_bar) return;
-    fprintf(stderr, "tune: module %d/%d %s @ batch %d: %s: %s", p->step, p->n_steps, mod, batch,
-            tc->name, tune_cand_status(tc));
-    if (tc->valid) fprintf(stderr, ", %.3f ms", tc->prof.median * 1e3);
-    else fprintf(stderr, ": %s", tc->reason);
-    if (tc->cached) fputs(" (cached)\n", stderr);
-    else fprintf(stderr, " (%.1f s)\n", tc->secs);
+    if (!log_on(&p->o->log)) return;
+    char res[600], took[32] = " (cached)";
+    if (tc->valid) snprintf(res, sizeof res, ", %.3f ms", tc->prof.median * 1e3);
+    else snprintf(res, sizeof res, ": %s", tc->reason);
+    if (!tc->cached) snprintf(took, sizeof took, " (%.1f s)", tc->secs);
+    log_msg(&p->o->log, AIT_LOG_DEBUG, "tune: module %d/%d %s @ batch %d: %s: %s%s%s", p->step,
+            p->n_steps, mod, batch, tc->name, tune_cand_status(tc), res, took);
 }
 
 /* ---- candidates ---- */
@@ -527,8 +527,6 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
         isolate_result ir = {0};
         ait_error ce = {0};
         double t0 = now_sec();
-        fflush(stdout); /* the child must not inherit (and never flushes) pending output */
-        fflush(stderr);
         if (isolate_run(&io, trial_fn, &t, &ir, &ce) == AIT_OK && ir.len == sizeof *tc) {
             take_result(tc, ir.data);
             cache_put(&x->cache, key, tc);
@@ -588,7 +586,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         x->cpu[len++] = ';';
         cpu_features(x->cpu + len, sizeof x->cpu - len);
     }
-    cache_open(&x->cache, o->cache_dir, o->progress_bar && !o->quiet);
+    cache_open(&x->cache, o->cache_dir, &o->log);
     ait_status s = exec_create(m->g, NULL, 1, &x->whole, e);
     for (int bi = 0; s == AIT_OK && bi < nb; bi++) {
         s = make_batches(m, o->samples, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
@@ -611,7 +609,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         x->batches = NULL;
         x->n_batches = 0;
     }
-    if (!o->quiet && o->progress_bar) fputs("\r\033[K", stderr);
+    log_msg(&o->log, AIT_LOG_PROGRESS, "%s", ""); /* the status line is done */
     r->cache_on = x->cache.on;
     if (x->cache.on) snprintf(r->cache_dir, sizeof r->cache_dir, "%s", x->cache.dir);
     r->cache_warnings = x->cache.warnings;

@@ -36,8 +36,11 @@ typedef struct tune_opts {
     int max_threads;          /* candidates use 1..max_threads (default 1) */
     double timeout;           /* seconds per candidate (default 60) */
     profile_opts prof;
-    bool quiet;               /* no progress on stderr */
-    bool progress_bar;        /* progress as one redrawn line (for a terminal), not a log */
+    /* Progress: before each candidate, where the tune is (PROGRESS: a bar,
+     * the module, the candidate); after it, its result (DEBUG); the
+     * whole-plan check's outcome (INFO); cache warnings (WARN); an empty
+     * PROGRESS message at the end (the status line is done). */
+    logger log;
     const char *cache_dir;    /* results cache folder (tune/cache.h); NULL: no cache */
     int max_batches;          /* distinct sample batches validated per bucket; <= 0: all */
     /* What a candidate must beat the baseline by (strategy.h): 0 the

@@ -588,7 +588,7 @@ static void module_case(const char *model, const char *mod, int min_cover)
     graph *sub = NULL;
     if (graph_extract(m->g, t, l, &sub, &e) != AIT_OK) fail_msg("%s: %s", mod, e.msg);
     sample_set *ss = NULL;
-    sample_opts so = {.batch = 2, .count = 1, .seed = 5, .quiet = true};
+    sample_opts so = {.batch = 2, .count = 1, .seed = 5};
     if (samples_generate(m, &so, &ss, &e) != AIT_OK) fail_msg("%s: %s", model, e.msg);
     exec *whole = NULL;
     tensor *outs[16];

@@ -300,7 +300,7 @@ static void test_api(void **state)
     ait_error e = {0};
     ait_inspection *r;
     int bs[2] = {1, 2};
-    ait_inspect_options o = {.n_batch_sizes = 2, .batch_sizes = bs, .runs = 1};
+    ait_inspect_options o = {.size = sizeof o, .n_batch_sizes = 2, .batch_sizes = bs, .runs = 1};
     assert_int_equal(ait_inspect(m, &o, &r, &e), AIT_OK);
     assert_false(ait_inspection_static_shapes(r));
     ait_module_info mi;

@@ -114,9 +114,9 @@ static void test_shares(void **state)
     ait_model *m = test_load(test_data("models/resnet18.onnx"));
     sample_set *ss = NULL;
     ait_error e = {0};
-    sample_opts so = {.batch = 1, .count = 1, .seed = 1, .quiet = true};
+    sample_opts so = {.batch = 1, .count = 1, .seed = 1};
     assert_int_equal(samples_generate(m, &so, &ss, &e), AIT_OK);
-    inspect_opts io = {.samples = ss, .n_batch = 2, .batch = {1, 2}, .runs = 2, .quiet = true};
+    inspect_opts io = {.samples = ss, .n_batch = 2, .batch = {1, 2}, .runs = 2};
     inspection *r = NULL;
     if (inspect_run(m, &io, &r, &e) != AIT_OK) fail_msg("%s", e.msg);
     double sum = 0, root_nodes = r->st[0].total_sec; /* root's own nodes: the rest */
@@ -148,7 +148,7 @@ static void test_extract(void **state)
     module_tree *t = tree_of(m);
     sample_set *ss = NULL;
     ait_error e = {0};
-    sample_opts so = {.batch = 1, .count = 1, .seed = 3, .quiet = true};
+    sample_opts so = {.batch = 1, .count = 1, .seed = 3};
     assert_int_equal(samples_generate(m, &so, &ss, &e), AIT_OK);
     exec *whole = NULL, *part = NULL;
     tensor *outs[8];

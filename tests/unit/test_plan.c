@@ -26,7 +26,7 @@
 #include "tune/plan_check.h"
 #include "tune/tuner.h"
 
-static char model_path[4096], dir[64];
+static char model_path[4096], dir[64], cache[128]; /* cache: JIT tuning's folder */
 
 static void path_in(char *out, size_t n, const char *name)
 {
@@ -101,7 +101,7 @@ static ait_inspection *inspect_bert(const ait_model *m)
     const char *names[] = {"seq"};
     const int64_t vals[] = {16};
     const int batches[] = {1, 2};
-    ait_inspect_options o = {.n_dims = 1, .dim_names = names, .dim_values = vals,
+    ait_inspect_options o = {.size = sizeof o, .n_dims = 1, .dim_names = names, .dim_values = vals,
                              .n_batch_sizes = 2, .batch_sizes = batches, .runs = 1};
     ait_inspection *h;
     ait_error e = {0};
@@ -267,7 +267,7 @@ static void test_plan_check(void **state)
     ait_inspection *h = load_bert(&m);
     ait_tensor *in[2];
     make_inputs(1, in);
-    tune_opts o = {.quiet = true, .timeout = 120};
+    tune_opts o = {.timeout = 120};
     tune_module mods[2];
     tune_check c;
 
@@ -329,7 +329,7 @@ static void test_refusals(void **state)
     assert_null(m);
     assert_non_null(strstr(e.msg, "bad.ait"));
     /* ... with the fallback, the intact embedded model loads untuned. */
-    ait_artifact_options fb = {.fallback_untuned = 1};
+    ait_artifact_options fb = {.size = sizeof fb, .fallback_untuned = 1};
     if (ait_artifact_load(bad, &fb, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_false(ait_model_is_tuned(m));
     assert_true(strlen(ait_model_note(m)) > 0);
@@ -403,10 +403,10 @@ static void test_public_api(void **state)
     assert_int_equal(ait_select_path(h, "layer.1.intermediate", NULL), AIT_OK);
     ait_tuning *tu;
     /* A margin of 1 (the candidate would have to take no time) is refused. */
-    ait_tune_options bad = {.margin = 1};
+    ait_tune_options bad = {.size = sizeof bad, .margin = 1};
     assert_int_equal(ait_tune(h, &bad, &tu, &e), AIT_E_INVALID_ARG);
     assert_non_null(strstr(e.msg, "margin 1 is not below 1"));
-    ait_tune_options o = {.warmup = 1, .window = 2, .cap = 3, .cv = 0.5};
+    ait_tune_options o = {.size = sizeof o, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5};
     if (ait_tune(h, &o, &tu, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(ait_tuning_count(tu), 2); /* one module x buckets 1, 2 */
     ait_tuning_row row;
@@ -441,7 +441,7 @@ static void test_jit(void **state)
     ait_model *m, *t;
     assert_int_equal(ait_model_load(model_path, &m, &e), AIT_OK);
     ait_session *s;
-    ait_session_options so = {.threads = 1, .jit = 1};
+    ait_session_options so = {.size = sizeof so, .threads = 1, .jit = 1, .cache_dir = cache};
     assert_int_equal(ait_session_create(m, &so, &s, &e), AIT_OK);
     char art[256];
     path_in(art, sizeof art, "jit.ait");
@@ -474,9 +474,7 @@ int main(void)
     snprintf(model_path, sizeof model_path, "%s/models/bert.onnx", data ? data : "build-data");
     snprintf(dir, sizeof dir, "/tmp/ait-plan-test-XXXXXX");
     if (!mkdtemp(dir)) return 1;
-    char cache[128];
     snprintf(cache, sizeof cache, "%s/cache", dir); /* JIT caches; never in ~/.cache */
-    setenv("AIT_CACHE_DIR", cache, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_baseline_inline),

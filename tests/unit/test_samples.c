@@ -465,7 +465,7 @@ static void test_generate(void **state)
     (void)state;
     ait_model *m = test_load(test_bad("tokens.onnx"));
     sample_opts o = {.batch = 2, .n_dims = 1, .dim_names = {"seq"}, .dim_vals = {5}, .count = 2,
-                     .seed = 7, .quiet = true};
+                     .seed = 7};
     ait_error e = {0};
     sample_set *s;
     if (samples_generate(m, &o, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
@@ -509,12 +509,12 @@ static void test_generate(void **state)
 
     /* Unnamed dims: N at axis 0 without --dim is 1 (with a note). */
     m = test_load(test_bad("two_inputs.onnx"));
-    o = (sample_opts){.batch = 4, .quiet = true};
+    o = (sample_opts){.batch = 4};
     if (samples_generate(m, &o, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(s->n, 1);
     assert_int_equal(s->s[0].values[0]->dims[0], 1);
     sample_set_free(s);
-    o = (sample_opts){.n_dims = 1, .dim_names = {"N"}, .dim_vals = {5}, .quiet = true};
+    o = (sample_opts){.n_dims = 1, .dim_names = {"N"}, .dim_vals = {5}};
     if (samples_generate(m, &o, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(s->s[0].values[1]->dims[0], 5);
     sample_set_free(s);

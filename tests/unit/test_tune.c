@@ -511,6 +511,16 @@ static ait_status iso_hang(void *ctx, const void **out, size_t *len, ait_error *
 
 static ait_status iso_exit3(void *ctx, const void **out, size_t *len, ait_error *e) { _exit(3); }
 
+/* Writes to stderr, then more to stdout than a pipe holds, then exits. */
+static ait_status iso_chatty(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    fputs("oops from the child\nsecond line\n", stderr);
+    fflush(stderr);
+    for (int i = 0; i < 4000; i++) printf("chatter %d of what a backend might print\n", i);
+    fflush(stdout);
+    _exit(3);
+}
+
 static ait_status iso_fail(void *ctx, const void **out, size_t *len, ait_error *e)
 {
     return err_set(e, AIT_E_SHAPE, "node 'mm': shapes do not fit");
@@ -573,6 +583,39 @@ static void test_isolate_exit(void **st)
     iso_expect(iso_fail, 5, ISO_FAILED, AIT_E_SHAPE, "in the child: node 'mm': shapes do not fit");
 }
 
+/* What the child writes reaches neither the parent's stdout nor its
+ * stderr: the start of it ends the failure's message. */
+static void test_isolate_output(void **st)
+{
+    char path[] = "/tmp/ait-iso-out-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stdout);
+    fflush(stderr);
+    int keep1 = dup(1), keep2 = dup(2);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    isolate_opts o = {.timeout = 5};
+    isolate_result r;
+    ait_error e = {0};
+    ait_status s = isolate_run(&o, iso_chatty, NULL, &r, &e);
+    dup2(keep1, 1);
+    dup2(keep2, 2);
+    close(keep1);
+    close(keep2);
+    off_t size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    unlink(path);
+    assert_int_equal(s, AIT_E_INTERNAL);
+    assert_int_equal(r.fate, ISO_EXITED);
+    assert_int_equal(size, 0);
+    if (!strstr(e.msg, "exited with status 3 without sending its result; it wrote: oops from "
+                       "the child second line chatter 0"))
+        fail_msg("got: %s", e.msg);
+    assert_null(strchr(e.msg, '\n'));
+    assert_no_zombies();
+}
+
 static void test_isolate_success(void **st)
 {
     isolate_opts o = {.timeout = 5};
@@ -629,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_isolate_crash),
         cmocka_unit_test(test_isolate_hang),
         cmocka_unit_test(test_isolate_exit),
+        cmocka_unit_test(test_isolate_output),
         cmocka_unit_test(test_isolate_success),
         cmocka_unit_test(test_isolate_memory),
     };
