@@ -72,7 +72,8 @@ static int run(const ait_model *m, ait_tensor **in, int n_in, ait_tensor **out, 
         snprintf(why, why_len, "%d outputs", *n_out);
         return 0;
     }
-    if (ait_session_create(m, &(ait_session_options){.threads = 1}, &s, &err) != AIT_OK) {
+    ait_session_options so = {.size = sizeof so, .threads = 1};
+    if (ait_session_create(m, &so, &s, &err) != AIT_OK) {
         snprintf(why, why_len, "%s", err.msg);
         return 0;
     }
@@ -121,12 +122,12 @@ int main(int argc, char **argv)
     check(run(m, in, n_in, out, &n_out, why, sizeof why), "the model runs", why);
 
     /* Tune: one thread, short profiles (the consumer checks the API, not speed). */
-    check(ait_inspect(m, &(ait_inspect_options){.runs = 1, .warmup = 1, .threads = 1}, &insp,
-                      &err) == AIT_OK, "ait_inspect", err.msg);
+    ait_inspect_options io = {.size = sizeof io, .runs = 1, .warmup = 1, .threads = 1};
+    check(ait_inspect(m, &io, &insp, &err) == AIT_OK, "ait_inspect", err.msg);
     if (!insp) goto done;
-    check(ait_tune(insp, &(ait_tune_options){.max_threads = 1, .timeout = 60, .warmup = 1,
-                                             .window = 3, .cap = 5}, &tuning, &err) == AIT_OK,
-          "ait_tune", err.msg);
+    ait_tune_options to = {.size = sizeof to, .max_threads = 1, .timeout = 60, .warmup = 1,
+                           .window = 3, .cap = 5};
+    check(ait_tune(insp, &to, &tuning, &err) == AIT_OK, "ait_tune", err.msg);
     if (!tuning) goto done;
     check(ait_tuning_count(tuning) > 0, "the tuning has rows", NULL);
     snprintf(path, sizeof path, "%s/model.ait", argv[2]);
