@@ -201,6 +201,98 @@ static void apply(tune_check *c, tune_module *mods, int n, const int *ch, double
     }
 }
 
+/* Why the bucket cannot be checked (a module whose strategy is not about
+ * speed, or whose baseline failed), written to c->note; false when it can. */
+static bool check_skip(const inspection *insp, const tune_module *mods, int n, tune_check *c)
+{
+    for (int k = 0; k < n; k++) {
+        const char *why = !speed_strategy(mods[k].strategy) ? "its strategy is not about speed"
+                        : !mods[k].cands[0].valid ? "its baseline failed" : NULL;
+        if (why) {
+            snprintf(c->note, sizeof c->note, "module '%s' has strategy %s: %s",
+                     insp->tree->mods[mods[k].module].name, mods[k].strategy, why);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The plans to run: the plan as tuned (plans[0], its choices ch[0..n)) and
+ * the single-backend plans within reach (ch + p * n); with none, c->note
+ * says why. */
+static ait_status check_list(tune_check *c, const tune_module *mods, int n, int *ch, ait_error *e)
+{
+    for (int k = 0; k < n; k++) ch[k] = mods[k].chosen;
+    c->n_plans = 1;
+    snprintf(c->plans[0].name, sizeof c->plans[0].name, "as tuned");
+    c->plans[0].predicted = predicted(mods, n, ch);
+    char same[256] = "", far[256] = "";
+    TRY(add_alternatives(c, mods, n, ch, same, far, 160, e));
+    if (c->n_plans == 1) {
+        char sep[8] = "";
+        if (*same) strcat(same, " is the plan as tuned");
+        if (*same && *far) strcpy(sep, "; ");
+        if (*far)
+            snprintf(far + strlen(far), sizeof far - strlen(far),
+                     ": module times over %.2fx the tuned plan's", CHECK_WITHIN);
+        snprintf(c->note, sizeof c->note, "nothing to compare with: %s%s%s", same, sep,
+                 *same || *far ? far : "one backend only");
+    }
+    return AIT_OK;
+}
+
+/* Runs the plans in child processes until the decision is settled (or a
+ * process fails: CHECK_FAILED, said in c->note), each process's medians into
+ * c->plans[p].median[k]. */
+static void check_measure(const ait_model *m, const tune_opts *o, plan **plans,
+                          tensor *const *inputs, double margin, tune_check *c)
+{
+    log_msg(&o->log, AIT_LOG_PROGRESS, "tune: whole-plan check @ batch %d: %d plans, %d to %d "
+            "processes", c->batch, c->n_plans, CHECK_MIN_PROCS, CHECK_MAX_PROCS);
+    isolate_opts io = {.timeout = (o->timeout > 0 ? o->timeout : 60) * c->n_plans};
+    c->outcome = CHECK_KEPT;
+    for (int k = 0; k < CHECK_MAX_PROCS && !plan_check_settled(c, margin); k++) {
+        check_run run = {.m = m, .plans = plans, .n = c->n_plans, .inputs = inputs, .rotate = k};
+        isolate_result ir = {0};
+        ait_error ce = {0};
+        if (isolate_run(&io, check_fn, &run, &ir, &ce) != AIT_OK ||
+            ir.len != sizeof(double) * (size_t)c->n_plans) {
+            c->outcome = CHECK_FAILED;
+            snprintf(c->note, sizeof c->note, "process %d: %s; the plan stays as tuned", k + 1,
+                     ce.msg[0] ? ce.msg : "no result");
+            free(ir.data);
+            return;
+        }
+        for (int p = 0; p < c->n_plans; p++) c->plans[p].median[k] = ((double *)ir.data)[p];
+        c->n_procs++;
+        free(ir.data);
+    }
+}
+
+/* The decision on measured plans: the plan taken (its choices applied to
+ * mods) and why, in c->note. */
+static void check_conclude(tune_check *c, tune_module *mods, int n, const int *ch, double margin)
+{
+    c->taken = plan_check_decide(c, margin);
+    if (!c->taken) {
+        bool base = false;
+        for (int p = 1; p < c->n_plans; p++) base |= c->plans[p].baseline;
+        snprintf(c->note, sizeof c->note, "no single-backend plan is faster than the plan as "
+                 "tuned by more than the margin (%.3g)%s", margin,
+                 base ? ", and it beats the baseline by more than that" : "");
+        return;
+    }
+    c->outcome = CHECK_SWITCHED;
+    apply(c, mods, n, ch + c->taken * n, margin);
+    const check_plan *t = &c->plans[c->taken];
+    if (t->baseline)
+        snprintf(c->note, sizeof c->note, "takes %s, the baseline: %.3fx as fast as the plan as "
+                 "tuned, which does not beat it by the margin (%.3g)", t->name, t->ratio, margin);
+    else
+        snprintf(c->note, sizeof c->note, "takes %s: %.3fx as fast as the plan as tuned (more "
+                 "than the margin, %.3g)", t->name, t->ratio, margin);
+}
+
 ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const tune_opts *o,
                              tune_module *mods, int n, tensor *const *inputs, tune_check *out,
                              ait_error *e)
@@ -211,83 +303,17 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
     c->batch = mods[0].batch;
     c->outcome = CHECK_SKIPPED;
     double t0 = now_sec();
-    for (int k = 0; k < n; k++) {
-        const char *why = !speed_strategy(mods[k].strategy) ? "its strategy is not about speed"
-                        : !mods[k].cands[0].valid ? "its baseline failed" : NULL;
-        if (why) {
-            snprintf(c->note, sizeof c->note, "module '%s' has strategy %s: %s",
-                     insp->tree->mods[mods[k].module].name, mods[k].strategy, why);
-            return AIT_OK;
-        }
-    }
+    if (check_skip(insp, mods, n, c)) return AIT_OK;
     double margin = tune_margin(o->margin);
     int *ch = calloc((size_t)(CHECK_MAX_PLANS * n), sizeof *ch);
     tune_module *tmp = malloc(sizeof *tmp * (size_t)n);
     plan *plans[CHECK_MAX_PLANS] = {0};
     ait_status s = ch && tmp ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
-    if (s == AIT_OK) {
-        for (int k = 0; k < n; k++) ch[k] = mods[k].chosen;
-        c->n_plans = 1;
-        snprintf(c->plans[0].name, sizeof c->plans[0].name, "as tuned");
-        c->plans[0].predicted = predicted(mods, n, ch);
-        char same[256] = "", far[256] = "";
-        s = add_alternatives(c, mods, n, ch, same, far, 160, e);
-        if (s == AIT_OK && c->n_plans == 1) {
-            char sep[8] = "";
-            if (*same) strcat(same, " is the plan as tuned");
-            if (*same && *far) strcpy(sep, "; ");
-            if (*far) snprintf(far + strlen(far), sizeof far - strlen(far),
-                               ": module times over %.2fx the tuned plan's", CHECK_WITHIN);
-            snprintf(c->note, sizeof c->note, "nothing to compare with: %s%s%s", same, sep,
-                     *same || *far ? far : "one backend only");
-        }
-    }
+    if (s == AIT_OK) s = check_list(c, mods, n, ch, e);
     for (int p = 0; s == AIT_OK && c->n_plans > 1 && p < c->n_plans; p++)
         s = plan_of(insp, tmp, mods, n, ch + p * n, &plans[p], e);
-    if (s == AIT_OK && c->n_plans > 1) {
-        log_msg(&o->log, AIT_LOG_PROGRESS, "tune: whole-plan check @ batch %d: %d plans, %d to "
-                "%d processes", c->batch, c->n_plans, CHECK_MIN_PROCS, CHECK_MAX_PROCS);
-        isolate_opts io = {.timeout = (o->timeout > 0 ? o->timeout : 60) * c->n_plans};
-        c->outcome = CHECK_KEPT;
-        for (int k = 0; k < CHECK_MAX_PROCS && !plan_check_settled(c, margin); k++) {
-            check_run run = {.m = m, .plans = plans, .n = c->n_plans, .inputs = inputs,
-                             .rotate = k};
-            isolate_result ir = {0};
-            ait_error ce = {0};
-            if (isolate_run(&io, check_fn, &run, &ir, &ce) != AIT_OK ||
-                ir.len != sizeof(double) * (size_t)c->n_plans) {
-                c->outcome = CHECK_FAILED;
-                snprintf(c->note, sizeof c->note, "process %d: %s; the plan stays as tuned",
-                         k + 1, ce.msg[0] ? ce.msg : "no result");
-                free(ir.data);
-                break;
-            }
-            for (int p = 0; p < c->n_plans; p++) c->plans[p].median[k] = ((double *)ir.data)[p];
-            c->n_procs++;
-            free(ir.data);
-        }
-    }
-    if (s == AIT_OK && c->outcome == CHECK_KEPT) {
-        c->taken = plan_check_decide(c, margin);
-        if (c->taken) {
-            c->outcome = CHECK_SWITCHED;
-            apply(c, mods, n, ch + c->taken * n, margin);
-            const check_plan *t = &c->plans[c->taken];
-            if (t->baseline)
-                snprintf(c->note, sizeof c->note, "takes %s, the baseline: %.3fx as fast as the "
-                         "plan as tuned, which does not beat it by the margin (%.3g)", t->name,
-                         t->ratio, margin);
-            else
-                snprintf(c->note, sizeof c->note, "takes %s: %.3fx as fast as the plan as tuned "
-                         "(more than the margin, %.3g)", t->name, t->ratio, margin);
-        } else {
-            bool base = false;
-            for (int p = 1; p < c->n_plans; p++) base |= c->plans[p].baseline;
-            snprintf(c->note, sizeof c->note, "no single-backend plan is faster than the plan "
-                     "as tuned by more than the margin (%.3g)%s", margin,
-                     base ? ", and it beats the baseline by more than that" : "");
-        }
-    }
+    if (s == AIT_OK && c->n_plans > 1) check_measure(m, o, plans, inputs, margin, c);
+    if (s == AIT_OK && c->outcome == CHECK_KEPT) check_conclude(c, mods, n, ch, margin);
     c->secs = now_sec() - t0;
     if (s == AIT_OK) log_check(o, c);
     for (int p = 0; p < CHECK_MAX_PLANS; p++) plan_free(plans[p]);
