@@ -472,21 +472,72 @@ static void take_result(tune_cand *dst, const tune_cand *src)
 
 /* Tunes module tm->module at bucket tm->batch. mdig: the module's graph and
  * weights digest, computed when *have_mdig is false. */
+/* One module at one bucket, while its candidates are tried: the module cut
+ * out, the sample sets it is validated on and their reference outputs (made
+ * when the first candidate runs: none when every candidate is cached). */
+typedef struct module_trial {
+    graph *sub;
+    vset *vs;
+    int n_sets;
+    const char *names[MAX_PORTS]; /* the module's output names */
+    profile_opts prof;
+    uint8_t sdig[SHA256_BYTES];   /* the cache key's part common to its candidates */
+    const backend *cb[TUNE_MAX_CANDS];
+    bool have_refs;
+} module_trial;
+
+/* Candidate c of tm: from the cache, else run in a child process with the
+ * time limit (a crash, timeout or failure there is the candidate's verdict,
+ * not an error). */
+static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, int c,
+                                ait_error *e)
+{
+    const char *mname = mod_name(x->insp, tm->module);
+    tune_cand *tc = &tm->cands[c];
+    char key[SHA256_HEX];
+    cand_key(mt->sdig, tc, key);
+    progress_start(&x->prog, mname, tm->batch, tc, c, tm->n_cands);
+    if (cache_get(&x->cache, key, tc->name, tc)) {
+        tc->cached = true;
+        x->rep->cached++;
+        progress_done(&x->prog, mname, tm->batch, tc);
+        return AIT_OK;
+    }
+    if (!mt->have_refs) TRY(make_refs(mt->sub, mt->vs, mt->n_sets, e));
+    mt->have_refs = true;
+    trial t = {.b = mt->cb[c], .sub = mt->sub, .cfg = &tc->cfg, .sets = mt->vs,
+               .n_sets = mt->n_sets, .names = mt->names, .prof = mt->prof, .res = *tc};
+    isolate_opts io = {.timeout = x->o->timeout > 0 ? x->o->timeout : 60};
+    isolate_result ir = {0};
+    ait_error ce = {0};
+    double t0 = now_sec();
+    if (isolate_run(&io, trial_fn, &t, &ir, &ce) == AIT_OK && ir.len == sizeof *tc) {
+        take_result(tc, ir.data);
+        cache_put(&x->cache, key, tc);
+    } else {
+        tc->valid = false;
+        tc->errored = true;
+        snprintf(tc->reason, sizeof tc->reason, "%s", ce.msg[0] ? ce.msg : "no result");
+    }
+    tc->secs = now_sec() - t0;
+    x->rep->trials++;
+    free(ir.data);
+    progress_done(&x->prog, mname, tm->batch, tc);
+    return AIT_OK;
+}
+
 static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYTES],
                            bool *have_mdig, ait_error *e)
 {
     const tune_opts *o = x->o;
     int mi = tm->module;
-    const char *mname = mod_name(x->insp, mi);
-    graph *sub = NULL;
-    TRY(graph_extract(x->m->g, x->insp->tree, mi, &sub, e));
+    module_trial mt = {0};
+    TRY(graph_extract(x->m->g, x->insp->tree, mi, &mt.sub, e));
+    graph *sub = mt.sub;
     ait_status s = AIT_OK;
-    vset *vs = NULL;
-    int n_sets = 0;
-    const char *names[MAX_PORTS];
     if (sub->n_inputs > MAX_PORTS || sub->n_outputs > MAX_PORTS)
-        s = err_set(e, AIT_E_UNSUPPORTED, "module '%s' has more than %d inputs or outputs", mname,
-                    MAX_PORTS);
+        s = err_set(e, AIT_E_UNSUPPORTED, "module '%s' has more than %d inputs or outputs",
+                    mod_name(x->insp, mi), MAX_PORTS);
     if (s == AIT_OK && !*have_mdig) {
         sha256_ctx h;
         sha256_init(&h);
@@ -495,57 +546,23 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
         sha256_final(&h, mdig);
         *have_mdig = true;
     }
-    if (s == AIT_OK) s = make_sets(x, mi, sub, tm, &vs, &n_sets, e);
-    tm->n_sets = n_sets;
-    for (int j = 0; s == AIT_OK && j < sub->n_outputs; j++) names[j] = sub->vals[sub->outputs[j]].name;
-    profile_opts prof = o->prof;
-    prof.batch = tm->batch; /* throughput in items per second */
-    if (tune_cold(o->cold, x->insp))
-        prof.flush_bytes = PROFILE_FLUSH_BYTES;
-    uint8_t sdig[SHA256_BYTES];
-    if (s == AIT_OK) sets_digest(x, mdig, tm->batch, vs, n_sets, sub->n_inputs, &prof, sdig);
-    const backend *cb[TUNE_MAX_CANDS];
-    if (s == AIT_OK) list_candidates(sub, o, tm, cb);
-    bool have_refs = false;
-    for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) {
-        tune_cand *tc = &tm->cands[c];
-        char key[SHA256_HEX];
-        cand_key(sdig, tc, key);
-        progress_start(&x->prog, mname, tm->batch, tc, c, tm->n_cands);
-        if (cache_get(&x->cache, key, tc->name, tc)) {
-            tc->cached = true;
-            x->rep->cached++;
-            progress_done(&x->prog, mname, tm->batch, tc);
-            continue;
-        }
-        if (!have_refs) s = make_refs(sub, vs, n_sets, e);
-        if (s != AIT_OK) break;
-        have_refs = true;
-        trial t = {.b = cb[c], .sub = sub, .cfg = &tc->cfg, .sets = vs, .n_sets = n_sets,
-                   .names = names, .prof = prof, .res = *tc};
-        isolate_opts io = {.timeout = o->timeout > 0 ? o->timeout : 60};
-        isolate_result ir = {0};
-        ait_error ce = {0};
-        double t0 = now_sec();
-        if (isolate_run(&io, trial_fn, &t, &ir, &ce) == AIT_OK && ir.len == sizeof *tc) {
-            take_result(tc, ir.data);
-            cache_put(&x->cache, key, tc);
-        } else {
-            tc->valid = false;
-            tc->errored = true;
-            snprintf(tc->reason, sizeof tc->reason, "%s", ce.msg[0] ? ce.msg : "no result");
-        }
-        tc->secs = now_sec() - t0;
-        x->rep->trials++;
-        free(ir.data);
-        progress_done(&x->prog, mname, tm->batch, tc);
-    }
+    if (s == AIT_OK) s = make_sets(x, mi, sub, tm, &mt.vs, &mt.n_sets, e);
+    tm->n_sets = mt.n_sets;
+    for (int j = 0; s == AIT_OK && j < sub->n_outputs; j++)
+        mt.names[j] = sub->vals[sub->outputs[j]].name;
+    mt.prof = o->prof;
+    mt.prof.batch = tm->batch; /* throughput in items per second */
+    if (tune_cold(o->cold, x->insp)) mt.prof.flush_bytes = PROFILE_FLUSH_BYTES;
+    if (s == AIT_OK)
+        sets_digest(x, mdig, tm->batch, mt.vs, mt.n_sets, sub->n_inputs, &mt.prof, mt.sdig);
+    if (s == AIT_OK) list_candidates(sub, o, tm, mt.cb);
+    for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) s = try_candidate(x, &mt, tm, c, e);
     double base = tm->n_cands && tm->cands[0].valid ? tm->cands[0].prof.median : 0;
     for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) {
         tune_cand *tc = &tm->cands[c];
         tc->speedup = tc->valid && tc->prof.median > 0 ? base / tc->prof.median : 0;
     }
-    vsets_free(vs, n_sets);
+    vsets_free(mt.vs, mt.n_sets);
     graph_free(sub);
     return s;
 }
