@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -98,4 +99,33 @@ double test_max_err(ait_tensor *const *a, ait_tensor *const *b, int n)
             worst = fmax(worst, fabs(x[i] - y[i]) / (1 + fabs(y[i])));
     }
     return worst;
+}
+
+void test_capture_start(test_capture *c)
+{
+    snprintf(c->path, sizeof c->path, "/tmp/ait-capture-XXXXXX");
+    c->fd = mkstemp(c->path);
+    assert_true(c->fd >= 0);
+    fflush(stdout);
+    fflush(stderr);
+    c->keep1 = dup(1);
+    c->keep2 = dup(2);
+    assert_true(c->keep1 >= 0 && c->keep2 >= 0);
+    assert_true(dup2(c->fd, 1) == 1 && dup2(c->fd, 2) == 2);
+}
+
+long test_capture_stop(test_capture *c, char *buf, size_t n)
+{
+    fflush(stdout);
+    fflush(stderr);
+    dup2(c->keep1, 1);
+    dup2(c->keep2, 2);
+    close(c->keep1);
+    close(c->keep2);
+    long size = (long)lseek(c->fd, 0, SEEK_END);
+    ssize_t got = n ? pread(c->fd, buf, n - 1, 0) : 0;
+    if (n) buf[got > 0 ? got : 0] = 0;
+    close(c->fd);
+    unlink(c->path);
+    return size;
 }

@@ -5,6 +5,7 @@
 #ifndef AIT_TESTUTIL_H
 #define AIT_TESTUTIL_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ait.h"
@@ -34,6 +35,17 @@ char *test_tmp_dir(const char *tag);
 bool test_exists(const char *path);
 /* The file's size, -1 when it does not exist. */
 long test_file_size(const char *path);
+
+/* What the process writes to stdout and stderr between start and stop goes
+ * to a temporary file instead; stop restores both, removes the file and
+ * returns what was written (at most n - 1 bytes into buf, NUL-ended) and
+ * its length. */
+typedef struct test_capture {
+    char path[64];
+    int fd, keep1, keep2;
+} test_capture;
+void test_capture_start(test_capture *c);
+long test_capture_stop(test_capture *c, char *buf, size_t n);
 
 /* The largest |a - b| / (1 + |b|) over n float32 output pairs, which must
  * have the same element counts. */

@@ -14,17 +14,12 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "ait.h"
 
 static char model_path[4096];
 
-static ait_model *load_mlp(void)
-{
-    ait_model *m = NULL;
-    ait_error e = {0};
-    if (ait_model_load(model_path, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
-    return m;
-}
+static ait_model *load_mlp(void) { return test_load(model_path); }
 
 /* Expects AIT_E_INVALID_ARG with `name` in the message. */
 static void refused(ait_status s, const ait_error *e, const char *name)
@@ -264,14 +259,8 @@ static void test_log_jit(void **state)
 static void test_silent(void **state)
 {
     (void)state;
-    char path[] = "/tmp/ait-silent-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stdout);
-    fflush(stderr);
-    int keep1 = dup(1), keep2 = dup(2);
-    dup2(fd, 1);
-    dup2(fd, 2);
+    test_capture cap;
+    test_capture_start(&cap);
     ait_model *m = load_mlp();
     ait_error e = {0};
     ait_inspect_options io = {.size = sizeof io, .runs = 1};
@@ -282,18 +271,10 @@ static void test_silent(void **state)
                            .cap = 3, .cv = 0.5, .cache_dir = "/proc/ait-no-cache"};
     ait_tuning *tu = NULL;
     if (s == AIT_OK) s = ait_tune(h, &to, &tu, &e);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(keep1, 1);
-    dup2(keep2, 2);
-    close(keep1);
-    close(keep2);
-    char said[512] = "";
-    ssize_t n = pread(fd, said, sizeof said - 1, 0);
-    close(fd);
-    unlink(path);
+    char said[512];
+    long n = test_capture_stop(&cap, said, sizeof said);
     if (s != AIT_OK) fail_msg("%s", e.msg);
-    if (n != 0) fail_msg("the library wrote %zd bytes: %s", n, said);
+    if (n != 0) fail_msg("the library wrote %ld bytes: %s", n, said);
     ait_tuning_free(tu);
     ait_inspection_free(h);
     ait_model_free(m);

@@ -587,25 +587,13 @@ static void test_isolate_exit(void **st)
  * stderr: the start of it ends the failure's message. */
 static void test_isolate_output(void **st)
 {
-    char path[] = "/tmp/ait-iso-out-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stdout);
-    fflush(stderr);
-    int keep1 = dup(1), keep2 = dup(2);
-    dup2(fd, 1);
-    dup2(fd, 2);
+    test_capture cap;
+    test_capture_start(&cap);
     isolate_opts o = {.timeout = 5};
     isolate_result r;
     ait_error e = {0};
     ait_status s = isolate_run(&o, iso_chatty, NULL, &r, &e);
-    dup2(keep1, 1);
-    dup2(keep2, 2);
-    close(keep1);
-    close(keep2);
-    off_t size = lseek(fd, 0, SEEK_END);
-    close(fd);
-    unlink(path);
+    long size = test_capture_stop(&cap, NULL, 0);
     assert_int_equal(s, AIT_E_INTERNAL);
     assert_int_equal(r.fate, ISO_EXITED);
     assert_int_equal(size, 0);
