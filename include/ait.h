@@ -166,8 +166,14 @@ typedef struct ait_session_options {
      * for every session, for programs that cannot change their code. If
      * tuning fails the session runs untuned and ait_session_note() says why.
      * Nothing is saved unless ait_session_save() is called. Ignored for a
-     * model that is already tuned (a .ait). */
+     * model that is already tuned (a .ait). Runs from other threads that
+     * arrive while the first run tunes wait for it, then run tuned. */
     int jit;
+    /* Execution contexts (each run takes one for itself) made at create
+     * (0: 1). A run that finds every context in use makes another, as
+     * create does, and keeps it for later runs: give the number of threads
+     * that will run the session at once to have none made during runs. */
+    int contexts;
 } ait_session_options;
 
 /* A session runs a model; the model must outlive it. `opts` may be NULL. */
