@@ -45,10 +45,24 @@ static int ob_count;   /* 0: not set by ait yet */
 static int ob_inside;
 static int ob_waiting;
 
+/* The tuner forks children that run candidates: a child must not inherit
+ * the gate locked, or calls counted inside by threads it does not have. */
+static void ob_fork_prepare(void) { pthread_mutex_lock(&ob_mu); }
+static void ob_fork_parent(void) { pthread_mutex_unlock(&ob_mu); }
+static void ob_fork_child(void)
+{
+    ob_inside = ob_waiting = 0;
+    pthread_cond_init(&ob_cv, NULL);
+    pthread_mutex_unlock(&ob_mu);
+}
+static pthread_once_t ob_once = PTHREAD_ONCE_INIT;
+static void ob_init(void) { pthread_atfork(ob_fork_prepare, ob_fork_parent, ob_fork_child); }
+
 static void ob_enter(const op_ctx *c)
 {
     int t = c->threads > 0 ? c->threads : 1;
     bool counted = false;
+    pthread_once(&ob_once, ob_init);
     pthread_mutex_lock(&ob_mu);
     while (ob_inside > 0 && (ob_count != t || ob_waiting > 0)) {
         if (!counted && ob_count != t) {

@@ -104,12 +104,16 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void block_shani(uint32_t h[8
 static int use_shani(void)
 {
 #if SHA256_X86
-    static int have = -1; /* a benign race: every thread computes the same */
-    if (have < 0) {
+    /* Threads that race here compute the same value; atomic, so the race
+     * is not a data race (artifacts may be loaded from several threads). */
+    static int have = -1;
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
         const char *force = getenv("SHA256_PORTABLE");
-        have = !(force && *force == '1') && cpu_has_all("sha,sse4.2", NULL, 0);
+        h = !(force && *force == '1') && cpu_has_all("sha,sse4.2", NULL, 0);
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
     }
-    return have;
+    return h;
 #else
     return 0;
 #endif

@@ -1,7 +1,7 @@
 /* One session run from several threads at once gives, bit for bit, what
- * the same session gives run from one thread: an untuned model (the MLP on
- * the executor), an artifact whose plan mixes openblas, onednn and the
- * reference ops, and a JIT session whose first runs race to tune it; and
+ * the same session gives run from one thread: an untuned model (a small
+ * MLP, tests/unit/make_thread_model.py, on the executor) and an artifact
+ * whose plan mixes openblas, onednn and the reference ops; and
  * two sessions with different thread counts (artifacts at 1 and 2 threads)
  * run side by side, each right.
  *
@@ -28,10 +28,11 @@
 
 #define N_THREADS 4
 #define N_INPUTS 12
-#define N_FEAT 1024 /* the MLP's input: [1, 1024] float32 */
+#define N_FEAT 256 /* the model's input: [1, 256] float32 */
 
 static char model_path[4096], dir[64];
 static int runs_per_thread = 200;
+static pthread_barrier_t start; /* the workers begin together, to overlap the most */
 
 static ait_tensor *make_input(int k)
 {
@@ -83,6 +84,7 @@ typedef struct worker {
 static void *work(void *arg)
 {
     worker *w = arg;
+    pthread_barrier_wait(&start);
     for (int r = 0; r < w->runs; r++) {
         int k = (r * (w->id + 1) + w->id * 5) % N_INPUTS;
         ait_tensor *out = NULL;
@@ -105,6 +107,7 @@ static void *work(void *arg)
 static void run_workers(int n, ait_session **s, expected **x, const char *what)
 {
     worker w[N_THREADS];
+    assert_int_equal(pthread_barrier_init(&start, NULL, (unsigned)n), 0);
     for (int i = 0; i < n; i++) {
         w[i] = (worker){.s = s[i], .x = x[i], .id = i, .runs = runs_per_thread};
         assert_int_equal(pthread_create(&w[i].th, NULL, work, &w[i]), 0);
@@ -117,6 +120,7 @@ static void run_workers(int n, ait_session **s, expected **x, const char *what)
         failed += w[i].failed;
         wrong += w[i].wrong;
     }
+    pthread_barrier_destroy(&start);
     if (failed || wrong)
         fail_msg("%s: %d of %d runs failed, %d gave other outputs than one thread does", what,
                  failed, n * runs_per_thread, wrong);
@@ -169,7 +173,7 @@ static void set_choice(tune_module *tm, const char *backend, int threads)
     snprintf(tm->why, sizeof tm->why, "fixed by the test");
 }
 
-/* The MLP saved as an artifact with fc1 on openblas and fc2 on onednn at
+/* The model saved as an artifact with fc1 on openblas and fc2 on onednn at
  * `threads` threads (fc3 stays on the reference), fixed by hand so that
  * the test does not depend on timings; loaded into *t. */
 static void make_artifact(const ait_model *m, int threads, const char *name, ait_model **t)
@@ -240,7 +244,7 @@ static void test_two_thread_counts(void **state)
 int main(void)
 {
     const char *data = getenv("AIT_TEST_DATA");
-    snprintf(model_path, sizeof model_path, "%s/models/mlp.onnx", data ? data : "build-data");
+    snprintf(model_path, sizeof model_path, "%s/threads/mlp_small.onnx", data ? data : "build-data");
     const char *r = getenv("AIT_THREADS_RUNS");
     if (r && atoi(r) > 0) runs_per_thread = atoi(r);
     snprintf(dir, sizeof dir, "/tmp/ait-threads-test-XXXXXX");
