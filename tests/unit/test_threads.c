@@ -1,14 +1,16 @@
 /* One session run from several threads at once gives, bit for bit, what
  * the same session gives run from one thread: an untuned model (a small
- * MLP, tests/unit/make_thread_model.py, on the executor) and an artifact
- * whose plan mixes openblas, onednn and the reference ops; and
+ * MLP, tests/unit/make_thread_model.py, on the executor), an artifact
+ * whose plan mixes openblas, onednn and the reference ops, and a JIT
+ * session whose first runs arrive together (one tunes, the others wait,
+ * then every run is on the tuned plan); and
  * two sessions with different thread counts (artifacts at 1 and 2 threads)
  * run side by side, each right.
  *
  * Every run's input differs from its neighbours' (one of N_INPUTS inputs,
  * in an order that differs per thread), so a run that reads or writes
  * another run's buffers shows as a mismatch. AIT_THREADS_RUNS sets the
- * runs per thread (default 200; the ThreadSanitizer suite runs fewer). */
+ * runs per thread (default 200). */
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -77,6 +79,7 @@ typedef struct worker {
     ait_session *s;
     const expected *x;
     int id, runs;
+    ait_tensor **keep; /* non-NULL: keep each run's output here instead of checking it */
     int failed, wrong;
     char first_error[256];
 } worker;
@@ -91,6 +94,10 @@ static void *work(void *arg)
         if (ait_session_run(w->s, &w->x->in[k], 1, &out, 1) != AIT_OK) {
             if (!w->failed++)
                 snprintf(w->first_error, sizeof w->first_error, "%s", ait_session_error(w->s));
+            continue;
+        }
+        if (w->keep) {
+            w->keep[r] = out;
             continue;
         }
         ait_tensor *want = w->x->out[k];
@@ -241,6 +248,51 @@ static void test_two_thread_counts(void **state)
     ait_model_free(m);
 }
 
+/* A JIT session's first runs come from four threads at once: one tunes,
+ * the others wait for it; every run's output is then what the tuned
+ * session gives from one thread. */
+static void test_jit(void **state)
+{
+    (void)state;
+    ait_model *m;
+    ait_error e = {0};
+    if (ait_model_load(model_path, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_session *s;
+    ait_session_options o = {.threads = 1, .jit = 1};
+    if (ait_session_create(m, &o, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
+    expected x;
+    for (int k = 0; k < N_INPUTS; k++) x.in[k] = make_input(k);
+    int runs = 25;
+    worker w[N_THREADS];
+    ait_tensor *kept[N_THREADS][25];
+    assert_int_equal(pthread_barrier_init(&start, NULL, N_THREADS), 0);
+    for (int i = 0; i < N_THREADS; i++) {
+        w[i] = (worker){.s = s, .x = &x, .id = i, .runs = runs, .keep = kept[i]};
+        assert_int_equal(pthread_create(&w[i].th, NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < N_THREADS; i++) pthread_join(w[i].th, NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < N_THREADS; i++)
+        if (w[i].failed) fail_msg("JIT: thread %d: %s", i, w[i].first_error);
+    assert_non_null(strstr(ait_session_note(s), "JIT: tuned"));
+    for (int k = 0; k < N_INPUTS; k++)
+        if (ait_session_run(s, &x.in[k], 1, &x.out[k], 1) != AIT_OK)
+            fail_msg("%s", ait_session_error(s));
+    int wrong = 0;
+    for (int i = 0; i < N_THREADS; i++)
+        for (int r = 0; r < runs; r++) {
+            int k = (r * (i + 1) + i * 5) % N_INPUTS;
+            wrong += memcmp(ait_tensor_data(kept[i][r]), ait_tensor_data(x.out[k]),
+                            ait_tensor_nbytes(x.out[k])) != 0;
+            ait_tensor_free(kept[i][r]);
+        }
+    if (wrong) fail_msg("JIT: %d of %d runs gave other outputs than the tuned session alone", wrong,
+                        N_THREADS * runs);
+    expected_free(&x);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
 int main(void)
 {
     const char *data = getenv("AIT_TEST_DATA");
@@ -256,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_untuned),
         cmocka_unit_test(test_artifact),
         cmocka_unit_test(test_two_thread_counts),
+        cmocka_unit_test(test_jit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
