@@ -39,8 +39,9 @@ extern "C" {
 #define AIT_VERSION_PATCH 0
 #define AIT_VERSION_STRING "0.1.0"
 
-/* Thread-safe. The version of the library linked at run time ("0.1.0"), which may differ
- * from the AIT_VERSION_* of the header a program was compiled with. */
+/* The version of the library linked at run time ("0.1.0"), which may differ
+ * from the AIT_VERSION_* of the header a program was compiled with.
+ * Thread-safe. */
 AIT_API const char *ait_version(void);
 
 /* ---- status ------------------------------------------------------------ */
@@ -224,11 +225,12 @@ AIT_API void ait_session_free(ait_session *s);
  * model output j that the caller frees with ait_tensor_free(). */
 AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                            ait_tensor **outputs, int n_outputs);
-/* The message of the calling thread's last ait_session_run on s ("" if it
- * succeeded); for a thread that has not run s, the message of the last
- * failed run of s from any thread ("" if none). The string is the calling
- * thread's copy, valid until its next ait_session_run or ait_session_error
- * call: other threads' runs neither change nor tear it. */
+/* When the calling thread's last ait_session_run was on s: that run's
+ * message ("" if it succeeded). Otherwise (a thread that has not run s,
+ * or ran another session since): the message of s's last failed run from
+ * any thread ("" if none). The string is the calling thread's copy, valid
+ * until its next ait_session_run or ait_session_error call (on any
+ * session): other threads' runs neither change nor tear it. */
 AIT_API const char *ait_session_error(const ait_session *s);
 /* What JIT tuning did ("tuned 9 modules on the first run (batch 1)", or why
  * it failed and the session runs untuned); "" when it has not run. The
