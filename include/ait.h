@@ -17,6 +17,16 @@
  * library, which takes the defaults for the fields it did not know. A size
  * of 0 or one larger than the library's struct is refused with
  * AIT_E_INVALID_ARG. Passing NULL options means every default.
+ *
+ * Threads: each group below says what may be called from several threads
+ * at once. In short: functions without a handle are thread-safe; models
+ * and artifacts are read-only once loaded (any threads may read one and run
+ * sessions on it); one session may be run from many threads at once;
+ * tensors, inspections and tunings are not thread-safe on the same handle
+ * (reading one tensor from several threads is fine; writing it is not).
+ * No free may race with other calls on the same handle. Tuning (ait_tune,
+ * a JIT session's first run) runs candidates in forked child processes:
+ * have no other thread inside ait while it does.
  */
 #ifndef AIT_H
 #define AIT_H
@@ -47,7 +57,8 @@ extern "C" {
     AIT_VERSION_XSTR_(AIT_VERSION_MINOR) "." AIT_VERSION_XSTR_(AIT_VERSION_PATCH)
 
 /* The version of the library linked at run time ("0.1.0"), which may differ
- * from the AIT_VERSION_* of the header a program was compiled with. */
+ * from the AIT_VERSION_* of the header a program was compiled with.
+ * Thread-safe. */
 AIT_API const char *ait_version(void);
 
 /* ---- status ------------------------------------------------------------ */
@@ -67,7 +78,8 @@ typedef enum ait_status {
     AIT_STATUS_COUNT
 } ait_status;
 
-/* A short constant name for a status ("AIT_E_PARSE"); never NULL. */
+/* A short constant name for a status ("AIT_E_PARSE"); never NULL.
+ * Thread-safe. */
 AIT_API const char *ait_status_string(ait_status s);
 
 /* A caller-owned buffer that receives the message of a failure. */
@@ -118,7 +130,8 @@ typedef enum ait_dtype {
     AIT_BF16 = 16,
 } ait_dtype;
 
-/* "float32", "int64", ...; "undefined" for unknown values. */
+/* "float32", "int64", ...; "undefined" for unknown values. Thread-safe,
+ * as is ait_dtype_size. */
 AIT_API const char *ait_dtype_name(ait_dtype t);
 /* Bytes per element; 0 for types without a fixed size (string, undefined). */
 AIT_API size_t ait_dtype_size(ait_dtype t);
@@ -126,7 +139,10 @@ AIT_API size_t ait_dtype_size(ait_dtype t);
 #define AIT_MAX_RANK 8
 
 /* ---- tensors ----------------------------------------------------------- */
-/* A dense row-major tensor. */
+/* A dense row-major tensor. Not thread-safe on the same tensor, except
+ * that several threads may read one at once (the accessors, or passing it
+ * as an input to concurrent runs) while none writes it. Different tensors:
+ * any threads. */
 typedef struct ait_tensor ait_tensor;
 
 /* A new tensor owning zeroed storage; NULL on a bad shape or no memory. */
@@ -157,13 +173,18 @@ AIT_API const ait_tensor *ait_sequence_item(const ait_tensor *t, int i);
 AIT_API ait_tensor *ait_tensor_none(void);
 AIT_API int ait_tensor_is_none(const ait_tensor *t);
 
-/* .npy files: read a whole tensor; write one (atomically: temp + rename). */
+/* .npy files: read a whole tensor; write one (atomically: temp + rename).
+ * Thread-safe (writers of one path race as two processes would). */
 AIT_API ait_status ait_tensor_load_npy(const char *path, ait_tensor **out, ait_error *err);
 AIT_API ait_status ait_tensor_save_npy(const char *path, const ait_tensor *t, ait_error *err);
 
 /* ---- models ------------------------------------------------------------ */
 typedef struct ait_model ait_model;
 
+/* Models are read-only once loaded: loading is thread-safe, and every
+ * function taking a const ait_model may be called from any threads at once,
+ * also while sessions on the model run; ait_model_free only once nothing
+ * uses the model. */
 /* Loads an ONNX file (and its external data, which must lie in the model's
  * folder). On failure *out is NULL and `err` (may be NULL) says why. */
 AIT_API ait_status ait_model_load(const char *path, ait_model **out, ait_error *err);
@@ -199,14 +220,25 @@ typedef struct ait_session ait_session;
 
 typedef struct ait_session_options {
     size_t size; /* sizeof(ait_session_options) */
-    int threads; /* 0: one per core */
+    /* The session's thread count, its own (not the process's): another
+     * session in the process may use another count at the same time. An
+     * untuned model runs on the reference ops, which use one thread
+     * whatever this says; a tuned model's modules run at the thread count
+     * each chosen candidate was tuned at (openblas/t2: 2), and JIT tuning
+     * tries candidates of 1..threads threads. The openblas backend's count
+     * is process-wide in OpenBLAS: ait sets it for each call, and calls that
+     * need another count than the one inside OpenBLAS wait until it is free
+     * (calls at one count run at once). onednn's is per calling thread
+     * (OpenMP) and needs no lock. 0: 1. */
+    int threads;
     /* JIT tuning: the first run tunes the model's top-level modules on that
      * run's inputs (strategy min-latency, short profiles, results cached in
      * cache_dir), then this and every later run use the chosen candidates.
      * If tuning fails the session runs untuned and ait_session_note() says
      * why. Nothing is saved unless ait_session_save() is called. Ignored for
-     * a model that is already tuned (a .ait). The library does not read
-     * AIT_JIT itself: a program honours it by calling
+     * a model that is already tuned (a .ait). Runs from other threads that
+     * arrive while the first run tunes wait for it, then run tuned. The
+     * library does not read AIT_JIT itself: a program honours it by calling
      * ait_options_from_env() (the `ait` command does). */
     int jit;
     /* JIT tuning's results cache folder (created when missing; copied at
@@ -216,9 +248,22 @@ typedef struct ait_session_options {
      * ait_session_run: log_user must live as long as the session. NULL: none. */
     ait_log_fn log;
     void *log_user;
+    /* Execution contexts (each run takes one for itself) made at create
+     * (0: 1). A run that finds every context in use makes another, as
+     * create does, and keeps it for later runs: give the number of threads
+     * that will run the session at once to have none made during runs. */
+    int contexts;
 } ait_session_options;
 
-/* A session runs a model; the model must outlive it. `opts` may be NULL. */
+/* A session runs a model; the model must outlive it. `opts` may be NULL.
+ *
+ * Threads: ait_session_run, _error, _note and _save may be called on one
+ * session from several threads at once (create is thread-safe too; free
+ * must not race with any call on the session). Each run takes an execution
+ * context of its own from the session's pool (options.contexts), so
+ * concurrent runs give exactly what they give one at a time. No backend
+ * needs a session-wide lock; openblas calls at different thread counts
+ * wait for each other (see threads above). */
 AIT_API ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
                               ait_session **out, ait_error *err);
 AIT_API void ait_session_free(ait_session *s);
@@ -228,10 +273,16 @@ AIT_API void ait_session_free(ait_session *s);
  * model output j that the caller frees with ait_tensor_free(). */
 AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                            ait_tensor **outputs, int n_outputs);
-/* The message of the session's last failure ("" if none). */
+/* When the calling thread's last ait_session_run was on s: that run's
+ * message ("" if it succeeded). Otherwise (a thread that has not run s,
+ * or ran another session since): the message of s's last failed run from
+ * any thread ("" if none). The string is the calling thread's copy, valid
+ * until its next ait_session_run or ait_session_error call (on any
+ * session): other threads' runs neither change nor tear it. */
 AIT_API const char *ait_session_error(const ait_session *s);
 /* What JIT tuning did ("tuned 9 modules on the first run (batch 1)", or why
- * it failed and the session runs untuned); "" when it has not run. */
+ * it failed and the session runs untuned); "" when it has not run. The
+ * string never changes once returned. */
 AIT_API const char *ait_session_note(const ait_session *s);
 /* Saves a JIT-tuned session's model and plan as a .ait artifact (as
  * ait_tuning_save does); fails when the session has not tuned yet. */
@@ -241,7 +292,9 @@ AIT_API ait_status ait_session_save(ait_session *s, const char *path, ait_error 
 /* An inspection runs samples through a model at one or more batch sizes and
  * describes its module tree (named subgraphs from the exporter's scopes):
  * per module its size, work, time share and graph spec. Selection picks the
- * modules to tune, each with a strategy. The model must outlive it. */
+ * modules to tune, each with a strategy. The model must outlive it.
+ * Not thread-safe on the same inspection (nor ait_tune on it); different
+ * inspections, of one model too, may be made and used in parallel. */
 typedef struct ait_inspection ait_inspection;
 
 typedef struct ait_inspect_options {
@@ -343,7 +396,10 @@ AIT_API void ait_selection_clear(ait_inspection *r);
  * runs some of the module's nodes, at 1..max_threads threads. Each runs in a
  * child process with a time limit, is validated against the reference
  * backend on the samples and profiled; the module's strategy picks one, or
- * keeps the baseline (reference, one thread). */
+ * keeps the baseline (reference, one thread).
+ * Threads: ait_tune forks (see the top); a tuning's accessors and
+ * ait_tuning_save may be called from several threads at once (they only
+ * read it), not while it is freed. */
 typedef struct ait_tuning ait_tuning;
 
 typedef struct ait_tune_options {
@@ -420,7 +476,8 @@ typedef struct ait_artifact_options {
  * needs and the model it holds, and returns the model with its plan, which
  * sessions then run (each module on its chosen candidate for the batch's
  * bucket, built from the prepared blobs: no packing, no search). opts may
- * be NULL. ait_model_load() also accepts an artifact (default options). */
+ * be NULL. ait_model_load() also accepts an artifact (default options).
+ * Thread-safe; the result is a model like any other (see models). */
 AIT_API ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
                                      ait_model **out, ait_error *err);
 /* Whether m runs a tuned plan; and why an artifact's plan is not used (a

@@ -1,4 +1,18 @@
-/* The public model and session API. */
+/* The public session API.
+ *
+ * Threads: what a run changes (the executor's per-value buffers and plans,
+ * per-node scratch, a plan runner's built modules and their primitives)
+ * lives in an execution context: an executor for an untuned model, a plan
+ * runner for a tuned one. A session owns a pool of them; each run takes
+ * an idle one (or makes one, built and primed as at create, when all are
+ * in use), runs on it alone and gives it back, so runs from several
+ * threads never share mutable state. The mutex guards only the pool, the
+ * session's last error, the JIT state and the note: runs hold it for a few
+ * pointer moves, never while computing. A JIT session's first run tunes
+ * with the lock released; runs arriving meanwhile wait for it (they would
+ * otherwise disturb its timings and run untuned contexts that are then
+ * thrown away), then run on the tuned plan. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +25,74 @@
 #include "runtime/plan.h"
 #include "tune/plan_build.h"
 
-struct ait_session {
-    const ait_model *m;
+/* One execution context: what one run at a time may change. */
+typedef struct ctx {
+    const plan *p;   /* the plan it runs (NULL: untuned), to drop stale ones */
     exec *x;         /* an untuned model's executor, or */
     plan_exec *px;   /* a tuned model's plan runner */
-    bool jit;        /* tune on the first run */
-    char *cache_dir; /* JIT tuning's cache (a copy), or NULL */
-    logger log;      /* JIT tuning's messages */
-    jit_state *js;   /* what JIT tuning chose, once done */
-    char note[1024];
+    struct ctx *next;
+} ctx;
+
+enum { JIT_OFF, JIT_PENDING, JIT_TUNING };
+
+struct ait_session {
+    const ait_model *m;
     int threads;
-    ait_error err;
+    uint64_t id;           /* unique in the process: keys the threads' error copies */
+    pthread_mutex_t lock;  /* guards every field below */
+    pthread_cond_t tuned;  /* JIT: the first run's tuning is over */
+    const plan *p;         /* what new contexts run: the model's plan, the JIT's, or NULL */
+    ctx *idle;             /* contexts no run holds */
+    int jit;               /* JIT_* */
+    char *cache_dir;       /* JIT tuning's cache (a copy), or NULL; set at create */
+    logger log;            /* JIT tuning's messages; set at create */
+    jit_state *js;         /* what JIT tuning chose, once done (then never changed) */
+    const char *note;      /* "" or note_buf, written before it is published */
+    char note_buf[1024];
+    ait_error err;         /* the last failure of a run, from any thread */
 };
+
+/* The calling thread's copy of the message of its last run, keyed by the
+ * session's id (addresses are reused after a free), and of the session's
+ * last error when it has not run that session: a string no other thread
+ * writes, so it cannot tear. Per thread, not shared: not global state. */
+static _Thread_local struct {
+    uint64_t id;
+    char msg[1024];
+} tl_run;
+static _Thread_local char tl_copy[1024];
+
+static uint64_t next_session_id(void)
+{
+    static uint64_t last; /* only ever incremented atomically */
+    return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+static void ctx_free(ctx *c)
+{
+    if (!c) return;
+    exec_free(c->x);
+    plan_exec_free(c->px);
+    free(c);
+}
+
+/* A new context for plan p (NULL: untuned): built (and, for a plan,
+ * primed) now, so its first run pays nothing more than later ones. */
+static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_error *e)
+{
+    *out = NULL;
+    ctx *c = calloc(1, sizeof *c);
+    if (!c) return err_set(e, AIT_E_NOMEM, "out of memory");
+    c->p = p;
+    ait_status st = p ? plan_exec_create(s->m->g, p, s->threads, &c->px, e)
+                      : exec_create(s->m->g, NULL, s->threads, &c->x, e);
+    if (st != AIT_OK) {
+        free(c);
+        return st;
+    }
+    *out = c;
+    return AIT_OK;
+}
 
 ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
                               ait_session **out, ait_error *err)
@@ -31,22 +101,43 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
     if (!m || !out) return err_set(err, AIT_E_INVALID_ARG, "ait_session_create: NULL argument");
     ait_session_options o;
     TRY(OPTS_TAKE(o, opts, err));
+    if (o.contexts < 0)
+        return err_set(err, AIT_E_INVALID_ARG, "ait_session_create: contexts %d is negative",
+                       o.contexts);
     ait_session *s = calloc(1, sizeof *s);
     if (!s) return err_set(err, AIT_E_NOMEM, "out of memory");
     s->m = m;
     s->threads = o.threads > 0 ? o.threads : 1;
-    s->jit = !m->plan && o.jit;
+    s->id = next_session_id();
+    s->p = m->plan;
+    s->note = "";
+    s->jit = !m->plan && o.jit ? JIT_PENDING : JIT_OFF;
     s->log = (logger){o.log, o.log_user};
-    ait_status st = AIT_OK;
-    if (s->jit && o.cache_dir && !(s->cache_dir = strdup(o.cache_dir)))
-        st = err_set(err, AIT_E_NOMEM, "out of memory");
-    if (st == AIT_OK)
-        st = m->plan ? plan_exec_create(m->g, m->plan, s->threads, &s->px, err)
-                     : exec_create(m->g, NULL, s->threads, &s->x, err);
-    if (st != AIT_OK) {
+    if (s->jit && o.cache_dir && !(s->cache_dir = strdup(o.cache_dir))) {
+        free(s);
+        return err_set(err, AIT_E_NOMEM, "out of memory");
+    }
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
         free(s->cache_dir);
         free(s);
-        return st;
+        return err_set(err, AIT_E_INTERNAL, "ait_session_create: no mutex");
+    }
+    if (pthread_cond_init(&s->tuned, NULL) != 0) {
+        pthread_mutex_destroy(&s->lock);
+        free(s->cache_dir);
+        free(s);
+        return err_set(err, AIT_E_INTERNAL, "ait_session_create: no condition variable");
+    }
+    int n = o.contexts > 0 ? o.contexts : 1;
+    for (int i = 0; i < n; i++) {
+        ctx *c;
+        ait_status st = ctx_make(s, s->p, &c, err);
+        if (st != AIT_OK) {
+            ait_session_free(s);
+            return st;
+        }
+        c->next = s->idle;
+        s->idle = c;
     }
     *out = s;
     return AIT_OK;
@@ -55,71 +146,164 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
 void ait_session_free(ait_session *s)
 {
     if (!s) return;
-    exec_free(s->x);
-    plan_exec_free(s->px);
+    while (s->idle) {
+        ctx *c = s->idle;
+        s->idle = c->next;
+        ctx_free(c);
+    }
     jit_free(s->js);
     free(s->cache_dir);
+    pthread_cond_destroy(&s->tuned);
+    pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
-const char *ait_session_error(const ait_session *s) { return s ? s->err.msg : ""; }
+const char *ait_session_error(const ait_session *s)
+{
+    if (!s) return "";
+    if (tl_run.id == s->id) return tl_run.msg;
+    ait_session *w = (ait_session *)s; /* the lock only: the session is not changed */
+    pthread_mutex_lock(&w->lock);
+    snprintf(tl_copy, sizeof tl_copy, "%s", s->err.msg);
+    pthread_mutex_unlock(&w->lock);
+    return tl_copy;
+}
 
-const char *ait_session_note(const ait_session *s) { return s ? s->note : ""; }
+const char *ait_session_note(const ait_session *s)
+{
+    if (!s) return "";
+    ait_session *w = (ait_session *)s;
+    pthread_mutex_lock(&w->lock);
+    const char *n = s->note; /* its bytes never change once published */
+    pthread_mutex_unlock(&w->lock);
+    return n;
+}
 
 ait_status ait_session_save(ait_session *s, const char *path, ait_error *err)
 {
     if (!s || !path) return err_set(err, AIT_E_INVALID_ARG, "ait_session_save: NULL argument");
-    if (!s->js)
+    pthread_mutex_lock(&s->lock);
+    const jit_state *js = s->js; /* never changed once set */
+    pthread_mutex_unlock(&s->lock);
+    if (!js)
         return err_set(err, AIT_E_INVALID_ARG, "%s: the session has not been JIT-tuned (turn on "
                        "ait_session_options.jit and run it once)", s->m->path);
-    return plan_save(s->m, s->js->insp, s->js->rep, path, err);
+    return plan_save(s->m, js->insp, js->rep, path, err);
 }
 
-/* The first run of a JIT session: tune, then run on the plan; a failure
- * leaves the session untuned, said in the note. */
+/* The first run of a JIT session, with the lock released and every other
+ * run waiting (so no context is in use): tune, build one context on the
+ * plan, then publish both; a failure leaves the session untuned, said in
+ * the note. */
 static void jit_first_run(ait_session *s, tensor *const *inputs)
 {
     ait_error e = {0};
-    s->jit = false;
+    jit_state *js = NULL;
+    ctx *c = NULL;
     jit_opts jo = {.threads = s->threads, .cache_dir = s->cache_dir, .log = s->log};
-    if (jit_tune(s->m, inputs, &jo, &s->js, &e) == AIT_OK &&
-        plan_exec_create(s->m->g, s->js->p, s->threads, &s->px, &e) == AIT_OK) {
-        snprintf(s->note, sizeof s->note, "JIT: tuned %d module%s on the first run",
-                 s->js->p->n_modules, s->js->p->n_modules == 1 ? "" : "s");
-        return;
+    bool ok = jit_tune(s->m, inputs, &jo, &js, &e) == AIT_OK && ctx_make(s, js->p, &c, &e) == AIT_OK;
+    if (ok) {
+        snprintf(s->note_buf, sizeof s->note_buf, "JIT: tuned %d module%s on the first run",
+                 js->p->n_modules, js->p->n_modules == 1 ? "" : "s");
+    } else {
+        snprintf(s->note_buf, sizeof s->note_buf, "JIT tuning failed, running untuned: %s",
+                 e.msg);
+        log_msg(&s->log, AIT_LOG_WARN, "%s", s->note_buf);
     }
-    jit_free(s->js);
-    s->js = NULL;
-    snprintf(s->note, sizeof s->note, "JIT tuning failed, running untuned: %s", e.msg);
-    log_msg(&s->log, AIT_LOG_WARN, "%s", s->note);
+    ctx *stale = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (ok) {
+        stale = s->idle; /* the untuned executors: every one is idle */
+        s->idle = c;
+        s->p = js->p;
+        s->js = js;
+        js = NULL;
+    }
+    s->note = s->note_buf;
+    s->jit = JIT_OFF;
+    pthread_cond_broadcast(&s->tuned);
+    pthread_mutex_unlock(&s->lock);
+    while (stale) {
+        ctx *n = stale->next;
+        ctx_free(stale);
+        stale = n;
+    }
+    jit_free(js);
+}
+
+/* An idle context of the session's current plan, or a new one; a JIT
+ * session's first run tunes first, and runs arriving meanwhile wait. */
+static ait_status ctx_take(ait_session *s, tensor *const *inputs, ctx **out, ait_error *e)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->jit == JIT_PENDING) {
+        s->jit = JIT_TUNING;
+        pthread_mutex_unlock(&s->lock);
+        jit_first_run(s, inputs);
+        pthread_mutex_lock(&s->lock);
+    }
+    while (s->jit == JIT_TUNING) pthread_cond_wait(&s->tuned, &s->lock);
+    ctx *c = s->idle;
+    if (c) s->idle = c->next;
+    const plan *p = s->p;
+    pthread_mutex_unlock(&s->lock);
+    if (c) {
+        *out = c;
+        return AIT_OK;
+    }
+    return ctx_make(s, p, out, e); /* all in use: one more, made without the lock */
+}
+
+/* Gives c back (NULL: none was taken) and records the run's outcome: the
+ * calling thread's copy, and the session's last error on a failure. */
+static ait_status run_end(ait_session *s, ctx *c, ait_status st, const ait_error *e)
+{
+    tl_run.id = s->id;
+    snprintf(tl_run.msg, sizeof tl_run.msg, "%s", st != AIT_OK ? e->msg : "");
+    bool stale = false;
+    pthread_mutex_lock(&s->lock);
+    if (st != AIT_OK) s->err = *e;
+    if (c) {
+        stale = c->p != s->p;
+        if (!stale) {
+            c->next = s->idle;
+            s->idle = c;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (stale) ctx_free(c);
+    return st;
 }
 
 ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                            ait_tensor **outputs, int n_outputs)
 {
     if (!s) return AIT_E_INVALID_ARG;
-    s->err.code = AIT_OK;
-    s->err.msg[0] = 0;
+    ait_error e = {0};
     const graph *g = s->m->g;
     if (n_inputs != g->n_inputs || (n_inputs && !inputs))
-        return err_set(&s->err, AIT_E_INVALID_ARG, "%s: the model takes %d inputs, %d given",
-                       s->m->path, g->n_inputs, n_inputs);
+        return run_end(s, NULL, err_set(&e, AIT_E_INVALID_ARG, "%s: the model takes %d inputs, "
+                                        "%d given", s->m->path, g->n_inputs, n_inputs), &e);
     if (n_outputs != g->n_outputs || !outputs)
-        return err_set(&s->err, AIT_E_INVALID_ARG, "%s: the model has %d outputs, room for %d given",
-                       s->m->path, g->n_outputs, n_outputs);
+        return run_end(s, NULL, err_set(&e, AIT_E_INVALID_ARG, "%s: the model has %d outputs, "
+                                        "room for %d given", s->m->path, g->n_outputs, n_outputs),
+                       &e);
     for (int j = 0; j < n_outputs; j++) outputs[j] = NULL;
     tensor *res[512];
-    if (n_outputs > 512) return err_set(&s->err, AIT_E_UNSUPPORTED, "more than 512 outputs");
-    if (s->jit) jit_first_run(s, inputs);
-    TRY(s->px ? plan_exec_run(s->px, inputs, res, &s->err) : exec_run(s->x, inputs, res, &s->err));
-    for (int j = 0; j < n_outputs; j++) {
-        if (tensor_clone(res[j], &outputs[j], &s->err) != AIT_OK) {
+    if (n_outputs > 512)
+        return run_end(s, NULL, err_set(&e, AIT_E_UNSUPPORTED, "more than 512 outputs"), &e);
+    ctx *c = NULL;
+    ait_status st = ctx_take(s, inputs, &c, &e);
+    if (st == AIT_OK)
+        st = c->px ? plan_exec_run(c->px, inputs, res, &e) : exec_run(c->x, inputs, res, &e);
+    /* The results belong to the context: copied out before it is given back. */
+    for (int j = 0; st == AIT_OK && j < n_outputs; j++) {
+        st = tensor_clone(res[j], &outputs[j], &e);
+        if (st != AIT_OK)
             for (int k = 0; k < j; k++) {
                 ait_tensor_free(outputs[k]);
                 outputs[k] = NULL;
             }
-            return s->err.code;
-        }
     }
-    return AIT_OK;
+    return run_end(s, c, st, &e);
 }

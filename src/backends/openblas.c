@@ -5,16 +5,23 @@
  * The replacement ops keep the reference op's shape inference (the node's
  * own def, reached through c->n->def), so only the arithmetic changes.
  *
- * Threads: OpenBLAS's thread count is one global setting, not a handle's,
- * so each op sets it to its context's count (the candidate's) before it
- * calls cblas: two candidates with different counts can then run one after
- * the other in a process.
+ * Threads: OpenBLAS's thread count is one process-wide setting, not a
+ * handle's, so each op sets it to its context's count (the candidate's)
+ * before it calls cblas, inside a gate (ob_enter/ob_leave) that lets calls
+ * at the count now set run at once and makes a call that needs another
+ * count wait until none is inside. Without the gate, concurrent runs with
+ * different counts fight: in a test of Debian's libopenblas0-pthread
+ * 0.3.21 (4 threads, counts 1 and 2, 384^3 sgemm) every result was right
+ * but about a third of the calls had the count changed under them, so
+ * sessions' thread counts would not be their own. Concurrent calls at one
+ * count are what OpenBLAS's threaded build supports.
  *
  * Weights are used as the model stores them. Pre-packing constant B (and
  * Conv weights) and writing the packed form into artifact blobs belongs
  * here, in build, when the artifact learns to hold blobs. */
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,10 +34,55 @@ int openblas_get_num_threads(void);
 void openblas_set_num_threads(int);
 char *openblas_get_corename(void);
 
-static void ob_threads(const op_ctx *c)
+/* The gate around cblas calls (see the top). Process-wide state, as the
+ * OpenBLAS setting it mirrors is: the count last set, the calls inside at
+ * that count, and the callers waiting for another count (while any waits,
+ * no new call enters at the current count, so a count change is not
+ * starved). It holds only OpenBLAS's setting: nothing outside cblas. */
+static pthread_mutex_t ob_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ob_cv = PTHREAD_COND_INITIALIZER;
+static int ob_count;   /* 0: not set by ait yet */
+static int ob_inside;
+static int ob_waiting;
+
+/* The tuner forks children that run candidates: a child must not inherit
+ * the gate locked, or calls counted inside by threads it does not have. */
+static void ob_fork_prepare(void) { pthread_mutex_lock(&ob_mu); }
+static void ob_fork_parent(void) { pthread_mutex_unlock(&ob_mu); }
+static void ob_fork_child(void)
+{
+    ob_inside = ob_waiting = 0;
+    pthread_cond_init(&ob_cv, NULL);
+    pthread_mutex_unlock(&ob_mu);
+}
+static pthread_once_t ob_once = PTHREAD_ONCE_INIT;
+static void ob_init(void) { pthread_atfork(ob_fork_prepare, ob_fork_parent, ob_fork_child); }
+
+static void ob_enter(const op_ctx *c)
 {
     int t = c->threads > 0 ? c->threads : 1;
-    if (openblas_get_num_threads() != t) openblas_set_num_threads(t);
+    bool counted = false;
+    pthread_once(&ob_once, ob_init);
+    pthread_mutex_lock(&ob_mu);
+    while (ob_inside > 0 && (ob_count != t || ob_waiting > 0)) {
+        if (!counted && ob_count != t) {
+            ob_waiting++;
+            counted = true;
+        }
+        pthread_cond_wait(&ob_cv, &ob_mu);
+    }
+    if (counted) ob_waiting--;
+    if (ob_count != t || openblas_get_num_threads() != t) openblas_set_num_threads(t);
+    ob_count = t;
+    ob_inside++;
+    pthread_mutex_unlock(&ob_mu);
+}
+
+static void ob_leave(void)
+{
+    pthread_mutex_lock(&ob_mu);
+    if (--ob_inside == 0) pthread_cond_broadcast(&ob_cv);
+    pthread_mutex_unlock(&ob_mu);
 }
 
 static bool fits_int(int64_t a, int64_t b, int64_t k)
@@ -59,7 +111,7 @@ static ait_status ob_matmul(op_ctx *c)
     TRY(mm_shape_make(c, a, b, &s));
     if (!fits_int(s.batch * s.M, s.N, s.K)) return ref_run(c);
     if (s.M == 0 || s.N == 0 || s.batch == 0) return AIT_OK;
-    ob_threads(c);
+    ob_enter(c);
     const float *pa = a->data, *pb = b->data;
     float *py = c->out[0]->data;
     bool shared = true; /* one B for every batch (a 2-D weight): one tall GEMM */
@@ -67,6 +119,7 @@ static ait_status ob_matmul(op_ctx *c)
     if (shared) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(s.batch * s.M), (int)s.N,
                     (int)s.K, 1.0f, pa, (int)s.K, pb, (int)s.N, 0.0f, py, (int)s.N);
+        ob_leave();
         return AIT_OK;
     }
     for (int64_t bi = 0; bi < s.batch; bi++) {
@@ -76,6 +129,7 @@ static ait_status ob_matmul(op_ctx *c)
                     1.0f, pa + ia * s.M * s.K, (int)s.K, pb + ib * s.K * s.N, (int)s.N, 0.0f,
                     py + bi * s.M * s.N, (int)s.N);
     }
+    ob_leave();
     return AIT_OK;
 }
 
@@ -100,10 +154,11 @@ static ait_status ob_gemm(op_ctx *c)
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) py[i * N + j] = pc[i * cs[0] + j * cs[1]];
     }
-    ob_threads(c);
+    ob_enter(c);
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)M, (int)N, (int)K, alpha, a->data, (int)(ta ? M : K), b->data,
                 (int)(tb ? K : N), ct ? beta : 0.0f, py, (int)N);
+    ob_leave();
     return AIT_OK;
 }
 
@@ -190,7 +245,7 @@ static ait_status ob_conv_run(op_ctx *c)
         col = op_scratch(c, bytes);
         if (!col) return c->err ? c->err->code : AIT_E_NOMEM;
     }
-    ob_threads(c);
+    ob_enter(c);
     const float *x = c->in[0]->data, *w = c->in[1]->data;
     const float *bias = has_in(c, 2) ? c->in[2]->data : NULL;
     float *y = c->out[0]->data;
@@ -203,6 +258,7 @@ static ait_status ob_conv_run(op_ctx *c)
                         1.0f, w + gi * g.mg * kdim, (int)kdim, direct ? xg : col, (int)ohw, 0.0f,
                         yg, (int)ohw);
         }
+    ob_leave();
     for (int64_t n = 0; bias && n < g.n; n++)
         for (int64_t m = 0; m < g.m; m++) {
             float *r = y + (n * g.m + m) * ohw;

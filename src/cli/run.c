@@ -26,7 +26,10 @@ static const char *run_help =
     "  --batch N              size of batch dims (named like 'batch', or an unnamed\n"
     "                         first dim) of generated inputs (default 1)\n"
     "  --dim NAME=V           size of symbolic dim NAME of generated inputs\n"
-    "  --threads N            threads (default 1)\n"
+    "  --threads N            threads (default 1). An untuned model runs on the\n"
+    "                         reference ops, which use one thread whatever N is; a\n"
+    "                         .ait's modules run at the counts they were tuned at;\n"
+    "                         --jit tunes candidates of 1..N threads\n"
     "  --repeat N             timed runs after the first (default 5)\n"
     "  --seed N               seed of generated inputs (default 1)\n"
     "  --output-dir DIR       write each output to DIR/NAME.npy, and all of them\n"
@@ -206,14 +209,20 @@ int cmd_run(int argc, char **argv)
         }
         printf("saved  %s\n", save);
     }
+    /* The reference ops are single-threaded: say so rather than let N
+     * threads look like they were used. */
+    bool tuned = ait_model_is_tuned(m) || !strncmp(ait_session_note(s), "JIT: tuned", 10);
+    if (!tuned && threads > 1)
+        printf("note   untuned: the reference ops run on one thread, so --threads %d does not "
+               "change this run (tune the model to use threads)\n", threads);
     double first = lat[0];
     if (repeat) qsort(lat + 1, (size_t)repeat, sizeof *lat, cmp_double);
     printf("latency first run %.3f ms%s", first * 1e3,
            ait_session_note(s)[0] ? " (including JIT tuning)" : "");
     if (repeat)
         printf(", median of %d runs %.3f ms (min %.3f, max %.3f), %d thread%s\n", repeat,
-               lat[1 + repeat / 2] * 1e3, lat[1] * 1e3, lat[repeat] * 1e3, threads,
-               threads > 1 ? "s" : "");
+               lat[1 + repeat / 2] * 1e3, lat[1] * 1e3, lat[repeat] * 1e3, tuned ? threads : 1,
+               tuned && threads > 1 ? "s" : "");
     else
         printf("\n");
     free(lat);

@@ -107,9 +107,15 @@ void sha256_force_portable(bool on) { force_portable = on; }
 static int use_shani(void)
 {
 #if SHA256_X86
-    static int have = -1; /* a benign race: every thread computes the same */
-    if (have < 0) have = cpu_has_all("sha,sse4.2", NULL, 0);
-    return have && !force_portable;
+    /* Threads that race here compute the same value; atomic, so the race
+     * is not a data race (artifacts may be loaded from several threads). */
+    static int have = -1;
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = cpu_has_all("sha,sse4.2", NULL, 0);
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+    }
+    return h && !force_portable;
 #else
     return 0;
 #endif
