@@ -88,7 +88,16 @@ static bool parse_int(const char *s, long long lo, long long hi, long long *v)
     return !errno && end != s && !*end && *v >= lo && *v <= hi;
 }
 
-int cmd_run(int argc, char **argv)
+/* What the command line asks of a run. */
+typedef struct run_args {
+    input_opts io;
+    int threads, repeat, fallback, jit;
+    const char *outdir, *save, *path;
+} run_args;
+
+/* Reads the options into *a: -1 to go on, else the exit code (help: 0; a
+ * bad value or usage: 2, said on stderr). */
+static int run_parse(int argc, char **argv, run_args *a)
 {
     static const struct option longopts[] = {
         {"input", required_argument, 0, 'i'},  {"batch", required_argument, 0, 'b'},
@@ -98,98 +107,104 @@ int cmd_run(int argc, char **argv)
         {"fallback-untuned", no_argument, 0, 'F'}, {"jit", no_argument, 0, 'J'},
         {"save", required_argument, 0, 'S'}, {0, 0, 0, 0},
     };
-    input_opts io = {.batch = 1, .seed = 1};
-    int threads = 1, repeat = 5, fallback = 0, jit = 0;
-    const char *outdir = NULL, *save = NULL;
+    *a = (run_args){.io = {.batch = 1, .seed = 1}, .threads = 1, .repeat = 5};
+    input_opts *io = &a->io;
     long long v;
-    int c;
+    int c, li = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+        bool ok = true;
         switch (c) {
         case 'i':
-            if (io.n_files == 64) goto bad;
-            io.file_specs[io.n_files++] = optarg;
+            if ((ok = io->n_files < 64)) io->file_specs[io->n_files++] = optarg;
             break;
         case 'b':
-            if (!parse_int(optarg, 1, 1 << 20, &v)) goto bad;
-            io.batch = (int)v;
+            if ((ok = parse_int(optarg, 1, 1 << 20, &v))) io->batch = (int)v;
             break;
         case 'd': {
             char *eq = strchr(optarg, '=');
-            if (!eq || io.n_dims == 32 || !parse_int(eq + 1, 0, (long long)1 << 40, &v)) goto bad;
-            *eq = 0;
-            io.dim_names[io.n_dims] = optarg;
-            io.dim_vals[io.n_dims++] = v;
+            ok = eq && io->n_dims < 32 && parse_int(eq + 1, 0, (long long)1 << 40, &v);
+            if (ok) {
+                *eq = 0;
+                io->dim_names[io->n_dims] = optarg;
+                io->dim_vals[io->n_dims++] = v;
+            }
             break;
         }
         case 't':
-            if (!parse_int(optarg, 1, 1024, &v)) goto bad;
-            threads = (int)v;
+            if ((ok = parse_int(optarg, 1, 1024, &v))) a->threads = (int)v;
             break;
         case 'r':
-            if (!parse_int(optarg, 0, 1000000, &v)) goto bad;
-            repeat = (int)v;
+            if ((ok = parse_int(optarg, 0, 1000000, &v))) a->repeat = (int)v;
             break;
         case 's':
-            if (!parse_int(optarg, 0, INT64_MAX, &v)) goto bad;
-            io.seed = (uint64_t)v;
+            if ((ok = parse_int(optarg, 0, INT64_MAX, &v))) io->seed = (uint64_t)v;
             break;
-        case 'o': outdir = optarg; break;
-        case 'F': fallback = 1; break;
-        case 'J': jit = 1; break;
-        case 'S': save = optarg; break;
+        case 'o': a->outdir = optarg; break;
+        case 'F': a->fallback = 1; break;
+        case 'J': a->jit = 1; break;
+        case 'S': a->save = optarg; break;
         case 'h': fputs(run_help, stdout); return 0;
-        default: goto usage;
+        default: fputs(run_help, stderr); return 2;
         }
+        if (!ok) {
+            fprintf(stderr, "ait run: bad value for --%s: '%s'\n", longopts[li].name, optarg);
+            fputs(run_help, stderr);
+            return 2;
+        }
+        li = 0;
     }
-    if (optind != argc - 1) goto usage;
-    const char *path = argv[optind];
-    ait_error err = {0};
-    ait_model *m = NULL;
-    ait_session *s = NULL;
-    ait_tensor *in[512] = {0}, *out[512] = {0};
-    int rc = 1, n_in = 0, n_out = 0;
-    ait_artifact_options ao = {.size = sizeof ao, .fallback_untuned = fallback};
-    if ((artifact_file_is(path) ? ait_artifact_load(path, &ao, &m, &err)
-                                : ait_model_load(path, &m, &err)) != AIT_OK)
-        goto fail;
-    if (ait_model_note(m)[0])
-        fprintf(stderr, "ait run: warning: running untuned: %s\n", ait_model_note(m));
-    n_in = ait_model_input_count(m);
-    n_out = ait_model_output_count(m);
-    if (n_in > 512 || n_out > 512) {
-        err_set(&err, AIT_E_UNSUPPORTED, "%s: more than 512 inputs or outputs", path);
-        goto fail;
+    if (optind != argc - 1) {
+        fputs(run_help, stderr);
+        return 2;
     }
-    printf("model  %s: %d nodes, opset %d, %d inputs, %d outputs\n", path,
-           ait_model_node_count(m), ait_model_opset(m), n_in, n_out);
-    if (inputs_make(m, &io, in, &err) != AIT_OK) goto fail;
-    if (save && !jit) {
-        err_set(&err, AIT_E_INVALID_ARG, "--save needs --jit (`ait tune -o` saves a tuning)");
-        goto fail;
-    }
-    /* AIT_JIT=1 and the cache folder from the environment, as documented. */
+    a->path = argv[optind];
+    return -1;
+}
+
+/* The model or artifact at a->path, and a session on it (JIT and the cache
+ * folder also from the environment, as documented). */
+static ait_status run_open(const run_args *a, ait_model **m, ait_session **s, ait_error *err)
+{
+    ait_artifact_options ao = {.size = sizeof ao, .fallback_untuned = a->fallback};
+    TRY(artifact_file_is(a->path) ? ait_artifact_load(a->path, &ao, m, err)
+                                  : ait_model_load(a->path, m, err));
+    if (ait_model_note(*m)[0])
+        fprintf(stderr, "ait run: warning: running untuned: %s\n", ait_model_note(*m));
+    if (ait_model_input_count(*m) > 512 || ait_model_output_count(*m) > 512)
+        return err_set(err, AIT_E_UNSUPPORTED, "%s: more than 512 inputs or outputs", a->path);
+    printf("model  %s: %d nodes, opset %d, %d inputs, %d outputs\n", a->path,
+           ait_model_node_count(*m), ait_model_opset(*m), ait_model_input_count(*m),
+           ait_model_output_count(*m));
+    if (a->save && !a->jit)
+        return err_set(err, AIT_E_INVALID_ARG, "--save needs --jit (`ait tune -o` saves a tuning)");
     logger lg = cli_logger();
-    ait_session_options so = {.size = sizeof so, .threads = threads, .jit = jit, .log = lg.fn,
-                              .log_user = lg.user};
-    if (ait_options_from_env(&so, NULL, &err) != AIT_OK ||
-        ait_session_create(m, &so, &s, &err) != AIT_OK)
-        goto fail;
-    double *lat = calloc((size_t)repeat + 1, sizeof *lat);
-    if (!lat) {
-        err_set(&err, AIT_E_NOMEM, "out of memory");
-        goto fail;
-    }
+    ait_session_options so = {.size = sizeof so, .threads = a->threads, .jit = a->jit,
+                              .log = lg.fn, .log_user = lg.user};
+    TRY(ait_options_from_env(&so, NULL, err));
+    return ait_session_create(*m, &so, s, err);
+}
+
+/* The first run and `repeat` more, each one's latency into lat[]; out[]
+ * holds the last run's outputs. */
+static ait_status run_timed(ait_session *s, ait_tensor **in, int n_in, ait_tensor **out,
+                            int n_out, int repeat, double *lat, ait_error *err)
+{
     for (int r = 0; r <= repeat; r++) {
         for (int j = 0; j < n_out; j++) ait_tensor_free(out[j]), out[j] = NULL;
         double t0 = now_sec();
         if (ait_session_run(s, in, n_in, out, n_out) != AIT_OK) {
-            snprintf(err.msg, sizeof err.msg, "%s", ait_session_error(s));
-            free(lat);
-            goto fail;
+            err->code = AIT_E_INTERNAL;
+            snprintf(err->msg, sizeof err->msg, "%s", ait_session_error(s));
+            return err->code;
         }
         lat[r] = now_sec() - t0;
     }
+    return AIT_OK;
+}
+
+static void print_outputs(const ait_model *m, ait_tensor *const *out, int n_out)
+{
     for (int j = 0; j < n_out; j++) {
         ait_value_info vi;
         ait_model_output(m, j, &vi);
@@ -200,62 +215,87 @@ int cmd_run(int argc, char **argv)
                ait_dtype_name(out[j]->dtype), shape_str(out[j]->dims, out[j]->rank, sh, sizeof sh),
                mn, mx, mean);
     }
-    if (ait_session_note(s)[0]) printf("%s\n", ait_session_note(s));
-    if (ait_model_is_tuned(m)) printf("tuned  the artifact's plan (see `ait show %s`)\n", path);
-    if (save) {
-        if (ait_session_save(s, save, &err) != AIT_OK) {
-            free(lat);
-            goto fail;
-        }
-        printf("saved  %s\n", save);
-    }
-    /* The reference ops are single-threaded: say so rather than let N
-     * threads look like they were used. */
+}
+
+/* The first run's latency and the median of the rest (lat[1..repeat] get
+ * sorted), with the threads the run really used: the reference ops are
+ * single-threaded, so an untuned run says so rather than let N threads
+ * look like they were used. */
+static void print_latency(const run_args *a, const ait_model *m, ait_session *s, double *lat)
+{
     bool tuned = ait_model_is_tuned(m) || !strncmp(ait_session_note(s), "JIT: tuned", 10);
-    if (!tuned && threads > 1)
+    if (!tuned && a->threads > 1)
         printf("note   untuned: the reference ops run on one thread, so --threads %d does not "
-               "change this run (tune the model to use threads)\n", threads);
-    double first = lat[0];
+               "change this run (tune the model to use threads)\n", a->threads);
+    int repeat = a->repeat, used = tuned ? a->threads : 1;
     if (repeat) qsort(lat + 1, (size_t)repeat, sizeof *lat, cmp_double);
-    printf("latency first run %.3f ms%s", first * 1e3,
+    printf("latency first run %.3f ms%s", lat[0] * 1e3,
            ait_session_note(s)[0] ? " (including JIT tuning)" : "");
     if (repeat)
         printf(", median of %d runs %.3f ms (min %.3f, max %.3f), %d thread%s\n", repeat,
-               lat[1 + repeat / 2] * 1e3, lat[1] * 1e3, lat[repeat] * 1e3, tuned ? threads : 1,
-               tuned && threads > 1 ? "s" : "");
+               lat[1 + repeat / 2] * 1e3, lat[1] * 1e3, lat[repeat] * 1e3, used,
+               used > 1 ? "s" : "");
     else
         printf("\n");
-    free(lat);
-    if (outdir) {
-        if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
-            err_set(&err, AIT_E_IO, "%s: cannot create folder: %s", outdir, strerror(errno));
-            goto fail;
-        }
-        const char *names[512];
-        char fn[4096], nm[512][256];
-        for (int j = 0; j < n_out; j++) {
-            ait_value_info vi;
-            ait_model_output(m, j, &vi);
-            safe_name(vi.name, nm[j], sizeof nm[j]);
-            names[j] = nm[j];
-            snprintf(fn, sizeof fn, "%s/%s.npy", outdir, nm[j]);
-            if (ait_tensor_save_npy(fn, out[j], &err) != AIT_OK) goto fail;
-        }
-        snprintf(fn, sizeof fn, "%s/outputs.npz", outdir);
-        if (npz_save(fn, n_out, names, (const tensor *const *)out, &err) != AIT_OK) goto fail;
-        printf("wrote %d outputs to %s\n", n_out, outdir);
+}
+
+/* Each output to DIR/NAME.npy and all of them to DIR/outputs.npz. */
+static ait_status write_outputs(const char *outdir, const ait_model *m, ait_tensor *const *out,
+                                int n_out, ait_error *err)
+{
+    if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
+        return err_set(err, AIT_E_IO, "%s: cannot create folder: %s", outdir, strerror(errno));
+    const char *names[512];
+    char fn[4096], nm[512][256];
+    for (int j = 0; j < n_out; j++) {
+        ait_value_info vi;
+        ait_model_output(m, j, &vi);
+        safe_name(vi.name, nm[j], sizeof nm[j]);
+        names[j] = nm[j];
+        snprintf(fn, sizeof fn, "%s/%s.npy", outdir, nm[j]);
+        TRY(ait_tensor_save_npy(fn, out[j], err));
     }
-    rc = 0;
-fail:
-    if (rc) fprintf(stderr, "ait run: %s\n", err.msg[0] ? err.msg : "failed");
+    snprintf(fn, sizeof fn, "%s/outputs.npz", outdir);
+    TRY(npz_save(fn, n_out, names, (const tensor *const *)out, err));
+    printf("wrote %d outputs to %s\n", n_out, outdir);
+    return AIT_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int code = run_parse(argc, argv, &a);
+    if (code >= 0) return code;
+    ait_error err = {0};
+    ait_model *m = NULL;
+    ait_session *s = NULL;
+    ait_tensor *in[512] = {0}, *out[512] = {0};
+    double *lat = NULL;
+    int n_in = 0, n_out = 0;
+    ait_status st = run_open(&a, &m, &s, &err);
+    if (st == AIT_OK) {
+        n_in = ait_model_input_count(m);
+        n_out = ait_model_output_count(m);
+        st = inputs_make(m, &a.io, in, &err);
+    }
+    if (st == AIT_OK && !(lat = calloc((size_t)a.repeat + 1, sizeof *lat)))
+        st = err_set(&err, AIT_E_NOMEM, "out of memory");
+    if (st == AIT_OK) st = run_timed(s, in, n_in, out, n_out, a.repeat, lat, &err);
+    if (st == AIT_OK) {
+        print_outputs(m, out, n_out);
+        if (ait_session_note(s)[0]) printf("%s\n", ait_session_note(s));
+        if (ait_model_is_tuned(m))
+            printf("tuned  the artifact's plan (see `ait show %s`)\n", a.path);
+        if (a.save && (st = ait_session_save(s, a.save, &err)) == AIT_OK)
+            printf("saved  %s\n", a.save);
+    }
+    if (st == AIT_OK) print_latency(&a, m, s, lat);
+    if (st == AIT_OK && a.outdir) st = write_outputs(a.outdir, m, out, n_out, &err);
+    if (st != AIT_OK) fprintf(stderr, "ait run: %s\n", err.msg[0] ? err.msg : "failed");
+    free(lat);
     for (int i = 0; i < n_in; i++) ait_tensor_free(in[i]);
     for (int j = 0; j < n_out; j++) ait_tensor_free(out[j]);
     ait_session_free(s);
     ait_model_free(m);
-    return rc;
-bad:
-    fprintf(stderr, "ait run: bad value for --%s: '%s'\n", longopts[c == 'i' ? 0 : c == 'b' ? 1 : c == 'd' ? 2 : c == 't' ? 3 : c == 'r' ? 4 : 5].name, optarg);
-usage:
-    fputs(run_help, stderr);
-    return 2;
+    return st == AIT_OK ? 0 : 1;
 }
