@@ -148,8 +148,8 @@ static int run_parse(int argc, char **argv, run_args *a)
         default: fputs(run_help, stderr); return 2;
         }
         if (!ok) {
-            fprintf(stderr, "ait run: bad value for --%s: '%s'\n", longopts[li].name, optarg);
-            fputs(run_help, stderr);
+            fprintf(stderr, "ait run: bad value for --%s: '%s' (see ait run --help)\n",
+                    longopts[li].name, optarg);
             return 2;
         }
         li = 0;
