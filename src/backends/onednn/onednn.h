@@ -1,5 +1,6 @@
 /* The onednn backend's private parts, shared by onednn.c (the vtable, build,
- * run, the value and step bookkeeping), ops.c (one primitive per op)
+ * run, schedules), bookkeeping.c (errors, owned buffers, memories and steps,
+ * values, prepared weights), ops.c (one primitive per op)
  * and fuse.c (post-op chains, BatchNormalization folding).
  *
  * A built module is a list of steps made once per input-shape signature (at
@@ -100,7 +101,7 @@ typedef struct dn_chain {
     dn_post p[DN_MAX_POST];
 } dn_chain;
 
-/* ---- onednn.c: bookkeeping --------------------------------------------------- */
+/* ---- bookkeeping.c ------------------------------------------------------------ */
 
 /* dnnl_status_t check: on failure sets bm->err naming node i and what. */
 ait_status dn_check(built *bm, int i, dnnl_status_t s, const char *what);
@@ -112,6 +113,8 @@ void dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims);
 /* v's plain memory with md (a view of its plain data, made plain by a
  * reorder step first when needed); NULL on error. */
 dnnl_memory_t dn_view(built *bm, int v, const dnnl_memory_desc_t *md);
+/* Makes v's plain tensor exist: a reorder step from its native memory. */
+ait_status dn_ensure_plain(built *bm, int v);
 /* v's plain memory with its own shape. */
 dnnl_memory_t dn_plain(built *bm, int v);
 /* v as memory of layout md: its native memory when it fits, else a reorder
