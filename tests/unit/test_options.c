@@ -282,8 +282,7 @@ static void test_silent(void **state)
 
 int main(void)
 {
-    const char *data = getenv("AIT_TEST_DATA");
-    snprintf(model_path, sizeof model_path, "%s/models/mlp.onnx", data ? data : "build-data");
+    snprintf(model_path, sizeof model_path, "%s", test_data("models/mlp.onnx"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_refused),
         cmocka_unit_test(test_older_struct),

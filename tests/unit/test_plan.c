@@ -470,8 +470,7 @@ static void test_jit(void **state)
 
 int main(void)
 {
-    const char *data = getenv("AIT_TEST_DATA");
-    snprintf(model_path, sizeof model_path, "%s/models/bert.onnx", data ? data : "build-data");
+    snprintf(model_path, sizeof model_path, "%s", test_data("models/bert.onnx"));
     snprintf(dir, sizeof dir, "/tmp/ait-plan-test-XXXXXX");
     if (!mkdtemp(dir)) return 1;
     snprintf(cache, sizeof cache, "%s/cache", dir); /* JIT caches; never in ~/.cache */

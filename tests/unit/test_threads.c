@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "api/inspection.h"
 #include "runtime/model.h"
 #include "tune/plan_build.h"
@@ -296,8 +297,7 @@ static void test_jit(void **state)
 
 int main(void)
 {
-    const char *data = getenv("AIT_TEST_DATA");
-    snprintf(model_path, sizeof model_path, "%s/threads/mlp_small.onnx", data ? data : "build-data");
+    snprintf(model_path, sizeof model_path, "%s", test_data("threads/mlp_small.onnx"));
     const char *r = getenv("AIT_THREADS_RUNS");
     if (r && atoi(r) > 0) runs_per_thread = atoi(r);
     snprintf(dir, sizeof dir, "/tmp/ait-threads-test-XXXXXX");
