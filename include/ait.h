@@ -1,9 +1,10 @@
 /* ait: ahead-of-time inference tuner. The one public header.
  *
  * Conventions: every fallible call returns an ait_status (AIT_OK == 0); the
- * message of the last failure (naming the file, node, op and reason) is read
- * with ait_model_error() / ait_session_error(), or, for calls that have no
- * handle yet, written into the caller's `ait_error` buffer when one is given.
+ * message of a failure (naming the file, node, op and reason) is written
+ * into the caller's `ait_error` buffer when one is given, or, for calls on a
+ * handle that take none, read from the handle: ait_session_error(),
+ * ait_inspection_error().
  * Every create has a free, and every free accepts NULL.
  *
  * The library prints nothing and reads no environment variable: messages
@@ -265,14 +266,14 @@ typedef struct ait_session_options {
  * needs a session-wide lock; openblas calls at different thread counts
  * wait for each other (see threads above). */
 AIT_API ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
-                              ait_session **out, ait_error *err);
+                                      ait_session **out, ait_error *err);
 AIT_API void ait_session_free(ait_session *s);
 
 /* Runs the model. `inputs[i]` is the tensor for model input i, in declared
  * order (caller-owned). On success `outputs[j]` receives a new tensor for
  * model output j that the caller frees with ait_tensor_free(). */
 AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
-                           ait_tensor **outputs, int n_outputs);
+                                   ait_tensor **outputs, int n_outputs);
 /* When the calling thread's last ait_session_run was on s: that run's
  * message ("" if it succeeded). Otherwise (a thread that has not run s,
  * or ran another session since): the message of s's last failed run from
@@ -318,7 +319,7 @@ typedef struct ait_inspect_options {
 /* Inspects model m (`opts` may be NULL). On failure *out is NULL and err
  * says why (the sample file and input, for bad samples). */
 AIT_API ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts,
-                       ait_inspection **out, ait_error *err);
+                               ait_inspection **out, ait_error *err);
 AIT_API void ait_inspection_free(ait_inspection *r);
 /* The message of the last failed call on r ("" if none). */
 AIT_API const char *ait_inspection_error(const ait_inspection *r);
@@ -382,7 +383,7 @@ AIT_API ait_status ait_select_path(ait_inspection *r, const char *pattern, const
  * at least `min_share` of the time, at most `top` of them (0: no limit),
  * biggest first, passing over ones that overlap the selection. */
 AIT_API ait_status ait_select_by_share(ait_inspection *r, int depth, double min_share, int top,
-                               const char *strategy);
+                                       const char *strategy);
 AIT_API int ait_selection_count(const ait_inspection *r);
 /* Selected item i: its module index and strategy (owned by r). */
 AIT_API ait_status ait_selection_item(const ait_inspection *r, int i, int *module,
@@ -446,7 +447,7 @@ AIT_API ait_status ait_options_from_env(ait_session_options *so, ait_tune_option
 /* Tunes what r selects (opts may be NULL). The inspection and its model
  * must outlive the result. */
 AIT_API ait_status ait_tune(ait_inspection *r, const ait_tune_options *opts, ait_tuning **out,
-                    ait_error *err);
+                            ait_error *err);
 AIT_API void ait_tuning_free(ait_tuning *t);
 /* The tuning's rows (one per module and bucket) and what was chosen. */
 AIT_API int ait_tuning_count(const ait_tuning *t);
