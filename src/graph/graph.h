@@ -47,6 +47,8 @@ typedef struct node {
     int n_attr;
     attr *attrs;
     const struct op_def *def; /* resolved at load */
+    int version;              /* the op version the node runs (the highest since_version
+                                 <= its domain's opset), set with def; 0 before */
     bool dead;                /* removed by a pass */
 } node;
 

@@ -1,8 +1,34 @@
 #include "ops/bind.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "ops/op.h"
+
+/* Resolves the op version n runs (node.version) and refuses one ait does not
+ * implement: a newer version may mean something else, so it is never run
+ * with an older one's meaning. Only the default domain's opset reaches here
+ * (the reader keeps no other), so nodes of other domains run their newest
+ * version (ait has one version of each). */
+static ait_status bind_version(const graph *g, node *n, ait_error *e)
+{
+    const op_versions *v = op_versions_find(n->domain, n->op);
+    if (!v)
+        return err_set(e, AIT_E_INTERNAL, "%s: node '%s': op '%s' has no row in the op version "
+                       "table (src/ops/versions.c)", g->path, n->name, n->op);
+    bool dflt = !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0;
+    int opset = dflt ? g->opset : INT_MAX;
+    n->version = op_version_resolve(v, opset);
+    if (!n->version)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' does not exist in opset %d "
+                       "(it was added in opset %d)", g->path, n->name, n->op, opset, v->since[0]);
+    int upto = op_version_upto(v);
+    if (n->version > upto)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' version %d (opset %d) is not "
+                       "implemented; ait implements %s up to version %d", g->path, n->name, n->op,
+                       n->version, opset, n->op, upto);
+    return AIT_OK;
+}
 
 static ait_status bind_node(graph *g, node *n, ait_error *e)
 {
@@ -14,6 +40,7 @@ static ait_status bind_node(graph *g, node *n, ait_error *e)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' is not supported", g->path,
                        n->name, n->op);
     }
+    TRY(bind_version(g, n, e));
     if (n->n_in < d->min_in || n->n_in > d->max_in || n->n_out < d->min_out ||
         n->n_out > d->max_out)
         return err_set(e, AIT_E_PARSE, "%s: node '%s' (%s) has %d inputs and %d outputs; the op "

@@ -34,7 +34,8 @@ typedef struct op_ctx {
     int n_in, n_out; /* as the node has them */
     tensor **in;     /* in[i] == NULL: optional input omitted */
     tensor **out;    /* out[i] == NULL: optional output omitted */
-    int opset;       /* the model's default-domain opset */
+    int opset;       /* the model's default-domain opset (the op version the node
+                        resolved to is n->version) */
     int threads;     /* threads the op may use (reference ops use 1) */
     ait_error *err;
     const struct op_host *host; /* what the executor running the node offers */
@@ -105,6 +106,24 @@ typedef struct op_table {
 const op_def *op_find(const char *domain, const char *name);
 /* Calls fn for every registered op (for listings and tests). */
 void op_foreach(void (*fn)(const op_def *d, void *arg), void *arg);
+
+/* The versions of one op (src/ops/versions.c, from the ONNX Changelog). */
+#define OP_MAX_VERSIONS 12
+#define OP_VERSION_BASE 21 /* ops implement every version up to this opset's */
+typedef struct op_versions {
+    const char *domain; /* NULL: the default ONNX domain */
+    const char *name;
+    int since[OP_MAX_VERSIONS]; /* since_versions, ascending, 0 after the last */
+    int upto; /* highest version ait implements; 0: op_version_upto's default */
+} op_versions;
+/* The row of op `name` in `domain` ("" and "ai.onnx" name the default), or NULL. */
+const op_versions *op_versions_find(const char *domain, const char *name);
+/* The version a node of this op runs in a model of `opset` (its domain's): the
+ * highest since_version <= opset; 0 when the op is newer than the opset. */
+int op_version_resolve(const op_versions *v, int opset);
+/* The highest version ait implements: .upto, or by default the version
+ * resolved at OP_VERSION_BASE. */
+int op_version_upto(const op_versions *v);
 
 /* ---- helpers for op implementations (src/ops/op_util.c) ---------------- */
 

@@ -1,0 +1,267 @@
+/* Opsets and op versions: the version table covers every registered op,
+ * nodes resolve to the right version, models stamped with recent opsets (27,
+ * 28) run with numpy's outputs, and versions, opsets and ops ait lacks are
+ * refused with messages naming them. Models and expected outputs come from
+ * tests/unit/make_opset_models.py (numpy, never ait), in $AIT_TEST_DATA/opsets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "ait.h"
+#include "io/file.h"
+#include "io/npy.h"
+#include "io/onnx.h"
+#include "ops/bind.h"
+#include "ops/op.h"
+
+/* ---- the table ---- */
+
+static void check_row(const op_def *d, void *arg)
+{
+    int *rows = arg;
+    const op_versions *v = op_versions_find(d->domain, d->name);
+    if (!v) fail_msg("op '%s' has no row in src/ops/versions.c", d->name);
+    int n = 0;
+    while (n < OP_MAX_VERSIONS && v->since[n]) n++;
+    if (n == 0) fail_msg("op '%s' lists no since_version", d->name);
+    for (int i = 1; i < n; i++)
+        if (v->since[i] <= v->since[i - 1]) fail_msg("op '%s': since_versions not ascending", d->name);
+    int upto = op_version_upto(v);
+    bool listed = false;
+    for (int i = 0; i < n; i++) listed |= v->since[i] == upto;
+    if (!listed) fail_msg("op '%s': implements up to %d, not one of its versions", d->name, upto);
+    if (v->since[n - 1] > OPSET_MAX) fail_msg("op '%s': version above OPSET_MAX", d->name);
+    (*rows)++;
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    int rows = 0;
+    op_foreach(check_row, &rows);
+    assert_true(rows > 150);
+}
+
+static const op_versions *row(const char *op)
+{
+    const op_versions *v = op_versions_find("", op);
+    if (!v) fail_msg("no row for %s", op);
+    return v;
+}
+
+static void test_resolve(void **state)
+{
+    (void)state;
+    assert_int_equal(op_version_resolve(row("Conv"), 21), 11);
+    assert_int_equal(op_version_resolve(row("Conv"), 22), 22);
+    assert_int_equal(op_version_resolve(row("Conv"), 28), 22);
+    assert_int_equal(op_version_resolve(row("Reshape"), 24), 24);
+    assert_int_equal(op_version_resolve(row("Celu"), 27), 12);
+    assert_int_equal(op_version_resolve(row("Celu"), 28), 28);
+    assert_int_equal(op_version_resolve(row("Gelu"), 19), 0); /* added in 20 */
+    assert_int_equal(op_version_resolve(op_versions_find("ai.onnx", "Relu"), 27), 14);
+    assert_int_equal(op_version_upto(row("Relu")), 14);          /* default: newest <= 21 */
+    assert_int_equal(op_version_upto(row("DequantizeLinear")), 21); /* 23 changed it */
+    assert_int_equal(op_version_upto(row("Conv")), 22);          /* marked: types only */
+    assert_int_equal(op_version_upto(row("Range")), 27);
+    assert_non_null(op_versions_find("ai.onnx.preview.training", "Adam"));
+    assert_null(op_versions_find("", "Adam"));
+    assert_null(op_versions_find("", "FooBar"));
+}
+
+/* ---- node versions ---- */
+
+typedef struct want {
+    const char *node;
+    int version;
+} want;
+
+/* Reads and binds model `rel` and checks each listed node's version. */
+static void check_versions(const char *rel, const want *w, int n)
+{
+    const char *path = test_data(rel);
+    ait_error e = {0};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    onnx_model om;
+    if (file_read_all(path, ONNX_MAX_MODEL_BYTES, &buf, &len, &e) != AIT_OK ||
+        onnx_read(buf, len, path, NULL, &om, &e) != AIT_OK)
+        fail_msg("%s", e.msg);
+    free(buf);
+    if (ops_bind(om.g, &e) != AIT_OK) fail_msg("%s", e.msg);
+    for (int k = 0; k < n; k++) {
+        int found = -1;
+        for (int i = 0; i < om.g->n_nodes; i++)
+            if (strcmp(om.g->nodes[i].name, w[k].node) == 0) found = om.g->nodes[i].version;
+        if (found != w[k].version)
+            fail_msg("%s: node '%s' resolved to version %d, expected %d", rel, w[k].node, found,
+                     w[k].version);
+    }
+    onnx_model_clear(&om);
+}
+
+static void test_node_versions(void **state)
+{
+    (void)state;
+    const want w27[] = {{"conv", 22}, {"act", 14},   {"reshape", 25}, {"matmul", 13},
+                        {"add", 14},  {"range", 27}, {"add_range", 14}};
+    check_versions("opsets/opset27.onnx", w27, 7);
+    const want w28[] = {{"conv", 22}, {"act", 28}, {"reshape", 25}, {"range", 27}};
+    check_versions("opsets/opset28.onnx", w28, 4);
+    const want w21[] = {{"dq", 21}};
+    check_versions("opsets/dequantize21.onnx", w21, 1);
+}
+
+/* ---- running recent opsets ---- */
+
+static tensor *load_npy(const char *rel)
+{
+    ait_error e = {0};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    tensor *t = NULL;
+    if (file_read_all(test_data(rel), (size_t)1 << 30, &buf, &len, &e) != AIT_OK ||
+        npy_parse(buf, len, &t, rel, &e) != AIT_OK)
+        fail_msg("%s", e.msg);
+    free(buf);
+    return t;
+}
+
+/* Runs opsetN.onnx on opsetN_x.npy through the public API and compares with
+ * numpy's opsetN_y.npy. */
+static void run_against_numpy(int opset)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "opsets/opset%d.onnx", opset);
+    ait_model *m = test_load(test_data(rel));
+    snprintf(rel, sizeof rel, "opsets/opset%d_x.npy", opset);
+    tensor *x = load_npy(rel);
+    snprintf(rel, sizeof rel, "opsets/opset%d_y.npy", opset);
+    tensor *want = load_npy(rel);
+    ait_error e = {0};
+    ait_session_options so = {.size = sizeof so, .threads = 1};
+    ait_session *s = NULL;
+    if (ait_session_create(m, &so, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_tensor *got = NULL;
+    if (ait_session_run(s, &x, 1, &got, 1) != AIT_OK) fail_msg("%s", ait_session_error(s));
+    assert_int_equal(ait_tensor_dtype(got), AIT_F32);
+    double err = test_max_err(&got, &want, 1);
+    if (!(err < 1e-5)) fail_msg("opset %d: outputs differ from numpy's by %g", opset, err);
+    ait_tensor_free(got);
+    ait_session_free(s);
+    ait_model_free(m);
+    test_tensor_free(x);
+    test_tensor_free(want);
+}
+
+static void test_run_opset27(void **state)
+{
+    (void)state;
+    run_against_numpy(27);
+}
+
+static void test_run_opset28(void **state)
+{
+    (void)state;
+    run_against_numpy(28);
+}
+
+/* ---- refusals ---- */
+
+static void load_fails(const char *rel, ait_status code, const char *needle)
+{
+    const char *path = test_data(rel);
+    ait_error e = {0};
+    ait_model *m = (ait_model *)1;
+    ait_status s = ait_model_load(path, &m, &e);
+    if (s != code || !strstr(e.msg, needle))
+        fail_msg("%s: got %s '%s', expected %s containing '%s'", rel, ait_status_string(s), e.msg,
+                 ait_status_string(code), needle);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, path)); /* names the file */
+}
+
+static void loads(const char *rel)
+{
+    ait_model_free(test_load(test_data(rel)));
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    load_fails("opsets/dequantize23.onnx", AIT_E_UNSUPPORTED,
+               "node 'dq': op 'DequantizeLinear' version 23 (opset 23) is not implemented; ait "
+               "implements DequantizeLinear up to version 21");
+    loads("opsets/dequantize21.onnx");
+    load_fails("opsets/gelu19.onnx", AIT_E_UNSUPPORTED,
+               "node 'gelu': op 'Gelu' does not exist in opset 19 (it was added in opset 20)");
+    load_fails("opsets/relu29.onnx", AIT_E_UNSUPPORTED, "default-domain opset 29 is not supported");
+    loads("opsets/relu28.onnx");
+    load_fails("opsets/ml_node.onnx", AIT_E_UNSUPPORTED,
+               "node 'bin': op 'Binarizer' of domain 'ai.onnx.ml' is not supported");
+}
+
+/* An ai.onnx.ml import with only default-domain nodes loads and runs. */
+static void test_ml_import(void **state)
+{
+    (void)state;
+    ait_model *m = test_load(test_data("opsets/ml_import.onnx"));
+    ait_error e = {0};
+    ait_session *s = NULL;
+    if (ait_session_create(m, NULL, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
+    const float xs[3] = {-1.5f, 0.0f, 2.5f};
+    int64_t dims[1] = {3};
+    ait_tensor *x = ait_tensor_create(AIT_F32, 1, dims), *y = NULL;
+    memcpy(ait_tensor_data(x), xs, sizeof xs);
+    if (ait_session_run(s, &x, 1, &y, 1) != AIT_OK) fail_msg("%s", ait_session_error(s));
+    const float *yd = ait_tensor_data(y);
+    assert_true(yd[0] == 0.0f && yd[1] == 0.0f && yd[2] == 2.5f);
+    ait_tensor_free(x);
+    ait_tensor_free(y);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
+/* Cast-25 is marked implemented; a cast to float8, a dtype ait lacks, fails
+ * with a message naming the dtype instead of giving a wrong result. */
+static void test_float8_cast(void **state)
+{
+    (void)state;
+    ait_model *m = NULL;
+    ait_error e = {0};
+    ait_status st = ait_model_load(test_data("opsets/cast_float8.onnx"), &m, &e);
+    if (st != AIT_OK) { /* refused at load: fine, if it says why */
+        assert_non_null(strstr(e.msg, "17"));
+        return;
+    }
+    ait_session *s = NULL;
+    if (ait_session_create(m, NULL, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
+    int64_t dims[1] = {2};
+    ait_tensor *x = ait_tensor_create(AIT_F32, 1, dims), *y = NULL;
+    st = ait_session_run(s, &x, 1, &y, 1);
+    assert_int_not_equal(st, AIT_OK);
+    assert_null(y);
+    if (!strstr(ait_session_error(s), "node 'to_f8' (Cast): cast to ONNX data type 17 is not "
+                                      "supported"))
+        fail_msg("unexpected message: %s", ait_session_error(s));
+    ait_tensor_free(x);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),         cmocka_unit_test(test_resolve),
+        cmocka_unit_test(test_node_versions), cmocka_unit_test(test_run_opset27),
+        cmocka_unit_test(test_run_opset28),   cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_ml_import),     cmocka_unit_test(test_float8_cast),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
