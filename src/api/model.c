@@ -32,7 +32,7 @@ static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *
         m->producer = om.producer;
         m->ir_version = om.ir_version;
         m->n_external = om.n_external;
-        s = ops_bind(m->g, e);
+        s = ops_bind(m->g, om.ml_opset, e);
         m->opset = m->g->opset;
     }
     if (s == AIT_OK) s = graph_fold_constants(m->g, e);

@@ -10,6 +10,7 @@
 typedef struct onnx_model {
     graph *g;
     int opset;            /* the default-domain opset imported; 0 when only other domains */
+    int ml_opset;         /* the ai.onnx.ml opset imported; 0 when not imported */
     int64_t ir_version;
     char *producer;
     int n_external;       /* tensors read from external data files */

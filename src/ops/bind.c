@@ -69,8 +69,11 @@ static ait_status bind_graph(graph *g, int opset, ait_error *e)
     return AIT_OK;
 }
 
-ait_status ops_bind(graph *g, ait_error *e)
+ait_status ops_bind(graph *g, int ml_opset, ait_error *e)
 {
+    if (ml_opset && (ml_opset < ML_OPSET_MIN || ml_opset > ML_OPSET_MAX))
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: ai.onnx.ml opset %d is not supported (%d to %d)",
+                       g->path, ml_opset, ML_OPSET_MIN, ML_OPSET_MAX);
     int opset = g->opset ? g->opset : OPSET_MAX;
     if (opset < OPSET_MIN || opset > OPSET_MAX)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: default-domain opset %d is not supported (%d to "

@@ -7,15 +7,18 @@
  * version table (versions.c) says which op versions among them ait runs. */
 #define OPSET_MIN 1
 #define OPSET_MAX 28
-/* Other domains' opset imports (ai.onnx.ml 1 to 5...) are not checked: the
- * ONNX reader keeps only the default domain's. No ml op is implemented: their
- * nodes are refused one by one, naming the op. */
+/* The released ai.onnx.ml opsets. No ml op is implemented yet: their nodes
+ * are refused one by one, naming the op. */
+#define ML_OPSET_MIN 1
+#define ML_OPSET_MAX 5
 
 /* Checks g's default-domain opset (0, for a model that imports only other
  * domains, becomes OPSET_MAX) and sets each node's op (node.def) and op
  * version (node.version), in g and in every subgraph: refuses, naming the
  * model file and the node, an op ait lacks, an op version it does not
  * implement (naming both versions), a node with more or fewer inputs or
- * outputs than its op takes, and an omitted input the op requires. */
-ait_status ops_bind(graph *g, ait_error *e);
+ * outputs than its op takes, and an omitted input the op requires.
+ * ml_opset: the ai.onnx.ml opset the model imports (0: none), refused
+ * outside ML_OPSET_MIN..ML_OPSET_MAX. */
+ait_status ops_bind(graph *g, int ml_opset, ait_error *e);
 #endif

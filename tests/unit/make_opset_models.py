@@ -112,6 +112,9 @@ save(model([helper.make_node("Cast", ["x"], ["y"], name="to_f8", to=FLOAT8E4M3FN
 # ai.onnx.ml imported (version 5, the newest), only default-domain nodes: loads.
 save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [3])], [vi("y", [3])],
            opset=27, extra_opsets=[("ai.onnx.ml", 5)]), os.path.join(out, "ml_import.onnx"))
+# ai.onnx.ml 6 does not exist (yet): refused.
+save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [3])], [vi("y", [3])],
+           opset=27, extra_opsets=[("ai.onnx.ml", 6)]), os.path.join(out, "ml6.onnx"))
 # An ml node is still refused, naming the op.
 save(model([helper.make_node("Binarizer", ["x"], ["y"], name="bin", domain="ai.onnx.ml")],
            [vi("x", [3])], [vi("y", [3])], opset=27, extra_opsets=[("ai.onnx.ml", 5)]),

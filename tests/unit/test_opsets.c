@@ -94,7 +94,7 @@ static void check_versions(const char *rel, const want *w, int n)
         onnx_read(buf, len, path, NULL, &om, &e) != AIT_OK)
         fail_msg("%s", e.msg);
     free(buf);
-    if (ops_bind(om.g, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (ops_bind(om.g, om.ml_opset, &e) != AIT_OK) fail_msg("%s", e.msg);
     for (int k = 0; k < n; k++) {
         int found = -1;
         for (int i = 0; i < om.g->n_nodes; i++)
@@ -203,6 +203,7 @@ static void test_refused(void **state)
                "node 'gelu': op 'Gelu' does not exist in opset 19 (it was added in opset 20)");
     load_fails("opsets/relu29.onnx", AIT_E_UNSUPPORTED, "default-domain opset 29 is not supported");
     loads("opsets/relu28.onnx");
+    load_fails("opsets/ml6.onnx", AIT_E_UNSUPPORTED, "ai.onnx.ml opset 6 is not supported (1 to 5)");
     load_fails("opsets/ml_node.onnx", AIT_E_UNSUPPORTED,
                "node 'bin': op 'Binarizer' of domain 'ai.onnx.ml' is not supported");
 }
