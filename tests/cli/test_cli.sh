@@ -22,6 +22,12 @@ check run-dim 0 "output c +float32 +\[5,3\]" "$ait" run "$data/bad/two_inputs.on
 check run-output-dir 0 "wrote 1 outputs" "$ait" run "$data/bad/good.onnx" --output-dir "$tmp/out"
 if [ -f "$tmp/out/y.npy" ] && [ -f "$tmp/out/outputs.npz" ]; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAIL output-files: $tmp/out/y.npy or outputs.npz missing"; fi
+# Values without a type (an If's branch outputs, a value_info) load and run as numpy says.
+for c in then else; do
+  check "run-untyped-if-$c" 0 "output z +float32 +\\[2,3\\]" "$ait" run "$data/bad/untyped_if.onnx" \
+    --input "$data/bad/untyped_if.$c.in.npz" --output-dir "$tmp/untyped_$c"
+  same_outputs "untyped-if-$c-values" "$tmp/untyped_$c" "$data/bad/untyped_if.$c.out.npz"
+done
 if [ -f "$data/models/bert.onnx" ]; then
   check run-bert 0 "last_hidden_state +float32 +\[2,16,256\]" "$ait" run "$data/models/bert.onnx" --batch 2 --dim seq=16 --repeat 1
 fi
