@@ -172,3 +172,11 @@ for tag, cu in (("then", True), ("else", False)):
     np.savez(os.path.join(out, "untyped_if.%s.in.npz" % tag), x=xu, c=np.array(cu))
     np.savez(os.path.join(out, "untyped_if.%s.out.npz" % tag),
              z=(xu * 2 if cu else xu - 1) + xu)
+
+# Symbolic dims nobody sets (issue 12): a 3x3 Conv (no padding) on
+# [batch, 3, height, width]: generated at 1x1 it fails ("kernel larger than
+# padded input"); ait then says which dims were 1 and how to set them.
+wc = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "wc")
+write("conv_symbolic.onnx", model([helper.make_node("Conv", ["x", "wc"], ["y"], name="conv")],
+                                  [vi("x", ["batch", 3, "height", "width"])],
+                                  [vi("y", ["batch", 2, "oh", "ow"])], [wc]))
