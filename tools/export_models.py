@@ -120,6 +120,46 @@ class Mlp(nn.Module):
         return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
 
 
+class VadFrontend(nn.Module):
+    """An If on the sample rate (a scalar input), then a projection."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(64, 32)
+
+    def forward(self, x: torch.Tensor, sr: torch.Tensor) -> torch.Tensor:
+        if bool(sr == 16000):
+            y = x
+        else:
+            y = x * 2.0
+        return torch.relu(self.enc(y))
+
+
+class Vad(nn.Module):
+    """A small voice-activity model in the style of Silero VAD: scripted
+    (torch.jit.script) as Silero's is, so that the export keeps a real If,
+    scoped in the frontend module; a GRU whose state is passed in and out."""
+
+    def __init__(self):
+        super().__init__()
+        self.frontend = VadFrontend()
+        self.rnn = nn.GRU(32, 32, batch_first=True)
+        self.head = nn.Linear(32, 1)
+
+    def forward(self, x: torch.Tensor, state: torch.Tensor, sr: torch.Tensor):
+        y, state = self.rnn(self.frontend(x, sr).unsqueeze(1), state)
+        return torch.sigmoid(self.head(y[:, 0])), state
+
+
+def vad():
+    dyn = {"input": {0: "batch"}, "state": {1: "batch"}, "output": {0: "batch"}, "stateN": {1: "batch"}}
+
+    def inputs(b, sr, g):
+        return [torch.randn(b, 64, generator=g), torch.randn(1, b, 32, generator=g),
+                torch.tensor(sr, dtype=torch.int64)]
+    return torch.jit.script(Vad().eval()), ["input", "state", "sr"], ["output", "stateN"], dyn, inputs
+
+
 def image_model(ctor):
     def make():
         m = ctor(weights=None)
@@ -171,6 +211,7 @@ MODELS = {
     "bert": (bert, [(1, 128), (2, 16)]),
     "gpt2": (gpt2, [(1, 1), (2, 8)]),
     "mlp": (mlp, [(1, 0), (8, 0)]),
+    "vad": (vad, [(1, 16000), (2, 8000)]),  # (batch, sample rate): both If branches
 }
 
 

@@ -30,8 +30,13 @@ typedef struct input_opts {
     uint64_t seed;
 } input_opts;
 
-/* Fills tensors[i] for every model input; prints what it generated. */
+/* Fills tensors[i] for every model input, generated[i] saying whether it
+ * was generated; prints what it generated. A --dim naming no dim of the
+ * model's inputs is an error. */
 ait_status inputs_make(const ait_model *m, const input_opts *o, ait_tensor **tensors,
-                       ait_error *e);
+                       bool *generated, ait_error *e);
+/* After a run on those inputs failed: appends to e's message the dims of
+ * generated inputs that nobody set, and how to set them (--dim). */
+void inputs_explain(const ait_model *m, const input_opts *o, const bool *generated, ait_error *e);
 
 #endif

@@ -56,23 +56,41 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
     return AIT_OK;
 }
 
-ait_status inputs_make(const ait_model *m, const input_opts *o, ait_tensor **tensors, ait_error *e)
+/* What the generator is told: --batch, --dim, --seed. */
+static sample_opts gen_opts(const input_opts *o)
 {
-    int n = m->g->n_inputs;
-    for (int i = 0; i < n; i++) tensors[i] = NULL;
-    ait_status s = from_files(m, o, tensors, e);
     sample_opts so = {.batch = o->batch, .n_dims = o->n_dims, .count = 1, .seed = o->seed,
                       .log = cli_logger()};
     for (int k = 0; k < o->n_dims; k++) {
         so.dim_names[k] = o->dim_names[k];
         so.dim_vals[k] = o->dim_vals[k];
     }
+    return so;
+}
+
+void inputs_explain(const ait_model *m, const input_opts *o, const bool *generated, ait_error *e)
+{
+    sample_opts so = gen_opts(o);
+    samples_explain_defaults(m, &so, generated, e);
+}
+
+ait_status inputs_make(const ait_model *m, const input_opts *o, ait_tensor **tensors,
+                       bool *generated, ait_error *e)
+{
+    int n = m->g->n_inputs;
+    for (int i = 0; i < n; i++) tensors[i] = NULL, generated[i] = false;
+    sample_opts so = gen_opts(o);
+    TRY(samples_check_dims(m, &so, e));
+    ait_status s = from_files(m, o, tensors, e);
     /* One random stream across the generated inputs, as samples_generate
      * draws it: `ait run` without files gets the values of sample 0 that
      * `ait inspect` would generate with the same seed. */
     uint64_t rng = o->seed;
     for (int i = 0; s == AIT_OK && i < n; i++)
-        if (!tensors[i]) s = samples_generate_input(m, i, &so, &rng, &tensors[i], e);
+        if (!tensors[i]) {
+            s = samples_generate_input(m, i, &so, &rng, &tensors[i], e);
+            generated[i] = true;
+        }
     if (s != AIT_OK)
         for (int i = 0; i < n; i++) {
             ait_tensor_free(tensors[i]);

@@ -207,23 +207,20 @@ int insp_prepare(const insp_args *a, const char *cmd, insp_state *s)
 {
     ait_error e = {0};
     *s = (insp_state){.module = -1};
+    sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = a->n_dims, .log = cli_logger()};
+    for (int i = 0; i < a->n_dims; i++)
+        so.dim_names[i] = a->dim_names[i], so.dim_vals[i] = a->dim_vals[i];
     ait_status st = ait_model_load(a->model, &s->m, &e);
-    if (st == AIT_OK) {
-        if (a->data) {
-            st = samples_load(s->m, a->data, &s->samples, &e);
-        } else {
-            sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = a->n_dims,
-                              .log = cli_logger()};
-            for (int i = 0; i < a->n_dims; i++)
-                so.dim_names[i] = a->dim_names[i], so.dim_vals[i] = a->dim_vals[i];
-            st = samples_generate(s->m, &so, &s->samples, &e);
-        }
-    }
+    if (st == AIT_OK) st = samples_check_dims(s->m, &so, &e);
+    if (st == AIT_OK)
+        st = a->data ? samples_load(s->m, a->data, &s->samples, &e)
+                     : samples_generate(s->m, &so, &s->samples, &e);
     if (st == AIT_OK) {
         inspect_opts io = {.samples = s->samples, .n_batch = a->n_batch, .runs = a->runs,
                            .threads = a->threads, .log = cli_logger()};
         memcpy(io.batch, a->batch, sizeof io.batch);
         st = inspect_run(s->m, &io, &s->r, &e);
+        if (st != AIT_OK && !a->data) samples_explain_defaults(s->m, &so, NULL, &e);
     }
     if (st == AIT_OK && a->module) {
         s->module = module_find(s->r->tree, a->module);

@@ -270,17 +270,19 @@ int cmd_run(int argc, char **argv)
     ait_model *m = NULL;
     ait_session *s = NULL;
     ait_tensor *in[512] = {0}, *out[512] = {0};
+    bool generated[512] = {0};
     double *lat = NULL;
     int n_in = 0, n_out = 0;
     ait_status st = run_open(&a, &m, &s, &err);
     if (st == AIT_OK) {
         n_in = ait_model_input_count(m);
         n_out = ait_model_output_count(m);
-        st = inputs_make(m, &a.io, in, &err);
+        st = inputs_make(m, &a.io, in, generated, &err);
     }
     if (st == AIT_OK && !(lat = calloc((size_t)a.repeat + 1, sizeof *lat)))
         st = err_set(&err, AIT_E_NOMEM, "out of memory");
-    if (st == AIT_OK) st = run_timed(s, in, n_in, out, n_out, a.repeat, lat, &err);
+    if (st == AIT_OK && (st = run_timed(s, in, n_in, out, n_out, a.repeat, lat, &err)) != AIT_OK)
+        inputs_explain(m, &a.io, generated, &err);
     if (st == AIT_OK) {
         print_outputs(m, out, n_out);
         if (ait_session_note(s)[0]) printf("%s\n", ait_session_note(s));

@@ -165,7 +165,9 @@ static void print_summary(const inspection *r, const tune_report *rep)
         }
         printf("  %-24s %6d  %-18s %10s %9s  ", report_name(r, tm->module), tm->batch, tc->name,
                med, sp);
-        if (!tm->cands[0].valid)
+        if (tm->untuned[0])
+            printf("%s\n", tm->why);
+        else if (!tm->cands[0].valid)
             printf("the baseline failed (%s), so nothing can be compared: the module runs "
                    "untuned\n", tm->cands[0].reason);
         else if (tm->all_failed)

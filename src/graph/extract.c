@@ -3,9 +3,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+int graph_control_node(const graph *g, const module_tree *t, int m)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!module_contains(t, m, i)) continue;
+        for (int a = 0; a < g->nodes[i].n_attr; a++)
+            if (g->nodes[i].attrs[a].g) return i;
+    }
+    return -1;
+}
+
 ait_status graph_extract(const graph *g, const module_tree *t, int m, graph **out, ait_error *e)
 {
     *out = NULL;
+    int cf = graph_control_node(g, t, m);
+    if (cf >= 0)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s' holds control flow (node '%s', %s); "
+                       "it cannot be built on its own yet", g->path, t->mods[m].name,
+                       g->nodes[cf].name, g->nodes[cf].op);
     int *ins = NULL, *outs = NULL, n_in = 0, n_out = 0;
     TRY(module_ports(g, t, m, &ins, &n_in, &outs, &n_out, e));
     graph *x = graph_new(NULL, g->opset, g->path);
@@ -43,14 +58,6 @@ ait_status graph_extract(const graph *g, const module_tree *t, int m, graph **ou
     for (int i = 0; s == AIT_OK && i < g->n_nodes; i++) {
         if (!module_contains(t, m, i)) continue;
         const node *src = &g->nodes[i];
-        for (int a = 0; a < src->n_attr; a++)
-            if (src->attrs[a].g) {
-                s = err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s' holds control flow (node '%s', "
-                            "%s); it cannot be built on its own yet", g->path, t->mods[m].name,
-                            src->name, src->op);
-                break;
-            }
-        if (s != AIT_OK) break;
         node *n = &x->nodes[x->n_nodes];
         *n = *src;
         n->in = malloc(sizeof(int) * (size_t)(src->n_in + 1));

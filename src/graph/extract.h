@@ -9,5 +9,8 @@
  * attributes from g, which must outlive it; graph_free frees only the view.
  * Modules holding control flow (nodes with subgraphs) are refused for now. */
 ait_status graph_extract(const graph *g, const module_tree *t, int m, graph **out, ait_error *e);
+/* The first node of module m that holds control flow (a node with a
+ * subgraph: If, Loop, Scan), which graph_extract refuses; -1 when none. */
+int graph_control_node(const graph *g, const module_tree *t, int m);
 
 #endif

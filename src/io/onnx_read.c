@@ -43,18 +43,25 @@ static int resolve(graph *g, const char *name)
     return id;
 }
 
+/* A type, or part of one, that is not given is valid ONNX (subgraph outputs
+ * often declare none): the value is left unknown and the executor infers it
+ * at run time. Only types ait cannot hold are refused. */
 static ait_status set_type(loader *L, value *v, const Onnx__TypeProto *tp, const char *what)
 {
-    if (!tp) return AIT_OK;
-    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type &&
-        tp->optional_type->elem_type) {
+    if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return AIT_OK;
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type) {
         v->optional = true;
         tp = tp->optional_type->elem_type;
+        if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return AIT_OK;
     }
-    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type &&
-        tp->sequence_type->elem_type &&
-        tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
-        const Onnx__TypeProto__Tensor *et = tp->sequence_type->elem_type->tensor_type;
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type) {
+        const Onnx__TypeProto *el = tp->sequence_type->elem_type;
+        bool tensor = el && el->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+        if (el && el->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET && !tensor)
+            return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is a sequence of a type ait does "
+                           "not support (maps, sparse tensors, nested sequences)", L->path, what,
+                           v->name);
+        const Onnx__TypeProto__Tensor *et = tensor ? el->tensor_type : NULL;
         v->kind = VAL_SEQUENCE;
         v->dtype = et && et->has_elem_type ? (ait_dtype)et->elem_type : AIT_UNDEFINED;
         return AIT_OK;

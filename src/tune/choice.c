@@ -18,7 +18,17 @@ ait_status tune_pick(const tune_module *tm, const strategy *st, choice *out, ait
                  tm->n_cands ? tm->cands[0].reason : "no candidates");
         return AIT_OK;
     }
-    TRY(strategy_choose(st, &cr[0], cr + 1, tm->n_cands - 1, out, e));
+    ait_error why = {0};
+    ait_status s = strategy_choose(st, &cr[0], cr + 1, tm->n_cands - 1, out, &why);
+    if (s == AIT_E_NOT_FOUND) { /* nothing fits what the strategy asks: not the tune's end */
+        out->index = 0;
+        snprintf(out->why, sizeof out->why, "kept the baseline: %s", why.msg);
+        return AIT_OK;
+    }
+    if (s != AIT_OK) {
+        *e = why;
+        return s;
+    }
     out->index++;
     return AIT_OK;
 }
@@ -36,6 +46,11 @@ ait_status tune_choose(tune_module *tm, double margin, ait_error *e)
     bool any = false;
     for (int c = 1; c < tm->n_cands; c++) any |= tm->cands[c].valid;
     tm->all_failed = tm->n_cands > 1 && !any;
+    if (tm->untuned[0]) {
+        tm->chosen = 0;
+        snprintf(tm->why, sizeof tm->why, "kept the baseline: %s", tm->untuned);
+        return AIT_OK;
+    }
     choice ch;
     TRY(tune_pick(tm, &st, &ch, e));
     tm->chosen = ch.index;

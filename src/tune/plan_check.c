@@ -207,6 +207,7 @@ static bool check_skip(const inspection *insp, const tune_module *mods, int n, t
 {
     for (int k = 0; k < n; k++) {
         const char *why = !speed_strategy(mods[k].strategy) ? "its strategy is not about speed"
+                        : mods[k].untuned[0] ? "it was not tuned (control flow)"
                         : !mods[k].cands[0].valid ? "its baseline failed" : NULL;
         if (why) {
             snprintf(c->note, sizeof c->note, "module '%s' has strategy %s: %s",

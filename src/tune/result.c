@@ -131,6 +131,8 @@ void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
         json_str(w, "chosen", tm->n_cands ? tm->cands[tm->chosen].name : NULL);
         json_bool(w, "kept_baseline", tm->chosen == 0);
         json_bool(w, "all_failed", tm->all_failed);
+        if (tm->untuned[0]) json_str(w, "untuned", tm->untuned); /* why it was not tuned */
+        else json_null(w, "untuned");
         json_str(w, "why", tm->why);
         json_end(w);
     }

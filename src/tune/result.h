@@ -34,6 +34,10 @@ typedef struct tune_module {
     int chosen;               /* index into cands; 0 keeps the baseline */
     char why[512];
     bool all_failed;          /* no candidate but the baseline passed: it stays */
+    /* Why the module was not tuned at all (it holds control flow, which
+     * cannot be cut out of the model yet): it keeps the baseline, which was
+     * not run on its own either (cands[0] says so); "" when it was tuned. */
+    char untuned[256];
     int n_sets;               /* input sets each candidate was validated on */
     char min_shape[160], max_shape[160]; /* dynamic modules: the extra sets' inputs; else "" */
 } tune_module;

@@ -3,6 +3,7 @@
  * (also what `ait run` uses for the inputs it is not given). */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,21 @@ static bool looks_like_mask(const char *name)
     return strcasestr(name, "mask") != NULL;
 }
 
+/* The size generating gives dim d of v: its declared size, else the size o
+ * sets for its name, else o's batch for a batch-like dim (named so, or
+ * unnamed and first), else 1, with *defaulted set: a dim nobody set. */
+static int64_t gen_dim(const value *v, int d, const sample_opts *o, bool *defaulted)
+{
+    *defaulted = false;
+    if (v->dims[d] >= 0) return v->dims[d];
+    const char *sym = v->sym[d];
+    for (int k = 0; sym && k < o->n_dims; k++)
+        if (!strcmp(sym, o->dim_names[k])) return o->dim_vals[k];
+    if ((sym && strcasestr(sym, "batch")) || (!sym && d == 0)) return o->batch > 0 ? o->batch : 1;
+    *defaulted = true;
+    return 1;
+}
+
 /* The generator proper; `say` tells o->log the notes and what was made. */
 static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, uint64_t *rng,
                             bool say, tensor **out, ait_error *e)
@@ -95,19 +111,10 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
                        m->path, v->name, v->name);
     int64_t dims[AIT_MAX_RANK];
     for (int d = 0; d < v->rank; d++) {
-        dims[d] = v->dims[d];
-        if (dims[d] >= 0) continue;
+        bool defaulted;
+        dims[d] = gen_dim(v, d, o, &defaulted);
         const char *sym = v->sym[d];
-        bool found = false;
-        for (int k = 0; sym && k < o->n_dims; k++)
-            if (!strcmp(sym, o->dim_names[k])) dims[d] = o->dim_vals[k], found = true;
-        if (found) continue;
-        if ((sym && strcasestr(sym, "batch")) || (!sym && d == 0)) {
-            dims[d] = o->batch > 0 ? o->batch : 1;
-            continue;
-        }
-        dims[d] = 1;
-        if (say)
+        if (defaulted && say)
             log_msg(&o->log, AIT_LOG_INFO,
                     "note: input '%s' dim %d ('%s') not given: using 1 (set --dim %s=N)", v->name,
                     d, sym ? sym : "?", sym ? sym : "NAME");
@@ -139,6 +146,94 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
                 ait_dtype_name(v->dtype), shape_str(dims, v->rank, s, sizeof s), how, b);
     }
     *out = t;
+    return AIT_OK;
+}
+
+/* Appends printf-style text to e->msg, as much as fits. */
+static void msg_append(ait_error *e, const char *fmt, ...) AIT_PRINTF(2, 3);
+static void msg_append(ait_error *e, const char *fmt, ...)
+{
+    size_t at = strlen(e->msg);
+    if (at + 1 >= sizeof e->msg) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg + at, sizeof e->msg - at, fmt, ap);
+    va_end(ap);
+}
+
+void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bool *generated,
+                              ait_error *e)
+{
+    if (!e) return;
+    const graph *g = m->g;
+    const char *names[32]; /* the defaulted dims' names, each once, for the --dim advice */
+    int n_names = 0, n_unnamed = 0;
+    bool any = false;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const value *v = &g->vals[g->inputs[i]];
+        if ((generated && !generated[i]) || v->rank < 0) continue;
+        bool first = true;
+        for (int d = 0; d < v->rank; d++) {
+            bool defaulted;
+            gen_dim(v, d, o, &defaulted);
+            if (!defaulted) continue;
+            if (!any && first) msg_append(e, " (the inputs were generated, and dims nobody set "
+                                          "were 1:");
+            if (first) msg_append(e, "%s input '%s'", any ? ";" : "", v->name);
+            else msg_append(e, ",");
+            msg_append(e, " dim %d ('%s')", d, v->sym[d] ? v->sym[d] : "unnamed");
+            first = false;
+            any = true;
+            if (!v->sym[d]) {
+                n_unnamed++;
+                continue;
+            }
+            bool seen = false;
+            for (int k = 0; k < n_names; k++) seen |= !strcmp(names[k], v->sym[d]);
+            if (!seen && n_names < 32) names[n_names++] = v->sym[d];
+        }
+    }
+    if (!any) return;
+    msg_append(e, ";");
+    for (int k = 0; k < n_names; k++)
+        msg_append(e, "%s --dim %s=V", k ? "" : " set them with", names[k]);
+    if (n_unnamed)
+        msg_append(e, "%s give unnamed dims' inputs in files (--input NAME=FILE.npy)",
+                   n_names ? "; and" : "");
+    msg_append(e, ")");
+}
+
+ait_status samples_check_dims(const ait_model *m, const sample_opts *o, ait_error *e)
+{
+    const graph *g = m->g;
+    for (int k = 0; k < o->n_dims; k++) {
+        bool found = false;
+        for (int i = 0; i < g->n_inputs && !found; i++) {
+            const value *v = &g->vals[g->inputs[i]];
+            for (int d = 0; d < v->rank && !found; d++)
+                found = v->sym[d] && !strcmp(v->sym[d], o->dim_names[k]);
+        }
+        if (found) continue;
+        err_set(e, AIT_E_INVALID_ARG, "--dim %s=%lld: %s has no dim called '%s'; its inputs' "
+                "dims are named:", o->dim_names[k], (long long)o->dim_vals[k], m->path,
+                o->dim_names[k]);
+        int listed = 0;
+        for (int i = 0; e && i < g->n_inputs; i++) {
+            const value *v = &g->vals[g->inputs[i]];
+            for (int d = 0; d < v->rank; d++) {
+                if (!v->sym[d]) continue;
+                bool seen = false; /* listed already, by this input or an earlier one */
+                for (int j = 0; j <= i && !seen; j++) {
+                    const value *w = &g->vals[g->inputs[j]];
+                    for (int c = 0; c < (j == i ? d : w->rank) && !seen; c++)
+                        seen = w->sym[c] && !strcmp(w->sym[c], v->sym[d]);
+                }
+                if (!seen) msg_append(e, "%s %s", listed++ ? "," : "", v->sym[d]);
+            }
+        }
+        if (!listed) msg_append(e, " none (every dim is a number)");
+        return AIT_E_INVALID_ARG;
+    }
     return AIT_OK;
 }
 

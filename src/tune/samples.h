@@ -50,6 +50,18 @@ ait_status samples_generate(const ait_model *m, const sample_opts *o, sample_set
 ait_status samples_generate_input(const ait_model *m, int idx, const sample_opts *o,
                                   uint64_t *rng, tensor **out, ait_error *e);
 void sample_set_free(sample_set *s);
+/* After something failed on inputs generated with o (generated[i]: input i
+ * was; NULL: all were): appends to e's message which symbolic dims nobody
+ * set (neither o nor a batch) and so were 1, on which input, and how to set
+ * them: " (the inputs were generated, and dims nobody set were 1: input 'x'
+ * dim 2 ('height'), dim 3 ('width'); set them with --dim height=V --dim
+ * width=V)". Nothing when there were none. */
+void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bool *generated,
+                              ait_error *e);
+/* AIT_OK when each of o's dim names is a symbolic dim of some model input;
+ * else AIT_E_INVALID_ARG naming it and listing the inputs' dim names (a
+ * misspelt --dim would otherwise be dropped without a word). */
+ait_status samples_check_dims(const ait_model *m, const sample_opts *o, ait_error *e);
 
 /* The batch axis of model input i: the declared dim whose name contains
  * "batch", else axis 0 when it is symbolic; -1 when the input has none. */

@@ -60,4 +60,25 @@ check jit-env 0 "JIT: tuned" env AIT_JIT=1 "$ait" run "$model" --dim seq=16 --re
 check jit-saved 0 "tuned  the artifact's plan" "$ait" run "$tmp/jit.ait" --dim seq=16 --repeat 1
 check save-needs-jit 1 "--save needs --jit" "$ait" run "$model" --dim seq=16 --save "$tmp/x.ait"
 
+# Control flow in a module (issue 12): the voice-activity model (tools/export_models.py:
+# a scripted If on the sample rate in module 'frontend', a GRU with its state in and out)
+# tunes, 'frontend' keeps its baseline and says why, the artifact saves, and running it
+# gives PyTorch's outputs on both If branches (case 0: 16 kHz, batch 1; case 1: 8 kHz, batch 2).
+vad=$data/models/vad.onnx
+check tune-control-flow 0 "frontend +1 +reference/t1 .*kept the baseline: it holds control flow \(node '/frontend/If', If\)" \
+  "$ait" tune "$vad" --batch-sizes 1,2 --warmup 1 --window 2 --cap 3 -o "$tmp/vad.ait"
+check tune-control-flow-saved 0 "saved $tmp/vad.ait" echo "$out"
+check tune-control-flow-others 0 "head +2 +[a-z]+/t1 " echo "$out"
+check show-control-flow 0 "frontend +1 +reference/t1 .*kept the baseline: it holds control flow" "$ait" show "$tmp/vad.ait"
+for k in 0 1; do
+  check "run-control-flow-$k" 0 "tuned  the artifact's plan" "$ait" run "$tmp/vad.ait" \
+    --input "$data/models/vad.in.$k.npz" --output-dir "$tmp/vad$k"
+  same_outputs "run-control-flow-$k-values" "$tmp/vad$k" "$data/models/vad.out.$k.npz" 1e-4
+done
+# A latency budget nothing meets keeps the baseline, and says so: the tune goes on.
+check tune-unmet-budget 0 "reference/t1 .*kept the baseline: latency-budget:1e-06: nothing fits the budget" \
+  "$ait" tune "$data/bad/good.onnx" --strategy latency-budget:0.000001 --warmup 1 --window 2 --cap 3 \
+  -o "$tmp/budget.ait"
+check tune-unmet-budget-saved 0 "saved $tmp/budget.ait" echo "$out"
+
 finish

@@ -22,6 +22,24 @@ check run-dim 0 "output c +float32 +\[5,3\]" "$ait" run "$data/bad/two_inputs.on
 check run-output-dir 0 "wrote 1 outputs" "$ait" run "$data/bad/good.onnx" --output-dir "$tmp/out"
 if [ -f "$tmp/out/y.npy" ] && [ -f "$tmp/out/outputs.npz" ]; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAIL output-files: $tmp/out/y.npy or outputs.npz missing"; fi
+# Dims nobody set (issue 12): generated inputs take 1 for them; when that fails, the error
+# says which dims, on which input, and how to set them; a --dim the model lacks is an error.
+conv=$data/bad/conv_symbolic.onnx
+check run-defaulted-dims 1 "kernel .* larger than the padded input .*dims nobody set were 1: input 'x' dim 2 \('height'\), dim 3 \('width'\); set them with --dim height=V --dim width=V" "$ait" run "$conv"
+check run-set-dims 0 "output y +float32 +\[1,2,3,2\]" "$ait" run "$conv" --dim height=5 --dim width=4
+check run-unknown-dim 1 "--dim hieght=5: .* has no dim called 'hieght'; its inputs' dims are named: batch, height, width" "$ait" run "$conv" --dim hieght=5 --dim width=4
+check run-unknown-dim-static 1 "--dim N=3: .* has no dim called 'N'" "$ait" run "$data/bad/good.onnx" --dim N=3
+check tune-defaulted-dims 1 "ait tune: .*dims nobody set were 1: input 'x' dim 2 \('height'\), dim 3 \('width'\); set them with --dim height=V --dim width=V" "$ait" tune "$conv" --warmup 1 --window 2 --cap 3
+check tune-unknown-dim 1 "--dim heigth=8: .* has no dim called 'heigth'; its inputs' dims are named: batch, height, width" "$ait" tune "$conv" --dim heigth=8
+check tune-set-dims 0 "chosen: " "$ait" tune "$conv" --dim height=8 --dim width=8 --warmup 1 --window 2 --cap 3 --runs 1
+# A model given its inputs in files needs no --dim, and gets no advice about generated dims.
+check run-files-no-advice 0 "output z" "$ait" run "$data/bad/untyped_if.onnx" --input "$data/bad/untyped_if.then.in.npz"
+# Values without a type (an If's branch outputs, a value_info) load and run as numpy says.
+for c in then else; do
+  check "run-untyped-if-$c" 0 "output z +float32 +\\[2,3\\]" "$ait" run "$data/bad/untyped_if.onnx" \
+    --input "$data/bad/untyped_if.$c.in.npz" --output-dir "$tmp/untyped_$c"
+  same_outputs "untyped-if-$c-values" "$tmp/untyped_$c" "$data/bad/untyped_if.$c.out.npz"
+done
 if [ -f "$data/models/bert.onnx" ]; then
   check run-bert 0 "last_hidden_state +float32 +\[2,16,256\]" "$ait" run "$data/models/bert.onnx" --batch 2 --dim seq=16 --repeat 1
 fi

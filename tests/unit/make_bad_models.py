@@ -5,7 +5,7 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper, save
+from onnx import TensorProto, TypeProto, helper, numpy_helper, save
 
 out = sys.argv[1]
 os.makedirs(os.path.join(out, "sub"), exist_ok=True)
@@ -150,3 +150,33 @@ write("tokens.onnx", model(
     [vi("ids", ["batch", "seq"], I64), vi("attention_mask", ["batch", "seq"], I64),
      vi("h", [2, "batch", 4])],
     [vi("y", ["batch", "seq", 4]), vi("h2", [2, "batch", 4])], [table, axes2]))
+
+# Values without a type are valid ONNX (issue 12): an If whose branch outputs
+# declare no type (one an empty TypeProto, one no type field at all), and a
+# graph value_info with no type. z = (c ? x * 2 : x - 1) + x; the expected
+# outputs are numpy's, for c true and false.
+two = numpy_helper.from_array(np.array(2, np.float32), "two")
+one = numpy_helper.from_array(np.array(1, np.float32), "one")
+then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"], name="mul")], "then", [],
+                           [helper.make_value_info("t", TypeProto())], initializer=[two])
+else_g = helper.make_graph([helper.make_node("Sub", ["x", "one"], ["e"], name="sub")], "else", [],
+                           [helper.make_empty_tensor_value_info("e")], initializer=[one])
+untyped = model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g),
+                 helper.make_node("Add", ["y", "x"], ["z"], name="add")],
+                [vi("x", [2, 3]), vi("c", [], TensorProto.BOOL)], [vi("z", [2, 3])])
+untyped.graph.value_info.append(helper.make_empty_tensor_value_info("y"))
+untyped.graph.value_info.append(helper.make_value_info("y2", TypeProto()))
+write("untyped_if.onnx", untyped)
+xu = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+for tag, cu in (("then", True), ("else", False)):
+    np.savez(os.path.join(out, "untyped_if.%s.in.npz" % tag), x=xu, c=np.array(cu))
+    np.savez(os.path.join(out, "untyped_if.%s.out.npz" % tag),
+             z=(xu * 2 if cu else xu - 1) + xu)
+
+# Symbolic dims nobody sets (issue 12): a 3x3 Conv (no padding) on
+# [batch, 3, height, width]: generated at 1x1 it fails ("kernel larger than
+# padded input"); ait then says which dims were 1 and how to set them.
+wc = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "wc")
+write("conv_symbolic.onnx", model([helper.make_node("Conv", ["x", "wc"], ["y"], name="conv")],
+                                  [vi("x", ["batch", 3, "height", "width"])],
+                                  [vi("y", ["batch", 2, "oh", "ow"])], [wc]))

@@ -521,6 +521,41 @@ static void test_generate(void **state)
     ait_model_free(m);
 }
 
+/* Which dims generating left at 1 (said after a failure), and --dim names
+ * the model lacks. */
+static void test_defaulted_dims(void **st)
+{
+    (void)st;
+    ait_error e = {0};
+    ait_model *m = test_load(test_bad("tokens.onnx")); /* ids, attention_mask [batch,seq]; h [2,batch,4] */
+    sample_opts o = {.batch = 2};
+    snprintf(e.msg, sizeof e.msg, "it failed");
+    samples_explain_defaults(m, &o, NULL, &e);
+    assert_string_equal(e.msg, "it failed (the inputs were generated, and dims nobody set were 1: "
+                               "input 'ids' dim 1 ('seq'); input 'attention_mask' dim 1 ('seq'); "
+                               "set them with --dim seq=V)");
+    bool gen[3] = {false, true, true}; /* ids from a file: only the mask's seq is named */
+    snprintf(e.msg, sizeof e.msg, "it failed");
+    samples_explain_defaults(m, &o, gen, &e);
+    assert_string_equal(e.msg, "it failed (the inputs were generated, and dims nobody set were 1: "
+                               "input 'attention_mask' dim 1 ('seq'); set them with --dim seq=V)");
+    o = (sample_opts){.n_dims = 1, .dim_names = {"seq"}, .dim_vals = {7}}; /* set: no advice */
+    snprintf(e.msg, sizeof e.msg, "it failed");
+    samples_explain_defaults(m, &o, NULL, &e);
+    assert_string_equal(e.msg, "it failed");
+    assert_int_equal(samples_check_dims(m, &o, &e), AIT_OK);
+    o = (sample_opts){.n_dims = 2, .dim_names = {"seq", "sequence"}, .dim_vals = {7, 8}};
+    assert_int_equal(samples_check_dims(m, &o, &e), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "--dim sequence=8: "));
+    assert_non_null(strstr(e.msg, "has no dim called 'sequence'; its inputs' dims are named: batch, seq"));
+    ait_model_free(m);
+
+    m = test_load(test_bad("two_inputs.onnx")); /* N: both inputs' first dim */
+    o = (sample_opts){.n_dims = 1, .dim_names = {"N"}, .dim_vals = {5}};
+    assert_int_equal(samples_check_dims(m, &o, &e), AIT_OK);
+    ait_model_free(m);
+}
+
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb, (void)flag, (void)ftw;
@@ -544,7 +579,7 @@ int main(void)
         cmocka_unit_test(test_axes),          cmocka_unit_test(test_load_layouts),
         cmocka_unit_test(test_bad_samples),   cmocka_unit_test(test_batch),
         cmocka_unit_test(test_batch_mismatch), cmocka_unit_test(test_batch_middle_axis),
-        cmocka_unit_test(test_generate),
+        cmocka_unit_test(test_generate),      cmocka_unit_test(test_defaulted_dims),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "tune/choice.h"
 #include "tune/isolate.h"
 #include "tune/plan_check.h"
 #include "tune/profile.h"
@@ -464,6 +465,48 @@ static void test_plan_check_settled(void **st)
     assert_int_equal(plan_check_decide(&c, 0.01), 0);
 }
 
+/* A module at one bucket: a baseline at 10 ms and a candidate at 8 ms. */
+static tune_module two_cands(const char *strategy)
+{
+    tune_module tm = {.batch = 1, .n_cands = 2};
+    snprintf(tm.strategy, sizeof tm.strategy, "%s", strategy);
+    const char *names[] = {"reference/t1", "onednn/t1"};
+    for (int c = 0; c < 2; c++) {
+        tune_cand *tc = &tm.cands[c];
+        snprintf(tc->name, sizeof tc->name, "%s", names[c]);
+        tc->cfg.backend = c ? "onednn" : "reference";
+        tc->cfg.threads = 1;
+        tc->valid = true;
+        tc->prof.median = c ? 8e-3 : 10e-3;
+        tc->prof.throughput = 1 / tc->prof.median;
+    }
+    return tm;
+}
+
+/* What no candidate fits (an unmet latency budget) keeps the module's
+ * baseline, and its why says so: it does not end the tune. */
+static void test_choose_unmet_budget(void **st)
+{
+    ait_error e = {0};
+    tune_module tm = two_cands("latency-budget:0.5");
+    tm.chosen = -1;
+    assert_int_equal(tune_choose(&tm, 0, &e), AIT_OK);
+    assert_int_equal(tm.chosen, 0);
+    assert_non_null(strstr(tm.why, "kept the baseline: latency-budget:0.5: nothing fits"));
+    assert_non_null(strstr(tm.why, "8.000 ms (onednn/t1)"));
+    tm = two_cands("latency-budget:9"); /* one that fits is chosen */
+    assert_int_equal(tune_choose(&tm, 0, &e), AIT_OK);
+    assert_int_equal(tm.chosen, 1);
+    /* A module the tuner could not cut out (control flow) keeps its baseline
+     * whatever its candidates say. */
+    tm = two_cands("max-throughput");
+    snprintf(tm.untuned, sizeof tm.untuned, "it holds control flow (node 'if', If)");
+    assert_int_equal(tune_choose(&tm, 0, &e), AIT_OK);
+    assert_int_equal(tm.chosen, 0);
+    assert_string_equal(tm.why, "kept the baseline: it holds control flow (node 'if', If)");
+    (void)st;
+}
+
 static void test_strategy_errors(void **st)
 {
     choice c = pick("latency-budget:0.5", cands, NC, AIT_E_NOT_FOUND);
@@ -655,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_strategy_throughput_vs_latency),
         cmocka_unit_test(test_strategy_margin_and_invalid),
         cmocka_unit_test(test_strategy_errors),
+        cmocka_unit_test(test_choose_unmet_budget),
         cmocka_unit_test(test_plan_check_decide),
         cmocka_unit_test(test_plan_check_settled),
         cmocka_unit_test(test_isolate_crash),
