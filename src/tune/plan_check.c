@@ -206,9 +206,11 @@ static void apply(tune_check *c, tune_module *mods, int n, const int *ch, double
 static bool check_skip(const inspection *insp, const tune_module *mods, int n, tune_check *c)
 {
     for (int k = 0; k < n; k++) {
+        /* A module not tuned at all (control flow) stays on its baseline in
+         * every plan: the others can still be checked around it. */
         const char *why = !speed_strategy(mods[k].strategy) ? "its strategy is not about speed"
-                        : mods[k].untuned[0] ? "it was not tuned (control flow)"
-                        : !mods[k].cands[0].valid ? "its baseline failed" : NULL;
+                        : !mods[k].cands[0].valid && !mods[k].untuned[0] ? "its baseline failed"
+                        : NULL;
         if (why) {
             snprintf(c->note, sizeof c->note, "module '%s' has strategy %s: %s",
                      insp->tree->mods[mods[k].module].name, mods[k].strategy, why);

@@ -69,6 +69,7 @@ check tune-control-flow 0 "frontend +1 +reference/t1 .*kept the baseline: it hol
   "$ait" tune "$vad" --batch-sizes 1,2 --warmup 1 --window 2 --cap 3 -o "$tmp/vad.ait"
 check tune-control-flow-saved 0 "saved $tmp/vad.ait" echo "$out"
 check tune-control-flow-others 0 "head +2 +[a-z]+/t1 " echo "$out"
+check tune-control-flow-plan-check 0 "== whole-plan check at batch 2: (kept|switched|failed)" echo "$out"
 check show-control-flow 0 "frontend +1 +reference/t1 .*kept the baseline: it holds control flow" "$ait" show "$tmp/vad.ait"
 for k in 0 1; do
   check "run-control-flow-$k" 0 "tuned  the artifact's plan" "$ait" run "$tmp/vad.ait" \
