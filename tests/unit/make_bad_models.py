@@ -7,25 +7,16 @@ import sys
 import numpy as np
 from onnx import TensorProto, TypeProto, helper, numpy_helper, save
 
+from onnx_models import model, vi
+
 out = sys.argv[1]
 os.makedirs(os.path.join(out, "sub"), exist_ok=True)
 F = TensorProto.FLOAT
 
 
-def model(nodes, inputs, outputs, inits=(), opset=17, extra_opsets=()):
-    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
-    m = helper.make_model(g, opset_imports=ops, producer_name="ait-tests")
-    m.ir_version = 8
-    return m
-
-
 def write(name, m):
     save(m, os.path.join(out, name))
 
-
-def vi(name, dims, t=F):
-    return helper.make_tensor_value_info(name, t, dims)
 
 
 # A good model: y = x + w, w an initializer; x is [2, 3].

@@ -11,23 +11,19 @@ import sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
+from onnx_models import model as _model
+from onnx_models import vi
+
+
+def model(nodes, inputs, outputs, inits=(), opset=27, extra_opsets=()):
+    return _model(nodes, inputs, outputs, inits, opset, extra_opsets, ir_version=10)
+
+
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 F = TensorProto.FLOAT
 FLOAT8E4M3FN = 17  # TensorProto.FLOAT8E4M3FN from onnx 1.14; onnx 1.12 lacks the name
 rng = np.random.default_rng(27)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=27, extra_opsets=()):
-    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
-    m = helper.make_model(g, opset_imports=ops, producer_name="ait-tests")
-    m.ir_version = 10
-    return m
-
-
-def vi(name, dims, t=F):
-    return helper.make_tensor_value_info(name, t, dims)
 
 
 def init(name, a):
