@@ -38,6 +38,17 @@ ait_status err_set(ait_error *e, ait_status code, const char *fmt, ...)
     return code;
 }
 
+void err_append(ait_error *e, const char *fmt, ...)
+{
+    if (!e) return;
+    size_t at = strlen(e->msg);
+    if (at + 1 >= sizeof e->msg) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg + at, sizeof e->msg - at, fmt, ap);
+    va_end(ap);
+}
+
 ait_status err_prefix(ait_error *e, const char *fmt, ...)
 {
     if (!e) return AIT_E_INTERNAL;

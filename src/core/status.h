@@ -10,6 +10,8 @@
 ait_status err_set(ait_error *e, ait_status code, const char *fmt, ...) AIT_PRINTF(3, 4);
 /* Prepends context ("node 'x' (Conv): ") to the message already in e. */
 ait_status err_prefix(ait_error *e, const char *fmt, ...) AIT_PRINTF(2, 3);
+/* Appends text to the message already in e, as much as fits. e may be NULL. */
+void err_append(ait_error *e, const char *fmt, ...) AIT_PRINTF(2, 3);
 
 /* Returns from the caller when `expr` is not AIT_OK. */
 #define TRY(expr)                                                                        \

@@ -224,7 +224,7 @@ void node_cost_of(const graph *g, int n, const tensor *const *in, const tensor *
     add_params(g, nd, c);
     kind k = K_ELEM;
     int per = 1;
-    if (!nd->domain[0] || !strcmp(nd->domain, "ai.onnx") || !strcmp(nd->domain, "com.microsoft"))
+    if (onnx_domain_default(nd->domain) || !strcmp(nd->domain, "com.microsoft"))
         for (size_t i = 0; i < sizeof formulas / sizeof formulas[0]; i++)
             if (!strcmp(nd->op, formulas[i].op)) {
                 k = formulas[i].k, per = formulas[i].per;

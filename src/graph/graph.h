@@ -5,6 +5,7 @@
 #define AIT_GRAPH_GRAPH_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/tensor.h"
 
@@ -51,6 +52,12 @@ typedef struct node {
                                  <= its domain's opset), set with def; 0 before */
     bool dead;                /* removed by a pass */
 } node;
+
+/* Whether `domain` names ONNX's default domain ("", "ai.onnx"; NULL too). */
+static inline bool onnx_domain_default(const char *domain)
+{
+    return !domain || !domain[0] || !strcmp(domain, "ai.onnx");
+}
 
 #define DIM_UNKNOWN (-1)
 

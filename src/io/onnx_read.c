@@ -301,7 +301,7 @@ ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const cha
     if (!(out->producer = dupstr(mp->producer_name))) s = err_set(e, AIT_E_NOMEM, "out of memory");
     for (size_t i = 0; s == AIT_OK && i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
-        if (!op->domain || !op->domain[0] || strcmp(op->domain, "ai.onnx") == 0)
+        if (onnx_domain_default(op->domain))
             out->opset = op->version > INT32_MAX ? INT32_MAX : (int)op->version;
         else if (strcmp(op->domain, "ai.onnx.ml") == 0)
             out->ml_opset = op->version > INT32_MAX ? INT32_MAX : (int)op->version;

@@ -7,17 +7,16 @@
 
 /* Resolves the op version n runs (node.version) and refuses one ait does not
  * implement: a newer version may mean something else, so it is never run
- * with an older one's meaning. Only the default domain's opset reaches here
- * (the reader keeps no other), so nodes of other domains run their newest
- * version (ait has one version of each). */
+ * with an older one's meaning. Nodes of other domains run their newest
+ * version: ait implements no ai.onnx.ml op, and one version of each
+ * preview.training op. */
 static ait_status bind_version(const graph *g, node *n, ait_error *e)
 {
     const op_versions *v = op_versions_find(n->domain, n->op);
     if (!v)
         return err_set(e, AIT_E_INTERNAL, "%s: node '%s': op '%s' has no row in the op version "
                        "table (src/ops/versions.c)", g->path, n->name, n->op);
-    bool dflt = !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0;
-    int opset = dflt ? g->opset : INT_MAX;
+    int opset = onnx_domain_default(n->domain) ? g->opset : INT_MAX;
     n->version = op_version_resolve(v, opset);
     if (!n->version)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' does not exist in opset %d "
@@ -34,7 +33,7 @@ static ait_status bind_node(graph *g, node *n, ait_error *e)
 {
     const op_def *d = n->def = op_find(n->domain, n->op);
     if (!d) {
-        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+        if (!onnx_domain_default(n->domain))
             return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' of domain '%s' is not "
                            "supported", g->path, n->name, n->op, n->domain);
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' is not supported", g->path,

@@ -15,12 +15,12 @@ static const op_table *const families[] = {
 
 const op_def *op_find(const char *domain, const char *name)
 {
-    if (domain && strcmp(domain, "ai.onnx") == 0) domain = "";
+    if (onnx_domain_default(domain)) domain = "";
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         const op_table *t = families[f];
         for (int i = 0; i < t->count; i++)
             if (strcmp(t->ops[i].name, name) == 0 &&
-                strcmp(t->ops[i].domain ? t->ops[i].domain : "", domain ? domain : "") == 0)
+                strcmp(t->ops[i].domain ? t->ops[i].domain : "", domain) == 0)
                 return &t->ops[i];
     }
     return NULL;

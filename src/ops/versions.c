@@ -5,7 +5,7 @@
  * above `upto`.
  *
  * Source: the "### <a name="Op-N">" headings of the ONNX spec's Changelog.md
- * (/work/shared/onnx-spec/, onnx up to opset 28; the preview.training ops are
+ * (onnx's docs/Changelog.md as of opset 28; the preview.training ops are
  * under "# ai.onnx.preview.training" there). To refresh for a new spec: list
  * the headings per domain and op (a few lines of Python over Changelog.md),
  * update `since` for the ops below, then read the new versions' entries and
@@ -205,7 +205,7 @@ static const op_versions table[] = {
 
 const op_versions *op_versions_find(const char *domain, const char *name)
 {
-    if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
+    if (onnx_domain_default(domain)) domain = "";
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].name, name) == 0 &&
             strcmp(table[i].domain ? table[i].domain : "", domain) == 0)

@@ -165,8 +165,8 @@ static void add_said(ait_error *e, const said *o)
     while (n && (o->text[n - 1] == '\n' || o->text[n - 1] == ' ')) n--;
     if (!e || !n) return;
     size_t at = strlen(e->msg);
-    int w = snprintf(e->msg + at, sizeof e->msg - at, "; it wrote: %.*s", (int)n, o->text);
-    for (char *c = e->msg + at; w > 0 && *c; c++)
+    err_append(e, "; it wrote: %.*s", (int)n, o->text);
+    for (char *c = e->msg + at; *c; c++)
         if (*c == '\n' || *c == '\r') *c = ' ';
 }
 

@@ -3,7 +3,6 @@
  * (also what `ait run` uses for the inputs it is not given). */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,18 +148,6 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
     return AIT_OK;
 }
 
-/* Appends printf-style text to e->msg, as much as fits. */
-static void msg_append(ait_error *e, const char *fmt, ...) AIT_PRINTF(2, 3);
-static void msg_append(ait_error *e, const char *fmt, ...)
-{
-    size_t at = strlen(e->msg);
-    if (at + 1 >= sizeof e->msg) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg + at, sizeof e->msg - at, fmt, ap);
-    va_end(ap);
-}
-
 void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bool *generated,
                               ait_error *e)
 {
@@ -177,11 +164,11 @@ void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bo
             bool defaulted;
             gen_dim(v, d, o, &defaulted);
             if (!defaulted) continue;
-            if (!any && first) msg_append(e, " (the inputs were generated, and dims nobody set "
+            if (!any && first) err_append(e, " (the inputs were generated, and dims nobody set "
                                           "were 1:");
-            if (first) msg_append(e, "%s input '%s'", any ? ";" : "", v->name);
-            else msg_append(e, ",");
-            msg_append(e, " dim %d ('%s')", d, v->sym[d] ? v->sym[d] : "unnamed");
+            if (first) err_append(e, "%s input '%s'", any ? ";" : "", v->name);
+            else err_append(e, ",");
+            err_append(e, " dim %d ('%s')", d, v->sym[d] ? v->sym[d] : "unnamed");
             first = false;
             any = true;
             if (!v->sym[d]) {
@@ -194,13 +181,13 @@ void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bo
         }
     }
     if (!any) return;
-    msg_append(e, ";");
+    err_append(e, ";");
     for (int k = 0; k < n_names; k++)
-        msg_append(e, "%s --dim %s=V", k ? "" : " set them with", names[k]);
+        err_append(e, "%s --dim %s=V", k ? "" : " set them with", names[k]);
     if (n_unnamed)
-        msg_append(e, "%s give unnamed dims' inputs in files (--input NAME=FILE.npy)",
+        err_append(e, "%s give unnamed dims' inputs in files (--input NAME=FILE.npy)",
                    n_names ? "; and" : "");
-    msg_append(e, ")");
+    err_append(e, ")");
 }
 
 ait_status samples_check_dims(const ait_model *m, const sample_opts *o, ait_error *e)
@@ -228,10 +215,10 @@ ait_status samples_check_dims(const ait_model *m, const sample_opts *o, ait_erro
                     for (int c = 0; c < (j == i ? d : w->rank) && !seen; c++)
                         seen = w->sym[c] && !strcmp(w->sym[c], v->sym[d]);
                 }
-                if (!seen) msg_append(e, "%s %s", listed++ ? "," : "", v->sym[d]);
+                if (!seen) err_append(e, "%s %s", listed++ ? "," : "", v->sym[d]);
             }
         }
-        if (!listed) msg_append(e, " none (every dim is a number)");
+        if (!listed) err_append(e, " none (every dim is a number)");
         return AIT_E_INVALID_ARG;
     }
     return AIT_OK;
