@@ -57,6 +57,11 @@ static void test_size_refused(void **state)
     refused(ait_session_create(m, &big.o, &s, &e), &e, "ait_session_options.size is");
     assert_non_null(strstr(e.msg, "newer ait.h"));
 
+    /* A negative count of execution contexts. */
+    so = (ait_session_options){.size = sizeof so, .contexts = -1};
+    refused(ait_session_create(m, &so, &s, &e), &e, "ait_session_create: contexts -1 is negative");
+    assert_null(s);
+
     /* ait_tune checks its options before anything else. */
     io = (ait_inspect_options){.size = sizeof io, .runs = 1};
     assert_int_equal(ait_inspect(m, &io, &h, &e), AIT_OK);
