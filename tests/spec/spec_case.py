@@ -1,0 +1,69 @@
+"""Writes one node test in the layout of ONNX's own node tests, which
+ait-node-tests runs: OUT/test_NAME/model.onnx and
+OUT/test_NAME/test_data_set_0/{input,output}_N.pb.
+
+The cases come from the Examples sections of the ONNX spec (Operators.md,
+Operators-ml.md) for op versions newer than the generated onnx 1.12 tests
+reach; each expected output is computed here with numpy, never by ait.
+onnx 1.12's checker does not know opsets above 17 and is not called.
+
+    case("rms_norm_axis_1", node, {"X": x, "S": s}, {"Y": y}, opset=23)
+
+Inputs and outputs are numpy arrays, or TensorProtos made with `raw()` for
+the element types numpy and onnx 1.12 lack (float8, int4, float4, ...)."""
+import os
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = None  # set by gen.py
+_names = set()
+
+
+def raw(name_unused, elem_type, dims, data):
+    """A TensorProto of any element type from its raw little-endian bytes
+    (packed two 4-bit or four 2-bit values per byte, as ONNX stores them)."""
+    t = TensorProto()
+    t.data_type = elem_type
+    t.dims.extend(dims)
+    t.raw_data = bytes(data)
+    return t
+
+
+def _proto(name, v):
+    if isinstance(v, TensorProto):
+        t = TensorProto()
+        t.CopyFrom(v)
+        t.name = name
+        return t
+    return numpy_helper.from_array(np.asarray(v), name)
+
+
+def _info(name, t):
+    return helper.make_tensor_value_info(name, t.data_type, list(t.dims))
+
+
+def case(name, nodes, inputs, outputs, opset, extra_opsets=(), ir_version=10, inits=()):
+    """Writes test_NAME. nodes: a node or a list; inputs, outputs: dicts from
+    graph input/output name to value, in order (an input whose value is None
+    is left out of the graph: an omitted optional input)."""
+    assert OUT is not None, "spec_case.OUT is set by gen.py"
+    assert name not in _names, "two cases named " + name
+    _names.add(name)
+    if not isinstance(nodes, (list, tuple)):
+        nodes = [nodes]
+    ins = [_proto(k, v) for k, v in inputs.items() if v is not None]
+    outs = [_proto(k, v) for k, v in outputs.items()]
+    g = helper.make_graph(list(nodes), "test_" + name, [_info(t.name, t) for t in ins],
+                          [_info(t.name, t) for t in outs], initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(g, opset_imports=ops, producer_name="ait-spec-tests")
+    m.ir_version = ir_version
+    d = os.path.join(OUT, "test_" + name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    for kind, ts in (("input", ins), ("output", outs)):
+        for i, t in enumerate(ts):
+            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
+                f.write(t.SerializeToString())
