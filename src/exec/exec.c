@@ -79,18 +79,6 @@ static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, ait_e
     return AIT_OK;
 }
 
-/* Collects the values of g that its node's subgraphs read from g. */
-static void collect_outer(const graph *sub, int *list, int *n, int max)
-{
-    for (int i = 0; i < sub->n_vals; i++) {
-        int o = sub->vals[i].outer;
-        if (o < 0) continue;
-        bool seen = false;
-        for (int k = 0; k < *n; k++) seen |= list[k] == o;
-        if (!seen && *n < max) list[(*n)++] = o;
-    }
-}
-
 ait_status exec_create(const graph *g, exec *outer, int threads, exec **out, ait_error *e)
 {
     return exec_create_ops(g, outer, threads, NULL, out, e);
@@ -127,18 +115,12 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     for (int i = 0; i < g->n_vals; i++)
         if (g->vals[i].outer >= 0) x->bound[x->n_bound++] = i;
     for (int i = 0; i < g->n_nodes; i++) {
-        const node *n = &g->nodes[i];
-        int list[256], cnt = 0;
-        for (int a = 0; a < n->n_attr; a++)
-            if (n->attrs[a].g) collect_outer(n->attrs[a].g, list, &cnt, 256);
-        if (!cnt) continue;
-        x->extra[i] = malloc(sizeof(int) * (size_t)(cnt + 1));
-        if (!x->extra[i]) {
+        int cnt;
+        ait_status s = node_captures(&g->nodes[i], &x->extra[i], &cnt, e);
+        if (s != AIT_OK) {
             exec_free(x);
-            return err_set(e, AIT_E_NOMEM, "out of memory");
+            return s;
         }
-        memcpy(x->extra[i], list, sizeof(int) * (size_t)cnt);
-        x->extra[i][cnt] = -1;
     }
     *out = x;
     return AIT_OK;

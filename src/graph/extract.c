@@ -3,24 +3,76 @@
 #include <stdlib.h>
 #include <string.h>
 
-int graph_control_node(const graph *g, const module_tree *t, int m)
+/* A view of subgraph `sub` (an attribute of one of the module's nodes) for
+ * the extracted graph: its values copied with their outer ids mapped to the
+ * view's ids (map), its nodes' input and output arrays copied (graph_free
+ * frees those of a borrowed graph), the rest borrowed. Nested subgraphs are
+ * shared: their outer ids name values of `sub`, which keep their ids. */
+static graph *sub_view(const graph *sub, graph *parent, const int *map)
 {
-    for (int i = 0; i < g->n_nodes; i++) {
-        if (!module_contains(t, m, i)) continue;
-        for (int a = 0; a < g->nodes[i].n_attr; a++)
-            if (g->nodes[i].attrs[a].g) return i;
+    graph *v = calloc(1, sizeof *v);
+    if (!v) return NULL;
+    *v = *sub;
+    v->parent = parent;
+    v->borrowed = true;
+    v->vals = malloc(sizeof(value) * (size_t)(sub->n_vals + 1));
+    v->nodes = calloc((size_t)sub->n_nodes + 1, sizeof(node));
+    v->inputs = malloc(sizeof(int) * (size_t)(sub->n_inputs + 1));
+    v->outputs = malloc(sizeof(int) * (size_t)(sub->n_outputs + 1));
+    v->n_nodes = 0;
+    bool ok = v->vals && v->nodes && v->inputs && v->outputs;
+    if (ok) {
+        memcpy(v->vals, sub->vals, sizeof(value) * (size_t)sub->n_vals);
+        for (int i = 0; i < sub->n_vals; i++)
+            if (v->vals[i].outer >= 0) v->vals[i].outer = map[v->vals[i].outer];
+        memcpy(v->inputs, sub->inputs, sizeof(int) * (size_t)sub->n_inputs);
+        memcpy(v->outputs, sub->outputs, sizeof(int) * (size_t)sub->n_outputs);
     }
-    return -1;
+    for (int i = 0; ok && i < sub->n_nodes; i++) {
+        node *n = &v->nodes[v->n_nodes++];
+        *n = sub->nodes[i];
+        n->in = malloc(sizeof(int) * (size_t)(n->n_in + 1));
+        n->out = malloc(sizeof(int) * (size_t)(n->n_out + 1));
+        ok = n->in && n->out;
+        if (n->in) memcpy(n->in, sub->nodes[i].in, sizeof(int) * (size_t)n->n_in);
+        if (n->out) memcpy(n->out, sub->nodes[i].out, sizeof(int) * (size_t)n->n_out);
+    }
+    if (!ok) {
+        graph_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Gives node n of view x (a copy of src) its own attribute array, each
+ * subgraph replaced by a view reading x's values. */
+static ait_status view_subgraphs(graph *x, node *n, const node *src, const int *map, ait_error *e)
+{
+    attr *a = malloc(sizeof(attr) * (size_t)n->n_attr);
+    bool ok = a != NULL;
+    if (ok) memcpy(a, src->attrs, sizeof(attr) * (size_t)n->n_attr);
+    for (int k = 0; ok && k < n->n_attr; k++)
+        if (src->attrs[k].g) ok = (a[k].g = sub_view(src->attrs[k].g, x, map)) != NULL;
+    if (!ok) {
+        for (int k = 0; a && k < n->n_attr; k++)
+            if (a[k].g != src->attrs[k].g) graph_free(a[k].g);
+        free(a);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    n->attrs = a; /* graph_free frees it with the views */
+    return AIT_OK;
+}
+
+static bool has_subgraph(const node *n)
+{
+    for (int a = 0; a < n->n_attr; a++)
+        if (n->attrs[a].g) return true;
+    return false;
 }
 
 ait_status graph_extract(const graph *g, const module_tree *t, int m, graph **out, ait_error *e)
 {
     *out = NULL;
-    int cf = graph_control_node(g, t, m);
-    if (cf >= 0)
-        return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s' holds control flow (node '%s', %s); "
-                       "it cannot be built on its own yet", g->path, t->mods[m].name,
-                       g->nodes[cf].name, g->nodes[cf].op);
     int *ins = NULL, *outs = NULL, n_in = 0, n_out = 0;
     TRY(module_ports(g, t, m, &ins, &n_in, &outs, &n_out, e));
     graph *x = graph_new(NULL, g->opset, g->path);
@@ -71,6 +123,14 @@ ait_status graph_extract(const graph *g, const module_tree *t, int m, graph **ou
             int v = src->in[k];
             if (v >= 0) TAKE(v);
             n->in[k] = v >= 0 ? map[v] : -1;
+        }
+        if (has_subgraph(src)) { /* the values its subgraphs read (constants too) */
+            int *cap, n_cap;
+            s = node_captures(src, &cap, &n_cap, e);
+            for (int k = 0; s == AIT_OK && k < n_cap; k++) TAKE(cap[k]);
+            free(cap);
+            if (s == AIT_OK) s = view_subgraphs(x, n, src, map, e);
+            if (s != AIT_OK) break;
         }
         for (int k = 0; k < src->n_out; k++) {
             int v = src->out[k];

@@ -44,8 +44,18 @@ void graph_free(graph *g)
     if (!g) return;
     if (g->borrowed) { /* only the arrays the view made itself */
         for (int i = 0; i < g->n_nodes; i++) {
-            free(g->nodes[i].in);
-            free(g->nodes[i].out);
+            node *n = &g->nodes[i];
+            free(n->in);
+            free(n->out);
+            /* A node whose subgraphs are views (graph_extract) owns them
+             * and its attribute array; other nodes share their graph's. */
+            bool views = false;
+            for (int a = 0; a < n->n_attr; a++)
+                if (n->attrs[a].g && n->attrs[a].g->borrowed) {
+                    graph_free(n->attrs[a].g);
+                    views = true;
+                }
+            if (views) free(n->attrs);
         }
         free(g->vals);
         free(g->nodes);
@@ -69,6 +79,36 @@ void graph_free(graph *g)
     free(g->inputs);
     free(g->outputs);
     free(g);
+}
+
+ait_status node_captures(const node *n, int **list, int *count, ait_error *e)
+{
+    *list = NULL;
+    *count = 0;
+    int cap = 0;
+    for (int a = 0; a < n->n_attr; a++) {
+        const graph *sub = n->attrs[a].g;
+        for (int i = 0; sub && i < sub->n_vals; i++) {
+            int o = sub->vals[i].outer, k = 0;
+            if (o < 0) continue;
+            while (k < *count && (*list)[k] != o) k++;
+            if (k < *count) continue;
+            if (*count + 1 >= cap) {
+                cap = cap ? 2 * cap : 16;
+                int *p = realloc(*list, sizeof(int) * (size_t)cap);
+                if (!p) {
+                    free(*list);
+                    *list = NULL;
+                    *count = 0;
+                    return err_set(e, AIT_E_NOMEM, "out of memory");
+                }
+                *list = p;
+            }
+            (*list)[(*count)++] = o;
+            (*list)[*count] = -1;
+        }
+    }
+    return AIT_OK;
 }
 
 int graph_add_value(graph *g, const char *name)

@@ -100,6 +100,12 @@ int graph_add_value(graph *g, const char *name);
 /* Id of the value called `name` in g only (-1 if none). */
 int graph_find_value(const graph *g, const char *name);
 
+/* The values of g that node n's subgraphs read (the subgraphs' values with
+ * an `outer` id; a nested subgraph reaches g through a proxy value of its
+ * parent, so the first level holds them all): *list gets them each once,
+ * -1-terminated, malloc'd (NULL when there are none), *count how many. */
+ait_status node_captures(const node *n, int **list, int *count, ait_error *e);
+
 /* Attribute lookup by name (NULL if absent). */
 const attr *node_attr(const node *n, const char *name);
 int64_t attr_int(const node *n, const char *name, int64_t dflt);

@@ -197,6 +197,16 @@ ait_status module_ports(const graph *g, const module_tree *t, int m, int **ins, 
         bool inside = module_contains(t, m, i);
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] >= 0) f[n->in[k]] |= inside ? 1 : 4;
+        int *cap, n_cap; /* what its subgraphs read counts as read by the node */
+        if (node_captures(n, &cap, &n_cap, e) != AIT_OK) {
+            free(f);
+            free(*ins);
+            free(*outs);
+            *ins = *outs = NULL;
+            return AIT_E_NOMEM;
+        }
+        for (int k = 0; k < n_cap; k++) f[cap[k]] |= inside ? 1 : 4;
+        free(cap);
         for (int k = 0; inside && k < n->n_out; k++)
             if (n->out[k] >= 0) f[n->out[k]] |= 2;
     }

@@ -44,10 +44,10 @@ void modules_free(module_tree *t);
 bool module_contains(const module_tree *t, int m, int n);
 /* Index of the module called `name`, or -1. */
 int module_find(const module_tree *t, const char *name);
-/* The module's boundary: values its nodes read that are computed outside it
- * (graph inputs included, constants excluded), and values computed inside
- * that are read outside it or are graph outputs. Arrays are malloc'ed (caller
- * frees), in graph value order. */
+/* The module's boundary: values its nodes (and their subgraphs) read that
+ * are computed outside it (graph inputs included, constants excluded), and
+ * values computed inside that are read outside it or are graph outputs.
+ * Arrays are malloc'ed (caller frees), in graph value order. */
 ait_status module_ports(const graph *g, const module_tree *t, int m, int **ins, int *n_in,
                         int **outs, int *n_out, ait_error *e);
 

@@ -173,8 +173,8 @@ static void hash_attr(sha256_ctx *h, const attr *a)
     for (int k = 0; a->ints && k < a->n; k++) cache_hash_i64(h, a->ints[k]);
     for (int k = 0; a->strings && k < a->n; k++) cache_hash_str(h, a->strings[k]);
     cache_hash_tensor(h, a->t);
-    /* Modules with subgraphs are refused by graph_extract; mark one anyway. */
     cache_hash_i64(h, a->g != NULL);
+    if (a->g) cache_hash_graph(h, a->g);
 }
 
 void cache_hash_graph(sha256_ctx *h, const graph *g)
@@ -192,11 +192,16 @@ void cache_hash_graph(sha256_ctx *h, const graph *g)
         hash_value_type(h, &g->vals[g->outputs[k]]);
     }
     cache_hash_i64(h, g->n_vals);
-    for (int v = 0; v < g->n_vals; v++)
+    for (int v = 0; v < g->n_vals; v++) {
         if (g->vals[v].konst) {
             cache_hash_i64(h, v);
             hash_value_type(h, &g->vals[v]);
         }
+        if (g->vals[v].outer >= 0) { /* a subgraph's read of its parent */
+            cache_hash_i64(h, v);
+            cache_hash_i64(h, g->vals[v].outer);
+        }
+    }
     cache_hash_i64(h, g->n_nodes);
     for (int i = 0; i < g->n_nodes; i++) {
         const node *n = &g->nodes[i];
@@ -220,6 +225,9 @@ void cache_hash_weights(sha256_ctx *h, const graph *g)
             cache_hash_i64(h, v);
             cache_hash_tensor(h, g->vals[v].konst);
         }
+    for (int i = 0; i < g->n_nodes; i++) /* the constants of If, Loop and Scan bodies */
+        for (int a = 0; a < g->nodes[i].n_attr; a++)
+            if (g->nodes[i].attrs[a].g) cache_hash_weights(h, g->nodes[i].attrs[a].g);
 }
 
 /* ---- entries ---- */

@@ -66,9 +66,11 @@ void cache_hash_tensor(sha256_ctx *h, const tensor *t);
 /* The module's structure: its inputs' and outputs' dtypes and declared
  * shapes, every node's op type, domain, attributes and wiring (value ids of
  * the extracted view, not names: renaming changes nothing), and which values
- * are constants with their shapes. */
+ * are constants with their shapes; subgraphs (If, Loop, Scan bodies) the same
+ * way, with the parent values they read. */
 void cache_hash_graph(sha256_ctx *h, const graph *sub);
-/* The bytes of every constant the module reads (its weights). */
+/* The bytes of every constant the module reads (its weights), its
+ * subgraphs' included. */
 void cache_hash_weights(sha256_ctx *h, const graph *sub);
 
 /* Looks the entry for key (hex) up; on a hit fills *out's results (valid,

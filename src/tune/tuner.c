@@ -526,17 +526,12 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     return AIT_OK;
 }
 
-/* A module holding control flow cannot be cut out of the model yet, so no
- * backend can run it on its own: it keeps its baseline, which runs inline in
- * the model, and tm->untuned says why. The tune goes on with the others. */
-static bool keep_control_flow(tune_ctx *x, tune_module *tm)
+/* A module no backend can take on its own (today: more ports than a trial
+ * passes) keeps its baseline, which runs inline in the model, and
+ * tm->untuned says why. The tune goes on with the others. */
+static void keep_baseline(tune_ctx *x, tune_module *tm, const char *why)
 {
-    const graph *g = x->m->g;
-    int cf = graph_control_node(g, x->insp->tree, tm->module);
-    if (cf < 0) return false;
-    snprintf(tm->untuned, sizeof tm->untuned, "it holds control flow (node '%s', %s), which ait "
-             "cannot cut out of the model and tune on its own yet", g->nodes[cf].name,
-             g->nodes[cf].op);
+    snprintf(tm->untuned, sizeof tm->untuned, "%s", why);
     tune_cand *c = &tm->cands[0];
     memset(c, 0, sizeof *c);
     tm->n_cands = 1;
@@ -546,7 +541,6 @@ static bool keep_control_flow(tune_ctx *x, tune_module *tm)
     snprintf(c->reason, sizeof c->reason, "not run: %s", tm->untuned);
     progress_start(&x->prog, mod_name(x->insp, tm->module), tm->batch, c, 0, 1);
     progress_done(&x->prog, mod_name(x->insp, tm->module), tm->batch, c);
-    return true;
 }
 
 static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYTES],
@@ -555,13 +549,17 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     const tune_opts *o = x->o;
     int mi = tm->module;
     module_trial mt = {0};
-    if (keep_control_flow(x, tm)) return AIT_OK;
     TRY(graph_extract(x->m->g, x->insp->tree, mi, &mt.sub, e));
     graph *sub = mt.sub;
     ait_status s = AIT_OK;
-    if (sub->n_inputs > MAX_PORTS || sub->n_outputs > MAX_PORTS)
-        s = err_set(e, AIT_E_UNSUPPORTED, "module '%s' has more than %d inputs or outputs",
-                    mod_name(x->insp, mi), MAX_PORTS);
+    if (sub->n_inputs > MAX_PORTS || sub->n_outputs > MAX_PORTS) {
+        char why[160];
+        snprintf(why, sizeof why, "it has %d inputs and %d outputs; a trial passes at most %d",
+                 sub->n_inputs, sub->n_outputs, MAX_PORTS);
+        keep_baseline(x, tm, why);
+        graph_free(sub);
+        return AIT_OK;
+    }
     if (s == AIT_OK && !*have_mdig) {
         sha256_ctx h;
         sha256_init(&h);

@@ -171,3 +171,24 @@ wc = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "wc")
 write("conv_symbolic.onnx", model([helper.make_node("Conv", ["x", "wc"], ["y"], name="conv")],
                                   [vi("x", ["batch", 3, "height", "width"])],
                                   [vi("y", ["batch", 2, "oh", "ow"])], [wc]))
+
+# A module holding an If whose branches read values of the graph around it
+# (unit_modules' test_extract_if): module 'blk' computes q = p + 1 and an If
+# on c whose then branch reads q (made inside 'blk') and k (a constant of the
+# main graph), and whose else branch holds a nested If on c that reads p
+# (made by module 'pre') and q. Cut out, 'blk' must take p and c as inputs.
+k3 = numpy_helper.from_array(np.array(3, np.float32), "k3")
+inner = [helper.make_graph([helper.make_node("Sub", ["p", "q"], [o], name="/blk/in_" + o)], "in_" + o,
+                           [], [vi(o, [2, 3])]) for o in ("w1", "w2")]
+inner[1].node[0].op_type = "Add"
+then_c = helper.make_graph([helper.make_node("Mul", ["q", "k3"], ["t"], name="/blk/then_mul")], "then",
+                           [], [vi("t", [2, 3])])
+else_c = helper.make_graph([helper.make_node("If", ["c"], ["w"], name="/blk/inner_if",
+                                             then_branch=inner[0], else_branch=inner[1])], "else",
+                           [], [vi("w", [2, 3])])
+write("if_captures.onnx", model(
+    [helper.make_node("Mul", ["x", "k3"], ["p"], name="/pre/Mul"),
+     helper.make_node("Add", ["p", "one"], ["q"], name="/blk/Add"),
+     helper.make_node("If", ["c"], ["y"], name="/blk/If", then_branch=then_c, else_branch=else_c),
+     helper.make_node("Add", ["y", "p"], ["z"], name="/post/Add")],
+    [vi("x", [2, 3]), vi("c", [], TensorProto.BOOL)], [vi("z", [2, 3])], [k3, one]))

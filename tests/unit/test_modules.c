@@ -177,6 +177,55 @@ static void test_extract(void **state)
     ait_model_free(m);
 }
 
+/* A module holding an If cut out (bad/if_captures.onnx, made by
+ * make_bad_models.py): its branches, one nested, read a value made inside
+ * the module (q), one made by another module (p), the If's condition and a
+ * constant of the main graph. The view takes p and c as inputs, and gives
+ * what the whole model computes on both branches. */
+static void test_extract_if(void **state)
+{
+    (void)state;
+    ait_model *m = test_load(test_data("bad/if_captures.onnx"));
+    module_tree *t = tree_of(m);
+    ait_error e = {0};
+    int l = module_find(t, "blk");
+    assert_true(l >= 0);
+    graph *sub = NULL;
+    if (graph_extract(m->g, t, l, &sub, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(sub->n_inputs, 2);
+    assert_int_equal(sub->n_outputs, 1);
+    const char *in0 = sub->vals[sub->inputs[0]].name, *in1 = sub->vals[sub->inputs[1]].name;
+    assert_true((!strcmp(in0, "c") && !strcmp(in1, "p")) || (!strcmp(in0, "p") && !strcmp(in1, "c")));
+    assert_string_equal(sub->vals[sub->outputs[0]].name, "y");
+    int64_t dims[2] = {2, 3};
+    tensor *x = test_rand_tensor(2, dims), *c = test_tensor(AIT_BOOL, 0, NULL);
+    for (int branch = 0; branch < 2; branch++) {
+        *(uint8_t *)c->data = (uint8_t)branch;
+        exec *whole = NULL, *part = NULL;
+        tensor *outs[1], *got[1], *feed[2];
+        assert_int_equal(exec_create(m->g, NULL, 1, &whole, &e), AIT_OK);
+        tensor *ins[2] = {x, c};
+        if (exec_run(whole, ins, outs, &e) != AIT_OK) fail_msg("%s", e.msg);
+        for (int k = 0; k < 2; k++)
+            feed[k] = (tensor *)exec_value(whole, graph_find_value(m->g, sub->vals[sub->inputs[k]].name));
+        const tensor *want = exec_value(whole, graph_find_value(m->g, "y"));
+        assert_non_null(feed[0]);
+        assert_non_null(feed[1]);
+        assert_non_null(want);
+        assert_int_equal(exec_create(sub, NULL, 1, &part, &e), AIT_OK);
+        if (exec_run(part, feed, got, &e) != AIT_OK) fail_msg("branch %d: %s", branch, e.msg);
+        assert_int_equal(tensor_nbytes(got[0]), tensor_nbytes(want));
+        assert_memory_equal(got[0]->data, want->data, tensor_nbytes(want));
+        exec_free(part);
+        exec_free(whole);
+    }
+    test_tensor_free(x);
+    test_tensor_free(c);
+    graph_free(sub);
+    modules_free(t);
+    ait_model_free(m);
+}
+
 int main(void)
 {
     data = getenv("AIT_TEST_DATA");
@@ -190,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_extract_if),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,12 @@ static void set_threads(const built *bm)
 static ait_status sched_fallback(built *bm, int i)
 {
     const node *n = &bm->g->nodes[i];
+    /* Control flow and sequence ops set their outputs' shapes as they run,
+     * and If and Loop bodies read values this schedule keeps in its own
+     * layouts: the executor-based backends (reference, openblas) run them. */
+    if (n->def && (n->def->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)))
+        return dn_fail(bm, i, AIT_E_UNSUPPORTED, "%s runs on the reference and openblas backends "
+                       "only (control flow and sequences are not scheduled by onednn)", n->op);
     for (int k = 0; k < n->n_in; k++)
         if (n->in[k] >= 0) TRY(dn_ensure_plain(bm, n->in[k]));
     for (int k = 0; k < n->n_out; k++) {
