@@ -1,10 +1,12 @@
 /* Inputs for `ait run`: loaded from .npy/.npz, or generated from the
  * model's declared dims (by samples_generate_input, the generator that
  * `ait inspect` and `ait tune` use too). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "io/npy.h"
@@ -15,6 +17,35 @@ static int input_index(const ait_model *m, const char *name)
     for (int i = 0; i < m->g->n_inputs; i++)
         if (!strcmp(m->g->vals[m->g->inputs[i]].name, name)) return i;
     return -1;
+}
+
+/* `--input NAME=VALUE`: a number given on the command line, for an input
+ * declared with one element (a scalar such as a sample rate), in the
+ * input's dtype and declared shape. *taken false (nothing made) when `text`
+ * is not a number or names an existing file. */
+static ait_status from_literal(const ait_model *m, int i, const char *text, ait_tensor **out,
+                               bool *taken, ait_error *e)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    *taken = *text && !*end && !errno && access(text, F_OK) != 0;
+    if (!*taken) return AIT_OK;
+    const value *iv = &m->g->vals[m->g->inputs[i]];
+    int64_t dims[AIT_MAX_RANK];
+    bool one = iv->rank >= 0 && iv->dtype != AIT_UNDEFINED;
+    for (int d = 0; one && d < iv->rank; d++) {
+        one = iv->dims[d] == 1 || iv->dims[d] == DIM_UNKNOWN;
+        dims[d] = 1;
+    }
+    if (!one)
+        return err_set(e, AIT_E_INVALID_ARG, "--input %s=%s: a value on the command line is for "
+                       "an input of one element; '%s' is declared %s: give it as a .npy file",
+                       iv->name, text, iv->name, iv->rank < 0 ? "without a shape" : "with more");
+    *out = ait_tensor_create(iv->dtype, iv->rank, dims);
+    if (!*out) return err_set(e, AIT_E_NOMEM, "out of memory");
+    elem_set_sat(ait_tensor_data(*out), iv->dtype, 0, v);
+    return AIT_OK;
 }
 
 static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor **tensors,
@@ -42,7 +73,8 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
             continue;
         }
         if (!eq)
-            return err_set(e, AIT_E_INVALID_ARG, "--input '%s': expected NAME=FILE.npy or FILE.npz",
+            return err_set(e, AIT_E_INVALID_ARG, "--input '%s': expected NAME=FILE.npy, "
+                           "NAME=VALUE or FILE.npz",
                            spec);
         char name[512];
         snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
@@ -51,7 +83,9 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
             return err_set(e, AIT_E_NOT_FOUND, "--input: '%s' is not an input of %s", name, m->path);
         ait_tensor_free(tensors[i]);
         tensors[i] = NULL;
-        TRY(ait_tensor_load_npy(eq + 1, &tensors[i], e));
+        bool taken;
+        TRY(from_literal(m, i, eq + 1, &tensors[i], &taken, e));
+        if (!taken) TRY(ait_tensor_load_npy(eq + 1, &tensors[i], e));
     }
     return AIT_OK;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "io/npy.h"
+#include "ops/op.h"
 #include "tune/samples.h"
 
 void sample_set_free(sample_set *s)
@@ -78,6 +79,56 @@ static int64_t index_bound(const graph *g, int v)
     return bound;
 }
 
+/* Inputs of ops that take a value as a decision or a shape rather than as
+ * data: If's condition, Loop's trip count and condition, and the shape,
+ * index and count inputs of the ops below (input indexes lo..hi). */
+static const struct {
+    const char *op;
+    int lo, hi;
+} param_inputs[] = {
+    {"If", 0, 0},      {"Loop", 0, 1},    {"Reshape", 1, 1},   {"Expand", 1, 1},
+    {"Tile", 1, 1},    {"ConstantOfShape", 0, 0}, {"Range", 0, 2}, {"Slice", 1, 4},
+    {"TopK", 1, 1},    {"OneHot", 1, 1},  {"Resize", 1, 3},    {"Pad", 1, 3},
+    {"Split", 1, 1},   {"Squeeze", 1, 1}, {"Unsqueeze", 1, 1}, {"Upsample", 1, 1},
+};
+
+static bool param_input(const node *n, int k)
+{
+    for (size_t i = 0; i < sizeof param_inputs / sizeof param_inputs[0]; i++)
+        if (!strcmp(n->op, param_inputs[i].op)) return k >= param_inputs[i].lo && k <= param_inputs[i].hi;
+    return false;
+}
+
+/* The node whose decision or shape input input v's value reaches (through
+ * any nodes but those that read only shapes), when v is a single number: a
+ * sample rate an If branches on, a length a Range counts to. Such a value
+ * cannot be guessed. -1 when there is none. */
+static int param_use(const graph *g, int v)
+{
+    const value *iv = &g->vals[v];
+    if (iv->rank < 0) return -1;
+    for (int d = 0; d < iv->rank; d++)
+        if (iv->dims[d] != 1) return -1;
+    bool *reach = calloc((size_t)g->n_vals + 1, 1);
+    if (!reach) return -1;
+    reach[v] = true;
+    int found = -1;
+    for (int i = 0; i < g->n_nodes && found < 0; i++) { /* nodes are in topological order */
+        const node *n = &g->nodes[i];
+        if (n->def && (n->def->flags & OP_READS_SHAPE)) continue;
+        bool hit = false;
+        for (int k = 0; k < n->n_in && found < 0; k++) {
+            if (n->in[k] < 0 || !reach[n->in[k]]) continue;
+            hit = true;
+            if (param_input(n, k)) found = i;
+        }
+        for (int k = 0; hit && k < n->n_out; k++)
+            if (n->out[k] >= 0) reach[n->out[k]] = true;
+    }
+    free(reach);
+    return found;
+}
+
 static bool looks_like_mask(const char *name)
 {
     return strcasestr(name, "mask") != NULL;
@@ -108,6 +159,12 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
         return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' has no declared type or shape, so "
                        "it cannot be generated; give it in a file (e.g. --input %s=FILE.npy)",
                        m->path, v->name, v->name);
+    int use = param_use(g, g->inputs[idx]);
+    if (use >= 0)
+        return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is a single value that decides %s "
+                       "'%s', not data: ait cannot guess it; give it, e.g. --input %s=VALUE or "
+                       "--input %s=FILE.npy", m->path, v->name, g->nodes[use].op,
+                       g->nodes[use].name, v->name, v->name);
     int64_t dims[AIT_MAX_RANK];
     for (int d = 0; d < v->rank; d++) {
         bool defaulted;

@@ -67,8 +67,10 @@ check save-needs-jit 1 "--save needs --jit" "$ait" run "$model" --dim seq=16 --s
 # it gives PyTorch's outputs on both If branches (case 0: 16 kHz, batch 1; case 1: 8 kHz,
 # batch 2).
 vad=$data/models/vad.onnx
+mkdir -p "$tmp/vad_samples" && cp "$data/models/vad.in.0.npz" "$data/models/vad.in.1.npz" "$tmp/vad_samples/"
 check tune-control-flow 0 "frontend +1 +(reference|openblas)/t1 " \
-  "$ait" tune "$vad" --batch-sizes 1,2 --warmup 1 --window 2 --cap 3 -o "$tmp/vad.ait"
+  "$ait" tune "$vad" --data "$tmp/vad_samples" --batch-sizes 1,2 --warmup 1 --window 2 --cap 3 \
+  -o "$tmp/vad.ait"
 check tune-control-flow-saved 0 "saved $tmp/vad.ait" echo "$out"
 check tune-control-flow-candidates 0 "\\* (reference|openblas)/t1 +ok" echo "$out"
 check tune-control-flow-onednn 0 "onednn/t1 +failed .*node '/frontend/If' \\(If\\): If runs on the reference and openblas backends only" echo "$out"
@@ -80,6 +82,19 @@ for k in 0 1; do
     --input "$data/models/vad.in.$k.npz" --output-dir "$tmp/vad$k"
   same_outputs "run-control-flow-$k-values" "$tmp/vad$k" "$data/models/vad.out.$k.npz" 1e-4
 done
+# The sample rate is a scalar the If branches on: never generated (issue 12), it is asked for
+# by name; given on the command line it runs the 8 kHz branch as PyTorch does.
+check scalar-param-run 1 "input 'sr' is a single value that decides If '/frontend/If', not data: ait cannot guess it; give it, e.g. --input sr=VALUE" \
+  "$ait" run "$vad"
+check scalar-param-tune 1 "input 'sr' is a single value that decides If" "$ait" tune "$vad" --dry-run
+/usr/bin/python3 -c "import numpy as np, sys; z = np.load(sys.argv[1]); [np.save(sys.argv[2] + '/' + k + '.npy', z[k]) for k in ('input', 'state')]" \
+  "$data/models/vad.in.1.npz" "$tmp"
+check scalar-param-literal 0 "output output" "$ait" run "$vad" --input "input=$tmp/input.npy" \
+  --input "state=$tmp/state.npy" --input sr=8000 --output-dir "$tmp/vad_lit"
+same_outputs scalar-param-literal-values "$tmp/vad_lit" "$data/models/vad.out.1.npz" 1e-4
+check scalar-param-literal-shape 1 "--input state=3: a value on the command line is for an input of one element; 'state' is declared with more" \
+  "$ait" run "$vad" --input state=3 --input sr=8000
+
 # A latency budget nothing meets keeps the baseline, and says so: the tune goes on.
 check tune-unmet-budget 0 "reference/t1 .*kept the baseline: latency-budget:1e-06: nothing fits the budget" \
   "$ait" tune "$data/bad/good.onnx" --strategy latency-budget:0.000001 --warmup 1 --window 2 --cap 3 \
