@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "exec/exec.h"
 #include "io/npy.h"
 #include "ops/op.h"
 #include "tune/samples.h"
@@ -205,6 +206,53 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
     return AIT_OK;
 }
 
+/* Whether shape inference passes on the model's inputs as generated with o
+ * (shapes only: no op runs), -1 when it cannot be tried. */
+static int shapes_pass(const ait_model *m, exec *x, const sample_opts *o)
+{
+    const graph *g = m->g;
+    tensor *in[64], t[64];
+    if (g->n_inputs > 64) return -1;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const value *v = &g->vals[g->inputs[i]];
+        if (v->rank < 0 || v->dtype == AIT_UNDEFINED) return -1;
+        int64_t dims[AIT_MAX_RANK];
+        for (int d = 0; d < v->rank; d++) {
+            bool defaulted;
+            dims[d] = gen_dim(v, d, o, &defaulted);
+        }
+        memset(&t[i], 0, sizeof t[i]);
+        tensor_set_shape(&t[i], v->dtype, v->rank, dims);
+        in[i] = &t[i];
+    }
+    ait_error e = {0};
+    return exec_schedule(x, in, &e) == AIT_OK;
+}
+
+/* The smallest size that, given to every one of the named dims, lets shape
+ * inference through (a kernel or a reshape bounds it), when size 1 does
+ * not; 0 when 1 passes or no size up to 4096 does. */
+static int64_t smallest_size(const ait_model *m, const sample_opts *o, const char **names,
+                             int n_names)
+{
+    sample_opts t = *o;
+    if (t.n_dims + n_names > 32) return 0;
+    for (int k = 0; k < n_names; k++) t.dim_names[t.n_dims + k] = names[k];
+    t.n_dims += n_names;
+    exec *x = NULL;
+    ait_error e = {0};
+    if (exec_create(m->g, NULL, 1, &x, &e) != AIT_OK) return 0;
+    int64_t found = 0;
+    for (int64_t v = 1; v <= 4096 && !found; v += v < 64 ? 1 : v) {
+        for (int k = 0; k < n_names; k++) t.dim_vals[o->n_dims + k] = v;
+        int ok = shapes_pass(m, x, &t);
+        if (ok < 0 || (ok && v == 1)) break;
+        if (ok) found = v;
+    }
+    exec_free(x);
+    return found;
+}
+
 void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bool *generated,
                               ait_error *e)
 {
@@ -241,6 +289,12 @@ void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bo
     err_append(e, ";");
     for (int k = 0; k < n_names; k++)
         err_append(e, "%s --dim %s=V", k ? "" : " set them with", names[k]);
+    int64_t least = n_names ? smallest_size(m, o, names, n_names) : 0;
+    if (least) {
+        err_append(e, "; the smallest size for %s that passes shape inference is %lld:",
+                   n_names > 1 ? "all of them" : "it", (long long)least);
+        for (int k = 0; k < n_names; k++) err_append(e, " --dim %s=%lld", names[k], (long long)least);
+    }
     if (n_unnamed)
         err_append(e, "%s give unnamed dims' inputs in files (--input NAME=FILE.npy)",
                    n_names ? "; and" : "");

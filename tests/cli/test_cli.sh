@@ -25,7 +25,8 @@ if [ -f "$tmp/out/y.npy" ] && [ -f "$tmp/out/outputs.npz" ]; then pass=$((pass +
 # Dims nobody set (issue 12): generated inputs take 1 for them; when that fails, the error
 # says which dims, on which input, and how to set them; a --dim the model lacks is an error.
 conv=$data/bad/conv_symbolic.onnx
-check run-defaulted-dims 1 "kernel .* larger than the padded input .*dims nobody set were 1: input 'x' dim 2 \('height'\), dim 3 \('width'\); set them with --dim height=V --dim width=V" "$ait" run "$conv"
+check run-defaulted-dims 1 "kernel .* larger than the padded input .*dims nobody set were 1: input 'x' dim 2 \('height'\), dim 3 \('width'\); set them with --dim height=V --dim width=V; the smallest size for all of them that passes shape inference is 3: --dim height=3 --dim width=3\)" "$ait" run "$conv"
+check run-defaulted-dim-smallest 1 "dims nobody set were 1: input 'x' dim 3 \('width'\); set them with --dim width=V; the smallest size for it that passes shape inference is 3: --dim width=3\)" "$ait" run "$conv" --dim height=7
 check run-set-dims 0 "output y +float32 +\[1,2,3,2\]" "$ait" run "$conv" --dim height=5 --dim width=4
 check run-unknown-dim 1 "--dim hieght=5: .* has no dim called 'hieght'; its inputs' dims are named: batch, height, width" "$ait" run "$conv" --dim hieght=5 --dim width=4
 check run-unknown-dim-static 1 "--dim N=3: .* has no dim called 'N'" "$ait" run "$data/bad/good.onnx" --dim N=3
