@@ -160,6 +160,41 @@ def vad():
     return torch.jit.script(Vad().eval()), ["input", "state", "sr"], ["output", "stateN"], dyn, inputs
 
 
+class Kws(nn.Module):
+    """A small keyword-spotting model in the style of CRNN keyword spotters:
+    MFCC frames [batch, frames, 40] through a convolution with batch norm, a
+    depthwise-separable convolution, an LSTM whose state is passed in and out,
+    and a softmax over 12 keywords of the mean over time."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(40, 64, 3, padding=1)
+        self.bn = nn.BatchNorm1d(64)
+        self.dw = nn.Conv1d(64, 64, 3, padding=1, groups=64)
+        self.pw = nn.Conv1d(64, 64, 1)
+        self.lstm = nn.LSTM(64, 48, batch_first=True)
+        self.head = nn.Linear(48, 12)
+        with torch.no_grad():  # statistics a trained model would have
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x, h, c):
+        y = torch.relu(self.bn(self.conv(x.transpose(1, 2))))
+        y = torch.relu(self.pw(self.dw(y)))
+        y, (h, c) = self.lstm(y.transpose(1, 2), (h, c))
+        return torch.softmax(self.head(y.mean(1)), -1), h, c
+
+
+def kws():
+    dyn = {"mfcc": {0: "batch", 1: "frames"}, "h": {1: "batch"}, "c": {1: "batch"},
+           "probs": {0: "batch"}, "hN": {1: "batch"}, "cN": {1: "batch"}}
+
+    def inputs(b, frames, g):
+        return [torch.randn(b, frames, 40, generator=g), torch.randn(1, b, 48, generator=g),
+                torch.randn(1, b, 48, generator=g)]
+    return Kws(), ["mfcc", "h", "c"], ["probs", "hN", "cN"], dyn, inputs
+
+
 def image_model(ctor):
     def make():
         m = ctor(weights=None)
@@ -212,6 +247,7 @@ MODELS = {
     "gpt2": (gpt2, [(1, 1), (2, 8)]),
     "mlp": (mlp, [(1, 0), (8, 0)]),
     "vad": (vad, [(1, 16000), (2, 8000)]),  # (batch, sample rate): both If branches
+    "kws": (kws, [(1, 49), (2, 20)]),  # (batch, frames)
 }
 
 

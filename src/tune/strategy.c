@@ -177,7 +177,8 @@ ait_status strategy_choose(const strategy *s, const cand_result *base, const can
     if (!s || !base || !out || n < 0 || (n && !c) || !(s->margin >= 0 && s->margin < 1))
         return err_set(e, AIT_E_INVALID_ARG, "strategy_choose: bad arguments (margin in [0, 1))");
     out->index = -1;
-    snprintf(out->why, sizeof out->why, "kept the baseline: no candidate is valid");
+    snprintf(out->why, sizeof out->why, n ? "kept the baseline: no candidate is valid"
+             : "kept the baseline: no backend but the reference runs any of its nodes");
     const char *only = NULL;
     if (s->kind == STRAT_ONE_BACKEND || s->kind == STRAT_ONLY) {
         only = s->backend;

@@ -82,6 +82,20 @@ for k in 0 1; do
     --input "$data/models/vad.in.$k.npz" --output-dir "$tmp/vad$k"
   same_outputs "run-control-flow-$k-values" "$tmp/vad$k" "$data/models/vad.out.$k.npz" 1e-4
 done
+# A keyword-spotting-style model (tools/export_models.py: convolutions, an LSTM with its state
+# in and out, a symbolic frame count): tuned on its two samples (49 and 20 frames), the
+# artifact gives PyTorch's outputs on both. Its LSTM runs on the reference alone, and says so.
+mkdir -p "$tmp/kws_samples" && cp "$data/models/kws.in.0.npz" "$data/models/kws.in.1.npz" "$tmp/kws_samples/"
+check tune-kws 0 "lstm +1 +reference/t1 .*kept the baseline: no backend but the reference runs any of its nodes" \
+  "$ait" tune "$data/models/kws.onnx" --data "$tmp/kws_samples" --batch-sizes 1,2 --warmup 1 \
+  --window 2 --cap 3 -o "$tmp/kws.ait"
+check tune-kws-saved 0 "saved $tmp/kws.ait" echo "$out"
+for k in 0 1; do
+  check "run-kws-$k" 0 "tuned  the artifact's plan" "$ait" run "$tmp/kws.ait" \
+    --input "$data/models/kws.in.$k.npz" --output-dir "$tmp/kws$k"
+  same_outputs "run-kws-$k-values" "$tmp/kws$k" "$data/models/kws.out.$k.npz" 1e-4
+done
+
 # The sample rate is a scalar the If branches on: never generated (issue 12), it is asked for
 # by name; given on the command line it runs the 8 kHz branch as PyTorch does.
 check scalar-param-run 1 "input 'sr' is a single value that decides If '/frontend/If', not data: ait cannot guess it; give it, e.g. --input sr=VALUE" \
