@@ -317,7 +317,10 @@ typedef struct ait_inspect_options {
 } ait_inspect_options;
 
 /* Inspects model m (`opts` may be NULL). On failure *out is NULL and err
- * says why (the sample file and input, for bad samples). */
+ * says why (the sample file and input, for bad samples; a dim name that no
+ * input has, listing the names they have; for generated samples that fail,
+ * which dims nobody set and the smallest size that passes shape inference;
+ * a one-element input the model branches on, which is never generated). */
 AIT_API ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts,
                                ait_inspection **out, ait_error *err);
 AIT_API void ait_inspection_free(ait_inspection *r);

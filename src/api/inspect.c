@@ -36,20 +36,19 @@ ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts, ait_
     if (!h) return err_set(err, AIT_E_NOMEM, "out of memory");
     h->m = m;
     ait_status s;
-    if (o->data_path) {
-        s = samples_load(m, o->data_path, &h->samples, err);
-    } else {
-        sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = o->n_dims, .log = log};
-        for (int i = 0; i < o->n_dims; i++)
-            so.dim_names[i] = o->dim_names[i], so.dim_vals[i] = o->dim_values[i];
+    sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = o->n_dims, .log = log};
+    for (int i = 0; i < o->n_dims; i++)
+        so.dim_names[i] = o->dim_names[i], so.dim_vals[i] = o->dim_values[i];
+    if (o->data_path) s = samples_load(m, o->data_path, &h->samples, err);
+    else if ((s = samples_check_dims(m, &so, err)) == AIT_OK)
         s = samples_generate(m, &so, &h->samples, err);
-    }
     if (s == AIT_OK) {
         inspect_opts io = {.samples = h->samples, .n_batch = o->n_batch_sizes, .runs = o->runs,
                            .warmup = o->warmup, .threads = o->threads > 0 ? o->threads : 1,
                            .log = log};
         for (int i = 0; i < o->n_batch_sizes; i++) io.batch[i] = o->batch_sizes[i];
         s = inspect_run(m, &io, &h->r, err);
+        if (s != AIT_OK && !o->data_path) samples_explain_defaults(m, &so, NULL, err);
     }
     if (s != AIT_OK) {
         ait_inspection_free(h);

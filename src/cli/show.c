@@ -143,9 +143,14 @@ int cmd_show(int argc, char **argv)
         for (int k = 0; k < json_len(plans); k++) {
             const json_val *p = json_at(plans, k);
             const char *name = str(m, "name");
-            printf("  %-28s %6.0f  %-18s %11.3f %11.3f %8.2fx  %s\n", *name ? name : "(model)",
-                   num(p, "bucket"), str(p, "chosen"), num(p, "median_ms"), num(p, "baseline_ms"),
-                   num(p, "speedup"), str(p, "why"));
+            printf("  %-28s %6.0f  %-18s", *name ? name : "(model)", num(p, "bucket"),
+                   str(p, "chosen"));
+            if (num(p, "median_ms") > 0) /* else never timed: kept without a trial */
+                printf(" %11.3f %11.3f %8.2fx", num(p, "median_ms"), num(p, "baseline_ms"),
+                       num(p, "speedup"));
+            else
+                printf(" %11s %11s %9s", "-", "-", "-");
+            printf("  %s\n", str(p, "why"));
         }
     }
     print_checks(json_get(mf, "tuning"));

@@ -96,6 +96,13 @@ for k in 0 1; do
   same_outputs "run-kws-$k-values" "$tmp/kws$k" "$data/models/kws.out.$k.npz" 1e-4
 done
 
+# A module with more ports than a trial passes keeps its baseline untried and says why; the
+# tune goes on, the artifact runs, and `ait show` prints no times for what was never timed.
+check tune-wide 0 "wide +1 +reference/t1 +- +- +kept the baseline: it has 65 inputs and 65 outputs; a trial passes at most 64" \
+  "$ait" tune "$data/bad/wide.onnx" --warmup 1 --window 2 --cap 3 -o "$tmp/wide.ait"
+check show-wide 0 "wide +1 +reference/t1 +- +- +- +kept the baseline: it has 65 inputs" "$ait" show "$tmp/wide.ait"
+check run-wide 0 "output y +float32 +\\[2\\]" "$ait" run "$tmp/wide.ait"
+
 # The sample rate is a scalar the If branches on: never generated (issue 12), it is asked for
 # by name; given on the command line it runs the 8 kHz branch as PyTorch does.
 check scalar-param-run 1 "input 'sr' is a single value that decides If '/frontend/If', not data: ait cannot guess it; give it, e.g. --input sr=VALUE" \

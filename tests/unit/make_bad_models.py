@@ -192,3 +192,11 @@ write("if_captures.onnx", model(
      helper.make_node("If", ["c"], ["y"], name="/blk/If", then_branch=then_c, else_branch=else_c),
      helper.make_node("Add", ["y", "p"], ["z"], name="/post/Add")],
     [vi("x", [2, 3]), vi("c", [], TensorProto.BOOL)], [vi("z", [2, 3])], [k3, one]))
+
+# A module with more ports than a tuning trial passes (65 inputs and outputs):
+# `ait tune` keeps its baseline without a trial and says why; `ait show`
+# prints no times for it.
+write("wide.onnx", model(
+    [helper.make_node("Relu", ["x%d" % k], ["r%d" % k], name="/wide/Relu_%d" % k) for k in range(65)]
+    + [helper.make_node("Sum", ["r%d" % k for k in range(65)], ["y"], name="/post/Sum")],
+    [vi("x%d" % k, [2]) for k in range(65)], [vi("y", [2])]))

@@ -342,6 +342,36 @@ static void test_api(void **state)
     ait_model_free(m);
 }
 
+/* What ait_inspect says about generated samples: a dim name no input has,
+ * dims nobody set that break the model (with the smallest size that works),
+ * and a scalar the model branches on. */
+static void test_api_generated(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_inspection *r = NULL;
+    ait_model *conv = test_load(test_data("bad/conv_symbolic.onnx"));
+    const char *names[] = {"hieght"};
+    const int64_t vals[] = {5};
+    ait_inspect_options o = {.size = sizeof o, .n_dims = 1, .dim_names = names, .dim_values = vals,
+                             .runs = 1};
+    assert_int_equal(ait_inspect(conv, &o, &r, &e), AIT_E_INVALID_ARG);
+    assert_null(r);
+    assert_non_null(strstr(e.msg, "has no dim called 'hieght'; its inputs' dims are named: batch, "
+                                  "height, width"));
+    names[0] = "height";
+    assert_int_not_equal(ait_inspect(conv, &o, &r, &e), AIT_OK);
+    assert_null(r);
+    assert_non_null(strstr(e.msg, "input 'x' dim 3 ('width'); set them with --dim width=V; the "
+                                  "smallest size for it that passes shape inference is 3"));
+    ait_model_free(conv);
+    ait_model *vad = test_load(test_data("models/vad.onnx"));
+    ait_inspect_options none = {.size = sizeof none, .runs = 1};
+    assert_int_equal(ait_inspect(vad, &none, &r, &e), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "input 'sr' is a single value that decides If '/frontend/If'"));
+    ait_model_free(vad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_cost_others),      cmocka_unit_test(test_strategies),
         cmocka_unit_test(test_select),           cmocka_unit_test(test_json),
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_api_generated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
