@@ -1,5 +1,5 @@
-/* Vision ops: GridSample (opsets 16, 20), RoiAlign (10, 16) and
- * NonMaxSuppression (10, 11).
+/* Vision ops: GridSample (opsets 16, 20), AffineGrid (20), which makes its
+ * grids, RoiAlign (10, 16) and NonMaxSuppression (10, 11).
  *
  * GridSample and RoiAlign gather from the input in a work type: float32
  * data (and float16/bfloat16, widened into scratch) in float, float64 and
@@ -224,6 +224,87 @@ static ait_status gs_run(op_ctx *c)
         }
     }
     return work_done(c, y, yd, wt);
+}
+
+/* ---- AffineGrid ----------------------------------------------------------- */
+
+/* The grid of theta (N, k, k+1) applied to the homogeneous positions
+ * (x, y[, z], 1) of an evenly spaced grid over [-1, 1] of size (N, C, [D,]
+ * H, W); x runs along the last axis. Computed in double. */
+static ait_status ag_params(op_ctx *c, int64_t *size, int *k)
+{
+    TRY(need_in(c, 0, "theta"));
+    TRY(need_in(c, 1, "size"));
+    const tensor *th = c->in[0], *sz = c->in[1];
+    TRY(check_float(c, th, "theta"));
+    if (sz->dtype != AIT_I64)
+        return err_set(c->err, AIT_E_DTYPE, "size must be int64, not %s", ait_dtype_name(sz->dtype));
+    if (sz->rank != 1 || (sz->dims[0] != 4 && sz->dims[0] != 5))
+        return err_set(c->err, AIT_E_SHAPE, "size must hold 4 values (N, C, H, W) or 5 (N, C, D, "
+                       "H, W)");
+    int n;
+    TRY(in_ints(c, 1, size, 5, &n));
+    *k = n - 2;
+    if (th->rank != 3 || th->dims[1] != *k || th->dims[2] != *k + 1)
+        return err_set(c->err, AIT_E_SHAPE, "theta must be (N, %d, %d) for a %dD size", *k, *k + 1,
+                       *k);
+    if (th->dims[0] != size[0])
+        return err_set(c->err, AIT_E_SHAPE, "theta has %lld matrices but size says N = %lld",
+                       (long long)th->dims[0], (long long)size[0]);
+    for (int i = 2; i < n; i++)
+        if (size[i] < 0)
+            return err_set(c->err, AIT_E_INVALID_ARG, "size[%d] = %lld is negative", i,
+                           (long long)size[i]);
+    return AIT_OK;
+}
+
+static ait_status ag_infer(op_ctx *c)
+{
+    int64_t size[5], d[5];
+    int k;
+    TRY(ag_params(c, size, &k));
+    d[0] = size[0];
+    for (int i = 0; i < k; i++) d[1 + i] = size[2 + i];
+    d[k + 1] = k;
+    set_out(c, 0, c->in[0]->dtype, k + 2, d);
+    return AIT_OK;
+}
+
+/* Position i of n along one axis: the pixel centres (align_corners=0) or
+ * corners (1) over [-1, 1]; a single corner-aligned pixel sits at -1. */
+static double ag_pos(int64_t i, int64_t n, bool align)
+{
+    if (align) return n > 1 ? -1 + 2.0 * (double)i / (double)(n - 1) : -1;
+    return -1 + (2.0 * (double)i + 1) / (double)n;
+}
+
+static ait_status ag_run(op_ctx *c)
+{
+    int64_t size[5];
+    int k;
+    TRY(ag_params(c, size, &k));
+    const tensor *th = c->in[0];
+    tensor *y = c->out[0];
+    bool align = attr_int(c->n, "align_corners", 0) != 0;
+    int64_t sp[3] = {1, 1, 1}, pts; /* (D,) H, W */
+    for (int i = 0; i < k; i++) sp[3 - k + i] = size[2 + i];
+    pts = sp[0] * sp[1] * sp[2];
+    for (int64_t n = 0; n < size[0]; n++) {
+        double m[12];
+        for (int i = 0; i < k * (k + 1); i++) m[i] = elem_get_f64(th->data, th->dtype, n * k * (k + 1) + i);
+        for (int64_t p = 0; p < pts; p++) {
+            /* homogeneous position (x, y[, z], 1): x along W, y along H, z along D */
+            double v[4] = {ag_pos(p % sp[2], sp[2], align), ag_pos(p / sp[2] % sp[1], sp[1], align),
+                           ag_pos(p / (sp[1] * sp[2]), sp[0], align), 0};
+            v[k] = 1;
+            for (int r = 0; r < k; r++) {
+                double acc = 0;
+                for (int j = 0; j <= k; j++) acc += m[r * (k + 1) + j] * v[j];
+                elem_set_f64(y->data, y->dtype, (n * pts + p) * k + r, acc);
+            }
+        }
+    }
+    return AIT_OK;
 }
 
 /* ---- RoiAlign ----------------------------------------------------------- */
@@ -587,6 +668,7 @@ static ait_status nms_run(op_ctx *c)
 /* Designated initializers: op_def fields not named here stay zero. */
 
 OP_TABLE(vision,
+         OP_DEF("AffineGrid", 2, 2, 1, 1, ag_infer, ag_run),
          OP_DEF("GridSample", 2, 2, 1, 1, gs_infer, gs_run),
          OP_DEF("RoiAlign", 3, 3, 1, 1, ra_infer, ra_run),
          OP_DEF("NonMaxSuppression", 2, 5, 1, 1, nms_infer, nms_run));
