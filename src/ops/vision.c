@@ -1,5 +1,6 @@
 /* Vision ops: GridSample (opsets 16, 20), AffineGrid (20), which makes its
- * grids, RoiAlign (10, 16) and NonMaxSuppression (10, 11).
+ * grids, RoiAlign (10, 16), MaxRoiPool (1, 22) and NonMaxSuppression (10,
+ * 11).
  *
  * GridSample and RoiAlign gather from the input in a work type: float32
  * data (and float16/bfloat16, widened into scratch) in float, float64 and
@@ -497,6 +498,96 @@ static ait_status ra_run(op_ctx *c)
     return work_done(c, y, yd, wt);
 }
 
+/* ---- MaxRoiPool ------------------------------------------------------------ */
+
+/* Fast R-CNN's ROI pooling: the ROI [batch, x1, y1, x2, y2] is scaled and
+ * rounded to whole pixels (at least 1x1), cut into pooled_shape bins
+ * (floor of each start, ceil of each end) clipped to the image, and each
+ * bin's max taken; an empty bin gives 0. */
+static ait_status mrp_params(op_ctx *c, int64_t *ph, int64_t *pw)
+{
+    TRY(need_in(c, 0, "X"));
+    TRY(need_in(c, 1, "rois"));
+    const tensor *x = c->in[0], *r = c->in[1];
+    TRY(check_float(c, x, "X"));
+    TRY(check_float(c, r, "rois"));
+    if (x->rank != 4) return err_set(c->err, AIT_E_SHAPE, "X must be [N, C, H, W], not rank %d", x->rank);
+    if (r->rank != 2 || r->dims[1] != 5)
+        return err_set(c->err, AIT_E_SHAPE, "rois must be [num_rois, 5] ([batch_id, x1, y1, x2, y2])");
+    int n;
+    const int64_t *ps = attr_ints(c->n, "pooled_shape", &n);
+    if (!ps || n != 2 || ps[0] < 1 || ps[1] < 1 || ps[0] > INT32_MAX || ps[1] > INT32_MAX)
+        return err_set(c->err, AIT_E_INVALID_ARG, "pooled_shape must be two positive ints (height, width)");
+    *ph = ps[0], *pw = ps[1];
+    return AIT_OK;
+}
+
+static ait_status mrp_infer(op_ctx *c)
+{
+    int64_t ph, pw;
+    TRY(mrp_params(c, &ph, &pw));
+    int64_t d[4] = {c->in[1]->dims[0], c->in[0]->dims[1], ph, pw};
+    set_out(c, 0, c->in[0]->dtype, 4, d);
+    return AIT_OK;
+}
+
+/* Start and end (clipped to [0, n)) of bin i of `bins` over a span of
+ * `len` pixels from `from`. */
+static void mrp_bin(int64_t i, int64_t bins, int64_t len, int64_t from, int64_t n, int64_t *s,
+                    int64_t *e)
+{
+    double size = (double)len / (double)bins;
+    int64_t a = (int64_t)floor((double)i * size) + from, b = (int64_t)ceil((double)(i + 1) * size) + from;
+    *s = a < 0 ? 0 : a > n ? n : a;
+    *e = b < 0 ? 0 : b > n ? n : b;
+}
+
+static ait_status mrp_run(op_ctx *c)
+{
+    int64_t ph, pw;
+    TRY(mrp_params(c, &ph, &pw));
+    const tensor *x = c->in[0], *r = c->in[1];
+    tensor *y = c->out[0];
+    int64_t R = r->dims[0], N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    double scale = attr_float(c->n, "spatial_scale", 1.0f);
+    for (int64_t k = 0; k < R; k++) {
+        double v[5];
+        for (int i = 0; i < 5; i++) v[i] = elem_get_f64(r->data, r->dtype, k * 5 + i);
+        for (int i = 1; i < 5; i++) {
+            v[i] = round(v[i] * scale);
+            if (!(fabs(v[i]) < 1e9))
+                return err_set(c->err, AIT_E_INVALID_ARG, "roi %lld has a coordinate out of range",
+                               (long long)k);
+        }
+        if (!(v[0] >= 0 && v[0] < (double)N))
+            return err_set(c->err, AIT_E_INVALID_ARG, "batch_id %g of roi %lld is out of [0, %lld)",
+                           v[0], (long long)k, (long long)N);
+        int64_t b = (int64_t)v[0], x1 = (int64_t)v[1], y1 = (int64_t)v[2];
+        int64_t rw = (int64_t)v[3] - x1 + 1, rh = (int64_t)v[4] - y1 + 1;
+        if (rw < 1) rw = 1;
+        if (rh < 1) rh = 1;
+        for (int64_t i = 0; i < ph; i++) {
+            int64_t hs, he;
+            mrp_bin(i, ph, rh, y1, H, &hs, &he);
+            for (int64_t j = 0; j < pw; j++) {
+                int64_t ws, we;
+                mrp_bin(j, pw, rw, x1, W, &ws, &we);
+                for (int64_t ch = 0; ch < C; ch++) {
+                    double m = 0;
+                    const int64_t base = (b * C + ch) * H * W;
+                    for (int64_t h = hs; h < he; h++)
+                        for (int64_t w = ws; w < we; w++) {
+                            double e = elem_get_f64(x->data, x->dtype, base + h * W + w);
+                            if ((h == hs && w == ws) || e > m) m = e;
+                        }
+                    elem_set_f64(y->data, y->dtype, ((k * C + ch) * ph + i) * pw + j, m);
+                }
+            }
+        }
+    }
+    return AIT_OK;
+}
+
 /* ---- NonMaxSuppression -------------------------------------------------- */
 
 /* The selection is computed in infer (the output's length depends on it)
@@ -671,4 +762,5 @@ OP_TABLE(vision,
          OP_DEF("AffineGrid", 2, 2, 1, 1, ag_infer, ag_run),
          OP_DEF("GridSample", 2, 2, 1, 1, gs_infer, gs_run),
          OP_DEF("RoiAlign", 3, 3, 1, 1, ra_infer, ra_run),
+         OP_DEF("MaxRoiPool", 2, 2, 1, 1, mrp_infer, mrp_run),
          OP_DEF("NonMaxSuppression", 2, 5, 1, 1, nms_infer, nms_run));
