@@ -1,10 +1,11 @@
 /* Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv.
  *
- * All share one geometry (conv_geometry: attributes, pads, output sizes);
- * all but DeformConv (its own sampling loop, below) one set of kernels (conv_tmpl.h: im2col + GEMM for Conv,
- * transposed GEMM + col2im for ConvTranspose), instantiated for float
- * (float32, and float16/bfloat16 converted to float32), double, and int32
- * (the quantized ops, after subtracting zero points). */
+ * All share one geometry (conv_geometry: attributes, pads, output sizes).
+ * All but DeformConv (its own sampling loop, below) share one set of
+ * kernels (conv_tmpl.h: im2col + GEMM for Conv, transposed GEMM + col2im
+ * for ConvTranspose), instantiated for float (float32, and float16/bfloat16
+ * converted to float32), double, and int32 (the quantized ops, after
+ * subtracting zero points). */
 #include <math.h>
 #include <string.h>
 

@@ -82,7 +82,10 @@ static ait_status stream_open(op_ctx *c, stream_state *st, uint64_t draws, strea
     return AIT_OK;
 }
 
-static inline uint64_t draw(const stream *s, uint64_t i) { return mix64(s->key + (s->next + i) * GOLDEN); }
+static inline uint64_t draw(const stream *s, uint64_t i)
+{
+    return mix64(s->key + (s->next + i) * GOLDEN);
+}
 
 /* Uniform in [0, 1) and in (0, 1], 53 bits. */
 static inline double unit(uint64_t r) { return (double)(r >> 11) * 0x1p-53; }
@@ -170,7 +173,8 @@ static ait_status dist_fill(op_ctx *c, bool normal, double a, double b)
             uint64_t k = (uint64_t)(o + i);
             if (normal) {
                 uint64_t p = k & ~(uint64_t)1;
-                double r = sqrt(-2 * log(unit_open0(draw(&s, p)))), t = 2 * M_PI * unit(draw(&s, p + 1));
+                double r = sqrt(-2 * log(unit_open0(draw(&s, p))));
+                double t = 2 * M_PI * unit(draw(&s, p + 1));
                 buf[i] = a + b * r * (k & 1 ? sin(t) : cos(t));
             } else {
                 buf[i] = a + (b - a) * unit(draw(&s, k));

@@ -239,7 +239,8 @@ static ait_status ag_params(op_ctx *c, int64_t *size, int *k)
     const tensor *th = c->in[0], *sz = c->in[1];
     TRY(check_float(c, th, "theta"));
     if (sz->dtype != AIT_I64)
-        return err_set(c->err, AIT_E_DTYPE, "size must be int64, not %s", ait_dtype_name(sz->dtype));
+        return err_set(c->err, AIT_E_DTYPE, "size must be int64, not %s",
+                       ait_dtype_name(sz->dtype));
     if (sz->rank != 1 || (sz->dims[0] != 4 && sz->dims[0] != 5))
         return err_set(c->err, AIT_E_SHAPE, "size must hold 4 values (N, C, H, W) or 5 (N, C, D, "
                        "H, W)");
@@ -292,7 +293,8 @@ static ait_status ag_run(op_ctx *c)
     pts = sp[0] * sp[1] * sp[2];
     for (int64_t n = 0; n < size[0]; n++) {
         double m[12];
-        for (int i = 0; i < k * (k + 1); i++) m[i] = elem_get_f64(th->data, th->dtype, n * k * (k + 1) + i);
+        for (int i = 0; i < k * (k + 1); i++)
+            m[i] = elem_get_f64(th->data, th->dtype, n * k * (k + 1) + i);
         for (int64_t p = 0; p < pts; p++) {
             /* homogeneous position (x, y[, z], 1): x along W, y along H, z along D */
             double v[4] = {ag_pos(p % sp[2], sp[2], align), ag_pos(p / sp[2] % sp[1], sp[1], align),
@@ -511,13 +513,16 @@ static ait_status mrp_params(op_ctx *c, int64_t *ph, int64_t *pw)
     const tensor *x = c->in[0], *r = c->in[1];
     TRY(check_float(c, x, "X"));
     TRY(check_float(c, r, "rois"));
-    if (x->rank != 4) return err_set(c->err, AIT_E_SHAPE, "X must be [N, C, H, W], not rank %d", x->rank);
+    if (x->rank != 4)
+        return err_set(c->err, AIT_E_SHAPE, "X must be [N, C, H, W], not rank %d", x->rank);
     if (r->rank != 2 || r->dims[1] != 5)
-        return err_set(c->err, AIT_E_SHAPE, "rois must be [num_rois, 5] ([batch_id, x1, y1, x2, y2])");
+        return err_set(c->err, AIT_E_SHAPE,
+                       "rois must be [num_rois, 5] ([batch_id, x1, y1, x2, y2])");
     int n;
     const int64_t *ps = attr_ints(c->n, "pooled_shape", &n);
     if (!ps || n != 2 || ps[0] < 1 || ps[1] < 1 || ps[0] > INT32_MAX || ps[1] > INT32_MAX)
-        return err_set(c->err, AIT_E_INVALID_ARG, "pooled_shape must be two positive ints (height, width)");
+        return err_set(c->err, AIT_E_INVALID_ARG,
+                       "pooled_shape must be two positive ints (height, width)");
     *ph = ps[0], *pw = ps[1];
     return AIT_OK;
 }
@@ -537,7 +542,8 @@ static void mrp_bin(int64_t i, int64_t bins, int64_t len, int64_t from, int64_t 
                     int64_t *e)
 {
     double size = (double)len / (double)bins;
-    int64_t a = (int64_t)floor((double)i * size) + from, b = (int64_t)ceil((double)(i + 1) * size) + from;
+    int64_t a = (int64_t)floor((double)i * size) + from;
+    int64_t b = (int64_t)ceil((double)(i + 1) * size) + from;
     *s = a < 0 ? 0 : a > n ? n : a;
     *e = b < 0 ? 0 : b > n ? n : b;
 }

@@ -137,7 +137,8 @@ static void test_deform_conv(void **state)
     (void)state;
     /* X [1, 2, 3, 3], W [1, 2, 2, 2]: output [1, 1, 2, 2], offset [1, 8, 2, 2] */
     tg_in a[3] = {F32(4, 1, 2, 3, 3), F32(4, 1, 2, 2, 2), F32(4, 1, 6, 2, 2)};
-    FAILS("DeformConv", 22, a, none, AIT_E_SHAPE, "offset has shape [1,6,2,2]; expected [1,8,2,2]");
+    FAILS("DeformConv", 22, a, none, AIT_E_SHAPE,
+          "offset has shape [1,6,2,2]; expected [1,8,2,2]");
     tg_in b[3] = {F32(4, 1, 2, 3, 3), F32(4, 1, 2, 2, 2), F32(4, 1, 8, 3, 3)};
     FAILS("DeformConv", 22, b, none, AIT_E_SHAPE, "offset has shape [1,8,3,3]; expected");
     tg_attr og[1] = {AINT("offset_group", 2)};
