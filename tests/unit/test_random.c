@@ -208,6 +208,28 @@ static void test_seeds(void **state)
     test_tensor_free(a), test_tensor_free(b), test_tensor_free(c), test_tensor_free(d);
 }
 
+/* Never folded: the load-time pass leaves a RandomNormal of no inputs (and
+ * a Bernoulli of a constant) to run. */
+static void test_not_folded(void **state)
+{
+    (void)state;
+    tg_attr as[1] = {SHAPE(4)};
+    float p[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+    tg_in in = {.dt = AIT_F32, .rank = 1, .dims = {4}, .data = p};
+    graph *gs[2] = {tg_node("RandomNormal", 22, NULL, 0, as, 1), tg_node("Bernoulli", 22, &in, 1,
+                                                                         NULL, 0)};
+    for (int k = 0; k < 2; k++) {
+        exec *x = tg_exec(gs[k]);
+        tensor *folded[8] = {0};
+        ait_error e = {0};
+        assert_true(gs[k]->n_vals <= 8);
+        if (exec_fold_constants(x, folded, &e) != AIT_OK) fail_msg("%s", e.msg);
+        for (int v = 0; v < gs[k]->n_vals; v++) assert_null(folded[v]);
+        exec_free(x);
+        graph_free(gs[k]);
+    }
+}
+
 /* ---- statistics ----------------------------------------------------------- */
 
 #define NS 200000
@@ -410,6 +432,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes_dtypes),        cmocka_unit_test(test_seeds),
+        cmocka_unit_test(test_not_folded),
         cmocka_unit_test(test_normal_uniform_stats), cmocka_unit_test(test_bernoulli_stats),
         cmocka_unit_test(test_multinomial_stats),    cmocka_unit_test(test_threads),
         cmocka_unit_test(test_errors),
