@@ -1,10 +1,11 @@
-/* Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv.
+/* Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv.
  *
- * All four share one geometry (conv_geometry: attributes, pads, output
- * sizes) and one set of kernels (conv_tmpl.h: im2col + GEMM for Conv,
- * transposed GEMM + col2im for ConvTranspose), instantiated for float
- * (float32, and float16/bfloat16 converted to float32), double, and int32
- * (the quantized ops, after subtracting zero points). */
+ * All share one geometry (conv_geometry: attributes, pads, output sizes).
+ * All but DeformConv (its own sampling loop, below) share one set of
+ * kernels (conv_tmpl.h: im2col + GEMM for Conv, transposed GEMM + col2im
+ * for ConvTranspose), instantiated for float (float32, and float16/bfloat16
+ * converted to float32), double, and int32 (the quantized ops, after
+ * subtracting zero points). */
 #include <math.h>
 #include <string.h>
 
@@ -452,8 +453,142 @@ static ait_status qlconv_run(op_ctx *c)
     return AIT_OK;
 }
 
+/* ---- DeformConv (19, 22) ----------------------------------------------- */
+
+/* Conv whose kernel taps are moved by learnt offsets: tap q of output
+ * position o samples x at o * s - pb + q * d + offset (linear interpolation,
+ * zero outside the image), times the mask, for the channels of one offset
+ * group. offset is (N, offset_group * k_sp * nd, out...) with the nd
+ * coordinates of each tap in axis order, mask (N, offset_group * k_sp,
+ * out...). Computed in double, one output position at a time: the sampled
+ * column (C * k_sp values) then the per-group dot products with W. */
+static ait_status dconv_check(op_ctx *c, conv_geom *g, int64_t *og)
+{
+    TRY(need_in(c, 2, "offset"));
+    const tensor *x = c->in[0];
+    TRY(check_float(c, x, "X"));
+    TRY(conv_geometry(c, 0, 1, false, g));
+    *og = attr_int(c->n, "offset_group", 1);
+    if (*og < 1 || g->c % *og)
+        return err_set(c->err, AIT_E_INVALID_ARG, "offset_group %lld must be positive and divide "
+                       "the %lld input channels", (long long)*og, (long long)g->c);
+    static const char *const names[] = {"X", "W", "offset", "B", "mask"};
+    for (int i = 1; i < 5; i++) {
+        if (!has_in(c, i)) continue;
+        const tensor *t = c->in[i];
+        if (t->dtype != x->dtype)
+            return err_set(c->err, AIT_E_DTYPE, "%s is %s but X is %s", names[i],
+                           ait_dtype_name(t->dtype), ait_dtype_name(x->dtype));
+        if (i < 2) continue;
+        /* offset and mask: [N, channels, out...]; B: [M] */
+        int64_t want[AIT_MAX_RANK] = {g->n, *og * g->k_sp * (i == 2 ? g->nd : 1)};
+        int r = g->nd + 2;
+        memcpy(want + 2, g->out, (size_t)g->nd * sizeof *want);
+        if (i == 3) want[0] = g->m, r = 1;
+        bool ok = t->rank == r;
+        for (int d = 0; ok && d < r; d++) ok = t->dims[d] == want[d];
+        if (!ok) {
+            char got[96], exp[96];
+            return err_set(c->err, AIT_E_SHAPE, "%s has shape %s; expected %s", names[i],
+                           shape_str(t->dims, t->rank, got, sizeof got),
+                           shape_str(want, r, exp, sizeof exp));
+        }
+    }
+    return AIT_OK;
+}
+
+static ait_status dconv_infer(op_ctx *c)
+{
+    conv_geom g;
+    int64_t og, dims[AIT_MAX_RANK];
+    TRY(dconv_check(c, &g, &og));
+    conv_out_dims(&g, dims);
+    set_out(c, 0, c->in[0]->dtype, g.nd + 2, dims);
+    return AIT_OK;
+}
+
+/* Linear interpolation of plane x (dims g->in) at position pos: up to 2^nd
+ * corners; those outside the image count as zero. */
+static double dconv_sample(const conv_geom *g, const double *x, const double *pos)
+{
+    int64_t lo[CONV_MAX_SP];
+    double fr[CONV_MAX_SP];
+    for (int i = 0; i < g->nd; i++) {
+        if (!(pos[i] > -1 && pos[i] < (double)g->in[i])) return 0; /* NaN too */
+        double f = floor(pos[i]);
+        lo[i] = (int64_t)f, fr[i] = pos[i] - f;
+    }
+    double acc = 0;
+    for (int corner = 0; corner < 1 << g->nd; corner++) {
+        double wgt = 1;
+        int64_t off = 0;
+        bool in = true;
+        for (int i = 0; i < g->nd && in; i++) {
+            int hi = corner >> (g->nd - 1 - i) & 1;
+            int64_t p = lo[i] + hi;
+            in = p >= 0 && p < g->in[i];
+            wgt *= hi ? fr[i] : 1 - fr[i];
+            off = off * g->in[i] + p;
+        }
+        if (in && wgt != 0) acc += wgt * x[off];
+    }
+    return acc;
+}
+
+static ait_status dconv_run(op_ctx *c)
+{
+    conv_geom g;
+    int64_t og;
+    TRY(dconv_check(c, &g, &og));
+    tensor *y = c->out[0];
+    if (tensor_numel(y) == 0) return AIT_OK;
+    const int nd = g.nd;
+    const int64_t K = g.k_sp, cpo = g.c / og; /* channels per offset group */
+    size_t bytes[7];
+    for (int i = 0; i < 5; i++) bytes[i] = has_in(c, i) ? work_bytes(c->in[i], AIT_F64) : 0;
+    bytes[5] = work_bytes(y, AIT_F64);
+    bytes[6] = (size_t)(g.c * K) * sizeof(double) + (size_t)(K * nd) * sizeof(int64_t);
+    void *p[7];
+    TRY(op_scratch_parts(c, 7, bytes, p));
+    const double *in[5] = {0};
+    for (int i = 0; i < 5; i++)
+        if (has_in(c, i)) TRY(work_in(c, c->in[i], AIT_F64, p[i], (const void **)&in[i]));
+    double *yd = work_out(y, AIT_F64, p[5]), *col = p[6];
+    int64_t *koff = (int64_t *)(col + g.c * K);
+    fill_koff(&g, koff);
+    const double *x = in[0], *w = in[1], *off = in[2], *bias = in[3], *mask = in[4];
+    int64_t o[CONV_MAX_SP] = {0};
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t op = 0; op < g.out_sp; op++) {
+            int64_t rest = op;
+            for (int i = nd - 1; i >= 0; i--) o[i] = rest % g.out[i], rest /= g.out[i];
+            for (int64_t gi = 0; gi < og; gi++)
+                for (int64_t q = 0; q < K; q++) {
+                    double pos[CONV_MAX_SP], m = 1;
+                    for (int i = 0; i < nd; i++) {
+                        int64_t ch = (gi * K + q) * nd + i;
+                        pos[i] = (double)(o[i] * g.s[i] - g.pb[i] + koff[q * nd + i]) +
+                                 off[(n * og * K * nd + ch) * g.out_sp + op];
+                    }
+                    if (mask) m = mask[(n * og * K + gi * K + q) * g.out_sp + op];
+                    for (int64_t ci = gi * cpo; ci < (gi + 1) * cpo; ci++)
+                        col[ci * K + q] =
+                            m == 0 ? 0 : m * dconv_sample(&g, x + (n * g.c + ci) * g.in_sp, pos);
+                }
+            for (int64_t m = 0; m < g.m; m++) {
+                const double *wm = w + m * g.cg * K, *cm = col + (m / g.mg) * g.cg * K;
+                double acc = bias ? bias[m] : 0;
+                for (int64_t j = 0; j < g.cg * K; j++) acc += wm[j] * cm[j];
+                yd[(n * g.m + m) * g.out_sp + op] = acc;
+            }
+        }
+    }
+    return work_done(c, y, yd, AIT_F64);
+}
+
 OP_TABLE(conv,
          {"Conv", 2, 3, 1, 1, 0, conv_infer, conv_run},
          {"ConvTranspose", 2, 3, 1, 1, 0, convt_infer, convt_run},
          {"ConvInteger", 2, 4, 1, 1, 0, convint_infer, convint_run},
-         {"QLinearConv", 8, 9, 1, 1, 0, qlconv_infer, qlconv_run});
+         {"QLinearConv", 8, 9, 1, 1, 0, qlconv_infer, qlconv_run},
+         {"DeformConv", 3, 5, 1, 1, 0, dconv_infer, dconv_run});

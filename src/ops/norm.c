@@ -1,6 +1,6 @@
 /* Normalisation ops: BatchNormalization, InstanceNormalization,
  * LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
- * and the softmax family (Softmax, LogSoftmax, Hardmax).
+ * LpNormalization and the softmax family (Softmax, LogSoftmax, Hardmax).
  *
  * Kernels (norm_kernels.h) exist for float and double: float64 data is
  * computed in double, float32 in place in float, and float16/bfloat16 data
@@ -561,6 +561,57 @@ static ait_status mvn_run(op_ctx *c)
     return work_done(c, y, ys, wt);
 }
 
+/* ---- LpNormalization ------------------------------------------------------ */
+
+/* x / ||x||_p along one axis (p 1 or 2); a zero norm gives zeros. Versions 1
+ * and 22 differ only in 22's bfloat16. */
+static ait_status lpn_layout(op_ctx *c, int *p, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    TRY(need_y(c));
+    TRY(need_in(c, 0, "input"));
+    const tensor *x = c->in[0];
+    TRY(check_float(c, x, "input"));
+    int64_t pv = attr_int(c->n, "p", 2);
+    if (pv != 1 && pv != 2)
+        return err_set(c->err, AIT_E_INVALID_ARG, "p must be 1 or 2, not %lld", (long long)pv);
+    *p = (int)pv;
+    if (x->rank == 0) return err_set(c->err, AIT_E_SHAPE, "input must have rank >= 1");
+    int axis;
+    TRY(norm_axis(c, attr_int(c->n, "axis", -1), x->rank, &axis));
+    *outer = dims_prod(x->dims, 0, axis);
+    *len = x->dims[axis];
+    *inner = dims_prod(x->dims, axis + 1, x->rank);
+    return AIT_OK;
+}
+
+static ait_status lpn_infer(op_ctx *c)
+{
+    int p;
+    int64_t outer, len, inner;
+    TRY(lpn_layout(c, &p, &outer, &len, &inner));
+    set_out(c, 0, c->in[0]->dtype, c->in[0]->rank, c->in[0]->dims);
+    return AIT_OK;
+}
+
+static ait_status lpn_run(op_ctx *c)
+{
+    int p;
+    int64_t outer, len, inner;
+    TRY(lpn_layout(c, &p, &outer, &len, &inner));
+    const tensor *x = c->in[0];
+    tensor *y = c->out[0];
+    if (tensor_numel(x) == 0) return AIT_OK;
+    ait_dtype wt = work_dtype(x->dtype);
+    size_t bytes[3] = {work_bytes(x, wt), work_bytes(y, wt), (size_t)inner * 8};
+    void *s[3];
+    TRY(op_scratch_parts(c, 3, bytes, s));
+    const void *xs;
+    TRY(work_in(c, x, wt, s[0], &xs));
+    void *ys = work_out(y, wt, s[1]);
+    KCALL(wt, lp_normalize, xs, ys, outer, len, inner, p, s[2]);
+    return work_done(c, y, ys, wt);
+}
+
 OP_TABLE(norm,
          {"BatchNormalization", 5, 5, 1, 5, 0, bn_infer, bn_run},
          {"InstanceNormalization", 3, 3, 1, 1, 0, in_infer, in_run},
@@ -570,4 +621,5 @@ OP_TABLE(norm,
          {"MeanVarianceNormalization", 1, 1, 1, 1, 0, mvn_infer, mvn_run},
          {"Softmax", 1, 1, 1, 1, 0, sm_infer, softmax_run},
          {"LogSoftmax", 1, 1, 1, 1, 0, sm_infer, logsoftmax_run},
-         {"Hardmax", 1, 1, 1, 1, 0, sm_infer, hardmax_run});
+         {"Hardmax", 1, 1, 1, 1, 0, sm_infer, hardmax_run},
+         {"LpNormalization", 1, 1, 1, 1, 0, lpn_infer, lpn_run});

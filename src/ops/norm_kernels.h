@@ -223,3 +223,25 @@ static void K(mvn_pass)(int pass, const T *x, T *y, int rank, const int64_t *dim
         }
     }
 }
+
+/* LpNormalization over the middle axis of [outer][len][inner]: norm[] holds
+ * inner accumulators (double); a zero norm gives zeros. */
+static void K(lp_normalize)(const T *x, T *y, int64_t outer, int64_t len, int64_t inner, int p,
+                            double *norm)
+{
+    for (int64_t o = 0; o < outer; o++) {
+        const T *xo = x + o * len * inner;
+        T *yo = y + o * len * inner;
+        for (int64_t i = 0; i < inner; i++) norm[i] = 0;
+        for (int64_t l = 0; l < len; l++)
+            for (int64_t i = 0; i < inner; i++) {
+                double v = xo[l * inner + i];
+                norm[i] += p == 1 ? fabs(v) : v * v;
+            }
+        if (p == 2)
+            for (int64_t i = 0; i < inner; i++) norm[i] = sqrt(norm[i]);
+        for (int64_t l = 0; l < len; l++)
+            for (int64_t i = 0; i < inner; i++)
+                yo[l * inner + i] = norm[i] == 0 ? (T)0 : (T)(xo[l * inner + i] / norm[i]);
+    }
+}

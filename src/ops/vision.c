@@ -1,5 +1,6 @@
-/* Vision ops: GridSample (opsets 16, 20), RoiAlign (10, 16) and
- * NonMaxSuppression (10, 11).
+/* Vision ops: GridSample (opsets 16, 20), AffineGrid (20), which makes its
+ * grids, RoiAlign (10, 16), MaxRoiPool (1, 22) and NonMaxSuppression (10,
+ * 11).
  *
  * GridSample and RoiAlign gather from the input in a work type: float32
  * data (and float16/bfloat16, widened into scratch) in float, float64 and
@@ -226,6 +227,89 @@ static ait_status gs_run(op_ctx *c)
     return work_done(c, y, yd, wt);
 }
 
+/* ---- AffineGrid ----------------------------------------------------------- */
+
+/* The grid of theta (N, k, k+1) applied to the homogeneous positions
+ * (x, y[, z], 1) of an evenly spaced grid over [-1, 1] of size (N, C, [D,]
+ * H, W); x runs along the last axis. Computed in double. */
+static ait_status ag_params(op_ctx *c, int64_t *size, int *k)
+{
+    TRY(need_in(c, 0, "theta"));
+    TRY(need_in(c, 1, "size"));
+    const tensor *th = c->in[0], *sz = c->in[1];
+    TRY(check_float(c, th, "theta"));
+    if (sz->dtype != AIT_I64)
+        return err_set(c->err, AIT_E_DTYPE, "size must be int64, not %s",
+                       ait_dtype_name(sz->dtype));
+    if (sz->rank != 1 || (sz->dims[0] != 4 && sz->dims[0] != 5))
+        return err_set(c->err, AIT_E_SHAPE, "size must hold 4 values (N, C, H, W) or 5 (N, C, D, "
+                       "H, W)");
+    int n;
+    TRY(in_ints(c, 1, size, 5, &n));
+    *k = n - 2;
+    if (th->rank != 3 || th->dims[1] != *k || th->dims[2] != *k + 1)
+        return err_set(c->err, AIT_E_SHAPE, "theta must be (N, %d, %d) for a %dD size", *k, *k + 1,
+                       *k);
+    if (th->dims[0] != size[0])
+        return err_set(c->err, AIT_E_SHAPE, "theta has %lld matrices but size says N = %lld",
+                       (long long)th->dims[0], (long long)size[0]);
+    for (int i = 2; i < n; i++)
+        if (size[i] < 0)
+            return err_set(c->err, AIT_E_INVALID_ARG, "size[%d] = %lld is negative", i,
+                           (long long)size[i]);
+    return AIT_OK;
+}
+
+static ait_status ag_infer(op_ctx *c)
+{
+    int64_t size[5], d[5];
+    int k;
+    TRY(ag_params(c, size, &k));
+    d[0] = size[0];
+    for (int i = 0; i < k; i++) d[1 + i] = size[2 + i];
+    d[k + 1] = k;
+    set_out(c, 0, c->in[0]->dtype, k + 2, d);
+    return AIT_OK;
+}
+
+/* Position i of n along one axis: the pixel centres (align_corners=0) or
+ * corners (1) over [-1, 1]; a single corner-aligned pixel sits at -1. */
+static double ag_pos(int64_t i, int64_t n, bool align)
+{
+    if (align) return n > 1 ? -1 + 2.0 * (double)i / (double)(n - 1) : -1;
+    return -1 + (2.0 * (double)i + 1) / (double)n;
+}
+
+static ait_status ag_run(op_ctx *c)
+{
+    int64_t size[5];
+    int k;
+    TRY(ag_params(c, size, &k));
+    const tensor *th = c->in[0];
+    tensor *y = c->out[0];
+    bool align = attr_int(c->n, "align_corners", 0) != 0;
+    int64_t sp[3] = {1, 1, 1}, pts; /* (D,) H, W */
+    for (int i = 0; i < k; i++) sp[3 - k + i] = size[2 + i];
+    pts = sp[0] * sp[1] * sp[2];
+    for (int64_t n = 0; n < size[0]; n++) {
+        double m[12];
+        for (int i = 0; i < k * (k + 1); i++)
+            m[i] = elem_get_f64(th->data, th->dtype, n * k * (k + 1) + i);
+        for (int64_t p = 0; p < pts; p++) {
+            /* homogeneous position (x, y[, z], 1): x along W, y along H, z along D */
+            double v[4] = {ag_pos(p % sp[2], sp[2], align), ag_pos(p / sp[2] % sp[1], sp[1], align),
+                           ag_pos(p / (sp[1] * sp[2]), sp[0], align), 0};
+            v[k] = 1;
+            for (int r = 0; r < k; r++) {
+                double acc = 0;
+                for (int j = 0; j <= k; j++) acc += m[r * (k + 1) + j] * v[j];
+                elem_set_f64(y->data, y->dtype, (n * pts + p) * k + r, acc);
+            }
+        }
+    }
+    return AIT_OK;
+}
+
 /* ---- RoiAlign ----------------------------------------------------------- */
 
 typedef struct ra_args {
@@ -416,6 +500,100 @@ static ait_status ra_run(op_ctx *c)
     return work_done(c, y, yd, wt);
 }
 
+/* ---- MaxRoiPool ------------------------------------------------------------ */
+
+/* Fast R-CNN's ROI pooling: the ROI [batch, x1, y1, x2, y2] is scaled and
+ * rounded to whole pixels (at least 1x1), cut into pooled_shape bins
+ * (floor of each start, ceil of each end) clipped to the image, and each
+ * bin's max taken; an empty bin gives 0. */
+static ait_status mrp_params(op_ctx *c, int64_t *ph, int64_t *pw)
+{
+    TRY(need_in(c, 0, "X"));
+    TRY(need_in(c, 1, "rois"));
+    const tensor *x = c->in[0], *r = c->in[1];
+    TRY(check_float(c, x, "X"));
+    TRY(check_float(c, r, "rois"));
+    if (x->rank != 4)
+        return err_set(c->err, AIT_E_SHAPE, "X must be [N, C, H, W], not rank %d", x->rank);
+    if (r->rank != 2 || r->dims[1] != 5)
+        return err_set(c->err, AIT_E_SHAPE,
+                       "rois must be [num_rois, 5] ([batch_id, x1, y1, x2, y2])");
+    int n;
+    const int64_t *ps = attr_ints(c->n, "pooled_shape", &n);
+    if (!ps || n != 2 || ps[0] < 1 || ps[1] < 1 || ps[0] > INT32_MAX || ps[1] > INT32_MAX)
+        return err_set(c->err, AIT_E_INVALID_ARG,
+                       "pooled_shape must be two positive ints (height, width)");
+    *ph = ps[0], *pw = ps[1];
+    return AIT_OK;
+}
+
+static ait_status mrp_infer(op_ctx *c)
+{
+    int64_t ph, pw;
+    TRY(mrp_params(c, &ph, &pw));
+    int64_t d[4] = {c->in[1]->dims[0], c->in[0]->dims[1], ph, pw};
+    set_out(c, 0, c->in[0]->dtype, 4, d);
+    return AIT_OK;
+}
+
+/* Start and end (clipped to [0, n)) of bin i of `bins` over a span of
+ * `len` pixels from `from`. */
+static void mrp_bin(int64_t i, int64_t bins, int64_t len, int64_t from, int64_t n, int64_t *s,
+                    int64_t *e)
+{
+    double size = (double)len / (double)bins;
+    int64_t a = (int64_t)floor((double)i * size) + from;
+    int64_t b = (int64_t)ceil((double)(i + 1) * size) + from;
+    *s = a < 0 ? 0 : a > n ? n : a;
+    *e = b < 0 ? 0 : b > n ? n : b;
+}
+
+static ait_status mrp_run(op_ctx *c)
+{
+    int64_t ph, pw;
+    TRY(mrp_params(c, &ph, &pw));
+    const tensor *x = c->in[0], *r = c->in[1];
+    tensor *y = c->out[0];
+    int64_t R = r->dims[0], N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    double scale = attr_float(c->n, "spatial_scale", 1.0f);
+    for (int64_t k = 0; k < R; k++) {
+        double v[5];
+        for (int i = 0; i < 5; i++) v[i] = elem_get_f64(r->data, r->dtype, k * 5 + i);
+        for (int i = 1; i < 5; i++) {
+            v[i] = round(v[i] * scale);
+            if (!(fabs(v[i]) < 1e9))
+                return err_set(c->err, AIT_E_INVALID_ARG, "roi %lld has a coordinate out of range",
+                               (long long)k);
+        }
+        if (!(v[0] >= 0 && v[0] < (double)N))
+            return err_set(c->err, AIT_E_INVALID_ARG, "batch_id %g of roi %lld is out of [0, %lld)",
+                           v[0], (long long)k, (long long)N);
+        int64_t b = (int64_t)v[0], x1 = (int64_t)v[1], y1 = (int64_t)v[2];
+        int64_t rw = (int64_t)v[3] - x1 + 1, rh = (int64_t)v[4] - y1 + 1;
+        if (rw < 1) rw = 1;
+        if (rh < 1) rh = 1;
+        for (int64_t i = 0; i < ph; i++) {
+            int64_t hs, he;
+            mrp_bin(i, ph, rh, y1, H, &hs, &he);
+            for (int64_t j = 0; j < pw; j++) {
+                int64_t ws, we;
+                mrp_bin(j, pw, rw, x1, W, &ws, &we);
+                for (int64_t ch = 0; ch < C; ch++) {
+                    double m = 0;
+                    const int64_t base = (b * C + ch) * H * W;
+                    for (int64_t h = hs; h < he; h++)
+                        for (int64_t w = ws; w < we; w++) {
+                            double e = elem_get_f64(x->data, x->dtype, base + h * W + w);
+                            if ((h == hs && w == ws) || e > m) m = e;
+                        }
+                    elem_set_f64(y->data, y->dtype, ((k * C + ch) * ph + i) * pw + j, m);
+                }
+            }
+        }
+    }
+    return AIT_OK;
+}
+
 /* ---- NonMaxSuppression -------------------------------------------------- */
 
 /* The selection is computed in infer (the output's length depends on it)
@@ -587,6 +765,8 @@ static ait_status nms_run(op_ctx *c)
 /* Designated initializers: op_def fields not named here stay zero. */
 
 OP_TABLE(vision,
+         OP_DEF("AffineGrid", 2, 2, 1, 1, ag_infer, ag_run),
          OP_DEF("GridSample", 2, 2, 1, 1, gs_infer, gs_run),
          OP_DEF("RoiAlign", 3, 3, 1, 1, ra_infer, ra_run),
+         OP_DEF("MaxRoiPool", 2, 2, 1, 1, mrp_infer, mrp_run),
          OP_DEF("NonMaxSuppression", 2, 5, 1, 1, nms_infer, nms_run));
