@@ -1,4 +1,4 @@
-/* Attention (opsets 23, 24, 25): scaled dot-product attention over 3-D
+/* Attention (opsets 23, 24, 25) and ai.onnx.preview's FlexAttention (1): scaled dot-product attention over 3-D
  * (heads packed in the last axis) or 4-D (batch, heads, seq, size) inputs,
  * with grouped KV heads, an internal KV cache (past_* in, present_* out),
  * an external one (nonpad_kv_seqlen, 24), a causal frontier, sliding
@@ -379,4 +379,153 @@ static ait_status attn_run(op_ctx *c)
     return AIT_OK;
 }
 
-OP_TABLE(attention, OP_DEF("Attention", 3, 7, 1, 4, attn_infer, attn_run));
+/* ---- ai.onnx.preview FlexAttention 1 ----------------------------------- */
+
+/* Rank-4 Q, K, V (grouped KV heads as Attention's); scores (Q.K^T * scale)
+ * and probabilities pass through the optional score_mod and prob_mod
+ * subgraphs, one rank-4 tensor of softmax_precision's type in and out. The
+ * softmax is the plain one: a row the score_mod masks entirely is NaN, as
+ * the spec's Softmax gives. */
+typedef struct flex {
+    int64_t B, Hq, Hkv, L, S, E, Ev;
+    double scale;
+    ait_dtype sp; /* softmax_precision */
+    const graph *mod[2]; /* score_mod, prob_mod */
+} flex;
+
+static ait_status flex_params(op_ctx *c, flex *p)
+{
+    static const char *const names[] = {"Q", "K", "V"};
+    for (int i = 0; i < 3; i++) {
+        TRY(check_float(c, c->in[i], names[i]));
+        if (c->in[i]->dtype != c->in[0]->dtype)
+            return err_set(c->err, AIT_E_DTYPE, "%s is %s but Q is %s: they must have one type",
+                           names[i], ait_dtype_name(c->in[i]->dtype),
+                           ait_dtype_name(c->in[0]->dtype));
+        if (c->in[i]->rank != 4)
+            return shape_err(c, names[i], c->in[i], "a rank-4 (batch, heads, seq, size) tensor");
+    }
+    const tensor *q = c->in[0], *k = c->in[1], *v = c->in[2];
+    p->B = q->dims[0];
+    p->Hq = q->dims[1];
+    p->L = q->dims[2];
+    p->E = q->dims[3];
+    p->Hkv = k->dims[1];
+    p->S = k->dims[2];
+    p->Ev = v->dims[3];
+    if (k->dims[0] != p->B || k->dims[3] != p->E)
+        return shape_err(c, "K", k, "Q's batch and head size");
+    if (v->dims[0] != p->B || v->dims[1] != p->Hkv || v->dims[2] != p->S)
+        return shape_err(c, "V", v, "K's batch, heads and sequence length");
+    if (p->Hkv < 1 || p->Hq % p->Hkv)
+        return err_set(c->err, AIT_E_SHAPE, "%lld query heads are not a multiple of %lld KV heads",
+                       (long long)p->Hq, (long long)p->Hkv);
+    float sc = attr_float(c->n, "scale", 0);
+    p->scale = node_attr(c->n, "scale") ? sc : 1 / sqrt((double)p->E);
+    p->sp = q->dtype == AIT_F64 ? AIT_F64 : AIT_F32;
+    if (node_attr(c->n, "softmax_precision")) {
+        int64_t s = attr_int(c->n, "softmax_precision", 0);
+        if (s != AIT_F32 && s != AIT_F16 && s != AIT_F64 && s != AIT_BF16)
+            return err_set(c->err, AIT_E_INVALID_ARG, "softmax_precision %lld is not float, "
+                           "float16, double or bfloat16", (long long)s);
+        p->sp = (ait_dtype)s;
+    }
+    static const char *const mods[] = {"score_mod", "prob_mod"};
+    for (int i = 0; i < 2; i++) {
+        const attr *a = node_attr(c->n, mods[i]);
+        p->mod[i] = a ? a->g : NULL;
+        if (a && (!a->g || a->g->n_inputs != 1 || a->g->n_outputs != 1))
+            return err_set(c->err, AIT_E_INVALID_ARG, "%s must be a graph of one input and one "
+                           "output", mods[i]);
+    }
+    return AIT_OK;
+}
+
+static ait_status flex_infer(op_ctx *c)
+{
+    flex p;
+    TRY(flex_params(c, &p));
+    int64_t d[4] = {p.B, p.Hq, p.L, p.Ev};
+    set_out(c, 0, c->in[0]->dtype, 4, d);
+    return AIT_OK;
+}
+
+/* Runs modifier `which` on x (n values in double, shape dims) in place,
+ * through a tensor of dtype sp. */
+static ait_status flex_mod(op_ctx *c, const flex *p, int which, double *x, void *buf,
+                           const int64_t *dims)
+{
+    static const char *const mods[] = {"score_mod", "prob_mod"};
+    int64_t n = dims_prod(dims, 0, 4);
+    tensor in = {.dtype = p->sp, .rank = 4, .data = buf}, out = {0};
+    memcpy(in.dims, dims, 4 * sizeof *dims);
+    TRY(convert_elems(x, AIT_F64, buf, p->sp, n, c->err));
+    tensor *ins[1] = {&in}, *outs[1] = {&out};
+    ait_status s = op_subgraph(c, p->mod[which], ins, outs);
+    if (s == AIT_OK && (out.kind != VAL_TENSOR || out.dtype != p->sp || out.rank != 4 ||
+                        memcmp(out.dims, dims, 4 * sizeof *dims))) {
+        char sh[128];
+        s = err_set(c->err, AIT_E_SHAPE, "%s gave a %s tensor of shape %s; it must keep its "
+                    "input's type %s and shape", mods[which], ait_dtype_name(out.dtype),
+                    shape_str(out.dims, out.rank, sh, sizeof sh), ait_dtype_name(p->sp));
+    }
+    if (s == AIT_OK) s = convert_elems(out.data, p->sp, x, AIT_F64, n, c->err);
+    tensor_release(&out);
+    return s;
+}
+
+static ait_status flex_run(op_ctx *c)
+{
+    flex p;
+    TRY(flex_params(c, &p));
+    int64_t dims[4] = {p.B, p.Hq, p.L, p.S}, n = p.B * p.Hq * p.L * p.S;
+    size_t bytes[6] = {(size_t)tensor_numel(c->in[0]) * 8, (size_t)tensor_numel(c->in[1]) * 8,
+                       (size_t)tensor_numel(c->in[2]) * 8, (size_t)n * 8, (size_t)n * 8,
+                       (size_t)tensor_numel(c->out[0]) * 8};
+    void *part[6];
+    TRY(op_scratch_parts(c, 6, bytes, part));
+    const void *q, *k, *v;
+    TRY(work_in(c, c->in[0], AIT_F64, part[0], &q));
+    TRY(work_in(c, c->in[1], AIT_F64, part[1], &k));
+    TRY(work_in(c, c->in[2], AIT_F64, part[2], &v));
+    double *sc = part[3], *y = part[5];
+    int64_t grp = p.Hq / p.Hkv;
+    for (int64_t b = 0; b < p.B; b++)
+        for (int64_t h = 0; h < p.Hq; h++)
+            for (int64_t i = 0; i < p.L; i++) {
+                const double *qi = (const double *)q + ((b * p.Hq + h) * p.L + i) * p.E;
+                const double *kh = (const double *)k + (b * p.Hkv + h / grp) * p.S * p.E;
+                double *row = sc + ((b * p.Hq + h) * p.L + i) * p.S;
+                for (int64_t j = 0; j < p.S; j++) {
+                    double a = 0;
+                    for (int64_t d = 0; d < p.E; d++) a += qi[d] * kh[j * p.E + d];
+                    row[j] = round_to(p.sp, a * p.scale);
+                }
+            }
+    if (p.mod[0]) TRY(flex_mod(c, &p, 0, sc, part[4], dims));
+    int64_t rows = p.S ? n / p.S : 0;
+    for (int64_t r = 0; r < rows; r++) {
+        double *row = sc + r * p.S, mx = row[0], sum = 0;
+        for (int64_t j = 1; j < p.S; j++) mx = row[j] > mx ? row[j] : mx;
+        for (int64_t j = 0; j < p.S; j++) sum += row[j] = exp(row[j] - mx);
+        for (int64_t j = 0; j < p.S; j++) row[j] = round_to(p.sp, row[j] / sum);
+    }
+    if (p.mod[1]) TRY(flex_mod(c, &p, 1, sc, part[4], dims));
+    for (int64_t b = 0; b < p.B; b++)
+        for (int64_t h = 0; h < p.Hq; h++) {
+            const double *vh = (const double *)v + (b * p.Hkv + h / grp) * p.S * p.Ev;
+            for (int64_t i = 0; i < p.L; i++) {
+                const double *pr = sc + ((b * p.Hq + h) * p.L + i) * p.S;
+                double *yo = y + ((b * p.Hq + h) * p.L + i) * p.Ev;
+                for (int64_t d = 0; d < p.Ev; d++) yo[d] = 0;
+                for (int64_t j = 0; j < p.S; j++)
+                    for (int64_t d = 0; d < p.Ev; d++) yo[d] += pr[j] * vh[j * p.Ev + d];
+            }
+        }
+    return convert_elems(y, AIT_F64, c->out[0]->data, c->out[0]->dtype,
+                         tensor_numel(c->out[0]), c->err);
+}
+
+OP_TABLE(attention, OP_DEF("Attention", 3, 7, 1, 4, attn_infer, attn_run),
+         {.name = "FlexAttention", .min_in = 3, .max_in = 3, .min_out = 1, .max_out = 1,
+          .infer = flex_infer, .run = flex_run, .domain = "ai.onnx.preview"});

@@ -208,6 +208,7 @@ static const op_versions table[] = {
     {.name = "Upsample", .since = {1, 7, 9, 10}},
     {.name = "Where", .since = {9, 16}},
     {.name = "Xor", .since = {1, 7}},
+    {.domain = "ai.onnx.preview", .name = "FlexAttention", .since = {1}, .upto = 1},
     {.domain = TRAINING, .name = "Adagrad", .since = {1}},
     {.domain = TRAINING, .name = "Adam", .since = {1}},
     {.domain = TRAINING, .name = "Momentum", .since = {1}},

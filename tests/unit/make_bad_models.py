@@ -174,13 +174,15 @@ write("conv_symbolic.onnx", model([helper.make_node("Conv", ["x", "wc"], ["y"], 
 
 # Bad input to the opset 23-28 ops (attention, decoder, recurrent, BitCast,
 # TensorScatter): one node on initializers each; test_errors checks the message.
-def const_model(name, op, consts, attrs=None, opset=28, outs=1):
+def const_model(name, op, consts, attrs=None, opset=28, outs=1, domain=None):
     inits = [numpy_helper.from_array(np.asarray(v), "c%d" % i) if v is not None else None
              for i, v in enumerate(consts)]
     ins = ["c%d" % i if v is not None else "" for i, v in enumerate(consts)]
-    node = helper.make_node(op, ins, ["y%d" % i for i in range(outs)], name="op", **(attrs or {}))
+    node = helper.make_node(op, ins, ["y%d" % i for i in range(outs)], name="op", domain=domain,
+                            **(attrs or {}))
     write(name, model([node], [], [vi("y%d" % i, None) for i in range(outs)],
-                      [t for t in inits if t is not None], opset=opset))
+                      [t for t in inits if t is not None], opset=opset,
+                      extra_opsets=[(domain, 1)] if domain else ()))
 
 
 def fz(*shape):
@@ -213,3 +215,8 @@ const_model("bad_causalconv_weight.onnx", "CausalConvWithState", [fz(1, 2, 5), f
             outs=2)
 const_model("bad_swiglu_shape.onnx", "SwiGLU", [fz(2, 3), fz(3)])
 const_model("bad_rms_scale.onnx", "RMSNormalization", [fz(2, 3), fz(4)])
+# FlexAttention's score_mod must keep its input's shape: this one doubles the last axis.
+grow = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], axis=3)], "grow",
+                         [vi("x", None)], [vi("y", None)])
+const_model("bad_flex_mod.onnx", "FlexAttention", [fz(1, 1, 2, 4), fz(1, 1, 3, 4), fz(1, 1, 3, 4)],
+            {"score_mod": grow}, opset=26, domain="ai.onnx.preview")

@@ -292,6 +292,7 @@ static void test_newer_ops(void **state)
     op_fails("bad_causalconv_weight.onnx", "weight has shape [2,2,3]");
     op_fails("bad_swiglu_shape.onnx", "must have the same shape");
     op_fails("bad_rms_scale.onnx", "does not broadcast");
+    op_fails("bad_flex_mod.onnx", "score_mod gave a float32 tensor of shape [1,1,2,6]");
 }
 
 static void test_shape_overflow(void **state)
