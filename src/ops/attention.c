@@ -158,7 +158,8 @@ static ait_status attn_params(op_ctx *c, attn *p)
         for (int i = 0; i < m->rank; i++) p->mdims[4 - m->rank + i] = m->dims[i];
         for (int i = 0; i < 4; i++) {
             int64_t d = p->mdims[i];
-            /* the last axis may be shorter: the missing keys are masked out */
+            /* the last axis may be shorter (1 included, as onnx's reference
+             * pads it): the missing keys are masked out */
             bool ok = d == 1 || d == want[i] || (i == 3 && d < want[i]);
             if (!ok) return shape_err(c, "attn_mask", m, "one that broadcasts to "
                                       "(batch, q_num_heads, q_seq_len, total_seq_len)");
@@ -304,7 +305,7 @@ static ait_status attn_run(op_ctx *c)
     int64_t ms[4]; /* mask strides over the 4 broadcast axes */
     ms[3] = 1;
     for (int i = 2; i >= 0; i--) ms[i] = ms[i + 1] * p.mdims[i + 1];
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 3; i++)
         if (p.mdims[i] == 1) ms[i] = 0;
     bool mbool = tm && tm->dtype == AIT_BOOL;
     int64_t grp = p.Hq / p.Hkv;
@@ -333,10 +334,9 @@ static ait_status attn_run(op_ctx *c)
                               (p.left < 0 || j >= pos - p.left) &&
                               (p.right < 0 || j <= pos + p.right);
                     if (tm) {
-                        if (j >= p.mdims[3] && p.mdims[3] != 1) ok = false; /* short mask */
+                        if (j >= p.mdims[3]) ok = false; /* short mask */
                         else {
-                            double mv = ((const double *)m)[b * ms[0] + h * ms[1] + i * ms[2] +
-                                                            (p.mdims[3] == 1 ? 0 : j)];
+                            double mv = ((const double *)m)[b * ms[0] + h * ms[1] + i * ms[2] + j];
                             if (mbool) ok = ok && mv != 0;
                             else s += mv;
                         }

@@ -2,14 +2,16 @@
 names, shapes, attributes and masks; random data from a seeded generator),
 then cases the examples miss (bfloat16, double, V of another type than Q,
 softmax_precision narrower than the inputs, a right-only window, present
-outputs left out while past is given, raw qk output with a soft cap).
+outputs left out while past is given, raw qk output with a soft cap, 3-D
+GQA decode with past, a mask whose last axis is 1).
 
 The reference below is written from the operator's description: heads
 split from 3-D inputs, the cache concatenated, query heads grouped over
 KV heads (head h reads KV head h // (Hq / Hkv)), Q.K^T * scale, soft cap,
 then the allowed set (bottom-right causal frontier from the cache offset,
-windows, nonpad bound, bool mask; a short mask padded as disallowed) and
-the additive float mask, softmax with fully masked rows giving zeros, and
+windows, nonpad bound, bool mask) and the additive float mask (a mask's
+last axis shorter than the keys, even of length 1, is padded as masked, as
+onnx's reference pads it), softmax with fully masked rows giving zeros, and
 the weighted sum of V. Computed in float64, rounded to the outputs' types."""
 import numpy as np
 from onnx import helper
@@ -84,8 +86,8 @@ def attention(Q, K, V, mask=None, pk=None, pv=None, nonpad=None, scale=None, is_
     bias = np.zeros((1, 1, 1, 1))
     if mask is not None:
         m = np.asarray(mask)
-        short = T - m.shape[-1]
-        if short > 0 and m.shape[-1] != 1:
+        short = T - m.shape[-1]  # a shorter last axis (even 1) is padded, not broadcast
+        if short > 0:
             pad = [(0, 0)] * (m.ndim - 1) + [(0, short)]
             m = np.pad(m, pad, constant_values=False if m.dtype == bool else -np.inf)
         if m.dtype == bool:
@@ -341,3 +343,5 @@ run("attention_x_qk_raw_with_softcap", 23, r(2, 3, 4, 8), r(2, 3, 6, 8), r(2, 3,
     softcap=1.5)
 run("attention_x_gqa_decode_with_past_3d", 24, r(2, 1, 32), r(2, 1, 16), r(2, 1, 16),
     pk=r(2, 2, 6, 8), pv=r(2, 2, 6, 8), outs=PAST, is_causal=1, q_num_heads=4, kv_num_heads=2)
+run("attention_x_mask_last_axis_1_padded", 24, r(1, 2, 3, 4), r(1, 2, 4, 4), r(1, 2, 4, 4),
+    mask=r(3, 1))
