@@ -1,5 +1,5 @@
 /* Indexing ops: Gather, GatherElements, GatherND, ScatterND, ScatterElements
- * (and its old name Scatter), TopK, CumSum, NonZero, OneHot, Compress,
+ * (and its old name Scatter), TensorScatter, TopK, CumSum, CumProd, NonZero, OneHot, Compress,
  * ReverseSequence, Unique.
  *
  * Ops that only move elements work on bytes (element size), so they handle
@@ -600,7 +600,100 @@ static ait_status topk_run(op_ctx *c)
     return AIT_OK;
 }
 
-/* ---- CumSum -------------------------------------------------------------- */
+/* ---- TensorScatter --------------------------------------------------------- */
+
+/* The KV-cache update: past_cache with, for each batch b, update's
+ * sequence written from position write_indices[b] along `axis` (modulo the
+ * cache length in circular mode). Bytes are moved, so any fixed-size dtype. */
+typedef struct tscat {
+    int axis;
+    bool circular;
+    int64_t outer, seq, max, inner; /* [outer][seq or max][inner], outer counts b first */
+} tscat;
+
+static ait_status tscat_params(op_ctx *c, tscat *p)
+{
+    const tensor *past = c->in[0], *up = c->in[1];
+    if (!ait_dtype_size(past->dtype) || (past->dtype >= 21 && past->dtype <= 23) ||
+        past->dtype == 25 || past->dtype == 26)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "TensorScatter of %s is not supported",
+                       ait_dtype_name(past->dtype));
+    if (up->dtype != past->dtype)
+        return err_set(c->err, AIT_E_DTYPE, "update is %s but past_cache is %s",
+                       ait_dtype_name(up->dtype), ait_dtype_name(past->dtype));
+    if (past->rank < 2)
+        return err_set(c->err, AIT_E_SHAPE, "past_cache must have rank >= 2, not %d",
+                       past->rank);
+    TRY(norm_axis(c, attr_int(c->n, "axis", -2), past->rank, &p->axis));
+    if (p->axis == 0)
+        return err_set(c->err, AIT_E_INVALID_ARG, "axis cannot be 0 (the batch axis)");
+    const char *mode = attr_str(c->n, "mode", "linear");
+    p->circular = strcmp(mode, "circular") == 0;
+    if (!p->circular && strcmp(mode, "linear") != 0)
+        return err_set(c->err, AIT_E_INVALID_ARG, "mode '%s' is not linear or circular", mode);
+    bool ok = up->rank == past->rank;
+    for (int i = 0; ok && i < past->rank; i++)
+        ok = i == p->axis ? up->dims[i] <= past->dims[i] : up->dims[i] == past->dims[i];
+    if (!ok) {
+        char s1[128], s2[128];
+        return err_set(c->err, AIT_E_SHAPE, "update %s does not fit past_cache %s (they may "
+                       "differ only in axis %d, where update is not longer)",
+                       shape_str(up->dims, up->rank, s1, sizeof s1),
+                       shape_str(past->dims, past->rank, s2, sizeof s2), p->axis);
+    }
+    if (has_in(c, 2)) {
+        const tensor *w = c->in[2];
+        if (w->dtype != AIT_I64)
+            return err_set(c->err, AIT_E_DTYPE, "write_indices must be int64, not %s",
+                           ait_dtype_name(w->dtype));
+        if (w->rank != 1 || w->dims[0] != past->dims[0])
+            return err_set(c->err, AIT_E_SHAPE, "write_indices must have shape (%lld)",
+                           (long long)past->dims[0]);
+    }
+    p->outer = dims_prod(past->dims, 0, p->axis);
+    p->seq = up->dims[p->axis];
+    p->max = past->dims[p->axis];
+    p->inner = dims_prod(past->dims, p->axis + 1, past->rank);
+    return AIT_OK;
+}
+
+static ait_status tscat_infer(op_ctx *c)
+{
+    tscat p;
+    TRY(tscat_params(c, &p));
+    set_out(c, 0, c->in[0]->dtype, c->in[0]->rank, c->in[0]->dims);
+    return AIT_OK;
+}
+
+static ait_status tscat_run(op_ctx *c)
+{
+    tscat p;
+    TRY(tscat_params(c, &p));
+    const tensor *past = c->in[0], *up = c->in[1];
+    const int64_t *wi = has_in(c, 2) ? c->in[2]->data : NULL;
+    int64_t B = past->dims[0], per_b = B ? p.outer / B : 0;
+    for (int64_t b = 0; wi && b < B; b++)
+        if (!p.circular && (wi[b] < 0 || wi[b] > p.max - p.seq))
+            return err_set(c->err, AIT_E_INVALID_ARG, "write_indices[%lld] = %lld: linear mode "
+                           "needs 0 <= index and index + %lld <= %lld", (long long)b,
+                           (long long)wi[b], (long long)p.seq, (long long)p.max);
+    size_t es = ait_dtype_size(past->dtype), row = (size_t)p.inner * es;
+    char *y = c->out[0]->data;
+    memcpy(y, past->data, tensor_nbytes(past));
+    if (!p.max) return AIT_OK;
+    for (int64_t o = 0; o < p.outer; o++) {
+        int64_t w = wi ? wi[o / per_b] : 0;
+        if (p.circular) w = (w % p.max + p.max) % p.max; /* no overflow adding s below */
+        for (int64_t s = 0; s < p.seq; s++) {
+            int64_t at = p.circular ? (w + s) % p.max : w + s;
+            memcpy(y + (size_t)(o * p.max + at) * row,
+                   (const char *)up->data + (size_t)(o * p.seq + s) * row, row);
+        }
+    }
+    return AIT_OK;
+}
+
+/* ---- CumSum, CumProd ----------------------------------------------------- */
 
 static ait_status cumsum_axis(op_ctx *c, int *axis)
 {
@@ -625,7 +718,11 @@ static ait_status cumsum_infer(op_ctx *c)
     return AIT_OK;
 }
 
-static ait_status cumsum_run(op_ctx *c)
+/* CumSum and CumProd: one scan, `prod` picks the operation. Integers are
+ * combined in uint64_t (wrapping, as the two's complement result does,
+ * without signed overflow); float32 in double (one rounding per step, as
+ * float arithmetic would give). */
+static ait_status cumulate(op_ctx *c, bool prod)
 {
     const tensor *x = c->in[0];
     int axis = 0;
@@ -647,7 +744,7 @@ static ait_status cumsum_run(op_ctx *c)
     /* Rows along the axis in visiting order; each output row adds one input
      * row (its own, or with exclusive the previous one) to the previous
      * output row, a loop over `inner` contiguous elements. */
-#define CUMSUM(T)                                                                          \
+#define CUMSUM(T, U)                                                                       \
     do {                                                                                   \
         const T *xs = src;                                                                 \
         T *ys = dst;                                                                       \
@@ -657,22 +754,23 @@ static ait_status cumsum_run(op_ctx *c)
                 T *y = ys + (o * n + j) * inner;                                           \
                 if (s == 0) {                                                              \
                     const T *xa = xs + (o * n + j) * inner;                                \
-                    for (int64_t i = 0; i < inner; i++) y[i] = excl ? (T)0 : xa[i];        \
+                    for (int64_t i = 0; i < inner; i++) y[i] = excl ? (T)prod : xa[i];     \
                 } else {                                                                   \
                     const T *prev = ys + (o * n + jp) * inner;                             \
                     const T *xa = xs + (o * n + (excl ? jp : j)) * inner;                  \
-                    for (int64_t i = 0; i < inner; i++) y[i] = (T)(prev[i] + xa[i]);       \
+                    for (int64_t i = 0; i < inner; i++)                                     \
+                        y[i] = prod ? (T)((U)prev[i] * (U)xa[i]) : (T)((U)prev[i] + (U)xa[i]); \
                 }                                                                          \
             }                                                                              \
     } while (0);                                                                           \
     break
     switch (dt) {
-    case AIT_F32: CUMSUM(float);
-    case AIT_F64: CUMSUM(double);
-    case AIT_I32: CUMSUM(int32_t);
-    case AIT_I64: CUMSUM(int64_t);
-    case AIT_U32: CUMSUM(uint32_t);
-    case AIT_U64: CUMSUM(uint64_t);
+    case AIT_F32: CUMSUM(float, double);
+    case AIT_F64: CUMSUM(double, double);
+    case AIT_I32: CUMSUM(int32_t, uint64_t);
+    case AIT_I64: CUMSUM(int64_t, uint64_t);
+    case AIT_U32: CUMSUM(uint32_t, uint64_t);
+    case AIT_U64: CUMSUM(uint64_t, uint64_t);
     default: return err_set(c->err, AIT_E_INTERNAL, "unexpected dtype");
     }
 #undef CUMSUM
@@ -680,6 +778,9 @@ static ait_status cumsum_run(op_ctx *c)
         TRY(convert_elems(dst, AIT_F32, c->out[0]->data, x->dtype, numel, c->err));
     return AIT_OK;
 }
+
+static ait_status cumsum_run(op_ctx *c) { return cumulate(c, false); }
+static ait_status cumprod_run(op_ctx *c) { return cumulate(c, true); }
 
 /* ---- NonZero ------------------------------------------------------------- */
 
@@ -1106,6 +1207,8 @@ OP_TABLE(index,
          {"Scatter", 3, 3, 1, 1, 0, scatter_elements_infer, scatter_elements_run},
          {"TopK", 1, 2, 2, 2, 0, topk_infer, topk_run},
          {"CumSum", 2, 2, 1, 1, 0, cumsum_infer, cumsum_run},
+         {"CumProd", 2, 2, 1, 1, 0, cumsum_infer, cumprod_run},
+         {"TensorScatter", 2, 3, 1, 1, 0, tscat_infer, tscat_run},
          {"NonZero", 1, 1, 1, 1, 0, nonzero_infer, nonzero_run},
          {"OneHot", 3, 3, 1, 1, 0, onehot_infer, onehot_run},
          {"Compress", 2, 2, 1, 1, 0, compress_infer, compress_run},

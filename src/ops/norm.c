@@ -1,5 +1,5 @@
 /* Normalisation ops: BatchNormalization, InstanceNormalization,
- * LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
+ * LayerNormalization, RMSNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
  * LpNormalization and the softmax family (Softmax, LogSoftmax, Hardmax).
  *
  * Kernels (norm_kernels.h) exist for float and double: float64 data is
@@ -440,6 +440,39 @@ static ait_status ln_run(op_ctx *c)
     return AIT_OK;
 }
 
+/* ---- RMSNormalization ---------------------------------------------------- */
+
+/* LayerNormalization's parameters (no B); Y takes scale's dtype, which may
+ * differ from X's. */
+static ait_status rms_infer(op_ctx *c)
+{
+    ln_params p;
+    TRY(ln_params_of(c, &p));
+    set_out(c, 0, c->in[1]->dtype, c->in[0]->rank, c->in[0]->dims);
+    return AIT_OK;
+}
+
+static ait_status rms_run(op_ctx *c)
+{
+    ln_params p;
+    TRY(ln_params_of(c, &p));
+    const tensor *x = c->in[0];
+    tensor *y = c->out[0];
+    if (tensor_numel(x) == 0) return AIT_OK;
+    ait_dtype wt = x->dtype == AIT_F64 || y->dtype == AIT_F64 || p.ut == AIT_F64 ? AIT_F64
+                                                                                 : AIT_F32;
+    size_t bytes[3] = {work_bytes(x, wt), work_bytes(y, wt),
+                       (size_t)(p.prow * p.inner) * ait_dtype_size(wt)};
+    void *q[3];
+    TRY(op_scratch_parts(c, 3, bytes, q));
+    const void *s, *xs;
+    TRY(param_expand(c, c->in[1], p.pr, x->dims + x->rank - p.pr, wt, q[2], &s));
+    TRY(work_in(c, x, wt, q[0], &xs));
+    void *ys = work_out(y, wt, q[1]);
+    KCALL(wt, rmsnorm, xs, ys, p.outer, p.inner, p.prow, s, attr_float(c->n, "epsilon", 1e-5f));
+    return work_done(c, y, ys, wt);
+}
+
 /* ---- LRN ----------------------------------------------------------------- */
 
 static ait_status lrn_check(op_ctx *c, int64_t *size)
@@ -616,6 +649,7 @@ OP_TABLE(norm,
          {"BatchNormalization", 5, 5, 1, 5, 0, bn_infer, bn_run},
          {"InstanceNormalization", 3, 3, 1, 1, 0, in_infer, in_run},
          {"LayerNormalization", 2, 3, 1, 3, 0, ln_infer, ln_run},
+         {"RMSNormalization", 2, 2, 1, 1, 0, rms_infer, rms_run},
          {"GroupNormalization", 3, 3, 1, 1, 0, groupnorm_infer, groupnorm_run},
          {"LRN", 1, 1, 1, 1, 0, lrn_infer, lrn_run},
          {"MeanVarianceNormalization", 1, 1, 1, 1, 0, mvn_infer, mvn_run},

@@ -170,6 +170,17 @@ static void K(layernorm)(const T *x, T *y, int64_t outer, int64_t inner, int64_t
     }
 }
 
+/* RMSNormalization: layernorm without the mean, y = x / sqrt(mean(x^2) + eps) * s. */
+static void K(rmsnorm)(const T *x, T *y, int64_t outer, int64_t inner, int64_t prow, const T *s,
+                       double eps)
+{
+    for (int64_t o = 0; o < outer; o++) {
+        const T *xr = x + o * inner;
+        double iv = 1.0 / sqrt(K(sqdev)(xr, inner, 0) / (double)inner + eps);
+        K(affine_v)(xr, y + o * inner, inner, 0, (T)iv, s + (o % prow) * inner, NULL);
+    }
+}
+
 /* LRN over channels of [N][C][S]: y = x / (bias + alpha/size * sum x^2)^beta,
  * the sum over channels [c - (size-1)/2, c + ceil((size-1)/2)]. acc holds S. */
 static void K(lrn)(const T *x, T *y, int64_t N, int64_t C, int64_t S, int64_t size, T alpha,

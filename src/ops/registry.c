@@ -5,14 +5,16 @@
 
 extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, ops_quant,
     ops_conv, ops_pool, ops_layout, ops_index, ops_resize, ops_rnn, ops_control, ops_loss,
-    ops_signal, ops_vision, ops_training, ops_text, ops_sequence,
-    ops_random, ops_spatial;
+    ops_signal, ops_vision, ops_training, ops_text, ops_sequence;
+extern const op_table ops_random, ops_spatial;
+extern const op_table ops_attention, ops_decoder, ops_recurrent;
 
 static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
     &ops_pool,  &ops_layout, &ops_index,  &ops_resize, &ops_rnn,   &ops_control,
     &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text, &ops_sequence,
     &ops_random, &ops_spatial,
+    &ops_attention, &ops_decoder, &ops_recurrent,
 };
 
 const op_def *op_find(const char *domain, const char *name)

@@ -1,7 +1,7 @@
 /* Elementwise unary ops: one generic driver over a table of float kernels
  * (float32 and float64 generated from one expression; float16 and bfloat16
  * go through float32 in chunks), integer paths where the spec allows them,
- * plus Clip, Cast, CastLike, Identity, Dropout, IsNaN, IsInf, Not and
+ * plus Clip, Cast, CastLike, BitCast, Identity, Dropout, IsNaN, IsInf, Not and
  * BitwiseNot. */
 #include <float.h>
 #include <string.h>
@@ -138,6 +138,7 @@ static ait_status via_f64(op_ctx *c, const struct urow *r, const uprm *p);
     X(ThresholdedRelu, FLT, 0, "alpha", 1.0, 0, 0, v > a ? v : 0)                            \
     X(Shrink, NUM, via_f64, "lambd", 0.5, "bias", 0.0, v < -a ? v + b : v > a ? v - b : 0)   \
     X(Mish, FLT, 0, 0, 0, 0, 0, v * tanh(SOFTPLUS(v)))                                       \
+    X(Swish, FLT, 0, "alpha", 1.0, 0, 0, v / (1 + exp(-a * v)))                              \
     X(Floor, FLT, 0, 0, 0, 0, 0, floor(v))                                                   \
     X(Ceil, FLT, 0, 0, 0, 0, 0, ceil(v))                                                     \
     X(Round, FLT, 0, 0, 0, 0, 0, nearbyint(v)) /* default rounding: half to even */          \
@@ -489,6 +490,33 @@ static ait_status run_cast(op_ctx *c)
     return convert_elems(x->data, x->dtype, y->data, y->dtype, tensor_numel(x), c->err);
 }
 
+/* BitCast: the same bytes read as another type of the same width. Packed
+ * sub-byte types (int4, uint4, float4e2m1, int2, uint2) are refused: their
+ * widths are not whole bytes. */
+static bool bitcastable(ait_dtype t)
+{
+    return ait_dtype_size(t) > 0 && !(t >= 21 && t <= 23) && t != 25 && t != 26;
+}
+
+static ait_status infer_bitcast(op_ctx *c)
+{
+    const attr *to = node_attr(c->n, "to");
+    if (!to || to->type != ATTR_INT)
+        return err_set(c->err, AIT_E_INVALID_ARG, "BitCast needs an integer attribute 'to'");
+    ait_dtype from = c->in[0]->dtype, dt = (ait_dtype)to->i;
+    if (to->i < 0 || to->i > 64 || !bitcastable(dt))
+        return err_set(c->err, AIT_E_UNSUPPORTED, "BitCast to ONNX data type %lld is not "
+                       "supported", (long long)to->i);
+    if (!bitcastable(from))
+        return err_set(c->err, AIT_E_UNSUPPORTED, "BitCast from %s is not supported",
+                       ait_dtype_name(from));
+    if (ait_dtype_size(from) != ait_dtype_size(dt))
+        return err_set(c->err, AIT_E_DTYPE, "BitCast from %s (%zu bits) to %s (%zu bits): the "
+                       "widths must be equal", ait_dtype_name(from), 8 * ait_dtype_size(from),
+                       ait_dtype_name(dt), 8 * ait_dtype_size(dt));
+    return same_shape(c, dt);
+}
+
 static void copy_in0(op_ctx *c)
 {
     if (c->out[0]->data != c->in[0]->data)
@@ -501,6 +529,12 @@ static ait_status infer_identity(op_ctx *c)
     if (!ait_dtype_size(c->in[0]->dtype))
         return err_set(c->err, AIT_E_UNSUPPORTED, "Identity of %s tensors is not supported",
                        ait_dtype_name(c->in[0]->dtype));
+    return AIT_OK;
+}
+
+static ait_status run_bitcast(op_ctx *c)
+{
+    copy_in0(c);
     return AIT_OK;
 }
 
@@ -632,5 +666,6 @@ OP_TABLE(unary, UNARY_OPS(X_DEF)
          {"BitwiseNot", 1, 1, 1, 1, 0, infer_bitwise_not, run_bitwise_not},
          {"Cast", 1, 1, 1, 1, 0, infer_cast, run_cast},
          {"CastLike", 2, 2, 1, 1, 0, infer_castlike, run_cast},
+         {"BitCast", 1, 1, 1, 1, 0, infer_bitcast, run_bitcast},
          {"Identity", 1, 1, 1, 1, OP_TAKES_SEQUENCES, infer_identity, run_identity},
          {"Dropout", 1, 3, 1, 2, OP_NONDETERMINISTIC, infer_dropout, run_dropout});

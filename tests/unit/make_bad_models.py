@@ -200,3 +200,51 @@ write("wide.onnx", model(
     [helper.make_node("Relu", ["x%d" % k], ["r%d" % k], name="/wide/Relu_%d" % k) for k in range(65)]
     + [helper.make_node("Sum", ["r%d" % k for k in range(65)], ["y"], name="/post/Sum")],
     [vi("x%d" % k, [2]) for k in range(65)], [vi("y", [2])]))
+# Bad input to the opset 23-28 ops (attention, decoder, recurrent, BitCast,
+# TensorScatter): one node on initializers each; test_errors checks the message.
+def const_model(name, op, consts, attrs=None, opset=28, outs=1, domain=None):
+    inits = [numpy_helper.from_array(np.asarray(v), "c%d" % i) if v is not None else None
+             for i, v in enumerate(consts)]
+    ins = ["c%d" % i if v is not None else "" for i, v in enumerate(consts)]
+    node = helper.make_node(op, ins, ["y%d" % i for i in range(outs)], name="op", domain=domain,
+                            **(attrs or {}))
+    write(name, model([node], [], [vi("y%d" % i, None) for i in range(outs)],
+                      [t for t in inits if t is not None], opset=opset,
+                      extra_opsets=[(domain, 1)] if domain else ()))
+
+
+def fz(*shape):
+    return np.zeros(shape, np.float32)
+
+
+const_model("bad_attn_heads.onnx", "Attention", [fz(1, 2, 12), fz(1, 2, 8), fz(1, 2, 8)],
+            {"q_num_heads": 3, "kv_num_heads": 2})
+const_model("bad_attn_no_heads.onnx", "Attention", [fz(1, 2, 12), fz(1, 2, 12), fz(1, 2, 12)])
+const_model("bad_attn_cache.onnx", "Attention", [fz(1, 2, 3, 4), fz(1, 2, 3, 4), fz(1, 2, 3, 4),
+                                                 None, fz(1, 2, 5, 4), fz(1, 2, 6, 4)], outs=3)
+const_model("bad_attn_nonpad_23.onnx", "Attention",
+            [fz(1, 1, 2, 4), fz(1, 1, 2, 4), fz(1, 1, 2, 4), None, None, None,
+             np.array([2], np.int64)], opset=23)
+const_model("bad_attn_mask.onnx", "Attention", [fz(1, 1, 2, 4), fz(1, 1, 3, 4), fz(1, 1, 3, 4),
+                                                fz(2, 5)])
+const_model("bad_rotary_odd.onnx", "RotaryEmbedding", [fz(1, 1, 2, 6), fz(2, 3, 1), fz(2, 3, 1)],
+            {"rotary_embedding_dim": 3})
+const_model("bad_rotary_pos.onnx", "RotaryEmbedding",
+            [fz(1, 1, 2, 4), fz(8, 2), fz(8, 2), np.array([[0, 9]], np.int64)])
+const_model("bad_bitcast_width.onnx", "BitCast", [fz(2, 3)], {"to": TensorProto.INT16})
+const_model("bad_tscat_axis0.onnx", "TensorScatter", [fz(2, 4, 3), fz(2, 4, 3)], {"axis": 0})
+const_model("bad_tscat_index.onnx", "TensorScatter",
+            [fz(2, 4, 3), fz(2, 2, 3), np.array([1, 3], np.int64)], {"axis": 1})
+const_model("bad_linattn_heads.onnx", "LinearAttention", [fz(1, 1, 12), fz(1, 1, 8), fz(1, 1, 8)],
+            {"q_num_heads": 3, "kv_num_heads": 2, "update_rule": "linear"}, outs=2)
+const_model("bad_linattn_decay.onnx", "LinearAttention", [fz(1, 1, 8), fz(1, 1, 8), fz(1, 1, 8)],
+            {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated"}, outs=2)
+const_model("bad_causalconv_weight.onnx", "CausalConvWithState", [fz(1, 2, 5), fz(2, 2, 3)],
+            outs=2)
+const_model("bad_swiglu_shape.onnx", "SwiGLU", [fz(2, 3), fz(3)])
+const_model("bad_rms_scale.onnx", "RMSNormalization", [fz(2, 3), fz(4)])
+# FlexAttention's score_mod must keep its input's shape: this one doubles the last axis.
+grow = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], axis=3)], "grow",
+                         [vi("x", None)], [vi("y", None)])
+const_model("bad_flex_mod.onnx", "FlexAttention", [fz(1, 1, 2, 4), fz(1, 1, 3, 4), fz(1, 1, 3, 4)],
+            {"score_mod": grow}, opset=26, domain="ai.onnx.preview")

@@ -253,6 +253,48 @@ static void test_npz(void **state)
     assert_int_not_equal(npz_load(test_bad("good.npy"), &z, &e), AIT_OK);
 }
 
+/* A one-node model on initializers whose op refuses its input: at load
+ * (constant folding) or at the first run, with the reason in the message. */
+static void op_fails(const char *file, const char *needle)
+{
+    ait_error e = {0};
+    ait_model *m = NULL;
+    ait_session *s = NULL;
+    const char *msg = e.msg;
+    if (ait_model_load(test_bad(file), &m, &e) == AIT_OK) {
+        assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+        ait_tensor *out[2] = {NULL, NULL};
+        assert_int_not_equal(ait_session_run(s, NULL, 0, out, 1), AIT_OK);
+        msg = ait_session_error(s);
+    }
+    if (!strstr(msg, needle)) fail_msg("%s: got '%s', expected '%s'", file, msg, needle);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
+/* The ops of opsets 23 to 28: heads that do not divide, caches that do not
+ * fit, widths that differ, indices out of range. */
+static void test_newer_ops(void **state)
+{
+    (void)state;
+    op_fails("bad_attn_heads.onnx", "3 query heads are not a multiple of 2 KV heads");
+    op_fails("bad_attn_no_heads.onnx", "3-D inputs need attribute q_num_heads");
+    op_fails("bad_attn_cache.onnx", "past_value has shape [1,2,6,4]");
+    op_fails("bad_attn_nonpad_23.onnx", "nonpad_kv_seqlen needs Attention version 24");
+    op_fails("bad_attn_mask.onnx", "attn_mask has shape [2,5]");
+    op_fails("bad_rotary_odd.onnx", "rotary_embedding_dim 3 must be even");
+    op_fails("bad_rotary_pos.onnx", "position_ids[0][1] = 9 is outside");
+    op_fails("bad_bitcast_width.onnx", "the widths must be equal");
+    op_fails("bad_tscat_axis0.onnx", "axis cannot be 0");
+    op_fails("bad_tscat_index.onnx", "write_indices[1] = 3: linear mode");
+    op_fails("bad_linattn_heads.onnx", "q_num_heads 3 is not a multiple of kv_num_heads 2");
+    op_fails("bad_linattn_decay.onnx", "update_rule 'gated' needs input decay");
+    op_fails("bad_causalconv_weight.onnx", "weight has shape [2,2,3]");
+    op_fails("bad_swiglu_shape.onnx", "must have the same shape");
+    op_fails("bad_rms_scale.onnx", "does not broadcast");
+    op_fails("bad_flex_mod.onnx", "score_mod gave a float32 tensor of shape [1,1,2,6]");
+}
+
 static void test_shape_overflow(void **state)
 {
     (void)state;
@@ -292,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_sequences),      cmocka_unit_test(test_npy),
         cmocka_unit_test(test_npz),
         cmocka_unit_test(test_shape_overflow), cmocka_unit_test(test_half),
+        cmocka_unit_test(test_newer_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
