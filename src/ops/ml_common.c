@@ -116,7 +116,10 @@ ait_status ml_labels_attr(op_ctx *c, const char *ints, const int64_t **labels, i
 
 ait_status ml_rows(op_ctx *c, const tensor *x, int64_t *n, int64_t *f)
 {
-    TRY(check_dtype(c, x, "X", 4, AIT_F32, AIT_F64, AIT_I64, AIT_I32));
+    if (strcmp(c->n->op, "TreeEnsemble") == 0)
+        TRY(check_dtype(c, x, "X", 3, AIT_F32, AIT_F64, AIT_F16));
+    else
+        TRY(check_dtype(c, x, "X", 4, AIT_F32, AIT_F64, AIT_I64, AIT_I32));
     if (x->rank != 1 && x->rank != 2)
         return err_set(c->err, AIT_E_SHAPE, "X must be [N,F] or [F], not rank %d", x->rank);
     *n = x->rank == 2 ? x->dims[0] : 1;

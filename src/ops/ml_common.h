@@ -56,7 +56,7 @@ ait_status ml_post_attr(op_ctx *c, int *post);
 ait_status ml_labels_attr(op_ctx *c, const char *ints, const int64_t **labels, int64_t *n);
 
 /* X as [N,F] rows: rank 2, or rank 1 as one row; a numeric dtype (float,
- * double, int64, int32). */
+ * double, int64, int32; TreeEnsemble: float, double, float16). */
 ait_status ml_rows(op_ctx *c, const tensor *x, int64_t *n, int64_t *f);
 
 /* Applies post transform `post` to the n scores of one row in place, as

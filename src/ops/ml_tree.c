@@ -466,7 +466,6 @@ static ait_status reg_infer(op_ctx *c)
     TRY(reg_setup(c, &e));
     TRY(x_rows(c, NULL, &n, &nf));
     bool te5 = strcmp(c->n->op, "TreeEnsemble") == 0;
-    if (te5) TRY(check_dtype(c, c->in[0], "X", 3, AIT_F32, AIT_F64, AIT_F16));
     ml_set_out2(c, 0, te5 ? c->in[0]->dtype : AIT_F32, n, e.n_out);
     return AIT_OK;
 }

@@ -149,3 +149,156 @@ ml("ml_tree_classifier_rf_binary_both", node("TreeEnsembleClassifier", ["X"], ["
                                              **classifier(rfb.estimators_, 2, 1 / 5)),
    {"X": Xt}, {"Y": rfb.predict(Xt).astype(np.int64),
                "Z": rfb.predict_proba(Xt).astype(np.float32)}, 3)
+
+# Gradient boosting classifiers: raw scores plus the prior (base_values),
+# LOGISTIC for two classes (one score: class id 0), SOFTMAX for three.
+gbb = GradientBoostingClassifier(n_estimators=4, max_depth=2, random_state=0).fit(X, y2)
+a = tree_nodes([e[0] for e in gbb.estimators_])
+lv = leaves_of([e[0] for e in gbb.estimators_])
+a.update(class_treeids=[t for t, _, _ in lv], class_nodeids=[i for _, i, _ in lv],
+         class_ids=[0] * len(lv), class_weights=[float(v[0][0]) * gbb.learning_rate for _, _, v in lv],
+         classlabels_int64s=[0, 1], base_values=[float(gbb._raw_predict_init(Xt[:1])[0][0])],
+         post_transform="LOGISTIC")
+ml("ml_tree_classifier_gb_binary_logistic", node("TreeEnsembleClassifier", ["X"], ["Y", "Z"], **a),
+   {"X": Xt}, {"Y": gbb.predict(Xt).astype(np.int64),
+               "Z": gbb.predict_proba(Xt).astype(np.float32)}, 3)
+gbm = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y3)
+trees = [gbm.estimators_[s][k] for s in range(3) for k in range(3)]
+a = tree_nodes(trees)
+ids, tid, nid, w = [], [], [], []
+for t, tr in enumerate(trees):
+    for i in range(tr.tree_.node_count):
+        if tr.tree_.children_left[i] < 0:
+            tid.append(t)
+            nid.append(i)
+            ids.append(t % 3)
+            w.append(float(tr.tree_.value[i][0][0]) * gbm.learning_rate)
+a.update(class_treeids=tid, class_nodeids=nid, class_ids=ids, class_weights=w,
+         classlabels_int64s=[0, 1, 2], base_values=[float(v) for v in gbm._raw_predict_init(Xt[:1])[0]],
+         post_transform="SOFTMAX")
+ml("ml_tree_classifier_gb_softmax", node("TreeEnsembleClassifier", ["X"], ["Y", "Z"], **a),
+   {"X": Xt}, {"Y": gbm.predict(Xt).astype(np.int64),
+               "Z": gbm.predict_proba(Xt).astype(np.float32)}, 3)
+# Labels other than 0..n-1, and int64 input.
+ml("ml_tree_classifier_labels_int_input", node("TreeEnsembleClassifier", ["X"], ["Y", "Z"],
+                                               **dict(classifier([dc], 3, 1.0),
+                                                      classlabels_int64s=[10, 20, 7])),
+   {"X": np.floor(Xt).astype(np.int64)},
+   {"Y": np.array([10, 20, 7])[dc.predict(np.floor(Xt))].astype(np.int64),
+    "Z": dc.predict_proba(np.floor(Xt)).astype(np.float32)}, 1)
+
+
+# ---- TreeEnsemble 5 ---------------------------------------------------------
+
+def te5_eval(x, a, dtype=np.float32):
+    """TreeEnsemble 5 in numpy: walk each row down each tree (x, the splits,
+    sets and weights as dtype, compared in double)."""
+    x = x.astype(dtype).astype(np.float64)
+    a = dict(a, splits=np.array(a["splits"], dtype).astype(np.float64),
+             lw=np.array(a["lw"], dtype).astype(np.float64),
+             members=np.array(a.get("members", []), dtype).astype(np.float64))
+    modes = a["modes"]
+    sets, it = [], iter(a["members"])
+    for m in modes:
+        if m == 6:
+            s = []
+            for v in it:
+                if np.isnan(v):
+                    break
+                s.append(v)
+            sets.append(s)
+        else:
+            sets.append(None)
+    nt = a["n_targets"]
+    agg = a.get("agg", 1)
+    out = np.zeros((x.shape[0], nt))
+    for r in range(x.shape[0]):
+        vals = [[] for _ in range(nt)]
+        for root in a["roots"]:
+            i, leaf = root, False
+            while not leaf:
+                v = x[r, a["feat"][i]]
+                m, s = modes[i], a["splits"][i]
+                if np.isnan(v) and a.get("nan", [0] * len(modes))[i]:
+                    go = True
+                else:
+                    go = [v <= s, v < s, v >= s, v > s, v == s, v != s,
+                          sets[i] is not None and v in sets[i]][m]
+                i, leaf = ((a["tid"][i], a["tleaf"][i]) if go else (a["fid"][i], a["fleaf"][i]))
+            vals[a["ltarget"][i]].append(a["lw"][i])
+        for k in range(nt):
+            v = vals[k]
+            if not v:
+                continue
+            out[r, k] = [np.sum(v) / len(a["roots"]), np.sum(v), np.min(v), np.max(v)][agg]
+    return out
+
+
+def te5_node(a, dtype):
+    t = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
+         np.float16: TensorProto.FLOAT16}[dtype]
+    kw = dict(n_targets=a["n_targets"], aggregate_function=a.get("agg", 1),
+              post_transform=a.get("post", 0), tree_roots=a["roots"],
+              nodes_modes=helper.make_tensor("nodes_modes", TensorProto.UINT8, (len(a["modes"]),),
+                                             np.array(a["modes"], np.uint8)),
+              nodes_featureids=a["feat"],
+              nodes_splits=numpy_helper.from_array(np.array(a["splits"], dtype), "nodes_splits"),
+              nodes_truenodeids=a["tid"], nodes_trueleafs=a["tleaf"],
+              nodes_falsenodeids=a["fid"], nodes_falseleafs=a["fleaf"],
+              leaf_targetids=a["ltarget"],
+              leaf_weights=numpy_helper.from_array(np.array(a["lw"], dtype), "leaf_weights"))
+    if "members" in a:
+        kw["membership_values"] = numpy_helper.from_array(np.array(a["members"], dtype),
+                                                          "membership_values")
+    if "nan" in a:
+        kw["nodes_missing_value_tracks_true"] = a["nan"]
+    return node("TreeEnsemble", ["X"], ["Y"], **kw)
+
+
+# The spec's two examples.
+ex_member = dict(n_targets=4, roots=[0], modes=[0, 6, 6], feat=[0, 0, 0],
+                 splits=[11, 232344.0, np.nan], tid=[1, 0, 1], tleaf=[0, 1, 1],
+                 fid=[2, 2, 3], fleaf=[1, 0, 1], ltarget=[0, 1, 2, 3], lw=[1, 10, 1000, 100],
+                 members=[1.2, 3.7, 8, 9, np.nan, 12, 7, np.nan])
+xm = np.array([1.2, 3.4, -0.12, np.nan, 12, 7], np.float32).reshape(-1, 1)
+ym = np.array([[1, 0, 0, 0], [0, 0, 0, 100], [0, 0, 0, 100], [0, 0, 1000, 0], [0, 0, 1000, 0],
+               [0, 10, 0, 0]], np.float32)
+assert np.array_equal(te5_eval(xm, ex_member), ym)
+ml("ml_tree_ensemble_set_membership", te5_node(ex_member, np.float32), {"X": xm}, {"Y": ym}, 5)
+ex_single = dict(n_targets=2, roots=[0], modes=[0, 0, 0], feat=[0, 0, 0], splits=[3.14, 1.2, 4.2],
+                 tid=[1, 0, 1], tleaf=[0, 1, 1], fid=[2, 2, 3], fleaf=[0, 1, 1],
+                 ltarget=[0, 1, 0, 1], lw=[5.23, 12.12, -12.23, 7.21])
+xs = np.array([1.2, 3.4, -0.12, 1.66, 4.14, 1.77], np.float64).reshape(3, 2)
+ys = np.array([[5.23, 0], [5.23, 0], [0, 12.12]], np.float64)
+assert np.allclose(te5_eval(xs, ex_single, np.float64), ys)
+ml("ml_tree_ensemble_single_tree", te5_node(ex_single, np.float64), {"X": xs}, {"Y": ys}, 5)
+
+# Two trees sharing targets, every mode, a member set, NaN tracking; each
+# aggregate function, in float32, float64 and float16.
+forest = dict(n_targets=2, roots=[0, 4],
+              modes=[0, 1, 6, 4, 2, 3, 5], feat=[0, 1, 2, 0, 1, 2, 0],
+              splits=[2.5, 3.0, 0, 5.0, 1.5, 6.0, 4.0],
+              tid=[1, 0, 2, 3, 5, 4, 6], tleaf=[0, 1, 1, 1, 0, 1, 1],
+              fid=[2, 1, 3, 4, 6, 5, 7], fleaf=[0, 1, 0, 1, 0, 1, 1],
+              ltarget=[0, 1, 0, 1, 1, 0, 1, 0], lw=[1.5, -2, 3.25, 0.5, 4, -1, 2.5, 7],
+              members=[1, 4, 6.5, np.nan], nan=[1, 0, 0, 0, 0, 1, 0])
+xf = np.array([[0, 0, 0], [3, 2, 1], [3, 4, 4], [6, 1, 6.5], [np.nan, 2, 7], [2.5, np.nan, 6],
+               [5, 1.5, np.nan], [4, 3, 4], [1, 8, 6.5], [7, 0.5, 2]], np.float64)
+for agg, an in ((0, "average"), (1, "sum"), (2, "min"), (3, "max")):
+    f = dict(forest, agg=agg)
+    for dtype, dn in ((np.float32, ""), (np.float64, "_double"), (np.float16, "_half")):
+        xx = xf.astype(dtype)
+        yy = te5_eval(xx, f, dtype)
+        ml(f"ml_tree_ensemble_{an}{dn}", te5_node(f, dtype), {"X": xx}, {"Y": yy.astype(dtype)}, 5)
+# Post transforms on two targets (numpy: softmax, logistic).
+ysum = te5_eval(xf, forest)
+e = np.exp(ysum - ysum.max(1, keepdims=True))
+for post, pn, want in ((1, "softmax", e / e.sum(1, keepdims=True)),
+                       (2, "logistic", 1 / (1 + np.exp(-ysum)))):
+    ml(f"ml_tree_ensemble_{pn}", te5_node(dict(forest, post=post), np.float32),
+       {"X": xf.astype(np.float32)}, {"Y": want.astype(np.float32)}, 5)
+# A one-leaf tree: both branches of its single node go to the same leaf.
+one = dict(n_targets=1, roots=[0], modes=[0], feat=[0], splits=[0], tid=[0], tleaf=[1], fid=[0],
+           fleaf=[1], ltarget=[0], lw=[3.5])
+ml("ml_tree_ensemble_one_leaf", te5_node(one, np.float32), {"X": xf[:3, :1].astype(np.float32)},
+   {"Y": np.full((3, 1), 3.5, np.float32)}, 5)
