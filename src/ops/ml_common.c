@@ -127,7 +127,7 @@ ait_status ml_rows(op_ctx *c, const tensor *x, int64_t *n, int64_t *f)
     return AIT_OK;
 }
 
-static double logistic(double v)
+double ml_logistic(double v)
 {
     double e = 1 / (1 + exp(-fabs(v)));
     return v < 0 ? 1 - e : e;
@@ -157,7 +157,7 @@ int ml_post(double *s, int n, int post, int second)
             for (int i = 0; i < n; i++) s[i] = probit(s[i]);
             break;
         case ML_LOGISTIC:
-            for (int i = 0; i < n; i++) s[i] = logistic(s[i]);
+            for (int i = 0; i < n; i++) s[i] = ml_logistic(s[i]);
             break;
         case ML_SOFTMAX:
             for (int i = 0; i < n; i++) sum += s[i] = exp(s[i] - mx);
@@ -188,8 +188,8 @@ int ml_post(double *s, int n, int post, int second)
     case 2:
     case 3:
         if (post == ML_LOGISTIC) {
-            s[1] = logistic(s[0]);
-            s[0] = logistic(-s[0]);
+            s[1] = ml_logistic(s[0]);
+            s[0] = ml_logistic(-s[0]);
         } else {
             s[1] = s[0];
             s[0] = -s[0];

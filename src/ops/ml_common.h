@@ -65,6 +65,8 @@ ait_status ml_rows(op_ctx *c, const tensor *x, int64_t *n, int64_t *f);
  * logistic(-s), logistic(s) under LOGISTIC; -1: stays one). s holds at
  * least 2. Returns how many scores the row now has. */
 int ml_post(double *s, int n, int post, int second);
+/* 1 / (1 + exp(-v)), without overflow. */
+double ml_logistic(double v);
 
 /* Fills *out with the op's one-output float Y of rows x cols. */
 static inline void ml_set_out2(op_ctx *c, int i, ait_dtype dt, int64_t rows, int64_t cols)

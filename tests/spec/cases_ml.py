@@ -302,3 +302,105 @@ one = dict(n_targets=1, roots=[0], modes=[0], feat=[0], splits=[0], tid=[0], tle
            fleaf=[1], ltarget=[0], lw=[3.5])
 ml("ml_tree_ensemble_one_leaf", te5_node(one, np.float32), {"X": xf[:3, :1].astype(np.float32)},
    {"Y": np.full((3, 1), 3.5, np.float32)}, 5)
+
+
+# ---- linear models ------------------------------------------------------------
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.svm import SVC, SVR, LinearSVC  # noqa: E402
+
+Xs = X / 4  # scaled: logistic scores stay moderate
+Xst = Xt / 4
+lr3 = LogisticRegression(multi_class="multinomial", max_iter=500).fit(Xs, y3)
+lc = dict(coefficients=[float(v) for v in lr3.coef_.ravel()],
+          intercepts=[float(v) for v in lr3.intercept_], classlabels_ints=[0, 1, 2])
+ml("ml_linear_classifier_softmax", node("LinearClassifier", ["X"], ["Y", "Z"], multi_class=1,
+                                        post_transform="SOFTMAX", **lc),
+   {"X": Xst}, {"Y": lr3.predict(Xst).astype(np.int64),
+                "Z": lr3.predict_proba(Xst).astype(np.float32)}, 1)
+ml("ml_linear_classifier_none_double", node("LinearClassifier", ["X"], ["Y", "Z"], **lc),
+   {"X": Xst.astype(np.float64)}, {"Y": lr3.predict(Xst).astype(np.int64),
+                                   "Z": lr3.decision_function(Xst).astype(np.float32)}, 1)
+lr2 = LogisticRegression(max_iter=500).fit(Xs, y2)
+w, b = lr2.coef_.ravel(), float(lr2.intercept_[0])
+ml("ml_linear_classifier_binary_logistic",
+   node("LinearClassifier", ["X"], ["Y", "Z"], post_transform="LOGISTIC",
+        coefficients=[float(v) for v in np.r_[-w, w]], intercepts=[-b, b], classlabels_ints=[0, 1]),
+   {"X": Xst}, {"Y": lr2.predict(Xst).astype(np.int64),
+                "Z": lr2.predict_proba(Xst).astype(np.float32)}, 1)
+# One score for two labels: the label is the second above 0; the scores
+# become [1 - s, s] (ONNX Runtime's layout).
+df = lr2.decision_function(Xst)
+ml("ml_linear_classifier_binary_one_score",
+   node("LinearClassifier", ["X"], ["Y", "Z"], coefficients=[float(v) for v in w], intercepts=[b],
+        classlabels_ints=[3, 9]),
+   {"X": Xst}, {"Y": np.where(df > 0, 9, 3).astype(np.int64),
+                "Z": np.stack([1 - df, df], 1).astype(np.float32)}, 1)
+lin = LinearRegression().fit(X, y_reg)
+ml("ml_linear_regressor", node("LinearRegressor", ["X"], ["Y"],
+                               coefficients=[float(v) for v in lin.coef_],
+                               intercepts=[float(lin.intercept_)]),
+   {"X": Xt}, {"Y": lin.predict(Xt).astype(np.float32).reshape(-1, 1)}, 1)
+y_two = np.stack([y_reg, X[:, 2] * 2 - X[:, 0]], 1)
+lin2 = LinearRegression().fit(X, y_two)
+ml("ml_linear_regressor_two_targets_int", node("LinearRegressor", ["X"], ["Y"], targets=2,
+                                               coefficients=[float(v) for v in lin2.coef_.ravel()],
+                                               intercepts=[float(v) for v in lin2.intercept_]),
+   {"X": np.floor(Xt).astype(np.int32)},
+   {"Y": lin2.predict(np.floor(Xt)).astype(np.float32)}, 1)
+ml("ml_linear_regressor_no_intercept_1d", node("LinearRegressor", ["X"], ["Y"],
+                                               coefficients=[0.5, -1.0, 2.0]),
+   {"X": np.array([1, 2, 3], np.float32)}, {"Y": np.array([[4.5]], np.float32)}, 1)
+
+
+# ---- support vector machines ---------------------------------------------------
+
+def svm_attrs(m, gamma, coef0=0.0, degree=3, kernel="RBF"):
+    return dict(kernel_type=kernel, kernel_params=[float(gamma), float(coef0), float(degree)],
+                support_vectors=[float(v) for v in m.support_vectors_.ravel()],
+                coefficients=[float(v) for v in m._dual_coef_.ravel()],
+                rho=[float(v) for v in m._intercept_])
+
+
+for kernel, kw in (("linear", {}), ("poly", dict(gamma=0.2, coef0=1.0, degree=2)),
+                   ("rbf", dict(gamma=0.3)), ("sigmoid", dict(gamma=0.05, coef0=-0.5))):
+    svc = SVC(kernel=kernel, decision_function_shape="ovo", C=2.0, **kw).fit(Xs, y3)
+    a = svm_attrs(svc, kw.get("gamma", 0), kw.get("coef0", 0), kw.get("degree", 3), kernel.upper())
+    ml(f"ml_svm_classifier_{kernel}", node("SVMClassifier", ["X"], ["Y", "Z"],
+                                           vectors_per_class=[int(v) for v in svc.n_support_],
+                                           classlabels_ints=[0, 1, 2], **a),
+       {"X": Xst}, {"Y": svc.predict(Xst).astype(np.int64),
+                    "Z": svc.decision_function(Xst).astype(np.float32)}, 1)
+    svr = SVR(kernel=kernel, C=2.0, **kw).fit(Xs, y_reg)
+    a = svm_attrs(svr, kw.get("gamma", 0), kw.get("coef0", 0), kw.get("degree", 3),
+                  kernel.upper())
+    ml(f"ml_svm_regressor_{kernel}", node("SVMRegressor", ["X"], ["Y"],
+                                          n_supports=len(svr.support_), **a),
+       {"X": Xst}, {"Y": svr.predict(Xst).astype(np.float32).reshape(-1, 1)}, 1)
+svp = SVC(kernel="rbf", gamma=0.3, probability=True, random_state=0).fit(Xs, y3)
+ml("ml_svm_classifier_proba", node("SVMClassifier", ["X"], ["Y", "Z"],
+                                   vectors_per_class=[int(v) for v in svp.n_support_],
+                                   classlabels_ints=[0, 1, 2], prob_a=[float(v) for v in svp.probA_],
+                                   prob_b=[float(v) for v in svp.probB_], **svm_attrs(svp, 0.3)),
+   {"X": Xst}, {"Y": svp.predict(Xst).astype(np.int64),
+                "Z": svp.predict_proba(Xst).astype(np.float32)}, 1)
+# Two classes: libsvm's one decision value s (above 0: the first class);
+# ONNX Runtime writes [-s, s], i.e. scikit-learn's [d, -d].
+svb = SVC(kernel="rbf", gamma=0.3).fit(Xs, y2)
+d = svb.decision_function(Xst)
+ml("ml_svm_classifier_binary", node("SVMClassifier", ["X"], ["Y", "Z"],
+                                    vectors_per_class=[int(v) for v in svb.n_support_],
+                                    classlabels_ints=[0, 1], **svm_attrs(svb, 0.3)),
+   {"X": Xst}, {"Y": svb.predict(Xst).astype(np.int64),
+                "Z": np.stack([d, -d], 1).astype(np.float32)}, 1)
+# liblinear's layout: no support vectors, one coefficient row per class.
+lsvc = LinearSVC(fit_intercept=False, max_iter=5000).fit(Xs, y3)
+ml("ml_svm_classifier_liblinear", node("SVMClassifier", ["X"], ["Y", "Z"],
+                                       coefficients=[float(v) for v in lsvc.coef_.ravel()],
+                                       rho=[0.0], classlabels_ints=[0, 1, 2]),
+   {"X": Xst}, {"Y": lsvc.predict(Xst).astype(np.int64),
+                "Z": lsvc.decision_function(Xst).astype(np.float32)}, 1)
+lsvr = SVR(kernel="linear").fit(Xs, y_reg)
+ml("ml_svm_regressor_liblinear", node("SVMRegressor", ["X"], ["Y"],
+                                      coefficients=[float(v) for v in lsvr.coef_.ravel()],
+                                      rho=[float(lsvr.intercept_[0])]),
+   {"X": Xst}, {"Y": lsvr.predict(Xst).astype(np.float32).reshape(-1, 1)}, 1)
