@@ -404,3 +404,123 @@ ml("ml_svm_regressor_liblinear", node("SVMRegressor", ["X"], ["Y"],
                                       coefficients=[float(v) for v in lsvr.coef_.ravel()],
                                       rho=[float(lsvr.intercept_[0])]),
    {"X": Xst}, {"Y": lsvr.predict(Xst).astype(np.float32).reshape(-1, 1)}, 1)
+
+
+# ---- feature transforms ------------------------------------------------------
+from sklearn.impute import SimpleImputer  # noqa: E402
+from sklearn.preprocessing import Binarizer, Normalizer, OneHotEncoder, StandardScaler  # noqa: E402
+
+ss = StandardScaler().fit(X)
+ml("ml_scaler_standard", node("Scaler", ["X"], ["Y"], offset=[float(v) for v in ss.mean_],
+                              scale=[float(v) for v in 1 / ss.scale_]),
+   {"X": Xt}, {"Y": ss.transform(Xt).astype(np.float32)}, 1)
+ml("ml_scaler_one_value_int", node("Scaler", ["X"], ["Y"], offset=[2.0], scale=[0.5]),
+   {"X": np.arange(12, dtype=np.int64).reshape(3, 4)},
+   {"Y": ((np.arange(12).reshape(3, 4) - 2) * 0.5).astype(np.float32)}, 1)
+for norm in ("l1", "l2", "max"):
+    nm = Normalizer(norm=norm).fit(X)  # X >= 0: scikit-learn's max of |x| is the max
+    ml(f"ml_normalizer_{norm}", node("Normalizer", ["X"], ["Y"], norm=norm.upper()),
+       {"X": Xt}, {"Y": nm.transform(Xt).astype(np.float32)}, 1)
+xn = np.array([[-3, 1, 2], [0, 0, 0], [-1, -4, -2]], np.float64)
+ml("ml_normalizer_negative_max", node("Normalizer", ["X"], ["Y"], norm="MAX"), {"X": xn},
+   {"Y": np.array([[-1.5, 0.5, 1], [0, 0, 0], [1, 4, 2]], np.float32)}, 1)
+ml("ml_normalizer_l2_1d_int", node("Normalizer", ["X"], ["Y"], norm="L2"),
+   {"X": np.array([3, -4], np.int32)}, {"Y": np.array([0.6, -0.8], np.float32)}, 1)
+# OvR logistic regression: LOGISTIC scores, then Normalizer L1.
+lro = LogisticRegression(multi_class="ovr", max_iter=500).fit(Xs, y3)
+ml("ml_linear_classifier_ovr_normalizer",
+   [node("LinearClassifier", ["X"], ["Y", "S"], post_transform="LOGISTIC",
+         coefficients=[float(v) for v in lro.coef_.ravel()],
+         intercepts=[float(v) for v in lro.intercept_], classlabels_ints=[0, 1, 2]),
+    node("Normalizer", ["S"], ["Z"], norm="L1")],
+   {"X": Xst}, {"Y": lro.predict(Xst).astype(np.int64),
+                "Z": lro.predict_proba(Xst).astype(np.float32)}, 1)
+bz = Binarizer(threshold=3.3).fit(X)
+ml("ml_binarizer_sklearn", node("Binarizer", ["X"], ["Y"], threshold=3.3),
+   {"X": Xt}, {"Y": bz.transform(Xt).astype(np.float32)}, 1)
+xb = np.random.default_rng(1).standard_normal((3, 4, 5)).astype(np.float32)  # the spec's example
+ml("ml_binarizer", node("Binarizer", ["X"], ["Y"], threshold=1.0), {"X": xb},
+   {"Y": np.where(xb > 1.0, 1, 0).astype(np.float32)}, 1)
+ml("ml_binarizer_int64", node("Binarizer", ["X"], ["Y"]),
+   {"X": np.array([-2, 0, 3], np.int64)}, {"Y": np.array([0, 0, 1], np.int64)}, 1)
+Xm = X.copy()
+Xm[::5, 1] = np.nan
+Xm[::7, 2] = np.nan
+si = SimpleImputer(strategy="mean").fit(Xm)
+Xmt = Xt.copy()
+Xmt[::3, 0] = np.nan
+Xmt[1::4, 2] = np.nan
+ml("ml_imputer_mean_nan", node("Imputer", ["X"], ["Y"],
+                               imputed_value_floats=[float(v) for v in si.statistics_],
+                               replaced_value_float=float("nan")),
+   {"X": Xmt}, {"Y": si.transform(Xmt).astype(np.float32)}, 1)
+xi = np.array([[1, -1, 3], [-1, 5, -1]], np.int64)
+ml("ml_imputer_int64", node("Imputer", ["X"], ["Y"], imputed_value_int64s=[7],
+                            replaced_value_int64=-1),
+   {"X": xi}, {"Y": np.where(xi == -1, 7, xi).astype(np.int64)}, 1)
+xd = np.array([[0.0, 2.5], [1.5, 0.0]], np.float64)
+ml("ml_imputer_double_per_feature", node("Imputer", ["X"], ["Y"],
+                                         imputed_value_floats=[9.0, -9.0]),
+   {"X": xd}, {"Y": np.array([[9.0, 2.5], [1.5, -9.0]])}, 1)
+
+# OneHotEncoder: one column of integer categories; an unknown value gives zeros.
+cats = np.array([[1], [4], [2], [4], [7], [1]], np.int64)
+oh = OneHotEncoder(handle_unknown="ignore").fit(cats)
+q = np.array([[4], [1], [3], [7], [2]], np.int64)
+ml("ml_one_hot_encoder_sklearn", node("OneHotEncoder", ["X"], ["Y"],
+                                      cats_int64s=[int(v) for v in oh.categories_[0]]),
+   {"X": q}, {"Y": oh.transform(q).toarray().astype(np.float32).reshape(5, 1, -1)}, 1)
+ml("ml_one_hot_encoder_float", node("OneHotEncoder", ["X"], ["Y"], cats_int64s=[0, 2, 5]),
+   {"X": np.array([2.0, 5.9, 0.0, 3.0], np.float32)},
+   {"Y": np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0], [0, 0, 0]], np.float32)}, 1)
+
+# ArrayFeatureExtractor: the spec's example, then int64 data and a 1-D X.
+xa = np.arange(12).reshape((3, 4)).astype(np.float32)
+ml("ml_array_feature_extractor", node("ArrayFeatureExtractor", ["x", "y"], ["z"]),
+   {"x": xa, "y": np.array([0, 1], np.int64)},
+   {"z": np.array([[0, 4, 8], [1, 5, 9]], np.float32).T}, 1)
+ml("ml_array_feature_extractor_int64_3d", node("ArrayFeatureExtractor", ["x", "y"], ["z"]),
+   {"x": np.arange(24, dtype=np.int64).reshape(2, 3, 4), "y": np.array([3, 0, 3], np.int64)},
+   {"z": np.arange(24, dtype=np.int64).reshape(2, 3, 4)[..., [3, 0, 3]]}, 1)
+ml("ml_array_feature_extractor_1d", node("ArrayFeatureExtractor", ["x", "y"], ["z"]),
+   {"x": np.array([5, 6, 7], np.int32), "y": np.array([2], np.int64)},
+   {"z": np.array([[7]], np.int32)}, 1)
+
+# FeatureVectorizer: inputs side by side, each cut or padded to its size.
+fa = np.array([[1, 2], [3, 4]], np.int64)
+fb = np.array([[0.5, 1.5, 2.5], [3.5, 4.5, 5.5]], np.float64)
+ml("ml_feature_vectorizer", node("FeatureVectorizer", ["a", "b"], ["y"], inputdimensions=[2, 3]),
+   {"a": fa, "b": fb}, {"y": np.concatenate([fa, fb], 1).astype(np.float32)}, 1)
+ml("ml_feature_vectorizer_pad_cut", node("FeatureVectorizer", ["a", "b"], ["y"],
+                                         inputdimensions=[3, 2]),
+   {"a": fa, "b": fb},
+   {"y": np.array([[1, 2, 0, 0.5, 1.5], [3, 4, 0, 3.5, 4.5]], np.float32)}, 1)
+
+
+# ---- LabelEncoder on numbers (2: lists; 4: tensors, more types) ----------------
+xk = np.array([[1, 5, 3], [9, 1, 2]], np.int64)
+ml("ml_label_encoder_int_int", node("LabelEncoder", ["X"], ["Y"], keys_int64s=[1, 2, 3],
+                                    values_int64s=[10, 20, 30], default_int64=-7),
+   {"X": xk}, {"Y": np.array([[10, -7, 30], [-7, 10, 20]], np.int64)}, 2)
+ml("ml_label_encoder_int_float", node("LabelEncoder", ["X"], ["Y"], keys_int64s=[1, 2],
+                                      values_floats=[0.5, 1.5]),
+   {"X": xk}, {"Y": np.array([[0.5, -0.0, -0.0], [-0.0, 0.5, 1.5]], np.float32)}, 2)
+xf2 = np.array([0.5, np.nan, 2.0, -1.0], np.float32)
+ml("ml_label_encoder_float_int_nan", node("LabelEncoder", ["X"], ["Y"],
+                                          keys_floats=[0.5, float("nan"), 2.0],
+                                          values_int64s=[1, 2, 3]),
+   {"X": xf2}, {"Y": np.array([1, 2, 3, -1], np.int64)}, 4)
+ml("ml_label_encoder_repeated_key", node("LabelEncoder", ["X"], ["Y"], keys_int64s=[4, 4, 6],
+                                         values_int64s=[1, 2, 3]),
+   {"X": np.array([4, 6, 5], np.int64)}, {"Y": np.array([2, 3, -1], np.int64)}, 4)
+ml("ml_label_encoder_tensor_int16",
+   node("LabelEncoder", ["X"], ["Y"],
+        keys_tensor=helper.make_tensor("keys_tensor", TensorProto.INT32, (3,), [7, 8, 9]),
+        values_tensor=helper.make_tensor("values_tensor", TensorProto.INT16, (3,), [0, 1, 2]),
+        default_tensor=helper.make_tensor("default_tensor", TensorProto.INT16, (1,), [42])),
+   {"X": np.array([9, 7, 1, 8], np.int32)}, {"Y": np.array([2, 0, 42, 1], np.int16)}, 4)
+ml("ml_label_encoder_tensor_double",
+   node("LabelEncoder", ["X"], ["Y"],
+        keys_tensor=numpy_helper.from_array(np.array([0.25, -3.0]), "keys_tensor"),
+        values_tensor=numpy_helper.from_array(np.array([1.5, 2.5]), "values_tensor")),
+   {"X": np.array([-3.0, 0.25, 1.0])}, {"Y": np.array([2.5, 1.5, -0.0])}, 4)
