@@ -130,27 +130,25 @@ static ait_status legacy_attrs(op_ctx *c, legacy *L, const char *prefix)
     return ml_len(c, &L->w_id, w, a);
 }
 
-static const legacy *sort_ctx;
+/* Nodes by (tree id, node id), for binary search. */
+typedef struct nkey {
+    int64_t tree, id;
+    int32_t at;
+} nkey;
+
 static int by_tree_node(const void *pa, const void *pb)
 {
-    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-    int r = cmp_i64(sort_ctx->tree.i[a], sort_ctx->tree.i[b]);
-    return r ? r : cmp_i64(sort_ctx->id.i[a], sort_ctx->id.i[b]);
+    const nkey *a = pa, *b = pb;
+    int r = cmp_i64(a->tree, b->tree);
+    return r ? r : cmp_i64(a->id, b->id);
 }
 
-/* The index of node (tree, id), or -1: a binary search over `order`. */
-static int32_t find_node(const legacy *L, const int32_t *order, int64_t tree, int64_t id)
+/* The index of node (tree, id), or -1. */
+static int32_t find_node(const nkey *keys, int32_t n, int64_t tree, int64_t id)
 {
-    int32_t lo = 0, hi = (int32_t)L->id.n;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2, k = order[mid];
-        int r = cmp_i64(L->tree.i[k], tree);
-        if (!r) r = cmp_i64(L->id.i[k], id);
-        if (!r) return k;
-        if (r < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return -1;
+    nkey q = {tree, id, 0};
+    const nkey *k = bsearch(&q, keys, (size_t)n, sizeof q, by_tree_node);
+    return k ? k->at : -1;
 }
 
 static ait_status legacy_mode(op_ctx *c, const char *s, int i, uint8_t *mode)
@@ -174,7 +172,7 @@ static ait_status legacy_compile(op_ctx *c, const char *prefix, ens *e)
     int32_t n = (int32_t)L.id.n, w = (int32_t)L.w_val.n;
     size_t sz[10] = {sizeof(tnode) * (size_t)n, sizeof(int32_t) * (size_t)n,
                      sizeof(int32_t) * (size_t)w, sizeof(double) * (size_t)w,
-                     sizeof(int32_t) * (size_t)n, (size_t)n, sizeof(int32_t) * (size_t)n,
+                     sizeof(nkey) * (size_t)n, (size_t)n, sizeof(int32_t) * (size_t)n,
                      (size_t)n, sizeof(double) * (size_t)(e->n_out + 2), (size_t)e->n_out + 2};
     void *p[10];
     TRY(op_scratch_parts(c, 10, sz, p));
@@ -184,17 +182,16 @@ static ait_status legacy_compile(op_ctx *c, const char *prefix, ens *e)
     e->roots = p[1];
     e->wid = p[2];
     e->wval = p[3];
-    int32_t *order = p[4], *stack = p[6];
+    nkey *keys = p[4];
+    int32_t *stack = p[6];
     uint8_t *state = p[5], *side = p[7];
     e->n_nodes = n;
-    for (int32_t i = 0; i < n; i++) order[i] = i;
-    sort_ctx = &L; /* qsort has no context argument; one sort runs at a time per call */
-    qsort(order, (size_t)n, sizeof *order, by_tree_node);
-    sort_ctx = NULL;
+    for (int32_t i = 0; i < n; i++) keys[i] = (nkey){L.tree.i[i], L.id.i[i], i};
+    qsort(keys, (size_t)n, sizeof *keys, by_tree_node);
     for (int32_t k = 1; k < n; k++)
-        if (L.tree.i[order[k]] == L.tree.i[order[k - 1]] && L.id.i[order[k]] == L.id.i[order[k - 1]])
+        if (!by_tree_node(&keys[k], &keys[k - 1]))
             return err_set(c->err, AIT_E_INVALID_ARG, "node id %lld appears twice in tree %lld",
-                           (long long)L.id.i[order[k]], (long long)L.tree.i[order[k]]);
+                           (long long)keys[k].id, (long long)keys[k].tree);
     memset(state, 0, sz[5]); /* 1: someone's child */
     e->max_feature = -1;
     for (int32_t i = 0; i < n; i++) {
@@ -209,8 +206,8 @@ static ait_status legacy_compile(op_ctx *c, const char *prefix, ens *e)
             return err_set(c->err, AIT_E_INVALID_ARG, "node %d reads feature %lld", (int)i,
                            (long long)nd->feature);
         if (nd->feature > e->max_feature) e->max_feature = nd->feature;
-        int32_t t = find_node(&L, order, L.tree.i[i], L.tru.i[i]);
-        int32_t f = find_node(&L, order, L.tree.i[i], L.fal.i[i]);
+        int32_t t = find_node(keys, n, L.tree.i[i], L.tru.i[i]);
+        int32_t f = find_node(keys, n, L.tree.i[i], L.fal.i[i]);
         if (t < 0 || f < 0)
             return err_set(c->err, AIT_E_INVALID_ARG, "node %d (tree %lld, id %lld): its %s branch "
                            "goes to node id %lld, which tree %lld does not have", (int)i,
@@ -227,7 +224,7 @@ static ait_status legacy_compile(op_ctx *c, const char *prefix, ens *e)
                                     "node is some node's child");
     /* Leaf weights, grouped by leaf in their given order. */
     for (int32_t k = 0; k < w; k++) {
-        int32_t i = find_node(&L, order, L.w_tree.i[k], L.w_node.i[k]);
+        int32_t i = find_node(keys, n, L.w_tree.i[k], L.w_node.i[k]);
         if (i < 0 || e->nodes[i].mode != B_LEAF)
             return err_set(c->err, AIT_E_INVALID_ARG, "%s weight %d is for node id %lld of tree "
                            "%lld, which %s", prefix, (int)k, (long long)L.w_node.i[k],
@@ -245,7 +242,7 @@ static ait_status legacy_compile(op_ctx *c, const char *prefix, ens *e)
     }
     e->n_w = w;
     for (int32_t k = 0; k < w; k++) {
-        tnode *nd = &e->nodes[find_node(&L, order, L.w_tree.i[k], L.w_node.i[k])];
+        tnode *nd = &e->nodes[find_node(keys, n, L.w_tree.i[k], L.w_node.i[k])];
         int32_t at = nd->w0 + nd->wn++;
         e->wid[at] = (int32_t)L.w_id.i[k];
         e->wval[at] = ml_at(&L.w_val, k);
