@@ -137,7 +137,7 @@ static ait_status lenc_run(op_ctx *c)
             ks[k].at = -1;
         }
     }
-    qsort(ks, (size_t)nk, sizeof *ks, kslot_cmp);
+    if (nk) qsort(ks, (size_t)nk, sizeof *ks, kslot_cmp);
     const tensor *x = c->in[0];
     tensor *y = c->out[0];
     for (int64_t i = 0, n = tensor_numel(x); i < n; i++) {
@@ -198,7 +198,7 @@ static ait_status ohe_run(op_ctx *c)
     float *y = c->out[0]->data;
     bool zeros = attr_int(c->n, "zeros", 1) != 0;
     int64_t nc = cats.n;
-    memset(y, 0, sizeof *y * (size_t)(tensor_numel(x) * nc));
+    if (tensor_numel(x)) memset(y, 0, sizeof *y * (size_t)(tensor_numel(x) * nc));
     for (int64_t i = 0, n = tensor_numel(x); i < n; i++) {
         int64_t v = x->dtype == AIT_I64 || x->dtype == AIT_I32
                         ? elem_get_i64(x->data, x->dtype, i)

@@ -524,3 +524,42 @@ ml("ml_label_encoder_tensor_double",
         keys_tensor=numpy_helper.from_array(np.array([0.25, -3.0]), "keys_tensor"),
         values_tensor=numpy_helper.from_array(np.array([1.5, 2.5]), "values_tensor")),
    {"X": np.array([-3.0, 0.25, 1.0])}, {"Y": np.array([2.5, 1.5, -0.0])}, 4)
+
+
+# ---- post transforms computed with numpy (scipy's erfinv for PROBIT) ----------
+from scipy.special import erfinv  # noqa: E402
+
+xp = np.array([[0.1, 0.2], [0.3, 0.05], [0.0, 0.0]], np.float32)
+cp = np.array([[1.0, 0.5], [0.2, 1.5]])
+sp = xp.astype(np.float64) @ cp.T + np.array([0.3, 0.1])
+ml("ml_linear_regressor_probit", node("LinearRegressor", ["X"], ["Y"], targets=2,
+                                      post_transform="PROBIT",
+                                      coefficients=[float(v) for v in cp.ravel()],
+                                      intercepts=[0.3, 0.1]),
+   {"X": xp}, {"Y": (np.sqrt(2) * erfinv(2 * sp - 1)).astype(np.float32)}, 1)
+# SOFTMAX_ZERO: a zero score keeps a zero share.
+cz = np.array([[1.0, 0.0], [0.0, 0.0], [-1.0, 2.0]])
+sz = xp.astype(np.float64) @ cz.T
+ez = np.where(sz != 0, np.exp(sz - sz.max(1, keepdims=True)), 0)
+ml("ml_linear_classifier_softmax_zero",
+   node("LinearClassifier", ["X"], ["Y", "Z"], post_transform="SOFTMAX_ZERO",
+        coefficients=[float(v) for v in cz.ravel()], intercepts=[0.0, 0.0, 0.0],
+        classlabels_ints=[5, 6, 7]),
+   {"X": xp}, {"Y": np.array([5, 6, 7], np.int64)[sz.argmax(1)],
+               "Z": (ez / np.where(ez.sum(1, keepdims=True) > 0, ez.sum(1, keepdims=True), 1))
+               .astype(np.float32)}, 1)
+# Legacy MIN and MAX over the random forest's trees.
+for agg in ("MIN", "MAX"):
+    per_tree = np.stack([t.predict(Xt) for t in est], 1)
+    ml(f"ml_tree_regressor_{agg.lower()}", node("TreeEnsembleRegressor", ["X"], ["Y"],
+                                                **regressor(est, 1.0, agg=agg, base=0.25)),
+       {"X": Xt}, {"Y": ((per_tree.min(1) if agg == "MIN" else per_tree.max(1)) + 0.25)
+                   .astype(np.float32).reshape(-1, 1)}, 3)
+# TreeEnsemble with PROBIT on weights in (0, 1), and SOFTMAX_ZERO.
+fp = dict(forest, lw=[0.1, 0.2, 0.3, 0.05, 0.15, 0.25, 0.35, 0.12])
+yp = te5_eval(xf, fp)
+ml("ml_tree_ensemble_probit", te5_node(dict(fp, post=4), np.float32),
+   {"X": xf.astype(np.float32)}, {"Y": (np.sqrt(2) * erfinv(2 * yp - 1)).astype(np.float32)}, 5)
+ez = np.where(ysum != 0, np.exp(ysum - ysum.max(1, keepdims=True)), 0)
+ml("ml_tree_ensemble_softmax_zero", te5_node(dict(forest, post=3), np.float32),
+   {"X": xf.astype(np.float32)}, {"Y": (ez / ez.sum(1, keepdims=True)).astype(np.float32)}, 5)
