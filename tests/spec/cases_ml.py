@@ -563,3 +563,23 @@ ml("ml_tree_ensemble_probit", te5_node(dict(fp, post=4), np.float32),
 ez = np.where(ysum != 0, np.exp(ysum - ysum.max(1, keepdims=True)), 0)
 ml("ml_tree_ensemble_softmax_zero", te5_node(dict(forest, post=3), np.float32),
    {"X": xf.astype(np.float32)}, {"Y": (ez / ez.sum(1, keepdims=True)).astype(np.float32)}, 5)
+
+
+# ---- the spec's LabelEncoder examples: strings (expected failures until
+# ait has string tensors: tests/spec/expected_failures.txt) -------------------
+xs_ = np.array(["a", "b", "d", "c", "g"]).astype(object)
+ml("ml_label_encoder_string_int", node("LabelEncoder", ["X"], ["Y"], keys_strings=["a", "b", "c"],
+                                       values_int64s=[0, 1, 2], default_int64=42),
+   {"X": xs_}, {"Y": np.array([0, 1, 42, 2, 42]).astype(np.int64)}, 4)
+ml("ml_label_encoder_string_int_no_default",
+   node("LabelEncoder", ["X"], ["Y"], keys_strings=["a", "b", "c"], values_int64s=[0, 1, 2]),
+   {"X": xs_}, {"Y": np.array([0, 1, -1, 2, -1]).astype(np.int64)}, 4)
+i16 = dict(values_tensor=helper.make_tensor("values_tensor", TensorProto.INT16, (3,), [0, 1, 2]),
+           default_tensor=helper.make_tensor("default_tensor", TensorProto.INT16, (1,), [42]))
+ml("ml_label_encoder_tensor_mapping",
+   node("LabelEncoder", ["X"], ["Y"], **i16,
+        keys_tensor=helper.make_tensor("keys_tensor", TensorProto.STRING, (3,), [b"a", b"b", b"c"])),
+   {"X": xs_}, {"Y": np.array([0, 1, 42, 2, 42]).astype(np.int16)}, 4)
+ml("ml_label_encoder_tensor_value_only_mapping",
+   node("LabelEncoder", ["X"], ["Y"], keys_strings=["a", "b", "c"], **i16),
+   {"X": xs_}, {"Y": np.array([0, 1, 42, 2, 42]).astype(np.int16)}, 4)
