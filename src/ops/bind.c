@@ -15,7 +15,7 @@ static ait_status bind_version(const graph *g, node *n, int ml_opset, ait_error 
     if (!v)
         return err_set(e, AIT_E_INTERNAL, "%s: node '%s': op '%s' has no row in the op version "
                        "table (src/ops/versions.c)", g->path, n->name, n->op);
-    bool ml = strcmp(n->domain, ML_DOMAIN_NAME) == 0;
+    bool ml = strcmp(n->domain, ONNX_ML_DOMAIN) == 0;
     if (ml && !ml_opset)
         return err_set(e, AIT_E_PARSE, "%s: node '%s': op '%s' is of domain '%s', which the model "
                        "does not import", g->path, n->name, n->op, n->domain);
@@ -23,7 +23,7 @@ static ait_status bind_version(const graph *g, node *n, int ml_opset, ait_error 
     if (v->removed && opset >= v->removed)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' was deprecated (removed) in "
                        "%s opset %d; the model imports opset %d", g->path, n->name, n->op,
-                       ml ? ML_DOMAIN_NAME : "ai.onnx", v->removed, opset);
+                       ml ? ONNX_ML_DOMAIN : "ai.onnx", v->removed, opset);
     n->version = op_version_resolve(v, opset);
     if (!n->version)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' does not exist in opset %d "

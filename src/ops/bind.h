@@ -9,7 +9,6 @@
 #define OPSET_MAX 28
 /* The released ai.onnx.ml opsets; its nodes resolve their versions against
  * the model's ml import. */
-#define ML_DOMAIN_NAME "ai.onnx.ml"
 #define ML_OPSET_MIN 1
 #define ML_OPSET_MAX 5
 

@@ -11,7 +11,7 @@
 #define AIT_OPS_ML_COMMON_H
 #include "ops/op.h"
 
-#define ML_DOMAIN "ai.onnx.ml"
+#define ML_DOMAIN ONNX_ML_DOMAIN
 #define ML_NO_STRINGS "which ait does not support yet"
 
 /* Post transforms in TreeEnsemble-5's numbering (the string ops map names to it). */

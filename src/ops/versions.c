@@ -17,7 +17,7 @@
 #include "ops/op.h"
 
 #define TRAINING "ai.onnx.preview.training"
-#define ML "ai.onnx.ml"
+#define ML ONNX_ML_DOMAIN
 
 /* .upto left 0: the highest since_version <= OP_VERSION_BASE, which is what
  * ait implemented before it checked op versions (opsets up to 21). Explicit
