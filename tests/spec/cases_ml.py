@@ -583,3 +583,20 @@ ml("ml_label_encoder_tensor_mapping",
 ml("ml_label_encoder_tensor_value_only_mapping",
    node("LabelEncoder", ["X"], ["Y"], keys_strings=["a", "b", "c"], **i16),
    {"X": xs_}, {"Y": np.array([0, 1, 42, 2, 42]).astype(np.int16)}, 4)
+
+
+# ---- a pipeline: SimpleImputer -> StandardScaler -> SVC (rbf), as one graph -----
+from sklearn.pipeline import make_pipeline  # noqa: E402
+
+pipe = make_pipeline(SimpleImputer(strategy="median"), StandardScaler(),
+                     SVC(kernel="rbf", gamma=0.4, decision_function_shape="ovo")).fit(Xm, y3)
+imp, sc_, sv_ = pipe.steps[0][1], pipe.steps[1][1], pipe.steps[2][1]
+ml("ml_pipeline_imputer_scaler_svc",
+   [node("Imputer", ["X"], ["I"], imputed_value_floats=[float(v) for v in imp.statistics_],
+         replaced_value_float=float("nan")),
+    node("Scaler", ["I"], ["S"], offset=[float(v) for v in sc_.mean_],
+         scale=[float(v) for v in 1 / sc_.scale_]),
+    node("SVMClassifier", ["S"], ["Y", "Z"], vectors_per_class=[int(v) for v in sv_.n_support_],
+         classlabels_ints=[0, 1, 2], **svm_attrs(sv_, 0.4))],
+   {"X": Xmt}, {"Y": pipe.predict(Xmt).astype(np.int64),
+                "Z": pipe.decision_function(Xmt).astype(np.float32)}, 1)
