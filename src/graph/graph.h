@@ -53,6 +53,9 @@ typedef struct node {
     bool dead;                /* removed by a pass */
 } node;
 
+/* The classic-ML domain, which models import with an opset of its own. */
+#define ONNX_ML_DOMAIN "ai.onnx.ml"
+
 /* Whether `domain` names ONNX's default domain ("", "ai.onnx"; NULL too). */
 static inline bool onnx_domain_default(const char *domain)
 {

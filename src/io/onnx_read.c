@@ -303,7 +303,7 @@ ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const cha
         const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
         if (onnx_domain_default(op->domain))
             out->opset = op->version > INT32_MAX ? INT32_MAX : (int)op->version;
-        else if (strcmp(op->domain, "ai.onnx.ml") == 0)
+        else if (strcmp(op->domain, ONNX_ML_DOMAIN) == 0)
             out->ml_opset = op->version > INT32_MAX ? INT32_MAX : (int)op->version;
     }
     if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", name);

@@ -7,16 +7,23 @@
 
 /* Resolves the op version n runs (node.version) and refuses one ait does not
  * implement: a newer version may mean something else, so it is never run
- * with an older one's meaning. Nodes of other domains run their newest
- * version: ait implements no ai.onnx.ml op, and one version of each
- * preview.training op. */
-static ait_status bind_version(const graph *g, node *n, ait_error *e)
+ * with an older one's meaning. ai.onnx.ml nodes resolve against the model's
+ * ml opset; preview.training nodes run their newest (and only) version. */
+static ait_status bind_version(const graph *g, node *n, int ml_opset, ait_error *e)
 {
     const op_versions *v = op_versions_find(n->domain, n->op);
     if (!v)
         return err_set(e, AIT_E_INTERNAL, "%s: node '%s': op '%s' has no row in the op version "
                        "table (src/ops/versions.c)", g->path, n->name, n->op);
-    int opset = onnx_domain_default(n->domain) ? g->opset : INT_MAX;
+    bool ml = strcmp(n->domain, ONNX_ML_DOMAIN) == 0;
+    if (ml && !ml_opset)
+        return err_set(e, AIT_E_PARSE, "%s: node '%s': op '%s' is of domain '%s', which the model "
+                       "does not import", g->path, n->name, n->op, n->domain);
+    int opset = onnx_domain_default(n->domain) ? g->opset : ml ? ml_opset : INT_MAX;
+    if (v->removed && opset >= v->removed)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' was deprecated (removed) in "
+                       "%s opset %d; the model imports opset %d", g->path, n->name, n->op,
+                       ml ? ONNX_ML_DOMAIN : "ai.onnx", v->removed, opset);
     n->version = op_version_resolve(v, opset);
     if (!n->version)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' does not exist in opset %d "
@@ -29,7 +36,7 @@ static ait_status bind_version(const graph *g, node *n, ait_error *e)
     return AIT_OK;
 }
 
-static ait_status bind_node(graph *g, node *n, ait_error *e)
+static ait_status bind_node(graph *g, node *n, int ml_opset, ait_error *e)
 {
     const op_def *d = n->def = op_find(n->domain, n->op);
     if (!d) {
@@ -39,7 +46,7 @@ static ait_status bind_node(graph *g, node *n, ait_error *e)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s': op '%s' is not supported", g->path,
                        n->name, n->op);
     }
-    TRY(bind_version(g, n, e));
+    TRY(bind_version(g, n, ml_opset, e));
     if (n->n_in < d->min_in || n->n_in > d->max_in || n->n_out < d->min_out ||
         n->n_out > d->max_out)
         return err_set(e, AIT_E_PARSE, "%s: node '%s' (%s) has %d inputs and %d outputs; the op "
@@ -55,15 +62,15 @@ static ait_status bind_node(graph *g, node *n, ait_error *e)
     return AIT_OK;
 }
 
-static ait_status bind_graph(graph *g, int opset, ait_error *e)
+static ait_status bind_graph(graph *g, int opset, int ml_opset, ait_error *e)
 {
     g->opset = opset;
     for (int i = 0; i < g->n_nodes; i++) {
         node *n = &g->nodes[i];
-        TRY(bind_node(g, n, e));
+        TRY(bind_node(g, n, ml_opset, e));
         for (int k = 0; k < n->n_attr; k++)
             if (n->attrs[k].type == ATTR_GRAPH && n->attrs[k].g)
-                TRY(bind_graph(n->attrs[k].g, opset, e));
+                TRY(bind_graph(n->attrs[k].g, opset, ml_opset, e));
     }
     return AIT_OK;
 }
@@ -77,5 +84,5 @@ ait_status ops_bind(graph *g, int ml_opset, ait_error *e)
     if (opset < OPSET_MIN || opset > OPSET_MAX)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: default-domain opset %d is not supported (%d to "
                        "%d)", g->path, opset, OPSET_MIN, OPSET_MAX);
-    return bind_graph(g, opset, e);
+    return bind_graph(g, opset, ml_opset, e);
 }

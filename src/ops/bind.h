@@ -7,8 +7,8 @@
  * version table (versions.c) says which op versions among them ait runs. */
 #define OPSET_MIN 1
 #define OPSET_MAX 28
-/* The released ai.onnx.ml opsets. No ml op is implemented yet: their nodes
- * are refused one by one, naming the op. */
+/* The released ai.onnx.ml opsets; its nodes resolve their versions against
+ * the model's ml import. */
 #define ML_OPSET_MIN 1
 #define ML_OPSET_MAX 5
 

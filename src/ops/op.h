@@ -115,6 +115,7 @@ typedef struct op_versions {
     const char *name;
     int since[OP_MAX_VERSIONS]; /* since_versions, ascending, 0 after the last */
     int upto; /* highest version ait implements; 0: op_version_upto's default */
+    int removed; /* the opset that deprecated (removed) the op; 0: none */
 } op_versions;
 /* The row of op `name` in `domain` ("" and "ai.onnx" name the default), or NULL. */
 const op_versions *op_versions_find(const char *domain, const char *name);

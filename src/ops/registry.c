@@ -8,6 +8,7 @@ extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, o
     ops_signal, ops_vision, ops_training, ops_text, ops_sequence;
 extern const op_table ops_random, ops_spatial;
 extern const op_table ops_attention, ops_decoder, ops_recurrent;
+extern const op_table ops_ml_tree, ops_ml_linear, ops_ml_svm, ops_ml_transform, ops_ml_encode;
 
 static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
@@ -15,6 +16,7 @@ static const op_table *const families[] = {
     &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text, &ops_sequence,
     &ops_random, &ops_spatial,
     &ops_attention, &ops_decoder, &ops_recurrent,
+    &ops_ml_tree, &ops_ml_linear, &ops_ml_svm, &ops_ml_transform, &ops_ml_encode,
 };
 
 const op_def *op_find(const char *domain, const char *name)

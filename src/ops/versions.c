@@ -17,6 +17,7 @@
 #include "ops/op.h"
 
 #define TRAINING "ai.onnx.preview.training"
+#define ML ONNX_ML_DOMAIN
 
 /* .upto left 0: the highest since_version <= OP_VERSION_BASE, which is what
  * ait implemented before it checked op versions (opsets up to 21). Explicit
@@ -224,6 +225,27 @@ static const op_versions table[] = {
     {.domain = TRAINING, .name = "Adagrad", .since = {1}},
     {.domain = TRAINING, .name = "Adam", .since = {1}},
     {.domain = TRAINING, .name = "Momentum", .since = {1}},
+    /* ai.onnx.ml: since_versions from Changelog-ml.md, against the ml opset.
+     * The two legacy tree ensembles were deprecated (removed) in ml opset 5. */
+    {.domain = ML, .name = "ArrayFeatureExtractor", .since = {1}},
+    {.domain = ML, .name = "Binarizer", .since = {1}},
+    {.domain = ML, .name = "CastMap", .since = {1}},
+    {.domain = ML, .name = "CategoryMapper", .since = {1}},
+    {.domain = ML, .name = "DictVectorizer", .since = {1}},
+    {.domain = ML, .name = "FeatureVectorizer", .since = {1}},
+    {.domain = ML, .name = "Imputer", .since = {1}},
+    {.domain = ML, .name = "LabelEncoder", .since = {1, 2, 4}},
+    {.domain = ML, .name = "LinearClassifier", .since = {1}},
+    {.domain = ML, .name = "LinearRegressor", .since = {1}},
+    {.domain = ML, .name = "Normalizer", .since = {1}},
+    {.domain = ML, .name = "OneHotEncoder", .since = {1}},
+    {.domain = ML, .name = "SVMClassifier", .since = {1}},
+    {.domain = ML, .name = "SVMRegressor", .since = {1}},
+    {.domain = ML, .name = "Scaler", .since = {1}},
+    {.domain = ML, .name = "TreeEnsemble", .since = {5}},
+    {.domain = ML, .name = "TreeEnsembleClassifier", .since = {1, 3}, .removed = 5},
+    {.domain = ML, .name = "TreeEnsembleRegressor", .since = {1, 3}, .removed = 5},
+    {.domain = ML, .name = "ZipMap", .since = {1}},
 };
 
 const op_versions *op_versions_find(const char *domain, const char *name)

@@ -248,3 +248,91 @@ grow = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], axis=3)]
                          [vi("x", None)], [vi("y", None)])
 const_model("bad_flex_mod.onnx", "FlexAttention", [fz(1, 1, 2, 4), fz(1, 1, 3, 4), fz(1, 1, 3, 4)],
             {"score_mod": grow}, opset=26, domain="ai.onnx.preview")
+# ai.onnx.ml nodes with bad attributes (test_errors.c: test_ml_errors): one
+# node 'bad' reading x [2,3]; each refused at load or at its first run with
+# a message naming the problem, never a crash or a hang.
+ML = "ai.onnx.ml"
+
+
+def ml_bad(name, op, ml_opset=3, ins=("x",), inits=(), **attrs):
+    n = helper.make_node(op, list(ins), ["y"] if op != "TreeEnsembleClassifier" else ["y", "z"],
+                         name="bad", domain=ML, **attrs)
+    outs = [vi("y", None)] + ([vi("z", None)] if op == "TreeEnsembleClassifier" else [])
+    write(f"ml_{name}.onnx", model([n], [vi("x", [2, 3])], outs, list(inits), opset=17,
+                                   extra_opsets=[(ML, ml_opset)] if ml_opset else []))
+
+
+def legacy(modes, true, false, feats=None, ids=None, **extra):
+    n = len(modes)
+    a = dict(nodes_treeids=[0] * n, nodes_nodeids=ids or list(range(n)),
+             nodes_featureids=feats or [0] * n, nodes_modes=modes, nodes_values=[0.5] * n,
+             nodes_truenodeids=true, nodes_falsenodeids=false, n_targets=1)
+    a.update(extra)
+    return a
+
+
+leaf_w = dict(target_treeids=[0], target_nodeids=[1], target_ids=[0], target_weights=[1.0])
+ml_bad("tree_child_oob", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_LEQ", "LEAF"], [5, 0], [1, 0], **leaf_w))
+ml_bad("tree_cycle", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_LEQ", "BRANCH_LEQ", "BRANCH_LEQ", "LEAF"], [1, 2, 1, 0], [3, 3, 3, 0],
+                target_treeids=[0], target_nodeids=[3], target_ids=[0], target_weights=[1.0]))
+ml_bad("tree_cycle_all", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_LEQ", "BRANCH_LEQ"], [1, 0], [1, 0]))
+ml_bad("tree_dup_node", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], ids=[1, 1], **leaf_w))
+ml_bad("tree_weight_not_leaf", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], target_treeids=[0], target_nodeids=[0],
+                target_ids=[0], target_weights=[1.0]))
+ml_bad("tree_target_oob", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], target_treeids=[0], target_nodeids=[1],
+                target_ids=[3], target_weights=[1.0]))
+ml_bad("tree_feature_oob", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], feats=[9, 0], **leaf_w))
+ml_bad("tree_bad_mode", "TreeEnsembleRegressor",
+       **legacy(["BRANCH_SOMETIMES", "LEAF"], [1, 0], [1, 0], **leaf_w))
+ml_bad("tree_removed", "TreeEnsembleRegressor", ml_opset=5,
+       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], **leaf_w))
+ml_bad("tree_string_labels", "TreeEnsembleClassifier", classlabels_strings=["a", "b"],
+       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], class_treeids=[0], class_nodeids=[1],
+                class_ids=[0], class_weights=[1.0]))
+
+
+def te5(**over):
+    a = dict(n_targets=1, tree_roots=[0], nodes_featureids=[0, 1],
+             nodes_modes=helper.make_tensor("m", TensorProto.UINT8, (2,), [0, 0]),
+             nodes_splits=numpy_helper.from_array(np.array([0.5, 0.5], np.float32), "s"),
+             nodes_truenodeids=[1, 0], nodes_trueleafs=[0, 1],
+             nodes_falsenodeids=[0, 1], nodes_falseleafs=[1, 1], leaf_targetids=[0, 0],
+             leaf_weights=numpy_helper.from_array(np.array([1, 2], np.float32), "w"))
+    a.update(over)
+    return a
+
+
+ml_bad("te5_ok", "TreeEnsemble", ml_opset=5, **te5())
+ml_bad("te5_cycle", "TreeEnsemble", ml_opset=5, **te5(nodes_falsenodeids=[0, 0],
+                                                      nodes_falseleafs=[1, 0]))
+ml_bad("te5_leaf_oob", "TreeEnsemble", ml_opset=5, **te5(nodes_falsenodeids=[7, 1]))
+ml_bad("te5_root_oob", "TreeEnsemble", ml_opset=5, **te5(tree_roots=[-1]))
+ml_bad("te5_member_missing", "TreeEnsemble", ml_opset=5,
+       **te5(nodes_modes=helper.make_tensor("m", TensorProto.UINT8, (2,), [0, 6])))
+ml_bad("te5_bad_mode", "TreeEnsemble", ml_opset=5,
+       **te5(nodes_modes=helper.make_tensor("m", TensorProto.UINT8, (2,), [0, 9])))
+ml_bad("te5_lengths", "TreeEnsemble", ml_opset=5, **te5(nodes_trueleafs=[0]))
+ml_bad("te5_aggregate", "TreeEnsemble", ml_opset=5, **te5(aggregate_function=7))
+ml_bad("linear_coef_count", "LinearRegressor", coefficients=[1.0, 2.0, 3.0, 4.0])
+ml_bad("linear_post", "LinearRegressor", coefficients=[1.0, 2.0, 3.0], post_transform="SQUASH")
+ml_bad("linear_labels", "LinearClassifier", coefficients=[1.0] * 6, intercepts=[0.0, 0.0],
+       classlabels_ints=[1, 2, 3])
+ml_bad("svm_vectors", "SVMClassifier", vectors_per_class=[1, 1], support_vectors=[1.0] * 5,
+       coefficients=[1.0, 1.0], rho=[0.0], classlabels_ints=[0, 1])
+ml_bad("svm_kernel", "SVMRegressor", kernel_type="CUBIC", coefficients=[1.0] * 3, rho=[0.0])
+ml_bad("no_import_binarizer", "Binarizer", ml_opset=0)
+ml_bad("label_encoder_dtype", "LabelEncoder", ml_opset=2, keys_int64s=[1], values_int64s=[2])
+ml_bad("label_encoder_strings", "LabelEncoder", ml_opset=2, keys_strings=["a"],
+       values_int64s=[2])
+ml_bad("array_feature_oob", "ArrayFeatureExtractor", ins=("x", "i"),
+       inits=[numpy_helper.from_array(np.array([1, 5], np.int64), "i")])
+ml_bad("category_mapper", "CategoryMapper", cats_int64s=[1], cats_strings=["a"])
+ml_bad("zipmap", "ZipMap", classlabels_int64s=[0, 1, 2])
+ml_bad("scaler_count", "Scaler", offset=[1.0, 2.0], scale=[1.0])

@@ -2,7 +2,7 @@
 """Writes the models unit_opsets loads: small nets stamped with recent opsets
 (27, 28) and their inputs and outputs computed with numpy (never by ait),
 an op version ait does not implement, an op used before its opset, an
-ai.onnx.ml import and an opset past the newest.
+ai.onnx.ml import, ml nodes of several ml opsets and an opset past the newest.
 onnx 1.12's checker does not know opsets above 17: it is not called.
 usage: /usr/bin/python3 tests/unit/make_opset_models.py OUTDIR"""
 import os
@@ -111,8 +111,16 @@ save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [3])]
 # ai.onnx.ml 6 does not exist (yet): refused.
 save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [3])], [vi("y", [3])],
            opset=27, extra_opsets=[("ai.onnx.ml", 6)]), os.path.join(out, "ml6.onnx"))
-# An ml node is still refused, naming the op.
-save(model([helper.make_node("Binarizer", ["x"], ["y"], name="bin", domain="ai.onnx.ml")],
+# ml nodes resolve against the ml import: LabelEncoder (1, 2, 4) and the
+# legacy TreeEnsembleRegressor (1, 3) stamped ml 1 to 4; Binarizer at ml 5.
+for mlv in (1, 2, 3, 4):
+    le = helper.make_node("LabelEncoder", ["x"], ["y"], name="le", domain="ai.onnx.ml",
+                          keys_int64s=[1], values_int64s=[2])
+    save(model([le], [vi("x", [3], TensorProto.INT64)], [vi("y", [3], TensorProto.INT64)],
+               opset=27, extra_opsets=[("ai.onnx.ml", mlv)]),
+         os.path.join(out, f"ml_label_encoder{mlv}.onnx"))
+save(model([helper.make_node("Binarizer", ["x"], ["y"], name="bin", domain="ai.onnx.ml",
+                             threshold=0.5)],
            [vi("x", [3])], [vi("y", [3])], opset=27, extra_opsets=[("ai.onnx.ml", 5)]),
      os.path.join(out, "ml_node.onnx"))
 

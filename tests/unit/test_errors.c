@@ -172,6 +172,91 @@ static void test_runtime_errors(void **state)
     ait_model_free(m);
 }
 
+/* ai.onnx.ml nodes with bad attributes: refused at load (at_load) or at the
+ * first run of x [2,3], with the message; a cycle in a tree never hangs. */
+static void test_ml_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        bool at_load;
+        const char *needle;
+    } cases[] = {
+        {"ml_tree_child_oob.onnx", 0, "true branch goes to node id 5, which tree 0 does not have"},
+        {"ml_tree_cycle.onnx", 0, "the trees have a cycle through node 1"},
+        {"ml_tree_cycle_all.onnx", 0, "every node is some node's child"},
+        {"ml_tree_dup_node.onnx", 0, "node id 1 appears twice in tree 0"},
+        {"ml_tree_weight_not_leaf.onnx", 0, "which is not a leaf"},
+        {"ml_tree_target_oob.onnx", 0, "target weight 0 is for target 3; there are 1"},
+        {"ml_tree_feature_oob.onnx", 0, "a node reads feature 9 but X has 3 features"},
+        {"ml_tree_bad_mode.onnx", 0, "node 0 has mode 'BRANCH_SOMETIMES'"},
+        {"ml_tree_removed.onnx", 1, "was deprecated (removed) in ai.onnx.ml opset 5"},
+        {"ml_tree_string_labels.onnx", 0, "string class labels (classlabels_strings) need string "
+                                          "tensors, which ait does not support yet"},
+        {"ml_te5_cycle.onnx", 0, "the trees have a cycle through node 0"},
+        {"ml_te5_leaf_oob.onnx", 0, "its false branch goes to leaf 7; there are 2"},
+        {"ml_te5_root_oob.onnx", 0, "tree_roots[0] is -1"},
+        {"ml_te5_member_missing.onnx", 0, "membership_values has no set left for it"},
+        {"ml_te5_bad_mode.onnx", 0, "node 1 has mode 9"},
+        {"ml_te5_lengths.onnx", 0, "attribute 'nodes_trueleafs' has 1 values; 2 expected"},
+        {"ml_te5_aggregate.onnx", 0, "aggregate_function 7 is not one of"},
+        {"ml_linear_coef_count.onnx", 0, "coefficients has 4 values; 1 targets x 3 features"},
+        {"ml_linear_post.onnx", 0, "post_transform 'SQUASH' is not one of NONE, SOFTMAX"},
+        {"ml_linear_labels.onnx", 0, "classlabels_ints has 3 labels for 2 classes"},
+        {"ml_svm_vectors.onnx", 0, "support_vectors has 5 values; 2 vectors x 3 features"},
+        {"ml_svm_kernel.onnx", 0, "kernel_type 'CUBIC' is not one of LINEAR, POLY, RBF, SIGMOID"},
+        {"ml_no_import_binarizer.onnx", 1, "of domain 'ai.onnx.ml', which the model does not "
+                                           "import"},
+        {"ml_label_encoder_dtype.onnx", 0, "X is float32 but the keys are int64"},
+        {"ml_label_encoder_strings.onnx", 0, "keys_strings: string keys or values need string "
+                                             "tensors"},
+        {"ml_array_feature_oob.onnx", 0, "index 5 is out of range for the last axis of X (3)"},
+        {"ml_category_mapper.onnx", 0, "CategoryMapper maps strings to integers and back"},
+        {"ml_zipmap.onnx", 0, "ZipMap outputs a sequence of maps, which ait does not support"},
+        {"ml_scaler_count.onnx", 0, "offset (2 values) and scale (1) must each have 1 value"},
+    };
+    int64_t d23[2] = {2, 3};
+    float x[6] = {0, 1, 2, 3, 4, 5};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ait_error e = {0};
+        ait_model *m = NULL;
+        ait_session *s = NULL;
+        ait_status st = ait_model_load(test_bad(cases[i].file), &m, &e);
+        const char *msg = e.msg;
+        if (st == AIT_OK) st = ait_session_create(m, NULL, &s, &e);
+        if (st == AIT_OK) {
+            ait_tensor *in = ait_tensor_wrap(AIT_F32, 2, d23, x), *out[2] = {NULL, NULL};
+            st = ait_session_run(s, &in, 1, out, ait_model_output_count(m));
+            msg = ait_session_error(s);
+            ait_tensor_free(in);
+            ait_tensor_free(out[0]);
+            ait_tensor_free(out[1]);
+        }
+        if (st == AIT_OK || !strstr(msg, cases[i].needle) || (cases[i].at_load && m))
+            fail_msg("%s: got %s '%s', expected a failure%s containing '%s'", cases[i].file,
+                     ait_status_string(st), msg, cases[i].at_load ? " at load" : "",
+                     cases[i].needle);
+        ait_session_free(s);
+        ait_model_free(m);
+    }
+    /* The good TreeEnsemble the bad ones are made from runs. */
+    ait_error e = {0};
+    ait_model *m;
+    ait_session *s;
+    assert_int_equal(ait_model_load(test_bad("ml_te5_ok.onnx"), &m, &e), AIT_OK);
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    ait_tensor *in = ait_tensor_wrap(AIT_F32, 2, d23, x), *out = NULL;
+    assert_int_equal(ait_session_run(s, &in, 1, &out, 1), AIT_OK);
+    /* x0 <= 0.5 goes on to x1 <= 0.5 (false: leaf 1, 2), else leaf 0 (1) */
+    const float *y = out->data;
+    assert_float_equal(y[0], 2.0f, 0);
+    assert_float_equal(y[1], 1.0f, 0);
+    ait_tensor_free(out);
+    ait_tensor_free(in);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
 static void test_sequences(void **state)
 {
     (void)state;
@@ -331,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_models), cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_external_data),  cmocka_unit_test(test_tolerated),
         cmocka_unit_test(test_bad_run_inputs), cmocka_unit_test(test_runtime_errors),
+        cmocka_unit_test(test_ml_errors),
         cmocka_unit_test(test_sequences),      cmocka_unit_test(test_npy),
         cmocka_unit_test(test_npz),
         cmocka_unit_test(test_shape_overflow), cmocka_unit_test(test_half),

@@ -116,6 +116,14 @@ static void test_node_versions(void **state)
     check_versions("opsets/opset28.onnx", w28, 4);
     const want w21[] = {{"dq", 21}};
     check_versions("opsets/dequantize21.onnx", w21, 1);
+    /* ai.onnx.ml nodes resolve against the model's ml opset. */
+    const int le[4] = {1, 2, 2, 4};
+    for (int v = 1; v <= 4; v++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "opsets/ml_label_encoder%d.onnx", v);
+        const want w[] = {{"le", le[v - 1]}};
+        check_versions(rel, w, 1);
+    }
 }
 
 /* ---- running recent opsets ---- */
@@ -204,15 +212,13 @@ static void test_refused(void **state)
     load_fails("opsets/relu29.onnx", AIT_E_UNSUPPORTED, "default-domain opset 29 is not supported");
     loads("opsets/relu28.onnx");
     load_fails("opsets/ml6.onnx", AIT_E_UNSUPPORTED, "ai.onnx.ml opset 6 is not supported (1 to 5)");
-    load_fails("opsets/ml_node.onnx", AIT_E_UNSUPPORTED,
-               "node 'bin': op 'Binarizer' of domain 'ai.onnx.ml' is not supported");
 }
 
-/* An ai.onnx.ml import with only default-domain nodes loads and runs. */
-static void test_ml_import(void **state)
+/* An ai.onnx.ml import with only default-domain nodes loads and runs, and
+ * so does an ml node (Binarizer, threshold 0.5). */
+static void run_ml(const char *rel, const float *want)
 {
-    (void)state;
-    ait_model *m = test_load(test_data("opsets/ml_import.onnx"));
+    ait_model *m = test_load(test_data(rel));
     ait_error e = {0};
     ait_session *s = NULL;
     if (ait_session_create(m, NULL, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
@@ -222,11 +228,18 @@ static void test_ml_import(void **state)
     memcpy(ait_tensor_data(x), xs, sizeof xs);
     if (ait_session_run(s, &x, 1, &y, 1) != AIT_OK) fail_msg("%s", ait_session_error(s));
     const float *yd = ait_tensor_data(y);
-    assert_true(yd[0] == 0.0f && yd[1] == 0.0f && yd[2] == 2.5f);
+    assert_true(yd[0] == want[0] && yd[1] == want[1] && yd[2] == want[2]);
     ait_tensor_free(x);
     ait_tensor_free(y);
     ait_session_free(s);
     ait_model_free(m);
+}
+
+static void test_ml_import(void **state)
+{
+    (void)state;
+    run_ml("opsets/ml_import.onnx", (const float[3]){0.0f, 0.0f, 2.5f});
+    run_ml("opsets/ml_node.onnx", (const float[3]){0.0f, 0.0f, 1.0f});
 }
 
 /* Cast-25 is marked implemented; a cast to float8, a dtype ait lacks, fails
