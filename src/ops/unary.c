@@ -10,12 +10,14 @@
 
 #include "ops/op.h"
 
-/* Dtype classes an op accepts. */
-enum { FLT = 1, SINT = 2, UINT = 4, NUM = FLT | SINT | UINT, BOOL = 8 };
+/* Dtype classes an op accepts (F8: the four float8 types, which IsNaN,
+ * IsInf and Dropout take from versions 20, 20 and 22). */
+enum { FLT = 1, SINT = 2, UINT = 4, NUM = FLT | SINT | UINT, BOOL = 8, F8 = 16 };
 
 static unsigned dtype_class(ait_dtype t)
 {
     if (dtype_is_float(t)) return FLT;
+    if (t >= AIT_F8E4M3FN && t <= AIT_F8E5M2FNUZ) return F8;
     if (dtype_is_int(t)) return dtype_is_signed(t) ? SINT : UINT;
     return t == AIT_BOOL ? BOOL : 0;
 }
@@ -376,7 +378,7 @@ static ait_status run_clip(op_ctx *c)
 static ait_status infer_isclass(op_ctx *c)
 {
     TRY(same_shape(c, AIT_BOOL));
-    return check_class(c, c->in[0], "input", FLT);
+    return check_class(c, c->in[0], "input", c->n->version >= 20 ? FLT | F8 : FLT);
 }
 
 /* out[i] = whether x[i] is NaN (nan) or an infinity of a detected sign. */
@@ -397,9 +399,10 @@ static void classify(op_ctx *c, bool nan, bool pos, bool neg)
         return;
     }
     float buf[CHUNK];
-    for (int64_t o = 0; o < n; o += CHUNK) {
+    size_t es = ait_dtype_size(x->dtype);
+    for (int64_t o = 0; o < n; o += CHUNK) { /* float16, bfloat16, float8: exact in float32 */
         int64_t m = n - o < CHUNK ? n - o : CHUNK;
-        convert_floats((const uint16_t *)x->data + o, x->dtype, buf, AIT_F32, m);
+        convert_elems((const char *)x->data + o * es, x->dtype, buf, AIT_F32, m, NULL);
         for (int64_t i = 0; i < m; i++) y[o + i] = CLASSIFY(buf[i]);
     }
 #undef CLASSIFY
@@ -589,12 +592,13 @@ static double mt_double(mt19937 *m)
 static ait_status infer_dropout(op_ctx *c)
 {
     TRY(same_shape(c, AIT_UNDEFINED));
-    TRY(check_class(c, c->in[0], "data", FLT));
+    unsigned fl = c->n->version >= 22 ? FLT | F8 : FLT;
+    TRY(check_class(c, c->in[0], "data", fl));
     if (c->opset < 12 && c->n_in > 1)
         return err_set(c->err, AIT_E_INVALID_ARG,
                        "Dropout before opset 12 takes no ratio or training_mode inputs");
     if (has_in(c, 1)) {
-        TRY(check_class(c, c->in[1], "ratio", FLT));
+        TRY(check_class(c, c->in[1], "ratio", fl));
         TRY(check_scalar(c, c->in[1], "ratio"));
     }
     if (has_in(c, 2)) {

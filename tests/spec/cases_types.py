@@ -453,3 +453,65 @@ ce = codes(F4E2M1, [0, 0.5, -1, 6, -6, 3])
 dql("dequantizelinear_scale_e8m0", small(F4E2M1, [2, 3], ce), small(F8E8M0, [2], [125, 131]),
     None, (values(F4E2M1, ce).reshape(2, 3) * np.array([[0.25], [16.0]])).astype(np.float32), 24,
     axis=0, output_dtype=TensorProto.FLOAT)
+
+
+# ---- ops that move bytes: the small types where their type lists have them ----
+def op_case(name, node, inputs, outputs, opset):
+    case(name, node, inputs, outputs, opset=opset)
+
+
+i4 = [-8, -1, 0, 3, 7]
+op_case("identity_int4_odd", helper.make_node("Identity", ["x"], ["y"]),
+        {"x": small(INT4, [5], i4)}, {"y": small(INT4, [5], i4)}, 21)
+u4 = list(range(1, 7))
+op_case("reshape_uint4", helper.make_node("Reshape", ["x", "s"], ["y"]),
+        {"x": small(UINT4, [2, 3], u4), "s": np.array([3, 2], np.int64)},
+        {"y": small(UINT4, [3, 2], u4)}, 21)
+c6 = codes(F8E5M2, [1, -2, 0.5, 3, 1e5, -0.0])
+op_case("transpose_float8e5m2", helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0]),
+        {"x": small(F8E5M2, [2, 3], c6)},
+        {"y": small(F8E5M2, [3, 2], np.array(c6).reshape(2, 3).T.ravel())}, 21)
+f12 = codes(F4E2M1, [0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.5, -1, -6, -0.0])
+op_case("flatten_float4e2m1", helper.make_node("Flatten", ["x"], ["y"], axis=1),
+        {"x": small(F4E2M1, [2, 2, 3], f12)}, {"y": small(F4E2M1, [2, 6], f12)}, 23)
+i2 = [-2, -1, 0, 1, 1]
+op_case("unsqueeze_int2", helper.make_node("Unsqueeze", ["x", "a"], ["y"]),
+        {"x": small(INT2, [5], i2), "a": np.array([0], np.int64)},
+        {"y": small(INT2, [1, 5], i2)}, 25)
+op_case("squeeze_uint2", helper.make_node("Squeeze", ["x", "a"], ["y"]),
+        {"x": small(UINT2, [1, 5], [3, 2, 1, 0, 3]), "a": np.array([0], np.int64)},
+        {"y": small(UINT2, [5], [3, 2, 1, 0, 3])}, 25)
+op_case("pad_int4", helper.make_node("Pad", ["x", "p", "v"], ["y"]),
+        {"x": small(INT4, [3], [1, 2, 3]), "p": np.array([1, 2], np.int64),
+         "v": small(INT4, [], [-3])}, {"y": small(INT4, [6], [-3, 1, 2, 3, -3, -3])}, 21)
+op_case("shape_float8e4m3fnuz", helper.make_node("Shape", ["x"], ["y"]),
+        {"x": small(F8E4M3FNUZ, [2, 3], [0] * 6)}, {"y": np.array([2, 3], np.int64)}, 19)
+op_case("size_float8e8m0", helper.make_node("Size", ["x"], ["y"]),
+        {"x": small(F8E8M0, [2, 3], [127] * 6)}, {"y": np.array(6, np.int64)}, 24)
+op_case("constant_int4", helper.make_node("Constant", [], ["y"],
+                                          value=small(INT4, [5], i4)),
+        {}, {"y": small(INT4, [5], i4)}, 21)
+op_case("constantofshape_float8e4m3fn",
+        helper.make_node("ConstantOfShape", ["s"], ["y"], value=small(F8E4M3FN, [1], [0xb8])),
+        {"s": np.array([2, 2], np.int64)}, {"y": small(F8E4M3FN, [2, 2], [0xb8] * 4)}, 21)
+branches = {}
+for b, vals in (("then", [1, 2, 3]), ("else", [-4, -5, -6])):
+    branches[b] = helper.make_graph(
+        [helper.make_node("Constant", [], ["r"], value=small(INT4, [3], vals))], b, [],
+        [helper.make_tensor_value_info("r", INT4, [3])])
+for cond, want in ((True, [1, 2, 3]), (False, [-4, -5, -6])):
+    op_case(f"if_int4_{str(cond).lower()}",
+            helper.make_node("If", ["c"], ["y"], then_branch=branches["then"],
+                             else_branch=branches["else"]),
+            {"c": np.array(cond)}, {"y": small(INT4, [3], want)}, 21)
+# IsNaN / IsInf (20) and Dropout (22) take the float8 types.
+cn = codes(F8E5M2, [1.0, np.nan, np.inf, -np.inf, 0], saturate=False)
+op_case("isnan_float8e5m2", helper.make_node("IsNaN", ["x"], ["y"]), {"x": small(F8E5M2, [5], cn)},
+        {"y": np.array([False, True, False, False, False])}, 20)
+op_case("isinf_float8e5m2", helper.make_node("IsInf", ["x"], ["y"]), {"x": small(F8E5M2, [5], cn)},
+        {"y": np.array([False, False, True, True, False])}, 20)
+cn = [0x38, 0x7f, 0xff, 0x00]
+op_case("isnan_float8e4m3fn", helper.make_node("IsNaN", ["x"], ["y"]),
+        {"x": small(F8E4M3FN, [4], cn)}, {"y": np.array([False, True, True, False])}, 20)
+op_case("dropout_float8e4m3fn", helper.make_node("Dropout", ["x"], ["y"]),
+        {"x": small(F8E4M3FN, [4], cn)}, {"y": small(F8E4M3FN, [4], cn)}, 22)

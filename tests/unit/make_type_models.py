@@ -64,3 +64,6 @@ write("int4_short_raw", [helper.make_node("Identity", ["v"], ["y"])],
       [small("v", INT4, [5], [0x21, 0x43])], INT4, 21)
 write("int4_int32_data", [helper.make_node("Identity", ["v"], ["y"])],
       [TensorProto(name="v", data_type=INT4, dims=[4], int32_data=[1, 2, 3])], INT4, 21)
+# IsNaN takes float8 from version 20 only.
+write("isnan_f8_at_13", [helper.make_node("IsNaN", ["v"], ["y"])],
+      [small("v", F8E4M3FN, [2], [0, 0x7f])], TensorProto.BOOL, 13)
