@@ -515,3 +515,17 @@ op_case("isnan_float8e4m3fn", helper.make_node("IsNaN", ["x"], ["y"]),
         {"x": small(F8E4M3FN, [4], cn)}, {"y": np.array([False, True, True, False])}, 20)
 op_case("dropout_float8e4m3fn", helper.make_node("Dropout", ["x"], ["y"]),
         {"x": small(F8E4M3FN, [4], cn)}, {"y": small(F8E4M3FN, [4], cn)}, 22)
+# Loop carries an int4 tensor; Scan stacks float8e5m2 slices.
+vi = helper.make_tensor_value_info
+body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Identity", ["v_in"],
+                                                                        ["v_out"])],
+    "body", [vi("i", TensorProto.INT64, []), vi("c_in", TensorProto.BOOL, []), vi("v_in", INT4, [3])],
+    [vi("c_out", TensorProto.BOOL, []), vi("v_out", INT4, [3])])
+op_case("loop_int4", helper.make_node("Loop", ["m", "", "v"], ["y"], body=body),
+        {"m": np.array(2, np.int64), "v": small(INT4, [3], [-8, 0, 7])},
+        {"y": small(INT4, [3], [-8, 0, 7])}, 21)
+sbody = helper.make_graph([helper.make_node("Identity", ["s_in"], ["s_out"])], "sbody",
+                          [vi("s_in", F8E5M2, [3])], [vi("s_out", F8E5M2, [3])])
+op_case("scan_float8e5m2", helper.make_node("Scan", ["x"], ["y"], body=sbody, num_scan_inputs=1),
+        {"x": small(F8E5M2, [2, 3], c6)}, {"y": small(F8E5M2, [2, 3], c6)}, 21)
