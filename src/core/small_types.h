@@ -26,10 +26,14 @@ static inline bool dtype_is_small_float(ait_dtype t)
 int dtype_since_opset(ait_dtype t);
 /* Bits per element in ONNX's storage: 4 or 2 for the packed types, else 8 x size. */
 int dtype_bits(ait_dtype t);
-/* Bytes ONNX stores n elements of t in: ceil(n * bits / 8). */
+/* Bytes ONNX stores n (>= 0) elements of t in: ceil(n * bits / 8), without
+ * overflowing for any n whose byte size in memory fits. */
 static inline uint64_t dtype_stored_bytes(ait_dtype t, int64_t n)
 {
-    return ((uint64_t)n * (uint64_t)dtype_bits(t) + 7) / 8;
+    int b = dtype_bits(t);
+    if (b == 0 || b >= 8) return (uint64_t)n * (uint64_t)(b / 8);
+    uint64_t per = (uint64_t)(8 / b);
+    return ((uint64_t)n + per - 1) / per;
 }
 /* Unpacks n elements of t (4- or 2-bit, lowest bits first, as ONNX packs
  * them) from the first dtype_stored_bytes(t, n) bytes of buf into one byte
