@@ -321,11 +321,11 @@ def ql(name, x, scale, zp, out, opset, **attrs):
 x = np.array([0.0, 1.0, 2.0, 100000.0, 200.0], np.float32)
 for t, opset in ((F8E4M3FN, 19), (F8E5M2, 19), (F8E4M3FNUZ, 19), (F8E5M2FNUZ, 19),
                  (F8E4M3FN, 25)):
-    ql(f"quantizelinear_{NAME[t].lower()[5:]}_{opset}", x, np.float32(2), small(t, [1], [0]),
+    ql(f"quantizelinear_{NAME[t].lower()[6:]}_{opset}", x, np.float32(2), small(t, [1], [0]),
        small(t, [5], ql_ref(x, np.float32(2), 0, t, inf_nan=opset < 24)), opset)
 xs = np.array([0, 1000, -1000, np.inf, -np.inf, np.nan, 1e-6, 470], np.float32)
 for t in F8:
-    ql(f"quantizelinear_no_saturate_{NAME[t].lower()[5:]}", xs, np.float32(1),
+    ql(f"quantizelinear_no_saturate_{NAME[t].lower()[6:]}", xs, np.float32(1),
        small(t, [1], [0]), small(t, [8], ql_ref(xs, np.float32(1), 0, t, saturate=False)), 19,
        saturate=0)
 # the zero point is added before the conversion, as the formula says
@@ -412,7 +412,7 @@ dql("dequantizelinear_e5m2_19", small(F8E5M2, [5], c5), np.float32(2), None,
     values(F8E5M2, c5) * 2, 19, axis=0)
 for t in (F8E4M3FNUZ, F8E5M2FNUZ):
     cs = [0x00, 0x01, 0x7F, 0xFF, 0x80, 0x40]
-    dql(f"dequantizelinear_{NAME[t].lower()[5:]}", small(t, [6], cs), np.float32(0.5), None,
+    dql(f"dequantizelinear_{NAME[t].lower()[6:]}", small(t, [6], cs), np.float32(0.5), None,
         values(t, cs) * 0.5, 19)
 for t, xv, zv, opset in ((INT4, [0, 1, 7, -4, -8], 1, 21), (UINT4, [0, 1, 7, 10, 15], 1, 21),
                          (INT2, [0, 1, -1, -2], 1, 25), (UINT2, [0, 1, 2, 3], 1, 25)):
