@@ -129,6 +129,21 @@ typedef enum ait_dtype {
     AIT_U32 = 12,
     AIT_U64 = 13,
     AIT_BF16 = 16,
+    /* The small types of opsets 19 to 25. Each takes ONE BYTE per element in
+     * memory (ait_dtype_size is 1; ONNX files pack the 4- and 2-bit ones, the
+     * reader unpacks them): the float8 types hold their 8-bit code, float4e2m1
+     * its 4-bit code in the low bits, int4/int2 their value sign-extended in an
+     * int8, uint4/uint2 theirs in a uint8. */
+    AIT_F8E4M3FN = 17,
+    AIT_F8E4M3FNUZ = 18,
+    AIT_F8E5M2 = 19,
+    AIT_F8E5M2FNUZ = 20,
+    AIT_U4 = 21,
+    AIT_I4 = 22,
+    AIT_F4E2M1 = 23,
+    AIT_F8E8M0 = 24,
+    AIT_U2 = 25,
+    AIT_I2 = 26,
 } ait_dtype;
 
 /* "float32", "int64", ...; "undefined" for unknown values. Thread-safe,

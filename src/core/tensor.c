@@ -18,6 +18,12 @@ static const struct {
     [AIT_BOOL] = {"bool", 1},           [AIT_F16] = {"float16", 2}, [AIT_F64] = {"float64", 8},
     [AIT_U32] = {"uint32", 4},          [AIT_U64] = {"uint64", 8},  [14] = {"complex64", 0},
     [15] = {"complex128", 0},           [AIT_BF16] = {"bfloat16", 2},
+    /* one byte each in memory (ait.h) */
+    [AIT_F8E4M3FN] = {"float8e4m3fn", 1}, [AIT_F8E4M3FNUZ] = {"float8e4m3fnuz", 1},
+    [AIT_F8E5M2] = {"float8e5m2", 1},     [AIT_F8E5M2FNUZ] = {"float8e5m2fnuz", 1},
+    [AIT_U4] = {"uint4", 1},              [AIT_I4] = {"int4", 1},
+    [AIT_F4E2M1] = {"float4e2m1", 1},     [AIT_F8E8M0] = {"float8e8m0", 1},
+    [AIT_U2] = {"uint2", 1},              [AIT_I2] = {"int2", 1},
 };
 #define N_DTYPES (int)(sizeof dtype_table / sizeof dtype_table[0])
 
@@ -228,7 +234,7 @@ int64_t elem_get_i64(const void *d, ait_dtype t, int64_t i)
 
 void elem_set_sat(void *d, ait_dtype t, int64_t i, double v)
 {
-    if (dtype_is_float(t)) {
+    if (dtype_is_float(t) || dtype_is_small_float(t)) { /* small floats: saturating */
         elem_set_f64(d, t, i, v);
         return;
     }
@@ -245,6 +251,10 @@ void elem_set_sat(void *d, ait_dtype t, int64_t i, double v)
     case AIT_U16: lo = 0, hi = UINT16_MAX; break;
     case AIT_I32: lo = INT32_MIN, hi = INT32_MAX; break;
     case AIT_U32: lo = 0, hi = UINT32_MAX; break;
+    case AIT_I4: lo = -8, hi = 7; break;
+    case AIT_U4: lo = 0, hi = 15; break;
+    case AIT_I2: lo = -2, hi = 1; break;
+    case AIT_U2: lo = 0, hi = 3; break;
     case AIT_I64:
         ((int64_t *)d)[i] = v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
         return;
@@ -295,6 +305,7 @@ ait_status convert_elems(const void *src, ait_dtype st, void *dst, ait_dtype dt,
         memcpy(dst, src, (size_t)n * ait_dtype_size(st));
         return AIT_OK;
     }
+    if (dtype_is_small(st) || dtype_is_small(dt)) return small_convert(src, st, dst, dt, n, NULL, e);
     if (convert_floats(src, st, dst, dt, n)) return AIT_OK;
     bool from_float = dtype_is_float(st), to_float = dtype_is_float(dt);
     for (int64_t i = 0; i < n; i++) {

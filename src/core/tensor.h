@@ -7,6 +7,7 @@
 
 #include "ait.h"
 #include "core/half.h"
+#include "core/small_types.h"
 #include "core/status.h"
 
 /* What a value holds. ONNX optionals are a tensor, a sequence, or none. */
@@ -69,8 +70,9 @@ void aligned_free(void *p);
  * For index and scalar handling and strided float access; bulk loops use
  * convert_elems / convert_floats. */
 int64_t elem_get_i64(const void *data, ait_dtype t, int64_t i);
-/* Writes v as element i of dt: floats as they are; integers truncated toward
- * zero and saturated at the type's limits, NaN as 0; bool as v > 0. */
+/* Writes v as element i of dt: floats as they are (the small float types
+ * saturating); integers truncated toward zero and saturated at the type's
+ * limits, NaN as 0; bool as v > 0. */
 void elem_set_sat(void *d, ait_dtype t, int64_t i, double v);
 static inline double elem_get_f64(const void *d, ait_dtype t, int64_t i)
 {
@@ -88,7 +90,7 @@ static inline double elem_get_f64(const void *d, ait_dtype t, int64_t i)
     case AIT_U32: return ((const uint32_t *)d)[i];
     case AIT_I64: return (double)((const int64_t *)d)[i];
     case AIT_U64: return (double)((const uint64_t *)d)[i];
-    default: return 0;
+    default: return dtype_is_small(t) ? small_to_f64(t, ((const uint8_t *)d)[i]) : 0;
     }
 }
 static inline void elem_set_f64(void *d, ait_dtype t, int64_t i, double v)
@@ -107,12 +109,15 @@ static inline void elem_set_f64(void *d, ait_dtype t, int64_t i, double v)
     case AIT_U32: ((uint32_t *)d)[i] = (uint32_t)(int64_t)v; break;
     case AIT_I64: ((int64_t *)d)[i] = (int64_t)v; break;
     case AIT_U64: ((uint64_t *)d)[i] = (uint64_t)v; break;
-    default: break;
+    default:
+        if (dtype_is_small(t)) ((uint8_t *)d)[i] = small_from_f64(t, v, NULL);
+        break;
     }
 }
 
 /* Converts n elements between dtypes (the Cast op's semantics: float to int
- * truncates, to bool is != 0). Fails only on unsupported types. */
+ * truncates, to bool is != 0; into a small type as small_convert with Cast's
+ * defaults). Fails only on unsupported types. */
 ait_status convert_elems(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n,
                          ait_error *e);
 /* The fast path of convert_elems for two float dtypes (float32, float64,

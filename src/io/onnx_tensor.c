@@ -118,7 +118,9 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
         return s;
     }
     void *dst = t->data;
-    size_t need = (size_t)numel * es;
+    /* 4- and 2-bit types are stored packed: read that, unpack in place below */
+    size_t need = (size_t)dtype_stored_bytes(dt, numel);
+    bool packed = dtype_bits(dt) < 8;
     s = AIT_OK;
     if (tensor_proto_external(tp)) {
         s = ext_read(tp, dir, dst, need, what, e);
@@ -127,6 +129,13 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
             s = err_set(e, AIT_E_PARSE, "%s: raw data has %zu bytes, the shape needs %zu", what,
                         tp->raw_data.len, need);
         else if (need) memcpy(dst, tp->raw_data.data, need);
+    } else if (numel > 0 && packed) { /* int32_data: one packed byte per entry */
+        if (tp->n_int32_data != need)
+            s = err_set(e, AIT_E_PARSE, "%s: has %zu int32_data values, %lld packed %s elements "
+                        "need %zu", what, tp->n_int32_data, (long long)numel,
+                        ait_dtype_name(dt), need);
+        else
+            for (size_t i = 0; i < need; i++) ((uint8_t *)dst)[i] = (uint8_t)tp->int32_data[i];
     } else if (numel > 0) {
         switch (dt) {
         case AIT_F32: COPY_FIELD(float_data, float); break;
@@ -138,7 +147,10 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
         case AIT_I16: COPY_FIELD(int32_data, int16_t); break;
         case AIT_U16: case AIT_F16: case AIT_BF16: COPY_FIELD(int32_data, uint16_t); break;
         case AIT_I8: COPY_FIELD(int32_data, int8_t); break;
-        case AIT_U8: COPY_FIELD(int32_data, uint8_t); break;
+        case AIT_U8: case AIT_F8E4M3FN: case AIT_F8E4M3FNUZ: case AIT_F8E5M2:
+        case AIT_F8E5M2FNUZ: case AIT_F8E8M0: /* the float8 types: their codes */
+            COPY_FIELD(int32_data, uint8_t);
+            break;
         case AIT_BOOL:
             COPY_FIELD(int32_data, uint8_t);
             for (int64_t i = 0; i < numel; i++) ((uint8_t *)dst)[i] = ((uint8_t *)dst)[i] != 0;
@@ -147,6 +159,7 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
             s = err_set(e, AIT_E_UNSUPPORTED, "%s: element type %s", what, ait_dtype_name(dt));
         }
     }
+    if (s == AIT_OK && packed) small_unpack(dt, dst, numel);
     if (s != AIT_OK) {
         tensor_release(t);
         free(t);

@@ -173,6 +173,10 @@ ait_status work_done(op_ctx *c, tensor *t, const void *w, ait_dtype wt);
 
 /* Fails unless t is float32, float64, float16 or bfloat16. */
 ait_status check_float(op_ctx *c, const tensor *t, const char *what);
+/* Fails when dtype t (of `what`) is a small type newer than the node's op
+ * version (dtype_since_opset: Cast, CastLike, QuantizeLinear and
+ * DequantizeLinear gained each in a version of that number). */
+ait_status check_dtype_version(op_ctx *c, ait_dtype t, const char *what);
 /* Fails unless input i is given, naming it `what`. */
 ait_status need_in(op_ctx *c, int i, const char *what);
 /* Product of dims[from..to). */

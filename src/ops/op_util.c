@@ -132,6 +132,14 @@ ait_status check_float(op_ctx *c, const tensor *t, const char *what)
     return check_dtype(c, t, what, 4, AIT_F32, AIT_F64, AIT_F16, AIT_BF16);
 }
 
+ait_status check_dtype_version(op_ctx *c, ait_dtype t, const char *what)
+{
+    int since = dtype_since_opset(t);
+    if (c->n->version >= since) return AIT_OK;
+    return err_set(c->err, AIT_E_DTYPE, "%s is %s, which version %d of the op does not take "
+                   "(added in version %d)", what, ait_dtype_name(t), c->n->version, since);
+}
+
 ait_status need_in(op_ctx *c, int i, const char *what)
 {
     if (!has_in(c, i)) return err_set(c->err, AIT_E_INVALID_ARG, "input %s is missing", what);

@@ -2,15 +2,17 @@
  * DynamicQuantizeLinear, QLinearMatMul.
  *
  * Scales and zero points are per tensor, per axis (1-D along `axis`) or,
- * from opset 21, blocked (x's rank, `block_size` elements of `axis` sharing
- * one value). Rounding is to nearest even (rint in the default rounding
- * mode), then the result saturates to the output type. */
+ * from version 21, blocked (x's rank, `block_size` elements of `axis` sharing
+ * one value). Into an integer type, x / scale is rounded to nearest even
+ * (rint in the default rounding mode), the zero point added and the result
+ * saturated; into a float type (float8, from 19; float4e2m1, from 23),
+ * x / scale + zero point is converted as Cast does, with its `saturate`. */
 #include <math.h>
 #include <string.h>
 
 #include "ops/matmul_ref.h"
 
-/* Saturation range of a quantized type. */
+/* Saturation range of an integer quantized type. */
 static bool q_range(ait_dtype t, int32_t *lo, int32_t *hi)
 {
     switch (t) {
@@ -18,15 +20,20 @@ static bool q_range(ait_dtype t, int32_t *lo, int32_t *hi)
     case AIT_I8: *lo = -128; *hi = 127; return true;
     case AIT_U16: *lo = 0; *hi = 65535; return true;
     case AIT_I16: *lo = -32768; *hi = 32767; return true;
+    case AIT_U4: *lo = 0; *hi = 15; return true;
+    case AIT_I4: *lo = -8; *hi = 7; return true;
+    case AIT_U2: *lo = 0; *hi = 3; return true;
+    case AIT_I2: *lo = -2; *hi = 1; return true;
     default: return false;
     }
 }
 
+/* Stores an in-range value (int4/int2 are held in an int8, uint4/uint2 in a uint8). */
 static inline void q_store(void *y, ait_dtype t, int64_t i, int32_t v)
 {
     switch (t) {
-    case AIT_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-    case AIT_I8: ((int8_t *)y)[i] = (int8_t)v; break;
+    case AIT_U8: case AIT_U4: case AIT_U2: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    case AIT_I8: case AIT_I4: case AIT_I2: ((int8_t *)y)[i] = (int8_t)v; break;
     case AIT_U16: ((uint16_t *)y)[i] = (uint16_t)v; break;
     case AIT_I16: ((int16_t *)y)[i] = (int16_t)v; break;
     default: break;
@@ -38,6 +45,21 @@ static inline int32_t q_sat(double r, int32_t lo, int32_t hi)
 {
     if (r != r) return 0;
     return r < lo ? lo : r > hi ? hi : (int32_t)r;
+}
+
+/* A quantized type (QuantizeLinear's y, DequantizeLinear's x) the node's
+ * version takes: 8-bit integers always, int32 for dequantizing, 16-bit
+ * integers from 21, the small types from the opset that added them. */
+static ait_status q_type_ok(op_ctx *c, ait_dtype t, const char *what, bool dq)
+{
+    bool ok = t == AIT_U8 || t == AIT_I8 || (dq && t == AIT_I32) ||
+              ((t == AIT_U16 || t == AIT_I16) && c->n->version >= 21) ||
+              (dtype_is_small(t) && t != AIT_F8E8M0);
+    if (!ok)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "%s of type %s is not supported%s", what,
+                       ait_dtype_name(t),
+                       t == AIT_U16 || t == AIT_I16 ? " before version 21" : "");
+    return check_dtype_version(c, t, what);
 }
 
 /* ---- granularity ---------------------------------------------------------
@@ -59,7 +81,7 @@ static bool same_shape(const tensor *a, const tensor *b)
 static ait_status q_granularity(op_ctx *c, const tensor *x, const tensor *s, const tensor *zp,
                                 qgran *g)
 {
-    int64_t bs = c->opset >= 21 ? attr_int(c->n, "block_size", 0) : 0;
+    int64_t bs = c->n->version >= 21 ? attr_int(c->n, "block_size", 0) : 0;
     if (bs < 0)
         return err_set(c->err, AIT_E_INVALID_ARG, "block_size %lld is negative", (long long)bs);
     if (zp && !same_shape(s, zp)) {
@@ -93,6 +115,8 @@ static ait_status q_granularity(op_ctx *c, const tensor *x, const tensor *s, con
         g->sa = 1;
         return AIT_OK;
     }
+    /* blocked: the scale has x's shape with ceil(D / bs) along the axis (the
+     * last block may be short, as the spec's accepted range of block_size allows) */
     bool ok = s->rank == x->rank;
     for (int d = 0; ok && d < x->rank; d++)
         ok = s->dims[d] == (d == axis ? (x->dims[d] + bs - 1) / bs : x->dims[d]);
@@ -108,39 +132,76 @@ static ait_status q_granularity(op_ctx *c, const tensor *x, const tensor *s, con
     return AIT_OK;
 }
 
-/* Scales as double and zero points as int32 (0 when absent), from scratch. */
-static void q_params(const tensor *s, const tensor *zp, int64_t n, double *sc, int32_t *z)
+/* Scales and zero points as double (0 when absent; small types decoded),
+ * from scratch. */
+static void q_params(const tensor *s, const tensor *zp, int64_t n, double *sc, double *z)
 {
     for (int64_t i = 0; i < n; i++) {
         sc[i] = elem_get_f64(s->data, s->dtype, i);
-        z[i] = zp ? (int32_t)elem_get_i64(zp->data, zp->dtype, i) : 0;
+        z[i] = zp ? elem_get_f64(zp->data, zp->dtype, i) : 0;
     }
+}
+
+/* v rounded to float16 or bfloat16 when the arithmetic's type p is one of them. */
+static inline float round_to(ait_dtype p, float v)
+{
+    if (p == AIT_F16) return f16_to_f32(f32_to_f16(v));
+    if (p == AIT_BF16) return bf16_to_f32(f32_to_bf16(v));
+    return v;
 }
 
 /* ---- QuantizeLinear ----------------------------------------------------- */
 
 static ait_status ql_out_dtype(op_ctx *c, ait_dtype *t)
 {
-    int64_t od = c->opset >= 21 ? attr_int(c->n, "output_dtype", 0) : 0;
+    int64_t od = c->n->version >= 21 ? attr_int(c->n, "output_dtype", 0) : 0;
     const tensor *zp = has_in(c, 2) ? c->in[2] : NULL;
     *t = zp ? zp->dtype : od ? (ait_dtype)od : AIT_U8;
     if (zp && od && od != zp->dtype)
         return err_set(c->err, AIT_E_DTYPE, "output_dtype %lld differs from the zero point's %s",
                        (long long)od, ait_dtype_name(zp->dtype));
-    int32_t lo = 0, hi = 0;
-    if (!q_range(*t, &lo, &hi))
-        return err_set(c->err, AIT_E_UNSUPPORTED, "quantizing to %s is not supported",
-                       ait_dtype_name(*t));
+    return q_type_ok(c, *t, "the output", false);
+}
+
+/* The type x / y_scale is computed in: from version 23 the `precision`
+ * attribute, else y_scale's type (int32 divides as the reference does, in
+ * float64; float8e8m0 scales, powers of two, in float32); before 23 numpy's
+ * promotion of x and y_scale, as the reference computes. */
+static ait_status ql_precision(op_ctx *c, const tensor *x, const tensor *s, ait_dtype *p)
+{
+    if (c->n->version < 23) {
+        bool dbl = x->dtype == AIT_I32 || x->dtype == AIT_F64 || s->dtype == AIT_F64;
+        *p = dbl ? AIT_F64 : x->dtype == s->dtype ? x->dtype : AIT_F32;
+        return AIT_OK;
+    }
+    int64_t pr = attr_int(c->n, "precision", 0);
+    if (pr && pr != AIT_F32 && pr != AIT_F16 && pr != AIT_BF16 && pr != AIT_F64)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "precision %lld (%s) is not supported: it "
+                       "must be float, float16, bfloat16 or double", (long long)pr,
+                       ait_dtype_name((ait_dtype)pr));
+    *p = pr ? (ait_dtype)pr : s->dtype;
+    if (*p == AIT_I32) *p = AIT_F64;
+    if (*p == AIT_F8E8M0) *p = AIT_F32;
     return AIT_OK;
 }
 
 static ait_status quantize_infer(op_ctx *c)
 {
     const tensor *x = c->in[0], *s = c->in[1], *zp = has_in(c, 2) ? c->in[2] : NULL;
+    int v = c->n->version;
     TRY(check_dtype(c, x, "x", 5, AIT_F32, AIT_F16, AIT_BF16, AIT_F64, AIT_I32));
-    TRY(check_dtype(c, s, "y_scale", 4, AIT_F32, AIT_F16, AIT_BF16, AIT_F64));
-    ait_dtype t;
+    /* y_scale: x's types (int32 too from 21), float8e8m0 from 24 */
+    if (!(v >= 24 && s->dtype == AIT_F8E8M0) && !(v >= 21 && s->dtype == AIT_I32))
+        TRY(check_dtype(c, s, "y_scale", 4, AIT_F32, AIT_F16, AIT_BF16, AIT_F64));
+    if (v >= 19) {
+        int64_t sat = attr_int(c->n, "saturate", 1);
+        if (sat != 0 && sat != 1)
+            return err_set(c->err, AIT_E_INVALID_ARG, "saturate is %lld; it must be 0 or 1",
+                           (long long)sat);
+    }
+    ait_dtype t, p;
     TRY(ql_out_dtype(c, &t));
+    TRY(ql_precision(c, x, s, &p));
     qgran g;
     TRY(q_granularity(c, x, s, zp, &g));
     set_out(c, 0, t, x->rank, x->dims);
@@ -153,16 +214,17 @@ static ait_status quantize_run(op_ctx *c)
     tensor *y = c->out[0];
     qgran g;
     TRY(q_granularity(c, x, s, zp, &g));
+    ait_dtype p;
+    TRY(ql_precision(c, x, s, &p));
     int32_t lo = 0, hi = 0;
-    q_range(y->dtype, &lo, &hi);
-    /* The division is done in float32 like the reference, unless x is int32
-     * or either side is float64 (numpy then divides in float64). */
-    bool dbl = x->dtype == AIT_I32 || x->dtype == AIT_F64 || s->dtype == AIT_F64;
+    bool to_int = q_range(y->dtype, &lo, &hi), dbl = p == AIT_F64;
+    cast_mode mode = {.no_saturate = c->n->version >= 19 && !attr_int(c->n, "saturate", 1),
+                      .fnuz_inf_nan = c->n->version < 24};
     int64_t n = tensor_numel(x);
-    bool conv = x->dtype != (dbl ? AIT_F64 : AIT_F32);
+    ait_dtype wt = dbl ? AIT_F64 : AIT_F32;
+    bool conv = x->dtype != wt;
     scratch_layout bp = {0};
-    double *sc;
-    int32_t *z;
+    double *sc, *z;
     void *xv;
     for (int pass = 0;; pass++) {
         sc = scratch_take(&bp, g.count, sizeof *sc);
@@ -172,10 +234,7 @@ static ait_status quantize_run(op_ctx *c)
         TRY(scratch_commit(c, &bp));
     }
     q_params(s, zp, g.count, sc, z);
-    if (conv && dbl) /* int32 x, or a float64 scale */
-        for (int64_t i = 0; i < n; i++) ((double *)xv)[i] = elem_get_f64(x->data, x->dtype, i);
-    else if (conv)
-        mm_load(x->data, x->dtype, xv, n); /* float16 / bfloat16 */
+    if (conv) TRY(convert_elems(x->data, x->dtype, xv, wt, n, c->err));
     const float *xf = xv;
     const double *xd = xv;
     int64_t e = 0;
@@ -184,8 +243,10 @@ static ait_status quantize_run(op_ctx *c)
             int64_t base = o * g.so + (a / g.bs) * g.sa;
             for (int64_t i = 0; i < g.inner; i++, e++) {
                 int64_t k = base + i * g.si;
-                double q = dbl ? rint(xd[e] / sc[k]) : (double)rintf(xf[e] / (float)sc[k]);
-                q_store(y->data, y->dtype, e, q_sat(q + z[k], lo, hi));
+                double q = dbl ? xd[e] / sc[k]
+                               : round_to(p, round_to(p, xf[e]) / round_to(p, (float)sc[k]));
+                if (to_int) q_store(y->data, y->dtype, e, q_sat(rint(q) + z[k], lo, hi));
+                else ((uint8_t *)y->data)[e] = small_from_f64(y->dtype, q + z[k], &mode);
             }
         }
     return AIT_OK;
@@ -193,20 +254,41 @@ static ait_status quantize_run(op_ctx *c)
 
 /* ---- DequantizeLinear --------------------------------------------------- */
 
-static ait_status dequantize_infer(op_ctx *c)
+/* The output type: from version 23 `output_dtype` when given, else x_scale's. */
+static ait_status dq_out_dtype(op_ctx *c, const tensor *s, ait_dtype *t)
 {
-    const tensor *x = c->in[0], *s = c->in[1], *zp = has_in(c, 2) ? c->in[2] : NULL;
-    TRY(check_dtype(c, x, "x", 5, AIT_U8, AIT_I8, AIT_U16, AIT_I16, AIT_I32));
-    TRY(check_dtype(c, s, "x_scale", 4, AIT_F32, AIT_F16, AIT_BF16, AIT_F64));
-    if (zp && zp->dtype != x->dtype)
-        return err_set(c->err, AIT_E_DTYPE, "x_zero_point is %s but x is %s",
-                       ait_dtype_name(zp->dtype), ait_dtype_name(x->dtype));
-    qgran g;
-    TRY(q_granularity(c, x, s, zp, &g));
-    set_out(c, 0, s->dtype, x->rank, x->dims);
+    int64_t od = c->n->version >= 23 ? attr_int(c->n, "output_dtype", 0) : 0;
+    if (od && od != AIT_F32 && od != AIT_F16 && od != AIT_BF16)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "output_dtype %lld (%s) is not supported: it "
+                       "must be float, float16 or bfloat16", (long long)od,
+                       ait_dtype_name((ait_dtype)od));
+    *t = od ? (ait_dtype)od : s->dtype;
+    if (*t == AIT_F8E8M0)
+        return err_set(c->err, AIT_E_DTYPE, "x_scale is float8e8m0: output_dtype must say the "
+                       "output's type (float, float16 or bfloat16)");
     return AIT_OK;
 }
 
+static ait_status dequantize_infer(op_ctx *c)
+{
+    const tensor *x = c->in[0], *s = c->in[1], *zp = has_in(c, 2) ? c->in[2] : NULL;
+    TRY(q_type_ok(c, x->dtype, "x", true));
+    if (!(c->n->version >= 24 && s->dtype == AIT_F8E8M0))
+        TRY(check_dtype(c, s, "x_scale", 4, AIT_F32, AIT_F16, AIT_BF16, AIT_F64));
+    if (zp && zp->dtype != x->dtype)
+        return err_set(c->err, AIT_E_DTYPE, "x_zero_point is %s but x is %s",
+                       ait_dtype_name(zp->dtype), ait_dtype_name(x->dtype));
+    ait_dtype t;
+    TRY(dq_out_dtype(c, s, &t));
+    qgran g;
+    TRY(q_granularity(c, x, s, zp, &g));
+    set_out(c, 0, t, x->rank, x->dims);
+    return AIT_OK;
+}
+
+/* (x - zero point) exactly in double (every quantized type's values and
+ * differences fit), times the scale in the output's precision: float64, or
+ * float32 rounded once more to float16 / bfloat16. */
 static ait_status dequantize_run(op_ctx *c)
 {
     const tensor *x = c->in[0], *s = c->in[1], *zp = has_in(c, 2) ? c->in[2] : NULL;
@@ -216,19 +298,18 @@ static ait_status dequantize_run(op_ctx *c)
     int64_t n = tensor_numel(x);
     bool f64 = y->dtype == AIT_F64, direct = y->dtype == AIT_F32 || f64;
     scratch_layout bp = {0};
-    double *sc;
-    int32_t *z, *xi;
+    double *sc, *z, *xd;
     void *yv;
     for (int pass = 0;; pass++) {
         sc = scratch_take(&bp, g.count, sizeof *sc);
         z = scratch_take(&bp, g.count, sizeof *z);
-        xi = scratch_take(&bp, n, sizeof *xi);
+        xd = scratch_take(&bp, n, sizeof *xd);
         yv = direct ? y->data : scratch_take(&bp, n, 4);
         if (pass) break;
         TRY(scratch_commit(c, &bp));
     }
     q_params(s, zp, g.count, sc, z);
-    mm_load(x->data, x->dtype, xi, n); /* widened to int32 */
+    TRY(convert_elems(x->data, x->dtype, xd, AIT_F64, n, c->err));
     float *yf = yv;
     double *yd = yv;
     int64_t e = 0;
@@ -236,8 +317,9 @@ static ait_status dequantize_run(op_ctx *c)
         for (int64_t a = 0; a < g.D; a++) {
             int64_t base = o * g.so + (a / g.bs) * g.sa;
             for (int64_t i = 0; i < g.inner; i++, e++) {
-                int64_t k = base + i * g.si, v = (int64_t)xi[e] - z[k];
-                if (f64) yd[e] = (double)v * sc[k];
+                int64_t k = base + i * g.si;
+                double v = xd[e] - z[k];
+                if (f64) yd[e] = v * sc[k];
                 else yf[e] = (float)v * (float)sc[k];
             }
         }

@@ -10,12 +10,14 @@
 
 #include "ops/op.h"
 
-/* Dtype classes an op accepts. */
-enum { FLT = 1, SINT = 2, UINT = 4, NUM = FLT | SINT | UINT, BOOL = 8 };
+/* Dtype classes an op accepts (F8: the four float8 types, which IsNaN,
+ * IsInf and Dropout take from versions 20, 20 and 22). */
+enum { FLT = 1, SINT = 2, UINT = 4, NUM = FLT | SINT | UINT, BOOL = 8, F8 = 16 };
 
 static unsigned dtype_class(ait_dtype t)
 {
     if (dtype_is_float(t)) return FLT;
+    if (t >= AIT_F8E4M3FN && t <= AIT_F8E5M2FNUZ) return F8;
     if (dtype_is_int(t)) return dtype_is_signed(t) ? SINT : UINT;
     return t == AIT_BOOL ? BOOL : 0;
 }
@@ -377,7 +379,7 @@ static ait_status run_clip(op_ctx *c)
 static ait_status infer_isclass(op_ctx *c)
 {
     TRY(same_shape(c, AIT_BOOL));
-    return check_class(c, c->in[0], "input", FLT);
+    return check_class(c, c->in[0], "input", c->n->version >= 20 ? FLT | F8 : FLT);
 }
 
 /* out[i] = whether x[i] is NaN (nan) or an infinity of a detected sign. */
@@ -398,9 +400,10 @@ static void classify(op_ctx *c, bool nan, bool pos, bool neg)
         return;
     }
     float buf[CHUNK];
-    for (int64_t o = 0; o < n; o += CHUNK) {
+    size_t es = ait_dtype_size(x->dtype);
+    for (int64_t o = 0; o < n; o += CHUNK) { /* float16, bfloat16, float8: exact in float32 */
         int64_t m = n - o < CHUNK ? n - o : CHUNK;
-        convert_floats((const uint16_t *)x->data + o, x->dtype, buf, AIT_F32, m);
+        convert_elems((const char *)x->data + o * es, x->dtype, buf, AIT_F32, m, NULL);
         for (int64_t i = 0; i < m; i++) y[o + i] = CLASSIFY(buf[i]);
     }
 #undef CLASSIFY
@@ -456,12 +459,34 @@ static ait_status check_cast(op_ctx *c, ait_dtype from, int64_t to)
 {
     if (from == AIT_STRING || to == AIT_STRING)
         return err_set(c->err, AIT_E_UNSUPPORTED, "casts to or from string are not supported");
-    if (to <= 0 || to > AIT_BF16 || !ait_dtype_size((ait_dtype)to))
+    if (to <= 0 || to > AIT_I2 || !ait_dtype_size((ait_dtype)to))
         return err_set(c->err, AIT_E_UNSUPPORTED, "cast to ONNX data type %lld is not supported",
                        (long long)to);
     if (!ait_dtype_size(from))
         return err_set(c->err, AIT_E_UNSUPPORTED, "cast from %s is not supported",
                        ait_dtype_name(from));
+    TRY(check_dtype_version(c, from, "the input"));
+    return check_dtype_version(c, (ait_dtype)to, "the target type");
+}
+
+/* saturate (versions 19 on) and round_mode (24 on) for the small types;
+ * versions before 24 turn +-inf into NaN in the FNUZ types (Cast-19's table). */
+static ait_status cast_attrs(op_ctx *c, cast_mode *m)
+{
+    int v = c->n->version;
+    int64_t sat = v >= 19 ? attr_int(c->n, "saturate", 1) : 1;
+    if (sat != 0 && sat != 1)
+        return err_set(c->err, AIT_E_INVALID_ARG, "saturate is %lld; it must be 0 or 1",
+                       (long long)sat);
+    const char *r = v >= 24 ? attr_str(c->n, "round_mode", "up") : "up";
+    static const char *const modes[] = {[E8M0_UP] = "up", [E8M0_DOWN] = "down",
+                                        [E8M0_NEAREST] = "nearest"};
+    *m = (cast_mode){.no_saturate = !sat, .fnuz_inf_nan = v < 24, .e8m0_round = -1};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(r, modes[i]) == 0) m->e8m0_round = i;
+    if (m->e8m0_round < 0)
+        return err_set(c->err, AIT_E_INVALID_ARG,
+                       "round_mode '%s' is not one of 'up', 'down', 'nearest'", r);
     return AIT_OK;
 }
 
@@ -472,6 +497,8 @@ static ait_status infer_cast(op_ctx *c)
         return err_set(c->err, AIT_E_INVALID_ARG, "Cast needs an integer attribute 'to'");
     if (!has_in(c, 0)) return err_set(c->err, AIT_E_INVALID_ARG, "input 0 is missing");
     TRY(check_cast(c, c->in[0]->dtype, to->i));
+    cast_mode m;
+    TRY(cast_attrs(c, &m));
     return same_shape(c, (ait_dtype)to->i);
 }
 
@@ -480,6 +507,8 @@ static ait_status infer_castlike(op_ctx *c)
     if (!has_in(c, 0) || !has_in(c, 1))
         return err_set(c->err, AIT_E_INVALID_ARG, "CastLike needs two inputs");
     TRY(check_cast(c, c->in[0]->dtype, c->in[1]->dtype));
+    cast_mode m;
+    TRY(cast_attrs(c, &m));
     return same_shape(c, c->in[1]->dtype);
 }
 
@@ -487,6 +516,11 @@ static ait_status run_cast(op_ctx *c)
 {
     const tensor *x = c->in[0];
     tensor *y = c->out[0];
+    if (dtype_is_small(x->dtype) || dtype_is_small(y->dtype)) {
+        cast_mode m;
+        TRY(cast_attrs(c, &m));
+        return small_convert(x->data, x->dtype, y->data, y->dtype, tensor_numel(x), &m, c->err);
+    }
     return convert_elems(x->data, x->dtype, y->data, y->dtype, tensor_numel(x), c->err);
 }
 
@@ -592,12 +626,13 @@ static double mt_double(mt19937 *m)
 static ait_status infer_dropout(op_ctx *c)
 {
     TRY(same_shape(c, AIT_UNDEFINED));
-    TRY(check_class(c, c->in[0], "data", FLT));
+    unsigned fl = c->n->version >= 22 ? FLT | F8 : FLT;
+    TRY(check_class(c, c->in[0], "data", fl));
     if (c->opset < 12 && c->n_in > 1)
         return err_set(c->err, AIT_E_INVALID_ARG,
                        "Dropout before opset 12 takes no ratio or training_mode inputs");
     if (has_in(c, 1)) {
-        TRY(check_class(c, c->in[1], "ratio", FLT));
+        TRY(check_class(c, c->in[1], "ratio", fl));
         TRY(check_scalar(c, c->in[1], "ratio"));
     }
     if (has_in(c, 2)) {

@@ -183,18 +183,23 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
     int64_t n = ait_tensor_numel(t), bound = index_bound(g, g->inputs[idx]);
     void *p = ait_tensor_data(t);
     const char *how;
+    char hb[40];
     if (v->dtype == AIT_BOOL || looks_like_mask(v->name)) {
         for (int64_t i = 0; i < n; i++) elem_set_f64(p, v->dtype, i, 1);
         how = "ones";
-    } else if (dtype_is_float(v->dtype)) {
+    } else if (dtype_is_float(v->dtype) || dtype_is_small_float(v->dtype)) {
         for (int64_t i = 0; i < n; i++) /* uniform in [-1, 1) */
             elem_set_f64(p, v->dtype, i, (double)(rng_next(rng) >> 11) * 0x1p-52 - 1.0);
         how = "uniform [-1, 1)";
     } else {
-        int64_t hi = bound ? bound : 100;
+        /* int4/uint4 [0, 8), int2/uint2 [0, 2): in range, signed or not */
+        int64_t hi = bound                          ? bound
+                     : dtype_is_small_int(v->dtype) ? 1 << (dtype_bits(v->dtype) - 1)
+                                                    : 100;
         for (int64_t i = 0; i < n; i++)
             elem_set_f64(p, v->dtype, i, (double)(rng_next(rng) % (uint64_t)hi));
-        how = bound ? "indices below the table size" : "integers in [0, 100)";
+        snprintf(hb, sizeof hb, "integers in [0, %lld)", (long long)hi);
+        how = bound ? "indices below the table size" : hb;
     }
     if (say) {
         char s[128], b[32] = "";

@@ -31,9 +31,11 @@ tolerance tolerance_quantised(void)
     return (tolerance){0, 0, 1.0, TOL_QUANT_SQNR_DB};
 }
 
+/* The small types (float8, int4, ...) are compared by value, exactly: no
+ * backend computes them other than through the reference ops. */
 static bool has_numbers(ait_dtype t)
 {
-    return dtype_is_float(t) || dtype_is_int(t) || t == AIT_BOOL;
+    return dtype_is_float(t) || dtype_is_int(t) || t == AIT_BOOL || dtype_is_small(t);
 }
 
 /* Elements [off, off+n) of t as doubles: the bulk float path when it

@@ -24,6 +24,7 @@
  *   float16            rtol 1e-2  atol 1e-3  share 0
  *   bfloat16           rtol 5e-2  atol 1e-2  share 0   (8 significant bits)
  *   integers and bool  exact                 share 0
+ *   float8, float4, int4, int2, ... (the small types)  exact (by value)
  * SQNR is reported but not judged by these. Quantised candidates, whose
  * errors are large per element but small overall, are judged by SQNR alone
  * (tolerance_quantised): SQNR >= 25 dB, no share bound. */

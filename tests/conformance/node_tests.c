@@ -222,7 +222,10 @@ static bool compare(const tensor *got, const tensor *want, int j, char *why, siz
     bool fl = dtype_is_float(want->dtype);
     for (int64_t i = 0; i < cnt; i++) {
         bool ok;
-        if (fl) {
+        if (dtype_is_small_float(want->dtype)) { /* codes: exact, any NaN for NaN, -0 != 0 */
+            double x = elem_get_f64(got->data, got->dtype, i), y = elem_get_f64(want->data, want->dtype, i);
+            ok = isnan(y) ? isnan(x) : x == y && signbit(x) == signbit(y);
+        } else if (fl) {
             double x = elem_get_f64(got->data, got->dtype, i), y = elem_get_f64(want->data, want->dtype, i);
             if (isnan(y)) ok = isnan(x);
             else if (isinf(y)) ok = x == y;

@@ -85,8 +85,7 @@ for opset, act in ((27, "Relu"), (28, "Celu")):
     np.save(os.path.join(out, f"opset{opset}_y.npy"), y)
     np.savez(os.path.join(out, f"opset{opset}_inputs.npz"), x=x)  # for `ait run --input`
 
-# DequantizeLinear 23 added the output_dtype attribute (ait implements up to 21):
-# refused at opset 23, loaded at opset 21.
+# DequantizeLinear 21 and 23 (23 added the output_dtype attribute): both load.
 xq = init("xq", np.array([0, 3, 7], np.uint8))
 sc = init("sc", np.array(0.5, np.float32))
 zp = init("zp", np.array(1, np.uint8))
@@ -99,8 +98,7 @@ for opset in (21, 23):
 save(model([helper.make_node("Gelu", ["x"], ["y"], name="gelu")], [vi("x", [2])], [vi("y", [2])],
            opset=19), os.path.join(out, "gelu19.onnx"))
 
-# Cast to float8e4m3fn (Cast-25 is marked implemented; ait has no float8):
-# a dtype error, not a wrong result.
+# Cast to float8e4m3fn (Cast-25).
 save(model([helper.make_node("Cast", ["x"], ["y"], name="to_f8", to=FLOAT8E4M3FN)],
            [vi("x", [2])], [vi("y", [2], FLOAT8E4M3FN)], opset=25),
      os.path.join(out, "cast_float8.onnx"))
