@@ -526,8 +526,20 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     return AIT_OK;
 }
 
-/* A module no backend can take on its own (today: more ports than a trial
- * passes) keeps its baseline, which runs inline in the model, and
+/* The first node of g whose outputs differ on every run (a random op
+ * without a seed), or -1. */
+static int random_node(const graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        if (n->def && (n->def->flags & OP_NONDETERMINISTIC) && !node_attr(n, "seed")) return i;
+    }
+    return -1;
+}
+
+/* A module no backend can take on its own, or whose candidates cannot be
+ * checked (more ports than a trial passes, unseeded random values), keeps
+ * its baseline, which runs inline in the model, and
  * tm->untuned says why. The tune goes on with the others. */
 static void keep_baseline(tune_ctx *x, tune_module *tm, const char *why)
 {
@@ -552,10 +564,16 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     TRY(graph_extract(x->m->g, x->insp->tree, mi, &mt.sub, e));
     graph *sub = mt.sub;
     ait_status s = AIT_OK;
-    if (sub->n_inputs > MAX_PORTS || sub->n_outputs > MAX_PORTS) {
-        char why[160];
-        snprintf(why, sizeof why, "it has %d inputs and %d outputs; a trial passes at most %d",
-                 sub->n_inputs, sub->n_outputs, MAX_PORTS);
+    char why[200];
+    int rnd = random_node(sub);
+    if (sub->n_inputs > MAX_PORTS || sub->n_outputs > MAX_PORTS || rnd >= 0) {
+        if (rnd >= 0)
+            snprintf(why, sizeof why, "node '%s' (%s) draws new random values on every run (it "
+                     "has no seed), so no candidate can be checked against the reference",
+                     sub->nodes[rnd].name, sub->nodes[rnd].op);
+        else
+            snprintf(why, sizeof why, "it has %d inputs and %d outputs; a trial passes at most %d",
+                     sub->n_inputs, sub->n_outputs, MAX_PORTS);
         keep_baseline(x, tm, why);
         graph_free(sub);
         return AIT_OK;

@@ -103,6 +103,13 @@ check tune-wide 0 "wide +1 +reference/t1 +- +- +kept the baseline: it has 65 inp
 check show-wide 0 "wide +1 +reference/t1 +- +- +- +kept the baseline: it has 65 inputs" "$ait" show "$tmp/wide.ait"
 check run-wide 0 "output y +float32 +\\[2\\]" "$ait" run "$tmp/wide.ait"
 
+# A module drawing unseeded random values cannot be checked: it keeps its baseline and says
+# why, the other module is tuned, the artifact runs.
+check tune-random 0 "noise +1 +reference/t1 +- +- +kept the baseline: node '/noise/RandomNormalLike' \\(RandomNormalLike\\) draws new random values on every run" \
+  "$ait" tune "$data/bad/random_module.onnx" --warmup 1 --window 2 --cap 3 -o "$tmp/rnd.ait"
+check tune-random-others 0 "head +1 +[a-z]+/t1 +[0-9.]+ " echo "$out"
+check run-random 0 "output y +float32 +\\[2,8\\]" "$ait" run "$tmp/rnd.ait"
+
 # The sample rate is a scalar the If branches on: never generated (issue 12), it is asked for
 # by name; given on the command line it runs the 8 kHz branch as PyTorch does.
 check scalar-param-run 1 "input 'sr' is a single value that decides If '/frontend/If', not data: ait cannot guess it; give it, e.g. --input sr=VALUE" \

@@ -336,3 +336,12 @@ ml_bad("array_feature_oob", "ArrayFeatureExtractor", ins=("x", "i"),
 ml_bad("category_mapper", "CategoryMapper", cats_int64s=[1], cats_strings=["a"])
 ml_bad("zipmap", "ZipMap", classlabels_int64s=[0, 1, 2])
 ml_bad("scaler_count", "Scaler", offset=[1.0, 2.0], scale=[1.0])
+
+# A module drawing unseeded random values (tests/cli/test_artifact_cli.sh):
+# no candidate can be checked against the reference, so `ait tune` keeps its
+# baseline and says why; module 'head' is tuned as usual.
+write("random_module.onnx", model(
+    [helper.make_node("RandomNormalLike", ["x"], ["n"], name="/noise/RandomNormalLike", scale=0.1),
+     helper.make_node("Add", ["x", "n"], ["xn"], name="/noise/Add"),
+     helper.make_node("Relu", ["xn"], ["y"], name="/head/Relu")],
+    [vi("x", [2, 8])], [vi("y", [2, 8])], opset=22))
