@@ -553,7 +553,7 @@ static ait_status run_prelu(op_ctx *c)
 static ait_status infer_where(op_ctx *c)
 {
     TRY(need_dtype(c, 0, T_BOOL));
-    TRY(same_dtypes(c, 1, 3, T_NUM | T_BOOL));
+    TRY(same_dtypes(c, 1, 3, T_NUM | T_BOOL | M(AIT_STRING)));
     int rank;
     int64_t dims[AIT_MAX_RANK];
     TRY(bcast_all(c, 0, 3, c->in[1]->dtype, &rank, dims));
@@ -652,4 +652,4 @@ OP_TABLE(binary, BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Mod"), BIN
          BIN("BitShift"), VAR("Max"), VAR("Min"), VAR("Sum"), VAR("Mean"),
          {"Pow", 2, 2, 1, 1, 0, infer_pow, run_pow},
          {"PRelu", 2, 2, 1, 1, 0, infer_prelu, run_prelu},
-         {"Where", 3, 3, 1, 1, 0, infer_where, run_where});
+         {"Where", 3, 3, 1, 1, OP_STR_MOVES, infer_where, run_where});

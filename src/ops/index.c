@@ -147,6 +147,8 @@ static ait_status parse_reduction(op_ctx *c, int *red)
     for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) {
             *red = i;
+            if (i != RED_NONE && c->in[0]->dtype == AIT_STRING)
+                return err_set(c->err, AIT_E_DTYPE, "reduction '%s' on string tensors", s);
             return AIT_OK;
         }
     return err_set(c->err, AIT_E_INVALID_ARG, "unknown reduction '%s'", s);
@@ -1098,16 +1100,16 @@ static ait_status unique_run(op_ctx *c)
 }
 
 OP_TABLE(index,
-         {"Gather", 2, 2, 1, 1, 0, gather_infer, gather_run},
-         {"GatherElements", 2, 2, 1, 1, 0, gather_elements_infer, gather_elements_run},
-         {"GatherND", 2, 2, 1, 1, 0, gather_nd_infer, gather_nd_run},
-         {"ScatterND", 3, 3, 1, 1, 0, scatter_nd_infer, scatter_nd_run},
-         {"ScatterElements", 3, 3, 1, 1, 0, scatter_elements_infer, scatter_elements_run},
-         {"Scatter", 3, 3, 1, 1, 0, scatter_elements_infer, scatter_elements_run},
+         {"Gather", 2, 2, 1, 1, OP_STR_MOVES, gather_infer, gather_run},
+         {"GatherElements", 2, 2, 1, 1, OP_STR_MOVES, gather_elements_infer, gather_elements_run},
+         {"GatherND", 2, 2, 1, 1, OP_STR_MOVES, gather_nd_infer, gather_nd_run},
+         {"ScatterND", 3, 3, 1, 1, OP_STR_MOVES, scatter_nd_infer, scatter_nd_run},
+         {"ScatterElements", 3, 3, 1, 1, OP_STR_MOVES, scatter_elements_infer, scatter_elements_run},
+         {"Scatter", 3, 3, 1, 1, OP_STR_MOVES, scatter_elements_infer, scatter_elements_run},
          {"TopK", 1, 2, 2, 2, 0, topk_infer, topk_run},
          {"CumSum", 2, 2, 1, 1, 0, cumsum_infer, cumsum_run},
          {"NonZero", 1, 1, 1, 1, 0, nonzero_infer, nonzero_run},
          {"OneHot", 3, 3, 1, 1, 0, onehot_infer, onehot_run},
-         {"Compress", 2, 2, 1, 1, 0, compress_infer, compress_run},
-         {"ReverseSequence", 2, 2, 1, 1, 0, revseq_infer, revseq_run},
+         {"Compress", 2, 2, 1, 1, OP_STR_MOVES, compress_infer, compress_run},
+         {"ReverseSequence", 2, 2, 1, 1, OP_STR_MOVES, revseq_infer, revseq_run},
          {"Unique", 1, 1, 1, 4, 0, unique_infer, unique_run});

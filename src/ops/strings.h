@@ -1,0 +1,10 @@
+/* The string side of Cast and CastLike (strings.c). */
+#ifndef AIT_OPS_STRINGS_H
+#define AIT_OPS_STRINGS_H
+#include "ops/op.h"
+
+/* Casts x into y (same shape) when either is a string tensor: numbers as
+ * text and back, as strings.c documents. */
+ait_status str_cast(op_ctx *c, const tensor *x, tensor *y);
+
+#endif
