@@ -1,0 +1,154 @@
+"""String ops: every example of StringConcat, StringSplit and RegexFullMatch
+(opset 20), StringNormalizer edges the onnx 1.12 tests miss, and Cast to and
+from string at opset 21. Expected values come from Python's own string
+methods (str.split, re.fullmatch, str.lower/upper, float formatting)."""
+import re
+
+import numpy as np
+from onnx import helper
+
+from spec_case import case
+
+
+def S(v):
+    return np.array(v, dtype=object)
+
+
+# ---- StringConcat ----------------------------------------------------------
+def concat(name, x, y):
+    x, y = S(x), S(y)
+    z = np.asarray(np.frompyfunc(lambda a, b: a + b, 2, 1)(x, y), dtype=object)
+    case(name, helper.make_node("StringConcat", ["x", "y"], ["z"]), {"x": x, "y": y},
+         {"z": S(z)}, opset=20)
+
+
+concat("string_concat", ["abc", "def"], [".com", ".net"])
+concat("string_concat_broadcasting", ["cat", "dog", "snake"], ["s"])
+concat("string_concat_zero_dimensional", "cat", "s")
+concat("string_concat_empty_string", ["abc", ""], ["", "abc"])
+concat("string_concat_utf8", ["的", "中"], ["的", "中"])
+concat("string_concat_2d_broadcast", [["a"], ["b"]], ["x", "y", "é"])
+
+
+# ---- StringSplit -----------------------------------------------------------
+def split(name, x, delimiter=None, maxsplit=None):
+    x = S(x)
+    attrs = {}
+    if delimiter is not None:
+        attrs["delimiter"] = delimiter
+    if maxsplit is not None:
+        attrs["maxsplit"] = maxsplit
+    d = delimiter if delimiter else None
+    m = -1 if maxsplit is None else maxsplit
+    parts = [s.split(d, m) for s in x.ravel()]
+    width = max([len(p) for p in parts], default=0)
+    y = np.array([p + [""] * (width - len(p)) for p in parts], dtype=object)
+    y = y.reshape(x.shape + (width,))
+    z = np.array([len(p) for p in parts], dtype=np.int64).reshape(x.shape)
+    node = helper.make_node("StringSplit", ["x"], ["y", "z"], **attrs)
+    case(name, node, {"x": x}, {"y": y, "z": z}, opset=20)
+
+
+split("string_split_basic", ["abc.com", "def.net"], ".")
+split("string_split_consecutive_delimiters", ["o-n-n--x-", "o-n----nx"], "-")
+split("string_split_empty_string_delimiter",
+      ["hello world !", "  hello   world !", " hello world   ! "], "")
+split("string_split_no_delimiter", ["hello world !", "  hello   world !", " hello world   ! "])
+split("string_split_empty_tensor", np.array([], dtype=object))
+split("string_split_maxsplit", [["hello world", "def.net"], ["o n n x", "the quick brown fox"]],
+      maxsplit=2)
+split("string_split_maxsplit_delimiter", ["a,b,c,d", "", ",", "x"], ",", maxsplit=1)
+split("string_split_maxsplit_0", ["  a b  ", "c"], maxsplit=0)
+split("string_split_long_delimiter", ["a<=>b<=><=>c", "日本<=>語"], "<=>")
+split("string_split_empty_strings", ["", "   "])
+
+
+# ---- RegexFullMatch --------------------------------------------------------
+def regex(name, x, pattern):
+    x = S(x)
+    y = np.array([re.fullmatch(pattern, s) is not None for s in x.ravel()],
+                 dtype=bool).reshape(x.shape)
+    case(name, helper.make_node("RegexFullMatch", ["X"], ["Y"], pattern=pattern), {"X": x},
+         {"Y": y}, opset=20)
+
+
+regex("regex_full_match_basic", ["www.google.com", "www.facebook.com", "www.bbc.co.uk"],
+      r"www\.[\w.-]+\.\bcom\b")
+regex("regex_full_match_email_domain",
+      [["account@gmail.com", "account@hotmail.com"], ["not email", "account2@yahoo.com"]],
+      r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)")
+regex("regex_full_match_empty", np.array([[], []], dtype=object),
+      r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)")
+# full match, not search; the empty string; unicode (one code point per '.')
+regex("regex_full_match_partial", ["abc", "xabc", "abcx", ""], r"abc|")
+regex("regex_full_match_unicode", ["日本", "日本語", "ab"], r"..")
+
+# ---- StringNormalizer (version 10) ------------------------------------------
+
+
+def normalize(name, x, action=None, sensitive=None, stopwords=None):
+    x = S(x)
+    attrs = {}
+    if action:
+        attrs["case_change_action"] = action
+    if sensitive is not None:
+        attrs["is_case_sensitive"] = sensitive
+    if stopwords:
+        attrs["stopwords"] = stopwords
+    flat = list(x.ravel())
+    if stopwords:
+        if sensitive:
+            flat = [s for s in flat if s not in stopwords]
+        else:
+            low = [w.lower() for w in stopwords]
+            flat = [s for s in flat if s.lower() not in low]
+    if action == "LOWER":
+        flat = [s.lower() for s in flat]
+    elif action == "UPPER":
+        flat = [s.upper() for s in flat]
+    if not flat:
+        flat = [""]
+    y = S(flat).reshape((len(flat),) if x.ndim == 1 else (1, len(flat)))
+    case(name, helper.make_node("StringNormalizer", ["x"], ["y"], **attrs), {"x": x}, {"y": y},
+         opset=10)
+
+
+normalize("strnormalizer_insensitive_unicode", ["Éte", "éTÉ", "Straße", "ÄPFEL", "Ωmega"],
+          "LOWER", 0, ["ÉTÉ"])
+normalize("strnormalizer_upper_unicode", [["école", "ωmega", "Ünter", ""]], "UPPER")
+normalize("strnormalizer_sensitive_keeps_case", ["Monday", "monday", "MONDAY"], "NONE", 1,
+          ["monday"])
+normalize("strnormalizer_insensitive_all_dropped", [["Monday", "MONDAY"]], "LOWER", 0,
+          ["monday"])
+
+# ---- Cast to and from string, opset 21 -------------------------------------
+
+
+def shortest(v, t):
+    """The fewest %g digits that read back as the same value of type t."""
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "INF" if v > 0 else "-INF"
+    for p in range(1, 18):
+        s = "%.*g" % (p, float(v))
+        if t(float(s)) == t(v):
+            return s
+    return s
+
+
+xf = np.array([0.1, -2.5, 1e-5, 123456789.0, np.nan, np.inf, -np.inf, 0.0, 3.0], np.float32)
+case("cast_float_to_string_21", helper.make_node("Cast", ["x"], ["y"], to=8), {"x": xf},
+     {"y": S([shortest(v, np.float32) for v in xf])}, opset=21)
+xd = np.array([0.1, 1 / 3, -1e300, 2.0], np.float64)
+case("cast_double_to_string_21", helper.make_node("Cast", ["x"], ["y"], to=8), {"x": xd},
+     {"y": S([shortest(v, np.float64) for v in xd])}, opset=21)
+xi = np.array([0, -7, 9223372036854775807, -9223372036854775808], np.int64)
+case("cast_int64_to_string_21", helper.make_node("Cast", ["x"], ["y"], to=8), {"x": xi},
+     {"y": S([str(v) for v in xi])}, opset=21)
+xs = S(["3.5", "1e-5", "1E8", "-inf", "+Inf", "nan", " 42 ", "-0.25"])
+case("cast_string_to_float_21", helper.make_node("Cast", ["x"], ["y"], to=1), {"x": xs},
+     {"y": np.array([float(s) for s in xs], np.float32)}, opset=21)
+xs = S(["12", "-3", "100.5", "9223372036854775807"])
+case("cast_string_to_int64_21", helper.make_node("Cast", ["x"], ["y"], to=7), {"x": xs},
+     {"y": np.array([12, -3, 100, 9223372036854775807], np.int64)}, opset=21)
