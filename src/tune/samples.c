@@ -596,7 +596,7 @@ static ait_status batch_input(const ait_model *m, const sample_set *set, int i, 
     dims[ax] = b;
     TRY(shape_numel(dims, ref->rank, ref->dtype, &numel, v->name, e));
     /* The output's size fits, so its outer and inner parts do too. */
-    int64_t outer = 1, inner = (int64_t)ait_dtype_size(ref->dtype);
+    int64_t outer = 1, inner = 1, es = (int64_t)ait_dtype_size(ref->dtype);
     for (int d = 0; d < ax; d++) outer *= dims[d];
     for (int d = ax + 1; d < ref->rank; d++) inner *= dims[d];
     tensor *t = ait_tensor_create(ref->dtype, ref->rank, dims);
@@ -623,9 +623,15 @@ static ait_status batch_input(const ait_model *m, const sample_set *set, int i, 
         }
         const uint8_t *from = src->data;
         int64_t rows = src->dims[ax];
-        for (int64_t o = 0; o < outer; o++)
-            memcpy(dst + (size_t)((o * b + r) * inner), from + (size_t)((o * rows + j) * inner),
-                   (size_t)inner);
+        for (int64_t o = 0; o < outer; o++) {
+            ait_status s = elems_copy(dst + (size_t)((o * b + r) * inner * es),
+                                      from + (size_t)((o * rows + j) * inner * es), inner,
+                                      ref->dtype, e);
+            if (s != AIT_OK) {
+                ait_tensor_free(t);
+                return s;
+            }
+        }
     }
     *out = t;
     return AIT_OK;
