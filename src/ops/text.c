@@ -1,5 +1,5 @@
-/* Text features: TfIdfVectorizer over integer token ids. (String tokens
- * need string tensors, which ait does not have yet.) */
+/* Text features: TfIdfVectorizer over integer token ids (string tokens,
+ * pool_strings, are not implemented: string inputs are refused). */
 #include <string.h>
 
 #include "ops/op.h"
