@@ -1021,10 +1021,45 @@ static void uniq_compute(uniq *u, const tensor *x, bool sorted, void *mem)
     memcpy(u->cnt, u->order, (size_t)u->groups * 8);
 }
 
+/* Unique over strings sorts and groups each string's rank in byte order
+ * (which is code point order for UTF-8): *view becomes x as those ranks. */
+static int str_idx_cmp(const void *a, const void *b, void *arg)
+{
+    char *const *s = arg;
+    const char *x = s[*(const int64_t *)a], *y = s[*(const int64_t *)b];
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+static ait_status str_ranks(op_ctx *c, const tensor *x, tensor *view, uint64_t **ranks)
+{
+    int64_t n = tensor_numel(x);
+    int64_t *idx = malloc((size_t)n * 8 + 8);
+    uint64_t *rk = malloc((size_t)n * 8 + 8);
+    if (!idx || !rk) {
+        free(idx);
+        free(rk);
+        return err_set(c->err, AIT_E_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < n; i++) idx[i] = i;
+    qsort_r(idx, (size_t)n, sizeof *idx, str_idx_cmp, x->data);
+    uint64_t r = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i && str_idx_cmp(&idx[i - 1], &idx[i], x->data)) r++;
+        rk[idx[i]] = r;
+    }
+    free(idx);
+    *view = *x;
+    view->dtype = AIT_U64;
+    view->data = rk;
+    view->owned = false;
+    *ranks = rk;
+    return AIT_OK;
+}
+
 static ait_status uniq_setup(op_ctx *c, uniq *u)
 {
     const tensor *x = c->in[0];
-    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL)
+    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL && x->dtype != AIT_STRING)
         return err_set(c->err, AIT_E_UNSUPPORTED, "input has unsupported dtype %s",
                        ait_dtype_name(x->dtype));
     u->axis = -1;
@@ -1060,10 +1095,17 @@ static ait_status unique_infer(op_ctx *c)
     TRY(uniq_setup(c, &u));
     const tensor *x = c->in[0];
     if (!x->data) return AIT_DEFER;
+    tensor view;
+    uint64_t *ranks = NULL;
+    if (x->dtype == AIT_STRING) TRY(str_ranks(c, x, &view, &ranks));
     void *mem = malloc(uniq_bytes(tensor_numel(x), u.n) + 8);
-    if (!mem) return err_set(c->err, AIT_E_NOMEM, "out of memory");
-    uniq_compute(&u, x, attr_int(c->n, "sorted", 1) != 0, mem);
+    if (!mem) {
+        free(ranks);
+        return err_set(c->err, AIT_E_NOMEM, "out of memory");
+    }
+    uniq_compute(&u, ranks ? &view : x, attr_int(c->n, "sorted", 1) != 0, mem);
     free(mem);
+    free(ranks);
     uniq_set_outs(c, &u);
     return AIT_OK;
 }
@@ -1075,7 +1117,11 @@ static ait_status unique_run(op_ctx *c)
     const tensor *x = c->in[0];
     void *mem = op_scratch(c, uniq_bytes(tensor_numel(x), u.n) + 8);
     if (!mem) return AIT_E_NOMEM;
-    uniq_compute(&u, x, attr_int(c->n, "sorted", 1) != 0, mem);
+    tensor view;
+    uint64_t *ranks = NULL;
+    if (x->dtype == AIT_STRING) TRY(str_ranks(c, x, &view, &ranks));
+    uniq_compute(&u, ranks ? &view : x, attr_int(c->n, "sorted", 1) != 0, mem);
+    free(ranks);
     size_t esz = ait_dtype_size(x->dtype);
     int64_t g = u.groups;
     if (has_out(c, 0)) {
@@ -1112,4 +1158,4 @@ OP_TABLE(index,
          {"OneHot", 3, 3, 1, 1, 0, onehot_infer, onehot_run},
          {"Compress", 2, 2, 1, 1, OP_STR_MOVES, compress_infer, compress_run},
          {"ReverseSequence", 2, 2, 1, 1, OP_STR_MOVES, revseq_infer, revseq_run},
-         {"Unique", 1, 1, 1, 4, 0, unique_infer, unique_run});
+         {"Unique", 1, 1, 1, 4, OP_STR_MOVES, unique_infer, unique_run});

@@ -196,23 +196,20 @@ static ait_status concat_infer(op_ctx *c)
     return AIT_OK;
 }
 
-static ait_status concat_run(op_ctx *c)
+/* Calls fn(x, y, z, o) for each element o of z (the broadcast shape of
+ * string inputs 0 and 1) with the two strings it is made from. */
+static ait_status str_pairs(op_ctx *c, tensor *z,
+                            ait_status (*fn)(op_ctx *c, const char *x, const char *y, tensor *z,
+                                             int64_t o))
 {
     const tensor *a = c->in[0], *b = c->in[1];
-    tensor *z = c->out[0];
     int r = z->rank;
     int64_t sa[AIT_MAX_RANK], sb[AIT_MAX_RANK], idx[AIT_MAX_RANK] = {0}, n = tensor_numel(z);
     bcast_strides(a, r, z->dims, sa);
     bcast_strides(b, r, z->dims, sb);
     int64_t ia = 0, ib = 0;
     for (int64_t o = 0; o < n; o++) {
-        const char *x = tensor_str(a, ia), *y = tensor_str(b, ib);
-        size_t lx = strlen(x), ly = strlen(y);
-        char *s = malloc(lx + ly + 1);
-        if (!s) return err_set(c->err, AIT_E_NOMEM, "out of memory");
-        memcpy(s, x, lx);
-        memcpy(s + lx, y, ly + 1);
-        tensor_put_str(z, o, s);
+        TRY(fn(c, tensor_str(a, ia), tensor_str(b, ib), z, o));
         for (int k = r - 1; k >= 0; k--) { /* next output index, odometer style */
             ia += sa[k], ib += sb[k];
             if (++idx[k] < z->dims[k]) break;
@@ -222,6 +219,27 @@ static ait_status concat_run(op_ctx *c)
     }
     return AIT_OK;
 }
+
+static ait_status concat_one(op_ctx *c, const char *x, const char *y, tensor *z, int64_t o)
+{
+    size_t lx = strlen(x), ly = strlen(y);
+    char *s = malloc(lx + ly + 1);
+    if (!s) return err_set(c->err, AIT_E_NOMEM, "out of memory");
+    memcpy(s, x, lx);
+    memcpy(s + lx, y, ly + 1);
+    tensor_put_str(z, o, s);
+    return AIT_OK;
+}
+
+static ait_status concat_run(op_ctx *c) { return str_pairs(c, c->out[0], concat_one); }
+
+static ait_status equal_one(op_ctx *c, const char *x, const char *y, tensor *z, int64_t o)
+{
+    ((uint8_t *)z->data)[o] = strcmp(x, y) == 0;
+    return AIT_OK;
+}
+
+ait_status str_equal(op_ctx *c) { return str_pairs(c, c->out[0], equal_one); }
 
 /* ---- StringSplit -------------------------------------------------------- */
 

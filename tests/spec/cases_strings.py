@@ -152,3 +152,57 @@ case("cast_string_to_float_21", helper.make_node("Cast", ["x"], ["y"], to=1), {"
 xs = S(["12", "-3", "100.5", "9223372036854775807"])
 case("cast_string_to_int64_21", helper.make_node("Cast", ["x"], ["y"], to=7), {"x": xs},
      {"y": np.array([12, -3, 100, 9223372036854775807], np.int64)}, opset=21)
+
+# ---- Equal 19 (strings added) ------------------------------------------------
+a, b = S(["string1", "string2"]), S(["string1", "string3"])
+case("equal_string", helper.make_node("Equal", ["x", "y"], ["z"]), {"x": a, "y": b},
+     {"z": a == b}, opset=19)
+b1 = S(["string1"])
+case("equal_string_broadcast", helper.make_node("Equal", ["x", "y"], ["z"]), {"x": a, "y": b1},
+     {"z": a == b1}, opset=19)
+
+# ---- Unique over strings ----------------------------------------------------
+u = S(["b", "a", "", "b", "日本", "a", "b"])
+vals, first, inv, cnt = np.unique(u.astype(str), return_index=True, return_inverse=True,
+                                  return_counts=True)
+case("unique_strings_sorted", helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"]),
+     {"x": u}, {"y": S(list(vals)), "i": first.astype(np.int64), "inv": inv.astype(np.int64),
+                "c": cnt.astype(np.int64)}, opset=11)
+order = sorted(range(len(vals)), key=lambda k: first[k])  # slots by first occurrence
+slot = {k: j for j, k in enumerate(order)}
+case("unique_strings_unsorted", helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], sorted=0),
+     {"x": u}, {"y": S([vals[k] for k in order]), "i": first[order].astype(np.int64),
+                "inv": np.array([slot[k] for k in inv], np.int64),
+                "c": cnt[order].astype(np.int64)}, opset=11)
+
+# ---- element-moving ops carry strings (deep copies) ---------------------------
+w = S([["a", "bb", ""], ["日本", "e", "f"]])
+I64 = np.int64
+movers = [
+    ("transpose", helper.make_node("Transpose", ["x"], ["y"]), {}, w.T),
+    ("reshape", helper.make_node("Reshape", ["x", "s"], ["y"]), {"s": np.array([3, 2], I64)},
+     w.reshape(3, 2)),
+    ("gather", helper.make_node("Gather", ["x", "i"], ["y"], axis=1),
+     {"i": np.array([2, 0, 0], I64)}, w[:, [2, 0, 0]]),
+    ("concat", helper.make_node("Concat", ["x", "x"], ["y"], axis=0), {}, np.concatenate([w, w])),
+    ("slice", helper.make_node("Slice", ["x", "st", "en"], ["y"]),
+     {"st": np.array([0, 1], I64), "en": np.array([2, 3], I64)}, w[0:2, 1:3]),
+    ("tile", helper.make_node("Tile", ["x", "r"], ["y"]), {"r": np.array([2, 1], I64)},
+     np.tile(w, (2, 1))),
+    ("expand", helper.make_node("Expand", ["x", "s"], ["y"]), {"s": np.array([2, 2, 3], I64)},
+     np.broadcast_to(w, (2, 2, 3))),
+    ("pad", helper.make_node("Pad", ["x", "p"], ["y"]), {"p": np.array([0, 1, 1, 0], I64)},
+     np.pad(w, ((0, 1), (1, 0)), constant_values="")),
+    ("where", helper.make_node("Where", ["c", "x", "z"], ["y"]),
+     {"c": np.array([True, False, True]), "z": S(["z1", "z2", "z3"])},
+     np.where([True, False, True], w, S(["z1", "z2", "z3"]))),
+    ("scatter_elements", helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1),
+     {"i": np.array([[1], [2]], I64), "u": S([["U"], ["V"]])},
+     S([["a", "U", ""], ["日本", "e", "V"]])),
+]
+for name, node, extra, want in movers:
+    ins = {"x": w}
+    ins.update(extra)
+    if name == "where":  # inputs in the node's order
+        ins = {"c": extra["c"], "x": w, "z": extra["z"]}
+    case("strings_" + name, node, ins, {"y": S(np.asarray(want, dtype=object))}, opset=18)
