@@ -132,6 +132,17 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
         for (int64_t i = 0; i < n; i++) /* uniform in [-1, 1) */
             elem_set_f64(p, v->dtype, i, (double)(rng_next(rng) >> 11) * 0x1p-52 - 1.0);
         how = "uniform [-1, 1)";
+    } else if (v->dtype == AIT_STRING) {
+        for (int64_t i = 0; i < n; i++) {
+            char num[24];
+            int k = snprintf(num, sizeof num, "%d", (int)(rng_next(rng) % 100));
+            ait_status st = tensor_set_str(t, i, num, (size_t)k, e);
+            if (st != AIT_OK) {
+                ait_tensor_free(t);
+                return st;
+            }
+        }
+        how = "integers in [0, 100) as text";
     } else {
         int64_t hi = bound ? bound : 100;
         for (int64_t i = 0; i < n; i++)
