@@ -206,3 +206,16 @@ for name, node, extra, want in movers:
     if name == "where":  # inputs in the node's order
         ins = {"c": extra["c"], "x": w, "z": extra["z"]}
     case("strings_" + name, node, ins, {"y": S(np.asarray(want, dtype=object))}, opset=18)
+
+tri = S([["a", "b", "c"], ["d", "e", "f"], ["g", "h", "i"]])
+case("strings_trilu_lower", helper.make_node("Trilu", ["x"], ["y"], upper=0), {"x": tri},
+     {"y": S(np.where(np.tril(np.ones((3, 3), bool)), tri, ""))}, opset=14)
+d = S(["c%d" % i for i in range(8)]).reshape(1, 8, 1, 1)
+b = 2
+case("strings_depth_to_space", helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=b),
+     {"x": d}, {"y": S(d.reshape(1, b, b, 2, 1, 1).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 2, 2))},
+     opset=13)
+sp = S(["p%d" % i for i in range(8)]).reshape(1, 2, 2, 2)
+case("strings_space_to_depth", helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=b),
+     {"x": sp}, {"y": S(sp.reshape(1, 2, 1, b, 1, b).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 1, 1))},
+     opset=13)

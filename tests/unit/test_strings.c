@@ -8,9 +8,15 @@
  *              y = Identity(c); m = RegexFullMatch(c, pattern "\w+_é");
  *              t = Transpose(c); opset 20
  *   bad_regex_model: m = RegexFullMatch(x string[1], pattern "(a")
- *   add_model: y = Add(x, x), x string[1] */
+ *   add_model: y = Add(x, x), x string[1]
+ *   nul_model, raw_model: y = Identity(k), k a string initializer whose
+ *              string_data holds "a\0b" / whose raw_data holds 8 bytes
+ * Also: .npy unicode arrays both ways, and an artifact of str_model (tuned,
+ * saved, loaded: the string initializer comes back with the model). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,6 +24,8 @@
 #include <cmocka.h>
 
 #include "ait.h"
+#include "io/npy.h"
+#include "testutil.h"
 
 static const unsigned char str_model[] = {
     0x08, 0x09, 0x3a, 0xd9, 0x01, 0x0a, 0x19, 0x0a, 0x01, 0x78, 0x0a, 0x03, 0x73, 0x75, 0x66, 0x12,
@@ -49,6 +57,19 @@ static const unsigned char add_model[] = {
     0x03, 0x41, 0x64, 0x64, 0x12, 0x01, 0x67, 0x5a, 0x0f, 0x0a, 0x01, 0x78, 0x12, 0x0a, 0x0a, 0x08,
     0x08, 0x08, 0x12, 0x04, 0x0a, 0x02, 0x08, 0x01, 0x62, 0x0f, 0x0a, 0x01, 0x79, 0x12, 0x0a, 0x0a,
     0x08, 0x08, 0x08, 0x12, 0x04, 0x0a, 0x02, 0x08, 0x01, 0x42, 0x04, 0x0a, 0x00, 0x10, 0x14,
+};
+static const unsigned char nul_model[] = {
+    0x08, 0x09, 0x3a, 0x34, 0x0a, 0x10, 0x0a, 0x01, 0x6b, 0x12, 0x01, 0x79, 0x22, 0x08, 0x49, 0x64,
+    0x65, 0x6e, 0x74, 0x69, 0x74, 0x79, 0x12, 0x01, 0x67, 0x2a, 0x0c, 0x08, 0x01, 0x10, 0x08, 0x32,
+    0x03, 0x61, 0x00, 0x62, 0x42, 0x01, 0x6b, 0x62, 0x0f, 0x0a, 0x01, 0x79, 0x12, 0x0a, 0x0a, 0x08,
+    0x08, 0x08, 0x12, 0x04, 0x0a, 0x02, 0x08, 0x01, 0x42, 0x04, 0x0a, 0x00, 0x10, 0x14,
+};
+static const unsigned char raw_model[] = {
+    0x08, 0x09, 0x3a, 0x39, 0x0a, 0x10, 0x0a, 0x01, 0x6b, 0x12, 0x01, 0x79, 0x22, 0x08, 0x49, 0x64,
+    0x65, 0x6e, 0x74, 0x69, 0x74, 0x79, 0x12, 0x01, 0x67, 0x2a, 0x11, 0x08, 0x01, 0x10, 0x08, 0x42,
+    0x01, 0x6b, 0x4a, 0x08, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x62, 0x0f, 0x0a, 0x01,
+    0x79, 0x12, 0x0a, 0x0a, 0x08, 0x08, 0x08, 0x12, 0x04, 0x0a, 0x02, 0x08, 0x01, 0x42, 0x04, 0x0a,
+    0x00, 0x10, 0x14,
 };
 
 static ait_session *session_of(const unsigned char *bytes, size_t len, ait_model **m)
@@ -143,12 +164,98 @@ static void test_arithmetic_refused(void **state)
     run_fails(add_model, sizeof add_model, "string tensor; the op does not take strings");
 }
 
+static void test_reader_refusals(void **state)
+{
+    (void)state;
+    ait_model *m = NULL;
+    ait_error e = {0};
+    assert_int_not_equal(ait_model_load_memory(nul_model, sizeof nul_model, "nul", &m, &e), AIT_OK);
+    if (!strstr(e.msg, "string 0 contains a NUL byte")) fail_msg("%s", e.msg);
+    assert_int_not_equal(ait_model_load_memory(raw_model, sizeof raw_model, "raw", &m, &e), AIT_OK);
+    if (!strstr(e.msg, "must keep its strings in string_data")) fail_msg("%s", e.msg);
+    assert_null(m);
+}
+
+static void test_npy_unicode(void **state)
+{
+    (void)state;
+    const int64_t d[2] = {1, 3};
+    ait_tensor *t = ait_tensor_create(AIT_STRING, 2, d);
+    assert_int_equal(ait_tensor_set_string(t, 0, "日本語"), AIT_OK);
+    assert_int_equal(ait_tensor_set_string(t, 2, "x"), AIT_OK);
+    uint8_t *buf;
+    size_t len;
+    ait_error e = {0};
+    assert_int_equal(npy_serialise(t, &buf, &len, &e), AIT_OK);
+    assert_non_null(memmem(buf, len, "'<U3'", 5)); /* the widest element: 3 code points */
+    tensor *back = NULL;
+    assert_int_equal(npy_parse(buf, len, &back, "npy", &e), AIT_OK);
+    assert_int_equal(back->dtype, AIT_STRING);
+    assert_int_equal(back->rank, 2);
+    assert_string_equal(ait_tensor_string(back, 0), "日本語");
+    assert_string_equal(ait_tensor_string(back, 1), "");
+    assert_string_equal(ait_tensor_string(back, 2), "x");
+    ait_tensor_free(back);
+    /* A code point above U+10FFFF is refused. */
+    size_t at = len - 3 * 3 * 4;
+    buf[at + 3] = 0x7f;
+    assert_int_not_equal(npy_parse(buf, len, &back, "npy", &e), AIT_OK);
+    if (!strstr(e.msg, "not Unicode")) fail_msg("%s", e.msg);
+    free(buf);
+    ait_tensor_free(t);
+}
+
+static void test_artifact_round_trip(void **state)
+{
+    (void)state;
+    ait_model *m, *t;
+    ait_error e = {0};
+    char *dir = test_tmp_dir("strings"), art[512], onnx[512];
+    snprintf(onnx, sizeof onnx, "%s/str.onnx", dir); /* the artifact embeds the model's file */
+    FILE *f = fopen(onnx, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(str_model, 1, sizeof str_model, f), sizeof str_model);
+    fclose(f);
+    if (ait_model_load(onnx, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_inspect_options io = {.size = sizeof io, .runs = 1};
+    ait_inspection *h;
+    if (ait_inspect(m, &io, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_tune_options to = {.size = sizeof to, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5};
+    ait_tuning *tu;
+    if (ait_tune(h, &to, &tu, &e) != AIT_OK) fail_msg("%s", e.msg);
+    snprintf(art, sizeof art, "%s/str.ait", dir);
+    if (ait_tuning_save(tu, art, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (ait_artifact_load(art, NULL, &t, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_session *s;
+    assert_int_equal(ait_session_create(t, NULL, &s, &e), AIT_OK);
+    const int64_t dims[2] = {2, 2};
+    ait_tensor *x = ait_tensor_create(AIT_STRING, 2, dims), *out[3];
+    assert_int_equal(ait_tensor_set_string(x, 3, "q"), AIT_OK);
+    assert_int_equal(ait_session_run(s, &x, 1, out, 3), AIT_OK);
+    assert_string_equal(ait_tensor_string(out[0], 0), "_x");
+    assert_string_equal(ait_tensor_string(out[0], 3), "q_é");
+    for (int j = 0; j < 3; j++) ait_tensor_free(out[j]);
+    ait_tensor_free(x);
+    ait_session_free(s);
+    ait_model_free(t);
+    ait_tuning_free(tu);
+    ait_inspection_free(h);
+    ait_model_free(m);
+    remove(art);
+    remove(onnx);
+    remove(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_strings),
         cmocka_unit_test(test_bad_regex),
         cmocka_unit_test(test_arithmetic_refused),
+        cmocka_unit_test(test_reader_refusals),
+        cmocka_unit_test(test_npy_unicode),
+        cmocka_unit_test(test_artifact_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
