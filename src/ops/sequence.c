@@ -120,8 +120,8 @@ static ait_status slice_axis(op_ctx *c, const tensor *x, int axis, int64_t lo, i
     TRY(tensor_alloc(t, c->err));
     int64_t n = x->dims[axis], run = (hi - lo) * inner;
     for (int64_t o = 0; o < outer; o++)
-        TRY(elems_copy((char *)t->data + o * run * es, (const char *)x->data + (o * n + lo) * inner * es,
-                       run, x->dtype, c->err));
+        TRY(elems_copy((char *)t->data + o * run * es,
+                       (const char *)x->data + (o * n + lo) * inner * es, run, x->dtype, c->err));
     return AIT_OK;
 }
 

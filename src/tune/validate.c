@@ -61,7 +61,8 @@ static ait_status compare_strings(const tensor *ref, const tensor *cand, out_met
     if (n != tensor_numel(cand)) return err_set(e, AIT_E_SHAPE, "element counts differ");
     m->numel = n;
     m->atol_scale = 1;
-    for (int64_t i = 0; i < n; i++) m->n_off += strcmp(tensor_str(ref, i), tensor_str(cand, i)) != 0;
+    for (int64_t i = 0; i < n; i++)
+        m->n_off += strcmp(tensor_str(ref, i), tensor_str(cand, i)) != 0;
     m->share_off = n ? (double)m->n_off / (double)n : 0;
     m->sqnr_db = m->n_off ? -INFINITY : INFINITY;
     return AIT_OK;
@@ -73,7 +74,8 @@ ait_status compare_tensors(const tensor *ref, const tensor *cand, const toleranc
     memset(m, 0, sizeof *m);
     if (ref->kind != VAL_TENSOR || cand->kind != VAL_TENSOR)
         return err_set(e, AIT_E_UNSUPPORTED, "validation compares tensors, not sequences or none");
-    if (ref->dtype == AIT_STRING && cand->dtype == AIT_STRING) return compare_strings(ref, cand, m, e);
+    if (ref->dtype == AIT_STRING && cand->dtype == AIT_STRING)
+        return compare_strings(ref, cand, m, e);
     if (!has_numbers(ref->dtype) || !has_numbers(cand->dtype))
         return err_set(e, AIT_E_UNSUPPORTED, "validation of %s tensors is not supported",
                        ait_dtype_name(has_numbers(ref->dtype) ? cand->dtype : ref->dtype));
