@@ -219,3 +219,22 @@ sp = S(["p%d" % i for i in range(8)]).reshape(1, 2, 2, 2)
 case("strings_space_to_depth", helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=b),
      {"x": sp}, {"y": S(sp.reshape(1, 2, 1, b, 1, b).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 1, 1))},
      opset=13)
+
+# ---- sequences and Scan carry strings -----------------------------------------
+from onnx import TensorProto  # noqa: E402
+
+seq = [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+       helper.make_node("ConcatFromSequence", ["s"], ["c"], axis=0),
+       helper.make_node("SplitToSequence", ["c"], ["p"], axis=1, keepdims=0),
+       helper.make_node("SequenceAt", ["p", "i"], ["y"])]
+case("strings_sequences", seq, {"x": w, "i": np.array(-1, I64)},
+     {"y": S(np.concatenate([w, w])[:, -1])}, opset=18)
+
+bang = helper.make_tensor("bang", TensorProto.STRING, [], [b"!"])
+body = helper.make_graph(
+    [helper.make_node("StringConcat", ["e", "bang"], ["o"])], "body",
+    [helper.make_tensor_value_info("e", TensorProto.STRING, [])],
+    [helper.make_tensor_value_info("o", TensorProto.STRING, [])], initializer=[bang])
+xs = S(["a", "", "日本"])
+case("strings_scan", helper.make_node("Scan", ["x"], ["y"], body=body, num_scan_inputs=1),
+     {"x": xs}, {"y": S([v + "!" for v in xs])}, opset=20)
