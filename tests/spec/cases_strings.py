@@ -238,3 +238,48 @@ body = helper.make_graph(
 xs = S(["a", "", "日本"])
 case("strings_scan", helper.make_node("Scan", ["x"], ["y"], body=body, num_scan_inputs=1),
      {"x": xs}, {"y": S([v + "!" for v in xs])}, opset=20)
+
+# ---- TfIdfVectorizer over string tokens (pool_strings) --------------------------
+
+
+def tfidf(rows, pool, counts, indexes, min_n, max_n, skip, mode, weights=None):
+    grams = []  # (n-gram tuple, column) in pool order
+    bounds = list(counts) + [len(pool)]
+    j = 0
+    for level in range(len(counts)):
+        n = level + 1
+        for g in range(bounds[level], bounds[level + 1], n):
+            grams.append((tuple(pool[g:g + n]), indexes[j]))
+            j += 1
+    width = max(indexes) + 1
+    out = np.zeros((len(rows), width), np.float32)
+    for r, toks in enumerate(rows):
+        for start in range(len(toks)):
+            for n in range(min_n, max_n + 1):
+                for s in range(1 if n == 1 else skip + 1):
+                    step = s + 1
+                    if start + (n - 1) * step >= len(toks):
+                        break
+                    gram = tuple(toks[start + k * step] for k in range(n))
+                    col = next((c for g, c in grams if g == gram), None)
+                    if col is not None:
+                        out[r, col] += 1
+    w = np.ones(width, np.float32) if weights is None else np.array(weights, np.float32)
+    if mode == "IDF":
+        out = np.where(out > 0, w, 0).astype(np.float32)
+    elif mode == "TFIDF":
+        out = out * w
+    return out
+
+
+rows = [["a", "b", "c", "x"], ["b", "c", "b", "c"], ["日本", "a", "b", "a"]]
+pool = ["a", "b", "c", "日本", "a", "b", "b", "c", "日本", "a"]
+for mode, skip in (("TF", 0), ("TFIDF", 1), ("IDF", 0)):
+    weights = [0.5, 1, 2, 3, 4, 5, 6] if mode != "TF" else None
+    attrs = dict(min_gram_length=1, max_gram_length=2, max_skip_count=skip, mode=mode,
+                 ngram_counts=[0, 4], ngram_indexes=[0, 1, 2, 3, 4, 5, 6], pool_strings=pool)
+    if weights:
+        attrs["weights"] = weights
+    case("tfidf_strings_" + mode.lower(), helper.make_node("TfIdfVectorizer", ["x"], ["y"], **attrs),
+         {"x": S(rows)}, {"y": tfidf(rows, pool, [0, 4], list(range(7)), 1, 2, skip, mode, weights)},
+         opset=9)
