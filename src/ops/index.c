@@ -701,6 +701,10 @@ static inline bool elem_nonzero(const void *p, ait_dtype t, int64_t i)
     case AIT_U32: return ((const uint32_t *)p)[i] != 0;
     case AIT_I64:
     case AIT_U64: return ((const uint64_t *)p)[i] != 0;
+    case AIT_STRING: { /* not empty */
+        const char *s = ((char *const *)p)[i];
+        return s && *s;
+    }
     default: return false;
     }
 }
@@ -715,7 +719,7 @@ static int64_t count_nonzero(const tensor *t, int64_t n)
 static ait_status nonzero_infer(op_ctx *c)
 {
     const tensor *x = c->in[0];
-    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL)
+    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL && x->dtype != AIT_STRING)
         return err_set(c->err, AIT_E_UNSUPPORTED, "input has unsupported dtype %s",
                        ait_dtype_name(x->dtype));
     if (!x->data) return AIT_DEFER;
@@ -1154,7 +1158,7 @@ OP_TABLE(index,
          {"Scatter", 3, 3, 1, 1, OP_STR_MOVES, scatter_elements_infer, scatter_elements_run},
          {"TopK", 1, 2, 2, 2, 0, topk_infer, topk_run},
          {"CumSum", 2, 2, 1, 1, 0, cumsum_infer, cumsum_run},
-         {"NonZero", 1, 1, 1, 1, 0, nonzero_infer, nonzero_run},
+         {"NonZero", 1, 1, 1, 1, OP_STR_OWNS, nonzero_infer, nonzero_run},
          {"OneHot", 3, 3, 1, 1, 0, onehot_infer, onehot_run},
          {"Compress", 2, 2, 1, 1, OP_STR_MOVES, compress_infer, compress_run},
          {"ReverseSequence", 2, 2, 1, 1, OP_STR_MOVES, revseq_infer, revseq_run},

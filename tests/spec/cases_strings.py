@@ -283,3 +283,7 @@ for mode, skip in (("TF", 0), ("TFIDF", 1), ("IDF", 0)):
     case("tfidf_strings_" + mode.lower(), helper.make_node("TfIdfVectorizer", ["x"], ["y"], **attrs),
          {"x": S(rows)}, {"y": tfidf(rows, pool, [0, 4], list(range(7)), 1, 2, skip, mode, weights)},
          opset=9)
+
+nz = S([["a", ""], ["", "日本"], ["x", "y"]])
+case("strings_nonzero", helper.make_node("NonZero", ["x"], ["y"]), {"x": nz},
+     {"y": np.array(np.nonzero(nz != ""), np.int64)}, opset=13)
