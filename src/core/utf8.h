@@ -1,4 +1,5 @@
-/* UTF-8 decoding and encoding (string ops, .npy unicode arrays). */
+/* UTF-8 decoding and encoding (string ops, .npy unicode arrays), and the
+ * ASCII whitespace the string ops split and trim on. */
 #ifndef AIT_CORE_UTF8_H
 #define AIT_CORE_UTF8_H
 #include <stdbool.h>
@@ -52,5 +53,8 @@ static inline bool utf8_valid(const char *s)
     }
     return true;
 }
+
+/* Space, tab, newline, vertical tab, form feed, carriage return. */
+static inline bool ascii_space(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
 
 #endif

@@ -1,4 +1,4 @@
-/* The string side of Cast, CastLike and Equal (strings.c). */
+/* The string side of Cast and CastLike (strcast.c) and of Equal (strings.c). */
 #ifndef AIT_OPS_STRINGS_H
 #define AIT_OPS_STRINGS_H
 #include "ops/op.h"
