@@ -149,7 +149,7 @@ typedef enum ait_dtype {
 /* "float32", "int64", ...; "undefined" for unknown values. Thread-safe,
  * as is ait_dtype_size. */
 AIT_API const char *ait_dtype_name(ait_dtype t);
-/* Bytes per element; 0 for types without a fixed size (string, undefined). */
+/* Bytes per element (sizeof(char *) for AIT_STRING); 0 for undefined. */
 AIT_API size_t ait_dtype_size(ait_dtype t);
 
 #define AIT_MAX_RANK 8
@@ -173,6 +173,17 @@ AIT_API const int64_t *ait_tensor_dims(const ait_tensor *t);
 AIT_API int64_t ait_tensor_numel(const ait_tensor *t);
 AIT_API size_t ait_tensor_nbytes(const ait_tensor *t);
 AIT_API void *ait_tensor_data(ait_tensor *t);
+
+/* String tensors (AIT_STRING): the data is an array of numel `char *`, each
+ * NULL (the empty string) or a NUL-terminated UTF-8 string; ait_tensor_data
+ * gives that `char **`. A tensor from ait_tensor_create (or a run's output)
+ * owns its strings, all NULL at first: set them with ait_tensor_set_string,
+ * which copies, never by storing pointers into its data; ait_tensor_free
+ * frees them. A wrapped tensor's array and strings stay the caller's. */
+AIT_API ait_status ait_tensor_set_string(ait_tensor *t, int64_t i, const char *s);
+/* Element i of a string tensor ("" for NULL), owned by the tensor; NULL
+ * when t is not a string tensor or i is out of range. */
+AIT_API const char *ait_tensor_string(const ait_tensor *t, int64_t i);
 
 /* ONNX sequence values (ordered lists of tensors of one element type) and
  * empty optionals travel as ait_tensor too. A sequence owns copies of its

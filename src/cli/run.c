@@ -213,6 +213,12 @@ static void print_outputs(const ait_model *m, ait_tensor *const *out, int n_out)
         ait_model_output(m, j, &vi);
         double mn, mx, mean;
         char sh[128];
+        if (out[j]->dtype == AIT_STRING) { /* no min/max/mean: the first element */
+            printf("output %-24s %-8s %-20s first '%.40s'\n", vi.name, "string",
+                   shape_str(out[j]->dims, out[j]->rank, sh, sizeof sh),
+                   ait_tensor_numel(out[j]) ? tensor_str(out[j], 0) : "");
+            continue;
+        }
         stats(out[j], &mn, &mx, &mean);
         printf("output %-24s %-8s %-20s min %-12.6g max %-12.6g mean %.6g\n", vi.name,
                ait_dtype_name(out[j]->dtype), shape_str(out[j]->dims, out[j]->rank, sh, sizeof sh),

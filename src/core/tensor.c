@@ -14,7 +14,7 @@ static const struct {
 } dtype_table[] = {
     [AIT_UNDEFINED] = {"undefined", 0}, [AIT_F32] = {"float32", 4}, [AIT_U8] = {"uint8", 1},
     [AIT_I8] = {"int8", 1},             [AIT_U16] = {"uint16", 2},  [AIT_I16] = {"int16", 2},
-    [AIT_I32] = {"int32", 4},           [AIT_I64] = {"int64", 8},   [AIT_STRING] = {"string", 0},
+    [AIT_I32] = {"int32", 4},           [AIT_I64] = {"int64", 8},   [AIT_STRING] = {"string", sizeof(char *)},
     [AIT_BOOL] = {"bool", 1},           [AIT_F16] = {"float16", 2}, [AIT_F64] = {"float64", 8},
     [AIT_U32] = {"uint32", 4},          [AIT_U64] = {"uint64", 8},  [14] = {"complex64", 0},
     [15] = {"complex128", 0},           [AIT_BF16] = {"bfloat16", 2},
@@ -61,9 +61,30 @@ ait_status shape_numel(const int64_t *dims, int rank, ait_dtype t, int64_t *nume
     return AIT_OK;
 }
 
+/* An owned string buffer's strings, freed: every slot NULL. */
+static void strs_free(tensor *t)
+{
+    if (!t->owned || !t->data || t->dtype != AIT_STRING) return;
+    char **p = t->data;
+    for (size_t i = 0, n = t->cap / sizeof *p; i < n; i++) {
+        free(p[i]);
+        p[i] = NULL;
+    }
+}
+
+/* A dtype change into or out of string clears an owned buffer: its bytes
+ * are not strings, or its strings go. */
+static void set_dtype(tensor *t, ait_dtype dt)
+{
+    if (t->dtype == dt) return;
+    if (t->dtype == AIT_STRING) strs_free(t);
+    else if (dt == AIT_STRING && t->owned && t->data) memset(t->data, 0, t->cap);
+    t->dtype = dt;
+}
+
 void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims)
 {
-    t->dtype = dt;
+    set_dtype(t, dt);
     t->rank = rank;
     for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
 }
@@ -107,6 +128,7 @@ ait_status tensor_alloc(tensor *t, ait_error *e)
     int64_t n;
     TRY(shape_numel(t->dims, t->rank, t->dtype, &n, "tensor", e));
     size_t need = (size_t)n * ait_dtype_size(t->dtype);
+    strs_free(t);
     if (t->owned && t->data && t->cap >= need) return AIT_OK;
     if (t->owned) aligned_free(t->data);
     t->data = aligned_zalloc(need);
@@ -126,6 +148,7 @@ static void seq_clear(tensor *t)
 
 void tensor_release(tensor *t)
 {
+    strs_free(t);
     if (t->owned) aligned_free(t->data);
     seq_clear(t);
     t->data = NULL;
@@ -138,7 +161,7 @@ void tensor_make_sequence(tensor *t, ait_dtype elem)
 {
     seq_clear(t);
     t->kind = VAL_SEQUENCE;
-    t->dtype = elem;
+    set_dtype(t, elem);
     t->rank = 0;
 }
 
@@ -166,7 +189,7 @@ ait_status seq_insert(tensor *t, int pos, const tensor *item, ait_error *e)
     memmove(&t->items[pos + 1], &t->items[pos], sizeof copy * (size_t)(t->n_items - pos));
     t->items[pos] = copy;
     t->n_items++;
-    if (t->dtype == AIT_UNDEFINED) t->dtype = item->dtype;
+    if (t->dtype == AIT_UNDEFINED) set_dtype(t, item->dtype);
     return AIT_OK;
 }
 
@@ -183,7 +206,7 @@ ait_status tensor_copy_into(tensor *dst, const tensor *src, ait_error *e)
     dst->kind = VAL_TENSOR;
     tensor_set_shape(dst, src->dtype, src->rank, src->dims);
     TRY(tensor_alloc(dst, e));
-    if (src->data) memcpy(dst->data, src->data, tensor_nbytes(src));
+    if (src->data) TRY(elems_copy(dst->data, src->data, tensor_numel(src), src->dtype, e));
     return AIT_OK;
 }
 
@@ -199,6 +222,63 @@ ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e)
     }
     *out = t;
     return AIT_OK;
+}
+
+ait_status tensor_set_str(tensor *t, int64_t i, const char *s, size_t len, ait_error *e)
+{
+    char *c = NULL;
+    if (len) {
+        if (!(c = malloc(len + 1))) return err_set(e, AIT_E_NOMEM, "out of memory");
+        memcpy(c, s, len);
+        c[len] = 0;
+    }
+    tensor_put_str(t, i, c);
+    return AIT_OK;
+}
+
+void tensor_put_str(tensor *t, int64_t i, char *s)
+{
+    char **p = t->data;
+    free(p[i]);
+    p[i] = s && *s ? s : NULL;
+    if (s && !*s) free(s);
+}
+
+ait_status elems_copy(void *dst, const void *src, int64_t n, ait_dtype dt, ait_error *e)
+{
+    if (dt != AIT_STRING) {
+        if (n) memcpy(dst, src, (size_t)n * ait_dtype_size(dt));
+        return AIT_OK;
+    }
+    char **d = dst;
+    char *const *s = src;
+    for (int64_t i = 0; i < n; i++) {
+        char *c = s[i] && *s[i] ? strdup(s[i]) : NULL;
+        if (s[i] && *s[i] && !c) return err_set(e, AIT_E_NOMEM, "out of memory");
+        free(d[i]);
+        d[i] = c;
+    }
+    return AIT_OK;
+}
+
+ait_status tensor_own_strs(tensor *t, ait_error *e)
+{
+    if (t->kind != VAL_TENSOR || t->dtype != AIT_STRING || !t->data) return AIT_OK;
+    char **p = t->data;
+    int64_t n = tensor_numel(t), i = 0;
+    for (; i < n; i++) {
+        if (!p[i]) continue;
+        if (!(p[i] = strdup(p[i]))) break;
+    }
+    if (i == n) return AIT_OK;
+    for (; i < n; i++) p[i] = NULL;
+    return err_set(e, AIT_E_NOMEM, "out of memory");
+}
+
+void tensor_drop_strs(tensor *t)
+{
+    if (t->kind == VAL_TENSOR && t->dtype == AIT_STRING && t->data)
+        memset(t->data, 0, tensor_nbytes(t));
 }
 
 const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n)
@@ -298,13 +378,10 @@ bool convert_floats(const void *src, ait_dtype st, void *dst, ait_dtype dt, int6
 ait_status convert_elems(const void *src, ait_dtype st, void *dst, ait_dtype dt, int64_t n,
                          ait_error *e)
 {
-    if (!ait_dtype_size(st) || !ait_dtype_size(dt))
+    if (st == dt) return elems_copy(dst, src, n, st, e);
+    if (!ait_dtype_size(st) || !ait_dtype_size(dt) || st == AIT_STRING || dt == AIT_STRING)
         return err_set(e, AIT_E_UNSUPPORTED, "cannot convert %s to %s", ait_dtype_name(st),
                        ait_dtype_name(dt));
-    if (st == dt) {
-        memcpy(dst, src, (size_t)n * ait_dtype_size(st));
-        return AIT_OK;
-    }
     if (dtype_is_small(st) || dtype_is_small(dt)) return small_convert(src, st, dst, dt, n, NULL, e);
     if (convert_floats(src, st, dst, dt, n)) return AIT_OK;
     bool from_float = dtype_is_float(st), to_float = dtype_is_float(dt);

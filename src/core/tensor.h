@@ -55,6 +55,34 @@ void tensor_make_none(tensor *t);
 ait_status seq_insert(tensor *t, int pos, const tensor *item, ait_error *e);
 /* A deep copy (new owned storage). */
 ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e);
+/* String tensors (AIT_STRING): data holds numel `char *`, each NULL (the
+ * empty string) or a malloc'd NUL-terminated UTF-8 string. An owned string
+ * tensor owns every non-NULL pointer in all cap / sizeof(char *) slots of
+ * its buffer (slots past numel stay NULL): tensor_alloc (a reused buffer
+ * starts all NULL), tensor_release and a dtype change into or out of string
+ * (tensor_set_shape) keep that true, and tensor_copy_into copies deeply.
+ * Ops write strings through these functions only, never by storing pointers
+ * themselves (the executor's rule for element-moving ops: op.h). */
+static inline const char *tensor_str(const tensor *t, int64_t i)
+{
+    const char *s = ((char *const *)t->data)[i];
+    return s ? s : "";
+}
+/* Element i of owned string tensor t becomes a copy of s[0..len) (len 0:
+ * the empty string, stored as NULL); the old string is freed. */
+ait_status tensor_set_str(tensor *t, int64_t i, const char *s, size_t len, ait_error *e);
+/* The same, taking s (malloc'd, or NULL) over. */
+void tensor_put_str(tensor *t, int64_t i, char *s);
+/* Copies n elements of dtype dt from src to dst; strings are duplicated,
+ * freeing the strings dst's slots held (dst must own its slots). */
+ait_status elems_copy(void *dst, const void *src, int64_t n, ait_dtype dt, ait_error *e);
+/* For an owned string tensor whose slots hold pointers it does not own
+ * (copied from other tensors): replaces each by its own copy. On failure the
+ * slots not copied are NULL. */
+ait_status tensor_own_strs(tensor *t, ait_error *e);
+/* Forgets such borrowed pointers: every slot NULL, nothing freed. */
+void tensor_drop_strs(tensor *t);
+
 /* Formats "[2,3,4]" into buf. */
 const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n);
 

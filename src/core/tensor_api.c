@@ -1,5 +1,6 @@
 /* The public tensor API over the internal tensor. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/tensor.h"
 
@@ -80,3 +81,19 @@ ait_tensor *ait_tensor_none(void)
 }
 int ait_tensor_is_none(const ait_tensor *t) { return t && t->kind == VAL_NONE; }
 void *ait_tensor_data(ait_tensor *t) { return t ? t->data : NULL; }
+
+ait_status ait_tensor_set_string(ait_tensor *t, int64_t i, const char *s)
+{
+    if (!t || t->kind != VAL_TENSOR || t->dtype != AIT_STRING || !t->owned || !t->data || i < 0 ||
+        i >= tensor_numel(t))
+        return AIT_E_INVALID_ARG;
+    return tensor_set_str(t, i, s, s ? strlen(s) : 0, NULL);
+}
+
+const char *ait_tensor_string(const ait_tensor *t, int64_t i)
+{
+    if (!t || t->kind != VAL_TENSOR || t->dtype != AIT_STRING || !t->data || i < 0 ||
+        i >= tensor_numel(t))
+        return NULL;
+    return tensor_str(t, i);
+}

@@ -61,16 +61,51 @@ static ait_status node_err(const exec *x, const node *n, ait_error *e)
     return err_prefix(e, "%s: node '%s' (%s): ", x->g->path ? x->g->path : "model", n->name, n->op);
 }
 
+/* String tensors reach only the ops that say they handle them (op.h);
+ * outputs are checked once inferred. */
+static ait_status check_strings(const exec *x, const op_def *def, const op_ctx *c, bool outs,
+                                ait_error *e)
+{
+    if (def->flags & (OP_STR_MOVES | OP_STR_OWNS)) return AIT_OK;
+    for (int k = 0; k < c->n_in; k++)
+        if (c->in[k] && c->in[k]->kind != VAL_NONE && c->in[k]->dtype == AIT_STRING) {
+            err_set(e, AIT_E_DTYPE, "input %d is a string tensor; the op does not take strings", k);
+            return node_err(x, c->n, e);
+        }
+    for (int k = 0; outs && k < c->n_out; k++)
+        if (c->out[k] && c->out[k]->dtype == AIT_STRING) {
+            err_set(e, AIT_E_DTYPE, "output %d would be a string tensor; the op does not make "
+                    "strings", k);
+            return node_err(x, c->n, e);
+        }
+    return AIT_OK;
+}
+
+/* Runs the op; the string outputs of an element-moving op get their own
+ * copies of what it copied (or forget them when it failed). */
+static ait_status run_def(const exec *x, const op_def *def, op_ctx *c, ait_error *e)
+{
+    ait_status s = def->run(c);
+    for (int k = 0; (def->flags & OP_STR_MOVES) && k < c->n_out; k++) {
+        if (!c->out[k]) continue;
+        if (s == AIT_OK) s = tensor_own_strs(c->out[k], e);
+        else tensor_drop_strs(c->out[k]);
+    }
+    return s == AIT_OK ? AIT_OK : node_err(x, c->n, e);
+}
+
 /* Infers node c->n's output shapes now that its inputs are known, and gives
  * each output zeroed storage of that shape. */
 static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, ait_error *e)
 {
     const node *n = c->n;
+    TRY(check_strings(x, def, c, false, e));
     if (def->infer(c) != AIT_OK) {
         if (e && e->code == AIT_OK)
             err_set(e, AIT_E_INTERNAL, "shape inference deferred with all inputs known");
         return node_err(x, n, e);
     }
+    TRY(check_strings(x, def, c, true, e));
     for (int k = 0; k < n->n_out; k++) {
         if (!c->out[k]) continue;
         if (tensor_alloc(c->out[k], e) != AIT_OK) return node_err(x, n, e);
@@ -246,9 +281,11 @@ static ait_status schedule_node(exec *x, int i, ait_error *e)
     op_ctx c;
     ctx_init(x, n, &c, in, out, e);
     x->cur_node = n;
+    TRY(check_strings(x, def, &c, false, e));
     ait_status s = def->infer(&c);
     if (s == AIT_DEFER) return AIT_OK;
     if (s != AIT_OK) return node_err(x, n, e);
+    TRY(check_strings(x, def, &c, true, e));
     bool fold = !(def->flags & OP_NONDETERMINISTIC) && (all_data || (def->flags & OP_READS_SHAPE));
     size_t bytes = 0;
     for (int k = 0; k < n->n_out; k++) {
@@ -269,7 +306,7 @@ static ait_status schedule_node(exec *x, int i, ait_error *e)
         TRY(tensor_alloc(t, e));
         out[k] = t;
     }
-    if (def->run(&c) != AIT_OK) return node_err(x, n, e);
+    TRY(run_def(x, def, &c, e));
     for (int k = 0; k < n->n_out; k++)
         if (out[k]) {
             x->meta[n->out[k]] = *out[k];
@@ -448,7 +485,8 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         bool self_alloc = def->flags & OP_ALLOCS_OUTPUTS;
         for (int k = 0; k < n->n_in; k++) self_alloc |= in[k] && in[k]->kind != VAL_TENSOR;
         if (!self_alloc) TRY(infer_alloc(x, def, &c, e));
-        if (def->run(&c) != AIT_OK) return node_err(x, n, e);
+        else TRY(check_strings(x, def, &c, false, e));
+        TRY(run_def(x, def, &c, e));
         for (int k = 0; k < n->n_out; k++)
             if (out[k]) x->cur[n->out[k]] = out[k];
         if (x->prof) {
@@ -511,8 +549,7 @@ ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, 
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s' (%s): not runnable alone", x->g->path,
                        n->name, n->op);
     TRY(infer_alloc(x, def, &c, e));
-    if (def->run(&c) != AIT_OK) return node_err(x, n, e);
-    return AIT_OK;
+    return run_def(x, def, &c, e);
 }
 
 ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e)

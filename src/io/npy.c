@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "io/file.h"
 
 static const struct {
@@ -26,6 +27,58 @@ static const char *dict_get(const char *h, const char *key)
     p += strlen(pat);
     while (*p == ' ' || *p == ':') p++;
     return p;
+}
+
+/* NumPy's unicode arrays ('<UN': N UCS-4 code points per element, NUL
+ * padded) are string tensors: read into UTF-8, written at the widest
+ * element's width. */
+static ait_status ucs4_read(const uint8_t *p, int64_t numel, long w, tensor *x, const char *what,
+                            ait_error *e)
+{
+    char *buf = malloc((size_t)w * 4 + 1);
+    if (!buf) return err_set(e, AIT_E_NOMEM, "out of memory");
+    ait_status s = AIT_OK;
+    for (int64_t i = 0; i < numel && s == AIT_OK; i++) {
+        size_t k = 0;
+        for (long j = 0; j < w; j++, p += 4) {
+            uint32_t c = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                         (uint32_t)p[3] << 24;
+            if (!c) continue; /* padding (numpy strips trailing NULs too) */
+            if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
+                s = err_set(e, AIT_E_PARSE, "%s: element %lld holds code point %#x, which is not "
+                            "Unicode", what, (long long)i, (unsigned)c);
+                break;
+            }
+            k += (size_t)utf8_enc(c, buf + k);
+        }
+        if (s == AIT_OK) s = tensor_set_str(x, i, buf, k, e);
+    }
+    free(buf);
+    return s;
+}
+
+static int64_t utf8_count(const char *s)
+{
+    int64_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+static void ucs4_write(const tensor *t, int64_t w, uint8_t *p)
+{
+    memset(p, 0, (size_t)(tensor_numel(t) * w * 4));
+    for (int64_t i = 0, n = tensor_numel(t); i < n; i++) {
+        const char *v = tensor_str(t, i);
+        size_t len = strlen(v);
+        uint32_t c;
+        uint8_t *q = p + i * w * 4;
+        for (size_t k = 0; k < len;) {
+            int m = utf8_dec((const unsigned char *)v + k, len - k, &c);
+            if (!m) c = 0xfffd, m = 1; /* not UTF-8: the replacement character */
+            k += (size_t)m;
+            for (int b = 0; b < 4; b++) *q++ = (uint8_t)(c >> (8 * b));
+        }
+    }
 }
 
 ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e)
@@ -55,11 +108,17 @@ ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *w
         return err_set(e, AIT_E_PARSE, "%s: malformed .npy header", what);
     char bo = d[1];
     ait_dtype t = AIT_UNDEFINED;
+    long uw = 0; /* '<UN': N code points per element */
+    if (d[2] == 'U') {
+        char *end;
+        uw = strtol(d + 3, &end, 10);
+        if (*end == '\'' && uw > 0 && uw < (1L << 24)) t = AIT_STRING;
+    }
     for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
         if (strncmp(d + 2, npy_types[i].descr, 2) == 0 && d[4] == '\'') t = npy_types[i].t;
     if (t == AIT_UNDEFINED || bo == '>' || (bo != '<' && bo != '|' && bo != '='))
         return err_set(e, AIT_E_UNSUPPORTED, "%s: .npy dtype %.8s is not supported (little-endian "
-                       "numeric and bool only)", what, d);
+                       "numeric, bool and unicode '<U' only)", what, d);
     if (strncmp(fo, "False", 5) != 0)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: Fortran-order arrays are not supported; save "
                        "with np.ascontiguousarray", what);
@@ -79,7 +138,10 @@ ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *w
     }
     int64_t numel;
     TRY(shape_numel(dims, rank, t, &numel, what, e));
-    size_t bytes = (size_t)numel * ait_dtype_size(t);
+    size_t es = t == AIT_STRING ? (size_t)uw * 4 : ait_dtype_size(t);
+    if (t == AIT_STRING && numel && (uint64_t)numel > SIZE_MAX / 2 / es)
+        return err_set(e, AIT_E_OVERFLOW, "%s: byte size overflows", what);
+    size_t bytes = (size_t)numel * es;
     if (bytes > len - off - hlen)
         return err_set(e, AIT_E_PARSE, "%s: .npy data is truncated (%zu of %zu bytes)", what,
                        len - off - hlen, bytes);
@@ -91,7 +153,13 @@ ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *w
         free(x);
         return s;
     }
-    memcpy(x->data, buf + off + hlen, bytes);
+    if (t == AIT_STRING) s = ucs4_read(buf + off + hlen, numel, uw, x, what, e);
+    else memcpy(x->data, buf + off + hlen, bytes);
+    if (s != AIT_OK) {
+        tensor_release(x);
+        free(x);
+        return s;
+    }
     *out = x;
     return AIT_OK;
 }
@@ -99,8 +167,18 @@ ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *w
 ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error *e)
 {
     const char *descr = NULL;
+    char ud[32];
+    int64_t uw = 1;
     for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
         if (npy_types[i].t == t->dtype) descr = npy_types[i].descr;
+    if (t->dtype == AIT_STRING) {
+        for (int64_t i = 0, n = tensor_numel(t); i < n; i++) {
+            int64_t k = utf8_count(tensor_str(t, i));
+            uw = k > uw ? k : uw;
+        }
+        snprintf(ud, sizeof ud, "U%lld", (long long)uw);
+        descr = ud;
+    }
     if (!descr)
         return err_set(e, AIT_E_UNSUPPORTED, "dtype %s cannot be stored in .npy",
                        ait_dtype_name(t->dtype));
@@ -113,7 +191,8 @@ ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error 
     k += snprintf(h + k, sizeof h - (size_t)k, "), }");
     size_t total_h = 10 + (size_t)k + 1;
     size_t pad = (64 - total_h % 64) % 64;
-    size_t hlen = (size_t)k + pad + 1, bytes = tensor_nbytes(t);
+    size_t hlen = (size_t)k + pad + 1;
+    size_t bytes = t->dtype == AIT_STRING ? (size_t)(tensor_numel(t) * uw * 4) : tensor_nbytes(t);
     uint8_t *b = malloc(10 + hlen + bytes);
     if (!b) return err_set(e, AIT_E_NOMEM, "out of memory");
     memcpy(b, "\x93NUMPY\x01\x00", 8);
@@ -122,7 +201,8 @@ ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error 
     memcpy(b + 10, h, (size_t)k);
     memset(b + 10 + k, ' ', pad);
     b[10 + hlen - 1] = '\n';
-    if (bytes) memcpy(b + 10 + hlen, t->data, bytes);
+    if (t->dtype == AIT_STRING) ucs4_write(t, uw, b + 10 + hlen);
+    else if (bytes) memcpy(b + 10 + hlen, t->data, bytes);
     *out = b;
     *len = 10 + hlen + bytes;
     return AIT_OK;

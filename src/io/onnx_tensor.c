@@ -90,6 +90,28 @@ static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *d
             for (int64_t i = 0; i < numel; i++) ((ctype *)dst)[i] = (ctype)tp->field[i];      \
     } while (0)
 
+/* A string tensor's string_data (raw or external data cannot hold strings).
+ * An element with a NUL byte inside is refused: ait's strings end at their
+ * first NUL, so it would be silently cut. */
+static ait_status strings_from_proto(const Onnx__TensorProto *tp, tensor *t, int64_t numel,
+                                     const char *what, ait_error *e)
+{
+    if (tensor_proto_external(tp) || tp->has_raw_data)
+        return err_set(e, AIT_E_PARSE, "%s: a string tensor must keep its strings in string_data, "
+                       "not in raw or external data", what);
+    if ((int64_t)tp->n_string_data != numel)
+        return err_set(e, AIT_E_PARSE, "%s: has %zu strings for %lld elements", what,
+                       tp->n_string_data, (long long)numel);
+    for (int64_t i = 0; i < numel; i++) {
+        const ProtobufCBinaryData *b = &tp->string_data[i];
+        if (b->len && memchr(b->data, 0, b->len))
+            return err_set(e, AIT_E_UNSUPPORTED, "%s: string %lld contains a NUL byte", what,
+                           (long long)i);
+        TRY(tensor_set_str(t, i, (const char *)b->data, b->len, e));
+    }
+    return AIT_OK;
+}
+
 bool tensor_proto_external(const Onnx__TensorProto *tp)
 {
     return tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
@@ -122,7 +144,9 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
     size_t need = (size_t)dtype_stored_bytes(dt, numel);
     bool packed = dtype_bits(dt) < 8;
     s = AIT_OK;
-    if (tensor_proto_external(tp)) {
+    if (dt == AIT_STRING) {
+        s = strings_from_proto(tp, t, numel, what, e);
+    } else if (tensor_proto_external(tp)) {
         s = ext_read(tp, dir, dst, need, what, e);
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != need)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ops/op.h"
+#include "ops/strings.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 /* Elementwise loops have no loop-carried dependence even when the output is
@@ -415,7 +416,7 @@ static const binop binops[] = {
     {"Mul", T_NUM, false, false, V_NONE, mul_k, NULL},
     {"Div", T_NUM, false, true, V_NONE, div_k, NULL},
     {"Mod", T_NUM, false, true, V_MOD, fmod_k, pymod_k},
-    {"Equal", T_NUM | T_BOOL, true, false, V_NONE, eq_k, NULL},
+    {"Equal", T_NUM | T_BOOL | M(AIT_STRING), true, false, V_NONE, eq_k, NULL},
     {"Less", T_NUM, true, false, V_NONE, lt_k, NULL},
     {"LessOrEqual", T_NUM, true, false, V_NONE, le_k, NULL},
     {"Greater", T_NUM, true, false, V_NONE, gt_k, NULL},
@@ -465,6 +466,9 @@ static ait_status infer_bin(op_ctx *c)
     TRY(no_legacy_axis(c));
     TRY(pick_table(c, op, &tab));
     TRY(same_dtypes(c, 0, 2, op->types));
+    if (c->in[0]->dtype == AIT_STRING && c->n->version < 19)
+        return err_set(c->err, AIT_E_DTYPE, "Equal takes strings from version 19 (this node "
+                       "is version %d)", c->n->version);
     ait_dtype odt = op->to_bool ? AIT_BOOL : c->in[0]->dtype;
     int rank;
     int64_t dims[AIT_MAX_RANK];
@@ -479,6 +483,7 @@ static ait_status run_bin(op_ctx *c)
     const kern_fn *tab;
     if (!op) return err_set(c->err, AIT_E_INTERNAL, "no binary kernel for %s", c->n->op);
     TRY(pick_table(c, op, &tab));
+    if (c->in[0]->dtype == AIT_STRING) return str_equal(c); /* only Equal lets strings in */
     ait_dtype kd = compute_dtype(c->in[0]->dtype);
     kern_fn k = tab[kd];
     if (!k)
@@ -553,7 +558,7 @@ static ait_status run_prelu(op_ctx *c)
 static ait_status infer_where(op_ctx *c)
 {
     TRY(need_dtype(c, 0, T_BOOL));
-    TRY(same_dtypes(c, 1, 3, T_NUM | T_BOOL));
+    TRY(same_dtypes(c, 1, 3, T_NUM | T_BOOL | M(AIT_STRING)));
     int rank;
     int64_t dims[AIT_MAX_RANK];
     TRY(bcast_all(c, 0, 3, c->in[1]->dtype, &rank, dims));
@@ -646,10 +651,11 @@ static ait_status run_var(op_ctx *c)
 #define BIN(name) {name, 2, 2, 1, 1, 0, infer_bin, run_bin}
 #define VAR(name) {name, 1, INT_MAX, 1, 1, OP_VARIADIC, infer_var, run_var}
 
-OP_TABLE(binary, BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Mod"), BIN("Equal"),
+OP_TABLE(binary, BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Mod"),
+         {"Equal", 2, 2, 1, 1, OP_STR_OWNS, infer_bin, run_bin},
          BIN("Less"), BIN("LessOrEqual"), BIN("Greater"), BIN("GreaterOrEqual"), BIN("And"),
          BIN("Or"), BIN("Xor"), BIN("BitwiseAnd"), BIN("BitwiseOr"), BIN("BitwiseXor"),
          BIN("BitShift"), VAR("Max"), VAR("Min"), VAR("Sum"), VAR("Mean"),
          {"Pow", 2, 2, 1, 1, 0, infer_pow, run_pow},
          {"PRelu", 2, 2, 1, 1, 0, infer_prelu, run_prelu},
-         {"Where", 3, 3, 1, 1, 0, infer_where, run_where});
+         {"Where", 3, 3, 1, 1, OP_STR_MOVES, infer_where, run_where});

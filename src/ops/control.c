@@ -17,9 +17,13 @@ static ait_status constant_infer(op_ctx *c)
     } else if ((a = node_attr(n, "value_floats")) || (a = node_attr(n, "value_ints"))) {
         int64_t d = a->n;
         set_out(c, 0, a->type == ATTR_FLOATS ? AIT_F32 : AIT_I64, 1, &d);
-    } else if (node_attr(n, "sparse_value") || node_attr(n, "value_string") ||
-               node_attr(n, "value_strings")) {
-        return err_set(c->err, AIT_E_UNSUPPORTED, "sparse and string constants are not supported");
+    } else if ((a = node_attr(n, "value_string"))) {
+        set_out(c, 0, AIT_STRING, 0, NULL);
+    } else if ((a = node_attr(n, "value_strings"))) {
+        int64_t d = a->n;
+        set_out(c, 0, AIT_STRING, 1, &d);
+    } else if (node_attr(n, "sparse_value")) {
+        return err_set(c->err, AIT_E_UNSUPPORTED, "sparse constants are not supported");
     } else {
         return err_set(c->err, AIT_E_PARSE, "Constant has no value attribute");
     }
@@ -31,7 +35,13 @@ static ait_status constant_run(op_ctx *c)
     const node *n = c->n;
     const attr *a;
     tensor *o = c->out[0];
-    if ((a = node_attr(n, "value")) && a->t) memcpy(o->data, a->t->data, tensor_nbytes(a->t));
+    if ((a = node_attr(n, "value")) && a->t)
+        return elems_copy(o->data, a->t->data, tensor_numel(a->t), a->t->dtype, c->err);
+    if ((a = node_attr(n, "value_string")) && a->s)
+        return tensor_set_str(o, 0, a->s, strlen(a->s), c->err);
+    if ((a = node_attr(n, "value_strings")))
+        for (int i = 0; i < a->n; i++)
+            TRY(tensor_set_str(o, i, a->strings[i], strlen(a->strings[i]), c->err));
     else if ((a = node_attr(n, "value_float"))) ((float *)o->data)[0] = a->f;
     else if ((a = node_attr(n, "value_int"))) ((int64_t *)o->data)[0] = a->i;
     else if ((a = node_attr(n, "value_floats")) && a->n) memcpy(o->data, a->floats, sizeof(float) * (size_t)a->n);
@@ -99,13 +109,16 @@ static ait_status scan_append(op_ctx *c, tensor *acc, int64_t *cap, int64_t iter
         void *p = aligned_zalloc(bytes);
         if (!p) return err_set(c->err, AIT_E_NOMEM, "out of memory");
         if (acc->data) memcpy(p, acc->data, (size_t)iter * slice);
+        if (acc->data && acc->dtype == AIT_STRING) /* its strings moved to p */
+            memset(acc->data, 0, (size_t)iter * slice);
         tensor_release(acc);
         acc->data = p;
         acc->owned = true;
         acc->cap = bytes;
         *cap = ncap;
     }
-    memcpy((char *)acc->data + (size_t)iter * slice, s->data, slice);
+    TRY(elems_copy((char *)acc->data + (size_t)iter * slice, s->data, tensor_numel(s), s->dtype,
+                   c->err));
     acc->dims[0] = iter + 1;
     return AIT_OK;
 }
@@ -196,9 +209,9 @@ static ait_status loop_run(op_ctx *c)
 /* Copies slice `i` of t along `axis` into out (out's storage reused). */
 static ait_status take_slice(op_ctx *c, const tensor *t, int axis, int64_t i, tensor *out)
 {
-    int64_t outer = 1, inner = ait_dtype_size(t->dtype), n = t->dims[axis];
+    int64_t outer = 1, inner = 1, n = t->dims[axis];
     int r = 0;
-    int64_t dims[AIT_MAX_RANK];
+    int64_t dims[AIT_MAX_RANK] = {0};
     for (int d = 0; d < t->rank; d++) {
         if (d < axis) outer *= t->dims[d];
         if (d > axis) inner *= t->dims[d];
@@ -206,8 +219,10 @@ static ait_status take_slice(op_ctx *c, const tensor *t, int axis, int64_t i, te
     }
     tensor_set_shape(out, t->dtype, r, dims);
     TRY(tensor_alloc(out, c->err));
+    size_t es = ait_dtype_size(t->dtype);
     for (int64_t o = 0; o < outer; o++)
-        memcpy((char *)out->data + o * inner, (const char *)t->data + (o * n + i) * inner, (size_t)inner);
+        TRY(elems_copy((char *)out->data + o * inner * es,
+                       (const char *)t->data + (o * n + i) * inner * es, inner, t->dtype, c->err));
     return AIT_OK;
 }
 
@@ -216,7 +231,8 @@ static ait_status place_scan(op_ctx *c, int oi, const tensor *acc, int axis, boo
 {
     if (!has_out(c, oi)) return AIT_OK;
     tensor *o = c->out[oi];
-    int64_t dims[AIT_MAX_RANK], n = acc->dims[0], outer = 1, inner = ait_dtype_size(acc->dtype);
+    int64_t dims[AIT_MAX_RANK], n = acc->dims[0], outer = 1, inner = 1;
+    size_t es = ait_dtype_size(acc->dtype);
     for (int d = 1, r = 0; d <= acc->rank; d++) {
         if (r == axis) dims[r++] = n;
         if (d < acc->rank) dims[r++] = acc->dims[d];
@@ -229,8 +245,9 @@ static ait_status place_scan(op_ctx *c, int oi, const tensor *acc, int axis, boo
     TRY(tensor_alloc(o, c->err));
     for (int64_t i = 0; i < n; i++)
         for (int64_t q = 0; q < outer; q++)
-            memcpy((char *)o->data + (q * n + (reverse ? n - 1 - i : i)) * inner,
-                   (const char *)acc->data + (i * outer + q) * inner, (size_t)inner);
+            TRY(elems_copy((char *)o->data + (q * n + (reverse ? n - 1 - i : i)) * inner * es,
+                           (const char *)acc->data + (i * outer + q) * inner * es, inner,
+                           acc->dtype, c->err));
     return AIT_OK;
 }
 
@@ -402,9 +419,10 @@ static ait_status scan_run(op_ctx *c)
 }
 
 OP_TABLE(control,
-         {"Constant", 0, 0, 1, 1, 0, constant_infer, constant_run},
-         {"If", 1, 1, 1, 512, OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES, if_infer, if_run},
+         {"Constant", 0, 0, 1, 1, OP_STR_OWNS, constant_infer, constant_run},
+         {"If", 1, 1, 1, 512, OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES | OP_STR_OWNS, if_infer, if_run},
          {"Loop", 2, MAX_LOOP_IO, 1, MAX_LOOP_IO,
-          OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES | OP_LEADING_OPTIONAL, loop_infer, loop_run},
-         {"Scan", 1, MAX_LOOP_IO, 1, MAX_LOOP_IO, OP_ALLOCS_OUTPUTS | OP_LEADING_OPTIONAL, scan_infer,
-          scan_run});
+          OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES | OP_LEADING_OPTIONAL | OP_STR_OWNS, loop_infer,
+          loop_run},
+         {"Scan", 1, MAX_LOOP_IO, 1, MAX_LOOP_IO,
+          OP_ALLOCS_OUTPUTS | OP_LEADING_OPTIONAL | OP_STR_OWNS, scan_infer, scan_run});

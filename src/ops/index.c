@@ -147,6 +147,8 @@ static ait_status parse_reduction(op_ctx *c, int *red)
     for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) {
             *red = i;
+            if (i != RED_NONE && c->in[0]->dtype == AIT_STRING)
+                return err_set(c->err, AIT_E_DTYPE, "reduction '%s' on string tensors", s);
             return AIT_OK;
         }
     return err_set(c->err, AIT_E_INVALID_ARG, "unknown reduction '%s'", s);
@@ -800,6 +802,10 @@ static inline bool elem_nonzero(const void *p, ait_dtype t, int64_t i)
     case AIT_U32: return ((const uint32_t *)p)[i] != 0;
     case AIT_I64:
     case AIT_U64: return ((const uint64_t *)p)[i] != 0;
+    case AIT_STRING: { /* not empty */
+        const char *s = ((char *const *)p)[i];
+        return s && *s;
+    }
     default: return false;
     }
 }
@@ -814,7 +820,7 @@ static int64_t count_nonzero(const tensor *t, int64_t n)
 static ait_status nonzero_infer(op_ctx *c)
 {
     const tensor *x = c->in[0];
-    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL)
+    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL && x->dtype != AIT_STRING)
         return err_set(c->err, AIT_E_UNSUPPORTED, "input has unsupported dtype %s",
                        ait_dtype_name(x->dtype));
     if (!x->data) return AIT_DEFER;
@@ -1120,10 +1126,45 @@ static void uniq_compute(uniq *u, const tensor *x, bool sorted, void *mem)
     memcpy(u->cnt, u->order, (size_t)u->groups * 8);
 }
 
+/* Unique over strings sorts and groups each string's rank in byte order
+ * (which is code point order for UTF-8): *view becomes x as those ranks. */
+static int str_idx_cmp(const void *a, const void *b, void *arg)
+{
+    char *const *s = arg;
+    const char *x = s[*(const int64_t *)a], *y = s[*(const int64_t *)b];
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+static ait_status str_ranks(op_ctx *c, const tensor *x, tensor *view, uint64_t **ranks)
+{
+    int64_t n = tensor_numel(x);
+    int64_t *idx = malloc((size_t)n * 8 + 8);
+    uint64_t *rk = malloc((size_t)n * 8 + 8);
+    if (!idx || !rk) {
+        free(idx);
+        free(rk);
+        return err_set(c->err, AIT_E_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < n; i++) idx[i] = i;
+    qsort_r(idx, (size_t)n, sizeof *idx, str_idx_cmp, x->data);
+    uint64_t r = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i && str_idx_cmp(&idx[i - 1], &idx[i], x->data)) r++;
+        rk[idx[i]] = r;
+    }
+    free(idx);
+    *view = *x;
+    view->dtype = AIT_U64;
+    view->data = rk;
+    view->owned = false;
+    *ranks = rk;
+    return AIT_OK;
+}
+
 static ait_status uniq_setup(op_ctx *c, uniq *u)
 {
     const tensor *x = c->in[0];
-    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL)
+    if (!is_numeric(x->dtype) && x->dtype != AIT_BOOL && x->dtype != AIT_STRING)
         return err_set(c->err, AIT_E_UNSUPPORTED, "input has unsupported dtype %s",
                        ait_dtype_name(x->dtype));
     u->axis = -1;
@@ -1159,10 +1200,17 @@ static ait_status unique_infer(op_ctx *c)
     TRY(uniq_setup(c, &u));
     const tensor *x = c->in[0];
     if (!x->data) return AIT_DEFER;
+    tensor view;
+    uint64_t *ranks = NULL;
+    if (x->dtype == AIT_STRING) TRY(str_ranks(c, x, &view, &ranks));
     void *mem = malloc(uniq_bytes(tensor_numel(x), u.n) + 8);
-    if (!mem) return err_set(c->err, AIT_E_NOMEM, "out of memory");
-    uniq_compute(&u, x, attr_int(c->n, "sorted", 1) != 0, mem);
+    if (!mem) {
+        free(ranks);
+        return err_set(c->err, AIT_E_NOMEM, "out of memory");
+    }
+    uniq_compute(&u, ranks ? &view : x, attr_int(c->n, "sorted", 1) != 0, mem);
     free(mem);
+    free(ranks);
     uniq_set_outs(c, &u);
     return AIT_OK;
 }
@@ -1174,7 +1222,11 @@ static ait_status unique_run(op_ctx *c)
     const tensor *x = c->in[0];
     void *mem = op_scratch(c, uniq_bytes(tensor_numel(x), u.n) + 8);
     if (!mem) return AIT_E_NOMEM;
-    uniq_compute(&u, x, attr_int(c->n, "sorted", 1) != 0, mem);
+    tensor view;
+    uint64_t *ranks = NULL;
+    if (x->dtype == AIT_STRING) TRY(str_ranks(c, x, &view, &ranks));
+    uniq_compute(&u, ranks ? &view : x, attr_int(c->n, "sorted", 1) != 0, mem);
+    free(ranks);
     size_t esz = ait_dtype_size(x->dtype);
     int64_t g = u.groups;
     if (has_out(c, 0)) {
@@ -1199,18 +1251,18 @@ static ait_status unique_run(op_ctx *c)
 }
 
 OP_TABLE(index,
-         {"Gather", 2, 2, 1, 1, 0, gather_infer, gather_run},
-         {"GatherElements", 2, 2, 1, 1, 0, gather_elements_infer, gather_elements_run},
-         {"GatherND", 2, 2, 1, 1, 0, gather_nd_infer, gather_nd_run},
-         {"ScatterND", 3, 3, 1, 1, 0, scatter_nd_infer, scatter_nd_run},
-         {"ScatterElements", 3, 3, 1, 1, 0, scatter_elements_infer, scatter_elements_run},
-         {"Scatter", 3, 3, 1, 1, 0, scatter_elements_infer, scatter_elements_run},
+         {"Gather", 2, 2, 1, 1, OP_STR_MOVES, gather_infer, gather_run},
+         {"GatherElements", 2, 2, 1, 1, OP_STR_MOVES, gather_elements_infer, gather_elements_run},
+         {"GatherND", 2, 2, 1, 1, OP_STR_MOVES, gather_nd_infer, gather_nd_run},
+         {"ScatterND", 3, 3, 1, 1, OP_STR_MOVES, scatter_nd_infer, scatter_nd_run},
+         {"ScatterElements", 3, 3, 1, 1, OP_STR_MOVES, scatter_elements_infer, scatter_elements_run},
+         {"Scatter", 3, 3, 1, 1, OP_STR_MOVES, scatter_elements_infer, scatter_elements_run},
          {"TopK", 1, 2, 2, 2, 0, topk_infer, topk_run},
          {"CumSum", 2, 2, 1, 1, 0, cumsum_infer, cumsum_run},
          {"CumProd", 2, 2, 1, 1, 0, cumsum_infer, cumprod_run},
          {"TensorScatter", 2, 3, 1, 1, 0, tscat_infer, tscat_run},
-         {"NonZero", 1, 1, 1, 1, 0, nonzero_infer, nonzero_run},
+         {"NonZero", 1, 1, 1, 1, OP_STR_OWNS, nonzero_infer, nonzero_run},
          {"OneHot", 3, 3, 1, 1, 0, onehot_infer, onehot_run},
-         {"Compress", 2, 2, 1, 1, 0, compress_infer, compress_run},
-         {"ReverseSequence", 2, 2, 1, 1, 0, revseq_infer, revseq_run},
-         {"Unique", 1, 1, 1, 4, 0, unique_infer, unique_run});
+         {"Compress", 2, 2, 1, 1, OP_STR_MOVES, compress_infer, compress_run},
+         {"ReverseSequence", 2, 2, 1, 1, OP_STR_MOVES, revseq_infer, revseq_run},
+         {"Unique", 1, 1, 1, 4, OP_STR_MOVES, unique_infer, unique_run});

@@ -72,6 +72,14 @@ enum {
                                 OP_ALLOCS_OUTPUTS */
     OP_VARIADIC = 16,        /* every input given must be present (Concat, Sum...) */
     OP_LEADING_OPTIONAL = 32, /* inputs below min_in may be omitted (Loop's M and cond) */
+    /* String tensors (core/tensor.h) reach only ops with one of these two
+     * flags; the executor refuses them, as inputs or outputs, to the others. */
+    OP_STR_MOVES = 64, /* moves elements as bytes (memcpy of the pointers): after a
+                          successful run the executor gives each string output its
+                          own copies (tensor_own_strs), after a failed one it forgets
+                          them; the op must not compare or compute on elements */
+    OP_STR_OWNS = 128, /* writes strings itself, owned (tensor_set_str, elems_copy,
+                          tensor_copy_into) */
 };
 /* Which inputs may be omitted with an empty name: by default those at index
  * >= min_in; none with OP_VARIADIC; any with OP_LEADING_OPTIONAL. The loader

@@ -5,7 +5,7 @@
 
 #include "ops/op.h"
 
-#define SEQ_FLAGS (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)
+#define SEQ_FLAGS (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES | OP_STR_OWNS)
 
 static ait_status defer(op_ctx *c) { return AIT_DEFER; }
 
@@ -108,7 +108,7 @@ static ait_status seq_length_run(op_ctx *c)
 static ait_status slice_axis(op_ctx *c, const tensor *x, int axis, int64_t lo, int64_t hi, bool keep,
                              tensor *t)
 {
-    int64_t dims[AIT_MAX_RANK], outer = 1, inner = (int64_t)ait_dtype_size(x->dtype);
+    int64_t dims[AIT_MAX_RANK], outer = 1, inner = 1, es = (int64_t)ait_dtype_size(x->dtype);
     int r = 0;
     for (int d = 0; d < x->rank; d++) {
         if (d < axis) outer *= x->dims[d];
@@ -120,7 +120,8 @@ static ait_status slice_axis(op_ctx *c, const tensor *x, int axis, int64_t lo, i
     TRY(tensor_alloc(t, c->err));
     int64_t n = x->dims[axis], run = (hi - lo) * inner;
     for (int64_t o = 0; o < outer; o++)
-        memcpy((char *)t->data + o * run, (const char *)x->data + (o * n + lo) * inner, (size_t)run);
+        TRY(elems_copy((char *)t->data + o * run * es,
+                       (const char *)x->data + (o * n + lo) * inner * es, run, x->dtype, c->err));
     return AIT_OK;
 }
 
@@ -202,7 +203,7 @@ static ait_status concat_from_seq_run(op_ctx *c)
     TRY(tensor_alloc(o, c->err));
     /* Row-major: each item contributes a block of `inner * its axis length`
      * per outer index. */
-    int64_t outer = 1, inner = (int64_t)ait_dtype_size(f->dtype);
+    int64_t outer = 1, inner = 1, es = (int64_t)ait_dtype_size(f->dtype);
     for (int d = 0; d < axis; d++) outer *= dims[d];
     for (int d = axis + 1; d < rank; d++) inner *= dims[d];
     int64_t off = 0;
@@ -210,8 +211,8 @@ static ait_status concat_from_seq_run(op_ctx *c)
         const tensor *t = &s->items[i];
         int64_t len = stack ? 1 : t->dims[axis], run = len * inner;
         for (int64_t q = 0; q < outer; q++)
-            memcpy((char *)o->data + (q * total + off) * inner, (const char *)t->data + q * run,
-                   (size_t)run);
+            TRY(elems_copy((char *)o->data + (q * total + off) * inner * es,
+                           (const char *)t->data + q * run * es, run, f->dtype, c->err));
         off += len;
     }
     return AIT_OK;

@@ -1,5 +1,9 @@
-/* Text features: TfIdfVectorizer over integer token ids. (String tokens
- * need string tensors, which ait does not have yet.) */
+/* Text features: TfIdfVectorizer over integer token ids (pool_int64s) or
+ * string tokens (pool_strings). Strings become ids first: each pool string
+ * the index of its first occurrence in the pool, each input string that id
+ * or -1 when the pool lacks it, so that the id n-grams match exactly when
+ * the string n-grams do. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/op.h"
@@ -8,7 +12,8 @@ typedef struct ngram_pool {
     int n_counts;
     const int64_t *counts;  /* start of the 1-grams, 2-grams, ... in the pool */
     int n_pool;
-    const int64_t *pool;    /* all n-grams, concatenated */
+    const int64_t *pool;    /* all n-grams, concatenated (ids for strings, set in run) */
+    char **strs;            /* pool_strings, or NULL */
     int n_idx;
     const int64_t *indexes; /* output column of each n-gram */
 } ngram_pool;
@@ -18,12 +23,18 @@ static ait_status pool_get(op_ctx *c, ngram_pool *p, int64_t *width)
     p->counts = attr_ints(c->n, "ngram_counts", &p->n_counts);
     p->indexes = attr_ints(c->n, "ngram_indexes", &p->n_idx);
     p->pool = attr_ints(c->n, "pool_int64s", &p->n_pool);
-    if (!p->pool) {
-        int ns;
-        if (attr_ints(c->n, "pool_strings", &ns) || node_attr(c->n, "pool_strings"))
-            return err_set(c->err, AIT_E_UNSUPPORTED, "string n-gram pools are not supported");
-        return err_set(c->err, AIT_E_INVALID_ARG, "pool_int64s is missing");
+    p->strs = NULL;
+    const attr *ps = node_attr(c->n, "pool_strings");
+    if (!p->pool && ps && ps->type == ATTR_STRINGS) {
+        p->strs = ps->strings;
+        p->n_pool = ps->n;
     }
+    if (!p->pool && !p->strs)
+        return err_set(c->err, AIT_E_INVALID_ARG, "pool_int64s or pool_strings is missing");
+    if ((c->in[0]->dtype == AIT_STRING) != (p->strs != NULL))
+        return err_set(c->err, AIT_E_DTYPE, "%s input with %s: string inputs take pool_strings, "
+                       "integer ones pool_int64s", ait_dtype_name(c->in[0]->dtype),
+                       p->strs ? "pool_strings" : "pool_int64s");
     if (!p->counts || !p->indexes)
         return err_set(c->err, AIT_E_INVALID_ARG, "ngram_counts and ngram_indexes are required");
     int64_t w = 0;
@@ -44,9 +55,9 @@ static ait_status pool_get(op_ctx *c, ngram_pool *p, int64_t *width)
 static ait_status tfidf_infer(op_ctx *c)
 {
     const tensor *x = c->in[0];
-    if (!dtype_is_int(x->dtype))
-        return err_set(c->err, AIT_E_UNSUPPORTED, "input must be int32 or int64 token ids, not %s",
-                       ait_dtype_name(x->dtype));
+    if (!dtype_is_int(x->dtype) && x->dtype != AIT_STRING)
+        return err_set(c->err, AIT_E_UNSUPPORTED, "input must be int32 or int64 token ids or "
+                       "strings, not %s", ait_dtype_name(x->dtype));
     if (x->rank != 1 && x->rank != 2)
         return err_set(c->err, AIT_E_SHAPE, "input must be [C] or [N, C], rank is %d", x->rank);
     ngram_pool p;
@@ -80,6 +91,27 @@ static int64_t ngram_column(const ngram_pool *p, int n, const int64_t *tok, int6
     return -1;
 }
 
+static int by_str(const void *a, const void *b, void *strs)
+{
+    char *const *s = strs;
+    int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
+    int d = strcmp(s[i], s[j]);
+    return d ? d : (i > j) - (i < j); /* equal strings: the first index first */
+}
+
+/* The id of string v: its first index in the pool (order: pool indices
+ * sorted by string, then index), or -1. */
+static int64_t str_id(const ngram_pool *p, const int64_t *order, const char *v)
+{
+    int64_t lo = 0, hi = p->n_pool;
+    while (lo < hi) { /* the first entry not below v */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (strcmp(p->strs[order[mid]], v) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < p->n_pool && !strcmp(p->strs[order[lo]], v) ? order[lo] : -1;
+}
+
 static ait_status tfidf_run(op_ctx *c)
 {
     const tensor *x = c->in[0];
@@ -99,11 +131,22 @@ static ait_status tfidf_run(op_ctx *c)
     if (!tf && !idf && !tfidf)
         return err_set(c->err, AIT_E_INVALID_ARG, "mode '%s' is not TF, IDF or TFIDF", mode);
     int64_t rows = x->rank == 2 ? x->dims[0] : 1, len = x->dims[x->rank - 1];
-    int64_t *tok = op_scratch(c, sizeof(int64_t) * (size_t)(len + 1));
-    if (!tok) return c->err->code;
+    size_t bytes[3] = {sizeof(int64_t) * (size_t)(len + 1), 0, 0};
+    if (p.strs) bytes[1] = bytes[2] = sizeof(int64_t) * (size_t)p.n_pool;
+    void *parts[3];
+    TRY(op_scratch_parts(c, 3, bytes, parts));
+    int64_t *tok = parts[0], *ids = parts[1], *order = parts[2];
+    if (p.strs) {
+        for (int64_t k = 0; k < p.n_pool; k++) order[k] = k;
+        qsort_r(order, (size_t)p.n_pool, sizeof *order, by_str, p.strs);
+        for (int64_t k = 0; k < p.n_pool; k++) ids[k] = str_id(&p, order, p.strs[k]);
+        p.pool = ids;
+    }
     float *out = y->data;
     for (int64_t r = 0; r < rows; r++) {
-        for (int64_t i = 0; i < len; i++) tok[i] = elem_get_i64(x->data, x->dtype, r * len + i);
+        for (int64_t i = 0; i < len; i++)
+            tok[i] = p.strs ? str_id(&p, order, tensor_str(x, r * len + i))
+                            : elem_get_i64(x->data, x->dtype, r * len + i);
         float *row = out + r * w;
         for (int64_t start = 0; start < len; start++) {
             for (int64_t n = min_n; n <= max_n; n++) {
@@ -126,4 +169,4 @@ static ait_status tfidf_run(op_ctx *c)
     return AIT_OK;
 }
 
-OP_TABLE(text, {"TfIdfVectorizer", 1, 1, 1, 1, 0, tfidf_infer, tfidf_run});
+OP_TABLE(text, {"TfIdfVectorizer", 1, 1, 1, 1, OP_STR_OWNS, tfidf_infer, tfidf_run});

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ops/op.h"
+#include "ops/strings.h"
 
 /* Dtype classes an op accepts (F8: the four float8 types, which IsNaN,
  * IsInf and Dropout take from versions 20, 20 and 22). */
@@ -457,8 +458,6 @@ static ait_status run_bitwise_not(op_ctx *c)
 
 static ait_status check_cast(op_ctx *c, ait_dtype from, int64_t to)
 {
-    if (from == AIT_STRING || to == AIT_STRING)
-        return err_set(c->err, AIT_E_UNSUPPORTED, "casts to or from string are not supported");
     if (to <= 0 || to > AIT_I2 || !ait_dtype_size((ait_dtype)to))
         return err_set(c->err, AIT_E_UNSUPPORTED, "cast to ONNX data type %lld is not supported",
                        (long long)to);
@@ -516,6 +515,7 @@ static ait_status run_cast(op_ctx *c)
 {
     const tensor *x = c->in[0];
     tensor *y = c->out[0];
+    if (x->dtype == AIT_STRING || y->dtype == AIT_STRING) return str_cast(c, x, y);
     if (dtype_is_small(x->dtype) || dtype_is_small(y->dtype)) {
         cast_mode m;
         TRY(cast_attrs(c, &m));
@@ -699,8 +699,8 @@ OP_TABLE(unary, UNARY_OPS(X_DEF)
          {"IsInf", 1, 1, 1, 1, 0, infer_isclass, run_isinf},
          {"Not", 1, 1, 1, 1, 0, infer_not, run_not},
          {"BitwiseNot", 1, 1, 1, 1, 0, infer_bitwise_not, run_bitwise_not},
-         {"Cast", 1, 1, 1, 1, 0, infer_cast, run_cast},
-         {"CastLike", 2, 2, 1, 1, 0, infer_castlike, run_cast},
+         {"Cast", 1, 1, 1, 1, OP_STR_OWNS, infer_cast, run_cast},
+         {"CastLike", 2, 2, 1, 1, OP_STR_OWNS, infer_castlike, run_cast},
          {"BitCast", 1, 1, 1, 1, 0, infer_bitcast, run_bitcast},
-         {"Identity", 1, 1, 1, 1, OP_TAKES_SEQUENCES, infer_identity, run_identity},
+         {"Identity", 1, 1, 1, 1, OP_TAKES_SEQUENCES | OP_STR_MOVES, infer_identity, run_identity},
          {"Dropout", 1, 3, 1, 2, OP_NONDETERMINISTIC, infer_dropout, run_dropout});

@@ -69,7 +69,8 @@ static ait_status module_run(op_ctx *c)
 static const op_def module_op = {.name = "Module", .domain = "ai.ait", .min_in = 0,
                                  .max_in = MODULE_MAX_PORTS, .min_out = 1,
                                  .max_out = MODULE_MAX_PORTS,
-                                 .flags = OP_ALLOCS_OUTPUTS, .infer = module_infer,
+                                 .flags = OP_ALLOCS_OUTPUTS | OP_STR_OWNS,
+                                 .infer = module_infer,
                                  .run = module_run};
 
 void plan_exec_free(plan_exec *px)

@@ -150,7 +150,15 @@ void cache_hash_tensor(sha256_ctx *h, const tensor *t)
     }
     size_t n = t->kind == VAL_TENSOR && t->data ? tensor_nbytes(t) : 0;
     cache_hash_i64(h, (int64_t)n);
-    if (n) sha256_update(h, t->data, n);
+    if (n && t->dtype == AIT_STRING) { /* the strings, not their addresses */
+        for (int64_t i = 0, k = tensor_numel(t); i < k; i++) {
+            const char *s = tensor_str(t, i);
+            cache_hash_i64(h, (int64_t)strlen(s));
+            sha256_update(h, s, strlen(s));
+        }
+    } else if (n) {
+        sha256_update(h, t->data, n);
+    }
 }
 
 static void hash_value_type(sha256_ctx *h, const value *v)

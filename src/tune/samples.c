@@ -191,6 +191,17 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
         for (int64_t i = 0; i < n; i++) /* uniform in [-1, 1) */
             elem_set_f64(p, v->dtype, i, (double)(rng_next(rng) >> 11) * 0x1p-52 - 1.0);
         how = "uniform [-1, 1)";
+    } else if (v->dtype == AIT_STRING) {
+        for (int64_t i = 0; i < n; i++) {
+            char num[24];
+            int k = snprintf(num, sizeof num, "%d", (int)(rng_next(rng) % 100));
+            ait_status st = tensor_set_str(t, i, num, (size_t)k, e);
+            if (st != AIT_OK) {
+                ait_tensor_free(t);
+                return st;
+            }
+        }
+        how = "integers in [0, 100) as text";
     } else {
         /* int4/uint4 [0, 8), int2/uint2 [0, 2): in range, signed or not */
         int64_t hi = bound                          ? bound
@@ -712,7 +723,7 @@ static ait_status batch_input(const ait_model *m, const sample_set *set, int i, 
     dims[ax] = b;
     TRY(shape_numel(dims, ref->rank, ref->dtype, &numel, v->name, e));
     /* The output's size fits, so its outer and inner parts do too. */
-    int64_t outer = 1, inner = (int64_t)ait_dtype_size(ref->dtype);
+    int64_t outer = 1, inner = 1, es = (int64_t)ait_dtype_size(ref->dtype);
     for (int d = 0; d < ax; d++) outer *= dims[d];
     for (int d = ax + 1; d < ref->rank; d++) inner *= dims[d];
     tensor *t = ait_tensor_create(ref->dtype, ref->rank, dims);
@@ -739,9 +750,15 @@ static ait_status batch_input(const ait_model *m, const sample_set *set, int i, 
         }
         const uint8_t *from = src->data;
         int64_t rows = src->dims[ax];
-        for (int64_t o = 0; o < outer; o++)
-            memcpy(dst + (size_t)((o * b + r) * inner), from + (size_t)((o * rows + j) * inner),
-                   (size_t)inner);
+        for (int64_t o = 0; o < outer; o++) {
+            ait_status s = elems_copy(dst + (size_t)((o * b + r) * inner * es),
+                                      from + (size_t)((o * rows + j) * inner * es), inner,
+                                      ref->dtype, e);
+            if (s != AIT_OK) {
+                ait_tensor_free(t);
+                return s;
+            }
+        }
     }
     *out = t;
     return AIT_OK;

@@ -55,12 +55,29 @@ static bool nonfinite_match(double r, double c)
     return r == c;
 }
 
+/* Strings match exactly or not at all: n_off counts the ones that differ. */
+static ait_status compare_strings(const tensor *ref, const tensor *cand, out_metrics *m,
+                                  ait_error *e)
+{
+    int64_t n = tensor_numel(ref);
+    if (n != tensor_numel(cand)) return err_set(e, AIT_E_SHAPE, "element counts differ");
+    m->numel = n;
+    m->atol_scale = 1;
+    for (int64_t i = 0; i < n; i++)
+        m->n_off += strcmp(tensor_str(ref, i), tensor_str(cand, i)) != 0;
+    m->share_off = n ? (double)m->n_off / (double)n : 0;
+    m->sqnr_db = m->n_off ? -INFINITY : INFINITY;
+    return AIT_OK;
+}
+
 ait_status compare_tensors(const tensor *ref, const tensor *cand, const tolerance *tol,
                            out_metrics *m, ait_error *e)
 {
     memset(m, 0, sizeof *m);
     if (ref->kind != VAL_TENSOR || cand->kind != VAL_TENSOR)
         return err_set(e, AIT_E_UNSUPPORTED, "validation compares tensors, not sequences or none");
+    if (ref->dtype == AIT_STRING && cand->dtype == AIT_STRING)
+        return compare_strings(ref, cand, m, e);
     if (!has_numbers(ref->dtype) || !has_numbers(cand->dtype))
         return err_set(e, AIT_E_UNSUPPORTED, "validation of %s tensors is not supported",
                        ait_dtype_name(has_numbers(ref->dtype) ? cand->dtype : ref->dtype));

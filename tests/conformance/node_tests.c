@@ -219,6 +219,15 @@ static bool compare(const tensor *got, const tensor *want, int j, char *why, siz
         return false;
     }
     int64_t cnt = tensor_numel(want), bad = 0, first = -1;
+    if (want->dtype == AIT_STRING) {
+        for (int64_t i = 0; i < cnt; i++)
+            if (strcmp(tensor_str(got, i), tensor_str(want, i)) != 0 && bad++ == 0) first = i;
+        if (bad)
+            snprintf(why, n, "output %d: %lld of %lld strings differ; first at %lld: got '%.40s', "
+                     "expected '%.40s'", j, (long long)bad, (long long)cnt, (long long)first,
+                     tensor_str(got, first), tensor_str(want, first));
+        return !bad;
+    }
     bool fl = dtype_is_float(want->dtype);
     for (int64_t i = 0; i < cnt; i++) {
         bool ok;

@@ -387,7 +387,8 @@ static void test_shape_overflow(void **state)
     assert_int_equal(shape_numel(big, 3, AIT_F32, &n, "t", NULL), AIT_E_OVERFLOW);
     assert_int_equal(shape_numel(neg, 2, AIT_F32, &n, "t", NULL), AIT_E_SHAPE);
     assert_null(ait_tensor_create(AIT_F32, 3, big));
-    assert_null(ait_tensor_create(AIT_STRING, 0, NULL));
+    assert_null(ait_tensor_create(AIT_UNDEFINED, 0, NULL));
+    assert_null(ait_tensor_create(AIT_STRING, 3, big)); /* 8-byte pointers overflow too */
 }
 
 static void test_half(void **state)

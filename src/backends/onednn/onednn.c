@@ -274,11 +274,33 @@ static ait_status sched_share(built *bm)
     return st;
 }
 
+/* String tensors stay with the reference backend: this backend shares
+ * buffers between values (plan_buffers), which owned strings cannot do.
+ * Looks at every value whose dtype the schedule knows, and at Casts to
+ * string (whose output a deferred shape may hide). */
+static ait_status no_strings(built *bm)
+{
+    const graph *g = bm->g;
+    bool str = false;
+    for (int v = 0; v < g->n_vals && !str; v++) {
+        const tensor *t = exec_scheduled(bm->p->x, v);
+        str = (t && t->dtype == AIT_STRING) || g->vals[v].dtype == AIT_STRING;
+    }
+    for (int i = 0; i < g->n_nodes && !str; i++) {
+        const attr *to = node_attr(&g->nodes[i], "to");
+        str = to && to->type == ATTR_INT && to->i == AIT_STRING;
+    }
+    if (!str) return AIT_OK;
+    return err_set(bm->err, AIT_E_UNSUPPORTED, "onednn: the module has string tensors, which "
+                   "only the reference backend runs");
+}
+
 static ait_status sched_make(built *bm, tensor *const *inputs)
 {
     const graph *g = bm->g;
     set_threads(bm);
     TRY(exec_schedule(bm->p->x, inputs, bm->err));
+    TRY(no_strings(bm));
     for (int v = 0; v < g->n_vals; v++) {
         dn_val *d = &bm->p->vals[v];
         d->spec = exec_scheduled(bm->p->x, v);
