@@ -210,7 +210,6 @@ static void ctx_init(exec *x, const node *n, op_ctx *c, tensor **in, tensor **ou
     c->n_out = n->n_out;
     c->in = in;
     c->out = out;
-    c->opset = x->g->opset;
     c->threads = x->threads;
     c->err = e;
     c->host = &exec_host;

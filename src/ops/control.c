@@ -255,7 +255,7 @@ static ait_status scan_infer(op_ctx *c)
 {
     const attr *b = node_attr(c->n, "body");
     if (!b || !b->g) return err_set(c->err, AIT_E_PARSE, "Scan needs a body graph");
-    int first = c->opset < 9; /* Scan-8 starts with sequence_lens */
+    int first = c->n->version < 9; /* Scan-8 starts with sequence_lens */
     int m = (int)attr_int(c->n, "num_scan_inputs", -1), nstate = c->n_in - first - m;
     if (m < 1 || nstate < 0 || c->n_in > MAX_LOOP_IO || b->g->n_inputs != c->n_in - first ||
         b->g->n_outputs != c->n_out || c->n_out < nstate)
@@ -406,7 +406,7 @@ static ait_status scan_run(op_ctx *c)
 {
     TRY(scan_infer(c) == AIT_DEFER ? AIT_OK : AIT_E_PARSE);
     const graph *body = node_attr(c->n, "body")->g;
-    int first = c->opset < 9;
+    int first = c->n->version < 9;
     scan_job *j = op_scratch(c, sizeof *j);
     if (!j) return c->err->code;
     memset(j, 0, sizeof *j);

@@ -497,7 +497,7 @@ static ait_status topk_params_get(op_ctx *c, topk_params *p)
                        ait_dtype_name(x->dtype));
     TRY(norm_axis(c, attr_int(c->n, "axis", -1), x->rank, &p->axis));
     p->largest = attr_int(c->n, "largest", 1) != 0;
-    if (c->opset < 10) {
+    if (c->n->version < 10) {
         if (!node_attr(c->n, "k"))
             return err_set(c->err, AIT_E_INVALID_ARG, "attribute k is required before opset 10");
         p->k = attr_int(c->n, "k", 0);

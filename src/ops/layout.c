@@ -568,7 +568,7 @@ static ait_status slice_bounds(op_ctx *c, int64_t *start, int64_t *step, int64_t
     int64_t st[MAXR], en[MAXR], ax[MAXR], sp[MAXR];
     int ns, ne, na, nsp;
     bool hs, he, ha, hsp;
-    bool old = c->opset < 10 && c->n_in == 1; /* attributes before opset 10 */
+    bool old = c->n->version < 10 && c->n_in == 1; /* attributes before opset 10 */
     TRY(ints_arg(c, "starts", old ? -1 : 1, st, MAXR, &ns, &hs));
     TRY(ints_arg(c, "ends", old ? -1 : 2, en, MAXR, &ne, &he));
     TRY(ints_arg(c, "axes", old ? -1 : 3, ax, MAXR, &na, &ha));
@@ -743,9 +743,9 @@ static ait_status pad_amounts(op_ctx *c, int64_t *pre, int64_t *post)
     int64_t p[2 * MAXR], ax[MAXR];
     int np, na;
     bool hp, ha;
-    TRY(ints_arg(c, "pads", c->opset < 11 ? -1 : 1, p, 2 * MAXR, &np, &hp));
+    TRY(ints_arg(c, "pads", c->n->version < 11 ? -1 : 1, p, 2 * MAXR, &np, &hp));
     if (!hp) return err_set(c->err, AIT_E_INVALID_ARG, "pads is missing");
-    TRY(ints_arg(c, NULL, c->opset < 11 ? -1 : 3, ax, MAXR, &na, &ha));
+    TRY(ints_arg(c, NULL, c->n->version < 11 ? -1 : 3, ax, MAXR, &na, &ha));
     int axes[MAXR];
     if (ha) {
         TRY(norm_axes(c, ax, na, r, axes));
@@ -825,7 +825,7 @@ static ait_status pad_run(op_ctx *c)
             return err_set(c->err, AIT_E_DTYPE, "constant_value is %s, data is %s",
                            ait_dtype_name(c->in[2]->dtype), ait_dtype_name(x->dtype));
         memcpy(val, c->in[2]->data, es);
-    } else if (c->opset < 11) {
+    } else if (c->n->version < 11) {
         elem_set_f64(val, x->dtype, 0, attr_float(c->n, "value", 0.0f));
     }
     if (tensor_numel(y) == 0) return AIT_OK;

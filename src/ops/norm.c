@@ -56,7 +56,7 @@ static ait_status sm_layout(op_ctx *c, int64_t *outer, int64_t *len, int64_t *in
 {
     TRY(need_y(c));
     const tensor *x = c->in[0];
-    bool old = c->opset < 13;
+    bool old = c->n->version < 13;
     int64_t a = attr_int(c->n, "axis", old ? 1 : -1);
     int axis;
     if (old && a == x->rank) { /* coerced to [numel, 1] */
@@ -140,7 +140,7 @@ static ait_status bn_params_of(op_ctx *c, bn_params *b)
                        x->rank);
     int64_t cs;
     TRY(shape_numel(x->dims + 1, x->rank - 1, x->dtype, &cs, "X", c->err));
-    bool spatial = c->opset >= 9 || attr_int(c->n, "spatial", 1) != 0;
+    bool spatial = c->n->version >= 9 || attr_int(c->n, "spatial", 1) != 0;
     int64_t C = x->dims[1];
     b->N = x->dims[0];
     b->P = spatial ? C : cs;
@@ -152,7 +152,7 @@ static ait_status bn_params_of(op_ctx *c, bn_params *b)
                            spatial ? "shape [C] with C =" : "C*D1*...*Dn elements =",
                            (long long)b->P);
     }
-    if (c->opset >= 14) {
+    if (c->n->version >= 14) {
         int64_t tm = attr_int(c->n, "training_mode", 0);
         if (tm != 0 && tm != 1)
             return err_set(c->err, AIT_E_INVALID_ARG, "training_mode must be 0 or 1, not %lld",
@@ -182,7 +182,7 @@ static ait_status bn_infer(op_ctx *c)
      * output has X's type and the parameters' shape */
     for (int i = 1; i < c->n_out; i++) {
         const tensor *p = c->in[3 + (i - 1) % 2];
-        set_out(c, i, c->opset >= 14 ? p->dtype : x->dtype, p->rank, p->dims);
+        set_out(c, i, c->n->version >= 14 ? p->dtype : x->dtype, p->rank, p->dims);
     }
     return AIT_OK;
 }
@@ -271,7 +271,7 @@ static ait_status gn_params_of(op_ctx *c, bool instance, gn_params *g)
             return err_set(c->err, AIT_E_INVALID_ARG,
                            "num_groups %lld must be positive and divide the %lld channels",
                            (long long)g->G, (long long)g->C);
-        g->per_group = c->opset < 21;
+        g->per_group = c->n->version < 21;
     }
     int64_t want = g->per_group ? g->G : g->C;
     for (int i = 1; i < 3; i++) {

@@ -34,8 +34,6 @@ typedef struct op_ctx {
     int n_in, n_out; /* as the node has them */
     tensor **in;     /* in[i] == NULL: optional input omitted */
     tensor **out;    /* out[i] == NULL: optional output omitted */
-    int opset;       /* the model's default-domain opset (the op version the node
-                        resolved to is n->version) */
     int threads;     /* threads the op may use (reference ops use 1) */
     ait_error *err;
     const struct op_host *host; /* what the executor running the node offers */

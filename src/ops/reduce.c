@@ -332,8 +332,8 @@ static ait_status reduce_axes(op_ctx *c, int rank, bool *red)
     bool from_input = has_in(c, 1);
     if (aa && from_input)
         return err_set(c->err, AIT_E_INVALID_ARG,
-                       "axes given both as attribute and as input (opset %d uses %s)", c->opset,
-                       c->opset >= d->axes_input_since ? "the input" : "the attribute");
+                       "axes given both as attribute and as input (version %d takes %s)", c->n->version,
+                       c->n->version >= d->axes_input_since ? "the input" : "the attribute");
     if (aa) {
         if (na > 64) return err_set(c->err, AIT_E_INVALID_ARG, "too many axes (%d)", na);
         memcpy(ax, aa, sizeof *ax * (size_t)na);

@@ -63,7 +63,7 @@ static ait_status parse_attrs(op_ctx *c, int rank, rz_attrs *a)
     a->roi_in = a->sizes_in = -1;
     a->naxes = rank;
     for (int i = 0; i < rank; i++) a->axes[i] = i;
-    if (a->upsample || c->opset < 11) {
+    if (a->upsample || c->n->version < 11) {
         /* Upsample and Resize-10: (X, scales), asymmetric coordinates and
          * the nearest rounding of those versions (floor, ceil when
          * shrinking), as onnxruntime does. Upsample-7 has scales as an

@@ -240,7 +240,7 @@ static ait_status dft_params(op_ctx *c, dft_args *a)
         return err_set(c->err, AIT_E_SHAPE,
                        "input must have rank >= 2 and a last axis of 1 (real) or 2 (complex)");
     int64_t axis = 0;
-    if (c->opset >= 20) {
+    if (c->n->version >= 20) {
         axis = -2;
         if (has_in(c, 2)) TRY(scalar_int(c, 2, "axis", &axis));
     } else {

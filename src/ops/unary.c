@@ -323,13 +323,13 @@ static ait_status run_unary(op_ctx *c)
 static ait_status infer_clip(op_ctx *c)
 {
     TRY(same_shape(c, AIT_UNDEFINED));
-    if (c->opset < 11) {
+    if (c->n->version < 11) {
         if (c->n_in > 1)
             return err_set(c->err, AIT_E_INVALID_ARG,
                            "Clip before opset 11 takes min and max as attributes, not inputs");
         return check_class(c, c->in[0], "input", FLT);
     }
-    TRY(check_class(c, c->in[0], "input", c->opset >= 12 ? NUM : FLT));
+    TRY(check_class(c, c->in[0], "input", c->n->version >= 12 ? NUM : FLT));
     for (int i = 1; i < 3; i++) {
         if (!has_in(c, i)) continue;
         const char *what = i == 1 ? "min" : "max";
@@ -364,7 +364,7 @@ static ait_status run_clip(op_ctx *c)
     default: break;
     }
     uprm p = {-INFINITY, INFINITY, 0};
-    if (c->opset < 11) {
+    if (c->n->version < 11) {
         p.a = attr_float(c->n, "min", -FLT_MAX);
         p.b = attr_float(c->n, "max", FLT_MAX);
     } else {
@@ -628,7 +628,7 @@ static ait_status infer_dropout(op_ctx *c)
     TRY(same_shape(c, AIT_UNDEFINED));
     unsigned fl = c->n->version >= 22 ? FLT | F8 : FLT;
     TRY(check_class(c, c->in[0], "data", fl));
-    if (c->opset < 12 && c->n_in > 1)
+    if (c->n->version < 12 && c->n_in > 1)
         return err_set(c->err, AIT_E_INVALID_ARG,
                        "Dropout before opset 12 takes no ratio or training_mode inputs");
     if (has_in(c, 1)) {
@@ -639,7 +639,7 @@ static ait_status infer_dropout(op_ctx *c)
         TRY(check_class(c, c->in[2], "training_mode", BOOL));
         TRY(check_scalar(c, c->in[2], "training_mode"));
     }
-    set_out(c, 1, c->opset >= 10 ? AIT_BOOL : c->in[0]->dtype, c->in[0]->rank, c->in[0]->dims);
+    set_out(c, 1, c->n->version >= 10 ? AIT_BOOL : c->in[0]->dtype, c->in[0]->rank, c->in[0]->dims);
     return AIT_OK;
 }
 

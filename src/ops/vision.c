@@ -52,9 +52,9 @@ static ait_status gs_params(op_ctx *c, gs_args *a)
                        ait_dtype_name(x->dtype));
     TRY(check_float(c, g, "grid"));
     int r = x->rank;
-    if (r < 3 || (c->opset < 20 && r != 4))
+    if (r < 3 || (c->n->version < 20 && r != 4))
         return err_set(c->err, AIT_E_SHAPE, "X must have rank %s, not %d",
-                       c->opset < 20 ? "4" : ">= 3", r);
+                       c->n->version < 20 ? "4" : ">= 3", r);
     a->k = r - 2;
     for (int i = 2; i < r; i++)
         if (x->dims[i] < 1) return err_set(c->err, AIT_E_SHAPE, "X has an empty spatial axis");
@@ -64,7 +64,7 @@ static ait_status gs_params(op_ctx *c, gs_args *a)
     /* opset 16 spells the modes bilinear / bicubic, opset 20 linear / cubic;
      * both spellings are accepted */
     static const char *const modes[] = {"nearest", "linear", "cubic", "bilinear", "bicubic"};
-    const char *m = attr_str(c->n, "mode", c->opset < 20 ? "bilinear" : "linear");
+    const char *m = attr_str(c->n, "mode", c->n->version < 20 ? "bilinear" : "linear");
     int mi = pick(m, modes, 5);
     if (mi < 0) return err_set(c->err, AIT_E_UNSUPPORTED, "unsupported mode '%s'", m);
     a->mode = mi == 3 ? GS_LINEAR : mi == 4 ? GS_CUBIC : mi;
@@ -343,7 +343,7 @@ static ait_status ra_params(op_ctx *c, ra_args *a)
     /* opset 10 has no coordinate_transformation_mode and behaves as
      * output_half_pixel; 16 defaults to half_pixel */
     a->half_pixel = false;
-    if (c->opset >= 16) {
+    if (c->n->version >= 16) {
         static const char *const ctms[] = {"output_half_pixel", "half_pixel"};
         const char *s = attr_str(c->n, "coordinate_transformation_mode", "half_pixel");
         int ci = pick(s, ctms, 2);

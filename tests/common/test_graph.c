@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "test_graph.h"
+#include "testutil.h"
 
 graph *tg_node(const char *op, int opset, const tg_in *ins, int n_in, const tg_attr *as,
                int n_attr)
@@ -24,8 +25,7 @@ graph *tg_node(const char *op, int opset, const tg_in *ins, int n_in, const tg_a
     n->name = strdup("n0");
     n->op = strdup(op);
     n->domain = strdup("");
-    n->def = op_find("", op);
-    if (!n->def) fail_msg("op %s is not registered", op);
+    test_node_def(n, op, opset);
     n->n_in = n_in;
     n->n_out = 1;
     n->in = calloc((size_t)n_in + 1, sizeof(int));

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "ops/op.h"
+
 static const char *under(const char *var, const char *dflt, const char *rel)
 {
     static char bufs[4][4096];
@@ -128,4 +130,12 @@ long test_capture_stop(test_capture *c, char *buf, size_t n)
     close(c->fd);
     unlink(c->path);
     return size;
+}
+
+void test_node_def(node *n, const char *op, int opset)
+{
+    n->def = op_find("", op);
+    const op_versions *v = op_versions_find("", op);
+    if (!n->def || !v) fail_msg("op %s is not registered", op);
+    n->version = op_version_resolve(v, opset);
 }

@@ -10,6 +10,7 @@
 
 #include "ait.h"
 #include "core/tensor.h"
+#include "graph/graph.h"
 
 /* DIR/rel in a static buffer (four in rotation), DIR the folder of the
  * exported test models (AIT_TEST_DATA, which tests/CMakeLists.txt sets; else
@@ -50,5 +51,10 @@ long test_capture_stop(test_capture *c, char *buf, size_t n);
 /* The largest |a - b| / (1 + |b|) over n float32 output pairs, which must
  * have the same element counts. */
 double test_max_err(ait_tensor *const *a, ait_tensor *const *b, int n);
+
+/* For graphs built in memory: gives node n (default domain) the op `op` and
+ * the version it resolves to at `opset`, as the loader would; fails the
+ * test when the op is not registered. */
+void test_node_def(node *n, const char *op, int opset);
 
 #endif

@@ -65,8 +65,7 @@ static graph *one_node(const char *op, const in_spec *ins, int n_in, const attr_
     n->name = strdup("n0");
     n->op = strdup(op);
     n->domain = strdup("");
-    n->def = op_find("", op);
-    assert_non_null(n->def);
+    test_node_def(n, op, g->opset);
     n->n_in = n_in;
     n->n_out = 1;
     n->in = calloc((size_t)n_in, sizeof(int));
@@ -690,8 +689,7 @@ static void gb_node(gb *b, const char *op, const char *ins, const char *out, con
     n->name = strdup(nm);
     n->op = strdup(op);
     n->domain = strdup("");
-    n->def = op_find("", op);
-    assert_non_null(n->def);
+    test_node_def(n, op, g->opset);
     n->in = calloc(8, sizeof(int));
     n->out = calloc(1, sizeof(int));
     n->attrs = calloc((size_t)n_attr + 1, sizeof *n->attrs);
