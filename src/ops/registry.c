@@ -5,12 +5,13 @@
 
 extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, ops_quant,
     ops_conv, ops_pool, ops_layout, ops_index, ops_resize, ops_rnn, ops_control, ops_loss,
-    ops_signal, ops_vision, ops_training, ops_text, ops_sequence;
+    ops_signal, ops_vision, ops_training, ops_text, ops_sequence, ops_image;
 
 static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
     &ops_pool,  &ops_layout, &ops_index,  &ops_resize, &ops_rnn,   &ops_control,
     &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text, &ops_sequence,
+    &ops_image,
 };
 
 const op_def *op_find(const char *domain, const char *name)
