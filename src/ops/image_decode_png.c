@@ -48,7 +48,8 @@ ait_status image_png(const uint8_t *d, size_t n, image *im, ait_error *e)
         png_destroy_read_struct(&p, &info, NULL);
         return status == AIT_E_PARSE ? err_set(e, AIT_E_PARSE, "%s", s.msg) : status;
     }
-    /* libpng's own refusal of large sizes, beside image_alloc's. */
+    /* Any size PNG allows (libpng's default stops at 10^6): image_check below
+     * refuses large ones with its message. */
     png_set_user_limits(p, 0x7fffffff, 0x7fffffff);
     png_set_chunk_malloc_max(p, 64u << 20);
     png_set_read_fn(p, &s, on_read);
@@ -56,6 +57,11 @@ ait_status image_png(const uint8_t *d, size_t n, image *im, ait_error *e)
     png_uint_32 w = png_get_image_width(p, info), h = png_get_image_height(p, info);
     int type = png_get_color_type(p, info), depth = png_get_bit_depth(p, info);
     int ch = type & PNG_COLOR_MASK_COLOR ? 3 : 1;
+    /* Before png_read_update_info, which allocates a row of the declared width. */
+    if (image_check(w, h, e) != AIT_OK) {
+        status = e ? e->code : AIT_E_OVERFLOW;
+        png_longjmp(p, 1);
+    }
     if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(p);
     if (type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(p);
     if (depth == 16) png_set_strip_16(p);

@@ -85,7 +85,7 @@ ait_status image_pnm(const uint8_t *d, size_t n, image *im, ait_error *e)
     if (maxval < 1 || maxval > 65535)
         return err_set(e, AIT_E_PARSE, "maximum value %lld is outside 1..65535", (long long)maxval);
     int out_ch = depth >= 3 ? 3 : 1;
-    TRY(image_alloc(im, w, h, out_ch, e));
+    TRY(image_check(w, h, e));
     bool plain = kind <= 3;
     if (!plain) { /* one white-space byte ends the header */
         if (s.i >= n || !is_space(d[s.i])) return err_set(e, AIT_E_PARSE, "header is not ended");
@@ -95,6 +95,7 @@ ait_status image_pnm(const uint8_t *d, size_t n, image *im, ait_error *e)
     uint64_t row_bytes = kind == 4 ? ((uint64_t)w + 7) / 8 : (uint64_t)w * depth * bytes;
     if (!plain && (n - s.i) / row_bytes < (uint64_t)h)
         return err_set(e, AIT_E_PARSE, "pixel data is truncated");
+    TRY(image_alloc(im, w, h, out_ch, e));
     for (int64_t y = 0; y < h; y++) {
         const uint8_t *row = d + s.i + (plain ? 0 : row_bytes * (uint64_t)y);
         uint8_t *o = im->px + (size_t)(y * w * out_ch);

@@ -171,3 +171,12 @@ wc = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "wc")
 write("conv_symbolic.onnx", model([helper.make_node("Conv", ["x", "wc"], ["y"], name="conv")],
                                   [vi("x", ["batch", 3, "height", "width"])],
                                   [vi("y", ["batch", 2, "oh", "ow"])], [wc]))
+
+# ImageDecoder (opset 20) over a stream of any length (tests/unit/test_image.c),
+# and one asking for a pixel_format the op lacks.
+U8 = TensorProto.UINT8
+for name, fmt in (("image_decoder.onnx", "RGB"), ("image_decoder_bad_format.onnx", "YUV")):
+    write(name, model([helper.make_node("ImageDecoder", ["data"], ["image"], name="decode",
+                                        pixel_format=fmt)],
+                      [vi("data", ["n"], U8)], [vi("image", ["h", "w", "c"], U8)], opset=20,
+                      ir_version=9))
