@@ -9,6 +9,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     image im;
     ait_error e;
-    if (image_decode(data, size, &im, &e) == AIT_OK) image_free(&im);
+    if (image_decode(data, size, 1 << 22, &im, &e) == AIT_OK) image_free(&im);
     return 0;
 }

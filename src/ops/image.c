@@ -56,13 +56,14 @@ static ait_status image_run(op_ctx *c)
     const tensor *x = c->in[0];
     image im;
     ait_error why;
-    ait_status s = image_decode(x->data, tensor_nbytes(x), &im, &why);
+    ait_status s = image_decode(x->data, tensor_nbytes(x), 0, &im, &why);
     if (s != AIT_OK && s != AIT_E_PARSE) return err_set(c->err, s, "%s", why.msg);
     int64_t dims[3] = {s == AIT_OK ? im.h : 0, s == AIT_OK ? im.w : 0, fmt == FMT_GRAY ? 1 : 3};
     tensor_set_shape(c->out[0], AIT_U8, 3, dims);
-    if (tensor_alloc(c->out[0], c->err) != AIT_OK) {
+    ait_status st = tensor_alloc(c->out[0], c->err);
+    if (st != AIT_OK) {
         if (s == AIT_OK) image_free(&im);
-        return c->err->code;
+        return st;
     }
     if (s == AIT_OK) {
         convert(&im, fmt, c->out[0]->data);

@@ -25,9 +25,11 @@ static const format formats[] = {
     {"JPEG 2000", "\xff\x4f\xff\x51", 4, 0, image_jp2}, /* a bare codestream */
 };
 
-ait_status image_decode(const uint8_t *data, size_t n, image *im, ait_error *e)
+ait_status image_decode(const uint8_t *data, size_t n, int64_t max_pixels, image *im,
+                        ait_error *e)
 {
     memset(im, 0, sizeof *im);
+    im->max_pixels = max_pixels > 0 ? max_pixels : IMG_MAX_PIXELS;
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         const format *f = &formats[i];
         if (n >= f->at + f->len && memcmp(data + f->at, f->magic, f->len) == 0 &&
@@ -51,23 +53,24 @@ ait_status image_decode(const uint8_t *data, size_t n, image *im, ait_error *e)
 void image_free(image *im)
 {
     free(im->px);
-    memset(im, 0, sizeof *im);
+    im->px = NULL;
+    im->w = im->h = im->ch = 0;
 }
 
-ait_status image_check(int64_t w, int64_t h, ait_error *e)
+ait_status image_check(const image *im, int64_t w, int64_t h, ait_error *e)
 {
     if (w <= 0 || h <= 0)
         return err_set(e, AIT_E_PARSE, "declared size %lldx%lld is empty", (long long)w,
                        (long long)h);
-    if (w > IMG_MAX_PIXELS || h > IMG_MAX_PIXELS / w)
+    if (w > im->max_pixels || h > im->max_pixels / w)
         return err_set(e, AIT_E_OVERFLOW, "declared size %lldx%lld is over the limit of "
-                       "%lld pixels", (long long)w, (long long)h, (long long)IMG_MAX_PIXELS);
+                       "%lld pixels", (long long)w, (long long)h, (long long)im->max_pixels);
     return AIT_OK;
 }
 
 ait_status image_alloc(image *im, int64_t w, int64_t h, int ch, ait_error *e)
 {
-    TRY(image_check(w, h, e));
+    TRY(image_check(im, w, h, e));
     free(im->px);
     im->px = malloc((size_t)(w * h * ch));
     if (!im->px)

@@ -23,14 +23,18 @@ typedef struct image {
     int64_t w, h;
     int ch;      /* 1 (gray) or 3 (RGB) */
     uint8_t *px; /* h * w * ch bytes, malloc'd */
+    int64_t max_pixels; /* the size limit (image_decode sets it) */
 } image;
 
-/* Decodes any supported format, found by its signature. */
-ait_status image_decode(const uint8_t *data, size_t n, image *im, ait_error *e);
+/* Decodes any supported format, found by its signature, refusing images of
+ * more than max_pixels (0: IMG_MAX_PIXELS; the fuzzer sets less, so that
+ * its time goes to parsing, not to filling large images). */
+ait_status image_decode(const uint8_t *data, size_t n, int64_t max_pixels, image *im,
+                        ait_error *e);
 void image_free(image *im);
-/* Checks a declared size: not empty (AIT_E_PARSE), at most IMG_MAX_PIXELS
+/* Checks a declared size: not empty (AIT_E_PARSE), at most im->max_pixels
  * (AIT_E_OVERFLOW). */
-ait_status image_check(int64_t w, int64_t h, ait_error *e);
+ait_status image_check(const image *im, int64_t w, int64_t h, ait_error *e);
 /* image_check, then allocates im->px for h * w * ch bytes. */
 ait_status image_alloc(image *im, int64_t w, int64_t h, int ch, ait_error *e);
 

@@ -85,7 +85,7 @@ ait_status image_bmp(const uint8_t *d, size_t n, image *im, ait_error *e)
             for (int c = 0; c < 3; c++) pal[i][c] = d[pal_at + (size_t)pal_entry * i + 2 - c];
     }
 
-    TRY(image_check(w, h, e));
+    TRY(image_check(im, w, h, e));
     uint64_t stride = ((uint64_t)w * bpp + 31) / 32 * 4;
     if (off > n || (n - off) / stride < (uint64_t)h)
         return err_set(e, AIT_E_PARSE, "pixel data is truncated (%lld rows of %llu bytes at %u "

@@ -94,7 +94,7 @@ static ait_status decode(opj_codec_t *codec, opj_stream_t *st, src *s, image *im
         goto fail;
     }
     /* The size limit before OpenJPEG allocates the components. */
-    if ((r = image_check(img->x1 - img->x0, img->y1 - img->y0, e)) != AIT_OK) {
+    if ((r = image_check(im, img->x1 - img->x0, img->y1 - img->y0, e)) != AIT_OK) {
         opj_image_destroy(img);
         return r;
     }

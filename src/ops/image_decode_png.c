@@ -34,7 +34,7 @@ static void on_warning(png_structp p, png_const_charp msg) {}
 
 ait_status image_png(const uint8_t *d, size_t n, image *im, ait_error *e)
 {
-    src s = {d, n, 0, "out of memory"};
+    src s = {d, n, 0, "invalid stream"};
     png_structp p = png_create_read_struct(PNG_LIBPNG_VER_STRING, &s, on_error, on_warning);
     png_infop info = p ? png_create_info_struct(p) : NULL;
     png_bytep *volatile rows = NULL;
@@ -42,11 +42,12 @@ ait_status image_png(const uint8_t *d, size_t n, image *im, ait_error *e)
         png_destroy_read_struct(p ? &p : NULL, NULL, NULL);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
-    volatile ait_status status = AIT_E_PARSE;
+    /* AIT_OK: libpng's error (in s.msg); else ours, already in e. */
+    volatile ait_status status = AIT_OK;
     if (setjmp(png_jmpbuf(p))) {
         free(rows);
         png_destroy_read_struct(&p, &info, NULL);
-        return status == AIT_E_PARSE ? err_set(e, AIT_E_PARSE, "%s", s.msg) : status;
+        return status != AIT_OK ? status : err_set(e, AIT_E_PARSE, "%s", s.msg);
     }
     /* Any size PNG allows (libpng's default stops at 10^6): image_check below
      * refuses large ones with its message. */
@@ -58,10 +59,7 @@ ait_status image_png(const uint8_t *d, size_t n, image *im, ait_error *e)
     int type = png_get_color_type(p, info), depth = png_get_bit_depth(p, info);
     int ch = type & PNG_COLOR_MASK_COLOR ? 3 : 1;
     /* Before png_read_update_info, which allocates a row of the declared width. */
-    if (image_check(w, h, e) != AIT_OK) {
-        status = e ? e->code : AIT_E_OVERFLOW;
-        png_longjmp(p, 1);
-    }
+    if ((status = image_check(im, w, h, e)) != AIT_OK) png_longjmp(p, 1);
     if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(p);
     if (type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(p);
     if (depth == 16) png_set_strip_16(p);
@@ -69,10 +67,7 @@ ait_status image_png(const uint8_t *d, size_t n, image *im, ait_error *e)
     png_set_interlace_handling(p);
     png_read_update_info(p, info);
     if (png_get_rowbytes(p, info) != (size_t)w * ch) png_error(p, "unexpected row layout");
-    if (image_alloc(im, w, h, ch, e) != AIT_OK) {
-        status = e ? e->code : AIT_E_OVERFLOW;
-        png_longjmp(p, 1);
-    }
+    if ((status = image_alloc(im, w, h, ch, e)) != AIT_OK) png_longjmp(p, 1);
     rows = malloc(sizeof *rows * h);
     if (!rows) {
         status = err_set(e, AIT_E_NOMEM, "out of memory");

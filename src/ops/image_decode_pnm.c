@@ -85,7 +85,7 @@ ait_status image_pnm(const uint8_t *d, size_t n, image *im, ait_error *e)
     if (maxval < 1 || maxval > 65535)
         return err_set(e, AIT_E_PARSE, "maximum value %lld is outside 1..65535", (long long)maxval);
     int out_ch = depth >= 3 ? 3 : 1;
-    TRY(image_check(w, h, e));
+    TRY(image_check(im, w, h, e));
     bool plain = kind <= 3;
     if (!plain) { /* one white-space byte ends the header */
         if (s.i >= n || !is_space(d[s.i])) return err_set(e, AIT_E_PARSE, "header is not ended");

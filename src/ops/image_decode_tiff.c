@@ -93,7 +93,7 @@ ait_status image_tiff(const uint8_t *d, size_t n, image *im, ait_error *e)
     if (!o) return err_set(e, AIT_E_NOMEM, "out of memory");
     TIFFOpenOptionsSetErrorHandlerExtR(o, on_error, &s);
     TIFFOpenOptionsSetWarningHandlerExtR(o, on_warning, &s);
-    TIFFOpenOptionsSetMaxSingleMemAlloc(o, (tmsize_t)IMG_MAX_PIXELS * 4);
+    TIFFOpenOptionsSetMaxSingleMemAlloc(o, (tmsize_t)im->max_pixels * 4);
     /* "m": no memory mapping (the procedures read the buffer) */
     TIFF *t = TIFFClientOpenExt("image", "rm", &s, on_read, on_write, on_seek, on_close,
                                 on_size, on_map, on_unmap, o);

@@ -58,7 +58,7 @@ static bool decodes(const uint8_t *d, size_t n, const char *what, size_t at)
     memcpy(copy, d, n);
     image im;
     ait_error e = {0};
-    ait_status s = image_decode(copy, n, &im, &e);
+    ait_status s = image_decode(copy, n, 0, &im, &e);
     free(copy);
     if (s != AIT_OK && s != AIT_E_PARSE && s != AIT_E_OVERFLOW) /* a size byte hit */
         fail_msg("%s (%zu): %s: %s", what, at, ait_status_string(s), e.msg);
@@ -131,7 +131,7 @@ static void expect_too_big(const uint8_t *d, size_t n, const char *what)
 {
     image im;
     ait_error e = {0};
-    ait_status s = image_decode(d, n, &im, &e);
+    ait_status s = image_decode(d, n, 0, &im, &e);
     if (s != AIT_E_OVERFLOW) fail_msg("%s: %s: %s", what, ait_status_string(s), e.msg);
     assert_non_null(strstr(e.msg, "over the limit"));
 }
@@ -176,7 +176,7 @@ static void test_huge(void **state)
 
     image im;
     ait_error e = {0};
-    assert_int_equal(image_decode((const uint8_t *)"P5 0 5 255\n", 11, &im, &e), AIT_E_PARSE);
+    assert_int_equal(image_decode((const uint8_t *)"P5 0 5 255\n", 11, 0, &im, &e), AIT_E_PARSE);
     assert_non_null(strstr(e.msg, "empty"));
 }
 
