@@ -183,3 +183,7 @@ decode_case("truncated_jpeg_grayscale", jpg[:len(jpg) // 2], "Grayscale", empty1
 decode_case("truncated_bmp_bgr", encode(img, "bmp")[:1000], "BGR", empty3)
 decode_case("truncated_ppm_rgb", encode(img, "ppm")[:100], "RGB", empty3)
 decode_case("corrupt_png_crc_rgb", png[:40] + bytes([png[40] ^ 0xff]) + png[41:], "RGB", empty3)
+
+# CMYK JPEG (Pillow writes Adobe's inverted values): to RGB as Pillow converts it.
+cmyk = encode(np.array(Image.fromarray(img).convert("CMYK")), "jpeg", "CMYK", quality=95)
+decode_case("jpeg_cmyk_rgb", cmyk, "RGB")
