@@ -61,15 +61,9 @@ static ait_status image_run(op_ctx *c)
     int64_t dims[3] = {s == AIT_OK ? im.h : 0, s == AIT_OK ? im.w : 0, fmt == FMT_GRAY ? 1 : 3};
     tensor_set_shape(c->out[0], AIT_U8, 3, dims);
     ait_status st = tensor_alloc(c->out[0], c->err);
-    if (st != AIT_OK) {
-        if (s == AIT_OK) image_free(&im);
-        return st;
-    }
-    if (s == AIT_OK) {
-        convert(&im, fmt, c->out[0]->data);
-        image_free(&im);
-    }
-    return AIT_OK;
+    if (st == AIT_OK && s == AIT_OK) convert(&im, fmt, c->out[0]->data);
+    image_free(&im); /* a failed decode left none */
+    return st;
 }
 
 OP_TABLE(image, {"ImageDecoder", 1, 1, 1, 1, OP_ALLOCS_OUTPUTS, image_infer, image_run});

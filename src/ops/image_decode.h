@@ -28,7 +28,8 @@ typedef struct image {
 
 /* Decodes any supported format, found by its signature, refusing images of
  * more than max_pixels (0: IMG_MAX_PIXELS; the fuzzer sets less, so that
- * its time goes to parsing, not to filling large images). */
+ * its time goes to parsing, not to filling large images). On failure im
+ * holds no pixels. */
 ait_status image_decode(const uint8_t *data, size_t n, int64_t max_pixels, image *im,
                         ait_error *e);
 void image_free(image *im);
