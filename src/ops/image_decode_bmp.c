@@ -30,7 +30,7 @@ static uint8_t field_get(field f, uint32_t px)
 {
     if (!f.max) return 0;
     uint64_t v = (px >> f.shift) & f.max;
-    return (uint8_t)((v * 255 + f.max / 2) / f.max);
+    return (uint8_t)(v * 255 / f.max); /* truncated, as Pillow's 5-6-5 and 5-5-5 unpackers */
 }
 
 ait_status image_bmp(const uint8_t *d, size_t n, image *im, ait_error *e)

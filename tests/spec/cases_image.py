@@ -187,3 +187,21 @@ decode_case("corrupt_png_crc_rgb", png[:40] + bytes([png[40] ^ 0xff]) + png[41:]
 # CMYK JPEG (Pillow writes Adobe's inverted values): to RGB as Pillow converts it.
 cmyk = encode(np.array(Image.fromarray(img).convert("CMYK")), "jpeg", "CMYK", quality=95)
 decode_case("jpeg_cmyk_rgb", cmyk, "RGB")
+
+
+# 16-bit BMP (Pillow reads but does not write it): 5-5-5 and, with bit fields, 5-6-5.
+def bmp16(px, masks=None):
+    import struct
+    h, w = px.shape
+    stride = (w * 2 + 3) // 4 * 4
+    rows = b"".join(px[y].astype("<u2").tobytes().ljust(stride, b"\0") for y in range(h - 1, -1, -1))
+    extra = struct.pack("<III", *masks) if masks else b""
+    off = 14 + 40 + len(extra)
+    return (struct.pack("<2sIHHI", b"BM", off + len(rows), 0, 0, off) +
+            struct.pack("<IiiHHIIiiII", 40, w, h, 1, 16, 3 if masks else 0, len(rows), 0, 0, 0, 0) +
+            extra + rows)
+
+
+px16 = (np.arange(5 * 7, dtype=np.uint32).reshape(5, 7) * 1871 % 65536).astype(np.uint16)
+decode_case("bmp_16bit_555_rgb", bmp16(px16), "RGB")
+decode_case("bmp_16bit_565_bgr", bmp16(px16, (0xf800, 0x07e0, 0x001f)), "BGR")
