@@ -26,7 +26,8 @@ static const char *const samples[] = {
     "decode_bmp_rgb", "decode_jpeg2k_rgb", "decode_jpeg_rgb", "decode_png_rgb",
     "decode_pnm_rgb", "decode_tiff_rgb",   "decode_webp_rgb", "jpeg_progressive_rgb",
     "png_16bit_rgb",  "png_palette_rgb",   "bmp_palette_bgr", "pam_rgb_alpha_rgb",
-    "webp_lossless_bgr", "ppm_plain_maxval7_rgb",
+    "webp_lossless_bgr", "ppm_plain_maxval7_rgb", "bmp_rle8_jumps_rgb", "bmp_rle4_bgr",
+    "bmp_16bit_565_bgr", "jpeg_cmyk_rgb",
 };
 
 /* The encoded bytes of spec case `name` (caller frees). */
