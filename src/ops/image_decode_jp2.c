@@ -83,7 +83,6 @@ static ait_status decode(opj_codec_t *codec, opj_stream_t *st, src *s, image *im
     opj_dparameters_t par;
     opj_set_default_decoder_parameters(&par);
     opj_image_t *img = NULL;
-    ait_status r = AIT_E_PARSE;
     if (!opj_setup_decoder(codec, &par) || !opj_codec_set_threads(codec, 0) ||
         !opj_read_header(st, codec, &img))
         goto fail;
@@ -94,11 +93,11 @@ static ait_status decode(opj_codec_t *codec, opj_stream_t *st, src *s, image *im
         goto fail;
     }
     /* The size limit before OpenJPEG allocates the components. */
-    if ((r = image_check(im, img->x1 - img->x0, img->y1 - img->y0, e)) != AIT_OK) {
+    ait_status r = image_check(im, img->x1 - img->x0, img->y1 - img->y0, e);
+    if (r != AIT_OK) {
         opj_image_destroy(img);
         return r;
     }
-    r = AIT_E_PARSE;
     OPJ_UINT32 comps[3] = {0, 1, 2};
     if (!opj_set_decoded_components(codec, img->numcomps >= 3 ? 3 : 1, comps, OPJ_FALSE) ||
         !opj_decode(codec, st, img) || !opj_end_decompress(codec, st))
