@@ -1,7 +1,8 @@
 /* ImageDecoder against hostile images: every truncation and many corrupted
  * bytes of a sample of each format decode or are refused as invalid (the
  * op's empty image), never crash; declared sizes over the limit are refused
- * with a message before anything is allocated for them; and the op, run in
+ * with a message before anything is allocated for them, and so are JPEGs of
+ * over 500 scans; and the op, run in
  * a model, gives the spec's empty image for bad bytes and an error for an
  * image over the limit. Samples are the spec tests' inputs
  * ($AIT_TEST_DATA/spec, tests/spec/cases_image.py); the models come from
@@ -181,6 +182,34 @@ static void test_huge(void **state)
     assert_non_null(strstr(e.msg, "empty"));
 }
 
+/* A progressive JPEG whose last scan is repeated 600 times (libjpeg only
+ * warns about such a progression): refused past 500 scans. */
+static void test_many_scans(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *d = sample("jpeg_progressive_rgb", &n);
+    size_t last = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (d[i] == 0xff && d[i + 1] == 0xda) last = i;
+    assert_true(last > 0 && d[n - 2] == 0xff && d[n - 1] == 0xd9);
+    size_t scan = n - 2 - last, m = last + 600 * scan + 2;
+    uint8_t *big = malloc(m);
+    memcpy(big, d, last);
+    for (int k = 0; k < 600; k++) memcpy(big + last + k * scan, d + last, scan);
+    memcpy(big + m - 2, "\xff\xd9", 2);
+    image im;
+    ait_error e = {0};
+    assert_int_equal(image_decode(big, m, 0, &im, &e), AIT_E_PARSE);
+    assert_non_null(strstr(e.msg, "more than 500 scans"));
+    /* 100 repeats stay under the limit and decode (with a bogus-progression warning). */
+    memcpy(big + last + 100 * scan, "\xff\xd9", 2);
+    assert_int_equal(image_decode(big, last + 100 * scan + 2, 0, &im, &e), AIT_OK);
+    image_free(&im);
+    free(big);
+    free(d);
+}
+
 static ait_session *session(const char *file, ait_model **m)
 {
     ait_error e = {0};
@@ -251,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_huge),
+        cmocka_unit_test(test_many_scans),
         cmocka_unit_test(test_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
