@@ -2,11 +2,10 @@
  * bytes of a sample of each format decode or are refused as invalid (the
  * op's empty image), never crash; declared sizes over the limit are refused
  * with a message before anything is allocated for them, and so are JPEGs of
- * over 500 scans; and the op, run in
- * a model, gives the spec's empty image for bad bytes and an error for an
- * image over the limit. Samples are the spec tests' inputs
- * ($AIT_TEST_DATA/spec, tests/spec/cases_image.py); the models come from
- * tests/unit/make_bad_models.py ($AIT_TEST_DATA/bad). */
+ * over 500 scans; and the op, run in a model, gives the spec's empty image
+ * for bad bytes and an error for an image over the limit. Samples are the
+ * spec tests' inputs ($AIT_TEST_DATA/spec, tests/spec/cases_image.py); the
+ * models come from tests/unit/make_bad_models.py ($AIT_TEST_DATA/bad). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
