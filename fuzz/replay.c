@@ -1,5 +1,6 @@
 /* Replays inputs through a fuzz target without libFuzzer: the regression
- * test for every crash the fuzzers found (fuzz/regressions/). Prints one line
+ * test for every crash the fuzzers found (fuzz/regressions/ for the model
+ * target, fuzz/regressions/image/ for the image one). Prints one line
  * per file and "N passed, N failed"; a crash or sanitizer report fails it. */
 #include <dirent.h>
 #include <stdint.h>
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
         }
         struct dirent *e;
         while ((e = readdir(d))) {
-            if (e->d_name[0] == '.') continue;
+            if (e->d_name[0] == '.' || e->d_type == DT_DIR) continue; /* another target's */
             char p[4096];
             snprintf(p, sizeof p, "%s/%s", argv[a], e->d_name);
             if (replay(p)) pass++, printf("ok %s\n", p);

@@ -6,7 +6,7 @@
 extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, ops_quant,
     ops_conv, ops_pool, ops_layout, ops_index, ops_resize, ops_rnn, ops_control, ops_loss,
     ops_signal, ops_vision, ops_training, ops_text, ops_sequence;
-extern const op_table ops_random, ops_spatial, ops_strings;
+extern const op_table ops_random, ops_spatial, ops_strings, ops_image;
 extern const op_table ops_attention, ops_decoder, ops_recurrent;
 extern const op_table ops_ml_tree, ops_ml_linear, ops_ml_svm, ops_ml_transform, ops_ml_encode;
 
@@ -14,7 +14,7 @@ static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
     &ops_pool,  &ops_layout, &ops_index,  &ops_resize, &ops_rnn,   &ops_control,
     &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text, &ops_sequence,
-    &ops_random, &ops_spatial, &ops_strings,
+    &ops_random, &ops_spatial, &ops_strings, &ops_image,
     &ops_attention, &ops_decoder, &ops_recurrent,
     &ops_ml_tree, &ops_ml_linear, &ops_ml_svm, &ops_ml_transform, &ops_ml_encode,
 };

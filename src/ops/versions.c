@@ -103,6 +103,7 @@ static const op_versions table[] = {
     {.name = "Hardmax", .since = {1, 11, 13}},
     {.name = "Identity", .since = {1, 13, 14, 16, 19, 21, 23, 24, 25}, .upto = 25},
     {.name = "If", .since = {1, 11, 13, 16, 19, 21, 23, 24, 25}, .upto = 25},
+    {.name = "ImageDecoder", .since = {20}},
     {.name = "InstanceNormalization", .since = {1, 6, 22}, .upto = 22},
     {.name = "IsInf", .since = {10, 20}},
     {.name = "IsNaN", .since = {9, 13, 20}},

@@ -345,3 +345,11 @@ write("random_module.onnx", model(
      helper.make_node("Add", ["x", "n"], ["xn"], name="/noise/Add"),
      helper.make_node("Relu", ["xn"], ["y"], name="/head/Relu")],
     [vi("x", [2, 8])], [vi("y", [2, 8])], opset=22))
+# ImageDecoder (opset 20) over a stream of any length (tests/unit/test_image.c),
+# and one asking for a pixel_format the op lacks.
+U8 = TensorProto.UINT8
+for name, fmt in (("image_decoder.onnx", "RGB"), ("image_decoder_bad_format.onnx", "YUV")):
+    write(name, model([helper.make_node("ImageDecoder", ["data"], ["image"], name="decode",
+                                        pixel_format=fmt)],
+                      [vi("data", ["n"], U8)], [vi("image", ["h", "w", "c"], U8)], opset=20,
+                      ir_version=9))
