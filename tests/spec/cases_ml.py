@@ -671,7 +671,8 @@ ml("ml_label_encoder_v1_int_string", node("LabelEncoder", ["X"], ["Y"], classes_
 ml("ml_label_encoder_int_string",
    node("LabelEncoder", ["X"], ["Y"], keys_int64s=[7, 3], values_strings=["seven", "three"],
         default_string="none"),
-   {"X": np.array([[3, 7], [1, 3]], np.int64)}, {"Y": S([["three", "seven"], ["none", "three"]])}, 2)
+   {"X": np.array([[3, 7], [1, 3]], np.int64)},
+   {"Y": S([["three", "seven"], ["none", "three"]])}, 2)
 ml("ml_label_encoder_string_string_default",
    node("LabelEncoder", ["X"], ["Y"], keys_strings=["a", "b"], values_strings=["x", "y"]),
    {"X": S(["b", "c", "a"])}, {"Y": S(["y", "_Unused", "x"])}, 2)
