@@ -145,7 +145,8 @@ static ait_status load_attr(loader *L, graph *g, const Onnx__AttributeProto *ap,
         for (size_t i = 0; i < ap->n_strings; i++) {
             a->strings[i] = malloc(ap->strings[i].len + 1);
             if (!a->strings[i]) return err_set(L->e, AIT_E_NOMEM, "out of memory");
-            memcpy(a->strings[i], ap->strings[i].data, ap->strings[i].len);
+            if (ap->strings[i].len) /* an empty string may have no data */
+                memcpy(a->strings[i], ap->strings[i].data, ap->strings[i].len);
             a->strings[i][ap->strings[i].len] = 0;
             a->n = (int)i + 1;
         }

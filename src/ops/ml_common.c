@@ -22,29 +22,47 @@ ait_status ml_floats(op_ctx *c, const char *name, const char *tname, ml_vec *v)
         return AIT_OK;
     }
     if (!t) return AIT_OK;
-    TRY(ml_tensor(c, tname, v));
+    TRY(ml_tensor(c, tname, v, false));
     if (!dtype_is_float(v->dt))
         return err_set(c->err, AIT_E_DTYPE, "attribute '%s' must be a float tensor, not %s", tname,
                        ait_dtype_name(v->dt));
     return AIT_OK;
 }
 
-ait_status ml_tensor(op_ctx *c, const char *name, ml_vec *v)
+ait_status ml_tensor(op_ctx *c, const char *name, ml_vec *v, bool strs)
 {
     memset(v, 0, sizeof *v);
     const attr *a = node_attr(c->n, name);
     if (!a) return AIT_OK;
     if (a->type != ATTR_TENSOR || !a->t)
         return err_set(c->err, AIT_E_INVALID_ARG, "attribute '%s' must be a tensor", name);
-    if (a->t->dtype == AIT_STRING)
-        return err_set(c->err, AIT_E_UNSUPPORTED, "attribute '%s' holds strings, " ML_NO_STRINGS,
-                       name);
+    v->n = tensor_numel(a->t);
+    v->dt = a->t->dtype;
+    v->given = true;
+    if (a->t->dtype == AIT_STRING) {
+        if (!strs)
+            return err_set(c->err, AIT_E_DTYPE, "attribute '%s' holds strings; numbers expected",
+                           name);
+        v->s = a->t->data;
+        return AIT_OK;
+    }
     if (!dtype_is_float(a->t->dtype) && !dtype_is_int(a->t->dtype))
         return err_set(c->err, AIT_E_DTYPE, "attribute '%s' has unsupported dtype %s", name,
                        ait_dtype_name(a->t->dtype));
-    v->n = tensor_numel(a->t);
     v->t = a->t->data;
-    v->dt = a->t->dtype;
+    return AIT_OK;
+}
+
+ait_status ml_strs(op_ctx *c, const char *name, ml_vec *v)
+{
+    memset(v, 0, sizeof *v);
+    const attr *a = node_attr(c->n, name);
+    if (!a) return AIT_OK;
+    if (a->type != ATTR_STRINGS)
+        return err_set(c->err, AIT_E_INVALID_ARG, "attribute '%s' must be a list of strings", name);
+    v->n = a->n;
+    v->s = a->strings;
+    v->dt = AIT_STRING;
     v->given = true;
     return AIT_OK;
 }
@@ -99,19 +117,35 @@ ait_status ml_post_attr(op_ctx *c, int *post)
     return ml_enum(c, "post_transform", "NONE", names, 5, post);
 }
 
-ait_status ml_labels_attr(op_ctx *c, const char *ints, const int64_t **labels, int64_t *n)
+ait_status ml_labels_attr(op_ctx *c, const char *ints, ml_labels *l)
 {
-    const attr *s = node_attr(c->n, "classlabels_strings");
+    memset(l, 0, sizeof *l);
+    ml_vec s;
+    TRY(ml_strs(c, "classlabels_strings", &s));
     int k = 0;
-    *labels = attr_ints(c->n, ints, &k);
-    *n = *labels ? k : 0;
-    if (s && *labels)
+    l->i = attr_ints(c->n, ints, &k);
+    if (s.given && node_attr(c->n, ints))
         return err_set(c->err, AIT_E_INVALID_ARG, "attributes 'classlabels_strings' and '%s' are "
                        "both given; one at most", ints);
-    if (s)
-        return err_set(c->err, AIT_E_UNSUPPORTED, "string class labels (classlabels_strings) "
-                       "need string tensors, " ML_NO_STRINGS);
+    l->n = s.given ? s.n : l->i ? k : 0;
+    l->s = s.s;
+    l->name = s.given ? "classlabels_strings" : ints;
     return AIT_OK;
+}
+
+void ml_labels_out(op_ctx *c, const ml_labels *l, int64_t rows)
+{
+    set_out(c, 0, l->s ? AIT_STRING : AIT_I64, 1, &rows);
+}
+
+ait_status ml_label_put(op_ctx *c, const ml_labels *l, int64_t r, int64_t k)
+{
+    if (!l->s) {
+        ((int64_t *)c->out[0]->data)[r] = l->i[k];
+        return AIT_OK;
+    }
+    const char *v = l->s[k] ? l->s[k] : "";
+    return tensor_set_str(c->out[0], r, v, strlen(v), c->err);
 }
 
 ait_status ml_rows(op_ctx *c, const tensor *x, int64_t *n, int64_t *f)

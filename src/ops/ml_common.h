@@ -1,29 +1,28 @@
 /* What the ai.onnx.ml ops (ml_*.c) share: reading their attributes (float
- * lists or their `_as_tensor` doubles, class labels, enums by name), the
- * [N,F] input convention, and the score post-transforms.
+ * lists or their `_as_tensor` doubles, string lists, class labels, enums by
+ * name), the [N,F] input convention, a classifier's label output and the
+ * score post-transforms.
  *
  * Where the spec is vague the ops follow ONNX Runtime (docs/runtime.md says
- * where they do not). Strings: ait has no string tensors yet, so every path
- * that would read or write one (string class labels, string keys/values)
- * is refused with ML_NO_STRINGS; a string path is one branch to add where
- * ml_labels_attr and the LabelEncoder's key/value readers refuse. */
+ * where they do not). Ops reading or writing string tensors are flagged
+ * OP_STR_OWNS and write strings with tensor_set_str only. */
 #ifndef AIT_OPS_ML_COMMON_H
 #define AIT_OPS_ML_COMMON_H
 #include "ops/op.h"
 
 #define ML_DOMAIN ONNX_ML_DOMAIN
-#define ML_NO_STRINGS "which ait does not support yet"
 
 /* Post transforms in TreeEnsemble-5's numbering (the string ops map names to it). */
 enum { ML_NONE, ML_SOFTMAX, ML_LOGISTIC, ML_SOFTMAX_ZERO, ML_PROBIT };
 
-/* A list of numbers from a float/int list attribute or a tensor attribute. */
+/* A list of numbers or strings from a list attribute or a tensor attribute. */
 typedef struct ml_vec {
     int64_t n;
     const float *f;   /* a floats attribute */
     const int64_t *i; /* an ints attribute */
-    const void *t;    /* a tensor attribute's data, of dtype dt */
-    ait_dtype dt;
+    const void *t;    /* a numeric tensor attribute's data, of dtype dt */
+    char *const *s;   /* a strings attribute or a string tensor's (NULL reads as "") */
+    ait_dtype dt;     /* of t; AIT_STRING with s */
     bool given; /* the attribute is there (perhaps empty) */
 } ml_vec;
 static inline double ml_at(const ml_vec *v, int64_t k)
@@ -34,11 +33,16 @@ static inline double ml_at(const ml_vec *v, int64_t k)
     return elem_get_f64(v->t, v->dt, k);
 }
 
+static inline const char *ml_str(const ml_vec *v, int64_t k) { return v->s[k] ? v->s[k] : ""; }
+
 /* Float list `name` or tensor attribute `tname` (NULL: none; a float tensor);
  * both given is an error, neither gives n = 0. */
 ait_status ml_floats(op_ctx *c, const char *name, const char *tname, ml_vec *v);
-/* Tensor attribute `name` (float or integer); absent: n = 0. */
-ait_status ml_tensor(op_ctx *c, const char *name, ml_vec *v);
+/* Tensor attribute `name` (float or integer; or, with strs, string); absent:
+ * n = 0. */
+ait_status ml_tensor(op_ctx *c, const char *name, ml_vec *v, bool strs);
+/* Strings attribute `name` (absent: n = 0). */
+ait_status ml_strs(op_ctx *c, const char *name, ml_vec *v);
 /* Ints attribute `name` as a vector (absent: n = 0). */
 void ml_ints(op_ctx *c, const char *name, ml_vec *v);
 /* Fails unless v has n values (`what` names the attribute). */
@@ -51,9 +55,21 @@ ait_status ml_enum(op_ctx *c, const char *name, const char *dflt, const char *co
 /* post_transform: a string (most ops) or, for TreeEnsemble, an int. */
 ait_status ml_post_attr(op_ctx *c, int *post);
 
-/* Integer class labels from ints attribute `ints` (classlabels_ints or
- * classlabels_int64s); string labels are refused. *n = 0 when neither. */
-ait_status ml_labels_attr(op_ctx *c, const char *ints, const int64_t **labels, int64_t *n);
+/* A classifier's class labels: classlabels_strings, or the ints attribute
+ * `ints` (classlabels_ints or classlabels_int64s), one at most (n = 0 when
+ * neither). Its label output Y (output 0) is a string tensor for the first,
+ * int64 for the second. */
+typedef struct ml_labels {
+    int64_t n;
+    const int64_t *i;
+    char *const *s;
+    const char *name; /* the attribute they come from, for messages */
+} ml_labels;
+ait_status ml_labels_attr(op_ctx *c, const char *ints, ml_labels *l);
+/* Sets Y as `rows` labels. */
+void ml_labels_out(op_ctx *c, const ml_labels *l, int64_t rows);
+/* Y[r] = label k. */
+ait_status ml_label_put(op_ctx *c, const ml_labels *l, int64_t r, int64_t k);
 
 /* X as [N,F] rows: rank 2, or rank 1 as one row; a numeric dtype (float,
  * double, int64, int32; TreeEnsemble: float, double, float16). */

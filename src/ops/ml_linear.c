@@ -84,38 +84,39 @@ static ait_status linreg_run(op_ctx *c)
 /* The classifier: one score per class, or one score for two labels (binary:
  * the label is the second when the score is above 0, and the scores become
  * [1 - s, s] as in ONNX Runtime). */
-static ait_status cls_setup(op_ctx *c, lin *m, const int64_t **labels, int64_t *nl, int64_t *n,
-                            int64_t *nf)
+static ait_status cls_setup(op_ctx *c, lin *m, ml_labels *labels, int64_t *n, int64_t *nf)
 {
     TRY(ml_rows(c, c->in[0], n, nf));
     TRY(lin_setup(c, m, *nf, 0));
-    TRY(ml_labels_attr(c, "classlabels_ints", labels, nl));
-    if (*nl != m->n_out && !(m->n_out == 1 && *nl == 2))
-        return err_set(c->err, AIT_E_INVALID_ARG, "classlabels_ints has %lld labels for %lld "
-                       "classes (intercepts)", (long long)*nl, (long long)m->n_out);
+    TRY(ml_labels_attr(c, "classlabels_ints", labels));
+    int64_t nl = labels->n;
+    if (nl != m->n_out && !(m->n_out == 1 && nl == 2))
+        return err_set(c->err, AIT_E_INVALID_ARG, "%s has %lld labels for %lld classes "
+                       "(intercepts)", labels->name, (long long)nl, (long long)m->n_out);
     return AIT_OK;
 }
 
 static ait_status lincls_infer(op_ctx *c)
 {
     lin m;
-    const int64_t *labels;
-    int64_t nl, n, nf;
-    TRY(cls_setup(c, &m, &labels, &nl, &n, &nf));
-    set_out(c, 0, AIT_I64, 1, &n);
-    ml_set_out2(c, 1, AIT_F32, n, m.n_out == 1 ? nl : m.n_out);
+    ml_labels labels;
+    int64_t n, nf;
+    TRY(cls_setup(c, &m, &labels, &n, &nf));
+    ml_labels_out(c, &labels, n);
+    ml_set_out2(c, 1, AIT_F32, n, m.n_out == 1 ? labels.n : m.n_out);
     return AIT_OK;
 }
 
 static ait_status lincls_run(op_ctx *c)
 {
     lin m;
-    const int64_t *labels;
-    int64_t nl, n, nf;
-    TRY(cls_setup(c, &m, &labels, &nl, &n, &nf));
+    ml_labels labels;
+    int64_t n, nf;
+    TRY(cls_setup(c, &m, &labels, &n, &nf));
+    int64_t nl = labels.n;
     double *s = op_scratch(c, sizeof(double) * (size_t)(m.n_out + 2));
     if (!s) return c->err->code;
-    int64_t *y = c->out[0]->data, cols = m.n_out == 1 ? nl : m.n_out;
+    int64_t cols = m.n_out == 1 ? nl : m.n_out;
     float *z = has_out(c, 1) ? c->out[1]->data : NULL;
     for (int64_t r = 0; r < n; r++) {
         lin_row(&m, c->in[0], r, nf, s);
@@ -126,7 +127,7 @@ static ait_status lincls_run(op_ctx *c)
             for (int k = 1; k < m.n_out; k++)
                 if (s[k] > s[best]) best = k;
         }
-        y[r] = labels[best];
+        TRY(ml_label_put(c, &labels, r, best));
         int k = ml_post(s, (int)m.n_out, m.post, m.n_out == 1 && nl == 2 ? 1 : -1);
         for (int64_t o = 0; z && o < cols; o++) z[r * cols + o] = o < k ? (float)s[o] : 0.f;
     }
@@ -135,6 +136,6 @@ static ait_status lincls_run(op_ctx *c)
 
 OP_TABLE(ml_linear,
          {.name = "LinearClassifier", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 2,
-          .infer = lincls_infer, .run = lincls_run, .domain = ML_DOMAIN},
+          .flags = OP_STR_OWNS, .infer = lincls_infer, .run = lincls_run, .domain = ML_DOMAIN},
          {.name = "LinearRegressor", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
           .infer = linreg_infer, .run = linreg_run, .domain = ML_DOMAIN}, );

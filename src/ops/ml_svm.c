@@ -113,7 +113,7 @@ static ait_status svr_run(op_ctx *c)
 
 typedef struct svc {
     svm m;
-    const int64_t *labels;
+    ml_labels labels;
     int64_t n_cls, n_pairs, cols;
     ml_vec per_class, pa, pb;
     bool proba, all_pos;
@@ -124,10 +124,11 @@ static ait_status svc_setup(op_ctx *c, svc *s, int64_t *n, int64_t *nf)
     memset(s, 0, sizeof *s);
     TRY(svm_common(c, &s->m));
     TRY(ml_rows(c, c->in[0], n, nf));
-    TRY(ml_labels_attr(c, "classlabels_ints", &s->labels, &s->n_cls));
+    TRY(ml_labels_attr(c, "classlabels_ints", &s->labels));
+    s->n_cls = s->labels.n;
     if (s->n_cls < 2 || s->n_cls > 1 << 15)
-        return err_set(c->err, AIT_E_INVALID_ARG, "classlabels_ints must list 2 classes or more, "
-                       "not %lld", (long long)s->n_cls);
+        return err_set(c->err, AIT_E_INVALID_ARG, "%s must list 2 classes or more, not %lld",
+                       s->labels.name, (long long)s->n_cls);
     ml_ints(c, "vectors_per_class", &s->per_class);
     TRY(ml_floats(c, "prob_a", NULL, &s->pa));
     TRY(ml_floats(c, "prob_b", NULL, &s->pb));
@@ -169,7 +170,7 @@ static ait_status svc_infer(op_ctx *c)
     svc s;
     int64_t n, nf;
     TRY(svc_setup(c, &s, &n, &nf));
-    set_out(c, 0, AIT_I64, 1, &n);
+    ml_labels_out(c, &s.labels, n);
     ml_set_out2(c, 1, AIT_F32, n, s.cols);
     return AIT_OK;
 }
@@ -229,7 +230,6 @@ static ait_status svc_run(op_ctx *c)
     double *kv = p[0], *sc = p[3], *r2 = p[4], *q = p[5], *qp = p[6];
     int64_t *start = p[1], *votes = p[2];
     for (int64_t i = 0, at = 0; nsv && i < k; at += s.per_class.i[i++]) start[i] = at;
-    int64_t *y = c->out[0]->data;
     float *z = has_out(c, 1) ? c->out[1]->data : NULL;
     for (int64_t r = 0; r < n; r++) {
         int best = 0, cnt = (int)s.cols, second = -1;
@@ -275,7 +275,7 @@ static ait_status svc_run(op_ctx *c)
             maxw = sc[best];
             if (k == 2 && ((s.all_pos && maxw >= 0.5) || (!s.all_pos && maxw > 0))) best = 1;
         }
-        y[r] = s.labels[best];
+        TRY(ml_label_put(c, &s.labels, r, best));
         cnt = ml_post(sc, cnt, m->post, second);
         for (int64_t o = 0; z && o < s.cols; o++) z[r * s.cols + o] = o < cnt ? (float)sc[o] : 0.f;
     }
@@ -284,6 +284,6 @@ static ait_status svc_run(op_ctx *c)
 
 OP_TABLE(ml_svm,
          {.name = "SVMClassifier", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 2,
-          .infer = svc_infer, .run = svc_run, .domain = ML_DOMAIN},
+          .flags = OP_STR_OWNS, .infer = svc_infer, .run = svc_run, .domain = ML_DOMAIN},
          {.name = "SVMRegressor", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
           .infer = svr_infer, .run = svr_run, .domain = ML_DOMAIN}, );

@@ -9,8 +9,6 @@
 
 static ait_status numeric_in(op_ctx *c, const tensor *x)
 {
-    if (x->dtype == AIT_STRING)
-        return err_set(c->err, AIT_E_UNSUPPORTED, "X is a string tensor, " ML_NO_STRINGS);
     return check_dtype(c, x, "X", 4, AIT_F32, AIT_F64, AIT_I64, AIT_I32);
 }
 
@@ -167,12 +165,13 @@ static ait_status imputer_run(op_ctx *c)
     return AIT_OK;
 }
 
-/* ---- ArrayFeatureExtractor: X[..., Y] ------------------------------------------ */
+/* ---- ArrayFeatureExtractor: X[..., Y] (strings moved as their pointers:
+ * OP_STR_MOVES) ----------------------------------------------------------------- */
 
 static ait_status afe_infer(op_ctx *c)
 {
     const tensor *x = c->in[0], *idx = c->in[1];
-    TRY(numeric_in(c, x));
+    TRY(check_dtype(c, x, "X", 5, AIT_F32, AIT_F64, AIT_I64, AIT_I32, AIT_STRING));
     TRY(check_dtype(c, idx, "Y", 1, AIT_I64));
     if (x->rank < 1) return err_set(c->err, AIT_E_SHAPE, "X must have a rank of 1 or more");
     int64_t d[AIT_MAX_RANK];
@@ -267,6 +266,6 @@ OP_TABLE(ml_transform,
          {.name = "Imputer", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
           .infer = imputer_infer, .run = imputer_run, .domain = ML_DOMAIN},
          {.name = "ArrayFeatureExtractor", .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
-          .infer = afe_infer, .run = afe_run, .domain = ML_DOMAIN},
+          .flags = OP_STR_MOVES, .infer = afe_infer, .run = afe_run, .domain = ML_DOMAIN},
          {.name = "FeatureVectorizer", .min_in = 1, .max_in = 1024, .min_out = 1, .max_out = 1,
           .flags = OP_VARIADIC, .infer = fv_infer, .run = fv_run, .domain = ML_DOMAIN}, );

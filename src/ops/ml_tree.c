@@ -263,10 +263,10 @@ static ait_status te5_compile(op_ctx *c, ens *e)
     ml_ints(c, "nodes_missing_value_tracks_true", &nan);
     ml_ints(c, "tree_roots", &roots);
     ml_ints(c, "leaf_targetids", &tid);
-    TRY(ml_tensor(c, "nodes_modes", &modes));
-    TRY(ml_tensor(c, "nodes_splits", &splits));
-    TRY(ml_tensor(c, "leaf_weights", &wts));
-    TRY(ml_tensor(c, "membership_values", &members));
+    TRY(ml_tensor(c, "nodes_modes", &modes, false));
+    TRY(ml_tensor(c, "nodes_splits", &splits, false));
+    TRY(ml_tensor(c, "leaf_weights", &wts, false));
+    TRY(ml_tensor(c, "membership_values", &members, false));
     int64_t n = feat.n, l = tid.n;
     if (n < 1 || roots.n < 1)
         return err_set(c->err, AIT_E_INVALID_ARG, "the ensemble needs nodes and tree_roots");
@@ -489,15 +489,16 @@ static ait_status reg_run(op_ctx *c)
 
 /* ---- classifier ---------------------------------------------------------- */
 
-static ait_status cls_setup(op_ctx *c, ens *e, const int64_t **labels)
+static ait_status cls_setup(op_ctx *c, ens *e, ml_labels *labels)
 {
     memset(e, 0, sizeof *e);
     e->agg = AGG_SUM;
     TRY(ml_post_attr(c, &e->post));
-    TRY(ml_labels_attr(c, "classlabels_int64s", labels, &e->n_out));
+    TRY(ml_labels_attr(c, "classlabels_int64s", labels));
+    e->n_out = labels->n;
     if (e->n_out < 2 || e->n_out > INT32_MAX / 2)
-        return err_set(c->err, AIT_E_INVALID_ARG, "classlabels_int64s must list 2 classes or more, "
-                       "not %lld", (long long)e->n_out);
+        return err_set(c->err, AIT_E_INVALID_ARG, "%s must list 2 classes or more, not %lld",
+                       labels->name, (long long)e->n_out);
     TRY(ml_floats(c, "base_values", "base_values_as_tensor", &e->base));
     if (e->base.n && e->base.n != e->n_out && !(e->n_out == 2 && e->base.n == 1))
         return err_set(c->err, AIT_E_INVALID_ARG, "base_values has %lld values; there are %lld "
@@ -508,11 +509,11 @@ static ait_status cls_setup(op_ctx *c, ens *e, const int64_t **labels)
 static ait_status cls_infer(op_ctx *c)
 {
     ens e;
-    const int64_t *labels;
+    ml_labels labels;
     int64_t n, nf;
     TRY(cls_setup(c, &e, &labels));
     TRY(x_rows(c, NULL, &n, &nf));
-    set_out(c, 0, AIT_I64, 1, &n);
+    ml_labels_out(c, &labels, n);
     ml_set_out2(c, 1, AIT_F32, n, e.n_out);
     return AIT_OK;
 }
@@ -551,7 +552,7 @@ static int binary_label(const ens *e, double *s, const uint8_t *has, bool one_id
 static ait_status cls_run(op_ctx *c)
 {
     ens e;
-    const int64_t *labels;
+    ml_labels labels;
     int64_t n, nf;
     TRY(cls_setup(c, &e, &labels));
     TRY(legacy_compile(c, "class", &e));
@@ -562,7 +563,6 @@ static ait_status cls_run(op_ctx *c)
         all_pos &= e.wval[k] >= 0;
     }
     one_id &= e.n_out == 2 && e.n_w > 0;
-    int64_t *y = c->out[0]->data;
     float *z = has_out(c, 1) ? c->out[1]->data : NULL;
     double *s = e.s;
     for (int64_t r = 0; r < n; r++) {
@@ -580,7 +580,7 @@ static ait_status cls_run(op_ctx *c)
         } else {
             best = binary_label(&e, s, e.has, one_id, all_pos, &m, &second);
         }
-        y[r] = labels[best];
+        TRY(ml_label_put(c, &labels, r, best));
         m = ml_post(s, m, e.post, second);
         for (int64_t k = 0; z && k < e.n_out; k++) z[r * e.n_out + k] = k < m ? (float)s[k] : 0.f;
     }
@@ -591,6 +591,6 @@ OP_TABLE(ml_tree,
          {.name = "TreeEnsembleRegressor", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
           .infer = reg_infer, .run = reg_run, .domain = ML_DOMAIN},
          {.name = "TreeEnsembleClassifier", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 2,
-          .infer = cls_infer, .run = cls_run, .domain = ML_DOMAIN},
+          .flags = OP_STR_OWNS, .infer = cls_infer, .run = cls_run, .domain = ML_DOMAIN},
          {.name = "TreeEnsemble", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
           .infer = reg_infer, .run = reg_run, .domain = ML_DOMAIN}, );

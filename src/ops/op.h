@@ -212,6 +212,13 @@ ait_status window_out(op_ctx *c, int i, int64_t in, int64_t s, int64_t dk, int m
 ait_status ints_attr(op_ctx *c, const char *name, int n, int64_t dflt, int64_t lo, int64_t hi,
                      int64_t *out);
 
+/* Looking strings up among n given ones (s[i] NULL reads as ""): strs_order
+ * sorts their indices into order[n] by byte order, equal strings by index;
+ * strs_find then gives the first (or, with last, the last) index i with
+ * s[i] equal to v, or -1. */
+void strs_order(char *const *s, int64_t n, int64_t *order);
+int64_t strs_find(char *const *s, const int64_t *order, int64_t n, const char *v, bool last);
+
 /* Element strides of a row-major shape, and strides of an input broadcast
  * to `rank` dims (0 along broadcast axes). */
 void row_strides(const int64_t *dims, int rank, int64_t *strides);

@@ -1,5 +1,6 @@
 /* Helpers shared by op implementations (declared in op.h). */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/op.h"
@@ -221,4 +222,32 @@ void bcast_strides(const tensor *t, int rank, const int64_t *dims, int64_t *stri
         int j = i - (rank - t->rank);
         strides[i] = (j < 0 || t->dims[j] == 1 || dims[i] == 1) ? 0 : own[j];
     }
+}
+
+static const char *str_or_empty(char *const *s, int64_t i) { return s[i] ? s[i] : ""; }
+
+static int by_str(const void *a, const void *b, void *strs)
+{
+    int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
+    int d = strcmp(str_or_empty(strs, i), str_or_empty(strs, j));
+    return d ? d : (i > j) - (i < j);
+}
+
+void strs_order(char *const *s, int64_t n, int64_t *order)
+{
+    for (int64_t k = 0; k < n; k++) order[k] = k;
+    if (n > 1) qsort_r(order, (size_t)n, sizeof *order, by_str, (void *)s);
+}
+
+int64_t strs_find(char *const *s, const int64_t *order, int64_t n, const char *v, bool last)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) { /* the first entry above v (last) or not below it */
+        int64_t mid = lo + (hi - lo) / 2;
+        int d = strcmp(str_or_empty(s, order[mid]), v);
+        if (d < 0 || (last && d == 0)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (last) return lo > 0 && !strcmp(str_or_empty(s, order[lo - 1]), v) ? order[lo - 1] : -1;
+    return lo < n && !strcmp(str_or_empty(s, order[lo]), v) ? order[lo] : -1;
 }

@@ -91,27 +91,6 @@ static int64_t ngram_column(const ngram_pool *p, int n, const int64_t *tok, int6
     return -1;
 }
 
-static int by_str(const void *a, const void *b, void *strs)
-{
-    char *const *s = strs;
-    int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
-    int d = strcmp(s[i], s[j]);
-    return d ? d : (i > j) - (i < j); /* equal strings: the first index first */
-}
-
-/* The id of string v: its first index in the pool (order: pool indices
- * sorted by string, then index), or -1. */
-static int64_t str_id(const ngram_pool *p, const int64_t *order, const char *v)
-{
-    int64_t lo = 0, hi = p->n_pool;
-    while (lo < hi) { /* the first entry not below v */
-        int64_t mid = lo + (hi - lo) / 2;
-        if (strcmp(p->strs[order[mid]], v) < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < p->n_pool && !strcmp(p->strs[order[lo]], v) ? order[lo] : -1;
-}
-
 static ait_status tfidf_run(op_ctx *c)
 {
     const tensor *x = c->in[0];
@@ -137,15 +116,16 @@ static ait_status tfidf_run(op_ctx *c)
     TRY(op_scratch_parts(c, 3, bytes, parts));
     int64_t *tok = parts[0], *ids = parts[1], *order = parts[2];
     if (p.strs) {
-        for (int64_t k = 0; k < p.n_pool; k++) order[k] = k;
-        qsort_r(order, (size_t)p.n_pool, sizeof *order, by_str, p.strs);
-        for (int64_t k = 0; k < p.n_pool; k++) ids[k] = str_id(&p, order, p.strs[k]);
+        strs_order(p.strs, p.n_pool, order);
+        for (int64_t k = 0; k < p.n_pool; k++)
+            ids[k] = strs_find(p.strs, order, p.n_pool, p.strs[k], false);
         p.pool = ids;
     }
     float *out = y->data;
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t i = 0; i < len; i++)
-            tok[i] = p.strs ? str_id(&p, order, tensor_str(x, r * len + i))
+            tok[i] = p.strs ? strs_find(p.strs, order, p.n_pool, tensor_str(x, r * len + i),
+                                        false)
                             : elem_get_i64(x->data, x->dtype, r * len + i);
         float *row = out + r * w;
         for (int64_t start = 0; start < len; start++) {

@@ -565,8 +565,7 @@ ml("ml_tree_ensemble_softmax_zero", te5_node(dict(forest, post=3), np.float32),
    {"X": xf.astype(np.float32)}, {"Y": (ez / ez.sum(1, keepdims=True)).astype(np.float32)}, 5)
 
 
-# ---- the spec's LabelEncoder examples: strings (expected failures until
-# ait has string tensors: tests/spec/expected_failures.txt) -------------------
+# ---- the spec's LabelEncoder examples: strings ---------------------------------
 xs_ = np.array(["a", "b", "d", "c", "g"]).astype(object)
 ml("ml_label_encoder_string_int", node("LabelEncoder", ["X"], ["Y"], keys_strings=["a", "b", "c"],
                                        values_int64s=[0, 1, 2], default_int64=42),
@@ -600,3 +599,124 @@ ml("ml_pipeline_imputer_scaler_svc",
          classlabels_ints=[0, 1, 2], **svm_attrs(sv_, 0.4))],
    {"X": Xmt}, {"Y": pipe.predict(Xmt).astype(np.int64),
                 "Z": pipe.decision_function(Xmt).astype(np.float32)}, 1)
+
+
+# ---- string paths: classifiers with string class labels (scikit-learn's own
+# labels and predictions), LabelEncoder, CategoryMapper, OneHotEncoder and
+# ArrayFeatureExtractor on strings -------------------------------------------------
+def S(v):
+    return np.array(v, dtype=object)
+
+
+names = np.array(["cat", "dog", "fish"])
+ys = names[y3]
+ys2 = np.array(["no", "yes"])[y2]
+
+
+def str_labels(a, m):
+    """a's int labels replaced by the fitted model's string classes."""
+    a = {k: v for k, v in a.items() if k not in ("classlabels_int64s", "classlabels_ints")}
+    a["classlabels_strings"] = [str(v) for v in m.classes_]
+    return a
+
+
+dcs = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, ys)
+ml("ml_tree_classifier_dt_strings", node("TreeEnsembleClassifier", ["X"], ["Y", "Z"],
+                                         **str_labels(classifier([dcs], 3, 1.0), dcs)),
+   {"X": Xt}, {"Y": S(dcs.predict(Xt)), "Z": dcs.predict_proba(Xt).astype(np.float32)}, 1)
+rfs = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, ys)
+ml("ml_tree_classifier_rf_strings", node("TreeEnsembleClassifier", ["X"], ["Y", "Z"],
+                                         **str_labels(classifier(rfs.estimators_, 3, 1 / 5), rfs)),
+   {"X": Xt}, {"Y": S(rfs.predict(Xt)), "Z": rfs.predict_proba(Xt).astype(np.float32)}, 3)
+rfbs = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=1).fit(X, ys2)
+ml("ml_tree_classifier_rf_binary_strings",
+   node("TreeEnsembleClassifier", ["X"], ["Y", "Z"],
+        **str_labels(classifier(rfbs.estimators_, 2, 1 / 5, binary=True), rfbs)),
+   {"X": Xt}, {"Y": S(rfbs.predict(Xt)), "Z": rfbs.predict_proba(Xt).astype(np.float32)}, 3)
+lrs = LogisticRegression(multi_class="multinomial", max_iter=500).fit(Xs, ys)
+ml("ml_linear_classifier_softmax_strings",
+   node("LinearClassifier", ["X"], ["Y", "Z"], multi_class=1, post_transform="SOFTMAX",
+        coefficients=[float(v) for v in lrs.coef_.ravel()],
+        intercepts=[float(v) for v in lrs.intercept_], classlabels_strings=list(lrs.classes_)),
+   {"X": Xst}, {"Y": S(lrs.predict(Xst)), "Z": lrs.predict_proba(Xst).astype(np.float32)}, 1)
+lrs2 = LogisticRegression(max_iter=500).fit(Xs, ys2)  # one score for two labels
+dfs = lrs2.decision_function(Xst)
+ml("ml_linear_classifier_binary_one_score_strings",
+   node("LinearClassifier", ["X"], ["Y", "Z"], coefficients=[float(v) for v in lrs2.coef_.ravel()],
+        intercepts=[float(lrs2.intercept_[0])], classlabels_strings=list(lrs2.classes_)),
+   {"X": Xst}, {"Y": S(lrs2.predict(Xst)), "Z": np.stack([1 - dfs, dfs], 1).astype(np.float32)}, 1)
+svs = SVC(kernel="rbf", gamma=0.3, decision_function_shape="ovo", C=2.0).fit(Xs, ys)
+ml("ml_svm_classifier_rbf_strings",
+   node("SVMClassifier", ["X"], ["Y", "Z"], vectors_per_class=[int(v) for v in svs.n_support_],
+        classlabels_strings=list(svs.classes_), **svm_attrs(svs, 0.3)),
+   {"X": Xst}, {"Y": S(svs.predict(Xst)), "Z": svs.decision_function(Xst).astype(np.float32)}, 1)
+svbs = SVC(kernel="rbf", gamma=0.3).fit(Xs, ys2)
+ds = svbs.decision_function(Xst)
+ml("ml_svm_classifier_binary_strings",
+   node("SVMClassifier", ["X"], ["Y", "Z"], vectors_per_class=[int(v) for v in svbs.n_support_],
+        classlabels_strings=list(svbs.classes_), **svm_attrs(svbs, 0.3)),
+   {"X": Xst}, {"Y": S(svbs.predict(Xst)), "Z": np.stack([ds, -ds], 1).astype(np.float32)}, 1)
+
+# LabelEncoder 1: strings to their index in classes_strings and back (by X's
+# type); what is missing gives default_int64 / default_string (-1, "_Unused").
+cls_ = ["red", "green", "", "blue"]
+ml("ml_label_encoder_v1_string_int",
+   node("LabelEncoder", ["X"], ["Y"], classes_strings=cls_, default_int64=-5),
+   {"X": S([["green", "red"], ["pink", ""], ["blue", "Red"]])},
+   {"Y": np.array([[1, 0], [-5, 2], [3, -5]], np.int64)}, 1)
+ml("ml_label_encoder_v1_int_string", node("LabelEncoder", ["X"], ["Y"], classes_strings=cls_),
+   {"X": np.array([3, 0, 4, -1, 2], np.int64)},
+   {"Y": S(["blue", "red", "_Unused", "_Unused", ""])}, 1)
+# 2 and 4: string keys and/or values; a repeated key's last value wins (4).
+ml("ml_label_encoder_int_string",
+   node("LabelEncoder", ["X"], ["Y"], keys_int64s=[7, 3], values_strings=["seven", "three"],
+        default_string="none"),
+   {"X": np.array([[3, 7], [1, 3]], np.int64)},
+   {"Y": S([["three", "seven"], ["none", "three"]])}, 2)
+ml("ml_label_encoder_string_string_default",
+   node("LabelEncoder", ["X"], ["Y"], keys_strings=["a", "b"], values_strings=["x", "y"]),
+   {"X": S(["b", "c", "a"])}, {"Y": S(["y", "_Unused", "x"])}, 2)
+ml("ml_label_encoder_float_string",
+   node("LabelEncoder", ["X"], ["Y"], keys_floats=[0.5, 1.5], values_strings=["half", "more"],
+        default_string=""),
+   {"X": np.array([1.5, 2.0, 0.5], np.float32)}, {"Y": S(["more", "", "half"])}, 2)
+ml("ml_label_encoder_string_repeated_key",
+   node("LabelEncoder", ["X"], ["Y"], keys_strings=["k", "j", "k"], values_floats=[1.0, 2.0, 3.0]),
+   {"X": S(["k", "j", "z"])}, {"Y": np.array([3.0, 2.0, -0.0], np.float32)}, 4)
+ml("ml_label_encoder_tensor_strings",
+   node("LabelEncoder", ["X"], ["Y"],
+        keys_tensor=helper.make_tensor("keys_tensor", TensorProto.INT32, (3,), [1, 2, 3]),
+        values_tensor=helper.make_tensor("values_tensor", TensorProto.STRING, (3,),
+                                         [b"one", b"two", "dr\u00e9i".encode()]),
+        default_tensor=helper.make_tensor("default_tensor", TensorProto.STRING, (1,), [b"?"])),
+   {"X": np.array([3, 9, 1, 2], np.int32)}, {"Y": S(["dr\u00e9i", "?", "one", "two"])}, 4)
+
+# CategoryMapper: strings to int64 (X strings) or int64 to strings (X int64).
+cm = dict(cats_strings=["cat", "dog", "fish"], cats_int64s=[10, 20, 30])
+ml("ml_category_mapper_string_int",
+   node("CategoryMapper", ["X"], ["Y"], default_int64=99, **cm),
+   {"X": S([["dog", "cat"], ["cow", "fish"]])}, {"Y": np.array([[20, 10], [99, 30]], np.int64)}, 1)
+ml("ml_category_mapper_string_int_no_default", node("CategoryMapper", ["X"], ["Y"], **cm),
+   {"X": S(["fish", "bird"])}, {"Y": np.array([30, -1], np.int64)}, 1)
+ml("ml_category_mapper_int_string",
+   node("CategoryMapper", ["X"], ["Y"], default_string="unknown", **cm),
+   {"X": np.array([30, 11, 10, 20], np.int64)}, {"Y": S(["fish", "unknown", "cat", "dog"])}, 1)
+ml("ml_category_mapper_int_string_no_default", node("CategoryMapper", ["X"], ["Y"], **cm),
+   {"X": np.array([[0], [20]], np.int64)}, {"Y": S([["_Unused"], ["dog"]])}, 1)
+
+# OneHotEncoder on strings, categories from scikit-learn's encoder.
+sc_cats = S([["red"], ["green"], ["blue"], ["green"]])
+ohs = OneHotEncoder(handle_unknown="ignore").fit(sc_cats)
+qs = S([["green"], ["pink"], ["red"], ["blue"]])
+ml("ml_one_hot_encoder_strings", node("OneHotEncoder", ["X"], ["Y"],
+                                      cats_strings=[str(v) for v in ohs.categories_[0]]),
+   {"X": qs}, {"Y": ohs.transform(qs).toarray().astype(np.float32).reshape(4, 1, -1)}, 1)
+qs0 = S([["red", "blue"], ["green", "red"]])
+ml("ml_one_hot_encoder_strings_zeros_0",
+   node("OneHotEncoder", ["X"], ["Y"], cats_strings=["blue", "green", "red"], zeros=0),
+   {"X": qs0}, {"Y": np.eye(3, dtype=np.float32)[[[2, 0], [1, 2]]]}, 1)
+
+# ArrayFeatureExtractor takes strings too.
+xas = S([["a", "b", "c"], ["d", "", "f"]])
+ml("ml_array_feature_extractor_strings", node("ArrayFeatureExtractor", ["x", "y"], ["z"]),
+   {"x": xas, "y": np.array([2, 1, 2], np.int64)}, {"z": xas[:, [2, 1, 2]]}, 1)

@@ -293,9 +293,11 @@ ml_bad("tree_bad_mode", "TreeEnsembleRegressor",
        **legacy(["BRANCH_SOMETIMES", "LEAF"], [1, 0], [1, 0], **leaf_w))
 ml_bad("tree_removed", "TreeEnsembleRegressor", ml_opset=5,
        **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], **leaf_w))
-ml_bad("tree_string_labels", "TreeEnsembleClassifier", classlabels_strings=["a", "b"],
-       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], class_treeids=[0], class_nodeids=[1],
-                class_ids=[0], class_weights=[1.0]))
+cls_leaf = dict(class_treeids=[0], class_nodeids=[1], class_ids=[0], class_weights=[1.0])
+ml_bad("tree_labels_both", "TreeEnsembleClassifier", classlabels_strings=["a", "b"],
+       classlabels_int64s=[0, 1], **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], **cls_leaf))
+ml_bad("tree_string_labels_one", "TreeEnsembleClassifier", classlabels_strings=["a"],
+       **legacy(["BRANCH_LEQ", "LEAF"], [1, 0], [1, 0], **cls_leaf))
 
 
 def te5(**over):
@@ -329,11 +331,23 @@ ml_bad("svm_vectors", "SVMClassifier", vectors_per_class=[1, 1], support_vectors
 ml_bad("svm_kernel", "SVMRegressor", kernel_type="CUBIC", coefficients=[1.0] * 3, rho=[0.0])
 ml_bad("no_import_binarizer", "Binarizer", ml_opset=0)
 ml_bad("label_encoder_dtype", "LabelEncoder", ml_opset=2, keys_int64s=[1], values_int64s=[2])
-ml_bad("label_encoder_strings", "LabelEncoder", ml_opset=2, keys_strings=["a"],
+ml_bad("label_encoder_strings_count", "LabelEncoder", ml_opset=2, keys_strings=["a", "b"],
        values_int64s=[2])
+ml_bad("label_encoder_keys_both", "LabelEncoder", ml_opset=2, keys_strings=["a"], keys_int64s=[1],
+       values_int64s=[2])
+ml_bad("label_encoder_string_keys_float_x", "LabelEncoder", ml_opset=2, keys_strings=["a"],
+       values_int64s=[2])
+ml_bad("label_encoder_default_tensor", "LabelEncoder", ml_opset=4, keys_int64s=[1],
+       values_strings=["a"], default_tensor=helper.make_tensor("d", TensorProto.INT64, (1,), [0]))
+ml_bad("label_encoder_v1_float_x", "LabelEncoder", ml_opset=1, classes_strings=["a"])
 ml_bad("array_feature_oob", "ArrayFeatureExtractor", ins=("x", "i"),
        inits=[numpy_helper.from_array(np.array([1, 5], np.int64), "i")])
-ml_bad("category_mapper", "CategoryMapper", cats_int64s=[1], cats_strings=["a"])
+ml_bad("category_mapper_count", "CategoryMapper", cats_int64s=[1], cats_strings=["a", "b"])
+ml_bad("category_mapper_float_x", "CategoryMapper", cats_int64s=[1], cats_strings=["a"])
+ml_bad("one_hot_cats_both", "OneHotEncoder", ml_opset=1, cats_int64s=[1], cats_strings=["a"])
+ml_bad("one_hot_strings_float_x", "OneHotEncoder", ml_opset=1, cats_strings=["a"])
+ml_bad("one_hot_not_category", "OneHotEncoder", ml_opset=1, ins=("s",), cats_strings=["red"],
+       zeros=0, inits=[helper.make_tensor("s", TensorProto.STRING, (2,), [b"red", b"pink"])])
 ml_bad("zipmap", "ZipMap", classlabels_int64s=[0, 1, 2])
 ml_bad("scaler_count", "Scaler", offset=[1.0, 2.0], scale=[1.0])
 

@@ -191,8 +191,10 @@ static void test_ml_errors(void **state)
         {"ml_tree_feature_oob.onnx", 0, "a node reads feature 9 but X has 3 features"},
         {"ml_tree_bad_mode.onnx", 0, "node 0 has mode 'BRANCH_SOMETIMES'"},
         {"ml_tree_removed.onnx", 1, "was deprecated (removed) in ai.onnx.ml opset 5"},
-        {"ml_tree_string_labels.onnx", 0, "string class labels (classlabels_strings) need string "
-                                          "tensors, which ait does not support yet"},
+        {"ml_tree_labels_both.onnx", 0, "attributes 'classlabels_strings' and "
+                                        "'classlabels_int64s' are both given; one at most"},
+        {"ml_tree_string_labels_one.onnx", 0, "classlabels_strings must list 2 classes or more, "
+                                              "not 1"},
         {"ml_te5_cycle.onnx", 0, "the trees have a cycle through node 0"},
         {"ml_te5_leaf_oob.onnx", 0, "its false branch goes to leaf 7; there are 2"},
         {"ml_te5_root_oob.onnx", 0, "tree_roots[0] is -1"},
@@ -208,10 +210,18 @@ static void test_ml_errors(void **state)
         {"ml_no_import_binarizer.onnx", 1, "of domain 'ai.onnx.ml', which the model does not "
                                            "import"},
         {"ml_label_encoder_dtype.onnx", 0, "X is float32 but the keys are int64"},
-        {"ml_label_encoder_strings.onnx", 0, "keys_strings: string keys or values need string "
-                                             "tensors"},
+        {"ml_label_encoder_strings_count.onnx", 0, "2 keys but 1 values"},
+        {"ml_label_encoder_keys_both.onnx", 0, "exactly one of keys_floats, keys_int64s, "
+                                               "keys_strings must be given"},
+        {"ml_label_encoder_string_keys_float_x.onnx", 0, "X is float32 but the keys are string"},
+        {"ml_label_encoder_default_tensor.onnx", 0, "default_tensor must hold one string"},
+        {"ml_label_encoder_v1_float_x.onnx", 0, "X has unsupported dtype float32"},
         {"ml_array_feature_oob.onnx", 0, "index 5 is out of range for the last axis of X (3)"},
-        {"ml_category_mapper.onnx", 0, "CategoryMapper maps strings to integers and back"},
+        {"ml_category_mapper_count.onnx", 0, "attribute 'cats_int64s' has 1 values; 2 expected"},
+        {"ml_category_mapper_float_x.onnx", 0, "X has unsupported dtype float32"},
+        {"ml_one_hot_cats_both.onnx", 0, "exactly one of cats_int64s and cats_strings"},
+        {"ml_one_hot_strings_float_x.onnx", 0, "X is float32; cats_strings needs strings"},
+        {"ml_one_hot_not_category.onnx", 0, "'pink' is not a category and zeros is 0"},
         {"ml_zipmap.onnx", 0, "ZipMap outputs a sequence of maps, which ait does not support"},
         {"ml_scaler_count.onnx", 0, "offset (2 values) and scale (1) must each have 1 value"},
     };
