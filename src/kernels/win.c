@@ -6,11 +6,13 @@ static int div_floor(int a, int b)
     return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-int kwin_out(int in, int k, int s, int d, int pad_sum, int ceil_mode)
+int kwin_out(int in, int k, int s, int d, int pad0, int pad1, int ceil_mode)
 {
-    long span = (long)in + pad_sum - (long)d * (k - 1) - 1;
+    long span = (long)in + pad0 + pad1 - (long)d * (k - 1) - 1;
     if (span < 0) return 0;
-    return (int)((ceil_mode ? (span + s - 1) / s : span / s) + 1);
+    long out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= (long)in + pad0) out--; /* a window only in the end pad */
+    return (int)out;
 }
 
 void kwin_inner(int out, int in, int k, int s, int d, int pad, int *lo, int *hi)
