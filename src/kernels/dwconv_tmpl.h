@@ -25,6 +25,22 @@ KV(dw_inner)(const kdw_geom *g, const float *xp, const float *wk, float b, int i
 {
     const int sw = g->sw, dw = g->dw;
     int ox = lo;
+    /* two output vectors at a time: independent FMA chains */
+    for (; ox + 2 * VL <= hi; ox += 2 * VL) {
+        V a0 = vset1(b), a1 = a0;
+        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
+        for (int ky = ky0; ky < ky1; ky++) {
+            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
+            const float *wr = wk + ky * KW;
+            for (int kx = 0; kx < KW; kx++) {
+                const float *q = row + kx * dw;
+                V w = vset1(wr[kx]);
+                a0 = vfma(vloads(q, sw), w, a0);
+                a1 = vfma(vloads(q + VL * sw, sw), w, a1);
+            }
+        }
+        vstore(yrow + ox, a0), vstore(yrow + ox + VL, a1);
+    }
     for (; ox + VL <= hi; ox += VL) {
         V acc = vset1(b);
         const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
@@ -35,7 +51,17 @@ KV(dw_inner)(const kdw_geom *g, const float *xp, const float *wk, float b, int i
         }
         vstore(yrow + ox, acc);
     }
-    for (; ox < hi; ox++) yrow[ox] = KV(dw_edge)(g, xp, wk, b, iy0, ky0, ky1, ox);
+    if (ox < hi) { /* the last part vector: masked loads read nothing past hi's window */
+        size_t r = (size_t)(hi - ox);
+        V acc = vset1(b);
+        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
+        for (int ky = ky0; ky < ky1; ky++) {
+            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
+            const float *wr = wk + ky * KW;
+            for (int kx = 0; kx < KW; kx++) acc = vfma(vloadsn(row + kx * dw, sw, r), vset1(wr[kx]), acc);
+        }
+        vstoren(yrow + ox, acc, r);
+    }
 }
 
 static void KV(dw_row)(const kdw_geom *g, const float *xp, const float *wk, float b, int oy,

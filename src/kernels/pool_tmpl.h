@@ -54,6 +54,20 @@ static void KV(pool_row)(kpool_kind kind, const kpool_geom *g, const float *xp, 
         }
         vstore(yrow + ox, kind == KPOOL_MAX ? acc : vmul(acc, scale));
     }
+    if (ox < hi) { /* the last part vector, masked (lanes past r load 0, never stored) */
+        size_t r = (size_t)(hi - ox);
+        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
+        V acc = vset1(kind == KPOOL_MAX ? -INFINITY : 0.0f);
+        for (int ky = ky0; ky < ky1; ky++) {
+            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
+            if (kind == KPOOL_MAX)
+                for (int kx = 0; kx < g->kw; kx++) acc = vmax(acc, vloadsn(row + kx * dw, sw, r));
+            else
+                for (int kx = 0; kx < g->kw; kx++) acc = vadd(acc, vloadsn(row + kx * dw, sw, r));
+        }
+        vstoren(yrow + ox, kind == KPOOL_MAX ? acc : vmul(acc, scale), r);
+        ox = hi;
+    }
     for (; ox < g->ow; ox++) yrow[ox] = KV(pool_one)(kind, g, xp, iy0, ky0, ky1, py, ox);
 }
 

@@ -66,6 +66,14 @@ static inline __m256 vloads_avx2(const float *p, int s)
     return _mm256_i32gather_ps(p, ix, 4);
 }
 #define vloads vloads_avx2
+static inline __m256 vloadsn_avx2(const float *p, int s, size_t r)
+{
+    __m256i m = kmask_avx2(r);
+    if (s == 1) return _mm256_maskload_ps(p, m);
+    __m256i ix = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, ix, _mm256_castsi256_ps(m), 4);
+}
+#define vloadsn vloadsn_avx2
 static inline __m256 vgathern_avx2(const float *p, const int32_t *idx, size_t r)
 {
     __m256i m = kmask_avx2(r);

@@ -50,6 +50,17 @@ static inline __m512 vloads_avx512(const float *p, int s)
     return _mm512_i32gather_ps(ix, p, 4);
 }
 #define vloads vloads_avx512
+/* the first r (<= VL) of those, the other lanes 0 */
+static inline __m512 vloadsn_avx512(const float *p, int s, size_t r)
+{
+    __mmask16 m = kmask_avx512(r);
+    if (s == 1) return _mm512_maskz_loadu_ps(m, p);
+    __m512i ix = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(s));
+    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, ix, p, 4);
+}
+#define vloadsn vloadsn_avx512
 /* p[idx[0]], ..., p[idx[r-1]] (r <= VL; the other lanes 0) */
 static inline __m512 vgathern_avx512(const float *p, const int32_t *idx, size_t r)
 {

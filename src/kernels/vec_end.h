@@ -25,4 +25,5 @@
 #undef vhsum
 #undef vhmax
 #undef vloads
+#undef vloadsn
 #undef vgathern

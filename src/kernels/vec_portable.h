@@ -42,5 +42,6 @@ static inline float vpow2i_portable(float n)
 #define vhsum(v) (v)
 #define vhmax(v) (v)
 #define vloads(p, s) ((void)(s), *(p))
+#define vloadsn(p, s, r) ((void)(s), (void)(r), *(p))
 #define vgathern(p, idx, r) ((void)(r), (p)[*(idx)])
 #include "kernels/vec_math.h"
