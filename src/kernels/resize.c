@@ -26,11 +26,13 @@ typedef struct rz_axis {
 
 static const struct {
     kisa isa;
-    void (*row)(const krz_geom *, const rz_axis *, const float *, const float *, float, float *);
+    void (*near)(const rz_axis *, const float *, size_t, float *);
+    void (*hrow)(const rz_axis *, const float *, size_t, float *);
+    void (*vmix)(const float *, const float *, float, size_t, float *);
 } rz_impls[] = {
-    {KISA_AVX512, rz_row_avx512},
-    {KISA_AVX2, rz_row_avx2},
-    {KISA_PORTABLE, rz_row_portable},
+    {KISA_AVX512, rz_near_avx512, rz_hrow_avx512, rz_vmix_avx512},
+    {KISA_AVX2, rz_near_avx2, rz_hrow_avx2, rz_vmix_avx2},
+    {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable},
 };
 
 static double src_coord(const krz_geom *g, int out, int in, double s, int x)
@@ -88,14 +90,49 @@ int kresize(const krz_geom *g, const float *x, float *y, int threads)
     fill_axis(g, g->ow, g->w, g->scale_w, &ax);
     fill_axis(g, g->oh, g->h, g->scale_h, &ay);
     const long rows = (long)g->planes * g->oh;
-#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static)
-    for (long r = 0; r < rows; r++) {
-        long p = r / g->oh;
-        int oy = (int)(r % g->oh);
-        const float *xp = x + (size_t)p * g->h * g->w;
-        im->row(g, &ax, xp + (size_t)ay.i0[oy] * g->w, xp + (size_t)ay.i1[oy] * g->w, ay.w[oy],
-                y + (size_t)r * g->ow);
+    const size_t ow = (size_t)g->ow, in = (size_t)g->h * g->w;
+    int fail = 0;
+    /* linear: each thread keeps the last two input rows interpolated along x
+     * (h[0], h[1], tagged with their input row), which the next output rows
+     * mostly share */
+#pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1)
+    {
+        float *h[2] = {NULL, NULL}, *base = NULL;
+        long tag[2] = {-1, -1};
+        if (g->linear) {
+            h[0] = base = malloc(2 * ow * sizeof(float) + 1);
+            h[1] = base ? base + ow : NULL;
+            if (!h[0]) {
+#pragma omp atomic write
+                fail = 1;
+            }
+        }
+#pragma omp for schedule(static)
+        for (long r = 0; r < rows; r++) {
+            long p = r / g->oh;
+            int oy = (int)(r % g->oh);
+            const float *xp = x + (size_t)p * in;
+            float *yr = y + (size_t)r * ow;
+            if (!g->linear) {
+                im->near(&ax, xp + (size_t)ay.i0[oy] * g->w, ow, yr);
+                continue;
+            }
+            if (!h[0]) continue;
+            long want[2] = {p * g->h + ay.i0[oy], p * g->h + ay.i1[oy]};
+            if (tag[0] != want[0] && tag[1] == want[0]) { /* moved down one row */
+                float *t = h[0];
+                h[0] = h[1], h[1] = t;
+                tag[1] = tag[0], tag[0] = want[0];
+            }
+            for (int k = 0; k < 2; k++)
+                if (tag[k] != want[k]) {
+                    im->hrow(&ax, x + (size_t)want[k] * g->w, ow, h[k]);
+                    tag[k] = want[k];
+                }
+            im->vmix(h[0], h[1], ay.w[oy], ow, yr);
+        }
+        free(base);
     }
     free(mem);
-    return 0;
+    return fail ? -1 : 0;
 }
