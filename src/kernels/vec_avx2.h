@@ -70,6 +70,13 @@ static inline __m256 vloadsn_avx2(const float *p, int s, size_t r)
 {
     __m256i m = kmask_avx2(r);
     if (s == 1) return _mm256_maskload_ps(p, m);
+    if (s == 2) { /* p[0 .. 2r - 2] in two masked loads, the even ones kept */
+        size_t n = 2 * r - 1;
+        __m256 lo = _mm256_maskload_ps(p, kmask_avx2(n < 8 ? n : 8));
+        __m256 hi = n > 8 ? _mm256_maskload_ps(p + 8, kmask_avx2(n - 8)) : _mm256_setzero_ps();
+        __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    }
     __m256i ix = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
     return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, ix, _mm256_castsi256_ps(m), 4);
 }

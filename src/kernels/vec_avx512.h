@@ -55,6 +55,13 @@ static inline __m512 vloadsn_avx512(const float *p, int s, size_t r)
 {
     __mmask16 m = kmask_avx512(r);
     if (s == 1) return _mm512_maskz_loadu_ps(m, p);
+    if (s == 2) { /* p[0 .. 2r - 2] in two masked loads, the even ones kept */
+        uint32_t k = (uint32_t)((1ull << (2 * r - 1)) - 1);
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                               26, 28, 30);
+        return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)k, p), even,
+                                      _mm512_maskz_loadu_ps((__mmask16)(k >> 16), p + 16));
+    }
     __m512i ix = _mm512_mullo_epi32(
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
         _mm512_set1_epi32(s));
