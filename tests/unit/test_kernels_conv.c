@@ -175,7 +175,7 @@ static void test_pool(void **state)
         int k, s, d, pt, pb;
     } ws[] = {{3, 2, 1, 1, 1}, {2, 2, 1, 0, 0}, {3, 1, 1, 1, 1}, {3, 2, 2, 2, 1}, {5, 3, 1, 2, 0},
               {1, 1, 1, 0, 0}};
-    static const int chans[] = {1, 3, 17}, sizes[] = {1, 7, 13, 32};
+    static const int chans[] = {1, 3, 17, 64}, sizes[] = {1, 7, 13, 32};
     for (size_t k = 0; k < sizeof ws / sizeof *ws; k++)
         for (int si = 0; si < 4; si++)
             for (int kind = 0; kind < 2; kind++)
@@ -184,7 +184,7 @@ static void test_pool(void **state)
                         if (kind == KPOOL_MAX && inc) continue;
                         if (kind == KPOOL_AVG && ws[k].d > 1 && inc) continue;
                         int hw = sizes[si];
-                        kpool_geom g = {.n = 1, .c = chans[(k + si) % 3], .h = hw, .w = hw + 1,
+                        kpool_geom g = {.n = 1, .c = chans[(k + si) % 4], .h = hw, .w = hw + 1,
                                         .kh = ws[k].k, .kw = ws[k].k, .sh = ws[k].s, .sw = ws[k].s,
                                         .dh = ws[k].d, .dw = ws[k].d, .pt = ws[k].pt, .pl = ws[k].pt,
                                         .pb = ws[k].pb, .pr = ws[k].pb, .include_pad = inc};
