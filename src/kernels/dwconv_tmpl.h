@@ -24,43 +24,34 @@ KV(dw_inner)(const kdw_geom *g, const float *xp, const float *wk, float b, int i
              int ky1, int lo, int hi, float *yrow, const int KW)
 {
     const int sw = g->sw, dw = g->dw;
-    int ox = lo;
-    /* two output vectors at a time: independent FMA chains */
-    for (; ox + 2 * VL <= hi; ox += 2 * VL) {
+    /* two vectors of outputs at a time (independent FMA chains), the last
+     * ones masked: loads read nothing past the window of output hi - 1 */
+    for (int ox = lo; ox < hi; ox += 2 * VL) {
+        size_t n = (size_t)(hi - ox), r0 = n < VL ? n : VL, r1 = n <= VL ? 0 : n - VL < VL ? n - VL : VL;
+        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
         V a0 = vset1(b), a1 = a0;
-        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
-        for (int ky = ky0; ky < ky1; ky++) {
-            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
-            const float *wr = wk + ky * KW;
-            for (int kx = 0; kx < KW; kx++) {
-                const float *q = row + kx * dw;
-                V w = vset1(wr[kx]);
-                a0 = vfma(vloads(q, sw), w, a0);
-                a1 = vfma(vloads(q + VL * sw, sw), w, a1);
+        if (r1) {
+            for (int ky = ky0; ky < ky1; ky++) {
+                const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
+                const float *wr = wk + ky * KW;
+                for (int kx = 0; kx < KW; kx++) {
+                    const float *q = row + kx * dw;
+                    V w = vset1(wr[kx]);
+                    a0 = vfma(vloadsn(q, sw, r0), w, a0);
+                    a1 = vfma(vloadsn(q + VL * sw, sw, r1), w, a1);
+                }
             }
+            vstoren(yrow + ox, a0, r0);
+            vstoren(yrow + ox + VL, a1, r1);
+        } else {
+            for (int ky = ky0; ky < ky1; ky++) {
+                const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
+                const float *wr = wk + ky * KW;
+                for (int kx = 0; kx < KW; kx++)
+                    a0 = vfma(vloadsn(row + kx * dw, sw, r0), vset1(wr[kx]), a0);
+            }
+            vstoren(yrow + ox, a0, r0);
         }
-        vstore(yrow + ox, a0), vstore(yrow + ox + VL, a1);
-    }
-    for (; ox + VL <= hi; ox += VL) {
-        V acc = vset1(b);
-        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
-        for (int ky = ky0; ky < ky1; ky++) {
-            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
-            const float *wr = wk + ky * KW;
-            for (int kx = 0; kx < KW; kx++) acc = vfma(vloads(row + kx * dw, sw), vset1(wr[kx]), acc);
-        }
-        vstore(yrow + ox, acc);
-    }
-    if (ox < hi) { /* the last part vector: masked loads read nothing past hi's window */
-        size_t r = (size_t)(hi - ox);
-        V acc = vset1(b);
-        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
-        for (int ky = ky0; ky < ky1; ky++) {
-            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
-            const float *wr = wk + ky * KW;
-            for (int kx = 0; kx < KW; kx++) acc = vfma(vloadsn(row + kx * dw, sw, r), vset1(wr[kx]), acc);
-        }
-        vstoren(yrow + ox, acc, r);
     }
 }
 

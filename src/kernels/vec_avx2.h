@@ -68,6 +68,7 @@ static inline __m256 vloads_avx2(const float *p, int s)
 #define vloads vloads_avx2
 static inline __m256 vloadsn_avx2(const float *p, int s, size_t r)
 {
+    if (r == 8) return vloads_avx2(p, s);
     __m256i m = kmask_avx2(r);
     if (s == 1) return _mm256_maskload_ps(p, m);
     if (s == 2) { /* p[0 .. 2r - 2] in two masked loads, the even ones kept */

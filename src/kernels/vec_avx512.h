@@ -53,6 +53,7 @@ static inline __m512 vloads_avx512(const float *p, int s)
 /* the first r (<= VL) of those, the other lanes 0 */
 static inline __m512 vloadsn_avx512(const float *p, int s, size_t r)
 {
+    if (r == 16) return vloads_avx512(p, s);
     __mmask16 m = kmask_avx512(r);
     if (s == 1) return _mm512_maskz_loadu_ps(m, p);
     if (s == 2) { /* p[0 .. 2r - 2] in two masked loads, the even ones kept */
