@@ -1,14 +1,34 @@
 /* One block of queries of one head, for the ISA of the vec_*.h included
  * before (attn.c includes it once per ISA). */
 
-static float KV(att_dot)(const float *a, const float *b, int d)
+/* out[i] = q_i . k for the nq (<= 4) query rows q + i * d: one load of k
+ * feeds every query, in independent FMA chains */
+static void KV(att_dot4)(const float *q, int nq, const float *k, int d, float *out)
 {
-    V acc = vzero();
-    for (int i = 0; i < d; i += VL) {
-        size_t r = d - i < VL ? (size_t)(d - i) : VL;
-        acc = vfma(vloadn(a + i, r), vloadn(b + i, r), acc);
+    V a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+    if (nq == 1) { /* one query (decoding): two chains over d */
+        int e = 0;
+        for (; e + 2 * VL <= d; e += 2 * VL) {
+            a0 = vfma(vload(q + e), vload(k + e), a0);
+            a1 = vfma(vload(q + e + VL), vload(k + e + VL), a1);
+        }
+        for (; e < d; e += VL) {
+            size_t r = d - e < VL ? (size_t)(d - e) : VL;
+            a0 = vfma(vloadn(q + e, r), vloadn(k + e, r), a0);
+        }
+        out[0] = vhsum(vadd(a0, a1));
+        return;
     }
-    return vhsum(acc);
+    const float *q1 = q + (nq > 1) * d, *q2 = q + 2 * (nq > 2) * d, *q3 = q + 3 * (nq > 3) * d;
+    for (int e = 0; e < d; e += VL) {
+        size_t r = d - e < VL ? (size_t)(d - e) : VL;
+        V kv = vloadn(k + e, r);
+        a0 = vfma(vloadn(q + e, r), kv, a0);
+        a1 = vfma(vloadn(q1 + e, r), kv, a1);
+        a2 = vfma(vloadn(q2 + e, r), kv, a2);
+        a3 = vfma(vloadn(q3 + e, r), kv, a3);
+    }
+    out[0] = vhsum(a0), out[1] = vhsum(a1), out[2] = vhsum(a2), out[3] = vhsum(a3);
 }
 
 /* o[0..n) = o * c + p * v */
@@ -18,6 +38,16 @@ static void KV(att_axpby)(float *o, float c, float p, const float *v, int n)
     for (int i = 0; i < n; i += VL) {
         size_t r = n - i < VL ? (size_t)(n - i) : VL;
         vstoren(o + i, vfma(vp, vloadn(v + i, r), vmul(vloadn(o + i, r), vc)), r);
+    }
+}
+
+/* o[0..n) += p * v */
+static void KV(att_axpy)(float *o, float p, const float *v, int n)
+{
+    V vp = vset1(p);
+    for (int i = 0; i < n; i += VL) {
+        size_t r = n - i < VL ? (size_t)(n - i) : VL;
+        vstoren(o + i, vfma(vp, vloadn(v + i, r), vloadn(o + i, r)), r);
     }
 }
 
@@ -34,15 +64,21 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
     memset(ws, 0, (size_t)nq * dv * sizeof *ws);
     for (int j0 = 0; j0 < T; j0 += ATT_KB) {
         int nk = T - j0 < ATT_KB ? T - j0 : ATT_KB;
+        const float *q0 = q + (qh + i0) * d;
+        for (int jj = 0; jj < nk; jj++) { /* raw scores, every query of the block */
+            int j = j0 + jj;
+            const float *kj = j < g->sp ? kp + (kh * g->sp + j) * d : kc + (kh * g->sc + (j - g->sp)) * d;
+            float dot[4];
+            KV(att_dot4)(q0, nq, kj, d, dot);
+            for (int i = 0; i < nq; i++) s[i][jj] = dot[i] * scale;
+        }
         for (int i = 0; i < nq; i++) {
-            const float *qi = q + (qh + i0 + i) * d;
             const float *mrow = g->mask ? g->mask + bi * g->mb + h * g->mh + (size_t)(i0 + i) * g->mi : NULL;
             int last = g->causal ? i0 + i + g->sp : T - 1; /* the last key query i sees */
             float mb = -INFINITY;
             for (int jj = 0; jj < nk; jj++) {
                 int j = j0 + jj;
-                const float *kj = j < g->sp ? kp + (kh * g->sp + j) * d : kc + (kh * g->sc + (j - g->sp)) * d;
-                float v = j > last ? -INFINITY : KV(att_dot)(qi, kj, d) * scale;
+                float v = j > last ? -INFINITY : s[i][jj];
                 if (mrow) v += mrow[j];
                 s[i][jj] = v;
                 mb = v > mb ? v : mb;
@@ -70,7 +106,7 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
             int j = j0 + jj;
             const float *vj = j < g->sp ? vp + (kh * g->sp + j) * dv : vc + (kh * g->sc + (j - g->sp)) * dv;
             for (int i = 0; i < nq; i++)
-                if (s[i][jj] != 0) KV(att_axpby)(ws + (size_t)i * dv, 1, s[i][jj], vj, dv);
+                if (s[i][jj] != 0) KV(att_axpy)(ws + (size_t)i * dv, s[i][jj], vj, dv);
         }
     }
     for (int i = 0; i < nq; i++) {
