@@ -1,7 +1,11 @@
 /* AVX2+FMA vector primitives for the kernel templates (see vec_avx512.h). */
 #include <immintrin.h>
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 #define KSUF avx2
 #define KISA_HERE KISA_AVX2
 #define V __m256

@@ -2,8 +2,12 @@
  * v* operations, with the ISA as the functions' target. Include it, then a
  * template, then vec_end.h. See vec_math.h for what is built on them. */
 #include <immintrin.h>
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,fma")
+#endif
 #define KSUF avx512
 #define KISA_HERE KISA_AVX512
 #define V __m512

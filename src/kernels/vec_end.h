@@ -1,6 +1,13 @@
 /* Ends one ISA's instance of a template: the target returns to the file's
  * and the primitives are forgotten, for the next vec_*.h. */
+#ifndef KVEC_PLAIN
+#ifdef __clang__
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
+#endif
+#undef KVEC_PLAIN
 #undef KSUF
 #undef KISA_HERE
 #undef V

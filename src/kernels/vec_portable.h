@@ -2,7 +2,7 @@
  * vec_avx512.h): the same template code, compiled as plain C. */
 #include <math.h>
 #include <string.h>
-#pragma GCC push_options
+#define KVEC_PLAIN /* no target pushed: vec_end.h pops none */
 #define KSUF portable
 #define KISA_HERE KISA_PORTABLE
 #define V float
