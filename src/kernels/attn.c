@@ -12,12 +12,14 @@
 #define ATT_QB 4
 #define ATT_KB 64
 
+#if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/attn_tmpl.h"
 #include "kernels/vec_end.h"
 #include "kernels/vec_avx2.h"
 #include "kernels/attn_tmpl.h"
 #include "kernels/vec_end.h"
+#endif
 #include "kernels/vec_portable.h"
 #include "kernels/attn_tmpl.h"
 #include "kernels/vec_end.h"
@@ -29,8 +31,10 @@ static const struct {
     att_block_fn block;
     int qb; /* queries per task, at most ATT_QB */
 } att_impls[] = {
+#if KISA_X86
     {KISA_AVX512, att_block_avx512, ATT_QB},
     {KISA_AVX2, att_block_avx2, ATT_QB},
+#endif
     {KISA_PORTABLE, att_block_portable, ATT_QB},
 };
 

@@ -11,12 +11,14 @@
  * channel of a group stay in L2 while all the taps read them */
 #define CT_TILE 512
 
+#if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/convt_tmpl.h"
 #include "kernels/vec_end.h"
 #include "kernels/vec_avx2.h"
 #include "kernels/convt_tmpl.h"
 #include "kernels/vec_end.h"
+#endif
 #include "kernels/vec_portable.h"
 #include "kernels/convt_tmpl.h"
 #include "kernels/vec_end.h"
@@ -27,8 +29,10 @@ static const struct {
                    float *);
     int rows; /* column rows (output channels x taps) per task: input reuse */
 } ct_impls[] = {
+#if KISA_X86
     {KISA_AVX512, ct_planes_avx512, 16},
     {KISA_AVX2, ct_planes_avx2, 16},
+#endif
     {KISA_PORTABLE, ct_planes_portable, 4},
 };
 

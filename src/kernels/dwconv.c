@@ -6,12 +6,14 @@
 #include <string.h>
 #include "kernels/isa.h"
 
+#if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/dwconv_tmpl.h"
 #include "kernels/vec_end.h"
 #include "kernels/vec_avx2.h"
 #include "kernels/dwconv_tmpl.h"
 #include "kernels/vec_end.h"
+#endif
 #include "kernels/vec_portable.h"
 #include "kernels/dwconv_tmpl.h"
 #include "kernels/vec_end.h"
@@ -22,8 +24,10 @@ static const struct {
     kisa isa;
     dw_row_fn row;
 } dw_impls[] = {
+#if KISA_X86
     {KISA_AVX512, dw_row_avx512},
     {KISA_AVX2, dw_row_avx2},
+#endif
     {KISA_PORTABLE, dw_row_portable},
 };
 

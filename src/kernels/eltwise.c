@@ -5,12 +5,14 @@
 #include <string.h>
 #include "kernels/isa.h"
 
+#if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/eltwise_tmpl.h"
 #include "kernels/vec_end.h"
 #include "kernels/vec_avx2.h"
 #include "kernels/eltwise_tmpl.h"
 #include "kernels/vec_end.h"
+#endif
 #include "kernels/vec_portable.h"
 #include "kernels/eltwise_tmpl.h"
 #include "kernels/vec_end.h"
@@ -23,8 +25,10 @@ static const struct {
     ew_tile_fn tile_fn;
     size_t tile; /* floats per tile: the tile and its scratch stay in L1 */
 } ew_impls[] = {
+#if KISA_X86
     {KISA_AVX512, ew_tile_avx512, 1024},
     {KISA_AVX2, ew_tile_avx2, 1024},
+#endif
     {KISA_PORTABLE, ew_tile_portable, 512},
 };
 

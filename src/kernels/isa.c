@@ -19,7 +19,7 @@ kisa kisa_cpu(void)
     int c = __atomic_load_n(&cpu_isa, __ATOMIC_RELAXED);
     if (c < 0) {
         c = KISA_PORTABLE;
-        for (int i = KISA_N - 1; i > KISA_PORTABLE; i--)
+        for (int i = KISA_X86 ? KISA_N - 1 : 0; i > KISA_PORTABLE; i--)
             if (cpu_has_all(needs[i], NULL, 0)) {
                 c = i;
                 break;

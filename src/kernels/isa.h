@@ -11,6 +11,16 @@
 #define AIT_KERNELS_ISA_H
 #include <stddef.h>
 
+/* Whether the AVX-512 and AVX2 instances are built (elsewhere only the
+ * portable ones are, and kisa_cpu() says portable). */
+#ifndef KISA_X86 /* -DKISA_X86=0 builds the portable ones only, as elsewhere */
+#if defined(__x86_64__)
+#define KISA_X86 1
+#else
+#define KISA_X86 0
+#endif
+#endif
+
 typedef enum kisa { KISA_PORTABLE, KISA_AVX2, KISA_AVX512, KISA_N } kisa;
 
 /* "portable", "avx2", "avx512". */

@@ -9,12 +9,14 @@
 /* 1 in the lanes a partial load reads, 0 past them: masks a row's tail */
 static const float ones_f[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
+#if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/norm_tmpl.h"
 #include "kernels/vec_end.h"
 #include "kernels/vec_avx2.h"
 #include "kernels/norm_tmpl.h"
 #include "kernels/vec_end.h"
+#endif
 #include "kernels/vec_portable.h"
 #include "kernels/norm_tmpl.h"
 #include "kernels/vec_end.h"
@@ -24,8 +26,10 @@ static const struct {
     void (*norm)(const float *, const float *, const float *, float *, size_t, float, int);
     void (*softmax)(const float *, float *, size_t, int);
 } norm_impls[] = {
+#if KISA_X86
     {KISA_AVX512, norm_row_avx512, softmax_row_avx512},
     {KISA_AVX2, norm_row_avx2, softmax_row_avx2},
+#endif
     {KISA_PORTABLE, norm_row_portable, softmax_row_portable},
 };
 

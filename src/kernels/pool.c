@@ -7,12 +7,14 @@
 #include <string.h>
 #include "kernels/isa.h"
 
+#if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/pool_tmpl.h"
 #include "kernels/vec_end.h"
 #include "kernels/vec_avx2.h"
 #include "kernels/pool_tmpl.h"
 #include "kernels/vec_end.h"
+#endif
 #include "kernels/vec_portable.h"
 #include "kernels/pool_tmpl.h"
 #include "kernels/vec_end.h"
@@ -22,8 +24,10 @@ static const struct {
     void (*row)(kpool_kind, const kpool_geom *, const float *, int, int, int, float *);
     float (*plane)(kpool_kind, const float *, size_t);
 } pool_impls[] = {
+#if KISA_X86
     {KISA_AVX512, pool_row_avx512, pool_plane_avx512},
     {KISA_AVX2, pool_row_avx2, pool_plane_avx2},
+#endif
     {KISA_PORTABLE, pool_row_portable, pool_plane_portable},
 };
 

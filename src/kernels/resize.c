@@ -14,12 +14,14 @@ typedef struct rz_axis {
     float *w;
 } rz_axis;
 
+#if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/resize_tmpl.h"
 #include "kernels/vec_end.h"
 #include "kernels/vec_avx2.h"
 #include "kernels/resize_tmpl.h"
 #include "kernels/vec_end.h"
+#endif
 #include "kernels/vec_portable.h"
 #include "kernels/resize_tmpl.h"
 #include "kernels/vec_end.h"
@@ -30,8 +32,10 @@ static const struct {
     void (*hrow)(const rz_axis *, const float *, size_t, float *);
     void (*vmix)(const float *, const float *, float, size_t, float *);
 } rz_impls[] = {
+#if KISA_X86
     {KISA_AVX512, rz_near_avx512, rz_hrow_avx512, rz_vmix_avx512},
     {KISA_AVX2, rz_near_avx2, rz_hrow_avx2, rz_vmix_avx2},
+#endif
     {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable},
 };
 
