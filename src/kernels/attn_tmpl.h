@@ -31,13 +31,13 @@ static void KV(att_dot4)(const float *q, int nq, const float *k, int d, float *o
     out[0] = vhsum(a0), out[1] = vhsum(a1), out[2] = vhsum(a2), out[3] = vhsum(a3);
 }
 
-/* o[0..n) = o * c + p * v */
-static void KV(att_axpby)(float *o, float c, float p, const float *v, int n)
+/* y[0..n) = o * c (y may be o) */
+static void KV(att_scale)(float *y, const float *o, float c, int n)
 {
-    V vc = vset1(c), vp = vset1(p);
+    V vc = vset1(c);
     for (int i = 0; i < n; i += VL) {
         size_t r = n - i < VL ? (size_t)(n - i) : VL;
-        vstoren(o + i, vfma(vp, vloadn(v + i, r), vmul(vloadn(o + i, r), vc)), r);
+        vstoren(y + i, vmul(vloadn(o + i, r), vc), r);
     }
 }
 
@@ -100,7 +100,7 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
                 sum += s[i][jj];
             }
             l[i] = l[i] * c + sum;
-            if (c != 1) KV(att_axpby)(ws + (size_t)i * dv, c, 0, ws + (size_t)i * dv, dv);
+            if (c != 1) KV(att_scale)(ws + (size_t)i * dv, ws + (size_t)i * dv, c, dv);
         }
         for (int jj = 0; jj < nk; jj++) {
             int j = j0 + jj;
@@ -109,13 +109,6 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
                 if (s[i][jj] != 0) KV(att_axpy)(ws + (size_t)i * dv, s[i][jj], vj, dv);
         }
     }
-    for (int i = 0; i < nq; i++) {
-        float *yi = y + (qh + i0 + i) * dv;
-        V k = vset1(l[i] > 0 ? 1.0f / l[i] : 0.0f);
-        const float *o = ws + (size_t)i * dv;
-        for (int c = 0; c < dv; c += VL) {
-            size_t r = dv - c < VL ? (size_t)(dv - c) : VL;
-            vstoren(yi + c, vmul(vloadn(o + c, r), k), r);
-        }
-    }
+    for (int i = 0; i < nq; i++) /* a query that saw no key: l = 0, a zero row */
+        KV(att_scale)(y + (qh + i0 + i) * dv, ws + (size_t)i * dv, l[i] > 0 ? 1.0f / l[i] : 0.0f, dv);
 }
