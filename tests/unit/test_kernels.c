@@ -262,6 +262,7 @@ static void test_attention(void **state)
         float *mask = cs[k].mask ? kc_rand((size_t)g.sq * T, 6, -2, 1) : NULL;
         if (mask) {
             for (int i = 0; i < g.sq * T; i += 5) mask[i] = -INFINITY;
+            for (int j = 0; j < T; j++) mask[j] = -INFINITY; /* query 0 sees nothing: zeros */
             g.mask = mask, g.mi = (size_t)T;
         }
         float *y = malloc(nq * g.dv * sizeof *y);
