@@ -2,7 +2,7 @@
  * includes it once per ISA): gathers through the column tables. */
 
 /* y = row[i0[x]] for nearest */
-static void KV(rz_near)(const rz_axis *ax, const float *row, size_t n, float *y)
+__attribute__((unused)) static void KV(rz_near)(const rz_axis *ax, const float *row, size_t n, float *y)
 {
     for (size_t i = 0; i < n; i += VL) {
         size_t r = n - i < VL ? n - i : VL;
@@ -11,7 +11,7 @@ static void KV(rz_near)(const rz_axis *ax, const float *row, size_t n, float *y)
 }
 
 /* h = one input row interpolated along x */
-static void KV(rz_hrow)(const rz_axis *ax, const float *row, size_t n, float *h)
+__attribute__((unused)) static void KV(rz_hrow)(const rz_axis *ax, const float *row, size_t n, float *h)
 {
     for (size_t i = 0; i < n; i += VL) {
         size_t r = n - i < VL ? n - i : VL;
