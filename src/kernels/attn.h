@@ -1,0 +1,30 @@
+/* Attention, float32, tiled flash-style: for each block of queries, scores
+ * against one block of keys at a time, the mask, an online softmax (running
+ * max and sum, earlier partial sums rescaled) and the weighted sum of
+ * values, so the [sq][total] score matrix is never stored. Keys and values
+ * are a past part and a current part read in place (no concatenation);
+ * grouped-query heads (hkv divides hq) share their kv head. */
+#ifndef AIT_KERNELS_ATTN_H
+#define AIT_KERNELS_ATTN_H
+#include <stddef.h>
+
+typedef struct katt_geom {
+    int b, hq, hkv;  /* batch, query heads, kv heads (hq % hkv == 0) */
+    int sq, sp, sc;  /* query length, past and current kv lengths */
+    int d, dv;       /* q/k and v head sizes */
+    float scale;     /* on q.k; 0 for 1 / sqrt(d) */
+    int causal;      /* query i attends key j iff j <= i + sp */
+    /* additive float mask or NULL: element (b, h, i, j) of the scores gets
+     * mask[b * mb + h * mh + i * mi + j] (a stride 0 broadcasts) */
+    const float *mask;
+    size_t mb, mh, mi;
+} katt_geom;
+
+/* y [b][hq][sq][dv] from q [b][hq][sq][d], past kp/vp [b][hkv][sp][d or
+ * dv] (NULL when sp == 0) and current kc/vc [b][hkv][sc][d or dv]. A query
+ * that sees no key gives a zero row. Returns 0, or -1 when scratch cannot
+ * be allocated. */
+int kattention(const katt_geom *g, const float *q, const float *kp, const float *vp,
+               const float *kc, const float *vc, float *y, int threads);
+
+#endif

@@ -1,0 +1,114 @@
+/* One block of queries of one head, for the ISA of the vec_*.h included
+ * before (attn.c includes it once per ISA). */
+
+/* out[i] = q_i . k for the nq (<= 4) query rows q + i * d: one load of k
+ * feeds every query, in independent FMA chains */
+static void KV(att_dot4)(const float *q, int nq, const float *k, int d, float *out)
+{
+    V a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+    if (nq == 1) { /* one query (decoding): two chains over d */
+        int e = 0;
+        for (; e + 2 * VL <= d; e += 2 * VL) {
+            a0 = vfma(vload(q + e), vload(k + e), a0);
+            a1 = vfma(vload(q + e + VL), vload(k + e + VL), a1);
+        }
+        for (; e < d; e += VL) {
+            size_t r = d - e < VL ? (size_t)(d - e) : VL;
+            a0 = vfma(vloadn(q + e, r), vloadn(k + e, r), a0);
+        }
+        out[0] = vhsum(vadd(a0, a1));
+        return;
+    }
+    const float *q1 = q + (nq > 1) * d, *q2 = q + 2 * (nq > 2) * d, *q3 = q + 3 * (nq > 3) * d;
+    for (int e = 0; e < d; e += VL) {
+        size_t r = d - e < VL ? (size_t)(d - e) : VL;
+        V kv = vloadn(k + e, r);
+        a0 = vfma(vloadn(q + e, r), kv, a0);
+        a1 = vfma(vloadn(q1 + e, r), kv, a1);
+        a2 = vfma(vloadn(q2 + e, r), kv, a2);
+        a3 = vfma(vloadn(q3 + e, r), kv, a3);
+    }
+    out[0] = vhsum(a0), out[1] = vhsum(a1), out[2] = vhsum(a2), out[3] = vhsum(a3);
+}
+
+/* y[0..n) = o * c (y may be o) */
+static void KV(att_scale)(float *y, const float *o, float c, int n)
+{
+    V vc = vset1(c);
+    for (int i = 0; i < n; i += VL) {
+        size_t r = n - i < VL ? (size_t)(n - i) : VL;
+        vstoren(y + i, vmul(vloadn(o + i, r), vc), r);
+    }
+}
+
+/* o[0..n) += p * v */
+static void KV(att_axpy)(float *o, float p, const float *v, int n)
+{
+    V vp = vset1(p);
+    for (int i = 0; i < n; i += VL) {
+        size_t r = n - i < VL ? (size_t)(n - i) : VL;
+        vstoren(o + i, vfma(vp, vloadn(v + i, r), vloadn(o + i, r)), r);
+    }
+}
+
+/* Queries [i0, i0 + nq) of head h in batch bi; ws holds nq * dv floats */
+static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, const float *vp,
+                          const float *kc, const float *vc, float *y, int bi, int h, int i0,
+                          int nq, float *ws)
+{
+    const int T = g->sp + g->sc, kvh = h / (g->hq / g->hkv), d = g->d, dv = g->dv;
+    const float scale = g->scale != 0 ? g->scale : 1.0f / sqrtf((float)d);
+    const size_t qh = ((size_t)bi * g->hq + h) * g->sq, kh = (size_t)bi * g->hkv + kvh;
+    float m[ATT_QB], l[ATT_QB], s[ATT_QB][ATT_KB];
+    for (int i = 0; i < nq; i++) m[i] = -INFINITY, l[i] = 0;
+    memset(ws, 0, (size_t)nq * dv * sizeof *ws);
+    for (int j0 = 0; j0 < T; j0 += ATT_KB) {
+        int nk = T - j0 < ATT_KB ? T - j0 : ATT_KB;
+        const float *q0 = q + (qh + i0) * d;
+        for (int jj = 0; jj < nk; jj++) { /* raw scores, every query of the block */
+            int j = j0 + jj;
+            const float *kj = j < g->sp ? kp + (kh * g->sp + j) * d : kc + (kh * g->sc + (j - g->sp)) * d;
+            float dot[4];
+            KV(att_dot4)(q0, nq, kj, d, dot);
+            for (int i = 0; i < nq; i++) s[i][jj] = dot[i] * scale;
+        }
+        for (int i = 0; i < nq; i++) {
+            const float *mrow = g->mask ? g->mask + bi * g->mb + h * g->mh + (size_t)(i0 + i) * g->mi : NULL;
+            int last = g->causal ? i0 + i + g->sp : T - 1; /* the last key query i sees */
+            float mb = -INFINITY;
+            for (int jj = 0; jj < nk; jj++) {
+                int j = j0 + jj;
+                float v = j > last ? -INFINITY : s[i][jj];
+                if (mrow) v += mrow[j];
+                s[i][jj] = v;
+                mb = v > mb ? v : mb;
+            }
+            if (mb == -INFINITY) { /* nothing visible in this block */
+                for (int jj = 0; jj < nk; jj++) s[i][jj] = 0;
+                continue;
+            }
+            float mn = m[i] > mb ? m[i] : mb, c = expf(m[i] - mn);
+            m[i] = mn;
+            V vm = vset1(mn);
+            float p[ATT_KB], sum = 0;
+            for (int jj = 0; jj < nk; jj += VL) {
+                size_t r = nk - jj < VL ? (size_t)(nk - jj) : VL;
+                vstoren(p + jj, KV(vexp)(vsub(vloadn(s[i] + jj, r), vm)), r);
+            }
+            for (int jj = 0; jj < nk; jj++) { /* exp clamps: a masked key must give 0 */
+                s[i][jj] = s[i][jj] == -INFINITY ? 0 : p[jj];
+                sum += s[i][jj];
+            }
+            l[i] = l[i] * c + sum;
+            if (c != 1) KV(att_scale)(ws + (size_t)i * dv, ws + (size_t)i * dv, c, dv);
+        }
+        for (int jj = 0; jj < nk; jj++) {
+            int j = j0 + jj;
+            const float *vj = j < g->sp ? vp + (kh * g->sp + j) * dv : vc + (kh * g->sc + (j - g->sp)) * dv;
+            for (int i = 0; i < nq; i++)
+                if (s[i][jj] != 0) KV(att_axpy)(ws + (size_t)i * dv, s[i][jj], vj, dv);
+        }
+    }
+    for (int i = 0; i < nq; i++) /* a query that saw no key: l = 0, a zero row */
+        KV(att_scale)(y + (qh + i0 + i) * dv, ws + (size_t)i * dv, l[i] > 0 ? 1.0f / l[i] : 0.0f, dv);
+}

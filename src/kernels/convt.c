@@ -1,0 +1,72 @@
+/* ConvTranspose: one instance of convt_tmpl.h per ISA, picked from a
+ * table; threads split the output planes, each with its own columns. */
+#include "kernels/convt.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels/isa.h"
+
+/* input positions per tile of the column pass: 512 floats of every input
+ * channel of a group stay in L2 while all the taps read them */
+#define CT_TILE 512
+
+#if KISA_X86 /* the vector instances: x86-64 only */
+#include "kernels/vec_avx512.h"
+#include "kernels/convt_tmpl.h"
+#include "kernels/vec_end.h"
+#include "kernels/vec_avx2.h"
+#include "kernels/convt_tmpl.h"
+#include "kernels/vec_end.h"
+#endif
+#include "kernels/vec_portable.h"
+#include "kernels/convt_tmpl.h"
+#include "kernels/vec_end.h"
+
+static const struct {
+    kisa isa;
+    void (*planes)(const kct_geom *, const float *, const float *, const float *, int, float *,
+                   float *);
+    int rows; /* column rows (output channels x taps) per task: input reuse */
+} ct_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, ct_planes_avx512, 16},
+    {KISA_AVX2, ct_planes_avx2, 16},
+#endif
+    {KISA_PORTABLE, ct_planes_portable, 4},
+};
+
+int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, float *y,
+               int threads)
+{
+    __typeof__(ct_impls[0]) *im = KISA_PICK(ct_impls);
+    const int cig = g->cin / g->group, cog = g->cout / g->group, taps = g->kh * g->kw;
+    const size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow;
+    /* a task: ocb output channels of one group of one image */
+    int ocb = (im->rows + taps - 1) / taps;
+    ocb = ocb < 1 ? 1 : ocb > cog ? cog : ocb;
+    const int blocks = (cog + ocb - 1) / ocb;
+    const long tasks = (long)g->n * g->group * blocks;
+    int fail = 0;
+#pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && tasks > 1)
+    {
+        float *col = malloc((size_t)ocb * taps * hw * sizeof *col + 1);
+        if (!col) {
+#pragma omp atomic write
+            fail = 1;
+        }
+#pragma omp for schedule(static)
+        for (long t = 0; t < tasks; t++) {
+            if (!col) continue;
+            int blk = (int)(t % blocks), grp = (int)(t / blocks % g->group);
+            long nb = t / blocks / g->group;
+            int oc0 = blk * ocb, nc = cog - oc0 < ocb ? cog - oc0 : ocb, o = grp * cog + oc0;
+            const float *xg = x + ((size_t)nb * g->cin + (size_t)grp * cig) * hw;
+            const float *wt = w + ((size_t)grp * cig * cog + oc0) * taps;
+            im->planes(g, xg, wt, bias ? bias + o : NULL, nc, y + ((size_t)nb * g->cout + o) * ohw,
+                       col);
+        }
+        free(col);
+    }
+    return fail ? -1 : 0;
+}

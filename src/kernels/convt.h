@@ -1,0 +1,23 @@
+/* ConvTranspose 2-D, NCHW, float32, as its own kernel (not a convolution
+ * over a zero-stuffed input): for each output channel and kernel tap, the
+ * column of the GEMM W^T X (a plain inner product over the group's input
+ * channels, four taps at a time so each input load feeds four FMAs), then
+ * col2im adds it into the output. Strides, pads, dilation, groups, bias;
+ * output_padding is in oh, ow: (in - 1) * s - pads + d * (k - 1) + out_pad + 1. */
+#ifndef AIT_KERNELS_CONVT_H
+#define AIT_KERNELS_CONVT_H
+
+typedef struct kct_geom {
+    int n, cin, h, w; /* x [n][cin][h][w] */
+    int cout, group;  /* y [n][cout][oh][ow] */
+    int kh, kw, sh, sw, dh, dw;
+    int pt, pl;       /* top and left pads */
+    int oh, ow;
+} kct_geom;
+
+/* y = convtranspose(x, w) + bias; w is [cin][cout / group][kh][kw], bias
+ * NULL or [cout]. Returns 0, or -1 when its scratch cannot be allocated. */
+int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, float *y,
+               int threads);
+
+#endif

@@ -1,0 +1,86 @@
+/* ConvTranspose of one output plane, for the ISA of the vec_*.h included
+ * before (convt.c includes it once per ISA). */
+
+/* col[j * hw + p] = sum over ic of wt[ic * ws + t0 + j] * xg[ic][p] for
+ * the taps t0 + j < t0 + nt (nt <= 4) and p in [p0, p1) */
+static void KV(ct_cols)(const float *xg, int cig, size_t hw, const float *wt, size_t ws, int t0,
+                        int nt, size_t p0, size_t p1, float *col)
+{
+    float *c0 = col + (size_t)t0 * hw, *c1 = c0 + hw, *c2 = c1 + hw, *c3 = c2 + hw;
+    int t1 = t0 + (nt > 1), t2 = t0 + 2 * (nt > 2), t3 = t0 + 3 * (nt > 3);
+    size_t p = p0;
+    /* two vectors of positions: eight independent FMA chains */
+    for (; p + 2 * VL <= p1; p += 2 * VL) {
+        V a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+        V b0 = vzero(), b1 = vzero(), b2 = vzero(), b3 = vzero();
+        for (int ic = 0; ic < cig; ic++) {
+            const float *xr = xg + (size_t)ic * hw + p, *wr = wt + (size_t)ic * ws;
+            V xa = vload(xr), xb = vload(xr + VL);
+            V w0 = vset1(wr[t0]), w1 = vset1(wr[t1]), w2 = vset1(wr[t2]), w3 = vset1(wr[t3]);
+            a0 = vfma(xa, w0, a0), b0 = vfma(xb, w0, b0);
+            a1 = vfma(xa, w1, a1), b1 = vfma(xb, w1, b1);
+            a2 = vfma(xa, w2, a2), b2 = vfma(xb, w2, b2);
+            a3 = vfma(xa, w3, a3), b3 = vfma(xb, w3, b3);
+        }
+        vstore(c0 + p, a0), vstore(c0 + p + VL, b0);
+        if (nt > 1) vstore(c1 + p, a1), vstore(c1 + p + VL, b1);
+        if (nt > 2) vstore(c2 + p, a2), vstore(c2 + p + VL, b2);
+        if (nt > 3) vstore(c3 + p, a3), vstore(c3 + p + VL, b3);
+    }
+    for (; p < p1; p += VL) {
+        size_t r = p1 - p < VL ? p1 - p : VL;
+        V a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+        for (int ic = 0; ic < cig; ic++) {
+            V xv = vloadn(xg + (size_t)ic * hw + p, r);
+            const float *wr = wt + (size_t)ic * ws;
+            a0 = vfma(xv, vset1(wr[t0]), a0);
+            a1 = vfma(xv, vset1(wr[t1]), a1);
+            a2 = vfma(xv, vset1(wr[t2]), a2);
+            a3 = vfma(xv, vset1(wr[t3]), a3);
+        }
+        vstoren(c0 + p, a0, r);
+        if (nt > 1) vstoren(c1 + p, a1, r);
+        if (nt > 2) vstoren(c2 + p, a2, r);
+        if (nt > 3) vstoren(c3 + p, a3, r);
+    }
+}
+
+/* Output planes oc0 .. oc0 + ocb of one group (yp the first, wt the
+ * weights of oc0, bias NULL or of oc0): the columns of all their taps, a
+ * tile of the input (every channel of it in L2) at a time, then col2im. */
+static void KV(ct_planes)(const kct_geom *g, const float *xg, const float *wt, const float *bias,
+                          int ocb, float *yp, float *col)
+{
+    const int cig = g->cin / g->group, cog = g->cout / g->group, taps = g->kh * g->kw;
+    const int rows = ocb * taps;
+    const size_t hw = (size_t)g->h * g->w, ws = (size_t)cog * taps, ohw = (size_t)g->oh * g->ow;
+    for (int o = 0; o < ocb; o++)
+        for (size_t i = 0; i < ohw; i++) yp[o * ohw + i] = bias ? bias[o] : 0.0f;
+    for (size_t p0 = 0; p0 < hw; p0 += CT_TILE)
+        for (int t0 = 0; t0 < rows; t0 += 4)
+            KV(ct_cols)(xg, cig, hw, wt, ws, t0, rows - t0 < 4 ? rows - t0 : 4, p0,
+                        hw - p0 < CT_TILE ? hw : p0 + CT_TILE, col);
+    for (int j = 0; j < rows; j++) {
+        int ky = j % taps / g->kw, kx = j % taps % g->kw;
+        float *yo = yp + (size_t)(j / taps) * ohw;
+        const float *c = col + (size_t)j * hw;
+            int ox0 = kx * g->dw - g->pl; /* ox = ix * sw + ox0 */
+            int ix0 = ox0 < 0 ? (-ox0 + g->sw - 1) / g->sw : 0, ix1 = g->w;
+            while (ix1 > ix0 && (ix1 - 1) * g->sw + ox0 >= g->ow) ix1--;
+            for (int iy = 0; iy < g->h; iy++) {
+                int oy = iy * g->sh - g->pt + ky * g->dh;
+                if (oy < 0 || oy >= g->oh) continue;
+                float *yr = yo + (size_t)oy * g->ow;
+                const float *cr = c + (size_t)iy * g->w;
+                if (g->sw == 1) {
+                    for (int ix = ix0; ix < ix1; ix += VL) {
+                        size_t r = ix1 - ix < VL ? (size_t)(ix1 - ix) : VL;
+                        float *q = yr + (ix + ox0);
+                        vstoren(q, vadd(vloadn(q, r), vloadn(cr + ix, r)), r);
+                    }
+                } else {
+                    for (int ix = ix0; ix < ix1; ix++) yr[ix * g->sw + ox0] += cr[ix];
+                }
+            }
+        }
+}

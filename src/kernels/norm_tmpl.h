@@ -1,0 +1,74 @@
+/* One row of LayerNorm, RMSNorm or Softmax, for the ISA of the vec_*.h
+ * included before (norm.c includes it once per ISA). Sums in float lanes;
+ * the variance is a second pass over the row (in cache), not E[x^2] - m^2. */
+
+static float KV(row_sum)(const float *x, size_t d)
+{
+    V acc = vzero();
+    for (size_t i = 0; i < d; i += VL) acc = vadd(acc, vloadn(x + i, d - i < VL ? d - i : VL));
+    return vhsum(acc);
+}
+
+/* y = (x - m) * k * scale + bias */
+static void KV(row_affine)(const float *x, const float *scale, const float *bias, float *y,
+                           size_t d, float m, float k)
+{
+    V vm = vset1(m), vk = vset1(k);
+    for (size_t i = 0; i < d; i += VL) {
+        size_t r = d - i < VL ? d - i : VL;
+        V v = vmul(vsub(vloadn(x + i, r), vm), vk);
+        if (scale) v = vmul(v, vloadn(scale + i, r));
+        if (bias) v = vadd(v, vloadn(bias + i, r));
+        vstoren(y + i, v, r);
+    }
+}
+
+static void KV(norm_row)(const float *x, const float *scale, const float *bias, float *y,
+                         size_t d, float eps, int rms)
+{
+    float m = rms ? 0.0f : KV(row_sum)(x, d) / (float)d;
+    V vm = vset1(m), acc = vzero();
+    for (size_t i = 0; i < d; i += VL) {
+        size_t r = d - i < VL ? d - i : VL;
+        V v = vsub(vloadn(x + i, r), vm);
+        if (r < VL) v = vmul(v, vloadn(ones_f, r)); /* lanes past d load 0 - m */
+        acc = vfma(v, v, acc);
+    }
+    float var = vhsum(acc) / (float)d;
+    KV(row_affine)(x, scale, bias, y, d, m, 1.0f / sqrtf(var + eps));
+}
+
+static void KV(softmax_row)(const float *x, float *y, size_t d, int log_)
+{
+    V mx = vset1(-INFINITY);
+    size_t i = 0;
+    for (; i + VL <= d; i += VL) mx = vmax(mx, vload(x + i));
+    float m = vhmax(mx);
+    for (; i < d; i++) m = x[i] > m ? x[i] : m;
+    if (m == -INFINITY) { /* a row of -inf: 0 / 0, as Softmax's definition gives */
+        for (i = 0; i < d; i++) y[i] = NAN;
+        return;
+    }
+    V vm = vset1(m), acc = vzero();
+    for (i = 0; i < d; i += VL) {
+        size_t r = d - i < VL ? d - i : VL;
+        V e = KV(vexp)(vsub(vloadn(x + i, r), vm));
+        if (r < VL) e = vmul(e, vloadn(ones_f, r));
+        if (!log_) vstoren(y + i, e, r);
+        acc = vadd(acc, e);
+    }
+    float s = vhsum(acc);
+    if (log_) {
+        V ls = vset1(logf(s)); /* (x - m) - log s: m + log s would round at m's scale */
+        for (i = 0; i < d; i += VL) {
+            size_t r = d - i < VL ? d - i : VL;
+            vstoren(y + i, vsub(vsub(vloadn(x + i, r), vm), ls), r);
+        }
+        return;
+    }
+    V k = vset1(1.0f / s);
+    for (i = 0; i < d; i += VL) {
+        size_t r = d - i < VL ? d - i : VL;
+        vstoren(y + i, vmul(vloadn(y + i, r), k), r);
+    }
+}

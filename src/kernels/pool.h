@@ -1,0 +1,25 @@
+/* 2-D pooling, NCHW, float32: max (with dilation) and average (padding
+ * counted or not in the divisor), any window, stride and pads; ceil_mode is
+ * the caller's choice of oh, ow (kwin_out). And the global pools. */
+#ifndef AIT_KERNELS_POOL_H
+#define AIT_KERNELS_POOL_H
+#include <stddef.h>
+#include "kernels/win.h"
+
+typedef enum kpool_kind { KPOOL_MAX, KPOOL_AVG } kpool_kind;
+
+typedef struct kpool_geom {
+    int n, c, h, w;
+    int kh, kw, sh, sw, dh, dw;
+    int pt, pl, pb, pr;
+    int oh, ow;
+    int include_pad; /* average: the divisor counts taps inside the padded input */
+} kpool_geom;
+
+/* y[n][c][oh][ow]. A window with no tap inside the input gives -inf (max)
+ * or 0 (average without padding counted). */
+void kpool_run(kpool_kind k, const kpool_geom *g, const float *x, float *y, int threads);
+/* y[p] = the max or mean of x[p][0 .. size), p < planes. */
+void kpool_global(kpool_kind k, size_t planes, size_t size, const float *x, float *y, int threads);
+
+#endif

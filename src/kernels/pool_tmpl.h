@@ -1,0 +1,82 @@
+/* Pooling of one output row and of one whole plane, for the ISA of the
+ * vec_*.h included before (pool.c includes it once per ISA). */
+
+/* Taps of one axis at output o: those inside [0, in) are [*k0, *k1); the
+ * return value counts those inside the padded input [-pad0, in + pad1). */
+static inline int KV(pool_taps)(int o, int in, int k, int s, int d, int pad0, int pad1, int *k0,
+                                int *k1)
+{
+    int i0 = o * s - pad0, a = 0, b = k, pa = 0, pb = k;
+    while (a < b && i0 + a * d < 0) a++;
+    while (b > a && i0 + (b - 1) * d >= in) b--;
+    while (pb > pa && i0 + (pb - 1) * d >= in + pad1) pb--;
+    *k0 = a, *k1 = b;
+    return pb - pa;
+}
+
+static inline float KV(pool_one)(kpool_kind kind, const kpool_geom *g, const float *xp, int iy0,
+                                 int ky0, int ky1, int py, int ox)
+{
+    int kx0, kx1, px = KV(pool_taps)(ox, g->w, g->kw, g->sw, g->dw, g->pl, g->pr, &kx0, &kx1);
+    int ix0 = ox * g->sw - g->pl;
+    float acc = kind == KPOOL_MAX ? -INFINITY : 0.0f;
+    for (int ky = ky0; ky < ky1; ky++) {
+        const float *row = xp + (size_t)(iy0 + ky * g->dh) * g->w;
+        for (int kx = kx0; kx < kx1; kx++) {
+            float v = row[ix0 + kx * g->dw];
+            if (kind == KPOOL_MAX) acc = v > acc ? v : acc;
+            else acc += v;
+        }
+    }
+    if (kind == KPOOL_MAX) return acc;
+    int cnt = g->include_pad ? py * px : (ky1 - ky0) * (kx1 - kx0);
+    return cnt ? acc / (float)cnt : 0.0f;
+}
+
+static void KV(pool_row)(kpool_kind kind, const kpool_geom *g, const float *xp, int oy, int lo,
+                         int hi, float *yrow)
+{
+    int ky0, ky1, py = KV(pool_taps)(oy, g->h, g->kh, g->sh, g->dh, g->pt, g->pb, &ky0, &ky1);
+    int iy0 = oy * g->sh - g->pt, ox = 0;
+    for (; ox < lo; ox++) yrow[ox] = KV(pool_one)(kind, g, xp, iy0, ky0, ky1, py, ox);
+    const int sw = g->sw, dw = g->dw;
+    int cnt = g->include_pad ? py * g->kw : (ky1 - ky0) * g->kw;
+    V scale = vset1(cnt ? 1.0f / (float)cnt : 0.0f);
+    for (; ox + VL <= hi; ox += VL) {
+        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
+        V acc = vset1(kind == KPOOL_MAX ? -INFINITY : 0.0f);
+        for (int ky = ky0; ky < ky1; ky++) {
+            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
+            if (kind == KPOOL_MAX)
+                for (int kx = 0; kx < g->kw; kx++) acc = vmax(acc, vloads(row + kx * dw, sw));
+            else
+                for (int kx = 0; kx < g->kw; kx++) acc = vadd(acc, vloads(row + kx * dw, sw));
+        }
+        vstore(yrow + ox, kind == KPOOL_MAX ? acc : vmul(acc, scale));
+    }
+    if (ox < hi) { /* the last part vector, masked (lanes past r load 0, never stored) */
+        size_t r = (size_t)(hi - ox);
+        const float *base = xp + (ptrdiff_t)ox * sw - g->pl;
+        V acc = vset1(kind == KPOOL_MAX ? -INFINITY : 0.0f);
+        for (int ky = ky0; ky < ky1; ky++) {
+            const float *row = base + (size_t)(iy0 + ky * g->dh) * g->w;
+            if (kind == KPOOL_MAX)
+                for (int kx = 0; kx < g->kw; kx++) acc = vmax(acc, vloadsn(row + kx * dw, sw, r));
+            else
+                for (int kx = 0; kx < g->kw; kx++) acc = vadd(acc, vloadsn(row + kx * dw, sw, r));
+        }
+        vstoren(yrow + ox, kind == KPOOL_MAX ? acc : vmul(acc, scale), r);
+        ox = hi;
+    }
+    for (; ox < g->ow; ox++) yrow[ox] = KV(pool_one)(kind, g, xp, iy0, ky0, ky1, py, ox);
+}
+
+static float KV(pool_plane)(kpool_kind kind, const float *x, size_t n)
+{
+    V acc = vset1(kind == KPOOL_MAX ? -INFINITY : 0.0f);
+    size_t i = 0;
+    for (; i + VL <= n; i += VL) acc = kind == KPOOL_MAX ? vmax(acc, vload(x + i)) : vadd(acc, vload(x + i));
+    float s = kind == KPOOL_MAX ? vhmax(acc) : vhsum(acc);
+    for (; i < n; i++) s = kind == KPOOL_MAX ? (x[i] > s ? x[i] : s) : s + x[i];
+    return kind == KPOOL_MAX ? s : n ? s / (float)n : 0.0f;
+}

@@ -1,0 +1,32 @@
+/* Resize rows, for the ISA of the vec_*.h included before (resize.c
+ * includes it once per ISA): gathers through the column tables. */
+
+/* y = row[i0[x]] for nearest */
+__attribute__((unused)) static void KV(rz_near)(const rz_axis *ax, const float *row, size_t n, float *y)
+{
+    for (size_t i = 0; i < n; i += VL) {
+        size_t r = n - i < VL ? n - i : VL;
+        vstoren(y + i, vgathern(row, ax->i0 + i, r), r);
+    }
+}
+
+/* h = one input row interpolated along x */
+__attribute__((unused)) static void KV(rz_hrow)(const rz_axis *ax, const float *row, size_t n, float *h)
+{
+    for (size_t i = 0; i < n; i += VL) {
+        size_t r = n - i < VL ? n - i : VL;
+        V a = vgathern(row, ax->i0 + i, r), b = vgathern(row, ax->i1 + i, r);
+        vstoren(h + i, vfma(vloadn(ax->w + i, r), vsub(b, a), a), r);
+    }
+}
+
+/* y = h0 + wy (h1 - h0) */
+static void KV(rz_vmix)(const float *h0, const float *h1, float wy, size_t n, float *y)
+{
+    V w = vset1(wy);
+    for (size_t i = 0; i < n; i += VL) {
+        size_t r = n - i < VL ? n - i : VL;
+        V a = vloadn(h0 + i, r);
+        vstoren(y + i, vfma(w, vsub(vloadn(h1 + i, r), a), a), r);
+    }
+}

@@ -1,0 +1,96 @@
+/* AVX2+FMA vector primitives for the kernel templates (see vec_avx512.h). */
+#include <immintrin.h>
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+#define KSUF avx2
+#define KISA_HERE KISA_AVX2
+#define V __m256
+#define VL 8
+static inline __m256i kmask_avx2(size_t r)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline __m256 vloadn_avx2(const float *p, size_t r)
+{
+    return r == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, kmask_avx2(r));
+}
+static inline void vstoren_avx2(float *p, __m256 v, size_t r)
+{
+    if (r == 8) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, kmask_avx2(r), v);
+}
+#define vload(p) _mm256_loadu_ps(p)
+#define vstore(p, v) _mm256_storeu_ps(p, v)
+#define vloadn vloadn_avx2
+#define vstoren vstoren_avx2
+#define vset1(x) _mm256_set1_ps(x)
+#define vzero() _mm256_setzero_ps()
+#define vadd _mm256_add_ps
+#define vsub _mm256_sub_ps
+#define vmul _mm256_mul_ps
+#define vdiv _mm256_div_ps
+#define vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define vmax _mm256_max_ps
+#define vmin _mm256_min_ps
+#define vabs(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)
+#define vcopysign(m, s) _mm256_or_ps(vabs(m), _mm256_and_ps(s, _mm256_set1_ps(-0.0f)))
+#define vround(a) _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define vpow2i(n)                                                                          \
+    _mm256_castsi256_ps(                                                                   \
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+static inline float vhsum_avx2(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float vhmax_avx2(__m256 v)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#define vhsum vhsum_avx2
+#define vhmax vhmax_avx2
+static inline __m256 vloads_avx2(const float *p, int s)
+{
+    if (s == 1) return _mm256_loadu_ps(p);
+    if (s == 2) {
+        __m256 lo = _mm256_loadu_ps(p), hi = _mm256_maskload_ps(p + 8, kmask_avx2(7));
+        __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+    __m256i ix = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
+    return _mm256_i32gather_ps(p, ix, 4);
+}
+#define vloads vloads_avx2
+static inline __m256 vloadsn_avx2(const float *p, int s, size_t r)
+{
+    if (r == 8) return vloads_avx2(p, s);
+    __m256i m = kmask_avx2(r);
+    if (s == 1) return _mm256_maskload_ps(p, m);
+    if (s == 2) { /* p[0 .. 2r - 2] in two masked loads, the even ones kept */
+        size_t n = 2 * r - 1;
+        __m256 lo = _mm256_maskload_ps(p, kmask_avx2(n < 8 ? n : 8));
+        __m256 hi = n > 8 ? _mm256_maskload_ps(p + 8, kmask_avx2(n - 8)) : _mm256_setzero_ps();
+        __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+    __m256i ix = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, ix, _mm256_castsi256_ps(m), 4);
+}
+#define vloadsn vloadsn_avx2
+static inline __m256 vgathern_avx2(const float *p, const int32_t *idx, size_t r)
+{
+    __m256i m = kmask_avx2(r);
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, _mm256_maskload_epi32(idx, m),
+                                    _mm256_castsi256_ps(m), 4);
+}
+#define vgathern vgathern_avx2
+#include "kernels/vec_math.h"

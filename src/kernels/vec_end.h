@@ -1,0 +1,36 @@
+/* Ends one ISA's instance of a template: the target returns to the file's
+ * and the primitives are forgotten, for the next vec_*.h. */
+#ifndef KVEC_PLAIN
+#ifdef __clang__
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+#undef KVEC_PLAIN
+#undef KSUF
+#undef KISA_HERE
+#undef V
+#undef VL
+#undef vload
+#undef vstore
+#undef vloadn
+#undef vstoren
+#undef vset1
+#undef vzero
+#undef vadd
+#undef vsub
+#undef vmul
+#undef vdiv
+#undef vfma
+#undef vmax
+#undef vmin
+#undef vabs
+#undef vcopysign
+#undef vround
+#undef vpow2i
+#undef vhsum
+#undef vhmax
+#undef vloads
+#undef vloadsn
+#undef vgathern

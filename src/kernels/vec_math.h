@@ -1,0 +1,106 @@
+/* Functions built on one ISA's primitives (included by vec_<isa>.h; names
+ * carry the ISA through KV()). exp is a range reduction to [-ln2/2, ln2/2]
+ * and a degree-6 polynomial (relative error near 2e-7), clamped to
+ * [-87.3, 88]; erf is Abramowitz-Stegun 7.1.26 (absolute error 1.5e-7). */
+#include "kernels/act.h"
+#define KCAT2(a, b) a##_##b
+#define KCAT(a, b) KCAT2(a, b)
+#define KV(name) KCAT(name, KSUF)
+
+static inline V KV(vexp)(V x)
+{
+    x = vmin(vmax(x, vset1(-87.33654f)), vset1(88.0f));
+    V n = vround(vmul(x, vset1(1.44269504088896341f)));
+    V r = vfma(n, vset1(-0.693359375f), x);
+    r = vfma(n, vset1(2.12194440e-4f), r);
+    V p = vset1(1.9875691500e-4f);
+    p = vfma(p, r, vset1(1.3981999507e-3f));
+    p = vfma(p, r, vset1(8.3334519073e-3f));
+    p = vfma(p, r, vset1(4.1665795894e-2f));
+    p = vfma(p, r, vset1(1.6666665459e-1f));
+    p = vfma(p, r, vset1(5.0000001201e-1f));
+    p = vfma(p, vmul(r, r), vadd(r, vset1(1.0f)));
+    return vmul(p, vpow2i(n));
+}
+
+static inline V KV(vsigmoid)(V x)
+{
+    return vdiv(vset1(1.0f), vadd(vset1(1.0f), KV(vexp)(vsub(vzero(), x))));
+}
+
+/* tanh(|x|) = 1 - 2 / (exp(2|x|) + 1), the sign put back */
+static inline V KV(vtanh)(V x)
+{
+    V e = KV(vexp)(vmul(vabs(x), vset1(2.0f)));
+    V t = vsub(vset1(1.0f), vdiv(vset1(2.0f), vadd(e, vset1(1.0f))));
+    return vcopysign(t, x);
+}
+
+static inline V KV(verf)(V x)
+{
+    V ax = vabs(x);
+    V t = vdiv(vset1(1.0f), vfma(ax, vset1(0.3275911f), vset1(1.0f)));
+    V p = vset1(1.061405429f);
+    p = vfma(p, t, vset1(-1.453152027f));
+    p = vfma(p, t, vset1(1.421413741f));
+    p = vfma(p, t, vset1(-0.284496736f));
+    p = vfma(p, t, vset1(0.254829592f));
+    p = vmul(p, t);
+    V e = KV(vexp)(vsub(vzero(), vmul(ax, ax)));
+    return vcopysign(vsub(vset1(1.0f), vmul(p, e)), x);
+}
+
+/* One element function on a vector (f is a loop invariant of the callers'
+ * loops: KV(fun_row) keeps the switch outside them). */
+static inline __attribute__((always_inline)) V KV(vfun)(V x, kfun f, float a, float b)
+{
+    switch (f) {
+    case KF_RELU: return vmax(x, vzero());
+    case KF_CLIP: return vmin(vmax(x, vset1(a)), vset1(b));
+    case KF_SIGMOID: return KV(vsigmoid)(x);
+    case KF_TANH: return KV(vtanh)(x);
+    case KF_EXP: return KV(vexp)(x);
+    case KF_HARDSIGMOID: return vmin(vmax(vfma(x, vset1(a), vset1(b)), vzero()), vset1(1.0f));
+    case KF_HARDSWISH:
+        return vmul(x, vmin(vmax(vfma(x, vset1(1.0f / 6), vset1(0.5f)), vzero()), vset1(1.0f)));
+    case KF_SILU: return vmul(x, KV(vsigmoid)(x));
+    case KF_GELU_ERF:
+        return vmul(vmul(x, vset1(0.5f)),
+                    vadd(vset1(1.0f), KV(verf)(vmul(x, vset1(0.70710678118654752f)))));
+    case KF_GELU_TANH: {
+        V u = vmul(x, vfma(vmul(x, x), vset1(0.044715f), vset1(1.0f)));
+        u = vmul(u, vset1(0.79788456080286536f));
+        return vmul(vmul(x, vset1(0.5f)), vadd(vset1(1.0f), KV(vtanh)(u)));
+    }
+    case KF_LEAKY_RELU: return vadd(vmax(x, vzero()), vmul(vset1(a), vmin(x, vzero())));
+    default: return x;
+    }
+}
+
+/* y[i] = f(x[i]) for i < n (y may be x). */
+#define KV_FUN_CASE(F)                                                                     \
+    case F:                                                                                \
+        for (size_t i = 0; i < n; i += VL) {                                               \
+            size_t r = n - i < VL ? n - i : VL;                                            \
+            vstoren(y + i, KV(vfun)(vloadn(x + i, r), F, a, b), r);                        \
+        }                                                                                  \
+        break;
+static inline void KV(fun_row)(float *y, const float *x, size_t n, kfun f, float a, float b)
+{
+    switch (f) {
+        KV_FUN_CASE(KF_RELU)
+        KV_FUN_CASE(KF_CLIP)
+        KV_FUN_CASE(KF_SIGMOID)
+        KV_FUN_CASE(KF_TANH)
+        KV_FUN_CASE(KF_EXP)
+        KV_FUN_CASE(KF_HARDSIGMOID)
+        KV_FUN_CASE(KF_HARDSWISH)
+        KV_FUN_CASE(KF_SILU)
+        KV_FUN_CASE(KF_GELU_ERF)
+        KV_FUN_CASE(KF_GELU_TANH)
+        KV_FUN_CASE(KF_LEAKY_RELU)
+    default:
+        if (y != x) memmove(y, x, n * sizeof *y);
+    }
+}
+#undef KV_FUN_CASE

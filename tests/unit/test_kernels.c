@@ -1,0 +1,292 @@
+/* The native backend's kernels (src/kernels/), part 1: the ISA table, the
+ * element-wise programs, LayerNorm/RMSNorm/Softmax and attention, at every
+ * ISA this CPU has and on the portable path, with 1 and 2 threads, against
+ * loops in double written here. (Convolution-like kernels:
+ * test_kernels_conv.c.) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/attn.h"
+#include "kernels/eltwise.h"
+#include "kernels/norm.h"
+#include "kernels_check.h"
+
+static void test_isa(void **state)
+{
+    (void)state;
+    kisa c = kisa_cpu();
+    assert_int_equal(kisa_active(), c);
+    assert_true(kisa_force(KISA_PORTABLE));
+    assert_int_equal(kisa_active(), KISA_PORTABLE);
+    assert_true(kisa_force(KISA_N));
+    assert_int_equal(kisa_active(), c);
+    if (c < KISA_AVX512) assert_false(kisa_force(KISA_AVX512));
+    assert_string_equal(kisa_name(KISA_AVX2), "avx2");
+}
+
+/* Runs prog on n elements of x and checks it against want, in place too. */
+static void ew_check(const char *what, const kew_prog *p, const float *x, const double *want,
+                     size_t n, double tol)
+{
+    float *y = malloc(n * sizeof *y + 1);
+    KC_EACH_ISA({
+        memset(y, 0xff, n * sizeof *y);
+        kew_run(p, x, y, n, kc_threads);
+        assert_true(kc_close(what, y, want, n, tol, tol));
+        memcpy(y, x, n * sizeof *y);
+        kew_run(p, y, y, n, kc_threads);
+        assert_true(kc_close(what, y, want, n, tol, tol));
+    });
+    free(y);
+}
+
+static void test_eltwise_functions(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 7, 13, 32, 1000, 2053};
+    struct {
+        kfun f;
+        float a, b;
+    } fs[] = {{KF_NONE, 0, 0},        {KF_RELU, 0, 0},        {KF_CLIP, 0, 6},
+              {KF_CLIP, -1, 0.5f},    {KF_SIGMOID, 0, 0},     {KF_TANH, 0, 0},
+              {KF_EXP, 0, 0},         {KF_HARDSIGMOID, 0.2f, 0.5f}, {KF_HARDSWISH, 0, 0},
+              {KF_SILU, 0, 0},        {KF_GELU_ERF, 0, 0},    {KF_GELU_TANH, 0, 0},
+              {KF_LEAKY_RELU, 0.1f, 0}};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        float *x = kc_rand(n, (unsigned)n, -12, 12);
+        double *want = malloc(n * sizeof *want);
+        for (size_t k = 0; k < sizeof fs / sizeof *fs; k++) {
+            kew_prog p = {.n = 1, .s = {{.op = KEW_FUN, .f = fs[k].f, .a = fs[k].a, .b = fs[k].b}}};
+            for (size_t i = 0; i < n; i++) want[i] = kc_fun(fs[k].f, x[i], fs[k].a, fs[k].b);
+            char what[64];
+            snprintf(what, sizeof what, "function %d, n %zu", (int)fs[k].f, n);
+            ew_check(what, &p, x, want, n, 2e-6);
+        }
+        free(x);
+        free(want);
+    }
+}
+
+/* HardSwish as exported: x * clip(x + 3, 0, 6) / 6, one program */
+static void test_eltwise_hardswish_chain(void **state)
+{
+    (void)state;
+    size_t n = 4099;
+    float *x = kc_rand(n, 3, -8, 8);
+    double *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++) want[i] = x[i] * fmin(fmax(x[i] + 3.0, 0), 6) / 6;
+    kew_prog p = {.n = 4,
+                  .s = {{.op = KEW_ADD, .src = KEW_SCALAR, .a = 3},
+                        {.op = KEW_FUN, .f = KF_CLIP, .a = 0, .b = 6},
+                        {.op = KEW_DIV, .src = KEW_SCALAR, .a = 6},
+                        {.op = KEW_MUL, .src = KEW_INPUT}}};
+    ew_check("hardswish chain", &p, x, want, n, 1e-6);
+    free(x);
+    free(want);
+}
+
+/* Every binary op and operand source: per-channel (squeeze-excitation's
+ * scale), a same-shape tensor, scalars on either side. */
+static void test_eltwise_operands(void **state)
+{
+    (void)state;
+    static const size_t chans[] = {1, 3, 17, 64}, inners[] = {1, 7, 13, 32, 1500};
+    for (size_t ci = 0; ci < 4; ci++)
+        for (size_t ii = 0; ii < 5; ii++) {
+            size_t c = chans[ci], in = inners[ii], n = 2 * c * in;
+            float *x = kc_rand(n, (unsigned)(c + in), -3, 3), *t = kc_rand(n, 7, -2, 2);
+            float *s = kc_rand(c, 9, 0.1f, 1.0f);
+            double *want = malloc(n * sizeof *want);
+            for (size_t i = 0; i < n; i++) {
+                double sc = s[(i / in) % c];
+                double v = 0.5 - (x[i] * sc + t[i]) - x[i];
+                v = fmin(fmax(v / sc, -2.0), 4.0) + 2.5;
+                want[i] = kc_fun(KF_SIGMOID, 3.0 / v, 0, 0);
+            }
+            kew_prog p = {.n = 10, .channels = c, .inner = in,
+                          .s = {{.op = KEW_MUL, .src = KEW_CHANNEL, .p = s},
+                                {.op = KEW_ADD, .src = KEW_TENSOR, .p = t},
+                                {.op = KEW_RSUB, .src = KEW_SCALAR, .a = 0.5f},
+                                {.op = KEW_SUB, .src = KEW_INPUT},
+                                {.op = KEW_DIV, .src = KEW_CHANNEL, .p = s},
+                                {.op = KEW_MAX, .src = KEW_SCALAR, .a = -2},
+                                {.op = KEW_MIN, .src = KEW_SCALAR, .a = 4},
+                                {.op = KEW_ADD, .src = KEW_SCALAR, .a = 2.5f},
+                                {.op = KEW_RDIV, .src = KEW_SCALAR, .a = 3},
+                                {.op = KEW_FUN, .f = KF_SIGMOID}}};
+            ew_check("operands", &p, x, want, n, 1e-5);
+            free(x), free(t), free(s), free(want);
+        }
+}
+
+static void test_eltwise_empty_program(void **state)
+{
+    (void)state;
+    float x[5] = {1, 2, 3, 4, 5};
+    double want[5] = {1, 2, 3, 4, 5};
+    kew_prog p = {0};
+    ew_check("copy", &p, x, want, 5, 0);
+}
+
+static void norm_want(const float *x, const float *sc, const float *bi, double *want, size_t rows,
+                      size_t d, double eps, int rms)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * d;
+        double m = 0, v = 0;
+        if (!rms) {
+            for (size_t i = 0; i < d; i++) m += xr[i];
+            m /= (double)d;
+        }
+        for (size_t i = 0; i < d; i++) v += (xr[i] - m) * (xr[i] - m);
+        v /= (double)d;
+        for (size_t i = 0; i < d; i++)
+            want[r * d + i] = (xr[i] - m) / sqrt(v + eps) * (sc ? sc[i] : 1) + (bi ? bi[i] : 0);
+    }
+}
+
+static void test_norms(void **state)
+{
+    (void)state;
+    static const size_t ds[] = {1, 7, 13, 32, 64, 100, 769};
+    for (size_t di = 0; di < sizeof ds / sizeof *ds; di++)
+        for (int rms = 0; rms < 2; rms++)
+            for (int aff = 0; aff < 2; aff++) {
+                size_t d = ds[di], rows = 5, n = rows * d;
+                float *x = kc_rand(n, (unsigned)d, -4, 6), *y = malloc(n * sizeof *y);
+                float *sc = aff ? kc_rand(d, 2, 0.5f, 2) : NULL, *bi = aff ? kc_rand(d, 4, -1, 1) : NULL;
+                double *want = malloc(n * sizeof *want);
+                norm_want(x, sc, bi, want, rows, d, 1e-5, rms);
+                KC_EACH_ISA({
+                    (rms ? krmsnorm : klayernorm)(x, sc, bi, y, rows, d, 1e-5f, kc_threads);
+                    assert_true(kc_close(rms ? "rmsnorm" : "layernorm", y, want, n,
+                                         1e-5 * (1 + d / 64.0), 1e-5));
+                });
+                free(x), free(y), free(sc), free(bi), free(want);
+            }
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    static const size_t ds[] = {1, 7, 13, 32, 64, 100, 1001};
+    for (size_t di = 0; di < sizeof ds / sizeof *ds; di++)
+        for (int lg = 0; lg < 2; lg++) {
+            size_t d = ds[di], rows = 4, n = rows * d;
+            float *x = kc_rand(n, (unsigned)d + 1, -50, 120), *y = malloc(n * sizeof *y);
+            if (d > 1) x[1] = -INFINITY; /* a masked entry */
+            double *want = malloc(n * sizeof *want);
+            for (size_t r = 0; r < rows; r++) {
+                double m = -INFINITY, s = 0;
+                for (size_t i = 0; i < d; i++) m = fmax(m, x[r * d + i]);
+                for (size_t i = 0; i < d; i++) s += exp(x[r * d + i] - m);
+                for (size_t i = 0; i < d; i++)
+                    want[r * d + i] = lg ? x[r * d + i] - m - log(s) : exp(x[r * d + i] - m) / s;
+            }
+            KC_EACH_ISA({
+                ksoftmax(x, y, rows, d, lg, kc_threads);
+                assert_true(kc_close(lg ? "logsoftmax" : "softmax", y, want, n, 1e-6 * (1 + d / 64.0), 1e-5));
+            });
+            free(x), free(y), free(want);
+        }
+}
+
+/* Attention in double: the whole score row, softmax, weighted sum. */
+static void att_want(const katt_geom *g, const float *q, const float *kp, const float *vp,
+                     const float *kc, const float *vc, double *want)
+{
+    int T = g->sp + g->sc, rep = g->hq / g->hkv;
+    double scale = g->scale != 0 ? g->scale : 1 / sqrt(g->d);
+    double *s = malloc((size_t)T * sizeof *s);
+    for (int b = 0; b < g->b; b++)
+        for (int h = 0; h < g->hq; h++)
+            for (int i = 0; i < g->sq; i++) {
+                size_t kh = (size_t)b * g->hkv + h / rep;
+                const float *qi = q + (((size_t)b * g->hq + h) * g->sq + i) * g->d;
+                double m = -INFINITY, sum = 0;
+                for (int j = 0; j < T; j++) {
+                    const float *kj = j < g->sp ? kp + (kh * g->sp + j) * g->d
+                                                : kc + (kh * g->sc + j - g->sp) * g->d;
+                    double v = 0;
+                    for (int e = 0; e < g->d; e++) v += (double)qi[e] * kj[e];
+                    v *= scale;
+                    if (g->mask) v += g->mask[b * g->mb + h * g->mh + i * g->mi + j];
+                    if (g->causal && j > i + g->sp) v = -INFINITY;
+                    s[j] = v;
+                    m = fmax(m, v);
+                }
+                for (int j = 0; j < T; j++) sum += s[j] = m == -INFINITY ? 0 : exp(s[j] - m);
+                double *w = want + (((size_t)b * g->hq + h) * g->sq + i) * g->dv;
+                for (int e = 0; e < g->dv; e++) {
+                    double o = 0;
+                    for (int j = 0; j < T; j++) {
+                        const float *vj = j < g->sp ? vp + (kh * g->sp + j) * g->dv
+                                                    : vc + (kh * g->sc + j - g->sp) * g->dv;
+                        o += s[j] * vj[e];
+                    }
+                    w[e] = sum > 0 ? o / sum : 0;
+                }
+            }
+    free(s);
+}
+
+static void test_attention(void **state)
+{
+    (void)state;
+    static const struct {
+        int b, hq, hkv, sq, sp, sc, d, dv, causal, mask;
+        float scale;
+    } cs[] = {
+        {1, 1, 1, 1, 0, 1, 8, 8, 0, 0, 0},       {2, 4, 2, 7, 0, 7, 17, 13, 1, 0, 0},
+        {1, 4, 1, 13, 5, 13, 64, 64, 1, 1, 0},   {2, 3, 3, 7, 70, 7, 32, 17, 0, 1, 0.3f},
+        {1, 2, 2, 1, 130, 1, 64, 64, 1, 0, 0},   {1, 6, 2, 65, 0, 65, 16, 16, 1, 1, 0},
+        {1, 2, 1, 3, 0, 200, 7, 9, 0, 1, 0},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+        katt_geom g = {.b = cs[k].b, .hq = cs[k].hq, .hkv = cs[k].hkv, .sq = cs[k].sq,
+                       .sp = cs[k].sp, .sc = cs[k].sc, .d = cs[k].d, .dv = cs[k].dv,
+                       .scale = cs[k].scale, .causal = cs[k].causal};
+        int T = g.sp + g.sc;
+        size_t nq = (size_t)g.b * g.hq * g.sq, nkv = (size_t)g.b * g.hkv;
+        float *q = kc_rand(nq * g.d, 1, -1, 1), *kc = kc_rand(nkv * g.sc * g.d, 2, -1, 1);
+        float *vc = kc_rand(nkv * g.sc * g.dv, 3, -1, 1);
+        float *kp = g.sp ? kc_rand(nkv * g.sp * g.d, 4, -1, 1) : NULL;
+        float *vp = g.sp ? kc_rand(nkv * g.sp * g.dv, 5, -1, 1) : NULL;
+        /* a [sq][T] mask broadcast over batch and heads, with some -inf */
+        float *mask = cs[k].mask ? kc_rand((size_t)g.sq * T, 6, -2, 1) : NULL;
+        if (mask) {
+            for (int i = 0; i < g.sq * T; i += 5) mask[i] = -INFINITY;
+            for (int j = 0; j < T; j++) mask[j] = -INFINITY; /* query 0 sees nothing: zeros */
+            g.mask = mask, g.mi = (size_t)T;
+        }
+        float *y = malloc(nq * g.dv * sizeof *y);
+        double *want = malloc(nq * g.dv * sizeof *want);
+        att_want(&g, q, kp, vp, kc, vc, want);
+        KC_EACH_ISA({
+            assert_int_equal(kattention(&g, q, kp, vp, kc, vc, y, kc_threads), 0);
+            assert_true(kc_close("attention", y, want, nq * g.dv, 2e-6 * (1 + g.d / 8.0), 1e-5));
+        });
+        free(q), free(kc), free(vc), free(kp), free(vp), free(mask), free(y), free(want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_isa),
+        cmocka_unit_test(test_eltwise_functions),
+        cmocka_unit_test(test_eltwise_hardswish_chain),
+        cmocka_unit_test(test_eltwise_operands),
+        cmocka_unit_test(test_eltwise_empty_program),
+        cmocka_unit_test(test_norms),
+        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_attention),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

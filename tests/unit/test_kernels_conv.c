@@ -1,0 +1,307 @@
+/* The native backend's kernels (src/kernels/), part 2: depthwise
+ * convolution, ConvTranspose, pooling and Resize, at every ISA this CPU has
+ * and on the portable path, with 1 and 2 threads, against loops in double
+ * written here; odd channel counts and sizes, every epilogue and mode. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/convt.h"
+#include "kernels/dwconv.h"
+#include "kernels/pool.h"
+#include "kernels/resize.h"
+#include "kernels_check.h"
+
+static void dw_want(const kdw_geom *g, const float *x, const float *w, const float *bias, kact a,
+                    double *want)
+{
+    int oc = g->c * g->mult;
+    for (int n = 0; n < g->n; n++)
+        for (int o = 0; o < oc; o++)
+            for (int oy = 0; oy < g->oh; oy++)
+                for (int ox = 0; ox < g->ow; ox++) {
+                    double s = bias ? bias[o] : 0;
+                    const float *xp = x + ((size_t)n * g->c + o / g->mult) * g->h * g->w;
+                    for (int ky = 0; ky < g->kh; ky++)
+                        for (int kx = 0; kx < g->kw; kx++) {
+                            int iy = oy * g->sh - g->pt + ky * g->dh;
+                            int ix = ox * g->sw - g->pl + kx * g->dw;
+                            if (iy >= 0 && iy < g->h && ix >= 0 && ix < g->w)
+                                s += (double)xp[iy * g->w + ix] *
+                                     w[((size_t)o * g->kh + ky) * g->kw + kx];
+                        }
+                    want[(((size_t)n * oc + o) * g->oh + oy) * g->ow + ox] = kc_fun(a.f, s, a.a, a.b);
+                }
+}
+
+static void test_depthwise(void **state)
+{
+    (void)state;
+    static const int chans[] = {1, 3, 17, 64}, sizes[] = {1, 7, 13, 32, 70};
+    static const struct {
+        int kh, kw, s, d, pt, pl, pb, pr, mult;
+    } ks[] = {
+        {3, 3, 1, 1, 1, 1, 1, 1, 1}, {3, 3, 2, 1, 1, 1, 1, 1, 1}, {5, 5, 1, 1, 2, 2, 2, 2, 1},
+        {5, 5, 2, 1, 2, 2, 1, 1, 1}, {3, 3, 1, 2, 2, 2, 2, 2, 1}, {2, 4, 1, 1, 0, 1, 1, 2, 1},
+        {3, 3, 3, 1, 0, 0, 0, 0, 1}, {3, 3, 1, 1, 1, 1, 1, 1, 2}, {1, 1, 1, 1, 0, 0, 0, 0, 3},
+        {5, 5, 2, 2, 4, 3, 4, 3, 2},
+    };
+    static const kact acts[] = {{KF_NONE, 0, 0},      {KF_RELU, 0, 0}, {KF_CLIP, 0, 6},
+                                {KF_HARDSWISH, 0, 0}, {KF_SILU, 0, 0}, {KF_SIGMOID, 0, 0}};
+    int run = 0;
+    for (int ci = 0; ci < 4; ci++)
+        for (int si = 0; si < 5; si++) /* 70: rows of several vectors */
+            for (size_t k = 0; k < sizeof ks / sizeof *ks; k++, run++) {
+                int c = chans[ci], hw = sizes[si];
+                kdw_geom g = {.n = 1 + (run % 3 == 0), .c = c, .h = hw, .w = hw + (run % 2) * 3,
+                              .mult = ks[k].mult, .kh = ks[k].kh, .kw = ks[k].kw, .sh = ks[k].s,
+                              .sw = ks[k].s, .dh = ks[k].d, .dw = ks[k].d, .pt = ks[k].pt,
+                              .pl = ks[k].pl};
+                g.oh = kwin_out(g.h, g.kh, g.sh, g.dh, ks[k].pt, ks[k].pb, 0);
+                g.ow = kwin_out(g.w, g.kw, g.sw, g.dw, ks[k].pl, ks[k].pr, 0);
+                if (!g.oh || !g.ow) continue;
+                int oc = c * g.mult;
+                size_t nx = (size_t)g.n * c * g.h * g.w, ny = (size_t)g.n * oc * g.oh * g.ow;
+                float *x = kc_rand(nx, run, -2, 2), *w = kc_rand((size_t)oc * g.kh * g.kw, run + 1, -1, 1);
+                float *b = run % 4 ? kc_rand(oc, run + 2, -1, 1) : NULL, *y = malloc(ny * sizeof *y);
+                kact a = acts[run % 6];
+                double *want = malloc(ny * sizeof *want);
+                dw_want(&g, x, w, b, a, want);
+                double tol = 1e-6 * (1 + g.kh * g.kw);
+                KC_EACH_ISA({
+                    kdw_run(&g, x, w, b, a, y, kc_threads);
+                    assert_true(kc_close("depthwise", y, want, ny, tol, 1e-5));
+                });
+                free(x), free(w), free(b), free(y), free(want);
+            }
+}
+
+static void ct_want(const kct_geom *g, const float *x, const float *w, const float *bias,
+                    double *want)
+{
+    int cig = g->cin / g->group, cog = g->cout / g->group;
+    size_t ohw = (size_t)g->oh * g->ow;
+    for (int n = 0; n < g->n; n++)
+        for (int o = 0; o < g->cout; o++)
+            for (size_t i = 0; i < ohw; i++) want[((size_t)n * g->cout + o) * ohw + i] = bias ? bias[o] : 0;
+    for (int n = 0; n < g->n; n++)
+        for (int ci = 0; ci < g->cin; ci++)
+            for (int iy = 0; iy < g->h; iy++)
+                for (int ix = 0; ix < g->w; ix++) {
+                    double v = x[(((size_t)n * g->cin + ci) * g->h + iy) * g->w + ix];
+                    int grp = ci / cig;
+                    for (int oc = 0; oc < cog; oc++)
+                        for (int ky = 0; ky < g->kh; ky++)
+                            for (int kx = 0; kx < g->kw; kx++) {
+                                int oy = iy * g->sh - g->pt + ky * g->dh;
+                                int ox = ix * g->sw - g->pl + kx * g->dw;
+                                if (oy < 0 || oy >= g->oh || ox < 0 || ox >= g->ow) continue;
+                                int o = grp * cog + oc;
+                                want[((size_t)n * g->cout + o) * ohw + (size_t)oy * g->ow + ox] +=
+                                    v * w[(((size_t)ci * cog + oc) * g->kh + ky) * g->kw + kx];
+                            }
+                }
+}
+
+static void test_convtranspose(void **state)
+{
+    (void)state;
+    static const struct {
+        int cin, cout, group, kh, kw, s, d, pt, pl, pb, pr, opad;
+    } cs[] = {
+        {3, 2, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0},  {4, 6, 2, 4, 4, 2, 1, 1, 1, 1, 1, 0},
+        {17, 5, 1, 3, 3, 2, 1, 1, 1, 1, 1, 1}, {8, 8, 8, 2, 2, 2, 1, 0, 0, 0, 0, 0},
+        {64, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, {6, 9, 3, 2, 3, 3, 2, 0, 1, 2, 0, 2},
+        {1, 1, 1, 5, 5, 1, 1, 2, 2, 2, 2, 0},  {5, 4, 1, 3, 3, 2, 2, 0, 0, 0, 0, 1},
+    };
+    static const int sizes[] = {1, 7, 13};
+    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++)
+        for (int si = 0; si < 3; si++) {
+            int hw = sizes[si];
+            kct_geom g = {.n = 1 + (int)(k % 2), .cin = cs[k].cin, .h = hw, .w = hw + 2,
+                          .cout = cs[k].cout, .group = cs[k].group, .kh = cs[k].kh,
+                          .kw = cs[k].kw, .sh = cs[k].s, .sw = cs[k].s, .dh = cs[k].d,
+                          .dw = cs[k].d, .pt = cs[k].pt, .pl = cs[k].pl};
+            g.oh = (g.h - 1) * g.sh - cs[k].pt - cs[k].pb + g.dh * (g.kh - 1) + cs[k].opad + 1;
+            g.ow = (g.w - 1) * g.sw - cs[k].pl - cs[k].pr + g.dw * (g.kw - 1) + cs[k].opad + 1;
+            if (g.oh <= 0 || g.ow <= 0) continue;
+            size_t nx = (size_t)g.n * g.cin * g.h * g.w, ny = (size_t)g.n * g.cout * g.oh * g.ow;
+            size_t nw = (size_t)g.cin * (g.cout / g.group) * g.kh * g.kw;
+            float *x = kc_rand(nx, (unsigned)k, -1, 1), *w = kc_rand(nw, (unsigned)k + 5, -1, 1);
+            float *b = k % 3 ? kc_rand(g.cout, 3, -1, 1) : NULL, *y = malloc(ny * sizeof *y);
+            double *want = malloc(ny * sizeof *want);
+            ct_want(&g, x, w, b, want);
+            double tol = 1e-6 * (1 + g.cin / g.group * g.kh * g.kw / 4.0);
+            KC_EACH_ISA({
+                assert_int_equal(kconvt_run(&g, x, w, b, y, kc_threads), 0);
+                assert_true(kc_close("convtranspose", y, want, ny, tol, 1e-5));
+            });
+            free(x), free(w), free(b), free(y), free(want);
+        }
+}
+
+static void pool_want(kpool_kind kind, const kpool_geom *g, const float *x, double *want)
+{
+    for (int p = 0; p < g->n * g->c; p++)
+        for (int oy = 0; oy < g->oh; oy++)
+            for (int ox = 0; ox < g->ow; ox++) {
+                double acc = kind == KPOOL_MAX ? -INFINITY : 0;
+                int cnt = 0, pcnt = 0;
+                for (int ky = 0; ky < g->kh; ky++)
+                    for (int kx = 0; kx < g->kw; kx++) {
+                        int iy = oy * g->sh - g->pt + ky * g->dh, ix = ox * g->sw - g->pl + kx * g->dw;
+                        if (iy < g->h + g->pb && ix < g->w + g->pr) pcnt++;
+                        if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) continue;
+                        double v = x[((size_t)p * g->h + iy) * g->w + ix];
+                        acc = kind == KPOOL_MAX ? fmax(acc, v) : acc + v;
+                        cnt++;
+                    }
+                if (kind == KPOOL_AVG) {
+                    int dv = g->include_pad ? pcnt : cnt;
+                    acc = dv ? acc / dv : 0;
+                }
+                want[((size_t)p * g->oh + oy) * g->ow + ox] = acc;
+            }
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    static const struct {
+        int k, s, d, pt, pb;
+    } ws[] = {{3, 2, 1, 1, 1}, {2, 2, 1, 0, 0}, {3, 1, 1, 1, 1}, {3, 2, 2, 2, 1}, {5, 3, 1, 2, 0},
+              {1, 1, 1, 0, 0}};
+    static const int chans[] = {1, 3, 17, 64}, sizes[] = {1, 7, 13, 32};
+    for (size_t k = 0; k < sizeof ws / sizeof *ws; k++)
+        for (int si = 0; si < 4; si++)
+            for (int kind = 0; kind < 2; kind++)
+                for (int ceil_mode = 0; ceil_mode < 2; ceil_mode++)
+                    for (int inc = 0; inc < 2; inc++) {
+                        if (kind == KPOOL_MAX && inc) continue;
+                        if (kind == KPOOL_AVG && ws[k].d > 1 && inc) continue;
+                        int hw = sizes[si];
+                        kpool_geom g = {.n = 1, .c = chans[(k + si) % 4], .h = hw, .w = hw + 1,
+                                        .kh = ws[k].k, .kw = ws[k].k, .sh = ws[k].s, .sw = ws[k].s,
+                                        .dh = ws[k].d, .dw = ws[k].d, .pt = ws[k].pt, .pl = ws[k].pt,
+                                        .pb = ws[k].pb, .pr = ws[k].pb, .include_pad = inc};
+                        g.oh = kwin_out(g.h, g.kh, g.sh, g.dh, g.pt, g.pb, ceil_mode);
+                        g.ow = kwin_out(g.w, g.kw, g.sw, g.dw, g.pl, g.pr, ceil_mode);
+                        if (!g.oh || !g.ow) continue;
+                        size_t nx = (size_t)g.c * g.h * g.w, ny = (size_t)g.c * g.oh * g.ow;
+                        float *x = kc_rand(nx, (unsigned)(k + si), -3, 3), *y = malloc(ny * sizeof *y);
+                        double *want = malloc(ny * sizeof *want);
+                        pool_want((kpool_kind)kind, &g, x, want);
+                        KC_EACH_ISA({
+                            kpool_run((kpool_kind)kind, &g, x, y, kc_threads);
+                            assert_true(kc_close(kind ? "avgpool" : "maxpool", y, want, ny,
+                                                 1e-6 * (1 + g.kh * g.kw), 1e-5));
+                        });
+                        free(x), free(y), free(want);
+                    }
+}
+
+static void test_global_pool(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 7, 49, 169, 1024};
+    for (int si = 0; si < 5; si++)
+        for (int kind = 0; kind < 2; kind++) {
+            size_t planes = 17, n = sizes[si];
+            float *x = kc_rand(planes * n, (unsigned)si, -5, 5), y[17];
+            double want[17];
+            for (size_t p = 0; p < planes; p++) {
+                double acc = kind == KPOOL_MAX ? -INFINITY : 0;
+                for (size_t i = 0; i < n; i++)
+                    acc = kind == KPOOL_MAX ? fmax(acc, x[p * n + i]) : acc + x[p * n + i];
+                want[p] = kind == KPOOL_MAX ? acc : acc / (double)n;
+            }
+            KC_EACH_ISA({
+                kpool_global((kpool_kind)kind, planes, n, x, y, kc_threads);
+                assert_true(kc_close("global pool", y, want, planes, 1e-6 * (1 + n / 64.0), 1e-5));
+            });
+            free(x);
+        }
+}
+
+/* The source coordinate and taps of one axis, written from the ONNX spec. */
+static double rz_coord(krz_coord m, double x, double s, int in, int out)
+{
+    switch (m) {
+    case KRZ_ALIGN_CORNERS: return out == 1 ? 0 : x * (in - 1) / (out - 1);
+    case KRZ_ASYMMETRIC: return x / s;
+    case KRZ_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / s - 0.5 : 0;
+    default: return (x + 0.5) / s - 0.5;
+    }
+}
+
+static int rz_clamp(double i, int in)
+{
+    return i < 0 ? 0 : i > in - 1 ? in - 1 : (int)i;
+}
+
+static void rz_taps(const krz_geom *g, int x, int in, int out, double s, int *i0, int *i1,
+                    double *w)
+{
+    double c = rz_coord(g->coord, x, s > 0 ? s : (double)out / in, in, out);
+    if (!g->linear) {
+        double f = floor(c), fr = c - f, r = f;
+        if (g->nearest == KRZ_ROUND_PREFER_FLOOR) r = fr <= 0.5 ? f : f + 1;
+        if (g->nearest == KRZ_ROUND_PREFER_CEIL) r = fr < 0.5 ? f : f + 1;
+        if (g->nearest == KRZ_CEIL) r = ceil(c);
+        *i0 = *i1 = rz_clamp(r, in), *w = 0;
+        return;
+    }
+    c = fmin(fmax(c, 0), in - 1); /* the edge value beyond the input */
+    double f = floor(c);
+    *i0 = rz_clamp(f, in), *i1 = rz_clamp(f + 1, in), *w = c - f;
+}
+
+static void test_resize(void **state)
+{
+    (void)state;
+    static const int sizes[][4] = {{7, 13, 14, 26}, {13, 7, 7, 3}, {1, 1, 5, 3}, {32, 32, 64, 64},
+                                   {5, 7, 1, 1},    {3, 3, 13, 13}};
+    for (int si = 0; si < 6; si++)
+        for (int lin = 0; lin < 2; lin++)
+            for (int coord = 0; coord < 4; coord++)
+                for (int nm = 0; nm < (lin ? 1 : 4); nm++) {
+                    krz_geom g = {.planes = 1 + si % 3 * 8, .h = sizes[si][0], .w = sizes[si][1],
+                                  .oh = sizes[si][2], .ow = sizes[si][3], .linear = lin,
+                                  .coord = (krz_coord)coord, .nearest = (krz_nearest)nm};
+                    if (si == 3) g.scale_h = g.scale_w = 2.0; /* given, not derived */
+                    size_t nx = (size_t)g.planes * g.h * g.w, ny = (size_t)g.planes * g.oh * g.ow;
+                    float *x = kc_rand(nx, (unsigned)si, -1, 1), *y = malloc(ny * sizeof *y);
+                    double *want = malloc(ny * sizeof *want);
+                    for (int p = 0; p < g.planes; p++)
+                        for (int oy = 0; oy < g.oh; oy++)
+                            for (int ox = 0; ox < g.ow; ox++) {
+                                int y0, y1, x0, x1;
+                                double wy, wx;
+                                rz_taps(&g, oy, g.h, g.oh, g.scale_h, &y0, &y1, &wy);
+                                rz_taps(&g, ox, g.w, g.ow, g.scale_w, &x0, &x1, &wx);
+                                const float *xp = x + (size_t)p * g.h * g.w;
+                                double a = xp[y0 * g.w + x0] * (1 - wx) + xp[y0 * g.w + x1] * wx;
+                                double b = xp[y1 * g.w + x0] * (1 - wx) + xp[y1 * g.w + x1] * wx;
+                                want[((size_t)p * g.oh + oy) * g.ow + ox] = a * (1 - wy) + b * wy;
+                            }
+                    KC_EACH_ISA({
+                        assert_int_equal(kresize(&g, x, y, kc_threads), 0);
+                        assert_true(kc_close("resize", y, want, ny, 1e-6, 1e-5));
+                    });
+                    free(x), free(y), free(want);
+                }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
+        cmocka_unit_test(test_pool),        cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_resize),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
