@@ -860,19 +860,22 @@ static gb pattern(int which, const char **what)
     return b;
 }
 
+/* The fusion patterns on every backend that fuses (onednn, native). */
 static void test_onednn_fusion(void **state)
 {
     (void)state;
-    const backend *b = backend_find("onednn");
+    for (int bi = 0; bi < 2; bi++) {
+    const backend *b = backend_find(bi ? "native" : "onednn");
     assert_non_null(b);
     for (int i = 0;; i++) {
         const char *what = NULL;
         gb p = pattern(i, &what);
         if (!p.g) break;
         char w[160];
-        snprintf(w, sizeof w, "onednn: %s", what);
+        snprintf(w, sizeof w, "%s: %s", b->name, what);
         compare_all(b, p.g, p.feed, w);
         gb_free(&p);
+    }
     }
 }
 
@@ -923,11 +926,13 @@ static void test_onednn_variants(void **state)
 static void test_onednn_prepared(void **state)
 {
     (void)state;
-    const backend *b = backend_find("onednn");
+    for (int bi = 0; bi < 2; bi++) {
+    const backend *b = backend_find(bi ? "native" : "onednn");
     for (int which = 0; which < 6; which++) {
         const char *what;
+        if (bi && which == 3) continue; /* depthwise: native leaves it to the reference for now */
         gb p = pattern(which, &what);
-        candidate_cfg cfg = {.backend = "onednn", .threads = 1};
+        candidate_cfg cfg = {.backend = b->name, .threads = 1};
         built *b1 = NULL, *b2 = NULL;
         ait_error e = {0};
         if (b->build(b, p.g, &cfg, &b1, &e) != AIT_OK) fail_msg("%s: %s", what, e.msg);
@@ -945,7 +950,7 @@ static void test_onednn_prepared(void **state)
             for (int j = 0; j < k; j++) assert_string_not_equal(copies[j].name, copies[k].name);
         }
         prepared cp = {pr.n, copies};
-        candidate_cfg cfg2 = {.backend = "onednn", .threads = 1, .prep = &cp};
+        candidate_cfg cfg2 = {.backend = b->name, .threads = 1, .prep = &cp};
         if (b->build(b, p.g, &cfg2, &b2, &e) != AIT_OK) fail_msg("%s: from blobs: %s", what, e.msg);
         tensor *o1[4], *o2[4];
         assert_int_equal(b->run(b1, p.feed, o1, &e), AIT_OK);
@@ -969,6 +974,7 @@ static void test_onednn_prepared(void **state)
         for (int k = 0; k < pr.n; k++) aligned_free((void *)copies[k].data);
         b->free(b1);
         gb_free(&p);
+    }
     }
 }
 

@@ -59,7 +59,7 @@ ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
     p->stride = stride;
     const prep_blob *b = blob_find(bm, p->name);
     if (bm->prep && !b)
-        return nat_fail(bm, i, AIT_E_INVALID_ARG, "the artifact holds no prepared weights '%s'",
+        return nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s' are missing from the artifact",
                         p->name);
     if (b) {
         if (b->size != total)
