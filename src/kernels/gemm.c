@@ -168,6 +168,10 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
         return AIT_OK;
     }
     gemm_blocking(kr, &jb.kc, &jb.mc, &jb.nc);
+    /* Equal blocks (576 = 2 x 288, not 256 + 256 + 64): a short last kc block
+     * would pay a C tile's load and store for little arithmetic. */
+    int64_t nkb = (g->k + jb.kc - 1) / jb.kc;
+    jb.kc = (int)up((g->k + nkb - 1) / nkb, 8);
     int t = g->threads > 1 ? g->threads : 1;
     int64_t un = (g->n + kr->nr - 1) / kr->nr;
     if (g->pb && !g->pa && g->m <= GEMM_SKINNY_M) {

@@ -35,6 +35,9 @@ bool gemm_kernel_available(const gemm_kernel *k);
 const char *gemm_kernel_name(const gemm_kernel *k);
 /* The core/cpu.h features the kernel needs ("" for the portable one). */
 const char *gemm_kernel_needs(const gemm_kernel *k);
+/* Its register tile: MR rows of A by NR columns of B. */
+int gemm_kernel_mr(const gemm_kernel *k);
+int gemm_kernel_nr(const gemm_kernel *k);
 /* One line: the kernel, its MR x NR and its blocking here. */
 void gemm_kernel_describe(const gemm_kernel *k, char *buf, size_t n);
 
@@ -72,7 +75,8 @@ typedef struct gemm_epi {
 } gemm_epi;
 
 /* A prepacked operand: a view of a buffer gemm_pack_* filled (data points
- * past its header). */
+ * past its header), or of panels a kernel of its own packed in the same
+ * layout (im2col_pack_f32), filled in by hand. */
 typedef struct gemm_packed {
     const gemm_kernel *kern;
     bool is_a;      /* A (m x k, MR-row panels) or B (k x n, NR-column panels) */

@@ -26,6 +26,8 @@ int gemm_kernel_count(void) { return N_KERN; }
 const gemm_kernel *gemm_kernel_at(int i) { return i >= 0 && i < N_KERN ? row(i) : NULL; }
 const char *gemm_kernel_name(const gemm_kernel *k) { return k->name; }
 const char *gemm_kernel_needs(const gemm_kernel *k) { return k->needs; }
+int gemm_kernel_mr(const gemm_kernel *k) { return k->mr; }
+int gemm_kernel_nr(const gemm_kernel *k) { return k->nr; }
 bool gemm_kernel_available(const gemm_kernel *k) { return cpu_has_all(k->needs, NULL, 0); }
 
 const gemm_kernel *gemm_kernel_best(void)

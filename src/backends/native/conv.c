@@ -1,7 +1,8 @@
 /* 2-D Conv (NCHW, float32) as GEMM per image and group: Y_g[M_g][OH*OW] =
  * W_g[M_g][C_g*kH*kW] x X_g, with the weights (A) packed once per group;
- * X_g is the input itself for 1x1 stride-1 unpadded kernels, else its
- * im2col in the module's scratch. The conv's bias and the chain after it
+ * X_g is the input itself for 1x1 stride-1 unpadded kernels (packed by the
+ * GEMM), else its im2col written straight into B's panels in the module's
+ * scratch (one pass over memory instead of im2col and packing). The conv's bias and the chain after it
  * are the GEMM's epilogue (bias along rows: the output channels).
  * Depthwise convolutions (one channel per group) are left to the
  * reference op until their own kernel plugs in. */
@@ -61,7 +62,10 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
                   !pe[1];
     size_t bytes = gemm_pack_a_size(bm->kern, mg, kdim);
     if (!bytes) return AIT_OK;
-    if (!direct && __builtin_mul_overflow((size_t)kdim, (size_t)ohw * sizeof(float), &st->scratch))
+    int nr = gemm_kernel_nr(bm->kern);
+    size_t cols = (size_t)((ohw + nr - 1) / nr * nr);
+    if (!direct && (__builtin_mul_overflow((size_t)kdim, cols * sizeof(float), &st->scratch) ||
+                    __builtin_add_overflow(st->scratch, (size_t)ohw * sizeof(float) + 64, &st->scratch)))
         return AIT_OK;
     conv_arg arg = {mg, kdim};
     nat_pack *p;
@@ -92,10 +96,12 @@ static ait_status conv_run(built *bm, const nat_step *st)
     for (int64_t im = 0; im < q[G_N]; im++)
         for (int64_t gi = 0; gi < group; gi++) {
             const float *xg = x + (im * group + gi) * cg * hw;
-            float *col = bm->scratch;
-            if (!q[G_DIRECT]) im2col_f32(&geo, xg, col);
+            int nr = gemm_kernel_nr(bm->kern);
+            float *col = bm->scratch, *row = col + (ohw + nr - 1) / nr * nr * kdim;
+            gemm_packed pb = {.kern = bm->kern, .k = kdim, .mn = ohw, .data = col};
+            if (!q[G_DIRECT]) im2col_pack_f32(&geo, xg, nr, row, col);
             gemm_args g = {.m = mg, .n = ohw, .k = kdim, .pa = &p->views[gi],
-                           .b = q[G_DIRECT] ? xg : col, .rsb = ohw, .csb = 1,
+                           .b = xg, .rsb = ohw, .csb = 1, .pb = q[G_DIRECT] ? NULL : &pb,
                            .c = y + (im * M + gi * mg) * ohw, .ldc = ohw,
                            .threads = bm->threads, .kern = bm->kern};
             nat_gemm_epi(bm, &st->epi, (im * M + gi * mg) * ohw, ohw, &g.epi);
