@@ -25,7 +25,7 @@ typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gem
 
 /* The best kernel this CPU runs (the first available row of the table). */
 const gemm_kernel *gemm_kernel_best(void);
-/* The kernel named `name` ("avx512", "avx512-16", "avx2", "c": see the
+/* The kernel named `name` ("avx512", "avx512-z14", "avx2", "c": see the
  * table), NULL when unknown or not runnable here (why says which). */
 const gemm_kernel *gemm_kernel_find(const char *name, char *why, size_t n);
 /* The table, for tests and the tuner: every row, runnable or not. */
@@ -33,6 +33,9 @@ int gemm_kernel_count(void);
 const gemm_kernel *gemm_kernel_at(int i);
 bool gemm_kernel_available(const gemm_kernel *k);
 const char *gemm_kernel_name(const gemm_kernel *k);
+/* Whether a tuner should try it besides the best (a shape that wins on
+ * some problems; the rest are there to be forced and measured). */
+bool gemm_kernel_tried(const gemm_kernel *k);
 /* The core/cpu.h features the kernel needs ("" for the portable one). */
 const char *gemm_kernel_needs(const gemm_kernel *k);
 /* Its register tile: MR rows of A by NR columns of B. */

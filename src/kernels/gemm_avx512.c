@@ -1,7 +1,8 @@
 /* AVX-512 GEMM micro-kernels: C rows broadcast from packed A, NR columns
- * as NV vectors of 16 floats from packed B. 14x32 keeps 28 accumulators
- * (of 32 registers), 28x16 as many with one B load per k; Zen 4 runs each
- * 512-bit FMA as two 256-bit halves, so which wins is measured (bench/). */
+ * as NV vectors from packed B. In zmm: 14x32 keeps 28 accumulators (of 32
+ * registers), 28x16 as many with one B load per k; in ymm with VL's 32
+ * registers (at the end): 12x16 and 6x32. Zen 4 runs each 512-bit FMA as
+ * two 256-bit halves, so which wins is measured (gemm_table.c). */
 #include <immintrin.h>
 
 #include "kernels/gemm_kern.h"
@@ -76,3 +77,33 @@ GEMM_SKINNY(gemm_skinny_avx512_16)
 
 GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc); }
 GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc); }
+
+/* 256-bit vectors with AVX-512VL's 32 registers: Zen 4 splits 512-bit ops
+ * in two anyway, so twice the accumulators of the AVX2 kernel in ymm. */
+#define TVL __attribute__((target("avx512f,avx512vl,fma")))
+#define UKRVL(MR, NV)                                                                         \
+    TVL static void ukrvl_##MR##x##NV(int64_t k, const float *a, const float *b, float *c,    \
+                                      int64_t ldc, int acc)                                   \
+    {                                                                                         \
+        __m256 r[MR][NV];                                                                     \
+        UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =     \
+            _mm256_setzero_ps();                                                              \
+        UNROLL for (int i = 0; i < MR; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); \
+        for (int64_t p = 0; p < k; p++) {                                                     \
+            __m256 bv[NV];                                                                    \
+            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm256_load_ps(b + p * NV * 8 + 8 * j); \
+            UNROLL for (int i = 0; i < MR; i++) {                                             \
+                __m256 av = _mm256_broadcast_ss(a + p * MR + i);                              \
+                UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm256_fmadd_ps(av, bv[j], r[i][j]); \
+            }                                                                                 \
+        }                                                                                     \
+        UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
+            float *o = c + i * ldc + 8 * j;                                                   \
+            _mm256_storeu_ps(o, acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j]);  \
+        }                                                                                     \
+    }
+
+UKRVL(12, 2)
+UKRVL(6, 4)
+GEMM_UKR(gemm_ukr_avx512vl_12x16) { ukrvl_12x2(k, a, b, c, ldc, acc); }
+GEMM_UKR(gemm_ukr_avx512vl_6x32) { ukrvl_6x4(k, a, b, c, ldc, acc); }

@@ -25,6 +25,7 @@ struct gemm_kernel {
     int skinny_m;
     /* Blocking: 0 derives it from the cache sizes (gemm_table.c). */
     int kc, mc, nc;
+    bool tried; /* a variant the tuner tries (gemm_kernel_tried) */
 };
 
 /* The blocking for kernel k on this machine. */
@@ -36,6 +37,8 @@ void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc);
     void nm(int64_t k, int m, const float *a, int64_t rsa, int64_t csa, const float *b, float *out)
 GEMM_UKR(gemm_ukr_avx512_14x32);
 GEMM_UKR(gemm_ukr_avx512_28x16);
+GEMM_UKR(gemm_ukr_avx512vl_12x16);
+GEMM_UKR(gemm_ukr_avx512vl_6x32);
 GEMM_UKR(gemm_ukr_avx2_6x16);
 GEMM_UKR(gemm_ukr_c_4x16);
 GEMM_SKINNY(gemm_skinny_avx512_32);

@@ -13,11 +13,21 @@
 #include "kernels/gemm_kern.h"
 
 static const gemm_kernel table[] = {
-    /* kc 256 (a B micro-panel of all of L1) measured better than the rule's 128 on Zen 4. */
-    {"avx512", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 256, 0, 0},
-    {"avx512-16", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 8, 0, 0, 0},
-    {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 6, 0, 0, 0},
-    {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 4, 0, 0, 0},
+    /* Zen 4 runs 512-bit ops as two 256-bit halves: 12x16 in ymm registers
+     * (AVX-512VL gives 32 of them, 24 accumulators) measured a few percent
+     * above 14x32 and 28x16 in zmm on squares and on ResNet's convolution
+     * GEMMs (bench/RESULTS.md), so it is the default; the tuner also tries
+     * the rows marked as variants. */
+    {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 8,
+     0, 0, 0, false},
+    {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 256, 0,
+     0, true},
+    {"avx512-z28", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 8, 0, 0, 0,
+     false},
+    {"avx512-y6", "avx512f,avx512vl,fma", 6, 32, gemm_ukr_avx512vl_6x32, gemm_skinny_avx512_32, 8,
+     0, 0, 0, false},
+    {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 6, 0, 0, 0, true},
+    {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 4, 0, 0, 0, false},
 };
 #define N_KERN ((int)(sizeof table / sizeof table[0]))
 static const gemm_kernel *row(int i) { return &table[i]; }
@@ -28,6 +38,7 @@ const char *gemm_kernel_name(const gemm_kernel *k) { return k->name; }
 const char *gemm_kernel_needs(const gemm_kernel *k) { return k->needs; }
 int gemm_kernel_mr(const gemm_kernel *k) { return k->mr; }
 int gemm_kernel_nr(const gemm_kernel *k) { return k->nr; }
+bool gemm_kernel_tried(const gemm_kernel *k) { return k->tried; }
 bool gemm_kernel_available(const gemm_kernel *k) { return cpu_has_all(k->needs, NULL, 0); }
 
 const gemm_kernel *gemm_kernel_best(void)

@@ -626,6 +626,9 @@ static void test_modules(void **state)
     module_case("resnet18", "layer1.0", 2);  /* two 3x3 Convs */
     module_case("bert", "layer.0", 6);       /* Q, K, V, output and two FFN MatMuls at least */
     module_case("mobilenetv2", "features.2", 0); /* depthwise Convs, Clip (relu6) */
+    module_case("resnet18", "layer2.0", 3);  /* stride 2, a 1x1 downsample Conv, residual Add */
+    module_case("mlp", "fc2", 1);            /* one big Gemm or MatMul */
+    module_case("gpt2", "h.0", 0);           /* attention with past key/values, MLP */
 }
 
 /* ---- onednn: fusion patterns and prepared weights ------------------------------ */

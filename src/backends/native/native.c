@@ -380,7 +380,7 @@ static const op_def *nat_op_for(const graph *g, const node *n)
     return n->def;
 }
 
-/* The other GEMM kernels this CPU runs (the portable one is never faster). */
+/* The other GEMM kernels this CPU runs that the table marks worth trying. */
 static int nat_variants(const graph *module, const char **out, int max)
 {
     int n = 0;
@@ -389,7 +389,7 @@ static int nat_variants(const graph *module, const char **out, int max)
     const gemm_kernel *best = gemm_kernel_best();
     for (int i = 0; any && i < gemm_kernel_count() && n < max; i++) {
         const gemm_kernel *k = gemm_kernel_at(i);
-        if (k != best && gemm_kernel_available(k) && strcmp(gemm_kernel_name(k), "c") != 0)
+        if (k != best && gemm_kernel_available(k) && gemm_kernel_tried(k))
             out[n++] = gemm_kernel_name(k);
     }
     return n;
