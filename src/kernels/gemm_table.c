@@ -70,17 +70,31 @@ const gemm_kernel *gemm_kernel_find(const char *name, char *why, size_t n)
     return NULL;
 }
 
+/* sysconf runs CPUID on each call: read once (racing first callers store
+ * the same values). */
 static long cache_or(int name, long dflt)
 {
     long v = sysconf(name);
     return v > 0 ? v : dflt;
 }
 
+static void cache_sizes(long *l1, long *l2, long *l3)
+{
+    static long c[3];
+    if (!__atomic_load_n(&c[2], __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&c[0], cache_or(_SC_LEVEL1_DCACHE_SIZE, 32 << 10), __ATOMIC_RELAXED);
+        __atomic_store_n(&c[1], cache_or(_SC_LEVEL2_CACHE_SIZE, 512 << 10), __ATOMIC_RELAXED);
+        __atomic_store_n(&c[2], cache_or(_SC_LEVEL3_CACHE_SIZE, 8 << 20), __ATOMIC_RELEASE);
+    }
+    *l1 = __atomic_load_n(&c[0], __ATOMIC_RELAXED);
+    *l2 = __atomic_load_n(&c[1], __ATOMIC_RELAXED);
+    *l3 = __atomic_load_n(&c[2], __ATOMIC_RELAXED);
+}
+
 void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc)
 {
-    long l1 = cache_or(_SC_LEVEL1_DCACHE_SIZE, 32 << 10);
-    long l2 = cache_or(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
-    long l3 = cache_or(_SC_LEVEL3_CACHE_SIZE, 8 << 20);
+    long l1, l2, l3;
+    cache_sizes(&l1, &l2, &l3);
     long c = k->kc ? k->kc : l1 / 2 / (k->nr * 4);
     c = c < 64 ? 64 : c > 512 ? 512 : c & ~7L;
     long m = k->mc ? k->mc : l2 / 2 / (c * 4);
