@@ -53,6 +53,7 @@ ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
     if (__builtin_mul_overflow(stride, (size_t)groups, &total))
         return nat_fail(bm, i, AIT_E_OVERFLOW, "packed weights are too large");
     snprintf(p->name, sizeof p->name, "w%d.%s", i, bm->g->nodes[i].name ? bm->g->nodes[i].name : "");
+    free(p->views); /* from an attempt that failed */
     p->views = calloc((size_t)groups, sizeof *p->views);
     if (!p->views) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
     p->groups = groups;
@@ -68,6 +69,7 @@ ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
                             p->name, b->size, total, gemm_kernel_name(bm->kern));
         p->data = b->data;
     } else {
+        aligned_free(p->own);
         p->own = aligned_zalloc(total);
         if (!p->own) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory for packed weights");
         for (int g = 0; g < groups; g++) fill(bm, i, g, (char *)p->own + (size_t)g * stride, arg);
