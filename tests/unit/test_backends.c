@@ -864,7 +864,7 @@ static gb pattern(int which, const char **what)
 }
 
 /* The fusion patterns on every backend that fuses (onednn, native). */
-static void test_onednn_fusion(void **state)
+static void test_fusion(void **state)
 {
     (void)state;
     for (int bi = 0; bi < 2; bi++) {
@@ -926,7 +926,7 @@ static void test_onednn_variants(void **state)
 
 /* Build, save, build again from copies of the blobs: the same outputs; a
  * blob of the wrong size, or missing, is refused with a message. */
-static void test_onednn_prepared(void **state)
+static void test_prepared(void **state)
 {
     (void)state;
     for (int bi = 0; bi < 2; bi++) {
@@ -1148,9 +1148,9 @@ int main(void)
         cmocka_unit_test(test_reference_nt_kernel),
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_modules),
-        cmocka_unit_test(test_onednn_fusion),
+        cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_onednn_variants),
-        cmocka_unit_test(test_onednn_prepared),
+        cmocka_unit_test(test_prepared),
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
     };
