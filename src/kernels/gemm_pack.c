@@ -25,11 +25,27 @@ void gemm_pack_panels(int w, const float *x, int64_t rs_w, int64_t rs_k, int64_t
     for (int64_t r0 = 0; r0 < rows; r0 += w) {
         int wn = rows - r0 < w ? (int)(rows - r0) : w;
         float *d = dst + (r0 / w) * kb * w;
+        if (rs_w == 1 && wn == w && (w == 16 || w == 32)) { /* constant sizes: inlined copies */
+            for (int64_t p = 0; p < kb; p++) {
+                if (w == 16)
+                    __builtin_memcpy(d + p * 16, x + r0 + p * rs_k, 64);
+                else
+                    __builtin_memcpy(d + p * 32, x + r0 + p * rs_k, 128);
+            }
+            continue;
+        }
         if (rs_w == 1) {
             for (int64_t p = 0; p < kb; p++) {
                 memcpy(d + p * w, x + r0 + p * rs_k, sizeof(float) * (size_t)wn);
                 if (wn < w) memset(d + p * w + wn, 0, sizeof(float) * (size_t)(w - wn));
             }
+            continue;
+        }
+        if (rs_k == 1 && wn == w) { /* row-major A: w rows read side by side, d written in order */
+            const float *s[32];
+            for (int r = 0; r < w; r++) s[r] = x + (r0 + r) * rs_w;
+            for (int64_t p = 0; p < kb; p++, d += w)
+                for (int r = 0; r < w; r++) d[r] = s[r][p];
             continue;
         }
         for (int r = 0; r < wn; r++) {
