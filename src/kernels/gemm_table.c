@@ -14,9 +14,9 @@
 
 static const gemm_kernel table[] = {
     /* Zen 4 runs 512-bit ops as two 256-bit halves: 12x16 in ymm registers
-     * (AVX-512VL gives 32 of them, 24 accumulators) measured a few percent
-     * above 14x32 and 28x16 in zmm on squares and on ResNet's convolution
-     * GEMMs (bench/RESULTS.md), so it is the default. The tuner also tries
+     * (AVX-512VL gives 32 of them, 24 accumulators) measured level with or a
+     * few percent above 14x32 and 28x16 in zmm on squares and on ResNet's
+     * convolution GEMMs (bench/RESULTS.md), so it is the default. The tuner also tries
      * the rows marked (each is a candidate per module, so few): avx2's 6x16,
      * whose 6-row panels waste least on small M. */
     {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 8,
