@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-ENGINE_NAMES = {"ait": "ait", "ort": "ORT", "torch": "PyTorch", "openblas": "OpenBLAS", "onednn": "oneDNN"}
+ENGINE_NAMES = {"ait": "ait", "native": "native", "ort": "ORT", "torch": "PyTorch", "openblas": "OpenBLAS", "onednn": "oneDNN"}
 
 
 def ms(info):
@@ -107,6 +107,9 @@ def gemm_cell(g, peak):
     return f"{g['gflops']:.1f}{pct}"
 
 
+ENGINES_GEMM = ("ait", "native", "openblas", "onednn")
+
+
 def gemm_tables(res):
     gem = res["gemm"]
     idx = {(g["layout"], g["m"], g["n"], g["k"], g["threads"], g["engine"]): g for g in gem}
@@ -115,7 +118,8 @@ def gemm_tables(res):
            "**ait** runs through its public API on a one-node model written by `bench/gemm_models.py` "
            "(layout KxN: `MatMul` with B an initializer; layout NxK: `Gemm transB=1`, as `nn.Linear` "
            "exports), so it includes ait's per-run overheads; **OpenBLAS** `cblas_sgemm` and **oneDNN** "
-           "`dnnl_sgemm` run on the same A and B (`bench/c/gemm.c`). Engines are interleaved per shape; "
+           "`dnnl_sgemm` run on the same A and B (`bench/c/gemm.c`); **native** is ait's own GEMM "
+           "(`src/kernels/gemm.h`) called directly with B packed once, as the native backend packs weights. Engines are interleaved per shape; "
            "every engine's C is checked against OpenBLAS's (≤ 1e-4) first. `OMP_WAIT_POLICY=PASSIVE` is set "
            "for this program (oneDNN uses OpenMP). Each engine gets about "
            f"{res['settings']['gemm_budget_s']} s per shape (at least one timed run after one warm-up run); "
@@ -131,19 +135,21 @@ def gemm_tables(res):
             if not ms_:
                 continue
             out += [f"### {title}, N = K = {nbig}, {t} thread(s); peak {peak:.0f} GFLOP/s", "",
-                    "| M | ait | OpenBLAS | oneDNN | ait time / OpenBLAS | ait time / oneDNN |",
-                    "| --- | --- | --- | --- | --- | --- |"]
+                    "| M | ait | native | OpenBLAS | oneDNN | ait time / OpenBLAS | ait time / oneDNN | "
+                    "native time / OpenBLAS | native time / oneDNN |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
             for m in ms_:
-                gs = [idx.get((lay, m, nbig, nbig, t, e)) for e in ("ait", "openblas", "onednn")]
+                gs = [idx.get((lay, m, nbig, nbig, t, e)) for e in ENGINES_GEMM]
                 out.append(f"| {m} | " + " | ".join(gemm_cell(g, peak) for g in gs) + " | " +
-                           " | ".join(ratio(gs[0], o) for o in gs[1:]) + " |")
+                           " | ".join(ratio(x, o) for x in gs[:2] for o in gs[2:]) + " |")
             out += ["", f"Skinny rows (M ≤ 16) as GB/s of weight (B) traffic, against the measured "
                         f"triad bandwidth at {t} thread(s), {bw:.1f} GB/s:", "",
-                    "| M | ait GB/s | OpenBLAS GB/s | oneDNN GB/s |", "| --- | --- | --- | --- |"]
+                    "| M | ait GB/s | native GB/s | OpenBLAS GB/s | oneDNN GB/s |",
+                    "| --- | --- | --- | --- | --- |"]
             for m in ms_:
                 if m > 16:
                     continue
-                gs = [idx.get((lay, m, nbig, nbig, t, e)) for e in ("ait", "openblas", "onednn")]
+                gs = [idx.get((lay, m, nbig, nbig, t, e)) for e in ENGINES_GEMM]
                 out.append(f"| {m} | " + " | ".join(
                     f"{g['weight_gbs']:.1f} ({100 * g['weight_gbs'] / bw:.0f}%)" if g and "weight_gbs" in g
                     else "—" for g in gs) + " |")
@@ -152,12 +158,13 @@ def gemm_tables(res):
                      and g["m"] == g["n"] == g["k"]})
         if sq:
             out += [f"### Squares M = N = K, B as KxN, {t} thread(s)", "",
-                    "| size | ait | OpenBLAS | oneDNN | ait time / OpenBLAS | ait time / oneDNN |",
-                    "| --- | --- | --- | --- | --- | --- |"]
+                    "| size | ait | native | OpenBLAS | oneDNN | ait time / OpenBLAS | ait time / oneDNN | "
+                    "native time / OpenBLAS | native time / oneDNN |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
             for sz in sq:
-                gs = [idx.get(("kn", sz, sz, sz, t, e)) for e in ("ait", "openblas", "onednn")]
+                gs = [idx.get(("kn", sz, sz, sz, t, e)) for e in ENGINES_GEMM]
                 out.append(f"| {sz} | " + " | ".join(gemm_cell(g, peak) for g in gs) + " | " +
-                           " | ".join(ratio(gs[0], o) for o in gs[1:]) + " |")
+                           " | ".join(ratio(x, o) for x in gs[:2] for o in gs[2:]) + " |")
             out.append("")
     return out
 

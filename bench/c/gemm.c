@@ -6,6 +6,10 @@
  * Gemm transB=1 with B[N,K] (as nn.Linear exports); DIR/LAYOUT_N_K.onnx, with
  * the same B beside it as DIR/LAYOUT_N_K.B.npy for the other two engines.
  *
+ * native is ait's own GEMM (src/kernels/gemm.h) called directly, with B packed
+ * once per model (as the native backend packs weights at build), so it shows
+ * the kernel without the runtime's per-run overheads.
+ *
  * Each engine's output is checked against OpenBLAS's (max |diff| / max |ref|
  * <= 1e-4) before its times count. Prints one JSON object per engine and shape.
  *
@@ -21,10 +25,12 @@
 #include <string.h>
 
 #include "ait.h"
+#include "core/tensor.h"
+#include "kernels/gemm.h"
 #include "timer.h"
 
-enum { OPENBLAS, ONEDNN, AIT, ENGINES };
-static const char *const engine_name[ENGINES] = {"openblas", "onednn", "ait"};
+enum { OPENBLAS, ONEDNN, AIT, NATIVE, ENGINES };
+static const char *const engine_name[ENGINES] = {"openblas", "onednn", "ait", "native"};
 
 typedef struct shape { char layout[3]; long m, n, k; } shape;
 
@@ -35,6 +41,8 @@ typedef struct ctx {
     ait_model *model;
     ait_session *sess;
     ait_tensor *b; /* B as stored beside the model */
+    void *packed;  /* B packed for the native GEMM */
+    gemm_packed pb;
 } ctx;
 
 static int load_model(ctx *c, const shape *s)
@@ -62,6 +70,14 @@ static int load_model(ctx *c, const shape *s)
                 (long long)ait_tensor_numel(c->b), s->n * s->k);
         return -1;
     }
+    aligned_free(c->packed);
+    const gemm_kernel *kr = gemm_kernel_best();
+    size_t bytes = gemm_pack_b_size(kr, s->k, s->n);
+    int nk = !strcmp(s->layout, "nk");
+    c->packed = aligned_zalloc(bytes);
+    if (!c->packed) return -1;
+    gemm_pack_b(kr, ait_tensor_data(c->b), nk ? 1 : s->n, nk ? s->k : 1, s->k, s->n, c->packed);
+    if (gemm_packed_view(c->packed, bytes, &c->pb, NULL) != AIT_OK) return -1;
     snprintf(c->model_key, sizeof c->model_key, "%s", key);
     return 0;
 }
@@ -79,6 +95,14 @@ static double run_once(ctx *c, int e, const shape *s, float *a, float *out)
         if (dnnl_sgemm('N', nk ? 'T' : 'N', s->m, s->n, s->k, 1.0f, a, s->k, b, nk ? s->k : s->n, 0.0f,
                        out, s->n) != dnnl_success) {
             fprintf(stderr, "bench-gemm: dnnl_sgemm failed at %s M=%ld\n", s->layout, s->m);
+            return -1;
+        }
+    } else if (e == NATIVE) {
+        gemm_args g = {.m = s->m, .n = s->n, .k = s->k, .a = a, .rsa = s->k, .csa = 1, .pb = &c->pb,
+                       .c = out, .ldc = s->n, .threads = c->threads};
+        ait_error err = {0};
+        if (gemm_f32(&g, &err) != AIT_OK) {
+            fprintf(stderr, "bench-gemm: native at %s M=%ld: %s\n", s->layout, s->m, err.msg);
             return -1;
         }
     } else {
@@ -123,7 +147,7 @@ static int sweep_shape(ctx *c, const shape *s, double budget, double cap, double
     float *a = malloc((size_t)(s->m * s->k) * sizeof(float));
     float *out[ENGINES];
     for (int e = 0; e < ENGINES; e++) out[e] = malloc(mn * sizeof(float));
-    if (!a || !out[0] || !out[1] || !out[2]) {
+    if (!a || !out[0] || !out[1] || !out[2] || !out[3]) {
         fprintf(stderr, "bench-gemm: out of memory at %s M=%ld\n", s->layout, s->m);
         return -1;
     }
@@ -211,5 +235,6 @@ int main(int argc, char **argv)
         if (sweep_shape(&c, &s, budget, cap, predicted)) return 1;
     }
     ait_session_free(c.sess), ait_model_free(c.model), ait_tensor_free(c.b);
+    aligned_free(c.packed);
     return 0;
 }

@@ -4,12 +4,13 @@
 
 #include "backends/backend.h"
 
-extern const backend backend_reference, backend_openblas, backend_onednn;
+extern const backend backend_reference, backend_openblas, backend_onednn, backend_native;
 
 static const backend *const backends[] = {
     &backend_reference,
     &backend_openblas,
     &backend_onednn,
+    &backend_native,
 };
 
 int backend_count(void) { return (int)(sizeof backends / sizeof backends[0]); }

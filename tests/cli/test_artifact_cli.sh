@@ -74,7 +74,7 @@ check tune-control-flow 0 "frontend +1 +(reference|openblas)/t1 " \
 check tune-control-flow-saved 0 "saved $tmp/vad.ait" echo "$out"
 check tune-control-flow-candidates 0 "\\* (reference|openblas)/t1 +ok" echo "$out"
 check tune-control-flow-onednn 0 "onednn/t1 +failed .*node '/frontend/If' \\(If\\): If runs on the reference and openblas backends only" echo "$out"
-check tune-control-flow-others 0 "head +2 +[a-z]+/t1 " echo "$out"
+check tune-control-flow-others 0 "head +2 +[a-z]+(:[a-z0-9-]+)?/t1 " echo "$out"
 check tune-control-flow-plan-check 0 "== whole-plan check at batch 2: (kept|switched|failed)" echo "$out"
 check show-control-flow 0 "frontend +1 +(reference|openblas)/t1 " "$ait" show "$tmp/vad.ait"
 for k in 0 1; do

@@ -76,7 +76,7 @@ static void set_cands(tune_module *tm, const char *const *backends, const double
 
 /* A report by hand: layer.0 on openblas, layer.1 on the reference, at
  * buckets 1 and 2 (layer.1 on openblas at bucket 2, so buckets differ). */
-static tune_report *fixed_report(const inspection *r)
+static tune_report *fixed_report_with(const inspection *r, const char *fast)
 {
     const char *mods[] = {"layer.0", "layer.1"};
     tune_report *rep = calloc(1, sizeof *rep);
@@ -88,13 +88,15 @@ static tune_report *fixed_report(const inspection *r)
             assert_true(tm->module > 0);
             tm->batch = 1 << b;
             snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
-            const char *names[] = {"reference", "openblas"};
+            const char *names[] = {"reference", fast};
             set_cands(tm, names, (const double[]){1.0, 0.5});
             tm->chosen = k == 0 || b == 1;
             snprintf(tm->why, sizeof tm->why, "fixed by the test");
         }
     return rep;
 }
+
+static tune_report *fixed_report(const inspection *r) { return fixed_report_with(r, "openblas"); }
 
 static ait_inspection *inspect_bert(const ait_model *m)
 {
@@ -166,6 +168,50 @@ static void test_round_trip(void **state)
         if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s", e.msg);
         for (int j = 0; j < n_out; j++) again[j] = res[j];
         assert_true(test_max_err(tuned, again, n_out) == 0); /* identical */
+        for (int j = 0; j < n_out; j++) {
+            ait_tensor_free(ref[j]);
+            ait_tensor_free(tuned[j]);
+        }
+        ait_tensor_free(in[0]);
+        ait_tensor_free(in[1]);
+    }
+    plan_exec_free(px);
+    plan_free(p);
+    ait_model_free(t);
+    tune_report_free(rep);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
+/* The same plan on the native backend: saved with its packed weights as
+ * blobs, loaded (the blobs used in place), run: the outputs are those of
+ * the plan built in process, bit for bit, and close to the reference's. */
+static void test_native_round_trip(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m, *t;
+    ait_inspection *h = load_bert(&m);
+    tune_report *rep = fixed_report_with(h->r, "native");
+    char art[256];
+    path_in(art, sizeof art, "bert-native.ait");
+    if (plan_save(m, h->r, rep, art, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (ait_model_load(art, &t, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_true(ait_model_is_tuned(t));
+    assert_string_equal(t->plan->mods[1].choices[1].cfg.backend, "native");
+    plan *p;
+    plan_exec *px = plan_in_process(h, rep, m, &p);
+    int n_out = ait_model_output_count(m);
+    for (int batch = 1; batch <= 2; batch++) {
+        ait_tensor *ref[8], *tuned[8], *again[8], *in[2];
+        run_model(m, batch, ref, n_out);
+        run_model(t, batch, tuned, n_out);
+        assert_true(test_max_err(tuned, ref, n_out) < 1e-4);
+        make_inputs(batch, in);
+        tensor *res[8];
+        if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s", e.msg);
+        for (int j = 0; j < n_out; j++) again[j] = res[j];
+        assert_true(test_max_err(tuned, again, n_out) == 0);
         for (int j = 0; j < n_out; j++) {
             ait_tensor_free(ref[j]);
             ait_tensor_free(tuned[j]);
@@ -476,6 +522,7 @@ int main(void)
     snprintf(cache, sizeof cache, "%s/cache", dir); /* JIT caches; never in ~/.cache */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_native_round_trip),
         cmocka_unit_test(test_baseline_inline),
         cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_refusals),

@@ -1,0 +1,117 @@
+/* 2-D Conv (NCHW, float32) as GEMM per image and group: Y_g[M_g][OH*OW] =
+ * W_g[M_g][C_g*kH*kW] x X_g, with the weights (A) packed once per group;
+ * X_g is the input itself for 1x1 stride-1 unpadded kernels (packed by the
+ * GEMM), else its im2col written straight into B's panels in the module's
+ * scratch (one pass over memory instead of im2col and packing). The conv's bias and the chain after it
+ * are the GEMM's epilogue (bias along rows: the output channels).
+ * Depthwise convolutions (one channel per group) are left to the
+ * reference op until their own kernel plugs in. */
+#include <string.h>
+
+#include "backends/native/native.h"
+#include "kernels/im2col.h"
+
+enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
+
+typedef struct conv_arg {
+    int64_t mg, kdim;
+} conv_arg;
+
+static void fill_w(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    const conv_arg *c = arg;
+    const float *w = nat_shape(bm, bm->g->nodes[i].in[1])->data;
+    gemm_pack_a(bm->kern, w + grp * c->mg * c->kdim, c->kdim, 1, c->mg, c->kdim, dst);
+}
+
+static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = nat_shape(bm, n->in[0]), *w = nat_shape(bm, n->in[1]),
+                 *y = nat_shape(bm, n->out[0]);
+    const tensor *b = n->n_in > 2 && n->in[2] >= 0 ? nat_shape(bm, n->in[2]) : NULL;
+    *taken = false;
+    if (!x || !w || !y || x->dtype != AIT_F32 || w->dtype != AIT_F32 || y->dtype != AIT_F32 ||
+        x->rank != 4 || w->rank != 4 || !nat_const(bm, n->in[1]) || tensor_numel(y) == 0)
+        return AIT_OK;
+    if (n->n_in > 2 && n->in[2] >= 0 && (!b || b->dtype != AIT_F32 || !nat_const(bm, n->in[2])))
+        return AIT_OK;
+    int64_t group = attr_int(n, "group", 1);
+    int64_t M = w->dims[0], cg = w->dims[1], kh = w->dims[2], kw = w->dims[3];
+    if (group < 1 || M % group || cg * group != x->dims[1]) return AIT_OK;
+    int64_t mg = M / group;
+    if (cg == 1 && mg == 1 && group > 1) return AIT_OK; /* depthwise */
+    op_ctx c = {.n = n, .err = bm->err};
+    int mode;
+    int64_t s[2], d[2], pads[4], pb[2], pe[2], out[2];
+    if (auto_pad_attr(&c, &mode) != AIT_OK || ints_attr(&c, "strides", 2, 1, 1, INT32_MAX, s) ||
+        ints_attr(&c, "dilations", 2, 1, 1, INT32_MAX, d) ||
+        ints_attr(&c, "pads", 4, 0, 0, INT32_MAX, pads))
+        return AIT_OK; /* the reference op reports it */
+    for (int k = 0; k < 2; k++) {
+        pb[k] = mode == PAD_NOTSET ? pads[k] : 0;
+        pe[k] = mode == PAD_NOTSET ? pads[2 + k] : 0;
+        int64_t kk = k ? kw : kh;
+        if (window_out(&c, k, x->dims[2 + k], s[k], (kk - 1) * d[k] + 1, mode, false, &pb[k], &pe[k],
+                       &out[k]) != AIT_OK)
+            return AIT_OK;
+    }
+    if (out[0] != y->dims[2] || out[1] != y->dims[3]) return AIT_OK;
+    int64_t kdim = cg * kh * kw, ohw = out[0] * out[1];
+    bool direct = kh == 1 && kw == 1 && s[0] == 1 && s[1] == 1 && !pb[0] && !pb[1] && !pe[0] &&
+                  !pe[1];
+    size_t bytes = gemm_pack_a_size(bm->kern, mg, kdim);
+    if (!bytes) return AIT_OK;
+    int nr = gemm_kernel_nr(bm->kern);
+    size_t cols = (size_t)((ohw + nr - 1) / nr * nr);
+    if (!direct && (__builtin_mul_overflow((size_t)kdim, cols * sizeof(float), &st->scratch) ||
+                    __builtin_add_overflow(st->scratch, (size_t)ohw * sizeof(float) + 64, &st->scratch)))
+        return AIT_OK;
+    conv_arg arg = {mg, kdim};
+    nat_pack *p;
+    TRY(nat_pack_get(bm, i, (int)group, bytes, fill_w, &arg, &p));
+    int64_t geo[16] = {x->dims[0], M, group, direct, cg, x->dims[2], x->dims[3], kh, kw, out[0],
+                       out[1], s[0], s[1], d[0], d[1], pb[0] | (pb[1] << 32)};
+    if (pb[0] >= ((int64_t)1 << 31) || pb[1] >= ((int64_t)1 << 31)) return AIT_OK;
+    memcpy(st->geo, geo, sizeof geo);
+    nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
+    *taken = true;
+    return AIT_OK;
+}
+
+static ait_status conv_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const int64_t *q = st->geo;
+    const int64_t M = q[G_M], group = q[G_GROUP], mg = M / group, cg = q[G_C];
+    const int64_t hw = q[G_H] * q[G_W], ohw = q[G_OH] * q[G_OW], kdim = cg * q[G_KH] * q[G_KW];
+    conv2d_geom geo = {cg, q[G_H], q[G_W], q[G_KH], q[G_KW], q[G_OH], q[G_OW], q[G_S0], q[G_S1],
+                       q[G_D0], q[G_D1], q[G_P0] & 0xffffffff, q[G_P0] >> 32};
+    const float *x = bm->vals[n->in[0]].cur->data;
+    float *y = bm->vals[st->epi.out].t.data;
+    const float *bias = n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
+                        : st->epi.bias >= 0        ? bm->vals[st->epi.bias].cur->data
+                                                   : NULL;
+    const nat_pack *p = &bm->packs[st->node];
+    for (int64_t im = 0; im < q[G_N]; im++)
+        for (int64_t gi = 0; gi < group; gi++) {
+            const float *xg = x + (im * group + gi) * cg * hw;
+            int nr = gemm_kernel_nr(bm->kern);
+            float *col = bm->scratch, *row = col + (ohw + nr - 1) / nr * nr * kdim;
+            gemm_packed pb = {.kern = bm->kern, .k = kdim, .mn = ohw, .data = col};
+            if (!q[G_DIRECT]) im2col_pack_f32(&geo, xg, nr, row, col);
+            gemm_args g = {.m = mg, .n = ohw, .k = kdim, .pa = &p->views[gi],
+                           .b = xg, .rsb = ohw, .csb = 1, .pb = q[G_DIRECT] ? NULL : &pb,
+                           .c = y + (im * M + gi * mg) * ohw, .ldc = ohw,
+                           .threads = bm->threads, .kern = bm->kern};
+            nat_gemm_epi(bm, &st->epi, (im * M + gi * mg) * ohw, ohw, &g.epi);
+            if (bias) {
+                g.epi.bias_mode = GEMM_BIAS_ROW;
+                g.epi.bias = bias + gi * mg;
+            }
+            TRY(gemm_f32(&g, bm->err));
+        }
+    return AIT_OK;
+}
+
+const nat_op nat_conv = {"Conv", conv_take, conv_run};

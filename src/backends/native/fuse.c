@@ -1,0 +1,143 @@
+/* The epilogue chain after an anchor (MatMul, Gemm, Conv): the element-wise
+ * nodes that follow it, each the only consumer of the value before it, as
+ * one gemm_epi: a bias Add (a constant along the output channels), one
+ * activation, and a residual Add (a value of the output's own shape)
+ * before or after the activation. */
+#include <string.h>
+
+#include "backends/native/native.h"
+
+/* The only node consuming v (among those scheduled), or -1. */
+static int sole_consumer(const built *bm, int v)
+{
+    if (bm->vals[v].uses != 1) return -1; /* a module output counts as a use */
+    const graph *g = bm->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!exec_node_runs(bm->x, i)) continue;
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k] == v) return i;
+    }
+    return -1;
+}
+
+static bool same_shape(const tensor *a, const tensor *b)
+{
+    return a && b && a->rank == b->rank && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
+}
+
+/* A constant scalar float input k of node n (Clip's min/max), or dflt when omitted. */
+static bool scalar_in(const built *bm, const node *n, int k, float dflt, float *out)
+{
+    *out = dflt;
+    if (k >= n->n_in || n->in[k] < 0) return true;
+    const tensor *t = nat_shape(bm, n->in[k]);
+    if (!nat_const(bm, n->in[k]) || t->dtype != AIT_F32 || tensor_numel(t) != 1) return false;
+    *out = *(const float *)t->data;
+    return true;
+}
+
+/* Node n as an activation: its gemm_act and parameters. */
+static bool as_act(const built *bm, const node *n, nat_epi *ep)
+{
+    static const struct {
+        const char *op;
+        gemm_act act;
+    } simple[] = {
+        {"Relu", GEMM_ACT_RELU},     {"Sigmoid", GEMM_ACT_SIGMOID},
+        {"Tanh", GEMM_ACT_TANH},     {"HardSwish", GEMM_ACT_HARDSWISH},
+    };
+    for (size_t k = 0; k < sizeof simple / sizeof simple[0]; k++)
+        if (!strcmp(n->op, simple[k].op)) {
+            ep->act = simple[k].act;
+            return true;
+        }
+    if (!strcmp(n->op, "LeakyRelu")) {
+        ep->act = GEMM_ACT_LEAKY;
+        ep->lo = attr_float(n, "alpha", 0.01f);
+        return true;
+    }
+    if (!strcmp(n->op, "HardSigmoid")) {
+        ep->act = GEMM_ACT_HARDSIGMOID;
+        ep->lo = attr_float(n, "alpha", 0.2f);
+        ep->hi = attr_float(n, "beta", 0.5f);
+        return true;
+    }
+    if (!strcmp(n->op, "Gelu")) {
+        const char *a = attr_str(n, "approximate", "none");
+        ep->act = !strcmp(a, "tanh") ? GEMM_ACT_GELU_TANH : GEMM_ACT_GELU;
+        return !strcmp(a, "tanh") || !strcmp(a, "none");
+    }
+    if (!strcmp(n->op, "Clip")) {
+        ep->act = GEMM_ACT_CLIP;
+        if (n->version < 11) {
+            ep->lo = attr_float(n, "min", -3.402823466e38f);
+            ep->hi = attr_float(n, "max", 3.402823466e38f);
+            return true;
+        }
+        return scalar_in(bm, n, 1, -3.402823466e38f, &ep->lo) &&
+               scalar_in(bm, n, 2, 3.402823466e38f, &ep->hi);
+    }
+    return false;
+}
+
+/* Whether constant t is a bias along the output's channel axis: for the
+ * output shape `o`, [C] or [1,C] along the last axis (row_bias false), or
+ * [C,1,1] / [1,C,1,1] along axis 1 (row_bias, a 4-D Conv output). */
+static bool is_bias(const tensor *t, const tensor *o, bool row_bias)
+{
+    int64_t c = row_bias ? o->dims[1] : o->dims[o->rank - 1];
+    if (tensor_numel(t) != c || t->rank > o->rank) return false;
+    int axis = row_bias ? 1 : o->rank - 1, off = o->rank - t->rank;
+    for (int d = 0; d < t->rank; d++)
+        if (t->dims[d] != (d + off == axis ? c : 1)) return false;
+    return true;
+}
+
+void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
+{
+    const tensor *o = nat_shape(bm, v);
+    ep->out = v;
+    if (!o || o->dtype != AIT_F32 || o->rank < (row_bias ? 4 : 1)) return;
+    while (ep->n_nodes < 8) {
+        int i = sole_consumer(bm, ep->out);
+        if (i < 0) return;
+        const node *n = &bm->g->nodes[i];
+        if ((n->domain && n->domain[0]) || n->n_out != 1 || n->out[0] < 0) return;
+        const tensor *y = nat_shape(bm, n->out[0]);
+        if (!same_shape(y, o) || y->dtype != AIT_F32) return;
+        nat_epi next = *ep;
+        if (!strcmp(n->op, "Add") && n->n_in == 2) {
+            int other = n->in[0] == ep->out ? n->in[1] : n->in[0];
+            const tensor *t = nat_shape(bm, other);
+            /* the other operand must be ready when the anchor runs */
+            if (n->in[0] == n->in[1] || !t || t->dtype != AIT_F32 || !bm->vals[other].done) return;
+            if (bias_ok && ep->bias < 0 && ep->res < 0 && ep->act == GEMM_ACT_NONE &&
+                nat_const(bm, other) && is_bias(t, o, row_bias)) {
+                next.bias = other;
+            } else if (ep->res < 0 && same_shape(t, o)) {
+                next.res = other;
+                next.res_after = ep->act != GEMM_ACT_NONE;
+            } else {
+                return;
+            }
+        } else if (ep->act == GEMM_ACT_NONE && ep->res < 0 && as_act(bm, n, &next)) {
+        } else {
+            return;
+        }
+        next.out = n->out[0];
+        next.nodes[next.n_nodes++] = i;
+        *ep = next;
+    }
+}
+
+void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out)
+{
+    out->act = ep->act;
+    out->lo = ep->lo;
+    out->hi = ep->hi;
+    if (ep->res >= 0) {
+        out->res = (const float *)bm->vals[ep->res].cur->data + off;
+        out->ldr = ldr;
+        out->res_after = ep->res_after;
+    }
+}

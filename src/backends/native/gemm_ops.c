@@ -1,0 +1,193 @@
+/* MatMul and Gemm on the native GEMM. A constant B (weights) is packed once
+ * (for Gemm with transB read through strides: nn.Linear's [N, K] packs
+ * like any other), and then M of 16 and below streams it without packing A.
+ * MatMul with a 2-D constant B runs as one GEMM over all batch rows;
+ * other MatMuls batch by batch on unpacked operands. */
+#include <string.h>
+
+#include "backends/native/native.h"
+#include "ops/matmul_shape.h"
+
+enum { G_PACKED, G_M, G_N, G_K, G_TA, G_TB, G_CMODE, G_C };
+enum { C_NONE, C_BIAS_COL, C_BIAS_ROW, C_RES }; /* what Gemm's C became */
+
+static void fill_b(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    const int64_t *a = arg; /* k, n, rsb, csb */
+    const tensor *b = nat_shape(bm, bm->g->nodes[i].in[1]);
+    gemm_pack_b(bm->kern, b->data, a[2], a[3], a[0], a[1], dst);
+}
+
+static bool f32(const tensor *t) { return t && t->dtype == AIT_F32; }
+
+static ait_status mm_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *a = nat_shape(bm, n->in[0]), *b = nat_shape(bm, n->in[1]),
+                 *y = nat_shape(bm, n->out[0]);
+    *taken = false;
+    if (!f32(a) || !f32(b) || !f32(y) || a->rank < 2 || b->rank < 2) return AIT_OK;
+    int64_t K = a->dims[a->rank - 1], N = b->dims[b->rank - 1];
+    if (tensor_numel(y) == 0 || K == 0) return AIT_OK;
+    if (nat_const(bm, n->in[1]) && b->rank == 2) {
+        int64_t arg[4] = {K, N, N, 1};
+        nat_pack *p;
+        size_t bytes = gemm_pack_b_size(bm->kern, K, N);
+        if (!bytes) return AIT_OK;
+        TRY(nat_pack_get(bm, i, 1, bytes, fill_b, arg, &p));
+        st->geo[G_PACKED] = 1;
+        st->geo[G_M] = tensor_numel(a) / K;
+    }
+    st->geo[G_N] = N;
+    st->geo[G_K] = K;
+    nat_chain(bm, n->out[0], false, true, &st->epi);
+    *taken = true;
+    return AIT_OK;
+}
+
+static void epi_bias(const built *bm, const nat_step *st, gemm_epi *e, int mode, const float *own)
+{
+    if (own) {
+        e->bias_mode = mode;
+        e->bias = own;
+    } else if (st->epi.bias >= 0) {
+        e->bias_mode = GEMM_BIAS_COL;
+        e->bias = bm->vals[st->epi.bias].cur->data;
+    }
+}
+
+static ait_status mm_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const tensor *a = bm->vals[n->in[0]].cur, *b = bm->vals[n->in[1]].cur;
+    float *y = bm->vals[st->epi.out].t.data;
+    const int64_t N = st->geo[G_N], K = st->geo[G_K];
+    gemm_args g = {.n = N, .k = K, .ldc = N, .threads = bm->threads, .kern = bm->kern};
+    if (st->geo[G_PACKED]) {
+        g.m = st->geo[G_M];
+        g.a = a->data;
+        g.rsa = K;
+        g.csa = 1;
+        g.pb = &bm->packs[st->node].views[0];
+        g.c = y;
+        nat_gemm_epi(bm, &st->epi, 0, N, &g.epi);
+        epi_bias(bm, st, &g.epi, 0, NULL);
+        TRY(gemm_f32(&g, bm->err));
+        return AIT_OK;
+    }
+    mm_shape s = {0};
+    op_ctx c = {.n = n, .err = bm->err};
+    TRY(mm_shape_make(&c, a, b, &s));
+    g.m = s.M;
+    g.rsa = K;
+    g.csa = 1;
+    g.rsb = N;
+    g.csb = 1;
+    for (int64_t bi = 0; bi < s.batch; bi++) {
+        int64_t ia, ib;
+        mm_batch_index(&s, bi, &ia, &ib);
+        g.a = (const float *)a->data + ia * s.M * K;
+        g.b = (const float *)b->data + ib * K * N;
+        g.c = y + bi * s.M * N;
+        memset(&g.epi, 0, sizeof g.epi);
+        nat_gemm_epi(bm, &st->epi, bi * s.M * N, N, &g.epi);
+        epi_bias(bm, st, &g.epi, 0, NULL);
+        TRY(gemm_f32(&g, bm->err));
+    }
+    return AIT_OK;
+}
+
+/* ---- Gemm ----------------------------------------------------------------------- */
+
+static ait_status gemm_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *a = nat_shape(bm, n->in[0]), *b = nat_shape(bm, n->in[1]),
+                 *y = nat_shape(bm, n->out[0]);
+    const tensor *c = n->n_in > 2 && n->in[2] >= 0 ? nat_shape(bm, n->in[2]) : NULL;
+    *taken = false;
+    if (!f32(a) || !f32(b) || !f32(y) || a->rank != 2 || b->rank != 2 || y->rank != 2) return AIT_OK;
+    bool ta = attr_int(n, "transA", 0) != 0, tb = attr_int(n, "transB", 0) != 0;
+    float beta = attr_float(n, "beta", 1.0f);
+    int64_t M = y->dims[0], N = y->dims[1], K = a->dims[ta ? 0 : 1];
+    if (M == 0 || N == 0 || K == 0) return AIT_OK;
+    if (n->n_in > 2 && n->in[2] >= 0 && !f32(c)) return AIT_OK;
+    int cmode = C_NONE;
+    if (c && beta != 0.0f) {
+        int64_t cn = tensor_numel(c);
+        bool konst = nat_const(bm, n->in[2]);
+        if (c->rank == 2 && c->dims[0] == M && c->dims[1] == N && !(konst && M == 1))
+            cmode = C_RES;
+        else if (konst && (cn == 1 || (cn == N && c->dims[c->rank - 1] == N)))
+            cmode = C_BIAS_COL;
+        else if (konst && cn == M && c->rank == 2 && c->dims[0] == M)
+            cmode = C_BIAS_ROW;
+        else
+            return AIT_OK; /* a broadcast the reference does */
+    }
+    if (cmode == C_BIAS_COL || cmode == C_BIAS_ROW) {
+        nat_pack *p = &bm->packs[i];
+        int64_t len = cmode == C_BIAS_COL ? N : M;
+        if (!p->bias) {
+            p->bias = aligned_zalloc(sizeof(float) * (size_t)len);
+            if (!p->bias) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
+            const float *cd = c->data;
+            for (int64_t j = 0; j < len; j++) p->bias[j] = beta * cd[tensor_numel(c) == 1 ? 0 : j];
+        }
+    }
+    if (nat_const(bm, n->in[1])) {
+        int64_t arg[4] = {K, N, tb ? 1 : N, tb ? K : 1};
+        nat_pack *p;
+        size_t bytes = gemm_pack_b_size(bm->kern, K, N);
+        if (!bytes) return AIT_OK;
+        TRY(nat_pack_get(bm, i, 1, bytes, fill_b, arg, &p));
+        st->geo[G_PACKED] = 1;
+    }
+    st->geo[G_M] = M;
+    st->geo[G_N] = N;
+    st->geo[G_K] = K;
+    st->geo[G_TA] = ta;
+    st->geo[G_TB] = tb;
+    st->geo[G_CMODE] = cmode;
+    if (cmode != C_RES) nat_chain(bm, n->out[0], false, cmode == C_NONE, &st->epi);
+    *taken = true;
+    return AIT_OK;
+}
+
+static ait_status gemm_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const int64_t M = st->geo[G_M], N = st->geo[G_N], K = st->geo[G_K];
+    const bool ta = st->geo[G_TA], tb = st->geo[G_TB];
+    const int cmode = (int)st->geo[G_CMODE];
+    gemm_args g = {.m = M, .n = N, .k = K, .ldc = N, .threads = bm->threads, .kern = bm->kern};
+    g.a = bm->vals[n->in[0]].cur->data;
+    g.rsa = ta ? 1 : K;
+    g.csa = ta ? M : 1;
+    if (st->geo[G_PACKED]) {
+        g.pb = &bm->packs[st->node].views[0];
+    } else {
+        g.b = bm->vals[n->in[1]].cur->data;
+        g.rsb = tb ? 1 : N;
+        g.csb = tb ? K : 1;
+    }
+    g.c = bm->vals[st->epi.out].t.data;
+    nat_gemm_epi(bm, &st->epi, 0, N, &g.epi);
+    float alpha = attr_float(n, "alpha", 1.0f);
+    if (alpha != 1.0f) {
+        g.epi.scaled = true;
+        g.epi.scale = alpha;
+    }
+    if (cmode == C_RES) {
+        g.epi.res = bm->vals[n->in[2]].cur->data;
+        g.epi.ldr = N;
+        g.epi.res_scale = attr_float(n, "beta", 1.0f);
+        g.epi.res_after = false;
+    }
+    epi_bias(bm, st, &g.epi, cmode == C_BIAS_ROW ? GEMM_BIAS_ROW : GEMM_BIAS_COL,
+             cmode == C_BIAS_COL || cmode == C_BIAS_ROW ? bm->packs[st->node].bias : NULL);
+    return gemm_f32(&g, bm->err);
+}
+
+const nat_op nat_matmul = {"MatMul", mm_take, mm_run};
+const nat_op nat_gemm = {"Gemm", gemm_take, gemm_run};

@@ -1,0 +1,421 @@
+/* `native`: ait's own kernels (src/kernels/). MatMul, Gemm and 2-D Conv in
+ * float32 run as GEMMs with their constant weights packed once at build
+ * (saved as artifact blobs, used in place at load) and the Relu, Clip,
+ * bias and residual Add after them fused as the GEMM's epilogue; every
+ * other node runs on its reference op inside the module. See native.h for
+ * the steps. Variants: the GEMM kernel (gemm_kernel_find's names), the
+ * best this CPU runs by default. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/native/native.h"
+#include "core/cpu.h"
+
+const tensor *nat_shape(const built *bm, int v)
+{
+    const tensor *t = v >= 0 ? bm->vals[v].spec : NULL;
+    return t && t->dtype != AIT_UNDEFINED && t->kind == VAL_TENSOR ? t : NULL;
+}
+
+bool nat_const(const built *bm, int v) { return v >= 0 && bm->vals[v].konst; }
+
+ait_status nat_fail(built *bm, int i, ait_status code, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const node *n = i >= 0 ? &bm->g->nodes[i] : NULL;
+    if (n) return err_set(bm->err, code, "native: node '%s' (%s): %s", n->name, n->op, msg);
+    return err_set(bm->err, code, "native: %s", msg);
+}
+
+/* ---- prepared weights ----------------------------------------------------------- */
+
+static const prep_blob *blob_find(const built *bm, const char *name)
+{
+    for (int k = 0; bm->prep && k < bm->prep->n; k++)
+        if (strcmp(bm->prep->blobs[k].name, name) == 0) return &bm->prep->blobs[k];
+    return NULL;
+}
+
+ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
+                        void (*fill)(built *bm, int i, int grp, void *dst, const void *arg),
+                        const void *arg, nat_pack **out)
+{
+    nat_pack *p = &bm->packs[i];
+    *out = p;
+    if (p->data) return AIT_OK; /* packed at an earlier schedule */
+    size_t stride = (bytes + 63) & ~(size_t)63, total;
+    if (__builtin_mul_overflow(stride, (size_t)groups, &total))
+        return nat_fail(bm, i, AIT_E_OVERFLOW, "packed weights are too large");
+    snprintf(p->name, sizeof p->name, "w%d.%s", i, bm->g->nodes[i].name ? bm->g->nodes[i].name : "");
+    free(p->views); /* from an attempt that failed */
+    p->views = calloc((size_t)groups, sizeof *p->views);
+    if (!p->views) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
+    p->groups = groups;
+    p->stride = stride;
+    const prep_blob *b = blob_find(bm, p->name);
+    if (bm->prep && !b)
+        return nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s' are missing from the artifact",
+                        p->name);
+    if (b) {
+        if (b->size != total)
+            return nat_fail(bm, i, AIT_E_INVALID_ARG,
+                            "prepared weights '%s' are %zu bytes; this build needs %zu (kernel %s)",
+                            p->name, b->size, total, gemm_kernel_name(bm->kern));
+        p->data = b->data;
+    } else {
+        aligned_free(p->own);
+        p->own = aligned_zalloc(total);
+        if (!p->own) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory for packed weights");
+        for (int g = 0; g < groups; g++) fill(bm, i, g, (char *)p->own + (size_t)g * stride, arg);
+        p->data = p->own;
+    }
+    p->size = total;
+    for (int g = 0; g < groups; g++) {
+        ait_status s = gemm_packed_view((const char *)p->data + (size_t)g * stride, bytes,
+                                        &p->views[g], bm->err);
+        if (s == AIT_OK && p->views[g].kern != bm->kern)
+            s = err_set(bm->err, AIT_E_INVALID_ARG, "packed for GEMM kernel %s, not %s",
+                        gemm_kernel_name(p->views[g].kern), gemm_kernel_name(bm->kern));
+        if (s != AIT_OK) {
+            p->data = NULL; /* own stays for free */
+            err_prefix(bm->err, "native: node '%s': prepared weights '%s': ", bm->g->nodes[i].name,
+                       p->name);
+            return s;
+        }
+    }
+    return AIT_OK;
+}
+
+static void packs_free(built *bm)
+{
+    for (int i = 0; bm->packs && i < bm->g->n_nodes; i++) {
+        aligned_free(bm->packs[i].own);
+        free(bm->packs[i].views);
+        aligned_free(bm->packs[i].bias);
+    }
+    free(bm->packs);
+}
+
+/* save()'s list: every node's packed weights made here. */
+static ait_status saved_update(built *bm)
+{
+    int n = 0;
+    for (int i = 0; i < bm->g->n_nodes; i++) n += bm->packs[i].data != NULL;
+    prep_blob *all = calloc((size_t)n + 1, sizeof *all);
+    if (!all) return err_set(bm->err, AIT_E_NOMEM, "native: out of memory");
+    n = 0;
+    for (int i = 0; i < bm->g->n_nodes; i++) {
+        const nat_pack *p = &bm->packs[i];
+        if (!p->data) continue;
+        snprintf(all[n].name, sizeof all[n].name, "%s", p->name);
+        all[n].data = p->data;
+        all[n].size = p->size;
+        n++;
+    }
+    free(bm->saved);
+    bm->saved = all;
+    bm->n_saved = n;
+    return AIT_OK;
+}
+
+/* ---- schedules ----------------------------------------------------------------- */
+
+static void sched_clear(built *bm)
+{
+    for (int v = 0; v < bm->g->n_vals; v++) {
+        tensor_release(&bm->vals[v].t);
+        memset(&bm->vals[v], 0, sizeof bm->vals[v]);
+    }
+    bm->n_steps = 0;
+    bm->scheduled = false;
+}
+
+/* The step for node i: a native op's, else the reference op's. */
+static ait_status sched_node(built *bm, int i)
+{
+    const node *n = &bm->g->nodes[i];
+    nat_step *st = &bm->steps[bm->n_steps];
+    memset(st, 0, sizeof *st);
+    st->node = i;
+    st->epi.bias = st->epi.res = -1;
+    st->epi.out = n->n_out > 0 ? n->out[0] : -1;
+    const nat_op *op = nat_op_find(n);
+    bool taken = false;
+    if (op) TRY(op->take(bm, i, st, &taken));
+    if (taken) {
+        st->op = op;
+        if (st->scratch > bm->scratch_size) {
+            aligned_free(bm->scratch);
+            bm->scratch = aligned_zalloc(st->scratch);
+            bm->scratch_size = bm->scratch ? st->scratch : 0;
+            if (!bm->scratch) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory for scratch");
+        }
+        /* The swallowed nodes' values are computed by this step. */
+        const tensor *sh = nat_shape(bm, st->epi.out);
+        nat_val *d = &bm->vals[st->epi.out];
+        tensor_set_shape(&d->t, AIT_F32, sh->rank, sh->dims);
+        TRY(tensor_alloc(&d->t, bm->err));
+        d->cur = &d->t;
+        d->done = true;
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0) bm->vals[n->out[k]].done = true;
+        for (int j = 0; j < st->epi.n_nodes; j++) {
+            const node *w = &bm->g->nodes[st->epi.nodes[j]];
+            for (int k = 0; k < w->n_out; k++)
+                if (w->out[k] >= 0) bm->vals[w->out[k]].done = true;
+        }
+        bm->n_steps++;
+        return AIT_OK;
+    }
+    memset(&st->epi, 0, sizeof st->epi);
+    if (n->def && (n->def->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)))
+        return nat_fail(bm, i, AIT_E_UNSUPPORTED, "%s runs on the reference and openblas backends "
+                        "only (control flow and sequences are not scheduled by native)", n->op);
+    for (int k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0) {
+            bm->vals[n->out[k]].cur = &bm->vals[n->out[k]].t;
+            bm->vals[n->out[k]].done = true;
+        }
+    bm->n_steps++;
+    return AIT_OK;
+}
+
+static ait_status sched_make(built *bm, tensor *const *inputs)
+{
+    const graph *g = bm->g;
+    TRY(exec_schedule(bm->x, inputs, bm->err));
+    for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].input = true;
+    for (int v = 0; v < g->n_vals; v++) {
+        nat_val *d = &bm->vals[v];
+        d->spec = exec_scheduled(bm->x, v);
+        if (!d->input && nat_shape(bm, v) && d->spec->data) {
+            d->konst = d->done = true;
+            d->cur = (tensor *)d->spec; /* read only */
+        }
+    }
+    for (int k = 0; k < g->n_inputs; k++) {
+        bm->vals[g->inputs[k]].cur = inputs[k];
+        bm->vals[g->inputs[k]].done = true;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; exec_node_runs(bm->x, i) && k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k] >= 0) bm->vals[g->nodes[i].in[k]].uses++;
+    for (int j = 0; j < g->n_outputs; j++) bm->vals[g->outputs[j]].uses++;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        if (!exec_node_runs(bm->x, i)) continue;
+        bool done = false;
+        for (int k = 0; k < n->n_out; k++) done |= n->out[k] >= 0 && bm->vals[n->out[k]].done;
+        if (done) continue; /* swallowed by an earlier step's epilogue */
+        TRY(sched_node(bm, i));
+    }
+    for (int k = 0; k < g->n_inputs; k++) {
+        int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+        s[0] = inputs[k]->rank;
+        s[1] = inputs[k]->dtype;
+        memcpy(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank);
+    }
+    bm->scheduled = true;
+    return saved_update(bm);
+}
+
+static ait_status schedule(built *bm, tensor *const *inputs)
+{
+    sched_clear(bm);
+    ait_status s = sched_make(bm, inputs);
+    if (s != AIT_OK) sched_clear(bm);
+    return s;
+}
+
+static bool same_sig(const built *bm, tensor *const *inputs)
+{
+    if (!bm->scheduled) return false;
+    for (int k = 0; k < bm->g->n_inputs; k++) {
+        const int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+        if (!inputs[k] || s[0] != inputs[k]->rank || s[1] != inputs[k]->dtype ||
+            memcmp(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* ---- the backend --------------------------------------------------------------- */
+
+static void nat_free(built *bm)
+{
+    if (!bm) return;
+    if (bm->vals) sched_clear(bm);
+    packs_free(bm);
+    free(bm->vals);
+    free(bm->steps);
+    free(bm->sig);
+    free(bm->saved);
+    aligned_free(bm->scratch);
+    exec_free(bm->x);
+    free(bm);
+}
+
+static bool static_inputs(const graph *g)
+{
+    for (int k = 0; k < g->n_inputs; k++) {
+        const value *d = &g->vals[g->inputs[k]];
+        if (d->kind != VAL_TENSOR || d->dtype == AIT_UNDEFINED || d->rank < 0) return false;
+        for (int i = 0; i < d->rank; i++)
+            if (d->dims[i] < 0) return false;
+    }
+    return true;
+}
+
+static ait_status nat_build(const backend *b, const graph *module, const candidate_cfg *cfg,
+                            built **out, ait_error *e)
+{
+    *out = NULL;
+    const char *var = cfg && cfg->variant[0] ? cfg->variant : NULL;
+    char why[200];
+    const gemm_kernel *kern = var ? gemm_kernel_find(var, why, sizeof why) : gemm_kernel_best();
+    if (!kern) return err_set(e, AIT_E_INVALID_ARG, "backend 'native': variant: %s", why);
+    built *bm = calloc(1, sizeof *bm);
+    if (!bm) return err_set(e, AIT_E_NOMEM, "native: out of memory");
+    bm->g = module;
+    bm->kern = kern;
+    bm->err = e ? e : &bm->own_err;
+    bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
+    bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
+    bm->vals = calloc((size_t)module->n_vals + 1, sizeof *bm->vals);
+    bm->steps = calloc((size_t)module->n_nodes + 1, sizeof *bm->steps);
+    bm->packs = calloc((size_t)module->n_nodes + 1, sizeof *bm->packs);
+    bm->sig = calloc((size_t)(module->n_inputs + 1) * (AIT_MAX_RANK + 2), sizeof *bm->sig);
+    ait_status s = AIT_OK;
+    if (!bm->vals || !bm->steps || !bm->packs || !bm->sig)
+        s = err_set(e, AIT_E_NOMEM, "native: out of memory");
+    if (s == AIT_OK) s = exec_create(module, NULL, bm->threads, &bm->x, e);
+    if (s == AIT_OK && static_inputs(module)) {
+        tensor *in[64] = {0}, shapes[64];
+        if (module->n_inputs > 64)
+            s = err_set(e, AIT_E_UNSUPPORTED, "native: more than 64 module inputs");
+        for (int k = 0; s == AIT_OK && k < module->n_inputs; k++) {
+            const value *d = &module->vals[module->inputs[k]];
+            memset(&shapes[k], 0, sizeof shapes[k]);
+            tensor_set_shape(&shapes[k], d->dtype, d->rank, d->dims);
+            in[k] = &shapes[k];
+        }
+        if (s == AIT_OK) s = schedule(bm, in);
+        for (int k = 0; s == AIT_OK && k < module->n_inputs; k++)
+            bm->vals[module->inputs[k]].cur = NULL; /* the shapes above are gone */
+    }
+    if (s != AIT_OK) {
+        bm->err = &bm->own_err;
+        nat_free(bm);
+        if (e && b) err_prefix(e, "backend '%s': ", b->name);
+        return s;
+    }
+    bm->err = &bm->own_err;
+    *out = bm;
+    return AIT_OK;
+}
+
+static ait_status nat_run(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e)
+{
+    const graph *g = bm->g;
+    bm->err = e ? e : &bm->own_err;
+    for (int k = 0; k < g->n_inputs; k++) {
+        const value *d = &g->vals[g->inputs[k]];
+        if (!inputs[k] || inputs[k]->kind != VAL_TENSOR || !inputs[k]->data)
+            return err_set(e, AIT_E_INVALID_ARG, "native: input '%s' is missing", d->name);
+        if (d->dtype != AIT_UNDEFINED && inputs[k]->dtype != d->dtype)
+            return err_set(e, AIT_E_DTYPE, "native: input '%s' must be %s, got %s", d->name,
+                           ait_dtype_name(d->dtype), ait_dtype_name(inputs[k]->dtype));
+    }
+    if (!same_sig(bm, inputs)) TRY(schedule(bm, inputs));
+    for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].cur = inputs[k];
+    for (int i = 0; i < bm->n_steps; i++) {
+        const nat_step *st = &bm->steps[i];
+        if (st->op) {
+            TRY(st->op->run(bm, st));
+            continue;
+        }
+        const node *n = &g->nodes[st->node];
+        tensor *in[64], *out[64];
+        if (n->n_in > 64 || n->n_out > 64)
+            return nat_fail(bm, st->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
+        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].cur : NULL;
+        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &bm->vals[n->out[k]].t : NULL;
+        ait_status s = exec_run_node(bm->x, st->node, in, out, e);
+        if (s != AIT_OK) {
+            err_prefix(e, "native: ");
+            return s;
+        }
+    }
+    for (int j = 0; j < g->n_outputs; j++) {
+        outputs[j] = bm->vals[g->outputs[j]].cur;
+        if (!outputs[j] || !outputs[j]->data)
+            return err_set(e, AIT_E_INTERNAL, "native: output '%s' was not computed",
+                           g->vals[g->outputs[j]].name);
+    }
+    bm->err = &bm->own_err;
+    return AIT_OK;
+}
+
+static ait_status nat_save(const built *bm, prepared *out, ait_error *e)
+{
+    (void)e;
+    out->n = bm->n_saved;
+    out->blobs = bm->saved;
+    return AIT_OK;
+}
+
+static const op_def *nat_op_for(const graph *g, const node *n)
+{
+    if (!nat_op_find(n)) return NULL;
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED &&
+            g->vals[v].dtype != AIT_F32)
+            return NULL;
+    }
+    return n->def;
+}
+
+/* The other GEMM kernels this CPU runs that the table marks worth trying. */
+static int nat_variants(const graph *module, const char **out, int max)
+{
+    int n = 0;
+    bool any = false;
+    for (int i = 0; i < module->n_nodes && !any; i++) any = nat_op_find(&module->nodes[i]) != NULL;
+    const gemm_kernel *best = gemm_kernel_best();
+    for (int i = 0; any && i < gemm_kernel_count() && n < max; i++) {
+        const gemm_kernel *k = gemm_kernel_at(i);
+        if (k != best && gemm_kernel_available(k) && gemm_kernel_tried(k))
+            out[n++] = gemm_kernel_name(k);
+    }
+    return n;
+}
+
+static void nat_describe(char *buf, size_t n) { gemm_kernel_describe(gemm_kernel_best(), buf, n); }
+
+/* The weights are packed for the best kernel's panel shape (a variant's
+ * kernel needs no more than it). */
+static void nat_cpu_needs(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", gemm_kernel_needs(gemm_kernel_best()));
+}
+
+const backend backend_native = {
+    .name = "native",
+    .summary = "ait's own kernels: MatMul, Gemm and 2-D Conv in float32 as packed GEMMs with "
+               "fused bias, activation and residual",
+    .describe = nat_describe,
+    .op_for = nat_op_for,
+    .build = nat_build,
+    .run = nat_run,
+    .free = nat_free,
+    .save = nat_save,
+    .variants = nat_variants,
+    .cpu_needs = nat_cpu_needs,
+};

@@ -1,0 +1,113 @@
+/* The native backend's private parts: native.c (the vtable, schedules,
+ * runs, prepared weights), fuse.c (the epilogue chain after an anchor),
+ * one file per op family (gemm_ops.c: MatMul and Gemm, conv.c: Conv), and
+ * ops.c, the one table of the ops it takes.
+ *
+ * A built module is a list of steps made once per input-shape signature
+ * (at build when the module's inputs are static, else at the first run and
+ * again when the shapes change): each step is a node run by a native op
+ * (with the nodes its epilogue swallowed) or a node left to its reference
+ * op through the executor (exec_run_node). Every value lives in a plain
+ * row-major tensor: the module's input, a constant, or one owned here. */
+#ifndef AIT_BACKENDS_NATIVE_H
+#define AIT_BACKENDS_NATIVE_H
+#include "backends/backend.h"
+#include "exec/exec.h"
+#include "kernels/gemm.h"
+
+/* What an anchor's epilogue swallowed, in value ids (-1: none); fuse.c
+ * finds it, the op turns it into a gemm_epi at each run. */
+typedef struct nat_epi {
+    gemm_act act;
+    float lo, hi;
+    int bias;       /* a constant added per output channel (Add after the anchor) */
+    int res;        /* a value of the output's shape added */
+    bool res_after; /* the residual comes after the activation */
+    int out;        /* the chain's last value: what the step writes */
+    int n_nodes;    /* nodes swallowed, */
+    int nodes[8];   /* which */
+} nat_epi;
+
+/* A node's prepared weights, kept across schedules (weights do not
+ * depend on input shapes): packed GEMM operands, one per group, in one
+ * buffer (owned, or an artifact blob used in place). */
+typedef struct nat_pack {
+    char name[64];
+    void *own;
+    const void *data;
+    size_t size;
+    int groups;
+    size_t stride;    /* bytes from one group's packed operand to the next */
+    gemm_packed *views;
+    float *bias;      /* a bias the op prepared (Gemm's beta * C), owned */
+} nat_pack;
+
+typedef struct nat_step {
+    int node;
+    const struct nat_op *op; /* NULL: the reference op */
+    nat_epi epi;
+    int64_t geo[16];         /* the op's geometry, as it chose at schedule */
+    size_t scratch;          /* bytes of scratch it needs per run */
+} nat_step;
+
+typedef struct nat_val {
+    const tensor *spec; /* as scheduled: shape, and data for constants */
+    tensor t;           /* storage owned here */
+    tensor *cur;        /* where the value is: an input, a constant or &t */
+    bool input, konst, done;
+    int uses;           /* consumers among the scheduled nodes, +1 for a module output */
+} nat_val;
+
+struct built {
+    const graph *g;
+    int threads;
+    const gemm_kernel *kern;
+    const prepared *prep;
+    exec *x;
+    bool scheduled;
+    int64_t *sig;
+    nat_val *vals;
+    nat_step *steps;
+    int n_steps;
+    nat_pack *packs; /* per node */
+    void *scratch;
+    size_t scratch_size;
+    prep_blob *saved;
+    int n_saved;
+    ait_error *err;
+    ait_error own_err;
+};
+
+typedef struct nat_op {
+    const char *name;
+    /* At schedule: takes node i (fills st, packs weights into bm->packs[i])
+     * or sets *taken false to leave it to the reference op. */
+    ait_status (*take)(built *bm, int i, nat_step *st, bool *taken);
+    ait_status (*run)(built *bm, const nat_step *st);
+} nat_op;
+
+/* ops.c */
+const nat_op *nat_op_find(const node *n);
+
+/* fuse.c: the element-wise chain after value v (the anchor's output) that
+ * the epilogue can take; `row_bias` says whether a bias runs along the
+ * output's channel axis 1 (Conv) rather than its last (MatMul, Gemm);
+ * bias_ok: the anchor has no bias of its own. */
+void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep);
+/* The gemm_epi of a step's chain for output element block at offset off
+ * (the residual's), with the op's own scale and bias. */
+void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out);
+
+/* native.c helpers */
+const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */
+bool nat_const(const built *bm, int v);
+ait_status nat_fail(built *bm, int i, ait_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Node i's packed weights: from the prepared blobs when given (by name,
+ * checked by size and header), else made by fill (bytes each group) and
+ * recorded for save(). stride: bytes per group (64-aligned). */
+ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
+                        void (*fill)(built *bm, int i, int grp, void *dst, const void *arg),
+                        const void *arg, nat_pack **out);
+
+#endif

@@ -1,0 +1,128 @@
+/* Single-precision GEMM, BLIS-style: five loops around a register-blocked
+ * micro-kernel over packed A and B panels, cache blocking from the CPU's
+ * cache sizes, OpenMP threads inside. Micro-kernels per ISA are data
+ * (gemm_kern.h, one table in gemm_table.c), chosen by CPUID at run time.
+ *
+ *   C[m][n] = epilogue(sum_k A[m][k] * B[k][n])
+ *
+ * A and B are read through strides (A[i][k] at a[i*rsa + k*csa]), so
+ * transposes cost nothing; C is row-major with leading dimension ldc.
+ * Either operand may instead be prepacked once (gemm_pack_a / gemm_pack_b)
+ * into a self-describing buffer whose bytes can be saved and used in place
+ * later (gemm_packed_view). M <= GEMM_SKINNY_M with a prepacked B takes a
+ * path that does not pack A and streams B at memory bandwidth. */
+#ifndef AIT_KERNELS_GEMM_H
+#define AIT_KERNELS_GEMM_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+#define GEMM_SKINNY_M 16
+
+typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gemm_kern.h) */
+
+/* The best kernel this CPU runs (the first available row of the table). */
+const gemm_kernel *gemm_kernel_best(void);
+/* The kernel named `name` ("avx512", "avx512-z14", "avx2", "c": see the
+ * table), NULL when unknown or not runnable here (why says which). */
+const gemm_kernel *gemm_kernel_find(const char *name, char *why, size_t n);
+/* The table, for tests and the tuner: every row, runnable or not. */
+int gemm_kernel_count(void);
+const gemm_kernel *gemm_kernel_at(int i);
+bool gemm_kernel_available(const gemm_kernel *k);
+const char *gemm_kernel_name(const gemm_kernel *k);
+/* Whether a tuner should try it besides the best (a shape that wins on
+ * some problems; the rest are there to be forced and measured). */
+bool gemm_kernel_tried(const gemm_kernel *k);
+/* The core/cpu.h features the kernel needs ("" for the portable one). */
+const char *gemm_kernel_needs(const gemm_kernel *k);
+/* Its register tile: MR rows of A by NR columns of B. */
+int gemm_kernel_mr(const gemm_kernel *k);
+int gemm_kernel_nr(const gemm_kernel *k);
+/* One line: the kernel, its MR x NR and its blocking here. */
+void gemm_kernel_describe(const gemm_kernel *k, char *buf, size_t n);
+
+/* The fused epilogue, in this order on each element v of sum_k A*B:
+ *   v *= scale (when scaled); v += bias[i] (GEMM_BIAS_ROW) or bias[j] (COL);
+ *   v += res_scale * res[i*ldr + j] (res given, !res_after);
+ *   v = act(v); v += res_scale * res[...] (res given, res_after). */
+typedef enum {
+    GEMM_ACT_NONE,
+    GEMM_ACT_RELU,
+    GEMM_ACT_CLIP,      /* min(max(v, lo), hi): relu6 is 0, 6 */
+    GEMM_ACT_SIGMOID,
+    GEMM_ACT_TANH,
+    GEMM_ACT_GELU,      /* erf form */
+    GEMM_ACT_GELU_TANH, /* tanh approximation */
+    GEMM_ACT_SILU,
+    GEMM_ACT_HARDSWISH,
+    GEMM_ACT_HARDSIGMOID, /* max(0, min(1, lo*v + hi)) (alpha, beta) */
+    GEMM_ACT_LEAKY,       /* v < 0: lo * v */
+    GEMM_ACT_COUNT
+} gemm_act;
+enum { GEMM_BIAS_NONE, GEMM_BIAS_ROW, GEMM_BIAS_COL };
+
+typedef struct gemm_epi {
+    bool scaled;
+    float scale;
+    int bias_mode;
+    const float *bias;
+    const float *res; /* residual, [m][n] with leading dimension ldr */
+    int64_t ldr;
+    float res_scale; /* 0 is taken as 1 (so a zeroed epi adds res as is) */
+    bool res_after;
+    gemm_act act;
+    float lo, hi; /* the activation's parameters */
+} gemm_epi;
+
+/* A prepacked operand: a view of a buffer gemm_pack_* filled (data points
+ * past its header), or of panels a kernel of its own packed in the same
+ * layout (im2col_pack_f32), filled in by hand. */
+typedef struct gemm_packed {
+    const gemm_kernel *kern;
+    bool is_a;      /* A (m x k, MR-row panels) or B (k x n, NR-column panels) */
+    int64_t k, mn;  /* k and m (A) or n (B) */
+    const float *data;
+} gemm_packed;
+
+/* Bytes a packed A (m x k) or B (k x n) takes for kernel kr, header
+ * included; 0 on overflow. */
+size_t gemm_pack_a_size(const gemm_kernel *kr, int64_t m, int64_t k);
+size_t gemm_pack_b_size(const gemm_kernel *kr, int64_t k, int64_t n);
+/* Packs into dst (64-byte aligned, gemm_pack_*_size bytes). */
+void gemm_pack_a(const gemm_kernel *kr, const float *a, int64_t rsa, int64_t csa, int64_t m,
+                 int64_t k, void *dst);
+void gemm_pack_b(const gemm_kernel *kr, const float *b, int64_t rsb, int64_t csb, int64_t k,
+                 int64_t n, void *dst);
+/* Checks a packed buffer of `size` bytes (from an artifact: the header's
+ * magic, kernel, dimensions and size) and fills a view of it in place. */
+ait_status gemm_packed_view(const void *buf, size_t size, gemm_packed *out, ait_error *e);
+
+typedef struct gemm_args {
+    int64_t m, n, k;
+    const float *a;
+    int64_t rsa, csa;
+    const gemm_packed *pa; /* instead of a */
+    const float *b;
+    int64_t rsb, csb;
+    const gemm_packed *pb; /* instead of b */
+    float *c;
+    int64_t ldc;
+    gemm_epi epi;
+    int threads;             /* 0 or 1: the calling thread only */
+    const gemm_kernel *kern; /* NULL: the packed operands', else the best */
+} gemm_args;
+
+/* C = epilogue(A*B). Fails on a packed operand of other dimensions or of
+ * another kernel than kern, and when out of memory. */
+ait_status gemm_f32(const gemm_args *g, ait_error *e);
+
+/* The epilogue on rows [i0, i0+mr) x columns [j0, j0+nr) of C (c points at
+ * C[i0][j0]); the driver calls it on each tile, exported for other kernels
+ * (a convolution's own loops) that end the same way. */
+void gemm_epi_tile(const gemm_epi *ep, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr,
+                   int nr);
+
+#endif

@@ -1,0 +1,109 @@
+/* AVX-512 GEMM micro-kernels: C rows broadcast from packed A, NR columns
+ * as NV vectors from packed B. In zmm: 14x32 keeps 28 accumulators (of 32
+ * registers), 28x16 as many with one B load per k; in ymm with VL's 32
+ * registers (at the end): 12x16 and 6x32. Zen 4 runs each 512-bit FMA as
+ * two 256-bit halves, so which wins is measured (gemm_table.c). */
+#include <immintrin.h>
+
+#include "kernels/gemm_kern.h"
+
+#define T512 __attribute__((target("avx512f,fma")))
+#define UNROLL _Pragma("GCC unroll 32")
+
+#define UKR512(MR, NV)                                                                        \
+    T512 static void ukr512_##MR##x##NV(int64_t k, const float *a, const float *b, float *c,  \
+                                        int64_t ldc, int acc)                                 \
+    {                                                                                         \
+        __m512 r[MR][NV];                                                                     \
+        UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =     \
+            _mm512_setzero_ps();                                                              \
+        UNROLL for (int i = 0; i < MR; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); \
+        for (int64_t p = 0; p < k; p++) {                                                     \
+            __m512 bv[NV];                                                                    \
+            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm512_load_ps(b + p * NV * 16 + 16 * j); \
+            UNROLL for (int i = 0; i < MR; i++) {                                             \
+                __m512 av = _mm512_set1_ps(a[p * MR + i]);                                    \
+                UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm512_fmadd_ps(av, bv[j], r[i][j]); \
+            }                                                                                 \
+        }                                                                                     \
+        UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
+            float *o = c + i * ldc + 16 * j;                                                  \
+            _mm512_storeu_ps(o, acc ? _mm512_add_ps(_mm512_loadu_ps(o), r[i][j]) : r[i][j]);  \
+        }                                                                                     \
+    }
+
+UKR512(14, 2)
+UKR512(28, 1)
+
+/* Skinny: M rows of A read in place against one packed B panel. */
+#define SK512(NV, M)                                                                          \
+    T512 static void sk512_##NV##_##M(int64_t k, const float *a, int64_t rsa, int64_t csa,    \
+                                      const float *b, float *out)                             \
+    {                                                                                         \
+        __m512 r[M][NV];                                                                      \
+        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =      \
+            _mm512_setzero_ps();                                                              \
+        for (int64_t p = 0; p < k; p++) {                                                     \
+            __m512 bv[NV];                                                                    \
+            _mm_prefetch((const char *)(b + (p + 32) * NV * 16), _MM_HINT_T0);                \
+            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm512_load_ps(b + p * NV * 16 + 16 * j); \
+            UNROLL for (int i = 0; i < M; i++) {                                              \
+                __m512 av = _mm512_set1_ps(a[i * rsa + p * csa]);                             \
+                UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm512_fmadd_ps(av, bv[j], r[i][j]); \
+            }                                                                                 \
+        }                                                                                     \
+        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++)                \
+            _mm512_storeu_ps(out + i * NV * 16 + 16 * j, r[i][j]);                            \
+    }
+
+SK512(2, 1) SK512(2, 2) SK512(2, 3) SK512(2, 4) SK512(2, 5) SK512(2, 6) SK512(2, 7) SK512(2, 8)
+SK512(1, 1) SK512(1, 2) SK512(1, 3) SK512(1, 4) SK512(1, 5) SK512(1, 6) SK512(1, 7) SK512(1, 8)
+
+typedef void (*sk_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *);
+static const sk_fn sk32[] = {sk512_2_1, sk512_2_2, sk512_2_3, sk512_2_4,
+                             sk512_2_5, sk512_2_6, sk512_2_7, sk512_2_8};
+static const sk_fn sk16[] = {sk512_1_1, sk512_1_2, sk512_1_3, sk512_1_4,
+                             sk512_1_5, sk512_1_6, sk512_1_7, sk512_1_8};
+
+GEMM_SKINNY(gemm_skinny_avx512_32)
+{
+    sk32[m - 1](k, a, rsa, csa, b, out);
+}
+
+GEMM_SKINNY(gemm_skinny_avx512_16)
+{
+    sk16[m - 1](k, a, rsa, csa, b, out);
+}
+
+GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc); }
+GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc); }
+
+/* 256-bit vectors with AVX-512VL's 32 registers: Zen 4 splits 512-bit ops
+ * in two anyway, so twice the accumulators of the AVX2 kernel in ymm. */
+#define TVL __attribute__((target("avx512f,avx512vl,fma")))
+#define UKRVL(MR, NV)                                                                         \
+    TVL static void ukrvl_##MR##x##NV(int64_t k, const float *a, const float *b, float *c,    \
+                                      int64_t ldc, int acc)                                   \
+    {                                                                                         \
+        __m256 r[MR][NV];                                                                     \
+        UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =     \
+            _mm256_setzero_ps();                                                              \
+        UNROLL for (int i = 0; i < MR; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); \
+        for (int64_t p = 0; p < k; p++) {                                                     \
+            __m256 bv[NV];                                                                    \
+            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm256_load_ps(b + p * NV * 8 + 8 * j); \
+            UNROLL for (int i = 0; i < MR; i++) {                                             \
+                __m256 av = _mm256_broadcast_ss(a + p * MR + i);                              \
+                UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm256_fmadd_ps(av, bv[j], r[i][j]); \
+            }                                                                                 \
+        }                                                                                     \
+        UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
+            float *o = c + i * ldc + 8 * j;                                                   \
+            _mm256_storeu_ps(o, acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j]);  \
+        }                                                                                     \
+    }
+
+UKRVL(12, 2)
+UKRVL(6, 4)
+GEMM_UKR(gemm_ukr_avx512vl_12x16) { ukrvl_12x2(k, a, b, c, ldc, acc); }
+GEMM_UKR(gemm_ukr_avx512vl_6x32) { ukrvl_6x4(k, a, b, c, ldc, acc); }

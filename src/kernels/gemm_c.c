@@ -1,0 +1,30 @@
+/* The portable GEMM micro-kernel (any CPU; the compiler vectorises what the
+ * baseline ISA allows): 4x16, and the skinny path for up to 4 rows. */
+#include "kernels/gemm_kern.h"
+
+#define MR 4
+#define NR 16
+
+GEMM_UKR(gemm_ukr_c_4x16)
+{
+    float r[MR][NR] = {{0}};
+    for (int64_t p = 0; p < k; p++)
+        for (int i = 0; i < MR; i++) {
+            float av = a[p * MR + i];
+            for (int j = 0; j < NR; j++) r[i][j] += av * b[p * NR + j];
+        }
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++) c[i * ldc + j] = (acc ? c[i * ldc + j] : 0.0f) + r[i][j];
+}
+
+GEMM_SKINNY(gemm_skinny_c_16)
+{
+    float r[MR][NR] = {{0}};
+    for (int64_t p = 0; p < k; p++)
+        for (int i = 0; i < m; i++) {
+            float av = a[i * rsa + p * csa];
+            for (int j = 0; j < NR; j++) r[i][j] += av * b[p * NR + j];
+        }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < NR; j++) out[i * NR + j] = r[i][j];
+}

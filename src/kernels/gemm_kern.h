@@ -1,0 +1,49 @@
+/* GEMM micro-kernels as data (private to src/kernels/gemm*.c): one row per
+ * ISA and register shape, as BLIS's bli_cntx_init_<arch>.c registers them.
+ * Each ISA's file (gemm_avx512.c, gemm_avx2.c, gemm_c.c) defines its
+ * functions with __attribute__((target)), so the build needs no -m flags;
+ * gemm_table.c lists the rows and picks one by CPUID. */
+#ifndef AIT_KERNELS_GEMM_KERN_H
+#define AIT_KERNELS_GEMM_KERN_H
+#include "kernels/gemm.h"
+
+/* The full MR x NR tile: c[i*ldc + j] (+= when acc) sum_p a[p*MR + i] * b[p*NR + j]
+ * over p < k, from packed panels. */
+typedef void (*gemm_ukr_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
+                            int acc);
+/* Skinny rows: out[i*NR + j] = sum_p a[i*rsa + p*csa] * b[p*NR + j] for
+ * i < m (m <= the row's skinny_m), A read in place, b one packed panel. */
+typedef void (*gemm_skinny_fn)(int64_t k, int m, const float *a, int64_t rsa, int64_t csa,
+                               const float *b, float *out);
+
+struct gemm_kernel {
+    const char *name;  /* what gemm_kernel_find takes */
+    const char *needs; /* core/cpu.h features */
+    int mr, nr;
+    gemm_ukr_fn ukr;
+    gemm_skinny_fn skinny;
+    int skinny_m;
+    /* Blocking: 0 derives it from the cache sizes (gemm_table.c). */
+    int kc, mc, nc;
+    bool tried; /* a variant the tuner tries (gemm_kernel_tried) */
+};
+
+/* The blocking for kernel k on this machine. */
+void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc);
+
+/* The rows' functions, one file per ISA. */
+#define GEMM_UKR(nm) void nm(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc)
+#define GEMM_SKINNY(nm)                                                                     \
+    void nm(int64_t k, int m, const float *a, int64_t rsa, int64_t csa, const float *b, float *out)
+GEMM_UKR(gemm_ukr_avx512_14x32);
+GEMM_UKR(gemm_ukr_avx512_28x16);
+GEMM_UKR(gemm_ukr_avx512vl_12x16);
+GEMM_UKR(gemm_ukr_avx512vl_6x32);
+GEMM_UKR(gemm_ukr_avx2_6x16);
+GEMM_UKR(gemm_ukr_c_4x16);
+GEMM_SKINNY(gemm_skinny_avx512_32);
+GEMM_SKINNY(gemm_skinny_avx512_16);
+GEMM_SKINNY(gemm_skinny_avx2_16);
+GEMM_SKINNY(gemm_skinny_c_16);
+
+#endif

@@ -1,0 +1,120 @@
+/* The GEMM kernel table (best first) and its blocking. A row with kc, mc
+ * or nc 0 takes it from the cache sizes, the BLIS way: B's micro-panel
+ * (kc x NR) stays in half of L1 while A's micro-panels stream past it, the
+ * packed A block (mc x kc) in half of L2, the packed B block (kc x nc) in a
+ * quarter of L3. Cache sizes come from sysconf (glibc reads CPUID), with
+ * common sizes when it does not know. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/cpu.h"
+#include "kernels/gemm_kern.h"
+
+static const gemm_kernel table[] = {
+    /* Zen 4 runs 512-bit ops as two 256-bit halves: 12x16 in ymm registers
+     * (AVX-512VL gives 32 of them, 24 accumulators) measured level with or a
+     * few percent above 14x32 and 28x16 in zmm on squares and on ResNet's
+     * convolution GEMMs (bench/RESULTS.md), so it is the default. The tuner also tries
+     * the rows marked (each is a candidate per module, so few): avx2's 6x16,
+     * whose 6-row panels waste least on small M. */
+    {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 8,
+     0, 0, 0, false},
+    {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 256, 0,
+     0, false},
+    {"avx512-z28", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 8, 0, 0, 0,
+     false},
+    {"avx512-y6", "avx512f,avx512vl,fma", 6, 32, gemm_ukr_avx512vl_6x32, gemm_skinny_avx512_32, 8,
+     0, 0, 0, false},
+    {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 6, 0, 0, 0, true},
+    {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 4, 0, 0, 0, false},
+};
+#define N_KERN ((int)(sizeof table / sizeof table[0]))
+static const gemm_kernel *row(int i) { return &table[i]; }
+
+int gemm_kernel_count(void) { return N_KERN; }
+const gemm_kernel *gemm_kernel_at(int i) { return i >= 0 && i < N_KERN ? row(i) : NULL; }
+const char *gemm_kernel_name(const gemm_kernel *k) { return k->name; }
+const char *gemm_kernel_needs(const gemm_kernel *k) { return k->needs; }
+int gemm_kernel_mr(const gemm_kernel *k) { return k->mr; }
+int gemm_kernel_nr(const gemm_kernel *k) { return k->nr; }
+bool gemm_kernel_tried(const gemm_kernel *k) { return k->tried; }
+bool gemm_kernel_available(const gemm_kernel *k) { return cpu_has_all(k->needs, NULL, 0); }
+
+const gemm_kernel *gemm_kernel_best(void)
+{
+    static const gemm_kernel *best;
+    const gemm_kernel *b = __atomic_load_n(&best, __ATOMIC_ACQUIRE);
+    if (b) return b;
+    for (int i = 0; i < N_KERN && !b; i++)
+        if (gemm_kernel_available(row(i))) b = row(i);
+    __atomic_store_n(&best, b, __ATOMIC_RELEASE);
+    return b;
+}
+
+const gemm_kernel *gemm_kernel_find(const char *name, char *why, size_t n)
+{
+    for (int i = 0; i < N_KERN; i++) {
+        if (strcmp(row(i)->name, name) != 0) continue;
+        char miss[64];
+        if (cpu_has_all(row(i)->needs, miss, sizeof miss)) return row(i);
+        if (why) snprintf(why, n, "GEMM kernel '%s' needs %s, which this CPU lacks", name, miss);
+        return NULL;
+    }
+    if (why) {
+        int len = snprintf(why, n, "unknown GEMM kernel '%s' (known:", name);
+        for (int i = 0; i < N_KERN && len > 0 && (size_t)len < n; i++)
+            len += snprintf(why + len, n - (size_t)len, " %s", row(i)->name);
+        if (len > 0 && (size_t)len < n) snprintf(why + len, n - (size_t)len, ")");
+    }
+    return NULL;
+}
+
+/* sysconf runs CPUID on each call: read once (racing first callers store
+ * the same values). */
+static long cache_or(int name, long dflt)
+{
+    long v = sysconf(name);
+    return v > 0 ? v : dflt;
+}
+
+static void cache_sizes(long *l1, long *l2, long *l3)
+{
+    static long c[3];
+    if (!__atomic_load_n(&c[2], __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&c[0], cache_or(_SC_LEVEL1_DCACHE_SIZE, 32 << 10), __ATOMIC_RELAXED);
+        __atomic_store_n(&c[1], cache_or(_SC_LEVEL2_CACHE_SIZE, 512 << 10), __ATOMIC_RELAXED);
+        __atomic_store_n(&c[2], cache_or(_SC_LEVEL3_CACHE_SIZE, 8 << 20), __ATOMIC_RELEASE);
+    }
+    *l1 = __atomic_load_n(&c[0], __ATOMIC_RELAXED);
+    *l2 = __atomic_load_n(&c[1], __ATOMIC_RELAXED);
+    *l3 = __atomic_load_n(&c[2], __ATOMIC_RELAXED);
+}
+
+void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc)
+{
+    long l1, l2, l3;
+    cache_sizes(&l1, &l2, &l3);
+    long c = k->kc ? k->kc : l1 / 2 / (k->nr * 4);
+    c = c < 64 ? 64 : c > 512 ? 512 : c & ~7L;
+    long m = k->mc ? k->mc : l2 / 2 / (c * 4);
+    m = m < k->mr ? k->mr : m > 1024 ? 1024 : m - m % k->mr;
+    long n = k->nc ? k->nc : l3 / 4 / (c * 4);
+    n = n < k->nr ? k->nr : n > 8192 ? 8192 : n - n % k->nr;
+#ifdef GEMM_TUNE_ENV /* experiments only: the library reads no environment */
+    if (getenv("KC")) c = atol(getenv("KC"));
+    if (getenv("MC")) m = atol(getenv("MC"));
+    if (getenv("NC")) n = atol(getenv("NC"));
+#endif
+    *kc = (int)c;
+    *mc = (int)m;
+    *nc = (int)n;
+}
+
+void gemm_kernel_describe(const gemm_kernel *k, char *buf, size_t n)
+{
+    int kc, mc, nc;
+    gemm_blocking(k, &kc, &mc, &nc);
+    snprintf(buf, n, "GEMM kernel %s %dx%d, kc %d mc %d nc %d", k->name, k->mr, k->nr, kc, mc, nc);
+}

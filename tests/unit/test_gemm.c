@@ -1,0 +1,223 @@
+/* The native GEMM (src/kernels/gemm.h) against a double-precision loop, on
+ * every kernel this CPU runs (the portable one always): odd and prime sizes,
+ * transposes, every epilogue, prepacked A and B, skinny M, 1 and 2 threads,
+ * a tolerance scaled by K. Correctness only; speed is bench/'s. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/tensor.h"
+#include "kernels/gemm.h"
+
+static unsigned rng = 12345;
+static float rnd(void)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static double act_ref(const gemm_epi *e, double v)
+{
+    switch (e->act) {
+    case GEMM_ACT_RELU: return v > 0 ? v : 0;
+    case GEMM_ACT_CLIP: return v < e->lo ? e->lo : v > e->hi ? e->hi : v;
+    case GEMM_ACT_SIGMOID: return 1 / (1 + exp(-v));
+    case GEMM_ACT_TANH: return tanh(v);
+    case GEMM_ACT_GELU: return 0.5 * v * (1 + erf(v / sqrt(2)));
+    case GEMM_ACT_GELU_TANH: return 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    case GEMM_ACT_SILU: return v / (1 + exp(-v));
+    case GEMM_ACT_HARDSWISH: return v * fmax(0, fmin(1, v / 6 + 0.5));
+    case GEMM_ACT_HARDSIGMOID: return fmax(0, fmin(1, e->lo * v + e->hi));
+    case GEMM_ACT_LEAKY: return v < 0 ? e->lo * v : v;
+    default: return v;
+    }
+}
+
+typedef struct gcase {
+    int64_t m, n, k;
+    bool ta, tb, pack_a, pack_b;
+    int threads;
+    gemm_epi epi;
+} gcase;
+
+/* Runs one case on kernel kr and checks it element by element. */
+static void run_case(const gemm_kernel *kr, const gcase *t)
+{
+    const int64_t m = t->m, n = t->n, k = t->k;
+    size_t na = (size_t)(m * k) + 1, nb = (size_t)(k * n) + 1, nc = (size_t)(m * n) + 1;
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4), *res = malloc(nc * 4);
+    float *bias = malloc((size_t)(m > n ? m : n) * 4 + 4);
+    assert_true(a && b && c && res && bias);
+    for (size_t i = 0; i < na; i++) a[i] = rnd();
+    for (size_t i = 0; i < nb; i++) b[i] = rnd();
+    for (size_t i = 0; i < nc; i++) res[i] = rnd(), c[i] = NAN; /* every element must be written */
+    for (int64_t i = 0; i < (m > n ? m : n); i++) bias[i] = rnd();
+    gemm_args g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .ldc = n, .threads = t->threads,
+                   .kern = kr, .epi = t->epi};
+    /* A stored [m][k], or [k][m] when transposed; likewise B. */
+    g.rsa = t->ta ? 1 : k;
+    g.csa = t->ta ? m : 1;
+    g.rsb = t->tb ? 1 : n;
+    g.csb = t->tb ? k : 1;
+    if (g.epi.bias_mode != GEMM_BIAS_NONE) g.epi.bias = bias;
+    if (g.epi.res) {
+        g.epi.res = res;
+        g.epi.ldr = n;
+    }
+    void *pa = NULL, *pb = NULL;
+    gemm_packed va, vb;
+    if (t->pack_a) {
+        size_t s = gemm_pack_a_size(kr, m, k);
+        pa = aligned_zalloc(s);
+        gemm_pack_a(kr, a, g.rsa, g.csa, m, k, pa);
+        assert_int_equal(gemm_packed_view(pa, s, &va, NULL), AIT_OK);
+        assert_int_equal(gemm_packed_view(pa, s - 4, &va, NULL), AIT_E_PARSE); /* wrong size */
+        assert_int_equal(gemm_packed_view(pa, s, &va, NULL), AIT_OK);
+        g.pa = &va;
+        g.a = NULL;
+    }
+    if (t->pack_b) {
+        size_t s = gemm_pack_b_size(kr, k, n);
+        pb = aligned_zalloc(s);
+        gemm_pack_b(kr, b, g.rsb, g.csb, k, n, pb);
+        assert_int_equal(gemm_packed_view(pb, s, &vb, NULL), AIT_OK);
+        g.pb = &vb;
+        g.b = NULL;
+    }
+    ait_error e = {0};
+    if (gemm_f32(&g, &e) != AIT_OK) fail_msg("gemm_f32: %s", e.msg);
+    const gemm_epi *ep = &t->epi;
+    double rs = ep->res_scale != 0 ? ep->res_scale : 1;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++)
+                s += (double)a[i * g.rsa + p * g.csa] * b[p * g.rsb + j * g.csb];
+            if (ep->scaled) s *= ep->scale;
+            if (ep->bias_mode == GEMM_BIAS_ROW) s += bias[i];
+            if (ep->bias_mode == GEMM_BIAS_COL) s += bias[j];
+            if (ep->res && !ep->res_after) s += rs * res[i * n + j];
+            s = act_ref(ep, s);
+            if (ep->res && ep->res_after) s += rs * res[i * n + j];
+            double got = c[i * n + j], tol = 1e-5 * (double)(k + 4) * (1 + fabs(s));
+            if (!(fabs(got - s) <= tol))
+                fail_msg("kernel %s, %lldx%lldx%lld ta %d tb %d pa %d pb %d t %d act %d bias %d "
+                         "res %d: C[%lld][%lld] = %.7g, want %.7g",
+                         gemm_kernel_name(kr), (long long)m, (long long)n, (long long)k, t->ta,
+                         t->tb, t->pack_a, t->pack_b, t->threads, ep->act, ep->bias_mode,
+                         ep->res != NULL, (long long)i, (long long)j, got, s);
+        }
+    aligned_free(pa);
+    aligned_free(pb);
+    free(a);
+    free(b);
+    free(c);
+    free(res);
+    free(bias);
+}
+
+static const int64_t sizes[] = {1, 2, 3, 15, 16, 17, 31, 63, 64, 65, 97, 128, 257, 300};
+#define NS ((int)(sizeof sizes / sizeof sizes[0]))
+
+/* Sizes: every M with a spread of N and K, plain and transposed, packed or not. */
+static void test_sizes(void **state)
+{
+    (void)state;
+    int kernels = 0;
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) {
+            printf("# kernel %s: not on this CPU (needs %s)\n", gemm_kernel_name(kr),
+                   gemm_kernel_needs(kr));
+            continue;
+        }
+        kernels++;
+        int cases = 0;
+        for (int x = 0; x < NS; x++)
+            for (int y = 0; y < NS; y += 3)
+                for (int z = (x + y) % 4; z < NS; z += 4) {
+                    gcase t = {.m = sizes[x], .n = sizes[(y + x) % NS], .k = sizes[z]};
+                    int v = x + y + z;
+                    t.ta = v & 1;
+                    t.tb = (v >> 1) & 1;
+                    t.pack_a = (v % 3) == 1;
+                    t.pack_b = (v % 3) == 2 || t.m <= 16;
+                    t.threads = 1 + (v % 2);
+                    run_case(kr, &t);
+                    cases++;
+                }
+        printf("# kernel %s: %d cases\n", gemm_kernel_name(kr), cases);
+    }
+    assert_true(kernels >= 1);
+}
+
+/* Every epilogue, on an edge-heavy shape and a skinny one, packed and not. */
+static void test_epilogues(void **state)
+{
+    (void)state;
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        for (int act = 0; act < GEMM_ACT_COUNT; act++)
+            for (int var = 0; var < 6; var++) {
+                gcase t = {.m = var & 1 ? 3 : 37, .n = 45, .k = 29, .threads = 1 + (var & 1)};
+                t.pack_b = var >= 2;
+                t.pack_a = var == 5;
+                t.tb = var == 3;
+                t.epi.act = (gemm_act)act;
+                t.epi.lo = act == GEMM_ACT_CLIP ? -0.5f : 0.2f;
+                t.epi.hi = act == GEMM_ACT_CLIP ? 0.7f : 0.5f;
+                t.epi.bias_mode = var % 3;
+                t.epi.scaled = var & 2;
+                t.epi.scale = 0.75f;
+                t.epi.res = var >= 1 ? (const float *)&t : NULL; /* any non-NULL: run_case sets it */
+                t.epi.res_after = var >= 4;
+                t.epi.res_scale = var == 2 ? 0.5f : 0.0f;
+                run_case(kr, &t);
+            }
+    }
+}
+
+/* K = 0 gives the epilogue of zeros; a packed operand of other sizes or of
+ * another kernel is refused. */
+static void test_edges(void **state)
+{
+    (void)state;
+    const gemm_kernel *kr = gemm_kernel_best();
+    gcase t = {.m = 5, .n = 7, .k = 0, .threads = 1};
+    t.epi.bias_mode = GEMM_BIAS_COL;
+    run_case(kr, &t);
+    float b[12] = {0}, a[12] = {0}, c[16];
+    size_t s = gemm_pack_b_size(kr, 3, 4);
+    void *pb = aligned_zalloc(s);
+    gemm_pack_b(kr, b, 4, 1, 3, 4, pb);
+    gemm_packed v;
+    assert_int_equal(gemm_packed_view(pb, s, &v, NULL), AIT_OK);
+    gemm_args g = {.m = 4, .n = 4, .k = 4, .a = a, .rsa = 4, .csa = 1, .pb = &v, .c = c, .ldc = 4};
+    ait_error e = {0};
+    assert_int_equal(gemm_f32(&g, &e), AIT_E_SHAPE);
+    printf("# refused: %s\n", e.msg);
+    memset(pb, 0, 8); /* no magic */
+    assert_int_equal(gemm_packed_view(pb, s, &v, &e), AIT_E_PARSE);
+    aligned_free(pb);
+    char why[200];
+    assert_null(gemm_kernel_find("nonesuch", why, sizeof why));
+    printf("# %s\n", why);
+    assert_non_null(gemm_kernel_find("c", why, sizeof why));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_edges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
