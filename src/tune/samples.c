@@ -685,6 +685,9 @@ int samples_batch_axis(const ait_model *m, int input)
     const value *v = &m->g->vals[m->g->inputs[input]];
     for (int d = 0; d < v->rank; d++)
         if (v->dims[d] < 0 && v->sym[d] && strcasestr(v->sym[d], "batch")) return d;
+    /* A 1-D byte stream (an encoded image for ImageDecoder) is one item
+     * whatever its length: rows of it are not samples. */
+    if (v->rank == 1 && v->dtype == AIT_U8) return -1;
     return v->rank > 0 && v->dims[0] < 0 ? 0 : -1;
 }
 

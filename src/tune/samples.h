@@ -64,7 +64,8 @@ void samples_explain_defaults(const ait_model *m, const sample_opts *o, const bo
 ait_status samples_check_dims(const ait_model *m, const sample_opts *o, ait_error *e);
 
 /* The batch axis of model input i: the declared dim whose name contains
- * "batch", else axis 0 when it is symbolic; -1 when the input has none. */
+ * "batch", else axis 0 when it is symbolic (but not in a 1-D uint8 input: a
+ * byte stream such as an encoded image); -1 when the input has none. */
 int samples_batch_axis(const ait_model *m, int input);
 /* True when samples a and b have the same shapes apart from batch axes, so
  * that they can share a batch. */

@@ -391,6 +391,12 @@ static void test_batch(void **state)
     sample_set_free(s);
     ait_model_free(m);
 
+    /* An encoded image (a 1-D uint8 stream of symbolic length) is one item:
+     * no batch axis, so batches never slice or repeat its bytes. */
+    m = test_load(test_bad("image_decoder.onnx"));
+    assert_int_equal(samples_batch_axis(m, 0), -1);
+    ait_model_free(m);
+
     /* A static input is sample 0's whatever the batch. */
     m = test_load(test_bad("good.onnx"));
     assert_int_equal(samples_batch_axis(m, 0), -1);
