@@ -969,14 +969,56 @@ static ait_status cos_run(op_ctx *c)
     return AIT_OK;
 }
 
+/* Range 27's float16 and bfloat16: the length and the values are computed
+ * in float32 (stash_type 1, the default) or in their own type (stash_type
+ * naming it), each operation rounded to it. *half is false for other types. */
+static ait_status range_stash(op_ctx *c, bool *half, bool *in_own)
+{
+    ait_dtype dt = c->in[0]->dtype;
+    *half = dt == AIT_F16 || dt == AIT_BF16;
+    *in_own = false;
+    if (!*half) return AIT_OK;
+    int64_t st = attr_int(c->n, "stash_type", 1);
+    if (st != 1 && st != dt)
+        return err_set(c->err, AIT_E_INVALID_ARG, "stash_type %lld: for %s inputs it is 1 "
+                       "(float) or %d (%s)", (long long)st, ait_dtype_name(dt), (int)dt,
+                       ait_dtype_name(dt));
+    *in_own = st == dt;
+    return AIT_OK;
+}
+
+/* x rounded to dtype dt (float16 or bfloat16) and back. */
+static float round_to(ait_dtype dt, float x)
+{
+    return dt == AIT_F16 ? f16_to_f32(f32_to_f16(x)) : bf16_to_f32(f32_to_bf16(x));
+}
+
 /* Range's length max(ceil((limit - start) / delta), 0). */
 static ait_status range_len(op_ctx *c, int64_t *n)
 {
     ait_dtype dt = c->in[0]->dtype;
-    TRY(check_dtype(c, c->in[0], "start", 5, AIT_F32, AIT_F64, AIT_I16, AIT_I32, AIT_I64));
+    if (c->n->version >= 27)
+        TRY(check_dtype(c, c->in[0], "start", 7, AIT_F32, AIT_F64, AIT_I16, AIT_I32, AIT_I64,
+                        AIT_F16, AIT_BF16));
+    else
+        TRY(check_dtype(c, c->in[0], "start", 5, AIT_F32, AIT_F64, AIT_I16, AIT_I32, AIT_I64));
     for (int i = 1; i < 3; i++)
         if (c->in[i]->dtype != dt)
             return err_set(c->err, AIT_E_DTYPE, "start, limit and delta must share a dtype");
+    bool half, own;
+    TRY(range_stash(c, &half, &own));
+    if (half) {
+        double s, l, d;
+        TRY(scalar_in(c, 0, "start", NULL, &s));
+        TRY(scalar_in(c, 1, "limit", NULL, &l));
+        TRY(scalar_in(c, 2, "delta", NULL, &d));
+        float diff = (float)l - (float)s, q = diff / (float)d;
+        if (own) q = round_to(dt, round_to(dt, diff) / (float)d);
+        q = ceilf(q);
+        if (!(q <= 9e18f)) return err_set(c->err, AIT_E_INVALID_ARG, "range has no finite length");
+        *n = q > 0 ? (int64_t)q : 0;
+        return AIT_OK;
+    }
     if (dtype_is_int(dt)) {
         int64_t s, l, d;
         TRY(scalar_in(c, 0, "start", &s, NULL));
@@ -1023,6 +1065,15 @@ static ait_status range_run(op_ctx *c)
             if (dt == AIT_I64) ((int64_t *)y)[i] = v;
             else if (dt == AIT_I32) ((int32_t *)y)[i] = (int32_t)v;
             else ((int16_t *)y)[i] = (int16_t)v;
+        }
+    } else if (dt == AIT_F16 || dt == AIT_BF16) {
+        bool half, own;
+        TRY(range_stash(c, &half, &own));
+        float s = (float)elem_get_f64(c->in[0]->data, dt, 0);
+        float d = (float)elem_get_f64(c->in[2]->data, dt, 0);
+        for (int64_t i = 0; i < n; i++) {
+            float v = own ? round_to(dt, s + round_to(dt, (float)i * d)) : s + (float)i * d;
+            elem_set_f64(y, dt, i, v);
         }
     } else if (dt == AIT_F32) {
         float s = *(const float *)c->in[0]->data, d = *(const float *)c->in[2]->data;

@@ -32,16 +32,16 @@ def raw(name_unused, elem_type, dims, data):
 
 def bf16(a):
     """float values as a bfloat16 TensorProto (round to nearest even)."""
-    b = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    b = np.asarray(a, np.float32).reshape(-1).view(np.uint32).astype(np.uint64)
     b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
     return raw("", 16, list(np.shape(a)), b.tobytes())
 
 
 def bf16_round(a):
     """The float32 values bfloat16 holds for a."""
-    b = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    b = np.asarray(a, np.float32).reshape(-1).view(np.uint32).astype(np.uint64)
     b = (((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16).astype(np.uint32)
-    return b.view(np.float32)
+    return b.view(np.float32).reshape(np.shape(a))
 
 
 def _proto(name, v):

@@ -269,6 +269,49 @@ static void test_float8_cast(void **state)
     ait_model_free(m);
 }
 
+/* Range 27 with stash_type 10 rounds each step to float16, stash_type 1
+ * once from float32: bit-exact checks (one-ulp float16 differences are
+ * under the node-test runner's tolerance). The models come from
+ * tests/spec/cases_range.py: 100 + i * 3.3 for 60 values. */
+static void range_bits(const char *test, bool own)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "spec/%s/model.onnx", test);
+    ait_model *m = test_load(test_data(rel));
+    ait_session *s = NULL;
+    ait_error e = {0};
+    if (ait_session_create(m, NULL, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
+    float vals[3] = {100.0f, 298.0f, 3.3f};
+    ait_tensor *in[3], *y = NULL;
+    for (int k = 0; k < 3; k++) {
+        in[k] = ait_tensor_create(AIT_F16, 0, NULL);
+        *(uint16_t *)ait_tensor_data(in[k]) = f32_to_f16(vals[k]);
+    }
+    if (ait_session_run(s, in, 3, &y, 1) != AIT_OK) fail_msg("%s", ait_session_error(s));
+    assert_int_equal(ait_tensor_numel(y), 60);
+    const uint16_t *yd = ait_tensor_data(y);
+    float d = f16_to_f32(f32_to_f16(3.3f));
+    int differ = 0;
+    for (int i = 0; i < 60; i++) {
+        uint16_t once = f32_to_f16(100.0f + (float)i * d);
+        uint16_t each = f32_to_f16(100.0f + f16_to_f32(f32_to_f16((float)i * d)));
+        differ += once != each;
+        assert_int_equal(yd[i], own ? each : once);
+    }
+    assert_true(differ >= 10); /* the two modes are told apart */
+    for (int k = 0; k < 3; k++) ait_tensor_free(in[k]);
+    ait_tensor_free(y);
+    ait_session_free(s);
+    ait_model_free(m);
+}
+
+static void test_range_stash(void **state)
+{
+    (void)state;
+    range_bits("test_range_float16_stash_float", false);
+    range_bits("test_range_float16_stash_own", true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_node_versions), cmocka_unit_test(test_run_opset27),
         cmocka_unit_test(test_run_opset28),   cmocka_unit_test(test_refused),
         cmocka_unit_test(test_ml_import),     cmocka_unit_test(test_float8_cast),
+        cmocka_unit_test(test_range_stash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
