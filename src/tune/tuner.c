@@ -308,6 +308,7 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
                 memset(c, 0, sizeof *c);
                 c->cfg.backend = b->name;
                 c->cfg.threads = t;
+                c->cfg.log = &o->log;
                 snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", vars[v]);
                 snprintf(c->name, sizeof c->name, "%s%s%s/t%d", b->name, *vars[v] ? ":" : "",
                          vars[v], t);

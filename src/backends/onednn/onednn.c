@@ -22,6 +22,7 @@
 
 #include <dnnl_debug.h>
 
+#include "backends/onednn/impls.h"
 #include "backends/onednn/onednn.h"
 
 /* ---- schedules ----------------------------------------------------------------------- */
@@ -412,6 +413,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
     bm->g = module;
     bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
+    bm->log = cfg ? cfg->log : NULL;
     /* No blobs: nothing was saved (the module had not scheduled), prepare. */
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
     const char *var = cfg ? cfg->variant : "";
@@ -498,6 +500,17 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
     }
     bm->err = &bm->own_err;
     return AIT_OK;
+}
+
+int dn_impls(const built *bm, const char **out, int max)
+{
+    int n = 0;
+    for (int i = 0; bm->p && i < bm->p->n_steps; i++) {
+        if (!bm->p->steps[i].prim) continue;
+        if (n < max) out[n] = bm->p->steps[i].impl;
+        n++;
+    }
+    return n;
 }
 
 /* Nothing is prepared before the first schedule (a module with dynamic input

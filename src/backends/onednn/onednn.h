@@ -25,6 +25,7 @@ typedef struct dn_step {
     dnnl_primitive_t prim; /* NULL: node runs on its reference op */
     dnnl_exec_arg_t *args;
     int n_args;
+    char impl[64]; /* "kind:implementation" oneDNN chose for prim (dn_impls) */
 } dn_step;
 
 typedef struct dn_val {
@@ -78,6 +79,7 @@ struct built {
     dn_sched *p;        /* the schedule being made or run */
     prep_blob *saved;  /* every schedule's blobs, once by name, for save() */
     int n_saved;
+    const logger *log;  /* cfg's: what build chose, at AIT_LOG_DEBUG */
     ait_error *err;     /* where errors go: the caller's, or own_err */
     ait_error own_err;  /* for callers that pass no ait_error */
 };
@@ -139,6 +141,10 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
 const tensor *dn_shape(const built *bm, int v);
 bool dn_is_const(const built *bm, int v);
 
+/* Logs (DEBUG) that node i's form with np post-ops came out as pd's
+ * reference implementation and is not taken. */
+void dn_log_ref(const built *bm, int i, const_dnnl_primitive_desc_t pd, int np);
+
 /* ---- fuse.c ------------------------------------------------------------------- */
 
 /* The post-ops that can follow value v (the anchor's output): each next
@@ -158,6 +164,10 @@ ait_status dn_pd_posts(built *bm, int anchor, const void *desc, const dn_chain *
                        const int64_t *full_dims, int prim_rank, const dnnl_memory_desc_t *pre_md,
                        dnnl_memory_t pre_mem, const float *scale, dnnl_primitive_desc_t *pd,
                        dnnl_exec_arg_t *args, int *n_args, int *np, int *sum_from);
+/* pd's implementation name as oneDNN says it ("?" when it does not). */
+const char *dn_impl(const_dnnl_primitive_desc_t pd);
+/* Whether it is one of oneDNN's reference (unoptimised) implementations. */
+bool dn_is_ref(const_dnnl_primitive_desc_t pd);
 /* An eltwise op's oneDNN algorithm and parameters, when node i is one. */
 bool dn_eltwise(const built *bm, int i, dnnl_alg_kind_t *alg, float *a, float *b);
 /* The node after Conv node i whose output it is the only consumer of, when
