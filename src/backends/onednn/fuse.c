@@ -114,6 +114,26 @@ static bool scalar(const built *bm, int v, float *f)
     return true;
 }
 
+bool dn_scalar_linear(const built *bm, int i, int *in, float *a, float *b)
+{
+    const node *n = &bm->g->nodes[i];
+    float k;
+    if ((n->domain && n->domain[0]) || n->n_in != 2 || n->n_out != 1 || n->in[0] < 0 ||
+        n->in[1] < 0)
+        return false;
+    int side = scalar(bm, n->in[1], &k) ? 0 : scalar(bm, n->in[0], &k) ? 1 : -1;
+    if (side < 0 || (side == 0 && scalar(bm, n->in[0], &(float){0}))) return false;
+    const tensor *x = dn_shape(bm, n->in[side]), *y = dn_shape(bm, n->out[0]);
+    if (!x || !y || !same_shape(x, y)) return false; /* the scalar must not grow the rank */
+    *in = n->in[side];
+    if (!strcmp(n->op, "Add")) *a = 1, *b = k;
+    else if (!strcmp(n->op, "Mul")) *a = k, *b = 0;
+    else if (!strcmp(n->op, "Sub")) *a = side ? -1 : 1, *b = side ? k : -k;
+    else if (!strcmp(n->op, "Div") && side == 0 && k != 0 && isfinite(1.0f / k)) *a = 1 / k, *b = 0;
+    else return false;
+    return true;
+}
+
 /* Node n is op with input `in` and a constant scalar near want on the
  * other side (either side when commutes). */
 static bool op_with(const built *bm, int j, const char *op, int in, float want, bool commutes)
@@ -182,9 +202,14 @@ void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain
         const tensor *vs = dn_shape(bm, v), *os = dn_shape(bm, n->out[0]);
         if (!vs || !os || !same_shape(vs, os) || os->dtype != AIT_F32) return;
         dn_post p = {.node = j, .out = n->out[0], .other = -1};
+        int lin_in = -1;
         if (dn_eltwise(bm, j, &p.alg, &p.a, &p.b)) {
             if (n->in[0] != v) return;
             p.kind = DN_PO_ELT;
+        } else if (dn_scalar_linear(bm, j, &lin_in, &p.a, &p.b)) {
+            if (lin_in != v) return;
+            p.kind = DN_PO_ELT;
+            p.alg = dnnl_eltwise_linear;
         } else {
             const bin_row *r = NULL;
             for (size_t k = 0; k < sizeof bins / sizeof bins[0]; k++)

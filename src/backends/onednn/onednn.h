@@ -170,6 +170,12 @@ const char *dn_impl(const_dnnl_primitive_desc_t pd);
 bool dn_is_ref(const_dnnl_primitive_desc_t pd);
 /* An eltwise op's oneDNN algorithm and parameters, when node i is one. */
 bool dn_eltwise(const built *bm, int i, dnnl_alg_kind_t *alg, float *a, float *b);
+/* Node i is Add, Sub, Mul or Div of a value and a constant scalar (one
+ * element, not growing the value's rank; Div by it only): oneDNN's linear
+ * a * x + b over *in (an eltwise primitive or post-op, which has optimised
+ * kernels on every layout, where a binary op with a broadcast scalar on a
+ * blocked layout runs on a reference implementation). */
+bool dn_scalar_linear(const built *bm, int i, int *in, float *a, float *b);
 /* The node after Conv node i whose output it is the only consumer of, when
  * it is an inference BatchNormalization with constant parameters: its
  * index, else -1. */

@@ -277,7 +277,8 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
 
     /* Weights as given: [O, I/g, k...], or [g, O/g, I/g, k...] with groups. */
     dnnl_memory_desc_t wuser, wmd, bmd, src = md_any(x->rank, x->dims), dst = md_any(y->rank, y->dims);
-    if (bm->blocked && dn_conv_blocked(x->rank, x->dims) && y->rank == 4) {
+    bool forced = bm->blocked && dn_conv_blocked(x->rank, x->dims) && y->rank == 4;
+    if (forced) {
         src = md_blocked(x->dims);
         dst = md_blocked(y->dims);
     }
@@ -298,13 +299,22 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
         dr[a] = g.pr[a];
     }
     dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                                   dnnl_convolution_direct, &src, &wmd,
-                                                   has_b ? &bmd : NULL, &dst, ds, dd, dl, dr) !=
-        dnnl_success)
-        return AIT_OK;
-    dn_fused f;
-    TRY(fused_open(bm, i, start, true, &cd, y->rank, NULL, NULL, NULL, &f));
+    dn_fused f = {.pd = NULL};
+    /* nChw16c where the variant asks for it; where oneDNN has only a
+     * reference kernel for it (a grouped Conv of channels per group not a
+     * multiple of 16), the layout oneDNN chooses. */
+    for (int form = 0; !f.pd && form < (forced ? 2 : 1); form++) {
+        if (form == 1) {
+            src = md_any(x->rank, x->dims);
+            dst = md_any(y->rank, y->dims);
+        }
+        if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                       dnnl_convolution_direct, &src, &wmd,
+                                                       has_b ? &bmd : NULL, &dst, ds, dd, dl, dr) !=
+            dnnl_success)
+            continue;
+        TRY(fused_open(bm, i, start, true, &cd, y->rank, NULL, NULL, NULL, &f));
+    }
     if (!f.pd) return AIT_OK;
     int64_t per_o = tensor_numel(w) / O;
     dnnl_memory_t mw = NULL, mb = NULL;
@@ -451,22 +461,33 @@ static ait_status dn_gemm(built *bm, int i, bool *taken)
 /* Makes the primitive of desc over src (native layout) with post-ops,
  * writes dst; extra args (a second source, scale, shift, statistics)
  * appended. Pooling, eltwise, Softmax, the normalisations and binary ops. */
+static ait_status src_dst_open(built *bm, int i, const void *desc, dn_fused *f)
+{
+    return fused_open(bm, i, bm->g->nodes[i].out[0], false, desc,
+                      dn_shape(bm, bm->g->nodes[i].out[0])->rank, NULL, NULL, NULL, f);
+}
+
+/* src_dst_emit's second half, f opened with src_dst_open and f.pd made. */
+static ait_status src_dst_close(built *bm, int i, dn_fused *f, dnnl_memory_t msrc,
+                                const dnnl_exec_arg_t *extra, int n_extra, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    ait_status st = AIT_OK;
+    dnnl_memory_t mdst = fused_dst(bm, f, &st);
+    if (st == AIT_OK) {
+        f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+        f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+        for (int k = 0; k < n_extra; k++) f->args[f->na++] = extra[k];
+    }
+    return fused_close(bm, i, f, st, n->out[0], mdst, mdst, taken);
+}
+
 static ait_status src_dst_emit(built *bm, int i, const void *desc, dnnl_memory_t msrc,
                              const dnnl_exec_arg_t *extra, int n_extra, bool *taken)
 {
-    const node *n = &bm->g->nodes[i];
-    const tensor *y = dn_shape(bm, n->out[0]);
     dn_fused f;
-    TRY(fused_open(bm, i, n->out[0], false, desc, y->rank, NULL, NULL, NULL, &f));
-    if (!f.pd) return AIT_OK;
-    ait_status st = AIT_OK;
-    dnnl_memory_t mdst = fused_dst(bm, &f, &st);
-    if (st == AIT_OK) {
-        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
-        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-        for (int k = 0; k < n_extra; k++) f.args[f.na++] = extra[k];
-    }
-    return fused_close(bm, i, &f, st, n->out[0], mdst, mdst, taken);
+    TRY(src_dst_open(bm, i, desc, &f));
+    return f.pd ? src_dst_close(bm, i, &f, msrc, extra, n_extra, taken) : AIT_OK;
 }
 
 static ait_status dn_pool(built *bm, int i, bool *taken)
@@ -634,6 +655,51 @@ static ait_status dn_bnorm(built *bm, int i, bool *taken)
 
 /* ---- binary ---------------------------------------------------------------------------- */
 
+/* x op constant scalar (dn_scalar_linear): a binary primitive with the
+ * scalar broadcast when it swallows post-ops (oneDNN 2.x's eltwise
+ * primitive has optimised kernels only without post-ops, its binary one
+ * with them: HardSwish's Clip, Mul and Div after its Add), else linear
+ * a * x + b as an eltwise primitive (optimised on every layout, where a
+ * binary op with a broadcast scalar on a blocked layout is not). */
+static ait_status lin_emit(built *bm, int i, int x, float la, float lb, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    int k = n->in[0] == x ? 1 : 0;
+    dnnl_alg_kind_t alg = !strcmp(n->op, "Add") ? dnnl_binary_add : !strcmp(n->op, "Mul")
+                              ? dnnl_binary_mul : !strcmp(n->op, "Sub") ? dnnl_binary_sub
+                              : dnnl_binary_div;
+    dnnl_memory_t m = dn_as(bm, x, NULL);
+    const dnnl_memory_desc_t *md;
+    if (!m) return bm->err->code;
+    TRY(dn_check(bm, i, dnnl_memory_get_memory_desc(m, &md), "memory desc"));
+    if (k == 1 || alg == dnnl_binary_add || alg == dnnl_binary_mul) { /* as x op k */
+        const tensor *y = dn_shape(bm, n->out[0]);
+        int64_t ones[DNNL_MAX_NDIMS];
+        for (int a = 0; a < y->rank; a++) ones[a] = 1;
+        dnnl_memory_desc_t md1, dst = md_any(y->rank, y->dims);
+        dn_md_plain(&md1, y->rank, ones);
+        dnnl_binary_desc_t d;
+        dn_fused f = {.pd = NULL};
+        if (dnnl_binary_desc_init(&d, alg, md, &md1, &dst) == dnnl_success)
+            TRY(src_dst_open(bm, i, &d, &f));
+        if (f.pd && f.np > 0) {
+            dnnl_memory_t m1 = dn_view(bm, n->in[k], &md1);
+            if (!m1) {
+                dnnl_primitive_desc_destroy(f.pd);
+                return bm->err->code;
+            }
+            dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
+            return src_dst_close(bm, i, &f, m, extra, 1, taken);
+        }
+        if (f.pd) dnnl_primitive_desc_destroy(f.pd);
+    }
+    dnnl_eltwise_desc_t d;
+    if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, dnnl_eltwise_linear, md, la, lb) !=
+        dnnl_success)
+        return AIT_OK;
+    return src_dst_emit(bm, i, &d, m, NULL, 0, taken);
+}
+
 static ait_status dn_binary(built *bm, int i, bool *taken)
 {
     static const struct {
@@ -644,7 +710,10 @@ static ait_status dn_binary(built *bm, int i, bool *taken)
                 {"Sub", dnnl_binary_sub, false}, {"Div", dnnl_binary_div, false}};
     const node *n = &bm->g->nodes[i];
     const tensor *y = dn_shape(bm, n->out[0]);
-    int a = n->in[0], b = n->in[1];
+    int a = n->in[0], b = n->in[1], xl;
+    float la, lb;
+    /* x op constant scalar: also oneDNN's linear eltwise (see lin_emit) */
+    if (dn_scalar_linear(bm, i, &xl, &la, &lb)) return lin_emit(bm, i, xl, la, lb, taken);
     const tensor *ta = dn_shape(bm, a), *tb = dn_shape(bm, b);
     int r = 0;
     while (strcmp(algs[r].op, n->op) != 0) r++;
