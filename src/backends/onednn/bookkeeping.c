@@ -102,26 +102,17 @@ ait_status dn_step_add(built *bm, int node, dnnl_primitive_t prim, const dnnl_ex
     return AIT_OK;
 }
 
-/* Records what oneDNN chose for the step just added (the tests read it,
- * dn_impls) and says it at DEBUG. */
+/* Records what oneDNN chose for the step just added (dn_impls, and the
+ * schedule's DEBUG line). */
 static void impl_note(built *bm, const_dnnl_primitive_desc_t pd)
 {
     dn_step *s = &bm->p->steps[bm->p->n_steps - 1];
     dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
     dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
     snprintf(s->impl, sizeof s->impl, "%s:%s", dnnl_prim_kind2str(kind), dn_impl(pd));
-    if (log_on(bm->log))
-        log_msg(bm->log, AIT_LOG_DEBUG, "onednn: node '%s' (%s) runs on %s", node_name(bm, s->node),
-                s->node >= 0 ? bm->g->nodes[s->node].op : "Reorder", s->impl);
 }
 
-void dn_log_ref(const built *bm, int i, const_dnnl_primitive_desc_t pd, int np)
-{
-    if (log_on(bm->log))
-        log_msg(bm->log, AIT_LOG_DEBUG, "onednn: node '%s' with %d post-op(s) would run on %s, "
-                "a reference implementation: not taken in that form", node_name(bm, i), np,
-                dn_impl(pd));
-}
+void dn_refused(built *bm) { bm->p->n_refused++; }
 
 ait_status dn_prim(built *bm, int i, dnnl_primitive_desc_t pd, const dnnl_exec_arg_t *args,
                    int n_args)

@@ -371,7 +371,7 @@ ait_status dn_pd_posts(built *bm, int anchor, const void *desc, const dn_chain *
             TRY(pd_try(bm, anchor, desc, c, n, full_rank, full_dims, prim_rank, pre_md, scale,
                        use_like ? &like : NULL, mds, in_like, &got));
             if (!got || !dn_is_ref(got)) break;
-            dn_log_ref(bm, anchor, got, n);
+            dn_refused(bm);
             bool retry = pass == 0 && full_operand(bm, c, n, full_rank, full_dims, prim_rank);
             if (retry) {
                 const dnnl_memory_desc_t *dmd = dnnl_primitive_desc_query_md(got, dnnl_query_dst_md, 0);

@@ -63,6 +63,7 @@ typedef struct dn_sched {
     int n_bufs, cap_bufs;
     prep_blob *blobs; /* the weights it prepared */
     int n_blobs, cap_blobs;
+    int n_refused; /* forms not taken: oneDNN had only a reference implementation */
 } dn_sched;
 
 #define DN_MAX_SCHEDS 8 /* signatures kept (batch buckets); the oldest goes first */
@@ -141,9 +142,9 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
 const tensor *dn_shape(const built *bm, int v);
 bool dn_is_const(const built *bm, int v);
 
-/* Logs (DEBUG) that node i's form with np post-ops came out as pd's
- * reference implementation and is not taken. */
-void dn_log_ref(const built *bm, int i, const_dnnl_primitive_desc_t pd, int np);
+/* Counts a primitive form not taken because oneDNN would run it on a
+ * reference implementation (for the schedule's DEBUG line). */
+void dn_refused(built *bm);
 
 /* ---- fuse.c ------------------------------------------------------------------- */
 

@@ -672,26 +672,42 @@ static ait_status lin_emit(built *bm, int i, int x, float la, float lb, bool *ta
     const dnnl_memory_desc_t *md;
     if (!m) return bm->err->code;
     TRY(dn_check(bm, i, dnnl_memory_get_memory_desc(m, &md), "memory desc"));
-    if (k == 1 || alg == dnnl_binary_add || alg == dnnl_binary_mul) { /* as x op k */
-        const tensor *y = dn_shape(bm, n->out[0]);
+    const tensor *y = dn_shape(bm, n->out[0]);
+    dnnl_memory_desc_t b16 = y->rank == 4 ? md_blocked(y->dims) : *md;
+    bool blk = y->rank == 4 && dnnl_memory_desc_equal(md, &b16);
+    /* The scalar plain, and on nChw16c also in nChw16c (padded to 16
+     * channels), for which oneDNN has its jit kernel. */
+    for (int form = 0; form < (blk ? 2 : 1) &&
+                       (k == 1 || alg == dnnl_binary_add || alg == dnnl_binary_mul); form++) {
         int64_t ones[DNNL_MAX_NDIMS];
         for (int a = 0; a < y->rank; a++) ones[a] = 1;
         dnnl_memory_desc_t md1, dst = md_any(y->rank, y->dims);
-        dn_md_plain(&md1, y->rank, ones);
+        if (form == 0) dn_md_plain(&md1, y->rank, ones);
+        else md1 = md_blocked(ones);
         dnnl_binary_desc_t d;
         dn_fused f = {.pd = NULL};
         if (dnnl_binary_desc_init(&d, alg, md, &md1, &dst) == dnnl_success)
             TRY(src_dst_open(bm, i, &d, &f));
-        if (f.pd && f.np > 0) {
-            dnnl_memory_t m1 = dn_view(bm, n->in[k], &md1);
-            if (!m1) {
-                dnnl_primitive_desc_destroy(f.pd);
-                return bm->err->code;
-            }
-            dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
-            return src_dst_close(bm, i, &f, m, extra, 1, taken);
+        if (!f.pd || f.np == 0) {
+            if (f.pd) dnnl_primitive_desc_destroy(f.pd);
+            continue;
         }
-        if (f.pd) dnnl_primitive_desc_destroy(f.pd);
+        dnnl_memory_t m1 = NULL;
+        if (form == 0) {
+            m1 = dn_view(bm, n->in[k], &md1);
+        } else { /* every cell the scalar, the padding too */
+            size_t sz = dnnl_memory_desc_get_size(&md1);
+            float *buf = dn_alloc(bm, sz), v = *(const float *)dn_shape(bm, n->in[k])->data;
+            for (size_t c = 0; buf && c < sz / sizeof(float); c++) buf[c] = v;
+            if (buf) m1 = dn_mem_new(bm, &md1, buf);
+            else err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+        }
+        if (!m1) {
+            dnnl_primitive_desc_destroy(f.pd);
+            return bm->err->code;
+        }
+        dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
+        return src_dst_close(bm, i, &f, m, extra, 1, taken);
     }
     dnnl_eltwise_desc_t d;
     if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, dnnl_eltwise_linear, md, la, lb) !=
