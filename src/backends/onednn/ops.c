@@ -750,25 +750,35 @@ static ait_status dn_binary(built *bm, int i, bool *taken)
     const dnnl_memory_desc_t *md0;
     if (!m0) return bm->err->code;
     TRY(dn_check(bm, i, dnnl_memory_get_memory_desc(m0, &md0), "memory desc"));
-    dnnl_memory_desc_t md1;
-    if (bfull) {
-        md1 = *md0;
-        m1 = dn_as(bm, b, &md1);
-    } else {
-        int64_t d[DNNL_MAX_NDIMS];
-        for (int k = 0; k < y->rank; k++) {
-            int kb = k - (y->rank - tb->rank);
-            d[k] = kb >= 0 ? tb->dims[kb] : 1;
-        }
-        dn_md_plain(&md1, y->rank, d);
-        m1 = dn_view(bm, b, &md1);
+    dnnl_memory_desc_t md1, dst = md_any(y->rank, y->dims);
+    int64_t d1[DNNL_MAX_NDIMS];
+    for (int k = 0; k < y->rank; k++) {
+        int kb = k - (y->rank - tb->rank);
+        d1[k] = kb >= 0 ? tb->dims[kb] : 1;
     }
-    if (!m1) return bm->err->code;
-    dnnl_memory_desc_t dst = md_any(y->rank, y->dims);
-    dnnl_binary_desc_t d;
-    if (dnnl_binary_desc_init(&d, algs[r].alg, md0, &md1, &dst) != dnnl_success) return AIT_OK;
-    dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
-    return src_dst_emit(bm, i, &d, m0, extra, 1, taken);
+    dnnl_memory_desc_t b16 = y->rank == 4 ? md_blocked(y->dims) : *md0;
+    bool blk = !bfull && y->rank == 4 && dnnl_memory_desc_equal(md0, &b16);
+    /* The broadcast operand plain, and beside an nChw16c source also in
+     * nChw16c (squeeze-excitation's [1, C, 1, 1] scale), for which oneDNN
+     * has its jit kernel. */
+    for (int form = 0; form < (blk ? 2 : 1); form++) {
+        if (bfull) md1 = *md0;
+        else if (form == 0) dn_md_plain(&md1, y->rank, d1);
+        else md1 = md_blocked(d1);
+        dnnl_binary_desc_t d;
+        dn_fused f = {.pd = NULL};
+        if (dnnl_binary_desc_init(&d, algs[r].alg, md0, &md1, &dst) == dnnl_success)
+            TRY(src_dst_open(bm, i, &d, &f));
+        if (!f.pd) continue;
+        m1 = bfull || form == 1 ? dn_as(bm, b, &md1) : dn_view(bm, b, &md1);
+        if (!m1) {
+            dnnl_primitive_desc_destroy(f.pd);
+            return bm->err->code;
+        }
+        dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
+        return src_dst_close(bm, i, &f, m0, extra, 1, taken);
+    }
+    return AIT_OK;
 }
 
 /* ---- the table ------------------------------------------------------------------------- */
