@@ -500,6 +500,7 @@ static void cases_tanh(const backend *b) { unary_cases(b, "Tanh", NULL, 0); }
 static void cases_exp(const backend *b) { unary_cases(b, "Exp", NULL, 0); }
 static void cases_abs(const backend *b) { unary_cases(b, "Abs", NULL, 0); }
 static void cases_neg(const backend *b) { unary_cases(b, "Neg", NULL, 0); }
+static void cases_hardswish(const backend *b) { unary_cases(b, "HardSwish", NULL, 0); }
 static void cases_leaky(const backend *b)
 {
     attr_spec as[1] = {{"alpha", ATTR_FLOAT, .f = 0.2f}};
@@ -563,6 +564,7 @@ static const op_cases cases[] = {
     {"Abs", cases_abs},
     {"Neg", cases_neg},
     {"Clip", cases_clip},
+    {"HardSwish", cases_hardswish},
 };
 
 typedef struct walk {
@@ -963,6 +965,17 @@ static gb mnv3_block(int which, const char **what)
         attr_spec gr[2] = {pad1[0], {"group", ATTR_INT, .i = 4}};
         gb_node(&b, "Conv", "x,w", "c", gr, 2);
         gb_node(&b, "Relu", "c", "y", NULL, 0);
+        break;
+    }
+    case 3: {
+        *what = "depthwise Conv + the HardSwish op (as torchvision exports it), 1x1 Conv";
+        gb_input(&b, "x", (in_spec)SH(1, 16, 28, 28));
+        gb_const(&b, "wd", (in_spec)SH(16, 1, 3, 3));
+        gb_const(&b, "w", (in_spec)SH(24, 16, 1, 1));
+        attr_spec dw[2] = {pad1[0], {"group", ATTR_INT, .i = 16}};
+        gb_node(&b, "Conv", "x,wd", "c", dw, 2);
+        gb_node(&b, "HardSwish", "c", "h", NULL, 0);
+        gb_node(&b, "Conv", "h,w", "y", NULL, 0);
         break;
     }
     default:

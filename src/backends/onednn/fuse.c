@@ -26,6 +26,7 @@ static const elt_row elts[] = {
     {"Abs", dnnl_eltwise_abs, 0, 0, NULL},
     {"Neg", dnnl_eltwise_linear, -1.0f, 0, NULL},
     {"Clip", dnnl_eltwise_clip_v2, -FLT_MAX, FLT_MAX, NULL},
+    {"HardSwish", dnnl_eltwise_hardswish, 0, 0, NULL}, /* x * relu6(x + 3) / 6, as ONNX's */
 };
 
 /* Clip's bound from input k (opset 11+) or attribute name: *v unchanged

@@ -812,6 +812,7 @@ static const op_row rows[] = {
     {"Abs", dn_elt},
     {"Neg", dn_elt},
     {"Clip", dn_elt},
+    {"HardSwish", dn_elt},
 };
 
 static const op_row *row_of(const node *n)
