@@ -978,6 +978,22 @@ static gb mnv3_block(int which, const char **what)
         gb_node(&b, "Conv", "h,w", "y", NULL, 0);
         break;
     }
+    case 4:
+        *what = "squeeze-excitation with HardSigmoid as Add 3, Clip 0 6, Div 6";
+        gb_input(&b, "x", (in_spec)SH(1, 96, 7, 7));
+        gb_const(&b, "w1", (in_spec)SH(24, 96, 1, 1));
+        gb_const(&b, "b1", (in_spec)SH(24));
+        gb_const(&b, "w2", (in_spec)SH(96, 24, 1, 1));
+        gb_const(&b, "b2", (in_spec)SH(96));
+        gb_node(&b, "GlobalAveragePool", "x", "p", NULL, 0);
+        gb_node(&b, "Conv", "p,w1,b1", "s1", NULL, 0);
+        gb_node(&b, "Relu", "s1", "r", NULL, 0);
+        gb_node(&b, "Conv", "r,w2,b2", "s2", NULL, 0);
+        gb_node(&b, "Add", "s2,three", "a", NULL, 0);
+        gb_node(&b, "Clip", "a,zero,six", "cl", NULL, 0);
+        gb_node(&b, "Div", "cl,six", "g", NULL, 0);
+        gb_node(&b, "Mul", "g,x", "y", NULL, 0);
+        break;
     default:
         gb_free(&b);
         return (gb){0};

@@ -188,7 +188,7 @@ static bool gelu_at(const built *bm, int v, dn_post *p)
 void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain *c)
 {
     const graph *g = bm->g;
-    bool sum_used = false;
+    bool sum_used = false, lin_used = false;
     c->n = 0;
     while (c->n < DN_MAX_POST) {
         if (gelu_at(bm, v, &c->p[c->n])) {
@@ -208,7 +208,11 @@ void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain
             if (n->in[0] != v) return;
             p.kind = DN_PO_ELT;
         } else if (dn_scalar_linear(bm, j, &lin_in, &p.a, &p.b)) {
-            if (lin_in != v) return;
+            /* One linear per chain: oneDNN 2.6's jit kernels give wrong
+             * answers for two (Conv + Add 3, Clip, Div 6: the second
+             * seems to take the first's parameters). */
+            if (lin_in != v || lin_used) return;
+            lin_used = true;
             p.kind = DN_PO_ELT;
             p.alg = dnnl_eltwise_linear;
         } else {
