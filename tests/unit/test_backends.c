@@ -994,6 +994,17 @@ static gb mnv3_block(int which, const char **what)
         gb_node(&b, "Div", "cl,six", "g", NULL, 0);
         gb_node(&b, "Mul", "g,x", "y", NULL, 0);
         break;
+    case 5:
+        *what = "a scalar on either side: Sub(3, x), Mul(6, x), Div(x, 6), Add(3, x), Relu";
+        gb_input(&b, "x", (in_spec)SH(2, 16, 9, 9));
+        gb_const(&b, "w", (in_spec)SH(16, 16, 3, 3));
+        gb_node(&b, "Conv", "x,w", "c", pad1, 1);
+        gb_node(&b, "Sub", "three,c", "s", NULL, 0);
+        gb_node(&b, "Mul", "six,s", "m", NULL, 0);
+        gb_node(&b, "Div", "m,six", "d", NULL, 0);
+        gb_node(&b, "Add", "three,d", "a", NULL, 0);
+        gb_node(&b, "Relu", "a", "y", NULL, 0);
+        break;
     default:
         gb_free(&b);
         return (gb){0};

@@ -477,6 +477,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
         return s;
     }
     bm->err = &bm->own_err;
+    bm->log = NULL; /* cfg's logger is for build only */
     *out = bm;
     return AIT_OK;
 }

@@ -80,7 +80,7 @@ struct built {
     dn_sched *p;        /* the schedule being made or run */
     prep_blob *saved;  /* every schedule's blobs, once by name, for save() */
     int n_saved;
-    const logger *log;  /* cfg's: what build chose, at AIT_LOG_DEBUG */
+    const logger *log;  /* cfg's, during build: what it chose, at AIT_LOG_DEBUG */
     ait_error *err;     /* where errors go: the caller's, or own_err */
     ait_error own_err;  /* for callers that pass no ait_error */
 };

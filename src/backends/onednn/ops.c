@@ -728,12 +728,12 @@ static ait_status dn_binary(built *bm, int i, bool *taken)
     const tensor *y = dn_shape(bm, n->out[0]);
     int a = n->in[0], b = n->in[1], xl;
     float la, lb;
+    if (!y || y->rank < 1 || y->rank > DNNL_MAX_NDIMS) return AIT_OK;
     /* x op constant scalar: also oneDNN's linear eltwise (see lin_emit) */
     if (dn_scalar_linear(bm, i, &xl, &la, &lb)) return lin_emit(bm, i, xl, la, lb, taken);
     const tensor *ta = dn_shape(bm, a), *tb = dn_shape(bm, b);
     int r = 0;
     while (strcmp(algs[r].op, n->op) != 0) r++;
-    if (!y || y->rank < 1 || y->rank > DNNL_MAX_NDIMS) return AIT_OK;
     bool afull = ta->rank == y->rank && !memcmp(ta->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
     bool bfull = tb->rank == y->rank && !memcmp(tb->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
     if (!afull) {
