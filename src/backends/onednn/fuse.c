@@ -208,9 +208,9 @@ void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain
             if (n->in[0] != v) return;
             p.kind = DN_PO_ELT;
         } else if (dn_scalar_linear(bm, j, &lin_in, &p.a, &p.b)) {
-            /* One linear per chain: oneDNN 2.6's jit kernels give wrong
-             * answers for two (Conv + Add 3, Clip, Div 6: the second
-             * seems to take the first's parameters). */
+            /* One linear per chain: oneDNN 2.6's brgconv_1x1 gave wrong
+             * answers for a Conv with linear, clip, linear post-ops
+             * (HardSigmoid as Add 3, Clip 0 6, Div 6; test_backends). */
             if (lin_in != v || lin_used) return;
             lin_used = true;
             p.kind = DN_PO_ELT;
