@@ -15,6 +15,7 @@
  * (CUDA, later) implements build/run itself. */
 #ifndef AIT_BACKENDS_BACKEND_H
 #define AIT_BACKENDS_BACKEND_H
+#include "core/log.h"
 #include "graph/graph.h"
 #include "ops/op.h"
 
@@ -43,6 +44,9 @@ typedef struct candidate_cfg {
      * to use instead of preparing anew (a backend checks that each blob still
      * fits, e.g. by size, and refuses with a message if not). NULL: prepare. */
     const prepared *prep;
+    /* Where build says what it chose (AIT_LOG_DEBUG), during build only; NULL:
+     * nowhere. Set by the tuner for a trial's build; never kept in a plan. */
+    const logger *log;
 } candidate_cfg;
 
 typedef struct built built; /* a backend's prepared module, opaque */

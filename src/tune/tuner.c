@@ -187,6 +187,7 @@ typedef struct trial {
     const backend *b;
     const graph *sub;
     const candidate_cfg *cfg;
+    const logger *log; /* what the build says (cfg's is not kept: plans copy cfg) */
     const vset *sets;
     int n_sets;
     const char *const *names;
@@ -211,7 +212,9 @@ static ait_status trial_fn(void *ctx, const void **out, size_t *len, ait_error *
     trial *t = ctx;
     tune_cand *r = &t->res;
     int no = t->sub->n_outputs;
-    TRY(t->b->build(t->b, t->sub, t->cfg, &t->bm, e));
+    candidate_cfg cfg = *t->cfg;
+    cfg.log = t->log;
+    TRY(t->b->build(t->b, t->sub, &cfg, &t->bm, e));
     r->valid = true;
     r->reason[0] = 0;
     r->max_rel = 0;
@@ -505,7 +508,7 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     }
     if (!mt->have_refs) TRY(make_refs(mt->sub, mt->vs, mt->n_sets, e));
     mt->have_refs = true;
-    trial t = {.b = mt->cb[c], .sub = mt->sub, .cfg = &tc->cfg, .sets = mt->vs,
+    trial t = {.b = mt->cb[c], .sub = mt->sub, .cfg = &tc->cfg, .log = &x->o->log, .sets = mt->vs,
                .n_sets = mt->n_sets, .names = mt->names, .prof = mt->prof, .res = *tc};
     isolate_opts io = {.timeout = x->o->timeout > 0 ? x->o->timeout : 60};
     isolate_result ir = {0};

@@ -17,6 +17,7 @@
 
 #include "testutil.h"
 #include "backends/backend.h"
+#include "backends/onednn/impls.h"
 #include "graph/extract.h"
 #include "graph/modules.h"
 #include "runtime/model.h"
@@ -152,14 +153,46 @@ static void expect_close(const tensor *got, const tensor *want, const char *what
     }
 }
 
+/* Set to print the implementations oneDNN chose for each build, and what
+ * the backend logs while building (the forms it refused). */
+static bool show_impls;
+static int n_logged;
+
+static void log_print(void *user, ait_log_level level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    n_logged++;
+    print_message("#   %s\n", msg);
+}
+
+static const logger show_log = {.fn = log_print};
+
+/* No primitive of an onednn build runs on one of oneDNN's reference
+ * implementations ("kind:ref:...", or "convolution:gemm:ref"); reorders may.
+ * Returns how many primitives are not reorders. */
+static int expect_no_ref(const built *bm, const char *what)
+{
+    const char *im[256];
+    int n = dn_impls(bm, im, 256), ops = 0;
+    if (n > 256) n = 256;
+    for (int k = 0; k < n; k++) {
+        if (show_impls) print_message("# %s: %s\n", what, im[k]);
+        if (!strncmp(im[k], "reorder:", 8)) continue;
+        ops++;
+        if (strstr(im[k], ":ref")) fail_msg("%s: built on a reference implementation: %s", what, im[k]);
+    }
+    return ops;
+}
+
 /* Builds g on backend b and on the reference, runs both on feed, compares
  * every output. */
 static void compare_as(const backend *b, const graph *g, tensor *const *feed, int threads,
                        const char *variant, const char *what)
 {
     const backend *ref = backend_find("reference");
-    candidate_cfg cb = {.backend = b->name, .threads = threads}, cr = {.backend = "reference",
-                                                                      .threads = 1};
+    candidate_cfg cb = {.backend = b->name, .threads = threads, .log = show_impls ? &show_log : NULL},
+                  cr = {.backend = "reference", .threads = 1};
     snprintf(cb.variant, sizeof cb.variant, "%s", variant);
     built *bb = NULL, *br = NULL;
     ait_error e = {0};
@@ -169,6 +202,7 @@ static void compare_as(const backend *b, const graph *g, tensor *const *feed, in
     assert_true(g->n_outputs <= 16);
     if (b->run(bb, feed, got, &e) != AIT_OK) fail_msg("%s: run: %s", what, e.msg);
     if (ref->run(br, feed, want, &e) != AIT_OK) fail_msg("%s: reference run: %s", what, e.msg);
+    if (!strcmp(b->name, "onednn")) expect_no_ref(bb, what);
     for (int j = 0; j < g->n_outputs; j++) {
         char w[160];
         snprintf(w, sizeof w, "%s output %d (%s)", what, j, g->vals[g->outputs[j]].name);
@@ -466,6 +500,7 @@ static void cases_tanh(const backend *b) { unary_cases(b, "Tanh", NULL, 0); }
 static void cases_exp(const backend *b) { unary_cases(b, "Exp", NULL, 0); }
 static void cases_abs(const backend *b) { unary_cases(b, "Abs", NULL, 0); }
 static void cases_neg(const backend *b) { unary_cases(b, "Neg", NULL, 0); }
+static void cases_hardswish(const backend *b) { unary_cases(b, "HardSwish", NULL, 0); }
 static void cases_leaky(const backend *b)
 {
     attr_spec as[1] = {{"alpha", ATTR_FLOAT, .f = 0.2f}};
@@ -529,6 +564,7 @@ static const op_cases cases[] = {
     {"Abs", cases_abs},
     {"Neg", cases_neg},
     {"Clip", cases_clip},
+    {"HardSwish", cases_hardswish},
 };
 
 typedef struct walk {
@@ -880,6 +916,135 @@ static void test_fusion(void **state)
     }
 }
 
+/* MobileNetV3's glue, which oneDNN ran on binary,ref:any when the backend
+ * fused HardSwish into one binary primitive with a plain-layout operand
+ * beside a channels-last source: built with the default and the blocked
+ * variant (compare_all checks that no primitive runs on a reference
+ * implementation and that the outputs match the reference backend). */
+static gb mnv3_block(int which, const char **what)
+{
+    gb b = {.g = graph_new(NULL, 17, "mnv3")};
+    assert_non_null(b.g);
+    *(float *)gb_const(&b, "zero", (in_spec){.rank = 0})->data = 0.0f;
+    *(float *)gb_const(&b, "three", (in_spec){.rank = 0})->data = 3.0f;
+    *(float *)gb_const(&b, "six", (in_spec){.rank = 0})->data = 6.0f;
+    switch (which) {
+    case 0:
+        *what = "Conv 1x1 + HardSwish as Add 3, Clip 0 6, Mul x, Div 6";
+        gb_input(&b, "x", (in_spec)SH(1, 16, 28, 28));
+        gb_const(&b, "w", (in_spec)SH(48, 16, 1, 1));
+        gb_const(&b, "cb", (in_spec)SH(48));
+        gb_node(&b, "Conv", "x,w,cb", "c", NULL, 0);
+        gb_node(&b, "Add", "c,three", "a", NULL, 0);
+        gb_node(&b, "Clip", "a,zero,six", "cl", NULL, 0);
+        gb_node(&b, "Mul", "c,cl", "m", NULL, 0);
+        gb_node(&b, "Div", "m,six", "y", NULL, 0);
+        break;
+    case 1: {
+        *what = "depthwise Conv + HardSwish, then squeeze-excitation (GlobalAveragePool, 1x1 "
+                "Conv, Relu, 1x1 Conv, HardSigmoid, Mul)";
+        gb_input(&b, "x", (in_spec)SH(1, 24, 14, 14));
+        gb_const(&b, "wd", (in_spec)SH(24, 1, 3, 3));
+        gb_const(&b, "w1", (in_spec)SH(8, 24, 1, 1));
+        gb_const(&b, "b1", (in_spec)SH(8));
+        gb_const(&b, "w2", (in_spec)SH(24, 8, 1, 1));
+        gb_const(&b, "b2", (in_spec)SH(24));
+        attr_spec dw[2] = {pad1[0], {"group", ATTR_INT, .i = 24}};
+        attr_spec hs[2] = {{"alpha", ATTR_FLOAT, .f = 1.0f / 6}, {"beta", ATTR_FLOAT, .f = 0.5f}};
+        gb_node(&b, "Conv", "x,wd", "c", dw, 2);
+        gb_node(&b, "Add", "c,three", "a", NULL, 0);
+        gb_node(&b, "Clip", "a,zero,six", "cl", NULL, 0);
+        gb_node(&b, "Mul", "c,cl", "m", NULL, 0);
+        gb_node(&b, "Div", "m,six", "h", NULL, 0);
+        gb_node(&b, "GlobalAveragePool", "h", "p", NULL, 0);
+        gb_node(&b, "Conv", "p,w1,b1", "s1", NULL, 0);
+        gb_node(&b, "Relu", "s1", "r", NULL, 0);
+        gb_node(&b, "Conv", "r,w2,b2", "s2", NULL, 0);
+        gb_node(&b, "HardSigmoid", "s2", "g", hs, 2);
+        gb_node(&b, "Mul", "h,g", "y", NULL, 0);
+        break;
+    }
+    case 2: {
+        *what = "grouped Conv (4 groups) + Relu";
+        gb_input(&b, "x", (in_spec)SH(1, 32, 14, 14));
+        gb_const(&b, "w", (in_spec)SH(64, 8, 3, 3));
+        attr_spec gr[2] = {pad1[0], {"group", ATTR_INT, .i = 4}};
+        gb_node(&b, "Conv", "x,w", "c", gr, 2);
+        gb_node(&b, "Relu", "c", "y", NULL, 0);
+        break;
+    }
+    case 3: {
+        *what = "depthwise Conv + the HardSwish op (as torchvision exports it), 1x1 Conv";
+        gb_input(&b, "x", (in_spec)SH(1, 16, 28, 28));
+        gb_const(&b, "wd", (in_spec)SH(16, 1, 3, 3));
+        gb_const(&b, "w", (in_spec)SH(24, 16, 1, 1));
+        attr_spec dw[2] = {pad1[0], {"group", ATTR_INT, .i = 16}};
+        gb_node(&b, "Conv", "x,wd", "c", dw, 2);
+        gb_node(&b, "HardSwish", "c", "h", NULL, 0);
+        gb_node(&b, "Conv", "h,w", "y", NULL, 0);
+        break;
+    }
+    case 4:
+        *what = "squeeze-excitation with HardSigmoid as Add 3, Clip 0 6, Div 6";
+        gb_input(&b, "x", (in_spec)SH(1, 96, 7, 7));
+        gb_const(&b, "w1", (in_spec)SH(24, 96, 1, 1));
+        gb_const(&b, "b1", (in_spec)SH(24));
+        gb_const(&b, "w2", (in_spec)SH(96, 24, 1, 1));
+        gb_const(&b, "b2", (in_spec)SH(96));
+        gb_node(&b, "GlobalAveragePool", "x", "p", NULL, 0);
+        gb_node(&b, "Conv", "p,w1,b1", "s1", NULL, 0);
+        gb_node(&b, "Relu", "s1", "r", NULL, 0);
+        gb_node(&b, "Conv", "r,w2,b2", "s2", NULL, 0);
+        gb_node(&b, "Add", "s2,three", "a", NULL, 0);
+        gb_node(&b, "Clip", "a,zero,six", "cl", NULL, 0);
+        gb_node(&b, "Div", "cl,six", "g", NULL, 0);
+        gb_node(&b, "Mul", "g,x", "y", NULL, 0);
+        break;
+    case 5:
+        *what = "a scalar on either side: Sub(3, x), Mul(6, x), Div(x, 6), Add(3, x), Relu";
+        gb_input(&b, "x", (in_spec)SH(2, 16, 9, 9));
+        gb_const(&b, "w", (in_spec)SH(16, 16, 3, 3));
+        gb_node(&b, "Conv", "x,w", "c", pad1, 1);
+        gb_node(&b, "Sub", "three,c", "s", NULL, 0);
+        gb_node(&b, "Mul", "six,s", "m", NULL, 0);
+        gb_node(&b, "Div", "m,six", "d", NULL, 0);
+        gb_node(&b, "Add", "three,d", "a", NULL, 0);
+        gb_node(&b, "Relu", "a", "y", NULL, 0);
+        break;
+    default:
+        gb_free(&b);
+        return (gb){0};
+    }
+    gb_output(&b, "y");
+    return b;
+}
+
+static void test_onednn_no_ref(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn");
+    assert_non_null(b);
+    show_impls = true;
+    for (int i = 0;; i++) {
+        const char *what = NULL;
+        gb p = mnv3_block(i, &what);
+        if (!p.g) break;
+        char w[240];
+        snprintf(w, sizeof w, "onednn: %s", what);
+        compare_all(b, p.g, p.feed, w);
+        if (i == 0) { /* and oneDNN took the chain, not the reference ops */
+            candidate_cfg cfg = {.backend = "onednn", .threads = 1};
+            built *bm = NULL;
+            ait_error e = {0};
+            assert_int_equal(b->build(b, p.g, &cfg, &bm, &e), AIT_OK);
+            assert_true(expect_no_ref(bm, w) >= 2); /* the Conv and the HardSwish */
+            b->free(bm);
+        }
+        gb_free(&p);
+    }
+    show_impls = false;
+}
+
 /* Variants: "blocked" is offered for a module with a 2-D Conv of 16 or more
  * input channels (depthwise too), not otherwise; an unknown one is refused.
  * (compare_all runs every offered variant against the reference.) */
@@ -1152,6 +1317,7 @@ int main(void)
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_fusion),
+        cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),
         cmocka_unit_test(test_onednn_threads),

@@ -102,16 +102,30 @@ ait_status dn_step_add(built *bm, int node, dnnl_primitive_t prim, const dnnl_ex
     return AIT_OK;
 }
 
+/* Records what oneDNN chose for the step just added (dn_impls, and the
+ * schedule's DEBUG line). */
+static void impl_note(built *bm, const_dnnl_primitive_desc_t pd)
+{
+    dn_step *s = &bm->p->steps[bm->p->n_steps - 1];
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+    snprintf(s->impl, sizeof s->impl, "%s:%s", dnnl_prim_kind2str(kind), dn_impl(pd));
+}
+
+void dn_refused(built *bm) { bm->p->n_refused++; }
+
 ait_status dn_prim(built *bm, int i, dnnl_primitive_desc_t pd, const dnnl_exec_arg_t *args,
                    int n_args)
 {
     dnnl_primitive_t p = NULL;
     TRY(dn_check(bm, i, dnnl_primitive_create(&p, pd), "primitive"));
-    return dn_step_add(bm, i, p, args, n_args);
+    TRY(dn_step_add(bm, i, p, args, n_args));
+    impl_note(bm, pd);
+    return AIT_OK;
 }
 
 static ait_status reorder_pd(built *bm, int node, dnnl_memory_t from, dnnl_memory_t to,
-                             dnnl_primitive_t *p)
+                             dnnl_primitive_t *p, char *impl, size_t n)
 {
     const dnnl_memory_desc_t *fmd, *tmd;
     dnnl_primitive_desc_t pd = NULL;
@@ -120,6 +134,7 @@ static ait_status reorder_pd(built *bm, int node, dnnl_memory_t from, dnnl_memor
     TRY(dn_check(bm, node, dnnl_reorder_primitive_desc_create(&pd, fmd, bm->eng, tmd, bm->eng, NULL),
                  "reorder"));
     dnnl_status_t s = dnnl_primitive_create(p, pd);
+    snprintf(impl, n, "reorder:%s", dn_impl(pd));
     dnnl_primitive_desc_destroy(pd);
     return dn_check(bm, node, s, "reorder");
 }
@@ -127,9 +142,12 @@ static ait_status reorder_pd(built *bm, int node, dnnl_memory_t from, dnnl_memor
 ait_status dn_reorder(built *bm, int node, dnnl_memory_t from, dnnl_memory_t to)
 {
     dnnl_primitive_t p = NULL;
-    TRY(reorder_pd(bm, node, from, to, &p));
+    char impl[64];
+    TRY(reorder_pd(bm, node, from, to, &p, impl, sizeof impl));
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    return dn_step_add(bm, node, p, args, 2);
+    TRY(dn_step_add(bm, node, p, args, 2));
+    snprintf(bm->p->steps[bm->p->n_steps - 1].impl, sizeof bm->p->steps[0].impl, "%s", impl);
+    return AIT_OK;
 }
 
 /* ---- values ---------------------------------------------------------------------- */
@@ -326,7 +344,7 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
     dnnl_memory_t m = dn_mem_new(bm, want, NULL);
     dnnl_primitive_t p = NULL;
     void *data = NULL;
-    if (!m || reorder_pd(bm, i, src, m, &p) != AIT_OK) return NULL;
+    if (!m || reorder_pd(bm, i, src, m, &p, (char[64]){0}, 64) != AIT_OK) return NULL;
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, m}};
     dnnl_status_t s = dnnl_primitive_execute(p, bm->st, 2, args);
     if (s == dnnl_success) s = dnnl_stream_wait(bm->st);

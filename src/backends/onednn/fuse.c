@@ -26,6 +26,7 @@ static const elt_row elts[] = {
     {"Abs", dnnl_eltwise_abs, 0, 0, NULL},
     {"Neg", dnnl_eltwise_linear, -1.0f, 0, NULL},
     {"Clip", dnnl_eltwise_clip_v2, -FLT_MAX, FLT_MAX, NULL},
+    {"HardSwish", dnnl_eltwise_hardswish, 0, 0, NULL}, /* x * relu6(x + 3) / 6, as ONNX's */
 };
 
 /* Clip's bound from input k (opset 11+) or attribute name: *v unchanged
@@ -114,6 +115,26 @@ static bool scalar(const built *bm, int v, float *f)
     return true;
 }
 
+bool dn_scalar_linear(const built *bm, int i, int *in, float *a, float *b)
+{
+    const node *n = &bm->g->nodes[i];
+    float k;
+    if ((n->domain && n->domain[0]) || n->n_in != 2 || n->n_out != 1 || n->in[0] < 0 ||
+        n->in[1] < 0)
+        return false;
+    int side = scalar(bm, n->in[1], &k) ? 0 : scalar(bm, n->in[0], &k) ? 1 : -1;
+    if (side < 0 || (side == 0 && scalar(bm, n->in[0], &(float){0}))) return false;
+    const tensor *x = dn_shape(bm, n->in[side]), *y = dn_shape(bm, n->out[0]);
+    if (!x || !y || !same_shape(x, y)) return false; /* the scalar must not grow the rank */
+    *in = n->in[side];
+    if (!strcmp(n->op, "Add")) *a = 1, *b = k;
+    else if (!strcmp(n->op, "Mul")) *a = k, *b = 0;
+    else if (!strcmp(n->op, "Sub")) *a = side ? -1 : 1, *b = side ? k : -k;
+    else if (!strcmp(n->op, "Div") && side == 0 && k != 0 && isfinite(1.0f / k)) *a = 1 / k, *b = 0;
+    else return false;
+    return true;
+}
+
 /* Node n is op with input `in` and a constant scalar near want on the
  * other side (either side when commutes). */
 static bool op_with(const built *bm, int j, const char *op, int in, float want, bool commutes)
@@ -167,7 +188,7 @@ static bool gelu_at(const built *bm, int v, dn_post *p)
 void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain *c)
 {
     const graph *g = bm->g;
-    bool sum_used = false;
+    bool sum_used = false, lin_used = false;
     c->n = 0;
     while (c->n < DN_MAX_POST) {
         if (gelu_at(bm, v, &c->p[c->n])) {
@@ -182,9 +203,18 @@ void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain
         const tensor *vs = dn_shape(bm, v), *os = dn_shape(bm, n->out[0]);
         if (!vs || !os || !same_shape(vs, os) || os->dtype != AIT_F32) return;
         dn_post p = {.node = j, .out = n->out[0], .other = -1};
+        int lin_in = -1;
         if (dn_eltwise(bm, j, &p.alg, &p.a, &p.b)) {
             if (n->in[0] != v) return;
             p.kind = DN_PO_ELT;
+        } else if (dn_scalar_linear(bm, j, &lin_in, &p.a, &p.b)) {
+            /* One linear per chain: oneDNN 2.6's brgconv_1x1 gave wrong
+             * answers for a Conv with linear, clip, linear post-ops
+             * (HardSigmoid as Add 3, Clip 0 6, Div 6; test_backends). */
+            if (lin_in != v || lin_used) return;
+            lin_used = true;
+            p.kind = DN_PO_ELT;
+            p.alg = dnnl_eltwise_linear;
         } else {
             const bin_row *r = NULL;
             for (size_t k = 0; k < sizeof bins / sizeof bins[0]; k++)
@@ -238,6 +268,97 @@ static bool bin_md(const built *bm, int o, int full_rank, const int64_t *full_di
     return true;
 }
 
+/* oneDNN's implementation name for pd ("?" when it does not say). */
+const char *dn_impl(const_dnnl_primitive_desc_t pd)
+{
+    const char *s = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s) != dnnl_success || !s)
+        return "?";
+    return s;
+}
+
+/* A reference implementation: oneDNN's unoptimised fallback, named "ref:..."
+ * (or "gemm:ref", a convolution over its reference GEMM). Reorders' "simple"
+ * ones are fine. */
+bool dn_is_ref(const_dnnl_primitive_desc_t pd)
+{
+    const char *s = dn_impl(pd);
+    return strncmp(s, "ref", 3) == 0 || strstr(s, ":ref") != NULL;
+}
+
+/* The md of a BIN post-op's operand: as bin_md, or `like` (the primitive's
+ * dst layout) when given and the operand has the dst's full shape. *in_like
+ * says which. */
+static bool post_md(const built *bm, int o, int full_rank, const int64_t *full_dims, int prim_rank,
+                    const dnnl_memory_desc_t *like, dnnl_memory_desc_t *md, bool *in_like)
+{
+    const tensor *t = dn_shape(bm, o);
+    *in_like = like && t && prim_rank == full_rank && t->rank == full_rank &&
+               memcmp(t->dims, full_dims, sizeof(int64_t) * (size_t)full_rank) == 0;
+    if (*in_like) {
+        *md = *like;
+        return true;
+    }
+    return bin_md(bm, o, full_rank, full_dims, prim_rank, md);
+}
+
+/* The primitive desc for desc with the first n of c's post-ops (operand
+ * layouts as post_md says, mds[] receiving them); *pd NULL when oneDNN
+ * refuses that form. */
+static ait_status pd_try(built *bm, int anchor, const void *desc, const dn_chain *c, int n,
+                         int full_rank, const int64_t *full_dims, int prim_rank,
+                         const dnnl_memory_desc_t *pre_md, const float *scale,
+                         const dnnl_memory_desc_t *like, dnnl_memory_desc_t *mds, bool *in_like,
+                         dnnl_primitive_desc_t *pd)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    *pd = NULL;
+    TRY(dn_check(bm, anchor, dnnl_primitive_attr_create(&attr), "attr"));
+    dnnl_status_t s = dnnl_post_ops_create(&po);
+    if (s == dnnl_success && scale) s = dnnl_primitive_attr_set_output_scales(attr, 1, 0, scale);
+    if (s == dnnl_success && pre_md) s = dnnl_post_ops_append_binary(po, dnnl_binary_add, pre_md);
+    bool ok = true;
+    for (int k = 0; s == dnnl_success && ok && k < n; k++) {
+        const dn_post *p = &c->p[k];
+        if (p->kind == DN_PO_ELT) {
+            s = dnnl_post_ops_append_eltwise(po, 1.0f, p->alg, p->a, p->b);
+        } else if (p->kind == DN_PO_SUM) {
+            s = dnnl_post_ops_append_sum(po, 1.0f);
+        } else {
+            ok = post_md(bm, p->other, full_rank, full_dims, prim_rank, like, &mds[k], &in_like[k]);
+            if (ok) s = dnnl_post_ops_append_binary(po, p->alg, &mds[k]);
+        }
+    }
+    if (s == dnnl_success && ok) s = dnnl_primitive_attr_set_post_ops(attr, po);
+    if (s == dnnl_success && ok) s = dnnl_primitive_desc_create(pd, desc, attr, bm->eng, NULL);
+    if (po) dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success || !ok) *pd = NULL;
+    if (s == dnnl_out_of_memory) return dn_check(bm, anchor, s, "primitive desc");
+    return AIT_OK;
+}
+
+/* Whether some BIN post-op among the first n has an operand of the full shape
+ * (so that it can be given in the dst's layout). */
+static bool full_operand(const built *bm, const dn_chain *c, int n, int full_rank,
+                         const int64_t *full_dims, int prim_rank)
+{
+    for (int k = 0; k < n; k++) {
+        const tensor *t = c->p[k].kind == DN_PO_BIN ? dn_shape(bm, c->p[k].other) : NULL;
+        if (t && prim_rank == full_rank && t->rank == full_rank &&
+            memcmp(t->dims, full_dims, sizeof(int64_t) * (size_t)full_rank) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Forms are tried from the whole chain down to none; within one, the
+ * operands first plain, then (when oneDNN answered with a reference
+ * implementation, which it does for a plain operand beside a channels-last
+ * or blocked dst) in the dst's layout. A form oneDNN runs on a reference
+ * implementation is never taken: fewer post-ops (the rest become primitives
+ * of their own), else the node is left to its reference op. */
 ait_status dn_pd_posts(built *bm, int anchor, const void *desc, const dn_chain *c, int full_rank,
                        const int64_t *full_dims, int prim_rank, const dnnl_memory_desc_t *pre_md,
                        dnnl_memory_t pre_mem, const float *scale, dnnl_primitive_desc_t *pd,
@@ -245,58 +366,55 @@ ait_status dn_pd_posts(built *bm, int anchor, const void *desc, const dn_chain *
 {
     const int base = *n_args;
     *pd = NULL;
+    *np = 0;
+    *sum_from = -1;
     for (int n = c->n; n >= 0; n--) {
-        dnnl_primitive_attr_t attr = NULL;
-        dnnl_post_ops_t po = NULL;
-        *n_args = base;
-        *sum_from = -1;
-        TRY(dn_check(bm, anchor, dnnl_primitive_attr_create(&attr), "attr"));
-        dnnl_status_t s = dnnl_post_ops_create(&po);
-        if (s == dnnl_success && scale) s = dnnl_primitive_attr_set_output_scales(attr, 1, 0, scale);
+        dnnl_memory_desc_t mds[DN_MAX_POST], like;
+        bool in_like[DN_MAX_POST] = {0}, use_like = false;
+        dnnl_primitive_desc_t got = NULL;
+        for (int pass = 0; pass < 2; pass++) {
+            TRY(pd_try(bm, anchor, desc, c, n, full_rank, full_dims, prim_rank, pre_md, scale,
+                       use_like ? &like : NULL, mds, in_like, &got));
+            if (!got || !dn_is_ref(got)) break;
+            dn_refused(bm);
+            bool retry = pass == 0 && full_operand(bm, c, n, full_rank, full_dims, prim_rank);
+            if (retry) {
+                const dnnl_memory_desc_t *dmd = dnnl_primitive_desc_query_md(got, dnnl_query_dst_md, 0);
+                dnnl_memory_desc_t plain;
+                dn_md_plain(&plain, full_rank, full_dims);
+                retry = dmd && !dnnl_memory_desc_equal(dmd, &plain);
+                if (retry) like = *dmd;
+            }
+            dnnl_primitive_desc_destroy(got);
+            got = NULL;
+            if (!retry) break;
+            use_like = true;
+        }
+        if (!got) continue;
+        /* Taken: the operands' memories and the arguments. */
         int idx = 0;
-        bool ok = true;
-        if (s == dnnl_success && pre_md) {
-            s = dnnl_post_ops_append_binary(po, dnnl_binary_add, pre_md);
+        if (pre_md) {
             args[(*n_args)++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1,
                                                   pre_mem};
             idx++;
         }
-        for (int k = 0; s == dnnl_success && ok && k < n; k++, idx++) {
+        for (int k = 0; k < n; k++, idx++) {
             const dn_post *p = &c->p[k];
-            if (p->kind == DN_PO_ELT) {
-                s = dnnl_post_ops_append_eltwise(po, 1.0f, p->alg, p->a, p->b);
-            } else if (p->kind == DN_PO_SUM) {
-                s = dnnl_post_ops_append_sum(po, 1.0f);
-                *sum_from = p->other;
-            } else {
-                dnnl_memory_desc_t md;
-                ok = bin_md(bm, p->other, full_rank, full_dims, prim_rank, &md);
-                if (!ok) break;
-                s = dnnl_post_ops_append_binary(po, p->alg, &md);
-                dnnl_memory_t m = s == dnnl_success ? dn_view(bm, p->other, &md) : NULL;
-                if (s == dnnl_success && !m) {
-                    dnnl_post_ops_destroy(po);
-                    dnnl_primitive_attr_destroy(attr);
-                    return bm->err ? bm->err->code : AIT_E_INTERNAL;
-                }
-                args[(*n_args)++] =
-                    (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, m};
+            if (p->kind == DN_PO_SUM) *sum_from = p->other;
+            if (p->kind != DN_PO_BIN) continue;
+            dnnl_memory_t m = in_like[k] ? dn_as(bm, p->other, &mds[k]) : dn_view(bm, p->other, &mds[k]);
+            if (!m) {
+                dnnl_primitive_desc_destroy(got);
+                *n_args = base;
+                *sum_from = -1;
+                return bm->err ? bm->err->code : AIT_E_INTERNAL;
             }
+            args[(*n_args)++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, m};
         }
-        if (s == dnnl_success && ok) s = dnnl_primitive_attr_set_post_ops(attr, po);
-        if (s == dnnl_success && ok) s = dnnl_primitive_desc_create(pd, desc, attr, bm->eng, NULL);
-        if (po) dnnl_post_ops_destroy(po);
-        dnnl_primitive_attr_destroy(attr);
-        if (s == dnnl_success && ok) {
-            *np = n;
-            return AIT_OK;
-        }
-        *pd = NULL;
-        if (s == dnnl_out_of_memory) return dn_check(bm, anchor, s, "primitive desc");
+        *pd = got;
+        *np = n;
+        return AIT_OK;
     }
-    *n_args = base;
-    *sum_from = -1;
-    *np = 0;
     return AIT_OK;
 }
 

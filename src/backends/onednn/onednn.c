@@ -22,6 +22,7 @@
 
 #include <dnnl_debug.h>
 
+#include "backends/onednn/impls.h"
 #include "backends/onednn/onednn.h"
 
 /* ---- schedules ----------------------------------------------------------------------- */
@@ -39,7 +40,7 @@ static void sched_clear(built *bm)
         tensor_release(&p->vals[v].t);
         memset(&p->vals[v], 0, sizeof p->vals[v]);
     }
-    p->n_steps = p->n_mems = p->n_bufs = p->n_binds = p->n_blobs = 0;
+    p->n_steps = p->n_mems = p->n_bufs = p->n_binds = p->n_blobs = p->n_refused = 0;
     p->scheduled = false;
 }
 
@@ -295,6 +296,34 @@ static ait_status no_strings(built *bm)
                    "only the reference backend runs");
 }
 
+/* One DEBUG line per schedule: the implementations oneDNN runs it on, each
+ * with how many primitives use it, the nodes left to the reference ops, and
+ * the forms refused for a reference implementation. */
+static void sched_log(const built *bm)
+{
+    if (!log_on(bm->log)) return;
+    const dn_sched *p = bm->p;
+    char buf[1536];
+    size_t len = 0;
+    int n_ref = 0;
+    for (int i = 0; i < p->n_steps; i++) {
+        n_ref += !p->steps[i].prim;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = p->steps[j].prim && !strcmp(p->steps[j].impl, p->steps[i].impl);
+        if (!p->steps[i].prim || seen) continue;
+        int cnt = 0;
+        for (int j = i; j < p->n_steps; j++)
+            cnt += p->steps[j].prim && !strcmp(p->steps[j].impl, p->steps[i].impl);
+        if (len < sizeof buf)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s x%d", len ? ", " : "",
+                                    p->steps[i].impl, cnt);
+    }
+    log_msg(bm->log, AIT_LOG_DEBUG, "onednn: %s; %d node(s) on the reference ops; %d form(s) not "
+            "taken for a reference implementation", len ? buf : "no primitives", n_ref,
+            p->n_refused);
+}
+
 static ait_status sched_make(built *bm, tensor *const *inputs)
 {
     const graph *g = bm->g;
@@ -339,6 +368,7 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         memcpy(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank);
     }
     bm->p->scheduled = true;
+    sched_log(bm);
     return AIT_OK;
 }
 
@@ -412,6 +442,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
     bm->g = module;
     bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
+    bm->log = cfg ? cfg->log : NULL;
     /* No blobs: nothing was saved (the module had not scheduled), prepare. */
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
     const char *var = cfg ? cfg->variant : "";
@@ -446,6 +477,7 @@ static ait_status dn_build(const backend *b, const graph *module, const candidat
         return s;
     }
     bm->err = &bm->own_err;
+    bm->log = NULL; /* cfg's logger is for build only */
     *out = bm;
     return AIT_OK;
 }
@@ -498,6 +530,17 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
     }
     bm->err = &bm->own_err;
     return AIT_OK;
+}
+
+int dn_impls(const built *bm, const char **out, int max)
+{
+    int n = 0;
+    for (int i = 0; bm->p && i < bm->p->n_steps; i++) {
+        if (!bm->p->steps[i].prim) continue;
+        if (n < max) out[n] = bm->p->steps[i].impl;
+        n++;
+    }
+    return n;
 }
 
 /* Nothing is prepared before the first schedule (a module with dynamic input

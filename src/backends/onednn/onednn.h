@@ -25,6 +25,7 @@ typedef struct dn_step {
     dnnl_primitive_t prim; /* NULL: node runs on its reference op */
     dnnl_exec_arg_t *args;
     int n_args;
+    char impl[64]; /* "kind:implementation" oneDNN chose for prim (dn_impls) */
 } dn_step;
 
 typedef struct dn_val {
@@ -62,6 +63,7 @@ typedef struct dn_sched {
     int n_bufs, cap_bufs;
     prep_blob *blobs; /* the weights it prepared */
     int n_blobs, cap_blobs;
+    int n_refused; /* forms not taken: oneDNN had only a reference implementation */
 } dn_sched;
 
 #define DN_MAX_SCHEDS 8 /* signatures kept (batch buckets); the oldest goes first */
@@ -78,6 +80,7 @@ struct built {
     dn_sched *p;        /* the schedule being made or run */
     prep_blob *saved;  /* every schedule's blobs, once by name, for save() */
     int n_saved;
+    const logger *log;  /* cfg's, during build: what it chose, at AIT_LOG_DEBUG */
     ait_error *err;     /* where errors go: the caller's, or own_err */
     ait_error own_err;  /* for callers that pass no ait_error */
 };
@@ -139,6 +142,10 @@ dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_
 const tensor *dn_shape(const built *bm, int v);
 bool dn_is_const(const built *bm, int v);
 
+/* Counts a primitive form not taken because oneDNN would run it on a
+ * reference implementation (for the schedule's DEBUG line). */
+void dn_refused(built *bm);
+
 /* ---- fuse.c ------------------------------------------------------------------- */
 
 /* The post-ops that can follow value v (the anchor's output): each next
@@ -158,8 +165,18 @@ ait_status dn_pd_posts(built *bm, int anchor, const void *desc, const dn_chain *
                        const int64_t *full_dims, int prim_rank, const dnnl_memory_desc_t *pre_md,
                        dnnl_memory_t pre_mem, const float *scale, dnnl_primitive_desc_t *pd,
                        dnnl_exec_arg_t *args, int *n_args, int *np, int *sum_from);
+/* pd's implementation name as oneDNN says it ("?" when it does not). */
+const char *dn_impl(const_dnnl_primitive_desc_t pd);
+/* Whether it is one of oneDNN's reference (unoptimised) implementations. */
+bool dn_is_ref(const_dnnl_primitive_desc_t pd);
 /* An eltwise op's oneDNN algorithm and parameters, when node i is one. */
 bool dn_eltwise(const built *bm, int i, dnnl_alg_kind_t *alg, float *a, float *b);
+/* Node i is Add, Sub, Mul or Div of a value and a constant scalar (one
+ * element, not growing the value's rank; Div by it only): oneDNN's linear
+ * a * x + b over *in (an eltwise primitive or post-op, which has optimised
+ * kernels on every layout, where a binary op with a broadcast scalar on a
+ * blocked layout runs on a reference implementation). */
+bool dn_scalar_linear(const built *bm, int i, int *in, float *a, float *b);
 /* The node after Conv node i whose output it is the only consumer of, when
  * it is an inference BatchNormalization with constant parameters: its
  * index, else -1. */

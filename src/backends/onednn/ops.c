@@ -277,7 +277,8 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
 
     /* Weights as given: [O, I/g, k...], or [g, O/g, I/g, k...] with groups. */
     dnnl_memory_desc_t wuser, wmd, bmd, src = md_any(x->rank, x->dims), dst = md_any(y->rank, y->dims);
-    if (bm->blocked && dn_conv_blocked(x->rank, x->dims) && y->rank == 4) {
+    bool forced = bm->blocked && dn_conv_blocked(x->rank, x->dims) && y->rank == 4;
+    if (forced) {
         src = md_blocked(x->dims);
         dst = md_blocked(y->dims);
     }
@@ -298,13 +299,22 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
         dr[a] = g.pr[a];
     }
     dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                                   dnnl_convolution_direct, &src, &wmd,
-                                                   has_b ? &bmd : NULL, &dst, ds, dd, dl, dr) !=
-        dnnl_success)
-        return AIT_OK;
-    dn_fused f;
-    TRY(fused_open(bm, i, start, true, &cd, y->rank, NULL, NULL, NULL, &f));
+    dn_fused f = {.pd = NULL};
+    /* nChw16c where the variant asks for it; where oneDNN has only a
+     * reference kernel for it (a grouped Conv of channels per group not a
+     * multiple of 16), the layout oneDNN chooses. */
+    for (int form = 0; !f.pd && form < (forced ? 2 : 1); form++) {
+        if (form == 1) {
+            src = md_any(x->rank, x->dims);
+            dst = md_any(y->rank, y->dims);
+        }
+        if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                       dnnl_convolution_direct, &src, &wmd,
+                                                       has_b ? &bmd : NULL, &dst, ds, dd, dl, dr) !=
+            dnnl_success)
+            continue;
+        TRY(fused_open(bm, i, start, true, &cd, y->rank, NULL, NULL, NULL, &f));
+    }
     if (!f.pd) return AIT_OK;
     int64_t per_o = tensor_numel(w) / O;
     dnnl_memory_t mw = NULL, mb = NULL;
@@ -451,22 +461,33 @@ static ait_status dn_gemm(built *bm, int i, bool *taken)
 /* Makes the primitive of desc over src (native layout) with post-ops,
  * writes dst; extra args (a second source, scale, shift, statistics)
  * appended. Pooling, eltwise, Softmax, the normalisations and binary ops. */
+static ait_status src_dst_open(built *bm, int i, const void *desc, dn_fused *f)
+{
+    return fused_open(bm, i, bm->g->nodes[i].out[0], false, desc,
+                      dn_shape(bm, bm->g->nodes[i].out[0])->rank, NULL, NULL, NULL, f);
+}
+
+/* src_dst_emit's second half, f opened with src_dst_open and f.pd made. */
+static ait_status src_dst_close(built *bm, int i, dn_fused *f, dnnl_memory_t msrc,
+                                const dnnl_exec_arg_t *extra, int n_extra, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    ait_status st = AIT_OK;
+    dnnl_memory_t mdst = fused_dst(bm, f, &st);
+    if (st == AIT_OK) {
+        f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+        f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+        for (int k = 0; k < n_extra; k++) f->args[f->na++] = extra[k];
+    }
+    return fused_close(bm, i, f, st, n->out[0], mdst, mdst, taken);
+}
+
 static ait_status src_dst_emit(built *bm, int i, const void *desc, dnnl_memory_t msrc,
                              const dnnl_exec_arg_t *extra, int n_extra, bool *taken)
 {
-    const node *n = &bm->g->nodes[i];
-    const tensor *y = dn_shape(bm, n->out[0]);
     dn_fused f;
-    TRY(fused_open(bm, i, n->out[0], false, desc, y->rank, NULL, NULL, NULL, &f));
-    if (!f.pd) return AIT_OK;
-    ait_status st = AIT_OK;
-    dnnl_memory_t mdst = fused_dst(bm, &f, &st);
-    if (st == AIT_OK) {
-        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
-        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-        for (int k = 0; k < n_extra; k++) f.args[f.na++] = extra[k];
-    }
-    return fused_close(bm, i, &f, st, n->out[0], mdst, mdst, taken);
+    TRY(src_dst_open(bm, i, desc, &f));
+    return f.pd ? src_dst_close(bm, i, &f, msrc, extra, n_extra, taken) : AIT_OK;
 }
 
 static ait_status dn_pool(built *bm, int i, bool *taken)
@@ -634,6 +655,67 @@ static ait_status dn_bnorm(built *bm, int i, bool *taken)
 
 /* ---- binary ---------------------------------------------------------------------------- */
 
+/* x op constant scalar (dn_scalar_linear): a binary primitive with the
+ * scalar broadcast when it swallows post-ops (oneDNN 2.x's eltwise
+ * primitive has optimised kernels only without post-ops, its binary one
+ * with them: HardSwish's Clip, Mul and Div after its Add), else linear
+ * a * x + b as an eltwise primitive (optimised on every layout, where a
+ * binary op with a broadcast scalar on a blocked layout is not). */
+static ait_status lin_emit(built *bm, int i, int x, float la, float lb, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    int k = n->in[0] == x ? 1 : 0;
+    dnnl_alg_kind_t alg = !strcmp(n->op, "Add") ? dnnl_binary_add : !strcmp(n->op, "Mul")
+                              ? dnnl_binary_mul : !strcmp(n->op, "Sub") ? dnnl_binary_sub
+                              : dnnl_binary_div;
+    dnnl_memory_t m = dn_as(bm, x, NULL);
+    const dnnl_memory_desc_t *md;
+    if (!m) return bm->err->code;
+    TRY(dn_check(bm, i, dnnl_memory_get_memory_desc(m, &md), "memory desc"));
+    const tensor *y = dn_shape(bm, n->out[0]);
+    dnnl_memory_desc_t b16 = y->rank == 4 ? md_blocked(y->dims) : *md;
+    bool blk = y->rank == 4 && dnnl_memory_desc_equal(md, &b16);
+    /* The scalar plain, and on nChw16c also in nChw16c (padded to 16
+     * channels), for which oneDNN has its jit kernel. */
+    for (int form = 0; form < (blk ? 2 : 1) &&
+                       (k == 1 || alg == dnnl_binary_add || alg == dnnl_binary_mul); form++) {
+        int64_t ones[DNNL_MAX_NDIMS];
+        for (int a = 0; a < y->rank; a++) ones[a] = 1;
+        dnnl_memory_desc_t md1, dst = md_any(y->rank, y->dims);
+        if (form == 0) dn_md_plain(&md1, y->rank, ones);
+        else md1 = md_blocked(ones);
+        dnnl_binary_desc_t d;
+        dn_fused f = {.pd = NULL};
+        if (dnnl_binary_desc_init(&d, alg, md, &md1, &dst) == dnnl_success)
+            TRY(src_dst_open(bm, i, &d, &f));
+        if (!f.pd || f.np == 0) {
+            if (f.pd) dnnl_primitive_desc_destroy(f.pd);
+            continue;
+        }
+        dnnl_memory_t m1 = NULL;
+        if (form == 0) {
+            m1 = dn_view(bm, n->in[k], &md1);
+        } else { /* every cell the scalar, the padding too */
+            size_t sz = dnnl_memory_desc_get_size(&md1);
+            float *buf = dn_alloc(bm, sz), v = *(const float *)dn_shape(bm, n->in[k])->data;
+            for (size_t c = 0; buf && c < sz / sizeof(float); c++) buf[c] = v;
+            if (buf) m1 = dn_mem_new(bm, &md1, buf);
+            else err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
+        }
+        if (!m1) {
+            dnnl_primitive_desc_destroy(f.pd);
+            return bm->err->code;
+        }
+        dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
+        return src_dst_close(bm, i, &f, m, extra, 1, taken);
+    }
+    dnnl_eltwise_desc_t d;
+    if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, dnnl_eltwise_linear, md, la, lb) !=
+        dnnl_success)
+        return AIT_OK;
+    return src_dst_emit(bm, i, &d, m, NULL, 0, taken);
+}
+
 static ait_status dn_binary(built *bm, int i, bool *taken)
 {
     static const struct {
@@ -644,11 +726,14 @@ static ait_status dn_binary(built *bm, int i, bool *taken)
                 {"Sub", dnnl_binary_sub, false}, {"Div", dnnl_binary_div, false}};
     const node *n = &bm->g->nodes[i];
     const tensor *y = dn_shape(bm, n->out[0]);
-    int a = n->in[0], b = n->in[1];
+    int a = n->in[0], b = n->in[1], xl;
+    float la, lb;
+    if (!y || y->rank < 1 || y->rank > DNNL_MAX_NDIMS) return AIT_OK;
+    /* x op constant scalar: also oneDNN's linear eltwise (see lin_emit) */
+    if (dn_scalar_linear(bm, i, &xl, &la, &lb)) return lin_emit(bm, i, xl, la, lb, taken);
     const tensor *ta = dn_shape(bm, a), *tb = dn_shape(bm, b);
     int r = 0;
     while (strcmp(algs[r].op, n->op) != 0) r++;
-    if (!y || y->rank < 1 || y->rank > DNNL_MAX_NDIMS) return AIT_OK;
     bool afull = ta->rank == y->rank && !memcmp(ta->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
     bool bfull = tb->rank == y->rank && !memcmp(tb->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
     if (!afull) {
@@ -665,25 +750,35 @@ static ait_status dn_binary(built *bm, int i, bool *taken)
     const dnnl_memory_desc_t *md0;
     if (!m0) return bm->err->code;
     TRY(dn_check(bm, i, dnnl_memory_get_memory_desc(m0, &md0), "memory desc"));
-    dnnl_memory_desc_t md1;
-    if (bfull) {
-        md1 = *md0;
-        m1 = dn_as(bm, b, &md1);
-    } else {
-        int64_t d[DNNL_MAX_NDIMS];
-        for (int k = 0; k < y->rank; k++) {
-            int kb = k - (y->rank - tb->rank);
-            d[k] = kb >= 0 ? tb->dims[kb] : 1;
-        }
-        dn_md_plain(&md1, y->rank, d);
-        m1 = dn_view(bm, b, &md1);
+    dnnl_memory_desc_t md1, dst = md_any(y->rank, y->dims);
+    int64_t d1[DNNL_MAX_NDIMS];
+    for (int k = 0; k < y->rank; k++) {
+        int kb = k - (y->rank - tb->rank);
+        d1[k] = kb >= 0 ? tb->dims[kb] : 1;
     }
-    if (!m1) return bm->err->code;
-    dnnl_memory_desc_t dst = md_any(y->rank, y->dims);
-    dnnl_binary_desc_t d;
-    if (dnnl_binary_desc_init(&d, algs[r].alg, md0, &md1, &dst) != dnnl_success) return AIT_OK;
-    dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
-    return src_dst_emit(bm, i, &d, m0, extra, 1, taken);
+    dnnl_memory_desc_t b16 = y->rank == 4 ? md_blocked(y->dims) : *md0;
+    bool blk = !bfull && y->rank == 4 && dnnl_memory_desc_equal(md0, &b16);
+    /* The broadcast operand plain, and beside an nChw16c source also in
+     * nChw16c (squeeze-excitation's [1, C, 1, 1] scale), for which oneDNN
+     * has its jit kernel. */
+    for (int form = 0; form < (blk ? 2 : 1); form++) {
+        if (bfull) md1 = *md0;
+        else if (form == 0) dn_md_plain(&md1, y->rank, d1);
+        else md1 = md_blocked(d1);
+        dnnl_binary_desc_t d;
+        dn_fused f = {.pd = NULL};
+        if (dnnl_binary_desc_init(&d, algs[r].alg, md0, &md1, &dst) == dnnl_success)
+            TRY(src_dst_open(bm, i, &d, &f));
+        if (!f.pd) continue;
+        m1 = bfull || form == 1 ? dn_as(bm, b, &md1) : dn_view(bm, b, &md1);
+        if (!m1) {
+            dnnl_primitive_desc_destroy(f.pd);
+            return bm->err->code;
+        }
+        dnnl_exec_arg_t extra[1] = {{DNNL_ARG_SRC_1, m1}};
+        return src_dst_close(bm, i, &f, m0, extra, 1, taken);
+    }
+    return AIT_OK;
 }
 
 /* ---- the table ------------------------------------------------------------------------- */
@@ -717,6 +812,7 @@ static const op_row rows[] = {
     {"Abs", dn_elt},
     {"Neg", dn_elt},
     {"Clip", dn_elt},
+    {"HardSwish", dn_elt},
 };
 
 static const op_row *row_of(const node *n)
