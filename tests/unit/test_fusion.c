@@ -1,0 +1,250 @@
+/* The fusion passes (graph/fuse.h): what each finds in the small models of
+ * tests/unit/make_fusion_models.py ($AIT_TEST_DATA/fusion) and in the
+ * exported models, that a fused descriptor computed by fuse_eval gives the
+ * unfused graph's value, and that intermediates read twice, graph outputs
+ * in the middle and constants that are not per-channel stop a fusion. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "exec/exec.h"
+#include "graph/fuse.h"
+#include "io/npy.h"
+#include "runtime/model.h"
+
+static const tensor *shape_of(void *ctx, int v)
+{
+    return exec_value(ctx, v);
+}
+
+/* One line per fusion: kind, then its steps or parts. */
+static void signature(const graph *g, const fusion_set *s, char *buf, size_t n)
+{
+    static const char *const ops[] = {"add", "sub", "rsub", "mul", "div", "rdiv", "max", "min"};
+    static const char srcs[] = "sctx";
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < s->n; i++) {
+        const fusion *f = &s->f[i];
+        at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? " | " : "", fuse_kind_name(f->kind));
+        if (f->kind == FK_EPILOGUE)
+            at += (size_t)snprintf(buf + at, n - at, "(%s)", g->nodes[f->node].op);
+        at += (size_t)snprintf(buf + at, n - at, ":");
+        for (int k = 0; k < f->n_steps; k++) {
+            const fuse_step *st = &f->steps[k];
+            if (st->op == FO_FUN)
+                at += (size_t)snprintf(buf + at, n - at, "%s%s", k ? "," : "", fuse_fn_name(st->f));
+            else
+                at += (size_t)snprintf(buf + at, n - at, "%s%s.%c", k ? "," : "", ops[st->op],
+                                       srcs[st->src]);
+        }
+        if (f->kind == FK_LAYERNORM)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", f->ln_scale >= 0 ? "scale" : "",
+                                   f->ln_bias >= 0 ? ",bias" : "");
+        if (f->kind == FK_ATTENTION)
+            at += (size_t)snprintf(buf + at, n - at, "%s", f->mask >= 0 ? "mask" : "");
+        if (at >= n) at = n - 1;
+    }
+}
+
+/* Runs m on inputs, finds the fusions with the run's shapes and checks each
+ * one's fuse_eval against the value the unfused graph computed. */
+static fusion_set *check_fusions(const ait_model *m, tensor *const *in, exec **xo)
+{
+    const graph *g = m->g;
+    ait_error e = {0};
+    exec *x = NULL;
+    assert_int_equal(exec_create(g, NULL, 1, &x, &e), AIT_OK);
+    tensor **outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    if (exec_run(x, in, outs, &e) != AIT_OK) fail_msg("run: %s", e.msg);
+    free(outs);
+    fusion_set *s = NULL;
+    if (fuse_find(g, shape_of, x, &s, &e) != AIT_OK) fail_msg("fuse_find: %s", e.msg);
+    const tensor **vals = calloc((size_t)g->n_vals + 1, sizeof *vals);
+    for (int v = 0; v < g->n_vals; v++)
+        vals[v] = g->vals[v].konst ? g->vals[v].konst : exec_value(x, v);
+    for (int i = 0; i < s->n; i++) {
+        const fusion *f = &s->f[i];
+        tensor y = {0};
+        if (fuse_eval(f, g, vals, &y, &e) != AIT_OK) fail_msg("fusion %d: %s", i, e.msg);
+        const tensor *want = vals[f->out];
+        assert_non_null(want);
+        assert_int_equal(tensor_numel(&y), tensor_numel(want));
+        double worst = 0;
+        for (int64_t k = 0; k < tensor_numel(want); k++) {
+            double a = ((float *)y.data)[k], b = ((const float *)want->data)[k];
+            double d = fabs(a - b) / (1 + fabs(b));
+            if (!(d <= worst)) worst = d;
+        }
+        if (!(worst < 1e-4))
+            fail_msg("fusion %d (%s at node %s): off by %g", i, fuse_kind_name(f->kind),
+                     g->nodes[f->node].name, worst);
+        /* Its nodes are all marked, its output is the last node's. */
+        for (int k = 0; k < f->n_nodes; k++) assert_int_equal(s->of_node[f->nodes[k]], i);
+        assert_int_equal(g->vals[f->out].producer, f->last);
+        tensor_release(&y);
+    }
+    free(vals);
+    if (xo) *xo = x;
+    else exec_free(x);
+    return s;
+}
+
+static void small(const char *name, const char *want)
+{
+    char path[256];
+    snprintf(path, sizeof path, "fusion/%s.onnx", name);
+    ait_model *m = test_load(test_data(path));
+    const graph *g = m->g;
+    tensor *in[8] = {0};
+    for (int i = 0; i < g->n_inputs; i++) {
+        const value *v = &g->vals[g->inputs[i]];
+        in[i] = test_rand_tensor(v->rank, v->dims);
+    }
+    fusion_set *s = check_fusions(m, in, NULL);
+    char got[2048];
+    signature(g, s, got, sizeof got);
+    if (strcmp(got, want)) fail_msg("%s:\n got  %s\n want %s", name, got, want);
+    fusion_set_free(s);
+    for (int i = 0; i < g->n_inputs; i++) test_tensor_free(in[i]);
+    ait_model_free(m);
+}
+
+static void test_conv_bn(void **state)
+{
+    (void)state;
+    small("conv_bn_relu_add", "epilogue(Conv):mul.c,add.c,relu,add.t,relu");
+}
+
+static void test_matmul(void **state)
+{
+    (void)state;
+    small("matmul_bias_act", "epilogue(MatMul):add.c,gelu_erf | epilogue(Gemm):relu"
+                             " | epilogue(MatMul):add.c,gelu_tanh");
+}
+
+static void test_conv_acts(void **state)
+{
+    (void)state;
+    small("conv_acts", "epilogue(Conv):silu | epilogue(Conv):hardswish"
+                       " | epilogue(Conv):mul.c,add.c,clip,mul.s | epilogue(ConvTranspose):leaky_relu");
+}
+
+static void test_act_forms(void **state)
+{
+    (void)state;
+    small("act_forms", "chain:silu | chain:hardswish | chain:hardswish | chain:hardswish"
+                       " | chain:hardsigmoid | chain:mish | chain:gelu_erf | chain:gelu_erf"
+                       " | chain:gelu_erf | chain:gelu_tanh");
+}
+
+static void test_chain(void **state)
+{
+    (void)state;
+    small("chain", "chain:mul.c,add.s,relu,mul.t,rsub.s");
+}
+
+static void test_layernorm(void **state)
+{
+    (void)state;
+    small("layernorm", "layernorm:scale,bias");
+}
+
+static void test_attention(void **state)
+{
+    (void)state;
+    small("attention", "attention:mask");
+}
+
+static void test_negative(void **state)
+{
+    (void)state;
+    small("neg_output", "");
+    small("neg_two_readers", "");
+    small("neg_not_channel", "");
+    small("neg_middle_output", "epilogue(Conv):relu");
+    small("neg_silu", "");
+}
+
+/* The exported models with their first sample: counts per kind. */
+static void real(const char *name, const int *want, const char *must)
+{
+    char path[256];
+    snprintf(path, sizeof path, "models/%s.onnx", name);
+    ait_model *m = test_load(test_data(path));
+    snprintf(path, sizeof path, "models/%s.in.0.npz", name);
+    npz *z = NULL;
+    ait_error e = {0};
+    if (npz_load(test_data(path), &z, &e) != AIT_OK) fail_msg("%s", e.msg);
+    tensor *in[16] = {0};
+    for (int i = 0; i < m->g->n_inputs; i++)
+        for (int k = 0; k < z->n; k++)
+            if (!strcmp(z->names[k], m->g->vals[m->g->inputs[i]].name)) in[i] = z->arrays[k];
+    fusion_set *s = check_fusions(m, in, NULL);
+    char got[16384];
+    signature(m->g, s, got, sizeof got);
+    for (int k = 0; k < FK_N; k++)
+        if (fuse_count(s, k) != want[k])
+            fail_msg("%s: %d %s fusions, want %d\n%s", name, fuse_count(s, k),
+                     fuse_kind_name(k), want[k], got);
+    if (must && !strstr(got, must)) fail_msg("%s lacks '%s':\n%s", name, must, got);
+    fusion_set_free(s);
+    npz_free(z);
+    ait_model_free(m);
+}
+
+static void test_resnet18(void **state)
+{
+    (void)state;
+    /* BatchNorm is folded by the exporter: 20 Convs, 17 ReLUs, 8 residual
+     * Adds; every Conv but the 3 downsample ones (whose Add the block's
+     * second Conv, earlier in order, took) has one. */
+    static const int want[FK_N] = {17, 0, 0, 0};
+    real("resnet18", want, "epilogue(Conv):add.t,relu");
+}
+
+static void test_mobilenetv2(void **state)
+{
+    (void)state;
+    /* 52 Convs: 35 with relu6 (Clip), 10 projections absorbing the residual
+     * Add; the classifier Gemm has nothing after it. */
+    static const int want[FK_N] = {45, 0, 0, 0};
+    real("mobilenetv2", want, "epilogue(Conv):clip");
+}
+
+static void test_bert(void **state)
+{
+    (void)state;
+    /* 4 layers: attention; the FFN's MatMul + bias + GELU; the other
+     * MatMuls + bias (Q, K, V, output dense, FFN out; the residual Add
+     * follows the bias Add); the mask's (1 - mask) * -10000 is a chain. */
+    static const int want[FK_N] = {24, 1, 0, 4};
+    real("bert", want, "epilogue(MatMul):add.c,gelu_erf");
+}
+
+static void test_gpt2(void **state)
+{
+    (void)state;
+    static const int want[FK_N] = {12, 0, 0, 2};
+    real("gpt2", want, "attention:mask");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_bn),     cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_conv_acts),   cmocka_unit_test(test_act_forms),
+        cmocka_unit_test(test_chain),       cmocka_unit_test(test_layernorm),
+        cmocka_unit_test(test_attention),   cmocka_unit_test(test_negative),
+        cmocka_unit_test(test_resnet18),    cmocka_unit_test(test_mobilenetv2),
+        cmocka_unit_test(test_bert),        cmocka_unit_test(test_gpt2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
