@@ -356,9 +356,10 @@ static ait_status epilogues(fctx *c, ait_error *e)
         f.out = cur;
         f.axis = fr.axis;
         f.channels = fr.C;
-        ait_status s = fx_record(c, &f, &m, e);
+        ait_status s = fx_fixed(&f) ? fx_record(c, &f, &m, e) : err_set(e, AIT_E_NOMEM, "out of memory");
         if (s != AIT_OK) {
             steps_free(f.steps, f.n_steps);
+            fx_fixed_free(&f.fixed);
             return s;
         }
     }
@@ -508,6 +509,7 @@ void fusion_set_free(fusion_set *s)
     if (!s) return;
     for (int k = 0; k < s->n; k++) {
         steps_free(s->f[k].steps, s->f[k].n_steps);
+        fx_fixed_free(&s->f[k].fixed);
         free(s->f[k].nodes);
     }
     free(s->f);

@@ -94,6 +94,19 @@ typedef struct fuse_step {
 #define FUSE_MAX_STEPS 16 /* KEW_MAX_STEPS */
 #define FUSE_MAX_NODES 64
 
+/* An epilogue in the fixed order GEMM and convolution kernels take:
+ * y = post * act2(act1(y * scale[c] + shift[c]) + residual), each part
+ * optional. Made from the steps when they fit (BatchNormalization, biases
+ * and per-channel or scalar Mul/Add/Sub/Div fold into scale and shift). */
+typedef struct fuse_fixed {
+    bool ok;              /* the steps fit this form */
+    float *scale, *shift; /* the fusion's channels values each (owned), or
+                             NULL when there is no linear part */
+    fuse_step act1, act2; /* FO_FUN steps, f = FF_NONE when absent */
+    int residual;         /* value id, or -1 */
+    float post;           /* 1 when absent */
+} fuse_fixed;
+
 typedef enum fuse_kind { FK_EPILOGUE, FK_CHAIN, FK_LAYERNORM, FK_ATTENTION, FK_N } fuse_kind;
 
 typedef struct fusion {
@@ -112,6 +125,7 @@ typedef struct fusion {
     int axis;          /* channel axis of FS_CHANNEL steps: >= 0 from the
                           front, -1 the last; channels its extent */
     int64_t channels;
+    fuse_fixed fixed;  /* FK_EPILOGUE */
     /* FK_LAYERNORM: over the last axis; scale and bias value ids or -1. */
     int ln_scale, ln_bias;
     float eps;
@@ -154,5 +168,7 @@ float fuse_fn_apply(fuse_fn f, float a, float b, float v);
  * attention's inputs. */
 ait_status fuse_eval(const fusion *f, const graph *g, const tensor *const *vals, tensor *out,
                      ait_error *e);
+/* The same through an epilogue's fixed form (f->fixed.ok). */
+ait_status fuse_eval_fixed(const fusion *f, const tensor *const *vals, tensor *out, ait_error *e);
 
 #endif

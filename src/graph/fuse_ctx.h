@@ -50,6 +50,11 @@ void fx_add(fmatch *m, int i);
  * nodes, *out the result. */
 bool fx_act(const fctx *c, int x, bool absorbed, int need, fuse_step *st, fmatch *m, int *out);
 
+/* Fills an epilogue's fixed form from its steps (fuse_fixed.c); false
+ * when out of memory. fx_fixed_free frees what it owns. */
+bool fx_fixed(fusion *f);
+void fx_fixed_free(fuse_fixed *x);
+
 /* LayerNorm and attention from their decomposed exports (fuse_pat.c). */
 ait_status fx_layernorm(fctx *c, ait_error *e);
 ait_status fx_attention(fctx *c, ait_error *e);
