@@ -286,7 +286,8 @@ static bool producer(const fctx *c, int i, frame *fr)
 static bool bn_steps(const fctx *c, int i, int x, const frame *fr, fuse_step *st)
 {
     const node *n = &c->g->nodes[i];
-    if (!fx_is(c, i, "BatchNormalization") || n->n_in != 5 || n->in[0] != x || fr->axis != 1 ||
+    if (!fx_is(c, i, "BatchNormalization") || n->n_in != 5 || n->in[0] != x || n->n_out < 1 ||
+        n->out[0] < 0 || fr->axis != 1 ||
         fr->C <= 0 || attr_int(n, "training_mode", 0) != 0)
         return false;
     const tensor *p[4];
@@ -356,7 +357,8 @@ static ait_status epilogues(fctx *c, ait_error *e)
         f.out = cur;
         f.axis = fr.axis;
         f.channels = fr.C;
-        ait_status s = fx_fixed(&f) ? fx_record(c, &f, &m, e) : err_set(e, AIT_E_NOMEM, "out of memory");
+        ait_status s = fx_fixed(&f) ? fx_record(c, &f, &m, e)
+                                    : err_set(e, AIT_E_NOMEM, "out of memory");
         if (s != AIT_OK) {
             steps_free(f.steps, f.n_steps);
             fx_fixed_free(&f.fixed);
@@ -433,7 +435,8 @@ static ait_status index_readers(fctx *c, ait_error *e)
     c->coff = calloc((size_t)g->n_vals + 2, sizeof *c->coff);
     c->out = calloc((size_t)g->n_vals + 1, sizeof *c->out);
     c->taken = calloc((size_t)g->n_nodes + 1, sizeof *c->taken);
-    if (!c->uses || !c->coff || !c->out || !c->taken) return err_set(e, AIT_E_NOMEM, "out of memory");
+    if (!c->uses || !c->coff || !c->out || !c->taken)
+        return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int j = 0; j < g->n_outputs; j++)
         if (g->outputs[j] >= 0) c->out[g->outputs[j]] = true;
     for (int v = 0; v < g->n_vals; v++) c->out[v] |= g->vals[v].is_output;

@@ -76,6 +76,7 @@ static bool near(float f, float want)
 /* The Mul reading both x and v (either order), or -1. */
 static int mul_of(const fctx *c, int v, int x)
 {
+    if (v < 0) return -1;
     for (int k = c->coff[v]; k < c->coff[v + 1]; k++) {
         int j = c->cons[k], side;
         if (fx_is(c, j, "Mul") && fx_other(c, j, v, &side) == x) return j;
@@ -89,9 +90,11 @@ static bool by6(const fctx *c, int j, int v)
     return fx_with(c, j, "Div", v, 6.0f, false) || fx_with(c, j, "Mul", v, 1.0f / 6, true);
 }
 
+/* Node j's first output, -1 when it has none. */
 static int out0(const fctx *c, int j)
 {
-    return c->g->nodes[j].out[0];
+    const node *n = &c->g->nodes[j];
+    return n->n_out > 0 ? n->out[0] : -1;
 }
 
 /* relu6(x + 3), as Add(x, 3) (node a) then Clip(0, 6): the Clip, or -1. */
@@ -110,7 +113,8 @@ static int relu6_x3(const fctx *c, int a, int x, fmatch *m)
 static bool hard(const fctx *c, int h, int x, fuse_step *st, fmatch *m, int *out)
 {
     /* x * HardSigmoid(x) with HardSwish's constants. */
-    if (fx_is(c, h, "HardSigmoid") && single(c, h, x, st) && near(st->a, 1.0f / 6) && near(st->b, 0.5f)) {
+    if (fx_is(c, h, "HardSigmoid") && single(c, h, x, st) && near(st->a, 1.0f / 6) &&
+        near(st->b, 0.5f)) {
         int mu = mul_of(c, out0(c, h), x);
         if (mu >= 0) {
             fx_add(m, h);
@@ -125,6 +129,7 @@ static bool hard(const fctx *c, int h, int x, fuse_step *st, fmatch *m, int *out
     if (cl < 0) return false;
     *m = r;
     int v = out0(c, cl), d = -1, mu;
+    if (v < 0) return false;
     for (int k = c->coff[v]; k < c->coff[v + 1] && d < 0; k++)
         if (by6(c, c->cons[k], v)) d = c->cons[k];
     if (d >= 0) { /* clip(x + 3, 0, 6) / 6, then maybe x * that */
@@ -140,6 +145,7 @@ static bool hard(const fctx *c, int h, int x, fuse_step *st, fmatch *m, int *out
     mu = mul_of(c, v, x); /* x * clip(x + 3, 0, 6), then / 6 */
     if (mu < 0) return false;
     int v2 = out0(c, mu);
+    if (v2 < 0) return false;
     for (int k = c->coff[v2]; k < c->coff[v2 + 1] && d < 0; k++)
         if (by6(c, c->cons[k], v2)) d = c->cons[k];
     if (d < 0) return false;

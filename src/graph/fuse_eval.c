@@ -197,7 +197,8 @@ static ait_status eval_attention(const fusion *f, const tensor *const *vals, ten
             float mx = -INFINITY;
             for (int64_t j = 0; j < t; j++) {
                 float acc = 0;
-                for (int64_t k = 0; k < d; k++) acc += Q[(b * s + i) * d + k] * K[(b * d + k) * t + j];
+                for (int64_t k = 0; k < d; k++)
+                    acc += Q[(b * s + i) * d + k] * K[(b * d + k) * t + j];
                 acc *= f->scale;
                 if (mk) acc += ((const float *)mk->data)[bcast_at(mk, q->dims, nb, b, i, j, s, t)];
                 p[j] = acc;

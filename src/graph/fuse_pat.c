@@ -4,16 +4,19 @@
 
 #include "graph/fuse_ctx.h"
 
+/* Node j's first output, -1 when it has none. */
 static int out0(const fctx *c, int j)
 {
-    return c->g->nodes[j].out[0];
+    const node *n = &c->g->nodes[j];
+    return n->n_out > 0 ? n->out[0] : -1;
 }
 
 /* ReduceMean node i reduces x over its last axis only, keeping dims. */
 static bool mean_last(const fctx *c, int i, int x)
 {
     const node *n = &c->g->nodes[i];
-    if (!fx_is(c, i, "ReduceMean") || n->in[0] != x || n->n_out != 1 ||
+    if (!fx_is(c, i, "ReduceMean") || n->n_in < 1 || n->in[0] != x || n->n_out != 1 ||
+        n->out[0] < 0 ||
         attr_int(n, "keepdims", 1) != 1)
         return false;
     int64_t axis;
@@ -44,6 +47,7 @@ static int with_const(const fctx *c, int j, const char *op, int v)
 
 static ait_status one_layernorm(fctx *c, int r1, ait_error *e)
 {
+    if (c->g->nodes[r1].n_in < 1) return AIT_OK;
     int x = c->g->nodes[r1].in[0];
     if (!mean_last(c, r1, x)) return AIT_OK;
     fmatch m = {0};
@@ -51,8 +55,8 @@ static ait_status one_layernorm(fctx *c, int r1, ait_error *e)
     int d = -1;
     for (int k = c->coff[x]; k < c->coff[x + 1] && d < 0; k++) {
         int j = c->cons[k];
-        if (fx_is(c, j, "Sub") && c->g->nodes[j].in[0] == x && c->g->nodes[j].in[1] == out0(c, r1))
-            d = j;
+        const node *n = &c->g->nodes[j];
+        if (fx_is(c, j, "Sub") && n->n_in == 2 && n->in[0] == x && n->in[1] == out0(c, r1)) d = j;
     }
     if (d < 0) return AIT_OK;
     fx_add(&m, d);
@@ -60,7 +64,8 @@ static ait_status one_layernorm(fctx *c, int r1, ait_error *e)
     if (p >= 0 && !fx_with(c, p, "Pow", dv, 2.0f, false)) p = -1;
     if (p < 0) { /* d * d */
         p = fx_reader(c, dv, "Mul");
-        if (p >= 0 && (c->g->nodes[p].in[0] != dv || c->g->nodes[p].in[1] != dv)) p = -1;
+        const node *n = p >= 0 ? &c->g->nodes[p] : NULL;
+        if (n && (n->n_in != 2 || n->in[0] != dv || n->in[1] != dv)) p = -1;
     }
     if (p < 0) return AIT_OK;
     fx_add(&m, p);
@@ -75,7 +80,8 @@ static ait_status one_layernorm(fctx *c, int r1, ait_error *e)
     if (sq < 0) return AIT_OK;
     fx_add(&m, sq);
     int dv2 = fx_reader(c, out0(c, sq), "Div");
-    if (dv2 < 0 || c->g->nodes[dv2].in[0] != dv || c->g->nodes[dv2].in[1] != out0(c, sq))
+    const node *dn = dv2 >= 0 ? &c->g->nodes[dv2] : NULL;
+    if (!dn || dn->n_in != 2 || dn->in[0] != dv || dn->in[1] != out0(c, sq) || out0(c, dv2) < 0)
         return AIT_OK;
     fx_add(&m, dv2);
     int out = out0(c, dv2);
@@ -112,7 +118,9 @@ ait_status fx_layernorm(fctx *c, ait_error *e)
 static int made_by(const fctx *c, int v, const char *op)
 {
     int p = v >= 0 ? c->g->vals[v].producer : -1;
-    return p >= 0 && p < c->g->n_nodes && fx_is(c, p, op) && c->g->nodes[p].n_out == 1 ? p : -1;
+    if (p < 0 || p >= c->g->n_nodes || !fx_is(c, p, op)) return -1;
+    const node *n = &c->g->nodes[p];
+    return n->n_out == 1 && n->n_in == 2 && n->in[0] >= 0 && n->in[1] >= 0 ? p : -1;
 }
 
 static ait_status one_attention(fctx *c, int sm, ait_error *e)
@@ -152,12 +160,13 @@ static ait_status one_attention(fctx *c, int sm, ait_error *e)
     if (q < 0) return AIT_OK;
     fx_add(&m, q);
     int o = fx_reader(c, out0(c, sm), "MatMul");
-    if (o < 0 || c->g->nodes[o].in[0] != out0(c, sm)) return AIT_OK;
+    if (o < 0 || c->g->nodes[o].n_in != 2 || c->g->nodes[o].in[0] != out0(c, sm)) return AIT_OK;
     fx_add(&m, o);
     f.q = c->g->nodes[q].in[0];
     f.kt = c->g->nodes[q].in[1];
     f.v = c->g->nodes[o].in[1];
     f.out = out0(c, o);
+    if (f.out < 0) return AIT_OK;
     if (f.mask == f.q || !fx_closed(c, &m, f.out, -1)) return AIT_OK;
     f.in = f.q;
     return fx_record(c, &f, &m, e);

@@ -150,7 +150,8 @@ static void test_conv_acts(void **state)
 {
     (void)state;
     small("conv_acts", "epilogue(Conv):silu | epilogue(Conv):hardswish"
-                       " | epilogue(Conv):mul.c,add.c,clip,mul.s | epilogue(ConvTranspose):leaky_relu");
+                       " | epilogue(Conv):mul.c,add.c,clip,mul.s"
+                       " | epilogue(ConvTranspose):leaky_relu");
 }
 
 static void test_act_forms(void **state)
