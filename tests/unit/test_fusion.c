@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "testutil.h"
 #include "exec/exec.h"
@@ -291,6 +292,38 @@ static void test_gpt2(void **state)
     real("gpt2", want, "attention:mask");
 }
 
+/* Every ONNX node-test model that loads: the passes run without shapes and
+ * with the declared ones, and whatever they find is well formed. */
+static void test_node_models(void **state)
+{
+    (void)state;
+    const char *dir = test_data("node");
+    DIR *d = opendir(dir);
+    if (!d) skip();
+    int seen = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s/model.onnx", dir, de->d_name);
+        ait_model *m = NULL;
+        ait_error e = {0};
+        if (ait_model_load(path, &m, &e) != AIT_OK) continue;
+        fusion_set *s = NULL;
+        if (fuse_find(m->g, NULL, NULL, &s, &e) != AIT_OK) fail_msg("%s: %s", path, e.msg);
+        for (int i = 0; i < s->n; i++) {
+            const fusion *f = &s->f[i];
+            assert_true(f->out >= 0 && f->out < m->g->n_vals);
+            assert_true(f->n_steps <= FUSE_MAX_STEPS);
+            for (int k = 0; k < f->n_nodes; k++) assert_int_equal(s->of_node[f->nodes[k]], i);
+        }
+        fusion_set_free(s);
+        ait_model_free(m);
+        seen++;
+    }
+    closedir(d);
+    assert_true(seen > 500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_attention),   cmocka_unit_test(test_negative),
         cmocka_unit_test(test_resnet18),    cmocka_unit_test(test_mobilenetv2),
         cmocka_unit_test(test_bert),        cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_node_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
