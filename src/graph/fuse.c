@@ -156,6 +156,8 @@ ait_status fx_record(fctx *c, const fusion *f, const fmatch *m, ait_error *e)
 typedef struct frame {
     int R, axis;
     int64_t C;
+    bool known;          /* dims holds the output's R dims */
+    int64_t dims[AIT_MAX_RANK];
 } frame;
 
 /* t varies along the frame's channel axis only, with C elements. */
@@ -170,6 +172,8 @@ static bool per_channel(frame *fr, const tensor *t)
     if (k < 0 || (fr->R >= 0 && t->rank > fr->R)) return false;
     int from_right = t->rank - 1 - k;
     int64_t n = t->dims[k];
+    /* The output has n along that axis: the operand does not grow it. */
+    if (fr->known && fr->dims[fr->R - 1 - from_right] != n) return false;
     if (fr->axis == -1) return from_right == 0 && n == fr->C;
     if (fr->axis >= 0) return fr->R >= 0 && from_right == fr->R - 1 - fr->axis && n == fr->C;
     if (fr->R < 0) return false;
@@ -265,14 +269,17 @@ static bool producer(const fctx *c, int i, frame *fr)
     const tensor *w = fx_shape(c, n->in[1], &t1), *y = fx_shape(c, n->out[0], &t2);
     if (!(w && w->dtype == AIT_F32) && !(y && y->dtype == AIT_F32)) return false;
     fr->R = y ? y->rank : -1;
+    fr->known = y != NULL;
+    if (y) memcpy(fr->dims, y->dims, sizeof fr->dims);
     fr->C = 0;
     fr->axis = 1;
     if (conv || convt) {
-        if (!w || w->rank < 3) return false;
+        if (!w || w->rank < 3 || (y && y->rank != w->rank)) return false;
         fr->R = w->rank;
         fr->C = conv ? w->dims[0] : w->dims[1] * attr_int(n, "group", 1);
     } else if (gemm) {
         fr->R = 2;
+        if (y && y->rank != 2) fr->known = false;
         if (w && w->rank == 2) fr->C = attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];
     } else {
         fr->axis = -1;
@@ -396,7 +403,8 @@ static ait_status chains(fctx *c, ait_error *e)
             tensor tmp;
             const tensor *xs = fx_shape(c, x, &tmp);
             if (xs && xs->dtype != AIT_F32) continue;
-            frame fr = {xs ? xs->rank : -1, -2, 0};
+            frame fr = {.R = xs ? xs->rank : -1, .axis = -2, .known = xs != NULL};
+            if (xs) memcpy(fr.dims, xs->dims, sizeof fr.dims);
             fusion f = {.kind = FK_CHAIN, .in = x, .ln_scale = -1, .ln_bias = -1, .q = -1,
                         .kt = -1, .v = -1, .mask = -1};
             fmatch m = {0};

@@ -182,6 +182,10 @@ def models():
     m.out(s)
     m.out(m.op("Mul", [x, s]))
     out["neg_silu"] = m
+    m = M()  # a "per-channel" constant that grows the tensor: no chain
+    x = m.inp("x", [1, 1, 4, 4])
+    m.out(m.op("Relu", [m.op("Mul", [x, m.const(rand(1, 8, 1, 1))])]))
+    out["neg_grow"] = m
     return out
 
 

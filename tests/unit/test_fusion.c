@@ -227,6 +227,7 @@ static void test_negative(void **state)
     small("neg_not_channel", "");
     small("neg_middle_output", "epilogue(Conv):relu");
     small("neg_silu", "");
+    small("neg_grow", "");
 }
 
 /* The exported models with their first sample: counts per kind. */
