@@ -169,7 +169,9 @@ static bool per_channel(frame *fr, const tensor *t)
             if (k >= 0) return false;
             k = i;
         }
-    if (k < 0 || (fr->R >= 0 && t->rank > fr->R)) return false;
+    /* Of the output's rank at most; unknown, of rank 1 at most (a MatMul
+     * with a 2-D weight gives rank 1 or more). */
+    if (k < 0 || t->rank > (fr->R >= 0 ? fr->R : 1)) return false;
     int from_right = t->rank - 1 - k;
     int64_t n = t->dims[k];
     /* The output has n along that axis: the operand does not grow it. */
@@ -217,7 +219,7 @@ static bool bin_step(const fctx *c, int i, int x, int input, frame *fr, bool ten
     const tensor *k = fx_konst(c, o);
     if (k) {
         if (tensor_numel(k) == 1) {
-            if (fr->R >= 0 && k->rank > fr->R) return false;
+            if (k->rank > (fr->R >= 0 ? fr->R : 0)) return false; /* grows the rank */
             st->src = FS_SCALAR;
             st->a = *(const float *)k->data;
             return true;
