@@ -404,9 +404,9 @@ static ait_status chains(fctx *c, ait_error *e)
             if (x < 0 || c->g->vals[x].konst) continue;
             tensor tmp;
             const tensor *xs = fx_shape(c, x, &tmp);
-            if (xs && xs->dtype != AIT_F32) continue;
-            frame fr = {.R = xs ? xs->rank : -1, .axis = -2, .known = xs != NULL};
-            if (xs) memcpy(fr.dims, xs->dims, sizeof fr.dims);
+            if (!xs || xs->dtype != AIT_F32) continue; /* float32 only, so known */
+            frame fr = {.R = xs->rank, .axis = -2, .known = true};
+            memcpy(fr.dims, xs->dims, sizeof fr.dims);
             fusion f = {.kind = FK_CHAIN, .in = x, .ln_scale = -1, .ln_bias = -1, .q = -1,
                         .kt = -1, .v = -1, .mask = -1};
             fmatch m = {0};

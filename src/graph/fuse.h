@@ -29,7 +29,8 @@
  * HardSigmoid forms, GELU's erf and tanh forms, x * tanh(softplus(x))) are
  * found and become one FO_FUN step.
  *
- * What is fused: float32 values only; an intermediate value is absorbed only
+ * What is fused: float32 values only (a chain's input must be known to be
+ * float32: from the shapes given, or declared); an intermediate value is absorbed only
  * when every reader is inside the fusion and it is no graph output; a
  * per-channel constant must vary along the channel axis only (Conv family:
  * axis 1, so shape [C,1,..,1] or [1,C,1,..,1]; MatMul and Gemm: the last
