@@ -145,6 +145,13 @@ def models():
     n = m.op("Div", [d, m.op("Sqrt", [m.op("Add", [v, m.const(1e-5)])])])
     m.out(m.op("Add", [m.op("Mul", [n, m.const(rand(16) + 1)]), m.const(rand(16))]))
     out["layernorm"] = m
+    m = M()  # d * d for the square, a scale and no bias
+    x = m.inp("x", [3, 16])
+    d = m.op("Sub", [x, m.op("ReduceMean", [x], axes=[1])])
+    v = m.op("ReduceMean", [m.op("Mul", [d, d])], axes=[1])
+    n = m.op("Div", [d, m.op("Sqrt", [m.op("Add", [m.const(1e-6), v])])])
+    m.out(m.op("Mul", [m.const(rand(16) + 1), n]))
+    out["layernorm_mul"] = m
     # Attention: q k^T / sqrt(d) + mask, softmax, @ v.
     m = M()
     q, k = m.inp("q", [1, 2, 4, 8]), m.inp("k", [1, 2, 6, 8])
@@ -153,6 +160,11 @@ def models():
     s = m.op("Add", [m.op("Div", [s, m.const(np.sqrt(8.0))]), mask])
     m.out(m.op("MatMul", [m.op("Softmax", [s], axis=-1), v]))
     out["attention"] = m
+    m = M()  # scale by Mul, no mask
+    q, kt, v = m.inp("q", [2, 3, 4]), m.inp("kt", [2, 4, 5]), m.inp("v", [2, 5, 6])
+    s = m.op("Mul", [m.const(0.5), m.op("MatMul", [q, kt])])
+    m.out(m.op("MatMul", [m.op("Softmax", [s], axis=-1), v]))
+    out["attention_mul"] = m
     # Negative cases.
     m = M()  # conv output is also a graph output: nothing after it fuses
     x = m.inp("x", [1, 4, 5, 5])

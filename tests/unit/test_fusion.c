@@ -211,12 +211,14 @@ static void test_layernorm(void **state)
 {
     (void)state;
     small("layernorm", "layernorm:scale,bias");
+    small("layernorm_mul", "layernorm:scale");
 }
 
 static void test_attention(void **state)
 {
     (void)state;
     small("attention", "attention:mask");
+    small("attention_mul", "attention:");
 }
 
 static void test_negative(void **state)
