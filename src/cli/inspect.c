@@ -79,6 +79,10 @@ int cmd_inspect(int argc, char **argv)
     } else {
         printf("model %s: %d nodes, %d modules (%s)\n", a.model, s.m->g->n_nodes,
                s.r->tree->n - 1, s.r->tree->from_scopes ? "from scope names" : "fallback: segments between residual joins");
+        printf("fusions found:");
+        for (int k = 0; k < FK_N; k++)
+            printf("%s %d %s", k ? "," : "", s.r->fusions[k], fuse_kind_name((fuse_kind)k));
+        printf("\n");
         insp_print_table(stdout, &s, rows, n, cut);
         if (s.module >= 0) insp_print_spec(stdout, s.r, s.module);
     }

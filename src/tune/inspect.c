@@ -144,6 +144,21 @@ static void roll_up_times(inspection *r, const exec_profile *prof)
     }
 }
 
+static const tensor *run_shape(void *x, int v)
+{
+    return exec_value(x, v);
+}
+
+/* The fusion passes on the graph with the shapes of the run just made. */
+static ait_status count_fusions(exec *x, inspection *r, ait_error *e)
+{
+    fusion_set *f = NULL;
+    ait_status s = fuse_find(r->m->g, run_shape, x, &f, e);
+    for (int k = 0; s == AIT_OK && k < FK_N; k++) r->fusions[k] = fuse_count(f, (fuse_kind)k);
+    fusion_set_free(f);
+    return s;
+}
+
 /* Runs the batches: samples are grouped by shape (samples of another
  * sequence length make another group, which is how dynamic axes show), and
  * each group runs at each batch size: untimed warm-up (the first records
@@ -178,6 +193,7 @@ static ait_status run_batches(const ait_model *m, const inspect_opts *o, inspect
             s = exec_run(x, inputs, outputs, e);
             if (s == AIT_OK && w == 0) s = observe_ports(x, r, b, e);
             if (s == AIT_OK && w == 0 && bi == 0 && gi == 0) s = count_costs(x, r, b, e);
+            if (s == AIT_OK && w == 0 && bi == 0 && gi == 0) s = count_fusions(x, r, e);
         }
         exec_set_profile(x, prof);
         for (int k = 0; s == AIT_OK && k < runs; k++) {

@@ -4,6 +4,7 @@
 #ifndef AIT_TUNE_INSPECT_H
 #define AIT_TUNE_INSPECT_H
 #include "core/log.h"
+#include "graph/fuse.h"
 #include "graph/modules.h"
 #include "tune/axes.h"
 #include "tune/samples.h"
@@ -51,6 +52,8 @@ typedef struct inspection {
     double model_sec;           /* wall time of the timed runs, summed */
     double nodes_sec;           /* sum of all nodes' times (what shares divide) */
     int64_t runs;               /* timed runs in all */
+    int fusions[FK_N];          /* what the fusion passes find, per kind (graph/fuse.h),
+                                   with the first run's shapes */
 } inspection;
 
 ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **out, ait_error *e);
