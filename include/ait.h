@@ -456,6 +456,10 @@ typedef struct ait_tune_options {
      * warnings (WARN); see ait_log_fn. NULL: none. */
     ait_log_fn log;
     void *log_user;
+    /* Do not try the `whole` candidate: the whole model as one module on one
+     * backend, tuned beside the selected modules and run in the whole-plan
+     * check (docs/tuning.md). */
+    int skip_whole;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them
