@@ -482,7 +482,8 @@ AIT_API ait_status ait_options_from_env(ait_session_options *so, ait_tune_option
 AIT_API ait_status ait_tune(ait_inspection *r, const ait_tune_options *opts, ait_tuning **out,
                             ait_error *err);
 AIT_API void ait_tuning_free(ait_tuning *t);
-/* The tuning's rows (one per module and bucket) and what was chosen. */
+/* The tuning's rows (one per module and bucket, and the whole model's where the
+ * plan is the `whole` candidate: module "") and what was chosen. */
 AIT_API int ait_tuning_count(const ait_tuning *t);
 typedef struct ait_tuning_row {
     const char *module;     /* path; "" for the whole model */

@@ -316,8 +316,8 @@ static void check_conclude(tune_check *c, tune_module *mods, int n, tune_module 
     if (!c->taken) {
         bool base = false;
         for (int p = 1; p < c->n_plans; p++) base |= c->plans[p].baseline;
-        snprintf(c->note, sizeof c->note, "no single-backend or whole plan is faster than the plan as "
-                 "tuned by more than the margin (%.3g)%s", margin,
+        snprintf(c->note, sizeof c->note, "no single-backend or whole plan is faster than the "
+                 "plan as tuned by more than the margin (%.3g)%s", margin,
                  base ? ", and it beats the baseline by more than that" : "");
         return;
     }

@@ -608,13 +608,16 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
 }
 
 /* Whether the whole candidate is tried: asked for, with something to
- * decide it (the check, or forcing), and a selection without the root. */
-static bool whole_wanted(const tune_opts *o)
+ * decide it (the check, or forcing), and no selected module that holds
+ * every node already (the root, or a model's only segment). */
+static bool whole_wanted(const tune_opts *o, const ait_model *m, const inspection *insp)
 {
     if (o->whole == WHOLE_OFF || (!o->plan_check && o->whole != WHOLE_FORCE)) return false;
     if (!o->sel || !o->sel->n) return false;
-    for (int k = 0; k < o->sel->n; k++)
-        if (o->sel->items[k].module == 0) return false;
+    for (int k = 0; k < o->sel->n; k++) {
+        int mi = o->sel->items[k].module;
+        if (mi == 0 || insp->st[mi].n_nodes >= m->g->n_nodes) return false;
+    }
     return true;
 }
 
@@ -655,13 +658,25 @@ static void whole_choose(tune_module *wm, bool force)
 }
 
 /* A plan runs the whole module at every bucket or at none: where the check
- * took it at some buckets only, it is left out and says so. */
+ * took it at some buckets only, it is left out and says so; where it took
+ * it at every one, the other modules say that they are not in the plan. */
 static void whole_settle(tune_report *r)
 {
     int n = 0, taken = 0;
     for (int i = 0; i < r->n; i++)
         if (r->mods[i].whole) n++, taken += r->mods[i].chosen > 0;
-    if (!taken || taken == n) return;
+    if (!taken) return;
+    if (taken == n) {
+        for (int i = 0; i < r->n; i++) {
+            tune_module *tm = &r->mods[i];
+            if (tm->whole) continue;
+            char own[sizeof tm->why];
+            memcpy(own, tm->why, sizeof own);
+            snprintf(tm->why, sizeof tm->why, "not in the plan, which is the whole model as one "
+                     "module (whole-plan check). Alone: %s", own);
+        }
+        return;
+    }
     for (int i = 0; i < r->n; i++) {
         tune_module *wm = &r->mods[i];
         if (!wm->whole || !wm->chosen) continue;
@@ -688,7 +703,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     if (o->backends && (o->n_backends < 1 || strcmp(o->backends[0]->name, "reference")))
         return err_set(e, AIT_E_INVALID_ARG, "tune: the first backend must be the reference");
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
-    bool whole = whole_wanted(o);
+    bool whole = whole_wanted(o, m, insp);
     int n_tm = n_mod + whole; /* the whole module last at each bucket */
     tune_report *r = calloc(1, sizeof *r);
     tune_ctx *x = calloc(1, sizeof *x);

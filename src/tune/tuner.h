@@ -57,7 +57,7 @@ typedef struct tune_opts {
      * registry's. */
     bool plan_check;
     /* The `whole` candidate (result.h, tune_module.whole): with plan_check
-     * and a selection that is not the root alone, the root is tuned too at
+     * and no selected module that holds every node, the root is tuned too at
      * each bucket and the check runs its fastest valid candidate of each
      * backend ("NAME whole") beside the other plans. WHOLE_FORCE takes the
      * fastest valid one that is not the reference without the check (to
