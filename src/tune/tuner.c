@@ -608,15 +608,20 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
 }
 
 /* Whether the whole candidate is tried: asked for, with something to
- * decide it (the check, or forcing), and no selected module that holds
- * every node already (the root, or a model's only segment). */
+ * decide it (forcing, or the check, which runs only where every module's
+ * strategy is about speed), and no selected module that holds every node
+ * already (the root, or a model's only segment). */
 static bool whole_wanted(const tune_opts *o, const ait_model *m, const inspection *insp)
 {
-    if (o->whole == WHOLE_OFF || (!o->plan_check && o->whole != WHOLE_FORCE)) return false;
+    bool force = o->whole == WHOLE_FORCE;
+    if (o->whole == WHOLE_OFF || (!o->plan_check && !force)) return false;
     if (!o->sel || !o->sel->n) return false;
     for (int k = 0; k < o->sel->n; k++) {
         int mi = o->sel->items[k].module;
-        if (mi == 0 || insp->st[mi].n_nodes >= m->g->n_nodes) return false;
+        strategy st;
+        bool speed = strategy_parse(o->sel->items[k].strategy, &st, NULL) == AIT_OK &&
+                     (st.kind == STRAT_MAX_THROUGHPUT || st.kind == STRAT_MIN_LATENCY);
+        if (mi == 0 || insp->st[mi].n_nodes >= m->g->n_nodes || (!speed && !force)) return false;
     }
     return true;
 }
