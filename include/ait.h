@@ -456,6 +456,10 @@ typedef struct ait_tune_options {
      * warnings (WARN); see ait_log_fn. NULL: none. */
     ait_log_fn log;
     void *log_user;
+    /* Do not try the `whole` candidate: the whole model as one module on one
+     * backend, tuned beside the selected modules and run in the whole-plan
+     * check (docs/tuning.md). */
+    int skip_whole;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them
@@ -478,7 +482,8 @@ AIT_API ait_status ait_options_from_env(ait_session_options *so, ait_tune_option
 AIT_API ait_status ait_tune(ait_inspection *r, const ait_tune_options *opts, ait_tuning **out,
                             ait_error *err);
 AIT_API void ait_tuning_free(ait_tuning *t);
-/* The tuning's rows (one per module and bucket) and what was chosen. */
+/* The tuning's rows (one per module and bucket, and the whole model's where the
+ * plan is the `whole` candidate: module "") and what was chosen. */
 AIT_API int ait_tuning_count(const ait_tuning *t);
 typedef struct ait_tuning_row {
     const char *module;     /* path; "" for the whole model */

@@ -40,6 +40,7 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     if (o->cap > 0) to.prof.cap = o->cap;
     to.margin = o->margin;
     to.plan_check = !o->skip_plan_check;
+    to.whole = o->skip_whole ? WHOLE_OFF : WHOLE_CHECK;
     memcpy(to.batch, h->r->batch, sizeof to.batch);
     ait_tuning *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, AIT_E_NOMEM, "out of memory");
@@ -60,12 +61,24 @@ void ait_tuning_free(ait_tuning *t)
     free(t);
 }
 
-int ait_tuning_count(const ait_tuning *t) { return t ? t->rep->n : 0; }
+/* The rows: every tuned module and bucket, and the whole module's where
+ * the plan took it (docs/tuning.md, the `whole` candidate). */
+static bool is_row(const tune_module *tm) { return !tm->whole || tm->chosen > 0; }
+
+int ait_tuning_count(const ait_tuning *t)
+{
+    int n = 0;
+    for (int i = 0; t && i < t->rep->n; i++) n += is_row(&t->rep->mods[i]);
+    return n;
+}
 
 ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row *out)
 {
-    if (!t || !out || i < 0 || i >= t->rep->n) return AIT_E_INVALID_ARG;
-    const tune_module *tm = &t->rep->mods[i];
+    if (!t || !out || i < 0) return AIT_E_INVALID_ARG;
+    int k = 0;
+    while (k < t->rep->n && (!is_row(&t->rep->mods[k]) || i-- > 0)) k++;
+    if (k == t->rep->n) return AIT_E_INVALID_ARG;
+    const tune_module *tm = &t->rep->mods[k];
     const tune_cand *c = &tm->cands[tm->chosen];
     *out = (ait_tuning_row){.module = t->h->r->tree->mods[tm->module].name, .bucket = tm->batch,
                             .chosen = c->name, .median_sec = c->prof.median,

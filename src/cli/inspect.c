@@ -10,7 +10,8 @@ static const char *inspect_help =
     "\n"
     "Runs samples through the model at each batch size, times every node, and\n"
     "prints one row per module (a PyTorch scope such as 'layer1.0.conv1'; models\n"
-    "without scope names are cut into 'seg.K' runs between residual joins):\n"
+    "without scope names are cut into 'seg.K' segments of comparable FLOPs where\n"
+    "one tensor flows on):\n"
     "node count, parameters and their bytes, FLOPs per sample, precisions,\n"
     "calls, total and mean time, and share of the model's time. Then whether\n"
     "shapes are assumed static, and how much of the wall time the nodes cover.\n"
@@ -78,7 +79,7 @@ int cmd_inspect(int argc, char **argv)
         free(doc);
     } else {
         printf("model %s: %d nodes, %d modules (%s)\n", a.model, s.m->g->n_nodes,
-               s.r->tree->n - 1, s.r->tree->from_scopes ? "from scope names" : "fallback: segments between residual joins");
+               s.r->tree->n - 1, s.r->tree->from_scopes ? "from scope names" : "fallback: segments of comparable FLOPs");
         printf("fusions found:");
         for (int k = 0; k < FK_N; k++)
             printf("%s %d %s", k ? "," : "", s.r->fusions[k], fuse_kind_name((fuse_kind)k));

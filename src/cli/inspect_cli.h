@@ -32,6 +32,7 @@ typedef struct insp_args {
     bool clear_cache;     /* tune: --clear-cache */
     bool no_cache;        /* tune: --no-cache */
     bool no_plan_check;   /* tune: --no-plan-check */
+    int whole;            /* tune: -1 --no-whole, 1 --force-whole, 0 the check decides */
     int max_batches;      /* tune: --max-batches-per-size (0: all) */
     const char *output;   /* tune: -o NAME.ait */
     int cold;             /* tune: --cold-cache 1, --warm-cache -1, else 0 (auto) */

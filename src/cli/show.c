@@ -43,7 +43,10 @@ static void print_candidates(const json_val *tuning)
     const json_val *mods = json_get(tuning, "modules");
     for (int i = 0; i < json_len(mods); i++) {
         const json_val *m = json_at(mods, i), *cands = json_get(m, "candidates");
-        printf("\n  %s at batch %.0f (%s)\n", str(m, "path"), num(m, "batch"), str(m, "strategy"));
+        const json_val *w = json_get(m, "whole");
+        printf("\n  %s%s at batch %.0f (%s)\n", str(m, "path"),
+               w && w->b ? " (whole: the model as one module)" : "", num(m, "batch"),
+               str(m, "strategy"));
         printf("    %-18s %-9s %11s %9s  %s\n", "candidate", "status", "median ms", "speedup",
                "note");
         for (int c = 0; c < json_len(cands); c++) {
@@ -143,7 +146,8 @@ int cmd_show(int argc, char **argv)
         for (int k = 0; k < json_len(plans); k++) {
             const json_val *p = json_at(plans, k);
             const char *name = str(m, "name");
-            printf("  %-28s %6.0f  %-18s", *name ? name : "(model)", num(p, "bucket"),
+            /* A plan whose one module is the root runs the whole model as one module. */
+            printf("  %-28s %6.0f  %-18s", *name ? name : "(whole model)", num(p, "bucket"),
                    str(p, "chosen"));
             if (num(p, "median_ms") > 0) /* else never timed: kept without a trial */
                 printf(" %11.3f %11.3f %8.2fx", num(p, "median_ms"), num(p, "baseline_ms"),

@@ -66,6 +66,11 @@ static const char *tune_help =
     "                         default 1%; 0: by anything) to replace it\n"
     "  --no-plan-check        keep the per-module choices without running the whole\n"
     "                         model on them against each backend alone (see below)\n"
+    "  --no-whole             do not try the `whole` candidate: the whole model as one\n"
+    "                         module on one backend, tuned beside the selected modules\n"
+    "                         and run in the plan check (costs a tune of the model)\n"
+    "  --force-whole          take the whole candidate (its fastest valid backend that\n"
+    "                         is not the reference) without the check: to compare\n"
     "  --max-batches-per-size N  validate on at most N distinct sample batches per\n"
     "                         bucket (default: all; timing uses the first)\n"
     "  --json                 print the whole report as one JSON document on stdout\n"
@@ -87,7 +92,11 @@ static const char *tune_help =
     "(median over the processes) replaces the plan, and the untuned model\n"
     "(reference alone) is kept unless the plan beats it by --margin, as a\n"
     "module's baseline is. Each module it changes says so. It is not cached: it\n"
-    "runs on every tune.\n"
+    "runs on every tune. Beside them runs the `whole` candidate: the model cut\n"
+    "as one module (every node), tuned and validated like a module, its fastest\n"
+    "valid candidate of each backend run as \"NAME whole\", so that one backend\n"
+    "keeps its layouts across what were module boundaries; taken when faster by\n"
+    "--margin at every bucket, the plan is that one module (--no-whole: off).\n"
     "\n"
     "Results are cached in $AIT_CACHE_DIR, else ~/.cache/ait: one file per\n"
     "candidate trial, keyed by the module's graph and weights, its input shapes\n"
@@ -103,8 +112,8 @@ static const char *tune_help =
 
 static void print_module(const inspection *r, const tune_module *tm)
 {
-    printf("\n== module '%s' at batch %d (strategy %s)\n", report_name(r, tm->module), tm->batch,
-           tm->strategy);
+    printf("\n== module '%s'%s at batch %d (strategy %s)\n", report_name(r, tm->module),
+           tm->whole ? " (whole: the model as one module)" : "", tm->batch, tm->strategy);
     if (tm->n_sets > 1 || tm->max_shape[0]) {
         printf("  validated on %d input set%s", tm->n_sets, tm->n_sets == 1 ? "" : "s");
         if (tm->max_shape[0]) printf(", incl. min shape (%s) and max shape (%s)",
@@ -115,7 +124,7 @@ static void print_module(const inspection *r, const tune_module *tm)
            "spread ms", "items/s", "speedup", "max rel err");
     for (int c = 0; c < tm->n_cands; c++) {
         const tune_cand *tc = &tm->cands[c];
-        char mark = c == tm->chosen ? '*' : ' ';
+        char mark = c == tm->chosen && !(tm->whole && !tm->chosen) ? '*' : ' ';
         if (!tc->valid) {
             printf("%c %-18s %-8s %s%s\n", mark, tc->name, tune_cand_status(tc), tc->reason,
                    tc->cached ? " (cached)" : "");
@@ -126,7 +135,8 @@ static void print_module(const inspection *r, const tune_module *tm)
                tc->speedup, tc->max_rel, tc->prof.converged ? "" : " (not converged)",
                tc->cached ? " (cached)" : "");
     }
-    printf("  chosen: %s. %s\n", tm->cands[tm->chosen].name, tm->why);
+    if (tm->whole && !tm->chosen) printf("  not in the plan. %s\n", tm->why);
+    else printf("  chosen: %s. %s\n", tm->cands[tm->chosen].name, tm->why);
 }
 
 /* The whole-plan check of each bucket: the plans run, their medians, what
@@ -163,8 +173,13 @@ static void print_summary(const inspection *r, const tune_report *rep)
             snprintf(med, sizeof med, "%.3f", tc->prof.median * 1e3);
             snprintf(sp, sizeof sp, "%.2fx", tc->speedup);
         }
-        printf("  %-24s %6d  %-18s %10s %9s  ", report_name(r, tm->module), tm->batch, tc->name,
-               med, sp);
+        if (tm->whole && !tm->chosen) {
+            printf("  %-24s %6d  %-18s %10s %9s  %s\n", "(whole model)", tm->batch, "not taken",
+                   "-", "-", tm->why);
+            continue;
+        }
+        printf("  %-24s %6d  %-18s %10s %9s  ", tm->whole ? "(whole model)" : report_name(r, tm->module),
+               tm->batch, tc->name, med, sp);
         if (tm->untuned[0])
             printf("%s\n", tm->why);
         else if (!tm->cands[0].valid)
@@ -215,7 +230,8 @@ static int tune_for_real(const insp_args *a, insp_state *s)
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .log = cli_logger(), .cache_dir = cache,
                    .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
-                   .plan_check = !a->no_plan_check};
+                   .plan_check = !a->no_plan_check,
+                   .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
     bool cold = tune_cold(a->cold, s->r);
@@ -325,6 +341,10 @@ int cmd_tune(int argc, char **argv)
     printf("  plan check  %s\n", a.no_plan_check ? "off (--no-plan-check)"
            : "per bucket whose modules all have a speed strategy: the whole model on the plan "
              "against each backend alone");
+    printf("  whole       %s\n", a.whole < 0 ? "off (--no-whole)"
+           : a.whole > 0 ? "forced (--force-whole): the model as one module on its fastest backend"
+           : a.no_plan_check ? "off (no plan check to decide it)"
+           : "the model as one module, tuned and run in the plan check beside the per-module plan");
     printf("  modules     %d selected of %d\n", s.sel.n, s.r->tree->n - 1);
     for (int i = 0; i < s.sel.n; i++)
         dry_run_module(&s, s.sel.items[i].module, s.sel.items[i].strategy, a.threads);

@@ -1,11 +1,10 @@
 /* The module tree (see modules.h for the naming rules and the fallback). */
 #include "graph/modules.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MIN_SEGMENT 2 /* fallback runs shorter than this join the run before */
 
 static int add_module(module_tree *t, const char *name, int parent)
 {
@@ -89,47 +88,153 @@ static ait_status add_node(module_tree *t, int m, int n)
     return AIT_OK;
 }
 
-/* Fallback: cut the node sequence where one computed value crosses. */
-static ait_status build_segments(const graph *g, module_tree *t, ait_error *e)
+/* The fallback's sizes (modules.h). A node's fixed cost, in FLOPs, makes
+ * element-wise glue count for something; a model whose segments would come
+ * out smaller than MIN_SEG_FLOPS (or MIN_SEG_NODES nodes when costs are
+ * unknown) gets fewer, down to one; a segment under MIN_FRAC of the target
+ * is penalised so that glue joins a neighbour. */
+#define NODE_FLOPS 1e4
+#define MIN_SEG_FLOPS 2e7
+#define MIN_SEG_NODES 8
+#define MAX_SEGS 32
+#define MIN_FRAC 0.25
+
+/* Ops a backend fuses into the node before them (an activation after a
+ * Conv, BatchNormalization folded into it): no cut falls before one. */
+static const char *const fused_into_producer[] = {
+    "Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Elu",
+    "Selu", "Celu", "Gelu", "Softplus", "Mish", "ThresholdedRelu", "BatchNormalization", NULL};
+
+static bool fuses_into_producer(const node *n)
 {
-    int nn = g->n_nodes, nv = g->n_vals;
-    int *last_use = malloc(sizeof(int) * (size_t)(nv + 1));
-    if (!last_use) return err_set(e, AIT_E_NOMEM, "out of memory");
-    for (int v = 0; v < nv; v++) last_use[v] = -1;
-    for (int i = 0; i < nn; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++)
-            if (g->nodes[i].in[k] >= 0) last_use[g->nodes[i].in[k]] = i;
-    for (int j = 0; j < g->n_outputs; j++) last_use[g->outputs[j]] = nn; /* live to the end */
-    /* live[i]: computed values (not constants, graph inputs count) produced at
-     * or before node i and read after it. */
-    int live = 0, seg = -1, seg_len = 0;
-    ait_status s = AIT_OK;
-    for (int v = 0; v < nv; v++)
-        if (g->vals[v].is_input && last_use[v] >= 0) live++;
-    for (int i = 0; i < nn && s == AIT_OK; i++) {
-        if (seg < 0 || seg_len < 0) {
-            char name[32];
-            snprintf(name, sizeof name, "seg.%d", t->mods[0].n_children);
-            seg = add_module(t, name, 0);
-            if (seg < 0) s = err_set(e, AIT_E_NOMEM, "out of memory");
-            seg_len = 0;
-            if (s != AIT_OK) break;
-        }
-        s = add_node(t, seg, i);
-        seg_len++;
-        const node *n = &g->nodes[i];
-        for (int k = 0; k < n->n_out; k++)
-            if (n->out[k] >= 0 && last_use[n->out[k]] > i) live++;
-        for (int v = 0; v < nv; v++) /* values whose last reader is node i die here */
-            if (last_use[v] == i && !g->vals[v].konst && (g->vals[v].producer >= 0 || g->vals[v].is_input))
-                live--;
-        if (live == 1 && seg_len >= MIN_SEGMENT && i + 1 < nn) seg_len = -1; /* cut after i */
-    }
-    free(last_use);
-    return s == AIT_OK ? AIT_OK : err_set(e, s, "out of memory");
+    if (!onnx_domain_default(n->domain)) return false;
+    for (int i = 0; fused_into_producer[i]; i++)
+        if (!strcmp(n->op, fused_into_producer[i])) return true;
+    return false;
 }
 
-ait_status modules_build(const graph *g, module_tree **out, ait_error *e)
+/* cut[i]: whether the sequence may be cut after node i: a single computed
+ * value (graph inputs count, constants do not) is live across, and the next
+ * node does not fuse into its producer. */
+static ait_status cut_points(const graph *g, bool *cut, ait_error *e)
+{
+    int nn = g->n_nodes, nv = g->n_vals;
+    int *last = malloc(sizeof(int) * (size_t)(nv + 1));
+    if (!last) return err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int v = 0; v < nv; v++) last[v] = -1;
+    for (int i = 0; i < nn; i++) {
+        const node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) last[n->in[k]] = i;
+        int *cap, n_cap; /* what its subgraphs read is read by the node */
+        if (node_captures(n, &cap, &n_cap, e) != AIT_OK) {
+            free(last);
+            return AIT_E_NOMEM;
+        }
+        for (int k = 0; k < n_cap; k++) last[cap[k]] = i;
+        free(cap);
+    }
+    for (int j = 0; j < g->n_outputs; j++) last[g->outputs[j]] = nn; /* live to the end */
+#define COUNTS(v) (!g->vals[v].konst && (g->vals[v].producer >= 0 || g->vals[v].is_input))
+    int live = 0;
+    for (int v = 0; v < nv; v++)
+        if (g->vals[v].is_input && last[v] >= 0 && COUNTS(v)) live++;
+    for (int i = 0; i < nn; i++) {
+        const node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0 && last[n->out[k]] > i) live++;
+        /* values whose last reader is node i die here (once each) */
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v >= 0 && last[v] == i && COUNTS(v)) live--, last[v] = -2;
+        }
+        int *cap, n_cap;
+        if (node_captures(n, &cap, &n_cap, e) != AIT_OK) {
+            free(last);
+            return AIT_E_NOMEM;
+        }
+        for (int k = 0; k < n_cap; k++)
+            if (last[cap[k]] == i && COUNTS(cap[k])) live--, last[cap[k]] = -2;
+        free(cap);
+        cut[i] = live == 1 && i + 1 < nn && !fuses_into_producer(&g->nodes[i + 1]);
+    }
+#undef COUNTS
+    free(last);
+    return AIT_OK;
+}
+
+/* A segment's penalty for cost r times the target: its squared distance,
+ * and more when it is glue-sized. */
+static double seg_penalty(double r) { return (r - 1) * (r - 1) + (r < MIN_FRAC ? 10 : 0); }
+
+/* Fallback: cut the node sequence at cut points into segments of about
+ * equal cost (modules.h), by dynamic programming over the cut points. */
+static ait_status build_segments(const graph *g, modules_cost_fn cost_fn, module_tree *t,
+                                 ait_error *e)
+{
+    int nn = g->n_nodes;
+    if (nn == 0) return AIT_OK;
+    bool *cut = calloc((size_t)nn, sizeof *cut);
+    double *pre = calloc((size_t)nn + 1, sizeof *pre);  /* pre[i]: cost of nodes before i */
+    int *pos = malloc(sizeof(int) * (size_t)(nn + 1)), *from = malloc(sizeof(int) * (size_t)(nn + 1));
+    double *best = malloc(sizeof(double) * (size_t)(nn + 1));
+    ait_status s = cut && pre && pos && from && best ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    if (s == AIT_OK) s = cut_points(g, cut, e);
+    /* Costs: FLOPs when the graph's shapes give them, else node counts. */
+    ait_error ce = {0};
+    bool costed = s == AIT_OK && cost_fn && cost_fn(g, pre + 1, &ce) == AIT_OK;
+    for (int i = 0; s == AIT_OK && i < nn; i++)
+        pre[i + 1] = pre[i] + (costed ? pre[i + 1] + NODE_FLOPS : 1);
+    int n_seg = 0;
+    if (s == AIT_OK) {
+        double total = pre[nn];
+        int want = (int)lround(sqrt((double)nn));
+        int cap = costed ? (int)(total / MIN_SEG_FLOPS) : nn / MIN_SEG_NODES;
+        if (want > MAX_SEGS) want = MAX_SEGS;
+        if (want > cap) want = cap;
+        double target = total / (want > 1 ? want : 1);
+        /* pos[0..np): the cut points, then the end; best[j]: least penalty
+         * of segments ending at pos[j]; from[j]: the segment's start (-1:
+         * the first node). One segment when the model is too small. */
+        int np = 0;
+        for (int i = 0; i + 1 < nn && want > 1; i++)
+            if (cut[i]) pos[np++] = i;
+        pos[np++] = nn - 1;
+        for (int j = 0; j < np; j++) {
+            best[j] = seg_penalty(pre[pos[j] + 1] / target);
+            from[j] = -1;
+            for (int m = 0; m < j; m++) {
+                double p = best[m] + seg_penalty((pre[pos[j] + 1] - pre[pos[m] + 1]) / target);
+                if (p < best[j]) best[j] = p, from[j] = m;
+            }
+        }
+        /* Back from the end: the segments' last nodes, reversed into cut[]. */
+        for (int i = 0; i < nn; i++) cut[i] = false;
+        for (int j = np - 1; j >= 0; j = from[j]) cut[pos[j]] = true;
+        int seg = -1;
+        for (int i = 0; i < nn && s == AIT_OK; i++) {
+            if (seg < 0) {
+                char name[32];
+                snprintf(name, sizeof name, "seg.%d", n_seg++);
+                seg = add_module(t, name, 0);
+                if (seg < 0) {
+                    s = err_set(e, AIT_E_NOMEM, "out of memory");
+                    break;
+                }
+            }
+            s = add_node(t, seg, i);
+            if (cut[i]) seg = -1;
+        }
+    }
+    free(cut);
+    free(pre);
+    free(pos);
+    free(from);
+    free(best);
+    return s == AIT_OK ? AIT_OK : e && e->code == s ? s : err_set(e, s, "out of memory");
+}
+
+ait_status modules_build(const graph *g, modules_cost_fn cost, module_tree **out, ait_error *e)
 {
     module_tree *t = calloc(1, sizeof *t);
     if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
@@ -147,7 +252,7 @@ ait_status modules_build(const graph *g, module_tree **out, ait_error *e)
         free(t->mods[0].nodes);
         t->mods[0].nodes = NULL;
         t->mods[0].n_nodes = 0;
-        s = build_segments(g, t, e);
+        s = build_segments(g, cost, t, e);
     }
     if (s != AIT_OK) {
         modules_free(t);

@@ -10,10 +10,21 @@
  *
  * Fallback, for models whose node names carry no scopes (names not starting
  * with '/', or all at the root): the nodes in topological order are cut
- * wherever exactly one computed value is live across the cut (a single
- * tensor flows from everything before to everything after, as between the
- * residual blocks of a ResNet); each run between cuts becomes module
- * "seg.K" (K from 0); a cut is made only after a run of at least 2 nodes.
+ * into segments "seg.K" (K from 0) of comparable cost. A cut may fall only
+ * where exactly one computed value is live across it (a single tensor flows
+ * from everything before to everything after, as between the residual
+ * blocks of a ResNet) and not before an op a backend fuses into its
+ * producer (an activation, BatchNormalization: kept with the Conv). Among
+ * those, the cuts chosen minimise the summed squared distance of each
+ * segment's cost to a target, total / N with N = sqrt(nodes) (at most 32),
+ * fewer for a small model (a segment under 20 MFLOPs, or 8 nodes when costs
+ * are unknown, is not worth its own module; a tiny model is one segment); a
+ * segment under a quarter of the target pays extra, so element-wise glue
+ * joins a neighbour and a long backbone is split wherever it can be. A
+ * node's cost is its FLOPs at the graph's declared input shapes (the
+ * modules_cost_fn; exec_node_costs) plus a fixed 10 kFLOPs, or 1 per node
+ * when the costs cannot be had. The cut depends on the graph alone, so the
+ * tuner and the runtime (which finds a plan's modules by name) agree.
  *
  * Every node belongs to exactly one module, its deepest (module_of_node).
  * The root module (index 0, name "") holds nodes with no scope. */
@@ -38,7 +49,11 @@ typedef struct module_tree {
     bool from_scopes;    /* false: built by the fallback rule */
 } module_tree;
 
-ait_status modules_build(const graph *g, module_tree **out, ait_error *e);
+/* Fills cost[i] (n_nodes long) with node i's cost for the fallback's cut. */
+typedef ait_status (*modules_cost_fn)(const graph *g, double *cost, ait_error *e);
+
+/* cost: called only for the fallback; NULL counts nodes. */
+ait_status modules_build(const graph *g, modules_cost_fn cost, module_tree **out, ait_error *e);
 void modules_free(module_tree *t);
 /* True when node `n` is in module m or in one of its descendants. */
 bool module_contains(const module_tree *t, int m, int n);

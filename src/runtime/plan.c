@@ -176,7 +176,8 @@ ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const cha
         return err_set(e, AIT_E_PARSE, "%s: the manifest is not an ait plan", what);
     if (ver != PLAN_FORMAT_VERSION)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: plan format version %lld; this ait reads "
-                       "version %d", what, ver, PLAN_FORMAT_VERSION);
+                       "version %d (tune the model again, or run it untuned with "
+                       "--fallback-untuned)", what, ver, PLAN_FORMAT_VERSION);
     plan *p = calloc(1, sizeof *p);
     if (!p) return err_set(e, AIT_E_NOMEM, "out of memory");
     ait_status s = AIT_OK;

@@ -31,7 +31,9 @@
 #include "io/json_read.h"
 
 #define PLAN_MAX_BUCKETS 16
-#define PLAN_FORMAT_VERSION 1
+/* 2: models without scope names are cut into segments of comparable FLOPs;
+ * a version-1 plan's "seg.K" modules would name other nodes now. */
+#define PLAN_FORMAT_VERSION 2
 #define PLAN_MODEL_BLOB "model.onnx" /* the ONNX file, as given to tune */
 
 /* A model input's shape at a bucket (batch axes at the bucket's size,

@@ -16,6 +16,7 @@
 
 #include "graph/extract.h"
 #include "exec/exec.h"
+#include "exec/node_costs.h"
 
 typedef struct pe_build {
     const backend *b;
@@ -256,7 +257,7 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exe
     px->n_slots = p->n_modules;
     int *owner = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
     px->slots = calloc((size_t)p->n_modules + 1, sizeof *px->slots);
-    ait_status s = owner && px->slots ? modules_build(g, &px->tree, e)
+    ait_status s = owner && px->slots ? modules_build(g, exec_node_costs, &px->tree, e)
                  : err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; s == AIT_OK && i < g->n_nodes; i++) owner[i] = -1;
     for (int j = 0; s == AIT_OK && j < p->n_modules; j++) {

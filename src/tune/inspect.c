@@ -10,6 +10,7 @@
 #include "core/timer.h"
 #include "graph/cost.h"
 #include "exec/exec.h"
+#include "exec/node_costs.h"
 
 void inspection_free(inspection *r)
 {
@@ -235,7 +236,7 @@ ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **o
         }
     exec *x = NULL;
     exec_profile prof = {0};
-    ait_status s = modules_build(m->g, &r->tree, e);
+    ait_status s = modules_build(m->g, exec_node_costs, &r->tree, e);
     if (s == AIT_OK) {
         r->st = calloc((size_t)r->tree->n, sizeof *r->st);
         prof.node_sec = calloc((size_t)m->g->n_nodes + 1, sizeof *prof.node_sec);

@@ -15,10 +15,23 @@
 
 #define MODEL_MAX_BYTES ((size_t)1 << 31) /* protobuf's own limit */
 
+/* Whether the plan is the whole module alone: the report has whole-module
+ * entries and each was taken (the tuner leaves it at every bucket or none). */
+static bool whole_plan(const tune_report *r)
+{
+    int n = 0, taken = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->mods[i].whole) n++, taken += r->mods[i].chosen > 0;
+    return n && taken == n;
+}
+
+/* The report's entry of module at bucket among those the plan runs. */
 static const tune_module *report_find(const tune_report *r, int module, int bucket)
 {
+    bool whole = whole_plan(r);
     for (int i = 0; i < r->n; i++)
-        if (r->mods[i].module == module && r->mods[i].batch == bucket) return &r->mods[i];
+        if (r->mods[i].module == module && r->mods[i].batch == bucket && r->mods[i].whole == whole)
+            return &r->mods[i];
     return NULL;
 }
 
@@ -82,9 +95,12 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
     int *mod_ids = calloc((size_t)r->n + 1, sizeof *mod_ids);
     if (p) p->mods = calloc((size_t)r->n + 1, sizeof *p->mods);
     ait_status s = p && p->mods && mod_ids ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
-    /* Buckets ascending, modules in order of first appearance. */
+    /* Buckets ascending, modules in order of first appearance; the whole
+     * module alone, or everything else. */
+    bool whole = whole_plan(r);
     for (int i = 0; s == AIT_OK && i < r->n; i++) {
         const tune_module *tm = &r->mods[i];
+        if (tm->whole != whole) continue;
         int k = 0;
         while (k < p->n_buckets && p->buckets[k] < tm->batch) k++;
         if (k == p->n_buckets || p->buckets[k] != tm->batch) {

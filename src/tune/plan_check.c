@@ -153,6 +153,28 @@ static ait_status add_alternatives(tune_check *c, const tune_module *mods, int n
     return AIT_OK;
 }
 
+/* Adds "NAME whole" for each backend but the reference among the whole
+ * module's valid candidates, on its fastest one, where its time is within
+ * CHECK_WITHIN of the tuned plan's module times (far[] names the others). */
+static void add_whole(tune_check *c, const tune_module *wm, char *far, size_t len)
+{
+    for (int ci = 1; wm && ci < wm->n_cands; ci++) {
+        const char *b = wm->cands[ci].cfg.backend;
+        int best = tune_whole_best(wm, b);
+        if (best != ci || !strcmp(b, "reference")) continue; /* one plan per backend */
+        double t = wm->cands[best].prof.median;
+        if (t > CHECK_WITHIN * c->plans[0].predicted || c->n_plans == CHECK_MAX_PLANS) {
+            size_t at = strlen(far);
+            snprintf(far + at, len - at, "%s%s whole", at ? ", " : "", b);
+            continue;
+        }
+        check_plan *cp = &c->plans[c->n_plans++];
+        snprintf(cp->name, sizeof cp->name, "%s whole", b);
+        cp->predicted = t;
+        cp->whole = best;
+    }
+}
+
 /* The plan of modules mods[0..n) with choices ch (a report of their own). */
 static ait_status plan_of(const inspection *insp, tune_module *tmp, const tune_module *mods,
                           int n, const int *ch, plan **out, ait_error *e)
@@ -220,10 +242,11 @@ static bool check_skip(const inspection *insp, const tune_module *mods, int n, t
     return false;
 }
 
-/* The plans to run: the plan as tuned (plans[0], its choices ch[0..n)) and
- * the single-backend plans within reach (ch + p * n); with none, c->note
- * says why. */
-static ait_status check_list(tune_check *c, const tune_module *mods, int n, int *ch, ait_error *e)
+/* The plans to run: the plan as tuned (plans[0], its choices ch[0..n)),
+ * the single-backend plans within reach (ch + p * n) and the whole
+ * module's; with none, c->note says why. */
+static ait_status check_list(tune_check *c, const tune_module *mods, int n,
+                             const tune_module *wm, int *ch, ait_error *e)
 {
     for (int k = 0; k < n; k++) ch[k] = mods[k].chosen;
     c->n_plans = 1;
@@ -231,6 +254,7 @@ static ait_status check_list(tune_check *c, const tune_module *mods, int n, int 
     c->plans[0].predicted = predicted(mods, n, ch);
     char same[256] = "", far[256] = "";
     TRY(add_alternatives(c, mods, n, ch, same, far, 160, e));
+    add_whole(c, wm, far, 200);
     if (c->n_plans == 1) {
         char sep[8] = "";
         if (*same) strcat(same, " is the plan as tuned");
@@ -272,21 +296,34 @@ static void check_measure(const ait_model *m, const tune_opts *o, plan **plans,
     }
 }
 
+/* The whole module takes plan t's candidate. */
+static void apply_whole(tune_check *c, tune_module *wm, double margin)
+{
+    const check_plan *cp = &c->plans[c->taken];
+    wm->chosen = cp->whole;
+    snprintf(wm->why, sizeof wm->why,
+             "whole-plan check: the model ran %.3fx as fast as one module on %s (median of %d "
+             "processes; margin %.3g), so the plan is the whole model as one module",
+             cp->ratio, wm->cands[cp->whole].name, c->n_procs, margin);
+}
+
 /* The decision on measured plans: the plan taken (its choices applied to
- * mods) and why, in c->note. */
-static void check_conclude(tune_check *c, tune_module *mods, int n, const int *ch, double margin)
+ * mods, or the whole module's to wm) and why, in c->note. */
+static void check_conclude(tune_check *c, tune_module *mods, int n, tune_module *wm,
+                           const int *ch, double margin)
 {
     c->taken = plan_check_decide(c, margin);
     if (!c->taken) {
         bool base = false;
         for (int p = 1; p < c->n_plans; p++) base |= c->plans[p].baseline;
-        snprintf(c->note, sizeof c->note, "no single-backend plan is faster than the plan as "
-                 "tuned by more than the margin (%.3g)%s", margin,
+        snprintf(c->note, sizeof c->note, "no single-backend or whole plan is faster than the "
+                 "plan as tuned by more than the margin (%.3g)%s", margin,
                  base ? ", and it beats the baseline by more than that" : "");
         return;
     }
     c->outcome = CHECK_SWITCHED;
-    apply(c, mods, n, ch + c->taken * n, margin);
+    if (c->plans[c->taken].whole) apply_whole(c, wm, margin);
+    else apply(c, mods, n, ch + c->taken * n, margin);
     const check_plan *t = &c->plans[c->taken];
     if (t->baseline)
         snprintf(c->note, sizeof c->note, "takes %s, the baseline: %.3fx as fast as the plan as "
@@ -297,8 +334,8 @@ static void check_conclude(tune_check *c, tune_module *mods, int n, const int *c
 }
 
 ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const tune_opts *o,
-                             tune_module *mods, int n, tensor *const *inputs, tune_check *out,
-                             ait_error *e)
+                             tune_module *mods, int n, tune_module *wm, tensor *const *inputs,
+                             tune_check *out, ait_error *e)
 {
     tune_check *c = out;
     memset(c, 0, sizeof *c);
@@ -312,11 +349,19 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
     tune_module *tmp = malloc(sizeof *tmp * (size_t)n);
     plan *plans[CHECK_MAX_PLANS] = {0};
     ait_status s = ch && tmp ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
-    if (s == AIT_OK) s = check_list(c, mods, n, ch, e);
-    for (int p = 0; s == AIT_OK && c->n_plans > 1 && p < c->n_plans; p++)
-        s = plan_of(insp, tmp, mods, n, ch + p * n, &plans[p], e);
+    if (s == AIT_OK) s = check_list(c, mods, n, wm, ch, e);
+    for (int p = 0; s == AIT_OK && c->n_plans > 1 && p < c->n_plans; p++) {
+        if (c->plans[p].whole) { /* the whole module alone, on that candidate */
+            tune_module one = *wm;
+            one.chosen = c->plans[p].whole;
+            tune_report view = {.n = 1, .mods = &one};
+            s = plan_from_report(insp, &view, &plans[p], e);
+        } else {
+            s = plan_of(insp, tmp, mods, n, ch + p * n, &plans[p], e);
+        }
+    }
     if (s == AIT_OK && c->n_plans > 1) check_measure(m, o, plans, inputs, margin, c);
-    if (s == AIT_OK && c->outcome == CHECK_KEPT) check_conclude(c, mods, n, ch, margin);
+    if (s == AIT_OK && c->outcome == CHECK_KEPT) check_conclude(c, mods, n, wm, ch, margin);
     c->secs = now_sec() - t0;
     if (s == AIT_OK) log_check(o, c);
     for (int p = 0; p < CHECK_MAX_PLANS; p++) plan_free(plans[p]);

@@ -36,13 +36,15 @@
 #define CHECK_MIN_PROCS 5
 
 /* Checks the plan of one bucket: mods[0..n) are the report's modules at
- * that bucket (their choices made), inputs the model's inputs of a batch at
- * it. Fills *out; on CHECK_SWITCHED each module's chosen and why are
- * changed. A failed process is an outcome (CHECK_FAILED, the plans kept),
+ * that bucket (their choices made), wm the whole module there (NULL: none;
+ * its fastest valid candidate of each backend runs as "NAME whole": the
+ * model as that one module), inputs the model's inputs of a batch at it.
+ * Fills *out; on CHECK_SWITCHED each module's chosen and why are changed,
+ * or, when a whole plan is taken, the whole module's. A failed process is an outcome (CHECK_FAILED, the plans kept),
  * not an error; errors are for memory and bad arguments. */
 ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const tune_opts *o,
-                             tune_module *mods, int n, tensor *const *inputs, tune_check *out,
-                             ait_error *e);
+                             tune_module *mods, int n, tune_module *wm, tensor *const *inputs,
+                             tune_check *out, ait_error *e);
 
 /* The decision alone, from out->plans[k].median[0..n_procs): fills each
  * plan's ratio and returns the plan to take (0: the tuned one), the one

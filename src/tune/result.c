@@ -88,6 +88,7 @@ static void check_json(json_w *w, const tune_check *c)
         json_obj(w, NULL);
         json_str(w, "name", cp->name);
         json_bool(w, "taken", p == c->taken);
+        json_bool(w, "whole", cp->whole > 0);
         json_num(w, "modules_ms", cp->predicted * 1e3);
         json_arr(w, "median_ms");
         for (int k = 0; k < c->n_procs; k++) json_num(w, NULL, cp->median[k] * 1e3);
@@ -118,6 +119,7 @@ void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
         const tune_module *tm = &r->mods[i];
         json_obj(w, NULL);
         json_str(w, "path", report_name(insp, tm->module));
+        json_bool(w, "whole", tm->whole);
         json_int(w, "batch", tm->batch);
         json_str(w, "strategy", tm->strategy);
         json_int(w, "validation_sets", tm->n_sets);
@@ -126,9 +128,10 @@ void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
         if (tm->max_shape[0]) json_str(w, "max_shape", tm->max_shape);
         else json_null(w, "max_shape");
         json_arr(w, "candidates");
-        for (int c = 0; c < tm->n_cands; c++) cand_json(w, &tm->cands[c], c == tm->chosen);
+        bool out = tm->whole && !tm->chosen; /* the whole module, not in the plan */
+        for (int c = 0; c < tm->n_cands; c++) cand_json(w, &tm->cands[c], c == tm->chosen && !out);
         json_end(w);
-        json_str(w, "chosen", tm->n_cands ? tm->cands[tm->chosen].name : NULL);
+        json_str(w, "chosen", tm->n_cands && !out ? tm->cands[tm->chosen].name : NULL);
         json_bool(w, "kept_baseline", tm->chosen == 0);
         json_bool(w, "all_failed", tm->all_failed);
         if (tm->untuned[0]) json_str(w, "untuned", tm->untuned); /* why it was not tuned */

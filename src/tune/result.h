@@ -40,12 +40,19 @@ typedef struct tune_module {
     char untuned[256];
     int n_sets;               /* input sets each candidate was validated on */
     char min_shape[160], max_shape[160]; /* dynamic modules: the extra sets' inputs; else "" */
+    /* The `whole` candidate module: the root (every node), tuned beside the
+     * selected modules so that one backend may run the model as one module
+     * (keeping its layouts across what were module boundaries). Its chosen
+     * stays 0 (not in the plan) unless the whole-plan check takes one of
+     * its candidates at every bucket (plan_build.c); then the plan is this
+     * module alone. */
+    bool whole;
 } tune_module;
 
 /* The whole-plan check at one bucket (tune/plan_check.h): the model run
  * whole on the plan as tuned and on single-backend plans, in child
  * processes, round by round. */
-#define CHECK_MAX_PLANS 6
+#define CHECK_MAX_PLANS 8
 #define CHECK_MAX_PROCS 15
 
 typedef struct check_plan {
@@ -55,6 +62,7 @@ typedef struct check_plan {
     double ratio;               /* the tuned plan's time over this one's, median over the
                                  * processes: above 1, this plan was faster */
     bool baseline;              /* every module on its baseline (the untuned model) */
+    int whole;                  /* "NAME whole": the whole module's candidate; else 0 */
 } check_plan;
 
 typedef enum check_outcome {

@@ -610,6 +610,91 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     return s;
 }
 
+/* Whether the whole candidate is tried: asked for, with something to
+ * decide it (forcing, or the check, which runs only where every module's
+ * strategy is about speed), and no selected module that holds every node
+ * already (the root, or a model's only segment). */
+static bool whole_wanted(const tune_opts *o, const ait_model *m, const inspection *insp)
+{
+    bool force = o->whole == WHOLE_FORCE;
+    if (o->whole == WHOLE_OFF || (!o->plan_check && !force)) return false;
+    if (!o->sel || !o->sel->n) return false;
+    for (int k = 0; k < o->sel->n; k++) {
+        int mi = o->sel->items[k].module;
+        strategy st;
+        bool speed = strategy_parse(o->sel->items[k].strategy, &st, NULL) == AIT_OK &&
+                     (st.kind == STRAT_MAX_THROUGHPUT || st.kind == STRAT_MIN_LATENCY);
+        if (mi == 0 || insp->st[mi].n_nodes >= m->g->n_nodes || (!speed && !force)) return false;
+    }
+    return true;
+}
+
+/* The whole module's fastest valid candidate of backend b (NULL: of any
+ * backend but the reference), or 0. */
+int tune_whole_best(const tune_module *wm, const char *b)
+{
+    int best = 0;
+    for (int c = 1; c < wm->n_cands; c++) {
+        const tune_cand *tc = &wm->cands[c];
+        if (!tc->valid || (b ? strcmp(tc->cfg.backend, b) : !strcmp(tc->cfg.backend, "reference")))
+            continue;
+        if (!best || tc->prof.median < wm->cands[best].prof.median) best = c;
+    }
+    return best;
+}
+
+/* The whole module after its trials: out of the plan until the check takes
+ * it, or (force) on its fastest valid candidate. */
+static void whole_choose(tune_module *wm, bool force)
+{
+    bool any = false;
+    for (int c = 1; c < wm->n_cands; c++) any |= wm->cands[c].valid;
+    wm->all_failed = wm->n_cands > 1 && !any;
+    wm->chosen = 0;
+    int best = tune_whole_best(wm, NULL);
+    if (force && best) {
+        wm->chosen = best;
+        snprintf(wm->why, sizeof wm->why, "the whole model as one module, forced (--force-whole): "
+                 "its fastest valid candidate");
+    } else if (force) {
+        snprintf(wm->why, sizeof wm->why, "the whole model as one module: no candidate but the "
+                 "reference passed, so the plan stays per module");
+    } else {
+        snprintf(wm->why, sizeof wm->why, "the whole model as one module, tried beside the "
+                 "per-module plan in the whole-plan check");
+    }
+}
+
+/* A plan runs the whole module at every bucket or at none: where the check
+ * took it at some buckets only, it is left out and says so; where it took
+ * it at every one, the other modules say that they are not in the plan. */
+static void whole_settle(tune_report *r)
+{
+    int n = 0, taken = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->mods[i].whole) n++, taken += r->mods[i].chosen > 0;
+    if (!taken) return;
+    if (taken == n) {
+        for (int i = 0; i < r->n; i++) {
+            tune_module *tm = &r->mods[i];
+            if (tm->whole) continue;
+            char own[sizeof tm->why];
+            memcpy(own, tm->why, sizeof own);
+            snprintf(tm->why, sizeof tm->why, "not in the plan, which is the whole model as one "
+                     "module (whole-plan check). Alone: %s", own);
+        }
+        return;
+    }
+    for (int i = 0; i < r->n; i++) {
+        tune_module *wm = &r->mods[i];
+        if (!wm->whole || !wm->chosen) continue;
+        wm->chosen = 0;
+        size_t at = strlen(wm->why);
+        snprintf(wm->why + at, sizeof wm->why - at, "; taken at %d of %d buckets only, and a "
+                 "plan runs it at every bucket or at none: the plan stays per module", taken, n);
+    }
+}
+
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e)
 {
@@ -626,11 +711,13 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     if (o->backends && (o->n_backends < 1 || strcmp(o->backends[0]->name, "reference")))
         return err_set(e, AIT_E_INVALID_ARG, "tune: the first backend must be the reference");
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
+    bool whole = whole_wanted(o, m, insp);
+    int n_tm = n_mod + whole; /* the whole module last at each bucket */
     tune_report *r = calloc(1, sizeof *r);
     tune_ctx *x = calloc(1, sizeof *x);
-    uint8_t(*mdig)[SHA256_BYTES] = calloc((size_t)n_mod, sizeof *mdig);
-    bool *have = calloc((size_t)n_mod, sizeof *have);
-    if (r) r->mods = calloc((size_t)(n_mod * nb), sizeof *r->mods);
+    uint8_t(*mdig)[SHA256_BYTES] = calloc((size_t)n_tm, sizeof *mdig);
+    bool *have = calloc((size_t)n_tm, sizeof *have);
+    if (r) r->mods = calloc((size_t)(n_tm * nb), sizeof *r->mods);
     if (!r || !r->mods || !x || !mdig || !have) {
         tune_report_free(r);
         free(x);
@@ -639,7 +726,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
     *x = (tune_ctx){.m = m, .insp = insp, .o = o, .rep = r,
-                    .prog = {.o = o, .n_steps = n_mod * nb, .t0 = now_sec()}};
+                    .prog = {.o = o, .n_steps = n_tm * nb, .t0 = now_sec()}};
     cpu_model(x->cpu, sizeof x->cpu);
     size_t len = strlen(x->cpu);
     if (len + 2 < sizeof x->cpu) {
@@ -662,13 +749,25 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
             s = tune_one(x, tm, mdig[k], &have[k], e);
             if (s == AIT_OK) s = tune_choose(tm, o->margin, e);
         }
-        if (s == AIT_OK && o->plan_check && x->n_batches > 0)
-            s = plan_check_bucket(m, insp, o, &r->mods[r->n - n_mod], n_mod,
-                                  x->batches[0].inputs, &r->checks[r->n_checks++], e);
+        tune_module *wm = NULL;
+        if (s == AIT_OK && whole) {
+            wm = &r->mods[r->n++];
+            *wm = (tune_module){.module = 0, .batch = buckets[bi], .whole = true};
+            snprintf(wm->strategy, sizeof wm->strategy, "%s", SELECT_DEFAULT_STRATEGY);
+            x->prog.step = r->n;
+            s = tune_one(x, wm, mdig[n_mod], &have[n_mod], e);
+            if (s == AIT_OK) whole_choose(wm, o->whole == WHOLE_FORCE);
+        }
+        /* A forced whole module makes the plan: nothing to check. */
+        if (s == AIT_OK && o->plan_check && x->n_batches > 0 && !(wm && wm->chosen))
+            s = plan_check_bucket(m, insp, o, &r->mods[r->n - n_tm], n_mod,
+                                  o->whole == WHOLE_FORCE ? NULL : wm, x->batches[0].inputs,
+                                  &r->checks[r->n_checks++], e);
         batches_free(m, x->batches, x->n_batches);
         x->batches = NULL;
         x->n_batches = 0;
     }
+    if (s == AIT_OK) whole_settle(r);
     log_msg(&o->log, AIT_LOG_PROGRESS, "%s", ""); /* the status line is done */
     r->cache_on = x->cache.on;
     if (x->cache.on) snprintf(r->cache_dir, sizeof r->cache_dir, "%s", x->cache.dir);

@@ -29,6 +29,8 @@
  * figure is not used: virtual machines report whole sockets, or nothing). */
 #define TUNE_COLD_BYTES ((int64_t)32 << 20)
 
+enum { WHOLE_OFF = 0, WHOLE_CHECK, WHOLE_FORCE };
+
 typedef struct tune_opts {
     const sample_set *samples;
     int n_batch, batch[16];   /* batch sizes asked for; tuned at their buckets */
@@ -54,6 +56,13 @@ typedef struct tune_opts {
      * before it is final (tune/plan_check.h). Backends must be the
      * registry's. */
     bool plan_check;
+    /* The `whole` candidate (result.h, tune_module.whole): with plan_check
+     * and no selected module that holds every node, the root is tuned too at
+     * each bucket and the check runs its fastest valid candidate of each
+     * backend ("NAME whole") beside the other plans. WHOLE_FORCE takes the
+     * fastest valid one that is not the reference without the check (to
+     * compare with, and for tests). */
+    int whole;
     /* The backends candidates come from, in order (the first must be the
      * baseline's); NULL: the registry. Tests pass their own. */
     const backend *const *backends;
@@ -65,6 +74,10 @@ typedef struct tune_opts {
 bool tune_cold(int cold, const inspection *insp);
 /* The bucket of batch size b: the power of two at or above it. */
 int tune_bucket(int b);
+/* The whole module's fastest valid candidate of backend b (NULL: of any
+ * backend but the reference), or 0 when there is none. */
+int tune_whole_best(const tune_module *wm, const char *b);
+
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e);
 #endif

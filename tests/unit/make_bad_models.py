@@ -108,7 +108,7 @@ for _ in range(200):
 write("deep_nesting.onnx", model(inner.node, [vi("c", [], TensorProto.BOOL)], [vi("o", [1])]))
 
 # Unscoped node names with two residual blocks, for the module fallback:
-# the cut falls after the first Add, where one value flows on.
+# a model this small stays one segment (seg.0).
 relu = lambda i, o, n: helper.make_node("Relu", [i], [o], name=n)
 write("residual_unscoped.onnx", model(
     [relu("x", "a1", "r1"), relu("a1", "a2", "r2"), helper.make_node("Add", ["a2", "a1"], ["a3"], name="add1"),

@@ -23,6 +23,7 @@
 #include "runtime/model.h"
 #include "ops/matmul_ref.h"
 #include "exec/exec.h"
+#include "exec/node_costs.h"
 #include "tune/samples.h"
 
 #define NMSE_F32 1e-10 /* float32: sums in another order, nothing worse */
@@ -617,7 +618,7 @@ static void module_case(const char *model, const char *mod, int min_cover)
     ait_model *m = test_load(test_data(p));
     ait_error e = {0};
     module_tree *t = NULL;
-    assert_int_equal(modules_build(m->g, &t, &e), AIT_OK);
+    assert_int_equal(modules_build(m->g, exec_node_costs, &t, &e), AIT_OK);
     int l = module_find(t, mod);
     assert_true(l >= 0);
     graph *sub = NULL;

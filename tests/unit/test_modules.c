@@ -1,8 +1,8 @@
 /* The module tree: names follow PyTorch's module names, every node belongs
  * to exactly one module, ports are the module's boundary, and the fallback
- * cuts unscoped models between residual blocks. Models come from
+ * cuts unscoped models into segments of comparable cost. Models come from
  * $AIT_TEST_DATA (models/ from tools/export_models.py, bad/ from
- * tests/unit/make_bad_models.py). */
+ * tests/unit/make_bad_models.py, unscoped/ from make_unscoped_models.py). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include "runtime/model.h"
 #include "graph/extract.h"
 #include "exec/exec.h"
+#include "exec/node_costs.h"
 #include "tune/inspect.h"
 
 static const char *data;
@@ -27,7 +28,7 @@ static module_tree *tree_of(const ait_model *m)
 {
     module_tree *t = NULL;
     ait_error e = {0};
-    assert_int_equal(modules_build(m->g, &t, &e), AIT_OK);
+    assert_int_equal(modules_build(m->g, exec_node_costs, &t, &e), AIT_OK);
     int counted = 0;
     for (int i = 0; i < t->n; i++) {
         counted += t->mods[i].n_nodes;
@@ -90,19 +91,70 @@ static void test_transformers(void **state)
     }
 }
 
+/* A tiny model (six element-wise nodes) is one segment: glue is not worth
+ * a module of its own. */
 static void test_fallback(void **state)
 {
     (void)state;
     ait_model *m = test_load(test_data("bad/residual_unscoped.onnx"));
     module_tree *t = tree_of(m);
     assert_false(t->from_scopes);
-    assert_int_equal(t->mods[0].n_children, 2);
-    int s0 = module_find(t, "seg.0"), s1 = module_find(t, "seg.1");
-    assert_true(s0 > 0 && s1 > 0);
-    assert_int_equal(t->mods[s0].n_nodes, 3); /* r1, r2, add1 */
-    assert_int_equal(t->mods[s1].n_nodes, 3); /* r3, r4, add2 */
+    assert_int_equal(t->mods[0].n_children, 1);
+    int s0 = module_find(t, "seg.0");
+    assert_true(s0 > 0);
+    assert_int_equal(t->mods[s0].n_nodes, 6);
     modules_free(t);
     ait_model_free(m);
+}
+
+/* Unscoped models (tests/unit/make_unscoped_models.py) are cut into
+ * segments of comparable cost: a count in range (resnet18 was 11 segments
+ * before, mobilenet_v3_small 25 of mostly 2 nodes, shufflenet 35), every
+ * segment between 0.4 and 2.5 times the mean cost, each reading one tensor
+ * and starting with no op that fuses into the node before it. */
+static void segment_case(const char *model, int lo, int hi)
+{
+    char p[256];
+    snprintf(p, sizeof p, "unscoped/%s.onnx", model);
+    ait_model *m = test_load(test_data(p));
+    module_tree *t = tree_of(m);
+    assert_false(t->from_scopes);
+    int n = t->mods[0].n_children, nn = m->g->n_nodes;
+    if (n < lo || n > hi) fail_msg("%s: %d segments, want %d to %d", model, n, lo, hi);
+    double *cost = calloc((size_t)nn, sizeof *cost), total = 0;
+    ait_error e = {0};
+    assert_non_null(cost);
+    assert_int_equal(exec_node_costs(m->g, cost, &e), AIT_OK);
+    for (int i = 0; i < nn; i++) total += cost[i] + 1e4;
+    for (int k = 0; k < n; k++) {
+        const module *s = &t->mods[t->mods[0].children[k]];
+        double c = 0;
+        for (int j = 0; j < s->n_nodes; j++) c += cost[s->nodes[j]] + 1e4;
+        double r = c / (total / n);
+        if (r < 0.4 || r > 2.5)
+            fail_msg("%s: %s has %.2f times the mean cost (%d nodes)", model, s->name, r, s->n_nodes);
+        const char *op = m->g->nodes[s->nodes[0]].op;
+        if (!strcmp(op, "Relu") || !strcmp(op, "HardSigmoid") || !strcmp(op, "BatchNormalization"))
+            fail_msg("%s: %s starts with %s", model, s->name, op);
+        int *ins, *outs, n_in, n_out;
+        assert_int_equal(module_ports(m->g, t, t->mods[0].children[k], &ins, &n_in, &outs, &n_out, &e),
+                         AIT_OK);
+        if (n_in != 1) fail_msg("%s: %s reads %d tensors", model, s->name, n_in);
+        free(ins);
+        free(outs);
+    }
+    free(cost);
+    modules_free(t);
+    ait_model_free(m);
+}
+
+static void test_segments(void **state)
+{
+    (void)state;
+    segment_case("resnet18", 6, 10);
+    segment_case("mobilenetv2", 8, 14);
+    segment_case("mobilenet_v3_small", 4, 12);
+    segment_case("shufflenet_v2_x1_0", 8, 20);
 }
 
 /* Time shares: the top-level modules and the model's own nodes make up the
@@ -237,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_resnet),
         cmocka_unit_test(test_transformers),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_segments),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_extract),
         cmocka_unit_test(test_extract_if),

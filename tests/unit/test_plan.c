@@ -3,7 +3,8 @@
  * is saved, loaded and run at two batch buckets, against the untuned model
  * and against the same plan run in process; every refusal (a changed byte,
  * another model, a missing CPU feature) and the fallback to the untuned
- * model; the public API's tune -> save -> load path; and JIT tuning. */
+ * model; the public API's tune -> save -> load path; the `whole` candidate
+ * (on the keyword-spotting model); and JIT tuning. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -318,7 +319,7 @@ static void test_plan_check(void **state)
     tune_check c;
 
     check_report(h->r, mods, 0, 1.0, 1.2, "max-throughput");
-    if (plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (plan_check_bucket(m, h->r, &o, mods, 2, NULL, in, &c, &e) != AIT_OK) fail_msg("%s", e.msg);
     print_message("reference plan: %s; reference %.3f ms, onednn alone %.3f x\n", c.note,
                   c.plans[0].median[0] * 1e3, c.plans[1].ratio);
     assert_int_equal(c.outcome, CHECK_SWITCHED);
@@ -334,7 +335,7 @@ static void test_plan_check(void **state)
     }
 
     check_report(h->r, mods, 1, 1.2, 1.0, "min-latency");
-    if (plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (plan_check_bucket(m, h->r, &o, mods, 2, NULL, in, &c, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(c.outcome, CHECK_KEPT);
     assert_string_equal(c.plans[1].name, "reference alone");
     assert_true(c.plans[1].ratio < 1);
@@ -343,14 +344,14 @@ static void test_plan_check(void **state)
 
     /* The reference's module times 2.5x oneDNN's: not worth running. */
     check_report(h->r, mods, 1, 2.5, 1.0, "max-throughput");
-    assert_int_equal(plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e), AIT_OK);
+    assert_int_equal(plan_check_bucket(m, h->r, &o, mods, 2, NULL, in, &c, &e), AIT_OK);
     assert_int_equal(c.outcome, CHECK_SKIPPED);
     assert_int_equal(c.n_procs, 0);
     assert_non_null(strstr(c.note, "reference alone: module times over 2.00x"));
     assert_non_null(strstr(c.note, "onednn alone is the plan as tuned"));
 
     check_report(h->r, mods, 0, 1.0, 1.2, "one-backend:onednn");
-    assert_int_equal(plan_check_bucket(m, h->r, &o, mods, 2, in, &c, &e), AIT_OK);
+    assert_int_equal(plan_check_bucket(m, h->r, &o, mods, 2, NULL, in, &c, &e), AIT_OK);
     assert_int_equal(c.outcome, CHECK_SKIPPED);
     assert_non_null(strstr(c.note, "not about speed"));
     assert_int_equal(mods[0].chosen, 0);
@@ -452,7 +453,8 @@ static void test_public_api(void **state)
     ait_tune_options bad = {.size = sizeof bad, .margin = 1};
     assert_int_equal(ait_tune(h, &bad, &tu, &e), AIT_E_INVALID_ARG);
     assert_non_null(strstr(e.msg, "margin 1 is not below 1"));
-    ait_tune_options o = {.size = sizeof o, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5};
+    ait_tune_options o = {.size = sizeof o, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5,
+                          .skip_whole = 1};
     if (ait_tune(h, &o, &tu, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(ait_tuning_count(tu), 2); /* one module x buckets 1, 2 */
     ait_tuning_row row;
@@ -475,6 +477,86 @@ static void test_public_api(void **state)
     }
     ait_model_free(t);
     ait_tuning_free(tu);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
+/* Runs model m on the inspection's first sample (kws: one input). */
+static void run_sample(const ait_model *m, const ait_inspection *h, ait_tensor **out, int n_out)
+{
+    ait_session *s;
+    ait_error e = {0};
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    ait_tensor *in[8];
+    int n_in = h->samples->n_inputs;
+    assert_true(n_in <= 8);
+    for (int i = 0; i < n_in; i++) in[i] = h->samples->s[0].values[i];
+    if (ait_session_run(s, in, n_in, out, n_out) != AIT_OK) fail_msg("%s", ait_session_error(s));
+    ait_session_free(s);
+}
+
+/* The `whole` candidate on the keyword-spotting model: tuned beside the
+ * top-level modules and listed in the report and the check; forced, the
+ * plan is the root alone, and its artifact runs with the reference's
+ * outputs. */
+static void test_whole(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m, *t;
+    if (ait_model_load(test_data("models/kws.onnx"), &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_inspect_options io = {.size = sizeof io, .runs = 1};
+    ait_inspection *h;
+    if (ait_inspect(m, &io, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(select_by_share(&h->sel, h->r, 1, 0, 0, NULL, &e), AIT_OK);
+    assert_true(h->sel.n > 1);
+    tune_opts o = {.samples = h->samples, .n_batch = 1, .batch = {1}, .sel = &h->sel,
+                   .timeout = 60, .prof = profile_defaults(), .plan_check = true,
+                   .whole = WHOLE_CHECK};
+    o.prof.warmup = 1, o.prof.window = 2, o.prof.cap = 3, o.prof.cv = 0.5;
+    tune_report *rep = NULL;
+    if (tune_run(m, h->r, &o, &rep, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(rep->n, h->sel.n + 1);
+    const tune_module *wm = &rep->mods[rep->n - 1];
+    assert_true(wm->whole);
+    assert_int_equal(wm->module, 0);
+    assert_true(tune_whole_best(wm, NULL) > 0); /* a backend ran the whole model and passed */
+    assert_int_equal(rep->n_checks, 1);
+    const tune_check *c = &rep->checks[0];
+    bool listed = strstr(c->note, " whole") != NULL;
+    for (int p = 0; p < c->n_plans; p++) listed |= c->plans[p].whole > 0;
+    print_message("whole: %s (%s)\n", wm->why, c->note);
+    assert_true(listed);
+    tune_report_free(rep);
+
+    /* Forced: the whole module on its fastest backend, saved and run. */
+    o.plan_check = false;
+    o.whole = WHOLE_FORCE;
+    if (tune_run(m, h->r, &o, &rep, &e) != AIT_OK) fail_msg("%s", e.msg);
+    wm = &rep->mods[rep->n - 1];
+    assert_true(wm->whole && wm->chosen > 0);
+    assert_string_not_equal(wm->cands[wm->chosen].cfg.backend, "reference");
+    plan *p = NULL;
+    if (plan_from_report(h->r, rep, &p, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(p->n_modules, 1);
+    assert_string_equal(p->mods[0].name, "");
+    plan_free(p);
+    char art[256];
+    path_in(art, sizeof art, "whole.ait");
+    if (plan_save(m, h->r, rep, art, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(ait_artifact_load(art, NULL, &t, &e), AIT_OK);
+    int n_out = ait_model_output_count(m);
+    ait_tensor *ref[8], *got[8];
+    assert_true(n_out <= 8);
+    run_sample(m, h, ref, n_out);
+    run_sample(t, h, got, n_out);
+    assert_true(test_max_err(got, ref, n_out) < 1e-4);
+    for (int j = 0; j < n_out; j++) {
+        ait_tensor_free(ref[j]);
+        ait_tensor_free(got[j]);
+    }
+    ait_model_free(t);
+    tune_report_free(rep);
     ait_inspection_free(h);
     ait_model_free(m);
 }
@@ -527,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_public_api),
+        cmocka_unit_test(test_whole),
         cmocka_unit_test(test_jit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
