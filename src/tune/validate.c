@@ -70,12 +70,34 @@ static ait_status compare_strings(const tensor *ref, const tensor *cand, out_met
     return AIT_OK;
 }
 
+/* Maps: keys must be equal, in order (any differing key puts every entry
+ * off); values compare as tensors, with the tolerance. */
+static ait_status compare_maps(const tensor *ref, const tensor *cand, const tolerance *tol,
+                               out_metrics *m, ait_error *e)
+{
+    const tensor *rk = map_keys(ref), *ck = map_keys(cand);
+    int64_t n = tensor_numel(rk);
+    bool same = rk->dtype == ck->dtype && n == tensor_numel(ck);
+    for (int64_t i = 0; same && i < n; i++)
+        same = rk->dtype == AIT_STRING ? !strcmp(tensor_str(rk, i), tensor_str(ck, i))
+                                       : ((const int64_t *)rk->data)[i] ==
+                                             ((const int64_t *)ck->data)[i];
+    if (same) return compare_tensors(map_vals(ref), map_vals(cand), tol, m, e);
+    m->numel = m->n_off = n;
+    m->atol_scale = 1;
+    m->share_off = 1;
+    m->sqnr_db = -INFINITY;
+    return AIT_OK;
+}
+
 ait_status compare_tensors(const tensor *ref, const tensor *cand, const tolerance *tol,
                            out_metrics *m, ait_error *e)
 {
     memset(m, 0, sizeof *m);
+    if (ref->kind == VAL_MAP && cand->kind == VAL_MAP) return compare_maps(ref, cand, tol, m, e);
     if (ref->kind != VAL_TENSOR || cand->kind != VAL_TENSOR)
-        return err_set(e, AIT_E_UNSUPPORTED, "validation compares tensors, not sequences or none");
+        return err_set(e, AIT_E_UNSUPPORTED, "validation compares tensors and maps, not "
+                       "sequences or none");
     if (ref->dtype == AIT_STRING && cand->dtype == AIT_STRING)
         return compare_strings(ref, cand, m, e);
     if (!has_numbers(ref->dtype) || !has_numbers(cand->dtype))
