@@ -224,7 +224,9 @@ static ait_status cm_run(op_ctx *c)
     static const ait_dtype out_t[] = {AIT_F32, AIT_STRING, AIT_I64};
     int64_t n = tensor_numel(keys), d[2] = {1, a.form == SPARSE ? a.max_map : n};
     set_out(c, 0, out_t[a.to], 2, d);
-    TRY(tensor_alloc(c->out[0], c->err)); /* zeros, or empty strings: SPARSE's gaps */
+    TRY(tensor_alloc(c->out[0], c->err)); /* SPARSE's gaps: zeros, and for strings "0.f" */
+    for (int64_t k = 0; a.form == SPARSE && a.to == TO_STRING && k < a.max_map; k++)
+        TRY(tensor_set_str(c->out[0], k, "0.f", 3, c->err)); /* as ONNX Runtime pads */
     key_at *ka = n ? op_scratch(c, sizeof *ka * (size_t)n) : NULL;
     if (n && !ka) return c->err->code;
     for (int64_t e = 0; e < n; e++) ka[e] = (key_at){((const int64_t *)keys->data)[e], e};
