@@ -1,6 +1,7 @@
 /* Maps through the public API: ait_map_create, a model whose ZipMap makes a
  * sequence of maps and whose DictVectorizer reads a map, reading the maps
- * back, refusals (bad keys, a map where a tensor is declared), free. ASan's
+ * back, refusals (bad keys, a map where a tensor is declared), the tuner's
+ * validation of maps and sequences of maps, free. ASan's
  * leak check covers the ownership. The model (serialised ONNX, made with
  * onnx's helper; ai.onnx.ml 1, opset 17):
  *   x float[2,3]; z = ZipMap(x, classlabels_strings [a, b, c]): seq(map(string, float))
@@ -14,6 +15,8 @@
 #include <cmocka.h>
 
 #include "ait.h"
+#include "core/tensor.h"
+#include "tune/validate.h"
 
 static const unsigned char map_model[] = {
     0x08, 0x08, 0x3a, 0xd3, 0x01, 0x0a, 0x3d, 0x0a, 0x01, 0x78, 0x12, 0x01, 0x7a, 0x22, 0x06, 0x5a,
@@ -161,9 +164,61 @@ static void test_map_model(void **state)
     ait_model_free(model);
 }
 
+/* Validation: equal maps pass; values within the tolerance pass, beyond it
+ * fail; another key puts every entry off; sequences of maps merge items. */
+static void test_map_validate(void **state)
+{
+    (void)state;
+    const int64_t k[3] = {1, 2, 3}, k2[3] = {1, 2, 4};
+    int64_t d3 = 3;
+    ait_tensor *keys = keys_i64(3, k), *keys2 = keys_i64(3, k2);
+    ait_tensor *v = ait_tensor_create(AIT_F32, 1, &d3), *w = ait_tensor_create(AIT_F32, 1, &d3);
+    float *vf = ait_tensor_data(v), *wf = ait_tensor_data(w);
+    for (int i = 0; i < 3; i++) vf[i] = wf[i] = 0.25f * (float)(i + 1);
+    wf[1] += 1e-6f;
+    ait_tensor *a = ait_map_create(keys, v), *b = ait_map_create(keys, w),
+               *c = ait_map_create(keys2, v);
+    out_metrics m;
+    verdict vd;
+    const tensor *ref[1] = {a}, *cand[1] = {b};
+    assert_int_equal(validate_outputs(ref, 1, cand, 1, NULL, NULL, &m, &vd, NULL), AIT_OK);
+    assert_true(vd.pass);
+    wf[1] += 0.1f;
+    ait_tensor_free(b);
+    b = ait_map_create(keys, w);
+    cand[0] = b;
+    assert_int_equal(validate_outputs(ref, 1, cand, 1, NULL, NULL, &m, &vd, NULL), AIT_OK);
+    assert_false(vd.pass);
+    assert_int_equal(m.n_off, 1);
+    cand[0] = c;
+    assert_int_equal(validate_outputs(ref, 1, cand, 1, NULL, NULL, &m, &vd, NULL), AIT_OK);
+    assert_false(vd.pass);
+    assert_int_equal(m.n_off, 3);
+
+    ait_tensor *s1 = ait_sequence_create(AIT_F32), *s2 = ait_sequence_create(AIT_F32);
+    assert_int_equal(ait_sequence_append(s1, a), AIT_OK);
+    assert_int_equal(ait_sequence_append(s1, a), AIT_OK);
+    assert_int_equal(ait_sequence_append(s2, a), AIT_OK);
+    ref[0] = s1;
+    cand[0] = s1;
+    assert_int_equal(validate_outputs(ref, 1, cand, 1, NULL, NULL, &m, &vd, NULL), AIT_OK);
+    assert_true(vd.pass);
+    assert_int_equal(m.numel, 6);
+    cand[0] = s2; /* one map short */
+    assert_int_equal(validate_outputs(ref, 1, cand, 1, NULL, NULL, &m, &vd, NULL), AIT_OK);
+    assert_false(vd.pass);
+    assert_int_equal(ait_sequence_append(s2, c), AIT_OK); /* a key differs in the second */
+    assert_int_equal(validate_outputs(ref, 1, cand, 1, NULL, NULL, &m, &vd, NULL), AIT_OK);
+    assert_false(vd.pass);
+    assert_int_equal(m.n_off, 3);
+    ait_tensor *all[] = {s1, s2, a, b, c, v, w, keys, keys2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) ait_tensor_free(all[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_map_validate),
         cmocka_unit_test(test_map_api),
         cmocka_unit_test(test_map_model),
     };
