@@ -113,3 +113,12 @@ ml("ml_castmap_string_to_float", node("CastMap", ["X"], ["Y"], cast_to="TO_FLOAT
 ml("ml_castmap_string_sparse",
    node("CastMap", ["X"], ["Y"], cast_to="TO_STRING", map_form="SPARSE", max_map=4),
    {"X": sm}, {"Y": np.array([["0.f", "-4", "0.f", "2.5"]], object)})
+
+# ---- empty maps ---------------------------------------------------------------------
+ml("ml_castmap_empty_map", node("CastMap", ["X"], ["Y"]),
+   {"X": Map([], [])}, {"Y": np.zeros((1, 0), np.float32)})
+ml("ml_castmap_empty_map_sparse", node("CastMap", ["X"], ["Y"], map_form="SPARSE", max_map=3),
+   {"X": Map([], [])}, {"Y": np.zeros((1, 3), np.float32)})
+ml("ml_dictvectorizer_empty_map",
+   node("DictVectorizer", ["X"], ["Y"], int64_vocabulary=[4, 2]),
+   {"X": Map([], [])}, {"Y": np.zeros((1, 2), np.float32)})
