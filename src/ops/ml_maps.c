@@ -230,7 +230,7 @@ static ait_status cm_run(op_ctx *c)
     key_at *ka = n ? op_scratch(c, sizeof *ka * (size_t)n) : NULL;
     if (n && !ka) return c->err->code;
     for (int64_t e = 0; e < n; e++) ka[e] = (key_at){((const int64_t *)keys->data)[e], e};
-    qsort(ka, (size_t)n, sizeof *ka, key_cmp);
+    if (n > 1) qsort(ka, (size_t)n, sizeof *ka, key_cmp);
     for (int64_t e = 0; e < n; e++) {
         if (e && ka[e].key == ka[e - 1].key)
             return err_set(c->err, AIT_E_INVALID_ARG, "key %lld appears twice in the map",

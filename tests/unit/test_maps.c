@@ -117,7 +117,7 @@ static void test_map_model(void **state)
     ((float *)ait_tensor_data(vals))[1] = -1.f;
     ait_tensor *m = ait_map_create(keys, vals);
     ait_tensor *in[2] = {x, m}, *out[2] = {0};
-    for (int r = 0; r < 2; r++) { /* outputs reused across runs */
+    for (int r = 0; r < 2; r++) { /* the session's buffers reused across runs */
         assert_int_equal(ait_session_run(s, in, 2, out, 2), AIT_OK);
         assert_true(ait_tensor_is_sequence(out[0]));
         assert_int_equal(ait_sequence_length(out[0]), 2);
@@ -134,8 +134,8 @@ static void test_map_model(void **state)
         const float *y = ait_tensor_data(out[1]);
         assert_int_equal(ait_tensor_numel(out[1]), 3);
         assert_true(y[0] == -1.f && y[1] == 0.f && y[2] == 3.f);
+        for (int j = 0; j < 2; j++) ait_tensor_free(out[j]);
     }
-    for (int j = 0; j < 2; j++) ait_tensor_free(out[j]);
 
     /* A tensor where the map is declared, and a map where a tensor is. */
     in[1] = vals;
