@@ -190,12 +190,26 @@ AIT_API const char *ait_tensor_string(const ait_tensor *t, int64_t i);
  * items; ait_tensor_free frees them. Tensor accessors on a sequence or a
  * none report rank 0, no elements and no data. */
 AIT_API ait_tensor *ait_sequence_create(ait_dtype elem);
-/* Appends a copy of item (a tensor of the sequence's element type). */
+/* Appends a copy of item (a tensor of the sequence's element type, or a
+ * map whose values are of that type). */
 AIT_API ait_status ait_sequence_append(ait_tensor *seq, const ait_tensor *item);
 AIT_API int ait_tensor_is_sequence(const ait_tensor *t);
 AIT_API int ait_sequence_length(const ait_tensor *t);
 /* Item i of a sequence, owned by it; NULL when out of range. */
 AIT_API const ait_tensor *ait_sequence_item(const ait_tensor *t, int i);
+/* ONNX maps (ai.onnx.ml's ZipMap outputs a sequence of them; DictVectorizer
+ * and CastMap read one) travel as ait_tensor too: a map holds copies of a
+ * 1-D keys tensor (int64 or string) and a 1-D values tensor of the same
+ * length, entry i mapping keys[i] to values[i]. ait_tensor_dtype of a map
+ * is its values' type; a sequence of maps holds maps as items (appended with
+ * ait_sequence_append like tensors). Tensor accessors on a map report rank
+ * 0, no elements and no data. ait_map_create copies keys and values; NULL
+ * when they are not 1-D tensors of one length with int64 or string keys. */
+AIT_API ait_tensor *ait_map_create(const ait_tensor *keys, const ait_tensor *values);
+AIT_API int ait_tensor_is_map(const ait_tensor *t);
+/* A map's keys and values, owned by it; NULL when t is not a map. */
+AIT_API const ait_tensor *ait_map_keys(const ait_tensor *t);
+AIT_API const ait_tensor *ait_map_values(const ait_tensor *t);
 /* An empty ONNX optional, and the test for one. */
 AIT_API ait_tensor *ait_tensor_none(void);
 AIT_API int ait_tensor_is_none(const ait_tensor *t);

@@ -34,7 +34,8 @@ static const char *run_help =
     "  --repeat N             timed runs after the first (default 5)\n"
     "  --seed N               seed of generated inputs (default 1)\n"
     "  --output-dir DIR       write each output to DIR/NAME.npy, and all of them\n"
-    "                         to DIR/outputs.npz\n"
+    "                         to DIR/outputs.npz (tensors only: a model with a map\n"
+    "                         output, such as ZipMap's, is refused; run prints it)\n"
     "  --fallback-untuned     a .ait that cannot run here (CPU features, a damaged\n"
     "                         plan) runs its embedded model untuned, with a warning\n"
     "  --jit                  tune on the first run (its inputs are the sample;\n"
@@ -206,6 +207,38 @@ static ait_status run_timed(ait_session *s, ait_tensor **in, int n_in, ait_tenso
     return AIT_OK;
 }
 
+/* A map as {k: v, ...}, its first few entries. */
+static void print_map(const ait_tensor *t)
+{
+    const ait_tensor *k = ait_map_keys(t), *v = ait_map_values(t);
+    int64_t n = ait_tensor_numel(k), shown = n < 6 ? n : 6;
+    printf("{");
+    for (int64_t i = 0; i < shown; i++) {
+        if (k->dtype == AIT_STRING) printf("%s'%.24s': ", i ? ", " : "", tensor_str(k, i));
+        else printf("%s%lld: ", i ? ", " : "", (long long)elem_get_i64(k->data, k->dtype, i));
+        if (v->dtype == AIT_STRING) printf("'%.24s'", tensor_str(v, i));
+        else printf("%.6g", elem_get_f64(v->data, v->dtype, i));
+    }
+    printf("%s}", shown < n ? ", ..." : "");
+}
+
+/* A map, or a sequence of maps (ZipMap's output), with its first map. */
+static bool print_maps(const char *name, const ait_tensor *t)
+{
+    const ait_tensor *first = ait_tensor_is_map(t) ? t : ait_sequence_item(t, 0);
+    if (!ait_tensor_is_map(first)) return false;
+    const ait_tensor *k = ait_map_keys(first);
+    char type[64];
+    snprintf(type, sizeof type, "map(%s,%s)", ait_dtype_name(k->dtype),
+             ait_dtype_name(first->dtype));
+    if (t == first) printf("output %-24s %-20s %lld entries ", name, type,
+                           (long long)ait_tensor_numel(k));
+    else printf("output %-24s seq(%s) of %d, first ", name, type, ait_sequence_length(t));
+    print_map(first);
+    printf("\n");
+    return true;
+}
+
 static void print_outputs(const ait_model *m, ait_tensor *const *out, int n_out)
 {
     for (int j = 0; j < n_out; j++) {
@@ -213,6 +246,7 @@ static void print_outputs(const ait_model *m, ait_tensor *const *out, int n_out)
         ait_model_output(m, j, &vi);
         double mn, mx, mean;
         char sh[128];
+        if (print_maps(vi.name, out[j])) continue;
         if (out[j]->dtype == AIT_STRING) { /* no min/max/mean: the first element */
             printf("output %-24s %-8s %-20s first '%.40s'\n", vi.name, "string",
                    shape_str(out[j]->dims, out[j]->rank, sh, sizeof sh),
@@ -252,6 +286,16 @@ static void print_latency(const run_args *a, const ait_model *m, ait_session *s,
 static ait_status write_outputs(const char *outdir, const ait_model *m, ait_tensor *const *out,
                                 int n_out, ait_error *err)
 {
+    for (int j = 0; j < n_out; j++) {
+        ait_value_info vi;
+        ait_model_output(m, j, &vi);
+        const ait_tensor *first = ait_tensor_is_sequence(out[j]) ? ait_sequence_item(out[j], 0)
+                                                                : out[j];
+        if (ait_tensor_is_map(first))
+            return err_set(err, AIT_E_UNSUPPORTED, "output '%s' is a %s: --output-dir writes "
+                           "tensors only (ait run prints maps)", vi.name,
+                           first == out[j] ? "map" : "sequence of maps");
+    }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
         return err_set(err, AIT_E_IO, "%s: cannot create folder: %s", outdir, strerror(errno));
     const char *names[512];

@@ -172,6 +172,28 @@ void tensor_make_none(tensor *t)
     t->rank = 0;
 }
 
+ait_status tensor_make_map(tensor *t, const tensor *keys, const tensor *vals, ait_error *e)
+{
+    if (keys->kind != VAL_TENSOR || vals->kind != VAL_TENSOR || keys->rank != 1 ||
+        vals->rank != 1 || keys->dims[0] != vals->dims[0])
+        return err_set(e, AIT_E_INVALID_ARG, "a map needs 1-D keys and values of one length");
+    if (keys->dtype != AIT_I64 && keys->dtype != AIT_STRING)
+        return err_set(e, AIT_E_DTYPE, "map keys must be int64 or string, not %s",
+                       ait_dtype_name(keys->dtype));
+    seq_clear(t);
+    t->kind = VAL_MAP;
+    set_dtype(t, vals->dtype);
+    t->rank = 0;
+    TRY(seq_insert(t, 0, keys, e));
+    return seq_insert(t, 1, vals, e);
+}
+
+const char *val_kind_name(val_kind k)
+{
+    static const char *const names[] = {"tensor", "sequence", "none", "map"};
+    return k >= VAL_TENSOR && k <= VAL_MAP ? names[k] : "value";
+}
+
 ait_status seq_insert(tensor *t, int pos, const tensor *item, ait_error *e)
 {
     if (pos < 0 || pos > t->n_items)
@@ -197,6 +219,7 @@ ait_status tensor_copy_into(tensor *dst, const tensor *src, ait_error *e)
 {
     if (dst == src) return AIT_OK;
     if (src->kind != VAL_TENSOR) {
+        if (src->kind == VAL_MAP) return tensor_make_map(dst, map_keys(src), map_vals(src), e);
         if (src->kind == VAL_NONE) tensor_make_none(dst);
         else tensor_make_sequence(dst, src->dtype);
         for (int i = 0; i < src->n_items; i++) TRY(seq_insert(dst, i, &src->items[i], e));

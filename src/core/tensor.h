@@ -10,8 +10,11 @@
 #include "core/small_types.h"
 #include "core/status.h"
 
-/* What a value holds. ONNX optionals are a tensor, a sequence, or none. */
-typedef enum val_kind { VAL_TENSOR = 0, VAL_SEQUENCE, VAL_NONE } val_kind;
+/* What a value holds. ONNX optionals are a tensor, a sequence, or none. A
+ * map (ai.onnx.ml's ZipMap, DictVectorizer, CastMap) holds two items: a 1-D
+ * keys tensor (int64 or string, one entry per key, in order) and a 1-D
+ * values tensor of the same length; its dtype is the values' type. */
+typedef enum val_kind { VAL_TENSOR = 0, VAL_SEQUENCE, VAL_NONE, VAL_MAP } val_kind;
 
 typedef struct ait_tensor {
     ait_dtype dtype; /* for a sequence: its element type */
@@ -21,7 +24,7 @@ typedef struct ait_tensor {
     size_t cap;  /* bytes of storage owned (0 if not owned) */
     bool owned;  /* data is ait's to free */
     val_kind kind;
-    int n_items, cap_items;     /* VAL_SEQUENCE: the tensors, owned */
+    int n_items, cap_items;     /* VAL_SEQUENCE: the items; VAL_MAP: keys, values; owned */
     struct ait_tensor *items;
 } tensor;
 
@@ -51,6 +54,13 @@ ait_status tensor_copy_into(tensor *dst, const tensor *src, ait_error *e);
 /* Turns t into an empty sequence of `elem`, or into none. */
 void tensor_make_sequence(tensor *t, ait_dtype elem);
 void tensor_make_none(tensor *t);
+/* Makes t a map holding deep copies of keys and vals (1-D, equal lengths;
+ * keys int64 or string). */
+ait_status tensor_make_map(tensor *t, const tensor *keys, const tensor *vals, ait_error *e);
+static inline const tensor *map_keys(const tensor *t) { return &t->items[0]; }
+static inline const tensor *map_vals(const tensor *t) { return &t->items[1]; }
+/* "tensor", "sequence", "none" or "map". */
+const char *val_kind_name(val_kind k);
 /* Inserts a deep copy of item at position pos (0..n) of sequence t. */
 ait_status seq_insert(tensor *t, int pos, const tensor *item, ait_error *e);
 /* A deep copy (new owned storage). */

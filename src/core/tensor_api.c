@@ -60,7 +60,8 @@ ait_tensor *ait_sequence_create(ait_dtype elem)
 
 ait_status ait_sequence_append(ait_tensor *seq, const ait_tensor *item)
 {
-    if (!seq || !item || seq->kind != VAL_SEQUENCE || item->kind != VAL_TENSOR ||
+    if (!seq || !item || seq->kind != VAL_SEQUENCE ||
+        (item->kind != VAL_TENSOR && item->kind != VAL_MAP) ||
         (seq->dtype != AIT_UNDEFINED && item->dtype != seq->dtype))
         return AIT_E_INVALID_ARG;
     return seq_insert(seq, seq->n_items, item, NULL);
@@ -71,6 +72,27 @@ int ait_sequence_length(const ait_tensor *t) { return t && t->kind == VAL_SEQUEN
 const ait_tensor *ait_sequence_item(const ait_tensor *t, int i)
 {
     return t && t->kind == VAL_SEQUENCE && i >= 0 && i < t->n_items ? &t->items[i] : NULL;
+}
+
+ait_tensor *ait_map_create(const ait_tensor *keys, const ait_tensor *values)
+{
+    if (!keys || !values) return NULL;
+    tensor *t = calloc(1, sizeof *t);
+    if (t && tensor_make_map(t, keys, values, NULL) != AIT_OK) {
+        tensor_release(t);
+        free(t);
+        t = NULL;
+    }
+    return t;
+}
+int ait_tensor_is_map(const ait_tensor *t) { return t && t->kind == VAL_MAP; }
+const ait_tensor *ait_map_keys(const ait_tensor *t)
+{
+    return t && t->kind == VAL_MAP ? map_keys(t) : NULL;
+}
+const ait_tensor *ait_map_values(const ait_tensor *t)
+{
+    return t && t->kind == VAL_MAP ? map_vals(t) : NULL;
 }
 
 ait_tensor *ait_tensor_none(void)

@@ -362,8 +362,14 @@ static ait_status check_input(const exec *x, int v, const tensor *t, ait_error *
     }
     if (t->kind != d->kind)
         return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' must be a %s, got a %s", x->g->path,
-                       d->name, d->kind == VAL_SEQUENCE ? "sequence" : "tensor",
-                       t->kind == VAL_SEQUENCE ? "sequence" : "tensor");
+                       d->name, val_kind_name(d->kind), val_kind_name(t->kind));
+    if (t->kind == VAL_MAP) {
+        if (d->dtype != AIT_UNDEFINED && t->dtype != d->dtype)
+            return err_set(e, AIT_E_DTYPE, "%s: input '%s' must be a map to %s, got one to %s",
+                           x->g->path, d->name, ait_dtype_name(d->dtype),
+                           ait_dtype_name(t->dtype));
+        return AIT_OK;
+    }
     if (t->kind == VAL_SEQUENCE) {
         for (int i = 0; i < t->n_items; i++)
             if (d->dtype != AIT_UNDEFINED && t->items[i].dtype != d->dtype)
@@ -474,7 +480,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
             if (in[k] && in[k]->kind != VAL_TENSOR && !(def->flags & OP_TAKES_SEQUENCES))
                 return err_set(e, AIT_E_INVALID_ARG, "%s: node '%s' (%s): input '%s' is a %s; "
                                "the op takes tensors", g->path, n->name, n->op, g->vals[v].name,
-                               in[k]->kind == VAL_SEQUENCE ? "sequence" : "none");
+                               val_kind_name(in[k]->kind));
         }
         for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &x->env[n->out[k]] : NULL;
         op_ctx c;

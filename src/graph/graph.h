@@ -73,7 +73,7 @@ typedef struct value {
     tensor *konst;        /* constant data (initializer, Constant, folded), owned */
     int producer;         /* node index, -1 for inputs and constants */
     int outer;            /* in a subgraph: id of the same value in the parent, else -1 */
-    val_kind kind;        /* declared: tensor or sequence */
+    val_kind kind;        /* declared: tensor, sequence or map (dtype: a map's values) */
     bool optional;        /* declared optional: may also be none */
     bool is_input, is_output;
 } value;

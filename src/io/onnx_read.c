@@ -43,6 +43,25 @@ static int resolve(graph *g, const char *name)
     return id;
 }
 
+/* A map's declared type: keys int64 or string, values a tensor type (the
+ * value's dtype). A sequence of maps keeps kind VAL_SEQUENCE: the ops that
+ * take one check their items. */
+static ait_status map_type(loader *L, value *v, const Onnx__TypeProto__Map *mt, const char *what)
+{
+    const Onnx__TypeProto *vt = mt ? mt->value_type : NULL;
+    if (mt && mt->has_key_type && mt->key_type != AIT_I64 && mt->key_type != AIT_STRING)
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is a map with %s keys; ait's maps "
+                       "have int64 or string keys", L->path, what, v->name,
+                       ait_dtype_name((ait_dtype)mt->key_type));
+    if (vt && vt->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET &&
+        (vt->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vt->tensor_type))
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is a map of values that are not "
+                       "tensors", L->path, what, v->name);
+    const Onnx__TypeProto__Tensor *et = vt ? vt->tensor_type : NULL;
+    v->dtype = et && et->has_elem_type ? (ait_dtype)et->elem_type : AIT_UNDEFINED;
+    return AIT_OK;
+}
+
 /* A type, or part of one, that is not given is valid ONNX (subgraph outputs
  * often declare none): the value is left unknown and the executor infers it
  * at run time. Only types ait cannot hold are refused. */
@@ -57,18 +76,24 @@ static ait_status set_type(loader *L, value *v, const Onnx__TypeProto *tp, const
     if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type) {
         const Onnx__TypeProto *el = tp->sequence_type->elem_type;
         bool tensor = el && el->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-        if (el && el->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET && !tensor)
+        bool map = el && el->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
+        if (el && el->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET && !tensor && !map)
             return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is a sequence of a type ait does "
-                           "not support (maps, sparse tensors, nested sequences)", L->path, what,
+                           "not support (sparse tensors, nested sequences)", L->path, what,
                            v->name);
-        const Onnx__TypeProto__Tensor *et = tensor ? el->tensor_type : NULL;
         v->kind = VAL_SEQUENCE;
+        if (map) return map_type(L, v, el->map_type, what);
+        const Onnx__TypeProto__Tensor *et = tensor ? el->tensor_type : NULL;
         v->dtype = et && et->has_elem_type ? (ait_dtype)et->elem_type : AIT_UNDEFINED;
         return AIT_OK;
     }
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE) {
+        v->kind = VAL_MAP;
+        return map_type(L, v, tp->map_type, what);
+    }
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
         return err_set(L->e, AIT_E_UNSUPPORTED, "%s: %s '%s' is of a type ait does not support "
-                       "(maps, sparse tensors, nested sequences)", L->path, what, v->name);
+                       "(sparse tensors, nested sequences)", L->path, what, v->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     v->dtype = tt->has_elem_type ? (ait_dtype)tt->elem_type : AIT_UNDEFINED;
     if (!tt->shape) return AIT_OK;

@@ -1,6 +1,5 @@
 /* Encoders of ai.onnx.ml: LabelEncoder (1, 2, 4), CategoryMapper and
- * OneHotEncoder, on numbers and strings. ZipMap, DictVectorizer and CastMap
- * read or write maps, which ait has not: those are refused by name. */
+ * OneHotEncoder, on numbers and strings (the ops on maps: ml_maps.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,24 +303,10 @@ static ait_status ohe_run(op_ctx *c)
     return AIT_OK;
 }
 
-/* ---- refused: maps ----------------------------------------------------------------- */
-
-static ait_status refuse_maps(op_ctx *c)
-{
-    return err_set(c->err, AIT_E_UNSUPPORTED, "%s %s maps, which ait does not support", c->n->op,
-                   strcmp(c->n->op, "ZipMap") == 0 ? "outputs a sequence of" : "reads");
-}
-
 OP_TABLE(ml_encode,
          {.name = "LabelEncoder", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
           .flags = OP_STR_OWNS, .infer = lenc_infer, .run = lenc_run, .domain = ML_DOMAIN},
          {.name = "OneHotEncoder", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
           .flags = OP_STR_OWNS, .infer = ohe_infer, .run = ohe_run, .domain = ML_DOMAIN},
          {.name = "CategoryMapper", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-          .flags = OP_STR_OWNS, .infer = lenc_infer, .run = lenc_run, .domain = ML_DOMAIN},
-         {.name = "ZipMap", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-          .infer = refuse_maps, .run = refuse_maps, .domain = ML_DOMAIN},
-         {.name = "DictVectorizer", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-          .infer = refuse_maps, .run = refuse_maps, .domain = ML_DOMAIN},
-         {.name = "CastMap", .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-          .infer = refuse_maps, .run = refuse_maps, .domain = ML_DOMAIN}, );
+          .flags = OP_STR_OWNS, .infer = lenc_infer, .run = lenc_run, .domain = ML_DOMAIN}, );

@@ -65,7 +65,7 @@ enum {
     OP_READS_SHAPE = 2,    /* output depends only on input shapes (Shape, Size):
                               fold when shapes are known */
     OP_NONDETERMINISTIC = 4, /* random ops: never constant-folded */
-    OP_TAKES_SEQUENCES = 8,  /* inputs may be sequences or none (others get tensors only);
+    OP_TAKES_SEQUENCES = 8,  /* inputs may be sequences, maps or none (others get tensors only);
                                 given one, run sets its outputs itself, as with
                                 OP_ALLOCS_OUTPUTS */
     OP_VARIADIC = 16,        /* every input given must be present (Concat, Sum...) */

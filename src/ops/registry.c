@@ -8,7 +8,8 @@ extern const op_table ops_unary, ops_binary, ops_reduce, ops_norm, ops_matmul, o
     ops_signal, ops_vision, ops_training, ops_text, ops_sequence;
 extern const op_table ops_random, ops_spatial, ops_strings, ops_image;
 extern const op_table ops_attention, ops_decoder, ops_recurrent;
-extern const op_table ops_ml_tree, ops_ml_linear, ops_ml_svm, ops_ml_transform, ops_ml_encode;
+extern const op_table ops_ml_tree, ops_ml_linear, ops_ml_svm, ops_ml_transform, ops_ml_encode,
+    ops_ml_maps;
 
 static const op_table *const families[] = {
     &ops_unary, &ops_binary, &ops_reduce, &ops_norm,  &ops_matmul, &ops_quant,   &ops_conv,
@@ -16,7 +17,7 @@ static const op_table *const families[] = {
     &ops_loss,  &ops_signal, &ops_vision, &ops_training, &ops_text, &ops_sequence,
     &ops_random, &ops_spatial, &ops_strings, &ops_image,
     &ops_attention, &ops_decoder, &ops_recurrent,
-    &ops_ml_tree, &ops_ml_linear, &ops_ml_svm, &ops_ml_transform, &ops_ml_encode,
+    &ops_ml_tree, &ops_ml_linear, &ops_ml_svm, &ops_ml_transform, &ops_ml_encode, &ops_ml_maps,
 };
 
 const op_def *op_find(const char *domain, const char *name)

@@ -143,7 +143,7 @@ void cache_hash_tensor(sha256_ctx *h, const tensor *t)
     cache_hash_i64(h, t->dtype);
     cache_hash_i64(h, t->rank);
     for (int d = 0; d < t->rank; d++) cache_hash_i64(h, t->dims[d]);
-    if (t->kind == VAL_SEQUENCE) {
+    if (t->kind == VAL_SEQUENCE || t->kind == VAL_MAP) { /* a map: keys, values */
         cache_hash_i64(h, t->n_items);
         for (int i = 0; i < t->n_items; i++) cache_hash_tensor(h, &t->items[i]);
         return;

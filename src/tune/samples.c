@@ -156,6 +156,10 @@ static ait_status gen_input(const ait_model *m, int idx, const sample_opts *o, u
 {
     const graph *g = m->g;
     const value *v = &g->vals[g->inputs[idx]];
+    if (v->kind != VAL_TENSOR)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: input '%s' is a %s, which ait cannot generate "
+                       "nor read from a file: give it through the API", m->path, v->name,
+                       val_kind_name(v->kind));
     if (v->rank < 0 || v->dtype == AIT_UNDEFINED)
         return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' has no declared type or shape, so "
                        "it cannot be generated; give it in a file (e.g. --input %s=FILE.npy)",
@@ -481,9 +485,9 @@ static ait_status check_input(const ait_model *m, int i, const tensor *t, const 
 {
     const value *v = &m->g->vals[m->g->inputs[i]];
     char a[128], b[128];
-    if (v->kind == VAL_SEQUENCE)
-        return err_set(e, AIT_E_UNSUPPORTED, "%s: input '%s' of %s is a sequence, which samples "
-                       "cannot hold", where, v->name, m->path);
+    if (v->kind == VAL_SEQUENCE || v->kind == VAL_MAP)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: input '%s' of %s is a %s, which samples "
+                       "cannot hold", where, v->name, m->path, val_kind_name(v->kind));
     if (v->dtype != AIT_UNDEFINED && t->dtype != v->dtype)
         return err_set(e, AIT_E_DTYPE, "%s: input '%s' is %s, but %s declares it %s", where,
                        v->name, ait_dtype_name(t->dtype), m->path, ait_dtype_name(v->dtype));

@@ -70,12 +70,73 @@ static ait_status compare_strings(const tensor *ref, const tensor *cand, out_met
     return AIT_OK;
 }
 
+/* Maps: keys must be equal, in order (any differing key puts every entry
+ * off); values compare as tensors, with the tolerance. */
+static ait_status compare_maps(const tensor *ref, const tensor *cand, const tolerance *tol,
+                               out_metrics *m, ait_error *e)
+{
+    const tensor *rk = map_keys(ref), *ck = map_keys(cand);
+    int64_t n = tensor_numel(rk);
+    bool same = rk->dtype == ck->dtype && n == tensor_numel(ck);
+    for (int64_t i = 0; same && i < n; i++)
+        same = rk->dtype == AIT_STRING ? !strcmp(tensor_str(rk, i), tensor_str(ck, i))
+                                       : ((const int64_t *)rk->data)[i] ==
+                                             ((const int64_t *)ck->data)[i];
+    if (same) return compare_tensors(map_vals(ref), map_vals(cand), tol, m, e);
+    m->numel = m->n_off = n;
+    m->atol_scale = 1;
+    m->share_off = 1;
+    m->sqnr_db = -INFINITY;
+    return AIT_OK;
+}
+
+/* Sequences (ZipMap's of maps, say): item by item, the metrics merged over
+ * all; a different item count, or an item of another kind, dtype or size,
+ * puts it all off. */
+static ait_status compare_seqs(const tensor *ref, const tensor *cand, const tolerance *tol,
+                               out_metrics *m, ait_error *e)
+{
+    m->atol_scale = 1;
+    m->sqnr_db = INFINITY;
+    for (int i = 0; i < ref->n_items; i++) {
+        const tensor *r = &ref->items[i], *c = i < cand->n_items ? &cand->items[i] : NULL;
+        int64_t n = r->kind == VAL_MAP ? tensor_numel(map_keys(r)) : tensor_numel(r);
+        out_metrics im;
+        if (!c || c->kind != r->kind || c->dtype != r->dtype ||
+            (r->kind == VAL_TENSOR && tensor_numel(c) != n) ||
+            (r->kind == VAL_MAP && tensor_numel(map_keys(c)) != n)) {
+            im = (out_metrics){.numel = n, .n_off = n, .atol_scale = 1, .sqnr_db = -INFINITY};
+        } else if (r->kind == VAL_NONE) {
+            continue;
+        } else {
+            TRY(compare_tensors(r, c, tol, &im, e));
+        }
+        m->numel += im.numel;
+        m->n_off += im.n_off;
+        m->n_nonfinite += im.n_nonfinite;
+        m->max_abs = fmax(m->max_abs, im.max_abs);
+        m->max_rel = fmax(m->max_rel, im.max_rel);
+        m->atol_scale = fmax(m->atol_scale, im.atol_scale);
+        m->sqnr_db = fmin(m->sqnr_db, im.sqnr_db);
+    }
+    if (cand->n_items != ref->n_items) {
+        m->n_off = m->numel > 0 ? m->numel : 1;
+        m->sqnr_db = -INFINITY;
+    }
+    m->share_off = m->numel ? (double)m->n_off / (double)m->numel : m->n_off ? 1 : 0;
+    return AIT_OK;
+}
+
 ait_status compare_tensors(const tensor *ref, const tensor *cand, const tolerance *tol,
                            out_metrics *m, ait_error *e)
 {
     memset(m, 0, sizeof *m);
+    if (ref->kind == VAL_MAP && cand->kind == VAL_MAP) return compare_maps(ref, cand, tol, m, e);
+    if (ref->kind == VAL_SEQUENCE && cand->kind == VAL_SEQUENCE)
+        return compare_seqs(ref, cand, tol, m, e);
     if (ref->kind != VAL_TENSOR || cand->kind != VAL_TENSOR)
-        return err_set(e, AIT_E_UNSUPPORTED, "validation compares tensors, not sequences or none");
+        return err_set(e, AIT_E_UNSUPPORTED, "validation compares tensors, maps and sequences, "
+                       "not none");
     if (ref->dtype == AIT_STRING && cand->dtype == AIT_STRING)
         return compare_strings(ref, cand, m, e);
     if (!has_numbers(ref->dtype) || !has_numbers(cand->dtype))

@@ -83,7 +83,9 @@ ait_status validate_outputs(const tensor *const *ref, int n_ref, const tensor *c
                             int n_cand, const char *const *names, const tolerance *tol,
                             out_metrics *m, verdict *v, ait_error *e);
 
-/* The metrics of one pair of same-shaped, same-dtype tensors (no judging).
+/* The metrics of one pair of same-shaped, same-dtype tensors (no judging);
+ * maps compare keys exactly (any differing key puts all off) and values
+ * with the tolerance; sequences item by item, the metrics merged.
  * Returns AIT_OK, or an error for a NULL buffer or a dtype without numbers. */
 ait_status compare_tensors(const tensor *ref, const tensor *cand, const tolerance *tol,
                            out_metrics *m, ait_error *e);

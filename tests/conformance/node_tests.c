@@ -125,6 +125,48 @@ static op_row *row_for(const char *op)
 static ait_status seq_from_proto(const Onnx__SequenceProto *sp, tensor *t, const char *what,
                                  ait_error *e);
 
+/* A map: its keys as a 1-D tensor; its values, one scalar tensor each in a
+ * SequenceProto, joined into one 1-D tensor. */
+static ait_status map_from_proto(const Onnx__MapProto *mp, tensor *t, const char *what,
+                                 ait_error *e)
+{
+    bool strs = mp->key_type == AIT_STRING;
+    int64_t n = strs ? (int64_t)mp->n_string_keys : (int64_t)mp->n_keys;
+    tensor keys = {0}, vals = {0}, seq = {0};
+    tensor_set_shape(&keys, strs ? AIT_STRING : AIT_I64, 1, &n);
+    ait_status s = tensor_alloc(&keys, e);
+    for (int64_t i = 0; s == AIT_OK && i < n; i++) {
+        if (strs)
+            s = tensor_set_str(&keys, i, (const char *)mp->string_keys[i].data,
+                               mp->string_keys[i].len, e);
+        else ((int64_t *)keys.data)[i] = mp->keys[i];
+    }
+    if (s == AIT_OK && mp->values) s = seq_from_proto(mp->values, &seq, what, e);
+    if (s == AIT_OK && seq.n_items != n)
+        s = err_set(e, AIT_E_PARSE, "%s: a map of %lld keys has %d values", what, (long long)n,
+                    seq.n_items);
+    if (s == AIT_OK) {
+        tensor_set_shape(&vals, n ? seq.items[0].dtype : AIT_F32, 1, &n);
+        s = tensor_alloc(&vals, e);
+    }
+    for (int64_t i = 0; s == AIT_OK && i < n; i++) {
+        const tensor *x = &seq.items[i];
+        if (x->kind != VAL_TENSOR || tensor_numel(x) != 1 || x->dtype != vals.dtype)
+            s = err_set(e, AIT_E_PARSE, "%s: map value %lld is not a scalar of the first's type",
+                        what, (long long)i);
+        else if (x->dtype == AIT_STRING)
+            s = tensor_set_str(&vals, i, tensor_str(x, 0), strlen(tensor_str(x, 0)), e);
+        else
+            memcpy((char *)vals.data + (size_t)i * ait_dtype_size(x->dtype), x->data,
+                   ait_dtype_size(x->dtype));
+    }
+    if (s == AIT_OK) s = tensor_make_map(t, &keys, &vals, e);
+    tensor_release(&keys);
+    tensor_release(&vals);
+    tensor_release(&seq);
+    return s;
+}
+
 /* An optional's value: none, a tensor or a sequence. */
 static ait_status opt_from_proto(const Onnx__OptionalProto *op, tensor *t, const char *what,
                                  ait_error *e)
@@ -137,6 +179,7 @@ static ait_status opt_from_proto(const Onnx__OptionalProto *op, tensor *t, const
         return s;
     }
     if (op->sequence_value) return seq_from_proto(op->sequence_value, t, what, e);
+    if (op->map_value) return map_from_proto(op->map_value, t, what, e);
     tensor_make_none(t);
     return AIT_OK;
 }
@@ -154,6 +197,13 @@ static ait_status seq_from_proto(const Onnx__SequenceProto *sp, tensor *t, const
         ait_tensor_free(x);
         TRY(s);
     }
+    for (size_t i = 0; i < sp->n_map_values; i++) {
+        tensor x = {0};
+        ait_status s = map_from_proto(sp->map_values[i], &x, what, e);
+        if (s == AIT_OK) s = seq_insert(t, (int)i, &x, e);
+        tensor_release(&x);
+        TRY(s);
+    }
     return AIT_OK;
 }
 
@@ -164,12 +214,16 @@ static ait_status load_pb(const char *path, const value *decl, tensor **t, ait_e
     size_t len;
     TRY(file_read_all(path, (size_t)1 << 30, &buf, &len, e));
     ait_status s = AIT_OK;
-    if (decl && (decl->optional || decl->kind == VAL_SEQUENCE)) {
+    if (decl && (decl->optional || decl->kind == VAL_SEQUENCE || decl->kind == VAL_MAP)) {
         *t = calloc(1, sizeof **t);
         if (decl->optional) {
             Onnx__OptionalProto *op = onnx__optional_proto__unpack(NULL, len, buf);
             s = op ? opt_from_proto(op, *t, path, e) : err_set(e, AIT_E_PARSE, "%s: bad OptionalProto", path);
             if (op) onnx__optional_proto__free_unpacked(op, NULL);
+        } else if (decl->kind == VAL_MAP) {
+            Onnx__MapProto *mp = onnx__map_proto__unpack(NULL, len, buf);
+            s = mp ? map_from_proto(mp, *t, path, e) : err_set(e, AIT_E_PARSE, "%s: bad MapProto", path);
+            if (mp) onnx__map_proto__free_unpacked(mp, NULL);
         } else {
             Onnx__SequenceProto *sp = onnx__sequence_proto__unpack(NULL, len, buf);
             s = sp ? seq_from_proto(sp, *t, path, e) : err_set(e, AIT_E_PARSE, "%s: bad SequenceProto", path);
@@ -191,12 +245,12 @@ static bool compare(const tensor *got, const tensor *want, int j, char *why, siz
 {
     char a[128], b[128];
     if (got->kind != want->kind) {
-        snprintf(why, n, "output %d: kind %d, expected %d (0 tensor, 1 sequence, 2 none)", j,
-                 got->kind, want->kind);
+        snprintf(why, n, "output %d: a %s, expected a %s", j, val_kind_name(got->kind),
+                 val_kind_name(want->kind));
         return false;
     }
     if (want->kind == VAL_NONE) return true;
-    if (want->kind == VAL_SEQUENCE) {
+    if (want->kind == VAL_SEQUENCE || want->kind == VAL_MAP) { /* a map: keys, values */
         if (got->n_items != want->n_items) {
             snprintf(why, n, "output %d: %d items, expected %d", j, got->n_items, want->n_items);
             return false;

@@ -348,7 +348,19 @@ ml_bad("one_hot_cats_both", "OneHotEncoder", ml_opset=1, cats_int64s=[1], cats_s
 ml_bad("one_hot_strings_float_x", "OneHotEncoder", ml_opset=1, cats_strings=["a"])
 ml_bad("one_hot_not_category", "OneHotEncoder", ml_opset=1, ins=("s",), cats_strings=["red"],
        zeros=0, inits=[helper.make_tensor("s", TensorProto.STRING, (2,), [b"red", b"pink"])])
-ml_bad("zipmap", "ZipMap", classlabels_int64s=[0, 1, 2])
+ml_bad("zipmap_labels_both", "ZipMap", classlabels_int64s=[0, 1, 2],
+       classlabels_strings=["a", "b", "c"])
+ml_bad("zipmap_label_count", "ZipMap", classlabels_int64s=[0, 1])
+ml_bad("dictvectorizer_vocab_both", "DictVectorizer", string_vocabulary=["a"],
+       int64_vocabulary=[1])
+# CastMap reads int64 keys: here a map with string keys, the first row's of a
+# ZipMap.
+write("ml_castmap_string_keys.onnx", model(
+    [helper.make_node("ZipMap", ["x"], ["zs"], domain=ML, classlabels_strings=["a", "b", "c"]),
+     helper.make_node("SequenceAt", ["zs", "zero"], ["m"]),
+     helper.make_node("CastMap", ["m"], ["y"], name="bad", domain=ML)],
+    [vi("x", [2, 3])], [vi("y", None)], [numpy_helper.from_array(np.array(0, np.int64), "zero")],
+    opset=17, extra_opsets=[(ML, 1)]))
 ml_bad("scaler_count", "Scaler", offset=[1.0, 2.0], scale=[1.0])
 
 # A module drawing unseeded random values (tests/cli/test_artifact_cli.sh):

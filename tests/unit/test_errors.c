@@ -222,7 +222,12 @@ static void test_ml_errors(void **state)
         {"ml_one_hot_cats_both.onnx", 0, "exactly one of cats_int64s and cats_strings"},
         {"ml_one_hot_strings_float_x.onnx", 0, "X is float32; cats_strings needs strings"},
         {"ml_one_hot_not_category.onnx", 0, "'pink' is not a category and zeros is 0"},
-        {"ml_zipmap.onnx", 0, "ZipMap outputs a sequence of maps, which ait does not support"},
+        {"ml_zipmap_labels_both.onnx", 0, "attributes 'classlabels_strings' and "
+                                          "'classlabels_int64s' are both given"},
+        {"ml_zipmap_label_count.onnx", 0, "X has 3 columns but classlabels_int64s lists 2 labels"},
+        {"ml_dictvectorizer_vocab_both.onnx", 0, "exactly one of string_vocabulary and "
+                                                 "int64_vocabulary must be given"},
+        {"ml_castmap_string_keys.onnx", 0, "the map's keys must be int64, not string"},
         {"ml_scaler_count.onnx", 0, "offset (2 values) and scale (1) must each have 1 value"},
     };
     int64_t d23[2] = {2, 3};
