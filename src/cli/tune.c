@@ -16,6 +16,10 @@
 #include "tune/plan_check.h"
 #include "tune/tuner.h"
 
+
+/* insp_args.whole: -1 --no-whole, 1 --force-whole, 0 the check decides;
+ * this: off because --select picked the modules. */
+#define WHOLE_BY_SELECT (-2)
 static const char *tune_help =
     "usage: ait tune MODEL.onnx [options]\n"
     "\n"
@@ -68,7 +72,8 @@ static const char *tune_help =
     "                         model on them against each backend alone (see below)\n"
     "  --no-whole             do not try the `whole` candidate: the whole model as one\n"
     "                         module on one backend, tuned beside the selected modules\n"
-    "                         and run in the plan check (costs a tune of the model)\n"
+    "                         and run in the plan check (costs a tune of the model;\n"
+    "                         off by default when modules are picked with --select...)\n"
     "  --force-whole          take the whole candidate (its fastest valid backend that\n"
     "                         is not the reference) without the check: to compare\n"
     "  --max-batches-per-size N  validate on at most N distinct sample batches per\n"
@@ -310,6 +315,9 @@ int cmd_tune(int argc, char **argv)
     if (rc >= 0) return rc;
     insp_state s;
     if (insp_prepare(&a, "tune", &s)) return 1;
+    /* Modules the user picked bound the tune: the whole model is not tuned
+     * beside them unless forced. */
+    if (s.sel.n && a.whole == 0) a.whole = WHOLE_BY_SELECT;
     /* Without a selection, the top-level modules, as --select-depth 1 would. */
     if (!s.sel.n) {
         ait_error e = {0};
@@ -341,7 +349,9 @@ int cmd_tune(int argc, char **argv)
     printf("  plan check  %s\n", a.no_plan_check ? "off (--no-plan-check)"
            : "per bucket whose modules all have a speed strategy: the whole model on the plan "
              "against each backend alone");
-    printf("  whole       %s\n", a.whole < 0 ? "off (--no-whole)"
+    printf("  whole       %s\n", a.whole == WHOLE_BY_SELECT
+           ? "off (the tune is bounded by the selected modules; --force-whole tries it)"
+           : a.whole < 0 ? "off (--no-whole)"
            : a.whole > 0 ? "forced (--force-whole): the model as one module on its fastest backend"
            : a.no_plan_check ? "off (no plan check to decide it)"
            : "the model as one module, tuned and run in the plan check beside the per-module plan");

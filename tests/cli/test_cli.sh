@@ -67,6 +67,7 @@ check tune-good 0 "chosen: reference/t1" "$ait" tune "$good" --warmup 1 --window
 check tune-bad-cap 2 "--cap 2 is below --window 3" "$ait" tune "$good" --window 3 --cap 2
 check tune-dry-run 0 "candidates +reference" "$ait" tune "$good" --dry-run
 check tune-dry-run-no-whole 0 "whole +off \(--no-whole\)" "$ait" tune "$good" --dry-run --no-whole
+check tune-dry-run-select-whole 0 "whole +off \(the tune is bounded by the selected modules" "$ait" tune "$good" --dry-run --select seg.0
 check tune-dry-run-cache 0 "cache +$tmp/cache" env AIT_CACHE_DIR="$tmp/cache" "$ait" tune "$good" --dry-run
 # The results cache: a second tune takes every result from it and runs nothing;
 # corrupt entries are recomputed; --clear-cache empties it; an unusable folder
