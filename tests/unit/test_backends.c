@@ -345,6 +345,39 @@ static void cases_conv(const backend *b)
     run_case_as(b, "Conv", ins1, 2, NULL, 0, "1-D", false);
 }
 
+static void cases_convt(const backend *b)
+{
+    static const struct {
+        in_spec x, w;
+        bool bias;
+        int64_t group, s[2], pads[4], d[2], opad[2];
+        const char *what;
+    } c[] = {
+        {SH(1, 4, 5, 5), SHK(4, 3, 3, 3), true, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}, {1, 1},
+         "3x3 stride 2, output_padding 1"},
+        {SH(2, 6, 4, 7), SHK(6, 2, 4, 4), true, 3, {2, 1}, {1, 0, 2, 1}, {1, 1}, {0, 0},
+         "group 3, stride 2x1, uneven pads"},
+        {SH(1, 3, 6, 5), SHK(3, 5, 2, 3), false, 1, {1, 1}, {0}, {2, 2}, {0, 0}, "dilation 2"},
+        {SH(1, 16, 9, 9), SHK(16, 8, 2, 2), true, 1, {2, 2}, {0}, {1, 1}, {0, 0}, "2x2 stride 2"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        in_spec ins[3] = {c[i].x, c[i].w,
+                          {.rank = 1, .dims = {c[i].w.dims[1] * c[i].group}, .konst = true}};
+        attr_spec as[5] = {{"group", ATTR_INT, .i = c[i].group},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {c[i].s[0], c[i].s[1]}},
+                           {"dilations", ATTR_INTS, .n = 2, .ints = {c[i].d[0], c[i].d[1]}},
+                           {"pads", ATTR_INTS, .n = 4,
+                            .ints = {c[i].pads[0], c[i].pads[1], c[i].pads[2], c[i].pads[3]}},
+                           {"output_padding", ATTR_INTS, .n = 2, .ints = {c[i].opad[0], c[i].opad[1]}}};
+        run_case(b, "ConvTranspose", ins, c[i].bias ? 3 : 2, as, 5, c[i].what);
+    }
+    /* auto_pad: left to the reference op by native; the answer the same. */
+    in_spec ins[2] = {SH(1, 3, 5, 6), SHK(3, 2, 3, 3)};
+    attr_spec as[2] = {{"auto_pad", ATTR_STRING, .s = "SAME_UPPER"},
+                       {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+    run_case(b, "ConvTranspose", ins, 2, as, 2, "SAME_UPPER");
+}
+
 typedef struct pool_case {
     in_spec x;
     int64_t k[2], s[2], pads[4];
@@ -566,6 +599,7 @@ static const op_cases cases[] = {
     {"MatMul", cases_matmul},
     {"Gemm", cases_gemm},
     {"Conv", cases_conv},
+    {"ConvTranspose", cases_convt},
     {"MaxPool", cases_maxpool},
     {"AveragePool", cases_avgpool},
     {"GlobalAveragePool", cases_gap},
