@@ -378,6 +378,60 @@ static void cases_convt(const backend *b)
     run_case(b, "ConvTranspose", ins, 2, as, 2, "SAME_UPPER");
 }
 
+/* Resize's scales (input 2) or, when rz_sizes, its sizes (input 3, int64). */
+static float rz_sc[4];
+static bool rz_sizes;
+static void rz_fix(graph *g)
+{
+    const node *n = &g->nodes[0];
+    if (!rz_sizes) {
+        memcpy(g->vals[n->in[2]].konst->data, rz_sc, sizeof rz_sc);
+        return;
+    }
+    value *v = &g->vals[n->in[3]];
+    test_tensor_free(v->konst);
+    int64_t four = 4;
+    v->konst = test_tensor(AIT_I64, 1, &four);
+    v->dtype = AIT_I64;
+    for (int k = 0; k < 4; k++) ((int64_t *)v->konst->data)[k] = (int64_t)rz_sc[k];
+}
+
+static void cases_resize(const backend *b)
+{
+    static const struct {
+        in_spec x;
+        const char *mode, *coord, *nearest;
+        bool sizes;
+        float sc[4]; /* scales, or the sizes */
+        bool taken;
+    } c[] = {
+        {SH(1, 3, 7, 9), "nearest", "asymmetric", "floor", false, {1, 1, 2, 2}, true},
+        {SH(2, 4, 5, 6), "nearest", "half_pixel", "round_prefer_floor", false, {1, 1, 2, 3}, true},
+        {SH(1, 3, 11, 13), "nearest", "half_pixel", "round_prefer_ceil", false, {1, 1, 0.5f, 0.6f}, true},
+        {SH(1, 2, 7, 9), "nearest", "align_corners", "ceil", true, {1, 2, 11, 5}, true},
+        {SH(1, 3, 7, 9), "linear", "half_pixel", "round_prefer_floor", false, {1, 1, 2, 2}, true},
+        {SH(2, 2, 9, 8), "linear", "pytorch_half_pixel", "floor", true, {2, 2, 13, 4}, true},
+        {SH(1, 5, 6, 7), "linear", "align_corners", "floor", false, {1, 1, 1.5f, 3}, true},
+        {SH(1, 5, 6, 7), "linear", "align_corners", "floor", false, {1, 1, 1.5f, 2.5f}, false},
+        {SH(1, 3, 8, 8), "linear", "asymmetric", "floor", false, {1, 1, 3, 0.5f}, true},
+        {SH(1, 2, 6, 6), "cubic", "half_pixel", "floor", false, {1, 1, 2, 2}, false},
+        {SH(1, 2, 6, 6), "nearest", "tf_half_pixel_for_nn", "floor", false, {1, 1, 2, 2}, false},
+    };
+    fixup = rz_fix;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        memcpy(rz_sc, c[i].sc, sizeof rz_sc);
+        rz_sizes = c[i].sizes;
+        in_spec ins[4] = {c[i].x, SHK(0), c[i].sizes ? (in_spec)SHK(0) : (in_spec)SHK(4), SHK(4)};
+        attr_spec as[3] = {{"mode", ATTR_STRING, .s = c[i].mode},
+                           {"coordinate_transformation_mode", ATTR_STRING, .s = c[i].coord},
+                           {"nearest_mode", ATTR_STRING, .s = c[i].nearest}};
+        char w[120];
+        snprintf(w, sizeof w, "%s %s %s case %zu", c[i].mode, c[i].coord, c[i].nearest, i);
+        run_case_as(b, "Resize", ins, c[i].sizes ? 4 : 3, as, 3, w, c[i].taken);
+    }
+    fixup = NULL;
+}
+
 typedef struct pool_case {
     in_spec x;
     int64_t k[2], s[2], pads[4];
@@ -600,6 +654,7 @@ static const op_cases cases[] = {
     {"Gemm", cases_gemm},
     {"Conv", cases_conv},
     {"ConvTranspose", cases_convt},
+    {"Resize", cases_resize},
     {"MaxPool", cases_maxpool},
     {"AveragePool", cases_avgpool},
     {"GlobalAveragePool", cases_gap},

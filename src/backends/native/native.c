@@ -373,12 +373,11 @@ static ait_status nat_save(const built *bm, prepared *out, ait_error *e)
 static const op_def *nat_op_for(const graph *g, const node *n)
 {
     if (!nat_op_find(n)) return NULL;
-    for (int k = 0; k < n->n_in; k++) {
-        int v = n->in[k];
-        if (v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED &&
-            g->vals[v].dtype != AIT_F32)
-            return NULL;
-    }
+    /* the data input: others may be parameters of other types (Resize's
+     * sizes); each op's take checks the rest */
+    int v = n->n_in > 0 ? n->in[0] : -1;
+    if (v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED && g->vals[v].dtype != AIT_F32)
+        return NULL;
     return n->def;
 }
 
@@ -408,8 +407,9 @@ static void nat_cpu_needs(char *buf, size_t n)
 
 const backend backend_native = {
     .name = "native",
-    .summary = "ait's own kernels: MatMul, Gemm and 2-D Conv in float32 as packed GEMMs with "
-               "fused bias, activation and residual",
+    .summary = "ait's own kernels, float32: MatMul, Gemm and 2-D Conv as packed GEMMs with "
+               "fused bias, activation and residual; depthwise Conv, ConvTranspose, pools, "
+               "Resize, LayerNorm, RMSNorm, Softmax",
     .describe = nat_describe,
     .op_for = nat_op_for,
     .build = nat_build,
