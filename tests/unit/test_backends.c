@@ -777,6 +777,11 @@ static void test_modules(void **state)
     module_case("resnet18", "layer2.0", 3);  /* stride 2, a 1x1 downsample Conv, residual Add */
     module_case("mlp", "fc2", 1);            /* one big Gemm or MatMul */
     module_case("gpt2", "h.0", 0);           /* attention with past key/values, MLP */
+    module_case("mobilenetv2", "features.1", 0); /* depthwise 3x3 + relu6, then a 1x1 Conv */
+    module_case("mobilenetv2", "features.3", 0); /* an inverted residual: depthwise, Add */
+    module_case("mobilenetv2", "features.14", 0); /* stride 2 depthwise at 14x14 */
+    module_case("bert", "emb_ln", 0);            /* LayerNormalization */
+    module_case("bert", "layer.0.attention", 0); /* Softmax over the scores */
 }
 
 /* ---- onednn: fusion patterns and prepared weights ------------------------------ */
