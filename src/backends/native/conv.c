@@ -4,13 +4,17 @@
  * GEMM), else its im2col written straight into B's panels in the module's
  * scratch (one pass over memory instead of im2col and packing). The conv's bias and the chain after it
  * are the GEMM's epilogue (bias along rows: the output channels).
- * Depthwise convolutions (one channel per group) are left to the
- * reference op until their own kernel plugs in. */
+ * Depthwise convolutions (one input channel per group) run on kdw_run,
+ * the chain's bias and activation fused, a residual added after. */
+#include <limits.h>
 #include <string.h>
 
 #include "backends/native/native.h"
+#include "kernels/dwconv.h"
 #include "kernels/im2col.h"
 
+/* G_DIRECT: how the GEMM reads X, or the depthwise kernel. */
+enum { CONV_IM2COL, CONV_DIRECT, CONV_DW };
 enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
 
 typedef struct conv_arg {
@@ -40,7 +44,7 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
     int64_t M = w->dims[0], cg = w->dims[1], kh = w->dims[2], kw = w->dims[3];
     if (group < 1 || M % group || cg * group != x->dims[1]) return AIT_OK;
     int64_t mg = M / group;
-    if (cg == 1 && mg == 1 && group > 1) return AIT_OK; /* depthwise */
+    bool dw = cg == 1 && group > 1;
     op_ctx c = {.n = n, .err = bm->err};
     int mode;
     int64_t s[2], d[2], pads[4], pb[2], pe[2], out[2];
@@ -57,6 +61,19 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
             return AIT_OK;
     }
     if (out[0] != y->dims[2] || out[1] != y->dims[3]) return AIT_OK;
+    if (dw) {
+        /* the kernel takes int geometry */
+        const int64_t v[] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3], mg, kh, kw, s[0],
+                             s[1], d[0], d[1], pb[0], pb[1], out[0], out[1], M};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            if (v[k] > INT_MAX) return AIT_OK;
+        int64_t geo[16] = {x->dims[0], M, group, CONV_DW, cg, x->dims[2], x->dims[3], kh, kw,
+                           out[0], out[1], s[0], s[1], d[0], d[1], pb[0] | (pb[1] << 32)};
+        memcpy(st->geo, geo, sizeof geo);
+        nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
+        *taken = true;
+        return AIT_OK;
+    }
     int64_t kdim = cg * kh * kw, ohw = out[0] * out[1];
     bool direct = kh == 1 && kw == 1 && s[0] == 1 && s[1] == 1 && !pb[0] && !pb[1] && !pe[0] &&
                   !pe[1];
@@ -79,6 +96,38 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
     return AIT_OK;
 }
 
+/* The kernels' activation for the epilogue's. */
+static kact nat_kact(const nat_epi *ep)
+{
+    static const kfun f[GEMM_ACT_COUNT] = {
+        [GEMM_ACT_NONE] = KF_NONE,         [GEMM_ACT_RELU] = KF_RELU,
+        [GEMM_ACT_CLIP] = KF_CLIP,         [GEMM_ACT_SIGMOID] = KF_SIGMOID,
+        [GEMM_ACT_TANH] = KF_TANH,         [GEMM_ACT_GELU] = KF_GELU_ERF,
+        [GEMM_ACT_GELU_TANH] = KF_GELU_TANH, [GEMM_ACT_SILU] = KF_SILU,
+        [GEMM_ACT_HARDSWISH] = KF_HARDSWISH, [GEMM_ACT_HARDSIGMOID] = KF_HARDSIGMOID,
+        [GEMM_ACT_LEAKY] = KF_LEAKY_RELU,
+    };
+    return (kact){f[ep->act], ep->lo, ep->hi};
+}
+
+/* Depthwise: y = act(conv + bias), then + residual (the chain puts an
+ * activation only before a residual). */
+static ait_status dw_run(built *bm, const nat_step *st, const float *x, const float *bias, float *y)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const int64_t *q = st->geo;
+    kdw_geom g = {(int)q[G_N], (int)q[G_GROUP], (int)q[G_H], (int)q[G_W], (int)(q[G_M] / q[G_GROUP]),
+                  (int)q[G_KH], (int)q[G_KW], (int)q[G_S0], (int)q[G_S1], (int)q[G_D0], (int)q[G_D1],
+                  (int)(q[G_P0] & 0xffffffff), (int)(q[G_P0] >> 32), (int)q[G_OH], (int)q[G_OW]};
+    kdw_run(&g, x, bm->vals[n->in[1]].cur->data, bias, nat_kact(&st->epi), y, bm->threads);
+    if (st->epi.res >= 0) {
+        const float *r = bm->vals[st->epi.res].cur->data;
+        size_t total = tensor_numel(&bm->vals[st->epi.out].t);
+        for (size_t k = 0; k < total; k++) y[k] += r[k];
+    }
+    return AIT_OK;
+}
+
 static ait_status conv_run(built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
@@ -92,6 +141,7 @@ static ait_status conv_run(built *bm, const nat_step *st)
     const float *bias = n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
                         : st->epi.bias >= 0        ? bm->vals[st->epi.bias].cur->data
                                                    : NULL;
+    if (q[G_DIRECT] == CONV_DW) return dw_run(bm, st, x, bias, y);
     const nat_pack *p = &bm->packs[st->node];
     for (int64_t im = 0; im < q[G_N]; im++)
         for (int64_t gi = 0; gi < group; gi++) {

@@ -134,6 +134,8 @@ static void sched_clear(built *bm)
     }
     bm->n_steps = 0;
     bm->scheduled = false;
+    fusion_set_free(bm->fus);
+    bm->fus = NULL;
 }
 
 /* The step for node i: a native op's, else the reference op's. */
@@ -147,7 +149,14 @@ static ait_status sched_node(built *bm, int i)
     st->epi.out = n->n_out > 0 ? n->out[0] : -1;
     const nat_op *op = nat_op_find(n);
     bool taken = false;
-    if (op) TRY(op->take(bm, i, st, &taken));
+    int fi = bm->fus ? bm->fus->of_node[i] : -1;
+    if (fi >= 0 && bm->fus->f[fi].kind == FK_CHAIN && bm->fus->f[fi].node == i &&
+        nat_chain_take(bm, fi, st)) {
+        op = &nat_chain_op;
+        taken = true;
+    } else if (op) {
+        TRY(op->take(bm, i, st, &taken));
+    }
     if (taken) {
         st->op = op;
         if (st->scratch > bm->scratch_size) {
@@ -165,8 +174,9 @@ static ait_status sched_node(built *bm, int i)
         d->done = true;
         for (int k = 0; k < n->n_out; k++)
             if (n->out[k] >= 0) bm->vals[n->out[k]].done = true;
-        for (int j = 0; j < st->epi.n_nodes; j++) {
-            const node *w = &bm->g->nodes[st->epi.nodes[j]];
+        const fusion *f = op == &nat_chain_op ? &bm->fus->f[fi] : NULL;
+        for (int j = 0; j < (f ? f->n_nodes : st->epi.n_nodes); j++) {
+            const node *w = &bm->g->nodes[f ? f->nodes[j] : st->epi.nodes[j]];
             for (int k = 0; k < w->n_out; k++)
                 if (w->out[k] >= 0) bm->vals[w->out[k]].done = true;
         }
@@ -207,6 +217,7 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         for (int k = 0; exec_node_runs(bm->x, i) && k < g->nodes[i].n_in; k++)
             if (g->nodes[i].in[k] >= 0) bm->vals[g->nodes[i].in[k]].uses++;
     for (int j = 0; j < g->n_outputs; j++) bm->vals[g->outputs[j]].uses++;
+    TRY(nat_fusions(bm));
     for (int i = 0; i < g->n_nodes; i++) {
         const node *n = &g->nodes[i];
         if (!exec_node_runs(bm->x, i)) continue;
@@ -373,12 +384,11 @@ static ait_status nat_save(const built *bm, prepared *out, ait_error *e)
 static const op_def *nat_op_for(const graph *g, const node *n)
 {
     if (!nat_op_find(n)) return NULL;
-    for (int k = 0; k < n->n_in; k++) {
-        int v = n->in[k];
-        if (v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED &&
-            g->vals[v].dtype != AIT_F32)
-            return NULL;
-    }
+    /* the data input: others may be parameters of other types (Resize's
+     * sizes); each op's take checks the rest */
+    int v = n->n_in > 0 ? n->in[0] : -1;
+    if (v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED && g->vals[v].dtype != AIT_F32)
+        return NULL;
     return n->def;
 }
 
@@ -408,8 +418,9 @@ static void nat_cpu_needs(char *buf, size_t n)
 
 const backend backend_native = {
     .name = "native",
-    .summary = "ait's own kernels: MatMul, Gemm and 2-D Conv in float32 as packed GEMMs with "
-               "fused bias, activation and residual",
+    .summary = "ait's own kernels, float32: MatMul, Gemm and 2-D Conv as packed GEMMs with "
+               "fused bias, activation and residual; depthwise Conv, ConvTranspose, pools, "
+               "Resize, LayerNorm, RMSNorm, Softmax",
     .describe = nat_describe,
     .op_for = nat_op_for,
     .build = nat_build,

@@ -13,6 +13,7 @@
 #define AIT_BACKENDS_NATIVE_H
 #include "backends/backend.h"
 #include "exec/exec.h"
+#include "graph/fuse.h"
 #include "kernels/gemm.h"
 
 /* What an anchor's epilogue swallowed, in value ids (-1: none); fuse.c
@@ -74,6 +75,7 @@ struct built {
     size_t scratch_size;
     prep_blob *saved;
     int n_saved;
+    fusion_set *fus; /* fuse_find's, per schedule (chain.c) */
     ait_error *err;
     ait_error own_err;
 };
@@ -97,6 +99,12 @@ void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
 /* The gemm_epi of a step's chain for output element block at offset off
  * (the residual's), with the op's own scale and bias. */
 void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out);
+
+/* chain.c: fuse_find over the scheduled shapes into bm->fus; whether
+ * chain fi can run as one step st (set up when so); its op. */
+ait_status nat_fusions(built *bm);
+bool nat_chain_take(built *bm, int fi, nat_step *st);
+extern const nat_op nat_chain_op;
 
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */

@@ -1,0 +1,72 @@
+/* Row-wise ops over the last axis, float32, on kernels/norm.h:
+ * LayerNormalization (Y only; scale and bias of the row's length),
+ * RMSNormalization, Softmax and LogSoftmax. Another axis, more outputs or
+ * another dtype stay on the reference op. */
+#include <string.h>
+
+#include "backends/native/native.h"
+#include "kernels/norm.h"
+
+enum { R_LN, R_RMS, R_SM, R_LSM };
+
+/* A float32 input k of node n holding d values, or absent (k past the
+ * inputs or -1) when optional. */
+static bool row_param(built *bm, const node *n, int k, int64_t d, bool optional)
+{
+    if (k >= n->n_in || n->in[k] < 0) return optional;
+    const tensor *t = nat_shape(bm, n->in[k]);
+    return t && t->dtype == AIT_F32 && tensor_numel(t) == d;
+}
+
+static ait_status row_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    static const char *const names[] = {"LayerNormalization", "RMSNormalization", "Softmax",
+                                        "LogSoftmax"};
+    const node *n = &bm->g->nodes[i];
+    *taken = false;
+    int kind = 0;
+    while (strcmp(n->op, names[kind])) kind++;
+    if (n->out[0] < 0) return AIT_OK;
+    for (int k = 1; k < n->n_out; k++)
+        if (n->out[k] >= 0) return AIT_OK; /* LayerNorm's Mean, InvStdDev */
+    const tensor *x = nat_shape(bm, n->in[0]), *y = nat_shape(bm, n->out[0]);
+    if (!x || !y || x->dtype != AIT_F32 || y->dtype != AIT_F32 || x->rank < 1 ||
+        tensor_numel(x) == 0)
+        return AIT_OK;
+    bool old_sm = kind >= R_SM && n->version < 13; /* axis 1 by default, coerced to 2-D */
+    int64_t a = attr_int(n, "axis", old_sm ? 1 : -1);
+    if (a != -1 && a != x->rank - 1) return AIT_OK;
+    int64_t d = x->dims[x->rank - 1];
+    if (kind <= R_RMS) {
+        if (attr_int(n, "stash_type", 1) != 1 || !row_param(bm, n, 1, d, false) ||
+            !row_param(bm, n, 2, d, kind == R_LN))
+            return AIT_OK;
+    }
+    st->geo[0] = kind;
+    st->geo[1] = tensor_numel(x) / d;
+    st->geo[2] = d;
+    *taken = true;
+    return AIT_OK;
+}
+
+static ait_status row_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const float *x = bm->vals[n->in[0]].cur->data;
+    float *y = bm->vals[n->out[0]].t.data;
+    size_t rows = (size_t)st->geo[1], d = (size_t)st->geo[2];
+    const float *scale = n->n_in > 1 && n->in[1] >= 0 ? bm->vals[n->in[1]].cur->data : NULL;
+    const float *bias = n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data : NULL;
+    float eps = attr_float(n, "epsilon", 1e-5f);
+    switch (st->geo[0]) {
+    case R_LN: klayernorm(x, scale, bias, y, rows, d, eps, bm->threads); break;
+    case R_RMS: krmsnorm(x, scale, NULL, y, rows, d, eps, bm->threads); break;
+    default: ksoftmax(x, y, rows, d, st->geo[0] == R_LSM, bm->threads); break;
+    }
+    return AIT_OK;
+}
+
+const nat_op nat_layernorm = {"LayerNormalization", row_take, row_run};
+const nat_op nat_rmsnorm = {"RMSNormalization", row_take, row_run};
+const nat_op nat_softmax = {"Softmax", row_take, row_run};
+const nat_op nat_logsoftmax = {"LogSoftmax", row_take, row_run};

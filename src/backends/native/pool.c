@@ -1,0 +1,99 @@
+/* 2-D pooling, NCHW, float32, on kernels/pool.h: MaxPool (one output, any
+ * dilation), AveragePool (padding counted or not), and the global pools.
+ * Geometry as the reference op reads it (window_out); the output size
+ * must agree with the scheduled shape, and everything fit the kernel's int
+ * geometry, else the node stays on the reference op. */
+#include <limits.h>
+#include <string.h>
+
+#include "backends/native/native.h"
+#include "kernels/pool.h"
+
+enum { P_N, P_C, P_H, P_W, P_KH, P_KW, P_SH, P_SW, P_DH, P_DW, P_PT, P_PL, P_PB, P_PR, P_INCL };
+
+/* x and y of a float32 NCHW pool, or false. */
+static bool pool_io(built *bm, const node *n, const tensor **x, const tensor **y)
+{
+    if (n->n_out != 1 || n->out[0] < 0) return false; /* MaxPool's Indices: reference */
+    *x = nat_shape(bm, n->in[0]);
+    *y = nat_shape(bm, n->out[0]);
+    return *x && *y && (*x)->dtype == AIT_F32 && (*y)->dtype == AIT_F32 && (*x)->rank == 4 &&
+           (*y)->rank == 4 && tensor_numel(*y) > 0;
+}
+
+static ait_status pool_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x, *y;
+    *taken = false;
+    if (!pool_io(bm, n, &x, &y)) return AIT_OK;
+    bool avg = !strcmp(n->op, "AveragePool");
+    op_ctx c = {.n = n, .err = bm->err};
+    int mode;
+    int64_t k[2], s[2], d[2], pads[4], pb[2], pe[2], out[2];
+    int64_t ceil = attr_int(n, "ceil_mode", 0), incl = avg ? attr_int(n, "count_include_pad", 0) : 0;
+    if (attr_int(n, "storage_order", 0) != 0 || (ceil != 0 && ceil != 1) || (incl != 0 && incl != 1))
+        return AIT_OK;
+    if (auto_pad_attr(&c, &mode) != AIT_OK || ints_attr(&c, "kernel_shape", 2, 0, 1, INT_MAX, k) ||
+        ints_attr(&c, "strides", 2, 1, 1, INT_MAX, s) ||
+        ints_attr(&c, "dilations", 2, 1, 1, INT_MAX, d) ||
+        ints_attr(&c, "pads", 4, 0, 0, INT_MAX, pads))
+        return AIT_OK; /* the reference op reports it */
+    for (int a = 0; a < 2; a++) {
+        pb[a] = mode == PAD_NOTSET ? pads[a] : 0;
+        pe[a] = mode == PAD_NOTSET ? pads[2 + a] : 0;
+        if (window_out(&c, a, x->dims[2 + a], s[a], (k[a] - 1) * d[a] + 1, mode, ceil, &pb[a],
+                       &pe[a], &out[a]) != AIT_OK)
+            return AIT_OK;
+    }
+    if (out[0] != y->dims[2] || out[1] != y->dims[3] || x->dims[0] != y->dims[0] ||
+        x->dims[1] != y->dims[1])
+        return AIT_OK;
+    int64_t geo[] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3], k[0], k[1], s[0], s[1], d[0],
+                     d[1], pb[0], pb[1], pe[0], pe[1], incl};
+    for (size_t a = 0; a < sizeof geo / sizeof geo[0]; a++)
+        if (geo[a] > INT_MAX) return AIT_OK; /* the kernel takes int geometry */
+    memcpy(st->geo, geo, sizeof geo);
+    *taken = true;
+    return AIT_OK;
+}
+
+static ait_status pool_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const int64_t *q = st->geo;
+    const tensor *y = &bm->vals[n->out[0]].t;
+    kpool_geom g = {(int)q[P_N], (int)q[P_C], (int)q[P_H], (int)q[P_W], (int)q[P_KH], (int)q[P_KW],
+                    (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)q[P_PT],
+                    (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)y->dims[2], (int)y->dims[3],
+                    (int)q[P_INCL]};
+    kpool_run(strcmp(n->op, "MaxPool") ? KPOOL_AVG : KPOOL_MAX, &g, bm->vals[n->in[0]].cur->data,
+              y->data, bm->threads);
+    return AIT_OK;
+}
+
+static ait_status global_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x, *y;
+    *taken = false;
+    if (!pool_io(bm, n, &x, &y)) return AIT_OK;
+    st->geo[0] = x->dims[0] * x->dims[1]; /* planes: numel checked at schedule */
+    st->geo[1] = x->dims[2] * x->dims[3];
+    *taken = st->geo[1] > 0;
+    return AIT_OK;
+}
+
+static ait_status global_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    kpool_global(strcmp(n->op, "GlobalMaxPool") ? KPOOL_AVG : KPOOL_MAX, (size_t)st->geo[0],
+                 (size_t)st->geo[1], bm->vals[n->in[0]].cur->data, bm->vals[n->out[0]].t.data,
+                 bm->threads);
+    return AIT_OK;
+}
+
+const nat_op nat_maxpool = {"MaxPool", pool_take, pool_run};
+const nat_op nat_avgpool = {"AveragePool", pool_take, pool_run};
+const nat_op nat_gmaxpool = {"GlobalMaxPool", global_take, global_run};
+const nat_op nat_gavgpool = {"GlobalAveragePool", global_take, global_run};
