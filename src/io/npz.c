@@ -31,7 +31,7 @@ void npz_free(npz *z)
  * otherwise the stream must end exactly at out_n: one byte more is refused
  * without inflating any further. */
 static ait_status inflate_raw(const uint8_t *src, size_t n, uint8_t *dst, size_t out_n, int prefix,
-                              const char *what, ait_error *e)
+                              size_t *got, const char *what, ait_error *e)
 {
     z_stream zs = {0};
     if (inflateInit2(&zs, -15) != Z_OK) return err_set(e, AIT_E_NOMEM, "zlib init failed");
@@ -51,6 +51,8 @@ static ait_status inflate_raw(const uint8_t *src, size_t n, uint8_t *dst, size_t
         if (r == Z_BUF_ERROR && (done_in == n || done_out == out_n)) break;
     }
     if (prefix && done_out == out_n) r = Z_STREAM_END;
+    if (prefix && r == Z_STREAM_END) out_n = done_out; /* a short stream: its header is shorter */
+    if (got) *got = done_out;
     if (r != Z_STREAM_END && done_out == out_n && r != Z_DATA_ERROR)
         s = err_set(e, AIT_E_PARSE, "%s: inflates past the %zu bytes its .npy header declares",
                     what, out_n);
@@ -156,7 +158,7 @@ ait_status npz_load(const char *path, npz **out, ait_error *e)
             uint8_t head[65536 + 12];
             size_t hn = usize < sizeof head ? (size_t)usize : sizeof head;
             npy_info h;
-            s = inflate_raw(buf + data, (size_t)csize, head, hn, 1, what, e);
+            s = inflate_raw(buf + data, (size_t)csize, head, hn, 1, &hn, what, e);
             if (s == AIT_OK) s = npy_header(head, hn, &h, what, e);
             if (s != AIT_OK) break;
             size_t need = h.data_off + h.bytes;
@@ -167,7 +169,7 @@ ait_status npz_load(const char *path, npz **out, ait_error *e)
             }
             uint8_t *tmp = malloc(need + 1);
             if (!tmp) s = err_set(e, AIT_E_NOMEM, "%s: out of memory", what);
-            else s = inflate_raw(buf + data, (size_t)csize, tmp, need, 0, what, e);
+            else s = inflate_raw(buf + data, (size_t)csize, tmp, need, 0, NULL, what, e);
             if (s == AIT_OK) s = npy_parse(tmp, need, &z->arrays[z->n - 1], what, e);
             free(tmp);
         } else {
