@@ -1,6 +1,8 @@
-/* Saving an artifact: everything goes to PATH.tmp.PID, which is fsynced and
- * renamed over PATH, so a reader (or a crash) sees either the old file or
- * the whole new one, never a half. */
+/* Saving an artifact: the artifact and its sums file are staged (io/publish:
+ * an unnamed O_TMPFILE, fsynced, then linked as PATH.tmp.PID) and renamed
+ * over their names together under a lock on the folder, so a reader (or a
+ * crash) sees either the old file or the whole new one, never a half, and
+ * concurrent saves to one name leave a matching pair. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -11,6 +13,7 @@
 
 #include "core/cpu.h"
 #include "io/artifact_fmt.h"
+#include "io/publish.h"
 
 typedef struct wblob {
     char name[ARTIFACT_NAME_MAX];
@@ -227,43 +230,6 @@ static int write_body(artifact_writer *w, int fd, const uint8_t *hdr, const uint
     return 1;
 }
 
-/* fsyncs the folder holding path, so the rename itself survives a crash.
- * Best effort: some file systems refuse fsync on a folder. */
-static void sync_dir(const char *path)
-{
-    char *copy = strdup(path);
-    if (!copy) return;
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(copy);
-}
-
-/* Writes a file through path.tmp.PID and rename. body() writes the bytes;
- * on any failure the temporary file is removed. */
-static ait_status save_atomic(const char *path, int (*body)(void *arg, int fd), void *arg,
-                              ait_error *e)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return err_set(e, AIT_E_INVALID_ARG, "%.200s...: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return err_set(e, AIT_E_IO, "%s: cannot create: %s", tmp, strerror(errno));
-    int ok = body(arg, fd);
-    int err = ok ? 0 : errno;
-    if (ok && fsync(fd) != 0) ok = 0, err = errno;
-    if (close(fd) != 0 && ok) ok = 0, err = errno;
-    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
-    if (!ok) {
-        unlink(tmp);
-        return err_set(e, AIT_E_IO, "%s: write failed: %s", path, strerror(err ? err : EIO));
-    }
-    sync_dir(path);
-    return AIT_OK;
-}
-
 typedef struct art_job {
     artifact_writer *w;
     const uint8_t *hdr, *table;
@@ -308,12 +274,14 @@ ait_status artifact_writer_finish(artifact_writer *w, ait_error *e)
                     (unsigned long long)fsize);
     if (s == AIT_OK) s = build_table(w, &table, e);
     art_job job = {w, hdr, table, tab_off, {0}};
+    char tmps[2][PUBLISH_PATH_MAX], sums[4096], hex[SHA256_HEX], line[4200];
+    int staged = 0;
+    if (s == AIT_OK) s = artifact_sums_path(w->path, sums, sizeof sums, e);
     if (s == AIT_OK) {
         build_header(w, hdr, tab_off, fsize, table);
-        s = save_atomic(w->path, art_body, &job, e);
+        s = publish_stage(w->path, art_body, &job, tmps[0], e);
+        staged = s == AIT_OK;
     }
-    char sums[4096], hex[SHA256_HEX], line[4200];
-    if (s == AIT_OK) s = artifact_sums_path(w->path, sums, sizeof sums, e);
     if (s == AIT_OK) {
         char *copy = strdup(w->path);
         if (!copy)
@@ -324,9 +292,12 @@ ait_status artifact_writer_finish(artifact_writer *w, ait_error *e)
             snprintf(line, sizeof line, "%s  %s\n", hex, basename(copy));
             free(copy);
             sums_job sj = {line};
-            s = save_atomic(sums, sums_body, &sj, e);
+            s = publish_stage(sums, sums_body, &sj, tmps[1], e);
         }
     }
+    const char *paths[2] = {w->path, sums};
+    if (s == AIT_OK) s = publish_commit(2, tmps, paths, e);
+    else if (staged) unlink(tmps[0]);
     free(table);
     artifact_writer_free(w);
     return s;

@@ -81,8 +81,10 @@ static void ucs4_write(const tensor *t, int64_t w, uint8_t *p)
     }
 }
 
-ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e)
+ait_status npy_header(const uint8_t *buf, size_t len, npy_info *o, const char *what, ait_error *e)
 {
+    ait_dtype t;
+    int64_t *dims = o->dims;
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
         return err_set(e, AIT_E_PARSE, "%s: not a .npy file (bad magic)", what);
     int major = buf[6];
@@ -107,7 +109,7 @@ ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *w
     if (!d || !fo || !sh || *d != '\'' || *sh != '(')
         return err_set(e, AIT_E_PARSE, "%s: malformed .npy header", what);
     char bo = d[1];
-    ait_dtype t = AIT_UNDEFINED;
+    t = AIT_UNDEFINED;
     long uw = 0; /* '<UN': N code points per element */
     if (d[2] == 'U') {
         char *end;
@@ -122,7 +124,6 @@ ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *w
     if (strncmp(fo, "False", 5) != 0)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: Fortran-order arrays are not supported; save "
                        "with np.ascontiguousarray", what);
-    int64_t dims[AIT_MAX_RANK];
     int rank = 0;
     const char *p = sh + 1;
     while (*p && *p != ')') {
@@ -141,10 +142,32 @@ ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *w
     size_t es = t == AIT_STRING ? (size_t)uw * 4 : ait_dtype_size(t);
     if (t == AIT_STRING && numel && (uint64_t)numel > SIZE_MAX / 2 / es)
         return err_set(e, AIT_E_OVERFLOW, "%s: byte size overflows", what);
-    size_t bytes = (size_t)numel * es;
-    if (bytes > len - off - hlen)
+    o->dtype = t;
+    o->rank = rank;
+    o->numel = numel;
+    o->uw = uw;
+    o->data_off = off + hlen;
+    o->bytes = (size_t)numel * es;
+    if (o->bytes > SIZE_MAX - o->data_off)
+        return err_set(e, AIT_E_OVERFLOW, "%s: byte size overflows", what);
+    return AIT_OK;
+}
+
+ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e)
+{
+    npy_info h;
+    TRY(npy_header(buf, len, &h, what, e));
+    size_t off = 0, hlen = h.data_off, bytes = h.bytes;
+    int64_t numel = h.numel, *dims = h.dims;
+    int rank = h.rank;
+    long uw = h.uw;
+    ait_dtype t = h.dtype;
+    if (bytes > len - hlen)
         return err_set(e, AIT_E_PARSE, "%s: .npy data is truncated (%zu of %zu bytes)", what,
-                       len - off - hlen, bytes);
+                       len - hlen, bytes);
+    if (bytes < len - hlen)
+        return err_set(e, AIT_E_PARSE, "%s: %zu unexpected bytes after the .npy data (the "
+                       "header declares %zu)", what, len - hlen - bytes, bytes);
     tensor *x = calloc(1, sizeof *x);
     if (!x) return err_set(e, AIT_E_NOMEM, "out of memory");
     tensor_set_shape(x, t, rank, dims);

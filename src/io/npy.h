@@ -5,7 +5,17 @@
 
 #include "core/tensor.h"
 
-/* Parses a whole .npy image; `what` names it in messages. */
+/* A .npy header: the array it declares and where its data starts. */
+typedef struct npy_info {
+    ait_dtype dtype;
+    int rank;
+    int64_t dims[AIT_MAX_RANK], numel;
+    long uw;                /* unicode: code points per element */
+    size_t data_off, bytes; /* data_off + bytes is checked not to overflow */
+} npy_info;
+/* Parses the header at the start of buf (len may be a prefix of the image). */
+ait_status npy_header(const uint8_t *buf, size_t len, npy_info *o, const char *what, ait_error *e);
+/* Parses a whole .npy image: data shorter or longer than declared is an error; `what` names it in messages. */
 ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e);
 /* Serialises t as a .npy image (caller frees *out). */
 ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error *e);

@@ -27,8 +27,11 @@ void npz_free(npz *z)
     free(z);
 }
 
-static ait_status inflate_raw(const uint8_t *src, size_t n, uint8_t *dst, size_t out_n,
-                              const char *what, ait_error *e)
+/* Inflates into dst[out_n]. prefix: stop when dst is full (the header only);
+ * otherwise the stream must end exactly at out_n: one byte more is refused
+ * without inflating any further. */
+static ait_status inflate_raw(const uint8_t *src, size_t n, uint8_t *dst, size_t out_n, int prefix,
+                              size_t *got, const char *what, ait_error *e)
 {
     z_stream zs = {0};
     if (inflateInit2(&zs, -15) != Z_OK) return err_set(e, AIT_E_NOMEM, "zlib init failed");
@@ -47,7 +50,13 @@ static ait_status inflate_raw(const uint8_t *src, size_t n, uint8_t *dst, size_t
         done_out += ao - zs.avail_out;
         if (r == Z_BUF_ERROR && (done_in == n || done_out == out_n)) break;
     }
-    if (r != Z_STREAM_END || done_out != out_n)
+    if (prefix && done_out == out_n) r = Z_STREAM_END;
+    if (prefix && r == Z_STREAM_END) out_n = done_out; /* a short stream: its header is shorter */
+    if (got) *got = done_out;
+    if (r != Z_STREAM_END && done_out == out_n && r != Z_DATA_ERROR)
+        s = err_set(e, AIT_E_PARSE, "%s: inflates past the %zu bytes its .npy header declares",
+                    what, out_n);
+    else if (r != Z_STREAM_END || done_out != out_n)
         s = err_set(e, AIT_E_PARSE, "%s: corrupt deflate data", what);
     inflateEnd(&zs);
     return s;
@@ -144,14 +153,24 @@ ait_status npz_load(const char *path, npz **out, ait_error *e)
         if (method == 0) {
             s = npy_parse(buf + data, (size_t)csize, &z->arrays[z->n - 1], what, e);
         } else if (method == 8) {
-            if (usize > ((uint64_t)1 << 40)) {
-                s = err_set(e, AIT_E_PARSE, "%s: implausible size", what);
+            /* The size to inflate comes from the .npy header inside, not the zip
+             * directory: a small array cannot inflate to gigabytes. */
+            uint8_t head[65536 + 12];
+            size_t hn = usize < sizeof head ? (size_t)usize : sizeof head;
+            npy_info h;
+            s = inflate_raw(buf + data, (size_t)csize, head, hn, 1, &hn, what, e);
+            if (s == AIT_OK) s = npy_header(head, hn, &h, what, e);
+            if (s != AIT_OK) break;
+            size_t need = h.data_off + h.bytes;
+            if (usize != need) {
+                s = err_set(e, AIT_E_PARSE, "%s: the zip entry declares %llu bytes, its .npy "
+                            "header %zu", what, (unsigned long long)usize, need);
                 break;
             }
-            uint8_t *tmp = malloc((size_t)usize + 1);
+            uint8_t *tmp = malloc(need + 1);
             if (!tmp) s = err_set(e, AIT_E_NOMEM, "%s: out of memory", what);
-            else s = inflate_raw(buf + data, (size_t)csize, tmp, (size_t)usize, what, e);
-            if (s == AIT_OK) s = npy_parse(tmp, (size_t)usize, &z->arrays[z->n - 1], what, e);
+            else s = inflate_raw(buf + data, (size_t)csize, tmp, need, 0, NULL, what, e);
+            if (s == AIT_OK) s = npy_parse(tmp, need, &z->arrays[z->n - 1], what, e);
             free(tmp);
         } else {
             s = err_set(e, AIT_E_UNSUPPORTED, "%s: zip compression method %u", what, method);

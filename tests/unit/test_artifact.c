@@ -471,6 +471,8 @@ static void kill_after(void *ctx, size_t index, size_t count)
     if (index == *(size_t *)ctx) raise(SIGKILL);
 }
 
+static pid_t last_dead; /* the pid of the last killed save */
+
 /* In a child: writes 40 blobs of 64 KiB at p and is killed after blob `at`. */
 static void killed_save(const char *p, size_t at)
 {
@@ -494,11 +496,16 @@ static void killed_save(const char *p, size_t at)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    /* What it left is only a temp file; remove it. */
+    /* It wrote into an unnamed O_TMPFILE: it leaves nothing behind. */
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)pid);
-    assert_true(test_exists(tmp));
-    unlink(tmp);
+    assert_false(test_exists(tmp));
+    /* Where O_TMPFILE is missing, or a kill fell between link and rename, a named
+     * temporary of a dead process remains: the next save removes it. */
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    fclose(f);
+    last_dead = pid;
 }
 
 static void test_killed_save(void **state)
@@ -515,13 +522,96 @@ static void test_killed_save(void **state)
     assert_int_equal(write_test(p, "old", NULL, &e), AIT_OK);
     killed_save(p, 0);
     killed_save(p, 39);
+    char stale[160], live[160];
+    snprintf(stale, sizeof stale, "%s.tmp.%ld", p, (long)last_dead);
+    snprintf(live, sizeof live, "%s.tmp.%ld", p, (long)getppid()); /* an owner alive */
+    FILE *f = fopen(live, "w");
+    assert_non_null(f);
+    fclose(f);
     artifact *a;
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
+    assert_string_equal(artifact_model_hash(a), "old");
+    artifact_close(a);
+    assert_true(test_exists(stale));
+    assert_int_equal(write_test(p, "old", NULL, &e), AIT_OK); /* the next save cleans up */
+    assert_false(test_exists(stale));
+    assert_true(test_exists(live));
+    unlink(live);
     assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
     assert_string_equal(artifact_model_hash(a), "old");
     assert_int_equal(artifact_blob_count(a), 3);
     artifact_close(a);
     snprintf(cmd, sizeof cmd, "cd %s && sha256sum -c --quiet killed_sha256_sums.txt", dir);
     assert_int_equal(system(cmd), 0);
+}
+
+/* ---- publishing and independence from the file -------------------------- */
+
+/* 20 processes save different artifacts to one name at once: the sums file
+ * always matches the artifact that won, and no temporary remains. */
+static void test_concurrent_saves(void **state)
+{
+    char p[128], cmd[512];
+    path_in(p, sizeof p, "race.ait");
+    for (int round = 0; round < 3; round++) {
+        pid_t kids[20];
+        for (int i = 0; i < 20; i++) {
+            kids[i] = fork();
+            assert_true(kids[i] >= 0);
+            if (kids[i] == 0) {
+                char model[16];
+                snprintf(model, sizeof model, "m%d", i); /* a different file per writer */
+                _exit(write_test(p, model, NULL, NULL) == AIT_OK ? 0 : 1);
+            }
+        }
+        for (int i = 0; i < 20; i++) {
+            int st;
+            assert_int_equal(waitpid(kids[i], &st, 0), kids[i]);
+            assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        snprintf(cmd, sizeof cmd, "cd %s && sha256sum -c --quiet race_sha256_sums.txt && "
+                 "! ls | grep -q '\\.tmp\\.'", dir);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
+/* After artifact_open, truncating the file and writing garbage over it
+ * changes nothing the artifact hands out (no SIGBUS, same bytes). */
+static void test_detached_after_load(void **state)
+{
+    char p[128];
+    ait_error e = {0};
+    path_in(p, sizeof p, "live.ait");
+    assert_int_equal(write_test(p, "live", NULL, &e), AIT_OK);
+    artifact *a;
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
+    assert_int_equal(truncate(p, 0), 0);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    static uint8_t junk[20000];
+    memset(junk, 0xee, sizeof junk);
+    fwrite(junk, 1, sizeof junk, f);
+    fclose(f);
+    const artifact_blob *b = artifact_blob_find(a, "big");
+    assert_non_null(b);
+    assert_memory_equal(b->data, big, sizeof big);
+    for (size_t i = 0; i < artifact_blob_count(a); i++)
+        assert_int_equal(artifact_blob_verify(a, i, &e), AIT_OK);
+    size_t len;
+    const uint8_t *m = artifact_manifest(a, &len);
+    assert_memory_equal(m, manifest, strlen(manifest));
+    artifact_close(a);
+}
+
+/* A FIFO or a folder given as an artifact is refused at once, naming it. */
+static void test_not_regular(void **state)
+{
+    char p[128];
+    path_in(p, sizeof p, "fifo.ait");
+    assert_int_equal(mkfifo(p, 0600), 0);
+    expect_refused(p, NULL, "is a FIFO, not a regular file");
+    expect_refused(dir, NULL, "is a directory, not a regular file");
+    unlink(p);
 }
 
 static int setup(void **state)
@@ -555,6 +645,9 @@ int main(void)
         cmocka_unit_test(test_wrong_model),
         cmocka_unit_test(test_missing_cpu_feature),
         cmocka_unit_test(test_killed_save),
+        cmocka_unit_test(test_concurrent_saves),
+        cmocka_unit_test(test_detached_after_load),
+        cmocka_unit_test(test_not_regular),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
