@@ -102,11 +102,6 @@ void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc)
     m = m < k->mr ? k->mr : m > 1024 ? 1024 : m - m % k->mr;
     long n = k->nc ? k->nc : l3 / 4 / (c * 4);
     n = n < k->nr ? k->nr : n > 8192 ? 8192 : n - n % k->nr;
-#ifdef GEMM_TUNE_ENV /* experiments only: the library reads no environment */
-    if (getenv("KC")) c = atol(getenv("KC"));
-    if (getenv("MC")) m = atol(getenv("MC"));
-    if (getenv("NC")) n = atol(getenv("NC"));
-#endif
     *kc = (int)c;
     *mc = (int)m;
     *nc = (int)n;
