@@ -24,6 +24,23 @@ const char *human_bytes(double v, char *buf, size_t n)
     return scaled(v, u, 1024, "%.0f%s", buf, n);
 }
 
+/* The key/value cache and the sequence axis, when the model has them. */
+static void print_phases(FILE *f, const inspection *r)
+{
+    const phases *ph = &r->ph;
+    if (!ph->n_kv) return;
+    const module_stats *st = &r->st[0];
+    const graph *g = r->m->g;
+    fprintf(f, "decoder: sequence axis %d of '%s'; key/value cache of %d input%s grown along their "
+               "axis %d into output%s (", ph->seq_axis, g->vals[st->ports[ph->seq_port].value].name,
+            ph->n_kv, ph->n_kv > 1 ? "s" : "", ph->kv[0].axis, ph->n_kv > 1 ? "s" : "");
+    for (int k = 0; k < ph->n_kv && k < 2; k++)
+        fprintf(f, "%s'%s' -> '%s'", k ? ", " : "", g->vals[st->ports[ph->kv[k].past].value].name,
+                g->vals[st->ports[ph->kv[k].present].value].name);
+    fprintf(f, "%s): prefill and decode (sequence 1) are different shapes\n",
+            ph->n_kv > 2 ? ", ..." : "");
+}
+
 void insp_print_table(FILE *f, const insp_state *s, const int *rows, int n, int cut)
 {
     const inspection *r = s->r;
@@ -66,6 +83,7 @@ void insp_print_table(FILE *f, const insp_state *s, const int *rows, int n, int 
         for (int i = 0; i < r->n_batch; i++) fprintf(f, "%s%d", i ? "," : "", r->batch[i]);
         fputc('\n', f);
     }
+    print_phases(f, r);
     fprintf(f, "coverage: node times sum to %.3f ms of %.3f ms model wall time (%.1f%%) over %lld "
                "timed runs\n", r->nodes_sec * 1e3, r->model_sec * 1e3,
             r->model_sec > 0 ? 100 * r->nodes_sec / r->model_sec : 0, (long long)r->runs);

@@ -66,6 +66,23 @@ static ait_status observe_ports(const exec *x, inspection *r, int64_t b, ait_err
     return AIT_OK;
 }
 
+/* The root module's ports as phases_find reads them. */
+static ait_status find_phases(inspection *r, ait_error *e)
+{
+    const module_stats *st = &r->st[0];
+    phase_port *pp = calloc((size_t)st->n_ports + 1, sizeof *pp);
+    if (!pp) return err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int k = 0; k < st->n_ports; k++) {
+        const port_spec *p = &st->ports[k];
+        pp[k] = (phase_port){.output = p->output, .is_float = dtype_is_float(p->dtype),
+                             .is_index = p->dtype == AIT_I64 || p->dtype == AIT_I32,
+                             .obs = &p->obs, .axes = &p->axes};
+    }
+    phases_find(pp, st->n_ports, &r->ph);
+    free(pp);
+    return AIT_OK;
+}
+
 /* Work and parameters per module, from one run at batch size b. */
 static ait_status count_costs(const exec *x, inspection *r, int64_t b, ait_error *e)
 {
@@ -256,6 +273,7 @@ ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **o
                 for (int d = 0; d < p->axes.rank; d++) varied |= p->axes.kind[d] != AXIS_STATIC;
             }
         r->static_shapes = !varied;
+        s = find_phases(r, e);
     }
     exec_free(x);
     free(prof.node_sec);

@@ -7,6 +7,7 @@
 #include "graph/fuse.h"
 #include "graph/modules.h"
 #include "tune/axes.h"
+#include "tune/phases.h"
 #include "tune/samples.h"
 
 /* One input or output of a module. */
@@ -54,6 +55,8 @@ typedef struct inspection {
     int64_t runs;               /* timed runs in all */
     int fusions[FK_N];          /* what the fusion passes find, per kind (graph/fuse.h),
                                    with the first run's shapes */
+    phases ph;                  /* the model's key/value cache pairs and sequence axis,
+                                   as port indices of the root module (st[0]) */
 } inspection;
 
 ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **out, ait_error *e);

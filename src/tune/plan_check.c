@@ -228,7 +228,7 @@ static void apply(tune_check *c, tune_module *mods, int n, const int *ch, double
 static bool check_skip(const inspection *insp, const tune_module *mods, int n, tune_check *c)
 {
     for (int k = 0; k < n; k++) {
-        /* A module not tuned at all (control flow) stays on its baseline in
+        /* A module not tuned at all (its baseline kept) stays on its baseline in
          * every plan: the others can still be checked around it. */
         const char *why = !speed_strategy(mods[k].strategy) ? "its strategy is not about speed"
                         : !mods[k].cands[0].valid && !mods[k].untuned[0] ? "its baseline failed"

@@ -101,6 +101,33 @@ static void module_json(json_w *w, const inspection *r, const selection *sel, in
     json_end(w);
 }
 
+/* "decoder": the sequence axis and the key/value cache pairs, or null. */
+static void phases_json(json_w *w, const inspection *r)
+{
+    const phases *ph = &r->ph;
+    if (!ph->n_kv) {
+        json_null(w, "decoder");
+        return;
+    }
+    const port_spec *ports = r->st[0].ports;
+    const graph *g = r->m->g;
+    json_obj(w, "decoder");
+    json_obj(w, "sequence");
+    json_str(w, "input", g->vals[ports[ph->seq_port].value].name);
+    json_int(w, "axis", ph->seq_axis);
+    json_end(w);
+    json_arr(w, "kv_cache");
+    for (int k = 0; k < ph->n_kv; k++) {
+        json_obj(w, NULL);
+        json_str(w, "past", g->vals[ports[ph->kv[k].past].value].name);
+        json_str(w, "present", g->vals[ports[ph->kv[k].present].value].name);
+        json_int(w, "axis", ph->kv[k].axis);
+        json_end(w);
+    }
+    json_end(w);
+    json_end(w);
+}
+
 void report_json(json_w *w, const inspection *r, const selection *sel, const int *rows, int n)
 {
     json_obj(w, NULL);
@@ -114,6 +141,7 @@ void report_json(json_w *w, const inspection *r, const selection *sel, const int
     json_num(w, "model_ms", r->model_sec * 1e3);
     json_num(w, "nodes_ms", r->nodes_sec * 1e3);
     json_num(w, "coverage", r->model_sec > 0 ? r->nodes_sec / r->model_sec : 0);
+    phases_json(w, r);
     json_arr(w, "modules");
     for (int i = 0; i < n; i++) module_json(w, r, sel, rows[i]);
     json_end(w);

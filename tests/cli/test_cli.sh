@@ -121,5 +121,10 @@ if [ -f "$data/models/gpt2.onnx" ]; then
   mkdir -p "$tmp/gpt2" && cp "$data"/models/gpt2.in.*.npz "$tmp/gpt2/" # decode and prefill shapes
   check inspect-gpt2-axes 0 "outputs\[0\] +present_key_0 +\[batch0,4,dim2,32\]" \
     "$ait" inspect "$data/models/gpt2.onnx" --runs 1 --data "$tmp/gpt2" --batch-sizes 1,2 --module h.0
+  check inspect-gpt2-decoder 0 "decoder: sequence axis 1 of 'input_ids'; key/value cache of 4 inputs grown along their axis 2" \
+    "$ait" inspect "$data/models/gpt2.onnx" --runs 1 --data "$tmp/gpt2" --batch-sizes 1,2
+  check inspect-gpt2-decoder-json 0 '"kv_cache": \[' \
+    "$ait" inspect "$data/models/gpt2.onnx" --runs 1 --data "$tmp/gpt2" --batch-sizes 1,2 --json
+  check inspect-bert-no-decoder 0 '"decoder": null' "$ait" inspect "$data/models/bert.onnx" --runs 1 --json
 fi
 finish

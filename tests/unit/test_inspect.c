@@ -13,6 +13,7 @@
 #include "testutil.h"
 #include "graph/cost.h"
 #include "io/json.h"
+#include "tune/phases.h"
 #include "tune/select.h"
 
 /* ---- a one-node graph ---------------------------------------------------- */
@@ -372,6 +373,88 @@ static void test_api_generated(void **state)
     ait_model_free(vad);
 }
 
+/* ---- decoder phases on hand-made observations ----------------------------- */
+typedef struct ph_case {
+    int n;
+    axis_obs obs[6];
+    axis_info ax[6];
+    phase_port p[6];
+} ph_case;
+
+/* Port i: output or input, float or index, its shape in each run (rank r,
+ * runs at batches b[]). */
+static void ph_port(ph_case *c, bool output, bool is_float, int rank, int runs, const int64_t *b,
+                    const int64_t *dims)
+{
+    int i = c->n++;
+    ait_error e = {0};
+    for (int k = 0; k < runs; k++)
+        assert_int_equal(axes_observe(&c->obs[i], b[k], rank, dims + k * rank, &e), AIT_OK);
+    axes_classify(&c->obs[i], &c->ax[i]);
+    c->p[i] = (phase_port){.output = output, .is_float = is_float, .is_index = !is_float,
+                           .obs = &c->obs[i], .axes = &c->ax[i]};
+}
+
+static void test_phases(void **state)
+{
+    (void)state;
+    static const int64_t b2[] = {1, 2}, b1[] = {1};
+    phases ph;
+    { /* GPT-2 style: ids [b, seq], past [b, h, past, d] -> present [b, h, past+seq, d] */
+        ph_case c = {0};
+        ph_port(&c, false, false, 2, 2, b2, (const int64_t[]){1, 1, 2, 8});
+        ph_port(&c, false, true, 4, 2, b2, (const int64_t[]){1, 4, 7, 32, 2, 4, 0, 32});
+        ph_port(&c, false, true, 4, 2, b2, (const int64_t[]){1, 4, 7, 32, 2, 4, 0, 32});
+        ph_port(&c, true, true, 3, 2, b2, (const int64_t[]){1, 1, 50, 2, 8, 50}); /* logits */
+        ph_port(&c, true, true, 4, 2, b2, (const int64_t[]){1, 4, 8, 32, 2, 4, 8, 32});
+        ph_port(&c, true, true, 4, 2, b2, (const int64_t[]){1, 4, 8, 32, 2, 4, 8, 32});
+        phases_find(c.p, c.n, &ph);
+        assert_int_equal(ph.n_kv, 2);
+        assert_int_equal(ph.seq_port, 0);
+        assert_int_equal(ph.seq_axis, 1);
+        assert_int_equal(ph.kv[0].past, 1);
+        assert_int_equal(ph.kv[0].present, 4);
+        assert_int_equal(ph.kv[0].axis, 2);
+        assert_int_equal(ph.kv[1].past, 2);
+        assert_int_equal(ph.kv[1].present, 5);
+    }
+    { /* one run at batch 1 and sequence 1: axis 1 of the ids, not the batch axis 0 */
+        ph_case c = {0};
+        ph_port(&c, false, false, 2, 1, b1, (const int64_t[]){1, 1});
+        ph_port(&c, false, true, 4, 1, b1, (const int64_t[]){1, 4, 3, 32});
+        ph_port(&c, true, true, 4, 1, b1, (const int64_t[]){1, 4, 4, 32});
+        phases_find(c.p, c.n, &ph);
+        assert_int_equal(ph.n_kv, 1);
+        assert_int_equal(ph.seq_axis, 1);
+    }
+    { /* a recurrent state of one shape in and out: no decoder */
+        ph_case c = {0};
+        ph_port(&c, false, true, 3, 2, b2, (const int64_t[]){1, 16, 64, 2, 16, 64});
+        ph_port(&c, false, true, 3, 2, b2, (const int64_t[]){2, 1, 128, 2, 2, 128});
+        ph_port(&c, true, true, 3, 2, b2, (const int64_t[]){2, 1, 128, 2, 2, 128});
+        phases_find(c.p, c.n, &ph);
+        assert_int_equal(ph.n_kv, 0);
+        assert_int_equal(ph.seq_port, -1);
+    }
+    { /* an output longer by an amount no input axis has: no sequence, so no pair */
+        ph_case c = {0};
+        ph_port(&c, false, false, 2, 2, b2, (const int64_t[]){1, 5, 2, 6});
+        ph_port(&c, false, true, 3, 2, b2, (const int64_t[]){1, 10, 8, 2, 10, 8});
+        ph_port(&c, true, true, 3, 2, b2, (const int64_t[]){1, 13, 8, 2, 17, 8});
+        phases_find(c.p, c.n, &ph);
+        assert_int_equal(ph.n_kv, 0);
+    }
+    { /* longer on two axes, or shorter: not a cache */
+        ph_case c = {0};
+        ph_port(&c, false, false, 2, 1, b1, (const int64_t[]){1, 1});
+        ph_port(&c, false, true, 3, 1, b1, (const int64_t[]){1, 3, 8});
+        ph_port(&c, true, true, 3, 1, b1, (const int64_t[]){1, 4, 9});
+        ph_port(&c, true, true, 3, 1, b1, (const int64_t[]){1, 2, 8});
+        phases_find(c.p, c.n, &ph);
+        assert_int_equal(ph.n_kv, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_select),           cmocka_unit_test(test_json),
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_api_generated),
+        cmocka_unit_test(test_phases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
