@@ -409,6 +409,18 @@ typedef struct ait_port_info {
 AIT_API ait_status ait_inspection_port(const ait_inspection *r, int module, int port,
                                        ait_port_info *out);
 
+/* A decoder's key/value cache, as the inspection found it from the shapes
+ * it saw: a "past" input that comes back as a "present" output longer
+ * along one axis, in every run by the size of one axis of another input
+ * (the sequence: token ids). Returns the number of cache pairs (0: not a
+ * decoder) and, when there are some, the sequence axis as a port of the
+ * model (module 0) and its axis. */
+AIT_API int ait_inspection_decoder(const ait_inspection *r, int *seq_port, int *seq_axis);
+/* Cache pair k (0 .. count-1): the past input's and the present output's
+ * ports of module 0, and the axis along which the cache grows. */
+AIT_API ait_status ait_inspection_kv(const ait_inspection *r, int k, int *past_port,
+                                     int *present_port, int *axis);
+
 /* The whole inspection (and selection) as a JSON document; the caller
  * frees it with free(). NULL on failure (see ait_inspection_error). */
 AIT_API char *ait_inspection_json(ait_inspection *r);

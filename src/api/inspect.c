@@ -126,6 +126,26 @@ ait_status ait_inspection_port(const ait_inspection *h, int m, int port, ait_por
     return AIT_OK;
 }
 
+int ait_inspection_decoder(const ait_inspection *h, int *seq_port, int *seq_axis)
+{
+    if (!h) return 0;
+    const phases *ph = &h->r->ph;
+    if (seq_port) *seq_port = ph->n_kv ? ph->seq_port : -1;
+    if (seq_axis) *seq_axis = ph->n_kv ? ph->seq_axis : -1;
+    return ph->n_kv;
+}
+
+ait_status ait_inspection_kv(const ait_inspection *h, int k, int *past_port, int *present_port,
+                             int *axis)
+{
+    if (!h || k < 0 || k >= h->r->ph.n_kv) return AIT_E_INVALID_ARG;
+    const kv_pair *kv = &h->r->ph.kv[k];
+    if (past_port) *past_port = kv->past;
+    if (present_port) *present_port = kv->present;
+    if (axis) *axis = kv->axis;
+    return AIT_OK;
+}
+
 char *ait_inspection_json(ait_inspection *h)
 {
     if (!h) return NULL;

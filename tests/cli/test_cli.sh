@@ -126,5 +126,21 @@ if [ -f "$data/models/gpt2.onnx" ]; then
   check inspect-gpt2-decoder-json 0 '"kv_cache": \[' \
     "$ait" inspect "$data/models/gpt2.onnx" --runs 1 --data "$tmp/gpt2" --batch-sizes 1,2 --json
   check inspect-bert-no-decoder 0 '"decoder": null' "$ait" inspect "$data/models/bert.onnx" --runs 1 --json
+  # Greedy generation: tokens decoded one at a time against the cache must be
+  # the tokens a prefill of the prompt and the first ones gives (no cache).
+  check generate-gpt2 0 "^tokens:( [0-9]+){6}$" \
+    "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,2,3 --max-new 6
+  read -r _ t1 t2 t3 t4 t5 t6 <<<"$(grep '^tokens:' <<<"$out")"
+  check generate-gpt2-same-without-cache 0 "^tokens: $t4 $t5 $t6$" \
+    "$ait" generate "$data/models/gpt2.onnx" --prompt-ids "1,2,3,$t1,$t2,$t3" --max-new 3
+  check generate-gpt2-eos 0 "^tokens: $t1 $t2$" \
+    "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,2,3 --max-new 6 --eos "$t2"
+  check generate-gpt2-phases 0 "decode: +5 tokens in .* tokens/s" \
+    "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,2,3 --max-new 6
+  check generate-not-decoder 1 "bert.onnx: no key/value cache found" \
+    "$ait" generate "$data/models/bert.onnx" --prompt-ids 1,2
+  check generate-bad-ids 2 "bad value for --prompt-ids: '1,x'" \
+    "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,x
+  check generate-no-ids 2 "--prompt-ids is required" "$ait" generate "$data/models/gpt2.onnx"
 fi
 finish
