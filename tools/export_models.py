@@ -96,6 +96,7 @@ class Gpt2(nn.Module):
         self.h = nn.ModuleList([Block(d, heads, True) for _ in range(layers)])
         self.ln_f = nn.LayerNorm(d)
         self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.cache_shape = (heads, 0, d // heads)
 
     def forward(self, input_ids, *past):
         seq, plen = input_ids.shape[1], past[0].shape[2]
@@ -109,6 +110,94 @@ class Gpt2(nn.Module):
             x, (k, v) = block(x, bias, (past[2 * i], past[2 * i + 1]))
             presents += [k, v]
         return (self.lm_head(self.ln_f(x)), *presents)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(1 + 0.1 * torch.randn(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention (kv_heads < heads) with rotary embeddings."""
+
+    def __init__(self, d, heads, kv_heads):
+        super().__init__()
+        self.heads, self.kv, self.hd = heads, kv_heads, d // heads
+        self.q_proj = nn.Linear(d, heads * self.hd, bias=False)
+        self.k_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.v_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.o_proj = nn.Linear(heads * self.hd, d, bias=False)
+
+    def forward(self, x, cos, sin, bias, past_k, past_v):
+        b, s, _ = x.shape
+        q = self.q_proj(x).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.kv, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.kv, self.hd).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
+        rep, t = self.heads // self.kv, k.shape[2]
+        kk = k[:, :, None].expand(b, self.kv, rep, t, self.hd).reshape(b, self.heads, t, self.hd)
+        vv = v[:, :, None].expand(b, self.kv, rep, t, self.hd).reshape(b, self.heads, t, self.hd)
+        att = torch.matmul(q, kk.transpose(-1, -2)) / math.sqrt(self.hd) + bias
+        ctx = torch.matmul(att.softmax(-1), vv).transpose(1, 2).reshape(b, s, -1)
+        return self.o_proj(ctx), k, v
+
+
+class LlamaLayer(nn.Module):
+    def __init__(self, d, heads, kv_heads, ffn):
+        super().__init__()
+        self.input_layernorm = RMSNorm(d)
+        self.self_attn = LlamaAttention(d, heads, kv_heads)
+        self.post_attention_layernorm = RMSNorm(d)
+        self.gate_proj = nn.Linear(d, ffn, bias=False)
+        self.up_proj = nn.Linear(d, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, d, bias=False)
+
+    def forward(self, x, cos, sin, bias, past_k, past_v):
+        a, k, v = self.self_attn(self.input_layernorm(x), cos, sin, bias, past_k, past_v)
+        x = x + a
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(nn.functional.silu(self.gate_proj(h)) * self.up_proj(h)), k, v
+
+
+class Llama(nn.Module):
+    """A Llama-style decoder: RMSNorm, rotary embeddings, SwiGLU, grouped-query
+    attention, past key/values in and present ones out."""
+
+    def __init__(self, vocab=1000, d=128, heads=4, kv_heads=2, layers=2, ffn=344):
+        super().__init__()
+        self.layers, self.kv, self.hd = layers, kv_heads, d // heads
+        self.embed_tokens = nn.Embedding(vocab, d)
+        self.layer = nn.ModuleList([LlamaLayer(d, heads, kv_heads, ffn) for _ in range(layers)])
+        self.norm = RMSNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.cache_shape = (kv_heads, 0, self.hd)
+        self.register_buffer("inv_freq", 1.0 / 10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+
+    def forward(self, input_ids, *past):
+        seq, plen = input_ids.shape[1], past[0].shape[2]
+        pos = torch.arange(plen, plen + seq).float()
+        freqs = pos[:, None] * self.inv_freq[None, :]
+        emb = torch.cat([freqs, freqs], dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        qpos = torch.arange(plen, plen + seq)[:, None]
+        kpos = torch.arange(0, plen + seq)[None, :]
+        bias = ((kpos > qpos).to(torch.float32) * -1e9)[None, None]
+        x = self.embed_tokens(input_ids)
+        presents = []
+        for i, layer in enumerate(self.layer):
+            x, k, v = layer(x, cos, sin, bias, past[2 * i], past[2 * i + 1])
+            presents += [k, v]
+        return (self.lm_head(self.norm(x)), *presents)
 
 
 class Mlp(nn.Module):
@@ -235,6 +324,46 @@ def gpt2():
     return m, names, outs, dyn, inputs
 
 
+def llama():
+    m = Llama()
+    names = ["input_ids"] + [f"past_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
+    outs = ["logits"] + [f"present_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
+    dyn = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+    for n in names[1:]:
+        dyn[n] = {0: "batch", 2: "past"}
+    for n in outs[1:]:
+        dyn[n] = {0: "batch", 2: "past_seq"}
+
+    def inputs(b, s, g, past=None):
+        ids = torch.randint(0, 1000, (b, s), generator=g)
+        past = (127 if s == 1 else s * 2) if past is None else past
+        return [ids] + [torch.randn(b, m.kv, past, m.hd, generator=g) for _ in names[1:]]
+    return m, names, outs, dyn, inputs
+
+
+# Greedy generation in PyTorch for the decoders (what `ait generate` must
+# give): the prompt, then GREEDY_NEW tokens, each run fed the present
+# key/values of the one before. Written to NAME.greedy.txt as one line:
+# "PROMPT_IDS TOKENS" (comma-separated lists).
+GREEDY_PROMPT, GREEDY_NEW = [5, 17, 42, 7], 12
+
+
+def save_greedy(model, in_names, path):
+    ids = torch.tensor([GREEDY_PROMPT])
+    past = [torch.zeros(1, *model.cache_shape) for _ in in_names[1:]]
+    toks = []
+    with torch.no_grad():
+        for _ in range(GREEDY_NEW):
+            logits, *past = model(ids, *past)
+            top = logits[0, -1].topk(2).values
+            # a near tie would make the test depend on rounding, not on ait
+            assert float(top[0] - top[1]) > 1e-3 * float(top[0].abs()), "near tie in greedy"
+            toks.append(int(logits[0, -1].argmax()))
+            ids = torch.tensor([[toks[-1]]])
+    with open(path, "w") as f:
+        f.write(",".join(map(str, GREEDY_PROMPT)) + " " + ",".join(map(str, toks)) + "\n")
+
+
 def mlp():
     return Mlp(), ["input"], ["logits"], {"input": {0: "batch"}, "logits": {0: "batch"}}, \
         lambda b, s, g: [torch.randn(b, 1024, generator=g)]
@@ -245,6 +374,7 @@ MODELS = {
     "mobilenetv2": (image_model(torchvision.models.mobilenet_v2), [(1, 0), (2, 0)]),
     "bert": (bert, [(1, 128), (2, 16)]),
     "gpt2": (gpt2, [(1, 1), (2, 8)]),
+    "llama": (llama, [(1, 1), (2, 8)]),
     "mlp": (mlp, [(1, 0), (8, 0)]),
     "vad": (vad, [(1, 16000), (2, 8000)]),  # (batch, sample rate): both If branches
     "kws": (kws, [(1, 49), (2, 20)]),  # (batch, frames)
@@ -295,6 +425,8 @@ def export(name, outdir, bench=False):
     for k, case in enumerate(cases):
         save_case(model, in_names, out_names, make_inputs(*case, g),
                   os.path.join(outdir, f"{name}.in.{k}.npz"), os.path.join(outdir, f"{name}.out.{k}.npz"))
+    if hasattr(model, "cache_shape"):
+        save_greedy(model, in_names, os.path.join(outdir, f"{name}.greedy.txt"))
     if bench:
         export_bench(name, outdir, model, in_names, out_names, make_inputs)
     print(f"exported {path} ({len(cases)} cases)")

@@ -137,6 +137,12 @@ if [ -f "$data/models/gpt2.onnx" ]; then
     "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,2,3 --max-new 6 --eos "$t2"
   check generate-gpt2-phases 0 "decode: +5 tokens in .* tokens/s" \
     "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,2,3 --max-new 6
+  for m in gpt2 llama; do # PyTorch's greedy tokens (tools/export_models.py)
+    [ -f "$data/models/$m.greedy.txt" ] || continue
+    read -r prompt want <<<"$(cat "$data/models/$m.greedy.txt")"
+    check "generate-$m-as-pytorch" 0 "^tokens: ${want//,/ }$" \
+      "$ait" generate "$data/models/$m.onnx" --prompt-ids "$prompt" --max-new 12
+  done
   check generate-not-decoder 1 "bert.onnx: no key/value cache found" \
     "$ait" generate "$data/models/bert.onnx" --prompt-ids 1,2
   check generate-bad-ids 2 "bad value for --prompt-ids: '1,x'" \
