@@ -171,7 +171,9 @@ class LlamaLayer(nn.Module):
 
 class Llama(nn.Module):
     """A Llama-style decoder: RMSNorm, rotary embeddings, SwiGLU, grouped-query
-    attention, past key/values in and present ones out."""
+    attention, past key/values in and present ones out, and the LM head a
+    parameter of the top module used in its forward, as a tied head is (so its
+    MatMul has no scope; untied: random tied weights only repeat the last token)."""
 
     def __init__(self, vocab=1000, d=128, heads=4, kv_heads=2, layers=2, ffn=344):
         super().__init__()
@@ -179,7 +181,7 @@ class Llama(nn.Module):
         self.embed_tokens = nn.Embedding(vocab, d)
         self.layer = nn.ModuleList([LlamaLayer(d, heads, kv_heads, ffn) for _ in range(layers)])
         self.norm = RMSNorm(d)
-        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.head = nn.Parameter(torch.randn(d, vocab) / math.sqrt(d))
         self.cache_shape = (kv_heads, 0, self.hd)
         self.register_buffer("inv_freq", 1.0 / 10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
 
@@ -197,7 +199,7 @@ class Llama(nn.Module):
         for i, layer in enumerate(self.layer):
             x, k, v = layer(x, cos, sin, bias, past[2 * i], past[2 * i + 1])
             presents += [k, v]
-        return (self.lm_head(self.norm(x)), *presents)
+        return (torch.matmul(self.norm(x), self.head), *presents)
 
 
 class Mlp(nn.Module):

@@ -234,6 +234,57 @@ static ait_status build_segments(const graph *g, modules_cost_fn cost_fn, module
     return s == AIT_OK ? AIT_OK : e && e->code == s ? s : err_set(e, s, "out of memory");
 }
 
+/* Nodes with no scope in a scoped model (a tied LM head written in the
+ * top module's forward, a final projection) run between the modules; a
+ * run of them consecutive in the node order (so a convex subgraph) that
+ * does real work becomes a module "unscoped.K" of its own, which the tuner
+ * can select (modules.h). Needs costs; without them nothing moves. */
+#define UNSCOPED_MIN_FLOPS 1e5
+#define UNSCOPED_MIN_SHARE 0.01
+
+static ait_status group_unscoped(const graph *g, modules_cost_fn cost_fn, module_tree *t,
+                                 ait_error *e)
+{
+    int nn = g->n_nodes, n_root = t->mods[0].n_nodes;
+    if (!cost_fn || n_root == 0) return AIT_OK;
+    double *cost = calloc((size_t)nn + 1, sizeof *cost);
+    int *keep = malloc(sizeof(int) * (size_t)n_root);
+    if (!cost || !keep) {
+        free(cost);
+        free(keep);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    ait_error ce = {0};
+    ait_status s = AIT_OK;
+    if (cost_fn(g, cost, &ce) == AIT_OK) {
+        double total = 0;
+        for (int i = 0; i < nn; i++) total += cost[i];
+        int *rn = t->mods[0].nodes, n_keep = 0, k = 0;
+        for (int a = 0; a < n_root && s == AIT_OK;) {
+            int b = a + 1; /* rn[a..b): consecutive node indices */
+            while (b < n_root && rn[b] == rn[b - 1] + 1) b++;
+            double work = 0;
+            for (int i = a; i < b; i++) work += cost[rn[i]];
+            char name[32];
+            snprintf(name, sizeof name, "unscoped.%d", k);
+            if (work >= UNSCOPED_MIN_FLOPS && work >= UNSCOPED_MIN_SHARE * total &&
+                module_find(t, name) < 0) {
+                int m = add_module(t, name, 0);
+                k++;
+                for (int i = a; i < b && s == AIT_OK; i++) s = m < 0 ? AIT_E_NOMEM : add_node(t, m, rn[i]);
+            } else {
+                for (int i = a; i < b; i++) keep[n_keep++] = rn[i];
+            }
+            a = b;
+        }
+        memcpy(t->mods[0].nodes, keep, sizeof(int) * (size_t)n_keep);
+        t->mods[0].n_nodes = n_keep;
+    }
+    free(cost);
+    free(keep);
+    return s == AIT_OK ? AIT_OK : err_set(e, s, "out of memory");
+}
+
 ait_status modules_build(const graph *g, modules_cost_fn cost, module_tree **out, ait_error *e)
 {
     module_tree *t = calloc(1, sizeof *t);
@@ -253,6 +304,8 @@ ait_status modules_build(const graph *g, modules_cost_fn cost, module_tree **out
         t->mods[0].nodes = NULL;
         t->mods[0].n_nodes = 0;
         s = build_segments(g, cost, t, e);
+    } else if (s == AIT_OK) {
+        s = group_unscoped(g, cost, t, e);
     }
     if (s != AIT_OK) {
         modules_free(t);

@@ -26,8 +26,16 @@
  * when the costs cannot be had. The cut depends on the graph alone, so the
  * tuner and the runtime (which finds a plan's modules by name) agree.
  *
+ * In a scoped model, nodes with no scope that do real work (a tied LM head
+ * written in the top module's forward) form modules of their own,
+ * "unscoped.K" (K from 0), children of the root: each a run of such nodes
+ * consecutive in the topological order (so it can be cut out) of at least
+ * 100 kFLOPs and 1% of the model's FLOPs; the tuner reaches them like any
+ * other module.
+ *
  * Every node belongs to exactly one module, its deepest (module_of_node).
- * The root module (index 0, name "") holds nodes with no scope. */
+ * The root module (index 0, name "") holds nodes with no scope, but for
+ * those. */
 #ifndef AIT_GRAPH_MODULES_H
 #define AIT_GRAPH_MODULES_H
 #include "graph/graph.h"

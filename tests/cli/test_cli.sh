@@ -143,6 +143,18 @@ if [ -f "$data/models/gpt2.onnx" ]; then
     check "generate-$m-as-pytorch" 0 "^tokens: ${want//,/ }$" \
       "$ait" generate "$data/models/$m.onnx" --prompt-ids "$prompt" --max-new 12
   done
+  if [ -f "$data/models/llama.greedy.txt" ]; then
+    # The untied LM head written in forward has no scope: a module of its
+    # own that --select reaches; the artifact gives PyTorch's tokens.
+    mkdir -p "$tmp/llama" && cp "$data"/models/llama.in.*.npz "$tmp/llama/"
+    check inspect-llama-unscoped 0 "^ +unscoped\.0 +1 " "$ait" inspect "$data/models/llama.onnx" --runs 1
+    check tune-llama-unscoped 0 "saved $tmp/llama.ait" \
+      "$ait" tune "$data/models/llama.onnx" --data "$tmp/llama" --select unscoped.0 --warmup 1 \
+      --window 2 --cap 3 -o "$tmp/llama.ait"
+    read -r prompt want <<<"$(cat "$data/models/llama.greedy.txt")"
+    check generate-llama-artifact 0 "^tokens: ${want//,/ }$" \
+      "$ait" generate "$tmp/llama.ait" --prompt-ids "$prompt" --max-new 12
+  fi
   check generate-not-decoder 1 "bert.onnx: no key/value cache found" \
     "$ait" generate "$data/models/bert.onnx" --prompt-ids 1,2
   check generate-bad-ids 2 "bad value for --prompt-ids: '1,x'" \

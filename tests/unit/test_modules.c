@@ -91,6 +91,44 @@ static void test_transformers(void **state)
     }
 }
 
+/* The Llama-style decoder's LM head is a parameter of the top module used
+ * in its forward: its MatMul has no scope, and becomes module unscoped.0
+ * (a child of the root, cut out like any module: one input, one output);
+ * the rest of the root's nodes (the mask and rotary glue) stay there. */
+static void test_unscoped_work(void **state)
+{
+    (void)state;
+    ait_model *m = test_load(test_data("models/llama.onnx"));
+    module_tree *t = tree_of(m);
+    int u = module_find(t, "unscoped.0");
+    assert_true(u > 0);
+    assert_int_equal(t->mods[u].parent, 0);
+    assert_int_equal(t->mods[u].n_nodes, 1);
+    assert_string_equal(m->g->nodes[t->mods[u].nodes[0]].op, "MatMul");
+    assert_int_equal(module_find(t, "unscoped.1"), -1);
+    assert_true(t->mods[0].n_nodes > 0);
+    for (int k = 0; k < t->mods[0].n_nodes; k++)
+        assert_string_not_equal(m->g->nodes[t->mods[0].nodes[k]].op, "MatMul");
+    int *ins, *outs, n_in, n_out;
+    ait_error e = {0};
+    assert_int_equal(module_ports(m->g, t, u, &ins, &n_in, &outs, &n_out, &e), AIT_OK);
+    assert_int_equal(n_in, 1);
+    assert_int_equal(n_out, 1);
+    free(ins);
+    free(outs);
+    modules_free(t);
+    ait_model_free(m);
+    /* Models whose unscoped nodes do no real work keep them at the root. */
+    const char *files[2] = {"models/resnet18.onnx", "models/gpt2.onnx"};
+    for (int i = 0; i < 2; i++) {
+        m = test_load(test_data(files[i]));
+        t = tree_of(m);
+        assert_int_equal(module_find(t, "unscoped.0"), -1);
+        modules_free(t);
+        ait_model_free(m);
+    }
+}
+
 /* A tiny model (six element-wise nodes) is one segment: glue is not worth
  * a module of its own. */
 static void test_fallback(void **state)
@@ -288,7 +326,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet),
         cmocka_unit_test(test_transformers),
-        cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_fallback), cmocka_unit_test(test_unscoped_work),
         cmocka_unit_test(test_segments),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_extract),
