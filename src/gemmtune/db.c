@@ -383,6 +383,25 @@ ait_status gt_db_tuned(const gt_db *db, const gt_cpu *cpu, gemm_tuned *out, int 
     return AIT_OK;
 }
 
+ait_status gt_db_take(const char *path, const logger *lg, gemm_tuned *out, ait_error *e)
+{
+    gt_db db;
+    memset(out, 0, sizeof *out);
+    TRY(gt_db_load(path, true, &db, e));
+    gt_cpu me;
+    gt_cpu_this(&me);
+    int skipped;
+    ait_status s = gt_db_tuned(&db, &me, out, &skipped, e);
+    if (s == AIT_OK && skipped)
+        log_msg(lg, AIT_LOG_WARN, "%s: %d row%s of another CPU skipped (this one: %s family %d model %d)",
+                path, skipped, skipped == 1 ? "" : "s", me.vendor, me.family, me.model);
+    if (s == AIT_OK)
+        log_msg(lg, AIT_LOG_INFO, "%s: %d tuned GEMM shape%s for this CPU", path, out->n,
+                out->n == 1 ? "" : "s");
+    gt_db_free(&db);
+    return s;
+}
+
 const gt_row *gt_db_lookup(const gt_db *db, const gt_cpu *cpu, int64_t m, int64_t n, int64_t k,
                            const char *layout, bool *exact)
 {

@@ -70,6 +70,9 @@ ait_status gt_db_merge(gt_db *db, const gt_row *r, ait_error *e);
  * table; *skipped: rows of another CPU (say so, they are never used). */
 ait_status gt_db_tuned(const gt_db *db, const gt_cpu *cpu, gemm_tuned *out, int *skipped,
                        ait_error *e);
+/* Loads a tuned CSV and takes this CPU's rows (gt_db_tuned), saying on lg
+ * how many there are and how many of another CPU were skipped. */
+ait_status gt_db_take(const char *path, const logger *lg, gemm_tuned *out, ait_error *e);
 /* The row for a shape by gemm_tuned.h's rule (exact M, else nearest M). */
 const gt_row *gt_db_lookup(const gt_db *db, const gt_cpu *cpu, int64_t m, int64_t n, int64_t k,
                            const char *layout, bool *exact);
