@@ -13,6 +13,7 @@ static const struct {
     {"inspect", cmd_inspect, "the module tree: sizes, FLOPs, time shares, graph specs, axes"},
     {"tune", cmd_tune, "try every way to run each module; keep the best; -o saves a .ait"},
     {"show", cmd_show, "what a .ait artifact holds: its plan, measurements, and if it runs here"},
+    {"gemm", cmd_gemm, "per-shape GEMM tuning: capture a model's GEMMs, tune them, merge, compare"},
 };
 
 static void usage(FILE *f)
