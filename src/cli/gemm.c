@@ -84,7 +84,8 @@ static const char *compare_help =
     "The speed-up of AFTER over BEFORE per shape of both (this CPU's rows) and per\n"
     "size class of M (skinny <= 16, small <= 128, medium <= 1024, large): min,\n"
     "median, max and geometric mean. With one file: its default config against\n"
-    "its tuned one.\n"
+    "its tuned one. --retime R times each row's default and tuned config again\n"
+    "here, interleaved (R rounds of 5 runs, medians), instead of the CSV's figures.\n"
     "\n"
     "  ait gemm compare tuned.csv\n"
     "  ait gemm compare tuned-old.csv tuned-new.csv -v\n";
@@ -344,11 +345,15 @@ static int compare(int argc, char **argv)
 {
     if (wants_help(argc, argv, compare_help)) return 0;
     int c;
+    long long retime = 0;
     optind = 1;
-    while ((c = getopt(argc, argv, "v")) != -1) {
+    static const struct option lo[] = {{"retime", required_argument, 0, 'r'}, {0, 0, 0, 0}};
+    while ((c = getopt_long(argc, argv, "v", lo, NULL)) != -1) {
         if (c == 'v') verbose = true;
+        else if (c == 'r' && parse_ll(optarg, 1, 64, &retime)) continue;
         else return usage_err(compare_help, NULL);
     }
+    if (retime && argc - optind != 1) return usage_err(compare_help, "--retime takes one CSV");
     int nf = argc - optind;
     if (nf < 1 || nf > 2) return usage_err(compare_help, "give one or two tuned CSVs");
     gt_db before = {0}, after = {0};
@@ -379,11 +384,18 @@ static int compare(int argc, char **argv)
                 if (gt_same_key(&before.rows[j], a, true)) was = before.rows[j].us;
         }
         if (was <= 0 || a->us <= 0) continue;
+        double now = a->us;
+        if (retime && a->cfg.kern == NULL && a->layout[1] != 'p') continue;
+        if (retime && gt_retime(a, (int)retime, 5, &was, &now, &e) != AIT_OK) {
+            fprintf(stderr, "ait gemm compare: %lldx%lldx%lld: %s\n", (long long)a->m, (long long)a->n,
+                    (long long)a->k, e.msg);
+            continue;
+        }
         int cl = gt_size_class(a->m);
-        sp[cl][n[cl]++] = was / a->us;
+        sp[cl][n[cl]++] = was / now;
         if (verbose)
             printf("%8lld %6lld %6lld %-6s %12.1f %12.1f %7.2fx\n", (long long)a->m, (long long)a->n,
-                   (long long)a->k, a->layout, was, a->us, was / a->us);
+                   (long long)a->k, a->layout, was, now, was / now);
     }
     if (skipped) fprintf(stderr, "ait gemm compare: warning: %d row%s of another CPU skipped\n", skipped, skipped == 1 ? "" : "s");
     printf("%s over %s, by size class of M:\n", nf == 2 ? argv[argc - 1] : "tuned",

@@ -431,3 +431,64 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
     }
     return s;
 }
+
+/* ---- re-timing, for compare --------------------------------------------------------- */
+
+static double time_once(const shape *s, const gemm_config *cfg, float *c, const gemm_packed *pb,
+                        int iters, ait_error *e, ait_status *st)
+{
+    const gt_row *r = s->r;
+    gemm_args g = {.m = r->m, .n = r->n, .k = r->k, .a = s->a, .rsa = s->rsa, .csa = s->csa,
+                   .b = pb ? NULL : s->b, .pb = pb, .rsb = s->rsb, .csb = s->csb, .c = c,
+                   .ldc = r->n, .cfg = cfg};
+    double t[64];
+    if (iters > 64) iters = 64;
+    for (int i = 0; i < iters; i++) {
+        int64_t t0 = now_ns();
+        if ((*st = gemm_f32(&g, e)) != AIT_OK) return 0;
+        t[i] = (double)(now_ns() - t0) * 1e-3;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_d);
+    return t[iters / 2];
+}
+
+ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, double *tuned_us,
+                     ait_error *e)
+{
+    shape s;
+    TRY(shape_make(r, &s, e));
+    float *c = aligned_zalloc(sizeof(float) * (size_t)(r->m * r->n));
+    const gemm_kernel *kr = gemm_kernel_best();
+    void *buf = NULL;
+    gemm_packed pb;
+    ait_status st = c ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    if (st == AIT_OK && r->layout[0] == 'p')
+        st = err_set(e, AIT_E_UNSUPPORTED, "re-timing a prepacked A is not done");
+    if (st == AIT_OK && r->layout[1] == 'p') {
+        size_t sz = gemm_pack_b_size(kr, r->k, r->n);
+        buf = sz ? aligned_zalloc(sz) : NULL;
+        if (!buf) st = err_set(e, AIT_E_NOMEM, "out of memory");
+        else {
+            gemm_pack_b(kr, s.b, s.rsb, s.csb, r->k, r->n, buf);
+            st = gemm_packed_view(buf, sz, &pb, e);
+        }
+    }
+    /* interleaved rounds, the median of each side's round medians */
+    double d[64], t[64];
+    if (rounds > 64) rounds = 64;
+    if (rounds < 1) rounds = 1;
+    for (int i = 0; st == AIT_OK && i < rounds; i++) {
+        d[i] = time_once(&s, NULL, c, buf ? &pb : NULL, iters, e, &st);
+        if (st == AIT_OK) t[i] = time_once(&s, &r->cfg, c, buf ? &pb : NULL, iters, e, &st);
+    }
+    if (st == AIT_OK) {
+        qsort(d, (size_t)rounds, sizeof *d, cmp_d);
+        qsort(t, (size_t)rounds, sizeof *t, cmp_d);
+        *def_us = d[rounds / 2];
+        *tuned_us = t[rounds / 2];
+    }
+    aligned_free(buf);
+    aligned_free(c);
+    shape_free(&s);
+    return st;
+}

@@ -28,6 +28,11 @@ typedef struct gt_opts {
 
 ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o, ait_error *e);
 
+/* Times row r's default and tuned config in this process, interleaved:
+ * `rounds` rounds of `iters` runs each; the medians. */
+ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, double *tuned_us,
+                     ait_error *e);
+
 /* One sgemm of a reference library, C = A*B, row-major with the layout's
  * transposes ('p' read as 'n'): "openblas" or "onednn". */
 ait_status gt_ref_sgemm(const char *lib, const char layout[3], int64_t m, int64_t n, int64_t k,
