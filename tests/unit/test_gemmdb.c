@@ -194,6 +194,7 @@ static void db_merge_lookup(void **state)
     assert_int_equal(gemm_tuned_decode(buf, len, &back, &e), AIT_OK);
     assert_int_equal(back.n, 4);
     assert_int_equal(back.hash, t.hash);
+    gemm_tuned_free(&back);
     assert_int_equal(gemm_tuned_decode(buf, len - 1, &back, &e), AIT_E_PARSE);
     free(buf);
     gemm_tuned_free(&t);
