@@ -39,6 +39,8 @@ check resume 0 "already tuned" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/tuned.cs
 check tuned-rows 0 "^3$" bash -c "wc -l <'$tmp/tuned.csv'"
 check tuned-row 0 ",1,1000,4096,f32,np,bias,avx|,1,1000,4096,f32,np,bias,c," cat "$tmp/tuned.csv"
 check tune-again 0 "2 shapes already tuned, 0 to go" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/tuned.csv" "${quick[@]}"
+check mp 0 "wrote .*mp.csv" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/mp.csv" --mp 2 "${quick[@]}"
+check mp-same-shapes 0 "all +2 " "$ait" gemm compare "$tmp/tuned.csv" "$tmp/mp.csv"
 check compare 0 "skinny \(M<=16\) +2 " "$ait" gemm compare "$tmp/tuned.csv"
 check compare-two 0 "all +2 .*1.00x" "$ait" gemm compare "$tmp/tuned.csv" "$tmp/tuned.csv"
 check merge 0 "wrote .*: 2 rows" "$ait" gemm merge "$tmp/tuned.csv" "$tmp/tuned.csv" -o "$tmp/merged.csv"
