@@ -486,6 +486,11 @@ typedef struct ait_tune_options {
      * backend, tuned beside the selected modules and run in the whole-plan
      * check (docs/tuning.md). */
     int skip_whole;
+    /* A tuned GEMM CSV (`ait gemm tune`, docs/gemm.md): native candidates
+     * run each GEMM shape with its tuned config (exact M, else the nearest
+     * M), and the artifact embeds the configs, so loading never reads the
+     * file. Rows of another CPU are skipped with a warning. NULL: none. */
+    const char *gemm_db;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them

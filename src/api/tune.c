@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/options.h"
+#include "gemmtune/db.h"
 #include "runtime/model.h"
 #include "api/inspection.h"
 #include "runtime/plan.h"
@@ -14,6 +15,7 @@
 struct ait_tuning {
     ait_inspection *h;
     tune_report *rep;
+    gemm_tuned gemm; /* from opts.gemm_db; the plan points at it until saved */
 };
 
 ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning **out,
@@ -45,8 +47,11 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     ait_tuning *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, AIT_E_NOMEM, "out of memory");
     t->h = h;
-    ait_status s = tune_run(h->m, h->r, &to, &t->rep, err);
+    ait_status s = o->gemm_db ? gt_db_take(o->gemm_db, &to.log, &t->gemm, err) : AIT_OK;
+    to.gemm = t->gemm.n ? &t->gemm : NULL;
+    if (s == AIT_OK) s = tune_run(h->m, h->r, &to, &t->rep, err);
     if (s != AIT_OK) {
+        gemm_tuned_free(&t->gemm);
         free(t);
         return s;
     }
@@ -58,6 +63,7 @@ void ait_tuning_free(ait_tuning *t)
 {
     if (!t) return;
     tune_report_free(t->rep);
+    gemm_tuned_free(&t->gemm);
     free(t);
 }
 

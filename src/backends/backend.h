@@ -35,6 +35,9 @@ typedef struct prepared {
     const prep_blob *blobs;
 } prepared;
 
+struct gemm_tuned; /* kernels/gemm_tuned.h */
+struct gemm_args;  /* kernels/gemm.h */
+
 /* A candidate's configuration: which backend, and how. */
 typedef struct candidate_cfg {
     const char *backend; /* "reference", "openblas", ... */
@@ -47,6 +50,14 @@ typedef struct candidate_cfg {
     /* Where build says what it chose (AIT_LOG_DEBUG), during build only; NULL:
      * nowhere. Set by the tuner for a trial's build; never kept in a plan. */
     const logger *log;
+    /* Per-shape GEMM configs (`ait gemm tune`'s, kernels/gemm_tuned.h) for
+     * the native backend; NULL: its defaults. Not kept in a plan: native
+     * saves the table as a prepared blob, which load hands back. */
+    const struct gemm_tuned *gemm;
+    /* Called before every GEMM native runs, with its layout and the config
+     * id it takes ("" for the default): `ait gemm capture`. NULL: none. */
+    void (*gemm_seen)(void *user, const struct gemm_args *g, const char *layout, const char *cfg);
+    void *gemm_seen_user;
 } candidate_cfg;
 
 typedef struct built built; /* a backend's prepared module, opaque */

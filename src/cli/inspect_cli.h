@@ -37,6 +37,7 @@ typedef struct insp_args {
     const char *output;   /* tune: -o NAME.ait */
     int cold;             /* tune: --cold-cache 1, --warm-cache -1, else 0 (auto) */
     double margin;        /* tune: --margin as tune_opts.margin (0: default, -1: none) */
+    const char *gemm_db;  /* tune: --gemm-db tuned.csv (docs/gemm.md) */
 } insp_args;
 
 /* Parses argv for command `cmd` (groups: the INSP_* it accepts). Returns -1

@@ -14,6 +14,7 @@ static const struct {
     {"tune", cmd_tune, "try every way to run each module; keep the best; -o saves a .ait"},
     {"show", cmd_show, "what a .ait artifact holds: its plan, measurements, and if it runs here"},
     {"generate", cmd_generate, "greedy decoding on a decoder with a key/value cache: prefill, decode"},
+    {"gemm", cmd_gemm, "per-shape GEMM tuning: capture a model's GEMMs, tune them, merge, compare"},
 };
 
 static void usage(FILE *f)

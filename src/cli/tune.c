@@ -15,6 +15,7 @@
 #include "tune/plan_build.h"
 #include "tune/plan_check.h"
 #include "tune/tuner.h"
+#include "gemmtune/db.h"
 
 
 /* insp_args.whole: -1 --no-whole, 1 --force-whole, 0 the check decides;
@@ -76,6 +77,8 @@ static const char *tune_help =
     "                         off by default when modules are picked with --select...)\n"
     "  --force-whole          take the whole candidate (its fastest valid backend that\n"
     "                         is not the reference) without the check: to compare\n"
+    "  --gemm-db tuned.csv    native candidates run each GEMM shape with its config\n"
+    "                         from `ait gemm tune` (the artifact embeds them)\n"
     "  --max-batches-per-size N  validate on at most N distinct sample batches per\n"
     "                         bucket (default: all; timing uses the first)\n"
     "  --json                 print the whole report as one JSON document on stdout\n"
@@ -218,7 +221,25 @@ static const char *cache_for(const insp_args *a)
     return d;
 }
 
+static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm);
+
+/* --gemm-db: the tuned GEMM configs native candidates run with (and the
+ * artifact embeds), alive until the plan is saved. */
 static int tune_for_real(const insp_args *a, insp_state *s)
+{
+    gemm_tuned gemm = {0};
+    ait_error e = {0};
+    logger lg = cli_logger();
+    if (a->gemm_db && gt_db_take(a->gemm_db, &lg, &gemm, &e) != AIT_OK) {
+        fprintf(stderr, "ait tune: --gemm-db: %s\n", e.msg);
+        return 1;
+    }
+    int rc = tune_with(a, s, gemm.n ? &gemm : NULL);
+    gemm_tuned_free(&gemm);
+    return rc;
+}
+
+static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
 {
     const char *cache = cache_for(a);
     ait_error e = {0};
@@ -235,7 +256,7 @@ static int tune_for_real(const insp_args *a, insp_state *s)
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .log = cli_logger(), .cache_dir = cache,
                    .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
-                   .plan_check = !a->no_plan_check,
+                   .plan_check = !a->no_plan_check, .gemm = gemm,
                    .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;

@@ -5,8 +5,11 @@
  * when M is large, else columns) that each run the loops on their own,
  * with their own packing buffers: no barriers, and a thread repacks only
  * its share of the other operand (a small cost next to its share of
- * arithmetic). */
+ * arithmetic). A gemm_config (gemm.h) changes the kernel, blocking, inner
+ * loop order, skinny path or threads, or splits K into parts that run at
+ * once into their own C and are added before the epilogue. */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +20,9 @@ typedef struct job {
     const gemm_args *g;
     const gemm_kernel *kr;
     int kc, mc, nc;
-    bool epi; /* an epilogue other than identity */
+    int64_t k0, k1; /* the share of K these loops sum (split-K) */
+    bool ir_outer;  /* the config's loop order 1 */
+    bool epi;       /* an epilogue other than identity */
 } job;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -57,8 +62,8 @@ static void block(const job *jb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
     const int MR = kr->mr, NR = kr->nr;
     for (int64_t jc = n0; jc < n1; jc += jb->nc) {
         int64_t nb = min64(jb->nc, n1 - jc);
-        for (int64_t pc = 0; pc < g->k; pc += jb->kc) {
-            int64_t kb = min64(jb->kc, g->k - pc);
+        for (int64_t pc = jb->k0; pc < jb->k1; pc += jb->kc) {
+            int64_t kb = min64(jb->kc, jb->k1 - pc);
             const float *pb;
             int64_t sb; /* panel stride */
             if (g->pb) {
@@ -82,11 +87,17 @@ static void block(const job *jb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                     pa = bufa;
                     sa = kb * MR;
                 }
-                bool last = pc + kb == g->k;
-                for (int64_t jr = 0; jr < nb; jr += NR)
+                bool last = pc + kb == jb->k1, acc = pc > jb->k0;
+                if (jb->ir_outer)
                     for (int64_t ir = 0; ir < mb; ir += MR)
-                        tile(jb, kb, pa + (ir / MR) * sa, pb + (jr / NR) * sb, ic + ir, jc + jr,
-                             (int)min64(MR, mb - ir), (int)min64(NR, nb - jr), pc > 0, last);
+                        for (int64_t jr = 0; jr < nb; jr += NR)
+                            tile(jb, kb, pa + (ir / MR) * sa, pb + (jr / NR) * sb, ic + ir, jc + jr,
+                                 (int)min64(MR, mb - ir), (int)min64(NR, nb - jr), acc, last);
+                else
+                    for (int64_t jr = 0; jr < nb; jr += NR)
+                        for (int64_t ir = 0; ir < mb; ir += MR)
+                            tile(jb, kb, pa + (ir / MR) * sa, pb + (jr / NR) * sb, ic + ir, jc + jr,
+                                 (int)min64(MR, mb - ir), (int)min64(NR, nb - jr), acc, last);
             }
         }
     }
@@ -151,15 +162,120 @@ static ait_status check(const gemm_args *g, const gemm_kernel *kr, ait_error *e)
     return AIT_OK;
 }
 
+/* The skinny path on t threads (split over B's panels). */
+static void run_skinny(const job *jb, int t)
+{
+    const gemm_args *g = jb->g;
+    int64_t un = (g->n + jb->kr->nr - 1) / jb->kr->nr;
+    if (t > un) t = (int)un;
+    if (t <= 1) {
+        skinny(jb, 0, g->n);
+        return;
+    }
+#pragma omp parallel num_threads(t)
+    {
+        int64_t lo, hi;
+        split(un, t, omp_get_thread_num(), &lo, &hi);
+        skinny(jb, lo * jb->kr->nr, min64(hi * jb->kr->nr, g->n));
+    }
+}
+
+/* Bytes of packing buffers one block() call needs for rows x cols of C
+ * (64-aligned; *fa: A's floats, B's start after them). */
+static size_t buf_bytes(const job *jb, int64_t rows, int64_t cols, size_t *fa)
+{
+    const gemm_args *g = jb->g;
+    int64_t mrows = up(min64(jb->mc, rows), jb->kr->mr), ncols = up(min64(jb->nc, cols), jb->kr->nr);
+    int64_t kb = min64(jb->kc, g->k);
+    *fa = g->pa ? 0 : (size_t)(mrows * kb);
+    size_t fb = g->pb ? 0 : (size_t)(ncols * kb);
+    return ((*fa + fb + 16) * sizeof(float) + 128 + 63) & ~(size_t)63;
+}
+
+static float *buf_b(char *mine, size_t fa)
+{
+    return (float *)(mine + ((fa * sizeof(float) + 63) & ~(size_t)63));
+}
+
+/* Split-K: part p sums K's share p into C (p 0) or a buffer of its own,
+ * one thread each; the buffers are then added and the epilogue run. */
+static ait_status run_splitk(const job *jb, int parts, ait_error *e)
+{
+    const gemm_args *g = jb->g;
+    int64_t units = (g->k + 7) / 8, mn;
+    if (parts > units) parts = (int)units;
+    size_t fa, per = buf_bytes(jb, g->m, g->n, &fa), tmp_bytes, bytes;
+    if (__builtin_mul_overflow(g->m, g->n, &mn) ||
+        __builtin_mul_overflow((size_t)mn * sizeof(float), (size_t)(parts - 1), &tmp_bytes) ||
+        __builtin_add_overflow(tmp_bytes + 63, per * (size_t)parts, &bytes))
+        return err_set(e, AIT_E_OVERFLOW, "GEMM split-K: buffers overflow");
+    bytes &= ~(size_t)63;
+    char *buf = aligned_alloc(64, bytes ? bytes : 64);
+    if (!buf) return err_set(e, AIT_E_NOMEM, "GEMM: out of memory for %zu bytes of split-K buffers", bytes);
+    float *tmp = (float *)(buf + per * (size_t)parts);
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; p++) {
+        gemm_args gp = *g;
+        job jp = *jb;
+        int64_t lo, hi;
+        split(units, parts, p, &lo, &hi);
+        jp.k0 = lo * 8;
+        jp.k1 = min64(hi * 8, g->k);
+        jp.epi = false;
+        jp.g = &gp;
+        if (p > 0) {
+            gp.c = tmp + (size_t)(p - 1) * (size_t)mn;
+            gp.ldc = g->n;
+        }
+        char *mine = buf + (size_t)p * per;
+        block(&jp, 0, g->m, 0, g->n, (float *)mine, buf_b(mine, fa));
+    }
+#pragma omp parallel for num_threads(parts)
+    for (int64_t i = 0; i < g->m; i++) {
+        float *c = g->c + i * g->ldc;
+        for (int p = 1; p < parts; p++) {
+            const float *t = tmp + (size_t)(p - 1) * (size_t)mn + (size_t)(i * g->n);
+            for (int64_t j = 0; j < g->n; j++) c[j] += t[j];
+        }
+        for (int64_t j = 0; jb->epi && j < g->n; j += 1 << 20)
+            gemm_epi_tile(&g->epi, c + j, g->ldc, i, j, 1, (int)min64(1 << 20, g->n - j));
+    }
+    free(buf);
+    return AIT_OK;
+}
+
+/* The config's blocking over the kernel's: kc a multiple of 8, mc of MR, nc of NR. */
+static void blocking(job *jb, const gemm_config *cf)
+{
+    const gemm_kernel *kr = jb->kr;
+    gemm_blocking(kr, &jb->kc, &jb->mc, &jb->nc);
+    if (!cf) return;
+    if (cf->kc > 0) jb->kc = (int)up(cf->kc, 8);
+    if (cf->mc > 0) jb->mc = (int)up(cf->mc, kr->mr);
+    if (cf->nc > 0) jb->nc = (int)up(cf->nc, kr->nr);
+}
+
+void gemm_config_id(const gemm_config *c, const gemm_kernel *dflt, char *buf, size_t n)
+{
+    static const gemm_config none;
+    if (!c) c = &none;
+    const gemm_kernel *k = c->kern ? c->kern : dflt ? dflt : gemm_kernel_best();
+    snprintf(buf, n, "%s.kc%d.mc%d.nc%d.pa%d.o%d.sk%d.t%d", k->name, c->kc, c->mc, c->nc, c->pack_a,
+             c->order, c->splitk > 1 ? c->splitk : 1, c->threads);
+}
+
 ait_status gemm_f32(const gemm_args *g, ait_error *e)
 {
+    const gemm_config *cf = g->cfg;
     const gemm_kernel *kr = g->kern ? g->kern
                             : g->pb ? g->pb->kern
                             : g->pa ? g->pa->kern
                                     : gemm_kernel_best();
+    if (cf && cf->kern && !g->pa && !g->pb) kr = cf->kern;
     TRY(check(g, kr, e));
     if (g->m == 0 || g->n == 0) return AIT_OK;
-    job jb = {.g = g, .kr = kr, .epi = !epi_none(&g->epi)};
+    job jb = {.g = g, .kr = kr, .k0 = 0, .k1 = g->k, .ir_outer = cf && cf->order == 1,
+              .epi = !epi_none(&g->epi)};
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)
@@ -167,43 +283,42 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
                 gemm_epi_tile(&g->epi, g->c + i * g->ldc + j, g->ldc, i, j, 1, (int)min64(1 << 20, g->n - j));
         return AIT_OK;
     }
-    gemm_blocking(kr, &jb.kc, &jb.mc, &jb.nc);
+    blocking(&jb, cf);
     /* Equal blocks (576 = 2 x 288, not 256 + 256 + 64): a short last kc block
      * would pay a C tile's load and store for little arithmetic. */
     int64_t nkb = (g->k + jb.kc - 1) / jb.kc;
     jb.kc = (int)up((g->k + nkb - 1) / nkb, 8);
-    int t = g->threads > 1 ? g->threads : 1;
-    int64_t un = (g->n + kr->nr - 1) / kr->nr;
-    if (g->pb && !g->pa && g->m <= GEMM_SKINNY_M) {
-        if (t > un) t = (int)un;
-        if (t == 1) {
-            skinny(&jb, 0, g->n);
-            return AIT_OK;
-        }
-#pragma omp parallel num_threads(t)
-        {
-            int64_t lo, hi;
-            split(un, t, omp_get_thread_num(), &lo, &hi);
-            skinny(&jb, lo * kr->nr, min64(hi * kr->nr, g->n));
-        }
+    int t = cf && cf->threads > 0 ? cf->threads : g->threads > 1 ? g->threads : 1;
+    int pa_mode = cf ? cf->pack_a : GEMM_PACKA_AUTO;
+    if (!g->pa && !g->pb && pa_mode == GEMM_PACKA_OFF) { /* B packed whole, then the skinny path */
+        size_t bytes = gemm_pack_b_size(kr, g->k, g->n);
+        char *pb = bytes ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
+        if (!pb) return err_set(e, AIT_E_NOMEM, "GEMM: out of memory packing B (%zu bytes)", bytes);
+        gemm_pack_b(kr, g->b, g->rsb, g->csb, g->k, g->n, pb);
+        gemm_packed v = {.kern = kr, .k = g->k, .mn = g->n, .data = (const float *)(pb + GEMM_PACK_HDR)};
+        gemm_args g2 = *g;
+        g2.pb = &v;
+        jb.g = &g2;
+        run_skinny(&jb, t);
+        free(pb);
         return AIT_OK;
     }
+    if (g->pb && !g->pa &&
+        ((pa_mode == GEMM_PACKA_AUTO && g->m <= GEMM_SKINNY_M) || pa_mode == GEMM_PACKA_OFF)) {
+        run_skinny(&jb, t);
+        return AIT_OK;
+    }
+    if (cf && cf->splitk > 1) return run_splitk(&jb, cf->splitk, e);
     int tm = 1, tn = 1;
     grid(&jb, t, &tm, &tn);
-    int64_t um = (g->m + kr->mr - 1) / kr->mr;
+    int64_t um = (g->m + kr->mr - 1) / kr->mr, un = (g->n + kr->nr - 1) / kr->nr;
     /* Per thread: its A block and B block buffers, sized to what it needs. */
-    int64_t mrows = up(min64(jb.mc, ((um + tm - 1) / tm) * kr->mr), kr->mr);
-    int64_t ncols = up(min64(jb.nc, ((un + tn - 1) / tn) * kr->nr), kr->nr);
-    int64_t kb = min64(jb.kc, g->k);
-    size_t fa = g->pa ? 0 : (size_t)(mrows * kb), fb = g->pb ? 0 : (size_t)(ncols * kb);
-    size_t per = (fa + fb + 16) * sizeof(float) + 128;
+    size_t fa, per = buf_bytes(&jb, ((um + tm - 1) / tm) * kr->mr, ((un + tn - 1) / tn) * kr->nr, &fa);
     size_t bytes = (size_t)(tm * tn) * per;
-    bytes = (bytes + 63) & ~(size_t)63;
     char *buf = aligned_alloc(64, bytes);
     if (!buf) return err_set(e, AIT_E_NOMEM, "GEMM: out of memory for %zu bytes of packing buffers", bytes);
-    per = per & ~(size_t)63;
     if (tm * tn == 1) {
-        block(&jb, 0, g->m, 0, g->n, (float *)buf, (float *)(buf + ((fa * sizeof(float) + 63) & ~(size_t)63)));
+        block(&jb, 0, g->m, 0, g->n, (float *)buf, buf_b(buf, fa));
     } else {
 #pragma omp parallel num_threads(tm * tn)
         {
@@ -214,8 +329,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
             char *mine = buf + (size_t)id * per;
             if (ml < mh && nl < nh)
                 block(&jb, ml * kr->mr, min64(mh * kr->mr, g->m), nl * kr->nr,
-                      min64(nh * kr->nr, g->n), (float *)mine,
-                      (float *)(mine + ((fa * sizeof(float) + 63) & ~(size_t)63)));
+                      min64(nh * kr->nr, g->n), (float *)mine, buf_b(mine, fa));
         }
     }
     free(buf);

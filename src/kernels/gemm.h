@@ -100,6 +100,27 @@ void gemm_pack_b(const gemm_kernel *kr, const float *b, int64_t rsb, int64_t csb
  * magic, kernel, dimensions and size) and fills a view of it in place. */
 ait_status gemm_packed_view(const void *buf, size_t size, gemm_packed *out, ait_error *e);
 
+/* A variant of the driver, as data (the per-shape GEMM tuner's unit,
+ * src/gemmtune/): every field 0 is today's default. The kernel is fixed by
+ * a prepacked operand (its panels are that kernel's), so kern applies only
+ * when neither operand is prepacked. */
+enum { GEMM_PACKA_AUTO, GEMM_PACKA_ON, GEMM_PACKA_OFF };
+typedef struct gemm_config {
+    const gemm_kernel *kern; /* NULL: gemm_args' */
+    int kc, mc, nc;          /* 0: the kernel's blocking here (rounded to MR, NR, 8) */
+    /* AUTO: A read in place (skinny path) when M <= GEMM_SKINNY_M and B is
+     * prepacked, else packed; ON: always packed; OFF: always in place (B
+     * packed whole first when it is not prepacked). */
+    int pack_a;
+    int order;   /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr) */
+    int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
+    int threads; /* 0: gemm_args' */
+} gemm_config;
+
+/* The config's short id, e.g. "avx2.kc256.mc72.nc4080.pa0.o0.sk1.t1" (0 for
+ * blocking left to the kernel). */
+void gemm_config_id(const gemm_config *c, const gemm_kernel *dflt, char *buf, size_t n);
+
 typedef struct gemm_args {
     int64_t m, n, k;
     const float *a;
@@ -113,6 +134,7 @@ typedef struct gemm_args {
     gemm_epi epi;
     int threads;             /* 0 or 1: the calling thread only */
     const gemm_kernel *kern; /* NULL: the packed operands', else the best */
+    const gemm_config *cfg;  /* NULL: the default */
 } gemm_args;
 
 /* C = epilogue(A*B). Fails on a packed operand of other dimensions or of

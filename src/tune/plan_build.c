@@ -133,6 +133,7 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
             c->bucket = tm->batch;
             c->cfg = tc->cfg; /* its backend names a registry entry (the tuner's) */
             c->cfg.prep = NULL;
+            c->cfg.gemm_seen = NULL; /* cfg.gemm stays: the tuning owns it while it saves */
             snprintf(c->cand, sizeof c->cand, "%s", tc->name);
         }
     }

@@ -10,6 +10,7 @@
 #include "core/cpu.h"
 #include "core/timer.h"
 #include "graph/extract.h"
+#include "kernels/gemm_tuned.h"
 #include "exec/exec.h"
 #include "tune/cache.h"
 #include "tune/choice.h"
@@ -312,6 +313,7 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
                 c->cfg.backend = b->name;
                 c->cfg.threads = t;
                 snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", vars[v]);
+                if (!strcmp(b->name, "native")) c->cfg.gemm = o->gemm;
                 snprintf(c->name, sizeof c->name, "%s%s%s/t%d", b->name, *vars[v] ? ":" : "",
                          vars[v], t);
             }
@@ -457,6 +459,7 @@ static void cand_key(const uint8_t sdig[SHA256_BYTES], const tune_cand *c, char 
     cache_hash_str(&h, c->cfg.backend);
     cache_hash_i64(&h, c->cfg.threads);
     cache_hash_str(&h, c->cfg.variant);
+    if (c->cfg.gemm) cache_hash_i64(&h, (int64_t)c->cfg.gemm->hash); /* the GEMM table it ran with */
     cache_hash_str(&h, c->name);
     sha256_final(&h, d);
     sha256_hex(d, hex);

@@ -44,6 +44,7 @@ typedef struct tune_opts {
      * PROGRESS message at the end (the status line is done). */
     logger log;
     const char *cache_dir;    /* results cache folder (tune/cache.h); NULL: no cache */
+    const struct gemm_tuned *gemm; /* per-shape GEMM configs for native candidates; NULL: none */
     int max_batches;          /* distinct sample batches validated per bucket; <= 0: all */
     /* What a candidate must beat the baseline by (strategy.h): 0 the
      * default (STRAT_DEFAULT_MARGIN), < 0 none, else a fraction below 1. */

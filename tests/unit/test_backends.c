@@ -19,6 +19,7 @@
 #include "backends/backend.h"
 #include "backends/onednn/impls.h"
 #include "graph/extract.h"
+#include "kernels/gemm_tuned.h"
 #include "graph/modules.h"
 #include "runtime/model.h"
 #include "ops/matmul_ref.h"
@@ -1343,6 +1344,69 @@ static void test_prepared(void **state)
     }
 }
 
+/* Per-shape GEMM configs in native (`ait gemm`): a MatMul of M 5 takes the
+ * row of M 8 (nearest M, same N, K, layout), gives the same answer, and the
+ * table is saved as a blob that a build from the blobs alone uses. */
+static char seen_id[96];
+static int seen_calls;
+static void seen(void *user, const struct gemm_args *g, const char *layout, const char *cfg)
+{
+    (void)user;
+    (void)g;
+    assert_string_equal(layout, "np");
+    snprintf(seen_id, sizeof seen_id, "%s", cfg);
+    seen_calls++;
+}
+
+static void test_native_gemm_db(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    static const in_spec ins[2] = {SH(5, 33), SHK(33, 17)};
+    tensor *feed[2] = {0};
+    int n_feed;
+    graph *g = one_node("MatMul", ins, 2, NULL, 0, feed, &n_feed);
+    gemm_tuned t = {0};
+    gemm_tuned_row r = {.m = 8, .n = 17, .k = 33, .layout = "np",
+                        .cfg = {.pack_a = GEMM_PACKA_ON, .kc = 16, .order = 1}};
+    gemm_config_id(&r.cfg, NULL, r.id, sizeof r.id);
+    ait_error e = {0};
+    assert_int_equal(gemm_tuned_add(&t, &r, &e), AIT_OK);
+    gemm_tuned_row other = {.m = 5, .n = 18, .k = 33, .layout = "np"};
+    assert_int_equal(gemm_tuned_add(&t, &other, &e), AIT_OK);
+    candidate_cfg c0 = {.backend = "native", .threads = 1, .gemm_seen = seen};
+    candidate_cfg c1 = c0;
+    c1.gemm = &t;
+    built *b0, *b1, *b2;
+    assert_int_equal(b->build(b, g, &c0, &b0, &e), AIT_OK);
+    assert_int_equal(b->build(b, g, &c1, &b1, &e), AIT_OK);
+    tensor *o0[1], *o1[1], *o2[1];
+    assert_int_equal(b->run(b0, feed, o0, &e), AIT_OK);
+    assert_string_equal(seen_id, ""); /* the default */
+    assert_int_equal(b->run(b1, feed, o1, &e), AIT_OK);
+    assert_string_equal(seen_id, r.id);
+    expect_close(o1[0], o0[0], "native: tuned config against default");
+    prepared pr = {0};
+    assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
+    bool has = false;
+    for (int k = 0; k < pr.n; k++) has |= !strcmp(pr.blobs[k].name, "gemm.cfg");
+    assert_true(has);
+    candidate_cfg c2 = c0; /* no table: only the blobs */
+    c2.prep = &pr;
+    assert_int_equal(b->build(b, g, &c2, &b2, &e), AIT_OK);
+    seen_id[0] = '\0';
+    assert_int_equal(b->run(b2, feed, o2, &e), AIT_OK);
+    assert_string_equal(seen_id, r.id);
+    assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
+    printf("# native took %s for M 5 (%d GEMM calls seen)\n", seen_id, seen_calls);
+    b->free(b2);
+    b->free(b1);
+    b->free(b0);
+    gemm_tuned_free(&t);
+    for (int i = 0; i < n_feed; i++) test_tensor_free(feed[i]);
+    graph_free(g);
+}
+
 /* Two builds with different thread counts, run one after the other and
  * interleaved, give the reference's answer each time. */
 static void test_onednn_threads(void **state)
@@ -1519,6 +1583,7 @@ int main(void)
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),
+        cmocka_unit_test(test_native_gemm_db),
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
     };

@@ -44,6 +44,7 @@ typedef struct gcase {
     bool ta, tb, pack_a, pack_b;
     int threads;
     gemm_epi epi;
+    const gemm_config *cfg;
 } gcase;
 
 /* Runs one case on kernel kr and checks it element by element. */
@@ -59,7 +60,7 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
     for (size_t i = 0; i < nc; i++) res[i] = rnd(), c[i] = NAN; /* every element must be written */
     for (int64_t i = 0; i < (m > n ? m : n); i++) bias[i] = rnd();
     gemm_args g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .ldc = n, .threads = t->threads,
-                   .kern = kr, .epi = t->epi};
+                   .kern = kr, .epi = t->epi, .cfg = t->cfg};
     /* A stored [m][k], or [k][m] when transposed; likewise B. */
     g.rsa = t->ta ? 1 : k;
     g.csa = t->ta ? m : 1;
@@ -109,7 +110,7 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
             if (!(fabs(got - s) <= tol))
                 fail_msg("kernel %s, %lldx%lldx%lld ta %d tb %d pa %d pb %d t %d act %d bias %d "
                          "res %d: C[%lld][%lld] = %.7g, want %.7g",
-                         gemm_kernel_name(kr), (long long)m, (long long)n, (long long)k, t->ta,
+                         kr ? gemm_kernel_name(kr) : "(config)", (long long)m, (long long)n, (long long)k, t->ta,
                          t->tb, t->pack_a, t->pack_b, t->threads, ep->act, ep->bias_mode,
                          ep->res != NULL, (long long)i, (long long)j, got, s);
         }
@@ -212,12 +213,50 @@ static void test_edges(void **state)
     assert_non_null(gemm_kernel_find("c", why, sizeof why));
 }
 
+/* Every kind of gemm_config (blocking, pack A on and off, loop order,
+ * split-K, threads, another kernel) on odd sizes, with an epilogue, plain
+ * and with B prepacked: the same answer as the double loop. */
+static void test_configs(void **state)
+{
+    (void)state;
+    const gemm_kernel *c = gemm_kernel_find("c", NULL, 0);
+    const gemm_config cfgs[] = {
+        {.kc = 24, .mc = 13, .nc = 40},
+        {.pack_a = GEMM_PACKA_ON},
+        {.pack_a = GEMM_PACKA_OFF},
+        {.order = 1, .kc = 64},
+        {.splitk = 2},
+        {.splitk = 3, .kc = 16, .order = 1},
+        {.threads = 2},
+        {.kern = c, .splitk = 2},
+    };
+    static const int64_t odd[][3] = {{1, 17, 33}, {7, 31, 65}, {17, 97, 300}, {65, 33, 129}, {3, 5, 9}};
+    int cases = 0;
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)
+        for (size_t si = 0; si < sizeof odd / sizeof odd[0]; si++)
+            for (int v = 0; v < 2; v++) {
+                gcase t = {.m = odd[si][0], .n = odd[si][1], .k = odd[si][2], .threads = 1,
+                           .cfg = &cfgs[ci], .pack_b = v == 1, .ta = si & 1};
+                t.epi.bias_mode = GEMM_BIAS_COL;
+                t.epi.act = GEMM_ACT_RELU;
+                t.epi.res = (const float *)1; /* run_case points it at its residual */
+                const gemm_kernel *kr = cfgs[ci].kern && !t.pack_b ? NULL : gemm_kernel_best();
+                run_case(kr, &t);
+                cases++;
+                char id[96];
+                gemm_config_id(&cfgs[ci], gemm_kernel_best(), id, sizeof id);
+                if (si == 0 && v == 0) printf("# config %s\n", id);
+            }
+    printf("# %d config cases\n", cases);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_configs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

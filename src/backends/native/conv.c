@@ -159,7 +159,7 @@ static ait_status conv_run(built *bm, const nat_step *st)
                 g.epi.bias_mode = GEMM_BIAS_ROW;
                 g.epi.bias = bias + gi * mg;
             }
-            TRY(gemm_f32(&g, bm->err));
+            TRY(nat_gemm_f32(bm, &g));
         }
     return AIT_OK;
 }

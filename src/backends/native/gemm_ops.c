@@ -72,7 +72,7 @@ static ait_status mm_run(built *bm, const nat_step *st)
         g.c = y;
         nat_gemm_epi(bm, &st->epi, 0, N, &g.epi);
         epi_bias(bm, st, &g.epi, 0, NULL);
-        TRY(gemm_f32(&g, bm->err));
+        TRY(nat_gemm_f32(bm, &g));
         return AIT_OK;
     }
     mm_shape s = {0};
@@ -92,7 +92,7 @@ static ait_status mm_run(built *bm, const nat_step *st)
         memset(&g.epi, 0, sizeof g.epi);
         nat_gemm_epi(bm, &st->epi, bi * s.M * N, N, &g.epi);
         epi_bias(bm, st, &g.epi, 0, NULL);
-        TRY(gemm_f32(&g, bm->err));
+        TRY(nat_gemm_f32(bm, &g));
     }
     return AIT_OK;
 }
@@ -186,7 +186,7 @@ static ait_status gemm_run(built *bm, const nat_step *st)
     }
     epi_bias(bm, st, &g.epi, cmode == C_BIAS_ROW ? GEMM_BIAS_ROW : GEMM_BIAS_COL,
              cmode == C_BIAS_COL || cmode == C_BIAS_ROW ? bm->packs[st->node].bias : NULL);
-    return gemm_f32(&g, bm->err);
+    return nat_gemm_f32(bm, &g);
 }
 
 const nat_op nat_matmul = {"MatMul", mm_take, mm_run};

@@ -105,7 +105,7 @@ static void packs_free(built *bm)
 /* save()'s list: every node's packed weights made here. */
 static ait_status saved_update(built *bm)
 {
-    int n = 0;
+    int n = bm->tuned_blob != NULL;
     for (int i = 0; i < bm->g->n_nodes; i++) n += bm->packs[i].data != NULL;
     prep_blob *all = calloc((size_t)n + 1, sizeof *all);
     if (!all) return err_set(bm->err, AIT_E_NOMEM, "native: out of memory");
@@ -116,6 +116,12 @@ static ait_status saved_update(built *bm)
         snprintf(all[n].name, sizeof all[n].name, "%s", p->name);
         all[n].data = p->data;
         all[n].size = p->size;
+        n++;
+    }
+    if (bm->tuned_blob) {
+        snprintf(all[n].name, sizeof all[n].name, "%s", TUNED_BLOB);
+        all[n].data = bm->tuned_blob;
+        all[n].size = bm->tuned_blob_size;
         n++;
     }
     free(bm->saved);
@@ -263,6 +269,7 @@ static void nat_free(built *bm)
     if (!bm) return;
     if (bm->vals) sched_clear(bm);
     packs_free(bm);
+    nat_tuned_free(bm);
     free(bm->vals);
     free(bm->steps);
     free(bm->sig);
@@ -305,6 +312,7 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     ait_status s = AIT_OK;
     if (!bm->vals || !bm->steps || !bm->packs || !bm->sig)
         s = err_set(e, AIT_E_NOMEM, "native: out of memory");
+    if (s == AIT_OK) s = nat_tuned_setup(bm, cfg, e);
     if (s == AIT_OK) s = exec_create(module, NULL, bm->threads, &bm->x, e);
     if (s == AIT_OK && static_inputs(module)) {
         tensor *in[64] = {0}, shapes[64];

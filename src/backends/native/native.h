@@ -15,6 +15,7 @@
 #include "exec/exec.h"
 #include "graph/fuse.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_tuned.h"
 
 /* What an anchor's epilogue swallowed, in value ids (-1: none); fuse.c
  * finds it, the op turns it into a gemm_epi at each run. */
@@ -76,6 +77,12 @@ struct built {
     prep_blob *saved;
     int n_saved;
     fusion_set *fus; /* fuse_find's, per schedule (chain.c) */
+    const gemm_tuned *tuned; /* per-shape configs: cfg->gemm's, or own_tuned (tuned.c) */
+    gemm_tuned own_tuned;    /* decoded from the artifact's blob */
+    void *tuned_blob;        /* the table as saved, owned */
+    size_t tuned_blob_size;
+    void (*gemm_seen)(void *user, const gemm_args *g, const char *layout, const char *cfg);
+    void *gemm_seen_user;
     ait_error *err;
     ait_error own_err;
 };
@@ -105,6 +112,15 @@ void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, 
 ait_status nat_fusions(built *bm);
 bool nat_chain_take(built *bm, int fi, nat_step *st);
 extern const nat_op nat_chain_op;
+
+/* tuned.c: every native GEMM call site runs its GEMM through nat_gemm_f32:
+ * the tuned config for the shape (when there is a table), the capture hook,
+ * then gemm_f32. nat_tuned_setup at build takes the table from cfg or the
+ * artifact's blob (TUNED_BLOB); nat_tuned_free at free. */
+#define TUNED_BLOB "gemm.cfg"
+ait_status nat_gemm_f32(built *bm, gemm_args *g);
+ait_status nat_tuned_setup(built *bm, const candidate_cfg *cfg, ait_error *e);
+void nat_tuned_free(built *bm);
 
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */

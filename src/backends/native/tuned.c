@@ -1,0 +1,52 @@
+/* Per-shape GEMM configs in the native backend (native.h: nat_gemm_f32). The
+ * table comes from the tuner (candidate_cfg.gemm, `ait tune --gemm-db`)
+ * and is saved whole as one prepared blob, so an artifact runs with the
+ * configs it was tuned with and loading never reads the CSV. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/native/native.h"
+
+ait_status nat_gemm_f32(built *bm, gemm_args *g)
+{
+    gemm_config local;
+    const char *id = "";
+    char layout[3];
+    gemm_layout_of(g, layout);
+    if (bm->tuned && bm->tuned->n) {
+        bool exact;
+        const gemm_tuned_row *r = gemm_tuned_find(bm->tuned, g->m, g->n, g->k, layout, &exact);
+        if (r) {
+            local = r->cfg;
+            /* never more threads than the candidate was given */
+            if (local.threads > bm->threads || local.threads == 0) local.threads = bm->threads;
+            if (local.splitk > bm->threads && bm->threads > 1) local.splitk = bm->threads;
+            g->cfg = &local;
+            id = r->id;
+        }
+    }
+    if (bm->gemm_seen) bm->gemm_seen(bm->gemm_seen_user, g, layout, id);
+    return gemm_f32(g, bm->err);
+}
+
+ait_status nat_tuned_setup(built *bm, const candidate_cfg *cfg, ait_error *e)
+{
+    bm->gemm_seen = cfg ? cfg->gemm_seen : NULL;
+    bm->gemm_seen_user = cfg ? cfg->gemm_seen_user : NULL;
+    for (int k = 0; bm->prep && k < bm->prep->n; k++)
+        if (!strcmp(bm->prep->blobs[k].name, TUNED_BLOB)) {
+            TRY(gemm_tuned_decode(bm->prep->blobs[k].data, bm->prep->blobs[k].size, &bm->own_tuned, e));
+            bm->tuned = &bm->own_tuned;
+            break;
+        }
+    if (!bm->tuned && cfg && cfg->gemm && cfg->gemm->n) bm->tuned = cfg->gemm;
+    if (bm->tuned && bm->tuned->n)
+        TRY(gemm_tuned_encode(bm->tuned, &bm->tuned_blob, &bm->tuned_blob_size, e));
+    return AIT_OK;
+}
+
+void nat_tuned_free(built *bm)
+{
+    gemm_tuned_free(&bm->own_tuned);
+    free(bm->tuned_blob);
+}

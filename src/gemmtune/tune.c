@@ -1,0 +1,494 @@
+/* The per-shape GEMM tuner (tune.h). */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/tensor.h"
+#include "core/timer.h"
+#include "gemmtune/tune.h"
+#include "tune/isolate.h"
+
+#define CHECK_ROWS 64 /* rows of C checked against float64: spread over M */
+#define MAX_CANDS 512
+
+/* A shape's operands and its float64 reference, made before the children
+ * fork (they read them copy-on-write). */
+typedef struct shape {
+    const gt_row *r;
+    float *a, *b;       /* as the layout stores them ('p': plain, packed per candidate) */
+    int64_t rsa, csa, rsb, csb;
+    int nrows;
+    int64_t rows[CHECK_ROWS];
+    double *ref, *bound; /* [nrows][n]: the sum and the error bound */
+} shape;
+
+typedef struct cand {
+    char lib[16];    /* "" native, else a reference library */
+    gemm_config cfg; /* native */
+    bool dflt;       /* the default config (cfg all 0) */
+} cand;
+
+typedef struct result {
+    double us, err;
+} result;
+
+static float rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((*s >> 40) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void shape_free(shape *s)
+{
+    free(s->a);
+    free(s->b);
+    free(s->ref);
+    free(s->bound);
+}
+
+static ait_status shape_make(const gt_row *r, shape *s, ait_error *e)
+{
+    memset(s, 0, sizeof *s);
+    s->r = r;
+    const int64_t m = r->m, n = r->n, k = r->k;
+    int64_t na, nb;
+    size_t bytes;
+    if (__builtin_mul_overflow(m, k, &na) || __builtin_mul_overflow(k, n, &nb) ||
+        __builtin_mul_overflow((size_t)(na > nb ? na : nb), sizeof(float), &bytes) || bytes > ((size_t)4 << 30))
+        return err_set(e, AIT_E_OVERFLOW, "GEMM %lldx%lldx%lld: operands too large to tune",
+                       (long long)m, (long long)n, (long long)k);
+    s->a = malloc((size_t)na * sizeof(float));
+    s->b = malloc((size_t)nb * sizeof(float));
+    s->nrows = (int)(m < CHECK_ROWS ? m : CHECK_ROWS);
+    s->ref = malloc(sizeof(double) * (size_t)s->nrows * (size_t)n);
+    s->bound = malloc(sizeof(double) * (size_t)s->nrows * (size_t)n);
+    if (!s->a || !s->b || !s->ref || !s->bound) {
+        shape_free(s);
+        return err_set(e, AIT_E_NOMEM, "out of memory for a %lldx%lldx%lld GEMM", (long long)m,
+                       (long long)n, (long long)k);
+    }
+    uint64_t seed = (uint64_t)(m * 31 + n * 17 + k);
+    for (int64_t i = 0; i < na; i++) s->a[i] = rnd(&seed);
+    for (int64_t i = 0; i < nb; i++) s->b[i] = rnd(&seed);
+    bool ta = r->layout[0] == 't', tb = r->layout[1] == 't';
+    s->rsa = ta ? 1 : k;
+    s->csa = ta ? m : 1;
+    s->rsb = tb ? 1 : n;
+    s->csb = tb ? k : 1;
+    double *col = malloc(sizeof(double) * (size_t)k);
+    if (!col) {
+        shape_free(s);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    for (int q = 0; q < s->nrows; q++) {
+        int64_t i = s->nrows == m ? q : (int64_t)q * (m - 1) / (s->nrows - 1);
+        s->rows[q] = i;
+        for (int64_t p = 0; p < k; p++) col[p] = s->a[i * s->rsa + p * s->csa];
+        for (int64_t j = 0; j < n; j++) {
+            double sum = 0, mag = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double v = col[p] * (double)s->b[p * s->rsb + j * s->csb];
+                sum += v;
+                mag += fabs(v);
+            }
+            /* float32 summing k products: a few ulps per term in the worst
+             * case; sqrt(k) for rounding errors that do not all line up */
+            s->ref[(size_t)q * (size_t)n + (size_t)j] = sum;
+            s->bound[(size_t)q * (size_t)n + (size_t)j] = 4.0 * FLT_EPSILON * sqrt((double)k + 1) * mag + 1e-30;
+        }
+    }
+    free(col);
+    return AIT_OK;
+}
+
+/* ---- one candidate, in the child ------------------------------------------------- */
+
+typedef struct child {
+    const shape *s;
+    const cand *c;
+    int warmup, iters;
+    result res;
+} child;
+
+static int cmp_d(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static ait_status run_child(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    child *ch = ctx;
+    const shape *s = ch->s;
+    const gt_row *r = s->r;
+    const int64_t m = r->m, n = r->n, k = r->k;
+    float *c = aligned_zalloc(sizeof(float) * (size_t)(m * n));
+    if (!c) return err_set(e, AIT_E_NOMEM, "out of memory for C");
+    gemm_args g = {.m = m, .n = n, .k = k, .a = s->a, .rsa = s->rsa, .csa = s->csa, .b = s->b,
+                   .rsb = s->rsb, .csb = s->csb, .c = c, .ldc = n, .cfg = ch->c->dflt ? NULL : &ch->c->cfg};
+    const gemm_kernel *kr = ch->c->cfg.kern ? ch->c->cfg.kern : gemm_kernel_best();
+    gemm_packed pa, pb;
+    void *bufa = NULL, *bufb = NULL;
+    if (!ch->c->lib[0] && r->layout[0] == 'p') {
+        size_t sz = gemm_pack_a_size(kr, m, k);
+        if (!sz || !(bufa = aligned_zalloc(sz))) return err_set(e, AIT_E_NOMEM, "out of memory");
+        gemm_pack_a(kr, s->a, s->rsa, s->csa, m, k, bufa);
+        TRY(gemm_packed_view(bufa, sz, &pa, e));
+        g.pa = &pa;
+        g.a = NULL;
+    }
+    if (!ch->c->lib[0] && r->layout[1] == 'p') {
+        size_t sz = gemm_pack_b_size(kr, k, n);
+        if (!sz || !(bufb = aligned_zalloc(sz))) return err_set(e, AIT_E_NOMEM, "out of memory");
+        gemm_pack_b(kr, s->b, s->rsb, s->csb, k, n, bufb);
+        TRY(gemm_packed_view(bufb, sz, &pb, e));
+        g.pb = &pb;
+        g.b = NULL;
+    }
+    int iters = ch->iters > 0 ? ch->iters : 1;
+    double *t = malloc(sizeof(double) * (size_t)iters);
+    if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int it = -ch->warmup; it < iters; it++) {
+        int64_t t0 = now_ns();
+        if (ch->c->lib[0]) TRY(gt_ref_sgemm(ch->c->lib, r->layout, m, n, k, s->a, s->b, c, e));
+        else TRY(gemm_f32(&g, e));
+        int64_t t1 = now_ns();
+        if (it >= 0) t[it] = (double)(t1 - t0) * 1e-3;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_d);
+    ch->res.us = t[iters / 2];
+    int64_t bad = 0;
+    for (int q = 0; q < s->nrows; q++)
+        for (int64_t j = 0; j < n; j++) {
+            size_t at = (size_t)q * (size_t)n + (size_t)j;
+            double got = c[s->rows[q] * n + j];
+            if (!(fabs(got - s->ref[at]) <= s->bound[at])) bad++;
+        }
+    ch->res.err = (double)bad / ((double)s->nrows * (double)n);
+    *out = &ch->res;
+    *len = sizeof ch->res;
+    return AIT_OK;
+}
+
+/* ---- candidates ------------------------------------------------------------------- */
+
+static int add(cand *cs, int n, const gemm_config *cfg, bool dflt)
+{
+    if (n >= MAX_CANDS) return n;
+    for (int i = 0; i < n; i++)
+        if (!cs[i].lib[0] && !memcmp(&cs[i].cfg, cfg, sizeof *cfg) && cs[i].dflt == dflt) return n;
+    cs[n] = (cand){.cfg = *cfg, .dflt = dflt};
+    return n + 1;
+}
+
+/* The native configs to try for row r: the default first. */
+static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
+{
+    int n = add(cs, 0, &(gemm_config){0}, true);
+    bool packed = r->layout[0] == 'p' || r->layout[1] == 'p';
+    int threads = o->threads > 0 ? o->threads : 1;
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        bool best = kr == gemm_kernel_best();
+        if (packed && !best) continue; /* the packing fixes the kernel */
+        if (!best && !o->all && !gemm_kernel_tried(kr)) continue;
+        int mr = gemm_kernel_mr(kr);
+        gemm_config base = {.kern = packed ? NULL : kr};
+        static const int kcs[] = {0, 128, 256, 384}, ncs[] = {0, 1024, 4096};
+        const int mcs[] = {0, 4 * mr, 16 * mr};
+        for (int t = 1; t <= threads; t++) {
+            base.threads = t;
+            if (r->layout[1] == 'p' && r->layout[0] != 'p' && r->m <= GEMM_SKINNY_M) {
+                /* the skinny path has no blocking: pack A on instead, blocked */
+                gemm_config x = base;
+                n = add(cs, n, &x, false);
+                x.pack_a = GEMM_PACKA_ON;
+                for (int a = 0; a < (o->all ? 4 : 3); a++) x.kc = kcs[a], n = add(cs, n, &x, false);
+            } else if (o->all) {
+                for (int a = 0; a < 4; a++)
+                    for (int b = 0; b < 3; b++)
+                        for (int c = 0; c < 3; c++)
+                            for (int d = 0; d < 2; d++)
+                                for (int p = 0; p < 3; p++) {
+                                    gemm_config x = base;
+                                    x.kc = kcs[a], x.mc = mcs[b], x.nc = ncs[c], x.order = d, x.pack_a = p;
+                                    n = add(cs, n, &x, false);
+                                }
+            } else {
+                gemm_config x = base;
+                n = add(cs, n, &x, false);
+                x.kc = 128, n = add(cs, n, &x, false);
+                x.kc = 384, n = add(cs, n, &x, false);
+                x = base, x.mc = 4 * mr, n = add(cs, n, &x, false);
+                x = base, x.nc = 1024, n = add(cs, n, &x, false);
+                x = base, x.order = 1, n = add(cs, n, &x, false);
+                x = base, x.pack_a = r->m <= GEMM_SKINNY_M ? GEMM_PACKA_ON : GEMM_PACKA_OFF;
+                if (r->m <= 4 * GEMM_SKINNY_M) n = add(cs, n, &x, false);
+            }
+            for (int sk = 2; o->splitk && sk <= t; sk *= 2) {
+                gemm_config x = base;
+                x.splitk = sk;
+                n = add(cs, n, &x, false);
+            }
+        }
+    }
+    return n;
+}
+
+/* ---- one shape ----------------------------------------------------------------------- */
+
+static void cand_name(const cand *c, char *buf, size_t n)
+{
+    if (c->lib[0]) snprintf(buf, n, "%s", c->lib);
+    else if (c->dflt) snprintf(buf, n, "default");
+    else gemm_config_id(&c->cfg, gemm_kernel_best(), buf, n);
+}
+
+static ait_status tune_shape(const gt_row *in, const gt_opts *o, const gt_cpu *cpu, gt_row *out,
+                             ait_error *e)
+{
+    shape s;
+    TRY(shape_make(in, &s, e));
+    cand *cs = calloc(MAX_CANDS + 2, sizeof *cs);
+    if (!cs) {
+        shape_free(&s);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    int nc = candidates(in, o, cs);
+    int native = nc;
+    if (o->refs && in->layout[0] != 'p') {
+        snprintf(cs[nc++].lib, sizeof cs->lib, "openblas");
+        snprintf(cs[nc++].lib, sizeof cs->lib, "onednn");
+    }
+    *out = *in;
+    out->cpu = *cpu;
+    out->count = 0;
+    snprintf(out->kernel, sizeof out->kernel, "failed");
+    memset(&out->cfg, 0, sizeof out->cfg);
+    out->us = out->default_us = 0;
+    out->err_ratio = 1;
+    isolate_opts io = {.timeout = o->timeout > 0 ? o->timeout : 10};
+    char refs[160] = "";
+    double best = INFINITY;
+    for (int i = 0; i < nc; i++) {
+        child ch = {.s = &s, .c = &cs[i], .warmup = o->warmup > 0 ? o->warmup : 2,
+                    .iters = o->iters > 0 ? o->iters : 10};
+        isolate_result ir;
+        ait_error ce = {0};
+        char name[128];
+        cand_name(&cs[i], name, sizeof name);
+        ait_status st = isolate_run(&io, run_child, &ch, &ir, &ce);
+        result res = {0};
+        if (st == AIT_OK && ir.len == sizeof res) memcpy(&res, ir.data, sizeof res);
+        else if (st == AIT_OK) st = err_set(&ce, AIT_E_INTERNAL, "a result of %zu bytes", ir.len);
+        free(ir.data);
+        if (st != AIT_OK) {
+            log_msg(&o->log, AIT_LOG_DEBUG, "gemm %lldx%lldx%lld %s: %s: failed: %s", (long long)in->m,
+                    (long long)in->n, (long long)in->k, in->layout, name, ce.msg);
+            continue;
+        }
+        bool pass = res.err <= o->err_ratio;
+        log_msg(&o->log, AIT_LOG_DEBUG, "gemm %lldx%lldx%lld %s: %s: %.2f us, error ratio %g%s",
+                (long long)in->m, (long long)in->n, (long long)in->k, in->layout, name, res.us,
+                res.err, pass ? "" : " (rejected)");
+        if (cs[i].lib[0]) {
+            size_t l = strlen(refs);
+            snprintf(refs + l, sizeof refs - l, ", %s %.1f us", cs[i].lib, res.us);
+            continue;
+        }
+        if (cs[i].dflt) out->default_us = res.us;
+        if (!pass || i >= native || res.us >= best) continue;
+        best = res.us;
+        out->us = res.us;
+        out->err_ratio = res.err;
+        out->cfg = cs[i].cfg;
+        const gemm_kernel *kr = cs[i].cfg.kern ? cs[i].cfg.kern : gemm_kernel_best();
+        snprintf(out->kernel, sizeof out->kernel, "%s", gemm_kernel_name(kr));
+    }
+    if (out->us > 0) {
+        double flop = 2.0 * (double)in->m * (double)in->n * (double)in->k;
+        double bytes = 4.0 * ((double)in->m * in->k + (double)in->k * in->n + (double)in->m * in->n);
+        out->gflops = flop / out->us * 1e-3;
+        out->gbs = bytes / out->us * 1e-3;
+    }
+    char id[96];
+    gemm_config_id(&out->cfg, gemm_kernel_best(), id, sizeof id);
+    log_msg(&o->log, AIT_LOG_INFO, "gemm M=%lld N=%lld K=%lld %s %s: %s %.1f us (default %.1f us, %.2fx)%s",
+            (long long)in->m, (long long)in->n, (long long)in->k, in->dtype, in->layout,
+            out->us > 0 ? id : "failed", out->us, out->default_us,
+            out->us > 0 ? out->default_us / out->us : 0, refs);
+    free(cs);
+    shape_free(&s);
+    return AIT_OK;
+}
+
+/* ---- the whole tune ---------------------------------------------------------------- */
+
+static int cmp_row(const void *x, const void *y)
+{
+    const gt_row *a = x, *b = y;
+    int c = strcmp(a->layout, b->layout);
+    if (c) return c;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    if (a->k != b->k) return a->k < b->k ? -1 : 1;
+    if (a->m != b->m) return a->m < b->m ? -1 : 1;
+    return strcmp(a->epi, b->epi);
+}
+
+/* Worker w of mp: the todo shapes i with i % mp == w, pinned to a core. */
+static int worker(const gt_db *todo, int w, int mp, const char *out_path, const gt_opts *o,
+                  const gt_cpu *cpu)
+{
+    if (mp > 1) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET((int)(w % (ncpu > 0 ? ncpu : 1)), &set);
+        sched_setaffinity(0, sizeof set, &set);
+    }
+    int rc = 0;
+    for (int i = w; i < todo->n; i += mp) {
+        gt_row row;
+        ait_error e = {0};
+        if (tune_shape(&todo->rows[i], o, cpu, &row, &e) != AIT_OK ||
+            gt_db_append(out_path, &row, &e) != AIT_OK) {
+            log_msg(&o->log, AIT_LOG_ERROR, "gemm %lldx%lldx%lld: %s", (long long)todo->rows[i].m,
+                    (long long)todo->rows[i].n, (long long)todo->rows[i].k, e.msg);
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o, ait_error *e)
+{
+    gt_cpu cpu;
+    gt_cpu_this(&cpu);
+    gt_db done = {.tuned = true}, todo = {.tuned = false};
+    if (access(out_path, F_OK) == 0) TRY(gt_db_load(out_path, true, &done, e));
+    ait_status s = AIT_OK;
+    for (int i = 0; s == AIT_OK && i < untuned->n; i++) {
+        gt_row key = untuned->rows[i];
+        key.cpu = cpu;
+        bool have = false;
+        for (int j = 0; j < done.n && !have; j++) have = gt_same_key(&done.rows[j], &key, true);
+        if (!have) s = gt_db_merge(&todo, &untuned->rows[i], e);
+    }
+    if (s == AIT_OK && done.n)
+        log_msg(&o->log, AIT_LOG_INFO, "%s: %d shape%s already tuned, %d to go", out_path, done.n,
+                done.n == 1 ? "" : "s", todo.n);
+    int mp = o->mp > 1 ? o->mp : 1;
+    if (mp > todo.n) mp = todo.n > 0 ? todo.n : 1;
+    if (s == AIT_OK && todo.n && done.n == 0) {
+        gt_db empty = {.tuned = true};
+        s = gt_db_save(out_path, &empty, e); /* the header, before workers append */
+    }
+    if (s == AIT_OK && todo.n) {
+        if (mp == 1) {
+            if (worker(&todo, 0, 1, out_path, o, &cpu))
+                s = err_set(e, AIT_E_INTERNAL, "some shapes could not be tuned (see above)");
+        } else {
+            pid_t pids[256];
+            if (mp > 256) mp = 256;
+            int started = 0;
+            fflush(NULL);
+            for (int w = 0; w < mp; w++) {
+                pid_t p = fork();
+                if (p == 0) _exit(worker(&todo, w, mp, out_path, o, &cpu));
+                if (p < 0) {
+                    s = err_set(e, AIT_E_IO, "fork: %s", strerror(errno));
+                    break;
+                }
+                pids[started++] = p;
+            }
+            for (int w = 0; w < started; w++) {
+                int st;
+                while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR) {}
+                if (s == AIT_OK && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+                    s = err_set(e, AIT_E_INTERNAL, "a tuning process failed (see above)");
+            }
+        }
+    }
+    gt_db_free(&todo);
+    gt_db_free(&done);
+    /* sorted, whatever order the processes finished in */
+    if (access(out_path, F_OK) == 0) {
+        ait_error e2 = {0};
+        if (gt_db_load(out_path, true, &done, &e2) == AIT_OK) {
+            qsort(done.rows, (size_t)done.n, sizeof *done.rows, cmp_row);
+            if (gt_db_save(out_path, &done, &e2) != AIT_OK && s == AIT_OK) s = err_set(e, e2.code, "%s", e2.msg);
+            gt_db_free(&done);
+        } else if (s == AIT_OK) {
+            s = err_set(e, e2.code, "%s", e2.msg);
+        }
+    }
+    return s;
+}
+
+/* ---- re-timing, for compare --------------------------------------------------------- */
+
+static double time_once(const shape *s, const gemm_config *cfg, float *c, const gemm_packed *pb,
+                        int iters, ait_error *e, ait_status *st)
+{
+    const gt_row *r = s->r;
+    gemm_args g = {.m = r->m, .n = r->n, .k = r->k, .a = s->a, .rsa = s->rsa, .csa = s->csa,
+                   .b = pb ? NULL : s->b, .pb = pb, .rsb = s->rsb, .csb = s->csb, .c = c,
+                   .ldc = r->n, .cfg = cfg};
+    double t[64];
+    if (iters > 64) iters = 64;
+    for (int i = 0; i < iters; i++) {
+        int64_t t0 = now_ns();
+        if ((*st = gemm_f32(&g, e)) != AIT_OK) return 0;
+        t[i] = (double)(now_ns() - t0) * 1e-3;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_d);
+    return t[iters / 2];
+}
+
+ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, double *tuned_us,
+                     ait_error *e)
+{
+    shape s;
+    TRY(shape_make(r, &s, e));
+    float *c = aligned_zalloc(sizeof(float) * (size_t)(r->m * r->n));
+    const gemm_kernel *kr = gemm_kernel_best();
+    void *buf = NULL;
+    gemm_packed pb;
+    ait_status st = c ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    if (st == AIT_OK && r->layout[0] == 'p')
+        st = err_set(e, AIT_E_UNSUPPORTED, "re-timing a prepacked A is not done");
+    if (st == AIT_OK && r->layout[1] == 'p') {
+        size_t sz = gemm_pack_b_size(kr, r->k, r->n);
+        buf = sz ? aligned_zalloc(sz) : NULL;
+        if (!buf) st = err_set(e, AIT_E_NOMEM, "out of memory");
+        else {
+            gemm_pack_b(kr, s.b, s.rsb, s.csb, r->k, r->n, buf);
+            st = gemm_packed_view(buf, sz, &pb, e);
+        }
+    }
+    /* interleaved rounds, the median of each side's round medians */
+    double d[64], t[64];
+    if (rounds > 64) rounds = 64;
+    if (rounds < 1) rounds = 1;
+    for (int i = 0; st == AIT_OK && i < rounds; i++) {
+        d[i] = time_once(&s, NULL, c, buf ? &pb : NULL, iters, e, &st);
+        if (st == AIT_OK) t[i] = time_once(&s, &r->cfg, c, buf ? &pb : NULL, iters, e, &st);
+    }
+    if (st == AIT_OK) {
+        qsort(d, (size_t)rounds, sizeof *d, cmp_d);
+        qsort(t, (size_t)rounds, sizeof *t, cmp_d);
+        *def_us = d[rounds / 2];
+        *tuned_us = t[rounds / 2];
+    }
+    aligned_free(buf);
+    aligned_free(c);
+    shape_free(&s);
+    return st;
+}

@@ -1,0 +1,41 @@
+/* `ait gemm tune`: for each shape of an untuned CSV, every candidate config
+ * of the native GEMM (kernel, kc/mc/nc, pack A, loop order, split-K,
+ * threads) runs in a child process killed at the timeout, is checked
+ * against a float64 reference (the error ratio: the share of checked
+ * elements of C off by more than float32's bound for a K-term sum; above
+ * err_ratio the candidate is rejected), then timed (median of iters runs
+ * after warmup). The fastest passing one becomes the shape's row, with the
+ * default config's time beside it; OpenBLAS's and oneDNN's sgemm are timed
+ * as reference points (logged, not rows the runtime could take). Rows are
+ * appended to the output one by one (fsync'd), so an interrupted tune
+ * resumes from them; at the end the file is rewritten sorted. */
+#ifndef AIT_GEMMTUNE_TUNE_H
+#define AIT_GEMMTUNE_TUNE_H
+#include "gemmtune/db.h"
+
+typedef struct gt_opts {
+    int mp;           /* shapes tuned at once, in processes pinned to distinct cores (0: 1) */
+    double timeout;   /* seconds per candidate (0: 10) */
+    double err_ratio; /* highest error ratio accepted (0 means 0: every checked element within bounds) */
+    int warmup;       /* untimed runs (0: 2) */
+    int iters;        /* timed runs, median kept (0: 10) */
+    int threads;      /* candidates use 1..threads (0: 1) */
+    bool splitk;      /* try split-K (needs threads >= 2) */
+    bool all;         /* the cross product of every parameter, every kernel */
+    bool refs;        /* time OpenBLAS and oneDNN too */
+    logger log;       /* INFO: each shape's choice; DEBUG: each candidate */
+} gt_opts;
+
+ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o, ait_error *e);
+
+/* Times row r's default and tuned config in this process, interleaved:
+ * `rounds` rounds of `iters` runs each; the medians. */
+ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, double *tuned_us,
+                     ait_error *e);
+
+/* One sgemm of a reference library, C = A*B, row-major with the layout's
+ * transposes ('p' read as 'n'): "openblas" or "onednn". */
+ait_status gt_ref_sgemm(const char *lib, const char layout[3], int64_t m, int64_t n, int64_t k,
+                        const float *a, const float *b, float *c, ait_error *e);
+
+#endif

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# CLI tests of `ait gemm` (docs/gemm.md): capture mlp's GEMMs (each shape
+# reported once with -v), sweep M, tune two shapes with few iterations and a
+# timeout, kill a tune and resume it from its rows, merge, compare, bad CSVs
+# refused naming file:line and column, and `ait tune --gemm-db` whose
+# artifact embeds the configs and runs without the CSV.
+# usage: test_gemm_cli.sh AIT TEST_DATA_DIR
+set -u
+ait=$1 data=$2
+. "$(dirname "$0")/check.sh"
+model=$data/models/mlp.onnx
+quick=(--iters 2 --warmup 1 --timeout 20 --no-refs)
+
+check help 0 "ait gemm capture" "$ait" gemm --help
+check capture-help 0 "--m-sweep SPEC" "$ait" gemm capture --help
+check tune-help 0 "--err-ratio F" "$ait" gemm tune --help
+check merge-help 0 "usage: ait gemm merge" "$ait" gemm merge --help
+check compare-help 0 "size class" "$ait" gemm compare --help
+check unknown 2 "unknown subcommand 'nope'" "$ait" gemm nope
+check capture-no-o 2 "-o untuned.csv is required" "$ait" gemm capture "$model"
+check capture 0 "gemm M=1 N=4096 K=1024 f32 np bias\+relu: default config \(not tuned\)" \
+  "$ait" gemm capture "$model" -o "$tmp/mlp.csv" -v
+check capture-once 0 "^1$" bash -c "grep -c 'M=1 N=4096 K=1024' <<<'$out'"
+check capture-rows 0 "^1,1000,4096,f32,np,bias,1$" cat "$tmp/mlp.csv"
+check sweep 0 "wrote .*: 12 GEMM shapes \(3 captured, M swept\)" \
+  "$ait" gemm capture "$model" -o "$tmp/sweep.csv" --m-sweep 1,4,16,64
+check sweep-bad 1 "--m-sweep 'pow2:9-3'" "$ait" gemm capture "$model" -o "$tmp/x.csv" --m-sweep pow2:9-3
+
+# two small shapes; the tune is killed after its first row, then resumed
+{ head -1 "$tmp/mlp.csv"; grep -E '^(1,1000,4096|1,4096,1024),' "$tmp/mlp.csv"; } >"$tmp/two.csv"
+"$ait" gemm tune "$tmp/two.csv" -o "$tmp/tuned.csv" "${quick[@]}" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  [ -f "$tmp/tuned.csv" ] && [ "$(wc -l <"$tmp/tuned.csv")" -ge 2 ] && break
+  sleep 0.05
+done
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+check resume 0 "already tuned" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/tuned.csv" "${quick[@]}"
+check tuned-rows 0 "^3$" bash -c "wc -l <'$tmp/tuned.csv'"
+check tuned-row 0 ",1,1000,4096,f32,np,bias,avx|,1,1000,4096,f32,np,bias,c," cat "$tmp/tuned.csv"
+check tune-again 0 "2 shapes already tuned, 0 to go" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/tuned.csv" "${quick[@]}"
+check mp 0 "wrote .*mp.csv" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/mp.csv" --mp 2 "${quick[@]}"
+check mp-same-shapes 0 "all +2 " "$ait" gemm compare "$tmp/tuned.csv" "$tmp/mp.csv"
+check compare 0 "skinny \(M<=16\) +2 " "$ait" gemm compare "$tmp/tuned.csv"
+check compare-two 0 "all +2 .*1.00x" "$ait" gemm compare "$tmp/tuned.csv" "$tmp/tuned.csv"
+check merge 0 "wrote .*: 2 rows" "$ait" gemm merge "$tmp/tuned.csv" "$tmp/tuned.csv" -o "$tmp/merged.csv"
+check merge-untuned 0 "wrote .*: 12 rows" "$ait" gemm merge "$tmp/mlp.csv" "$tmp/sweep.csv" -o "$tmp/um.csv"
+check merge-mixed 1 "is untuned but" "$ait" gemm merge "$tmp/tuned.csv" "$tmp/mlp.csv" -o "$tmp/bad.csv"
+
+# bad CSVs: line and column named
+printf 'm,n,dtype,layout\n1,2,f32,nn\n' >"$tmp/nok.csv"
+check bad-header 1 "nok.csv:1: no column 'k'" "$ait" gemm tune "$tmp/nok.csv" -o "$tmp/o.csv"
+printf 'm,n,k,dtype,layout,epilogue,count\n4,5,6,f32,nn,none,1\n4,-5,6,f32,nn,none,1\n' >"$tmp/neg.csv"
+check bad-size 1 "neg.csv:3: column n: '-5' is out of range" "$ait" gemm tune "$tmp/neg.csv" -o "$tmp/o.csv"
+printf 'm,n,k,dtype,layout,epilogue,count\n4,5,6,int4,nn,none,1\n' >"$tmp/dt.csv"
+check bad-dtype 1 "dt.csv:2: column dtype: 'int4'" "$ait" gemm tune "$tmp/dt.csv" -o "$tmp/o.csv"
+printf 'm,n,k,dtype,layout,epilogue,count\n4,5,6,f32,nn,none,1\n4,5,6,f32,nn,none,1\n' >"$tmp/dup.csv"
+check bad-dup 1 "dup.csv:3: the same shape as line 2" "$ait" gemm tune "$tmp/dup.csv" -o "$tmp/o.csv"
+sed 's/^AuthenticAMD\|^GenuineIntel/OtherVendor/' "$tmp/tuned.csv" >"$tmp/alien.csv"
+check alien 0 "2 rows of another CPU skipped" "$ait" gemm capture "$model" -o "$tmp/x.csv" --gemm-db "$tmp/alien.csv"
+
+# the runtime: -v says which shapes the database covers; an artifact keeps the configs
+check capture-tuned 0 "gemm M=1 N=1000 K=4096 f32 np bias: tuned config" \
+  "$ait" gemm capture "$model" -o "$tmp/x.csv" -v --gemm-db "$tmp/tuned.csv"
+check capture-miss 0 "M=1 N=4096 K=4096 f32 np bias\+relu: default config \(not tuned\)" echo "$out"
+check tune-db 0 "saved $tmp/mlp.ait" "$ait" tune "$model" --batch-sizes 1 --select fc1=only:native \
+  --select fc3=only:native --gemm-db "$tmp/tuned.csv" --warmup 1 --window 2 --cap 3 --cv 0.5 \
+  --no-plan-check -o "$tmp/mlp.ait"
+check embedded 0 "^[1-9]" bash -c "grep -c AITGEMM1 '$tmp/mlp.ait'"
+rm -f "$tmp/tuned.csv"
+check run-without-csv 0 "tuned  the artifact's plan" "$ait" run "$tmp/mlp.ait" --batch 1 --repeat 1
+finish

@@ -1,0 +1,224 @@
+/* `ait gemm`'s files: the CSV reader (good rows, quoted fields, malformed
+ * rows with file:line errors, huge fields refused) and the per-shape GEMM
+ * database (columns by name, bad values naming line and column, merge
+ * keeping the best row, the lookup's exact and nearest-M rule, the
+ * artifact encoding of tuned configs). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gemmtune/db.h"
+#include "io/csv.h"
+
+static void csv_ok(void **state)
+{
+    (void)state;
+    const char *t = "a,b,c\r\n\n1,\"x,y\",\"say \"\"hi\"\"\"\n\"multi\nline\",,end";
+    csv c;
+    ait_error e = {0};
+    bool got;
+    assert_int_equal(csv_open_mem(&c, "t.csv", t, strlen(t), &e), AIT_OK);
+    assert_int_equal(csv_next(&c, &got, &e), AIT_OK);
+    assert_true(got);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.f[2], "c");
+    assert_int_equal(csv_next(&c, &got, &e), AIT_OK);
+    assert_int_equal(c.row_line, 3);
+    assert_string_equal(c.f[1], "x,y");
+    assert_string_equal(c.f[2], "say \"hi\"");
+    assert_int_equal(csv_next(&c, &got, &e), AIT_OK);
+    assert_int_equal(c.row_line, 4);
+    assert_string_equal(c.f[0], "multi\nline");
+    assert_string_equal(c.f[1], "");
+    assert_string_equal(c.f[2], "end");
+    assert_int_equal(csv_next(&c, &got, &e), AIT_OK);
+    assert_false(got);
+    csv_close(&c);
+    /* the writer's line reads back */
+    const char *f[] = {"plain", "a,b", "q\"t", ""};
+    char buf[128];
+    int n = csv_format(buf, sizeof buf, f, 4);
+    assert_string_equal(buf, "plain,\"a,b\",\"q\"\"t\",\n");
+    assert_int_equal(csv_open_mem(&c, "w", buf, (size_t)n, &e), AIT_OK);
+    assert_int_equal(csv_next(&c, &got, &e), AIT_OK);
+    assert_int_equal(c.n, 4);
+    assert_string_equal(c.f[2], "q\"t");
+    csv_close(&c);
+    assert_int_equal(csv_format(buf, 8, f, 4), -1);
+}
+
+static void csv_bad_one(const char *text, size_t len, const char *want)
+{
+    csv c;
+    ait_error e = {0};
+    bool got = true;
+    ait_status s = csv_open_mem(&c, "bad.csv", text, len, &e);
+    while (s == AIT_OK && got) s = csv_next(&c, &got, &e);
+    csv_close(&c);
+    assert_int_equal(s, AIT_E_PARSE);
+    printf("# %s\n", e.msg);
+    if (!strstr(e.msg, want)) fail_msg("'%s' lacks '%s'", e.msg, want);
+}
+
+static void csv_bad(void **state)
+{
+    (void)state;
+    csv_bad_one("a,b\n\"open,c\n", 12, "bad.csv:2: field 1: a quoted field never ends");
+    csv_bad_one("a,b\nx\"y,c\n", 10, "bad.csv:2: field 1: a quote inside");
+    csv_bad_one("a,b\n\"x\"y,c\n", 11, "bad.csv:2: field 1: text after the closing quote");
+    csv_bad_one("a\0b\n", 4, "NUL byte");
+    size_t big = CSV_FIELD_MAX + 10;
+    char *t = malloc(big + 8);
+    memset(t, 'x', big);
+    memcpy(t + big, "\n", 2);
+    csv_bad_one(t, big + 1, "bad.csv:1: field 1 is longer than 1024 bytes");
+    t[0] = '"';
+    memcpy(t + big, "\"\n", 3);
+    csv_bad_one(t, big + 2, "longer than");
+    free(t);
+    char many[400];
+    size_t k = 0;
+    for (int i = 0; i < CSV_FIELDS_MAX + 2; i++) many[k++] = ',';
+    many[k++] = '\n';
+    csv_bad_one(many, k, "more than 64 fields");
+}
+
+static const char *HDR = "vendor,family,model,features,m,n,k,dtype,layout,epilogue,kernel,kc,mc,nc,"
+                         "pack_a,order,splitk,threads,us,gflops,gbs,err_ratio,default_us\n";
+
+static void db_bad_one(const char *body, bool tuned, const char *want)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", tuned ? HDR : "m,n,k,dtype,layout,epilogue,count\n", body);
+    gt_db db;
+    ait_error e = {0};
+    ait_status s = gt_db_load_mem("db.csv", text, strlen(text), tuned, &db, &e);
+    assert_int_not_equal(s, AIT_OK);
+    printf("# %s\n", e.msg);
+    if (!strstr(e.msg, want)) fail_msg("'%s' lacks '%s'", e.msg, want);
+}
+
+static void db_bad(void **state)
+{
+    (void)state;
+    db_bad_one("4,5,x,f32,nn,none,1\n", false, "db.csv:2: column k: 'x' is not an integer");
+    db_bad_one("4,0,6,f32,nn,none,1\n", false, "db.csv:2: column n: '0' is out of range");
+    db_bad_one("-4,5,6,f32,nn,none,1\n", false, "column m: '-4' is out of range");
+    db_bad_one("4,5,6,f16,nn,none,1\n", false, "column dtype: 'f16' is not a dtype");
+    db_bad_one("4,5,6,f32,nq,none,1\n", false, "column layout");
+    db_bad_one("1000000000,1000000000,1000000000,f32,nn,none,1\n", false, "too large");
+    db_bad_one("4,5,6,f32,nn,none,1\n4,5,6,f32,nn,none,2\n", false, "db.csv:3: the same shape as line 2");
+    db_bad_one("4,5\n", false, "db.csv:2: 2 fields, no column 'k'");
+    gt_db db;
+    ait_error e = {0};
+    const char *t = "m,n,dtype,layout\n1,2,f32,nn\n";
+    assert_int_equal(gt_db_load_mem("h.csv", t, strlen(t), false, &db, &e), AIT_E_PARSE);
+    assert_non_null(strstr(e.msg, "h.csv:1: no column 'k'"));
+    db_bad_one("GenuineIntel,6,85,avx2,4,5,6,f32,nn,none,avx2,0,0,0,0,0,1,1,abc,1,1,0,2\n", true,
+               "column us: 'abc' is not a number");
+    db_bad_one("GenuineIntel,6,85,avx2,4,5,6,f32,nn,none,avx2,0,0,0,7,0,1,1,3,1,1,0,2\n", true,
+               "column pack_a: '7' is out of range");
+}
+
+static gt_row row(const gt_cpu *cpu, int64_t m, int64_t n, int64_t k, const char *kern, int kc,
+                  double us)
+{
+    gt_row r = {.cpu = *cpu, .m = m, .n = n, .k = k, .us = us};
+    snprintf(r.dtype, sizeof r.dtype, "f32");
+    snprintf(r.layout, sizeof r.layout, "nn");
+    snprintf(r.epi, sizeof r.epi, "none");
+    snprintf(r.kernel, sizeof r.kernel, "%s", kern);
+    r.cfg.kern = gemm_kernel_find(kern, NULL, 0);
+    r.cfg.kc = kc;
+    return r;
+}
+
+static void db_merge_lookup(void **state)
+{
+    (void)state;
+    gt_cpu me, other;
+    gt_cpu_this(&me);
+    other = me;
+    other.model++;
+    gt_db db = {.tuned = true};
+    ait_error e = {0};
+    const int64_t ms[] = {1, 8, 64, 512};
+    for (int i = 0; i < 4; i++) {
+        gt_row r = row(&me, ms[i], 256, 128, "c", 64 + 8 * i, 10.0 * (i + 1));
+        assert_int_equal(gt_db_merge(&db, &r, &e), AIT_OK);
+    }
+    gt_row slower = row(&me, 64, 256, 128, "c", 200, 99), faster = row(&me, 64, 256, 128, "c", 16, 1);
+    assert_int_equal(gt_db_merge(&db, &slower, &e), AIT_OK);
+    assert_int_equal(db.n, 4);
+    assert_int_equal(gt_db_merge(&db, &faster, &e), AIT_OK);
+    assert_int_equal(db.n, 4);
+    gt_row alien = row(&other, 2, 256, 128, "c", 8, 0.5);
+    assert_int_equal(gt_db_merge(&db, &alien, &e), AIT_OK);
+    assert_int_equal(db.n, 5);
+    bool exact;
+    const gt_row *r = gt_db_lookup(&db, &me, 64, 256, 128, "nn", &exact);
+    assert_non_null(r);
+    assert_true(exact);
+    assert_int_equal(r->cfg.kc, 16); /* the faster one */
+    /* nearest M on a log2 scale: 100 is nearer 64 than 512; 200 nearer 512 (log2 1.32 vs 1.64) */
+    r = gt_db_lookup(&db, &me, 100, 256, 128, "nn", &exact);
+    assert_false(exact);
+    assert_int_equal(r->m, 64);
+    r = gt_db_lookup(&db, &me, 300, 256, 128, "nn", &exact);
+    assert_int_equal(r->m, 512);
+    /* a tie (M 2: 1 and 4 are as near; only 1 and 8 here: 1 is nearer) */
+    r = gt_db_lookup(&db, &me, 2, 256, 128, "nn", &exact);
+    assert_int_equal(r->m, 1); /* the other CPU's M 2 is never used */
+    r = gt_db_lookup(&db, &me, 4000, 256, 128, "nn", &exact);
+    assert_int_equal(r->m, 512);
+    /* skinny and not do not mix: M 17 never takes M 8's config */
+    r = gt_db_lookup(&db, &me, 17, 256, 128, "nn", &exact);
+    assert_int_equal(r->m, 64);
+    assert_null(gt_db_lookup(&db, &me, 64, 256, 129, "nn", &exact));
+    assert_null(gt_db_lookup(&db, &me, 64, 256, 128, "nt", &exact));
+    gemm_tuned t;
+    int skipped;
+    assert_int_equal(gt_db_tuned(&db, &me, &t, &skipped, &e), AIT_OK);
+    assert_int_equal(skipped, 1);
+    assert_int_equal(t.n, 4);
+    /* round trip through the artifact's bytes */
+    void *buf;
+    size_t len;
+    assert_int_equal(gemm_tuned_encode(&t, &buf, &len, &e), AIT_OK);
+    gemm_tuned back;
+    assert_int_equal(gemm_tuned_decode(buf, len, &back, &e), AIT_OK);
+    assert_int_equal(back.n, 4);
+    assert_int_equal(back.hash, t.hash);
+    gemm_tuned_free(&back);
+    assert_int_equal(gemm_tuned_decode(buf, len - 1, &back, &e), AIT_E_PARSE);
+    free(buf);
+    gemm_tuned_free(&t);
+    /* rows through text and back */
+    char line[1024];
+    assert_true(gt_row_format(&db.rows[0], true, line, sizeof line) > 0);
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s", HDR, line);
+    gt_db db2;
+    assert_int_equal(gt_db_load_mem("rt", text, strlen(text), true, &db2, &e), AIT_OK);
+    assert_int_equal(db2.n, 1);
+    assert_true(gt_same_key(&db2.rows[0], &db.rows[0], true));
+    assert_int_equal(db2.rows[0].cfg.kc, db.rows[0].cfg.kc);
+    gt_db_free(&db2);
+    gt_db_free(&db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(csv_ok),
+        cmocka_unit_test(csv_bad),
+        cmocka_unit_test(db_bad),
+        cmocka_unit_test(db_merge_lookup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
