@@ -314,6 +314,12 @@ AIT_API void ait_session_free(ait_session *s);
  * model output j that the caller frees with ait_tensor_free(). */
 AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                                    ait_tensor **outputs, int n_outputs);
+/* Memory of s: *arena, the bytes of the largest arena of intermediates its
+ * runs have used so far (the executor places each run's intermediates in
+ * one arena by liveness: the peak of that plan; per execution context; a
+ * tuned model's backends keep their own and are not counted), *weights the
+ * bytes of the model's constants. Either pointer may be NULL. */
+AIT_API void ait_session_memory(ait_session *s, size_t *arena, size_t *weights);
 /* When the calling thread's last ait_session_run was on s: that run's
  * message ("" if it succeeded). Otherwise (a thread that has not run s,
  * or ran another session since): the message of s's last failed run from

@@ -275,6 +275,26 @@ static ait_status run_end(ait_session *s, ctx *c, ait_status st, const ait_error
     return st;
 }
 
+void ait_session_memory(ait_session *s, size_t *arena, size_t *weights)
+{
+    size_t a = 0, w = 0;
+    if (s) {
+        pthread_mutex_lock(&s->lock);
+        for (const ctx *c = s->idle; c; c = c->next) {
+            size_t b = c->px ? plan_exec_arena_bytes(c->px) : c->x ? exec_arena_bytes(c->x) : 0;
+            if (b > a) a = b;
+        }
+        pthread_mutex_unlock(&s->lock);
+        const graph *g = s->m->g;
+        for (int v = 0; v < g->n_vals; v++) {
+            const tensor *k = g->vals[v].konst;
+            if (k && k->kind == VAL_TENSOR) w += tensor_nbytes(k);
+        }
+    }
+    if (arena) *arena = a;
+    if (weights) *weights = w;
+}
+
 ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                            ait_tensor **outputs, int n_outputs)
 {

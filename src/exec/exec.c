@@ -42,6 +42,13 @@ struct exec {
     exec_profile *prof;   /* per-node timing, when inspecting */
     const op_def **defs;  /* per node: the op it runs (its own, or a backend's) */
     void *user;           /* the owner's, for its ops (exec_user) */
+    /* The memory plan (plan_memory): per value, its place in the arena and
+     * its bytes (-1: own storage), for the current schedule. */
+    int64_t *off;
+    size_t *vbytes;
+    char *arena;
+    size_t arena_cap, arena_need;
+    bool keep; /* exec_keep_values: no arena, every value kept to the run's end */
 };
 
 
@@ -50,6 +57,19 @@ void exec_set_profile(exec *x, exec_profile *p) { x->prof = p; }
 void exec_set_user(exec *x, void *user) { x->user = user; }
 
 void *exec_user(const exec *x) { return x->user; }
+
+void exec_keep_values(exec *x)
+{
+    x->keep = true;
+    x->scheduled = false; /* the next run plans again, without the arena */
+}
+
+size_t exec_arena_bytes(const exec *x)
+{
+    size_t b = x->arena_cap;
+    for (int i = 0; i < x->n_subs; i++) b += exec_arena_bytes(x->subs[i].x);
+    return b;
+}
 
 const tensor *exec_value(const exec *x, int v)
 {
@@ -94,9 +114,29 @@ static ait_status run_def(const exec *x, const op_def *def, op_ctx *c, ait_error
     return s == AIT_OK ? AIT_OK : node_err(x, c->n, e);
 }
 
+/* Outputs' storage is reused run to run and shared between values (the
+ * arena), so ops get stale bytes (op.h). Sanitizer builds fill them with
+ * 0xff (NaN, -1) instead, so that an op which reads or leaves an element it
+ * did not write fails its tests there rather than pass on leftover zeros. */
+#if defined(__SANITIZE_ADDRESS__) || defined(AIT_POISON_OUTPUTS)
+#define POISON_OUTPUTS 1
+#else
+#define POISON_OUTPUTS 0
+#endif
+
+static void prepare_out(const op_def *def, tensor *t)
+{
+    if (t->dtype == AIT_STRING) return; /* tensor_alloc left every slot NULL */
+    if (def->flags & OP_ZERO_OUTPUTS) memset(t->data, 0, tensor_nbytes(t));
+    else if (POISON_OUTPUTS) memset(t->data, 0xff, tensor_nbytes(t));
+}
+
 /* Infers node c->n's output shapes now that its inputs are known, and gives
- * each output zeroed storage of that shape. */
-static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, ait_error *e)
+ * each output storage of that shape: its place in the arena when the memory
+ * plan has one of that size (plan[k] >= 0, in bytes from the arena), else
+ * its own (tensor_alloc). Zeroed only for ops that ask (OP_ZERO_OUTPUTS). */
+static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, bool planned,
+                              ait_error *e)
 {
     const node *n = c->n;
     TRY(check_strings(x, def, c, false, e));
@@ -107,9 +147,20 @@ static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, ait_e
     }
     TRY(check_strings(x, def, c, true, e));
     for (int k = 0; k < n->n_out; k++) {
-        if (!c->out[k]) continue;
-        if (tensor_alloc(c->out[k], e) != AIT_OK) return node_err(x, n, e);
-        memset(c->out[k]->data, 0, tensor_nbytes(c->out[k]));
+        tensor *t = c->out[k];
+        if (!t) continue;
+        int v = n->out[k];
+        int64_t numel;
+        /* An op that gave a value storage of its own keeps it (owned). */
+        if (planned && x->off[v] >= 0 && !t->owned && t->kind == VAL_TENSOR &&
+            t->dtype != AIT_STRING &&
+            shape_numel(t->dims, t->rank, t->dtype, &numel, "output", NULL) == AIT_OK &&
+            (size_t)numel * ait_dtype_size(t->dtype) <= x->vbytes[v]) {
+            t->data = x->arena + x->off[v];
+        } else if (tensor_alloc(t, e) != AIT_OK) {
+            return node_err(x, n, e);
+        }
+        prepare_out(def, t);
     }
     return AIT_OK;
 }
@@ -140,11 +191,14 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     x->bound = calloc(nv, sizeof *x->bound);
     x->sig = calloc(nv * (AIT_MAX_RANK + 1), sizeof *x->sig);
     x->defs = calloc(nn, sizeof *x->defs);
-    if (!x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip || !x->extra ||
+    x->off = malloc(nv * sizeof *x->off);
+    x->vbytes = calloc(nv, sizeof *x->vbytes);
+    if (!x->off || !x->vbytes || !x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip || !x->extra ||
         !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
         exec_free(x);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
+    for (size_t v = 0; v < nv; v++) x->off[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) x->defs[i] = ops && ops[i] ? ops[i] : g->nodes[i].def;
     for (int i = 0; i < g->n_inputs; i++) x->bound[x->n_bound++] = g->inputs[i];
     for (int i = 0; i < g->n_vals; i++)
@@ -194,6 +248,9 @@ void exec_free(exec *x)
     free(x->bound);
     free(x->sig);
     free(x->defs);
+    free(x->off);
+    free(x->vbytes);
+    aligned_free(x->arena);
     free(x);
 }
 
@@ -337,14 +394,142 @@ static void schedule_prune(exec *x)
     }
 }
 
-/* Schedules for the shapes now bound in cur[]: infer, fold, remove dead nodes. */
+/* Before pruning (which reuses known[]): the bytes of every output whose
+ * shape the schedule knows, of a node that runs and gets its storage from
+ * the executor; vbytes[v] = 0 for the rest (strings, sequences, shapes
+ * known only when running, ops that allocate themselves). */
+static void plan_sizes(exec *x)
+{
+    const graph *g = x->g;
+    memset(x->vbytes, 0, sizeof *x->vbytes * (size_t)g->n_vals);
+    for (int v = 0; v < g->n_vals; v++) x->off[v] = -1;
+    if (x->keep) return;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        if (x->skip[i] || (x->defs[i]->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)))
+            continue;
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || !x->known[v]) continue;
+            const tensor *m = &x->meta[v];
+            int64_t numel;
+            if (m->kind != VAL_TENSOR || m->dtype == AIT_UNDEFINED || m->dtype == AIT_STRING ||
+                shape_numel(m->dims, m->rank, m->dtype, &numel, "", NULL) != AIT_OK)
+                continue;
+            size_t b = (size_t)numel * ait_dtype_size(m->dtype);
+            x->vbytes[v] = b ? (b + 63) & ~(size_t)63 : 64;
+        }
+    }
+}
+
+typedef struct plan_item {
+    int v, first, last; /* live from the node that writes it to the last that reads it */
+    size_t bytes;
+    int64_t off;
+} plan_item;
+
+static int by_size(const void *a, const void *b)
+{
+    const plan_item *p = a, *q = b;
+    if (p->bytes != q->bytes) return p->bytes < q->bytes ? 1 : -1;
+    return p->first - q->first;
+}
+
+static int by_off(const void *a, const void *b)
+{
+    const plan_item *p = *(plan_item *const *)a, *q = *(plan_item *const *)b;
+    return p->off < q->off ? -1 : p->off > q->off;
+}
+
+/* The memory plan: each sized value's lifetime over the schedule's nodes
+ * (graph outputs live to the end, values read by a subgraph to that node),
+ * then places, largest first, each at the lowest offset clear of the values
+ * placed whose lifetimes overlap its own (a node's inputs and outputs
+ * overlap at that node, so an output never shares an input's bytes). */
+static ait_status plan_memory(exec *x, ait_error *e)
+{
+    const graph *g = x->g;
+    x->arena_need = 0;
+    int n = 0;
+    for (int v = 0; v < g->n_vals; v++) n += x->vbytes[v] > 0;
+    if (!n) return AIT_OK;
+    plan_item *it = calloc((size_t)n, sizeof *it);
+    plan_item **hit = calloc((size_t)n, sizeof *hit);
+    int *slot = malloc(sizeof(int) * (size_t)g->n_vals);
+    if (!it || !hit || !slot) {
+        free(it), free(hit), free(slot);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    n = 0;
+    for (int v = 0; v < g->n_vals; v++) {
+        slot[v] = -1;
+        if (x->vbytes[v]) it[n] = (plan_item){v, -1, -1, x->vbytes[v], 0}, slot[v] = n++;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *nd = &g->nodes[i];
+        if (x->skip[i]) continue;
+        for (int k = 0; k < nd->n_out; k++)
+            if (nd->out[k] >= 0 && slot[nd->out[k]] >= 0) {
+                plan_item *p = &it[slot[nd->out[k]]];
+                p->first = i;
+                if (p->last < i) p->last = i;
+            }
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k] >= 0 && slot[nd->in[k]] >= 0) it[slot[nd->in[k]]].last = i;
+        for (int k = 0; x->extra[i] && x->extra[i][k] >= 0; k++)
+            if (slot[x->extra[i][k]] >= 0) it[slot[x->extra[i][k]]].last = i;
+    }
+    for (int j = 0; j < g->n_outputs; j++)
+        if (slot[g->outputs[j]] >= 0) it[slot[g->outputs[j]]].last = g->n_nodes;
+    int live = 0; /* dead nodes' values take no room */
+    for (int a = 0; a < n; a++)
+        if (it[a].first >= 0) it[live++] = it[a];
+    n = live;
+    qsort(it, (size_t)n, sizeof *it, by_size);
+    for (int a = 0; a < n; a++) {
+        int nh = 0;
+        for (int b = 0; b < a; b++)
+            if (it[b].first <= it[a].last && it[a].first <= it[b].last) hit[nh++] = &it[b];
+        qsort(hit, (size_t)nh, sizeof *hit, by_off);
+        int64_t at = 0;
+        for (int h = 0; h < nh; h++) {
+            if (at + (int64_t)it[a].bytes <= hit[h]->off) break;
+            int64_t end = hit[h]->off + (int64_t)hit[h]->bytes;
+            if (end > at) at = end;
+        }
+        it[a].off = at;
+        if ((size_t)at + it[a].bytes > x->arena_need) x->arena_need = (size_t)at + it[a].bytes;
+    }
+    for (int a = 0; a < n; a++) x->off[it[a].v] = it[a].off;
+    free(it), free(hit), free(slot);
+    return AIT_OK;
+}
+
+/* Schedules for the shapes now bound in cur[]: infer, fold, remove dead
+ * nodes, plan the memory. */
 static ait_status schedule(exec *x, ait_error *e)
 {
     free_folded(x);
     schedule_seed(x);
     for (int i = 0; i < x->g->n_nodes; i++) TRY(schedule_node(x, i, e));
+    plan_sizes(x);
     schedule_prune(x);
+    TRY(plan_memory(x, e));
     x->scheduled = true;
+    return AIT_OK;
+}
+
+/* The arena for the current plan, grown when a schedule needs more (the
+ * values in it are written before they are read: no zeroing per run). */
+static ait_status arena_ready(exec *x, ait_error *e)
+{
+    if (x->arena_need <= x->arena_cap) return AIT_OK;
+    aligned_free(x->arena);
+    x->arena = aligned_zalloc(x->arena_need);
+    x->arena_cap = x->arena ? x->arena_need : 0;
+    if (!x->arena)
+        return err_set(e, AIT_E_NOMEM, "%s: out of memory (%zu bytes of intermediates)", x->g->path,
+                       x->arena_need);
     return AIT_OK;
 }
 
@@ -466,6 +651,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         for (int v = 0; v < g->n_vals; v++)
             if (x->folded[v]) x->cur[v] = x->folded[v];
     }
+    TRY(arena_ready(x, e));
     for (int i = 0; i < g->n_nodes; i++) {
         if (x->skip[i]) continue;
         const node *n = &g->nodes[i];
@@ -489,7 +675,7 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
         double t0 = x->prof ? now_sec() : 0;
         bool self_alloc = def->flags & OP_ALLOCS_OUTPUTS;
         for (int k = 0; k < n->n_in; k++) self_alloc |= in[k] && in[k]->kind != VAL_TENSOR;
-        if (!self_alloc) TRY(infer_alloc(x, def, &c, e));
+        if (!self_alloc) TRY(infer_alloc(x, def, &c, true, e));
         else TRY(check_strings(x, def, &c, false, e));
         TRY(run_def(x, def, &c, e));
         for (int k = 0; k < n->n_out; k++)
@@ -553,7 +739,7 @@ ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, 
     if (def->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES))
         return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s' (%s): not runnable alone", x->g->path,
                        n->name, n->op);
-    TRY(infer_alloc(x, def, &c, e));
+    TRY(infer_alloc(x, def, &c, false, e));
     return run_def(x, def, &c, e);
 }
 

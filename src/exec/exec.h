@@ -40,9 +40,20 @@ void exec_set_profile(exec *x, exec_profile *p);
  * through op_ctx.x: the plan runner's module op finds its built modules
  * through it. NULL until set. */
 void exec_set_user(exec *x, void *user);
+/* Memory: each schedule places the intermediates computed at run time in
+ * one arena by liveness (reused across runs, grown when a schedule needs
+ * more); outputs are not zeroed unless the op asks (OP_ZERO_OUTPUTS).
+ * exec_keep_values gives every value storage of its own instead, for
+ * callers that read intermediates after a run (exec_value). */
+void exec_keep_values(exec *x);
+/* Bytes of the arena (with the subgraphs' executors'): the peak of the
+ * intermediates of the largest schedule run so far. */
+size_t exec_arena_bytes(const exec *x);
 void *exec_user(const exec *x);
 /* Value v as of the last run (its shape and data), or NULL if it was not
- * computed (dead, or the run failed before it). */
+ * computed (dead, or the run failed before it). Only with exec_keep_values:
+ * otherwise intermediates share the arena and a later one may have taken
+ * an earlier one's bytes (the graph's outputs stay until the next run). */
 const tensor *exec_value(const exec *x, int v);
 
 /* For backends that run a graph's nodes themselves (onednn). exec_schedule
@@ -57,7 +68,8 @@ const tensor *exec_value(const exec *x, int v);
  * dead; exec_run_node runs node i alone on its op (or the op that replaces
  * it): in[k] for its inputs (NULL where omitted), out[k] the caller's
  * tensors for its outputs (NULL to drop), each set to the inferred shape
- * and allocated (tensor_alloc, so a big-enough buffer is kept) and zeroed. */
+ * and allocated (tensor_alloc, so a big-enough buffer is kept); zeroed only
+ * for ops flagged OP_ZERO_OUTPUTS (op.h). */
 ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e);
 const tensor *exec_scheduled(const exec *x, int v);
 bool exec_node_runs(const exec *x, int i);

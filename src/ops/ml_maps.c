@@ -225,6 +225,8 @@ static ait_status cm_run(op_ctx *c)
     int64_t n = tensor_numel(keys), d[2] = {1, a.form == SPARSE ? a.max_map : n};
     set_out(c, 0, out_t[a.to], 2, d);
     TRY(tensor_alloc(c->out[0], c->err)); /* SPARSE's gaps: zeros, and for strings "0.f" */
+    if (out_t[a.to] != AIT_STRING) /* a reused buffer holds the last run's values */
+        memset(c->out[0]->data, 0, tensor_nbytes(c->out[0]));
     for (int64_t k = 0; a.form == SPARSE && a.to == TO_STRING && k < a.max_map; k++)
         TRY(tensor_set_str(c->out[0], k, "0.f", 3, c->err)); /* as ONNX Runtime pads */
     key_at *ka = n ? op_scratch(c, sizeof *ka * (size_t)n) : NULL;

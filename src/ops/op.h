@@ -11,9 +11,13 @@
  *          and fails with a message naming the problem. It must not touch
  *          output data.
  *   run:   computes the outputs. The executor has already called infer with
- *          all input data present and allocated each output (zeroed) to the
- *          inferred shape. Ops flagged OP_ALLOCS_OUTPUTS (If) get outputs
- *          with no storage and set shape and storage themselves.
+ *          all input data present and allocated each output to the inferred
+ *          shape. The storage holds whatever was there (it is reused run to
+ *          run and shared with other values): run writes every element,
+ *          unless flagged OP_ZERO_OUTPUTS (it accumulates or leaves
+ *          elements untouched), which gets its outputs zeroed. Ops flagged
+ *          OP_ALLOCS_OUTPUTS (If) get outputs with no storage and set shape
+ *          and storage themselves.
  * Errors: return err_set(c->err, AIT_E_..., "reason") with the reason only:
  * the executor prefixes the file, node name and op type.
  */
@@ -78,6 +82,8 @@ enum {
                           them; the op must not compare or compute on elements */
     OP_STR_OWNS = 128, /* writes strings itself, owned (tensor_set_str, elems_copy,
                           tensor_copy_into) */
+    OP_ZERO_OUTPUTS = 256, /* run needs its outputs zeroed (it accumulates into them or
+                              writes only some elements); others get stale bytes */
 };
 /* Which inputs may be omitted with an empty name: by default those at index
  * >= min_in; none with OP_VARIADIC; any with OP_LEADING_OPTIONAL. The loader

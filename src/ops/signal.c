@@ -591,5 +591,7 @@ OP_TABLE(signal,
          OP_DEF("HannWindow", 1, 1, 1, 1, window_infer, window_run),
          OP_DEF("HammingWindow", 1, 1, 1, 1, window_infer, window_run),
          OP_DEF("BlackmanWindow", 1, 1, 1, 1, window_infer, window_run),
-         OP_DEF("MelWeightMatrix", 5, 5, 1, 1, mel_infer, mel_run),
+         /* writes each filter's triangle only (OP_ZERO_OUTPUTS) */
+         {.name = "MelWeightMatrix", .min_in = 5, .max_in = 5, .min_out = 1, .max_out = 1,
+          .flags = OP_ZERO_OUTPUTS, .infer = mel_infer, .run = mel_run},
          OP_DEF("Det", 1, 1, 1, 1, det_infer, det_run));

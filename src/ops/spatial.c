@@ -204,7 +204,7 @@ static ait_status ccp_infer(op_ctx *c)
 }
 
 /* Copies, row by row along the last axis, the part of each output row that
- * lies inside the input; the rest stays zero (outputs come zeroed). */
+ * lies inside the input; the rest stays zero (OP_ZERO_OUTPUTS). */
 static ait_status ccp_run(op_ctx *c)
 {
     int64_t out[AIT_MAX_RANK], shift[AIT_MAX_RANK];
@@ -243,4 +243,6 @@ static ait_status ccp_run(op_ctx *c)
 
 OP_TABLE(spatial,
          OP_DEF("Col2Im", 3, 3, 1, 1, c2i_infer, c2i_run),
-         OP_DEF("CenterCropPad", 2, 2, 1, 1, ccp_infer, ccp_run));
+         /* pads with zeros by leaving them (OP_ZERO_OUTPUTS) */
+         {.name = "CenterCropPad", .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
+          .flags = OP_ZERO_OUTPUTS, .infer = ccp_infer, .run = ccp_run});

@@ -149,4 +149,6 @@ static ait_status tfidf_run(op_ctx *c)
     return AIT_OK;
 }
 
-OP_TABLE(text, {"TfIdfVectorizer", 1, 1, 1, 1, OP_STR_OWNS, tfidf_infer, tfidf_run});
+/* counts into its output (OP_ZERO_OUTPUTS) */
+OP_TABLE(text, {"TfIdfVectorizer", 1, 1, 1, 1, OP_STR_OWNS | OP_ZERO_OUTPUTS, tfidf_infer,
+                tfidf_run});

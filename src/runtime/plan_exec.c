@@ -309,6 +309,8 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
     return exec_run(px->x, inputs, outputs, e);
 }
 
+size_t plan_exec_arena_bytes(const plan_exec *px) { return exec_arena_bytes(px->x); }
+
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e)
 {
     *out = (prepared){0};

@@ -22,6 +22,9 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exe
 /* As exec_run: outputs[j] are owned by the runner until the next run. */
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e);
 void plan_exec_free(plan_exec *px);
+/* Bytes of the arena of the executor that runs the glue and the baseline
+ * modules (exec_arena_bytes); the backends' own storage is not counted. */
+size_t plan_exec_arena_bytes(const plan_exec *px);
 /* What the build of module i's choice k prepared (its backend's save; n 0
  * when nothing), valid while px lives. For saving an artifact. */
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e);

@@ -262,6 +262,7 @@ ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **o
     }
     if (s == AIT_OK) s = make_ports(m, r, e);
     if (s == AIT_OK) s = exec_create(m->g, NULL, o->threads, &x, e);
+    if (s == AIT_OK) exec_keep_values(x); /* ports are read after each run */
     if (s == AIT_OK) s = run_batches(m, o, r, x, &prof, e);
     if (s == AIT_OK) {
         roll_up_times(r, &prof);

@@ -738,6 +738,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     }
     cache_open(&x->cache, o->cache_dir, &o->log);
     ait_status s = exec_create(m->g, NULL, 1, &x->whole, e);
+    if (s == AIT_OK) exec_keep_values(x->whole); /* module inputs are read after runs */
     for (int bi = 0; s == AIT_OK && bi < nb; bi++) {
         s = make_batches(m, o->samples, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
                          &x->n_groups, e);
