@@ -66,6 +66,11 @@ static const char *tune_help =
     "                         min-latency, latency-budget:MS, or only:NAME (NAME's\n"
     "                         fastest valid candidate even where the baseline is\n"
     "                         faster: the model on one backend, to compare with)\n"
+    "  --quant LIST           also try quantised candidates: bf16, int8dq, int8wo,\n"
+    "                         int4wo (int4wo-64, int4wo-128), comma-separated, or\n"
+    "                         auto (all); judged by SQNR (default: none, float32)\n"
+    "  --min-sqnr DB          the SQNR bound of every quantised candidate (default:\n"
+    "                         its own: 35 dB bf16, 25 dB int8 and int4)\n"
     "  --margin F             a candidate must beat the baseline by F (0.05 or 5%;\n"
     "                         default 1%; 0: by anything) to replace it\n"
     "  --no-plan-check        keep the per-module choices without running the whole\n"
@@ -235,7 +240,7 @@ static int tune_for_real(const insp_args *a, insp_state *s)
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .log = cli_logger(), .cache_dir = cache,
                    .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
-                   .plan_check = !a->no_plan_check,
+                   .plan_check = !a->no_plan_check, .quant = a->quant, .min_sqnr = a->min_sqnr,
                    .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
