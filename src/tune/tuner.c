@@ -11,6 +11,7 @@
 #include "core/timer.h"
 #include "graph/extract.h"
 #include "exec/exec.h"
+#include "kernels/qgemm.h"
 #include "tune/cache.h"
 #include "tune/choice.h"
 #include "tune/isolate.h"
@@ -740,6 +741,25 @@ static void whole_settle(tune_report *r)
     }
 }
 
+/* Every name of tune_opts.quant is a quantisation scheme (kernels/qgemm.h). */
+static ait_status quant_check(const char *list, ait_error *e)
+{
+    if (!list || !*list || strcmp(list, "auto") == 0) return AIT_OK;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[32];
+        int g;
+        snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), p);
+        if (len >= 31 || qg_scheme_find(name, &g) < 0)
+            return err_set(e, AIT_E_INVALID_ARG,
+                           "tune: --quant: unknown scheme '%.*s' (bf16, int8dq, int8wo, int4wo, "
+                           "int4wo-64, int4wo-128, auto or none)", (int)len, p);
+        p += len + (end != NULL);
+    }
+    return AIT_OK;
+}
+
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e)
 {
@@ -755,6 +775,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         return err_set(e, AIT_E_INVALID_ARG, "%s: tuning needs at least one sample", m->path);
     if (o->backends && (o->n_backends < 1 || strcmp(o->backends[0]->name, "reference")))
         return err_set(e, AIT_E_INVALID_ARG, "tune: the first backend must be the reference");
+    TRY(quant_check(o->quant, e));
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
     bool whole = whole_wanted(o, m, insp);
     int n_tm = n_mod + whole; /* the whole module last at each bucket */

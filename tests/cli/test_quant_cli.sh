@@ -51,6 +51,7 @@ check strict-none-ok 0 "^\[\]$" /usr/bin/python3 -c "import json,sys; d=json.loa
 "$ait" tune "$model" "${fast[@]}" --json >"$tmp/f32.json" 2>/dev/null
 check float-no-quant 0 "^judged$" judge "$tmp/f32.json" "" -
 check bad-sqnr 2 "min-sqnr" "$ait" tune "$model" --min-sqnr -3
+check bad-quant 1 "unknown scheme 'int3'" "$ait" tune "$model" --quant bf16,int3
 
 # The artifact: reloads, same outputs on two runs, close to the float model.
 mkdir -p "$tmp/a" "$tmp/b" "$tmp/p"
