@@ -45,10 +45,10 @@ PY
 check tune-quant 0 "^judged$" judge "$tmp/q.json" bf16,int8dq,int8wo,int4wo -
 check some-chosen 0 "native:(bf16|int8dq|int8wo|int4wo)" \
   /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([c['name'] for m in d['modules'] for c in m['candidates'] if c['chosen']])" "$tmp/q.json"
-"$ait" tune "$model" "${fast[@]}" --quant auto --min-sqnr 90 --json >"$tmp/strict.json" 2>/dev/null
+"$ait" tune "$model" "${fast[@]}" --select fc1 --quant auto --min-sqnr 90 --json >"$tmp/strict.json" 2>/dev/null
 check strict-rejects 0 "^judged$" judge "$tmp/strict.json" bf16,int8dq,int8wo,int4wo 90
 check strict-none-ok 0 "^\[\]$" /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([c['name'] for m in d['modules'] for c in m['candidates'] if c['variant'] in ('bf16','int8dq','int8wo','int4wo') and c['status']=='ok'])" "$tmp/strict.json"
-"$ait" tune "$model" "${fast[@]}" --json >"$tmp/f32.json" 2>/dev/null
+"$ait" tune "$model" "${fast[@]}" --select fc1 --json >"$tmp/f32.json" 2>/dev/null
 check float-no-quant 0 "^judged$" judge "$tmp/f32.json" "" -
 check bad-sqnr 2 "min-sqnr" "$ait" tune "$model" --min-sqnr -3
 check bad-quant 1 "unknown scheme 'int3'" "$ait" tune "$model" --quant bf16,int3
