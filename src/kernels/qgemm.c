@@ -280,10 +280,23 @@ static const qg_kern c_rows[QG_N] = {
 static const qg_kern *const x86_rows[QG_N] = {&qg_avx512_bf16, &qg_avx512_int8dq,
                                               &qg_avx512_int8wo, &qg_avx512_int4wo};
 
+/* Whether this CPU has row k's extra features: asked once (CPUID traps
+ * in a VM and costs ~0.15 ms for the whole table: more than a small GEMM). */
+static bool has_needs(int scheme)
+{
+    static int known[QG_N]; /* 0 unknown, 1 no, 2 yes */
+    int v = __atomic_load_n(&known[scheme], __ATOMIC_RELAXED);
+    if (!v) {
+        v = cpu_has_all(x86_rows[scheme]->needs, NULL, 0) ? 2 : 1;
+        __atomic_store_n(&known[scheme], v, __ATOMIC_RELAXED);
+    }
+    return v == 2;
+}
+
 static const qg_kern *pick(int scheme)
 {
     const qg_kern *k = x86_rows[scheme];
-    if (KISA_X86 && k->fn && kisa_active() >= k->isa && cpu_has_all(k->needs, NULL, 0)) return k;
+    if (KISA_X86 && k->fn && kisa_active() >= k->isa && has_needs(scheme)) return k;
     return &c_rows[scheme];
 }
 
@@ -332,6 +345,24 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
     return AIT_OK;
 }
 
+/* Panels [p0, p1) of C: every row block, then the epilogue on the tile. */
+static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
+                   int64_t ldc, const gemm_epi *epi, int64_t p0, int64_t p1)
+{
+    float tile[16 * QG_NR] __attribute__((aligned(64)));
+    for (int64_t p = p0; p < p1; p++) {
+        int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
+        for (int64_t i0 = 0; i0 < m; i0 += kr->mr) {
+            int mr = m - i0 < kr->mr ? (int)(m - i0) : kr->mr;
+            kr->fn(b, x, i0, mr, p, tile);
+            float *cc = c + i0 * ldc + p * QG_NR;
+            for (int i = 0; i < mr; i++)
+                memcpy(cc + i * ldc, tile + i * QG_NR, sizeof(float) * (size_t)nr);
+            if (epi) gemm_epi_tile(epi, cc, ldc, i0, p * QG_NR, mr, nr);
+        }
+    }
+}
+
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
 {
@@ -343,17 +374,13 @@ ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, flo
     int64_t np = b->np / QG_NR;
     int t = threads > 1 ? threads : 1;
     if (t > np) t = (int)np;
-#pragma omp parallel for num_threads(t) schedule(static) if (t > 1)
-    for (int64_t p = 0; p < np; p++) {
-        float tile[16 * QG_NR] __attribute__((aligned(64)));
-        int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
-        for (int64_t i0 = 0; i0 < m; i0 += kr->mr) {
-            int mr = m - i0 < kr->mr ? (int)(m - i0) : kr->mr;
-            kr->fn(b, &x, i0, mr, p, tile);
-            float *cc = c + i0 * ldc + p * QG_NR;
-            for (int i = 0; i < mr; i++)
-                memcpy(cc + i * ldc, tile + i * QG_NR, sizeof(float) * (size_t)nr);
-            if (epi) gemm_epi_tile(epi, cc, ldc, i0, p * QG_NR, mr, nr);
+    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
+        panels(kr, b, &x, m, c, ldc, epi, 0, np);
+    } else {
+#pragma omp parallel num_threads(t)
+        {
+            int id = omp_get_thread_num(), n = omp_get_num_threads();
+            panels(kr, b, &x, m, c, ldc, epi, np * id / n, np * (id + 1) / n);
         }
     }
     aligned_free(buf);
