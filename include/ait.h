@@ -497,6 +497,14 @@ typedef struct ait_tune_options {
      * M), and the artifact embeds the configs, so loading never reads the
      * file. Rows of another CPU are skipped with a warning. NULL: none. */
     const char *gemm_db;
+    /* Quantised candidates to try besides float32: "bf16", "int8dq" (int8
+     * dynamic), "int8wo", "int4wo" (weight-only; "int4wo-64", "int4wo-128"
+     * for other group sizes), comma-separated, or "auto" for all; NULL or
+     * "none": float32 only. Each is judged by the SQNR of its module's
+     * outputs against the reference: at least min_sqnr dB (0: the
+     * variant's own bound, 35 for bf16, 25 for int8 and int4). */
+    const char *quant;
+    double min_sqnr;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them

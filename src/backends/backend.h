@@ -93,6 +93,15 @@ typedef struct backend {
      * chose), into buf[n]: an artifact using this backend needs them. NULL
      * function: none (it prepares nothing machine-specific). */
     void (*cpu_needs)(char *buf, size_t n);
+    /* The quantised or low-precision variants build accepts for this
+     * module (e.g. "bf16", "int8dq"), tried only when the user asks for
+     * them (tune --quant): writes up to max static names into out and
+     * returns how many. NULL: none. */
+    int (*quant_variants)(const graph *module, const char **out, int max);
+    /* A variant's own tolerance: the SQNR in dB its module outputs must
+     * reach against the reference, judged instead of the outputs' float
+     * tolerance; 0 for a variant that keeps the float tolerance. NULL: 0. */
+    double (*min_sqnr)(const char *variant);
 } backend;
 
 /* The registry (registry.c, one line per backend). backend_find gives

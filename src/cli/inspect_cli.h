@@ -36,6 +36,8 @@ typedef struct insp_args {
     int max_batches;      /* tune: --max-batches-per-size (0: all) */
     const char *output;   /* tune: -o NAME.ait */
     int cold;             /* tune: --cold-cache 1, --warm-cache -1, else 0 (auto) */
+    const char *quant;    /* tune: --quant LIST */
+    double min_sqnr;      /* tune: --min-sqnr DB (0: each variant's own) */
     double margin;        /* tune: --margin as tune_opts.margin (0: default, -1: none) */
     const char *gemm_db;  /* tune: --gemm-db tuned.csv (docs/gemm.md) */
 } insp_args;

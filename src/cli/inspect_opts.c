@@ -12,7 +12,9 @@
 enum {
     O_DATA = 256, O_BATCHES, O_DIM, O_THREADS, O_RUNS, O_SELECT, O_TOP, O_SEL_SHARE, O_SEL_DEPTH,
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
-    O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES, O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB, O_HELP,
+    O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES,
+    O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB,
+    O_QUANT, O_MIN_SQNR, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -53,6 +55,8 @@ static const struct {
     {{"no-whole", no_argument, 0, O_NO_WHOLE}, INSP_DRY_RUN},
     {{"force-whole", no_argument, 0, O_FORCE_WHOLE}, INSP_DRY_RUN},
     {{"gemm-db", required_argument, 0, O_GEMM_DB}, INSP_DRY_RUN},
+    {{"quant", required_argument, 0, O_QUANT}, INSP_DRY_RUN},
+    {{"min-sqnr", required_argument, 0, O_MIN_SQNR}, INSP_DRY_RUN},
     {{"help", no_argument, 0, O_HELP}, 0},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
@@ -159,6 +163,13 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_NO_WHOLE: a->whole = -1; break;
         case O_FORCE_WHOLE: a->whole = 1; break;
         case O_GEMM_DB: a->gemm_db = optarg; break;
+        case O_QUANT: a->quant = strcmp(optarg, "none") == 0 ? NULL : optarg; break;
+        case O_MIN_SQNR: {
+            char *end;
+            a->min_sqnr = strtod(optarg, &end);
+            ok = *optarg && !*end && a->min_sqnr > 0 && a->min_sqnr < 1000;
+            break;
+        }
         case 'o':
         case O_OUTPUT: a->output = optarg; break;
         case O_COLD: a->cold = 1; break;

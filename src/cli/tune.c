@@ -67,6 +67,11 @@ static const char *tune_help =
     "                         min-latency, latency-budget:MS, or only:NAME (NAME's\n"
     "                         fastest valid candidate even where the baseline is\n"
     "                         faster: the model on one backend, to compare with)\n"
+    "  --quant LIST           also try quantised candidates: bf16, int8dq, int8wo,\n"
+    "                         int4wo (int4wo-64, int4wo-128), comma-separated, or\n"
+    "                         auto (all); judged by SQNR (default: none, float32)\n"
+    "  --min-sqnr DB          the SQNR bound of every quantised candidate (default:\n"
+    "                         its own: 35 dB bf16, 25 dB int8 and int4)\n"
     "  --margin F             a candidate must beat the baseline by F (0.05 or 5%;\n"
     "                         default 1%; 0: by anything) to replace it\n"
     "  --no-plan-check        keep the per-module choices without running the whole\n"
@@ -138,9 +143,12 @@ static void print_module(const inspection *r, const tune_module *tm)
                    tc->cached ? " (cached)" : "");
             continue;
         }
-        printf("%c %-18s %-8s %12.3f %12.3f %12.1f %8.2fx  %.2g%s%s\n", mark, tc->name, "ok",
+        char sq[48] = ""; /* a quantised candidate is judged by its SQNR: show it */
+        if (tc->min_sqnr > 0)
+            snprintf(sq, sizeof sq, ", SQNR %.1f dB (bound %g)", tc->sqnr_db, tc->min_sqnr);
+        printf("%c %-18s %-8s %12.3f %12.3f %12.1f %8.2fx  %.2g%s%s%s\n", mark, tc->name, "ok",
                tc->prof.median * 1e3, (tc->prof.p90 - tc->prof.p10) * 1e3, tc->prof.throughput,
-               tc->speedup, tc->max_rel, tc->prof.converged ? "" : " (not converged)",
+               tc->speedup, tc->max_rel, sq, tc->prof.converged ? "" : " (not converged)",
                tc->cached ? " (cached)" : "");
     }
     if (tm->whole && !tm->chosen) printf("  not in the plan. %s\n", tm->why);
@@ -256,7 +264,8 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .log = cli_logger(), .cache_dir = cache,
                    .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
-                   .plan_check = !a->no_plan_check, .gemm = gemm,
+                   .plan_check = !a->no_plan_check, .gemm = gemm, .quant = a->quant,
+                   .min_sqnr = a->min_sqnr,
                    .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;

@@ -70,6 +70,7 @@ static void cand_json(json_w *w, const tune_cand *c, bool chosen)
         if (isinf(c->sqnr_db) && c->sqnr_db > 0) json_str(w, "sqnr_db", "inf"); /* identical */
         else json_num(w, "sqnr_db", c->sqnr_db);
     }
+    if (c->min_sqnr > 0) json_num(w, "min_sqnr_db", c->min_sqnr); /* a quantised variant's bound */
     json_num(w, "trial_s", c->secs);
     json_end(w);
 }

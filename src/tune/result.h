@@ -10,7 +10,7 @@
 #include "tune/inspect.h"
 #include "tune/profile.h"
 
-#define TUNE_MAX_CANDS 16
+#define TUNE_MAX_CANDS 24
 
 typedef struct tune_cand {
     candidate_cfg cfg;
@@ -18,6 +18,7 @@ typedef struct tune_cand {
     bool valid;
     char reason[512];         /* why not valid */
     double max_rel, sqnr_db;  /* worst over the outputs, against the reference */
+    double min_sqnr;          /* a quantised variant's bound in dB (judged alone); 0: float tolerance */
     profile_result prof;
     double speedup;           /* baseline median / this median (0 if invalid) */
     bool errored;             /* crashed, timed out or failed in the child (not a verdict) */

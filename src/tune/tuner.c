@@ -12,6 +12,7 @@
 #include "graph/extract.h"
 #include "kernels/gemm_tuned.h"
 #include "exec/exec.h"
+#include "kernels/qgemm.h"
 #include "tune/cache.h"
 #include "tune/choice.h"
 #include "tune/isolate.h"
@@ -226,8 +227,10 @@ static ait_status trial_fn(void *ctx, const void **out, size_t *len, ait_error *
         if (s != AIT_OK) return v->label[0] ? err_prefix(e, "%s: ", v->label) : s;
         out_metrics m[MAX_PORTS];
         verdict vd;
+        tolerance qt = tolerance_quantised();
+        qt.min_sqnr_db = r->min_sqnr;
         TRY(validate_outputs((const tensor *const *)v->ref, no, (const tensor *const *)t->outs, no,
-                             t->names, NULL, m, &vd, e));
+                             t->names, r->min_sqnr > 0 ? &qt : NULL, m, &vd, e));
         for (int j = 0; j < no; j++) {
             r->max_rel = fmax(r->max_rel, m[j].max_rel);
             r->sqnr_db = fmin(r->sqnr_db, m[j].sqnr_db);
@@ -290,6 +293,9 @@ static void progress_done(const progress *p, const char *mod, int batch, const t
  * backend that runs some of the module's nodes itself, in each of its
  * variants for the module (the default first), at each thread count:
  * "onednn/t2", "onednn:blocked/t1". */
+static void add_quant(const graph *sub, const tune_opts *o, const backend *b, int threads,
+                      tune_module *tm, const backend **cb);
+
 static void list_candidates(const graph *sub, const tune_opts *o, tune_module *tm,
                             const backend **cb)
 {
@@ -317,6 +323,45 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
                 snprintf(c->name, sizeof c->name, "%s%s%s/t%d", b->name, *vars[v] ? ":" : "",
                          vars[v], t);
             }
+        add_quant(sub, o, b, threads, tm, cb);
+    }
+}
+
+/* Whether quantised variant `name` was asked for in `list` (tune_opts.quant). */
+static bool quant_wanted(const char *list, const char *name)
+{
+    if (!list || !*list) return false;
+    if (strcmp(list, "auto") == 0) return !strchr(name, '-');
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return true;
+        p += len + (end != NULL);
+    }
+    return false;
+}
+
+/* The quantised candidates of backend b on module sub that the user asked
+ * for, each with its own SQNR bound. */
+static void add_quant(const graph *sub, const tune_opts *o, const backend *b, int threads,
+                      tune_module *tm, const backend **cb)
+{
+    const char *qv[16];
+    int nq = b->quant_variants && o->quant ? b->quant_variants(sub, qv, 16) : 0;
+    for (int v = 0; v < nq; v++) {
+        if (!quant_wanted(o->quant, qv[v])) continue;
+        for (int t = 1; t <= threads && tm->n_cands < TUNE_MAX_CANDS; t++) {
+            cb[tm->n_cands] = b;
+            tune_cand *c = &tm->cands[tm->n_cands++];
+            memset(c, 0, sizeof *c);
+            c->cfg.backend = b->name;
+            c->cfg.threads = t;
+            snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", qv[v]);
+            snprintf(c->name, sizeof c->name, "%s:%s/t%d", b->name, qv[v], t);
+            c->min_sqnr = o->min_sqnr > 0 ? o->min_sqnr : b->min_sqnr ? b->min_sqnr(qv[v]) : 0;
+            if (c->min_sqnr <= 0) c->min_sqnr = TOL_QUANT_SQNR_DB;
+        }
     }
 }
 
@@ -461,6 +506,7 @@ static void cand_key(const uint8_t sdig[SHA256_BYTES], const tune_cand *c, char 
     cache_hash_str(&h, c->cfg.variant);
     if (c->cfg.gemm) cache_hash_i64(&h, (int64_t)c->cfg.gemm->hash); /* the GEMM table it ran with */
     cache_hash_str(&h, c->name);
+    if (c->min_sqnr > 0) cache_hash_i64(&h, (int64_t)llround(c->min_sqnr * 1000));
     sha256_final(&h, d);
     sha256_hex(d, hex);
 }
@@ -698,6 +744,25 @@ static void whole_settle(tune_report *r)
     }
 }
 
+/* Every name of tune_opts.quant is a quantisation scheme (kernels/qgemm.h). */
+static ait_status quant_check(const char *list, ait_error *e)
+{
+    if (!list || !*list || strcmp(list, "auto") == 0) return AIT_OK;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[32];
+        int g;
+        snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), p);
+        if (len >= 31 || qg_scheme_find(name, &g) < 0)
+            return err_set(e, AIT_E_INVALID_ARG,
+                           "tune: --quant: unknown scheme '%.*s' (bf16, int8dq, int8wo, int4wo, "
+                           "int4wo-64, int4wo-128, auto or none)", (int)len, p);
+        p += len + (end != NULL);
+    }
+    return AIT_OK;
+}
+
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e)
 {
@@ -713,6 +778,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         return err_set(e, AIT_E_INVALID_ARG, "%s: tuning needs at least one sample", m->path);
     if (o->backends && (o->n_backends < 1 || strcmp(o->backends[0]->name, "reference")))
         return err_set(e, AIT_E_INVALID_ARG, "tune: the first backend must be the reference");
+    TRY(quant_check(o->quant, e));
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
     bool whole = whole_wanted(o, m, insp);
     int n_tm = n_mod + whole; /* the whole module last at each bucket */

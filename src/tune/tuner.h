@@ -64,6 +64,12 @@ typedef struct tune_opts {
      * fastest valid one that is not the reference without the check (to
      * compare with, and for tests). */
     int whole;
+    /* Quantised variants to try besides float32 (backend.quant_variants):
+     * a comma-separated list of names ("bf16,int8dq"), "auto" for every
+     * one a backend offers but the int4 group sizes, NULL/""/"none": none.
+     * min_sqnr > 0 replaces each variant's own SQNR bound (dB). */
+    const char *quant;
+    double min_sqnr;
     /* The backends candidates come from, in order (the first must be the
      * baseline's); NULL: the registry. Tests pass their own. */
     const backend *const *backends;

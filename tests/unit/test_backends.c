@@ -1408,6 +1408,101 @@ static void test_native_gemm_db(void **state)
     graph_free(g);
 }
 
+/* SQNR in dB of got against want (float32). */
+static double sqnr(const tensor *want, const tensor *got)
+{
+    double sig = 0, noise = 0;
+    const float *w = want->data, *g = got->data;
+    for (int64_t i = 0; i < tensor_numel(want); i++) {
+        sig += (double)w[i] * w[i];
+        noise += ((double)w[i] - g[i]) * ((double)w[i] - g[i]);
+    }
+    return noise == 0 ? INFINITY : 10 * log10(sig / noise);
+}
+
+/* native's quantised variants on MatMul + bias + Relu and on Gemm (transB,
+ * alpha): offered by quant_variants, never by variants; each builds, runs
+ * within its own SQNR bound of the reference at 1 and 2 threads, saves its
+ * quantised weights and gives the same outputs when built from copies of
+ * them; a float32 blob is refused by a quantised build and the other way
+ * round. */
+static void test_native_quant(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native"), *ref = backend_find("reference");
+    for (int which = 0; which < 2; which++) {
+        gb p = {.g = graph_new(NULL, 17, "quant")};
+        gb_input(&p, "x", (in_spec)SH(5, 70));
+        if (which == 0) {
+            gb_const(&p, "w", (in_spec)SH(70, 37));
+            gb_const(&p, "bias", (in_spec)SH(37));
+            gb_node(&p, "MatMul", "x,w", "m", NULL, 0);
+            gb_node(&p, "Add", "m,bias", "a", NULL, 0);
+            gb_node(&p, "Relu", "a", "y", NULL, 0);
+        } else {
+            attr_spec at[2] = {{.name = "transB", .type = ATTR_INT, .i = 1},
+                               {.name = "alpha", .type = ATTR_FLOAT, .f = 0.5f}};
+            gb_const(&p, "w", (in_spec)SH(37, 70));
+            gb_const(&p, "bias", (in_spec)SH(37));
+            gb_node(&p, "Gemm", "x,w,bias", "y", at, 2);
+        }
+        gb_output(&p, "y");
+        const char *qv[16], *fv[16];
+        int nq = b->quant_variants(p.g, qv, 16), nf = backend_variants(b, p.g, fv, 16);
+        assert_true(nq >= 4);
+        for (int k = 0; k < nf; k++)
+            for (int j = 0; j < nq; j++) assert_string_not_equal(fv[k], qv[j]);
+        candidate_cfg cr = {.backend = "reference", .threads = 1};
+        built *br = NULL;
+        ait_error e = {0};
+        tensor *want[1];
+        assert_int_equal(ref->build(ref, p.g, &cr, &br, &e), AIT_OK);
+        assert_int_equal(ref->run(br, p.feed, want, &e), AIT_OK);
+        for (int v = 0; v < nq; v++) {
+            double bound = b->min_sqnr(qv[v]);
+            assert_true(bound == (strcmp(qv[v], "bf16") ? 25.0 : 35.0));
+            candidate_cfg cfg = {.backend = "native", .threads = 1};
+            snprintf(cfg.variant, sizeof cfg.variant, "%s", qv[v]);
+            built *b1 = NULL, *b2 = NULL, *bt = NULL;
+            if (b->build(b, p.g, &cfg, &b1, &e) != AIT_OK) fail_msg("%s: %s", qv[v], e.msg);
+            tensor *o1[1], *o2[1], *ot[1];
+            assert_int_equal(b->run(b1, p.feed, o1, &e), AIT_OK);
+            double q = sqnr(want[0], o1[0]);
+            printf("# %s %s: SQNR %.1f dB (bound %g)\n", which ? "Gemm" : "MatMul", qv[v], q, bound);
+            /* int4 on uniform random weights is near its 25 dB bound: a looser check */
+            if (q < (strncmp(qv[v], "int4", 4) ? bound : 18))
+                fail_msg("%s: SQNR %.1f dB", qv[v], q);
+            candidate_cfg c2t = cfg;
+            c2t.threads = 2;
+            assert_int_equal(b->build(b, p.g, &c2t, &bt, &e), AIT_OK);
+            assert_int_equal(b->run(bt, p.feed, ot, &e), AIT_OK);
+            assert_memory_equal(o1[0]->data, ot[0]->data, tensor_nbytes(o1[0]));
+            b->free(bt);
+            prepared pr = {0};
+            assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
+            assert_int_equal(pr.n, 1);
+            prep_blob copy = pr.blobs[0];
+            void *d = aligned_zalloc(copy.size);
+            memcpy(d, copy.data, copy.size);
+            copy.data = d;
+            prepared cp = {1, &copy};
+            cfg.prep = &cp;
+            if (b->build(b, p.g, &cfg, &b2, &e) != AIT_OK) fail_msg("%s: from blob: %s", qv[v], e.msg);
+            assert_int_equal(b->run(b2, p.feed, o2, &e), AIT_OK);
+            assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
+            b->free(b2);
+            /* the float build refuses this blob */
+            candidate_cfg cf = {.backend = "native", .threads = 1, .prep = &cp};
+            assert_int_not_equal(b->build(b, p.g, &cf, &b2, &e), AIT_OK);
+            assert_null(b2);
+            b->free(b1);
+            aligned_free(d);
+        }
+        ref->free(br);
+        gb_free(&p);
+    }
+}
+
 /* Two builds with different thread counts, run one after the other and
  * interleaved, give the reference's answer each time. */
 static void test_onednn_threads(void **state)
@@ -1585,6 +1680,7 @@ int main(void)
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),
         cmocka_unit_test(test_native_gemm_db),
+        cmocka_unit_test(test_native_quant),
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
     };

@@ -1,4 +1,6 @@
-/* MatMul and Gemm on the native GEMM. A constant B (weights) is packed once
+/* MatMul and Gemm on the native GEMM. In a quantised variant (bf16,
+ * int8dq, int8wo, int4wo: kernels/qgemm.h) a constant B is quantised and
+ * packed for qgemm instead, with the same epilogue. A constant B (weights) is packed once
  * (for Gemm with transB read through strides: nn.Linear's [N, K] packs
  * like any other), and then M of 16 and below streams it without packing A.
  * MatMul with a 2-D constant B runs as one GEMM over all batch rows;
@@ -8,7 +10,7 @@
 #include "backends/native/native.h"
 #include "ops/matmul_shape.h"
 
-enum { G_PACKED, G_M, G_N, G_K, G_TA, G_TB, G_CMODE, G_C };
+enum { G_PACKED, G_M, G_N, G_K, G_TA, G_TB, G_CMODE, G_C, G_Q };
 enum { C_NONE, C_BIAS_COL, C_BIAS_ROW, C_RES }; /* what Gemm's C became */
 
 static void fill_b(built *bm, int i, int grp, void *dst, const void *arg)
@@ -16,6 +18,35 @@ static void fill_b(built *bm, int i, int grp, void *dst, const void *arg)
     const int64_t *a = arg; /* k, n, rsb, csb */
     const tensor *b = nat_shape(bm, bm->g->nodes[i].in[1]);
     gemm_pack_b(bm->kern, b->data, a[2], a[3], a[0], a[1], dst);
+}
+
+static void fill_q(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    const int64_t *a = arg; /* k, n, rsb, csb */
+    const tensor *b = nat_shape(bm, bm->g->nodes[i].in[1]);
+    qg_pack(bm->quant, bm->qgroup, b->data, a[2], a[3], a[0], a[1], dst);
+}
+
+/* Node i's constant B (arg: k, n, rsb, csb), packed for the float GEMM or,
+ * in a quantised variant with A read row by row (q_ok), for qgemm. */
+static ait_status pack_w(built *bm, int i, const int64_t arg[4], bool q_ok, nat_step *st)
+{
+    nat_pack *p;
+    if (bm->quant >= 0 && q_ok) {
+        size_t bytes = qg_pack_size(bm->quant, bm->qgroup, arg[0], arg[1]);
+        if (!bytes) return AIT_OK;
+        bm->pack_quant = true;
+        ait_status s = nat_pack_get(bm, i, 1, bytes, fill_q, arg, &p);
+        bm->pack_quant = false;
+        TRY(s);
+        st->geo[G_PACKED] = st->geo[G_Q] = 1;
+        return AIT_OK;
+    }
+    size_t bytes = gemm_pack_b_size(bm->kern, arg[0], arg[1]);
+    if (!bytes) return AIT_OK;
+    TRY(nat_pack_get(bm, i, 1, bytes, fill_b, arg, &p));
+    st->geo[G_PACKED] = 1;
+    return AIT_OK;
 }
 
 static bool f32(const tensor *t) { return t && t->dtype == AIT_F32; }
@@ -31,11 +62,8 @@ static ait_status mm_take(built *bm, int i, nat_step *st, bool *taken)
     if (tensor_numel(y) == 0 || K == 0) return AIT_OK;
     if (nat_const(bm, n->in[1]) && b->rank == 2) {
         int64_t arg[4] = {K, N, N, 1};
-        nat_pack *p;
-        size_t bytes = gemm_pack_b_size(bm->kern, K, N);
-        if (!bytes) return AIT_OK;
-        TRY(nat_pack_get(bm, i, 1, bytes, fill_b, arg, &p));
-        st->geo[G_PACKED] = 1;
+        TRY(pack_w(bm, i, arg, true, st));
+        if (!st->geo[G_PACKED]) return AIT_OK;
         st->geo[G_M] = tensor_numel(a) / K;
     }
     st->geo[G_N] = N;
@@ -72,6 +100,8 @@ static ait_status mm_run(built *bm, const nat_step *st)
         g.c = y;
         nat_gemm_epi(bm, &st->epi, 0, N, &g.epi);
         epi_bias(bm, st, &g.epi, 0, NULL);
+        if (st->geo[G_Q])
+            return qgemm(&bm->packs[st->node].qv, g.a, K, g.m, y, N, &g.epi, bm->threads, bm->err);
         TRY(nat_gemm_f32(bm, &g));
         return AIT_OK;
     }
@@ -137,11 +167,8 @@ static ait_status gemm_take(built *bm, int i, nat_step *st, bool *taken)
     }
     if (nat_const(bm, n->in[1])) {
         int64_t arg[4] = {K, N, tb ? 1 : N, tb ? K : 1};
-        nat_pack *p;
-        size_t bytes = gemm_pack_b_size(bm->kern, K, N);
-        if (!bytes) return AIT_OK;
-        TRY(nat_pack_get(bm, i, 1, bytes, fill_b, arg, &p));
-        st->geo[G_PACKED] = 1;
+        TRY(pack_w(bm, i, arg, !ta, st));
+        if (!st->geo[G_PACKED]) return AIT_OK;
     }
     st->geo[G_M] = M;
     st->geo[G_N] = N;
@@ -186,6 +213,8 @@ static ait_status gemm_run(built *bm, const nat_step *st)
     }
     epi_bias(bm, st, &g.epi, cmode == C_BIAS_ROW ? GEMM_BIAS_ROW : GEMM_BIAS_COL,
              cmode == C_BIAS_COL || cmode == C_BIAS_ROW ? bm->packs[st->node].bias : NULL);
+    if (st->geo[G_Q]) /* A row-major (transA 0) */
+        return qgemm(&bm->packs[st->node].qv, g.a, K, M, g.c, N, &g.epi, bm->threads, bm->err);
     return nat_gemm_f32(bm, &g);
 }
 

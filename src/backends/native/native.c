@@ -76,6 +76,15 @@ ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
         p->data = p->own;
     }
     p->size = total;
+    if (bm->pack_quant) { /* one group of qgemm's */
+        ait_status s = qg_view(p->data, bytes, &p->qv, bm->err);
+        if (s != AIT_OK) {
+            p->data = NULL;
+            return err_prefix(bm->err, "native: node '%s': prepared weights '%s': ",
+                              bm->g->nodes[i].name, p->name);
+        }
+        return AIT_OK;
+    }
     for (int g = 0; g < groups; g++) {
         ait_status s = gemm_packed_view((const char *)p->data + (size_t)g * stride, bytes,
                                         &p->views[g], bm->err);
@@ -296,12 +305,16 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     *out = NULL;
     const char *var = cfg && cfg->variant[0] ? cfg->variant : NULL;
     char why[200];
-    const gemm_kernel *kern = var ? gemm_kernel_find(var, why, sizeof why) : gemm_kernel_best();
+    int qgroup = 0, quant = var ? qg_scheme_find(var, &qgroup) : -1;
+    const gemm_kernel *kern = var && quant < 0 ? gemm_kernel_find(var, why, sizeof why)
+                                               : gemm_kernel_best();
     if (!kern) return err_set(e, AIT_E_INVALID_ARG, "backend 'native': variant: %s", why);
     built *bm = calloc(1, sizeof *bm);
     if (!bm) return err_set(e, AIT_E_NOMEM, "native: out of memory");
     bm->g = module;
     bm->kern = kern;
+    bm->quant = quant;
+    bm->qgroup = qgroup;
     bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
@@ -424,6 +437,34 @@ static void nat_cpu_needs(char *buf, size_t n)
     snprintf(buf, n, "%s", gemm_kernel_needs(gemm_kernel_best()));
 }
 
+/* The quantised variants (kernels/qgemm.h) when the module has a MatMul or
+ * Gemm with a constant float32 2-D B, the weights they quantise; int4 in
+ * groups of 32, 64 (int4wo-64) and 128 (int4wo-128). */
+static int nat_quant_variants(const graph *module, const char **out, int max)
+{
+    static const char *const qs[] = {"bf16", "int8dq", "int8wo", "int4wo", "int4wo-64",
+                                     "int4wo-128"};
+    bool any = false;
+    for (int i = 0; i < module->n_nodes && !any; i++) {
+        const node *n = &module->nodes[i];
+        if (n->domain && n->domain[0]) continue;
+        if (strcmp(n->op, "MatMul") != 0 && strcmp(n->op, "Gemm") != 0) continue;
+        const value *b = n->n_in > 1 && n->in[1] >= 0 ? &module->vals[n->in[1]] : NULL;
+        any = b && b->konst && b->konst->dtype == AIT_F32 && b->konst->rank == 2;
+    }
+    int k = 0;
+    for (size_t i = 0; any && i < sizeof qs / sizeof qs[0] && k < max; i++) out[k++] = qs[i];
+    return k;
+}
+
+/* SQNR bounds: bf16 keeps 8 significant bits (35 dB), int8 and int4 25 dB. */
+static double nat_min_sqnr(const char *variant)
+{
+    int g;
+    int s = qg_scheme_find(variant, &g);
+    return s < 0 ? 0 : s == QG_BF16 ? 35.0 : 25.0;
+}
+
 const backend backend_native = {
     .name = "native",
     .summary = "ait's own kernels, float32: MatMul, Gemm and 2-D Conv as packed GEMMs with "
@@ -437,4 +478,6 @@ const backend backend_native = {
     .save = nat_save,
     .variants = nat_variants,
     .cpu_needs = nat_cpu_needs,
+    .quant_variants = nat_quant_variants,
+    .min_sqnr = nat_min_sqnr,
 };

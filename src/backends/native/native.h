@@ -16,6 +16,7 @@
 #include "graph/fuse.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_tuned.h"
+#include "kernels/qgemm.h"
 
 /* What an anchor's epilogue swallowed, in value ids (-1: none); fuse.c
  * finds it, the op turns it into a gemm_epi at each run. */
@@ -42,6 +43,7 @@ typedef struct nat_pack {
     size_t stride;    /* bytes from one group's packed operand to the next */
     gemm_packed *views;
     float *bias;      /* a bias the op prepared (Gemm's beta * C), owned */
+    qg_packed qv;     /* quantised weights (built.quant >= 0): one group, qgemm's */
 } nat_pack;
 
 typedef struct nat_step {
@@ -64,6 +66,8 @@ struct built {
     const graph *g;
     int threads;
     const gemm_kernel *kern;
+    int quant, qgroup; /* a quantised variant's qg_scheme and int4 group (qgemm.h), else -1 */
+    bool pack_quant;   /* nat_pack_get is making quantised weights (qg_view, not gemm's) */
     const prepared *prep;
     exec *x;
     bool scheduled;

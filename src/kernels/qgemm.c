@@ -1,0 +1,388 @@
+/* Quantised GEMM (qgemm.h): packing, the driver (activation conversion,
+ * panels over threads, the epilogue) and the portable kernels. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu.h"
+#include "core/half.h"
+#include "core/tensor.h"
+#include "kernels/qgemm_kern.h"
+
+#define MAGIC "aitqgem1"
+#define HDR 64
+
+typedef struct qhdr {
+    char magic[8];
+    int32_t scheme, group;
+    int64_t k, n;
+} qhdr;
+_Static_assert(sizeof(qhdr) <= HDR, "header fits");
+
+static const char *const names[QG_N] = {"bf16", "int8dq", "int8wo", "int4wo"};
+/* Bytes of one panel per k (QG_NR columns), and the k step, per scheme. */
+static const int kbytes[QG_N] = {32, 16, 16, 8};
+static const int kstep[QG_N] = {2, 4, 1, 2};
+
+const char *qg_scheme_name(int s) { return s >= 0 && s < QG_N ? names[s] : NULL; }
+
+int qg_scheme_find(const char *name, int *group)
+{
+    *group = 32;
+    if (!name) return -1;
+    for (int s = 0; s < QG_N; s++)
+        if (strcmp(name, names[s]) == 0) return s;
+    if (strcmp(name, "int4wo-64") == 0) return *group = 64, QG_INT4WO;
+    if (strcmp(name, "int4wo-128") == 0) return *group = 128, QG_INT4WO;
+    return -1;
+}
+
+static size_t up64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+/* The sections' sizes: panels, scales, zeros, column sums; 0 on overflow. */
+static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, size_t sec[4])
+{
+    if (scheme < 0 || scheme >= QG_N || k <= 0 || n <= 0 || k > (INT64_C(1) << 40) ||
+        n > (INT64_C(1) << 40))
+        return false;
+    if (scheme == QG_INT4WO && group != 32 && group != 64 && group != 128) return false;
+    int step = scheme == QG_INT4WO ? group : kstep[scheme];
+    v->scheme = scheme;
+    v->group = scheme == QG_INT4WO ? group : 0;
+    v->k = k;
+    v->n = n;
+    v->kp = (k + step - 1) / step * step;
+    v->np = (n + QG_NR - 1) / QG_NR * QG_NR;
+    size_t w;
+    if (__builtin_mul_overflow((size_t)v->kp, (size_t)(v->np / QG_NR * kbytes[scheme]), &w))
+        return false;
+    size_t ng = scheme == QG_INT4WO ? (size_t)(v->kp / group) : 1;
+    sec[0] = up64(w);
+    sec[1] = scheme == QG_BF16 ? 0 : up64(ng * (size_t)v->np * sizeof(float));
+    sec[2] = scheme == QG_INT4WO ? sec[1] : 0;
+    sec[3] = scheme == QG_INT8DQ ? up64((size_t)v->np * sizeof(int32_t)) : 0;
+    return sec[0] < ((size_t)1 << 50);
+}
+
+size_t qg_pack_size(int scheme, int group, int64_t k, int64_t n)
+{
+    qg_packed v;
+    size_t sec[4];
+    if (!layout(scheme, group, k, n, &v, sec)) return 0;
+    return HDR + sec[0] + sec[1] + sec[2] + sec[3];
+}
+
+static void view_of(void *buf, const size_t sec[4], qg_packed *v)
+{
+    uint8_t *p = (uint8_t *)buf + HDR;
+    v->w = p;
+    v->scale = sec[1] ? (const float *)(p + sec[0]) : NULL;
+    v->zero = sec[2] ? (const float *)(p + sec[0] + sec[1]) : NULL;
+    v->colsum = sec[3] ? (const int32_t *)(p + sec[0] + sec[1] + sec[2]) : NULL;
+}
+
+ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e)
+{
+    qhdr h;
+    size_t sec[4];
+    if (size < HDR) return err_set(e, AIT_E_INVALID_ARG, "quantised weights: too short");
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, MAGIC, 8) != 0)
+        return err_set(e, AIT_E_INVALID_ARG, "quantised weights: bad magic");
+    if (!layout(h.scheme, h.group, h.k, h.n, out, sec))
+        return err_set(e, AIT_E_INVALID_ARG, "quantised weights: bad header");
+    if (size != HDR + sec[0] + sec[1] + sec[2] + sec[3])
+        return err_set(e, AIT_E_INVALID_ARG, "quantised weights: %zu bytes, the header says %zu",
+                       size, HDR + sec[0] + sec[1] + sec[2] + sec[3]);
+    view_of((void *)buf, sec, out);
+    return AIT_OK;
+}
+
+/* Round to nearest, ties to even (the default rounding mode), as int. */
+static int32_t rne(float x) { return (int32_t)nearbyintf(x); }
+
+static void pack_int8(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint8_t *w,
+                      float *scale, int32_t *colsum)
+{
+    int64_t k = v->k;
+    for (int64_t j = 0; j < v->n; j++) {
+        float mx = 0;
+        for (int64_t p = 0; p < k; p++) mx = fmaxf(mx, fabsf(b[p * rsb + j * csb]));
+        float s = mx > 0 && isfinite(mx) ? mx / 127.0f : 1.0f;
+        scale[j] = s;
+        int32_t sum = 0;
+        uint8_t *col = w + (j / QG_NR) * v->kp * 16;
+        int jj = (int)(j % QG_NR);
+        for (int64_t p = 0; p < k; p++) {
+            int32_t q = rne(b[p * rsb + j * csb] / s);
+            q = q > 127 ? 127 : q < -127 ? -127 : q;
+            sum += q;
+            /* int8dq: quads of k per column; int8wo: one k's 16 columns */
+            size_t at = v->scheme == QG_INT8DQ ? (size_t)((p / 4) * 64 + jj * 4 + p % 4)
+                                               : (size_t)(p * 16 + jj);
+            col[at] = (uint8_t)(int8_t)q;
+        }
+        if (colsum) colsum[j] = sum;
+    }
+}
+
+static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint8_t *w,
+                      float *scale, float *zero)
+{
+    int64_t G = v->group;
+    for (int64_t j = 0; j < v->n; j++) {
+        uint8_t *col = w + (j / QG_NR) * v->kp * 8;
+        int jj = (int)(j % QG_NR);
+        for (int64_t g0 = 0; g0 < v->k; g0 += G) {
+            int64_t g1 = g0 + G < v->k ? g0 + G : v->k;
+            float lo = 0, hi = 0; /* the range holds 0: zero stays exact */
+            for (int64_t p = g0; p < g1; p++) {
+                float x = b[p * rsb + j * csb];
+                lo = fminf(lo, x);
+                hi = fmaxf(hi, x);
+            }
+            float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 15.0f : 1.0f;
+            int32_t z = rne(-lo / s);
+            z = z < 0 ? 0 : z > 15 ? 15 : z;
+            scale[(g0 / G) * v->np + j] = s;
+            zero[(g0 / G) * v->np + j] = (float)z;
+            for (int64_t p = g0; p < g1; p++) {
+                int32_t q = rne(b[p * rsb + j * csb] / s) + z;
+                q = q < 0 ? 0 : q > 15 ? 15 : q;
+                col[(p / 2) * 16 + jj] |= (uint8_t)(q << (4 * (p % 2)));
+            }
+        }
+    }
+}
+
+void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, int64_t k,
+             int64_t n, void *dst)
+{
+    qg_packed v;
+    size_t sec[4];
+    if (!layout(scheme, group, k, n, &v, sec)) return;
+    qhdr h = {.scheme = scheme, .group = v.group, .k = k, .n = n};
+    memcpy(h.magic, MAGIC, 8);
+    memcpy(dst, &h, sizeof h);
+    view_of(dst, sec, &v);
+    uint8_t *w = (uint8_t *)v.w;
+    if (scheme == QG_BF16) {
+        uint16_t *d = (uint16_t *)w;
+        for (int64_t p = 0; p < k; p++)
+            for (int64_t j = 0; j < n; j++)
+                d[(j / QG_NR) * v.kp * 16 + (p / 2) * 32 + (j % QG_NR) * 2 + p % 2] =
+                    f32_to_bf16(b[p * rsb + j * csb]);
+    } else if (scheme == QG_INT4WO) {
+        pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (float *)v.zero);
+    } else {
+        pack_int8(&v, b, rsb, csb, w, (float *)v.scale, (int32_t *)v.colsum);
+    }
+}
+
+void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
+{
+    float lo = 0, hi = 0; /* the range holds 0, so zero (padding) is exact */
+    for (int64_t p = 0; p < k; p++) {
+        lo = fminf(lo, a[p]);
+        hi = fmaxf(hi, a[p]);
+    }
+    float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 255.0f : 1.0f;
+    int32_t z = rne(-lo / s);
+    z = z < 0 ? 0 : z > 255 ? 255 : z;
+    for (int64_t p = 0; p < k; p++) {
+        int32_t v = rne(a[p] / s) + z;
+        q[p] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+    *scale = s;
+    *zp = z;
+}
+
+/* ---- portable kernels ----------------------------------------------------------- */
+
+static void c_bf16(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
+{
+    const uint16_t *w = (const uint16_t *)qg_panel(b, p, 32);
+    for (int i = 0; i < mr; i++) {
+        const uint16_t *a = x->h + (size_t)(i0 + i) * b->kp;
+        float acc[QG_NR] = {0};
+        /* as vdpbf16ps: the odd product, then the even one (exact products) */
+        for (int64_t kk = 0; kk < b->kp / 2; kk++) {
+            float a0 = bf16_to_f32(a[2 * kk]), a1 = bf16_to_f32(a[2 * kk + 1]);
+            float w0[QG_NR], w1[QG_NR];
+            for (int j = 0; j < QG_NR; j++) {
+                w0[j] = bf16_to_f32(w[kk * 32 + 2 * j]);
+                w1[j] = bf16_to_f32(w[kk * 32 + 2 * j + 1]);
+            }
+            for (int j = 0; j < QG_NR; j++) acc[j] = (acc[j] + a1 * w1[j]) + a0 * w0[j];
+        }
+        for (int j = 0; j < QG_NR; j++) t[i * QG_NR + j] = acc[j];
+    }
+}
+
+static void c_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
+{
+    const int8_t *w = (const int8_t *)qg_panel(b, p, 16);
+    for (int i = 0; i < mr; i++) {
+        const uint8_t *a = x->q + (size_t)(i0 + i) * b->kp;
+        for (int j = 0; j < QG_NR; j++) {
+            int32_t acc = 0;
+            for (int64_t kq = 0; kq < b->kp / 4; kq++)
+                for (int u = 0; u < 4; u++) acc += (int32_t)a[4 * kq + u] * w[kq * 64 + 4 * j + u];
+            acc -= x->za[i0 + i] * b->colsum[p * QG_NR + j];
+            t[i * QG_NR + j] = (float)acc * (x->sa[i0 + i] * b->scale[p * QG_NR + j]);
+        }
+    }
+}
+
+static void c_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
+{
+    const int8_t *w = (const int8_t *)qg_panel(b, p, 16);
+    for (int i = 0; i < mr; i++) {
+        const float *a = x->a + (i0 + i) * x->lda;
+        float acc[QG_NR] = {0};
+        for (int64_t k = 0; k < b->k; k++)
+            for (int j = 0; j < QG_NR; j++) acc[j] += a[k] * (float)w[k * 16 + j];
+        for (int j = 0; j < QG_NR; j++) t[i * QG_NR + j] = acc[j] * b->scale[p * QG_NR + j];
+    }
+}
+
+static void c_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
+{
+    const uint8_t *w = qg_panel(b, p, 8);
+    int64_t G = b->group, ng = b->kp / G;
+    for (int i = 0; i < mr; i++) {
+        const float *a = x->a + (i0 + i) * x->lda;
+        float out[QG_NR] = {0};
+        for (int64_t g = 0; g < ng; g++) {
+            float acc[QG_NR] = {0};
+            int64_t k1 = (g + 1) * G < b->k ? (g + 1) * G : b->k;
+            for (int64_t k = g * G; k < k1; k++)
+                for (int j = 0; j < QG_NR; j++)
+                    acc[j] += a[k] * (float)((w[(k / 2) * 16 + j] >> (4 * (k % 2))) & 15);
+            float gs = x->gsum[(i0 + i) * ng + g];
+            for (int j = 0; j < QG_NR; j++) {
+                size_t at = (size_t)(g * b->np + p * QG_NR + j);
+                out[j] += b->scale[at] * (acc[j] - b->zero[at] * gs);
+            }
+        }
+        for (int j = 0; j < QG_NR; j++) t[i * QG_NR + j] = out[j];
+    }
+}
+
+/* Per scheme, best first; the portable row last. */
+static const qg_kern c_rows[QG_N] = {
+    {KISA_PORTABLE, "", "portable", 4, c_bf16},
+    {KISA_PORTABLE, "", "portable", 4, c_int8dq},
+    {KISA_PORTABLE, "", "portable", 4, c_int8wo},
+    {KISA_PORTABLE, "", "portable", 4, c_int4wo},
+};
+static const qg_kern *const x86_rows[QG_N] = {&qg_avx512_bf16, &qg_avx512_int8dq,
+                                              &qg_avx512_int8wo, &qg_avx512_int4wo};
+
+/* Whether this CPU has row k's extra features: asked once (CPUID traps
+ * in a VM and costs ~0.15 ms for the whole table: more than a small GEMM). */
+static bool has_needs(int scheme)
+{
+    static int known[QG_N]; /* 0 unknown, 1 no, 2 yes */
+    int v = __atomic_load_n(&known[scheme], __ATOMIC_RELAXED);
+    if (!v) {
+        v = cpu_has_all(x86_rows[scheme]->needs, NULL, 0) ? 2 : 1;
+        __atomic_store_n(&known[scheme], v, __ATOMIC_RELAXED);
+    }
+    return v == 2;
+}
+
+static const qg_kern *pick(int scheme)
+{
+    const qg_kern *k = x86_rows[scheme];
+    if (KISA_X86 && k->fn && kisa_active() >= k->isa && has_needs(scheme)) return k;
+    return &c_rows[scheme];
+}
+
+const char *qg_kernel_name(int scheme)
+{
+    return scheme >= 0 && scheme < QG_N ? pick(scheme)->name : "?";
+}
+
+/* ---- the driver ----------------------------------------------------------------- */
+
+/* A's rows converted as the scheme's kernels read them, in one buffer. */
+static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int64_t m, qg_act *x,
+                           void **buf, ait_error *e)
+{
+    *x = (qg_act){.a = a, .lda = lda};
+    *buf = NULL;
+    size_t rows = (size_t)m, kp = (size_t)b->kp, bytes = 0;
+    int64_t ng = b->group ? b->kp / b->group : 0;
+    if (b->scheme == QG_BF16) bytes = rows * kp * 2;
+    else if (b->scheme == QG_INT8DQ) bytes = rows * kp + rows * 8;
+    else if (b->scheme == QG_INT4WO) bytes = rows * (size_t)ng * sizeof(float);
+    if (!bytes) return AIT_OK;
+    *buf = aligned_zalloc(up64(bytes) + 64);
+    if (!*buf) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
+    if (b->scheme == QG_BF16) {
+        uint16_t *h = *buf;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t k = 0; k < b->k; k++) h[(size_t)i * kp + k] = f32_to_bf16(a[i * lda + k]);
+        x->h = h;
+    } else if (b->scheme == QG_INT8DQ) {
+        uint8_t *q = *buf;
+        float *sa = (float *)(q + up64(rows * kp));
+        int32_t *za = (int32_t *)(sa + rows);
+        for (int64_t i = 0; i < m; i++)
+            qg_quant_row_u8(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
+        /* padding k: q = 0 there, against weights 0: no term */
+        x->q = q;
+        x->sa = sa;
+        x->za = za;
+    } else {
+        float *gs = *buf;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t k = 0; k < b->k; k++) gs[i * ng + k / b->group] += a[i * lda + k];
+        x->gsum = gs;
+    }
+    return AIT_OK;
+}
+
+/* Panels [p0, p1) of C: every row block, then the epilogue on the tile. */
+static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
+                   int64_t ldc, const gemm_epi *epi, int64_t p0, int64_t p1)
+{
+    float tile[16 * QG_NR] __attribute__((aligned(64)));
+    for (int64_t p = p0; p < p1; p++) {
+        int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
+        for (int64_t i0 = 0; i0 < m; i0 += kr->mr) {
+            int mr = m - i0 < kr->mr ? (int)(m - i0) : kr->mr;
+            kr->fn(b, x, i0, mr, p, tile);
+            float *cc = c + i0 * ldc + p * QG_NR;
+            for (int i = 0; i < mr; i++)
+                memcpy(cc + i * ldc, tile + i * QG_NR, sizeof(float) * (size_t)nr);
+            if (epi) gemm_epi_tile(epi, cc, ldc, i0, p * QG_NR, mr, nr);
+        }
+    }
+}
+
+ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
+                 int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
+{
+    if (m <= 0) return AIT_OK;
+    qg_act x;
+    void *buf;
+    TRY(act_make(b, a, lda, m, &x, &buf, e));
+    const qg_kern *kr = pick(b->scheme);
+    int64_t np = b->np / QG_NR;
+    int t = threads > 1 ? threads : 1;
+    if (t > np) t = (int)np;
+    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
+        panels(kr, b, &x, m, c, ldc, epi, 0, np);
+    } else {
+#pragma omp parallel num_threads(t)
+        {
+            int id = omp_get_thread_num(), n = omp_get_num_threads();
+            panels(kr, b, &x, m, c, ldc, epi, np * id / n, np * (id + 1) / n);
+        }
+    }
+    aligned_free(buf);
+    return AIT_OK;
+}

@@ -1,0 +1,74 @@
+/* Quantised and low-precision GEMM with a prepacked constant B (weights):
+ *
+ *   C[m][n] = epilogue(sum_k A[m][k] * B'[k][n])
+ *
+ * where B' is B as the scheme stores it and A is float32, row-major:
+ *   QG_BF16    B and A rounded to bfloat16 (nearest even), fp32 sums
+ *              (AVX512-BF16 vdpbf16ps).
+ *   QG_INT8DQ  B symmetric int8 per output column (s = max|b|/127); each A
+ *              row quantised at run time to uint8 with its own scale and
+ *              zero point; int32 sums (AVX512-VNNI vpdpbusd), the zero
+ *              point taken out with B's column sums made at pack:
+ *                C = sa * sb[j] * (sum qa*qb - za * colsum[j]).
+ *   QG_INT8WO  B as QG_INT8DQ's, A float: fp32 sums of a * q, times sb[j].
+ *   QG_INT4WO  B asymmetric uint4 per group of `group` rows (32, 64, 128)
+ *              and column, w = s * (q - z); fp32 sums, per group
+ *                s * (sum a*q - z * sum a).
+ * The weight-only ones stream B at memory bandwidth for skinny M.
+ *
+ * Packed layouts do not depend on the ISA (the portable kernels read the
+ * same bytes), so a saved blob runs anywhere; the kernel is picked at each
+ * call from CPUID under kisa_force's cap (isa.h). Panels are QG_NR
+ * columns wide, zero past N. */
+#ifndef AIT_KERNELS_QGEMM_H
+#define AIT_KERNELS_QGEMM_H
+#include <stdint.h>
+
+#include "core/status.h"
+#include "kernels/gemm.h"
+
+#define QG_NR 16
+
+typedef enum { QG_BF16, QG_INT8DQ, QG_INT8WO, QG_INT4WO, QG_N } qg_scheme;
+
+/* A view of a packed B (qg_pack's buffer, or an artifact's copy). */
+typedef struct qg_packed {
+    int scheme, group;
+    int64_t k, n, kp, np; /* kp: k rounded up to the scheme's step; np: n to QG_NR */
+    const void *w;        /* the panels */
+    const float *scale;   /* [np] (int8), [kp/group][np] (int4) */
+    const float *zero;    /* int4: [kp/group][np] */
+    const int32_t *colsum; /* int8dq: [np] */
+} qg_packed;
+
+/* "bf16", "int8dq", "int8wo", "int4wo"; NULL when out of range. */
+const char *qg_scheme_name(int s);
+/* The scheme named `name` ("int4wo" is group 32; "int4wo-64" and
+ * "int4wo-128" set *group), or -1. */
+int qg_scheme_find(const char *name, int *group);
+
+/* Bytes a packed B (k x n) takes, header included; 0 on overflow or a bad
+ * group (int4: 32, 64 or 128). */
+size_t qg_pack_size(int scheme, int group, int64_t k, int64_t n);
+/* Quantises and packs B (B[k][n] at b[k*rsb + n*csb]) into dst (64-byte
+ * aligned, qg_pack_size bytes, zeroed). */
+void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, int64_t k,
+             int64_t n, void *dst);
+/* Checks a packed buffer of `size` bytes and fills a view of it in place. */
+ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
+
+/* C (m x n, leading dimension ldc) = epilogue(A * B'), A m x k with rows
+ * lda apart. threads <= 1: the calling thread only. Fails only when out
+ * of memory. */
+ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
+                 int64_t ldc, const gemm_epi *epi, int threads, ait_error *e);
+
+/* The kernel qgemm picks for the scheme now ("avx512-bf16", "portable",
+ * ...), and the core/cpu.h features it needs. */
+const char *qg_kernel_name(int scheme);
+
+/* The activation quantisation of QG_INT8DQ, exported for tests: row a[k]
+ * to q[k] in 0..255, with *scale and *zp. */
+void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp);
+
+#endif

@@ -1,0 +1,41 @@
+/* qgemm's private parts: the activations as a kernel reads them and the
+ * per-scheme micro-kernel tables (qgemm.c, qgemm_avx512.c). */
+#ifndef AIT_KERNELS_QGEMM_KERN_H
+#define AIT_KERNELS_QGEMM_KERN_H
+#include "kernels/isa.h"
+#include "kernels/qgemm.h"
+
+/* A's rows as the scheme's kernels read them. */
+typedef struct qg_act {
+    const float *a;     /* float rows (weight-only), lda apart */
+    int64_t lda;
+    const uint16_t *h;  /* bf16 rows, kp apart (pairs of k) */
+    const uint8_t *q;   /* int8dq: uint8 rows, kp apart */
+    const float *sa;    /* int8dq: per row scale */
+    const int32_t *za;  /* int8dq: per row zero point */
+    const float *gsum;  /* int4wo: per row, per group sum of a, [m][kp/group] */
+} qg_act;
+
+/* Rows [i0, i0+mr) of C's panel p, raw (before the epilogue), into
+ * t[mr][QG_NR]. mr <= the row's mr. */
+typedef void (*qg_ukr)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
+                       float *t);
+
+typedef struct qg_kern {
+    kisa isa;          /* first, for kisa_pick's order */
+    const char *needs; /* core/cpu.h features beyond the ISA's */
+    const char *name;
+    int mr;
+    qg_ukr fn;
+} qg_kern;
+
+/* qgemm_avx512.c (NULL functions when KISA_X86 is 0) */
+extern const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
+
+/* Panel p of b: its bytes. */
+static inline const uint8_t *qg_panel(const qg_packed *b, int64_t p, int64_t bytes_per_k_x16)
+{
+    return (const uint8_t *)b->w + (size_t)(p * b->kp * bytes_per_k_x16);
+}
+
+#endif

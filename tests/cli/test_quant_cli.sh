@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# CLI tests of quantised candidates (tune --quant): on mlp, the native
+# backend's bf16, int8dq, int8wo and int4wo MatMul/Gemm variants are built,
+# judged by the SQNR of the module's outputs against their own bound and
+# either chosen or rejected with the SQNR in the reason; a too-strict
+# --min-sqnr rejects every one; the saved artifact reloads, runs the same
+# twice and stays close to the float model; a float32 tune offers none.
+# usage: test_quant_cli.sh AIT TEST_DATA_DIR
+set -u
+ait=$1 data=$2
+. "$(dirname "$0")/check.sh"
+model=$data/models/mlp.onnx
+fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-whole --no-cache)
+
+# JSON report checks: every asked-for variant is a candidate of each module
+# with a MatMul/Gemm, judged (valid, or a reason naming the SQNR bound), with
+# its bound and its SQNR reported.
+judge() { # JSON_FILE WANTED_VARIANTS BOUND|-
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = sys.argv[2].split(",") if sys.argv[2] else []
+bound = None if sys.argv[3] == "-" else float(sys.argv[3])
+bad = []
+for m in d["modules"]:
+    names = {c["name"]: c for c in m["candidates"]}
+    quant = [c for c in m["candidates"] if c["variant"] in ("bf16", "int8dq", "int8wo", "int4wo")]
+    if not want:
+        if quant: bad.append("%s offers %s" % (m["path"], quant[0]["name"]))
+        continue
+    for v in want:
+        c = names.get("native:%s/t1" % v)
+        if not c: bad.append("%s: no candidate %s" % (m["path"], v)); continue
+        if "min_sqnr_db" not in c or c["sqnr_db"] is None: bad.append("%s: no SQNR" % c["name"]); continue
+        b = bound if bound else (35 if v == "bf16" else 25)
+        if c["min_sqnr_db"] != b: bad.append("%s: bound %s" % (c["name"], c["min_sqnr_db"]))
+        if c["status"] == "ok" and not c["sqnr_db"] >= b: bad.append("%s: passed at %s dB" % (c["name"], c["sqnr_db"]))
+        if c["status"] != "ok" and "SQNR" not in (c["reason"] or ""): bad.append("%s: %s" % (c["name"], c["reason"]))
+print("\n".join(bad) if bad else "judged")
+PY
+}
+
+"$ait" tune "$model" "${fast[@]}" --quant bf16,int8dq,int8wo,int4wo --json -o "$tmp/q.ait" \
+  >"$tmp/q.json" 2>"$tmp/q.err"
+check tune-quant 0 "^judged$" judge "$tmp/q.json" bf16,int8dq,int8wo,int4wo -
+check some-chosen 0 "native:(bf16|int8dq|int8wo|int4wo)" \
+  /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([c['name'] for m in d['modules'] for c in m['candidates'] if c['chosen']])" "$tmp/q.json"
+"$ait" tune "$model" "${fast[@]}" --select fc1 --quant auto --min-sqnr 90 --json >"$tmp/strict.json" 2>/dev/null
+check strict-rejects 0 "^judged$" judge "$tmp/strict.json" bf16,int8dq,int8wo,int4wo 90
+check strict-none-ok 0 "^\[\]$" /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([c['name'] for m in d['modules'] for c in m['candidates'] if c['variant'] in ('bf16','int8dq','int8wo','int4wo') and c['status']=='ok'])" "$tmp/strict.json"
+"$ait" tune "$model" "${fast[@]}" --select fc1 --json >"$tmp/f32.json" 2>/dev/null
+check float-no-quant 0 "^judged$" judge "$tmp/f32.json" "" -
+check bad-sqnr 2 "min-sqnr" "$ait" tune "$model" --min-sqnr -3
+check bad-quant 1 "unknown scheme 'int3'" "$ait" tune "$model" --quant bf16,int3
+
+# The artifact: reloads, same outputs on two runs, close to the float model.
+mkdir -p "$tmp/a" "$tmp/b" "$tmp/p"
+check run-a 0 "tuned  the artifact's plan" "$ait" run "$tmp/q.ait" --output-dir "$tmp/a" --repeat 1
+check run-b 0 "wrote 1 outputs" "$ait" run "$tmp/q.ait" --output-dir "$tmp/b" --repeat 1
+check run-plain 0 "wrote 1 outputs" "$ait" run "$model" --output-dir "$tmp/p" --repeat 1
+check same-twice 0 "" cmp "$tmp/a/logits.npy" "$tmp/b/logits.npy"
+check close-to-float 0 "^sqnr ok" /usr/bin/python3 -c "
+import numpy as np, sys
+r = np.load(sys.argv[1]).astype(np.float64); c = np.load(sys.argv[2]).astype(np.float64)
+s = 10 * np.log10((r * r).sum() / max(((r - c) ** 2).sum(), 1e-300))
+print('sqnr ok' if s >= 15 else 'sqnr %.1f dB' % s)" "$tmp/p/logits.npy" "$tmp/a/logits.npy"
+finish

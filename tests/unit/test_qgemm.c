@@ -1,0 +1,215 @@
+/* The quantised GEMMs (src/kernels/qgemm.h) against references of the same
+ * quantisation, on the best kernels this CPU runs and on the portable ones:
+ * int8dq exactly (an integer reference), bf16 within float rounding of
+ * bf16 products, the weight-only ones within float rounding of the
+ * dequantised weights; odd sizes, M 1..5 and larger, 1 and 2 threads, the
+ * epilogue, a packed buffer's checks. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/half.h"
+#include "core/tensor.h"
+#include "kernels/isa.h"
+#include "kernels/qgemm.h"
+
+static unsigned rng = 777;
+static float rnd(void)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* The test's own weight quantisers (as qgemm.h states them). */
+static float q8(const float *b, int64_t k, int64_t n, int64_t j, int8_t *q)
+{
+    float mx = 0;
+    for (int64_t p = 0; p < k; p++) mx = fmaxf(mx, fabsf(b[p * n + j]));
+    float s = mx > 0 ? mx / 127.0f : 1.0f;
+    for (int64_t p = 0; p < k; p++) {
+        float v = nearbyintf(b[p * n + j] / s);
+        q[p] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+    }
+    return s;
+}
+
+/* Dequantised int4 weights of column j, groups of G. */
+static void dq4(const float *b, int64_t k, int64_t n, int64_t j, int G, double *w, double *mag)
+{
+    for (int64_t g0 = 0; g0 < k; g0 += G) {
+        int64_t g1 = g0 + G < k ? g0 + G : k;
+        float lo = 0, hi = 0;
+        for (int64_t p = g0; p < g1; p++) lo = fminf(lo, b[p * n + j]), hi = fmaxf(hi, b[p * n + j]);
+        float s = hi > lo ? (hi - lo) / 15.0f : 1.0f;
+        float z = nearbyintf(-lo / s);
+        z = z < 0 ? 0 : z > 15 ? 15 : z;
+        for (int64_t p = g0; p < g1; p++) {
+            float q = nearbyintf(b[p * n + j] / s) + z;
+            q = q < 0 ? 0 : q > 15 ? 15 : q;
+            w[p] = (double)s * (q - z);
+            mag[p] = (double)s * (q + z);
+        }
+    }
+}
+
+static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int threads, bool epi)
+{
+    float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+    float *c = malloc(sizeof(float) * (size_t)(m * n)), *bias = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 2;
+    for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
+    for (int64_t j = 0; j < n; j++) bias[j] = rnd();
+    size_t sz = qg_pack_size(scheme, group, k, n);
+    assert_true(sz > 0);
+    void *buf = aligned_zalloc(sz);
+    qg_pack(scheme, group, b, n, 1, k, n, buf);
+    qg_packed v;
+    ait_error e = {0};
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    gemm_epi ep = {0};
+    if (epi) ep = (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
+    assert_int_equal(qgemm(&v, a, k, m, c, n, &ep, threads, &e), AIT_OK);
+    int8_t *qc = malloc((size_t)k + 1);
+    double *w = malloc(sizeof(double) * (size_t)k), *mag = malloc(sizeof(double) * (size_t)k);
+    uint8_t *qa = malloc((size_t)(m * k));
+    float *sa = malloc(sizeof(float) * (size_t)m);
+    int32_t *za = malloc(sizeof(int32_t) * (size_t)m);
+    for (int64_t i = 0; i < m; i++) qg_quant_row_u8(a + i * k, k, qa + i * k, &sa[i], &za[i]);
+    for (int64_t j = 0; j < n; j++) {
+        float sb = 1;
+        if (scheme == QG_INT8DQ || scheme == QG_INT8WO) sb = q8(b, k, n, j, qc);
+        if (scheme == QG_INT4WO) dq4(b, k, n, j, group, w, mag);
+        for (int64_t i = 0; i < m; i++) {
+            double ref = 0, tol = 0;
+            float exact = 0;
+            if (scheme == QG_INT8DQ) {
+                int64_t acc = 0, cs = 0;
+                for (int64_t p = 0; p < k; p++) acc += (int64_t)qa[i * k + p] * qc[p], cs += qc[p];
+                acc -= (int64_t)za[i] * cs;
+                exact = (float)(int32_t)acc * (sa[i] * sb);
+            }
+            for (int64_t p = 0; p < k; p++) {
+                double x = a[i * k + p], t;
+                if (scheme == QG_BF16) {
+                    t = (double)bf16_to_f32(f32_to_bf16(a[i * k + p])) *
+                        bf16_to_f32(f32_to_bf16(b[p * n + j]));
+                    tol += fabs(t);
+                } else if (scheme == QG_INT8WO) {
+                    t = x * qc[p] * sb;
+                    tol += fabs(t);
+                } else {
+                    t = x * w[p];
+                    tol += fabs(x) * mag[p];
+                }
+                ref += t;
+            }
+            float got = c[i * n + j];
+            if (scheme == QG_INT8DQ) {
+                float want = exact;
+                if (epi) want = fmaxf(want + bias[j], 0);
+                if (got != want)
+                    fail_msg("int8dq m%lld n%lld k%lld at [%lld][%lld]: %.9g, integer reference %.9g",
+                             (long long)m, (long long)n, (long long)k, (long long)i, (long long)j,
+                             got, want);
+                continue;
+            }
+            if (epi) ref = fmax(ref + bias[j], 0), tol += fabs(bias[j]);
+            tol = tol * 4e-7 * (double)(k + 2) + 1e-30;
+            if (fabs(got - ref) > tol)
+                fail_msg("%s m%lld n%lld k%lld at [%lld][%lld]: %.9g, reference %.9g (tol %g)",
+                         qg_scheme_name(scheme), (long long)m, (long long)n, (long long)k,
+                         (long long)i, (long long)j, got, ref, tol);
+        }
+    }
+    free(qa), free(sa), free(za), free(qc), free(w), free(mag);
+    aligned_free(buf);
+    free(a), free(b), free(c), free(bias);
+}
+
+static const int64_t Ms[] = {1, 2, 3, 4, 5, 13, 37};
+static const int64_t Ns[] = {1, 16, 17, 45};
+static const int64_t Ks[] = {1, 2, 3, 5, 31, 64, 67, 130};
+
+static void sweep(int scheme, int group)
+{
+    kisa isas[] = {KISA_N, KISA_AVX2, KISA_PORTABLE};
+    for (size_t s = 0; s < 3; s++) {
+        if (!kisa_force(isas[s])) continue;
+        for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
+            for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
+                for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
+                    check(scheme, group, Ms[mi], Ns[ni], Ks[ki], 1, (mi + ni + ki) % 2 == 0);
+        check(scheme, group, 100, 70, 300, 2, true); /* large-ish, two threads */
+    }
+    kisa_force(KISA_N);
+}
+
+static void test_bf16(void **st) { (void)st; sweep(QG_BF16, 0); }
+static void test_int8dq(void **st) { (void)st; sweep(QG_INT8DQ, 0); }
+static void test_int8wo(void **st) { (void)st; sweep(QG_INT8WO, 0); }
+static void test_int4wo(void **st)
+{
+    (void)st;
+    sweep(QG_INT4WO, 32);
+    sweep(QG_INT4WO, 64);
+    sweep(QG_INT4WO, 128);
+}
+
+/* The activation quantiser: every value within half a step of its code. */
+static void test_quant_row(void **st)
+{
+    (void)st;
+    float a[257];
+    uint8_t q[257];
+    for (int i = 0; i < 257; i++) a[i] = rnd() * 3 + 0.5f;
+    float s;
+    int32_t z;
+    qg_quant_row_u8(a, 257, q, &s, &z);
+    assert_true(z >= 0 && z <= 255 && s > 0);
+    for (int i = 0; i < 257; i++) assert_true(fabsf((q[i] - z) * s - a[i]) <= s * 0.5001f);
+    float zero[3] = {0, 0, 0};
+    qg_quant_row_u8(zero, 3, q, &s, &z);
+    assert_true(s == 1 && z == 0 && q[0] == 0);
+}
+
+/* A packed buffer is checked: its size, magic and header. */
+static void test_view(void **st)
+{
+    (void)st;
+    float b[6 * 5];
+    for (int i = 0; i < 30; i++) b[i] = rnd();
+    assert_int_equal(qg_pack_size(QG_INT4WO, 48, 6, 5), 0);
+    size_t sz = qg_pack_size(QG_INT4WO, 64, 6, 5);
+    uint8_t *buf = aligned_zalloc(sz);
+    qg_pack(QG_INT4WO, 64, b, 5, 1, 6, 5, buf);
+    qg_packed v;
+    ait_error e = {0};
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_int_equal(v.group, 64);
+    assert_int_not_equal(qg_view(buf, sz - 64, &v, &e), AIT_OK);
+    buf[0] ^= 1;
+    assert_int_not_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    aligned_free(buf);
+    int g;
+    assert_int_equal(qg_scheme_find("int4wo-128", &g), QG_INT4WO);
+    assert_int_equal(g, 128);
+    assert_int_equal(qg_scheme_find("int3", &g), -1);
+}
+
+int main(void)
+{
+    for (int s = 0; s < QG_N; s++) printf("# %s: %s\n", qg_scheme_name(s), qg_kernel_name(s));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quant_row), cmocka_unit_test(test_view),
+        cmocka_unit_test(test_bf16),      cmocka_unit_test(test_int8dq),
+        cmocka_unit_test(test_int8wo),    cmocka_unit_test(test_int4wo),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
