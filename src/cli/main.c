@@ -13,6 +13,7 @@ static const struct {
     {"inspect", cmd_inspect, "the module tree: sizes, FLOPs, time shares, graph specs, axes"},
     {"tune", cmd_tune, "try every way to run each module; keep the best; -o saves a .ait"},
     {"show", cmd_show, "what a .ait artifact holds: its plan, measurements, and if it runs here"},
+    {"report", cmd_report, "one HTML page from a tune (.ait or --json): module tree, candidates, plan"},
 };
 
 static void usage(FILE *f)
