@@ -303,9 +303,13 @@ class Inspection:
         if _L.ait_select_by_share(self._h, depth, min_share, top, st) != 0:
             raise Error(_s(_L.ait_inspection_error(self._h)))
 
-    def tune(self, threads=1, timeout=60.0, cache=True, plan_check=True, whole=True, log=None):
-        """Tunes the selection (every top-level module when none) -> TuneReport."""
-        return TuneReport(self, threads, timeout, cache, plan_check, whole, log)
+    def tune(self, threads=1, timeout=60.0, cache=True, plan_check=True, whole=True, log=None,
+             warmup=0, window=0, cap=0):
+        """Tunes the selection (every top-level module when none) -> TuneReport.
+        warmup, window, cap: profiling as `ait tune --warmup --window --cap`
+        (0: ait's defaults)."""
+        return TuneReport(self, threads, timeout, cache, plan_check, whole, log,
+                          dict(warmup=warmup, window=window, cap=cap))
 
     def __del__(self):
         if getattr(self, "_h", None):
@@ -319,11 +323,11 @@ _LEVELS = ["error", "warn", "info", "debug", "progress"]
 class TuneReport:
     """What tuning chose: .rows (one dict per module and bucket), .save(path)."""
 
-    def __init__(self, insp, threads, timeout, cache, plan_check, whole, log):
+    def __init__(self, insp, threads, timeout, cache, plan_check, whole, log, prof):
         self.inspection = insp  # the inspection and model must outlive the tuning
         to = _lib.TuneOptions(size=C.sizeof(_lib.TuneOptions), max_threads=threads,
                               timeout=float(timeout), skip_plan_check=0 if plan_check else 1,
-                              skip_whole=0 if whole else 1)
+                              skip_whole=0 if whole else 1, **prof)
         if cache:
             to.cache_dir = _env_cache()
         if log:
@@ -373,7 +377,8 @@ def inspect(model, samples=None, batch_sizes=(1,), dims=None, runs=0, threads=1)
 
 
 def tune(model, samples=None, strategy=None, select=None, quant=None, batch_sizes=(1,),
-         dims=None, threads=1, timeout=60.0, cache=True, plan_check=True, whole=None, log=None):
+         dims=None, threads=1, timeout=60.0, cache=True, plan_check=True, whole=None, log=None,
+         warmup=0, window=0, cap=0):
     """Inspects and tunes a model -> TuneReport (.rows, .save("m.ait")).
     select: a module path or a list of them (a trailing '*' matches a
     prefix); None: every top-level module. strategy: as `ait tune
@@ -389,4 +394,4 @@ def tune(model, samples=None, strategy=None, select=None, quant=None, batch_size
         insp.select_by_share(1, 0.0, 0, strategy)
     if whole is None:  # modules picked by the user bound the tune, as in `ait tune`
         whole = not select
-    return insp.tune(threads, timeout, cache, plan_check, whole, log)
+    return insp.tune(threads, timeout, cache, plan_check, whole, log, warmup, window, cap)
