@@ -19,6 +19,15 @@ int cmd_report(int argc, char **argv);
  * lines start "ait: warning: " and "ait: error: ". */
 logger cli_logger(void);
 
+/* Usage errors (usage.c): "ait CMD: MESSAGE (see ait CMD --help)" on one
+ * line to stderr; each returns 2, the exit code of a usage error.
+ * cli_bad_option takes getopt_long's ':' or '?' (run it with opterr = 0
+ * and ':' first in the short options); cli_one_model checks that argv[first]
+ * is the one positional argument (returns -1 when it is). */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_bad_option(const char *cmd, int c, char *const *argv);
+int cli_one_model(const char *cmd, int argc, char *const *argv, int first);
+
 /* Model inputs for a run: from files (--input NAME=FILE.npy or FILE.npz)
  * and, for the rest, generated from the declared dims. */
 typedef struct input_opts {

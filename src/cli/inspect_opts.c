@@ -75,6 +75,15 @@ static bool parse_share(const char *s, double *v)
     return !*end && *v >= 0 && *v <= 1;
 }
 
+/* Seconds, fractions allowed ("0.5"), in (0, hi]. */
+static bool parse_secs(const char *s, double hi, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return !errno && end != s && !*end && isfinite(*v) && *v > 0 && *v <= hi;
+}
+
 /* "1,2,4": up to 16 sizes, each 1..65536, no repeats. */
 static bool parse_batches(const char *s, insp_args *a)
 {
@@ -105,9 +114,9 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
                      .view = {.max_depth = -1, .module = -1}, .n_batch = 1, .batch = {1},
                      .timeout = 60, .prof = profile_defaults()};
     long long v;
-    int c, idx;
-    optind = 1;
-    const char *shorts = groups & INSP_DRY_RUN ? "ho:" : "h"; /* -o NAME.ait: tune only */
+    int c, idx = 0, rc;
+    optind = 1, opterr = 0; /* getopt's own messages off: cli_bad_option says it on one line */
+    const char *shorts = groups & INSP_DRY_RUN ? ":ho:" : ":h"; /* -o NAME.ait: tune only */
     while ((c = getopt_long(argc, argv, shorts, longopts, &idx)) != -1) {
         bool ok = true;
         switch (c) {
@@ -147,7 +156,7 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_MODULE: a->module = optarg; break;
         case O_JSON: a->json = true; break;
         case O_DRY_RUN: a->dry_run = true; break;
-        case O_TIMEOUT: ok = parse_int(optarg, 1, 86400, &v), a->timeout = (double)v; break;
+        case O_TIMEOUT: ok = parse_secs(optarg, 86400, &a->timeout); break;
         case O_WARMUP: ok = parse_int(optarg, 0, 100000, &v), a->prof.warmup = (int)v; break;
         case O_WINDOW: ok = parse_int(optarg, 2, 100000, &v), a->prof.window = (int)v; break;
         case O_CV: ok = parse_share(optarg, &a->prof.cv) && a->prof.cv > 0; break;
@@ -168,19 +177,14 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_MAX_BATCHES: ok = parse_int(optarg, 1, 1 << 20, &v), a->max_batches = (int)v; break;
         case 'h':
         case O_HELP: fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option(cmd, c, argv);
         }
         if (!ok) {
-            fprintf(stderr, "ait %s: bad value for --%s: '%s'\n\n", cmd, longopts[idx].name, optarg);
-            fputs(help, stderr);
-            return 2;
+            if (c == 'o') return cli_usage(cmd, "bad value for -o: '%s'", optarg);
+            return cli_usage(cmd, "bad value for --%s: '%s'", longopts[idx].name, optarg);
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "ait %s: %s\n\n", cmd, optind >= argc ? "no MODEL given" : "one MODEL only");
-        fputs(help, stderr);
-        return 2;
-    }
+    if ((rc = cli_one_model(cmd, argc, argv, optind)) >= 0) return rc;
     a->model = argv[optind];
     if (a->prof.cap < a->prof.window) {
         fprintf(stderr, "ait %s: --cap %d is below --window %d\n", cmd, a->prof.cap, a->prof.window);

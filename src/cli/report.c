@@ -404,24 +404,17 @@ int cmd_report(int argc, char **argv)
             return 0;
         }
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (++i == argc) {
-                fprintf(stderr, "ait report: %s needs a file name (see --help)\n", argv[i - 1]);
-                return 2;
-            }
+            if (++i == argc) return cli_usage("report", "%s needs a file name", argv[i - 1]);
             out = argv[i];
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "ait report: unknown option '%s' (see ait report --help)\n", argv[i]);
-            return 2;
+            return cli_usage("report", "unknown option '%s'", argv[i]);
         } else if (in) {
-            fprintf(stderr, "ait report: unexpected argument '%s' (the input is '%s')\n", argv[i], in);
-            return 2;
+            return cli_usage("report", "unexpected argument '%s': one tune only, and it is '%s'", argv[i], in);
         } else in = argv[i];
     }
-    if (!in || !out) {
-        fprintf(stderr, "ait report: %s (usage: ait report NAME.ait|TUNE.json -o REPORT.html)\n",
-                !in ? "no tune given" : "no output given: -o REPORT.html");
-        return 2;
-    }
+    if (!in || !out)
+        return cli_usage("report", "%s", !in ? "no tune given: ait report NAME.ait|TUNE.json -o "
+                                                "REPORT.html" : "no output given: -o REPORT.html");
     ait_error e = {0};
     json_val *doc = NULL;
     if (read_doc(in, &doc, &e) != AIT_OK) {

@@ -115,8 +115,8 @@ static int run_parse(int argc, char **argv, run_args *a)
     input_opts *io = &a->io;
     long long v;
     int c, li = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+    optind = 1, opterr = 0; /* cli_bad_option says what was wrong, on one line */
+    while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
         bool ok = true;
         switch (c) {
         case 'i':
@@ -149,19 +149,13 @@ static int run_parse(int argc, char **argv, run_args *a)
         case 'J': a->jit = 1; break;
         case 'S': a->save = optarg; break;
         case 'h': fputs(run_help, stdout); return 0;
-        default: fputs(run_help, stderr); return 2;
+        default: return cli_bad_option("run", c, argv);
         }
-        if (!ok) {
-            fprintf(stderr, "ait run: bad value for --%s: '%s' (see ait run --help)\n",
-                    longopts[li].name, optarg);
-            return 2;
-        }
+        if (!ok) return cli_usage("run", "bad value for --%s: '%s'", longopts[li].name, optarg);
         li = 0;
     }
-    if (optind != argc - 1) {
-        fputs(run_help, stderr);
-        return 2;
-    }
+    int rc = cli_one_model("run", argc, argv, optind);
+    if (rc >= 0) return rc;
     a->path = argv[optind];
     return -1;
 }
