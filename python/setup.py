@@ -1,5 +1,6 @@
-# An offline install with Debian's setuptools: pip install ./python
-# (or use it in place: PYTHONPATH=python). libait.so is found at
+# An offline install with Debian's setuptools:
+#   pip install --no-index --no-build-isolation --target DIR ./python
+# (Debian's pip refuses the system's site-packages), or in place: PYTHONPATH=python. libait.so is found at
 # $AIT_LIBRARY, next to the package, or in the source tree's build/.
 from setuptools import setup
 

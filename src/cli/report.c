@@ -377,10 +377,12 @@ static ait_status read_doc(const char *path, json_val **out, ait_error *e)
     int fd;
     struct stat st;
     TRY(file_open_regular(path, &fd, &st, e));
-    char first = 0;
-    ssize_t got = read(fd, &first, 1);
+    char head[64];
+    ssize_t got = read(fd, head, sizeof head);
     close(fd);
-    if (got == 1 && first != '{') { /* not JSON: an artifact */
+    ssize_t k = 0;
+    while (k < got && head[k] && strchr(" \t\r\n", head[k])) k++;
+    if (k < got && head[k] != '{') { /* not a JSON object: an artifact */
         artifact *a = NULL;
         artifact_expect x = {.skip_cpu_check = 1};
         TRY(artifact_open(path, &x, &a, e));

@@ -254,7 +254,9 @@ static int tune_for_real(const insp_args *a, insp_state *s)
         tune_report_free(rep);
         return 1;
     }
-    if (a->output) fprintf(stderr, "saved %s (run it with: ait run %s)\n", a->output, a->output);
+    if (a->output)
+        fprintf(stderr, "saved %s (run it with: ait run %s; a page of it: ait report %s -o "
+                        "report.html)\n", a->output, a->output, a->output);
     if (a->json) {
         json_w w = {.pretty = true};
         tune_report_json(&w, s->r, rep);
