@@ -329,9 +329,12 @@ def markdown(res):
            f"Written by `{res['command']}` on {res['date']} in {res['elapsed_s'] / 60:.1f} min, on "
            f"{s['cpu_model']} ({s['cores']} cores), ait git {s['ait_git']}. Every figure below comes from "
            "that run (raw data: [results.json](results.json)); rerun `bench/run` to measure again.", "",
-           "ait has only its reference backend today (plain C kernels, no hand-written SIMD, no packing): "
-           "the tables measure that honestly, slower than the peers on most rows. Optimised backends "
-           "come in later issues; these tables are the baseline they will be judged against.", "",
+           "What it measures: each bundled model run untuned by ait (the reference backend, plain C ops: "
+           "the floor every tuned plan is judged against), by ONNX Runtime and by PyTorch, side by side "
+           "on the same inputs; GEMM from ait's own kernels (`native`), OpenBLAS and oneDNN against this "
+           "CPU's peak; and, when `bench/run --tuned` ran, the `.ait` artifacts `ait tune` makes (per "
+           "module the fastest of reference, openblas, onednn and native) against the untuned model and "
+           "each backend alone.", "",
            "![ait/ORT latency per model, and GEMM GFLOP/s against M with the peak](chart.svg)", ""]
     if res["problems"]:
         out += ["**This run found problems:**", ""] + [f"- {p}" for p in res["problems"]] + [""]

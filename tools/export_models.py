@@ -436,11 +436,13 @@ def export(name, outdir, bench=False):
 
 def main():
     args = sys.argv[1:]
+    if any(a in ("-h", "--help") for a in args):
+        print(__doc__.strip())
+        return
     bench = bool(args) and args[0] == "--bench"
     args = args[1:] if bench else args
-    if not args:
-        print(__doc__)
-        sys.exit(2)
+    if not args or args[0].startswith("-"):
+        sys.exit((f"export_models.py: unknown option '{args[0]}'\n" if args else "") + __doc__.strip())
     outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))

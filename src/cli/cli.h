@@ -12,6 +12,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* The library's messages on stderr, as `ait` shows them: on a terminal,
  * PROGRESS as one status line redrawn in place and ERROR to INFO as lines
@@ -19,6 +20,20 @@ int cmd_gemm(int argc, char **argv);
  * file, a pipe) ERROR to DEBUG as lines and no PROGRESS. WARN and ERROR
  * lines start "ait: warning: " and "ait: error: ". */
 logger cli_logger(void);
+
+/* Usage errors (usage.c): "ait CMD: MESSAGE (see ait CMD --help)" on one
+ * line to stderr; each returns 2, the exit code of a usage error.
+ * cli_bad_option takes getopt_long's ':' or '?' (run it with opterr = 0
+ * and ':' first in the short options); cli_one_model checks that argv[first]
+ * is the one positional argument (returns -1 when it is). */
+/* args.c: a whole decimal integer in [lo, hi] (false: not one, *v kept);
+ * qsort's order of doubles. */
+bool cli_parse_int(const char *s, long long lo, long long hi, long long *v);
+int cli_cmp_double(const void *a, const void *b);
+
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_bad_option(const char *cmd, int c, char *const *argv);
+int cli_one_model(const char *cmd, int argc, char *const *argv, int first);
 
 /* Model inputs for a run: from files (--input NAME=FILE.npy or FILE.npz)
  * and, for the rest, generated from the declared dims. */

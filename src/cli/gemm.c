@@ -117,13 +117,6 @@ static void quiet_log(void *user, ait_log_level level, const char *msg)
     lg.fn(lg.user, level, msg);
 }
 
-static bool parse_ll(const char *s, long long lo, long long hi, long long *v)
-{
-    char *end;
-    *v = strtoll(s, &end, 10);
-    return *s && !*end && *v >= lo && *v <= hi;
-}
-
 /* ---- capture ------------------------------------------------------------------------ */
 
 static int capture(int argc, char **argv)
@@ -149,7 +142,7 @@ static int capture(int argc, char **argv)
         case 'm': sweep = optarg; break;
         case 'g': db_path = optarg; break;
         case 't':
-            if (!parse_ll(optarg, 1, 1024, &threads)) return usage_err(capture_help, "--threads: 1 to 1024");
+            if (!cli_parse_int(optarg, 1, 1024, &threads)) return usage_err(capture_help, "--threads: 1 to 1024");
             break;
         case 'i':
             if (io.n_files == 64) return usage_err(capture_help, "more than 64 --input");
@@ -158,7 +151,7 @@ static int capture(int argc, char **argv)
         case 'd': {
             char *eq = strchr(optarg, '=');
             long long v;
-            if (!eq || io.n_dims == 32 || !parse_ll(eq + 1, 1, 1ll << 40, &v))
+            if (!eq || io.n_dims == 32 || !cli_parse_int(eq + 1, 1, 1ll << 40, &v))
                 return usage_err(capture_help, "--dim NAME=V (V >= 1)");
             *eq = '\0';
             io.dim_names[io.n_dims] = optarg;
@@ -254,12 +247,12 @@ static int tune(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'v': verbose = true; break;
-        case 'p': ok = parse_ll(optarg, 1, 256, &v), o.mp = (int)v; break;
+        case 'p': ok = cli_parse_int(optarg, 1, 256, &v), o.mp = (int)v; break;
         case 'T': ok = parse_f(optarg, 0.1, 86400, &o.timeout); break;
         case 'e': ok = parse_f(optarg, 0, 1, &o.err_ratio); break;
-        case 'w': ok = parse_ll(optarg, 0, 100000, &v), o.warmup = (int)v; break;
-        case 'n': ok = parse_ll(optarg, 1, 100000, &v), o.iters = (int)v; break;
-        case 't': ok = parse_ll(optarg, 1, 256, &v), o.threads = (int)v; break;
+        case 'w': ok = cli_parse_int(optarg, 0, 100000, &v), o.warmup = (int)v; break;
+        case 'n': ok = cli_parse_int(optarg, 1, 100000, &v), o.iters = (int)v; break;
+        case 't': ok = cli_parse_int(optarg, 1, 256, &v), o.threads = (int)v; break;
         case 's': o.splitk = true; break;
         case 'a': o.all = true; break;
         case 'r': o.refs = false; break;
@@ -335,12 +328,6 @@ static int merge(int argc, char **argv)
     return 0;
 }
 
-static int cmp_d(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 static int compare(int argc, char **argv)
 {
     if (wants_help(argc, argv, compare_help)) return 0;
@@ -350,7 +337,7 @@ static int compare(int argc, char **argv)
     static const struct option lo[] = {{"retime", required_argument, 0, 'r'}, {0, 0, 0, 0}};
     while ((c = getopt_long(argc, argv, "v", lo, NULL)) != -1) {
         if (c == 'v') verbose = true;
-        else if (c == 'r' && parse_ll(optarg, 1, 64, &retime)) continue;
+        else if (c == 'r' && cli_parse_int(optarg, 1, 64, &retime)) continue;
         else return usage_err(compare_help, NULL);
     }
     if (retime && argc - optind != 1) return usage_err(compare_help, "--retime takes one CSV");
@@ -408,7 +395,7 @@ static int compare(int argc, char **argv)
             printf("%-18s %6d %8s %8s %8s %8s\n", gt_size_class_names[k], 0, "-", "-", "-", "-");
             continue;
         }
-        qsort(sp[k], (size_t)n[k], sizeof(double), cmp_d);
+        qsort(sp[k], (size_t)n[k], sizeof(double), cli_cmp_double);
         double l = 0;
         for (int i = 0; i < n[k]; i++) l += log(sp[k][i]);
         lsum += l;

@@ -45,15 +45,6 @@ typedef struct gen_args {
     bool has_eos;
 } gen_args;
 
-static bool parse_ll(const char *s, long long lo, long long hi, long long *v)
-{
-    char *end;
-    long long x = strtoll(s, &end, 10);
-    if (end == s || *end || x < lo || x > hi) return false;
-    *v = x;
-    return true;
-}
-
 static bool parse_ids(const char *arg, gen_args *a)
 {
     char buf[65536], *save = NULL;
@@ -62,7 +53,7 @@ static bool parse_ids(const char *arg, gen_args *a)
     a->n_prompt = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         long long v;
-        if (a->n_prompt >= 4096 || !parse_ll(tok, 0, INT32_MAX, &v)) return false;
+        if (a->n_prompt >= 4096 || !cli_parse_int(tok, 0, INT32_MAX, &v)) return false;
         a->prompt[a->n_prompt++] = v;
     }
     return a->n_prompt > 0;
@@ -78,43 +69,28 @@ static int gen_parse(int argc, char **argv, gen_args *a)
     *a = (gen_args){.max_new = 16, .threads = 1};
     long long v;
     int c, li = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+    optind = 1, opterr = 0; /* cli_bad_option says what was wrong, on one line */
+    while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
         bool ok = true;
         switch (c) {
         case 'p': ok = parse_ids(optarg, a); break;
         case 'n':
-            if ((ok = parse_ll(optarg, 1, 1 << 20, &v))) a->max_new = (int)v;
+            if ((ok = cli_parse_int(optarg, 1, 1 << 20, &v))) a->max_new = (int)v;
             break;
         case 'e':
-            if ((ok = parse_ll(optarg, 0, INT32_MAX, &v))) a->eos = v, a->has_eos = true;
+            if ((ok = cli_parse_int(optarg, 0, INT32_MAX, &v))) a->eos = v, a->has_eos = true;
             break;
         case 't':
-            if ((ok = parse_ll(optarg, 1, 1024, &v))) a->threads = (int)v;
+            if ((ok = cli_parse_int(optarg, 1, 1024, &v))) a->threads = (int)v;
             break;
         case 'h': fputs(gen_help, stdout); return 0;
-        default: fprintf(stderr, "see ait generate --help\n"); return 2;
+        default: return cli_bad_option("generate", c, argv);
         }
-        if (!ok) {
-            fprintf(stderr, "ait generate: bad value for --%s: '%s' (see ait generate --help)\n",
-                    longopts[li].name, optarg);
-            return 2;
-        }
+        if (!ok) return cli_usage("generate", "bad value for --%s: '%s'", longopts[li].name, optarg);
         li = 0;
     }
-    if (optind >= argc) {
-        fprintf(stderr, "ait generate: no model given (see ait generate --help)\n");
-        return 2;
-    }
-    if (optind < argc - 1) {
-        fprintf(stderr, "ait generate: unexpected argument '%s' (see ait generate --help)\n",
-                argv[optind + 1]);
-        return 2;
-    }
-    if (!a->n_prompt) {
-        fprintf(stderr, "ait generate: --prompt-ids is required (see ait generate --help)\n");
-        return 2;
-    }
+    if ((c = cli_one_model("generate", argc, argv, optind)) >= 0) return c;
+    if (!a->n_prompt) return cli_usage("generate", "--prompt-ids is required");
     a->path = argv[optind];
     return -1;
 }
@@ -242,12 +218,6 @@ static ait_tensor *ids_tensor(const gen_roles *r, const int64_t *ids, int n)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The loop: prefill, then decode; the tokens into out, times per run. */
 static ait_status generate(ait_session *s, const gen_args *a, const gen_roles *r, int64_t *out,
                            int *n_out, double *sec, ait_error *e)
@@ -331,7 +301,7 @@ int cmd_generate(int argc, char **argv)
         if (n > 1) {
             double sum = 0, first = sec[1];
             for (int i = 1; i < n; i++) sum += sec[i];
-            qsort(sec + 1, (size_t)(n - 1), sizeof *sec, cmp_double);
+            qsort(sec + 1, (size_t)(n - 1), sizeof *sec, cli_cmp_double);
             printf("decode:  %d tokens in %.3f ms, %.1f tokens/s (median %.3f ms per token, the "
                    "first %.3f ms)\n", n - 1, sum * 1e3, (n - 1) / sum, sec[1 + (n - 2) / 2] * 1e3,
                    first * 1e3);

@@ -19,6 +19,18 @@ static int input_index(const ait_model *m, const char *name)
     return -1;
 }
 
+/* "its inputs are a, b" for a message about a name that is none of them. */
+static const char *input_names(const ait_model *m, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "its input%s %s ", m->g->n_inputs == 1 ? "" : "s",
+                                  m->g->n_inputs == 1 ? "is" : "are");
+    for (int i = 0; i < m->g->n_inputs && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s'%s'", i ? ", " : "",
+                                m->g->vals[m->g->inputs[i]].name);
+    if (!m->g->n_inputs) snprintf(buf, n, "it has no inputs");
+    return buf;
+}
+
 /* `--input NAME=VALUE`: a number given on the command line, for an input
  * declared with one element (a scalar such as a sample rate), in the
  * input's dtype and declared shape. *taken false (nothing made) when `text`
@@ -60,8 +72,9 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
             for (int k = 0; k < z->n; k++) {
                 int i = input_index(m, z->names[k]);
                 if (i < 0) {
-                    err_set(e, AIT_E_NOT_FOUND, "%s: array '%s' is not an input of %s", spec,
-                            z->names[k], m->path);
+                    char names[512];
+                    err_set(e, AIT_E_NOT_FOUND, "%s: array '%s' is not an input of %s (%s)", spec,
+                            z->names[k], m->path, input_names(m, names, sizeof names));
                     npz_free(z);
                     return e->code;
                 }
@@ -79,8 +92,11 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
         char name[512];
         snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
         int i = input_index(m, name);
-        if (i < 0)
-            return err_set(e, AIT_E_NOT_FOUND, "--input: '%s' is not an input of %s", name, m->path);
+        if (i < 0) {
+            char names[512];
+            return err_set(e, AIT_E_NOT_FOUND, "--input: '%s' is not an input of %s (%s)", name,
+                           m->path, input_names(m, names, sizeof names));
+        }
         ait_tensor_free(tensors[i]);
         tensors[i] = NULL;
         bool taken;

@@ -61,14 +61,6 @@ static const struct {
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
 
-static bool parse_int(const char *s, long long lo, long long hi, long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoll(s, &end, 10);
-    return !errno && end != s && !*end && *v >= lo && *v <= hi;
-}
-
 /* A share: a fraction 0..1 ("0.05") or a percentage ("5%"). */
 static bool parse_share(const char *s, double *v)
 {
@@ -80,6 +72,15 @@ static bool parse_share(const char *s, double *v)
     return !*end && *v >= 0 && *v <= 1;
 }
 
+/* Seconds, fractions allowed ("0.5"), in (0, hi]. */
+static bool parse_secs(const char *s, double hi, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return !errno && end != s && !*end && isfinite(*v) && *v > 0 && *v <= hi;
+}
+
 /* "1,2,4": up to 16 sizes, each 1..65536, no repeats. */
 static bool parse_batches(const char *s, insp_args *a)
 {
@@ -89,7 +90,7 @@ static bool parse_batches(const char *s, insp_args *a)
     strcpy(tmp, s);
     for (char *save = NULL, *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         long long v;
-        if (a->n_batch == 16 || !parse_int(tok, 1, 65536, &v)) return false;
+        if (a->n_batch == 16 || !cli_parse_int(tok, 1, 65536, &v)) return false;
         for (int i = 0; i < a->n_batch; i++)
             if (a->batch[i] == v) return false;
         a->batch[a->n_batch++] = (int)v;
@@ -110,9 +111,9 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
                      .view = {.max_depth = -1, .module = -1}, .n_batch = 1, .batch = {1},
                      .timeout = 60, .prof = profile_defaults()};
     long long v;
-    int c, idx;
-    optind = 1;
-    const char *shorts = groups & INSP_DRY_RUN ? "ho:" : "h"; /* -o NAME.ait: tune only */
+    int c, idx = 0, rc;
+    optind = 1, opterr = 0; /* getopt's own messages off: cli_bad_option says it on one line */
+    const char *shorts = groups & INSP_DRY_RUN ? ":ho:" : ":h"; /* -o NAME.ait: tune only */
     while ((c = getopt_long(argc, argv, shorts, longopts, &idx)) != -1) {
         bool ok = true;
         switch (c) {
@@ -120,22 +121,22 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_BATCHES: ok = parse_batches(optarg, a); break;
         case O_DIM: {
             char *eq = strchr(optarg, '=');
-            ok = eq && eq != optarg && a->n_dims < 32 && parse_int(eq + 1, 0, (long long)1 << 40, &v);
+            ok = eq && eq != optarg && a->n_dims < 32 && cli_parse_int(eq + 1, 0, (long long)1 << 40, &v);
             if (!ok) break;
             *eq = 0;
             a->dim_names[a->n_dims] = optarg;
             a->dim_vals[a->n_dims++] = v;
             break;
         }
-        case O_THREADS: ok = parse_int(optarg, 1, 1024, &v), a->threads = (int)v; break;
-        case O_RUNS: ok = parse_int(optarg, 1, 100000, &v), a->runs = (int)v; break;
+        case O_THREADS: ok = cli_parse_int(optarg, 1, 1024, &v), a->threads = (int)v; break;
+        case O_RUNS: ok = cli_parse_int(optarg, 1, 100000, &v), a->runs = (int)v; break;
         case O_SELECT:
             ok = a->n_sel < 64 && *optarg;
             if (ok) a->sel[a->n_sel++] = optarg;
             break;
-        case O_TOP: ok = parse_int(optarg, 1, 1 << 20, &v), a->top = (int)v; break;
+        case O_TOP: ok = cli_parse_int(optarg, 1, 1 << 20, &v), a->top = (int)v; break;
         case O_SEL_SHARE: ok = parse_share(optarg, &a->sel_share); break;
-        case O_SEL_DEPTH: ok = parse_int(optarg, 1, 1000, &v), a->sel_depth = (int)v; break;
+        case O_SEL_DEPTH: ok = cli_parse_int(optarg, 1, 1000, &v), a->sel_depth = (int)v; break;
         case O_STRATEGY: {
             ait_error e;
             if (strategy_check(optarg, &e) != AIT_OK) {
@@ -145,18 +146,18 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
             a->strategy = optarg;
             break;
         }
-        case O_MIN_DEPTH: ok = parse_int(optarg, 0, 1000, &v), a->view.min_depth = (int)v; break;
-        case O_MAX_DEPTH: ok = parse_int(optarg, 0, 1000, &v), a->view.max_depth = (int)v; break;
+        case O_MIN_DEPTH: ok = cli_parse_int(optarg, 0, 1000, &v), a->view.min_depth = (int)v; break;
+        case O_MAX_DEPTH: ok = cli_parse_int(optarg, 0, 1000, &v), a->view.max_depth = (int)v; break;
         case O_MIN_SHARE: ok = parse_share(optarg, &a->view.min_share); break;
-        case O_LIMIT: ok = parse_int(optarg, 1, 1 << 30, &v), a->view.limit = (int)v; break;
+        case O_LIMIT: ok = cli_parse_int(optarg, 1, 1 << 30, &v), a->view.limit = (int)v; break;
         case O_MODULE: a->module = optarg; break;
         case O_JSON: a->json = true; break;
         case O_DRY_RUN: a->dry_run = true; break;
-        case O_TIMEOUT: ok = parse_int(optarg, 1, 86400, &v), a->timeout = (double)v; break;
-        case O_WARMUP: ok = parse_int(optarg, 0, 100000, &v), a->prof.warmup = (int)v; break;
-        case O_WINDOW: ok = parse_int(optarg, 2, 100000, &v), a->prof.window = (int)v; break;
+        case O_TIMEOUT: ok = parse_secs(optarg, 86400, &a->timeout); break;
+        case O_WARMUP: ok = cli_parse_int(optarg, 0, 100000, &v), a->prof.warmup = (int)v; break;
+        case O_WINDOW: ok = cli_parse_int(optarg, 2, 100000, &v), a->prof.window = (int)v; break;
         case O_CV: ok = parse_share(optarg, &a->prof.cv) && a->prof.cv > 0; break;
-        case O_CAP: ok = parse_int(optarg, 2, 1000000, &v), a->prof.cap = (int)v; break;
+        case O_CAP: ok = cli_parse_int(optarg, 2, 1000000, &v), a->prof.cap = (int)v; break;
         case O_CLEAR_CACHE: a->clear_cache = true; break;
         case O_NO_CACHE: a->no_cache = true; break;
         case O_NO_PLAN_CHECK: a->no_plan_check = true; break;
@@ -178,22 +179,17 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
             ok = parse_share(optarg, &a->margin) && a->margin < 1;
             if (ok && a->margin == 0) a->margin = -1;
             break;
-        case O_MAX_BATCHES: ok = parse_int(optarg, 1, 1 << 20, &v), a->max_batches = (int)v; break;
+        case O_MAX_BATCHES: ok = cli_parse_int(optarg, 1, 1 << 20, &v), a->max_batches = (int)v; break;
         case 'h':
         case O_HELP: fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option(cmd, c, argv);
         }
         if (!ok) {
-            fprintf(stderr, "ait %s: bad value for --%s: '%s'\n\n", cmd, longopts[idx].name, optarg);
-            fputs(help, stderr);
-            return 2;
+            if (c == 'o') return cli_usage(cmd, "bad value for -o: '%s'", optarg);
+            return cli_usage(cmd, "bad value for --%s: '%s'", longopts[idx].name, optarg);
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "ait %s: %s\n\n", cmd, optind >= argc ? "no MODEL given" : "one MODEL only");
-        fputs(help, stderr);
-        return 2;
-    }
+    if ((rc = cli_one_model(cmd, argc, argv, optind)) >= 0) return rc;
     a->model = argv[optind];
     if (a->prof.cap < a->prof.window) {
         fprintf(stderr, "ait %s: --cap %d is below --window %d\n", cmd, a->prof.cap, a->prof.window);

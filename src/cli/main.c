@@ -15,6 +15,7 @@ static const struct {
     {"show", cmd_show, "what a .ait artifact holds: its plan, measurements, and if it runs here"},
     {"generate", cmd_generate, "greedy decoding on a decoder with a key/value cache: prefill, decode"},
     {"gemm", cmd_gemm, "per-shape GEMM tuning: capture a model's GEMMs, tune them, merge, compare"},
+    {"report", cmd_report, "one HTML page from a tune (.ait or --json): module tree, candidates, plan"},
 };
 
 static void usage(FILE *f)

@@ -69,12 +69,6 @@ static void stats(const ait_tensor *t, double *mn, double *mx, double *mean)
     *mean = n ? sum / (double)n : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Output names become file names: keep them to one path component. */
 static void safe_name(const char *in, char *out, size_t n)
 {
@@ -82,14 +76,6 @@ static void safe_name(const char *in, char *out, size_t n)
     for (; in[k] && k + 1 < n; k++) out[k] = (in[k] == '/' || in[k] == '\\' || in[k] == ':') ? '_' : in[k];
     out[k] = 0;
     if (!k || !strcmp(out, ".") || !strcmp(out, "..")) snprintf(out, n, "output");
-}
-
-static bool parse_int(const char *s, long long lo, long long hi, long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoll(s, &end, 10);
-    return !errno && end != s && !*end && *v >= lo && *v <= hi;
 }
 
 /* What the command line asks of a run. */
@@ -115,19 +101,19 @@ static int run_parse(int argc, char **argv, run_args *a)
     input_opts *io = &a->io;
     long long v;
     int c, li = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+    optind = 1, opterr = 0; /* cli_bad_option says what was wrong, on one line */
+    while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
         bool ok = true;
         switch (c) {
         case 'i':
             if ((ok = io->n_files < 64)) io->file_specs[io->n_files++] = optarg;
             break;
         case 'b':
-            if ((ok = parse_int(optarg, 1, 1 << 20, &v))) io->batch = (int)v;
+            if ((ok = cli_parse_int(optarg, 1, 1 << 20, &v))) io->batch = (int)v;
             break;
         case 'd': {
             char *eq = strchr(optarg, '=');
-            ok = eq && io->n_dims < 32 && parse_int(eq + 1, 0, (long long)1 << 40, &v);
+            ok = eq && io->n_dims < 32 && cli_parse_int(eq + 1, 0, (long long)1 << 40, &v);
             if (ok) {
                 *eq = 0;
                 io->dim_names[io->n_dims] = optarg;
@@ -136,32 +122,26 @@ static int run_parse(int argc, char **argv, run_args *a)
             break;
         }
         case 't':
-            if ((ok = parse_int(optarg, 1, 1024, &v))) a->threads = (int)v;
+            if ((ok = cli_parse_int(optarg, 1, 1024, &v))) a->threads = (int)v;
             break;
         case 'r':
-            if ((ok = parse_int(optarg, 0, 1000000, &v))) a->repeat = (int)v;
+            if ((ok = cli_parse_int(optarg, 0, 1000000, &v))) a->repeat = (int)v;
             break;
         case 's':
-            if ((ok = parse_int(optarg, 0, INT64_MAX, &v))) io->seed = (uint64_t)v;
+            if ((ok = cli_parse_int(optarg, 0, INT64_MAX, &v))) io->seed = (uint64_t)v;
             break;
         case 'o': a->outdir = optarg; break;
         case 'F': a->fallback = 1; break;
         case 'J': a->jit = 1; break;
         case 'S': a->save = optarg; break;
         case 'h': fputs(run_help, stdout); return 0;
-        default: fputs(run_help, stderr); return 2;
+        default: return cli_bad_option("run", c, argv);
         }
-        if (!ok) {
-            fprintf(stderr, "ait run: bad value for --%s: '%s' (see ait run --help)\n",
-                    longopts[li].name, optarg);
-            return 2;
-        }
+        if (!ok) return cli_usage("run", "bad value for --%s: '%s'", longopts[li].name, optarg);
         li = 0;
     }
-    if (optind != argc - 1) {
-        fputs(run_help, stderr);
-        return 2;
-    }
+    int rc = cli_one_model("run", argc, argv, optind);
+    if (rc >= 0) return rc;
     a->path = argv[optind];
     return -1;
 }
@@ -271,7 +251,7 @@ static void print_latency(const run_args *a, const ait_model *m, ait_session *s,
         printf("note   untuned: the reference ops run on one thread, so --threads %d does not "
                "change this run (tune the model to use threads)\n", a->threads);
     int repeat = a->repeat, used = tuned ? a->threads : 1;
-    if (repeat) qsort(lat + 1, (size_t)repeat, sizeof *lat, cmp_double);
+    if (repeat) qsort(lat + 1, (size_t)repeat, sizeof *lat, cli_cmp_double);
     printf("latency first run %.3f ms%s", lat[0] * 1e3,
            ait_session_note(s)[0] ? " (including JIT tuning)" : "");
     if (repeat)

@@ -87,15 +87,12 @@ int cmd_show(int argc, char **argv)
             return 0;
         }
         if (!strcmp(argv[i], "--json")) json = true;
-        else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "ait show: unexpected argument '%s'\n\n%s", argv[i], show_help);
-            return 2;
-        } else path = argv[i];
+        else if (argv[i][0] == '-') return cli_usage("show", "unknown option '%s'", argv[i]);
+        else if (path)
+            return cli_usage("show", "unexpected argument '%s': one artifact only, and it is '%s'", argv[i], path);
+        else path = argv[i];
     }
-    if (!path) {
-        fprintf(stderr, "ait show: no artifact given\n\n%s", show_help);
-        return 2;
-    }
+    if (!path) return cli_usage("show", "no artifact given");
     ait_error e = {0};
     artifact *a = NULL;
     artifact_expect x = {.skip_cpu_check = 1};

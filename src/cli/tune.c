@@ -2,6 +2,7 @@
  * bucket (or takes its result from the cache), validates and times it, and
  * reports the strategy's choice as tables or --json; --dry-run says what it
  * would do instead; -o NAME.ait saves the tuned model as an artifact. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,9 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
         tune_report_free(rep);
         return 1;
     }
-    if (a->output) fprintf(stderr, "saved %s (run it with: ait run %s)\n", a->output, a->output);
+    if (a->output)
+        fprintf(stderr, "saved %s (run it with: ait run %s; a page of it: ait report %s -o "
+                        "report.html)\n", a->output, a->output, a->output);
     if (a->json) {
         json_w w = {.pretty = true};
         tune_report_json(&w, s->r, rep);
@@ -308,6 +311,155 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
         printf("cache: off (%d candidate%s run)\n", rep->trials, rep->trials == 1 ? "" : "s");
     if (!a->output) printf("(no artifact written: add -o NAME.ait to save the plan)\n");
     tune_report_free(rep);
+    return 0;
+}
+
+/* What the dry run says of the cache, the plan check and the whole
+ * candidate, for its text and its JSON alike. */
+typedef struct dry_words {
+    const char *cache;  /* the folder, or NULL */
+    bool cache_exists;
+    const char *no_cache_why, *plan_check, *whole;
+} dry_words;
+
+static dry_words dry_words_of(const insp_args *a)
+{
+    dry_words d = {.cache = a->no_cache ? NULL : env_cache_dir()};
+    struct stat sb;
+    d.cache_exists = d.cache && stat(d.cache, &sb) == 0;
+    d.no_cache_why = a->no_cache ? "--no-cache" : "neither AIT_CACHE_DIR nor HOME is set";
+    d.plan_check = a->no_plan_check ? "off (--no-plan-check)"
+        : "per bucket whose modules all have a speed strategy: the whole model on the plan "
+          "against each backend alone";
+    d.whole = a->whole == WHOLE_BY_SELECT
+        ? "off (the tune is bounded by the selected modules; --force-whole tries it)"
+        : a->whole < 0 ? "off (--no-whole)"
+        : a->whole > 0 ? "forced (--force-whole): the model as one module on its fastest backend"
+        : a->no_plan_check ? "off (no plan check to decide it)"
+        : "the model as one module, tuned and run in the plan check beside the per-module plan";
+    return d;
+}
+
+/* The backends a module's candidates come from, besides the baseline:
+ * each available one but the reference; *variants when it offers more. */
+static const backend *dry_backend(int i, bool *variants)
+{
+    const backend *b = backend_at(i);
+    char why[256];
+    if (!strcmp(b->name, "reference") || (b->available && !b->available(why, sizeof why)))
+        return NULL;
+    *variants = b->variants != NULL;
+    return b;
+}
+
+static void dry_module_json(json_w *w, const insp_state *s, int m, const char *strategy,
+                            int threads)
+{
+    const inspection *r = s->r;
+    const module_stats *st = &r->st[m];
+    json_obj(w, NULL);
+    json_str(w, "path", report_name(r, m));
+    json_int(w, "depth", r->tree->mods[m].depth);
+    json_num(w, "share", st->share);
+    json_int(w, "params", st->params);
+    json_int(w, "param_bytes", st->param_bytes);
+    json_int(w, "nodes", st->n_nodes);
+    json_num(w, "flops_per_sample", st->flops);
+    json_str(w, "precisions", st->precisions);
+    json_int(w, "calls", st->calls);
+    json_num(w, "mean_ms", st->mean_sec * 1e3);
+    json_str(w, "strategy", strategy);
+    json_arr(w, "candidates");
+    json_str(w, NULL, "reference/t1");
+    for (int i = 0; i < backend_count(); i++) {
+        bool variants = false;
+        const backend *b = dry_backend(i, &variants);
+        char name[128];
+        for (int t = 1; b && t <= threads; t++) {
+            snprintf(name, sizeof name, "%s/t%d", b->name, t);
+            json_str(w, NULL, name);
+        }
+    }
+    json_end(w);
+    json_arr(w, "backends_with_variants");
+    for (int i = 0; i < backend_count(); i++) {
+        bool variants = false;
+        const backend *b = dry_backend(i, &variants);
+        if (b && variants) json_str(w, NULL, b->name);
+    }
+    json_end(w);
+    json_end(w);
+}
+
+/* --dry-run --json: what the text says, as one document on stdout. */
+static int dry_run_json(const insp_args *a, const insp_state *s)
+{
+    dry_words d = dry_words_of(a);
+    json_w w = {.pretty = true};
+    json_obj(&w, NULL);
+    json_bool(&w, "dry_run", true);
+    json_str(&w, "model", a->model);
+    json_int(&w, "samples", s->samples->n);
+    if (a->data) json_str(&w, "data", a->data);
+    else json_null(&w, "data");
+    json_arr(&w, "batch_sizes");
+    for (int i = 0; i < s->r->n_batch; i++) json_int(&w, NULL, s->r->batch[i]);
+    json_end(&w);
+    json_bool(&w, "static_shapes", s->r->static_shapes);
+    json_obj(&w, "cache");
+    if (d.cache) json_str(&w, "dir", d.cache);
+    else json_null(&w, "dir");
+    json_bool(&w, "exists", d.cache_exists);
+    json_bool(&w, "clear_first", a->clear_cache);
+    if (!d.cache) json_str(&w, "why_none", d.no_cache_why);
+    json_end(&w);
+    json_str(&w, "plan_check", d.plan_check);
+    json_str(&w, "whole", d.whole);
+    json_num(&w, "timeout_s", a->timeout);
+    json_int(&w, "max_threads", a->threads);
+    if (a->output) json_str(&w, "output", a->output);
+    else json_null(&w, "output");
+    json_int(&w, "modules_total", s->r->tree->n - 1);
+    json_arr(&w, "modules");
+    for (int i = 0; i < s->sel.n; i++)
+        dry_module_json(&w, s, s->sel.items[i].module, s->sel.items[i].strategy, a->threads);
+    if (!s->sel.n) dry_module_json(&w, s, 0, a->strategy, a->threads);
+    json_end(&w);
+    json_end(&w);
+    ait_error e = {0};
+    char *text = json_finish(&w, &e);
+    if (!text) {
+        fprintf(stderr, "ait tune: %s\n", e.msg);
+        return 1;
+    }
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
+static void dry_run_module(const insp_state *s, int m, const char *strategy, int threads);
+
+static int dry_run(const insp_args *a, const insp_state *s)
+{
+    dry_words d = dry_words_of(a);
+    char bs[128] = "";
+    for (int i = 0, len = 0; i < s->r->n_batch; i++)
+        len += snprintf(bs + len, sizeof bs - (size_t)len, "%s%d", i ? "," : "", s->r->batch[i]);
+    printf("dry run of tuning %s: nothing is built or written\n", a->model);
+    printf("  samples     %d (%s)\n", s->samples->n, a->data ? a->data : "generated");
+    printf("  batch sizes %s (%s)\n", bs,
+           s->r->static_shapes ? "shapes assumed static" : "batch and dynamic axes detected");
+    if (d.cache)
+        printf("  cache       %s%s%s\n", d.cache, d.cache_exists ? "" : " (would be created)",
+               a->clear_cache ? " (would be cleared first)" : "");
+    else
+        printf("  cache       none (%s)\n", d.no_cache_why);
+    printf("  plan check  %s\n", d.plan_check);
+    printf("  whole       %s\n", d.whole);
+    printf("  modules     %d selected of %d\n", s->sel.n, s->r->tree->n - 1);
+    for (int i = 0; i < s->sel.n; i++)
+        dry_run_module(s, s->sel.items[i].module, s->sel.items[i].strategy, a->threads);
+    if (!s->sel.n) dry_run_module(s, 0, a->strategy, a->threads); /* no modules: the model is one */
     return 0;
 }
 
@@ -338,11 +490,37 @@ static void dry_run_module(const insp_state *s, int m, const char *strategy, int
     insp_print_spec(stdout, r, m);
 }
 
+/* -o's folder must take a new file before the tune starts, not after it:
+ * the artifact is written there (a temporary file, then renamed). */
+static int output_check(const char *out)
+{
+    struct stat sb;
+    if (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "ait tune: -o %s: is a directory (give a file name, NAME.ait)\n", out);
+        return 1;
+    }
+    char dir[4096];
+    const char *slash = strrchr(out, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "ait tune: -o %s: folder %s does not exist (nothing was tuned)\n", out, dir);
+        return 1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "ait tune: -o %s: cannot write in folder %s: %s (nothing was tuned)\n", out,
+                dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     insp_args a;
     int rc = insp_parse(argc, argv, "tune", tune_help, INSP_DRY_RUN, &a);
     if (rc >= 0) return rc;
+    if (a.output && !a.dry_run && output_check(a.output)) return 1;
     insp_state s;
     if (insp_prepare(&a, "tune", &s)) return 1;
     /* Modules the user picked bound the tune: the whole model is not tuned
@@ -362,33 +540,7 @@ int cmd_tune(int argc, char **argv)
         insp_state_free(&s);
         return rc;
     }
-    char bs[128] = "";
-    const char *cache = a.no_cache ? NULL : env_cache_dir();
-    struct stat sb;
-    for (int i = 0, len = 0; i < s.r->n_batch; i++)
-        len += snprintf(bs + len, sizeof bs - (size_t)len, "%s%d", i ? "," : "", s.r->batch[i]);
-    printf("dry run of tuning %s: nothing is built or written\n", a.model);
-    printf("  samples     %d (%s)\n", s.samples->n, a.data ? a.data : "generated");
-    printf("  batch sizes %s (%s)\n", bs,
-           s.r->static_shapes ? "shapes assumed static" : "batch and dynamic axes detected");
-    if (cache)
-        printf("  cache       %s%s%s\n", cache, stat(cache, &sb) == 0 ? "" : " (would be created)",
-               a.clear_cache ? " (would be cleared first)" : "");
-    else
-        printf("  cache       none (%s)\n", a.no_cache ? "--no-cache" : "neither AIT_CACHE_DIR nor HOME is set");
-    printf("  plan check  %s\n", a.no_plan_check ? "off (--no-plan-check)"
-           : "per bucket whose modules all have a speed strategy: the whole model on the plan "
-             "against each backend alone");
-    printf("  whole       %s\n", a.whole == WHOLE_BY_SELECT
-           ? "off (the tune is bounded by the selected modules; --force-whole tries it)"
-           : a.whole < 0 ? "off (--no-whole)"
-           : a.whole > 0 ? "forced (--force-whole): the model as one module on its fastest backend"
-           : a.no_plan_check ? "off (no plan check to decide it)"
-           : "the model as one module, tuned and run in the plan check beside the per-module plan");
-    printf("  modules     %d selected of %d\n", s.sel.n, s.r->tree->n - 1);
-    for (int i = 0; i < s.sel.n; i++)
-        dry_run_module(&s, s.sel.items[i].module, s.sel.items[i].strategy, a.threads);
-    if (!s.sel.n) dry_run_module(&s, 0, a.strategy, a.threads); /* no modules: the model is one */
+    rc = a.json ? dry_run_json(&a, &s) : dry_run(&a, &s);
     insp_state_free(&s);
-    return 0;
+    return rc;
 }

@@ -52,7 +52,7 @@ head -c 100000 "$tmp/bert.ait" >"$tmp/short.ait"
 check refuse-truncated 1 "short.ait: truncated" "$ait" run "$tmp/short.ait"
 check save-external 1 "cannot embed the model in the artifact: 1 of its tensors are in external data" \
   "$ait" tune "$data/bad/ext_ok.onnx" --warmup 1 --window 2 --cap 3 -o "$tmp/ext.ait"
-check save-unwritable 1 "saving $tmp/no/such/dir/x.ait" "$ait" tune "$model" "${small[@]}" \
+check save-unwritable 1 "-o $tmp/no/such/dir/x.ait: folder $tmp/no/such/dir does not exist \\(nothing was tuned\\)" "$ait" tune "$model" "${small[@]}" \
   --select layer.1 -o "$tmp/no/such/dir/x.ait"
 
 check jit 0 "JIT: tuned [0-9]+ modules" "$ait" run "$model" --dim seq=16 --jit --save "$tmp/jit.ait" --repeat 1

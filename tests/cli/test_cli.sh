@@ -9,14 +9,14 @@ ait=$1 data=$2
 check help 0 "commands:" "$ait" --help
 check run-help 0 "--output-dir" "$ait" run --help
 check unknown-command 2 "unknown command 'frobnicate'" "$ait" frobnicate
-check run-no-model 2 "usage: ait run" "$ait" run
+check run-no-model 2 "ait run: no MODEL given \(see ait run --help\)" "$ait" run
 check run-bad-batch 2 "bad value for --batch" "$ait" run x.onnx --batch zero
 check run-missing-file 1 "x-missing.onnx: cannot open" "$ait" run "$tmp/x-missing.onnx"
 check run-corrupt 1 "truncated or corrupt" "$ait" run "$data/bad/truncated.onnx"
 check run-good 0 "output y +float32 +\[2,3\]" "$ait" run "$data/bad/good.onnx"
 check run-input-npy 0 "max 10 " "$ait" run "$data/bad/good.onnx" --input "x=$data/bad/good.npy"
 check run-input-npz 0 "min 1 " "$ait" run "$data/bad/good.onnx" --input "$data/bad/good.npz"
-check run-input-unknown 1 "'nope' is not an input" "$ait" run "$data/bad/good.onnx" --input "nope=$data/bad/good.npy"
+check run-input-unknown 1 "'nope' is not an input of .*good.onnx \(its input is 'x'\)" "$ait" run "$data/bad/good.onnx" --input "nope=$data/bad/good.npy"
 check run-input-badnpy 1 "truncated" "$ait" run "$data/bad/good.onnx" --input "x=$data/bad/truncated.npy"
 check run-dim 0 "output c +float32 +\[5,3\]" "$ait" run "$data/bad/two_inputs.onnx" --dim N=5
 check run-output-dir 0 "wrote 1 outputs" "$ait" run "$data/bad/good.onnx" --output-dir "$tmp/out"
@@ -161,4 +161,33 @@ if [ -f "$data/models/gpt2.onnx" ]; then
     "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,x
   check generate-no-ids 2 "--prompt-ids is required" "$ait" generate "$data/models/gpt2.onnx"
 fi
+# Rough edges (issue 17): one line for a usage error, never the whole help; what was wrong named.
+one_line() { # NAME PATTERN CMD...: exit 2, one line on stderr matching PATTERN
+  local name=$1 pat=$2; shift 2
+  check "$name" 2 "$pat" "$@"
+  if [ "$(wc -l <<<"$out")" != 1 ]; then fail=$((fail + 1)); echo "FAIL $name-one-line: $out"; fi
+}
+one_line run-unknown-option "^ait run: unknown option '--bogus' \(see ait run --help\)$" "$ait" run "$good" --bogus
+one_line tune-unknown-option "^ait tune: unknown option '--frobnicate' \(see ait tune --help\)$" "$ait" tune "$good" --frobnicate
+one_line inspect-unknown-short "^ait inspect: unknown option '-z'" "$ait" inspect "$good" -z
+one_line show-unknown-option "^ait show: unknown option '--nope'" "$ait" show x.ait --nope
+one_line tune-missing-value "^ait tune: --timeout needs a value" "$ait" tune "$good" --timeout
+one_line run-extra-arg "^ait run: unexpected argument 'extra.onnx': one MODEL only, and it is '.*good.onnx'" "$ait" run "$good" extra.onnx
+one_line tune-extra-arg "^ait tune: unexpected argument 'more': one MODEL only" "$ait" tune "$good" more --dry-run
+one_line show-extra-arg "^ait show: unexpected argument 'b.ait': one artifact only, and it is 'a.ait'" "$ait" show a.ait b.ait
+one_line tune-bad-value "^ait tune: bad value for --timeout: '0' \(see ait tune --help\)$" "$ait" tune "$good" --timeout 0
+# --timeout takes fractions of a second.
+check tune-timeout-fraction 0 "chosen: " "$ait" tune "$good" --timeout 2.5 --warmup 1 --window 2 --cap 3 --runs 1 --no-cache
+# A directory as the model says so.
+check run-model-dir 1 "ait run: $tmp: is a directory" "$ait" run "$tmp"
+check tune-model-dir 1 "ait tune: $tmp: is a directory" "$ait" tune "$tmp" --dry-run
+# -o is checked before the tune starts: a missing folder or a directory is refused at once.
+check tune-output-nofolder 1 "^ait tune: -o $tmp/no/such/x.ait: folder $tmp/no/such does not exist \(nothing was tuned\)$" \
+  "$ait" tune "$good" -o "$tmp/no/such/x.ait"
+check tune-output-dir 1 "^ait tune: -o $tmp: is a directory" "$ait" tune "$good" -o "$tmp"
+# tune --dry-run --json: one JSON document on stdout, the modules and candidates the text lists.
+if "$ait" tune "$good" --dry-run --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["dry_run"] and d["modules"] and d["modules"][0]["candidates"][0] == "reference/t1", d'; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL tune-dry-run-json: not JSON"; fi
+# --threads on an untuned model (the reference ops: one thread) says so.
+check run-threads-untuned 0 "note +untuned: the reference ops run on one thread, so --threads 4" "$ait" run "$good" --threads 4 --repeat 1
 finish

@@ -1,0 +1,129 @@
+"""The Python binding (python/ait) against the C library and PyTorch."""
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import ait
+from conftest import run
+
+FAST = dict(timeout=20, warmup=1, window=3, cap=5, cache=False)
+
+
+def test_outputs_equal_the_c_commands(torch_model, ait_bin, tmp_path):
+    path, _, x = torch_model
+    np.save(tmp_path / "x.npy", x)
+    r = run([ait_bin, "run", path, "--input", "x=%s" % (tmp_path / "x.npy"),
+             "--output-dir", str(tmp_path / "out")])
+    assert r.returncode == 0, r.stderr
+    want = np.load(tmp_path / "out" / "y.npy")
+    got = ait.load(path).run({"x": x})
+    assert list(got) == ["y"]
+    assert got["y"].dtype == want.dtype and got["y"].shape == want.shape
+    assert np.array_equal(got["y"], want)  # one library, one backend: bit for bit
+
+
+def test_outputs_of_a_bundled_model(tmp_path):
+    data = os.environ.get("AIT_TEST_DATA", "")
+    model = os.path.join(data, "models", "mlp.onnx")
+    if not os.path.exists(model):
+        pytest.skip("no %s (tools/test makes it: tools/export_models.py)" % model)
+    ins = np.load(os.path.join(data, "models", "mlp.in.0.npz"))
+    outs = np.load(os.path.join(data, "models", "mlp.out.0.npz"))
+    got = ait.load(model).run({k: ins[k] for k in ins})
+    for k in outs:
+        assert np.abs(got[k] - outs[k]).max() <= 1e-4 * max(1.0, np.abs(outs[k]).max())
+
+
+def test_declared_inputs_and_outputs(torch_model):
+    s = ait.load(torch_model[0])
+    assert s.inputs == [{"name": "x", "dtype": "float32", "shape": ["batch", 32]}]
+    assert s.outputs == [{"name": "y", "dtype": "float32", "shape": ["batch", 8]}]
+    assert not s.model.tuned
+
+
+def test_torch_module_tuned_saved_and_reloaded(torch_model, tmp_path):
+    import torch
+    path, net, x = torch_model
+    rep = ait.tune(path, {"x": x}, strategy="min-latency", batch_sizes=(2,), **FAST)
+    rows = rep.rows
+    assert {r["module"] for r in rows} >= {"fc1", "fc2"}
+    assert all(r["chosen"] and r["why"] for r in rows if r["module"])
+    assert "fc1" in str(rep)
+    art = rep.save(tmp_path / "net.ait")
+    assert os.path.exists(art) and os.path.exists(tmp_path / "net_sha256_sums.txt")
+    s = ait.load(art)
+    assert s.model.tuned
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    got = s.run({"x": x})["y"]
+    assert np.abs(got - want).max() <= 1e-4 * max(1.0, np.abs(want).max())
+
+
+def test_tune_selects_and_quantises(torch_model):
+    path, _, x = torch_model
+    rep = ait.tune(path, {"x": x}, select="fc1", plan_check=False, **FAST)
+    assert [r["module"] for r in rep.rows] == ["fc1"]
+    # quantised variants are tried when asked, each judged by its SQNR bound;
+    # an unknown scheme is refused with ait's message
+    rep = ait.tune(path, {"x": x}, select="fc1", plan_check=False, quant=["bf16", "int8dq"],
+                   **FAST)
+    assert [r["module"] for r in rep.rows] == ["fc1"]
+    with pytest.raises(ait.Error, match="int9"):
+        ait.tune(path, {"x": x}, quant="int9", **FAST)
+    with pytest.raises(ait.Error, match="nope"):
+        ait.tune(path, {"x": x}, select="nope", **FAST)
+
+
+def test_inspect(torch_model):
+    path, _, x = torch_model
+    insp = ait.inspect(path, {"x": x}, batch_sizes=(1, 2))
+    mods = {m["path"]: m for m in insp.modules}
+    assert {"", "fc1", "fc2"} <= set(mods)
+    assert mods["fc1"]["params"] == 32 * 64 + 64
+    assert 0 < mods["fc1"]["share"] <= 1
+    doc = insp.json()
+    assert doc["batch_sizes"] == [1, 2]
+    assert {m["path"] for m in doc["modules"]} >= {"fc1", "fc2"}
+
+
+def test_jit(torch_model, tmp_path):
+    path, _, x = torch_model
+    s = ait.load(path, jit=True, cache=False)
+    y = s.run({"x": x})["y"]
+    assert y.shape == (2, 8)
+    assert s.note  # what JIT tuning did
+    s.save(tmp_path / "jit.ait")
+    assert ait.load(tmp_path / "jit.ait").model.tuned
+
+
+@pytest.mark.parametrize("feeds, status, message", [
+    ({"x": np.zeros((2, 32), np.float64)}, "AIT_E_DTYPE", "input 'x' must be float32, got float64"),
+    ({"x": np.zeros((2, 31), np.float32)}, "AIT_E_SHAPE", "input 'x' must have shape"),
+    ({"x": np.zeros((2, 32), np.complex64)}, "AIT_E_DTYPE", "complex64 has no ait type"),
+    ({"z": np.zeros((2, 32), np.float32)}, "AIT_E_NOT_FOUND", "unknown input 'z': the model's inputs are x"),
+    ({}, "AIT_E_NOT_FOUND", "input 'x' not given"),
+])
+def test_bad_inputs_raise_with_the_message(torch_model, feeds, status, message):
+    s = ait.load(torch_model[0])
+    with pytest.raises(ait.Error) as e:
+        s.run(feeds)
+    assert message in str(e.value)
+    assert e.value.status == status
+    s.run({"x": np.zeros((3, 32), np.float32)})  # the session still runs after a failure
+
+
+def test_bad_models_raise(tmp_path):
+    with pytest.raises(ait.Error, match="is a directory"):
+        ait.load(tmp_path)
+    with pytest.raises(ait.Error) as e:
+        ait.load(tmp_path / "missing.onnx")
+    assert "missing.onnx" in str(e.value)
+    (tmp_path / "junk.onnx").write_bytes(b"\x08\x07junk")
+    with pytest.raises(ait.Error):
+        ait.load(tmp_path / "junk.onnx")
+
+
+def test_version():
+    assert ait.version().count(".") == 2
