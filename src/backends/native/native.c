@@ -98,6 +98,7 @@ static void packs_free(built *bm)
         aligned_free(bm->packs[i].own);
         free(bm->packs[i].views);
         aligned_free(bm->packs[i].bias);
+        aligned_free(bm->packs[i].wt);
     }
     free(bm->packs);
 }
@@ -226,6 +227,7 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         if (done) continue; /* swallowed by an earlier step's epilogue */
         TRY(sched_node(bm, i));
     }
+    TRY(nat_layout(bm));
     for (int k = 0; k < g->n_inputs; k++) {
         int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
         s[0] = inputs[k]->rank;

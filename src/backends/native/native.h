@@ -8,7 +8,9 @@
  * again when the shapes change): each step is a node run by a native op
  * (with the nodes its epilogue swallowed) or a node left to its reference
  * op through the executor (exec_run_node). Every value lives in a plain
- * row-major tensor: the module's input, a constant, or one owned here. */
+ * row-major tensor: the module's input, a constant, or one owned here;
+ * between two convolutions it may be stored channels-last instead (NHWC,
+ * layout.c), never at the module's edges nor for a reference op. */
 #ifndef AIT_BACKENDS_NATIVE_H
 #define AIT_BACKENDS_NATIVE_H
 #include "backends/backend.h"
@@ -41,6 +43,7 @@ typedef struct nat_pack {
     size_t stride;    /* bytes from one group's packed operand to the next */
     gemm_packed *views;
     float *bias;      /* a bias the op prepared (Gemm's beta * C), owned */
+    float *wt;        /* weights reordered (a channels-last depthwise conv's), owned */
 } nat_pack;
 
 typedef struct nat_step {
@@ -49,6 +52,8 @@ typedef struct nat_step {
     nat_epi epi;
     int64_t geo[16];         /* the op's geometry, as it chose at schedule */
     size_t scratch;          /* bytes of scratch it needs per run */
+    bool can_nhwc;           /* the op runs channels-last too (layout.c) */
+    bool nhwc;               /* it does: layout.c chose */
 } nat_step;
 
 typedef struct nat_val {
@@ -56,6 +61,7 @@ typedef struct nat_val {
     tensor t;           /* storage owned here */
     tensor *cur;        /* where the value is: an input, a constant or &t */
     bool input, konst, done;
+    bool nhwc;          /* stored channels-last: [n][h][w][c] under its NCHW shape (layout.c) */
     int uses;           /* consumers among the scheduled nodes, +1 for a module output */
 } nat_val;
 
@@ -86,6 +92,9 @@ typedef struct nat_op {
      * or sets *taken false to leave it to the reference op. */
     ait_status (*take)(built *bm, int i, nat_step *st, bool *taken);
     ait_status (*run)(built *bm, const nat_step *st);
+    /* After the layout pass (NULL: nothing to do): packs what the chosen
+     * layout needs and sets st->scratch. */
+    ait_status (*finish)(built *bm, nat_step *st);
 } nat_op;
 
 /* ops.c */
@@ -105,6 +114,10 @@ void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, 
 ait_status nat_fusions(built *bm);
 bool nat_chain_take(built *bm, int fi, nat_step *st);
 extern const nat_op nat_chain_op;
+
+/* layout.c: which values stay channels-last between steps and which conv
+ * steps run so (see its header), then each step's finish. */
+ait_status nat_layout(built *bm);
 
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */
