@@ -783,6 +783,9 @@ static void test_modules(void **state)
     module_case("mobilenetv2", "features.14", 0); /* stride 2 depthwise at 14x14 */
     module_case("bert", "emb_ln", 0);            /* LayerNormalization */
     module_case("bert", "layer.0.attention", 0); /* Softmax over the scores */
+    /* whole runs native keeps channels-last from conv to conv */
+    module_case("mobilenetv2", "features", 0);
+    module_case("resnet18", "layer3", 3);
 }
 
 /* ---- onednn: fusion patterns and prepared weights ------------------------------ */
