@@ -2,8 +2,10 @@
  * float32 run as GEMMs with their constant weights packed once at build
  * (saved as artifact blobs, used in place at load) and the Relu, Clip,
  * bias and residual Add after them fused as the GEMM's epilogue; every
- * other node runs on its reference op inside the module. See native.h for
- * the steps. Variants: the GEMM kernel (gemm_kernel_find's names), the
+ * other node runs on its reference op inside the module. Runs of
+ * convolutions keep their values channels-last (NHWC) between steps by a
+ * fixed rule (layout.c), plain NCHW at the module's edges. See native.h
+ * for the steps. Variants: the GEMM kernel (gemm_kernel_find's names), the
  * best this CPU runs by default. */
 #include <stdarg.h>
 #include <stdio.h>
