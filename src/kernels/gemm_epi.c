@@ -1,9 +1,15 @@
 /* The GEMM epilogue (gemm.h's gemm_epi), applied tile by tile while the
- * tile is still in L1. Row loops are plain C the compiler vectorises; the
- * transcendental activations call libm per element. */
+ * tile is still in L1. Row loops are plain C the compiler vectorises, once
+ * per ISA (gemm_epi_tmpl.h); the transcendental activations call libm per
+ * element. */
 #include <math.h>
 
 #include "kernels/gemm.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "kernels/isa.h"
 
 static float act1(const gemm_epi *e, float v)
 {
@@ -20,52 +26,38 @@ static float act1(const gemm_epi *e, float v)
     }
 }
 
+/* The transcendental activations, element by element. */
 static void act_row(const gemm_epi *e, float *r, int nr)
 {
-    switch (e->act) {
-    case GEMM_ACT_NONE: return;
-    case GEMM_ACT_RELU:
-        for (int j = 0; j < nr; j++) r[j] = r[j] > 0.0f ? r[j] : 0.0f;
-        return;
-    case GEMM_ACT_CLIP:
-        for (int j = 0; j < nr; j++) {
-            float v = r[j] < e->lo ? e->lo : r[j];
-            r[j] = v > e->hi ? e->hi : v;
-        }
-        return;
-    case GEMM_ACT_LEAKY:
-        for (int j = 0; j < nr; j++) r[j] = r[j] < 0.0f ? e->lo * r[j] : r[j];
-        return;
-    default:
-        for (int j = 0; j < nr; j++) r[j] = act1(e, r[j]);
-    }
+    for (int j = 0; j < nr; j++) r[j] = act1(e, r[j]);
 }
 
-static void res_row(const gemm_epi *e, float *r, int64_t i, int64_t j0, int nr)
-{
-    const float *s = e->res + i * e->ldr + j0;
-    float k = e->res_scale != 0.0f ? e->res_scale : 1.0f;
-    if (k == 1.0f)
-        for (int j = 0; j < nr; j++) r[j] += s[j];
-    else
-        for (int j = 0; j < nr; j++) r[j] += k * s[j];
-}
+#if KISA_X86 /* the vector instances: x86-64 only */
+#include "kernels/vec_avx512.h"
+#include "kernels/gemm_epi_tmpl.h"
+#include "kernels/vec_end.h"
+#include "kernels/vec_avx2.h"
+#include "kernels/gemm_epi_tmpl.h"
+#include "kernels/vec_end.h"
+#endif
+#include "kernels/vec_portable.h"
+#include "kernels/gemm_epi_tmpl.h"
+#include "kernels/vec_end.h"
+
+typedef void (*epi_fn)(const gemm_epi *, float *, int64_t, int64_t, int64_t, int, int);
+static const struct {
+    kisa isa;
+    epi_fn tile;
+} epi_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, epi_tile_avx512},
+    {KISA_AVX2, epi_tile_avx2},
+#endif
+    {KISA_PORTABLE, epi_tile_portable},
+};
 
 void gemm_epi_tile(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr, int nr)
 {
-    for (int i = 0; i < mr; i++) {
-        float *r = c + i * ldc;
-        if (e->scaled)
-            for (int j = 0; j < nr; j++) r[j] *= e->scale;
-        if (e->bias_mode == GEMM_BIAS_ROW) {
-            float b = e->bias[i0 + i];
-            for (int j = 0; j < nr; j++) r[j] += b;
-        } else if (e->bias_mode == GEMM_BIAS_COL) {
-            const float *b = e->bias + j0;
-            for (int j = 0; j < nr; j++) r[j] += b[j];
-        }
-        if (e->res && !e->res_after) res_row(e, r, i0 + i, j0, nr);
-        act_row(e, r, nr);
-        if (e->res && e->res_after) res_row(e, r, i0 + i, j0, nr);
-    }
+    __typeof__(epi_impls[0]) *im = KISA_PICK(epi_impls);
+    im->tile(e, c, ldc, i0, j0, mr, nr);
 }

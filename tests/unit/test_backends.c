@@ -25,6 +25,7 @@
 #include "ops/matmul_ref.h"
 #include "exec/exec.h"
 #include "exec/node_costs.h"
+#include "kernels/isa.h"
 #include "tune/samples.h"
 
 #define NMSE_F32 1e-10 /* float32: sums in another order, nothing worse */
@@ -784,6 +785,9 @@ static void test_modules(void **state)
     module_case("mobilenetv2", "features.14", 0); /* stride 2 depthwise at 14x14 */
     module_case("bert", "emb_ln", 0);            /* LayerNormalization */
     module_case("bert", "layer.0.attention", 0); /* Softmax over the scores */
+    /* whole runs native keeps channels-last from conv to conv */
+    module_case("mobilenetv2", "features", 0);
+    module_case("resnet18", "layer3", 3);
 }
 
 /* ---- onednn: fusion patterns and prepared weights ------------------------------ */
@@ -1087,6 +1091,73 @@ static void test_fusion(void **state)
         compare_all(b, p.g, p.feed, w);
         gb_free(&p);
     }
+    }
+}
+
+/* Native's channels-last runs (backends/native/layout.c): chains of
+ * convolutions that keep NHWC between steps, against the reference, at
+ * every ISA this CPU has and the portable path (kisa_force), odd channel
+ * counts, batch 1 and 3: a k x k Conv (stride, dilation, pads, groups) +
+ * Clip, a depthwise Conv + Relu, a 1x1 Conv + residual Add of the first
+ * conv's output, a last 3x3 stride 2 Conv with a bias Add whose output
+ * leaves the module (the layout changes back), beside a GlobalAveragePool
+ * reading an NHWC-capable value (which keeps it NCHW). */
+static void test_native_nhwc(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    static const struct {
+        int n, c, h, w, m, k, s, d, grp, dws;
+    } cs[] = {
+        {1, 3, 9, 11, 17, 3, 1, 1, 1, 1}, {3, 6, 8, 7, 10, 5, 1, 1, 2, 1},
+        {1, 16, 12, 12, 33, 1, 1, 1, 1, 1}, {1, 5, 10, 10, 19, 3, 2, 1, 1, 1},
+        {3, 4, 13, 9, 8, 3, 1, 2, 4, 1}, {1, 40, 7, 7, 48, 1, 1, 1, 1, 1},
+        {1, 8, 15, 15, 24, 3, 1, 1, 1, 2}, {1, 3, 17, 17, 36, 5, 2, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "nhwc")};
+        assert_non_null(g.g);
+        int64_t M = cs[i].m, pad = cs[i].d * (cs[i].k / 2);
+        *(float *)gb_const(&g, "zero", (in_spec){.rank = 0})->data = 0.0f;
+        *(float *)gb_const(&g, "six", (in_spec){.rank = 0})->data = 6.0f;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w1", (in_spec)SH(M, cs[i].c / cs[i].grp, cs[i].k, cs[i].k));
+        gb_const(&g, "b1", (in_spec)SH(M));
+        gb_const(&g, "wd", (in_spec)SH(M, 1, 3, 3));
+        gb_const(&g, "bd", (in_spec)SH(M));
+        gb_const(&g, "w3", (in_spec)SH(M, M, 1, 1));
+        gb_const(&g, "w4", (in_spec)SH(7, M, 3, 3));
+        gb_const(&g, "b4", (in_spec)SH(1, 7, 1, 1));
+        attr_spec a1[4] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
+                           {"dilations", ATTR_INTS, .n = 2, .ints = {cs[i].d, cs[i].d}},
+                           {"group", ATTR_INT, .i = cs[i].grp}};
+        attr_spec ad[3] = {pad1[0], {"group", ATTR_INT, .i = M},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].dws, cs[i].dws}}};
+        attr_spec a4[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        gb_node(&g, "Conv", "x,w1,b1", "c1", a1, 4);
+        gb_node(&g, "Clip", "c1,zero,six", "r1", NULL, 0);
+        gb_node(&g, "Conv", "r1,wd,bd", "c2", ad, 3);
+        gb_node(&g, "Relu", "c2", "r2", NULL, 0);
+        gb_node(&g, "Conv", "r2,w3", "c3", NULL, 0);
+        if (cs[i].dws == 1) {
+            gb_node(&g, "Add", "c3,r1", "a3", NULL, 0);
+        } else {
+            gb_node(&g, "Relu", "c3", "a3", NULL, 0);
+        }
+        gb_node(&g, "Conv", "a3,w4", "c4", a4, 2);
+        gb_node(&g, "Add", "c4,b4", "y", NULL, 0);
+        gb_node(&g, "GlobalAveragePool", "r2", "p", NULL, 0);
+        gb_output(&g, "y");
+        gb_output(&g, "p");
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+            assert_true(kisa_force((kisa)k));
+            char w[160];
+            snprintf(w, sizeof w, "native NHWC chain %zu (%s)", i, kisa_name((kisa)k));
+            compare_all(b, g.g, g.feed, w);
+            kisa_force(KISA_N);
+        }
+        gb_free(&g);
     }
 }
 
@@ -1676,6 +1747,7 @@ int main(void)
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_fusion),
+        cmocka_unit_test(test_native_nhwc),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),

@@ -12,6 +12,7 @@
 
 #include "kernels/convt.h"
 #include "kernels/dwconv.h"
+#include "kernels/nhwc.h"
 #include "kernels/pool.h"
 #include "kernels/resize.h"
 #include "kernels_check.h"
@@ -36,6 +37,34 @@ static void dw_want(const kdw_geom *g, const float *x, const float *w, const flo
                         }
                     want[(((size_t)n * oc + o) * g->oh + oy) * g->ow + ox] = kc_fun(a.f, s, a.a, a.b);
                 }
+}
+
+/* The channels-last depthwise kernel (knhwc_dw) on the same case: x and
+ * the weights changed to NHWC and [tap][c], a residual added after the
+ * activation, the output changed back. */
+static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, const float *b,
+                          kact a, const double *want, double tol)
+{
+    size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow, taps = (size_t)g->kh * g->kw;
+    size_t nx = (size_t)g->n * g->c * hw, ny = (size_t)g->n * g->c * ohw;
+    float *xt = malloc(nx * sizeof *xt), *wt = malloc(taps * g->c * sizeof *wt);
+    float *res = kc_rand(ny, 7, -1, 1), *yt = malloc(ny * sizeof *yt), *y = malloc(ny * sizeof *y);
+    double *want2 = malloc(ny * sizeof *want2);
+    knhwc_from_nchw(x, g->n, g->c, (int64_t)hw, xt);
+    for (int c = 0; c < g->c; c++)
+        for (size_t t = 0; t < taps; t++) wt[t * g->c + c] = w[c * taps + t];
+    float *rt = malloc(ny * sizeof *rt);
+    knhwc_from_nchw(res, g->n, g->c, (int64_t)ohw, rt);
+    for (size_t k = 0; k < ny; k++) want2[k] = want[k] + res[k];
+    knhwc_geom kg = {g->h, g->w, g->c, 0, g->c, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw, g->pt,
+                     g->pl, g->oh, g->ow};
+    KC_EACH_ISA({
+        memset(yt, 0, ny * sizeof *yt);
+        knhwc_dw(&kg, g->n, xt, wt, b, a, rt, yt, kc_threads);
+        knhwc_to_nchw(yt, g->n, g->c, (int64_t)ohw, y);
+        assert_true(kc_close("depthwise NHWC", y, want2, ny, tol, 1e-5));
+    });
+    free(xt), free(wt), free(res), free(yt), free(y), free(want2), free(rt);
 }
 
 static void test_depthwise(void **state)
@@ -76,6 +105,7 @@ static void test_depthwise(void **state)
                     kdw_run(&g, x, w, b, a, y, kc_threads);
                     assert_true(kc_close("depthwise", y, want, ny, tol, 1e-5));
                 });
+                if (g.mult == 1) nhwc_dw_check(&g, x, w, b, a, want, tol);
                 free(x), free(w), free(b), free(y), free(want);
             }
 }

@@ -5,13 +5,18 @@
  * scratch (one pass over memory instead of im2col and packing). The conv's bias and the chain after it
  * are the GEMM's epilogue (bias along rows: the output channels).
  * Depthwise convolutions (one input channel per group) run on kdw_run,
- * the chain's bias and activation fused, a residual added after. */
+ * the chain's bias and activation fused, a residual added after.
+ * A step layout.c runs channels-last (NHWC) instead packs the weights as
+ * B at finish and runs nhwc_run: Y[pixel][M] = A x B, A the input or its
+ * NHWC im2col, or knhwc_dw for depthwise. */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/native/native.h"
 #include "kernels/dwconv.h"
 #include "kernels/im2col.h"
+#include "kernels/nhwc.h"
 
 /* G_DIRECT: how the GEMM reads X, or the depthwise kernel. */
 enum { CONV_IM2COL, CONV_DIRECT, CONV_DW };
@@ -70,30 +75,98 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
         int64_t geo[16] = {x->dims[0], M, group, CONV_DW, cg, x->dims[2], x->dims[3], kh, kw,
                            out[0], out[1], s[0], s[1], d[0], d[1], pb[0] | (pb[1] << 32)};
         memcpy(st->geo, geo, sizeof geo);
+        st->can_nhwc = mg == 1;
         nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
         *taken = true;
         return AIT_OK;
     }
-    int64_t kdim = cg * kh * kw, ohw = out[0] * out[1];
+    int64_t kdim = cg * kh * kw;
     bool direct = kh == 1 && kw == 1 && s[0] == 1 && s[1] == 1 && !pb[0] && !pb[1] && !pe[0] &&
                   !pe[1];
-    size_t bytes = gemm_pack_a_size(bm->kern, mg, kdim);
-    if (!bytes) return AIT_OK;
-    int nr = gemm_kernel_nr(bm->kern);
-    size_t cols = (size_t)((ohw + nr - 1) / nr * nr);
-    if (!direct && (__builtin_mul_overflow((size_t)kdim, cols * sizeof(float), &st->scratch) ||
-                    __builtin_add_overflow(st->scratch, (size_t)ohw * sizeof(float) + 64, &st->scratch)))
+    if (!gemm_pack_a_size(bm->kern, mg, kdim) || !gemm_pack_b_size(bm->kern, kdim, mg))
         return AIT_OK;
-    conv_arg arg = {mg, kdim};
-    nat_pack *p;
-    TRY(nat_pack_get(bm, i, (int)group, bytes, fill_w, &arg, &p));
     int64_t geo[16] = {x->dims[0], M, group, direct, cg, x->dims[2], x->dims[3], kh, kw, out[0],
                        out[1], s[0], s[1], d[0], d[1], pb[0] | (pb[1] << 32)};
     if (pb[0] >= ((int64_t)1 << 31) || pb[1] >= ((int64_t)1 << 31)) return AIT_OK;
     memcpy(st->geo, geo, sizeof geo);
+    st->can_nhwc = true;
     nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
     *taken = true;
     return AIT_OK;
+}
+
+/* Output pixels per im2col block of the channels-last GEMM: about 1 MB
+ * of A, whole images when small. */
+static int64_t nhwc_block(int64_t ohw, int64_t kdim)
+{
+    int64_t p = ((int64_t)1 << 18) / (kdim > 0 ? kdim : 1);
+    p = p < 64 ? 64 : p;
+    return p < ohw ? p : ohw;
+}
+
+/* Scratch floats, 16-aligned, to change the layout of a value of n floats
+ * when it is not already as the step needs. */
+static size_t conv_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
+
+static void fill_wt(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    const float *tmp = arg; /* [groups][kdim][mg], see conv_finish */
+    const tensor *w = nat_shape(bm, bm->g->nodes[i].in[1]);
+    int64_t M = w->dims[0], kdim = w->dims[1] * w->dims[2] * w->dims[3];
+    int64_t group = attr_int(&bm->g->nodes[i], "group", 1), mg = M / group;
+    gemm_pack_b(bm->kern, tmp + grp * kdim * mg, mg, 1, kdim, mg, dst);
+}
+
+static ait_status conv_finish(built *bm, nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const int64_t *q = st->geo;
+    const int64_t M = q[G_M], group = q[G_GROUP], mg = M / group, cg = q[G_C];
+    const int64_t taps = q[G_KH] * q[G_KW], kdim = cg * taps, ohw = q[G_OH] * q[G_OW];
+    const int64_t xn = q[G_N] * cg * group * q[G_H] * q[G_W], yn = q[G_N] * M * ohw;
+    const float *w = nat_shape(bm, n->in[1])->data;
+    nat_pack *p;
+    if (!st->nhwc) {
+        if (q[G_DIRECT] == CONV_DW) return AIT_OK;
+        int nr = gemm_kernel_nr(bm->kern);
+        size_t cols = (size_t)((ohw + nr - 1) / nr * nr);
+        if (!q[G_DIRECT] &&
+            (__builtin_mul_overflow((size_t)kdim, cols * sizeof(float), &st->scratch) ||
+             __builtin_add_overflow(st->scratch, (size_t)ohw * sizeof(float) + 64, &st->scratch)))
+            return nat_fail(bm, st->node, AIT_E_OVERFLOW, "im2col is too large");
+        conv_arg arg = {mg, kdim};
+        return nat_pack_get(bm, st->node, (int)group, gemm_pack_a_size(bm->kern, mg, kdim), fill_w,
+                            &arg, &p);
+    }
+    /* channels-last: the layout changes the step makes, then A's block */
+    size_t f = 0;
+    if (!bm->vals[n->in[0]].nhwc) f += conv_floats(xn);
+    if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += conv_floats(yn);
+    if (!bm->vals[st->epi.out].nhwc) f += conv_floats(yn);
+    if (q[G_DIRECT] == CONV_IM2COL) f += conv_floats(nhwc_block(ohw, kdim) * kdim);
+    if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
+        return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
+    if (q[G_DIRECT] == CONV_DW) { /* weights [tap][c], made here: not saved */
+        p = &bm->packs[st->node];
+        if (p->wt) return AIT_OK;
+        p->wt = aligned_zalloc(sizeof(float) * (size_t)(taps * M));
+        if (!p->wt) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+        for (int64_t c = 0; c < M; c++)
+            for (int64_t t = 0; t < taps; t++) p->wt[t * M + c] = w[c * taps + t];
+        return AIT_OK;
+    }
+    /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
+    float *tmp = malloc(sizeof(float) * (size_t)(M * kdim));
+    if (!tmp) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+    for (int64_t gi = 0; gi < group; gi++)
+        for (int64_t co = 0; co < mg; co++)
+            for (int64_t ci = 0; ci < cg; ci++)
+                for (int64_t t = 0; t < taps; t++)
+                    tmp[(gi * kdim + t * cg + ci) * mg + co] = w[((gi * mg + co) * cg + ci) * taps + t];
+    ait_status s = nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
+                                fill_wt, tmp, &p);
+    free(tmp);
+    return s;
 }
 
 /* The kernels' activation for the epilogue's. */
@@ -128,6 +201,78 @@ static ait_status dw_run(built *bm, const nat_step *st, const float *x, const fl
     return AIT_OK;
 }
 
+/* Channels-last: Y[pixel][M] = A[pixel][kdim] x B per image and group
+ * (all images at once for the direct 1x1), A the input itself (1x1,
+ * stride 1, no pads) or its NHWC im2col by blocks of pixels; bias along
+ * the columns, the residual NHWC like Y. Inputs and outputs not kept NHWC
+ * (layout.c) change layout in the scratch. */
+static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const float *bias,
+                           float *yout)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const int64_t *q = st->geo;
+    const int64_t N = q[G_N], M = q[G_M], group = q[G_GROUP], mg = M / group, cg = q[G_C];
+    const int64_t C = cg * group, hw = q[G_H] * q[G_W], ohw = q[G_OH] * q[G_OW];
+    const int64_t kdim = cg * q[G_KH] * q[G_KW];
+    float *sp = bm->scratch;
+    const float *res = st->epi.res >= 0 ? bm->vals[st->epi.res].cur->data : NULL;
+    if (!bm->vals[n->in[0]].nhwc) {
+        knhwc_from_nchw(x, N, C, hw, sp);
+        x = sp;
+        sp += conv_floats(N * C * hw);
+    }
+    if (res && !bm->vals[st->epi.res].nhwc) {
+        knhwc_from_nchw(res, N, M, ohw, sp);
+        res = sp;
+        sp += conv_floats(N * M * ohw);
+    }
+    bool out_nhwc = bm->vals[st->epi.out].nhwc;
+    float *y = out_nhwc ? yout : sp;
+    if (!out_nhwc) sp += conv_floats(N * M * ohw);
+    knhwc_geom kg = {q[G_H], q[G_W], C, 0, cg, q[G_KH], q[G_KW], q[G_S0], q[G_S1], q[G_D0], q[G_D1],
+                     q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
+    gemm_act act = st->epi.act;
+    if (q[G_DIRECT] == CONV_DW) {
+        knhwc_dw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), res, y, bm->threads);
+    } else {
+        const nat_pack *p = &bm->packs[st->node];
+        const bool direct = q[G_DIRECT] == CONV_DIRECT;
+        const int64_t blk = direct ? N * ohw : nhwc_block(ohw, kdim);
+        for (int64_t im = 0; im < (direct ? 1 : N); im++)
+            for (int64_t gi = 0; gi < group; gi++)
+                for (int64_t p0 = 0; p0 < (direct ? blk : ohw); p0 += blk) {
+                    int64_t p1 = p0 + blk < ohw || direct ? p0 + blk : ohw, off = (im * ohw + p0) * M + gi * mg;
+                    gemm_args g = {.m = p1 - p0, .n = mg, .k = kdim, .pb = &p->views[gi],
+                                   .c = y + off, .ldc = M, .threads = bm->threads, .kern = bm->kern};
+                    if (direct) {
+                        g.a = x + gi * cg;
+                        g.rsa = C;
+                    } else {
+                        kg.c0 = gi * cg;
+                        knhwc_im2col(&kg, x + im * hw * C, p0, p1, sp);
+                        g.a = sp;
+                        g.rsa = kdim;
+                    }
+                    g.csa = 1;
+                    g.epi.act = act;
+                    g.epi.lo = st->epi.lo;
+                    g.epi.hi = st->epi.hi;
+                    if (res) {
+                        g.epi.res = res + off;
+                        g.epi.ldr = M;
+                        g.epi.res_after = st->epi.res_after;
+                    }
+                    if (bias) {
+                        g.epi.bias_mode = GEMM_BIAS_COL;
+                        g.epi.bias = bias + gi * mg;
+                    }
+                    TRY(nat_gemm_f32(bm, &g));
+                }
+    }
+    if (!out_nhwc) knhwc_to_nchw(y, N, M, ohw, yout);
+    return AIT_OK;
+}
+
 static ait_status conv_run(built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
@@ -141,6 +286,7 @@ static ait_status conv_run(built *bm, const nat_step *st)
     const float *bias = n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
                         : st->epi.bias >= 0        ? bm->vals[st->epi.bias].cur->data
                                                    : NULL;
+    if (st->nhwc) return nhwc_run(bm, st, x, bias, y);
     if (q[G_DIRECT] == CONV_DW) return dw_run(bm, st, x, bias, y);
     const nat_pack *p = &bm->packs[st->node];
     for (int64_t im = 0; im < q[G_N]; im++)
@@ -164,4 +310,4 @@ static ait_status conv_run(built *bm, const nat_step *st)
     return AIT_OK;
 }
 
-const nat_op nat_conv = {"Conv", conv_take, conv_run};
+const nat_op nat_conv = {"Conv", conv_take, conv_run, conv_finish};

@@ -2,8 +2,10 @@
  * float32 run as GEMMs with their constant weights packed once at build
  * (saved as artifact blobs, used in place at load) and the Relu, Clip,
  * bias and residual Add after them fused as the GEMM's epilogue; every
- * other node runs on its reference op inside the module. See native.h for
- * the steps. Variants: the GEMM kernel (gemm_kernel_find's names), the
+ * other node runs on its reference op inside the module. Runs of
+ * convolutions keep their values channels-last (NHWC) between steps by a
+ * fixed rule (layout.c), plain NCHW at the module's edges. See native.h
+ * for the steps. Variants: the GEMM kernel (gemm_kernel_find's names), the
  * best this CPU runs by default. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,6 +109,7 @@ static void packs_free(built *bm)
         aligned_free(bm->packs[i].own);
         free(bm->packs[i].views);
         aligned_free(bm->packs[i].bias);
+        aligned_free(bm->packs[i].wt);
     }
     free(bm->packs);
 }
@@ -241,6 +244,7 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         if (done) continue; /* swallowed by an earlier step's epilogue */
         TRY(sched_node(bm, i));
     }
+    TRY(nat_layout(bm));
     for (int k = 0; k < g->n_inputs; k++) {
         int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
         s[0] = inputs[k]->rank;

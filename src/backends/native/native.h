@@ -8,7 +8,9 @@
  * again when the shapes change): each step is a node run by a native op
  * (with the nodes its epilogue swallowed) or a node left to its reference
  * op through the executor (exec_run_node). Every value lives in a plain
- * row-major tensor: the module's input, a constant, or one owned here. */
+ * row-major tensor: the module's input, a constant, or one owned here;
+ * between two convolutions it may be stored channels-last instead (NHWC,
+ * layout.c), never at the module's edges nor for a reference op. */
 #ifndef AIT_BACKENDS_NATIVE_H
 #define AIT_BACKENDS_NATIVE_H
 #include "backends/backend.h"
@@ -44,6 +46,7 @@ typedef struct nat_pack {
     gemm_packed *views;
     float *bias;      /* a bias the op prepared (Gemm's beta * C), owned */
     qg_packed qv;     /* quantised weights (built.quant >= 0): one group, qgemm's */
+    float *wt;        /* weights reordered (a channels-last depthwise conv's), owned */
 } nat_pack;
 
 typedef struct nat_step {
@@ -52,6 +55,8 @@ typedef struct nat_step {
     nat_epi epi;
     int64_t geo[16];         /* the op's geometry, as it chose at schedule */
     size_t scratch;          /* bytes of scratch it needs per run */
+    bool can_nhwc;           /* the op runs channels-last too (layout.c) */
+    bool nhwc;               /* it does: layout.c chose */
 } nat_step;
 
 typedef struct nat_val {
@@ -59,6 +64,7 @@ typedef struct nat_val {
     tensor t;           /* storage owned here */
     tensor *cur;        /* where the value is: an input, a constant or &t */
     bool input, konst, done;
+    bool nhwc;          /* stored channels-last: [n][h][w][c] under its NCHW shape (layout.c) */
     int uses;           /* consumers among the scheduled nodes, +1 for a module output */
 } nat_val;
 
@@ -97,6 +103,9 @@ typedef struct nat_op {
      * or sets *taken false to leave it to the reference op. */
     ait_status (*take)(built *bm, int i, nat_step *st, bool *taken);
     ait_status (*run)(built *bm, const nat_step *st);
+    /* After the layout pass (NULL: nothing to do): packs what the chosen
+     * layout needs and sets st->scratch. */
+    ait_status (*finish)(built *bm, nat_step *st);
 } nat_op;
 
 /* ops.c */
@@ -125,6 +134,9 @@ extern const nat_op nat_chain_op;
 ait_status nat_gemm_f32(built *bm, gemm_args *g);
 ait_status nat_tuned_setup(built *bm, const candidate_cfg *cfg, ait_error *e);
 void nat_tuned_free(built *bm);
+/* layout.c: which values stay channels-last between steps and which conv
+ * steps run so (see its header), then each step's finish. */
+ait_status nat_layout(built *bm);
 
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */

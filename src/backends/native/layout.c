@@ -1,0 +1,82 @@
+/* Channels-last (NHWC) inside a native module. After the steps are made
+ * (in NCHW, as each op took its node), one pass picks the values that stay
+ * NHWC between steps:
+ *   a value is NHWC when a step that can run channels-last (st->can_nhwc:
+ *   Conv as GEMM, depthwise Conv of multiplier 1) writes it, it is not a
+ *   module output, and every node reading it belongs to such a step and
+ *   reads it as that conv's data input or as its epilogue's residual;
+ *   a step runs NHWC when its data input, residual or output is NHWC.
+ * So a run of convolutions (1x1, k x k, depthwise, with their fused bias,
+ * activation and residual Add) keeps NHWC from one to the next, and the
+ * layout changes only at the run's ends (the step changes its NCHW input
+ * or output in its scratch): at the module's inputs and outputs and around
+ * the nodes other steps or the reference ops run. Then each step's op
+ * finishes (packs weights for its layout, sizes its scratch). */
+#include <stdlib.h>
+
+#include "backends/native/native.h"
+
+static bool is_output(const graph *g, int v)
+{
+    for (int j = 0; j < g->n_outputs; j++)
+        if (g->outputs[j] == v) return true;
+    return false;
+}
+
+/* Whether every reader of v takes it channels-last (see above). */
+static bool readers_nhwc(const built *bm, const int *step_of, int v)
+{
+    const graph *g = bm->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!exec_node_runs(bm->x, i)) continue;
+        const node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++) {
+            if (n->in[k] != v) continue;
+            const nat_step *t = step_of[i] >= 0 ? &bm->steps[step_of[i]] : NULL;
+            if (!t || !t->can_nhwc) return false;
+            bool data = i == t->node && k == 0, res = i != t->node && t->epi.res == v;
+            if (!data && !res) return false;
+        }
+    }
+    return true;
+}
+
+ait_status nat_layout(built *bm)
+{
+    const graph *g = bm->g;
+    int *step_of = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    if (!step_of) return nat_fail(bm, -1, AIT_E_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_nodes; i++) step_of[i] = -1;
+    for (int s = 0; s < bm->n_steps; s++) {
+        const nat_step *st = &bm->steps[s];
+        step_of[st->node] = s;
+        if (st->op == &nat_chain_op) {
+            const fusion *f = &bm->fus->f[st->geo[0]];
+            for (int j = 0; j < f->n_nodes; j++) step_of[f->nodes[j]] = s;
+        } else if (st->op) {
+            for (int j = 0; j < st->epi.n_nodes; j++) step_of[st->epi.nodes[j]] = s;
+        }
+    }
+    for (int s = 0; s < bm->n_steps; s++) {
+        const nat_step *st = &bm->steps[s];
+        int v = st->epi.out;
+        if (st->op && st->can_nhwc && v >= 0 && !is_output(g, v))
+            bm->vals[v].nhwc = readers_nhwc(bm, step_of, v);
+    }
+    free(step_of);
+    for (int s = 0; s < bm->n_steps; s++) {
+        nat_step *st = &bm->steps[s];
+        if (!st->op) continue;
+        int x = g->nodes[st->node].in[0];
+        st->nhwc = st->can_nhwc && (bm->vals[x].nhwc || bm->vals[st->epi.out].nhwc ||
+                                    (st->epi.res >= 0 && bm->vals[st->epi.res].nhwc));
+        if (st->op->finish) TRY(st->op->finish(bm, st));
+        if (st->scratch > bm->scratch_size) {
+            aligned_free(bm->scratch);
+            bm->scratch = aligned_zalloc(st->scratch);
+            bm->scratch_size = bm->scratch ? st->scratch : 0;
+            if (!bm->scratch) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for scratch");
+        }
+    }
+    return AIT_OK;
+}

@@ -1,0 +1,47 @@
+/* The GEMM epilogue's row loops for the ISA of the vec_*.h included before
+ * (gemm_epi.c includes it once per ISA): plain C the compiler vectorises
+ * under that target, operands in locals and restrict pointers (a float the
+ * loop could alias would be reloaded each element and stop it). */
+
+static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr,
+                         int nr)
+{
+    const float scale = e->scale, lo = e->lo, hi = e->hi;
+    const float rk = e->res_scale != 0.0f ? e->res_scale : 1.0f;
+    const bool simple = e->act == GEMM_ACT_NONE || e->act == GEMM_ACT_RELU ||
+                        e->act == GEMM_ACT_CLIP || e->act == GEMM_ACT_LEAKY;
+    for (int i = 0; i < mr; i++) {
+        float *restrict r = c + i * ldc;
+        const float *restrict s = e->res ? e->res + (i0 + i) * e->ldr + j0 : NULL;
+        if (e->scaled)
+            for (int j = 0; j < nr; j++) r[j] *= scale;
+        if (e->bias_mode == GEMM_BIAS_ROW) {
+            const float b = e->bias[i0 + i];
+            for (int j = 0; j < nr; j++) r[j] += b;
+        } else if (e->bias_mode == GEMM_BIAS_COL) {
+            const float *restrict b = e->bias + j0;
+            for (int j = 0; j < nr; j++) r[j] += b[j];
+        }
+        if (s && !e->res_after)
+            for (int j = 0; j < nr; j++) r[j] += rk * s[j];
+        switch (e->act) {
+        case GEMM_ACT_NONE: break;
+        case GEMM_ACT_RELU:
+            for (int j = 0; j < nr; j++) r[j] = r[j] > 0.0f ? r[j] : 0.0f;
+            break;
+        case GEMM_ACT_CLIP:
+            for (int j = 0; j < nr; j++) {
+                float v = r[j] < lo ? lo : r[j];
+                r[j] = v > hi ? hi : v;
+            }
+            break;
+        case GEMM_ACT_LEAKY:
+            for (int j = 0; j < nr; j++) r[j] = r[j] < 0.0f ? lo * r[j] : r[j];
+            break;
+        default: break;
+        }
+        if (!simple) act_row(e, r, nr);
+        if (s && e->res_after)
+            for (int j = 0; j < nr; j++) r[j] += rk * s[j];
+    }
+}

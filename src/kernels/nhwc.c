@@ -1,0 +1,89 @@
+/* Channels-last pieces: layout changes, im2col, and the depthwise
+ * convolution (one instance of nhwc_tmpl.h per ISA, picked from a table;
+ * threads split the output rows of all images). */
+#include "kernels/nhwc.h"
+#include <stddef.h>
+#include <string.h>
+#include "kernels/isa.h"
+
+#if KISA_X86 /* the vector instances: x86-64 only */
+#include "kernels/vec_avx512.h"
+#include "kernels/nhwc_tmpl.h"
+#include "kernels/vec_end.h"
+#include "kernels/vec_avx2.h"
+#include "kernels/nhwc_tmpl.h"
+#include "kernels/vec_end.h"
+#endif
+#include "kernels/vec_portable.h"
+#include "kernels/nhwc_tmpl.h"
+#include "kernels/vec_end.h"
+
+/* Transposes each of n [r][s] matrices into [s][r], in 16x16 tiles. */
+static void transpose(const float *x, int64_t n, int64_t r, int64_t s, float *y)
+{
+    enum { T = 16 };
+    for (int64_t b = 0; b < n; b++) {
+        const float *xb = x + b * r * s;
+        float *yb = y + b * r * s;
+        for (int64_t i0 = 0; i0 < r; i0 += T)
+            for (int64_t j0 = 0; j0 < s; j0 += T) {
+                int64_t i1 = i0 + T < r ? i0 + T : r, j1 = j0 + T < s ? j0 + T : s;
+                for (int64_t i = i0; i < i1; i++)
+                    for (int64_t j = j0; j < j1; j++) yb[j * r + i] = xb[i * s + j];
+            }
+    }
+}
+
+void knhwc_from_nchw(const float *x, int64_t n, int64_t c, int64_t hw, float *y)
+{
+    transpose(x, n, c, hw, y);
+}
+
+void knhwc_to_nchw(const float *x, int64_t n, int64_t c, int64_t hw, float *y)
+{
+    transpose(x, n, hw, c, y);
+}
+
+void knhwc_im2col(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a)
+{
+    const int64_t c = g->c, row = g->kh * g->kw * c;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t oy = p / g->ow, ox = p % g->ow;
+        float *ap = a + (p - p0) * row;
+        for (int64_t ky = 0; ky < g->kh; ky++) {
+            int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+            for (int64_t kx = 0; kx < g->kw; kx++, ap += c) {
+                int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+                if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
+                    memset(ap, 0, sizeof(float) * (size_t)c);
+                else
+                    memcpy(ap, x + (iy * g->w + ix) * g->cs + g->c0, sizeof(float) * (size_t)c);
+            }
+        }
+    }
+}
+
+typedef void (*dw_row_fn)(const knhwc_geom *, const float *, const float *, const float *, int64_t,
+                          kact, const float *, float *);
+static const struct {
+    kisa isa;
+    dw_row_fn row;
+} dw_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, nhwc_dw_row_avx512},
+    {KISA_AVX2, nhwc_dw_row_avx2},
+#endif
+    {KISA_PORTABLE, nhwc_dw_row_portable},
+};
+
+void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
+              kact act, const float *res, float *y, int threads)
+{
+    __typeof__(dw_impls[0]) *im = KISA_PICK(dw_impls);
+    const int64_t rows = n * g->oh, in_img = g->h * g->w * g->cs, orow = g->ow * g->cs;
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t b = r / g->oh, oy = r % g->oh;
+        im->row(g, x + b * in_img, wt, bias, oy, act, res ? res + r * orow : NULL, y + r * orow);
+    }
+}

@@ -1,0 +1,33 @@
+/* Channels-last (NHWC) convolution pieces, float32: the layout changes at
+ * a module's edges, the NHWC im2col whose rows feed a GEMM's A (a tap's
+ * channels contiguous), and the depthwise convolution vectorised over
+ * channels (one instance per ISA, picked from a table like dwconv.c). */
+#ifndef AIT_KERNELS_NHWC_H
+#define AIT_KERNELS_NHWC_H
+#include <stdint.h>
+
+#include "kernels/act.h"
+
+/* y[n][p][c] = x[n][c][p] (to NHWC) and back; p runs over hw pixels. */
+void knhwc_from_nchw(const float *x, int64_t n, int64_t c, int64_t hw, float *y);
+void knhwc_to_nchw(const float *x, int64_t n, int64_t c, int64_t hw, float *y);
+
+/* One image's NHWC convolution window: input [h][w][cs] (cs floats from
+ * one pixel to the next), the group's channels [c0, c0 + c). */
+typedef struct knhwc_geom {
+    int64_t h, w, cs, c0, c;
+    int64_t kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
+} knhwc_geom;
+
+/* a[p - p0][(ky*kw + kx)*c + ci] = x[iy][ix][c0 + ci] for output pixels
+ * p in [p0, p1) (0 in the padding): the GEMM's A, K = kh*kw*c. */
+void knhwc_im2col(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a);
+
+/* Depthwise (one channel per group, multiplier 1) over n images of
+ * g (c0 = 0, c = cs): y[n][oy][ox][c] = act(sum x * wt[ky][kx][c] +
+ * bias[c]) + res[n][oy][ox][c]; wt is the weights channels-last (kh*kw
+ * rows of c), bias and res may be NULL. */
+void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
+              kact act, const float *res, float *y, int threads);
+
+#endif

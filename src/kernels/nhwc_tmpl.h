@@ -1,0 +1,58 @@
+/* The NHWC depthwise convolution of one output row, for the ISA of the
+ * vec_*.h included before (nhwc.c includes it once per ISA). Channels are
+ * the vector axis: four vectors at a time, then one, then a masked tail. */
+
+static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
+                            int64_t oy, kact act, const float *res, float *y)
+{
+    const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
+    int64_t ky0 = 0, ky1 = g->kh;
+    while (ky0 < ky1 && iy0 + ky0 * g->dh < 0) ky0++;
+    while (ky1 > ky0 && iy0 + (ky1 - 1) * g->dh >= g->h) ky1--;
+    for (int64_t ox = 0; ox < g->ow; ox++) {
+        const int64_t ix0 = ox * g->sw - g->pl;
+        int64_t kx0 = 0, kx1 = g->kw;
+        while (kx0 < kx1 && ix0 + kx0 * g->dw < 0) kx0++;
+        while (kx1 > kx0 && ix0 + (kx1 - 1) * g->dw >= g->w) kx1--;
+        float *yp = y + ox * C;
+        int64_t c = 0;
+        for (; c + 4 * VL <= C; c += 4 * VL) {
+            V a0 = bias ? vload(bias + c) : vzero(), a1 = bias ? vload(bias + c + VL) : vzero();
+            V a2 = bias ? vload(bias + c + 2 * VL) : vzero(), a3 = bias ? vload(bias + c + 3 * VL) : vzero();
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                /* indices from the first tap inside: no pointer before x */
+                const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+                const float *wr = wt + ky * g->kw * C + c;
+                for (int64_t kx = kx0; kx < kx1; kx++) {
+                    const float *xp = xr + (kx - kx0) * g->dw * C, *wp = wr + kx * C;
+                    a0 = vfma(vload(xp), vload(wp), a0);
+                    a1 = vfma(vload(xp + VL), vload(wp + VL), a1);
+                    a2 = vfma(vload(xp + 2 * VL), vload(wp + 2 * VL), a2);
+                    a3 = vfma(vload(xp + 3 * VL), vload(wp + 3 * VL), a3);
+                }
+            }
+            vstore(yp + c, a0);
+            vstore(yp + c + VL, a1);
+            vstore(yp + c + 2 * VL, a2);
+            vstore(yp + c + 3 * VL, a3);
+        }
+        for (; c < C; c += VL) {
+            size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
+            V a0 = bias ? vloadn(bias + c, r) : vzero();
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+                const float *wr = wt + ky * g->kw * C + c;
+                for (int64_t kx = kx0; kx < kx1; kx++)
+                    a0 = vfma(vloadn(xr + (kx - kx0) * g->dw * C, r), vloadn(wr + kx * C, r), a0);
+            }
+            vstoren(yp + c, a0, r);
+        }
+    }
+    size_t total = (size_t)(g->ow * C);
+    if (act.f != KF_NONE) KV(fun_row)(y, y, total, act.f, act.a, act.b);
+    if (res) {
+        size_t k = 0;
+        for (; k + VL <= total; k += VL) vstore(y + k, vadd(vload(y + k), vload(res + k)));
+        for (; k < total; k++) y[k] += res[k];
+    }
+}
