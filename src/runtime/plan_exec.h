@@ -25,5 +25,8 @@ void plan_exec_free(plan_exec *px);
 /* What the build of module i's choice k prepared (its backend's save; n 0
  * when nothing), valid while px lives. For saving an artifact. */
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e);
+/* Module i's graph as extracted for the backends (NULL when it runs inline):
+ * what prepared blobs' node indices refer to (plan_blob_node). */
+const graph *plan_exec_module_graph(const plan_exec *px, int i);
 
 #endif
