@@ -222,7 +222,7 @@ static ait_status parse_priming(const json_val *jp, const graph *g, const char *
             ps->dtype = (ait_dtype)dt;
             ps->rank = js->n;
             for (int r = 0; r < js->n; r++) {
-                if (!json_int_of(json_at(js, r), 0, PLAN_PRIME_MAX, &d))
+                if (!json_int_of(json_at(js, r), 0, 1LL << 40, &d)) /* prime_ok bounds it */
                     return bad_field(e, what, "priming");
                 ps->dims[r] = d;
             }
