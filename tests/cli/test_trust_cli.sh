@@ -138,4 +138,31 @@ check host-renamed 1 "was prepared for node '/layer.1/attention/query/MatMul', w
 check host-digest 1 "was not prepared from weight '.*' of node '/layer.0/attention/query/MatMul' \(its sha256 differs\)" \
   "${run[@]}" "$tmp/host/digest.ait"
 check host-node 1 "was not prepared from weight" "${run[@]}" "$tmp/host/node.ait"
+
+# Signed artifacts: a forger can recompute hashes, not a signature.
+check keygen 0 "wrote $tmp/host/k1.pem" "$ait" keygen -o "$tmp/host/k1"
+check keygen-mode 0 "^600$" stat -c %a "$tmp/host/k1.pem"
+"$ait" keygen -o "$tmp/host/k2" >/dev/null
+check sign 0 "signed $tmp/host/same.ait" "$ait" sign "$tmp/host/same.ait" --key "$tmp/host/k1.pem"
+check sign-keeps-sums 0 "same.ait: OK" bash -c "cd '$tmp/host' && sha256sum -c same_sha256_sums.txt"
+check signed-runs 0 "tuned  the artifact's plan" "${run[@]}" "$tmp/host/same.ait" --trusted-key "$tmp/host/k1.pub"
+check signed-wrong-key 1 "same.ait: signed by key [0-9a-f]{16}\.\.\., not by the trusted key" \
+  "${run[@]}" "$tmp/host/same.ait" --trusted-key "$tmp/host/k2.pub"
+check unsigned 1 "ok.ait: not signed \(no .*ok.ait.sig\), and a trusted key is required" \
+  "${run[@]}" "$tmp/host/ok.ait" --trusted-key "$tmp/host/k1.pub" --fallback-untuned
+check unsigned-model 1 "not an artifact, so not signed" "${run[@]}" "$data/models/bert.onnx" \
+  --trusted-key "$tmp/host/k1.pub"
+# One byte of the manifest changed and every hash recomputed, the signature kept.
+PYTHONPATH=$(dirname "$0") /usr/bin/python3 - "$tmp/host" <<'PY'
+import sys, artifact_edit as ae
+d = sys.argv[1]
+a = ae.load(d + "/same.ait")
+a.manifest["modules"][0]["plans"][0]["why"] += "!"
+a.save(d + "/forged.ait")
+PY
+cp "$tmp/host/same.ait.sig" "$tmp/host/forged.ait.sig"
+check forged-hashes-ok 0 "tuned" "${run[@]}" "$tmp/host/forged.ait"
+check forged 1 "forged.ait: the signature in .*forged.ait.sig does not match the artifact" \
+  "${run[@]}" "$tmp/host/forged.ait" --trusted-key "$tmp/host/k1.pub" --fallback-untuned
+check sign-with-public 1 "k1.pub: not a PEM private key" "$ait" sign "$tmp/host/ok.ait" --key "$tmp/host/k1.pub"
 finish
