@@ -98,8 +98,9 @@ static bool blob_name_ok(const plan *p, int mi, const char *blob, const char *na
 /* What blob entry jb was prepared from: "node", a node of the model, and
  * "weights", each of that node's constant inputs by name with the sha256 of
  * its bytes here; every constant input must be listed. */
-static ait_status check_source(const json_val *jb, const graph *g, const char *what,
-                               const char *mod, const char *blob, const node **src, ait_error *e)
+static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[SHA256_HEX],
+                               const char *what, const char *mod, const char *blob,
+                               const node **src, ait_error *e)
 {
     const char *nn = json_str_of(json_get(jb, "node"));
     const json_val *jw = json_get(jb, "weights");
@@ -118,8 +119,8 @@ static ait_status check_source(const json_val *jb, const graph *g, const char *w
                 strcmp(json_str_of(json_get(json_at(jw, q), "name")), v->name) == 0)
                 w = json_at(jw, q);
         const char *sha = json_str_of(json_get(w, "sha256"));
-        char hex[SHA256_HEX];
-        plan_weight_digest(v->konst, hex);
+        char *hex = dig[n->in[k]]; /* once per weight: buckets and blobs share them */
+        if (!hex[0]) plan_weight_digest(v->konst, hex);
         if (!sha || strcmp(sha, hex) != 0)
             return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' was not "
                            "prepared from weight '%s' of node '%s' (%s)", what, mod, blob,
@@ -135,8 +136,8 @@ static ait_status check_source(const json_val *jb, const graph *g, const char *w
  * "node", "weights"}, each bound to module mi and its source (plan.h); big
  * ones are made resident (artifact_blob_resident). */
 static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const graph *g,
-                             artifact *a, const char *what, const char *mod, plan_choice *c,
-                             ait_error *e)
+                             char (*dig)[SHA256_HEX], artifact *a, const char *what,
+                             const char *mod, plan_choice *c, ait_error *e)
 {
     int n = json_len(jl);
     if (!n) return AIT_OK;
@@ -156,7 +157,7 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
                            "blob '%s' belongs to another module, bucket or name ('%s')", what,
                            mod, mi, c->cand, blob, name);
         const node *src;
-        TRY(check_source(jb, g, what, mod, blob, &src, e));
+        TRY(check_source(jb, g, dig, what, mod, blob, &src, e));
         if (!(c->prep_node[i] = strdup(src->name))) return err_set(e, AIT_E_NOMEM, "out of memory");
         TRY(artifact_blob_resident(a, b, e));
         prep_blob *pb = &c->prep_store[c->prep.n++];
@@ -240,8 +241,8 @@ static ait_status parse_priming(const json_val *jp, const graph *g, const char *
 }
 
 static ait_status parse_choice(const json_val *j, const plan *p, int mi, const graph *g,
-                               artifact *a, const char *what, const char *mod, plan_choice *c,
-                               ait_error *e)
+                               char (*dig)[SHA256_HEX], artifact *a, const char *what,
+                               const char *mod, plan_choice *c, ait_error *e)
 {
     long long bucket, threads;
     const char *bk = json_str_of(json_get(j, "backend"));
@@ -271,7 +272,7 @@ static ait_status parse_choice(const json_val *j, const plan *p, int mi, const g
     c->cfg.threads = cpus > 0 && threads > cpus ? (int)cpus : (int)threads;
     snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", var ? var : "");
     snprintf(c->cand, sizeof c->cand, "%s", cand);
-    return find_blobs(json_get(j, "blobs"), p, mi, g, a, what, mod, c, e);
+    return find_blobs(json_get(j, "blobs"), p, mi, g, dig, a, what, mod, c, e);
 }
 
 static ait_status parse_axes(const json_val *ja, const graph *g, const char *what, plan *p,
@@ -325,7 +326,8 @@ ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const cha
     }
     if (s == AIT_OK) s = parse_axes(json_get(mf, "batch_axes"), g, what, p, e);
     if (s == AIT_OK) s = parse_priming(json_get(mf, "priming"), g, what, p, e);
-    if (s == AIT_OK && !(p->mods = calloc((size_t)json_len(jm) + 1, sizeof *p->mods)))
+    char (*dig)[SHA256_HEX] = calloc((size_t)g->n_vals + 1, sizeof *dig); /* weights' digests */
+    if (s == AIT_OK && (!dig || !(p->mods = calloc((size_t)json_len(jm) + 1, sizeof *p->mods))))
         s = err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; s == AIT_OK && i < json_len(jm); i++) {
         const json_val *m = json_at(jm, i), *jp = json_get(m, "plans");
@@ -338,12 +340,13 @@ ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const cha
         if (!(pm->name = strdup(name))) s = err_set(e, AIT_E_NOMEM, "out of memory");
         p->n_modules++;
         for (int k = 0; s == AIT_OK && k < p->n_buckets; k++) {
-            s = parse_choice(json_at(jp, k), p, i, g, a, what, name, &pm->choices[k], e);
+            s = parse_choice(json_at(jp, k), p, i, g, dig, a, what, name, &pm->choices[k], e);
             pm->n_choices++; /* so that plan_free frees what it holds */
             if (s == AIT_OK && pm->choices[k].bucket != p->buckets[k])
                 s = bad_field(e, what, "bucket order of a module's plans");
         }
     }
+    free(dig);
     if (s != AIT_OK) {
         plan_free(p);
         return s;
