@@ -550,6 +550,10 @@ typedef struct ait_artifact_options {
      * intact, load the model untuned instead of failing; ait_model_note()
      * then says why. */
     int fallback_untuned;
+    /* Path of an Ed25519 public key (PEM, as `ait keygen` writes it): refuse
+     * the artifact unless NAME.ait.sig beside it holds a signature of it by
+     * that key (`ait sign`); no fallback then. NULL: signatures not checked. */
+    const char *trusted_key;
 } ait_artifact_options;
 
 /* Loads a .ait artifact: maps it, checks every hash, the CPU features it

@@ -13,6 +13,8 @@ int cmd_show(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_keygen(int argc, char **argv);
 
 /* The library's messages on stderr, as `ait` shows them: on a terminal,
  * PROGRESS as one status line redrawn in place and ERROR to INFO as lines

@@ -12,6 +12,8 @@ static const struct {
     {"run", cmd_run, "run a model on given or generated inputs; print outputs and latency"},
     {"inspect", cmd_inspect, "the module tree: sizes, FLOPs, time shares, graph specs, axes"},
     {"tune", cmd_tune, "try every way to run each module; keep the best; -o saves a .ait"},
+    {"sign", cmd_sign, "sign a .ait with an Ed25519 key (NAME.ait.sig), for run --trusted-key"},
+    {"keygen", cmd_keygen, "make an Ed25519 key pair for signing artifacts: KEY.pem, KEY.pub"},
     {"show", cmd_show, "what a .ait artifact holds: its plan, measurements, and if it runs here"},
     {"generate", cmd_generate, "greedy decoding on a decoder with a key/value cache: prefill, decode"},
     {"gemm", cmd_gemm, "per-shape GEMM tuning: capture a model's GEMMs, tune them, merge, compare"},

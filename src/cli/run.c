@@ -38,6 +38,9 @@ static const char *run_help =
     "                         output, such as ZipMap's, is refused; run prints it)\n"
     "  --fallback-untuned     a .ait that cannot run here (CPU features, a damaged\n"
     "                         plan) runs its embedded model untuned, with a warning\n"
+    "  --trusted-key KEY.pub  run only an artifact signed with this key (`ait sign`;\n"
+    "                         NAME.ait.sig beside it): unsigned or otherwise\n"
+    "                         signed artifacts and plain models are refused\n"
     "  --jit                  tune on the first run (its inputs are the sample;\n"
     "                         also AIT_JIT=1), then run tuned\n"
     "  --save NAME.ait        with --jit: save what it tuned as an artifact\n"
@@ -82,7 +85,7 @@ static void safe_name(const char *in, char *out, size_t n)
 typedef struct run_args {
     input_opts io;
     int threads, repeat, fallback, jit;
-    const char *outdir, *save, *path;
+    const char *outdir, *save, *path, *key;
 } run_args;
 
 /* Reads the options into *a: -1 to go on, else the exit code (help: 0; a
@@ -95,7 +98,8 @@ static int run_parse(int argc, char **argv, run_args *a)
         {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
         {"output-dir", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
         {"fallback-untuned", no_argument, 0, 'F'}, {"jit", no_argument, 0, 'J'},
-        {"save", required_argument, 0, 'S'}, {0, 0, 0, 0},
+        {"save", required_argument, 0, 'S'}, {"trusted-key", required_argument, 0, 'K'},
+        {0, 0, 0, 0},
     };
     *a = (run_args){.io = {.batch = 1, .seed = 1}, .threads = 1, .repeat = 5};
     input_opts *io = &a->io;
@@ -134,6 +138,7 @@ static int run_parse(int argc, char **argv, run_args *a)
         case 'F': a->fallback = 1; break;
         case 'J': a->jit = 1; break;
         case 'S': a->save = optarg; break;
+        case 'K': a->key = optarg; break;
         case 'h': fputs(run_help, stdout); return 0;
         default: return cli_bad_option("run", c, argv);
         }
@@ -150,7 +155,11 @@ static int run_parse(int argc, char **argv, run_args *a)
  * folder also from the environment, as documented). */
 static ait_status run_open(const run_args *a, ait_model **m, ait_session **s, ait_error *err)
 {
-    ait_artifact_options ao = {.size = sizeof ao, .fallback_untuned = a->fallback};
+    ait_artifact_options ao = {.size = sizeof ao, .fallback_untuned = a->fallback,
+                               .trusted_key = a->key};
+    if (a->key && !artifact_file_is(a->path))
+        return err_set(err, AIT_E_SECURITY, "%s: not an artifact, so not signed; --trusted-key "
+                       "runs signed artifacts only", a->path);
     TRY(artifact_file_is(a->path) ? ait_artifact_load(a->path, &ao, m, err)
                                   : ait_model_load(a->path, m, err));
     if (ait_model_note(*m)[0])

@@ -124,6 +124,8 @@ void artifact_blob_release(const artifact *a, const artifact_blob *b);
 ait_status artifact_blob_resident(artifact *a, const artifact_blob *b, ait_error *e);
 /* Checks blob i's sha256 (for opens with defer_blob_hash). */
 ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e);
+/* The header's ARTIFACT_HEADER_SIZE bytes as checked (what a signature covers). */
+const uint8_t *artifact_header(const artifact *a);
 const char *artifact_model_hash(const artifact *a);
 const char *artifact_cpu_needed(const artifact *a);
 const char *artifact_ait_version(const artifact *a);

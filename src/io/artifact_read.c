@@ -288,6 +288,11 @@ ait_status artifact_blob_resident(artifact *a, const artifact_blob *b, ait_error
     return AIT_OK;
 }
 
+const uint8_t *artifact_header(const artifact *a)
+{
+    return a->map;
+}
+
 const char *artifact_model_hash(const artifact *a)
 {
     return a->model;

@@ -143,6 +143,7 @@ void sha256_init(sha256_ctx *c)
 
 void sha256_update(sha256_ctx *c, const void *data, size_t len)
 {
+    if (!len) return; /* data may be NULL then: no pointer arithmetic on it */
     const uint8_t *p = data;
     c->bits += (uint64_t)len * 8; /* wraps mod 2^64 as the spec's length field does */
     if (c->nbuf) {

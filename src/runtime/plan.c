@@ -5,15 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/artifact.h"
+#include "io/sha256.h"
 
 void plan_free(plan *p)
 {
     if (!p) return;
     for (int i = 0; i < p->n_modules; i++) {
         free(p->mods[i].name);
-        for (int c = 0; c < p->mods[i].n_choices; c++) free(p->mods[i].choices[c].prep_store);
+        for (int c = 0; c < p->mods[i].n_choices; c++) {
+            plan_choice *pc = &p->mods[i].choices[c];
+            for (int j = 0; pc->prep_node && pc->prep_node[j]; j++) free(pc->prep_node[j]);
+            free(pc->prep_node);
+            free(pc->prep_store);
+        }
     }
     free(p->mods);
     free(p->batch_axes);
@@ -45,6 +52,22 @@ ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_
     return AIT_OK;
 }
 
+const node *plan_blob_node(const graph *sub, const char *name)
+{
+    char *end;
+    if (name[0] != 'w' || name[1] < '0' || name[1] > '9') return NULL;
+    long i = strtol(name + 1, &end, 10);
+    if (*end != '.' || i < 0 || i >= sub->n_nodes) return NULL;
+    return &sub->nodes[i];
+}
+
+void plan_weight_digest(const tensor *t, char *hex)
+{
+    uint8_t d[SHA256_BYTES];
+    sha256(t->data, t->data ? tensor_nbytes(t) : 0, d);
+    sha256_hex(d, hex);
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 static ait_status bad_field(ait_error *e, const char *what, const char *field)
@@ -52,22 +75,90 @@ static ait_status bad_field(ait_error *e, const char *what, const char *field)
     return err_set(e, AIT_E_PARSE, "%s: the manifest's %s is missing or invalid", what, field);
 }
 
-/* The choice's prepared blobs: {"name": the backend's, "blob": the artifact's}; big
+/* The model's node named name, or NULL. */
+static const node *node_named(const graph *g, const char *name)
+{
+    for (int i = 0; name && i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i].name, name) == 0) return &g->nodes[i];
+    return NULL;
+}
+
+/* Whether blob name is "p/MI/bB/NAME" for module mi, a bucket B of the plan
+ * and the entry's own NAME (plan_blob_name's form). */
+static bool blob_name_ok(const plan *p, int mi, const char *blob, const char *name)
+{
+    char want[ARTIFACT_NAME_MAX];
+    for (int k = 0; k < p->n_buckets; k++)
+        if (plan_blob_name(mi, p->buckets[k], name, want, sizeof want, NULL) == AIT_OK &&
+            strcmp(want, blob) == 0)
+            return true;
+    return false;
+}
+
+/* What blob entry jb was prepared from: "node", a node of the model, and
+ * "weights", each of that node's constant inputs by name with the sha256 of
+ * its bytes here; every constant input must be listed. */
+static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[SHA256_HEX],
+                               const char *what, const char *mod, const char *blob,
+                               const node **src, ait_error *e)
+{
+    const char *nn = json_str_of(json_get(jb, "node"));
+    const json_val *jw = json_get(jb, "weights");
+    const node *n = *src = node_named(g, nn);
+    if (!n || !jw || jw->kind != JSON_ARR)
+        return err_set(e, AIT_E_PARSE, "%s: module '%s': prepared blob '%s' does not name a node "
+                       "of the model it was prepared from ('%s')", what, mod, blob, nn ? nn : "?");
+    int konst = 0;
+    for (int k = 0; k < n->n_in; k++) {
+        if (n->in[k] < 0 || !g->vals[n->in[k]].konst) continue;
+        const value *v = &g->vals[n->in[k]];
+        konst++;
+        const json_val *w = NULL;
+        for (int q = 0; q < json_len(jw) && !w; q++)
+            if (json_str_of(json_get(json_at(jw, q), "name")) &&
+                strcmp(json_str_of(json_get(json_at(jw, q), "name")), v->name) == 0)
+                w = json_at(jw, q);
+        const char *sha = json_str_of(json_get(w, "sha256"));
+        char *hex = dig[n->in[k]]; /* once per weight: buckets and blobs share them */
+        if (!hex[0]) plan_weight_digest(v->konst, hex);
+        if (!sha || strcmp(sha, hex) != 0)
+            return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' was not "
+                           "prepared from weight '%s' of node '%s' (%s)", what, mod, blob,
+                           v->name, n->name, sha ? "its sha256 differs" : "not listed");
+    }
+    if (json_len(jw) != konst)
+        return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' lists %d weights; "
+                       "node '%s' has %d", what, mod, blob, json_len(jw), n->name, konst);
+    return AIT_OK;
+}
+
+/* The choice's prepared blobs: {"name": the backend's, "blob": the artifact's,
+ * "node", "weights"}, each bound to module mi and its source (plan.h); big
  * ones are made resident (artifact_blob_resident). */
-static ait_status find_blobs(const json_val *jl, artifact *a, const char *what,
+static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const graph *g,
+                             char (*dig)[SHA256_HEX], artifact *a, const char *what,
                              const char *mod, plan_choice *c, ait_error *e)
 {
     int n = json_len(jl);
     if (!n) return AIT_OK;
-    if (!(c->prep_store = calloc((size_t)n, sizeof *c->prep_store)))
+    if (!(c->prep_store = calloc((size_t)n, sizeof *c->prep_store)) ||
+        !(c->prep_node = calloc((size_t)n + 1, sizeof *c->prep_node))) /* NULL-ended */
         return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        const char *name = json_str_of(json_get(json_at(jl, i), "name"));
-        const char *blob = json_str_of(json_get(json_at(jl, i), "blob"));
+        const json_val *jb = json_at(jl, i);
+        const char *name = json_str_of(json_get(jb, "name"));
+        const char *blob = json_str_of(json_get(jb, "blob"));
         const artifact_blob *b = blob && a ? artifact_blob_find(a, blob) : NULL;
         if (!b || !name || !*name || strlen(name) >= sizeof c->prep_store[i].name)
             return err_set(e, AIT_E_PARSE, "%s: module '%s', candidate %s: prepared blob '%s' is "
                            "missing or misnamed", what, mod, c->cand, blob ? blob : "?");
+        if (!blob_name_ok(p, mi, blob, name))
+            return err_set(e, AIT_E_SECURITY, "%s: module '%s' (index %d), candidate %s: prepared "
+                           "blob '%s' belongs to another module, bucket or name ('%s')", what,
+                           mod, mi, c->cand, blob, name);
+        const node *src;
+        TRY(check_source(jb, g, dig, what, mod, blob, &src, e));
+        if (!(c->prep_node[i] = strdup(src->name))) return err_set(e, AIT_E_NOMEM, "out of memory");
         TRY(artifact_blob_resident(a, b, e));
         prep_blob *pb = &c->prep_store[c->prep.n++];
         snprintf(pb->name, sizeof pb->name, "%s", name);
@@ -77,6 +168,35 @@ static ait_status find_blobs(const json_val *jl, artifact *a, const char *what,
     c->prep.blobs = c->prep_store;
     c->cfg.prep = &c->prep;
     return AIT_OK;
+}
+
+/* The batch axis the plan records for input i, or -1. */
+static int batch_axis_of(const plan *p, int i, int64_t *mult)
+{
+    for (int k = 0; k < p->n_batch_axes; k++)
+        if (p->batch_axes[k].input == i) {
+            *mult = p->batch_axes[k].multiple;
+            return p->batch_axes[k].axis;
+        }
+    return -1;
+}
+
+/* Priming shape ps of model input v at bucket: the model's dtype and rank,
+ * its static dims, bucket x multiple on the batch axis, and at most
+ * PLAN_PRIME_MAX bytes (an input the load allocates and runs). */
+static bool prime_ok(const plan_shape *ps, const value *v, int axis, int64_t mult, int bucket)
+{
+    if ((v->dtype != AIT_UNDEFINED && ps->dtype != v->dtype) || (v->rank >= 0 && ps->rank != v->rank))
+        return false;
+    int64_t bytes = (int64_t)ait_dtype_size(ps->dtype);
+    for (int r = 0; r < ps->rank; r++) {
+        int64_t d = ps->dims[r];
+        if (v->rank >= 0 && v->dims[r] != DIM_UNKNOWN && d != v->dims[r]) return false;
+        if (r == axis && d != mult * bucket) return false;
+        if (d && bytes > PLAN_PRIME_MAX / d) return false;
+        bytes *= d;
+    }
+    return true;
 }
 
 /* The priming shapes: per bucket, one {dtype, shape} per model input. */
@@ -95,7 +215,7 @@ static ait_status parse_priming(const json_val *jp, const graph *g, const char *
         for (int i = 0; i < n; i++) {
             plan_shape *ps = &p->inputs[k * n + i];
             const json_val *js = json_get(json_at(jb, i), "shape");
-            long long dt, d, numel = 1;
+            long long dt, d;
             if (!json_int_of(json_get(json_at(jb, i), "dtype"), 1, 64, &dt) ||
                 !ait_dtype_size((ait_dtype)dt) || !js || js->kind != JSON_ARR ||
                 js->n > AIT_MAX_RANK)
@@ -103,19 +223,25 @@ static ait_status parse_priming(const json_val *jp, const graph *g, const char *
             ps->dtype = (ait_dtype)dt;
             ps->rank = js->n;
             for (int r = 0; r < js->n; r++) {
-                /* At most 2^32 elements: a priming input is a real input's size. */
-                if (!json_int_of(json_at(js, r), 0, 1LL << 32, &d) ||
-                    (d && numel > (1LL << 32) / d))
+                if (!json_int_of(json_at(js, r), 0, 1LL << 40, &d)) /* prime_ok bounds it */
                     return bad_field(e, what, "priming");
-                numel *= d;
                 ps->dims[r] = d;
             }
+            int64_t mult = 1;
+            int axis = batch_axis_of(p, i, &mult);
+            const value *v = &g->vals[g->inputs[i]];
+            if (!prime_ok(ps, v, axis, mult, p->buckets[k]))
+                return err_set(e, AIT_E_PARSE, "%s: the manifest's priming shape of input '%s' at "
+                               "bucket %d disagrees with the model (dtype, rank, static dims or "
+                               "batch axis) or exceeds %lld bytes", what, v->name, p->buckets[k],
+                               (long long)PLAN_PRIME_MAX);
         }
     }
     return AIT_OK;
 }
 
-static ait_status parse_choice(const json_val *j, artifact *a, const char *what,
+static ait_status parse_choice(const json_val *j, const plan *p, int mi, const graph *g,
+                               char (*dig)[SHA256_HEX], artifact *a, const char *what,
                                const char *mod, plan_choice *c, ait_error *e)
 {
     long long bucket, threads;
@@ -124,10 +250,14 @@ static ait_status parse_choice(const json_val *j, artifact *a, const char *what,
     const char *cand = json_str_of(json_get(j, "chosen"));
     char field[320];
     snprintf(field, sizeof field, "plan of module '%s'", mod);
-    if (!json_int_of(json_get(j, "bucket"), 1, 1 << 29, &bucket) || (bucket & (bucket - 1)) ||
-        !json_int_of(json_get(j, "threads"), 1, 1024, &threads) || !bk || !cand ||
+    if (!json_int_of(json_get(j, "bucket"), 1, PLAN_BUCKET_MAX, &bucket) ||
+        (bucket & (bucket - 1)) ||
+        !json_int_of(json_get(j, "threads"), 1, 1LL << 40, &threads) || !bk || !cand ||
         (var && strlen(var) >= sizeof c->cfg.variant) || strlen(cand) >= sizeof c->cand)
         return bad_field(e, what, field);
+    if (threads > PLAN_THREADS_MAX)
+        return err_set(e, AIT_E_PARSE, "%s: module '%s' asks for %lld threads (at most %d)", what,
+                       mod, threads, PLAN_THREADS_MAX);
     const backend *b = backend_find(bk);
     if (!b)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s' runs on backend '%s', which this "
@@ -138,10 +268,11 @@ static ait_status parse_choice(const json_val *j, artifact *a, const char *what,
                        "cannot run here: %s", what, mod, bk, why);
     c->bucket = (int)bucket;
     c->cfg.backend = b->name;
-    c->cfg.threads = (int)threads;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* tuned elsewhere: no more than this machine has */
+    c->cfg.threads = cpus > 0 && threads > cpus ? (int)cpus : (int)threads;
     snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", var ? var : "");
     snprintf(c->cand, sizeof c->cand, "%s", cand);
-    return find_blobs(json_get(j, "blobs"), a, what, mod, c, e);
+    return find_blobs(json_get(j, "blobs"), p, mi, g, dig, a, what, mod, c, e);
 }
 
 static ait_status parse_axes(const json_val *ja, const graph *g, const char *what, plan *p,
@@ -186,13 +317,17 @@ ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const cha
         s = bad_field(e, what, "buckets or modules");
     for (int k = 0; s == AIT_OK && k < json_len(jb); k++) {
         long long b;
-        if (!json_int_of(json_at(jb, k), 1, 1 << 29, &b) || (k && b <= p->buckets[k - 1]))
+        if (!json_int_of(json_at(jb, k), 1, 1LL << 40, &b) || (k && b <= p->buckets[k - 1]))
             s = bad_field(e, what, "buckets");
+        else if (b > PLAN_BUCKET_MAX)
+            s = err_set(e, AIT_E_PARSE, "%s: the manifest's bucket %lld exceeds %d", what, b,
+                        PLAN_BUCKET_MAX);
         else p->buckets[p->n_buckets++] = (int)b;
     }
     if (s == AIT_OK) s = parse_axes(json_get(mf, "batch_axes"), g, what, p, e);
     if (s == AIT_OK) s = parse_priming(json_get(mf, "priming"), g, what, p, e);
-    if (s == AIT_OK && !(p->mods = calloc((size_t)json_len(jm) + 1, sizeof *p->mods)))
+    char (*dig)[SHA256_HEX] = calloc((size_t)g->n_vals + 1, sizeof *dig); /* weights' digests */
+    if (s == AIT_OK && (!dig || !(p->mods = calloc((size_t)json_len(jm) + 1, sizeof *p->mods))))
         s = err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; s == AIT_OK && i < json_len(jm); i++) {
         const json_val *m = json_at(jm, i), *jp = json_get(m, "plans");
@@ -205,12 +340,13 @@ ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const cha
         if (!(pm->name = strdup(name))) s = err_set(e, AIT_E_NOMEM, "out of memory");
         p->n_modules++;
         for (int k = 0; s == AIT_OK && k < p->n_buckets; k++) {
-            s = parse_choice(json_at(jp, k), a, what, name, &pm->choices[k], e);
+            s = parse_choice(json_at(jp, k), p, i, g, dig, a, what, name, &pm->choices[k], e);
             pm->n_choices++; /* so that plan_free frees what it holds */
             if (s == AIT_OK && pm->choices[k].bucket != p->buckets[k])
                 s = bad_field(e, what, "bucket order of a module's plans");
         }
     }
+    free(dig);
     if (s != AIT_OK) {
         plan_free(p);
         return s;

@@ -17,13 +17,29 @@
  *                            "chosen": "openblas/t1", "backend": "openblas", "threads": 1,
  *                            "variant": "", "why": "...", "median_ms": ..., "baseline_ms": ...,
  *                            "speedup": ...,
- *                            "blobs": [{"name": "conv1.w", "blob": "p/0/b1/conv1.w"}]}]}],
+ *                            "blobs": [{"name": "w3.conv1", "blob": "p/0/b1/w3.conv1",
+ *                                       "node": "conv1", "weights": [{"name": "conv1.weight",
+ *                                       "sha256": "..."}]}]}]}],
  *    "tuning": {...},       // the whole `ait tune --json` report (every candidate)
  *    "inspection": {...}}   // `ait inspect --json` of the tuned modules (graph specs)
  * Blobs of prepared state are named "p/MODULE/bBUCKET/NAME" (MODULE the index
  * in "modules", NAME the backend's); a blob with the same bytes as one
  * already saved for the module (the same weights prepared at another
- * bucket) is saved once and listed by each choice that uses it. */
+ * bucket) is saved once and listed by each choice that uses it.
+ *
+ * A prepared blob is bound to what it was prepared from: its artifact name
+ * must be "p/MI/bB/NAME" for the module MI that lists it, a bucket B of the
+ * plan and its own NAME; "node" names the model's node (the backend's NAME
+ * starts "wI." with I the node's index in the module graph, which the load
+ * checks against the extracted module), and "weights" every constant input
+ * of that node with the sha256 of its bytes in the embedded model. So a blob
+ * moved to another module, node or model is refused at load.
+ *
+ * Bounds a manifest cannot pass, whatever its hashes: buckets at most
+ * PLAN_BUCKET_MAX, threads at most PLAN_THREADS_MAX (and at most this
+ * machine's CPUs at run), priming shapes of the model's rank and dtype, its
+ * static dims, bucket x multiple on batch axes and at most PLAN_PRIME_MAX
+ * bytes per input. */
 #ifndef AIT_RUNTIME_PLAN_H
 #define AIT_RUNTIME_PLAN_H
 #include "backends/backend.h"
@@ -33,7 +49,10 @@
 #define PLAN_MAX_BUCKETS 16
 /* 2: models without scope names are cut into segments of comparable FLOPs;
  * a version-1 plan's "seg.K" modules would name other nodes now. */
-#define PLAN_FORMAT_VERSION 2
+#define PLAN_FORMAT_VERSION 3 /* 3: prepared blobs name their node and weights */
+#define PLAN_BUCKET_MAX 65536
+#define PLAN_THREADS_MAX 1024
+#define PLAN_PRIME_MAX (1LL << 30) /* bytes of one priming input */
 #define PLAN_MODEL_BLOB "model.onnx" /* the ONNX file, as given to tune */
 
 /* A model input's shape at a bucket (batch axes at the bucket's size,
@@ -50,6 +69,7 @@ typedef struct plan_choice {
     char cand[64];         /* "openblas/t1" */
     prepared prep;         /* at load: the blobs of this candidate (into the mapping) */
     prep_blob *prep_store; /* owned array behind prep.blobs */
+    char **prep_node;      /* owned, per prep blob: the node it was prepared for */
 } plan_choice;
 
 typedef struct plan_module {
@@ -85,6 +105,14 @@ int plan_bucket_index(const plan *p, tensor *const *inputs, int n_inputs);
 /* The artifact's name for prepared blob `name` of module mi at bucket. */
 ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_t n,
                           ait_error *e);
+
+/* The node of module graph sub that prepared blob `name` is for (backends
+ * name a node's prepared weights "wI...", I its index in the module graph),
+ * or NULL when the name says none or I is out of range. */
+const node *plan_blob_node(const graph *sub, const char *name);
+/* The hex sha256 of constant t's bytes, into hex[SHA256_HEX]: the digest that
+ * binds a prepared blob to the weight it was prepared from. */
+void plan_weight_digest(const tensor *t, char *hex);
 
 /* Reads the plan from a parsed manifest; every value a run needs is
  * checked (backend known and available, bucket a power of two, names and

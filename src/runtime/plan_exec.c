@@ -105,6 +105,14 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
     for (int k = 0; k < pm->n_choices; k++) {
         const plan_choice *c = &pm->choices[k];
         pe_build *pb = &sl->builds[k];
+        for (int j = 0; c->prep_node && j < c->prep.n; j++) { /* bound to this module's node */
+            const node *n = plan_blob_node(sl->sub, c->prep.blobs[j].name);
+            if (!n || strcmp(n->name, c->prep_node[j]) != 0)
+                return err_set(e, AIT_E_SECURITY, "module '%s', candidate %s: prepared blob '%s' "
+                               "was prepared for node '%s', which is not that node of this "
+                               "module ('%s')", pm->name, c->cand, c->prep.blobs[j].name,
+                               c->prep_node[j], n ? n->name : "none");
+        }
         pb->b = backend_find(c->cfg.backend);
         if (!pb->b)
             return err_set(e, AIT_E_UNSUPPORTED, "module '%s': no backend '%s'", pm->name,
@@ -310,6 +318,10 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
 }
 
 size_t plan_exec_arena_bytes(const plan_exec *px) { return exec_arena_bytes(px->x); }
+const graph *plan_exec_module_graph(const plan_exec *px, int i)
+{
+    return i >= 0 && i < px->n_slots ? px->slots[i].sub : NULL;
+}
 
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e)
 {

@@ -28,5 +28,8 @@ size_t plan_exec_arena_bytes(const plan_exec *px);
 /* What the build of module i's choice k prepared (its backend's save; n 0
  * when nothing), valid while px lives. For saving an artifact. */
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e);
+/* Module i's graph as extracted for the backends (NULL when it runs inline):
+ * what prepared blobs' node indices refer to (plan_blob_node). */
+const graph *plan_exec_module_graph(const plan_exec *px, int i);
 
 #endif

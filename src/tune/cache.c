@@ -308,6 +308,10 @@ static const char *parse_entry(const json_val *d, const char *key, const char *n
     r->max_rel = max_rel;
     r->sqnr_db = sqnr;
     r->prof = q;
+    double limit = 0; /* optional: the time limit a trial ran past */
+    if (json_get(d, "timed_out") && (!get_num(d, "timed_out", &limit) || !(limit > 0)))
+        return "bad timed_out";
+    r->timed_out = limit;
     return NULL;
 }
 
@@ -358,6 +362,7 @@ void cache_put(tune_cache *c, const char key[SHA256_HEX], const tune_cand *r)
     json_str(&w, "ait_version", AIT_VERSION_STRING);
     json_bool(&w, "valid", r->valid);
     json_str(&w, "reason", r->reason);
+    if (r->timed_out > 0) json_num(&w, "timed_out", r->timed_out); /* the limit it ran past */
     put_num(&w, "max_rel", r->max_rel);
     put_num(&w, "sqnr_db", r->sqnr_db);
     json_obj(&w, "profile");

@@ -153,6 +153,7 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
 /* A prepared blob as saved: whose it is, the backend's name, the artifact's. */
 typedef struct saved_blob {
     int mod, choice;
+    const graph *sub; /* the module graph its node index refers to */
     char name[64];
     char blob[ARTIFACT_NAME_MAX];
     const void *data;
@@ -186,6 +187,22 @@ static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_modu
         json_obj(w, NULL);
         json_str(w, "name", sl->items[i].name);
         json_str(w, "blob", sl->items[i].blob);
+        /* What it was prepared from (plan.h): the load checks each. */
+        const graph *sub = sl->items[i].sub;
+        const node *n = sub ? plan_blob_node(sub, sl->items[i].name) : NULL;
+        json_str(w, "node", n ? n->name : "");
+        json_arr(w, "weights");
+        for (int q = 0; n && q < n->n_in; q++) {
+            const value *v = n->in[q] >= 0 ? &sub->vals[n->in[q]] : NULL;
+            if (!v || !v->konst) continue;
+            char hex[SHA256_HEX];
+            plan_weight_digest(v->konst, hex);
+            json_obj(w, NULL);
+            json_str(w, "name", v->name);
+            json_str(w, "sha256", hex);
+            json_end(w);
+        }
+        json_end(w);
         json_end(w);
     }
     json_end(w);
@@ -284,7 +301,8 @@ static ait_status add_prepared(artifact_writer *w, const plan *p, plan_exec *px,
                     sl->items = items, sl->cap = cap;
                 }
                 saved_blob *sb = &sl->items[sl->n];
-                *sb = (saved_blob){.mod = i, .choice = k, .data = pb->data, .size = pb->size};
+                *sb = (saved_blob){.mod = i, .choice = k, .sub = plan_exec_module_graph(px, i),
+                                   .data = pb->data, .size = pb->size};
                 snprintf(sb->name, sizeof sb->name, "%s", pb->name);
                 const saved_blob *same = NULL;
                 for (int q = 0; q < sl->n && !same; q++)

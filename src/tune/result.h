@@ -22,6 +22,8 @@ typedef struct tune_cand {
     profile_result prof;
     double speedup;           /* baseline median / this median (0 if invalid) */
     bool errored;             /* crashed, timed out or failed in the child (not a verdict) */
+    double timed_out;         /* the time limit (s) its trial ran past; 0: none. Cached:
+                                 a later tune with this limit or less does not retry it */
     bool cached;              /* the result came from the cache: nothing was run */
     double secs;              /* wall time of its trial (0 when cached) */
 } tune_cand;

@@ -549,8 +549,10 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     char key[SHA256_HEX];
     cand_key(mt->sdig, tc, key);
     progress_start(&x->prog, mname, tm->batch, tc, c, tm->n_cands);
-    if (cache_get(&x->cache, key, tc->name, tc)) {
+    double limit = x->o->timeout > 0 ? x->o->timeout : 60;
+    if (cache_get(&x->cache, key, tc->name, tc) && !(tc->timed_out > 0 && tc->timed_out < limit)) {
         tc->cached = true;
+        tc->errored = tc->timed_out > 0; /* it would time out again: not retried */
         x->rep->cached++;
         progress_done(&x->prog, mname, tm->batch, tc);
         return AIT_OK;
@@ -559,7 +561,8 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     mt->have_refs = true;
     trial t = {.b = mt->cb[c], .sub = mt->sub, .cfg = &tc->cfg, .log = &x->o->log, .sets = mt->vs,
                .n_sets = mt->n_sets, .names = mt->names, .prof = mt->prof, .res = *tc};
-    isolate_opts io = {.timeout = x->o->timeout > 0 ? x->o->timeout : 60};
+    tc->timed_out = 0; /* a cached timeout under a shorter limit is tried again */
+    isolate_opts io = {.timeout = limit};
     isolate_result ir = {0};
     ait_error ce = {0};
     double t0 = now_sec();
@@ -570,6 +573,10 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
         tc->valid = false;
         tc->errored = true;
         snprintf(tc->reason, sizeof tc->reason, "%s", ce.msg[0] ? ce.msg : "no result");
+        if (ir.fate == ISO_TIMEOUT) { /* remembered: with these options it would time out again */
+            tc->timed_out = limit;
+            cache_put(&x->cache, key, tc);
+        }
     }
     tc->secs = now_sec() - t0;
     x->rep->trials++;
@@ -649,6 +656,13 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
         sets_digest(x, mdig, tm->batch, mt.vs, mt.n_sets, sub->n_inputs, &mt.prof, mt.sdig);
     if (s == AIT_OK) list_candidates(sub, o, tm, mt.cb);
     for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) s = try_candidate(x, &mt, tm, c, e);
+    if (s == AIT_OK && tm->n_cands && tm->cands[0].timed_out > 0 && !tm->untuned[0]) {
+        /* Nothing to compare with: say so, and keep the baseline knowingly. */
+        snprintf(tm->untuned, sizeof tm->untuned, "its baseline (%s) timed out after %g s; raise "
+                 "--timeout to tune it", tm->cands[0].name, tm->cands[0].timed_out);
+        log_msg(&o->log, AIT_LOG_WARN, "module '%s' at batch %d: %s", mod_name(x->insp, tm->module),
+                tm->batch, tm->untuned);
+    }
     double base = tm->n_cands && tm->cands[0].valid ? tm->cands[0].prof.median : 0;
     for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) {
         tune_cand *tc = &tm->cands[c];

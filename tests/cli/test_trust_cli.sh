@@ -82,4 +82,87 @@ sh -c 'exit 0' & dead=$!; wait $dead
 touch "$tmp/race/same.ait.tmp.$dead" "$tmp/race/same.ait.tmp.$$"
 "$ait" tune "$good" --warmup 1 --window 2 --cap 3 --runs 1 -o "$tmp/race/same.ait" >/dev/null 2>&1
 check stale-removed 0 "^same.ait.tmp.$$\$" bash -c "ls '$tmp/race' | grep tmp"
+
+# Hostile but consistent manifests: a real artifact (bert, two modules with
+# native prepared weights) rewritten with every hash recomputed
+# (tests/cli/artifact_edit.py), refused by what the manifest says.
+mkdir -p "$tmp/host"
+bert=(--dim seq=16 --batch-sizes 1,2 --warmup 1 --window 2 --cap 3 --cv 0.5)
+check host-tune 0 "saved" "$ait" tune "$data/models/bert.onnx" "${bert[@]}" \
+  --select 'layer.0=one-backend:native' --select 'layer.1=one-backend:native' -o "$tmp/host/ok.ait"
+PYTHONPATH=$(dirname "$0") /usr/bin/python3 - "$tmp/host" <<'PY'
+import sys, artifact_edit as ae
+d = sys.argv[1]
+def edit(name, f):
+    a = ae.load(d + "/ok.ait"); f(a, a.manifest); a.save("%s/%s.ait" % (d, name))
+edit("same", lambda a, m: None)  # the round trip alone loads
+def huge(a, m): m["priming"][0][0]["shape"] = [1, 1 << 32]
+edit("huge", huge)
+def static(a, m): m["priming"][1][0]["shape"] = [3, 16]
+edit("batch", static)
+def rank(a, m): m["priming"][0][0]["shape"] = [1, 16, 1]
+edit("rank", rank)
+def bucket(a, m):
+    m["buckets"] = [1, 1 << 29]
+    for mod in m["modules"]: mod["plans"][1]["bucket"] = 1 << 29
+edit("bucket", bucket)
+def threads(a, m): m["modules"][1]["plans"][0]["threads"] = 100000
+edit("threads", threads)
+def swap(a, m):  # module 0's first blob entry and module 1's, which have the same size
+    b0, b1 = m["modules"][0]["plans"][0]["blobs"][0], m["modules"][1]["plans"][0]["blobs"][0]
+    for k in ("blob", "name", "node", "weights"): b0[k], b1[k] = b1[k], b0[k]
+edit("swap", swap)
+def renamed(a, m):  # module 1's blob renamed into module 0, with its node and weights
+    b0, b1 = m["modules"][0]["plans"][0]["blobs"][0], m["modules"][1]["plans"][0]["blobs"][0]
+    b0.update(b1, blob="p/0/b1/" + b1["name"])
+    a.blobs.append([b0["blob"], a.blob(b1["blob"])[1]])
+edit("renamed", renamed)
+def digest(a, m): m["modules"][0]["plans"][0]["blobs"][0]["weights"][0]["sha256"] = "0" * 64
+edit("digest", digest)
+def node(a, m): m["modules"][0]["plans"][0]["blobs"][0]["node"] = "/layer.1/attention/query/MatMul"
+edit("node", node)
+PY
+run=("$ait" run --dim seq=16 --repeat 1)
+check host-same 0 "tuned  the artifact's plan" "${run[@]}" "$tmp/host/same.ait"
+check host-sums 0 "same.ait: OK" bash -c "cd '$tmp/host' && sha256sum -c same_sha256_sums.txt"
+check host-huge 1 "priming shape of input 'input_ids' at bucket 1 .* exceeds 1073741824 bytes" \
+  $T "${run[@]}" "$tmp/host/huge.ait"
+check host-batch 1 "priming shape of input 'input_ids' at bucket 2 disagrees" "${run[@]}" "$tmp/host/batch.ait"
+check host-rank 1 "priming shape of input 'input_ids' at bucket 1 disagrees" "${run[@]}" "$tmp/host/rank.ait"
+check host-bucket 1 "bucket.ait: the manifest's bucket 536870912 exceeds 65536" "${run[@]}" "$tmp/host/bucket.ait"
+check host-threads 1 "module 'layer.1' asks for 100000 threads \(at most 1024\)" "${run[@]}" "$tmp/host/threads.ait"
+check host-swap 1 "prepared blob 'p/1/b1/w0./layer.1/attention/query/MatMul' belongs to another module" \
+  "${run[@]}" "$tmp/host/swap.ait"
+check host-renamed 1 "was prepared for node '/layer.1/attention/query/MatMul', which is not that node of this module" \
+  "${run[@]}" "$tmp/host/renamed.ait"
+check host-digest 1 "was not prepared from weight '.*' of node '/layer.0/attention/query/MatMul' \(its sha256 differs\)" \
+  "${run[@]}" "$tmp/host/digest.ait"
+check host-node 1 "was not prepared from weight" "${run[@]}" "$tmp/host/node.ait"
+
+# Signed artifacts: a forger can recompute hashes, not a signature.
+check keygen 0 "wrote $tmp/host/k1.pem" "$ait" keygen -o "$tmp/host/k1"
+check keygen-mode 0 "^600$" stat -c %a "$tmp/host/k1.pem"
+"$ait" keygen -o "$tmp/host/k2" >/dev/null
+check sign 0 "signed $tmp/host/same.ait" "$ait" sign "$tmp/host/same.ait" --key "$tmp/host/k1.pem"
+check sign-keeps-sums 0 "same.ait: OK" bash -c "cd '$tmp/host' && sha256sum -c same_sha256_sums.txt"
+check signed-runs 0 "tuned  the artifact's plan" "${run[@]}" "$tmp/host/same.ait" --trusted-key "$tmp/host/k1.pub"
+check signed-wrong-key 1 "same.ait: signed by key [0-9a-f]{16}\.\.\., not by the trusted key" \
+  "${run[@]}" "$tmp/host/same.ait" --trusted-key "$tmp/host/k2.pub"
+check unsigned 1 "ok.ait: not signed \(no .*ok.ait.sig\), and a trusted key is required" \
+  "${run[@]}" "$tmp/host/ok.ait" --trusted-key "$tmp/host/k1.pub" --fallback-untuned
+check unsigned-model 1 "not an artifact, so not signed" "${run[@]}" "$data/models/bert.onnx" \
+  --trusted-key "$tmp/host/k1.pub"
+# One byte of the manifest changed and every hash recomputed, the signature kept.
+PYTHONPATH=$(dirname "$0") /usr/bin/python3 - "$tmp/host" <<'PY'
+import sys, artifact_edit as ae
+d = sys.argv[1]
+a = ae.load(d + "/same.ait")
+a.manifest["modules"][0]["plans"][0]["why"] += "!"
+a.save(d + "/forged.ait")
+PY
+cp "$tmp/host/same.ait.sig" "$tmp/host/forged.ait.sig"
+check forged-hashes-ok 0 "tuned" "${run[@]}" "$tmp/host/forged.ait"
+check forged 1 "forged.ait: the signature in .*forged.ait.sig does not match the artifact" \
+  "${run[@]}" "$tmp/host/forged.ait" --trusted-key "$tmp/host/k1.pub" --fallback-untuned
+check sign-with-public 1 "k1.pub: not a PEM private key" "$ait" sign "$tmp/host/ok.ait" --key "$tmp/host/k1.pub"
 finish

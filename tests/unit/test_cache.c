@@ -285,12 +285,14 @@ static void fixture_free(fixture *f)
     ait_model_free(f->m);
 }
 
-/* Tunes with the reference and `other` (NULL: the reference alone). */
-static tune_report *tune(fixture *f, const char *cache, int max_batches, const backend *other)
+/* Tunes with the reference and `other` (NULL: the reference alone), with a
+ * time limit per candidate. */
+static tune_report *tune_t(fixture *f, const char *cache, int max_batches, const backend *other,
+                           double timeout)
 {
     const backend *bk[2] = {backend_find("reference"), other};
     tune_opts o = {.samples = f->set, .n_batch = 1, .batch = {1}, .max_threads = 1,
-                   .timeout = 30, .cache_dir = cache, .max_batches = max_batches,
+                   .timeout = timeout, .cache_dir = cache, .max_batches = max_batches,
                    .backends = bk, .n_backends = other ? 2 : 1};
     o.prof = profile_defaults();
     o.prof.warmup = 1, o.prof.window = 2, o.prof.cap = 2, o.prof.cv = 0.9;
@@ -298,6 +300,45 @@ static tune_report *tune(fixture *f, const char *cache, int max_batches, const b
     ait_error e = {0};
     if (tune_run(f->m, f->insp, &o, &r, &e) != AIT_OK) fail_msg("tune: %s", e.msg);
     return r;
+}
+
+static tune_report *tune(fixture *f, const char *cache, int max_batches, const backend *other)
+{
+    return tune_t(f, cache, max_batches, other, 30);
+}
+
+/* Candidates that time out are remembered for the same time limit (or a
+ * shorter one) and tried again under a longer one; a baseline that timed
+ * out leaves the module untuned, saying why (and a warning). */
+static void test_timeout_cached(void **st)
+{
+    (void)st;
+    fixture f;
+    const int64_t seqs[] = {3};
+    fixture_make(&f, "tokens.onnx", seqs, 1, 0);
+    char *dir = test_tmp_dir("cache-timeout");
+    for (int round = 0; round < 2; round++) { /* no child finishes in 1 us */
+        tune_report *r = tune_t(&f, dir, 0, &fake, 1e-6);
+        const tune_module *tm = &r->mods[0];
+        assert_int_equal(r->trials, round ? 0 : 2);
+        assert_int_equal(r->cached, round ? 2 : 0);
+        for (int c = 0; c < 2; c++) {
+            if (!tm->cands[c].errored) fail_msg("round %d cand %d: %s (%s)", round, c, tm->cands[c].reason, tm->cands[c].name);
+            assert_false(tm->cands[c].valid);
+            assert_true(tm->cands[c].timed_out == 1e-6);
+        }
+        if (!strstr(tm->untuned, "its baseline (reference/t1) timed out after 1e-06 s"))
+            fail_msg("untuned: '%s'", tm->untuned);
+        tune_report_free(r);
+    }
+    tune_report *r = tune_t(&f, dir, 0, &fake, 30); /* a longer limit: tried again */
+    assert_int_equal(r->trials, 2);
+    assert_true(r->mods[0].cands[0].valid);
+    assert_true(r->mods[0].cands[0].timed_out == 0);
+    assert_string_equal(r->mods[0].untuned, "");
+    tune_report_free(r);
+    fixture_free(&f);
+    rm_dir(dir);
 }
 
 static void test_tune_cached_and_max_shape(void **st)
@@ -426,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_entry_round_trip),
         cmocka_unit_test(test_unusable_folder),
         cmocka_unit_test(test_tune_cached_and_max_shape),
+        cmocka_unit_test(test_timeout_cached),
         cmocka_unit_test(test_max_batches),
         cmocka_unit_test(test_variants),
     };

@@ -1,0 +1,54 @@
+"""Makes the seed corpora of fuzz/corpus/ (kept in git; re-run to refresh):
+a small two-layer MLP tuned on the native backend (so its artifact has
+prepared blobs), its artifact (artifact/), its recipe for fuzz_manifest.c
+(manifest/), its manifest and tune cache entries (json/, cache/, with the
+fuzz target's fixed key), and small .npz files (npz/).
+usage: fuzz/make_corpus.py AIT"""
+import glob, json, os, re, shutil, struct, subprocess, sys, tempfile, zipfile
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "cli"))
+import artifact_edit as ae
+
+ait, here = sys.argv[1], os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+KEY = "0123456789abcdef" * 4
+t = tempfile.mkdtemp()
+r = np.random.RandomState(0)
+w1 = numpy_helper.from_array(r.randn(16, 16).astype(np.float32), "w1")
+w2 = numpy_helper.from_array(r.randn(16, 8).astype(np.float32), "w2")
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+     helper.make_node("Relu", ["h"], ["r"], name="act"),
+     helper.make_node("MatMul", ["r", "w2"], ["y"], name="fc2")], "mlp",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])], [w1, w2])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), t + "/mlp.onnx")
+env = dict(os.environ, AIT_CACHE_DIR=t + "/cache")
+subprocess.run([ait, "tune", t + "/mlp.onnx", "--batch-sizes", "1,2", "--warmup", "1", "--window", "2",
+                "--cap", "3", "--cv", "0.5", "--select", "seg.0=one-backend:native",
+                "-o", t + "/mlp.ait"],
+               env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+shutil.copy(t + "/mlp.ait", here + "/artifact/mlp.ait")
+a = ae.load(t + "/mlp.ait")
+man = json.dumps(a.manifest, indent=1).encode()
+open(here + "/json/manifest.json", "wb").write(man)
+def recipe(blobs, man):
+    out = bytes([len(blobs)])
+    for name, data in blobs:
+        out += bytes([len(name)]) + name.encode() + struct.pack("<H", len(data)) + data
+    return out + man
+open(here + "/manifest/mlp", "wb").write(recipe(a.blobs, man))
+# A manifest without the bulky reports: smaller, the parts a run reads.
+small = {k: v for k, v in a.manifest.items() if k not in ("tuning", "inspection")}
+open(here + "/manifest/mlp-small", "wb").write(recipe(a.blobs, json.dumps(small).encode()))
+for i, p in enumerate(sorted(glob.glob(t + "/cache/*.json"))[:4]):
+    d = json.load(open(p)); d["key"] = KEY; d["candidate"] = "native/t1"
+    open("%s/cache/entry%d.json" % (here, i), "w").write(json.dumps(d, indent=1))
+    if i == 0: open(here + "/json/entry.json", "w").write(json.dumps(d, indent=1))
+open(here + "/json/small.json", "w").write('{"a": [1, -2.5e3, "\\u00e9\\ud83d\\ude00", true, null, {}]}')
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+np.savez(here + "/npz/stored.npz", x=x, y=np.array([1, 2], dtype=np.int64))
+np.savez_compressed(here + "/npz/deflated.npz", x=x, s=np.float16(1.5))
+shutil.rmtree(t)
