@@ -137,7 +137,9 @@ static void print_module(const inspection *r, const tune_module *tm)
         }
         printf("%c %-18s %-8s %12.3f %12.3f %12.1f %8.2fx  %.2g%s%s\n", mark, tc->name, "ok",
                tc->prof.median * 1e3, (tc->prof.p90 - tc->prof.p10) * 1e3, tc->prof.throughput,
-               tc->speedup, tc->max_rel, tc->prof.converged ? "" : " (not converged)",
+               tc->speedup, tc->max_rel, tc->prof.stopped     ? " (stopped early: a clear loser)"
+               : tc->prof.converged ? ""
+                                    : " (not converged)",
                tc->cached ? " (cached)" : "");
     }
     if (tm->whole && !tm->chosen) printf("  not in the plan. %s\n", tm->why);

@@ -276,7 +276,9 @@ static void progress_done(const progress *p, const char *mod, int batch, const t
 {
     if (!log_on(&p->o->log)) return;
     char res[600], took[32] = " (cached)";
-    if (tc->valid) snprintf(res, sizeof res, ", %.3f ms", tc->prof.median * 1e3);
+    if (tc->valid)
+        snprintf(res, sizeof res, ", %.3f ms%s", tc->prof.median * 1e3,
+                 tc->prof.stopped ? " (stopped early: a clear loser)" : "");
     else snprintf(res, sizeof res, ": %s", tc->reason);
     if (!tc->cached) snprintf(took, sizeof took, " (%.1f s)", tc->secs);
     log_msg(&p->o->log, AIT_LOG_DEBUG, "tune: module %d/%d %s @ batch %d: %s: %s%s%s", p->step,
@@ -462,6 +464,17 @@ static void cand_key(const uint8_t sdig[SHA256_BYTES], const tune_cand *c, char 
     sha256_hex(d, hex);
 }
 
+double tune_stop_above(const tune_module *tm, int c, double margin)
+{
+    double best = 0;
+    for (int k = 0; k < tm->n_cands; k++) {
+        const tune_cand *tc = &tm->cands[k];
+        bool tried = tc->valid && tc->prof.median > 0 && !tc->prof.stopped && k != c;
+        if (tried && (best == 0 || tc->prof.median < best)) best = tc->prof.median;
+    }
+    return best * TUNE_STOP_FACTOR * (1 + tune_margin(margin));
+}
+
 /* Takes a result's measurements (not its name or configuration). */
 static void take_result(tune_cand *dst, const tune_cand *src)
 {
@@ -516,7 +529,8 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     double t0 = now_sec();
     if (isolate_run(&io, trial_fn, &t, &ir, &ce) == AIT_OK && ir.len == sizeof *tc) {
         take_result(tc, ir.data);
-        cache_put(&x->cache, key, tc);
+        /* A stopped result depends on the candidates timed before it: not cached. */
+        if (!tc->prof.stopped) cache_put(&x->cache, key, tc);
     } else {
         tc->valid = false;
         tc->errored = true;
@@ -599,7 +613,15 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     if (s == AIT_OK)
         sets_digest(x, mdig, tm->batch, mt.vs, mt.n_sets, sub->n_inputs, &mt.prof, mt.sdig);
     if (s == AIT_OK) list_candidates(sub, o, tm, mt.cb);
-    for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) s = try_candidate(x, &mt, tm, c, e);
+    bool stop = strategy_speed(tm->strategy);
+    /* The baseline last: when a candidate already beats it clearly, its
+     * slow runs (the reference ops: a second or more for a big module) stop
+     * early. */
+    for (int k = 1; s == AIT_OK && k <= tm->n_cands; k++) {
+        int c = k % tm->n_cands;
+        mt.prof.stop_above = stop ? tune_stop_above(tm, c, o->margin) : 0;
+        s = try_candidate(x, &mt, tm, c, e);
+    }
     double base = tm->n_cands && tm->cands[0].valid ? tm->cands[0].prof.median : 0;
     for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) {
         tune_cand *tc = &tm->cands[c];
@@ -621,9 +643,7 @@ static bool whole_wanted(const tune_opts *o, const ait_model *m, const inspectio
     if (!o->sel || !o->sel->n) return false;
     for (int k = 0; k < o->sel->n; k++) {
         int mi = o->sel->items[k].module;
-        strategy st;
-        bool speed = strategy_parse(o->sel->items[k].strategy, &st, NULL) == AIT_OK &&
-                     (st.kind == STRAT_MAX_THROUGHPUT || st.kind == STRAT_MIN_LATENCY);
+        bool speed = strategy_speed(o->sel->items[k].strategy);
         if (mi == 0 || insp->st[mi].n_nodes >= m->g->n_nodes || (!speed && !force)) return false;
     }
     return true;
