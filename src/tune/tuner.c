@@ -361,6 +361,12 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
             else s = tensor_clone(t, &v->feed[k], e);
             if (s == AIT_OK) v->numel += tensor_numel(v->feed[k]);
         }
+        /* The module's outputs of the same run are the reference's: kept,
+         * so the module need not run on the reference again (make_refs). */
+        for (int j = 0; s == AIT_OK && j < sub->n_outputs && j < MAX_PORTS; j++) {
+            const tensor *t = exec_value(x->whole, graph_find_value(g, sub->vals[sub->outputs[j]].name));
+            if (t) s = tensor_clone(t, &v->ref[j], e);
+        }
     }
     free(outs);
     int lo = -1, hi = -1; /* the sets of the smallest and the largest inputs */
@@ -374,7 +380,10 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
     int kept = 0;
     for (int k = 0; s == AIT_OK && k < n; k++) {
         if (!x->batches[vs[k].batch].in_cap && k != lo && k != hi) {
-            for (int j = 0; j < MAX_PORTS; j++) ait_tensor_free(vs[k].feed[j]);
+            for (int j = 0; j < MAX_PORTS; j++) {
+                ait_tensor_free(vs[k].feed[j]);
+                ait_tensor_free(vs[k].ref[j]);
+            }
             continue;
         }
         if (k == lo) lo = kept;
@@ -405,11 +414,28 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
     return AIT_OK;
 }
 
-/* The reference's outputs on every set, once a candidate has to run. */
+/* Whether every set has the reference's outputs (make_sets took them from
+ * the whole model's run). */
+static bool have_refs(const graph *sub, const vset *vs, int n)
+{
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < sub->n_outputs; j++)
+            if (!vs[k].ref[j]) return false;
+    return true;
+}
+
+/* The reference's outputs on every set, once a candidate has to run (when
+ * make_sets could not take them all from the whole model's run). */
 static ait_status make_refs(const graph *sub, vset *vs, int n, ait_error *e)
 {
     exec *rx = NULL;
     tensor *outs[MAX_PORTS];
+    if (have_refs(sub, vs, n)) return AIT_OK;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < MAX_PORTS; j++) {
+            ait_tensor_free(vs[k].ref[j]);
+            vs[k].ref[j] = NULL;
+        }
     TRY(exec_create(sub, NULL, 1, &rx, e));
     ait_status s = AIT_OK;
     for (int k = 0; s == AIT_OK && k < n; k++) {
