@@ -37,6 +37,7 @@ MODELS = ("mobilenet_v3_small", "mobilenet_v3_large", "shufflenet_v2_x1_0", "squ
           "efficientnet_b0", "resnet50", "regnet_y_400mf", "dbnet", "crnn", "vit_tiny",
           "resnet18", "mobilenetv2", "mlp", "bert")
 QUICK = ("mobilenet_v3_small",)
+TUNE_TIMEOUT = 300  # seconds per candidate
 
 
 def log(msg):
@@ -117,8 +118,10 @@ def main():
     if any(b not in (1, 8) for b in batches) or any(t < 1 for t in threads):
         sys.exit("bench --suite: batch sizes are 1 and 8 (the exported bench cases), threads >= 1")
     cap, window = a.cap or (10 if q else 30), a.window or (5 if q else 10)
+    # --timeout: ait tune's 60 s per candidate kills real candidates of the big models (a
+    # DenseNet module's oneDNN build and runs) on a machine shared with other work
     tune_args = ["--batch-sizes", ",".join(map(str, batches)), "--threads", "1", "--warmup", "3",
-                 "--window", str(window), "--cap", str(cap)]
+                 "--window", str(window), "--cap", str(cap), "--timeout", str(TUNE_TIMEOUT)]
     scratch = os.path.dirname(os.path.abspath(a.models_dir))
     cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,
            "art_dir": os.path.join(scratch, "suite"), "cache_dir": os.path.join(scratch, "suite", "cache"),
