@@ -335,6 +335,28 @@ typedef struct tune_ctx {
     tune_report *rep;
 } tune_ctx;
 
+/* A module input the whole model's run did not compute: every node that
+ * reads it was folded from its shape alone (a Shape node: the exported
+ * LSTM's `Shape(Transpose(x))`), so the whole model never needs its data.
+ * The module gets a zero tensor of its scheduled dtype and shape, which its
+ * nodes read the shape of only, as in the whole model. */
+static ait_status dead_input(const exec *whole, int v, const char *name, tensor **out, ait_error *e)
+{
+    const tensor *m = exec_scheduled(whole, v);
+    if (!m || m->dtype == AIT_UNDEFINED || m->kind != VAL_TENSOR)
+        return err_set(e, AIT_E_INTERNAL, "module input '%s' was not computed", name);
+    tensor *t = calloc(1, sizeof *t);
+    if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+    tensor_set_shape(t, m->dtype, m->rank, m->dims);
+    ait_status s = tensor_alloc(t, e);
+    if (s != AIT_OK) {
+        free(t);
+        return s;
+    }
+    *out = t;
+    return AIT_OK;
+}
+
 /* The sets module sub is validated on at this bucket: its inputs from
  * whole-model runs of the batches (see tuner.h for which). */
 static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *tm, vset **out,
@@ -357,7 +379,7 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
         for (int k = 0; s == AIT_OK && k < sub->n_inputs; k++) {
             const char *name = sub->vals[sub->inputs[k]].name;
             const tensor *t = exec_value(x->whole, graph_find_value(g, name));
-            if (!t) s = err_set(e, AIT_E_INTERNAL, "module input '%s' was not computed", name);
+            if (!t) s = dead_input(x->whole, graph_find_value(g, name), name, &v->feed[k], e);
             else s = tensor_clone(t, &v->feed[k], e);
             if (s == AIT_OK) v->numel += tensor_numel(v->feed[k]);
         }
