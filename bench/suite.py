@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--threads", default=None)
     ap.add_argument("--cap", type=int, default=None, help="ait tune --cap (default 30; --quick 10)")
     ap.add_argument("--window", type=int, default=None, help="ait tune --window (default 10; --quick 5)")
+    ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")
     ap.add_argument("--command", default="bench/run --suite")
     a = ap.parse_args()
     q = a.quick
@@ -125,7 +126,7 @@ def main():
     scratch = os.path.dirname(os.path.abspath(a.models_dir))
     cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,
            "art_dir": os.path.join(scratch, "suite"), "cache_dir": os.path.join(scratch, "suite", "cache"),
-           "ait": os.path.join(ROOT, "build", "ait"),
+           "ait": a.ait,
            "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 600,
            "warmup": 2 if q else 3, "round_s": 0.1 if q else 0.3, "row_s": 1.5 if q else 10,
            "min_rounds": 3, "max_rounds": 5 if q else 15}
