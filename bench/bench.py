@@ -110,19 +110,19 @@ def main():
     res["cpu_busy_end"] = sysinfo.cpu_busy()
     res["elapsed_s"] = round(time.time() - t0, 1)
     res["problems"] = problems(res)
-    try:  # the section `bench/run --tuned` adds is measured separately: keep it
+    try:  # the sections `bench/run --tuned` and `--suite` add are measured separately: keep them
         with open(os.path.join(a.out, "results.json")) as f:
             old = json.load(f)
-        if old.get("tuned"):
-            res["tuned"] = old["tuned"]
+        for k in ("tuned", "suite"):
+            if old.get(k):
+                res[k] = old[k]
     except (OSError, ValueError):
         pass
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
     with open(os.path.join(a.out, "chart.svg"), "w") as f:
         f.write(svg.chart(res))
-    with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
-        f.write(report.markdown(res))
+    report.write(a.out, res)
     log(f"bench: wrote {a.out}/RESULTS.md, results.json, chart.svg ({res['elapsed_s']:.0f} s)")
     for p in res["problems"]:
         log(f"bench: FAILED: {p}")

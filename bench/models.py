@@ -118,7 +118,9 @@ def interleave(cfg, timed, info):
         info[e].update(stats(all_times[e]), per_round=per_round[e], rounds=rounds)
 
 
-def run_case(cfg, name, model, tag, batch, threads, log):
+def run_case(cfg, name, model, tag, batch, threads, log, ait_model=None):
+    """One row: ait (on NAME.onnx, or on `ait_model`, e.g. a tuned .ait), ORT and PyTorch
+    checked, then interleaved."""
     mdir, work = cfg["model_dir"], os.path.join(cfg["work_dir"], f"{name}.{tag}.t{threads}")
     row = {"name": name, "model": model, "case": tag, "batch": batch, "threads": threads,
            "engines": {}, "ait_vs": {}}
@@ -130,7 +132,8 @@ def run_case(cfg, name, model, tag, batch, threads, log):
     for e in ENGINES:  # start, then the output check before any timing
         info = row["engines"][e] = {"ok": False, "error": None}
         try:
-            runners[e] = Runner(e, engine_argv(e, cfg, model, onnx, indir, threads),
+            runners[e] = Runner(e, engine_argv(e, cfg, model, ait_model if e == "ait" and ait_model else onnx,
+                                               indir, threads),
                                 engine_env(e, cfg, threads), cfg["timeout"])
             odir = os.path.join(work, "out." + e)
             os.makedirs(odir)

@@ -345,12 +345,63 @@ def markdown(res):
     out += machine(res) + limits(res) + model_tables(res) + gemm_tables(res)
     if res.get("tuned"):
         out += tuned_tables(res["tuned"])
+    if res.get("suite"):
+        out += suite_tables(res["suite"])
     return "\n".join(out) + "\n"
 
 
-# Sections measured by hand with programs bench/run does not drive (their text
-# says the command); a rewrite keeps them as they are, at the end.
-KEPT = ("## One session from two threads",)
+def suite_tables(s):
+    """The section bench/suite.py (`bench/run --suite`) adds: issue 13's model suite."""
+    sy, st = s["system"], s["settings"]
+    busy = " / ".join("not measured" if s.get(k) is None else f"{100 * s[k]:.0f}%"
+                      for k in ("cpu_busy_start", "cpu_busy_end"))
+    out = [SUITE_TITLE, "",
+           f"Written by `{s['command']}` on {s['date']} in {s.get('elapsed_s', 0) / 60:.1f} min, on "
+           f"{sy['cpu_model']} ({sy['cores']} cores), ait git {sy['ait_git']}; load average {s['loadavg_start']} "
+           f"at the start, {s.get('loadavg_end')} at the end (each row's own in results.json, `suite.rows[].loadavg`); "
+           f"CPUs busy with other work 2 s before / after: {busy}. Raw data: `suite` in [results.json](results.json). "
+           "This section is measured separately from the rest of this file; a full `bench/run` keeps it.", "",
+           "Models exported by `tools/export_models.py --bench` (random weights, seed 0: torchvision's with "
+           "`weights=None`, and its `DbNet` at 640x640, `Crnn` at 48x320 and `Vit` tiny). Per model, "
+           "`ait tune MODEL.onnx --data MODEL.bench.b1.in.npz " + " ".join(s["tune_args"]) +
+           " --strategy max-throughput -o MODEL.tuned.ait` (empty cache at the first run; the cache lives in "
+           "`build-bench/suite/cache`), then per batch and thread count the tuned artifact (`bench-ait-runner`), "
+           "ONNX Runtime and PyTorch on the same inputs: outputs checked against PyTorch's reference and ait's "
+           "against each peer's (max |diff| / max |ref| ≤ 1e-4) before any timing, then "
+           f"{st['warmup']} warm-up runs each and {st['min_rounds']}–{st['max_rounds']} interleaved rounds of about "
+           f"{st['round_s']} s per engine; ms = median of all timed runs; ratio = ait median / peer median. "
+           "**backends** = how many of the artifact's modules each backend runs in this batch bucket "
+           "(`ait show --json`); **tune s** = wall time of `ait tune` (all its batch sizes).", ""]
+    for b, g in sorted(s.get("summary", {}).items()):
+        gm = g["geomean_ait_vs_ort"]
+        met = gm is not None and gm <= 0.8 and not g["above_1"] and g["models"] == g["of"]
+        out.append(f"- batch {b}, 1 thread: tuned ait / ORT, geometric mean over {g['models']} of {g['of']} models: "
+                   f"**{'%.3f' % gm if gm else 'n/a'}** (target ≤ 0.8, no model above 1.0: "
+                   f"**{'met' if met else 'not met'}**; above 1.0: {', '.join(g['above_1']) or 'none'})")
+    out += ["", "| model | batch | threads | tuned ait ms | ORT ms | PyTorch ms | ait/ORT | ait/PyTorch | "
+            "tune s | backends (this bucket) | max rel. error ait, ORT, PyTorch | load | note |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in s["rows"]:
+        e, art = r["engines"], s["artifacts"].get(r["name"], {})
+        errs = ", ".join(f"{e[k]['rel_err']:.1e}" if "rel_err" in e[k] else "—" for k in ("ait", "ort", "torch"))
+        note = "; ".join(v["why"] for v in r["ait_vs"].values() if v.get("why"))
+        bk = backends_cell(art.get("backends", {}).get(str(r["batch"]), {})) if art.get("ok") else "—"
+        rat = {p: (f"**{v['ratio']:.2f}**" if v["ratio"] else "—") for p, v in r["ait_vs"].items()}
+        load = r.get("loadavg")
+        out.append(f"| {r['name']} | {r['batch']} | {r['threads']} | {ms(e['ait'])} | {ms(e['ort'])} | "
+                   f"{ms(e['torch'])} | {rat['ort']} | {rat['torch']} | {art.get('tune_s', '—')} | {bk} | {errs} | "
+                   f"{load[0] if load else '—'} | {note.replace('|', '/')} |")
+    if s.get("problems"):
+        out += ["", "**This run found problems:**", ""] + [f"- {p}" for p in s["problems"]]
+    return out + [""]
+
+
+SUITE_TITLE = "## Model suite against ONNX Runtime and PyTorch (issue 13)"
+# The sections markdown() writes; every other `## ` section of an existing RESULTS.md was
+# measured by hand with programs bench/run does not drive (its text says the command), and a
+# rewrite keeps it as it is, at the end.
+GENERATED = ("## Machine and versions", "## Limits of this machine", "## Models: ait against",
+             "## GEMM sweep", "## Tuned artifacts against single backends", SUITE_TITLE)
 
 
 def kept_sections(path):
@@ -360,12 +411,46 @@ def kept_sections(path):
     except OSError:
         return ""
     out = ""
-    for title in KEPT:
-        i = old.find("\n" + title)
-        if i >= 0:
-            j = old.find("\n## ", i + 1)
-            out += old[i:j if j >= 0 else len(old)].rstrip("\n") + "\n"
+    for part in old.split("\n## ")[1:]:
+        if not any(("## " + part).startswith(g) for g in GENERATED):
+            out += "\n## " + part.rstrip("\n") + "\n"
     return out
+
+
+def write(folder, res):
+    """RESULTS.md in folder from res (the whole report when res holds a full run, else the
+    sections res has), keeping the hand-measured sections of the file it replaces."""
+    path = os.path.join(folder, "RESULTS.md")
+    if "models" in res:
+        text = markdown(res)
+    else:
+        text = "\n".join((tuned_tables(res["tuned"]) if res.get("tuned") else []) +
+                          (suite_tables(res["suite"]) if res.get("suite") else [])) + "\n"
+    kept = kept_sections(path)
+    with open(path, "w") as f:
+        f.write(text.rstrip("\n") + "\n" + kept)
+
+
+def write_section(folder, lines):
+    """Puts one generated section (lines[0] its `## ` title) into folder/RESULTS.md in place of
+    the section of that title, or at the end, leaving the rest of the file as it is (a run of one
+    section does not rewrite the others)."""
+    path = os.path.join(folder, "RESULTS.md")
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        old = ""
+    new = "\n".join(lines).rstrip("\n") + "\n"
+    old = "\n" + old  # a title on the first line is found too
+    i = old.find("\n" + lines[0] + "\n")
+    if i < 0:
+        text = (old.strip("\n") + "\n\n" if old.strip() else "") + new
+    else:
+        j = old.find("\n## ", i + 1)
+        text = old[1:i + 1] + new + (old[j:] if j >= 0 else "")
+    with open(path, "w") as f:
+        f.write(text)
 
 
 def main():
@@ -381,10 +466,7 @@ def main():
     import svg
     with open(os.path.join(sys.argv[1], "chart.svg"), "w") as f:
         f.write(svg.chart(res))
-    results = os.path.join(sys.argv[1], "RESULTS.md")
-    kept = kept_sections(results)
-    with open(results, "w") as f:
-        f.write(markdown(res).rstrip("\n") + "\n" + kept)
+    write(sys.argv[1], res)
 
 
 if __name__ == "__main__":

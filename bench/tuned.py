@@ -64,20 +64,23 @@ def log(msg):
     print(msg, flush=True)
 
 
-def tune(cfg, name, label, strategy):
+def tune(cfg, name, label, strategy, args=TUNE_ARGS):
+    """`ait tune` of model NAME at `strategy` with `args` into cfg["art_dir"]/NAME.LABEL.ait (cache
+    in cfg["cache_dir"]); returns its record: command, tune_s, and from `ait show --json` each
+    module's trials, the plan per bucket and the backends it uses (bench/suite.py uses it too)."""
     onnx = os.path.join(cfg["model_dir"], name + ".onnx")
     data = os.path.join(cfg["model_dir"], f"{name}.bench.b1.in.npz")
     path = os.path.join(cfg["art_dir"], f"{name}.{label}.ait")
     if os.path.exists(path):
         os.remove(path)
-    argv = [cfg["ait"], "tune", onnx, "--data", data, *TUNE_ARGS, "--strategy", strategy, "-o", path]
+    argv = [cfg["ait"], "tune", onnx, "--data", data, *args, "--strategy", strategy, "-o", path]
     env = dict(os.environ, AIT_CACHE_DIR=cfg["cache_dir"], OMP_NUM_THREADS=str(THREADS),
                OPENBLAS_NUM_THREADS=str(THREADS))
     if cfg.get("coretype"):
         env["OPENBLAS_CORETYPE"] = cfg["coretype"]
     info = {"strategy": strategy, "path": os.path.relpath(path, ROOT),
             "command": " ".join(["build/ait", "tune", os.path.relpath(onnx, ROOT), "--data",
-                                 os.path.relpath(data, ROOT), *TUNE_ARGS, "--strategy", strategy, "-o",
+                                 os.path.relpath(data, ROOT), *args, "--strategy", strategy, "-o",
                                  os.path.relpath(path, ROOT)]), "ok": False, "error": None}
     t0 = time.time()
     with open(os.path.join(cfg["art_dir"], f"{name}.{label}.tune.log"), "w") as lf:
@@ -384,8 +387,7 @@ def main():
     res["tuned"] = t
     with open(path, "w") as f:
         json.dump(res, f, indent=1)
-    with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
-        f.write(report.markdown(res) if "models" in res else "\n".join(report.tuned_tables(t)) + "\n")
+    report.write(a.out, res)
     log(f"bench --tuned: wrote {a.out}/RESULTS.md, results.json ({t['elapsed_s']:.0f} s)")
     for p in t["problems"]:
         log(f"bench --tuned: FAILED: {p}")

@@ -12,6 +12,7 @@ the cases above stay as they are:
   NAME.bench.TAG.in.npz, NAME.bench.TAG.out.npz
 
 usage: /usr/bin/python3 tools/export_models.py [--bench] OUTDIR [NAME ...]
+(no NAME: every model but bench/run --suite's, which are exported only when named)
 """
 import math
 import os
@@ -42,7 +43,9 @@ class SelfAttention(nn.Module):
         if past is not None:
             k = torch.cat([past[0], k], dim=2)
             v = torch.cat([past[1], v], dim=2)
-        att = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd) + bias
+        att = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd)
+        if bias is not None:  # ViT attends to every patch: no mask
+            att = att + bias
         ctx = torch.matmul(att.softmax(-1), v).transpose(1, 2)
         return ctx.reshape(x.shape[0], x.shape[1], -1), (k, v)
 
@@ -200,6 +203,95 @@ class Llama(nn.Module):
             x, k, v = layer(x, cos, sin, bias, past[2 * i], past[2 * i + 1])
             presents += [k, v]
         return (torch.matmul(self.norm(x), self.head), *presents)
+class DbNet(nn.Module):
+    """A DBNet-style text detector: torchvision's MobileNetV3-small features
+    at strides 4, 8, 16 and 32, a small FPN neck (1x1 lateral convolutions,
+    nearest Resize upsampling, Add, 3x3 smoothing, Concat at stride 4), and
+    DBNet's head: a 3x3 convolution, two ConvTranspose x2 upsamplings back to
+    the input size, and a sigmoid probability map."""
+
+    TAPS = (1, 3, 8, 11)  # features index of the last block at strides 4, 8, 16, 32
+
+    def __init__(self, inner=64, out=16):
+        super().__init__()
+        self.features = torchvision.models.mobilenet_v3_small(weights=None).features[:self.TAPS[-1] + 1]
+        chans = (16, 24, 48, 96)
+        self.lateral = nn.ModuleList([nn.Conv2d(c, inner, 1) for c in chans])
+        self.smooth = nn.ModuleList([nn.Conv2d(inner, out, 3, padding=1) for _ in chans])
+        self.head = nn.Sequential(
+            nn.Conv2d(4 * out, out, 3, padding=1, bias=False), nn.BatchNorm2d(out), nn.ReLU(),
+            nn.ConvTranspose2d(out, out, 2, 2), nn.BatchNorm2d(out), nn.ReLU(),
+            nn.ConvTranspose2d(out, 1, 2, 2), nn.Sigmoid())
+
+    def forward(self, x):
+        taps = []
+        for i, layer in enumerate(self.features):
+            x = layer(x)
+            if i in self.TAPS:
+                taps.append(x)
+        lat = [conv(t) for conv, t in zip(self.lateral, taps)]
+        for i in range(len(lat) - 2, -1, -1):  # top-down: upsample the coarser level and add
+            lat[i] = lat[i] + nn.functional.interpolate(lat[i + 1], scale_factor=2.0, mode="nearest")
+        maps = [nn.functional.interpolate(conv(t), scale_factor=float(2 ** i), mode="nearest") if i else conv(t)
+                for i, (conv, t) in enumerate(zip(self.smooth, lat))]
+        return self.head(torch.cat(maps, 1))
+
+
+class SeBlock(nn.Module):
+    """A MobileNetV3-style block: depthwise 3x3 (stride s), squeeze-excitation,
+    pointwise projection, HardSwish."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.dw = nn.Sequential(nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False), nn.BatchNorm2d(cin),
+                                nn.Hardswish())
+        self.se = torchvision.ops.SqueezeExcitation(cin, max(8, cin // 4), scale_activation=nn.Hardsigmoid)
+        self.pw = nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.Hardswish())
+
+    def forward(self, x):
+        return self.pw(self.se(self.dw(x)))
+
+
+class Crnn(nn.Module):
+    """A CRNN-style text recogniser at 48x320: a small convolution stack
+    (HardSwish, squeeze-excitation blocks; height 48 -> 3, width 320 -> 80),
+    the height averaged away, a bidirectional LSTM over the 80 columns, a
+    linear layer to 97 classes and log-softmax."""
+
+    def __init__(self, classes=97):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.Hardswish())
+        self.blocks = nn.Sequential(SeBlock(32, 64, (2, 1)), SeBlock(64, 128, (2, 2)), SeBlock(128, 128, (2, 1)),
+                                    SeBlock(128, 128, 1))
+        self.rnn = nn.LSTM(128, 64, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(128, classes)
+
+    def forward(self, x):
+        y = self.blocks(self.stem(x)).mean(2).transpose(1, 2)  # [batch, width, channels]
+        y, _ = self.rnn(y)
+        return torch.log_softmax(self.fc(y), -1)
+
+
+class Vit(nn.Module):
+    """ViT-tiny (patch 16, dim 192, 12 pre-norm layers of 3 heads, MLP 768)
+    at 224x224: torchvision 0.14 has no vit_tiny, so written here with the
+    transformer layer above."""
+
+    def __init__(self, d=192, heads=3, layers=12, patch=16, size=224, classes=1000):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, patch, patch)
+        self.cls = nn.Parameter(torch.randn(1, 1, d) * 0.02)
+        self.pos = nn.Parameter(torch.randn(1, (size // patch) ** 2 + 1, d) * 0.02)
+        self.layer = nn.ModuleList([Block(d, heads, True) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        for layer in self.layer:
+            x, _ = layer(x, None)
+        return self.head(self.ln(x[:, 0]))
 
 
 class Mlp(nn.Module):
@@ -286,11 +378,13 @@ def kws():
     return Kws(), ["mfcc", "h", "c"], ["probs", "hN", "cN"], dyn, inputs
 
 
-def image_model(ctor):
+def image_model(ctor, h=224, w=224, out="logits"):
+    """A model of one image input [batch, 3, h, w]: a torchvision constructor
+    (random weights: weights=None) or a class above."""
     def make():
-        m = ctor(weights=None)
-        return m, ["input"], ["logits"], {"input": {0: "batch"}, "logits": {0: "batch"}}, \
-            lambda b, s, g: [torch.randn(b, 3, 224, 224, generator=g)]
+        m = ctor(weights=None) if ctor.__module__.startswith("torchvision") else ctor()
+        return m, ["input"], [out], {"input": {0: "batch"}, out: {0: "batch"}}, \
+            lambda b, s, g: [torch.randn(b, 3, h, w, generator=g)]
     return make
 
 
@@ -381,6 +475,22 @@ MODELS = {
     "vad": (vad, [(1, 16000), (2, 8000)]),  # (batch, sample rate): both If branches
     "kws": (kws, [(1, 49), (2, 20)]),  # (batch, frames)
 }
+# bench/run --suite's models (issue 13): torchvision's with random weights and three of our own.
+TV = torchvision.models
+SUITE = {
+    "mobilenet_v3_small": image_model(TV.mobilenet_v3_small),
+    "mobilenet_v3_large": image_model(TV.mobilenet_v3_large),
+    "shufflenet_v2_x1_0": image_model(TV.shufflenet_v2_x1_0),
+    "squeezenet1_1": image_model(TV.squeezenet1_1),
+    "densenet121": image_model(TV.densenet121),
+    "efficientnet_b0": image_model(TV.efficientnet_b0),
+    "resnet50": image_model(TV.resnet50),
+    "regnet_y_400mf": image_model(TV.regnet_y_400mf),
+    "dbnet": image_model(DbNet, 640, 640, "prob"),
+    "crnn": image_model(Crnn, 48, 320, "logprobs"),
+    "vit_tiny": image_model(Vit),
+}
+MODELS.update({n: (make, [(1, 0)]) for n, make in SUITE.items()})
 
 
 # bench/run's cases: NAME -> [(TAG, batch, seq, extra inputs arguments)].
@@ -392,6 +502,7 @@ BENCH_CASES = {
     "gpt2": [("decode-b1", 1, 1, {"past": 127}), ("decode-b8", 8, 1, {"past": 127}),
              ("prefill-b1", 1, 128, {"past": 0}), ("prefill-b8", 8, 128, {"past": 0})],
 }
+BENCH_CASES.update({n: [("b1", 1, 0, {}), ("b8", 8, 0, {})] for n in SUITE})
 
 
 def save_case(model, in_names, out_names, inputs, in_path, out_path):
@@ -446,7 +557,7 @@ def main():
     outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    for name in args[1:] or list(MODELS):
+    for name in args[1:] or [n for n in MODELS if n not in SUITE]:  # the suite only when named
         if name not in MODELS:
             sys.exit(f"unknown model '{name}'; known: {', '.join(MODELS)}")
         export(name, outdir, bench)

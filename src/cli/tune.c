@@ -149,7 +149,10 @@ static void print_module(const inspection *r, const tune_module *tm)
             snprintf(sq, sizeof sq, ", SQNR %.1f dB (bound %g)", tc->sqnr_db, tc->min_sqnr);
         printf("%c %-18s %-8s %12.3f %12.3f %12.1f %8.2fx  %.2g%s%s%s\n", mark, tc->name, "ok",
                tc->prof.median * 1e3, (tc->prof.p90 - tc->prof.p10) * 1e3, tc->prof.throughput,
-               tc->speedup, tc->max_rel, sq, tc->prof.converged ? "" : " (not converged)",
+               tc->speedup, tc->max_rel, sq,
+               tc->prof.stopped     ? " (stopped early: a clear loser)"
+               : tc->prof.converged ? ""
+                                    : " (not converged)",
                tc->cached ? " (cached)" : "");
     }
     if (tm->whole && !tm->chosen) printf("  not in the plan. %s\n", tm->why);

@@ -93,14 +93,6 @@ static ait_status check_fn(void *ctx, const void **out, size_t *len, ait_error *
 
 /* ---- the plans ---- */
 
-/* Whether strategy s is about speed (the check may second-guess it). */
-static bool speed_strategy(const char *s)
-{
-    strategy st;
-    return strategy_parse(s, &st, NULL) == AIT_OK &&
-           (st.kind == STRAT_MAX_THROUGHPUT || st.kind == STRAT_MIN_LATENCY);
-}
-
 /* Sum of the profiled medians of choices ch over the modules. */
 static double predicted(const tune_module *mods, int n, const int *ch)
 {
@@ -230,7 +222,7 @@ static bool check_skip(const inspection *insp, const tune_module *mods, int n, t
     for (int k = 0; k < n; k++) {
         /* A module not tuned at all (its baseline kept) stays on its baseline in
          * every plan: the others can still be checked around it. */
-        const char *why = !speed_strategy(mods[k].strategy) ? "its strategy is not about speed"
+        const char *why = !strategy_speed(mods[k].strategy) ? "its strategy is not about speed"
                         : !mods[k].cands[0].valid && !mods[k].untuned[0] ? "its baseline failed"
                         : NULL;
         if (why) {

@@ -77,13 +77,44 @@ static void summarise(double *t, int n, int w, double *sorted, profile_result *r
     r->runs = n;
 }
 
+bool profile_stop(const profile_opts *o, int n, double fastest)
+{
+    return o->stop_above > 0 && n >= PROFILE_STOP_RUNS && fastest > o->stop_above;
+}
+
+/* The runs profile_stop judges: every run but the first warm-up one, until
+ * one is fast enough (then the stop is off) or there are enough to stop. */
+typedef struct stop_watch {
+    double slow[PROFILE_STOP_RUNS], fastest;
+    int n;
+    bool off;
+} stop_watch;
+
+/* Counts a run of `secs`; true when profiling stops here. */
+static bool stop_count(const profile_opts *o, stop_watch *w, double secs)
+{
+    if (w->off || !(o->stop_above > 0)) return false;
+    if (secs <= o->stop_above) {
+        w->off = true;
+        return false;
+    }
+    w->slow[w->n++] = secs;
+    w->fastest = w->n == 1 ? secs : fmin(w->fastest, secs);
+    return profile_stop(o, w->n, w->fastest);
+}
+
 ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, profile_result *r,
                        ait_error *e)
 {
     TRY(check_opts(o, e));
     profile_clock_fn now = o->clock ? o->clock : mono_ns;
-    for (int i = 0; i < o->warmup; i++)
+    stop_watch w = {0};
+    bool stopped = false;
+    for (int i = 0; i < o->warmup && !stopped; i++) {
+        int64_t t0 = now(o->clock_ctx);
         if (run(ctx, e) != AIT_OK) return err_prefix(e, "profiling: warm-up run %d: ", i + 1);
+        if (i > 0) stopped = stop_count(o, &w, (double)(now(o->clock_ctx) - t0) * 1e-9);
+    }
     double *t = malloc((size_t)o->cap * 2 * sizeof *t);
     if (!t) return err_set(e, AIT_E_NOMEM, "profiling: no memory for %d times", o->cap);
     volatile unsigned char *flush = o->flush_bytes ? malloc(o->flush_bytes) : NULL;
@@ -95,7 +126,7 @@ ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, pro
     int n = 0;
     bool done = false;
     ait_status s = AIT_OK;
-    while (n < o->cap && !done) {
+    while (n < o->cap && !done && !stopped) {
         for (size_t i = 0; flush && i < o->flush_bytes; i += 64) flush[i] = (unsigned char)(n + i);
         int64_t t0 = now(o->clock_ctx);
         s = run(ctx, e);
@@ -106,11 +137,18 @@ ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, pro
         }
         t[n++] = (double)(t1 - t0) * 1e-9;
         done = n >= o->window && coef_var(t + n - o->window, o->window) < o->cv;
+        stopped = !done && stop_count(o, &w, t[n - 1]);
     }
     if (s == AIT_OK) {
         profile_result res = {0};
-        summarise(t, n, n < o->window ? n : o->window, t + o->cap, &res);
+        if (stopped) { /* the slow runs it was judged on */
+            double sorted[PROFILE_STOP_RUNS];
+            summarise(w.slow, w.n, w.n, sorted, &res);
+        } else {
+            summarise(t, n, n < o->window ? n : o->window, t + o->cap, &res);
+        }
         res.converged = done;
+        res.stopped = stopped;
         res.throughput = res.median > 0 ? (double)o->batch / res.median : INFINITY;
         *r = res;
     }

@@ -27,7 +27,17 @@ typedef struct profile_opts {
      * data (weights included): the state a module of a model bigger than the
      * caches finds in the whole model. 0: warm runs, one after the other. */
     size_t flush_bytes;
+    /* > 0: stop early, as a clear loser, once PROFILE_STOP_RUNS runs (from
+     * the second warm-up run on) have all taken longer than this many
+     * seconds; one run at or under it turns the stop off for good. The
+     * tuner passes a factor of the fastest candidate's median so far, so a
+     * candidate stopped here is slower than that one on every run it made
+     * and cannot be the fastest (tune/tuner.c). 0: off. */
+    double stop_above;
 } profile_opts;
+
+/* Runs a candidate must lose on, all of them, before it is stopped. */
+#define PROFILE_STOP_RUNS 3
 
 /* The flush `ait tune --cold-cache` asks for: four times the 32 MiB that
  * one core group of a large x86 server shares as its last-level cache. */
@@ -44,8 +54,15 @@ typedef struct profile_result {
     double cv;               /* the coefficient of variation reached */
     int runs;                /* timed runs done (warm-up not counted) */
     bool converged;          /* cv went under the bound before the cap */
+    bool stopped;            /* stopped early (stop_above): the statistics are over the
+                              * PROFILE_STOP_RUNS slow runs, warm-up ones included, and
+                              * runs counts them */
     double throughput;       /* batch / median, items per second (+inf if median is 0) */
 } profile_result;
+
+/* Whether profiling stops after n runs past the first warm-up one whose
+ * fastest took `fastest` seconds (see profile_opts.stop_above). */
+bool profile_stop(const profile_opts *o, int n, double fastest);
 
 /* Profiles run(ctx) as above. A failing run stops profiling at once and
  * returns its status, with "profiling: warm-up run 3: " (or "timed run 7: ")

@@ -54,11 +54,12 @@ static void cand_json(json_w *w, const tune_cand *c, bool chosen)
         json_num(w, "cv", c->prof.cv);
         json_int(w, "runs", c->prof.runs);
         json_bool(w, "converged", c->prof.converged);
+        json_bool(w, "stopped", c->prof.stopped);
         json_num(w, "throughput", c->prof.throughput);
         json_num(w, "speedup", c->speedup);
     } else {
         static const char *const none[] = {"median_ms", "p10_ms", "p90_ms", "spread_ms", "cv",
-                                           "runs", "converged", "throughput", "speedup"};
+                                           "runs", "converged", "stopped", "throughput", "speedup"};
         for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) json_null(w, none[i]);
     }
     /* Errors of a candidate that crashed or never ran are unknown, not 0. */

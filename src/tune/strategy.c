@@ -57,6 +57,13 @@ ait_status strategy_parse(const char *s, strategy *out, ait_error *e)
     return err_set(e, AIT_E_INVALID_ARG, "unknown strategy '%s' (expected " STRAT_LIST ")", s);
 }
 
+bool strategy_speed(const char *s)
+{
+    strategy st;
+    return strategy_parse(s, &st, NULL) == AIT_OK &&
+           (st.kind == STRAT_MAX_THROUGHPUT || st.kind == STRAT_MIN_LATENCY);
+}
+
 const char *strategy_str(const strategy *s, char *buf, size_t n)
 {
     const char *name = "?";

@@ -47,6 +47,10 @@ typedef struct strategy {
  * with the default margin. Errors (AIT_E_INVALID_ARG) quote the bad string
  * and list the strategies. */
 ait_status strategy_parse(const char *s, strategy *out, ait_error *e);
+/* Whether the strategy named s picks the fastest candidate (max-throughput,
+ * min-latency): the ones the whole-plan check may second-guess and whose
+ * losers may stop profiling early. */
+bool strategy_speed(const char *s);
 /* Formats s back to its string form into buf (size n); returns buf. */
 const char *strategy_str(const strategy *s, char *buf, size_t n);
 

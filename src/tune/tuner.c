@@ -280,7 +280,9 @@ static void progress_done(const progress *p, const char *mod, int batch, const t
 {
     if (!log_on(&p->o->log)) return;
     char res[600], took[32] = " (cached)";
-    if (tc->valid) snprintf(res, sizeof res, ", %.3f ms", tc->prof.median * 1e3);
+    if (tc->valid)
+        snprintf(res, sizeof res, ", %.3f ms%s", tc->prof.median * 1e3,
+                 tc->prof.stopped ? " (stopped early: a clear loser)" : "");
     else snprintf(res, sizeof res, ": %s", tc->reason);
     if (!tc->cached) snprintf(took, sizeof took, " (%.1f s)", tc->secs);
     log_msg(&p->o->log, AIT_LOG_DEBUG, "tune: module %d/%d %s @ batch %d: %s: %s%s%s", p->step,
@@ -380,6 +382,28 @@ typedef struct tune_ctx {
     tune_report *rep;
 } tune_ctx;
 
+/* A module input the whole model's run did not compute: every node that
+ * reads it was folded from its shape alone (a Shape node: the exported
+ * LSTM's `Shape(Transpose(x))`), so the whole model never needs its data.
+ * The module gets a zero tensor of its scheduled dtype and shape, which its
+ * nodes read the shape of only, as in the whole model. */
+static ait_status dead_input(const exec *whole, int v, const char *name, tensor **out, ait_error *e)
+{
+    const tensor *m = exec_scheduled(whole, v);
+    if (!m || m->dtype == AIT_UNDEFINED || m->kind != VAL_TENSOR)
+        return err_set(e, AIT_E_INTERNAL, "module input '%s' was not computed", name);
+    tensor *t = calloc(1, sizeof *t);
+    if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+    tensor_set_shape(t, m->dtype, m->rank, m->dims);
+    ait_status s = tensor_alloc(t, e);
+    if (s != AIT_OK) {
+        free(t);
+        return s;
+    }
+    *out = t;
+    return AIT_OK;
+}
+
 /* The sets module sub is validated on at this bucket: its inputs from
  * whole-model runs of the batches (see tuner.h for which). */
 static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *tm, vset **out,
@@ -402,9 +426,15 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
         for (int k = 0; s == AIT_OK && k < sub->n_inputs; k++) {
             const char *name = sub->vals[sub->inputs[k]].name;
             const tensor *t = exec_value(x->whole, graph_find_value(g, name));
-            if (!t) s = err_set(e, AIT_E_INTERNAL, "module input '%s' was not computed", name);
+            if (!t) s = dead_input(x->whole, graph_find_value(g, name), name, &v->feed[k], e);
             else s = tensor_clone(t, &v->feed[k], e);
             if (s == AIT_OK) v->numel += tensor_numel(v->feed[k]);
+        }
+        /* The module's outputs of the same run are the reference's: kept,
+         * so the module need not run on the reference again (make_refs). */
+        for (int j = 0; s == AIT_OK && j < sub->n_outputs && j < MAX_PORTS; j++) {
+            const tensor *t = exec_value(x->whole, graph_find_value(g, sub->vals[sub->outputs[j]].name));
+            if (t) s = tensor_clone(t, &v->ref[j], e);
         }
     }
     free(outs);
@@ -419,7 +449,10 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
     int kept = 0;
     for (int k = 0; s == AIT_OK && k < n; k++) {
         if (!x->batches[vs[k].batch].in_cap && k != lo && k != hi) {
-            for (int j = 0; j < MAX_PORTS; j++) ait_tensor_free(vs[k].feed[j]);
+            for (int j = 0; j < MAX_PORTS; j++) {
+                ait_tensor_free(vs[k].feed[j]);
+                ait_tensor_free(vs[k].ref[j]);
+            }
             continue;
         }
         if (k == lo) lo = kept;
@@ -450,11 +483,28 @@ static ait_status make_sets(tune_ctx *x, int mi, const graph *sub, tune_module *
     return AIT_OK;
 }
 
-/* The reference's outputs on every set, once a candidate has to run. */
+/* Whether every set has the reference's outputs (make_sets took them from
+ * the whole model's run). */
+static bool have_refs(const graph *sub, const vset *vs, int n)
+{
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < sub->n_outputs; j++)
+            if (!vs[k].ref[j]) return false;
+    return true;
+}
+
+/* The reference's outputs on every set, once a candidate has to run (when
+ * make_sets could not take them all from the whole model's run). */
 static ait_status make_refs(const graph *sub, vset *vs, int n, ait_error *e)
 {
     exec *rx = NULL;
     tensor *outs[MAX_PORTS];
+    if (have_refs(sub, vs, n)) return AIT_OK;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < MAX_PORTS; j++) {
+            ait_tensor_free(vs[k].ref[j]);
+            vs[k].ref[j] = NULL;
+        }
     TRY(exec_create(sub, NULL, 1, &rx, e));
     ait_status s = AIT_OK;
     for (int k = 0; s == AIT_OK && k < n; k++) {
@@ -509,6 +559,17 @@ static void cand_key(const uint8_t sdig[SHA256_BYTES], const tune_cand *c, char 
     if (c->min_sqnr > 0) cache_hash_i64(&h, (int64_t)llround(c->min_sqnr * 1000));
     sha256_final(&h, d);
     sha256_hex(d, hex);
+}
+
+double tune_stop_above(const tune_module *tm, int c, double margin)
+{
+    double best = 0;
+    for (int k = 0; k < tm->n_cands; k++) {
+        const tune_cand *tc = &tm->cands[k];
+        bool tried = tc->valid && tc->prof.median > 0 && !tc->prof.stopped && k != c;
+        if (tried && (best == 0 || tc->prof.median < best)) best = tc->prof.median;
+    }
+    return best * TUNE_STOP_FACTOR * (1 + tune_margin(margin));
 }
 
 /* Takes a result's measurements (not its name or configuration). */
@@ -568,7 +629,8 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     double t0 = now_sec();
     if (isolate_run(&io, trial_fn, &t, &ir, &ce) == AIT_OK && ir.len == sizeof *tc) {
         take_result(tc, ir.data);
-        cache_put(&x->cache, key, tc);
+        /* A stopped result depends on the candidates timed before it: not cached. */
+        if (!tc->prof.stopped) cache_put(&x->cache, key, tc);
     } else {
         tc->valid = false;
         tc->errored = true;
@@ -655,7 +717,15 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     if (s == AIT_OK)
         sets_digest(x, mdig, tm->batch, mt.vs, mt.n_sets, sub->n_inputs, &mt.prof, mt.sdig);
     if (s == AIT_OK) list_candidates(sub, o, tm, mt.cb);
-    for (int c = 0; s == AIT_OK && c < tm->n_cands; c++) s = try_candidate(x, &mt, tm, c, e);
+    bool stop = strategy_speed(tm->strategy);
+    /* The baseline last: when a candidate already beats it clearly, its
+     * slow runs (the reference ops: a second or more for a big module) stop
+     * early. */
+    for (int k = 1; s == AIT_OK && k <= tm->n_cands; k++) {
+        int c = k % tm->n_cands;
+        mt.prof.stop_above = stop ? tune_stop_above(tm, c, o->margin) : 0;
+        s = try_candidate(x, &mt, tm, c, e);
+    }
     if (s == AIT_OK && tm->n_cands && tm->cands[0].timed_out > 0 && !tm->untuned[0]) {
         /* Nothing to compare with: say so, and keep the baseline knowingly. */
         snprintf(tm->untuned, sizeof tm->untuned, "its baseline (%s) timed out after %g s; raise "
@@ -684,9 +754,7 @@ static bool whole_wanted(const tune_opts *o, const ait_model *m, const inspectio
     if (!o->sel || !o->sel->n) return false;
     for (int k = 0; k < o->sel->n; k++) {
         int mi = o->sel->items[k].module;
-        strategy st;
-        bool speed = strategy_parse(o->sel->items[k].strategy, &st, NULL) == AIT_OK &&
-                     (st.kind == STRAT_MAX_THROUGHPUT || st.kind == STRAT_MIN_LATENCY);
+        bool speed = strategy_speed(o->sel->items[k].strategy);
         if (mi == 0 || insp->st[mi].n_nodes >= m->g->n_nodes || (!speed && !force)) return false;
     }
     return true;

@@ -85,6 +85,19 @@ int tune_bucket(int b);
  * backend but the reference), or 0 when there is none. */
 int tune_whole_best(const tune_module *wm, const char *b);
 
+/* The early stop of a candidate's profiling (profile_opts.stop_above):
+ * only where the module's strategy picks the fastest (strategy_speed), so
+ * that a candidate stopped as a loser is one the strategy would not take; the others (first-wins, one-backend, only, a latency
+ * budget) rank candidates that are not the fastest and time every one in
+ * full. A candidate is stopped once its runs are all slower than
+ * TUNE_STOP_FACTOR x (1 + margin) x the fastest median timed in full so far
+ * at the module's bucket (the baseline is timed last, so it too stops once
+ * a candidate beats it that clearly). */
+#define TUNE_STOP_FACTOR 1.5
+/* stop_above for candidate c of tm (0 when no other candidate was timed in
+ * full yet: no stop). */
+double tune_stop_above(const tune_module *tm, int c, double margin);
+
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e);
 #endif

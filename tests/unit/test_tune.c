@@ -22,6 +22,7 @@
 #include "tune/plan_check.h"
 #include "tune/profile.h"
 #include "tune/strategy.h"
+#include "tune/tuner.h"
 #include "tune/validate.h"
 
 /* ---- validation --------------------------------------------------------- */
@@ -289,6 +290,110 @@ static void test_profile_real_clock(void **st)
     o.flush_bytes = 1 << 20; /* cold runs: the flush happens outside the timed part */
     assert_int_equal(profile_run(&o, noop_run, NULL, &r, NULL), AIT_OK);
     assert_true(r.runs >= 1 && r.median < 1e-3);
+}
+
+/* The early stop (profile_opts.stop_above): a candidate slower than the
+ * bound on PROFILE_STOP_RUNS runs after the first warm-up one stops; one run
+ * at or under it turns the stop off. */
+static void test_profile_stop(void **st)
+{
+    const int64_t ms = 1000000;
+    /* First warm-up run 50 ms (not judged), then 9 ms every run: bound 6 ms. */
+    const int64_t slow[] = {50 * ms, 9 * ms};
+    int64_t lat[40];
+    for (int i = 0; i < 40; i++) lat[i] = i ? slow[1] : slow[0];
+    fake f = {.lat = lat, .n_lat = 40};
+    profile_opts o = fake_opts(&f);
+    o.stop_above = 6e-3;
+    profile_result r;
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, NULL), AIT_OK);
+    assert_true(r.stopped && !r.converged);
+    assert_int_equal(f.calls, 1 + PROFILE_STOP_RUNS); /* stopped inside the warm-up */
+    assert_int_equal(r.runs, PROFILE_STOP_RUNS);
+    assert_true(fabs(r.median - 9e-3) < 1e-12 && fabs(r.min - 9e-3) < 1e-12);
+    /* Without warm-up, the timed runs are judged. */
+    f = (fake){.lat = lat, .n_lat = 40};
+    o.warmup = 0;
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, NULL), AIT_OK);
+    assert_true(r.stopped);
+    assert_int_equal(f.calls, PROFILE_STOP_RUNS);
+    /* One run at the bound (a noisy start that ends fast): never stopped. */
+    const int64_t mixed[] = {50 * ms, 9 * ms, 9 * ms, 6 * ms, 2 * ms, 9 * ms, 9 * ms, 9 * ms, 2 * ms};
+    f = (fake){.lat = mixed, .n_lat = 9};
+    o.warmup = 3;
+    o.window = 4;
+    o.cap = 12;
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, NULL), AIT_OK);
+    assert_false(r.stopped);
+    assert_int_equal(r.runs, 12);
+    /* Off (0): the same slow runs are timed in full. */
+    f = (fake){.lat = lat, .n_lat = 40};
+    o.stop_above = 0;
+    assert_int_equal(profile_run(&o, fake_run, &f, &r, NULL), AIT_OK);
+    assert_true(!r.stopped && r.converged && r.runs == 4);
+    assert_false(profile_stop(&o, 5, 1.0));
+    o.stop_above = 0.5;
+    assert_false(profile_stop(&o, PROFILE_STOP_RUNS - 1, 1.0));
+    assert_false(profile_stop(&o, PROFILE_STOP_RUNS, 0.5));
+    assert_true(profile_stop(&o, PROFILE_STOP_RUNS, 0.51));
+    (void)st;
+}
+
+/* The tuner's loop on fake timings: every candidate in turn, the baseline
+ * (0) last, each stopped above tune_stop_above as tune_one does; returns
+ * the choice of max-throughput and how many were stopped. */
+static int stop_tune(tune_module *tm, const int64_t *const *lat, const int *n_lat, bool stop,
+                     int *n_stopped)
+{
+    *n_stopped = 0;
+    for (int k = 1; k <= tm->n_cands; k++) {
+        int c = k % tm->n_cands;
+        fake f = {.lat = lat[c], .n_lat = n_lat[c]};
+        profile_opts o = fake_opts(&f);
+        o.stop_above = stop ? tune_stop_above(tm, c, 0) : 0;
+        assert_int_equal(profile_run(&o, fake_run, &f, &tm->cands[c].prof, NULL), AIT_OK);
+        tm->cands[c].valid = true;
+        *n_stopped += tm->cands[c].prof.stopped;
+    }
+    ait_error e = {0};
+    assert_int_equal(tune_choose(tm, 0, &e), AIT_OK);
+    return tm->chosen;
+}
+
+/* Crafted sequences where the early stop could go wrong: the winner last,
+ * after a mediocre candidate set the bound; the winner with a slow first
+ * run and two slow spikes before it settles; a near-tie (within the
+ * factor) that must be timed in full. The early stop never changes the
+ * choice, and it stops the clear losers (the slow baseline included). */
+static void test_stop_keeps_winner(void **st)
+{
+    const int64_t ms = 1000000;
+    int64_t base[4] = {400 * ms, 380 * ms, 420 * ms, 400 * ms};  /* the reference */
+    int64_t mid[3] = {30 * ms, 20 * ms, 21 * ms};                /* first timed in full */
+    int64_t spiky[12] = {90 * ms, 40 * ms, 35 * ms, 8 * ms, 9 * ms, 8 * ms,
+                         8 * ms, 9 * ms, 8 * ms, 8 * ms, 9 * ms, 8 * ms}; /* the winner */
+    int64_t near[2] = {25 * ms, 24 * ms};                         /* within 1.5x of mid */
+    int64_t slow[2] = {100 * ms, 95 * ms};                        /* a clear loser */
+    const int64_t *lat[] = {base, mid, near, slow, spiky};
+    const int n_lat[] = {4, 3, 2, 2, 12};
+    tune_module full = {.batch = 1, .n_cands = 5}, early;
+    snprintf(full.strategy, sizeof full.strategy, "max-throughput");
+    for (int c = 0; c < 5; c++) snprintf(full.cands[c].name, sizeof full.cands[c].name, "c%d", c);
+    early = full;
+    int n_full, n_early;
+    int want = stop_tune(&full, lat, n_lat, false, &n_full);
+    int got = stop_tune(&early, lat, n_lat, true, &n_early);
+    assert_int_equal(want, 4);
+    assert_int_equal(got, want);
+    assert_int_equal(n_full, 0);
+    assert_true(early.cands[0].prof.stopped && early.cands[3].prof.stopped); /* base, slow */
+    assert_false(early.cands[2].prof.stopped || early.cands[4].prof.stopped); /* near, winner */
+    assert_int_equal(n_early, 2);
+    /* The stopped ones still rank behind the winner, by a median of their slow runs. */
+    assert_true(early.cands[0].prof.median > early.cands[4].prof.median * 1.5);
+    /* With no other candidate timed yet there is no bound: the first is never stopped. */
+    assert_true(tune_stop_above(&(tune_module){.n_cands = 2}, 1, 0) == 0);
+    (void)st;
 }
 
 /* ---- strategies --------------------------------------------------------- */
@@ -694,6 +799,8 @@ int main(void)
         cmocka_unit_test(test_profile_cap_and_spread),
         cmocka_unit_test(test_profile_failure_and_opts),
         cmocka_unit_test(test_profile_real_clock),
+        cmocka_unit_test(test_profile_stop),
+        cmocka_unit_test(test_stop_keeps_winner),
         cmocka_unit_test(test_strategy_choices),
         cmocka_unit_test(test_strategy_throughput_vs_latency),
         cmocka_unit_test(test_strategy_margin_and_invalid),

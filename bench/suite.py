@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""Driver of `bench/run --suite` (which installs, builds and exports first):
+issue 13's model suite. Per model, `ait tune` (strategy max-throughput, one
+thread, at the batch sizes asked: tuned.tune), then per batch and thread
+count the tuned artifact, ONNX Runtime and PyTorch on the same inputs
+(models.run_case: outputs checked against PyTorch's reference first, a wrong
+answer gets no timing, then warm-up and interleaved rounds, medians and
+ratios). The figure the issue's target reads: the geometric mean over the
+models of tuned ait / ORT at one thread, per batch. Adds the section "suite"
+to OUT/results.json (other sections kept; rewritten after every model, so an
+interrupted run keeps what it measured) and rewrites OUT/RESULTS.md.
+
+usage: /usr/bin/python3 bench/suite.py --out DIR --models-dir DIR --bin-dir DIR
+         [--quick] [--models LIST] [--batch 1,8] [--threads 1,2] [--cap N] [--window N]
+       /usr/bin/python3 bench/suite.py --list [--quick] [--models LIST]   (the model names)
+Exits 1 on broken plumbing (a tune or runner that fails) or a wrong ait
+answer; never because ait is slower."""
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import limits  # noqa: E402
+import models  # noqa: E402
+import report  # noqa: E402
+import sysinfo  # noqa: E402
+import tuned  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+# issue 13's suite: torchvision's models, our detector, recogniser and ViT, and bench/run's four
+MODELS = ("mobilenet_v3_small", "mobilenet_v3_large", "shufflenet_v2_x1_0", "squeezenet1_1", "densenet121",
+          "efficientnet_b0", "resnet50", "regnet_y_400mf", "dbnet", "crnn", "vit_tiny",
+          "resnet18", "mobilenetv2", "mlp", "bert")
+QUICK = ("mobilenet_v3_small",)
+TUNE_TIMEOUT = 300  # seconds per candidate
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def summarise(s):
+    """Per batch: the geometric mean of tuned ait / ORT at one thread and the models above 1."""
+    out = {}
+    for b in s["batches"]:
+        rows = [r for r in s["rows"] if r["batch"] == b and r["threads"] == 1]
+        ratios = {r["name"]: r["ait_vs"]["ort"]["ratio"] for r in rows}
+        out[str(b)] = {"geomean_ait_vs_ort": geomean(ratios.values()),
+                       "models": len([x for x in ratios.values() if x]), "of": len(rows),
+                       "above_1": sorted(n for n, x in ratios.items() if x and x > 1.0)}
+    return out
+
+
+def problems(s):
+    out = [f"{n}: tune: {a['error']}" for n, a in s["artifacts"].items() if not a["ok"]]
+    for row in s["rows"]:
+        where = f"{row['name']} {row['case']} t{row['threads']}"
+        for e, info in row["engines"].items():
+            if info["error"] and (e == "ait" or "reference" not in info["error"]) \
+                    and not (e == "ait" and info["error"].startswith("no artifact")):
+                out.append(f"{where}: {e}: {info['error']}")
+        for peer, vs in row["ait_vs"].items():
+            if row["engines"]["ait"]["ok"] and row["engines"][peer]["ok"] and vs["why"]:
+                out.append(f"{where}: {vs['why']}")
+    return out
+
+
+def save(out_dir, s):
+    path = os.path.join(out_dir, "results.json")
+    res = {}
+    try:
+        with open(path) as f:
+            res = json.load(f)
+    except (OSError, ValueError):
+        pass
+    res["suite"] = s
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1)
+    report.write_section(out_dir, report.suite_tables(s))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list", action="store_true", help="print the models asked for (bench/run exports them)")
+    ap.add_argument("--out")
+    ap.add_argument("--models-dir")
+    ap.add_argument("--bin-dir")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--models", default=None)
+    ap.add_argument("--batch", default=None)
+    ap.add_argument("--threads", default=None)
+    ap.add_argument("--cap", type=int, default=None, help="ait tune --cap (default 30; --quick 10)")
+    ap.add_argument("--window", type=int, default=None, help="ait tune --window (default 10; --quick 5)")
+    ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")
+    ap.add_argument("--command", default="bench/run --suite")
+    a = ap.parse_args()
+    q = a.quick
+    names = [n for n in a.models.split(",") if n] if a.models else list(QUICK if q else MODELS)
+    bad = [n for n in names if n not in MODELS]
+    if bad:
+        sys.exit(f"bench --suite: unknown model(s) {', '.join(bad)}; known: {', '.join(MODELS)}")
+    if a.list:
+        print(" ".join(names))
+        return
+    if not (a.out and a.models_dir and a.bin_dir):
+        sys.exit("bench --suite: --out, --models-dir and --bin-dir are needed")
+    batches = [int(b) for b in (a.batch or ("1" if q else "1,8")).split(",") if b]
+    threads = [int(t) for t in (a.threads or ("1" if q else "1,2")).split(",") if t]
+    if any(b not in (1, 8) for b in batches) or any(t < 1 for t in threads):
+        sys.exit("bench --suite: batch sizes are 1 and 8 (the exported bench cases), threads >= 1")
+    cap, window = a.cap or (10 if q else 30), a.window or (5 if q else 10)
+    # --timeout: ait tune's 60 s per candidate kills real candidates of the big models (a
+    # DenseNet module's oneDNN build and runs) on a machine shared with other work
+    tune_args = ["--batch-sizes", ",".join(map(str, batches)), "--threads", "1", "--warmup", "3",
+                 "--window", str(window), "--cap", str(cap), "--timeout", str(TUNE_TIMEOUT)]
+    scratch = os.path.dirname(os.path.abspath(a.models_dir))
+    cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,
+           "art_dir": os.path.join(scratch, "suite"), "cache_dir": os.path.join(scratch, "suite", "cache"),
+           "ait": a.ait,
+           "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 600,
+           "warmup": 2 if q else 3, "round_s": 0.1 if q else 0.3, "row_s": 1.5 if q else 10,
+           "min_rounds": 3, "max_rounds": 5 if q else 15}
+    os.makedirs(cfg["cache_dir"], exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    try:
+        cfg["coretype"] = limits.blas_info(a.bin_dir)["coretype"]
+    except limits.LimitsError as e:
+        sys.exit(f"bench --suite: {e}")
+    t0 = time.time()
+    s = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
+         "mode": "quick" if q else "full", "system": sysinfo.collect(ROOT, BENCH),
+         "loadavg_start": sysinfo.loadavg(), "cpu_busy_start": sysinfo.cpu_busy(),
+         "tune_args": tune_args, "strategy": "max-throughput", "batches": batches, "threads": threads,
+         "models_asked": names,
+         "settings": {k: cfg[k] for k in ("warmup", "round_s", "row_s", "min_rounds", "max_rounds")},
+         "artifacts": {}, "rows": []}
+    log(f"bench --suite: {s['system']['cpu_model']}, {s['system']['cores']} cores, load {s['loadavg_start']}, "
+        f"other work {s['cpu_busy_start']}")
+    for name in names:
+        art = s["artifacts"][name] = tuned.tune(cfg, name, "tuned", "max-throughput", tune_args)
+        art["loadavg"] = sysinfo.loadavg()
+        log(f"  tune {name}: " + (f"{art['tune_s']:.0f} s, backends " + "; ".join(
+            f"b{b}: " + ", ".join(f"{k}x{v}" for k, v in c.items()) for b, c in art["backends"].items())
+            if art["ok"] else f"FAILED: {art['error']}"))
+        ait_model = os.path.join(cfg["art_dir"], f"{name}.tuned.ait")
+        for t in threads:
+            for b in batches:
+                row = models.run_case(cfg, name, name, f"b{b}", b, t, log, ait_model)
+                if not art["ok"]:  # no artifact: the row ran the untuned model; say so, time nothing of it
+                    row["engines"]["ait"].update(ok=False, error=f"no artifact: {art['error']}")
+                    row["ait_vs"] = {p: {"ratio": None, "why": "no artifact"} for p in ("ort", "torch")}
+                row["loadavg"] = sysinfo.loadavg()
+                s["rows"].append(row)
+        s["summary"] = summarise(s)
+        s["elapsed_s"] = round(time.time() - t0, 1)
+        s["loadavg_end"] = sysinfo.loadavg()
+        s["problems"] = problems(s)
+        save(a.out, s)
+    s["cpu_busy_end"] = sysinfo.cpu_busy()
+    save(a.out, s)
+    for b, g in s["summary"].items():
+        gm = g["geomean_ait_vs_ort"]
+        log(f"bench --suite: batch {b}, 1 thread: tuned ait / ORT geometric mean "
+            f"{'%.3f' % gm if gm else 'n/a'} over {g['models']} of {g['of']} models; above 1.0: "
+            f"{', '.join(g['above_1']) or 'none'}")
+    log(f"bench --suite: wrote {a.out}/RESULTS.md, results.json ({s['elapsed_s']:.0f} s)")
+    for p in s["problems"]:
+        log(f"bench --suite: FAILED: {p}")
+    sys.exit(1 if s["problems"] else 0)
+
+
+if __name__ == "__main__":
+    main()
