@@ -105,6 +105,8 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     const char *nn = json_str_of(json_get(jb, "node"));
     const json_val *jw = json_get(jb, "weights");
     const node *n = *src = node_named(g, nn);
+    if (nn && !nn[0] && jw && jw->kind == JSON_ARR && json_len(jw) == 0)
+        return AIT_OK; /* the module's own, from no weight: *src NULL */
     if (!n || !jw || jw->kind != JSON_ARR)
         return err_set(e, AIT_E_PARSE, "%s: module '%s': prepared blob '%s' does not name a node "
                        "of the model it was prepared from ('%s')", what, mod, blob, nn ? nn : "?");
@@ -158,7 +160,8 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
                            mod, mi, c->cand, blob, name);
         const node *src;
         TRY(check_source(jb, g, dig, what, mod, blob, &src, e));
-        if (!(c->prep_node[i] = strdup(src->name))) return err_set(e, AIT_E_NOMEM, "out of memory");
+        if (!(c->prep_node[i] = strdup(src ? src->name : "")))
+            return err_set(e, AIT_E_NOMEM, "out of memory");
         TRY(artifact_blob_resident(a, b, e));
         prep_blob *pb = &c->prep_store[c->prep.n++];
         snprintf(pb->name, sizeof pb->name, "%s", name);

@@ -33,7 +33,9 @@
  * starts "wI." with I the node's index in the module graph, which the load
  * checks against the extracted module), and "weights" every constant input
  * of that node with the sha256 of its bytes in the embedded model. So a blob
- * moved to another module, node or model is refused at load.
+ * moved to another module, node or model is refused at load. A blob of the
+ * whole module that no weight went into (native's GEMM configs, "gemm.cfg")
+ * has "node" "" and no weights, and its NAME must not name a node.
  *
  * Bounds a manifest cannot pass, whatever its hashes: buckets at most
  * PLAN_BUCKET_MAX, threads at most PLAN_THREADS_MAX (and at most this

@@ -107,7 +107,8 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
         pe_build *pb = &sl->builds[k];
         for (int j = 0; c->prep_node && j < c->prep.n; j++) { /* bound to this module's node */
             const node *n = plan_blob_node(sl->sub, c->prep.blobs[j].name);
-            if (!n || strcmp(n->name, c->prep_node[j]) != 0)
+            bool own = !c->prep_node[j][0]; /* the module's own: it may not name a node */
+            if (own ? n != NULL : !n || strcmp(n->name, c->prep_node[j]) != 0)
                 return err_set(e, AIT_E_SECURITY, "module '%s', candidate %s: prepared blob '%s' "
                                "was prepared for node '%s', which is not that node of this "
                                "module ('%s')", pm->name, c->cand, c->prep.blobs[j].name,

@@ -121,6 +121,9 @@ def digest(a, m): m["modules"][0]["plans"][0]["blobs"][0]["weights"][0]["sha256"
 edit("digest", digest)
 def node(a, m): m["modules"][0]["plans"][0]["blobs"][0]["node"] = "/layer.1/attention/query/MatMul"
 edit("node", node)
+def unbound(a, m):  # a node's blob passed off as the module's own (no node, no weights)
+    m["modules"][0]["plans"][0]["blobs"][0].update(node="", weights=[])
+edit("unbound", unbound)
 PY
 run=("$ait" run --dim seq=16 --repeat 1)
 check host-same 0 "tuned  the artifact's plan" "${run[@]}" "$tmp/host/same.ait"
@@ -138,6 +141,8 @@ check host-renamed 1 "was prepared for node '/layer.1/attention/query/MatMul', w
 check host-digest 1 "was not prepared from weight '.*' of node '/layer.0/attention/query/MatMul' \(its sha256 differs\)" \
   "${run[@]}" "$tmp/host/digest.ait"
 check host-node 1 "was not prepared from weight" "${run[@]}" "$tmp/host/node.ait"
+check host-unbound 1 "was prepared for node '', which is not that node of this module \('/layer.0/" \
+  "${run[@]}" "$tmp/host/unbound.ait"
 
 # Signed artifacts: a forger can recompute hashes, not a signature.
 check keygen 0 "wrote $tmp/host/k1.pem" "$ait" keygen -o "$tmp/host/k1"
