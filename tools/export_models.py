@@ -400,8 +400,10 @@ def bert():
     return Bert(), ["input_ids", "attention_mask"], ["last_hidden_state"], dyn, inputs
 
 
-def gpt2():
-    m = Gpt2()
+def kv_decoder(m, cache_heads, head_dim):
+    """A decoder's inputs and outputs: token ids and past key/values per
+    layer in, logits and present key/values out, cache [batch, cache_heads,
+    past, head_dim]."""
     names = ["input_ids"] + [f"past_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
     outs = ["logits"] + [f"present_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
     dyn = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
@@ -412,29 +414,19 @@ def gpt2():
 
     def inputs(b, s, g, past=None):
         ids = torch.randint(0, 1000, (b, s), generator=g)
-        if past is None:
-            past = s * 2  # the cases cover prefill-like and decode-like shapes
-            if s == 1:
-                past = 127
-        return [ids] + [torch.randn(b, 4, past, 32, generator=g) for _ in names[1:]]
+        if past is None:  # the cases cover prefill-like and decode-like shapes
+            past = 127 if s == 1 else s * 2
+        return [ids] + [torch.randn(b, cache_heads, past, head_dim, generator=g) for _ in names[1:]]
     return m, names, outs, dyn, inputs
+
+
+def gpt2():
+    return kv_decoder(Gpt2(), 4, 32)
 
 
 def llama():
     m = Llama()
-    names = ["input_ids"] + [f"past_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
-    outs = ["logits"] + [f"present_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
-    dyn = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
-    for n in names[1:]:
-        dyn[n] = {0: "batch", 2: "past"}
-    for n in outs[1:]:
-        dyn[n] = {0: "batch", 2: "past_seq"}
-
-    def inputs(b, s, g, past=None):
-        ids = torch.randint(0, 1000, (b, s), generator=g)
-        past = (127 if s == 1 else s * 2) if past is None else past
-        return [ids] + [torch.randn(b, m.kv, past, m.hd, generator=g) for _ in names[1:]]
-    return m, names, outs, dyn, inputs
+    return kv_decoder(m, m.kv, m.hd)
 
 
 # Greedy generation in PyTorch for the decoders (what `ait generate` must
