@@ -19,18 +19,6 @@ static int input_index(const ait_model *m, const char *name)
     return -1;
 }
 
-/* "its inputs are a, b" for a message about a name that is none of them. */
-static const char *input_names(const ait_model *m, char *buf, size_t n)
-{
-    size_t len = (size_t)snprintf(buf, n, "its input%s %s ", m->g->n_inputs == 1 ? "" : "s",
-                                  m->g->n_inputs == 1 ? "is" : "are");
-    for (int i = 0; i < m->g->n_inputs && len < n; i++)
-        len += (size_t)snprintf(buf + len, n - len, "%s'%s'", i ? ", " : "",
-                                m->g->vals[m->g->inputs[i]].name);
-    if (!m->g->n_inputs) snprintf(buf, n, "it has no inputs");
-    return buf;
-}
-
 /* `--input NAME=VALUE`: a number given on the command line, for an input
  * declared with one element (a scalar such as a sample rate), in the
  * input's dtype and declared shape. *taken false (nothing made) when `text`
@@ -74,7 +62,7 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
                 if (i < 0) {
                     char names[512];
                     err_set(e, AIT_E_NOT_FOUND, "%s: array '%s' is not an input of %s (%s)", spec,
-                            z->names[k], m->path, input_names(m, names, sizeof names));
+                            z->names[k], m->path, graph_input_names(m->g, names, sizeof names));
                     npz_free(z);
                     return e->code;
                 }
@@ -95,7 +83,7 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
         if (i < 0) {
             char names[512];
             return err_set(e, AIT_E_NOT_FOUND, "--input: '%s' is not an input of %s (%s)", name,
-                           m->path, input_names(m, names, sizeof names));
+                           m->path, graph_input_names(m->g, names, sizeof names));
         }
         ait_tensor_free(tensors[i]);
         tensors[i] = NULL;

@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,4 +188,15 @@ const float *attr_floats(const node *n, const char *name, int *count)
     static const float none[1];
     *count = a->n;
     return a->floats ? a->floats : none;
+}
+
+const char *graph_input_names(const graph *g, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "its input%s %s ", g->n_inputs == 1 ? "" : "s",
+                                  g->n_inputs == 1 ? "is" : "are");
+    for (int i = 0; i < g->n_inputs && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s'%s'", i ? ", " : "",
+                                g->vals[g->inputs[i]].name);
+    if (!g->n_inputs) snprintf(buf, n, "it has no inputs");
+    return buf;
 }

@@ -102,6 +102,10 @@ void node_clear(node *n);
 int graph_add_value(graph *g, const char *name);
 /* Id of the value called `name` in g only (-1 if none). */
 int graph_find_value(const graph *g, const char *name);
+/* "its inputs are 'a', 'b'" (or "its input is 'a'", "it has no inputs"),
+ * for a message about a name that is none of the graph's inputs; returns
+ * buf, truncated to n. */
+const char *graph_input_names(const graph *g, char *buf, size_t n);
 
 /* The values of g that node n's subgraphs read (the subgraphs' values with
  * an `outer` id; a nested subgraph reaches g through a proxy value of its

@@ -540,9 +540,10 @@ static ait_status sample_fill(const ait_model *m, sample *x, int n, char **names
         char *where = file(x, names[k]);
         ait_status s;
         if (!where) return err_set(e, AIT_E_NOMEM, "out of memory");
+        char known[512];
         if (i < 0)
-            s = err_set(e, AIT_E_NOT_FOUND, "%s: array '%s' is not an input of %s", where,
-                        names[k], m->path);
+            s = err_set(e, AIT_E_NOT_FOUND, "%s: array '%s' is not an input of %s (%s)", where,
+                        names[k], m->path, graph_input_names(g, known, sizeof known));
         else if (x->values[i])
             s = err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is given twice", where, names[k]);
         else

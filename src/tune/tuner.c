@@ -266,13 +266,18 @@ static void progress_start(const progress *p, const char *mod, int batch, const 
                            int c, int n)
 {
     if (!log_on(&p->o->log)) return;
-    char bar[21];
-    int fill = p->n_steps ? (int)(20.0 * ((p->step - 1) + (double)c / n) / p->n_steps) : 0;
+    char bar[21], left[40] = "";
+    double done = p->n_steps ? ((p->step - 1) + (double)c / n) / p->n_steps : 0,
+           el = now_sec() - p->t0;
+    int fill = (int)(20 * done);
     for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
     bar[20] = 0;
+    /* What is left, at the pace so far: rough (modules differ), so only once
+     * a little is done, and with a "~". */
+    if (done > 0.02 && done < 1) snprintf(left, sizeof left, ", ~%.0fs left", el * (1 - done) / done);
     log_msg(&p->o->log, AIT_LOG_PROGRESS,
-            "tune [%s] module %d/%d %.32s @ batch %d: %s (%d/%d) %.0fs", bar, p->step,
-            p->n_steps, mod, batch, tc->name, c + 1, n, now_sec() - p->t0);
+            "tune [%s] module %d/%d %.32s @ batch %d: %s (%d/%d) %.0fs%s", bar, p->step,
+            p->n_steps, mod, batch, tc->name, c + 1, n, el, left);
 }
 
 /* After a candidate: its line of the log. */

@@ -17,6 +17,9 @@ check run-good 0 "output y +float32 +\[2,3\]" "$ait" run "$data/bad/good.onnx"
 check run-input-npy 0 "max 10 " "$ait" run "$data/bad/good.onnx" --input "x=$data/bad/good.npy"
 check run-input-npz 0 "min 1 " "$ait" run "$data/bad/good.onnx" --input "$data/bad/good.npz"
 check run-input-unknown 1 "'nope' is not an input of .*good.onnx \(its input is 'x'\)" "$ait" run "$data/bad/good.onnx" --input "nope=$data/bad/good.npy"
+mkdir -p "$tmp/misnamed" && cp "$data/bad/good.npy" "$tmp/misnamed/nope.npy" # a sample folder
+check inspect-data-unknown 1 "nope.npy: array 'nope' is not an input of .*good.onnx \(its input is 'x'\)" \
+  "$ait" inspect "$data/bad/good.onnx" --data "$tmp/misnamed"
 check run-input-badnpy 1 "truncated" "$ait" run "$data/bad/good.onnx" --input "x=$data/bad/truncated.npy"
 check run-dim 0 "output c +float32 +\[5,3\]" "$ait" run "$data/bad/two_inputs.onnx" --dim N=5
 check run-output-dir 0 "wrote 1 outputs" "$ait" run "$data/bad/good.onnx" --output-dir "$tmp/out"

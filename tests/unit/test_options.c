@@ -165,7 +165,7 @@ static void test_from_env(void **state)
 typedef struct seen {
     int n[AIT_LOG_PROGRESS + 1];
     int empty_progress;
-    int inspect, generated, candidate, bar, check, cache_warn;
+    int inspect, generated, candidate, bar, eta, check, cache_warn;
     int bad; /* a message with a newline, or at a level it should not have */
 } seen;
 
@@ -191,6 +191,7 @@ static void collect(void *user, ait_log_level level, const char *msg)
     kind(s, strstr(msg, "generated: ") != NULL, level, AIT_LOG_INFO, &s->generated);
     kind(s, !strncmp(msg, "tune: module ", 13), level, AIT_LOG_DEBUG, &s->candidate);
     kind(s, !strncmp(msg, "tune [", 6), level, AIT_LOG_PROGRESS, &s->bar);
+    if (!strncmp(msg, "tune [", 6) && strstr(msg, "s left")) s->eta++; /* elapsed, then what is left */
     kind(s, !strncmp(msg, "cache: ", 7), level, AIT_LOG_WARN, &s->cache_warn);
     /* Its outcome is INFO; the status line while it runs is PROGRESS. */
     if (!strncmp(msg, "tune: whole-plan check", 22) && level == AIT_LOG_INFO) s->check++;
@@ -218,6 +219,7 @@ static void test_log_levels(void **state)
     assert_int_equal(s.cache_warn, 1);
     assert_true(s.candidate >= 2);     /* the baseline and at least one backend */
     assert_int_equal(s.bar, s.candidate); /* one status line before each */
+    assert_true(s.eta >= 1 && s.eta < s.bar); /* an estimate once something is done */
     assert_int_equal(s.n[AIT_LOG_DEBUG], s.candidate);
     assert_true(s.empty_progress >= 1); /* the status line is done */
     assert_int_equal(s.n[AIT_LOG_ERROR], 0);
