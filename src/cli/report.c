@@ -88,7 +88,7 @@ static void tree_section(FILE *f, const json_val *tuning, const json_val *insp)
     for (int i = 0; i < n; i++) {
         const json_val *m = from_insp ? json_at(im, i) : json_at(tm, i);
         if (from_insp) {
-            label[k] = str(m, "path"), val[k] = num(m, "share");
+            label[k] = *str(m, "path") ? str(m, "path") : "(model)", val[k] = num(m, "share");
             indent[k] = num(m, "depth") > 1 ? (int)num(m, "depth") - 1 : 0;
         } else {
             /* One row per module: its baseline at the first bucket tuned. */
@@ -108,7 +108,7 @@ static void tree_section(FILE *f, const json_val *tuning, const json_val *insp)
         text[i] = buf[i];
     }
     if (from_insp)
-        fprintf(f, "<p class=\"meta\">Share of the model's time (%.3f ms per run, measured by the "
+        fprintf(f, "<p class=\"meta\">Share of the model's time (%.4g ms per run, measured by the "
                    "inspection at batch sizes as tuned), for the modules in the plan.</p>\n",
                 num(insp, "model_ms"));
     else
@@ -149,7 +149,7 @@ static void plan_section(FILE *f, const json_val *tuning)
         fprintf(f, "</td><td class=\"n\">%.0f</td><td>", num(m, "batch"));
         html_text(f, c ? str(c, "name") : "not taken");
         fputs("</td>", f);
-        cell(f, "median", "%.3f", c ? num(c, "median_ms") : -1);
+        cell(f, "median", "%.4g", c ? num(c, "median_ms") : -1);
         cell(f, "speedup", "%.2fx", c ? num(c, "speedup") : -1);
         fputs("<td>", f);
         html_text(f, str(m, "why"));
@@ -182,7 +182,7 @@ static void module_section(FILE *f, const json_val *m, int idx)
             label[c] = str(x, "name"), val[c] = num(x, "median_ms");
             lo[c] = num(x, "p10_ms"), hi[c] = num(x, "p90_ms");
             if (flag(x, "chosen")) mark = c;
-            if (val[c] >= 0) snprintf(buf[c], sizeof buf[c], "%.3f ms", val[c]);
+            if (val[c] >= 0) snprintf(buf[c], sizeof buf[c], "%.4g ms", val[c]);
             else snprintf(buf[c], sizeof buf[c], "%s", str(x, "status"));
             text[c] = buf[c];
         }
@@ -204,8 +204,8 @@ static void module_section(FILE *f, const json_val *m, int idx)
         fputs("</td><td>", f);
         html_text(f, str(x, "status"));
         fputs("</td>", f);
-        cell(f, "median", "%.3f", num(x, "median_ms"));
-        cell(f, "spread", "%.3f", num(x, "spread_ms"));
+        cell(f, "median", "%.4g", num(x, "median_ms"));
+        cell(f, "spread", "%.4g", num(x, "spread_ms"));
         cell(f, "thr", "%.1f", num(x, "throughput"));
         cell(f, "speedup", "%.2fx", num(x, "speedup"));
         cell(f, "err", "%.3g", num(x, "max_rel_err"));
@@ -255,7 +255,7 @@ static void check_section(FILE *f, const json_val *tuning)
                 const json_val *x = json_at(plans, p);
                 label[p] = str(x, "name"), val[p] = num(x, "model_ms");
                 if (flag(x, "taken")) mark = p;
-                snprintf(buf[p], sizeof buf[p], "%.3f ms", val[p]);
+                snprintf(buf[p], sizeof buf[p], "%.4g ms", val[p]);
                 text[p] = buf[p];
             }
             bar_chart ch = {.n = n, .label = label, .val = val, .text = text, .mark = mark,
@@ -272,8 +272,8 @@ static void check_section(FILE *f, const json_val *tuning)
             fputs("\"><td>", f);
             html_text(f, str(x, "name"));
             fputs("</td>", f);
-            cell(f, "pred", "%.3f", num(x, "modules_ms"));
-            cell(f, "model", "%.3f", num(x, "model_ms"));
+            cell(f, "pred", "%.4g", num(x, "modules_ms"));
+            cell(f, "model", "%.4g", num(x, "model_ms"));
             cell(f, "ratio", "%.3fx", num(x, "tuned_over_this"));
             fputs("</tr>\n", f);
         }
@@ -323,7 +323,7 @@ static void tradeoff_section(FILE *f, const json_val *tuning)
             fprintf(f, "</td><td class=\"n\">%.0f</td><td>", num(m, "batch"));
             html_text(f, str(x, "name"));
             fputs("</td>", f);
-            cell(f, "median", "%.3f", num(x, "median_ms"));
+            cell(f, "median", "%.4g", num(x, "median_ms"));
             cell(f, "speedup", "%.2fx", num(x, "speedup"));
             cell(f, "err", "%.3g", num(x, "max_rel_err"));
             const char *inf = json_str_of(json_get(x, "sqnr_db"));
@@ -332,7 +332,7 @@ static void tradeoff_section(FILE *f, const json_val *tuning)
             fputs("<td>", f);
             html_text(f, best ? str(best, "name") : "-");
             fputs("</td>", f);
-            cell(f, "best", "%.3f", best ? num(best, "median_ms") : -1);
+            cell(f, "best", "%.4g", best ? num(best, "median_ms") : -1);
             fputs("</tr>\n", f);
         }
     }
