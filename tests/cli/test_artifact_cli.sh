@@ -75,7 +75,11 @@ check tune-control-flow-saved 0 "saved $tmp/vad.ait" echo "$out"
 check tune-control-flow-candidates 0 "\\* (reference|openblas)/t1 +ok" echo "$out"
 check tune-control-flow-onednn 0 "onednn/t1 +failed .*node '/frontend/If' \\(If\\): If runs on the reference and openblas backends only" echo "$out"
 check tune-control-flow-others 0 "head +2 +[a-z]+(:[a-z0-9-]+)?/t1 " echo "$out"
-check tune-control-flow-plan-check 0 "== whole-plan check at batch 2: (kept|switched|failed)" echo "$out"
+# The check runs around the control-flow module; on a slow machine it may
+# find every other plan over 2x the tuned one and skip for that reason only.
+check tune-control-flow-plan-check 0 "== whole-plan check at batch 2: (kept|switched|failed|skipped)" echo "$out"
+check tune-control-flow-plan-check-why 0 "^ok$" bash -c 'grep -A1 "whole-plan check at batch 2: skipped" <<<"$1" |
+  grep -qvE "skipped|nothing to compare with" && echo "skipped for another reason" || echo ok' _ "$out"
 check show-control-flow 0 "frontend +1 +(reference|openblas)/t1 " "$ait" show "$tmp/vad.ait"
 for k in 0 1; do
   check "run-control-flow-$k" 0 "tuned  the artifact's plan" "$ait" run "$tmp/vad.ait" \
