@@ -222,7 +222,9 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
     for (int v = 0; v < g->n_vals; v++) {
         nat_val *d = &bm->vals[v];
         d->spec = exec_scheduled(bm->x, v);
-        if (!d->input && nat_shape(bm, v) && d->spec->data) {
+        /* A constant whose data the loader freed (nat_releases) is one still:
+         * its node takes the prepared pack again. */
+        if (!d->input && nat_shape(bm, v) && (d->spec->data || g->vals[v].konst)) {
             d->konst = d->done = true;
             d->cur = (tensor *)d->spec; /* read only */
         }
