@@ -12,6 +12,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #include "graph/extract.h"
@@ -362,6 +365,10 @@ size_t plan_exec_release(plan_exec *px, graph *g)
     }
     free(keep);
     free(pos);
+#ifdef __GLIBC__
+    /* Small weights sit inside the heap, where free keeps their pages. */
+    if (freed) (void)malloc_trim(0);
+#endif
     return freed;
 }
 
