@@ -318,7 +318,9 @@ AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, in
  * runs have used so far (the executor places each run's intermediates in
  * one arena by liveness: the peak of that plan; per execution context; a
  * tuned model's backends keep their own and are not counted), *weights the
- * bytes of the model's constants. Either pointer may be NULL. */
+ * bytes of the model's constants still held: an artifact's first session
+ * frees those its prepared blobs replace (the backends' copies are not
+ * counted). Either pointer may be NULL. */
 AIT_API void ait_session_memory(ait_session *s, size_t *arena, size_t *weights);
 /* When the calling thread's last ait_session_run was on s: that run's
  * message ("" if it succeeded). Otherwise (a thread that has not run s,

@@ -90,6 +90,12 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
         free(c);
         return st;
     }
+    /* An artifact's plan: once every module is built from its blobs, the
+     * model's copies of the weights they replace are freed (once per model;
+     * later runners read none of them: backend.releases). */
+    ait_model *m = (ait_model *)s->m;
+    if (p && p == m->plan && !__atomic_exchange_n(&m->released, 1, __ATOMIC_ACQ_REL))
+        (void)plan_exec_release(c->px, m->g);
     *out = c;
     return AIT_OK;
 }
@@ -288,7 +294,7 @@ void ait_session_memory(ait_session *s, size_t *arena, size_t *weights)
         const graph *g = s->m->g;
         for (int v = 0; v < g->n_vals; v++) {
             const tensor *k = g->vals[v].konst;
-            if (k && k->kind == VAL_TENSOR) w += tensor_nbytes(k);
+            if (k && k->kind == VAL_TENSOR && k->data) w += tensor_nbytes(k); /* not released */
         }
     }
     if (arena) *arena = a;

@@ -102,6 +102,12 @@ typedef struct backend {
      * reach against the reference, judged instead of the outputs' float
      * tolerance; 0 for a variant that keeps the float tolerance. NULL: 0. */
     double (*min_sqnr)(const char *variant);
+    /* Whether bm no longer reads constant `value` of `module` (a weight its
+     * prepared blobs replace): neither its runs (at any shape) nor another
+     * build of the same module with the same cfg read the data, only the
+     * shape and dtype. The loader then frees the model's copy (plan_exec.h,
+     * plan_exec_release). NULL: every constant is kept. */
+    bool (*releases)(const built *bm, const graph *module, int value);
 } backend;
 
 /* The registry (registry.c, one line per backend). backend_find gives

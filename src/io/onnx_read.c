@@ -255,6 +255,15 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
         if (id < 0) s = err_set(L->e, AIT_E_NOMEM, "out of memory");
         else s = tensor_from_proto(tp, L->dir, &g->vals[id].konst, what, L->e);
         L->n_external += tensor_proto_external(tp);
+        /* Copied: free protobuf-c's copy of the bytes now (free_unpacked
+         * skips NULL), so the model's weights are not held three times over
+         * (file, proto, tensors) at the peak of a load. */
+        Onnx__TensorProto *own = gp->initializer[i];
+        if (s == AIT_OK && own->has_raw_data && own->raw_data.data) {
+            free(own->raw_data.data); /* protobuf-c's default allocator is malloc */
+            own->raw_data.data = NULL;
+            own->raw_data.len = 0;
+        }
         if (s == AIT_OK) {
             value *v = &g->vals[id];
             v->dtype = v->konst->dtype;

@@ -12,6 +12,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #include "graph/extract.h"
@@ -310,6 +313,63 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exe
     }
     *out = px;
     return AIT_OK;
+}
+
+size_t plan_exec_release(plan_exec *px, graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < g->nodes[i].n_attr; a++)
+            if (g->nodes[i].attrs[a].g) return 0; /* outer-scope reads: not worth tracing */
+    bool *keep = calloc((size_t)g->n_vals + 1, sizeof *keep);
+    int *pos = calloc((size_t)px->n_slots + 1, sizeof *pos); /* next node of each module's view */
+    if (!keep || !pos) {
+        free(keep);
+        free(pos);
+        return 0;
+    }
+    for (int k = 0; k < g->n_outputs; k++) keep[g->outputs[k]] = true;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        int sl = -1;
+        for (int j = 0; j < px->n_slots && sl < 0; j++)
+            if (!px->slots[j].inline_nodes && module_contains(px->tree, px->slots[j].module, i))
+                sl = j;
+        const graph *sub = sl >= 0 ? px->slots[sl].sub : NULL;
+        const node *sn = sub && pos[sl] < sub->n_nodes ? &sub->nodes[pos[sl]++] : NULL;
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v < 0 || keep[v]) continue;
+            if (!sn || sn->n_in != n->n_in || sn->in[k] < 0 ||
+                sub->vals[sn->in[k]].konst != g->vals[v].konst) {
+                keep[v] = true; /* run on the reference, or a view not as expected */
+                continue;
+            }
+            int built_ = 0;
+            for (int b = 0; b < PLAN_MAX_BUCKETS && !keep[v]; b++) {
+                const pe_build *pb = &px->slots[sl].builds[b];
+                if (!pb->bm) continue;
+                built_++;
+                if (!(pb->b->releases && pb->b->releases(pb->bm, sub, sn->in[k]))) keep[v] = true;
+            }
+            if (!built_) keep[v] = true;
+        }
+    }
+    size_t freed = 0;
+    for (int v = 0; v < g->n_vals; v++) {
+        tensor *t = g->vals[v].konst;
+        if (keep[v] || !t || t->kind != VAL_TENSOR || !t->owned || !t->data ||
+            t->dtype == AIT_STRING)
+            continue;
+        freed += tensor_nbytes(t);
+        tensor_release(t);
+    }
+    free(keep);
+    free(pos);
+#ifdef __GLIBC__
+    /* Small weights sit inside the heap, where free keeps their pages. */
+    if (freed) (void)malloc_trim(0);
+#endif
+    return freed;
 }
 
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e)

@@ -19,6 +19,15 @@ typedef struct plan_exec plan_exec;
  * piece, or its candidate does not build. */
 ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exec **out,
                             ait_error *e);
+/* Frees the data of g's constants (px's g, the model's graph) that nothing
+ * px runs reads any more: every bucket's build of every module reading it
+ * says it releases it (backend.releases: a prepared blob replaced it), and
+ * no node run on the reference (outside a module, or a module on the
+ * baseline) nor a graph output reads it. The tensors keep their shape and
+ * dtype (data NULL), so module views sharing them see the same. A runner
+ * made later from the same g and plan reads none of them either. Returns
+ * the bytes freed. Nothing is freed in a graph with subgraphs. */
+size_t plan_exec_release(plan_exec *px, graph *g);
 /* As exec_run: outputs[j] are owned by the runner until the next run. */
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e);
 void plan_exec_free(plan_exec *px);

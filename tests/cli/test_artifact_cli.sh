@@ -55,6 +55,19 @@ check save-external 1 "cannot embed the model in the artifact: 1 of its tensors 
 check save-unwritable 1 "-o $tmp/no/such/dir/x.ait: folder $tmp/no/such/dir does not exist \\(nothing was tuned\\)" "$ait" tune "$model" "${small[@]}" \
   --select layer.1 -o "$tmp/no/such/dir/x.ait"
 
+# An artifact whose modules are all native frees the weights its prepared blobs replace (its
+# outputs those of the untuned model); with --fallback-untuned too, since the plan loads and
+# nothing falls back; the untuned model keeps them (docs/reliability.md, Memory).
+mlp=$data/models/mlp.onnx
+check tune-native-mlp 0 "saved $tmp/mlp.ait" "$ait" tune "$mlp" --batch-sizes 1 \
+  --strategy only:native --warmup 1 --window 2 --cap 3 --cv 0.5 -o "$tmp/mlp.ait"
+check run-native-frees 0 "weights 0\.0[0-9] MiB" "$ait" run "$tmp/mlp.ait" --repeat 1 \
+  --input "$data/models/mlp.in.0.npz" --output-dir "$tmp/mlp-out"
+same_outputs native-frees-outputs "$tmp/mlp-out" "$data/models/mlp.out.0.npz" 1e-4
+check run-native-frees-fallback 0 "weights 0\.0[0-9] MiB" "$ait" run "$tmp/mlp.ait" --repeat 1 \
+  --fallback-untuned
+check run-untuned-keeps 0 "weights 95\.[0-9]+ MiB" "$ait" run "$mlp" --repeat 1
+
 check jit 0 "JIT: tuned [0-9]+ modules" "$ait" run "$model" --dim seq=16 --jit --save "$tmp/jit.ait" --repeat 1
 check jit-env 0 "JIT: tuned" env AIT_JIT=1 "$ait" run "$model" --dim seq=16 --repeat 1
 check jit-saved 0 "tuned  the artifact's plan" "$ait" run "$tmp/jit.ait" --dim seq=16 --repeat 1

@@ -201,12 +201,44 @@ static void clobber(const char *path)
     fclose(f);
 }
 
+/* The bytes of model constants a session on m holds (ait_session_memory). */
+static size_t held_weights(const ait_model *m)
+{
+    ait_session *s;
+    ait_error e = {0};
+    if (ait_session_create(m, NULL, &s, &e) != AIT_OK) fail_msg("%s", e.msg);
+    size_t w;
+    ait_session_memory(s, NULL, &w);
+    ait_session_free(s);
+    return w;
+}
+
+/* The constants of m whose data was freed, checking that each is a MatMul's
+ * or Gemm's B (what native's prepared blobs replace) and no other node's. */
+static int released_weights(const ait_model *m)
+{
+    const graph *g = m->g;
+    int n = 0;
+    for (int v = 0; v < g->n_vals; v++) {
+        const tensor *k = g->vals[v].konst;
+        if (!k || k->data || !tensor_numel(k)) continue;
+        n++;
+        for (int i = 0; i < g->n_nodes; i++)
+            for (int j = 0; j < g->nodes[i].n_in; j++)
+                if (g->nodes[i].in[j] == v && (j != 1 || (strcmp(g->nodes[i].op, "MatMul") &&
+                                                        strcmp(g->nodes[i].op, "Gemm"))))
+                    fail_msg("'%s' freed, but node '%s' input %d reads it", g->vals[v].name,
+                             g->nodes[i].name, j);
+    }
+    return n;
+}
+
 static void test_native_round_trip(void **state)
 {
     (void)state;
     ait_error e = {0};
     ait_model *m, *t;
-    ait_inspection *h = load_bert(&m);
+    ait_inspection *h = load_bert(&m), *h2 = NULL;
     tune_report *rep = fixed_report_with(h->r, "native");
     char art[256];
     path_in(art, sizeof art, "bert-native.ait");
@@ -237,6 +269,17 @@ static void test_native_round_trip(void **state)
         ait_tensor_free(in[0]);
         ait_tensor_free(in[1]);
     }
+    /* The first session freed the weights native's blobs replace (layer.0's
+     * MatMuls; layer.1's stay: its bucket-1 build, the reference, reads
+     * them), and only those: every session since (the runs above) built
+     * from the blobs and matched. */
+    size_t full = held_weights(m), now = held_weights(t);
+    int freed = released_weights(t);
+    assert_true(freed >= 4);
+    assert_true(now < full);
+    assert_int_equal(released_weights(m), 0);
+    assert_true(ait_inspect(t, NULL, &h2, &e) == AIT_E_INVALID_ARG); /* its weights are gone */
+    assert_non_null(strstr(e.msg, "freed the weights"));
     plan_exec_free(px);
     plan_free(p);
     ait_model_free(t);
@@ -397,6 +440,9 @@ static void test_refusals(void **state)
     if (ait_artifact_load(bad, &fb, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_false(ait_model_is_tuned(m));
     assert_true(strlen(ait_model_note(m)) > 0);
+    size_t untuned = held_weights(m); /* running untuned, it keeps every weight */
+    assert_true(untuned > 0);
+    assert_int_equal(released_weights(m), 0);
     ait_model_free(m);
     artifact *a;
     assert_int_equal(artifact_open(art, NULL, &a, &e), AIT_OK);

@@ -222,7 +222,9 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
     for (int v = 0; v < g->n_vals; v++) {
         nat_val *d = &bm->vals[v];
         d->spec = exec_scheduled(bm->x, v);
-        if (!d->input && nat_shape(bm, v) && d->spec->data) {
+        /* A constant whose data the loader freed (nat_releases) is one still:
+         * its node takes the prepared pack again. */
+        if (!d->input && nat_shape(bm, v) && (d->spec->data || g->vals[v].konst)) {
             d->konst = d->done = true;
             d->cur = (tensor *)d->spec; /* read only */
         }
@@ -469,6 +471,29 @@ static double nat_min_sqnr(const char *variant)
     return s < 0 ? 0 : s == QG_BF16 ? 35.0 : 25.0;
 }
 
+/* A MatMul's or Gemm's B (input 1) whose pack came from the artifact: every
+ * later schedule takes that pack (nat_pack_get keeps it), so no run reads B
+ * again. Every other constant is kept: biases are small, and convolutions
+ * may reorder or read their weights at a later schedule (depthwise,
+ * channels-last). Any other reader of the value keeps it too. */
+static bool nat_releases(const built *bm, const graph *module, int v)
+{
+    if (!bm->prep || bm->g != module || v < 0 || v >= module->n_vals) return false;
+    bool any = false;
+    for (int i = 0; i < module->n_nodes; i++) {
+        const node *n = &module->nodes[i];
+        bool gemm = (!n->domain || !n->domain[0]) &&
+                    (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm"));
+        for (int k = 0; k < n->n_in; k++) {
+            if (n->in[k] != v) continue;
+            const nat_pack *p = &bm->packs[i];
+            if (k != 1 || !gemm || !p->data || p->own) return false;
+            any = true;
+        }
+    }
+    return any;
+}
+
 const backend backend_native = {
     .name = "native",
     .summary = "ait's own kernels, float32: MatMul, Gemm and 2-D Conv as packed GEMMs with "
@@ -484,4 +509,5 @@ const backend backend_native = {
     .cpu_needs = nat_cpu_needs,
     .quant_variants = nat_quant_variants,
     .min_sqnr = nat_min_sqnr,
+    .releases = nat_releases,
 };
