@@ -61,6 +61,25 @@ const node *plan_blob_node(const graph *sub, const char *name)
     return &sub->nodes[i];
 }
 
+static int konst_inputs(const graph *g, const node *n, int *vals, int max, int k)
+{
+    for (int q = 0; q < n->n_in; q++)
+        if (n->in[q] >= 0 && g->vals[n->in[q]].konst && k++ < max) vals[k - 1] = n->in[q];
+    return k;
+}
+
+int plan_blob_weights(const graph *g, const node *n, int *vals, int max)
+{
+    int k = konst_inputs(g, n, vals, max, 0);
+    for (int i = 0; n->n_out > 0 && n->out[0] >= 0 && i < g->n_nodes; i++) {
+        const node *b = &g->nodes[i];
+        if (b->n_in > 0 && b->in[0] == n->out[0] && !strcmp(b->op, "BatchNormalization") &&
+            !(b->domain && b->domain[0]))
+            k = konst_inputs(g, b, vals, max, k);
+    }
+    return k;
+}
+
 void plan_weight_digest(const tensor *t, char *hex)
 {
     uint8_t d[SHA256_BYTES];
@@ -110,18 +129,19 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     if (!n || !jw || jw->kind != JSON_ARR)
         return err_set(e, AIT_E_PARSE, "%s: module '%s': prepared blob '%s' does not name a node "
                        "of the model it was prepared from ('%s')", what, mod, blob, nn ? nn : "?");
-    int konst = 0;
-    for (int k = 0; k < n->n_in; k++) {
-        if (n->in[k] < 0 || !g->vals[n->in[k]].konst) continue;
-        const value *v = &g->vals[n->in[k]];
-        konst++;
+    int ws[64], konst = plan_blob_weights(g, n, ws, 64);
+    if (konst > 64)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s': prepared blob '%s': node '%s' has "
+                       "more than 64 weights", what, mod, blob, n->name);
+    for (int k = 0; k < konst; k++) {
+        const value *v = &g->vals[ws[k]];
         const json_val *w = NULL;
         for (int q = 0; q < json_len(jw) && !w; q++)
             if (json_str_of(json_get(json_at(jw, q), "name")) &&
                 strcmp(json_str_of(json_get(json_at(jw, q), "name")), v->name) == 0)
                 w = json_at(jw, q);
         const char *sha = json_str_of(json_get(w, "sha256"));
-        char *hex = dig[n->in[k]]; /* once per weight: buckets and blobs share them */
+        char *hex = dig[ws[k]]; /* once per weight: buckets and blobs share them */
         if (!hex[0]) plan_weight_digest(v->konst, hex);
         if (!sha || strcmp(sha, hex) != 0)
             return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' was not "
@@ -130,7 +150,8 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     }
     if (json_len(jw) != konst)
         return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' lists %d weights; "
-                       "node '%s' has %d", what, mod, blob, json_len(jw), n->name, konst);
+                       "node '%s' has %d (its BatchNormalization's included)", what, mod, blob,
+                       json_len(jw), n->name, konst);
     return AIT_OK;
 }
 

@@ -112,6 +112,11 @@ ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_
  * name a node's prepared weights "wI...", I its index in the module graph),
  * or NULL when the name says none or I is out of range. */
 const node *plan_blob_node(const graph *sub, const char *name);
+/* The weights (value ids of g, at most max, the count returned) a prepared
+ * blob of node n is bound to: n's constant inputs, then those of each
+ * BatchNormalization reading n's first output (a backend may fold it into
+ * n's weights: native, onednn). The manifest lists each with its digest. */
+int plan_blob_weights(const graph *g, const node *n, int *vals, int max);
 /* The hex sha256 of constant t's bytes, into hex[SHA256_HEX]: the digest that
  * binds a prepared blob to the weight it was prepared from. */
 void plan_weight_digest(const tensor *t, char *hex);
