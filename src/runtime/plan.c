@@ -19,6 +19,7 @@ void plan_free(plan *p)
             plan_choice *pc = &p->mods[i].choices[c];
             for (int j = 0; pc->prep_node && pc->prep_node[j]; j++) free(pc->prep_node[j]);
             free(pc->prep_node);
+            free(pc->prep_bn);
             free(pc->prep_store);
         }
     }
@@ -68,10 +69,10 @@ static int konst_inputs(const graph *g, const node *n, int *vals, int max, int k
     return k;
 }
 
-int plan_blob_weights(const graph *g, const node *n, int *vals, int max)
+int plan_blob_weights(const graph *g, const node *n, bool with_bn, int *vals, int max)
 {
     int k = konst_inputs(g, n, vals, max, 0);
-    for (int i = 0; n->n_out > 0 && n->out[0] >= 0 && i < g->n_nodes; i++) {
+    for (int i = 0; with_bn && n->n_out > 0 && n->out[0] >= 0 && i < g->n_nodes; i++) {
         const node *b = &g->nodes[i];
         if (b->n_in > 0 && b->in[0] == n->out[0] && !strcmp(b->op, "BatchNormalization") &&
             !(b->domain && b->domain[0]))
@@ -119,7 +120,7 @@ static bool blob_name_ok(const plan *p, int mi, const char *blob, const char *na
  * its bytes here; every constant input must be listed. */
 static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[SHA256_HEX],
                                const char *what, const char *mod, const char *blob,
-                               const node **src, ait_error *e)
+                               const node **src, bool *bn, ait_error *e)
 {
     const char *nn = json_str_of(json_get(jb, "node"));
     const json_val *jw = json_get(jb, "weights");
@@ -129,7 +130,11 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     if (!n || !jw || jw->kind != JSON_ARR)
         return err_set(e, AIT_E_PARSE, "%s: module '%s': prepared blob '%s' does not name a node "
                        "of the model it was prepared from ('%s')", what, mod, blob, nn ? nn : "?");
-    int ws[64], konst = plan_blob_weights(g, n, ws, 64);
+    /* its own weights, or those and its BatchNormalization's */
+    int ws[64], konst = plan_blob_weights(g, n, true, ws, 64);
+    *bn = json_len(jw) == konst && konst > plan_blob_weights(g, n, false, ws, 64);
+    if (!*bn) konst = plan_blob_weights(g, n, false, ws, 64);
+    else plan_blob_weights(g, n, true, ws, 64);
     if (konst > 64)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s': prepared blob '%s': node '%s' has "
                        "more than 64 weights", what, mod, blob, n->name);
@@ -165,7 +170,8 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
     int n = json_len(jl);
     if (!n) return AIT_OK;
     if (!(c->prep_store = calloc((size_t)n, sizeof *c->prep_store)) ||
-        !(c->prep_node = calloc((size_t)n + 1, sizeof *c->prep_node))) /* NULL-ended */
+        !(c->prep_node = calloc((size_t)n + 1, sizeof *c->prep_node)) || /* NULL-ended */
+        !(c->prep_bn = calloc((size_t)n, sizeof *c->prep_bn)))
         return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         const json_val *jb = json_at(jl, i);
@@ -180,7 +186,7 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
                            "blob '%s' belongs to another module, bucket or name ('%s')", what,
                            mod, mi, c->cand, blob, name);
         const node *src;
-        TRY(check_source(jb, g, dig, what, mod, blob, &src, e));
+        TRY(check_source(jb, g, dig, what, mod, blob, &src, &c->prep_bn[i], e));
         if (!(c->prep_node[i] = strdup(src ? src->name : "")))
             return err_set(e, AIT_E_NOMEM, "out of memory");
         TRY(artifact_blob_resident(a, b, e));

@@ -111,6 +111,7 @@ typedef struct nat_op {
 
 /* ops.c */
 const nat_op *nat_op_find(const node *n);
+extern const nat_op nat_batchnorm; /* norm.c */
 
 /* fuse.c: the element-wise chain after value v (the anchor's output) that
  * the epilogue can take; `row_bias` says whether a bias runs along the
