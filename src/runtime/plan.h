@@ -51,7 +51,7 @@
 #define PLAN_MAX_BUCKETS 16
 /* 2: models without scope names are cut into segments of comparable FLOPs;
  * a version-1 plan's "seg.K" modules would name other nodes now. */
-#define PLAN_FORMAT_VERSION 3 /* 3: prepared blobs name their node and weights */
+#define PLAN_FORMAT_VERSION 4 /* 3: blobs name their node and weights; 4: and its BN's */
 #define PLAN_BUCKET_MAX 65536
 #define PLAN_THREADS_MAX 1024
 #define PLAN_PRIME_MAX (1LL << 30) /* bytes of one priming input */
