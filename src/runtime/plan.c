@@ -19,6 +19,7 @@ void plan_free(plan *p)
             plan_choice *pc = &p->mods[i].choices[c];
             for (int j = 0; pc->prep_node && pc->prep_node[j]; j++) free(pc->prep_node[j]);
             free(pc->prep_node);
+            free(pc->prep_bn);
             free(pc->prep_store);
         }
     }
@@ -61,6 +62,25 @@ const node *plan_blob_node(const graph *sub, const char *name)
     return &sub->nodes[i];
 }
 
+static int konst_inputs(const graph *g, const node *n, int *vals, int max, int k)
+{
+    for (int q = 0; q < n->n_in; q++)
+        if (n->in[q] >= 0 && g->vals[n->in[q]].konst && k++ < max) vals[k - 1] = n->in[q];
+    return k;
+}
+
+int plan_blob_weights(const graph *g, const node *n, bool with_bn, int *vals, int max)
+{
+    int k = konst_inputs(g, n, vals, max, 0);
+    for (int i = 0; with_bn && n->n_out > 0 && n->out[0] >= 0 && i < g->n_nodes; i++) {
+        const node *b = &g->nodes[i];
+        if (b->n_in > 0 && b->in[0] == n->out[0] && !strcmp(b->op, "BatchNormalization") &&
+            !(b->domain && b->domain[0]))
+            k = konst_inputs(g, b, vals, max, k);
+    }
+    return k;
+}
+
 void plan_weight_digest(const tensor *t, char *hex)
 {
     uint8_t d[SHA256_BYTES];
@@ -100,7 +120,7 @@ static bool blob_name_ok(const plan *p, int mi, const char *blob, const char *na
  * its bytes here; every constant input must be listed. */
 static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[SHA256_HEX],
                                const char *what, const char *mod, const char *blob,
-                               const node **src, ait_error *e)
+                               const node **src, bool *bn, ait_error *e)
 {
     const char *nn = json_str_of(json_get(jb, "node"));
     const json_val *jw = json_get(jb, "weights");
@@ -110,18 +130,23 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     if (!n || !jw || jw->kind != JSON_ARR)
         return err_set(e, AIT_E_PARSE, "%s: module '%s': prepared blob '%s' does not name a node "
                        "of the model it was prepared from ('%s')", what, mod, blob, nn ? nn : "?");
-    int konst = 0;
-    for (int k = 0; k < n->n_in; k++) {
-        if (n->in[k] < 0 || !g->vals[n->in[k]].konst) continue;
-        const value *v = &g->vals[n->in[k]];
-        konst++;
+    /* its own weights, or those and its BatchNormalization's */
+    int ws[64], konst = plan_blob_weights(g, n, true, ws, 64);
+    *bn = json_len(jw) == konst && konst > plan_blob_weights(g, n, false, ws, 64);
+    if (!*bn) konst = plan_blob_weights(g, n, false, ws, 64);
+    else plan_blob_weights(g, n, true, ws, 64);
+    if (konst > 64)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s': prepared blob '%s': node '%s' has "
+                       "more than 64 weights", what, mod, blob, n->name);
+    for (int k = 0; k < konst; k++) {
+        const value *v = &g->vals[ws[k]];
         const json_val *w = NULL;
         for (int q = 0; q < json_len(jw) && !w; q++)
             if (json_str_of(json_get(json_at(jw, q), "name")) &&
                 strcmp(json_str_of(json_get(json_at(jw, q), "name")), v->name) == 0)
                 w = json_at(jw, q);
         const char *sha = json_str_of(json_get(w, "sha256"));
-        char *hex = dig[n->in[k]]; /* once per weight: buckets and blobs share them */
+        char *hex = dig[ws[k]]; /* once per weight: buckets and blobs share them */
         if (!hex[0]) plan_weight_digest(v->konst, hex);
         if (!sha || strcmp(sha, hex) != 0)
             return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' was not "
@@ -130,7 +155,8 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     }
     if (json_len(jw) != konst)
         return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' lists %d weights; "
-                       "node '%s' has %d", what, mod, blob, json_len(jw), n->name, konst);
+                       "node '%s' has %d (its BatchNormalization's included)", what, mod, blob,
+                       json_len(jw), n->name, konst);
     return AIT_OK;
 }
 
@@ -144,7 +170,8 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
     int n = json_len(jl);
     if (!n) return AIT_OK;
     if (!(c->prep_store = calloc((size_t)n, sizeof *c->prep_store)) ||
-        !(c->prep_node = calloc((size_t)n + 1, sizeof *c->prep_node))) /* NULL-ended */
+        !(c->prep_node = calloc((size_t)n + 1, sizeof *c->prep_node)) || /* NULL-ended */
+        !(c->prep_bn = calloc((size_t)n, sizeof *c->prep_bn)))
         return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         const json_val *jb = json_at(jl, i);
@@ -159,7 +186,7 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
                            "blob '%s' belongs to another module, bucket or name ('%s')", what,
                            mod, mi, c->cand, blob, name);
         const node *src;
-        TRY(check_source(jb, g, dig, what, mod, blob, &src, e));
+        TRY(check_source(jb, g, dig, what, mod, blob, &src, &c->prep_bn[i], e));
         if (!(c->prep_node[i] = strdup(src ? src->name : "")))
             return err_set(e, AIT_E_NOMEM, "out of memory");
         TRY(artifact_blob_resident(a, b, e));

@@ -51,7 +51,7 @@
 #define PLAN_MAX_BUCKETS 16
 /* 2: models without scope names are cut into segments of comparable FLOPs;
  * a version-1 plan's "seg.K" modules would name other nodes now. */
-#define PLAN_FORMAT_VERSION 3 /* 3: prepared blobs name their node and weights */
+#define PLAN_FORMAT_VERSION 4 /* 3: blobs name their node and weights; 4: and its BN's */
 #define PLAN_BUCKET_MAX 65536
 #define PLAN_THREADS_MAX 1024
 #define PLAN_PRIME_MAX (1LL << 30) /* bytes of one priming input */
@@ -72,6 +72,7 @@ typedef struct plan_choice {
     prepared prep;         /* at load: the blobs of this candidate (into the mapping) */
     prep_blob *prep_store; /* owned array behind prep.blobs */
     char **prep_node;      /* owned, per prep blob: the node it was prepared for */
+    bool *prep_bn;         /* owned, per prep blob: its weights list its node's BatchNormalization's */
 } plan_choice;
 
 typedef struct plan_module {
@@ -112,6 +113,13 @@ ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_
  * name a node's prepared weights "wI...", I its index in the module graph),
  * or NULL when the name says none or I is out of range. */
 const node *plan_blob_node(const graph *sub, const char *name);
+/* The weights (value ids of g, at most max, the count returned) a prepared
+ * blob of node n is bound to: n's constant inputs, then (with_bn) those of
+ * each BatchNormalization reading n's first output (a backend may fold it
+ * into n's weights: native, onednn). The manifest lists each with its
+ * digest; those of a BatchNormalization in n's module graph must be listed
+ * (the load checks it against the module, plan_exec.c). */
+int plan_blob_weights(const graph *g, const node *n, bool with_bn, int *vals, int max);
 /* The hex sha256 of constant t's bytes, into hex[SHA256_HEX]: the digest that
  * binds a prepared blob to the weight it was prepared from. */
 void plan_weight_digest(const tensor *t, char *hex);

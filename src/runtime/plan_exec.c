@@ -116,6 +116,12 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
                                "was prepared for node '%s', which is not that node of this "
                                "module ('%s')", pm->name, c->cand, c->prep.blobs[j].name,
                                c->prep_node[j], n ? n->name : "none");
+            int ws[64]; /* a BatchNormalization the module may have folded into it is bound too */
+            if (n && !c->prep_bn[j] && plan_blob_weights(sl->sub, n, true, ws, 64) >
+                                           plan_blob_weights(sl->sub, n, false, ws, 64))
+                return err_set(e, AIT_E_SECURITY, "module '%s', candidate %s: prepared blob '%s' "
+                               "is not bound to the weights of the BatchNormalization after node "
+                               "'%s'", pm->name, c->cand, c->prep.blobs[j].name, n->name);
         }
         pb->b = backend_find(c->cfg.backend);
         if (!pb->b)

@@ -192,9 +192,9 @@ static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_modu
         const node *n = sub ? plan_blob_node(sub, sl->items[i].name) : NULL;
         json_str(w, "node", n ? n->name : "");
         json_arr(w, "weights");
-        for (int q = 0; n && q < n->n_in; q++) {
-            const value *v = n->in[q] >= 0 ? &sub->vals[n->in[q]] : NULL;
-            if (!v || !v->konst) continue;
+        int ws[64], nw = n ? plan_blob_weights(sub, n, true, ws, 64) : 0;
+        for (int q = 0; q < nw && q < 64; q++) {
+            const value *v = &sub->vals[ws[q]];
             char hex[SHA256_HEX];
             plan_weight_digest(v->konst, hex);
             json_obj(w, NULL);

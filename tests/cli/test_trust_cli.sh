@@ -170,4 +170,33 @@ check forged-hashes-ok 0 "tuned" "${run[@]}" "$tmp/host/forged.ait"
 check forged 1 "forged.ait: the signature in .*forged.ait.sig does not match the artifact" \
   "${run[@]}" "$tmp/host/forged.ait" --trusted-key "$tmp/host/k1.pub" --fallback-untuned
 check sign-with-public 1 "k1.pub: not a PEM private key" "$ait" sign "$tmp/host/ok.ait" --key "$tmp/host/k1.pub"
+# BatchNormalization folded into a Conv's packed weights (native): the blob
+# lists the BatchNormalization's weights too; the artifact runs as the model
+# does; a changed BN weight digest or a list without them is refused.
+if /usr/bin/python3 "$(dirname "$0")/make_bn_model.py" "$tmp/host/bn.onnx" >/dev/null 2>&1; then
+  check bn-tune 0 "saved" "$ait" tune "$tmp/host/bn.onnx" --strategy only:native --warmup 1 --window 2 \
+    --cap 3 --runs 1 -o "$tmp/host/bn.ait"
+  check bn-lists 0 "0.1.running_var" "$ait" show "$tmp/host/bn.ait" --json
+  check bn-run 0 "output y" "$ait" run "$tmp/host/bn.ait" --repeat 1
+  want=$(grep '^output' <<<"$out")
+  check bn-model 0 "output y" "$ait" run "$tmp/host/bn.onnx" --repeat 1
+  check bn-same 0 "" test "$want" = "$(grep '^output' <<<"$out")"
+  PYTHONPATH=$(dirname "$0") /usr/bin/python3 - "$tmp/host" <<'PY'
+import sys, artifact_edit as ae
+d = sys.argv[1]
+def edit(name, f):
+    a = ae.load(d + "/bn.ait"); f(a, a.manifest); a.save("%s/%s.ait" % (d, name))
+def ws(m): return m["modules"][0]["plans"][0]["blobs"][0]["weights"]
+def var(a, m): [w for w in ws(m) if w["name"] == "0.1.running_var"][0]["sha256"] = "0" * 64
+edit("bn-var", var)
+def nobn(a, m): m["modules"][0]["plans"][0]["blobs"][0]["weights"] = ws(m)[:2]
+edit("bn-unbound", nobn)
+PY
+  check bn-var 1 "was not prepared from weight '0.1.running_var' of node '/0/0.0/Conv' \(its sha256 differs\)" \
+    "$ait" run "$tmp/host/bn-var.ait" --repeat 1
+  check bn-unbound 1 "is not bound to the weights of the BatchNormalization after node '/0/0.0/Conv'" \
+    "$ait" run "$tmp/host/bn-unbound.ait" --repeat 1
+else
+  echo "skipped bn-*: torch cannot export the model"
+fi
 finish

@@ -1161,6 +1161,71 @@ static void test_native_nhwc(void **state)
     }
 }
 
+/* BatchNormalization's four parameters pre.{s,b,m,v} of c channels, the
+ * variance positive. */
+static void gb_bn_params(gb *g, const char *pre, int64_t c)
+{
+    static const char *const suf[] = {"s", "b", "m", "v"};
+    for (int k = 0; k < 4; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%s", pre, suf[k]);
+        tensor *t = gb_const(g, name, (in_spec)SH(c));
+        float *d = t->data;
+        for (int64_t j = 0; k == 3 && j < c; j++) d[j] = fabsf(d[j]) + 0.25f;
+    }
+}
+
+/* Native folds a BatchNormalization after a Conv into its packed weights
+ * and bias (backends/native/conv.c), the Relu after it still the epilogue:
+ * a Conv (bias or none) + BN + Relu whose output another Conv + BN reads
+ * (kept NHWC between them), its output leaving the module (NCHW), and a
+ * standalone BN + Relu after a Concat (an element-wise chain), against the
+ * reference at every ISA and the portable path, odd channel counts. */
+static void test_native_bn(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    static const struct {
+        int n, c, h, w, m, k, grp, bias;
+    } cs[] = {
+        {1, 3, 9, 11, 17, 3, 1, 1}, {2, 6, 8, 7, 10, 1, 2, 0}, {1, 5, 10, 10, 19, 3, 1, 0},
+        {1, 16, 7, 7, 33, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 15, "bn")};
+        assert_non_null(g.g);
+        int64_t M = cs[i].m, pad = cs[i].k / 2;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w1", (in_spec)SH(M, cs[i].c / cs[i].grp, cs[i].k, cs[i].k));
+        gb_const(&g, "b1", (in_spec)SH(M));
+        gb_const(&g, "w2", (in_spec)SH(7, M, 3, 3));
+        gb_bn_params(&g, "n1", M);
+        gb_bn_params(&g, "n2", 7);
+        gb_bn_params(&g, "n3", 2 * (int64_t)cs[i].c);
+        attr_spec a1[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+                           {"group", ATTR_INT, .i = cs[i].grp}};
+        attr_spec eps = {"epsilon", ATTR_FLOAT, .f = 1e-3f}, ax = {"axis", ATTR_INT, .i = 1};
+        gb_node(&g, "Conv", cs[i].bias ? "x,w1,b1" : "x,w1", "c1", a1, 2);
+        gb_node(&g, "BatchNormalization", "c1,n1s,n1b,n1m,n1v", "bn1", &eps, 1);
+        gb_node(&g, "Relu", "bn1", "r1", NULL, 0);
+        gb_node(&g, "Conv", "r1,w2", "c2", pad1, 1);
+        gb_node(&g, "BatchNormalization", "c2,n2s,n2b,n2m,n2v", "y", NULL, 0);
+        gb_node(&g, "Concat", "x,x", "cc", &ax, 1);
+        gb_node(&g, "BatchNormalization", "cc,n3s,n3b,n3m,n3v", "bn3", NULL, 0);
+        gb_node(&g, "Relu", "bn3", "z", NULL, 0);
+        gb_output(&g, "y");
+        gb_output(&g, "z");
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+            assert_true(kisa_force((kisa)k));
+            char w[160];
+            snprintf(w, sizeof w, "native Conv+BN %zu (%s)", i, kisa_name((kisa)k));
+            compare_all(b, g.g, g.feed, w);
+            kisa_force(KISA_N);
+        }
+        gb_free(&g);
+    }
+}
+
 /* MobileNetV3's glue, which oneDNN ran on binary,ref:any when the backend
  * fused HardSwish into one binary primitive with a plain-layout operand
  * beside a channels-last source: built with the default and the blocked
@@ -1748,6 +1813,7 @@ int main(void)
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_native_nhwc),
+        cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),

@@ -24,13 +24,59 @@ enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0,
 
 typedef struct conv_arg {
     int64_t mg, kdim;
+    const float *w;
 } conv_arg;
 
 static void fill_w(built *bm, int i, int grp, void *dst, const void *arg)
 {
+    (void)i;
     const conv_arg *c = arg;
-    const float *w = nat_shape(bm, bm->g->nodes[i].in[1])->data;
-    gemm_pack_a(bm->kern, w + grp * c->mg * c->kdim, c->kdim, 1, c->mg, c->kdim, dst);
+    gemm_pack_a(bm->kern, c->w + grp * c->mg * c->kdim, c->kdim, 1, c->mg, c->kdim, dst);
+}
+
+/* A BatchNormalization after the conv folds into it: the weights of output
+ * channel c times s[c] (made at finish, packed and saved), and the bias
+ * b[c] * s[c] + t[c] (made here, from constants: not saved). */
+static ait_status bn_bias(built *bm, int i, int bn, int64_t M, const tensor *b)
+{
+    nat_pack *p = &bm->packs[i];
+    if (p->bias) return AIT_OK;
+    float *s = malloc(sizeof(float) * (size_t)M), *t = malloc(sizeof(float) * (size_t)M);
+    p->bias = aligned_zalloc(sizeof(float) * (size_t)M);
+    if (!s || !t || !p->bias) {
+        free(s);
+        free(t);
+        return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
+    }
+    nat_bn_fold(bm, bn, M, s, t);
+    const float *bd = b ? b->data : NULL;
+    for (int64_t c = 0; c < M; c++) p->bias[c] = (bd ? bd[c] * s[c] : 0) + t[c];
+    free(s);
+    free(t);
+    return AIT_OK;
+}
+
+/* The weights with a folded BatchNormalization's scale (an owned copy, *own),
+ * else w itself. */
+static const float *bn_weights(built *bm, const nat_step *st, const float *w, int64_t M,
+                               int64_t per, float **own)
+{
+    *own = NULL;
+    if (st->bn < 0) return w;
+    float *s = malloc(sizeof(float) * (size_t)M), *t = malloc(sizeof(float) * (size_t)M);
+    float *f = malloc(sizeof(float) * (size_t)(M * per));
+    if (!s || !t || !f) {
+        free(s);
+        free(t);
+        free(f);
+        return NULL;
+    }
+    nat_bn_fold(bm, st->bn, M, s, t);
+    for (int64_t c = 0; c < M; c++)
+        for (int64_t k = 0; k < per; k++) f[c * per + k] = w[c * per + k] * s[c];
+    free(s);
+    free(t);
+    return *own = f;
 }
 
 static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
@@ -90,7 +136,14 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
     if (pb[0] >= ((int64_t)1 << 31) || pb[1] >= ((int64_t)1 << 31)) return AIT_OK;
     memcpy(st->geo, geo, sizeof geo);
     st->can_nhwc = true;
-    nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
+    st->bn = nat_bn_after(bm, n->out[0], M);
+    if (st->bn >= 0) {
+        TRY(bn_bias(bm, i, st->bn, M, b));
+        st->epi.nodes[st->epi.n_nodes++] = st->bn;
+        nat_chain(bm, bm->g->nodes[st->bn].out[0], true, false, &st->epi);
+    } else {
+        nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
+    }
     *taken = true;
     return AIT_OK;
 }
@@ -134,9 +187,14 @@ static ait_status conv_finish(built *bm, nat_step *st)
             (__builtin_mul_overflow((size_t)kdim, cols * sizeof(float), &st->scratch) ||
              __builtin_add_overflow(st->scratch, (size_t)ohw * sizeof(float) + 64, &st->scratch)))
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "im2col is too large");
-        conv_arg arg = {mg, kdim};
-        return nat_pack_get(bm, st->node, (int)group, gemm_pack_a_size(bm->kern, mg, kdim), fill_w,
-                            &arg, &p);
+        if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
+        float *own;
+        conv_arg arg = {mg, kdim, bn_weights(bm, st, w, M, kdim, &own)};
+        if (!arg.w) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+        ait_status s = nat_pack_get(bm, st->node, (int)group, gemm_pack_a_size(bm->kern, mg, kdim),
+                                    fill_w, &arg, &p);
+        free(own);
+        return s;
     }
     /* channels-last: the layout changes the step makes, then A's block */
     size_t f = 0;
@@ -156,8 +214,13 @@ static ait_status conv_finish(built *bm, nat_step *st)
         return AIT_OK;
     }
     /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
-    float *tmp = malloc(sizeof(float) * (size_t)(M * kdim));
-    if (!tmp) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+    if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
+    float *own, *tmp = malloc(sizeof(float) * (size_t)(M * kdim));
+    w = tmp ? bn_weights(bm, st, w, M, kdim, &own) : NULL;
+    if (!w) {
+        free(tmp);
+        return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+    }
     for (int64_t gi = 0; gi < group; gi++)
         for (int64_t co = 0; co < mg; co++)
             for (int64_t ci = 0; ci < cg; ci++)
@@ -166,6 +229,7 @@ static ait_status conv_finish(built *bm, nat_step *st)
     ait_status s = nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
                                 fill_wt, tmp, &p);
     free(tmp);
+    free(own);
     return s;
 }
 
@@ -283,7 +347,8 @@ static ait_status conv_run(built *bm, const nat_step *st)
                        q[G_D0], q[G_D1], q[G_P0] & 0xffffffff, q[G_P0] >> 32};
     const float *x = bm->vals[n->in[0]].cur->data;
     float *y = bm->vals[st->epi.out].t.data;
-    const float *bias = n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
+    const float *bias = st->bn >= 0                  ? bm->packs[st->node].bias
+                        : n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
                         : st->epi.bias >= 0        ? bm->vals[st->epi.bias].cur->data
                                                    : NULL;
     if (st->nhwc) return nhwc_run(bm, st, x, bias, y);

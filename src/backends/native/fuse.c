@@ -3,6 +3,7 @@
  * one gemm_epi: a bias Add (a constant along the output channels), one
  * activation, and a residual Add (a value of the output's own shape)
  * before or after the activation. */
+#include <math.h>
 #include <string.h>
 
 #include "backends/native/native.h"
@@ -139,5 +140,37 @@ void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, 
         out->res = (const float *)bm->vals[ep->res].cur->data + off;
         out->ldr = ldr;
         out->res_after = ep->res_after;
+    }
+}
+
+int nat_bn_after(const built *bm, int v, int64_t c)
+{
+    int i = sole_consumer(bm, v);
+    if (i < 0) return -1;
+    const node *n = &bm->g->nodes[i];
+    if (strcmp(n->op, "BatchNormalization") || (n->domain && n->domain[0]) || n->n_in != 5 ||
+        n->in[0] != v || n->n_out < 1 || n->out[0] < 0 || n->version < 7 ||
+        attr_int(n, "training_mode", 0) != 0 || attr_int(n, "spatial", 1) != 1)
+        return -1;
+    for (int k = 1; k < n->n_out; k++)
+        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return -1; /* training outputs */
+    for (int k = 1; k < 5; k++) {
+        const tensor *t = nat_shape(bm, n->in[k]);
+        if (!t || !nat_const(bm, n->in[k]) || t->dtype != AIT_F32 || t->rank != 1 ||
+            t->dims[0] != c)
+            return -1;
+    }
+    return i;
+}
+
+void nat_bn_fold(const built *bm, int bn, int64_t c, float *s, float *t)
+{
+    const node *n = &bm->g->nodes[bn];
+    const float *g = nat_shape(bm, n->in[1])->data, *b = nat_shape(bm, n->in[2])->data,
+                *m = nat_shape(bm, n->in[3])->data, *v = nat_shape(bm, n->in[4])->data;
+    float eps = attr_float(n, "epsilon", 1e-5f);
+    for (int64_t k = 0; k < c; k++) {
+        s[k] = g[k] / sqrtf(v[k] + eps);
+        t[k] = b[k] - m[k] * s[k];
     }
 }

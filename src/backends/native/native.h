@@ -57,6 +57,7 @@ typedef struct nat_step {
     size_t scratch;          /* bytes of scratch it needs per run */
     bool can_nhwc;           /* the op runs channels-last too (layout.c) */
     bool nhwc;               /* it does: layout.c chose */
+    int bn;                  /* a BatchNormalization folded into a Conv's weights, or -1 */
 } nat_step;
 
 typedef struct nat_val {
@@ -110,12 +111,19 @@ typedef struct nat_op {
 
 /* ops.c */
 const nat_op *nat_op_find(const node *n);
+extern const nat_op nat_batchnorm; /* norm.c */
 
 /* fuse.c: the element-wise chain after value v (the anchor's output) that
  * the epilogue can take; `row_bias` says whether a bias runs along the
  * output's channel axis 1 (Conv) rather than its last (MatMul, Gemm);
  * bias_ok: the anchor has no bias of its own. */
 void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep);
+/* fuse.c: the inference BatchNormalization node that is the only consumer
+ * of value v, the output of an anchor with c channels on axis 1, its four
+ * parameters constant float32 [c]; -1 when none. Its per-channel scale s
+ * and shift t (y = x * s + t), c floats each, by nat_bn_fold. */
+int nat_bn_after(const built *bm, int v, int64_t c);
+void nat_bn_fold(const built *bm, int bn, int64_t c, float *s, float *t);
 /* The gemm_epi of a step's chain for output element block at offset off
  * (the residual's), with the op's own scale and bias. */
 void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out);

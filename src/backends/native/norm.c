@@ -70,3 +70,16 @@ const nat_op nat_layernorm = {"LayerNormalization", row_take, row_run};
 const nat_op nat_rmsnorm = {"RMSNormalization", row_take, row_run};
 const nat_op nat_softmax = {"Softmax", row_take, row_run};
 const nat_op nat_logsoftmax = {"LogSoftmax", row_take, row_run};
+
+/* BatchNormalization: a per-channel multiply and add, taken with the
+ * activation after it as an element-wise chain (chain.c, fuse_find) or
+ * folded into the Conv before it (conv.c); else the reference op. Listed so
+ * that a module of BatchNormalizations is native's to build. */
+static ait_status bn_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    (void)bm, (void)i, (void)st;
+    *taken = false;
+    return AIT_OK;
+}
+
+const nat_op nat_batchnorm = {"BatchNormalization", bn_take, NULL};

@@ -10,7 +10,7 @@ extern const nat_op nat_matmul, nat_gemm, nat_conv, nat_maxpool, nat_avgpool, na
 static const nat_op *const ops[] = {&nat_matmul,  &nat_gemm,     &nat_conv,    &nat_maxpool,
                                     &nat_avgpool, &nat_gmaxpool, &nat_gavgpool,
                                     &nat_layernorm, &nat_rmsnorm, &nat_softmax, &nat_logsoftmax,
-                                    &nat_convt, &nat_resize};
+                                    &nat_convt, &nat_resize, &nat_batchnorm};
 
 const nat_op *nat_op_find(const node *n)
 {
