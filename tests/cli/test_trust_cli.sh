@@ -169,6 +169,10 @@ cp "$tmp/host/same.ait.sig" "$tmp/host/forged.ait.sig"
 check forged-hashes-ok 0 "tuned" "${run[@]}" "$tmp/host/forged.ait"
 check forged 1 "forged.ait: the signature in .*forged.ait.sig does not match the artifact" \
   "${run[@]}" "$tmp/host/forged.ait" --trusted-key "$tmp/host/k1.pub" --fallback-untuned
+# The fuzz seeds must be of the current formats, or the fuzzers stop at the
+# version check (fuzz/make_corpus.py remakes them).
+check fuzz-seed-current 0 "tuned  the artifact's plan" \
+  "$ait" run "$(dirname "$0")/../../fuzz/corpus/artifact/mlp.ait" --repeat 1
 check sign-with-public 1 "k1.pub: not a PEM private key" "$ait" sign "$tmp/host/ok.ait" --key "$tmp/host/k1.pub"
 # BatchNormalization folded into a Conv's packed weights (native): the blob
 # lists the BatchNormalization's weights too; the artifact runs as the model
