@@ -1,12 +1,10 @@
 /* LSTM in float32 on the native GEMM. Per direction the input projection
  * of every step is one GEMM (X[T*B][I] x W^T, the summed biases as its
- * epilogue); then per step two GEMMs of h[B][H] against R^T, each with
- * that step's projected rows as a residual and the gate's activation as
- * its epilogue (sigmoid over the i, o, f gates, tanh over c), and the cell
- * update c = f*c + i*g, h = o*tanh(c), written straight into Y (whose
- * previous step's rows are the next step's A). W and R are packed at
- * build, per direction: W, R's i-o-f rows, R's c rows (one blob, three
- * groups each).
+ * epilogue); then per step one GEMM of h[B][H] against R^T with that
+ * step's projected rows as a residual, and the cell update (kernels/lstm.h:
+ * the gates' sigmoid and tanh, c = f*c + i*g, h = o*tanh(c)) written
+ * straight into Y, whose previous step's rows are the next step's A. W and
+ * R are packed at build, per direction (one blob, two groups each).
  *
  * Taken: the default activations, layout 0, no clip, input_forget 0, no
  * peepholes (P), no sequence_lens, constant W, R and B, Y wanted. Anything
@@ -15,7 +13,7 @@
 #include <string.h>
 
 #include "backends/native/native.h"
-#include "kernels/eltwise.h"
+#include "kernels/lstm.h"
 
 enum { L_T, L_B, L_I, L_H, L_ND, L_REV0, L_REV1, L_BIAS };
 enum { IN_B = 3, IN_LENS = 4, IN_H0 = 5, IN_C0 = 6, IN_P = 7 };
@@ -36,20 +34,16 @@ static bool dims_are(const tensor *t, int rank, const int64_t *d)
     return true;
 }
 
-/* Group g of direction g / 3: W (k I, n 4H), R's i-o-f rows (k H, n 3H),
- * R's c rows (k H, n H); B = the rows' transpose, read through strides. */
+/* Group g of direction g / 2: W (k I, n 4H), then R (k H, n 4H); B = the
+ * rows' transpose, read through strides. */
 static void fill_w(built *bm, int i, int grp, void *dst, const void *arg)
 {
     const int64_t *a = arg; /* I, H */
-    const int64_t I = a[0], H = a[1], d = grp / 3, part = grp % 3;
+    const int64_t I = a[0], H = a[1], d = grp / 2;
     const node *n = &bm->g->nodes[i];
     const float *w = nat_shape(bm, n->in[1])->data, *r = nat_shape(bm, n->in[2])->data;
-    if (part == 0)
-        gemm_pack_b(bm->kern, w + d * 4 * H * I, 1, I, I, 4 * H, dst);
-    else if (part == 1)
-        gemm_pack_b(bm->kern, r + d * 4 * H * H, 1, H, H, 3 * H, dst);
-    else
-        gemm_pack_b(bm->kern, r + (d * 4 + 3) * H * H, 1, H, H, H, dst);
+    if (grp % 2 == 0) gemm_pack_b(bm->kern, w + d * 4 * H * I, 1, I, I, 4 * H, dst);
+    else gemm_pack_b(bm->kern, r + d * 4 * H * H, 1, H, H, 4 * H, dst);
 }
 
 static ait_status lstm_take(built *bm, int i, nat_step *st, bool *taken)
@@ -90,7 +84,7 @@ static ait_status lstm_take(built *bm, int i, nat_step *st, bool *taken)
         if (n->out[k] >= 0 && !dims_are(nat_shape(bm, n->out[k]), 3, ds)) return AIT_OK;
     if (n->n_out > 3) return AIT_OK;
 
-    /* scratch: the projection [T*B][4H], gates [B][3H] and [B][H], c and a zero h0, [B][H] each */
+    /* scratch: the projection [T*B][4H], gates [B][4H], c and a zero h0, [B][H] each */
     size_t rows, proj, sz;
     if (__builtin_mul_overflow((size_t)T, (size_t)B, &rows) ||
         __builtin_mul_overflow(rows, (size_t)(4 * H), &proj) ||
@@ -99,16 +93,15 @@ static ait_status lstm_take(built *bm, int i, nat_step *st, bool *taken)
         return nat_fail(bm, i, AIT_E_OVERFLOW, "LSTM scratch is too large");
 
     int64_t arg[2] = {I, H};
-    size_t sizes[6];
+    size_t sizes[4];
     for (int d = 0; d < nd; d++) {
-        sizes[3 * d] = gemm_pack_b_size(bm->kern, I, 4 * H);
-        sizes[3 * d + 1] = gemm_pack_b_size(bm->kern, H, 3 * H);
-        sizes[3 * d + 2] = gemm_pack_b_size(bm->kern, H, H);
+        sizes[2 * d] = gemm_pack_b_size(bm->kern, I, 4 * H);
+        sizes[2 * d + 1] = gemm_pack_b_size(bm->kern, H, 4 * H);
     }
-    for (int g = 0; g < 3 * nd; g++)
+    for (int g = 0; g < 2 * nd; g++)
         if (!sizes[g]) return AIT_OK;
     nat_pack *p;
-    TRY(nat_pack_get_sized(bm, i, 3 * nd, 0, sizes, fill_w, arg, &p));
+    TRY(nat_pack_get_sized(bm, i, 2 * nd, 0, sizes, fill_w, arg, &p));
     if (!absent(n, IN_B) && !p->bias) { /* W's and R's biases summed, per direction */
         p->bias = aligned_zalloc(sizeof(float) * (size_t)(nd * 4 * H));
         if (!p->bias) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
@@ -151,14 +144,14 @@ static ait_status lstm_run(built *bm, const nat_step *st)
     float *y = bm->vals[n->out[0]].t.data;
     float *yh = n->n_out > 1 && n->out[1] >= 0 ? bm->vals[n->out[1]].t.data : NULL;
     float *yc = n->n_out > 2 && n->out[2] >= 0 ? bm->vals[n->out[2]].t.data : NULL;
-    float *proj = bm->scratch, *gs = proj + T * B * 4 * H, *gc = gs + B * 3 * H, *c = gc + B * H;
+    float *proj = bm->scratch, *gs = proj + T * B * 4 * H, *c = gs + B * 4 * H;
     float *zero = c + B * H; /* B*H zeros: h0 when absent */
     const int64_t yt = nd * B * H; /* Y: [T][nd][B][H] */
     if (!h0) memset(zero, 0, sizeof(float) * (size_t)(B * H));
     for (int64_t d = 0; d < nd; d++) {
         const bool rev = geo[L_REV0 + d] != 0;
         gemm_args g = {.m = T * B, .n = 4 * H, .k = I, .a = x, .rsa = I, .csa = 1,
-                       .pb = &p->views[3 * d], .c = proj, .ldc = 4 * H,
+                       .pb = &p->views[2 * d], .c = proj, .ldc = 4 * H,
                        .threads = bm->threads, .kern = bm->kern};
         if (geo[L_BIAS]) {
             g.epi.bias_mode = GEMM_BIAS_COL;
@@ -171,26 +164,14 @@ static ait_status lstm_run(built *bm, const nat_step *st)
         for (int64_t s = 0; s < T; s++) {
             const int64_t t = rev ? T - 1 - s : s;
             const float *pt = proj + t * B * 4 * H;
-            gemm_args gi = {.m = B, .n = 3 * H, .k = H, .a = hp, .rsa = H, .csa = 1,
-                            .pb = &p->views[3 * d + 1], .c = gs, .ldc = 3 * H,
+            gemm_args gr = {.m = B, .n = 4 * H, .k = H, .a = hp, .rsa = H, .csa = 1,
+                            .pb = &p->views[2 * d + 1], .c = gs, .ldc = 4 * H,
                             .threads = bm->threads, .kern = bm->kern,
-                            .epi = {.res = pt, .ldr = 4 * H, .act = GEMM_ACT_SIGMOID}};
-            TRY(nat_gemm_f32(bm, &gi));
-            gemm_args gg = {.m = B, .n = H, .k = H, .a = hp, .rsa = H, .csa = 1,
-                            .pb = &p->views[3 * d + 2], .c = gc, .ldc = H,
-                            .threads = bm->threads, .kern = bm->kern,
-                            .epi = {.res = pt + 3 * H, .ldr = 4 * H, .act = GEMM_ACT_TANH}};
-            TRY(nat_gemm_f32(bm, &gg));
+                            .epi = {.res = pt, .ldr = 4 * H}};
+            TRY(nat_gemm_f32(bm, &gr));
             float *ht = y + t * yt + d * B * H;
-            for (int64_t b = 0; b < B; b++) {
-                const float *ig = gs + b * 3 * H, *og = ig + H, *fg = ig + 2 * H, *cg = gc + b * H;
-                float *cb = c + b * H;
-                for (int64_t j = 0; j < H; j++) cb[j] = fg[j] * cb[j] + ig[j] * cg[j];
-                kew_prog pr = {.n = 2,
-                               .s = {{.op = KEW_FUN, .f = KF_TANH},
-                                     {.op = KEW_MUL, .src = KEW_TENSOR, .p = og}}};
-                kew_run(&pr, cb, ht + b * H, (size_t)H, 1);
-            }
+            for (int64_t b = 0; b < B; b++)
+                klstm_cell(gs + b * 4 * H, c + b * H, ht + b * H, (size_t)H);
             hp = ht;
         }
         if (yh) memcpy(yh + d * B * H, hp, sizeof(float) * (size_t)(B * H));
