@@ -646,6 +646,8 @@ static void cases_clip(const backend *b)
     fixup = NULL;
 }
 
+static void cases_lstm(const backend *b);
+
 typedef struct op_cases {
     const char *op;
     void (*run)(const backend *b);
@@ -680,6 +682,7 @@ static const op_cases cases[] = {
     {"Neg", cases_neg},
     {"Clip", cases_clip},
     {"HardSwish", cases_hardswish},
+    {"LSTM", cases_lstm},
 };
 
 typedef struct walk {
@@ -869,6 +872,7 @@ static void gb_node(gb *b, const char *op, const char *ins, const char *out, con
         t->type = as[a].type;
         t->i = as[a].i;
         t->f = as[a].f;
+        if (as[a].type == ATTR_STRING) t->s = strdup(as[a].s);
         if (as[a].type == ATTR_INTS) {
             t->n = as[a].n;
             t->ints = malloc(sizeof(int64_t) * (size_t)(as[a].n + 1));
@@ -895,6 +899,78 @@ static void gb_free(gb *b)
 }
 
 static const attr_spec pad1[] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}};
+
+/* ---- LSTM -------------------------------------------------------------------- */
+
+typedef struct lstm_spec {
+    int64_t t, b, i, h;
+    const char *dir;
+    bool bias, h0, c0, yh, yc;
+    bool clip; /* an attribute native leaves to the reference op */
+} lstm_spec;
+
+/* One LSTM node over X, W, R [, B, -, initial_h, initial_c] (initial
+ * states as graph inputs, so they change per run), Y [, Y_h, Y_c] out. */
+static void lstm_graph(gb *g, const lstm_spec *c)
+{
+    int64_t nd = strcmp(c->dir, "bidirectional") == 0 ? 2 : 1, H = c->h;
+    gb_input(g, "x", (in_spec)SH(c->t, c->b, c->i));
+    gb_const(g, "w", (in_spec)SH(nd, 4 * H, c->i));
+    gb_const(g, "r", (in_spec)SH(nd, 4 * H, H));
+    if (c->bias) gb_const(g, "bias", (in_spec)SH(nd, 8 * H));
+    if (c->h0) gb_input(g, "h0", (in_spec)SH(nd, c->b, H));
+    if (c->c0) gb_input(g, "c0", (in_spec)SH(nd, c->b, H));
+    attr_spec as[3] = {{"direction", ATTR_STRING, .s = c->dir}, {"hidden_size", ATTR_INT, .i = H},
+                       {"clip", ATTR_FLOAT, .f = 0.5f}};
+    gb_node(g, "LSTM", "x,w,r", "y", as, c->clip ? 3 : 2);
+    node *n = &g->g->nodes[g->g->n_nodes - 1];
+    const char *opt[4] = {c->bias ? "bias" : NULL, NULL, c->h0 ? "h0" : NULL, c->c0 ? "c0" : NULL};
+    for (int k = 0; k < 4; k++) n->in[n->n_in++] = opt[k] ? gb_val(g, opt[k]) : -1;
+    int *o = realloc(n->out, 3 * sizeof(int));
+    assert_non_null(o);
+    n->out = o;
+    n->n_out = 3;
+    n->out[1] = c->yh ? gb_val(g, "yh") : -1;
+    n->out[2] = c->yc ? gb_val(g, "yc") : -1;
+    gb_output(g, "y");
+    for (int k = 1; k < 3; k++)
+        if (n->out[k] >= 0) {
+            g->g->vals[n->out[k]].producer = g->g->n_nodes - 1;
+            gb_output(g, k == 1 ? "yh" : "yc");
+        }
+}
+
+/* Odd sizes, each direction, with and without biases, initial states and
+ * Y_h / Y_c, batch 1 and 3, at every ISA this CPU has and the portable path. */
+static void cases_lstm(const backend *b)
+{
+    static const lstm_spec cs[] = {
+        {5, 1, 7, 3, "forward", true, false, false, true, true, false},
+        {4, 3, 5, 9, "reverse", true, true, true, true, true, false},
+        {6, 3, 11, 17, "bidirectional", true, true, true, true, true, false},
+        {3, 1, 128, 64, "bidirectional", true, false, false, false, false, false},
+        {7, 3, 2, 33, "bidirectional", false, true, false, false, true, false},
+        {2, 1, 13, 5, "forward", false, false, true, true, false, false},
+        {1, 3, 4, 6, "reverse", false, false, false, true, true, false},
+        {4, 3, 5, 9, "bidirectional", true, true, true, true, true, true}, /* clip: reference */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "lstm")};
+        assert_non_null(g.g);
+        lstm_graph(&g, &cs[i]);
+        bool native = !strcmp(b->name, "native");
+        for (int k = native ? KISA_PORTABLE : (int)kisa_cpu(); k <= (int)kisa_cpu(); k++) {
+            if (native) assert_true(kisa_force((kisa)k));
+            char w[160];
+            snprintf(w, sizeof w, "%s: LSTM case %zu (%s)", b->name, i, kisa_name((kisa)k));
+            if (!cs[i].clip && native && !b->op_for(g.g, &g.g->nodes[0]))
+                fail_msg("%s: not taken by the backend", w);
+            compare_all(b, g.g, g.feed, w);
+            if (native) kisa_force(KISA_N);
+        }
+        gb_free(&g);
+    }
+}
 
 /* The fusion patterns, each built as a graph and compared with the reference;
  * names says which nodes the backend must have swallowed into post-ops. */

@@ -48,9 +48,17 @@ ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
                         void (*fill)(built *bm, int i, int grp, void *dst, const void *arg),
                         const void *arg, nat_pack **out)
 {
+    return nat_pack_get_sized(bm, i, groups, bytes, NULL, fill, arg, out);
+}
+
+ait_status nat_pack_get_sized(built *bm, int i, int groups, size_t bytes, const size_t *sizes,
+                              void (*fill)(built *bm, int i, int grp, void *dst, const void *arg),
+                              const void *arg, nat_pack **out)
+{
     nat_pack *p = &bm->packs[i];
     *out = p;
     if (p->data) return AIT_OK; /* packed at an earlier schedule */
+    for (int g = 0; sizes && g < groups; g++) bytes = sizes[g] > bytes ? sizes[g] : bytes;
     size_t stride = (bytes + 63) & ~(size_t)63, total;
     if (__builtin_mul_overflow(stride, (size_t)groups, &total))
         return nat_fail(bm, i, AIT_E_OVERFLOW, "packed weights are too large");
@@ -88,8 +96,8 @@ ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
         return AIT_OK;
     }
     for (int g = 0; g < groups; g++) {
-        ait_status s = gemm_packed_view((const char *)p->data + (size_t)g * stride, bytes,
-                                        &p->views[g], bm->err);
+        ait_status s = gemm_packed_view((const char *)p->data + (size_t)g * stride,
+                                        sizes ? sizes[g] : bytes, &p->views[g], bm->err);
         if (s == AIT_OK && p->views[g].kern != bm->kern)
             s = err_set(bm->err, AIT_E_INVALID_ARG, "packed for GEMM kernel %s, not %s",
                         gemm_kernel_name(p->views[g].kern), gemm_kernel_name(bm->kern));

@@ -1,6 +1,7 @@
 /* The native backend's private parts: native.c (the vtable, schedules,
  * runs, prepared weights), fuse.c (the epilogue chain after an anchor),
- * one file per op family (gemm_ops.c: MatMul and Gemm, conv.c: Conv), and
+ * one file per op family (gemm_ops.c: MatMul and Gemm, conv.c: Conv, rnn.c:
+ * LSTM), and
  * ops.c, the one table of the ops it takes.
  *
  * A built module is a list of steps made once per input-shape signature
@@ -157,5 +158,10 @@ ait_status nat_fail(built *bm, int i, ait_status code, const char *fmt, ...)
 ait_status nat_pack_get(built *bm, int i, int groups, size_t bytes,
                         void (*fill)(built *bm, int i, int grp, void *dst, const void *arg),
                         const void *arg, nat_pack **out);
+/* The same with groups of sizes[g] bytes each (0 < sizes[g] <= bytes after
+ * taking the largest): each group still starts at g * the largest, rounded. */
+ait_status nat_pack_get_sized(built *bm, int i, int groups, size_t bytes, const size_t *sizes,
+                              void (*fill)(built *bm, int i, int grp, void *dst, const void *arg),
+                              const void *arg, nat_pack **out);
 
 #endif

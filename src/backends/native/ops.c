@@ -1,16 +1,18 @@
 /* The ops the native backend takes: one row per op, its family's file
- * defines it (gemm_ops.c, conv.c, convt.c, pool.c, norm.c, resize.c). Other kernels plug in here. */
+ * defines it (gemm_ops.c, conv.c, convt.c, pool.c, norm.c, resize.c, rnn.c). Other kernels
+ * plug in here. */
 #include <string.h>
 
 #include "backends/native/native.h"
 
 extern const nat_op nat_matmul, nat_gemm, nat_conv, nat_maxpool, nat_avgpool, nat_gmaxpool,
-    nat_gavgpool, nat_layernorm, nat_rmsnorm, nat_softmax, nat_logsoftmax, nat_convt, nat_resize;
+    nat_gavgpool, nat_layernorm, nat_rmsnorm, nat_softmax, nat_logsoftmax, nat_convt, nat_resize,
+    nat_lstm;
 
 static const nat_op *const ops[] = {&nat_matmul,  &nat_gemm,     &nat_conv,    &nat_maxpool,
                                     &nat_avgpool, &nat_gmaxpool, &nat_gavgpool,
                                     &nat_layernorm, &nat_rmsnorm, &nat_softmax, &nat_logsoftmax,
-                                    &nat_convt, &nat_resize, &nat_batchnorm};
+                                    &nat_convt, &nat_resize, &nat_batchnorm, &nat_lstm};
 
 const nat_op *nat_op_find(const node *n)
 {
