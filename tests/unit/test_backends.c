@@ -1397,33 +1397,6 @@ static gb mnv3_block(int which, const char **what)
         gb_node(&b, "Add", "three,d", "a", NULL, 0);
         gb_node(&b, "Relu", "a", "y", NULL, 0);
         break;
-    case 11: {
-        *what = "element-wise chain: HardSwish as Add 3, Clip 0 6, Mul x, Div 6; Mul per channel; "
-                "Add of a tensor";
-        gb_input(&b, "x", (in_spec)SH(2, 6, 5, 7));
-        gb_input(&b, "r", (in_spec)SH(2, 6, 5, 7));
-        gb_const(&b, "s", (in_spec)SH(6, 1, 1));
-        *(float *)gb_const(&b, "three", (in_spec){.rank = 0})->data = 3.0f;
-        *(float *)gb_const(&b, "zero", (in_spec){.rank = 0})->data = 0.0f;
-        *(float *)gb_const(&b, "six", (in_spec){.rank = 0})->data = 6.0f;
-        gb_node(&b, "Add", "x,three", "a", NULL, 0);
-        gb_node(&b, "Clip", "a,zero,six", "c", NULL, 0);
-        gb_node(&b, "Mul", "x,c", "m", NULL, 0);
-        gb_node(&b, "Div", "m,six", "h", NULL, 0);
-        gb_node(&b, "Mul", "h,s", "hs", NULL, 0);
-        gb_node(&b, "Add", "hs,r", "y", NULL, 0);
-        break;
-    }
-    case 12:
-        *what = "element-wise chain: x * sigmoid(x), Sub, Relu, Exp over a [3,37] tensor";
-        gb_input(&b, "x", (in_spec)SH(3, 37));
-        *(float *)gb_const(&b, "half", (in_spec){.rank = 0})->data = 0.5f;
-        gb_node(&b, "Sigmoid", "x", "s", NULL, 0);
-        gb_node(&b, "Mul", "x,s", "m", NULL, 0);
-        gb_node(&b, "Sub", "half,m", "d", NULL, 0);
-        gb_node(&b, "Relu", "d", "r", NULL, 0);
-        gb_node(&b, "Exp", "r", "y", NULL, 0);
-        break;
     default:
         gb_free(&b);
         return (gb){0};
