@@ -4,6 +4,7 @@
 #include "ait.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "io/json.h"
 #include "runtime/model.h"
 
 int cmd_run(int argc, char **argv);
@@ -32,6 +33,9 @@ logger cli_logger(void);
  * qsort's order of doubles. */
 bool cli_parse_int(const char *s, long long lo, long long hi, long long *v);
 int cli_cmp_double(const void *a, const void *b);
+/* Finishes w and prints the document on stdout: 0, or 1 with the reason on
+ * stderr ("ait CMD: ..."). */
+int cli_print_json(json_w *w, const char *cmd);
 
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_bad_option(const char *cmd, int c, char *const *argv);

@@ -71,12 +71,8 @@ int cmd_inspect(int argc, char **argv)
     rc = 0;
     if (a.json) {
         json_w w = {.pretty = true};
-        ait_error e = {0};
         report_json(&w, s.r, &s.sel, rows, n);
-        char *doc = json_finish(&w, &e);
-        if (doc) fputs(doc, stdout);
-        else fprintf(stderr, "ait inspect: %s\n", e.msg), rc = 1;
-        free(doc);
+        rc = cli_print_json(&w, "inspect");
     } else {
         printf("model %s: %d nodes, %d modules (%s)\n", a.model, s.m->g->n_nodes,
                s.r->tree->n - 1, s.r->tree->from_scopes ? "from scope names" : "fallback: segments of comparable FLOPs");

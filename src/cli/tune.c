@@ -293,15 +293,9 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
     if (a->json) {
         json_w w = {.pretty = true};
         tune_report_json(&w, s->r, rep);
-        char *text = json_finish(&w, &e);
+        int rc = cli_print_json(&w, "tune");
         tune_report_free(rep);
-        if (!text) {
-            fprintf(stderr, "ait tune: %s\n", e.msg);
-            return 1;
-        }
-        fputs(text, stdout);
-        free(text);
-        return 0;
+        return rc;
     }
     printf("tuned %s: %d module%s x bucket\n", a->model, rep->n, rep->n == 1 ? "" : "s");
     for (int i = 0; i < rep->n; i++) print_module(s->r, &rep->mods[i]);
@@ -429,15 +423,7 @@ static int dry_run_json(const insp_args *a, const insp_state *s)
     if (!s->sel.n) dry_module_json(&w, s, 0, a->strategy, a->threads);
     json_end(&w);
     json_end(&w);
-    ait_error e = {0};
-    char *text = json_finish(&w, &e);
-    if (!text) {
-        fprintf(stderr, "ait tune: %s\n", e.msg);
-        return 1;
-    }
-    fputs(text, stdout);
-    free(text);
-    return 0;
+    return cli_print_json(&w, "tune");
 }
 
 static void dry_run_module(const insp_state *s, int m, const char *strategy, int threads);
