@@ -138,6 +138,13 @@ ait_status tensor_alloc(tensor *t, ait_error *e)
     return AIT_OK;
 }
 
+ait_status tensor_alloc_zeroed(tensor *t, ait_error *e)
+{
+    TRY(tensor_alloc(t, e));
+    if (t->dtype != AIT_STRING && t->data) memset(t->data, 0, tensor_nbytes(t));
+    return AIT_OK;
+}
+
 static void seq_clear(tensor *t)
 {
     for (int i = 0; i < t->n_items; i++) tensor_release(&t->items[i]);

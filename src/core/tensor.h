@@ -45,8 +45,12 @@ static inline size_t tensor_nbytes(const tensor *t)
 }
 /* Sets dtype and shape (data untouched). */
 void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims);
-/* Makes t own at least its nbytes of storage, keeping a big-enough buffer. */
+/* Makes t own at least its nbytes of storage, keeping a big-enough buffer
+ * with the bytes it held (a new one is zeroed; strings' slots are NULL). */
 ait_status tensor_alloc(tensor *t, ait_error *e);
+/* The same, every element zero (strings NULL) also in a buffer kept from an
+ * earlier run: for an op that writes only some of its output. */
+ait_status tensor_alloc_zeroed(tensor *t, ait_error *e);
 /* Frees owned storage (and a sequence's items) and makes t a tensor again. */
 void tensor_release(tensor *t);
 /* Makes dst a deep copy of src of any kind, reusing dst's storage. */

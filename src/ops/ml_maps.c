@@ -111,7 +111,7 @@ static ait_status dv_run(op_ctx *c)
     TRY(check_dtype(c, vals, "the map's values", 4, AIT_F32, AIT_F64, AIT_I64, AIT_STRING));
     int64_t d[2] = {1, v.n}, *order = NULL;
     set_out(c, 0, vals->dtype, 2, d);
-    TRY(tensor_alloc(c->out[0], c->err));
+    TRY(tensor_alloc_zeroed(c->out[0], c->err)); /* keys the map lacks stay 0 */
     if (v.s) {
         if (v.n && !(order = op_scratch(c, sizeof *order * (size_t)v.n))) return c->err->code;
         strs_order(v.s, v.n, order);
@@ -224,9 +224,7 @@ static ait_status cm_run(op_ctx *c)
     static const ait_dtype out_t[] = {AIT_F32, AIT_STRING, AIT_I64};
     int64_t n = tensor_numel(keys), d[2] = {1, a.form == SPARSE ? a.max_map : n};
     set_out(c, 0, out_t[a.to], 2, d);
-    TRY(tensor_alloc(c->out[0], c->err)); /* SPARSE's gaps: zeros, and for strings "0.f" */
-    if (out_t[a.to] != AIT_STRING) /* a reused buffer holds the last run's values */
-        memset(c->out[0]->data, 0, tensor_nbytes(c->out[0]));
+    TRY(tensor_alloc_zeroed(c->out[0], c->err)); /* SPARSE's gaps: zeros, and for strings "0.f" */
     for (int64_t k = 0; a.form == SPARSE && a.to == TO_STRING && k < a.max_map; k++)
         TRY(tensor_set_str(c->out[0], k, "0.f", 3, c->err)); /* as ONNX Runtime pads */
     key_at *ka = n ? op_scratch(c, sizeof *ka * (size_t)n) : NULL;

@@ -136,6 +136,19 @@ static void test_map_model(void **state)
         assert_true(y[0] == -1.f && y[1] == 0.f && y[2] == 3.f);
         for (int j = 0; j < 2; j++) ait_tensor_free(out[j]);
     }
+    { /* a map without key 5 after one with it: its slot is 0, not the last run's -1 */
+        const int64_t k9 = 9;
+        ait_tensor *keys1 = keys_i64(1, &k9), *vals1 = ait_tensor_create(AIT_F32, 1, (int64_t[]){1});
+        ((float *)ait_tensor_data(vals1))[0] = 4.f;
+        ait_tensor *m1 = ait_map_create(keys1, vals1), *in1[2] = {x, m1};
+        assert_int_equal(ait_session_run(s, in1, 2, out, 2), AIT_OK);
+        const float *y = ait_tensor_data(out[1]);
+        assert_true(y[0] == 0.f && y[1] == 0.f && y[2] == 4.f);
+        for (int j = 0; j < 2; j++) ait_tensor_free(out[j]);
+        ait_tensor_free(keys1);
+        ait_tensor_free(vals1);
+        ait_tensor_free(m1);
+    }
 
     /* A tensor where the map is declared, and a map where a tensor is. */
     in[1] = vals;
