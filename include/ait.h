@@ -286,7 +286,11 @@ typedef struct ait_session_options {
      * create); NULL: no cache, every JIT session tunes from scratch. */
     const char *cache_dir;
     /* JIT tuning's messages and progress (see ait_log_fn), during the first
-     * ait_session_run: log_user must live as long as the session. NULL: none. */
+     * ait_session_run; and (DEBUG) each GEMM shape the native backend runs,
+     * once per session, with the config it takes: "gemm M=1 N=4096 K=1024
+     * f32 np bias+relu: default config (not tuned)" or "... tuned config ID"
+     * (docs/gemm.md), from create on (it primes the plan). log_user must
+     * live as long as the session. NULL: none. */
     ait_log_fn log;
     void *log_user;
     /* Execution contexts (each run takes one for itself) made at create

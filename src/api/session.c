@@ -46,6 +46,7 @@ struct ait_session {
     int jit;               /* JIT_* */
     char *cache_dir;       /* JIT tuning's cache (a copy), or NULL; set at create */
     logger log;            /* JIT tuning's messages; set at create */
+    gemm_report *rep;      /* each GEMM shape native runs, said once on log (DEBUG), or NULL */
     jit_state *js;         /* what JIT tuning chose, once done (then never changed) */
     const char *note;      /* "" or note_buf, written before it is published */
     char note_buf[1024];
@@ -84,7 +85,7 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
     ctx *c = calloc(1, sizeof *c);
     if (!c) return err_set(e, AIT_E_NOMEM, "out of memory");
     c->p = p;
-    ait_status st = p ? plan_exec_create(s->m->g, p, s->threads, &c->px, e)
+    ait_status st = p ? plan_exec_create(s->m->g, p, s->threads, s->rep, &c->px, e)
                       : exec_create(s->m->g, NULL, s->threads, &c->x, e);
     if (st != AIT_OK) {
         free(c);
@@ -119,17 +120,21 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
     s->note = "";
     s->jit = !m->plan && o.jit ? JIT_PENDING : JIT_OFF;
     s->log = (logger){o.log, o.log_user};
+    s->rep = gemm_report_new(&s->log, AIT_LOG_DEBUG);
     if (s->jit && o.cache_dir && !(s->cache_dir = strdup(o.cache_dir))) {
+        gemm_report_free(s->rep);
         free(s);
         return err_set(err, AIT_E_NOMEM, "out of memory");
     }
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
+        gemm_report_free(s->rep);
         free(s->cache_dir);
         free(s);
         return err_set(err, AIT_E_INTERNAL, "ait_session_create: no mutex");
     }
     if (pthread_cond_init(&s->tuned, NULL) != 0) {
         pthread_mutex_destroy(&s->lock);
+        gemm_report_free(s->rep);
         free(s->cache_dir);
         free(s);
         return err_set(err, AIT_E_INTERNAL, "ait_session_create: no condition variable");
@@ -158,6 +163,7 @@ void ait_session_free(ait_session *s)
         ctx_free(c);
     }
     jit_free(s->js);
+    gemm_report_free(s->rep);
     free(s->cache_dir);
     pthread_cond_destroy(&s->tuned);
     pthread_mutex_destroy(&s->lock);

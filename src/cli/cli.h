@@ -23,6 +23,8 @@ int cmd_keygen(int argc, char **argv);
  * file, a pipe) ERROR to DEBUG as lines and no PROGRESS. WARN and ERROR
  * lines start "ait: warning: " and "ait: error: ". */
 logger cli_logger(void);
+/* DEBUG lines on a terminal too (a command's -v). */
+void cli_log_verbose(void);
 
 /* Usage errors (usage.c): "ait CMD: MESSAGE (see ait CMD --help)" on one
  * line to stderr; each returns 2, the exit code of a usage error.

@@ -1,6 +1,7 @@
 /* `ait gemm`: the per-shape GEMM tuner's commands (docs/gemm.md):
  * capture, tune, merge, compare. One function per subcommand, over
  * src/gemmtune/. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/gemm_mpi.h"
+#include "cli/svg.h"
 #include "gemmtune/capture.h"
 #include "gemmtune/tune.h"
 #include "io/artifact.h"
@@ -52,9 +55,10 @@ static const char *tune_help =
     "on/off, loop order, split-K, threads) run in a child process killed at the\n"
     "timeout, are checked against float64 (error ratio: the share of checked\n"
     "elements off by more than float32's bound) and timed (median). The fastest\n"
-    "passing one is the shape's row, beside the default config's time; OpenBLAS\n"
-    "and oneDNN are timed as reference points. Rows are appended as they finish:\n"
-    "run the same command again after an interruption and it resumes.\n"
+    "passing one is the shape's row, beside the default config's time; OpenBLAS,\n"
+    "oneDNN and BLIS (when installed) are checked and timed as reference points.\n"
+    "Rows are appended as they finish: run the same command again after an\n"
+    "interruption and it resumes.\n"
     "\n"
     "  -o FILE          the tuned CSV (created, or resumed)\n"
     "  --mp N           N shapes at once, processes pinned to distinct cores\n"
@@ -65,10 +69,13 @@ static const char *tune_help =
     "  --threads N      candidates at 1..N threads (default 1)\n"
     "  --splitk         try split-K (with --threads 2 or more)\n"
     "  --all            every combination of parameters and every kernel (slow)\n"
-    "  --no-refs        do not time OpenBLAS and oneDNN\n"
+    "  --no-refs        do not time OpenBLAS, oneDNN and BLIS\n"
+    "  --mpi            under mpirun: the shapes spread over the ranks; rank 0\n"
+    "                   writes the CSV (the rows one process writes, same order)\n"
     "  -v               every candidate's time and error ratio\n"
     "\n"
-    "  ait gemm tune bert.csv -o tuned.csv --mp 2 --iters 20\n";
+    "  ait gemm tune bert.csv -o tuned.csv --mp 2 --iters 20\n"
+    "  mpirun -n 4 ait gemm tune bert.csv -o tuned.csv --mpi\n";
 
 static const char *merge_help =
     "usage: ait gemm merge A.csv B.csv ... -o OUT.csv\n"
@@ -79,16 +86,18 @@ static const char *merge_help =
     "  ait gemm merge mlp.csv bert.csv -o all.csv\n";
 
 static const char *compare_help =
-    "usage: ait gemm compare [BEFORE.csv] AFTER.csv [-v]\n"
+    "usage: ait gemm compare [BEFORE.csv] AFTER.csv [-v] [-o chart.svg]\n"
     "\n"
     "The speed-up of AFTER over BEFORE per shape of both (this CPU's rows) and per\n"
     "size class of M (skinny <= 16, small <= 128, medium <= 1024, large): min,\n"
     "median, max and geometric mean. With one file: its default config against\n"
     "its tuned one. --retime R times each row's default and tuned config again\n"
     "here, interleaved (R rounds of 5 runs, medians), instead of the CSV's figures.\n"
+    "-v prints the table per shape; -o FILE.svg draws both as a bar chart (per class\n"
+    "the median, a whisker from min to max, then each shape; a line at 1.0x).\n"
     "\n"
     "  ait gemm compare tuned.csv\n"
-    "  ait gemm compare tuned-old.csv tuned-new.csv -v\n";
+    "  ait gemm compare tuned-old.csv tuned-new.csv -v -o chart.svg\n";
 
 static bool wants_help(int argc, char **argv, const char *help)
 {
@@ -209,7 +218,7 @@ static int capture(int argc, char **argv)
         printf("wrote %s: %d GEMM shape%s (%d captured%s)\n", out, n_ms ? swept.n : cap.db.n,
                (n_ms ? swept.n : cap.db.n) == 1 ? "" : "s", cap.db.n, n_ms ? ", M swept" : "");
     gt_db_free(&swept);
-    gt_db_free(&cap.db);
+    gt_capture_free(&cap);
     gemm_tuned_free(&tuned);
     ait_model_free(m);
     if (s != AIT_OK) {
@@ -236,8 +245,10 @@ static int tune(int argc, char **argv)
         {"err-ratio", required_argument, 0, 'e'}, {"warmup", required_argument, 0, 'w'},
         {"iters", required_argument, 0, 'n'},   {"threads", required_argument, 0, 't'},
         {"splitk", no_argument, 0, 's'},        {"all", no_argument, 0, 'a'},
-        {"no-refs", no_argument, 0, 'r'},       {0, 0, 0, 0}};
+        {"no-refs", no_argument, 0, 'r'},       {"mpi", no_argument, 0, 'M'},
+        {0, 0, 0, 0}};
     const char *out = NULL;
+    bool mpi = false;
     gt_opts o = {.refs = true, .log = {quiet_log, NULL}};
     long long v;
     int c;
@@ -256,6 +267,7 @@ static int tune(int argc, char **argv)
         case 's': o.splitk = true; break;
         case 'a': o.all = true; break;
         case 'r': o.refs = false; break;
+        case 'M': mpi = true; break;
         default: return usage_err(tune_help, NULL);
         }
         if (!ok) {
@@ -265,6 +277,8 @@ static int tune(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || !out) return usage_err(tune_help, !out ? "-o tuned.csv is required" : NULL);
+    if (mpi && o.mp > 1) return usage_err(tune_help, "--mpi and --mp: each rank tunes one shape at a time");
+    if (mpi) return gemm_tune_mpi(argv[optind], out, &o);
     ait_error e = {0};
     gt_db in;
     if (gt_db_load(argv[optind], false, &in, &e) != AIT_OK) {
@@ -328,15 +342,83 @@ static int merge(int argc, char **argv)
     return 0;
 }
 
+/* One shape of compare: its row, the times and the speed-up. */
+typedef struct cmp_shape {
+    const gt_row *r;
+    double was, now, sp;
+    int cl;
+} cmp_shape;
+
+static int cmp_shape_order(const void *x, const void *y)
+{
+    const cmp_shape *a = x, *b = y;
+    if (a->cl != b->cl) return a->cl - b->cl;
+    if (a->r->m != b->r->m) return a->r->m < b->r->m ? -1 : 1;
+    if (a->r->n != b->r->n) return a->r->n < b->r->n ? -1 : 1;
+    if (a->r->k != b->r->k) return a->r->k < b->r->k ? -1 : 1;
+    return strcmp(a->r->layout, b->r->layout);
+}
+
+/* Per size class: min, median, max and geometric mean of the speed-ups. */
+typedef struct cmp_class {
+    int n;
+    double min, med, max, geo;
+} cmp_class;
+
+/* The chart: per class a bar at the median with a whisker from min to max,
+ * then its shapes, each a bar at its speed-up; a dashed line at 1.0x. */
+static ait_status compare_chart(const char *path, const char *title, const cmp_shape *sh, int n,
+                                const cmp_class *cls, ait_error *e)
+{
+    int rows = n + 4;
+    const char **label = calloc((size_t)rows, sizeof *label), **text = calloc((size_t)rows, sizeof *text);
+    int *indent = calloc((size_t)rows, sizeof *indent);
+    double *val = calloc((size_t)rows, sizeof *val), *lo = calloc((size_t)rows, sizeof *lo),
+           *hi = calloc((size_t)rows, sizeof *hi);
+    char *buf = calloc((size_t)rows, 160);
+    ait_status s = label && text && indent && val && lo && hi && buf ? AIT_OK
+                 : err_set(e, AIT_E_NOMEM, "out of memory");
+    int k = 0;
+    for (int c = 0, i = 0; s == AIT_OK && c < 4; c++) {
+        char *l = buf + (size_t)k * 160, *t = l + 80;
+        snprintf(l, 80, "%s: %d shape%s", gt_size_class_names[c], cls[c].n, cls[c].n == 1 ? "" : "s");
+        if (cls[c].n) snprintf(t, 80, "%.2fx (%.2fx to %.2fx)", cls[c].med, cls[c].min, cls[c].max);
+        else snprintf(t, 80, "-");
+        label[k] = l, text[k] = t, val[k] = cls[c].n ? cls[c].med : -1;
+        lo[k] = cls[c].n ? cls[c].min : 0, hi[k] = cls[c].n ? cls[c].max : 0;
+        k++;
+        for (; i < n && sh[i].cl == c; i++, k++) {
+            l = buf + (size_t)k * 160, t = l + 80;
+            snprintf(l, 80, "M=%lld N=%lld K=%lld %s", (long long)sh[i].r->m, (long long)sh[i].r->n,
+                     (long long)sh[i].r->k, sh[i].r->layout);
+            snprintf(t, 80, "%.2fx (%.1f to %.1f us)", sh[i].sp, sh[i].was, sh[i].now);
+            label[k] = l, text[k] = t, val[k] = sh[i].sp, indent[k] = 1;
+        }
+    }
+    FILE *f = s == AIT_OK ? fopen(path, "w") : NULL;
+    if (s == AIT_OK && !f) s = err_set(e, AIT_E_IO, "%s: %s", path, strerror(errno));
+    if (f) {
+        bar_chart ch = {.n = k, .label = label, .indent = indent, .val = val, .lo = lo, .hi = hi,
+                        .text = text, .mark = -1, .title = title, .ref = 1.0,
+                        .ref_label = "1.0x: as fast as before"};
+        svg_bars_file(f, &ch);
+        if (ferror(f) | fclose(f)) s = err_set(e, AIT_E_IO, "%s: write failed", path);
+    }
+    free(label), free(text), free(indent), free(val), free(lo), free(hi), free(buf);
+    return s;
+}
+
 static int compare(int argc, char **argv)
 {
     if (wants_help(argc, argv, compare_help)) return 0;
     int c;
     long long retime = 0;
+    const char *chart = NULL;
     optind = 1;
     static const struct option lo[] = {{"retime", required_argument, 0, 'r'}, {0, 0, 0, 0}};
-    while ((c = getopt_long(argc, argv, "v", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "vo:", lo, NULL)) != -1) {
         if (c == 'v') verbose = true;
+        else if (c == 'o') chart = optarg;
         else if (c == 'r' && cli_parse_int(optarg, 1, 64, &retime)) continue;
         else return usage_err(compare_help, NULL);
     }
@@ -347,17 +429,17 @@ static int compare(int argc, char **argv)
     ait_error e = {0};
     ait_status s = gt_db_load(argv[argc - 1], true, &after, &e);
     if (s == AIT_OK && nf == 2) s = gt_db_load(argv[optind], true, &before, &e);
+    cmp_shape *sh = s == AIT_OK ? calloc((size_t)after.n + 1, sizeof *sh) : NULL;
+    if (s == AIT_OK && !sh) s = err_set(&e, AIT_E_NOMEM, "out of memory");
     if (s != AIT_OK) {
         fprintf(stderr, "ait gemm compare: %s\n", e.msg);
         gt_db_free(&after);
+        gt_db_free(&before);
         return 1;
     }
     gt_cpu me;
     gt_cpu_this(&me);
-    double *sp[4];
-    int n[4] = {0}, skipped = 0;
-    for (int k = 0; k < 4; k++) sp[k] = calloc((size_t)after.n + 1, sizeof(double));
-    if (verbose) printf("%8s %6s %6s %-6s %12s %12s %8s\n", "M", "N", "K", "layout", "before us", "after us", "speedup");
+    int n = 0, skipped = 0;
     for (int i = 0; i < after.n; i++) {
         const gt_row *a = &after.rows[i];
         if (!gt_cpu_same(&a->cpu, &me)) {
@@ -378,37 +460,53 @@ static int compare(int argc, char **argv)
                     (long long)a->k, e.msg);
             continue;
         }
-        int cl = gt_size_class(a->m);
-        sp[cl][n[cl]++] = was / now;
-        if (verbose)
-            printf("%8lld %6lld %6lld %-6s %12.1f %12.1f %7.2fx\n", (long long)a->m, (long long)a->n,
-                   (long long)a->k, a->layout, was, now, was / now);
+        sh[n++] = (cmp_shape){.r = a, .was = was, .now = now, .sp = was / now, .cl = gt_size_class(a->m)};
     }
+    qsort(sh, (size_t)n, sizeof *sh, cmp_shape_order);
     if (skipped) fprintf(stderr, "ait gemm compare: warning: %d row%s of another CPU skipped\n", skipped, skipped == 1 ? "" : "s");
-    printf("%s over %s, by size class of M:\n", nf == 2 ? argv[argc - 1] : "tuned",
-           nf == 2 ? argv[optind] : "the default config");
+    if (verbose) printf("%8s %6s %6s %-6s %12s %12s %8s\n", "M", "N", "K", "layout", "before us", "after us", "speedup");
+    for (int i = 0; verbose && i < n; i++)
+        printf("%8lld %6lld %6lld %-6s %12.1f %12.1f %7.2fx\n", (long long)sh[i].r->m, (long long)sh[i].r->n,
+               (long long)sh[i].r->k, sh[i].r->layout, sh[i].was, sh[i].now, sh[i].sp);
+    char title[512];
+    snprintf(title, sizeof title, "%s over %s, by size class of M", nf == 2 ? argv[argc - 1] : "tuned",
+             nf == 2 ? argv[optind] : "the default config");
+    printf("%s:\n", title);
     printf("%-18s %6s %8s %8s %8s %8s\n", "class", "shapes", "min", "median", "max", "geomean");
-    int total = 0;
-    double lsum = 0;
-    for (int k = 0; k < 4; k++) {
-        if (!n[k]) {
+    cmp_class cls[4] = {{0}};
+    double lsum = 0, *sp = calloc((size_t)n + 1, sizeof *sp);
+    for (int k = 0, i = 0; sp && k < 4; k++) {
+        int m = 0;
+        double l = 0;
+        for (; i < n && sh[i].cl == k; i++) sp[m++] = sh[i].sp, l += log(sh[i].sp);
+        if (!m) {
             printf("%-18s %6d %8s %8s %8s %8s\n", gt_size_class_names[k], 0, "-", "-", "-", "-");
             continue;
         }
-        qsort(sp[k], (size_t)n[k], sizeof(double), cli_cmp_double);
-        double l = 0;
-        for (int i = 0; i < n[k]; i++) l += log(sp[k][i]);
+        qsort(sp, (size_t)m, sizeof *sp, cli_cmp_double);
         lsum += l;
-        total += n[k];
-        double med = n[k] % 2 ? sp[k][n[k] / 2] : 0.5 * (sp[k][n[k] / 2 - 1] + sp[k][n[k] / 2]);
-        printf("%-18s %6d %7.2fx %7.2fx %7.2fx %7.2fx\n", gt_size_class_names[k], n[k], sp[k][0], med,
-               sp[k][n[k] - 1], exp(l / n[k]));
+        cls[k] = (cmp_class){.n = m, .min = sp[0], .max = sp[m - 1], .geo = exp(l / m),
+                             .med = m % 2 ? sp[m / 2] : 0.5 * (sp[m / 2 - 1] + sp[m / 2])};
+        printf("%-18s %6d %7.2fx %7.2fx %7.2fx %7.2fx\n", gt_size_class_names[k], m, cls[k].min,
+               cls[k].med, cls[k].max, cls[k].geo);
     }
-    if (total) printf("%-18s %6d %8s %8s %8s %7.2fx\n", "all", total, "", "", "", exp(lsum / total));
-    for (int k = 0; k < 4; k++) free(sp[k]);
+    if (n) printf("%-18s %6d %8s %8s %8s %7.2fx\n", "all", n, "", "", "", exp(lsum / n));
+    int rc = sp ? 0 : 1;
+    if (chart && sp) {
+        char head[600];
+        snprintf(head, sizeof head, "GEMM speed-up: %s, and per shape", title);
+        if (compare_chart(chart, head, sh, n, cls, &e) != AIT_OK) {
+            fprintf(stderr, "ait gemm compare: %s\n", e.msg);
+            rc = 1;
+        } else {
+            printf("wrote %s\n", chart);
+        }
+    }
+    free(sp);
+    free(sh);
     gt_db_free(&before);
     gt_db_free(&after);
-    return 0;
+    return rc;
 }
 
 int cmd_gemm(int argc, char **argv)

@@ -9,8 +9,10 @@
 /* The one terminal state of the process: whether a status line is drawn
  * (and must be cleared before a line is printed). */
 static struct {
-    bool checked, tty, drawn;
+    bool checked, tty, drawn, verbose;
 } term;
+
+void cli_log_verbose(void) { term.verbose = true; }
 
 static void cli_log(void *user, ait_log_level level, const char *msg)
 {
@@ -26,7 +28,7 @@ static void cli_log(void *user, ait_log_level level, const char *msg)
         fflush(stderr);
         return;
     }
-    if (level == AIT_LOG_DEBUG && term.tty) return; /* the bar says it */
+    if (level == AIT_LOG_DEBUG && term.tty && !term.verbose) return; /* the bar says it */
     if (term.drawn) fputs("\r\033[K", stderr);
     term.drawn = false;
     fprintf(stderr, "%s%s\n", level == AIT_LOG_ERROR ? "ait: error: "

@@ -44,6 +44,11 @@ static const char *run_help =
     "  --jit                  tune on the first run (its inputs are the sample;\n"
     "                         also AIT_JIT=1), then run tuned\n"
     "  --save NAME.ait        with --jit: save what it tuned as an artifact\n"
+    "  -v, --verbose          detail on stderr, on a terminal too (a pipe or a log\n"
+    "                         gets it anyway): JIT's candidates, and each GEMM shape\n"
+    "                         the native backend runs, once, with its config:\n"
+    "                         `gemm M=.. N=.. K=.. f32 ..: tuned config ID` or\n"
+    "                         `default config (not tuned)` (docs/gemm.md)\n"
     "\n"
     "Inputs not given are generated from the declared dims: floats uniform in\n"
     "[-1, 1), inputs named like '*mask*' as ones, integer inputs that index a\n"
@@ -99,14 +104,14 @@ static int run_parse(int argc, char **argv, run_args *a)
         {"output-dir", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
         {"fallback-untuned", no_argument, 0, 'F'}, {"jit", no_argument, 0, 'J'},
         {"save", required_argument, 0, 'S'}, {"trusted-key", required_argument, 0, 'K'},
-        {0, 0, 0, 0},
+        {"verbose", no_argument, 0, 'v'},    {0, 0, 0, 0},
     };
     *a = (run_args){.io = {.batch = 1, .seed = 1}, .threads = 1, .repeat = 5};
     input_opts *io = &a->io;
     long long v;
     int c, li = 0;
     optind = 1, opterr = 0; /* cli_bad_option says what was wrong, on one line */
-    while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hv", longopts, &li)) != -1) {
         bool ok = true;
         switch (c) {
         case 'i':
@@ -139,6 +144,7 @@ static int run_parse(int argc, char **argv, run_args *a)
         case 'J': a->jit = 1; break;
         case 'S': a->save = optarg; break;
         case 'K': a->key = optarg; break;
+        case 'v': cli_log_verbose(); break;
         case 'h': fputs(run_help, stdout); return 0;
         default: return cli_bad_option("run", c, argv);
         }

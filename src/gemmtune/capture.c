@@ -6,37 +6,22 @@
 
 #include "backends/backend.h"
 #include "gemmtune/capture.h"
+#include "runtime/gemm_report.h"
 
-void gt_epi_name(const gemm_epi *ep, char *buf, size_t n)
-{
-    static const char *const acts[GEMM_ACT_COUNT] = {
-        "", "relu", "clip", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "hardswish", "hardsigmoid", "leaky"};
-    size_t k = 0;
-    buf[0] = '\0';
-#define ADD(s) k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "%s%s", k ? "+" : "", s)
-    if (ep->scaled) ADD("scale");
-    if (ep->bias_mode == GEMM_BIAS_ROW) ADD("bias_row");
-    if (ep->bias_mode == GEMM_BIAS_COL) ADD("bias");
-    if (ep->res && !ep->res_after) ADD("res");
-    if (ep->act > GEMM_ACT_NONE && ep->act < GEMM_ACT_COUNT) ADD(acts[ep->act]);
-    if (ep->res && ep->res_after) ADD("res");
-#undef ADD
-    if (!buf[0]) snprintf(buf, n, "none");
-}
+typedef struct cap_run {
+    gt_capture *c;
+    gemm_report *rep;
+} cap_run;
 
 static void seen(void *user, const gemm_args *g, const char *layout, const char *cfg)
 {
-    gt_capture *c = user;
+    cap_run *cr = user;
     gt_row r = {.m = g->m, .n = g->n, .k = g->k, .count = 1};
     snprintf(r.dtype, sizeof r.dtype, "f32");
     memcpy(r.layout, layout, 3);
-    gt_epi_name(&g->epi, r.epi, sizeof r.epi);
-    int before = c->db.n;
-    if (gt_db_merge(&c->db, &r, NULL) != AIT_OK) return; /* out of memory: a row fewer */
-    if (c->db.n > before)
-        log_msg(&c->log, AIT_LOG_INFO, "gemm M=%lld N=%lld K=%lld f32 %s %s: %s%s", (long long)g->m,
-                (long long)g->n, (long long)g->k, layout, r.epi,
-                cfg[0] ? "tuned config " : "default config (not tuned)", cfg);
+    gemm_epi_name(&g->epi, r.epi, sizeof r.epi);
+    (void)gt_db_merge(&cr->c->db, &r, NULL); /* out of memory: a row fewer */
+    gemm_report_seen(cr->rep, g, layout, cfg);
 }
 
 ait_status gt_capture_run(gt_capture *c, const graph *g, tensor *const *inputs, ait_error *e)
@@ -44,8 +29,10 @@ ait_status gt_capture_run(gt_capture *c, const graph *g, tensor *const *inputs, 
     const backend *b = backend_find("native");
     if (!b) return err_set(e, AIT_E_INTERNAL, "no native backend");
     c->db.tuned = false;
+    if (!c->rep) c->rep = gemm_report_new(&c->log, AIT_LOG_INFO);
+    cap_run cr = {c, c->rep};
     candidate_cfg cfg = {.backend = "native", .threads = c->threads > 0 ? c->threads : 1,
-                         .gemm = c->tuned, .gemm_seen = seen, .gemm_seen_user = c};
+                         .gemm = c->tuned, .gemm_seen = seen, .gemm_seen_user = &cr};
     built *bm;
     TRY(b->build(b, g, &cfg, &bm, e));
     tensor *outs[1024];
@@ -53,6 +40,13 @@ ait_status gt_capture_run(gt_capture *c, const graph *g, tensor *const *inputs, 
                                        : b->run(bm, inputs, outs, e);
     b->free(bm);
     return s;
+}
+
+void gt_capture_free(gt_capture *c)
+{
+    gt_db_free(&c->db);
+    gemm_report_free(c->rep);
+    c->rep = NULL;
 }
 
 ait_status gt_sweep_parse(const char *spec, int64_t *ms, int max, int *n, ait_error *e)

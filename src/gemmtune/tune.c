@@ -251,8 +251,7 @@ static void cand_name(const cand *c, char *buf, size_t n)
     else gemm_config_id(&c->cfg, gemm_kernel_best(), buf, n);
 }
 
-static ait_status tune_shape(const gt_row *in, const gt_opts *o, const gt_cpu *cpu, gt_row *out,
-                             ait_error *e)
+ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_error *e)
 {
     shape s;
     TRY(shape_make(in, &s, e));
@@ -263,12 +262,11 @@ static ait_status tune_shape(const gt_row *in, const gt_opts *o, const gt_cpu *c
     }
     int nc = candidates(in, o, cs);
     int native = nc;
-    if (o->refs && in->layout[0] != 'p') {
-        snprintf(cs[nc++].lib, sizeof cs->lib, "openblas");
-        snprintf(cs[nc++].lib, sizeof cs->lib, "onednn");
-    }
+    static const char *const libs[] = {"openblas", "onednn", "blis"};
+    for (size_t l = 0; o->refs && in->layout[0] != 'p' && l < sizeof libs / sizeof *libs; l++)
+        if (gt_ref_available(libs[l])) snprintf(cs[nc++].lib, sizeof cs->lib, "%s", libs[l]);
     *out = *in;
-    out->cpu = *cpu;
+    gt_cpu_this(&out->cpu);
     out->count = 0;
     snprintf(out->kernel, sizeof out->kernel, "failed");
     memset(&out->cfg, 0, sizeof out->cfg);
@@ -300,7 +298,8 @@ static ait_status tune_shape(const gt_row *in, const gt_opts *o, const gt_cpu *c
                 res.err, pass ? "" : " (rejected)");
         if (cs[i].lib[0]) {
             size_t l = strlen(refs);
-            snprintf(refs + l, sizeof refs - l, ", %s %.1f us", cs[i].lib, res.us);
+            snprintf(refs + l, sizeof refs - l, ", %s %.1f us%s", cs[i].lib, res.us,
+                     pass ? "" : " (rejected)");
             continue;
         }
         if (cs[i].dflt) out->default_us = res.us;
@@ -343,8 +342,7 @@ static int cmp_row(const void *x, const void *y)
 }
 
 /* Worker w of mp: the todo shapes i with i % mp == w, pinned to a core. */
-static int worker(const gt_db *todo, int w, int mp, const char *out_path, const gt_opts *o,
-                  const gt_cpu *cpu)
+static int worker(const gt_db *todo, int w, int mp, const char *out_path, const gt_opts *o)
 {
     if (mp > 1) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -357,7 +355,7 @@ static int worker(const gt_db *todo, int w, int mp, const char *out_path, const 
     for (int i = w; i < todo->n; i += mp) {
         gt_row row;
         ait_error e = {0};
-        if (tune_shape(&todo->rows[i], o, cpu, &row, &e) != AIT_OK ||
+        if (gt_tune_shape(&todo->rows[i], o, &row, &e) != AIT_OK ||
             gt_db_append(out_path, &row, &e) != AIT_OK) {
             log_msg(&o->log, AIT_LOG_ERROR, "gemm %lldx%lldx%lld: %s", (long long)todo->rows[i].m,
                     (long long)todo->rows[i].n, (long long)todo->rows[i].k, e.msg);
@@ -367,11 +365,13 @@ static int worker(const gt_db *todo, int w, int mp, const char *out_path, const 
     return rc;
 }
 
-ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o, ait_error *e)
+ait_status gt_todo(const gt_db *untuned, const char *out_path, const gt_opts *o, gt_db *todo,
+                   ait_error *e)
 {
     gt_cpu cpu;
     gt_cpu_this(&cpu);
-    gt_db done = {.tuned = true}, todo = {.tuned = false};
+    gt_db done = {.tuned = true};
+    *todo = (gt_db){.tuned = false};
     if (access(out_path, F_OK) == 0) TRY(gt_db_load(out_path, true, &done, e));
     ait_status s = AIT_OK;
     for (int i = 0; s == AIT_OK && i < untuned->n; i++) {
@@ -379,56 +379,66 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
         key.cpu = cpu;
         bool have = false;
         for (int j = 0; j < done.n && !have; j++) have = gt_same_key(&done.rows[j], &key, true);
-        if (!have) s = gt_db_merge(&todo, &untuned->rows[i], e);
+        if (!have) s = gt_db_merge(todo, &untuned->rows[i], e);
     }
     if (s == AIT_OK && done.n)
         log_msg(&o->log, AIT_LOG_INFO, "%s: %d shape%s already tuned, %d to go", out_path, done.n,
-                done.n == 1 ? "" : "s", todo.n);
+                done.n == 1 ? "" : "s", todo->n);
+    if (s == AIT_OK && todo->n && done.n == 0) {
+        gt_db empty = {.tuned = true};
+        s = gt_db_save(out_path, &empty, e); /* the header, before rows are appended */
+    }
+    gt_db_free(&done);
+    if (s != AIT_OK) gt_db_free(todo);
+    return s;
+}
+
+ait_status gt_finish(const char *out_path, ait_error *e)
+{
+    if (access(out_path, F_OK) != 0) return AIT_OK;
+    gt_db done;
+    TRY(gt_db_load(out_path, true, &done, e));
+    qsort(done.rows, (size_t)done.n, sizeof *done.rows, cmp_row);
+    ait_status s = gt_db_save(out_path, &done, e);
+    gt_db_free(&done);
+    return s;
+}
+
+ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o, ait_error *e)
+{
+    gt_db todo;
+    TRY(gt_todo(untuned, out_path, o, &todo, e));
+    ait_status s = AIT_OK;
     int mp = o->mp > 1 ? o->mp : 1;
     if (mp > todo.n) mp = todo.n > 0 ? todo.n : 1;
-    if (s == AIT_OK && todo.n && done.n == 0) {
-        gt_db empty = {.tuned = true};
-        s = gt_db_save(out_path, &empty, e); /* the header, before workers append */
-    }
-    if (s == AIT_OK && todo.n) {
-        if (mp == 1) {
-            if (worker(&todo, 0, 1, out_path, o, &cpu))
-                s = err_set(e, AIT_E_INTERNAL, "some shapes could not be tuned (see above)");
-        } else {
-            pid_t pids[256];
-            if (mp > 256) mp = 256;
-            int started = 0;
-            fflush(NULL);
-            for (int w = 0; w < mp; w++) {
-                pid_t p = fork();
-                if (p == 0) _exit(worker(&todo, w, mp, out_path, o, &cpu));
-                if (p < 0) {
-                    s = err_set(e, AIT_E_IO, "fork: %s", strerror(errno));
-                    break;
-                }
-                pids[started++] = p;
+    if (todo.n && mp == 1) {
+        if (worker(&todo, 0, 1, out_path, o))
+            s = err_set(e, AIT_E_INTERNAL, "some shapes could not be tuned (see above)");
+    } else if (todo.n) {
+        pid_t pids[256];
+        if (mp > 256) mp = 256;
+        int started = 0;
+        fflush(NULL);
+        for (int w = 0; w < mp; w++) {
+            pid_t p = fork();
+            if (p == 0) _exit(worker(&todo, w, mp, out_path, o));
+            if (p < 0) {
+                s = err_set(e, AIT_E_IO, "fork: %s", strerror(errno));
+                break;
             }
-            for (int w = 0; w < started; w++) {
-                int st;
-                while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR) {}
-                if (s == AIT_OK && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-                    s = err_set(e, AIT_E_INTERNAL, "a tuning process failed (see above)");
-            }
+            pids[started++] = p;
+        }
+        for (int w = 0; w < started; w++) {
+            int st;
+            while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR) {}
+            if (s == AIT_OK && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+                s = err_set(e, AIT_E_INTERNAL, "a tuning process failed (see above)");
         }
     }
     gt_db_free(&todo);
-    gt_db_free(&done);
     /* sorted, whatever order the processes finished in */
-    if (access(out_path, F_OK) == 0) {
-        ait_error e2 = {0};
-        if (gt_db_load(out_path, true, &done, &e2) == AIT_OK) {
-            qsort(done.rows, (size_t)done.n, sizeof *done.rows, cmp_row);
-            if (gt_db_save(out_path, &done, &e2) != AIT_OK && s == AIT_OK) s = err_set(e, e2.code, "%s", e2.msg);
-            gt_db_free(&done);
-        } else if (s == AIT_OK) {
-            s = err_set(e, e2.code, "%s", e2.msg);
-        }
-    }
+    ait_error e2 = {0};
+    if (gt_finish(out_path, &e2) != AIT_OK && s == AIT_OK) s = err_set(e, e2.code, "%s", e2.msg);
     return s;
 }
 

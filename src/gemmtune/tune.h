@@ -5,8 +5,8 @@
  * elements of C off by more than float32's bound for a K-term sum; above
  * err_ratio the candidate is rejected), then timed (median of iters runs
  * after warmup). The fastest passing one becomes the shape's row, with the
- * default config's time beside it; OpenBLAS's and oneDNN's sgemm are timed
- * as reference points (logged, not rows the runtime could take). Rows are
+ * default config's time beside it; OpenBLAS's, oneDNN's and (when
+ * installed) BLIS's sgemm are checked and timed as reference points (logged, not rows the runtime could take). Rows are
  * appended to the output one by one (fsync'd), so an interrupted tune
  * resumes from them; at the end the file is rewritten sorted. */
 #ifndef AIT_GEMMTUNE_TUNE_H
@@ -22,11 +22,24 @@ typedef struct gt_opts {
     int threads;      /* candidates use 1..threads (0: 1) */
     bool splitk;      /* try split-K (needs threads >= 2) */
     bool all;         /* the cross product of every parameter, every kernel */
-    bool refs;        /* time OpenBLAS and oneDNN too */
+    bool refs;        /* time OpenBLAS, oneDNN and BLIS too */
     logger log;       /* INFO: each shape's choice; DEBUG: each candidate */
 } gt_opts;
 
 ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o, ait_error *e);
+
+/* gt_tune's steps, for a driver of its own (`ait gemm tune --mpi`):
+ * gt_todo: the shapes of untuned that out_path (a tuned CSV, perhaps from an
+ * interrupted tune; absent: none) lacks, into todo (the caller frees it);
+ * writes the header into out_path when it has no row yet.
+ * gt_tune_shape: one shape's row (every candidate in a child process), for
+ * gt_db_append.
+ * gt_finish: rewrites out_path sorted by layout, N, K, M, epilogue (the
+ * order every tune leaves, whatever order its rows were appended in). */
+ait_status gt_todo(const gt_db *untuned, const char *out_path, const gt_opts *o, gt_db *todo,
+                   ait_error *e);
+ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_error *e);
+ait_status gt_finish(const char *out_path, ait_error *e);
 
 /* Times row r's default and tuned config in this process, interleaved:
  * `rounds` rounds of `iters` runs each; the medians. */
@@ -34,8 +47,12 @@ ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, dou
                      ait_error *e);
 
 /* One sgemm of a reference library, C = A*B, row-major with the layout's
- * transposes ('p' read as 'n'): "openblas" or "onednn". */
+ * transposes ('p' read as 'n'), at one thread: "openblas", "onednn" or
+ * "blis" (libblis, opened at run time: ref.c says why). */
 ait_status gt_ref_sgemm(const char *lib, const char layout[3], int64_t m, int64_t n, int64_t k,
                         const float *a, const float *b, float *c, ait_error *e);
+/* Whether lib can run here (BLIS: whether libblis.so.4 opened; the first
+ * call opens it, once per process). */
+bool gt_ref_available(const char *lib);
 
 #endif

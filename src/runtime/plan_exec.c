@@ -49,6 +49,7 @@ struct plan_exec {
     int *slot_of_node;               /* per composite node: its slot, or -1 */
     exec *x;
     int bucket;                      /* bucket index of the current run */
+    gemm_report *rep;                /* the native backend's GEMMs are said there, or NULL */
 };
 
 static ait_status module_infer(op_ctx *c)
@@ -127,7 +128,9 @@ static ait_status build_slot(plan_exec *px, const graph *g, int i, ait_error *e)
         if (!pb->b)
             return err_set(e, AIT_E_UNSUPPORTED, "module '%s': no backend '%s'", pm->name,
                            c->cfg.backend);
-        ait_status s = pb->b->build(pb->b, sl->sub, &c->cfg, &pb->bm, e);
+        candidate_cfg cfg = c->cfg;
+        if (px->rep) cfg.gemm_seen = gemm_report_seen, cfg.gemm_seen_user = px->rep;
+        ait_status s = pb->b->build(pb->b, sl->sub, &cfg, &pb->bm, e);
         if (s != AIT_OK) {
             err_prefix(e, "module '%s', candidate %s: ", pm->name, c->cand);
             return s;
@@ -265,13 +268,14 @@ static void prime(plan_exec *px)
     }
 }
 
-ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exec **out,
-                            ait_error *e)
+ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_report *rep,
+                            plan_exec **out, ait_error *e)
 {
     *out = NULL;
     plan_exec *px = calloc(1, sizeof *px);
     if (!px) return err_set(e, AIT_E_NOMEM, "out of memory");
     px->p = p;
+    px->rep = rep;
     px->n_slots = p->n_modules;
     int *owner = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
     px->slots = calloc((size_t)p->n_modules + 1, sizeof *px->slots);

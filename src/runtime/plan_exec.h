@@ -10,15 +10,18 @@
  * shapes), so runs do no building, packing, planning or search. */
 #ifndef AIT_RUNTIME_PLAN_EXEC_H
 #define AIT_RUNTIME_PLAN_EXEC_H
+#include "runtime/gemm_report.h"
 #include "runtime/plan.h"
 
 typedef struct plan_exec plan_exec;
 
 /* g and p must outlive the runner. Fails, naming the module, when a plan
  * module is not in g's module tree, cannot be cut out of the graph in one
- * piece, or its candidate does not build. */
-ait_status plan_exec_create(const graph *g, const plan *p, int threads, plan_exec **out,
-                            ait_error *e);
+ * piece, or its candidate does not build. rep (NULL: none; it must outlive
+ * the runner) hears of every GEMM the native backend runs, priming runs
+ * included (gemm_report.h). */
+ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_report *rep,
+                            plan_exec **out, ait_error *e);
 /* Frees the data of g's constants (px's g, the model's graph) that nothing
  * px runs reads any more: every bucket's build of every module reading it
  * says it releases it (backend.releases: a prepared blob replaced it), and

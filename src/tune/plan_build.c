@@ -365,7 +365,7 @@ ait_status plan_save(const ait_model *m, const inspection *insp, const tune_repo
         mod_ids[i] = module_find(insp->tree, p->mods[i].name);
     /* The plan as a session will run it: every candidate built and primed,
      * which also proves that the tuned model runs as one. */
-    if (s == AIT_OK) s = plan_exec_create(m->g, p, 1, &px, e);
+    if (s == AIT_OK) s = plan_exec_create(m->g, p, 1, NULL, &px, e);
     char needs[ARTIFACT_CPU_MAX];
     if (s == AIT_OK) plan_cpu_needs(p, needs, sizeof needs);
     artifact_info info = {.model_hash = sha, .cpu_features = needs};

@@ -69,7 +69,7 @@ static ait_status check_fn(void *ctx, const void **out, size_t *len, ait_error *
     double *t = malloc(sizeof *t * CHECK_MAX_ROUNDS * (size_t)c->n);
     if (!outs || !t) return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int p = 0; p < c->n; p++)
-        TRY(plan_exec_create(c->m->g, c->plans[p], 1, &px[p], e));
+        TRY(plan_exec_create(c->m->g, c->plans[p], 1, NULL, &px[p], e));
     for (int w = 0; w < CHECK_WARMUP; w++)
         for (int p = 0; p < c->n; p++) TRY(plan_exec_run(px[p], c->inputs, outs, e));
     int rounds = 0;

@@ -2,8 +2,10 @@
 # CLI tests of `ait gemm` (docs/gemm.md): capture mlp's GEMMs (each shape
 # reported once with -v), sweep M, tune two shapes with few iterations and a
 # timeout, kill a tune and resume it from its rows, merge, compare, bad CSVs
-# refused naming file:line and column, and `ait tune --gemm-db` whose
-# artifact embeds the configs and runs without the CSV.
+# refused naming file:line and column, `ait tune --gemm-db` whose
+# artifact embeds the configs and runs without the CSV, saying at run time
+# (-v) which shapes take a tuned config and which the default, once each;
+# compare's SVG chart.
 # usage: test_gemm_cli.sh AIT TEST_DATA_DIR
 set -u
 ait=$1 data=$2
@@ -43,6 +45,22 @@ check mp 0 "wrote .*mp.csv" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/mp.csv" --m
 check mp-same-shapes 0 "all +2 " "$ait" gemm compare "$tmp/tuned.csv" "$tmp/mp.csv"
 check compare 0 "skinny \(M<=16\) +2 " "$ait" gemm compare "$tmp/tuned.csv"
 check compare-two 0 "all +2 .*1.00x" "$ait" gemm compare "$tmp/tuned.csv" "$tmp/tuned.csv"
+check compare-chart 0 "wrote .*chart.svg" "$ait" gemm compare "$tmp/tuned.csv" "$tmp/mp.csv" -o "$tmp/chart.svg"
+# well-formed SVG: a row per class (skinny: both shapes, median bar with a whisker), a row per shape, the 1.0x line
+check chart-svg 0 "^ok$" /usr/bin/python3 -c '
+import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+texts = [t.text for t in root.iter(ns + "text")]
+assert "skinny (M<=16): 2 shapes" in texts, texts
+assert "large (M>1024): 0 shapes" in texts, texts
+assert "M=1 N=1000 K=4096 np" in texts and "M=1 N=4096 K=1024 np" in texts, texts
+bars = [r for r in root.iter(ns + "rect") if "bar" in r.get("class", "")]
+assert len(bars) == 3, len(bars)
+lines = [l.get("class") for l in root.iter(ns + "line")]
+assert "ref" in lines and "whisk" in lines, lines
+print("ok")' "$tmp/chart.svg"
+check compare-chart-bad 1 "nodir/chart.svg" "$ait" gemm compare "$tmp/tuned.csv" -o "$tmp/nodir/chart.svg"
 check merge 0 "wrote .*: 2 rows" "$ait" gemm merge "$tmp/tuned.csv" "$tmp/tuned.csv" -o "$tmp/merged.csv"
 check merge-untuned 0 "wrote .*: 12 rows" "$ait" gemm merge "$tmp/mlp.csv" "$tmp/sweep.csv" -o "$tmp/um.csv"
 check merge-mixed 1 "is untuned but" "$ait" gemm merge "$tmp/tuned.csv" "$tmp/mlp.csv" -o "$tmp/bad.csv"
@@ -64,9 +82,15 @@ check capture-tuned 0 "gemm M=1 N=1000 K=4096 f32 np bias: tuned config" \
   "$ait" gemm capture "$model" -o "$tmp/x.csv" -v --gemm-db "$tmp/tuned.csv"
 check capture-miss 0 "M=1 N=4096 K=4096 f32 np bias\+relu: default config \(not tuned\)" echo "$out"
 check tune-db 0 "saved $tmp/mlp.ait" "$ait" tune "$model" --batch-sizes 1 --select fc1=only:native \
-  --select fc3=only:native --gemm-db "$tmp/tuned.csv" --warmup 1 --window 2 --cap 3 --cv 0.5 \
-  --no-plan-check -o "$tmp/mlp.ait"
+  --select fc2=only:native --select fc3=only:native --gemm-db "$tmp/tuned.csv" --warmup 1 --window 2 \
+  --cap 3 --cv 0.5 --no-plan-check -o "$tmp/mlp.ait"
 check embedded 0 "^[1-9]" bash -c "grep -c AITGEMM1 '$tmp/mlp.ait'"
 rm -f "$tmp/tuned.csv"
 check run-without-csv 0 "tuned  the artifact's plan" "$ait" run "$tmp/mlp.ait" --batch 1 --repeat 1
+# at run time (the session's log, -v): each shape once, tuned (fc3's, in the database) or not (fc2's)
+check run-log-tuned 0 "gemm M=1 N=1000 K=4096 f32 np [a-z+]+: tuned config [a-z0-9]+\.kc" \
+  "$ait" run "$tmp/mlp.ait" --batch 1 --repeat 3 -v
+check run-log-default 0 "gemm M=1 N=4096 K=4096 f32 np [a-z+]+: default config \(not tuned\)" echo "$out"
+printf '%s\n' "$out" >"$tmp/run.log"
+check run-log-once 0 "^1$" grep -c "gemm M=1 N=1000 K=4096" "$tmp/run.log"
 finish

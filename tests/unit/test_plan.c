@@ -128,7 +128,7 @@ static plan_exec *plan_in_process(const ait_inspection *h, const tune_report *re
     ait_error e = {0};
     plan_exec *px;
     if (plan_from_report(h->r, rep, p, &e) != AIT_OK) fail_msg("%s", e.msg);
-    if (plan_exec_create(m->g, *p, 1, &px, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (plan_exec_create(m->g, *p, 1, NULL, &px, &e) != AIT_OK) fail_msg("%s", e.msg);
     return px;
 }
 
