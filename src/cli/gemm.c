@@ -389,9 +389,10 @@ static ait_status compare_chart(const char *path, const char *title, const cmp_s
         k++;
         for (; i < n && sh[i].cl == c; i++, k++) {
             l = buf + (size_t)k * 160, t = l + 80;
-            snprintf(l, 80, "M=%lld N=%lld K=%lld %s", (long long)sh[i].r->m, (long long)sh[i].r->n,
-                     (long long)sh[i].r->k, sh[i].r->layout);
-            snprintf(t, 80, "%.2fx (%.1f to %.1f us)", sh[i].sp, sh[i].was, sh[i].now);
+            snprintf(l, 80, "M=%lld N=%lld K=%lld %s %s", (long long)sh[i].r->m, (long long)sh[i].r->n,
+                     (long long)sh[i].r->k, sh[i].r->layout, sh[i].r->epi);
+            snprintf(t, 80, "%.2fx (%.*f to %.*f us)", sh[i].sp, sh[i].was < 100 ? 1 : 0, sh[i].was,
+                     sh[i].now < 100 ? 1 : 0, sh[i].now);
             label[k] = l, text[k] = t, val[k] = sh[i].sp, indent[k] = 1;
         }
     }

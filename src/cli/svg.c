@@ -21,7 +21,7 @@ const char svg_css[] =
     ".bar{fill:#8fb3d9}.bar.chosen{fill:#3a9a48}.whisk{stroke:#333;stroke-width:1.5}"
     ".ref{stroke:#c33;stroke-width:1;stroke-dasharray:4 3}\n";
 
-enum { W = 760, LABEL = 230, ROW = 22, TEXT = 150, HEAD = 26 };
+enum { W = 780, LABEL = 240, ROW = 22, TEXT = 170, HEAD = 26 };
 
 static void bars(FILE *f, const bar_chart *c, bool file)
 {

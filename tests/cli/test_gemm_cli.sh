@@ -54,7 +54,7 @@ root = ET.parse(sys.argv[1]).getroot()
 texts = [t.text for t in root.iter(ns + "text")]
 assert "skinny (M<=16): 2 shapes" in texts, texts
 assert "large (M>1024): 0 shapes" in texts, texts
-assert "M=1 N=1000 K=4096 np" in texts and "M=1 N=4096 K=1024 np" in texts, texts
+assert "M=1 N=1000 K=4096 np bias" in texts and "M=1 N=4096 K=1024 np bias+relu" in texts, texts
 bars = [r for r in root.iter(ns + "rect") if "bar" in r.get("class", "")]
 assert len(bars) == 3, len(bars)
 lines = [l.get("class") for l in root.iter(ns + "line")]
