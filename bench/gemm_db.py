@@ -36,7 +36,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("names", nargs="*", default=["mlp", "bert", "resnet18"])
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, AIT_CACHE_DIR=os.path.join(a.work, "cache"))
     rows = []
@@ -50,7 +50,7 @@ def main():
         sh([a.ait, "gemm", "tune", w(".untuned.csv"), "-o", w(".tuned.csv"), "--iters", "5",
             "--warmup", "1", "--no-refs"], env=env)
         common = [a.ait, "tune", model, *dims, "--strategy", "only:native", "--no-whole",
-                  "--no-plan-check", "--no-cache", "--warmup", "2", "--cap", "10"]
+                  "--no-plan-check", "--no-cache", "--warmup", "2", "--window", "5", "--cap", "10"]
         sh(common + ["-o", w(".plain.ait")], env=env)
         sh(common + ["--gemm-db", w(".tuned.csv"), "-o", w(".db.ait")], env=env)
         med = {"plain": [], "db": []}
