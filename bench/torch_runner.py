@@ -6,12 +6,12 @@ startup "ready", failures "error MESSAGE"). Threads and BLAS settings come
 from the environment bench/models.py sets (OMP_NUM_THREADS, OPENBLAS_CORETYPE,
 OMP_WAIT_POLICY) and torch.set_num_threads.
 
-MODE (default fp32): int8 runs the model after
+MODE (default f32): int8 runs the model after
 torch.ao.quantization.quantize_dynamic (every nn.Linear to dynamic int8,
 fbgemm); bf16 runs it under torch.autocast("cpu", torch.bfloat16), outputs
 written as float32.
 
-usage: /usr/bin/python3 bench/torch_runner.py NAME INPUT_DIR THREADS [MODE]
+usage: /usr/bin/python3 bench/torch_runner.py NAME INPUT_DIR THREADS [f32|int8|bf16]
 """
 import contextlib
 import os
@@ -32,11 +32,11 @@ def fail(what, msg):
 
 def main():
     if len(sys.argv) not in (4, 5):
-        fail("usage", "torch_runner.py NAME INPUT_DIR THREADS [fp32|int8|bf16]")
+        fail("usage", "torch_runner.py NAME INPUT_DIR THREADS [f32|int8|bf16]")
     name, input_dir, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    mode = sys.argv[4] if len(sys.argv) == 5 else "fp32"
-    if mode not in ("fp32", "int8", "bf16"):
-        fail("mode", f"{mode}: not fp32, int8 or bf16")
+    mode = sys.argv[4] if len(sys.argv) == 5 else "f32"
+    if mode not in ("f32", "int8", "bf16"):
+        fail("mode", f"{mode}: not f32, int8 or bf16")
     if name not in export_models.MODELS:
         fail(name, "not a model of tools/export_models.py")
     torch.set_num_threads(threads)
