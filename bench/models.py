@@ -3,12 +3,15 @@ count. Outputs are checked first (each engine against PyTorch's reference
 written at export time, and ait against each peer); then warm-up, then
 interleaved rounds (ait, ORT, torch, ait, ORT, torch ...), each a short batch
 of runs. A wrong or failed engine gets no speed figure, and the row says why."""
+import json
 import os
 import shutil
 import statistics
+import sys
 
 import numpy as np
 
+import limits
 from runner import Runner, RunnerError
 
 TOL = 1e-4
@@ -190,3 +193,38 @@ def run_all(cfg, models, batches, threads_list, log):
         for name, model, tag, batch in selected(models, batches):
             rows.append(run_case(cfg, name, model, tag, batch, threads, log))
     return rows
+
+
+def driver_cfg(label, models_dir, bin_dir, sub, ait, **settings):
+    """The cfg of a bench driver (bench/tuned.py, suite.py, quant.py): its scratch folders beside
+    the models folder (SUB for artifacts and their tune cache), the ait that tunes, the runner,
+    OpenBLAS's info and core type, and the timing settings; exits naming `label` when OpenBLAS's info
+    cannot be read."""
+    scratch = os.path.dirname(os.path.abspath(models_dir))
+    cfg = {"model_dir": models_dir, "work_dir": os.path.join(scratch, "work"),
+           "bench_dir": os.path.dirname(os.path.abspath(__file__)),
+           "art_dir": os.path.join(scratch, sub), "cache_dir": os.path.join(scratch, sub, "cache"),
+           "ait": ait, "ait_runner": os.path.join(bin_dir, "bench-ait-runner"), "timeout": 600,
+           **settings}
+    os.makedirs(cfg["cache_dir"], exist_ok=True)
+    try:
+        cfg["openblas"] = limits.blas_info(bin_dir)
+    except limits.LimitsError as e:
+        sys.exit(f"{label}: {e}")
+    cfg["coretype"] = cfg["openblas"]["coretype"]
+    return cfg
+
+
+def save_results(out_dir, key, value):
+    """OUT/results.json with its section `key` set to value (the others kept); returns it all."""
+    path = os.path.join(out_dir, "results.json")
+    res = {}
+    try:
+        with open(path) as f:
+            res = json.load(f)
+    except (OSError, ValueError):
+        pass
+    res[key] = value
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1)
+    return res

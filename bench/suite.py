@@ -17,14 +17,12 @@ Exits 1 on broken plumbing (a tune or runner that fails) or a wrong ait
 answer; never because ait is slower."""
 import argparse
 import datetime
-import json
 import math
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import limits  # noqa: E402
 import models  # noqa: E402
 import report  # noqa: E402
 import sysinfo  # noqa: E402
@@ -76,16 +74,7 @@ def problems(s):
 
 
 def save(out_dir, s):
-    path = os.path.join(out_dir, "results.json")
-    res = {}
-    try:
-        with open(path) as f:
-            res = json.load(f)
-    except (OSError, ValueError):
-        pass
-    res["suite"] = s
-    with open(path, "w") as f:
-        json.dump(res, f, indent=1)
+    models.save_results(out_dir, "suite", s)
     report.write_section(out_dir, report.suite_tables(s))
 
 
@@ -123,19 +112,10 @@ def main():
     # DenseNet module's oneDNN build and runs) on a machine shared with other work
     tune_args = ["--batch-sizes", ",".join(map(str, batches)), "--threads", "1", "--warmup", "3",
                  "--window", str(window), "--cap", str(cap), "--timeout", str(TUNE_TIMEOUT)]
-    scratch = os.path.dirname(os.path.abspath(a.models_dir))
-    cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,
-           "art_dir": os.path.join(scratch, "suite"), "cache_dir": os.path.join(scratch, "suite", "cache"),
-           "ait": a.ait,
-           "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 600,
-           "warmup": 2 if q else 3, "round_s": 0.1 if q else 0.3, "row_s": 1.5 if q else 10,
-           "min_rounds": 3, "max_rounds": 5 if q else 15}
-    os.makedirs(cfg["cache_dir"], exist_ok=True)
+    cfg = models.driver_cfg("bench --suite", a.models_dir, a.bin_dir, "suite", a.ait,
+                            warmup=2 if q else 3, round_s=0.1 if q else 0.3, row_s=1.5 if q else 10,
+                            min_rounds=3, max_rounds=5 if q else 15)
     os.makedirs(a.out, exist_ok=True)
-    try:
-        cfg["coretype"] = limits.blas_info(a.bin_dir)["coretype"]
-    except limits.LimitsError as e:
-        sys.exit(f"bench --suite: {e}")
     t0 = time.time()
     s = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
          "mode": "quick" if q else "full", "system": sysinfo.collect(ROOT, BENCH),

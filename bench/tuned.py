@@ -32,7 +32,6 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import limits  # noqa: E402
 import models  # noqa: E402
 import report  # noqa: E402
 import sysinfo  # noqa: E402
@@ -341,19 +340,11 @@ def main():
     batches = [int(b) for b in a.batch.split(",") if b]
     if any(b not in (1, 8) for b in batches):
         sys.exit("bench --tuned: batch sizes are 1 and 8 (the exported bench cases)")
-    scratch = os.path.dirname(os.path.abspath(a.models_dir))
-    cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,
-           "art_dir": os.path.join(scratch, "tuned"), "cache_dir": os.path.join(scratch, "tuned", "cache"),
-           "ait": os.path.join(ROOT, "build", "ait"),
-           "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 600,
-           "warmup": 3, "round_s": 0.3, "row_s": 12, "min_rounds": 3, "max_rounds": 15}
-    os.makedirs(cfg["cache_dir"], exist_ok=True)
+    cfg = models.driver_cfg("bench --tuned", a.models_dir, a.bin_dir, "tuned",
+                            os.path.join(ROOT, "build", "ait"), warmup=3, round_s=0.3, row_s=12,
+                            min_rounds=3, max_rounds=15)
     os.makedirs(a.out, exist_ok=True)
-    try:
-        ob = limits.blas_info(a.bin_dir)
-    except limits.LimitsError as e:
-        sys.exit(f"bench --tuned: {e}")
-    cfg["coretype"] = ob["coretype"]
+    ob = cfg["openblas"]
     t0 = time.time()
     t = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
          "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg(),
@@ -379,15 +370,7 @@ def main():
     t["cpu_busy_end"] = sysinfo.cpu_busy()
     t["elapsed_s"] = round(time.time() - t0, 1)
     t["problems"] = problems(t)
-    path = os.path.join(a.out, "results.json")
-    res = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            res = json.load(f)
-    res["tuned"] = t
-    with open(path, "w") as f:
-        json.dump(res, f, indent=1)
-    report.write(a.out, res)
+    report.write(a.out, models.save_results(a.out, "tuned", t))
     log(f"bench --tuned: wrote {a.out}/RESULTS.md, results.json ({t['elapsed_s']:.0f} s)")
     for p in t["problems"]:
         log(f"bench --tuned: FAILED: {p}")

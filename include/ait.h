@@ -511,6 +511,16 @@ typedef struct ait_tune_options {
      * variant's own bound, 35 for bf16, 25 for int8 and int4). */
     const char *quant;
     double min_sqnr;
+    /* The end-to-end accuracy budget of the plan: "sqnr=DB" (every float
+     * output's SQNR over all samples at least DB), "top1=SHARE" (at most
+     * this share of a classifier output's rows with another top-1 class,
+     * "0.01" or "1%"), "abs=X" (largest absolute error), comma-separated;
+     * NULL or "none": no bound. With quant or a budget, each bucket's plan
+     * runs whole on every sample against the float32 reference (figures in
+     * the tuning's report); a plan that misses the budget is walked back,
+     * the quantised module with the lowest SQNR first, to float32 until it
+     * fits. Fewer than 16 sample rows: a warning (log). */
+    const char *accuracy_budget;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them

@@ -304,13 +304,17 @@ class Inspection:
             raise Error(_s(_L.ait_inspection_error(self._h)))
 
     def tune(self, threads=1, timeout=60.0, cache=True, plan_check=True, whole=True, log=None,
-             warmup=0, window=0, cap=0, quant=None, min_sqnr=0.0, gemm_db=None):
+             warmup=0, window=0, cap=0, quant=None, min_sqnr=0.0, gemm_db=None,
+             accuracy_budget=None):
         """Tunes the selection (every top-level module when none) -> TuneReport.
         warmup, window, cap: profiling as `ait tune --warmup --window --cap`
-        (0: ait's defaults); quant, min_sqnr, gemm_db: as ait.tune's."""
+        (0: ait's defaults); quant, min_sqnr, gemm_db, accuracy_budget: as
+        ait.tune's."""
         return TuneReport(self, threads, timeout, cache, plan_check, whole, log,
                           dict(warmup=warmup, window=window, cap=cap, min_sqnr=float(min_sqnr),
                                quant=quant.encode() if quant else None,
+                               accuracy_budget=accuracy_budget.encode() if accuracy_budget
+                               else None,
                                gemm_db=os.fsencode(gemm_db) if gemm_db else None))
 
     def __del__(self):
@@ -380,15 +384,16 @@ def inspect(model, samples=None, batch_sizes=(1,), dims=None, runs=0, threads=1)
 
 def tune(model, samples=None, strategy=None, select=None, quant=None, batch_sizes=(1,),
          dims=None, threads=1, timeout=60.0, cache=True, plan_check=True, whole=None, log=None,
-         warmup=0, window=0, cap=0, min_sqnr=0.0, gemm_db=None):
+         warmup=0, window=0, cap=0, min_sqnr=0.0, gemm_db=None, accuracy_budget=None):
     """Inspects and tunes a model -> TuneReport (.rows, .save("m.ait")).
     select: a module path or a list of them (a trailing '*' matches a
     prefix); None: every top-level module. strategy: as `ait tune
     --strategy` ("max-throughput" when None). quant: quantised variants to
     try besides float32, as `ait tune --quant` ("bf16,int8dq", "auto"; a list
     is joined), each judged by SQNR of at least min_sqnr dB (0: the
-    variant's own bound). gemm_db: a tuned GEMM CSV (`ait gemm tune`).
-    log(level, message): progress."""
+    variant's own bound). accuracy_budget: the plan's end-to-end bound, as
+    `ait tune --accuracy-budget` ("sqnr=30,top1=1%"). gemm_db: a tuned GEMM
+    CSV (`ait gemm tune`). log(level, message): progress."""
     if quant is not None and not isinstance(quant, str):
         quant = ",".join(quant)
     insp = inspect(model, samples, batch_sizes, dims, 0, 1)
@@ -400,4 +405,5 @@ def tune(model, samples=None, strategy=None, select=None, quant=None, batch_size
     if whole is None:  # modules picked by the user bound the tune, as in `ait tune`
         whole = not select
     return insp.tune(threads, timeout, cache, plan_check, whole, log, warmup, window, cap,
-                     quant=quant, min_sqnr=min_sqnr, gemm_db=gemm_db)
+                     quant=quant, min_sqnr=min_sqnr, gemm_db=gemm_db,
+                     accuracy_budget=accuracy_budget)

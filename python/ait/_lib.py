@@ -47,7 +47,8 @@ class TuneOptions(C.Structure):
                 ("warmup", C.c_int), ("window", C.c_int), ("cv", C.c_double), ("cap", C.c_int),
                 ("margin", C.c_double), ("skip_plan_check", C.c_int), ("cache_dir", C.c_char_p),
                 ("log", LOG_FN), ("log_user", C.c_void_p), ("skip_whole", C.c_int),
-                ("gemm_db", C.c_char_p), ("quant", C.c_char_p), ("min_sqnr", C.c_double)]
+                ("gemm_db", C.c_char_p), ("quant", C.c_char_p), ("min_sqnr", C.c_double),
+                ("accuracy_budget", C.c_char_p)]
 
 
 class TuningRow(C.Structure):

@@ -45,6 +45,7 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     to.whole = o->skip_whole ? WHOLE_OFF : WHOLE_CHECK;
     to.quant = o->quant && strcmp(o->quant, "none") != 0 ? o->quant : NULL;
     to.min_sqnr = o->min_sqnr;
+    to.accuracy_budget = o->accuracy_budget;
     memcpy(to.batch, h->r->batch, sizeof to.batch);
     ait_tuning *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, AIT_E_NOMEM, "out of memory");

@@ -8,13 +8,14 @@
 
 #include "cli/cli.h"
 #include "cli/inspect_cli.h"
+#include "tune/accuracy.h"
 
 enum {
     O_DATA = 256, O_BATCHES, O_DIM, O_THREADS, O_RUNS, O_SELECT, O_TOP, O_SEL_SHARE, O_SEL_DEPTH,
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
     O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES,
     O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB,
-    O_QUANT, O_MIN_SQNR, O_HELP,
+    O_QUANT, O_MIN_SQNR, O_ACC_BUDGET, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -57,6 +58,7 @@ static const struct {
     {{"gemm-db", required_argument, 0, O_GEMM_DB}, INSP_DRY_RUN},
     {{"quant", required_argument, 0, O_QUANT}, INSP_DRY_RUN},
     {{"min-sqnr", required_argument, 0, O_MIN_SQNR}, INSP_DRY_RUN},
+    {{"accuracy-budget", required_argument, 0, O_ACC_BUDGET}, INSP_DRY_RUN},
     {{"help", no_argument, 0, O_HELP}, 0},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
@@ -169,6 +171,14 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
             char *end;
             a->min_sqnr = strtod(optarg, &end);
             ok = *optarg && !*end && a->min_sqnr > 0 && a->min_sqnr < 1000;
+            break;
+        }
+        case O_ACC_BUDGET: {
+            acc_budget b;
+            ait_error e = {0};
+            if (acc_budget_parse(optarg, &b, &e) != AIT_OK)
+                return cli_usage(cmd, "--accuracy-budget %s: %s", optarg, e.msg);
+            a->accuracy_budget = optarg;
             break;
         }
         case 'o':

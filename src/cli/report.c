@@ -3,7 +3,8 @@
  * or the .ait artifact itself. It shows the module tree and time shares,
  * the plan, per module and bucket every candidate (latency, spread, error)
  * and why the chosen one was chosen, the whole-plan check, and the
- * trade-off table when quantised variants were tried. */
+ * trade-off table and the end-to-end accuracy when quantised variants were
+ * tried. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,9 @@ static const char *report_help =
     "It shows the module tree with each module's share of the time, the plan\n"
     "(per module and batch bucket the candidate chosen and why), every candidate\n"
     "tried with its median latency, spread (p10 to p90) and error against the\n"
-    "reference, the whole-plan check, and a trade-off table of latency against\n"
-    "error when quantised variants were tried.\n"
+    "reference, the whole-plan check, and, when quantised variants were tried, a\n"
+    "trade-off table of latency against error and the whole model's end-to-end\n"
+    "error against the float32 reference (with the budget and what was walked back).\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   the page to write (required)\n"
@@ -339,6 +341,53 @@ static void tradeoff_section(FILE *f, const json_val *tuning)
     fputs("</table>\n", f);
 }
 
+/* One table of end-to-end figures (as tuned, or final). */
+static void figures_table(FILE *f, const char *label, const json_val *outs)
+{
+    for (int j = 0; j < json_len(outs); j++) {
+        const json_val *o = json_at(outs, j);
+        fprintf(f, "<tr data-figures=\"%s\"><td>%s</td><td>", label, label);
+        html_text(f, str(o, "output"));
+        fputs("</td>", f);
+        cell(f, "abs", "%.3g", num(o, "max_abs_err"));
+        cell(f, "err", "%.3g", num(o, "max_rel_err"));
+        const char *inf = json_str_of(json_get(o, "sqnr_db"));
+        if (inf) fprintf(f, "<td class=\"n sqnr\">%s</td>", inf);
+        else cell(f, "sqnr", "%.1f", num(o, "sqnr_db"));
+        double top = num(o, "top1_agreement");
+        cell(f, "top1", "%.2f%%", top >= 0 ? top * 100 : -1);
+        fputs("</tr>\n", f);
+    }
+}
+
+/* The end-to-end accuracy guard: per bucket the whole model's error on the
+ * plan against the float32 reference, the budget and what was walked back. */
+static void accuracy_section(FILE *f, const json_val *tuning)
+{
+    const json_val *acc = json_get(tuning, "accuracy");
+    const json_val *bs = json_get(acc, "buckets");
+    if (!json_len(bs)) return;
+    fputs("<h2 id=\"accuracy\">End-to-end accuracy</h2>\n<p class=\"meta\">The whole model on "
+          "each bucket's plan, on every tuning sample, against the float32 reference (the "
+          "reference backend). Budget: ", f);
+    html_text(f, str(json_get(acc, "budget"), "text"));
+    fputs(". A plan that misses it is walked back, the quantised module with the lowest SQNR "
+          "first, to float32 until it fits.</p>\n", f);
+    for (int i = 0; i < json_len(bs); i++) {
+        const json_val *b = json_at(bs, i);
+        fprintf(f, "<section class=\"accuracy\" data-batch=\"%.0f\"><h3>batch %.0f: %s</h3>\n"
+                   "<p>", num(b, "batch"), num(b, "batch"), flag(b, "fits") ? "fits" : "missed");
+        html_text(f, str(b, "note"));
+        fprintf(f, " <span class=\"meta\">(%.0f sample batches, %.0f rows, %.1f s)</span></p>\n",
+                num(b, "sample_batches"), num(b, "rows"), num(b, "check_s"));
+        fputs("<table class=\"accuracy\"><tr><th>plan</th><th>output</th><th>max abs err</th>"
+              "<th>max rel err</th><th>SQNR dB</th><th>top-1 agreement</th></tr>\n", f);
+        figures_table(f, "as tuned", json_get(b, "as_tuned"));
+        if (num(b, "walked_back") > 0) figures_table(f, "final", json_get(b, "final"));
+        fputs("</table>\n</section>\n", f);
+    }
+}
+
 static int write_page(FILE *f, const char *src, const json_val *tuning, const json_val *insp)
 {
     char title[512];
@@ -365,6 +414,7 @@ static int write_page(FILE *f, const char *src, const json_val *tuning, const js
     for (int i = 0; i < json_len(mods); i++) module_section(f, json_at(mods, i), i);
     check_section(f, tuning);
     tradeoff_section(f, tuning);
+    accuracy_section(f, tuning);
     html_end(f);
     return ferror(f) ? -1 : 0;
 }

@@ -14,6 +14,7 @@
 #include "tune/cache.h"
 #include "runtime/plan.h"
 #include "tune/plan_build.h"
+#include "tune/accuracy.h"
 #include "tune/plan_check.h"
 #include "tune/tuner.h"
 #include "gemmtune/db.h"
@@ -73,6 +74,16 @@ static const char *tune_help =
     "                         auto (all); judged by SQNR (default: none, float32)\n"
     "  --min-sqnr DB          the SQNR bound of every quantised candidate (default:\n"
     "                         its own: 35 dB bf16, 25 dB int8 and int4)\n"
+    "  --accuracy-budget SPEC the end-to-end bound of the plan (default: none, the\n"
+    "                         figures only): sqnr=DB (every float output's SQNR over\n"
+    "                         all samples), top1=SHARE (at most this share of a\n"
+    "                         classifier output's rows with another top-1 class:\n"
+    "                         0.01 or 1%), abs=X (largest absolute error), comma-\n"
+    "                         separated, e.g. sqnr=30,top1=1%. With --quant or a\n"
+    "                         budget, each bucket's plan runs whole on every sample\n"
+    "                         against the float32 reference; a plan that misses it\n"
+    "                         is walked back, the quantised module with the lowest\n"
+    "                         SQNR first, to float32 until it fits\n"
     "  --margin F             a candidate must beat the baseline by F (0.05 or 5%;\n"
     "                         default 1%; 0: by anything) to replace it\n"
     "  --no-plan-check        keep the per-module choices without running the whole\n"
@@ -179,6 +190,35 @@ static void print_checks(const tune_report *rep)
     }
 }
 
+/* The end-to-end accuracy guard per bucket: per output the figures as
+ * tuned and, when modules were walked back, after. */
+static void print_accuracy(const tune_report *rep)
+{
+    char bs[160];
+    if (rep->n_acc) acc_budget_str(&rep->budget, bs, sizeof bs);
+    for (int i = 0; i < rep->n_acc; i++) {
+        const tune_accuracy *a = &rep->acc[i];
+        printf("\n== end-to-end accuracy at batch %d against the float32 reference (%d sample "
+               "batch%s, %lld row%s; budget: %s)\n", a->batch, a->n_batches,
+               a->n_batches == 1 ? "" : "es", (long long)a->rows, a->rows == 1 ? "" : "s", bs);
+        for (int f = 0; f < 2; f++) {
+            const acc_figures *fig = f ? &a->final : &a->tuned;
+            if (!fig->ran || (f && !a->n_walked)) continue;
+            printf("  %-10s %-20s %12s %12s %10s %10s\n", f ? "final" : "as tuned", "output",
+                   "max abs err", "max rel err", "SQNR dB", "top-1");
+            for (int j = 0; j < fig->n_outs; j++) {
+                const acc_out *o = &fig->outs[j];
+                char top[32] = "-";
+                if (o->classifier)
+                    snprintf(top, sizeof top, "%.2f%%", 100 * (1 - acc_top1_off(o)));
+                printf("  %-10s %-20s %12.3g %12.3g %10.1f %10s\n", "", o->name, o->max_abs,
+                       o->max_rel, acc_sqnr(o), top);
+            }
+        }
+        printf("  %s%s\n", a->fits ? "" : "MISSED: ", a->note);
+    }
+}
+
 /* One row per module and bucket: the choice, its median and speedup, why;
  * a module none of whose candidates passed says it keeps the baseline. */
 static void print_summary(const inspection *r, const tune_report *rep)
@@ -269,7 +309,7 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
                    .log = cli_logger(), .cache_dir = cache,
                    .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
                    .plan_check = !a->no_plan_check, .gemm = gemm, .quant = a->quant,
-                   .min_sqnr = a->min_sqnr,
+                   .min_sqnr = a->min_sqnr, .accuracy_budget = a->accuracy_budget,
                    .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
     memcpy(o.batch, a->batch, sizeof o.batch);
     tune_report *rep = NULL;
@@ -300,6 +340,7 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
     printf("tuned %s: %d module%s x bucket\n", a->model, rep->n, rep->n == 1 ? "" : "s");
     for (int i = 0; i < rep->n; i++) print_module(s->r, &rep->mods[i]);
     print_checks(rep);
+    print_accuracy(rep);
     print_summary(s->r, rep);
     if (rep->cache_on)
         printf("cache: %d candidate%s from the cache, %d run, in %s\n", rep->cached,

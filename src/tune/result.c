@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tune/accuracy.h"
 #include "tune/report.h"
 
 void tune_report_free(tune_report *r)
@@ -32,6 +33,13 @@ double check_plan_median(const tune_check *c, int p)
     int n = c->n_procs < CHECK_MAX_PROCS ? c->n_procs : CHECK_MAX_PROCS;
     memcpy(m, c->plans[p].median, sizeof m[0] * (size_t)n);
     return profile_median(m, n);
+}
+
+/* An SQNR: "inf" for identical outputs (JSON has no infinity), else a number. */
+static void sqnr_json(json_w *w, const char *key, double db)
+{
+    if (isinf(db) && db > 0) json_str(w, key, "inf");
+    else json_num(w, key, db);
 }
 
 static void cand_json(json_w *w, const tune_cand *c, bool chosen)
@@ -68,8 +76,7 @@ static void cand_json(json_w *w, const tune_cand *c, bool chosen)
         json_null(w, "sqnr_db");
     } else {
         json_num(w, "max_rel_err", c->max_rel);
-        if (isinf(c->sqnr_db) && c->sqnr_db > 0) json_str(w, "sqnr_db", "inf"); /* identical */
-        else json_num(w, "sqnr_db", c->sqnr_db);
+        sqnr_json(w, "sqnr_db", c->sqnr_db);
     }
     if (c->min_sqnr > 0) json_num(w, "min_sqnr_db", c->min_sqnr); /* a quantised variant's bound */
     json_num(w, "trial_s", c->secs);
@@ -97,6 +104,75 @@ static void check_json(json_w *w, const tune_check *c)
         json_end(w);
         json_num(w, "model_ms", check_plan_median(c, p) * 1e3);
         json_num(w, "tuned_over_this", cp->ratio);
+        json_end(w);
+    }
+    json_end(w);
+    json_end(w);
+}
+
+static void figures_json(json_w *w, const char *key, const acc_figures *f)
+{
+    if (!f->ran) {
+        json_null(w, key);
+        return;
+    }
+    json_arr(w, key);
+    for (int j = 0; j < f->n_outs; j++) {
+        const acc_out *o = &f->outs[j];
+        json_obj(w, NULL);
+        json_str(w, "output", o->name);
+        json_num(w, "max_abs_err", o->max_abs);
+        json_num(w, "max_rel_err", o->max_rel);
+        sqnr_json(w, "sqnr_db", acc_sqnr(o));
+        json_int(w, "nonfinite", o->n_nonfinite);
+        json_bool(w, "classifier", o->classifier);
+        if (o->classifier) {
+            json_int(w, "rows", o->rows);
+            json_num(w, "top1_agreement", 1 - acc_top1_off(o));
+        } else {
+            json_null(w, "rows");
+            json_null(w, "top1_agreement");
+        }
+        json_end(w);
+    }
+    json_end(w);
+}
+
+/* "accuracy": the budget and the guard's figures per bucket, or null when
+ * the guard did not run. */
+static void accuracy_json(json_w *w, const tune_report *r)
+{
+    if (!r->n_acc) {
+        json_null(w, "accuracy");
+        return;
+    }
+    const acc_budget *b = &r->budget;
+    char text[160];
+    acc_budget_str(b, text, sizeof text);
+    json_obj(w, "accuracy");
+    json_obj(w, "budget");
+    json_str(w, "text", text);
+    if (b->has_sqnr) json_num(w, "min_sqnr_db", b->min_sqnr_db);
+    else json_null(w, "min_sqnr_db");
+    if (b->has_top1) json_num(w, "max_top1_disagreement", b->max_top1);
+    else json_null(w, "max_top1_disagreement");
+    if (b->has_abs) json_num(w, "max_abs_err", b->max_abs);
+    else json_null(w, "max_abs_err");
+    json_end(w);
+    json_arr(w, "buckets");
+    for (int i = 0; i < r->n_acc; i++) {
+        const tune_accuracy *a = &r->acc[i];
+        json_obj(w, NULL);
+        json_int(w, "batch", a->batch);
+        json_int(w, "sample_batches", a->n_batches);
+        json_int(w, "rows", a->rows);
+        json_bool(w, "fits", a->fits);
+        json_bool(w, "failed", a->failed);
+        json_int(w, "walked_back", a->n_walked);
+        json_str(w, "note", a->note);
+        json_num(w, "check_s", a->secs);
+        figures_json(w, "as_tuned", &a->tuned);
+        figures_json(w, "final", &a->final);
         json_end(w);
     }
     json_end(w);
@@ -138,6 +214,7 @@ void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
         json_bool(w, "all_failed", tm->all_failed);
         if (tm->untuned[0]) json_str(w, "untuned", tm->untuned); /* why it was not tuned */
         else json_null(w, "untuned");
+        json_bool(w, "walked_back", tm->walked_back);
         json_str(w, "why", tm->why);
         json_end(w);
     }
@@ -145,5 +222,6 @@ void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
     json_arr(w, "plan_checks");
     for (int i = 0; i < r->n_checks; i++) check_json(w, &r->checks[i]);
     json_end(w);
+    accuracy_json(w, r);
     json_end(w);
 }

@@ -50,6 +50,9 @@ typedef struct tune_module {
      * its candidates at every bucket (plan_build.c); then the plan is this
      * module alone. */
     bool whole;
+    /* The end-to-end accuracy guard (tune/accuracy.h) took its quantised
+     * choice back to its best float32 candidate; why says so. */
+    bool walked_back;
 } tune_module;
 
 /* The whole-plan check at one bucket (tune/plan_check.h): the model run
@@ -88,6 +91,47 @@ typedef struct tune_check {
     double secs;                /* wall time of the check */
 } tune_check;
 
+/* The end-to-end accuracy guard (tune/accuracy.h): the whole model on a
+ * bucket's plan against the float32 reference on every tuning sample. */
+#define ACC_MAX_OUTS 16
+
+/* The budget (--accuracy-budget); a bound is judged when its has_ is set. */
+typedef struct acc_budget {
+    bool has_sqnr, has_top1, has_abs;
+    double min_sqnr_db; /* every float output's SQNR over all samples at least this */
+    double max_top1;    /* share 0..1 of a classifier output's rows whose top-1 may differ */
+    double max_abs;     /* every float output's largest |cand - ref| at most this */
+} acc_budget;
+
+/* One model output over every sample. */
+typedef struct acc_out {
+    char name[64];
+    double max_abs, max_rel;
+    double sig, noise;    /* sum ref^2 and sum (ref - cand)^2 over the samples */
+    int64_t n_nonfinite;  /* NaN/Inf where the reference is finite */
+    bool classifier;      /* 2-D [batch, classes] float: top-1 is compared */
+    int64_t rows, top1_same;
+} acc_out;
+
+typedef struct acc_figures {
+    bool ran;
+    int n_outs;           /* the model's float tensor outputs, the first ACC_MAX_OUTS */
+    acc_out outs[ACC_MAX_OUTS];
+} acc_figures;
+
+typedef struct tune_accuracy {
+    int batch;
+    int n_batches;
+    int64_t rows;         /* sample rows the batches hold (cycled rows counted again) */
+    acc_figures tuned;    /* the plan as the tune and the check left it */
+    acc_figures final;    /* after walking back (the same when nothing was) */
+    bool fits;            /* final meets the budget (true without one) */
+    bool failed;          /* a run failed: the plan is kept, note says why */
+    int n_walked;
+    char note[512];
+    double secs;
+} tune_accuracy;
+
 typedef struct tune_report {
     int n;
     tune_module *mods;
@@ -98,6 +142,9 @@ typedef struct tune_report {
     int cache_warnings;       /* unusable folder, corrupt entries, failed writes */
     int n_checks;             /* one per bucket when tune_opts.plan_check */
     tune_check checks[16];
+    acc_budget budget;        /* tune_opts.accuracy_budget (nothing set: none) */
+    int n_acc;                /* one per bucket when quantised variants or a budget were asked */
+    tune_accuracy acc[16];
 } tune_report;
 
 void tune_report_free(tune_report *r);

@@ -13,6 +13,7 @@
 #include "kernels/gemm_tuned.h"
 #include "exec/exec.h"
 #include "kernels/qgemm.h"
+#include "tune/accuracy.h"
 #include "tune/cache.h"
 #include "tune/choice.h"
 #include "tune/isolate.h"
@@ -850,6 +851,42 @@ static ait_status quant_check(const char *list, ait_error *e)
     return AIT_OK;
 }
 
+/* The accuracy guard at every bucket (tune/accuracy.h), on the plan as
+ * the modules' choices, the check and whole_settle left it: every sample
+ * batch at the bucket (the validation cap does not apply). */
+static ait_status accuracy_pass(tune_ctx *x, const int *buckets, int nb, int n_tm, ait_error *e)
+{
+    tune_report *r = x->rep;
+    ait_status s = AIT_OK;
+    for (int bi = 0; s == AIT_OK && bi < nb && r->n_acc < 16; bi++) {
+        s = make_batches(x->m, x->o->samples, buckets[bi], 0, &x->batches, &x->n_batches,
+                         &x->n_groups, e);
+        tensor ***in = s == AIT_OK ? calloc((size_t)x->n_batches + 1, sizeof *in) : NULL;
+        if (s == AIT_OK && !in) s = err_set(e, AIT_E_NOMEM, "out of memory");
+        for (int k = 0; s == AIT_OK && k < x->n_batches; k++) in[k] = x->batches[k].inputs;
+        log_msg(&x->o->log, AIT_LOG_PROGRESS, "tune: end-to-end accuracy @ batch %d: %d sample "
+                "batch%s against the reference", buckets[bi], x->n_batches,
+                x->n_batches == 1 ? "" : "es");
+        if (s == AIT_OK)
+            s = acc_guard_bucket(x->m, x->insp, x->o, &r->budget, &r->mods[bi * n_tm], n_tm,
+                                 x->whole, (tensor *const *const *)in, x->n_batches,
+                                 &r->acc[r->n_acc++], e);
+        free(in);
+        batches_free(x->m, x->batches, x->n_batches);
+        x->batches = NULL;
+        x->n_batches = 0;
+    }
+    return s;
+}
+
+/* Sample rows in all (a sample's size along its first batch axis). */
+static int64_t sample_rows_all(const ait_model *m, const sample_set *set)
+{
+    int64_t n = 0;
+    for (int i = 0; i < set->n; i++) n += sample_rows(m, &set->s[i]);
+    return n;
+}
+
 ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts *o,
                     tune_report **out, ait_error *e)
 {
@@ -866,6 +903,17 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     if (o->backends && (o->n_backends < 1 || strcmp(o->backends[0]->name, "reference")))
         return err_set(e, AIT_E_INVALID_ARG, "tune: the first backend must be the reference");
     TRY(quant_check(o->quant, e));
+    acc_budget budget;
+    if (acc_budget_parse(o->accuracy_budget, &budget, e) != AIT_OK)
+        return err_prefix(e, "tune: accuracy budget '%s': ", o->accuracy_budget);
+    bool guard = (o->quant && *o->quant && strcmp(o->quant, "none")) || budget.has_sqnr ||
+                 budget.has_top1 || budget.has_abs;
+    int64_t rows = sample_rows_all(m, o->samples);
+    if (guard && rows < ACC_MIN_ROWS)
+        log_msg(&o->log, AIT_LOG_WARN, "tune: %lld tuning sample row%s: the end-to-end accuracy "
+                "figures (and any calibration) rest on %s alone; give at least %d (--data) for "
+                "them to mean much", (long long)rows, rows == 1 ? "" : "s",
+                rows == 1 ? "it" : "them", ACC_MIN_ROWS);
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
     bool whole = whole_wanted(o, m, insp);
     int n_tm = n_mod + whole; /* the whole module last at each bucket */
@@ -881,6 +929,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         free(have);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
+    r->budget = budget;
     *x = (tune_ctx){.m = m, .insp = insp, .o = o, .rep = r,
                     .prog = {.o = o, .n_steps = n_tm * nb, .t0 = now_sec()}};
     cpu_model(x->cpu, sizeof x->cpu);
@@ -925,6 +974,7 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         x->n_batches = 0;
     }
     if (s == AIT_OK) whole_settle(r);
+    if (s == AIT_OK && guard) s = accuracy_pass(x, buckets, nb, n_tm, e);
     log_msg(&o->log, AIT_LOG_PROGRESS, "%s", ""); /* the status line is done */
     r->cache_on = x->cache.on;
     if (x->cache.on) snprintf(r->cache_dir, sizeof r->cache_dir, "%s", x->cache.dir);

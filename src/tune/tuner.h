@@ -70,6 +70,12 @@ typedef struct tune_opts {
      * min_sqnr > 0 replaces each variant's own SQNR bound (dB). */
     const char *quant;
     double min_sqnr;
+    /* The end-to-end accuracy budget (tune/accuracy.h, acc_budget_parse's
+     * syntax: "sqnr=30,top1=1%"); NULL/""/"none": figures only. With quant
+     * or a budget, each bucket's final plan runs whole against the float32
+     * reference on every sample, and a plan missing the budget is walked
+     * back module by module. */
+    const char *accuracy_budget;
     /* The backends candidates come from, in order (the first must be the
      * baseline's); NULL: the registry. Tests pass their own. */
     const backend *const *backends;

@@ -118,6 +118,8 @@ static ait_status compare_seqs(const tensor *ref, const tensor *cand, const tole
         m->max_rel = fmax(m->max_rel, im.max_rel);
         m->atol_scale = fmax(m->atol_scale, im.atol_scale);
         m->sqnr_db = fmin(m->sqnr_db, im.sqnr_db);
+        m->sig += im.sig;
+        m->noise += im.noise;
     }
     if (cand->n_items != ref->n_items) {
         m->n_off = m->numel > 0 ? m->numel : 1;
@@ -178,6 +180,8 @@ ait_status compare_tensors(const tensor *ref, const tensor *cand, const toleranc
         }
     }
     m->share_off = n ? (double)m->n_off / (double)n : 0;
+    m->sig = sig;
+    m->noise = noise;
     /* Equal outputs have no noise at all: +inf, not log10(x/0)'s division. */
     if (noise == 0) m->sqnr_db = INFINITY;
     else if (sig == 0) m->sqnr_db = -INFINITY;

@@ -60,6 +60,7 @@ typedef struct out_metrics {
     double share_off;    /* n_off / numel (0 for an empty tensor) */
     double atol_scale;   /* S above */
     double sqnr_db;      /* 10 log10(sum ref^2 / sum (ref - cand)^2); +INFINITY if equal */
+    double sig, noise;   /* those two sums, so that SQNR over several runs can be summed */
 } out_metrics;
 
 typedef struct verdict {

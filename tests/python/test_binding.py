@@ -72,6 +72,13 @@ def test_tune_selects_and_quantises(torch_model):
     assert [r["module"] for r in rep.rows] == ["fc1"]
     with pytest.raises(ait.Error, match="int9"):
         ait.tune(path, {"x": x}, quant="int9", **FAST)
+    # the end-to-end budget reaches the library: a good one tunes, a bad one
+    # is refused naming the term
+    rep = ait.tune(path, {"x": x}, select="fc1", plan_check=False, quant="int8dq",
+                   accuracy_budget="sqnr=1", **FAST)
+    assert [r["module"] for r in rep.rows] == ["fc1"]
+    with pytest.raises(ait.Error, match="accuracy budget 'sqnr=x': bad term 'sqnr=x'"):
+        ait.tune(path, {"x": x}, quant="int8dq", accuracy_budget="sqnr=x", **FAST)
     with pytest.raises(ait.Error, match="nope"):
         ait.tune(path, {"x": x}, select="nope", **FAST)
 

@@ -1,6 +1,7 @@
 /* The tuner's building blocks: validation verdicts and metrics, profiling
  * on a fake clock (no real work is timed), each strategy's choice on fixed
- * timings, and isolation of crashing, hanging, failing and good children. */
+ * timings, isolation of crashing, hanging, failing and good children, and
+ * the end-to-end accuracy guard's budget, figures and verdicts. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "tune/accuracy.h"
 #include "tune/choice.h"
 #include "tune/isolate.h"
 #include "tune/plan_check.h"
@@ -187,6 +189,106 @@ static void test_int_and_half(void **st)
     for (int i = 0; i < 3; i++) hr[i] = f32_to_f16(1.0f + i), hc[i] = f32_to_f16((1.0f + i) * 1.001f);
     assert_true(check(r, c, NULL, NULL).pass); /* within float16's rtol 1e-2 */
     test_tensor_free(r), test_tensor_free(c);
+}
+
+/* ---- the end-to-end accuracy guard --------------------------------------- */
+
+static void test_budget_parse(void **st)
+{
+    acc_budget b;
+    ait_error e = {0};
+    char text[160];
+    assert_int_equal(acc_budget_parse("sqnr=30,top1=1%,abs=0.5", &b, &e), AIT_OK);
+    assert_true(b.has_sqnr && b.has_top1 && b.has_abs);
+    assert_true(b.min_sqnr_db == 30 && fabs(b.max_top1 - 0.01) < 1e-15 && b.max_abs == 0.5);
+    acc_budget_str(&b, text, sizeof text);
+    assert_string_equal(text, "SQNR >= 30 dB, top-1 disagreement <= 1%, max abs error <= 0.5");
+    assert_int_equal(acc_budget_parse("top1=0.02,sqnr=25.5dB", &b, &e), AIT_OK);
+    assert_true(b.has_sqnr && b.min_sqnr_db == 25.5 && b.max_top1 == 0.02 && !b.has_abs);
+    for (int k = 0; k < 3; k++) { /* no bound at all */
+        const char *none[] = {NULL, "", "none"};
+        assert_int_equal(acc_budget_parse(none[k], &b, &e), AIT_OK);
+        assert_false(b.has_sqnr || b.has_top1 || b.has_abs);
+    }
+    acc_budget_str(&b, text, sizeof text);
+    assert_string_equal(text, "none");
+    const char *bad[] = {"junk", "sqnr", "sqnr=", "sqnr=x", "sqnr=-3", "sqnr=0", "top1=1.5",
+                         "top1=200%", "abs=0", "sqnr=30,sqnr=31", "sqnr=30,", ",", "SQNR=30",
+                         "sqnr=30dBm", "abs=inf", "none,sqnr=30"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        e.msg[0] = 0;
+        assert_int_equal(acc_budget_parse(bad[k], &b, &e), AIT_E_INVALID_ARG);
+        assert_non_null(strstr(e.msg, "sqnr=DB"));
+    }
+    assert_int_equal(acc_budget_parse("sqnr=30,sqnr=31", &b, &e), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "repeated 'sqnr=31'"));
+}
+
+/* Rows of [3, 4] logits: the reference's top-1 at column r % 4. */
+static tensor *logits(float bump_row1_col3)
+{
+    const int64_t d[] = {3, 4};
+    tensor *t = test_tensor(AIT_F32, 2, d);
+    float *p = t->data;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++) p[r * 4 + c] = c == r % 4 ? 2.0f : 0.5f * (float)c - 1.0f;
+    p[1 * 4 + 3] += bump_row1_col3;
+    return t;
+}
+
+static void test_acc_figures(void **st)
+{
+    tensor *r = logits(0), *c = logits(1.5f); /* row 1: 0.5 + 1.5 = 2.0 ties, first wins: same */
+    ait_error e = {0};
+    port_spec batch_port = {.output = true, .axes = {.rank = 2, .kind = {AXIS_BATCH, AXIS_STATIC}}};
+    port_spec static_port = {.output = true, .axes = {.rank = 2}};
+    assert_true(acc_classifier(r, &batch_port, false));
+    assert_true(acc_classifier(r, &static_port, true)); /* one batch size: cannot tell */
+    assert_false(acc_classifier(r, &static_port, false)); /* axis 0 known not to be the batch */
+    acc_out o = {.classifier = true};
+    snprintf(o.name, sizeof o.name, "logits");
+    assert_int_equal(acc_add(r, c, &o, &e), AIT_OK);
+    assert_true(o.rows == 3 && o.top1_same == 3);
+    assert_true(fabs(o.max_abs - 1.5) < 1e-12 && o.noise == 1.5 * 1.5);
+    test_tensor_free(c);
+    c = logits(2.0f); /* row 1 now picks column 3 */
+    assert_int_equal(acc_add(r, c, &o, &e), AIT_OK);
+    assert_true(o.rows == 6 && o.top1_same == 5 && o.max_abs == 2.0);
+    double sig = 0;
+    for (int i = 0; i < 12; i++) sig += (double)((float *)r->data)[i] * ((float *)r->data)[i];
+    assert_true(fabs(o.sig - 2 * sig) < 1e-9);
+    assert_true(fabs(acc_sqnr(&o) - 10 * log10(2 * sig / (2.25 + 4))) < 1e-9);
+    assert_true(fabs(acc_top1_off(&o) - 1.0 / 6) < 1e-12);
+
+    acc_figures f = {.ran = true, .n_outs = 1, .outs = {o}};
+    acc_budget b = {0};
+    char why[320];
+    assert_true(acc_fits(&b, &f, why, sizeof why)); /* no budget */
+    acc_budget_parse("top1=20%", &b, &e);
+    assert_true(acc_fits(&b, &f, why, sizeof why)); /* 16.7% off */
+    acc_budget_parse("top1=10%", &b, &e);
+    assert_false(acc_fits(&b, &f, why, sizeof why));
+    assert_non_null(strstr(why, "top-1 disagreement 16.67% (1 of 6 rows) > budget 10% on output 'logits'"));
+    acc_budget_parse("sqnr=40", &b, &e);
+    assert_false(acc_fits(&b, &f, why, sizeof why));
+    assert_non_null(strstr(why, "dB < budget 40 dB on output 'logits'"));
+    acc_budget_parse("abs=1", &b, &e);
+    assert_false(acc_fits(&b, &f, why, sizeof why));
+    assert_non_null(strstr(why, "max abs error 2 > budget 1"));
+    f.outs[0].n_nonfinite = 1;
+    acc_budget_parse("abs=10", &b, &e);
+    assert_false(acc_fits(&b, &f, why, sizeof why));
+    assert_non_null(strstr(why, "NaN/Inf"));
+
+    /* a shape that differs is an error naming the output */
+    const int64_t d[] = {4, 3};
+    tensor *w = test_tensor(AIT_F32, 2, d);
+    assert_int_equal(acc_add(r, w, &o, &e), AIT_E_SHAPE);
+    assert_non_null(strstr(e.msg, "output 'logits'"));
+    acc_out same = {0};
+    assert_int_equal(acc_add(r, r, &same, &e), AIT_OK);
+    assert_true(isinf(acc_sqnr(&same)) && acc_sqnr(&same) > 0 && same.rows == 0);
+    test_tensor_free(w), test_tensor_free(r), test_tensor_free(c);
 }
 
 /* ---- profiling ---------------------------------------------------------- */
@@ -795,6 +897,8 @@ int main(void)
         cmocka_unit_test(test_structure_mismatch),
         cmocka_unit_test(test_sqnr_and_quantised),
         cmocka_unit_test(test_int_and_half),
+        cmocka_unit_test(test_budget_parse),
+        cmocka_unit_test(test_acc_figures),
         cmocka_unit_test(test_profile_converges),
         cmocka_unit_test(test_profile_cap_and_spread),
         cmocka_unit_test(test_profile_failure_and_opts),

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""Driver of `bench/run --quant` (which installs, builds and exports first):
+issue 14's peers, side by side in one run. Per model (mlp, bert), one
+thread:
+  ait     `ait tune --quant V` (strategy max-throughput, batch sizes 1,8) for
+          each variant V of VARIANTS, and the float32 tune (f32);
+  ort     ONNX Runtime on the float model (f32), and on the model quantised
+          dynamic int8 as onnxruntime's quantize_dynamic does it
+          (bench/ort_quant.py): per-tensor weights (int8, the tool's default)
+          and per-channel (int8pc);
+  torch   PyTorch 1.13 eager float32, torch.ao.quantization.quantize_dynamic
+          (int8) and autocast bfloat16 (bf16) (bench/torch_runner.py).
+Per batch every engine's outputs are compared with the float32 reference
+(PyTorch's outputs written at export): largest absolute error, SQNR, and
+top-1 agreement for a [batch, classes] output; then interleaved rounds
+(models.interleave). The target: ait int8 (int8dq) at most 0.8x ORT int8's
+latency with an error no larger (max abs error and SQNR).
+Adds the section "quant" to OUT/results.json and its section to
+OUT/RESULTS.md (bench/report.write_section; other sections are kept).
+
+usage: /usr/bin/python3 bench/quant.py --out DIR --models-dir DIR --bin-dir DIR
+         [--models mlp,bert] [--batch 1,8] [--command CMD] [--reuse]
+--reuse takes the artifacts an earlier run left in build-bench/quant instead of tuning.
+Exits 1 on broken plumbing (a tune, quantisation or runner that fails);
+never because ait is slower or less accurate."""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+import ort_quant  # noqa: E402
+import report  # noqa: E402
+import sysinfo  # noqa: E402
+import tuned  # noqa: E402
+from runner import Runner, RunnerError  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+MODELS = ("mlp", "bert")
+THREADS = 1
+VARIANTS = ("int8dq", "bf16", "int8wo", "int4wo")
+# short profiles and no whole-plan check: five tunes per model on a shared 2-core machine
+TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "2", "--window", "5",
+             "--cap", "15", "--no-whole", "--no-plan-check", "--no-cache"]
+# interleaving order: ait first, then the peers
+ENGINES = (["ait:f32"] + [f"ait:{v}" for v in VARIANTS] +
+           ["ort:f32", "ort:int8", "ort:int8pc", "torch:f32", "torch:int8", "torch:bf16"])
+TARGET = 0.8  # ait int8 / ORT int8 latency
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def errors(got, ref):
+    """Per output both have: max abs error, SQNR dB, top-1 agreement of a [batch, classes] output;
+    the worst over the outputs (None when an output is missing or its shape differs)."""
+    worst = {"max_abs": 0.0, "sqnr_db": float("inf"), "top1": None}
+    for name, w in ref.items():
+        g = got.get(name)
+        if g is None or g.shape != w.shape:
+            return None
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        noise = float(((w64 - g64) ** 2).sum())
+        sq = float("inf") if noise == 0 else 10 * np.log10(float((w64 ** 2).sum()) / noise)
+        worst["max_abs"] = max(worst["max_abs"], float(np.abs(w64 - g64).max()) if w.size else 0.0)
+        worst["sqnr_db"] = min(worst["sqnr_db"], sq)
+        if w.ndim == 2 and w.shape[1] >= 2:
+            agree = float((w.argmax(1) == g.argmax(1)).mean())
+            worst["top1"] = agree if worst["top1"] is None else min(worst["top1"], agree)
+    return worst
+
+
+def quantise_ort(cfg, name):
+    """NAME.int8.onnx and NAME.int8pc.onnx beside the model; their records."""
+    out = {}
+    for label, pc in (("int8", False), ("int8pc", True)):
+        path = os.path.join(cfg["art_dir"], f"{name}.ort-{label}.onnx")
+        m = onnx.load(os.path.join(cfg["model_dir"], name + ".onnx"))
+        n = ort_quant.quantise(m, per_channel=pc)
+        onnx.save(m, path)
+        out[label] = {"path": path, "quantised": n, "bytes": os.path.getsize(path)}
+    return out
+
+
+def quantised_of(tuning):
+    """Per bucket ("1", "8"): how many modules of a tune's JSON chose a quantised candidate."""
+    out = {}
+    for m in tuning.get("modules", []):
+        if m.get("whole"):
+            continue
+        q = any(c["chosen"] and c["variant"] in VARIANTS + ("int4wo-64", "int4wo-128")
+                for c in m["candidates"])
+        out[str(m["batch"])] = out.get(str(m["batch"]), 0) + q
+    return out
+
+
+def tune_all(cfg, name):
+    """The ait artifacts: f32 and one per variant; each record with the tune's end-to-end
+    accuracy figures and how many modules run quantised."""
+    arts = {}
+    for v in ("f32",) + VARIANTS:
+        args = TUNE_ARGS + ([] if v == "f32" else ["--quant", v])
+        path = os.path.join(cfg["art_dir"], f"{name}.q-{v}.ait")
+        if cfg.get("reuse") and os.path.exists(path):  # --reuse: the artifact of an earlier run
+            a = arts[v] = {"path": os.path.relpath(path, ROOT), "ok": True, "error": None,
+                           "tune_s": 0, "reused": True, "bytes": os.path.getsize(path)}
+        else:
+            a = arts[v] = tuned.tune(cfg, name, f"q-{v}", "max-throughput", args)
+        if a["ok"]:
+            show = subprocess.run([cfg["ait"], "show", os.path.join(ROOT, a["path"]), "--json"],
+                                  capture_output=True, text=True, timeout=600)
+            tun = json.loads(show.stdout).get("tuning") or {}
+            a["accuracy"] = tun.get("accuracy")
+            a["quantised"] = quantised_of(tun)
+            a["modules"] = len({m["path"] for m in tun.get("modules", []) if not m.get("whole")})
+            a.pop("trials", None)  # every candidate of every module: in the artifact already
+        log(f"  tune {name} {v}: " + (f"{a['tune_s']:.0f} s, {a['bytes'] / 1e6:.1f} MB, quantised modules "
+                                      f"{a.get('quantised')}" if a["ok"] else f"FAILED: {a['error']}"))
+    return arts
+
+
+def argv_for(cfg, engine, name, indir, arts, ort):
+    kind, v = engine.split(":")
+    if kind == "ait":
+        return [cfg["ait_runner"], os.path.join(ROOT, arts[v]["path"]), indir, str(THREADS)]
+    if kind == "ort":
+        model = os.path.join(cfg["model_dir"], name + ".onnx") if v == "f32" else ort[v]["path"]
+        return ["node", os.path.join(BENCH, "ort_runner.js"), model, indir, str(THREADS)]
+    return ["/usr/bin/python3", os.path.join(BENCH, "torch_runner.py"), name, indir, str(THREADS), v]
+
+
+def run_case(cfg, name, batch, arts, ort):
+    tag = f"b{batch}"
+    work = os.path.join(cfg["work_dir"], f"quant.{name}.{tag}")
+    indir, ref = models.prepare_case(os.path.join(cfg["model_dir"], f"{name}.bench.{tag}"), work)
+    row = {"name": name, "batch": batch, "engines": {}, "loadavg": sysinfo.loadavg()}
+    runners = {}
+    for e in ENGINES:
+        info = row["engines"][e] = {"ok": False, "error": None}
+        kind, v = e.split(":")
+        if kind == "ait" and not arts[v]["ok"]:
+            info["error"] = f"no artifact: {arts[v]['error']}"
+            continue
+        try:
+            r = Runner(e, argv_for(cfg, e, name, indir, arts, ort),
+                       models.engine_env("torch" if kind == "torch" else kind, cfg, THREADS), cfg["timeout"])
+            odir = os.path.join(work, "out." + e.replace(":", "."))
+            os.makedirs(odir)
+            r.outputs(odir)
+            err = errors(models.load_dir(odir), ref)
+            if err is None:
+                info["error"] = "outputs missing or of another shape than the reference's"
+                r.close()
+                continue
+            info.update(err, ok=True)
+            runners[e] = r
+        except RunnerError as err:
+            info["error"] = str(err)
+    models.time_and_close(cfg, runners, row["engines"])
+    shutil.rmtree(work, ignore_errors=True)
+    ort8 = row["engines"]["ort:int8"]
+    for e, info in row["engines"].items():
+        if "median_ms" in info and "median_ms" in ort8:
+            info["vs_ort_int8"] = info["median_ms"] / ort8["median_ms"]
+    log(f"  {name} b{batch}: " + ", ".join(
+        f"{e} {i['median_ms']:.3f} ms {i['sqnr_db']:.1f} dB" if "median_ms" in i else f"{e} FAILED"
+        for e, i in row["engines"].items()))
+    return row
+
+
+def verdict(row, art):
+    """The target of the row: ait int8dq (its artifact's record art) against ORT int8 (per-tensor,
+    quantize_dynamic's default)."""
+    a, o = row["engines"]["ait:int8dq"], row["engines"]["ort:int8"]
+    if "median_ms" not in a or "median_ms" not in o:
+        return "not measured"
+    if not (art.get("quantised") or {}).get(str(row["batch"])):
+        return (f"{a['median_ms'] / o['median_ms']:.2f}x ORT int8, but the int8dq tune kept every "
+                "module on float32 (its int8dq candidates were slower), so this row is ait float32 "
+                "against ORT int8: target missed")
+    r = a["median_ms"] / o["median_ms"]
+    fast = r <= TARGET
+    acc = a["max_abs"] <= o["max_abs"] and a["sqnr_db"] >= o["sqnr_db"]
+    return (f"{r:.2f}x ORT int8: latency target (<= {TARGET}x) {'met' if fast else 'missed'}; "
+            f"error {'no larger' if acc else 'LARGER'} (max abs {a['max_abs']:.3g} vs {o['max_abs']:.3g}, "
+            f"SQNR {a['sqnr_db']:.1f} vs {o['sqnr_db']:.1f} dB)")
+
+
+def fmt(v, f):
+    return "-" if v is None else ("inf" if v == float("inf") else f.format(v))
+
+
+def section(q):
+    lines = ["## Quantised models against ONNX Runtime int8 and PyTorch int8 (issue 14)", "",
+             f"{q['date']}, `{q['command']}` ({q['elapsed_s']:.0f} s), one thread, load average "
+             f"{q['loadavg_start']} at the start and {q['loadavg_end']} at the end (a shared 2-core "
+             "machine: ratios from interleaved rounds in one run, not absolute times).", "",
+             "ait: `ait tune MODEL --data MODEL.bench.b1.in.npz " + " ".join(TUNE_ARGS) +
+             " --strategy max-throughput --quant V` per variant (f32: no --quant); the plan "
+             "may keep a module on float32 where that is faster. ORT int8: the model quantised "
+             "as onnxruntime's `quantize_dynamic` does (DynamicQuantizeLinear + MatMulInteger + "
+             "scale Mul, symmetric int8 weights, per-tensor; int8pc per-channel; "
+             "bench/ort_quant.py, which also quantises Gemm, left float by the tool). PyTorch: "
+             "`torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, qint8)` and autocast "
+             "bfloat16. Error: against PyTorch's float32 outputs, the worst output: largest "
+             "absolute error, SQNR, top-1 agreement of a [batch, classes] output.", ""]
+    for name, arts in q["artifacts"].items():
+        lines.append(f"ait artifacts of {name}: " + "; ".join(
+            f"{v}: {a['bytes'] / 1e6:.2f} MB, {a.get('quantised')} of {a.get('modules')} modules quantised"
+            if a["ok"] else f"{v}: FAILED ({a['error']})" for v, a in arts.items()) + ". ORT int8 models: " +
+            "; ".join(f"{k}: {o['quantised']} MatMul/Gemm, {o['bytes'] / 1e6:.2f} MB"
+                      for k, o in q["ort"][name].items()) + ".")
+        lines.append("")
+    for row in q["rows"]:
+        lines += [f"### {row['name']}, batch {row['batch']} (load {row['loadavg']})", "",
+                  "| engine | median ms | / ORT int8 | max abs err | SQNR dB | top-1 agreement |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for e, i in row["engines"].items():
+            if not i["ok"]:
+                lines.append(f"| {e} | failed: {i['error']} | | | | |")
+                continue
+            lines.append(f"| {e} | {fmt(i.get('median_ms'), '{:.3f}')} | {fmt(i.get('vs_ort_int8'), '{:.2f}x')} | "
+                         f"{fmt(i['max_abs'], '{:.3g}')} | {fmt(i['sqnr_db'], '{:.1f}')} | "
+                         f"{fmt(None if i['top1'] is None else i['top1'] * 100, '{:.1f}%')} |")
+        lines += ["", f"ait int8dq: {verdict(row, q['artifacts'][row['name']]['int8dq'])}.", ""]
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models-dir", required=True)
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--command", default="bench/run --quant")
+    ap.add_argument("--reuse", action="store_true", help="take the artifacts of an earlier run")
+    a = ap.parse_args()
+    names = [n for n in a.models.split(",") if n]
+    if any(n not in MODELS for n in names):
+        sys.exit(f"bench --quant: models are {', '.join(MODELS)}")
+    batches = [int(b) for b in a.batch.split(",") if b]
+    if any(b not in (1, 8) for b in batches):
+        sys.exit("bench --quant: batch sizes are 1 and 8 (the exported bench cases)")
+    cfg = models.driver_cfg("bench --quant", a.models_dir, a.bin_dir, "quant",
+                            os.path.join(ROOT, "build", "ait"), warmup=3, round_s=0.2, row_s=8,
+                            min_rounds=3, max_rounds=10, reuse=a.reuse)
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.time()
+    q = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
+         "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg(), "threads": THREADS,
+         "tune_args": TUNE_ARGS, "artifacts": {}, "ort": {}, "rows": []}
+    log(f"bench --quant: load {q['loadavg_start']}")
+    problems = []
+    for name in names:
+        q["ort"][name] = quantise_ort(cfg, name)
+        arts = q["artifacts"][name] = tune_all(cfg, name)
+        problems += [f"tune {name} {v}: {x['error']}" for v, x in arts.items() if not x["ok"]]
+        for b in batches:
+            row = run_case(cfg, name, b, arts, q["ort"][name])
+            q["rows"].append(row)
+            problems += [f"{name} b{b} {e}: {i['error']}" for e, i in row["engines"].items()
+                         if not i["ok"] and e != "torch:bf16"]
+    q["loadavg_end"] = sysinfo.loadavg()
+    q["elapsed_s"] = round(time.time() - t0, 1)
+    q["problems"] = problems
+    models.save_results(a.out, "quant", q)
+    report.write_section(a.out, section(q))
+    log(f"bench --quant: wrote {a.out}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)")
+    for p in problems:
+        log(f"bench --quant: FAILED: {p}")
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
