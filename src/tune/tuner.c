@@ -13,6 +13,7 @@
 #include "kernels/gemm_tuned.h"
 #include "exec/exec.h"
 #include "kernels/qgemm.h"
+#include "tune/buckets.h"
 #include "tune/cache.h"
 #include "tune/choice.h"
 #include "tune/isolate.h"
@@ -869,20 +870,40 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
     bool whole = whole_wanted(o, m, insp);
     int n_tm = n_mod + whole; /* the whole module last at each bucket */
+    int ph_seq[PLAN_MAX_BUCKETS], ph_past[PLAN_MAX_BUCKETS], nph = 1;
+    int *of = calloc((size_t)o->samples->n, sizeof *of);
+    sample *view = calloc((size_t)o->samples->n, sizeof *view);
+    if (!of || !view) {
+        free(of);
+        free(view);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    ait_status s = seq_buckets_find(insp, o->samples, o->seq_buckets, o->n_seq, o->past_buckets,
+                                    o->n_past, ph_seq, ph_past, &nph, of, e);
+    if (s == AIT_OK && nb * nph > PLAN_MAX_BUCKETS)
+        s = err_set(e, AIT_E_UNSUPPORTED, "%s: %d batch buckets x %d sequence and past buckets "
+                    "make more than %d buckets", m->path, nb, nph, PLAN_MAX_BUCKETS);
+    if (s != AIT_OK) {
+        free(of);
+        free(view);
+        return s;
+    }
     tune_report *r = calloc(1, sizeof *r);
     tune_ctx *x = calloc(1, sizeof *x);
     uint8_t(*mdig)[SHA256_BYTES] = calloc((size_t)n_tm, sizeof *mdig);
     bool *have = calloc((size_t)n_tm, sizeof *have);
-    if (r) r->mods = calloc((size_t)(n_tm * nb), sizeof *r->mods);
+    if (r) r->mods = calloc((size_t)(n_tm * nb * nph), sizeof *r->mods);
     if (!r || !r->mods || !x || !mdig || !have) {
         tune_report_free(r);
         free(x);
         free(mdig);
         free(have);
+        free(of);
+        free(view);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
     *x = (tune_ctx){.m = m, .insp = insp, .o = o, .rep = r,
-                    .prog = {.o = o, .n_steps = n_tm * nb, .t0 = now_sec()}};
+                    .prog = {.o = o, .n_steps = n_tm * nb * nph, .t0 = now_sec()}};
     cpu_model(x->cpu, sizeof x->cpu);
     size_t len = strlen(x->cpu);
     if (len + 2 < sizeof x->cpu) {
@@ -890,16 +911,23 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         cpu_features(x->cpu + len, sizeof x->cpu - len);
     }
     cache_open(&x->cache, o->cache_dir, &o->log);
-    ait_status s = exec_create(m->g, NULL, 1, &x->whole, e);
+    s = exec_create(m->g, NULL, 1, &x->whole, e);
     if (s == AIT_OK) exec_keep_values(x->whole); /* module inputs are read after runs */
-    for (int bi = 0; s == AIT_OK && bi < nb; bi++) {
-        s = make_batches(m, o->samples, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
+    for (int q = 0; s == AIT_OK && q < nb * nph; q++) {
+        int bi = q / nph, pi = q % nph;
+        /* A decoder's bucket is tuned on its own samples only. */
+        sample_set sub = {.n_inputs = o->samples->n_inputs, .s = view};
+        for (int i = 0; i < o->samples->n; i++)
+            if (of[i] == pi) view[sub.n++] = o->samples->s[i];
+        s = make_batches(m, &sub, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
                          &x->n_groups, e);
         x->whole_ran = -1;
         for (int k = 0; s == AIT_OK && k < n_mod; k++) {
             tune_module *tm = &r->mods[r->n++];
             tm->module = o->sel && o->sel->n ? o->sel->items[k].module : 0;
             tm->batch = buckets[bi];
+            tm->seq = ph_seq[pi];
+            tm->past = ph_past[pi];
             snprintf(tm->strategy, sizeof tm->strategy, "%s",
                      o->sel && o->sel->n ? o->sel->items[k].strategy : SELECT_DEFAULT_STRATEGY);
             x->prog.step = r->n;
@@ -909,7 +937,8 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         tune_module *wm = NULL;
         if (s == AIT_OK && whole) {
             wm = &r->mods[r->n++];
-            *wm = (tune_module){.module = 0, .batch = buckets[bi], .whole = true};
+            *wm = (tune_module){.module = 0, .batch = buckets[bi], .seq = ph_seq[pi],
+                                .past = ph_past[pi], .whole = true};
             snprintf(wm->strategy, sizeof wm->strategy, "%s", SELECT_DEFAULT_STRATEGY);
             x->prog.step = r->n;
             s = tune_one(x, wm, mdig[n_mod], &have[n_mod], e);
@@ -924,6 +953,8 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         x->batches = NULL;
         x->n_batches = 0;
     }
+    free(of);
+    free(view);
     if (s == AIT_OK) whole_settle(r);
     log_msg(&o->log, AIT_LOG_PROGRESS, "%s", ""); /* the status line is done */
     r->cache_on = x->cache.on;
