@@ -12,8 +12,9 @@ first / median, and that ratio's spread (p25..p75).
 
 usage: bench/first_run.py --before OLD_AIT --after NEW_AIT --data build-data/models \
            [--models gpt2,llama] [--procs 15] [--repeat 50] [--tune]
---tune makes the artifacts first (each binary tunes its own, --no-cache) into
---work (default /tmp/ait-first-run)."""
+--tune makes the artifacts again (else only when missing): each binary tunes its
+own (--batch-sizes 1,2, short profiling, --no-cache) into --work (default
+/tmp/ait-first-run)."""
 import argparse, os, re, shutil, statistics, subprocess, sys
 
 LAT = re.compile(r"latency first run ([0-9.]+) ms, median of \d+ runs ([0-9.]+) ms")
@@ -51,8 +52,11 @@ def main():
         for tag, ait in (("before", a.before), ("after", a.after)):
             arts[tag] = os.path.join(a.work, "%s.%s.ait" % (m, tag))
             if a.tune or not os.path.exists(arts[tag]):
+                # Batch buckets 1 and 2: the decode sample is at batch 1, the
+                # prefill one at 2, so each runs in a bucket of its own batch.
                 subprocess.run([ait, "tune", os.path.join(a.data, m + ".onnx"), "--data", sd,
-                                "--no-cache", "-o", arts[tag]], check=True,
+                                "--batch-sizes", "1,2", "--warmup", "2", "--window", "5",
+                                "--cap", "20", "--no-cache", "-o", arts[tag]], check=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for f in samples:
             r = {"before": [], "after": []}

@@ -309,13 +309,14 @@ static ait_status parse_priming(const json_val *jp, const graph *g, const char *
             int64_t want[AIT_MAX_RANK];
             bucket_dims(p, i, p->buckets[k], want);
             const value *v = &g->vals[g->inputs[i]];
-            char kb[64];
+            char kb[64]; /* "1", or a decoder's "batch 1, seq 1, past 128" */
+            if (p->buckets[k].seq) plan_key_str(p->buckets[k], kb, sizeof kb);
+            else snprintf(kb, sizeof kb, "%d", p->buckets[k].batch);
             if (!prime_ok(ps, v, want))
                 return err_set(e, AIT_E_PARSE, "%s: the manifest's priming shape of input '%s' at "
                                "bucket %s disagrees with the model (dtype, rank, static dims) or "
                                "the bucket (batch, sequence or past axis) or exceeds %lld bytes",
-                               what, v->name, plan_key_str(p->buckets[k], kb, sizeof kb),
-                               (long long)PLAN_PRIME_MAX);
+                               what, v->name, kb, (long long)PLAN_PRIME_MAX);
         }
     }
     return AIT_OK;
