@@ -41,6 +41,11 @@ for k in 0 1; do
     --input "$data/models/gpt2.in.$k.npz" --output-dir "$tmp/o$k"
   same_outputs run-$k-outputs "$tmp/o$k" "$data/models/gpt2.out.$k.npz" 1e-4
 done
+# Greedy decoding on the bucketed artifact (prefill at past 0, then decode at
+# past 4..15) gives PyTorch's tokens (tools/export_models.py).
+read -r prompt want <<<"$(cat "$data/models/gpt2.greedy.txt")"
+check generate 0 "^tokens: ${want//,/ }\$" "$ait" generate "$tmp/g.ait" --prompt-ids "$prompt" \
+  --max-new "$(tr ',' '\n' <<<"$want" | wc -l)"
 # Lists given: the prefill sample (seq 8, past 16) goes to seq 128, past 128.
 check lists 0 "h.0 +1/128/128 " "$ait" tune "$m" --data "$tmp/s" "${fast[@]}" \
   --seq-buckets 1,128,512 --past-buckets 128,512,1024 --select h.0
