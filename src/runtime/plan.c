@@ -90,6 +90,13 @@ ait_status plan_blob_name(int mi, plan_key bucket, const char *name, char *out, 
     return AIT_OK;
 }
 
+int plan_key_cmp(plan_key a, plan_key b)
+{
+    return a.batch != b.batch ? (a.batch < b.batch ? -1 : 1)
+         : a.seq != b.seq     ? (a.seq < b.seq ? -1 : 1)
+         : a.past != b.past   ? (a.past < b.past ? -1 : 1) : 0;
+}
+
 const char *plan_key_str(plan_key k, char *buf, size_t n)
 {
     if (k.seq) snprintf(buf, n, "batch %d, seq %d, past %d", k.batch, k.seq, k.past);
@@ -335,13 +342,6 @@ static bool key_of(const json_val *j, const char *bf, bool seq, plan_key *out)
         return false;
     *out = (plan_key){(int)b, (int)sq, (int)pa};
     return true;
-}
-
-int plan_key_cmp(plan_key a, plan_key b)
-{
-    return a.batch != b.batch ? (a.batch < b.batch ? -1 : 1)
-         : a.seq != b.seq     ? (a.seq < b.seq ? -1 : 1)
-         : a.past != b.past   ? (a.past < b.past ? -1 : 1) : 0;
 }
 
 /* The model input named by j's "input" with j's "axis", an axis the model
