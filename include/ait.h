@@ -521,6 +521,17 @@ typedef struct ait_tune_options {
      * the quantised module with the lowest SQNR first, to float32 until it
      * fits. Fewer than 16 sample rows: a warning (log). */
     const char *accuracy_budget;
+    /* A decoder's buckets (a model whose inspection found a key/value cache
+     * and a sequence axis, ait_inspection_decoder): plans are keyed by
+     * (batch, sequence, past length) and each sample is tuned in its own
+     * bucket: the smallest of these at or above its length, else the
+     * largest. Ascending, at most 16 each; NULL or 0: from the samples
+     * (sequence 1 is the decode bucket, other lengths go to the power of
+     * two at or above). Ignored for other models (batch buckets only). */
+    const int *seq_buckets;
+    int n_seq_buckets;
+    const int *past_buckets;
+    int n_past_buckets;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them
@@ -553,6 +564,7 @@ typedef struct ait_tuning_row {
     double median_sec;      /* of the chosen candidate */
     double speedup;         /* over the baseline */
     const char *why;
+    int seq, past;          /* a decoder's sequence and past buckets; seq 0: none */
 } ait_tuning_row;
 AIT_API ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row *out);
 /* Saves the tuned model as one .ait artifact at path (temporary file, then

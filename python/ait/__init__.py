@@ -351,7 +351,8 @@ class TuneReport:
             r = _lib.TuningRow()
             _check(_L.ait_tuning_row_at(self._h, i, C.byref(r)))
             out.append({"module": _s(r.module), "bucket": r.bucket, "chosen": _s(r.chosen),
-                        "median_ms": r.median_sec * 1e3, "speedup": r.speedup, "why": _s(r.why)})
+                        "median_ms": r.median_sec * 1e3, "speedup": r.speedup, "why": _s(r.why),
+                        "seq": r.seq, "past": r.past})
         return out
 
     def save(self, path):

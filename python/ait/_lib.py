@@ -48,12 +48,15 @@ class TuneOptions(C.Structure):
                 ("margin", C.c_double), ("skip_plan_check", C.c_int), ("cache_dir", C.c_char_p),
                 ("log", LOG_FN), ("log_user", C.c_void_p), ("skip_whole", C.c_int),
                 ("gemm_db", C.c_char_p), ("quant", C.c_char_p), ("min_sqnr", C.c_double),
-                ("accuracy_budget", C.c_char_p)]
+                ("accuracy_budget", C.c_char_p),
+                ("seq_buckets", C.POINTER(C.c_int)), ("n_seq_buckets", C.c_int),
+                ("past_buckets", C.POINTER(C.c_int)), ("n_past_buckets", C.c_int)]
 
 
 class TuningRow(C.Structure):
     _fields_ = [("module", C.c_char_p), ("bucket", C.c_int), ("chosen", C.c_char_p),
-                ("median_sec", C.c_double), ("speedup", C.c_double), ("why", C.c_char_p)]
+                ("median_sec", C.c_double), ("speedup", C.c_double), ("why", C.c_char_p),
+                ("seq", C.c_int), ("past", C.c_int)]
 
 
 P = C.c_void_p

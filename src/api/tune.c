@@ -18,6 +18,24 @@ struct ait_tuning {
     gemm_tuned gemm; /* from opts.gemm_db; the plan points at it until saved */
 };
 
+/* A bucket list of the options: at most 16, ascending, each lo..PLAN_BUCKET_MAX. */
+static ait_status take_buckets(const int *list, int n, int lo, const char *what, int *out,
+                               int *n_out, ait_error *err)
+{
+    *n_out = 0;
+    if (!list || n <= 0) return AIT_OK;
+    if (n > 16)
+        return err_set(err, AIT_E_INVALID_ARG, "ait_tune: %d %s buckets (at most 16)", n, what);
+    for (int i = 0; i < n; i++) {
+        if (list[i] < lo || list[i] > PLAN_BUCKET_MAX || (i && list[i] <= list[i - 1]))
+            return err_set(err, AIT_E_INVALID_ARG, "ait_tune: %s bucket %d (%d) is not above "
+                           "the one before and within %d..%d", what, i, list[i],
+                           i ? list[i - 1] + 1 : lo, PLAN_BUCKET_MAX);
+        out[(*n_out)++] = list[i];
+    }
+    return AIT_OK;
+}
+
 ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning **out,
                     ait_error *err)
 {
@@ -47,6 +65,9 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     to.min_sqnr = o->min_sqnr;
     to.accuracy_budget = o->accuracy_budget;
     memcpy(to.batch, h->r->batch, sizeof to.batch);
+    TRY(take_buckets(o->seq_buckets, o->n_seq_buckets, 1, "seq", to.seq_buckets, &to.n_seq, err));
+    TRY(take_buckets(o->past_buckets, o->n_past_buckets, 0, "past", to.past_buckets, &to.n_past,
+                     err));
     ait_tuning *t = calloc(1, sizeof *t);
     if (!t) return err_set(err, AIT_E_NOMEM, "out of memory");
     t->h = h;
@@ -91,7 +112,8 @@ ait_status ait_tuning_row_at(const ait_tuning *t, int i, ait_tuning_row *out)
     const tune_cand *c = &tm->cands[tm->chosen];
     *out = (ait_tuning_row){.module = t->h->r->tree->mods[tm->module].name, .bucket = tm->batch,
                             .chosen = c->name, .median_sec = c->prof.median,
-                            .speedup = c->speedup, .why = tm->why};
+                            .speedup = c->speedup, .why = tm->why, .seq = tm->seq,
+                            .past = tm->past};
     return AIT_OK;
 }
 

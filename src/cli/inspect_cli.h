@@ -14,6 +14,8 @@ typedef struct insp_args {
     const char *model;
     const char *data;     /* NULL: generated samples */
     int n_batch, batch[16];
+    int n_seq, seq[16];   /* --seq-buckets (0: from the samples) */
+    int n_past, past[16]; /* --past-buckets (0: from the samples) */
     int n_dims;
     const char *dim_names[32];
     int64_t dim_vals[32];

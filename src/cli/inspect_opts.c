@@ -15,7 +15,7 @@ enum {
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
     O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES,
     O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB,
-    O_QUANT, O_MIN_SQNR, O_ACC_BUDGET, O_HELP,
+    O_QUANT, O_MIN_SQNR, O_ACC_BUDGET, O_SEQ_BUCKETS, O_PAST_BUCKETS, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -26,6 +26,8 @@ static const struct {
     {{"data", required_argument, 0, O_DATA}, 0},
     {{"batch-sizes", required_argument, 0, O_BATCHES}, 0},
     {{"dim", required_argument, 0, O_DIM}, 0},
+    {{"seq-buckets", required_argument, 0, O_SEQ_BUCKETS}, 0},
+    {{"past-buckets", required_argument, 0, O_PAST_BUCKETS}, 0},
     {{"threads", required_argument, 0, O_THREADS}, 0},
     {{"runs", required_argument, 0, O_RUNS}, 0},
     {{"select", required_argument, 0, O_SELECT}, 0},
@@ -83,21 +85,22 @@ static bool parse_secs(const char *s, double hi, double *v)
     return !errno && end != s && !*end && isfinite(*v) && *v > 0 && *v <= hi;
 }
 
-/* "1,2,4": up to 16 sizes, each 1..65536, no repeats. */
-static bool parse_batches(const char *s, insp_args *a)
+/* "1,2,4": up to 16 sizes, each lo..65536, no repeats (ascending: each
+ * above the one before). */
+static bool parse_sizes(const char *s, long long lo, bool ascending, int *out, int *n)
 {
-    a->n_batch = 0;
+    *n = 0;
     char tmp[256];
     if (strlen(s) >= sizeof tmp) return false;
     strcpy(tmp, s);
     for (char *save = NULL, *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         long long v;
-        if (a->n_batch == 16 || !cli_parse_int(tok, 1, 65536, &v)) return false;
-        for (int i = 0; i < a->n_batch; i++)
-            if (a->batch[i] == v) return false;
-        a->batch[a->n_batch++] = (int)v;
+        if (*n == 16 || !cli_parse_int(tok, lo, 65536, &v)) return false;
+        for (int i = 0; i < *n; i++)
+            if (out[i] == v || (ascending && out[i] > v)) return false;
+        out[(*n)++] = (int)v;
     }
-    return a->n_batch > 0;
+    return *n > 0;
 }
 
 int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigned groups,
@@ -120,7 +123,9 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         bool ok = true;
         switch (c) {
         case O_DATA: a->data = optarg; break;
-        case O_BATCHES: ok = parse_batches(optarg, a); break;
+        case O_BATCHES: ok = parse_sizes(optarg, 1, false, a->batch, &a->n_batch); break;
+        case O_SEQ_BUCKETS: ok = parse_sizes(optarg, 1, true, a->seq, &a->n_seq); break;
+        case O_PAST_BUCKETS: ok = parse_sizes(optarg, 0, true, a->past, &a->n_past); break;
         case O_DIM: {
             char *eq = strchr(optarg, '=');
             ok = eq && eq != optarg && a->n_dims < 32 && cli_parse_int(eq + 1, 0, (long long)1 << 40, &v);
@@ -240,8 +245,11 @@ int insp_prepare(const insp_args *a, const char *cmd, insp_state *s)
                      : samples_generate(s->m, &so, &s->samples, &e);
     if (st == AIT_OK) {
         inspect_opts io = {.samples = s->samples, .n_batch = a->n_batch, .runs = a->runs,
-                           .threads = a->threads, .log = cli_logger()};
+                           .threads = a->threads, .log = cli_logger(), .n_seq = a->n_seq,
+                           .n_past = a->n_past};
         memcpy(io.batch, a->batch, sizeof io.batch);
+        memcpy(io.seq_buckets, a->seq, sizeof io.seq_buckets);
+        memcpy(io.past_buckets, a->past, sizeof io.past_buckets);
         st = inspect_run(s->m, &io, &s->r, &e);
         if (st != AIT_OK && !a->data) samples_explain_defaults(s->m, &so, NULL, &e);
     }

@@ -39,6 +39,12 @@ static void print_phases(FILE *f, const inspection *r)
                 g->vals[st->ports[ph->kv[k].present].value].name);
     fprintf(f, "%s): prefill and decode (sequence 1) are different shapes\n",
             ph->n_kv > 2 ? ", ..." : "");
+    if (!r->n_phase) return;
+    fprintf(f, "buckets: the samples fall in");
+    for (int k = 0; k < r->n_phase; k++)
+        fprintf(f, "%s seq %d past %d%s", k ? "," : "", r->phase_seq[k], r->phase_past[k],
+                r->phase_seq[k] == 1 ? " (decode)" : "");
+    fprintf(f, "; a tune plans each (batch, seq, past) bucket apart\n");
 }
 
 void insp_print_table(FILE *f, const insp_state *s, const int *rows, int n, int cut)

@@ -128,15 +128,43 @@ int cmd_show(int argc, char **argv)
     printf("runs here  %s%s (needs %s)\n", runs ? "yes" : "no: lacks CPU feature ", runs ? "" : missing,
            *needs ? needs : "no particular CPU feature");
     printf("buckets   ");
-    const json_val *bk = json_get(mf, "buckets");
-    for (int i = 0; i < json_len(bk); i++) printf(" %.0f", json_at(bk, i)->num);
+    const json_val *bk = json_get(mf, "buckets"), *sq = json_get(mf, "sequence");
+    bool dec = sq && sq->kind == JSON_OBJ; /* a decoder's: batch/seq/past */
+    for (int i = 0; i < json_len(bk); i++) {
+        const json_val *b = json_at(bk, i);
+        if (dec) printf(" %.0f/%.0f/%.0f", num(b, "batch"), num(b, "seq"), num(b, "past"));
+        else printf(" %.0f", b->num);
+    }
     const json_val *ax = json_get(mf, "batch_axes");
     printf("  (batch from");
     for (int i = 0; i < json_len(ax); i++)
         printf(" %s[axis %.0f]", str(json_at(ax, i), "input"), num(json_at(ax, i), "axis"));
-    printf("%s)\n\nplan\n", json_len(ax) ? "" : " nothing: one bucket serves every run");
-    printf("  %-28s %6s  %-18s %11s %11s %9s\n", "module", "bucket", "runs on", "median ms",
-           "baseline ms", "speedup");
+    printf("%s", json_len(ax) ? "" : " nothing: one bucket serves every run");
+    if (dec) {
+        const json_val *p0 = json_at(json_get(sq, "past"), 0);
+        printf("; seq from %s[axis %.0f], past from %s[axis %.0f]", str(sq, "input"),
+               num(sq, "axis"), str(p0, "input"), num(p0, "axis"));
+    }
+    printf(")\n");
+    const json_val *pr = json_get(mf, "priming");
+    if (pr) { /* what the load runs once per bucket */
+        printf("primed    ");
+        for (int k = 0; k < json_len(pr); k++) {
+            printf("%s", k ? "; " : "");
+            const json_val *ins = json_at(pr, k);
+            for (int i = 0; i < json_len(ins) && i < 2; i++) {
+                const json_val *shp = json_get(json_at(ins, i), "shape");
+                printf("%s[", i ? " " : "");
+                for (int d = 0; d < json_len(shp); d++)
+                    printf("%s%.0f", d ? "," : "", json_at(shp, d)->num);
+                printf("]");
+            }
+            if (json_len(ins) > 2) printf(" ...");
+        }
+        printf("\n");
+    }
+    printf("\nplan\n  %-28s %*s  %-18s %11s %11s %9s\n", "module", dec ? 14 : 6,
+           dec ? "batch/seq/past" : "bucket", "runs on", "median ms", "baseline ms", "speedup");
     const json_val *mods = json_get(mf, "modules");
     for (int i = 0; i < json_len(mods); i++) {
         const json_val *m = json_at(mods, i), *plans = json_get(m, "plans");
@@ -144,7 +172,11 @@ int cmd_show(int argc, char **argv)
             const json_val *p = json_at(plans, k);
             const char *name = str(m, "name");
             /* A plan whose one module is the root runs the whole model as one module. */
-            printf("  %-28s %6.0f  %-18s", *name ? name : "(whole model)", num(p, "bucket"),
+            char bkt[48];
+            if (dec) snprintf(bkt, sizeof bkt, "%.0f/%.0f/%.0f", num(p, "bucket"), num(p, "seq"),
+                              num(p, "past"));
+            else snprintf(bkt, sizeof bkt, "%.0f", num(p, "bucket"));
+            printf("  %-28s %*s  %-18s", *name ? name : "(whole model)", dec ? 14 : 6, bkt,
                    str(p, "chosen"));
             if (num(p, "median_ms") > 0) /* else never timed: kept without a trial */
                 printf(" %11.3f %11.3f %8.2fx", num(p, "median_ms"), num(p, "baseline_ms"),

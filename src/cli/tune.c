@@ -57,6 +57,11 @@ static const char *tune_help =
     "                         sample folders (default: one generated sample)\n"
     "  --dim NAME=V           size of symbolic dim NAME of generated samples\n"
     "  --batch-sizes 1,2,4    batch sizes to run (default 1)\n"
+    "  --seq-buckets 1,128,512 --past-buckets 128,512,1024\n"
+    "                         a decoder's sequence and past-length buckets: each\n"
+    "                         sample is tuned in the smallest at or above its length\n"
+    "                         (else the largest); default: 1 (decode) and powers of\n"
+    "                         two, from the samples\n"
     "  --runs N               timed runs per batch size (default 5)\n"
     "  --threads N            threads: candidates try 1..N (default 1)\n"
     "  --select PATH[=STRATEGY]  tune module PATH (a trailing '*' matches a prefix);\n"
@@ -135,10 +140,18 @@ static const char *tune_help =
     "  ait tune models/mlp.onnx --batch-sizes 1,8 --threads 2 -o mlp.ait\n"
     "  ait tune models/bert.onnx --dry-run --batch-sizes 1,2 --select 'layer.*'\n";
 
+/* A bucket: "batch 1", or a decoder's "batch 1, seq 1, past 128". */
+static const char *bucket_str(int batch, int seq, int past, char *buf, size_t n)
+{
+    return plan_key_str((plan_key){batch, seq, past}, buf, n);
+}
+
 static void print_module(const inspection *r, const tune_module *tm)
 {
-    printf("\n== module '%s'%s at batch %d (strategy %s)\n", report_name(r, tm->module),
-           tm->whole ? " (whole: the model as one module)" : "", tm->batch, tm->strategy);
+    char kb[64];
+    printf("\n== module '%s'%s at %s (strategy %s)\n", report_name(r, tm->module),
+           tm->whole ? " (whole: the model as one module)" : "",
+           bucket_str(tm->batch, tm->seq, tm->past, kb, sizeof kb), tm->strategy);
     if (tm->n_sets > 1 || tm->max_shape[0]) {
         printf("  validated on %d input set%s", tm->n_sets, tm->n_sets == 1 ? "" : "s");
         if (tm->max_shape[0]) printf(", incl. min shape (%s) and max shape (%s)",
@@ -176,7 +189,9 @@ static void print_checks(const tune_report *rep)
 {
     for (int i = 0; i < rep->n_checks; i++) {
         const tune_check *c = &rep->checks[i];
-        printf("\n== whole-plan check at batch %d: %s\n", c->batch, check_outcome_name(c->outcome));
+        char kb[64];
+        printf("\n== whole-plan check at %s: %s\n", bucket_str(c->batch, c->seq, c->past, kb,
+               sizeof kb), check_outcome_name(c->outcome));
         if (c->n_procs) {
             printf("  %-22s %12s %12s %14s\n", "plan", "modules ms", "model ms", "tuned / this");
             for (int p = 0; p < c->n_plans; p++) {
@@ -223,23 +238,27 @@ static void print_accuracy(const tune_report *rep)
  * a module none of whose candidates passed says it keeps the baseline. */
 static void print_summary(const inspection *r, const tune_report *rep)
 {
-    printf("\nsummary\n  %-24s %6s  %-18s %10s %9s  %s\n", "module", "batch", "chosen",
-           "median ms", "speedup", "why");
+    /* The bucket: the batch, and a decoder's "batch/seq/past". */
+    bool dec = rep->n && rep->mods[0].seq;
+    printf("\nsummary\n  %-24s %*s  %-18s %10s %9s  %s\n", "module", dec ? 14 : 6,
+           dec ? "batch/seq/past" : "batch", "chosen", "median ms", "speedup", "why");
     for (int i = 0; i < rep->n; i++) {
         const tune_module *tm = &rep->mods[i];
         const tune_cand *tc = &tm->cands[tm->chosen];
-        char med[32] = "-", sp[32] = "-";
+        char med[32] = "-", sp[32] = "-", bk[48];
+        if (dec) snprintf(bk, sizeof bk, "%d/%d/%d", tm->batch, tm->seq, tm->past);
+        else snprintf(bk, sizeof bk, "%d", tm->batch);
         if (tc->valid) {
             snprintf(med, sizeof med, "%.3f", tc->prof.median * 1e3);
             snprintf(sp, sizeof sp, "%.2fx", tc->speedup);
         }
         if (tm->whole && !tm->chosen) {
-            printf("  %-24s %6d  %-18s %10s %9s  %s\n", "(whole model)", tm->batch, "not taken",
-                   "-", "-", tm->why);
+            printf("  %-24s %*s  %-18s %10s %9s  %s\n", "(whole model)", dec ? 14 : 6, bk,
+                   "not taken", "-", "-", tm->why);
             continue;
         }
-        printf("  %-24s %6d  %-18s %10s %9s  ", tm->whole ? "(whole model)" : report_name(r, tm->module),
-               tm->batch, tc->name, med, sp);
+        printf("  %-24s %*s  %-18s %10s %9s  ", tm->whole ? "(whole model)" : report_name(r, tm->module),
+               dec ? 14 : 6, bk, tc->name, med, sp);
         if (tm->untuned[0])
             printf("%s\n", tm->why);
         else if (!tm->cands[0].valid)
@@ -312,6 +331,9 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
                    .min_sqnr = a->min_sqnr, .accuracy_budget = a->accuracy_budget,
                    .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
     memcpy(o.batch, a->batch, sizeof o.batch);
+    o.n_seq = a->n_seq, o.n_past = a->n_past;
+    memcpy(o.seq_buckets, a->seq, sizeof o.seq_buckets);
+    memcpy(o.past_buckets, a->past, sizeof o.past_buckets);
     tune_report *rep = NULL;
     bool cold = tune_cold(a->cold, s->r);
     if (!a->json)

@@ -25,32 +25,83 @@ void plan_free(plan *p)
     }
     free(p->mods);
     free(p->batch_axes);
+    free(p->past);
     free(p->inputs);
     free(p);
 }
 
-int plan_bucket_index(const plan *p, tensor *const *inputs, int n_inputs)
+int plan_pick(const int *list, int n, int64_t v)
 {
-    int64_t batch = 1;
-    for (int i = 0; i < p->n_batch_axes; i++) {
-        const plan_batch_axis *a = &p->batch_axes[i];
-        const tensor *t = a->input < n_inputs ? inputs[a->input] : NULL;
-        if (!t || t->kind != VAL_TENSOR || a->axis >= t->rank || a->multiple < 1) continue;
-        batch = t->dims[a->axis] / a->multiple;
-        break;
-    }
-    for (int k = 0; k < p->n_buckets; k++)
-        if (p->buckets[k] >= batch) return k;
-    return p->n_buckets - 1;
+    for (int k = 0; k < n; k++)
+        if (list[k] >= v) return k;
+    return n - 1;
 }
 
-ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_t n,
+/* Axis a of model input a.input in a run, or -1 when the run lacks it. */
+static int64_t run_dim(plan_axis a, tensor *const *inputs, int n_inputs)
+{
+    const tensor *t = a.input >= 0 && a.input < n_inputs ? inputs[a.input] : NULL;
+    return t && t->kind == VAL_TENSOR && a.axis < t->rank ? t->dims[a.axis] : -1;
+}
+
+static int key_part(const plan_key *b, int part)
+{
+    return part == 0 ? b->batch : part == 1 ? b->seq : b->past;
+}
+
+int plan_bucket_index(const plan *p, tensor *const *inputs, int n_inputs)
+{
+    int64_t want[3] = {1, 0, 0};
+    for (int i = 0; i < p->n_batch_axes; i++) {
+        const plan_batch_axis *a = &p->batch_axes[i];
+        int64_t d = run_dim((plan_axis){a->input, a->axis}, inputs, n_inputs);
+        if (d < 0 || a->multiple < 1) continue;
+        want[0] = d / a->multiple;
+        break;
+    }
+    if (p->seq.input >= 0) want[1] = run_dim(p->seq, inputs, n_inputs);
+    if (p->n_past > 0) want[2] = run_dim(p->past[0], inputs, n_inputs);
+    /* Narrowed one part at a time: the buckets agreeing with those picked so
+     * far are a run of the sorted list. */
+    int lo = 0, hi = p->n_buckets;
+    for (int part = 0; part < 3; part++) {
+        int vals[PLAN_MAX_BUCKETS], n = 0;
+        for (int k = lo; k < hi; k++) {
+            int v = key_part(&p->buckets[k], part);
+            if (!n || vals[n - 1] != v) vals[n++] = v;
+        }
+        int v = vals[plan_pick(vals, n, want[part])], k = lo;
+        while (k < hi && key_part(&p->buckets[k], part) != v) k++;
+        lo = k;
+        while (k < hi && key_part(&p->buckets[k], part) == v) k++;
+        hi = k;
+    }
+    return lo;
+}
+
+ait_status plan_blob_name(int mi, plan_key bucket, const char *name, char *out, size_t n,
                           ait_error *e)
 {
-    int len = snprintf(out, n, "p/%d/b%d/%s", mi, bucket, name);
+    int len = bucket.seq ? snprintf(out, n, "p/%d/b%d.s%d.p%d/%s", mi, bucket.batch, bucket.seq,
+                                    bucket.past, name)
+                         : snprintf(out, n, "p/%d/b%d/%s", mi, bucket.batch, name);
     if (len < 0 || (size_t)len >= n)
         return err_set(e, AIT_E_UNSUPPORTED, "prepared blob name '%s' is too long", name);
     return AIT_OK;
+}
+
+int plan_key_cmp(plan_key a, plan_key b)
+{
+    return a.batch != b.batch ? (a.batch < b.batch ? -1 : 1)
+         : a.seq != b.seq     ? (a.seq < b.seq ? -1 : 1)
+         : a.past != b.past   ? (a.past < b.past ? -1 : 1) : 0;
+}
+
+const char *plan_key_str(plan_key k, char *buf, size_t n)
+{
+    if (k.seq) snprintf(buf, n, "batch %d, seq %d, past %d", k.batch, k.seq, k.past);
+    else snprintf(buf, n, "batch %d", k.batch);
+    return buf;
 }
 
 const node *plan_blob_node(const graph *sub, const char *name)
@@ -200,21 +251,26 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
     return AIT_OK;
 }
 
-/* The batch axis the plan records for input i, or -1. */
-static int batch_axis_of(const plan *p, int i, int64_t *mult)
+/* What input i's priming shape must have at bucket b: -1, or the size of
+ * each axis the plan reads a bucket from (the batch axis: b.batch x its
+ * multiple; the sequence axis: b.seq; a past axis: b.past). */
+static void bucket_dims(const plan *p, int i, plan_key b, int64_t want[AIT_MAX_RANK])
 {
+    for (int r = 0; r < AIT_MAX_RANK; r++) want[r] = -1;
     for (int k = 0; k < p->n_batch_axes; k++)
         if (p->batch_axes[k].input == i) {
-            *mult = p->batch_axes[k].multiple;
-            return p->batch_axes[k].axis;
+            want[p->batch_axes[k].axis] = p->batch_axes[k].multiple * b.batch;
+            break;
         }
-    return -1;
+    if (p->seq.input == i) want[p->seq.axis] = b.seq;
+    for (int k = 0; k < p->n_past; k++)
+        if (p->past[k].input == i) want[p->past[k].axis] = b.past;
 }
 
-/* Priming shape ps of model input v at bucket: the model's dtype and rank,
- * its static dims, bucket x multiple on the batch axis, and at most
- * PLAN_PRIME_MAX bytes (an input the load allocates and runs). */
-static bool prime_ok(const plan_shape *ps, const value *v, int axis, int64_t mult, int bucket)
+/* Priming shape ps of model input v: the model's dtype and rank, its static
+ * dims, the bucket's sizes (want, bucket_dims), and at most PLAN_PRIME_MAX
+ * bytes (an input the load allocates and runs). */
+static bool prime_ok(const plan_shape *ps, const value *v, const int64_t *want)
 {
     if ((v->dtype != AIT_UNDEFINED && ps->dtype != v->dtype) || (v->rank >= 0 && ps->rank != v->rank))
         return false;
@@ -222,7 +278,7 @@ static bool prime_ok(const plan_shape *ps, const value *v, int axis, int64_t mul
     for (int r = 0; r < ps->rank; r++) {
         int64_t d = ps->dims[r];
         if (v->rank >= 0 && v->dims[r] != DIM_UNKNOWN && d != v->dims[r]) return false;
-        if (r == axis && d != mult * bucket) return false;
+        if (want[r] >= 0 && d != want[r]) return false;
         if (d && bytes > PLAN_PRIME_MAX / d) return false;
         bytes *= d;
     }
@@ -257,15 +313,73 @@ static ait_status parse_priming(const json_val *jp, const graph *g, const char *
                     return bad_field(e, what, "priming");
                 ps->dims[r] = d;
             }
-            int64_t mult = 1;
-            int axis = batch_axis_of(p, i, &mult);
+            int64_t want[AIT_MAX_RANK];
+            bucket_dims(p, i, p->buckets[k], want);
             const value *v = &g->vals[g->inputs[i]];
-            if (!prime_ok(ps, v, axis, mult, p->buckets[k]))
+            char kb[64]; /* "1", or a decoder's "batch 1, seq 1, past 128" */
+            if (p->buckets[k].seq) plan_key_str(p->buckets[k], kb, sizeof kb);
+            else snprintf(kb, sizeof kb, "%d", p->buckets[k].batch);
+            if (!prime_ok(ps, v, want))
                 return err_set(e, AIT_E_PARSE, "%s: the manifest's priming shape of input '%s' at "
-                               "bucket %d disagrees with the model (dtype, rank, static dims or "
-                               "batch axis) or exceeds %lld bytes", what, v->name, p->buckets[k],
-                               (long long)PLAN_PRIME_MAX);
+                               "bucket %s disagrees with the model (dtype, rank, static dims) or "
+                               "the bucket (batch, sequence or past axis) or exceeds %lld bytes",
+                               what, v->name, kb, (long long)PLAN_PRIME_MAX);
         }
+    }
+    return AIT_OK;
+}
+
+/* A bucket from j: the integer j (batch alone, seq false) or j's batch field
+ * `bf` with "seq" and "past" (seq true: a decoder's); the batch a power of
+ * two, each at most PLAN_BUCKET_MAX, seq at least 1. */
+static bool key_of(const json_val *j, const char *bf, bool seq, plan_key *out)
+{
+    long long b, sq = 0, pa = 0;
+    const json_val *jb = bf ? json_get(j, bf) : j;
+    if (!json_int_of(jb, 1, PLAN_BUCKET_MAX, &b) || (b & (b - 1))) return false;
+    if (seq && (!json_int_of(json_get(j, "seq"), 1, PLAN_BUCKET_MAX, &sq) ||
+                !json_int_of(json_get(j, "past"), 0, PLAN_BUCKET_MAX, &pa)))
+        return false;
+    *out = (plan_key){(int)b, (int)sq, (int)pa};
+    return true;
+}
+
+/* The model input named by j's "input" with j's "axis", an axis the model
+ * does not fix (a static dim is no bucket), into *out. */
+static bool axis_of(const json_val *j, const graph *g, plan_axis *out)
+{
+    const char *in = json_str_of(json_get(j, "input"));
+    long long axis;
+    for (int k = 0; in && k < g->n_inputs; k++) {
+        const value *v = &g->vals[g->inputs[k]];
+        if (strcmp(v->name, in) != 0) continue;
+        if (!json_int_of(json_get(j, "axis"), 0, AIT_MAX_RANK - 1, &axis) ||
+            (v->rank >= 0 && (axis >= v->rank || v->dims[axis] != DIM_UNKNOWN)))
+            return false;
+        *out = (plan_axis){k, (int)axis};
+        return true;
+    }
+    return false;
+}
+
+/* A decoder's "sequence": its input and axis, and the cache inputs' past
+ * axes (distinct inputs, none the sequence's). */
+static ait_status parse_sequence(const json_val *js, const graph *g, const char *what, plan *p,
+                                 ait_error *e)
+{
+    p->seq = (plan_axis){-1, 0};
+    if (!js || js->kind == JSON_NULL) return AIT_OK;
+    const json_val *jp = json_get(js, "past");
+    int n = json_len(jp);
+    if (!axis_of(js, g, &p->seq) || n < 1 || n > g->n_inputs ||
+        !(p->past = calloc((size_t)n, sizeof *p->past)))
+        return bad_field(e, what, "sequence");
+    for (int k = 0; k < n; k++) {
+        if (!axis_of(json_at(jp, k), g, &p->past[k])) return bad_field(e, what, "sequence");
+        bool dup = p->past[k].input == p->seq.input;
+        for (int q = 0; q < k; q++) dup |= p->past[q].input == p->past[k].input;
+        if (dup) return bad_field(e, what, "sequence");
+        p->n_past++;
     }
     return AIT_OK;
 }
@@ -274,14 +388,14 @@ static ait_status parse_choice(const json_val *j, const plan *p, int mi, const g
                                char (*dig)[SHA256_HEX], artifact *a, const char *what,
                                const char *mod, plan_choice *c, ait_error *e)
 {
-    long long bucket, threads;
+    long long threads;
     const char *bk = json_str_of(json_get(j, "backend"));
     const char *var = json_str_of(json_get(j, "variant"));
     const char *cand = json_str_of(json_get(j, "chosen"));
     char field[320];
     snprintf(field, sizeof field, "plan of module '%s'", mod);
-    if (!json_int_of(json_get(j, "bucket"), 1, PLAN_BUCKET_MAX, &bucket) ||
-        (bucket & (bucket - 1)) ||
+    plan_key key;
+    if (!key_of(j, "bucket", p->seq.input >= 0, &key) ||
         !json_int_of(json_get(j, "threads"), 1, 1LL << 40, &threads) || !bk || !cand ||
         (var && strlen(var) >= sizeof c->cfg.variant) || strlen(cand) >= sizeof c->cand)
         return bad_field(e, what, field);
@@ -296,7 +410,7 @@ static ait_status parse_choice(const json_val *j, const plan *p, int mi, const g
     if (b->available && !b->available(why, sizeof why))
         return err_set(e, AIT_E_UNSUPPORTED, "%s: module '%s' runs on backend '%s', which "
                        "cannot run here: %s", what, mod, bk, why);
-    c->bucket = (int)bucket;
+    c->bucket = key;
     c->cfg.backend = b->name;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* tuned elsewhere: no more than this machine has */
     c->cfg.threads = cpus > 0 && threads > cpus ? (int)cpus : (int)threads;
@@ -345,14 +459,20 @@ ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const cha
     const json_val *jb = json_get(mf, "buckets"), *jm = json_get(mf, "modules");
     if (json_len(jb) < 1 || json_len(jb) > PLAN_MAX_BUCKETS || !jm || jm->kind != JSON_ARR)
         s = bad_field(e, what, "buckets or modules");
+    if (s == AIT_OK) s = parse_sequence(json_get(mf, "sequence"), g, what, p, e);
+    bool seq = p->seq.input >= 0;
     for (int k = 0; s == AIT_OK && k < json_len(jb); k++) {
         long long b;
-        if (!json_int_of(json_at(jb, k), 1, 1LL << 40, &b) || (k && b <= p->buckets[k - 1]))
-            s = bad_field(e, what, "buckets");
-        else if (b > PLAN_BUCKET_MAX)
+        plan_key key;
+        const json_val *j = json_at(jb, k);
+        if (!seq && json_int_of(j, 1, 1LL << 40, &b) && b > PLAN_BUCKET_MAX)
             s = err_set(e, AIT_E_PARSE, "%s: the manifest's bucket %lld exceeds %d", what, b,
                         PLAN_BUCKET_MAX);
-        else p->buckets[p->n_buckets++] = (int)b;
+        else if (!key_of(j, seq ? "batch" : NULL, seq, &key) ||
+                 (k && plan_key_cmp(key, p->buckets[k - 1]) <= 0))
+            s = bad_field(e, what, seq ? "buckets (a decoder's: {batch, seq, past}, ascending)"
+                                       : "buckets");
+        else p->buckets[p->n_buckets++] = key;
     }
     if (s == AIT_OK) s = parse_axes(json_get(mf, "batch_axes"), g, what, p, e);
     if (s == AIT_OK) s = parse_priming(json_get(mf, "priming"), g, what, p, e);
@@ -372,7 +492,7 @@ ait_status plan_parse(const json_val *mf, const graph *g, artifact *a, const cha
         for (int k = 0; s == AIT_OK && k < p->n_buckets; k++) {
             s = parse_choice(json_at(jp, k), p, i, g, dig, a, what, name, &pm->choices[k], e);
             pm->n_choices++; /* so that plan_free frees what it holds */
-            if (s == AIT_OK && pm->choices[k].bucket != p->buckets[k])
+            if (s == AIT_OK && plan_key_cmp(pm->choices[k].bucket, p->buckets[k]) != 0)
                 s = bad_field(e, what, "bucket order of a module's plans");
         }
     }

@@ -22,8 +22,17 @@
  *                                       "sha256": "..."}]}]}]}],
  *    "tuning": {...},       // the whole `ait tune --json` report (every candidate)
  *    "inspection": {...}}   // `ait inspect --json` of the tuned modules (graph specs)
+ * A decoder (a model with a sequence axis and a key/value cache, tune/phases.h)
+ * is planned per (batch, sequence, past length) bucket instead: the manifest
+ * says where those are read from, and each bucket and plan names all three:
+ *    "sequence": {"input": "input_ids", "axis": 1,
+ *                 "past": [{"input": "past_key_0", "axis": 2}, ...]},
+ *    "buckets": [{"batch": 1, "seq": 1, "past": 128}, {"batch": 1, "seq": 8, "past": 16}],
+ *    "plans": [{"bucket": 1, "seq": 1, "past": 128, ...}, ...]
+ * A model without a "sequence" has integer buckets (batch only), as above.
  * Blobs of prepared state are named "p/MODULE/bBUCKET/NAME" (MODULE the index
- * in "modules", NAME the backend's); a blob with the same bytes as one
+ * in "modules", NAME the backend's; BUCKET "B", or "B.sS.pP" for a decoder's
+ * bucket); a blob with the same bytes as one
  * already saved for the module (the same weights prepared at another
  * bucket) is saved once and listed by each choice that uses it.
  *
@@ -37,11 +46,12 @@
  * whole module that no weight went into (native's GEMM configs, "gemm.cfg")
  * has "node" "" and no weights, and its NAME must not name a node.
  *
- * Bounds a manifest cannot pass, whatever its hashes: buckets at most
- * PLAN_BUCKET_MAX, threads at most PLAN_THREADS_MAX (and at most this
- * machine's CPUs at run), priming shapes of the model's rank and dtype, its
- * static dims, bucket x multiple on batch axes and at most PLAN_PRIME_MAX
- * bytes per input. */
+ * Bounds a manifest cannot pass, whatever its hashes: buckets (batch,
+ * sequence and past) at most PLAN_BUCKET_MAX, threads at most
+ * PLAN_THREADS_MAX (and at most this machine's CPUs at run), priming shapes
+ * of the model's rank and dtype, its static dims, bucket x multiple on batch
+ * axes, the bucket's sequence and past length on those axes, and at most
+ * PLAN_PRIME_MAX bytes per input. */
 #ifndef AIT_RUNTIME_PLAN_H
 #define AIT_RUNTIME_PLAN_H
 #include "backends/backend.h"
@@ -51,7 +61,9 @@
 #define PLAN_MAX_BUCKETS 16
 /* 2: models without scope names are cut into segments of comparable FLOPs;
  * a version-1 plan's "seg.K" modules would name other nodes now. */
-#define PLAN_FORMAT_VERSION 4 /* 3: blobs name their node and weights; 4: and its BN's */
+/* 3: blobs name their node and weights; 4: and its BN's; 5: decoders' buckets
+ * are (batch, sequence, past) */
+#define PLAN_FORMAT_VERSION 5
 #define PLAN_BUCKET_MAX 65536
 #define PLAN_THREADS_MAX 1024
 #define PLAN_PRIME_MAX (1LL << 30) /* bytes of one priming input */
@@ -65,8 +77,14 @@ typedef struct plan_shape {
     int64_t dims[AIT_MAX_RANK];
 } plan_shape;
 
+/* A bucket: the batch bucket, and for a decoder the sequence and past-length
+ * buckets (seq 0: the model has no sequence axis, batch alone keys plans). */
+typedef struct plan_key {
+    int batch, seq, past;
+} plan_key;
+
 typedef struct plan_choice {
-    int bucket;
+    plan_key bucket;
     candidate_cfg cfg;     /* cfg.backend is the registry's name; cfg.prep set at load */
     char cand[64];         /* "openblas/t1" */
     prepared prep;         /* at load: the blobs of this candidate (into the mapping) */
@@ -87,11 +105,21 @@ typedef struct plan_batch_axis {
     int64_t multiple;      /* size = multiple x batch */
 } plan_batch_axis;
 
+typedef struct plan_axis {
+    int input, axis;       /* model input index, its axis */
+} plan_axis;
+
 typedef struct plan {
     int n_buckets;
-    int buckets[PLAN_MAX_BUCKETS]; /* ascending */
+    plan_key buckets[PLAN_MAX_BUCKETS]; /* ascending by batch, then seq, then past */
     int n_batch_axes;
     plan_batch_axis *batch_axes;
+    /* A decoder's: where a run's sequence length is read (input -1: no
+     * sequence axis, and every bucket's seq is 0), and the cache inputs' past
+     * axes, the first of which gives a run's past length. */
+    plan_axis seq;
+    int n_past;
+    plan_axis *past;
     int n_modules;
     plan_module *mods;
     int n_inputs;          /* the model's, when priming shapes are known, else 0 */
@@ -100,14 +128,24 @@ typedef struct plan {
 
 void plan_free(plan *p); /* accepts NULL */
 
-/* The batch of a run from its inputs' batch axes (1 when the plan knows
- * none), and the index of the bucket that serves it: the smallest bucket at
- * or above the batch, else the largest. */
+/* The index of v's bucket among the n ascending values of list (n > 0):
+ * the smallest at or above v, else the largest. */
+int plan_pick(const int *list, int n, int64_t v);
+
+/* The bucket of a run from its inputs: its batch from the batch axes (1
+ * when the plan knows none), and for a decoder its sequence and past length,
+ * each picked by plan_pick among the buckets in that order (the batch
+ * bucket first, then the sequence bucket among the batch bucket's, then the
+ * past bucket among those). Returns its index. */
 int plan_bucket_index(const plan *p, tensor *const *inputs, int n_inputs);
 
 /* The artifact's name for prepared blob `name` of module mi at bucket. */
-ait_status plan_blob_name(int mi, int bucket, const char *name, char *out, size_t n,
+ait_status plan_blob_name(int mi, plan_key bucket, const char *name, char *out, size_t n,
                           ait_error *e);
+/* Orders buckets by batch, then seq, then past (<0, 0, >0). */
+int plan_key_cmp(plan_key a, plan_key b);
+/* "batch 4" or "batch 1, seq 8, past 16": a bucket in messages. */
+const char *plan_key_str(plan_key k, char *buf, size_t n);
 
 /* The node of module graph sub that prepared blob `name` is for (backends
  * name a node's prepared weights "wI...", I its index in the module graph),

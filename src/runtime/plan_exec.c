@@ -50,6 +50,7 @@ struct plan_exec {
     exec *x;
     int bucket;                      /* bucket index of the current run */
     gemm_report *rep;                /* the native backend's GEMMs are said there, or NULL */
+    int primed;                      /* buckets whose priming run succeeded */
 };
 
 static ait_status module_infer(op_ctx *c)
@@ -262,7 +263,7 @@ static void prime(plan_exec *px)
             if (s == AIT_OK) memset(in[i].data, 0, tensor_nbytes(&in[i]));
             ins[i] = &in[i];
         }
-        if (s == AIT_OK) (void)plan_exec_run(px, ins, outs, &e);
+        if (s == AIT_OK && plan_exec_run(px, ins, outs, &e) == AIT_OK) px->primed++;
         for (int i = 0; in && i < n; i++) tensor_release(&in[i]);
         free(in);
     }
@@ -389,6 +390,7 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
 }
 
 size_t plan_exec_arena_bytes(const plan_exec *px) { return exec_arena_bytes(px->x); }
+int plan_exec_primed(const plan_exec *px) { return px->primed; }
 const graph *plan_exec_module_graph(const plan_exec *px, int i)
 {
     return i >= 0 && i < px->n_slots ? px->slots[i].sub : NULL;

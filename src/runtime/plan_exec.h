@@ -37,6 +37,9 @@ void plan_exec_free(plan_exec *px);
 /* Bytes of the arena of the executor that runs the glue and the baseline
  * modules (exec_arena_bytes); the backends' own storage is not counted. */
 size_t plan_exec_arena_bytes(const plan_exec *px);
+/* How many buckets the runner primed at creation (their run on the plan's
+ * priming shapes succeeded): every bucket of a plan with priming shapes. */
+int plan_exec_primed(const plan_exec *px);
 /* What the build of module i's choice k prepared (its backend's save; n 0
  * when nothing), valid while px lives. For saving an artifact. */
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e);

@@ -11,6 +11,7 @@
 #include "graph/cost.h"
 #include "exec/exec.h"
 #include "exec/node_costs.h"
+#include "tune/buckets.h"
 
 void inspection_free(inspection *r)
 {
@@ -275,6 +276,11 @@ ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **o
             }
         r->static_shapes = !varied;
         s = find_phases(r, e);
+    }
+    if (s == AIT_OK && r->ph.n_kv) {
+        s = seq_buckets_find(r, o->samples, o->seq_buckets, o->n_seq, o->past_buckets, o->n_past,
+                             r->phase_seq, r->phase_past, &r->n_phase, NULL, e);
+        if (r->phase_seq[0] == 0) r->n_phase = 0; /* no sequence axis after all */
     }
     exec_free(x);
     free(prof.node_sec);

@@ -41,6 +41,10 @@ typedef struct inspect_opts {
     int runs;                   /* timed runs per batch size (default 5) */
     int threads;
     logger log;                 /* what each pass runs, at INFO */
+    /* A decoder's sequence and past buckets (tune/buckets.h; n 0: from the
+     * samples), for inspection.buckets. */
+    int n_seq, seq_buckets[16];
+    int n_past, past_buckets[16];
 } inspect_opts;
 
 typedef struct inspection {
@@ -57,6 +61,10 @@ typedef struct inspection {
                                    with the first run's shapes */
     phases ph;                  /* the model's key/value cache pairs and sequence axis,
                                    as port indices of the root module (st[0]) */
+    /* A decoder's (seq, past) buckets the samples fall in, ascending, as a
+     * tune keys its plans by them (tune/buckets.h); n_phase 0 for a model
+     * without a sequence axis. */
+    int n_phase, phase_seq[16], phase_past[16];
 } inspection;
 
 ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **out, ait_error *e);

@@ -9,6 +9,7 @@
 #include "runtime/model.h"
 #include "runtime/plan_exec.h"
 #include "runtime/plan.h"
+#include "tune/buckets.h"
 #include "tune/plan_build.h"
 #include "tune/report.h"
 #include "tune/result.h"
@@ -25,12 +26,15 @@ static bool whole_plan(const tune_report *r)
     return n && taken == n;
 }
 
+static plan_key key_of(const tune_module *tm) { return (plan_key){tm->batch, tm->seq, tm->past}; }
+
 /* The report's entry of module at bucket among those the plan runs. */
-static const tune_module *report_find(const tune_report *r, int module, int bucket)
+static const tune_module *report_find(const tune_report *r, int module, plan_key bucket)
 {
     bool whole = whole_plan(r);
     for (int i = 0; i < r->n; i++)
-        if (r->mods[i].module == module && r->mods[i].batch == bucket && r->mods[i].whole == whole)
+        if (r->mods[i].module == module && !plan_key_cmp(key_of(&r->mods[i]), bucket) &&
+            r->mods[i].whole == whole)
             return &r->mods[i];
     return NULL;
 }
@@ -62,7 +66,24 @@ static ait_status batch_axes_of(const inspection *insp, plan *p, ait_error *e)
     return AIT_OK;
 }
 
-/* The model's inputs at each bucket, from the whole model's graph spec. */
+/* A decoder's sequence and past axes (plan.h), when its buckets have them. */
+static ait_status seq_axes_to(const inspection *insp, plan *p, ait_error *e)
+{
+    seq_axes sa;
+    p->seq = (plan_axis){-1, 0};
+    if (!p->n_buckets || !p->buckets[0].seq || !seq_axes_of(insp, &sa)) return AIT_OK;
+    if (!(p->past = calloc((size_t)sa.n_past, sizeof *p->past)))
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    p->seq = sa.seq;
+    p->n_past = sa.n_past;
+    memcpy(p->past, sa.past, sizeof *p->past * (size_t)sa.n_past);
+    return AIT_OK;
+}
+
+/* The model's inputs at each bucket, from the whole model's graph spec:
+ * batch axes at the bucket (x their multiple), a decoder's sequence and past
+ * axes at the bucket's, so that the load primes the largest shape of each
+ * bucket; other dynamic axes at the largest size seen. */
 static ait_status priming_of(const inspection *insp, plan *p, ait_error *e)
 {
     int n = insp->m->g->n_inputs;
@@ -77,11 +98,15 @@ static ait_status priming_of(const inspection *insp, plan *p, ait_error *e)
         }
         for (int k = 0; k < p->n_buckets; k++) {
             plan_shape *sh = &p->inputs[k * n + i];
+            plan_key b = p->buckets[k];
             sh->dtype = ps->dtype;
             sh->rank = ps->axes.rank;
             for (int d = 0; d < ps->axes.rank; d++)
-                sh->dims[d] = ps->axes.kind[d] == AXIS_BATCH ? ps->axes.mult[d] * p->buckets[k]
+                sh->dims[d] = ps->axes.kind[d] == AXIS_BATCH ? ps->axes.mult[d] * b.batch
                             : ps->axes.max[d];
+            if (p->seq.input == i) sh->dims[p->seq.axis] = b.seq;
+            for (int q = 0; q < p->n_past; q++)
+                if (p->past[q].input == i) sh->dims[p->past[q].axis] = b.past;
         }
     }
     return AIT_OK;
@@ -102,14 +127,16 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
         const tune_module *tm = &r->mods[i];
         if (tm->whole != whole) continue;
         int k = 0;
-        while (k < p->n_buckets && p->buckets[k] < tm->batch) k++;
-        if (k == p->n_buckets || p->buckets[k] != tm->batch) {
+        plan_key key = key_of(tm);
+        while (k < p->n_buckets && plan_key_cmp(p->buckets[k], key) < 0) k++;
+        if (k == p->n_buckets || plan_key_cmp(p->buckets[k], key)) {
             if (p->n_buckets == PLAN_MAX_BUCKETS) {
-                s = err_set(e, AIT_E_UNSUPPORTED, "more than %d batch buckets", PLAN_MAX_BUCKETS);
+                s = err_set(e, AIT_E_UNSUPPORTED, "more than %d buckets", PLAN_MAX_BUCKETS);
                 break;
             }
-            memmove(&p->buckets[k + 1], &p->buckets[k], sizeof(int) * (size_t)(p->n_buckets - k));
-            p->buckets[k] = tm->batch;
+            memmove(&p->buckets[k + 1], &p->buckets[k],
+                    sizeof *p->buckets * (size_t)(p->n_buckets - k));
+            p->buckets[k] = key;
             p->n_buckets++;
         }
         bool seen = false;
@@ -124,13 +151,14 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
         for (int k = 0; s == AIT_OK && k < p->n_buckets; k++) {
             const tune_module *tm = report_find(r, mod_ids[j], p->buckets[k]);
             if (!tm) {
-                s = err_set(e, AIT_E_INVALID_ARG, "module '%s' was not tuned at batch %d",
-                            pm->name, p->buckets[k]);
+                char kb[64];
+                s = err_set(e, AIT_E_INVALID_ARG, "module '%s' was not tuned at %s", pm->name,
+                            plan_key_str(p->buckets[k], kb, sizeof kb));
                 break;
             }
             const tune_cand *tc = &tm->cands[tm->chosen];
             plan_choice *c = &pm->choices[pm->n_choices++];
-            c->bucket = tm->batch;
+            c->bucket = key_of(tm);
             c->cfg = tc->cfg; /* its backend names a registry entry (the tuner's) */
             c->cfg.prep = NULL;
             c->cfg.gemm_seen = NULL; /* cfg.gemm stays: the tuning owns it while it saves */
@@ -138,6 +166,7 @@ ait_status plan_from_report(const inspection *insp, const tune_report *r, plan *
         }
     }
     if (s == AIT_OK) s = batch_axes_of(insp, p, e);
+    if (s == AIT_OK) s = seq_axes_to(insp, p, e);
     if (s == AIT_OK) s = priming_of(insp, p, e);
     free(mod_ids);
     if (s != AIT_OK) {
@@ -170,7 +199,11 @@ static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_modu
 {
     const plan_choice *c = &p->mods[mi].choices[k];
     json_obj(w, NULL);
-    json_int(w, "bucket", c->bucket);
+    json_int(w, "bucket", c->bucket.batch);
+    if (c->bucket.seq) {
+        json_int(w, "seq", c->bucket.seq);
+        json_int(w, "past", c->bucket.past);
+    }
     json_str(w, "strategy", tm->strategy);
     json_str(w, "chosen", c->cand);
     json_str(w, "backend", c->cfg.backend);
@@ -241,8 +274,33 @@ static char *manifest_json(const ait_model *m, const inspection *insp, const tun
         json_end(&w);
     }
     json_end(&w);
+    if (p->seq.input >= 0) {
+        const graph *g = m->g;
+        json_obj(&w, "sequence");
+        json_str(&w, "input", g->vals[g->inputs[p->seq.input]].name);
+        json_int(&w, "axis", p->seq.axis);
+        json_arr(&w, "past");
+        for (int q = 0; q < p->n_past; q++) {
+            json_obj(&w, NULL);
+            json_str(&w, "input", g->vals[g->inputs[p->past[q].input]].name);
+            json_int(&w, "axis", p->past[q].axis);
+            json_end(&w);
+        }
+        json_end(&w);
+        json_end(&w);
+    }
     json_arr(&w, "buckets");
-    for (int k = 0; k < p->n_buckets; k++) json_int(&w, NULL, p->buckets[k]);
+    for (int k = 0; k < p->n_buckets; k++) {
+        if (!p->buckets[k].seq) {
+            json_int(&w, NULL, p->buckets[k].batch);
+            continue;
+        }
+        json_obj(&w, NULL);
+        json_int(&w, "batch", p->buckets[k].batch);
+        json_int(&w, "seq", p->buckets[k].seq);
+        json_int(&w, "past", p->buckets[k].past);
+        json_end(&w);
+    }
     json_end(&w);
     if (p->n_inputs) {
         json_arr(&w, "priming");

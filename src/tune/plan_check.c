@@ -333,6 +333,8 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
     memset(c, 0, sizeof *c);
     if (n < 1) return err_set(e, AIT_E_INVALID_ARG, "whole-plan check: no modules");
     c->batch = mods[0].batch;
+    c->seq = mods[0].seq;
+    c->past = mods[0].past;
     c->outcome = CHECK_SKIPPED;
     double t0 = now_sec();
     if (check_skip(insp, mods, n, c)) return AIT_OK;

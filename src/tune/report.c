@@ -125,6 +125,14 @@ static void phases_json(json_w *w, const inspection *r)
         json_end(w);
     }
     json_end(w);
+    json_arr(w, "buckets"); /* the samples' (seq, past) buckets, tune/buckets.h */
+    for (int k = 0; k < r->n_phase; k++) {
+        json_obj(w, NULL);
+        json_int(w, "seq", r->phase_seq[k]);
+        json_int(w, "past", r->phase_past[k]);
+        json_end(w);
+    }
+    json_end(w);
     json_end(w);
 }
 

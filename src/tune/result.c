@@ -87,6 +87,10 @@ static void check_json(json_w *w, const tune_check *c)
 {
     json_obj(w, NULL);
     json_int(w, "batch", c->batch);
+    if (c->seq) {
+        json_int(w, "seq", c->seq);
+        json_int(w, "past", c->past);
+    }
     json_str(w, "outcome", check_outcome_name(c->outcome));
     json_str(w, "note", c->note);
     json_int(w, "processes", c->n_procs);
@@ -199,6 +203,10 @@ void tune_report_json(json_w *w, const inspection *insp, const tune_report *r)
         json_str(w, "path", report_name(insp, tm->module));
         json_bool(w, "whole", tm->whole);
         json_int(w, "batch", tm->batch);
+        if (tm->seq) { /* a decoder's bucket (tune/buckets.h) */
+            json_int(w, "seq", tm->seq);
+            json_int(w, "past", tm->past);
+        }
         json_str(w, "strategy", tm->strategy);
         json_int(w, "validation_sets", tm->n_sets);
         if (tm->min_shape[0]) json_str(w, "min_shape", tm->min_shape);

@@ -31,6 +31,8 @@ typedef struct tune_cand {
 typedef struct tune_module {
     int module;               /* index in the module tree */
     int batch;                /* the bucket: a power of two */
+    int seq, past;            /* a decoder's sequence and past buckets (tune/buckets.h);
+                                 seq 0: batch alone is the bucket */
     char strategy[64];
     int n_cands;
     tune_cand cands[TUNE_MAX_CANDS]; /* cands[0]: the baseline */
@@ -82,7 +84,7 @@ typedef enum check_outcome {
 } check_outcome;
 
 typedef struct tune_check {
-    int batch;
+    int batch, seq, past;       /* the bucket (tune_module's) */
     check_outcome outcome;
     char note[512];             /* why skipped or failed, or what was decided */
     int n_plans, n_procs;       /* plans[0] is the plan as tuned */

@@ -14,6 +14,7 @@
 #include "exec/exec.h"
 #include "kernels/qgemm.h"
 #include "tune/accuracy.h"
+#include "tune/buckets.h"
 #include "tune/cache.h"
 #include "tune/choice.h"
 #include "tune/isolate.h"
@@ -854,13 +855,26 @@ static ait_status quant_check(const char *list, ait_error *e)
 /* The accuracy guard at every bucket (tune/accuracy.h), on the plan as
  * the modules' choices, the check and whole_settle left it: every sample
  * batch at the bucket (the validation cap does not apply). */
-static ait_status accuracy_pass(tune_ctx *x, const int *buckets, int nb, int n_tm, ait_error *e)
+/* The samples of sequence/past bucket pi (of[i]: sample i's), viewed in
+ * view (room for every sample): a decoder's bucket is tuned on its own
+ * samples only; other models have one such bucket. */
+static sample_set bucket_samples(const sample_set *all, const int *of, int pi, sample *view)
+{
+    sample_set sub = {.n_inputs = all->n_inputs, .s = view};
+    for (int i = 0; i < all->n; i++)
+        if (of[i] == pi) view[sub.n++] = all->s[i];
+    return sub;
+}
+
+static ait_status accuracy_pass(tune_ctx *x, const int *buckets, int nb, int nph, const int *of,
+                               sample *view, int n_tm, ait_error *e)
 {
     tune_report *r = x->rep;
     ait_status s = AIT_OK;
-    for (int bi = 0; s == AIT_OK && bi < nb && r->n_acc < 16; bi++) {
-        s = make_batches(x->m, x->o->samples, buckets[bi], 0, &x->batches, &x->n_batches,
-                         &x->n_groups, e);
+    for (int q = 0; s == AIT_OK && q < nb * nph && r->n_acc < 16; q++) {
+        int bi = q / nph;
+        sample_set sub = bucket_samples(x->o->samples, of, q % nph, view);
+        s = make_batches(x->m, &sub, buckets[bi], 0, &x->batches, &x->n_batches, &x->n_groups, e);
         tensor ***in = s == AIT_OK ? calloc((size_t)x->n_batches + 1, sizeof *in) : NULL;
         if (s == AIT_OK && !in) s = err_set(e, AIT_E_NOMEM, "out of memory");
         for (int k = 0; s == AIT_OK && k < x->n_batches; k++) in[k] = x->batches[k].inputs;
@@ -868,7 +882,7 @@ static ait_status accuracy_pass(tune_ctx *x, const int *buckets, int nb, int n_t
                 "batch%s against the reference", buckets[bi], x->n_batches,
                 x->n_batches == 1 ? "" : "es");
         if (s == AIT_OK)
-            s = acc_guard_bucket(x->m, x->insp, x->o, &r->budget, &r->mods[bi * n_tm], n_tm,
+            s = acc_guard_bucket(x->m, x->insp, x->o, &r->budget, &r->mods[q * n_tm], n_tm,
                                  x->whole, (tensor *const *const *)in, x->n_batches,
                                  &r->acc[r->n_acc++], e);
         free(in);
@@ -917,21 +931,41 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     int n_mod = o->sel && o->sel->n ? o->sel->n : 1;
     bool whole = whole_wanted(o, m, insp);
     int n_tm = n_mod + whole; /* the whole module last at each bucket */
+    int ph_seq[PLAN_MAX_BUCKETS], ph_past[PLAN_MAX_BUCKETS], nph = 1;
+    int *of = calloc((size_t)o->samples->n, sizeof *of);
+    sample *view = calloc((size_t)o->samples->n, sizeof *view);
+    if (!of || !view) {
+        free(of);
+        free(view);
+        return err_set(e, AIT_E_NOMEM, "out of memory");
+    }
+    ait_status s = seq_buckets_find(insp, o->samples, o->seq_buckets, o->n_seq, o->past_buckets,
+                                    o->n_past, ph_seq, ph_past, &nph, of, e);
+    if (s == AIT_OK && nb * nph > PLAN_MAX_BUCKETS)
+        s = err_set(e, AIT_E_UNSUPPORTED, "%s: %d batch buckets x %d sequence and past buckets "
+                    "make more than %d buckets", m->path, nb, nph, PLAN_MAX_BUCKETS);
+    if (s != AIT_OK) {
+        free(of);
+        free(view);
+        return s;
+    }
     tune_report *r = calloc(1, sizeof *r);
     tune_ctx *x = calloc(1, sizeof *x);
     uint8_t(*mdig)[SHA256_BYTES] = calloc((size_t)n_tm, sizeof *mdig);
     bool *have = calloc((size_t)n_tm, sizeof *have);
-    if (r) r->mods = calloc((size_t)(n_tm * nb), sizeof *r->mods);
+    if (r) r->mods = calloc((size_t)(n_tm * nb * nph), sizeof *r->mods);
     if (!r || !r->mods || !x || !mdig || !have) {
         tune_report_free(r);
         free(x);
         free(mdig);
         free(have);
+        free(of);
+        free(view);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
     r->budget = budget;
     *x = (tune_ctx){.m = m, .insp = insp, .o = o, .rep = r,
-                    .prog = {.o = o, .n_steps = n_tm * nb, .t0 = now_sec()}};
+                    .prog = {.o = o, .n_steps = n_tm * nb * nph, .t0 = now_sec()}};
     cpu_model(x->cpu, sizeof x->cpu);
     size_t len = strlen(x->cpu);
     if (len + 2 < sizeof x->cpu) {
@@ -939,16 +973,20 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         cpu_features(x->cpu + len, sizeof x->cpu - len);
     }
     cache_open(&x->cache, o->cache_dir, &o->log);
-    ait_status s = exec_create(m->g, NULL, 1, &x->whole, e);
+    s = exec_create(m->g, NULL, 1, &x->whole, e);
     if (s == AIT_OK) exec_keep_values(x->whole); /* module inputs are read after runs */
-    for (int bi = 0; s == AIT_OK && bi < nb; bi++) {
-        s = make_batches(m, o->samples, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
+    for (int q = 0; s == AIT_OK && q < nb * nph; q++) {
+        int bi = q / nph, pi = q % nph;
+        sample_set sub = bucket_samples(o->samples, of, pi, view);
+        s = make_batches(m, &sub, buckets[bi], o->max_batches, &x->batches, &x->n_batches,
                          &x->n_groups, e);
         x->whole_ran = -1;
         for (int k = 0; s == AIT_OK && k < n_mod; k++) {
             tune_module *tm = &r->mods[r->n++];
             tm->module = o->sel && o->sel->n ? o->sel->items[k].module : 0;
             tm->batch = buckets[bi];
+            tm->seq = ph_seq[pi];
+            tm->past = ph_past[pi];
             snprintf(tm->strategy, sizeof tm->strategy, "%s",
                      o->sel && o->sel->n ? o->sel->items[k].strategy : SELECT_DEFAULT_STRATEGY);
             x->prog.step = r->n;
@@ -958,7 +996,8 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         tune_module *wm = NULL;
         if (s == AIT_OK && whole) {
             wm = &r->mods[r->n++];
-            *wm = (tune_module){.module = 0, .batch = buckets[bi], .whole = true};
+            *wm = (tune_module){.module = 0, .batch = buckets[bi], .seq = ph_seq[pi],
+                                .past = ph_past[pi], .whole = true};
             snprintf(wm->strategy, sizeof wm->strategy, "%s", SELECT_DEFAULT_STRATEGY);
             x->prog.step = r->n;
             s = tune_one(x, wm, mdig[n_mod], &have[n_mod], e);
@@ -974,7 +1013,9 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
         x->n_batches = 0;
     }
     if (s == AIT_OK) whole_settle(r);
-    if (s == AIT_OK && guard) s = accuracy_pass(x, buckets, nb, n_tm, e);
+    if (s == AIT_OK && guard) s = accuracy_pass(x, buckets, nb, nph, of, view, n_tm, e);
+    free(of);
+    free(view);
     log_msg(&o->log, AIT_LOG_PROGRESS, "%s", ""); /* the status line is done */
     r->cache_on = x->cache.on;
     if (x->cache.on) snprintf(r->cache_dir, sizeof r->cache_dir, "%s", x->cache.dir);

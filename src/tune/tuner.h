@@ -4,6 +4,10 @@
  * pick, keeping the baseline (reference, one thread) unless a candidate
  * beats it by the margin.
  *
+ * A decoder (tune/buckets.h) is tuned per (batch, sequence, past) bucket:
+ * each sample in its own (sequence, past) bucket, with the samples of that
+ * bucket only, at every batch bucket.
+ *
  * Inputs: the samples are grouped by shape (apart from batch axes); each
  * group gives one or more distinct batches at a bucket (consecutive samples
  * until the bucket is full). A candidate is validated on every batch (at
@@ -34,6 +38,12 @@ enum { WHOLE_OFF = 0, WHOLE_CHECK, WHOLE_FORCE };
 typedef struct tune_opts {
     const sample_set *samples;
     int n_batch, batch[16];   /* batch sizes asked for; tuned at their buckets */
+    /* A decoder's sequence and past-length buckets (ascending; n 0: from the
+     * samples, tune/buckets.h). Each sample is tuned in its (seq, past)
+     * bucket, at every batch bucket; a model without a sequence axis
+     * ignores them. */
+    int n_seq, seq_buckets[16];
+    int n_past, past_buckets[16];
     const selection *sel;     /* modules and their strategies (n 0: the whole model) */
     int max_threads;          /* candidates use 1..max_threads (default 1) */
     double timeout;           /* seconds per candidate (default 60) */

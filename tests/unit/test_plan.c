@@ -659,6 +659,122 @@ static void test_jit(void **state)
     ait_model_free(m);
 }
 
+/* Copies file src to dst (a sample into a folder of samples). */
+static void copy_file(const char *src, const char *dst)
+{
+    FILE *f = fopen(src, "rb"), *g = fopen(dst, "wb");
+    assert_non_null(f);
+    assert_non_null(g);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) assert_int_equal(fwrite(buf, 1, n, g), n);
+    fclose(f);
+    fclose(g);
+}
+
+/* Inputs of the gpt2 test model at (batch 1, seq, past): ids and 4 caches. */
+static int bucket_at(const plan *p, int seq, int past)
+{
+    tensor t[5] = {0}, *in[5];
+    tensor_set_shape(&t[0], AIT_I64, 2, (const int64_t[]){1, seq});
+    for (int i = 1; i < 5; i++) tensor_set_shape(&t[i], AIT_F32, 4, (const int64_t[]){1, 4, past, 32});
+    for (int i = 0; i < 5; i++) in[i] = &t[i];
+    return plan_bucket_index(p, in, 5);
+}
+
+/* A decoder tuned on a decode and a prefill sample: two (batch, seq, past)
+ * buckets with a plan each, saved, loaded with both primed, runs picking
+ * theirs by the nearest rule and giving the untuned model's outputs. */
+static void test_decoder_buckets(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    char sd[256], dst[320], art[256];
+    snprintf(sd, sizeof sd, "%s/gpt2s", dir);
+    assert_int_equal(mkdir(sd, 0700), 0);
+    for (int k = 0; k < 2; k++) {
+        char src[64];
+        snprintf(src, sizeof src, "models/gpt2.in.%d.npz", k);
+        snprintf(dst, sizeof dst, "%s/%d.npz", sd, k);
+        copy_file(test_data(src), dst);
+    }
+    ait_model *m, *t;
+    if (ait_model_load(test_data("models/gpt2.onnx"), &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_inspect_options io = {.size = sizeof io, .data_path = sd, .runs = 1};
+    ait_inspection *h;
+    if (ait_inspect(m, &io, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(ait_select_path(h, "h.0", NULL), AIT_OK);
+    ait_tuning *tu;
+    const int down[] = {128, 1};
+    ait_tune_options bad = {.size = sizeof bad, .seq_buckets = down, .n_seq_buckets = 2};
+    assert_int_equal(ait_tune(h, &bad, &tu, &e), AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "seq bucket 1 (1) is not above the one before"));
+    ait_tune_options o = {.size = sizeof o, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5,
+                          .skip_whole = 1, .skip_plan_check = 1};
+    if (ait_tune(h, &o, &tu, &e) != AIT_OK) fail_msg("%s", e.msg);
+    /* Each sample timed in its own bucket: decode (seq 1, past 127 -> 128)
+     * and prefill (seq 8, past 16), both at batch bucket 1. */
+    assert_int_equal(ait_tuning_count(tu), 2);
+    ait_tuning_row r0, r1;
+    assert_int_equal(ait_tuning_row_at(tu, 0, &r0), AIT_OK);
+    assert_int_equal(ait_tuning_row_at(tu, 1, &r1), AIT_OK);
+    assert_int_equal(r0.bucket, 1);
+    assert_int_equal(r0.seq, 1);
+    assert_int_equal(r0.past, 128);
+    assert_int_equal(r1.seq, 8);
+    assert_int_equal(r1.past, 16);
+    assert_true(r0.median_sec > 0 && r1.median_sec > 0);
+    path_in(art, sizeof art, "gpt2.ait");
+    if (ait_tuning_save(tu, art, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(ait_artifact_load(art, NULL, &t, &e), AIT_OK);
+    const plan *p = t->plan;
+    assert_non_null(p);
+    assert_int_equal(p->n_buckets, 2);
+    assert_int_equal(p->buckets[0].seq, 1);
+    assert_int_equal(p->buckets[0].past, 128);
+    assert_int_equal(p->buckets[1].seq, 8);
+    assert_int_equal(p->buckets[1].past, 16);
+    /* Primed at each bucket's largest shape: seq and past at the bucket's. */
+    assert_int_equal(p->n_inputs, 5);
+    assert_int_equal(p->inputs[0].dims[1], 1);
+    assert_int_equal(p->inputs[1].dims[2], 128);
+    assert_int_equal(p->inputs[5].dims[1], 8);
+    assert_int_equal(p->inputs[5 + 4].dims[2], 16);
+    plan_exec *px;
+    if (plan_exec_create(t->g, p, 1, &px, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(plan_exec_primed(px), 2);
+    plan_exec_free(px);
+    /* The nearest rule: the smallest bucket at or above, else the largest. */
+    assert_int_equal(bucket_at(p, 1, 100), 0);
+    assert_int_equal(bucket_at(p, 1, 600), 0);
+    assert_int_equal(bucket_at(p, 2, 10), 1);
+    assert_int_equal(bucket_at(p, 300, 0), 1);
+    /* Each bucket's run gives the untuned model's outputs. */
+    int n_out = ait_model_output_count(m);
+    for (int k = 0; k < 2; k++) {
+        ait_tensor *ref[8], *tuned[8], *in[8];
+        int n_in = h->samples->n_inputs;
+        for (int i = 0; i < n_in; i++) in[i] = h->samples->s[k].values[i];
+        ait_session *s;
+        const ait_model *ms[2] = {m, t};
+        for (int v = 0; v < 2; v++) {
+            assert_int_equal(ait_session_create(ms[v], NULL, &s, &e), AIT_OK);
+            if (ait_session_run(s, in, n_in, v ? tuned : ref, n_out) != AIT_OK)
+                fail_msg("%s", ait_session_error(s));
+            ait_session_free(s);
+        }
+        assert_true(test_max_err(tuned, ref, n_out) < 1e-4);
+        for (int j = 0; j < n_out; j++) {
+            ait_tensor_free(ref[j]);
+            ait_tensor_free(tuned[j]);
+        }
+    }
+    ait_model_free(t);
+    ait_tuning_free(tu);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
 int main(void)
 {
     snprintf(model_path, sizeof model_path, "%s", test_data("models/bert.onnx"));
@@ -674,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_whole),
         cmocka_unit_test(test_jit),
+        cmocka_unit_test(test_decoder_buckets),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

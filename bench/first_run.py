@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""First run after loading, per bucket, over that bucket's steady median.
+
+For each model, two artifacts tuned on the same samples (a decode-shaped and a
+prefill-shaped one, `tools/test_data build-data` makes them): one by the ait
+BEFORE (a binary of an older build) and one by AFTER. Each run is a fresh
+process (`ait run NAME.ait --input SAMPLE.npz --repeat R`), which loads the
+artifact (priming what it primes), then prints its first run's latency and
+the median of the next R. Processes alternate before / after, bucket by
+bucket, P times; the table gives the median over the processes of
+first / median, and that ratio's spread (p25..p75).
+
+usage: bench/first_run.py --before OLD_AIT --after NEW_AIT --data build-data/models \
+           [--models gpt2,llama] [--procs 15] [--repeat 50] [--tune]
+--tune makes the artifacts again (else only when missing): each binary tunes its
+own (--batch-sizes 1,2, short profiling, --no-cache) into --work (default
+/tmp/ait-first-run)."""
+import argparse, os, re, shutil, statistics, subprocess, sys
+
+LAT = re.compile(r"latency first run ([0-9.]+) ms, median of \d+ runs ([0-9.]+) ms")
+
+
+def run(ait, art, sample, repeat):
+    out = subprocess.run([ait, "run", art, "--input", sample, "--repeat", str(repeat)],
+                         capture_output=True, text=True)
+    m = LAT.search(out.stdout)
+    if not m:
+        sys.exit("%s run %s: %s" % (ait, art, out.stderr.strip() or out.stdout[-300:]))
+    return float(m.group(1)) / float(m.group(2))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", required=True)
+    ap.add_argument("--after", required=True)
+    ap.add_argument("--data", required=True, help="folder of NAME.onnx and NAME.in.K.npz")
+    ap.add_argument("--models", default="gpt2,llama")
+    ap.add_argument("--procs", type=int, default=15)
+    ap.add_argument("--repeat", type=int, default=50)
+    ap.add_argument("--work", default="/tmp/ait-first-run")
+    ap.add_argument("--tune", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    rows = []
+    for m in a.models.split(","):
+        samples = sorted(f for f in os.listdir(a.data) if re.fullmatch(r"%s\.in\.\d+\.npz" % m, f))
+        sd = os.path.join(a.work, m + ".samples")
+        os.makedirs(sd, exist_ok=True)
+        for f in samples:
+            shutil.copy(os.path.join(a.data, f), sd)
+        arts = {}
+        for tag, ait in (("before", a.before), ("after", a.after)):
+            arts[tag] = os.path.join(a.work, "%s.%s.ait" % (m, tag))
+            if a.tune or not os.path.exists(arts[tag]):
+                # Batch buckets 1 and 2: the decode sample is at batch 1, the
+                # prefill one at 2, so each runs in a bucket of its own batch.
+                subprocess.run([ait, "tune", os.path.join(a.data, m + ".onnx"), "--data", sd,
+                                "--batch-sizes", "1,2", "--warmup", "2", "--window", "5",
+                                "--cap", "20", "--no-cache", "-o", arts[tag]], check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for f in samples:
+            r = {"before": [], "after": []}
+            for _ in range(a.procs):  # interleaved: before, after, before, ...
+                for tag, ait in (("before", a.before), ("after", a.after)):
+                    r[tag].append(run(ait, arts[tag], os.path.join(sd, f), a.repeat))
+            rows.append((m, f, r))
+    print("load average at the end: %s" % open("/proc/loadavg").read().split()[:3])
+    print("%-6s %-14s %22s %22s" % ("model", "sample", "before first/median", "after first/median"))
+    for m, f, r in rows:
+        cell = []
+        for tag in ("before", "after"):
+            q = statistics.quantiles(r[tag], n=4)
+            cell.append("%.2fx (%.2f..%.2f)" % (statistics.median(r[tag]), q[0], q[2]))
+        print("%-6s %-14s %22s %22s" % (m, f, cell[0], cell[1]))
+
+
+if __name__ == "__main__":
+    main()
