@@ -186,7 +186,7 @@ static ait_status acc_fn(void *ctx, const void **out, size_t *len, ait_error *e)
     plan_exec *px = NULL;
     tensor **outs = calloc((size_t)r->m->g->n_outputs + 1, sizeof *outs);
     if (!outs) return err_set(e, AIT_E_NOMEM, "out of memory");
-    TRY(plan_exec_create(r->m->g, r->p, 1, &px, e));
+    TRY(plan_exec_create(r->m->g, r->p, 1, NULL, &px, e));
     int n = r->fig.n_outs;
     for (int b = 0; b < r->n_batches; b++) {
         TRY(plan_exec_run(px, r->batches[b], outs, e));

@@ -741,7 +741,7 @@ static void test_decoder_buckets(void **state)
     assert_int_equal(p->inputs[5].dims[1], 8);
     assert_int_equal(p->inputs[5 + 4].dims[2], 16);
     plan_exec *px;
-    if (plan_exec_create(t->g, p, 1, &px, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (plan_exec_create(t->g, p, 1, NULL, &px, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_int_equal(plan_exec_primed(px), 2);
     plan_exec_free(px);
     /* The nearest rule: the smallest bucket at or above, else the largest. */
