@@ -378,9 +378,10 @@ AIT_API ait_status ait_binding_set_output(ait_binding *b, int j, ait_tensor *t, 
  * before a run). NULL for a bad index. */
 AIT_API ait_tensor *ait_binding_output(ait_binding *b, int j);
 /* Runs s on what b binds (b must be s's). Failures as ait_session_run's,
- * the message from ait_session_error(s). After a first run at each shape
- * (and, for outputs left unbound, at the largest), a run allocates
- * nothing on the heap: docs/runtime.md says what the count covers. */
+ * the message from ait_session_error(s). On an untuned model, once runs
+ * have met each shape (or a larger one), a run allocates nothing on the
+ * heap; a tuned model's native modules still do (docs/runtime.md, "Bound
+ * buffers", says what is counted and what is left). */
 AIT_API ait_status ait_session_run_bound(ait_session *s, ait_binding *b);
 
 /* Memory of s: *arena, the bytes of the largest arena of intermediates its
