@@ -250,8 +250,9 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     x->pl_items = calloc(nv, sizeof *x->pl_items);
     x->pl_hit = calloc(nv, sizeof *x->pl_hit);
     x->pl_slot = calloc(nv, sizeof *x->pl_slot);
-    if (!x->bind || !x->fstore || !x->pl_items || !x->pl_hit || !x->pl_slot || !x->off || !x->vbytes || !x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip || !x->extra ||
-        !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
+    if (!x->bind || !x->fstore || !x->pl_items || !x->pl_hit || !x->pl_slot || !x->off ||
+        !x->vbytes || !x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip ||
+        !x->extra || !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
         exec_free(x);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }

@@ -104,7 +104,8 @@ static void gen_init(gen *g, const ait_model *m)
         ait_model_input(m, i, &vi);
         g->present[i] = -1;
         for (int j = 0; j < g->n_out; j++)
-            if (ait_model_output(m, j, &vo) == AIT_OK && !strcmp(vo.name + 7, vi.name + 4))
+            if (ait_model_output(m, j, &vo) == AIT_OK && !strncmp(vo.name, "present", 7) &&
+                !strncmp(vi.name, "past", 4) && !strcmp(vo.name + 7, vi.name + 4))
                 g->present[i] = j;
         CHECK(g->present[i] > 0, "no present for %s", vi.name);
         int64_t dims[4] = {1, vi.dims[1], g->n_prompt + MAX_NEW, vi.dims[3]};
