@@ -173,6 +173,15 @@ AIT_API const int64_t *ait_tensor_dims(const ait_tensor *t);
 AIT_API int64_t ait_tensor_numel(const ait_tensor *t);
 AIT_API size_t ait_tensor_nbytes(const ait_tensor *t);
 AIT_API void *ait_tensor_data(ait_tensor *t);
+/* Bytes a tensor may hold: its storage for a tensor ait allocated, the
+ * bytes of the shape it was wrapped with for ait_tensor_wrap; 0 for a
+ * string tensor, a sequence, a map or a none. A bound output's shape may
+ * grow up to it (see bound buffers). */
+AIT_API size_t ait_tensor_capacity(const ait_tensor *t);
+/* Gives t another shape (its dtype and data stay): AIT_E_SHAPE when the
+ * new shape's bytes exceed ait_tensor_capacity(t), AIT_E_INVALID_ARG for a
+ * bad rank, NULL dims, or a tensor that is not a numeric tensor. */
+AIT_API ait_status ait_tensor_reshape(ait_tensor *t, int rank, const int64_t *dims);
 
 /* String tensors (AIT_STRING): the data is an array of numel `char *`, each
  * NULL (the empty string) or a NUL-terminated UTF-8 string; ait_tensor_data
@@ -318,6 +327,67 @@ AIT_API void ait_session_free(ait_session *s);
  * model output j that the caller frees with ait_tensor_free(). */
 AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                                    ait_tensor **outputs, int n_outputs);
+/* ---- bound buffers ------------------------------------------------------ */
+/* A binding (ONNX Runtime users know it as IoBinding) says which tensors a
+ * run of a session reads and where it writes its outputs, so that a
+ * program runs a model on memory it owns, with no allocation and no output
+ * copy per run: a decoder's key/value cache, say, in two preallocated
+ * buffers per cache pair, "present" written into one while "past" is read
+ * from the other, swapped each step (examples/generate.c).
+ *
+ * Ownership: a binding holds pointers only. Bound tensors stay the
+ * caller's and must live (and keep their data) until they are unbound or
+ * the binding's last run returns; ait never frees or reallocates them.
+ *
+ * Outputs: a bound output tensor (ait_tensor_wrap over the caller's memory,
+ * or ait_tensor_create) is written where it lies: the node computing the
+ * output writes into it, up to the tensor's capacity (ait_tensor_capacity:
+ * the bytes of the shape it was wrapped with), whatever shape it has when
+ * bound. After a run it has the output's dtype-checked, actual shape
+ * (ait_tensor_rank/_dims), and can be bound as the next run's input as it
+ * is. A copy is made only where no node writes the output in place: an
+ * input or constant the model passes through, an output listed twice, an
+ * output computed by a tuned module (copied once, from the backend's buffer
+ * into the caller's). An output the caller leaves unbound is copied into a
+ * tensor the binding keeps (reused run to run; ait_binding_output).
+ *
+ * Refusals, each with a message naming the input or output: a tensor of
+ * another dtype than the model declares (AIT_E_DTYPE, when bound), a
+ * sequence or map (AIT_E_UNSUPPORTED), a string output (leave it unbound);
+ * at the run, an unbound input (AIT_E_INVALID_ARG), an output whose shape
+ * needs more than the bound tensor's capacity (AIT_E_SHAPE, naming the
+ * shape needed and the bytes bound; the run stops before that output is
+ * written, but outputs computed earlier may be), and a bound output whose
+ * memory overlaps an input or another bound output (AIT_E_INVALID_ARG: a
+ * run never reads and writes one buffer, so present cannot be written
+ * where past lives; use two buffers).
+ *
+ * Threads: one binding is used by one thread at a time (setting, running,
+ * reading its outputs); several bindings of one session may run from
+ * several threads at once, as ait_session_run may. */
+typedef struct ait_binding ait_binding;
+
+/* A binding for session s, every input and output unbound; s must outlive
+ * it. */
+AIT_API ait_status ait_binding_create(ait_session *s, ait_binding **out, ait_error *err);
+AIT_API void ait_binding_free(ait_binding *b);
+/* Binds model input i (declared order) to t, which runs read only; NULL
+ * unbinds. Allocation-free, as are the two below. */
+AIT_API ait_status ait_binding_set_input(ait_binding *b, int i, const ait_tensor *t,
+                                         ait_error *err);
+/* Binds model output j to t (see above); NULL unbinds it. */
+AIT_API ait_status ait_binding_set_output(ait_binding *b, int j, ait_tensor *t, ait_error *err);
+/* Output j of the last successful run: the bound tensor, or the binding's
+ * own for an unbound output (valid until the next run or the free; empty
+ * before a run). NULL for a bad index. */
+AIT_API ait_tensor *ait_binding_output(ait_binding *b, int j);
+/* Runs s on what b binds (b must be s's). Failures as ait_session_run's,
+ * the message from ait_session_error(s). On an untuned model, once runs
+ * have met each shape (or a larger one), a run allocates nothing on the
+ * heap; a tuned model's native modules still do (docs/runtime.md, "Bound
+ * buffers", says what is counted and what is left). */
+AIT_API ait_status ait_session_run_bound(ait_session *s, ait_binding *b);
+
 /* Memory of s: *arena, the bytes of the largest arena of intermediates its
  * runs have used so far (the executor places each run's intermediates in
  * one arena by liveness: the peak of that plan; per execution context; a

@@ -167,9 +167,18 @@ class Session:
                         "AIT_E_SHAPE")
         return t, a
 
-    def run(self, feeds):
+    def run(self, feeds, out=None):
         """Runs the model on feeds (a dict: input name -> numpy array, every
-        declared input given) and returns {output name: numpy array}."""
+        declared input given) and returns {output name: numpy array}.
+
+        out (a dict: output name -> numpy array) has outputs written into
+        the caller's arrays (C-contiguous, writeable, of the output's dtype,
+        with room for at least its elements: ait_binding in C). The result
+        then holds, for each, a view of that array's memory with the
+        output's actual shape (the array itself when it had that shape);
+        the other outputs are copies as without out."""
+        if out:
+            return self._run_bound(feeds, out)
         names = [i["name"] for i in self._inputs]
         unknown = [k for k in feeds if k not in names]
         if unknown:
@@ -195,6 +204,59 @@ class Session:
             for t in list(ins) + list(outs):
                 if t:
                     _L.ait_tensor_free(t)
+
+    def _run_bound(self, feeds, out):
+        outs = [o["name"] for o in self._outputs]
+        unknown = [k for k in out if k not in outs]
+        if unknown:
+            raise Error("unknown output '%s': the model's outputs are %s"
+                        % (unknown[0], ", ".join(outs)), "AIT_E_NOT_FOUND")
+        names = [i["name"] for i in self._inputs]
+        missing = [n for n in names if n not in feeds]
+        if missing or any(k not in names for k in feeds):
+            return self.run(feeds)  # the same messages as an unbound run
+        b, err, tensors, keep = C.c_void_p(), _lib.Error_(), [], []
+        _check(_L.ait_binding_create(self._h, C.byref(b), C.byref(err)), err)
+        try:
+            for i, decl in enumerate(self._inputs):
+                t, arr = self._tensor(decl, feeds[decl["name"]])
+                tensors.append(t)
+                keep.append(arr)
+                _check(_L.ait_binding_set_input(b, i, t, C.byref(err)), err)
+            for j, name in enumerate(outs):
+                a = out.get(name)
+                if a is None:
+                    continue
+                if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.writeable:
+                    raise Error("out['%s'] must be a C-contiguous, writeable numpy array" % name)
+                if a.dtype not in _AIT:
+                    raise Error("out['%s']: numpy dtype %s has no ait type" % (name, a.dtype),
+                                "AIT_E_DTYPE")
+                flat = (C.c_int64 * 1)(a.size)
+                t = _L.ait_tensor_wrap(_AIT[a.dtype], 1, flat, a.ctypes.data_as(C.c_void_p))
+                if not t:
+                    raise Error("out['%s']: cannot wrap the array" % name)
+                tensors.append(t)
+                _check(_L.ait_binding_set_output(b, j, t, C.byref(err)), err)
+            rc = _L.ait_session_run_bound(self._h, b)
+            if rc != 0:
+                _check(rc, msg=_s(_L.ait_session_error(self._h)))
+            res = {}
+            for j, name in enumerate(outs):
+                t = _L.ait_binding_output(b, j)
+                if name in out:
+                    dims = _L.ait_tensor_dims(t)
+                    shape = tuple(dims[k] for k in range(_L.ait_tensor_rank(t)))
+                    a = out[name]
+                    res[name] = a if a.shape == shape else \
+                        a.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
+                else:
+                    res[name] = _to_numpy(t, name)
+            return res
+        finally:
+            for t in tensors:
+                _L.ait_tensor_free(t)
+            _L.ait_binding_free(b)
 
     def save(self, path):
         """Saves a JIT-tuned session (after its first run) as a .ait artifact."""

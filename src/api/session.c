@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/options.h"
+#include "api/binding.h"
 #include "runtime/model.h"
 #include "exec/exec.h"
 #include "runtime/plan_exec.h"
@@ -307,6 +308,62 @@ void ait_session_memory(ait_session *s, size_t *arena, size_t *weights)
     if (weights) *weights = w;
 }
 
+const ait_model *session_model(const ait_session *s) { return s->m; }
+
+/* One run on a context of s: bound[j] (may be NULL) the caller's tensor
+ * for output j, res[j] each output's tensor after it (the context's for
+ * an unbound one); keep (may be NULL) copies those out before the context
+ * is given back. */
+static ait_status session_exec(ait_session *s, tensor *const *inputs, tensor *const *bound,
+                               tensor **res, ait_status (*keep)(void *, ait_error *),
+                               void *user, ait_error *e)
+{
+    ctx *c = NULL;
+    ait_status st = ctx_take(s, inputs, &c, e);
+    if (st == AIT_OK)
+        st = c->px ? plan_exec_run_bound(c->px, inputs, bound, res, e)
+                   : exec_run_bound(c->x, inputs, bound, res, e);
+    if (st == AIT_OK && keep) st = keep(user, e);
+    return run_end(s, c, st, e);
+}
+
+static ait_status bound_keep(void *b, ait_error *e) { return binding_keep(b, e); }
+
+ait_status ait_session_run_bound(ait_session *s, ait_binding *b)
+{
+    if (!s) return AIT_E_INVALID_ARG;
+    ait_error e = {0};
+    if (!b || b->s != s)
+        return run_end(s, NULL, err_set(&e, AIT_E_INVALID_ARG, "%s: %s", s->m->path, !b
+                                        ? "ait_session_run_bound: NULL binding"
+                                        : "the binding was made for another session"), &e);
+    if (binding_check(b, &e) != AIT_OK) return run_end(s, NULL, e.code, &e);
+    return session_exec(s, b->in, b->out, b->res, bound_keep, b, &e);
+}
+
+/* ait_session_run's outputs: new tensors, copied from the context's. */
+typedef struct clone_out {
+    tensor **res;
+    ait_tensor **outputs;
+    int n;
+} clone_out;
+
+static ait_status clone_keep(void *user, ait_error *e)
+{
+    clone_out *o = user;
+    for (int j = 0; j < o->n; j++) {
+        ait_status st = tensor_clone(o->res[j], &o->outputs[j], e);
+        if (st != AIT_OK) {
+            for (int k = 0; k < j; k++) {
+                ait_tensor_free(o->outputs[k]);
+                o->outputs[k] = NULL;
+            }
+            return st;
+        }
+    }
+    return AIT_OK;
+}
+
 ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                            ait_tensor **outputs, int n_outputs)
 {
@@ -324,18 +381,7 @@ ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inpu
     tensor *res[512];
     if (n_outputs > 512)
         return run_end(s, NULL, err_set(&e, AIT_E_UNSUPPORTED, "more than 512 outputs"), &e);
-    ctx *c = NULL;
-    ait_status st = ctx_take(s, inputs, &c, &e);
-    if (st == AIT_OK)
-        st = c->px ? plan_exec_run(c->px, inputs, res, &e) : exec_run(c->x, inputs, res, &e);
     /* The results belong to the context: copied out before it is given back. */
-    for (int j = 0; st == AIT_OK && j < n_outputs; j++) {
-        st = tensor_clone(res[j], &outputs[j], &e);
-        if (st != AIT_OK)
-            for (int k = 0; k < j; k++) {
-                ait_tensor_free(outputs[k]);
-                outputs[k] = NULL;
-            }
-    }
-    return run_end(s, c, st, &e);
+    clone_out o = {res, outputs, n_outputs};
+    return session_exec(s, inputs, NULL, res, clone_keep, &o, &e);
 }

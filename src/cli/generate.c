@@ -1,8 +1,8 @@
 /* ait generate: greedy decoding on a decoder with a key/value cache. The
  * cache and the sequence axis are found from the shapes (an inspection at
  * generated shapes, tune/phases.h); the prompt runs at once (prefill), then
- * one token at a time (decode), each run's present outputs becoming the
- * next run's past inputs as they are (no copy). Prints the tokens, the time
+ * one token at a time (decode), each run writing its present outputs into
+ * caller-owned buffers that the next run reads as its past (ait_binding). Prints the tokens, the time
  * to the first token and each phase's tokens per second. */
 #include <getopt.h>
 #include <stdio.h>
@@ -204,63 +204,91 @@ static int64_t argmax_last(ait_tensor *t)
     return best;
 }
 
-static ait_tensor *ids_tensor(const gen_roles *r, const int64_t *ids, int n)
+/* A tensor of r's input i at its generation shape with `len` along `axis`. */
+static ait_tensor *input_tensor(const gen_roles *r, int i, int axis, int64_t len)
 {
     int64_t dims[AIT_MAX_RANK];
-    int rank = r->rank[r->ids];
-    for (int d = 0; d < rank; d++) dims[d] = d == r->seq_axis ? n : r->dims[r->ids][d];
-    ait_tensor *t = ait_tensor_create(r->dtype[r->ids], rank, dims);
-    if (!t) return NULL;
+    memcpy(dims, r->dims[i], sizeof dims);
+    dims[axis] = len;
+    return ait_tensor_create(r->dtype[i], r->rank[i], dims);
+}
+
+static void ids_set(const gen_roles *r, ait_tensor *t, const int64_t *ids, int n)
+{
     for (int i = 0; i < n; i++) {
         if (r->dtype[r->ids] == AIT_I64) ((int64_t *)ait_tensor_data(t))[i] = ids[i];
         else ((int32_t *)ait_tensor_data(t))[i] = (int32_t)ids[i];
     }
-    return t;
 }
 
-/* The loop: prefill, then decode; the tokens into out, times per run. */
-static ait_status generate(ait_session *s, const gen_args *a, const gen_roles *r, int64_t *out,
-                           int *n_out, double *sec, ait_error *e)
+/* Shape of t with `len` along `axis`. */
+static void set_len(ait_tensor *t, int axis, int64_t len)
 {
-    ait_tensor *in[GEN_MAX_IO] = {0}, *res[GEN_MAX_IO] = {0};
-    ait_status st = AIT_OK;
-    in[r->ids] = ids_tensor(r, a->prompt, a->n_prompt);
-    for (int i = 0; i < r->n_in; i++) {
-        if (r->past[i] < 0) continue;
-        int64_t dims[AIT_MAX_RANK];
-        memcpy(dims, r->dims[i], sizeof dims);
-        dims[r->axis[i]] = 0; /* an empty cache */
-        in[i] = ait_tensor_create(r->dtype[i], r->rank[i], dims);
-    }
+    int64_t dims[AIT_MAX_RANK];
+    memcpy(dims, ait_tensor_dims(t), sizeof(int64_t) * (size_t)ait_tensor_rank(t));
+    dims[axis] = len;
+    (void)ait_tensor_reshape(t, ait_tensor_rank(t), dims); /* within what it was made for */
+}
+
+/* The loop: prefill, then decode; the tokens into out, times per run. Every
+ * buffer is made before the first run and bound (ait_binding): per cache
+ * pair two of room for the whole generation, present written into one
+ * while past is read from the other, swapped each step; the logits in one
+ * of room for the prompt's (when the vocabulary's size is declared). */
+static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a,
+                           const gen_roles *r, int64_t *out, int *n_out, double *sec, ait_error *e)
+{
+    ait_tensor *buf[GEN_MAX_IO][2] = {{0}}, *ids = NULL, *logits = NULL;
+    ait_binding *b = NULL;
+    int64_t total = (int64_t)a->n_prompt + a->max_new;
+    ait_status st = ait_binding_create(s, &b, e);
+    bool nomem = !(ids = input_tensor(r, r->ids, r->seq_axis, a->n_prompt));
     for (int i = 0; i < r->n_in; i++)
-        if (!in[i]) st = err_set(e, AIT_E_NOMEM, "out of memory");
+        for (int h = 0; r->past[i] >= 0 && h < 2; h++)
+            nomem |= !(buf[i][h] = input_tensor(r, i, r->axis[i], total));
+    ait_value_info vi = {0};
+    if (st == AIT_OK) st = ait_model_output(m, r->logits, &vi);
+    int64_t room = vi.rank > 0 ? vi.dims[vi.rank - 1] : -1; /* the vocabulary */
+    for (int d = 0; d < r->rank[r->ids]; d++) room *= r->dims[r->ids][d];
+    if (st == AIT_OK && room > 0) {
+        room *= a->n_prompt;
+        nomem |= !(logits = ait_tensor_create(AIT_F32, 1, &room));
+        if (logits) st = ait_binding_set_output(b, r->logits, logits, e);
+    }
+    if (st == AIT_OK && nomem) st = err_set(e, AIT_E_NOMEM, "out of memory");
+    if (st == AIT_OK) ids_set(r, ids, a->prompt, a->n_prompt);
+    for (int i = 0; st == AIT_OK && i < r->n_in; i++)
+        if (r->past[i] >= 0) set_len(buf[i][0], r->axis[i], 0); /* an empty cache */
     *n_out = 0;
     for (int step = 0; st == AIT_OK && step < a->max_new; step++) {
+        int cur = step & 1;
+        st = ait_binding_set_input(b, r->ids, ids, e);
+        for (int i = 0; st == AIT_OK && i < r->n_in; i++)
+            if (r->past[i] >= 0) st = ait_binding_set_input(b, i, buf[i][cur], e);
+        for (int j = 0; st == AIT_OK && j < r->n_out; j++)
+            if (r->present[j] >= 0) st = ait_binding_set_output(b, j, buf[r->present[j]][!cur], e);
+        if (st != AIT_OK) break;
         double t0 = now_sec();
-        if (ait_session_run(s, in, r->n_in, res, r->n_out) != AIT_OK) {
+        if (ait_session_run_bound(s, b) != AIT_OK) {
             st = err_set(e, AIT_E_INTERNAL, "%s run %d: %s", step ? "decode" : "prefill", step,
                          ait_session_error(s));
             break;
         }
         sec[step] = now_sec() - t0;
-        int64_t tok = argmax_last(res[r->logits]);
+        int64_t tok = argmax_last(ait_binding_output(b, r->logits));
         if (tok < 0) {
             st = err_set(e, AIT_E_INTERNAL, "the logits output is empty");
             break;
         }
         out[(*n_out)++] = tok;
-        ait_tensor_free(in[r->ids]);
-        in[r->ids] = ids_tensor(r, &tok, 1);
-        if (!in[r->ids]) st = err_set(e, AIT_E_NOMEM, "out of memory");
-        for (int j = 0; j < r->n_out; j++) {
-            int i = r->present[j];
-            if (i >= 0) ait_tensor_free(in[i]), in[i] = res[j]; /* present becomes past */
-            else ait_tensor_free(res[j]);
-            res[j] = NULL;
-        }
+        set_len(ids, r->seq_axis, 1);
+        ids_set(r, ids, &tok, 1);
         if (a->has_eos && tok == a->eos) break;
     }
-    for (int i = 0; i < r->n_in; i++) ait_tensor_free(in[i]);
+    for (int i = 0; i < r->n_in; i++) ait_tensor_free(buf[i][0]), ait_tensor_free(buf[i][1]);
+    ait_tensor_free(ids);
+    ait_tensor_free(logits);
+    ait_binding_free(b);
     return st;
 }
 
@@ -292,7 +320,7 @@ int cmd_generate(int argc, char **argv)
         st = ait_options_from_env(&so, NULL, &err);
         if (st == AIT_OK) st = ait_session_create(m, &so, &s, &err);
     }
-    if (st == AIT_OK) st = generate(s, &a, r, toks, &n, sec, &err);
+    if (st == AIT_OK) st = generate(s, m, &a, r, toks, &n, sec, &err);
     if (st == AIT_OK) {
         printf("tokens:");
         for (int i = 0; i < n; i++) printf(" %lld", (long long)toks[i]);

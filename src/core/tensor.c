@@ -130,7 +130,9 @@ ait_status tensor_alloc(tensor *t, ait_error *e)
     size_t need = (size_t)n * ait_dtype_size(t->dtype);
     strs_free(t);
     if (t->owned && t->data && t->cap >= need) return AIT_OK;
+    if (!t->owned && t->data && t->room >= need && t->dtype != AIT_STRING) return AIT_OK;
     if (t->owned) aligned_free(t->data);
+    t->room = 0;
     t->data = aligned_zalloc(need);
     t->owned = t->data != NULL;
     t->cap = t->data ? need : 0;
@@ -161,6 +163,7 @@ void tensor_release(tensor *t)
     t->data = NULL;
     t->owned = false;
     t->cap = 0;
+    t->room = 0;
     t->kind = VAL_TENSOR;
 }
 

@@ -22,6 +22,11 @@ typedef struct ait_tensor {
     int64_t dims[AIT_MAX_RANK];
     void *data;  /* NULL while only the shape is known */
     size_t cap;  /* bytes of storage owned (0 if not owned) */
+    /* Not owned: bytes of the caller's memory at data that ait may use (a
+     * wrapped tensor, a bound output: ait_binding); 0 for every other
+     * borrowed buffer (the arena, a constant). tensor_alloc keeps data
+     * when the shape fits in it. */
+    size_t room;
     bool owned;  /* data is ait's to free */
     val_kind kind;
     int n_items, cap_items;     /* VAL_SEQUENCE: the items; VAL_MAP: keys, values; owned */
@@ -46,7 +51,9 @@ static inline size_t tensor_nbytes(const tensor *t)
 /* Sets dtype and shape (data untouched). */
 void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims);
 /* Makes t own at least its nbytes of storage, keeping a big-enough buffer
- * with the bytes it held (a new one is zeroed; strings' slots are NULL). */
+ * with the bytes it held (a new one is zeroed; strings' slots are NULL).
+ * A borrowed buffer with room for the shape (a bound output) is kept as
+ * it is, not owned. */
 ait_status tensor_alloc(tensor *t, ait_error *e);
 /* The same, every element zero (strings NULL) also in a buffer kept from an
  * earlier run: for an op that writes only some of its output. */

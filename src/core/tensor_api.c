@@ -28,8 +28,26 @@ ait_tensor *ait_tensor_wrap(ait_dtype t, int rank, const int64_t *dims, void *da
 {
     if (!data) return NULL;
     tensor *x = tensor_make(t, rank, dims);
-    if (x) x->data = data;
+    if (x) x->data = data, x->room = tensor_nbytes(x);
     return x;
+}
+
+size_t ait_tensor_capacity(const ait_tensor *t)
+{
+    if (!t || t->kind != VAL_TENSOR || t->dtype == AIT_STRING || !t->data) return 0;
+    return t->owned ? t->cap : t->room;
+}
+
+ait_status ait_tensor_reshape(ait_tensor *t, int rank, const int64_t *dims)
+{
+    int64_t numel;
+    if (!t || rank < 0 || rank > AIT_MAX_RANK || (rank > 0 && !dims) || t->kind != VAL_TENSOR ||
+        t->dtype == AIT_STRING)
+        return AIT_E_INVALID_ARG;
+    if (shape_numel(dims, rank, t->dtype, &numel, "tensor", NULL) != AIT_OK) return AIT_E_SHAPE;
+    if ((size_t)numel * ait_dtype_size(t->dtype) > ait_tensor_capacity(t)) return AIT_E_SHAPE;
+    tensor_set_shape(t, t->dtype, rank, dims);
+    return AIT_OK;
 }
 
 void ait_tensor_free(ait_tensor *t)

@@ -14,6 +14,13 @@
 #define MAX_IO 512 /* inputs or outputs of one node; the loader refuses more */
 #define FOLD_MAX_BYTES ((size_t)64 << 20) /* larger results are computed at run time */
 
+/* A value in the memory plan (plan_memory). */
+typedef struct plan_item {
+    int v, first, last; /* live from the node that writes it to the last that reads it */
+    size_t bytes;
+    int64_t off;
+} plan_item;
+
 typedef struct sub_exec {
     const graph *g;
     exec *x;
@@ -25,7 +32,8 @@ struct exec {
     int threads;
     tensor *env;     /* per value: storage computed at run time (owned, reused) */
     tensor **cur;    /* per value: where its tensor is during this run */
-    tensor **folded; /* per value: constants made by the schedule (owned) */
+    tensor **folded; /* per value: constants made by the schedule (in fstore), or NULL */
+    tensor *fstore;  /* per value: storage of folded constants, kept across schedules */
     tensor *meta;    /* per value: shape while scheduling */
     bool *known;     /* per value: meta holds a known shape (scheduling) */
     bool *skip;      /* per node: folded or dead in the current schedule */
@@ -48,7 +56,15 @@ struct exec {
     size_t *vbytes;
     char *arena;
     size_t arena_cap, arena_need;
+    /* plan_memory's work arrays, n_vals long: a schedule allocates nothing
+     * (decoders schedule every step: the past grows). */
+    plan_item *pl_items;
+    plan_item **pl_hit;
+    int *pl_slot;
     bool keep; /* exec_keep_values: no arena, every value kept to the run's end */
+    /* exec_run_bound: per value, the caller's tensor that graph output is
+     * written into during this run (NULL: none). */
+    tensor **bind;
 };
 
 
@@ -131,10 +147,45 @@ static void prepare_out(const op_def *def, tensor *t)
     else if (POISON_OUTPUTS) memset(t->data, 0xff, tensor_nbytes(t));
 }
 
+/* A graph output bound to caller memory (exec_run_bound): its tensor is
+ * pointed there before its node runs, so the op writes the caller's bytes
+ * (tensor_alloc keeps a borrowed buffer with room for the shape). */
+static void out_bind(exec *x, int v, tensor *t)
+{
+    const tensor *b = x->bind[v];
+    if (!b) return;
+    if (t->owned) tensor_release(t);
+    t->data = b->data;
+    t->room = b->owned ? b->cap : b->room;
+}
+
+/* The caller's tensor for graph output v fits what the run computes (the
+ * output's dtype and shape in t). */
+static ait_status bind_fits(const exec *x, int v, const tensor *t, ait_error *e)
+{
+    const tensor *b = x->bind[v];
+    const char *name = x->g->vals[v].name;
+    char s[160];
+    if (t->kind != VAL_TENSOR || t->dtype == AIT_STRING)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: output '%s' is a %s; only numeric tensors can be "
+                       "written into a bound tensor", x->g->path, name,
+                       t->kind != VAL_TENSOR ? val_kind_name(t->kind) : "string tensor");
+    if (t->dtype != b->dtype)
+        return err_set(e, AIT_E_DTYPE, "%s: output '%s' is %s; the tensor bound to it is %s",
+                       x->g->path, name, ait_dtype_name(t->dtype), ait_dtype_name(b->dtype));
+    size_t room = b->owned ? b->cap : b->room, need = tensor_nbytes(t);
+    if (need > room)
+        return err_set(e, AIT_E_SHAPE, "%s: output '%s' needs shape %s (%zu bytes); the tensor "
+                       "bound to it holds %zu bytes", x->g->path, name,
+                       shape_str(t->dims, t->rank, s, sizeof s), need, room);
+    return AIT_OK;
+}
+
 /* Infers node c->n's output shapes now that its inputs are known, and gives
- * each output storage of that shape: its place in the arena when the memory
- * plan has one of that size (plan[k] >= 0, in bytes from the arena), else
- * its own (tensor_alloc). Zeroed only for ops that ask (OP_ZERO_OUTPUTS). */
+ * each output storage of that shape: the caller's memory for a bound graph
+ * output, its place in the arena when the memory plan has one of that size
+ * (plan[k] >= 0, in bytes from the arena), else its own (tensor_alloc).
+ * Zeroed only for ops that ask (OP_ZERO_OUTPUTS). */
 static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, bool planned,
                               ait_error *e)
 {
@@ -151,8 +202,9 @@ static ait_status infer_alloc(const exec *x, const op_def *def, op_ctx *c, bool 
         if (!t) continue;
         int v = n->out[k];
         int64_t numel;
+        if (x->bind[v]) TRY(bind_fits(x, v, t, e));
         /* An op that gave a value storage of its own keeps it (owned). */
-        if (planned && x->off[v] >= 0 && !t->owned && t->kind == VAL_TENSOR &&
+        if (planned && !t->room && x->off[v] >= 0 && !t->owned && t->kind == VAL_TENSOR &&
             t->dtype != AIT_STRING &&
             shape_numel(t->dims, t->rank, t->dtype, &numel, "output", NULL) == AIT_OK &&
             (size_t)numel * ait_dtype_size(t->dtype) <= x->vbytes[v]) {
@@ -193,8 +245,14 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     x->defs = calloc(nn, sizeof *x->defs);
     x->off = malloc(nv * sizeof *x->off);
     x->vbytes = calloc(nv, sizeof *x->vbytes);
-    if (!x->off || !x->vbytes || !x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip || !x->extra ||
-        !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
+    x->bind = calloc(nv, sizeof *x->bind);
+    x->fstore = calloc(nv, sizeof *x->fstore);
+    x->pl_items = calloc(nv, sizeof *x->pl_items);
+    x->pl_hit = calloc(nv, sizeof *x->pl_hit);
+    x->pl_slot = calloc(nv, sizeof *x->pl_slot);
+    if (!x->bind || !x->fstore || !x->pl_items || !x->pl_hit || !x->pl_slot || !x->off ||
+        !x->vbytes || !x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip ||
+        !x->extra || !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
         exec_free(x);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
@@ -215,15 +273,10 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     return AIT_OK;
 }
 
+/* Forgets the schedule's constants; their storage stays for the next. */
 static void free_folded(exec *x)
 {
-    for (int i = 0; i < x->g->n_vals; i++) {
-        if (x->folded[i]) {
-            tensor_release(x->folded[i]);
-            free(x->folded[i]);
-            x->folded[i] = NULL;
-        }
-    }
+    memset(x->folded, 0, sizeof *x->folded * (size_t)x->g->n_vals);
 }
 
 void exec_free(exec *x)
@@ -231,7 +284,7 @@ void exec_free(exec *x)
     if (!x) return;
     if (x->env)
         for (int i = 0; i < x->g->n_vals; i++) tensor_release(&x->env[i]);
-    if (x->folded) free_folded(x);
+    for (int i = 0; x->fstore && i < x->g->n_vals; i++) tensor_release(&x->fstore[i]);
     for (int i = 0; x->extra && i < x->g->n_nodes; i++) free(x->extra[i]);
     for (int i = 0; x->scratch && i < x->g->n_nodes; i++) aligned_free(x->scratch[i]);
     for (int i = 0; i < x->n_subs; i++) exec_free(x->subs[i].x);
@@ -250,6 +303,11 @@ void exec_free(exec *x)
     free(x->defs);
     free(x->off);
     free(x->vbytes);
+    free(x->bind);
+    free(x->fstore);
+    free(x->pl_items);
+    free(x->pl_hit);
+    free(x->pl_slot);
     aligned_free(x->arena);
     free(x);
 }
@@ -355,8 +413,7 @@ static ait_status schedule_node(exec *x, int i, ait_error *e)
     if (!fold || bytes > FOLD_MAX_BYTES) return AIT_OK;
     for (int k = 0; k < n->n_out; k++) {
         if (!out[k]) continue;
-        tensor *t = calloc(1, sizeof *t);
-        if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+        tensor *t = &x->fstore[n->out[k]];
         x->folded[n->out[k]] = t;
         tensor_set_shape(t, out[k]->dtype, out[k]->rank, out[k]->dims);
         TRY(tensor_alloc(t, e));
@@ -422,12 +479,6 @@ static void plan_sizes(exec *x)
     }
 }
 
-typedef struct plan_item {
-    int v, first, last; /* live from the node that writes it to the last that reads it */
-    size_t bytes;
-    int64_t off;
-} plan_item;
-
 static int by_size(const void *a, const void *b)
 {
     const plan_item *p = a, *q = b;
@@ -453,13 +504,8 @@ static ait_status plan_memory(exec *x, ait_error *e)
     int n = 0;
     for (int v = 0; v < g->n_vals; v++) n += x->vbytes[v] > 0;
     if (!n) return AIT_OK;
-    plan_item *it = calloc((size_t)n, sizeof *it);
-    plan_item **hit = calloc((size_t)n, sizeof *hit);
-    int *slot = malloc(sizeof(int) * (size_t)g->n_vals);
-    if (!it || !hit || !slot) {
-        free(it), free(hit), free(slot);
-        return err_set(e, AIT_E_NOMEM, "out of memory");
-    }
+    plan_item *it = x->pl_items, **hit = x->pl_hit;
+    int *slot = x->pl_slot;
     n = 0;
     for (int v = 0; v < g->n_vals; v++) {
         slot[v] = -1;
@@ -501,7 +547,6 @@ static ait_status plan_memory(exec *x, ait_error *e)
         if ((size_t)at + it[a].bytes > x->arena_need) x->arena_need = (size_t)at + it[a].bytes;
     }
     for (int a = 0; a < n; a++) x->off[it[a].v] = it[a].off;
-    free(it), free(hit), free(slot);
     return AIT_OK;
 }
 
@@ -628,7 +673,7 @@ static bool same_signature(exec *x)
     return same;
 }
 
-ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e)
+static ait_status run_nodes(exec *x, tensor *const *inputs, ait_error *e)
 {
     const graph *g = x->g;
     for (int v = 0; v < g->n_vals; v++) x->cur[v] = (tensor *)const_of(x, v);
@@ -668,7 +713,10 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
                                "the op takes tensors", g->path, n->name, n->op, g->vals[v].name,
                                val_kind_name(in[k]->kind));
         }
-        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &x->env[n->out[k]] : NULL;
+        for (int k = 0; k < n->n_out; k++) {
+            out[k] = n->out[k] >= 0 ? &x->env[n->out[k]] : NULL;
+            if (out[k]) out_bind(x, n->out[k], out[k]);
+        }
         op_ctx c;
         ctx_init(x, n, &c, in, out, e);
         x->cur_node = n;
@@ -685,13 +733,58 @@ ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error 
             x->prof->node_calls[i]++;
         }
     }
-    for (int j = 0; j < g->n_outputs; j++) {
+    return AIT_OK;
+}
+
+/* Graph output j into the caller's tensor b: in place already when its
+ * node wrote there; else (an input or constant passed through, an output
+ * listed twice, an op that allocates its outputs and did not keep the
+ * caller's buffer) copied. b takes the output's shape. */
+static ait_status bind_finish(exec *x, int j, tensor *b, ait_error *e)
+{
+    int v = x->g->outputs[j];
+    const tensor *t = x->cur[v];
+    if (!t || (t->kind == VAL_TENSOR && !t->data))
+        return err_set(e, AIT_E_INTERNAL, "%s: output '%s' was not computed", x->g->path,
+                       x->g->vals[v].name);
+    TRY(bind_fits(x, v, t, e));
+    if (t->data != b->data) memmove(b->data, t->data, tensor_nbytes(t));
+    tensor_set_shape(b, t->dtype, t->rank, t->dims);
+    return AIT_OK;
+}
+
+ait_status exec_run_bound(exec *x, tensor *const *inputs, tensor *const *bound, tensor **outputs,
+                          ait_error *e)
+{
+    const graph *g = x->g;
+    for (int j = 0; bound && j < g->n_outputs; j++)
+        if (bound[j] && !x->bind[g->outputs[j]]) x->bind[g->outputs[j]] = bound[j];
+    ait_status s = run_nodes(x, inputs, e);
+    for (int j = 0; s == AIT_OK && j < g->n_outputs; j++) {
+        if (bound && bound[j]) {
+            x->bind[g->outputs[j]] = bound[j]; /* an output listed twice: each its own */
+            s = bind_finish(x, j, bound[j], e);
+            outputs[j] = bound[j];
+            continue;
+        }
         outputs[j] = x->cur[g->outputs[j]];
         if (!outputs[j] || (outputs[j]->kind == VAL_TENSOR && !outputs[j]->data))
-            return err_set(e, AIT_E_INTERNAL, "%s: output '%s' was not computed", g->path,
-                           g->vals[g->outputs[j]].name);
+            s = err_set(e, AIT_E_INTERNAL, "%s: output '%s' was not computed", g->path,
+                        g->vals[g->outputs[j]].name);
     }
-    return AIT_OK;
+    /* The caller's memory is used by this run only. */
+    for (int j = 0; bound && j < g->n_outputs; j++) {
+        int v = g->outputs[j];
+        if (!x->bind[v]) continue;
+        x->bind[v] = NULL;
+        if (!x->env[v].owned) x->env[v].data = NULL, x->env[v].room = 0;
+    }
+    return s;
+}
+
+ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e)
+{
+    return exec_run_bound(x, inputs, NULL, outputs, e);
 }
 
 ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e)
@@ -749,8 +842,15 @@ ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e)
     ait_status s = schedule(x, e);
     x->scheduled = false; /* the first real run schedules again with its inputs */
     for (int v = 0; v < x->g->n_vals; v++) {
-        folded[v] = s == AIT_OK ? x->folded[v] : NULL;
-        if (s == AIT_OK) x->folded[v] = NULL; /* handed over */
+        folded[v] = NULL;
+        if (s != AIT_OK || !x->folded[v]) continue;
+        if (!(folded[v] = malloc(sizeof *folded[v]))) {
+            s = err_set(e, AIT_E_NOMEM, "out of memory");
+            continue;
+        }
+        *folded[v] = *x->folded[v]; /* handed over: the storage moves */
+        memset(x->folded[v], 0, sizeof *x->folded[v]);
+        x->folded[v] = NULL;
     }
     return s;
 }

@@ -22,6 +22,17 @@ void exec_free(exec *x);
  * outputs[j] points to the tensor of g->outputs[j], owned by the executor
  * and valid until the next run. */
 ait_status exec_run(exec *x, tensor *const *inputs, tensor **outputs, ait_error *e);
+/* The same, with graph output j written into the caller's tensor bound[j]
+ * (bound may be NULL, bound[j] NULL for an output left to the executor):
+ * the node computing it writes into bound[j]'s memory (its capacity: the
+ * owned storage, or the room of a wrapped tensor), or, where no node of
+ * this graph writes it (an input or constant passed through, an output
+ * listed twice), it is copied there. Refused, naming the output, when the
+ * dtype differs or the shape does not fit (before any byte is written).
+ * bound[j] then has the output's shape, and outputs[j] == bound[j]. The
+ * caller ensures bound memory overlaps no input and no other bound output. */
+ait_status exec_run_bound(exec *x, tensor *const *inputs, tensor *const *bound, tensor **outputs,
+                          ait_error *e);
 
 /* Computes every value that depends on constants only (no graph input),
  * as a schedule would; folded[v] receives each such value's new tensor (the

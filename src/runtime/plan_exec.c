@@ -389,6 +389,13 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
     return exec_run(px->x, inputs, outputs, e);
 }
 
+ait_status plan_exec_run_bound(plan_exec *px, tensor *const *inputs, tensor *const *bound,
+                               tensor **outputs, ait_error *e)
+{
+    px->bucket = plan_bucket_index(px->p, inputs, px->comp->n_inputs);
+    return exec_run_bound(px->x, inputs, bound, outputs, e);
+}
+
 size_t plan_exec_arena_bytes(const plan_exec *px) { return exec_arena_bytes(px->x); }
 int plan_exec_primed(const plan_exec *px) { return px->primed; }
 const graph *plan_exec_module_graph(const plan_exec *px, int i)

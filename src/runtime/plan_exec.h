@@ -33,6 +33,10 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_rep
 size_t plan_exec_release(plan_exec *px, graph *g);
 /* As exec_run: outputs[j] are owned by the runner until the next run. */
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e);
+/* As exec_run_bound: outputs computed by a tuned module are copied once,
+ * from the backend's buffer into bound[j]; the others are written in place. */
+ait_status plan_exec_run_bound(plan_exec *px, tensor *const *inputs, tensor *const *bound,
+                               tensor **outputs, ait_error *e);
 void plan_exec_free(plan_exec *px);
 /* Bytes of the arena of the executor that runs the glue and the baseline
  * modules (exec_arena_bytes); the backends' own storage is not counted. */

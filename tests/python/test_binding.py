@@ -36,6 +36,39 @@ def test_outputs_of_a_bundled_model(tmp_path):
         assert np.abs(got[k] - outs[k]).max() <= 1e-4 * max(1.0, np.abs(outs[k]).max())
 
 
+def test_outputs_written_into_caller_arrays():
+    """run(feeds, out={...}) writes into the caller's arrays (bound buffers):
+    bit for bit what run gives, in the caller's memory; too small or of the
+    wrong dtype is refused naming the output."""
+    data = os.environ.get("AIT_TEST_DATA", "")
+    model = os.path.join(data, "models", "gpt2.onnx")
+    if not os.path.exists(model):
+        pytest.skip("no %s (tools/test makes it: tools/export_models.py)" % model)
+    ins = np.load(os.path.join(data, "models", "gpt2.in.0.npz"))
+    feeds = {k: ins[k] for k in ins}
+    s = ait.load(model)
+    want = s.run(feeds)
+    logits = np.empty(want["logits"].shape, np.float32)
+    room = np.full(want["present_key_0"].size + 100, np.nan, np.float32)  # bigger, flat
+    got = s.run(feeds, out={"logits": logits, "present_key_0": room})
+    assert got["logits"] is logits
+    assert np.array_equal(logits, want["logits"])
+    assert got["present_key_0"].shape == want["present_key_0"].shape
+    assert np.shares_memory(got["present_key_0"], room)
+    assert np.array_equal(got["present_key_0"], want["present_key_0"])
+    assert np.isnan(room[want["present_key_0"].size:]).all()  # nothing past the output
+    for k in want:
+        assert np.array_equal(got[k], want[k])
+    with pytest.raises(ait.Error, match="output 'logits' needs shape .*; the tensor bound to it "
+                       "holds 4 bytes") as e:
+        s.run(feeds, out={"logits": np.empty(1, np.float32)})
+    assert e.value.status == "AIT_E_SHAPE"
+    with pytest.raises(ait.Error, match="output 'logits' is float32; the tensor given is int64"):
+        s.run(feeds, out={"logits": np.empty(want["logits"].shape, np.int64)})
+    with pytest.raises(ait.Error, match="unknown output 'nope'"):
+        s.run(feeds, out={"nope": logits})
+
+
 def test_declared_inputs_and_outputs(torch_model):
     s = ait.load(torch_model[0])
     assert s.inputs == [{"name": "x", "dtype": "float32", "shape": ["batch", 32]}]
