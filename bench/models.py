@@ -67,8 +67,13 @@ def engine_env(engine, cfg, threads):
 
 
 def stats(times):
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
-            "runs": len(times)}
+    """Median, min, max, and the 10th and 90th percentiles (from 2 runs on)."""
+    out = {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
+           "runs": len(times)}
+    if len(times) >= 2:
+        q = statistics.quantiles(times, n=10, method="inclusive")
+        out.update(p10_ms=q[0], p90_ms=q[-1])
+    return out
 
 
 def prepare_case(base, work):

@@ -17,7 +17,6 @@ Exits 1 on broken plumbing (a tune or runner that fails) or a wrong ait
 answer; never because ait is slower."""
 import argparse
 import datetime
-import json
 import math
 import os
 import sys
@@ -76,17 +75,7 @@ def problems(s):
 
 
 def save(out_dir, s):
-    path = os.path.join(out_dir, "results.json")
-    res = {}
-    try:
-        with open(path) as f:
-            res = json.load(f)
-    except (OSError, ValueError):
-        pass
-    res["suite"] = s
-    with open(path, "w") as f:
-        json.dump(res, f, indent=1)
-    report.write_section(out_dir, report.suite_tables(s))
+    report.save_section(out_dir, "suite", s, report.suite_tables(s))
 
 
 def main():
