@@ -19,7 +19,8 @@ Adds the section "decoder" to OUT/results.json (other sections kept, written
 after every row) and its section of OUT/RESULTS.md (report.decoder_tables).
 
 usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DIR
-         [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune]
+         [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune | --reuse-tune]
+         [--phases decode,prefill]
        /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
 Exits 1 on broken plumbing (a runner or tune that fails) or an engine whose
 outputs differ from ORT's; never because ait is slower."""
@@ -45,7 +46,8 @@ ROOT = os.path.dirname(BENCH)
 MODELS = ("gpt2_small", "llama_small")
 QUICK = ("gpt2",)
 # (phase, new tokens, past): issue 16's prefill at 128 and 512, decode at past 128, 512, 1024
-CASES = [("prefill", 128, 0), ("prefill", 512, 0), ("decode", 1, 128), ("decode", 1, 512), ("decode", 1, 1024)]
+# (in order of cost: on a shared machine a cut-short run keeps the cheap rows of every model)
+CASES = [("decode", 1, 128), ("decode", 1, 512), ("decode", 1, 1024), ("prefill", 128, 0), ("prefill", 512, 0)]
 QUICK_CASES = [("decode", 1, 128)]
 TOL = 1e-4  # max |diff| / max |ORT| over every output
 TARGET = {"decode": 1.25, "prefill": 1.1}  # issue 16: ait tokens/s over ORT's
@@ -211,6 +213,9 @@ def main():
     ap.add_argument("--batch", default=None)
     ap.add_argument("--threads", default=None)
     ap.add_argument("--no-tune", action="store_true", help="no tuned artifact (the untuned model only)")
+    ap.add_argument("--reuse-tune", action="store_true",
+                    help="use the artifact an earlier run tuned (build-bench/decoder/NAME.tuned.ait) where there is one")
+    ap.add_argument("--phases", default="decode,prefill", help="the phases to run (decode, prefill or both)")
     ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")
     ap.add_argument("--command", default="bench/run --decoder")
     a = ap.parse_args()
@@ -228,7 +233,10 @@ def main():
     threads = [int(t) for t in (a.threads or "1").split(",") if t]
     if any(b < 1 for b in batches) or any(t < 1 for t in threads):
         sys.exit("bench --decoder: batch sizes and threads are >= 1")
-    cases = QUICK_CASES if q else CASES
+    phases = [p for p in a.phases.split(",") if p]
+    if any(p not in TARGET for p in phases):
+        sys.exit("bench --decoder: --phases takes decode, prefill or both")
+    cases = [c for c in (QUICK_CASES if q else CASES) if c[0] in phases]
     # the tune: both samples, batch 1, 1 thread, a short profile per candidate (batch 4 doubles a
     # tune that takes long already: its rows run the batch-1 plans)
     tune_args = ["--batch-sizes", "1", "--threads", "1", "--warmup", "2",
@@ -238,7 +246,7 @@ def main():
            "art_dir": os.path.join(scratch, "decoder"), "cache_dir": os.path.join(scratch, "decoder", "cache"),
            "ait": a.ait, "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 900,
            "warmup": 1, "round_s": 0.2 if q else 0.3, "row_s": 1.0 if q else 4,
-           "min_rounds": 3, "max_rounds": 5 if q else 8}
+           "min_rounds": 3 if q else 2, "max_rounds": 5 if q else 8}  # 2: a prefill run takes 10 s and more
     os.makedirs(cfg["cache_dir"], exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     try:
@@ -259,19 +267,25 @@ def main():
          "artifacts": {}, "rows": []}
     log(f"bench --decoder: {s['system']['cpu_model']}, {s['system']['cores']} cores, load {s['loadavg_start']}, "
         f"other work {s['cpu_busy_start']}")
+    arts = {}
     for name in names:
-        art = None
-        if not a.no_tune:
+        arts[name] = None
+        reuse = os.path.join(cfg["art_dir"], f"{name}.tuned.ait")
+        if a.reuse_tune and os.path.exists(reuse):
+            s["artifacts"][name] = {"ok": True, "reused": os.path.relpath(reuse, ROOT), "tune_s": None}
+            arts[name] = reuse
+        elif not a.no_tune:
             data = os.path.join(cfg["art_dir"], f"{name}.samples")
             tune_samples(data, cfg["shapes"][name])
             info = s["artifacts"][name] = tuned.tune(cfg, name, "tuned", "max-throughput", tune_args, data)
             info["loadavg"] = sysinfo.loadavg()
             log(f"  tune {name}: {info['tune_s']:.0f} s" + ("" if info["ok"] else f", FAILED: {info['error']}"))
-            art = os.path.join(cfg["art_dir"], f"{name}.tuned.ait") if info["ok"] else None
-        for t in threads:
-            for phase, new, past in cases:
-                for b in batches:
-                    s["rows"].append(run_row(cfg, name, art, phase, new, past, b, t))
+            arts[name] = os.path.join(cfg["art_dir"], f"{name}.tuned.ait") if info["ok"] else None
+    for t in threads:  # cheap rows first (CASES), every model's
+        for phase, new, past in cases:
+            for b in batches:
+                for name in names:
+                    s["rows"].append(run_row(cfg, name, arts[name], phase, new, past, b, t))
                     s["elapsed_s"] = round(time.time() - t0, 1)
                     s["loadavg_end"] = sysinfo.loadavg()
                     s["problems"] = problems(s)

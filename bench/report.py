@@ -447,7 +447,8 @@ def decoder_tables(s):
                    " --strategy max-throughput -o MODEL.tuned.ait`, SAMPLES a folder of a decode sample "
                    "(batch 1, past 128) and a prefill sample (batch 1, 128 tokens); cache in "
                    "`build-bench/decoder/cache`. " + "; ".join(
-                       f"`{n}`: " + (f"{a['tune_s']:.0f} s (load {a.get('loadavg')})" if a.get("ok")
+                       f"`{n}`: " + (f"reused `{a['reused']}` (tuned by an earlier run)" if a.get("reused") else
+                                     f"{a['tune_s']:.0f} s (load {a.get('loadavg')})" if a.get("ok")
                                      else f"failed after {a.get('tune_s', 0):.0f} s: {a.get('error')}")
                        for n, a in s["artifacts"].items()) + ".")
         out.append("")
