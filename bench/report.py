@@ -408,7 +408,8 @@ def decoder_cell(info):
         return "—" if info.get("error") == "no tuned artifact" else f"failed: {info.get('error')}"
     ms = (lambda x: f"{x:.3f}" if x < 1 else f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}")
     spread = f" ({ms(info['p10_ms'])}–{ms(info['p90_ms'])})" if "p10_ms" in info else ""
-    return f"{ms(info['median_ms'])}{spread}, {info['tokens_per_s']:,.0f}"
+    tps = info["tokens_per_s"]
+    return f"{ms(info['median_ms'])}{spread}, {tps:.3g}" if tps < 100 else f"{ms(info['median_ms'])}{spread}, {tps:,.0f}"
 
 
 def decoder_tables(s):
@@ -422,7 +423,8 @@ def decoder_tables(s):
            f"{sy['cpu_model']} ({sy['cores']} cores), ait git {sy['ait_git']}; load average {s['loadavg_start']} "
            f"at the start, {s.get('loadavg_end')} at the end (each row's in the table); CPUs busy with other "
            f"work 2 s before / after: {busy}. Raw data: `decoder` in [results.json](results.json). "
-           "This section is measured separately from the rest of this file; a full `bench/run` keeps it.", "",
+           "This section is measured separately from the rest of this file; a full `bench/run` keeps it."
+           + (f" **{s['note']}**" if s.get("note") else ""), "",
            "Models: `tools/export_models.py`'s decoders with past key/values (random weights, seed 0, opset 17, "
            "float32): " + "; ".join(
                f"`{n}` ({m['layers']} layers, vocab {m['vocab']}, cache {m['cache'][0]} heads x {m['cache'][1]}, "
