@@ -24,7 +24,6 @@ usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DI
        /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
 Exits 1 on broken plumbing (a runner or tune that fails) or an engine whose
 outputs differ from ORT's; never because ait is slower."""
-import argparse
 import datetime
 import os
 import shutil
@@ -203,15 +202,7 @@ def save(out_dir, s):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--list", action="store_true", help="print the models asked for (bench/run exports them)")
-    ap.add_argument("--out")
-    ap.add_argument("--models-dir")
-    ap.add_argument("--bin-dir")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--models", default=None)
-    ap.add_argument("--batch", default=None)
-    ap.add_argument("--threads", default=None)
+    ap = models.driver_args(__doc__)
     ap.add_argument("--no-tune", action="store_true", help="no tuned artifact (the untuned model only)")
     ap.add_argument("--reuse-tune", action="store_true",
                     help="use the artifact an earlier run tuned (build-bench/decoder/NAME.tuned.ait) where there is one")

@@ -3,6 +3,7 @@ count. Outputs are checked first (each engine against PyTorch's reference
 written at export time, and ait against each peer); then warm-up, then
 interleaved rounds (ait, ORT, torch, ait, ORT, torch ...), each a short batch
 of runs. A wrong or failed engine gets no speed figure, and the row says why."""
+import argparse
 import os
 import shutil
 import statistics
@@ -24,6 +25,20 @@ CASES = [
     ("gpt2-prefill", "gpt2", "prefill-b1", 1), ("gpt2-prefill", "gpt2", "prefill-b8", 8),
 ]
 NAMES = sorted({c[0] for c in CASES})
+
+
+def driver_args(doc):
+    """The options bench/suite.py and bench/decoder.py share (bench/run passes them on)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list", action="store_true", help="print the models asked for (bench/run exports them)")
+    ap.add_argument("--out")
+    ap.add_argument("--models-dir")
+    ap.add_argument("--bin-dir")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--models", default=None)
+    ap.add_argument("--batch", default=None)
+    ap.add_argument("--threads", default=None)
+    return ap
 
 
 def rel_err(got, want):
