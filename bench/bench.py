@@ -110,10 +110,10 @@ def main():
     res["cpu_busy_end"] = sysinfo.cpu_busy()
     res["elapsed_s"] = round(time.time() - t0, 1)
     res["problems"] = problems(res)
-    try:  # the sections `bench/run --tuned` and `--suite` add are measured separately: keep them
+    try:  # the sections `bench/run --tuned`, `--suite` and `--decoder` add are measured separately: keep them
         with open(os.path.join(a.out, "results.json")) as f:
             old = json.load(f)
-        for k in ("tuned", "suite"):
+        for k in ("tuned", "suite", "decoder"):
             if old.get(k):
                 res[k] = old[k]
     except (OSError, ValueError):

@@ -3,7 +3,7 @@ count. Outputs are checked first (each engine against PyTorch's reference
 written at export time, and ait against each peer); then warm-up, then
 interleaved rounds (ait, ORT, torch, ait, ORT, torch ...), each a short batch
 of runs. A wrong or failed engine gets no speed figure, and the row says why."""
-import json
+import argparse
 import os
 import shutil
 import statistics
@@ -27,6 +27,20 @@ CASES = [
     ("gpt2-prefill", "gpt2", "prefill-b1", 1), ("gpt2-prefill", "gpt2", "prefill-b8", 8),
 ]
 NAMES = sorted({c[0] for c in CASES})
+
+
+def driver_args(doc):
+    """The options bench/suite.py and bench/decoder.py share (bench/run passes them on)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list", action="store_true", help="print the models asked for (bench/run exports them)")
+    ap.add_argument("--out")
+    ap.add_argument("--models-dir")
+    ap.add_argument("--bin-dir")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--models", default=None)
+    ap.add_argument("--batch", default=None)
+    ap.add_argument("--threads", default=None)
+    return ap
 
 
 def rel_err(got, want):
@@ -70,8 +84,13 @@ def engine_env(engine, cfg, threads):
 
 
 def stats(times):
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
-            "runs": len(times)}
+    """Median, min, max, and the 10th and 90th percentiles (from 2 runs on)."""
+    out = {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
+           "runs": len(times)}
+    if len(times) >= 2:
+        q = statistics.quantiles(times, n=10, method="inclusive")
+        out.update(p10_ms=q[0], p90_ms=q[-1])
+    return out
 
 
 def prepare_case(base, work):
@@ -215,16 +234,3 @@ def driver_cfg(label, models_dir, bin_dir, sub, ait, **settings):
     return cfg
 
 
-def save_results(out_dir, key, value):
-    """OUT/results.json with its section `key` set to value (the others kept); returns it all."""
-    path = os.path.join(out_dir, "results.json")
-    res = {}
-    try:
-        with open(path) as f:
-            res = json.load(f)
-    except (OSError, ValueError):
-        pass
-    res[key] = value
-    with open(path, "w") as f:
-        json.dump(res, f, indent=1)
-    return res

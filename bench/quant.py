@@ -274,8 +274,7 @@ def main():
     q["loadavg_end"] = sysinfo.loadavg()
     q["elapsed_s"] = round(time.time() - t0, 1)
     q["problems"] = problems
-    models.save_results(a.out, "quant", q)
-    report.write_section(a.out, section(q))
+    report.save_section(a.out, "quant", q, section(q))
     log(f"bench --quant: wrote {a.out}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)")
     for p in problems:
         log(f"bench --quant: FAILED: {p}")

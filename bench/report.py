@@ -347,6 +347,8 @@ def markdown(res):
         out += tuned_tables(res["tuned"])
     if res.get("suite"):
         out += suite_tables(res["suite"])
+    if res.get("decoder"):
+        out += decoder_tables(res["decoder"])
     return "\n".join(out) + "\n"
 
 
@@ -396,12 +398,94 @@ def suite_tables(s):
     return out + [""]
 
 
+DECODER_TITLE = "## Decoders: prefill and decode against ONNX Runtime and PyTorch (issue 16)"
+DECODER_ENGINES = (("ait", "ait (ONNX)"), ("ait-tuned", "ait (tuned)"), ("ort", "ORT (bound)"), ("torch", "PyTorch"))
+
+
+def decoder_cell(info):
+    """'ms median (p10–p90), tokens/s' of one engine in one row, or why it has none."""
+    if "median_ms" not in info:
+        return "—" if info.get("error") == "no tuned artifact" else f"failed: {info.get('error')}"
+    ms = (lambda x: f"{x:.3f}" if x < 1 else f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}")
+    spread = f" ({ms(info['p10_ms'])}–{ms(info['p90_ms'])})" if "p10_ms" in info else ""
+    tps = info["tokens_per_s"]
+    return f"{ms(info['median_ms'])}{spread}, {tps:.3g}" if tps < 100 else f"{ms(info['median_ms'])}{spread}, {tps:,.0f}"
+
+
+def decoder_tables(s):
+    """The section bench/decoder.py (`bench/run --decoder`) adds: issue 16's decoders."""
+    sy, st = s["system"], s["settings"]
+    busy = " / ".join("not measured" if s.get(k) is None else f"{100 * s[k]:.0f}%"
+                      for k in ("cpu_busy_start", "cpu_busy_end"))
+    ratio = (lambda x: f"{x:.2f}" if x else "—")
+    out = [DECODER_TITLE, "",
+           f"Written by `{s['command']}` on {s['date']} in {s.get('elapsed_s', 0) / 60:.1f} min, on "
+           f"{sy['cpu_model']} ({sy['cores']} cores), ait git {sy['ait_git']}; load average {s['loadavg_start']} "
+           f"at the start, {s.get('loadavg_end')} at the end (each row's in the table); CPUs busy with other "
+           f"work 2 s before / after: {busy}. Raw data: `decoder` in [results.json](results.json). "
+           "This section is measured separately from the rest of this file; a full `bench/run` keeps it."
+           + (f" **{s['note']}**" if s.get("note") else ""), "",
+           "Models: `tools/export_models.py`'s decoders with past key/values (random weights, seed 0, opset 17, "
+           "float32): " + "; ".join(
+               f"`{n}` ({m['layers']} layers, vocab {m['vocab']}, cache {m['cache'][0]} heads x {m['cache'][1]}, "
+               f"{m['bytes'] / 1e6:.0f} MB)" for n, m in s["models"].items()) +
+           ". Per row the same inputs to every engine, drawn by bench/decoder.py (seeded): random token ids; "
+           "**prefill S** = S new tokens, empty past; **decode P** = one new token against a past of P positions "
+           "(random standard-normal past keys and values). Engines: `bench-ait-runner` on the ONNX model and on "
+           "the tuned artifact (outputs allocated by each run, as `ait_session_run` does today); ONNX Runtime "
+           "(onnxruntime-node, graph optimisation `all`, outputs bound to buffers allocated once: `session.run`'s "
+           "fetches given preallocated tensors, which ORT writes in place, checked at startup; onnxruntime-node "
+           "1.30 still returns each output as a fresh copy, so binding saves ORT's output allocation but not "
+           "that copy); PyTorch eager, the "
+           "same weights rebuilt in the process. Outputs (logits and every present key/value) compared with "
+           f"ORT's before any timing (max |diff| / max |ORT| ≤ {s['tol']:g}, else no timing); then "
+           f"{st['warmup']} warm-up run each and {st['min_rounds']}–{st['max_rounds']} interleaved rounds of "
+           f"about {st['round_s']} s per engine. Cells: ms per step, median (p10–p90), then tokens/s "
+           "(batch x new tokens / median). Ratios are tokens/s over the peer's (above 1: ait faster). "
+           "Targets (issue 16, the better of untuned and tuned ait): decode ≥ "
+           f"{s['targets']['decode']}x ORT at every past length, prefill ≥ {s['targets']['prefill']}x.", ""]
+    if s.get("tune_args"):
+        out.append("Tuned: `ait tune MODEL.onnx --data SAMPLES " + " ".join(s["tune_args"]) +
+                   " --strategy max-throughput -o MODEL.tuned.ait`, SAMPLES a folder of a decode sample "
+                   "(batch 1, past 128) and a prefill sample (batch 1, 128 tokens); cache in "
+                   "`build-bench/decoder/cache`. " + "; ".join(
+                       f"`{n}`: " + (f"reused `{a['reused']}` (tuned by an earlier run)" if a.get("reused") else
+                                     f"{a['tune_s']:.0f} s (load {a.get('loadavg')})" if a.get("ok")
+                                     else f"failed after {a.get('tune_s', 0):.0f} s: {a.get('error')}")
+                       for n, a in s["artifacts"].items()) + ".")
+        out.append("")
+    for name in s["models"]:
+        rows = [r for r in s["rows"] if r["model"] == name]
+        if not rows:
+            continue
+        met = [r["target_met"] for r in rows]
+        out += [f"**{name}**: targets met in {met.count(True)} of {len(rows)} rows"
+                + (f" ({met.count(None)} without a figure)" if None in met else "") + ".", "",
+                "| phase | batch | threads | " + " | ".join(f"{h} ms (p10–p90), tok/s" for _, h in DECODER_ENGINES) +
+                " | ait/ORT | tuned/ORT | ait/PyTorch | tuned/PyTorch | max abs diff vs ORT: ait, tuned, PyTorch"
+                " | target | load |",
+                "|" + " --- |" * 15]
+        for r in rows:
+            e, v = r["engines"], r["vs"]
+            diff = ", ".join(f"{e[k]['max_abs_diff']:.2g}" if "max_abs_diff" in e[k] else "—"
+                             for k in ("ait", "ait-tuned", "torch"))
+            goal = f"≥ {r['target']}x: " + {True: "met", False: "**missed**", None: "—"}[r["target_met"]]
+            out.append(f"| {r['phase']} {r['new'] if r['phase'] == 'prefill' else r['past']} | {r['batch']} | "
+                       f"{r['threads']} | " + " | ".join(decoder_cell(e[k]) for k, _ in DECODER_ENGINES) +
+                       f" | {ratio(v['ait/ort'])} | {ratio(v['tuned/ort'])} | {ratio(v['ait/torch'])} | "
+                       f"{ratio(v['tuned/torch'])} | {diff} | {goal} | {r['loadavg'][0] if r['loadavg'] else '?'} |")
+        out.append("")
+    if s.get("problems"):
+        out += ["**This run found problems:**", ""] + [f"- {p}" for p in s["problems"]] + [""]
+    return out
+
+
 SUITE_TITLE = "## Model suite against ONNX Runtime and PyTorch (issue 13)"
 # The sections markdown() writes; every other `## ` section of an existing RESULTS.md was
 # measured by hand with programs bench/run does not drive (its text says the command), and a
 # rewrite keeps it as it is, at the end.
 GENERATED = ("## Machine and versions", "## Limits of this machine", "## Models: ait against",
-             "## GEMM sweep", "## Tuned artifacts against single backends", SUITE_TITLE)
+             "## GEMM sweep", "## Tuned artifacts against single backends", SUITE_TITLE, DECODER_TITLE)
 
 
 def kept_sections(path):
@@ -425,10 +509,34 @@ def write(folder, res):
         text = markdown(res)
     else:
         text = "\n".join((tuned_tables(res["tuned"]) if res.get("tuned") else []) +
-                          (suite_tables(res["suite"]) if res.get("suite") else [])) + "\n"
+                          (suite_tables(res["suite"]) if res.get("suite") else []) +
+                          (decoder_tables(res["decoder"]) if res.get("decoder") else [])) + "\n"
     kept = kept_sections(path)
     with open(path, "w") as f:
         f.write(text.rstrip("\n") + "\n" + kept)
+
+
+def save_results(folder, key, data):
+    """folder/results.json with its section `key` set to data (the others kept); returns it all."""
+    path = os.path.join(folder, "results.json")
+    res = {}
+    try:
+        with open(path) as f:
+            res = json.load(f)
+    except (OSError, ValueError):
+        pass
+    res[key] = data
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1)
+    return res
+
+
+def save_section(folder, key, data, lines):
+    """Puts `data` under `key` in folder/results.json (save_results) and the section `lines`
+    into folder/RESULTS.md (write_section): what the suite, quant and decoder benches write
+    after every row or model."""
+    save_results(folder, key, data)
+    write_section(folder, lines)
 
 
 def write_section(folder, lines):

@@ -15,7 +15,6 @@ usage: /usr/bin/python3 bench/suite.py --out DIR --models-dir DIR --bin-dir DIR
        /usr/bin/python3 bench/suite.py --list [--quick] [--models LIST]   (the model names)
 Exits 1 on broken plumbing (a tune or runner that fails) or a wrong ait
 answer; never because ait is slower."""
-import argparse
 import datetime
 import math
 import os
@@ -74,20 +73,11 @@ def problems(s):
 
 
 def save(out_dir, s):
-    models.save_results(out_dir, "suite", s)
-    report.write_section(out_dir, report.suite_tables(s))
+    report.save_section(out_dir, "suite", s, report.suite_tables(s))
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--list", action="store_true", help="print the models asked for (bench/run exports them)")
-    ap.add_argument("--out")
-    ap.add_argument("--models-dir")
-    ap.add_argument("--bin-dir")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--models", default=None)
-    ap.add_argument("--batch", default=None)
-    ap.add_argument("--threads", default=None)
+    ap = models.driver_args(__doc__)
     ap.add_argument("--cap", type=int, default=None, help="ait tune --cap (default 30; --quick 10)")
     ap.add_argument("--window", type=int, default=None, help="ait tune --window (default 10; --quick 5)")
     ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")

@@ -63,12 +63,14 @@ def log(msg):
     print(msg, flush=True)
 
 
-def tune(cfg, name, label, strategy, args=TUNE_ARGS):
-    """`ait tune` of model NAME at `strategy` with `args` into cfg["art_dir"]/NAME.LABEL.ait (cache
-    in cfg["cache_dir"]); returns its record: command, tune_s, and from `ait show --json` each
-    module's trials, the plan per bucket and the backends it uses (bench/suite.py uses it too)."""
+def tune(cfg, name, label, strategy, args=TUNE_ARGS, data=None):
+    """`ait tune` of model NAME at `strategy` with `args` on the samples `data` (default: the
+    bench case NAME.bench.b1.in.npz) into cfg["art_dir"]/NAME.LABEL.ait (cache in
+    cfg["cache_dir"]); returns its record: command, tune_s, and from `ait show --json` each
+    module's trials, the plan per bucket and the backends it uses (bench/suite.py and
+    bench/decoder.py use it too)."""
     onnx = os.path.join(cfg["model_dir"], name + ".onnx")
-    data = os.path.join(cfg["model_dir"], f"{name}.bench.b1.in.npz")
+    data = data or os.path.join(cfg["model_dir"], f"{name}.bench.b1.in.npz")
     path = os.path.join(cfg["art_dir"], f"{name}.{label}.ait")
     if os.path.exists(path):
         os.remove(path)
@@ -370,7 +372,7 @@ def main():
     t["cpu_busy_end"] = sysinfo.cpu_busy()
     t["elapsed_s"] = round(time.time() - t0, 1)
     t["problems"] = problems(t)
-    report.write(a.out, models.save_results(a.out, "tuned", t))
+    report.write(a.out, report.save_results(a.out, "tuned", t))
     log(f"bench --tuned: wrote {a.out}/RESULTS.md, results.json ({t['elapsed_s']:.0f} s)")
     for p in t["problems"]:
         log(f"bench --tuned: FAILED: {p}")

@@ -12,7 +12,7 @@ the cases above stay as they are:
   NAME.bench.TAG.in.npz, NAME.bench.TAG.out.npz
 
 usage: /usr/bin/python3 tools/export_models.py [--bench] OUTDIR [NAME ...]
-(no NAME: every model but bench/run --suite's, which are exported only when named)
+(no NAME: every model but bench/run --suite's and --decoder's, which are exported only when named)
 """
 import math
 import os
@@ -93,7 +93,7 @@ class Bert(nn.Module):
 class Gpt2(nn.Module):
     def __init__(self, vocab=1000, d=128, heads=4, layers=2, max_pos=512):
         super().__init__()
-        self.layers = layers
+        self.layers, self.vocab = layers, vocab
         self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Embedding(max_pos, d)
         self.h = nn.ModuleList([Block(d, heads, True) for _ in range(layers)])
@@ -180,7 +180,7 @@ class Llama(nn.Module):
 
     def __init__(self, vocab=1000, d=128, heads=4, kv_heads=2, layers=2, ffn=344):
         super().__init__()
-        self.layers, self.kv, self.hd = layers, kv_heads, d // heads
+        self.layers, self.vocab, self.kv, self.hd = layers, vocab, kv_heads, d // heads
         self.embed_tokens = nn.Embedding(vocab, d)
         self.layer = nn.ModuleList([LlamaLayer(d, heads, kv_heads, ffn) for _ in range(layers)])
         self.norm = RMSNorm(d)
@@ -400,10 +400,10 @@ def bert():
     return Bert(), ["input_ids", "attention_mask"], ["last_hidden_state"], dyn, inputs
 
 
-def kv_decoder(m, cache_heads, head_dim):
+def kv_decoder(m):
     """A decoder's inputs and outputs: token ids and past key/values per
-    layer in, logits and present key/values out, cache [batch, cache_heads,
-    past, head_dim]."""
+    layer in, logits and present key/values out, cache [batch, heads, past,
+    head_dim] (m.cache_shape with past 0), ids below m.vocab."""
     names = ["input_ids"] + [f"past_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
     outs = ["logits"] + [f"present_{kv}_{i}" for i in range(m.layers) for kv in ("key", "value")]
     dyn = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
@@ -411,22 +411,22 @@ def kv_decoder(m, cache_heads, head_dim):
         dyn[n] = {0: "batch", 2: "past"}
     for n in outs[1:]:
         dyn[n] = {0: "batch", 2: "past_seq"}
+    cache_heads, _, head_dim = m.cache_shape
 
     def inputs(b, s, g, past=None):
-        ids = torch.randint(0, 1000, (b, s), generator=g)
+        ids = torch.randint(0, min(m.vocab, 1000), (b, s), generator=g)
         if past is None:  # the cases cover prefill-like and decode-like shapes
             past = 127 if s == 1 else s * 2
         return [ids] + [torch.randn(b, cache_heads, past, head_dim, generator=g) for _ in names[1:]]
     return m, names, outs, dyn, inputs
 
 
-def gpt2():
-    return kv_decoder(Gpt2(), 4, 32)
+def gpt2(**size):
+    return kv_decoder(Gpt2(**size))
 
 
-def llama():
-    m = Llama()
-    return kv_decoder(m, m.kv, m.hd)
+def llama(**size):
+    return kv_decoder(Llama(**size))
 
 
 # Greedy generation in PyTorch for the decoders (what `ait generate` must
@@ -483,6 +483,13 @@ SUITE = {
     "vit_tiny": image_model(Vit),
 }
 MODELS.update({n: (make, [(1, 0)]) for n, make in SUITE.items()})
+# bench/run --decoder's decoders (issue 16), exported only when named: GPT-2 small's shape
+# (positions to 2048: decode at past 1024 and beyond), and a Llama-style one of about its size.
+DECODERS = {
+    "gpt2_small": lambda: gpt2(vocab=50257, d=768, heads=12, layers=12, max_pos=2048),
+    "llama_small": lambda: llama(vocab=32000, d=768, heads=12, kv_heads=4, layers=12, ffn=2048),
+}
+MODELS.update({n: (make, [(1, 4)]) for n, make in DECODERS.items()})
 
 
 # bench/run's cases: NAME -> [(TAG, batch, seq, extra inputs arguments)].
@@ -508,7 +515,7 @@ def save_case(model, in_names, out_names, inputs, in_path, out_path):
 
 def export_bench(name, outdir, model, in_names, out_names, make_inputs):
     g = torch.Generator().manual_seed(2)
-    for tag, b, s, extra in BENCH_CASES[name]:
+    for tag, b, s, extra in BENCH_CASES.get(name, []):  # (--decoder makes its own inputs)
         base = os.path.join(outdir, f"{name}.bench.{tag}")
         save_case(model, in_names, out_names, make_inputs(b, s, g, **extra),
                   base + ".in.npz", base + ".out.npz")
@@ -530,7 +537,7 @@ def export(name, outdir, bench=False):
     for k, case in enumerate(cases):
         save_case(model, in_names, out_names, make_inputs(*case, g),
                   os.path.join(outdir, f"{name}.in.{k}.npz"), os.path.join(outdir, f"{name}.out.{k}.npz"))
-    if hasattr(model, "cache_shape"):
+    if hasattr(model, "cache_shape") and name not in DECODERS:  # bench/run --decoder times, not tokens
         save_greedy(model, in_names, os.path.join(outdir, f"{name}.greedy.txt"))
     if bench:
         export_bench(name, outdir, model, in_names, out_names, make_inputs)
@@ -549,7 +556,7 @@ def main():
     outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    for name in args[1:] or [n for n in MODELS if n not in SUITE]:  # the suite only when named
+    for name in args[1:] or [n for n in MODELS if n not in SUITE and n not in DECODERS]:  # only when named
         if name not in MODELS:
             sys.exit(f"unknown model '{name}'; known: {', '.join(MODELS)}")
         export(name, outdir, bench)

@@ -1,0 +1,294 @@
+#!/usr/bin/python3
+"""Driver of `bench/run --decoder` (which installs, builds and exports first):
+issue 16's decoder bench. Per decoder (tools/export_models.py's gpt2_small and
+llama_small; --quick: the 2-layer gpt2), optionally `ait tune` on a decode and
+a prefill sample, then per thread count, phase and batch one row: ait on the
+untuned ONNX model, the tuned artifact, ONNX Runtime (outputs bound to
+preallocated buffers: bench/ort_runner.js --bind) and PyTorch eager (the same
+weights, rebuilt by bench/torch_runner.py), on the same inputs.
+
+Phases: prefill S (S new tokens, empty past) and decode P (one new token
+against a past of P positions). Inputs are drawn here with numpy (seed fixed
+per row): token ids below the vocabulary size, past key/values standard
+normal (random values are fine for timing). Each engine's outputs are compared
+with ORT's first (max |diff|, and max |diff| / max |ORT| <= TOL, else the row
+gets no timing for it: a wrong model cannot look fast); then warm-up and
+interleaved rounds (models.interleave). Tokens/s = batch * new tokens / median.
+
+Adds the section "decoder" to OUT/results.json (other sections kept, written
+after every row) and its section of OUT/RESULTS.md (report.decoder_tables).
+
+usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DIR
+         [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune | --reuse-tune]
+         [--phases decode,prefill]
+       /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
+Exits 1 on broken plumbing (a runner or tune that fails) or an engine whose
+outputs differ from ORT's; never because ait is slower."""
+import datetime
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import limits  # noqa: E402
+import models  # noqa: E402
+import report  # noqa: E402
+import sysinfo  # noqa: E402
+import tuned  # noqa: E402
+from runner import Runner, RunnerError  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+MODELS = ("gpt2_small", "llama_small")
+QUICK = ("gpt2",)
+# (phase, new tokens, past): issue 16's prefill at 128 and 512, decode at past 128, 512, 1024
+# (in order of cost: on a shared machine a cut-short run keeps the cheap rows of every model)
+CASES = [("decode", 1, 128), ("decode", 1, 512), ("decode", 1, 1024), ("prefill", 128, 0), ("prefill", 512, 0)]
+QUICK_CASES = [("decode", 1, 128)]
+TOL = 1e-4  # max |diff| / max |ORT| over every output
+TARGET = {"decode": 1.25, "prefill": 1.1}  # issue 16: ait tokens/s over ORT's
+TUNE_TIMEOUT = 300  # seconds per candidate (a 12-layer module's build and runs on a shared machine)
+ENGINES = ("ait", "ait-tuned", "ort", "torch")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def shapes(models_dir, name):
+    """(vocab, cache [heads, head_dim], layers) from the small case tools/export_models.py
+    writes beside the model (NAME.in.0.npz, NAME.out.0.npz): no need to read the model."""
+    with np.load(os.path.join(models_dir, f"{name}.in.0.npz")) as z:
+        past = [k for k in z.files if k.startswith("past_")]
+        heads, hd = z[past[0]].shape[1], z[past[0]].shape[3]
+    with np.load(os.path.join(models_dir, f"{name}.out.0.npz")) as z:
+        vocab = z["logits"].shape[-1]
+    return vocab, (heads, hd), len(past) // 2
+
+
+def write_inputs(folder, shape, batch, new, past, seed):
+    """NAME.npy for every input of a decoder of `shape` (shapes()): ids [batch, new], and each
+    layer's past key and value [batch, heads, past, head_dim]."""
+    vocab, (heads, hd), layers = shape
+    rng = np.random.default_rng(seed)
+    os.makedirs(folder, exist_ok=True)
+    np.save(os.path.join(folder, "input_ids.npy"), rng.integers(0, vocab, (batch, new), dtype=np.int64))
+    for i in range(layers):
+        for kv in ("key", "value"):
+            np.save(os.path.join(folder, f"past_{kv}_{i}.npy"),
+                    rng.standard_normal((batch, heads, past, hd), dtype=np.float32))
+
+
+def tune_samples(folder, shape):
+    """ait tune's --data: a decode sample (past 128) and a prefill sample (128 tokens), batch 1,
+    as .npz files of one folder (decode first: today's tune times the first sample only)."""
+    os.makedirs(folder, exist_ok=True)
+    for k, (tag, new, past) in enumerate((("decode", 1, 128), ("prefill", 128, 0))):
+        tmp = os.path.join(folder, tag)
+        write_inputs(tmp, shape, 1, new, past, 100 + k)
+        np.savez(os.path.join(folder, f"{k}_{tag}.npz"),
+                 **{f[:-4]: np.load(os.path.join(tmp, f)) for f in os.listdir(tmp)})
+        shutil.rmtree(tmp)
+
+
+def compare(got, ref):
+    """(max |got - ref|, that over max |ref|) over every output; inf on a missing output, a shape
+    mismatch or a NaN."""
+    worst_abs, worst_rel = 0.0, 0.0
+    for name, r in ref.items():
+        g = got.get(name)
+        if g is None or g.shape != r.shape:
+            return float("inf"), float("inf")
+        if not r.size:
+            continue
+        d = float(np.max(np.abs(g.astype(np.float64) - r)))
+        scale = float(np.max(np.abs(r)))
+        if np.isnan(d):
+            return float("inf"), float("inf")
+        worst_abs = max(worst_abs, d)
+        worst_rel = max(worst_rel, d / scale if scale > 0 else d)
+    return worst_abs, worst_rel
+
+
+def run_row(cfg, name, art, phase, new, past, batch, threads):
+    mdir = cfg["model_dir"]
+    onnx = os.path.join(mdir, name + ".onnx")
+    tag = f"{phase}{new if phase == 'prefill' else past}-b{batch}"
+    work = os.path.join(cfg["work_dir"], f"decoder.{name}.{tag}.t{threads}")
+    shutil.rmtree(work, ignore_errors=True)
+    indir = os.path.join(work, "in")
+    write_inputs(indir, cfg["shapes"][name], batch, new, past, seed=batch * 100003 + new * 1009 + past)
+    row = {"model": name, "phase": phase, "new": new, "past": past, "batch": batch, "threads": threads,
+           "tokens": batch * new, "engines": {}, "loadavg": sysinfo.loadavg()}
+    argv = {"ait": [cfg["ait_runner"], onnx, indir, str(threads)],
+            "ait-tuned": [cfg["ait_runner"], art, indir, str(threads)] if art else None,
+            "ort": models.engine_argv("ort", cfg, name, onnx, indir, threads) + ["--bind"],
+            "torch": models.engine_argv("torch", cfg, name, onnx, indir, threads)}
+    runners, outs = {}, {}
+    for e in ENGINES:  # start each and write its outputs, before any timing
+        info = row["engines"][e] = {"ok": False, "error": None}
+        if argv[e] is None:
+            info["error"] = "no tuned artifact"
+            continue
+        try:
+            runners[e] = Runner(e, argv[e], models.engine_env(e, cfg, threads),
+                                cfg["timeout"])
+            odir = os.path.join(work, "out." + e)
+            os.makedirs(odir)
+            runners[e].outputs(odir)
+            outs[e] = models.load_dir(odir)
+            shutil.rmtree(odir)
+        except RunnerError as err:
+            info["error"] = str(err)
+            runners.pop(e, None)
+    ref = outs.get("ort")
+    for e in ENGINES:
+        info = row["engines"][e]
+        if e not in outs:
+            continue
+        if ref is None:
+            info["ok"] = e == "ort"
+            continue
+        info["max_abs_diff"], info["rel_diff"] = compare(outs[e], ref)
+        info["ok"] = info["rel_diff"] <= TOL
+        if not info["ok"]:
+            info["error"] = f"outputs differ from ORT's: max |diff| {info['max_abs_diff']:.3g}, " \
+                            f"relative {info['rel_diff']:.3g} > {TOL:g}"
+    outs.clear()
+    models.time_and_close(cfg, runners, row["engines"])
+    for e, info in row["engines"].items():
+        if "median_ms" in info:
+            info["tokens_per_s"] = row["tokens"] / (info["median_ms"] / 1e3)
+    a, o, t = (row["engines"][e].get("tokens_per_s") for e in ("ait", "ort", "torch"))
+    at = row["engines"]["ait-tuned"].get("tokens_per_s")
+    row["vs"] = {"ait/ort": a / o if a and o else None, "ait/torch": a / t if a and t else None,
+                 "tuned/ort": at / o if at and o else None, "tuned/torch": at / t if at and t else None}
+    best = max([x for x in (row["vs"]["ait/ort"], row["vs"]["tuned/ort"]) if x] or [0]) or None
+    row["target"] = TARGET[phase]
+    row["target_met"] = None if best is None else best >= TARGET[phase]
+    shutil.rmtree(work, ignore_errors=True)
+    log(summary(row))
+    return row
+
+
+def summary(row):
+    parts = []
+    for e in ENGINES:
+        i = row["engines"][e]
+        if "median_ms" in i:
+            parts.append(f"{e} {i['median_ms']:.2f} ms")
+        elif e != "ait-tuned" or i["error"] != "no tuned artifact":
+            parts.append(f"{e} FAILED ({i['error']})")
+    r = row["vs"]["ait/ort"]
+    return (f"  {row['model']} {row['phase']} {row['new'] if row['phase'] == 'prefill' else row['past']:>4} "
+            f"b{row['batch']} t{row['threads']}: " + ", ".join(parts) +
+            (f"; ait/ORT tok/s {r:.2f}" if r else ""))
+
+
+def problems(s):
+    out = [f"{n}: tune: {a['error']}" for n, a in s["artifacts"].items() if not a.get("ok")]
+    for row in s["rows"]:
+        where = f"{row['model']} {row['phase']} new {row['new']} past {row['past']} b{row['batch']} t{row['threads']}"
+        out += [f"{where}: {e}: {i['error']}" for e, i in row["engines"].items()
+                if i["error"] and i["error"] != "no tuned artifact"]
+    return out
+
+
+def save(out_dir, s):
+    report.save_section(out_dir, "decoder", s, report.decoder_tables(s))
+
+
+def main():
+    ap = models.driver_args(__doc__)
+    ap.add_argument("--no-tune", action="store_true", help="no tuned artifact (the untuned model only)")
+    ap.add_argument("--reuse-tune", action="store_true",
+                    help="use the artifact an earlier run tuned (build-bench/decoder/NAME.tuned.ait) where there is one")
+    ap.add_argument("--phases", default="decode,prefill", help="the phases to run (decode, prefill or both)")
+    ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")
+    ap.add_argument("--command", default="bench/run --decoder")
+    a = ap.parse_args()
+    q = a.quick
+    names = [n for n in a.models.split(",") if n] if a.models else list(QUICK if q else MODELS)
+    bad = [n for n in names if n not in MODELS + QUICK]
+    if bad:
+        sys.exit(f"bench --decoder: unknown model(s) {', '.join(bad)}; known: {', '.join(MODELS + QUICK)}")
+    if a.list:
+        print(" ".join(names))
+        return
+    if not (a.out and a.models_dir and a.bin_dir):
+        sys.exit("bench --decoder: --out, --models-dir and --bin-dir are needed")
+    batches = [int(b) for b in (a.batch or ("1" if q else "1,4")).split(",") if b]
+    threads = [int(t) for t in (a.threads or "1").split(",") if t]
+    if any(b < 1 for b in batches) or any(t < 1 for t in threads):
+        sys.exit("bench --decoder: batch sizes and threads are >= 1")
+    phases = [p for p in a.phases.split(",") if p]
+    if any(p not in TARGET for p in phases):
+        sys.exit("bench --decoder: --phases takes decode, prefill or both")
+    cases = [c for c in (QUICK_CASES if q else CASES) if c[0] in phases]
+    # the tune: both samples, batch 1, 1 thread, a short profile per candidate (batch 4 doubles a
+    # tune that takes long already: its rows run the batch-1 plans)
+    tune_args = ["--batch-sizes", "1", "--threads", "1", "--warmup", "2",
+                 "--window", "5", "--cap", "10" if q else "15", "--timeout", str(TUNE_TIMEOUT)]
+    scratch = os.path.dirname(os.path.abspath(a.models_dir))
+    cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,
+           "art_dir": os.path.join(scratch, "decoder"), "cache_dir": os.path.join(scratch, "decoder", "cache"),
+           "ait": a.ait, "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 900,
+           "warmup": 1, "round_s": 0.2 if q else 0.3, "row_s": 1.0 if q else 4,
+           "min_rounds": 3 if q else 2, "max_rounds": 5 if q else 8}  # 2: a prefill run takes 10 s and more
+    os.makedirs(cfg["cache_dir"], exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    try:
+        cfg["coretype"] = limits.blas_info(a.bin_dir)["coretype"]
+    except limits.LimitsError as e:
+        sys.exit(f"bench --decoder: {e}")
+    cfg["shapes"] = {n: shapes(a.models_dir, n) for n in names}
+    t0 = time.time()
+    s = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
+         "mode": "quick" if q else "full", "system": sysinfo.collect(ROOT, BENCH),
+         "loadavg_start": sysinfo.loadavg(), "cpu_busy_start": sysinfo.cpu_busy(),
+         "tune_args": None if a.no_tune else tune_args, "batches": batches, "threads": threads,
+         "models": {n: {"vocab": int(v), "cache": [int(x) for x in c], "layers": int(nl),
+                        "bytes": os.path.getsize(os.path.join(a.models_dir, n + ".onnx"))}
+                    for n, (v, c, nl) in cfg["shapes"].items()},
+         "cases": cases, "tol": TOL, "targets": TARGET,
+         "settings": {k: cfg[k] for k in ("warmup", "round_s", "row_s", "min_rounds", "max_rounds")},
+         "artifacts": {}, "rows": []}
+    log(f"bench --decoder: {s['system']['cpu_model']}, {s['system']['cores']} cores, load {s['loadavg_start']}, "
+        f"other work {s['cpu_busy_start']}")
+    arts = {}
+    for name in names:
+        arts[name] = None
+        reuse = os.path.join(cfg["art_dir"], f"{name}.tuned.ait")
+        if a.reuse_tune and os.path.exists(reuse):
+            s["artifacts"][name] = {"ok": True, "reused": os.path.relpath(reuse, ROOT), "tune_s": None}
+            arts[name] = reuse
+        elif not a.no_tune:
+            data = os.path.join(cfg["art_dir"], f"{name}.samples")
+            tune_samples(data, cfg["shapes"][name])
+            info = s["artifacts"][name] = tuned.tune(cfg, name, "tuned", "max-throughput", tune_args, data)
+            info["loadavg"] = sysinfo.loadavg()
+            log(f"  tune {name}: {info['tune_s']:.0f} s" + ("" if info["ok"] else f", FAILED: {info['error']}"))
+            arts[name] = os.path.join(cfg["art_dir"], f"{name}.tuned.ait") if info["ok"] else None
+    for t in threads:  # cheap rows first (CASES), every model's
+        for phase, new, past in cases:
+            for b in batches:
+                for name in names:
+                    s["rows"].append(run_row(cfg, name, arts[name], phase, new, past, b, t))
+                    s["elapsed_s"] = round(time.time() - t0, 1)
+                    s["loadavg_end"] = sysinfo.loadavg()
+                    s["problems"] = problems(s)
+                    save(a.out, s)
+    s["cpu_busy_end"] = sysinfo.cpu_busy()
+    s["problems"] = problems(s)
+    save(a.out, s)
+    log(f"bench --decoder: wrote {a.out}/RESULTS.md, results.json ({s['elapsed_s']:.0f} s)")
+    for p in s["problems"]:
+        log(f"bench --decoder: FAILED: {p}")
+    sys.exit(1 if s["problems"] else 0)
+
+
+if __name__ == "__main__":
+    main()
