@@ -38,10 +38,27 @@ static const struct {
     {KISA_PORTABLE, att_block_portable, ATT_QB},
 };
 
-int kattention(const katt_geom *g, const float *q, const float *kp, const float *vp,
+/* s = the dense strides of [b][h][rows][cols] */
+static void dense(size_t s[3], int h, int rows, int cols)
+{
+    s[2] = (size_t)cols;
+    s[1] = (size_t)rows * cols;
+    s[0] = s[1] * (size_t)h;
+}
+
+int kattention(const katt_geom *gin, const float *q, const float *kp, const float *vp,
                const float *kc, const float *vc, float *y, int threads)
 {
     __typeof__(att_impls[0]) *im = KISA_PICK(att_impls);
+    katt_geom gd = *gin, *g = &gd;
+    if (!g->strided) {
+        dense(g->qs, g->hq, g->sq, g->d);
+        dense(g->ys, g->hq, g->sq, g->dv);
+        dense(g->kps, g->hkv, g->sp, g->d);
+        dense(g->vps, g->hkv, g->sp, g->dv);
+        dense(g->kcs, g->hkv, g->sc, g->d);
+        dense(g->vcs, g->hkv, g->sc, g->dv);
+    }
     const int qb = im->qb, nqb = (g->sq + qb - 1) / qb;
     const long tasks = (long)g->b * g->hq * nqb;
     int fail = 0;
