@@ -123,3 +123,44 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
     for (int i = 0; i < nq; i++) /* a query that saw no key: l = 0, a zero row */
         KV(att_scale)(yh + (i0 + i) * g->ys[2], ws + (size_t)i * dv, l[i] > 0 ? 1.0f / l[i] : 0.0f, dv);
 }
+
+/* Rows [i0, i0 + nq) of head h in batch bi for the GEMM path: s holds
+ * their raw scores q.k ([nq][T], ld T); each becomes exp(v - max) of its
+ * scaled, masked score v (0 where masked), l[i] the row's sum. */
+static void KV(att_probs)(const katt_geom *g, float *s, int nq, int bi, int h, int i0, float scale,
+                          float *l)
+{
+    const int T = g->sp + g->sc;
+    for (int i = 0; i < nq; i++) {
+        float *row = s + (size_t)i * T;
+        const float *mrow = g->mask ? g->mask + bi * g->mb + h * g->mh + (size_t)(i0 + i) * g->mi : NULL;
+        const unsigned char *brow =
+            g->bmask ? g->bmask + bi * g->bb + h * g->bh + (size_t)(i0 + i) * g->bi : NULL;
+        int last = g->causal ? i0 + i + g->sp : T - 1;
+        float mx = -INFINITY;
+        for (int j = 0; j < T; j++) {
+            float v = row[j] * scale;
+            if (brow && (brow[j] != 0) != g->bkeep) v = g->fill;
+            if (mrow) v += mrow[j];
+            if (j > last) v = -INFINITY;
+            row[j] = v;
+            mx = v > mx ? v : mx;
+        }
+        if (mx == -INFINITY) { /* nothing visible: a zero row */
+            memset(row, 0, sizeof *row * (size_t)T);
+            l[i] = 0;
+            continue;
+        }
+        V vm = vset1(mx);
+        float sum = 0, p[VL];
+        for (int j = 0; j < T; j += VL) {
+            size_t r = T - j < VL ? (size_t)(T - j) : VL;
+            vstoren(p, KV(vexp)(vsub(vloadn(row + j, r), vm)), r);
+            for (size_t k = 0; k < r; k++) { /* exp clamps: a masked key must give 0 */
+                row[j + k] = row[j + k] == -INFINITY ? 0 : p[k];
+                sum += row[j + k];
+            }
+        }
+        l[i] = sum;
+    }
+}
