@@ -80,6 +80,8 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
         if (gemm_f32(&a, NULL) != AIT_OK) return -1;
     }
     im->probs(g, S, nq, bi, h, i0, scale, l);
+    if (!T) /* no keys: zero rows */
+        for (int i = 0; i < nq; i++) memset(yh + (size_t)i * g->ys[2], 0, sizeof *yh * (size_t)g->dv);
     bool first = true;
     for (int p = 0; p < 2; p++) { /* Y = P V: the past's part in W, added to the current's */
         if (!len[p]) continue;

@@ -1261,6 +1261,17 @@ static void test_native_attention(void **state)
         {1, 2, 1, 3, 4, 33, 40, true, false, true, false, false},   /* no mask, split scale */
     };
     const backend *b = backend_find("native");
+    /* an ONNX file with the opset-23 Attention op (past and present, causal,
+     * grouped kv heads: tests/unit/make_fusion_models.py) */
+    ait_model *m = test_load(test_data("fusion/attention_op23.onnx"));
+    gb f = {.g = m->g};
+    for (int k = 0; k < m->g->n_inputs; k++) {
+        const value *d = &m->g->vals[m->g->inputs[k]];
+        f.feed[f.n_feed++] = test_rand_tensor(d->rank, d->dims);
+    }
+    attn_compare(b, &f, 1, "native: attention_op23.onnx");
+    for (int k = 0; k < f.n_feed; k++) test_tensor_free(f.feed[k]);
+    ait_model_free(m);
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "attn")};
         assert_non_null(g.g);
@@ -2172,6 +2183,8 @@ int main(void)
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
     };
+    if (getenv("AIT_TEST_ONLY")) /* one test (a pattern), e.g. under a sanitizer */
+        cmocka_set_test_filter(getenv("AIT_TEST_ONLY"));
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     printf("# worst NMSE %.3g (%s)\n", worst, worst_what);
     return r;
