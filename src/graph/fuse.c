@@ -353,7 +353,7 @@ static ait_status epilogues(fctx *c, ait_error *e)
         frame fr;
         if (!producer(c, i, &fr)) continue;
         fusion f = {.kind = FK_EPILOGUE, .node = i, .in = c->g->nodes[i].out[0], .ln_scale = -1,
-                    .ln_bias = -1, .q = -1, .kt = -1, .v = -1, .mask = -1};
+                    .ln_bias = -1};
         fmatch m = {0};
         int cur = f.in;
         for (;;) {
@@ -407,8 +407,7 @@ static ait_status chains(fctx *c, ait_error *e)
             if (!xs || xs->dtype != AIT_F32) continue; /* float32 only, so known */
             frame fr = {.R = xs->rank, .axis = -2, .known = true};
             memcpy(fr.dims, xs->dims, sizeof fr.dims);
-            fusion f = {.kind = FK_CHAIN, .in = x, .ln_scale = -1, .ln_bias = -1, .q = -1,
-                        .kt = -1, .v = -1, .mask = -1};
+            fusion f = {.kind = FK_CHAIN, .in = x, .ln_scale = -1, .ln_bias = -1};
             fmatch m = {0};
             int cur;
             if (!chain_first(c, i, x, &fr, &f.steps[0], &m, &cur)) continue;

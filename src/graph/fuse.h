@@ -18,8 +18,14 @@
  *   pass over memory;
  * - FK_LAYERNORM: LayerNormalization written out (ReduceMean, Sub, Pow,
  *   ReduceMean, Add eps, Sqrt, Div, Mul scale, Add bias) over the last axis;
- * - FK_ATTENTION: softmax(Q K^T * scale + mask) V written out (MatMul,
- *   Div or Mul by a scalar, optional Add of a mask, Softmax, MatMul).
+ * - FK_ATTENTION: softmax(Q K^T * scale + mask) V written out: MatMul, Div
+ *   or Mul by a scalar (or on Q and K^T apart), an optional Where with a
+ *   boolean mask and a scalar fill, an optional Add of a float mask,
+ *   Softmax over the last axis, MatMul; each operand read where it lies
+ *   (fuse_view): through the Transposes and Reshapes that split heads, a
+ *   Concat of past and current keys or values along the sequence axis, and
+ *   the repeat of grouped kv heads (Unsqueeze, Expand, Reshape); the output
+ *   through the Transpose and Reshape that merge heads again.
  *
  * Steps (fuse_step) have the layout of the element-wise kernel's program
  * (kernels/eltwise.h: fuse_op, fuse_src and the first FF_ functions are in
@@ -108,6 +114,30 @@ typedef struct fuse_fixed {
     float post;           /* 1 when absent */
 } fuse_fixed;
 
+/* An attention operand read where it lies: value v's buffer, row-major with
+ * the dims of value lay (v itself, or the output of Reshapes the fusion
+ * absorbed), seen through a transpose: the operand's dim i is lay's dim
+ * perm[i] (identity: none). The output's view says where the fusion writes
+ * attention element (.., i, e) in its output value. */
+typedef struct fuse_view {
+    int v, lay;
+    int rank;
+    int perm[AIT_MAX_RANK];
+} fuse_view;
+
+/* FK_ATTENTION over operands of rank 3 or 4 (heads on axis rank - 3):
+ * out = softmax(where(bmask == bkeep, q k^T * scale, fill) + mask) v, q
+ * [.., sq, d], keys [.., t, d] = concat(kp, k) along axis rank - 2 (kp.v
+ * -1: k alone), values [.., t, dv] likewise; kv_rep > 1: the keys and values
+ * hold 1/kv_rep of q's heads, each serving kv_rep consecutive query heads;
+ * mask, bmask -1 when absent. */
+typedef struct fuse_attn {
+    fuse_view q, k, kp, v, vp, y;
+    int kv_rep;
+    int mask, bmask, bkeep;
+    float scale, fill;
+} fuse_attn;
+
 typedef enum fuse_kind { FK_EPILOGUE, FK_CHAIN, FK_LAYERNORM, FK_ATTENTION, FK_N } fuse_kind;
 
 typedef struct fusion {
@@ -130,10 +160,7 @@ typedef struct fusion {
     /* FK_LAYERNORM: over the last axis; scale and bias value ids or -1. */
     int ln_scale, ln_bias;
     float eps;
-    /* FK_ATTENTION: out = softmax(q kt * scale + mask) v, kt = K already
-       transposed ([.., d, t]), mask -1 when absent, softmax on the last axis. */
-    int q, kt, v, mask;
-    float scale;
+    fuse_attn att; /* FK_ATTENTION */
 } fusion;
 
 typedef struct fusion_set {
@@ -166,7 +193,8 @@ float fuse_fn_apply(fuse_fn f, float a, float b, float v);
 /* Computes fusion f's output into out (shaped and allocated here) from the
  * values it reads: vals[v] is value v's tensor (float32): the epilogue's
  * producer output, the chain's input, residuals, LayerNorm's and
- * attention's inputs. */
+ * attention's inputs (and, for attention's views, their lay values, whose
+ * dims are read). */
 ait_status fuse_eval(const fusion *f, const graph *g, const tensor *const *vals, tensor *out,
                      ait_error *e);
 /* The same through an epilogue's fixed form (f->fixed.ok). */

@@ -165,53 +165,122 @@ static int64_t bcast_at(const tensor *t, const int64_t *bd, int nb, int64_t bi, 
     return off;
 }
 
+/* View w's dims (operand dim i is its lay value's dim perm[i]) and the
+ * element strides of each operand dim in w's buffer; false when its values
+ * are missing or do not fit. */
+static bool view_geom(const fuse_view *w, const tensor *const *vals, int64_t *dims, int64_t *st)
+{
+    const tensor *b = w->v >= 0 ? vals[w->v] : NULL, *l = w->lay >= 0 ? vals[w->lay] : NULL;
+    if (!f32(b) || !l || l->rank != w->rank || tensor_numel(l) != tensor_numel(b)) return false;
+    int64_t ls[AIT_MAX_RANK], n = 1;
+    for (int d = l->rank - 1; d >= 0; d--) ls[d] = n, n *= l->dims[d];
+    for (int i = 0; i < w->rank; i++) dims[i] = l->dims[w->perm[i]], st[i] = ls[w->perm[i]];
+    return true;
+}
+
+/* Keys or values: the current view and the past one (optional) joined
+ * along axis R-2 into [.., t, cols]: dims and strides of each part. */
+typedef struct kv_geom {
+    int64_t dims[AIT_MAX_RANK], st[AIT_MAX_RANK], pst[AIT_MAX_RANK], sp;
+    const float *cur, *past;
+} kv_geom;
+
+static bool kv_geom_of(const fuse_view *w, const fuse_view *p, const tensor *const *vals,
+                       kv_geom *k)
+{
+    int R = w->rank;
+    if (!view_geom(w, vals, k->dims, k->st)) return false;
+    k->cur = vals[w->v]->data;
+    k->past = NULL;
+    k->sp = 0;
+    if (p->v < 0) return true;
+    int64_t pd[AIT_MAX_RANK];
+    if (!view_geom(p, vals, pd, k->pst)) return false;
+    for (int i = 0; i < R; i++)
+        if (i != R - 2 && pd[i] != k->dims[i]) return false;
+    k->sp = pd[R - 2];
+    k->dims[R - 2] += k->sp;
+    k->past = vals[p->v]->data;
+    return true;
+}
+
+/* Row j of head index idx (idx[R-2] ignored) of keys or values k. */
+static const float *kv_row(const kv_geom *k, int R, int64_t *idx, int64_t j, int rep)
+{
+    int64_t off = 0, h = idx[R - 3];
+    idx[R - 3] = h / rep;
+    bool past = j < k->sp;
+    idx[R - 2] = past ? j : j - k->sp;
+    for (int i = 0; i < R - 1; i++) off += idx[i] * (past ? k->pst[i] : k->st[i]);
+    idx[R - 3] = h;
+    return (past ? k->past : k->cur) + off;
+}
+
 static ait_status eval_attention(const fusion *f, const tensor *const *vals, tensor *out,
                                  ait_error *e)
 {
-    const tensor *q = vals[f->q], *kt = vals[f->kt], *v = vals[f->v];
-    const tensor *mk = f->mask >= 0 ? vals[f->mask] : NULL;
-    if (!f32(q) || !f32(kt) || !f32(v) || (mk && !f32(mk)) || q->rank < 2 ||
-        kt->rank != q->rank || v->rank != q->rank || (mk && mk->rank > q->rank))
+    const fuse_attn *a = &f->att;
+    const int R = a->q.rank;
+    const tensor *mk = a->mask >= 0 ? vals[a->mask] : NULL;
+    const tensor *bm = a->bmask >= 0 ? vals[a->bmask] : NULL;
+    int64_t qd[AIT_MAX_RANK], qs[AIT_MAX_RANK], yd[AIT_MAX_RANK], ys[AIT_MAX_RANK];
+    kv_geom K, V;
+    if (R < 3 || R > 4 || !view_geom(&a->q, vals, qd, qs) || !kv_geom_of(&a->k, &a->kp, vals, &K) ||
+        !kv_geom_of(&a->v, &a->vp, vals, &V) || (mk && (!f32(mk) || mk->rank > R)) ||
+        (bm && (bm->dtype != AIT_BOOL || bm->rank > R)) || a->kv_rep < 1)
         return err_set(e, AIT_E_SHAPE, "attention operands");
-    int R = q->rank, nb = R - 2;
-    int64_t s = q->dims[R - 2], d = q->dims[R - 1], t = kt->dims[R - 1], ev = v->dims[R - 1];
-    if (kt->dims[R - 2] != d || v->dims[R - 2] != t)
+    int64_t sq = qd[R - 2], d = qd[R - 1], t = K.dims[R - 2], dv = V.dims[R - 1];
+    if (K.dims[R - 1] != d || V.dims[R - 2] != t)
         return err_set(e, AIT_E_SHAPE, "attention shapes do not chain");
-    int64_t nbat = 1;
-    for (int k = 0; k < nb; k++) {
-        if (kt->dims[k] != q->dims[k] || v->dims[k] != q->dims[k])
+    for (int i = 0; i < R - 2; i++) {
+        int64_t want = i == R - 3 ? qd[i] / a->kv_rep : qd[i];
+        if (K.dims[i] != want || V.dims[i] != want || (i == R - 3 && qd[i] % a->kv_rep))
             return err_set(e, AIT_E_SHAPE, "attention batch dims differ");
-        nbat *= q->dims[k];
     }
-    int64_t dims[AIT_MAX_RANK];
-    memcpy(dims, q->dims, sizeof(int64_t) * (size_t)R);
-    dims[R - 1] = ev;
-    ait_status st = shaped(out, q, R, dims, e);
+    /* the output: the attention [.., sq, dv] seen through y's view */
+    memcpy(yd, qd, sizeof yd);
+    yd[R - 1] = dv;
+    int64_t ld[AIT_MAX_RANK], n = 1;
+    for (int i = 0; i < R; i++) ld[a->y.perm[i]] = yd[i];
+    for (int i = R - 1; i >= 0; i--) ys[i] = n, n *= ld[i];
+    const tensor *yv = a->y.v != a->y.lay ? vals[a->y.v] : NULL; /* a Reshape's dims */
+    if (yv && tensor_numel(yv) != n) return err_set(e, AIT_E_SHAPE, "attention output");
+    ait_status st = shaped(out, vals[a->q.v], yv ? yv->rank : R, yv ? yv->dims : ld, e);
     if (st != AIT_OK) return st;
     float *p = malloc((size_t)(t ? t : 1) * sizeof *p);
     if (!p) return err_set(e, AIT_E_NOMEM, "out of memory");
-    const float *Q = q->data, *K = kt->data, *V = v->data;
+    const float *Q = vals[a->q.v]->data;
     float *Y = out->data;
-    for (int64_t b = 0; b < nbat; b++)
-        for (int64_t i = 0; i < s; i++) {
+    int64_t nbat = 1, idx[AIT_MAX_RANK] = {0};
+    for (int i = 0; i < R - 2; i++) nbat *= qd[i];
+    for (int64_t b = 0; b < nbat; b++) {
+        for (int64_t r = b, i = R - 3; i >= 0; i--) idx[i] = r % qd[i], r /= qd[i];
+        for (int64_t i = 0; i < sq; i++) {
+            int64_t qo = i * qs[R - 2], yo = i * ys[a->y.perm[R - 2]];
+            for (int k = 0; k < R - 2; k++) qo += idx[k] * qs[k], yo += idx[k] * ys[a->y.perm[k]];
             float mx = -INFINITY;
             for (int64_t j = 0; j < t; j++) {
+                const float *kj = kv_row(&K, R, idx, j, a->kv_rep);
                 float acc = 0;
-                for (int64_t k = 0; k < d; k++)
-                    acc += Q[(b * s + i) * d + k] * K[(b * d + k) * t + j];
-                acc *= f->scale;
-                if (mk) acc += ((const float *)mk->data)[bcast_at(mk, q->dims, nb, b, i, j, s, t)];
+                for (int64_t k = 0; k < d; k++) acc += Q[qo + k * qs[R - 1]] * kj[k * K.st[R - 1]];
+                acc *= a->scale;
+                if (bm && (((const uint8_t *)bm->data)[bcast_at(bm, qd, R - 2, b, i, j, sq, t)] != 0) !=
+                              (a->bkeep != 0))
+                    acc = a->fill;
+                if (mk) acc += ((const float *)mk->data)[bcast_at(mk, qd, R - 2, b, i, j, sq, t)];
                 p[j] = acc;
                 mx = fmaxf(mx, acc);
             }
             double sum = 0;
-            for (int64_t j = 0; j < t; j++) sum += p[j] = expf(p[j] - mx);
-            for (int64_t c = 0; c < ev; c++) {
+            for (int64_t j = 0; j < t; j++) sum += p[j] = mx == -INFINITY ? 0 : expf(p[j] - mx);
+            for (int64_t c = 0; c < dv; c++) {
                 double acc = 0;
-                for (int64_t j = 0; j < t; j++) acc += p[j] * V[(b * t + j) * ev + c];
-                Y[(b * s + i) * ev + c] = (float)(acc / sum);
+                for (int64_t j = 0; j < t; j++)
+                    if (p[j] != 0) acc += p[j] * kv_row(&V, R, idx, j, a->kv_rep)[c * V.st[R - 1]];
+                Y[yo + c * ys[a->y.perm[R - 1]]] = sum > 0 ? (float)(acc / sum) : 0;
             }
         }
+    }
     free(p);
     return AIT_OK;
 }

@@ -5,12 +5,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kernels/gemm.h"
 #include "kernels/isa.h"
 
 /* Block sizes: ATT_QB queries share each key and value row they load;
- * ATT_KB keys' scores stay in registers and L1. */
+ * ATT_KB keys' scores stay in registers and L1. From ATT_GEMM_MIN queries
+ * on (prefill, encoders) blocks of up to ATT_GQB queries take the GEMM
+ * path instead: their scores against every key by one GEMM, the softmax
+ * rows, then the weighted sum by another (S [ATT_GQB][t] stays in L2). */
 #define ATT_QB 4
 #define ATT_KB 64
+#define ATT_GEMM_MIN 16
+#define ATT_GQB 64
 
 #if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
@@ -26,28 +32,104 @@
 
 typedef void (*att_block_fn)(const katt_geom *, const float *, const float *, const float *,
                              const float *, const float *, float *, int, int, int, int, float *);
-static const struct {
+typedef void (*att_probs_fn)(const katt_geom *, float *, int, int, int, int, float, float *);
+typedef struct att_impl {
     kisa isa;
     att_block_fn block;
-    int qb; /* queries per task, at most ATT_QB */
-} att_impls[] = {
+    att_probs_fn probs;
+    int qb;           /* queries per task, at most ATT_QB */
+    const char *gemm; /* the GEMM kernel of the same ISA (gemm_table.c's name) */
+} att_impl;
+static const att_impl att_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, att_block_avx512, ATT_QB},
-    {KISA_AVX2, att_block_avx2, ATT_QB},
+    {KISA_AVX512, att_block_avx512, att_probs_avx512, ATT_QB, "avx512"},
+    {KISA_AVX2, att_block_avx2, att_probs_avx2, ATT_QB, "avx2"},
 #endif
-    {KISA_PORTABLE, att_block_portable, ATT_QB},
+    {KISA_PORTABLE, att_block_portable, att_probs_portable, ATT_QB, "c"},
 };
 
-int kattention(const katt_geom *g, const float *q, const float *kp, const float *vp,
+static const gemm_kernel *gemm_named(const char *name)
+{
+    for (int i = 0; i < gemm_kernel_count(); i++)
+        if (!strcmp(gemm_kernel_name(gemm_kernel_at(i)), name)) return gemm_kernel_at(i);
+    return NULL;
+}
+
+/* Queries [i0, i0 + nq) of head h in batch bi by two GEMMs each over the
+ * past and the current keys; ws: nq * (t + dv) + nq floats. */
+static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *g, const float *q,
+                    const float *kp, const float *vp, const float *kc, const float *vc, float *y,
+                    int bi, int h, int i0, int nq, float *ws)
+{
+    const int T = g->sp + g->sc, kvh = h / (g->hq / g->hkv);
+    float *S = ws, *W = ws + (size_t)nq * T, *l = W + (size_t)nq * g->dv;
+    const float scale = g->scale != 0 ? g->scale : 1.0f / sqrtf((float)g->d);
+    const float *qh = q + bi * g->qs[0] + h * g->qs[1] + (size_t)i0 * g->qs[2];
+    float *yh = y + bi * g->ys[0] + h * g->ys[1] + (size_t)i0 * g->ys[2];
+    const float *parts[2][2] = {{kp ? kp + bi * g->kps[0] + kvh * g->kps[1] : NULL,
+                                 vp ? vp + bi * g->vps[0] + kvh * g->vps[1] : NULL},
+                                {kc + bi * g->kcs[0] + kvh * g->kcs[1],
+                                 vc + bi * g->vcs[0] + kvh * g->vcs[1]}};
+    const int len[2] = {g->sp, g->sc}, off[2] = {0, g->sp};
+    const size_t kr[2] = {g->kps[2], g->kcs[2]}, vr[2] = {g->vps[2], g->vcs[2]};
+    for (int p = 0; p < 2; p++) { /* S = Q K^T, K read transposed in place */
+        if (!len[p]) continue;
+        gemm_args a = {.m = nq, .n = len[p], .k = g->d, .a = qh, .rsa = (int64_t)g->qs[2], .csa = 1,
+                       .b = parts[p][0], .rsb = 1, .csb = (int64_t)kr[p], .c = S + off[p],
+                       .ldc = T, .threads = 1, .kern = gk};
+        if (gemm_f32(&a, NULL) != AIT_OK) return -1;
+    }
+    im->probs(g, S, nq, bi, h, i0, scale, l);
+    if (!T) /* no keys: zero rows */
+        for (int i = 0; i < nq; i++) memset(yh + (size_t)i * g->ys[2], 0, sizeof *yh * (size_t)g->dv);
+    bool first = true;
+    for (int p = 0; p < 2; p++) { /* Y = P V: the past's part in W, added to the current's */
+        if (!len[p]) continue;
+        bool last = p == 1 || !g->sc;
+        gemm_args b = {.m = nq, .n = g->dv, .k = len[p], .a = S + off[p], .rsa = T, .csa = 1,
+                       .b = parts[p][1], .rsb = (int64_t)vr[p], .csb = 1,
+                       .c = last ? yh : W, .ldc = last ? (int64_t)g->ys[2] : g->dv,
+                       .threads = 1, .kern = gk};
+        if (!first) b.epi.res = W, b.epi.ldr = g->dv;
+        if (gemm_f32(&b, NULL) != AIT_OK) return -1;
+        first = false;
+    }
+    for (int i = 0; i < nq; i++) {
+        float *r = yh + (size_t)i * g->ys[2], c = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+        for (int e = 0; e < g->dv; e++) r[e] *= c;
+    }
+    return 0;
+}
+
+/* s = the dense strides of [b][h][rows][cols] */
+static void dense(size_t s[3], int h, int rows, int cols)
+{
+    s[2] = (size_t)cols;
+    s[1] = (size_t)rows * cols;
+    s[0] = s[1] * (size_t)h;
+}
+
+int kattention(const katt_geom *gin, const float *q, const float *kp, const float *vp,
                const float *kc, const float *vc, float *y, int threads)
 {
     __typeof__(att_impls[0]) *im = KISA_PICK(att_impls);
-    const int qb = im->qb, nqb = (g->sq + qb - 1) / qb;
+    katt_geom gd = *gin, *g = &gd;
+    if (!g->strided) {
+        dense(g->qs, g->hq, g->sq, g->d);
+        dense(g->ys, g->hq, g->sq, g->dv);
+        dense(g->kps, g->hkv, g->sp, g->d);
+        dense(g->vps, g->hkv, g->sp, g->dv);
+        dense(g->kcs, g->hkv, g->sc, g->d);
+        dense(g->vcs, g->hkv, g->sc, g->dv);
+    }
+    const gemm_kernel *gk = g->sq >= ATT_GEMM_MIN ? gemm_named(im->gemm) : NULL;
+    const int qb = gk ? ATT_GQB : im->qb, nqb = (g->sq + qb - 1) / qb;
     const long tasks = (long)g->b * g->hq * nqb;
+    const size_t wsn = gk ? (size_t)qb * ((size_t)g->sp + g->sc + g->dv + 1) : (size_t)qb * g->dv;
     int fail = 0;
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && tasks > 1)
     {
-        float *ws = malloc((size_t)qb * g->dv * sizeof *ws + 1);
+        float *ws = malloc(wsn * sizeof *ws + 1);
         if (!ws) {
 #pragma omp atomic write
             fail = 1;
@@ -57,7 +139,11 @@ int kattention(const katt_geom *g, const float *q, const float *kp, const float 
             if (!ws) continue;
             int blk = (int)(t % nqb), h = (int)(t / nqb % g->hq), bi = (int)(t / nqb / g->hq);
             int i0 = blk * qb, nq = g->sq - i0 < qb ? g->sq - i0 : qb;
-            im->block(g, q, kp, vp, kc, vc, y, bi, h, i0, nq, ws);
+            if (!gk) im->block(g, q, kp, vp, kc, vc, y, bi, h, i0, nq, ws);
+            else if (att_gemm(im, gk, g, q, kp, vp, kc, vc, y, bi, h, i0, nq, ws)) {
+#pragma omp atomic write
+                fail = 1;
+            }
         }
         free(ws);
     }

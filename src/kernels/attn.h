@@ -18,10 +18,23 @@ typedef struct katt_geom {
      * mask[b * mb + h * mh + i * mi + j] (a stride 0 broadcasts) */
     const float *mask;
     size_t mb, mh, mi;
+    /* boolean mask or NULL (bytes, strides bb, bh, bi as the mask's): a
+     * score whose element differs from bkeep becomes fill (Where's
+     * semantics: replaced, not added; -inf masks the key out) */
+    const unsigned char *bmask;
+    size_t bb, bh, bi;
+    int bkeep;
+    float fill;
+    /* strided: the element strides (batch, head, row) of each operand are
+     * given below (each row contiguous), else the dense layouts above:
+     * q, y [b][hq][sq][.], kp/vp [b][hkv][sp][.], kc/vc [b][hkv][sc][.] */
+    int strided;
+    size_t qs[3], kps[3], kcs[3], vps[3], vcs[3], ys[3];
 } katt_geom;
 
 /* y [b][hq][sq][dv] from q [b][hq][sq][d], past kp/vp [b][hkv][sp][d or
- * dv] (NULL when sp == 0) and current kc/vc [b][hkv][sc][d or dv]. A query
+ * dv] (NULL when sp == 0) and current kc/vc [b][hkv][sc][d or dv] (or the
+ * strided layouts the geometry gives). A query
  * that sees no key gives a zero row. Returns 0, or -1 when scratch cannot
  * be allocated. */
 int kattention(const katt_geom *g, const float *q, const float *kp, const float *vp,

@@ -1,9 +1,9 @@
 /* One block of queries of one head, for the ISA of the vec_*.h included
  * before (attn.c includes it once per ISA). */
 
-/* out[i] = q_i . k for the nq (<= 4) query rows q + i * d: one load of k
+/* out[i] = q_i . k for the nq (<= 4) query rows q + i * qr: one load of k
  * feeds every query, in independent FMA chains */
-static void KV(att_dot4)(const float *q, int nq, const float *k, int d, float *out)
+static void KV(att_dot4)(const float *q, int nq, size_t qr, const float *k, int d, float *out)
 {
     V a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
     if (nq == 1) { /* one query (decoding): two chains over d */
@@ -19,7 +19,7 @@ static void KV(att_dot4)(const float *q, int nq, const float *k, int d, float *o
         out[0] = vhsum(vadd(a0, a1));
         return;
     }
-    const float *q1 = q + (nq > 1) * d, *q2 = q + 2 * (nq > 2) * d, *q3 = q + 3 * (nq > 3) * d;
+    const float *q1 = q + (nq > 1) * qr, *q2 = q + 2 * (nq > 2) * qr, *q3 = q + 3 * (nq > 3) * qr;
     for (int e = 0; e < d; e += VL) {
         size_t r = d - e < VL ? (size_t)(d - e) : VL;
         V kv = vloadn(k + e, r);
@@ -58,28 +58,39 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
 {
     const int T = g->sp + g->sc, kvh = h / (g->hq / g->hkv), d = g->d, dv = g->dv;
     const float scale = g->scale != 0 ? g->scale : 1.0f / sqrtf((float)d);
-    const size_t qh = ((size_t)bi * g->hq + h) * g->sq, kh = (size_t)bi * g->hkv + kvh;
+    /* the head's rows: q, y and the past and current keys and values */
+    const float *qh = q + bi * g->qs[0] + h * g->qs[1];
+    float *yh = y + bi * g->ys[0] + h * g->ys[1];
+    const float *kph = kp ? kp + bi * g->kps[0] + kvh * g->kps[1] : NULL;
+    const float *vph = vp ? vp + bi * g->vps[0] + kvh * g->vps[1] : NULL;
+    const float *kch = kc + bi * g->kcs[0] + kvh * g->kcs[1];
+    const float *vch = vc + bi * g->vcs[0] + kvh * g->vcs[1];
+    const size_t qr = g->qs[2];
     float m[ATT_QB], l[ATT_QB], s[ATT_QB][ATT_KB];
     for (int i = 0; i < nq; i++) m[i] = -INFINITY, l[i] = 0;
     memset(ws, 0, (size_t)nq * dv * sizeof *ws);
     for (int j0 = 0; j0 < T; j0 += ATT_KB) {
         int nk = T - j0 < ATT_KB ? T - j0 : ATT_KB;
-        const float *q0 = q + (qh + i0) * d;
+        const float *q0 = qh + i0 * qr;
         for (int jj = 0; jj < nk; jj++) { /* raw scores, every query of the block */
             int j = j0 + jj;
-            const float *kj = j < g->sp ? kp + (kh * g->sp + j) * d : kc + (kh * g->sc + (j - g->sp)) * d;
+            const float *kj = j < g->sp ? kph + j * g->kps[2] : kch + (j - g->sp) * g->kcs[2];
             float dot[4];
-            KV(att_dot4)(q0, nq, kj, d, dot);
+            KV(att_dot4)(q0, nq, qr, kj, d, dot);
             for (int i = 0; i < nq; i++) s[i][jj] = dot[i] * scale;
         }
         for (int i = 0; i < nq; i++) {
             const float *mrow = g->mask ? g->mask + bi * g->mb + h * g->mh + (size_t)(i0 + i) * g->mi : NULL;
+            const unsigned char *brow =
+                g->bmask ? g->bmask + bi * g->bb + h * g->bh + (size_t)(i0 + i) * g->bi : NULL;
             int last = g->causal ? i0 + i + g->sp : T - 1; /* the last key query i sees */
             float mb = -INFINITY;
             for (int jj = 0; jj < nk; jj++) {
                 int j = j0 + jj;
-                float v = j > last ? -INFINITY : s[i][jj];
+                float v = s[i][jj];
+                if (brow && (brow[j] != 0) != g->bkeep) v = g->fill;
                 if (mrow) v += mrow[j];
+                if (j > last) v = -INFINITY;
                 s[i][jj] = v;
                 mb = v > mb ? v : mb;
             }
@@ -104,11 +115,52 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
         }
         for (int jj = 0; jj < nk; jj++) {
             int j = j0 + jj;
-            const float *vj = j < g->sp ? vp + (kh * g->sp + j) * dv : vc + (kh * g->sc + (j - g->sp)) * dv;
+            const float *vj = j < g->sp ? vph + j * g->vps[2] : vch + (j - g->sp) * g->vcs[2];
             for (int i = 0; i < nq; i++)
                 if (s[i][jj] != 0) KV(att_axpy)(ws + (size_t)i * dv, s[i][jj], vj, dv);
         }
     }
     for (int i = 0; i < nq; i++) /* a query that saw no key: l = 0, a zero row */
-        KV(att_scale)(y + (qh + i0 + i) * dv, ws + (size_t)i * dv, l[i] > 0 ? 1.0f / l[i] : 0.0f, dv);
+        KV(att_scale)(yh + (i0 + i) * g->ys[2], ws + (size_t)i * dv, l[i] > 0 ? 1.0f / l[i] : 0.0f, dv);
+}
+
+/* Rows [i0, i0 + nq) of head h in batch bi for the GEMM path: s holds
+ * their raw scores q.k ([nq][T], ld T); each becomes exp(v - max) of its
+ * scaled, masked score v (0 where masked), l[i] the row's sum. */
+static void KV(att_probs)(const katt_geom *g, float *s, int nq, int bi, int h, int i0, float scale,
+                          float *l)
+{
+    const int T = g->sp + g->sc;
+    for (int i = 0; i < nq; i++) {
+        float *row = s + (size_t)i * T;
+        const float *mrow = g->mask ? g->mask + bi * g->mb + h * g->mh + (size_t)(i0 + i) * g->mi : NULL;
+        const unsigned char *brow =
+            g->bmask ? g->bmask + bi * g->bb + h * g->bh + (size_t)(i0 + i) * g->bi : NULL;
+        int last = g->causal ? i0 + i + g->sp : T - 1;
+        float mx = -INFINITY;
+        for (int j = 0; j < T; j++) {
+            float v = row[j] * scale;
+            if (brow && (brow[j] != 0) != g->bkeep) v = g->fill;
+            if (mrow) v += mrow[j];
+            if (j > last) v = -INFINITY;
+            row[j] = v;
+            mx = v > mx ? v : mx;
+        }
+        if (mx == -INFINITY) { /* nothing visible: a zero row */
+            memset(row, 0, sizeof *row * (size_t)T);
+            l[i] = 0;
+            continue;
+        }
+        V vm = vset1(mx);
+        float sum = 0, p[VL];
+        for (int j = 0; j < T; j += VL) {
+            size_t r = T - j < VL ? (size_t)(T - j) : VL;
+            vstoren(p, KV(vexp)(vsub(vloadn(row + j, r), vm)), r);
+            for (size_t k = 0; k < r; k++) { /* exp clamps: a masked key must give 0 */
+                row[j + k] = row[j + k] == -INFINITY ? 0 : p[k];
+                sum += row[j + k];
+            }
+        }
+        l[i] = sum;
+    }
 }

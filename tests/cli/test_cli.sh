@@ -145,6 +145,14 @@ if [ -f "$data/models/gpt2.onnx" ]; then
     read -r prompt want <<<"$(cat "$data/models/$m.greedy.txt")"
     check "generate-$m-as-pytorch" 0 "^tokens: ${want//,/ }$" \
       "$ait" generate "$data/models/$m.onnx" --prompt-ids "$prompt" --max-new 12
+    # every layer on native (attention on its fused kernel, past read in place)
+    mkdir -p "$tmp/native-$m" && cp "$data"/models/$m.in.*.npz "$tmp/native-$m/"
+    layers=$([ $m = gpt2 ] && echo 'h.*' || echo 'layer.*')
+    check "tune-$m-native" 0 "saved $tmp/native-$m.ait" \
+      "$ait" tune "$data/models/$m.onnx" --data "$tmp/native-$m" --select "$layers=only:native" \
+      --warmup 1 --window 2 --cap 3 --no-cache -o "$tmp/native-$m.ait"
+    check "generate-$m-native-as-pytorch" 0 "^tokens: ${want//,/ }$" \
+      "$ait" generate "$tmp/native-$m.ait" --prompt-ids "$prompt" --max-new 12
   done
   if [ -f "$data/models/llama.greedy.txt" ]; then
     # The untied LM head written in forward has no scope: a module of its

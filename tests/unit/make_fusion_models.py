@@ -37,10 +37,10 @@ class M:
     def out(self, name):
         self.outs.append(h.make_tensor_value_info(name, F, None))
 
-    def save(self, path):
+    def save(self, path, opset=17):
         g = h.make_graph(self.nodes, "g", self.ins, self.outs, self.inits)
-        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-        m.ir_version = 8
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+        m.ir_version = 8 if opset <= 17 else 11
         onnx.save(m, path)
 
 
@@ -165,6 +165,19 @@ def models():
     s = m.op("Mul", [m.const(0.5), m.op("MatMul", [q, kt])])
     m.out(m.op("MatMul", [m.op("Softmax", [s], axis=-1), v]))
     out["attention_mul"] = m
+    # The opset-23 Attention op with past keys and values in and present
+    # ones out, causal, grouped kv heads, head size 20 (test_backends runs it
+    # on native against the reference).
+    m = M()
+    m.opset = 23
+    q, k, v = m.inp("q", [3, 4, 3, 20]), m.inp("k", [3, 2, 3, 20]), m.inp("v", [3, 2, 3, 20])
+    pk, pv = m.inp("past_key", [3, 2, 5, 20]), m.inp("past_value", [3, 2, 5, 20])
+    m.nodes.append(h.make_node("Attention", [q, k, v, "", pk, pv], ["y", "present_key",
+                                                                     "present_value"],
+                               name="/attn", is_causal=1))
+    for o in ("y", "present_key", "present_value"):
+        m.out(o)
+    out["attention_op23"] = m
     # Negative cases.
     m = M()  # conv output is also a graph output: nothing after it fuses
     x = m.inp("x", [1, 4, 5, 5])
@@ -205,7 +218,7 @@ def main():
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
     for name, m in models().items():
-        m.save(os.path.join(d, name + ".onnx"))
+        m.save(os.path.join(d, name + ".onnx"), getattr(m, "opset", 17))
 
 
 if __name__ == "__main__":

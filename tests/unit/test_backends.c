@@ -17,6 +17,7 @@
 
 #include "testutil.h"
 #include "backends/backend.h"
+#include "backends/native/native.h"
 #include "backends/onednn/impls.h"
 #include "graph/extract.h"
 #include "kernels/gemm_tuned.h"
@@ -647,6 +648,7 @@ static void cases_clip(const backend *b)
 }
 
 static void cases_lstm(const backend *b);
+static void cases_attention(const backend *b);
 
 typedef struct op_cases {
     const char *op;
@@ -683,6 +685,7 @@ static const op_cases cases[] = {
     {"Clip", cases_clip},
     {"HardSwish", cases_hardswish},
     {"LSTM", cases_lstm},
+    {"Attention", cases_attention},
 };
 
 typedef struct walk {
@@ -728,7 +731,34 @@ static void test_ops(void **state)
 
 /* ---- whole modules ---------------------------------------------------------- */
 
+/* How many attention steps (fused, or the Attention op) native runs for g
+ * after one run on feed (a module of dynamic shapes schedules at its first
+ * run). */
+static int native_attn_steps(const graph *g, tensor *const *feed)
+{
+    const backend *b = backend_find("native");
+    candidate_cfg c = {.backend = "native", .threads = 1};
+    built *bm = NULL;
+    ait_error e = {0};
+    tensor *outs[16];
+    if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("native build: %s", e.msg);
+    if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native run: %s", e.msg);
+    int n = 0;
+    for (int k = 0; k < bm->n_steps; k++)
+        n += bm->steps[k].op == &nat_attn_fused || bm->steps[k].op == &nat_attention;
+    b->free(bm);
+    return n;
+}
+
+/* attn >= 0: native must run that many attention steps. */
+static void module_check(const char *model, const char *mod, int min_cover, int attn);
+
 static void module_case(const char *model, const char *mod, int min_cover)
+{
+    module_check(model, mod, min_cover, -1);
+}
+
+static void module_check(const char *model, const char *mod, int min_cover, int attn)
 {
     char p[4096];
     snprintf(p, sizeof p, "models/%s.onnx", model);
@@ -755,6 +785,9 @@ static void module_case(const char *model, const char *mod, int min_cover)
         assert_non_null(feed[i]);
     }
     assert_int_equal(backend_coverage(backend_find("reference"), sub), sub->n_nodes);
+    if (attn >= 0 && native_attn_steps(sub, feed) != attn)
+        fail_msg("native runs %d attention steps in %s %s, want %d", native_attn_steps(sub, feed),
+                 model, mod, attn);
     for (int i = 0; i < backend_count(); i++) {
         const backend *b = backend_at(i);
         char why[256], w[160];
@@ -788,6 +821,16 @@ static void test_modules(void **state)
     module_case("mobilenetv2", "features.14", 0); /* stride 2 depthwise at 14x14 */
     module_case("bert", "emb_ln", 0);            /* LayerNormalization */
     module_case("bert", "layer.0.attention", 0); /* Softmax over the scores */
+    /* attention on native's kernel: past keys and values read in place
+     * (the present Concat still runs: it is the model's output), grouped kv
+     * heads, heads split and merged by Transposes read through; whole
+     * models too (batch 2) */
+    module_check("bert", "layer.0.attention", 0, 1);
+    module_check("gpt2", "h.1.attention", 0, 1);
+    module_check("llama", "layer.0.self_attn", 0, 1);
+    module_check("bert", "", 0, 4);
+    module_check("gpt2", "", 0, 2);
+    module_check("llama", "", 0, 2);
     /* whole runs native keeps channels-last from conv to conv */
     module_case("mobilenetv2", "features", 0);
     module_case("resnet18", "layer3", 3);
@@ -968,6 +1011,274 @@ static void cases_lstm(const backend *b)
             compare_all(b, g.g, g.feed, w);
             if (native) kisa_force(KISA_N);
         }
+        gb_free(&g);
+    }
+}
+
+/* ---- attention ---------------------------------------------------------------- */
+
+static tensor *gb_typed(gb *b, const char *name, ait_dtype t, int rank, const int64_t *dims,
+                        bool konst)
+{
+    int v = gb_val(b, name);
+    gb_decl(b, v, rank, dims);
+    b->g->vals[v].dtype = t;
+    tensor *x = test_tensor(t, rank, dims);
+    if (konst) {
+        b->g->vals[v].konst = x;
+    } else {
+        b->g->vals[v].is_input = true;
+        int *in = realloc(b->g->inputs, sizeof(int) * (size_t)(b->g->n_inputs + 1));
+        assert_non_null(in);
+        b->g->inputs = in;
+        b->g->inputs[b->g->n_inputs++] = v;
+        b->feed[b->n_feed++] = x;
+    }
+    return x;
+}
+
+/* An int64 constant [n] (shapes, axes). */
+static void gb_i64(gb *b, const char *name, int n, const int64_t *vals)
+{
+    int64_t d[1] = {n};
+    memcpy(gb_typed(b, name, AIT_I64, 1, d, true)->data, vals, sizeof(int64_t) * (size_t)n);
+}
+
+/* A bool mask [b, 1, sq, t], true about 70% of the time, key 0 always. */
+static void gb_bool_mask(gb *b, const char *name, int64_t bs, int64_t sq, int64_t t, bool konst)
+{
+    int64_t d[4] = {bs, 1, sq, t};
+    tensor *m = gb_typed(b, name, AIT_BOOL, 4, d, konst);
+    uint8_t *p = m->data;
+    for (int64_t i = 0; i < tensor_numel(m); i++) p[i] = i % t == 0 || (i * 7919) % 10 < 7;
+}
+
+/* Outputs out[1..n) of the last node, as graph outputs. */
+static void gb_more_outputs(gb *b, const char *const *names, int n)
+{
+    node *nd = &b->g->nodes[b->g->n_nodes - 1];
+    int *o = realloc(nd->out, sizeof(int) * (size_t)n);
+    assert_non_null(o);
+    nd->out = o;
+    for (int k = 1; k < n; k++) {
+        nd->out[k] = names[k] ? gb_val(b, names[k]) : -1;
+        if (nd->out[k] < 0) continue;
+        b->g->vals[nd->out[k]].producer = b->g->n_nodes - 1;
+        gb_output(b, names[k]);
+    }
+    nd->n_out = n;
+}
+
+/* Runs g on native at every ISA this CPU has and the portable path against
+ * the reference; native must run `attn` attention steps. */
+static void attn_compare(const backend *b, gb *g, int attn, const char *what)
+{
+    bool native = !strcmp(b->name, "native");
+    if (native && native_attn_steps(g->g, g->feed) != attn)
+        fail_msg("%s: native runs %d attention steps, want %d", what,
+                 native_attn_steps(g->g, g->feed), attn);
+    for (int k = native ? KISA_PORTABLE : (int)kisa_cpu(); k <= (int)kisa_cpu(); k++) {
+        if (native) assert_true(kisa_force((kisa)k));
+        char w[200];
+        snprintf(w, sizeof w, "%s (%s)", what, kisa_name((kisa)k));
+        compare_all(b, g->g, g->feed, w);
+        if (native) kisa_force(KISA_N);
+    }
+}
+
+/* The Attention op (opset 23): 3-D (heads packed, q_num_heads and
+ * kv_num_heads) and 4-D, grouped kv heads, past keys and values with the
+ * present ones out, causal, float and bool masks, odd head sizes, batch 1
+ * and 3, one query (decode) and several; a soft cap stays on the reference. */
+static void cases_attention(const backend *b)
+{
+    static const struct {
+        int b, hq, hkv, sq, sp, sc, d, dv, packed, causal, mask, present, softcap;
+    } cs[] = {
+        {1, 2, 2, 1, 0, 1, 8, 8, 0, 0, 0, 0, 0},     {3, 4, 2, 5, 7, 5, 19, 11, 0, 1, 1, 1, 0},
+        {1, 4, 1, 1, 33, 1, 64, 64, 1, 0, 2, 1, 0},  {3, 3, 3, 7, 0, 7, 17, 17, 1, 1, 0, 0, 0},
+        {1, 6, 2, 13, 4, 13, 24, 40, 0, 0, 2, 1, 0}, {3, 2, 1, 1, 9, 1, 5, 7, 0, 1, 1, 1, 0},
+        {1, 2, 2, 3, 2, 3, 8, 8, 0, 1, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 23, "attention")};
+        assert_non_null(g.g);
+        int64_t B = cs[i].b, T = cs[i].sp + cs[i].sc;
+        if (cs[i].packed) {
+            gb_input(&g, "q", (in_spec)SH(B, cs[i].sq, cs[i].hq * cs[i].d));
+            gb_input(&g, "k", (in_spec)SH(B, cs[i].sc, cs[i].hkv * cs[i].d));
+            gb_input(&g, "v", (in_spec)SH(B, cs[i].sc, cs[i].hkv * cs[i].dv));
+        } else {
+            gb_input(&g, "q", (in_spec)SH(B, cs[i].hq, cs[i].sq, cs[i].d));
+            gb_input(&g, "k", (in_spec)SH(B, cs[i].hkv, cs[i].sc, cs[i].d));
+            gb_input(&g, "v", (in_spec)SH(B, cs[i].hkv, cs[i].sc, cs[i].dv));
+        }
+        if (cs[i].mask == 1) gb_input(&g, "mask", (in_spec)SH(cs[i].sq, T));
+        if (cs[i].mask == 2) gb_bool_mask(&g, "mask", B, cs[i].sq, T, false);
+        if (cs[i].sp || cs[i].present) {
+            gb_input(&g, "pk", (in_spec)SH(B, cs[i].hkv, cs[i].sp, cs[i].d));
+            gb_input(&g, "pv", (in_spec)SH(B, cs[i].hkv, cs[i].sp, cs[i].dv));
+        }
+        attr_spec as[4] = {{"is_causal", ATTR_INT, .i = cs[i].causal},
+                           {"softcap", ATTR_FLOAT, .f = 2.0f},
+                           {"q_num_heads", ATTR_INT, .i = cs[i].hq},
+                           {"kv_num_heads", ATTR_INT, .i = cs[i].hkv}};
+        if (cs[i].softcap) {
+            gb_node(&g, "Attention", "q,k,v", "y", as, cs[i].packed ? 4 : 2);
+        } else {
+            attr_spec a2[3] = {as[0], as[2], as[3]};
+            gb_node(&g, "Attention", "q,k,v", "y", a2, cs[i].packed ? 3 : 1);
+        }
+        node *n = &g.g->nodes[0];
+        n->in[n->n_in++] = cs[i].mask ? gb_val(&g, "mask") : -1;
+        if (cs[i].sp || cs[i].present) {
+            n->in[n->n_in++] = gb_val(&g, "pk");
+            n->in[n->n_in++] = gb_val(&g, "pv");
+        }
+        gb_output(&g, "y");
+        static const char *const outs[] = {"y", "present_k", "present_v"};
+        if (cs[i].present) gb_more_outputs(&g, outs, 3);
+        char w[160];
+        snprintf(w, sizeof w, "%s: Attention case %zu", b->name, i);
+        attn_compare(b, &g, cs[i].softcap ? 0 : 1, w);
+        gb_free(&g);
+    }
+}
+
+/* Attention written out as the exports write it: heads split by Reshape
+ * and Transpose from [b, s, h * d] projections, past keys and values
+ * concatenated (the present ones graph outputs), kv heads repeated
+ * (Unsqueeze, Expand, Reshape), K^T by a Transpose, a Div (or a Mul on Q and
+ * K^T each), an optional Where of a boolean mask, an Add of a float mask,
+ * Softmax, MatMul, the heads merged by Transpose and Reshape. */
+typedef struct attn_pat {
+    int b, hq, hkv, s, sp, d, dv;
+    bool past, where, split_scale, bert_kt, mask;
+} attn_pat;
+
+static void attn_pattern(gb *g, const attn_pat *c)
+{
+    int64_t B = c->b, S = c->s, T = c->sp + c->s, rep = c->hq / c->hkv;
+    const int64_t p0213[4] = {0, 2, 1, 3}, p0132[4] = {0, 1, 3, 2}, p0231[4] = {0, 2, 3, 1};
+    attr_spec t0213[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 2, 1, 3}}};
+    attr_spec t0132[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 1, 3, 2}}};
+    attr_spec t0231[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 2, 3, 1}}};
+    attr_spec ax2[1] = {{"axis", ATTR_INT, .i = 2}};
+    attr_spec sm[1] = {{"axis", ATTR_INT, .i = -1}};
+    (void)p0213, (void)p0132, (void)p0231;
+    gb_input(g, "xq", (in_spec)SH(B, S, c->hq * c->d));
+    gb_input(g, "xk", (in_spec)SH(B, S, c->hkv * c->d));
+    gb_input(g, "xv", (in_spec)SH(B, S, c->hkv * c->dv));
+    gb_i64(g, "shq", 4, (int64_t[]){B, S, c->hq, c->d});
+    gb_i64(g, "shk", 4, (int64_t[]){B, S, c->hkv, c->d});
+    gb_i64(g, "shv", 4, (int64_t[]){B, S, c->hkv, c->dv});
+    gb_node(g, "Reshape", "xq,shq", "rq", NULL, 0);
+    gb_node(g, "Transpose", "rq", "q", t0213, 1);
+    gb_node(g, "Reshape", "xk,shk", "rk", NULL, 0);
+    gb_node(g, "Reshape", "xv,shv", "rv", NULL, 0);
+    gb_node(g, "Transpose", "rv", "vc", t0213, 1);
+    const char *kk = "kc", *vv = "vc";
+    if (c->bert_kt) {
+        gb_node(g, "Transpose", "rk", "kt", t0231, 1);
+    } else {
+        gb_node(g, "Transpose", "rk", "kc", t0213, 1);
+        if (c->past) {
+            gb_input(g, "past_k", (in_spec)SH(B, c->hkv, c->sp, c->d));
+            gb_input(g, "past_v", (in_spec)SH(B, c->hkv, c->sp, c->dv));
+            gb_node(g, "Concat", "past_k,kc", "present_k", ax2, 1);
+            gb_node(g, "Concat", "past_v,vc", "present_v", ax2, 1);
+            kk = "present_k", vv = "present_v";
+        }
+        if (rep > 1) {
+            gb_i64(g, "ax", 1, (int64_t[]){2});
+            gb_i64(g, "exk", 5, (int64_t[]){B, c->hkv, rep, T, c->d});
+            gb_i64(g, "exv", 5, (int64_t[]){B, c->hkv, rep, T, c->dv});
+            gb_i64(g, "rsk", 4, (int64_t[]){B, c->hq, T, c->d});
+            gb_i64(g, "rsv", 4, (int64_t[]){B, c->hq, T, c->dv});
+            char in[64];
+            snprintf(in, sizeof in, "%s,ax", kk);
+            gb_node(g, "Unsqueeze", in, "uk", NULL, 0);
+            gb_node(g, "Expand", "uk,exk", "ek", NULL, 0);
+            gb_node(g, "Reshape", "ek,rsk", "kr", NULL, 0);
+            snprintf(in, sizeof in, "%s,ax", vv);
+            gb_node(g, "Unsqueeze", in, "uv", NULL, 0);
+            gb_node(g, "Expand", "uv,exv", "ev", NULL, 0);
+            gb_node(g, "Reshape", "ev,rsv", "vr", NULL, 0);
+            kk = "kr", vv = "vr";
+        }
+        gb_node(g, "Transpose", kk, "kt", t0132, 1);
+    }
+    float sc = 1.0f / sqrtf((float)c->d);
+    if (c->split_scale) {
+        *(float *)gb_const(g, "c1", (in_spec){.rank = 0})->data = sqrtf(sc);
+        gb_node(g, "Mul", "q,c1", "qs", NULL, 0);
+        gb_node(g, "Mul", "kt,c1", "kts", NULL, 0);
+        gb_node(g, "MatMul", "qs,kts", "sd", NULL, 0);
+    } else {
+        *(float *)gb_const(g, "c1", (in_spec){.rank = 0})->data = 1 / sc;
+        gb_node(g, "MatMul", "q,kt", "s", NULL, 0);
+        gb_node(g, "Div", "s,c1", "sd", NULL, 0);
+    }
+    const char *cur = "sd";
+    if (c->where) {
+        gb_bool_mask(g, "bm", 1, S, T, false);
+        *(float *)gb_const(g, "fill", (in_spec){.rank = 0})->data = -3.4028e38f;
+        gb_node(g, "Where", "bm,sd,fill", "sw", NULL, 0);
+        cur = "sw";
+    }
+    if (c->mask) {
+        gb_input(g, "mask", (in_spec)SH(B, 1, 1, T));
+        char in[64];
+        snprintf(in, sizeof in, "%s,mask", cur);
+        gb_node(g, "Add", in, "sm", NULL, 0);
+        cur = "sm";
+    }
+    gb_node(g, "Softmax", cur, "p", sm, 1);
+    char in[64];
+    snprintf(in, sizeof in, "p,%s", c->bert_kt ? "vc" : vv);
+    gb_node(g, "MatMul", in, "o", NULL, 0);
+    gb_node(g, "Transpose", "o", "ot", t0213, 1);
+    gb_i64(g, "shy", 3, (int64_t[]){B, S, c->hq * c->dv});
+    gb_node(g, "Reshape", "ot,shy", "y", NULL, 0);
+    gb_output(g, "y");
+    if (c->past && !c->bert_kt) {
+        gb_output(g, "present_k");
+        gb_output(g, "present_v");
+    }
+}
+
+static void test_native_attention(void **state)
+{
+    (void)state;
+    static const attn_pat cs[] = {
+        /* b, hq, hkv, s, sp, d, dv, past, where, split_scale, bert_kt, mask */
+        {1, 4, 4, 1, 9, 32, 32, true, false, false, false, true},   /* gpt2 decode */
+        {3, 4, 4, 5, 0, 19, 19, true, false, false, false, true},   /* empty past */
+        {1, 4, 2, 1, 17, 16, 16, true, false, false, false, true},  /* llama decode, GQA */
+        {3, 6, 2, 7, 5, 24, 13, true, true, false, false, true},    /* GQA, Where */
+        {3, 2, 2, 9, 0, 17, 17, false, false, true, true, true},    /* bert, scale on Q and K */
+        {1, 3, 3, 13, 0, 8, 8, false, true, false, true, false},    /* Where only */
+        {1, 2, 1, 3, 4, 33, 40, true, false, true, false, false},   /* no mask, split scale */
+    };
+    const backend *b = backend_find("native");
+    /* an ONNX file with the opset-23 Attention op (past and present, causal,
+     * grouped kv heads: tests/unit/make_fusion_models.py) */
+    ait_model *m = test_load(test_data("fusion/attention_op23.onnx"));
+    gb f = {.g = m->g};
+    for (int k = 0; k < m->g->n_inputs; k++) {
+        const value *d = &m->g->vals[m->g->inputs[k]];
+        f.feed[f.n_feed++] = test_rand_tensor(d->rank, d->dims);
+    }
+    attn_compare(b, &f, 1, "native: attention_op23.onnx");
+    for (int k = 0; k < f.n_feed; k++) test_tensor_free(f.feed[k]);
+    ait_model_free(m);
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "attn")};
+        assert_non_null(g.g);
+        attn_pattern(&g, &cs[i]);
+        char w[160];
+        snprintf(w, sizeof w, "native: attention pattern %zu", i);
+        attn_compare(b, &g, 1, w);
         gb_free(&g);
     }
 }
@@ -1862,6 +2173,7 @@ int main(void)
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_native_nhwc),
+        cmocka_unit_test(test_native_attention),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
@@ -1871,6 +2183,8 @@ int main(void)
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
     };
+    if (getenv("AIT_TEST_ONLY")) /* one test (a pattern), e.g. under a sanitizer */
+        cmocka_set_test_filter(getenv("AIT_TEST_ONLY"));
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     printf("# worst NMSE %.3g (%s)\n", worst, worst_what);
     return r;

@@ -51,7 +51,13 @@ static void signature(const graph *g, const fusion_set *s, char *buf, size_t n)
             at += (size_t)snprintf(buf + at, n - at, "%s%s", f->ln_scale >= 0 ? "scale" : "",
                                    f->ln_bias >= 0 ? ",bias" : "");
         if (f->kind == FK_ATTENTION)
-            at += (size_t)snprintf(buf + at, n - at, "%s", f->mask >= 0 ? "mask" : "");
+            at += (size_t)snprintf(buf + at, n - at, "%s%s%s%s%s%s",
+                                   f->att.mask >= 0 ? "mask" : "",
+                                   f->att.bmask >= 0 ? ",where" : "",
+                                   f->att.kp.v >= 0 ? ",past" : "",
+                                   f->att.kv_rep > 1 ? ",gqa" : "",
+                                   f->att.q.v != f->att.q.lay ? ",qsplit" : "",
+                                   f->att.y.v != f->att.y.lay ? ",ymerge" : "");
         if (at >= n) at = n - 1;
     }
 }
@@ -287,13 +293,24 @@ static void test_bert(void **state)
      * follows the bias Add); the mask's (1 - mask) * -10000 is a chain. */
     static const int want[FK_N] = {24, 1, 0, 4};
     real("bert", want, "epilogue(MatMul):add.c,gelu_erf");
+    real("bert", want, "attention:mask,qsplit,ymerge");
 }
 
 static void test_gpt2(void **state)
 {
     (void)state;
     static const int want[FK_N] = {12, 0, 0, 2};
-    real("gpt2", want, "attention:mask");
+    real("gpt2", want, "attention:mask,past,qsplit,ymerge");
+}
+
+static void test_llama(void **state)
+{
+    (void)state;
+    /* 2 layers: attention with past keys and values and grouped kv heads;
+     * per layer the residual Adds after o_proj and down_proj, gate_proj + SiLU
+     * (Q comes from the rotary embedding, whole) */
+    static const int want[FK_N] = {6, 0, 0, 2};
+    real("llama", want, "attention:mask,past,gqa,ymerge");
 }
 
 /* Every ONNX node-test model that loads: the passes run without shapes and
@@ -337,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_attention),   cmocka_unit_test(test_negative),
         cmocka_unit_test(test_resnet18),    cmocka_unit_test(test_mobilenetv2),
         cmocka_unit_test(test_bert),        cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_llama),
         cmocka_unit_test(test_node_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -216,6 +216,8 @@ static void att_want(const katt_geom *g, const float *q, const float *kp, const 
                     double v = 0;
                     for (int e = 0; e < g->d; e++) v += (double)qi[e] * kj[e];
                     v *= scale;
+                    if (g->bmask && (g->bmask[b * g->bb + h * g->bh + i * g->bi + j] != 0) != g->bkeep)
+                        v = g->fill;
                     if (g->mask) v += g->mask[b * g->mb + h * g->mh + i * g->mi + j];
                     if (g->causal && j > i + g->sp) v = -INFINITY;
                     s[j] = v;
@@ -246,7 +248,8 @@ static void test_attention(void **state)
         {1, 1, 1, 1, 0, 1, 8, 8, 0, 0, 0},       {2, 4, 2, 7, 0, 7, 17, 13, 1, 0, 0},
         {1, 4, 1, 13, 5, 13, 64, 64, 1, 1, 0},   {2, 3, 3, 7, 70, 7, 32, 17, 0, 1, 0.3f},
         {1, 2, 2, 1, 130, 1, 64, 64, 1, 0, 0},   {1, 6, 2, 65, 0, 65, 16, 16, 1, 1, 0},
-        {1, 2, 1, 3, 0, 200, 7, 9, 0, 1, 0},
+        {1, 2, 1, 3, 0, 200, 7, 9, 0, 1, 0},     {2, 4, 2, 20, 9, 20, 19, 11, 1, 1, 0},
+        {3, 2, 2, 70, 0, 70, 33, 33, 0, 1, 0.2f},
     };
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
         katt_geom g = {.b = cs[k].b, .hq = cs[k].hq, .hkv = cs[k].hkv, .sq = cs[k].sq,
@@ -276,6 +279,73 @@ static void test_attention(void **state)
     }
 }
 
+/* x [b][h][rows][cols] copied to [b][rows][h][cols] (heads packed in a row,
+ * as a [b, s, h * d] projection holds them); its strides in s. */
+static float *to_packed(const float *x, int b, int h, int rows, int cols, size_t s[3])
+{
+    float *o = malloc(((size_t)b * h * rows * cols + 1) * sizeof *o);
+    for (int bi = 0; bi < b; bi++)
+        for (int hi = 0; hi < h; hi++)
+            for (int r = 0; r < rows; r++)
+                memcpy(o + (((size_t)bi * rows + r) * h + hi) * cols,
+                       x + (((size_t)bi * h + hi) * rows + r) * cols, (size_t)cols * sizeof *o);
+    s[0] = (size_t)rows * h * cols, s[1] = (size_t)cols, s[2] = (size_t)h * cols;
+    return o;
+}
+
+/* Strided operands (q, the current keys and values and y with heads packed
+ * in rows, as the exports hold them before their Transposes) and a boolean
+ * mask (Where's fill, -inf or finite) give the dense answer. */
+static void test_attention_strided(void **state)
+{
+    (void)state;
+    static const struct {
+        int b, hq, hkv, sq, sp, sc, d, dv, causal, keep;
+        float fill;
+    } cs[] = {
+        {3, 4, 2, 5, 3, 5, 19, 11, 1, 1, -INFINITY}, {1, 2, 1, 1, 40, 1, 64, 64, 0, 0, -3.4e38f},
+        {2, 3, 3, 9, 0, 9, 8, 24, 0, 1, -1e4f},      {3, 4, 4, 17, 0, 17, 33, 33, 1, 0, -INFINITY},
+        {3, 4, 2, 18, 6, 18, 19, 11, 1, 1, -INFINITY}, {1, 2, 1, 67, 5, 67, 16, 24, 0, 0, -3.4e38f},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+        katt_geom g = {.b = cs[k].b, .hq = cs[k].hq, .hkv = cs[k].hkv, .sq = cs[k].sq,
+                       .sp = cs[k].sp, .sc = cs[k].sc, .d = cs[k].d, .dv = cs[k].dv,
+                       .causal = cs[k].causal, .bkeep = cs[k].keep, .fill = cs[k].fill};
+        int T = g.sp + g.sc;
+        size_t nq = (size_t)g.b * g.hq * g.sq, nkv = (size_t)g.b * g.hkv;
+        float *q = kc_rand(nq * g.d, 11, -1, 1), *kc = kc_rand(nkv * g.sc * g.d, 12, -1, 1);
+        float *vc = kc_rand(nkv * g.sc * g.dv, 13, -1, 1);
+        float *kp = g.sp ? kc_rand(nkv * g.sp * g.d, 14, -1, 1) : NULL;
+        float *vp = g.sp ? kc_rand(nkv * g.sp * g.dv, 15, -1, 1) : NULL;
+        /* a [b][1][sq][T] boolean mask, broadcast over heads */
+        unsigned char *bm = malloc((size_t)g.b * g.sq * T);
+        for (size_t i = 0; i < (size_t)g.b * g.sq * T; i++) bm[i] = (i * 7 % 5 < 3) == (g.bkeep != 0);
+        g.bmask = bm, g.bb = (size_t)g.sq * T, g.bi = (size_t)T;
+        double *want = malloc(nq * g.dv * sizeof *want);
+        att_want(&g, q, kp, vp, kc, vc, want);
+        katt_geom s = g;
+        s.strided = 1;
+        float *qs = to_packed(q, g.b, g.hq, g.sq, g.d, s.qs);
+        float *kcs = to_packed(kc, g.b, g.hkv, g.sc, g.d, s.kcs);
+        float *vcs = to_packed(vc, g.b, g.hkv, g.sc, g.dv, s.vcs);
+        s.kps[0] = (size_t)g.hkv * g.sp * g.d, s.kps[1] = (size_t)g.sp * g.d, s.kps[2] = (size_t)g.d;
+        s.vps[0] = (size_t)g.hkv * g.sp * g.dv, s.vps[1] = (size_t)g.sp * g.dv, s.vps[2] = (size_t)g.dv;
+        s.ys[0] = (size_t)g.sq * g.hq * g.dv, s.ys[1] = (size_t)g.dv, s.ys[2] = (size_t)g.hq * g.dv;
+        float *y = malloc(nq * g.dv * sizeof *y), *yd = malloc(nq * g.dv * sizeof *yd);
+        KC_EACH_ISA({
+            assert_int_equal(kattention(&s, qs, kp, vp, kcs, vcs, y, kc_threads), 0);
+            for (int bi = 0; bi < g.b; bi++) /* back to [b][h][sq][dv] */
+                for (int h = 0; h < g.hq; h++)
+                    for (int i = 0; i < g.sq; i++)
+                        memcpy(yd + (((size_t)bi * g.hq + h) * g.sq + i) * g.dv,
+                               y + bi * s.ys[0] + h * s.ys[1] + i * s.ys[2], (size_t)g.dv * sizeof *y);
+            assert_true(kc_close("attention strided", yd, want, nq * g.dv, 2e-6 * (1 + g.d / 8.0), 1e-5));
+        });
+        free(q), free(kc), free(vc), free(kp), free(vp), free(bm), free(want);
+        free(qs), free(kcs), free(vcs), free(y), free(yd);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_norms),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_attention_strided),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

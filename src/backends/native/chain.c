@@ -15,7 +15,14 @@ ait_status nat_fusions(built *bm)
 {
     fusion_set_free(bm->fus);
     bm->fus = NULL;
-    return fuse_find(bm->g, chain_shape, bm, &bm->fus, bm->err);
+    TRY(fuse_find(bm->g, chain_shape, bm, &bm->fus, bm->err));
+    for (int fi = 0; fi < bm->fus->n; fi++) {
+        const fusion *f = &bm->fus->f[fi];
+        if (f->kind != FK_ATTENTION || nat_attn_fusion(bm, fi)) continue;
+        for (int j = 0; j < f->n_nodes; j++) bm->fus->of_node[f->nodes[j]] = -1;
+        bm->fus->of_node[f->node] = -1;
+    }
+    return AIT_OK;
 }
 
 static bool same_shape(const tensor *a, const tensor *b)
@@ -53,6 +60,7 @@ bool nat_chain_take(built *bm, int fi, nat_step *st)
         }
     }
     st->geo[0] = fi;
+    st->fus = fi;
     st->geo[1] = inner;
     st->epi.out = f->out;
     return true;

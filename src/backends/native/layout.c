@@ -50,8 +50,8 @@ ait_status nat_layout(built *bm)
     for (int s = 0; s < bm->n_steps; s++) {
         const nat_step *st = &bm->steps[s];
         step_of[st->node] = s;
-        if (st->op == &nat_chain_op) {
-            const fusion *f = &bm->fus->f[st->geo[0]];
+        if (st->fus >= 0) {
+            const fusion *f = &bm->fus->f[st->fus];
             for (int j = 0; j < f->n_nodes; j++) step_of[f->nodes[j]] = s;
         } else if (st->op) {
             for (int j = 0; j < st->epi.n_nodes; j++) step_of[st->epi.nodes[j]] = s;

@@ -172,7 +172,7 @@ static ait_status sched_node(built *bm, int i)
     memset(st, 0, sizeof *st);
     st->node = i;
     st->epi.bias = st->epi.res = -1;
-    st->bn = -1;
+    st->bn = st->fus = -1;
     st->epi.out = n->n_out > 0 ? n->out[0] : -1;
     const nat_op *op = nat_op_find(n);
     bool taken = false;
@@ -180,6 +180,11 @@ static ait_status sched_node(built *bm, int i)
     if (fi >= 0 && bm->fus->f[fi].kind == FK_CHAIN && bm->fus->f[fi].node == i &&
         nat_chain_take(bm, fi, st)) {
         op = &nat_chain_op;
+        taken = true;
+    } else if (fi >= 0 && bm->fus->f[fi].kind == FK_ATTENTION) { /* at its last node */
+        op = &nat_attn_fused;
+        st->geo[0] = st->fus = fi;
+        st->epi.out = bm->fus->f[fi].out;
         taken = true;
     } else if (op) {
         TRY(op->take(bm, i, st, &taken));
@@ -201,7 +206,7 @@ static ait_status sched_node(built *bm, int i)
         d->done = true;
         for (int k = 0; k < n->n_out; k++)
             if (n->out[k] >= 0) bm->vals[n->out[k]].done = true;
-        const fusion *f = op == &nat_chain_op ? &bm->fus->f[fi] : NULL;
+        const fusion *f = st->fus >= 0 ? &bm->fus->f[st->fus] : NULL;
         for (int j = 0; j < (f ? f->n_nodes : st->epi.n_nodes); j++) {
             const node *w = &bm->g->nodes[f ? f->nodes[j] : st->epi.nodes[j]];
             for (int k = 0; k < w->n_out; k++)
@@ -253,6 +258,9 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         bool done = false;
         for (int k = 0; k < n->n_out; k++) done |= n->out[k] >= 0 && bm->vals[n->out[k]].done;
         if (done) continue; /* swallowed by an earlier step's epilogue */
+        int fi = bm->fus->of_node[i];
+        if (fi >= 0 && bm->fus->f[fi].kind == FK_ATTENTION && bm->fus->f[fi].last != i)
+            continue; /* the attention runs at its last node */
         TRY(sched_node(bm, i));
     }
     TRY(nat_layout(bm));
@@ -296,6 +304,7 @@ static void nat_free(built *bm)
     nat_tuned_free(bm);
     free(bm->vals);
     free(bm->steps);
+    free(bm->att);
     free(bm->sig);
     free(bm->saved);
     aligned_free(bm->scratch);
@@ -336,9 +345,10 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     bm->vals = calloc((size_t)module->n_vals + 1, sizeof *bm->vals);
     bm->steps = calloc((size_t)module->n_nodes + 1, sizeof *bm->steps);
     bm->packs = calloc((size_t)module->n_nodes + 1, sizeof *bm->packs);
+    bm->att = calloc((size_t)module->n_nodes + 1, sizeof *bm->att);
     bm->sig = calloc((size_t)(module->n_inputs + 1) * (AIT_MAX_RANK + 2), sizeof *bm->sig);
     ait_status s = AIT_OK;
-    if (!bm->vals || !bm->steps || !bm->packs || !bm->sig)
+    if (!bm->vals || !bm->steps || !bm->packs || !bm->sig || !bm->att)
         s = err_set(e, AIT_E_NOMEM, "native: out of memory");
     if (s == AIT_OK) s = nat_tuned_setup(bm, cfg, e);
     if (s == AIT_OK) s = exec_create(module, NULL, bm->threads, &bm->x, e);
@@ -507,7 +517,8 @@ const backend backend_native = {
     .name = "native",
     .summary = "ait's own kernels, float32: MatMul, Gemm and 2-D Conv as packed GEMMs with "
                "fused bias, activation and residual; depthwise Conv, ConvTranspose, pools, "
-               "Resize, LayerNorm, RMSNorm, Softmax",
+               "Resize, LayerNorm, RMSNorm, Softmax; attention (written out or the Attention "
+               "op) as one tiled kernel reading past keys and values in place",
     .describe = nat_describe,
     .op_for = nat_op_for,
     .build = nat_build,

@@ -1,8 +1,10 @@
 /* The native backend's private parts: native.c (the vtable, schedules,
  * runs, prepared weights), fuse.c (the epilogue chain after an anchor),
  * one file per op family (gemm_ops.c: MatMul and Gemm, conv.c: Conv, rnn.c:
- * LSTM), and
- * ops.c, the one table of the ops it takes.
+ * LSTM, attn.c: attention, fused or the Attention op), and
+ * ops.c, the one table of the ops it takes. Fusions (graph/fuse.h) run as
+ * one step: an element-wise chain (chain.c) at its first node, an
+ * attention (attn.c) at its last, its other nodes skipped.
  *
  * A built module is a list of steps made once per input-shape signature
  * (at build when the module's inputs are static, else at the first run and
@@ -17,6 +19,7 @@
 #include "backends/backend.h"
 #include "exec/exec.h"
 #include "graph/fuse.h"
+#include "kernels/attn.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_tuned.h"
 #include "kernels/qgemm.h"
@@ -59,6 +62,7 @@ typedef struct nat_step {
     bool can_nhwc;           /* the op runs channels-last too (layout.c) */
     bool nhwc;               /* it does: layout.c chose */
     int bn;                  /* a BatchNormalization folded into a Conv's weights, or -1 */
+    int fus;                 /* the fusion the step runs (element-wise chain, attention), or -1 */
 } nat_step;
 
 typedef struct nat_val {
@@ -89,6 +93,7 @@ struct built {
     prep_blob *saved;
     int n_saved;
     fusion_set *fus; /* fuse_find's, per schedule (chain.c) */
+    katt_geom *att;  /* per node: an attention step's geometry (attn.c) */
     const gemm_tuned *tuned; /* per-shape configs: cfg->gemm's, or own_tuned (tuned.c) */
     gemm_tuned own_tuned;    /* decoded from the artifact's blob */
     void *tuned_blob;        /* the table as saved, owned */
@@ -129,11 +134,17 @@ void nat_bn_fold(const built *bm, int bn, int64_t c, float *s, float *t);
  * (the residual's), with the op's own scale and bias. */
 void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out);
 
-/* chain.c: fuse_find over the scheduled shapes into bm->fus; whether
- * chain fi can run as one step st (set up when so); its op. */
+/* chain.c: fuse_find over the scheduled shapes into bm->fus (the
+ * attention fusions native cannot run dropped: their nodes run one by
+ * one); whether chain fi can run as one step st (set up when so); its op. */
 ait_status nat_fusions(built *bm);
 bool nat_chain_take(built *bm, int fi, nat_step *st);
 extern const nat_op nat_chain_op;
+/* attn.c: whether attention fusion fi runs on the kernel at this schedule
+ * (its geometry then in bm->att[its last node]); the op that runs it, at
+ * its last node, its other nodes skipped (geo[0]: fi). */
+bool nat_attn_fusion(built *bm, int fi);
+extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attention op's */
 
 /* tuned.c: every native GEMM call site runs its GEMM through nat_gemm_f32:
  * the tuned config for the shape (when there is a table), the capture hook,
