@@ -173,6 +173,10 @@ check forged 1 "forged.ait: the signature in .*forged.ait.sig does not match the
 # version check (fuzz/make_corpus.py remakes them).
 check fuzz-seed-current 0 "tuned  the artifact's plan" \
   "$ait" run "$(dirname "$0")/../../fuzz/corpus/artifact/mlp.ait" --repeat 1
+check fuzz-seed-csv-tuned 0 "wrote .*: 6 rows" \
+  "$ait" gemm merge "$(dirname "$0")/../../fuzz/corpus/csv/tuned-more.csv" -o "$tmp/host/merged.csv"
+check fuzz-seed-csv-untuned 0 "wrote .*: 4 rows" \
+  "$ait" gemm merge "$(dirname "$0")/../../fuzz/corpus/csv/untuned.csv" -o "$tmp/host/merged.csv"
 check sign-with-public 1 "k1.pub: not a PEM private key" "$ait" sign "$tmp/host/ok.ait" --key "$tmp/host/k1.pub"
 # BatchNormalization folded into a Conv's packed weights (native): the blob
 # lists the BatchNormalization's weights too; the artifact runs as the model
