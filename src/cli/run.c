@@ -24,6 +24,8 @@ static const char *run_help =
     "  --input NAME=FILE.npy  value of input NAME (repeatable)\n"
     "  --input NAME=VALUE     a number for an input of one element (a sample rate)\n"
     "  --input FILE.npz       values of the inputs named in the archive\n"
+    "  --max-input-mb N       refuse an input file whose array declares more than\n"
+    "                         N MiB, before reading it (default: no limit)\n"
     "  --batch N              size of batch dims (named like 'batch', or an unnamed\n"
     "                         first dim) of generated inputs (default 1)\n"
     "  --dim NAME=V           size of symbolic dim NAME of generated inputs\n"
@@ -99,6 +101,7 @@ static int run_parse(int argc, char **argv, run_args *a)
         {"output-dir", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
         {"fallback-untuned", no_argument, 0, 'F'}, {"jit", no_argument, 0, 'J'},
         {"save", required_argument, 0, 'S'}, {"trusted-key", required_argument, 0, 'K'},
+        {"max-input-mb", required_argument, 0, 'M'},
         {0, 0, 0, 0},
     };
     *a = (run_args){.io = {.batch = 1, .seed = 1}, .threads = 1, .repeat = 5};
@@ -133,6 +136,9 @@ static int run_parse(int argc, char **argv, run_args *a)
             break;
         case 's':
             if ((ok = cli_parse_int(optarg, 0, INT64_MAX, &v))) io->seed = (uint64_t)v;
+            break;
+        case 'M':
+            if ((ok = cli_parse_int(optarg, 1, CLI_MAX_INPUT_MB, &v))) io->max_input = (size_t)v << 20;
             break;
         case 'o': a->outdir = optarg; break;
         case 'F': a->fallback = 1; break;

@@ -55,6 +55,44 @@ check npz-bomb-lies 1 "bomb_lies.npz: array 'x': inflates past the 152 bytes its
 check npz-bomb-small 0 "^small$" bash -c "/usr/bin/time -f 'peak %M' '$ait' run '$good' \
   --input '$tmp/bomb.npz' 2>&1 | awk '/^peak/ { print \$2 < 60000 ? \"small\" : \"peak \" \$2 \" KB\" }'"
 
+# --max-input-mb: an array declaring more is refused from its header, naming
+# the file (and entry), its declared size and the limit, before its data is
+# read or allocated; one within the limit runs.
+/usr/bin/python3 - "$tmp" <<'PY'
+import struct, sys, zipfile
+import numpy as np
+d = sys.argv[1]
+big = np.zeros((1024, 1024), dtype=np.float32)  # 4 MiB
+np.save(d + "/big.npy", big)
+np.savez(d + "/big.npz", x=big)
+np.savez_compressed(d + "/big_deflated.npz", x=big)
+# A header declaring 2^38 bytes and no data: refused by the limit, not read.
+h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 1048576), }"
+h += b" " * (63 - (10 + len(h)) % 64) + b"\n"
+open(d + "/liar.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h)
+import os
+os.makedirs(d + "/bigsamples/s0")
+np.save(d + "/bigsamples/s0/x.npy", big)
+PY
+lim="the array declares 4194304 bytes \(float32, 1048576 elements\), more than the limit of 1048576 bytes \(1.0 MiB\) per input"
+check max-input-npy 1 "big.npy: $lim" "$ait" run "$good" --input "x=$tmp/big.npy" --max-input-mb 1
+check max-input-npz 1 "big.npz: array 'x': $lim" "$ait" run "$good" --input "$tmp/big.npz" --max-input-mb 1
+check max-input-deflated 1 "big_deflated.npz: array 'x': $lim" \
+  "$ait" run "$good" --input "$tmp/big_deflated.npz" --max-input-mb 1
+check max-input-liar 1 "liar.npy: the array declares 274877906944 bytes .*limit of 1048576 bytes" \
+  "$ait" run "$good" --input "x=$tmp/liar.npy" --max-input-mb 1
+check max-input-liar-nolimit 1 "liar.npy: .npy data is truncated" "$ait" run "$good" --input "x=$tmp/liar.npy"
+check max-input-ok 0 "max 10 " "$ait" run "$good" --input "x=$tmp/ok.npy" --max-input-mb 1
+check max-input-tune 1 "s0/x.npy: $lim" "$ait" tune "$good" --data "$tmp/bigsamples" --max-input-mb 1 \
+  --warmup 1 --window 2 --cap 3 --runs 1
+check max-input-inspect 1 "big.npz: array 'x': $lim" "$ait" inspect "$good" --data "$tmp/big.npz" \
+  --max-input-mb 1
+check max-input-bad 2 "bad value for --max-input-mb: '0'" "$ait" run "$good" --max-input-mb 0
+# Refused before the data is read: the deflated entry is never inflated (its
+# 4 MiB would show in the peak, beside the ~20 MB of the process).
+check max-input-peak 0 "^small$" bash -c "/usr/bin/time -f 'peak %M' '$ait' run '$good' \
+  --input 'x=$tmp/big.npy' --max-input-mb 1 2>&1 | awk '/^peak/ { print \$2 < 60000 ? \"small\" : \"peak \" \$2 \" KB\" }'"
+
 # Not regular files: refused before any read can block.
 mkfifo "$tmp/fifo.onnx" "$tmp/fifo.npz" "$tmp/fifo.ait"
 check fifo-model 1 "fifo.onnx: is a FIFO, not a regular file" $T "$ait" run "$tmp/fifo.onnx"
