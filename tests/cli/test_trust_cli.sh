@@ -225,8 +225,14 @@ if /usr/bin/python3 "$(dirname "$0")/make_bn_model.py" "$tmp/host/bn.onnx" >/dev
   check bn-lists 0 "0.1.running_var" "$ait" show "$tmp/host/bn.ait" --json
   check bn-run 0 "output y" "$ait" run "$tmp/host/bn.ait" --repeat 1
   want=$(grep '^output' <<<"$out")
+  held=$(sed -nE 's/.*weights .* MiB \(([0-9]+) bytes\).*/\1/p' <<<"$out")
   check bn-model 0 "output y" "$ait" run "$tmp/host/bn.onnx" --repeat 1
+  full=$(sed -nE 's/.*weights .* MiB \(([0-9]+) bytes\).*/\1/p' <<<"$out")
   check bn-same 0 "" test "$want" = "$(grep '^output' <<<"$out")"
+  # The session freed both Conv weights (13x3x3x3 and 7x13x1x1 floats: 1768
+  # bytes; native's packs from the blobs replace them), and kept the bias
+  # and the BatchNormalization weights its bias fold reads.
+  check bn-conv-freed 0 "^freed 1768$" echo "freed $((full - held))"
   PYTHONPATH=$(dirname "$0") /usr/bin/python3 - "$tmp/host" <<'PY'
 import sys, artifact_edit as ae
 d = sys.argv[1]
