@@ -13,7 +13,7 @@ With --before AIT2 every file is also measured with a second build (the one
 without a change), interleaved with the first, in rows marked "before".
 
 usage: bench/memory.py [--ait build/ait] [--before OTHER/ait] [--rounds 3] [--steady-sec 6]
-                       [--args "--dim seq=16"] MODEL.onnx A.ait [B.ait ...] [-- MODEL2.onnx ...]
+                       [--args "--dim seq=16"] MODEL.onnx A.ait [B.ait ...] [: MODEL2.onnx ...]
 """
 import argparse, os, re, signal, statistics, subprocess, sys, time
 
@@ -56,7 +56,7 @@ def main():
     a = ap.parse_args()
     groups, cur = [], []
     for f in a.files:
-        if f == "--":
+        if f == ":":  # a new group (argparse keeps "--" for itself)
             groups.append(cur)
             cur = []
         else:
