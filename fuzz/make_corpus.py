@@ -2,7 +2,9 @@
 a small two-layer MLP tuned on the native backend (so its artifact has
 prepared blobs), its artifact (artifact/), its recipe for fuzz_manifest.c
 (manifest/), its manifest and tune cache entries (json/, cache/, with the
-fuzz target's fixed key), and small .npz files (npz/).
+fuzz target's fixed key), small .npz files (npz/), and its GEMM shapes as
+`ait gemm capture` and `ait gemm tune` write them (csv/: untuned, tuned, and
+the tuned file with a failed row, a reference row and CRLF line ends).
 usage: fuzz/make_corpus.py AIT"""
 import glob, json, os, re, shutil, struct, subprocess, sys, tempfile, zipfile
 import numpy as np
@@ -51,4 +53,16 @@ open(here + "/json/small.json", "w").write('{"a": [1, -2.5e3, "\\u00e9\\ud83d\\u
 x = np.arange(6, dtype=np.float32).reshape(2, 3)
 np.savez(here + "/npz/stored.npz", x=x, y=np.array([1, 2], dtype=np.int64))
 np.savez_compressed(here + "/npz/deflated.npz", x=x, s=np.float16(1.5))
+subprocess.run([ait, "gemm", "capture", t + "/mlp.onnx", "--batch-sizes", "1,2", "-o", here + "/csv/untuned.csv"],
+               env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+subprocess.run([ait, "gemm", "tune", here + "/csv/untuned.csv", "-o", t + "/tuned.csv", "--warmup", "0",
+                "--iters", "1", "--timeout", "5", "--no-refs"],
+               env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+tuned = open(t + "/tuned.csv").read()
+open(here + "/csv/tuned.csv", "w").write(tuned)
+head, first = tuned.splitlines()[:2]
+cpu = first[:first.index('",') + 1]  # vendor,family,model,"features"
+more = [cpu + ",3,8,16,f32,nt,,failed,0,0,0,0,0,0,0,0,0,0,1,0",
+        cpu + ",4,8,16,f32,pn,bias,openblas,0,0,0,0,0,0,1,0.5,2,3,0,0.6"]
+open(here + "/csv/tuned-more.csv", "wb").write(("\r\n".join(tuned.splitlines() + more) + "\r\n").encode())
 shutil.rmtree(t)

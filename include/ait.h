@@ -226,6 +226,12 @@ AIT_API int ait_tensor_is_none(const ait_tensor *t);
 /* .npy files: read a whole tensor; write one (atomically: temp + rename).
  * Thread-safe (writers of one path race as two processes would). */
 AIT_API ait_status ait_tensor_load_npy(const char *path, ait_tensor **out, ait_error *err);
+/* The same with a memory limit: a file whose array declares more than
+ * max_bytes of data (0: no limit) is refused (AIT_E_OVERFLOW) from its
+ * header, before its data is read or anything that size allocated; the
+ * message names the file, the declared size and the limit. */
+AIT_API ait_status ait_tensor_load_npy_max(const char *path, size_t max_bytes, ait_tensor **out,
+                                           ait_error *err);
 AIT_API ait_status ait_tensor_save_npy(const char *path, const ait_tensor *t, ait_error *err);
 
 /* ---- models ------------------------------------------------------------ */
@@ -436,6 +442,11 @@ typedef struct ait_inspect_options {
      * see ait_log_fn. NULL: none. */
     ait_log_fn log;
     void *log_user;
+    /* The most bytes one array read from data_path may declare (each .npy,
+     * each .npz entry); a bigger one is refused before it is allocated or
+     * inflated, naming the file, the entry, its size and the limit. 0: no
+     * limit. */
+    size_t max_input_bytes;
 } ait_inspect_options;
 
 /* Inspects model m (`opts` may be NULL). On failure *out is NULL and err

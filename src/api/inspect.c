@@ -43,7 +43,7 @@ ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts, ait_
     sample_opts so = {.batch = 1, .count = 1, .seed = 1, .n_dims = o->n_dims, .log = log};
     for (int i = 0; i < o->n_dims; i++)
         so.dim_names[i] = o->dim_names[i], so.dim_vals[i] = o->dim_values[i];
-    if (o->data_path) s = samples_load(m, o->data_path, &h->samples, err);
+    if (o->data_path) s = samples_load(m, o->data_path, o->max_input_bytes, &h->samples, err);
     else if ((s = samples_check_dims(m, &so, err)) == AIT_OK)
         s = samples_generate(m, &so, &h->samples, err);
     if (s == AIT_OK) {

@@ -43,6 +43,9 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_bad_option(const char *cmd, int c, char *const *argv);
 int cli_one_model(const char *cmd, int argc, char *const *argv, int first);
 
+/* --max-input-mb N: at most this many MiB (1 TiB). */
+#define CLI_MAX_INPUT_MB (1 << 20)
+
 /* Model inputs for a run: from files (--input NAME=FILE.npy or FILE.npz)
  * and, for the rest, generated from the declared dims. */
 typedef struct input_opts {
@@ -53,6 +56,7 @@ typedef struct input_opts {
     int n_files;
     char *file_specs[64]; /* "NAME=FILE.npy" or "FILE.npz" */
     uint64_t seed;
+    size_t max_input; /* --max-input-mb, in bytes: the most one array read may declare (0: no limit) */
 } input_opts;
 
 /* Fills tensors[i] for every model input, generated[i] saying whether it

@@ -56,7 +56,7 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
         size_t len = strlen(spec);
         if (!eq && len > 4 && !strcmp(spec + len - 4, ".npz")) {
             npz *z;
-            TRY(npz_load(spec, &z, e));
+            TRY(npz_load_max(spec, o->max_input, &z, e));
             for (int k = 0; k < z->n; k++) {
                 int i = input_index(m, z->names[k]);
                 if (i < 0) {
@@ -89,7 +89,7 @@ static ait_status from_files(const ait_model *m, const input_opts *o, ait_tensor
         tensors[i] = NULL;
         bool taken;
         TRY(from_literal(m, i, eq + 1, &tensors[i], &taken, e));
-        if (!taken) TRY(ait_tensor_load_npy(eq + 1, &tensors[i], e));
+        if (!taken) TRY(ait_tensor_load_npy_max(eq + 1, o->max_input, &tensors[i], e));
     }
     return AIT_OK;
 }

@@ -20,6 +20,8 @@ static const char *inspect_help =
     "  --data PATH            a .npz, a folder of .npz files, or a folder of sample\n"
     "                         folders with one NAME.npy per input (default: one\n"
     "                         sample generated from the declared input dims)\n"
+    "  --max-input-mb N       refuse a sample array (a .npy, an .npz entry) that\n"
+    "                         declares more than N MiB, before reading it\n"
     "  --dim NAME=V           size of symbolic dim NAME of generated samples\n"
     "  --batch-sizes 1,2,4    batch sizes to run (default 1); two or more find\n"
     "                         the batch and dynamic axes of every module's ports\n"

@@ -13,6 +13,7 @@ enum { INSP_VIEW = 1, INSP_DRY_RUN = 2 };
 typedef struct insp_args {
     const char *model;
     const char *data;     /* NULL: generated samples */
+    size_t max_input;     /* --max-input-mb, in bytes (0: no limit) */
     int n_batch, batch[16];
     int n_seq, seq[16];   /* --seq-buckets (0: from the samples) */
     int n_past, past[16]; /* --past-buckets (0: from the samples) */

@@ -15,7 +15,7 @@ enum {
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
     O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES,
     O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB,
-    O_QUANT, O_MIN_SQNR, O_ACC_BUDGET, O_SEQ_BUCKETS, O_PAST_BUCKETS, O_HELP,
+    O_QUANT, O_MIN_SQNR, O_ACC_BUDGET, O_SEQ_BUCKETS, O_PAST_BUCKETS, O_MAX_INPUT, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -61,6 +61,7 @@ static const struct {
     {{"quant", required_argument, 0, O_QUANT}, INSP_DRY_RUN},
     {{"min-sqnr", required_argument, 0, O_MIN_SQNR}, INSP_DRY_RUN},
     {{"accuracy-budget", required_argument, 0, O_ACC_BUDGET}, INSP_DRY_RUN},
+    {{"max-input-mb", required_argument, 0, O_MAX_INPUT}, 0},
     {{"help", no_argument, 0, O_HELP}, 0},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
@@ -123,6 +124,9 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         bool ok = true;
         switch (c) {
         case O_DATA: a->data = optarg; break;
+        case O_MAX_INPUT:
+            if ((ok = cli_parse_int(optarg, 1, CLI_MAX_INPUT_MB, &v))) a->max_input = (size_t)v << 20;
+            break;
         case O_BATCHES: ok = parse_sizes(optarg, 1, false, a->batch, &a->n_batch); break;
         case O_SEQ_BUCKETS: ok = parse_sizes(optarg, 1, true, a->seq, &a->n_seq); break;
         case O_PAST_BUCKETS: ok = parse_sizes(optarg, 0, true, a->past, &a->n_past); break;
@@ -241,7 +245,7 @@ int insp_prepare(const insp_args *a, const char *cmd, insp_state *s)
     ait_status st = ait_model_load(a->model, &s->m, &e);
     if (st == AIT_OK) st = samples_check_dims(s->m, &so, &e);
     if (st == AIT_OK)
-        st = a->data ? samples_load(s->m, a->data, &s->samples, &e)
+        st = a->data ? samples_load(s->m, a->data, a->max_input, &s->samples, &e)
                      : samples_generate(s->m, &so, &s->samples, &e);
     if (st == AIT_OK) {
         inspect_opts io = {.samples = s->samples, .n_batch = a->n_batch, .runs = a->runs,

@@ -24,6 +24,8 @@ static const char *run_help =
     "  --input NAME=FILE.npy  value of input NAME (repeatable)\n"
     "  --input NAME=VALUE     a number for an input of one element (a sample rate)\n"
     "  --input FILE.npz       values of the inputs named in the archive\n"
+    "  --max-input-mb N       refuse an input file whose array declares more than\n"
+    "                         N MiB, before reading it (default: no limit)\n"
     "  --batch N              size of batch dims (named like 'batch', or an unnamed\n"
     "                         first dim) of generated inputs (default 1)\n"
     "  --dim NAME=V           size of symbolic dim NAME of generated inputs\n"
@@ -104,7 +106,8 @@ static int run_parse(int argc, char **argv, run_args *a)
         {"output-dir", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
         {"fallback-untuned", no_argument, 0, 'F'}, {"jit", no_argument, 0, 'J'},
         {"save", required_argument, 0, 'S'}, {"trusted-key", required_argument, 0, 'K'},
-        {"verbose", no_argument, 0, 'v'},    {0, 0, 0, 0},
+        {"verbose", no_argument, 0, 'v'}, {"max-input-mb", required_argument, 0, 'M'},
+        {0, 0, 0, 0},
     };
     *a = (run_args){.io = {.batch = 1, .seed = 1}, .threads = 1, .repeat = 5};
     input_opts *io = &a->io;
@@ -138,6 +141,9 @@ static int run_parse(int argc, char **argv, run_args *a)
             break;
         case 's':
             if ((ok = cli_parse_int(optarg, 0, INT64_MAX, &v))) io->seed = (uint64_t)v;
+            break;
+        case 'M':
+            if ((ok = cli_parse_int(optarg, 1, CLI_MAX_INPUT_MB, &v))) io->max_input = (size_t)v << 20;
             break;
         case 'o': a->outdir = optarg; break;
         case 'F': a->fallback = 1; break;
@@ -277,9 +283,9 @@ static void print_latency(const run_args *a, const ait_model *m, ait_session *s,
         printf("\n");
     size_t arena, weights;
     ait_session_memory(s, &arena, &weights);
-    printf("memory intermediates %.2f MiB at peak (the executor's arena%s), weights %.2f MiB\n",
-           (double)arena / (1 << 20), tuned ? "; the tuned modules' backends keep "
-           "their own" : ", placed by liveness", (double)weights / (1 << 20));
+    printf("memory intermediates %.2f MiB at peak (the executor's arena%s), weights %.2f MiB "
+           "(%zu bytes)\n", (double)arena / (1 << 20), tuned ? "; the tuned modules' backends keep "
+           "their own" : ", placed by liveness", (double)weights / (1 << 20), weights);
 }
 
 /* Each output to DIR/NAME.npy and all of them to DIR/outputs.npz. */

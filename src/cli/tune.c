@@ -55,6 +55,8 @@ static const char *tune_help =
     "                         32 MiB\n"
     "  --data PATH            samples: a .npz, a folder of .npz files, or a folder of\n"
     "                         sample folders (default: one generated sample)\n"
+    "  --max-input-mb N       refuse a sample array (a .npy, an .npz entry) that\n"
+    "                         declares more than N MiB, before reading it\n"
     "  --dim NAME=V           size of symbolic dim NAME of generated samples\n"
     "  --batch-sizes 1,2,4    batch sizes to run (default 1)\n"
     "  --seq-buckets 1,128,512 --past-buckets 128,512,1024\n"

@@ -153,10 +153,26 @@ ait_status npy_header(const uint8_t *buf, size_t len, npy_info *o, const char *w
     return AIT_OK;
 }
 
+ait_status npy_check_limit(const npy_info *h, size_t max_bytes, const char *what, ait_error *e)
+{
+    if (!max_bytes || h->bytes <= max_bytes) return AIT_OK;
+    return err_set(e, AIT_E_OVERFLOW, "%s: the array declares %zu bytes (%s, %lld elements), more "
+                   "than the limit of %zu bytes (%.1f MiB) per input", what, h->bytes,
+                   ait_dtype_name(h->dtype), (long long)h->numel, max_bytes,
+                   (double)max_bytes / (1 << 20));
+}
+
 ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e)
+{
+    return npy_parse_max(buf, len, 0, out, what, e);
+}
+
+ait_status npy_parse_max(const uint8_t *buf, size_t len, size_t max_bytes, tensor **out,
+                         const char *what, ait_error *e)
 {
     npy_info h;
     TRY(npy_header(buf, len, &h, what, e));
+    TRY(npy_check_limit(&h, max_bytes, what, e));
     size_t off = 0, hlen = h.data_off, bytes = h.bytes;
     int64_t numel = h.numel, *dims = h.dims;
     int rank = h.rank;
@@ -254,12 +270,41 @@ ait_status file_write_atomic(const char *path, const void *data, size_t len, ait
 
 ait_status ait_tensor_load_npy(const char *path, ait_tensor **out, ait_error *err)
 {
+    return ait_tensor_load_npy_max(path, 0, out, err);
+}
+
+/* The header alone, checked against the limit before the file is read. */
+static ait_status head_check(const char *path, size_t max_bytes, ait_error *e)
+{
+    int fd;
+    struct stat st;
+    TRY(file_open_regular(path, &fd, &st, e));
+    size_t n = (uint64_t)st.st_size < NPY_HEAD_MAX ? (size_t)st.st_size : NPY_HEAD_MAX;
+    uint8_t *head = malloc(n + 1);
+    ait_status s = head ? file_read_fd(fd, head, n, path, e)
+                        : err_set(e, AIT_E_NOMEM, "%s: out of memory", path);
+    close(fd);
+    npy_info h;
+    if (s == AIT_OK) s = npy_header(head, n, &h, path, e);
+    if (s == AIT_OK) s = npy_check_limit(&h, max_bytes, path, e);
+    free(head);
+    return s;
+}
+
+ait_status ait_tensor_load_npy_max(const char *path, size_t max_bytes, ait_tensor **out,
+                                   ait_error *err)
+{
     uint8_t *buf;
     size_t len;
     if (out) *out = NULL;
     if (!path || !out) return err_set(err, AIT_E_INVALID_ARG, "ait_tensor_load_npy: NULL argument");
-    TRY(file_read_all(path, (size_t)1 << 40, &buf, &len, err));
-    ait_status s = npy_parse(buf, len, out, path, err);
+    if (max_bytes) TRY(head_check(path, max_bytes, err));
+    /* A file swapped for a bigger one since is refused by its size here, or
+     * by its header again below. */
+    size_t cap = max_bytes && max_bytes < ((size_t)1 << 40) - NPY_HEAD_MAX ? max_bytes + NPY_HEAD_MAX
+                                                                          : (size_t)1 << 40;
+    TRY(file_read_all(path, cap, &buf, &len, err));
+    ait_status s = npy_parse_max(buf, len, max_bytes, out, path, err);
     free(buf);
     return s;
 }

@@ -15,8 +15,16 @@ typedef struct npy_info {
 } npy_info;
 /* Parses the header at the start of buf (len may be a prefix of the image). */
 ait_status npy_header(const uint8_t *buf, size_t len, npy_info *o, const char *what, ait_error *e);
+/* The most a .npy header can take: magic, version, length, 64 KiB of dict. */
+#define NPY_HEAD_MAX (12 + 65536)
+/* An array that declares more than max_bytes of data (0: no limit) is
+ * refused (AIT_E_OVERFLOW) with its declared size and the limit. */
+ait_status npy_check_limit(const npy_info *h, size_t max_bytes, const char *what, ait_error *e);
 /* Parses a whole .npy image: data shorter or longer than declared is an error; `what` names it in messages. */
 ait_status npy_parse(const uint8_t *buf, size_t len, tensor **out, const char *what, ait_error *e);
+/* The same, refusing an array over max_bytes (0: no limit) before allocating it. */
+ait_status npy_parse_max(const uint8_t *buf, size_t len, size_t max_bytes, tensor **out,
+                         const char *what, ait_error *e);
 /* Serialises t as a .npy image (caller frees *out). */
 ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error *e);
 /* Writes a file through a temporary and a rename: never half a file. */
@@ -29,6 +37,10 @@ typedef struct npz {
     tensor **arrays;
 } npz;
 ait_status npz_load(const char *path, npz **out, ait_error *e);
+/* The same, refusing an entry whose array declares more than max_bytes (0:
+ * no limit) before allocating or inflating it. The archive itself is read
+ * whole first (its size on disk; nothing in it can make that larger). */
+ait_status npz_load_max(const char *path, size_t max_bytes, npz **out, ait_error *e);
 /* Writes arrays (stored, uncompressed) atomically. */
 ait_status npz_save(const char *path, int n, const char *const *names, const tensor *const *arrays,
                     ait_error *e);

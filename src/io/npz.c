@@ -64,6 +64,11 @@ static ait_status inflate_raw(const uint8_t *src, size_t n, uint8_t *dst, size_t
 
 ait_status npz_load(const char *path, npz **out, ait_error *e)
 {
+    return npz_load_max(path, 0, out, e);
+}
+
+ait_status npz_load_max(const char *path, size_t max_bytes, npz **out, ait_error *e)
+{
     uint8_t *buf;
     size_t len;
     *out = NULL;
@@ -151,7 +156,7 @@ ait_status npz_load(const char *path, npz **out, ait_error *e)
         z->names[z->n] = strdup(name);
         z->n++;
         if (method == 0) {
-            s = npy_parse(buf + data, (size_t)csize, &z->arrays[z->n - 1], what, e);
+            s = npy_parse_max(buf + data, (size_t)csize, max_bytes, &z->arrays[z->n - 1], what, e);
         } else if (method == 8) {
             /* The size to inflate comes from the .npy header inside, not the zip
              * directory: a small array cannot inflate to gigabytes. */
@@ -160,6 +165,7 @@ ait_status npz_load(const char *path, npz **out, ait_error *e)
             npy_info h;
             s = inflate_raw(buf + data, (size_t)csize, head, hn, 1, &hn, what, e);
             if (s == AIT_OK) s = npy_header(head, hn, &h, what, e);
+            if (s == AIT_OK) s = npy_check_limit(&h, max_bytes, what, e);
             if (s != AIT_OK) break;
             size_t need = h.data_off + h.bytes;
             if (usize != need) {

@@ -577,10 +577,11 @@ static char *npy_file(const sample *x, const char *name)
     return asprintf(&p, "%s/%s.npy", x->source, name) < 0 ? NULL : p;
 }
 
-static ait_status load_npz(const ait_model *m, sample_set *set, const char *path, ait_error *e)
+static ait_status load_npz(const ait_model *m, sample_set *set, const char *path, size_t max,
+                           ait_error *e)
 {
     npz *z;
-    TRY(npz_load(path, &z, e));
+    TRY(npz_load_max(path, max, &z, e));
     sample *x;
     ait_status s = set_add(set, path, &x, e);
     if (s == AIT_OK) s = sample_fill(m, x, z->n, z->names, z->arrays, npz_file, e);
@@ -590,7 +591,8 @@ static ait_status load_npz(const ait_model *m, sample_set *set, const char *path
 
 /* A sample folder: one NAME.npy per input. Other files are not samples'
  * business (a README, say) and are skipped. */
-static ait_status load_npy_dir(const ait_model *m, sample_set *set, const char *dir, ait_error *e)
+static ait_status load_npy_dir(const ait_model *m, sample_set *set, const char *dir, size_t max,
+                               ait_error *e)
 {
     char **names;
     int n;
@@ -607,7 +609,7 @@ static ait_status load_npy_dir(const ait_model *m, sample_set *set, const char *
             s = err_set(e, AIT_E_NOMEM, "out of memory");
             break;
         }
-        s = ait_tensor_load_npy(p, &z->arrays[z->n], e);
+        s = ait_tensor_load_npy_max(p, max, &z->arrays[z->n], e);
         free(p);
         if (s != AIT_OK) break;
         z->names[z->n] = names[k];
@@ -627,7 +629,8 @@ static ait_status load_npy_dir(const ait_model *m, sample_set *set, const char *
 
 /* A folder: of .npz files, of sample folders, or itself one sample folder
  * of .npy files. Mixing these is refused rather than guessed at. */
-static ait_status load_dir(const ait_model *m, sample_set *set, const char *dir, ait_error *e)
+static ait_status load_dir(const ait_model *m, sample_set *set, const char *dir, size_t max,
+                           ait_error *e)
 {
     char **names;
     int n, n_npz = 0, n_npy = 0, n_dir = 0;
@@ -653,10 +656,10 @@ static ait_status load_dir(const ait_model *m, sample_set *set, const char *dir,
         s = err_set(e, AIT_E_INVALID_ARG, "%s: mixes %d .npz files, %d .npy files and %d "
                     "folders; use one layout (see ait inspect --help)", dir, n_npz, n_npy, n_dir);
     else if (s == AIT_OK && n_npy)
-        s = load_npy_dir(m, set, dir, e);
+        s = load_npy_dir(m, set, dir, max, e);
     for (int k = 0; s == AIT_OK && !n_npy && k < n; k++) {
-        if (sub[k]) s = load_npy_dir(m, set, paths[k], e);
-        else if (ends_with(names[k], ".npz")) s = load_npz(m, set, paths[k], e);
+        if (sub[k]) s = load_npy_dir(m, set, paths[k], max, e);
+        else if (ends_with(names[k], ".npz")) s = load_npz(m, set, paths[k], max, e);
     }
     for (int k = 0; paths && k < n; k++) free(paths[k]);
     free(paths);
@@ -665,7 +668,8 @@ static ait_status load_dir(const ait_model *m, sample_set *set, const char *dir,
     return s;
 }
 
-ait_status samples_load(const ait_model *m, const char *path, sample_set **out, ait_error *e)
+ait_status samples_load(const ait_model *m, const char *path, size_t max_bytes, sample_set **out,
+                        ait_error *e)
 {
     *out = NULL;
     struct stat st;
@@ -673,7 +677,8 @@ ait_status samples_load(const ait_model *m, const char *path, sample_set **out, 
         return err_set(e, AIT_E_IO, "%s: cannot open the samples (%s)", path, strerror(errno));
     sample_set *set = set_new(m);
     if (!set) return err_set(e, AIT_E_NOMEM, "out of memory");
-    ait_status s = S_ISDIR(st.st_mode) ? load_dir(m, set, path, e) : load_npz(m, set, path, e);
+    ait_status s = S_ISDIR(st.st_mode) ? load_dir(m, set, path, max_bytes, e)
+                                        : load_npz(m, set, path, max_bytes, e);
     if (s != AIT_OK) {
         sample_set_free(set);
         return s;

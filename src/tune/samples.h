@@ -35,8 +35,10 @@ typedef struct sample_opts {
  * samples, fails. A sample missing an input, holding an array that is not
  * an input, with the wrong dtype or rank, with a declared static dim that
  * differs, or with one symbolic dim (N) of two sizes fails with a message
- * naming the file and the input. */
-ait_status samples_load(const ait_model *m, const char *path, sample_set **out, ait_error *e);
+ * naming the file and the input. An array declaring more than max_bytes
+ * (0: no limit) is refused before it is allocated (npy_check_limit). */
+ait_status samples_load(const ait_model *m, const char *path, size_t max_bytes, sample_set **out,
+                        ait_error *e);
 /* Generates samples from the declared input dims: floats uniform in [-1, 1),
  * inputs named like masks as ones, integer inputs that index a table (token
  * ids) below its size. Symbolic dims come from opts (dims named like a batch

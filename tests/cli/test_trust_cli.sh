@@ -55,6 +55,44 @@ check npz-bomb-lies 1 "bomb_lies.npz: array 'x': inflates past the 152 bytes its
 check npz-bomb-small 0 "^small$" bash -c "/usr/bin/time -f 'peak %M' '$ait' run '$good' \
   --input '$tmp/bomb.npz' 2>&1 | awk '/^peak/ { print \$2 < 60000 ? \"small\" : \"peak \" \$2 \" KB\" }'"
 
+# --max-input-mb: an array declaring more is refused from its header, naming
+# the file (and entry), its declared size and the limit, before its data is
+# read or allocated; one within the limit runs.
+/usr/bin/python3 - "$tmp" <<'PY'
+import struct, sys, zipfile
+import numpy as np
+d = sys.argv[1]
+big = np.zeros((1024, 1024), dtype=np.float32)  # 4 MiB
+np.save(d + "/big.npy", big)
+np.savez(d + "/big.npz", x=big)
+np.savez_compressed(d + "/big_deflated.npz", x=big)
+# A header declaring 2^38 bytes and no data: refused by the limit, not read.
+h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 1048576), }"
+h += b" " * (63 - (10 + len(h)) % 64) + b"\n"
+open(d + "/liar.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h)
+import os
+os.makedirs(d + "/bigsamples/s0")
+np.save(d + "/bigsamples/s0/x.npy", big)
+PY
+lim="the array declares 4194304 bytes \(float32, 1048576 elements\), more than the limit of 1048576 bytes \(1.0 MiB\) per input"
+check max-input-npy 1 "big.npy: $lim" "$ait" run "$good" --input "x=$tmp/big.npy" --max-input-mb 1
+check max-input-npz 1 "big.npz: array 'x': $lim" "$ait" run "$good" --input "$tmp/big.npz" --max-input-mb 1
+check max-input-deflated 1 "big_deflated.npz: array 'x': $lim" \
+  "$ait" run "$good" --input "$tmp/big_deflated.npz" --max-input-mb 1
+check max-input-liar 1 "liar.npy: the array declares 274877906944 bytes .*limit of 1048576 bytes" \
+  "$ait" run "$good" --input "x=$tmp/liar.npy" --max-input-mb 1
+check max-input-liar-nolimit 1 "liar.npy: .npy data is truncated" "$ait" run "$good" --input "x=$tmp/liar.npy"
+check max-input-ok 0 "max 10 " "$ait" run "$good" --input "x=$tmp/ok.npy" --max-input-mb 1
+check max-input-tune 1 "s0/x.npy: $lim" "$ait" tune "$good" --data "$tmp/bigsamples" --max-input-mb 1 \
+  --warmup 1 --window 2 --cap 3 --runs 1
+check max-input-inspect 1 "big.npz: array 'x': $lim" "$ait" inspect "$good" --data "$tmp/big.npz" \
+  --max-input-mb 1
+check max-input-bad 2 "bad value for --max-input-mb: '0'" "$ait" run "$good" --max-input-mb 0
+# Refused before the data is read: the deflated entry is never inflated (its
+# 4 MiB would show in the peak, beside the ~20 MB of the process).
+check max-input-peak 0 "^small$" bash -c "/usr/bin/time -f 'peak %M' '$ait' run '$good' \
+  --input 'x=$tmp/big.npy' --max-input-mb 1 2>&1 | awk '/^peak/ { print \$2 < 60000 ? \"small\" : \"peak \" \$2 \" KB\" }'"
+
 # Not regular files: refused before any read can block.
 mkfifo "$tmp/fifo.onnx" "$tmp/fifo.npz" "$tmp/fifo.ait"
 check fifo-model 1 "fifo.onnx: is a FIFO, not a regular file" $T "$ait" run "$tmp/fifo.onnx"
@@ -173,6 +211,10 @@ check forged 1 "forged.ait: the signature in .*forged.ait.sig does not match the
 # version check (fuzz/make_corpus.py remakes them).
 check fuzz-seed-current 0 "tuned  the artifact's plan" \
   "$ait" run "$(dirname "$0")/../../fuzz/corpus/artifact/mlp.ait" --repeat 1
+check fuzz-seed-csv-tuned 0 "wrote .*: 6 rows" \
+  "$ait" gemm merge "$(dirname "$0")/../../fuzz/corpus/csv/tuned-more.csv" -o "$tmp/host/merged.csv"
+check fuzz-seed-csv-untuned 0 "wrote .*: 4 rows" \
+  "$ait" gemm merge "$(dirname "$0")/../../fuzz/corpus/csv/untuned.csv" -o "$tmp/host/merged.csv"
 check sign-with-public 1 "k1.pub: not a PEM private key" "$ait" sign "$tmp/host/ok.ait" --key "$tmp/host/k1.pub"
 # BatchNormalization folded into a Conv's packed weights (native): the blob
 # lists the BatchNormalization's weights too; the artifact runs as the model
@@ -183,8 +225,14 @@ if /usr/bin/python3 "$(dirname "$0")/make_bn_model.py" "$tmp/host/bn.onnx" >/dev
   check bn-lists 0 "0.1.running_var" "$ait" show "$tmp/host/bn.ait" --json
   check bn-run 0 "output y" "$ait" run "$tmp/host/bn.ait" --repeat 1
   want=$(grep '^output' <<<"$out")
+  held=$(sed -nE 's/.*weights .* MiB \(([0-9]+) bytes\).*/\1/p' <<<"$out")
   check bn-model 0 "output y" "$ait" run "$tmp/host/bn.onnx" --repeat 1
+  full=$(sed -nE 's/.*weights .* MiB \(([0-9]+) bytes\).*/\1/p' <<<"$out")
   check bn-same 0 "" test "$want" = "$(grep '^output' <<<"$out")"
+  # The session freed both Conv weights (13x3x3x3 and 7x13x1x1 floats: 1768
+  # bytes; native's packs from the blobs replace them), and kept the bias
+  # and the BatchNormalization weights its bias fold reads.
+  check bn-conv-freed 0 "^freed 1768$" echo "freed $((full - held))"
   PYTHONPATH=$(dirname "$0") /usr/bin/python3 - "$tmp/host" <<'PY'
 import sys, artifact_edit as ae
 d = sys.argv[1]

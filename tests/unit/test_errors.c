@@ -327,6 +327,18 @@ static void test_npy(void **state)
     assert_int_equal(ait_tensor_load_npy(test_bad("bigendian.npy"), &t, &e), AIT_E_UNSUPPORTED);
     assert_int_equal(ait_tensor_load_npy(test_bad("fortran.npy"), &t, &e), AIT_E_UNSUPPORTED);
     assert_null(t);
+    /* A memory limit: good.npy's 2x3 float32 declare 24 bytes. */
+    assert_int_equal(ait_tensor_load_npy_max(test_bad("good.npy"), 23, &t, &e), AIT_E_OVERFLOW);
+    assert_null(t);
+    assert_non_null(strstr(e.msg, "good.npy: the array declares 24 bytes (float32, 6 elements), "
+                                  "more than the limit of 23 bytes"));
+    assert_int_equal(ait_tensor_load_npy_max(test_bad("good.npy"), 24, &t, &e), AIT_OK);
+    assert_float_equal(((float *)ait_tensor_data(t))[5], 5.0f, 0);
+    ait_tensor_free(t);
+    /* The limit is checked on the header before the data: a truncated file
+     * over the limit says so, not that it is truncated. */
+    assert_int_equal(ait_tensor_load_npy_max(test_bad("truncated.npy"), 1, &t, &e), AIT_E_OVERFLOW);
+    assert_non_null(strstr(e.msg, "more than the limit of 1 bytes"));
 }
 
 static void test_npz(void **state)
@@ -349,8 +361,37 @@ static void test_npz(void **state)
     assert_string_equal(z->names[0], "y");
     assert_float_equal(((float *)z->arrays[0]->data)[0], 2.0f, 0);
     npz_free(z);
+    /* A memory limit, on a stored and on a deflated entry (before inflating it). */
+    assert_int_equal(npz_load_max(test_bad("good.npz"), 23, &z, &e), AIT_E_OVERFLOW);
+    assert_null(z);
+    assert_non_null(strstr(e.msg, "good.npz: array 'x': the array declares 24 bytes"));
+    assert_int_equal(npz_load_max(test_bad("compressed.npz"), 23, &z, &e), AIT_E_OVERFLOW);
+    assert_non_null(strstr(e.msg, "compressed.npz: array 'x': the array declares 24 bytes"));
+    assert_non_null(strstr(e.msg, "limit of 23 bytes"));
+    assert_int_equal(npz_load_max(test_bad("compressed.npz"), 24, &z, &e), AIT_OK);
+    npz_free(z);
     assert_int_not_equal(npz_load(test_bad("truncated.npz"), &z, &e), AIT_OK);
     assert_int_not_equal(npz_load(test_bad("good.npy"), &z, &e), AIT_OK);
+}
+
+/* ait_inspect_options.max_input_bytes bounds each sample array it reads. */
+static void test_inspect_max_input(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m = NULL;
+    assert_int_equal(ait_model_load(test_bad("good.onnx"), &m, &e), AIT_OK);
+    ait_inspect_options io = {.size = sizeof io, .data_path = test_bad("good.npz"), .runs = 1,
+                              .max_input_bytes = 23};
+    ait_inspection *h = (ait_inspection *)1;
+    assert_int_equal(ait_inspect(m, &io, &h, &e), AIT_E_OVERFLOW);
+    assert_null(h);
+    assert_non_null(strstr(e.msg, "good.npz: array 'x': the array declares 24 bytes"));
+    assert_non_null(strstr(e.msg, "limit of 23 bytes"));
+    io.max_input_bytes = 24;
+    assert_int_equal(ait_inspect(m, &io, &h, &e), AIT_OK);
+    ait_inspection_free(h);
+    ait_model_free(m);
 }
 
 /* A one-node model on initializers whose op refuses its input: at load
@@ -435,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_ml_errors),
         cmocka_unit_test(test_sequences),      cmocka_unit_test(test_npy),
         cmocka_unit_test(test_npz),
+        cmocka_unit_test(test_inspect_max_input),
         cmocka_unit_test(test_shape_overflow), cmocka_unit_test(test_half),
         cmocka_unit_test(test_newer_ops),
     };

@@ -81,7 +81,7 @@ static void load_fails(const ait_model *m, const char *path, ait_status code, co
 {
     ait_error e = {0};
     sample_set *s = (sample_set *)1;
-    ait_status st = samples_load(m, path, &s, &e);
+    ait_status st = samples_load(m, path, 0, &s, &e);
     if (st != code || !strstr(e.msg, n1) || (n2 && !strstr(e.msg, n2)))
         fail_msg("%s: got %s '%s', expected %s containing '%s' and '%s'", path,
                  ait_status_string(st), e.msg, ait_status_string(code), n1, n2 ? n2 : "");
@@ -92,7 +92,7 @@ static sample_set *load_ok(const ait_model *m, const char *path, int n)
 {
     ait_error e = {0};
     sample_set *s;
-    if (samples_load(m, path, &s, &e) != AIT_OK) fail_msg("%s: %s", path, e.msg);
+    if (samples_load(m, path, 0, &s, &e) != AIT_OK) fail_msg("%s: %s", path, e.msg);
     assert_int_equal(s->n, n);
     assert_int_equal(s->n_inputs, m->g->n_inputs);
     return s;

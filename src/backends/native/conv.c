@@ -358,7 +358,8 @@ static ait_status conv_run(built *bm, const nat_step *st)
         for (int64_t gi = 0; gi < group; gi++) {
             const float *xg = x + (im * group + gi) * cg * hw;
             int nr = gemm_kernel_nr(bm->kern);
-            float *col = bm->scratch, *row = col + (ohw + nr - 1) / nr * nr * kdim;
+            /* A direct conv has no im2col scratch: no row either (NULL + n is undefined). */
+            float *col = bm->scratch, *row = col ? col + (ohw + nr - 1) / nr * nr * kdim : NULL;
             gemm_packed pb = {.kern = bm->kern, .k = kdim, .mn = ohw, .data = col};
             if (!q[G_DIRECT]) im2col_pack_f32(&geo, xg, nr, row, col);
             gemm_args g = {.m = mg, .n = ohw, .k = kdim, .pa = &p->views[gi],

@@ -490,11 +490,13 @@ static double nat_min_sqnr(const char *variant)
     return s < 0 ? 0 : s == QG_BF16 ? 35.0 : 25.0;
 }
 
-/* A MatMul's or Gemm's B (input 1) whose pack came from the artifact: every
- * later schedule takes that pack (nat_pack_get keeps it), so no run reads B
- * again. Every other constant is kept: biases are small, and convolutions
- * may reorder or read their weights at a later schedule (depthwise,
- * channels-last). Any other reader of the value keeps it too. */
+/* A MatMul's or Gemm's B, or a Conv's weights (input 1), whose pack came
+ * from the artifact: every later schedule takes that pack (nat_pack_get
+ * keeps it; conv_finish reads the weights only to make a pack, in either
+ * layout), so no run reads them again. A depthwise Conv has no pack (its
+ * kernel reads the weights, or a copy made at each layout): kept. Every
+ * other constant is kept: biases are small. Any other reader of the value
+ * keeps it too. */
 static bool nat_releases(const built *bm, const graph *module, int v)
 {
     if (!bm->prep || bm->g != module || v < 0 || v >= module->n_vals) return false;
@@ -502,7 +504,7 @@ static bool nat_releases(const built *bm, const graph *module, int v)
     for (int i = 0; i < module->n_nodes; i++) {
         const node *n = &module->nodes[i];
         bool gemm = (!n->domain || !n->domain[0]) &&
-                    (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm"));
+                    (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm") || !strcmp(n->op, "Conv"));
         for (int k = 0; k < n->n_in; k++) {
             if (n->in[k] != v) continue;
             const nat_pack *p = &bm->packs[i];
