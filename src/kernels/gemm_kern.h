@@ -26,6 +26,9 @@ struct gemm_kernel {
     /* Blocking: 0 derives it from the cache sizes (gemm_table.c). */
     int kc, mc, nc;
     bool tried; /* a variant the tuner tries (gemm_kernel_tried) */
+    /* In 512-bit registers: the default (gemm_kernel_best) only on CPUs
+     * that run 512-bit FMAs at full width, not as two 256-bit halves. */
+    bool zmm;
 };
 
 /* The blocking for kernel k on this machine. */
