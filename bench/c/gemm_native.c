@@ -11,9 +11,9 @@
  * B (both pack B inside every call, as they do in their backends). Every
  * output is checked against OpenBLAS's first (max |diff| / max |ref|).
  *
- * usage: bench-gemm-native [--kernels] [--epi] [--kc N] [--mc N] [--nc N] ROUNDS LAYOUT:M:N:K...
+ * usage: bench-gemm-native [--kernels] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] ROUNDS LAYOUT:M:N:K...
  *   LAYOUT kn: B is K x N (MatMul); nk: B is N x K (nn.Linear's Gemm transB)
- *   --kc, --mc, --nc  native's cache blocking (gemm_config; default: its own)
+ *   --kc, --mc, --nc, --order  native's blocking and loop order (gemm_config)
  *   --epi  also the default kernel with bias + relu fused ("+epi"), to
  *          show what the epilogue costs
  * Prints one line per shape and engine: median GFLOP/s on CPU time, % of
@@ -138,13 +138,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[ai], "--kc") && ai + 1 < argc) cfg.kc = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--mc") && ai + 1 < argc) cfg.mc = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--nc") && ai + 1 < argc) cfg.nc = atoi(argv[++ai]);
+        else if (!strcmp(argv[ai], "--order") && ai + 1 < argc) cfg.order = atoi(argv[++ai]);
         else {
             fprintf(stderr, "bench-gemm-native: unknown option %s\n", argv[ai]);
             return 2;
         }
     }
     if (argc - ai < 2) {
-        fprintf(stderr, "usage: bench-gemm-native [--kernels] [--epi] [--kc N] [--mc N] [--nc N] ROUNDS LAYOUT:M:N:K...\n");
+        fprintf(stderr, "usage: bench-gemm-native [--kernels] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] ROUNDS LAYOUT:M:N:K...\n");
         return 2;
     }
     int rounds = atoi(argv[ai++]);

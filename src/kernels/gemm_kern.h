@@ -7,10 +7,27 @@
 #define AIT_KERNELS_GEMM_KERN_H
 #include "kernels/gemm.h"
 
+/* The epilogue a micro-kernel applies in registers before its store, so
+ * C is written once: v = clamp(v * scale + brow[i] + bcol[j] + rk * res[i*ldr + j]).
+ * The driver passes it for gemm_epi's forms that fit (an activation of none,
+ * Relu or Clip, a residual added before it) and runs gemm_epi_tile after the
+ * store for the rest. */
+enum { GEMM_FUSE_NONE, GEMM_FUSE_RELU, GEMM_FUSE_CLIP };
+typedef struct gemm_fuse {
+    float scale;       /* 1: none */
+    const float *brow; /* bias per row, at the tile's first row, or NULL */
+    const float *bcol; /* bias per column, at the tile's first column, or NULL */
+    const float *res;  /* residual at the tile's (i0, j0), or NULL */
+    int64_t ldr;
+    float rk;  /* the residual's scale */
+    int act;   /* GEMM_FUSE_*: Relu maps NaN to 0, Clip keeps it (as gemm_epi_tile) */
+    float lo, hi;
+} gemm_fuse;
+
 /* The full MR x NR tile: c[i*ldc + j] (+= when acc) sum_p a[p*MR + i] * b[p*NR + j]
- * over p < k, from packed panels. */
+ * over p < k, from packed panels, then f's epilogue when f is not NULL. */
 typedef void (*gemm_ukr_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
-                            int acc);
+                            int acc, const gemm_fuse *f);
 /* Skinny rows: out[i*NR + j] = sum_p a[i*rsa + p*csa] * b[p*NR + j] for
  * i < m (m <= the row's skinny_m), A read in place, b one packed panel. */
 typedef void (*gemm_skinny_fn)(int64_t k, int m, const float *a, int64_t rsa, int64_t csa,
@@ -35,7 +52,9 @@ struct gemm_kernel {
 void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc);
 
 /* The rows' functions, one file per ISA. */
-#define GEMM_UKR(nm) void nm(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc)
+#define GEMM_UKR(nm)                                                                        \
+    void nm(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc,        \
+            const gemm_fuse *f)
 #define GEMM_SKINNY(nm)                                                                     \
     void nm(int64_t k, int m, const float *a, int64_t rsa, int64_t csa, const float *b, float *out)
 GEMM_UKR(gemm_ukr_avx512_14x32);
