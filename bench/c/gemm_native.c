@@ -6,12 +6,12 @@
  * each figure is a share of the peak measured beside it.
  *
  * Engines per shape: native with B packed once (as the native backend packs
- * weights at build; its default kernel, or each kernel of the table with
- * --kernels), OpenBLAS cblas_sgemm and oneDNN dnnl_sgemm on the same A and
+ * weights at build; its default kernel, or the table's kernels named by
+ * --kernels, "all" for every one), OpenBLAS cblas_sgemm and oneDNN dnnl_sgemm on the same A and
  * B (both pack B inside every call, as they do in their backends). Every
  * output is checked against OpenBLAS's first (max |diff| / max |ref|).
  *
- * usage: bench-gemm-native [--kernels] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] ROUNDS LAYOUT:M:N:K...
+ * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] ROUNDS LAYOUT:M:N:K...
  *   LAYOUT kn: B is K x N (MatMul); nk: B is N x K (nn.Linear's Gemm transB)
  *   --kc, --mc, --nc, --order  native's blocking and loop order (gemm_config)
  *   --epi  also the default kernel with bias + relu fused ("+epi"), to
@@ -128,12 +128,29 @@ static void run(eng *e, const shp *s, const float *a, const float *b, const floa
     }
 }
 
+/* Whether kernel `name` is in the comma-separated list ("all": every one;
+ * NULL: the default kernel only). */
+static bool listed(const char *list, const char *name)
+{
+    if (!list) return !strcmp(name, gemm_kernel_name(gemm_kernel_best()));
+    if (!strcmp(list, "all")) return true;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     int ai = 1;
-    bool kernels = false, epi = false;
+    const char *kernels = NULL; /* NULL: the default kernel only */
+    bool epi = false;
     for (; ai < argc && argv[ai][0] == '-'; ai++) {
-        if (!strcmp(argv[ai], "--kernels")) kernels = true;
+        if (!strcmp(argv[ai], "--kernels") && ai + 1 < argc) kernels = argv[++ai];
         else if (!strcmp(argv[ai], "--epi")) epi = true;
         else if (!strcmp(argv[ai], "--kc") && ai + 1 < argc) cfg.kc = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--mc") && ai + 1 < argc) cfg.mc = atoi(argv[++ai]);
@@ -145,7 +162,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc - ai < 2) {
-        fprintf(stderr, "usage: bench-gemm-native [--kernels] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] ROUNDS LAYOUT:M:N:K...\n");
+        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] ROUNDS LAYOUT:M:N:K...\n");
         return 2;
     }
     int rounds = atoi(argv[ai++]);
@@ -178,7 +195,7 @@ int main(int argc, char **argv)
         es[ne++] = (eng){.name = "onednn", .lib = 2};
         for (int i = 0; i < gemm_kernel_count(); i++) {
             const gemm_kernel *kr = gemm_kernel_at(i);
-            if (!gemm_kernel_available(kr) || (!kernels && kr != gemm_kernel_best())) continue;
+            if (!gemm_kernel_available(kr) || !listed(kernels, gemm_kernel_name(kr))) continue;
             eng *e = &es[ne++];
             *e = (eng){.kr = kr};
             snprintf(e->name, sizeof e->name, "native:%s", gemm_kernel_name(kr));

@@ -46,6 +46,10 @@ struct gemm_kernel {
     /* In 512-bit registers: the default (gemm_kernel_best) only on CPUs
      * that run 512-bit FMAs at full width, not as two 256-bit halves. */
     bool zmm;
+    /* kc 0 from all of L1, not half: fewer passes over C for large K,
+     * measured faster for 14x32 (bench/RESULTS.md) though its B micro-panel
+     * then fills L1. */
+    bool kc_full_l1;
 };
 
 /* The blocking for kernel k on this machine. */

@@ -24,10 +24,10 @@ static const gemm_kernel table[] = {
      * few percent above 14x32 and 28x16 in zmm on squares and on ResNet's
      * convolution GEMMs, so it is the default there. The tuner also tries
      * the rows marked (each is a candidate per module, so few): avx2's 6x16,
-     * whose 6-row panels waste least on small M. kc 0: from L1, so the B
-     * micro-panel (kc x 32) fits beside the streamed A panels. */
+     * whose 6-row panels waste least on small M. 14x32's kc is from all of
+     * L1 (384 with 48 KiB, 256 with Zen 4's 32). */
     {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 0, 0,
-     0, false, true},
+     0, false, true, true},
     {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 8,
      0, 0, 0, false, false},
     {"avx512-z28", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 8, 0, 0, 0,
@@ -120,7 +120,7 @@ void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc)
 {
     long l1, l2, l3;
     cache_sizes(&l1, &l2, &l3);
-    long c = k->kc ? k->kc : l1 / 2 / (k->nr * 4);
+    long c = k->kc ? k->kc : l1 / (k->kc_full_l1 ? 1 : 2) / (k->nr * 4);
     c = c < 64 ? 64 : c > 512 ? 512 : c & ~7L;
     long m = k->mc ? k->mc : l2 / 2 / (c * 4);
     m = m < k->mr ? k->mr : m > 1024 ? 1024 : m - m % k->mr;
