@@ -8,17 +8,9 @@
 #define UNROLL _Pragma("GCC unroll 32")
 #define MR 6
 
-T256 static inline __m256 fuse256(__m256 v, const gemm_fuse *f, int i, int j)
-{
-    if (f->scale != 1.0f) v = _mm256_mul_ps(v, _mm256_set1_ps(f->scale));
-    if (f->brow) v = _mm256_add_ps(v, _mm256_set1_ps(f->brow[i]));
-    if (f->bcol) v = _mm256_add_ps(v, _mm256_loadu_ps(f->bcol + j));
-    if (f->res) v = _mm256_fmadd_ps(_mm256_set1_ps(f->rk), _mm256_loadu_ps(f->res + i * f->ldr + j), v);
-    if (f->act == GEMM_FUSE_RELU) v = _mm256_max_ps(v, _mm256_setzero_ps()); /* NaN: 0 */
-    else if (f->act == GEMM_FUSE_CLIP)
-        v = _mm256_min_ps(_mm256_set1_ps(f->hi), _mm256_max_ps(_mm256_set1_ps(f->lo), v));
-    return v;
-}
+#define FUSE256 fuse256
+#define FUSE256_TARGET T256
+#include "kernels/gemm_fuse256.h"
 
 T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc,
                          const gemm_fuse *f)

@@ -95,17 +95,9 @@ GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc, f); }
 /* 256-bit vectors with AVX-512VL's 32 registers: Zen 4 splits 512-bit ops
  * in two anyway, so twice the accumulators of the AVX2 kernel in ymm. */
 #define TVL __attribute__((target("avx512f,avx512vl,fma")))
-TVL static inline __m256 fuse256vl(__m256 v, const gemm_fuse *f, int i, int j)
-{
-    if (f->scale != 1.0f) v = _mm256_mul_ps(v, _mm256_set1_ps(f->scale));
-    if (f->brow) v = _mm256_add_ps(v, _mm256_set1_ps(f->brow[i]));
-    if (f->bcol) v = _mm256_add_ps(v, _mm256_loadu_ps(f->bcol + j));
-    if (f->res) v = _mm256_fmadd_ps(_mm256_set1_ps(f->rk), _mm256_loadu_ps(f->res + i * f->ldr + j), v);
-    if (f->act == GEMM_FUSE_RELU) v = _mm256_max_ps(v, _mm256_setzero_ps());
-    else if (f->act == GEMM_FUSE_CLIP)
-        v = _mm256_min_ps(_mm256_set1_ps(f->hi), _mm256_max_ps(_mm256_set1_ps(f->lo), v));
-    return v;
-}
+#define FUSE256 fuse256vl
+#define FUSE256_TARGET TVL
+#include "kernels/gemm_fuse256.h"
 
 #define UKRVL(MR, NV)                                                                         \
     TVL static void ukrvl_##MR##x##NV(int64_t k, const float *a, const float *b, float *c,    \
