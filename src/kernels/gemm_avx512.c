@@ -59,8 +59,10 @@ UKR512(28, 1)
             _mm512_setzero_ps();                                                              \
         for (int64_t p = 0; p < k; p++) {                                                     \
             __m512 bv[NV];                                                                    \
-            _mm_prefetch((const char *)(b + (p + 32) * NV * 16), _MM_HINT_T0);                \
-            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm512_load_ps(b + p * NV * 16 + 16 * j); \
+            UNROLL for (int j = 0; j < NV; j++) { /* each 64-byte line of B's row */         \
+                _mm_prefetch((const char *)(b + (p + 32) * NV * 16 + 16 * j), _MM_HINT_T0);   \
+                bv[j] = _mm512_load_ps(b + p * NV * 16 + 16 * j);                             \
+            }                                                                                 \
             UNROLL for (int i = 0; i < M; i++) {                                              \
                 __m512 av = _mm512_set1_ps(a[i * rsa + p * csa]);                             \
                 UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm512_fmadd_ps(av, bv[j], r[i][j]); \
