@@ -1,6 +1,7 @@
 /* The GEMM driver (gemm.h): BLIS's five loops around the micro-kernel
  *   jc (nc columns) > pc (kc of K: pack B) > ic (mc rows: pack A)
- *     > jr (NR) > ir (MR): micro-kernel, then the epilogue on the last pc,
+ *     > jr (NR) > ir (MR): micro-kernel, with the epilogue on the last pc
+ * (in its registers where it fits, gemm_kern.h's gemm_fuse, else after),
  * and the skinny path. Threads split C into a grid of rectangles (rows
  * when M is large, else columns) that each run the loops on their own,
  * with their own packing buffers: no barriers, and a thread repacks only
@@ -23,6 +24,7 @@ typedef struct job {
     int64_t k0, k1; /* the share of K these loops sum (split-K) */
     bool ir_outer;  /* the config's loop order 1 */
     bool epi;       /* an epilogue other than identity */
+    bool fuse;      /* ... that full tiles apply in the micro-kernel (epi_fusable) */
 } job;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -33,8 +35,17 @@ static bool epi_none(const gemm_epi *e)
     return !e->scaled && e->bias_mode == GEMM_BIAS_NONE && !e->res && e->act == GEMM_ACT_NONE;
 }
 
+/* Whether the micro-kernel can apply the epilogue in registers (gemm_fuse):
+ * an activation of none, Relu or Clip, a residual only before it. */
+static bool epi_fusable(const gemm_epi *e)
+{
+    return (e->act == GEMM_ACT_NONE || e->act == GEMM_ACT_RELU || e->act == GEMM_ACT_CLIP) &&
+           !(e->res && e->res_after);
+}
+
 /* Tile (i, j) of size mr x nr from panels a, b over kb: straight into C
- * when full, else through an MR x NR buffer. */
+ * when full, with the epilogue in the micro-kernel's registers on the last
+ * kc block when it fits; else through an MR x NR buffer, the epilogue after. */
 static void tile(const job *jb, int64_t kb, const float *a, const float *b, int64_t i, int64_t j,
                  int mr, int nr, bool acc, bool last)
 {
@@ -42,10 +53,28 @@ static void tile(const job *jb, int64_t kb, const float *a, const float *b, int6
     const gemm_kernel *kr = jb->kr;
     float *c = g->c + i * g->ldc + j;
     if (mr == kr->mr && nr == kr->nr) {
-        kr->ukr(kb, a, b, c, g->ldc, acc);
+        if (last && jb->fuse) {
+            const gemm_epi *e = &g->epi;
+            gemm_fuse f = {
+                .scale = e->scaled ? e->scale : 1.0f,
+                .brow = e->bias_mode == GEMM_BIAS_ROW ? e->bias + i : NULL,
+                .bcol = e->bias_mode == GEMM_BIAS_COL ? e->bias + j : NULL,
+                .res = e->res ? e->res + i * e->ldr + j : NULL,
+                .ldr = e->ldr,
+                .rk = e->res_scale != 0.0f ? e->res_scale : 1.0f,
+                .act = e->act == GEMM_ACT_RELU   ? GEMM_FUSE_RELU
+                       : e->act == GEMM_ACT_CLIP ? GEMM_FUSE_CLIP
+                                                 : GEMM_FUSE_NONE,
+                .lo = e->lo,
+                .hi = e->hi,
+            };
+            kr->ukr(kb, a, b, c, g->ldc, acc, &f);
+            return;
+        }
+        kr->ukr(kb, a, b, c, g->ldc, acc, NULL);
     } else {
         float t[32 * 32] __attribute__((aligned(64)));
-        kr->ukr(kb, a, b, t, kr->nr, 0);
+        kr->ukr(kb, a, b, t, kr->nr, 0, NULL);
         for (int r = 0; r < mr; r++)
             for (int s = 0; s < nr; s++)
                 c[r * g->ldc + s] = (acc ? c[r * g->ldc + s] : 0.0f) + t[r * kr->nr + s];
@@ -221,7 +250,7 @@ static ait_status run_splitk(const job *jb, int parts, ait_error *e)
         split(units, parts, p, &lo, &hi);
         jp.k0 = lo * 8;
         jp.k1 = min64(hi * 8, g->k);
-        jp.epi = false;
+        jp.epi = jp.fuse = false;
         jp.g = &gp;
         if (p > 0) {
             gp.c = tmp + (size_t)(p - 1) * (size_t)mn;
@@ -276,6 +305,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     if (g->m == 0 || g->n == 0) return AIT_OK;
     job jb = {.g = g, .kr = kr, .k0 = 0, .k1 = g->k, .ir_outer = cf && cf->order == 1,
               .epi = !epi_none(&g->epi)};
+    jb.fuse = jb.epi && epi_fusable(&g->epi);
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)

@@ -23,7 +23,8 @@
 
 typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gemm_kern.h) */
 
-/* The best kernel this CPU runs (the first available row of the table). */
+/* The best kernel this CPU runs: the first available row of the table,
+ * skipping zmm rows on a CPU that splits 512-bit FMAs (Zen 4). */
 const gemm_kernel *gemm_kernel_best(void);
 /* The kernel named `name` ("avx512", "avx512-z14", "avx2", "c": see the
  * table), NULL when unknown or not runnable here (why says which). */
@@ -36,6 +37,9 @@ const char *gemm_kernel_name(const gemm_kernel *k);
 /* Whether a tuner should try it besides the best (a shape that wins on
  * some problems; the rest are there to be forced and measured). */
 bool gemm_kernel_tried(const gemm_kernel *k);
+/* Whether it works in 512-bit registers (the default only where the CPU
+ * runs 512-bit FMAs at full width, not as two 256-bit halves as Zen 4). */
+bool gemm_kernel_zmm(const gemm_kernel *k);
 /* The core/cpu.h features the kernel needs ("" for the portable one). */
 const char *gemm_kernel_needs(const gemm_kernel *k);
 /* Its register tile: MR rows of A by NR columns of B. */

@@ -8,7 +8,12 @@
 #define UNROLL _Pragma("GCC unroll 32")
 #define MR 6
 
-T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc)
+#define FUSE256 fuse256
+#define FUSE256_TARGET T256
+#include "kernels/gemm_fuse256.h"
+
+T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc,
+                         const gemm_fuse *f)
 {
     __m256 r[MR][2];
     UNROLL for (int i = 0; i < MR; i++) r[i][0] = r[i][1] = _mm256_setzero_ps();
@@ -23,7 +28,8 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
     }
     UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < 2; j++) {
         float *o = c + i * ldc + 8 * j;
-        _mm256_storeu_ps(o, acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j]);
+        __m256 v = acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j];
+        _mm256_storeu_ps(o, f ? fuse256(v, f, i, 8 * j) : v);
     }
 }
 
@@ -58,4 +64,4 @@ GEMM_SKINNY(gemm_skinny_avx2_16)
     sk[m - 1](k, a, rsa, csa, b, out);
 }
 
-GEMM_UKR(gemm_ukr_avx2_6x16) { ukr6x16(k, a, b, c, ldc, acc); }
+GEMM_UKR(gemm_ukr_avx2_6x16) { ukr6x16(k, a, b, c, ldc, acc, f); }

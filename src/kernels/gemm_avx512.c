@@ -10,9 +10,22 @@
 #define T512 __attribute__((target("avx512f,fma")))
 #define UNROLL _Pragma("GCC unroll 32")
 
+/* gemm_fuse on one vector of row i, columns j.. j+15 of the tile. */
+T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j)
+{
+    if (f->scale != 1.0f) v = _mm512_mul_ps(v, _mm512_set1_ps(f->scale));
+    if (f->brow) v = _mm512_add_ps(v, _mm512_set1_ps(f->brow[i]));
+    if (f->bcol) v = _mm512_add_ps(v, _mm512_loadu_ps(f->bcol + j));
+    if (f->res) v = _mm512_fmadd_ps(_mm512_set1_ps(f->rk), _mm512_loadu_ps(f->res + i * f->ldr + j), v);
+    if (f->act == GEMM_FUSE_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps()); /* NaN: 0 */
+    else if (f->act == GEMM_FUSE_CLIP)
+        v = _mm512_min_ps(_mm512_set1_ps(f->hi), _mm512_max_ps(_mm512_set1_ps(f->lo), v));
+    return v;
+}
+
 #define UKR512(MR, NV)                                                                        \
     T512 static void ukr512_##MR##x##NV(int64_t k, const float *a, const float *b, float *c,  \
-                                        int64_t ldc, int acc)                                 \
+                                        int64_t ldc, int acc, const gemm_fuse *f)             \
     {                                                                                         \
         __m512 r[MR][NV];                                                                     \
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =     \
@@ -28,7 +41,8 @@
         }                                                                                     \
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
             float *o = c + i * ldc + 16 * j;                                                  \
-            _mm512_storeu_ps(o, acc ? _mm512_add_ps(_mm512_loadu_ps(o), r[i][j]) : r[i][j]);  \
+            __m512 v = acc ? _mm512_add_ps(_mm512_loadu_ps(o), r[i][j]) : r[i][j];            \
+            _mm512_storeu_ps(o, f ? fuse512(v, f, i, 16 * j) : v);                            \
         }                                                                                     \
     }
 
@@ -45,8 +59,10 @@ UKR512(28, 1)
             _mm512_setzero_ps();                                                              \
         for (int64_t p = 0; p < k; p++) {                                                     \
             __m512 bv[NV];                                                                    \
-            _mm_prefetch((const char *)(b + (p + 32) * NV * 16), _MM_HINT_T0);                \
-            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm512_load_ps(b + p * NV * 16 + 16 * j); \
+            UNROLL for (int j = 0; j < NV; j++) { /* each 64-byte line of B's row */         \
+                _mm_prefetch((const char *)(b + (p + 32) * NV * 16 + 16 * j), _MM_HINT_T0);   \
+                bv[j] = _mm512_load_ps(b + p * NV * 16 + 16 * j);                             \
+            }                                                                                 \
             UNROLL for (int i = 0; i < M; i++) {                                              \
                 __m512 av = _mm512_set1_ps(a[i * rsa + p * csa]);                             \
                 UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm512_fmadd_ps(av, bv[j], r[i][j]); \
@@ -75,15 +91,19 @@ GEMM_SKINNY(gemm_skinny_avx512_16)
     sk16[m - 1](k, a, rsa, csa, b, out);
 }
 
-GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc); }
-GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc); }
+GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc, f); }
+GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc, f); }
 
 /* 256-bit vectors with AVX-512VL's 32 registers: Zen 4 splits 512-bit ops
  * in two anyway, so twice the accumulators of the AVX2 kernel in ymm. */
 #define TVL __attribute__((target("avx512f,avx512vl,fma")))
+#define FUSE256 fuse256vl
+#define FUSE256_TARGET TVL
+#include "kernels/gemm_fuse256.h"
+
 #define UKRVL(MR, NV)                                                                         \
     TVL static void ukrvl_##MR##x##NV(int64_t k, const float *a, const float *b, float *c,    \
-                                      int64_t ldc, int acc)                                   \
+                                      int64_t ldc, int acc, const gemm_fuse *f)               \
     {                                                                                         \
         __m256 r[MR][NV];                                                                     \
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =     \
@@ -99,11 +119,12 @@ GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc); }
         }                                                                                     \
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
             float *o = c + i * ldc + 8 * j;                                                   \
-            _mm256_storeu_ps(o, acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j]);  \
+            __m256 v = acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j];            \
+            _mm256_storeu_ps(o, f ? fuse256vl(v, f, i, 8 * j) : v);                           \
         }                                                                                     \
     }
 
 UKRVL(12, 2)
 UKRVL(6, 4)
-GEMM_UKR(gemm_ukr_avx512vl_12x16) { ukrvl_12x2(k, a, b, c, ldc, acc); }
-GEMM_UKR(gemm_ukr_avx512vl_6x32) { ukrvl_6x4(k, a, b, c, ldc, acc); }
+GEMM_UKR(gemm_ukr_avx512vl_12x16) { ukrvl_12x2(k, a, b, c, ldc, acc, f); }
+GEMM_UKR(gemm_ukr_avx512vl_6x32) { ukrvl_6x4(k, a, b, c, ldc, acc, f); }

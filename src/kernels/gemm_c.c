@@ -14,7 +14,21 @@ GEMM_UKR(gemm_ukr_c_4x16)
             for (int j = 0; j < NR; j++) r[i][j] += av * b[p * NR + j];
         }
     for (int i = 0; i < MR; i++)
-        for (int j = 0; j < NR; j++) c[i * ldc + j] = (acc ? c[i * ldc + j] : 0.0f) + r[i][j];
+        for (int j = 0; j < NR; j++) {
+            float v = (acc ? c[i * ldc + j] : 0.0f) + r[i][j];
+            if (f) {
+                v *= f->scale;
+                if (f->brow) v += f->brow[i];
+                if (f->bcol) v += f->bcol[j];
+                if (f->res) v += f->rk * f->res[i * f->ldr + j];
+                if (f->act == GEMM_FUSE_RELU) v = v > 0.0f ? v : 0.0f;
+                else if (f->act == GEMM_FUSE_CLIP) {
+                    v = v < f->lo ? f->lo : v;
+                    v = v > f->hi ? f->hi : v;
+                }
+            }
+            c[i * ldc + j] = v;
+        }
 }
 
 GEMM_SKINNY(gemm_skinny_c_16)

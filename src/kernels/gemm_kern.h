@@ -7,10 +7,27 @@
 #define AIT_KERNELS_GEMM_KERN_H
 #include "kernels/gemm.h"
 
+/* The epilogue a micro-kernel applies in registers before its store, so
+ * C is written once: v = clamp(v * scale + brow[i] + bcol[j] + rk * res[i*ldr + j]).
+ * The driver passes it for gemm_epi's forms that fit (an activation of none,
+ * Relu or Clip, a residual added before it) and runs gemm_epi_tile after the
+ * store for the rest. */
+enum { GEMM_FUSE_NONE, GEMM_FUSE_RELU, GEMM_FUSE_CLIP };
+typedef struct gemm_fuse {
+    float scale;       /* 1: none */
+    const float *brow; /* bias per row, at the tile's first row, or NULL */
+    const float *bcol; /* bias per column, at the tile's first column, or NULL */
+    const float *res;  /* residual at the tile's (i0, j0), or NULL */
+    int64_t ldr;
+    float rk;  /* the residual's scale */
+    int act;   /* GEMM_FUSE_*: Relu maps NaN to 0, Clip keeps it (as gemm_epi_tile) */
+    float lo, hi;
+} gemm_fuse;
+
 /* The full MR x NR tile: c[i*ldc + j] (+= when acc) sum_p a[p*MR + i] * b[p*NR + j]
- * over p < k, from packed panels. */
+ * over p < k, from packed panels, then f's epilogue when f is not NULL. */
 typedef void (*gemm_ukr_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
-                            int acc);
+                            int acc, const gemm_fuse *f);
 /* Skinny rows: out[i*NR + j] = sum_p a[i*rsa + p*csa] * b[p*NR + j] for
  * i < m (m <= the row's skinny_m), A read in place, b one packed panel. */
 typedef void (*gemm_skinny_fn)(int64_t k, int m, const float *a, int64_t rsa, int64_t csa,
@@ -26,13 +43,22 @@ struct gemm_kernel {
     /* Blocking: 0 derives it from the cache sizes (gemm_table.c). */
     int kc, mc, nc;
     bool tried; /* a variant the tuner tries (gemm_kernel_tried) */
+    /* In 512-bit registers: the default (gemm_kernel_best) only on CPUs
+     * that run 512-bit FMAs at full width, not as two 256-bit halves. */
+    bool zmm;
+    /* kc 0 from all of L1, not half: fewer passes over C for large K,
+     * measured faster for 14x32 (bench/RESULTS.md) though its B micro-panel
+     * then fills L1. */
+    bool kc_full_l1;
 };
 
 /* The blocking for kernel k on this machine. */
 void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc);
 
 /* The rows' functions, one file per ISA. */
-#define GEMM_UKR(nm) void nm(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc)
+#define GEMM_UKR(nm)                                                                        \
+    void nm(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc,        \
+            const gemm_fuse *f)
 #define GEMM_SKINNY(nm)                                                                     \
     void nm(int64_t k, int m, const float *a, int64_t rsa, int64_t csa, const float *b, float *out)
 GEMM_UKR(gemm_ukr_avx512_14x32);

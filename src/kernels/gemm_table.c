@@ -8,27 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "core/cpu.h"
 #include "kernels/gemm_kern.h"
 
 static const gemm_kernel table[] = {
-    /* Zen 4 runs 512-bit ops as two 256-bit halves: 12x16 in ymm registers
+    /* 14x32 in zmm registers (28 accumulators of 32) is the default where
+     * 512-bit FMAs run at full width (Intel's AVX-512 cores): there it
+     * reaches about 1.5x the ymm kernels (bench/RESULTS.md). Zen 4 runs
+     * 512-bit ops as two 256-bit halves, and there 12x16 in ymm registers
      * (AVX-512VL gives 32 of them, 24 accumulators) measured level with or a
      * few percent above 14x32 and 28x16 in zmm on squares and on ResNet's
-     * convolution GEMMs (bench/RESULTS.md), so it is the default. The tuner also tries
+     * convolution GEMMs, so it is the default there. The tuner also tries
      * the rows marked (each is a candidate per module, so few): avx2's 6x16,
-     * whose 6-row panels waste least on small M. */
+     * whose 6-row panels waste least on small M. 14x32's kc is from all of
+     * L1 (384 with 48 KiB, 256 with Zen 4's 32). */
+    {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 0, 0,
+     0, false, true, true},
     {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 8,
-     0, 0, 0, false},
-    {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 256, 0,
-     0, false},
+     0, 0, 0, false, false},
     {"avx512-z28", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 8, 0, 0, 0,
-     false},
+     false, true},
     {"avx512-y6", "avx512f,avx512vl,fma", 6, 32, gemm_ukr_avx512vl_6x32, gemm_skinny_avx512_32, 8,
-     0, 0, 0, false},
-    {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 6, 0, 0, 0, true},
-    {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 4, 0, 0, 0, false},
+     0, 0, 0, false, false},
+    {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 6, 0, 0, 0, true, false},
+    {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 4, 0, 0, 0, false, false},
 };
 #define N_KERN ((int)(sizeof table / sizeof table[0]))
 static const gemm_kernel *row(int i) { return &table[i]; }
@@ -40,15 +47,32 @@ const char *gemm_kernel_needs(const gemm_kernel *k) { return k->needs; }
 int gemm_kernel_mr(const gemm_kernel *k) { return k->mr; }
 int gemm_kernel_nr(const gemm_kernel *k) { return k->nr; }
 bool gemm_kernel_tried(const gemm_kernel *k) { return k->tried; }
+bool gemm_kernel_zmm(const gemm_kernel *k) { return k->zmm; }
 bool gemm_kernel_available(const gemm_kernel *k) { return cpu_has_all(k->needs, NULL, 0); }
+
+/* Whether this CPU runs a 512-bit FMA as two 256-bit halves: AMD's Zen 4
+ * (family 19h, the only AMD family with AVX-512 that does). */
+static bool splits_512(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u) return false; /* "Auth"enticAMD */
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    unsigned family = ((a >> 8) & 0xf) + (((a >> 8) & 0xf) == 0xf ? (a >> 20) & 0xff : 0);
+    return family == 0x19;
+#else
+    return false;
+#endif
+}
 
 const gemm_kernel *gemm_kernel_best(void)
 {
     static const gemm_kernel *best;
     const gemm_kernel *b = __atomic_load_n(&best, __ATOMIC_ACQUIRE);
     if (b) return b;
+    bool split = splits_512();
     for (int i = 0; i < N_KERN && !b; i++)
-        if (gemm_kernel_available(row(i))) b = row(i);
+        if (gemm_kernel_available(row(i)) && !(row(i)->zmm && split)) b = row(i);
     __atomic_store_n(&best, b, __ATOMIC_RELEASE);
     return b;
 }
@@ -96,7 +120,7 @@ void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc)
 {
     long l1, l2, l3;
     cache_sizes(&l1, &l2, &l3);
-    long c = k->kc ? k->kc : l1 / 2 / (k->nr * 4);
+    long c = k->kc ? k->kc : l1 / (k->kc_full_l1 ? 1 : 2) / (k->nr * 4);
     c = c < 64 ? 64 : c > 512 ? 512 : c & ~7L;
     long m = k->mc ? k->mc : l2 / 2 / (c * 4);
     m = m < k->mr ? k->mr : m > 1024 ? 1024 : m - m % k->mr;

@@ -14,6 +14,7 @@
 
 #include "core/tensor.h"
 #include "kernels/gemm.h"
+#include "kernels/isa.h"
 
 static unsigned rng = 12345;
 static float rnd(void)
@@ -158,31 +159,59 @@ static void test_sizes(void **state)
     assert_true(kernels >= 1);
 }
 
-/* Every epilogue, on an edge-heavy shape and a skinny one, packed and not. */
+/* Every epilogue, on an edge-heavy shape and a skinny one, packed and not,
+ * with every kernel and the epilogue's every ISA (kisa_force caps the
+ * epilogue's vector width: AVX-512, AVX2 and portable where the CPU has
+ * them); N = 45 leaves a tail after 16- and 8-wide vectors. */
 static void test_epilogues(void **state)
 {
     (void)state;
-    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
-        const gemm_kernel *kr = gemm_kernel_at(ki);
-        if (!gemm_kernel_available(kr)) continue;
-        for (int act = 0; act < GEMM_ACT_COUNT; act++)
-            for (int var = 0; var < 6; var++) {
-                gcase t = {.m = var & 1 ? 3 : 37, .n = 45, .k = 29, .threads = 1 + (var & 1)};
-                t.pack_b = var >= 2;
-                t.pack_a = var == 5;
-                t.tb = var == 3;
-                t.epi.act = (gemm_act)act;
-                t.epi.lo = act == GEMM_ACT_CLIP ? -0.5f : 0.2f;
-                t.epi.hi = act == GEMM_ACT_CLIP ? 0.7f : 0.5f;
-                t.epi.bias_mode = var % 3;
-                t.epi.scaled = var & 2;
-                t.epi.scale = 0.75f;
-                t.epi.res = var >= 1 ? (const float *)&t : NULL; /* any non-NULL: run_case sets it */
-                t.epi.res_after = var >= 4;
-                t.epi.res_scale = var == 2 ? 0.5f : 0.0f;
-                run_case(kr, &t);
-            }
+    int isas = 0;
+    for (int isa = KISA_N - 1; isa >= 0; isa--) {
+        if (!kisa_force((kisa)isa)) continue;
+        isas++;
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            for (int act = 0; act < GEMM_ACT_COUNT; act++)
+                for (int var = 0; var < 6; var++) {
+                    gcase t = {.m = var & 1 ? 3 : 37, .n = 45, .k = 29, .threads = 1 + (var & 1)};
+                    t.pack_b = var >= 2;
+                    t.pack_a = var == 5;
+                    t.tb = var == 3;
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.5f : 0.2f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.7f : 0.5f;
+                    t.epi.bias_mode = var % 3;
+                    t.epi.scaled = var & 2;
+                    t.epi.scale = 0.75f;
+                    t.epi.res = var >= 1 ? (const float *)&t : NULL; /* any non-NULL: run_case sets it */
+                    t.epi.res_after = var >= 4;
+                    t.epi.res_scale = var == 2 ? 0.5f : 0.0f;
+                    run_case(kr, &t);
+                }
+        }
+        printf("# epilogue at ISA %s\n", kisa_name((kisa)isa));
     }
+    kisa_force(KISA_N);
+    assert_true(isas >= 1);
+}
+
+/* The default kernel is one this CPU runs, the table's first runnable row
+ * except zmm rows, which a CPU that splits 512-bit FMAs skips. */
+static void test_best(void **state)
+{
+    (void)state;
+    const gemm_kernel *best = gemm_kernel_best();
+    assert_non_null(best);
+    assert_true(gemm_kernel_available(best));
+    int at = -1;
+    for (int i = 0; i < gemm_kernel_count(); i++)
+        if (gemm_kernel_at(i) == best) at = i;
+    assert_true(at >= 0);
+    for (int i = 0; i < at; i++)
+        assert_true(!gemm_kernel_available(gemm_kernel_at(i)) || gemm_kernel_zmm(gemm_kernel_at(i)));
+    printf("# best kernel here: %s\n", gemm_kernel_name(best));
 }
 
 /* K = 0 gives the epilogue of zeros; a packed operand of other sizes or of
@@ -255,6 +284,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_best),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_configs),
     };
