@@ -103,6 +103,10 @@ void gemm_pack_b(const gemm_kernel *kr, const float *b, int64_t rsb, int64_t csb
 /* Checks a packed buffer of `size` bytes (from an artifact: the header's
  * magic, kernel, dimensions and size) and fills a view of it in place. */
 ait_status gemm_packed_view(const void *buf, size_t size, gemm_packed *out, ait_error *e);
+/* The kernel a packed buffer (made by gemm_pack_a/_b, as an artifact's
+ * blob holds it) was packed for, or NULL when buf is not one (too short, no
+ * header) or names no kernel this build knows. Only the header is read. */
+const gemm_kernel *gemm_packed_kernel(const void *buf, size_t size);
 
 /* A variant of the driver, as data (the per-shape GEMM tuner's unit,
  * src/gemmtune/): every field 0 is today's default. The kernel is fixed by

@@ -98,6 +98,16 @@ void gemm_pack_b(const gemm_kernel *kr, const float *b, int64_t rsb, int64_t csb
     gemm_pack_panels(kr->nr, b, csb, rsb, n, k, (float *)((char *)dst + GEMM_PACK_HDR));
 }
 
+const gemm_kernel *gemm_packed_kernel(const void *buf, size_t size)
+{
+    pack_hdr h;
+    if (!buf || size < GEMM_PACK_HDR) return NULL;
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, MAGIC, 8) != 0 || memchr(h.kern, 0, sizeof h.kern) == NULL) return NULL;
+    char why[160];
+    return gemm_kernel_find(h.kern, why, sizeof why);
+}
+
 ait_status gemm_packed_view(const void *buf, size_t size, gemm_packed *out, ait_error *e)
 {
     pack_hdr h;

@@ -342,6 +342,15 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
+    /* An artifact's weights packed for another kernel this CPU runs (saved
+     * where another kernel is the best) are used as they are, with it. */
+    for (int k = 0; !var && bm->prep && k < bm->prep->n; k++) {
+        const gemm_kernel *pk = gemm_packed_kernel(bm->prep->blobs[k].data, bm->prep->blobs[k].size);
+        if (pk && gemm_kernel_available(pk)) {
+            bm->kern = pk;
+            break;
+        }
+    }
     bm->vals = calloc((size_t)module->n_vals + 1, sizeof *bm->vals);
     bm->steps = calloc((size_t)module->n_nodes + 1, sizeof *bm->steps);
     bm->packs = calloc((size_t)module->n_nodes + 1, sizeof *bm->packs);
