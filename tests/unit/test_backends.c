@@ -20,6 +20,7 @@
 #include "backends/native/native.h"
 #include "backends/onednn/impls.h"
 #include "graph/extract.h"
+#include "kernels/gemm.h"
 #include "kernels/gemm_tuned.h"
 #include "graph/modules.h"
 #include "runtime/model.h"
@@ -1784,6 +1785,53 @@ static void test_onednn_variants(void **state)
     }
 }
 
+/* An artifact saved where another GEMM kernel was the best: native built
+ * without a variant takes blobs packed for any other kernel this CPU runs,
+ * with that kernel (the same outputs, bit for bit). */
+static void test_prepared_other_kernel(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    int tried = 0;
+    for (int i = 0; i < gemm_kernel_count(); i++) {
+        const gemm_kernel *k = gemm_kernel_at(i);
+        if (!gemm_kernel_available(k) || k == gemm_kernel_best()) continue;
+        const char *what;
+        gb p = pattern(0, &what);
+        candidate_cfg cfg = {.backend = "native", .threads = 1};
+        snprintf(cfg.variant, sizeof cfg.variant, "%s", gemm_kernel_name(k));
+        built *b1 = NULL, *b2 = NULL;
+        ait_error e = {0};
+        if (b->build(b, p.g, &cfg, &b1, &e) != AIT_OK) fail_msg("%s: %s", cfg.variant, e.msg);
+        prepared pr = {0};
+        assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
+        assert_true(pr.n >= 1 && pr.n <= 8);
+        prep_blob copies[8];
+        for (int j = 0; j < pr.n; j++) {
+            copies[j] = pr.blobs[j];
+            void *d = aligned_zalloc(pr.blobs[j].size);
+            assert_non_null(d);
+            memcpy(d, pr.blobs[j].data, pr.blobs[j].size);
+            copies[j].data = d;
+        }
+        prepared cp = {pr.n, copies};
+        candidate_cfg c2 = {.backend = "native", .threads = 1, .prep = &cp};
+        if (b->build(b, p.g, &c2, &b2, &e) != AIT_OK)
+            fail_msg("%s: blobs packed for %s: %s", what, cfg.variant, e.msg);
+        tensor *o1[4], *o2[4];
+        assert_int_equal(b->run(b1, p.feed, o1, &e), AIT_OK);
+        assert_int_equal(b->run(b2, p.feed, o2, &e), AIT_OK);
+        for (int j = 0; j < p.g->n_outputs; j++)
+            assert_memory_equal(o1[j]->data, o2[j]->data, tensor_nbytes(o1[j]));
+        b->free(b2);
+        b->free(b1);
+        for (int j = 0; j < pr.n; j++) aligned_free((void *)copies[j].data);
+        gb_free(&p);
+        tried++;
+    }
+    printf("# blobs of %d other kernel%s taken by the default build\n", tried, tried == 1 ? "" : "s");
+}
+
 /* Build, save, build again from copies of the blobs: the same outputs; a
  * blob of the wrong size, or missing, is refused with a message. */
 static void test_prepared(void **state)
@@ -2178,6 +2226,7 @@ int main(void)
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),
+        cmocka_unit_test(test_prepared_other_kernel),
         cmocka_unit_test(test_native_gemm_db),
         cmocka_unit_test(test_native_quant),
         cmocka_unit_test(test_onednn_threads),
