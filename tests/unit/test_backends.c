@@ -1785,6 +1785,25 @@ static void test_onednn_variants(void **state)
     }
 }
 
+/* copies[] (room for 8) holds owned, 64-byte-aligned copies of pr's blobs,
+ * as an artifact's loader hands them over; blobs_free frees them. */
+static void blobs_copy(const prepared *pr, prep_blob *copies)
+{
+    assert_true(pr->n >= 1 && pr->n <= 8);
+    for (int k = 0; k < pr->n; k++) {
+        copies[k] = pr->blobs[k];
+        void *d = aligned_zalloc(pr->blobs[k].size);
+        assert_non_null(d);
+        memcpy(d, pr->blobs[k].data, pr->blobs[k].size);
+        copies[k].data = d;
+    }
+}
+
+static void blobs_free(prep_blob *copies, int n)
+{
+    for (int k = 0; k < n; k++) aligned_free((void *)copies[k].data);
+}
+
 /* An artifact saved where another GEMM kernel was the best: native built
  * without a variant takes blobs packed for any other kernel this CPU runs,
  * with that kernel (the same outputs, bit for bit). */
@@ -1805,15 +1824,8 @@ static void test_prepared_other_kernel(void **state)
         if (b->build(b, p.g, &cfg, &b1, &e) != AIT_OK) fail_msg("%s: %s", cfg.variant, e.msg);
         prepared pr = {0};
         assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
-        assert_true(pr.n >= 1 && pr.n <= 8);
         prep_blob copies[8];
-        for (int j = 0; j < pr.n; j++) {
-            copies[j] = pr.blobs[j];
-            void *d = aligned_zalloc(pr.blobs[j].size);
-            assert_non_null(d);
-            memcpy(d, pr.blobs[j].data, pr.blobs[j].size);
-            copies[j].data = d;
-        }
+        blobs_copy(&pr, copies);
         prepared cp = {pr.n, copies};
         candidate_cfg c2 = {.backend = "native", .threads = 1, .prep = &cp};
         if (b->build(b, p.g, &c2, &b2, &e) != AIT_OK)
@@ -1825,7 +1837,7 @@ static void test_prepared_other_kernel(void **state)
             assert_memory_equal(o1[j]->data, o2[j]->data, tensor_nbytes(o1[j]));
         b->free(b2);
         b->free(b1);
-        for (int j = 0; j < pr.n; j++) aligned_free((void *)copies[j].data);
+        blobs_free(copies, pr.n);
         gb_free(&p);
         tried++;
     }
@@ -1851,15 +1863,9 @@ static void test_prepared(void **state)
         assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
         if (pr.n < 1) fail_msg("%s: no prepared weights", what);
         prep_blob copies[8];
-        assert_true(pr.n <= 8);
-        for (int k = 0; k < pr.n; k++) {
-            copies[k] = pr.blobs[k];
-            void *d = aligned_zalloc(pr.blobs[k].size);
-            assert_non_null(d);
-            memcpy(d, pr.blobs[k].data, pr.blobs[k].size);
-            copies[k].data = d;
+        blobs_copy(&pr, copies);
+        for (int k = 0; k < pr.n; k++)
             for (int j = 0; j < k; j++) assert_string_not_equal(copies[j].name, copies[k].name);
-        }
         prepared cp = {pr.n, copies};
         candidate_cfg cfg2 = {.backend = b->name, .threads = 1, .prep = &cp};
         if (b->build(b, p.g, &cfg2, &b2, &e) != AIT_OK) fail_msg("%s: from blobs: %s", what, e.msg);
@@ -1882,7 +1888,7 @@ static void test_prepared(void **state)
         assert_int_not_equal(b->build(b, p.g, &cfg2, &b2, &e), AIT_OK);
         if (!strstr(e.msg, "missing")) fail_msg("%s: missing blob: '%s'", what, e.msg);
         copies[0].name[1] = keep;
-        for (int k = 0; k < pr.n; k++) aligned_free((void *)copies[k].data);
+        blobs_free(copies, pr.n);
         b->free(b1);
         gb_free(&p);
     }
