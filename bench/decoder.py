@@ -211,15 +211,9 @@ def main():
     ap.add_argument("--command", default="bench/run --decoder")
     a = ap.parse_args()
     q = a.quick
-    names = [n for n in a.models.split(",") if n] if a.models else list(QUICK if q else MODELS)
-    bad = [n for n in names if n not in MODELS + QUICK]
-    if bad:
-        sys.exit(f"bench --decoder: unknown model(s) {', '.join(bad)}; known: {', '.join(MODELS + QUICK)}")
-    if a.list:
-        print(" ".join(names))
+    names = models.driver_models(a, "bench --decoder", MODELS + QUICK, QUICK if q else MODELS)
+    if names is None:
         return
-    if not (a.out and a.models_dir and a.bin_dir):
-        sys.exit("bench --decoder: --out, --models-dir and --bin-dir are needed")
     batches = [int(b) for b in (a.batch or ("1" if q else "1,4")).split(",") if b]
     threads = [int(t) for t in (a.threads or "1").split(",") if t]
     if any(b < 1 for b in batches) or any(t < 1 for t in threads):

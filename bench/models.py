@@ -43,6 +43,21 @@ def driver_args(doc):
     return ap
 
 
+
+def driver_models(a, label, known, default):
+    """The models a driver_args driver is asked for (--models, else default), each one of known;
+    None after printing them for --list; exits naming what is unknown or which folder is missing."""
+    names = [n for n in a.models.split(",") if n] if a.models else list(default)
+    bad = [n for n in names if n not in known]
+    if bad:
+        sys.exit(f"{label}: unknown model(s) {', '.join(bad)}; known: {', '.join(known)}")
+    if a.list:
+        print(" ".join(names))
+        return None
+    if not (a.out and a.models_dir and a.bin_dir):
+        sys.exit(f"{label}: --out, --models-dir and --bin-dir are needed")
+    return names
+
 def rel_err(got, want):
     """max |got - want| / max |want| over the outputs both have; inf on a
     missing output, a shape mismatch or a NaN."""
