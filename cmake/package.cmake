@@ -1,5 +1,6 @@
 # What `cmake --install build --prefix P` puts in P: the header, libait.so
-# (with its soname link libait.so.0), libait.a, the ait command, and the two
+# (with its soname link libait.so.0), libait.a, the ait command (and ait-mpi,
+# which its `gemm tune --mpi` runs, when Open MPI was found), and the two
 # ways programs find them: pkg-config's ait.pc and CMake's find_package(ait)
 # (imported targets ait::ait, the shared library, and ait::ait_static).
 include(CMakePackageConfigHelpers)
@@ -9,6 +10,9 @@ install(FILES include/ait.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ait_shared EXPORT aitTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${AIT_STATIC} DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS ait RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET ait-mpi) # beside ait: `ait gemm tune --mpi` runs it from ait's folder
+  install(TARGETS ait-mpi RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 # ait.pc locates the prefix from its own folder, so an installed tree still
 # works after it is moved (and under any --prefix given at install time).

@@ -72,6 +72,7 @@ static const char *tune_help =
     "  --no-refs        do not time OpenBLAS, oneDNN and BLIS\n"
     "  --mpi            under mpirun: the shapes spread over the ranks; rank 0\n"
     "                   writes the CSV (the rows one process writes, same order)\n"
+    "                   (runs ait-mpi, ait built with Open MPI, from ait's folder)\n"
     "  -v               every candidate's time and error ratio\n"
     "\n"
     "  ait gemm tune bert.csv -o tuned.csv --mp 2 --iters 20\n"
@@ -278,7 +279,7 @@ static int tune(int argc, char **argv)
     }
     if (optind != argc - 1 || !out) return usage_err(tune_help, !out ? "-o tuned.csv is required" : NULL);
     if (mpi && o.mp > 1) return usage_err(tune_help, "--mpi and --mp: each rank tunes one shape at a time");
-    if (mpi) return gemm_tune_mpi(argv[optind], out, &o);
+    if (mpi) return gemm_tune_mpi(argc, argv, argv[optind], out, &o);
     ait_error e = {0};
     gt_db in;
     if (gt_db_load(argv[optind], false, &in, &e) != AIT_OK) {

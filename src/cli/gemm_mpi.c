@@ -1,25 +1,13 @@
-/* `ait gemm tune --mpi` (gemm_mpi.h). Built with MPI when CMake found it
- * (AIT_HAVE_MPI, the ait command only: libait never links MPI). */
+/* `ait gemm tune --mpi` in ait-mpi (gemm_mpi.h): the ait command built
+ * with Open MPI, which `ait gemm tune --mpi` execs (gemm_mpi_exec.c). Only
+ * ait-mpi links MPI: neither ait nor libait does. */
+#include <limits.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/gemm_mpi.h"
-
-#ifndef AIT_HAVE_MPI
-
-int gemm_tune_mpi(const char *untuned_path, const char *out_path, const gt_opts *o)
-{
-    (void)untuned_path, (void)out_path, (void)o;
-    fprintf(stderr, "ait gemm tune: --mpi: this ait was built without MPI (install libopenmpi-dev "
-                    "and openmpi-bin, then configure again); --mp N tunes N shapes at once on one "
-                    "machine\n");
-    return 1;
-}
-
-#else
-#include <limits.h>
-#include <mpi.h>
 
 enum { TAG_ROW = 1, TAG_DONE = 2 };
 
@@ -98,8 +86,9 @@ static ait_status take(const char *out_path, int *done, int *failed, ait_error *
     return s;
 }
 
-int gemm_tune_mpi(const char *untuned_path, const char *out_path, const gt_opts *o)
+int gemm_tune_mpi(int argc, char **argv, const char *untuned_path, const char *out_path, const gt_opts *o)
 {
+    (void)argc, (void)argv;
     MPI_Init(NULL, NULL);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -179,4 +168,3 @@ int gemm_tune_mpi(const char *untuned_path, const char *out_path, const gt_opts 
     MPI_Finalize();
     return rc;
 }
-#endif

@@ -5,7 +5,8 @@
 # refused naming file:line and column, `ait tune --gemm-db` whose
 # artifact embeds the configs and runs without the CSV, saying at run time
 # (-v) which shapes take a tuned config and which the default, once each;
-# compare's SVG chart.
+# compare's SVG chart; ait itself never links libmpi, and --mpi without
+# ait-mpi beside it says what is missing.
 # usage: test_gemm_cli.sh AIT TEST_DATA_DIR
 set -u
 ait=$1 data=$2
@@ -93,4 +94,11 @@ check run-log-tuned 0 "gemm M=1 N=1000 K=4096 f32 np [a-z+]+: tuned config [a-z0
 check run-log-default 0 "gemm M=1 N=4096 K=4096 f32 np [a-z+]+: default config \(not tuned\)" echo "$out"
 printf '%s\n' "$out" >"$tmp/run.log"
 check run-log-once 0 "^1$" grep -c "gemm M=1 N=1000 K=4096" "$tmp/run.log"
+# --mpi execs ait-mpi from ait's folder (only ait-mpi links Open MPI): an ait
+# alone in a folder says so; ait never loads libmpi (nor any MPI library)
+mkdir "$tmp/alone" && cp "$ait" "$tmp/alone/ait"
+check mpi-missing 1 "--mpi runs $tmp/alone/ait-mpi, which is not there" \
+  "$tmp/alone/ait" gemm tune "$tmp/two.csv" -o "$tmp/mpi-none.csv" --mpi
+check mpi-missing-nothing-written 0 "^absent$" bash -c "[ -e '$tmp/mpi-none.csv' ] || echo absent"
+check no-libmpi 0 "^0$" bash -c "l=\$(ldd '$ait') && grep -ci 'libmpi\|libopen-rte\|libopen-pal\|libpmix' <<<\"\$l\" || true"
 finish

@@ -5,7 +5,9 @@
 # the same order, and every row a native kernel that passed the float64
 # check (error ratio 0). The chosen configs themselves are timings, free to
 # differ where two candidates are within noise, so they are not compared.
-# A second run resumes (nothing left); --mpi with --mp is refused.
+# A second run resumes (nothing left); --mpi with --mp is refused. ait
+# execs ait-mpi (which links Open MPI) from its folder: ait-mpi is there and
+# links libmpi (test_gemm_cli.sh checks that ait does not).
 # usage: test_gemm_mpi.sh AIT MPIEXEC
 set -u
 ait=$1 mpiexec=$2
@@ -17,6 +19,7 @@ mpi=("$mpiexec" -n 2 --oversubscribe --allow-run-as-root)
 # at exit (not ait's: its leaks show in the other tests, which run without MPI).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
+check ait-mpi-links-mpi 0 "libmpi" ldd "$(dirname "$ait")/ait-mpi"
 printf 'm,n,k,dtype,layout,epilogue,count\n8,64,64,f32,nn,none,1\n32,48,40,f32,np,bias,1\n3,100,17,f32,nt,none,2\n20,16,128,f32,tn,none,1\n1,24,24,f32,np,relu,1\n' >"$tmp/shapes.csv"
 check one 0 "wrote .*one.csv" "$ait" gemm tune "$tmp/shapes.csv" -o "$tmp/one.csv" "${quick[@]}"
 check mpi 0 "wrote .*mpi.csv: 5 shapes tuned on 2 ranks" "${mpi[@]}" "$ait" gemm tune "$tmp/shapes.csv" \
