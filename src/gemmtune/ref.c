@@ -2,6 +2,7 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <dnnl.h>
+#include <omp.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -73,6 +74,9 @@ ait_status gt_ref_sgemm(const char *lib, const char layout[3], int64_t m, int64_
         return AIT_OK;
     }
     if (!strcmp(lib, "onednn")) {
+        /* one thread, as the others: its OpenMP team otherwise takes every
+         * core, and on a loaded machine its barriers cost 40 to 150 ms a call */
+        omp_set_num_threads(1);
         if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n) !=
             dnnl_success)
             return err_set(e, AIT_E_INTERNAL, "dnnl_sgemm failed");
