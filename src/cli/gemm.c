@@ -87,17 +87,21 @@ static const char *merge_help =
     "  ait gemm merge mlp.csv bert.csv -o all.csv\n";
 
 static const char *compare_help =
-    "usage: ait gemm compare [BEFORE.csv] AFTER.csv [-v] [-o chart.svg]\n"
+    "usage: ait gemm compare [BEFORE.csv] AFTER.csv [-v] [-o chart.svg] [--retime R [--refs]]\n"
     "\n"
     "The speed-up of AFTER over BEFORE per shape of both (this CPU's rows) and per\n"
     "size class of M (skinny <= 16, small <= 128, medium <= 1024, large): min,\n"
     "median, max and geometric mean. With one file: its default config against\n"
     "its tuned one. --retime R times each row's default and tuned config again\n"
-    "here, interleaved (R rounds of 5 runs, medians), instead of the CSV's figures.\n"
+    "here, interleaved (R rounds of 5 runs, medians), instead of the CSV's figures;\n"
+    "--refs (with --retime) times OpenBLAS's and oneDNN's sgemm in the same rounds\n"
+    "and counts per class the shapes where the tuned config is at least as fast\n"
+    "as the faster of the two.\n"
     "-v prints the table per shape; -o FILE.svg draws both as a bar chart (per class\n"
     "the median, a whisker from min to max, then each shape; a line at 1.0x).\n"
     "\n"
     "  ait gemm compare tuned.csv\n"
+    "  ait gemm compare tuned.csv --retime 7 --refs -v\n"
     "  ait gemm compare tuned-old.csv tuned-new.csv -v -o chart.svg\n";
 
 static bool wants_help(int argc, char **argv, const char *help)
@@ -348,7 +352,13 @@ typedef struct cmp_shape {
     const gt_row *r;
     double was, now, sp;
     int cl;
+    double lib_us; /* --refs: the faster library's time; lib, its index in compare_libs */
+    int lib;
 } cmp_shape;
+
+/* The libraries --refs times: the target's "best of OpenBLAS and oneDNN". */
+static const char *const compare_libs[] = {"openblas", "onednn"};
+enum { N_COMPARE_LIBS = sizeof compare_libs / sizeof *compare_libs };
 
 static int cmp_shape_order(const void *x, const void *y)
 {
@@ -410,21 +420,47 @@ static ait_status compare_chart(const char *path, const char *title, const cmp_s
     return s;
 }
 
+/* --refs: per class, the shapes where the tuned config is at least as fast
+ * as the faster of OpenBLAS and oneDNN, and the geometric mean of library
+ * time over tuned time (above 1: native faster). */
+static void compare_refs(const cmp_shape *sh, int n)
+{
+    printf("tuned native against the faster of OpenBLAS and oneDNN (re-timed in the same rounds):\n");
+    printf("%-18s %6s %14s %8s\n", "class", "shapes", "native faster", "geomean");
+    for (int k = 0; k <= 4; k++) { /* the four classes, then all */
+        int m = 0, win = 0;
+        double l = 0;
+        for (int i = 0; i < n; i++)
+            if (k == 4 || sh[i].cl == k) m++, win += sh[i].now <= sh[i].lib_us, l += log(sh[i].lib_us / sh[i].now);
+        if (m)
+            printf("%-18s %6d %7d (%3.0f%%) %7.2fx\n", k < 4 ? gt_size_class_names[k] : "all", m, win,
+                   100.0 * win / m, exp(l / m));
+    }
+}
+
 static int compare(int argc, char **argv)
 {
     if (wants_help(argc, argv, compare_help)) return 0;
     int c;
     long long retime = 0;
+    bool refs = false;
     const char *chart = NULL;
     optind = 1;
-    static const struct option lo[] = {{"retime", required_argument, 0, 'r'}, {0, 0, 0, 0}};
+    static const struct option lo[] = {
+        {"retime", required_argument, 0, 'r'}, {"refs", no_argument, 0, 'R'}, {0, 0, 0, 0}};
     while ((c = getopt_long(argc, argv, "vo:", lo, NULL)) != -1) {
         if (c == 'v') verbose = true;
         else if (c == 'o') chart = optarg;
+        else if (c == 'R') refs = true;
         else if (c == 'r' && cli_parse_int(optarg, 1, 64, &retime)) continue;
-        else return usage_err(compare_help, NULL);
+        else if (c == 'r') {
+            char msg[128];
+            snprintf(msg, sizeof msg, "--retime '%s': a count of rounds from 1 to 64", optarg);
+            return usage_err(compare_help, msg);
+        } else return usage_err(compare_help, NULL);
     }
     if (retime && argc - optind != 1) return usage_err(compare_help, "--retime takes one CSV");
+    if (refs && !retime) return usage_err(compare_help, "--refs times the libraries again: it needs --retime R");
     int nf = argc - optind;
     if (nf < 1 || nf > 2) return usage_err(compare_help, "give one or two tuned CSVs");
     gt_db before = {0}, after = {0};
@@ -455,21 +491,30 @@ static int compare(int argc, char **argv)
                 if (gt_same_key(&before.rows[j], a, true)) was = before.rows[j].us;
         }
         if (was <= 0 || a->us <= 0) continue;
-        double now = a->us;
+        double now = a->us, lib_us[N_COMPARE_LIBS];
         if (retime && a->cfg.kern == NULL && a->layout[1] != 'p') continue;
-        if (retime && gt_retime(a, (int)retime, 5, &was, &now, &e) != AIT_OK) {
+        if (retime && gt_retime(a, (int)retime, 5, compare_libs, refs ? N_COMPARE_LIBS : 0, &was, &now,
+                                lib_us, &e) != AIT_OK) {
             fprintf(stderr, "ait gemm compare: %lldx%lldx%lld: %s\n", (long long)a->m, (long long)a->n,
                     (long long)a->k, e.msg);
             continue;
         }
-        sh[n++] = (cmp_shape){.r = a, .was = was, .now = now, .sp = was / now, .cl = gt_size_class(a->m)};
+        sh[n] = (cmp_shape){.r = a, .was = was, .now = now, .sp = was / now, .cl = gt_size_class(a->m),
+                            .lib = -1};
+        for (int j = 0; refs && j < N_COMPARE_LIBS; j++)
+            if (sh[n].lib < 0 || lib_us[j] < sh[n].lib_us) sh[n].lib = j, sh[n].lib_us = lib_us[j];
+        n++;
     }
     qsort(sh, (size_t)n, sizeof *sh, cmp_shape_order);
     if (skipped) fprintf(stderr, "ait gemm compare: warning: %d row%s of another CPU skipped\n", skipped, skipped == 1 ? "" : "s");
-    if (verbose) printf("%8s %6s %6s %-6s %12s %12s %8s\n", "M", "N", "K", "layout", "before us", "after us", "speedup");
-    for (int i = 0; verbose && i < n; i++)
-        printf("%8lld %6lld %6lld %-6s %12.1f %12.1f %7.2fx\n", (long long)sh[i].r->m, (long long)sh[i].r->n,
+    if (verbose) printf("%8s %6s %6s %-6s %12s %12s %8s%s\n", "M", "N", "K", "layout", "before us", "after us",
+                        "speedup", refs ? "  best library      us  lib/after" : "");
+    for (int i = 0; verbose && i < n; i++) {
+        printf("%8lld %6lld %6lld %-6s %12.1f %12.1f %7.2fx", (long long)sh[i].r->m, (long long)sh[i].r->n,
                (long long)sh[i].r->k, sh[i].r->layout, sh[i].was, sh[i].now, sh[i].sp);
+        if (refs) printf("  %-8s %10.1f %9.2fx", compare_libs[sh[i].lib], sh[i].lib_us, sh[i].lib_us / sh[i].now);
+        printf("\n");
+    }
     char title[512];
     snprintf(title, sizeof title, "%s over %s, by size class of M", nf == 2 ? argv[argc - 1] : "tuned",
              nf == 2 ? argv[optind] : "the default config");
@@ -493,6 +538,7 @@ static int compare(int argc, char **argv)
                cls[k].med, cls[k].max, cls[k].geo);
     }
     if (n) printf("%-18s %6d %8s %8s %8s %7.2fx\n", "all", n, "", "", "", exp(lsum / n));
+    if (refs && n) compare_refs(sh, n);
     int rc = sp ? 0 : 1;
     if (chart && sp) {
         char head[600];

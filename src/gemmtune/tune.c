@@ -444,8 +444,9 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
 
 /* ---- re-timing, for compare --------------------------------------------------------- */
 
-static double time_once(const shape *s, const gemm_config *cfg, float *c, const gemm_packed *pb,
-                        int iters, ait_error *e, ait_status *st)
+/* The median of iters runs of the native GEMM with cfg, or of lib's sgemm. */
+static double time_once(const shape *s, const gemm_config *cfg, const char *lib, float *c,
+                        const gemm_packed *pb, int iters, ait_error *e, ait_status *st)
 {
     const gt_row *r = s->r;
     gemm_args g = {.m = r->m, .n = r->n, .k = r->k, .a = s->a, .rsa = s->rsa, .csa = s->csa,
@@ -455,15 +456,16 @@ static double time_once(const shape *s, const gemm_config *cfg, float *c, const 
     if (iters > 64) iters = 64;
     for (int i = 0; i < iters; i++) {
         int64_t t0 = now_ns();
-        if ((*st = gemm_f32(&g, e)) != AIT_OK) return 0;
+        *st = lib ? gt_ref_sgemm(lib, r->layout, r->m, r->n, r->k, s->a, s->b, c, e) : gemm_f32(&g, e);
+        if (*st != AIT_OK) return 0;
         t[i] = (double)(now_ns() - t0) * 1e-3;
     }
     qsort(t, (size_t)iters, sizeof *t, cmp_d);
     return t[iters / 2];
 }
 
-ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, double *tuned_us,
-                     ait_error *e)
+ait_status gt_retime(const gt_row *r, int rounds, int iters, const char *const *libs, int nlib,
+                     double *def_us, double *tuned_us, double *lib_us, ait_error *e)
 {
     shape s;
     TRY(shape_make(r, &s, e));
@@ -474,6 +476,8 @@ ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, dou
     ait_status st = c ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
     if (st == AIT_OK && r->layout[0] == 'p')
         st = err_set(e, AIT_E_UNSUPPORTED, "re-timing a prepacked A is not done");
+    if (st == AIT_OK && nlib > GT_RETIME_MAX_LIBS)
+        st = err_set(e, AIT_E_INVALID_ARG, "%d libraries to re-time (at most %d)", nlib, GT_RETIME_MAX_LIBS);
     if (st == AIT_OK && r->layout[1] == 'p') {
         size_t sz = gemm_pack_b_size(kr, r->k, r->n);
         buf = sz ? aligned_zalloc(sz) : NULL;
@@ -483,19 +487,25 @@ ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, dou
             st = gemm_packed_view(buf, sz, &pb, e);
         }
     }
-    /* interleaved rounds, the median of each side's round medians */
-    double d[64], t[64];
+    /* interleaved rounds (default, tuned, each library), the median of each side's round medians */
+    double d[64], t[64], l[GT_RETIME_MAX_LIBS][64];
     if (rounds > 64) rounds = 64;
     if (rounds < 1) rounds = 1;
     for (int i = 0; st == AIT_OK && i < rounds; i++) {
-        d[i] = time_once(&s, NULL, c, buf ? &pb : NULL, iters, e, &st);
-        if (st == AIT_OK) t[i] = time_once(&s, &r->cfg, c, buf ? &pb : NULL, iters, e, &st);
+        d[i] = time_once(&s, NULL, NULL, c, buf ? &pb : NULL, iters, e, &st);
+        if (st == AIT_OK) t[i] = time_once(&s, &r->cfg, NULL, c, buf ? &pb : NULL, iters, e, &st);
+        for (int j = 0; st == AIT_OK && j < nlib; j++)
+            l[j][i] = time_once(&s, NULL, libs[j], c, NULL, iters, e, &st);
     }
     if (st == AIT_OK) {
         qsort(d, (size_t)rounds, sizeof *d, cmp_d);
         qsort(t, (size_t)rounds, sizeof *t, cmp_d);
         *def_us = d[rounds / 2];
         *tuned_us = t[rounds / 2];
+        for (int j = 0; j < nlib; j++) {
+            qsort(l[j], (size_t)rounds, sizeof l[j][0], cmp_d);
+            lib_us[j] = l[j][rounds / 2];
+        }
     }
     aligned_free(buf);
     aligned_free(c);

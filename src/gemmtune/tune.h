@@ -42,9 +42,12 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
 ait_status gt_finish(const char *out_path, ait_error *e);
 
 /* Times row r's default and tuned config in this process, interleaved:
- * `rounds` rounds of `iters` runs each; the medians. */
-ait_status gt_retime(const gt_row *r, int rounds, int iters, double *def_us, double *tuned_us,
-                     ait_error *e);
+ * `rounds` rounds of `iters` runs each; the medians. With nlib libraries
+ * (gt_ref_sgemm's names, at most GT_RETIME_MAX_LIBS), each library's sgemm
+ * too, in the same rounds, its median into lib_us[j]. */
+#define GT_RETIME_MAX_LIBS 4
+ait_status gt_retime(const gt_row *r, int rounds, int iters, const char *const *libs, int nlib,
+                     double *def_us, double *tuned_us, double *lib_us, ait_error *e);
 
 /* One sgemm of a reference library, C = A*B, row-major with the layout's
  * transposes ('p' read as 'n'), at one thread: "openblas", "onednn" or

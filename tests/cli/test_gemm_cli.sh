@@ -61,6 +61,23 @@ assert len(bars) == 3, len(bars)
 lines = [l.get("class") for l in root.iter(ns + "line")]
 assert "ref" in lines and "whisk" in lines, lines
 print("ok")' "$tmp/chart.svg"
+# --refs: OpenBLAS and oneDNN re-timed beside both configs; per shape the faster, its time over tuned's
+check compare-refs 0 "skinny \(M<=16\) +2 +[0-2] \( *[0-9]+%\) +[0-9.]+x" \
+  "$ait" gemm compare "$tmp/mp.csv" --retime 1 --refs -v
+check compare-refs-title 0 "tuned native against the faster of OpenBLAS and oneDNN" echo "$out"
+printf '%s\n' "$out" >"$tmp/refs.txt"
+check compare-refs-rows 0 "^2 rows ok$" /usr/bin/python3 -c '
+import re, sys
+rows = [l.split() for l in open(sys.argv[1]) if re.match(r" +1 +(1000|4096) ", l)]
+for r in rows:  # M N K layout before after speedup lib lib_us lib/after
+    after, lib_us, ratio = float(r[5]), float(r[8]), float(r[9].rstrip("x"))
+    assert r[7] in ("openblas", "onednn"), r
+    assert after > 0 and lib_us > 0 and abs(lib_us / after - ratio) <= 0.01 * ratio + 0.006, r
+print(len(rows), "rows ok")' "$tmp/refs.txt"
+check compare-refs-no-retime 2 "--refs times the libraries again: it needs --retime R" \
+  "$ait" gemm compare "$tmp/mp.csv" --refs
+check compare-retime-bad 2 "--retime '0': a count of rounds from 1 to 64" "$ait" gemm compare "$tmp/mp.csv" --retime 0
+check compare-retime-two 2 "--retime takes one CSV" "$ait" gemm compare "$tmp/mp.csv" "$tmp/mp.csv" --retime 1
 check compare-chart-bad 1 "nodir/chart.svg" "$ait" gemm compare "$tmp/tuned.csv" -o "$tmp/nodir/chart.svg"
 check merge 0 "wrote .*: 2 rows" "$ait" gemm merge "$tmp/tuned.csv" "$tmp/tuned.csv" -o "$tmp/merged.csv"
 check merge-untuned 0 "wrote .*: 12 rows" "$ait" gemm merge "$tmp/mlp.csv" "$tmp/sweep.csv" -o "$tmp/um.csv"
