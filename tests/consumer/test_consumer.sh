@@ -32,9 +32,14 @@ so=$(readlink -f "$prefix/lib/libait.so")
   && ok "libait.so.0 links to $(basename "$so")" || no "libait.so.0 does not link to the library"
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libait.so.0 ] && ok "soname libait.so.0" || no "soname is '$soname'"
-extra=$(cd "$prefix" && find . -type f | grep -v -E '^\./(include/ait\.h|lib/libait\.(so\.[0-9.]+|a)|lib/pkgconfig/ait\.pc|lib/cmake/ait/.*\.cmake|bin/ait)$')
+extra=$(cd "$prefix" && find . -type f | grep -v -E '^\./(include/ait\.h|lib/libait\.(so\.[0-9.]+|a)|lib/pkgconfig/ait\.pc|lib/cmake/ait/.*\.cmake|bin/ait|bin/ait-mpi)$')
 [ -z "$extra" ] && ok "nothing else installed (no private headers or libraries)" || no "also installed: $extra"
 "$prefix/bin/ait" --version >/dev/null 2>&1 && ok "the installed ait command runs" || no "bin/ait --version fails"
+# ait-mpi (the command built with Open MPI, which `ait gemm tune --mpi` execs
+# from ait's folder) is installed beside ait when the build made it
+if [ -x "$build/ait-mpi" ]; then
+  "$prefix/bin/ait-mpi" --version >/dev/null 2>&1 && ok "ait-mpi installed beside ait" || no "bin/ait-mpi missing or fails"
+fi
 
 # Every build runs in its own folder, tunes into its own cache.
 export AIT_CACHE_DIR=$tmp/cache
