@@ -2,14 +2,15 @@
 """Whole-model latency with and without a tuned GEMM database (docs/gemm.md).
 
 For each model: `ait gemm capture` its GEMM shapes (batch 1), `ait gemm tune`
-them into a database, then `ait tune --strategy only:native` twice (every
-top-level module on the native backend, so the two plans differ only in the
-GEMM configs): without and with `--gemm-db`. The two artifacts are then run
+them into a database (--iters N timed runs per candidate, default 20), then
+`ait tune --strategy only:native` twice (every top-level module on the native
+backend, so the two plans differ only in the GEMM configs): without and with
+`--gemm-db`. The two artifacts are then run
 interleaved (A B A B ..., `ait run NAME.ait --repeat R`, each run's median),
 and the median of those medians is compared: ratio = without / with (above 1:
 the database helps).
 
-usage: bench/gemm_db.py AIT MODELS_DIR WORKDIR [--rounds N] [--repeat R] [MODEL ...]
+usage: bench/gemm_db.py AIT MODELS_DIR WORKDIR [--rounds N] [--repeat R] [--iters N] [MODEL ...]
 """
 import argparse
 import os
@@ -35,8 +36,11 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=20, help="timed runs per candidate in the tune")
     ap.add_argument("names", nargs="*", default=["mlp", "bert", "resnet18"])
     a = ap.parse_intermixed_args()
+    if a.iters < 1 or a.rounds < 1 or a.repeat < 1:
+        ap.error("--iters, --rounds and --repeat take a count of at least 1")
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, AIT_CACHE_DIR=os.path.join(a.work, "cache"))
     rows = []
@@ -47,7 +51,7 @@ def main():
         sh([a.ait, "gemm", "capture", model, *dims, "-o", w(".untuned.csv")], env=env)
         if os.path.exists(w(".tuned.csv")):
             os.remove(w(".tuned.csv"))
-        sh([a.ait, "gemm", "tune", w(".untuned.csv"), "-o", w(".tuned.csv"), "--iters", "5",
+        sh([a.ait, "gemm", "tune", w(".untuned.csv"), "-o", w(".tuned.csv"), "--iters", str(a.iters),
             "--warmup", "1", "--no-refs"], env=env)
         common = [a.ait, "tune", model, *dims, "--strategy", "only:native", "--no-whole",
                   "--no-plan-check", "--no-cache", "--warmup", "2", "--window", "5", "--cap", "10"]
