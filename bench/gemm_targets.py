@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""Issue 15's GEMM targets from `ait gemm compare TUNED.csv --retime R --refs -v`
+outputs (one or more files, e.g. one per tuned CSV): per size class of M, the
+geometric mean of default / tuned (target: >= 1.15x overall) and the shapes
+where the tuned native config is at least as fast as the faster of OpenBLAS
+and oneDNN (target: 90%), as Markdown tables; then where native loses, by
+class and by N (the lanes a 32-wide micro-kernel tile leaves empty).
+
+usage: bench/gemm_targets.py COMPARE.txt [COMPARE.txt ...]
+"""
+import math
+import re
+import sys
+
+CLASSES = [("skinny (M<=16)", 16), ("small (M<=128)", 128), ("medium (M<=1024)", 1024), ("large (M>1024)", None)]
+ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\w+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+(\w+)\s+([\d.]+)\s+([\d.]+)x\s*$")
+
+
+def size_class(m):
+    for i, (_, hi) in enumerate(CLASSES):
+        if hi is None or m <= hi:
+            return i
+
+
+def geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    rows = []
+    for path in sys.argv[1:]:
+        for line in open(path):
+            m = ROW.match(line)
+            if m:
+                M, N, K = (int(m.group(i)) for i in (1, 2, 3))
+                dflt, tuned, lib, lib_us = float(m.group(5)), float(m.group(6)), m.group(8), float(m.group(9))
+                rows.append((M, N, K, dflt, tuned, lib, lib_us))
+    if not rows:
+        sys.exit("no per-shape rows (run compare with --retime R --refs -v)")
+    print("| size class | shapes | tuned / default: min | median | max | geomean | native >= faster library | geomean library / native |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for i, (name, _) in enumerate(CLASSES + [("all", None)]):
+        rs = rows if name == "all" else [r for r in rows if size_class(r[0]) == i]
+        if not rs:
+            continue
+        sp = sorted(r[3] / r[4] for r in rs)
+        win = sum(r[4] <= r[6] for r in rs)
+        med = sp[len(sp) // 2] if len(sp) % 2 else 0.5 * (sp[len(sp) // 2 - 1] + sp[len(sp) // 2])
+        print("| %s | %d | %.2fx | %.2fx | %.2fx | **%.2fx** | %d (%.0f%%) | %.2fx |" %
+              (name, len(rs), sp[0], med, sp[-1], geo(sp), win, 100.0 * win / len(rs),
+               geo([r[6] / r[4] for r in rs])))
+    print("\nWhere native loses to the faster library (library / native below 1), by N:\n")
+    print("| N | shapes | native slower on | geomean library / native | faster library |")
+    print("| --- | --- | --- | --- | --- |")
+    for lo, hi in ((1, 64), (65, 192), (193, 512), (513, 1 << 30)):
+        rs = [r for r in rows if lo <= r[1] <= hi]
+        if not rs:
+            continue
+        lose = [r for r in rs if r[4] > r[6]]
+        libs = sorted({r[5] for r in lose})
+        print("| %d to %s | %d | %d | %.2fx | %s |" % (lo, hi if hi < 1 << 30 else "more", len(rs), len(lose),
+                                                  geo([r[6] / r[4] for r in rs]), ", ".join(libs) or "-"))
+
+
+if __name__ == "__main__":
+    main()
