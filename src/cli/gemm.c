@@ -426,14 +426,14 @@ static ait_status compare_chart(const char *path, const char *title, const cmp_s
 static void compare_refs(const cmp_shape *sh, int n)
 {
     printf("tuned native against the faster of OpenBLAS and oneDNN (re-timed in the same rounds):\n");
-    printf("%-18s %6s %14s %8s\n", "class", "shapes", "native faster", "geomean");
+    printf("%-18s %6s %14s %9s\n", "class", "shapes", "native as fast", "lib/tuned");
     for (int k = 0; k <= 4; k++) { /* the four classes, then all */
         int m = 0, win = 0;
         double l = 0;
         for (int i = 0; i < n; i++)
             if (k == 4 || sh[i].cl == k) m++, win += sh[i].now <= sh[i].lib_us, l += log(sh[i].lib_us / sh[i].now);
         if (m)
-            printf("%-18s %6d %7d (%3.0f%%) %7.2fx\n", k < 4 ? gt_size_class_names[k] : "all", m, win,
+            printf("%-18s %6d %7d (%3.0f%%) %8.2fx\n", k < 4 ? gt_size_class_names[k] : "all", m, win,
                    100.0 * win / m, exp(l / m));
     }
 }
