@@ -273,6 +273,17 @@ static ait_status run_splitk(const job *jb, int parts, ait_error *e)
     return AIT_OK;
 }
 
+bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k, int64_t csa,
+                         int threads)
+{
+    if (m <= GEMM_SKINNY_M) return true;
+    int64_t a_floats, panel_bytes;
+    if (csa != 1 || __builtin_mul_overflow(m, k, &a_floats) || a_floats >= GEMM_SKINNY_A_BYTES / 4 ||
+        __builtin_mul_overflow(k, (int64_t)kr->nr * 4, &panel_bytes))
+        return false;
+    return panel_bytes <= gemm_l2_bytes() / 2 && (n + kr->nr - 1) / kr->nr >= (threads > 1 ? threads : 1);
+}
+
 /* The config's blocking over the kernel's: kc a multiple of 8, mc of MR, nc of NR. */
 static void blocking(job *jb, const gemm_config *cf)
 {
@@ -334,7 +345,8 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
         return AIT_OK;
     }
     if (g->pb && !g->pa &&
-        ((pa_mode == GEMM_PACKA_AUTO && g->m <= GEMM_SKINNY_M) || pa_mode == GEMM_PACKA_OFF)) {
+        ((pa_mode == GEMM_PACKA_AUTO && gemm_skinny_default(kr, g->m, g->n, g->k, g->csa, t)) ||
+         pa_mode == GEMM_PACKA_OFF)) {
         run_skinny(&jb, t);
         return AIT_OK;
     }

@@ -9,8 +9,10 @@
  * transposes cost nothing; C is row-major with leading dimension ldc.
  * Either operand may instead be prepacked once (gemm_pack_a / gemm_pack_b)
  * into a self-describing buffer whose bytes can be saved and used in place
- * later (gemm_packed_view). M <= GEMM_SKINNY_M with a prepacked B takes a
- * path that does not pack A and streams B at memory bandwidth. */
+ * later (gemm_packed_view). With a prepacked B, the skinny path reads A in
+ * place (no packing, no passes over C) and streams B at memory bandwidth:
+ * always at M <= GEMM_SKINNY_M, and past it while A is small enough to be
+ * read again for each of B's panels (gemm_skinny_default). */
 #ifndef AIT_KERNELS_GEMM_H
 #define AIT_KERNELS_GEMM_H
 #include <stdbool.h>
@@ -20,6 +22,8 @@
 #include "core/status.h"
 
 #define GEMM_SKINNY_M 16
+/* Past GEMM_SKINNY_M, the skinny path while A (M x K floats) is under this. */
+#define GEMM_SKINNY_A_BYTES ((int64_t)4 << 20)
 
 typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gemm_kern.h) */
 
@@ -116,9 +120,9 @@ enum { GEMM_PACKA_AUTO, GEMM_PACKA_ON, GEMM_PACKA_OFF };
 typedef struct gemm_config {
     const gemm_kernel *kern; /* NULL: gemm_args' */
     int kc, mc, nc;          /* 0: the kernel's blocking here (rounded to MR, NR, 8) */
-    /* AUTO: A read in place (skinny path) when M <= GEMM_SKINNY_M and B is
-     * prepacked, else packed; ON: always packed; OFF: always in place (B
-     * packed whole first when it is not prepacked). */
+    /* AUTO: A read in place (skinny path) when B is prepacked and
+     * gemm_skinny_default says so, else packed; ON: always packed; OFF:
+     * always in place (B packed whole first when it is not prepacked). */
     int pack_a;
     int order;   /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr) */
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
@@ -144,6 +148,16 @@ typedef struct gemm_args {
     const gemm_kernel *kern; /* NULL: the packed operands', else the best */
     const gemm_config *cfg;  /* NULL: the default */
 } gemm_args;
+
+/* Whether the default (pack_a AUTO) reads an m x k A (column stride csa)
+ * in place against a B prepacked for kernel kr, on `threads` threads: at
+ * m <= GEMM_SKINNY_M; past it for a row-major A (csa 1) under
+ * GEMM_SKINNY_A_BYTES (read again for every panel of B, it stays in the
+ * caches) when B's panel (k x NR) fits in half of L2 and there are at least
+ * as many panels (n / NR) as threads (the skinny path splits columns only).
+ * Measured 1.02 to 1.7x the packed path at M 17 to 512 (docs/gemm.md). */
+bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k, int64_t csa,
+                         int threads);
 
 /* C = epilogue(A*B). Fails on a packed operand of other dimensions or of
  * another kernel than kern, and when out of memory. */

@@ -46,14 +46,17 @@ struct gemm_kernel {
     /* In 512-bit registers: the default (gemm_kernel_best) only on CPUs
      * that run 512-bit FMAs at full width, not as two 256-bit halves. */
     bool zmm;
-    /* kc 0 from all of L1, not half: fewer passes over C for large K,
-     * measured faster for 14x32 (bench/RESULTS.md) though its B micro-panel
-     * then fills L1. */
-    bool kc_full_l1;
+    /* kc 0 from L2, not half of L1: B's micro-panel (kc x NR) in an eighth
+     * of L2, so large K takes few passes over C (each reads and writes all
+     * of C); mc as from all of L1's kc. Measured faster for 14x32
+     * (bench/RESULTS.md) though its B micro-panel then lives in L2. */
+    bool kc_l2;
 };
 
 /* The blocking for kernel k on this machine. */
 void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc);
+/* This machine's L2 size per core, in bytes (as gemm_blocking reads it). */
+long gemm_l2_bytes(void);
 
 /* The rows' functions, one file per ISA. */
 #define GEMM_UKR(nm)                                                                        \

@@ -2,7 +2,8 @@
  * or nc 0 takes it from the cache sizes, the BLIS way: B's micro-panel
  * (kc x NR) stays in half of L1 while A's micro-panels stream past it, the
  * packed A block (mc x kc) in half of L2, the packed B block (kc x nc) in a
- * quarter of L3. Cache sizes come from sysconf (glibc reads CPUID), with
+ * quarter of L3 (a row with kc_l2 takes kc from L2 instead and sizes mc and
+ * nc as above: gemm_kern.h). Cache sizes come from sysconf (glibc reads CPUID), with
  * common sizes when it does not know. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,9 @@ static const gemm_kernel table[] = {
      * few percent above 14x32 and 28x16 in zmm on squares and on ResNet's
      * convolution GEMMs, so it is the default there. The tuner also tries
      * the rows marked (each is a candidate per module, so few): avx2's 6x16,
-     * whose 6-row panels waste least on small M. 14x32's kc is from all of
-     * L1 (384 with 48 KiB, 256 with Zen 4's 32). */
+     * whose 6-row panels waste least on small M. 14x32's kc is from L2
+     * (1280 with 1.25 MiB, 1024 with Zen 4's 1 MiB), its mc from all of
+     * L1's kc (420 with 48 KiB of L1, 1.25 MiB of L2). */
     {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 0, 0,
      0, false, true, true},
     {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 8,
@@ -116,15 +118,25 @@ static void cache_sizes(long *l1, long *l2, long *l3)
     *l3 = __atomic_load_n(&c[2], __ATOMIC_RELAXED);
 }
 
+long gemm_l2_bytes(void)
+{
+    long l1, l2, l3;
+    cache_sizes(&l1, &l2, &l3);
+    return l2;
+}
+
 void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc)
 {
     long l1, l2, l3;
     cache_sizes(&l1, &l2, &l3);
-    long c = k->kc ? k->kc : l1 / (k->kc_full_l1 ? 1 : 2) / (k->nr * 4);
-    c = c < 64 ? 64 : c > 512 ? 512 : c & ~7L;
-    long m = k->mc ? k->mc : l2 / 2 / (c * 4);
+    long c1 = l1 / (k->kc_l2 ? 1 : 2) / (k->nr * 4); /* B's micro-panel in L1 */
+    c1 = c1 < 64 ? 64 : c1 > 512 ? 512 : c1 & ~7L;
+    long c = k->kc ? k->kc : k->kc_l2 ? l2 / 8 / (k->nr * 4) : c1;
+    c = c < 64 ? 64 : c > 2048 ? 2048 : c & ~7L;
+    long cb = k->kc ? c : c1; /* the kc mc and nc are sized against (see kc_l2) */
+    long m = k->mc ? k->mc : l2 / 2 / (cb * 4);
     m = m < k->mr ? k->mr : m > 1024 ? 1024 : m - m % k->mr;
-    long n = k->nc ? k->nc : l3 / 4 / (c * 4);
+    long n = k->nc ? k->nc : l3 / 4 / (cb * 4);
     n = n < k->nr ? k->nr : n > 8192 ? 8192 : n - n % k->nr;
     *kc = (int)c;
     *mc = (int)m;

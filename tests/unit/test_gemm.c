@@ -279,6 +279,47 @@ static void test_configs(void **state)
     printf("# %d config cases\n", cases);
 }
 
+/* The default's choice of the skinny path (A read in place) past M = 16,
+ * at its boundaries: M 16 and 17, A just under and at GEMM_SKINNY_A_BYTES,
+ * a transposed A, B's panel past half of L2, fewer panels than threads; and
+ * the answer on both sides of the A bound (M 1023 and 1024 at K 1024) and
+ * over K past 14x32's kc (1300: two kc blocks), on the best kernel and the
+ * portable one. */
+static void test_skinny_rule(void **state)
+{
+    (void)state;
+    const gemm_kernel *kb = gemm_kernel_best(), *kc = gemm_kernel_find("c", NULL, 0);
+    const gemm_kernel *ks[] = {kb, kc};
+    for (int i = 0; i < 2; i++) {
+        const gemm_kernel *kr = ks[i];
+        int nr = gemm_kernel_nr(kr);
+        int64_t amax = GEMM_SKINNY_A_BYTES / 4; /* floats */
+        assert_true(gemm_skinny_default(kr, 16, 1, 1 << 20, 1, 8)); /* M <= 16: always */
+        assert_true(gemm_skinny_default(kr, 17, 64, 1024, 1, 1));
+        assert_true(gemm_skinny_default(kr, 1023, 64, 1024, 1, 2));
+        assert_false(gemm_skinny_default(kr, amax / 1024, 64, 1024, 1, 1)); /* A at the bound */
+        assert_false(gemm_skinny_default(kr, 17, 64, 1024, 17, 1));         /* A transposed */
+        int64_t kbig = 1 << 20; /* B's panel of 1 << 20 x NR floats: past half of any L2 */
+        assert_false(gemm_skinny_default(kr, 17, 64, kbig, 1, 1));
+        assert_false(gemm_skinny_default(kr, 17, nr, 1024, 1, 2)); /* one panel, two threads */
+        assert_true(gemm_skinny_default(kr, 17, nr + 1, 1024, 1, 2));
+        assert_false(gemm_skinny_default(kr, INT64_MAX / 2, 64, 1024, 1, 1)); /* M x K overflows */
+        for (int v = 0; v < 4; v++) {
+            gcase t = {.m = v & 1 ? 1024 : 1023, .n = 2 * nr + 1, .k = 1024, .pack_b = true,
+                       .threads = 1 + (v >> 1)};
+            t.epi.bias_mode = GEMM_BIAS_COL;
+            t.epi.act = GEMM_ACT_RELU;
+            run_case(kr, &t);
+        }
+        gcase t = {.m = 41, .n = 37, .k = 1300, .pack_b = true, .threads = 1};
+        run_case(kr, &t);
+        t.pack_a = true;
+        t.epi.res = (const float *)1;
+        run_case(kr, &t);
+        printf("# skinny rule on %s\n", gemm_kernel_name(kr));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_best),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_configs),
+        cmocka_unit_test(test_skinny_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
