@@ -54,6 +54,15 @@ size_t qg_pack_size(int scheme, int group, int64_t k, int64_t n);
  * aligned, qg_pack_size bytes, zeroed). */
 void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, int64_t k,
              int64_t n, void *dst);
+/* Packs a B quantised already, B[k][n] at b[k*rsb + n*csb] (int8, or
+ * uint8 when b_unsigned), minus column j's zero point zb[j], with column
+ * scales scale[n], into QG_INT8DQ's or QG_INT8WO's layout (dst as
+ * qg_pack's: qg_pack_size(scheme, 0, k, n) bytes, zeroed). The integers are
+ * kept exactly, so false (dst unusable) when some b - zb leaves
+ * [-128, 127]: uint8 weights with a zero point far from 128, say. dst NULL:
+ * the check only. */
+bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t csb, int64_t k,
+                int64_t n, const int32_t *zb, const float *scale, void *dst);
 /* Checks a packed buffer of `size` bytes and fills a view of it in place. */
 ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
 
@@ -62,6 +71,15 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
  * of memory. */
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e);
+
+/* QG_INT8DQ's GEMM on activations quantised already (b packed int8dq):
+ * row i of A is q[i*ldq ..] (k of them; uint8, or int8 when a_signed), all
+ * rows with scale sa and zero point za. C = sa * scale[j] * the exact
+ * int32 sum of (qa - za) * (b - zb) (qg_pack_q8's b), converted to float
+ * as a Cast does, then the epilogue. */
+ait_status qgemm_q8(const qg_packed *b, const void *q, bool a_signed, int64_t ldq, int64_t m,
+                    float sa, int32_t za, float *c, int64_t ldc, const gemm_epi *epi, int threads,
+                    ait_error *e);
 
 /* The kernel qgemm picks for the scheme now ("avx512-bf16", "portable",
  * ...), and the core/cpu.h features it needs. */
