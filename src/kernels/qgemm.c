@@ -235,6 +235,35 @@ void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_
     *zp = z;
 }
 
+void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)
+{
+    bool v512 = KISA_X86 && qg_avx512_minmax && kisa_active() >= KISA_AVX512;
+    float lo = 0, hi = 0;
+    if (v512) {
+        qg_avx512_minmax(x, n, &lo, &hi);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            lo = x[i] < lo ? x[i] : lo;
+            hi = x[i] > hi ? x[i] : hi;
+        }
+    }
+    float s = (float)((double)(hi - lo) / 255.0);
+    float r = s == 0 ? 0 : rintf(0 - lo / s);
+    int32_t z = r > 255 ? 255 : r > 0 ? (int32_t)r : 0; /* NaN: 0 */
+    *scale = s;
+    *zp = (uint8_t)z;
+    if (s == 0) {
+        memset(y, z, (size_t)n);
+    } else if (v512) {
+        qg_avx512_quant(x, n, s, (float)z, y);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            float q = rintf(x[i] / s) + (float)z;
+            y[i] = (uint8_t)(q > 255 ? 255 : q > 0 ? (int32_t)q : 0); /* NaN: 0 */
+        }
+    }
+}
+
 /* ---- portable kernels ----------------------------------------------------------- */
 
 static void c_bf16(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)

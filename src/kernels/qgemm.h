@@ -85,6 +85,13 @@ ait_status qgemm_q8(const qg_packed *b, const void *q, bool a_signed, int64_t ld
  * ...), and the core/cpu.h features it needs. */
 const char *qg_kernel_name(int scheme);
 
+/* DynamicQuantizeLinear (ONNX): x[n] to uint8 y over [min(x, 0),
+ * max(x, 0)], scale = (max - min) / 255 (computed in double, rounded to
+ * float), zero point = saturate(rint(-min / scale)), y = saturate(rint(x /
+ * scale) + zero point); NaN skipped by the range and quantised to 0. The
+ * reference op's arithmetic, bit for bit. */
+void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp);
+
 /* The activation quantisation of QG_INT8DQ, exported for tests: row a[k]
  * to q[k] in 0..255, with *scale and *zp. */
 void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp);

@@ -657,8 +657,9 @@ typedef struct op_cases {
 } op_cases;
 
 /* MatMulInteger and QLinearMatMul take (u)int8 operands and native runs
- * them in patterns (the dynamic chain after MatMulInteger): unit_qlinear
- * (test_qlinear.c) checks those against the reference, bit for bit. */
+ * them in patterns (the dynamic chain after MatMulInteger), and
+ * DynamicQuantizeLinear has three outputs of three types: unit_qlinear
+ * (test_qlinear.c) checks them against the reference, bit for bit. */
 static void cases_in_qlinear(const backend *b) { (void)b; }
 
 static const op_cases cases[] = {
@@ -694,6 +695,7 @@ static const op_cases cases[] = {
     {"Attention", cases_attention},
     {"MatMulInteger", cases_in_qlinear},
     {"QLinearMatMul", cases_in_qlinear},
+    {"DynamicQuantizeLinear", cases_in_qlinear},
 };
 
 typedef struct walk {

@@ -2,7 +2,8 @@
  * (src/backends/native/qlinear.c) against the reference backend: the
  * dynamic chain DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul (as
  * onnxruntime's quantize_dynamic writes it, then a bias Add and Relu) and
- * QLinearMatMul, with odd sizes, uint8 and int8 operands, per tensor and
+ * QLinearMatMul, and DynamicQuantizeLinear alone (NaN, infinities, zeros),
+ * with odd sizes, uint8 and int8 operands, per tensor and
  * per column, zero points non-zero. Both must equal the reference exactly
  * (integer sums, the same float32 steps) and be taken by the int8 step;
  * with B computed at run time, or weights whose b - zb leaves int8, the
@@ -340,11 +341,56 @@ static void test_qlinear_matmul(void **state)
     }
 }
 
+/* ---- DynamicQuantizeLinear alone ----------------------------------------------- */
+
+typedef struct dq_case {
+    int64_t n;
+    int kind; /* 0 random, 1 zeros, 2 positive only, 3 with NaN and infinities, 4 huge */
+} dq_case;
+
+static void dq_run(const dq_case *c, const char *isa)
+{
+    graph *g = g_new(13);
+    int64_t d[1] = {c->n};
+    int x = g_input(g, "x", AIT_F32, 1, d);
+    int y = g_node(g, "DynamicQuantizeLinear", &x, 1, 3, 0);
+    for (int k = 0; k < 3; k++) g_output(g, y + k);
+    tensor *feed = test_rand_tensor(1, d);
+    float *v = feed->data;
+    for (int64_t i = 0; i < c->n; i++) {
+        if (c->kind == 1) v[i] = 0;
+        if (c->kind == 2) v[i] = fabsf(v[i]) + 0.5f;
+        if (c->kind == 3 && i % 7 == 3) v[i] = i % 2 ? NAN : (i % 3 ? INFINITY : -INFINITY);
+        if (c->kind == 4) v[i] *= 3e38f;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "DynamicQuantizeLinear n %lld kind %d, %s", (long long)c->n, c->kind,
+             isa);
+    check(g, &feed, "DynamicQuantizeLinear", 1, what);
+    test_tensor_free(feed);
+    graph_free(g);
+}
+
+static const dq_case *dq_now;
+static void dq_isa(const char *isa) { dq_run(dq_now, isa); }
+
+static void test_dynamic_quantize(void **state)
+{
+    (void)state;
+    static const dq_case cases[] = {{1, 0}, {15, 0}, {16, 0}, {17, 0}, {1000, 0}, {33, 1},
+                                    {31, 2}, {40, 3}, {29, 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dq_now = &cases[i];
+        each_isa(dq_isa);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dynamic),
         cmocka_unit_test(test_qlinear_matmul),
+        cmocka_unit_test(test_dynamic_quantize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,9 @@
  * or with per-row activation parameters or a B computed at run time, the
  * node stays on its reference op.
  *
+ * DynamicQuantizeLinear runs here too (qg_dynq_u8), bit for bit the
+ * reference op.
+ *
  * Not here: DequantizeLinear -> MatMul (QDQ weights, int4 blocks): the
  * model loader folds DequantizeLinear of a constant into float32 weights
  * (exec's constant folding), so those MatMuls already run on native's
@@ -125,6 +128,42 @@ static bool mm_shapes(const built *bm, const node *n, int bi, int64_t *M, int64_
     *M = tensor_numel(a) / *K;
     return tensor_numel(y) == *M * *N && y->dims[y->rank - 1] == *N;
 }
+
+/* ---- DynamicQuantizeLinear ------------------------------------------------------ */
+
+/* Float32 x to uint8 with its scale and zero point (qg_dynq_u8: the
+ * reference's arithmetic, vectorised); the scale and zero point live here. */
+static ait_status dynq_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *x = nat_shape(bm, n->in[0]);
+    *taken = false;
+    if (!x || x->dtype != AIT_F32 || n->n_out < 1 || n->out[0] < 0 || tensor_numel(x) == 0)
+        return AIT_OK;
+    for (int k = 1; k < n->n_out && k < 3; k++) {
+        nat_val *d = n->out[k] >= 0 ? &bm->vals[n->out[k]] : NULL;
+        if (!d) continue;
+        tensor_set_shape(&d->t, k == 1 ? AIT_F32 : AIT_U8, 0, NULL);
+        TRY(tensor_alloc(&d->t, bm->err));
+        d->cur = &d->t;
+    }
+    *taken = true;
+    return AIT_OK;
+}
+
+static ait_status dynq_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const tensor *x = bm->vals[n->in[0]].cur;
+    float s;
+    uint8_t z;
+    qg_dynq_u8(x->data, tensor_numel(x), bm->vals[n->out[0]].t.data, &s, &z);
+    if (n->n_out > 1 && n->out[1] >= 0) *(float *)bm->vals[n->out[1]].t.data = s;
+    if (n->n_out > 2 && n->out[2] >= 0) *(uint8_t *)bm->vals[n->out[2]].t.data = z;
+    return AIT_OK;
+}
+
+const nat_op nat_dynamic_quantize = {"DynamicQuantizeLinear", dynq_take, dynq_run};
 
 /* ---- MatMulInteger -> Cast -> Mul ------------------------------------------------ */
 
