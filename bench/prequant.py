@@ -14,7 +14,6 @@ usage: /usr/bin/python3 bench/prequant.py --out DIR --models-dir DIR --bin-dir D
          [--models mlp,bert] [--batch 1,8] [--reuse]
 --reuse takes the artifacts an earlier run left in build-bench/prequant.
 Exits 1 on broken plumbing, never because ait is slower."""
-import argparse
 import datetime
 import json
 import os
@@ -154,21 +153,8 @@ def section(q):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--models-dir", required=True)
-    ap.add_argument("--bin-dir", required=True)
-    ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--batch", default="1,8")
-    ap.add_argument("--command", default="bench/prequant.py")
-    ap.add_argument("--reuse", action="store_true", help="take the artifacts of an earlier run")
-    a = ap.parse_args()
-    names = [n for n in a.models.split(",") if n]
-    if any(n not in MODELS for n in names):
-        sys.exit(f"bench prequant: models are {', '.join(MODELS)}")
-    batches = [int(b) for b in a.batch.split(",") if b]
-    if any(b not in (1, 8) for b in batches):
-        sys.exit("bench prequant: batch sizes are 1 and 8 (the exported bench cases)")
+    a, names, batches = models.batch_driver_args("bench prequant", MODELS, "bench/prequant.py",
+                                                 reuse=True)
     cfg = models.driver_cfg("bench prequant", a.models_dir, a.bin_dir, "prequant",
                             os.path.join(ROOT, "build", "ait"), warmup=3, round_s=0.2, row_s=8,
                             min_rounds=3, max_rounds=10)

@@ -23,7 +23,6 @@ usage: /usr/bin/python3 bench/quant.py --out DIR --models-dir DIR --bin-dir DIR
 --reuse takes the artifacts an earlier run left in build-bench/quant instead of tuning.
 Exits 1 on broken plumbing (a tune, quantisation or runner that fails);
 never because ait is slower or less accurate."""
-import argparse
 import datetime
 import json
 import os
@@ -237,21 +236,7 @@ def section(q):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--models-dir", required=True)
-    ap.add_argument("--bin-dir", required=True)
-    ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--batch", default="1,8")
-    ap.add_argument("--command", default="bench/run --quant")
-    ap.add_argument("--reuse", action="store_true", help="take the artifacts of an earlier run")
-    a = ap.parse_args()
-    names = [n for n in a.models.split(",") if n]
-    if any(n not in MODELS for n in names):
-        sys.exit(f"bench --quant: models are {', '.join(MODELS)}")
-    batches = [int(b) for b in a.batch.split(",") if b]
-    if any(b not in (1, 8) for b in batches):
-        sys.exit("bench --quant: batch sizes are 1 and 8 (the exported bench cases)")
+    a, names, batches = models.batch_driver_args("bench --quant", MODELS, "bench/run --quant", reuse=True)
     cfg = models.driver_cfg("bench --quant", a.models_dir, a.bin_dir, "quant",
                             os.path.join(ROOT, "build", "ait"), warmup=3, round_s=0.2, row_s=8,
                             min_rounds=3, max_rounds=10, reuse=a.reuse)
