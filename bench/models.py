@@ -8,10 +8,13 @@ import os
 import shutil
 import statistics
 import sys
+import time
 
 import numpy as np
 
 import limits
+import report
+import sysinfo
 from runner import Runner, RunnerError
 
 TOL = 1e-4
@@ -80,6 +83,20 @@ def batch_driver_args(label, known, command, reuse=False):
     if any(b not in (1, 8) for b in batches):
         sys.exit(f"{label}: batch sizes are 1 and 8 (the exported bench cases)")
     return a, names, batches
+
+
+def driver_finish(folder, key, label, q, section, problems, t0):
+    """The end of a driver run: q's end load, elapsed time and problems recorded, its section
+    (section(q): the lines) saved under `key` into folder (report.save_section), each problem
+    logged; exits 1 when there were problems, else 0."""
+    q["loadavg_end"] = sysinfo.loadavg()
+    q["elapsed_s"] = round(time.time() - t0, 1)
+    q["problems"] = problems
+    report.save_section(folder, key, q, section(q))
+    print(f"{label}: wrote {folder}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)", flush=True)
+    for p in problems:
+        print(f"{label}: FAILED: {p}", flush=True)
+    sys.exit(1 if problems else 0)
 
 
 def rel_err(got, want):

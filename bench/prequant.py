@@ -28,10 +28,8 @@ import onnx
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 import ort_quant  # noqa: E402
-import report  # noqa: E402
 import sysinfo  # noqa: E402
-from quant import errors, fmt  # noqa: E402
-from runner import Runner, RunnerError  # noqa: E402
+from quant import fmt, open_checked  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
@@ -89,21 +87,9 @@ def run_case(cfg, name, batch, rec):
     runners, outs = {}, {}
     for e in ENGINES:
         info = row["engines"][e] = {"ok": False, "error": None}
-        try:
-            r = Runner(e, argv[e], models.engine_env(e.split(":")[0], cfg, THREADS), cfg["timeout"])
-            odir = os.path.join(work, "out." + e.replace(":", "."))
-            os.makedirs(odir)
-            r.outputs(odir)
-            outs[e] = models.load_dir(odir)
-            err = errors(outs[e], ref)
-            if err is None:
-                info["error"] = "outputs missing or of another shape than the reference's"
-                r.close()
-                continue
-            info.update(err, ok=True)
-            runners[e] = r
-        except RunnerError as err:
-            info["error"] = str(err)
+        r, o = open_checked(cfg, e, argv[e], e.split(":")[0], work, ref, info)
+        if r:
+            runners[e], outs[e] = r, o
     if len(outs) == 2:  # ait against ORT on the same quantised model
         row["ait_vs_ort_max_abs"] = max(float(np.abs(outs["ait:int8"][k].astype(np.float64) -
                                                      outs["ort:int8"][k]).max())
@@ -176,14 +162,7 @@ def main():
             row = run_case(cfg, name, b, rec)
             q["rows"].append(row)
             problems += [f"{name} b{b} {e}: {i['error']}" for e, i in row["engines"].items() if not i["ok"]]
-    q["loadavg_end"] = sysinfo.loadavg()
-    q["elapsed_s"] = round(time.time() - t0, 1)
-    q["problems"] = problems
-    report.save_section(a.out, "prequant", q, section(q))
-    log(f"bench prequant: wrote {a.out}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)")
-    for p in problems:
-        log(f"bench prequant: FAILED: {p}")
-    sys.exit(1 if problems else 0)
+    models.driver_finish(a.out, "prequant", "bench prequant", q, section, problems, t0)
 
 
 if __name__ == "__main__":

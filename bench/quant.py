@@ -37,7 +37,6 @@ import onnx
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 import ort_quant  # noqa: E402
-import report  # noqa: E402
 import sysinfo  # noqa: E402
 import tuned  # noqa: E402
 from runner import Runner, RunnerError  # noqa: E402
@@ -138,6 +137,28 @@ def argv_for(cfg, engine, name, indir, arts, ort):
     return ["/usr/bin/python3", os.path.join(BENCH, "torch_runner.py"), name, indir, str(THREADS), v]
 
 
+def open_checked(cfg, label, argv, kind, work, ref, info):
+    """A runner for engine `label` (argv, the environment of engine kind) whose outputs were
+    written under work and compared with the reference ref (errors() into info, ok set); (runner,
+    outputs), or (None, None) with info["error"] said."""
+    try:
+        r = Runner(label, argv, models.engine_env(kind, cfg, THREADS), cfg["timeout"])
+        odir = os.path.join(work, "out." + label.replace(":", "."))
+        os.makedirs(odir)
+        r.outputs(odir)
+        outs = models.load_dir(odir)
+        err = errors(outs, ref)
+        if err is None:
+            info["error"] = "outputs missing or of another shape than the reference's"
+            r.close()
+            return None, None
+        info.update(err, ok=True)
+        return r, outs
+    except RunnerError as err:
+        info["error"] = str(err)
+        return None, None
+
+
 def run_case(cfg, name, batch, arts, ort):
     tag = f"b{batch}"
     work = os.path.join(cfg["work_dir"], f"quant.{name}.{tag}")
@@ -150,21 +171,10 @@ def run_case(cfg, name, batch, arts, ort):
         if kind == "ait" and not arts[v]["ok"]:
             info["error"] = f"no artifact: {arts[v]['error']}"
             continue
-        try:
-            r = Runner(e, argv_for(cfg, e, name, indir, arts, ort),
-                       models.engine_env("torch" if kind == "torch" else kind, cfg, THREADS), cfg["timeout"])
-            odir = os.path.join(work, "out." + e.replace(":", "."))
-            os.makedirs(odir)
-            r.outputs(odir)
-            err = errors(models.load_dir(odir), ref)
-            if err is None:
-                info["error"] = "outputs missing or of another shape than the reference's"
-                r.close()
-                continue
-            info.update(err, ok=True)
+        r, _ = open_checked(cfg, e, argv_for(cfg, e, name, indir, arts, ort),
+                            "torch" if kind == "torch" else kind, work, ref, info)
+        if r:
             runners[e] = r
-        except RunnerError as err:
-            info["error"] = str(err)
     models.time_and_close(cfg, runners, row["engines"])
     shutil.rmtree(work, ignore_errors=True)
     ort8 = row["engines"]["ort:int8"]
@@ -256,14 +266,7 @@ def main():
             q["rows"].append(row)
             problems += [f"{name} b{b} {e}: {i['error']}" for e, i in row["engines"].items()
                          if not i["ok"] and e != "torch:bf16"]
-    q["loadavg_end"] = sysinfo.loadavg()
-    q["elapsed_s"] = round(time.time() - t0, 1)
-    q["problems"] = problems
-    report.save_section(a.out, "quant", q, section(q))
-    log(f"bench --quant: wrote {a.out}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)")
-    for p in problems:
-        log(f"bench --quant: FAILED: {p}")
-    sys.exit(1 if problems else 0)
+    models.driver_finish(a.out, "quant", "bench --quant", q, section, problems, t0)
 
 
 if __name__ == "__main__":

@@ -217,6 +217,33 @@ bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t
     return true;
 }
 
+void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t k, int64_t n,
+                int group, const float *scale, const float *zero, void *dst)
+{
+    qg_packed v;
+    size_t sec[4];
+    if (!layout(QG_INT4WO, group, k, n, &v, sec)) return;
+    qhdr h = {.scheme = QG_INT4WO, .group = group, .k = k, .n = n};
+    memcpy(h.magic, MAGIC, 8);
+    memcpy(dst, &h, sizeof h);
+    view_of(dst, sec, &v);
+    uint8_t *w = (uint8_t *)v.w;
+    int shift = b_signed ? 8 : 0;
+    for (int64_t j = 0; j < n; j++) {
+        uint8_t *col = w + (j / QG_NR) * v.kp * 8;
+        int jj = (int)(j % QG_NR);
+        for (int64_t p = 0; p < k; p++) {
+            int64_t at = p * rsb + j * csb;
+            int q = (b_signed ? ((const int8_t *)b)[at] : ((const uint8_t *)b)[at]) + shift;
+            col[(p / 2) * 16 + jj] |= (uint8_t)((q & 15) << (4 * (p % 2)));
+        }
+        for (int64_t g = 0; g < (k + group - 1) / group; g++) {
+            ((float *)v.scale)[g * v.np + j] = scale[g * n + j];
+            ((float *)v.zero)[g * v.np + j] = zero[g * n + j] + (float)shift;
+        }
+    }
+}
+
 void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
 {
     float lo = 0, hi = 0; /* the range holds 0, so zero (padding) is exact */

@@ -63,6 +63,13 @@ void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, in
  * the check only. */
 bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t csb, int64_t k,
                 int64_t n, const int32_t *zb, const float *scale, void *dst);
+/* Packs a B quantised already in blocks of `group` rows (32, 64, 128) into
+ * QG_INT4WO's layout: B[k][n] at b[k*rsb + n*csb], one value a byte (uint4
+ * 0..15, or int4 -8..7 when b_signed, kept as b + 8 against z + 8), block
+ * g of column j with scale[g*n + j] and zero point zero[g*n + j] (w = s *
+ * (b - z), the last block possibly short); dst as qg_pack's, zeroed. */
+void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t k, int64_t n,
+                int group, const float *scale, const float *zero, void *dst);
 /* Checks a packed buffer of `size` bytes and fills a view of it in place. */
 ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
 

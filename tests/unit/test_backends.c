@@ -656,10 +656,11 @@ typedef struct op_cases {
     void (*run)(const backend *b);
 } op_cases;
 
-/* MatMulInteger and QLinearMatMul take (u)int8 operands and native runs
- * them in patterns (the dynamic chain after MatMulInteger), and
- * DynamicQuantizeLinear has three outputs of three types: unit_qlinear
- * (test_qlinear.c) checks them against the reference, bit for bit. */
+/* MatMulInteger, QLinearMatMul and DequantizeLinear take integer operands
+ * and native runs them in patterns (the dynamic chain after MatMulInteger,
+ * quantised weights into a MatMul), and DynamicQuantizeLinear has three
+ * outputs of three types: unit_qlinear (test_qlinear.c) checks them
+ * against the reference. */
 static void cases_in_qlinear(const backend *b) { (void)b; }
 
 static const op_cases cases[] = {
@@ -696,6 +697,7 @@ static const op_cases cases[] = {
     {"MatMulInteger", cases_in_qlinear},
     {"QLinearMatMul", cases_in_qlinear},
     {"DynamicQuantizeLinear", cases_in_qlinear},
+    {"DequantizeLinear", cases_in_qlinear},
 };
 
 typedef struct walk {

@@ -179,6 +179,43 @@ static void check(graph *g, tensor *const *feed, const char *op, int taken, cons
     }
 }
 
+/* Runs g on native and the reference: every float32 output within
+ * float32 rounding of the reference (the sums run in another order);
+ * native packed the DequantizeLinear's weights `taken` times, for qgemm
+ * (q) or the float32 GEMM. */
+static void check_close(graph *g, tensor *const *feed, int taken, bool q, const char *what)
+{
+    const backend *nat = backend_find("native"), *ref = backend_find("reference");
+    candidate_cfg cn = {.backend = "native", .threads = 1}, cr = {.backend = "reference", .threads = 1};
+    built *bn = NULL, *br = NULL;
+    ait_error e = {0};
+    if (nat->build(nat, g, &cn, &bn, &e) != AIT_OK) fail_msg("%s: build: %s", what, e.msg);
+    assert_int_equal(ref->build(ref, g, &cr, &br, &e), AIT_OK);
+    tensor *got[4], *want[4];
+    if (nat->run(bn, feed, got, &e) != AIT_OK) fail_msg("%s: run: %s", what, e.msg);
+    if (ref->run(br, feed, want, &e) != AIT_OK) fail_msg("%s: reference: %s", what, e.msg);
+    if (steps_on(bn, "DequantizeLinear") != taken)
+        fail_msg("%s: %d DequantizeLinear steps packed, expected %d", what,
+                 steps_on(bn, "DequantizeLinear"), taken);
+    int qs = 0;
+    for (int k = 0; k < bn->n_steps; k++) {
+        const nat_pack *p = &bn->packs[bn->steps[k].node];
+        qs += bn->steps[k].op && !strcmp(bn->steps[k].op->name, "MatMul") && p->data &&
+              p->qv.w != NULL;
+    }
+    if (taken && qs != (q ? 1 : 0)) fail_msg("%s: %d MatMuls on qgemm, expected %d", what, qs, q);
+    const float *a = got[0]->data, *b = want[0]->data;
+    int64_t n = tensor_numel(want[0]);
+    double mx = 0, err = 0;
+    for (int64_t i = 0; i < n; i++) {
+        mx = fmax(mx, fabs(b[i]));
+        err = fmax(err, fabs((double)a[i] - b[i]));
+    }
+    if (!(err <= 1e-5 * (1 + mx))) fail_msg("%s: max error %g (largest %g)", what, err, mx);
+    nat->free(bn);
+    ref->free(br);
+}
+
 /* Every ISA this CPU has (the best, AVX2), then portable. */
 static void each_isa(void (*fn)(const char *isa))
 {
@@ -385,12 +422,100 @@ static void test_dynamic_quantize(void **state)
     }
 }
 
+/* ---- DequantizeLinear(constant weights) -> MatMul -> Add ------------------------ */
+
+typedef struct qdq_case {
+    int64_t m, k, n;
+    ait_dtype wt;   /* int8, uint8, int4, uint4 */
+    bool per_col;   /* int8: per column scales (int4: always blocks) */
+    int64_t block;  /* int4: 32, 64, 128 */
+    int zp;         /* zero point base (per column: + j % 3) */
+    bool w_konst;   /* false: the weights are an input (exec folds nothing, native packs nothing) */
+    bool q_kernel;  /* the MatMul has <= 16 rows: the weight-only kernels */
+} qdq_case;
+
+static void qdq_run(const qdq_case *c, const char *isa)
+{
+    graph *g = g_new(21);
+    int64_t ad[2] = {c->m, c->k}, wd[2] = {c->k, c->n}, nd[1] = {c->n};
+    bool i4 = c->wt == AIT_I4 || c->wt == AIT_U4, sgn = c->wt == AIT_I8 || c->wt == AIT_I4;
+    int64_t nb = i4 ? (c->k + c->block - 1) / c->block : 1, sd[2] = {nb, c->n};
+    size_t kn = (size_t)(c->k * c->n), ns = (size_t)(i4 ? nb * c->n : c->per_col ? c->n : 1);
+    int8_t *w = malloc(kn), *z = malloc(ns);
+    float *sc = malloc(sizeof(float) * ns), bias[64];
+    assert_true(w && z && sc && c->n <= 64);
+    int lo = i4 ? (sgn ? -8 : 0) : (sgn ? -120 : c->zp - 120), hi = i4 ? (sgn ? 7 : 15) : (sgn ? 120 : c->zp + 120);
+    fill_q(w, !sgn, (int64_t)kn, lo, hi);
+    for (size_t i = 0; i < ns; i++) {
+        int v = c->zp + (int)(i % 3);
+        z[i] = (int8_t)(sgn ? v : (int)(uint8_t)v);
+        sc[i] = frand(0.002f, 0.03f);
+    }
+    for (int64_t j = 0; j < c->n; j++) bias[j] = frand(-1, 1);
+    int x = g_input(g, "x", AIT_F32, 2, ad);
+    int wv = c->w_konst ? g_const(g, "W", c->wt, 2, wd, w) : g_input(g, "W", c->wt, 2, wd);
+    int sv = i4 ? g_const(g, "W_scale", AIT_F32, 2, sd, sc)
+                : g_const(g, "W_scale", AIT_F32, c->per_col ? 1 : 0, nd, sc);
+    int zv = i4 ? g_const(g, "W_zp", c->wt, 2, sd, z) : g_const(g, "W_zp", c->wt, c->per_col ? 1 : 0, nd, z);
+    int dq = g_node(g, "DequantizeLinear", (int[]){wv, sv, zv}, 3, 1, 0);
+    node *dn = &g->nodes[g->n_nodes - 1];
+    dn->attrs[0] = (attr){.name = strdup("axis"), .type = ATTR_INT, .i = i4 ? 0 : 1};
+    dn->attrs[1] = (attr){.name = strdup("block_size"), .type = ATTR_INT, .i = i4 ? c->block : 0};
+    dn->n_attr = 2;
+    int y = g_node(g, "MatMul", (int[]){x, dq}, 2, 1, 0);
+    g_output(g, g_node(g, "Add", (int[]){y, g_const(g, "bias", AIT_F32, 1, nd, bias)}, 2, 1, 0));
+    tensor *feed[2] = {test_rand_tensor(2, ad), NULL};
+    if (!c->w_konst) {
+        ait_error e = {0};
+        feed[1] = calloc(1, sizeof *feed[1]);
+        tensor_set_shape(feed[1], c->wt, 2, wd);
+        assert_int_equal(tensor_alloc(feed[1], &e), AIT_OK);
+        memcpy(feed[1]->data, w, kn);
+    }
+    char what[160];
+    snprintf(what, sizeof what, "QDQ weights %lldx%lldx%lld %s%s block %lld zp %d%s, %s",
+             (long long)c->m, (long long)c->k, (long long)c->n, ait_dtype_name(c->wt),
+             c->per_col ? " per column" : "", (long long)c->block, c->zp,
+             c->w_konst ? "" : ", W an input", isa);
+    check_close(g, feed, c->w_konst ? 1 : 0, c->q_kernel, what);
+    for (int k = 0; k < 2; k++)
+        if (feed[k]) test_tensor_free(feed[k]);
+    free(w);
+    free(z);
+    free(sc);
+    graph_free(g);
+}
+
+static const qdq_case *qdq_now;
+static void qdq_isa(const char *isa) { qdq_run(qdq_now, isa); }
+
+static void test_qdq_weights(void **state)
+{
+    (void)state;
+    static const qdq_case cases[] = {
+        {1, 37, 21, AIT_I8, false, 0, 0, true, true},
+        {5, 64, 33, AIT_I8, true, 0, 3, true, true},
+        {3, 45, 17, AIT_U8, true, 0, 128, true, true},
+        {40, 29, 19, AIT_U8, false, 0, 120, true, false}, /* 40 rows: dequantised, float GEMM */
+        {2, 70, 18, AIT_U4, false, 32, 8, true, true},    /* short last block */
+        {4, 128, 35, AIT_I4, false, 64, -1, true, true},
+        {3, 130, 16, AIT_U4, false, 128, 5, true, true},
+        {33, 96, 20, AIT_I4, false, 32, 1, true, false},
+        {3, 20, 16, AIT_I8, true, 0, 2, false, false},   /* weights an input: reference */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        qdq_now = &cases[i];
+        each_isa(qdq_isa);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dynamic),
         cmocka_unit_test(test_qlinear_matmul),
         cmocka_unit_test(test_dynamic_quantize),
+        cmocka_unit_test(test_qdq_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,6 +120,13 @@ typedef struct nat_op {
 const nat_op *nat_op_find(const node *n);
 extern const nat_op nat_batchnorm; /* norm.c */
 
+/* qlinear.c: MatMul node i's B when it is a DequantizeLinear of constant
+ * weights that exec leaves unfolded (per tensor or per column int8/uint8,
+ * or int4/uint4 blocks of 32, 64, 128 along K), packed: for qgemm's
+ * weight-only kernels (*q) when the MatMul has at most 16 rows, else
+ * dequantised for the float32 GEMM; *packed false when B is no such value
+ * (the DequantizeLinear step then ran as usual). */
+ait_status nat_dq_pack(built *bm, int i, bool *packed, bool *q);
 /* fuse.c: the only scheduled node consuming value v (a module output
  * counts as a use), or -1. */
 int nat_sole_consumer(const built *bm, int v);

@@ -7,14 +7,14 @@
 
 extern const nat_op nat_matmul, nat_gemm, nat_conv, nat_maxpool, nat_avgpool, nat_gmaxpool,
     nat_gavgpool, nat_layernorm, nat_rmsnorm, nat_softmax, nat_logsoftmax, nat_convt, nat_resize,
-    nat_lstm, nat_matmul_integer, nat_qlinear_matmul, nat_dynamic_quantize;
+    nat_lstm, nat_matmul_integer, nat_qlinear_matmul, nat_dynamic_quantize, nat_dq_weights;
 
 static const nat_op *const ops[] = {&nat_matmul,  &nat_gemm,     &nat_conv,    &nat_maxpool,
                                     &nat_avgpool, &nat_gmaxpool, &nat_gavgpool,
                                     &nat_layernorm, &nat_rmsnorm, &nat_softmax, &nat_logsoftmax,
                                     &nat_convt, &nat_resize, &nat_batchnorm, &nat_lstm,
                                     &nat_attention, &nat_matmul_integer, &nat_qlinear_matmul,
-                                    &nat_dynamic_quantize};
+                                    &nat_dynamic_quantize, &nat_dq_weights};
 
 const nat_op *nat_op_find(const node *n)
 {

@@ -26,12 +26,20 @@
  * DynamicQuantizeLinear runs here too (qg_dynq_u8), bit for bit the
  * reference op.
  *
- * Not here: DequantizeLinear -> MatMul (QDQ weights, int4 blocks): the
- * model loader folds DequantizeLinear of a constant into float32 weights
- * (exec's constant folding), so those MatMuls already run on native's
- * float GEMM (or a quantised variant's qgemm). QLinearConv and QDQ around
- * Conv would plug in beside conv.c's GEMM as a nat_op of the same shape,
- * on int8 convolution kernels. */
+ * - DequantizeLinear of constant weights -> MatMul (QDQ weights: int8 or
+ *   uint8 per tensor or per column, int4 or uint4 in blocks of 32, 64 or
+ *   128 along K), which exec leaves unfolded (keeps_quantised): the
+ *   MatMul (gemm_ops.c, through nat_dq_pack) packs the quantised bytes for
+ *   qgemm's weight-only kernels when it has at most 16 rows (float32
+ *   sums: a float32 tolerance, as the reference's dequantise-then-MatMul
+ *   rounds differently), else dequantises them once, as the reference op
+ *   does, for the float32 GEMM; the DequantizeLinear step does nothing.
+ *
+ * Not here: a QuantizeLinear/DequantizeLinear pair on the activations
+ * (static QDQ) stays on the reference ops, its MatMul on the float32
+ * weights path above. QLinearConv and QDQ around Conv would plug in beside
+ * conv.c's GEMM as a nat_op of the same shape, on int8 convolution
+ * kernels. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +67,13 @@ static bool per_col(const tensor *t, int64_t N)
 static float col_f(const tensor *t, int64_t j)
 {
     return (float)elem_get_f64(t->data, t->dtype, tensor_numel(t) == 1 ? 0 : j);
+}
+
+/* Per tensor or per column zero points z (NULL: none) as N int32. */
+static void col_zero_points(const tensor *z, int64_t N, int32_t *zb)
+{
+    for (int64_t j = 0; j < N; j++)
+        zb[j] = z ? (int32_t)elem_get_i64(z->data, z->dtype, tensor_numel(z) == 1 ? 0 : j) : 0;
 }
 
 typedef struct q8_arg {
@@ -89,10 +104,8 @@ static ait_status pack_q8(built *bm, int i, int bi, int zbv, bool bound, bool *o
     int32_t *zb = aligned_zalloc(sizeof(int32_t) * (size_t)N + sizeof(float) * (size_t)N);
     if (!zb) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
     float *ones = (float *)(zb + N);
-    for (int64_t j = 0; j < N; j++) {
-        zb[j] = z ? (int32_t)elem_get_i64(z->data, z->dtype, tensor_numel(z) == 1 ? 0 : j) : 0;
-        ones[j] = 1.0f;
-    }
+    col_zero_points(z, N, zb);
+    for (int64_t j = 0; j < N; j++) ones[j] = 1.0f;
     q8_arg arg = {K, N, b->data, b->dtype == AIT_U8, zb, ones};
     bool fits = qg_pack_q8(QG_INT8DQ, b->data, arg.b_unsigned, N, 1, K, N, zb, arg.scale, NULL);
     for (int64_t j = 0; fits && bound && j < N; j++) {
@@ -330,3 +343,138 @@ static ait_status qlmm_run(built *bm, const nat_step *st)
 }
 
 const nat_op nat_qlinear_matmul = {"QLinearMatMul", qlmm_take, qlmm_run, NULL, true};
+
+/* ---- DequantizeLinear -> MatMul (QDQ weights) ------------------------------------ */
+
+/* B of a MatMul as exec keeps it: DequantizeLinear of constant weights q
+ * [K, N] (keeps_quantised in exec.c). */
+typedef struct dq_w {
+    const tensor *q, *s, *z; /* z NULL: no zero point */
+    int64_t k, n, m, block;  /* m: the MatMul's rows; block 0: per tensor or column */
+} dq_w;
+
+/* Whether value v is such a B: int8/uint8 per tensor or per column (axis
+ * 1) with every q - z within int8, or int4/uint4 in blocks of 32, 64 or 128
+ * along K (axis 0), float32 scales, read by one MatMul alone as its B. */
+static bool dq_weights(const built *bm, int v, dq_w *w)
+{
+    int p = v >= 0 ? bm->g->vals[v].producer : -1;
+    if (p < 0 || !exec_node_runs(bm->x, p)) return false;
+    const node *d = &bm->g->nodes[p];
+    if (strcmp(d->op, "DequantizeLinear") || (d->domain && d->domain[0]) || d->n_in < 2 ||
+        d->n_out != 1 || !nat_const(bm, d->in[0]) || !nat_const(bm, d->in[1]))
+        return false;
+    int zi = in_at(d, 2);
+    const tensor *q = nat_shape(bm, d->in[0]), *s = nat_shape(bm, d->in[1]),
+                 *z = zi >= 0 ? nat_shape(bm, zi) : NULL, *y = nat_shape(bm, v);
+    if (!q || !s || !y || q->rank != 2 || s->dtype != AIT_F32 || y->dtype != AIT_F32 ||
+        (zi >= 0 && (!z || !nat_const(bm, zi) || z->dtype != q->dtype ||
+                     tensor_numel(z) != tensor_numel(s))))
+        return false;
+    int64_t K = q->dims[0], N = q->dims[1], cs = tensor_numel(s);
+    int64_t bs = d->version >= 21 ? attr_int(d, "block_size", 0) : 0, axis = attr_int(d, "axis", 1);
+    bool i8 = q->dtype == AIT_I8 || q->dtype == AIT_U8, i4 = q->dtype == AIT_I4 || q->dtype == AIT_U4;
+    bool per = bs == 0 && ((cs == 1 && s->rank <= 1) || (s->rank == 1 && cs == N && (axis == 1 || axis == -1)));
+    bool blocks = (bs == 32 || bs == 64 || bs == 128) && (axis == 0 || axis == -2) && s->rank == 2 &&
+                  s->dims[0] == (K + bs - 1) / bs && s->dims[1] == N;
+    if (!((i8 && per) || (i4 && blocks)) || K == 0 || N == 0) return false;
+    int c = nat_sole_consumer(bm, v);
+    const node *mm = c >= 0 ? &bm->g->nodes[c] : NULL;
+    if (!mm || strcmp(mm->op, "MatMul") || (mm->domain && mm->domain[0]) || mm->n_in != 2 ||
+        mm->in[1] != v || mm->in[0] == v)
+        return false;
+    const tensor *a = nat_shape(bm, mm->in[0]), *o = nat_shape(bm, mm->out[0]);
+    if (!a || !o || a->dtype != AIT_F32 || o->dtype != AIT_F32 || a->rank < 2 ||
+        a->dims[a->rank - 1] != K || tensor_numel(o) == 0)
+        return false;
+    *w = (dq_w){q, s, z, K, N, tensor_numel(a) / K, bs};
+    if (i4) return true;
+    int32_t *zb = malloc(sizeof(int32_t) * (size_t)N);
+    if (!zb) return false;
+    col_zero_points(z, N, zb);
+    bool fits = qg_pack_q8(QG_INT8WO, q->data, q->dtype == AIT_U8, N, 1, K, N, zb, s->data, NULL);
+    free(zb);
+    return fits;
+}
+
+/* Column or block scales (and zero points) of w as floats: [N], or
+ * [blocks][N]. */
+static void dq_params(const dq_w *w, float *sc, float *zf, int32_t *zi)
+{
+    int64_t c = tensor_numel(w->s);
+    for (int64_t i = 0; i < (w->block ? c : w->n); i++) {
+        int64_t at = c == 1 ? 0 : i;
+        sc[i] = ((const float *)w->s->data)[at];
+        double z = w->z ? elem_get_f64(w->z->data, w->z->dtype, at) : 0;
+        if (zf) zf[i] = (float)z;
+        if (zi) zi[i] = (int32_t)z;
+    }
+}
+
+static void fill_dq(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    (void)i, (void)grp;
+    const dq_w *w = arg;
+    int64_t K = w->k, N = w->n, np = w->block ? tensor_numel(w->s) : N;
+    bool quant = bm->pack_quant;
+    float *sc = malloc(sizeof(float) * (size_t)np * 2), *zf = sc ? sc + np : NULL;
+    int32_t *zi = malloc(sizeof(int32_t) * (size_t)np);
+    float *deq = quant ? NULL : aligned_zalloc(sizeof(float) * (size_t)(K * N));
+    if (sc && zi && (quant || deq)) {
+        dq_params(w, sc, zf, zi);
+        bool sgn = w->q->dtype == AIT_I8 || w->q->dtype == AIT_I4;
+        if (quant && w->block) {
+            qg_pack_q4(w->q->data, sgn, N, 1, K, N, (int)w->block, sc, zf, dst);
+        } else if (quant) {
+            qg_pack_q8(QG_INT8WO, w->q->data, !sgn, N, 1, K, N, zi, sc, dst);
+        } else { /* DequantizeLinear's arithmetic: (x - z) exact, times the scale in float */
+            for (int64_t p = 0; p < K; p++)
+                for (int64_t j = 0; j < N; j++) {
+                    int64_t c = w->block ? (p / w->block) * N + j : j;
+                    double x = elem_get_f64(w->q->data, w->q->dtype, p * N + j);
+                    deq[p * N + j] = (float)(x - (double)zf[c]) * sc[c];
+                }
+            gemm_pack_b(bm->kern, deq, N, 1, K, N, dst);
+        }
+    } /* out of memory: dst stays zero and its view check fails */
+    free(sc);
+    free(zi);
+    aligned_free(deq);
+}
+
+ait_status nat_dq_pack(built *bm, int i, bool *packed, bool *q)
+{
+    const node *n = &bm->g->nodes[i];
+    dq_w w;
+    *packed = *q = false;
+    if (!dq_weights(bm, n->in[1], &w)) return AIT_OK;
+    *q = w.m <= 16; /* skinny: the weight-only kernels stream the quantised bytes */
+    size_t bytes = !*q ? gemm_pack_b_size(bm->kern, w.k, w.n)
+                   : w.block ? qg_pack_size(QG_INT4WO, (int)w.block, w.k, w.n)
+                             : qg_pack_size(QG_INT8WO, 0, w.k, w.n);
+    if (!bytes) return AIT_OK;
+    nat_pack *p;
+    bm->pack_quant = *q;
+    ait_status s = nat_pack_get(bm, i, 1, bytes, fill_dq, &w, &p);
+    bm->pack_quant = false;
+    TRY(s);
+    *packed = true;
+    return AIT_OK;
+}
+
+/* The DequantizeLinear itself: nothing to run, its MatMul packed the weights. */
+static ait_status dqw_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    dq_w w;
+    *taken = dq_weights(bm, bm->g->nodes[i].out[0], &w);
+    if (*taken) st->epi.out = -1;
+    return AIT_OK;
+}
+
+static ait_status dqw_run(built *bm, const nat_step *st)
+{
+    (void)bm, (void)st;
+    return AIT_OK;
+}
+
+const nat_op nat_dq_weights = {"DequantizeLinear", dqw_take, dqw_run, NULL, true};
