@@ -369,7 +369,7 @@ static void schedule_seed(exec *x)
 }
 
 /* A DequantizeLinear of constant 2-D 8-bit or 4-bit integer weights whose
- * output only MatMul or Gemm read, as their B: not folded, so a backend can
+ * output only MatMul reads, as its B: not folded, so a backend can
  * multiply by the quantised weights (native: backends/native/qlinear.c)
  * rather than by a float32 copy four to eight times their size. */
 static bool keeps_quantised(const exec *x, const node *n)
@@ -389,7 +389,7 @@ static bool keeps_quantised(const exec *x, const node *n)
         const node *c = &g->nodes[j];
         for (int k = 0; k < c->n_in; k++) {
             if (c->in[k] != v) continue;
-            if (k != 1 || (c->domain && c->domain[0]) || (strcmp(c->op, "MatMul") && strcmp(c->op, "Gemm")))
+            if (k != 1 || (c->domain && c->domain[0]) || strcmp(c->op, "MatMul"))
                 return false;
             any = true;
         }
