@@ -8,10 +8,13 @@ import os
 import shutil
 import statistics
 import sys
+import time
 
 import numpy as np
 
 import limits
+import report
+import sysinfo
 from runner import Runner, RunnerError
 
 TOL = 1e-4
@@ -57,6 +60,44 @@ def driver_models(a, label, known, default):
     if not (a.out and a.models_dir and a.bin_dir):
         sys.exit(f"{label}: --out, --models-dir and --bin-dir are needed")
     return names
+
+def batch_driver_args(label, known, command, reuse=False):
+    """The options of the drivers over the exported bench cases (bench/quant.py,
+    bench/prequant.py): --out, --models-dir, --bin-dir, --models (of known), --batch (1 and 8),
+    --command, with reuse --reuse; returns the parsed options, the models and the batch sizes,
+    or exits naming what is wrong."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models-dir", required=True)
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--models", default=",".join(known))
+    ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--command", default=command)
+    if reuse:
+        ap.add_argument("--reuse", action="store_true", help="take the artifacts of an earlier run")
+    a = ap.parse_args()
+    names = [n for n in a.models.split(",") if n]
+    if any(n not in known for n in names):
+        sys.exit(f"{label}: models are {', '.join(known)}")
+    batches = [int(b) for b in a.batch.split(",") if b]
+    if any(b not in (1, 8) for b in batches):
+        sys.exit(f"{label}: batch sizes are 1 and 8 (the exported bench cases)")
+    return a, names, batches
+
+
+def driver_finish(folder, key, label, q, section, problems, t0):
+    """The end of a driver run: q's end load, elapsed time and problems recorded, its section
+    (section(q): the lines) saved under `key` into folder (report.save_section), each problem
+    logged; exits 1 when there were problems, else 0."""
+    q["loadavg_end"] = sysinfo.loadavg()
+    q["elapsed_s"] = round(time.time() - t0, 1)
+    q["problems"] = problems
+    report.save_section(folder, key, q, section(q))
+    print(f"{label}: wrote {folder}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)", flush=True)
+    for p in problems:
+        print(f"{label}: FAILED: {p}", flush=True)
+    sys.exit(1 if problems else 0)
+
 
 def rel_err(got, want):
     """max |got - want| / max |want| over the outputs both have; inf on a

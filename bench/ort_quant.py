@@ -60,19 +60,22 @@ def quantise(model, per_channel=False):
         q, scale, zp = quantise_weight(np.ascontiguousarray(w), per_channel)
         new_inits += [numpy_helper.from_array(q, p + "W_q"), numpy_helper.from_array(scale, p + "W_scale"),
                       numpy_helper.from_array(zp, p + "W_zp")]
+        # node names in the replaced node's scope (as the tool names them after the node), so a
+        # scoped model's modules keep their nodes together
+        nm = (n.name or f"q{count}") + "_quant_"
         out = n.output[0]
         mm_out = p + "Y" if n.op_type == "Gemm" and len(n.input) > 2 and n.input[2] else out
         nodes += [
             helper.make_node("DynamicQuantizeLinear", [n.input[0]], [p + "A_q", p + "A_scale", p + "A_zp"],
-                             name=p + "DynamicQuantizeLinear"),
+                             name=nm + "DynamicQuantizeLinear"),
             helper.make_node("MatMulInteger", [p + "A_q", p + "W_q", p + "A_zp", p + "W_zp"], [p + "Y_i32"],
-                             name=p + "MatMulInteger"),
-            helper.make_node("Cast", [p + "Y_i32"], [p + "Y_f"], to=TensorProto.FLOAT, name=p + "Cast"),
-            helper.make_node("Mul", [p + "A_scale", p + "W_scale"], [p + "scale"], name=p + "MulScales"),
-            helper.make_node("Mul", [p + "Y_f", p + "scale"], [mm_out], name=p + "Mul"),
+                             name=nm + "MatMulInteger"),
+            helper.make_node("Cast", [p + "Y_i32"], [p + "Y_f"], to=TensorProto.FLOAT, name=nm + "Cast"),
+            helper.make_node("Mul", [p + "A_scale", p + "W_scale"], [p + "scale"], name=nm + "MulScales"),
+            helper.make_node("Mul", [p + "Y_f", p + "scale"], [mm_out], name=nm + "Mul"),
         ]
         if mm_out != out:
-            nodes.append(helper.make_node("Add", [mm_out, n.input[2]], [out], name=p + "AddBias"))
+            nodes.append(helper.make_node("Add", [mm_out, n.input[2]], [out], name=nm + "AddBias"))
         used[b] -= 1
         if used[b] == 0:
             drop.add(b)

@@ -23,7 +23,6 @@ usage: /usr/bin/python3 bench/quant.py --out DIR --models-dir DIR --bin-dir DIR
 --reuse takes the artifacts an earlier run left in build-bench/quant instead of tuning.
 Exits 1 on broken plumbing (a tune, quantisation or runner that fails);
 never because ait is slower or less accurate."""
-import argparse
 import datetime
 import json
 import os
@@ -38,7 +37,6 @@ import onnx
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 import ort_quant  # noqa: E402
-import report  # noqa: E402
 import sysinfo  # noqa: E402
 import tuned  # noqa: E402
 from runner import Runner, RunnerError  # noqa: E402
@@ -139,6 +137,28 @@ def argv_for(cfg, engine, name, indir, arts, ort):
     return ["/usr/bin/python3", os.path.join(BENCH, "torch_runner.py"), name, indir, str(THREADS), v]
 
 
+def open_checked(cfg, label, argv, kind, work, ref, info):
+    """A runner for engine `label` (argv, the environment of engine kind) whose outputs were
+    written under work and compared with the reference ref (errors() into info, ok set); (runner,
+    outputs), or (None, None) with info["error"] said."""
+    try:
+        r = Runner(label, argv, models.engine_env(kind, cfg, THREADS), cfg["timeout"])
+        odir = os.path.join(work, "out." + label.replace(":", "."))
+        os.makedirs(odir)
+        r.outputs(odir)
+        outs = models.load_dir(odir)
+        err = errors(outs, ref)
+        if err is None:
+            info["error"] = "outputs missing or of another shape than the reference's"
+            r.close()
+            return None, None
+        info.update(err, ok=True)
+        return r, outs
+    except RunnerError as err:
+        info["error"] = str(err)
+        return None, None
+
+
 def run_case(cfg, name, batch, arts, ort):
     tag = f"b{batch}"
     work = os.path.join(cfg["work_dir"], f"quant.{name}.{tag}")
@@ -151,21 +171,10 @@ def run_case(cfg, name, batch, arts, ort):
         if kind == "ait" and not arts[v]["ok"]:
             info["error"] = f"no artifact: {arts[v]['error']}"
             continue
-        try:
-            r = Runner(e, argv_for(cfg, e, name, indir, arts, ort),
-                       models.engine_env("torch" if kind == "torch" else kind, cfg, THREADS), cfg["timeout"])
-            odir = os.path.join(work, "out." + e.replace(":", "."))
-            os.makedirs(odir)
-            r.outputs(odir)
-            err = errors(models.load_dir(odir), ref)
-            if err is None:
-                info["error"] = "outputs missing or of another shape than the reference's"
-                r.close()
-                continue
-            info.update(err, ok=True)
+        r, _ = open_checked(cfg, e, argv_for(cfg, e, name, indir, arts, ort),
+                            "torch" if kind == "torch" else kind, work, ref, info)
+        if r:
             runners[e] = r
-        except RunnerError as err:
-            info["error"] = str(err)
     models.time_and_close(cfg, runners, row["engines"])
     shutil.rmtree(work, ignore_errors=True)
     ort8 = row["engines"]["ort:int8"]
@@ -237,21 +246,7 @@ def section(q):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--models-dir", required=True)
-    ap.add_argument("--bin-dir", required=True)
-    ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--batch", default="1,8")
-    ap.add_argument("--command", default="bench/run --quant")
-    ap.add_argument("--reuse", action="store_true", help="take the artifacts of an earlier run")
-    a = ap.parse_args()
-    names = [n for n in a.models.split(",") if n]
-    if any(n not in MODELS for n in names):
-        sys.exit(f"bench --quant: models are {', '.join(MODELS)}")
-    batches = [int(b) for b in a.batch.split(",") if b]
-    if any(b not in (1, 8) for b in batches):
-        sys.exit("bench --quant: batch sizes are 1 and 8 (the exported bench cases)")
+    a, names, batches = models.batch_driver_args("bench --quant", MODELS, "bench/run --quant", reuse=True)
     cfg = models.driver_cfg("bench --quant", a.models_dir, a.bin_dir, "quant",
                             os.path.join(ROOT, "build", "ait"), warmup=3, round_s=0.2, row_s=8,
                             min_rounds=3, max_rounds=10, reuse=a.reuse)
@@ -271,14 +266,7 @@ def main():
             q["rows"].append(row)
             problems += [f"{name} b{b} {e}: {i['error']}" for e, i in row["engines"].items()
                          if not i["ok"] and e != "torch:bf16"]
-    q["loadavg_end"] = sysinfo.loadavg()
-    q["elapsed_s"] = round(time.time() - t0, 1)
-    q["problems"] = problems
-    report.save_section(a.out, "quant", q, section(q))
-    log(f"bench --quant: wrote {a.out}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)")
-    for p in problems:
-        log(f"bench --quant: FAILED: {p}")
-    sys.exit(1 if problems else 0)
+    models.driver_finish(a.out, "quant", "bench --quant", q, section, problems, t0)
 
 
 if __name__ == "__main__":

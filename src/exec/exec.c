@@ -1,7 +1,8 @@
 /* The executor. For each set of bound input shapes it makes a schedule once:
  * shape inference over the graph, constant folding (including Shape/Size
  * of values whose shapes are known, which folds the shape plumbing of
- * exported models) and dead-node removal. Runs then execute the schedule's
+ * exported models; not quantised weights: keeps_quantised) and dead-node
+ * removal. Runs then execute the schedule's
  * nodes with output buffers that are kept and reused across runs. */
 #include "exec/exec.h"
 
@@ -367,6 +368,35 @@ static void schedule_seed(exec *x)
     }
 }
 
+/* A DequantizeLinear of constant 2-D 8-bit or 4-bit integer weights whose
+ * output only MatMul reads, as its B: not folded, so a backend can
+ * multiply by the quantised weights (native: backends/native/qlinear.c)
+ * rather than by a float32 copy four to eight times their size. */
+static bool keeps_quantised(const exec *x, const node *n)
+{
+    const graph *g = x->g;
+    if (strcmp(n->op, "DequantizeLinear") || (n->domain && n->domain[0]) || n->n_out != 1 ||
+        n->out[0] < 0 || n->n_in < 1 || n->in[0] < 0)
+        return false;
+    const tensor *q = g->vals[n->in[0]].konst;
+    if (!q || q->rank != 2 || !(q->dtype == AIT_I8 || q->dtype == AIT_U8 || q->dtype == AIT_I4 ||
+                                q->dtype == AIT_U4))
+        return false;
+    int v = n->out[0];
+    bool any = false;
+    if (g->vals[v].is_output) return false;
+    for (int j = 0; j < g->n_nodes; j++) {
+        const node *c = &g->nodes[j];
+        for (int k = 0; k < c->n_in; k++) {
+            if (c->in[k] != v) continue;
+            if (k != 1 || (c->domain && c->domain[0]) || strcmp(c->op, "MatMul"))
+                return false;
+            any = true;
+        }
+    }
+    return any;
+}
+
 /* Node i at scheduling: its outputs' shapes when its inputs' are known
  * (infer), and its outputs computed now (folded, the node then skipped)
  * when every input is a constant, or it reads shapes only, and the outputs
@@ -400,7 +430,8 @@ static ait_status schedule_node(exec *x, int i, ait_error *e)
     if (s == AIT_DEFER) return AIT_OK;
     if (s != AIT_OK) return node_err(x, n, e);
     TRY(check_strings(x, def, &c, true, e));
-    bool fold = !(def->flags & OP_NONDETERMINISTIC) && (all_data || (def->flags & OP_READS_SHAPE));
+    bool fold = !(def->flags & OP_NONDETERMINISTIC) && (all_data || (def->flags & OP_READS_SHAPE)) &&
+                !keeps_quantised(x, n);
     size_t bytes = 0;
     for (int k = 0; k < n->n_out; k++) {
         if (!out[k]) continue;

@@ -102,6 +102,15 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e)
 /* Round to nearest, ties to even (the default rounding mode), as int. */
 static int32_t rne(float x) { return (int32_t)nearbyintf(x); }
 
+/* Where B[p][j] lies in an int8 pack's panels: int8dq has quads of k per
+ * column, int8wo one k's 16 columns. */
+static size_t int8_at(const qg_packed *v, int64_t p, int64_t j)
+{
+    size_t col = (size_t)((j / QG_NR) * v->kp * 16), jj = (size_t)(j % QG_NR);
+    return col + (v->scheme == QG_INT8DQ ? (size_t)((p / 4) * 64 + p % 4) + jj * 4
+                                         : (size_t)(p * 16) + jj);
+}
+
 static void pack_int8(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint8_t *w,
                       float *scale, int32_t *colsum)
 {
@@ -112,16 +121,11 @@ static void pack_int8(const qg_packed *v, const float *b, int64_t rsb, int64_t c
         float s = mx > 0 && isfinite(mx) ? mx / 127.0f : 1.0f;
         scale[j] = s;
         int32_t sum = 0;
-        uint8_t *col = w + (j / QG_NR) * v->kp * 16;
-        int jj = (int)(j % QG_NR);
         for (int64_t p = 0; p < k; p++) {
             int32_t q = rne(b[p * rsb + j * csb] / s);
             q = q > 127 ? 127 : q < -127 ? -127 : q;
             sum += q;
-            /* int8dq: quads of k per column; int8wo: one k's 16 columns */
-            size_t at = v->scheme == QG_INT8DQ ? (size_t)((p / 4) * 64 + jj * 4 + p % 4)
-                                               : (size_t)(p * 16 + jj);
-            col[at] = (uint8_t)(int8_t)q;
+            w[int8_at(v, p, j)] = (uint8_t)(int8_t)q;
         }
         if (colsum) colsum[j] = sum;
     }
@@ -180,6 +184,66 @@ void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, in
     }
 }
 
+bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t csb, int64_t k,
+                int64_t n, const int32_t *zb, const float *scale, void *dst)
+{
+    qg_packed v;
+    size_t sec[4];
+    if ((scheme != QG_INT8DQ && scheme != QG_INT8WO) || !layout(scheme, 0, k, n, &v, sec))
+        return false;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t p = 0; p < k; p++) {
+            int64_t at = p * rsb + j * csb;
+            int32_t q = (b_unsigned ? ((const uint8_t *)b)[at] : ((const int8_t *)b)[at]) - zb[j];
+            if (q < -128 || q > 127) return false;
+        }
+    if (!dst) return true;
+    qhdr h = {.scheme = scheme, .k = k, .n = n};
+    memcpy(h.magic, MAGIC, 8);
+    memcpy(dst, &h, sizeof h);
+    view_of(dst, sec, &v);
+    uint8_t *w = (uint8_t *)v.w;
+    for (int64_t j = 0; j < n; j++) {
+        int32_t sum = 0;
+        for (int64_t p = 0; p < k; p++) {
+            int64_t at = p * rsb + j * csb;
+            int32_t q = (b_unsigned ? ((const uint8_t *)b)[at] : ((const int8_t *)b)[at]) - zb[j];
+            sum += q;
+            w[int8_at(&v, p, j)] = (uint8_t)(int8_t)q;
+        }
+        ((float *)v.scale)[j] = scale[j];
+        if (v.colsum) ((int32_t *)v.colsum)[j] = sum;
+    }
+    return true;
+}
+
+void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t k, int64_t n,
+                int group, const float *scale, const float *zero, void *dst)
+{
+    qg_packed v;
+    size_t sec[4];
+    if (!layout(QG_INT4WO, group, k, n, &v, sec)) return;
+    qhdr h = {.scheme = QG_INT4WO, .group = group, .k = k, .n = n};
+    memcpy(h.magic, MAGIC, 8);
+    memcpy(dst, &h, sizeof h);
+    view_of(dst, sec, &v);
+    uint8_t *w = (uint8_t *)v.w;
+    int shift = b_signed ? 8 : 0;
+    for (int64_t j = 0; j < n; j++) {
+        uint8_t *col = w + (j / QG_NR) * v.kp * 8;
+        int jj = (int)(j % QG_NR);
+        for (int64_t p = 0; p < k; p++) {
+            int64_t at = p * rsb + j * csb;
+            int q = (b_signed ? ((const int8_t *)b)[at] : ((const uint8_t *)b)[at]) + shift;
+            col[(p / 2) * 16 + jj] |= (uint8_t)((q & 15) << (4 * (p % 2)));
+        }
+        for (int64_t g = 0; g < (k + group - 1) / group; g++) {
+            ((float *)v.scale)[g * v.np + j] = scale[g * n + j];
+            ((float *)v.zero)[g * v.np + j] = zero[g * n + j] + (float)shift;
+        }
+    }
+}
+
 void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
 {
     float lo = 0, hi = 0; /* the range holds 0, so zero (padding) is exact */
@@ -196,6 +260,35 @@ void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_
     }
     *scale = s;
     *zp = z;
+}
+
+void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)
+{
+    bool v512 = KISA_X86 && qg_avx512_minmax && kisa_active() >= KISA_AVX512;
+    float lo = 0, hi = 0;
+    if (v512) {
+        qg_avx512_minmax(x, n, &lo, &hi);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            lo = x[i] < lo ? x[i] : lo;
+            hi = x[i] > hi ? x[i] : hi;
+        }
+    }
+    float s = (float)((double)(hi - lo) / 255.0);
+    float r = s == 0 ? 0 : rintf(0 - lo / s);
+    int32_t z = r > 255 ? 255 : r > 0 ? (int32_t)r : 0; /* NaN: 0 */
+    *scale = s;
+    *zp = (uint8_t)z;
+    if (s == 0) {
+        memset(y, z, (size_t)n);
+    } else if (v512) {
+        qg_avx512_quant(x, n, s, (float)z, y);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            float q = rintf(x[i] / s) + (float)z;
+            y[i] = (uint8_t)(q > 255 ? 255 : q > 0 ? (int32_t)q : 0); /* NaN: 0 */
+        }
+    }
 }
 
 /* ---- portable kernels ----------------------------------------------------------- */
@@ -363,6 +456,25 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     }
 }
 
+/* Every panel of C over up to `threads` threads. */
+static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,
+                       const gemm_epi *epi, int threads)
+{
+    const qg_kern *kr = pick(b->scheme);
+    int64_t np = b->np / QG_NR;
+    int t = threads > 1 ? threads : 1;
+    if (t > np) t = (int)np;
+    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
+        panels(kr, b, x, m, c, ldc, epi, 0, np);
+    } else {
+#pragma omp parallel num_threads(t)
+        {
+            int id = omp_get_thread_num(), n = omp_get_num_threads();
+            panels(kr, b, x, m, c, ldc, epi, np * id / n, np * (id + 1) / n);
+        }
+    }
+}
+
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
 {
@@ -370,19 +482,39 @@ ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, flo
     qg_act x;
     void *buf;
     TRY(act_make(b, a, lda, m, &x, &buf, e));
-    const qg_kern *kr = pick(b->scheme);
-    int64_t np = b->np / QG_NR;
-    int t = threads > 1 ? threads : 1;
-    if (t > np) t = (int)np;
-    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
-        panels(kr, b, &x, m, c, ldc, epi, 0, np);
-    } else {
-#pragma omp parallel num_threads(t)
-        {
-            int id = omp_get_thread_num(), n = omp_get_num_threads();
-            panels(kr, b, &x, m, c, ldc, epi, np * id / n, np * (id + 1) / n);
-        }
+    run_panels(b, &x, m, c, ldc, epi, threads);
+    aligned_free(buf);
+    return AIT_OK;
+}
+
+ait_status qgemm_q8(const qg_packed *b, const void *q, bool a_signed, int64_t ldq, int64_t m,
+                    float sa, int32_t za, float *c, int64_t ldc, const gemm_epi *epi, int threads,
+                    ait_error *e)
+{
+    if (m <= 0) return AIT_OK;
+    if (b->scheme != QG_INT8DQ)
+        return err_set(e, AIT_E_INTERNAL, "qgemm_q8: weights packed as %s, not int8dq",
+                       qg_scheme_name(b->scheme));
+    size_t rows = (size_t)m, kp = (size_t)b->kp;
+    bool copy = a_signed || ldq != b->kp; /* the kernels read rows kp apart, uint8 */
+    void *buf = aligned_zalloc(rows * 8 + (copy ? up64(rows * kp) : 0) + 64);
+    if (!buf) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
+    float *sv = buf;
+    int32_t *zv = (int32_t *)(sv + rows);
+    const uint8_t *qa = q;
+    if (copy) { /* int8 as uint8: q + 128 against za + 128; padding 0 against weights 0 */
+        uint8_t *d = (uint8_t *)buf + up64(rows * 8);
+        for (size_t i = 0; i < rows; i++)
+            for (int64_t k = 0; k < b->k; k++)
+                d[i * kp + (size_t)k] = (uint8_t)(qa[(int64_t)i * ldq + k] ^ (a_signed ? 0x80 : 0));
+        qa = d;
     }
+    for (size_t i = 0; i < rows; i++) {
+        sv[i] = sa;
+        zv[i] = za + (a_signed ? 128 : 0);
+    }
+    qg_act x = {.q = qa, .sa = sv, .za = zv};
+    run_panels(b, &x, m, c, ldc, epi, threads);
     aligned_free(buf);
     return AIT_OK;
 }

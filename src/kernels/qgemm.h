@@ -54,6 +54,22 @@ size_t qg_pack_size(int scheme, int group, int64_t k, int64_t n);
  * aligned, qg_pack_size bytes, zeroed). */
 void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, int64_t k,
              int64_t n, void *dst);
+/* Packs a B quantised already, B[k][n] at b[k*rsb + n*csb] (int8, or
+ * uint8 when b_unsigned), minus column j's zero point zb[j], with column
+ * scales scale[n], into QG_INT8DQ's or QG_INT8WO's layout (dst as
+ * qg_pack's: qg_pack_size(scheme, 0, k, n) bytes, zeroed). The integers are
+ * kept exactly, so false (dst unusable) when some b - zb leaves
+ * [-128, 127]: uint8 weights with a zero point far from 128, say. dst NULL:
+ * the check only. */
+bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t csb, int64_t k,
+                int64_t n, const int32_t *zb, const float *scale, void *dst);
+/* Packs a B quantised already in blocks of `group` rows (32, 64, 128) into
+ * QG_INT4WO's layout: B[k][n] at b[k*rsb + n*csb], one value a byte (uint4
+ * 0..15, or int4 -8..7 when b_signed, kept as b + 8 against z + 8), block
+ * g of column j with scale[g*n + j] and zero point zero[g*n + j] (w = s *
+ * (b - z), the last block possibly short); dst as qg_pack's, zeroed. */
+void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t k, int64_t n,
+                int group, const float *scale, const float *zero, void *dst);
 /* Checks a packed buffer of `size` bytes and fills a view of it in place. */
 ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
 
@@ -63,9 +79,25 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e);
 
+/* QG_INT8DQ's GEMM on activations quantised already (b packed int8dq):
+ * row i of A is q[i*ldq ..] (k of them; uint8, or int8 when a_signed), all
+ * rows with scale sa and zero point za. C = sa * scale[j] * the exact
+ * int32 sum of (qa - za) * (b - zb) (qg_pack_q8's b), converted to float
+ * as a Cast does, then the epilogue. */
+ait_status qgemm_q8(const qg_packed *b, const void *q, bool a_signed, int64_t ldq, int64_t m,
+                    float sa, int32_t za, float *c, int64_t ldc, const gemm_epi *epi, int threads,
+                    ait_error *e);
+
 /* The kernel qgemm picks for the scheme now ("avx512-bf16", "portable",
  * ...), and the core/cpu.h features it needs. */
 const char *qg_kernel_name(int scheme);
+
+/* DynamicQuantizeLinear (ONNX): x[n] to uint8 y over [min(x, 0),
+ * max(x, 0)], scale = (max - min) / 255 (computed in double, rounded to
+ * float), zero point = saturate(rint(-min / scale)), y = saturate(rint(x /
+ * scale) + zero point); NaN skipped by the range and quantised to 0. The
+ * reference op's arithmetic, bit for bit. */
+void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp);
 
 /* The activation quantisation of QG_INT8DQ, exported for tests: row a[k]
  * to q[k] in 0..255, with *scale and *zp. */

@@ -169,10 +169,51 @@ T512 static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int m
     SWITCH4(INT4WO_CALL, b, x, i0, p, t)
 }
 
+/* DynamicQuantizeLinear's passes (qg_dynq_u8): vminps/vmaxps return their
+ * second operand when the first is NaN, as the scalar code skips NaN; the
+ * division is kept (a reciprocal would round differently) and rounding is
+ * to nearest even, as rintf. */
+T512 static void dq_minmax(const float *x, int64_t n, float *lo, float *hi)
+{
+    __m512 l = _mm512_set1_ps(*lo), h = _mm512_set1_ps(*hi);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        l = _mm512_min_ps(v, l);
+        h = _mm512_max_ps(v, h);
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        l = _mm512_mask_min_ps(l, m, v, l);
+        h = _mm512_mask_max_ps(h, m, v, h);
+    }
+    *lo = _mm512_reduce_min_ps(l);
+    *hi = _mm512_reduce_max_ps(h);
+}
+
+T512 static void dq_quant(const float *x, int64_t n, float s, float z, uint8_t *y)
+{
+    const __m512 sv = _mm512_set1_ps(s), zv = _mm512_set1_ps(z), top = _mm512_set1_ps(255.0f),
+                 zero = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), sv);
+        v = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zv);
+        v = _mm512_min_ps(_mm512_max_ps(v, zero), top); /* NaN: 0 */
+        _mm512_mask_cvtepi32_storeu_epi8(y + i, m, _mm512_cvtps_epi32(v));
+    }
+}
+
+void (*const qg_avx512_minmax)(const float *, int64_t, float *, float *) = dq_minmax;
+void (*const qg_avx512_quant)(const float *, int64_t, float, float, uint8_t *) = dq_quant;
+
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, k_int8dq};
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
 const qg_kern qg_avx512_int4wo = {KISA_AVX512, "", "avx512", 4, k_int4wo};
 #else
 const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
+void (*const qg_avx512_minmax)(const float *, int64_t, float *, float *) = NULL;
+void (*const qg_avx512_quant)(const float *, int64_t, float, float, uint8_t *) = NULL;
 #endif

@@ -32,6 +32,11 @@ typedef struct qg_kern {
 /* qgemm_avx512.c (NULL functions when KISA_X86 is 0) */
 extern const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
 
+/* qgemm_avx512.c: qg_dynq_u8's two passes over x (NULL when KISA_X86 is 0):
+ * the minimum and maximum (NaN skipped), and y = saturate(rint(x / s) + z). */
+extern void (*const qg_avx512_minmax)(const float *x, int64_t n, float *lo, float *hi);
+extern void (*const qg_avx512_quant)(const float *x, int64_t n, float s, float z, uint8_t *y);
+
 /* Panel p of b: its bytes. */
 static inline const uint8_t *qg_panel(const qg_packed *b, int64_t p, int64_t bytes_per_k_x16)
 {

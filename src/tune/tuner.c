@@ -305,10 +305,27 @@ static void progress_done(const progress *p, const char *mod, int batch, const t
 static void add_quant(const graph *sub, const tune_opts *o, const backend *b, int threads,
                       tune_module *tm, const backend **cb);
 
+/* Whether module g quantises values it computes (DynamicQuantizeLinear, or
+ * QuantizeLinear of a non-constant): a rounding step there turns a float32
+ * difference upstream into one quantum, so its candidates are judged by
+ * SQNR (TOL_PREQUANT_SQNR_DB) rather than element by element. */
+static bool quantises_activations(const graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        if ((n->domain && n->domain[0]) || n->n_in < 1 || n->in[0] < 0) continue;
+        if (!strcmp(n->op, "DynamicQuantizeLinear") ||
+            (!strcmp(n->op, "QuantizeLinear") && !g->vals[n->in[0]].konst))
+            return true;
+    }
+    return false;
+}
+
 static void list_candidates(const graph *sub, const tune_opts *o, tune_module *tm,
                             const backend **cb)
 {
     int threads = o->max_threads > 0 ? o->max_threads : 1;
+    bool flips = quantises_activations(sub);
     int nb = o->backends ? o->n_backends : backend_count();
     tm->n_cands = 0;
     for (int i = 0; i < nb && tm->n_cands < TUNE_MAX_CANDS; i++) {
@@ -331,6 +348,7 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
                 if (!strcmp(b->name, "native")) c->cfg.gemm = o->gemm;
                 snprintf(c->name, sizeof c->name, "%s%s%s/t%d", b->name, *vars[v] ? ":" : "",
                          vars[v], t);
+                if (flips && !is_ref) c->min_sqnr = TOL_PREQUANT_SQNR_DB;
             }
         add_quant(sub, o, b, threads, tm, cb);
     }

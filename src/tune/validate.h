@@ -30,8 +30,9 @@
  * (tolerance_quantised): SQNR >= 25 dB, no share bound. */
 /* The rules' version, part of every cached verdict's key (tune/cache.h):
  * bump it when a default or the judging changes, so that verdicts cached
- * under the old rules are recomputed. 2: atol scaled by S. */
-#define VALIDATE_RULES 2
+ * under the old rules are recomputed. 2: atol scaled by S. 3: modules
+ * quantising activations judged by SQNR (TOL_PREQUANT_SQNR_DB). */
+#define VALIDATE_RULES 3
 
 typedef struct tolerance {
     double rtol, atol;
@@ -40,6 +41,15 @@ typedef struct tolerance {
 } tolerance;
 
 #define TOL_QUANT_SQNR_DB 25.0
+/* A module that quantises values it computes (DynamicQuantizeLinear,
+ * QuantizeLinear of an activation: a model that arrives quantised): a
+ * float32 difference upstream of the rounding moves an element by one
+ * quantum, so every candidate but the reference is judged by SQNR alone.
+ * Flipping a share f of the elements by one quantum q adds f q^2 of noise
+ * against the q^2 / 12 the quantisation itself adds: 40 dB still leaves
+ * about 5% of the elements free to flip in an 8-bit model whose own SQNR
+ * against float32 is near 38 dB, and catches anything coarser. */
+#define TOL_PREQUANT_SQNR_DB 40.0
 /* The denominator floor of the relative error: max(|ref|, VALIDATE_TINY). */
 #define VALIDATE_TINY 1e-12
 

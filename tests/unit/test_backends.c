@@ -656,6 +656,13 @@ typedef struct op_cases {
     void (*run)(const backend *b);
 } op_cases;
 
+/* MatMulInteger, QLinearMatMul and DequantizeLinear take integer operands
+ * and native runs them in patterns (the dynamic chain after MatMulInteger,
+ * quantised weights into a MatMul), and DynamicQuantizeLinear has three
+ * outputs of three types: unit_qlinear (test_qlinear.c) checks them
+ * against the reference. */
+static void cases_in_qlinear(const backend *b) { (void)b; }
+
 static const op_cases cases[] = {
     {"MatMul", cases_matmul},
     {"Gemm", cases_gemm},
@@ -687,6 +694,10 @@ static const op_cases cases[] = {
     {"HardSwish", cases_hardswish},
     {"LSTM", cases_lstm},
     {"Attention", cases_attention},
+    {"MatMulInteger", cases_in_qlinear},
+    {"QLinearMatMul", cases_in_qlinear},
+    {"DynamicQuantizeLinear", cases_in_qlinear},
+    {"DequantizeLinear", cases_in_qlinear},
 };
 
 typedef struct walk {

@@ -8,8 +8,7 @@
 
 #include "backends/native/native.h"
 
-/* The only node consuming v (among those scheduled), or -1. */
-static int sole_consumer(const built *bm, int v)
+int nat_sole_consumer(const built *bm, int v)
 {
     if (bm->vals[v].uses != 1) return -1; /* a module output counts as a use */
     const graph *g = bm->g;
@@ -100,7 +99,7 @@ void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
     ep->out = v;
     if (!o || o->dtype != AIT_F32 || o->rank < (row_bias ? 4 : 1)) return;
     while (ep->n_nodes < 8) {
-        int i = sole_consumer(bm, ep->out);
+        int i = nat_sole_consumer(bm, ep->out);
         if (i < 0) return;
         const node *n = &bm->g->nodes[i];
         if ((n->domain && n->domain[0]) || n->n_out != 1 || n->out[0] < 0) return;
@@ -145,7 +144,7 @@ void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, 
 
 int nat_bn_after(const built *bm, int v, int64_t c)
 {
-    int i = sole_consumer(bm, v);
+    int i = nat_sole_consumer(bm, v);
     if (i < 0) return -1;
     const node *n = &bm->g->nodes[i];
     if (strcmp(n->op, "BatchNormalization") || (n->domain && n->domain[0]) || n->n_in != 5 ||

@@ -60,10 +60,16 @@ static ait_status mm_take(built *bm, int i, nat_step *st, bool *taken)
     if (!f32(a) || !f32(b) || !f32(y) || a->rank < 2 || b->rank < 2) return AIT_OK;
     int64_t K = a->dims[a->rank - 1], N = b->dims[b->rank - 1];
     if (tensor_numel(y) == 0 || K == 0) return AIT_OK;
+    bool dq = false, q = false;
     if (nat_const(bm, n->in[1]) && b->rank == 2) {
         int64_t arg[4] = {K, N, N, 1};
         TRY(pack_w(bm, i, arg, true, st));
         if (!st->geo[G_PACKED]) return AIT_OK;
+        st->geo[G_M] = tensor_numel(a) / K;
+    } else if (b->rank == 2) { /* quantised weights exec left unfolded (qlinear.c) */
+        TRY(nat_dq_pack(bm, i, &dq, &q));
+        st->geo[G_PACKED] = dq;
+        st->geo[G_Q] = q;
         st->geo[G_M] = tensor_numel(a) / K;
     }
     st->geo[G_N] = N;

@@ -197,13 +197,17 @@ static ait_status sched_node(built *bm, int i)
             bm->scratch_size = bm->scratch ? st->scratch : 0;
             if (!bm->scratch) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory for scratch");
         }
-        /* The swallowed nodes' values are computed by this step. */
-        const tensor *sh = nat_shape(bm, st->epi.out);
-        nat_val *d = &bm->vals[st->epi.out];
-        tensor_set_shape(&d->t, AIT_F32, sh->rank, sh->dims);
-        TRY(tensor_alloc(&d->t, bm->err));
-        d->cur = &d->t;
-        d->done = true;
+        /* The swallowed nodes' values are computed by this step (out -1: a
+         * step whose only reader packed its inputs, qlinear.c's dequantised
+         * weights: no storage). */
+        if (st->epi.out >= 0) {
+            const tensor *sh = nat_shape(bm, st->epi.out);
+            nat_val *d = &bm->vals[st->epi.out];
+            tensor_set_shape(&d->t, sh->dtype, sh->rank, sh->dims); /* float32 but QLinearMatMul's */
+            TRY(tensor_alloc(&d->t, bm->err));
+            d->cur = &d->t;
+            d->done = true;
+        }
         for (int k = 0; k < n->n_out; k++)
             if (n->out[k] >= 0) bm->vals[n->out[k]].done = true;
         const fusion *f = st->fus >= 0 ? &bm->fus->f[st->fus] : NULL;
@@ -438,11 +442,13 @@ static ait_status nat_save(const built *bm, prepared *out, ait_error *e)
 
 static const op_def *nat_op_for(const graph *g, const node *n)
 {
-    if (!nat_op_find(n)) return NULL;
+    const nat_op *op = nat_op_find(n);
+    if (!op) return NULL;
     /* the data input: others may be parameters of other types (Resize's
      * sizes); each op's take checks the rest */
     int v = n->n_in > 0 ? n->in[0] : -1;
-    if (v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED && g->vals[v].dtype != AIT_F32)
+    if (!op->int8_in && v >= 0 && v < g->n_vals && g->vals[v].dtype != AIT_UNDEFINED &&
+        g->vals[v].dtype != AIT_F32)
         return NULL;
     return n->def;
 }

@@ -113,12 +113,23 @@ typedef struct nat_op {
     /* After the layout pass (NULL: nothing to do): packs what the chosen
      * layout needs and sets st->scratch. */
     ait_status (*finish)(built *bm, nat_step *st);
+    bool int8_in;   /* its data input is (u)int8, not float32 (qlinear.c) */
 } nat_op;
 
 /* ops.c */
 const nat_op *nat_op_find(const node *n);
 extern const nat_op nat_batchnorm; /* norm.c */
 
+/* qlinear.c: MatMul node i's B when it is a DequantizeLinear of constant
+ * weights that exec leaves unfolded (per tensor or per column int8/uint8,
+ * or int4/uint4 blocks of 32, 64, 128 along K), packed: for qgemm's
+ * weight-only kernels (*q) when the MatMul has at most 16 rows, else
+ * dequantised for the float32 GEMM; *packed false when B is no such value
+ * (the DequantizeLinear step then ran as usual). */
+ait_status nat_dq_pack(built *bm, int i, bool *packed, bool *q);
+/* fuse.c: the only scheduled node consuming value v (a module output
+ * counts as a use), or -1. */
+int nat_sole_consumer(const built *bm, int v);
 /* fuse.c: the element-wise chain after value v (the anchor's output) that
  * the epilogue can take; `row_bias` says whether a bias runs along the
  * output's channel axis 1 (Conv) rather than its last (MatMul, Gemm);
