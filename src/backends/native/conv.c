@@ -8,7 +8,8 @@
  * the chain's bias and activation fused, a residual added after.
  * A step layout.c runs channels-last (NHWC) instead packs the weights as
  * B at finish and runs nhwc_run: Y[pixel][M] = A x B, A the input or its
- * NHWC im2col, or knhwc_dw for depthwise. */
+ * NHWC im2col, or knhwc_dw for depthwise. In the int8dq variant a Conv of
+ * one group runs that way on quantised weights (qconv.c). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,8 @@ static ait_status conv_finish(built *bm, nat_step *st)
     const int64_t xn = q[G_N] * cg * group * q[G_H] * q[G_W], yn = q[G_N] * M * ohw;
     const float *w = nat_shape(bm, n->in[1])->data;
     nat_pack *p;
+    const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group);
+    st->nhwc |= quant; /* qgemm's B is the weights: channels-last only */
     if (!st->nhwc) {
         if (q[G_DIRECT] == CONV_DW) return AIT_OK;
         int nr = gemm_kernel_nr(bm->kern);
@@ -226,8 +229,9 @@ static ait_status conv_finish(built *bm, nat_step *st)
             for (int64_t ci = 0; ci < cg; ci++)
                 for (int64_t t = 0; t < taps; t++)
                     tmp[(gi * kdim + t * cg + ci) * mg + co] = w[((gi * mg + co) * cg + ci) * taps + t];
-    ait_status s = nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
-                                fill_wt, tmp, &p);
+    ait_status s = quant ? nat_qconv_pack(bm, st->node, tmp, kdim, M)
+                         : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
+                                        fill_wt, tmp, &p);
     free(tmp);
     free(own);
     return s;
@@ -330,7 +334,10 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.epi.bias_mode = GEMM_BIAS_COL;
                         g.epi.bias = bias + gi * mg;
                     }
-                    TRY(nat_gemm_f32(bm, &g));
+                    if (p->qv.w) /* quantised (qconv.c): one group, A's rows rsa apart */
+                        TRY(qgemm(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, bm->err));
+                    else
+                        TRY(nat_gemm_f32(bm, &g));
                 }
     }
     if (!out_nhwc) knhwc_to_nchw(y, N, M, ohw, yout);

@@ -158,6 +158,14 @@ void nat_tuned_free(built *bm);
  * steps run so (see its header), then each step's finish. */
 ait_status nat_layout(built *bm);
 
+/* qconv.c: whether a Conv of `group` groups runs quantised in this build
+ * (channels-last, on qgemm); its weights [kdim][M] quantised and packed
+ * (one group, the view in bm->packs[i].qv); whether a module has a Conv
+ * the variant quantises. */
+bool nat_qconv(const built *bm, int64_t group);
+ait_status nat_qconv_pack(built *bm, int i, const float *wt, int64_t kdim, int64_t M);
+bool nat_qconv_in(const graph *module);
+
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */
 bool nat_const(const built *bm, int v);
