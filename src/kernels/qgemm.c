@@ -180,22 +180,34 @@ void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, in
     }
 }
 
-void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
+static void quant_row_c(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
 {
     float lo = 0, hi = 0; /* the range holds 0, so zero (padding) is exact */
     for (int64_t p = 0; p < k; p++) {
         lo = fminf(lo, a[p]);
         hi = fmaxf(hi, a[p]);
     }
-    float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 255.0f : 1.0f;
-    int32_t z = rne(-lo / s);
-    z = z < 0 ? 0 : z > 255 ? 255 : z;
+    float s;
+    int32_t z;
+    qg_u8_params(lo, hi, &s, &z);
     for (int64_t p = 0; p < k; p++) {
         int32_t v = rne(a[p] / s) + z;
         q[p] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
     *scale = s;
     *zp = z;
+}
+
+/* The row quantiser for the ISA now (the AVX-512 one makes the same bytes). */
+static qg_quant_fn quant_row_fn(void)
+{
+    return KISA_X86 && qg_avx512_quant_row_u8 && kisa_active() >= KISA_AVX512 ? qg_avx512_quant_row_u8
+                                                                             : quant_row_c;
+}
+
+void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
+{
+    quant_row_fn()(a, k, q, scale, zp);
 }
 
 /* ---- portable kernels ----------------------------------------------------------- */
@@ -330,8 +342,8 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
         uint8_t *q = *buf;
         float *sa = (float *)(q + up64(rows * kp));
         int32_t *za = (int32_t *)(sa + rows);
-        for (int64_t i = 0; i < m; i++)
-            qg_quant_row_u8(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
+        qg_quant_fn quant = quant_row_fn();
+        for (int64_t i = 0; i < m; i++) quant(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
         /* padding k: q = 0 there, against weights 0: no term */
         x->q = q;
         x->sa = sa;

@@ -171,8 +171,36 @@ T512 static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int m
 
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, k_int8dq};
+
+/* min/max with the operands so that a NaN in a is skipped, as fminf does;
+ * a / s rounded by the current mode (nearest even), as nearbyintf. */
+T512 static void quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
+{
+    __m512 lo = _mm512_setzero_ps(), hi = lo;
+    for (int64_t p = 0; p < k; p += 16) {
+        __mmask16 m = k - p >= 16 ? 0xffff : (__mmask16)((1u << (k - p)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, a + p); /* zeros past k: the range holds 0 anyway */
+        lo = _mm512_min_ps(v, lo);
+        hi = _mm512_max_ps(v, hi);
+    }
+    float s;
+    int32_t z;
+    qg_u8_params(_mm512_reduce_min_ps(lo), _mm512_reduce_max_ps(hi), &s, &z);
+    const __m512 vs = _mm512_set1_ps(s);
+    const __m512i vz = _mm512_set1_epi32(z), zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255);
+    for (int64_t p = 0; p < k; p += 16) {
+        __mmask16 m = k - p >= 16 ? 0xffff : (__mmask16)((1u << (k - p)) - 1);
+        __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_div_ps(_mm512_maskz_loadu_ps(m, a + p), vs)), vz);
+        v = _mm512_min_epi32(_mm512_max_epi32(v, zero), top);
+        _mm512_mask_cvtepi32_storeu_epi8(q + p, m, v);
+    }
+    *scale = s;
+    *zp = z;
+}
+const qg_quant_fn qg_avx512_quant_row_u8 = quant_row_u8;
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
 const qg_kern qg_avx512_int4wo = {KISA_AVX512, "", "avx512", 4, k_int4wo};
 #else
 const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
+const qg_quant_fn qg_avx512_quant_row_u8 = NULL;
 #endif

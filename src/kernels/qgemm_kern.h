@@ -2,6 +2,8 @@
  * per-scheme micro-kernel tables (qgemm.c, qgemm_avx512.c). */
 #ifndef AIT_KERNELS_QGEMM_KERN_H
 #define AIT_KERNELS_QGEMM_KERN_H
+#include <math.h>
+
 #include "kernels/isa.h"
 #include "kernels/qgemm.h"
 
@@ -31,6 +33,18 @@ typedef struct qg_kern {
 
 /* qgemm_avx512.c (NULL functions when KISA_X86 is 0) */
 extern const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
+/* qg_quant_row_u8 in AVX-512 (AVX512F/BW): the same bytes, scale and zero point. */
+typedef void (*qg_quant_fn)(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp);
+extern const qg_quant_fn qg_avx512_quant_row_u8;
+
+/* The uint8 scale and zero point of a row whose range [lo, hi] holds 0. */
+static inline void qg_u8_params(float lo, float hi, float *scale, int32_t *zp)
+{
+    float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 255.0f : 1.0f;
+    int32_t z = (int32_t)nearbyintf(-lo / s);
+    *scale = s;
+    *zp = z < 0 ? 0 : z > 255 ? 255 : z;
+}
 
 /* Panel p of b: its bytes. */
 static inline const uint8_t *qg_panel(const qg_packed *b, int64_t p, int64_t bytes_per_k_x16)
