@@ -319,37 +319,54 @@ const char *qg_kernel_name(int scheme)
 
 /* ---- the driver ----------------------------------------------------------------- */
 
-/* A's rows converted as the scheme's kernels read them, in one buffer. */
+size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m)
+{
+    qg_packed v;
+    size_t sec[4], rows = (size_t)m, bytes = 0, per;
+    if (m <= 0 || !layout(scheme, group, k, 1, &v, sec)) return 0;
+    size_t kp = (size_t)v.kp, ng = v.group ? (size_t)(v.kp / v.group) : 0;
+    per = scheme == QG_BF16 ? kp * 2 : scheme == QG_INT8DQ ? kp : scheme == QG_INT4WO ? ng * 4 : 0;
+    if (__builtin_mul_overflow(rows, per, &bytes) || bytes > ((size_t)1 << 50)) return 0;
+    if (scheme == QG_INT8DQ) bytes = up64(bytes) + rows * 8; /* scales, zero points */
+    return bytes ? up64(bytes) + 64 : 0;
+}
+
+/* A's rows converted as the scheme's kernels read them, in ws (or a buffer
+ * made here, *own). */
 static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int64_t m, qg_act *x,
-                           void **buf, ait_error *e)
+                           void *ws, void **own, ait_error *e)
 {
     *x = (qg_act){.a = a, .lda = lda};
-    *buf = NULL;
-    size_t rows = (size_t)m, kp = (size_t)b->kp, bytes = 0;
+    *own = NULL;
+    size_t rows = (size_t)m, kp = (size_t)b->kp, bytes = qgemm_scratch(b->scheme, b->group, b->k, m);
     int64_t ng = b->group ? b->kp / b->group : 0;
-    if (b->scheme == QG_BF16) bytes = rows * kp * 2;
-    else if (b->scheme == QG_INT8DQ) bytes = rows * kp + rows * 8;
-    else if (b->scheme == QG_INT4WO) bytes = rows * (size_t)ng * sizeof(float);
-    if (!bytes) return AIT_OK;
-    *buf = aligned_zalloc(up64(bytes) + 64);
-    if (!*buf) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
+    if (b->scheme == QG_INT8WO) return AIT_OK;
+    if (!bytes) return err_set(e, AIT_E_OVERFLOW, "quantised activations are too large");
+    if (!ws) ws = *own = aligned_zalloc(bytes);
+    if (!ws) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
     if (b->scheme == QG_BF16) {
-        uint16_t *h = *buf;
-        for (int64_t i = 0; i < m; i++)
+        uint16_t *h = ws;
+        for (int64_t i = 0; i < m; i++) {
             for (int64_t k = 0; k < b->k; k++) h[(size_t)i * kp + k] = f32_to_bf16(a[i * lda + k]);
+            for (size_t k = (size_t)b->k; k < kp; k++) h[(size_t)i * kp + k] = 0;
+        }
         x->h = h;
     } else if (b->scheme == QG_INT8DQ) {
-        uint8_t *q = *buf;
+        uint8_t *q = ws;
         float *sa = (float *)(q + up64(rows * kp));
         int32_t *za = (int32_t *)(sa + rows);
         qg_quant_fn quant = quant_row_fn();
-        for (int64_t i = 0; i < m; i++) quant(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
+        for (int64_t i = 0; i < m; i++) {
+            quant(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
+            memset(q + (size_t)i * kp + b->k, 0, (size_t)(b->kp - b->k));
+        }
         /* padding k: q = 0 there, against weights 0: no term */
         x->q = q;
         x->sa = sa;
         x->za = za;
     } else {
-        float *gs = *buf;
+        float *gs = ws;
+        memset(gs, 0, rows * (size_t)ng * sizeof(float));
         for (int64_t i = 0; i < m; i++)
             for (int64_t k = 0; k < b->k; k++) gs[i * ng + k / b->group] += a[i * lda + k];
         x->gsum = gs;
@@ -375,26 +392,46 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     }
 }
 
-ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
-                 int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
+/* The panels over threads, A converted in x. */
+static void run(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,
+                const gemm_epi *epi, int threads)
 {
-    if (m <= 0) return AIT_OK;
-    qg_act x;
-    void *buf;
-    TRY(act_make(b, a, lda, m, &x, &buf, e));
     const qg_kern *kr = pick(b->scheme);
     int64_t np = b->np / QG_NR;
     int t = threads > 1 ? threads : 1;
     if (t > np) t = (int)np;
     if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
-        panels(kr, b, &x, m, c, ldc, epi, 0, np);
+        panels(kr, b, x, m, c, ldc, epi, 0, np);
     } else {
 #pragma omp parallel num_threads(t)
         {
             int id = omp_get_thread_num(), n = omp_get_num_threads();
-            panels(kr, b, &x, m, c, ldc, epi, np * id / n, np * (id + 1) / n);
+            panels(kr, b, x, m, c, ldc, epi, np * id / n, np * (id + 1) / n);
         }
     }
+}
+
+ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
+                 int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
+{
+    return qgemm_ws(b, a, lda, m, c, ldc, epi, threads, NULL, e);
+}
+
+ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
+                    int64_t ldc, const gemm_epi *epi, int threads, void *ws, ait_error *e)
+{
+    if (m <= 0) return AIT_OK;
+    qg_act x;
+    void *buf;
+    TRY(act_make(b, a, lda, m, &x, ws, &buf, e));
+    run(b, &x, m, c, ldc, epi, threads);
     aligned_free(buf);
     return AIT_OK;
+}
+
+void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za, int64_t m,
+              float *c, int64_t ldc, const gemm_epi *epi, int threads)
+{
+    qg_act x = {.q = q, .sa = sa, .za = za};
+    if (m > 0 && b->scheme == QG_INT8DQ) run(b, &x, m, c, ldc, epi, threads);
 }

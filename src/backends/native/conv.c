@@ -205,6 +205,12 @@ static ait_status conv_finish(built *bm, nat_step *st)
     if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += conv_floats(yn);
     if (!bm->vals[st->epi.out].nhwc) f += conv_floats(yn);
     if (q[G_DIRECT] == CONV_IM2COL) f += conv_floats(nhwc_block(ohw, kdim) * kdim);
+    if (quant) { /* qgemm's quantised rows, after A's block */
+        int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : nhwc_block(ohw, kdim);
+        size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
+        if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
+        f += conv_floats((int64_t)(qb / sizeof(float)));
+    }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
     if (q[G_DIRECT] == CONV_DW) { /* weights [tap][c], made here: not saved */
@@ -315,6 +321,13 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (direct) {
                         g.a = x + gi * cg;
                         g.rsa = C;
+                    } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
+                        uint8_t *qa = (uint8_t *)(sp + conv_floats(blk * kdim));
+                        float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
+                        kg.c0 = gi * cg;
+                        nat_qconv_rows(&kg, x + im * hw * C, p0, p1, kdim, p->qv.kp, sp, qa, sa,
+                                       (int32_t *)(sa + blk));
+                        g.a = NULL;
                     } else {
                         kg.c0 = gi * cg;
                         knhwc_im2col(&kg, x + im * hw * C, p0, p1, sp);
@@ -334,8 +347,14 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.epi.bias_mode = GEMM_BIAS_COL;
                         g.epi.bias = bias + gi * mg;
                     }
-                    if (p->qv.w) /* quantised (qconv.c): one group, A's rows rsa apart */
-                        TRY(qgemm(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, bm->err));
+                    if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
+                        TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
+                    else if (p->qv.w) {
+                        const uint8_t *qa = (const uint8_t *)(sp + conv_floats(blk * kdim));
+                        const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
+                        qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc, &g.epi,
+                                 g.threads);
+                    }
                     else
                         TRY(nat_gemm_f32(bm, &g));
                 }

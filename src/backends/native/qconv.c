@@ -4,12 +4,15 @@
  * W'[kdim][M], W' per output channel symmetric int8 (a BatchNormalization
  * folded first), packed once and saved like the float packs; A the input
  * itself (1x1, stride 1, no pads) or its NHWC im2col, each row (pixel)
- * quantised at run time to uint8 with its own scale and zero point; the
+ * quantised at run time to uint8 with its own scale and zero point (the
+ * im2col a few pixels at a time, quantised while in cache: the float rows
+ * never go to memory); the
  * conv's bias, activation and residual stay the float epilogue. Depthwise
  * and grouped convolutions stay float32 in the variant. */
 #include <string.h>
 
 #include "backends/native/native.h"
+#include "kernels/nhwc.h"
 
 bool nat_qconv(const built *bm, int64_t group) { return bm->quant == QG_INT8DQ && group == 1; }
 
@@ -49,4 +52,21 @@ bool nat_qconv_in(const graph *module)
             return true;
     }
     return false;
+}
+
+/* Pixels per float im2col chunk: a few rows of A, quantised from L1/L2. */
+#define QCONV_CHUNK 16
+
+void nat_qconv_rows(const knhwc_geom *kg, const float *x, int64_t p0, int64_t p1, int64_t kdim,
+                    int64_t kp, float *tmp, uint8_t *q, float *sa, int32_t *za)
+{
+    for (int64_t c0 = p0; c0 < p1; c0 += QCONV_CHUNK) {
+        int64_t c1 = c0 + QCONV_CHUNK < p1 ? c0 + QCONV_CHUNK : p1;
+        knhwc_im2col(kg, x, c0, c1, tmp);
+        for (int64_t p = c0; p < c1; p++) {
+            size_t r = (size_t)(p - p0);
+            qg_quant_row_u8(tmp + (p - c0) * kdim, kdim, q + r * (size_t)kp, &sa[r], &za[r]);
+            memset(q + r * (size_t)kp + kdim, 0, (size_t)(kp - kdim));
+        }
+    }
 }
