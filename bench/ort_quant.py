@@ -104,10 +104,17 @@ def quantise(model, per_channel=False):
 
 def fold_activations(model):
     """Removes each Relu, and Clip to [0, x], whose input is a Conv's or Add's output read by it
-    alone: the producer writes the activation's output instead; and each Identity of an
-    initializer (as PyTorch exports shared weights), its output made an initializer. Returns how
-    many activations."""
+    alone: the producer writes the activation's output instead; and each Constant node (Clip's
+    bounds) and Identity of an initializer (as PyTorch exports shared weights), its output made an
+    initializer. Returns how many activations."""
     g = model.graph
+    for n in [n for n in g.node if n.op_type == "Constant" and len(n.attribute) == 1 and
+              n.attribute[0].name == "value"]:
+        t = onnx.TensorProto()
+        t.CopyFrom(n.attribute[0].t)
+        t.name = n.output[0]
+        g.initializer.append(t)
+        g.node.remove(n)
     inits = {t.name: t for t in g.initializer}
     for n in [n for n in g.node if n.op_type == "Identity" and n.input[0] in inits]:
         t = onnx.TensorProto()

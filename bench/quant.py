@@ -18,8 +18,10 @@ Per batch every engine's outputs are compared with the float32 reference
 top-1 agreement for a [batch, classes] output; then interleaved rounds
 (models.interleave). The target: ait int8 (int8dq) at most 0.8x ORT int8's
 latency with an error no larger (max abs error and SQNR).
-Adds the section "quant" to OUT/results.json and its section to
-OUT/RESULTS.md (bench/report.write_section; other sections are kept).
+Adds the section "quant" (mlp, bert) and "quant_cnn" (resnet18, mobilenetv2)
+to OUT/results.json and their sections to OUT/RESULTS.md
+(bench/report.write_section; other sections, and the other family's when only
+one ran, are kept).
 
 usage: /usr/bin/python3 bench/quant.py --out DIR --models-dir DIR --bin-dir DIR
          [--models mlp,bert,resnet18,mobilenetv2] [--batch 1,8] [--command CMD] [--reuse]
@@ -246,8 +248,46 @@ def fmt(v, f):
     return "-" if v is None else ("inf" if v == float("inf") else f.format(v))
 
 
-def section(q):
-    lines = ["## Quantised models against ONNX Runtime int8 and PyTorch int8 (issue 14)", "",
+# results.json key and RESULTS.md title per family: a run of one family leaves the other's section
+SECTIONS = {"quant": "## Quantised models against ONNX Runtime int8 and PyTorch int8 (issue 14)",
+            "quant_cnn": "## Quantised CNNs against ONNX Runtime static int8 (issue 14)"}
+
+
+def family(name):
+    return "quant_cnn" if name in CNNS else "quant"
+
+
+def split(q, folder):
+    """q's records per family (SECTIONS' keys) of the models it ran, each after the rows an
+    earlier run left in folder/results.json for the family's other models (with their own date,
+    command and load: `kept` names them)."""
+    try:
+        with open(os.path.join(folder, "results.json")) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        old = {}
+    out = {}
+    for name in q["artifacts"]:
+        key = family(name)
+        if key not in out:
+            out[key] = f = dict(q, artifacts={}, ort={}, rows=[], kept=[])
+            prev = old.get(key) or {}
+            for other, arts in (prev.get("artifacts") or {}).items():
+                if other in q["artifacts"] or family(other) != key:
+                    continue
+                f["artifacts"][other] = arts
+                f["ort"][other] = prev["ort"][other]
+                f["rows"] += [r for r in prev.get("rows", []) if r["name"] == other]
+                f["kept"].append({"name": other, "date": prev.get("date"), "command": prev.get("command")})
+        f = out[key]
+        f["artifacts"][name] = q["artifacts"][name]
+        f["ort"][name] = q["ort"][name]
+        f["rows"] += [r for r in q["rows"] if r["name"] == name]
+    return out
+
+
+def section(q, key="quant"):
+    lines = [SECTIONS[key], "",
              f"{q['date']}, `{q['command']}` ({q['elapsed_s']:.0f} s), one thread, load average "
              f"{q['loadavg_start']} at the start and {q['loadavg_end']} at the end (a shared 2-core "
              "machine: ratios from interleaved rounds in one run, not absolute times).", "",
@@ -265,6 +305,8 @@ def section(q):
              "`torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, qint8)` and autocast "
              "bfloat16 (the CNNs: float32 only, quantize_dynamic has no Conv). Error: against PyTorch's float32 outputs, the worst output: largest "
              "absolute error, SQNR, top-1 agreement of a [batch, classes] output.", ""]
+    for k in q.get("kept", []):
+        lines += [f"The rows of {k['name']} are from an earlier run ({k['date']}, `{k['command']}`).", ""]
     for name, arts in q["artifacts"].items():
         lines.append(f"ait artifacts of {name}: " + "; ".join(
             f"{v}: {a['bytes'] / 1e6:.2f} MB, {a.get('quantised')} of {a.get('modules')} modules quantised"
@@ -326,7 +368,8 @@ def main():
     q["loadavg_end"] = sysinfo.loadavg()
     q["elapsed_s"] = round(time.time() - t0, 1)
     q["problems"] = problems
-    report.save_section(a.out, "quant", q, section(q))
+    for key, part in split(q, a.out).items():
+        report.save_section(a.out, key, part, section(part, key))
     log(f"bench --quant: wrote {a.out}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)")
     for p in problems:
         log(f"bench --quant: FAILED: {p}")
