@@ -85,14 +85,16 @@ def batch_driver_args(label, known, command, reuse=False):
     return a, names, batches
 
 
-def driver_finish(folder, key, label, q, section, problems, t0):
+def driver_finish(folder, key, label, q, section, problems, t0, split=None):
     """The end of a driver run: q's end load, elapsed time and problems recorded, its section
-    (section(q): the lines) saved under `key` into folder (report.save_section), each problem
-    logged; exits 1 when there were problems, else 0."""
+    (section(q, key): the lines) saved under `key` into folder (report.save_section), or, with
+    split(q, folder) giving {key: part}, each part as its own section; each problem logged;
+    exits 1 when there were problems, else 0."""
     q["loadavg_end"] = sysinfo.loadavg()
     q["elapsed_s"] = round(time.time() - t0, 1)
     q["problems"] = problems
-    report.save_section(folder, key, q, section(q))
+    for k, part in (split(q, folder) if split else {key: q}).items():
+        report.save_section(folder, k, part, section(part, k) if split else section(part))
     print(f"{label}: wrote {folder}/RESULTS.md, results.json ({q['elapsed_s']:.0f} s)", flush=True)
     for p in problems:
         print(f"{label}: FAILED: {p}", flush=True)

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """Driver of `bench/run --quant` (which installs, builds and exports first):
-issue 14's peers, side by side in one run. Per model (mlp, bert), one
-thread:
+issue 14's peers, side by side in one run. Per model (mlp, bert, resnet18,
+mobilenetv2), one thread:
   ait     `ait tune --quant V` (strategy max-throughput, batch sizes 1,8) for
-          each variant V of VARIANTS, and the float32 tune (f32);
+          each variant V of VARIANTS (the CNNs: int8dq alone, the one variant
+          native's Conv has), and the float32 tune (f32);
   ort     ONNX Runtime on the float model (f32), and on the model quantised
-          dynamic int8 as onnxruntime's quantize_dynamic does it
-          (bench/ort_quant.py): per-tensor weights (int8, the tool's default)
-          and per-channel (int8pc);
+          as onnxruntime's tools do it (bench/ort_quant.py): mlp and bert
+          dynamic int8 (quantize_dynamic), the CNNs static QDQ int8
+          (quantize_static, activations calibrated min/max on the bench's
+          batch-8 samples by ONNX Runtime itself); per-tensor weights (int8,
+          the tools' default) and per-channel (int8pc);
   torch   PyTorch 1.13 eager float32, torch.ao.quantization.quantize_dynamic
           (int8) and autocast bfloat16 (bf16) (bench/torch_runner.py).
 Per batch every engine's outputs are compared with the float32 reference
@@ -15,11 +18,13 @@ Per batch every engine's outputs are compared with the float32 reference
 top-1 agreement for a [batch, classes] output; then interleaved rounds
 (models.interleave). The target: ait int8 (int8dq) at most 0.8x ORT int8's
 latency with an error no larger (max abs error and SQNR).
-Adds the section "quant" to OUT/results.json and its section to
-OUT/RESULTS.md (bench/report.write_section; other sections are kept).
+Adds the section "quant" (mlp, bert) and "quant_cnn" (resnet18, mobilenetv2)
+to OUT/results.json and their sections to OUT/RESULTS.md
+(bench/report.write_section; other sections, and the other family's when only
+one ran, are kept).
 
 usage: /usr/bin/python3 bench/quant.py --out DIR --models-dir DIR --bin-dir DIR
-         [--models mlp,bert] [--batch 1,8] [--command CMD] [--reuse]
+         [--models mlp,bert,resnet18,mobilenetv2] [--batch 1,8] [--command CMD] [--reuse]
 --reuse takes the artifacts an earlier run left in build-bench/quant instead of tuning.
 Exits 1 on broken plumbing (a tune, quantisation or runner that fails);
 never because ait is slower or less accurate."""
@@ -43,7 +48,8 @@ from runner import Runner, RunnerError  # noqa: E402
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
-MODELS = ("mlp", "bert")
+MODELS = ("mlp", "bert", "resnet18", "mobilenetv2")
+CNNS = ("resnet18", "mobilenetv2")
 THREADS = 1
 VARIANTS = ("int8dq", "bf16", "int8wo", "int4wo")
 # short profiles and no whole-plan check: five tunes per model on a shared 2-core machine
@@ -52,6 +58,16 @@ TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "2",
 # interleaving order: ait first, then the peers
 ENGINES = (["ait:f32"] + [f"ait:{v}" for v in VARIANTS] +
            ["ort:f32", "ort:int8", "ort:int8pc", "torch:f32", "torch:int8", "torch:bf16"])
+CNN_VARIANTS = ("int8dq",)
+CNN_ENGINES = ("ait:f32", "ait:int8dq", "ort:f32", "ort:int8", "ort:int8pc", "torch:f32")
+
+
+def variants_of(name):
+    return CNN_VARIANTS if name in CNNS else VARIANTS
+
+
+def engines_of(name):
+    return CNN_ENGINES if name in CNNS else ENGINES
 TARGET = 0.8  # ait int8 / ORT int8 latency
 
 
@@ -78,15 +94,47 @@ def errors(got, ref):
     return worst
 
 
+def calibrate(cfg, name):
+    """Each activation's (min, max) that ort_quant.quantise_static quantises, from ONNX Runtime
+    running the float model on the bench's batch-8 samples with those activations as outputs."""
+    m = onnx.load(os.path.join(cfg["model_dir"], name + ".onnx"))
+    ort_quant.fold_activations(m)
+    names = ort_quant.activations(m)
+    path = os.path.join(cfg["art_dir"], f"{name}.ort-calib.onnx")
+    onnx.save(ort_quant.with_outputs(onnx.load(os.path.join(cfg["model_dir"], name + ".onnx")), names), path)
+    work = os.path.join(cfg["work_dir"], f"calib.{name}")
+    indir, _ = models.prepare_case(os.path.join(cfg["model_dir"], f"{name}.bench.b8"), work)
+    r = Runner("ort:calib", ["node", os.path.join(BENCH, "ort_runner.js"), path, indir, str(THREADS)],
+               models.engine_env("ort", cfg, THREADS), cfg["timeout"])
+    odir = os.path.join(work, "out")
+    os.makedirs(odir)
+    try:
+        r.outputs(odir)
+    finally:
+        r.close()
+    o = models.load_dir(odir)
+    ranges = {n: (float(o[f"cal{k}"].min()), float(o[f"cal{k}"].max())) for k, n in enumerate(names)}
+    shutil.rmtree(work, ignore_errors=True)
+    os.remove(path)
+    return ranges
+
+
 def quantise_ort(cfg, name):
-    """NAME.int8.onnx and NAME.int8pc.onnx beside the model; their records."""
+    """NAME.ort-int8.onnx and NAME.ort-int8pc.onnx beside the model (dynamic; the CNNs static,
+    calibrated); their records."""
     out = {}
+    ranges = calibrate(cfg, name) if name in CNNS else None
     for label, pc in (("int8", False), ("int8pc", True)):
         path = os.path.join(cfg["art_dir"], f"{name}.ort-{label}.onnx")
         m = onnx.load(os.path.join(cfg["model_dir"], name + ".onnx"))
-        n = ort_quant.quantise(m, per_channel=pc)
+        if ranges is None:
+            n = ort_quant.quantise(m, per_channel=pc)
+        else:
+            ort_quant.fold_activations(m)
+            n = ort_quant.quantise_static(m, ranges, per_channel=pc)
         onnx.save(m, path)
-        out[label] = {"path": path, "quantised": n, "bytes": os.path.getsize(path)}
+        out[label] = {"path": path, "quantised": n, "bytes": os.path.getsize(path),
+                      "kind": "dynamic" if ranges is None else "static"}
     return out
 
 
@@ -106,7 +154,7 @@ def tune_all(cfg, name):
     """The ait artifacts: f32 and one per variant; each record with the tune's end-to-end
     accuracy figures and how many modules run quantised."""
     arts = {}
-    for v in ("f32",) + VARIANTS:
+    for v in ("f32",) + variants_of(name):
         args = TUNE_ARGS + ([] if v == "f32" else ["--quant", v])
         path = os.path.join(cfg["art_dir"], f"{name}.q-{v}.ait")
         if cfg.get("reuse") and os.path.exists(path):  # --reuse: the artifact of an earlier run
@@ -165,7 +213,7 @@ def run_case(cfg, name, batch, arts, ort):
     indir, ref = models.prepare_case(os.path.join(cfg["model_dir"], f"{name}.bench.{tag}"), work)
     row = {"name": name, "batch": batch, "engines": {}, "loadavg": sysinfo.loadavg()}
     runners = {}
-    for e in ENGINES:
+    for e in engines_of(name):
         info = row["engines"][e] = {"ok": False, "error": None}
         kind, v = e.split(":")
         if kind == "ait" and not arts[v]["ok"]:
@@ -209,8 +257,46 @@ def fmt(v, f):
     return "-" if v is None else ("inf" if v == float("inf") else f.format(v))
 
 
-def section(q):
-    lines = ["## Quantised models against ONNX Runtime int8 and PyTorch int8 (issue 14)", "",
+# results.json key and RESULTS.md title per family: a run of one family leaves the other's section
+SECTIONS = {"quant": "## Quantised models against ONNX Runtime int8 and PyTorch int8 (issue 14)",
+            "quant_cnn": "## Quantised CNNs against ONNX Runtime static int8 (issue 14)"}
+
+
+def family(name):
+    return "quant_cnn" if name in CNNS else "quant"
+
+
+def split(q, folder):
+    """q's records per family (SECTIONS' keys) of the models it ran, each after the rows an
+    earlier run left in folder/results.json for the family's other models (with their own date,
+    command and load: `kept` names them)."""
+    try:
+        with open(os.path.join(folder, "results.json")) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        old = {}
+    out = {}
+    for name in q["artifacts"]:
+        key = family(name)
+        if key not in out:
+            out[key] = f = dict(q, artifacts={}, ort={}, rows=[], kept=[])
+            prev = old.get(key) or {}
+            for other, arts in (prev.get("artifacts") or {}).items():
+                if other in q["artifacts"] or family(other) != key:
+                    continue
+                f["artifacts"][other] = arts
+                f["ort"][other] = prev["ort"][other]
+                f["rows"] += [r for r in prev.get("rows", []) if r["name"] == other]
+                f["kept"].append({"name": other, "date": prev.get("date"), "command": prev.get("command")})
+        f = out[key]
+        f["artifacts"][name] = q["artifacts"][name]
+        f["ort"][name] = q["ort"][name]
+        f["rows"] += [r for r in q["rows"] if r["name"] == name]
+    return out
+
+
+def section(q, key="quant"):
+    lines = [SECTIONS[key], "",
              f"{q['date']}, `{q['command']}` ({q['elapsed_s']:.0f} s), one thread, load average "
              f"{q['loadavg_start']} at the start and {q['loadavg_end']} at the end (a shared 2-core "
              "machine: ratios from interleaved rounds in one run, not absolute times).", "",
@@ -219,15 +305,23 @@ def section(q):
              "may keep a module on float32 where that is faster. ORT int8: the model quantised "
              "as onnxruntime's `quantize_dynamic` does (DynamicQuantizeLinear + MatMulInteger + "
              "scale Mul, symmetric int8 weights, per-tensor; int8pc per-channel; "
-             "bench/ort_quant.py, which also quantises Gemm, left float by the tool). PyTorch: "
+             "bench/ort_quant.py, which also quantises Gemm, left float by the tool); for "
+             "resnet18 and mobilenetv2 static QDQ as `quantize_static` builds it (uint8 "
+             "activations calibrated min/max on the batch-8 bench samples by ONNX Runtime, "
+             "int8 weights, int32 biases, Relu/Clip after Conv or Add folded into the range; "
+             "ait's int8dq Convs quantise each pixel row at run time instead, depthwise and the "
+             "rest float32). PyTorch: "
              "`torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, qint8)` and autocast "
-             "bfloat16. Error: against PyTorch's float32 outputs, the worst output: largest "
+             "bfloat16 (the CNNs: float32 only, quantize_dynamic has no Conv). Error: against PyTorch's float32 outputs, the worst output: largest "
              "absolute error, SQNR, top-1 agreement of a [batch, classes] output.", ""]
+    for k in q.get("kept", []):
+        lines += [f"The rows of {k['name']} are from an earlier run ({k['date']}, `{k['command']}`).", ""]
     for name, arts in q["artifacts"].items():
         lines.append(f"ait artifacts of {name}: " + "; ".join(
             f"{v}: {a['bytes'] / 1e6:.2f} MB, {a.get('quantised')} of {a.get('modules')} modules quantised"
             if a["ok"] else f"{v}: FAILED ({a['error']})" for v, a in arts.items()) + ". ORT int8 models: " +
-            "; ".join(f"{k}: {o['quantised']} MatMul/Gemm, {o['bytes'] / 1e6:.2f} MB"
+            "; ".join(f"{k}: {o.get('kind', 'dynamic')}, {o['quantised']} "
+                      f"{'Conv/Gemm' if name in CNNS else 'MatMul/Gemm'}, {o['bytes'] / 1e6:.2f} MB"
                       for k, o in q["ort"][name].items()) + ".")
         lines.append("")
     for row in q["rows"]:
@@ -266,7 +360,7 @@ def main():
             q["rows"].append(row)
             problems += [f"{name} b{b} {e}: {i['error']}" for e, i in row["engines"].items()
                          if not i["ok"] and e != "torch:bf16"]
-    models.driver_finish(a.out, "quant", "bench --quant", q, section, problems, t0)
+    models.driver_finish(a.out, "quant", "bench --quant", q, section, problems, t0, split)
 
 
 if __name__ == "__main__":

@@ -244,51 +244,58 @@ void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t 
     }
 }
 
+/* The two passes every activation quantiser makes over x: its range
+ * (widening [*lo, *hi]; a NaN is skipped) and x / s rounded to nearest even
+ * plus z, saturated to [0, 255] in float (NaN and -inf: 0, +inf: 255). The
+ * AVX-512 ones make the same bytes. */
+static void minmax_c(const float *x, int64_t n, float *lo, float *hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        *lo = x[i] < *lo ? x[i] : *lo;
+        *hi = x[i] > *hi ? x[i] : *hi;
+    }
+}
+
+static void quant_c(const float *x, int64_t n, float s, float z, uint8_t *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float q = rintf(x[i] / s) + z;
+        y[i] = (uint8_t)(q >= 255 ? 255 : q > 0 ? (int32_t)q : 0); /* NaN: 0 */
+    }
+}
+
+static bool use_avx512(void)
+{
+    return KISA_X86 && qg_avx512_minmax && kisa_active() >= KISA_AVX512;
+}
+
 void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
 {
+    bool v512 = use_avx512();
     float lo = 0, hi = 0; /* the range holds 0, so zero (padding) is exact */
-    for (int64_t p = 0; p < k; p++) {
-        lo = fminf(lo, a[p]);
-        hi = fmaxf(hi, a[p]);
-    }
-    float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 255.0f : 1.0f;
-    int32_t z = rne(-lo / s);
-    z = z < 0 ? 0 : z > 255 ? 255 : z;
-    for (int64_t p = 0; p < k; p++) {
-        int32_t v = rne(a[p] / s) + z;
-        q[p] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-    }
+    (v512 ? qg_avx512_minmax : minmax_c)(a, k, &lo, &hi);
+    float s;
+    int32_t z;
+    qg_u8_params(lo, hi, &s, &z);
+    (v512 ? qg_avx512_quant : quant_c)(a, k, s, (float)z, q);
     *scale = s;
     *zp = z;
 }
 
 void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)
 {
-    bool v512 = KISA_X86 && qg_avx512_minmax && kisa_active() >= KISA_AVX512;
+    bool v512 = use_avx512();
     float lo = 0, hi = 0;
-    if (v512) {
-        qg_avx512_minmax(x, n, &lo, &hi);
-    } else {
-        for (int64_t i = 0; i < n; i++) {
-            lo = x[i] < lo ? x[i] : lo;
-            hi = x[i] > hi ? x[i] : hi;
-        }
-    }
+    (v512 ? qg_avx512_minmax : minmax_c)(x, n, &lo, &hi);
     float s = (float)((double)(hi - lo) / 255.0);
     float r = s == 0 ? 0 : rintf(0 - lo / s);
     int32_t z = r > 255 ? 255 : r > 0 ? (int32_t)r : 0; /* NaN: 0 */
     *scale = s;
     *zp = (uint8_t)z;
-    if (s == 0) {
+    if (s == 0)
         memset(y, z, (size_t)n);
-    } else if (v512) {
-        qg_avx512_quant(x, n, s, (float)z, y);
-    } else {
-        for (int64_t i = 0; i < n; i++) {
-            float q = rintf(x[i] / s) + (float)z;
-            y[i] = (uint8_t)(q > 255 ? 255 : q > 0 ? (int32_t)q : 0); /* NaN: 0 */
-        }
-    }
+    else
+        (v512 ? qg_avx512_quant : quant_c)(x, n, s, (float)z, y);
 }
 
 /* ---- portable kernels ----------------------------------------------------------- */
@@ -400,37 +407,53 @@ const char *qg_kernel_name(int scheme)
 
 /* ---- the driver ----------------------------------------------------------------- */
 
-/* A's rows converted as the scheme's kernels read them, in one buffer. */
+size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m)
+{
+    qg_packed v;
+    size_t sec[4], rows = (size_t)m, bytes = 0, per;
+    if (m <= 0 || !layout(scheme, group, k, 1, &v, sec)) return 0;
+    size_t kp = (size_t)v.kp, ng = v.group ? (size_t)(v.kp / v.group) : 0;
+    per = scheme == QG_BF16 ? kp * 2 : scheme == QG_INT8DQ ? kp : scheme == QG_INT4WO ? ng * 4 : 0;
+    if (__builtin_mul_overflow(rows, per, &bytes) || bytes > ((size_t)1 << 50)) return 0;
+    if (scheme == QG_INT8DQ) bytes = up64(bytes) + rows * 8; /* scales, zero points */
+    return bytes ? up64(bytes) + 64 : 0;
+}
+
+/* A's rows converted as the scheme's kernels read them, in ws (or a buffer
+ * made here, *own). */
 static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int64_t m, qg_act *x,
-                           void **buf, ait_error *e)
+                           void *ws, void **own, ait_error *e)
 {
     *x = (qg_act){.a = a, .lda = lda};
-    *buf = NULL;
-    size_t rows = (size_t)m, kp = (size_t)b->kp, bytes = 0;
+    *own = NULL;
+    size_t rows = (size_t)m, kp = (size_t)b->kp, bytes = qgemm_scratch(b->scheme, b->group, b->k, m);
     int64_t ng = b->group ? b->kp / b->group : 0;
-    if (b->scheme == QG_BF16) bytes = rows * kp * 2;
-    else if (b->scheme == QG_INT8DQ) bytes = rows * kp + rows * 8;
-    else if (b->scheme == QG_INT4WO) bytes = rows * (size_t)ng * sizeof(float);
-    if (!bytes) return AIT_OK;
-    *buf = aligned_zalloc(up64(bytes) + 64);
-    if (!*buf) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
+    if (b->scheme == QG_INT8WO) return AIT_OK;
+    if (!bytes) return err_set(e, AIT_E_OVERFLOW, "quantised activations are too large");
+    if (!ws) ws = *own = aligned_zalloc(bytes);
+    if (!ws) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
     if (b->scheme == QG_BF16) {
-        uint16_t *h = *buf;
-        for (int64_t i = 0; i < m; i++)
+        uint16_t *h = ws;
+        for (int64_t i = 0; i < m; i++) {
             for (int64_t k = 0; k < b->k; k++) h[(size_t)i * kp + k] = f32_to_bf16(a[i * lda + k]);
+            for (size_t k = (size_t)b->k; k < kp; k++) h[(size_t)i * kp + k] = 0;
+        }
         x->h = h;
     } else if (b->scheme == QG_INT8DQ) {
-        uint8_t *q = *buf;
+        uint8_t *q = ws;
         float *sa = (float *)(q + up64(rows * kp));
         int32_t *za = (int32_t *)(sa + rows);
-        for (int64_t i = 0; i < m; i++)
+        for (int64_t i = 0; i < m; i++) {
             qg_quant_row_u8(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
+            memset(q + (size_t)i * kp + b->k, 0, (size_t)(b->kp - b->k));
+        }
         /* padding k: q = 0 there, against weights 0: no term */
         x->q = q;
         x->sa = sa;
         x->za = za;
     } else {
-        float *gs = *buf;
+        float *gs = ws;
+        memset(gs, 0, rows * (size_t)ng * sizeof(float));
         for (int64_t i = 0; i < m; i++)
             for (int64_t k = 0; k < b->k; k++) gs[i * ng + k / b->group] += a[i * lda + k];
         x->gsum = gs;
@@ -478,10 +501,16 @@ static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c,
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
 {
+    return qgemm_ws(b, a, lda, m, c, ldc, epi, threads, NULL, e);
+}
+
+ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
+                    int64_t ldc, const gemm_epi *epi, int threads, void *ws, ait_error *e)
+{
     if (m <= 0) return AIT_OK;
     qg_act x;
     void *buf;
-    TRY(act_make(b, a, lda, m, &x, &buf, e));
+    TRY(act_make(b, a, lda, m, &x, ws, &buf, e));
     run_panels(b, &x, m, c, ldc, epi, threads);
     aligned_free(buf);
     return AIT_OK;
@@ -513,8 +542,14 @@ ait_status qgemm_q8(const qg_packed *b, const void *q, bool a_signed, int64_t ld
         sv[i] = sa;
         zv[i] = za + (a_signed ? 128 : 0);
     }
-    qg_act x = {.q = qa, .sa = sv, .za = zv};
-    run_panels(b, &x, m, c, ldc, epi, threads);
+    qgemm_u8(b, qa, sv, zv, m, c, ldc, epi, threads);
     aligned_free(buf);
     return AIT_OK;
+}
+
+void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za, int64_t m,
+              float *c, int64_t ldc, const gemm_epi *epi, int threads)
+{
+    qg_act x = {.q = q, .sa = sa, .za = za};
+    if (m > 0 && b->scheme == QG_INT8DQ) run_panels(b, &x, m, c, ldc, epi, threads);
 }

@@ -78,6 +78,16 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
  * of memory. */
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e);
+/* Bytes of the activations qgemm converts for m rows of a (k x n) B of the
+ * scheme (0: none, or on overflow); qgemm_ws runs in ws of that many bytes
+ * (64-byte aligned, any contents) instead of allocating them at each call. */
+size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m);
+ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
+                    int64_t ldc, const gemm_epi *epi, int threads, void *ws, ait_error *e);
+/* QG_INT8DQ with A already quantised: row i at q + i * b->kp (qg_quant_row_u8's
+ * bytes, 0 from k to kp), its scale sa[i] and zero point za[i]. */
+void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za, int64_t m,
+              float *c, int64_t ldc, const gemm_epi *epi, int threads);
 
 /* QG_INT8DQ's GEMM on activations quantised already (b packed int8dq):
  * row i of A is q[i*ldq ..] (k of them; uint8, or int8 when a_signed), all

@@ -169,7 +169,7 @@ T512 static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int m
     SWITCH4(INT4WO_CALL, b, x, i0, p, t)
 }
 
-/* DynamicQuantizeLinear's passes (qg_dynq_u8): vminps/vmaxps return their
+/* The activation quantisers' two passes (qg_quant_row_u8, qg_dynq_u8): vminps/vmaxps return their
  * second operand when the first is NaN, as the scalar code skips NaN; the
  * division is kept (a reciprocal would round differently) and rounding is
  * to nearest even, as rintf. */

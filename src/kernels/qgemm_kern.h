@@ -2,6 +2,8 @@
  * per-scheme micro-kernel tables (qgemm.c, qgemm_avx512.c). */
 #ifndef AIT_KERNELS_QGEMM_KERN_H
 #define AIT_KERNELS_QGEMM_KERN_H
+#include <math.h>
+
 #include "kernels/isa.h"
 #include "kernels/qgemm.h"
 
@@ -32,7 +34,16 @@ typedef struct qg_kern {
 /* qgemm_avx512.c (NULL functions when KISA_X86 is 0) */
 extern const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
 
-/* qgemm_avx512.c: qg_dynq_u8's two passes over x (NULL when KISA_X86 is 0):
+/* The uint8 scale and zero point of a row whose range [lo, hi] holds 0. */
+static inline void qg_u8_params(float lo, float hi, float *scale, int32_t *zp)
+{
+    float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 255.0f : 1.0f;
+    int32_t z = (int32_t)nearbyintf(-lo / s);
+    *scale = s;
+    *zp = z < 0 ? 0 : z > 255 ? 255 : z;
+}
+
+/* qgemm_avx512.c: the activation quantisers' two passes over x (NULL when KISA_X86 is 0):
  * the minimum and maximum (NaN skipped), and y = saturate(rint(x / s) + z). */
 extern void (*const qg_avx512_minmax)(const float *x, int64_t n, float *lo, float *hi);
 extern void (*const qg_avx512_quant)(const float *x, int64_t n, float s, float z, uint8_t *y);

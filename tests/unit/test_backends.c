@@ -2064,6 +2064,108 @@ static void test_native_quant(void **state)
     }
 }
 
+/* native's int8dq Conv (backends/native/qconv.c) on odd shapes: a k x k
+ * Conv (stride, pads, bias, channels not a multiple of 16) + Relu, then a
+ * 1x1 Conv + residual Add + Relu, then a 1x1 stride 2 Conv (im2col) + BN;
+ * at every ISA this CPU has and the portable path: each Conv's weights are
+ * quantised (its pack is qgemm's), the outputs within the int8 SQNR bound
+ * of the reference, the same at 2 threads and when built from a copy of the
+ * saved blobs. The variant is offered for a module of Convs, not for one of
+ * depthwise Convs (which stay float32). */
+static void test_native_qconv(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native"), *ref = backend_find("reference");
+    static const struct {
+        int n, c, h, w, m, k, s;
+    } cs[] = {
+        {1, 3, 9, 11, 17, 3, 1}, {3, 5, 10, 10, 19, 3, 2}, {1, 20, 7, 7, 33, 1, 1},
+        {2, 16, 8, 9, 24, 5, 1}, {1, 40, 6, 6, 48, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "qconv")};
+        assert_non_null(g.g);
+        int64_t M = cs[i].m, pad = cs[i].k / 2;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w1", (in_spec)SH(M, cs[i].c, cs[i].k, cs[i].k));
+        gb_const(&g, "b1", (in_spec)SH(M));
+        gb_const(&g, "w2", (in_spec)SH(M, M, 1, 1));
+        gb_const(&g, "w3", (in_spec)SH(13, M, 1, 1));
+        gb_bn_params(&g, "n3", 13);
+        attr_spec a1[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}}};
+        attr_spec a3 = {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}};
+        gb_node(&g, "Conv", "x,w1,b1", "c1", a1, 2);
+        gb_node(&g, "Relu", "c1", "r1", NULL, 0);
+        gb_node(&g, "Conv", "r1,w2", "c2", NULL, 0);
+        gb_node(&g, "Add", "c2,r1", "a2", NULL, 0);
+        gb_node(&g, "Relu", "a2", "r2", NULL, 0);
+        gb_node(&g, "Conv", "r2,w3", "c3", &a3, 1);
+        gb_node(&g, "BatchNormalization", "c3,n3s,n3b,n3m,n3v", "y", NULL, 0);
+        gb_output(&g, "y");
+        const char *qv[16];
+        assert_int_equal(b->quant_variants(g.g, qv, 16), 1);
+        assert_string_equal(qv[0], "int8dq");
+        candidate_cfg cr = {.backend = "reference", .threads = 1};
+        built *br = NULL;
+        ait_error e = {0};
+        tensor *want[1];
+        assert_int_equal(ref->build(ref, g.g, &cr, &br, &e), AIT_OK);
+        assert_int_equal(ref->run(br, g.feed, want, &e), AIT_OK);
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+            assert_true(kisa_force((kisa)k));
+            candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"}, c2 = cfg;
+            c2.threads = 2;
+            built *b1 = NULL, *b2 = NULL, *bp = NULL;
+            tensor *o1[1], *o2[1], *op[1];
+            if (b->build(b, g.g, &cfg, &b1, &e) != AIT_OK) fail_msg("case %zu: %s", i, e.msg);
+            assert_int_equal(b->run(b1, g.feed, o1, &e), AIT_OK);
+            int convs = 0;
+            for (int n = 0; n < g.g->n_nodes; n++)
+                if (!strcmp(g.g->nodes[n].op, "Conv")) {
+                    convs++;
+                    if (!b1->packs[n].qv.w) fail_msg("case %zu: Conv %d not quantised", i, n);
+                }
+            assert_int_equal(convs, 3);
+            double q = sqnr(want[0], o1[0]);
+            printf("# qconv %zu (%s, %s): SQNR %.1f dB\n", i, kisa_name((kisa)k),
+                   qg_kernel_name(QG_INT8DQ), q);
+            if (!(q >= b->min_sqnr("int8dq")) || q == INFINITY)
+                fail_msg("case %zu (%s): SQNR %.1f dB", i, kisa_name((kisa)k), q);
+            assert_int_equal(b->build(b, g.g, &c2, &b2, &e), AIT_OK);
+            assert_int_equal(b->run(b2, g.feed, o2, &e), AIT_OK);
+            assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
+            b->free(b2);
+            prepared pr = {0};
+            assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
+            assert_int_equal(pr.n, 3);
+            prep_blob copy[3];
+            prepared cp = {3, copy};
+            blobs_copy(&pr, copy);
+            cfg.prep = &cp;
+            if (b->build(b, g.g, &cfg, &bp, &e) != AIT_OK) fail_msg("case %zu: from blobs: %s", i, e.msg);
+            assert_int_equal(b->run(bp, g.feed, op, &e), AIT_OK);
+            assert_memory_equal(o1[0]->data, op[0]->data, tensor_nbytes(o1[0]));
+            b->free(bp);
+            blobs_free(copy, 3);
+            b->free(b1);
+            kisa_force(KISA_N);
+        }
+        ref->free(br);
+        gb_free(&g);
+    }
+    /* depthwise only: nothing to quantise */
+    gb d = {.g = graph_new(NULL, 17, "dw")};
+    attr_spec dw = {"group", ATTR_INT, .i = 8};
+    gb_input(&d, "x", (in_spec)SH(1, 8, 5, 5));
+    gb_const(&d, "w", (in_spec)SH(8, 1, 3, 3));
+    gb_node(&d, "Conv", "x,w", "y", &dw, 1);
+    gb_output(&d, "y");
+    const char *qv[16];
+    assert_int_equal(b->quant_variants(d.g, qv, 16), 0);
+    gb_free(&d);
+}
+
 /* Two builds with different thread counts, run one after the other and
  * interleaved, give the reference's answer each time. */
 static void test_onednn_threads(void **state)
@@ -2246,6 +2348,7 @@ int main(void)
         cmocka_unit_test(test_prepared_other_kernel),
         cmocka_unit_test(test_native_gemm_db),
         cmocka_unit_test(test_native_quant),
+        cmocka_unit_test(test_native_qconv),
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
     };

@@ -177,6 +177,32 @@ static void test_quant_row(void **st)
     float zero[3] = {0, 0, 0};
     qg_quant_row_u8(zero, 3, q, &s, &z);
     assert_true(s == 1 && z == 0 && q[0] == 0);
+    /* every ISA's quantiser makes the portable one's bytes, scale and zero point: odd
+     * lengths, all positive, all negative, mixed, a NaN and an infinity among them */
+    static const int lens[] = {1, 5, 16, 17, 31, 64, 257};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (int kind = 0; kind < 5; kind++) {
+            int n = lens[li];
+            for (int i = 0; i < n; i++) {
+                float r = rnd() * 3;
+                a[i] = kind == 0 ? fabsf(r) : kind == 1 ? -fabsf(r) : r;
+            }
+            if (kind == 3) a[n / 2] = NAN;
+            if (kind == 4) a[n - 1] = INFINITY;
+            uint8_t want[257];
+            float ws;
+            int32_t wz;
+            assert_true(kisa_force(KISA_PORTABLE));
+            qg_quant_row_u8(a, n, want, &ws, &wz);
+            for (int k = KISA_PORTABLE + 1; k <= (int)kisa_cpu(); k++) {
+                assert_true(kisa_force((kisa)k));
+                qg_quant_row_u8(a, n, q, &s, &z);
+                if (s != ws || z != wz || memcmp(q, want, (size_t)n) != 0)
+                    fail_msg("quantiser at %s, n %d, kind %d: scale %g zp %d, portable %g %d", kisa_name((kisa)k),
+                             n, kind, s, z, ws, wz);
+            }
+            kisa_force(KISA_N);
+        }
 }
 
 /* A packed buffer is checked: its size, magic and header. */

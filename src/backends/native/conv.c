@@ -8,7 +8,8 @@
  * the chain's bias and activation fused, a residual added after.
  * A step layout.c runs channels-last (NHWC) instead packs the weights as
  * B at finish and runs nhwc_run: Y[pixel][M] = A x B, A the input or its
- * NHWC im2col, or knhwc_dw for depthwise. */
+ * NHWC im2col, or knhwc_dw for depthwise. In the int8dq variant a Conv of
+ * one group runs that way on quantised weights (qconv.c). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,8 @@ static ait_status conv_finish(built *bm, nat_step *st)
     const int64_t xn = q[G_N] * cg * group * q[G_H] * q[G_W], yn = q[G_N] * M * ohw;
     const float *w = nat_shape(bm, n->in[1])->data;
     nat_pack *p;
+    const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group);
+    st->nhwc |= quant; /* qgemm's B is the weights: channels-last only */
     if (!st->nhwc) {
         if (q[G_DIRECT] == CONV_DW) return AIT_OK;
         int nr = gemm_kernel_nr(bm->kern);
@@ -202,6 +205,12 @@ static ait_status conv_finish(built *bm, nat_step *st)
     if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += conv_floats(yn);
     if (!bm->vals[st->epi.out].nhwc) f += conv_floats(yn);
     if (q[G_DIRECT] == CONV_IM2COL) f += conv_floats(nhwc_block(ohw, kdim) * kdim);
+    if (quant) { /* qgemm's quantised rows, after A's block */
+        int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : nhwc_block(ohw, kdim);
+        size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
+        if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
+        f += conv_floats((int64_t)(qb / sizeof(float)));
+    }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
     if (q[G_DIRECT] == CONV_DW) { /* weights [tap][c], made here: not saved */
@@ -226,8 +235,9 @@ static ait_status conv_finish(built *bm, nat_step *st)
             for (int64_t ci = 0; ci < cg; ci++)
                 for (int64_t t = 0; t < taps; t++)
                     tmp[(gi * kdim + t * cg + ci) * mg + co] = w[((gi * mg + co) * cg + ci) * taps + t];
-    ait_status s = nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
-                                fill_wt, tmp, &p);
+    ait_status s = quant ? nat_qconv_pack(bm, st->node, tmp, kdim, M)
+                         : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
+                                        fill_wt, tmp, &p);
     free(tmp);
     free(own);
     return s;
@@ -311,6 +321,13 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (direct) {
                         g.a = x + gi * cg;
                         g.rsa = C;
+                    } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
+                        uint8_t *qa = (uint8_t *)(sp + conv_floats(blk * kdim));
+                        float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
+                        kg.c0 = gi * cg;
+                        nat_qconv_rows(&kg, x + im * hw * C, p0, p1, kdim, p->qv.kp, sp, qa, sa,
+                                       (int32_t *)(sa + blk));
+                        g.a = NULL;
                     } else {
                         kg.c0 = gi * cg;
                         knhwc_im2col(&kg, x + im * hw * C, p0, p1, sp);
@@ -330,7 +347,16 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.epi.bias_mode = GEMM_BIAS_COL;
                         g.epi.bias = bias + gi * mg;
                     }
-                    TRY(nat_gemm_f32(bm, &g));
+                    if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
+                        TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
+                    else if (p->qv.w) {
+                        const uint8_t *qa = (const uint8_t *)(sp + conv_floats(blk * kdim));
+                        const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
+                        qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc, &g.epi,
+                                 g.threads);
+                    }
+                    else
+                        TRY(nat_gemm_f32(bm, &g));
                 }
     }
     if (!out_nhwc) knhwc_to_nchw(y, N, M, ohw, yout);

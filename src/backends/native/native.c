@@ -479,7 +479,9 @@ static void nat_cpu_needs(char *buf, size_t n)
 
 /* The quantised variants (kernels/qgemm.h) when the module has a MatMul or
  * Gemm with a constant float32 2-D B, the weights they quantise; int4 in
- * groups of 32, 64 (int4wo-64) and 128 (int4wo-128). */
+ * groups of 32, 64 (int4wo-64) and 128 (int4wo-128). A module with only
+ * Convs of one group: int8dq (qconv.c), the one that pays on compute-bound
+ * convolutions. */
 static int nat_quant_variants(const graph *module, const char **out, int max)
 {
     static const char *const qs[] = {"bf16", "int8dq", "int8wo", "int4wo", "int4wo-64",
@@ -494,6 +496,7 @@ static int nat_quant_variants(const graph *module, const char **out, int max)
     }
     int k = 0;
     for (size_t i = 0; any && i < sizeof qs / sizeof qs[0] && k < max; i++) out[k++] = qs[i];
+    if (!any && k < max && nat_qconv_in(module)) out[k++] = "int8dq"; /* Conv: qconv.c */
     return k;
 }
 

@@ -22,6 +22,7 @@
 #include "kernels/attn.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_tuned.h"
+#include "kernels/nhwc.h"
 #include "kernels/qgemm.h"
 
 /* What an anchor's epilogue swallowed, in value ids (-1: none); fuse.c
@@ -168,6 +169,19 @@ void nat_tuned_free(built *bm);
 /* layout.c: which values stay channels-last between steps and which conv
  * steps run so (see its header), then each step's finish. */
 ait_status nat_layout(built *bm);
+
+/* qconv.c: whether a Conv of `group` groups runs quantised in this build
+ * (channels-last, on qgemm); its weights [kdim][M] quantised and packed
+ * (one group, the view in bm->packs[i].qv); whether a module has a Conv
+ * the variant quantises. */
+bool nat_qconv(const built *bm, int64_t group);
+ait_status nat_qconv_pack(built *bm, int i, const float *wt, int64_t kdim, int64_t M);
+bool nat_qconv_in(const graph *module);
+/* Output pixels [p0, p1) of x's NHWC im2col (nhwc.h) as qgemm_u8's rows
+ * (kp apart, scales sa, zero points za), made through tmp: min(16, p1 - p0)
+ * rows of kdim floats. */
+void nat_qconv_rows(const knhwc_geom *kg, const float *x, int64_t p0, int64_t p1,
+                    int64_t kdim, int64_t kp, float *tmp, uint8_t *q, float *sa, int32_t *za);
 
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */
