@@ -23,7 +23,7 @@ def main():
     bench = os.path.dirname(os.path.abspath(__file__))
     cfg = {"warmup": 3, "round_s": 0.3, "min_rounds": 5, "max_rounds": 15, "row_s": 20}
     work = tempfile.mkdtemp(prefix="ab.")
-    indir, ref = case(os.path.join(mdir, name), work)
+    indir, ref = models.prepare_case(os.path.join(mdir, name), os.path.join(work, "case"), ".0")
     env = models.engine_env("ait", {}, threads)
     argv = {"base": [os.path.join(bbin, "bench", "bench-ait-runner"), bart, indir, str(threads)],
             "new": [os.path.join(nbin, "bench", "bench-ait-runner"), nart, indir, str(threads)],
@@ -47,18 +47,6 @@ def main():
           f"base/ORT {med['base'] / med['ort']:.2f}, new/ORT {med['new'] / med['ort']:.2f}, "
           f"new/base {med['new'] / med['base']:.2f}; rounds {info['new']['rounds']}; "
           f"load {' '.join(load0)} -> {' '.join(load1)}")
-
-
-def case(base, work):
-    """work/in/NAME.npy from BASE.in.0.npz, and BASE.out.0.npz's outputs."""
-    import numpy as np
-    indir = os.path.join(work, "in")
-    os.makedirs(indir)
-    with np.load(base + ".in.0.npz") as z:
-        for k in z.files:
-            np.save(os.path.join(indir, k + ".npy"), z[k])
-    with np.load(base + ".out.0.npz") as z:
-        return indir, {k: z[k] for k in z.files}
 
 
 if __name__ == "__main__":
