@@ -151,16 +151,17 @@ def stats(times):
     return out
 
 
-def prepare_case(base, work):
+def prepare_case(base, work, sample=""):
     """A fresh folder `work` with BASE.in.npz unpacked into work/in/NAME.npy (what the runners
-    read); returns that folder and the reference outputs of BASE.out.npz."""
+    read); returns that folder and the reference outputs of BASE.out.npz (BASE.in.0.npz and
+    BASE.out.0.npz with sample ".0", as tools/export_models.py names a model's samples)."""
     shutil.rmtree(work, ignore_errors=True)
     indir = os.path.join(work, "in")
     os.makedirs(indir)
-    with np.load(base + ".in.npz") as z:
+    with np.load(f"{base}.in{sample}.npz") as z:
         for k in z.files:
             np.save(os.path.join(indir, k + ".npy"), z[k])
-    with np.load(base + ".out.npz") as z:
+    with np.load(f"{base}.out{sample}.npz") as z:
         ref = {k: z[k] for k in z.files}
     return indir, ref
 

@@ -285,6 +285,100 @@ static ait_status group_unscoped(const graph *g, modules_cost_fn cost_fn, module
     return s == AIT_OK ? AIT_OK : err_set(e, s, "out of memory");
 }
 
+/* Glue a scoped model leaves at the root (a Transpose or ReduceMean
+ * between two modules, a LogSoftmax after the last) joins the module next
+ * to it (modules.h): cheap data movement and element-wise ops only (a
+ * table), never a node with subgraphs. */
+static const char *const glue_ops[] = {
+    "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
+    "Gather", "Shape", "Size", "ConstantOfShape", "Expand", "ReduceMean", "ReduceSum", "ReduceMax",
+    "Softmax", "LogSoftmax", "Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Clip",
+    "HardSigmoid", "HardSwish", NULL};
+
+static bool is_glue(const node *n)
+{
+    if (!onnx_domain_default(n->domain)) return false;
+    for (int a = 0; a < n->n_attr; a++)
+        if (n->attrs[a].g) return false;
+    for (int i = 0; glue_ops[i]; i++)
+        if (!strcmp(n->op, glue_ops[i])) return true;
+    return false;
+}
+
+/* The one module (not the root) holding every node that reads one of node
+ * i's outputs (readers), or every node computing one of its inputs
+ * (!readers); -1 when there are none, several, or one is the root or a
+ * graph input/output stands in between. */
+static int glue_side(const graph *g, const module_tree *t, int i, bool readers)
+{
+    const node *n = &g->nodes[i];
+    int m = -1;
+    if (readers) {
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0) continue;
+            for (int j = 0; j < g->n_outputs; j++)
+                if (g->outputs[j] == v) return -1;
+            for (int r = i + 1; r < g->n_nodes; r++) {
+                const node *x = &g->nodes[r];
+                bool reads = false;
+                for (int q = 0; q < x->n_in && !reads; q++) reads = x->in[q] == v;
+                if (!reads) continue;
+                int rm = t->node_module[r];
+                if (rm == 0 || (m >= 0 && rm != m)) return -1;
+                m = rm;
+            }
+        }
+        return m;
+    }
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v < 0 || g->vals[v].konst) continue;
+        int p = g->vals[v].producer;
+        if (p < 0) return -1; /* a graph input */
+        int pm = t->node_module[p];
+        if (pm == 0 || (m >= 0 && pm != m)) return -1;
+        m = pm;
+    }
+    return m;
+}
+
+/* Moves root node i to module m, keeping both lists in node order. */
+static ait_status glue_move(module_tree *t, int i, int m)
+{
+    module *r = &t->mods[0];
+    for (int k = 0; k < r->n_nodes; k++)
+        if (r->nodes[k] == i) {
+            memmove(&r->nodes[k], &r->nodes[k + 1], sizeof(int) * (size_t)(r->n_nodes - k - 1));
+            r->n_nodes--;
+            break;
+        }
+    TRY(add_node(t, m, i));
+    module *x = &t->mods[m];
+    for (int k = x->n_nodes - 1; k > 0 && x->nodes[k - 1] > i; k--)
+        x->nodes[k] = x->nodes[k - 1], x->nodes[k - 1] = i;
+    return AIT_OK;
+}
+
+/* First, from the last node back, glue whose outputs only one module reads
+ * and that stands right before a node of it; then, forward, glue that
+ * reads only one module's values and stands right after a node of it. The
+ * neighbour in the node order keeps the module contiguous, so it is still
+ * cut out and collapsed as one piece. */
+static ait_status join_glue(const graph *g, module_tree *t)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < g->n_nodes; s++) {
+            int i = pass == 0 ? g->n_nodes - 1 - s : s, nb = pass == 0 ? i + 1 : i - 1;
+            if (t->node_module[i] != 0 || nb < 0 || nb >= g->n_nodes || !is_glue(&g->nodes[i]))
+                continue;
+            int m = glue_side(g, t, i, pass == 0);
+            if (m <= 0 || t->node_module[nb] != m) continue;
+            TRY(glue_move(t, i, m));
+        }
+    return AIT_OK;
+}
+
 ait_status modules_build(const graph *g, modules_cost_fn cost, module_tree **out, ait_error *e)
 {
     module_tree *t = calloc(1, sizeof *t);
@@ -306,6 +400,7 @@ ait_status modules_build(const graph *g, modules_cost_fn cost, module_tree **out
         s = build_segments(g, cost, t, e);
     } else if (s == AIT_OK) {
         s = group_unscoped(g, cost, t, e);
+        if (s == AIT_OK) s = join_glue(g, t);
     }
     if (s != AIT_OK) {
         modules_free(t);

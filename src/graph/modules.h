@@ -31,7 +31,14 @@
  * "unscoped.K" (K from 0), children of the root: each a run of such nodes
  * consecutive in the topological order (so it can be cut out) of at least
  * 100 kFLOPs and 1% of the model's FLOPs; the tuner reaches them like any
- * other module.
+ * other module. Cheap glue left at the root (a Transpose, ReduceMean,
+ * Softmax or element-wise op between two modules or after the last; a
+ * table in modules.c) joins a neighbour: the module that alone reads all
+ * its outputs when it stands right before one of its nodes, else the
+ * module that alone computes all its inputs when it stands right after
+ * one. So it runs on that module's tuned backend, and a Transpose read
+ * only by a Shape inside the module is folded away there, instead of
+ * running on the reference ops between modules on every run.
  *
  * Every node belongs to exactly one module, its deepest (module_of_node).
  * The root module (index 0, name "") holds nodes with no scope, but for

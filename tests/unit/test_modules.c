@@ -129,6 +129,35 @@ static void test_unscoped_work(void **state)
     }
 }
 
+/* Glue with no scope between two modules joins its neighbour (modules.h):
+ * in the keyword spotter, the input Transpose joins the Conv after it, a
+ * Relu the module that reads it, the ReduceMean before the head and the
+ * Softmax after it the head; no node with work is left at the root. */
+static void test_glue(void **state)
+{
+    (void)state;
+    ait_model *m = test_load(test_data("models/kws.onnx"));
+    module_tree *t = tree_of(m);
+    const char *const want[][2] = {{"/Transpose", "conv"}, {"/Relu", "dw"},
+                                   {"/Relu_1", "lstm"},    {"/ReduceMean", "head"},
+                                   {"/Softmax", "head"}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int i = 0;
+        while (i < m->g->n_nodes && strcmp(m->g->nodes[i].name, want[k][0]) != 0) i++;
+        assert_true(i < m->g->n_nodes);
+        if (strcmp(t->mods[t->node_module[i]].name, want[k][1]) != 0)
+            fail_msg("%s is in '%s', want '%s'", want[k][0], t->mods[t->node_module[i]].name,
+                     want[k][1]);
+    }
+    for (int k = 0; k < t->mods[0].n_nodes; k++)
+        assert_string_equal(m->g->nodes[t->mods[0].nodes[k]].op, "Constant");
+    for (int k = 1; k < t->n; k++) /* still in node order, so still cut out as one piece */
+        for (int j = 1; j < t->mods[k].n_nodes; j++)
+            assert_true(t->mods[k].nodes[j - 1] < t->mods[k].nodes[j]);
+    modules_free(t);
+    ait_model_free(m);
+}
+
 /* A tiny model (six element-wise nodes) is one segment: glue is not worth
  * a module of its own. */
 static void test_fallback(void **state)
@@ -329,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_resnet),
         cmocka_unit_test(test_transformers),
         cmocka_unit_test(test_fallback), cmocka_unit_test(test_unscoped_work),
+        cmocka_unit_test(test_glue),
         cmocka_unit_test(test_segments),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_extract),

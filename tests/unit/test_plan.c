@@ -4,7 +4,8 @@
  * and against the same plan run in process; every refusal (a changed byte,
  * another model, a missing CPU feature) and the fallback to the untuned
  * model; the public API's tune -> save -> load path; the `whole` candidate
- * (on the keyword-spotting model); and JIT tuning. */
+ * (on the keyword-spotting model); glue joined to the modules on native
+ * at two input shapes (the same model); and JIT tuning. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -624,6 +625,68 @@ static void test_whole(void **state)
     ait_model_free(m);
 }
 
+/* Glue joined to its neighbours (modules.h) runs inside the tuned modules:
+ * the keyword spotter with every top-level module on native (its input
+ * Transpose, Relus, ReduceMean and Softmax inside them) gives the
+ * reference's outputs at 49 frames, then 20, then 49 again: what each
+ * backend schedules once per input shape follows the change of shape. */
+static void test_glue_native(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m;
+    if (ait_model_load(test_data("models/kws.onnx"), &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_inspect_options io = {.size = sizeof io, .runs = 1};
+    ait_inspection *h;
+    if (ait_inspect(m, &io, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
+    const module_tree *tr = h->r->tree;
+    tune_report *rep = calloc(1, sizeof *rep);
+    rep->mods = calloc((size_t)tr->n, sizeof *rep->mods);
+    for (int k = 1; k < tr->n; k++) {
+        if (tr->mods[k].depth != 1) continue;
+        tune_module *tm = &rep->mods[rep->n++];
+        tm->module = k;
+        tm->batch = 1;
+        snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
+        set_cands(tm, (const char *const[]){"reference", "native"}, (const double[]){1.0, 0.5});
+        tm->chosen = 1;
+        snprintf(tm->why, sizeof tm->why, "fixed by the test");
+    }
+    assert_true(rep->n >= 4);
+    plan *p;
+    plan_exec *px = plan_in_process(h, rep, m, &p);
+    int n_in = h->samples->n_inputs, n_out = ait_model_output_count(m);
+    assert_true(n_in <= 8 && n_out <= 8);
+    const int frames[] = {49, 20, 49};
+    for (int r = 0; r < 3; r++) {
+        ait_tensor *in[8], *ref[8], *got[8];
+        for (int k = 0; k < n_in; k++) {
+            const tensor *x = h->samples->s[0].values[k];
+            int64_t dims[AIT_MAX_RANK];
+            memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+            if (k == 0) dims[1] = frames[r]; /* mfcc [batch, frames, 40] */
+            in[k] = test_rand_tensor(x->rank, dims);
+        }
+        ait_session *s;
+        assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+        if (ait_session_run(s, in, n_in, ref, n_out) != AIT_OK) fail_msg("%s", ait_session_error(s));
+        ait_session_free(s);
+        tensor *res[8];
+        if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("frames %d: %s", frames[r], e.msg);
+        for (int j = 0; j < n_out; j++) got[j] = res[j];
+        assert_int_equal(tensor_nbytes(got[0]), tensor_nbytes(ref[0]));
+        double err = test_max_err(got, ref, n_out);
+        if (!(err < 1e-4)) fail_msg("frames %d: max error %g", frames[r], err);
+        for (int j = 0; j < n_out; j++) ait_tensor_free(ref[j]);
+        for (int k = 0; k < n_in; k++) test_tensor_free(in[k]);
+    }
+    plan_exec_free(px);
+    plan_free(p);
+    tune_report_free(rep);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
 /* JIT: the first run tunes, the outputs stay right, the tuning saves. */
 static void test_jit(void **state)
 {
@@ -789,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_whole),
+        cmocka_unit_test(test_glue_native),
         cmocka_unit_test(test_jit),
         cmocka_unit_test(test_decoder_buckets),
     };

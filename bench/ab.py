@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""Two ait builds side by side with ONNX Runtime on one model: each build's
+tuned artifact run by its own bench-ait-runner, ORT by ort_runner.js, on
+MODEL.in.0.npz (tools/export_models.py's sample), outputs checked against
+MODEL.out.0.npz first, then warm-up and interleaved rounds (models.interleave);
+prints the medians, the ratios and the load average. For measuring a change
+against its base on this shared machine.
+
+usage: /usr/bin/python3 bench/ab.py MODELS_DIR MODEL BASE_BIN BASE.ait NEW_BIN NEW.ait [THREADS]
+  BASE_BIN, NEW_BIN: the build folders holding bench-ait-runner"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+from runner import Runner  # noqa: E402
+
+
+def main():
+    mdir, name, bbin, bart, nbin, nart = sys.argv[1:7]
+    threads = int(sys.argv[7]) if len(sys.argv) > 7 else 1
+    bench = os.path.dirname(os.path.abspath(__file__))
+    cfg = {"warmup": 3, "round_s": 0.3, "min_rounds": 5, "max_rounds": 15, "row_s": 20}
+    work = tempfile.mkdtemp(prefix="ab.")
+    indir, ref = models.prepare_case(os.path.join(mdir, name), os.path.join(work, "case"), ".0")
+    env = models.engine_env("ait", {}, threads)
+    argv = {"base": [os.path.join(bbin, "bench", "bench-ait-runner"), bart, indir, str(threads)],
+            "new": [os.path.join(nbin, "bench", "bench-ait-runner"), nart, indir, str(threads)],
+            "ort": ["node", os.path.join(bench, "ort_runner.js"), os.path.join(mdir, name + ".onnx"),
+                    indir, str(threads)]}
+    runners, info = {}, {}
+    load0 = open("/proc/loadavg").read().split()[:3]
+    for e, a in argv.items():
+        runners[e] = Runner(e, a, env, 600)
+        odir = os.path.join(work, "out." + e)
+        os.makedirs(odir)
+        runners[e].outputs(odir)
+        err = models.rel_err(models.load_dir(odir), ref)
+        info[e] = {"ok": err <= models.TOL, "rel_err": err, "error": None}
+        if not info[e]["ok"]:
+            sys.exit(f"{e}: outputs off by {err:.2e}")
+    models.time_and_close(cfg, runners, info)
+    load1 = open("/proc/loadavg").read().split()[:3]
+    med = {e: info[e]["median_ms"] for e in info}
+    print(f"{name}: base {med['base']:.3f} ms, new {med['new']:.3f} ms, ORT {med['ort']:.3f} ms; "
+          f"base/ORT {med['base'] / med['ort']:.2f}, new/ORT {med['new'] / med['ort']:.2f}, "
+          f"new/base {med['new'] / med['base']:.2f}; rounds {info['new']['rounds']}; "
+          f"load {' '.join(load0)} -> {' '.join(load1)}")
+
+
+if __name__ == "__main__":
+    main()
