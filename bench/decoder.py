@@ -68,7 +68,7 @@ def sqnr_top1(got, ref):
     if g is None or g.shape != r.shape:
         return float("-inf"), [], [int(t) for t in r[:, -1].argmax(-1)]
     err = float(np.sum((g.astype(np.float64) - r) ** 2))
-    sq = 10 * np.log10(float(np.sum(r.astype(np.float64) ** 2)) / err) if err > 0 else float("inf")
+    sq = float(10 * np.log10(float(np.sum(r.astype(np.float64) ** 2)) / err)) if err > 0 else float("inf")
     return sq, [int(t) for t in g[:, -1].argmax(-1)], [int(t) for t in r[:, -1].argmax(-1)]
 
 

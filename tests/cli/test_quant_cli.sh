@@ -7,7 +7,7 @@
 # twice and stays close to the float model; a float32 tune offers none.
 # The lean artifact: an int8wo tune embeds the model without the float
 # weights its blobs replace (at most 0.3x the ONNX file), runs, and every
-# path that would read those weights (inspect, tune, the untuned fallback,
+# path that would read those weights (inspect, tune, generate, the untuned fallback,
 # the lean model run as a plain .onnx) refuses with a message.
 # usage: test_quant_cli.sh AIT TEST_DATA_DIR
 set -u
@@ -88,6 +88,7 @@ s = 10 * np.log10((r * r).sum() / max(((r - c) ** 2).sum(), 1e-300))
 print('sqnr ok' if s >= 30 else 'sqnr %.1f dB' % s)" "$tmp/p/logits.npy" "$tmp/l/logits.npy"
 check lean-inspect 1 "saved without 3 float weights" "$ait" inspect "$tmp/q8.ait"
 check lean-tune 1 "saved without 3 float weights" "$ait" tune "$tmp/q8.ait" "${fast[@]}"
+check lean-generate 1 "saved without 3 float weights" "$ait" generate "$tmp/q8.ait" --prompt-ids 1 --max-new 1
 # a damaged manifest: no plan, and no untuned model to fall back on
 cp "$tmp/q8.ait" "$tmp/bad.ait"
 printf '\x01' | dd of="$tmp/bad.ait" bs=1 seek=600 conv=notrunc 2>/dev/null
