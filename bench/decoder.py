@@ -20,8 +20,14 @@ after every row) and its section of OUT/RESULTS.md (report.decoder_tables).
 
 usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DIR
          [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune | --reuse-tune]
-         [--phases decode,prefill]
+         [--phases decode,prefill] [--quant int8wo,int4wo [--min-sqnr DB]]
        /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
+--quant LIST adds the engine `ait-quant`: a second artifact tuned the same way with
+`--quant LIST` (weight-only int8/int4 candidates; --reuse-tune takes NAME.quant.ait), judged
+against ORT by the SQNR of its logits (at least QUANT_MIN_SQNR dB, not TOL) and the greedy
+token of each batch row (the argmax of the last position's logits), which the row also
+compares with the float32 plan's.
+
 Exits 1 on broken plumbing (a runner or tune that fails) or an engine whose
 outputs differ from ORT's; never because ait is slower."""
 import datetime
@@ -51,7 +57,19 @@ QUICK_CASES = [("decode", 1, 128)]
 TOL = 1e-4  # max |diff| / max |ORT| over every output
 TARGET = {"decode": 1.25, "prefill": 1.1}  # issue 16: ait tokens/s over ORT's
 TUNE_TIMEOUT = 300  # seconds per candidate (a 12-layer module's build and runs on a shared machine)
-ENGINES = ("ait", "ait-tuned", "ort", "torch")
+ENGINES = ("ait", "ait-tuned", "ait-quant", "ort", "torch")
+QUANT_MIN_SQNR = 20.0  # dB, logits of the quantised artifact against ORT's
+
+
+def sqnr_top1(got, ref):
+    """(SQNR in dB of got's logits against ref's, the greedy tokens of got and of ref: the
+    argmax of each batch row's last position)."""
+    g, r = got.get("logits"), ref["logits"]
+    if g is None or g.shape != r.shape:
+        return float("-inf"), [], [int(t) for t in r[:, -1].argmax(-1)]
+    err = float(np.sum((g.astype(np.float64) - r) ** 2))
+    sq = float(10 * np.log10(float(np.sum(r.astype(np.float64) ** 2)) / err)) if err > 0 else float("inf")
+    return sq, [int(t) for t in g[:, -1].argmax(-1)], [int(t) for t in r[:, -1].argmax(-1)]
 
 
 def log(msg):
@@ -113,7 +131,7 @@ def compare(got, ref):
     return worst_abs, worst_rel
 
 
-def run_row(cfg, name, art, phase, new, past, batch, threads):
+def run_row(cfg, name, art, phase, new, past, batch, threads, qart=None):
     mdir = cfg["model_dir"]
     onnx = os.path.join(mdir, name + ".onnx")
     tag = f"{phase}{new if phase == 'prefill' else past}-b{batch}"
@@ -125,13 +143,14 @@ def run_row(cfg, name, art, phase, new, past, batch, threads):
            "tokens": batch * new, "engines": {}, "loadavg": sysinfo.loadavg()}
     argv = {"ait": [cfg["ait_runner"], onnx, indir, str(threads)],
             "ait-tuned": [cfg["ait_runner"], art, indir, str(threads)] if art else None,
+            "ait-quant": [cfg["ait_runner"], qart, indir, str(threads)] if qart else None,
             "ort": models.engine_argv("ort", cfg, name, onnx, indir, threads) + ["--bind"],
             "torch": models.engine_argv("torch", cfg, name, onnx, indir, threads)}
     runners, outs = {}, {}
     for e in ENGINES:  # start each and write its outputs, before any timing
         info = row["engines"][e] = {"ok": False, "error": None}
         if argv[e] is None:
-            info["error"] = "no tuned artifact"
+            info["error"] = "no tuned artifact" if e != "ait-quant" or cfg.get("quant") else "not asked"
             continue
         try:
             runners[e] = Runner(e, argv[e], models.engine_env(e, cfg, threads),
@@ -153,6 +172,14 @@ def run_row(cfg, name, art, phase, new, past, batch, threads):
             info["ok"] = e == "ort"
             continue
         info["max_abs_diff"], info["rel_diff"] = compare(outs[e], ref)
+        if e == "ait-quant":  # quantised: its own bound, and the greedy tokens of every row
+            info["sqnr_db"], info["greedy"], info["greedy_ort"] = sqnr_top1(outs[e], ref)
+            if "ait-tuned" in outs:
+                info["greedy_f32_plan"] = sqnr_top1(outs["ait-tuned"], ref)[1]
+            info["ok"] = info["sqnr_db"] >= QUANT_MIN_SQNR
+            if not info["ok"]:
+                info["error"] = f"logits' SQNR against ORT's {info['sqnr_db']:.1f} dB < {QUANT_MIN_SQNR:g}"
+            continue
         info["ok"] = info["rel_diff"] <= TOL
         if not info["ok"]:
             info["error"] = f"outputs differ from ORT's: max |diff| {info['max_abs_diff']:.3g}, " \
@@ -164,8 +191,10 @@ def run_row(cfg, name, art, phase, new, past, batch, threads):
             info["tokens_per_s"] = row["tokens"] / (info["median_ms"] / 1e3)
     a, o, t = (row["engines"][e].get("tokens_per_s") for e in ("ait", "ort", "torch"))
     at = row["engines"]["ait-tuned"].get("tokens_per_s")
+    aq = row["engines"]["ait-quant"].get("tokens_per_s")
     row["vs"] = {"ait/ort": a / o if a and o else None, "ait/torch": a / t if a and t else None,
-                 "tuned/ort": at / o if at and o else None, "tuned/torch": at / t if at and t else None}
+                 "tuned/ort": at / o if at and o else None, "tuned/torch": at / t if at and t else None,
+                 "quant/ort": aq / o if aq and o else None, "quant/tuned": aq / at if aq and at else None}
     best = max([x for x in (row["vs"]["ait/ort"], row["vs"]["tuned/ort"]) if x] or [0]) or None
     row["target"] = TARGET[phase]
     row["target_met"] = None if best is None else best >= TARGET[phase]
@@ -180,7 +209,7 @@ def summary(row):
         i = row["engines"][e]
         if "median_ms" in i:
             parts.append(f"{e} {i['median_ms']:.2f} ms")
-        elif e != "ait-tuned" or i["error"] != "no tuned artifact":
+        elif i["error"] not in ("no tuned artifact", "not asked"):
             parts.append(f"{e} FAILED ({i['error']})")
     r = row["vs"]["ait/ort"]
     return (f"  {row['model']} {row['phase']} {row['new'] if row['phase'] == 'prefill' else row['past']:>4} "
@@ -193,7 +222,7 @@ def problems(s):
     for row in s["rows"]:
         where = f"{row['model']} {row['phase']} new {row['new']} past {row['past']} b{row['batch']} t{row['threads']}"
         out += [f"{where}: {e}: {i['error']}" for e, i in row["engines"].items()
-                if i["error"] and i["error"] != "no tuned artifact"]
+                if i["error"] and i["error"] not in ("no tuned artifact", "not asked")]
     return out
 
 
@@ -208,6 +237,8 @@ def main():
                     help="use the artifact an earlier run tuned (build-bench/decoder/NAME.tuned.ait) where there is one")
     ap.add_argument("--phases", default="decode,prefill", help="the phases to run (decode, prefill or both)")
     ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")
+    ap.add_argument("--quant", help="also an artifact tuned with --quant LIST (engine ait-quant)")
+    ap.add_argument("--min-sqnr", help="the quantised tune's --min-sqnr (default: the candidates' own)")
     ap.add_argument("--command", default="bench/run --decoder")
     a = ap.parse_args()
     q = a.quick
@@ -231,7 +262,7 @@ def main():
            "art_dir": os.path.join(scratch, "decoder"), "cache_dir": os.path.join(scratch, "decoder", "cache"),
            "ait": a.ait, "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 900,
            "warmup": 1, "round_s": 0.2 if q else 0.3, "row_s": 1.0 if q else 4,
-           "min_rounds": 3 if q else 2, "max_rounds": 5 if q else 8}  # 2: a prefill run takes 10 s and more
+           "min_rounds": 3 if q else 2, "max_rounds": 5 if q else 8, "quant": a.quant}  # 2: a prefill run takes 10 s and more
     os.makedirs(cfg["cache_dir"], exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     try:
@@ -249,12 +280,24 @@ def main():
                     for n, (v, c, nl) in cfg["shapes"].items()},
          "cases": cases, "tol": TOL, "targets": TARGET,
          "settings": {k: cfg[k] for k in ("warmup", "round_s", "row_s", "min_rounds", "max_rounds")},
-         "artifacts": {}, "rows": []}
+         "artifacts": {}, "rows": [], "quant": a.quant}
     log(f"bench --decoder: {s['system']['cpu_model']}, {s['system']['cores']} cores, load {s['loadavg_start']}, "
         f"other work {s['cpu_busy_start']}")
-    arts = {}
+    arts, qarts = {}, {}
+    quant_args = tune_args + ["--quant", a.quant] + (["--min-sqnr", a.min_sqnr] if a.min_sqnr else [])
     for name in names:
-        arts[name] = None
+        arts[name] = qarts[name] = None
+        qreuse = os.path.join(cfg["art_dir"], f"{name}.quant.ait")
+        if a.quant and a.reuse_tune and os.path.exists(qreuse):
+            s["artifacts"][name + " quant"] = {"ok": True, "reused": os.path.relpath(qreuse, ROOT), "tune_s": None}
+            qarts[name] = qreuse
+        elif a.quant and not a.no_tune:
+            data = os.path.join(cfg["art_dir"], f"{name}.samples")
+            tune_samples(data, cfg["shapes"][name])
+            info = s["artifacts"][name + " quant"] = tuned.tune(cfg, name, "quant", "max-throughput", quant_args, data)
+            info["loadavg"] = sysinfo.loadavg()
+            log(f"  tune {name} --quant {a.quant}: {info['tune_s']:.0f} s" + ("" if info["ok"] else f", FAILED: {info['error']}"))
+            qarts[name] = os.path.join(cfg["art_dir"], f"{name}.quant.ait") if info["ok"] else None
         reuse = os.path.join(cfg["art_dir"], f"{name}.tuned.ait")
         if a.reuse_tune and os.path.exists(reuse):
             s["artifacts"][name] = {"ok": True, "reused": os.path.relpath(reuse, ROOT), "tune_s": None}
@@ -270,7 +313,7 @@ def main():
         for phase, new, past in cases:
             for b in batches:
                 for name in names:
-                    s["rows"].append(run_row(cfg, name, arts[name], phase, new, past, b, t))
+                    s["rows"].append(run_row(cfg, name, arts[name], phase, new, past, b, t, qarts[name]))
                     s["elapsed_s"] = round(time.time() - t0, 1)
                     s["loadavg_end"] = sysinfo.loadavg()
                     s["problems"] = problems(s)

@@ -475,6 +475,24 @@ def decoder_tables(s):
                        f" | {ratio(v['ait/ort'])} | {ratio(v['tuned/ort'])} | {ratio(v['ait/torch'])} | "
                        f"{ratio(v['tuned/torch'])} | {diff} | {goal} | {r['loadavg'][0] if r['loadavg'] else '?'} |")
         out.append("")
+        qrows = [r for r in rows if "ait-quant" in r["engines"] and r["engines"]["ait-quant"].get("error") != "not asked"]
+        if qrows:
+            out += [f"**{name}, quantised** (`--quant {s.get('quant')}`, the artifact `{name}.quant.ait`; "
+                    "its logits against ORT's by SQNR, and each batch row's greedy token, the argmax of the last "
+                    "position, against ORT's and the float32 plan's):", "",
+                    "| phase | batch | threads | ait (quant) ms (p10–p90), tok/s | quant/ORT | quant/tuned f32 | "
+                    "logits SQNR vs ORT dB | greedy = ORT's | greedy = f32 plan's | load |", "|" + " --- |" * 10]
+            for r in qrows:
+                q, v = r["engines"]["ait-quant"], r["vs"]
+                same = (lambda a, b: f"{sum(x == y for x, y in zip(a, b))}/{len(b)}" if a and b else "—")
+                out.append(f"| {r['phase']} {r['new'] if r['phase'] == 'prefill' else r['past']} | {r['batch']} | "
+                           f"{r['threads']} | {decoder_cell(q)} | {ratio(v.get('quant/ort'))} | "
+                           f"{ratio(v.get('quant/tuned'))} | "
+                           + (f"{q['sqnr_db']:.1f}" if q.get("sqnr_db") is not None else "—") +
+                           f" | {same(q.get('greedy'), q.get('greedy_ort'))} | "
+                           f"{same(q.get('greedy'), q.get('greedy_f32_plan'))} | "
+                           f"{r['loadavg'][0] if r['loadavg'] else '?'} |")
+            out.append("")
     if s.get("problems"):
         out += ["**This run found problems:**", ""] + [f"- {p}" for p in s["problems"]] + [""]
     return out

@@ -589,7 +589,10 @@ typedef struct ait_tune_options {
      * for other group sizes), comma-separated, or "auto" for all; NULL or
      * "none": float32 only. Each is judged by the SQNR of its module's
      * outputs against the reference: at least min_sqnr dB (0: the
-     * variant's own bound, 35 for bf16, 25 for int8 and int4). */
+     * variant's own bound, 35 for bf16, 25 for int8 and int4). A plan with
+     * a quantised choice is saved lean: without the float weights its
+     * prepared blobs replace, so it runs only on its plan (no untuned
+     * fallback, no inspection). */
     const char *quant;
     double min_sqnr;
     /* The end-to-end accuracy budget of the plan: "sqnr=DB" (every float
@@ -657,7 +660,8 @@ typedef struct ait_artifact_options {
     /* When the plan cannot be used here (CPU features missing, a backend not
      * available, a damaged plan or prepared blob) but the embedded model is
      * intact, load the model untuned instead of failing; ait_model_note()
-     * then says why. */
+     * then says why. A lean artifact (a quantised plan) has no such model:
+     * its load then fails with both reasons. */
     int fallback_untuned;
     /* Path of an Ed25519 public key (PEM, as `ait keygen` writes it): refuse
      * the artifact unless NAME.ait.sig beside it holds a signature of it by

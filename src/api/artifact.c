@@ -4,23 +4,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/model_load.h"
 #include "core/options.h"
 #include "io/artifact.h"
 #include "io/sign.h"
 #include "runtime/model.h"
 #include "runtime/plan.h"
 
-/* The embedded ONNX model, checked against the header's model hash. */
-static ait_status model_of(const char *path, artifact *a, ait_model **out, ait_error *e)
+/* The embedded ONNX model, checked against the header's model hash, or the
+ * lean model (PLAN_MODEL_LEAN_BLOB: its blob's own sha256 is all there is to
+ * check), which only the tuned load takes (lean_ok). */
+static ait_status model_of(const char *path, artifact *a, bool lean_ok, ait_model **out,
+                           ait_error *e)
 {
     const artifact_blob *b = artifact_blob_find(a, PLAN_MODEL_BLOB);
-    if (!b) return err_set(e, AIT_E_PARSE, "%s: the artifact holds no model", path);
+    const artifact_blob *lean = b ? NULL : artifact_blob_find(a, PLAN_MODEL_LEAN_BLOB);
+    if (lean && !lean_ok)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: the artifact was saved without the float "
+                       "weights its prepared blobs replace, so it cannot run untuned; run the "
+                       ".onnx it was tuned from", path);
+    if (!b && !lean) return err_set(e, AIT_E_PARSE, "%s: the artifact holds no model", path);
     char hex[SHA256_HEX];
-    sha256_hex(b->sha256, hex);
-    if (strcmp(hex, artifact_model_hash(a)) != 0)
+    sha256_hex(b ? b->sha256 : lean->sha256, hex);
+    if (b && strcmp(hex, artifact_model_hash(a)) != 0)
         return err_set(e, AIT_E_PARSE, "%s: the embedded model's sha256 %.16s... is not the "
                        "model hash %.16s... the header records", path, hex, artifact_model_hash(a));
-    ait_status s = ait_model_load_memory(b->data, (size_t)b->size, path, out, e);
+    if (!b) b = lean;
+    ait_status s = model_load_embedded(b->data, (size_t)b->size, path, b == lean, out, e);
     artifact_blob_release(a, b); /* parsed: the model holds its own copy */
     return s;
 }
@@ -33,7 +43,7 @@ static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait
     ait_model *m = NULL;
     plan *p = NULL;
     ait_status s = json_parse((const char *)text, len, path, &mf, e);
-    if (s == AIT_OK) s = model_of(path, a, &m, e);
+    if (s == AIT_OK) s = model_of(path, a, true, &m, e);
     if (s == AIT_OK) s = plan_parse(mf, m->g, a, path, &p, e);
     json_free(mf);
     if (s != AIT_OK) {
@@ -59,8 +69,10 @@ static ait_status load_untuned(const char *path, const ait_error *why, ait_model
     for (size_t i = 0; s == AIT_OK && i < artifact_blob_count(a); i++)
         if (strcmp(artifact_blob_at(a, i)->name, PLAN_MODEL_BLOB) == 0)
             s = artifact_blob_verify(a, i, &e2);
-    if (s == AIT_OK) s = model_of(path, a, out, &e2);
+    if (s == AIT_OK) s = model_of(path, a, false, out, &e2);
     artifact_close(a);
+    if (s == AIT_E_UNSUPPORTED) /* a lean artifact: both reasons */
+        return err_set(e, why->code, "%s; no fallback: %s", why->msg, e2.msg);
     if (s != AIT_OK) { /* nothing to fall back on: the first reason is the one to give */
         if (e) *e = *why;
         return why->code;

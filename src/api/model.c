@@ -11,13 +11,16 @@
 #include "io/file.h"
 #include "io/onnx.h"
 #include "ops/bind.h"
+#include "api/model_load.h"
 #include "runtime/model.h"
 #include "runtime/plan.h"
 
 /* Builds a model from a serialised ModelProto. `name` names it in messages;
- * `dir` is the real folder for external data (NULL: refuse external data). */
+ * `dir` is the real folder for external data (NULL: refuse external data);
+ * absent_ok: an artifact's lean model (onnx_read). */
 static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *name,
-                                    const char *dir, ait_model **out, ait_error *e)
+                                    const char *dir, bool absent_ok, ait_model **out,
+                                    ait_error *e)
 {
     ait_model *m = calloc(1, sizeof *m);
     if (!m) return err_set(e, AIT_E_NOMEM, "out of memory");
@@ -26,12 +29,14 @@ static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *
     m->dir = dir ? strdup(dir) : NULL;
     if (!m->path || (dir && !m->dir)) s = err_set(e, AIT_E_NOMEM, "out of memory");
     onnx_model om;
-    if (s == AIT_OK) s = onnx_read(buf, len, m->path, m->dir, &om, e);
+    if (s == AIT_OK) s = onnx_read(buf, len, m->path, m->dir, absent_ok, &om, e);
     if (s == AIT_OK) {
         m->g = om.g;
         m->producer = om.producer;
         m->ir_version = om.ir_version;
         m->n_external = om.n_external;
+        m->n_absent = om.n_absent;
+        m->released = om.n_absent > 0;
         s = ops_bind(m->g, om.ml_opset, e);
         m->opset = m->g->opset;
     }
@@ -64,7 +69,7 @@ ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
     if (!realpath(d, real))
         s = err_set(e, AIT_E_IO, "%s: cannot resolve its folder: %s", path, strerror(errno));
     else
-        s = model_from_buffer(buf, len, path, real, out, e);
+        s = model_from_buffer(buf, len, path, real, false, out, e);
     free(buf);
     return s;
 }
@@ -77,7 +82,14 @@ ait_status ait_model_load_memory(const void *data, size_t len, const char *name,
     if (out) *out = NULL;
     if ((!data && len) || !out)
         return err_set(e, AIT_E_INVALID_ARG, "ait_model_load_memory: NULL argument");
-    return model_from_buffer(data, len, name ? name : "<memory>", NULL, out, e);
+    return model_from_buffer(data, len, name ? name : "<memory>", NULL, false, out, e);
+}
+
+ait_status model_load_embedded(const uint8_t *data, size_t len, const char *name, bool lean,
+                               ait_model **out, ait_error *e)
+{
+    *out = NULL;
+    return model_from_buffer(data, len, name, NULL, lean, out, e);
 }
 
 void ait_model_free(ait_model *m)

@@ -122,6 +122,10 @@ int cmd_show(int argc, char **argv)
     printf("artifact   %s (all hashes checked)\n", path);
     printf("made by    ait %s on %s\n", artifact_ait_version(a), str(cpu, "name"));
     printf("model      %s, sha256 %s\n", str(model, "name"), artifact_model_hash(a));
+    if (num(model, "left_out") > 0) /* a lean artifact (docs/tuning.md) */
+        printf("lean       %.0f float weights left out (the prepared blobs replace them): the "
+               "model is %.1f MiB of %.1f; it runs only on this plan\n", num(model, "left_out"),
+               num(model, "lean_bytes") / (1 << 20), num(model, "bytes") / (1 << 20));
     printf("blobs      %zu, %.1f MiB (the model and prepared weights)\n", artifact_blob_count(a),
            (double)blob_bytes / (1 << 20));
     const char *needs = artifact_cpu_needed(a);

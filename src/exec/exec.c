@@ -736,6 +736,12 @@ static ait_status run_nodes(exec *x, tensor *const *inputs, ait_error *e)
         for (int k = 0; k < n->n_in; k++) {
             int v = n->in[k];
             in[k] = v >= 0 ? x->cur[v] : NULL;
+            if (v >= 0 && in[k] && in[k] == g->vals[v].konst && in[k]->kind == VAL_TENSOR &&
+                !in[k]->data)
+                return err_set(e, AIT_E_UNSUPPORTED, "%s: node '%s' (%s) reads weight '%s', "
+                               "which the artifact's prepared blobs replace (freed at load, or "
+                               "saved without it): only the artifact's plan runs this model",
+                               g->path, n->name, n->op, g->vals[v].name);
             if (v >= 0 && (!in[k] || (in[k]->kind == VAL_TENSOR && !in[k]->data)))
                 return err_set(e, AIT_E_INTERNAL, "%s: node '%s' (%s): input '%s' has no data",
                                g->path, n->name, n->op, g->vals[v].name);

@@ -68,6 +68,7 @@ void graph_free(graph *g)
     for (int i = 0; i < g->n_vals; i++) {
         value *v = &g->vals[i];
         free(v->name);
+        free(v->absent);
         for (int k = 0; k < AIT_MAX_RANK; k++) free(v->sym[k]);
         if (v->konst) {
             tensor_release(v->konst);

@@ -71,6 +71,8 @@ typedef struct value {
     int64_t dims[AIT_MAX_RANK]; /* DIM_UNKNOWN where not known */
     char *sym[AIT_MAX_RANK];    /* declared symbolic name, or NULL */
     tensor *konst;        /* constant data (initializer, Constant, folded), owned */
+    char *absent;         /* konst's data was left out of the model (an artifact's lean
+                             model, io/onnx.h): the sha256 hex of its bytes; else NULL */
     int producer;         /* node index, -1 for inputs and constants */
     int outer;            /* in a subgraph: id of the same value in the parent, else -1 */
     val_kind kind;        /* declared: tensor, sequence or map (dtype: a map's values) */

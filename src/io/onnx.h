@@ -14,13 +14,31 @@ typedef struct onnx_model {
     int64_t ir_version;
     char *producer;
     int n_external;       /* tensors read from external data files */
+    int n_absent;         /* initializers without their data (ONNX_ABSENT_LOCATION) */
 } onnx_model;
+
+/* An initializer an artifact saved without its data, because its prepared
+ * blobs replace it for every reader: ONNX external data whose "location" is
+ * this and whose "sha256" is the hex digest of the bytes left out. Read (only
+ * when the caller allows it) as a constant with its shape and no data, the
+ * digest in value.absent. */
+#define ONNX_ABSENT_LOCATION "ait:absent"
 
 /* Reads the model in buf. `name` names it in messages and must outlive the
  * graph (graph.path points to it); `dir` is the real folder for external
- * data (NULL refuses external data). On failure *out is cleared. */
+ * data (NULL refuses external data); absent_ok accepts initializers left out
+ * (ONNX_ABSENT_LOCATION), else they are refused. On failure *out is cleared. */
 ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const char *dir,
-                     onnx_model *out, ait_error *e);
+                     bool absent_ok, onnx_model *out, ait_error *e);
+
+/* The lean model: the ModelProto in buf with the data of the top-level
+ * initializers named names[i] (i < n) left out (ONNX_ABSENT_LOCATION, with
+ * sha[i], their bytes' sha256 hex); a name that is no initializer (a folded
+ * constant) is skipped. Into *out (malloc'd, *out_len bytes); *n_left: how
+ * many were left out. */
+ait_status onnx_leave_out(const uint8_t *buf, size_t len, const char *name,
+                          const char *const *names, const char *const *sha, int n,
+                          uint8_t **out, size_t *out_len, int *n_left, ait_error *e);
 /* Frees what om holds (its graph too) and zeroes it. */
 void onnx_model_clear(onnx_model *om);
 

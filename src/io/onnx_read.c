@@ -18,6 +18,8 @@ typedef struct loader {
     ait_error *e;
     int depth;
     int n_external;  /* tensors read from external data files */
+    bool absent_ok;  /* initializers left out are accepted (onnx_read) */
+    int n_absent;
 } loader;
 
 static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *parent, graph **out);
@@ -238,6 +240,24 @@ static ait_status load_node(loader *L, graph *g, const Onnx__NodeProto *np, int 
     return AIT_OK;
 }
 
+/* Initializer tp of value id, left out of the model (ONNX_ABSENT_LOCATION,
+ * digest sha): its shape alone, where the caller accepts it. */
+static ait_status initializer_absent(loader *L, graph *g, int id, const Onnx__TensorProto *tp,
+                                     const char *sha, const char *what)
+{
+    if (!L->absent_ok || L->depth > 1)
+        return err_set(L->e, AIT_E_UNSUPPORTED, "%s: its data was left out (the model of an "
+                       "artifact saved without the weights its prepared blobs replace); only that "
+                       "artifact runs it", what);
+    size_t n = strlen(sha);
+    if (n != 64 || strspn(sha, "0123456789abcdef") != n)
+        return err_set(L->e, AIT_E_PARSE, "%s: left out without the sha256 of its data", what);
+    TRY(tensor_shape_from_proto(tp, &g->vals[id].konst, what, L->e));
+    if (!(g->vals[id].absent = strdup(sha))) return err_set(L->e, AIT_E_NOMEM, "out of memory");
+    L->n_absent++;
+    return AIT_OK;
+}
+
 static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *parent, graph **out)
 {
     if (++L->depth > 64) {
@@ -253,8 +273,10 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
         snprintf(what, sizeof what, "%s: initializer '%s'", L->path, tp->name ? tp->name : "");
         int id = graph_add_value(g, tp->name);
         if (id < 0) s = err_set(L->e, AIT_E_NOMEM, "out of memory");
-        else s = tensor_from_proto(tp, L->dir, &g->vals[id].konst, what, L->e);
-        L->n_external += tensor_proto_external(tp);
+        const char *absent = tensor_proto_absent(tp);
+        if (s == AIT_OK && absent) s = initializer_absent(L, g, id, tp, absent, what);
+        else if (s == AIT_OK) s = tensor_from_proto(tp, L->dir, &g->vals[id].konst, what, L->e);
+        L->n_external += !absent && tensor_proto_external(tp);
         /* Copied: free protobuf-c's copy of the bytes now (free_unpacked
          * skips NULL), so the model's weights are not held three times over
          * (file, proto, tensors) at the peak of a load. */
@@ -323,7 +345,7 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
 }
 
 ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const char *dir,
-                     onnx_model *out, ait_error *e)
+                     bool absent_ok, onnx_model *out, ait_error *e)
 {
     memset(out, 0, sizeof *out);
     TRY(pb_check_model(buf, len, name, e));
@@ -344,9 +366,10 @@ ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const cha
     if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", name);
     if (s == AIT_OK && mp->n_opset_import == 0) out->opset = 1; /* IR < 3 default */
     if (s == AIT_OK) {
-        loader L = {.path = name, .dir = dir, .opset = out->opset, .e = e};
+        loader L = {.path = name, .dir = dir, .opset = out->opset, .e = e, .absent_ok = absent_ok};
         s = load_graph(&L, mp->graph, NULL, &out->g);
         out->n_external = L.n_external;
+        out->n_absent = L.n_absent;
     }
     onnx__model_proto__free_unpacked(mp, NULL);
     if (s != AIT_OK) onnx_model_clear(out);

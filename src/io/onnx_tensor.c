@@ -117,8 +117,20 @@ bool tensor_proto_external(const Onnx__TensorProto *tp)
     return tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
 }
 
-ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
-                             const char *what, ait_error *e)
+const char *tensor_proto_absent(const Onnx__TensorProto *tp)
+{
+    const char *loc = NULL, *sha = NULL;
+    for (size_t i = 0; tensor_proto_external(tp) && i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *kv = tp->external_data[i];
+        if (kv->key && kv->value && strcmp(kv->key, "location") == 0) loc = kv->value;
+        if (kv->key && kv->value && strcmp(kv->key, "sha256") == 0) sha = kv->value;
+    }
+    return loc && strcmp(loc, ONNX_ABSENT_LOCATION) == 0 ? (sha ? sha : "") : NULL;
+}
+
+/* A new tensor of tp's type and shape, checked, without data. */
+static ait_status shape_of(const Onnx__TensorProto *tp, tensor **out, int64_t *numel,
+                           const char *what, ait_error *e)
 {
     ait_dtype dt = (ait_dtype)tp->data_type;
     size_t es = ait_dtype_size(dt);
@@ -129,11 +141,28 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
         return err_set(e, AIT_E_UNSUPPORTED, "%s: rank %zu exceeds the maximum of %d", what,
                        tp->n_dims, AIT_MAX_RANK);
     if (tp->segment) return err_set(e, AIT_E_UNSUPPORTED, "%s: segmented tensors", what);
-    int64_t numel;
-    TRY(shape_numel(tp->dims, (int)tp->n_dims, dt, &numel, what, e));
+    TRY(shape_numel(tp->dims, (int)tp->n_dims, dt, numel, what, e));
     tensor *t = calloc(1, sizeof *t);
     if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
     tensor_set_shape(t, dt, (int)tp->n_dims, tp->dims);
+    *out = t;
+    return AIT_OK;
+}
+
+ait_status tensor_shape_from_proto(const Onnx__TensorProto *tp, tensor **out, const char *what,
+                                   ait_error *e)
+{
+    int64_t numel;
+    return shape_of(tp, out, &numel, what, e);
+}
+
+ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
+                             const char *what, ait_error *e)
+{
+    ait_dtype dt = (ait_dtype)tp->data_type;
+    int64_t numel;
+    tensor *t;
+    TRY(shape_of(tp, &t, &numel, what, e));
     ait_status s = tensor_alloc(t, e);
     if (s != AIT_OK) {
         free(t);

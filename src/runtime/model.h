@@ -12,6 +12,8 @@ struct ait_model {
     int64_t ir_version;
     char *producer;
     int n_external;        /* tensors it read from external data files */
+    int n_absent;          /* weights an artifact saved without their data (value.absent):
+                              only its plan runs the model, as once `released` */
     /* Loaded from a .ait artifact (api/artifact.c): */
     struct plan *plan;     /* the tuned plan sessions run, or NULL (untuned) */
     struct artifact *art;  /* the mapping its prepared blobs live in */

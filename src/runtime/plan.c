@@ -198,7 +198,8 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
                 w = json_at(jw, q);
         const char *sha = json_str_of(json_get(w, "sha256"));
         char *hex = dig[ws[k]]; /* once per weight: buckets and blobs share them */
-        if (!hex[0]) plan_weight_digest(v->konst, hex);
+        if (!hex[0] && v->absent) snprintf(hex, SHA256_HEX, "%s", v->absent); /* left out */
+        else if (!hex[0]) plan_weight_digest(v->konst, hex);
         if (!sha || strcmp(sha, hex) != 0)
             return err_set(e, AIT_E_SECURITY, "%s: module '%s': prepared blob '%s' was not "
                            "prepared from weight '%s' of node '%s' (%s)", what, mod, blob,

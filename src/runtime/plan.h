@@ -68,6 +68,11 @@
 #define PLAN_THREADS_MAX 1024
 #define PLAN_PRIME_MAX (1LL << 30) /* bytes of one priming input */
 #define PLAN_MODEL_BLOB "model.onnx" /* the ONNX file, as given to tune */
+/* Instead of it: the lean model, the ONNX file without the data of the
+ * weights every reader takes from prepared blobs (io/onnx.h,
+ * ONNX_ABSENT_LOCATION), which no untuned run can use; the header's model
+ * hash stays the ONNX file's. */
+#define PLAN_MODEL_LEAN_BLOB "model.lean.onnx"
 
 /* A model input's shape at a bucket (batch axes at the bucket's size,
  * dynamic axes at the largest size seen), for priming at load. */

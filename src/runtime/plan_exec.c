@@ -326,17 +326,19 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_rep
     return AIT_OK;
 }
 
-size_t plan_exec_release(plan_exec *px, graph *g)
+bool *plan_exec_releasable(const plan_exec *px, const graph *g)
 {
     for (int i = 0; i < g->n_nodes; i++)
         for (int a = 0; a < g->nodes[i].n_attr; a++)
-            if (g->nodes[i].attrs[a].g) return 0; /* outer-scope reads: not worth tracing */
+            if (g->nodes[i].attrs[a].g) return NULL; /* outer-scope reads: not worth tracing */
     bool *keep = calloc((size_t)g->n_vals + 1, sizeof *keep);
+    bool *read = calloc((size_t)g->n_vals + 1, sizeof *read);
     int *pos = calloc((size_t)px->n_slots + 1, sizeof *pos); /* next node of each module's view */
-    if (!keep || !pos) {
+    if (!keep || !read || !pos) {
         free(keep);
+        free(read);
         free(pos);
-        return 0;
+        return NULL;
     }
     for (int k = 0; k < g->n_outputs; k++) keep[g->outputs[k]] = true;
     for (int i = 0; i < g->n_nodes; i++) {
@@ -349,6 +351,7 @@ size_t plan_exec_release(plan_exec *px, graph *g)
         const node *sn = sub && pos[sl] < sub->n_nodes ? &sub->nodes[pos[sl]++] : NULL;
         for (int k = 0; k < n->n_in; k++) {
             int v = n->in[k];
+            if (v >= 0) read[v] = true;
             if (v < 0 || keep[v]) continue;
             if (!sn || sn->n_in != n->n_in || sn->in[k] < 0 ||
                 sub->vals[sn->in[k]].konst != g->vals[v].konst) {
@@ -365,17 +368,29 @@ size_t plan_exec_release(plan_exec *px, graph *g)
             if (!built_) keep[v] = true;
         }
     }
+    for (int v = 0; v < g->n_vals; v++) {
+        const tensor *t = g->vals[v].konst;
+        /* read: a constant no node reads stays (a fold may have taken it) */
+        keep[v] = keep[v] || !read[v] || !t || t->kind != VAL_TENSOR || t->dtype == AIT_STRING;
+        keep[v] = !keep[v]; /* now: released */
+    }
+    free(read);
+    free(pos);
+    return keep;
+}
+
+size_t plan_exec_release(plan_exec *px, graph *g)
+{
+    bool *drop = plan_exec_releasable(px, g);
+    if (!drop) return 0;
     size_t freed = 0;
     for (int v = 0; v < g->n_vals; v++) {
         tensor *t = g->vals[v].konst;
-        if (keep[v] || !t || t->kind != VAL_TENSOR || !t->owned || !t->data ||
-            t->dtype == AIT_STRING)
-            continue;
+        if (!drop[v] || !t->owned || !t->data) continue;
         freed += tensor_nbytes(t);
         tensor_release(t);
     }
-    free(keep);
-    free(pos);
+    free(drop);
 #ifdef __GLIBC__
     /* Small weights sit inside the heap, where free keeps their pages. */
     if (freed) (void)malloc_trim(0);

@@ -31,6 +31,11 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_rep
  * made later from the same g and plan reads none of them either. Returns
  * the bytes freed. Nothing is freed in a graph with subgraphs. */
 size_t plan_exec_release(plan_exec *px, graph *g);
+/* What plan_exec_release frees: per value of g, whether it is a constant
+ * tensor that some node reads and that nothing px runs reads any more
+ * (malloc'd, g->n_vals entries; the caller frees it). NULL when nothing is
+ * (a graph with subgraphs) or out of memory. */
+bool *plan_exec_releasable(const plan_exec *px, const graph *g);
 /* As exec_run: outputs[j] are owned by the runner until the next run. */
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e);
 /* As exec_run_bound: outputs computed by a tuned module are copied once,

@@ -240,6 +240,10 @@ static ait_status run_batches(const ait_model *m, const inspect_opts *o, inspect
 ait_status inspect_run(const ait_model *m, const inspect_opts *o, inspection **out, ait_error *e)
 {
     *out = NULL;
+    if (m->n_absent) /* inspecting runs the model untuned, every node on the reference */
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: the artifact was saved without %d float weights "
+                       "its prepared blobs replace, which inspecting and tuning run; use the .onnx "
+                       "it was tuned from", m->path, m->n_absent);
     if (!o || !o->samples || o->samples->n < 1)
         return err_set(e, AIT_E_INVALID_ARG, "%s: inspection needs at least one sample", m->path);
     inspection *r = calloc(1, sizeof *r);

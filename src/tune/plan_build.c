@@ -242,8 +242,19 @@ static void choice_json(json_w *w, const plan *p, int mi, int k, const tune_modu
     json_end(w);
 }
 
+/* The model blob of an artifact being written: the ONNX file, or the lean
+ * model (n_left weights left out) in its stead. */
+typedef struct model_blob {
+    const uint8_t *bytes;
+    size_t len;      /* the ONNX file's */
+    const char *sha; /* the ONNX file's sha256 hex */
+    const uint8_t *lean;
+    size_t lean_len;
+    int n_left;
+} model_blob;
+
 static char *manifest_json(const ait_model *m, const inspection *insp, const tune_report *r,
-                           const plan *p, const int *mod_ids, const char *sha, size_t bytes,
+                           const plan *p, const int *mod_ids, const model_blob *mb,
                            const saved_list *sl, ait_error *e)
 {
     json_w w = {.pretty = true};
@@ -257,9 +268,13 @@ static char *manifest_json(const ait_model *m, const inspection *insp, const tun
     json_str(&w, "ait_version", AIT_VERSION_STRING);
     json_obj(&w, "model");
     json_str(&w, "name", base ? base + 1 : m->path);
-    json_str(&w, "sha256", sha);
-    json_str(&w, "blob", PLAN_MODEL_BLOB);
-    json_int(&w, "bytes", (int64_t)bytes);
+    json_str(&w, "sha256", mb->sha);
+    json_str(&w, "blob", mb->n_left ? PLAN_MODEL_LEAN_BLOB : PLAN_MODEL_BLOB);
+    json_int(&w, "bytes", (int64_t)mb->len);
+    if (mb->n_left) {
+        json_int(&w, "left_out", mb->n_left);
+        json_int(&w, "lean_bytes", (int64_t)mb->lean_len);
+    }
     json_end(&w);
     json_obj(&w, "cpu");
     json_str(&w, "name", cpu);
@@ -398,6 +413,48 @@ static void plan_cpu_needs(const plan *p, char *out, size_t n)
     cpu_features_of(all, out, n);
 }
 
+
+/* Writes the artifact at path: model blob mb, px's prepared blobs, the manifest. */
+static ait_status write_artifact(const ait_model *m, const inspection *insp, const tune_report *r,
+                                 const plan *p, plan_exec *px, const int *mod_ids,
+                                 const model_blob *mb, const char *path, ait_error *e)
+{
+    char needs[ARTIFACT_CPU_MAX];
+    plan_cpu_needs(p, needs, sizeof needs);
+    artifact_info info = {.model_hash = mb->sha, .cpu_features = needs};
+    artifact_writer *w = NULL;
+    char *mf = NULL;
+    saved_list saved = {0};
+    ait_status s = artifact_writer_begin(path, &info, &w, e);
+    if (s == AIT_OK)
+        s = mb->n_left ? artifact_writer_blob(w, PLAN_MODEL_LEAN_BLOB, mb->lean, mb->lean_len, e)
+                       : artifact_writer_blob(w, PLAN_MODEL_BLOB, mb->bytes, mb->len, e);
+    if (s == AIT_OK) s = add_prepared(w, p, px, &saved, e);
+    if (s == AIT_OK && !(mf = manifest_json(m, insp, r, p, mod_ids, mb, &saved, e)))
+        s = e ? e->code : AIT_E_NOMEM;
+    if (s == AIT_OK) s = artifact_writer_manifest(w, mf, strlen(mf), e);
+    if (s == AIT_OK) {
+        s = artifact_writer_finish(w, e);
+        w = NULL;
+    }
+    artifact_writer_free(w);
+    free(saved.items);
+    free(mf);
+    return s;
+}
+
+/* Whether plan p holds a quantised choice (its backend's min_sqnr bound). */
+static bool plan_quantised(const plan *p)
+{
+    for (int i = 0; i < p->n_modules; i++)
+        for (int k = 0; k < p->mods[i].n_choices; k++) {
+            const candidate_cfg *c = &p->mods[i].choices[k].cfg;
+            const backend *b = backend_find(c->backend);
+            if (c->variant[0] && b && b->min_sqnr && b->min_sqnr(c->variant) > 0) return true;
+        }
+    return false;
+}
+
 ait_status plan_save(const ait_model *m, const inspection *insp, const tune_report *r,
                      const char *path, ait_error *e)
 {
@@ -416,31 +473,23 @@ ait_status plan_save(const ait_model *m, const inspection *insp, const tune_repo
     plan *p = NULL;
     plan_exec *px = NULL;
     int *mod_ids = calloc((size_t)r->n + 1, sizeof *mod_ids);
-    artifact_writer *w = NULL;
-    char *mf = NULL;
     s = mod_ids ? plan_from_report(insp, r, &p, e) : err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; s == AIT_OK && i < p->n_modules; i++)
         mod_ids[i] = module_find(insp->tree, p->mods[i].name);
     /* The plan as a session will run it: every candidate built and primed,
      * which also proves that the tuned model runs as one. */
     if (s == AIT_OK) s = plan_exec_create(m->g, p, 1, NULL, &px, e);
-    char needs[ARTIFACT_CPU_MAX];
-    if (s == AIT_OK) plan_cpu_needs(p, needs, sizeof needs);
-    artifact_info info = {.model_hash = sha, .cpu_features = needs};
-    if (s == AIT_OK) s = artifact_writer_begin(path, &info, &w, e);
-    if (s == AIT_OK) s = artifact_writer_blob(w, PLAN_MODEL_BLOB, bytes, len, e);
-    saved_list saved = {0};
-    if (s == AIT_OK) s = add_prepared(w, p, px, &saved, e);
-    if (s == AIT_OK && !(mf = manifest_json(m, insp, r, p, mod_ids, sha, len, &saved, e)))
-        s = e ? e->code : AIT_E_NOMEM;
-    if (s == AIT_OK) s = artifact_writer_manifest(w, mf, strlen(mf), e);
-    if (s == AIT_OK) {
-        s = artifact_writer_finish(w, e);
-        w = NULL;
-    }
-    artifact_writer_free(w);
-    free(saved.items);
-    free(mf);
+    model_blob mb = {.bytes = bytes, .len = len, .sha = sha};
+    if (s == AIT_OK) s = write_artifact(m, insp, r, p, px, mod_ids, &mb, path, e);
+    /* A quantised plan: written once more with the lean model when its
+     * prepared blobs replace weights (plan_lean_model reads them back as a
+     * session would). A float32 plan keeps the ONNX file, for the fallback. */
+    uint8_t *lean = NULL;
+    if (s == AIT_OK && plan_quantised(p))
+        s = plan_lean_model(m, path, bytes, len, &lean, &mb.lean_len, &mb.n_left, e);
+    mb.lean = lean;
+    if (s == AIT_OK && mb.n_left) s = write_artifact(m, insp, r, p, px, mod_ids, &mb, path, e);
+    free(lean);
     plan_exec_free(px);
     free(mod_ids);
     plan_free(p);

@@ -21,4 +21,13 @@ ait_status plan_from_report(const struct inspection *insp, const struct tune_rep
 ait_status plan_save(const ait_model *m, const struct inspection *insp,
                      const struct tune_report *r, const char *path, ait_error *e);
 
+/* For a plan with quantised choices plan_save writes the lean model instead
+ * (plan.h, PLAN_MODEL_LEAN_BLOB): the ONNX file buf[len] of model m with
+ * the data of every weight left out (io/onnx.h, onnx_leave_out) that the
+ * plan saved at path, loaded back as a session loads it, no longer reads
+ * (plan_exec_releasable). Into *out (malloc'd, *out_len bytes); *n_left:
+ * how many weights; 0 and *out NULL when none. */
+ait_status plan_lean_model(const ait_model *m, const char *path, const uint8_t *buf, size_t len,
+                           uint8_t **out, size_t *out_len, int *n_left, ait_error *e);
+
 #endif

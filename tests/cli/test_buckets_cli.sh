@@ -5,7 +5,9 @@
 # the artifact primes both, runs in each bucket give the reference outputs,
 # user bucket lists are taken, and hostile manifests of the new key (priming
 # shapes off the bucket, buckets out of order or range, a sequence input the
-# model lacks, the older plan format) are refused.
+# model lacks, the older plan format) are refused. Tuned with --quant int8wo,
+# the artifact's outputs in both buckets stay within an SQNR bound of the
+# reference and give its greedy token.
 # usage: test_buckets_cli.sh AIT TEST_DATA_DIR
 set -u
 ait=$1 data=$2
@@ -96,4 +98,19 @@ check host-dup 1 "the manifest's sequence is missing or invalid" "${run[@]}" "$t
 check host-plan 1 "the manifest's bucket order of a module's plans is missing or invalid" \
   "${run[@]}" "$tmp/host/plan.ait"
 check host-old 1 "plan format version 4; this ait reads version 5" "${run[@]}" "$tmp/host/old.ait"
+
+# Weight-only int8 on both buckets: logits within 30 dB of the reference's
+# and the same greedy token (the argmax of each row's last position).
+check quant-tune 0 "saved" "$ait" tune "$m" --data "$tmp/s" "${fast[@]}" --quant int8wo -o "$tmp/q.ait"
+for k in 0 1; do
+  check quant-run-$k 0 "wrote" "$ait" run "$tmp/q.ait" --repeat 1 \
+    --input "$data/models/gpt2.in.$k.npz" --output-dir "$tmp/q$k"
+  check quant-close-$k 0 "^close" /usr/bin/python3 -c "
+import numpy as np, sys
+g = np.load(sys.argv[1])['logits'].astype(np.float64); r = np.load(sys.argv[2])['logits'].astype(np.float64)
+s = 10 * np.log10((r * r).sum() / max(((g - r) ** 2).sum(), 1e-300))
+same = (g[:, -1].argmax(-1) == r[:, -1].argmax(-1)).all()
+print('close' if s >= 30 and same else 'sqnr %.1f dB, greedy same: %s' % (s, same))" \
+    "$tmp/q$k/outputs.npz" "$data/models/gpt2.out.$k.npz"
+done
 finish
