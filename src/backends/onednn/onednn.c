@@ -651,19 +651,7 @@ static bool weights_from_blobs(const built *bm, int i)
  * any other node reads. */
 static bool dn_releases(const built *bm, const graph *module, int v)
 {
-    if (!bm->prep || bm->g != module || v < 0 || v >= module->n_vals) return false;
-    bool any = false;
-    for (int i = 0; i < module->n_nodes; i++) {
-        const node *n = &module->nodes[i];
-        bool gemm = (!n->domain || !n->domain[0]) &&
-                    (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm") || !strcmp(n->op, "Conv"));
-        for (int k = 0; k < n->n_in; k++) {
-            if (n->in[k] != v) continue;
-            if (k != 1 || !gemm || !weights_from_blobs(bm, i)) return false;
-            any = true;
-        }
-    }
-    return any;
+    return bm->prep && bm->g == module && backend_weights_from_blobs(bm, module, v, weights_from_blobs);
 }
 
 static bool dn_available(char *why, size_t n)
