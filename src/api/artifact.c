@@ -13,7 +13,9 @@
 
 /* The embedded ONNX model, checked against the header's model hash, or the
  * lean model (PLAN_MODEL_LEAN_BLOB: its blob's own sha256 is all there is to
- * check), which only the tuned load takes (lean_ok). */
+ * check), which only the tuned load takes (lean_ok). It is read
+ * (artifact_blob_read), parsed and its pages dropped before any other blob is
+ * read: the load's peak is the model's parse, not the whole file. */
 static ait_status model_of(const char *path, artifact *a, bool lean_ok, ait_model **out,
                            ait_error *e)
 {
@@ -24,6 +26,7 @@ static ait_status model_of(const char *path, artifact *a, bool lean_ok, ait_mode
                        "weights its prepared blobs replace, so it cannot run untuned; run the "
                        ".onnx it was tuned from", path);
     if (!b && !lean) return err_set(e, AIT_E_PARSE, "%s: the artifact holds no model", path);
+    TRY(artifact_blob_read(a, b ? b : lean, e));
     char hex[SHA256_HEX];
     sha256_hex(b ? b->sha256 : lean->sha256, hex);
     if (b && strcmp(hex, artifact_model_hash(a)) != 0)
@@ -44,6 +47,7 @@ static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait
     plan *p = NULL;
     ait_status s = json_parse((const char *)text, len, path, &mf, e);
     if (s == AIT_OK) s = model_of(path, a, true, &m, e);
+    if (s == AIT_OK) s = artifact_blob_read_rest(a, e); /* then the prepared blobs */
     if (s == AIT_OK) s = plan_parse(mf, m->g, a, path, &p, e);
     json_free(mf);
     if (s != AIT_OK) {
@@ -63,12 +67,9 @@ static ait_status load_untuned(const char *path, const ait_error *why, ait_model
                                ait_error *e)
 {
     artifact *a = NULL;
-    artifact_expect x = {.skip_cpu_check = 1, .defer_blob_hash = 1, .skip_manifest = 1};
+    artifact_expect x = {.skip_cpu_check = 1, .skip_manifest = 1, .defer_blob_read = 1};
     ait_error e2 = {0};
-    ait_status s = artifact_open(path, &x, &a, &e2);
-    for (size_t i = 0; s == AIT_OK && i < artifact_blob_count(a); i++)
-        if (strcmp(artifact_blob_at(a, i)->name, PLAN_MODEL_BLOB) == 0)
-            s = artifact_blob_verify(a, i, &e2);
+    ait_status s = artifact_open(path, &x, &a, &e2); /* model_of reads the model's blob alone */
     if (s == AIT_OK) s = model_of(path, a, false, out, &e2);
     artifact_close(a);
     if (s == AIT_E_UNSUPPORTED) /* a lean artifact: both reasons */
@@ -95,7 +96,8 @@ ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
     ait_artifact_options o;
     TRY(OPTS_TAKE(o, opts, e));
     artifact *a = NULL;
-    ait_status s = artifact_open(path, NULL, &a, &first);
+    artifact_expect x = {.defer_blob_read = 1}; /* the blobs after the model (model_of) */
+    ait_status s = artifact_open(path, &x, &a, &first);
     /* A trusted key: the header this load checked (which vouches for every
      * hash) must carry a signature by it; nothing is used otherwise, not even
      * the embedded model for a fallback. */

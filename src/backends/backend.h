@@ -119,6 +119,12 @@ const backend *backend_at(int i);
  * those left to the reference ops): op_for's non-NULL answers; the
  * reference backend answers every node with its own op. */
 int backend_coverage(const backend *b, const graph *module);
+/* The rule `releases` implementations share: value v of module is read only
+ * as the weights (input 1) of ONNX Conv, MatMul or Gemm nodes, at least one,
+ * and from_blob(bm, node) says each such node's build took them from a
+ * prepared blob. */
+bool backend_weights_from_blobs(const built *bm, const graph *module, int v,
+                                bool (*from_blob)(const built *bm, int node));
 /* The variants to try b in on module: the default "" first, then those b
  * offers (backend.variants); up to max names into out; returns how many. */
 int backend_variants(const backend *b, const graph *module, const char **out, int max);

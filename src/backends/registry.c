@@ -38,3 +38,21 @@ int backend_variants(const backend *b, const graph *module, const char **out, in
     out[0] = "";
     return 1 + (b->variants ? b->variants(module, out + 1, max - 1) : 0);
 }
+
+bool backend_weights_from_blobs(const built *bm, const graph *module, int v,
+                                bool (*from_blob)(const built *bm, int node))
+{
+    if (v < 0 || v >= module->n_vals) return false;
+    bool any = false;
+    for (int i = 0; i < module->n_nodes; i++) {
+        const node *n = &module->nodes[i];
+        bool gemm = (!n->domain || !n->domain[0]) &&
+                    (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm") || !strcmp(n->op, "Conv"));
+        for (int k = 0; k < n->n_in; k++) {
+            if (n->in[k] != v) continue;
+            if (k != 1 || !gemm || !from_blob(bm, i)) return false;
+            any = true;
+        }
+    }
+    return any;
+}

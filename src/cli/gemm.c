@@ -40,6 +40,8 @@ static const char *capture_help =
     "  --batch-sizes LIST    batch sizes to run (default 1)\n"
     "  --dim NAME=V          a named input dim (sequence length, ...)\n"
     "  --input NAME=FILE.npy an input from a file\n"
+    "  --max-input-mb N      refuse an input file whose array declares more than\n"
+    "                        N MiB, before reading it (default: no limit)\n"
     "  --m-sweep SPEC        each (N, K) again at every M: pow2:1-8192 or 1,8,64\n"
     "  --gemm-db FILE        run with a tuned CSV: -v then says which shapes miss it\n"
     "  -v                    each shape once: `gemm M=.. N=.. K=.. f32: default config\n"
@@ -142,6 +144,7 @@ static int capture(int argc, char **argv)
                                        {"m-sweep", required_argument, 0, 'm'},
                                        {"gemm-db", required_argument, 0, 'g'},
                                        {"threads", required_argument, 0, 't'},
+                                       {"max-input-mb", required_argument, 0, 'M'},
                                        {0, 0, 0, 0}};
     const char *out = NULL, *sweep = NULL, *db_path = NULL, *batches = "1";
     input_opts io = {.seed = 1};
@@ -158,6 +161,13 @@ static int capture(int argc, char **argv)
         case 't':
             if (!cli_parse_int(optarg, 1, 1024, &threads)) return usage_err(capture_help, "--threads: 1 to 1024");
             break;
+        case 'M': {
+            long long v;
+            if (!cli_parse_int(optarg, 1, CLI_MAX_INPUT_MB, &v))
+                return usage_err(capture_help, "--max-input-mb: 1 to 1048576");
+            io.max_input = (size_t)v << 20;
+            break;
+        }
         case 'i':
             if (io.n_files == 64) return usage_err(capture_help, "more than 64 --input");
             io.file_specs[io.n_files++] = optarg;

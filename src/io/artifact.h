@@ -96,6 +96,9 @@ typedef struct artifact_expect {
     int defer_blob_hash;    /* leave blob hashes to artifact_blob_verify */
     int skip_manifest;      /* a damaged manifest is no refusal: artifact_manifest
                                then gives NULL (for reading the blobs alone) */
+    int defer_blob_read;    /* read the header, manifest and blob table only; a blob's
+                               data is NULL until artifact_blob_read copies and checks
+                               it, and the file stays open until artifact_blob_read_rest */
 } artifact_expect;
 
 /* Maps path read-only and checks it (x may be NULL: all checks, no model
@@ -122,6 +125,13 @@ void artifact_blob_release(const artifact *a, const artifact_blob *b);
  * oneDNN about 5% slower from an artifact than in the tuner (bench/tuned-
  * notes.md). A memcpy at load, no packing. */
 ait_status artifact_blob_resident(artifact *a, const artifact_blob *b, ait_error *e);
+/* For an open with defer_blob_read: copies blob b from the file into
+ * memory and checks its padding and sha256 (nothing if it is read already),
+ * so a blob can be used and released before the next takes memory; b->data
+ * is set only once checked. artifact_blob_read_rest reads every blob still
+ * unread and closes the file: after it nothing depends on the file. */
+ait_status artifact_blob_read(artifact *a, const artifact_blob *b, ait_error *e);
+ait_status artifact_blob_read_rest(artifact *a, ait_error *e);
 /* Checks blob i's sha256 (for opens with defer_blob_hash). */
 ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e);
 /* The header's ARTIFACT_HEADER_SIZE bytes as checked (what a signature covers). */

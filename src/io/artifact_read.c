@@ -1,7 +1,11 @@
 /* Loading an artifact: copy it into memory, then trust nothing in it until checked.
  * Every offset is compared with the canonical layout and the file size
  * before anything at that offset is read, so a truncated or crafted file
- * is refused without a read past the mapping. */
+ * is refused without a read past the mapping. With defer_blob_read the
+ * copy is made in steps (header, manifest and table first, then each blob
+ * when asked), so the embedded model can be parsed and its pages dropped
+ * before the prepared blobs take memory: the load peak is not the whole
+ * file plus the parsed model. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,6 +24,8 @@ struct artifact {
     char *path;
     uint8_t *map;
     size_t size;
+    int fd;         /* open while blobs remain to read (defer_blob_read), else -1 */
+    uint64_t *span; /* defer_blob_read: per blob, its offset and where its gap starts */
     const uint8_t *manifest;
     size_t man_len;
     artifact_blob *blobs;
@@ -45,6 +51,15 @@ static int all_zero(const uint8_t *p, uint64_t n)
     for (uint64_t i = 0; i < n; i++)
         if (p[i]) return 0;
     return 1;
+}
+
+/* Copies bytes [from, to) of the file into the same place of the copy
+ * (defer_blob_read; the range was checked against the file size). */
+static ait_status read_range(artifact *a, uint64_t from, uint64_t to, ait_error *e)
+{
+    if (lseek(a->fd, (off_t)from, SEEK_SET) != (off_t)from)
+        return err_set(e, AIT_E_IO, "%s: seek failed: %s", a->path, strerror(errno));
+    return file_read_fd(a->fd, a->map + from, (size_t)(to - from), a->path, e);
 }
 
 /* The header: magic, version, checksum, then the fields it vouches for. */
@@ -90,6 +105,7 @@ static ait_status check_header(artifact *a, const artifact_expect *x, uint64_t *
         return err_set(e, AIT_E_PARSE,
                        "%s: %llu unexpected bytes after the end (header says %llu bytes)", p,
                        (unsigned long long)(a->size - fsize), (unsigned long long)fsize);
+    if (a->fd >= 0) TRY(read_range(a, ARTIFACT_HEADER_SIZE, tab_end, e));
     a->manifest = a->map + man_off;
     a->man_len = (size_t)man_len;
     sha256(a->manifest, a->man_len, sum);
@@ -108,6 +124,16 @@ static ait_status check_header(artifact *a, const artifact_expect *x, uint64_t *
     return AIT_OK;
 }
 
+/* The gap [pos, off) before a blob must be zero. */
+static ait_status check_gap(const artifact *a, uint64_t pos, uint64_t off, const char *name,
+                            ait_error *e)
+{
+    if (!all_zero(a->map + pos, off - pos))
+        return err_set(e, AIT_E_SECURITY, "%s: nonzero padding before blob '%s' (file corrupted)",
+                       a->path, name);
+    return AIT_OK;
+}
+
 /* The blob table: names, canonical offsets, zero gaps. */
 static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait_error *e)
 {
@@ -117,6 +143,9 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
         return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
                        (unsigned long long)count);
     a->count = (size_t)count;
+    if (a->fd >= 0 && !(a->span = calloc(2 * (count ? (size_t)count : 1), sizeof *a->span)))
+        return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
+                       (unsigned long long)count);
     uint64_t pos = tab_off + count * ARTIFACT_ENTRY_SIZE;
     for (size_t i = 0; i < a->count; i++) {
         const uint8_t *t = a->map + tab_off + i * ARTIFACT_ENTRY_SIZE;
@@ -130,11 +159,14 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
                 e, AIT_E_PARSE,
                 "%s: blob '%s' lies outside the file (offset %llu, %llu bytes, file has %zu)", p,
                 name, (unsigned long long)off, (unsigned long long)len, a->size);
-        if (!all_zero(a->map + pos, off - pos))
-            return err_set(e, AIT_E_SECURITY,
-                           "%s: nonzero padding before blob '%s' (file corrupted)", p, name);
         a->blobs[i].name = (const char *)t + E_NAME;
-        a->blobs[i].data = a->map + off;
+        if (a->span) { /* not read yet: no data until artifact_blob_read */
+            a->span[2 * i] = pos;
+            a->span[2 * i + 1] = off;
+        } else {
+            TRY(check_gap(a, pos, off, a->blobs[i].name, e));
+            a->blobs[i].data = a->map + off;
+        }
         a->blobs[i].size = len;
         memcpy(a->blobs[i].sha256, t + E_SHA, SHA256_BYTES);
         pos = end;
@@ -149,6 +181,8 @@ ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e)
 {
     if (i >= a->count)
         return err_set(e, AIT_E_INVALID_ARG, "%s: no blob %zu (%zu blobs)", a->path, i, a->count);
+    if (!a->blobs[i].data)
+        return err_set(e, AIT_E_INTERNAL, "%s: blob '%s' was not read", a->path, a->blobs[i].name);
     uint8_t sum[SHA256_BYTES];
     sha256(a->blobs[i].data, (size_t)a->blobs[i].size, sum);
     if (memcmp(sum, a->blobs[i].sha256, SHA256_BYTES))
@@ -175,7 +209,7 @@ static ait_status check_fit(artifact *a, const artifact_expect *x, ait_error *e)
  * raise SIGBUS or change a session, and every hash is checked on this copy.
  * Anonymous pages keep the 4096 alignment of the blobs and can be handed
  * back with madvise (artifact_blob_release). */
-static ait_status map_file(artifact *a, ait_error *e)
+static ait_status map_file(artifact *a, bool deferred, ait_error *e)
 {
     int fd;
     struct stat st;
@@ -194,11 +228,15 @@ static ait_status map_file(artifact *a, ait_error *e)
         else {
             a->map = m;
             (void)madvise(m, a->size, MADV_HUGEPAGE); /* fewer page faults while copying */
-            s = file_read_fd(fd, a->map, a->size, a->path, e);
-            if (s == AIT_OK) (void)mprotect(m, a->size, PROT_READ); /* guard: failure harmless */
+            /* deferred: the header alone; check_header reads the manifest and table */
+            size_t n = deferred && a->size > ARTIFACT_HEADER_SIZE ? ARTIFACT_HEADER_SIZE : a->size;
+            s = file_read_fd(fd, a->map, n, a->path, e);
+            if (s == AIT_OK && n == a->size)
+                (void)mprotect(m, a->size, PROT_READ); /* guard: failure harmless */
         }
     }
-    close(fd);
+    if (s == AIT_OK && deferred) a->fd = fd;
+    else close(fd);
     return s;
 }
 
@@ -212,11 +250,12 @@ ait_status artifact_open(const char *path, const artifact_expect *x, artifact **
         free(a);
         return err_set(e, AIT_E_NOMEM, "%s: out of memory", path);
     }
+    a->fd = -1;
     uint64_t tab_off = 0, count = 0;
-    ait_status s = map_file(a, e);
+    ait_status s = map_file(a, x->defer_blob_read, e);
     if (s == AIT_OK) s = check_header(a, x, &tab_off, &count, e);
     if (s == AIT_OK) s = check_table(a, tab_off, count, e);
-    for (size_t i = 0; s == AIT_OK && !x->defer_blob_hash && i < a->count; i++)
+    for (size_t i = 0; s == AIT_OK && !x->defer_blob_hash && !a->span && i < a->count; i++)
         s = artifact_blob_verify(a, i, e);
     if (s == AIT_OK) s = check_fit(a, x, e);
     if (s != AIT_OK) {
@@ -230,12 +269,40 @@ ait_status artifact_open(const char *path, const artifact_expect *x, artifact **
 void artifact_close(artifact *a)
 {
     if (!a) return;
+    if (a->fd >= 0) close(a->fd);
+    free(a->span);
     if (a->map) munmap(a->map, a->size);
     for (size_t i = 0; a->own && i < a->count; i++) aligned_free(a->own[i]);
     free(a->own);
     free(a->blobs);
     free(a->path);
     free(a);
+}
+
+ait_status artifact_blob_read(artifact *a, const artifact_blob *b, ait_error *e)
+{
+    size_t i = (size_t)(b - a->blobs);
+    if (i >= a->count) return err_set(e, AIT_E_INVALID_ARG, "%s: not a blob of it", a->path);
+    if (b->data) return AIT_OK; /* read at open, or before */
+    if (a->fd < 0) return err_set(e, AIT_E_INTERNAL, "%s: the file is closed", a->path);
+    uint64_t gap = a->span[2 * i], off = a->span[2 * i + 1];
+    TRY(read_range(a, gap, off + b->size, e));
+    TRY(check_gap(a, gap, off, b->name, e));
+    a->blobs[i].data = a->map + off;
+    ait_status s = artifact_blob_verify(a, i, e);
+    if (s != AIT_OK) a->blobs[i].data = NULL; /* never handed out unchecked */
+    return s;
+}
+
+ait_status artifact_blob_read_rest(artifact *a, ait_error *e)
+{
+    for (size_t i = 0; i < a->count; i++) TRY(artifact_blob_read(a, &a->blobs[i], e));
+    if (a->fd >= 0) {
+        close(a->fd);
+        a->fd = -1;
+        (void)mprotect(a->map, a->size, PROT_READ); /* guard: failure harmless */
+    }
+    return AIT_OK;
 }
 
 const uint8_t *artifact_manifest(const artifact *a, size_t *len)

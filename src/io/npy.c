@@ -7,6 +7,7 @@
 
 #include "core/utf8.h"
 #include "io/file.h"
+#include "io/publish.h"
 
 static const struct {
     const char *descr; /* without the byte-order character */
@@ -244,27 +245,6 @@ ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error 
     else if (bytes) memcpy(b + 10 + hlen, t->data, bytes);
     *out = b;
     *len = 10 + hlen + bytes;
-    return AIT_OK;
-}
-
-ait_status file_write_atomic(const char *path, const void *data, size_t len, ait_error *e)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
-        return err_set(e, AIT_E_IO, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return err_set(e, AIT_E_IO, "%s: cannot create: %m", tmp);
-    size_t put = len ? fwrite(data, 1, len, f) : 0;
-    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (put != len || bad) {
-        unlink(tmp);
-        return err_set(e, AIT_E_IO, "%s: write failed: %m", tmp);
-    }
-    if (rename(tmp, path) != 0) {
-        unlink(tmp);
-        return err_set(e, AIT_E_IO, "%s: cannot rename into place: %m", path);
-    }
     return AIT_OK;
 }
 

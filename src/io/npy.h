@@ -27,8 +27,6 @@ ait_status npy_parse_max(const uint8_t *buf, size_t len, size_t max_bytes, tenso
                          const char *what, ait_error *e);
 /* Serialises t as a .npy image (caller frees *out). */
 ait_status npy_serialise(const tensor *t, uint8_t **out, size_t *len, ait_error *e);
-/* Writes a file through a temporary and a rename: never half a file. */
-ait_status file_write_atomic(const char *path, const void *data, size_t len, ait_error *e);
 
 /* A .npz archive's arrays. Names drop the ".npy" suffix. */
 typedef struct npz {
@@ -38,8 +36,9 @@ typedef struct npz {
 } npz;
 ait_status npz_load(const char *path, npz **out, ait_error *e);
 /* The same, refusing an entry whose array declares more than max_bytes (0:
- * no limit) before allocating or inflating it. The archive itself is read
- * whole first (its size on disk; nothing in it can make that larger). */
+ * no limit) before allocating or inflating it. The archive is not read
+ * whole: its directory (within its size on disk), then each entry read or
+ * inflated straight into its tensor. */
 ait_status npz_load_max(const char *path, size_t max_bytes, npz **out, ait_error *e);
 /* Writes arrays (stored, uncompressed) atomically. */
 ait_status npz_save(const char *path, int n, const char *const *names, const tensor *const *arrays,

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,4 +99,29 @@ ait_status publish_commit(int n, char (*tmps)[PUBLISH_PATH_MAX], const char *con
     if (bad < 0) return AIT_OK;
     for (int i = bad; i < n; i++) unlink(tmps[i]);
     return err_set(e, AIT_E_IO, "%s: cannot rename into place: %s", paths[bad], strerror(err));
+}
+
+typedef struct bytes_job {
+    const uint8_t *p;
+    size_t n;
+} bytes_job;
+
+static int bytes_body(void *arg, int fd)
+{
+    const bytes_job *j = arg;
+    for (size_t done = 0; done < j->n;) {
+        ssize_t put = write(fd, j->p + done, j->n - done > (1u << 30) ? (1u << 30) : j->n - done);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) return 0;
+        done += (size_t)put;
+    }
+    return 1;
+}
+
+ait_status file_write_atomic(const char *path, const void *data, size_t len, ait_error *e)
+{
+    char tmp[1][PUBLISH_PATH_MAX];
+    bytes_job j = {data, len};
+    TRY(publish_stage(path, bytes_body, &j, tmp[0], e));
+    return publish_commit(1, tmp, &path, e);
 }

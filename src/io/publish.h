@@ -19,4 +19,7 @@ ait_status publish_stage(const char *path, int (*body)(void *arg, int fd), void 
  * writer's whole set; on failure the temporaries are removed. */
 ait_status publish_commit(int n, char (*tmps)[PUBLISH_PATH_MAX], const char *const *paths,
                           ait_error *e);
+/* Writes data[len] as path through publish_stage and publish_commit: never
+ * half a file, no named temporary left by a kill, stale ones removed. */
+ait_status file_write_atomic(const char *path, const void *data, size_t len, ait_error *e);
 #endif

@@ -1,5 +1,6 @@
 /* The tuner's results cache (see cache.h): keys, entry files, clearing. */
 #include "io/file.h"
+#include "io/publish.h"
 #include "tune/cache.h"
 
 #include <dirent.h>

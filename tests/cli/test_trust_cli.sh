@@ -93,6 +93,24 @@ check max-input-bad 2 "bad value for --max-input-mb: '0'" "$ait" run "$good" --m
 check max-input-peak 0 "^small$" bash -c "/usr/bin/time -f 'peak %M' '$ait' run '$good' \
   --input 'x=$tmp/big.npy' --max-input-mb 1 2>&1 | awk '/^peak/ { print \$2 < 60000 ? \"small\" : \"peak \" \$2 \" KB\" }'"
 
+# The .npz is read entry by entry, not whole: a stored 64 MiB entry over the
+# limit is refused from its header without the archive being read (its
+# 64 MiB would show in the peak). `ait gemm capture` takes the limit too.
+/usr/bin/python3 -c "import numpy as np, sys; np.savez(sys.argv[1], x=np.zeros((4096, 4096), np.float32))" \
+  "$tmp/huge.npz"
+check max-input-npz-peak 0 "^small$" bash -c "/usr/bin/time -f 'peak %M' '$ait' run '$good' \
+  --input '$tmp/huge.npz' --max-input-mb 1 2>&1 | awk '/^peak/ { print \$2 < 60000 ? \"small\" : \"peak \" \$2 \" KB\" }'"
+check max-input-capture 1 "big.npy: $lim" "$ait" gemm capture "$good" --input "x=$tmp/big.npy" \
+  --max-input-mb 1 -o "$tmp/capture.csv"
+
+# Outputs (--output-dir) are published as artifacts are: nothing but the
+# outputs is left, and temporaries of a dead process are removed.
+mkdir -p "$tmp/outs"
+sh -c 'exit 0' & dead=$!; wait $dead
+touch "$tmp/outs/y.npy.tmp.$dead" "$tmp/outs/outputs.npz.tmp.$dead"
+check outdir-run 0 "output y" "$ait" run "$good" --input "x=$tmp/ok.npy" --output-dir "$tmp/outs"
+check outdir-clean 0 "^outputs.npz y.npy $" bash -c "ls '$tmp/outs' | tr '\n' ' '"
+
 # Not regular files: refused before any read can block.
 mkfifo "$tmp/fifo.onnx" "$tmp/fifo.npz" "$tmp/fifo.ait"
 check fifo-model 1 "fifo.onnx: is a FIFO, not a regular file" $T "$ait" run "$tmp/fifo.onnx"
@@ -235,6 +253,12 @@ if /usr/bin/python3 "$(dirname "$0")/make_bn_model.py" "$tmp/host/bn.onnx" >/dev
   # bytes; native's packs from the blobs replace them), and kept the bias
   # and the BatchNormalization weights its bias fold reads.
   check bn-conv-freed 0 "^freed 1768$" echo "freed $((full - held))"
+  # The same on oneDNN (dn_releases): its weights blobs replace both Convs'.
+  check bn-tune-onednn 0 "saved" "$ait" tune "$tmp/host/bn.onnx" --strategy only:onednn --warmup 1 \
+    --window 2 --cap 3 --runs 1 -o "$tmp/host/bn-onednn.ait"
+  check bn-run-onednn 0 "output y" "$ait" run "$tmp/host/bn-onednn.ait" --repeat 2
+  held=$(sed -nE 's/.*weights .* MiB \(([0-9]+) bytes\).*/\1/p' <<<"$out")
+  check bn-conv-freed-onednn 0 "^freed 1768$" echo "freed $((full - held))"
   PYTHONPATH=$(dirname "$0") /usr/bin/python3 - "$tmp/host" <<'PY'
 import sys, artifact_edit as ae
 d = sys.argv[1]

@@ -603,6 +603,77 @@ static void test_detached_after_load(void **state)
     artifact_close(a);
 }
 
+/* defer_blob_read: the header, manifest and table at open, each blob when
+ * read (the embedded model first, then the rest: the load peak); a blob is
+ * handed out only once read and checked, a change to any byte is refused at
+ * the open or at the read, a file that shrinks before the read is refused,
+ * and after artifact_blob_read_rest nothing depends on the file. */
+static void test_deferred_read(void **state)
+{
+    (void)state;
+    char p[128];
+    path_in(p, sizeof p, "deferred.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "ab12", NULL, &e), AIT_OK);
+    artifact_expect x = {.defer_blob_read = 1};
+    artifact *a;
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    const artifact_blob *b = artifact_blob_find(a, "big");
+    assert_non_null(b);
+    assert_null(b->data); /* not read yet */
+    assert_int_equal(artifact_blob_verify(a, 2, &e), AIT_E_INTERNAL);
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t c, f;
+    assert_int_equal(pread(fd, &c, 1, 2 * 4096 + 10), 1); /* in 'big', after the open */
+    f = c ^ 1;
+    assert_int_equal(pwrite(fd, &f, 1, 2 * 4096 + 10), 1);
+    assert_int_equal(artifact_blob_read(a, b, &e), AIT_E_SECURITY);
+    assert_non_null(strstr(e.msg, "blob 'big' sha256 mismatch"));
+    assert_null(b->data); /* never handed out unchecked */
+    assert_int_equal(pwrite(fd, &c, 1, 2 * 4096 + 10), 1);
+    assert_int_equal(artifact_blob_read(a, b, &e), AIT_OK);
+    assert_memory_equal(b->data, big, sizeof big);
+    assert_int_equal(artifact_blob_read_rest(a, &e), AIT_OK);
+    assert_int_equal(truncate(p, 0), 0); /* detached now */
+    assert_memory_equal(artifact_blob_find(a, "layer1.0/w")->data, "xyz", 3);
+    assert_int_equal(artifact_blob_verify(a, 2, &e), AIT_OK);
+    artifact_close(a);
+
+    /* Every byte flipped: refused at the open or when the blobs are read. */
+    close(fd);
+    assert_int_equal(write_test(p, "ab12", NULL, &e), AIT_OK); /* a new file (renamed in) */
+    fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    long n = test_file_size(p);
+    for (long i = 0; i < n; i++) {
+        assert_int_equal(pread(fd, &c, 1, i), 1);
+        f = c ^ (uint8_t)(1u << (i % 8));
+        assert_int_equal(pwrite(fd, &f, 1, i), 1);
+        if (artifact_open(p, &x, &a, &e) == AIT_OK) {
+            if (artifact_blob_read_rest(a, &e) == AIT_OK) fail_msg("byte %ld flipped: read", i);
+            artifact_close(a);
+        }
+        assert_non_null(strstr(e.msg, p));
+        assert_int_equal(pwrite(fd, &c, 1, i), 1);
+    }
+    /* Nonzero padding after the 3-byte blob (at 4096), before the empty one. */
+    assert_int_equal(pwrite(fd, "\1", 1, 4096 + 100), 1);
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    assert_int_equal(artifact_blob_read_rest(a, &e), AIT_E_SECURITY);
+    assert_non_null(strstr(e.msg, "nonzero padding before blob 'empty'"));
+    artifact_close(a);
+    assert_int_equal(pwrite(fd, "\0", 1, 4096 + 100), 1);
+    /* The file shrinks between the open and the read of its last blob. */
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    assert_int_equal(ftruncate(fd, 2 * 4096 + 100), 0); /* within 'big' */
+    assert_int_equal(artifact_blob_read_rest(a, &e), AIT_E_IO);
+    assert_non_null(strstr(e.msg, "shrank"));
+    assert_null(artifact_blob_find(a, "big")->data);
+    artifact_close(a);
+    close(fd);
+}
+
 /* A FIFO or a folder given as an artifact is refused at once, naming it. */
 static void test_not_regular(void **state)
 {
@@ -647,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_killed_save),
         cmocka_unit_test(test_concurrent_saves),
         cmocka_unit_test(test_detached_after_load),
+        cmocka_unit_test(test_deferred_read),
         cmocka_unit_test(test_not_regular),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

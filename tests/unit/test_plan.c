@@ -234,19 +234,20 @@ static int released_weights(const ait_model *m)
     return n;
 }
 
-static void test_native_round_trip(void **state)
+/* bert with prepared blobs of backend be (native or onednn): see below. */
+static void round_trip_on(const char *be)
 {
-    (void)state;
     ait_error e = {0};
     ait_model *m, *t;
     ait_inspection *h = load_bert(&m), *h2 = NULL;
-    tune_report *rep = fixed_report_with(h->r, "native");
-    char art[256];
-    path_in(art, sizeof art, "bert-native.ait");
+    tune_report *rep = fixed_report_with(h->r, be);
+    char art[256], name[64];
+    snprintf(name, sizeof name, "bert-%s.ait", be);
+    path_in(art, sizeof art, name);
     if (plan_save(m, h->r, rep, art, &e) != AIT_OK) fail_msg("%s", e.msg);
     if (ait_model_load(art, &t, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_true(ait_model_is_tuned(t));
-    assert_string_equal(t->plan->mods[1].choices[1].cfg.backend, "native");
+    assert_string_equal(t->plan->mods[1].choices[1].cfg.backend, be);
     /* The loaded model owns everything it runs on: the runs below (prepared
      * blobs and all) give the outputs of the plan built in process, no SIGBUS. */
     clobber(art);
@@ -270,10 +271,11 @@ static void test_native_round_trip(void **state)
         ait_tensor_free(in[0]);
         ait_tensor_free(in[1]);
     }
-    /* The first session freed the weights native's blobs replace (layer.0's
-     * MatMuls; layer.1's stay: its bucket-1 build, the reference, reads
-     * them), and only those: every session since (the runs above) built
-     * from the blobs and matched. */
+    /* The first session freed the weights the backend's blobs replace
+     * (layer.0's MatMuls; layer.1's stay: its bucket-1 build, the reference,
+     * reads them), and only those: every session since (the runs above)
+     * built from the blobs, took the freed weights for constants still, and
+     * matched. */
     size_t full = held_weights(m), now = held_weights(t);
     int freed = released_weights(t);
     assert_true(freed >= 4);
@@ -287,6 +289,19 @@ static void test_native_round_trip(void **state)
     tune_report_free(rep);
     ait_inspection_free(h);
     ait_model_free(m);
+}
+
+static void test_native_round_trip(void **state)
+{
+    (void)state;
+    round_trip_on("native");
+}
+
+/* oneDNN's MatMuls from their blobs, the weights freed (dn_releases). */
+static void test_onednn_round_trip(void **state)
+{
+    (void)state;
+    round_trip_on("onednn");
 }
 
 /* A module on the baseline at every bucket runs inline, as the untuned
@@ -847,6 +862,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_native_round_trip),
+        cmocka_unit_test(test_onednn_round_trip),
         cmocka_unit_test(test_baseline_inline),
         cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_refusals),

@@ -515,22 +515,15 @@ static double nat_min_sqnr(const char *variant)
  * kernel reads the weights, or a copy made at each layout): kept. Every
  * other constant is kept: biases are small. Any other reader of the value
  * keeps it too. */
+static bool nat_pack_from_blob(const built *bm, int i)
+{
+    return bm->packs[i].data && !bm->packs[i].own;
+}
+
 static bool nat_releases(const built *bm, const graph *module, int v)
 {
-    if (!bm->prep || bm->g != module || v < 0 || v >= module->n_vals) return false;
-    bool any = false;
-    for (int i = 0; i < module->n_nodes; i++) {
-        const node *n = &module->nodes[i];
-        bool gemm = (!n->domain || !n->domain[0]) &&
-                    (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm") || !strcmp(n->op, "Conv"));
-        for (int k = 0; k < n->n_in; k++) {
-            if (n->in[k] != v) continue;
-            const nat_pack *p = &bm->packs[i];
-            if (k != 1 || !gemm || !p->data || p->own) return false;
-            any = true;
-        }
-    }
-    return any;
+    return bm->prep && bm->g == module &&
+           backend_weights_from_blobs(bm, module, v, nat_pack_from_blob);
 }
 
 const backend backend_native = {

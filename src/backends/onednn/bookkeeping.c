@@ -161,7 +161,13 @@ const tensor *dn_shape(const built *bm, int v)
 bool dn_is_const(const built *bm, int v)
 {
     const tensor *t = dn_shape(bm, v);
-    return t && t->data;
+    return t && (t->data || bm->g->vals[v].konst);
+}
+
+bool dn_is_freed(const built *bm, int v)
+{
+    const tensor *t = dn_shape(bm, v);
+    return t && !t->data && bm->g->vals[v].konst;
 }
 
 void dn_md_plain(dnnl_memory_desc_t *md, int rank, const int64_t *dims)

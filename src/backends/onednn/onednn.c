@@ -128,6 +128,12 @@ static ait_status sched_fallback(built *bm, int i)
     if (n->def && (n->def->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)))
         return dn_fail(bm, i, AIT_E_UNSUPPORTED, "%s runs on the reference and openblas backends "
                        "only (control flow and sequences are not scheduled by onednn)", n->op);
+    for (int k = 0; k < n->n_in; k++) /* the reference op would read freed weights */
+        if (n->in[k] >= 0 && dn_is_freed(bm, n->in[k]))
+            return dn_fail(bm, i, AIT_E_UNSUPPORTED, "its weights '%s' were freed at load (the "
+                           "artifact's prepared blob replaced them) and oneDNN does not take "
+                           "the node at this shape: the reference op cannot run it",
+                           bm->g->vals[n->in[k]].name);
     for (int k = 0; k < n->n_in; k++)
         if (n->in[k] >= 0) TRY(dn_ensure_plain(bm, n->in[k]));
     for (int k = 0; k < n->n_out; k++) {
@@ -618,6 +624,36 @@ static void dn_cpu_needs(char *buf, size_t n)
             len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", isas[i].features);
 }
 
+/* Whether every schedule of bm took node i's weights from a prepared blob
+ * (dn_weights records each it uses as w<i>.*). */
+static bool weights_from_blobs(const built *bm, int i)
+{
+    char prefix[16];
+    int len = snprintf(prefix, sizeof prefix, "w%d.", i), seen = 0;
+    for (int s = 0; s < bm->n_scheds; s++) {
+        const dn_sched *d = &bm->schedules[s];
+        if (!d->scheduled) continue;
+        bool found = false;
+        for (int j = 0; j < d->n_blobs && !found; j++)
+            found = strncmp(d->blobs[j].name, prefix, (size_t)len) == 0;
+        if (!found) return false;
+        seen++;
+    }
+    return seen > 0;
+}
+
+/* A Conv's, MatMul's or Gemm's weights (input 1) that every schedule took
+ * from a prepared blob, used in place: a later schedule takes the blob of
+ * its layout again (dn_is_const keeps the decisions made with the data) or
+ * is refused (dn_weights; sched_fallback never hands such a node to the
+ * reference op), so no run reads them. Biases and BatchNormalization
+ * weights are read at each schedule (the fold): kept, as is a constant
+ * any other node reads. */
+static bool dn_releases(const built *bm, const graph *module, int v)
+{
+    return bm->prep && bm->g == module && backend_weights_from_blobs(bm, module, v, weights_from_blobs);
+}
+
 static bool dn_available(char *why, size_t n)
 {
     const dnnl_version_t *v = dnnl_version();
@@ -641,4 +677,5 @@ const backend backend_onednn = {
     .save = dn_save,
     .variants = dn_variants,
     .cpu_needs = dn_cpu_needs,
+    .releases = dn_releases,
 };

@@ -140,7 +140,12 @@ void *dn_alloc(built *bm, size_t bytes);
 dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_memory_t src);
 /* Value v's scheduled tensor, when its shape is known (dtype set). */
 const tensor *dn_shape(const built *bm, int v);
+/* Whether v is a constant: one with data, or one of the model whose data the
+ * loader freed once the prepared blobs replaced it (dn_releases): the same
+ * decisions (weights layout, BatchNormalization fold) as when it had data. */
 bool dn_is_const(const built *bm, int v);
+/* A constant whose data was freed: only a prepared blob stands for it. */
+bool dn_is_freed(const built *bm, int v);
 
 /* Counts a primitive form not taken because oneDNN would run it on a
  * reference implementation (for the schedule's DEBUG line). */

@@ -245,7 +245,7 @@ static ait_status conv_weights(built *bm, int i, int bn, dnnl_primitive_desc_t p
 {
     const node *n = &bm->g->nodes[i];
     const tensor *w = in_t(bm, i, 1);
-    if (!w->data) return (*mw = dn_view(bm, n->in[1], wuser)) ? AIT_OK : bm->err->code;
+    if (!dn_is_const(bm, n->in[1])) return (*mw = dn_view(bm, n->in[1], wuser)) ? AIT_OK : bm->err->code;
     dnnl_memory_t user = NULL;
     if (!bm->prep) {
         float *wdata = w->data;
@@ -270,7 +270,7 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
     conv_geom g;
     if (!conv_geom_of(bm, i, &g)) return AIT_OK;
     const int64_t O = g.O;
-    bool wconst = w->data != NULL;
+    bool wconst = dn_is_const(bm, n->in[1]); /* freed after load too (dn_is_const) */
     /* BatchNormalization folds into constant weights and a constant (or no) bias. */
     int bn = wconst && (!b || b->data) ? dn_bn_after(bm, i) : -1;
     int start = bn >= 0 ? bm->g->nodes[bn].out[0] : n->out[0];
@@ -363,7 +363,7 @@ static ait_status mm_emit(built *bm, int i, const dnnl_memory_desc_t *amd, dnnl_
     if (!f.pd) return AIT_OK;
     ait_status st = AIT_OK;
     dnnl_memory_t mw = NULL, user = NULL;
-    if (wt->data) {
+    if (dn_is_const(bm, wv)) {
         if (!bm->prep && !(user = dn_mem_new(bm, wuser, wt->data))) st = bm->err->code;
         if (st == AIT_OK && !(mw = dn_weights(bm, i, pd_md(f.pd, dnnl_query_weights_md), user)))
             st = bm->err->code;
@@ -392,7 +392,7 @@ static ait_status dn_matmul(built *bm, int i, bool *taken)
     bool shared = true; /* one B for every batch: one GEMM of [batch*M, K] */
     for (int k = 0; k < b->rank - 2; k++) shared &= b->dims[k] == 1;
     dnnl_memory_desc_t amd, wmd, wuser, dmd;
-    if (shared && b->data) {
+    if (shared && dn_is_const(bm, n->in[1])) {
         int64_t ad[2] = {tensor_numel(a) / K, K}, wd[2] = {K, N}, dd[2] = {ad[0], N};
         dn_md_plain(&amd, 2, ad);
         dn_md_plain(&wuser, 2, wd);
@@ -429,7 +429,7 @@ static ait_status dn_gemm(built *bm, int i, bool *taken)
     dnnl_dims_t ad = {M, K}, as = {ta ? 1 : K, ta ? M : 1}, wd = {K, N}, ws = {tb ? 1 : N, tb ? K : 1};
     dnnl_memory_desc_init_by_strides(&amd, 2, ad, dnnl_f32, as);
     dnnl_memory_desc_init_by_strides(&wuser, 2, wd, dnnl_f32, ws);
-    wmd = b->data ? md_any(2, (int64_t[]){K, N}) : wuser;
+    wmd = dn_is_const(bm, n->in[1]) ? md_any(2, (int64_t[]){K, N}) : wuser;
     dn_md_plain(&dmd, 2, (int64_t[]){M, N});
     dnnl_memory_t cmem = NULL;
     bool has_c = cc && beta != 0.0f;
