@@ -62,14 +62,17 @@ static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait
 
 /* The fallback: the embedded model alone, if its own blob is intact (the
  * header and blob table are checked; the manifest and the CPU are not
- * needed to run untuned). */
-static ait_status load_untuned(const char *path, const ait_error *why, ait_model **out,
-                               ait_error *e)
+ * needed to run untuned). The file is opened again, so a trusted key checks
+ * the signature of the header this open read again. */
+static ait_status load_untuned(const char *path, const char *trusted_key, const ait_error *why,
+                               ait_model **out, ait_error *e)
 {
     artifact *a = NULL;
     artifact_expect x = {.skip_cpu_check = 1, .skip_manifest = 1, .defer_blob_read = 1};
     ait_error e2 = {0};
     ait_status s = artifact_open(path, &x, &a, &e2); /* model_of reads the model's blob alone */
+    if (s == AIT_OK && trusted_key)
+        s = sign_verify(path, artifact_header(a), ARTIFACT_HEADER_SIZE, trusted_key, &e2);
     if (s == AIT_OK) s = model_of(path, a, false, out, &e2);
     artifact_close(a);
     if (s == AIT_E_UNSUPPORTED) /* a lean artifact: both reasons */
@@ -117,5 +120,5 @@ ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
         *e = first;
         return s;
     }
-    return load_untuned(path, &first, out, e);
+    return load_untuned(path, o.trusted_key, &first, out, e);
 }
