@@ -88,15 +88,20 @@ static void ctx_free(ctx *c)
  * the system (glibc trims it; the release's malloc_trim already gave back
  * the pages priming had freed). Else the first runs fault in every page of
  * their copies, which costs more than the run on a decoder's step (about 7
- * us a page in a VM: bench/RESULTS.md). Best effort: nothing fails. */
+ * us a page in a VM: bench/RESULTS.md). Best effort: nothing fails; at most
+ * WARM_TOTAL_MAX bytes for a moment, in blocks of at most WARM_BLOCK_MAX. */
+enum { WARM_BLOCK_MAX = 32 << 20, WARM_TOTAL_MAX = 256 << 20 };
+
 static void copies_warm(ctx *c, const plan *p, int n_out)
 {
-    size_t n = (size_t)p->n_buckets * (size_t)n_out * 2, k = 0;
+    size_t n = (size_t)p->n_buckets * (size_t)n_out * 2, k = 0, total = 0;
     void **blk = n ? calloc(n, sizeof *blk) : NULL;
     for (int b = 0; blk && b < p->n_buckets; b++)
         for (int j = 0; j < n_out; j++) {
             size_t bytes = plan_exec_output_bytes(c->px, b, j);
-            if (!bytes) continue;
+            /* glibc maps a block this large on its own (unmapped when freed): nothing to keep */
+            if (!bytes || bytes > WARM_BLOCK_MAX || total + bytes > WARM_TOTAL_MAX) continue;
+            total += bytes;
             blk[k++] = calloc(1, sizeof(tensor));
             blk[k++] = aligned_zalloc(bytes);
         }
