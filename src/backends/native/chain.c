@@ -44,6 +44,7 @@ static ait_status kept_find(built *bm)
     const graph *g = bm->g;
     size_t kn = (size_t)(g->n_inputs + 1) * (AIT_MAX_RANK + 2);
     int64_t key[kn > 1024 ? 1 : kn];
+    memset(key, 0, sizeof key); /* the slot past the last input too: memcmp reads it */
     if (kn <= 1024) {
         input_class(bm, key);
         for (int k = 0; k < 4; k++) {
