@@ -31,6 +31,7 @@ typedef struct ctx {
     const plan *p;   /* the plan it runs (NULL: untuned), to drop stale ones */
     exec *x;         /* an untuned model's executor, or */
     plan_exec *px;   /* a tuned model's plan runner */
+    void *pin;       /* copies_warm's block, kept */
     struct ctx *next;
 } ctx;
 
@@ -75,7 +76,38 @@ static void ctx_free(ctx *c)
     if (!c) return;
     exec_free(c->x);
     plan_exec_free(c->px);
+    free(c->pin);
     free(c);
+}
+
+/* The output copies of a run (ait_session_run's, each a tensor and its
+ * bytes) from memory already touched: per bucket, blocks the sizes of its
+ * priming run's outputs are made (zeroed, so their pages are mapped) and
+ * freed below a small block the context keeps, so that the allocator keeps
+ * them for the next allocations instead of giving a free heap top back to
+ * the system (glibc trims it; the release's malloc_trim already gave back
+ * the pages priming had freed). Else the first runs fault in every page of
+ * their copies, which costs more than the run on a decoder's step (about 7
+ * us a page in a VM: bench/RESULTS.md). Best effort: nothing fails; at most
+ * WARM_TOTAL_MAX bytes for a moment, in blocks of at most WARM_BLOCK_MAX. */
+enum { WARM_BLOCK_MAX = 32 << 20, WARM_TOTAL_MAX = 256 << 20 };
+
+static void copies_warm(ctx *c, const plan *p, int n_out)
+{
+    size_t n = (size_t)p->n_buckets * (size_t)n_out * 2, k = 0, total = 0;
+    void **blk = n ? calloc(n, sizeof *blk) : NULL;
+    for (int b = 0; blk && b < p->n_buckets; b++)
+        for (int j = 0; j < n_out; j++) {
+            size_t bytes = plan_exec_output_bytes(c->px, b, j);
+            /* glibc maps a block this large on its own (unmapped when freed): nothing to keep */
+            if (!bytes || bytes > WARM_BLOCK_MAX || total + bytes > WARM_TOTAL_MAX) continue;
+            total += bytes;
+            blk[k++] = calloc(1, sizeof(tensor));
+            blk[k++] = aligned_zalloc(bytes);
+        }
+    if (k) c->pin = malloc(64);
+    for (size_t i = 0; i < k; i += 2) free(blk[i]), aligned_free(blk[i + 1]);
+    free(blk);
 }
 
 /* A new context for plan p (NULL: untuned): built (and, for a plan,
@@ -98,6 +130,7 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
     ait_model *m = (ait_model *)s->m;
     if (p && p == m->plan && !__atomic_exchange_n(&m->released, 1, __ATOMIC_ACQ_REL))
         (void)plan_exec_release(c->px, m->g);
+    if (p) copies_warm(c, p, m->g->n_outputs);
     *out = c;
     return AIT_OK;
 }

@@ -2,6 +2,7 @@
  * threads split the (batch, head, query block) tasks. */
 #include "kernels/attn.h"
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,25 @@ static void dense(size_t s[3], int h, int rows, int cols)
     s[0] = s[1] * (size_t)h;
 }
 
+/* Per thread: the floats of one task's scratch (padded to 64 bytes). */
+static size_t ws_floats(const katt_geom *g, const gemm_kernel *gk, int qb)
+{
+    size_t n = gk ? (size_t)qb * ((size_t)g->sp + g->sc + g->dv + 1) : (size_t)qb * g->dv;
+    return (n + 1 + 15) & ~(size_t)15;
+}
+
+static const gemm_kernel *att_kernel(const katt_geom *g, const char *name)
+{
+    return g->sq >= ATT_GEMM_MIN ? gemm_named(name) : NULL;
+}
+
+size_t kattention_scratch(const katt_geom *g, int threads)
+{
+    __typeof__(att_impls[0]) *im = KISA_PICK(att_impls);
+    const gemm_kernel *gk = att_kernel(g, im->gemm);
+    return ws_floats(g, gk, gk ? ATT_GQB : im->qb) * sizeof(float) * (size_t)(threads > 1 ? threads : 1);
+}
+
 int kattention(const katt_geom *gin, const float *q, const float *kp, const float *vp,
                const float *kc, const float *vc, float *y, int threads)
 {
@@ -122,14 +142,16 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
         dense(g->kcs, g->hkv, g->sc, g->d);
         dense(g->vcs, g->hkv, g->sc, g->dv);
     }
-    const gemm_kernel *gk = g->sq >= ATT_GEMM_MIN ? gemm_named(im->gemm) : NULL;
+    const gemm_kernel *gk = att_kernel(g, im->gemm);
     const int qb = gk ? ATT_GQB : im->qb, nqb = (g->sq + qb - 1) / qb;
     const long tasks = (long)g->b * g->hq * nqb;
-    const size_t wsn = gk ? (size_t)qb * ((size_t)g->sp + g->sc + g->dv + 1) : (size_t)qb * g->dv;
+    const size_t wsn = ws_floats(g, gk, qb);
+    const bool given = g->ws && g->ws_bytes >= kattention_scratch(g, threads);
     int fail = 0;
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && tasks > 1)
     {
-        float *ws = malloc(wsn * sizeof *ws + 1);
+        float *ws = given ? (float *)g->ws + wsn * (size_t)omp_get_thread_num()
+                          : malloc(wsn * sizeof *ws);
         if (!ws) {
 #pragma omp atomic write
             fail = 1;
@@ -145,7 +167,7 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
                 fail = 1;
             }
         }
-        free(ws);
+        if (!given) free(ws);
     }
     return fail ? -1 : 0;
 }

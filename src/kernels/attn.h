@@ -30,13 +30,20 @@ typedef struct katt_geom {
      * q, y [b][hq][sq][.], kp/vp [b][hkv][sp][.], kc/vc [b][hkv][sc][.] */
     int strided;
     size_t qs[3], kps[3], kcs[3], vps[3], vcs[3], ys[3];
+    /* scratch of ws_bytes (64-aligned) the caller keeps, or NULL: used when
+     * it holds kattention_scratch's bytes, else each call allocates its own */
+    void *ws;
+    size_t ws_bytes;
 } katt_geom;
+
+/* Bytes of scratch kattention needs for g on `threads` threads. */
+size_t kattention_scratch(const katt_geom *g, int threads);
 
 /* y [b][hq][sq][dv] from q [b][hq][sq][d], past kp/vp [b][hkv][sp][d or
  * dv] (NULL when sp == 0) and current kc/vc [b][hkv][sc][d or dv] (or the
  * strided layouts the geometry gives). A query
  * that sees no key gives a zero row. Returns 0, or -1 when scratch cannot
- * be allocated. */
+ * be allocated (only when g->ws is too small). */
 int kattention(const katt_geom *g, const float *q, const float *kp, const float *vp,
                const float *kc, const float *vc, float *y, int threads);
 

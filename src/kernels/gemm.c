@@ -209,6 +209,32 @@ static void run_skinny(const job *jb, int t)
     }
 }
 
+void gemm_ws_free(gemm_ws *w)
+{
+    if (!w) return;
+    free(w->buf);
+    w->buf = NULL;
+    w->size = 0;
+}
+
+/* bytes (a multiple of 64) of packing buffer: the caller's workspace, grown
+ * when short, or one of this call's own (buf_put frees it). */
+static char *buf_get(const gemm_args *g, size_t bytes)
+{
+    gemm_ws *w = g->ws;
+    if (!w) return aligned_alloc(64, bytes);
+    if (w->size < bytes) {
+        gemm_ws_free(w);
+        if ((w->buf = aligned_alloc(64, bytes))) w->size = bytes;
+    }
+    return w->buf;
+}
+
+static void buf_put(const gemm_args *g, char *buf)
+{
+    if (!g->ws) free(buf);
+}
+
 /* Bytes of packing buffers one block() call needs for rows x cols of C
  * (64-aligned; *fa: A's floats, B's start after them). */
 static size_t buf_bytes(const job *jb, int64_t rows, int64_t cols, size_t *fa)
@@ -239,7 +265,7 @@ static ait_status run_splitk(const job *jb, int parts, ait_error *e)
         __builtin_add_overflow(tmp_bytes + 63, per * (size_t)parts, &bytes))
         return err_set(e, AIT_E_OVERFLOW, "GEMM split-K: buffers overflow");
     bytes &= ~(size_t)63;
-    char *buf = aligned_alloc(64, bytes ? bytes : 64);
+    char *buf = buf_get(g, bytes ? bytes : 64);
     if (!buf) return err_set(e, AIT_E_NOMEM, "GEMM: out of memory for %zu bytes of split-K buffers", bytes);
     float *tmp = (float *)(buf + per * (size_t)parts);
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
@@ -269,7 +295,7 @@ static ait_status run_splitk(const job *jb, int parts, ait_error *e)
         for (int64_t j = 0; jb->epi && j < g->n; j += 1 << 20)
             gemm_epi_tile(&g->epi, c + j, g->ldc, i, j, 1, (int)min64(1 << 20, g->n - j));
     }
-    free(buf);
+    buf_put(g, buf);
     return AIT_OK;
 }
 
@@ -333,7 +359,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     int pa_mode = cf ? cf->pack_a : GEMM_PACKA_AUTO;
     if (!g->pa && !g->pb && pa_mode == GEMM_PACKA_OFF) { /* B packed whole, then the skinny path */
         size_t bytes = gemm_pack_b_size(kr, g->k, g->n);
-        char *pb = bytes ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
+        char *pb = bytes ? buf_get(g, (bytes + 63) & ~(size_t)63) : NULL;
         if (!pb) return err_set(e, AIT_E_NOMEM, "GEMM: out of memory packing B (%zu bytes)", bytes);
         gemm_pack_b(kr, g->b, g->rsb, g->csb, g->k, g->n, pb);
         gemm_packed v = {.kern = kr, .k = g->k, .mn = g->n, .data = (const float *)(pb + GEMM_PACK_HDR)};
@@ -341,7 +367,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
         g2.pb = &v;
         jb.g = &g2;
         run_skinny(&jb, t);
-        free(pb);
+        buf_put(g, pb);
         return AIT_OK;
     }
     if (g->pb && !g->pa &&
@@ -357,7 +383,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     /* Per thread: its A block and B block buffers, sized to what it needs. */
     size_t fa, per = buf_bytes(&jb, ((um + tm - 1) / tm) * kr->mr, ((un + tn - 1) / tn) * kr->nr, &fa);
     size_t bytes = (size_t)(tm * tn) * per;
-    char *buf = aligned_alloc(64, bytes);
+    char *buf = buf_get(g, bytes);
     if (!buf) return err_set(e, AIT_E_NOMEM, "GEMM: out of memory for %zu bytes of packing buffers", bytes);
     if (tm * tn == 1) {
         block(&jb, 0, g->m, 0, g->n, (float *)buf, buf_b(buf, fa));
@@ -374,6 +400,6 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
                       min64(nh * kr->nr, g->n), (float *)mine, buf_b(mine, fa));
         }
     }
-    free(buf);
+    buf_put(g, buf);
     return AIT_OK;
 }

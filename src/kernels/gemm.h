@@ -133,6 +133,15 @@ typedef struct gemm_config {
  * blocking left to the kernel). */
 void gemm_config_id(const gemm_config *c, const gemm_kernel *dflt, char *buf, size_t n);
 
+/* A caller's packing buffers: gemm_f32 grows buf when a call needs more
+ * (the only allocation), so a caller that meets its largest shape first
+ * allocates nothing after. One call at a time; gemm_ws_free at the end. */
+typedef struct gemm_ws {
+    void *buf;
+    size_t size;
+} gemm_ws;
+void gemm_ws_free(gemm_ws *w);
+
 typedef struct gemm_args {
     int64_t m, n, k;
     const float *a;
@@ -147,6 +156,7 @@ typedef struct gemm_args {
     int threads;             /* 0 or 1: the calling thread only */
     const gemm_kernel *kern; /* NULL: the packed operands', else the best */
     const gemm_config *cfg;  /* NULL: the default */
+    gemm_ws *ws;             /* packing buffers kept by the caller, or NULL: per call */
 } gemm_args;
 
 /* Whether the default (pack_a AUTO) reads an m x k A (column stride csa)

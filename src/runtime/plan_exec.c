@@ -47,10 +47,16 @@ struct plan_exec {
     int n_slots;
     pe_slot *slots;
     int *slot_of_node;               /* per composite node: its slot, or -1 */
-    exec *x;
+    /* Per bucket, the composite graph's executor: each keeps the schedule
+     * and buffers of its bucket's shapes, so a run after another bucket's
+     * does not schedule the model again (its modules' builds are per bucket
+     * too). */
+    exec *xs[PLAN_MAX_BUCKETS];
+    int n_xs;
     int bucket;                      /* bucket index of the current run */
     gemm_report *rep;                /* the native backend's GEMMs are said there, or NULL */
     int primed;                      /* buckets whose priming run succeeded */
+    size_t *out_bytes;               /* per bucket, per output: bytes its priming run gave */
 };
 
 static ait_status module_infer(op_ctx *c)
@@ -82,7 +88,7 @@ static const op_def module_op = {.name = "Module", .domain = "ai.ait", .min_in =
 void plan_exec_free(plan_exec *px)
 {
     if (!px) return;
-    exec_free(px->x);
+    for (int k = 0; k < px->n_xs; k++) exec_free(px->xs[k]);
     for (int i = 0; px->slots && i < px->n_slots; i++) {
         pe_slot *sl = &px->slots[i];
         for (int k = 0; k < PLAN_MAX_BUCKETS; k++)
@@ -93,6 +99,7 @@ void plan_exec_free(plan_exec *px)
     graph_free(px->comp);
     free(px->slots);
     free(px->slot_of_node);
+    free(px->out_bytes);
     modules_free(px->tree);
     free(px);
 }
@@ -249,8 +256,9 @@ static ait_status make_composite(plan_exec *px, const graph *g, const int *owner
 static void prime(plan_exec *px)
 {
     const plan *p = px->p;
-    int n = p->n_inputs;
-    if (!n || n != px->comp->n_inputs || n > MODULE_MAX_PORTS) return;
+    int n = p->n_inputs, n_out = px->comp->n_outputs;
+    if (!n || n != px->comp->n_inputs || n > MODULE_MAX_PORTS || n_out > MODULE_MAX_PORTS) return;
+    px->out_bytes = calloc((size_t)p->n_buckets * (size_t)n_out + 1, sizeof *px->out_bytes);
     for (int k = 0; k < p->n_buckets; k++) {
         tensor *in = calloc((size_t)n, sizeof *in), *ins[MODULE_MAX_PORTS];
         tensor *outs[MODULE_MAX_PORTS];
@@ -263,7 +271,13 @@ static void prime(plan_exec *px)
             if (s == AIT_OK) memset(in[i].data, 0, tensor_nbytes(&in[i]));
             ins[i] = &in[i];
         }
-        if (s == AIT_OK && plan_exec_run(px, ins, outs, &e) == AIT_OK) px->primed++;
+        if (s == AIT_OK && plan_exec_run(px, ins, outs, &e) == AIT_OK) {
+            px->primed++;
+            for (int j = 0; px->out_bytes && j < n_out; j++)
+                px->out_bytes[(size_t)k * (size_t)n_out + (size_t)j] =
+                    outs[j] && outs[j]->kind == VAL_TENSOR && outs[j]->dtype != AIT_STRING
+                        ? tensor_nbytes(outs[j]) : 0;
+        }
         for (int i = 0; in && i < n; i++) tensor_release(&in[i]);
         free(in);
     }
@@ -314,8 +328,11 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_rep
     if (s == AIT_OK) s = make_composite(px, g, owner, e);
     for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = build_slot(px, g, j, e);
     /* The collapsed nodes' def is module_op, so the plain executor runs them. */
-    if (s == AIT_OK) s = exec_create(px->comp, NULL, threads, &px->x, e);
-    if (s == AIT_OK) exec_set_user(px->x, px);
+    px->n_xs = p->n_buckets > 1 ? p->n_buckets : 1;
+    for (int k = 0; s == AIT_OK && k < px->n_xs; k++) {
+        s = exec_create(px->comp, NULL, threads, &px->xs[k], e);
+        if (s == AIT_OK) exec_set_user(px->xs[k], px);
+    }
     if (s == AIT_OK) prime(px);
     free(owner);
     if (s != AIT_OK) {
@@ -401,18 +418,30 @@ size_t plan_exec_release(plan_exec *px, graph *g)
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e)
 {
     px->bucket = plan_bucket_index(px->p, inputs, px->comp->n_inputs);
-    return exec_run(px->x, inputs, outputs, e);
+    return exec_run(px->xs[px->bucket < px->n_xs ? px->bucket : 0], inputs, outputs, e);
 }
 
 ait_status plan_exec_run_bound(plan_exec *px, tensor *const *inputs, tensor *const *bound,
                                tensor **outputs, ait_error *e)
 {
     px->bucket = plan_bucket_index(px->p, inputs, px->comp->n_inputs);
-    return exec_run_bound(px->x, inputs, bound, outputs, e);
+    return exec_run_bound(px->xs[px->bucket < px->n_xs ? px->bucket : 0], inputs, bound, outputs, e);
 }
 
-size_t plan_exec_arena_bytes(const plan_exec *px) { return exec_arena_bytes(px->x); }
+size_t plan_exec_arena_bytes(const plan_exec *px)
+{
+    size_t n = 0;
+    for (int k = 0; k < px->n_xs; k++) n += exec_arena_bytes(px->xs[k]);
+    return n;
+}
 int plan_exec_primed(const plan_exec *px) { return px->primed; }
+
+size_t plan_exec_output_bytes(const plan_exec *px, int k, int j)
+{
+    int n_out = px->comp->n_outputs;
+    if (!px->out_bytes || k < 0 || k >= px->p->n_buckets || j < 0 || j >= n_out) return 0;
+    return px->out_bytes[(size_t)k * (size_t)n_out + (size_t)j];
+}
 const graph *plan_exec_module_graph(const plan_exec *px, int i)
 {
     return i >= 0 && i < px->n_slots ? px->slots[i].sub : NULL;

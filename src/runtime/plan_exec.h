@@ -43,12 +43,16 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
 ait_status plan_exec_run_bound(plan_exec *px, tensor *const *inputs, tensor *const *bound,
                                tensor **outputs, ait_error *e);
 void plan_exec_free(plan_exec *px);
-/* Bytes of the arena of the executor that runs the glue and the baseline
- * modules (exec_arena_bytes); the backends' own storage is not counted. */
+/* Bytes of the arenas of the executors (one per bucket) that run the glue
+ * and the baseline modules (exec_arena_bytes); the backends' own storage is
+ * not counted. */
 size_t plan_exec_arena_bytes(const plan_exec *px);
 /* How many buckets the runner primed at creation (their run on the plan's
  * priming shapes succeeded): every bucket of a plan with priming shapes. */
 int plan_exec_primed(const plan_exec *px);
+/* Bytes of output j of bucket k's priming run (0: not primed, or not a
+ * plain tensor): what a run's output copies at that bucket will take. */
+size_t plan_exec_output_bytes(const plan_exec *px, int k, int j);
 /* What the build of module i's choice k prepared (its backend's save; n 0
  * when nothing), valid while px lives. For saving an artifact. */
 ait_status plan_exec_prepared(plan_exec *px, int i, int k, prepared *out, ait_error *e);

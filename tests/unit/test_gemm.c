@@ -46,6 +46,7 @@ typedef struct gcase {
     int threads;
     gemm_epi epi;
     const gemm_config *cfg;
+    gemm_ws *ws; /* packing buffers shared by the cases that set it (reused dirty, grown) */
 } gcase;
 
 /* Runs one case on kernel kr and checks it element by element. */
@@ -61,7 +62,7 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
     for (size_t i = 0; i < nc; i++) res[i] = rnd(), c[i] = NAN; /* every element must be written */
     for (int64_t i = 0; i < (m > n ? m : n); i++) bias[i] = rnd();
     gemm_args g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .ldc = n, .threads = t->threads,
-                   .kern = kr, .epi = t->epi, .cfg = t->cfg};
+                   .kern = kr, .epi = t->epi, .cfg = t->cfg, .ws = t->ws};
     /* A stored [m][k], or [k][m] when transposed; likewise B. */
     g.rsa = t->ta ? 1 : k;
     g.csa = t->ta ? m : 1;
@@ -132,6 +133,7 @@ static void test_sizes(void **state)
 {
     (void)state;
     int kernels = 0;
+    gemm_ws ws = {0};
     for (int ki = 0; ki < gemm_kernel_count(); ki++) {
         const gemm_kernel *kr = gemm_kernel_at(ki);
         if (!gemm_kernel_available(kr)) {
@@ -151,11 +153,14 @@ static void test_sizes(void **state)
                     t.pack_a = (v % 3) == 1;
                     t.pack_b = (v % 3) == 2 || t.m <= 16;
                     t.threads = 1 + (v % 2);
+                    t.ws = v & 4 ? &ws : NULL;
                     run_case(kr, &t);
                     cases++;
                 }
         printf("# kernel %s: %d cases\n", gemm_kernel_name(kr), cases);
     }
+    assert_true(ws.buf != NULL && ws.size > 0); /* the cases that gave it used it */
+    gemm_ws_free(&ws);
     assert_true(kernels >= 1);
 }
 
@@ -261,11 +266,13 @@ static void test_configs(void **state)
     };
     static const int64_t odd[][3] = {{1, 17, 33}, {7, 31, 65}, {17, 97, 300}, {65, 33, 129}, {3, 5, 9}};
     int cases = 0;
+    gemm_ws ws = {0};
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)
         for (size_t si = 0; si < sizeof odd / sizeof odd[0]; si++)
             for (int v = 0; v < 2; v++) {
                 gcase t = {.m = odd[si][0], .n = odd[si][1], .k = odd[si][2], .threads = 1,
-                           .cfg = &cfgs[ci], .pack_b = v == 1, .ta = si & 1};
+                           .cfg = &cfgs[ci], .pack_b = v == 1, .ta = si & 1,
+                           .ws = si & 1 ? NULL : &ws};
                 t.epi.bias_mode = GEMM_BIAS_COL;
                 t.epi.act = GEMM_ACT_RELU;
                 t.epi.res = (const float *)1; /* run_case points it at its residual */
@@ -276,6 +283,7 @@ static void test_configs(void **state)
                 gemm_config_id(&cfgs[ci], gemm_kernel_best(), id, sizeof id);
                 if (si == 0 && v == 0) printf("# config %s\n", id);
             }
+    gemm_ws_free(&ws);
     printf("# %d config cases\n", cases);
 }
 

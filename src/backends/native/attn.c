@@ -157,6 +157,7 @@ static ait_status fus_run(built *bm, const nat_step *st)
     katt_geom g = bm->att[st->node];
     g.mask = a->mask >= 0 ? data_of(bm, a->mask) : NULL;
     g.bmask = a->bmask >= 0 ? (const unsigned char *)data_of(bm, a->bmask) : NULL;
+    g.ws = bm->scratch, g.ws_bytes = bm->scratch_size; /* sched_node made it large enough */
     if (kattention(&g, data_of(bm, a->q.v), data_of(bm, a->kp.v), data_of(bm, a->vp.v),
                    data_of(bm, a->k.v), data_of(bm, a->v.v), bm->vals[st->epi.out].t.data,
                    bm->threads))
@@ -269,6 +270,7 @@ static ait_status op_take(built *bm, int i, nat_step *st, bool *taken)
         pv_->cur = &pv_->t;
     }
     st->geo[0] = packed;
+    st->scratch = kattention_scratch(g, bm->threads);
     *taken = true;
     return AIT_OK;
 }
@@ -304,6 +306,7 @@ static ait_status op_run(built *bm, const nat_step *st)
         present_fill(bm->vals[n->out[OUT_PK]].t.data, pk, k, g.kcs, g.b, g.hkv, g.sp, g.sc, g.d);
         present_fill(bm->vals[n->out[OUT_PV]].t.data, pv, v, g.vcs, g.b, g.hkv, g.sp, g.sc, g.dv);
     }
+    g.ws = bm->scratch, g.ws_bytes = bm->scratch_size;
     if (kattention(&g, q, pk, pv, k, v, bm->vals[n->out[OUT_Y]].t.data, bm->threads))
         return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for attention scratch");
     return AIT_OK;

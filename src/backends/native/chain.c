@@ -4,6 +4,7 @@
  * first node when every operand is ready by then, its output has its
  * input's shape and every function is one the kernel has; else its nodes
  * run one by one. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/native/native.h"
@@ -11,11 +12,68 @@
 
 static const tensor *chain_shape(void *ctx, int v) { return nat_shape(ctx, v); }
 
+/* The class of the scheduled inputs: per input its rank, dtype and each
+ * dim as 0, 1 or more (a broadcast or an empty past finds other fusions). */
+static void input_class(const built *bm, int64_t *key)
+{
+    const graph *g = bm->g;
+    for (int k = 0; k < g->n_inputs; k++) {
+        const tensor *t = nat_shape(bm, g->inputs[k]);
+        int64_t *s = key + (size_t)k * (AIT_MAX_RANK + 2);
+        memset(s, 0, sizeof *s * (AIT_MAX_RANK + 2));
+        s[0] = t ? t->rank : -1;
+        s[1] = t ? (int64_t)t->dtype : -1;
+        for (int d = 0; t && d < t->rank; d++) s[2 + d] = t->dims[d] < 2 ? t->dims[d] : 2;
+    }
+}
+
+void nat_kept_free(built *bm)
+{
+    for (int k = 0; k < 4; k++) {
+        fusion_set_free(bm->kept[k].set);
+        free(bm->kept[k].of_node);
+        free(bm->kept[k].key);
+        memset(&bm->kept[k], 0, sizeof bm->kept[k]);
+    }
+    bm->fus = NULL;
+}
+
+/* The kept set of this schedule's input class, found now when none is. */
+static ait_status kept_find(built *bm)
+{
+    const graph *g = bm->g;
+    size_t kn = (size_t)(g->n_inputs + 1) * (AIT_MAX_RANK + 2);
+    int64_t key[kn > 1024 ? 1 : kn];
+    memset(key, 0, sizeof key); /* the slot past the last input too: memcmp reads it */
+    if (kn <= 1024) {
+        input_class(bm, key);
+        for (int k = 0; k < 4; k++) {
+            struct nat_kept *e = &bm->kept[k];
+            if (!e->set || memcmp(e->key, key, sizeof *key * kn)) continue;
+            memcpy(e->set->of_node, e->of_node, sizeof *e->of_node * (size_t)g->n_nodes);
+            bm->fus = e->set;
+            return AIT_OK;
+        }
+    }
+    struct nat_kept *e = &bm->kept[bm->kept_next];
+    bm->kept_next = (bm->kept_next + 1) % 4;
+    fusion_set_free(e->set);
+    e->set = NULL;
+    bm->fus = NULL;
+    if (!e->of_node) e->of_node = malloc(sizeof *e->of_node * ((size_t)g->n_nodes + 1));
+    if (!e->key) e->key = calloc(kn, sizeof *e->key);
+    if (!e->of_node || !e->key) return nat_fail(bm, -1, AIT_E_NOMEM, "out of memory");
+    TRY(fuse_find(g, chain_shape, bm, &e->set, bm->err));
+    memcpy(e->of_node, e->set->of_node, sizeof *e->of_node * (size_t)g->n_nodes);
+    if (kn <= 1024) memcpy(e->key, key, sizeof *key * kn);
+    else e->key[0] = -2; /* matches no class: too many inputs to key */
+    bm->fus = e->set;
+    return AIT_OK;
+}
+
 ait_status nat_fusions(built *bm)
 {
-    fusion_set_free(bm->fus);
-    bm->fus = NULL;
-    TRY(fuse_find(bm->g, chain_shape, bm, &bm->fus, bm->err));
+    TRY(kept_find(bm));
     for (int fi = 0; fi < bm->fus->n; fi++) {
         const fusion *f = &bm->fus->f[fi];
         if (f->kind != FK_ATTENTION || nat_attn_fusion(bm, fi)) continue;

@@ -44,8 +44,7 @@ static bool readers_nhwc(const built *bm, const int *step_of, int v)
 ait_status nat_layout(built *bm)
 {
     const graph *g = bm->g;
-    int *step_of = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    if (!step_of) return nat_fail(bm, -1, AIT_E_NOMEM, "out of memory");
+    int *step_of = bm->step_of;
     for (int i = 0; i < g->n_nodes; i++) step_of[i] = -1;
     for (int s = 0; s < bm->n_steps; s++) {
         const nat_step *st = &bm->steps[s];
@@ -63,7 +62,6 @@ ait_status nat_layout(built *bm)
         if (st->op && st->can_nhwc && v >= 0 && !is_output(g, v))
             bm->vals[v].nhwc = readers_nhwc(bm, step_of, v);
     }
-    free(step_of);
     for (int s = 0; s < bm->n_steps; s++) {
         nat_step *st = &bm->steps[s];
         if (!st->op) continue;

@@ -127,6 +127,7 @@ static ait_status saved_update(built *bm)
 {
     int n = bm->tuned_blob != NULL;
     for (int i = 0; i < bm->g->n_nodes; i++) n += bm->packs[i].data != NULL;
+    if (bm->saved && n == bm->n_saved) return AIT_OK; /* packs are made once, never dropped */
     prep_blob *all = calloc((size_t)n + 1, sizeof *all);
     if (!all) return err_set(bm->err, AIT_E_NOMEM, "native: out of memory");
     n = 0;
@@ -152,16 +153,32 @@ static ait_status saved_update(built *bm)
 
 /* ---- schedules ----------------------------------------------------------------- */
 
+/* Forgets the schedule. Each value keeps the storage it owns (plain
+ * tensor bytes, which tensor_alloc reuses when large enough), so a new
+ * schedule at a shape no larger than earlier ones allocates nothing: a
+ * decoder's steps within what priming or an earlier step met. */
 static void sched_clear(built *bm)
 {
     for (int v = 0; v < bm->g->n_vals; v++) {
-        tensor_release(&bm->vals[v].t);
+        tensor *t = &bm->vals[v].t;
+        bool keep = t->owned && t->data && t->kind == VAL_TENSOR && t->dtype != AIT_STRING;
+        void *data = keep ? t->data : NULL;
+        size_t cap = keep ? t->cap : 0;
+        if (!keep) tensor_release(t);
         memset(&bm->vals[v], 0, sizeof bm->vals[v]);
+        t->data = data;
+        t->cap = cap;
+        t->owned = keep;
     }
     bm->n_steps = 0;
     bm->scheduled = false;
-    fusion_set_free(bm->fus);
     bm->fus = NULL;
+}
+
+static void vals_free(built *bm)
+{
+    for (int v = 0; bm->vals && v < bm->g->n_vals; v++) tensor_release(&bm->vals[v].t);
+    free(bm->vals);
 }
 
 /* The step for node i: a native op's, else the reference op's. */
@@ -185,6 +202,7 @@ static ait_status sched_node(built *bm, int i)
         op = &nat_attn_fused;
         st->geo[0] = st->fus = fi;
         st->epi.out = bm->fus->f[fi].out;
+        st->scratch = kattention_scratch(&bm->att[i], bm->threads);
         taken = true;
     } else if (op) {
         TRY(op->take(bm, i, st, &taken));
@@ -303,10 +321,11 @@ static bool same_sig(const built *bm, tensor *const *inputs)
 static void nat_free(built *bm)
 {
     if (!bm) return;
-    if (bm->vals) sched_clear(bm);
+    vals_free(bm);
+    nat_kept_free(bm);
     packs_free(bm);
     nat_tuned_free(bm);
-    free(bm->vals);
+    free(bm->step_of);
     free(bm->steps);
     free(bm->att);
     free(bm->sig);
@@ -360,8 +379,9 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     bm->packs = calloc((size_t)module->n_nodes + 1, sizeof *bm->packs);
     bm->att = calloc((size_t)module->n_nodes + 1, sizeof *bm->att);
     bm->sig = calloc((size_t)(module->n_inputs + 1) * (AIT_MAX_RANK + 2), sizeof *bm->sig);
+    bm->step_of = calloc((size_t)module->n_nodes + 1, sizeof *bm->step_of);
     ait_status s = AIT_OK;
-    if (!bm->vals || !bm->steps || !bm->packs || !bm->sig || !bm->att)
+    if (!bm->vals || !bm->steps || !bm->packs || !bm->sig || !bm->att || !bm->step_of)
         s = err_set(e, AIT_E_NOMEM, "native: out of memory");
     if (s == AIT_OK) s = nat_tuned_setup(bm, cfg, e);
     if (s == AIT_OK) s = exec_create(module, NULL, bm->threads, &bm->x, e);

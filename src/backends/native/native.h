@@ -93,7 +93,17 @@ struct built {
     size_t scratch_size;
     prep_blob *saved;
     int n_saved;
-    fusion_set *fus; /* fuse_find's, per schedule (chain.c) */
+    fusion_set *fus; /* the schedule's: one of kept[] (chain.c) */
+    /* fuse_find's sets kept per input class (chain.c: ranks, dtypes, which
+     * dims are 0 or 1), with their per-node map as found and the class */
+    struct nat_kept {
+        fusion_set *set;
+        int *of_node;
+        int64_t *key;
+    } kept[4];
+    int kept_next;     /* the entry the next new class replaces */
+    int *step_of;      /* layout.c's per-node map, n_nodes + 1 */
+    gemm_ws gws;       /* nat_gemm_f32's packing buffers */
     katt_geom *att;  /* per node: an attention step's geometry (attn.c) */
     const gemm_tuned *tuned; /* per-shape configs: cfg->gemm's, or own_tuned (tuned.c) */
     gemm_tuned own_tuned;    /* decoded from the artifact's blob */
@@ -148,8 +158,12 @@ void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, 
 
 /* chain.c: fuse_find over the scheduled shapes into bm->fus (the
  * attention fusions native cannot run dropped: their nodes run one by
- * one); whether chain fi can run as one step st (set up when so); its op. */
+ * one), or the set found at an earlier schedule of the same input class
+ * (each step's take checks again that its fusion fits the shapes, so a set
+ * found at other sizes is only ever less fused, never wrong); nat_kept_free
+ * frees the kept sets; whether chain fi can run as one step st (set up when so); its op. */
 ait_status nat_fusions(built *bm);
+void nat_kept_free(built *bm);
 bool nat_chain_take(built *bm, int fi, nat_step *st);
 extern const nat_op nat_chain_op;
 /* attn.c: whether attention fusion fi runs on the kernel at this schedule
@@ -160,7 +174,8 @@ extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attentio
 
 /* tuned.c: every native GEMM call site runs its GEMM through nat_gemm_f32:
  * the tuned config for the shape (when there is a table), the capture hook,
- * then gemm_f32. nat_tuned_setup at build takes the table from cfg or the
+ * then gemm_f32 on the module's packing buffers (gws, grown to the largest
+ * call, so runs after the first allocate none). nat_tuned_setup at build takes the table from cfg or the
  * artifact's blob (TUNED_BLOB); nat_tuned_free at free. */
 #define TUNED_BLOB "gemm.cfg"
 ait_status nat_gemm_f32(built *bm, gemm_args *g);

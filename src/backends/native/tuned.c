@@ -26,6 +26,7 @@ ait_status nat_gemm_f32(built *bm, gemm_args *g)
         }
     }
     if (bm->gemm_seen) bm->gemm_seen(bm->gemm_seen_user, g, layout, id);
+    g->ws = &bm->gws;
     return gemm_f32(g, bm->err);
 }
 
@@ -49,4 +50,5 @@ void nat_tuned_free(built *bm)
 {
     gemm_tuned_free(&bm->own_tuned);
     free(bm->tuned_blob);
+    gemm_ws_free(&bm->gws);
 }
