@@ -51,11 +51,7 @@ static int g_const(graph *g, const char *name, ait_dtype dt, int rank, const int
                    const void *data)
 {
     int v = g_val(g, name, dt, rank, dims);
-    tensor *t = calloc(1, sizeof *t);
-    ait_error e = {0};
-    assert_non_null(t);
-    tensor_set_shape(t, dt, rank, dims);
-    if (tensor_alloc(t, &e) != AIT_OK) fail_msg("%s", e.msg);
+    tensor *t = test_tensor(dt, rank, dims);
     memcpy(t->data, data, tensor_nbytes(t));
     g->vals[v].konst = t;
     return v;
@@ -268,10 +264,7 @@ static void dyn_run(const dyn_case *c, const char *isa)
     g_output(g, g_node(g, "Relu", &z, 1, 1, 0));
     tensor *feed[2] = {test_rand_tensor(3, ad), NULL};
     if (!c->b_konst) {
-        feed[1] = calloc(1, sizeof *feed[1]);
-        ait_error e = {0};
-        tensor_set_shape(feed[1], bt, 2, bd);
-        assert_int_equal(tensor_alloc(feed[1], &e), AIT_OK);
+        feed[1] = test_tensor(bt, 2, bd);
         memcpy(feed[1]->data, b, kn);
     }
     char what[160];
@@ -343,10 +336,7 @@ static void qlmm_run(const qlmm_case *c, const char *isa)
                   g_const(g, "y_scale", AIT_F32, 0, NULL, &sy),
                   g_const(g, "y_zp", yt, 0, NULL, &zy8)};
     g_output(g, g_node(g, "QLinearMatMul", ins, 8, 1, 0));
-    tensor *feed = calloc(1, sizeof *feed);
-    ait_error e = {0};
-    tensor_set_shape(feed, at, 2, ad);
-    assert_int_equal(tensor_alloc(feed, &e), AIT_OK);
+    tensor *feed = test_tensor(at, 2, ad);
     fill_q(feed->data, c->a_u8, c->m * c->k, c->a_u8 ? 0 : -128, c->a_u8 ? 255 : 127);
     char what[160];
     snprintf(what, sizeof what, "QLinearMatMul %lldx%lldx%lld a %s b %s y %s%s, %s",
@@ -466,10 +456,7 @@ static void qdq_run(const qdq_case *c, const char *isa)
     g_output(g, g_node(g, "Add", (int[]){y, g_const(g, "bias", AIT_F32, 1, nd, bias)}, 2, 1, 0));
     tensor *feed[2] = {test_rand_tensor(2, ad), NULL};
     if (!c->w_konst) {
-        ait_error e = {0};
-        feed[1] = calloc(1, sizeof *feed[1]);
-        tensor_set_shape(feed[1], c->wt, 2, wd);
-        assert_int_equal(tensor_alloc(feed[1], &e), AIT_OK);
+        feed[1] = test_tensor(c->wt, 2, wd);
         memcpy(feed[1]->data, w, kn);
     }
     char what[160];
