@@ -3,8 +3,9 @@
 issue 16's decoder bench. Per decoder (tools/export_models.py's gpt2_small and
 llama_small; --quick: the 2-layer gpt2), optionally `ait tune` on a decode and
 a prefill sample, then per thread count, phase and batch one row: ait on the
-untuned ONNX model, the tuned artifact, ONNX Runtime (outputs bound to
-preallocated buffers: bench/ort_runner.js --bind) and PyTorch eager (the same
+untuned ONNX model and the tuned artifact (through a binding made once:
+bench-ait-runner --bind), ONNX Runtime (outputs bound to preallocated buffers:
+bench/ort_runner.js --bind) and PyTorch eager (the same
 weights, rebuilt by bench/torch_runner.py), on the same inputs.
 
 Phases: prefill S (S new tokens, empty past) and decode P (one new token
@@ -141,9 +142,9 @@ def run_row(cfg, name, art, phase, new, past, batch, threads, qart=None):
     write_inputs(indir, cfg["shapes"][name], batch, new, past, seed=batch * 100003 + new * 1009 + past)
     row = {"model": name, "phase": phase, "new": new, "past": past, "batch": batch, "threads": threads,
            "tokens": batch * new, "engines": {}, "loadavg": sysinfo.loadavg()}
-    argv = {"ait": [cfg["ait_runner"], onnx, indir, str(threads)],
-            "ait-tuned": [cfg["ait_runner"], art, indir, str(threads)] if art else None,
-            "ait-quant": [cfg["ait_runner"], qart, indir, str(threads)] if qart else None,
+    argv = {"ait": [cfg["ait_runner"], onnx, indir, str(threads), "--bind"],
+            "ait-tuned": [cfg["ait_runner"], art, indir, str(threads), "--bind"] if art else None,
+            "ait-quant": [cfg["ait_runner"], qart, indir, str(threads), "--bind"] if qart else None,
             "ort": models.engine_argv("ort", cfg, name, onnx, indir, threads) + ["--bind"],
             "torch": models.engine_argv("torch", cfg, name, onnx, indir, threads)}
     runners, outs = {}, {}

@@ -432,7 +432,7 @@ def decoder_tables(s):
            ". Per row the same inputs to every engine, drawn by bench/decoder.py (seeded): random token ids; "
            "**prefill S** = S new tokens, empty past; **decode P** = one new token against a past of P positions "
            "(random standard-normal past keys and values). Engines: `bench-ait-runner` on the ONNX model and on "
-           "the tuned artifact (outputs allocated by each run, as `ait_session_run` does today); ONNX Runtime "
+           "the tuned artifact (each run through an `ait_binding` made once, `bench-ait-runner --bind`: inputs bound, outputs kept by the binding from run to run, no output allocated per run); ONNX Runtime "
            "(onnxruntime-node, graph optimisation `all`, outputs bound to buffers allocated once: `session.run`'s "
            "fetches given preallocated tensors, which ORT writes in place, checked at startup; onnxruntime-node "
            "1.30 still returns each output as a fresh copy, so binding saves ORT's output allocation but not "

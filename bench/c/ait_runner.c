@@ -12,8 +12,12 @@
  *             round, each round's times in the order the models were given)
  * "out" and "time" use the first model. Startup prints "ready"; any failure
  * prints "error MESSAGE" and exits 1.
- * usage: bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...]
- *   MODEL is a .onnx or .ait; INPUT_DIR holds NAME.npy for every model input NAME */
+ * usage: bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] [--bind]
+ *   MODEL is a .onnx or .ait; INPUT_DIR holds NAME.npy for every model input NAME.
+ *   --bind: every run goes through an ait_binding of its session made once (inputs
+ *   bound, outputs left to the binding, which keeps them from run to run), as
+ *   ort_runner.js --bind binds ONNX Runtime's outputs: no output allocated per run. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,23 +38,37 @@ static int fail(const char *what, const char *msg)
 typedef struct peer {
     ait_model *m;
     ait_session *s;
+    ait_binding *b; /* --bind: inputs bound, outputs the binding's */
 } peer;
+
+/* One run of p: into out[] (the caller frees them), or with --bind into
+ * the binding's outputs (out[] then points at them: not to be freed). */
+static ait_status run(const peer *p, ait_tensor *const *in, int nin, ait_tensor **out, int nout)
+{
+    if (!p->b) return ait_session_run(p->s, in, nin, out, nout);
+    ait_status s = ait_session_run_bound(p->s, p->b);
+    for (int j = 0; s == AIT_OK && j < nout; j++) out[j] = ait_binding_output(p->b, j);
+    return s;
+}
 
 /* One timed run of p (outputs freed); the time in ms, or < 0 on failure. */
 static double timed_run(const peer *p, ait_tensor *const *in, int nin, int nout)
 {
     ait_tensor *out[MAX_IO] = {0};
     double t0 = now_s();
-    if (ait_session_run(p->s, in, nin, out, nout) != AIT_OK) return -1;
+    if (run(p, in, nin, out, nout) != AIT_OK) return -1;
     double ms = (now_s() - t0) * 1e3;
-    for (int j = 0; j < nout; j++) ait_tensor_free(out[j]);
+    if (!p->b)
+        for (int j = 0; j < nout; j++) ait_tensor_free(out[j]);
     return ms;
 }
 
 int main(int argc, char **argv)
 {
+    bool bind = argc > 4 && strcmp(argv[argc - 1], "--bind") == 0;
+    if (bind) argc--;
     if (argc < 4 || argc - 3 > MAX_MODELS)
-        return fail("usage", "bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] (at most 8 models)");
+        return fail("usage", "bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] [--bind] (at most 8 models)");
     const char *indir = argv[2];
     int threads = atoi(argv[3]), np = argc - 3;
     const char *paths[MAX_MODELS] = {argv[1]};
@@ -76,6 +94,11 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s.npy", indir, vi.name);
         if (ait_tensor_load_npy(path, &in[i], &e) != AIT_OK) return fail(path, e.msg);
     }
+    for (int k = 0; bind && k < np; k++) {
+        if (ait_binding_create(p[k].s, &p[k].b, &e) != AIT_OK) return fail(paths[k], e.msg);
+        for (int i = 0; i < nin; i++)
+            if (ait_binding_set_input(p[k].b, i, in[i], &e) != AIT_OK) return fail(paths[k], e.msg);
+    }
     printf("ready\n");
     fflush(stdout);
     char line[4096], arg[2048];
@@ -83,14 +106,14 @@ int main(int argc, char **argv)
     while (fgets(line, sizeof line, stdin)) {
         long n = 0;
         if (sscanf(line, "out %2047s", arg) == 1) {
-            if (ait_session_run(p[0].s, in, nin, out, nout) != AIT_OK)
+            if (run(&p[0], in, nin, out, nout) != AIT_OK)
                 return fail("run", ait_session_error(p[0].s));
             for (int j = 0; j < nout; j++) {
                 ait_model_output(m, j, &vi);
                 if (strchr(vi.name, '/')) return fail(vi.name, "output name is not a file name");
                 snprintf(path, sizeof path, "%s/%s.npy", arg, vi.name);
                 if (ait_tensor_save_npy(path, out[j], &e) != AIT_OK) return fail(path, e.msg);
-                ait_tensor_free(out[j]);
+                if (!p[0].b) ait_tensor_free(out[j]);
             }
             printf("ok\n");
         } else if (sscanf(line, "time %ld", &n) == 1 && n > 0) {
@@ -123,6 +146,7 @@ int main(int argc, char **argv)
     free(ms);
     for (int i = 0; i < nin; i++) ait_tensor_free(in[i]);
     for (int k = 0; k < np; k++) {
+        ait_binding_free(p[k].b);
         ait_session_free(p[k].s);
         ait_model_free(p[k].m);
     }
