@@ -132,22 +132,34 @@ static void block(const job *jb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
     }
 }
 
-/* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place. */
+/* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
+ * blocks of rows small enough to stay in L2 while B's panels pass over them
+ * (A is read from memory once). Each call covers up to the kernel's widest
+ * (4 zmm vectors: 64 columns, two of 14x32's panels) past M = 16, so narrow
+ * N fills its vectors with columns (N = 16: 16 rows by one vector, not 8 by
+ * two, half of them zeros) and wide tiles load fewer A values per FMA; at
+ * M <= 16 one panel (B streamed from memory, one pass per panel). */
 static void skinny(const job *jb, int64_t n0, int64_t n1)
 {
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
-    const int NR = kr->nr;
-    float t[GEMM_SKINNY_M * 32] __attribute__((aligned(64)));
-    for (int64_t j = n0; j < n1; j += NR) {
-        const float *b = g->pb->data + (j / NR) * g->k * NR;
-        int nr = (int)min64(NR, n1 - j);
-        for (int64_t i = 0; i < g->m; i += kr->skinny_m) {
-            int m = (int)min64(kr->skinny_m, g->m - i);
-            kr->skinny(g->k, m, g->a + i * g->rsa, g->rsa, g->csa, b, t);
-            float *c = g->c + i * g->ldc + j;
-            for (int r = 0; r < m; r++) memcpy(c + r * g->ldc, t + r * NR, sizeof(float) * (size_t)nr);
-            if (jb->epi) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nr);
+    const int NR = kr->nr, VW = kr->skinny_vw;
+    int width = g->m <= GEMM_SKINNY_M ? NR : VW * kr->skinny_nv;
+    if (width < NR) width = NR;
+    int64_t rows = gemm_l2_bytes() / 2 / (g->k * 4);
+    rows = rows < 256 ? 256 : rows;
+    for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
+        int64_t i1 = min64(g->m, i0 + rows);
+        for (int64_t j = n0; j < n1; j += width) {
+            const float *b = g->pb->data + (j / NR) * g->k * NR;
+            int nc = (int)min64(width, n1 - j), nv = (nc + VW - 1) / VW;
+            int step = kr->skinny_rows[nv - 1];
+            for (int64_t i = i0; i < i1; i += step) {
+                int m = (int)min64(step, i1 - i);
+                float *c = g->c + i * g->ldc + j;
+                kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, b, g->k * NR, c, g->ldc);
+                if (jb->epi) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+            }
         }
     }
 }

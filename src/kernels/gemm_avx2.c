@@ -33,35 +33,47 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
     }
 }
 
-#define SK256(M)                                                                              \
-    T256 static void sk256_##M(int64_t k, const float *a, int64_t rsa, int64_t csa,           \
-                               const float *b, float *out)                                    \
+/* Skinny: M rows of A read in place against NV vectors (8 columns each) of
+ * one 16-wide packed panel, the last stored under a mask when nc ends in it. */
+#define SK256(NV, M)                                                                          \
+    T256 static void sk256_##NV##_##M(int64_t k, int nc, const float *a, int64_t rsa,         \
+                                      int64_t csa, const float *b, float *out, int64_t ldo)   \
     {                                                                                         \
-        __m256 r[M][2];                                                                       \
-        UNROLL for (int i = 0; i < M; i++) r[i][0] = r[i][1] = _mm256_setzero_ps();           \
+        __m256 r[M][NV];                                                                      \
+        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =      \
+            _mm256_setzero_ps();                                                              \
         for (int64_t p = 0; p < k; p++) {                                                     \
             _mm_prefetch((const char *)(b + (p + 32) * 16), _MM_HINT_T0);                     \
-            __m256 b0 = _mm256_load_ps(b + p * 16), b1 = _mm256_load_ps(b + p * 16 + 8);     \
+            __m256 bv[NV];                                                                    \
+            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm256_load_ps(b + p * 16 + 8 * j);   \
             UNROLL for (int i = 0; i < M; i++) {                                              \
                 __m256 av = _mm256_set1_ps(a[i * rsa + p * csa]);                             \
-                r[i][0] = _mm256_fmadd_ps(av, b0, r[i][0]);                                   \
-                r[i][1] = _mm256_fmadd_ps(av, b1, r[i][1]);                                   \
+                UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm256_fmadd_ps(av, bv[j], r[i][j]); \
             }                                                                                 \
         }                                                                                     \
+        __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8 * (NV - 1)),               \
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));         \
         UNROLL for (int i = 0; i < M; i++) {                                                  \
-            _mm256_storeu_ps(out + i * 16, r[i][0]);                                          \
-            _mm256_storeu_ps(out + i * 16 + 8, r[i][1]);                                      \
+            UNROLL for (int j = 0; j < NV - 1; j++) _mm256_storeu_ps(out + i * ldo + 8 * j, r[i][j]); \
+            _mm256_maskstore_ps(out + i * ldo + 8 * (NV - 1), tail, r[i][NV - 1]);            \
         }                                                                                     \
     }
 
-SK256(1) SK256(2) SK256(3) SK256(4) SK256(5) SK256(6)
+SK256(2, 1) SK256(2, 2) SK256(2, 3) SK256(2, 4) SK256(2, 5) SK256(2, 6)
+SK256(1, 1) SK256(1, 2) SK256(1, 3) SK256(1, 4) SK256(1, 5) SK256(1, 6)
+SK256(1, 7) SK256(1, 8) SK256(1, 9) SK256(1, 10) SK256(1, 11) SK256(1, 12)
 
-typedef void (*sk_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *);
-static const sk_fn sk[] = {sk256_1, sk256_2, sk256_3, sk256_4, sk256_5, sk256_6};
+typedef void (*sk_fn)(int64_t, int, const float *, int64_t, int64_t, const float *, float *, int64_t);
+static const sk_fn sk[2][12] = {
+    {sk256_1_1, sk256_1_2, sk256_1_3, sk256_1_4, sk256_1_5, sk256_1_6, sk256_1_7, sk256_1_8,
+     sk256_1_9, sk256_1_10, sk256_1_11, sk256_1_12},
+    {sk256_2_1, sk256_2_2, sk256_2_3, sk256_2_4, sk256_2_5, sk256_2_6},
+};
 
 GEMM_SKINNY(gemm_skinny_avx2_16)
 {
-    sk[m - 1](k, a, rsa, csa, b, out);
+    (void)sb; /* one panel: nc <= 16 */
+    sk[(nc + 7) / 8 - 1][m - 1](k, nc, a, rsa, csa, b, out, ldo);
 }
 
 GEMM_UKR(gemm_ukr_avx2_6x16) { ukr6x16(k, a, b, c, ldc, acc, f); }

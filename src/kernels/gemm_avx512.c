@@ -49,46 +49,61 @@ T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j)
 UKR512(14, 2)
 UKR512(28, 1)
 
-/* Skinny: M rows of A read in place against one packed B panel. */
-#define SK512(NV, M)                                                                          \
-    T512 static void sk512_##NV##_##M(int64_t k, const float *a, int64_t rsa, int64_t csa,    \
-                                      const float *b, float *out)                             \
+/* Skinny: M rows of A read in place against NV vectors of B's columns,
+ * vector j from the packed panel (NR wide) that holds columns 16j..16j+15,
+ * its last vector stored under a mask when nc ends inside it. */
+#define SK512(NR, NV, M)                                                                      \
+    T512 static void sk512_##NR##_##NV##_##M(int64_t k, int nc, const float *a, int64_t rsa,  \
+                                             int64_t csa, const float *b, int64_t sb,         \
+                                             float *out, int64_t ldo)                         \
     {                                                                                         \
         __m512 r[M][NV];                                                                      \
+        const float *bp[NV];                                                                  \
+        UNROLL for (int j = 0; j < NV; j++) bp[j] = b + (16 * j / NR) * sb + (16 * j) % NR;   \
         UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =      \
             _mm512_setzero_ps();                                                              \
         for (int64_t p = 0; p < k; p++) {                                                     \
             __m512 bv[NV];                                                                    \
             UNROLL for (int j = 0; j < NV; j++) { /* each 64-byte line of B's row */         \
-                _mm_prefetch((const char *)(b + (p + 32) * NV * 16 + 16 * j), _MM_HINT_T0);   \
-                bv[j] = _mm512_load_ps(b + p * NV * 16 + 16 * j);                             \
+                _mm_prefetch((const char *)(bp[j] + (p + 32) * NR), _MM_HINT_T0);             \
+                bv[j] = _mm512_load_ps(bp[j] + p * NR);                                       \
             }                                                                                 \
             UNROLL for (int i = 0; i < M; i++) {                                              \
                 __m512 av = _mm512_set1_ps(a[i * rsa + p * csa]);                             \
                 UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm512_fmadd_ps(av, bv[j], r[i][j]); \
             }                                                                                 \
         }                                                                                     \
-        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++)                \
-            _mm512_storeu_ps(out + i * NV * 16 + 16 * j, r[i][j]);                            \
+        __mmask16 tail = (__mmask16)(nc >= 16 * NV ? 0xffff : (1u << (nc - 16 * (NV - 1))) - 1); \
+        UNROLL for (int i = 0; i < M; i++) {                                                  \
+            UNROLL for (int j = 0; j < NV - 1; j++) _mm512_storeu_ps(out + i * ldo + 16 * j, r[i][j]); \
+            _mm512_mask_storeu_ps(out + i * ldo + 16 * (NV - 1), tail, r[i][NV - 1]);         \
+        }                                                                                     \
     }
 
-SK512(2, 1) SK512(2, 2) SK512(2, 3) SK512(2, 4) SK512(2, 5) SK512(2, 6) SK512(2, 7) SK512(2, 8)
-SK512(1, 1) SK512(1, 2) SK512(1, 3) SK512(1, 4) SK512(1, 5) SK512(1, 6) SK512(1, 7) SK512(1, 8)
+/* Rows per call at 1 to 4 vectors: 16, 12, 8 and 6 (16 to 24 accumulators). */
+#define SK_1TO6(X, NR, NV) X(NR, NV, 1) X(NR, NV, 2) X(NR, NV, 3) X(NR, NV, 4) X(NR, NV, 5) X(NR, NV, 6)
+#define SK_1TO8(X, NR, NV) SK_1TO6(X, NR, NV) X(NR, NV, 7) X(NR, NV, 8)
+#define SK_1TO12(X, NR, NV) SK_1TO8(X, NR, NV) X(NR, NV, 9) X(NR, NV, 10) X(NR, NV, 11) X(NR, NV, 12)
+#define SK_1TO16(X, NR, NV) SK_1TO12(X, NR, NV) X(NR, NV, 13) X(NR, NV, 14) X(NR, NV, 15) X(NR, NV, 16)
+#define SK_ALL(X, NR) SK_1TO16(X, NR, 1) SK_1TO12(X, NR, 2) SK_1TO8(X, NR, 3) SK_1TO6(X, NR, 4)
+#define SK_DEF(NR, NV, M) SK512(NR, NV, M)
+#define SK_PTR(NR, NV, M) [NV - 1][M - 1] = sk512_##NR##_##NV##_##M,
+SK_ALL(SK_DEF, 32)
+SK_ALL(SK_DEF, 16)
 
-typedef void (*sk_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *);
-static const sk_fn sk32[] = {sk512_2_1, sk512_2_2, sk512_2_3, sk512_2_4,
-                             sk512_2_5, sk512_2_6, sk512_2_7, sk512_2_8};
-static const sk_fn sk16[] = {sk512_1_1, sk512_1_2, sk512_1_3, sk512_1_4,
-                             sk512_1_5, sk512_1_6, sk512_1_7, sk512_1_8};
+typedef void (*sk_fn)(int64_t, int, const float *, int64_t, int64_t, const float *, int64_t, float *,
+                      int64_t);
+static const sk_fn sk32[4][16] = {SK_ALL(SK_PTR, 32)};
+static const sk_fn sk16[4][16] = {SK_ALL(SK_PTR, 16)};
 
 GEMM_SKINNY(gemm_skinny_avx512_32)
 {
-    sk32[m - 1](k, a, rsa, csa, b, out);
+    sk32[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo);
 }
 
 GEMM_SKINNY(gemm_skinny_avx512_16)
 {
-    sk16[m - 1](k, a, rsa, csa, b, out);
+    sk16[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo);
 }
 
 GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc, f); }

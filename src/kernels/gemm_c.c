@@ -33,6 +33,7 @@ GEMM_UKR(gemm_ukr_c_4x16)
 
 GEMM_SKINNY(gemm_skinny_c_16)
 {
+    (void)sb; /* one panel: nc <= NR */
     float r[MR][NR] = {{0}};
     for (int64_t p = 0; p < k; p++)
         for (int i = 0; i < m; i++) {
@@ -40,5 +41,5 @@ GEMM_SKINNY(gemm_skinny_c_16)
             for (int j = 0; j < NR; j++) r[i][j] += av * b[p * NR + j];
         }
     for (int i = 0; i < m; i++)
-        for (int j = 0; j < NR; j++) out[i * NR + j] = r[i][j];
+        for (int j = 0; j < nc; j++) out[i * ldo + j] = r[i][j];
 }

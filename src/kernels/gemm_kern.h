@@ -28,10 +28,13 @@ typedef struct gemm_fuse {
  * over p < k, from packed panels, then f's epilogue when f is not NULL. */
 typedef void (*gemm_ukr_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                             int acc, const gemm_fuse *f);
-/* Skinny rows: out[i*NR + j] = sum_p a[i*rsa + p*csa] * b[p*NR + j] for
- * i < m (m <= the row's skinny_m), A read in place, b one packed panel. */
-typedef void (*gemm_skinny_fn)(int64_t k, int m, const float *a, int64_t rsa, int64_t csa,
-                               const float *b, float *out);
+/* Skinny rows, A read in place: out[i*ldo + j] = sum_p a[i*rsa + p*csa] * B[p][j]
+ * for i < m, j < nc, B's column j read from its packed panels (NR wide, sb
+ * floats apart: column j of row p at b[(j / NR) * sb + p * NR + j % NR]).
+ * nc is at most the row's skinny_nv vectors, m at most skinny_rows[vectors - 1];
+ * only the nc columns are written (out is C itself). */
+typedef void (*gemm_skinny_fn)(int64_t k, int m, int nc, const float *a, int64_t rsa, int64_t csa,
+                               const float *b, int64_t sb, float *out, int64_t ldo);
 
 struct gemm_kernel {
     const char *name;  /* what gemm_kernel_find takes */
@@ -39,7 +42,8 @@ struct gemm_kernel {
     int mr, nr;
     gemm_ukr_fn ukr;
     gemm_skinny_fn skinny;
-    int skinny_m;
+    int skinny_vw, skinny_nv; /* floats per vector, most vectors per call */
+    int skinny_rows[4];       /* most rows per call at 1 to 4 vectors */
     /* Blocking: 0 derives it from the cache sizes (gemm_table.c). */
     int kc, mc, nc;
     bool tried; /* a variant the tuner tries (gemm_kernel_tried) */
@@ -63,7 +67,8 @@ long gemm_l2_bytes(void);
     void nm(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc,        \
             const gemm_fuse *f)
 #define GEMM_SKINNY(nm)                                                                     \
-    void nm(int64_t k, int m, const float *a, int64_t rsa, int64_t csa, const float *b, float *out)
+    void nm(int64_t k, int m, int nc, const float *a, int64_t rsa, int64_t csa, const float *b,    \
+            int64_t sb, float *out, int64_t ldo)
 GEMM_UKR(gemm_ukr_avx512_14x32);
 GEMM_UKR(gemm_ukr_avx512_28x16);
 GEMM_UKR(gemm_ukr_avx512vl_12x16);

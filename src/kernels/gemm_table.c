@@ -16,6 +16,10 @@
 #include "core/cpu.h"
 #include "kernels/gemm_kern.h"
 
+/* The AVX-512 skinny kernels' rows per call at 1 to 4 zmm vectors of B
+ * (16 to 24 accumulators; gemm_avx512.c). */
+#define SK512_ROWS {16, 12, 8, 6}
+
 static const gemm_kernel table[] = {
     /* 14x32 in zmm registers (28 accumulators of 32) is the default where
      * 512-bit FMAs run at full width (Intel's AVX-512 cores): there it
@@ -28,16 +32,17 @@ static const gemm_kernel table[] = {
      * whose 6-row panels waste least on small M. 14x32's kc is from L2
      * (1280 with 1.25 MiB, 1024 with Zen 4's 1 MiB), its mc from all of
      * L1's kc (420 with 48 KiB of L1, 1.25 MiB of L2). */
-    {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 8, 0, 0,
-     0, false, true, true},
-    {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 8,
-     0, 0, 0, false, false},
-    {"avx512-z28", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 8, 0, 0, 0,
-     false, true},
-    {"avx512-y6", "avx512f,avx512vl,fma", 6, 32, gemm_ukr_avx512vl_6x32, gemm_skinny_avx512_32, 8,
-     0, 0, 0, false, false},
-    {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 6, 0, 0, 0, true, false},
-    {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 4, 0, 0, 0, false, false},
+    {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 16, 4,
+     SK512_ROWS, 0, 0, 0, false, true, true},
+    {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 16,
+     4, SK512_ROWS, 0, 0, 0, false, false},
+    {"avx512-z28", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 16, 4,
+     SK512_ROWS, 0, 0, 0, false, true},
+    {"avx512-y6", "avx512f,avx512vl,fma", 6, 32, gemm_ukr_avx512vl_6x32, gemm_skinny_avx512_32, 16,
+     4, SK512_ROWS, 0, 0, 0, false, false},
+    {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 8, 2, {12, 6}, 0, 0, 0,
+     true, false},
+    {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 16, 1, {4}, 0, 0, 0, false, false},
 };
 #define N_KERN ((int)(sizeof table / sizeof table[0]))
 static const gemm_kernel *row(int i) { return &table[i]; }
