@@ -316,7 +316,8 @@ bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k,
 {
     if (m <= GEMM_SKINNY_M) return true;
     int64_t a_floats, panel_bytes;
-    if (csa != 1 || __builtin_mul_overflow(m, k, &a_floats) || a_floats >= GEMM_SKINNY_A_BYTES / 4 ||
+    if (csa != 1 || __builtin_mul_overflow(m, k, &a_floats) ||
+        (!kr->zmm && a_floats >= GEMM_SKINNY_A_BYTES / 4) ||
         __builtin_mul_overflow(k, (int64_t)kr->nr * 4, &panel_bytes))
         return false;
     return panel_bytes <= gemm_l2_bytes() / 2 && (n + kr->nr - 1) / kr->nr >= (threads > 1 ? threads : 1);
