@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "kernels/gemm_kern.h"
+#include "kernels/gemm_pack.h"
 
 #define T256 __attribute__((target("avx2,fma")))
 #define UNROLL _Pragma("GCC unroll 32")
@@ -77,3 +78,34 @@ GEMM_SKINNY(gemm_skinny_avx2_16)
 }
 
 GEMM_UKR(gemm_ukr_avx2_6x16) { ukr6x16(k, a, b, c, ldc, acc, f); }
+
+/* Row-major A into MR-row panels (gemm_pack.h): 8 rows by 8 k transposed in
+ * registers, each k's w values stored under a mask; the last kb % 8 k one by one. */
+T256 void gemm_pack_rows_avx2(int w, const float *const *s, int64_t kb, float *d)
+{
+    int64_t p = 0;
+    for (; p + 8 <= kb; p += 8)
+        for (int g = 0; g < w; g += 8) {
+            int n = w - g < 8 ? w - g : 8;
+            __m256 r[8], t[8];
+            UNROLL for (int i = 0; i < 8; i++) r[i] = i < n ? _mm256_loadu_ps(s[g + i] + p) : _mm256_setzero_ps();
+            UNROLL for (int i = 0; i < 4; i++) {
+                t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+                t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+            }
+            UNROLL for (int i = 0; i < 2; i++) {
+                r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+                r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+                r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+                r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+            }
+            /* r[4i + j]'s 128-bit half h: column 4h + j of rows 4i..4i+3 */
+            __m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            UNROLL for (int j = 0; j < 4; j++) {
+                _mm256_maskstore_ps(d + (p + j) * w + g, mk, _mm256_permute2f128_ps(r[j], r[4 + j], 0x20));
+                _mm256_maskstore_ps(d + (p + 4 + j) * w + g, mk, _mm256_permute2f128_ps(r[j], r[4 + j], 0x31));
+            }
+        }
+    for (; p < kb; p++)
+        for (int i = 0; i < w; i++) d[p * w + i] = s[i][p];
+}

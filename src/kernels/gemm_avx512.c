@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "kernels/gemm_kern.h"
+#include "kernels/gemm_pack.h"
 
 #define T512 __attribute__((target("avx512f,fma")))
 #define UNROLL _Pragma("GCC unroll 32")
@@ -143,3 +144,48 @@ UKRVL(12, 2)
 UKRVL(6, 4)
 GEMM_UKR(gemm_ukr_avx512vl_12x16) { ukrvl_12x2(k, a, b, c, ldc, acc, f); }
 GEMM_UKR(gemm_ukr_avx512vl_6x32) { ukrvl_6x4(k, a, b, c, ldc, acc, f); }
+
+/* Row-major A into MR-row panels (gemm_pack.h): 16 rows by 16 k loaded,
+ * transposed in registers (unpack, shuffle, then 128-bit lanes), each k's
+ * w values stored under a mask; the last kb % 16 k one by one. */
+T512 static inline void tr16x16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    /* r[4i + j]'s 128-bit lane L: column 4L + j of rows 4i..4i+3 */
+    for (int j = 0; j < 4; j++) {
+        __m512 x0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), x1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+        __m512 y0 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88),
+               y1 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+        t[j] = _mm512_shuffle_f32x4(x0, y0, 0x88);
+        t[8 + j] = _mm512_shuffle_f32x4(x0, y0, 0xdd);
+        t[4 + j] = _mm512_shuffle_f32x4(x1, y1, 0x88);
+        t[12 + j] = _mm512_shuffle_f32x4(x1, y1, 0xdd);
+    }
+    for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
+T512 void gemm_pack_rows_avx512(int w, const float *const *s, int64_t kb, float *d)
+{
+    int64_t p = 0;
+    for (; p + 16 <= kb; p += 16)
+        for (int g = 0; g < w; g += 16) {
+            int n = w - g < 16 ? w - g : 16;
+            __m512 r[16];
+            UNROLL for (int i = 0; i < 16; i++) r[i] = i < n ? _mm512_loadu_ps(s[g + i] + p) : _mm512_setzero_ps();
+            tr16x16(r);
+            __mmask16 mk = (__mmask16)((1u << n) - 1);
+            UNROLL for (int q = 0; q < 16; q++) _mm512_mask_storeu_ps(d + (p + q) * w + g, mk, r[q]);
+        }
+    for (; p < kb; p++)
+        for (int i = 0; i < w; i++) d[p * w + i] = s[i][p];
+}

@@ -9,6 +9,7 @@
 
 #include "kernels/gemm_kern.h"
 #include "kernels/gemm_pack.h"
+#include "kernels/isa.h"
 
 #define MAGIC "aitgemm1"
 
@@ -18,6 +19,29 @@ typedef struct pack_hdr {
     int64_t is_a, k, mn, w;
 } pack_hdr;
 _Static_assert(sizeof(pack_hdr) <= GEMM_PACK_HDR, "header fits");
+
+static void pack_rows_c(int w, const float *const *s, int64_t kb, float *d)
+{
+    for (int64_t p = 0; p < kb; p++, d += w)
+        for (int r = 0; r < w; r++) d[r] = s[r][p];
+}
+
+static const struct {
+    kisa isa;
+    gemm_pack_rows_fn fn;
+} pack_rows_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, gemm_pack_rows_avx512},
+    {KISA_AVX2, gemm_pack_rows_avx2},
+#endif
+    {KISA_PORTABLE, pack_rows_c},
+};
+
+static void pack_rows(int w, const float *const *s, int64_t kb, float *d)
+{
+    const __typeof__(pack_rows_impls[0]) *im = KISA_PICK(pack_rows_impls);
+    im->fn(w, s, kb, d);
+}
 
 void gemm_pack_panels(int w, const float *x, int64_t rs_w, int64_t rs_k, int64_t rows, int64_t kb,
                       float *dst)
@@ -44,8 +68,7 @@ void gemm_pack_panels(int w, const float *x, int64_t rs_w, int64_t rs_k, int64_t
         if (rs_k == 1 && wn == w) { /* row-major A: w rows read side by side, d written in order */
             const float *s[32];
             for (int r = 0; r < w; r++) s[r] = x + (r0 + r) * rs_w;
-            for (int64_t p = 0; p < kb; p++, d += w)
-                for (int r = 0; r < w; r++) d[r] = s[r][p];
+            pack_rows(w, s, kb, d);
             continue;
         }
         for (int r = 0; r < wn; r++) {

@@ -10,4 +10,10 @@
 void gemm_pack_panels(int w, const float *x, int64_t rs_w, int64_t rs_k, int64_t rows, int64_t kb,
                       float *dst);
 
+/* d[p*w + r] = s[r][p] for r < w, p < kb: w rows of a row-major A side by
+ * side (an MR-row panel), per ISA (gemm_pack_panels picks by kisa). */
+typedef void (*gemm_pack_rows_fn)(int w, const float *const *s, int64_t kb, float *d);
+void gemm_pack_rows_avx512(int w, const float *const *s, int64_t kb, float *d);
+void gemm_pack_rows_avx2(int w, const float *const *s, int64_t kb, float *d);
+
 #endif
