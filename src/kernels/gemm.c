@@ -144,16 +144,21 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
     const int NR = kr->nr, VW = kr->skinny_vw;
-    int width = g->m <= GEMM_SKINNY_M ? NR : VW * kr->skinny_nv;
+    /* B's columns per call: the widest tile past M = 16 while those columns
+     * of B (K x width) fit in half of L2, re-read by each call over the rows */
+    int64_t half_l2 = gemm_l2_bytes() / 2, fit = half_l2 / (g->k * 4) / NR * NR;
+    int width = g->m <= GEMM_SKINNY_M ? NR : (int)min64(VW * kr->skinny_nv, fit);
     if (width < NR) width = NR;
-    int64_t rows = gemm_l2_bytes() / 2 / (g->k * 4);
+    int64_t rows = half_l2 / (g->k * 4);
     rows = rows < 256 ? 256 : rows;
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         for (int64_t j = n0; j < n1; j += width) {
             const float *b = g->pb->data + (j / NR) * g->k * NR;
             int nc = (int)min64(width, n1 - j), nv = (nc + VW - 1) / VW;
-            int step = kr->skinny_rows[nv - 1];
+            /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
+            int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
+            int step = (int)((i1 - i0 + calls - 1) / calls);
             for (int64_t i = i0; i < i1; i += step) {
                 int m = (int)min64(step, i1 - i);
                 float *c = g->c + i * g->ldc + j;

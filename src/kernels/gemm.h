@@ -10,9 +10,9 @@
  * Either operand may instead be prepacked once (gemm_pack_a / gemm_pack_b)
  * into a self-describing buffer whose bytes can be saved and used in place
  * later (gemm_packed_view). With a prepacked B, the skinny path reads A in
- * place (no packing, no passes over C) and streams B at memory bandwidth:
- * always at M <= GEMM_SKINNY_M, and past it while A is small enough to be
- * read again for each of B's panels (gemm_skinny_default). */
+ * place (no packing, no passes over C; A's rows in blocks that stay in L2
+ * while B passes) and streams B at memory bandwidth: always at M <=
+ * GEMM_SKINNY_M, and past it where gemm_skinny_default says so. */
 #ifndef AIT_KERNELS_GEMM_H
 #define AIT_KERNELS_GEMM_H
 #include <stdbool.h>
@@ -22,7 +22,8 @@
 #include "core/status.h"
 
 #define GEMM_SKINNY_M 16
-/* Past GEMM_SKINNY_M, the skinny path while A (M x K floats) is under this. */
+/* Past GEMM_SKINNY_M, the skinny path while A (M x K floats) is under this,
+ * on kernels not in 512-bit registers (gemm_skinny_default). */
 #define GEMM_SKINNY_A_BYTES ((int64_t)4 << 20)
 
 typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gemm_kern.h) */
@@ -161,11 +162,12 @@ typedef struct gemm_args {
 
 /* Whether the default (pack_a AUTO) reads an m x k A (column stride csa)
  * in place against a B prepacked for kernel kr, on `threads` threads: at
- * m <= GEMM_SKINNY_M; past it for a row-major A (csa 1) under
- * GEMM_SKINNY_A_BYTES (read again for every panel of B, it stays in the
- * caches) when B's panel (k x NR) fits in half of L2 and there are at least
- * as many panels (n / NR) as threads (the skinny path splits columns only).
- * Measured 1.02 to 1.7x the packed path at M 17 to 512 (docs/gemm.md). */
+ * m <= GEMM_SKINNY_M; past it for a row-major A (csa 1) when B's panel
+ * (k x NR) fits in half of L2 and there are at least as many panels (n / NR)
+ * as threads (the skinny path splits columns only), and, unless kr is in
+ * 512-bit registers, A is under GEMM_SKINNY_A_BYTES. Measured faster than
+ * the packed path at every such shape tried on the Intel host, 2048^3
+ * included (docs/gemm.md). */
 bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k, int64_t csa,
                          int threads);
 
