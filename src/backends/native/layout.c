@@ -10,7 +10,9 @@
  * activation and residual Add) keeps NHWC from one to the next, and the
  * layout changes only at the run's ends (the step changes its NCHW input
  * or output in its scratch): at the module's inputs and outputs and around
- * the nodes other steps or the reference ops run. Then each step's op
+ * the nodes other steps or the reference ops run. A Concat whose inputs
+ * the convs write in place (concat.c) is such a step too, its inputs in
+ * its layout. Then each step's op
  * finishes (packs weights for its layout, sizes its scratch). */
 #include <stdlib.h>
 
@@ -62,6 +64,9 @@ ait_status nat_layout(built *bm)
         if (st->op && st->can_nhwc && v >= 0 && !is_output(g, v))
             bm->vals[v].nhwc = readers_nhwc(bm, step_of, v);
     }
+    /* a conv writing into a Concat's channels (concat.c) writes its layout */
+    for (int s = 0; s < bm->n_steps; s++)
+        if (bm->steps[s].cat >= 0) bm->vals[bm->steps[s].epi.out].nhwc = bm->vals[bm->steps[s].cat].nhwc;
     for (int s = 0; s < bm->n_steps; s++) {
         nat_step *st = &bm->steps[s];
         if (!st->op) continue;
