@@ -1575,8 +1575,9 @@ static void test_native_nhwc(void **state)
 }
 
 /* How many of native's conv steps for g write into a Concat's channels
- * (backends/native/concat.c), after one run on feed. */
-static int native_cat_writers(const graph *g, tensor *const *feed)
+ * (backends/native/concat.c), after one run on feed; *pools: how many
+ * pool steps run channels-last. */
+static int native_cat_writers(const graph *g, tensor *const *feed, int *pools)
 {
     const backend *b = backend_find("native");
     candidate_cfg c = {.backend = "native", .threads = 1};
@@ -1586,7 +1587,11 @@ static int native_cat_writers(const graph *g, tensor *const *feed)
     if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("native build: %s", e.msg);
     if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native run: %s", e.msg);
     int n = 0;
-    for (int k = 0; k < bm->n_steps; k++) n += bm->steps[k].cat >= 0;
+    *pools = 0;
+    for (int k = 0; k < bm->n_steps; k++) {
+        n += bm->steps[k].cat >= 0;
+        *pools += bm->steps[k].op && bm->steps[k].nhwc && strstr(bm->steps[k].op->name, "Pool");
+    }
     b->free(bm);
     return n;
 }
@@ -1595,9 +1600,11 @@ static int native_cat_writers(const graph *g, tensor *const *feed)
  * 1x1 and 3x3 expand Convs + Relu into one Concat, which native's expand
  * convs write in place (concat.c). The Concat read by a 1x1 Conv (all
  * channels-last), as the module's output (NCHW), with the module's input
- * as a middle input that is copied (axis -3) before a MaxPool, and the
- * first expand's output also read elsewhere (copied); against the
- * reference at batch 1 and 2, every ISA and the portable path. */
+ * as a middle input that is copied (axis -3) before a MaxPool, the
+ * first expand's output also read elsewhere (copied), and a MaxPool (3x3,
+ * stride 2, ceil_mode) or a padded AveragePool between the Concat and the
+ * next Conv (both channels-last: native/pool.c); against the reference at
+ * batch 1 and 2, every ISA and the portable path. */
 static void test_native_concat(void **state)
 {
     (void)state;
@@ -1606,7 +1613,8 @@ static void test_native_concat(void **state)
         int n, c, h, w, sq, e1, e3, tail, writers;
     } cs[] = {
         {2, 5, 7, 9, 3, 7, 9, 0, 2}, {1, 13, 6, 5, 5, 17, 11, 0, 2}, {2, 5, 7, 9, 3, 7, 9, 1, 2},
-        {2, 6, 8, 7, 4, 5, 3, 2, 2}, {1, 3, 5, 5, 6, 16, 16, 3, 1},
+        {2, 6, 8, 7, 4, 5, 3, 2, 2}, {1, 3, 5, 5, 6, 16, 16, 3, 1}, {2, 5, 8, 9, 3, 7, 19, 4, 2},
+        {1, 7, 6, 7, 5, 9, 8, 5, 2},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "concat")};
@@ -1634,13 +1642,21 @@ static void test_native_concat(void **state)
         } else {
             gb_node(&g, "Concat", "f1,f3", "cat", ax, 1);
         }
+        attr_spec p3[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}, {"ceil_mode", ATTR_INT, .i = 1}};
+        attr_spec ap[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}}, pad1[0]};
+        if (cs[i].tail == 4) gb_node(&g, "MaxPool", "cat", "pool", p3, 3);
+        if (cs[i].tail == 5) gb_node(&g, "AveragePool", "cat", "pool", ap, 2);
         if (cs[i].tail == 0) gb_node(&g, "Conv", "cat,wn", "y", NULL, 0);
+        if (cs[i].tail >= 4) gb_node(&g, "Conv", "pool,wn", "y", NULL, 0);
         if (cs[i].tail == 3) gb_node(&g, "GlobalAveragePool", "f1", "p", NULL, 0);
         gb_output(&g, cs[i].tail == 1 || cs[i].tail == 3 ? "cat" : "y");
         if (cs[i].tail == 3) gb_output(&g, "p");
-        int got = native_cat_writers(g.g, g.feed);
+        int pools, got = native_cat_writers(g.g, g.feed, &pools);
         if (got != cs[i].writers)
             fail_msg("concat case %zu: %d convs write into the Concat, want %d", i, got, cs[i].writers);
+        if (pools != (cs[i].tail >= 4))
+            fail_msg("concat case %zu: %d pools run channels-last, want %d", i, pools, cs[i].tail >= 4);
         for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
             assert_true(kisa_force((kisa)k));
             char w[160];
