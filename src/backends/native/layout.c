@@ -2,7 +2,8 @@
  * (in NCHW, as each op took its node), one pass picks the values that stay
  * NHWC between steps:
  *   a value is NHWC when a step that can run channels-last (st->can_nhwc:
- *   Conv as GEMM, depthwise Conv of multiplier 1) writes it, it is not a
+ *   Conv as GEMM, depthwise Conv of multiplier 1, MaxPool, AveragePool, a
+ *   Concat its inputs' convs write in place) writes it, it is not a
  *   module output, and every node reading it belongs to such a step and
  *   reads it as that conv's data input or as its epilogue's residual;
  *   a step runs NHWC when its data input, residual or output is NHWC.
@@ -11,9 +12,8 @@
  * layout changes only at the run's ends (the step changes its NCHW input
  * or output in its scratch): at the module's inputs and outputs and around
  * the nodes other steps or the reference ops run. A Concat whose inputs
- * the convs write in place (concat.c) is such a step too, its inputs in
- * its layout. Then each step's op
- * finishes (packs weights for its layout, sizes its scratch). */
+ * the convs write in place (concat.c) gives them its layout. Then each
+ * step's op finishes (packs weights for its layout, sizes its scratch). */
 #include <stdlib.h>
 
 #include "backends/native/native.h"
