@@ -161,9 +161,6 @@ static int64_t nhwc_block(int64_t ohw, int64_t kdim)
     return p < ohw ? p : ohw;
 }
 
-/* Scratch floats, 16-aligned, to change the layout of a value of n floats
- * when it is not already as the step needs. */
-static size_t conv_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
 
 static void fill_wt(built *bm, int i, int grp, void *dst, const void *arg)
 {
@@ -204,15 +201,15 @@ static ait_status conv_finish(built *bm, nat_step *st)
     }
     /* channels-last: the layout changes the step makes, then A's block */
     size_t f = 0;
-    if (!bm->vals[n->in[0]].nhwc) f += conv_floats(xn);
-    if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += conv_floats(yn);
-    if (!bm->vals[st->epi.out].nhwc) f += conv_floats(yn);
-    if (q[G_DIRECT] == CONV_IM2COL) f += conv_floats(nhwc_block(ohw, kdim) * kdim);
+    if (!bm->vals[n->in[0]].nhwc) f += nat_floats(xn);
+    if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += nat_floats(yn);
+    if (!bm->vals[st->epi.out].nhwc) f += nat_floats(yn);
+    if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(nhwc_block(ohw, kdim) * kdim);
     if (quant) { /* qgemm's quantised rows, after A's block */
         int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : nhwc_block(ohw, kdim);
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
-        f += conv_floats((int64_t)(qb / sizeof(float)));
+        f += nat_floats((int64_t)(qb / sizeof(float)));
     }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
@@ -315,17 +312,17 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     if (!bm->vals[n->in[0]].nhwc) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
-        sp += conv_floats(N * C * hw);
+        sp += nat_floats(N * C * hw);
     }
     if (res && !bm->vals[st->epi.res].nhwc) {
         knhwc_from_nchw(res, N, M, ohw, sp);
         res = sp;
-        sp += conv_floats(N * M * ohw);
+        sp += nat_floats(N * M * ohw);
     }
     bool out_nhwc = bm->vals[st->epi.out].nhwc;
     float *y = out_nhwc ? yout : sp;
     const int64_t ldy = out_nhwc ? cy : M; /* y's rows (pixels) apart */
-    if (!out_nhwc) sp += conv_floats(N * M * ohw);
+    if (!out_nhwc) sp += nat_floats(N * M * ohw);
     knhwc_geom kg = {q[G_H], q[G_W], C, 0, cg, q[G_KH], q[G_KW], q[G_S0], q[G_S1], q[G_D0], q[G_D1],
                      q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
     gemm_act act = st->epi.act;
@@ -346,7 +343,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.a = x + gi * cg;
                         g.rsa = C;
                     } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
-                        uint8_t *qa = (uint8_t *)(sp + conv_floats(blk * kdim));
+                        uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         kg.c0 = gi * cg;
                         nat_qconv_rows(&kg, x + im * hw * C, p0, p1, kdim, p->qv.kp, sp, qa, sa,
@@ -374,7 +371,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
                     else if (p->qv.w) {
-                        const uint8_t *qa = (const uint8_t *)(sp + conv_floats(blk * kdim));
+                        const uint8_t *qa = (const uint8_t *)(sp + nat_floats(blk * kdim));
                         const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc, &g.epi,
                                  g.threads);

@@ -204,6 +204,10 @@ void nat_qconv_rows(const knhwc_geom *kg, const float *x, int64_t p0, int64_t p1
  * channels (a GEMM, not depthwise, no residual: concat.c). */
 bool nat_conv_cat(const nat_step *st);
 
+/* Scratch floats, rounded up to 16 so that each part of a step's scratch
+ * (a value whose layout it changes, an im2col block) starts 64-byte aligned. */
+static inline size_t nat_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
+
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */
 bool nat_const(const built *bm, int v);

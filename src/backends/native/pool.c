@@ -61,17 +61,14 @@ static ait_status pool_take(built *bm, int i, nat_step *st, bool *taken)
     return AIT_OK;
 }
 
-/* Scratch floats (16-aligned) for the layout changes an NHWC pool makes. */
-static size_t pool_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
-
 static ait_status pool_finish(built *bm, nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
     const tensor *y = nat_shape(bm, n->out[0]);
     const int64_t *q = st->geo;
     size_t f = 0;
-    if (st->nhwc && !bm->vals[n->in[0]].nhwc) f += pool_floats(q[P_N] * q[P_C] * q[P_H] * q[P_W]);
-    if (st->nhwc && !bm->vals[n->out[0]].nhwc) f += pool_floats((int64_t)tensor_numel(y));
+    if (st->nhwc && !bm->vals[n->in[0]].nhwc) f += nat_floats(q[P_N] * q[P_C] * q[P_H] * q[P_W]);
+    if (st->nhwc && !bm->vals[n->out[0]].nhwc) f += nat_floats((int64_t)tensor_numel(y));
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
     return AIT_OK;
@@ -97,7 +94,7 @@ static ait_status pool_run(built *bm, const nat_step *st)
     if (!bm->vals[n->in[0]].nhwc) {
         knhwc_from_nchw(x, q[P_N], q[P_C], hw, sp);
         x = sp;
-        sp += pool_floats(q[P_N] * q[P_C] * hw);
+        sp += nat_floats(q[P_N] * q[P_C] * hw);
     }
     bool out_nhwc = bm->vals[n->out[0]].nhwc;
     kpool_nhwc(k, &g, x, out_nhwc ? y->data : sp, bm->threads);
