@@ -757,10 +757,9 @@ static void test_ops(void **state)
 
 /* ---- whole modules ---------------------------------------------------------- */
 
-/* How many attention steps (fused, or the Attention op) native runs for g
- * after one run on feed (a module of dynamic shapes schedules at its first
- * run). */
-static int native_attn_steps(const graph *g, tensor *const *feed)
+/* g built on native and run once on feed (a module of dynamic shapes
+ * schedules at its first run), for its steps; free with the backend's free. */
+static built *native_ran(const graph *g, tensor *const *feed)
 {
     const backend *b = backend_find("native");
     candidate_cfg c = {.backend = "native", .threads = 1};
@@ -769,10 +768,17 @@ static int native_attn_steps(const graph *g, tensor *const *feed)
     tensor *outs[16];
     if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("native build: %s", e.msg);
     if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native run: %s", e.msg);
+    return bm;
+}
+
+/* How many attention steps (fused, or the Attention op) native runs for g. */
+static int native_attn_steps(const graph *g, tensor *const *feed)
+{
+    built *bm = native_ran(g, feed);
     int n = 0;
     for (int k = 0; k < bm->n_steps; k++)
         n += bm->steps[k].op == &nat_attn_fused || bm->steps[k].op == &nat_attention;
-    b->free(bm);
+    backend_find("native")->free(bm);
     return n;
 }
 
@@ -1579,20 +1585,14 @@ static void test_native_nhwc(void **state)
  * pool steps run channels-last. */
 static int native_cat_writers(const graph *g, tensor *const *feed, int *pools)
 {
-    const backend *b = backend_find("native");
-    candidate_cfg c = {.backend = "native", .threads = 1};
-    built *bm = NULL;
-    ait_error e = {0};
-    tensor *outs[16];
-    if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("native build: %s", e.msg);
-    if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native run: %s", e.msg);
+    built *bm = native_ran(g, feed);
     int n = 0;
     *pools = 0;
     for (int k = 0; k < bm->n_steps; k++) {
         n += bm->steps[k].cat >= 0;
         *pools += bm->steps[k].op && bm->steps[k].nhwc && strstr(bm->steps[k].op->name, "Pool");
     }
-    b->free(bm);
+    backend_find("native")->free(bm);
     return n;
 }
 
