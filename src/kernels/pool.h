@@ -1,4 +1,4 @@
-/* 2-D pooling, NCHW, float32: max (with dilation) and average (padding
+/* 2-D pooling, NCHW (or NHWC: kpool_nhwc), float32: max (with dilation) and average (padding
  * counted or not in the divisor), any window, stride and pads; ceil_mode is
  * the caller's choice of oh, ow (kwin_out). And the global pools. */
 #ifndef AIT_KERNELS_POOL_H
@@ -19,6 +19,8 @@ typedef struct kpool_geom {
 /* y[n][c][oh][ow]. A window with no tap inside the input gives -inf (max)
  * or 0 (average without padding counted). */
 void kpool_run(kpool_kind k, const kpool_geom *g, const float *x, float *y, int threads);
+/* The same channels-last: x [n][h][w][c], y [n][oh][ow][c]. */
+void kpool_nhwc(kpool_kind k, const kpool_geom *g, const float *x, float *y, int threads);
 /* y[p] = the max or mean of x[p][0 .. size), p < planes. */
 void kpool_global(kpool_kind k, size_t planes, size_t size, const float *x, float *y, int threads);
 

@@ -80,3 +80,34 @@ static float KV(pool_plane)(kpool_kind kind, const float *x, size_t n)
     for (; i < n; i++) s = kind == KPOOL_MAX ? (x[i] > s ? x[i] : s) : s + x[i];
     return kind == KPOOL_MAX ? s : n ? s / (float)n : 0.0f;
 }
+
+/* Channels-last: output row oy of one image, x [h][w][c] and yrow [ow][c],
+ * the channels the vector axis (a masked last part). */
+static void KV(pool_nhwc_row)(kpool_kind kind, const kpool_geom *g, const float *x, int oy,
+                              float *yrow)
+{
+    int ky0, ky1, py = KV(pool_taps)(oy, g->h, g->kh, g->sh, g->dh, g->pt, g->pb, &ky0, &ky1);
+    const int iy0 = oy * g->sh - g->pt, c = g->c;
+    for (int ox = 0; ox < g->ow; ox++) {
+        int kx0, kx1, px = KV(pool_taps)(ox, g->w, g->kw, g->sw, g->dw, g->pl, g->pr, &kx0, &kx1);
+        const int ix0 = ox * g->sw - g->pl;
+        int cnt = g->include_pad ? py * px : (ky1 - ky0) * (kx1 - kx0);
+        V scale = vset1(cnt ? 1.0f / (float)cnt : 0.0f);
+        float *yp = yrow + (size_t)ox * c;
+        for (int c0 = 0; c0 < c; c0 += VL) {
+            size_t r = (size_t)(c - c0 < VL ? c - c0 : VL);
+            V acc = vset1(kind == KPOOL_MAX ? -INFINITY : 0.0f);
+            for (int ky = ky0; ky < ky1; ky++)
+                for (int kx = kx0; kx < kx1; kx++) {
+                    const float *p = x + ((size_t)(iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw) * c + c0;
+                    V v = r == VL ? vload(p) : vloadn(p, r);
+                    acc = kind == KPOOL_MAX ? vmax(acc, v) : vadd(acc, v);
+                }
+            if (kind != KPOOL_MAX) acc = vmul(acc, scale);
+            if (r == VL)
+                vstore(yp + c0, acc);
+            else
+                vstoren(yp + c0, acc, r);
+        }
+    }
+}

@@ -663,6 +663,19 @@ typedef struct op_cases {
  * against the reference. */
 static void cases_in_qlinear(const backend *b) { (void)b; }
 
+/* A lone Concat: native takes only those whose inputs its convs write in
+ * place (test_native_concat); these stay on the reference op, unchanged. */
+static void cases_concat(const backend *b)
+{
+    static const in_spec c[][2] = {{SH(2, 3, 5, 4), SH(2, 6, 5, 4)}, {SH(3, 5), SHK(3, 2)}};
+    static const attr_spec ax[] = {{"axis", ATTR_INT, .i = 1}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "case %zu", i);
+        run_case(b, "Concat", c[i], 2, ax, 1, w);
+    }
+}
+
 static const op_cases cases[] = {
     {"MatMul", cases_matmul},
     {"Gemm", cases_gemm},
@@ -694,6 +707,7 @@ static const op_cases cases[] = {
     {"HardSwish", cases_hardswish},
     {"LSTM", cases_lstm},
     {"Attention", cases_attention},
+    {"Concat", cases_concat},
     {"MatMulInteger", cases_in_qlinear},
     {"QLinearMatMul", cases_in_qlinear},
     {"DynamicQuantizeLinear", cases_in_qlinear},
@@ -743,10 +757,9 @@ static void test_ops(void **state)
 
 /* ---- whole modules ---------------------------------------------------------- */
 
-/* How many attention steps (fused, or the Attention op) native runs for g
- * after one run on feed (a module of dynamic shapes schedules at its first
- * run). */
-static int native_attn_steps(const graph *g, tensor *const *feed)
+/* g built on native and run once on feed (a module of dynamic shapes
+ * schedules at its first run), for its steps; free with the backend's free. */
+static built *native_ran(const graph *g, tensor *const *feed)
 {
     const backend *b = backend_find("native");
     candidate_cfg c = {.backend = "native", .threads = 1};
@@ -755,10 +768,17 @@ static int native_attn_steps(const graph *g, tensor *const *feed)
     tensor *outs[16];
     if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("native build: %s", e.msg);
     if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native run: %s", e.msg);
+    return bm;
+}
+
+/* How many attention steps (fused, or the Attention op) native runs for g. */
+static int native_attn_steps(const graph *g, tensor *const *feed)
+{
+    built *bm = native_ran(g, feed);
     int n = 0;
     for (int k = 0; k < bm->n_steps; k++)
         n += bm->steps[k].op == &nat_attn_fused || bm->steps[k].op == &nat_attention;
-    b->free(bm);
+    backend_find("native")->free(bm);
     return n;
 }
 
@@ -1560,6 +1580,96 @@ static void test_native_nhwc(void **state)
     }
 }
 
+/* How many of native's conv steps for g write into a Concat's channels
+ * (backends/native/concat.c), after one run on feed; *pools: how many
+ * pool steps run channels-last. */
+static int native_cat_writers(const graph *g, tensor *const *feed, int *pools)
+{
+    built *bm = native_ran(g, feed);
+    int n = 0;
+    *pools = 0;
+    for (int k = 0; k < bm->n_steps; k++) {
+        n += bm->steps[k].cat >= 0;
+        *pools += bm->steps[k].op && bm->steps[k].nhwc && strstr(bm->steps[k].op->name, "Pool");
+    }
+    backend_find("native")->free(bm);
+    return n;
+}
+
+/* A SqueezeNet Fire module at odd sizes: a 1x1 squeeze Conv + Relu, then
+ * 1x1 and 3x3 expand Convs + Relu into one Concat, which native's expand
+ * convs write in place (concat.c). The Concat read by a 1x1 Conv (all
+ * channels-last), as the module's output (NCHW), with the module's input
+ * as a middle input that is copied (axis -3) before a MaxPool, the
+ * first expand's output also read elsewhere (copied), and a MaxPool (3x3,
+ * stride 2, ceil_mode) or a padded AveragePool (padding counted in the
+ * divisor or not) between the Concat and the
+ * next Conv (both channels-last: native/pool.c); against the reference at
+ * batch 1 and 2, every ISA and the portable path. */
+static void test_native_concat(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    static const struct {
+        int n, c, h, w, sq, e1, e3, tail, writers;
+    } cs[] = {
+        {2, 5, 7, 9, 3, 7, 9, 0, 2}, {1, 13, 6, 5, 5, 17, 11, 0, 2}, {2, 5, 7, 9, 3, 7, 9, 1, 2},
+        {2, 6, 8, 7, 4, 5, 3, 2, 2}, {1, 3, 5, 5, 6, 16, 16, 3, 1}, {2, 5, 8, 9, 3, 7, 19, 4, 2},
+        {1, 7, 6, 7, 5, 9, 8, 5, 2}, {2, 4, 5, 6, 3, 11, 6, 5, 2},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "concat")};
+        assert_non_null(g.g);
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "ws", (in_spec)SH(cs[i].sq, cs[i].c, 1, 1));
+        gb_const(&g, "bs", (in_spec)SH(cs[i].sq));
+        gb_const(&g, "we1", (in_spec)SH(cs[i].e1, cs[i].sq, 1, 1));
+        gb_const(&g, "be1", (in_spec)SH(cs[i].e1));
+        gb_const(&g, "we3", (in_spec)SH(cs[i].e3, cs[i].sq, 3, 3));
+        gb_const(&g, "be3", (in_spec)SH(cs[i].e3));
+        gb_const(&g, "wn", (in_spec)SH(11, cs[i].e1 + cs[i].e3, 1, 1));
+        gb_node(&g, "Conv", "x,ws,bs", "s", NULL, 0);
+        gb_node(&g, "Relu", "s", "r", NULL, 0);
+        gb_node(&g, "Conv", "r,we1,be1", "e1", NULL, 0);
+        gb_node(&g, "Relu", "e1", "f1", NULL, 0);
+        gb_node(&g, "Conv", "r,we3,be3", "e3", pad1, 1);
+        gb_node(&g, "Relu", "e3", "f3", NULL, 0);
+        attr_spec ax[1] = {{"axis", ATTR_INT, .i = cs[i].tail == 2 ? -3 : 1}};
+        attr_spec mp[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        if (cs[i].tail == 2) {
+            gb_node(&g, "Concat", "f1,x,f3", "cat", ax, 1);
+            gb_node(&g, "MaxPool", "cat", "y", mp, 2);
+        } else {
+            gb_node(&g, "Concat", "f1,f3", "cat", ax, 1);
+        }
+        attr_spec p3[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}, {"ceil_mode", ATTR_INT, .i = 1}};
+        attr_spec ap[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}}, pad1[0],
+                           {"count_include_pad", ATTR_INT, .i = (int64_t)(i % 2)}};
+        if (cs[i].tail == 4) gb_node(&g, "MaxPool", "cat", "pool", p3, 3);
+        if (cs[i].tail == 5) gb_node(&g, "AveragePool", "cat", "pool", ap, 3);
+        if (cs[i].tail == 0) gb_node(&g, "Conv", "cat,wn", "y", NULL, 0);
+        if (cs[i].tail >= 4) gb_node(&g, "Conv", "pool,wn", "y", NULL, 0);
+        if (cs[i].tail == 3) gb_node(&g, "GlobalAveragePool", "f1", "p", NULL, 0);
+        gb_output(&g, cs[i].tail == 1 || cs[i].tail == 3 ? "cat" : "y");
+        if (cs[i].tail == 3) gb_output(&g, "p");
+        int pools, got = native_cat_writers(g.g, g.feed, &pools);
+        if (got != cs[i].writers)
+            fail_msg("concat case %zu: %d convs write into the Concat, want %d", i, got, cs[i].writers);
+        if (pools != (cs[i].tail >= 4))
+            fail_msg("concat case %zu: %d pools run channels-last, want %d", i, pools, cs[i].tail >= 4);
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+            assert_true(kisa_force((kisa)k));
+            char w[160];
+            snprintf(w, sizeof w, "native in-place Concat %zu (%s)", i, kisa_name((kisa)k));
+            compare_all(b, g.g, g.feed, w);
+            kisa_force(KISA_N);
+        }
+        gb_free(&g);
+    }
+}
+
 /* BatchNormalization's four parameters pre.{s,b,m,v} of c channels, the
  * variance positive. */
 static void gb_bn_params(gb *g, const char *pre, int64_t c)
@@ -2333,6 +2443,9 @@ int main(void)
         fprintf(stderr, "set AIT_TEST_DATA to the folder tools/test fills (models/)\n");
         return 2;
     }
+    /* AIT_TEST_FILTER=test_native_* runs only the tests it matches (the whole
+     * file takes long under a sanitizer) */
+    if (getenv("AIT_TEST_FILTER")) cmocka_set_test_filter(getenv("AIT_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_reference_nt_kernel),
@@ -2340,6 +2453,7 @@ int main(void)
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_native_nhwc),
+        cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_attention),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_onednn_no_ref),

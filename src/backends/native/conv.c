@@ -9,7 +9,10 @@
  * A step layout.c runs channels-last (NHWC) instead packs the weights as
  * B at finish and runs nhwc_run: Y[pixel][M] = A x B, A the input or its
  * NHWC im2col, or knhwc_dw for depthwise. In the int8dq variant a Conv of
- * one group runs that way on quantised weights (qconv.c). */
+ * one group runs that way on quantised weights (qconv.c). A step whose
+ * output only a Concat reads writes into its channels of the Concat's
+ * output instead (concat.c, st->cat): per image from channel cat_c0 in
+ * NCHW, rows C apart in NHWC. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,9 +161,6 @@ static int64_t nhwc_block(int64_t ohw, int64_t kdim)
     return p < ohw ? p : ohw;
 }
 
-/* Scratch floats, 16-aligned, to change the layout of a value of n floats
- * when it is not already as the step needs. */
-static size_t conv_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
 
 static void fill_wt(built *bm, int i, int grp, void *dst, const void *arg)
 {
@@ -201,15 +201,15 @@ static ait_status conv_finish(built *bm, nat_step *st)
     }
     /* channels-last: the layout changes the step makes, then A's block */
     size_t f = 0;
-    if (!bm->vals[n->in[0]].nhwc) f += conv_floats(xn);
-    if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += conv_floats(yn);
-    if (!bm->vals[st->epi.out].nhwc) f += conv_floats(yn);
-    if (q[G_DIRECT] == CONV_IM2COL) f += conv_floats(nhwc_block(ohw, kdim) * kdim);
+    if (!bm->vals[n->in[0]].nhwc) f += nat_floats(xn);
+    if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += nat_floats(yn);
+    if (!bm->vals[st->epi.out].nhwc) f += nat_floats(yn);
+    if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(nhwc_block(ohw, kdim) * kdim);
     if (quant) { /* qgemm's quantised rows, after A's block */
         int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : nhwc_block(ohw, kdim);
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
-        f += conv_floats((int64_t)(qb / sizeof(float)));
+        f += nat_floats((int64_t)(qb / sizeof(float)));
     }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
@@ -275,13 +275,32 @@ static ait_status dw_run(built *bm, const nat_step *st, const float *x, const fl
     return AIT_OK;
 }
 
+extern const nat_op nat_conv;
+
+bool nat_conv_cat(const nat_step *st)
+{
+    return st->op == &nat_conv && st->geo[G_DIRECT] != CONV_DW && st->epi.res < 0;
+}
+
+/* Where step st writes: its output value, or its channels of the Concat's
+ * output (st->cat); *cy: the channels of an image there. */
+static float *conv_dst(const built *bm, const nat_step *st, int64_t *cy)
+{
+    const int64_t *q = st->geo;
+    *cy = q[G_M];
+    if (st->cat < 0) return bm->vals[st->epi.out].t.data;
+    const tensor *t = &bm->vals[st->cat].t;
+    *cy = t->dims[1];
+    return (float *)t->data + st->cat_c0 * (bm->vals[st->cat].nhwc ? 1 : q[G_OH] * q[G_OW]);
+}
+
 /* Channels-last: Y[pixel][M] = A[pixel][kdim] x B per image and group
  * (all images at once for the direct 1x1), A the input itself (1x1,
  * stride 1, no pads) or its NHWC im2col by blocks of pixels; bias along
  * the columns, the residual NHWC like Y. Inputs and outputs not kept NHWC
  * (layout.c) change layout in the scratch. */
 static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const float *bias,
-                           float *yout)
+                           float *yout, int64_t cy)
 {
     const node *n = &bm->g->nodes[st->node];
     const int64_t *q = st->geo;
@@ -293,16 +312,17 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     if (!bm->vals[n->in[0]].nhwc) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
-        sp += conv_floats(N * C * hw);
+        sp += nat_floats(N * C * hw);
     }
     if (res && !bm->vals[st->epi.res].nhwc) {
         knhwc_from_nchw(res, N, M, ohw, sp);
         res = sp;
-        sp += conv_floats(N * M * ohw);
+        sp += nat_floats(N * M * ohw);
     }
     bool out_nhwc = bm->vals[st->epi.out].nhwc;
     float *y = out_nhwc ? yout : sp;
-    if (!out_nhwc) sp += conv_floats(N * M * ohw);
+    const int64_t ldy = out_nhwc ? cy : M; /* y's rows (pixels) apart */
+    if (!out_nhwc) sp += nat_floats(N * M * ohw);
     knhwc_geom kg = {q[G_H], q[G_W], C, 0, cg, q[G_KH], q[G_KW], q[G_S0], q[G_S1], q[G_D0], q[G_D1],
                      q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
     gemm_act act = st->epi.act;
@@ -317,12 +337,13 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                 for (int64_t p0 = 0; p0 < (direct ? blk : ohw); p0 += blk) {
                     int64_t p1 = p0 + blk < ohw || direct ? p0 + blk : ohw, off = (im * ohw + p0) * M + gi * mg;
                     gemm_args g = {.m = p1 - p0, .n = mg, .k = kdim, .pb = &p->views[gi],
-                                   .c = y + off, .ldc = M, .threads = bm->threads, .kern = bm->kern};
+                                   .c = y + (im * ohw + p0) * ldy + gi * mg, .ldc = ldy,
+                                   .threads = bm->threads, .kern = bm->kern};
                     if (direct) {
                         g.a = x + gi * cg;
                         g.rsa = C;
                     } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
-                        uint8_t *qa = (uint8_t *)(sp + conv_floats(blk * kdim));
+                        uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         kg.c0 = gi * cg;
                         nat_qconv_rows(&kg, x + im * hw * C, p0, p1, kdim, p->qv.kp, sp, qa, sa,
@@ -350,7 +371,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
                     else if (p->qv.w) {
-                        const uint8_t *qa = (const uint8_t *)(sp + conv_floats(blk * kdim));
+                        const uint8_t *qa = (const uint8_t *)(sp + nat_floats(blk * kdim));
                         const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc, &g.epi,
                                  g.threads);
@@ -359,7 +380,9 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         TRY(nat_gemm_f32(bm, &g));
                 }
     }
-    if (!out_nhwc) knhwc_to_nchw(y, N, M, ohw, yout);
+    if (!out_nhwc && cy == M) knhwc_to_nchw(y, N, M, ohw, yout);
+    for (int64_t im = 0; !out_nhwc && cy != M && im < N; im++) /* into a Concat's channels */
+        knhwc_to_nchw(y + im * ohw * M, 1, M, ohw, yout + im * cy * ohw);
     return AIT_OK;
 }
 
@@ -372,12 +395,13 @@ static ait_status conv_run(built *bm, const nat_step *st)
     conv2d_geom geo = {cg, q[G_H], q[G_W], q[G_KH], q[G_KW], q[G_OH], q[G_OW], q[G_S0], q[G_S1],
                        q[G_D0], q[G_D1], q[G_P0] & 0xffffffff, q[G_P0] >> 32};
     const float *x = bm->vals[n->in[0]].cur->data;
-    float *y = bm->vals[st->epi.out].t.data;
+    int64_t cy;
+    float *y = conv_dst(bm, st, &cy);
     const float *bias = st->bn >= 0                  ? bm->packs[st->node].bias
                         : n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
                         : st->epi.bias >= 0        ? bm->vals[st->epi.bias].cur->data
                                                    : NULL;
-    if (st->nhwc) return nhwc_run(bm, st, x, bias, y);
+    if (st->nhwc) return nhwc_run(bm, st, x, bias, y, cy);
     if (q[G_DIRECT] == CONV_DW) return dw_run(bm, st, x, bias, y);
     const nat_pack *p = &bm->packs[st->node];
     for (int64_t im = 0; im < q[G_N]; im++)
@@ -390,7 +414,7 @@ static ait_status conv_run(built *bm, const nat_step *st)
             if (!q[G_DIRECT]) im2col_pack_f32(&geo, xg, nr, row, col);
             gemm_args g = {.m = mg, .n = ohw, .k = kdim, .pa = &p->views[gi],
                            .b = xg, .rsb = ohw, .csb = 1, .pb = q[G_DIRECT] ? NULL : &pb,
-                           .c = y + (im * M + gi * mg) * ohw, .ldc = ohw,
+                           .c = y + (im * cy + gi * mg) * ohw, .ldc = ohw,
                            .threads = bm->threads, .kern = bm->kern};
             nat_gemm_epi(bm, &st->epi, (im * M + gi * mg) * ohw, ohw, &g.epi);
             if (bias) {

@@ -2,7 +2,8 @@
  * (in NCHW, as each op took its node), one pass picks the values that stay
  * NHWC between steps:
  *   a value is NHWC when a step that can run channels-last (st->can_nhwc:
- *   Conv as GEMM, depthwise Conv of multiplier 1) writes it, it is not a
+ *   Conv as GEMM, depthwise Conv of multiplier 1, MaxPool, AveragePool, a
+ *   Concat its inputs' convs write in place) writes it, it is not a
  *   module output, and every node reading it belongs to such a step and
  *   reads it as that conv's data input or as its epilogue's residual;
  *   a step runs NHWC when its data input, residual or output is NHWC.
@@ -10,8 +11,9 @@
  * activation and residual Add) keeps NHWC from one to the next, and the
  * layout changes only at the run's ends (the step changes its NCHW input
  * or output in its scratch): at the module's inputs and outputs and around
- * the nodes other steps or the reference ops run. Then each step's op
- * finishes (packs weights for its layout, sizes its scratch). */
+ * the nodes other steps or the reference ops run. A Concat whose inputs
+ * the convs write in place (concat.c) gives them its layout. Then each
+ * step's op finishes (packs weights for its layout, sizes its scratch). */
 #include <stdlib.h>
 
 #include "backends/native/native.h"
@@ -62,6 +64,9 @@ ait_status nat_layout(built *bm)
         if (st->op && st->can_nhwc && v >= 0 && !is_output(g, v))
             bm->vals[v].nhwc = readers_nhwc(bm, step_of, v);
     }
+    /* a conv writing into a Concat's channels (concat.c) writes its layout */
+    for (int s = 0; s < bm->n_steps; s++)
+        if (bm->steps[s].cat >= 0) bm->vals[bm->steps[s].epi.out].nhwc = bm->vals[bm->steps[s].cat].nhwc;
     for (int s = 0; s < bm->n_steps; s++) {
         nat_step *st = &bm->steps[s];
         if (!st->op) continue;

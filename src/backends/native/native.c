@@ -189,7 +189,7 @@ static ait_status sched_node(built *bm, int i)
     memset(st, 0, sizeof *st);
     st->node = i;
     st->epi.bias = st->epi.res = -1;
-    st->bn = st->fus = -1;
+    st->bn = st->fus = st->cat = -1;
     st->epi.out = n->n_out > 0 ? n->out[0] : -1;
     const nat_op *op = nat_op_find(n);
     bool taken = false;

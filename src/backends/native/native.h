@@ -64,6 +64,8 @@ typedef struct nat_step {
     bool nhwc;               /* it does: layout.c chose */
     int bn;                  /* a BatchNormalization folded into a Conv's weights, or -1 */
     int fus;                 /* the fusion the step runs (element-wise chain, attention), or -1 */
+    int cat;                 /* a Concat's output this conv writes its channels of (concat.c), or -1 */
+    int64_t cat_c0;          /* from this channel on */
 } nat_step;
 
 typedef struct nat_val {
@@ -197,6 +199,14 @@ bool nat_qconv_in(const graph *module);
  * rows of kdim floats. */
 void nat_qconv_rows(const knhwc_geom *kg, const float *x, int64_t p0, int64_t p1,
                     int64_t kdim, int64_t kp, float *tmp, uint8_t *q, float *sa, int32_t *za);
+
+/* conv.c: whether conv step st can write its output into a Concat's
+ * channels (a GEMM, not depthwise, no residual: concat.c). */
+bool nat_conv_cat(const nat_step *st);
+
+/* Scratch floats, rounded up to 16 so that each part of a step's scratch
+ * (a value whose layout it changes, an im2col block) starts 64-byte aligned. */
+static inline size_t nat_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
 
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */

@@ -2,7 +2,9 @@
  * dilation), AveragePool (padding counted or not), and the global pools.
  * Geometry as the reference op reads it (window_out); the output size
  * must agree with the scheduled shape, and everything fit the kernel's int
- * geometry, else the node stays on the reference op. */
+ * geometry, else the node stays on the reference op. MaxPool and
+ * AveragePool also run channels-last between convolutions (layout.c),
+ * changing the layout of an NCHW input or output in the scratch. */
 #include <limits.h>
 #include <string.h>
 
@@ -54,7 +56,21 @@ static ait_status pool_take(built *bm, int i, nat_step *st, bool *taken)
     for (size_t a = 0; a < sizeof geo / sizeof geo[0]; a++)
         if (geo[a] > INT_MAX) return AIT_OK; /* the kernel takes int geometry */
     memcpy(st->geo, geo, sizeof geo);
+    st->can_nhwc = true;
     *taken = true;
+    return AIT_OK;
+}
+
+static ait_status pool_finish(built *bm, nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const tensor *y = nat_shape(bm, n->out[0]);
+    const int64_t *q = st->geo;
+    size_t f = 0;
+    if (st->nhwc && !bm->vals[n->in[0]].nhwc) f += nat_floats(q[P_N] * q[P_C] * q[P_H] * q[P_W]);
+    if (st->nhwc && !bm->vals[n->out[0]].nhwc) f += nat_floats((int64_t)tensor_numel(y));
+    if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
+        return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
     return AIT_OK;
 }
 
@@ -67,8 +83,22 @@ static ait_status pool_run(built *bm, const nat_step *st)
                     (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)q[P_PT],
                     (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)y->dims[2], (int)y->dims[3],
                     (int)q[P_INCL]};
-    kpool_run(strcmp(n->op, "MaxPool") ? KPOOL_AVG : KPOOL_MAX, &g, bm->vals[n->in[0]].cur->data,
-              y->data, bm->threads);
+    const kpool_kind k = strcmp(n->op, "MaxPool") ? KPOOL_AVG : KPOOL_MAX;
+    const float *x = bm->vals[n->in[0]].cur->data;
+    if (!st->nhwc) {
+        kpool_run(k, &g, x, y->data, bm->threads);
+        return AIT_OK;
+    }
+    float *sp = bm->scratch;
+    const int64_t hw = q[P_H] * q[P_W], ohw = y->dims[2] * y->dims[3];
+    if (!bm->vals[n->in[0]].nhwc) {
+        knhwc_from_nchw(x, q[P_N], q[P_C], hw, sp);
+        x = sp;
+        sp += nat_floats(q[P_N] * q[P_C] * hw);
+    }
+    bool out_nhwc = bm->vals[n->out[0]].nhwc;
+    kpool_nhwc(k, &g, x, out_nhwc ? y->data : sp, bm->threads);
+    if (!out_nhwc) knhwc_to_nchw(sp, q[P_N], q[P_C], ohw, y->data);
     return AIT_OK;
 }
 
@@ -93,7 +123,7 @@ static ait_status global_run(built *bm, const nat_step *st)
     return AIT_OK;
 }
 
-const nat_op nat_maxpool = {"MaxPool", pool_take, pool_run};
-const nat_op nat_avgpool = {"AveragePool", pool_take, pool_run};
+const nat_op nat_maxpool = {"MaxPool", pool_take, pool_run, pool_finish};
+const nat_op nat_avgpool = {"AveragePool", pool_take, pool_run, pool_finish};
 const nat_op nat_gmaxpool = {"GlobalMaxPool", global_take, global_run};
 const nat_op nat_gavgpool = {"GlobalAveragePool", global_take, global_run};

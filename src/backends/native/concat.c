@@ -1,0 +1,82 @@
+/* Concat along the channels of 4-D float32 values (axis 1), with no copy
+ * where it can: an input that only this Concat reads and that a Conv step
+ * computes (as a GEMM, no residual: nat_conv_cat) is written by that step
+ * straight into its channels of the Concat's output (nat_step.cat and
+ * cat_c0), so the Concat copies only its other inputs, image by image. A
+ * SqueezeNet Fire module's two expand convolutions so cost no copy. When
+ * every input is written so, the Concat runs channels-last too (layout.c):
+ * its inputs are then NHWC with it, each conv's rows C apart. Any other
+ * Concat stays on the reference op. */
+#include <string.h>
+
+#include "backends/native/native.h"
+
+/* The conv step (before step `before`) that writes value v, when v has no
+ * other reader and the step can write into a Concat's channels, else NULL. */
+static nat_step *cat_writer(built *bm, int before, int v)
+{
+    const nat_val *d = &bm->vals[v];
+    if (d->input || d->konst || d->uses != 1) return NULL;
+    for (int s = before - 1; s >= 0; s--) {
+        nat_step *st = &bm->steps[s];
+        if (st->epi.out == v) return st->cat < 0 && nat_conv_cat(st) ? st : NULL;
+    }
+    return NULL;
+}
+
+static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    const node *n = &bm->g->nodes[i];
+    const tensor *y = nat_shape(bm, n->out[0]);
+    *taken = false;
+    if (!y || y->dtype != AIT_F32 || y->rank != 4 || n->n_in < 1 || n->n_in > 15) return AIT_OK;
+    int64_t axis = attr_int(n, "axis", 0);
+    if (axis != 1 && axis != -3) return AIT_OK;
+    nat_step *w[15];
+    int64_t c0 = 0;
+    bool all = true;
+    for (int k = 0; k < n->n_in; k++) {
+        const tensor *x = nat_shape(bm, n->in[k]);
+        if (!x || x->dtype != AIT_F32 || x->rank != 4 || x->dims[0] != y->dims[0] ||
+            x->dims[2] != y->dims[2] || x->dims[3] != y->dims[3])
+            return AIT_OK;
+        /* the same value twice has two uses: never written in place */
+        w[k] = cat_writer(bm, bm->n_steps, n->in[k]);
+        all &= w[k] != NULL;
+        st->geo[k] = c0; /* input k's first channel */
+        c0 += x->dims[1];
+    }
+    if (c0 != y->dims[1]) return AIT_OK;
+    st->geo[15] = 0; /* which inputs are written in place, a bit each */
+    for (int k = 0; k < n->n_in; k++) {
+        if (!w[k]) continue;
+        w[k]->cat = n->out[0];
+        w[k]->cat_c0 = st->geo[k];
+        st->geo[15] |= (int64_t)1 << k;
+    }
+    if (!st->geo[15]) return AIT_OK; /* nothing saved: the reference op copies as well */
+    st->can_nhwc = all;
+    *taken = true;
+    return AIT_OK;
+}
+
+/* Copies the inputs no conv wrote in place (the output is then NCHW). */
+static ait_status cat_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const tensor *y = &bm->vals[n->out[0]].t;
+    const int64_t N = y->dims[0], C = y->dims[1], hw = y->dims[2] * y->dims[3];
+    for (int k = 0; k < n->n_in; k++) {
+        if (st->geo[15] >> k & 1) continue; /* written in place */
+        const nat_val *d = &bm->vals[n->in[k]];
+        if (!d->cur || !d->cur->data)
+            return nat_fail(bm, st->node, AIT_E_INTERNAL, "input %d was not computed", k);
+        const int64_t ck = d->cur->dims[1];
+        for (int64_t im = 0; im < N; im++)
+            memcpy((float *)y->data + (im * C + st->geo[k]) * hw,
+                   (const float *)d->cur->data + im * ck * hw, sizeof(float) * (size_t)(ck * hw));
+    }
+    return AIT_OK;
+}
+
+const nat_op nat_concat = {"Concat", cat_take, cat_run, NULL};
