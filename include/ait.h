@@ -353,8 +353,9 @@ AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, in
  * (ait_tensor_rank/_dims), and can be bound as the next run's input as it
  * is. A copy is made only where no node writes the output in place: an
  * input or constant the model passes through, an output listed twice, an
- * output computed by a tuned module (copied once, from the backend's buffer
- * into the caller's). An output the caller leaves unbound is copied into a
+ * output computed by a tuned module on a backend that cannot write into
+ * caller memory (copied once, from the backend's buffer into the caller's;
+ * `native` writes a decoder's present key/values in place). An output the caller leaves unbound is copied into a
  * tensor the binding keeps (reused run to run; ait_binding_output).
  *
  * Refusals, each with a message naming the input or output: a tensor of

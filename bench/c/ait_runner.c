@@ -14,9 +14,10 @@
  * prints "error MESSAGE" and exits 1.
  * usage: bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] [--bind]
  *   MODEL is a .onnx or .ait; INPUT_DIR holds NAME.npy for every model input NAME.
- *   --bind: every run goes through an ait_binding of its session made once (inputs
- *   bound, outputs left to the binding, which keeps them from run to run), as
- *   ort_runner.js --bind binds ONNX Runtime's outputs: no output allocated per run. */
+ *   --bind: every run goes through an ait_binding of its session made once, inputs
+ *   bound and outputs bound to buffers made after a first run (of its output shapes),
+ *   as ort_runner.js --bind binds ONNX Runtime's outputs to preallocated buffers: no
+ *   output allocated per run, and outputs written in place where ait can. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,8 @@ static int fail(const char *what, const char *msg)
 typedef struct peer {
     ait_model *m;
     ait_session *s;
-    ait_binding *b; /* --bind: inputs bound, outputs the binding's */
+    ait_binding *b; /* --bind: inputs bound, outputs bound to bufs */
+    ait_tensor *bufs[MAX_IO];
 } peer;
 
 /* One run of p: into out[] (the caller frees them), or with --bind into
@@ -98,6 +100,14 @@ int main(int argc, char **argv)
         if (ait_binding_create(p[k].s, &p[k].b, &e) != AIT_OK) return fail(paths[k], e.msg);
         for (int i = 0; i < nin; i++)
             if (ait_binding_set_input(p[k].b, i, in[i], &e) != AIT_OK) return fail(paths[k], e.msg);
+        if (run(&p[k], in, nin, out, nout) != AIT_OK) return fail("run", ait_session_error(p[k].s));
+        for (int j = 0; j < nout; j++) {
+            ait_tensor *o = out[j];
+            if (ait_tensor_dtype(o) == AIT_STRING) continue; /* left to the binding */
+            p[k].bufs[j] = ait_tensor_create(ait_tensor_dtype(o), ait_tensor_rank(o), ait_tensor_dims(o));
+            if (!p[k].bufs[j] || ait_binding_set_output(p[k].b, j, p[k].bufs[j], &e) != AIT_OK)
+                return fail(paths[k], p[k].bufs[j] ? e.msg : "out of memory");
+        }
     }
     printf("ready\n");
     fflush(stdout);
@@ -147,6 +157,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nin; i++) ait_tensor_free(in[i]);
     for (int k = 0; k < np; k++) {
         ait_binding_free(p[k].b);
+        for (int j = 0; j < nout; j++) ait_tensor_free(p[k].bufs[j]);
         ait_session_free(p[k].s);
         ait_model_free(p[k].m);
     }

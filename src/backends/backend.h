@@ -79,6 +79,12 @@ typedef struct backend {
     /* Runs it: inputs[i] for module->inputs[i]; outputs[j] receive tensors
      * owned by the built module, valid until its next run. */
     ait_status (*run)(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e);
+    /* As run, where dest[j] (non-NULL) is caller memory output j may be
+     * written into directly (its storage, no copy after): outputs[j] ==
+     * dest[j] when it was. dest[j] overlaps no input and no other output.
+     * NULL function: run, and the caller copies. */
+    ait_status (*run_into)(built *bm, tensor *const *inputs, tensor *const *dest, tensor **outputs,
+                           ait_error *e);
     void (*free)(built *bm);
     /* What bm prepared, to be saved in the artifact: out->blobs point into bm
      * and stay valid until free. NULL function, or n 0: nothing to save. */

@@ -1,6 +1,7 @@
 /* ait generate: greedy decoding on a decoder with a key/value cache. The
  * cache and the sequence axis are found from the shapes (an inspection at
- * generated shapes, tune/phases.h); the prompt runs at once (prefill), then
+ * generated shapes, tune/phases.h, or the one an artifact's manifest
+ * records from its tune); the prompt runs at once (prefill), then
  * one token at a time (decode), each run writing its present outputs into
  * caller-owned buffers that the next run reads as its past (ait_binding). Prints the tokens, the time
  * to the first token and each phase's tokens per second. */
@@ -11,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "io/artifact.h"
+#include "io/json_read.h"
 
 static const char *gen_help =
     "usage: ait generate MODEL.onnx|NAME.ait --prompt-ids 1,2,3 [options]\n"
@@ -18,7 +20,9 @@ static const char *gen_help =
     "Greedy generation on a decoder that takes its key/value cache as inputs\n"
     "and returns it grown as outputs (past_key_0 -> present_key_0, as GPT-2\n"
     "exports with past key/values do). ait finds the cache pairs and the\n"
-    "sequence axis from the shapes (as `ait inspect` prints them), runs the\n"
+    "sequence axis from the shapes (as `ait inspect` prints them; an artifact\n"
+    "records them at tune time, so a quantised one that left its float weights\n"
+    "out generates too), runs the\n"
     "prompt at once (prefill: its time is the time to the first token), then\n"
     "one token at a time (decode), feeding each run's present outputs back as\n"
     "the next run's past inputs, and picks the token of highest logit (the\n"
@@ -112,79 +116,167 @@ typedef struct gen_roles {
 
 static int find_name(const char *const *names, int n, const char *name)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; name && i < n; i++)
         if (!strcmp(names[i], name)) return i;
     return -1;
 }
 
-/* The roles, from an inspection of the model at generated shapes. */
-static ait_status gen_roles_find(const ait_model *m, const char *path, gen_roles *r, ait_error *e)
+/* The model's port names and types, for the finders below. */
+typedef struct gen_ports {
+    const char *in[GEN_MAX_IO], *out[GEN_MAX_IO];
+    ait_dtype in_type[GEN_MAX_IO], out_type[GEN_MAX_IO];
+} gen_ports;
+
+/* Records input `past` as the token ids (k < 0) or as cache pair k's past,
+ * fed by output `present` and growing along `axis`, at shape dims. */
+static ait_status role_add(gen_roles *r, const gen_ports *np, const char *path, int k,
+                           const char *past, const char *present, int axis, int rank,
+                           const int64_t *dims, ait_error *e)
 {
-    r->n_in = ait_model_input_count(m);
-    r->n_out = ait_model_output_count(m);
-    if (r->n_in > GEN_MAX_IO || r->n_out > GEN_MAX_IO)
-        return err_set(e, AIT_E_UNSUPPORTED, "%s: more than %d inputs or outputs", path, GEN_MAX_IO);
-    const char *in_names[GEN_MAX_IO], *out_names[GEN_MAX_IO];
-    ait_dtype out_types[GEN_MAX_IO];
-    for (int i = 0; i < r->n_in; i++) {
-        ait_value_info vi;
-        TRY(ait_model_input(m, i, &vi));
-        in_names[i] = vi.name;
-        r->past[i] = -1;
+    int i = find_name(np->in, r->n_in, past);
+    if (i < 0) return err_set(e, AIT_E_INTERNAL, "%s: input '%s' not found", path, past);
+    if (rank < 1 || rank > AIT_MAX_RANK || axis < 0 || axis >= rank)
+        return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s': axis %d of rank %d", path, past, axis,
+                       rank);
+    r->rank[i] = rank;
+    r->dtype[i] = np->in_type[i];
+    for (int d = 0; d < rank; d++) r->dims[i][d] = dims[d];
+    if (k < 0) {
+        r->ids = i;
+        r->seq_axis = axis;
+        return AIT_OK;
     }
-    for (int j = 0; j < r->n_out; j++) {
-        ait_value_info vi;
-        TRY(ait_model_output(m, j, &vi));
-        out_names[j] = vi.name;
-        out_types[j] = vi.dtype;
-        r->present[j] = -1;
-    }
+    int j = find_name(np->out, r->n_out, present);
+    if (j < 0) return err_set(e, AIT_E_INTERNAL, "%s: output '%s' not found", path, present);
+    r->past[i] = k;
+    r->axis[i] = axis;
+    r->present[j] = i;
+    return AIT_OK;
+}
+
+/* The roles from an inspection of the model at generated shapes (it runs
+ * the model: a lean artifact's cannot, see roles_from_manifest). */
+static ait_status roles_inspected(const ait_model *m, const char *path, const gen_ports *np,
+                                  gen_roles *r, ait_error *e)
+{
     ait_inspect_options io = {.size = sizeof io, .runs = 1};
     ait_inspection *insp;
     TRY(ait_inspect(m, &io, &insp, e));
-    int seq_port, n_kv = ait_inspection_decoder(insp, &seq_port, &r->seq_axis);
+    int seq_port, seq_axis, n_kv = ait_inspection_decoder(insp, &seq_port, &seq_axis);
     ait_status s = AIT_OK;
     if (!n_kv)
         s = err_set(e, AIT_E_UNSUPPORTED,
                     "%s: no key/value cache found: no input comes back as an output longer along "
                     "one axis by the sequence's length (see ait inspect MODEL)", path);
-    ait_port_info pi;
+    ait_port_info pi, po;
     for (int k = -1; s == AIT_OK && k < n_kv; k++) {
-        int past = seq_port, present = -1, axis = -1;
+        int past = seq_port, present = -1, axis = seq_axis;
         if (k >= 0 && (s = ait_inspection_kv(insp, k, &past, &present, &axis)) != AIT_OK) break;
         if ((s = ait_inspection_port(insp, 0, past, &pi)) != AIT_OK) break;
-        int i = find_name(in_names, r->n_in, pi.name);
-        if (i < 0) {
-            s = err_set(e, AIT_E_INTERNAL, "%s: input '%s' not found", path, pi.name);
-            break;
-        }
-        r->rank[i] = pi.rank;
-        r->dtype[i] = pi.dtype;
-        for (int d = 0; d < pi.rank; d++) r->dims[i][d] = pi.min[d];
-        if (k < 0) {
-            r->ids = i;
-            continue;
-        }
-        r->past[i] = k;
-        r->axis[i] = axis;
-        if ((s = ait_inspection_port(insp, 0, present, &pi)) != AIT_OK) break;
-        int j = find_name(out_names, r->n_out, pi.name);
-        if (j < 0) s = err_set(e, AIT_E_INTERNAL, "%s: output '%s' not found", path, pi.name);
-        else r->present[j] = i;
+        po.name = NULL;
+        if (k >= 0 && (s = ait_inspection_port(insp, 0, present, &po)) != AIT_OK) break;
+        s = role_add(r, np, path, k, pi.name, po.name, axis, pi.rank, pi.min, e);
     }
     ait_inspection_free(insp);
-    TRY(s);
+    return s;
+}
+
+/* An input's shape at generation from an artifact's manifest: the first
+ * bucket's priming shape, else the declared dims (1 where symbolic). */
+static int manifest_dims(const ait_model *m, const json_val *mf, int i, int64_t *dims)
+{
+    const json_val *sh = json_get(json_at(json_at(json_get(mf, "priming"), 0), i), "shape");
+    ait_value_info vi;
+    if (ait_model_input(m, i, &vi) != AIT_OK) return 0;
+    bool primed = json_len(sh) == vi.rank;
+    for (int d = 0; d < vi.rank; d++) {
+        long long v = vi.dims[d];
+        if (primed && !json_int_of(json_at(sh, d), 0, INT32_MAX, &v)) return 0;
+        dims[d] = v < 0 ? 1 : v;
+    }
+    return vi.rank;
+}
+
+/* The roles from the "decoder" an artifact's manifest records (its tune's
+ * inspection): no run of the model, so lean artifacts generate too. *found
+ * false when path is no artifact or its manifest records no decoder (an
+ * older one: inspect the model instead). */
+static ait_status roles_from_manifest(const ait_model *m, const char *path, const gen_ports *np,
+                                      gen_roles *r, bool *found, ait_error *e)
+{
+    *found = false;
+    if (!artifact_file_is(path)) return AIT_OK;
+    artifact *a = NULL;
+    artifact_expect x = {.skip_cpu_check = 1};
+    json_val *mf = NULL;
+    size_t len;
+    TRY(artifact_open(path, &x, &a, e));
+    const char *text = (const char *)artifact_manifest(a, &len);
+    ait_status s = json_parse(text, len, path, &mf, e);
+    artifact_close(a);
+    const json_val *dec = json_get(json_get(mf, "inspection"), "decoder");
+    const json_val *kv = json_get(dec, "kv_cache");
+    int n_kv = json_len(kv);
+    if (s != AIT_OK || !n_kv) {
+        json_free(mf);
+        return s;
+    }
+    *found = true;
+    for (int k = -1; s == AIT_OK && k < n_kv; k++) {
+        const json_val *p = k < 0 ? json_get(dec, "sequence") : json_at(kv, k);
+        const char *past = json_str_of(json_get(p, k < 0 ? "input" : "past"));
+        long long axis;
+        int64_t dims[AIT_MAX_RANK];
+        int i = find_name(np->in, r->n_in, past), rank = i < 0 ? 0 : manifest_dims(m, mf, i, dims);
+        if (!rank || !json_int_of(json_get(p, "axis"), 0, rank - 1, &axis))
+            s = err_set(e, AIT_E_PARSE, "%s: the manifest's decoder: bad %s %d", path,
+                        k < 0 ? "sequence" : "kv_cache entry", k);
+        else s = role_add(r, np, path, k, past, json_str_of(json_get(p, "present")), (int)axis,
+                          rank, dims, e);
+    }
+    json_free(mf);
+    return s;
+}
+
+/* What each port is: from the artifact's manifest when it records it, else
+ * from an inspection of the model. */
+static ait_status gen_roles_find(const ait_model *m, const char *path, gen_roles *r, ait_error *e)
+{
+    gen_ports np;
+    r->n_in = ait_model_input_count(m);
+    r->n_out = ait_model_output_count(m);
+    r->ids = -1;
+    if (r->n_in > GEN_MAX_IO || r->n_out > GEN_MAX_IO)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: more than %d inputs or outputs", path, GEN_MAX_IO);
+    for (int i = 0; i < r->n_in; i++) {
+        ait_value_info vi;
+        TRY(ait_model_input(m, i, &vi));
+        np.in[i] = vi.name;
+        np.in_type[i] = vi.dtype;
+        r->past[i] = -1;
+    }
+    for (int j = 0; j < r->n_out; j++) {
+        ait_value_info vi;
+        TRY(ait_model_output(m, j, &vi));
+        np.out[j] = vi.name;
+        np.out_type[j] = vi.dtype;
+        r->present[j] = -1;
+    }
+    bool found;
+    TRY(roles_from_manifest(m, path, &np, r, &found, e));
+    if (!found) TRY(roles_inspected(m, path, &np, r, e));
+    if (r->ids < 0) return err_set(e, AIT_E_PARSE, "%s: no sequence input found", path);
     if (r->dtype[r->ids] != AIT_I64 && r->dtype[r->ids] != AIT_I32)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: the sequence input '%s' is %s, not token ids "
-                       "(int64 or int32)", path, in_names[r->ids], ait_dtype_name(r->dtype[r->ids]));
+                       "(int64 or int32)", path, np.in[r->ids], ait_dtype_name(r->dtype[r->ids]));
     for (int i = 0; i < r->n_in; i++)
         if (i != r->ids && r->past[i] < 0)
             return err_set(e, AIT_E_UNSUPPORTED, "%s: input '%s' is neither the token ids ('%s') nor "
-                           "a cache input: ait generate cannot fill it yet", path, in_names[i],
-                           in_names[r->ids]);
+                           "a cache input: ait generate cannot fill it yet", path, np.in[i],
+                           np.in[r->ids]);
     r->logits = -1;
     for (int j = 0; j < r->n_out && r->logits < 0; j++)
-        if (r->present[j] < 0 && out_types[j] == AIT_F32) r->logits = j;
+        if (r->present[j] < 0 && np.out_type[j] == AIT_F32) r->logits = j;
     if (r->logits < 0)
         return err_set(e, AIT_E_UNSUPPORTED, "%s: no float32 output besides the cache to read "
                        "logits from", path);

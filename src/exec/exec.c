@@ -73,6 +73,8 @@ void exec_set_profile(exec *x, exec_profile *p) { x->prof = p; }
 
 void exec_set_user(exec *x, void *user) { x->user = user; }
 
+bool exec_output_bound(const exec *x, int v) { return v >= 0 && v < x->g->n_vals && x->bind[v]; }
+
 void *exec_user(const exec *x) { return x->user; }
 
 void exec_keep_values(exec *x)

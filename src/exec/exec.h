@@ -61,6 +61,10 @@ void exec_keep_values(exec *x);
  * intermediates of the largest schedule run so far. */
 size_t exec_arena_bytes(const exec *x);
 void *exec_user(const exec *x);
+/* Whether value v is a graph output the current run writes into caller
+ * memory (exec_run_bound): its node's output tensor points there, and no
+ * other value of the run shares those bytes. */
+bool exec_output_bound(const exec *x, int v);
 /* Value v as of the last run (its shape and data), or NULL if it was not
  * computed (dead, or the run failed before it). Only with exec_keep_values:
  * otherwise intermediates share the arena and a later one may have taken

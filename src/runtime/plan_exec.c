@@ -71,8 +71,16 @@ static ait_status module_run(op_ctx *c)
     int ni = (int)(c->n - c->g->nodes);
     const pe_slot *sl = &px->slots[px->slot_of_node[ni]];
     const pe_build *pb = &sl->builds[px->bucket];
-    tensor *outs[MODULE_MAX_PORTS];
-    TRY(pb->b->run(pb->bm, c->in, outs, c->err));
+    tensor *outs[MODULE_MAX_PORTS], *dest[MODULE_MAX_PORTS];
+    bool into = false;
+    /* outputs the caller bound (a decoder's present cache, its logits):
+     * written there by the backend that can, not copied after */
+    for (int j = 0; j < c->n_out; j++) {
+        dest[j] = c->out[j] && exec_output_bound(c->x, c->n->out[j]) ? c->out[j] : NULL;
+        into |= dest[j] != NULL;
+    }
+    if (into && pb->b->run_into) TRY(pb->b->run_into(pb->bm, c->in, dest, outs, c->err));
+    else TRY(pb->b->run(pb->bm, c->in, outs, c->err));
     for (int j = 0; j < c->n_out; j++)
         if (c->out[j]) TRY(tensor_copy_into(c->out[j], outs[j], c->err));
     return AIT_OK;

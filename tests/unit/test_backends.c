@@ -782,6 +782,55 @@ static int native_attn_steps(const graph *g, tensor *const *feed)
     return n;
 }
 
+/* native's run_into: every output written into dest equals run's bit for
+ * bit; a module's present key/values (made by Concat, a generic step) are
+ * written in place, not copied after; a run without dest after it leaves
+ * the caller's memory alone. */
+static void native_into_check(const graph *g, tensor *const *feed, const char *what)
+{
+    const backend *b = backend_find("native");
+    candidate_cfg c = {.backend = "native", .threads = 1};
+    built *bm = NULL;
+    ait_error e = {0};
+    tensor *outs[16], *got[16], *want[16], *dest[16];
+    void *mem[16];
+    assert_true(g->n_outputs <= 16);
+    if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("%s: native build: %s", what, e.msg);
+    if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("%s: native run: %s", what, e.msg);
+    for (int j = 0; j < g->n_outputs; j++) {
+        if (tensor_clone(outs[j], &want[j], &e) != AIT_OK) fail_msg("%s", e.msg);
+        int64_t n = tensor_numel(want[j]) + 5; /* more room than the shape needs */
+        mem[j] = malloc((size_t)n * ait_dtype_size(want[j]->dtype));
+        dest[j] = ait_tensor_wrap(want[j]->dtype, 1, &n, mem[j]);
+        assert_non_null(dest[j]);
+    }
+    int presents = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (b->run_into(bm, feed, pass ? NULL : dest, got, &e) != AIT_OK)
+            fail_msg("%s: native run_into: %s", what, e.msg);
+        for (int j = 0; j < g->n_outputs; j++) {
+            assert_int_equal(got[j]->rank, want[j]->rank);
+            assert_memory_equal(got[j]->dims, want[j]->dims, sizeof(int64_t) * (size_t)got[j]->rank);
+            assert_memory_equal(got[j]->data, want[j]->data, tensor_nbytes(want[j]));
+            bool present = !strncmp(g->vals[g->outputs[j]].name, "present", 7);
+            if (pass) assert_ptr_not_equal(got[j]->data, mem[j]);
+            else if (present) assert_ptr_equal(got[j]->data, mem[j]), presents++;
+        }
+    }
+    int want_presents = 0;
+    for (int j = 0; j < g->n_outputs; j++)
+        want_presents += !strncmp(g->vals[g->outputs[j]].name, "present", 7);
+    assert_int_equal(presents, want_presents);
+    printf("# native run_into: %s: %d present outputs written in place\n", what, presents);
+    for (int j = 0; j < g->n_outputs; j++) {
+        tensor_release(want[j]);
+        free(want[j]);
+        ait_tensor_free(dest[j]);
+        free(mem[j]);
+    }
+    b->free(bm);
+}
+
 /* attn >= 0: native must run that many attention steps. */
 static void module_check(const char *model, const char *mod, int min_cover, int attn);
 
@@ -820,6 +869,7 @@ static void module_check(const char *model, const char *mod, int min_cover, int 
     if (attn >= 0 && native_attn_steps(sub, feed) != attn)
         fail_msg("native runs %d attention steps in %s %s, want %d", native_attn_steps(sub, feed),
                  model, mod, attn);
+    if (attn >= 0) native_into_check(sub, feed, model);
     for (int i = 0; i < backend_count(); i++) {
         const backend *b = backend_at(i);
         char why[256], w[160];

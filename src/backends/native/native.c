@@ -410,7 +410,47 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     return AIT_OK;
 }
 
-static ait_status nat_run(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e)
+/* The caller's tensor module value v is written into (backend.h, run_into),
+ * or NULL. */
+static tensor *dest_of(const graph *g, tensor *const *dest, int v)
+{
+    for (int j = 0; dest && j < g->n_outputs; j++)
+        if (g->outputs[j] == v && dest[j]) return dest[j];
+    return NULL;
+}
+
+/* The scheduled steps, module outputs made by generic steps written into
+ * dest where given (the values' cur point there until run_into resets). */
+static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
+{
+    const graph *g = bm->g;
+    for (int i = 0; i < bm->n_steps; i++) {
+        const nat_step *st = &bm->steps[i];
+        if (st->op) {
+            TRY(st->op->run(bm, st));
+            continue;
+        }
+        const node *n = &g->nodes[st->node];
+        tensor *in[64], *out[64];
+        if (n->n_in > 64 || n->n_out > 64)
+            return nat_fail(bm, st->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
+        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].cur : NULL;
+        for (int k = 0; k < n->n_out; k++) {
+            out[k] = n->out[k] >= 0 ? &bm->vals[n->out[k]].t : NULL;
+            tensor *d = out[k] ? dest_of(g, dest, n->out[k]) : NULL;
+            if (d) out[k] = bm->vals[n->out[k]].cur = d;
+        }
+        ait_status s = exec_run_node(bm->x, st->node, in, out, e);
+        if (s != AIT_OK) {
+            err_prefix(e, "native: ");
+            return s;
+        }
+    }
+    return AIT_OK;
+}
+
+static ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *dest,
+                               tensor **outputs, ait_error *e)
 {
     const graph *g = bm->g;
     bm->err = e ? e : &bm->own_err;
@@ -424,32 +464,26 @@ static ait_status nat_run(built *bm, tensor *const *inputs, tensor **outputs, ai
     }
     if (!same_sig(bm, inputs)) TRY(schedule(bm, inputs));
     for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].cur = inputs[k];
-    for (int i = 0; i < bm->n_steps; i++) {
-        const nat_step *st = &bm->steps[i];
-        if (st->op) {
-            TRY(st->op->run(bm, st));
-            continue;
-        }
-        const node *n = &g->nodes[st->node];
-        tensor *in[64], *out[64];
-        if (n->n_in > 64 || n->n_out > 64)
-            return nat_fail(bm, st->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
-        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].cur : NULL;
-        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &bm->vals[n->out[k]].t : NULL;
-        ait_status s = exec_run_node(bm->x, st->node, in, out, e);
-        if (s != AIT_OK) {
-            err_prefix(e, "native: ");
-            return s;
-        }
-    }
-    for (int j = 0; j < g->n_outputs; j++) {
+    ait_status s = run_steps(bm, dest, e);
+    for (int j = 0; s == AIT_OK && j < g->n_outputs; j++) {
         outputs[j] = bm->vals[g->outputs[j]].cur;
         if (!outputs[j] || !outputs[j]->data)
-            return err_set(e, AIT_E_INTERNAL, "native: output '%s' was not computed",
-                           g->vals[g->outputs[j]].name);
+            s = err_set(e, AIT_E_INTERNAL, "native: output '%s' was not computed",
+                        g->vals[g->outputs[j]].name);
     }
-    bm->err = &bm->own_err;
-    return AIT_OK;
+    /* values written into dest point back at their own tensors: the
+     * caller's memory is this run's only */
+    for (int j = 0; dest && j < g->n_outputs; j++) {
+        nat_val *d = &bm->vals[g->outputs[j]];
+        if (dest[j] && d->cur == dest[j]) d->cur = &d->t;
+    }
+    if (s == AIT_OK) bm->err = &bm->own_err;
+    return s;
+}
+
+static ait_status nat_run(built *bm, tensor *const *inputs, tensor **outputs, ait_error *e)
+{
+    return nat_run_into(bm, inputs, NULL, outputs, e);
 }
 
 static ait_status nat_save(const built *bm, prepared *out, ait_error *e)
@@ -556,6 +590,7 @@ const backend backend_native = {
     .op_for = nat_op_for,
     .build = nat_build,
     .run = nat_run,
+    .run_into = nat_run_into,
     .free = nat_free,
     .save = nat_save,
     .variants = nat_variants,
