@@ -68,28 +68,6 @@ static void outputs_free(ait_tensor **t, int n)
     for (int j = 0; j < n; j++) ait_tensor_free(t[j]), t[j] = NULL;
 }
 
-/* m tuned on the samples in folder `samples` at batch sizes 1 and 2, saved
- * at path and loaded back. */
-static ait_model *tune_buckets(const ait_model *m, const char *samples, const char *path)
-{
-    static const int batches[] = {1, 2};
-    ait_inspect_options io = {.size = sizeof io, .data_path = samples, .runs = 1,
-                              .n_batch_sizes = 2, .batch_sizes = batches};
-    ait_tune_options to = {.size = sizeof to, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5,
-                           .skip_plan_check = 1, .skip_whole = 1};
-    ait_inspection *r = NULL;
-    ait_tuning *t = NULL;
-    ait_model *a = NULL;
-    ait_error e = {0};
-    if (ait_inspect(m, &io, &r, &e) == AIT_OK && ait_tune(r, &to, &t, &e) == AIT_OK &&
-        ait_tuning_save(t, path, &e) == AIT_OK)
-        (void)ait_artifact_load(path, NULL, &a, &e);
-    if (!a) fail_msg("tuning on %s: %s", samples, e.msg[0] ? e.msg : ait_inspection_error(r));
-    ait_tuning_free(t);
-    ait_inspection_free(r);
-    return a;
-}
-
 static void check_model(const char *name)
 {
     static const step seq[] = {{1, 1, 127}, {1, 1, 5},   {1, 1, 128}, {1, 1, 64}, {2, 8, 16},
@@ -102,7 +80,12 @@ static void check_model(const char *name)
     snprintf(rel[0], sizeof rel[0], "models/%s.onnx", name);
     ait_model *m = test_load(test_data(rel[0]));
     snprintf(art, sizeof art, "%s.ait", dir);
-    ait_model *a = tune_buckets(m, dir, art);
+    static const int batches[] = {1, 2};
+    ait_inspect_options io = {.size = sizeof io, .data_path = dir, .runs = 1,
+                              .n_batch_sizes = 2, .batch_sizes = batches};
+    char why[1024];
+    ait_model *a = test_tune_quick(m, &io, NULL, art, why, sizeof why);
+    if (!a) fail_msg("%s: tuning: %s", name, why);
     ait_session *s = NULL, *ref = NULL;
     ait_error e = {0};
     if (ait_session_create(a, NULL, &s, &e) != AIT_OK || ait_session_create(m, NULL, &ref, &e) != AIT_OK)
