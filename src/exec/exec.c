@@ -45,6 +45,7 @@ struct exec {
     int n_bound;
     int64_t *sig;    /* shapes of the bound values in the current schedule */
     bool scheduled;
+    bool placed;     /* the current schedule has a memory plan (exec_schedule's has none) */
     sub_exec *subs;
     int n_subs;
     const node *cur_node; /* for scratch and subgraph calls */
@@ -584,16 +585,19 @@ static ait_status plan_memory(exec *x, ait_error *e)
 }
 
 /* Schedules for the shapes now bound in cur[]: infer, fold, remove dead
- * nodes, plan the memory. */
-static ait_status schedule(exec *x, ait_error *e)
+ * nodes, and (place) plan the memory. A backend that runs the nodes itself
+ * (exec_schedule) needs no memory plan: at every new shape of a decoder's
+ * step, the plan's sorts and overlap search would be work thrown away. */
+static ait_status schedule(exec *x, bool place, ait_error *e)
 {
     free_folded(x);
     schedule_seed(x);
     for (int i = 0; i < x->g->n_nodes; i++) TRY(schedule_node(x, i, e));
-    plan_sizes(x);
+    if (place) plan_sizes(x);
     schedule_prune(x);
-    TRY(plan_memory(x, e));
+    if (place) TRY(plan_memory(x, e));
     x->scheduled = true;
+    x->placed = place;
     return AIT_OK;
 }
 
@@ -723,9 +727,9 @@ static ait_status run_nodes(exec *x, tensor *const *inputs, ait_error *e)
         x->cur[v] = x->outer->cur[o];
     }
     TRY(check_symbols(x, e));
-    if (!same_signature(x)) {
+    if (!same_signature(x) || !x->placed) { /* or scheduled by exec_schedule, unplaced */
         x->scheduled = false;
-        TRY(schedule(x, e));
+        TRY(schedule(x, true, e));
         for (int v = 0; v < g->n_vals; v++)
             if (x->folded[v]) x->cur[v] = x->folded[v];
     }
@@ -843,7 +847,7 @@ ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e)
     TRY(check_symbols(x, e));
     if (!same_signature(x)) {
         x->scheduled = false;
-        TRY(schedule(x, e));
+        TRY(schedule(x, false, e));
     }
     return AIT_OK;
 }
@@ -878,7 +882,7 @@ ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, 
 ait_status exec_fold_constants(exec *x, tensor **folded, ait_error *e)
 {
     for (int v = 0; v < x->g->n_vals; v++) x->cur[v] = (tensor *)x->g->vals[v].konst;
-    ait_status s = schedule(x, e);
+    ait_status s = schedule(x, false, e);
     x->scheduled = false; /* the first real run schedules again with its inputs */
     for (int v = 0; v < x->g->n_vals; v++) {
         folded[v] = NULL;

@@ -139,3 +139,23 @@ void test_node_def(node *n, const char *op, int opset)
     if (!n->def || !v) fail_msg("op %s is not registered", op);
     n->version = op_version_resolve(v, opset);
 }
+
+ait_model *test_tune_quick(const ait_model *m, const ait_inspect_options *io,
+                           const char *const *select, const char *path, char *why, size_t n)
+{
+    ait_tune_options to = {.size = sizeof to, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5,
+                           .skip_plan_check = 1, .skip_whole = 1};
+    ait_inspection *r = NULL;
+    ait_tuning *t = NULL;
+    ait_model *out = NULL;
+    ait_error e = {0};
+    bool ok = ait_inspect(m, io, &r, &e) == AIT_OK;
+    for (int k = 0; ok && select && select[k]; k += 2)
+        ok = ait_select_path(r, select[k], select[k + 1]) == AIT_OK;
+    if (ok && ait_tune(r, &to, &t, &e) == AIT_OK && ait_tuning_save(t, path, &e) == AIT_OK)
+        (void)ait_artifact_load(path, NULL, &out, &e);
+    if (!out) snprintf(why, n, "%s", e.msg[0] ? e.msg : r ? ait_inspection_error(r) : "");
+    ait_tuning_free(t);
+    ait_inspection_free(r);
+    return out;
+}

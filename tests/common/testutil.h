@@ -52,6 +52,13 @@ long test_capture_stop(test_capture *c, char *buf, size_t n);
  * have the same element counts. */
 double test_max_err(ait_tensor *const *a, ait_tensor *const *b, int n);
 
+/* m tuned quickly (one timed run per sample, a window of 2, no whole-plan
+ * checks) on the samples io names, with select's "PATH", "STRATEGY" pairs
+ * (NULL-ended; NULL: none) applied first, saved at path and loaded back;
+ * NULL on failure, with the reason in why (n bytes). */
+ait_model *test_tune_quick(const ait_model *m, const ait_inspect_options *io,
+                           const char *const *select, const char *path, char *why, size_t n);
+
 /* For graphs built in memory: gives node n (default domain) the op `op` and
  * the version it resolves to at `opset`, as the loader would; fails the
  * test when the op is not registered. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ait.h"
+#include "testutil.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t k);
@@ -217,22 +218,12 @@ static void check_model(const char *what, const ait_model *m, const int64_t *pro
 /* gpt2 tuned with every module it can on the native backend. */
 static ait_model *tuned(const ait_model *m, const char *dir, const char *path)
 {
-    char data[4096];
+    static const char *const select[] = {"h.*", "only:native", "lm_head", "only:native", NULL};
+    char data[4096], why[1024];
     snprintf(data, sizeof data, "%s/gpt2.in.0.npz", dir);
     ait_inspect_options io = {.size = sizeof io, .data_path = data, .runs = 1};
-    ait_tune_options to = {.size = sizeof to, .warmup = 1, .window = 2, .cap = 3, .cv = 0.5,
-                           .skip_plan_check = 1, .skip_whole = 1};
-    ait_inspection *r = NULL;
-    ait_tuning *t = NULL;
-    ait_model *out = NULL;
-    ait_error e = {0};
-    if (ait_inspect(m, &io, &r, &e) == AIT_OK && ait_select_path(r, "h.*", "only:native") == AIT_OK &&
-        ait_select_path(r, "lm_head", "only:native") == AIT_OK && ait_tune(r, &to, &t, &e) == AIT_OK &&
-        ait_tuning_save(t, path, &e) == AIT_OK)
-        (void)ait_artifact_load(path, NULL, &out, &e);
-    if (!out) fprintf(stderr, "FAIL tuning gpt2 on native: %s\n", e.msg[0] ? e.msg : ait_inspection_error(r));
-    ait_tuning_free(t);
-    ait_inspection_free(r);
+    ait_model *out = test_tune_quick(m, &io, select, path, why, sizeof why);
+    if (!out) fprintf(stderr, "FAIL tuning gpt2 on native: %s\n", why);
     return out;
 }
 

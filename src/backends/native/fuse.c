@@ -11,12 +11,8 @@
 int nat_sole_consumer(const built *bm, int v)
 {
     if (bm->vals[v].uses != 1) return -1; /* a module output counts as a use */
-    const graph *g = bm->g;
-    for (int i = 0; i < g->n_nodes; i++) {
-        if (!exec_node_runs(bm->x, i)) continue;
-        for (int k = 0; k < g->nodes[i].n_in; k++)
-            if (g->nodes[i].in[k] == v) return i;
-    }
+    for (int r = bm->reader_at[v]; r < bm->reader_at[v + 1]; r++)
+        if (exec_node_runs(bm->x, bm->readers[r])) return bm->readers[r];
     return -1;
 }
 

@@ -191,7 +191,7 @@ static ait_status sched_node(built *bm, int i)
     st->epi.bias = st->epi.res = -1;
     st->bn = st->fus = st->cat = -1;
     st->epi.out = n->n_out > 0 ? n->out[0] : -1;
-    const nat_op *op = nat_op_find(n);
+    const nat_op *op = bm->op_of[i];
     bool taken = false;
     int fi = bm->fus ? bm->fus->of_node[i] : -1;
     if (fi >= 0 && bm->fus->f[fi].kind == FK_CHAIN && bm->fus->f[fi].node == i &&
@@ -326,6 +326,9 @@ static void nat_free(built *bm)
     packs_free(bm);
     nat_tuned_free(bm);
     free(bm->step_of);
+    free(bm->op_of);
+    free(bm->readers);
+    free(bm->reader_at);
     free(bm->steps);
     free(bm->att);
     free(bm->sig);
@@ -333,6 +336,36 @@ static void nat_free(built *bm)
     aligned_free(bm->scratch);
     exec_free(bm->x);
     free(bm);
+}
+
+/* bm->op_of and the readers of each value (native.h), for the schedules. */
+static ait_status lookups_make(built *bm)
+{
+    const graph *g = bm->g;
+    size_t n_reads = 0;
+    for (int i = 0; i < g->n_nodes; i++) n_reads += (size_t)g->nodes[i].n_in;
+    bm->op_of = calloc((size_t)g->n_nodes + 1, sizeof *bm->op_of);
+    bm->reader_at = calloc((size_t)g->n_vals + 1, sizeof *bm->reader_at);
+    bm->readers = malloc(sizeof *bm->readers * (n_reads + 1));
+    int *next = malloc(sizeof *next * ((size_t)g->n_vals + 1));
+    if (!bm->op_of || !bm->reader_at || !bm->readers || !next) {
+        free(next);
+        return err_set(bm->err, AIT_E_NOMEM, "native: out of memory");
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        bm->op_of[i] = nat_op_find(&g->nodes[i]);
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k] >= 0) bm->reader_at[g->nodes[i].in[k] + 1]++;
+    }
+    for (int v = 0; v < g->n_vals; v++) {
+        bm->reader_at[v + 1] += bm->reader_at[v];
+        next[v] = bm->reader_at[v];
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k] >= 0) bm->readers[next[g->nodes[i].in[k]]++] = i;
+    free(next);
+    return AIT_OK;
 }
 
 static bool static_inputs(const graph *g)
@@ -383,6 +416,7 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     ait_status s = AIT_OK;
     if (!bm->vals || !bm->steps || !bm->packs || !bm->sig || !bm->att || !bm->step_of)
         s = err_set(e, AIT_E_NOMEM, "native: out of memory");
+    if (s == AIT_OK) s = lookups_make(bm);
     if (s == AIT_OK) s = nat_tuned_setup(bm, cfg, e);
     if (s == AIT_OK) s = exec_create(module, NULL, bm->threads, &bm->x, e);
     if (s == AIT_OK && static_inputs(module)) {

@@ -105,6 +105,13 @@ struct built {
     } kept[4];
     int kept_next;     /* the entry the next new class replaces */
     int *step_of;      /* layout.c's per-node map, n_nodes + 1 */
+    /* Found once at build (the module's graph never changes), so that a
+     * schedule, made at every new past length of a decoder, does not look
+     * them up again: per node its nat_op (or NULL), and per value v the
+     * nodes reading it, readers[reader_at[v] .. reader_at[v + 1]) in node
+     * order. */
+    const struct nat_op **op_of;
+    int *readers, *reader_at;
     gemm_ws gws;       /* nat_gemm_f32's packing buffers */
     katt_geom *att;  /* per node: an attention step's geometry (attn.c) */
     const gemm_tuned *tuned; /* per-shape configs: cfg->gemm's, or own_tuned (tuned.c) */
