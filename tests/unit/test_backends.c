@@ -746,7 +746,7 @@ static void test_ops(void **state)
 /* How many attention steps (fused, or the Attention op) native runs for g
  * after one run on feed (a module of dynamic shapes schedules at its first
  * run). */
-static int native_attn_steps(const graph *g, tensor *const *feed)
+static int native_steps(const graph *g, tensor *const *feed, bool attn_only)
 {
     const backend *b = backend_find("native");
     candidate_cfg c = {.backend = "native", .threads = 1};
@@ -757,9 +757,16 @@ static int native_attn_steps(const graph *g, tensor *const *feed)
     if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native run: %s", e.msg);
     int n = 0;
     for (int k = 0; k < bm->n_steps; k++)
-        n += bm->steps[k].op == &nat_attn_fused || bm->steps[k].op == &nat_attention;
+        n += attn_only ? bm->steps[k].op == &nat_attn_fused || bm->steps[k].op == &nat_attention
+                       : bm->steps[k].op != NULL;
+    if (!attn_only && n < bm->n_steps) n = -1; /* a node left to its reference op */
     b->free(bm);
     return n;
+}
+
+static int native_attn_steps(const graph *g, tensor *const *feed)
+{
+    return native_steps(g, feed, true);
 }
 
 /* attn >= 0: native must run that many attention steps. */
@@ -1625,6 +1632,57 @@ static void test_native_bn(void **state)
     }
 }
 
+/* Native folds a BatchNormalization after a ConvTranspose into its weights
+ * ([C_in][C_out / group][kh][kw], scaled per output channel) and bias, the
+ * activation after it the kernel's epilogue (DBNet's head: ConvTranspose,
+ * BN, Relu, then ConvTranspose, Sigmoid): each graph must run as one native
+ * step, against the reference at every ISA and the portable path, odd
+ * channel counts, stride 2, pads, output_padding, groups, batch 2. */
+static void test_native_convt_bn(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    static const struct {
+        int n, c, m, grp, h, w, k, s, pad, opad, bias, bn;
+        const char *act;
+    } cs[] = {
+        {2, 5, 7, 1, 9, 11, 3, 2, 1, 1, 1, 1, "Relu"}, {2, 6, 9, 3, 7, 6, 4, 2, 1, 0, 0, 1, "Relu"},
+        {1, 16, 16, 1, 13, 13, 2, 2, 0, 0, 1, 1, "Relu"}, {2, 3, 5, 1, 5, 8, 3, 2, 2, 1, 0, 1, NULL},
+        {2, 16, 1, 1, 8, 9, 2, 2, 0, 0, 1, 0, "Sigmoid"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "convt_bn")};
+        assert_non_null(g.g);
+        int64_t p = cs[i].pad, o = cs[i].opad;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(cs[i].c, cs[i].m / cs[i].grp, cs[i].k, cs[i].k));
+        gb_const(&g, "b", (in_spec)SH(cs[i].m));
+        gb_bn_params(&g, "n", cs[i].m);
+        attr_spec a[4] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
+                          {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
+                          {"output_padding", ATTR_INTS, .n = 2, .ints = {o, o}},
+                          {"group", ATTR_INT, .i = cs[i].grp}};
+        gb_node(&g, "ConvTranspose", cs[i].bias ? "x,w,b" : "x,w", "c", a, 4);
+        const char *last = "c";
+        if (cs[i].bn) {
+            gb_node(&g, "BatchNormalization", "c,ns,nb,nm,nv", cs[i].act ? "bn" : "y", NULL, 0);
+            last = "bn";
+        }
+        if (cs[i].act) gb_node(&g, cs[i].act, last, "y", NULL, 0);
+        gb_output(&g, "y");
+        int steps = native_steps(g.g, g.feed, false);
+        if (steps != 1) fail_msg("native ConvTranspose case %zu: %d steps, want 1", i, steps);
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+            assert_true(kisa_force((kisa)k));
+            char w[160];
+            snprintf(w, sizeof w, "native ConvTranspose+BN %zu (%s)", i, kisa_name((kisa)k));
+            compare_all(b, g.g, g.feed, w);
+            kisa_force(KISA_N);
+        }
+        gb_free(&g);
+    }
+}
+
 /* MobileNetV3's glue, which oneDNN ran on binary,ref:any when the backend
  * fused HardSwish into one binary primitive with a plain-layout operand
  * beside a channels-last source: built with the default and the blocked
@@ -2342,6 +2400,7 @@ int main(void)
         cmocka_unit_test(test_native_nhwc),
         cmocka_unit_test(test_native_attention),
         cmocka_unit_test(test_native_bn),
+        cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),

@@ -243,20 +243,6 @@ static ait_status conv_finish(built *bm, nat_step *st)
     return s;
 }
 
-/* The kernels' activation for the epilogue's. */
-static kact nat_kact(const nat_epi *ep)
-{
-    static const kfun f[GEMM_ACT_COUNT] = {
-        [GEMM_ACT_NONE] = KF_NONE,         [GEMM_ACT_RELU] = KF_RELU,
-        [GEMM_ACT_CLIP] = KF_CLIP,         [GEMM_ACT_SIGMOID] = KF_SIGMOID,
-        [GEMM_ACT_TANH] = KF_TANH,         [GEMM_ACT_GELU] = KF_GELU_ERF,
-        [GEMM_ACT_GELU_TANH] = KF_GELU_TANH, [GEMM_ACT_SILU] = KF_SILU,
-        [GEMM_ACT_HARDSWISH] = KF_HARDSWISH, [GEMM_ACT_HARDSIGMOID] = KF_HARDSIGMOID,
-        [GEMM_ACT_LEAKY] = KF_LEAKY_RELU,
-    };
-    return (kact){f[ep->act], ep->lo, ep->hi};
-}
-
 /* Depthwise: y = act(conv + bias), then + residual (the chain puts an
  * activation only before a residual). */
 static ait_status dw_run(built *bm, const nat_step *st, const float *x, const float *bias, float *y)
@@ -267,11 +253,7 @@ static ait_status dw_run(built *bm, const nat_step *st, const float *x, const fl
                   (int)q[G_KH], (int)q[G_KW], (int)q[G_S0], (int)q[G_S1], (int)q[G_D0], (int)q[G_D1],
                   (int)(q[G_P0] & 0xffffffff), (int)(q[G_P0] >> 32), (int)q[G_OH], (int)q[G_OW]};
     kdw_run(&g, x, bm->vals[n->in[1]].cur->data, bias, nat_kact(&st->epi), y, bm->threads);
-    if (st->epi.res >= 0) {
-        const float *r = bm->vals[st->epi.res].cur->data;
-        size_t total = tensor_numel(&bm->vals[st->epi.out].t);
-        for (size_t k = 0; k < total; k++) y[k] += r[k];
-    }
+    nat_res_add(bm, st, y);
     return AIT_OK;
 }
 
