@@ -332,6 +332,10 @@ static void cases_conv(const backend *b)
          "1x3, weights an input"},
         {SH(1, 64, 14, 14), SHK(64, 64, 3, 3), true, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}, NULL,
          "ResNet-sized 3x3"},
+        {SH(2, 64, 37, 41), SHK(16, 64, 3, 3), true, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}, NULL,
+         "DBNet head-like 3x3: im2col in blocks of pixels that split output rows"},
+        {SH(1, 64, 29, 33), SHK(12, 32, 3, 3), false, 2, {1, 0, 2, 1}, {2, 1}, {1, 1}, NULL,
+         "im2col blocks, group 2, stride 2x1, uneven pads"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         in_spec ins[3] = {c[i].x, c[i].w, {.rank = 1, .dims = {c[i].w.dims[0]}, .konst = true}};

@@ -145,15 +145,7 @@ void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, 
 /* The kernels' activation for the epilogue's. */
 kact nat_kact(const nat_epi *ep)
 {
-    static const kfun f[GEMM_ACT_COUNT] = {
-        [GEMM_ACT_NONE] = KF_NONE,         [GEMM_ACT_RELU] = KF_RELU,
-        [GEMM_ACT_CLIP] = KF_CLIP,         [GEMM_ACT_SIGMOID] = KF_SIGMOID,
-        [GEMM_ACT_TANH] = KF_TANH,         [GEMM_ACT_GELU] = KF_GELU_ERF,
-        [GEMM_ACT_GELU_TANH] = KF_GELU_TANH, [GEMM_ACT_SILU] = KF_SILU,
-        [GEMM_ACT_HARDSWISH] = KF_HARDSWISH, [GEMM_ACT_HARDSIGMOID] = KF_HARDSIGMOID,
-        [GEMM_ACT_LEAKY] = KF_LEAKY_RELU,
-    };
-    return (kact){f[ep->act], ep->lo, ep->hi};
+    return (kact){gemm_act_fun(ep->act), ep->lo, ep->hi};
 }
 
 void nat_res_add(const built *bm, const nat_step *st, float *y)
