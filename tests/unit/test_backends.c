@@ -1504,6 +1504,20 @@ static void test_fusion(void **state)
     }
 }
 
+/* g on native against the reference at every ISA this CPU has and the
+ * portable path (kisa_force), what naming the case. */
+static void native_each_isa(const gb *g, const char *what, size_t i)
+{
+    const backend *b = backend_find("native");
+    for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+        assert_true(kisa_force((kisa)k));
+        char w[160];
+        snprintf(w, sizeof w, "native %s %zu (%s)", what, i, kisa_name((kisa)k));
+        compare_all(b, g->g, g->feed, w);
+        kisa_force(KISA_N);
+    }
+}
+
 /* Native's channels-last runs (backends/native/layout.c): chains of
  * convolutions that keep NHWC between steps, against the reference, at
  * every ISA this CPU has and the portable path (kisa_force), odd channel
@@ -1515,7 +1529,6 @@ static void test_fusion(void **state)
 static void test_native_nhwc(void **state)
 {
     (void)state;
-    const backend *b = backend_find("native");
     static const struct {
         int n, c, h, w, m, k, s, d, grp, dws;
     } cs[] = {
@@ -1560,13 +1573,7 @@ static void test_native_nhwc(void **state)
         gb_node(&g, "GlobalAveragePool", "r2", "p", NULL, 0);
         gb_output(&g, "y");
         gb_output(&g, "p");
-        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
-            assert_true(kisa_force((kisa)k));
-            char w[160];
-            snprintf(w, sizeof w, "native NHWC chain %zu (%s)", i, kisa_name((kisa)k));
-            compare_all(b, g.g, g.feed, w);
-            kisa_force(KISA_N);
-        }
+        native_each_isa(&g, "NHWC chain", i);
         gb_free(&g);
     }
 }
@@ -1594,7 +1601,6 @@ static void gb_bn_params(gb *g, const char *pre, int64_t c)
 static void test_native_bn(void **state)
 {
     (void)state;
-    const backend *b = backend_find("native");
     static const struct {
         int n, c, h, w, m, k, grp, bias;
     } cs[] = {
@@ -1625,13 +1631,7 @@ static void test_native_bn(void **state)
         gb_node(&g, "Relu", "bn3", "z", NULL, 0);
         gb_output(&g, "y");
         gb_output(&g, "z");
-        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
-            assert_true(kisa_force((kisa)k));
-            char w[160];
-            snprintf(w, sizeof w, "native Conv+BN %zu (%s)", i, kisa_name((kisa)k));
-            compare_all(b, g.g, g.feed, w);
-            kisa_force(KISA_N);
-        }
+        native_each_isa(&g, "Conv+BN", i);
         gb_free(&g);
     }
 }
@@ -1645,7 +1645,6 @@ static void test_native_bn(void **state)
 static void test_native_convt_bn(void **state)
 {
     (void)state;
-    const backend *b = backend_find("native");
     static const struct {
         int n, c, m, grp, h, w, k, s, pad, opad, bias, bn;
         const char *act;
@@ -1676,13 +1675,7 @@ static void test_native_convt_bn(void **state)
         gb_output(&g, "y");
         int steps = native_steps(g.g, g.feed, false);
         if (steps != 1) fail_msg("native ConvTranspose case %zu: %d steps, want 1", i, steps);
-        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
-            assert_true(kisa_force((kisa)k));
-            char w[160];
-            snprintf(w, sizeof w, "native ConvTranspose+BN %zu (%s)", i, kisa_name((kisa)k));
-            compare_all(b, g.g, g.feed, w);
-            kisa_force(KISA_N);
-        }
+        native_each_isa(&g, "ConvTranspose+BN", i);
         gb_free(&g);
     }
 }
