@@ -374,6 +374,8 @@ static ait_status dn_convt(built *bm, int i, bool *taken)
         (n->n_in > 2 && n->in[2] >= 0 && !b) || !dn_is_const(bm, n->in[1]) ||
         node_attr(n, "output_shape") || strcmp(attr_str(n, "auto_pad", "NOTSET"), "NOTSET"))
         return AIT_OK;
+    /* an artifact whose build left ConvTranspose to the reference op saved no weights for it */
+    if (bm->prep && !dn_has_weights(bm, i)) return AIT_OK;
     int np = 0;
     const int64_t *pads = attr_ints(n, "pads", &np), *ks = attr_ints(n, "kernel_shape", &(int){0});
     int64_t s[2], d[2], op[2];
