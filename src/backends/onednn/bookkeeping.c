@@ -316,15 +316,6 @@ static ait_status blob_add(built *bm, const char *name, const void *data, size_t
     return AIT_OK;
 }
 
-bool dn_has_weights(const built *bm, int i)
-{
-    char prefix[16];
-    snprintf(prefix, sizeof prefix, "w%d.", i);
-    for (int k = 0; bm->prep && k < bm->prep->n; k++)
-        if (strncmp(bm->prep->blobs[k].name, prefix, strlen(prefix)) == 0) return true;
-    return false;
-}
-
 dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_memory_t src)
 {
     char name[64], prefix[16];

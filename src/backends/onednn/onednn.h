@@ -138,8 +138,6 @@ void *dn_alloc(built *bm, size_t bytes);
  * given (checked by name and size), else reordered from the plain src (a
  * memory over the model's weights) and recorded as a blob for save(). */
 dnnl_memory_t dn_weights(built *bm, int i, const dnnl_memory_desc_t *want, dnnl_memory_t src);
-/* Whether the prepared blobs hold weights of node i (in any layout). */
-bool dn_has_weights(const built *bm, int i);
 /* Value v's scheduled tensor, when its shape is known (dtype set). */
 const tensor *dn_shape(const built *bm, int v);
 /* Whether v is a constant: one with data, or one of the model whose data the

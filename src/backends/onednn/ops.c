@@ -238,11 +238,10 @@ static ait_status conv_bias(built *bm, int i, int bn, const dnnl_memory_desc_t *
 /* The weights memory of a Conv in the layout pd wants: constant weights
  * reordered once (BatchNormalization bn folded into a copy first; from the
  * prepared blob when the module is loaded), computed ones viewed as given
- * (wuser). io_grp > 0: ConvTranspose's constant weights [I][O/g][k...],
- * g = io_grp, copied as [g][O/g][I/g][k...] (wuser's plain order) first. */
+ * (wuser). */
 static ait_status conv_weights(built *bm, int i, int bn, dnnl_primitive_desc_t pd,
                                const dnnl_memory_desc_t *wuser, int64_t per_o, int64_t O,
-                               int64_t io_grp, dnnl_memory_t *mw)
+                               dnnl_memory_t *mw)
 {
     const node *n = &bm->g->nodes[i];
     const tensor *w = in_t(bm, i, 1);
@@ -250,52 +249,17 @@ static ait_status conv_weights(built *bm, int i, int bn, dnnl_primitive_desc_t p
     dnnl_memory_t user = NULL;
     if (!bm->prep) {
         float *wdata = w->data;
-        if (bn >= 0 || io_grp > 0) { /* a folded (or reordered) copy */
+        if (bn >= 0) { /* a folded copy */
             wdata = dn_alloc(bm, tensor_nbytes(w));
             float *tmp = dn_alloc(bm, sizeof(float) * (size_t)O);
             if (!wdata || !tmp) return err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
-            if (io_grp > 0) {
-                const int64_t og = O / io_grp, ig = w->dims[0] / io_grp, taps = per_o / ig;
-                const float *src = w->data;
-                for (int64_t g = 0; g < io_grp; g++)
-                    for (int64_t ci = 0; ci < ig; ci++)
-                        for (int64_t o = 0; o < og; o++)
-                            memcpy(wdata + ((g * og + o) * ig + ci) * taps,
-                                   src + ((g * ig + ci) * og + o) * taps, sizeof(float) * (size_t)taps);
-            } else {
-                memcpy(wdata, w->data, tensor_nbytes(w));
-            }
-            if (bn >= 0) TRY(dn_bn_fold(bm, bn, wdata, per_o, tmp, O));
+            memcpy(wdata, w->data, tensor_nbytes(w));
+            TRY(dn_bn_fold(bm, bn, wdata, per_o, tmp, O));
         }
         if (!(user = dn_mem_new(bm, wuser, wdata))) return bm->err->code;
     }
     *mw = dn_weights(bm, i, pd_md(pd, dnnl_query_weights_md), user);
     return *mw ? AIT_OK : bm->err->code;
-}
-
-/* The rest of a Conv or ConvTranspose once f's primitive desc is made:
- * its source, bias and weights (conv_bias, conv_weights; io_grp as there),
- * the destination, and the chain from value start closed. */
-static ait_status conv_emit(built *bm, int i, int bn, int start, dn_fused *f,
-                            const dnnl_memory_desc_t *wuser, const dnnl_memory_desc_t *bmd,
-                            int64_t O, int64_t io_grp, bool *taken)
-{
-    const node *n = &bm->g->nodes[i];
-    int64_t per_o = tensor_numel(in_t(bm, i, 1)) / O;
-    dnnl_memory_t mw = NULL, mb = NULL;
-    dnnl_memory_t msrc = dn_as(bm, n->in[0], pd_md(f->pd, dnnl_query_src_md));
-    ait_status st = msrc ? AIT_OK : bm->err->code;
-    if (st == AIT_OK) st = conv_bias(bm, i, bn, bmd, per_o, O, &mb);
-    if (st == AIT_OK) st = conv_weights(bm, i, bn, f->pd, wuser, per_o, O, io_grp, &mw);
-    dnnl_memory_t mdst = fused_dst(bm, f, &st);
-    if (st == AIT_OK) {
-        f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
-        f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
-        if (mb) f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
-        f->args[f->na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
-        if (bn >= 0) bm->p->vals[n->out[0]].done = bm->p->vals[n->out[0]].fused = true;
-    }
-    return fused_close(bm, i, f, st, start, mdst, mdst, taken);
 }
 
 static ait_status dn_conv(built *bm, int i, bool *taken)
@@ -352,74 +316,21 @@ static ait_status dn_conv(built *bm, int i, bool *taken)
         TRY(fused_open(bm, i, start, true, &cd, y->rank, NULL, NULL, NULL, &f));
     }
     if (!f.pd) return AIT_OK;
-    return conv_emit(bm, i, bn, start, &f, &wuser, &bmd, O, 0, taken);
-}
-
-/* ---- ConvTranspose ------------------------------------------------------------------- */
-
-/* 2-D ConvTranspose as a deconvolution primitive with constant weights
- * (reordered per group from ONNX's [I][O/g][kh][kw], a BatchNormalization
- * after it folded in) and the post-ops after it: DBNet's head. Explicit
- * pads with output_padding no larger than the end pads (oneDNN's end
- * padding is pads_end - output_padding); auto_pad, output_shape and
- * computed weights stay on the reference op. */
-static ait_status dn_convt(built *bm, int i, bool *taken)
-{
-    const node *n = &bm->g->nodes[i];
-    const tensor *x = in_t(bm, i, 0), *w = in_t(bm, i, 1), *b = in_t(bm, i, 2);
-    const tensor *y = dn_shape(bm, n->out[0]);
-    const int64_t grp = attr_int(n, "group", 1);
-    if (x->rank != 4 || !w || w->rank != 4 || !y || y->rank != 4 || grp < 1 ||
-        x->dims[1] != w->dims[0] || w->dims[0] % grp || y->dims[1] != w->dims[1] * grp ||
-        (n->n_in > 2 && n->in[2] >= 0 && !b) || !dn_is_const(bm, n->in[1]) ||
-        node_attr(n, "output_shape") || strcmp(attr_str(n, "auto_pad", "NOTSET"), "NOTSET"))
-        return AIT_OK;
-    /* an artifact whose build left ConvTranspose to the reference op saved no weights for it */
-    if (bm->prep && !dn_has_weights(bm, i)) return AIT_OK;
-    int np = 0;
-    const int64_t *pads = attr_ints(n, "pads", &np), *ks = attr_ints(n, "kernel_shape", &(int){0});
-    int64_t s[2], d[2], op[2];
-    if ((pads && np != 4) || !ints_or(n, "strides", 2, 1, s) || !ints_or(n, "dilations", 2, 1, d))
-        return AIT_OK;
-    int no = 0;
-    const int64_t *opv = attr_ints(n, "output_padding", &no);
-    if (opv && no != 2) return AIT_OK;
-    dnnl_dims_t ds, dd, dl, dr;
-    for (int a = 0; a < 2; a++) {
-        op[a] = opv ? opv[a] : 0;
-        int64_t pb = pads ? pads[a] : 0, pe = (pads ? pads[2 + a] : 0) - op[a];
-        if ((ks && ks[a] != w->dims[2 + a]) || op[a] < 0 || pb < 0 || pe < 0 ||
-            (x->dims[2 + a] - 1) * s[a] + (w->dims[2 + a] - 1) * d[a] + 1 - pb - pe != y->dims[2 + a])
-            return AIT_OK;
-        ds[a] = s[a];
-        dd[a] = d[a] - 1;
-        dl[a] = pb;
-        dr[a] = pe;
+    int64_t per_o = tensor_numel(w) / O;
+    dnnl_memory_t mw = NULL, mb = NULL;
+    dnnl_memory_t msrc = dn_as(bm, n->in[0], pd_md(f.pd, dnnl_query_src_md));
+    ait_status st = msrc ? AIT_OK : bm->err->code;
+    if (st == AIT_OK) st = conv_bias(bm, i, bn, &bmd, per_o, O, &mb);
+    if (st == AIT_OK) st = conv_weights(bm, i, bn, f.pd, &wuser, per_o, O, &mw);
+    dnnl_memory_t mdst = fused_dst(bm, &f, &st);
+    if (st == AIT_OK) {
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, msrc};
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
+        if (mb) f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
+        f.args[f.na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, mdst};
+        if (bn >= 0) bm->p->vals[n->out[0]].done = bm->p->vals[n->out[0]].fused = true;
     }
-    const int64_t O = y->dims[1];
-    int bn = !b || b->data ? dn_bn_after(bm, i) : -1;
-    int start = bn >= 0 ? bm->g->nodes[bn].out[0] : n->out[0];
-    /* weights [g][O/g][I/g][kh][kw] (oneDNN's order), or [O][I][kh][kw] */
-    int64_t wd[5];
-    int wr = 0;
-    if (grp > 1) wd[wr++] = grp;
-    wd[wr++] = O / grp;
-    wd[wr++] = w->dims[0] / grp;
-    wd[wr++] = w->dims[2];
-    wd[wr++] = w->dims[3];
-    dnnl_memory_desc_t wuser, wmd = md_any(wr, wd), bmd, src = md_any(4, x->dims), dst = md_any(4, y->dims);
-    dn_md_plain(&wuser, wr, wd);
-    dn_md_plain(&bmd, 1, &O);
-    dnnl_deconvolution_desc_t cd;
-    dn_fused f = {.pd = NULL};
-    if (dnnl_dilated_deconvolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                                     dnnl_deconvolution_direct, &src, &wmd,
-                                                     b || bn >= 0 ? &bmd : NULL, &dst, ds, dd, dl,
-                                                     dr) != dnnl_success)
-        return AIT_OK;
-    TRY(fused_open(bm, i, start, true, &cd, 4, NULL, NULL, NULL, &f));
-    if (!f.pd) return AIT_OK;
-    return conv_emit(bm, i, bn, start, &f, &wuser, &bmd, O, grp, taken);
+    return fused_close(bm, i, &f, st, start, mdst, mdst, taken);
 }
 
 /* ---- MatMul and Gemm ------------------------------------------------------------------ */
@@ -879,7 +790,6 @@ typedef struct op_row {
 
 static const op_row rows[] = {
     {"Conv", dn_conv},
-    {"ConvTranspose", dn_convt},
     {"MatMul", dn_matmul},
     {"Gemm", dn_gemm},
     {"MaxPool", dn_pool},
