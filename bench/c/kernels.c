@@ -192,7 +192,7 @@ int main(int argc, char **argv)
         for (int k = 2; k <= 4; k += 2) {
             int pad = k == 4 ? 1 : 0;
             kct_geom g = {1, ci, h, h, co, 1, k, k, 2, 2, 1, 1, pad, pad, 2 * h, 2 * h};
-            double tk = BEST(5, kconvt_run(&g, x, w, b, y, threads));
+            double tk = BEST(5, kconvt_run(&g, x, w, b, (kact){KF_NONE, 0, 0}, y, threads));
             int64_t wd[4] = {ci, co, k, k}, s2[2] = {2, 2}, p[4] = {pad, pad, pad, pad};
             one o = one_new("ConvTranspose", 4, dims, x);
             one_const(&o, AIT_F32, 4, wd, w), one_const(&o, AIT_F32, 1, &bd, b);

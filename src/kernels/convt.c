@@ -25,8 +25,8 @@
 
 static const struct {
     kisa isa;
-    void (*planes)(const kct_geom *, const float *, const float *, const float *, int, float *,
-                   float *);
+    void (*planes)(const kct_geom *, const float *, const float *, const float *, kact, int,
+                   float *, float *);
     int rows; /* column rows (output channels x taps) per task: input reuse */
 } ct_impls[] = {
 #if KISA_X86
@@ -36,8 +36,8 @@ static const struct {
     {KISA_PORTABLE, ct_planes_portable, 4},
 };
 
-int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, float *y,
-               int threads)
+int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, kact act,
+               float *y, int threads)
 {
     __typeof__(ct_impls[0]) *im = KISA_PICK(ct_impls);
     const int cig = g->cin / g->group, cog = g->cout / g->group, taps = g->kh * g->kw;
@@ -63,7 +63,7 @@ int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *b
             int oc0 = blk * ocb, nc = cog - oc0 < ocb ? cog - oc0 : ocb, o = grp * cog + oc0;
             const float *xg = x + ((size_t)nb * g->cin + (size_t)grp * cig) * hw;
             const float *wt = w + ((size_t)grp * cig * cog + oc0) * taps;
-            im->planes(g, xg, wt, bias ? bias + o : NULL, nc, y + ((size_t)nb * g->cout + o) * ohw,
+            im->planes(g, xg, wt, bias ? bias + o : NULL, act, nc, y + ((size_t)nb * g->cout + o) * ohw,
                        col);
         }
         free(col);

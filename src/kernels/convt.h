@@ -6,6 +6,7 @@
  * output_padding is in oh, ow: (in - 1) * s - pads + d * (k - 1) + out_pad + 1. */
 #ifndef AIT_KERNELS_CONVT_H
 #define AIT_KERNELS_CONVT_H
+#include "kernels/act.h"
 
 typedef struct kct_geom {
     int n, cin, h, w; /* x [n][cin][h][w] */
@@ -15,9 +16,10 @@ typedef struct kct_geom {
     int oh, ow;
 } kct_geom;
 
-/* y = convtranspose(x, w) + bias; w is [cin][cout / group][kh][kw], bias
- * NULL or [cout]. Returns 0, or -1 when its scratch cannot be allocated. */
-int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, float *y,
-               int threads);
+/* y = act(convtranspose(x, w) + bias); w is [cin][cout / group][kh][kw],
+ * bias NULL or [cout] (a folded BatchNormalization is in w and bias).
+ * Returns 0, or -1 when its scratch cannot be allocated. */
+int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, kact act,
+               float *y, int threads);
 
 #endif

@@ -47,9 +47,10 @@ static void KV(ct_cols)(const float *xg, int cig, size_t hw, const float *wt, si
 
 /* Output planes oc0 .. oc0 + ocb of one group (yp the first, wt the
  * weights of oc0, bias NULL or of oc0): the columns of all their taps, a
- * tile of the input (every channel of it in L2) at a time, then col2im. */
+ * tile of the input (every channel of it in L2) at a time, then col2im,
+ * then the activation over the planes (still in cache). */
 static void KV(ct_planes)(const kct_geom *g, const float *xg, const float *wt, const float *bias,
-                          int ocb, float *yp, float *col)
+                          kact act, int ocb, float *yp, float *col)
 {
     const int cig = g->cin / g->group, cog = g->cout / g->group, taps = g->kh * g->kw;
     const int rows = ocb * taps;
@@ -64,23 +65,24 @@ static void KV(ct_planes)(const kct_geom *g, const float *xg, const float *wt, c
         int ky = j % taps / g->kw, kx = j % taps % g->kw;
         float *yo = yp + (size_t)(j / taps) * ohw;
         const float *c = col + (size_t)j * hw;
-            int ox0 = kx * g->dw - g->pl; /* ox = ix * sw + ox0 */
-            int ix0 = ox0 < 0 ? (-ox0 + g->sw - 1) / g->sw : 0, ix1 = g->w;
-            while (ix1 > ix0 && (ix1 - 1) * g->sw + ox0 >= g->ow) ix1--;
-            for (int iy = 0; iy < g->h; iy++) {
-                int oy = iy * g->sh - g->pt + ky * g->dh;
-                if (oy < 0 || oy >= g->oh) continue;
-                float *yr = yo + (size_t)oy * g->ow;
-                const float *cr = c + (size_t)iy * g->w;
-                if (g->sw == 1) {
-                    for (int ix = ix0; ix < ix1; ix += VL) {
-                        size_t r = ix1 - ix < VL ? (size_t)(ix1 - ix) : VL;
-                        float *q = yr + (ix + ox0);
-                        vstoren(q, vadd(vloadn(q, r), vloadn(cr + ix, r)), r);
-                    }
-                } else {
-                    for (int ix = ix0; ix < ix1; ix++) yr[ix * g->sw + ox0] += cr[ix];
+        int ox0 = kx * g->dw - g->pl; /* ox = ix * sw + ox0 */
+        int ix0 = ox0 < 0 ? (-ox0 + g->sw - 1) / g->sw : 0, ix1 = g->w;
+        while (ix1 > ix0 && (ix1 - 1) * g->sw + ox0 >= g->ow) ix1--;
+        for (int iy = 0; iy < g->h; iy++) {
+            int oy = iy * g->sh - g->pt + ky * g->dh;
+            if (oy < 0 || oy >= g->oh) continue;
+            float *yr = yo + (size_t)oy * g->ow;
+            const float *cr = c + (size_t)iy * g->w;
+            if (g->sw == 1) {
+                for (int ix = ix0; ix < ix1; ix += VL) {
+                    size_t r = ix1 - ix < VL ? (size_t)(ix1 - ix) : VL;
+                    float *q = yr + (ix + ox0);
+                    vstoren(q, vadd(vloadn(q, r), vloadn(cr + ix, r)), r);
                 }
+            } else {
+                for (int ix = ix0; ix < ix1; ix++) yr[ix * g->sw + ox0] += cr[ix];
             }
         }
+    }
+    if (act.f != KF_NONE) KV(fun_row)(yp, yp, (size_t)ocb * ohw, act.f, act.a, act.b);
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "kernels/act.h"
 
 #define GEMM_SKINNY_M 16
 /* Past GEMM_SKINNY_M, the skinny path while A (M x K floats) is under this,
@@ -72,6 +73,10 @@ typedef enum {
     GEMM_ACT_COUNT
 } gemm_act;
 enum { GEMM_BIAS_NONE, GEMM_BIAS_ROW, GEMM_BIAS_COL };
+
+/* The element function (kernels/act.h) of activation a, whose parameters
+ * are lo and hi in kfun's a and b. */
+kfun gemm_act_fun(gemm_act a);
 
 typedef struct gemm_epi {
     bool scaled;

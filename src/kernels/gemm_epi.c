@@ -1,8 +1,8 @@
 /* The GEMM epilogue (gemm.h's gemm_epi), applied tile by tile while the
  * tile is still in L1. Row loops are plain C the compiler vectorises, once
- * per ISA (gemm_epi_tmpl.h); the transcendental activations call libm per
- * element. */
-#include <math.h>
+ * per ISA (gemm_epi_tmpl.h); the other activations (HardSwish, HardSigmoid,
+ * the transcendental ones) run on vec_math.h's vector functions, as the
+ * element-wise kernels do. */
 
 #include "kernels/gemm.h"
 #include <stdbool.h>
@@ -11,25 +11,17 @@
 #include <string.h>
 #include "kernels/isa.h"
 
-static float act1(const gemm_epi *e, float v)
+kfun gemm_act_fun(gemm_act a)
 {
-    switch (e->act) {
-    case GEMM_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case GEMM_ACT_TANH: return tanhf(v);
-    case GEMM_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-    case GEMM_ACT_GELU_TANH:
-        return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
-    case GEMM_ACT_SILU: return v / (1.0f + expf(-v));
-    case GEMM_ACT_HARDSWISH: return v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f));
-    case GEMM_ACT_HARDSIGMOID: return fmaxf(0.0f, fminf(1.0f, e->lo * v + e->hi));
-    default: return v;
-    }
-}
-
-/* The transcendental activations, element by element. */
-static void act_row(const gemm_epi *e, float *r, int nr)
-{
-    for (int j = 0; j < nr; j++) r[j] = act1(e, r[j]);
+    static const kfun f[GEMM_ACT_COUNT] = {
+        [GEMM_ACT_NONE] = KF_NONE,           [GEMM_ACT_RELU] = KF_RELU,
+        [GEMM_ACT_CLIP] = KF_CLIP,           [GEMM_ACT_SIGMOID] = KF_SIGMOID,
+        [GEMM_ACT_TANH] = KF_TANH,           [GEMM_ACT_GELU] = KF_GELU_ERF,
+        [GEMM_ACT_GELU_TANH] = KF_GELU_TANH, [GEMM_ACT_SILU] = KF_SILU,
+        [GEMM_ACT_HARDSWISH] = KF_HARDSWISH, [GEMM_ACT_HARDSIGMOID] = KF_HARDSIGMOID,
+        [GEMM_ACT_LEAKY] = KF_LEAKY_RELU,
+    };
+    return a >= 0 && a < GEMM_ACT_COUNT ? f[a] : KF_NONE;
 }
 
 #if KISA_X86 /* the vector instances: x86-64 only */

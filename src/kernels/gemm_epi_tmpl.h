@@ -10,6 +10,7 @@ static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, i
     const float rk = e->res_scale != 0.0f ? e->res_scale : 1.0f;
     const bool simple = e->act == GEMM_ACT_NONE || e->act == GEMM_ACT_RELU ||
                         e->act == GEMM_ACT_CLIP || e->act == GEMM_ACT_LEAKY;
+    const kfun f = simple ? KF_NONE : gemm_act_fun(e->act);
     for (int i = 0; i < mr; i++) {
         float *restrict r = c + i * ldc;
         const float *restrict s = e->res ? e->res + (i0 + i) * e->ldr + j0 : NULL;
@@ -40,7 +41,7 @@ static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, i
             break;
         default: break;
         }
-        if (!simple) act_row(e, r, nr);
+        if (!simple) KV(fun_row)(r, r, (size_t)nr, f, lo, hi);
         if (s && e->res_after)
             for (int j = 0; j < nr; j++) r[j] += rk * s[j];
     }

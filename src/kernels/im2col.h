@@ -12,9 +12,12 @@ typedef struct conv2d_geom {
 /* col[(ci*kh + ki)*kw + kj][oy*ow + ox] = x[ci][iy][ix], 0 in the padding. */
 void im2col_f32(const conv2d_geom *g, const float *x, float *col);
 
-/* The same matrix packed as the GEMM's B for a kernel of NR = nr (the
- * panel layout of gemm_pack_b, no header: panel p at dst + p*K*nr, K =
- * c*kh*kw, zero past oh*ow). row: scratch of oh*ow floats. */
-void im2col_pack_f32(const conv2d_geom *g, const float *x, int nr, float *row, float *dst);
+/* Its columns [p0, p1) (output pixels oy*ow + ox) packed as the GEMM's B
+ * for a kernel of NR = nr (the panel layout of gemm_pack_b, no header:
+ * panel p at dst + p*K*nr, K = c*kh*kw, zero past p1 - p0): a block of a
+ * large image at a time stays in cache for the GEMM. row: scratch of
+ * p1 - p0 floats. */
+void im2col_pack_f32(const conv2d_geom *g, const float *x, int64_t p0, int64_t p1, int nr,
+                     float *row, float *dst);
 
 #endif

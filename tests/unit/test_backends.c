@@ -332,6 +332,10 @@ static void cases_conv(const backend *b)
          "1x3, weights an input"},
         {SH(1, 64, 14, 14), SHK(64, 64, 3, 3), true, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}, NULL,
          "ResNet-sized 3x3"},
+        {SH(2, 64, 37, 41), SHK(16, 64, 3, 3), true, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}, NULL,
+         "DBNet head-like 3x3: im2col in blocks of pixels that split output rows"},
+        {SH(1, 64, 29, 33), SHK(12, 32, 3, 3), false, 2, {1, 0, 2, 1}, {2, 1}, {1, 1}, NULL,
+         "im2col blocks, group 2, stride 2x1, uneven pads"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         in_spec ins[3] = {c[i].x, c[i].w, {.rank = 1, .dims = {c[i].w.dims[0]}, .konst = true}};
@@ -771,15 +775,23 @@ static built *native_ran(const graph *g, tensor *const *feed)
     return bm;
 }
 
-/* How many attention steps (fused, or the Attention op) native runs for g. */
-static int native_attn_steps(const graph *g, tensor *const *feed)
+/* How many attention steps (fused, or the Attention op) native runs for g,
+ * or (attn_only false) how many steps, -1 when a node is left to its reference op. */
+static int native_steps(const graph *g, tensor *const *feed, bool attn_only)
 {
     built *bm = native_ran(g, feed);
     int n = 0;
     for (int k = 0; k < bm->n_steps; k++)
-        n += bm->steps[k].op == &nat_attn_fused || bm->steps[k].op == &nat_attention;
+        n += attn_only ? bm->steps[k].op == &nat_attn_fused || bm->steps[k].op == &nat_attention
+                       : bm->steps[k].op != NULL;
+    if (!attn_only && n < bm->n_steps) n = -1; /* a node left to its reference op */
     backend_find("native")->free(bm);
     return n;
+}
+
+static int native_attn_steps(const graph *g, tensor *const *feed)
+{
+    return native_steps(g, feed, true);
 }
 
 /* native's run_into: every output written into dest equals run's bit for
@@ -1563,6 +1575,20 @@ static void test_fusion(void **state)
     }
 }
 
+/* g on native against the reference at every ISA this CPU has and the
+ * portable path (kisa_force), what naming the case. */
+static void native_each_isa(const gb *g, const char *what, size_t i)
+{
+    const backend *b = backend_find("native");
+    for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+        assert_true(kisa_force((kisa)k));
+        char w[160];
+        snprintf(w, sizeof w, "native %s %zu (%s)", what, i, kisa_name((kisa)k));
+        compare_all(b, g->g, g->feed, w);
+        kisa_force(KISA_N);
+    }
+}
+
 /* Native's channels-last runs (backends/native/layout.c): chains of
  * convolutions that keep NHWC between steps, against the reference, at
  * every ISA this CPU has and the portable path (kisa_force), odd channel
@@ -1574,7 +1600,6 @@ static void test_fusion(void **state)
 static void test_native_nhwc(void **state)
 {
     (void)state;
-    const backend *b = backend_find("native");
     static const struct {
         int n, c, h, w, m, k, s, d, grp, dws;
     } cs[] = {
@@ -1619,13 +1644,7 @@ static void test_native_nhwc(void **state)
         gb_node(&g, "GlobalAveragePool", "r2", "p", NULL, 0);
         gb_output(&g, "y");
         gb_output(&g, "p");
-        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
-            assert_true(kisa_force((kisa)k));
-            char w[160];
-            snprintf(w, sizeof w, "native NHWC chain %zu (%s)", i, kisa_name((kisa)k));
-            compare_all(b, g.g, g.feed, w);
-            kisa_force(KISA_N);
-        }
+        native_each_isa(&g, "NHWC chain", i);
         gb_free(&g);
     }
 }
@@ -1659,7 +1678,6 @@ static int native_cat_writers(const graph *g, tensor *const *feed, int *pools)
 static void test_native_concat(void **state)
 {
     (void)state;
-    const backend *b = backend_find("native");
     static const struct {
         int n, c, h, w, sq, e1, e3, tail, writers;
     } cs[] = {
@@ -1709,13 +1727,7 @@ static void test_native_concat(void **state)
             fail_msg("concat case %zu: %d convs write into the Concat, want %d", i, got, cs[i].writers);
         if (pools != (cs[i].tail >= 4))
             fail_msg("concat case %zu: %d pools run channels-last, want %d", i, pools, cs[i].tail >= 4);
-        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
-            assert_true(kisa_force((kisa)k));
-            char w[160];
-            snprintf(w, sizeof w, "native in-place Concat %zu (%s)", i, kisa_name((kisa)k));
-            compare_all(b, g.g, g.feed, w);
-            kisa_force(KISA_N);
-        }
+        native_each_isa(&g, "in-place Concat", i);
         gb_free(&g);
     }
 }
@@ -1743,7 +1755,6 @@ static void gb_bn_params(gb *g, const char *pre, int64_t c)
 static void test_native_bn(void **state)
 {
     (void)state;
-    const backend *b = backend_find("native");
     static const struct {
         int n, c, h, w, m, k, grp, bias;
     } cs[] = {
@@ -1774,13 +1785,51 @@ static void test_native_bn(void **state)
         gb_node(&g, "Relu", "bn3", "z", NULL, 0);
         gb_output(&g, "y");
         gb_output(&g, "z");
-        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
-            assert_true(kisa_force((kisa)k));
-            char w[160];
-            snprintf(w, sizeof w, "native Conv+BN %zu (%s)", i, kisa_name((kisa)k));
-            compare_all(b, g.g, g.feed, w);
-            kisa_force(KISA_N);
+        native_each_isa(&g, "Conv+BN", i);
+        gb_free(&g);
+    }
+}
+
+/* Native folds a BatchNormalization after a ConvTranspose into its weights
+ * ([C_in][C_out / group][kh][kw], scaled per output channel) and bias, the
+ * activation after it the kernel's epilogue (DBNet's head: ConvTranspose,
+ * BN, Relu, then ConvTranspose, Sigmoid): each graph must run as one native
+ * step, against the reference at every ISA and the portable path, odd
+ * channel counts, stride 2, pads, output_padding, groups, batch 2. */
+static void test_native_convt_bn(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, m, grp, h, w, k, s, pad, opad, bias, bn;
+        const char *act;
+    } cs[] = {
+        {2, 5, 7, 1, 9, 11, 3, 2, 1, 1, 1, 1, "Relu"}, {2, 6, 9, 3, 7, 6, 4, 2, 1, 0, 0, 1, "Relu"},
+        {1, 16, 16, 1, 13, 13, 2, 2, 0, 0, 1, 1, "Relu"}, {2, 3, 5, 1, 5, 8, 3, 2, 2, 1, 0, 1, NULL},
+        {2, 16, 1, 1, 8, 9, 2, 2, 0, 0, 1, 0, "Sigmoid"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "convt_bn")};
+        assert_non_null(g.g);
+        int64_t p = cs[i].pad, o = cs[i].opad;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(cs[i].c, cs[i].m / cs[i].grp, cs[i].k, cs[i].k));
+        gb_const(&g, "b", (in_spec)SH(cs[i].m));
+        gb_bn_params(&g, "n", cs[i].m);
+        attr_spec a[4] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
+                          {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
+                          {"output_padding", ATTR_INTS, .n = 2, .ints = {o, o}},
+                          {"group", ATTR_INT, .i = cs[i].grp}};
+        gb_node(&g, "ConvTranspose", cs[i].bias ? "x,w,b" : "x,w", "c", a, 4);
+        const char *last = "c";
+        if (cs[i].bn) {
+            gb_node(&g, "BatchNormalization", "c,ns,nb,nm,nv", cs[i].act ? "bn" : "y", NULL, 0);
+            last = "bn";
         }
+        if (cs[i].act) gb_node(&g, cs[i].act, last, "y", NULL, 0);
+        gb_output(&g, "y");
+        int steps = native_steps(g.g, g.feed, false);
+        if (steps != 1) fail_msg("native ConvTranspose case %zu: %d steps, want 1", i, steps);
+        native_each_isa(&g, "ConvTranspose+BN", i);
         gb_free(&g);
     }
 }
@@ -2506,6 +2555,7 @@ int main(void)
         cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_attention),
         cmocka_unit_test(test_native_bn),
+        cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),

@@ -149,6 +149,9 @@ static void test_convtranspose(void **state)
         {1, 1, 1, 5, 5, 1, 1, 2, 2, 2, 2, 0},  {5, 4, 1, 3, 3, 2, 2, 0, 0, 0, 0, 1},
     };
     static const int sizes[] = {1, 7, 13};
+    /* the fused epilogue's activation after col2im (DBNet's Relu, Sigmoid) */
+    static const kact acts[] = {{KF_NONE, 0, 0}, {KF_RELU, 0, 0}, {KF_SIGMOID, 0, 0},
+                                {KF_CLIP, -0.5f, 0.5f}};
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++)
         for (int si = 0; si < 3; si++) {
             int hw = sizes[si];
@@ -166,8 +169,10 @@ static void test_convtranspose(void **state)
             double *want = malloc(ny * sizeof *want);
             ct_want(&g, x, w, b, want);
             double tol = 1e-6 * (1 + g.cin / g.group * g.kh * g.kw / 4.0);
+            kact a = acts[(k + (size_t)si) % 4];
+            for (size_t i = 0; i < ny; i++) want[i] = kc_fun(a.f, want[i], a.a, a.b);
             KC_EACH_ISA({
-                assert_int_equal(kconvt_run(&g, x, w, b, y, kc_threads), 0);
+                assert_int_equal(kconvt_run(&g, x, w, b, a, y, kc_threads), 0);
                 assert_true(kc_close("convtranspose", y, want, ny, tol, 1e-5));
             });
             free(x), free(w), free(b), free(y), free(want);

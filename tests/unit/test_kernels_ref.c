@@ -232,7 +232,7 @@ static void test_convtranspose_vs_reference(void **state)
         assert_int_equal(n, (size_t)g.cout * g.oh * g.ow);
         float *y = malloc(n * sizeof *y);
         KC_EACH_ISA({
-            assert_int_equal(kconvt_run(&g, o.x->data, w, b, y, kc_threads), 0);
+            assert_int_equal(kconvt_run(&g, o.x->data, w, b, (kact){KF_NONE, 0, 0}, y, kc_threads), 0);
             assert_true(kc_close("ConvTranspose", y, want, n, 1e-5, 1e-5));
         });
         free(y), free(want), free(w), free(b);

@@ -152,12 +152,15 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
     return AIT_OK;
 }
 
-/* Output pixels per im2col block of the channels-last GEMM: about 1 MB
- * of A, whole images when small. */
-static int64_t nhwc_block(int64_t ohw, int64_t kdim)
+/* Output pixels per im2col block: about 1 MB of the GEMM's A
+ * (channels-last) or B (NCHW, a multiple of the kernel's nr columns), whole
+ * images when small; a large image's column matrix (DBNet's head: 576 rows
+ * of 160 x 160 pixels, 59 MB) never leaves the cache. */
+static int64_t im2col_block(int64_t ohw, int64_t kdim, int64_t nr)
 {
     int64_t p = ((int64_t)1 << 18) / (kdim > 0 ? kdim : 1);
     p = p < 64 ? 64 : p;
+    p = p < nr ? nr : p / nr * nr;
     return p < ohw ? p : ohw;
 }
 
@@ -185,10 +188,10 @@ static ait_status conv_finish(built *bm, nat_step *st)
     if (!st->nhwc) {
         if (q[G_DIRECT] == CONV_DW) return AIT_OK;
         int nr = gemm_kernel_nr(bm->kern);
-        size_t cols = (size_t)((ohw + nr - 1) / nr * nr);
+        size_t cols = (size_t)((im2col_block(ohw, kdim, nr) + nr - 1) / nr * nr);
         if (!q[G_DIRECT] &&
             (__builtin_mul_overflow((size_t)kdim, cols * sizeof(float), &st->scratch) ||
-             __builtin_add_overflow(st->scratch, (size_t)ohw * sizeof(float) + 64, &st->scratch)))
+             __builtin_add_overflow(st->scratch, cols * sizeof(float) + 64, &st->scratch)))
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "im2col is too large");
         if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
         float *own;
@@ -204,9 +207,9 @@ static ait_status conv_finish(built *bm, nat_step *st)
     if (!bm->vals[n->in[0]].nhwc) f += nat_floats(xn);
     if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += nat_floats(yn);
     if (!bm->vals[st->epi.out].nhwc) f += nat_floats(yn);
-    if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(nhwc_block(ohw, kdim) * kdim);
+    if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
     if (quant) { /* qgemm's quantised rows, after A's block */
-        int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : nhwc_block(ohw, kdim);
+        int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1);
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
         f += nat_floats((int64_t)(qb / sizeof(float)));
@@ -243,20 +246,6 @@ static ait_status conv_finish(built *bm, nat_step *st)
     return s;
 }
 
-/* The kernels' activation for the epilogue's. */
-static kact nat_kact(const nat_epi *ep)
-{
-    static const kfun f[GEMM_ACT_COUNT] = {
-        [GEMM_ACT_NONE] = KF_NONE,         [GEMM_ACT_RELU] = KF_RELU,
-        [GEMM_ACT_CLIP] = KF_CLIP,         [GEMM_ACT_SIGMOID] = KF_SIGMOID,
-        [GEMM_ACT_TANH] = KF_TANH,         [GEMM_ACT_GELU] = KF_GELU_ERF,
-        [GEMM_ACT_GELU_TANH] = KF_GELU_TANH, [GEMM_ACT_SILU] = KF_SILU,
-        [GEMM_ACT_HARDSWISH] = KF_HARDSWISH, [GEMM_ACT_HARDSIGMOID] = KF_HARDSIGMOID,
-        [GEMM_ACT_LEAKY] = KF_LEAKY_RELU,
-    };
-    return (kact){f[ep->act], ep->lo, ep->hi};
-}
-
 /* Depthwise: y = act(conv + bias), then + residual (the chain puts an
  * activation only before a residual). */
 static ait_status dw_run(built *bm, const nat_step *st, const float *x, const float *bias, float *y)
@@ -267,11 +256,7 @@ static ait_status dw_run(built *bm, const nat_step *st, const float *x, const fl
                   (int)q[G_KH], (int)q[G_KW], (int)q[G_S0], (int)q[G_S1], (int)q[G_D0], (int)q[G_D1],
                   (int)(q[G_P0] & 0xffffffff), (int)(q[G_P0] >> 32), (int)q[G_OH], (int)q[G_OW]};
     kdw_run(&g, x, bm->vals[n->in[1]].cur->data, bias, nat_kact(&st->epi), y, bm->threads);
-    if (st->epi.res >= 0) {
-        const float *r = bm->vals[st->epi.res].cur->data;
-        size_t total = tensor_numel(&bm->vals[st->epi.out].t);
-        for (size_t k = 0; k < total; k++) y[k] += r[k];
-    }
+    nat_res_add(bm, st, y);
     return AIT_OK;
 }
 
@@ -331,7 +316,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     } else {
         const nat_pack *p = &bm->packs[st->node];
         const bool direct = q[G_DIRECT] == CONV_DIRECT;
-        const int64_t blk = direct ? N * ohw : nhwc_block(ohw, kdim);
+        const int64_t blk = direct ? N * ohw : im2col_block(ohw, kdim, 1);
         for (int64_t im = 0; im < (direct ? 1 : N); im++)
             for (int64_t gi = 0; gi < group; gi++)
                 for (int64_t p0 = 0; p0 < (direct ? blk : ohw); p0 += blk) {
@@ -404,25 +389,29 @@ static ait_status conv_run(built *bm, const nat_step *st)
     if (st->nhwc) return nhwc_run(bm, st, x, bias, y, cy);
     if (q[G_DIRECT] == CONV_DW) return dw_run(bm, st, x, bias, y);
     const nat_pack *p = &bm->packs[st->node];
+    const int nr = gemm_kernel_nr(bm->kern);
+    /* im2col by blocks of output pixels (the direct 1x1 reads x whole) */
+    const int64_t blk = q[G_DIRECT] ? ohw : im2col_block(ohw, kdim, nr);
     for (int64_t im = 0; im < q[G_N]; im++)
-        for (int64_t gi = 0; gi < group; gi++) {
-            const float *xg = x + (im * group + gi) * cg * hw;
-            int nr = gemm_kernel_nr(bm->kern);
-            /* A direct conv has no im2col scratch: no row either (NULL + n is undefined). */
-            float *col = bm->scratch, *row = col ? col + (ohw + nr - 1) / nr * nr * kdim : NULL;
-            gemm_packed pb = {.kern = bm->kern, .k = kdim, .mn = ohw, .data = col};
-            if (!q[G_DIRECT]) im2col_pack_f32(&geo, xg, nr, row, col);
-            gemm_args g = {.m = mg, .n = ohw, .k = kdim, .pa = &p->views[gi],
-                           .b = xg, .rsb = ohw, .csb = 1, .pb = q[G_DIRECT] ? NULL : &pb,
-                           .c = y + (im * cy + gi * mg) * ohw, .ldc = ohw,
-                           .threads = bm->threads, .kern = bm->kern};
-            nat_gemm_epi(bm, &st->epi, (im * M + gi * mg) * ohw, ohw, &g.epi);
-            if (bias) {
-                g.epi.bias_mode = GEMM_BIAS_ROW;
-                g.epi.bias = bias + gi * mg;
+        for (int64_t gi = 0; gi < group; gi++)
+            for (int64_t p0 = 0; p0 < ohw; p0 += blk) {
+                const float *xg = x + (im * group + gi) * cg * hw;
+                const int64_t p1 = p0 + blk < ohw ? p0 + blk : ohw, off = (im * M + gi * mg) * ohw + p0;
+                const int64_t coff = (im * cy + gi * mg) * ohw + p0; /* y's channels may be a Concat's */
+                /* A direct conv has no im2col scratch: no row either (NULL + n is undefined). */
+                float *col = bm->scratch, *row = col ? col + (blk + nr - 1) / nr * nr * kdim : NULL;
+                gemm_packed pb = {.kern = bm->kern, .k = kdim, .mn = p1 - p0, .data = col};
+                if (!q[G_DIRECT]) im2col_pack_f32(&geo, xg, p0, p1, nr, row, col);
+                gemm_args g = {.m = mg, .n = p1 - p0, .k = kdim, .pa = &p->views[gi],
+                               .b = xg, .rsb = ohw, .csb = 1, .pb = q[G_DIRECT] ? NULL : &pb,
+                               .c = y + coff, .ldc = ohw, .threads = bm->threads, .kern = bm->kern};
+                nat_gemm_epi(bm, &st->epi, off, ohw, &g.epi);
+                if (bias) {
+                    g.epi.bias_mode = GEMM_BIAS_ROW;
+                    g.epi.bias = bias + gi * mg;
+                }
+                TRY(nat_gemm_f32(bm, &g));
             }
-            TRY(nat_gemm_f32(bm, &g));
-        }
     return AIT_OK;
 }
 

@@ -1,14 +1,55 @@
-/* ConvTranspose 2-D, NCHW, float32, on kernels/convt.h, with its bias.
- * Explicit pads only: auto_pad and output_shape (pads derived from the
- * output size) stay on the reference op, as does anything whose output size
- * disagrees with the scheduled shape or does not fit int geometry. */
+/* ConvTranspose 2-D, NCHW, float32, on kernels/convt.h, with its bias and
+ * the chain after it: a BatchNormalization folded into constant weights and
+ * bias (DBNet's head: ConvTranspose, BatchNormalization, Relu), then the
+ * epilogue's bias Add, activation and residual. Explicit pads only: auto_pad
+ * and output_shape (pads derived from the output size) stay on the
+ * reference op, as does anything whose output size disagrees with the
+ * scheduled shape or does not fit int geometry. */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/native/native.h"
 #include "kernels/convt.h"
 
 enum { T_N, T_CIN, T_H, T_W, T_COUT, T_GROUP, T_KH, T_KW, T_SH, T_SW, T_DH, T_DW, T_PT, T_PL, T_OH, T_OW };
+
+/* A BatchNormalization y = x * s + t after node i folds into its weights
+ * (w[ci][oc][tap] times s of output channel grp * cog + oc, grp = ci / cig)
+ * and bias (b * s + t), made once into bm->packs[i] (not saved: the
+ * weights stay in the artifact as they are). */
+static ait_status bn_fold(built *bm, int i, int bn, int group)
+{
+    nat_pack *p = &bm->packs[i];
+    if (p->wt) return AIT_OK;
+    const node *n = &bm->g->nodes[i];
+    const tensor *w = nat_shape(bm, n->in[1]);
+    const float *wd = w->data, *bd = n->n_in > 2 && n->in[2] >= 0 ? nat_shape(bm, n->in[2])->data : NULL;
+    const int64_t cin = w->dims[0], cog = w->dims[1], taps = w->dims[2] * w->dims[3];
+    const int64_t cout = cog * group, cig = cin / group;
+    float *s = malloc(sizeof(float) * (size_t)cout), *t = malloc(sizeof(float) * (size_t)cout);
+    p->bias = aligned_zalloc(sizeof(float) * (size_t)cout);
+    p->wt = aligned_zalloc(sizeof(float) * (size_t)tensor_numel(w));
+    if (!s || !t || !p->bias || !p->wt) {
+        free(s);
+        free(t);
+        aligned_free(p->bias);
+        aligned_free(p->wt);
+        p->bias = p->wt = NULL;
+        return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
+    }
+    nat_bn_fold(bm, bn, cout, s, t);
+    for (int64_t c = 0; c < cout; c++) p->bias[c] = (bd ? bd[c] * s[c] : 0) + t[c];
+    for (int64_t ci = 0; ci < cin; ci++)
+        for (int64_t oc = 0; oc < cog; oc++) {
+            float sc = s[ci / cig * cog + oc];
+            for (int64_t k = 0; k < taps; k++)
+                p->wt[(ci * cog + oc) * taps + k] = wd[(ci * cog + oc) * taps + k] * sc;
+        }
+    free(s);
+    free(t);
+    return AIT_OK;
+}
 
 static ait_status convt_take(built *bm, int i, nat_step *st, bool *taken)
 {
@@ -50,6 +91,16 @@ static ait_status convt_take(built *bm, int i, nat_step *st, bool *taken)
     for (int a = 0; a < 16; a++)
         if (geo[a] > INT_MAX) return AIT_OK; /* the kernel takes int geometry */
     memcpy(st->geo, geo, sizeof geo);
+    const bool has_b = n->n_in > 2 && n->in[2] >= 0;
+    if (nat_const(bm, n->in[1]) && (!has_b || nat_const(bm, n->in[2])))
+        st->bn = nat_bn_after(bm, n->out[0], cout);
+    if (st->bn >= 0) {
+        TRY(bn_fold(bm, i, st->bn, (int)group));
+        st->epi.nodes[st->epi.n_nodes++] = st->bn;
+        nat_chain(bm, bm->g->nodes[st->bn].out[0], true, false, &st->epi);
+    } else {
+        nat_chain(bm, n->out[0], true, !has_b, &st->epi);
+    }
     *taken = true;
     return AIT_OK;
 }
@@ -62,10 +113,16 @@ static ait_status convt_run(built *bm, const nat_step *st)
                   (int)q[T_GROUP], (int)q[T_KH], (int)q[T_KW], (int)q[T_SH], (int)q[T_SW],
                   (int)q[T_DH], (int)q[T_DW], (int)q[T_PT], (int)q[T_PL], (int)q[T_OH],
                   (int)q[T_OW]};
-    const float *bias = n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data : NULL;
-    if (kconvt_run(&g, bm->vals[n->in[0]].cur->data, bm->vals[n->in[1]].cur->data, bias,
-                   bm->vals[n->out[0]].t.data, bm->threads))
+    const nat_pack *p = &bm->packs[st->node];
+    const float *bias = st->bn >= 0                    ? p->bias
+                        : n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
+                        : st->epi.bias >= 0            ? bm->vals[st->epi.bias].cur->data
+                                                       : NULL;
+    const float *w = st->bn >= 0 ? p->wt : bm->vals[n->in[1]].cur->data;
+    float *y = bm->vals[st->epi.out].t.data;
+    if (kconvt_run(&g, bm->vals[n->in[0]].cur->data, w, bias, nat_kact(&st->epi), y, bm->threads))
         return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for ConvTranspose's scratch");
+    nat_res_add(bm, st, y);
     return AIT_OK;
 }
 

@@ -138,6 +138,20 @@ void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, 
     }
 }
 
+/* The kernels' activation for the epilogue's. */
+kact nat_kact(const nat_epi *ep)
+{
+    return (kact){gemm_act_fun(ep->act), ep->lo, ep->hi};
+}
+
+void nat_res_add(const built *bm, const nat_step *st, float *y)
+{
+    if (st->epi.res < 0) return;
+    const float *r = bm->vals[st->epi.res].cur->data;
+    size_t total = tensor_numel(&bm->vals[st->epi.out].t);
+    for (size_t k = 0; k < total; k++) y[k] += r[k];
+}
+
 int nat_bn_after(const built *bm, int v, int64_t c)
 {
     int i = nat_sole_consumer(bm, v);

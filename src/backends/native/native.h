@@ -164,6 +164,12 @@ void nat_bn_fold(const built *bm, int bn, int64_t c, float *s, float *t);
 /* The gemm_epi of a step's chain for output element block at offset off
  * (the residual's), with the op's own scale and bias. */
 void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out);
+/* The kernels' activation (kernels/act.h) for a step's chain. */
+kact nat_kact(const nat_epi *ep);
+/* y += the step's residual, when its chain has one (after the activation:
+ * the chain puts an activation only before a residual), for the kernels
+ * whose epilogue stops at the activation (depthwise, ConvTranspose). */
+void nat_res_add(const built *bm, const nat_step *st, float *y);
 
 /* chain.c: fuse_find over the scheduled shapes into bm->fus (the
  * attention fusions native cannot run dropped: their nodes run one by
