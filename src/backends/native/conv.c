@@ -210,6 +210,8 @@ static ait_status conv_finish(built *bm, nat_step *st)
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
         f += conv_floats((int64_t)(qb / sizeof(float)));
+        if (bm->qstatic && q[G_DIRECT] == CONV_IM2COL) /* an image quantised once, then im2col */
+            f += conv_floats((xn / q[G_N] + 3) / 4);
     }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
@@ -325,6 +327,18 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (direct) {
                         g.a = x + gi * cg;
                         g.rsa = C;
+                    } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
+                        uint8_t *qa = (uint8_t *)(sp + conv_floats(blk * kdim));
+                        float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
+                        uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kdim, blk);
+                        if (p0 == 0) qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
+                        kg.c0 = 0;
+                        knhwc_im2col_u8(&kg, xq, (uint8_t)p->qz, p0, p1, qa, p->qv.kp);
+                        for (int64_t r = 0; r < p1 - p0; r++) {
+                            sa[r] = p->qs;
+                            ((int32_t *)(sa + blk))[r] = p->qz;
+                        }
+                        g.a = NULL;
                     } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
                         uint8_t *qa = (uint8_t *)(sp + conv_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
