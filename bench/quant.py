@@ -145,7 +145,7 @@ def quantised_of(tuning):
     for m in tuning.get("modules", []):
         if m.get("whole"):
             continue
-        q = any(c["chosen"] and c["variant"] in VARIANTS + ("int4wo-64", "int4wo-128")
+        q = any(c["chosen"] and c["variant"] in VARIANTS + CNN_VARIANTS + ("int4wo-64", "int4wo-128")
                 for c in m["candidates"])
         out[str(m["batch"])] = out.get(str(m["batch"]), 0) + q
     return out
