@@ -3,7 +3,8 @@
 issue 14's peers, side by side in one run. Per model (mlp, bert, resnet18,
 mobilenetv2), one thread:
   ait     `ait tune --quant V` (strategy max-throughput, batch sizes 1,8) for
-          each variant V of VARIANTS (the CNNs: int8dq alone, the one variant
+          each variant V of VARIANTS (the CNNs: int8dq and int8, static with
+          activation scales calibrated on the tuning sample, the variants
           native's Conv has), and the float32 tune (f32);
   ort     ONNX Runtime on the float model (f32), and on the model quantised
           as onnxruntime's tools do it (bench/ort_quant.py): mlp and bert
@@ -58,8 +59,8 @@ TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "2",
 # interleaving order: ait first, then the peers
 ENGINES = (["ait:f32"] + [f"ait:{v}" for v in VARIANTS] +
            ["ort:f32", "ort:int8", "ort:int8pc", "torch:f32", "torch:int8", "torch:bf16"])
-CNN_VARIANTS = ("int8dq",)
-CNN_ENGINES = ("ait:f32", "ait:int8dq", "ort:f32", "ort:int8", "ort:int8pc", "torch:f32")
+CNN_VARIANTS = ("int8dq", "int8")
+CNN_ENGINES = ("ait:f32", "ait:int8dq", "ait:int8", "ort:f32", "ort:int8", "ort:int8pc", "torch:f32")
 
 
 def variants_of(name):
@@ -144,7 +145,7 @@ def quantised_of(tuning):
     for m in tuning.get("modules", []):
         if m.get("whole"):
             continue
-        q = any(c["chosen"] and c["variant"] in VARIANTS + ("int4wo-64", "int4wo-128")
+        q = any(c["chosen"] and c["variant"] in VARIANTS + CNN_VARIANTS + ("int4wo-64", "int4wo-128")
                 for c in m["candidates"])
         out[str(m["batch"])] = out.get(str(m["batch"]), 0) + q
     return out
@@ -235,15 +236,15 @@ def run_case(cfg, name, batch, arts, ort):
     return row
 
 
-def verdict(row, art):
-    """The target of the row: ait int8dq (its artifact's record art) against ORT int8 (per-tensor,
-    quantize_dynamic's default)."""
-    a, o = row["engines"]["ait:int8dq"], row["engines"]["ort:int8"]
+def verdict(row, art, v="int8dq"):
+    """The target of the row: ait int8 variant v (its artifact's record art) against ORT int8
+    (per-tensor, quantize_dynamic's default)."""
+    a, o = row["engines"][f"ait:{v}"], row["engines"]["ort:int8"]
     if "median_ms" not in a or "median_ms" not in o:
         return "not measured"
     if not (art.get("quantised") or {}).get(str(row["batch"])):
-        return (f"{a['median_ms'] / o['median_ms']:.2f}x ORT int8, but the int8dq tune kept every "
-                "module on float32 (its int8dq candidates were slower), so this row is ait float32 "
+        return (f"{a['median_ms'] / o['median_ms']:.2f}x ORT int8, but the {v} tune kept every "
+                f"module on float32 (its {v} candidates were slower), so this row is ait float32 "
                 "against ORT int8: target missed")
     r = a["median_ms"] / o["median_ms"]
     fast = r <= TARGET
@@ -309,8 +310,9 @@ def section(q, key="quant"):
              "resnet18 and mobilenetv2 static QDQ as `quantize_static` builds it (uint8 "
              "activations calibrated min/max on the batch-8 bench samples by ONNX Runtime, "
              "int8 weights, int32 biases, Relu/Clip after Conv or Add folded into the range; "
-             "ait's int8dq Convs quantise each pixel row at run time instead, depthwise and the "
-             "rest float32). PyTorch: "
+             "ait's int8dq Convs quantise each pixel row at run time instead, its int8 Convs each "
+             "input at one scale calibrated min/max on the tuning sample (float32 between "
+             "modules and ops), depthwise and the rest float32). PyTorch: "
              "`torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, qint8)` and autocast "
              "bfloat16 (the CNNs: float32 only, quantize_dynamic has no Conv). Error: against PyTorch's float32 outputs, the worst output: largest "
              "absolute error, SQNR, top-1 agreement of a [batch, classes] output.", ""]
@@ -335,7 +337,9 @@ def section(q, key="quant"):
             lines.append(f"| {e} | {fmt(i.get('median_ms'), '{:.3f}')} | {fmt(i.get('vs_ort_int8'), '{:.2f}x')} | "
                          f"{fmt(i['max_abs'], '{:.3g}')} | {fmt(i['sqnr_db'], '{:.1f}')} | "
                          f"{fmt(None if i['top1'] is None else i['top1'] * 100, '{:.1f}%')} |")
-        lines += ["", f"ait int8dq: {verdict(row, q['artifacts'][row['name']]['int8dq'])}.", ""]
+        lines.append("")
+        for v in (x for x in variants_of(row["name"]) if x.startswith("int8")):
+            lines += [f"ait {v}: {verdict(row, q['artifacts'][row['name']][v], v)}.", ""]
     return lines
 
 

@@ -586,7 +586,8 @@ typedef struct ait_tune_options {
      * file. Rows of another CPU are skipped with a warning. NULL: none. */
     const char *gemm_db;
     /* Quantised candidates to try besides float32: "bf16", "int8dq" (int8
-     * dynamic), "int8wo", "int4wo" (weight-only; "int4wo-64", "int4wo-128"
+     * dynamic), "int8" (int8 static: each Conv's input at a scale
+     * calibrated on the samples, see calib_percentile), "int8wo", "int4wo" (weight-only; "int4wo-64", "int4wo-128"
      * for other group sizes), comma-separated, or "auto" for all; NULL or
      * "none": float32 only. Each is judged by the SQNR of its module's
      * outputs against the reference: at least min_sqnr dB (0: the
@@ -617,6 +618,10 @@ typedef struct ait_tune_options {
     int n_seq_buckets;
     const int *past_buckets;
     int n_past_buckets;
+    /* int8's calibration: 0 each activation's min and max over the
+     * samples, else its P-th percentile range (50 < P <= 100, averaged
+     * over the sample batches), which outliers stretch less. */
+    double calib_percentile;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them

@@ -63,6 +63,7 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     to.whole = o->skip_whole ? WHOLE_OFF : WHOLE_CHECK;
     to.quant = o->quant && strcmp(o->quant, "none") != 0 ? o->quant : NULL;
     to.min_sqnr = o->min_sqnr;
+    to.calib_pct = o->calib_percentile;
     to.accuracy_budget = o->accuracy_budget;
     memcpy(to.batch, h->r->batch, sizeof to.batch);
     TRY(take_buckets(o->seq_buckets, o->n_seq_buckets, 1, "seq", to.seq_buckets, &to.n_seq, err));

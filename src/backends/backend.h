@@ -15,6 +15,8 @@
  * (CUDA, later) implements build/run itself. */
 #ifndef AIT_BACKENDS_BACKEND_H
 #define AIT_BACKENDS_BACKEND_H
+#include <string.h>
+
 #include "core/log.h"
 #include "graph/graph.h"
 #include "ops/op.h"
@@ -36,6 +38,27 @@ typedef struct prepared {
 } prepared;
 
 struct gemm_tuned; /* kernels/gemm_tuned.h */
+
+/* A value's calibrated float range (tune --quant int8): what a static int8
+ * variant fixes its activation scale and zero point from. */
+typedef struct act_range {
+    char *name; /* the value's name in the model */
+    float lo, hi;
+} act_range;
+
+typedef struct act_ranges {
+    int n;
+    act_range *r;
+    uint64_t hash; /* of every name and range: part of a candidate's cache key */
+} act_ranges;
+
+/* The range of value `name`, or NULL. */
+static inline const act_range *act_range_find(const act_ranges *rs, const char *name)
+{
+    for (int i = 0; rs && name && i < rs->n; i++)
+        if (strcmp(rs->r[i].name, name) == 0) return &rs->r[i];
+    return NULL;
+}
 struct gemm_args;  /* kernels/gemm.h */
 
 /* A candidate's configuration: which backend, and how. */
@@ -58,6 +81,11 @@ typedef struct candidate_cfg {
      * id it takes ("" for the default): `ait gemm capture`. NULL: none. */
     void (*gemm_seen)(void *user, const struct gemm_args *g, const char *layout, const char *cfg);
     void *gemm_seen_user;
+    /* The activation ranges calibrated on the tuning samples, for a static
+     * int8 variant (native's "int8"); NULL: none. Not kept in a plan: the
+     * variant saves the scales it took with its weights, which load hands
+     * back (the tuning owns the table while it saves). */
+    const act_ranges *ranges;
 } candidate_cfg;
 
 typedef struct built built; /* a backend's prepared module, opaque */

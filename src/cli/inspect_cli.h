@@ -41,6 +41,7 @@ typedef struct insp_args {
     int cold;             /* tune: --cold-cache 1, --warm-cache -1, else 0 (auto) */
     const char *quant;    /* tune: --quant LIST */
     double min_sqnr;      /* tune: --min-sqnr DB (0: each variant's own) */
+    double calib_pct;     /* tune: --calib-percentile P (0: min/max) */
     const char *accuracy_budget; /* tune: --accuracy-budget SPEC (NULL: none) */
     double margin;        /* tune: --margin as tune_opts.margin (0: default, -1: none) */
     const char *gemm_db;  /* tune: --gemm-db tuned.csv (docs/gemm.md) */

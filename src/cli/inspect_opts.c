@@ -15,7 +15,7 @@ enum {
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
     O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES,
     O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB,
-    O_QUANT, O_MIN_SQNR, O_ACC_BUDGET, O_SEQ_BUCKETS, O_PAST_BUCKETS, O_MAX_INPUT, O_HELP,
+    O_QUANT, O_MIN_SQNR, O_CALIB_PCT, O_ACC_BUDGET, O_SEQ_BUCKETS, O_PAST_BUCKETS, O_MAX_INPUT, O_HELP,
 };
 
 /* Each option with the group that accepts it (0: every command). */
@@ -60,6 +60,7 @@ static const struct {
     {{"gemm-db", required_argument, 0, O_GEMM_DB}, INSP_DRY_RUN},
     {{"quant", required_argument, 0, O_QUANT}, INSP_DRY_RUN},
     {{"min-sqnr", required_argument, 0, O_MIN_SQNR}, INSP_DRY_RUN},
+    {{"calib-percentile", required_argument, 0, O_CALIB_PCT}, INSP_DRY_RUN},
     {{"accuracy-budget", required_argument, 0, O_ACC_BUDGET}, INSP_DRY_RUN},
     {{"max-input-mb", required_argument, 0, O_MAX_INPUT}, 0},
     {{"help", no_argument, 0, O_HELP}, 0},
@@ -180,6 +181,12 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
             char *end;
             a->min_sqnr = strtod(optarg, &end);
             ok = *optarg && !*end && a->min_sqnr > 0 && a->min_sqnr < 1000;
+            break;
+        }
+        case O_CALIB_PCT: {
+            char *end;
+            a->calib_pct = strtod(optarg, &end);
+            ok = *optarg && !*end && a->calib_pct > 50 && a->calib_pct <= 100;
             break;
         }
         case O_ACC_BUDGET: {

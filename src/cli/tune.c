@@ -76,9 +76,12 @@ static const char *tune_help =
     "                         min-latency, latency-budget:MS, or only:NAME (NAME's\n"
     "                         fastest valid candidate even where the baseline is\n"
     "                         faster: the model on one backend, to compare with)\n"
-    "  --quant LIST           also try quantised candidates: bf16, int8dq, int8wo,\n"
+    "  --quant LIST           also try quantised candidates: bf16, int8dq, int8 (static:\n"
+    "                         activation scales calibrated on the samples), int8wo,\n"
     "                         int4wo (int4wo-64, int4wo-128), comma-separated, or\n"
     "                         auto (all); judged by SQNR (default: none, float32)\n"
+    "  --calib-percentile P   int8's calibration: each activation's P-th percentile\n"
+    "                         range, 50 < P <= 100 (default: its min and max)\n"
     "  --min-sqnr DB          the SQNR bound of every quantised candidate (default:\n"
     "                         its own: 35 dB bf16, 25 dB int8 and int4)\n"
     "  --accuracy-budget SPEC the end-to-end bound of the plan (default: none, the\n"
@@ -330,7 +333,7 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
                    .log = cli_logger(), .cache_dir = cache,
                    .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
                    .plan_check = !a->no_plan_check, .gemm = gemm, .quant = a->quant,
-                   .min_sqnr = a->min_sqnr, .accuracy_budget = a->accuracy_budget,
+                   .min_sqnr = a->min_sqnr, .calib_pct = a->calib_pct, .accuracy_budget = a->accuracy_budget,
                    .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
     memcpy(o.batch, a->batch, sizeof o.batch);
     o.n_seq = a->n_seq, o.n_past = a->n_past;

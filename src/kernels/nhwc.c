@@ -44,23 +44,39 @@ void knhwc_to_nchw(const float *x, int64_t n, int64_t c, int64_t hw, float *y)
     transpose(x, n, hw, c, y);
 }
 
-void knhwc_im2col(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a)
+/* The im2col of elements of esz bytes, rows lda bytes apart, padding bytes `pad`. */
+static void im2col_bytes(const knhwc_geom *g, const char *x, size_t esz, int pad, int64_t p0,
+                         int64_t p1, char *a, size_t lda)
 {
-    const int64_t c = g->c, row = g->kh * g->kw * c;
+    const size_t c = (size_t)g->c * esz;
     for (int64_t p = p0; p < p1; p++) {
         int64_t oy = p / g->ow, ox = p % g->ow;
-        float *ap = a + (p - p0) * row;
+        char *ap = a + (size_t)(p - p0) * lda;
         for (int64_t ky = 0; ky < g->kh; ky++) {
             int64_t iy = oy * g->sh - g->pt + ky * g->dh;
             for (int64_t kx = 0; kx < g->kw; kx++, ap += c) {
                 int64_t ix = ox * g->sw - g->pl + kx * g->dw;
                 if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
-                    memset(ap, 0, sizeof(float) * (size_t)c);
+                    memset(ap, pad, c);
                 else
-                    memcpy(ap, x + (iy * g->w + ix) * g->cs + g->c0, sizeof(float) * (size_t)c);
+                    memcpy(ap, x + (size_t)((iy * g->w + ix) * g->cs + g->c0) * esz, c);
             }
         }
     }
+}
+
+void knhwc_im2col(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a)
+{
+    im2col_bytes(g, (const char *)x, sizeof(float), 0, p0, p1, (char *)a,
+                 sizeof(float) * (size_t)(g->kh * g->kw * g->c));
+}
+
+void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t p0, int64_t p1,
+                     uint8_t *a, int64_t lda)
+{
+    const int64_t row = g->kh * g->kw * g->c;
+    im2col_bytes(g, (const char *)x, 1, pad, p0, p1, (char *)a, (size_t)lda);
+    for (int64_t p = p0; p < p1 && lda > row; p++) memset(a + (p - p0) * lda + row, 0, (size_t)(lda - row));
 }
 
 typedef void (*dw_row_fn)(const knhwc_geom *, const float *, const float *, const float *, int64_t,

@@ -22,6 +22,10 @@ typedef struct knhwc_geom {
 /* a[p - p0][(ky*kw + kx)*c + ci] = x[iy][ix][c0 + ci] for output pixels
  * p in [p0, p1) (0 in the padding): the GEMM's A, K = kh*kw*c. */
 void knhwc_im2col(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a);
+/* The same of uint8 x (a quantised activation), the padding `pad` (its
+ * zero point), rows lda >= kh*kw*c bytes apart, 0 after the K bytes. */
+void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t p0, int64_t p1,
+                     uint8_t *a, int64_t lda);
 
 /* Depthwise (one channel per group, multiplier 1) over n images of
  * g (c0 = 0, c = cs): y[n][oy][ox][c] = act(sum x * wt[ky][kx][c] +

@@ -33,6 +33,7 @@ int qg_scheme_find(const char *name, int *group)
     if (!name) return -1;
     for (int s = 0; s < QG_N; s++)
         if (strcmp(name, names[s]) == 0) return s;
+    if (strcmp(name, "int8") == 0) return QG_INT8DQ; /* static activations, same packing */
     if (strcmp(name, "int4wo-64") == 0) return *group = 64, QG_INT4WO;
     if (strcmp(name, "int4wo-128") == 0) return *group = 128, QG_INT4WO;
     return -1;
@@ -280,6 +281,13 @@ void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_
     (v512 ? qg_avx512_quant : quant_c)(a, k, s, (float)z, q);
     *scale = s;
     *zp = z;
+}
+
+void qg_u8_range(float lo, float hi, float *scale, int32_t *zp) { qg_u8_params(lo, hi, scale, zp); }
+
+void qg_quant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
+{
+    (use_avx512() ? qg_avx512_quant : quant_c)(a, n, scale, (float)zp, q);
 }
 
 void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)

@@ -44,7 +44,9 @@ typedef struct qg_packed {
 /* "bf16", "int8dq", "int8wo", "int4wo"; NULL when out of range. */
 const char *qg_scheme_name(int s);
 /* The scheme named `name` ("int4wo" is group 32; "int4wo-64" and
- * "int4wo-128" set *group), or -1. */
+ * "int4wo-128" set *group; "int8", static int8, is QG_INT8DQ's packing
+ * with activations quantised at a fixed, calibrated scale by the caller,
+ * qg_quant_u8 then qgemm_u8), or -1. */
 int qg_scheme_find(const char *name, int *group);
 
 /* Bytes a packed B (k x n) takes, header included; 0 on overflow or a bad
@@ -108,6 +110,15 @@ const char *qg_kernel_name(int scheme);
  * scale) + zero point); NaN skipped by the range and quantised to 0. The
  * reference op's arithmetic, bit for bit. */
 void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp);
+
+/* Static quantisation at a fixed scale and zero point (QuantizeLinear's
+ * arithmetic to uint8, bit for bit): q[i] = saturate(rint(a[i] / scale) +
+ * zp), NaN to 0. */
+void qg_quant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q);
+/* The uint8 scale and zero point of range [lo, hi] (lo <= 0 <= hi), the
+ * ones QG_INT8DQ's rows take: scale (hi - lo) / 255 (1 for an empty
+ * range), zp = rint(-lo / scale) in [0, 255]. */
+void qg_u8_range(float lo, float hi, float *scale, int32_t *zp);
 
 /* The activation quantisation of QG_INT8DQ, exported for tests: row a[k]
  * to q[k] in 0..255, with *scale and *zp. */

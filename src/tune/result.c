@@ -12,6 +12,7 @@
 void tune_report_free(tune_report *r)
 {
     if (!r) return;
+    calib_free(&r->calib);
     free(r->mods);
     free(r);
 }

@@ -7,6 +7,7 @@
 #define AIT_TUNE_RESULT_H
 #include "backends/backend.h"
 #include "io/json.h"
+#include "tune/calib.h"
 #include "tune/inspect.h"
 #include "tune/profile.h"
 
@@ -147,6 +148,10 @@ typedef struct tune_report {
     acc_budget budget;        /* tune_opts.accuracy_budget (nothing set: none) */
     int n_acc;                /* one per bucket when quantised variants or a budget were asked */
     tune_accuracy acc[16];
+    /* Activation ranges on the tuning samples, when a static int8 variant
+     * was asked for (calib.out is the candidates' cfg.ranges; it lives as
+     * long as the report, through the plan's save). */
+    calib calib;
 } tune_report;
 
 void tune_report_free(tune_report *r);

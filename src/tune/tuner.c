@@ -302,8 +302,8 @@ static void progress_done(const progress *p, const char *mod, int batch, const t
  * backend that runs some of the module's nodes itself, in each of its
  * variants for the module (the default first), at each thread count:
  * "onednn/t2", "onednn:blocked/t1". */
-static void add_quant(const graph *sub, const tune_opts *o, const backend *b, int threads,
-                      tune_module *tm, const backend **cb);
+static void add_quant(const graph *sub, const tune_opts *o, const act_ranges *ranges,
+                      const backend *b, int threads, tune_module *tm, const backend **cb);
 
 /* Whether module g quantises values it computes (DynamicQuantizeLinear, or
  * QuantizeLinear of a non-constant): a rounding step there turns a float32
@@ -321,8 +321,8 @@ static bool quantises_activations(const graph *g)
     return false;
 }
 
-static void list_candidates(const graph *sub, const tune_opts *o, tune_module *tm,
-                            const backend **cb)
+static void list_candidates(const graph *sub, const tune_opts *o, const act_ranges *ranges,
+                            tune_module *tm, const backend **cb)
 {
     int threads = o->max_threads > 0 ? o->max_threads : 1;
     bool flips = quantises_activations(sub);
@@ -350,7 +350,7 @@ static void list_candidates(const graph *sub, const tune_opts *o, tune_module *t
                          vars[v], t);
                 if (flips && !is_ref) c->min_sqnr = TOL_PREQUANT_SQNR_DB;
             }
-        add_quant(sub, o, b, threads, tm, cb);
+        add_quant(sub, o, ranges, b, threads, tm, cb);
     }
 }
 
@@ -370,9 +370,9 @@ static bool quant_wanted(const char *list, const char *name)
 }
 
 /* The quantised candidates of backend b on module sub that the user asked
- * for, each with its own SQNR bound. */
-static void add_quant(const graph *sub, const tune_opts *o, const backend *b, int threads,
-                      tune_module *tm, const backend **cb)
+ * for, each with its own SQNR bound; static int8 with the calibrated ranges. */
+static void add_quant(const graph *sub, const tune_opts *o, const act_ranges *ranges,
+                      const backend *b, int threads, tune_module *tm, const backend **cb)
 {
     const char *qv[16];
     int nq = b->quant_variants && o->quant ? b->quant_variants(sub, qv, 16) : 0;
@@ -385,6 +385,7 @@ static void add_quant(const graph *sub, const tune_opts *o, const backend *b, in
             c->cfg.backend = b->name;
             c->cfg.threads = t;
             snprintf(c->cfg.variant, sizeof c->cfg.variant, "%s", qv[v]);
+            if (!strcmp(qv[v], "int8")) c->cfg.ranges = ranges;
             snprintf(c->name, sizeof c->name, "%s:%s/t%d", b->name, qv[v], t);
             c->min_sqnr = o->min_sqnr > 0 ? o->min_sqnr : b->min_sqnr ? b->min_sqnr(qv[v]) : 0;
             if (c->min_sqnr <= 0) c->min_sqnr = TOL_QUANT_SQNR_DB;
@@ -580,6 +581,7 @@ static void cand_key(const uint8_t sdig[SHA256_BYTES], const tune_cand *c, char 
     cache_hash_i64(&h, c->cfg.threads);
     cache_hash_str(&h, c->cfg.variant);
     if (c->cfg.gemm) cache_hash_i64(&h, (int64_t)c->cfg.gemm->hash); /* the GEMM table it ran with */
+    if (c->cfg.ranges) cache_hash_i64(&h, (int64_t)c->cfg.ranges->hash); /* its calibration */
     cache_hash_str(&h, c->name);
     if (c->min_sqnr > 0) cache_hash_i64(&h, (int64_t)llround(c->min_sqnr * 1000));
     sha256_final(&h, d);
@@ -741,7 +743,7 @@ static ait_status tune_one(tune_ctx *x, tune_module *tm, uint8_t mdig[SHA256_BYT
     if (tune_cold(o->cold, x->insp)) mt.prof.flush_bytes = PROFILE_FLUSH_BYTES;
     if (s == AIT_OK)
         sets_digest(x, mdig, tm->batch, mt.vs, mt.n_sets, sub->n_inputs, &mt.prof, mt.sdig);
-    if (s == AIT_OK) list_candidates(sub, o, tm, mt.cb);
+    if (s == AIT_OK) list_candidates(sub, o, &x->rep->calib.out, tm, mt.cb);
     bool stop = strategy_speed(tm->strategy);
     /* The baseline last: when a candidate already beats it clearly, its
      * slow runs (the reference ops: a second or more for a big module) stop
@@ -863,7 +865,7 @@ static ait_status quant_check(const char *list, ait_error *e)
         snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), p);
         if (len >= 31 || qg_scheme_find(name, &g) < 0)
             return err_set(e, AIT_E_INVALID_ARG,
-                           "tune: --quant: unknown scheme '%.*s' (bf16, int8dq, int8wo, int4wo, "
+                           "tune: --quant: unknown scheme '%.*s' (bf16, int8dq, int8, int8wo, int4wo, "
                            "int4wo-64, int4wo-128, auto or none)", (int)len, p);
         p += len + (end != NULL);
     }
@@ -882,6 +884,34 @@ static sample_set bucket_samples(const sample_set *all, const int *of, int pi, s
     for (int i = 0; i < all->n; i++)
         if (of[i] == pi) view[sub.n++] = all->s[i];
     return sub;
+}
+
+/* Static int8's calibration (calib.h): the whole model on every sample
+ * at bucket b (each sequence/past phase's), its Convs' inputs observed. */
+static ait_status calibrate(tune_ctx *x, int b, int nph, const int *of, sample *view, ait_error *e)
+{
+    const tune_opts *o = x->o;
+    calib *c = &x->rep->calib;
+    TRY(calib_init(c, x->m->g, o->calib_pct, e));
+    tensor **outs = calloc((size_t)x->m->g->n_outputs + 1, sizeof *outs);
+    ait_status s = outs ? AIT_OK : err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int q = 0; s == AIT_OK && q < nph; q++) {
+        sample_set sub = bucket_samples(o->samples, of, q, view);
+        s = make_batches(x->m, &sub, b, 0, &x->batches, &x->n_batches, &x->n_groups, e);
+        for (int k = 0; s == AIT_OK && k < x->n_batches; k++) {
+            s = exec_run(x->whole, x->batches[k].inputs, outs, e);
+            if (s == AIT_OK) s = calib_observe(c, x->whole, x->m->g, e);
+        }
+        batches_free(x->m, x->batches, x->n_batches);
+        x->batches = NULL;
+        x->n_batches = 0;
+    }
+    free(outs);
+    calib_finish(c);
+    log_msg(&o->log, AIT_LOG_DEBUG, "tune: int8 calibration: %d activation%s over %d run%s (%s)",
+            c->out.n, c->out.n == 1 ? "" : "s", c->runs, c->runs == 1 ? "" : "s",
+            o->calib_pct ? "percentile" : "min/max");
+    return s;
 }
 
 static ait_status accuracy_pass(tune_ctx *x, const int *buckets, int nb, int nph, const int *of,
@@ -993,6 +1023,8 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
     cache_open(&x->cache, o->cache_dir, &o->log);
     s = exec_create(m->g, NULL, 1, &x->whole, e);
     if (s == AIT_OK) exec_keep_values(x->whole); /* module inputs are read after runs */
+    if (s == AIT_OK && quant_wanted(o->quant, "int8"))
+        s = calibrate(x, buckets[0], nph, of, view, e);
     for (int q = 0; s == AIT_OK && q < nb * nph; q++) {
         int bi = q / nph, pi = q % nph;
         sample_set sub = bucket_samples(o->samples, of, pi, view);

@@ -80,6 +80,9 @@ typedef struct tune_opts {
      * min_sqnr > 0 replaces each variant's own SQNR bound (dB). */
     const char *quant;
     double min_sqnr;
+    /* Static int8's calibration (tune/calib.h): 0 the min/max of each
+     * activation over the samples, else this percentile (say 99.99). */
+    double calib_pct;
     /* The end-to-end accuracy budget (tune/accuracy.h, acc_budget_parse's
      * syntax: "sqnr=30,top1=1%"); NULL/""/"none": figures only. With quant
      * or a budget, each bucket's final plan runs whole against the float32

@@ -28,6 +28,7 @@
 #include "exec/exec.h"
 #include "exec/node_costs.h"
 #include "kernels/isa.h"
+#include "tune/calib.h"
 #include "tune/samples.h"
 
 #define NMSE_F32 1e-10 /* float32: sums in another order, nothing worse */
@@ -2273,14 +2274,18 @@ static void test_native_quant(void **state)
     }
 }
 
-/* native's int8dq Conv (backends/native/qconv.c) on odd shapes: a k x k
- * Conv (stride, pads, bias, channels not a multiple of 16) + Relu, then a
- * 1x1 Conv + residual Add + Relu, then a 1x1 stride 2 Conv (im2col) + BN;
- * at every ISA this CPU has and the portable path: each Conv's weights are
- * quantised (its pack is qgemm's), the outputs within the int8 SQNR bound
- * of the reference, the same at 2 threads and when built from a copy of the
- * saved blobs. The variant is offered for a module of Convs, not for one of
- * depthwise Convs (which stay float32). */
+/* native's int8dq and int8 (static) Convs (backends/native/qconv.c) on
+ * odd shapes: a k x k Conv (stride, pads, bias, channels not a multiple of
+ * 16) + Relu, then a 1x1 Conv + residual Add + Relu, then a 1x1 stride 2
+ * Conv (im2col) + BN; at every ISA this CPU has and the portable path:
+ * each Conv's weights are quantised (its pack is qgemm's), the outputs
+ * within the int8 SQNR bound of the reference, the same at 2 threads and
+ * when built from a copy of the saved blobs. int8 takes its input scales
+ * from ranges calibrated on the input (tune/calib.h): refused without
+ * them, each Conv's scale and zero point QuantizeLinear's of its input's
+ * range, and reloaded from the blobs bit for bit without the ranges. The
+ * variants are offered for a module of Convs, not for one of depthwise
+ * Convs (which stay float32). */
 static void test_native_qconv(void **state)
 {
     (void)state;
@@ -2313,17 +2318,37 @@ static void test_native_qconv(void **state)
         gb_node(&g, "BatchNormalization", "c3,n3s,n3b,n3m,n3v", "y", NULL, 0);
         gb_output(&g, "y");
         const char *qv[16];
-        assert_int_equal(b->quant_variants(g.g, qv, 16), 1);
+        assert_int_equal(b->quant_variants(g.g, qv, 16), 2);
         assert_string_equal(qv[0], "int8dq");
+        assert_string_equal(qv[1], "int8");
         candidate_cfg cr = {.backend = "reference", .threads = 1};
         built *br = NULL;
         ait_error e = {0};
-        tensor *want[1];
+        tensor *want[1], *xo[1];
         assert_int_equal(ref->build(ref, g.g, &cr, &br, &e), AIT_OK);
         assert_int_equal(ref->run(br, g.feed, want, &e), AIT_OK);
-        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
-            assert_true(kisa_force((kisa)k));
-            candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"}, c2 = cfg;
+        /* int8's calibration: the Convs' inputs x, r1, r2 over this input */
+        exec *x = NULL;
+        calib cal;
+        assert_int_equal(exec_create(g.g, NULL, 1, &x, &e), AIT_OK);
+        exec_keep_values(x);
+        assert_int_equal(exec_run(x, g.feed, xo, &e), AIT_OK);
+        assert_int_equal(calib_init(&cal, g.g, 0, &e), AIT_OK);
+        assert_int_equal(calib_observe(&cal, x, g.g, &e), AIT_OK);
+        calib_finish(&cal);
+        assert_int_equal(cal.out.n, 3);
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu() * 2 + 1; k++) {
+            bool st = k % 2; /* int8dq, then int8, at each ISA */
+            assert_true(kisa_force((kisa)(k / 2)));
+            candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"}, c2;
+            if (st) {
+                snprintf(cfg.variant, sizeof cfg.variant, "int8");
+                built *none = NULL;
+                assert_int_equal(b->build(b, g.g, &cfg, &none, &e), AIT_E_INVALID_ARG);
+                assert_non_null(strstr(e.msg, "no calibrated range for input 'x'"));
+                cfg.ranges = &cal.out;
+            }
+            c2 = cfg;
             c2.threads = 2;
             built *b1 = NULL, *b2 = NULL, *bp = NULL;
             tensor *o1[1], *o2[1], *op[1];
@@ -2334,13 +2359,18 @@ static void test_native_qconv(void **state)
                 if (!strcmp(g.g->nodes[n].op, "Conv")) {
                     convs++;
                     if (!b1->packs[n].qv.w) fail_msg("case %zu: Conv %d not quantised", i, n);
+                    const act_range *r = act_range_find(&cal.out, g.g->vals[g.g->nodes[n].in[0]].name);
+                    float s = 0;
+                    int32_t z = 0;
+                    if (st) qg_u8_range(fminf(r->lo, 0), fmaxf(r->hi, 0), &s, &z);
+                    assert_true(b1->packs[n].qs == s && b1->packs[n].qz == z);
                 }
             assert_int_equal(convs, 3);
             double q = sqnr(want[0], o1[0]);
-            printf("# qconv %zu (%s, %s): SQNR %.1f dB\n", i, kisa_name((kisa)k),
-                   qg_kernel_name(QG_INT8DQ), q);
-            if (!(q >= b->min_sqnr("int8dq")) || q == INFINITY)
-                fail_msg("case %zu (%s): SQNR %.1f dB", i, kisa_name((kisa)k), q);
+            printf("# qconv %zu (%s, %s, %s): SQNR %.1f dB\n", i, cfg.variant,
+                   kisa_name((kisa)(k / 2)), qg_kernel_name(QG_INT8DQ), q);
+            if (!(q >= b->min_sqnr(cfg.variant)) || q == INFINITY)
+                fail_msg("case %zu (%s, %s): SQNR %.1f dB", i, cfg.variant, kisa_name((kisa)(k / 2)), q);
             assert_int_equal(b->build(b, g.g, &c2, &b2, &e), AIT_OK);
             assert_int_equal(b->run(b2, g.feed, o2, &e), AIT_OK);
             assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
@@ -2352,14 +2382,19 @@ static void test_native_qconv(void **state)
             prepared cp = {3, copy};
             blobs_copy(&pr, copy);
             cfg.prep = &cp;
+            cfg.ranges = NULL; /* int8: the scales come back with the weights */
             if (b->build(b, g.g, &cfg, &bp, &e) != AIT_OK) fail_msg("case %zu: from blobs: %s", i, e.msg);
             assert_int_equal(b->run(bp, g.feed, op, &e), AIT_OK);
             assert_memory_equal(o1[0]->data, op[0]->data, tensor_nbytes(o1[0]));
+            for (int n = 0; n < g.g->n_nodes; n++)
+                assert_true(bp->packs[n].qs == b1->packs[n].qs && bp->packs[n].qz == b1->packs[n].qz);
             b->free(bp);
             blobs_free(copy, 3);
             b->free(b1);
             kisa_force(KISA_N);
         }
+        calib_free(&cal);
+        exec_free(x);
         ref->free(br);
         gb_free(&g);
     }

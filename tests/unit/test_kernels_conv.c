@@ -1,5 +1,5 @@
 /* The native backend's kernels (src/kernels/), part 2: depthwise
- * convolution, ConvTranspose, pooling and Resize, at every ISA this CPU has
+ * convolution, the uint8 channels-last im2col, ConvTranspose, pooling and Resize, at every ISA this CPU has
  * and on the portable path, with 1 and 2 threads, against loops in double
  * written here; odd channel counts and sizes, every epilogue and mode. */
 #include <setjmp.h>
@@ -65,6 +65,41 @@ static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, con
         assert_true(kc_close("depthwise NHWC", y, want2, ny, tol, 1e-5));
     });
     free(xt), free(wt), free(res), free(yt), free(y), free(want2), free(rt);
+}
+
+/* The channels-last im2col of uint8 activations (static int8's): odd
+ * channels, stride, dilation and pads, a channel slice (c0) of a wider
+ * image; every element where the float im2col puts it, the padding the
+ * given zero point, rows kp apart zero after K. */
+static void test_im2col_u8(void **state)
+{
+    (void)state;
+    knhwc_geom g = {.h = 7, .w = 6, .cs = 11, .c0 = 2, .c = 5, .kh = 3, .kw = 2, .sh = 2, .sw = 1,
+                    .dh = 1, .dw = 2, .pt = 1, .pl = 2};
+    g.oh = (g.h + 2 * g.pt - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+    g.ow = (g.w + 2 * g.pl - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+    const int64_t hw = g.h * g.w, k = g.kh * g.kw * g.c, kp = k + 3, p0 = 3, p1 = g.oh * g.ow - 1;
+    float x[7 * 6 * 11], a[64 * 30];
+    uint8_t xq[7 * 6 * 11], q[64 * 33];
+    for (int64_t i = 0; i < hw * g.cs; i++) {
+        xq[i] = (uint8_t)(i * 37 % 251 + 1);
+        x[i] = xq[i];
+    }
+    assert_true(p1 - p0 <= 64 && k <= 30);
+    knhwc_im2col(&g, x, p0, p1, a);
+    memset(q, 0xee, sizeof q);
+    knhwc_im2col_u8(&g, xq, 0, p0, p1, q, kp);
+    for (int64_t r = 0; r < p1 - p0; r++)
+        for (int64_t j = 0; j < kp; j++)
+            assert_int_equal(q[r * kp + j], j < k ? (int)a[r * k + j] : 0);
+    knhwc_im2col_u8(&g, xq, 200, p0, p1, q, kp); /* the padding is the zero point */
+    int pads = 0;
+    for (int64_t r = 0; r < p1 - p0; r++)
+        for (int64_t j = 0; j < k; j++) {
+            pads += a[r * k + j] == 0;
+            assert_int_equal(q[r * kp + j], a[r * k + j] == 0 ? 200 : (int)a[r * k + j]);
+        }
+    assert_true(pads > 0);
 }
 
 static void test_depthwise(void **state)
@@ -334,6 +369,7 @@ static void test_resize(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_im2col_u8),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
         cmocka_unit_test(test_pool),        cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_resize),

@@ -162,7 +162,8 @@ static void test_int4wo(void **st)
     sweep(QG_INT4WO, 128);
 }
 
-/* The activation quantiser: every value within half a step of its code. */
+/* The activation quantisers: every value within half a step of its code;
+ * every ISA's bytes the portable one's; the fixed-scale one QuantizeLinear's. */
 static void test_quant_row(void **st)
 {
     (void)st;
@@ -200,6 +201,19 @@ static void test_quant_row(void **st)
                 if (s != ws || z != wz || memcmp(q, want, (size_t)n) != 0)
                     fail_msg("quantiser at %s, n %d, kind %d: scale %g zp %d, portable %g %d", kisa_name((kisa)k),
                              n, kind, s, z, ws, wz);
+            }
+            /* static int8's fixed scale (a range narrower than the data, so
+             * some saturate): QuantizeLinear's uint8, by hand, at every ISA */
+            for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+                assert_true(kisa_force((kisa)k));
+                qg_quant_u8(a, n, 0.0173f, 97, q);
+                for (int i = 0; i < n; i++) {
+                    float r = rintf(a[i] / 0.0173f) + 97;
+                    uint8_t w = isnan(r) ? 0 : r >= 255 ? 255 : r <= 0 ? 0 : (uint8_t)r;
+                    if (q[i] != w)
+                        fail_msg("fixed quantiser at %s, n %d, kind %d, [%d] %g: %d, not %d",
+                                 kisa_name((kisa)k), n, kind, i, a[i], q[i], w);
+                }
             }
             kisa_force(KISA_N);
         }

@@ -213,6 +213,8 @@ static ait_status conv_finish(built *bm, nat_step *st)
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
         f += nat_floats((int64_t)(qb / sizeof(float)));
+        if (bm->qstatic && q[G_DIRECT] == CONV_IM2COL) /* an image quantised once, then im2col */
+            f += nat_floats((xn / q[G_N] + 3) / 4);
     }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
@@ -227,6 +229,10 @@ static ait_status conv_finish(built *bm, nat_step *st)
     }
     /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
     if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
+    if (!w && bm->prep) /* a lean artifact's: the weights live in the blob alone */
+        return quant ? nat_qconv_pack(bm, st->node, NULL, kdim, M)
+                     : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
+                                    fill_wt, NULL, &p);
     float *own, *tmp = malloc(sizeof(float) * (size_t)(M * kdim));
     w = tmp ? bn_weights(bm, st, w, M, kdim, &own) : NULL;
     if (!w) {
@@ -327,12 +333,24 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (direct) {
                         g.a = x + gi * cg;
                         g.rsa = C;
+                    } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
+                        uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
+                        float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
+                        uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kdim, blk);
+                        if (p0 == 0) qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
+                        kg.c0 = 0;
+                        knhwc_im2col_u8(&kg, xq, (uint8_t)p->qz, p0, p1, qa, p->qv.kp);
+                        for (int64_t r = 0; r < p1 - p0; r++) {
+                            sa[r] = p->qs;
+                            ((int32_t *)(sa + blk))[r] = p->qz;
+                        }
+                        g.a = NULL;
                     } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         kg.c0 = gi * cg;
-                        nat_qconv_rows(&kg, x + im * hw * C, p0, p1, kdim, p->qv.kp, sp, qa, sa,
-                                       (int32_t *)(sa + blk));
+                        nat_qconv_rows(p, &kg, x + im * hw * C, p0, p1, kdim, p->qv.kp, sp, qa,
+                                       sa, (int32_t *)(sa + blk));
                         g.a = NULL;
                     } else {
                         kg.c0 = gi * cg;
@@ -353,7 +371,14 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.epi.bias_mode = GEMM_BIAS_COL;
                         g.epi.bias = bias + gi * mg;
                     }
-                    if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
+                    if (p->qv.w && direct && p->qs > 0) { /* static int8: A at its fixed scale */
+                        uint8_t *qa = (uint8_t *)sp;
+                        float *sa = (float *)(qa + ((size_t)(g.m * p->qv.kp) + 63) / 64 * 64);
+                        nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
+                                         (int32_t *)(sa + g.m));
+                        qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
+                                 &g.epi, g.threads);
+                    } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
                     else if (p->qv.w) {
                         const uint8_t *qa = (const uint8_t *)(sp + nat_floats(blk * kdim));

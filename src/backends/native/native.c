@@ -87,7 +87,8 @@ ait_status nat_pack_get_sized(built *bm, int i, int groups, size_t bytes, const 
     }
     p->size = total;
     if (bm->pack_quant) { /* one group of qgemm's */
-        ait_status s = qg_view(p->data, bytes, &p->qv, bm->err);
+        ait_status s = bytes > bm->pack_tail ? qg_view(p->data, bytes - bm->pack_tail, &p->qv, bm->err)
+                                             : err_set(bm->err, AIT_E_INVALID_ARG, "too short");
         if (s != AIT_OK) {
             p->data = NULL;
             return err_prefix(bm->err, "native: node '%s': prepared weights '%s': ",
@@ -395,6 +396,8 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     bm->kern = kern;
     bm->quant = quant;
     bm->qgroup = qgroup;
+    bm->qstatic = var && strcmp(var, "int8") == 0;
+    bm->ranges = cfg ? cfg->ranges : NULL;
     bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
@@ -569,7 +572,9 @@ static void nat_cpu_needs(char *buf, size_t n)
  * Gemm with a constant float32 2-D B, the weights they quantise; int4 in
  * groups of 32, 64 (int4wo-64) and 128 (int4wo-128). A module with only
  * Convs of one group: int8dq (qconv.c), the one that pays on compute-bound
- * convolutions. */
+ * convolutions. Any module with such a Conv: int8, its static variant
+ * (activation scales calibrated by the tuner; a MatMul or Gemm in the
+ * same module runs int8dq's per-row scales). */
 static int nat_quant_variants(const graph *module, const char **out, int max)
 {
     static const char *const qs[] = {"bf16", "int8dq", "int8wo", "int4wo", "int4wo-64",
@@ -585,6 +590,7 @@ static int nat_quant_variants(const graph *module, const char **out, int max)
     int k = 0;
     for (size_t i = 0; any && i < sizeof qs / sizeof qs[0] && k < max; i++) out[k++] = qs[i];
     if (!any && k < max && nat_qconv_in(module)) out[k++] = "int8dq"; /* Conv: qconv.c */
+    if (k < max && nat_qconv_in(module)) out[k++] = "int8"; /* static, calibrated: qconv.c */
     return k;
 }
 

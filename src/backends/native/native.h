@@ -51,6 +51,8 @@ typedef struct nat_pack {
     gemm_packed *views;
     float *bias;      /* a bias the op prepared (Gemm's beta * C), owned */
     qg_packed qv;     /* quantised weights (built.quant >= 0): one group, qgemm's */
+    float qs;         /* static int8: the input's calibrated scale (0: dynamic rows), */
+    int32_t qz;       /* and zero point (qconv.c) */
     float *wt;        /* weights reordered (a channels-last depthwise conv's), owned */
 } nat_pack;
 
@@ -83,6 +85,9 @@ struct built {
     const gemm_kernel *kern;
     int quant, qgroup; /* a quantised variant's qg_scheme and int4 group (qgemm.h), else -1 */
     bool pack_quant;   /* nat_pack_get is making quantised weights (qg_view, not gemm's) */
+    size_t pack_tail;  /* bytes after qgemm's pack in such a blob (static int8's scales) */
+    bool qstatic;      /* variant "int8": activations at calibrated scales (qconv.c) */
+    const act_ranges *ranges; /* the calibration the tuner gives (cfg.ranges), or NULL */
     const prepared *prep;
     exec *x;
     bool scheduled;
@@ -209,9 +214,15 @@ ait_status nat_qconv_pack(built *bm, int i, const float *wt, int64_t kdim, int64
 bool nat_qconv_in(const graph *module);
 /* Output pixels [p0, p1) of x's NHWC im2col (nhwc.h) as qgemm_u8's rows
  * (kp apart, scales sa, zero points za), made through tmp: min(16, p1 - p0)
- * rows of kdim floats. */
-void nat_qconv_rows(const knhwc_geom *kg, const float *x, int64_t p0, int64_t p1,
-                    int64_t kdim, int64_t kp, float *tmp, uint8_t *q, float *sa, int32_t *za);
+ * rows of kdim floats; each row at its own range, or at pack p's static
+ * scale when it has one (p->qs > 0). */
+void nat_qconv_rows(const nat_pack *p, const knhwc_geom *kg, const float *x, int64_t p0,
+                    int64_t p1, int64_t kdim, int64_t kp, float *tmp, uint8_t *q, float *sa,
+                    int32_t *za);
+/* Static int8's direct (1x1) Conv: rows [0, m) of A (kdim floats each,
+ * lda apart) quantised at p's static scale into qgemm_u8's rows. */
+void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m, int64_t kdim,
+                      int64_t kp, uint8_t *q, float *sa, int32_t *za);
 
 /* conv.c: whether conv step st can write its output into a Concat's
  * channels (a GEMM, not depthwise, no residual: concat.c). */

@@ -8,7 +8,15 @@
  * im2col a few pixels at a time, quantised while in cache: the float rows
  * never go to memory); the
  * conv's bias, activation and residual stay the float epilogue. Depthwise
- * and grouped convolutions stay float32 in the variant. */
+ * and grouped convolutions stay float32 in the variant.
+ *
+ * The static variant, "int8", packs the same weights but quantises the
+ * Conv's input at one fixed scale and zero point, QuantizeLinear's
+ * uint8 over the input's range calibrated on the tuning samples
+ * (cfg.ranges, widened to hold 0): no min/max pass at run time. The scale
+ * travels with the weights, in a trailer after qgemm's pack (QCAL_MAGIC,
+ * scale, zero point), so an artifact reloads it bit for bit. */
+#include <math.h>
 #include <string.h>
 
 #include "backends/native/native.h"
@@ -16,9 +24,21 @@
 
 bool nat_qconv(const built *bm, int64_t group) { return bm->quant == QG_INT8DQ && group == 1; }
 
+#define QCAL_MAGIC "aitqcal1"
+#define QCAL_BYTES 64 /* the trailer, a cache line */
+
+typedef struct qcal {
+    char magic[8];
+    float scale;
+    int32_t zp;
+} qcal;
+_Static_assert(sizeof(qcal) <= QCAL_BYTES, "trailer fits");
+
 typedef struct qconv_arg {
     const float *w; /* [kdim][M] */
     int64_t kdim, m;
+    size_t bytes;   /* qgemm's pack; the trailer after it (static int8) */
+    qcal cal;
 } qconv_arg;
 
 static void fill_q(built *bm, int i, int grp, void *dst, const void *arg)
@@ -27,18 +47,49 @@ static void fill_q(built *bm, int i, int grp, void *dst, const void *arg)
     (void)grp;
     const qconv_arg *a = arg;
     qg_pack(bm->quant, bm->qgroup, a->w, a->m, 1, a->kdim, a->m, dst);
+    if (bm->qstatic) memcpy((char *)dst + a->bytes, &a->cal, sizeof a->cal);
+}
+
+/* Static int8: node i's input scale and zero point from its calibrated
+ * range (QuantizeLinear's uint8 parameters over [min(lo, 0), max(hi, 0)]). */
+static ait_status calibrated(built *bm, int i, qcal *out)
+{
+    const node *n = &bm->g->nodes[i];
+    const char *name = bm->g->vals[n->in[0]].name;
+    const act_range *r = act_range_find(bm->ranges, name);
+    if (!r)
+        return nat_fail(bm, i, AIT_E_INVALID_ARG, "int8: no calibrated range for input '%s' "
+                        "(the tuner calibrates it on the tuning samples)", name ? name : "?");
+    float lo = r->lo < 0 ? r->lo : 0, hi = r->hi > 0 ? r->hi : 0;
+    memcpy(out->magic, QCAL_MAGIC, 8);
+    qg_u8_range(lo, hi, &out->scale, &out->zp);
+    return AIT_OK;
 }
 
 ait_status nat_qconv_pack(built *bm, int i, const float *wt, int64_t kdim, int64_t M)
 {
     size_t bytes = qg_pack_size(bm->quant, bm->qgroup, kdim, M);
     if (!bytes) return nat_fail(bm, i, AIT_E_OVERFLOW, "quantised weights are too large");
-    qconv_arg arg = {wt, kdim, M};
+    qconv_arg arg = {wt, kdim, M, bytes, {{0}, 0, 0}};
+    if (bm->qstatic && !bm->prep) TRY(calibrated(bm, i, &arg.cal));
     nat_pack *p;
     bm->pack_quant = true;
-    ait_status s = nat_pack_get(bm, i, 1, bytes, fill_q, &arg, &p);
+    bm->pack_tail = bm->qstatic ? QCAL_BYTES : 0;
+    ait_status s = nat_pack_get(bm, i, 1, bytes + bm->pack_tail, fill_q, &arg, &p);
     bm->pack_quant = false;
-    return s;
+    bm->pack_tail = 0;
+    if (s != AIT_OK || !bm->qstatic) return s;
+    qcal c;
+    memcpy(&c, (const char *)p->data + bytes, sizeof c);
+    if (memcmp(c.magic, QCAL_MAGIC, 8) != 0 || !(c.scale > 0) || !isfinite(c.scale) || c.zp < 0 ||
+        c.zp > 255) {
+        p->qv.w = NULL;
+        return nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s': no valid int8 "
+                        "calibration after the weights", p->name);
+    }
+    p->qs = c.scale;
+    p->qz = c.zp;
+    return AIT_OK;
 }
 
 bool nat_qconv_in(const graph *module)
@@ -57,16 +108,34 @@ bool nat_qconv_in(const graph *module)
 /* Pixels per float im2col chunk: a few rows of A, quantised from L1/L2. */
 #define QCONV_CHUNK 16
 
-void nat_qconv_rows(const knhwc_geom *kg, const float *x, int64_t p0, int64_t p1, int64_t kdim,
-                    int64_t kp, float *tmp, uint8_t *q, float *sa, int32_t *za)
+/* Row r of qgemm_u8's A from a[kdim]: at pack p's static scale, or its own. */
+static void quant_row(const nat_pack *pk, const float *a, int64_t kdim, int64_t kp, size_t r,
+                      uint8_t *q, float *sa, int32_t *za)
+{
+    if (pk->qs > 0) {
+        qg_quant_u8(a, kdim, pk->qs, pk->qz, q + r * (size_t)kp);
+        sa[r] = pk->qs;
+        za[r] = pk->qz;
+    } else {
+        qg_quant_row_u8(a, kdim, q + r * (size_t)kp, &sa[r], &za[r]);
+    }
+    memset(q + r * (size_t)kp + kdim, 0, (size_t)(kp - kdim));
+}
+
+void nat_qconv_rows(const nat_pack *pk, const knhwc_geom *kg, const float *x, int64_t p0,
+                    int64_t p1, int64_t kdim, int64_t kp, float *tmp, uint8_t *q, float *sa,
+                    int32_t *za)
 {
     for (int64_t c0 = p0; c0 < p1; c0 += QCONV_CHUNK) {
         int64_t c1 = c0 + QCONV_CHUNK < p1 ? c0 + QCONV_CHUNK : p1;
         knhwc_im2col(kg, x, c0, c1, tmp);
-        for (int64_t p = c0; p < c1; p++) {
-            size_t r = (size_t)(p - p0);
-            qg_quant_row_u8(tmp + (p - c0) * kdim, kdim, q + r * (size_t)kp, &sa[r], &za[r]);
-            memset(q + r * (size_t)kp + kdim, 0, (size_t)(kp - kdim));
-        }
+        for (int64_t p = c0; p < c1; p++)
+            quant_row(pk, tmp + (p - c0) * kdim, kdim, kp, (size_t)(p - p0), q, sa, za);
     }
+}
+
+void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m, int64_t kdim,
+                      int64_t kp, uint8_t *q, float *sa, int32_t *za)
+{
+    for (int64_t r = 0; r < m; r++) quant_row(p, a + r * lda, kdim, kp, (size_t)r, q, sa, za);
 }
