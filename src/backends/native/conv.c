@@ -347,6 +347,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.epi.bias_mode = GEMM_BIAS_COL;
                         g.epi.bias = bias + gi * mg;
                     }
+                    if (p->qv.w) nat_qgemm_seen(bm, &p->qv, g.m, 0, &g.epi);
                     if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
                     else if (p->qv.w) {
