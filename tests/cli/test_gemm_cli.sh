@@ -5,7 +5,9 @@
 # refused naming file:line and column, `ait tune --gemm-db` whose
 # artifact embeds the configs and runs without the CSV, saying at run time
 # (-v) which shapes take a tuned config and which the default, once each;
-# compare's SVG chart; ait itself never links libmpi, and --mpi without
+# compare's SVG chart; capture --data from samples (a bad sample named);
+# a quantised MatMul captured as u8s8, quantised rows tuned on qgemm and
+# left out of the runtime table; ait itself never links libmpi, and --mpi without
 # ait-mpi beside it says what is missing.
 # usage: test_gemm_cli.sh AIT TEST_DATA_DIR
 set -u
