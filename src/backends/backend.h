@@ -77,9 +77,11 @@ typedef struct candidate_cfg {
      * the native backend; NULL: its defaults. Not kept in a plan: native
      * saves the table as a prepared blob, which load hands back. */
     const struct gemm_tuned *gemm;
-    /* Called before every GEMM native runs, with its layout and the config
-     * id it takes ("" for the default): `ait gemm capture`. NULL: none. */
-    void (*gemm_seen)(void *user, const struct gemm_args *g, const char *layout, const char *cfg);
+    /* Called before every GEMM native runs, with its layout, its dtype
+     * ("f32", or the quantised kernel's: docs/gemm.md) and the config id it
+     * takes ("" for the default): `ait gemm capture`. NULL: none. */
+    void (*gemm_seen)(void *user, const struct gemm_args *g, const char *layout, const char *dtype,
+                      const char *cfg);
     void *gemm_seen_user;
     /* The activation ranges calibrated on the tuning samples, for a static
      * int8 variant (native's "int8"); NULL: none. Not kept in a plan: the

@@ -14,6 +14,7 @@
 #include "gemmtune/capture.h"
 #include "gemmtune/tune.h"
 #include "io/artifact.h"
+#include "tune/samples.h"
 
 static const char *gemm_help =
     "usage: ait gemm capture|tune|merge|compare ... (`ait gemm SUBCOMMAND --help`)\n"
@@ -31,7 +32,8 @@ static const char *gemm_help =
 static const char *capture_help =
     "usage: ait gemm capture MODEL.onnx|NAME.ait -o untuned.csv [options]\n"
     "\n"
-    "Runs the model once per batch size on the native backend (generated inputs)\n"
+    "Runs the model once per batch size on the native backend (generated inputs,\n"
+    "or the samples of --data batched as `ait tune` batches them)\n"
     "and writes every GEMM it ran (MatMul, Gemm, convolutions lowered to GEMM):\n"
     "m,n,k,dtype,layout,epilogue,count. Layout: A's then B's storage, n plain,\n"
     "t transposed, p prepacked (weights).\n"
@@ -40,6 +42,9 @@ static const char *capture_help =
     "  --batch-sizes LIST    batch sizes to run (default 1)\n"
     "  --dim NAME=V          a named input dim (sequence length, ...)\n"
     "  --input NAME=FILE.npy an input from a file\n"
+    "  --data PATH           the inputs from samples: a .npz, a folder of .npz files,\n"
+    "                        or a folder of sample folders of NAME.npy (as `ait tune\n"
+    "                        --data`); each batch size takes rows from them in order\n"
     "  --max-input-mb N      refuse an input file whose array declares more than\n"
     "                        N MiB, before reading it (default: no limit)\n"
     "  --m-sweep SPEC        each (N, K) again at every M: pow2:1-8192 or 1,8,64\n"
@@ -48,7 +53,8 @@ static const char *capture_help =
     "                        (not tuned)` or `tuned config ID`\n"
     "\n"
     "  ait gemm capture mlp.onnx --batch-sizes 1,32 -o mlp.csv -v\n"
-    "  ait gemm capture bert.onnx --dim seq=128 --m-sweep pow2:1-4096 -o bert.csv\n";
+    "  ait gemm capture bert.onnx --dim seq=128 --m-sweep pow2:1-4096 -o bert.csv\n"
+    "  ait gemm capture bert.onnx --data samples/ --batch-sizes 1,8 -o bert.csv\n";
 
 static const char *tune_help =
     "usage: ait gemm tune untuned.csv -o tuned.csv [options]\n"
@@ -59,6 +65,10 @@ static const char *tune_help =
     "elements off by more than float32's bound) and timed (median). The fastest\n"
     "passing one is the shape's row, beside the default config's time; OpenBLAS,\n"
     "oneDNN and BLIS (when installed) are checked and timed as reference points.\n"
+    "A quantised row (dtype int8dq, int8wo, int4wo[-64|-128], bf16, u8s8, s8s8)\n"
+    "runs on the quantised kernels (threads 1..N; --all: the portable one too),\n"
+    "checked within the dtype's quantisation bound, the float GEMM's default\n"
+    "timed beside it.\n"
     "Rows are appended as they finish: run the same command again after an\n"
     "interruption and it resumes.\n"
     "\n"
@@ -145,8 +155,9 @@ static int capture(int argc, char **argv)
                                        {"gemm-db", required_argument, 0, 'g'},
                                        {"threads", required_argument, 0, 't'},
                                        {"max-input-mb", required_argument, 0, 'M'},
+                                       {"data", required_argument, 0, 'D'},
                                        {0, 0, 0, 0}};
-    const char *out = NULL, *sweep = NULL, *db_path = NULL, *batches = "1";
+    const char *data = NULL, *out = NULL, *sweep = NULL, *db_path = NULL, *batches = "1";
     input_opts io = {.seed = 1};
     long long threads = 1;
     int c;
@@ -158,6 +169,7 @@ static int capture(int argc, char **argv)
         case 'b': batches = optarg; break;
         case 'm': sweep = optarg; break;
         case 'g': db_path = optarg; break;
+        case 'D': data = optarg; break;
         case 't':
             if (!cli_parse_int(optarg, 1, 1024, &threads)) return usage_err(capture_help, "--threads: 1 to 1024");
             break;
@@ -186,7 +198,10 @@ static int capture(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || !out) return usage_err(capture_help, !out ? "-o untuned.csv is required" : NULL);
+    if (data && (io.n_files || io.n_dims))
+        return usage_err(capture_help, "--data gives every input: not with --input or --dim");
     const char *path = argv[optind];
+    sample_set *samples = NULL;
     ait_error e = {0};
     ait_model *m = NULL;
     gt_capture cap = {.log = verbose ? cli_logger() : (logger){0}, .threads = (int)threads};
@@ -203,6 +218,7 @@ static int capture(int argc, char **argv)
         ait_artifact_options ao = {.size = sizeof ao};
         s = artifact_file_is(path) ? ait_artifact_load(path, &ao, &m, &e) : ait_model_load(path, &m, &e);
     }
+    if (s == AIT_OK && data) s = samples_load(m, data, io.max_input, &samples, &e);
     const char *p = batches;
     while (s == AIT_OK && *p) {
         long long b;
@@ -218,7 +234,7 @@ static int capture(int argc, char **argv)
         ait_tensor **in = calloc((size_t)n_in + 1, sizeof *in);
         bool *gen = calloc((size_t)n_in + 1, sizeof *gen);
         if (!in || !gen) s = err_set(&e, AIT_E_NOMEM, "out of memory");
-        if (s == AIT_OK) s = inputs_make(m, &io, in, gen, &e);
+        if (s == AIT_OK) s = samples ? samples_batch(m, samples, (int)b, in, &e) : inputs_make(m, &io, in, gen, &e);
         if (s == AIT_OK) s = gt_capture_run(&cap, m->g, in, &e);
         if (s == AIT_OK)
             fprintf(stderr, "batch %lld: %d GEMM shape%s so far\n", b, cap.db.n, cap.db.n == 1 ? "" : "s");
@@ -235,6 +251,7 @@ static int capture(int argc, char **argv)
     gt_db_free(&swept);
     gt_capture_free(&cap);
     gemm_tuned_free(&tuned);
+    sample_set_free(samples);
     ait_model_free(m);
     if (s != AIT_OK) {
         fprintf(stderr, "ait gemm capture: %s\n", e.msg);

@@ -13,15 +13,16 @@ typedef struct cap_run {
     gemm_report *rep;
 } cap_run;
 
-static void seen(void *user, const gemm_args *g, const char *layout, const char *cfg)
+static void seen(void *user, const gemm_args *g, const char *layout, const char *dtype,
+                 const char *cfg)
 {
     cap_run *cr = user;
     gt_row r = {.m = g->m, .n = g->n, .k = g->k, .count = 1};
-    snprintf(r.dtype, sizeof r.dtype, "f32");
+    snprintf(r.dtype, sizeof r.dtype, "%s", dtype);
     memcpy(r.layout, layout, 3);
     gemm_epi_name(&g->epi, r.epi, sizeof r.epi);
     (void)gt_db_merge(&cr->c->db, &r, NULL); /* out of memory: a row fewer */
-    gemm_report_seen(cr->rep, g, layout, cfg);
+    gemm_report_seen(cr->rep, g, layout, dtype, cfg);
 }
 
 ait_status gt_capture_run(gt_capture *c, const graph *g, tensor *const *inputs, ait_error *e)

@@ -1,5 +1,6 @@
 /* `ait gemm capture`: run a graph on the native backend and record every
- * GEMM it ran (MatMul, Gemm, convolutions lowered to GEMM) as untuned rows
+ * GEMM it ran (MatMul, Gemm, convolutions lowered to GEMM; quantised ones
+ * with their dtype: int8dq, int4wo-64, u8s8, ...) as untuned rows
  * (M, N, K, dtype, layout, epilogue, count), through the backend's
  * candidate_cfg.gemm_seen hook; and `--m-sweep`, which spreads each
  * (N, K, layout, epilogue) over M. */

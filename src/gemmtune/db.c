@@ -12,6 +12,7 @@
 #include "gemmtune/db.h"
 #include "io/csv.h"
 #include "io/publish.h"
+#include "kernels/qgemm.h"
 
 void gt_cpu_this(gt_cpu *c)
 {
@@ -126,6 +127,21 @@ static ait_status get_str(const rd *r, int col, char *out, size_t n)
     return AIT_OK;
 }
 
+bool gt_dtype_parse(const char *s, gt_dtype *out)
+{
+    *out = (gt_dtype){.scheme = -1, .group = 0};
+    if (!strcmp(s, "f32")) return true;
+    if (!strcmp(s, "u8s8") || !strcmp(s, "s8s8")) {
+        *out = (gt_dtype){.scheme = QG_INT8DQ, .a_int = s[0] == 'u' ? -1 : 1};
+        return true;
+    }
+    /* static int8 (`--quant int8`) runs int8dq's GEMM and is captured under that name */
+    if (!strcmp(s, "int8")) return false;
+    out->scheme = qg_scheme_find(s, &out->group);
+    if (out->scheme != QG_INT4WO) out->group = 0;
+    return out->scheme >= 0;
+}
+
 static ait_status row_read(const rd *r, bool tuned, gt_row *w)
 {
     memset(w, 0, sizeof *w);
@@ -141,7 +157,10 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
         return err_set(r->e, AIT_E_OVERFLOW, "%s:%d: columns m, n, k: %lld x %lld x %lld is too large",
                        r->c->name, r->c->row_line, (long long)w->m, (long long)w->n, (long long)w->k);
     TRY(get_str(r, C_DTYPE, w->dtype, sizeof w->dtype));
-    if (strcmp(w->dtype, "f32") != 0) return bad(r, C_DTYPE, "is not a dtype ait tunes (f32)");
+    gt_dtype dt;
+    if (!gt_dtype_parse(w->dtype, &dt))
+        return bad(r, C_DTYPE, "is not a dtype ait tunes (f32, bf16, int8dq, int8wo, int4wo, "
+                               "int4wo-64, int4wo-128, u8s8, s8s8)");
     TRY(get_str(r, C_LAYOUT, w->layout, sizeof w->layout));
     if (strlen(w->layout) != 2 || !strchr("ntp", w->layout[0]) || !strchr("ntp", w->layout[1]))
         return bad(r, C_LAYOUT, "is not a layout (two of n, t, p: A's then B's)");
@@ -171,7 +190,7 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
     TRY(get_dbl(r, C_DEFUS, &w->default_us));
     if (w->err_ratio > 1) return bad(r, C_ERR, "is above 1");
     /* A native kernel this CPU runs: its row can be used (else a reference point). */
-    if (w->layout[0] != 'p' && w->layout[1] != 'p') w->cfg.kern = gemm_kernel_find(w->kernel, NULL, 0);
+    if (w->layout[0] != 'p' && w->layout[1] != 'p' && dt.scheme < 0) w->cfg.kern = gemm_kernel_find(w->kernel, NULL, 0);
     return AIT_OK;
 }
 
@@ -337,6 +356,14 @@ ait_status gt_db_append(const char *path, const gt_row *r, ait_error *e)
 
 static bool failed(const gt_row *r) { return !strcmp(r->kernel, "failed"); }
 
+/* A float row whose kernel is the native GEMM's (not a library's: a
+ * reference point), which the runtime can take. */
+static bool row_native(const gt_row *r)
+{
+    return !strcmp(r->dtype, "f32") &&
+           (r->cfg.kern || ((r->layout[0] == 'p' || r->layout[1] == 'p') && gemm_kernel_find(r->kernel, NULL, 0)));
+}
+
 ait_status gt_db_merge(gt_db *db, const gt_row *r, ait_error *e)
 {
     for (int i = 0; i < db->n; i++) {
@@ -362,9 +389,7 @@ ait_status gt_db_tuned(const gt_db *db, const gt_cpu *cpu, gemm_tuned *out, int 
             ++*skipped;
             continue;
         }
-        bool native = r->cfg.kern || ((r->layout[0] == 'p' || r->layout[1] == 'p') &&
-                                       gemm_kernel_find(r->kernel, NULL, 0));
-        if (!native || failed(r)) continue;
+        if (!row_native(r) || failed(r)) continue;
         /* Several epilogues of one shape: the runtime keys without it, first wins. */
         bool dup = false;
         for (int j = 0; j < out->n && !dup; j++)
@@ -395,6 +420,19 @@ ait_status gt_db_take(const char *path, const logger *lg, gemm_tuned *out, ait_e
     if (s == AIT_OK && skipped)
         log_msg(lg, AIT_LOG_WARN, "%s: %d row%s of another CPU skipped (this one: %s family %d model %d)",
                 path, skipped, skipped == 1 ? "" : "s", me.vendor, me.family, me.model);
+    int quant = 0, lib = 0;
+    for (int i = 0; s == AIT_OK && i < db.n; i++) {
+        const gt_row *r = &db.rows[i];
+        if (!gt_cpu_same(&r->cpu, &me) || failed(r) || row_native(r)) continue;
+        if (strcmp(r->dtype, "f32") != 0) quant++;
+        else lib++;
+    }
+    if (s == AIT_OK && quant)
+        log_msg(lg, AIT_LOG_INFO, "%s: %d row%s of quantised dtypes: timings only (the quantised "
+                "kernels take no config: docs/gemm.md)", path, quant, quant == 1 ? "" : "s");
+    if (s == AIT_OK && lib)
+        log_msg(lg, AIT_LOG_WARN, "%s: %d row%s whose kernel is not the native GEMM's (a library's, "
+                "or one this CPU lacks): reference points, not used", path, lib, lib == 1 ? "" : "s");
     if (s == AIT_OK)
         log_msg(lg, AIT_LOG_INFO, "%s: %d tuned GEMM shape%s for this CPU", path, out->n,
                 out->n == 1 ? "" : "s");
@@ -414,7 +452,7 @@ const gt_row *gt_db_lookup(const gt_db *db, const gt_cpu *cpu, int64_t m, int64_
     for (int i = 0; r && i < db->n && !out; i++) {
         const gt_row *w = &db->rows[i];
         if (w->m == r->m && w->n == r->n && w->k == r->k && !strcmp(w->layout, r->layout) &&
-            gt_cpu_same(&w->cpu, cpu) && !failed(w))
+            !strcmp(w->dtype, "f32") && gt_cpu_same(&w->cpu, cpu) && !failed(w))
             out = w;
     }
     gemm_tuned_free(&t);

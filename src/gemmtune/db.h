@@ -5,9 +5,11 @@
  * shape and CPU, has
  *   vendor,family,model,features,m,n,k,dtype,layout,epilogue,
  *   kernel,kc,mc,nc,pack_a,order,splitk,threads,us,gflops,gbs,err_ratio,default_us
- * (kernel "openblas" / "onednn" / "blis" rows are reference points the
- * native backend cannot take; "failed" rows record a shape no candidate
- * passed). Columns are found by the header's names, in any order; a
+ * (a row whose kernel is not the native GEMM's, "openblas" / "onednn" /
+ * "blis" written by hand or by another tool, is a reference point the
+ * native backend never takes (the tuner writes none: libraries are only
+ * timed beside); "failed" rows record a shape no candidate passed; rows of
+ * a quantised dtype are timings the runtime does not take either). Columns are found by the header's names, in any order; a
  * missing one, a non-numeric, zero or negative size, an unknown dtype or
  * layout, sizes whose products overflow, or two rows of one key are
  * errors naming file:line and the column. The key: CPU (tuned only), M,
@@ -33,7 +35,7 @@ bool gt_cpu_same(const gt_cpu *a, const gt_cpu *b);
 typedef struct gt_row {
     gt_cpu cpu;
     int64_t m, n, k;
-    char dtype[8];
+    char dtype[12]; /* "f32", a qgemm scheme ("int8dq", "int4wo-64", ...), "u8s8" or "s8s8" */
     char layout[3];
     char epi[48];
     int64_t count; /* untuned: times the model ran it */
@@ -61,6 +63,16 @@ ait_status gt_db_append(const char *path, const gt_row *r, ait_error *e);
 /* One row as a CSV line (tuned or untuned columns) into buf[n]; -1 when too long. */
 int gt_row_format(const gt_row *r, bool tuned, char *buf, size_t n);
 const char *gt_header(bool tuned);
+
+/* A row's dtype: "f32" (the float GEMM: scheme -1), a qgemm scheme
+ * (kernels/qgemm.h: "bf16", "int8dq", "int8wo", "int4wo", "int4wo-64",
+ * "int4wo-128": B the quantised weights, A float), or "u8s8" / "s8s8" (A
+ * uint8 or int8 already against int8 weights, as MatMulInteger and
+ * QLinearMatMul run: scheme QG_INT8DQ, a_int -1 or 1). False when unknown. */
+typedef struct gt_dtype {
+    int scheme, group, a_int;
+} gt_dtype;
+bool gt_dtype_parse(const char *s, gt_dtype *out);
 
 bool gt_same_key(const gt_row *a, const gt_row *b, bool tuned);
 /* Adds r, or replaces the row of its key when r is faster (lower us, a

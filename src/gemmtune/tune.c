@@ -12,6 +12,8 @@
 #include "core/tensor.h"
 #include "core/timer.h"
 #include "gemmtune/tune.h"
+#include "kernels/isa.h"
+#include "kernels/qgemm.h"
 #include "tune/isolate.h"
 
 #define CHECK_ROWS 64 /* rows of C checked against float64: spread over M */
@@ -21,6 +23,7 @@
  * fork (they read them copy-on-write). */
 typedef struct shape {
     const gt_row *r;
+    gt_dtype dt;        /* scheme -1: float32 */
     float *a, *b;       /* as the layout stores them ('p': plain, packed per candidate) */
     int64_t rsa, csa, rsb, csb;
     int nrows;
@@ -29,13 +32,16 @@ typedef struct shape {
 } shape;
 
 typedef struct cand {
-    char lib[16];    /* "" native, else a reference library */
-    gemm_config cfg; /* native */
+    char lib[16];    /* "" native, else a reference library ("f32": the float GEMM's default
+                        on a quantised row's shape) */
+    gemm_config cfg; /* native (a quantised row: threads only) */
     bool dflt;       /* the default config (cfg all 0) */
+    int isa;         /* a quantised row: the ISA cap (kisa) its kernel runs under */
 } cand;
 
 typedef struct result {
     double us, err;
+    char kern[24]; /* a quantised row: the kernel qgemm picked */
 } result;
 
 static float rnd(uint64_t *s)
@@ -50,6 +56,29 @@ static void shape_free(shape *s)
     free(s->b);
     free(s->ref);
     free(s->bound);
+}
+
+/* What quantising adds to the error of C[i][j] at most (col: A's row i,
+ * mag: sum |a b|), from half a step of each quantised operand: B's per
+ * column (int8: max|b|/127; int4: a group's range / 15, at most 2 max|b| /
+ * 15), A's per row (int8dq) or per tensor (u8s8, s8s8; the generated A
+ * is in [-1, 1)), bf16's relative 2^-9 on each side; a little more than
+ * the exact halves for the scales' own rounding. */
+static double quant_bound(const shape *s, const double *col, int64_t j, double mag)
+{
+    const gt_row *r = s->r;
+    if (s->dt.scheme == QG_BF16) return mag * 0x1p-7;
+    double bmax = 0, bsum = 0, amax = 0, asum = 0;
+    for (int64_t p = 0; p < r->k; p++) {
+        double b = fabs((double)s->b[p * s->rsb + j * s->csb]), a = fabs(col[p]);
+        bmax = b > bmax ? b : bmax;
+        bsum += b;
+        amax = a > amax ? a : amax;
+        asum += a;
+    }
+    double eb = s->dt.scheme == QG_INT4WO ? bmax / 14 : bmax / 250;
+    double ea = s->dt.a_int ? 1.0 / 250 : s->dt.scheme == QG_INT8DQ ? amax / 250 : 0;
+    return asum * eb + bsum * ea + (double)r->k * ea * eb;
 }
 
 static ait_status shape_make(const gt_row *r, shape *s, ait_error *e)
@@ -76,6 +105,11 @@ static ait_status shape_make(const gt_row *r, shape *s, ait_error *e)
     uint64_t seed = (uint64_t)(m * 31 + n * 17 + k);
     for (int64_t i = 0; i < na; i++) s->a[i] = rnd(&seed);
     for (int64_t i = 0; i < nb; i++) s->b[i] = rnd(&seed);
+    if (!gt_dtype_parse(r->dtype, &s->dt)) {
+        shape_free(s);
+        return err_set(e, AIT_E_INVALID_ARG, "GEMM %lldx%lldx%lld: unknown dtype '%s'", (long long)m,
+                       (long long)n, (long long)k, r->dtype);
+    }
     bool ta = r->layout[0] == 't', tb = r->layout[1] == 't';
     s->rsa = ta ? 1 : k;
     s->csa = ta ? m : 1;
@@ -101,6 +135,7 @@ static ait_status shape_make(const gt_row *r, shape *s, ait_error *e)
              * case; sqrt(k) for rounding errors that do not all line up */
             s->ref[(size_t)q * (size_t)n + (size_t)j] = sum;
             s->bound[(size_t)q * (size_t)n + (size_t)j] = 4.0 * FLT_EPSILON * sqrt((double)k + 1) * mag + 1e-30;
+            if (s->dt.scheme >= 0) s->bound[(size_t)q * (size_t)n + (size_t)j] += quant_bound(s, col, j, mag);
         }
     }
     free(col);
@@ -122,6 +157,51 @@ static int cmp_d(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* A quantised row's candidate: B quantised and packed as the scheme does
+ * (qg_pack), A as it arrives (float, or quantised per tensor here for
+ * u8s8 / s8s8, as MatMulInteger's input is), qgemm at cfg.threads under
+ * the ISA cap. */
+typedef struct qrun {
+    qg_packed v;
+    void *buf;
+    uint8_t *qa;
+    float sa;
+    int32_t za;
+} qrun;
+
+static ait_status qrun_make(const shape *s, const cand *cd, qrun *q, ait_error *e)
+{
+    const gt_row *r = s->r;
+    memset(q, 0, sizeof *q);
+    if (cd->isa >= 0 && cd->isa < KISA_N) kisa_force((kisa)cd->isa);
+    size_t sz = qg_pack_size(s->dt.scheme, s->dt.group ? s->dt.group : 32, r->k, r->n);
+    if (!sz || !(q->buf = aligned_zalloc(sz))) return err_set(e, AIT_E_NOMEM, "out of memory for B");
+    qg_pack(s->dt.scheme, s->dt.group ? s->dt.group : 32, s->b, s->rsb, s->csb, r->k, r->n, q->buf);
+    TRY(qg_view(q->buf, sz, &q->v, e));
+    if (!s->dt.a_int) return AIT_OK;
+    size_t na = (size_t)(r->m * r->k);
+    if (!(q->qa = malloc(na))) return err_set(e, AIT_E_NOMEM, "out of memory for A");
+    if (s->dt.a_int < 0) {
+        uint8_t zp;
+        qg_dynq_u8(s->a, (int64_t)na, q->qa, &q->sa, &zp);
+        q->za = zp;
+    } else {
+        float amax = 0;
+        for (size_t i = 0; i < na; i++) amax = fabsf(s->a[i]) > amax ? fabsf(s->a[i]) : amax;
+        q->sa = amax > 0 ? amax / 127 : 1;
+        for (size_t i = 0; i < na; i++) q->qa[i] = (uint8_t)(int8_t)lrintf(s->a[i] / q->sa);
+    }
+    return AIT_OK;
+}
+
+static ait_status qrun_once(const shape *s, const qrun *q, int threads, float *c, ait_error *e)
+{
+    const gt_row *r = s->r;
+    if (q->qa)
+        return qgemm_q8(&q->v, q->qa, s->dt.a_int > 0, r->k, r->m, q->sa, q->za, c, r->n, NULL, threads, e);
+    return qgemm(&q->v, s->a, r->k, r->m, c, r->n, NULL, threads, e);
+}
+
 static ait_status run_child(void *ctx, const void **out, size_t *len, ait_error *e)
 {
     child *ch = ctx;
@@ -130,12 +210,19 @@ static ait_status run_child(void *ctx, const void **out, size_t *len, ait_error 
     const int64_t m = r->m, n = r->n, k = r->k;
     float *c = aligned_zalloc(sizeof(float) * (size_t)(m * n));
     if (!c) return err_set(e, AIT_E_NOMEM, "out of memory for C");
+    bool quant = s->dt.scheme >= 0 && !ch->c->lib[0];
+    qrun qr = {0};
+    if (quant) {
+        TRY(qrun_make(s, ch->c, &qr, e));
+        snprintf(ch->res.kern, sizeof ch->res.kern, "%s", qg_kernel_name(s->dt.scheme));
+    }
     gemm_args g = {.m = m, .n = n, .k = k, .a = s->a, .rsa = s->rsa, .csa = s->csa, .b = s->b,
                    .rsb = s->rsb, .csb = s->csb, .c = c, .ldc = n, .cfg = ch->c->dflt ? NULL : &ch->c->cfg};
     const gemm_kernel *kr = ch->c->cfg.kern ? ch->c->cfg.kern : gemm_kernel_best();
     gemm_packed pa, pb;
     void *bufa = NULL, *bufb = NULL;
-    if (!ch->c->lib[0] && r->layout[0] == 'p') {
+    bool native = !quant && (!ch->c->lib[0] || !strcmp(ch->c->lib, "f32"));
+    if (native && r->layout[0] == 'p') {
         size_t sz = gemm_pack_a_size(kr, m, k);
         if (!sz || !(bufa = aligned_zalloc(sz))) return err_set(e, AIT_E_NOMEM, "out of memory");
         gemm_pack_a(kr, s->a, s->rsa, s->csa, m, k, bufa);
@@ -143,7 +230,7 @@ static ait_status run_child(void *ctx, const void **out, size_t *len, ait_error 
         g.pa = &pa;
         g.a = NULL;
     }
-    if (!ch->c->lib[0] && r->layout[1] == 'p') {
+    if (native && (r->layout[1] == 'p' || s->dt.scheme >= 0)) { /* a quantised row's B: weights */
         size_t sz = gemm_pack_b_size(kr, k, n);
         if (!sz || !(bufb = aligned_zalloc(sz))) return err_set(e, AIT_E_NOMEM, "out of memory");
         gemm_pack_b(kr, s->b, s->rsb, s->csb, k, n, bufb);
@@ -156,7 +243,9 @@ static ait_status run_child(void *ctx, const void **out, size_t *len, ait_error 
     if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int it = -ch->warmup; it < iters; it++) {
         int64_t t0 = now_ns();
-        if (ch->c->lib[0]) TRY(gt_ref_sgemm(ch->c->lib, r->layout, m, n, k, s->a, s->b, c, e));
+        if (quant) TRY(qrun_once(s, &qr, ch->c->cfg.threads, c, e));
+        else if (ch->c->lib[0] && strcmp(ch->c->lib, "f32") != 0)
+            TRY(gt_ref_sgemm(ch->c->lib, r->layout, m, n, k, s->a, s->b, c, e));
         else TRY(gemm_f32(&g, e));
         int64_t t1 = now_ns();
         if (it >= 0) t[it] = (double)(t1 - t0) * 1e-3;
@@ -183,13 +272,30 @@ static int add(cand *cs, int n, const gemm_config *cfg, bool dflt)
     if (n >= MAX_CANDS) return n;
     for (int i = 0; i < n; i++)
         if (!cs[i].lib[0] && !memcmp(&cs[i].cfg, cfg, sizeof *cfg) && cs[i].dflt == dflt) return n;
-    cs[n] = (cand){.cfg = *cfg, .dflt = dflt};
+    cs[n] = (cand){.cfg = *cfg, .dflt = dflt, .isa = -1};
     return n + 1;
+}
+
+/* A quantised row's: qgemm has no blocking to choose (its panels are QG_NR
+ * wide, its rows the kernel's), so threads 1..--threads, each on the
+ * kernel CPUID picks and (--all) the portable one; the default first
+ * (the caller's threads: 1 here). */
+static int qcandidates(const gt_opts *o, cand *cs)
+{
+    int n = add(cs, 0, &(gemm_config){0}, true);
+    int threads = o->threads > 0 ? o->threads : 1;
+    for (int t = 1; t <= threads; t++) {
+        n = add(cs, n, &(gemm_config){.threads = t}, false);
+        if (o->all && n < MAX_CANDS) cs[n++] = (cand){.cfg = {.threads = t}, .isa = KISA_PORTABLE};
+    }
+    return n;
 }
 
 /* The native configs to try for row r: the default first. */
 static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
 {
+    gt_dtype dt;
+    if (gt_dtype_parse(r->dtype, &dt) && dt.scheme >= 0) return qcandidates(o, cs);
     int n = add(cs, 0, &(gemm_config){0}, true);
     bool packed = r->layout[0] == 'p' || r->layout[1] == 'p';
     int threads = o->threads > 0 ? o->threads : 1;
@@ -244,10 +350,13 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
 
 /* ---- one shape ----------------------------------------------------------------------- */
 
-static void cand_name(const cand *c, char *buf, size_t n)
+static void cand_name(const gt_row *r, const cand *c, char *buf, size_t n)
 {
-    if (c->lib[0]) snprintf(buf, n, "%s", c->lib);
+    gt_dtype dt;
+    if (c->lib[0]) snprintf(buf, n, "%s", strcmp(c->lib, "f32") ? c->lib : "f32 default");
     else if (c->dflt) snprintf(buf, n, "default");
+    else if (gt_dtype_parse(r->dtype, &dt) && dt.scheme >= 0)
+        snprintf(buf, n, "%s.t%d%s", r->dtype, c->cfg.threads, c->isa == KISA_PORTABLE ? ".portable" : "");
     else gemm_config_id(&c->cfg, gemm_kernel_best(), buf, n);
 }
 
@@ -263,6 +372,8 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
     int nc = candidates(in, o, cs);
     int native = nc;
     static const char *const libs[] = {"openblas", "onednn", "blis"};
+    if (strcmp(in->dtype, "f32") != 0) /* a quantised row: the float GEMM's default beside it */
+        snprintf(cs[nc++].lib, sizeof cs->lib, "f32");
     for (size_t l = 0; o->refs && in->layout[0] != 'p' && l < sizeof libs / sizeof *libs; l++)
         if (gt_ref_available(libs[l])) snprintf(cs[nc++].lib, sizeof cs->lib, "%s", libs[l]);
     *out = *in;
@@ -273,7 +384,7 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
     out->us = out->default_us = 0;
     out->err_ratio = 1;
     isolate_opts io = {.timeout = o->timeout > 0 ? o->timeout : 10};
-    char refs[160] = "";
+    char refs[200] = "", best_name[128] = "failed";
     double best = INFINITY;
     for (int i = 0; i < nc; i++) {
         child ch = {.s = &s, .c = &cs[i], .warmup = o->warmup > 0 ? o->warmup : 2,
@@ -281,7 +392,7 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
         isolate_result ir;
         ait_error ce = {0};
         char name[128];
-        cand_name(&cs[i], name, sizeof name);
+        cand_name(in, &cs[i], name, sizeof name);
         ait_status st = isolate_run(&io, run_child, &ch, &ir, &ce);
         result res = {0};
         if (st == AIT_OK && ir.len == sizeof res) memcpy(&res, ir.data, sizeof res);
@@ -298,8 +409,7 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
                 res.err, pass ? "" : " (rejected)");
         if (cs[i].lib[0]) {
             size_t l = strlen(refs);
-            snprintf(refs + l, sizeof refs - l, ", %s %.1f us%s", cs[i].lib, res.us,
-                     pass ? "" : " (rejected)");
+            snprintf(refs + l, sizeof refs - l, ", %s %.1f us%s", name, res.us, pass ? "" : " (rejected)");
             continue;
         }
         if (cs[i].dflt) out->default_us = res.us;
@@ -309,19 +419,23 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
         out->err_ratio = res.err;
         out->cfg = cs[i].cfg;
         const gemm_kernel *kr = cs[i].cfg.kern ? cs[i].cfg.kern : gemm_kernel_best();
-        snprintf(out->kernel, sizeof out->kernel, "%s", gemm_kernel_name(kr));
+        snprintf(out->kernel, sizeof out->kernel, "%s", res.kern[0] ? res.kern : gemm_kernel_name(kr));
+        if (res.kern[0]) snprintf(best_name, sizeof best_name, "%s", name);
+        else gemm_config_id(&out->cfg, gemm_kernel_best(), best_name, sizeof best_name);
     }
     if (out->us > 0) {
         double flop = 2.0 * (double)in->m * (double)in->n * (double)in->k;
-        double bytes = 4.0 * ((double)in->m * in->k + (double)in->k * in->n + (double)in->m * in->n);
+        /* bytes of each operand as the kernel reads them: B quantised, A
+         * integer for u8s8 / s8s8 */
+        double ab = s.dt.a_int ? 1 : s.dt.scheme == QG_BF16 ? 2 : 4,
+               bb = s.dt.scheme < 0 ? 4 : s.dt.scheme == QG_BF16 ? 2 : s.dt.scheme == QG_INT4WO ? 0.5 : 1;
+        double bytes = ab * (double)in->m * in->k + bb * (double)in->k * in->n + 4.0 * (double)in->m * in->n;
         out->gflops = flop / out->us * 1e-3;
         out->gbs = bytes / out->us * 1e-3;
     }
-    char id[96];
-    gemm_config_id(&out->cfg, gemm_kernel_best(), id, sizeof id);
     log_msg(&o->log, AIT_LOG_INFO, "gemm M=%lld N=%lld K=%lld %s %s: %s %.1f us (default %.1f us, %.2fx)%s",
             (long long)in->m, (long long)in->n, (long long)in->k, in->dtype, in->layout,
-            out->us > 0 ? id : "failed", out->us, out->default_us,
+            best_name, out->us, out->default_us,
             out->us > 0 ? out->default_us / out->us : 0, refs);
     free(cs);
     shape_free(&s);

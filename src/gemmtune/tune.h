@@ -6,7 +6,11 @@
  * err_ratio the candidate is rejected), then timed (median of iters runs
  * after warmup). The fastest passing one becomes the shape's row, with the
  * default config's time beside it; OpenBLAS's, oneDNN's and (when
- * installed) BLIS's sgemm are checked and timed as reference points (logged, not rows the runtime could take). Rows are
+ * installed) BLIS's sgemm are checked and timed as reference points (logged,
+ * never rows: the runtime could not take them). A quantised row (db.h's
+ * gt_dtype) runs qgemm (kernels/qgemm.h) at 1..threads threads (with all,
+ * also under the portable ISA cap), its bound widened by the quantisation
+ * steps, the float GEMM's default config timed beside it. Rows are
  * appended to the output one by one (fsync'd), so an interrupted tune
  * resumes from them; at the end the file is rewritten sorted. */
 #ifndef AIT_GEMMTUNE_TUNE_H

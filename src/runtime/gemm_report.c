@@ -12,6 +12,7 @@
 typedef struct key {
     int64_t m, n, k;
     char layout[2];
+    char dtype[12];
     bool scaled, res, res_after;
     int bias_mode, act;
     const char *cfg;
@@ -64,7 +65,8 @@ void gemm_epi_name(const gemm_epi *ep, char *buf, size_t n)
     if (!buf[0]) snprintf(buf, n, "none");
 }
 
-void gemm_report_seen(void *user, const gemm_args *g, const char *layout, const char *cfg)
+void gemm_report_seen(void *user, const gemm_args *g, const char *layout, const char *dtype,
+                      const char *cfg)
 {
     gemm_report *r = user;
     if (!r) return;
@@ -72,6 +74,7 @@ void gemm_report_seen(void *user, const gemm_args *g, const char *layout, const 
     memset(&kk, 0, sizeof kk); /* padding too: keys are compared whole */
     kk.m = g->m, kk.n = g->n, kk.k = g->k;
     memcpy(kk.layout, layout, 2);
+    snprintf(kk.dtype, sizeof kk.dtype, "%s", dtype ? dtype : "f32");
     kk.scaled = g->epi.scaled, kk.res = g->epi.res != NULL, kk.res_after = g->epi.res_after;
     kk.bias_mode = g->epi.bias_mode, kk.act = (int)g->epi.act;
     kk.cfg = cfg ? cfg : "";
@@ -88,8 +91,8 @@ void gemm_report_seen(void *user, const gemm_args *g, const char *layout, const 
     if (fresh) {
         char epi[64];
         gemm_epi_name(&g->epi, epi, sizeof epi);
-        log_msg(&r->lg, r->level, "gemm M=%lld N=%lld K=%lld f32 %.2s %s: %s%s", (long long)g->m,
-                (long long)g->n, (long long)g->k, layout, epi,
+        log_msg(&r->lg, r->level, "gemm M=%lld N=%lld K=%lld %s %.2s %s: %s%s", (long long)g->m,
+                (long long)g->n, (long long)g->k, kk.dtype, layout, epi,
                 kk.cfg[0] ? "tuned config " : "default config (not tuned)", kk.cfg);
     }
 }

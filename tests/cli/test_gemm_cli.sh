@@ -5,7 +5,9 @@
 # refused naming file:line and column, `ait tune --gemm-db` whose
 # artifact embeds the configs and runs without the CSV, saying at run time
 # (-v) which shapes take a tuned config and which the default, once each;
-# compare's SVG chart; ait itself never links libmpi, and --mpi without
+# compare's SVG chart; capture --data from samples (a bad sample named);
+# a quantised MatMul captured as u8s8, quantised rows tuned on qgemm and
+# left out of the runtime table; ait itself never links libmpi, and --mpi without
 # ait-mpi beside it says what is missing.
 # usage: test_gemm_cli.sh AIT TEST_DATA_DIR
 set -u
@@ -94,6 +96,45 @@ printf 'm,n,k,dtype,layout,epilogue,count\n4,5,6,f32,nn,none,1\n4,5,6,f32,nn,non
 check bad-dup 1 "dup.csv:3: the same shape as line 2" "$ait" gemm tune "$tmp/dup.csv" -o "$tmp/o.csv"
 sed 's/^AuthenticAMD\|^GenuineIntel/OtherVendor/' "$tmp/tuned.csv" >"$tmp/alien.csv"
 check alien 0 "2 rows of another CPU skipped" "$ait" gemm capture "$model" -o "$tmp/x.csv" --gemm-db "$tmp/alien.csv"
+
+# --data: the inputs from samples (bert at seq 7, not a generated 1): M = 7 at batch 1, 14 at 2
+bert=$data/models/bert.onnx
+/usr/bin/python3 -c 'import sys, numpy as np
+np.savez(sys.argv[1], input_ids=np.arange(7, dtype=np.int64).reshape(1, 7), attention_mask=np.ones((1, 7), np.int64))
+np.savez(sys.argv[2], input_ids=np.arange(7, dtype=np.int64).reshape(1, 7))' "$tmp/s7.npz" "$tmp/half.npz"
+check capture-data 0 "wrote .*: 8 GEMM shapes" "$ait" gemm capture "$bert" --data "$tmp/s7.npz" --batch-sizes 1,2 -o "$tmp/data.csv"
+check capture-data-m7 0 "^7,1024,256,f32,np,bias,4$" cat "$tmp/data.csv"
+check capture-data-m14 0 "^14,256,1024,f32,np,bias\+res,4$" cat "$tmp/data.csv"
+check capture-data-missing 1 "half.npz.*attention_mask" "$ait" gemm capture "$bert" --data "$tmp/half.npz" -o "$tmp/x.csv"
+check capture-data-dim 2 "--data gives every input: not with --input or --dim" \
+  "$ait" gemm capture "$bert" --data "$tmp/s7.npz" --dim seq=3 -o "$tmp/x.csv"
+
+# quantised GEMMs: a dynamically quantised MatMul (MatMulInteger, as ORT's
+# quantize_dynamic writes it) is captured as u8s8; quantised rows tune on qgemm
+# (checked against float64 within the dtype's quantisation bound), the float
+# GEMM's default timed beside; the runtime table takes none of them
+/usr/bin/python3 - "$tmp/q.onnx" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+w = nh.from_array((np.arange(64 * 48) % 17 - 8).astype(np.int8).reshape(64, 48), "w")
+g = h.make_graph([h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                  h.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["yi"]),
+                  h.make_node("Cast", ["yi"], ["yf"], to=T.FLOAT),
+                  h.make_node("Mul", ["xs", "ws"], ["s"]), h.make_node("Mul", ["yf", "s"], ["y"])], "q",
+                 [h.make_tensor_value_info("x", T.FLOAT, ["batch", 64])],
+                 [h.make_tensor_value_info("y", T.FLOAT, ["batch", 48])],
+                 [w, nh.from_array(np.array(0, np.int8), "wz"), nh.from_array(np.array(0.01, np.float32), "ws")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 21)]), sys.argv[1])
+PY
+check capture-quant 0 "gemm M=3 N=48 K=64 u8s8 np none: default config \(not tuned\)" \
+  "$ait" gemm capture "$tmp/q.onnx" --batch-sizes 3 -o "$tmp/q.csv" -v
+check capture-quant-row 0 "^3,48,64,u8s8,np,none,1$" cat "$tmp/q.csv"
+printf '1,96,64,int8dq,np,none,1\n2,64,128,int4wo-64,np,none,1\n' >>"$tmp/q.csv"
+check tune-quant 0 "gemm M=3 N=48 K=64 u8s8 np: (default|u8s8.t1) .*f32 default" \
+  "$ait" gemm tune "$tmp/q.csv" -o "$tmp/qt.csv" "${quick[@]}"
+check tune-quant-rows 0 "^3$" bash -c "grep -cE ',(u8s8|int8dq|int4wo-64),np,none,[a-z0-9-]+,0,0,0,0,0,0,[01],[0-9.]+,[0-9.]+,[0-9.]+,0,[0-9.]+$' '$tmp/qt.csv'"
+check quant-db 0 "3 rows of quantised dtypes: timings only" \
+  "$ait" gemm capture "$tmp/q.onnx" -o "$tmp/x.csv" --gemm-db "$tmp/qt.csv"
 
 # the runtime: -v says which shapes the database covers; an artifact keeps the configs
 check capture-tuned 0 "gemm M=1 N=1000 K=4096 f32 np bias: tuned config" \

@@ -2121,11 +2121,14 @@ static void test_prepared(void **state)
  * table is saved as a blob that a build from the blobs alone uses. */
 static char seen_id[96];
 static int seen_calls;
-static void seen(void *user, const struct gemm_args *g, const char *layout, const char *cfg)
+static char seen_dtype[16];
+static void seen(void *user, const struct gemm_args *g, const char *layout, const char *dtype,
+                 const char *cfg)
 {
     (void)user;
     (void)g;
     assert_string_equal(layout, "np");
+    snprintf(seen_dtype, sizeof seen_dtype, "%s", dtype);
     snprintf(seen_id, sizeof seen_id, "%s", cfg);
     seen_calls++;
 }
@@ -2155,6 +2158,7 @@ static void test_native_gemm_db(void **state)
     tensor *o0[1], *o1[1], *o2[1];
     assert_int_equal(b->run(b0, feed, o0, &e), AIT_OK);
     assert_string_equal(seen_id, ""); /* the default */
+    assert_string_equal(seen_dtype, "f32");
     assert_int_equal(b->run(b1, feed, o1, &e), AIT_OK);
     assert_string_equal(seen_id, r.id);
     expect_close(o1[0], o0[0], "native: tuned config against default");
@@ -2171,6 +2175,19 @@ static void test_native_gemm_db(void **state)
     assert_string_equal(seen_id, r.id);
     assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
     printf("# native took %s for M 5 (%d GEMM calls seen)\n", seen_id, seen_calls);
+    /* a quantised variant's GEMM is said with its dtype (`ait gemm capture`'s rows) */
+    static const char *const vs[] = {"int8dq", "int4wo-64", "bf16"};
+    for (int v = 0; v < 3; v++) {
+        candidate_cfg cq = c0;
+        snprintf(cq.variant, sizeof cq.variant, "%s", vs[v]);
+        built *bq;
+        tensor *oq[1];
+        assert_int_equal(b->build(b, g, &cq, &bq, &e), AIT_OK);
+        seen_dtype[0] = '\0';
+        assert_int_equal(b->run(bq, feed, oq, &e), AIT_OK);
+        assert_string_equal(seen_dtype, vs[v]);
+        b->free(bq);
+    }
     b->free(b2);
     b->free(b1);
     b->free(b0);

@@ -14,6 +14,7 @@
 
 #include "gemmtune/db.h"
 #include "io/csv.h"
+#include "kernels/qgemm.h"
 
 static void csv_ok(void **state)
 {
@@ -110,6 +111,9 @@ static void db_bad(void **state)
     db_bad_one("4,0,6,f32,nn,none,1\n", false, "db.csv:2: column n: '0' is out of range");
     db_bad_one("-4,5,6,f32,nn,none,1\n", false, "column m: '-4' is out of range");
     db_bad_one("4,5,6,f16,nn,none,1\n", false, "column dtype: 'f16' is not a dtype");
+    db_bad_one("4,5,6,f32,nn,none,1\n4,5,6,int8,np,none,1\n", false,
+               "db.csv:3: column dtype: 'int8' is not a dtype ait tunes");
+    db_bad_one("4,5,6,int4wo-16,np,none,1\n", false, "db.csv:2: column dtype: 'int4wo-16'");
     db_bad_one("4,5,6,f32,nq,none,1\n", false, "column layout");
     db_bad_one("1000000000,1000000000,1000000000,f32,nn,none,1\n", false, "too large");
     db_bad_one("4,5,6,f32,nn,none,1\n4,5,6,f32,nn,none,2\n", false, "db.csv:3: the same shape as line 2");
@@ -212,6 +216,53 @@ static void db_merge_lookup(void **state)
     gt_db_free(&db);
 }
 
+/* The dtypes a row can have: float32, qgemm's schemes, integer A. */
+static void db_dtypes(void **state)
+{
+    (void)state;
+    gt_dtype d;
+    assert_true(gt_dtype_parse("f32", &d) && d.scheme == -1 && d.a_int == 0);
+    assert_true(gt_dtype_parse("int8dq", &d) && d.scheme == QG_INT8DQ && d.a_int == 0);
+    assert_true(gt_dtype_parse("int8wo", &d) && d.scheme == QG_INT8WO);
+    assert_true(gt_dtype_parse("int4wo", &d) && d.scheme == QG_INT4WO && d.group == 32);
+    assert_true(gt_dtype_parse("int4wo-128", &d) && d.scheme == QG_INT4WO && d.group == 128);
+    assert_true(gt_dtype_parse("bf16", &d) && d.scheme == QG_BF16);
+    assert_true(gt_dtype_parse("u8s8", &d) && d.scheme == QG_INT8DQ && d.a_int == -1);
+    assert_true(gt_dtype_parse("s8s8", &d) && d.scheme == QG_INT8DQ && d.a_int == 1);
+    assert_false(gt_dtype_parse("int8", &d));
+    assert_false(gt_dtype_parse("", &d));
+    /* quantised rows load, and stay out of the float GEMM's runtime table,
+     * as do rows whose kernel is a library's (reference points) */
+    gt_cpu me;
+    gt_cpu_this(&me);
+    char text[4096];
+    int k = snprintf(text, sizeof text, "%s", HDR);
+    static const char *const rows[] = {"1,768,768,int8dq,np,none,avx512-vnni",
+                                       "4,512,256,int4wo-64,np,none,portable",
+                                       "8,256,256,u8s8,np,none,avx512-vnni",
+                                       "8,256,256,f32,nn,none,blis", "8,256,256,f32,np,none,c"};
+    for (int i = 0; i < 5; i++)
+        k += snprintf(text + k, sizeof text - (size_t)k, "%s,%d,%d,\"%s\",%s,0,0,0,0,0,0,1,10,1,1,0,12\n",
+                      me.vendor, me.family, me.model, me.features, rows[i]);
+    gt_db db;
+    ait_error e = {0};
+    assert_int_equal(gt_db_load_mem("q.csv", text, strlen(text), true, &db, &e), AIT_OK);
+    assert_int_equal(db.n, 5);
+    assert_string_equal(db.rows[1].dtype, "int4wo-64");
+    gemm_tuned t;
+    int skipped;
+    assert_int_equal(gt_db_tuned(&db, &me, &t, &skipped, &e), AIT_OK);
+    assert_int_equal(skipped, 0);
+    assert_int_equal(t.n, 1); /* the native f32 row only */
+    assert_int_equal(t.rows[0].m, 8);
+    assert_string_equal(t.rows[0].layout, "np");
+    bool exact;
+    assert_null(gt_db_lookup(&db, &me, 1, 768, 768, "np", &exact));
+    assert_null(gt_db_lookup(&db, &me, 8, 256, 256, "nn", &exact)); /* blis: a reference point */
+    gemm_tuned_free(&t);
+    gt_db_free(&db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +270,7 @@ int main(void)
         cmocka_unit_test(csv_bad),
         cmocka_unit_test(db_bad),
         cmocka_unit_test(db_merge_lookup),
+        cmocka_unit_test(db_dtypes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,7 +123,8 @@ struct built {
     gemm_tuned own_tuned;    /* decoded from the artifact's blob */
     void *tuned_blob;        /* the table as saved, owned */
     size_t tuned_blob_size;
-    void (*gemm_seen)(void *user, const gemm_args *g, const char *layout, const char *cfg);
+    void (*gemm_seen)(void *user, const gemm_args *g, const char *layout, const char *dtype,
+                      const char *cfg);
     void *gemm_seen_user;
     ait_error *err;
     ait_error own_err;
@@ -199,6 +200,11 @@ extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attentio
  * artifact's blob (TUNED_BLOB); nat_tuned_free at free. */
 #define TUNED_BLOB "gemm.cfg"
 ait_status nat_gemm_f32(built *bm, gemm_args *g);
+/* A quantised GEMM about to run on qgemm (M x N x K, A row-major, B packed
+ * as v; a_int: A is uint8 or int8 already, "u8s8"/"s8s8", else v's
+ * scheme names the dtype): said to the gemm_seen hook, as nat_gemm_f32 says
+ * the float ones. */
+void nat_qgemm_seen(built *bm, const qg_packed *v, int64_t m, int a_int, const gemm_epi *epi);
 ait_status nat_tuned_setup(built *bm, const candidate_cfg *cfg, ait_error *e);
 void nat_tuned_free(built *bm);
 /* layout.c: which values stay channels-last between steps and which conv

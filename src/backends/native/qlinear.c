@@ -270,6 +270,7 @@ static ait_status mmi_run(built *bm, const nat_step *st)
         e.bias_mode = GEMM_BIAS_COL;
         e.bias = bm->vals[st->epi.bias].cur->data;
     }
+    nat_qgemm_seen(bm, &v, g[Q_M], g[Q_ASIGNED] ? 1 : -1, &e);
     return qgemm_q8(&v, bm->vals[n->in[0]].cur->data, g[Q_ASIGNED], g[Q_K], g[Q_M], 1.0f,
                     zero_point(bm, (int)g[Q_AZP]), bm->vals[st->epi.out].t.data, N, &e,
                     bm->threads, bm->err);
@@ -324,6 +325,7 @@ static ait_status qlmm_run(built *bm, const nat_step *st)
     const qg_packed *v = &bm->packs[st->node].qv;
     float *mult = bm->scratch, *acc = mult + v->np;
     tensor *y = &bm->vals[st->epi.out].t;
+    nat_qgemm_seen(bm, v, M, g[Q_ASIGNED] ? 1 : -1, NULL);
     TRY(qgemm_q8(v, bm->vals[n->in[QA]].cur->data, g[Q_ASIGNED], g[Q_K], M, 1.0f,
                  zero_point(bm, n->in[QA_ZP]), acc, N, NULL, bm->threads, bm->err));
     /* as the reference op: the multiplier in float32, the product in double */

@@ -2,6 +2,7 @@
  * table comes from the tuner (candidate_cfg.gemm, `ait tune --gemm-db`)
  * and is saved whole as one prepared blob, so an artifact runs with the
  * configs it was tuned with and loading never reads the CSV. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,9 +26,22 @@ ait_status nat_gemm_f32(built *bm, gemm_args *g)
             id = r->id;
         }
     }
-    if (bm->gemm_seen) bm->gemm_seen(bm->gemm_seen_user, g, layout, id);
+    if (bm->gemm_seen) bm->gemm_seen(bm->gemm_seen_user, g, layout, "f32", id);
     g->ws = &bm->gws;
     return gemm_f32(g, bm->err);
+}
+
+void nat_qgemm_seen(built *bm, const qg_packed *v, int64_t m, int a_int, const gemm_epi *epi)
+{
+    if (!bm->gemm_seen) return;
+    gemm_args g = {.m = m, .n = v->n, .k = v->k};
+    if (epi) g.epi = *epi;
+    char dtype[16];
+    if (a_int) snprintf(dtype, sizeof dtype, "%s", a_int > 0 ? "s8s8" : "u8s8");
+    else if (v->scheme == QG_INT4WO && v->group != 32)
+        snprintf(dtype, sizeof dtype, "%s-%d", qg_scheme_name(v->scheme), v->group);
+    else snprintf(dtype, sizeof dtype, "%s", qg_scheme_name(v->scheme));
+    bm->gemm_seen(bm->gemm_seen_user, &g, "np", dtype, "");
 }
 
 ait_status nat_tuned_setup(built *bm, const candidate_cfg *cfg, ait_error *e)
