@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/artifact_load.h"
 #include "api/model_load.h"
 #include "core/options.h"
 #include "io/artifact.h"
@@ -64,8 +65,8 @@ static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait
  * header and blob table are checked; the manifest and the CPU are not
  * needed to run untuned). The file is opened again, so a trusted key checks
  * the signature of the header this open read again. */
-static ait_status load_untuned(const char *path, const char *trusted_key, const ait_error *why,
-                               ait_model **out, ait_error *e)
+ait_status artifact_load_untuned(const char *path, const char *trusted_key, const ait_error *why,
+                                 ait_model **out, ait_error *e)
 {
     artifact *a = NULL;
     artifact_expect x = {.skip_cpu_check = 1, .skip_manifest = 1, .defer_blob_read = 1};
@@ -120,5 +121,5 @@ ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
         *e = first;
         return s;
     }
-    return load_untuned(path, o.trusted_key, &first, out, e);
+    return artifact_load_untuned(path, o.trusted_key, &first, out, e);
 }

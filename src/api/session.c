@@ -118,18 +118,22 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
     ctx *c = calloc(1, sizeof *c);
     if (!c) return err_set(e, AIT_E_NOMEM, "out of memory");
     c->p = p;
-    ait_status st = p ? plan_exec_create(s->m->g, p, s->threads, s->rep, &c->px, e)
-                      : exec_create(s->m->g, NULL, s->threads, &c->x, e);
+    /* An artifact's plan: as each module is built from its blobs, the
+     * model's copies of the weights they replace are freed (once per model:
+     * the first runner; later runners read none of them: backend.releases). */
+    ait_model *m = (ait_model *)s->m;
+    bool release = p && p == m->plan && !__atomic_exchange_n(&m->released, 1, __ATOMIC_ACQ_REL);
+    size_t freed = 0;
+    ait_status st = !p ? exec_create(s->m->g, NULL, s->threads, &c->x, e)
+                  : release ? plan_exec_create_releasing(m->g, p, s->threads, s->rep, &freed,
+                                                         &c->px, e)
+                  : plan_exec_create(s->m->g, p, s->threads, s->rep, &c->px, e);
     if (st != AIT_OK) {
+        /* nothing freed: the next runner may release (and the model still inspects) */
+        if (release && !freed) __atomic_store_n(&m->released, 0, __ATOMIC_RELEASE);
         free(c);
         return st;
     }
-    /* An artifact's plan: once every module is built from its blobs, the
-     * model's copies of the weights they replace are freed (once per model;
-     * later runners read none of them: backend.releases). */
-    ait_model *m = (ait_model *)s->m;
-    if (p && p == m->plan && !__atomic_exchange_n(&m->released, 1, __ATOMIC_ACQ_REL))
-        (void)plan_exec_release(c->px, m->g);
     if (p) copies_warm(c, p, m->g->n_outputs);
     *out = c;
     return AIT_OK;

@@ -141,8 +141,11 @@ typedef struct backend {
     /* Whether bm no longer reads constant `value` of `module` (a weight its
      * prepared blobs replace): neither its runs (at any shape) nor another
      * build of the same module with the same cfg read the data, only the
-     * shape and dtype. The loader then frees the model's copy (plan_exec.h,
-     * plan_exec_release). NULL: every constant is kept. */
+     * shape and dtype. Asked as soon as bm is built, before any run: a node
+     * with a prepared blob (backend_prep_has_node) takes it at every
+     * schedule or that schedule fails, so the answer needs no run. The
+     * loader then frees the model's copy (plan_exec.h,
+     * plan_exec_create_releasing). NULL: every constant is kept. */
     bool (*releases)(const built *bm, const graph *module, int value);
 } backend;
 
@@ -161,6 +164,9 @@ int backend_coverage(const backend *b, const graph *module);
  * prepared blob. */
 bool backend_weights_from_blobs(const built *bm, const graph *module, int v,
                                 bool (*from_blob)(const built *bm, int node));
+/* Whether prep (NULL: none) holds prepared weights of node `node` of the
+ * module: a blob named "w<node>." and more, as native and oneDNN name them. */
+bool backend_prep_has_node(const prepared *prep, int node);
 /* The variants to try b in on module: the default "" first, then those b
  * offers (backend.variants); up to max names into out; returns how many. */
 int backend_variants(const backend *b, const graph *module, const char **out, int max);

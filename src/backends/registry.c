@@ -1,5 +1,6 @@
 /* The backend registry: one line per backend, in the order candidates are
  * offered (the reference first: it is the oracle every other is judged by). */
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/backend.h"
@@ -37,6 +38,15 @@ int backend_variants(const backend *b, const graph *module, const char **out, in
     if (max < 1) return 0;
     out[0] = "";
     return 1 + (b->variants ? b->variants(module, out + 1, max - 1) : 0);
+}
+
+bool backend_prep_has_node(const prepared *prep, int node)
+{
+    char prefix[16];
+    int len = snprintf(prefix, sizeof prefix, "w%d.", node);
+    for (int k = 0; prep && k < prep->n; k++)
+        if (strncmp(prep->blobs[k].name, prefix, (size_t)len) == 0) return true;
+    return false;
 }
 
 bool backend_weights_from_blobs(const built *bm, const graph *module, int v,

@@ -18,9 +18,10 @@ struct ait_model {
     struct plan *plan;     /* the tuned plan sessions run, or NULL (untuned) */
     struct artifact *art;  /* the mapping its prepared blobs live in */
     char *note;            /* why the artifact's plan is not used (fallback), or NULL */
-    /* The first session's runner has freed the weights the plan's prepared
-     * blobs replace (plan_exec_release): set once, atomically; the model
-     * then runs only on its plan. */
+    /* The first session's runner frees the weights the plan's prepared
+     * blobs replace (plan_exec_create_releasing): set atomically before it
+     * starts (cleared if it failed having freed nothing); the model then
+     * runs only on its plan. */
     int released;
 };
 

@@ -291,8 +291,11 @@ static void prime(plan_exec *px)
     }
 }
 
-ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_report *rep,
-                            plan_exec **out, ait_error *e)
+static size_t release_data(const plan_exec *px, graph *g);
+
+/* plan_exec_create, and with release (g itself) plan_exec_create_releasing. */
+static ait_status create(const graph *g, graph *release, const plan *p, int threads,
+                         gemm_report *rep, size_t *freed, plan_exec **out, ait_error *e)
 {
     *out = NULL;
     plan_exec *px = calloc(1, sizeof *px);
@@ -334,7 +337,11 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_rep
     for (int i = 0; s == AIT_OK && i < g->n_nodes; i++)
         if (owner[i] >= 0 && px->slots[owner[i]].inline_nodes) owner[i] = -1;
     if (s == AIT_OK) s = make_composite(px, g, owner, e);
-    for (int j = 0; s == AIT_OK && j < p->n_modules; j++) s = build_slot(px, g, j, e);
+    for (int j = 0; s == AIT_OK && j < p->n_modules; j++) {
+        s = build_slot(px, g, j, e);
+        /* A module not built yet keeps what it reads (no build says it releases it) */
+        if (s == AIT_OK && release && !px->slots[j].inline_nodes) *freed += release_data(px, release);
+    }
     /* The collapsed nodes' def is module_op, so the plain executor runs them. */
     px->n_xs = p->n_buckets > 1 ? p->n_buckets : 1;
     for (int k = 0; s == AIT_OK && k < px->n_xs; k++) {
@@ -342,6 +349,11 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_rep
         if (s == AIT_OK) exec_set_user(px->xs[k], px);
     }
     if (s == AIT_OK) prime(px);
+#ifdef __GLIBC__
+    /* Small weights sat inside the heap, where free keeps their pages (the
+     * priming reused them); and what the priming freed goes back too. */
+    if (release && *freed) (void)malloc_trim(0);
+#endif
     free(owner);
     if (s != AIT_OK) {
         plan_exec_free(px);
@@ -349,6 +361,19 @@ ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_rep
     }
     *out = px;
     return AIT_OK;
+}
+
+ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_report *rep,
+                            plan_exec **out, ait_error *e)
+{
+    return create(g, NULL, p, threads, rep, NULL, out, e);
+}
+
+ait_status plan_exec_create_releasing(graph *g, const plan *p, int threads, gemm_report *rep,
+                                      size_t *freed, plan_exec **out, ait_error *e)
+{
+    *freed = 0;
+    return create(g, g, p, threads, rep, freed, out, e);
 }
 
 bool *plan_exec_releasable(const plan_exec *px, const graph *g)
@@ -404,7 +429,8 @@ bool *plan_exec_releasable(const plan_exec *px, const graph *g)
     return keep;
 }
 
-size_t plan_exec_release(plan_exec *px, graph *g)
+/* Frees what plan_exec_releasable says (data still held); the bytes freed. */
+static size_t release_data(const plan_exec *px, graph *g)
 {
     bool *drop = plan_exec_releasable(px, g);
     if (!drop) return 0;
@@ -416,10 +442,6 @@ size_t plan_exec_release(plan_exec *px, graph *g)
         tensor_release(t);
     }
     free(drop);
-#ifdef __GLIBC__
-    /* Small weights sit inside the heap, where free keeps their pages. */
-    if (freed) (void)malloc_trim(0);
-#endif
     return freed;
 }
 

@@ -22,16 +22,23 @@ typedef struct plan_exec plan_exec;
  * included (gemm_report.h). */
 ait_status plan_exec_create(const graph *g, const plan *p, int threads, gemm_report *rep,
                             plan_exec **out, ait_error *e);
-/* Frees the data of g's constants (px's g, the model's graph) that nothing
- * px runs reads any more: every bucket's build of every module reading it
- * says it releases it (backend.releases: a prepared blob replaced it), and
- * no node run on the reference (outside a module, or a module on the
- * baseline) nor a graph output reads it. The tensors keep their shape and
- * dtype (data NULL), so module views sharing them see the same. A runner
- * made later from the same g and plan reads none of them either. Returns
- * the bytes freed. Nothing is freed in a graph with subgraphs. */
-size_t plan_exec_release(plan_exec *px, graph *g);
-/* What plan_exec_release frees: per value of g, whether it is a constant
+/* As plan_exec_create, for the first runner of a model whose plan came from
+ * an artifact (g: the model's graph): frees the data of g's constants that
+ * nothing the runner runs reads any more: every bucket's build of every
+ * module reading it says it releases it (backend.releases: a prepared blob
+ * replaced it), and no node run on the reference (outside a module, or a
+ * module on the baseline) nor a graph output reads it. Each module's are
+ * freed as soon as its builds are done, before the next module is built and
+ * before the priming runs, so the parsed weights are never resident beside
+ * every build and the priming's buffers (the load's peak stays the peak). A
+ * module not built yet keeps what it reads. The tensors keep their shape
+ * and dtype (data NULL), so module views sharing them see the same. A
+ * runner made later from the same g and plan reads none of them either.
+ * *freed: the bytes freed (also when creation fails: what was freed stays
+ * freed). Nothing is freed in a graph with subgraphs. */
+ait_status plan_exec_create_releasing(graph *g, const plan *p, int threads, gemm_report *rep,
+                                      size_t *freed, plan_exec **out, ait_error *e);
+/* What plan_exec_create_releasing frees (once every module is built): per value of g, whether it is a constant
  * tensor that some node reads and that nothing px runs reads any more
  * (malloc'd, g->n_vals entries; the caller frees it). NULL when nothing is
  * (a graph with subgraphs) or out of memory. */

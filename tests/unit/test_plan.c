@@ -3,7 +3,7 @@
  * is saved, loaded and run at two batch buckets, against the untuned model
  * and against the same plan run in process; every refusal (a changed byte,
  * another model, a missing CPU feature) and the fallback to the untuned
- * model; the public API's tune -> save -> load path; the `whole` candidate
+ * model, which checks the signature again when it opens the file again; the public API's tune -> save -> load path; the `whole` candidate
  * (on the keyword-spotting model); glue joined to the modules on native
  * at two input shapes (the same model); and JIT tuning. */
 #include <math.h>
@@ -20,7 +20,9 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "api/artifact_load.h"
 #include "io/artifact.h"
+#include "io/sign.h"
 #include "runtime/model.h"
 #include "runtime/plan_exec.h"
 #include "api/inspection.h"
@@ -519,6 +521,62 @@ static void test_refusals(void **state)
     artifact_close(a);
 }
 
+/* The fallback with a trusted key opens the file again: it must check the
+ * signature of the header it reads then, not trust the first open's check,
+ * since the file may have been replaced in between. bad.ait (left by
+ * test_refusals: an intact model, a manifest whose plan is refused), signed;
+ * then replaced by another artifact (bert.ait, unsigned: its header is not
+ * the one bad.ait.sig signs) after its first open, which the test stands for
+ * by calling the fallback itself with the first open's reason. */
+static void test_fallback_signature(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    char art[256], bad[256], kbase[256], pem[256], pub[256];
+    path_in(art, sizeof art, "bert.ait");
+    path_in(bad, sizeof bad, "bad.ait");
+    path_in(kbase, sizeof kbase, "k1");
+    snprintf(pem, sizeof pem, "%s.pem", kbase);
+    snprintf(pub, sizeof pub, "%s.pub", kbase);
+    if (sign_keygen(kbase, &e) != AIT_OK) fail_msg("%s", e.msg);
+    artifact *a;
+    artifact_expect x = {.skip_cpu_check = 1, .skip_manifest = 1};
+    if (artifact_open(bad, &x, &a, &e) != AIT_OK) fail_msg("%s", e.msg);
+    if (sign_header(bad, artifact_header(a), ARTIFACT_HEADER_SIZE, pem, &e) != AIT_OK)
+        fail_msg("%s", e.msg);
+    artifact_close(a);
+
+    /* Signed and unchanged: the refused plan falls back to the model. */
+    ait_artifact_options o = {.size = sizeof o, .fallback_untuned = 1, .trusted_key = pub};
+    ait_model *m = NULL;
+    if (ait_artifact_load(bad, &o, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_false(ait_model_is_tuned(m));
+    assert_non_null(strstr(ait_model_note(m), "buckets or modules is missing"));
+    ait_model_free(m);
+    const ait_error why = {.code = AIT_E_PARSE, .msg = "the first open's reason"};
+    m = NULL;
+    if (artifact_load_untuned(bad, pub, &why, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_model_free(m);
+
+    /* Replaced after the first open (bad.ait.sig stays): the second open's
+     * header is not signed by the key, so nothing loads, for the first
+     * reason. Without the re-check, bert.ait's model would load. */
+    corrupt_copy(art, bad, -1);
+    m = NULL;
+    e = (ait_error){0};
+    assert_int_equal(artifact_load_untuned(bad, pub, &why, &m, &e), AIT_E_PARSE);
+    assert_null(m);
+    assert_string_equal(e.msg, why.msg);
+    /* ... and loaded from the start, the first open refuses it. */
+    assert_int_not_equal(ait_artifact_load(bad, &o, &m, &e), AIT_OK);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, "bad.ait"));
+    /* Without a trusted key, the same file falls back (the control). */
+    if (artifact_load_untuned(bad, NULL, &why, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_false(ait_model_is_tuned(m));
+    ait_model_free(m);
+}
+
 /* The public path: inspect, select, tune (tiny profiling), save, load, run. */
 static void test_public_api(void **state)
 {
@@ -866,6 +924,7 @@ int main(void)
         cmocka_unit_test(test_baseline_inline),
         cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_fallback_signature),
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_whole),
         cmocka_unit_test(test_glue_native),

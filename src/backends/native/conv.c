@@ -194,9 +194,11 @@ static ait_status conv_finish(built *bm, nat_step *st)
              __builtin_add_overflow(st->scratch, cols * sizeof(float) + 64, &st->scratch)))
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "im2col is too large");
         if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
-        float *own;
-        conv_arg arg = {mg, kdim, bn_weights(bm, st, w, M, kdim, &own)};
-        if (!arg.w) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+        float *own = NULL;
+        /* Prepared blobs: nat_pack_get takes the node's or fails, and reads no
+         * weights, which the loader may have freed (nat_releases). */
+        conv_arg arg = {mg, kdim, bm->prep ? NULL : bn_weights(bm, st, w, M, kdim, &own)};
+        if (!arg.w && !bm->prep) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
         ait_status s = nat_pack_get(bm, st->node, (int)group, gemm_pack_a_size(bm->kern, mg, kdim),
                                     fill_w, &arg, &p);
         free(own);
@@ -229,7 +231,7 @@ static ait_status conv_finish(built *bm, nat_step *st)
     }
     /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
     if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
-    if (!w && bm->prep) /* a lean artifact's: the weights live in the blob alone */
+    if (bm->prep) /* the blob's, as above: no weights read */
         return quant ? nat_qconv_pack(bm, st->node, NULL, kdim, M)
                      : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
                                     fill_wt, NULL, &p);

@@ -611,7 +611,9 @@ static double nat_min_sqnr(const char *variant)
  * keeps it too. */
 static bool nat_pack_from_blob(const built *bm, int i)
 {
-    return bm->packs[i].data && !bm->packs[i].own;
+    const nat_pack *p = &bm->packs[i];
+    /* not scheduled yet: the first schedule takes the node's blob or fails (nat_pack_get) */
+    return p->data ? !p->own : backend_prep_has_node(bm->prep, i);
 }
 
 static bool nat_releases(const built *bm, const graph *module, int v)

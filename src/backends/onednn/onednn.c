@@ -625,7 +625,8 @@ static void dn_cpu_needs(char *buf, size_t n)
 }
 
 /* Whether every schedule of bm took node i's weights from a prepared blob
- * (dn_weights records each it uses as w<i>.*). */
+ * (dn_weights records each it uses as w<i>.*); before any schedule, whether
+ * there is one to take (dn_weights takes it or refuses the node). */
 static bool weights_from_blobs(const built *bm, int i)
 {
     char prefix[16];
@@ -639,7 +640,7 @@ static bool weights_from_blobs(const built *bm, int i)
         if (!found) return false;
         seen++;
     }
-    return seen > 0;
+    return seen > 0 || backend_prep_has_node(bm->prep, i);
 }
 
 /* A Conv's, MatMul's or Gemm's weights (input 1) that every schedule took
