@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/onnx.h"
 #include "io/onnx_tensor.h"
@@ -30,6 +31,8 @@ static bool path_climbs_out(const char *loc)
     return false;
 }
 
+/* Reads tp's external data into dst; with dst NULL, only checks the path and
+ * that the file holds need bytes at the offset (before anything is allocated). */
 static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *dst, size_t need,
                            const char *what, ait_error *e)
 {
@@ -69,6 +72,15 @@ static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *d
     if (off < 0 || (len >= 0 && (size_t)len != need))
         return err_set(e, AIT_E_PARSE, "%s: external data offset %lld / length %lld do not fit "
                        "the tensor's %zu bytes", what, off, len, need);
+    struct stat sb;
+    if (stat(real, &sb) != 0)
+        return err_set(e, AIT_E_IO, "%s: external data file '%s': %s", what, real, strerror(errno));
+    if (!S_ISREG(sb.st_mode) || (unsigned long long)off > (unsigned long long)sb.st_size ||
+        need > (unsigned long long)sb.st_size - (unsigned long long)off)
+        return err_set(e, AIT_E_PARSE, "%s: external data file %s is too short or not a regular "
+                       "file (%lld bytes; the tensor needs %zu at offset %lld)", what, real,
+                       (long long)sb.st_size, need, off);
+    if (!dst) return AIT_OK;
     FILE *f = fopen(real, "rb");
     if (!f) return err_set(e, AIT_E_IO, "%s: cannot open %s: %s", what, real, strerror(errno));
     size_t got = 0;
@@ -90,15 +102,13 @@ static ait_status ext_read(const Onnx__TensorProto *tp, const char *dir, void *d
             for (int64_t i = 0; i < numel; i++) ((ctype *)dst)[i] = (ctype)tp->field[i];      \
     } while (0)
 
-/* A string tensor's string_data (raw or external data cannot hold strings).
+/* A string tensor's string_data (raw or external data cannot hold strings:
+ * storage_fits refuses them).
  * An element with a NUL byte inside is refused: ait's strings end at their
  * first NUL, so it would be silently cut. */
 static ait_status strings_from_proto(const Onnx__TensorProto *tp, tensor *t, int64_t numel,
                                      const char *what, ait_error *e)
 {
-    if (tensor_proto_external(tp) || tp->has_raw_data)
-        return err_set(e, AIT_E_PARSE, "%s: a string tensor must keep its strings in string_data, "
-                       "not in raw or external data", what);
     if ((int64_t)tp->n_string_data != numel)
         return err_set(e, AIT_E_PARSE, "%s: has %zu strings for %lld elements", what,
                        tp->n_string_data, (long long)numel);
@@ -156,6 +166,37 @@ ait_status tensor_shape_from_proto(const Onnx__TensorProto *tp, tensor **out, co
     return shape_of(tp, out, &numel, what, e);
 }
 
+/* Refuses, before the tensor is allocated, stored data that cannot fill the
+ * shape: a few bytes declaring billions of elements must not cost gigabytes
+ * first. The copies below check the exact counts again. */
+static ait_status storage_fits(const Onnx__TensorProto *tp, const char *dir, int64_t numel,
+                               const char *what, ait_error *e)
+{
+    ait_dtype dt = (ait_dtype)tp->data_type;
+    size_t need = (size_t)dtype_stored_bytes(dt, numel), have;
+    if (dt == AIT_STRING && (tensor_proto_external(tp) || tp->has_raw_data))
+        return err_set(e, AIT_E_PARSE, "%s: a string tensor must keep its strings in string_data, "
+                       "not in raw or external data", what);
+    if (numel == 0 && !tp->has_raw_data) return AIT_OK;
+    if (dt == AIT_STRING) have = tp->n_string_data, need = (size_t)numel;
+    else if (tensor_proto_external(tp)) return ext_read(tp, dir, NULL, need, what, e);
+    else if (tp->has_raw_data) {
+        if (tp->raw_data.len != need)
+            return err_set(e, AIT_E_PARSE, "%s: raw data has %zu bytes, the shape needs %zu", what,
+                           tp->raw_data.len, need);
+        return AIT_OK;
+    } else if (dtype_bits(dt) < 8) have = tp->n_int32_data;
+    else {
+        have = tp->n_float_data + tp->n_double_data + tp->n_int64_data + tp->n_uint64_data +
+               tp->n_int32_data;
+        need = (size_t)numel;
+    }
+    if (have < need)
+        return err_set(e, AIT_E_PARSE, "%s: holds %zu stored values or bytes, its shape (%lld "
+                       "elements) needs %zu", what, have, (long long)numel, need);
+    return AIT_OK;
+}
+
 ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
                              const char *what, ait_error *e)
 {
@@ -163,7 +204,8 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
     int64_t numel;
     tensor *t;
     TRY(shape_of(tp, &t, &numel, what, e));
-    ait_status s = tensor_alloc(t, e);
+    ait_status s = storage_fits(tp, dir, numel, what, e);
+    if (s == AIT_OK) s = tensor_alloc(t, e);
     if (s != AIT_OK) {
         free(t);
         return s;
@@ -177,11 +219,8 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
         s = strings_from_proto(tp, t, numel, what, e);
     } else if (tensor_proto_external(tp)) {
         s = ext_read(tp, dir, dst, need, what, e);
-    } else if (tp->has_raw_data) {
-        if (tp->raw_data.len != need)
-            s = err_set(e, AIT_E_PARSE, "%s: raw data has %zu bytes, the shape needs %zu", what,
-                        tp->raw_data.len, need);
-        else if (need) memcpy(dst, tp->raw_data.data, need);
+    } else if (tp->has_raw_data) { /* its length checked by storage_fits */
+        if (need) memcpy(dst, tp->raw_data.data, need);
     } else if (numel > 0 && packed) { /* int32_data: one packed byte per entry */
         if (tp->n_int32_data != need)
             s = err_set(e, AIT_E_PARSE, "%s: has %zu int32_data values, %lld packed %s elements "
