@@ -4,7 +4,9 @@ prepared blobs), its artifact (artifact/), its recipe for fuzz_manifest.c
 (manifest/), its manifest and tune cache entries (json/, cache/, with the
 fuzz target's fixed key), small .npz files (npz/), and its GEMM shapes as
 `ait gemm capture` and `ait gemm tune` write them (csv/: untuned, tuned, and
-the tuned file with a failed row, a reference row and CRLF line ends).
+the tuned file with a failed row, a reference row and CRLF line ends), and
+models with external data as fuzz_extdata.c reads them (extdata/: the
+model's length in two bytes, the model, then data.bin's bytes).
 usage: fuzz/make_corpus.py AIT"""
 import glob, json, os, re, shutil, struct, subprocess, sys, tempfile, zipfile
 import numpy as np
@@ -65,4 +67,23 @@ cpu = first[:first.index('",') + 1]  # vendor,family,model,"features"
 more = [cpu + ",3,8,16,f32,nt,,failed,0,0,0,0,0,0,0,0,0,0,1,0",
         cpu + ",4,8,16,f32,pn,bias,openblas,0,0,0,0,0,0,1,0.5,2,3,0,0.6"]
 open(here + "/csv/tuned-more.csv", "wb").write(("\r\n".join(tuned.splitlines() + more) + "\r\n").encode())
+# extdata/: Add(x, w) with w in data.bin (at an offset; with a length), and a
+# uint8 Gather table from the same file.
+os.makedirs(here + "/extdata", exist_ok=True)
+def ext_seed(name, arr, offset, length, node, out_type):
+    wt = numpy_helper.from_array(arr, "w")
+    wt.ClearField("raw_data")
+    wt.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "data.bin"), ("offset", str(offset))) + ((("length", str(length)),) if length else ()):
+        e = wt.external_data.add(); e.key, e.value = k, v
+    x_type = TensorProto.INT64 if node == "Gather" else TensorProto.FLOAT
+    g = helper.make_graph([helper.make_node(node, ["w", "x"] if node == "Gather" else ["x", "w"], ["y"])], "ext",
+                          [helper.make_tensor_value_info("x", x_type, [2])],
+                          [helper.make_tensor_value_info("y", out_type, None)], [wt])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    open("%s/extdata/%s" % (here, name), "wb").write(struct.pack("<H", len(model)) + model +
+                                                     bytes(offset) + arr.tobytes() + b"tail")
+ext_seed("add", np.array([1.5, -2.0], dtype=np.float32), 0, 8, "Add", TensorProto.FLOAT)
+ext_seed("add-offset", np.array([3.0, 4.0], dtype=np.float32), 16, 0, "Add", TensorProto.FLOAT)
+ext_seed("gather-u8", np.arange(7, dtype=np.uint8), 3, 7, "Gather", TensorProto.UINT8)
 shutil.rmtree(t)
