@@ -355,8 +355,9 @@ AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, in
  * input or constant the model passes through, an output listed twice, an
  * output computed by a tuned module on a backend that cannot write into
  * caller memory (copied once, from the backend's buffer into the caller's;
- * `native` writes a decoder's present key/values in place). An output the caller leaves unbound is copied into a
- * tensor the binding keeps (reused run to run; ait_binding_output).
+ * `native` writes a decoder's present key/values in place). An output the
+ * caller leaves unbound is copied into a tensor the binding keeps (reused
+ * run to run; ait_binding_output).
  *
  * Refusals, each with a message naming the input or output: a tensor of
  * another dtype than the model declares (AIT_E_DTYPE, when bound), a
@@ -587,9 +588,10 @@ typedef struct ait_tune_options {
     const char *gemm_db;
     /* Quantised candidates to try besides float32: "bf16", "int8dq" (int8
      * dynamic), "int8" (int8 static: each Conv's input at a scale
-     * calibrated on the samples, see calib_percentile), "int8wo", "int4wo" (weight-only; "int4wo-64", "int4wo-128"
-     * for other group sizes), comma-separated, or "auto" for all; NULL or
-     * "none": float32 only. Each is judged by the SQNR of its module's
+     * calibrated on the samples, see calib_percentile), "int8wo", "int4wo"
+     * (weight-only; "int4wo-64", "int4wo-128" for other group sizes),
+     * comma-separated, or "auto" for all; NULL or "none": float32 only.
+     * Each is judged by the SQNR of its module's
      * outputs against the reference: at least min_sqnr dB (0: the
      * variant's own bound, 35 for bf16, 25 for int8 and int4). A plan with
      * a quantised choice is saved lean: without the float weights its
