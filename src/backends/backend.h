@@ -167,6 +167,10 @@ bool backend_weights_from_blobs(const built *bm, const graph *module, int v,
 /* Whether prep (NULL: none) holds prepared weights of node `node` of the
  * module: a blob named "w<node>." and more, as native and oneDNN name them. */
 bool backend_prep_has_node(const prepared *prep, int node);
+
+/* Checks a run's inputs against g's: each present, a tensor with data, of
+ * the declared dtype; the message names the backend who and the input. */
+ait_status backend_inputs_check(const graph *g, tensor *const *inputs, const char *who, ait_error *e);
 /* The variants to try b in on module: the default "" first, then those b
  * offers (backend.variants); up to max names into out; returns how many. */
 int backend_variants(const backend *b, const graph *module, const char **out, int max);

@@ -66,3 +66,16 @@ bool backend_weights_from_blobs(const built *bm, const graph *module, int v,
     }
     return any;
 }
+
+ait_status backend_inputs_check(const graph *g, tensor *const *inputs, const char *who, ait_error *e)
+{
+    for (int k = 0; k < g->n_inputs; k++) {
+        const value *d = &g->vals[g->inputs[k]];
+        if (!inputs[k] || inputs[k]->kind != VAL_TENSOR || !inputs[k]->data)
+            return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is missing", who, d->name);
+        if (d->dtype != AIT_UNDEFINED && inputs[k]->dtype != d->dtype)
+            return err_set(e, AIT_E_DTYPE, "%s: input '%s' must be %s, got %s", who, d->name,
+                           ait_dtype_name(d->dtype), ait_dtype_name(inputs[k]->dtype));
+    }
+    return AIT_OK;
+}

@@ -491,14 +491,7 @@ static ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *
 {
     const graph *g = bm->g;
     bm->err = e ? e : &bm->own_err;
-    for (int k = 0; k < g->n_inputs; k++) {
-        const value *d = &g->vals[g->inputs[k]];
-        if (!inputs[k] || inputs[k]->kind != VAL_TENSOR || !inputs[k]->data)
-            return err_set(e, AIT_E_INVALID_ARG, "native: input '%s' is missing", d->name);
-        if (d->dtype != AIT_UNDEFINED && inputs[k]->dtype != d->dtype)
-            return err_set(e, AIT_E_DTYPE, "native: input '%s' must be %s, got %s", d->name,
-                           ait_dtype_name(d->dtype), ait_dtype_name(inputs[k]->dtype));
-    }
+    TRY(backend_inputs_check(g, inputs, "native", e));
     if (!same_sig(bm, inputs)) TRY(schedule(bm, inputs));
     for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].cur = inputs[k];
     ait_status s = run_steps(bm, dest, e);

@@ -492,14 +492,7 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
 {
     const graph *g = bm->g;
     bm->err = e ? e : &bm->own_err;
-    for (int k = 0; k < g->n_inputs; k++) {
-        const value *d = &g->vals[g->inputs[k]];
-        if (!inputs[k] || inputs[k]->kind != VAL_TENSOR || !inputs[k]->data)
-            return err_set(e, AIT_E_INVALID_ARG, "onednn: input '%s' is missing", d->name);
-        if (d->dtype != AIT_UNDEFINED && inputs[k]->dtype != d->dtype)
-            return err_set(e, AIT_E_DTYPE, "onednn: input '%s' must be %s, got %s", d->name,
-                           ait_dtype_name(d->dtype), ait_dtype_name(inputs[k]->dtype));
-    }
+    TRY(backend_inputs_check(g, inputs, "onednn", e));
     if (!sched_find(bm, inputs)) TRY(schedule(bm, inputs));
     set_threads(bm);
     for (int k = 0; k < g->n_inputs; k++) bm->p->vals[g->inputs[k]].plain = inputs[k];
