@@ -201,7 +201,9 @@ static ait_status pool_windows(op_ctx *c, const pool_geom *g, pool_win *w, int64
     dim_range *all = p[0];
     int64_t *start = p[1];
     int32_t *off = p[2], *npad = p[3];
-    for (int i = 0; i < nd; i++) {
+    /* An empty output (a dim of 0) has no ranges: all is NULL, and even
+     * NULL + 0 is undefined. */
+    for (int i = 0; i < nd && nranges > 0; i++) {
         rg[i] = all;
         for (int64_t o = 0; o < g->out[i]; o++) all[o] = dim_range_at(g, i, o);
         all += g->out[i];
