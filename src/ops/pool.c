@@ -190,7 +190,9 @@ static ait_status pool_windows(op_ctx *c, const pool_geom *g, pool_win *w, int64
         }
         if ((uint64_t)total > SIZE_MAX / sizeof(int32_t))
             return err_set(c->err, AIT_E_OVERFLOW, "pooling windows are too large");
-        bytes[2] = (size_t)total * sizeof(int32_t);
+        /* At least one: windows that are all empty (an input dim of 0)
+         * still index the offsets (NULL + 0 is undefined). */
+        bytes[2] = (size_t)(total ? total : 1) * sizeof(int32_t);
     }
     TRY(op_scratch_parts(c, 6, bytes, p));
     *xf = p[4];
