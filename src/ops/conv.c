@@ -341,8 +341,8 @@ static ait_status qconv_acc(op_ctx *c, const qconv_io *io, const conv_geom *g, i
     size_t bytes[5] = {
         (size_t)(g->k_sp * g->nd) * sizeof(int64_t),
         g->pointwise ? 0 : (size_t)(rows * tile) * 4,
-        (size_t)nx * 4,
-        (size_t)nw * 4,
+        (size_t)(nx ? nx : 1) * 4, /* at least one: an empty x is still offset (NULL + 0) */
+        (size_t)(nw ? nw : 1) * 4,
         out ? 0 : (size_t)ny * 4,
     };
     void *p[5];
