@@ -11,10 +11,13 @@ bucket, P times; the table gives the median over the processes of
 first / median, and that ratio's spread (p25..p75).
 
 usage: bench/first_run.py --before OLD_AIT --after NEW_AIT --data build-data/models \
-           [--models gpt2,llama] [--procs 15] [--repeat 50] [--tune]
+           [--models gpt2,llama] [--procs 15] [--repeat 50] [--tune] [--one-artifact]
 --tune makes the artifacts again (else only when missing): each binary tunes its
 own (--batch-sizes 1,2, short profiling, --no-cache) into --work (default
-/tmp/ait-first-run)."""
+/tmp/ait-first-run). --one-artifact runs both binaries on BEFORE's artifact, so
+that two tunings' choices (which differ under a noisy machine) do not stand
+between the two runtimes. Each cell also gives the medians of the first run and
+of the steady median, in ms."""
 import argparse, os, re, shutil, statistics, subprocess, sys
 
 LAT = re.compile(r"latency first run ([0-9.]+) ms, median of \d+ runs ([0-9.]+) ms")
@@ -26,7 +29,7 @@ def run(ait, art, sample, repeat):
     m = LAT.search(out.stdout)
     if not m:
         sys.exit("%s run %s: %s" % (ait, art, out.stderr.strip() or out.stdout[-300:]))
-    return float(m.group(1)) / float(m.group(2))
+    return float(m.group(1)), float(m.group(2))
 
 
 def main():
@@ -39,6 +42,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--work", default="/tmp/ait-first-run")
     ap.add_argument("--tune", action="store_true")
+    ap.add_argument("--one-artifact", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     rows = []
@@ -62,16 +66,21 @@ def main():
             r = {"before": [], "after": []}
             for _ in range(a.procs):  # interleaved: before, after, before, ...
                 for tag, ait in (("before", a.before), ("after", a.after)):
-                    r[tag].append(run(ait, arts[tag], os.path.join(sd, f), a.repeat))
+                    art = arts["before" if a.one_artifact else tag]
+                    r[tag].append(run(ait, art, os.path.join(sd, f), a.repeat))
             rows.append((m, f, r))
     print("load average at the end: %s" % open("/proc/loadavg").read().split()[:3])
-    print("%-6s %-14s %22s %22s" % ("model", "sample", "before first/median", "after first/median"))
+    print("%-6s %-14s %38s %38s" % ("model", "sample", "before first/median [first, median ms]",
+                                    "after first/median [first, median ms]"))
     for m, f, r in rows:
         cell = []
         for tag in ("before", "after"):
-            q = statistics.quantiles(r[tag], n=4)
-            cell.append("%.2fx (%.2f..%.2f)" % (statistics.median(r[tag]), q[0], q[2]))
-        print("%-6s %-14s %22s %22s" % (m, f, cell[0], cell[1]))
+            ratio = [x / y for x, y in r[tag]]
+            q = statistics.quantiles(ratio, n=4)
+            cell.append("%.2fx (%.2f..%.2f) [%.3f, %.3f]" % (
+                statistics.median(ratio), q[0], q[2], statistics.median(x for x, _ in r[tag]),
+                statistics.median(y for _, y in r[tag])))
+        print("%-6s %-14s %38s %38s" % (m, f, cell[0], cell[1]))
 
 
 if __name__ == "__main__":

@@ -13,9 +13,11 @@
  * otherwise disturb its timings and run untuned contexts that are then
  * thrown away), then run on the tuned plan. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/options.h"
 #include "api/binding.h"
@@ -83,14 +85,41 @@ static void ctx_free(ctx *c)
 /* The output copies of a run (ait_session_run's, each a tensor and its
  * bytes) from memory already touched: per bucket, blocks the sizes of its
  * priming run's outputs are made (zeroed, so their pages are mapped) and
- * freed below a small block the context keeps, so that the allocator keeps
- * them for the next allocations instead of giving a free heap top back to
- * the system (glibc trims it; the release's malloc_trim already gave back
- * the pages priming had freed). Else the first runs fault in every page of
- * their copies, which costs more than the run on a decoder's step (about 7
- * us a page in a VM: bench/RESULTS.md). Best effort: nothing fails; at most
- * WARM_TOTAL_MAX bytes for a moment, in blocks of at most WARM_BLOCK_MAX. */
-enum { WARM_BLOCK_MAX = 32 << 20, WARM_TOTAL_MAX = 256 << 20 };
+ * freed below a small block the context keeps (pin_above), so that the
+ * allocator keeps them for the next allocations instead of giving a free
+ * heap top back to the system (glibc trims it). Else the first runs fault
+ * in every page of their copies, which costs more than the run on a
+ * decoder's step (about 7 us a page in a VM: bench/RESULTS.md). Best
+ * effort: nothing fails; at most WARM_TOTAL_MAX bytes for a moment, in
+ * blocks of at most WARM_BLOCK_MAX. */
+enum { WARM_BLOCK_MAX = 32 << 20, WARM_TOTAL_MAX = 256 << 20, PIN_TRY_MAX = 1 << 20 };
+
+/* A small block above the n blocks blk[] in the heap (the one kept), so
+ * that the blocks, freed, do not join the heap's top (which free gives
+ * back to the system): a small malloc comes first from any free block
+ * large enough, which may sit below them, so larger ones are tried until
+ * one is carved from the top (above them, below the program break: not a
+ * block of its own mapping), then shrunk in place. Else a plain small one
+ * (best effort). */
+static void *pin_above(void *const *blk, size_t n)
+{
+    uintptr_t top = 0;
+    for (size_t i = 0; i < n; i++)
+        if (blk[i] && (uintptr_t)blk[i] > top) top = (uintptr_t)blk[i];
+#ifdef __GLIBC__
+    for (size_t bytes = 64; bytes <= PIN_TRY_MAX; bytes *= 4) {
+        void *p = malloc(bytes);
+        uintptr_t brk = (uintptr_t)sbrk(0);
+        if (!p) break;
+        if ((uintptr_t)p > top && (uintptr_t)p < brk) {
+            void *q = realloc(p, 64); /* a shrink stays in place */
+            return q ? q : p;
+        }
+        free(p);
+    }
+#endif
+    return malloc(64);
+}
 
 static void copies_warm(ctx *c, const plan *p, int n_out)
 {
@@ -105,7 +134,7 @@ static void copies_warm(ctx *c, const plan *p, int n_out)
             blk[k++] = calloc(1, sizeof(tensor));
             blk[k++] = aligned_zalloc(bytes);
         }
-    if (k) c->pin = malloc(64);
+    if (k) c->pin = pin_above(blk, k);
     for (size_t i = 0; i < k; i += 2) free(blk[i]), aligned_free(blk[i + 1]);
     free(blk);
 }

@@ -342,6 +342,13 @@ static ait_status create(const graph *g, graph *release, const plan *p, int thre
         /* A module not built yet keeps what it reads (no build says it releases it) */
         if (s == AIT_OK && release && !px->slots[j].inline_nodes) *freed += release_data(px, release);
     }
+#ifdef __GLIBC__
+    /* Small weights sat inside the heap, where free keeps their pages:
+     * given back before the priming, so that every page the priming and
+     * the first runs touch stays mapped (a trim after it unmapped the
+     * free blocks the first run's output copies then faulted in). */
+    if (s == AIT_OK && release && *freed) (void)malloc_trim(0);
+#endif
     /* The collapsed nodes' def is module_op, so the plain executor runs them. */
     px->n_xs = p->n_buckets > 1 ? p->n_buckets : 1;
     for (int k = 0; s == AIT_OK && k < px->n_xs; k++) {
@@ -349,11 +356,6 @@ static ait_status create(const graph *g, graph *release, const plan *p, int thre
         if (s == AIT_OK) exec_set_user(px->xs[k], px);
     }
     if (s == AIT_OK) prime(px);
-#ifdef __GLIBC__
-    /* Small weights sat inside the heap, where free keeps their pages (the
-     * priming reused them); and what the priming freed goes back too. */
-    if (release && *freed) (void)malloc_trim(0);
-#endif
     free(owner);
     if (s != AIT_OK) {
         plan_exec_free(px);
