@@ -11,16 +11,37 @@
 #define T512 __attribute__((target("avx512f,fma")))
 #define UNROLL _Pragma("GCC unroll 32")
 
-/* gemm_fuse on one vector of row i, columns j.. j+15 of the tile. */
-T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j)
+/* gemm_fuse on one vector of row i, columns j.. j+15 of the tile; the
+ * bias and residual read under mask mk (a skinny tile's last vector). */
+T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j, __mmask16 mk)
 {
+    const __m512 zero = _mm512_setzero_ps();
     if (f->scale != 1.0f) v = _mm512_mul_ps(v, _mm512_set1_ps(f->scale));
     if (f->brow) v = _mm512_add_ps(v, _mm512_set1_ps(f->brow[i]));
-    if (f->bcol) v = _mm512_add_ps(v, _mm512_loadu_ps(f->bcol + j));
-    if (f->res) v = _mm512_fmadd_ps(_mm512_set1_ps(f->rk), _mm512_loadu_ps(f->res + i * f->ldr + j), v);
-    if (f->act == GEMM_FUSE_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps()); /* NaN: 0 */
-    else if (f->act == GEMM_FUSE_CLIP)
+    if (f->bcol) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, f->bcol + j));
+    __m512 rv = zero;
+    if (f->res) rv = _mm512_maskz_loadu_ps(mk, f->res + i * f->ldr + j);
+    if (f->res && !f->res_after) v = _mm512_fmadd_ps(_mm512_set1_ps(f->rk), rv, v);
+    switch (f->act) {
+    case GEMM_FUSE_RELU: v = _mm512_max_ps(v, zero); break; /* NaN: 0 */
+    case GEMM_FUSE_CLIP:
         v = _mm512_min_ps(_mm512_set1_ps(f->hi), _mm512_max_ps(_mm512_set1_ps(f->lo), v));
+        break;
+    case GEMM_FUSE_LEAKY:
+        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_set1_ps(f->lo));
+        break;
+    case GEMM_FUSE_HARDSIGMOID:
+        v = _mm512_fmadd_ps(v, _mm512_set1_ps(f->lo), _mm512_set1_ps(f->hi));
+        v = _mm512_min_ps(_mm512_max_ps(v, zero), _mm512_set1_ps(1.0f));
+        break;
+    case GEMM_FUSE_HARDSWISH: {
+        __m512 h = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6), _mm512_set1_ps(0.5f));
+        v = _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(h, zero), _mm512_set1_ps(1.0f)));
+        break;
+    }
+    default: break;
+    }
+    if (f->res && f->res_after) v = _mm512_fmadd_ps(_mm512_set1_ps(f->rk), rv, v);
     return v;
 }
 
@@ -43,7 +64,7 @@ T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j)
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
             float *o = c + i * ldc + 16 * j;                                                  \
             __m512 v = acc ? _mm512_add_ps(_mm512_loadu_ps(o), r[i][j]) : r[i][j];            \
-            _mm512_storeu_ps(o, f ? fuse512(v, f, i, 16 * j) : v);                            \
+            _mm512_storeu_ps(o, f ? fuse512(v, f, i, 16 * j, 0xffff) : v);                            \
         }                                                                                     \
     }
 
@@ -56,7 +77,7 @@ UKR512(28, 1)
 #define SK512(NR, NV, M)                                                                      \
     T512 static void sk512_##NR##_##NV##_##M(int64_t k, int nc, const float *a, int64_t rsa,  \
                                              int64_t csa, const float *b, int64_t sb,         \
-                                             float *out, int64_t ldo)                         \
+                                             float *out, int64_t ldo, const gemm_fuse *f)     \
     {                                                                                         \
         __m512 r[M][NV];                                                                      \
         const float *bp[NV];                                                                  \
@@ -75,9 +96,10 @@ UKR512(28, 1)
             }                                                                                 \
         }                                                                                     \
         __mmask16 tail = (__mmask16)(nc >= 16 * NV ? 0xffff : (1u << (nc - 16 * (NV - 1))) - 1); \
-        UNROLL for (int i = 0; i < M; i++) {                                                  \
-            UNROLL for (int j = 0; j < NV - 1; j++) _mm512_storeu_ps(out + i * ldo + 16 * j, r[i][j]); \
-            _mm512_mask_storeu_ps(out + i * ldo + 16 * (NV - 1), tail, r[i][NV - 1]);         \
+        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) {              \
+            __mmask16 mk = j == NV - 1 ? tail : 0xffff;                                       \
+            __m512 v = f ? fuse512(r[i][j], f, i, 16 * j, mk) : r[i][j];                      \
+            _mm512_mask_storeu_ps(out + i * ldo + 16 * j, mk, v);                             \
         }                                                                                     \
     }
 
@@ -93,18 +115,18 @@ SK_ALL(SK_DEF, 32)
 SK_ALL(SK_DEF, 16)
 
 typedef void (*sk_fn)(int64_t, int, const float *, int64_t, int64_t, const float *, int64_t, float *,
-                      int64_t);
+                      int64_t, const gemm_fuse *);
 static const sk_fn sk32[4][16] = {SK_ALL(SK_PTR, 32)};
 static const sk_fn sk16[4][16] = {SK_ALL(SK_PTR, 16)};
 
 GEMM_SKINNY(gemm_skinny_avx512_32)
 {
-    sk32[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo);
+    sk32[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo, f);
 }
 
 GEMM_SKINNY(gemm_skinny_avx512_16)
 {
-    sk16[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo);
+    sk16[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo, f);
 }
 
 GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc, f); }
@@ -136,7 +158,7 @@ GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc, f); }
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
             float *o = c + i * ldc + 8 * j;                                                   \
             __m256 v = acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j];            \
-            _mm256_storeu_ps(o, f ? fuse256vl(v, f, i, 8 * j) : v);                           \
+            _mm256_storeu_ps(o, f ? fuse256vl(v, f, i, 8 * j, _mm256_set1_epi32(-1)) : v);                           \
         }                                                                                     \
     }
 
