@@ -373,11 +373,12 @@ static void test_narrow(void **state)
  * every activation with a residual before or after it, a row or column
  * bias and a scale, on every kernel, at N = 16 (one vector of columns, the
  * conv shapes with 16 output channels), a masked N = 45 and N = 1, M from 5
- * (the M <= 16 panel loop) to 300 (the calls past M = 16), odd K. */
+ * (the M <= 16 panel loop) to 300 (the calls past M = 16), odd and even K
+ * (AVX-512 takes K in pairs at N <= 16). */
 static void test_skinny_epilogues(void **state)
 {
     (void)state;
-    static const int64_t shapes[][3] = {{5, 16, 27}, {300, 16, 37}, {37, 45, 29}, {23, 1, 9}};
+    static const int64_t shapes[][3] = {{5, 16, 27}, {300, 16, 36}, {37, 45, 29}, {23, 1, 9}, {40, 9, 2}};
     for (int ki = 0; ki < gemm_kernel_count(); ki++) {
         const gemm_kernel *kr = gemm_kernel_at(ki);
         if (!gemm_kernel_available(kr)) continue;
