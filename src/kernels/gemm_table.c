@@ -17,7 +17,8 @@
 #include "kernels/gemm_kern.h"
 
 /* The AVX-512 skinny kernels' rows per call at 1 to 4 zmm vectors of B
- * (16 to 24 accumulators; gemm_avx512.c). */
+ * (16 to 24 accumulators; gemm_avx512.c): 12 at one vector, the most the
+ * pair kernel (skp512, two accumulators a row) holds. */
 #define SK512_ROWS {12, 12, 8, 6}
 
 static const gemm_kernel table[] = {
