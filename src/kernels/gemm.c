@@ -2,7 +2,7 @@
  *   jc (nc columns) > pc (kc of K: pack B) > ic (mc rows: pack A)
  *     > jr (NR) > ir (MR): micro-kernel, with the epilogue on the last pc
  * (in its registers where it fits, gemm_kern.h's gemm_fuse, else after),
- * and the skinny path. Threads split C into a grid of rectangles (rows
+ * and the skinny path (its epilogue in registers too). Threads split C into a grid of rectangles (rows
  * when M is large, else columns) that each run the loops on their own,
  * with their own packing buffers: no barriers, and a thread repacks only
  * its share of the other operand (a small cost next to its share of
@@ -35,12 +35,42 @@ static bool epi_none(const gemm_epi *e)
     return !e->scaled && e->bias_mode == GEMM_BIAS_NONE && !e->res && e->act == GEMM_ACT_NONE;
 }
 
-/* Whether the micro-kernel can apply the epilogue in registers (gemm_fuse):
- * an activation of none, Relu or Clip, a residual only before it. */
+/* Whether the kernels can apply the epilogue in registers (gemm_fuse):
+ * every activation but the transcendental ones (sigmoid, tanh, GELU, SiLU),
+ * which run after the store (gemm_epi_tile, on vec_math.h's functions). */
 static bool epi_fusable(const gemm_epi *e)
 {
-    return (e->act == GEMM_ACT_NONE || e->act == GEMM_ACT_RELU || e->act == GEMM_ACT_CLIP) &&
-           !(e->res && e->res_after);
+    switch (e->act) {
+    case GEMM_ACT_NONE:
+    case GEMM_ACT_RELU:
+    case GEMM_ACT_CLIP:
+    case GEMM_ACT_LEAKY:
+    case GEMM_ACT_HARDSIGMOID:
+    case GEMM_ACT_HARDSWISH: return true;
+    default: return false;
+    }
+}
+
+/* e as gemm_fuse for the tile at (i, j). */
+static gemm_fuse fuse_at(const gemm_epi *e, int64_t i, int64_t j)
+{
+    return (gemm_fuse){
+        .scale = e->scaled ? e->scale : 1.0f,
+        .brow = e->bias_mode == GEMM_BIAS_ROW ? e->bias + i : NULL,
+        .bcol = e->bias_mode == GEMM_BIAS_COL ? e->bias + j : NULL,
+        .res = e->res ? e->res + i * e->ldr + j : NULL,
+        .ldr = e->ldr,
+        .rk = e->res_scale != 0.0f ? e->res_scale : 1.0f,
+        .res_after = e->res_after,
+        .act = e->act == GEMM_ACT_RELU          ? GEMM_FUSE_RELU
+               : e->act == GEMM_ACT_CLIP        ? GEMM_FUSE_CLIP
+               : e->act == GEMM_ACT_LEAKY       ? GEMM_FUSE_LEAKY
+               : e->act == GEMM_ACT_HARDSIGMOID ? GEMM_FUSE_HARDSIGMOID
+               : e->act == GEMM_ACT_HARDSWISH   ? GEMM_FUSE_HARDSWISH
+                                                : GEMM_FUSE_NONE,
+        .lo = e->lo,
+        .hi = e->hi,
+    };
 }
 
 /* Tile (i, j) of size mr x nr from panels a, b over kb: straight into C
@@ -54,20 +84,7 @@ static void tile(const job *jb, int64_t kb, const float *a, const float *b, int6
     float *c = g->c + i * g->ldc + j;
     if (mr == kr->mr && nr == kr->nr) {
         if (last && jb->fuse) {
-            const gemm_epi *e = &g->epi;
-            gemm_fuse f = {
-                .scale = e->scaled ? e->scale : 1.0f,
-                .brow = e->bias_mode == GEMM_BIAS_ROW ? e->bias + i : NULL,
-                .bcol = e->bias_mode == GEMM_BIAS_COL ? e->bias + j : NULL,
-                .res = e->res ? e->res + i * e->ldr + j : NULL,
-                .ldr = e->ldr,
-                .rk = e->res_scale != 0.0f ? e->res_scale : 1.0f,
-                .act = e->act == GEMM_ACT_RELU   ? GEMM_FUSE_RELU
-                       : e->act == GEMM_ACT_CLIP ? GEMM_FUSE_CLIP
-                                                 : GEMM_FUSE_NONE,
-                .lo = e->lo,
-                .hi = e->hi,
-            };
+            gemm_fuse f = fuse_at(&g->epi, i, j);
             kr->ukr(kb, a, b, c, g->ldc, acc, &f);
             return;
         }
@@ -162,8 +179,11 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
             for (int64_t i = i0; i < i1; i += step) {
                 int m = (int)min64(step, i1 - i);
                 float *c = g->c + i * g->ldc + j;
-                kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, b, g->k * NR, c, g->ldc);
-                if (jb->epi) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+                gemm_fuse f;
+                if (jb->fuse) f = fuse_at(&g->epi, i, j);
+                kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, b, g->k * NR, c, g->ldc,
+                           jb->fuse ? &f : NULL);
+                if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
             }
         }
     }

@@ -30,7 +30,7 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
     UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < 2; j++) {
         float *o = c + i * ldc + 8 * j;
         __m256 v = acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j];
-        _mm256_storeu_ps(o, f ? fuse256(v, f, i, 8 * j) : v);
+        _mm256_storeu_ps(o, f ? fuse256(v, f, i, 8 * j, _mm256_set1_epi32(-1)) : v);
     }
 }
 
@@ -38,7 +38,8 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
  * one 16-wide packed panel, the last stored under a mask when nc ends in it. */
 #define SK256(NV, M)                                                                          \
     T256 static void sk256_##NV##_##M(int64_t k, int nc, const float *a, int64_t rsa,         \
-                                      int64_t csa, const float *b, float *out, int64_t ldo)   \
+                                      int64_t csa, const float *b, float *out, int64_t ldo,   \
+                                      const gemm_fuse *f)                                     \
     {                                                                                         \
         __m256 r[M][NV];                                                                      \
         UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =      \
@@ -54,9 +55,11 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
         }                                                                                     \
         __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8 * (NV - 1)),               \
                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));         \
-        UNROLL for (int i = 0; i < M; i++) {                                                  \
-            UNROLL for (int j = 0; j < NV - 1; j++) _mm256_storeu_ps(out + i * ldo + 8 * j, r[i][j]); \
-            _mm256_maskstore_ps(out + i * ldo + 8 * (NV - 1), tail, r[i][NV - 1]);            \
+        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) {              \
+            __m256i mk = j == NV - 1 ? tail : _mm256_set1_epi32(-1);                          \
+            __m256 v = f ? fuse256(r[i][j], f, i, 8 * j, mk) : r[i][j];                       \
+            if (j == NV - 1) _mm256_maskstore_ps(out + i * ldo + 8 * j, mk, v);               \
+            else _mm256_storeu_ps(out + i * ldo + 8 * j, v);                                  \
         }                                                                                     \
     }
 
@@ -64,7 +67,8 @@ SK256(2, 1) SK256(2, 2) SK256(2, 3) SK256(2, 4) SK256(2, 5) SK256(2, 6)
 SK256(1, 1) SK256(1, 2) SK256(1, 3) SK256(1, 4) SK256(1, 5) SK256(1, 6)
 SK256(1, 7) SK256(1, 8) SK256(1, 9) SK256(1, 10) SK256(1, 11) SK256(1, 12)
 
-typedef void (*sk_fn)(int64_t, int, const float *, int64_t, int64_t, const float *, float *, int64_t);
+typedef void (*sk_fn)(int64_t, int, const float *, int64_t, int64_t, const float *, float *, int64_t,
+                      const gemm_fuse *);
 static const sk_fn sk[2][12] = {
     {sk256_1_1, sk256_1_2, sk256_1_3, sk256_1_4, sk256_1_5, sk256_1_6, sk256_1_7, sk256_1_8,
      sk256_1_9, sk256_1_10, sk256_1_11, sk256_1_12},
@@ -74,7 +78,7 @@ static const sk_fn sk[2][12] = {
 GEMM_SKINNY(gemm_skinny_avx2_16)
 {
     (void)sb; /* one panel: nc <= 16 */
-    sk[(nc + 7) / 8 - 1][m - 1](k, nc, a, rsa, csa, b, out, ldo);
+    sk[(nc + 7) / 8 - 1][m - 1](k, nc, a, rsa, csa, b, out, ldo, f);
 }
 
 GEMM_UKR(gemm_ukr_avx2_6x16) { ukr6x16(k, a, b, c, ldc, acc, f); }

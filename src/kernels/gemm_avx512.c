@@ -4,6 +4,7 @@
  * registers (at the end): 12x16 and 6x32. Zen 4 runs each 512-bit FMA as
  * two 256-bit halves, so which wins is measured (gemm_table.c). */
 #include <immintrin.h>
+#include <string.h>
 
 #include "kernels/gemm_kern.h"
 #include "kernels/gemm_pack.h"
@@ -11,16 +12,37 @@
 #define T512 __attribute__((target("avx512f,fma")))
 #define UNROLL _Pragma("GCC unroll 32")
 
-/* gemm_fuse on one vector of row i, columns j.. j+15 of the tile. */
-T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j)
+/* gemm_fuse on one vector of row i, columns j.. j+15 of the tile; the
+ * bias and residual read under mask mk (a skinny tile's last vector). */
+T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j, __mmask16 mk)
 {
+    const __m512 zero = _mm512_setzero_ps();
     if (f->scale != 1.0f) v = _mm512_mul_ps(v, _mm512_set1_ps(f->scale));
     if (f->brow) v = _mm512_add_ps(v, _mm512_set1_ps(f->brow[i]));
-    if (f->bcol) v = _mm512_add_ps(v, _mm512_loadu_ps(f->bcol + j));
-    if (f->res) v = _mm512_fmadd_ps(_mm512_set1_ps(f->rk), _mm512_loadu_ps(f->res + i * f->ldr + j), v);
-    if (f->act == GEMM_FUSE_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps()); /* NaN: 0 */
-    else if (f->act == GEMM_FUSE_CLIP)
+    if (f->bcol) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, f->bcol + j));
+    __m512 rv = zero;
+    if (f->res) rv = _mm512_maskz_loadu_ps(mk, f->res + i * f->ldr + j);
+    if (f->res && !f->res_after) v = _mm512_fmadd_ps(_mm512_set1_ps(f->rk), rv, v);
+    switch (f->act) {
+    case GEMM_FUSE_RELU: v = _mm512_max_ps(v, zero); break; /* NaN: 0 */
+    case GEMM_FUSE_CLIP:
         v = _mm512_min_ps(_mm512_set1_ps(f->hi), _mm512_max_ps(_mm512_set1_ps(f->lo), v));
+        break;
+    case GEMM_FUSE_LEAKY:
+        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_set1_ps(f->lo));
+        break;
+    case GEMM_FUSE_HARDSIGMOID:
+        v = _mm512_fmadd_ps(v, _mm512_set1_ps(f->lo), _mm512_set1_ps(f->hi));
+        v = _mm512_min_ps(_mm512_max_ps(v, zero), _mm512_set1_ps(1.0f));
+        break;
+    case GEMM_FUSE_HARDSWISH: {
+        __m512 h = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6), _mm512_set1_ps(0.5f));
+        v = _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(h, zero), _mm512_set1_ps(1.0f)));
+        break;
+    }
+    default: break;
+    }
+    if (f->res && f->res_after) v = _mm512_fmadd_ps(_mm512_set1_ps(f->rk), rv, v);
     return v;
 }
 
@@ -43,7 +65,7 @@ T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j)
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
             float *o = c + i * ldc + 16 * j;                                                  \
             __m512 v = acc ? _mm512_add_ps(_mm512_loadu_ps(o), r[i][j]) : r[i][j];            \
-            _mm512_storeu_ps(o, f ? fuse512(v, f, i, 16 * j) : v);                            \
+            _mm512_storeu_ps(o, f ? fuse512(v, f, i, 16 * j, 0xffff) : v);                            \
         }                                                                                     \
     }
 
@@ -56,7 +78,7 @@ UKR512(28, 1)
 #define SK512(NR, NV, M)                                                                      \
     T512 static void sk512_##NR##_##NV##_##M(int64_t k, int nc, const float *a, int64_t rsa,  \
                                              int64_t csa, const float *b, int64_t sb,         \
-                                             float *out, int64_t ldo)                         \
+                                             float *out, int64_t ldo, const gemm_fuse *f)     \
     {                                                                                         \
         __m512 r[M][NV];                                                                      \
         const float *bp[NV];                                                                  \
@@ -75,11 +97,68 @@ UKR512(28, 1)
             }                                                                                 \
         }                                                                                     \
         __mmask16 tail = (__mmask16)(nc >= 16 * NV ? 0xffff : (1u << (nc - 16 * (NV - 1))) - 1); \
-        UNROLL for (int i = 0; i < M; i++) {                                                  \
-            UNROLL for (int j = 0; j < NV - 1; j++) _mm512_storeu_ps(out + i * ldo + 16 * j, r[i][j]); \
-            _mm512_mask_storeu_ps(out + i * ldo + 16 * (NV - 1), tail, r[i][NV - 1]);         \
+        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) {              \
+            __mmask16 mk = j == NV - 1 ? tail : 0xffff;                                       \
+            __m512 v = f ? fuse512(r[i][j], f, i, 16 * j, mk) : r[i][j];                      \
+            _mm512_mask_storeu_ps(out + i * ldo + 16 * j, mk, v);                             \
         }                                                                                     \
     }
+
+/* Skinny at one vector of columns (N <= 16) with A's rows contiguous (csa
+ * 1): the other kernels load one A value per FMA, so two loads (A and a
+ * share of B) per FMA leave the FMA ports idle. Here one 64-bit load
+ * broadcasts the pair a[i][p], a[i][p+1] to the lanes (even, odd), and B's
+ * rows p and p+1 are interleaved to match (cols 0-7 in lo, 8-15 in hi),
+ * so each load feeds two FMAs; the lane pairs are summed at the end. M up
+ * to 12 rows (24 accumulators). */
+#define SKP512(M)                                                                             \
+    T512 static void skp512_##M(int64_t k, int nc, const float *a, int64_t rsa, const float *b, \
+                                int64_t nr, float *out, int64_t ldo, const gemm_fuse *f)      \
+    {                                                                                         \
+        const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23); \
+        const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31); \
+        __m512 lo[M], hi[M];                                                                  \
+        UNROLL for (int i = 0; i < M; i++) lo[i] = hi[i] = _mm512_setzero_ps();               \
+        int64_t p = 0;                                                                        \
+        for (; p + 2 <= k; p += 2) {                                                          \
+            _mm_prefetch((const char *)(b + (p + 32) * nr), _MM_HINT_T0);                     \
+            _mm_prefetch((const char *)(b + (p + 33) * nr), _MM_HINT_T0);                     \
+            __m512 b0 = _mm512_load_ps(b + p * nr), b1 = _mm512_load_ps(b + (p + 1) * nr);   \
+            __m512 bl = _mm512_permutex2var_ps(b0, ilo, b1), bh = _mm512_permutex2var_ps(b0, ihi, b1); \
+            UNROLL for (int i = 0; i < M; i++) {                                              \
+                double d;                                                                     \
+                memcpy(&d, a + i * rsa + p, sizeof d);                                        \
+                __m512 av = _mm512_castpd_ps(_mm512_set1_pd(d));                              \
+                lo[i] = _mm512_fmadd_ps(av, bl, lo[i]);                                       \
+                hi[i] = _mm512_fmadd_ps(av, bh, hi[i]);                                       \
+            }                                                                                 \
+        }                                                                                     \
+        if (p < k) { /* the last k alone: B's row p + 1 as zeros */                           \
+            __m512 b0 = _mm512_load_ps(b + p * nr), z = _mm512_setzero_ps();                  \
+            __m512 bl = _mm512_permutex2var_ps(b0, ilo, z), bh = _mm512_permutex2var_ps(b0, ihi, z); \
+            UNROLL for (int i = 0; i < M; i++) {                                              \
+                __m512 av = _mm512_set1_ps(a[i * rsa + p]);                                   \
+                lo[i] = _mm512_fmadd_ps(av, bl, lo[i]);                                       \
+                hi[i] = _mm512_fmadd_ps(av, bh, hi[i]);                                       \
+            }                                                                                 \
+        }                                                                                     \
+        const __m512i iev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); \
+        const __m512i iod = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31); \
+        __mmask16 mk = (__mmask16)(nc >= 16 ? 0xffff : (1u << nc) - 1);                       \
+        UNROLL for (int i = 0; i < M; i++) {                                                  \
+            __m512 v = _mm512_add_ps(_mm512_permutex2var_ps(lo[i], iev, hi[i]),               \
+                                     _mm512_permutex2var_ps(lo[i], iod, hi[i]));              \
+            _mm512_mask_storeu_ps(out + i * ldo, mk, f ? fuse512(v, f, i, 0, mk) : v);        \
+        }                                                                                     \
+    }
+
+SKP512(1) SKP512(2) SKP512(3) SKP512(4) SKP512(5) SKP512(6)
+SKP512(7) SKP512(8) SKP512(9) SKP512(10) SKP512(11) SKP512(12)
+
+typedef void (*skp_fn)(int64_t, int, const float *, int64_t, const float *, int64_t, float *, int64_t,
+                       const gemm_fuse *);
+static const skp_fn skp[12] = {skp512_1, skp512_2, skp512_3, skp512_4,  skp512_5,  skp512_6,
+                               skp512_7, skp512_8, skp512_9, skp512_10, skp512_11, skp512_12};
 
 /* Rows per call at 1 to 4 vectors: 16, 12, 8 and 6 (16 to 24 accumulators). */
 #define SK_1TO6(X, NR, NV) X(NR, NV, 1) X(NR, NV, 2) X(NR, NV, 3) X(NR, NV, 4) X(NR, NV, 5) X(NR, NV, 6)
@@ -93,18 +172,20 @@ SK_ALL(SK_DEF, 32)
 SK_ALL(SK_DEF, 16)
 
 typedef void (*sk_fn)(int64_t, int, const float *, int64_t, int64_t, const float *, int64_t, float *,
-                      int64_t);
+                      int64_t, const gemm_fuse *);
 static const sk_fn sk32[4][16] = {SK_ALL(SK_PTR, 32)};
 static const sk_fn sk16[4][16] = {SK_ALL(SK_PTR, 16)};
 
 GEMM_SKINNY(gemm_skinny_avx512_32)
 {
-    sk32[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo);
+    if (nc <= 16 && csa == 1 && m <= 12) skp[m - 1](k, nc, a, rsa, b, 32, out, ldo, f);
+    else sk32[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo, f);
 }
 
 GEMM_SKINNY(gemm_skinny_avx512_16)
 {
-    sk16[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo);
+    if (nc <= 16 && csa == 1 && m <= 12) skp[m - 1](k, nc, a, rsa, b, 16, out, ldo, f);
+    else sk16[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo, f);
 }
 
 GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc, f); }
@@ -136,7 +217,7 @@ GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc, f); }
         UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < NV; j++) {             \
             float *o = c + i * ldc + 8 * j;                                                   \
             __m256 v = acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j];            \
-            _mm256_storeu_ps(o, f ? fuse256vl(v, f, i, 8 * j) : v);                           \
+            _mm256_storeu_ps(o, f ? fuse256vl(v, f, i, 8 * j, _mm256_set1_epi32(-1)) : v);                           \
         }                                                                                     \
     }
 

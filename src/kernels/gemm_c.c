@@ -5,6 +5,37 @@
 #define MR 4
 #define NR 16
 
+/* gemm_fuse on element (i, j) of the tile. */
+static float fuse1(float v, const gemm_fuse *f, int i, int j)
+{
+    const float rv = f->res ? f->rk * f->res[i * f->ldr + j] : 0.0f;
+    v *= f->scale;
+    if (f->brow) v += f->brow[i];
+    if (f->bcol) v += f->bcol[j];
+    if (!f->res_after) v += rv;
+    switch (f->act) {
+    case GEMM_FUSE_RELU: v = v > 0.0f ? v : 0.0f; break;
+    case GEMM_FUSE_CLIP:
+        v = v < f->lo ? f->lo : v;
+        v = v > f->hi ? f->hi : v;
+        break;
+    case GEMM_FUSE_LEAKY: v = v < 0.0f ? f->lo * v : v; break;
+    case GEMM_FUSE_HARDSIGMOID: {
+        float h = f->lo * v + f->hi;
+        v = h > 0.0f ? (h < 1.0f ? h : 1.0f) : 0.0f;
+        break;
+    }
+    case GEMM_FUSE_HARDSWISH: {
+        float h = v / 6 + 0.5f;
+        v *= h > 0.0f ? (h < 1.0f ? h : 1.0f) : 0.0f;
+        break;
+    }
+    default: break;
+    }
+    if (f->res_after) v += rv;
+    return v;
+}
+
 GEMM_UKR(gemm_ukr_c_4x16)
 {
     float r[MR][NR] = {{0}};
@@ -16,18 +47,7 @@ GEMM_UKR(gemm_ukr_c_4x16)
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < NR; j++) {
             float v = (acc ? c[i * ldc + j] : 0.0f) + r[i][j];
-            if (f) {
-                v *= f->scale;
-                if (f->brow) v += f->brow[i];
-                if (f->bcol) v += f->bcol[j];
-                if (f->res) v += f->rk * f->res[i * f->ldr + j];
-                if (f->act == GEMM_FUSE_RELU) v = v > 0.0f ? v : 0.0f;
-                else if (f->act == GEMM_FUSE_CLIP) {
-                    v = v < f->lo ? f->lo : v;
-                    v = v > f->hi ? f->hi : v;
-                }
-            }
-            c[i * ldc + j] = v;
+            c[i * ldc + j] = f ? fuse1(v, f, i, j) : v;
         }
 }
 
@@ -41,5 +61,5 @@ GEMM_SKINNY(gemm_skinny_c_16)
             for (int j = 0; j < NR; j++) r[i][j] += av * b[p * NR + j];
         }
     for (int i = 0; i < m; i++)
-        for (int j = 0; j < nc; j++) out[i * ldo + j] = r[i][j];
+        for (int j = 0; j < nc; j++) out[i * ldo + j] = f ? fuse1(r[i][j], f, i, j) : r[i][j];
 }

@@ -7,20 +7,30 @@
 #define AIT_KERNELS_GEMM_KERN_H
 #include "kernels/gemm.h"
 
-/* The epilogue a micro-kernel applies in registers before its store, so
- * C is written once: v = clamp(v * scale + brow[i] + bcol[j] + rk * res[i*ldr + j]).
- * The driver passes it for gemm_epi's forms that fit (an activation of none,
- * Relu or Clip, a residual added before it) and runs gemm_epi_tile after the
- * store for the rest. */
-enum { GEMM_FUSE_NONE, GEMM_FUSE_RELU, GEMM_FUSE_CLIP };
+/* The epilogue a micro-kernel or skinny kernel applies in registers before
+ * its store, so C is written once:
+ *   v = v * scale + brow[i] + bcol[j]; v += rk * res[i*ldr + j] (!res_after);
+ *   v = act(v); v += rk * res[i*ldr + j] (res_after).
+ * The driver passes it for gemm_epi's forms that fit (every activation but
+ * the transcendental ones: gemm.c's epi_fusable) and runs gemm_epi_tile
+ * after the store for the rest and for the packed path's edge tiles. */
+enum {
+    GEMM_FUSE_NONE,
+    GEMM_FUSE_RELU,        /* max(v, 0): NaN to 0, as gemm_epi_tile */
+    GEMM_FUSE_CLIP,        /* min(max(v, lo), hi): NaN kept */
+    GEMM_FUSE_LEAKY,       /* v < 0: lo * v */
+    GEMM_FUSE_HARDSIGMOID, /* max(0, min(1, lo * v + hi)) */
+    GEMM_FUSE_HARDSWISH,   /* v * max(0, min(1, v / 6 + 0.5)) */
+};
 typedef struct gemm_fuse {
     float scale;       /* 1: none */
     const float *brow; /* bias per row, at the tile's first row, or NULL */
     const float *bcol; /* bias per column, at the tile's first column, or NULL */
     const float *res;  /* residual at the tile's (i0, j0), or NULL */
     int64_t ldr;
-    float rk;  /* the residual's scale */
-    int act;   /* GEMM_FUSE_*: Relu maps NaN to 0, Clip keeps it (as gemm_epi_tile) */
+    float rk; /* the residual's scale */
+    bool res_after;
+    int act; /* GEMM_FUSE_* */
     float lo, hi;
 } gemm_fuse;
 
@@ -32,9 +42,11 @@ typedef void (*gemm_ukr_fn)(int64_t k, const float *a, const float *b, float *c,
  * for i < m, j < nc, B's column j read from its packed panels (NR wide, sb
  * floats apart: column j of row p at b[(j / NR) * sb + p * NR + j % NR]).
  * nc is at most the row's skinny_nv vectors, m at most skinny_rows[vectors - 1];
- * only the nc columns are written (out is C itself). */
+ * only the nc columns are written (out is C itself), with f's epilogue
+ * (its pointers at out's first row and column) when f is not NULL. */
 typedef void (*gemm_skinny_fn)(int64_t k, int m, int nc, const float *a, int64_t rsa, int64_t csa,
-                               const float *b, int64_t sb, float *out, int64_t ldo);
+                               const float *b, int64_t sb, float *out, int64_t ldo,
+                               const gemm_fuse *f);
 
 struct gemm_kernel {
     const char *name;  /* what gemm_kernel_find takes */
@@ -68,7 +80,7 @@ long gemm_l2_bytes(void);
             const gemm_fuse *f)
 #define GEMM_SKINNY(nm)                                                                     \
     void nm(int64_t k, int m, int nc, const float *a, int64_t rsa, int64_t csa, const float *b,    \
-            int64_t sb, float *out, int64_t ldo)
+            int64_t sb, float *out, int64_t ldo, const gemm_fuse *f)
 GEMM_UKR(gemm_ukr_avx512_14x32);
 GEMM_UKR(gemm_ukr_avx512_28x16);
 GEMM_UKR(gemm_ukr_avx512vl_12x16);

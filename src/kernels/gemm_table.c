@@ -17,8 +17,9 @@
 #include "kernels/gemm_kern.h"
 
 /* The AVX-512 skinny kernels' rows per call at 1 to 4 zmm vectors of B
- * (16 to 24 accumulators; gemm_avx512.c). */
-#define SK512_ROWS {16, 12, 8, 6}
+ * (16 to 24 accumulators; gemm_avx512.c): 12 at one vector, the most the
+ * pair kernel (skp512, two accumulators a row) holds. */
+#define SK512_ROWS {12, 12, 8, 6}
 
 static const gemm_kernel table[] = {
     /* 14x32 in zmm registers (28 accumulators of 32) is the default where

@@ -368,6 +368,42 @@ static void test_narrow(void **state)
     }
 }
 
+/* The skinny path's epilogue, in the kernels' registers before the store
+ * for every activation but the transcendental ones (after it for those):
+ * every activation with a residual before or after it, a row or column
+ * bias and a scale, on every kernel, at N = 16 (one vector of columns, the
+ * conv shapes with 16 output channels), a masked N = 45 and N = 1, M from 5
+ * (the M <= 16 panel loop) to 300 (the calls past M = 16), odd and even K
+ * (AVX-512 takes K in pairs at N <= 16). */
+static void test_skinny_epilogues(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{5, 16, 27}, {300, 16, 36}, {37, 45, 29}, {23, 1, 9}, {40, 9, 2}};
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        int cases = 0;
+        for (int act = 0; act < GEMM_ACT_COUNT; act++)
+            for (int var = 0; var < 3; var++)
+                for (size_t x = 0; x < sizeof shapes / sizeof shapes[0]; x++) {
+                    gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2],
+                               .pack_b = true, .threads = 1 + (int)(x % 2)};
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.3f : 0.3f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.4f : 0.6f;
+                    t.epi.bias_mode = (var + (int)x) % 3;
+                    t.epi.scaled = var == 1;
+                    t.epi.scale = 1.25f;
+                    t.epi.res = var ? (const float *)1 : NULL; /* run_case points it at its residual */
+                    t.epi.res_after = var == 2;
+                    t.epi.res_scale = x == 1 ? -0.5f : 0.0f;
+                    run_case(kr, &t);
+                    cases++;
+                }
+        printf("# skinny epilogues on %s: %d cases\n", gemm_kernel_name(kr), cases);
+    }
+}
+
 /* Packing a row-major A into MR-row panels (transposed 16 or 8 rows at a
  * time in registers on AVX-512 and AVX2) at every ISA this CPU has, for
  * every kernel's MR (6 to 28): each panel element checked against A, zeros
@@ -430,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_skinny_rule),
         cmocka_unit_test(test_narrow),
+        cmocka_unit_test(test_skinny_epilogues),
         cmocka_unit_test(test_pack_a),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
