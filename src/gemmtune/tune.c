@@ -23,7 +23,7 @@
  * fork (they read them copy-on-write). */
 typedef struct shape {
     const gt_row *r;
-    gt_dtype dt;        /* scheme -1: float32 */
+    gemm_dtype dt;        /* scheme -1: float32 */
     float *a, *b;       /* as the layout stores them ('p': plain, packed per candidate) */
     int64_t rsa, csa, rsb, csb;
     int nrows;
@@ -105,7 +105,7 @@ static ait_status shape_make(const gt_row *r, shape *s, ait_error *e)
     uint64_t seed = (uint64_t)(m * 31 + n * 17 + k);
     for (int64_t i = 0; i < na; i++) s->a[i] = rnd(&seed);
     for (int64_t i = 0; i < nb; i++) s->b[i] = rnd(&seed);
-    if (!gt_dtype_parse(r->dtype, &s->dt)) {
+    if (!gemm_dtype_parse(r->dtype, &s->dt)) {
         shape_free(s);
         return err_set(e, AIT_E_INVALID_ARG, "GEMM %lldx%lldx%lld: unknown dtype '%s'", (long long)m,
                        (long long)n, (long long)k, r->dtype);
@@ -294,8 +294,8 @@ static int qcandidates(const gt_opts *o, cand *cs)
 /* The native configs to try for row r: the default first. */
 static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
 {
-    gt_dtype dt;
-    if (gt_dtype_parse(r->dtype, &dt) && dt.scheme >= 0) return qcandidates(o, cs);
+    gemm_dtype dt;
+    if (gemm_dtype_parse(r->dtype, &dt) && dt.scheme >= 0) return qcandidates(o, cs);
     int n = add(cs, 0, &(gemm_config){0}, true);
     bool packed = r->layout[0] == 'p' || r->layout[1] == 'p';
     int threads = o->threads > 0 ? o->threads : 1;
@@ -352,10 +352,10 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
 
 static void cand_name(const gt_row *r, const cand *c, char *buf, size_t n)
 {
-    gt_dtype dt;
+    gemm_dtype dt;
     if (c->lib[0]) snprintf(buf, n, "%s", strcmp(c->lib, "f32") ? c->lib : "f32 default");
     else if (c->dflt) snprintf(buf, n, "default");
-    else if (gt_dtype_parse(r->dtype, &dt) && dt.scheme >= 0)
+    else if (gemm_dtype_parse(r->dtype, &dt) && dt.scheme >= 0)
         snprintf(buf, n, "%s.t%d%s", r->dtype, c->cfg.threads, c->isa == KISA_PORTABLE ? ".portable" : "");
     else gemm_config_id(&c->cfg, gemm_kernel_best(), buf, n);
 }
