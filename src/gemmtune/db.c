@@ -47,11 +47,11 @@ bool gt_cpu_same(const gt_cpu *a, const gt_cpu *b)
 
 enum { C_VENDOR, C_FAMILY, C_MODEL, C_FEATURES, C_M, C_N, C_K, C_DTYPE, C_LAYOUT, C_EPI, C_COUNT,
        C_KERNEL, C_KC, C_MC, C_NC, C_PACKA, C_ORDER, C_SPLITK, C_THREADS, C_US, C_GFLOPS, C_GBS,
-       C_ERR, C_DEFUS, C_N_COLS };
+       C_ERR, C_DEFUS, C_SNV, C_N_COLS };
 static const char *const col_names[C_N_COLS] = {
     "vendor", "family", "model", "features", "m", "n", "k", "dtype", "layout", "epilogue", "count",
     "kernel", "kc", "mc", "nc", "pack_a", "order", "splitk", "threads", "us", "gflops", "gbs",
-    "err_ratio", "default_us"};
+    "err_ratio", "default_us", "skinny_nv"};
 /* Which columns each kind has (tuned: all but count; untuned: m..count). */
 static bool has_col(int c, bool tuned)
 {
@@ -168,6 +168,7 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
     TRY(get_int(r, C_ORDER, 0, 1, &w->cfg.order));
     TRY(get_int(r, C_SPLITK, 0, 64, &w->cfg.splitk));
     TRY(get_int(r, C_THREADS, 0, 1024, &w->cfg.threads));
+    if (fld(r, C_SNV)[0]) TRY(get_int(r, C_SNV, 0, 4, &w->cfg.skinny_nv)); /* optional: older files lack it */
     TRY(get_dbl(r, C_US, &w->us));
     TRY(get_dbl(r, C_GFLOPS, &w->gflops));
     TRY(get_dbl(r, C_GBS, &w->gbs));
@@ -211,7 +212,7 @@ static ait_status load(csv *c, bool tuned, gt_db *db, ait_error *e)
         r.at[col] = -1;
         for (int f = 0; f < c->n; f++)
             if (!strcmp(c->f[f], col_names[col])) r.at[col] = f;
-        if (r.at[col] < 0 && has_col(col, tuned) && col != C_COUNT && col != C_EPI)
+        if (r.at[col] < 0 && has_col(col, tuned) && col != C_COUNT && col != C_EPI && col != C_SNV)
             return err_set(e, AIT_E_PARSE, "%s:%d: no column '%s' in the header (a %s GEMM CSV has %s)",
                            c->name, c->row_line, col_names[col], tuned ? "tuned" : "untuned",
                            gt_header(tuned));
@@ -280,6 +281,7 @@ int gt_row_format(const gt_row *r, bool tuned, char *buf, size_t n)
     for (int i = 0; i < 7; i++) snprintf(v[C_KC + i], 64, "%d", ints[i]);
     const double dbl[] = {r->us, r->gflops, r->gbs, r->err_ratio, r->default_us};
     for (int i = 0; i < 5; i++) snprintf(v[C_US + i], 64, "%.6g", dbl[i]);
+    snprintf(v[C_SNV], 64, "%d", r->cfg.skinny_nv);
     for (int c = 0; c < C_N_COLS; c++) {
         if (!has_col(c, tuned)) continue;
         f[nf++] = c == C_VENDOR ? r->cpu.vendor : c == C_FEATURES ? r->cpu.features

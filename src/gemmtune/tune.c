@@ -309,9 +309,27 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
         gemm_config base = {.kern = packed ? NULL : kr};
         static const int kcs[] = {0, 128, 256, 384}, ncs[] = {0, 1024, 4096};
         const int mcs[] = {0, 4 * mr, 16 * mr};
+        const int snv = gemm_kernel_skinny_nv(kr), svw = gemm_kernel_skinny_vw(kr);
         for (int t = 1; t <= threads; t++) {
             base.threads = t;
-            if (r->layout[1] == 'p' && r->layout[0] != 'p' && r->m <= GEMM_SKINNY_M) {
+            /* B prepacked, M past 16, and the default takes the skinny path
+             * (A in place), where blocking does nothing: its width per call
+             * (fewer vectors, more rows), and the packed path beside it */
+            bool skinny = r->layout[1] == 'p' && r->layout[0] != 'p' && r->m > GEMM_SKINNY_M &&
+                          gemm_skinny_default(kr, r->m, r->n, r->k, 1, t);
+            for (int v = 1; v < snv && (skinny || o->all); v++) {
+                if (v * svw % gemm_kernel_nr(kr)) continue; /* not a width of its own */
+                gemm_config x = base;
+                x.skinny_nv = v;
+                n = add(cs, n, &x, false);
+            }
+            if (skinny && !o->all) {
+                gemm_config x = base;
+                n = add(cs, n, &x, false);
+                x.pack_a = GEMM_PACKA_ON;
+                n = add(cs, n, &x, false);
+                x.kc = 128, n = add(cs, n, &x, false);
+            } else if (r->layout[1] == 'p' && r->layout[0] != 'p' && r->m <= GEMM_SKINNY_M) {
                 /* the skinny path has no blocking: pack A on instead, blocked */
                 gemm_config x = base;
                 n = add(cs, n, &x, false);

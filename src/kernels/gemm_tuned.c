@@ -89,7 +89,7 @@ void gemm_tuned_free(gemm_tuned *t)
  * f32 rows. */
 typedef struct enc_row {
     int64_t m, n, k;
-    int32_t kc, mc, nc, pack_a, order, splitk, threads, pad;
+    int32_t kc, mc, nc, pack_a, order, splitk, threads, skinny_nv; /* skinny_nv: 0 in AITGEMM1 */
     char kern[24];
     char layout[8];
     char dtype[16];
@@ -108,7 +108,8 @@ ait_status gemm_tuned_encode(const gemm_tuned *t, void **out, size_t *len, ait_e
         const gemm_tuned_row *r = &t->rows[i];
         enc_row w = {.m = r->m, .n = r->n, .k = r->k, .kc = r->cfg.kc, .mc = r->cfg.mc,
                      .nc = r->cfg.nc, .pack_a = r->cfg.pack_a, .order = r->cfg.order,
-                     .splitk = r->cfg.splitk, .threads = r->cfg.threads};
+                     .splitk = r->cfg.splitk, .threads = r->cfg.threads,
+                     .skinny_nv = r->cfg.skinny_nv};
         /* the kernel the id names (a 'p' row's, left to the packing, too:
          * decoded, the same id and hash) */
         if (r->cfg.kern) snprintf(w.kern, sizeof w.kern, "%s", gemm_kernel_name(r->cfg.kern));
@@ -140,7 +141,8 @@ ait_status gemm_tuned_decode(const void *buf, size_t len, gemm_tuned *out, ait_e
         memcpy(&w, (const char *)buf + 16 + rb * (size_t)i, rb);
         gemm_tuned_row r = {.m = w.m, .n = w.n, .k = w.k};
         r.cfg = (gemm_config){.kc = w.kc, .mc = w.mc, .nc = w.nc, .pack_a = w.pack_a,
-                              .order = w.order, .splitk = w.splitk, .threads = w.threads};
+                              .order = w.order, .splitk = w.splitk, .threads = w.threads,
+                              .skinny_nv = w.skinny_nv};
         w.kern[sizeof w.kern - 1] = '\0';
         w.dtype[sizeof w.dtype - 1] = '\0';
         gemm_dtype dt;
@@ -158,7 +160,7 @@ ait_status gemm_tuned_decode(const void *buf, size_t len, gemm_tuned *out, ait_e
         }
         if (w.m < 1 || w.n < 1 || w.k < 1 || w.kc < 0 || w.mc < 0 || w.nc < 0 || w.pack_a < 0 ||
             w.pack_a > GEMM_PACKA_OFF || w.order < 0 || w.order > 1 || w.splitk < 0 ||
-            w.splitk > 64 || w.threads < 0 || w.threads > 1024 || !strchr("ntp", w.layout[0]) ||
+            w.splitk > 64 || w.threads < 0 || w.threads > 1024 || w.skinny_nv < 0 || w.skinny_nv > 4 || !strchr("ntp", w.layout[0]) ||
             !strchr("ntp", w.layout[1]) || !w.layout[0] || !w.layout[1]) {
             gemm_tuned_free(out);
             return err_set(e, AIT_E_PARSE, "tuned GEMM configs: row %lld is out of range", (long long)i);
