@@ -142,6 +142,16 @@ static gt_row row(const gt_cpu *cpu, int64_t m, int64_t n, int64_t k, const char
     return r;
 }
 
+/* t through the artifact's bytes (*buf, *len) into *back: the same rows and hash. */
+static void blob_round_trip(const gemm_tuned *t, void **buf, size_t *len, gemm_tuned *back)
+{
+    ait_error e = {0};
+    assert_int_equal(gemm_tuned_encode(t, buf, len, &e), AIT_OK);
+    assert_int_equal(gemm_tuned_decode(*buf, *len, back, &e), AIT_OK);
+    assert_int_equal(back->n, t->n);
+    assert_int_equal(back->hash, t->hash);
+}
+
 static void db_merge_lookup(void **state)
 {
     (void)state;
@@ -193,25 +203,24 @@ static void db_merge_lookup(void **state)
     /* round trip through the artifact's bytes */
     void *buf;
     size_t len;
-    assert_int_equal(gemm_tuned_encode(&t, &buf, &len, &e), AIT_OK);
     gemm_tuned back;
-    assert_int_equal(gemm_tuned_decode(buf, len, &back, &e), AIT_OK);
-    assert_int_equal(back.n, 4);
-    assert_int_equal(back.hash, t.hash);
+    blob_round_trip(&t, &buf, &len, &back);
     gemm_tuned_free(&back);
     assert_int_equal(gemm_tuned_decode(buf, len - 1, &back, &e), AIT_E_PARSE);
     free(buf);
     gemm_tuned_free(&t);
-    /* rows through text and back */
+    /* rows through text and back (skinny_nv too) */
+    db.rows[0].cfg.skinny_nv = 2;
     char line[1024];
     assert_true(gt_row_format(&db.rows[0], true, line, sizeof line) > 0);
     char text[2048];
-    snprintf(text, sizeof text, "%s%s", HDR, line);
+    snprintf(text, sizeof text, "%s\n%s", gt_header(true), line);
     gt_db db2;
     assert_int_equal(gt_db_load_mem("rt", text, strlen(text), true, &db2, &e), AIT_OK);
     assert_int_equal(db2.n, 1);
     assert_true(gt_same_key(&db2.rows[0], &db.rows[0], true));
     assert_int_equal(db2.rows[0].cfg.kc, db.rows[0].cfg.kc);
+    assert_int_equal(db2.rows[0].cfg.skinny_nv, 2);
     gt_db_free(&db2);
     gt_db_free(&db);
 }
@@ -288,11 +297,8 @@ static void db_dtypes(void **state)
     /* the artifact's bytes keep the dtype, the threads and the id */
     void *buf;
     size_t len;
-    assert_int_equal(gemm_tuned_encode(&t, &buf, &len, &e), AIT_OK);
     gemm_tuned back;
-    assert_int_equal(gemm_tuned_decode(buf, len, &back, &e), AIT_OK);
-    assert_int_equal(back.n, 4);
-    assert_int_equal(back.hash, t.hash);
+    blob_round_trip(&t, &buf, &len, &back);
     r = gemm_tuned_find(&back, 1, 768, 768, "int8dq", "np", &exact);
     assert_non_null(r);
     assert_string_equal(r->id, id);
