@@ -149,6 +149,12 @@ w.writeheader(); w.writerows(rows)' "$@"; }
 qset "$tmp/qt.csv" threads 1 >"$tmp/qt1.csv"
 check quant-db-t1 0 "gemm M=5 N=48 K=64 u8s8 np none: tuned config u8s8\.[a-z0-9-]+\.t1$" \
   "$ait" gemm capture "$tmp/q.onnx" --batch-sizes 5 -o "$tmp/x.csv" -v --gemm-db "$tmp/qt1.csv"
+# an artifact keeps the quantised rows: run without the CSV, the u8s8 GEMM takes its row
+check quant-tune-db 0 "saved $tmp/q.ait" "$ait" tune "$tmp/q.onnx" --batch-sizes 3 --strategy only:native \
+  --no-whole --no-plan-check --no-cache --warmup 1 --window 2 --cap 3 --gemm-db "$tmp/qt1.csv" -o "$tmp/q.ait"
+mv "$tmp/qt1.csv" "$tmp/qt1.kept.csv"
+check quant-run-db 0 "gemm M=3 N=48 K=64 u8s8 np none: tuned config u8s8\.[a-z0-9-]+\.t1$" \
+  "$ait" run "$tmp/q.ait" --batch 3 --repeat 1 -v
 sed 's/^AuthenticAMD\|^GenuineIntel/OtherVendor/' "$tmp/qt.csv" >"$tmp/qalien.csv"
 check quant-db-alien 0 "3 rows of another CPU skipped" \
   "$ait" gemm capture "$tmp/q.onnx" --batch-sizes 5 -o "$tmp/x.csv" -v --gemm-db "$tmp/qalien.csv"
