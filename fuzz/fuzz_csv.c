@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (gt_db_tuned(&db, &db.rows[0].cpu, &t, &skipped, NULL) == AIT_OK) gemm_tuned_free(&t);
             bool exact;
             (void)gt_db_lookup(&db, &db.rows[0].cpu, db.rows[0].m + 1, db.rows[0].n, db.rows[0].k,
-                               db.rows[0].layout, &exact);
+                               db.rows[0].dtype, db.rows[0].layout, &exact);
         }
         /* Merging every row into a copy of the first keeps the database's keys. */
         gt_db m = {.tuned = db.tuned};

@@ -47,11 +47,11 @@ bool gt_cpu_same(const gt_cpu *a, const gt_cpu *b)
 
 enum { C_VENDOR, C_FAMILY, C_MODEL, C_FEATURES, C_M, C_N, C_K, C_DTYPE, C_LAYOUT, C_EPI, C_COUNT,
        C_KERNEL, C_KC, C_MC, C_NC, C_PACKA, C_ORDER, C_SPLITK, C_THREADS, C_US, C_GFLOPS, C_GBS,
-       C_ERR, C_DEFUS, C_N_COLS };
+       C_ERR, C_DEFUS, C_SNV, C_N_COLS };
 static const char *const col_names[C_N_COLS] = {
     "vendor", "family", "model", "features", "m", "n", "k", "dtype", "layout", "epilogue", "count",
     "kernel", "kc", "mc", "nc", "pack_a", "order", "splitk", "threads", "us", "gflops", "gbs",
-    "err_ratio", "default_us"};
+    "err_ratio", "default_us", "skinny_nv"};
 /* Which columns each kind has (tuned: all but count; untuned: m..count). */
 static bool has_col(int c, bool tuned)
 {
@@ -127,21 +127,6 @@ static ait_status get_str(const rd *r, int col, char *out, size_t n)
     return AIT_OK;
 }
 
-bool gt_dtype_parse(const char *s, gt_dtype *out)
-{
-    *out = (gt_dtype){.scheme = -1, .group = 0};
-    if (!strcmp(s, "f32")) return true;
-    if (!strcmp(s, "u8s8") || !strcmp(s, "s8s8")) {
-        *out = (gt_dtype){.scheme = QG_INT8DQ, .a_int = s[0] == 'u' ? -1 : 1};
-        return true;
-    }
-    /* static int8 (`--quant int8`) runs int8dq's GEMM and is captured under that name */
-    if (!strcmp(s, "int8")) return false;
-    out->scheme = qg_scheme_find(s, &out->group);
-    if (out->scheme != QG_INT4WO) out->group = 0;
-    return out->scheme >= 0;
-}
-
 static ait_status row_read(const rd *r, bool tuned, gt_row *w)
 {
     memset(w, 0, sizeof *w);
@@ -157,8 +142,8 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
         return err_set(r->e, AIT_E_OVERFLOW, "%s:%d: columns m, n, k: %lld x %lld x %lld is too large",
                        r->c->name, r->c->row_line, (long long)w->m, (long long)w->n, (long long)w->k);
     TRY(get_str(r, C_DTYPE, w->dtype, sizeof w->dtype));
-    gt_dtype dt;
-    if (!gt_dtype_parse(w->dtype, &dt))
+    gemm_dtype dt;
+    if (!gemm_dtype_parse(w->dtype, &dt))
         return bad(r, C_DTYPE, "is not a dtype ait tunes (f32, bf16, int8dq, int8wo, int4wo, "
                                "int4wo-64, int4wo-128, u8s8, s8s8)");
     TRY(get_str(r, C_LAYOUT, w->layout, sizeof w->layout));
@@ -183,6 +168,7 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
     TRY(get_int(r, C_ORDER, 0, 1, &w->cfg.order));
     TRY(get_int(r, C_SPLITK, 0, 64, &w->cfg.splitk));
     TRY(get_int(r, C_THREADS, 0, 1024, &w->cfg.threads));
+    if (fld(r, C_SNV)[0]) TRY(get_int(r, C_SNV, 0, 4, &w->cfg.skinny_nv)); /* optional: older files lack it */
     TRY(get_dbl(r, C_US, &w->us));
     TRY(get_dbl(r, C_GFLOPS, &w->gflops));
     TRY(get_dbl(r, C_GBS, &w->gbs));
@@ -226,7 +212,7 @@ static ait_status load(csv *c, bool tuned, gt_db *db, ait_error *e)
         r.at[col] = -1;
         for (int f = 0; f < c->n; f++)
             if (!strcmp(c->f[f], col_names[col])) r.at[col] = f;
-        if (r.at[col] < 0 && has_col(col, tuned) && col != C_COUNT && col != C_EPI)
+        if (r.at[col] < 0 && has_col(col, tuned) && col != C_COUNT && col != C_EPI && col != C_SNV)
             return err_set(e, AIT_E_PARSE, "%s:%d: no column '%s' in the header (a %s GEMM CSV has %s)",
                            c->name, c->row_line, col_names[col], tuned ? "tuned" : "untuned",
                            gt_header(tuned));
@@ -295,6 +281,7 @@ int gt_row_format(const gt_row *r, bool tuned, char *buf, size_t n)
     for (int i = 0; i < 7; i++) snprintf(v[C_KC + i], 64, "%d", ints[i]);
     const double dbl[] = {r->us, r->gflops, r->gbs, r->err_ratio, r->default_us};
     for (int i = 0; i < 5; i++) snprintf(v[C_US + i], 64, "%.6g", dbl[i]);
+    snprintf(v[C_SNV], 64, "%d", r->cfg.skinny_nv);
     for (int c = 0; c < C_N_COLS; c++) {
         if (!has_col(c, tuned)) continue;
         f[nf++] = c == C_VENDOR ? r->cpu.vendor : c == C_FEATURES ? r->cpu.features
@@ -356,12 +343,16 @@ ait_status gt_db_append(const char *path, const gt_row *r, ait_error *e)
 
 static bool failed(const gt_row *r) { return !strcmp(r->kernel, "failed"); }
 
-/* A float row whose kernel is the native GEMM's (not a library's: a
- * reference point), which the runtime can take. */
-static bool row_native(const gt_row *r)
+/* A row the runtime can take: a float row whose kernel is the native
+ * GEMM's (not a library's: a reference point), or a quantised row tuned on
+ * the kernel qgemm picks here (not the portable one forced, nor one this
+ * CPU lacks). */
+static bool row_usable(const gt_row *r)
 {
-    return !strcmp(r->dtype, "f32") &&
-           (r->cfg.kern || ((r->layout[0] == 'p' || r->layout[1] == 'p') && gemm_kernel_find(r->kernel, NULL, 0)));
+    gemm_dtype dt;
+    if (!gemm_dtype_parse(r->dtype, &dt)) return false;
+    if (dt.scheme >= 0) return !strcmp(r->kernel, qg_kernel_name(dt.scheme));
+    return r->cfg.kern || ((r->layout[0] == 'p' || r->layout[1] == 'p') && gemm_kernel_find(r->kernel, NULL, 0));
 }
 
 ait_status gt_db_merge(gt_db *db, const gt_row *r, ait_error *e)
@@ -389,16 +380,18 @@ ait_status gt_db_tuned(const gt_db *db, const gt_cpu *cpu, gemm_tuned *out, int 
             ++*skipped;
             continue;
         }
-        if (!row_native(r) || failed(r)) continue;
+        if (!row_usable(r) || failed(r)) continue;
         /* Several epilogues of one shape: the runtime keys without it, first wins. */
         bool dup = false;
         for (int j = 0; j < out->n && !dup; j++)
             dup = out->rows[j].m == r->m && out->rows[j].n == r->n && out->rows[j].k == r->k &&
-                  !strcmp(out->rows[j].layout, r->layout);
+                  !strcmp(out->rows[j].layout, r->layout) && !strcmp(out->rows[j].dtype, r->dtype);
         if (dup) continue;
         gemm_tuned_row t = {.m = r->m, .n = r->n, .k = r->k, .cfg = r->cfg};
         memcpy(t.layout, r->layout, 3);
-        gemm_config_id(&t.cfg, gemm_kernel_find(r->kernel, NULL, 0), t.id, sizeof t.id);
+        snprintf(t.dtype, sizeof t.dtype, "%s", r->dtype);
+        if (strcmp(r->dtype, "f32") != 0) snprintf(t.qkern, sizeof t.qkern, "%s", r->kernel);
+        else gemm_config_id(&t.cfg, gemm_kernel_find(r->kernel, NULL, 0), t.id, sizeof t.id);
         ait_status s = gemm_tuned_add(out, &t, e);
         if (s != AIT_OK) {
             gemm_tuned_free(out);
@@ -423,36 +416,39 @@ ait_status gt_db_take(const char *path, const logger *lg, gemm_tuned *out, ait_e
     int quant = 0, lib = 0;
     for (int i = 0; s == AIT_OK && i < db.n; i++) {
         const gt_row *r = &db.rows[i];
-        if (!gt_cpu_same(&r->cpu, &me) || failed(r) || row_native(r)) continue;
+        if (!gt_cpu_same(&r->cpu, &me) || failed(r) || row_usable(r)) continue;
         if (strcmp(r->dtype, "f32") != 0) quant++;
         else lib++;
     }
     if (s == AIT_OK && quant)
-        log_msg(lg, AIT_LOG_INFO, "%s: %d row%s of quantised dtypes: timings only (the quantised "
-                "kernels take no config: docs/gemm.md)", path, quant, quant == 1 ? "" : "s");
+        log_msg(lg, AIT_LOG_WARN, "%s: %d quantised row%s tuned on a kernel qgemm does not pick here "
+                "(the portable one, or one this CPU lacks): not used", path, quant, quant == 1 ? "" : "s");
     if (s == AIT_OK && lib)
         log_msg(lg, AIT_LOG_WARN, "%s: %d row%s whose kernel is not the native GEMM's (a library's, "
                 "or one this CPU lacks): reference points, not used", path, lib, lib == 1 ? "" : "s");
-    if (s == AIT_OK)
-        log_msg(lg, AIT_LOG_INFO, "%s: %d tuned GEMM shape%s for this CPU", path, out->n,
-                out->n == 1 ? "" : "s");
+    if (s == AIT_OK) {
+        int nq = 0;
+        for (int i = 0; i < out->n; i++) nq += strcmp(out->rows[i].dtype, "f32") != 0;
+        log_msg(lg, AIT_LOG_INFO, "%s: %d tuned GEMM shape%s for this CPU (%d f32, %d quantised)", path,
+                out->n, out->n == 1 ? "" : "s", out->n - nq, nq);
+    }
     gt_db_free(&db);
     return s;
 }
 
 const gt_row *gt_db_lookup(const gt_db *db, const gt_cpu *cpu, int64_t m, int64_t n, int64_t k,
-                           const char *layout, bool *exact)
+                           const char *dtype, const char *layout, bool *exact)
 {
     gemm_tuned t;
     int skipped;
     *exact = false;
     if (gt_db_tuned(db, cpu, &t, &skipped, NULL) != AIT_OK) return NULL;
-    const gemm_tuned_row *r = gemm_tuned_find(&t, m, n, k, layout, exact);
+    const gemm_tuned_row *r = gemm_tuned_find(&t, m, n, k, dtype, layout, exact);
     const gt_row *out = NULL;
     for (int i = 0; r && i < db->n && !out; i++) {
         const gt_row *w = &db->rows[i];
         if (w->m == r->m && w->n == r->n && w->k == r->k && !strcmp(w->layout, r->layout) &&
-            !strcmp(w->dtype, "f32") && gt_cpu_same(&w->cpu, cpu) && !failed(w))
+            !strcmp(w->dtype, dtype) && gt_cpu_same(&w->cpu, cpu) && !failed(w))
             out = w;
     }
     gemm_tuned_free(&t);

@@ -8,8 +8,8 @@
  * (a row whose kernel is not the native GEMM's, "openblas" / "onednn" /
  * "blis" written by hand or by another tool, is a reference point the
  * native backend never takes (the tuner writes none: libraries are only
- * timed beside); "failed" rows record a shape no candidate passed; rows of
- * a quantised dtype are timings the runtime does not take either). Columns are found by the header's names, in any order; a
+ * timed beside); "failed" rows record a shape no candidate passed; a
+ * quantised row is taken when its kernel is the one qgemm picks here). Columns are found by the header's names, in any order; a
  * missing one, a non-numeric, zero or negative size, an unknown dtype or
  * layout, sizes whose products overflow, or two rows of one key are
  * errors naming file:line and the column. The key: CPU (tuned only), M,
@@ -64,30 +64,22 @@ ait_status gt_db_append(const char *path, const gt_row *r, ait_error *e);
 int gt_row_format(const gt_row *r, bool tuned, char *buf, size_t n);
 const char *gt_header(bool tuned);
 
-/* A row's dtype: "f32" (the float GEMM: scheme -1), a qgemm scheme
- * (kernels/qgemm.h: "bf16", "int8dq", "int8wo", "int4wo", "int4wo-64",
- * "int4wo-128": B the quantised weights, A float), or "u8s8" / "s8s8" (A
- * uint8 or int8 already against int8 weights, as MatMulInteger and
- * QLinearMatMul run: scheme QG_INT8DQ, a_int -1 or 1). False when unknown. */
-typedef struct gt_dtype {
-    int scheme, group, a_int;
-} gt_dtype;
-bool gt_dtype_parse(const char *s, gt_dtype *out);
 
 bool gt_same_key(const gt_row *a, const gt_row *b, bool tuned);
 /* Adds r, or replaces the row of its key when r is faster (lower us, a
  * failed row never replaces one that passed). */
 ait_status gt_db_merge(gt_db *db, const gt_row *r, ait_error *e);
-/* The rows of this CPU whose kernel is native, as the runtime's lookup
- * table; *skipped: rows of another CPU (say so, they are never used). */
+/* The rows of this CPU the runtime can take (f32 rows of a native kernel,
+ * quantised rows of the kernel qgemm picks here), as its lookup table;
+ * *skipped: rows of another CPU (say so, they are never used). */
 ait_status gt_db_tuned(const gt_db *db, const gt_cpu *cpu, gemm_tuned *out, int *skipped,
                        ait_error *e);
 /* Loads a tuned CSV and takes this CPU's rows (gt_db_tuned), saying on lg
  * how many there are and how many of another CPU were skipped. */
 ait_status gt_db_take(const char *path, const logger *lg, gemm_tuned *out, ait_error *e);
-/* The row for a shape by gemm_tuned.h's rule (exact M, else nearest M). */
+/* The row for a shape and dtype by gemm_tuned.h's rule (exact M, else nearest M). */
 const gt_row *gt_db_lookup(const gt_db *db, const gt_cpu *cpu, int64_t m, int64_t n, int64_t k,
-                           const char *layout, bool *exact);
+                           const char *dtype, const char *layout, bool *exact);
 
 /* The size class of M for `compare`: 0 skinny (M <= 16), 1 small (<= 128),
  * 2 medium (<= 1024), 3 large. */

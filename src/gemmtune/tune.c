@@ -23,7 +23,7 @@
  * fork (they read them copy-on-write). */
 typedef struct shape {
     const gt_row *r;
-    gt_dtype dt;        /* scheme -1: float32 */
+    gemm_dtype dt;        /* scheme -1: float32 */
     float *a, *b;       /* as the layout stores them ('p': plain, packed per candidate) */
     int64_t rsa, csa, rsb, csb;
     int nrows;
@@ -105,7 +105,7 @@ static ait_status shape_make(const gt_row *r, shape *s, ait_error *e)
     uint64_t seed = (uint64_t)(m * 31 + n * 17 + k);
     for (int64_t i = 0; i < na; i++) s->a[i] = rnd(&seed);
     for (int64_t i = 0; i < nb; i++) s->b[i] = rnd(&seed);
-    if (!gt_dtype_parse(r->dtype, &s->dt)) {
+    if (!gemm_dtype_parse(r->dtype, &s->dt)) {
         shape_free(s);
         return err_set(e, AIT_E_INVALID_ARG, "GEMM %lldx%lldx%lld: unknown dtype '%s'", (long long)m,
                        (long long)n, (long long)k, r->dtype);
@@ -294,8 +294,8 @@ static int qcandidates(const gt_opts *o, cand *cs)
 /* The native configs to try for row r: the default first. */
 static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
 {
-    gt_dtype dt;
-    if (gt_dtype_parse(r->dtype, &dt) && dt.scheme >= 0) return qcandidates(o, cs);
+    gemm_dtype dt;
+    if (gemm_dtype_parse(r->dtype, &dt) && dt.scheme >= 0) return qcandidates(o, cs);
     int n = add(cs, 0, &(gemm_config){0}, true);
     bool packed = r->layout[0] == 'p' || r->layout[1] == 'p';
     int threads = o->threads > 0 ? o->threads : 1;
@@ -309,9 +309,27 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
         gemm_config base = {.kern = packed ? NULL : kr};
         static const int kcs[] = {0, 128, 256, 384}, ncs[] = {0, 1024, 4096};
         const int mcs[] = {0, 4 * mr, 16 * mr};
+        const int snv = gemm_kernel_skinny_nv(kr), svw = gemm_kernel_skinny_vw(kr);
         for (int t = 1; t <= threads; t++) {
             base.threads = t;
-            if (r->layout[1] == 'p' && r->layout[0] != 'p' && r->m <= GEMM_SKINNY_M) {
+            /* B prepacked, M past 16, and the default takes the skinny path
+             * (A in place), where blocking does nothing: its width per call
+             * (fewer vectors, more rows), and the packed path beside it */
+            bool skinny = r->layout[1] == 'p' && r->layout[0] != 'p' && r->m > GEMM_SKINNY_M &&
+                          gemm_skinny_default(kr, r->m, r->n, r->k, 1, t);
+            for (int v = 1; v < snv && (skinny || o->all); v++) {
+                if (v * svw % gemm_kernel_nr(kr)) continue; /* not a width of its own */
+                gemm_config x = base;
+                x.skinny_nv = v;
+                n = add(cs, n, &x, false);
+            }
+            if (skinny && !o->all) {
+                gemm_config x = base;
+                n = add(cs, n, &x, false);
+                x.pack_a = GEMM_PACKA_ON;
+                n = add(cs, n, &x, false);
+                x.kc = 128, n = add(cs, n, &x, false);
+            } else if (r->layout[1] == 'p' && r->layout[0] != 'p' && r->m <= GEMM_SKINNY_M) {
                 /* the skinny path has no blocking: pack A on instead, blocked */
                 gemm_config x = base;
                 n = add(cs, n, &x, false);
@@ -352,10 +370,10 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
 
 static void cand_name(const gt_row *r, const cand *c, char *buf, size_t n)
 {
-    gt_dtype dt;
+    gemm_dtype dt;
     if (c->lib[0]) snprintf(buf, n, "%s", strcmp(c->lib, "f32") ? c->lib : "f32 default");
     else if (c->dflt) snprintf(buf, n, "default");
-    else if (gt_dtype_parse(r->dtype, &dt) && dt.scheme >= 0)
+    else if (gemm_dtype_parse(r->dtype, &dt) && dt.scheme >= 0)
         snprintf(buf, n, "%s.t%d%s", r->dtype, c->cfg.threads, c->isa == KISA_PORTABLE ? ".portable" : "");
     else gemm_config_id(&c->cfg, gemm_kernel_best(), buf, n);
 }

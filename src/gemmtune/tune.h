@@ -8,7 +8,7 @@
  * default config's time beside it; OpenBLAS's, oneDNN's and (when
  * installed) BLIS's sgemm are checked and timed as reference points (logged,
  * never rows: the runtime could not take them). A quantised row (db.h's
- * gt_dtype) runs qgemm (kernels/qgemm.h) at 1..threads threads (with all,
+ * gemm_dtype) runs qgemm (kernels/qgemm.h) at 1..threads threads (with all,
  * also under the portable ISA cap), its bound widened by the quantisation
  * steps, the float GEMM's default config timed beside it. Rows are
  * appended to the output one by one (fsync'd), so an interrupted tune

@@ -23,6 +23,7 @@ typedef struct job {
     int kc, mc, nc;
     int64_t k0, k1; /* the share of K these loops sum (split-K) */
     bool ir_outer;  /* the config's loop order 1 */
+    int snv;        /* the config's skinny_nv */
     bool epi;       /* an epilogue other than identity */
     bool fuse;      /* ... that full tiles apply in the micro-kernel (epi_fusable) */
 } job;
@@ -161,10 +162,11 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
     const int NR = kr->nr, VW = kr->skinny_vw;
+    const int nvmax = jb->snv > 0 && jb->snv < kr->skinny_nv ? jb->snv : kr->skinny_nv;
     /* B's columns per call: the widest tile past M = 16 while those columns
      * of B (K x width) fit in half of L2, re-read by each call over the rows */
     int64_t half_l2 = gemm_l2_bytes() / 2, fit = half_l2 / (g->k * 4) / NR * NR;
-    int width = g->m <= GEMM_SKINNY_M ? NR : (int)min64(VW * kr->skinny_nv, fit);
+    int width = g->m <= GEMM_SKINNY_M ? NR : (int)min64(VW * nvmax / NR * NR, fit);
     if (width < NR) width = NR;
     int64_t rows = half_l2 / (g->k * 4);
     rows = rows < 256 ? 256 : rows;
@@ -364,8 +366,9 @@ void gemm_config_id(const gemm_config *c, const gemm_kernel *dflt, char *buf, si
     static const gemm_config none;
     if (!c) c = &none;
     const gemm_kernel *k = c->kern ? c->kern : dflt ? dflt : gemm_kernel_best();
-    snprintf(buf, n, "%s.kc%d.mc%d.nc%d.pa%d.o%d.sk%d.t%d", k->name, c->kc, c->mc, c->nc, c->pack_a,
-             c->order, c->splitk > 1 ? c->splitk : 1, c->threads);
+    int w = snprintf(buf, n, "%s.kc%d.mc%d.nc%d.pa%d.o%d.sk%d.t%d", k->name, c->kc, c->mc, c->nc,
+                     c->pack_a, c->order, c->splitk > 1 ? c->splitk : 1, c->threads);
+    if (c->skinny_nv > 0 && w >= 0 && (size_t)w < n) snprintf(buf + w, n - (size_t)w, ".sv%d", c->skinny_nv);
 }
 
 ait_status gemm_f32(const gemm_args *g, ait_error *e)
@@ -379,7 +382,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     TRY(check(g, kr, e));
     if (g->m == 0 || g->n == 0) return AIT_OK;
     job jb = {.g = g, .kr = kr, .k0 = 0, .k1 = g->k, .ir_outer = cf && cf->order == 1,
-              .epi = !epi_none(&g->epi)};
+              .snv = cf ? cf->skinny_nv : 0, .epi = !epi_none(&g->epi)};
     jb.fuse = jb.epi && epi_fusable(&g->epi);
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);

@@ -51,6 +51,11 @@ const char *gemm_kernel_needs(const gemm_kernel *k);
 /* Its register tile: MR rows of A by NR columns of B. */
 int gemm_kernel_mr(const gemm_kernel *k);
 int gemm_kernel_nr(const gemm_kernel *k);
+/* The most vectors of B its skinny path covers per call (gemm_config.skinny_nv's top), and
+ * the floats in one: a skinny_nv v is its own width when v * vw is a multiple of NR (the
+ * width is rounded down to whole panels, at least one). */
+int gemm_kernel_skinny_nv(const gemm_kernel *k);
+int gemm_kernel_skinny_vw(const gemm_kernel *k);
 /* One line: the kernel, its MR x NR and its blocking here. */
 void gemm_kernel_describe(const gemm_kernel *k, char *buf, size_t n);
 
@@ -133,10 +138,15 @@ typedef struct gemm_config {
     int order;   /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr) */
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */
+    /* The skinny path's columns per call past GEMM_SKINNY_M, in the
+     * kernel's vectors: 0 the widest that fits (the kernel's skinny_nv),
+     * 1..4 at most that many, rounded down to whole NR panels (fewer
+     * columns, more rows per call). */
+    int skinny_nv;
 } gemm_config;
 
 /* The config's short id, e.g. "avx2.kc256.mc72.nc4080.pa0.o0.sk1.t1" (0 for
- * blocking left to the kernel). */
+ * blocking left to the kernel), ".sv2" after it when skinny_nv is set. */
 void gemm_config_id(const gemm_config *c, const gemm_kernel *dflt, char *buf, size_t n);
 
 /* A caller's packing buffers: gemm_f32 grows buf when a call needs more

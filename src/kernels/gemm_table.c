@@ -53,6 +53,9 @@ const gemm_kernel *gemm_kernel_at(int i) { return i >= 0 && i < N_KERN ? row(i) 
 const char *gemm_kernel_name(const gemm_kernel *k) { return k->name; }
 const char *gemm_kernel_needs(const gemm_kernel *k) { return k->needs; }
 int gemm_kernel_mr(const gemm_kernel *k) { return k->mr; }
+int gemm_kernel_skinny_nv(const gemm_kernel *k) { return k->skinny_nv; }
+int gemm_kernel_skinny_vw(const gemm_kernel *k) { return k->skinny_vw; }
+
 int gemm_kernel_nr(const gemm_kernel *k) { return k->nr; }
 bool gemm_kernel_tried(const gemm_kernel *k) { return k->tried; }
 bool gemm_kernel_zmm(const gemm_kernel *k) { return k->zmm; }

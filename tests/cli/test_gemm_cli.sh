@@ -7,7 +7,7 @@
 # (-v) which shapes take a tuned config and which the default, once each;
 # compare's SVG chart; capture --data from samples (a bad sample named);
 # a quantised MatMul captured as u8s8, quantised rows tuned on qgemm and
-# left out of the runtime table; ait itself never links libmpi, and --mpi without
+# taken by the runtime per dtype; ait itself never links libmpi, and --mpi without
 # ait-mpi beside it says what is missing.
 # usage: test_gemm_cli.sh AIT TEST_DATA_DIR
 set -u
@@ -112,7 +112,7 @@ check capture-data-dim 2 "--data gives every input: not with --input or --dim" \
 # quantised GEMMs: a dynamically quantised MatMul (MatMulInteger, as ORT's
 # quantize_dynamic writes it) is captured as u8s8; quantised rows tune on qgemm
 # (checked against float64 within the dtype's quantisation bound), the float
-# GEMM's default timed beside; the runtime table takes none of them
+# GEMM's default timed beside
 /usr/bin/python3 - "$tmp/q.onnx" <<'PY'
 import sys, numpy as np, onnx
 from onnx import helper as h, TensorProto as T, numpy_helper as nh
@@ -132,9 +132,37 @@ check capture-quant-row 0 "^3,48,64,u8s8,np,none,1$" cat "$tmp/q.csv"
 printf '1,96,64,int8dq,np,none,1\n2,64,128,int4wo-64,np,none,1\n' >>"$tmp/q.csv"
 check tune-quant 0 "gemm M=3 N=48 K=64 u8s8 np: (default|u8s8.t1) .*f32 default" \
   "$ait" gemm tune "$tmp/q.csv" -o "$tmp/qt.csv" "${quick[@]}"
-check tune-quant-rows 0 "^3$" bash -c "grep -cE ',(u8s8|int8dq|int4wo-64),np,none,[a-z0-9-]+,0,0,0,0,0,0,[01],[0-9.]+,[0-9.]+,[0-9.]+,0,[0-9.]+$' '$tmp/qt.csv'"
-check quant-db 0 "3 rows of quantised dtypes: timings only" \
-  "$ait" gemm capture "$tmp/q.onnx" -o "$tmp/x.csv" --gemm-db "$tmp/qt.csv"
+check tune-quant-rows 0 "^3$" bash -c "grep -cE ',(u8s8|int8dq|int4wo-64),np,none,[a-z0-9-]+,0,0,0,0,0,0,[01],[0-9.]+,[0-9.]+,[0-9.]+,0,[0-9.]+,0$' '$tmp/qt.csv'"
+# the runtime takes quantised rows by dtype: u8s8 at M 5 takes M 3's (the
+# nearest M), whose one knob is qgemm's threads, 1 here (said in its id);
+# rows of another CPU, or tuned on a kernel qgemm does not pick here, are not used
+check quant-db 0 "3 tuned GEMM shapes for this CPU \(0 f32, 3 quantised\)" \
+  "$ait" gemm capture "$tmp/q.onnx" --batch-sizes 5 -o "$tmp/x.csv" -v --gemm-db "$tmp/qt.csv"
+check quant-db-tuned 0 "gemm M=5 N=48 K=64 u8s8 np none: tuned config u8s8\.[a-z0-9-]+\.t[01]$" echo "$out"
+# set column $2 of the u8s8 rows of $1 to $3 (the features column is quoted, with commas)
+qset() { /usr/bin/python3 -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    if r["dtype"] == "u8s8": r[sys.argv[2]] = sys.argv[3]
+w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0].keys()), lineterminator="\n")
+w.writeheader(); w.writerows(rows)' "$@"; }
+qset "$tmp/qt.csv" threads 1 >"$tmp/qt1.csv"
+check quant-db-t1 0 "gemm M=5 N=48 K=64 u8s8 np none: tuned config u8s8\.[a-z0-9-]+\.t1$" \
+  "$ait" gemm capture "$tmp/q.onnx" --batch-sizes 5 -o "$tmp/x.csv" -v --gemm-db "$tmp/qt1.csv"
+# an artifact keeps the quantised rows: run without the CSV, the u8s8 GEMM takes its row
+check quant-tune-db 0 "saved $tmp/q.ait" "$ait" tune "$tmp/q.onnx" --batch-sizes 3 --strategy only:native \
+  --no-whole --no-plan-check --no-cache --warmup 1 --window 2 --cap 3 --gemm-db "$tmp/qt1.csv" -o "$tmp/q.ait"
+mv "$tmp/qt1.csv" "$tmp/qt1.kept.csv"
+check quant-run-db 0 "gemm M=3 N=48 K=64 u8s8 np none: tuned config u8s8\.[a-z0-9-]+\.t1$" \
+  "$ait" run "$tmp/q.ait" --batch 3 --repeat 1 -v
+sed 's/^AuthenticAMD\|^GenuineIntel/OtherVendor/' "$tmp/qt.csv" >"$tmp/qalien.csv"
+check quant-db-alien 0 "3 rows of another CPU skipped" \
+  "$ait" gemm capture "$tmp/q.onnx" --batch-sizes 5 -o "$tmp/x.csv" -v --gemm-db "$tmp/qalien.csv"
+check quant-db-alien-default 0 "gemm M=5 N=48 K=64 u8s8 np none: default config \(not tuned\)" echo "$out"
+qset "$tmp/qt.csv" kernel avx999 >"$tmp/qother.csv"
+check quant-db-kernel 0 "1 quantised row tuned on a kernel qgemm does not pick here" \
+  "$ait" gemm capture "$tmp/q.onnx" --batch-sizes 5 -o "$tmp/x.csv" -v --gemm-db "$tmp/qother.csv"
+check quant-db-kernel-default 0 "gemm M=5 N=48 K=64 u8s8 np none: default config \(not tuned\)" echo "$out"
 
 # the runtime: -v says which shapes the database covers; an artifact keeps the configs
 check capture-tuned 0 "gemm M=1 N=1000 K=4096 f32 np bias: tuned config" \
@@ -143,7 +171,7 @@ check capture-miss 0 "M=1 N=4096 K=4096 f32 np bias\+relu: default config \(not 
 check tune-db 0 "saved $tmp/mlp.ait" "$ait" tune "$model" --batch-sizes 1 --select fc1=only:native \
   --select fc2=only:native --select fc3=only:native --gemm-db "$tmp/tuned.csv" --warmup 1 --window 2 \
   --cap 3 --cv 0.5 --no-plan-check -o "$tmp/mlp.ait"
-check embedded 0 "^[1-9]" bash -c "grep -c AITGEMM1 '$tmp/mlp.ait'"
+check embedded 0 "^[1-9]" bash -c "grep -c AITGEMM2 '$tmp/mlp.ait'"
 rm -f "$tmp/tuned.csv"
 check run-without-csv 0 "tuned  the artifact's plan" "$ait" run "$tmp/mlp.ait" --batch 1 --repeat 1
 # at run time (the session's log, -v): each shape once, tuned (fc3's, in the database) or not (fc2's)

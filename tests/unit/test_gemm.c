@@ -248,7 +248,7 @@ static void test_edges(void **state)
 }
 
 /* Every kind of gemm_config (blocking, pack A on and off, loop order,
- * split-K, threads, another kernel) on odd sizes, with an epilogue, plain
+ * split-K, threads, another kernel, the skinny path's width) on odd sizes, with an epilogue, plain
  * and with B prepacked: the same answer as the double loop. */
 static void test_configs(void **state)
 {
@@ -263,8 +263,13 @@ static void test_configs(void **state)
         {.splitk = 3, .kc = 16, .order = 1},
         {.threads = 2},
         {.kern = c, .splitk = 2},
+        {.skinny_nv = 1},
+        {.skinny_nv = 2, .pack_a = GEMM_PACKA_OFF},
+        {.skinny_nv = 3},
+        {.kern = c, .skinny_nv = 1, .pack_a = GEMM_PACKA_OFF},
     };
-    static const int64_t odd[][3] = {{1, 17, 33}, {7, 31, 65}, {17, 97, 300}, {65, 33, 129}, {3, 5, 9}};
+    static const int64_t odd[][3] = {{1, 17, 33}, {7, 31, 65}, {17, 97, 300}, {65, 33, 129}, {3, 5, 9},
+                                     {40, 130, 21}};
     int cases = 0;
     gemm_ws ws = {0};
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)

@@ -142,6 +142,16 @@ static gt_row row(const gt_cpu *cpu, int64_t m, int64_t n, int64_t k, const char
     return r;
 }
 
+/* t through the artifact's bytes (*buf, *len) into *back: the same rows and hash. */
+static void blob_round_trip(const gemm_tuned *t, void **buf, size_t *len, gemm_tuned *back)
+{
+    ait_error e = {0};
+    assert_int_equal(gemm_tuned_encode(t, buf, len, &e), AIT_OK);
+    assert_int_equal(gemm_tuned_decode(*buf, *len, back, &e), AIT_OK);
+    assert_int_equal(back->n, t->n);
+    assert_int_equal(back->hash, t->hash);
+}
+
 static void db_merge_lookup(void **state)
 {
     (void)state;
@@ -165,26 +175,26 @@ static void db_merge_lookup(void **state)
     assert_int_equal(gt_db_merge(&db, &alien, &e), AIT_OK);
     assert_int_equal(db.n, 5);
     bool exact;
-    const gt_row *r = gt_db_lookup(&db, &me, 64, 256, 128, "nn", &exact);
+    const gt_row *r = gt_db_lookup(&db, &me, 64, 256, 128, "f32", "nn", &exact);
     assert_non_null(r);
     assert_true(exact);
     assert_int_equal(r->cfg.kc, 16); /* the faster one */
     /* nearest M on a log2 scale: 100 is nearer 64 than 512; 200 nearer 512 (log2 1.32 vs 1.64) */
-    r = gt_db_lookup(&db, &me, 100, 256, 128, "nn", &exact);
+    r = gt_db_lookup(&db, &me, 100, 256, 128, "f32", "nn", &exact);
     assert_false(exact);
     assert_int_equal(r->m, 64);
-    r = gt_db_lookup(&db, &me, 300, 256, 128, "nn", &exact);
+    r = gt_db_lookup(&db, &me, 300, 256, 128, "f32", "nn", &exact);
     assert_int_equal(r->m, 512);
     /* a tie (M 2: 1 and 4 are as near; only 1 and 8 here: 1 is nearer) */
-    r = gt_db_lookup(&db, &me, 2, 256, 128, "nn", &exact);
+    r = gt_db_lookup(&db, &me, 2, 256, 128, "f32", "nn", &exact);
     assert_int_equal(r->m, 1); /* the other CPU's M 2 is never used */
-    r = gt_db_lookup(&db, &me, 4000, 256, 128, "nn", &exact);
+    r = gt_db_lookup(&db, &me, 4000, 256, 128, "f32", "nn", &exact);
     assert_int_equal(r->m, 512);
     /* skinny and not do not mix: M 17 never takes M 8's config */
-    r = gt_db_lookup(&db, &me, 17, 256, 128, "nn", &exact);
+    r = gt_db_lookup(&db, &me, 17, 256, 128, "f32", "nn", &exact);
     assert_int_equal(r->m, 64);
-    assert_null(gt_db_lookup(&db, &me, 64, 256, 129, "nn", &exact));
-    assert_null(gt_db_lookup(&db, &me, 64, 256, 128, "nt", &exact));
+    assert_null(gt_db_lookup(&db, &me, 64, 256, 129, "f32", "nn", &exact));
+    assert_null(gt_db_lookup(&db, &me, 64, 256, 128, "f32", "nt", &exact));
     gemm_tuned t;
     int skipped;
     assert_int_equal(gt_db_tuned(&db, &me, &t, &skipped, &e), AIT_OK);
@@ -193,25 +203,24 @@ static void db_merge_lookup(void **state)
     /* round trip through the artifact's bytes */
     void *buf;
     size_t len;
-    assert_int_equal(gemm_tuned_encode(&t, &buf, &len, &e), AIT_OK);
     gemm_tuned back;
-    assert_int_equal(gemm_tuned_decode(buf, len, &back, &e), AIT_OK);
-    assert_int_equal(back.n, 4);
-    assert_int_equal(back.hash, t.hash);
+    blob_round_trip(&t, &buf, &len, &back);
     gemm_tuned_free(&back);
     assert_int_equal(gemm_tuned_decode(buf, len - 1, &back, &e), AIT_E_PARSE);
     free(buf);
     gemm_tuned_free(&t);
-    /* rows through text and back */
+    /* rows through text and back (skinny_nv too) */
+    db.rows[0].cfg.skinny_nv = 2;
     char line[1024];
     assert_true(gt_row_format(&db.rows[0], true, line, sizeof line) > 0);
     char text[2048];
-    snprintf(text, sizeof text, "%s%s", HDR, line);
+    snprintf(text, sizeof text, "%s\n%s", gt_header(true), line);
     gt_db db2;
     assert_int_equal(gt_db_load_mem("rt", text, strlen(text), true, &db2, &e), AIT_OK);
     assert_int_equal(db2.n, 1);
     assert_true(gt_same_key(&db2.rows[0], &db.rows[0], true));
     assert_int_equal(db2.rows[0].cfg.kc, db.rows[0].cfg.kc);
+    assert_int_equal(db2.rows[0].cfg.skinny_nv, 2);
     gt_db_free(&db2);
     gt_db_free(&db);
 }
@@ -220,45 +229,95 @@ static void db_merge_lookup(void **state)
 static void db_dtypes(void **state)
 {
     (void)state;
-    gt_dtype d;
-    assert_true(gt_dtype_parse("f32", &d) && d.scheme == -1 && d.a_int == 0);
-    assert_true(gt_dtype_parse("int8dq", &d) && d.scheme == QG_INT8DQ && d.a_int == 0);
-    assert_true(gt_dtype_parse("int8wo", &d) && d.scheme == QG_INT8WO);
-    assert_true(gt_dtype_parse("int4wo", &d) && d.scheme == QG_INT4WO && d.group == 32);
-    assert_true(gt_dtype_parse("int4wo-128", &d) && d.scheme == QG_INT4WO && d.group == 128);
-    assert_true(gt_dtype_parse("bf16", &d) && d.scheme == QG_BF16);
-    assert_true(gt_dtype_parse("u8s8", &d) && d.scheme == QG_INT8DQ && d.a_int == -1);
-    assert_true(gt_dtype_parse("s8s8", &d) && d.scheme == QG_INT8DQ && d.a_int == 1);
-    assert_false(gt_dtype_parse("int8", &d));
-    assert_false(gt_dtype_parse("", &d));
-    /* quantised rows load, and stay out of the float GEMM's runtime table,
-     * as do rows whose kernel is a library's (reference points) */
-    gt_cpu me;
+    gemm_dtype d;
+    assert_true(gemm_dtype_parse("f32", &d) && d.scheme == -1 && d.a_int == 0);
+    assert_true(gemm_dtype_parse("int8dq", &d) && d.scheme == QG_INT8DQ && d.a_int == 0);
+    assert_true(gemm_dtype_parse("int8wo", &d) && d.scheme == QG_INT8WO);
+    assert_true(gemm_dtype_parse("int4wo", &d) && d.scheme == QG_INT4WO && d.group == 32);
+    assert_true(gemm_dtype_parse("int4wo-128", &d) && d.scheme == QG_INT4WO && d.group == 128);
+    assert_true(gemm_dtype_parse("bf16", &d) && d.scheme == QG_BF16);
+    assert_true(gemm_dtype_parse("u8s8", &d) && d.scheme == QG_INT8DQ && d.a_int == -1);
+    assert_true(gemm_dtype_parse("s8s8", &d) && d.scheme == QG_INT8DQ && d.a_int == 1);
+    assert_false(gemm_dtype_parse("int8", &d));
+    assert_false(gemm_dtype_parse("", &d));
+    /* quantised rows load and join the runtime's table when tuned on the
+     * kernel qgemm picks here (not on another, nor of another CPU), keyed
+     * by dtype apart from a float row of the same shape; library rows
+     * (reference points) stay out */
+    gt_cpu me, other;
     gt_cpu_this(&me);
+    other = me;
+    other.model++;
+    char q8[64], q4[64], u8[64];
+    snprintf(q8, sizeof q8, "1,768,768,int8dq,np,none,%s", qg_kernel_name(QG_INT8DQ));
+    snprintf(q4, sizeof q4, "4,512,256,int4wo-64,np,none,%s", qg_kernel_name(QG_INT4WO));
+    snprintf(u8, sizeof u8, "8,256,256,u8s8,np,none,%s", qg_kernel_name(QG_INT8DQ));
+    const char *const rows[] = {q8, q4, u8, "8,256,256,int8wo,np,none,avx999",
+                                "8,256,256,f32,nn,none,blis", "8,256,256,f32,np,none,c", q8};
     char text[4096];
     int k = snprintf(text, sizeof text, "%s", HDR);
-    static const char *const rows[] = {"1,768,768,int8dq,np,none,avx512-vnni",
-                                       "4,512,256,int4wo-64,np,none,portable",
-                                       "8,256,256,u8s8,np,none,avx512-vnni",
-                                       "8,256,256,f32,nn,none,blis", "8,256,256,f32,np,none,c"};
-    for (int i = 0; i < 5; i++)
-        k += snprintf(text + k, sizeof text - (size_t)k, "%s,%d,%d,\"%s\",%s,0,0,0,0,0,0,1,10,1,1,0,12\n",
-                      me.vendor, me.family, me.model, me.features, rows[i]);
+    for (int i = 0; i < 7; i++) {
+        const gt_cpu *c = i == 6 ? &other : &me;
+        k += snprintf(text + k, sizeof text - (size_t)k, "%s,%d,%d,\"%s\",%s,0,0,0,0,0,0,%d,10,1,1,0,12\n",
+                      c->vendor, c->family, c->model, c->features, rows[i], i == 6 ? 2 : 1);
+    }
     gt_db db;
     ait_error e = {0};
     assert_int_equal(gt_db_load_mem("q.csv", text, strlen(text), true, &db, &e), AIT_OK);
-    assert_int_equal(db.n, 5);
+    assert_int_equal(db.n, 7);
     assert_string_equal(db.rows[1].dtype, "int4wo-64");
     gemm_tuned t;
     int skipped;
     assert_int_equal(gt_db_tuned(&db, &me, &t, &skipped, &e), AIT_OK);
-    assert_int_equal(skipped, 0);
-    assert_int_equal(t.n, 1); /* the native f32 row only */
-    assert_int_equal(t.rows[0].m, 8);
-    assert_string_equal(t.rows[0].layout, "np");
+    assert_int_equal(skipped, 1);
+    assert_int_equal(t.n, 4); /* int8dq, int4wo-64, u8s8, the native f32 row */
     bool exact;
-    assert_null(gt_db_lookup(&db, &me, 1, 768, 768, "np", &exact));
-    assert_null(gt_db_lookup(&db, &me, 8, 256, 256, "nn", &exact)); /* blis: a reference point */
+    const gemm_tuned_row *r = gemm_tuned_find(&t, 1, 768, 768, "int8dq", "np", &exact);
+    assert_non_null(r);
+    assert_true(exact);
+    assert_int_equal(r->cfg.threads, 1);
+    assert_null(r->cfg.kern);
+    char id[96];
+    snprintf(id, sizeof id, "int8dq.%s.t1", qg_kernel_name(QG_INT8DQ));
+    assert_string_equal(r->id, id);
+    assert_null(gemm_tuned_find(&t, 1, 768, 768, "f32", "np", &exact)); /* another dtype */
+    assert_null(gemm_tuned_find(&t, 8, 256, 256, "int8wo", "np", &exact)); /* avx999: not picked here */
+    /* the nearest-M rule per dtype: u8s8 at M 5 takes M 8's row, f32 at M 5 its own */
+    r = gemm_tuned_find(&t, 5, 256, 256, "u8s8", "np", &exact);
+    assert_non_null(r);
+    assert_false(exact);
+    assert_string_equal(r->dtype, "u8s8");
+    r = gemm_tuned_find(&t, 5, 256, 256, "f32", "np", &exact);
+    assert_non_null(r);
+    assert_string_equal(r->dtype, "f32");
+    assert_null(gemm_tuned_find(&t, 32, 512, 256, "int4wo-64", "np", &exact)); /* skinny M 4 only */
+    assert_non_null(gt_db_lookup(&db, &me, 1, 768, 768, "int8dq", "np", &exact));
+    assert_null(gt_db_lookup(&db, &me, 1, 768, 768, "f32", "np", &exact));
+    assert_null(gt_db_lookup(&db, &me, 8, 256, 256, "f32", "nn", &exact)); /* blis: a reference point */
+    /* the artifact's bytes keep the dtype, the threads and the id */
+    void *buf;
+    size_t len;
+    gemm_tuned back;
+    blob_round_trip(&t, &buf, &len, &back);
+    r = gemm_tuned_find(&back, 1, 768, 768, "int8dq", "np", &exact);
+    assert_non_null(r);
+    assert_string_equal(r->id, id);
+    /* a blob of the first format (rows without a dtype) decodes as f32 rows */
+    size_t row1 = (len - 16) / 4 - 16;
+    char *old = calloc(1, 16 + row1);
+    memcpy(old, "AITGEMM1", 8);
+    int64_t one = 1;
+    memcpy(old + 8, &one, 8);
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(t.rows[i].dtype, "f32")) memcpy(old + 16, (char *)buf + 16 + (row1 + 16) * (size_t)i, row1);
+    gemm_tuned_free(&back);
+    assert_int_equal(gemm_tuned_decode(old, 16 + row1, &back, &e), AIT_OK);
+    assert_int_equal(back.n, 1);
+    assert_string_equal(back.rows[0].dtype, "f32");
+    assert_int_equal(back.rows[0].m, 8);
+    gemm_tuned_free(&back);
+    free(old);
+    free(buf);
     gemm_tuned_free(&t);
     gt_db_free(&db);
 }

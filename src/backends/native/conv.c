@@ -373,7 +373,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.epi.bias_mode = GEMM_BIAS_COL;
                         g.epi.bias = bias + gi * mg;
                     }
-                    if (p->qv.w) nat_qgemm_seen(bm, &p->qv, g.m, 0, &g.epi);
+                    if (p->qv.w) g.threads = nat_qgemm_threads(bm, &p->qv, g.m, 0, &g.epi, g.threads);
                     if (p->qv.w && direct && p->qs > 0) { /* static int8: A at its fixed scale */
                         uint8_t *qa = (uint8_t *)sp;
                         float *sa = (float *)(qa + ((size_t)(g.m * p->qv.kp) + 63) / 64 * 64);

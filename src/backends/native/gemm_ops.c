@@ -107,8 +107,8 @@ static ait_status mm_run(built *bm, const nat_step *st)
         nat_gemm_epi(bm, &st->epi, 0, N, &g.epi);
         epi_bias(bm, st, &g.epi, 0, NULL);
         if (st->geo[G_Q]) {
-            nat_qgemm_seen(bm, &bm->packs[st->node].qv, g.m, 0, &g.epi);
-            return qgemm(&bm->packs[st->node].qv, g.a, K, g.m, y, N, &g.epi, bm->threads, bm->err);
+            int t = nat_qgemm_threads(bm, &bm->packs[st->node].qv, g.m, 0, &g.epi, bm->threads);
+            return qgemm(&bm->packs[st->node].qv, g.a, K, g.m, y, N, &g.epi, t, bm->err);
         }
         TRY(nat_gemm_f32(bm, &g));
         return AIT_OK;
@@ -222,8 +222,8 @@ static ait_status gemm_run(built *bm, const nat_step *st)
     epi_bias(bm, st, &g.epi, cmode == C_BIAS_ROW ? GEMM_BIAS_ROW : GEMM_BIAS_COL,
              cmode == C_BIAS_COL || cmode == C_BIAS_ROW ? bm->packs[st->node].bias : NULL);
     if (st->geo[G_Q]) { /* A row-major (transA 0) */
-        nat_qgemm_seen(bm, &bm->packs[st->node].qv, M, 0, &g.epi);
-        return qgemm(&bm->packs[st->node].qv, g.a, K, M, g.c, N, &g.epi, bm->threads, bm->err);
+        int t = nat_qgemm_threads(bm, &bm->packs[st->node].qv, M, 0, &g.epi, bm->threads);
+        return qgemm(&bm->packs[st->node].qv, g.a, K, M, g.c, N, &g.epi, t, bm->err);
     }
     return nat_gemm_f32(bm, &g);
 }

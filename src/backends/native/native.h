@@ -202,9 +202,11 @@ extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attentio
 ait_status nat_gemm_f32(built *bm, gemm_args *g);
 /* A quantised GEMM about to run on qgemm (M x N x K, A row-major, B packed
  * as v; a_int: A is uint8 or int8 already, "u8s8"/"s8s8", else v's
- * scheme names the dtype): said to the gemm_seen hook, as nat_gemm_f32 says
- * the float ones. */
-void nat_qgemm_seen(built *bm, const qg_packed *v, int64_t m, int a_int, const gemm_epi *epi);
+ * scheme names the dtype): the threads to run it on, the tuned row's for
+ * that dtype (never more than the caller's `threads`), said to the
+ * gemm_seen hook with the row's id, as nat_gemm_f32 says the float ones. */
+int nat_qgemm_threads(built *bm, const qg_packed *v, int64_t m, int a_int, const gemm_epi *epi,
+                      int threads);
 ait_status nat_tuned_setup(built *bm, const candidate_cfg *cfg, ait_error *e);
 void nat_tuned_free(built *bm);
 /* layout.c: which values stay channels-last between steps and which conv

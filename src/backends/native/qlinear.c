@@ -270,10 +270,9 @@ static ait_status mmi_run(built *bm, const nat_step *st)
         e.bias_mode = GEMM_BIAS_COL;
         e.bias = bm->vals[st->epi.bias].cur->data;
     }
-    nat_qgemm_seen(bm, &v, g[Q_M], g[Q_ASIGNED] ? 1 : -1, &e);
+    int t = nat_qgemm_threads(bm, &v, g[Q_M], g[Q_ASIGNED] ? 1 : -1, &e, bm->threads);
     return qgemm_q8(&v, bm->vals[n->in[0]].cur->data, g[Q_ASIGNED], g[Q_K], g[Q_M], 1.0f,
-                    zero_point(bm, (int)g[Q_AZP]), bm->vals[st->epi.out].t.data, N, &e,
-                    bm->threads, bm->err);
+                    zero_point(bm, (int)g[Q_AZP]), bm->vals[st->epi.out].t.data, N, &e, t, bm->err);
 }
 
 const nat_op nat_matmul_integer = {"MatMulInteger", mmi_take, mmi_run, NULL, true};
@@ -325,9 +324,9 @@ static ait_status qlmm_run(built *bm, const nat_step *st)
     const qg_packed *v = &bm->packs[st->node].qv;
     float *mult = bm->scratch, *acc = mult + v->np;
     tensor *y = &bm->vals[st->epi.out].t;
-    nat_qgemm_seen(bm, v, M, g[Q_ASIGNED] ? 1 : -1, NULL);
+    int t = nat_qgemm_threads(bm, v, M, g[Q_ASIGNED] ? 1 : -1, NULL, bm->threads);
     TRY(qgemm_q8(v, bm->vals[n->in[QA]].cur->data, g[Q_ASIGNED], g[Q_K], M, 1.0f,
-                 zero_point(bm, n->in[QA_ZP]), acc, N, NULL, bm->threads, bm->err));
+                 zero_point(bm, n->in[QA_ZP]), acc, N, NULL, t, bm->err));
     /* as the reference op: the multiplier in float32, the product in double */
     float as = col_f(bm->vals[n->in[QA_SCALE]].cur, 0), ys = col_f(bm->vals[n->in[QY_SCALE]].cur, 0);
     const tensor *sb = bm->vals[n->in[QB_SCALE]].cur;

@@ -16,7 +16,7 @@ ait_status nat_gemm_f32(built *bm, gemm_args *g)
     gemm_layout_of(g, layout);
     if (bm->tuned && bm->tuned->n) {
         bool exact;
-        const gemm_tuned_row *r = gemm_tuned_find(bm->tuned, g->m, g->n, g->k, layout, &exact);
+        const gemm_tuned_row *r = gemm_tuned_find(bm->tuned, g->m, g->n, g->k, "f32", layout, &exact);
         if (r) {
             local = r->cfg;
             /* never more threads than the candidate was given */
@@ -31,17 +31,30 @@ ait_status nat_gemm_f32(built *bm, gemm_args *g)
     return gemm_f32(g, bm->err);
 }
 
-void nat_qgemm_seen(built *bm, const qg_packed *v, int64_t m, int a_int, const gemm_epi *epi)
+int nat_qgemm_threads(built *bm, const qg_packed *v, int64_t m, int a_int, const gemm_epi *epi,
+                      int threads)
 {
-    if (!bm->gemm_seen) return;
-    gemm_args g = {.m = m, .n = v->n, .k = v->k};
-    if (epi) g.epi = *epi;
     char dtype[16];
     if (a_int) snprintf(dtype, sizeof dtype, "%s", a_int > 0 ? "s8s8" : "u8s8");
     else if (v->scheme == QG_INT4WO && v->group != 32)
         snprintf(dtype, sizeof dtype, "%s-%d", qg_scheme_name(v->scheme), v->group);
     else snprintf(dtype, sizeof dtype, "%s", qg_scheme_name(v->scheme));
-    bm->gemm_seen(bm->gemm_seen_user, &g, "np", dtype, "");
+    const char *id = "";
+    if (bm->tuned && bm->tuned->n) {
+        bool exact;
+        const gemm_tuned_row *r = gemm_tuned_find(bm->tuned, m, v->n, v->k, dtype, "np", &exact);
+        if (r) {
+            /* qgemm's one knob; never more threads than the caller's */
+            if (r->cfg.threads > 0 && r->cfg.threads < threads) threads = r->cfg.threads;
+            id = r->id;
+        }
+    }
+    if (bm->gemm_seen) {
+        gemm_args g = {.m = m, .n = v->n, .k = v->k, .threads = threads};
+        if (epi) g.epi = *epi;
+        bm->gemm_seen(bm->gemm_seen_user, &g, "np", dtype, id);
+    }
+    return threads;
 }
 
 ait_status nat_tuned_setup(built *bm, const candidate_cfg *cfg, ait_error *e)
