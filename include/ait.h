@@ -398,8 +398,9 @@ AIT_API ait_status ait_session_run_bound(ait_session *s, ait_binding *b);
 
 /* Memory of s: *arena, the bytes of the largest arena of intermediates its
  * runs have used so far (the executor places each run's intermediates in
- * one arena by liveness: the peak of that plan; per execution context; a
- * tuned model's backends keep their own and are not counted), *weights the
+ * one arena by liveness: the peak of that plan; per execution context;
+ * with the values of a tuned model's native modules, placed the same way;
+ * other backends keep their own and are not counted), *weights the
  * bytes of the model's constants still held: an artifact's first session
  * frees those its prepared blobs replace (the backends' copies are not
  * counted). Either pointer may be NULL. */

@@ -147,6 +147,11 @@ typedef struct backend {
      * loader then frees the model's copy (plan_exec.h,
      * plan_exec_create_releasing). NULL: every constant is kept. */
     bool (*releases)(const built *bm, const graph *module, int value);
+    /* The bytes bm holds for its values (intermediates, outputs) as of its
+     * last schedule, counted with the executor's arena in
+     * ait_session_memory's intermediates (plan_exec_arena_bytes). NULL:
+     * not counted (the backend keeps its own). */
+    size_t (*value_bytes)(const built *bm);
 } backend;
 
 /* The registry (registry.c, one line per backend). backend_find gives

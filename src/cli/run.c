@@ -284,8 +284,8 @@ static void print_latency(const run_args *a, const ait_model *m, ait_session *s,
     size_t arena, weights;
     ait_session_memory(s, &arena, &weights);
     printf("memory intermediates %.2f MiB at peak (the executor's arena%s), weights %.2f MiB "
-           "(%zu bytes)\n", (double)arena / (1 << 20), tuned ? "; the tuned modules' backends keep "
-           "their own" : ", placed by liveness", (double)weights / (1 << 20), weights);
+           "(%zu bytes)\n", (double)arena / (1 << 20), tuned ? " and native modules' values; other "
+           "backends keep their own" : ", placed by liveness", (double)weights / (1 << 20), weights);
 }
 
 /* Each output to DIR/NAME.npy and all of them to DIR/outputs.npz. */

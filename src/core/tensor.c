@@ -96,22 +96,32 @@ void tensor_set_shape(tensor *t, ait_dtype dt, int rank, const int64_t *dims)
  * says no (THP "never"), the memory is ordinary. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
-void *aligned_zalloc(size_t bytes)
+/* The bytes aligned_malloc takes for `bytes` (0: too many). */
+static size_t aligned_size(size_t bytes)
 {
     size_t n = (bytes + 63) & ~(size_t)63;
     if (n == 0) n = 64;
-    if (n < HUGE_MIN_BYTES) {
-        void *p = aligned_alloc(64, n);
-        if (p) memset(p, 0, n);
-        return p;
-    }
-    if (n > SIZE_MAX - HUGE_PAGE_BYTES) return NULL;
-    n = (n + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+    if (n < HUGE_MIN_BYTES) return n;
+    if (n > SIZE_MAX - HUGE_PAGE_BYTES) return 0;
+    return (n + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+}
+
+void *aligned_malloc(size_t bytes)
+{
+    size_t n = aligned_size(bytes);
+    if (!n || bytes > SIZE_MAX - 63) return NULL;
+    if (n < HUGE_MIN_BYTES) return aligned_alloc(64, n);
     void *p = aligned_alloc(HUGE_PAGE_BYTES, n);
 #ifdef MADV_HUGEPAGE
     if (p) (void)madvise(p, n, MADV_HUGEPAGE); /* before the first touch */
 #endif
-    if (p) memset(p, 0, n);
+    return p;
+}
+
+void *aligned_zalloc(size_t bytes)
+{
+    void *p = aligned_malloc(bytes);
+    if (p) memset(p, 0, aligned_size(bytes));
     return p;
 }
 

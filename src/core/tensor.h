@@ -112,6 +112,9 @@ const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n);
  * kernel allows (see tensor.c). */
 #define HUGE_MIN_BYTES ((size_t)4 << 20)
 void *aligned_zalloc(size_t bytes);
+/* The same, not zeroed: pages the system gives fresh stay untouched (no
+ * resident memory) until written. */
+void *aligned_malloc(size_t bytes);
 void aligned_free(void *p);
 
 /* Element conversion: reads element i of a buffer of dtype t as double or

@@ -5,6 +5,7 @@
  * removal. Runs then execute the schedule's
  * nodes with output buffers that are kept and reused across runs. */
 #include "exec/exec.h"
+#include "exec/place.h"
 
 #include "core/timer.h"
 
@@ -15,12 +16,6 @@
 #define MAX_IO 512 /* inputs or outputs of one node; the loader refuses more */
 #define FOLD_MAX_BYTES ((size_t)64 << 20) /* larger results are computed at run time */
 
-/* A value in the memory plan (plan_memory). */
-typedef struct plan_item {
-    int v, first, last; /* live from the node that writes it to the last that reads it */
-    size_t bytes;
-    int64_t off;
-} plan_item;
 
 typedef struct sub_exec {
     const graph *g;
@@ -60,8 +55,8 @@ struct exec {
     size_t arena_cap, arena_need;
     /* plan_memory's work arrays, n_vals long: a schedule allocates nothing
      * (decoders schedule every step: the past grows). */
-    plan_item *pl_items;
-    plan_item **pl_hit;
+    place_item *pl_items;
+    place_item **pl_hit;
     int *pl_slot;
     bool keep; /* exec_keep_values: no arena, every value kept to the run's end */
     /* exec_run_bound: per value, the caller's tensor that graph output is
@@ -513,19 +508,6 @@ static void plan_sizes(exec *x)
     }
 }
 
-static int by_size(const void *a, const void *b)
-{
-    const plan_item *p = a, *q = b;
-    if (p->bytes != q->bytes) return p->bytes < q->bytes ? 1 : -1;
-    return p->first - q->first;
-}
-
-static int by_off(const void *a, const void *b)
-{
-    const plan_item *p = *(plan_item *const *)a, *q = *(plan_item *const *)b;
-    return p->off < q->off ? -1 : p->off > q->off;
-}
-
 /* The memory plan: each sized value's lifetime over the schedule's nodes
  * (graph outputs live to the end, values read by a subgraph to that node),
  * then places, largest first, each at the lowest offset clear of the values
@@ -538,19 +520,19 @@ static ait_status plan_memory(exec *x, ait_error *e)
     int n = 0;
     for (int v = 0; v < g->n_vals; v++) n += x->vbytes[v] > 0;
     if (!n) return AIT_OK;
-    plan_item *it = x->pl_items, **hit = x->pl_hit;
+    place_item *it = x->pl_items, **hit = x->pl_hit;
     int *slot = x->pl_slot;
     n = 0;
     for (int v = 0; v < g->n_vals; v++) {
         slot[v] = -1;
-        if (x->vbytes[v]) it[n] = (plan_item){v, -1, -1, x->vbytes[v], 0}, slot[v] = n++;
+        if (x->vbytes[v]) it[n] = (place_item){v, -1, -1, x->vbytes[v], 0}, slot[v] = n++;
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const node *nd = &g->nodes[i];
         if (x->skip[i]) continue;
         for (int k = 0; k < nd->n_out; k++)
             if (nd->out[k] >= 0 && slot[nd->out[k]] >= 0) {
-                plan_item *p = &it[slot[nd->out[k]]];
+                place_item *p = &it[slot[nd->out[k]]];
                 p->first = i;
                 if (p->last < i) p->last = i;
             }
@@ -565,21 +547,7 @@ static ait_status plan_memory(exec *x, ait_error *e)
     for (int a = 0; a < n; a++)
         if (it[a].first >= 0) it[live++] = it[a];
     n = live;
-    qsort(it, (size_t)n, sizeof *it, by_size);
-    for (int a = 0; a < n; a++) {
-        int nh = 0;
-        for (int b = 0; b < a; b++)
-            if (it[b].first <= it[a].last && it[a].first <= it[b].last) hit[nh++] = &it[b];
-        qsort(hit, (size_t)nh, sizeof *hit, by_off);
-        int64_t at = 0;
-        for (int h = 0; h < nh; h++) {
-            if (at + (int64_t)it[a].bytes <= hit[h]->off) break;
-            int64_t end = hit[h]->off + (int64_t)hit[h]->bytes;
-            if (end > at) at = end;
-        }
-        it[a].off = at;
-        if ((size_t)at + it[a].bytes > x->arena_need) x->arena_need = (size_t)at + it[a].bytes;
-    }
+    x->arena_need = place_items(it, n, hit);
     for (int a = 0; a < n; a++) x->off[it[a].v] = it[a].off;
     return AIT_OK;
 }

@@ -51,8 +51,9 @@ ait_status plan_exec_run_bound(plan_exec *px, tensor *const *inputs, tensor *con
                                tensor **outputs, ait_error *e);
 void plan_exec_free(plan_exec *px);
 /* Bytes of the arenas of the executors (one per bucket) that run the glue
- * and the baseline modules (exec_arena_bytes); the backends' own storage is
- * not counted. */
+ * and the baseline modules (exec_arena_bytes), with what the built modules
+ * hold for their values where their backend says (backend.value_bytes:
+ * native); other backends' own storage is not counted. */
 size_t plan_exec_arena_bytes(const plan_exec *px);
 /* How many buckets the runner primed at creation (their run on the plan's
  * priming shapes succeeded): every bucket of a plan with priming shapes. */

@@ -18,6 +18,7 @@
 #define AIT_BACKENDS_NATIVE_H
 #include "backends/backend.h"
 #include "exec/exec.h"
+#include "exec/place.h"
 #include "graph/fuse.h"
 #include "kernels/attn.h"
 #include "kernels/gemm.h"
@@ -76,6 +77,7 @@ typedef struct nat_val {
     tensor *cur;        /* where the value is: an input, a constant or &t */
     bool input, konst, done;
     bool nhwc;          /* stored channels-last: [n][h][w][c] under its NCHW shape (layout.c) */
+    bool placed;        /* t's bytes are in built.arena (a native step's output: place_values) */
     int uses;           /* consumers among the scheduled nodes, +1 for a module output */
 } nat_val;
 
@@ -98,6 +100,16 @@ struct built {
     nat_pack *packs; /* per node */
     void *scratch;
     size_t scratch_size;
+    /* The native steps' outputs, placed in one arena by their lifetimes
+     * over the steps at each schedule (exec/place.h), as the executor
+     * places a graph's: grown when a schedule needs more, never shrunk, so
+     * a schedule no larger than an earlier one allocates nothing. The
+     * place_values work arrays, n_vals long. */
+    char *arena;
+    size_t arena_cap;
+    place_item *pl_items;
+    place_item **pl_hit;
+    int *pl_slot;
     prep_blob *saved;
     int n_saved;
     fusion_set *fus; /* the schedule's: one of kept[] (chain.c) */

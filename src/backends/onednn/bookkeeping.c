@@ -50,15 +50,38 @@ static bool grow(void **arr, int *cap, int n, size_t sz)
     return true;
 }
 
-void *dn_alloc(built *bm, size_t bytes)
+/* A buffer owned by bm, zeroed now or (fresh) by dn_zero_fresh. */
+static void *buf_new(built *bm, size_t bytes, bool fresh)
 {
-    if (!grow((void **)&bm->p->bufs, &bm->p->cap_bufs, bm->p->n_bufs, sizeof *bm->p->bufs)) return NULL;
-    void *p = aligned_zalloc(bytes ? bytes : 1);
-    if (p) bm->p->bufs[bm->p->n_bufs++] = p;
-    return p;
+    dn_sched *p = bm->p;
+    if (!grow((void **)&p->bufs, &p->cap_bufs, p->n_bufs, sizeof *p->bufs)) return NULL;
+    if (fresh) {
+        int cap = p->cap_fresh; /* the two arrays grow together */
+        if (!grow((void **)&p->fresh_bytes, &cap, p->n_fresh, sizeof *p->fresh_bytes) ||
+            !grow((void **)&p->fresh, &p->cap_fresh, p->n_fresh, sizeof *p->fresh))
+            return NULL;
+    }
+    void *b = fresh ? aligned_malloc(bytes ? bytes : 1) : aligned_zalloc(bytes ? bytes : 1);
+    if (!b) return NULL;
+    if (fresh) {
+        p->fresh[p->n_fresh] = p->n_bufs;
+        p->fresh_bytes[p->n_fresh++] = bytes ? bytes : 1;
+    }
+    p->bufs[p->n_bufs++] = b;
+    return b;
 }
 
-dnnl_memory_t dn_mem_new(built *bm, const dnnl_memory_desc_t *md, void *data)
+void *dn_alloc(built *bm, size_t bytes) { return buf_new(bm, bytes, false); }
+
+void dn_zero_fresh(built *bm)
+{
+    dn_sched *p = bm->p;
+    for (int j = 0; j < p->n_fresh; j++)
+        if (p->bufs[p->fresh[j]]) memset(p->bufs[p->fresh[j]], 0, p->fresh_bytes[j]);
+    p->n_fresh = 0;
+}
+
+static dnnl_memory_t mem_new(built *bm, const dnnl_memory_desc_t *md, void *data, bool fresh)
 {
     dnnl_memory_t m = NULL;
     if (!grow((void **)&bm->p->mems, &bm->p->cap_mems, bm->p->n_mems, sizeof *bm->p->mems)) {
@@ -66,7 +89,7 @@ dnnl_memory_t dn_mem_new(built *bm, const dnnl_memory_desc_t *md, void *data)
         return NULL;
     }
     if (!data) {
-        data = dn_alloc(bm, dnnl_memory_desc_get_size(md));
+        data = buf_new(bm, dnnl_memory_desc_get_size(md), fresh);
         if (!data) {
             err_set(bm->err, AIT_E_NOMEM, "onednn: out of memory");
             return NULL;
@@ -76,6 +99,16 @@ dnnl_memory_t dn_mem_new(built *bm, const dnnl_memory_desc_t *md, void *data)
         return NULL;
     bm->p->mems[bm->p->n_mems++] = m;
     return m;
+}
+
+dnnl_memory_t dn_mem_new(built *bm, const dnnl_memory_desc_t *md, void *data)
+{
+    return mem_new(bm, md, data, false);
+}
+
+dnnl_memory_t dn_mem_out(built *bm, const dnnl_memory_desc_t *md)
+{
+    return mem_new(bm, md, NULL, true);
 }
 
 ait_status dn_step_add(built *bm, int node, dnnl_primitive_t prim, const dnnl_exec_arg_t *args,
@@ -265,7 +298,7 @@ dnnl_memory_t dn_as(built *bm, int v, const dnnl_memory_desc_t *md)
         if (have[k] && dnnl_memory_get_memory_desc(have[k], &nmd) == dnnl_success &&
             dnnl_memory_desc_equal(nmd, md))
             return have[k];
-    dnnl_memory_t m = dn_mem_new(bm, md, NULL);
+    dnnl_memory_t m = dn_mem_out(bm, md);
     if (!m || dn_reorder(bm, bm->g->vals[v].producer, nat, m) != AIT_OK) return NULL;
     bm->p->vals[v].alt = m;
     return m;

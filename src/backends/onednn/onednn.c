@@ -40,7 +40,7 @@ static void sched_clear(built *bm)
         tensor_release(&p->vals[v].t);
         memset(&p->vals[v], 0, sizeof p->vals[v]);
     }
-    p->n_steps = p->n_mems = p->n_bufs = p->n_binds = p->n_blobs = p->n_refused = 0;
+    p->n_steps = p->n_mems = p->n_bufs = p->n_binds = p->n_blobs = p->n_refused = p->n_fresh = 0;
     p->scheduled = false;
 }
 
@@ -52,6 +52,8 @@ static void sched_destroy(built *bm, dn_sched *p)
     free(p->binds);
     free(p->mems);
     free(p->bufs);
+    free(p->fresh);
+    free(p->fresh_bytes);
     free(p->blobs);
     free(p->vals);
     free(p->sig);
@@ -366,6 +368,7 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
     }
     for (int j = 0; j < g->n_outputs; j++) TRY(dn_ensure_plain(bm, g->outputs[j]));
     TRY(sched_share(bm));
+    dn_zero_fresh(bm);
     /* The signature this schedule is for. */
     for (int k = 0; k < g->n_inputs; k++) {
         int64_t *s = &bm->p->sig[(size_t)k * (AIT_MAX_RANK + 2)];

@@ -125,7 +125,7 @@ static ait_status fused_close(built *bm, int i, dn_fused *f, ait_status st, int 
 /* The dst memory of f's primitive in the layout it chose; sets *st on failure. */
 static dnnl_memory_t fused_dst(built *bm, const dn_fused *f, ait_status *st)
 {
-    dnnl_memory_t m = *st == AIT_OK ? dn_mem_new(bm, pd_md(f->pd, dnnl_query_dst_md), NULL) : NULL;
+    dnnl_memory_t m = *st == AIT_OK ? dn_mem_out(bm, pd_md(f->pd, dnnl_query_dst_md)) : NULL;
     if (*st == AIT_OK && !m) *st = bm->err->code;
     return m;
 }
