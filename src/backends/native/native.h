@@ -236,6 +236,10 @@ void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m,
  * reads value v, a 4-D float32 [n][c][h][w]: its groups, its three nodes
  * and last value set in ep (nodes, n_nodes, out); 0 when none. */
 int64_t nat_shuffle_after(const built *bm, int v, nat_epi *ep);
+/* shuffle.c: runs a step copying channels geo[0].. of its node's input 0
+ * into its output (st->epi.out), shuffled in geo[1] groups when > 0, each
+ * side in its value's layout (the standalone shuffle's and Slice's run). */
+ait_status nat_chan_run(built *bm, const nat_step *st);
 
 /* conv.c: whether conv step st can write its output into a Concat's
  * channels (a GEMM, not depthwise, no residual: concat.c). */

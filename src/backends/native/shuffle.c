@@ -73,21 +73,23 @@ static ait_status sh_take(built *bm, int i, nat_step *st, bool *taken)
     st->epi.nodes[1] = after[1];
     st->epi.n_nodes = 2;
     st->epi.out = bm->g->nodes[after[1]].out[0];
-    st->geo[0] = g;
+    st->geo[0] = 0;
+    st->geo[1] = g;
     st->can_nhwc = true;
     *taken = true;
     return AIT_OK;
 }
 
-static ait_status sh_run(built *bm, const nat_step *st)
+ait_status nat_chan_run(built *bm, const nat_step *st)
 {
     const nat_val *x = &bm->vals[bm->g->nodes[st->node].in[0]], *y = &bm->vals[st->epi.out];
     if (!x->cur || !x->cur->data)
         return nat_fail(bm, st->node, AIT_E_INTERNAL, "input was not computed");
     const int64_t *d = y->t.dims;
-    kchan_geom g = {d[0], d[2] * d[3], d[1], 0, d[1], 0, st->geo[0], x->nhwc, y->nhwc};
+    kchan_geom g = {d[0], d[2] * d[3], x->cur->dims[1], st->geo[0], d[1], 0, st->geo[1],
+                    x->nhwc, y->nhwc};
     kchan_copy(&g, x->cur->data, d[1], y->t.data, bm->threads);
     return AIT_OK;
 }
 
-const nat_op nat_shuffle = {"Reshape", sh_take, sh_run, NULL};
+const nat_op nat_shuffle = {"Reshape", sh_take, nat_chan_run, NULL};

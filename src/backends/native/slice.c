@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "backends/native/native.h"
-#include "kernels/chan_copy.h"
 
 /* Input k of node n as one constant integer, or false. */
 static bool one_int(const built *bm, const node *n, int k, int64_t *out)
@@ -38,20 +37,10 @@ static ait_status sl_take(built *bm, int i, nat_step *st, bool *taken)
         y->dims[3] != x->dims[3] || tensor_numel(y) == 0)
         return AIT_OK;
     st->geo[0] = s;
+    st->geo[1] = 0; /* no shuffle */
     st->can_nhwc = true;
     *taken = true;
     return AIT_OK;
 }
 
-static ait_status sl_run(built *bm, const nat_step *st)
-{
-    const nat_val *x = &bm->vals[bm->g->nodes[st->node].in[0]], *y = &bm->vals[st->epi.out];
-    if (!x->cur || !x->cur->data)
-        return nat_fail(bm, st->node, AIT_E_INTERNAL, "input was not computed");
-    const int64_t *d = y->t.dims;
-    kchan_geom g = {d[0], d[2] * d[3], x->cur->dims[1], st->geo[0], d[1], 0, 0, x->nhwc, y->nhwc};
-    kchan_copy(&g, x->cur->data, d[1], y->t.data, bm->threads);
-    return AIT_OK;
-}
-
-const nat_op nat_slice = {"Slice", sl_take, sl_run, NULL};
+const nat_op nat_slice = {"Slice", sl_take, nat_chan_run, NULL};
