@@ -50,3 +50,18 @@ void kchan_copy(const kchan_geom *g, const float *x, int64_t ck, float *y, int t
     }
 #undef YC
 }
+
+void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per, float *y,
+                       int threads)
+{
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && pix > 1) \
+    schedule(static)
+    for (int64_t p = 0; p < pix; p++) {
+        const float *restrict pa = a + p * per, *restrict pb = b + p * per;
+        float *restrict py = y + p * 2 * per;
+        for (int64_t j = 0; j < per; j++) {
+            py[2 * j] = pa[j];
+            py[2 * j + 1] = pb[j];
+        }
+    }
+}

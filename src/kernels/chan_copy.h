@@ -30,5 +30,10 @@ static inline int64_t kchan_shuffled(int64_t c, int64_t groups, int64_t ci)
 
 /* Copies ck channels of x (from s0) to y (from c0, shuffled when groups). */
 void kchan_copy(const kchan_geom *g, const float *x, int64_t ck, float *y, int threads);
+/* The shuffle of 2 groups of a Concat of two halves, all channels-last:
+ * y [pix][2 * per] interleaves a and b [pix][per] (y[p][2j] = a[p][j],
+ * y[p][2j + 1] = b[p][j]), a loop the compiler vectorises. */
+void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per, float *y,
+                       int threads);
 
 #endif

@@ -1820,8 +1820,9 @@ static void gb_shuffle_unit(gb *g, const char *p, const char *u, const char *y, 
  * portable path, odd channel counts and sizes, batch 1 and 2: two units
  * in a row (their Slices, Concat and shuffle channels-last between the
  * convs, the last shuffle a module output in NCHW), a unit whose shuffle
- * a 1x1 Conv reads (NHWC), a standalone shuffle of g groups after a Conv
- * (its Reshape -> Transpose -> Reshape one step), and what native leaves
+ * a 1x1 Conv reads (NHWC), a standalone shuffle of g groups between two
+ * Convs (its Reshape -> Transpose -> Reshape one step, NHWC in and out),
+ * and what native leaves
  * to the reference: a Transpose of another perm, a Slice of step 2. */
 static void test_native_shuffle(void **state)
 {
@@ -1829,8 +1830,8 @@ static void test_native_shuffle(void **state)
     static const struct {
         int n, c2, h, w, g, kind, shuf, slices, nhwc;
     } cs[] = {
-        {1, 5, 7, 9, 3, 0, 2, 4, 5},  {2, 3, 6, 5, 3, 0, 2, 4, 5}, {1, 7, 5, 6, 7, 1, 2, 2, 3},
-        {2, 4, 4, 3, 2, 1, 2, 2, 3},  {1, 6, 5, 5, 4, 1, 2, 2, 3}, {1, 5, 6, 7, 2, 2, 0, 2, 1},
+        {1, 5, 7, 9, 3, 0, 2, 4, 5},  {2, 3, 6, 5, 3, 0, 2, 4, 5}, {1, 7, 5, 6, 7, 1, 2, 2, 4},
+        {2, 4, 4, 3, 2, 1, 2, 2, 4},  {1, 6, 5, 5, 4, 1, 2, 2, 4}, {1, 5, 6, 7, 2, 2, 0, 2, 1},
         {2, 3, 5, 4, 2, 3, 2, 4, 4},
     };
     static const int64_t shuffle[5] = {0, 2, 1, 3, 4}, other[5] = {0, 1, 2, 4, 3};
@@ -1852,7 +1853,9 @@ static void test_native_shuffle(void **state)
             attr_spec pa[1] = {{"perm", ATTR_INTS, .n = 5, .ints = {0, 2, 1, 3, 4}}};
             gb_node(&g, "Reshape", "cn,g5", "gr", NULL, 0);
             gb_node(&g, "Transpose", "gr", "gt", pa, 1);
-            gb_node(&g, "Reshape", "gt,g4", "y", NULL, 0);
+            gb_node(&g, "Reshape", "gt,g4", "gy", NULL, 0);
+            gb_const(&g, "wy", (in_spec)SH(3, 2 * G, 1, 1));
+            gb_node(&g, "Conv", "gy,wy", "y", NULL, 0);
             gb_output(&g, "y");
         } else if (cs[i].kind == 2) { /* another perm: the reference's */
             gb_output(&g, "y0");

@@ -80,6 +80,14 @@ static ait_status cat_run(built *bm, const nat_step *st)
     const nat_val *yv = &bm->vals[st->epi.out];
     const tensor *y = &yv->t;
     const int64_t N = y->dims[0], C = y->dims[1], hw = y->dims[2] * y->dims[3];
+    if (st->geo[15] == -2 && n->n_in == 2 && yv->nhwc) { /* ShuffleNet's: two halves, NHWC */
+        const nat_val *a = &bm->vals[n->in[0]], *b = &bm->vals[n->in[1]];
+        if (a->nhwc && b->nhwc && a->cur && b->cur && a->cur->dims[1] == C / 2 &&
+            b->cur->dims[1] == C / 2) {
+            kchan_interleave2(a->cur->data, b->cur->data, N * hw, C / 2, y->data, bm->threads);
+            return AIT_OK;
+        }
+    }
     for (int k = 0; k < n->n_in; k++) {
         if (st->geo[15] > 0 && (st->geo[15] >> k & 1)) continue; /* written in place */
         const nat_val *d = &bm->vals[n->in[k]];
