@@ -293,7 +293,7 @@ static const char *const glue_ops[] = {
     "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
     "Gather", "Shape", "Size", "ConstantOfShape", "Expand", "ReduceMean", "ReduceSum", "ReduceMax",
     "Softmax", "LogSoftmax", "Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Clip",
-    "HardSigmoid", "HardSwish", NULL};
+    "HardSigmoid", "HardSwish", "Resize", NULL};
 
 static bool is_glue(const node *n)
 {

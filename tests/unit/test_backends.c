@@ -668,6 +668,11 @@ typedef struct op_cases {
  * against the reference. */
 static void cases_in_qlinear(const backend *b) { (void)b; }
 
+/* Native takes a Reshape only as the first node of a channel shuffle and a
+ * Slice only over the channels of a 4-D value with constant bounds (their
+ * int64 inputs): test_native_shuffle checks both, taken and left. */
+static void cases_in_shuffle(const backend *b) { (void)b; }
+
 /* A lone Concat: native takes only those whose inputs its convs write in
  * place (test_native_concat); these stay on the reference op, unchanged. */
 static void cases_concat(const backend *b)
@@ -713,6 +718,8 @@ static const op_cases cases[] = {
     {"LSTM", cases_lstm},
     {"Attention", cases_attention},
     {"Concat", cases_concat},
+    {"Reshape", cases_in_shuffle},
+    {"Slice", cases_in_shuffle},
     {"MatMulInteger", cases_in_qlinear},
     {"QLinearMatMul", cases_in_qlinear},
     {"DynamicQuantizeLinear", cases_in_qlinear},
@@ -1733,6 +1740,148 @@ static void test_native_concat(void **state)
     }
 }
 
+/* Native's steps for g after one run on feed: the channel shuffles
+ * (backends/native/shuffle.c, standalone or at a Concat), the Slices
+ * (slice.c), and how many of those write channels-last. */
+static void native_glue_steps(const graph *g, tensor *const *feed, int *shuf, int *slices, int *nhwc)
+{
+    built *bm = native_ran(g, feed);
+    *shuf = *slices = *nhwc = 0;
+    for (int k = 0; k < bm->n_steps; k++) {
+        const nat_step *st = &bm->steps[k];
+        if (!st->op) continue;
+        bool sh = !strcmp(st->op->name, "Reshape") ||
+                  (!strcmp(st->op->name, "Concat") && st->geo[15] < 0),
+             sl = !strcmp(st->op->name, "Slice");
+        *shuf += sh;
+        *slices += sl;
+        *nhwc += (sh || sl) && bm->vals[st->epi.out].nhwc;
+    }
+    backend_find("native")->free(bm);
+}
+
+/* A ShuffleNet v2 unit on u [n][2 * c2][h][w] (names prefixed p): its two
+ * halves by Slice (the second from start -c2 to the largest end when
+ * neg), the second through 1x1 Conv + Relu, depthwise 3x3, 1x1 Conv +
+ * Relu, then Concat with the first and the channel shuffle of 2 groups
+ * (Reshape, Transpose with perm, Reshape) into y. */
+static void gb_shuffle_unit(gb *g, const char *p, const char *u, const char *y, int64_t n,
+                            int64_t c2, int64_t h, int64_t w, bool neg, const int64_t *perm)
+{
+    char nm[16][24], ins[96];
+    static const char *const sfx[] = {"s0", "e0", "ax", "s1", "e1", "w1", "b1", "w2", "w3",
+                                      "a", "b", "c1", "r1", "c2", "c3", "bb"};
+    for (int k = 0; k < 16; k++) snprintf(nm[k], sizeof nm[k], "%s%s", p, sfx[k]);
+    const int64_t s0 = 0, e0 = c2, ax = 1, s1 = neg ? -c2 : c2, e1 = neg ? INT64_MAX : 2 * c2;
+    gb_i64(g, nm[0], 1, &s0);
+    gb_i64(g, nm[1], 1, &e0);
+    gb_i64(g, nm[2], 1, &ax);
+    gb_i64(g, nm[3], 1, &s1);
+    gb_i64(g, nm[4], 1, &e1);
+    gb_const(g, nm[5], (in_spec)SH(c2, c2, 1, 1));
+    gb_const(g, nm[6], (in_spec)SH(c2));
+    gb_const(g, nm[7], (in_spec)SH(c2, 1, 3, 3));
+    gb_const(g, nm[8], (in_spec)SH(c2, c2, 1, 1));
+    snprintf(ins, sizeof ins, "%s,%s,%s,%s", u, nm[0], nm[1], nm[2]);
+    gb_node(g, "Slice", ins, nm[9], NULL, 0);
+    snprintf(ins, sizeof ins, "%s,%s,%s,%s", u, nm[3], nm[4], nm[2]);
+    gb_node(g, "Slice", ins, nm[10], NULL, 0);
+    snprintf(ins, sizeof ins, "%s,%s,%s", nm[10], nm[5], nm[6]);
+    gb_node(g, "Conv", ins, nm[11], NULL, 0);
+    gb_node(g, "Relu", nm[11], nm[12], NULL, 0);
+    attr_spec dw[2] = {pad1[0], {"group", ATTR_INT, .i = c2}};
+    snprintf(ins, sizeof ins, "%s,%s", nm[12], nm[7]);
+    gb_node(g, "Conv", ins, nm[13], dw, 2);
+    snprintf(ins, sizeof ins, "%s,%s", nm[13], nm[8]);
+    gb_node(g, "Conv", ins, nm[14], NULL, 0);
+    gb_node(g, "Relu", nm[14], nm[15], NULL, 0);
+    char cat[24], r5[24], t5[24], sh5[24], sh4[24];
+    snprintf(cat, sizeof cat, "%scat", p);
+    snprintf(r5, sizeof r5, "%sr5", p);
+    snprintf(t5, sizeof t5, "%st5", p);
+    snprintf(sh5, sizeof sh5, "%ssh5", p);
+    snprintf(sh4, sizeof sh4, "%ssh4", p);
+    attr_spec ax1[1] = {{"axis", ATTR_INT, .i = 1}};
+    snprintf(ins, sizeof ins, "%s,%s", nm[9], nm[15]);
+    gb_node(g, "Concat", ins, cat, ax1, 1);
+    const int64_t d5[5] = {n, 2, c2, h, w}, d4[4] = {n, 2 * c2, h, w};
+    gb_i64(g, sh5, 5, d5);
+    gb_i64(g, sh4, 4, d4);
+    attr_spec pa[1] = {{"perm", ATTR_INTS, .n = 5, .ints = {perm[0], perm[1], perm[2], perm[3], perm[4]}}};
+    snprintf(ins, sizeof ins, "%s,%s", cat, sh5);
+    gb_node(g, "Reshape", ins, r5, NULL, 0);
+    gb_node(g, "Transpose", r5, t5, pa, 1);
+    snprintf(ins, sizeof ins, "%s,%s", t5, sh4);
+    gb_node(g, "Reshape", ins, y, NULL, 0);
+}
+
+/* ShuffleNet's glue on native (shuffle.c, slice.c, concat.c, kernels/
+ * chan_copy.h), end to end against the reference at every ISA and the
+ * portable path, odd channel counts and sizes, batch 1 and 2: two units
+ * in a row (their Slices, Concat and shuffle channels-last between the
+ * convs, the last shuffle a module output in NCHW), a unit whose shuffle
+ * a 1x1 Conv reads (NHWC), a standalone shuffle of g groups between two
+ * Convs (its Reshape -> Transpose -> Reshape one step, NHWC in and out),
+ * and what native leaves
+ * to the reference: a Transpose of another perm, a Slice of step 2. */
+static void test_native_shuffle(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c2, h, w, g, kind, shuf, slices, nhwc;
+    } cs[] = {
+        {1, 5, 7, 9, 3, 0, 2, 4, 5},  {2, 3, 6, 5, 3, 0, 2, 4, 5}, {1, 7, 5, 6, 7, 1, 2, 2, 4},
+        {2, 4, 4, 3, 2, 1, 2, 2, 4},  {1, 6, 5, 5, 4, 1, 2, 2, 4}, {1, 5, 6, 7, 2, 2, 0, 2, 1},
+        {2, 3, 5, 4, 2, 3, 2, 4, 4},
+    };
+    static const int64_t shuffle[5] = {0, 2, 1, 3, 4}, other[5] = {0, 1, 2, 4, 3};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "shuffle")};
+        assert_non_null(g.g);
+        const int64_t n = cs[i].n, c2 = cs[i].c2, h = cs[i].h, w = cs[i].w, G = cs[i].g;
+        gb_input(&g, "x", (in_spec)SH(n, 2 * c2, h, w));
+        gb_shuffle_unit(&g, "u0", "x", "y0", n, c2, h, w, i % 2, cs[i].kind == 2 ? other : shuffle);
+        if (cs[i].kind == 0) {
+            gb_shuffle_unit(&g, "u1", "y0", "y", n, c2, h, w, i % 2 == 0, shuffle);
+            gb_output(&g, "y");
+        } else if (cs[i].kind == 1) { /* a 1x1 Conv reads the shuffle; a standalone one */
+            gb_const(&g, "wn", (in_spec)SH(2 * G, 2 * c2, 1, 1));
+            gb_node(&g, "Conv", "y0,wn", "cn", NULL, 0);
+            const int64_t d5[5] = {n, G, 2, h, w}, d4[4] = {n, 2 * G, h, w};
+            gb_i64(&g, "g5", 5, d5);
+            gb_i64(&g, "g4", 4, d4);
+            attr_spec pa[1] = {{"perm", ATTR_INTS, .n = 5, .ints = {0, 2, 1, 3, 4}}};
+            gb_node(&g, "Reshape", "cn,g5", "gr", NULL, 0);
+            gb_node(&g, "Transpose", "gr", "gt", pa, 1);
+            gb_node(&g, "Reshape", "gt,g4", "gy", NULL, 0);
+            gb_const(&g, "wy", (in_spec)SH(3, 2 * G, 1, 1));
+            gb_node(&g, "Conv", "gy,wy", "y", NULL, 0);
+            gb_output(&g, "y");
+        } else if (cs[i].kind == 2) { /* another perm: the reference's */
+            gb_output(&g, "y0");
+        } else { /* a Slice of step 2 before the unit: the reference's */
+            const int64_t s = 0, e = 4 * c2, a = 1, st2 = 2;
+            gb_i64(&g, "ss", 1, &s);
+            gb_i64(&g, "se", 1, &e);
+            gb_i64(&g, "sa", 1, &a);
+            gb_i64(&g, "sp", 1, &st2);
+            gb_input(&g, "xx", (in_spec)SH(n, 4 * c2, h, w));
+            gb_node(&g, "Slice", "xx,ss,se,sa,sp", "x2", NULL, 0);
+            gb_node(&g, "Add", "x,x2", "x3", NULL, 0);
+            gb_shuffle_unit(&g, "u1", "x3", "y", n, c2, h, w, false, shuffle);
+            gb_output(&g, "y0");
+            gb_output(&g, "y");
+        }
+        int shuf, slices, nhwc;
+        native_glue_steps(g.g, g.feed, &shuf, &slices, &nhwc);
+        if (shuf != cs[i].shuf || slices != cs[i].slices || nhwc != cs[i].nhwc)
+            fail_msg("shuffle case %zu: %d shuffles, %d slices, %d channels-last, want %d, %d, %d",
+                     i, shuf, slices, nhwc, cs[i].shuf, cs[i].slices, cs[i].nhwc);
+        native_each_isa(&g, "channel shuffle", i);
+        gb_free(&g);
+    }
+}
+
 /* BatchNormalization's four parameters pre.{s,b,m,v} of c channels, the
  * variance positive. */
 static void gb_bn_params(gb *g, const char *pre, int64_t c)
@@ -2605,6 +2754,7 @@ int main(void)
         cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_native_nhwc),
         cmocka_unit_test(test_native_concat),
+        cmocka_unit_test(test_native_shuffle),
         cmocka_unit_test(test_native_attention),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_native_convt_bn),

@@ -158,6 +158,73 @@ static void test_glue(void **state)
     ait_model_free(m);
 }
 
+/* Node `name` (op) of g reading ins (value names, "" for none), writing out. */
+static void add_node_named(graph *g, const char *name, const char *op, const char *const *ins,
+                           int n_in, const char *out)
+{
+    node *nodes = realloc(g->nodes, sizeof *nodes * (size_t)(g->n_nodes + 1));
+    assert_non_null(nodes);
+    g->nodes = nodes;
+    g->cap_nodes = g->n_nodes + 1;
+    node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = strdup(name);
+    n->op = strdup(op);
+    n->domain = strdup("");
+    n->in = calloc((size_t)n_in, sizeof(int));
+    n->out = calloc(1, sizeof(int));
+    assert_true(n->name && n->op && n->domain && n->in && n->out);
+    for (int k = 0; k < n_in; k++) {
+        int v = !ins[k][0] ? -1 : graph_find_value(g, ins[k]);
+        n->in[n->n_in++] = ins[k][0] && v < 0 ? graph_add_value(g, ins[k]) : v;
+    }
+    int v = graph_find_value(g, out);
+    n->out[0] = v >= 0 ? v : graph_add_value(g, out);
+    n->n_out = 1;
+    g->vals[n->out[0]].producer = g->n_nodes++;
+}
+
+/* An FPN's unscoped upsampling (DBNet's in bench's suite): a Resize whose
+ * only reader is the next module's Conv joins that module, one that a
+ * module alone feeds and that stands right after it (read by two) joins
+ * it; one that stands after another module than its feeder's stays at the
+ * root. */
+static void test_glue_resize(void **state)
+{
+    (void)state;
+    graph *g = graph_new(NULL, 17, "fpn");
+    assert_non_null(g);
+    int x = graph_add_value(g, "x");
+    g->vals[x].is_input = true;
+    g->inputs = malloc(sizeof(int));
+    assert_non_null(g->inputs);
+    g->inputs[g->n_inputs++] = x;
+    const char *conv_a[] = {"x"}, *rz_a[] = {"a", "", "s"}, *conv_b[] = {"ra"},
+               *rz_b[] = {"b", "", "s"}, *conv_c[] = {"rb"}, *conv_d[] = {"rb"}, *rz_c[] = {"c", "", "s"};
+    add_node_named(g, "/lat/Conv", "Conv", conv_a, 1, "a");
+    add_node_named(g, "/Resize", "Resize", rz_a, 3, "ra");          /* before smooth: joins it */
+    add_node_named(g, "/smooth/Conv", "Conv", conv_b, 1, "b");
+    add_node_named(g, "/Resize_1", "Resize", rz_b, 3, "rb");        /* read by two, after smooth */
+    add_node_named(g, "/out/Conv", "Conv", conv_c, 1, "c");
+    add_node_named(g, "/side/Conv", "Conv", conv_d, 1, "d");
+    add_node_named(g, "/Resize_2", "Resize", rz_c, 3, "y");         /* after side, fed by out: stays */
+    int64_t one = 4;
+    g->vals[graph_find_value(g, "s")].konst = test_rand_tensor(1, &one);
+    int y = graph_find_value(g, "y"), d = graph_find_value(g, "d");
+    g->outputs = malloc(2 * sizeof(int));
+    assert_non_null(g->outputs);
+    g->outputs[g->n_outputs++] = y;
+    g->outputs[g->n_outputs++] = d;
+    module_tree *t = NULL;
+    ait_error e = {0};
+    assert_int_equal(modules_build(g, NULL, &t, &e), AIT_OK);
+    assert_string_equal(t->mods[t->node_module[1]].name, "smooth");
+    assert_string_equal(t->mods[t->node_module[3]].name, "smooth");
+    assert_int_equal(t->node_module[6], 0);
+    modules_free(t);
+    graph_free(g);
+}
+
 /* A tiny model (six element-wise nodes) is one segment: glue is not worth
  * a module of its own. */
 static void test_fallback(void **state)
@@ -359,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_transformers),
         cmocka_unit_test(test_fallback), cmocka_unit_test(test_unscoped_work),
         cmocka_unit_test(test_glue),
+        cmocka_unit_test(test_glue_resize),
         cmocka_unit_test(test_segments),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_extract),

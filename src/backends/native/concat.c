@@ -5,11 +5,16 @@
  * cat_c0), so the Concat copies only its other inputs, image by image. A
  * SqueezeNet Fire module's two expand convolutions so cost no copy. When
  * every input is written so, the Concat runs channels-last too (layout.c):
- * its inputs are then NHWC with it, each conv's rows C apart. Any other
+ * its inputs are then NHWC with it, each conv's rows C apart. A Concat
+ * that a channel shuffle alone reads (shuffle.c: ShuffleNet's units) is
+ * one step with it instead: each input copied once, image by image, to its
+ * shuffled channels (geo[15] then -g, g the shuffle's groups), each input
+ * and the output in its own layout (layout.c). Any other
  * Concat stays on the reference op. */
 #include <string.h>
 
 #include "backends/native/native.h"
+#include "kernels/chan_copy.h"
 
 /* The conv step (before step `before`) that writes value v, when v has no
  * other reader and the step can write into a Concat's channels, else NULL. */
@@ -47,6 +52,13 @@ static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
         c0 += x->dims[1];
     }
     if (c0 != y->dims[1]) return AIT_OK;
+    int64_t g = nat_shuffle_after(bm, n->out[0], &st->epi);
+    if (g > 0) {
+        st->geo[15] = -g;
+        st->can_nhwc = st->nhwc_ins = true;
+        *taken = true;
+        return AIT_OK;
+    }
     st->geo[15] = 0; /* which inputs are written in place, a bit each */
     for (int k = 0; k < n->n_in; k++) {
         if (!w[k]) continue;
@@ -60,18 +72,33 @@ static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
     return AIT_OK;
 }
 
-/* Copies the inputs no conv wrote in place (the output is then NCHW). */
+/* Copies the inputs no conv wrote in place (the output is then NCHW), or
+ * every input to its shuffled channels. */
 static ait_status cat_run(built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
-    const tensor *y = &bm->vals[n->out[0]].t;
+    const nat_val *yv = &bm->vals[st->epi.out];
+    const tensor *y = &yv->t;
     const int64_t N = y->dims[0], C = y->dims[1], hw = y->dims[2] * y->dims[3];
+    if (st->geo[15] == -2 && n->n_in == 2 && yv->nhwc) { /* ShuffleNet's: two halves, NHWC */
+        const nat_val *a = &bm->vals[n->in[0]], *b = &bm->vals[n->in[1]];
+        if (a->nhwc && b->nhwc && a->cur && b->cur && a->cur->dims[1] == C / 2 &&
+            b->cur->dims[1] == C / 2) {
+            kchan_interleave2(a->cur->data, b->cur->data, N * hw, C / 2, y->data, bm->threads);
+            return AIT_OK;
+        }
+    }
     for (int k = 0; k < n->n_in; k++) {
-        if (st->geo[15] >> k & 1) continue; /* written in place */
+        if (st->geo[15] > 0 && (st->geo[15] >> k & 1)) continue; /* written in place */
         const nat_val *d = &bm->vals[n->in[k]];
         if (!d->cur || !d->cur->data)
             return nat_fail(bm, st->node, AIT_E_INTERNAL, "input %d was not computed", k);
         const int64_t ck = d->cur->dims[1];
+        if (st->geo[15] < 0) {
+            kchan_geom g = {N, hw, ck, 0, C, st->geo[k], -st->geo[15], d->nhwc, yv->nhwc};
+            kchan_copy(&g, d->cur->data, ck, y->data, bm->threads);
+            continue;
+        }
         for (int64_t im = 0; im < N; im++)
             memcpy((float *)y->data + (im * C + st->geo[k]) * hw,
                    (const float *)d->cur->data + im * ck * hw, sizeof(float) * (size_t)(ck * hw));

@@ -3,9 +3,11 @@
  * NHWC between steps:
  *   a value is NHWC when a step that can run channels-last (st->can_nhwc:
  *   Conv as GEMM, depthwise Conv of multiplier 1, MaxPool, AveragePool, a
- *   Concat its inputs' convs write in place) writes it, it is not a
+ *   Concat its inputs' convs write in place, a Slice over channels, a
+ *   channel shuffle alone or with its Concat) writes it, it is not a
  *   module output, and every node reading it belongs to such a step and
- *   reads it as that conv's data input or as its epilogue's residual;
+ *   reads it as that conv's data input (any input of a shuffle's Concat,
+ *   st->nhwc_ins) or as its epilogue's residual;
  *   a step runs NHWC when its data input, residual or output is NHWC.
  * So a run of convolutions (1x1, k x k, depthwise, with their fused bias,
  * activation and residual Add) keeps NHWC from one to the next, and the
@@ -36,7 +38,7 @@ static bool readers_nhwc(const built *bm, const int *step_of, int v)
             if (n->in[k] != v) continue;
             const nat_step *t = step_of[i] >= 0 ? &bm->steps[step_of[i]] : NULL;
             if (!t || !t->can_nhwc) return false;
-            bool data = i == t->node && k == 0, res = i != t->node && t->epi.res == v;
+            bool data = i == t->node && (k == 0 || t->nhwc_ins), res = i != t->node && t->epi.res == v;
             if (!data && !res) return false;
         }
     }

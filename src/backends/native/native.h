@@ -64,6 +64,8 @@ typedef struct nat_step {
     int64_t geo[16];         /* the op's geometry, as it chose at schedule */
     size_t scratch;          /* bytes of scratch it needs per run */
     bool can_nhwc;           /* the op runs channels-last too (layout.c) */
+    bool nhwc_ins;           /* any input of its node, not only the first, may be channels-last,
+                              * each read in its own layout (a Concat's shuffle: concat.c) */
     bool nhwc;               /* it does: layout.c chose */
     int bn;                  /* a BatchNormalization folded into a Conv's weights, or -1 */
     int fus;                 /* the fusion the step runs (element-wise chain, attention), or -1 */
@@ -243,6 +245,15 @@ void nat_qconv_rows(const nat_pack *p, const knhwc_geom *kg, const float *x, int
  * lda apart) quantised at p's static scale into qgemm_u8's rows. */
 void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m, int64_t kdim,
                       int64_t kp, uint8_t *q, float *sa, int32_t *za);
+
+/* shuffle.c: the channel shuffle (Reshape, Transpose, Reshape) that alone
+ * reads value v, a 4-D float32 [n][c][h][w]: its groups, its three nodes
+ * and last value set in ep (nodes, n_nodes, out); 0 when none. */
+int64_t nat_shuffle_after(const built *bm, int v, nat_epi *ep);
+/* shuffle.c: runs a step copying channels geo[0].. of its node's input 0
+ * into its output (st->epi.out), shuffled in geo[1] groups when > 0, each
+ * side in its value's layout (the standalone shuffle's and Slice's run). */
+ait_status nat_chan_run(built *bm, const nat_step *st);
 
 /* conv.c: whether conv step st can write its output into a Concat's
  * channels (a GEMM, not depthwise, no residual: concat.c). */

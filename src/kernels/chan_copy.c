@@ -1,0 +1,67 @@
+/* Channel copies (kernels/chan_copy.h). */
+#include "kernels/chan_copy.h"
+#include <string.h>
+
+void kchan_copy(const kchan_geom *g, const float *x, int64_t ck, float *y, int threads)
+{
+    const int64_t hw = g->hw, xi = g->cx * hw, yi = g->cy * hw; /* floats per image */
+    /* strides of a channel and of a pixel on each side */
+    const int64_t xcs = g->x_nhwc ? 1 : hw, xps = g->x_nhwc ? g->cx : 1;
+    const int64_t yps = g->y_nhwc ? g->cy : 1; /* a channel: hw (NCHW) or 1 */
+#define YC(k) (g->groups > 0 ? kchan_shuffled(g->cy, g->groups, g->c0 + (k)) : g->c0 + (k))
+    if (!g->y_nhwc) { /* by output planes */
+        const int64_t planes = g->n * ck;
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && planes > 1) \
+    schedule(static)
+        for (int64_t p = 0; p < planes; p++) {
+            const int64_t im = p / ck, k = p % ck;
+            const float *xs = x + im * xi + (g->s0 + k) * xcs;
+            float *yd = y + im * yi + YC(k) * hw;
+            if (!g->x_nhwc) {
+                memcpy(yd, xs, sizeof(float) * (size_t)hw);
+                continue;
+            }
+            for (int64_t q = 0; q < hw; q++) yd[q] = xs[q * xps];
+        }
+        return;
+    }
+    const int64_t pix = g->n * hw; /* by output pixels */
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && pix > 1) \
+    schedule(static)
+    for (int64_t p = 0; p < pix; p++) {
+        const int64_t im = p / hw, q = p % hw;
+        const float *xs = x + im * xi + q * xps + g->s0 * xcs;
+        float *yd = y + im * yi + q * yps;
+        if (g->x_nhwc && g->groups <= 0) {
+            memcpy(yd + g->c0, xs, sizeof(float) * (size_t)ck);
+            continue;
+        }
+        if (g->groups <= 0) {
+            for (int64_t k = 0; k < ck; k++) yd[g->c0 + k] = xs[k * xcs];
+            continue;
+        }
+        /* the shuffled channel of c0 + k, stepped without a division */
+        const int64_t per = g->cy / g->groups;
+        int64_t r = g->c0 % per, d = g->c0 / per;
+        for (int64_t k = 0; k < ck; k++) {
+            yd[r * g->groups + d] = xs[k * xcs];
+            if (++r == per) r = 0, d++;
+        }
+    }
+#undef YC
+}
+
+void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per, float *y,
+                       int threads)
+{
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && pix > 1) \
+    schedule(static)
+    for (int64_t p = 0; p < pix; p++) {
+        const float *restrict pa = a + p * per, *restrict pb = b + p * per;
+        float *restrict py = y + p * 2 * per;
+        for (int64_t j = 0; j < per; j++) {
+            py[2 * j] = pa[j];
+            py[2 * j + 1] = pb[j];
+        }
+    }
+}
