@@ -337,9 +337,9 @@ AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, in
 /* A binding (ONNX Runtime users know it as IoBinding) says which tensors a
  * run of a session reads and where it writes its outputs, so that a
  * program runs a model on memory it owns, with no allocation and no output
- * copy per run: a decoder's key/value cache, say, in two preallocated
- * buffers per cache pair, "present" written into one while "past" is read
- * from the other, swapped each step (examples/generate.c).
+ * copy per run: a decoder's key/value cache, say, in one preallocated
+ * buffer per cache pair, each run appending its new positions after the
+ * past (ait_binding_set_cache below, examples/generate.c).
  *
  * Ownership: a binding holds pointers only. Bound tensors stay the
  * caller's and must live (and keep their data) until they are unbound or
@@ -368,7 +368,8 @@ AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, in
  * written, but outputs computed earlier may be), and a bound output whose
  * memory overlaps an input or another bound output (AIT_E_INVALID_ARG: a
  * run never reads and writes one buffer, so present cannot be written
- * where past lives; use two buffers).
+ * where past lives: bind the pair with ait_binding_set_cache, or use two
+ * buffers).
  *
  * Threads: one binding is used by one thread at a time (setting, running,
  * reading its outputs); several bindings of one session may run from
