@@ -44,7 +44,6 @@ void ait_binding_free(ait_binding *b)
     for (int j = 0; b->own && j < b->n_out; j++) tensor_release(&b->own[j]);
     for (int k = 0; b->kv && k < b->n_in; k++) {
         tensor_release(&b->kv[k].tmp_in);
-        tensor_release(&b->kv[k].tmp_out);
     }
     free(b->kv);
     free(b->views);
@@ -230,7 +229,7 @@ ait_status binding_check(ait_binding *b, ait_error *e)
 ait_status binding_keep(ait_binding *b, ait_error *e)
 {
     for (int j = 0; j < b->n_out; j++)
-        if (!b->run_out[j]) TRY(tensor_copy_into(&b->own[j], b->res[j], e));
+        if (!b->run_out[j] && !pair_of(b, -1, j)) TRY(tensor_copy_into(&b->own[j], b->res[j], e));
     return AIT_OK;
 }
 
@@ -251,12 +250,11 @@ ait_status binding_kv_prepare(ait_binding *b, bool in_place, ait_error *e)
         bind_cache *p = &b->kv[k];
         int64_t outer, inner;
         TRY(tmp_shape(&p->tmp_in, p, p->len, e));
-        TRY(tmp_shape(&p->tmp_out, p, p->v.cap, e));
         kv_split(p->cache->dims, p->cache->rank, p->v.axis, &outer, &inner);
         kv_rows_copy(p->tmp_in.data, p->len, 0, p->cache->data, p->v.cap, 0, p->len, outer, inner,
                      ait_dtype_size(p->cache->dtype));
         b->run_in[p->v.in] = &p->tmp_in;
-        b->run_out[p->v.out] = &p->tmp_out;
+        b->run_out[p->v.out] = NULL; /* the run's own: b->res */
     }
     return AIT_OK;
 }
@@ -265,7 +263,7 @@ ait_status binding_kv_finish(ait_binding *b, ait_error *e)
 {
     for (int k = 0; k < b->n_kv; k++) {
         bind_cache *p = &b->kv[k];
-        const tensor *t = b->kv_copy ? &p->tmp_out : &p->pres, *c = p->cache;
+        const tensor *t = b->kv_copy ? b->res[p->v.out] : &p->pres, *c = p->cache;
         ait_status s = kv_fits(t, c->dims, c->rank, p->v.axis, port(b, true, p->v.out)->name, e);
         if (s != AIT_OK) {
             err_prefix(e, "%s: ", b->m->path);

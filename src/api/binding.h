@@ -12,8 +12,8 @@ typedef struct bind_cache {
     kv_view v;              /* model ports; v.cap: cache->dims[v.axis] */
     int64_t len;            /* past positions */
     tensor past, pres;      /* views on cache (headers, data borrowed) */
-    tensor tmp_in, tmp_out; /* the copy path's dense past and present (owned,
-                               made once at the cache's size) */
+    tensor tmp_in;          /* the copy path's dense past (owned, made once at
+                               the cache's size); its present is the run's */
 } bind_cache;
 
 struct ait_binding {
@@ -45,7 +45,7 @@ ait_status binding_check(ait_binding *b, ait_error *e);
 ait_status binding_keep(ait_binding *b, ait_error *e);
 /* Before a run with cache pairs: in place (the pairs' views, checked by
  * the plan runner), or else by copies: each past gathered into a dense
- * tensor and each present bound to one. */
+ * tensor and each present left to the run (b->res). */
 ait_status binding_kv_prepare(ait_binding *b, bool in_place, ait_error *e);
 /* After a successful run: the presents checked against their caches and,
  * when copied, scattered into them. */
