@@ -42,9 +42,7 @@ void ait_binding_free(ait_binding *b)
 {
     if (!b) return;
     for (int j = 0; b->own && j < b->n_out; j++) tensor_release(&b->own[j]);
-    for (int k = 0; b->kv && k < b->n_in; k++) {
-        tensor_release(&b->kv[k].tmp_in);
-    }
+    for (int k = 0; b->kv && k < b->n_in; k++) tensor_release(&b->kv[k].tmp_in);
     free(b->kv);
     free(b->views);
     free(b->run_in);
@@ -98,7 +96,7 @@ static bind_cache *pair_of(ait_binding *b, int i, int j)
     return NULL;
 }
 
-/* Removes pair k (its copy buffers move to the end, kept for reuse). */
+/* Removes pair p (its copy buffer moves to the end, kept for reuse). */
 static void pair_drop(ait_binding *b, bind_cache *p)
 {
     if (!p) return;
