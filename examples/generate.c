@@ -9,11 +9,13 @@
  * past key/values name them), longer along the input's symbolic axis after
  * the batch. Output 0 holds the logits [batch, seq, vocab].
  *
- * Every buffer is allocated once, before the first run: per cache pair two
- * buffers of room for the prompt and every new token, present written into
- * one while past is read from the other, swapped each step; the logits in a
- * buffer of room for the prompt's. A run writes its outputs into them
- * (ait_binding) and allocates nothing once it has run at each shape. */
+ * Every buffer is allocated once, before the first run: per cache pair one
+ * buffer of room for the prompt and every new token, bound as both past
+ * (the positions held so far) and present (ait_binding_set_cache): each run
+ * appends its new keys and values after the past, which is never copied;
+ * the logits in a buffer of room for the prompt's. A run writes its outputs
+ * into them (ait_binding) and allocates nothing once it has run at each
+ * shape. */
 #include <ait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +26,8 @@
 
 typedef struct cache {
     int in, out, axis;      /* the past input, the present output, the growing axis */
-    ait_tensor *buf[2];     /* buf[k] wraps mem[k], room for the whole generation */
-    void *mem[2];
+    ait_tensor *buf;        /* wraps mem: room for the whole generation */
+    void *mem;
 } cache;
 
 static int fail(const char *what, const char *msg)
@@ -82,8 +84,8 @@ int main(int argc, char **argv)
     cache c[MAX_IO];
     ait_value_info vi;
 
-    /* The cache: two buffers per pair, each wrapped at its largest shape
-     * (which is its capacity), then shaped as an empty past. */
+    /* The cache: one buffer per pair, wrapped at its largest shape (its
+     * capacity along the axis). */
     for (int i = 1; i < n_in; i++) {
         ait_model_input(m, i, &vi);
         cache *k = &c[n_cache];
@@ -98,13 +100,9 @@ int main(int argc, char **argv)
             dims[d] = d == 0 ? 1 : d == k->axis ? total : vi.dims[d];
             n *= dims[d];
         }
-        for (int h = 0; h < 2; h++) {
-            k->mem[h] = malloc((size_t)n * ait_dtype_size(vi.dtype));
-            k->buf[h] = k->mem[h] ? ait_tensor_wrap(vi.dtype, vi.rank, dims, k->mem[h]) : NULL;
-            if (!k->buf[h]) return fail(vi.name, "out of memory");
-        }
-        dims[k->axis] = 0; /* prefill: an empty past */
-        ait_tensor_reshape(k->buf[0], vi.rank, dims);
+        k->mem = malloc((size_t)n * ait_dtype_size(vi.dtype));
+        k->buf = k->mem ? ait_tensor_wrap(vi.dtype, vi.rank, dims, k->mem) : NULL;
+        if (!k->buf) return fail(vi.name, "out of memory");
         n_cache++;
     }
     /* The token ids, [1, seq], and the logits, room for [1, prompt, vocab]. */
@@ -118,16 +116,15 @@ int main(int argc, char **argv)
     if (ait_binding_set_output(b, 0, logits, &err) != AIT_OK) return fail(argv[1], err.msg);
 
     printf("tokens:");
+    int64_t len = 0; /* positions the caches hold */
     for (int step = 0; step < max_new; step++) {
-        /* past from buf[cur], present into the other: bound, then run. */
+        /* the past is the first len positions; the run appends after it */
         if (ait_binding_set_input(b, 0, tok, &err) != AIT_OK) return fail(argv[1], err.msg);
-        for (int k = 0; k < n_cache; k++) {
-            int cur = step & 1;
-            if (ait_binding_set_input(b, c[k].in, c[k].buf[cur], &err) != AIT_OK ||
-                ait_binding_set_output(b, c[k].out, c[k].buf[!cur], &err) != AIT_OK)
+        for (int k = 0; k < n_cache; k++)
+            if (ait_binding_set_cache(b, c[k].in, c[k].out, c[k].buf, c[k].axis, len, &err) != AIT_OK)
                 return fail(argv[1], err.msg);
-        }
         if (ait_session_run_bound(s, b) != AIT_OK) return fail(argv[1], ait_session_error(s));
+        len += ait_tensor_dims(tok)[1];
         int64_t next = argmax_last(logits);
         printf(" %lld", (long long)next);
         /* The next run reads one token: ids[0], shape [1, 1]. */
@@ -137,8 +134,7 @@ int main(int argc, char **argv)
     }
     printf("\n");
 
-    for (int k = 0; k < n_cache; k++)
-        for (int h = 0; h < 2; h++) ait_tensor_free(c[k].buf[h]), free(c[k].mem[h]);
+    for (int k = 0; k < n_cache; k++) ait_tensor_free(c[k].buf), free(c[k].mem);
     ait_tensor_free(tok);
     ait_tensor_free(logits);
     free(logit_mem);

@@ -337,9 +337,9 @@ AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, in
 /* A binding (ONNX Runtime users know it as IoBinding) says which tensors a
  * run of a session reads and where it writes its outputs, so that a
  * program runs a model on memory it owns, with no allocation and no output
- * copy per run: a decoder's key/value cache, say, in two preallocated
- * buffers per cache pair, "present" written into one while "past" is read
- * from the other, swapped each step (examples/generate.c).
+ * copy per run: a decoder's key/value cache, say, in one preallocated
+ * buffer per cache pair, each run appending its new positions after the
+ * past (ait_binding_set_cache below, examples/generate.c).
  *
  * Ownership: a binding holds pointers only. Bound tensors stay the
  * caller's and must live (and keep their data) until they are unbound or
@@ -368,7 +368,8 @@ AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, in
  * written, but outputs computed earlier may be), and a bound output whose
  * memory overlaps an input or another bound output (AIT_E_INVALID_ARG: a
  * run never reads and writes one buffer, so present cannot be written
- * where past lives; use two buffers).
+ * where past lives: bind the pair with ait_binding_set_cache, or use two
+ * buffers).
  *
  * Threads: one binding is used by one thread at a time (setting, running,
  * reading its outputs); several bindings of one session may run from
@@ -385,6 +386,28 @@ AIT_API ait_status ait_binding_set_input(ait_binding *b, int i, const ait_tensor
                                          ait_error *err);
 /* Binds model output j to t (see above); NULL unbinds it. */
 AIT_API ait_status ait_binding_set_output(ait_binding *b, int j, ait_tensor *t, ait_error *err);
+/* A key/value cache appended in place: `cache` (a tensor of the past's
+ * dtype and rank whose dims[axis] is its capacity, in positions along the
+ * past-length axis `axis`) is bound as both input i, the past (its first
+ * len positions along axis), and output j, the present (the past and the
+ * new positions after it, written into the same buffer). A decode loop so
+ * keeps one max-length buffer per key and value, rebinds it each step with
+ * len grown by the tokens run (allocation-free), and no run copies the
+ * past. The buffer's layout stays that of its own dims (positions past the
+ * present unwritten); ait_binding_output(b, j) gives cache itself, its
+ * dims unchanged. Where the run cannot append in place (an untuned model,
+ * a backend that cannot, a model whose present is not Concat(past, new)
+ * along axis), the past is copied out and the present copied back: same
+ * results, slower. Setting input i or output j otherwise, or cache NULL,
+ * removes the pair. Refused: len above the capacity (AIT_E_SHAPE) and, at
+ * the run, a present longer than the capacity or of other dims than the
+ * cache's but along axis (AIT_E_SHAPE, naming the output and both shapes;
+ * the run may have stopped after some outputs were written). */
+AIT_API ait_status ait_binding_set_cache(ait_binding *b, int i, int j, ait_tensor *cache,
+                                         int axis, int64_t len, ait_error *err);
+/* How many of b's cache pairs its last run appended in place (the others
+ * it copied); 0 before a run. */
+AIT_API int ait_binding_caches_in_place(const ait_binding *b);
 /* Output j of the last successful run: the bound tensor, or the binding's
  * own for an unbound output (valid until the next run or the free; empty
  * before a run). NULL for a bad index. */

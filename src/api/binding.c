@@ -4,6 +4,7 @@
  * to their size. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/binding.h"
 #include "runtime/model.h"
@@ -23,8 +24,13 @@ ait_status ait_binding_create(ait_session *s, ait_binding **out, ait_error *err)
         b->out = calloc((size_t)b->n_out + 1, sizeof *b->out);
         b->own = calloc((size_t)b->n_out + 1, sizeof *b->own);
         b->res = calloc((size_t)b->n_out + 1, sizeof *b->res);
+        b->kv = calloc((size_t)b->n_in + 1, sizeof *b->kv);
+        b->views = calloc((size_t)b->n_in + 1, sizeof *b->views);
+        b->run_in = calloc((size_t)b->n_in + 1, sizeof *b->run_in);
+        b->run_out = calloc((size_t)b->n_out + 1, sizeof *b->run_out);
     }
-    if (!b || !b->in || !b->out || !b->own || !b->res) {
+    if (!b || !b->in || !b->out || !b->own || !b->res || !b->kv || !b->views || !b->run_in ||
+        !b->run_out) {
         ait_binding_free(b);
         return err_set(err, AIT_E_NOMEM, "out of memory");
     }
@@ -36,6 +42,11 @@ void ait_binding_free(ait_binding *b)
 {
     if (!b) return;
     for (int j = 0; b->own && j < b->n_out; j++) tensor_release(&b->own[j]);
+    for (int k = 0; b->kv && k < b->n_in; k++) tensor_release(&b->kv[k].tmp_in);
+    free(b->kv);
+    free(b->views);
+    free(b->run_in);
+    free(b->run_out);
     free(b->in);
     free(b->out);
     free(b->own);
@@ -77,10 +88,29 @@ static ait_status bind_ok(const ait_binding *b, bool output, int i, const tensor
     return AIT_OK;
 }
 
+/* The cache pair on input i (output j when i < 0), or NULL. */
+static bind_cache *pair_of(ait_binding *b, int i, int j)
+{
+    for (int k = 0; k < b->n_kv; k++)
+        if (i >= 0 ? b->kv[k].v.in == i : b->kv[k].v.out == j) return &b->kv[k];
+    return NULL;
+}
+
+/* Removes pair p (its copy buffer moves to the end, kept for reuse). */
+static void pair_drop(ait_binding *b, bind_cache *p)
+{
+    if (!p) return;
+    bind_cache t = *p, *last = &b->kv[--b->n_kv];
+    *p = *last;
+    *last = t;
+    last->cache = NULL;
+}
+
 ait_status ait_binding_set_input(ait_binding *b, int i, const ait_tensor *t, ait_error *err)
 {
     if (!b) return err_set(err, AIT_E_INVALID_ARG, "ait_binding_set_input: NULL binding");
     TRY(bind_ok(b, false, i, t, err));
+    pair_drop(b, pair_of(b, i, -1));
     b->in[i] = (tensor *)t; /* only read */
     return AIT_OK;
 }
@@ -89,13 +119,48 @@ ait_status ait_binding_set_output(ait_binding *b, int j, ait_tensor *t, ait_erro
 {
     if (!b) return err_set(err, AIT_E_INVALID_ARG, "ait_binding_set_output: NULL binding");
     TRY(bind_ok(b, true, j, t, err));
+    pair_drop(b, pair_of(b, -1, j));
     b->out[j] = t;
     return AIT_OK;
+}
+
+ait_status ait_binding_set_cache(ait_binding *b, int i, int j, ait_tensor *cache, int axis,
+                                 int64_t len, ait_error *err)
+{
+    if (!b) return err_set(err, AIT_E_INVALID_ARG, "ait_binding_set_cache: NULL binding");
+    TRY(bind_ok(b, false, i, cache, err));
+    TRY(bind_ok(b, true, j, cache, err));
+    pair_drop(b, pair_of(b, i, -1));
+    pair_drop(b, pair_of(b, -1, j));
+    b->in[i] = NULL;
+    b->out[j] = NULL;
+    if (!cache) return AIT_OK;
+    const value *d = port(b, false, i);
+    if (axis < 0 || axis >= cache->rank || (d->rank >= 0 && d->rank != cache->rank))
+        return err_set(err, AIT_E_INVALID_ARG, "%s: input '%s': the cache given is of rank %d; "
+                       "axis %d is not a past-length axis of it", b->m->path, d->name, cache->rank,
+                       axis);
+    if (len < 0 || len > cache->dims[axis])
+        return err_set(err, AIT_E_SHAPE, "%s: input '%s': a past of %lld positions does not fit "
+                       "the cache bound to it (%lld positions along axis %d)", b->m->path,
+                       d->name, (long long)len, (long long)cache->dims[axis], axis);
+    bind_cache *p = &b->kv[b->n_kv++];
+    p->cache = cache;
+    p->v = (kv_view){.in = i, .out = j, .axis = axis, .cap = cache->dims[axis]};
+    p->len = len;
+    return AIT_OK;
+}
+
+int ait_binding_caches_in_place(const ait_binding *b)
+{
+    return b ? b->kv_in_place : 0;
 }
 
 ait_tensor *ait_binding_output(ait_binding *b, int j)
 {
     if (!b || j < 0 || j >= b->n_out) return NULL;
+    bind_cache *p = pair_of(b, -1, j);
+    if (p) return p->cache;
     return b->out[j] ? b->out[j] : &b->own[j];
 }
 
@@ -108,24 +173,50 @@ static bool overlap(const tensor *a, size_t na, const tensor *b, size_t nb)
     return na && nb && p < q + nb && q < p + na;
 }
 
-ait_status binding_check(const ait_binding *b, ait_error *e)
+/* The views of pair p on its cache: the past its first len positions,
+ * the present all of it (the run gives its shape). */
+static void pair_views(bind_cache *p)
 {
+    const tensor *c = p->cache;
+    p->past = (tensor){.dtype = c->dtype, .rank = c->rank, .data = c->data, .kind = VAL_TENSOR};
+    memcpy(p->past.dims, c->dims, sizeof c->dims);
+    p->past.dims[p->v.axis] = p->len;
+    p->pres = p->past;
+    p->pres.dims[p->v.axis] = p->v.cap;
+    p->pres.room = room_of(c);
+}
+
+ait_status binding_check(ait_binding *b, ait_error *e)
+{
+    memcpy(b->run_in, b->in, sizeof *b->in * (size_t)b->n_in);
+    memcpy(b->run_out, b->out, sizeof *b->out * (size_t)b->n_out);
+    for (int k = 0; k < b->n_kv; k++) {
+        bind_cache *p = &b->kv[k];
+        pair_views(p);
+        b->run_in[p->v.in] = &p->past;
+        b->run_out[p->v.out] = &p->pres;
+        b->views[k] = p->v;
+    }
+    b->kv_copy = false;
+    b->kv_in_place = 0;
     for (int i = 0; i < b->n_in; i++)
-        if (!b->in[i])
+        if (!b->run_in[i])
             return err_set(e, AIT_E_INVALID_ARG, "%s: input '%s' is not bound", b->m->path,
                            port(b, false, i)->name);
     for (int j = 0; j < b->n_out; j++) {
-        const tensor *o = b->out[j];
+        const tensor *o = b->run_out[j];
         if (!o) continue;
         size_t n = room_of(o);
+        const bind_cache *p = pair_of(b, -1, j);
         for (int i = 0; i < b->n_in; i++)
-            if (b->in[i]->kind == VAL_TENSOR && overlap(o, n, b->in[i], tensor_nbytes(b->in[i])))
+            if (!(p && p->v.in == i) && b->run_in[i]->kind == VAL_TENSOR &&
+                overlap(o, n, b->run_in[i], tensor_nbytes(b->run_in[i])))
                 return err_set(e, AIT_E_INVALID_ARG, "%s: output '%s' is bound to memory that "
                                "input '%s' reads: a run cannot read and write one buffer (bind "
                                "the output to a second buffer, and swap the two between runs)",
                                b->m->path, port(b, true, j)->name, port(b, false, i)->name);
         for (int k = 0; k < j; k++)
-            if (b->out[k] && overlap(o, n, b->out[k], room_of(b->out[k])))
+            if (b->run_out[k] && overlap(o, n, b->run_out[k], room_of(b->run_out[k])))
                 return err_set(e, AIT_E_INVALID_ARG, "%s: outputs '%s' and '%s' are bound to "
                                "overlapping memory", b->m->path, port(b, true, k)->name,
                                port(b, true, j)->name);
@@ -136,6 +227,51 @@ ait_status binding_check(const ait_binding *b, ait_error *e)
 ait_status binding_keep(ait_binding *b, ait_error *e)
 {
     for (int j = 0; j < b->n_out; j++)
-        if (!b->out[j]) TRY(tensor_copy_into(&b->own[j], b->res[j], e));
+        if (!b->run_out[j] && !pair_of(b, -1, j)) TRY(tensor_copy_into(&b->own[j], b->res[j], e));
+    return AIT_OK;
+}
+
+/* t made a dense tensor of the cache's dims (allocated once, at the
+ * cache's size), then given dims[axis] = n. */
+static ait_status tmp_shape(tensor *t, const bind_cache *p, int64_t n, ait_error *e)
+{
+    tensor_set_shape(t, p->cache->dtype, p->cache->rank, p->cache->dims);
+    TRY(tensor_alloc(t, e));
+    t->dims[p->v.axis] = n;
+    return AIT_OK;
+}
+
+ait_status binding_kv_prepare(ait_binding *b, bool in_place, ait_error *e)
+{
+    b->kv_copy = b->n_kv && !in_place;
+    for (int k = 0; b->kv_copy && k < b->n_kv; k++) {
+        bind_cache *p = &b->kv[k];
+        int64_t outer, inner;
+        TRY(tmp_shape(&p->tmp_in, p, p->len, e));
+        kv_split(p->cache->dims, p->cache->rank, p->v.axis, &outer, &inner);
+        kv_rows_copy(p->tmp_in.data, p->len, 0, p->cache->data, p->v.cap, 0, p->len, outer, inner,
+                     ait_dtype_size(p->cache->dtype));
+        b->run_in[p->v.in] = &p->tmp_in;
+        b->run_out[p->v.out] = NULL; /* the run's own: b->res */
+    }
+    return AIT_OK;
+}
+
+ait_status binding_kv_finish(ait_binding *b, ait_error *e)
+{
+    for (int k = 0; k < b->n_kv; k++) {
+        bind_cache *p = &b->kv[k];
+        const tensor *t = b->kv_copy ? b->res[p->v.out] : &p->pres, *c = p->cache;
+        ait_status s = kv_fits(t, c->dims, c->rank, p->v.axis, port(b, true, p->v.out)->name, e);
+        if (s != AIT_OK) {
+            err_prefix(e, "%s: ", b->m->path);
+            return s;
+        }
+        if (!b->kv_copy && !b->views[k].copied) b->kv_in_place++;
+        if (!b->kv_copy) continue;
+        int64_t outer, inner, n = t->dims[p->v.axis];
+        kv_split(c->dims, c->rank, p->v.axis, &outer, &inner);
+        kv_rows_copy(c->data, p->v.cap, 0, t->data, n, 0, n, outer, inner, ait_dtype_size(c->dtype));
+    }
     return AIT_OK;
 }

@@ -382,13 +382,19 @@ const ait_model *session_model(const ait_session *s) { return s->m; }
  * is given back. */
 static ait_status session_exec(ait_session *s, tensor *const *inputs, tensor *const *bound,
                                tensor **res, ait_status (*keep)(void *, ait_error *),
-                               void *user, ait_error *e)
+                               void *user, ait_binding *kv, ait_error *e)
 {
     ctx *c = NULL;
     ait_status st = ctx_take(s, inputs, &c, e);
+    /* kv (a binding with cache pairs, else NULL): appended in place where
+     * the plan runner can, else copied (binding_kv_prepare) */
+    if (st == AIT_OK && kv)
+        st = binding_kv_prepare(kv, c->px && plan_exec_kv_set(c->px, kv->views, kv->n_kv), e);
     if (st == AIT_OK)
         st = c->px ? plan_exec_run_bound(c->px, inputs, bound, res, e)
                    : exec_run_bound(c->x, inputs, bound, res, e);
+    if (c && c->px && kv) plan_exec_kv_set(c->px, NULL, 0);
+    if (st == AIT_OK && kv) st = binding_kv_finish(kv, e);
     if (st == AIT_OK && keep) st = keep(user, e);
     return run_end(s, c, st, e);
 }
@@ -404,7 +410,7 @@ ait_status ait_session_run_bound(ait_session *s, ait_binding *b)
                                         ? "ait_session_run_bound: NULL binding"
                                         : "the binding was made for another session"), &e);
     if (binding_check(b, &e) != AIT_OK) return run_end(s, NULL, e.code, &e);
-    return session_exec(s, b->in, b->out, b->res, bound_keep, b, &e);
+    return session_exec(s, b->run_in, b->run_out, b->res, bound_keep, b, b->n_kv ? b : NULL, &e);
 }
 
 /* ait_session_run's outputs: new tensors, copied from the context's. */
@@ -449,5 +455,5 @@ ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inpu
         return run_end(s, NULL, err_set(&e, AIT_E_UNSUPPORTED, "more than 512 outputs"), &e);
     /* The results belong to the context: copied out before it is given back. */
     clone_out o = {res, outputs, n_outputs};
-    return session_exec(s, inputs, NULL, res, clone_keep, &o, &e);
+    return session_exec(s, inputs, NULL, res, clone_keep, &o, NULL, &e);
 }

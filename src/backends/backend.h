@@ -17,6 +17,7 @@
 #define AIT_BACKENDS_BACKEND_H
 #include <string.h>
 
+#include "core/kv.h"
 #include "core/log.h"
 #include "graph/graph.h"
 #include "ops/op.h"
@@ -115,6 +116,17 @@ typedef struct backend {
      * NULL function: run, and the caller copies. */
     ait_status (*run_into)(built *bm, tensor *const *inputs, tensor *const *dest, tensor **outputs,
                            ait_error *e);
+    /* As run_into, with n_kv key/value caches appended in place (core/kv.h,
+     * ports the module's): inputs[kv[k].in] is a view (its data the cache,
+     * strided with capacity kv[k].cap along kv[k].axis) and dest[kv[k].out]
+     * a view on the same buffer, the present to be written there in that
+     * layout, taking the present's shape. A backend that cannot append one
+     * in place at this shape copies (past out, present back) and gives the
+     * same results (and sets that kv[k].copied); a present longer than the capacity fails (AIT_E_SHAPE)
+     * before it is written. NULL function: the plan runner never hands a
+     * view to the backend (the binding copies). */
+    ait_status (*run_kv)(built *bm, tensor *const *inputs, tensor *const *dest, kv_view *kv,
+                         int n_kv, tensor **outputs, ait_error *e);
     void (*free)(built *bm);
     /* What bm prepared, to be saved in the artifact: out->blobs point into bm
      * and stay valid until free. NULL function, or n 0: nothing to save. */

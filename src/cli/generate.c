@@ -2,9 +2,12 @@
  * cache and the sequence axis are found from the shapes (an inspection at
  * generated shapes, tune/phases.h, or the one an artifact's manifest
  * records from its tune); the prompt runs at once (prefill), then
- * one token at a time (decode), each run writing its present outputs into
- * caller-owned buffers that the next run reads as its past (ait_binding). Prints the tokens, the time
- * to the first token and each phase's tokens per second. */
+ * one token at a time (decode), the key/value cache in one caller-owned
+ * buffer per pair of room for the whole generation, each run appending its
+ * new positions there (ait_binding_set_cache; --no-append: two buffers per
+ * pair, present written into one while past is read from the other, the
+ * past copied each step). Prints the tokens, the time to the first token
+ * and each phase's tokens per second. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,15 +27,19 @@ static const char *gen_help =
     "records them at tune time, so a quantised one that left its float weights\n"
     "out generates too), runs the\n"
     "prompt at once (prefill: its time is the time to the first token), then\n"
-    "one token at a time (decode), feeding each run's present outputs back as\n"
-    "the next run's past inputs, and picks the token of highest logit (the\n"
-    "last axis of the first float output that is not a cache).\n"
+    "one token at a time (decode), each run appending its keys and values in\n"
+    "place to one buffer per cache pair of room for the whole generation, and\n"
+    "picks the token of highest logit (the last axis of the first float\n"
+    "output that is not a cache).\n"
     "\n"
     "options:\n"
     "  --prompt-ids LIST   the prompt's token ids, comma-separated (required)\n"
     "  --max-new N         tokens to generate (default 16)\n"
     "  --eos ID            stop after generating this id\n"
     "  --threads N         threads of the session (default 1)\n"
+    "  --no-append         two buffers per cache pair, swapped each step: each\n"
+    "                      run writes the whole present (past copied); to\n"
+    "                      compare with the in-place append\n"
     "\n"
     "Every input must be the token ids or a cache input: a model that also\n"
     "takes an attention mask or position ids is refused (not supported yet).\n"
@@ -47,6 +54,7 @@ typedef struct gen_args {
     int n_prompt, max_new, threads;
     long long eos;
     bool has_eos;
+    bool no_append; /* two buffers per cache pair, swapped (the past copied each step) */
 } gen_args;
 
 static bool parse_ids(const char *arg, gen_args *a)
@@ -68,7 +76,8 @@ static int gen_parse(int argc, char **argv, gen_args *a)
     static const struct option longopts[] = {
         {"prompt-ids", required_argument, 0, 'p'}, {"max-new", required_argument, 0, 'n'},
         {"eos", required_argument, 0, 'e'},        {"threads", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
+        {"no-append", no_argument, 0, 'a'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     *a = (gen_args){.max_new = 16, .threads = 1};
     long long v;
@@ -87,6 +96,7 @@ static int gen_parse(int argc, char **argv, gen_args *a)
         case 't':
             if ((ok = cli_parse_int(optarg, 1, 1024, &v))) a->threads = (int)v;
             break;
+        case 'a': a->no_append = true; break;
         case 'h': fputs(gen_help, stdout); return 0;
         default: return cli_bad_option("generate", c, argv);
         }
@@ -324,11 +334,14 @@ static void set_len(ait_tensor *t, int axis, int64_t len)
 
 /* The loop: prefill, then decode; the tokens into out, times per run. Every
  * buffer is made before the first run and bound (ait_binding): per cache
- * pair two of room for the whole generation, present written into one
- * while past is read from the other, swapped each step; the logits in one
- * of room for the prompt's (when the vocabulary's size is declared). */
+ * pair one of room for the whole generation, bound as past and present
+ * with the positions held so far (or with --no-append two, present written
+ * into one while past is read from the other, swapped each step); the
+ * logits in one of room for the prompt's (when the vocabulary's size is
+ * declared). */
 static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a,
-                           const gen_roles *r, int64_t *out, int *n_out, double *sec, ait_error *e)
+                           const gen_roles *r, int64_t *out, int *n_out, double *sec,
+                           int *in_place, ait_error *e)
 {
     ait_tensor *buf[GEN_MAX_IO][2] = {{0}}, *ids = NULL, *logits = NULL;
     ait_binding *b = NULL;
@@ -336,7 +349,7 @@ static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a
     ait_status st = ait_binding_create(s, &b, e);
     bool nomem = !(ids = input_tensor(r, r->ids, r->seq_axis, a->n_prompt));
     for (int i = 0; i < r->n_in; i++)
-        for (int h = 0; r->past[i] >= 0 && h < 2; h++)
+        for (int h = 0; r->past[i] >= 0 && h < (a->no_append ? 2 : 1); h++)
             nomem |= !(buf[i][h] = input_tensor(r, i, r->axis[i], total));
     ait_value_info vi = {0};
     if (st == AIT_OK) st = ait_model_output(m, r->logits, &vi);
@@ -349,15 +362,20 @@ static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a
     }
     if (st == AIT_OK && nomem) st = err_set(e, AIT_E_NOMEM, "out of memory");
     if (st == AIT_OK) ids_set(r, ids, a->prompt, a->n_prompt);
-    for (int i = 0; st == AIT_OK && i < r->n_in; i++)
+    for (int i = 0; st == AIT_OK && a->no_append && i < r->n_in; i++)
         if (r->past[i] >= 0) set_len(buf[i][0], r->axis[i], 0); /* an empty cache */
     *n_out = 0;
+    int64_t len = 0; /* positions in the cache */
     for (int step = 0; st == AIT_OK && step < a->max_new; step++) {
         int cur = step & 1;
         st = ait_binding_set_input(b, r->ids, ids, e);
-        for (int i = 0; st == AIT_OK && i < r->n_in; i++)
+        for (int j = 0; st == AIT_OK && !a->no_append && j < r->n_out; j++) {
+            int i = r->present[j];
+            if (i >= 0) st = ait_binding_set_cache(b, i, j, buf[i][0], r->axis[i], len, e);
+        }
+        for (int i = 0; st == AIT_OK && a->no_append && i < r->n_in; i++)
             if (r->past[i] >= 0) st = ait_binding_set_input(b, i, buf[i][cur], e);
-        for (int j = 0; st == AIT_OK && j < r->n_out; j++)
+        for (int j = 0; st == AIT_OK && a->no_append && j < r->n_out; j++)
             if (r->present[j] >= 0) st = ait_binding_set_output(b, j, buf[r->present[j]][!cur], e);
         if (st != AIT_OK) break;
         double t0 = now_sec();
@@ -367,12 +385,14 @@ static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a
             break;
         }
         sec[step] = now_sec() - t0;
+        *in_place = ait_binding_caches_in_place(b);
         int64_t tok = argmax_last(ait_binding_output(b, r->logits));
         if (tok < 0) {
             st = err_set(e, AIT_E_INTERNAL, "the logits output is empty");
             break;
         }
         out[(*n_out)++] = tok;
+        len += ait_tensor_dims(ids)[r->seq_axis];
         set_len(ids, r->seq_axis, 1);
         ids_set(r, ids, &tok, 1);
         if (a->has_eos && tok == a->eos) break;
@@ -412,7 +432,9 @@ int cmd_generate(int argc, char **argv)
         st = ait_options_from_env(&so, NULL, &err);
         if (st == AIT_OK) st = ait_session_create(m, &so, &s, &err);
     }
-    if (st == AIT_OK) st = generate(s, m, &a, r, toks, &n, sec, &err);
+    int in_place = 0, pairs = 0;
+    for (int j = 0; st == AIT_OK && j < r->n_out; j++) pairs += r->present[j] >= 0;
+    if (st == AIT_OK) st = generate(s, m, &a, r, toks, &n, sec, &in_place, &err);
     if (st == AIT_OK) {
         printf("tokens:");
         for (int i = 0; i < n; i++) printf(" %lld", (long long)toks[i]);
@@ -426,6 +448,9 @@ int cmd_generate(int argc, char **argv)
                    "first %.3f ms)\n", n - 1, sum * 1e3, (n - 1) / sum, sec[1 + (n - 2) / 2] * 1e3,
                    first * 1e3);
         }
+        if (a.no_append) printf("cache:   %d pairs, two buffers each (--no-append)\n", pairs);
+        else printf("cache:   %d pairs, %d appended in place by the last run (the others "
+                    "copied)\n", pairs, in_place);
     } else {
         fprintf(stderr, "ait generate: %s\n", err.msg);
     }

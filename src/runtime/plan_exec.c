@@ -57,7 +57,12 @@ struct plan_exec {
     gemm_report *rep;                /* the native backend's GEMMs are said there, or NULL */
     int primed;                      /* buckets whose priming run succeeded */
     size_t *out_bytes;               /* per bucket, per output: bytes its priming run gave */
+    kv_view *kv;                     /* the caches of the coming runs (model ports), or NULL */
+    int n_kv;
 };
+
+/* Caches one module call may append in place, at most. */
+#define MODULE_MAX_KV 128
 
 static ait_status module_infer(op_ctx *c)
 {
@@ -79,8 +84,28 @@ static ait_status module_run(op_ctx *c)
         dest[j] = c->out[j] && exec_output_bound(c->x, c->n->out[j]) ? c->out[j] : NULL;
         into |= dest[j] != NULL;
     }
-    if (into && pb->b->run_into) TRY(pb->b->run_into(pb->bm, c->in, dest, outs, c->err));
+    /* the caches this module appends in place (plan_exec_kv_set checked
+     * that it reads each past and writes its present, on a backend that can) */
+    kv_view kv[MODULE_MAX_KV];
+    int n_kv = 0;
+    for (int k = 0; k < px->n_kv; k++) {
+        int pv = px->comp->inputs[px->kv[k].in], ov = px->comp->outputs[px->kv[k].out], a = -1;
+        for (int i = 0; i < c->n_in && a < 0; i++)
+            if (c->n->in[i] == pv) a = i;
+        if (a < 0) continue;
+        kv[n_kv] = px->kv[k];
+        kv[n_kv].in = a, kv[n_kv].out = -1, kv[n_kv].copied = false;
+        for (int j = 0; j < c->n_out; j++)
+            if (c->n->out[j] == ov && dest[j]) kv[n_kv].out = j;
+        if (kv[n_kv].out < 0 || ++n_kv == MODULE_MAX_KV)
+            return err_set(c->err, AIT_E_INTERNAL, "%s: a key/value cache it cannot append",
+                           c->n->name);
+    }
+    if (n_kv) TRY(pb->b->run_kv(pb->bm, c->in, dest, kv, n_kv, outs, c->err));
+    else if (into && pb->b->run_into) TRY(pb->b->run_into(pb->bm, c->in, dest, outs, c->err));
     else TRY(pb->b->run(pb->bm, c->in, outs, c->err));
+    for (int k = 0, m = 0; k < px->n_kv && m < n_kv; k++) /* in kv's order */
+        if (c->n->in[kv[m].in] == px->comp->inputs[px->kv[k].in]) px->kv[k].copied = kv[m++].copied;
     for (int j = 0; j < c->n_out; j++)
         if (c->out[j]) TRY(tensor_copy_into(c->out[j], outs[j], c->err));
     return AIT_OK;
@@ -459,6 +484,47 @@ ait_status plan_exec_run_bound(plan_exec *px, tensor *const *inputs, tensor *con
 {
     px->bucket = plan_bucket_index(px->p, inputs, px->comp->n_inputs);
     return exec_run_bound(px->xs[px->bucket < px->n_xs ? px->bucket : 0], inputs, bound, outputs, e);
+}
+
+/* A node that reads only its inputs' shapes (a view's are right). */
+static bool shape_only(const node *n)
+{
+    return onnx_domain_default(n->domain) && (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size"));
+}
+
+/* Whether cache k of kv can be appended in place: its past read by one
+ * node only (besides Shape and Size), a collapsed module that writes its
+ * present, which no node reads, on backends that take views
+ * (backend.run_kv). */
+static bool kv_ok(const plan_exec *px, const kv_view *kv)
+{
+    const graph *g = px->comp;
+    if (kv->in < 0 || kv->in >= g->n_inputs || kv->out < 0 || kv->out >= g->n_outputs) return false;
+    int pv = g->inputs[kv->in], ov = g->outputs[kv->out], reader = -1;
+    for (int j = 0; j < g->n_outputs; j++)
+        if (g->outputs[j] == pv || (j != kv->out && g->outputs[j] == ov)) return false;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; !shape_only(&g->nodes[i]) && k < g->nodes[i].n_in; k++) {
+            int v = g->nodes[i].in[k];
+            if (v == ov || (v == pv && reader >= 0 && reader != i)) return false;
+            if (v == pv) reader = i;
+        }
+    if (reader < 0 || g->vals[ov].producer != reader || px->slot_of_node[reader] < 0) return false;
+    const pe_slot *sl = &px->slots[px->slot_of_node[reader]];
+    for (int b = 0; b < PLAN_MAX_BUCKETS; b++)
+        if (sl->builds[b].bm && !sl->builds[b].b->run_kv) return false;
+    return true;
+}
+
+bool plan_exec_kv_set(plan_exec *px, kv_view *kv, int n_kv)
+{
+    px->kv = NULL;
+    px->n_kv = 0;
+    for (int k = 0; k < n_kv; k++)
+        if (!kv_ok(px, &kv[k])) return false;
+    px->kv = kv;
+    px->n_kv = kv ? n_kv : 0;
+    return kv != NULL;
 }
 
 size_t plan_exec_arena_bytes(const plan_exec *px)

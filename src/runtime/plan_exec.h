@@ -49,6 +49,13 @@ ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs,
  * from the backend's buffer into bound[j]; the others are written in place. */
 ait_status plan_exec_run_bound(plan_exec *px, tensor *const *inputs, tensor *const *bound,
                                tensor **outputs, ait_error *e);
+/* The key/value caches (core/kv.h; ports the model's) the next runs append
+ * in place, until called again (kv NULL: none). True when every one can be:
+ * its past read only by a tuned module that writes its present on a
+ * backend taking views (backend.run_kv); else false and none is set (the
+ * caller copies them: api/binding.c). kv must live while set; a run sets
+ * each one's copied when its backend copied it after all. */
+bool plan_exec_kv_set(plan_exec *px, kv_view *kv, int n_kv);
 void plan_exec_free(plan_exec *px);
 /* Bytes of the arenas of the executors (one per bucket) that run the glue
  * and the baseline modules (exec_arena_bytes), with what the built modules

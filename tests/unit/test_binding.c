@@ -269,13 +269,76 @@ static void test_alias(void **st)
     fix_free(&f);
 }
 
+/* Key/value caches appended to one buffer per pair (ait_binding_set_cache;
+ * gpt2 untuned: the copy path): the presents, read out of the caches with
+ * their capacity as stride, and the logits equal what ait_session_run
+ * allocates bit for bit; a past longer than its cache, and a present that
+ * outgrows it, are refused with a message. */
+static void test_cache(void **st)
+{
+    (void)st;
+    fix f;
+    fix_make(&f);
+    ait_error e = {0};
+    int n_in = ait_model_input_count(f.m), n_out = ait_model_output_count(f.m);
+    ait_tensor *want[MAX_IO] = {0}, *cache[MAX_IO] = {0};
+    assert_int_equal(ait_session_run(f.s, f.in, n_in, want, n_out), AIT_OK);
+    const int64_t *pd = ait_tensor_dims(f.in[1]);
+    const int64_t P = pd[2], S = ait_tensor_dims(f.in[0])[1], cap = P + S + 3;
+    const int64_t slabs = pd[0] * pd[1], D = pd[3];
+    for (int i = 1; i < n_in; i++) { /* past_X is input i, present_X output i */
+        int64_t dims[4] = {pd[0], pd[1], cap, D};
+        cache[i] = ait_tensor_create(AIT_F32, 4, dims);
+        float *c = ait_tensor_data(cache[i]);
+        const float *p = ait_tensor_data(f.in[i]);
+        for (int64_t k = 0; k < slabs; k++)
+            memcpy(c + k * cap * D, p + k * P * D, sizeof(float) * (size_t)(P * D));
+        assert_int_equal(ait_binding_set_cache(f.b, i, i, cache[i], 2, P, &e), AIT_OK);
+    }
+    assert_int_equal(ait_session_run_bound(f.s, f.b), AIT_OK);
+    assert_int_equal(ait_binding_caches_in_place(f.b), 0); /* untuned: copied */
+    const ait_tensor *lg = ait_binding_output(f.b, 0);
+    assert_int_equal(ait_tensor_nbytes(lg), ait_tensor_nbytes(want[0]));
+    assert_memory_equal(ait_tensor_data((ait_tensor *)lg), ait_tensor_data(want[0]),
+                        ait_tensor_nbytes(want[0]));
+    for (int j = 1; j < n_out; j++) {
+        assert_ptr_equal(ait_binding_output(f.b, j), cache[j]);
+        assert_int_equal(ait_tensor_dims(cache[j])[2], cap); /* its dims unchanged */
+        assert_int_equal(ait_tensor_dims(want[j])[2], P + S);
+        const float *c = ait_tensor_data(cache[j]), *w = ait_tensor_data(want[j]);
+        for (int64_t k = 0; k < slabs; k++)
+            assert_memory_equal(c + k * cap * D, w + k * (P + S) * D,
+                                sizeof(float) * (size_t)((P + S) * D));
+    }
+    /* a past longer than the cache */
+    assert_int_equal(ait_binding_set_cache(f.b, 1, 1, cache[1], 2, cap + 1, &e), AIT_E_SHAPE);
+    has(e.msg, "input 'past_key_0': a past of");
+    has(e.msg, "does not fit the cache bound to it");
+    /* a present that outgrows it: the past fills it */
+    for (int i = 1; i < n_in; i++)
+        assert_int_equal(ait_binding_set_cache(f.b, i, i, cache[i], 2, cap, &e), AIT_OK);
+    assert_int_equal(ait_session_run_bound(f.s, f.b), AIT_E_SHAPE);
+    has(ait_session_error(f.s), "output 'present_");
+    has(ait_session_error(f.s), "needs shape");
+    has(ait_session_error(f.s), "the cache bound to it is");
+    /* a bad axis; and set_output on the pair's output removes the pair */
+    assert_int_equal(ait_binding_set_cache(f.b, 1, 1, cache[1], 4, 0, &e), AIT_E_INVALID_ARG);
+    has(e.msg, "axis 4 is not a past-length axis");
+    assert_int_equal(ait_binding_set_input(f.b, 1, f.in[1], &e), AIT_OK);
+    assert_int_equal(ait_binding_set_output(f.b, 1, NULL, &e), AIT_OK);
+    assert_ptr_not_equal(ait_binding_output(f.b, 1), cache[1]);
+    for (int j = 0; j < n_out; j++) ait_tensor_free(want[j]);
+    for (int i = 0; i < n_in; i++) ait_tensor_free(cache[i]);
+    fix_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_and_index), cmocka_unit_test(test_dtype),
         cmocka_unit_test(test_too_small),      cmocka_unit_test(test_alias),
         cmocka_unit_test(test_bert),           cmocka_unit_test(test_gpt2),
-        cmocka_unit_test(test_llama),
+        cmocka_unit_test(test_llama),          cmocka_unit_test(test_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

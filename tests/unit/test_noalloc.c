@@ -13,7 +13,11 @@
  * tuned artifact whose modules run on the native backend (which keeps its
  * fusions per input class, its values' storage and its GEMM and attention
  * scratch across schedules: docs/runtime.md, "Bound buffers"); and its
- * tokens must be PyTorch's (NAME.greedy.txt). */
+ * tokens must be PyTorch's (NAME.greedy.txt). Each model runs twice so:
+ * with the two swapped buffers, and with one buffer per pair appended in
+ * place (ait_binding_set_cache), which the tuned artifact's native modules
+ * must append in place at every step (ait_binding_caches_in_place) and
+ * the untuned model copies (its copy buffers made once). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +87,8 @@ typedef struct gen {
     int n_prompt;
     int64_t tokens[MAX_NEW];
     long counts[MAX_NEW];
+    bool append;                                 /* one buffer per pair: set_cache */
+    int in_place[MAX_NEW];                       /* caches appended in place per step */
 } gen;
 
 /* The cache and logits buffers, made once; inputs past_X pair with outputs
@@ -119,13 +125,17 @@ static void gen_run(gen *g)
     memcpy(ait_tensor_data(g->ids), g->prompt, sizeof(int64_t) * (size_t)g->n_prompt);
     for (int i = 1; i < g->n_in; i++) {
         memcpy(dims, ait_tensor_dims(g->cache[i][0]), sizeof dims);
-        dims[2] = 0;
+        dims[2] = g->append ? g->n_prompt + MAX_NEW : 0; /* the capacity, or an empty past */
         ait_tensor_reshape(g->cache[i][0], 4, dims);
     }
+    int64_t len = 0;
     for (int step = 0; step < MAX_NEW; step++) {
         int cur = step & 1;
         CHECK(ait_binding_set_input(g->b, 0, g->ids, &e) == AIT_OK, "%s", e.msg);
-        for (int i = 1; i < g->n_in; i++) {
+        for (int i = 1; g->append && i < g->n_in; i++)
+            CHECK(ait_binding_set_cache(g->b, i, g->present[i], g->cache[i][0], 2, len, &e) ==
+                      AIT_OK, "%s", e.msg);
+        for (int i = 1; !g->append && i < g->n_in; i++) {
             CHECK(ait_binding_set_input(g->b, i, g->cache[i][cur], &e) == AIT_OK, "%s", e.msg);
             CHECK(ait_binding_set_output(g->b, g->present[i], g->cache[i][!cur], &e) == AIT_OK,
                   "%s", e.msg);
@@ -136,6 +146,8 @@ static void gen_run(gen *g)
         counting = 0;
         g->counts[step] = allocs;
         CHECK(st == AIT_OK, "%s", ait_session_error(g->s));
+        g->in_place[step] = ait_binding_caches_in_place(g->b);
+        len += ait_tensor_dims(g->ids)[1];
         const ait_tensor *lg = ait_binding_output(g->b, 0);
         CHECK(lg == g->logits && ait_tensor_rank(lg) == 3, "logits not in the bound tensor");
         const float *p = (const float *)ait_tensor_data(g->logits) + (ait_tensor_numel(lg) - 1000);
@@ -179,9 +191,9 @@ static int greedy(const char *dir, const char *name, int64_t *prompt, int *n_pro
 /* Two generations on m: the second allocates nothing in any step, and both
  * give PyTorch's tokens. */
 static void check_model(const char *what, const ait_model *m, const int64_t *prompt, int n_prompt,
-                        const int64_t *want)
+                        const int64_t *want, bool append, bool in_place)
 {
-    gen g = {0};
+    gen g = {.append = append};
     ait_error e = {0};
     memcpy(g.prompt, prompt, sizeof(int64_t) * (size_t)n_prompt);
     g.n_prompt = n_prompt;
@@ -200,9 +212,28 @@ static void check_model(const char *what, const ait_model *m, const int64_t *pro
                 failures++;
                 break;
             }
-        printf("%s, %s generation: allocations per step:", what, pass ? "second" : "first");
+        for (int k = 0; append && k < MAX_NEW; k++)
+            if (g.in_place[k] != (in_place ? g.n_in - 1 : 0)) {
+                fprintf(stderr, "FAIL %s: step %d appended %d of %d caches in place, not %s\n",
+                        what, k, g.in_place[k], g.n_in - 1, in_place ? "all" : "none");
+                failures++;
+                break;
+            }
+        printf("%s%s, %s generation: allocations per step:", what,
+               append ? ", appended" : "", pass ? "second" : "first");
         for (int k = 0; k < MAX_NEW; k++) printf(" %ld", g.counts[k]);
         printf("\n");
+    }
+    /* appended in place, a present that outgrows its cache is refused
+     * before it is written (the past fills the cache) */
+    for (int i = 1; in_place && g.b && i < g.n_in; i++)
+        if (ait_binding_set_cache(g.b, i, g.present[i], g.cache[i][0], 2, n_prompt + MAX_NEW, &e))
+            fprintf(stderr, "FAIL %s: %s\n", what, e.msg), failures++;
+    if (in_place && g.b && (ait_session_run_bound(g.s, g.b) != AIT_E_SHAPE ||
+                            !strstr(ait_session_error(g.s), "the cache bound to it holds"))) {
+        fprintf(stderr, "FAIL %s: a cache too small not refused: %s\n", what,
+                ait_session_error(g.s));
+        failures++;
     }
     for (int k = 0; k < MAX_NEW; k++)
         if (g.counts[k] != 0) {
@@ -248,7 +279,8 @@ int main(int argc, char **argv)
             failures++;
             continue;
         }
-        check_model(names[k], m, prompt, n_prompt, want);
+        check_model(names[k], m, prompt, n_prompt, want, false, false);
+        check_model(names[k], m, prompt, n_prompt, want, true, false); /* copied: untuned */
         if (k == 0) {
             char art[] = "/tmp/ait-noalloc-XXXXXX";
             int fd = mkstemp(art);
@@ -256,7 +288,8 @@ int main(int argc, char **argv)
             char apath[64];
             snprintf(apath, sizeof apath, "%s.ait", art);
             ait_model *a = tuned(m, dir, apath);
-            if (a) check_model("gpt2 tuned (native)", a, prompt, n_prompt, want);
+            if (a) check_model("gpt2 tuned (native)", a, prompt, n_prompt, want, false, false);
+            if (a) check_model("gpt2 tuned (native)", a, prompt, n_prompt, want, true, true);
             ait_model_free(a);
             unlink(art);
             unlink(apath);

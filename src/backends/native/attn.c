@@ -146,6 +146,24 @@ bool nat_attn_fusion(built *bm, int fi)
     return f->kind == FK_ATTENTION && fus_geom(bm, f, &bm->att[f->last]);
 }
 
+/* A past view's strides: its value's own dims (a plain view, kv.c checks)
+ * with the cache's capacity along its axis. */
+static void kv_bhr(const built *bm, const fuse_view *w, size_t *out)
+{
+    const nat_val *d = w->v >= 0 ? &bm->vals[w->v] : NULL;
+    const tensor *t = d && d->kv_cap > 0 ? nat_shape(bm, w->v) : NULL;
+    if (!t) return;
+    int64_t st[AIT_MAX_RANK];
+    kv_strides(t->dims, t->rank, d->kv_axis, d->kv_cap, st);
+    bhr(t->rank, st, out);
+}
+
+void nat_attn_kv(const built *bm, const fuse_attn *a, katt_geom *g)
+{
+    kv_bhr(bm, &a->kp, g->kps);
+    kv_bhr(bm, &a->vp, g->vps);
+}
+
 static const float *data_of(const built *bm, int v)
 {
     return v >= 0 ? bm->vals[v].cur->data : NULL;
@@ -155,6 +173,7 @@ static ait_status fus_run(built *bm, const nat_step *st)
 {
     const fuse_attn *a = &bm->fus->f[st->geo[0]].att;
     katt_geom g = bm->att[st->node];
+    nat_attn_kv(bm, a, &g);
     g.mask = a->mask >= 0 ? data_of(bm, a->mask) : NULL;
     g.bmask = a->bmask >= 0 ? (const unsigned char *)data_of(bm, a->bmask) : NULL;
     g.ws = bm->scratch, g.ws_bytes = bm->scratch_size; /* sched_node made it large enough */

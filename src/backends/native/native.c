@@ -400,6 +400,7 @@ static void nat_free(built *bm)
 {
     if (!bm) return;
     vals_free(bm);
+    nat_kv_free(bm);
     nat_kept_free(bm);
     packs_free(bm);
     nat_tuned_free(bm);
@@ -554,6 +555,10 @@ static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
         }
         const node *n = &g->nodes[st->node];
         tensor *in[64], *out[64];
+        if (nat_kv_append_step(bm, n)) { /* a cache's present: its new rows only */
+            TRY(nat_kv_append(bm, st->node, dest_of(g, dest, n->out[0])));
+            continue;
+        }
         if (n->n_in > 64 || n->n_out > 64)
             return nat_fail(bm, st->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
         for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].cur : NULL;
@@ -571,13 +576,19 @@ static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
     return AIT_OK;
 }
 
-static ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *dest,
-                               tensor **outputs, ait_error *e)
+ait_status nat_prepare(built *bm, tensor *const *inputs, ait_error *e)
+{
+    TRY(backend_inputs_check(bm->g, inputs, "native", e));
+    if (!same_sig(bm, inputs)) TRY(schedule(bm, inputs));
+    return AIT_OK;
+}
+
+ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *dest, tensor **outputs,
+                        ait_error *e)
 {
     const graph *g = bm->g;
     bm->err = e ? e : &bm->own_err;
-    TRY(backend_inputs_check(g, inputs, "native", e));
-    if (!same_sig(bm, inputs)) TRY(schedule(bm, inputs));
+    TRY(nat_prepare(bm, inputs, e));
     for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].cur = inputs[k];
     ait_status s = run_steps(bm, dest, e);
     for (int j = 0; s == AIT_OK && j < g->n_outputs; j++) {
@@ -721,6 +732,7 @@ const backend backend_native = {
     .build = nat_build,
     .run = nat_run,
     .run_into = nat_run_into,
+    .run_kv = nat_run_kv,
     .free = nat_free,
     .save = nat_save,
     .variants = nat_variants,

@@ -81,6 +81,11 @@ typedef struct nat_val {
     bool nhwc;          /* stored channels-last: [n][h][w][c] under its NCHW shape (layout.c) */
     bool placed;        /* t's bytes are in built.arena (a native step's output: place_values) */
     int uses;           /* consumers among the scheduled nodes, +1 for a module output */
+    /* During a run that appends a key/value cache in place (kv.c): > 0 when
+     * this value (the past input, the present output) is a view with that
+     * capacity along kv_axis (core/kv.h); 0 otherwise. */
+    int64_t kv_cap;
+    int kv_axis;
 } nat_val;
 
 struct built {
@@ -140,6 +145,9 @@ struct built {
     void (*gemm_seen)(void *user, const gemm_args *g, const char *layout, const char *dtype,
                       const char *cfg);
     void *gemm_seen_user;
+    /* nat_run_kv's (kv.c): the inputs and destinations it runs with, and
+     * per module input a dense copy of a past it cannot read in place */
+    tensor **kv_in, **kv_dest, *kv_tmp;
     ait_error *err;
     ait_error own_err;
 };
@@ -205,6 +213,21 @@ extern const nat_op nat_chain_op;
  * (its geometry then in bm->att[its last node]); the op that runs it, at
  * its last node, its other nodes skipped (geo[0]: fi). */
 bool nat_attn_fusion(built *bm, int fi);
+/* Attention fusion a's past strides in g for this run: those of a cache
+ * view (nat_val.kv_cap) where its past is one. */
+void nat_attn_kv(const built *bm, const fuse_attn *a, katt_geom *g);
+/* kv.c: backend.run_kv (runs through run_into: nat_run_into). Whether the
+ * step of node i appends a cache in place this run (a Concat whose output
+ * is a view), and that append. */
+ait_status nat_run_kv(built *bm, tensor *const *inputs, tensor *const *dest, kv_view *kv,
+                      int n_kv, tensor **outputs, ait_error *e);
+/* Checks the inputs and schedules at their shapes when they are new. */
+ait_status nat_prepare(built *bm, tensor *const *inputs, ait_error *e);
+ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *dest, tensor **outputs,
+                        ait_error *e);
+bool nat_kv_append_step(const built *bm, const node *n);
+ait_status nat_kv_append(built *bm, int i, tensor *dest);
+void nat_kv_free(built *bm);
 extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attention op's */
 
 /* tuned.c: every native GEMM call site runs its GEMM through nat_gemm_f32:
