@@ -290,6 +290,11 @@ void qg_quant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
     (use_avx512() ? qg_avx512_quant : quant_c)(a, n, scale, (float)zp, q);
 }
 
+void qg_dequant_u8(const uint8_t *q, int64_t n, float scale, int32_t zp, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)q[i] - zp) * scale;
+}
+
 void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)
 {
     bool v512 = use_avx512();
