@@ -144,7 +144,7 @@ void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, c
             int64_t b = r / g->oh, oy = r % g->oh;
             float *yr = yq ? own : y + r * orow;
             im->row(g, x + b * in_img, (float)xz, wq, scale, bias, oy, act, yr);
-            if (yq) qg_quant_u8(yr, orow, ys, yz, yq + r * orow);
+            if (yq) qg_requant_u8(yr, orow, ys, yz, yq + r * orow);
         }
     }
 }

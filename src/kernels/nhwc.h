@@ -41,7 +41,7 @@ void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, c
  * y = act(scale[c] * sum (x - xz) * wq + bias[c]), the sums exact (int32
  * accumulation's); scale[c] is the input's scale times channel c's weight
  * scale. Written as floats to y, or, when yq is given, requantised to
- * uint8 yq at (ys, yz) through y, which then holds threads (at least 1)
+ * uint8 yq at (ys, yz) (qg_requant_u8) through y, which then holds threads (at least 1)
  * rows of ow * c floats. */
 void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, const float *wq,
                  const float *scale, const float *bias, kact act, float *y, uint8_t *yq, float ys,

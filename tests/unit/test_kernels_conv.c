@@ -71,8 +71,9 @@ static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, con
 /* The static int8 depthwise kernel (knhwc_dw_u8) on the same geometry:
  * uint8 x at a zero point, int8 weights [tap][c], per-channel scales and
  * the bias; the float output against the exact integer sums in double,
- * and the uint8 output QuantizeLinear's of that float output (qg_quant_u8)
- * at a scale and zero point, byte for byte. */
+ * and the uint8 output qg_requant_u8's of that float output at a scale and
+ * zero point, byte for byte, each within one step of QuantizeLinear's
+ * (qg_quant_u8). */
 static void nhwc_dwq_check(const kdw_geom *g, const float *b, kact a, int seed)
 {
     size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow, taps = (size_t)g->kh * g->kw;
@@ -106,6 +107,9 @@ static void nhwc_dwq_check(const kdw_geom *g, const float *b, kact a, int seed)
         knhwc_dw_u8(&kg, g->n, x, xz, wr, sc, b, a, y, NULL, 0, 0, kc_threads);
         assert_true(kc_close("depthwise int8", y, want, ny, 1e-5, 1e-5));
         qg_quant_u8(y, (int64_t)ny, 0.02f, yz, yw);
+        for (size_t i = 0; i < ny; i++) yq[i] = yw[i]; /* QuantizeLinear's */
+        qg_requant_u8(y, (int64_t)ny, 0.02f, yz, yw);
+        for (size_t i = 0; i < ny; i++) assert_true(abs((int)yq[i] - (int)yw[i]) <= 1);
         memset(yq, 0, ny);
         knhwc_dw_u8(&kg, g->n, x, xz, wr, sc, b, a, rows, yq, 0.02f, yz, kc_threads);
         assert_memory_equal(yq, yw, ny);

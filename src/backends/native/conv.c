@@ -447,7 +447,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     else
                         TRY(nat_gemm_f32(bm, &g));
                     if (oq8) /* the block's rows, M apart, requantised for the next Conv */
-                        qg_quant_u8(g.c, g.m * M, oq8->qs, oq8->qz,
+                        qg_requant_u8(g.c, g.m * M, oq8->qs, oq8->qz,
                                     (uint8_t *)yout + (im * ohw + p0) * M);
                 }
     }
