@@ -310,9 +310,10 @@ def section(q, key="quant"):
              "resnet18 and mobilenetv2 static QDQ as `quantize_static` builds it (uint8 "
              "activations calibrated min/max on the batch-8 bench samples by ONNX Runtime, "
              "int8 weights, int32 biases, Relu/Clip after Conv or Add folded into the range; "
-             "ait's int8dq Convs quantise each pixel row at run time instead, its int8 Convs each "
-             "input at one scale calibrated min/max on the tuning sample (float32 between "
-             "modules and ops), depthwise and the rest float32). PyTorch: "
+             "ait's int8dq Convs quantise each pixel row at run time instead (depthwise float32), "
+             "its int8 Convs, depthwise ones too, each input at one scale calibrated min/max on "
+             "the tuning sample, uint8 from one Conv to the next inside a module, float32 "
+             "between modules and around other ops). PyTorch: "
              "`torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, qint8)` and autocast "
              "bfloat16 (the CNNs: float32 only, quantize_dynamic has no Conv). Error: against PyTorch's float32 outputs, the worst output: largest "
              "absolute error, SQNR, top-1 agreement of a [batch, classes] output.", ""]

@@ -5,6 +5,19 @@
 #include <stddef.h>
 #include <string.h>
 #include "kernels/isa.h"
+#include "kernels/qgemm.h"
+#include <omp.h>
+
+/* The taps [*t0, *t1) of k (dilation d) from input index i0 that fall in
+ * [0, n): the depthwise rows' window inside the image. */
+static inline void taps_inside(int64_t i0, int64_t k, int64_t d, int64_t n, int64_t *t0, int64_t *t1)
+{
+    int64_t a = 0, b = k;
+    while (a < b && i0 + a * d < 0) a++;
+    while (b > a && i0 + (b - 1) * d >= n) b--;
+    *t0 = a;
+    *t1 = b;
+}
 
 #if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
@@ -101,5 +114,37 @@ void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, c
     for (int64_t r = 0; r < rows; r++) {
         int64_t b = r / g->oh, oy = r % g->oh;
         im->row(g, x + b * in_img, wt, bias, oy, act, res ? res + r * orow : NULL, y + r * orow);
+    }
+}
+
+typedef void (*dwq_row_fn)(const knhwc_geom *, const uint8_t *, float, const float *, const float *,
+                           const float *, int64_t, kact, float *);
+static const struct {
+    kisa isa;
+    dwq_row_fn row;
+} dwq_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, nhwc_dwq_row_avx512},
+    {KISA_AVX2, nhwc_dwq_row_avx2},
+#endif
+    {KISA_PORTABLE, nhwc_dwq_row_portable},
+};
+
+void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, const float *wq,
+                 const float *scale, const float *bias, kact act, float *y, uint8_t *yq, float ys,
+                 int32_t yz, int threads)
+{
+    __typeof__(dwq_impls[0]) *im = KISA_PICK(dwq_impls);
+    const int64_t rows = n * g->oh, in_img = g->h * g->w * g->cs, orow = g->ow * g->cs;
+#pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1)
+    {
+        float *own = yq ? y + omp_get_thread_num() * orow : NULL; /* this thread's row */
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t b = r / g->oh, oy = r % g->oh;
+            float *yr = yq ? own : y + r * orow;
+            im->row(g, x + b * in_img, (float)xz, wq, scale, bias, oy, act, yr);
+            if (yq) qg_requant_u8(yr, orow, ys, yz, yq + r * orow);
+        }
     }
 }

@@ -34,4 +34,17 @@ void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t
 void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
               kact act, const float *res, float *y, int threads);
 
+/* The most taps knhwc_dw_u8 takes (its sums stay exact). */
+#define KDW_U8_TAPS 512
+/* Static int8 depthwise, as knhwc_dw of uint8 x at zero point xz (the
+ * padding reads as xz) and int8 weights wq[tap][c] (held as floats):
+ * y = act(scale[c] * sum (x - xz) * wq + bias[c]), the sums exact (int32
+ * accumulation's); scale[c] is the input's scale times channel c's weight
+ * scale. Written as floats to y, or, when yq is given, requantised to
+ * uint8 yq at (ys, yz) (qg_requant_u8) through y, which then holds threads (at least 1)
+ * rows of ow * c floats. */
+void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, const float *wq,
+                 const float *scale, const float *bias, kact act, float *y, uint8_t *yq, float ys,
+                 int32_t yz, int threads);
+
 #endif

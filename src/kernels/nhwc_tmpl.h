@@ -6,14 +6,12 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
                             int64_t oy, kact act, const float *res, float *y)
 {
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
-    int64_t ky0 = 0, ky1 = g->kh;
-    while (ky0 < ky1 && iy0 + ky0 * g->dh < 0) ky0++;
-    while (ky1 > ky0 && iy0 + (ky1 - 1) * g->dh >= g->h) ky1--;
+    int64_t ky0, ky1;
+    taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
     for (int64_t ox = 0; ox < g->ow; ox++) {
         const int64_t ix0 = ox * g->sw - g->pl;
-        int64_t kx0 = 0, kx1 = g->kw;
-        while (kx0 < kx1 && ix0 + kx0 * g->dw < 0) kx0++;
-        while (kx1 > kx0 && ix0 + (kx1 - 1) * g->dw >= g->w) kx1--;
+        int64_t kx0, kx1;
+        taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
         float *yp = y + ox * C;
         int64_t c = 0;
         for (; c + 4 * VL <= C; c += 4 * VL) {
@@ -55,4 +53,55 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
         for (; k + VL <= total; k += VL) vstore(y + k, vadd(vload(y + k), vload(res + k)));
         for (; k < total; k++) y[k] += res[k];
     }
+}
+
+/* The int8 depthwise convolution of one output row (knhwc_dw_u8): x
+ * uint8 at zero point xz, wq the int8 weights [tap][c] held as floats.
+ * Each sum of (x - xz) * wq is an integer computed exactly in float lanes
+ * (|x - xz| <= 255, |wq| <= 128, at most KDW_U8_TAPS taps: below 2^24), as
+ * an int32 accumulation would; then y = act(sum * scale[c] + bias[c]). */
+static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, const float *wq,
+                             const float *scale, const float *bias, int64_t oy, kact act, float *y)
+{
+    const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
+    const V vz = vset1(xz);
+    int64_t ky0, ky1;
+    taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
+    for (int64_t ox = 0; ox < g->ow; ox++) {
+        const int64_t ix0 = ox * g->sw - g->pl;
+        int64_t kx0, kx1;
+        taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
+        float *yp = y + ox * C;
+        int64_t c = 0;
+        for (; c + 2 * VL <= C; c += 2 * VL) {
+            V a0 = vzero(), a1 = vzero();
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                const uint8_t *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+                const float *wr = wq + ky * g->kw * C + c;
+                for (int64_t kx = kx0; kx < kx1; kx++) {
+                    const uint8_t *xp = xr + (kx - kx0) * g->dw * C;
+                    const float *wp = wr + kx * C;
+                    a0 = vfma(vsub(vload_u8(xp), vz), vload(wp), a0);
+                    a1 = vfma(vsub(vload_u8(xp + VL), vz), vload(wp + VL), a1);
+                }
+            }
+            vstore(yp + c, vfma(a0, vload(scale + c), bias ? vload(bias + c) : vzero()));
+            vstore(yp + c + VL, vfma(a1, vload(scale + c + VL), bias ? vload(bias + c + VL) : vzero()));
+        }
+        for (; c < C; c += VL) {
+            size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
+            V a0 = vzero();
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                const uint8_t *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+                const float *wr = wq + ky * g->kw * C + c;
+                for (int64_t kx = kx0; kx < kx1; kx++) {
+                    uint8_t t[VL] = {0}; /* a short tail: no byte read past the row */
+                    memcpy(t, xr + (kx - kx0) * g->dw * C, r);
+                    a0 = vfma(vsub(vload_u8(t), vz), vloadn(wr + kx * C, r), a0);
+                }
+            }
+            vstoren(yp + c, vfma(a0, vloadn(scale + c, r), bias ? vloadn(bias + c, r) : vzero()), r);
+        }
+    }
+    if (act.f != KF_NONE) KV(fun_row)(y, y, (size_t)(g->ow * C), act.f, act.a, act.b);
 }

@@ -257,12 +257,22 @@ static void minmax_c(const float *x, int64_t n, float *lo, float *hi)
     }
 }
 
-static void quant_c(const float *x, int64_t n, float s, float z, uint8_t *y)
+static inline void quant_body_c(const float *x, int64_t n, float s, float z, uint8_t *y, bool div)
 {
     for (int64_t i = 0; i < n; i++) {
-        float q = rintf(x[i] / s) + z;
+        float q = rintf(div ? x[i] / s : x[i] * s) + z;
         y[i] = (uint8_t)(q >= 255 ? 255 : q > 0 ? (int32_t)q : 0); /* NaN: 0 */
     }
+}
+
+static void quant_c(const float *x, int64_t n, float s, float z, uint8_t *y)
+{
+    quant_body_c(x, n, s, z, y, true);
+}
+
+static void requant_c(const float *x, int64_t n, float r, float z, uint8_t *y)
+{
+    quant_body_c(x, n, r, z, y, false);
 }
 
 static bool use_avx512(void)
@@ -288,6 +298,16 @@ void qg_u8_range(float lo, float hi, float *scale, int32_t *zp) { qg_u8_params(l
 void qg_quant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
 {
     (use_avx512() ? qg_avx512_quant : quant_c)(a, n, scale, (float)zp, q);
+}
+
+void qg_requant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
+{
+    (use_avx512() ? qg_avx512_requant : requant_c)(a, n, 1.0f / scale, (float)zp, q);
+}
+
+void qg_dequant_u8(const uint8_t *q, int64_t n, float scale, int32_t zp, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)q[i] - zp) * scale;
 }
 
 void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)

@@ -192,21 +192,34 @@ T512 static void dq_minmax(const float *x, int64_t n, float *lo, float *hi)
     *hi = _mm512_reduce_max_ps(h);
 }
 
-T512 static void dq_quant(const float *x, int64_t n, float s, float z, uint8_t *y)
+/* x / s (div), or x * s (s the reciprocal), rounded, + z, saturated to uint8. */
+T512 INL void quant_body(const float *x, int64_t n, float s, float z, uint8_t *y, bool div)
 {
     const __m512 sv = _mm512_set1_ps(s), zv = _mm512_set1_ps(z), top = _mm512_set1_ps(255.0f),
                  zero = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-        __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), sv);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
+        __m512 v = div ? _mm512_div_ps(xv, sv) : _mm512_mul_ps(xv, sv);
         v = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zv);
         v = _mm512_min_ps(_mm512_max_ps(v, zero), top); /* NaN: 0 */
         _mm512_mask_cvtepi32_storeu_epi8(y + i, m, _mm512_cvtps_epi32(v));
     }
 }
 
+T512 static void dq_quant(const float *x, int64_t n, float s, float z, uint8_t *y)
+{
+    quant_body(x, n, s, z, y, true);
+}
+
+T512 static void dq_requant(const float *x, int64_t n, float r, float z, uint8_t *y)
+{
+    quant_body(x, n, r, z, y, false);
+}
+
 void (*const qg_avx512_minmax)(const float *, int64_t, float *, float *) = dq_minmax;
 void (*const qg_avx512_quant)(const float *, int64_t, float, float, uint8_t *) = dq_quant;
+void (*const qg_avx512_requant)(const float *, int64_t, float, float, uint8_t *) = dq_requant;
 
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, k_int8dq};
@@ -216,4 +229,5 @@ const qg_kern qg_avx512_int4wo = {KISA_AVX512, "", "avx512", 4, k_int4wo};
 const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
 void (*const qg_avx512_minmax)(const float *, int64_t, float *, float *) = NULL;
 void (*const qg_avx512_quant)(const float *, int64_t, float, float, uint8_t *) = NULL;
+void (*const qg_avx512_requant)(const float *, int64_t, float, float, uint8_t *) = NULL;
 #endif

@@ -47,6 +47,8 @@ static inline void qg_u8_params(float lo, float hi, float *scale, int32_t *zp)
  * the minimum and maximum (NaN skipped), and y = saturate(rint(x / s) + z). */
 extern void (*const qg_avx512_minmax)(const float *x, int64_t n, float *lo, float *hi);
 extern void (*const qg_avx512_quant)(const float *x, int64_t n, float s, float z, uint8_t *y);
+/* The same times r (1 / s) instead of divided by s. */
+extern void (*const qg_avx512_requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
 
 /* Panel p of b: its bytes. */
 static inline const uint8_t *qg_panel(const qg_packed *b, int64_t p, int64_t bytes_per_k_x16)

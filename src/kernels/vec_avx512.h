@@ -54,6 +54,8 @@ static inline __m512 vloads_avx512(const float *p, int s)
     return _mm512_i32gather_ps(ix, p, 4);
 }
 #define vloads vloads_avx512
+/* VL uint8 p[0 .. VL) as floats */
+#define vload_u8(p) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p))))
 /* the first r (<= VL) of those, the other lanes 0 */
 static inline __m512 vloadsn_avx512(const float *p, int s, size_t r)
 {

@@ -32,5 +32,6 @@
 #undef vhsum
 #undef vhmax
 #undef vloads
+#undef vload_u8
 #undef vloadsn
 #undef vgathern

@@ -33,6 +33,7 @@ static inline float vpow2i_portable(float n)
 #define vmul(a, b) ((a) * (b))
 #define vdiv(a, b) ((a) / (b))
 #define vfma(a, b, c) ((a) * (b) + (c))
+#define vload_u8(p) ((float)*(const uint8_t *)(p))
 #define vmax vmax_portable
 #define vmin vmin_portable
 #define vabs(a) fabsf(a)

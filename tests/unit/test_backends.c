@@ -2440,6 +2440,58 @@ static void test_native_quant(void **state)
     }
 }
 
+/* A quantised build b1 of g (cfg) that gave o1: a build at 2 threads gives
+ * the same bytes, and so does one from a copy of b1's n saved blobs
+ * without the calibrated ranges (static int8's scales come back with the
+ * weights, each pack's the same). */
+static void same_again(gb *g, const candidate_cfg *cfg, built *b1, const tensor *o1, int n)
+{
+    const backend *b = backend_find("native");
+    candidate_cfg c2 = *cfg, cp = *cfg;
+    built *b2 = NULL, *bp = NULL;
+    tensor *o2[1], *op[1];
+    ait_error e = {0};
+    c2.threads = 2;
+    assert_int_equal(b->build(b, g->g, &c2, &b2, &e), AIT_OK);
+    assert_int_equal(b->run(b2, g->feed, o2, &e), AIT_OK);
+    assert_memory_equal(o1->data, o2[0]->data, tensor_nbytes(o1));
+    b->free(b2);
+    prepared pr = {0};
+    assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
+    assert_int_equal(pr.n, n);
+    prep_blob copy[8];
+    prepared cps = {n, copy};
+    blobs_copy(&pr, copy);
+    cp.prep = &cps;
+    cp.ranges = NULL;
+    if (b->build(b, g->g, &cp, &bp, &e) != AIT_OK) fail_msg("from blobs: %s", e.msg);
+    assert_int_equal(b->run(bp, g->feed, op, &e), AIT_OK);
+    assert_memory_equal(o1->data, op[0]->data, tensor_nbytes(o1));
+    for (int k = 0; k < g->g->n_nodes; k++)
+        assert_true(bp->packs[k].qs == b1->packs[k].qs && bp->packs[k].qz == b1->packs[k].qz);
+    b->free(bp);
+    blobs_free(copy, n);
+}
+
+/* The reference's outputs of graph g on its feed (*br keeps them), and
+ * the activation ranges calibrated on that feed (*x the executor that ran
+ * it): what a static int8 build takes. */
+static void ref_calib(gb *g, built **br, tensor **want, exec **x, calib *cal)
+{
+    const backend *ref = backend_find("reference");
+    candidate_cfg cr = {.backend = "reference", .threads = 1};
+    ait_error e = {0};
+    tensor *xo[1];
+    assert_int_equal(ref->build(ref, g->g, &cr, br, &e), AIT_OK);
+    assert_int_equal(ref->run(*br, g->feed, want, &e), AIT_OK);
+    assert_int_equal(exec_create(g->g, NULL, 1, x, &e), AIT_OK);
+    exec_keep_values(*x);
+    assert_int_equal(exec_run(*x, g->feed, xo, &e), AIT_OK);
+    assert_int_equal(calib_init(cal, g->g, 0, &e), AIT_OK);
+    assert_int_equal(calib_observe(cal, *x, g->g, &e), AIT_OK);
+    calib_finish(cal);
+}
+
 /* native's int8dq and int8 (static) Convs (backends/native/qconv.c) on
  * odd shapes: a k x k Conv (stride, pads, bias, channels not a multiple of
  * 16) + Relu, then a 1x1 Conv + residual Add + Relu, then a 1x1 stride 2
@@ -2449,7 +2501,8 @@ static void test_native_quant(void **state)
  * when built from a copy of the saved blobs. int8 takes its input scales
  * from ranges calibrated on the input (tune/calib.h): refused without
  * them, each Conv's scale and zero point QuantizeLinear's of its input's
- * range, and reloaded from the blobs bit for bit without the ranges. The
+ * range, r1 and r2 kept uint8 between the Convs (the chain within the
+ * bound), and reloaded from the blobs bit for bit without the ranges. The
  * variants are offered for a module of Convs, not for one of depthwise
  * Convs (which stay float32). */
 static void test_native_qconv(void **state)
@@ -2487,26 +2540,17 @@ static void test_native_qconv(void **state)
         assert_int_equal(b->quant_variants(g.g, qv, 16), 2);
         assert_string_equal(qv[0], "int8dq");
         assert_string_equal(qv[1], "int8");
-        candidate_cfg cr = {.backend = "reference", .threads = 1};
         built *br = NULL;
         ait_error e = {0};
-        tensor *want[1], *xo[1];
-        assert_int_equal(ref->build(ref, g.g, &cr, &br, &e), AIT_OK);
-        assert_int_equal(ref->run(br, g.feed, want, &e), AIT_OK);
-        /* int8's calibration: the Convs' inputs x, r1, r2 over this input */
+        tensor *want[1];
         exec *x = NULL;
-        calib cal;
-        assert_int_equal(exec_create(g.g, NULL, 1, &x, &e), AIT_OK);
-        exec_keep_values(x);
-        assert_int_equal(exec_run(x, g.feed, xo, &e), AIT_OK);
-        assert_int_equal(calib_init(&cal, g.g, 0, &e), AIT_OK);
-        assert_int_equal(calib_observe(&cal, x, g.g, &e), AIT_OK);
-        calib_finish(&cal);
+        calib cal; /* int8's: the Convs' inputs x, r1, r2 over this input */
+        ref_calib(&g, &br, want, &x, &cal);
         assert_int_equal(cal.out.n, 3);
         for (int k = KISA_PORTABLE; k <= (int)kisa_cpu() * 2 + 1; k++) {
             bool st = k % 2; /* int8dq, then int8, at each ISA */
             assert_true(kisa_force((kisa)(k / 2)));
-            candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"}, c2;
+            candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"};
             if (st) {
                 snprintf(cfg.variant, sizeof cfg.variant, "int8");
                 built *none = NULL;
@@ -2514,10 +2558,8 @@ static void test_native_qconv(void **state)
                 assert_non_null(strstr(e.msg, "no calibrated range for input 'x'"));
                 cfg.ranges = &cal.out;
             }
-            c2 = cfg;
-            c2.threads = 2;
-            built *b1 = NULL, *b2 = NULL, *bp = NULL;
-            tensor *o1[1], *o2[1], *op[1];
+            built *b1 = NULL;
+            tensor *o1[1];
             if (b->build(b, g.g, &cfg, &b1, &e) != AIT_OK) fail_msg("case %zu: %s", i, e.msg);
             assert_int_equal(b->run(b1, g.feed, o1, &e), AIT_OK);
             int convs = 0;
@@ -2532,30 +2574,20 @@ static void test_native_qconv(void **state)
                     assert_true(b1->packs[n].qs == s && b1->packs[n].qz == z);
                 }
             assert_int_equal(convs, 3);
+            /* int8 keeps r1 (c2's input and residual) and r2 (c3's input) uint8 */
+            int q8 = 0;
+            for (int v = 0; v < g.g->n_vals; v++)
+                if (b1->vals[v].q8) {
+                    q8++;
+                    assert_true(!strcmp(g.g->vals[v].name, "r1") || !strcmp(g.g->vals[v].name, "r2"));
+                }
+            assert_int_equal(q8, st ? 2 : 0);
             double q = sqnr(want[0], o1[0]);
             printf("# qconv %zu (%s, %s, %s): SQNR %.1f dB\n", i, cfg.variant,
                    kisa_name((kisa)(k / 2)), qg_kernel_name(QG_INT8DQ), q);
             if (!(q >= b->min_sqnr(cfg.variant)) || q == INFINITY)
                 fail_msg("case %zu (%s, %s): SQNR %.1f dB", i, cfg.variant, kisa_name((kisa)(k / 2)), q);
-            assert_int_equal(b->build(b, g.g, &c2, &b2, &e), AIT_OK);
-            assert_int_equal(b->run(b2, g.feed, o2, &e), AIT_OK);
-            assert_memory_equal(o1[0]->data, o2[0]->data, tensor_nbytes(o1[0]));
-            b->free(b2);
-            prepared pr = {0};
-            assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
-            assert_int_equal(pr.n, 3);
-            prep_blob copy[3];
-            prepared cp = {3, copy};
-            blobs_copy(&pr, copy);
-            cfg.prep = &cp;
-            cfg.ranges = NULL; /* int8: the scales come back with the weights */
-            if (b->build(b, g.g, &cfg, &bp, &e) != AIT_OK) fail_msg("case %zu: from blobs: %s", i, e.msg);
-            assert_int_equal(b->run(bp, g.feed, op, &e), AIT_OK);
-            assert_memory_equal(o1[0]->data, op[0]->data, tensor_nbytes(o1[0]));
-            for (int n = 0; n < g.g->n_nodes; n++)
-                assert_true(bp->packs[n].qs == b1->packs[n].qs && bp->packs[n].qz == b1->packs[n].qz);
-            b->free(bp);
-            blobs_free(copy, 3);
+            same_again(&g, &cfg, b1, o1[0], 3);
             b->free(b1);
             kisa_force(KISA_N);
         }
@@ -2574,6 +2606,85 @@ static void test_native_qconv(void **state)
     const char *qv[16];
     assert_int_equal(b->quant_variants(d.g, qv, 16), 0);
     gb_free(&d);
+}
+
+/* Static int8 through a depthwise Conv, mobilenetv2's inverted residual
+ * on odd sizes: x -> 1x1 Conv + Relu (e) -> 3x3 depthwise Conv (stride,
+ * pads, bias) + Relu (d) -> 1x1 Conv (+ x when stride 1) -> y, at every
+ * ISA and the portable path: e and d kept uint8, the depthwise Conv on
+ * int8 weights (its pack with its calibrated input scale), y within the
+ * int8 SQNR bound of the reference, the same at 2 threads and from a
+ * copy of the saved blobs without the ranges. */
+static void test_native_qdw(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native"), *ref = backend_find("reference");
+    static const struct {
+        int n, c, h, w, e, s;
+    } cs[] = {{1, 5, 9, 11, 35, 1}, {2, 16, 8, 7, 48, 2}, {1, 24, 6, 6, 144, 1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "qdw")};
+        assert_non_null(g.g);
+        int64_t E = cs[i].e, C = cs[i].c;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, C, cs[i].h, cs[i].w));
+        gb_const(&g, "w1", (in_spec)SH(E, C, 1, 1));
+        gb_const(&g, "wd", (in_spec)SH(E, 1, 3, 3));
+        gb_const(&g, "bd", (in_spec)SH(E));
+        gb_const(&g, "w2", (in_spec)SH(C, E, 1, 1));
+        attr_spec ad[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
+                           {"group", ATTR_INT, .i = E}};
+        gb_node(&g, "Conv", "x,w1", "c1", NULL, 0);
+        gb_node(&g, "Relu", "c1", "e", NULL, 0);
+        gb_node(&g, "Conv", "e,wd,bd", "cd", ad, 3);
+        gb_node(&g, "Relu", "cd", "d", NULL, 0);
+        if (cs[i].s == 1) {
+            gb_node(&g, "Conv", "d,w2", "c2", NULL, 0);
+            gb_node(&g, "Add", "c2,x", "y", NULL, 0);
+        } else {
+            gb_node(&g, "Conv", "d,w2", "y", NULL, 0);
+        }
+        gb_output(&g, "y");
+        built *br = NULL;
+        ait_error e = {0};
+        tensor *want[1];
+        exec *x = NULL;
+        calib cal;
+        ref_calib(&g, &br, want, &x, &cal);
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+            assert_true(kisa_force((kisa)k));
+            candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8", .ranges = &cal.out};
+            built *b1 = NULL;
+            tensor *o1[1];
+            if (b->build(b, g.g, &cfg, &b1, &e) != AIT_OK) fail_msg("case %zu: %s", i, e.msg);
+            assert_int_equal(b->run(b1, g.feed, o1, &e), AIT_OK);
+            int dwn = 2, q8 = 0;
+            assert_string_equal(g.g->nodes[dwn].op, "Conv");
+            assert_non_null(b1->packs[dwn].data);
+            const act_range *r = act_range_find(&cal.out, "e");
+            float s = 0;
+            int32_t z = 0;
+            qg_u8_range(fminf(r->lo, 0), fmaxf(r->hi, 0), &s, &z);
+            assert_true(b1->packs[dwn].qs == s && b1->packs[dwn].qz == z);
+            for (int v = 0; v < g.g->n_vals; v++)
+                if (b1->vals[v].q8) {
+                    q8++;
+                    assert_true(!strcmp(g.g->vals[v].name, "e") || !strcmp(g.g->vals[v].name, "d"));
+                }
+            assert_int_equal(q8, 2);
+            double q = sqnr(want[0], o1[0]);
+            printf("# qdw %zu (%s): SQNR %.1f dB\n", i, kisa_name((kisa)k), q);
+            if (!(q >= b->min_sqnr("int8")) || q == INFINITY)
+                fail_msg("case %zu (%s): SQNR %.1f dB", i, kisa_name((kisa)k), q);
+            same_again(&g, &cfg, b1, o1[0], 3);
+            b->free(b1);
+            kisa_force(KISA_N);
+        }
+        calib_free(&cal);
+        exec_free(x);
+        ref->free(br);
+        gb_free(&g);
+    }
 }
 
 /* Two builds with different thread counts, run one after the other and
@@ -2765,6 +2876,7 @@ int main(void)
         cmocka_unit_test(test_native_gemm_db),
         cmocka_unit_test(test_native_quant),
         cmocka_unit_test(test_native_qconv),
+        cmocka_unit_test(test_native_qdw),
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
     };

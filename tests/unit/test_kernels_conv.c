@@ -1,5 +1,5 @@
 /* The native backend's kernels (src/kernels/), part 2: depthwise
- * convolution, the uint8 channels-last im2col, ConvTranspose, pooling and Resize, at every ISA this CPU has
+ * convolution (float and static int8), the uint8 channels-last im2col, ConvTranspose, pooling and Resize, at every ISA this CPU has
  * and on the portable path, with 1 and 2 threads, against loops in double
  * written here; odd channel counts and sizes, every epilogue and mode. */
 #include <setjmp.h>
@@ -14,6 +14,7 @@
 #include "kernels/dwconv.h"
 #include "kernels/nhwc.h"
 #include "kernels/pool.h"
+#include "kernels/qgemm.h"
 #include "kernels/resize.h"
 #include "kernels_check.h"
 
@@ -65,6 +66,55 @@ static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, con
         assert_true(kc_close("depthwise NHWC", y, want2, ny, tol, 1e-5));
     });
     free(xt), free(wt), free(res), free(yt), free(y), free(want2), free(rt);
+}
+
+/* The static int8 depthwise kernel (knhwc_dw_u8) on the same geometry:
+ * uint8 x at a zero point, int8 weights [tap][c], per-channel scales and
+ * the bias; the float output against the exact integer sums in double,
+ * and the uint8 output qg_requant_u8's of that float output at a scale and
+ * zero point, byte for byte, each within one step of QuantizeLinear's
+ * (qg_quant_u8). */
+static void nhwc_dwq_check(const kdw_geom *g, const float *b, kact a, int seed)
+{
+    size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow, taps = (size_t)g->kh * g->kw;
+    size_t nx = (size_t)g->n * g->c * hw, ny = (size_t)g->n * g->c * ohw, row = (size_t)g->ow * g->c;
+    float *xr = kc_rand(nx, seed, 0, 255.99f), *wr = kc_rand(taps * g->c, seed + 1, -127.49f, 127.49f);
+    float *sc = kc_rand((size_t)g->c, seed + 2, 1e-4f, 2e-3f), *y = malloc(ny * sizeof *y);
+    float *rows = malloc(2 * row * sizeof *rows);
+    uint8_t *x = malloc(nx), *yq = malloc(ny), *yw = malloc(ny);
+    double *want = malloc(ny * sizeof *want);
+    const int32_t xz = seed % 256, yz = (seed * 7) % 200;
+    for (size_t i = 0; i < nx; i++) x[i] = (uint8_t)xr[i];
+    for (size_t i = 0; i < taps * (size_t)g->c; i++) wr[i] = nearbyintf(wr[i]);
+    for (int n = 0; n < g->n; n++)
+        for (int oy = 0; oy < g->oh; oy++)
+            for (int ox = 0; ox < g->ow; ox++)
+                for (int c = 0; c < g->c; c++) {
+                    int64_t s = 0;
+                    for (int ky = 0; ky < g->kh; ky++)
+                        for (int kx = 0; kx < g->kw; kx++) {
+                            int iy = oy * g->sh - g->pt + ky * g->dh, ix = ox * g->sw - g->pl + kx * g->dw;
+                            if (iy >= 0 && iy < g->h && ix >= 0 && ix < g->w)
+                                s += ((int64_t)x[((size_t)n * hw + (size_t)iy * g->w + ix) * g->c + c] - xz) *
+                                     (int64_t)wr[(size_t)(ky * g->kw + kx) * g->c + c];
+                        }
+                    double v = (double)s * sc[c] + (b ? b[c] : 0);
+                    want[(((size_t)n * g->oh + oy) * g->ow + ox) * g->c + c] = kc_fun(a.f, v, a.a, a.b);
+                }
+    knhwc_geom kg = {g->h, g->w, g->c, 0, g->c, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw, g->pt,
+                     g->pl, g->oh, g->ow};
+    KC_EACH_ISA({
+        knhwc_dw_u8(&kg, g->n, x, xz, wr, sc, b, a, y, NULL, 0, 0, kc_threads);
+        assert_true(kc_close("depthwise int8", y, want, ny, 1e-5, 1e-5));
+        qg_quant_u8(y, (int64_t)ny, 0.02f, yz, yw);
+        for (size_t i = 0; i < ny; i++) yq[i] = yw[i]; /* QuantizeLinear's */
+        qg_requant_u8(y, (int64_t)ny, 0.02f, yz, yw);
+        for (size_t i = 0; i < ny; i++) assert_true(abs((int)yq[i] - (int)yw[i]) <= 1);
+        memset(yq, 0, ny);
+        knhwc_dw_u8(&kg, g->n, x, xz, wr, sc, b, a, rows, yq, 0.02f, yz, kc_threads);
+        assert_memory_equal(yq, yw, ny);
+    });
+    free(xr), free(wr), free(sc), free(y), free(rows), free(x), free(yq), free(yw), free(want);
 }
 
 /* The channels-last im2col of uint8 activations (static int8's): odd
@@ -140,7 +190,10 @@ static void test_depthwise(void **state)
                     kdw_run(&g, x, w, b, a, y, kc_threads);
                     assert_true(kc_close("depthwise", y, want, ny, tol, 1e-5));
                 });
-                if (g.mult == 1) nhwc_dw_check(&g, x, w, b, a, want, tol);
+                if (g.mult == 1) {
+                    nhwc_dw_check(&g, x, w, b, a, want, tol);
+                    nhwc_dwq_check(&g, b, a, run);
+                }
                 free(x), free(w), free(b), free(y), free(want);
             }
 }

@@ -148,8 +148,17 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
     } else {
         nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
     }
+    nat_chain_act_last(bm, &st->epi);
     *taken = true;
     return AIT_OK;
+}
+
+/* Whether depthwise step st runs on int8 (the static variant, qconv.c):
+ * channels-last (multiplier 1), no residual, few enough taps. */
+static bool dw_q8(const built *bm, const nat_step *st)
+{
+    return bm->qstatic && st->geo[G_DIRECT] == CONV_DW && st->can_nhwc && st->epi.res < 0 &&
+           st->geo[G_KH] * st->geo[G_KW] <= KDW_U8_TAPS;
 }
 
 /* Output pixels per im2col block: about 1 MB of the GEMM's A
@@ -183,8 +192,8 @@ static ait_status conv_finish(built *bm, nat_step *st)
     const int64_t xn = q[G_N] * cg * group * q[G_H] * q[G_W], yn = q[G_N] * M * ohw;
     const float *w = nat_shape(bm, n->in[1])->data;
     nat_pack *p;
-    const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group);
-    st->nhwc |= quant; /* qgemm's B is the weights: channels-last only */
+    const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
+    st->nhwc |= quant || dwq; /* qgemm's B is the weights, knhwc_dw_u8: channels-last only */
     if (!st->nhwc) {
         if (q[G_DIRECT] == CONV_DW) return AIT_OK;
         int nr = gemm_kernel_nr(bm->kern);
@@ -206,9 +215,10 @@ static ait_status conv_finish(built *bm, nat_step *st)
     }
     /* channels-last: the layout changes the step makes, then A's block */
     size_t f = 0;
+    const nat_val *ov = &bm->vals[st->epi.out], *rv = st->epi.res >= 0 ? &bm->vals[st->epi.res] : NULL;
     if (!bm->vals[n->in[0]].nhwc) f += nat_floats(xn);
-    if (st->epi.res >= 0 && !bm->vals[st->epi.res].nhwc) f += nat_floats(yn);
-    if (!bm->vals[st->epi.out].nhwc) f += nat_floats(yn);
+    if (rv && (!rv->nhwc || rv->q8)) f += nat_floats(yn); /* NCHW, or uint8, to float NHWC */
+    if (!ov->nhwc || ov->q8) f += nat_floats(yn);         /* float NHWC, then NCHW or uint8 */
     if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
     if (quant) { /* qgemm's quantised rows, after A's block */
         int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1);
@@ -218,8 +228,14 @@ static ait_status conv_finish(built *bm, nat_step *st)
         if (bm->qstatic && q[G_DIRECT] == CONV_IM2COL) /* an image quantised once, then im2col */
             f += nat_floats((xn / q[G_N] + 3) / 4);
     }
+    if (dwq) { /* the scales, the input quantised, a row per thread before uint8 */
+        f += nat_floats(M);
+        if (!bm->vals[n->in[0]].q8) f += nat_floats((xn + 3) / 4);
+        if (ov->q8) f += nat_floats((bm->threads > 1 ? bm->threads : 1) * q[G_OW] * M);
+    }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
+    if (dwq) return bm->packs[st->node].data ? AIT_OK : nat_qdw_pack(bm, st->node, w, taps, M);
     if (q[G_DIRECT] == CONV_DW) { /* weights [tap][c], made here: not saved */
         p = &bm->packs[st->node];
         if (p->wt) return AIT_OK;
@@ -275,6 +291,12 @@ bool nat_conv_cat(const nat_step *st)
     return st->op == &nat_conv && st->geo[G_DIRECT] != CONV_DW && st->epi.res < 0;
 }
 
+bool nat_conv_q8(const built *bm, const nat_step *st)
+{
+    return st->op == &nat_conv && bm->qstatic &&
+           (st->geo[G_DIRECT] == CONV_DW ? dw_q8(bm, st) : nat_qconv(bm, st->geo[G_GROUP]));
+}
+
 /* Where step st writes: its output value, or its channels of the Concat's
  * output (st->cat); *cy: the channels of an image there. */
 static float *conv_dst(const built *bm, const nat_step *st, int64_t *cy)
@@ -291,7 +313,10 @@ static float *conv_dst(const built *bm, const nat_step *st, int64_t *cy)
  * (all images at once for the direct 1x1), A the input itself (1x1,
  * stride 1, no pads) or its NHWC im2col by blocks of pixels; bias along
  * the columns, the residual NHWC like Y. Inputs and outputs not kept NHWC
- * (layout.c) change layout in the scratch. */
+ * (layout.c) change layout in the scratch. Static int8 reads a uint8
+ * input (nat_val.q8) as its quantised A, at the scale its writer used,
+ * dequantises a uint8 residual into the scratch, and requantises each
+ * block of a uint8 output from the float epilogue's rows in the scratch. */
 static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const float *bias,
                            float *yout, int64_t cy)
 {
@@ -302,24 +327,46 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     const int64_t kdim = cg * q[G_KH] * q[G_KW];
     float *sp = bm->scratch;
     const float *res = st->epi.res >= 0 ? bm->vals[st->epi.res].cur->data : NULL;
-    if (!bm->vals[n->in[0]].nhwc) {
+    const nat_val *xv = &bm->vals[n->in[0]], *ov = &bm->vals[st->epi.out];
+    const nat_pack *xq8 = xv->q8 ? &bm->packs[xv->q8_node] : NULL; /* its scale */
+    const nat_pack *oq8 = ov->q8 ? &bm->packs[ov->q8_node] : NULL;
+    if (!xv->nhwc) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
         sp += nat_floats(N * C * hw);
     }
-    if (res && !bm->vals[st->epi.res].nhwc) {
+    if (res && bm->vals[st->epi.res].q8) {
+        const nat_pack *rp = &bm->packs[bm->vals[st->epi.res].q8_node];
+        qg_dequant_u8((const uint8_t *)res, N * M * ohw, rp->qs, rp->qz, sp);
+        res = sp;
+        sp += nat_floats(N * M * ohw);
+    } else if (res && !bm->vals[st->epi.res].nhwc) {
         knhwc_from_nchw(res, N, M, ohw, sp);
         res = sp;
         sp += nat_floats(N * M * ohw);
     }
-    bool out_nhwc = bm->vals[st->epi.out].nhwc;
+    bool out_nhwc = ov->nhwc && !oq8;
     float *y = out_nhwc ? yout : sp;
     const int64_t ldy = out_nhwc ? cy : M; /* y's rows (pixels) apart */
     if (!out_nhwc) sp += nat_floats(N * M * ohw);
     knhwc_geom kg = {q[G_H], q[G_W], C, 0, cg, q[G_KH], q[G_KW], q[G_S0], q[G_S1], q[G_D0], q[G_D1],
                      q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
     gemm_act act = st->epi.act;
-    if (q[G_DIRECT] == CONV_DW) {
+    if (dw_q8(bm, st)) { /* int8: uint8 in, float or uint8 out */
+        const nat_pack *p = &bm->packs[st->node], *sc = xq8 ? xq8 : p;
+        const float *wq = p->data, *ws = wq + q[G_KH] * q[G_KW] * M;
+        float *scale = sp;
+        sp += nat_floats(M);
+        for (int64_t c = 0; c < M; c++) scale[c] = sc->qs * ws[c];
+        const uint8_t *xb = (const uint8_t *)x;
+        if (!xq8) {
+            qg_quant_u8(x, N * hw * C, p->qs, p->qz, (uint8_t *)sp);
+            xb = (const uint8_t *)sp;
+            sp += nat_floats((N * hw * C + 3) / 4);
+        }
+        knhwc_dw_u8(&kg, N, xb, sc->qz, wq, scale, bias, nat_kact(&st->epi), oq8 ? sp : y,
+                    oq8 ? (uint8_t *)yout : NULL, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, bm->threads);
+    } else if (q[G_DIRECT] == CONV_DW) {
         knhwc_dw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), res, y, bm->threads);
     } else {
         const nat_pack *p = &bm->packs[st->node];
@@ -333,18 +380,22 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                                    .c = y + (im * ohw + p0) * ldy + gi * mg, .ldc = ldy,
                                    .threads = bm->threads, .kern = bm->kern};
                     if (direct) {
-                        g.a = x + gi * cg;
+                        g.a = xq8 ? NULL : x + gi * cg;
                         g.rsa = C;
                     } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kdim, blk);
-                        if (p0 == 0) qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
+                        const nat_pack *sc = xq8 ? xq8 : p; /* the input's scale */
+                        if (xq8)
+                            xq = (uint8_t *)x + im * hw * C;
+                        else if (p0 == 0)
+                            qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
                         kg.c0 = 0;
-                        knhwc_im2col_u8(&kg, xq, (uint8_t)p->qz, p0, p1, qa, p->qv.kp);
+                        knhwc_im2col_u8(&kg, xq, (uint8_t)sc->qz, p0, p1, qa, p->qv.kp);
                         for (int64_t r = 0; r < p1 - p0; r++) {
-                            sa[r] = p->qs;
-                            ((int32_t *)(sa + blk))[r] = p->qz;
+                            sa[r] = sc->qs;
+                            ((int32_t *)(sa + blk))[r] = sc->qz;
                         }
                         g.a = NULL;
                     } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
@@ -377,8 +428,12 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (p->qv.w && direct && p->qs > 0) { /* static int8: A at its fixed scale */
                         uint8_t *qa = (uint8_t *)sp;
                         float *sa = (float *)(qa + ((size_t)(g.m * p->qv.kp) + 63) / 64 * 64);
-                        nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
-                                         (int32_t *)(sa + g.m));
+                        if (xq8)
+                            nat_qconv_direct_u8(xq8, (const uint8_t *)x, C, g.m, kdim, p->qv.kp,
+                                                qa, sa, (int32_t *)(sa + g.m));
+                        else
+                            nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
+                                             (int32_t *)(sa + g.m));
                         qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
                                  &g.epi, g.threads);
                     } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
@@ -391,8 +446,12 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     }
                     else
                         TRY(nat_gemm_f32(bm, &g));
+                    if (oq8) /* the block's rows, M apart, requantised for the next Conv */
+                        qg_requant_u8(g.c, g.m * M, oq8->qs, oq8->qz,
+                                    (uint8_t *)yout + (im * ohw + p0) * M);
                 }
     }
+    if (oq8) return AIT_OK;
     if (!out_nhwc && cy == M) knhwc_to_nchw(y, N, M, ohw, yout);
     for (int64_t im = 0; !out_nhwc && cy != M && im < N; im++) /* into a Concat's channels */
         knhwc_to_nchw(y + im * ohw * M, 1, M, ohw, yout + im * cy * ohw);

@@ -126,6 +126,21 @@ void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
     }
 }
 
+void nat_chain_act_last(const built *bm, nat_epi *ep)
+{
+    if (ep->res < 0 || ep->res_after || ep->act != GEMM_ACT_NONE || ep->n_nodes >= 8) return;
+    int i = nat_sole_consumer(bm, ep->out);
+    if (i < 0) return;
+    const node *n = &bm->g->nodes[i];
+    if ((n->domain && n->domain[0]) || n->n_out != 1 || n->out[0] < 0) return;
+    const tensor *o = nat_shape(bm, ep->out), *y = nat_shape(bm, n->out[0]);
+    nat_epi next = *ep;
+    if (!o || !y || !same_shape(y, o) || y->dtype != AIT_F32 || !as_act(bm, n, &next)) return;
+    next.out = n->out[0];
+    next.nodes[next.n_nodes++] = i;
+    *ep = next;
+}
+
 void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out)
 {
     out->act = ep->act;

@@ -14,8 +14,14 @@
  * layout changes only at the run's ends (the step changes its NCHW input
  * or output in its scratch): at the module's inputs and outputs and around
  * the nodes other steps or the reference ops run. A Concat whose inputs
- * the convs write in place (concat.c) gives them its layout. Then each
- * step's op finishes (packs weights for its layout, sizes its scratch). */
+ * the convs write in place (concat.c) gives them its layout. In the
+ * static int8 variant an NHWC value goes further, uint8 (nat_val.q8),
+ * when a static int8 Conv's epilogue writes it and every reader is such a
+ * Conv reading it as its data input or residual, one at least as its data
+ * input: the writer requantises at that reader's calibrated scale and zero
+ * point (its pack's qs, qz), the data readers take the bytes as they are,
+ * a residual is dequantised. Then each step's op finishes (packs weights
+ * for its layout, sizes its scratch). */
 #include <stdlib.h>
 
 #include "backends/native/native.h"
@@ -27,22 +33,26 @@ static bool is_output(const graph *g, int v)
     return false;
 }
 
-/* Whether every reader of v takes it channels-last (see above). */
-static bool readers_nhwc(const built *bm, const int *step_of, int v)
+/* Whether every reader of v takes it channels-last (see above), and with
+ * q8 each is also a static int8 Conv (nat_conv_q8): the first node reading
+ * v as its data input (-1: none), or -2 when some reader does not. */
+static int data_reader(const built *bm, const int *step_of, int v, bool q8)
 {
     const graph *g = bm->g;
+    int first = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         if (!exec_node_runs(bm->x, i)) continue;
         const node *n = &g->nodes[i];
         for (int k = 0; k < n->n_in; k++) {
             if (n->in[k] != v) continue;
             const nat_step *t = step_of[i] >= 0 ? &bm->steps[step_of[i]] : NULL;
-            if (!t || !t->can_nhwc) return false;
+            if (!t || !t->can_nhwc || (q8 && !nat_conv_q8(bm, t))) return -2;
             bool data = i == t->node && (k == 0 || t->nhwc_ins), res = i != t->node && t->epi.res == v;
-            if (!data && !res) return false;
+            if (!data && !res) return -2;
+            if (data && first < 0) first = i;
         }
     }
-    return true;
+    return first;
 }
 
 ait_status nat_layout(built *bm)
@@ -64,11 +74,19 @@ ait_status nat_layout(built *bm)
         const nat_step *st = &bm->steps[s];
         int v = st->epi.out;
         if (st->op && st->can_nhwc && v >= 0 && !is_output(g, v))
-            bm->vals[v].nhwc = readers_nhwc(bm, step_of, v);
+            bm->vals[v].nhwc = data_reader(bm, step_of, v, false) >= -1;
     }
     /* a conv writing into a Concat's channels (concat.c) writes its layout */
     for (int s = 0; s < bm->n_steps; s++)
         if (bm->steps[s].cat >= 0) bm->vals[bm->steps[s].epi.out].nhwc = bm->vals[bm->steps[s].cat].nhwc;
+    for (int s = 0; s < bm->n_steps; s++) {
+        const nat_step *st = &bm->steps[s];
+        int v = st->epi.out;
+        if (st->cat < 0 && v >= 0 && bm->vals[v].nhwc && nat_conv_q8(bm, st)) {
+            bm->vals[v].q8_node = data_reader(bm, step_of, v, true);
+            bm->vals[v].q8 = bm->vals[v].q8_node >= 0;
+        }
+    }
     for (int s = 0; s < bm->n_steps; s++) {
         nat_step *st = &bm->steps[s];
         if (!st->op) continue;

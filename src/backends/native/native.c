@@ -86,6 +86,7 @@ ait_status nat_pack_get_sized(built *bm, int i, int groups, size_t bytes, const 
         p->data = p->own;
     }
     p->size = total;
+    if (bm->pack_raw) return AIT_OK; /* the op reads its own bytes */
     if (bm->pack_quant) { /* one group of qgemm's */
         ait_status s = bytes > bm->pack_tail ? qg_view(p->data, bytes - bm->pack_tail, &p->qv, bm->err)
                                              : err_set(bm->err, AIT_E_INVALID_ARG, "too short");

@@ -80,6 +80,8 @@ typedef struct nat_val {
     bool input, konst, done;
     bool nhwc;          /* stored channels-last: [n][h][w][c] under its NCHW shape (layout.c) */
     bool placed;        /* t's bytes are in built.arena (a native step's output: place_values) */
+    bool q8;            /* and as uint8 (static int8 Convs only, layout.c): the bytes at the */
+    int q8_node;        /* scale and zero point of this Conv node's pack (qs, qz) */
     int uses;           /* consumers among the scheduled nodes, +1 for a module output */
     /* During a run that appends a key/value cache in place (kv.c): > 0 when
      * this value (the past input, the present output) is a view with that
@@ -95,6 +97,7 @@ struct built {
     int quant, qgroup; /* a quantised variant's qg_scheme and int4 group (qgemm.h), else -1 */
     bool pack_quant;   /* nat_pack_get is making quantised weights (qg_view, not gemm's) */
     size_t pack_tail;  /* bytes after qgemm's pack in such a blob (static int8's scales) */
+    bool pack_raw;     /* nat_pack_get takes bytes the op lays out (no view: qconv.c's depthwise) */
     bool qstatic;      /* variant "int8": activations at calibrated scales (qconv.c) */
     const act_ranges *ranges; /* the calibration the tuner gives (cfg.ranges), or NULL */
     const prepared *prep;
@@ -183,6 +186,11 @@ int nat_sole_consumer(const built *bm, int v);
  * output's channel axis 1 (Conv) rather than its last (MatMul, Gemm);
  * bias_ok: the anchor has no bias of its own. */
 void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep);
+/* fuse.c: after such a chain that ends at its residual Add, the activation
+ * reading it too (ResNet's Relu after the Add), applied after the
+ * residual: for anchors whose epilogue is the GEMM's (gemm_epi's order),
+ * not the kernels' that add a residual last (depthwise, ConvTranspose). */
+void nat_chain_act_last(const built *bm, nat_epi *ep);
 /* fuse.c: the inference BatchNormalization node that is the only consumer
  * of value v, the output of an anchor with c channels on axis 1, its four
  * parameters constant float32 [c]; -1 when none. Its per-channel scale s
@@ -257,6 +265,11 @@ ait_status nat_layout(built *bm);
 bool nat_qconv(const built *bm, int64_t group);
 ait_status nat_qconv_pack(built *bm, int i, const float *wt, int64_t kdim, int64_t M);
 bool nat_qconv_in(const graph *module);
+/* Static int8 depthwise Conv node i (weights w[c][taps], c channels):
+ * its pack, int8 weights per channel symmetric held as floats wq[taps][c]
+ * then their scales ws[c], with the input's calibrated scale and zero point
+ * after them (qs, qz), as the GEMM Convs'. */
+ait_status nat_qdw_pack(built *bm, int i, const float *w, int64_t taps, int64_t c);
 /* Output pixels [p0, p1) of x's NHWC im2col (nhwc.h) as qgemm_u8's rows
  * (kp apart, scales sa, zero points za), made through tmp: min(16, p1 - p0)
  * rows of kdim floats; each row at its own range, or at pack p's static
@@ -268,6 +281,10 @@ void nat_qconv_rows(const nat_pack *p, const knhwc_geom *kg, const float *x, int
  * lda apart) quantised at p's static scale into qgemm_u8's rows. */
 void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m, int64_t kdim,
                       int64_t kp, uint8_t *q, float *sa, int32_t *za);
+/* The same of a uint8 input (nat_val.q8): rows [0, m) of x (ldx apart)
+ * copied, at the scale and zero point of pack sc (its writer's). */
+void nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m, int64_t kdim,
+                         int64_t kp, uint8_t *q, float *sa, int32_t *za);
 
 /* shuffle.c: the channel shuffle (Reshape, Transpose, Reshape) that alone
  * reads value v, a 4-D float32 [n][c][h][w]: its groups, its three nodes
@@ -281,6 +298,9 @@ ait_status nat_chan_run(built *bm, const nat_step *st);
 /* conv.c: whether conv step st can write its output into a Concat's
  * channels (a GEMM, not depthwise, no residual: concat.c). */
 bool nat_conv_cat(const nat_step *st);
+/* conv.c: whether step st is a static int8 Conv (variant "int8", on
+ * qgemm_u8), which reads and writes uint8 values (layout.c). */
+bool nat_conv_q8(const built *bm, const nat_step *st);
 
 /* Scratch floats, rounded up to 16 so that each part of a step's scratch
  * (a value whose layout it changes, an im2col block) starts 64-byte aligned. */

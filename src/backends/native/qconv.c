@@ -10,6 +10,10 @@
  * conv's bias, activation and residual stay the float epilogue. Depthwise
  * and grouped convolutions stay float32 in the variant.
  *
+ * The static variant, "int8", also runs depthwise Convs of multiplier 1
+ * (without a residual) on int8 weights (knhwc_dw_u8), per channel
+ * symmetric like the GEMM's, packed as nat_qdw_pack says.
+ *
  * The static variant, "int8", packs the same weights but quantises the
  * Conv's input at one fixed scale and zero point, QuantizeLinear's
  * uint8 over the input's range calibrated on the tuning samples
@@ -66,6 +70,22 @@ static ait_status calibrated(built *bm, int i, qcal *out)
     return AIT_OK;
 }
 
+/* Pack p's calibration trailer at byte `at` into p->qs, p->qz. */
+static ait_status cal_take(built *bm, int i, nat_pack *p, size_t at)
+{
+    qcal c;
+    memcpy(&c, (const char *)p->data + at, sizeof c);
+    if (memcmp(c.magic, QCAL_MAGIC, 8) != 0 || !(c.scale > 0) || !isfinite(c.scale) || c.zp < 0 ||
+        c.zp > 255) {
+        p->qv.w = NULL;
+        return nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s': no valid int8 "
+                        "calibration after the weights", p->name);
+    }
+    p->qs = c.scale;
+    p->qz = c.zp;
+    return AIT_OK;
+}
+
 ait_status nat_qconv_pack(built *bm, int i, const float *wt, int64_t kdim, int64_t M)
 {
     size_t bytes = qg_pack_size(bm->quant, bm->qgroup, kdim, M);
@@ -79,17 +99,46 @@ ait_status nat_qconv_pack(built *bm, int i, const float *wt, int64_t kdim, int64
     bm->pack_quant = false;
     bm->pack_tail = 0;
     if (s != AIT_OK || !bm->qstatic) return s;
-    qcal c;
-    memcpy(&c, (const char *)p->data + bytes, sizeof c);
-    if (memcmp(c.magic, QCAL_MAGIC, 8) != 0 || !(c.scale > 0) || !isfinite(c.scale) || c.zp < 0 ||
-        c.zp > 255) {
-        p->qv.w = NULL;
-        return nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s': no valid int8 "
-                        "calibration after the weights", p->name);
+    return cal_take(bm, i, p, bytes);
+}
+
+typedef struct qdw_arg {
+    const float *w; /* [c][taps] */
+    int64_t taps, c;
+    qcal cal;
+} qdw_arg;
+
+static void fill_qdw(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    (void)bm;
+    (void)i;
+    (void)grp;
+    const qdw_arg *a = arg;
+    float *wq = dst, *ws = wq + a->taps * a->c;
+    for (int64_t c = 0; c < a->c; c++) {
+        float m = 0;
+        for (int64_t t = 0; t < a->taps; t++) m = fmaxf(m, fabsf(a->w[c * a->taps + t]));
+        ws[c] = m > 0 && isfinite(m) ? m / 127.0f : 1.0f;
+        for (int64_t t = 0; t < a->taps; t++) {
+            float q = nearbyintf(a->w[c * a->taps + t] / ws[c]);
+            wq[t * a->c + c] = q > 127 ? 127 : q < -127 ? -127 : q == q ? q : 0;
+        }
     }
-    p->qs = c.scale;
-    p->qz = c.zp;
-    return AIT_OK;
+    memcpy(ws + a->c, &a->cal, sizeof a->cal);
+}
+
+ait_status nat_qdw_pack(built *bm, int i, const float *w, int64_t taps, int64_t c)
+{
+    size_t bytes; /* wq and ws, then the trailer */
+    if (__builtin_mul_overflow((size_t)(taps + 1), (size_t)c * sizeof(float), &bytes))
+        return nat_fail(bm, i, AIT_E_OVERFLOW, "quantised weights are too large");
+    qdw_arg arg = {w, taps, c, {{0}, 0, 0}};
+    if (!bm->prep) TRY(calibrated(bm, i, &arg.cal));
+    nat_pack *p;
+    bm->pack_raw = true;
+    ait_status s = nat_pack_get(bm, i, 1, bytes + QCAL_BYTES, fill_qdw, &arg, &p);
+    bm->pack_raw = false;
+    return s != AIT_OK ? s : cal_take(bm, i, p, bytes);
 }
 
 bool nat_qconv_in(const graph *module)
@@ -138,4 +187,15 @@ void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m,
                       int64_t kp, uint8_t *q, float *sa, int32_t *za)
 {
     for (int64_t r = 0; r < m; r++) quant_row(p, a + r * lda, kdim, kp, (size_t)r, q, sa, za);
+}
+
+void nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m, int64_t kdim,
+                         int64_t kp, uint8_t *q, float *sa, int32_t *za)
+{
+    for (int64_t r = 0; r < m; r++) {
+        memcpy(q + r * kp, x + r * ldx, (size_t)kdim);
+        memset(q + r * kp + kdim, 0, (size_t)(kp - kdim));
+        sa[r] = sc->qs;
+        za[r] = sc->qz;
+    }
 }
