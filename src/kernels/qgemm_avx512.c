@@ -69,8 +69,8 @@ TVNNI INL void int8dq_body(const int MR, const qg_packed *b, const qg_act *x, in
     __m512i acc[12];
     UNROLL for (int i = 0; i < MR; i++) acc[i] = _mm512_setzero_si512();
     for (int64_t q = 0; q < kq; q++) {
-        /* 32 quads ahead: at M = 8 the weights stream 18% faster (CPU time of
-         * 8 x 4096 x 4096, interleaved with and without, load 24-34) */
+        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
+         * streamed from memory; bench/RESULTS.md, 2026-11-27) */
         _mm_prefetch((const char *)(w + q * 64 + 2048), _MM_HINT_T0);
         __m512i bv = _mm512_load_si512(w + q * 64);
         UNROLL for (int i = 0; i < MR; i++)
