@@ -61,11 +61,12 @@ def driver_models(a, label, known, default):
         sys.exit(f"{label}: --out, --models-dir and --bin-dir are needed")
     return names
 
-def batch_driver_args(label, known, command, reuse=False):
+def batch_driver_args(label, known, command, reuse=False, engines=None):
     """The options of the drivers over the exported bench cases (bench/quant.py,
     bench/prequant.py): --out, --models-dir, --bin-dir, --models (of known), --batch (1 and 8),
-    --command, with reuse --reuse; returns the parsed options, the models and the batch sizes,
-    or exits naming what is wrong."""
+    --command, with reuse --reuse, with engines (the driver's engine names) --engines, a subset
+    of them (a.engines: a list, all by default); returns the parsed options, the models and the
+    batch sizes, or exits naming what is wrong."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--models-dir", required=True)
@@ -75,7 +76,13 @@ def batch_driver_args(label, known, command, reuse=False):
     ap.add_argument("--command", default=command)
     if reuse:
         ap.add_argument("--reuse", action="store_true", help="take the artifacts of an earlier run")
+    if engines:
+        ap.add_argument("--engines", default=",".join(engines), help="the engines to run (comma list)")
     a = ap.parse_args()
+    if engines:
+        a.engines = [x for x in a.engines.split(",") if x]
+        if any(x not in engines for x in a.engines):
+            sys.exit(f"{label}: engines are {', '.join(engines)}")
     names = [n for n in a.models.split(",") if n]
     if any(n not in known for n in names):
         sys.exit(f"{label}: models are {', '.join(known)}")

@@ -26,6 +26,8 @@ one ran, are kept).
 
 usage: /usr/bin/python3 bench/quant.py --out DIR --models-dir DIR --bin-dir DIR
          [--models mlp,bert,resnet18,mobilenetv2] [--batch 1,8] [--command CMD] [--reuse]
+         [--engines ait:f32,ait:int8dq,ort:f32,...]
+--engines runs only those engines (and ort:int8, the yardstick), tuning only their ait variants.
 --reuse takes the artifacts an earlier run left in build-bench/quant instead of tuning.
 Exits 1 on broken plumbing (a tune, quantisation or runner that fails);
 never because ait is slower or less accurate."""
@@ -63,12 +65,18 @@ CNN_VARIANTS = ("int8dq", "int8")
 CNN_ENGINES = ("ait:f32", "ait:int8dq", "ait:int8", "ort:f32", "ort:int8", "ort:int8pc", "torch:f32")
 
 
-def variants_of(name):
-    return CNN_VARIANTS if name in CNNS else VARIANTS
+# --engines: the engines asked for (ort:int8, the yardstick, always), None for all
+ONLY = None
 
 
 def engines_of(name):
-    return CNN_ENGINES if name in CNNS else ENGINES
+    es = CNN_ENGINES if name in CNNS else ENGINES
+    return tuple(e for e in es if ONLY is None or e in ONLY or e == "ort:int8")
+
+
+def variants_of(name):
+    vs = CNN_VARIANTS if name in CNNS else VARIANTS
+    return tuple(v for v in vs if f"ait:{v}" in engines_of(name))
 TARGET = 0.8  # ait int8 / ORT int8 latency
 
 
@@ -155,7 +163,7 @@ def tune_all(cfg, name):
     """The ait artifacts: f32 and one per variant; each record with the tune's end-to-end
     accuracy figures and how many modules run quantised."""
     arts = {}
-    for v in ("f32",) + variants_of(name):
+    for v in (("f32",) if "ait:f32" in engines_of(name) else ()) + variants_of(name):
         args = TUNE_ARGS + ([] if v == "f32" else ["--quant", v])
         path = os.path.join(cfg["art_dir"], f"{name}.q-{v}.ait")
         if cfg.get("reuse") and os.path.exists(path):  # --reuse: the artifact of an earlier run
@@ -345,7 +353,10 @@ def section(q, key="quant"):
 
 
 def main():
-    a, names, batches = models.batch_driver_args("bench --quant", MODELS, "bench/run --quant", reuse=True)
+    global ONLY
+    a, names, batches = models.batch_driver_args("bench --quant", MODELS, "bench/run --quant", reuse=True,
+                                                 engines=sorted(set(ENGINES) | set(CNN_ENGINES)))
+    ONLY = set(a.engines)
     cfg = models.driver_cfg("bench --quant", a.models_dir, a.bin_dir, "quant",
                             os.path.join(ROOT, "build", "ait"), warmup=3, round_s=0.2, row_s=8,
                             min_rounds=3, max_rounds=10, reuse=a.reuse)

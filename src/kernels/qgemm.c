@@ -489,20 +489,36 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
     return AIT_OK;
 }
 
-/* Panels [p0, p1) of C: every row block, then the epilogue on the tile. */
+/* Rows of A a block takes: its quantised rows (kp bytes each) in about
+ * 32 KiB, so they stay in L1 while the block's panels pass (a multiple of
+ * the kernel's mr, one mr at least). */
+static int64_t block_rows(const qg_kern *kr, const qg_packed *b)
+{
+    int64_t rows = (INT64_C(32) << 10) / (b->kp > 0 ? b->kp : 1) / kr->mr * kr->mr;
+    return rows > kr->mr ? rows : kr->mr;
+}
+
+/* Panels [p0, p1) of C, a block of rows at a time (each block's rows of
+ * C and of the residual are written and read once, while they are in
+ * cache, not once per panel): every panel, its row tiles, the epilogue on
+ * each tile. */
 static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
                    int64_t ldc, const gemm_epi *epi, int64_t p0, int64_t p1)
 {
     float tile[16 * QG_NR] __attribute__((aligned(64)));
-    for (int64_t p = p0; p < p1; p++) {
-        int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
-        for (int64_t i0 = 0; i0 < m; i0 += kr->mr) {
-            int mr = m - i0 < kr->mr ? (int)(m - i0) : kr->mr;
-            kr->fn(b, x, i0, mr, p, tile);
-            float *cc = c + i0 * ldc + p * QG_NR;
-            for (int i = 0; i < mr; i++)
-                memcpy(cc + i * ldc, tile + i * QG_NR, sizeof(float) * (size_t)nr);
-            if (epi) gemm_epi_tile(epi, cc, ldc, i0, p * QG_NR, mr, nr);
+    const int64_t mc = block_rows(kr, b);
+    for (int64_t ib = 0; ib < m; ib += mc) {
+        int64_t ie = m - ib < mc ? m : ib + mc;
+        for (int64_t p = p0; p < p1; p++) {
+            int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
+            for (int64_t i0 = ib; i0 < ie; i0 += kr->mr) {
+                int mr = ie - i0 < kr->mr ? (int)(ie - i0) : kr->mr;
+                kr->fn(b, x, i0, mr, p, tile);
+                float *cc = c + i0 * ldc + p * QG_NR;
+                for (int i = 0; i < mr; i++)
+                    memcpy(cc + i * ldc, tile + i * QG_NR, sizeof(float) * (size_t)nr);
+                if (epi) gemm_epi_tile(epi, cc, ldc, i0, p * QG_NR, mr, nr);
+            }
         }
     }
 }

@@ -103,7 +103,7 @@ bert=$data/models/bert.onnx
 np.savez(sys.argv[1], input_ids=np.arange(7, dtype=np.int64).reshape(1, 7), attention_mask=np.ones((1, 7), np.int64))
 np.savez(sys.argv[2], input_ids=np.arange(7, dtype=np.int64).reshape(1, 7))' "$tmp/s7.npz" "$tmp/half.npz"
 check capture-data 0 "wrote .*: 8 GEMM shapes" "$ait" gemm capture "$bert" --data "$tmp/s7.npz" --batch-sizes 1,2 -o "$tmp/data.csv"
-check capture-data-m7 0 "^7,1024,256,f32,np,bias,4$" cat "$tmp/data.csv"
+check capture-data-m7 0 "^7,1024,256,f32,np,bias\+gelu,4$" cat "$tmp/data.csv"
 check capture-data-m14 0 "^14,256,1024,f32,np,bias\+res,4$" cat "$tmp/data.csv"
 check capture-data-missing 1 "half.npz.*attention_mask" "$ait" gemm capture "$bert" --data "$tmp/half.npz" -o "$tmp/x.csv"
 check capture-data-dim 2 "--data gives every input: not with --input or --dim" \

@@ -147,6 +147,7 @@ static void sweep(int scheme, int group)
                 for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
                     check(scheme, group, Ms[mi], Ns[ni], Ks[ki], 1, (mi + ni + ki) % 2 == 0);
         check(scheme, group, 100, 70, 300, 2, true); /* large-ish, two threads */
+        check(scheme, group, 29, 33, 2500, 1, true); /* k past 32 KiB of rows: blocks of rows */
     }
     kisa_force(KISA_N);
 }

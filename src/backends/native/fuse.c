@@ -89,11 +89,69 @@ static bool is_bias(const tensor *t, const tensor *o, bool row_bias)
     return true;
 }
 
+/* The activation of an epilogue fusion's step (FF_NONE: GEMM_ACT_NONE);
+ * false when gemm_epi has none for it. */
+static bool fixed_act(const fuse_step *st, nat_epi *ep)
+{
+    if (st->f == FF_NONE) return true;
+    for (int a = GEMM_ACT_NONE + 1; a < GEMM_ACT_COUNT; a++)
+        if ((int)gemm_act_fun((gemm_act)a) == (int)st->f && (int)st->f < (int)KF_N) {
+            ep->act = (gemm_act)a;
+            ep->lo = st->a; /* Clip's bounds, LeakyRelu's and HardSigmoid's alpha (beta) */
+            ep->hi = st->b;
+            return true;
+        }
+    return false;
+}
+
+/* The graph's epilogue fusion of v's producer as the chain (nat_chain's
+ * comment): its fixed form with no scale (all ones), a shift (the bias)
+ * along the last axis when bias_ok, one activation, a residual ready now,
+ * no final scale. */
+static bool chain_of_fusion(const built *bm, int v, const tensor *o, bool bias_ok, nat_epi *ep)
+{
+    int p = bm->g->vals[v].producer, fi = bm->fus && p >= 0 ? bm->fus->of_node[p] : -1;
+    if (fi < 0) return false;
+    const fusion *f = &bm->fus->f[fi];
+    const fuse_fixed *x = &f->fixed;
+    if (f->kind != FK_EPILOGUE || f->node != p || f->in != v || !x->ok || x->post != 1 ||
+        f->n_nodes > (int)(sizeof ep->nodes / sizeof ep->nodes[0]) ||
+        !same_shape(nat_shape(bm, f->out), o) || nat_shape(bm, f->out)->dtype != AIT_F32)
+        return false;
+    if (x->scale) {
+        int axis = f->axis < 0 ? o->rank - 1 : f->axis;
+        if (!bias_ok || axis != o->rank - 1 || f->channels != o->dims[o->rank - 1]) return false;
+        for (int64_t c = 0; c < f->channels; c++)
+            if (x->scale[c] != 1) return false;
+    }
+    if (x->act1.f != FF_NONE && x->act2.f != FF_NONE) return false;
+    nat_epi next = *ep;
+    if (!fixed_act(x->act1.f != FF_NONE ? &x->act1 : &x->act2, &next)) return false;
+    if (x->residual >= 0) {
+        if (!bm->vals[x->residual].done || !same_shape(nat_shape(bm, x->residual), o)) return false;
+        next.res = x->residual;
+        next.res_after = x->act1.f != FF_NONE;
+    }
+    for (int j = 0; j < f->n_nodes; j++) {
+        const node *n = &bm->g->nodes[f->nodes[j]];
+        if (!exec_node_runs(bm->x, f->nodes[j])) return false;
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0 && bm->vals[n->out[k]].done) return false;
+        next.nodes[j] = f->nodes[j];
+    }
+    next.n_nodes = f->n_nodes;
+    next.fixed = x->scale ? fi + 1 : 0;
+    next.out = f->out;
+    *ep = next;
+    return true;
+}
+
 void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
 {
     const tensor *o = nat_shape(bm, v);
     ep->out = v;
     if (!o || o->dtype != AIT_F32 || o->rank < (row_bias ? 4 : 1)) return;
+    if (!row_bias && chain_of_fusion(bm, v, o, bias_ok, ep)) return;
     while (ep->n_nodes < 8) {
         int i = nat_sole_consumer(bm, ep->out);
         if (i < 0) return;
@@ -143,6 +201,10 @@ void nat_chain_act_last(const built *bm, nat_epi *ep)
 
 void nat_gemm_epi(const built *bm, const nat_epi *ep, int64_t off, int64_t ldr, gemm_epi *out)
 {
+    if (ep->fixed) { /* a fusion's bias (chain_of_fusion) */
+        out->bias_mode = GEMM_BIAS_COL;
+        out->bias = bm->fus->f[ep->fixed - 1].fixed.shift;
+    }
     out->act = ep->act;
     out->lo = ep->lo;
     out->hi = ep->hi;

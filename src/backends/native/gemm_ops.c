@@ -51,6 +51,14 @@ static ait_status pack_w(built *bm, int i, const int64_t arg[4], bool q_ok, nat_
 
 static bool f32(const tensor *t) { return t && t->dtype == AIT_F32; }
 
+/* The scratch qgemm converts A into, for a step on quantised weights (the
+ * run passes bm->scratch to qgemm_ws: no allocation, zeroing and page
+ * faults per call; 0: none, or qgemm allocates it itself). */
+static void q_scratch(const built *bm, nat_step *st, int64_t K)
+{
+    if (st->geo[G_Q]) st->scratch = qgemm_scratch(bm->quant, bm->qgroup, K, st->geo[G_M]);
+}
+
 static ait_status mm_take(built *bm, int i, nat_step *st, bool *taken)
 {
     const node *n = &bm->g->nodes[i];
@@ -66,6 +74,7 @@ static ait_status mm_take(built *bm, int i, nat_step *st, bool *taken)
         TRY(pack_w(bm, i, arg, true, st));
         if (!st->geo[G_PACKED]) return AIT_OK;
         st->geo[G_M] = tensor_numel(a) / K;
+        q_scratch(bm, st, K);
     } else if (b->rank == 2) { /* quantised weights exec left unfolded (qlinear.c) */
         TRY(nat_dq_pack(bm, i, &dq, &q));
         st->geo[G_PACKED] = dq;
@@ -108,7 +117,8 @@ static ait_status mm_run(built *bm, const nat_step *st)
         epi_bias(bm, st, &g.epi, 0, NULL);
         if (st->geo[G_Q]) {
             int t = nat_qgemm_threads(bm, &bm->packs[st->node].qv, g.m, 0, &g.epi, bm->threads);
-            return qgemm(&bm->packs[st->node].qv, g.a, K, g.m, y, N, &g.epi, t, bm->err);
+            return qgemm_ws(&bm->packs[st->node].qv, g.a, K, g.m, y, N, &g.epi, t,
+                            st->scratch ? bm->scratch : NULL, bm->err);
         }
         TRY(nat_gemm_f32(bm, &g));
         return AIT_OK;
@@ -181,6 +191,7 @@ static ait_status gemm_take(built *bm, int i, nat_step *st, bool *taken)
     st->geo[G_M] = M;
     st->geo[G_N] = N;
     st->geo[G_K] = K;
+    q_scratch(bm, st, K);
     st->geo[G_TA] = ta;
     st->geo[G_TB] = tb;
     st->geo[G_CMODE] = cmode;
@@ -223,7 +234,8 @@ static ait_status gemm_run(built *bm, const nat_step *st)
              cmode == C_BIAS_COL || cmode == C_BIAS_ROW ? bm->packs[st->node].bias : NULL);
     if (st->geo[G_Q]) { /* A row-major (transA 0) */
         int t = nat_qgemm_threads(bm, &bm->packs[st->node].qv, M, 0, &g.epi, bm->threads);
-        return qgemm(&bm->packs[st->node].qv, g.a, K, M, g.c, N, &g.epi, t, bm->err);
+        return qgemm_ws(&bm->packs[st->node].qv, g.a, K, M, g.c, N, &g.epi, t,
+                        st->scratch ? bm->scratch : NULL, bm->err);
     }
     return nat_gemm_f32(bm, &g);
 }

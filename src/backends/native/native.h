@@ -37,6 +37,8 @@ typedef struct nat_epi {
     int out;        /* the chain's last value: what the step writes */
     int n_nodes;    /* nodes swallowed, */
     int nodes[8];   /* which */
+    int fixed;      /* 1 + the graph's epilogue fusion (bm->fus) whose fixed form's
+                       shift is the bias, 0: none (fuse.c) */
 } nat_epi;
 
 /* A node's prepared weights, kept across schedules (weights do not
@@ -184,7 +186,11 @@ int nat_sole_consumer(const built *bm, int v);
 /* fuse.c: the element-wise chain after value v (the anchor's output) that
  * the epilogue can take; `row_bias` says whether a bias runs along the
  * output's channel axis 1 (Conv) rather than its last (MatMul, Gemm);
- * bias_ok: the anchor has no bias of its own. */
+ * bias_ok: the anchor has no bias of its own. Along the last axis, the
+ * graph's epilogue fusion of v's producer (graph/fuse.h's FK_EPILOGUE) is
+ * taken whole when its fixed form fits a gemm_epi: the compound
+ * activations exporters write out (GELU as Div, Erf, Add, Mul, Mul) then
+ * run in the GEMM's epilogue instead of node by node on the reference. */
 void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep);
 /* fuse.c: after such a chain that ends at its residual Add, the activation
  * reading it too (ResNet's Relu after the Add), applied after the
