@@ -300,7 +300,8 @@ static ait_status pool_run_any(op_ctx *c, int op, bool global)
     const ait_dtype dt = x->dtype;
     const bool conv = dt != AIT_F32 && dt != AIT_F64; /* computed in float32 */
     const int64_t nx = tensor_numel(x), ny = tensor_numel(y);
-    TRY(pool_windows(c, &g, &w, conv ? nx : 0, conv ? ny : 0, &xf, &yf));
+    /* + 1: the float copies are never empty (an empty x is still offset, and NULL + 0 is undefined) */
+    TRY(pool_windows(c, &g, &w, conv ? nx + 1 : 0, conv ? ny + 1 : 0, &xf, &yf));
     if (dt == AIT_F64) {
         pool_planes_f64(&g, &w, &k, x->data, y->data, idx);
         return AIT_OK;
