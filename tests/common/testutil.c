@@ -140,6 +140,23 @@ void test_node_def(node *n, const char *op, int opset)
     n->version = op_version_resolve(v, opset);
 }
 
+node *test_node_append(graph *g, const char *name, const char *op, int max_in)
+{
+    node *nodes = realloc(g->nodes, sizeof *nodes * (size_t)(g->n_nodes + 1));
+    assert_non_null(nodes);
+    g->nodes = nodes;
+    g->cap_nodes = g->n_nodes + 1;
+    node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = strdup(name);
+    n->op = strdup(op);
+    n->domain = strdup("");
+    n->in = calloc((size_t)max_in + 1, sizeof(int));
+    n->out = calloc(1, sizeof(int));
+    assert_true(n->name && n->op && n->domain && n->in && n->out);
+    return n;
+}
+
 ait_model *test_tune_quick(const ait_model *m, const ait_inspect_options *io,
                            const char *const *select, const char *path, char *why, size_t n)
 {

@@ -63,5 +63,8 @@ ait_model *test_tune_quick(const ait_model *m, const ait_inspect_options *io,
  * the version it resolves to at `opset`, as the loader would; fails the
  * test when the op is not registered. */
 void test_node_def(node *n, const char *op, int opset);
+/* Appends a zeroed node `name` (op, default domain) to g with room for
+ * max_in inputs and one output, none set; or the test fails. */
+node *test_node_append(graph *g, const char *name, const char *op, int max_in);
 
 #endif

@@ -989,22 +989,12 @@ static void gb_node(gb *b, const char *op, const char *ins, const char *out, con
                     int n_attr)
 {
     graph *g = b->g;
-    node *nodes = realloc(g->nodes, sizeof *nodes * (size_t)(g->n_nodes + 1));
-    assert_non_null(nodes);
-    g->nodes = nodes;
-    g->cap_nodes = g->n_nodes + 1;
-    node *n = &g->nodes[g->n_nodes];
-    memset(n, 0, sizeof *n);
     char nm[32];
     snprintf(nm, sizeof nm, "%s_%d", op, g->n_nodes);
-    n->name = strdup(nm);
-    n->op = strdup(op);
-    n->domain = strdup("");
+    node *n = test_node_append(g, nm, op, 8);
     test_node_def(n, op, g->opset);
-    n->in = calloc(8, sizeof(int));
-    n->out = calloc(1, sizeof(int));
     n->attrs = calloc((size_t)n_attr + 1, sizeof *n->attrs);
-    assert_true(n->in && n->out && n->attrs);
+    assert_true(n->attrs);
     char buf[128];
     snprintf(buf, sizeof buf, "%s", ins);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) n->in[n->n_in++] = gb_val(b, t);

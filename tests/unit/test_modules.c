@@ -162,18 +162,7 @@ static void test_glue(void **state)
 static void add_node_named(graph *g, const char *name, const char *op, const char *const *ins,
                            int n_in, const char *out)
 {
-    node *nodes = realloc(g->nodes, sizeof *nodes * (size_t)(g->n_nodes + 1));
-    assert_non_null(nodes);
-    g->nodes = nodes;
-    g->cap_nodes = g->n_nodes + 1;
-    node *n = &g->nodes[g->n_nodes];
-    memset(n, 0, sizeof *n);
-    n->name = strdup(name);
-    n->op = strdup(op);
-    n->domain = strdup("");
-    n->in = calloc((size_t)n_in, sizeof(int));
-    n->out = calloc(1, sizeof(int));
-    assert_true(n->name && n->op && n->domain && n->in && n->out);
+    node *n = test_node_append(g, name, op, n_in);
     for (int k = 0; k < n_in; k++) {
         int v = !ins[k][0] ? -1 : graph_find_value(g, ins[k]);
         n->in[n->n_in++] = ins[k][0] && v < 0 ? graph_add_value(g, ins[k]) : v;
