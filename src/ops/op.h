@@ -159,8 +159,9 @@ void set_out(op_ctx *c, int i, ait_dtype dt, int rank, const int64_t *dims);
  * reused across runs. NULL on failure (message set). A second call reuses
  * the same buffer, so ops carve all their temporaries from one call: */
 void *op_scratch(op_ctx *c, size_t bytes);
-/* n parts of bytes[i] each (0 gives NULL), 64-byte aligned, from one
- * op_scratch block (none when all are 0); fails on overflow. */
+/* n parts of bytes[i] each, 64-byte aligned, from one op_scratch block
+ * (none when all are 0); fails on overflow. A part is never NULL, an empty
+ * one (0 bytes) included: an op may offset it by 0 for an empty tensor. */
 ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts);
 /* The same for temporaries found as the op goes (einsum): a first pass
  * sizes them (scratch_take returns NULL while base is NULL), scratch_commit

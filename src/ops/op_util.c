@@ -1,5 +1,6 @@
 /* Helpers shared by op implementations (declared in op.h). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,12 +97,15 @@ ait_status scratch_commit(op_ctx *c, scratch_layout *p)
 
 ait_status op_scratch_parts(op_ctx *c, int n, const size_t *bytes, void **parts)
 {
+    static max_align_t none; /* every part empty: no block; 0 bytes of it are used */
     scratch_layout p = {0};
     for (int pass = 0; pass < 2; pass++) {
-        if (pass && p.off) TRY(scratch_commit(c, &p)); /* all empty: no allocation */
+        if (pass && (p.off || p.overflow)) TRY(scratch_commit(c, &p)); /* all empty: no block */
         for (int i = 0; i < n; i++) {
             void *q = scratch_take(&p, bytes[i] > INT64_MAX ? -1 : (int64_t)bytes[i], 1);
-            parts[i] = bytes[i] ? q : NULL;
+            /* an empty part too is a pointer (into the block, or to none), never
+             * NULL: an op that offsets it by 0 (an empty tensor's) is defined */
+            parts[i] = q ? q : (void *)&none;
         }
     }
     return AIT_OK;

@@ -3,7 +3,8 @@
  * and a message naming the problem (the executor adds the node), never a
  * crash or a silent answer. And what the spec allows is not refused: a
  * MaxRoiPool ROI outside the image pools nothing (zeros). One-node graphs
- * built in memory; their inputs are constants. */
+ * built in memory; their inputs are constants. Also op_scratch_parts' empty
+ * parts (never NULL) and its overflow refusal. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "ops/op.h"
 #include "test_graph.h"
 #include "testutil.h"
 
@@ -45,6 +47,33 @@ static void fails_(const char *op, int opset, const tg_in *ins, int n_in, const 
     fails_(op, opset, ins, (int)(sizeof ins / sizeof ins[0]), as,                                \
            (int)(sizeof as / sizeof as[0]), code, needle)
 static const tg_attr none[1] = {{.name = "unused_attribute", .type = ATTR_INT}};
+
+static char scratch_block[4096] __attribute__((aligned(64)));
+static void *fake_scratch(op_ctx *c, size_t bytes)
+{
+    (void)c;
+    return bytes <= sizeof scratch_block ? scratch_block : NULL;
+}
+
+/* op_scratch_parts: no part is NULL, an empty one included (an op offsets
+ * it by 0 for an empty tensor: NULL + 0 is undefined, what fuzz-model found
+ * at four call sites), even when every part is empty and no block is
+ * taken; a size that overflows is refused, never handed out. */
+static void test_scratch_parts(void **state)
+{
+    (void)state;
+    op_host host = {.scratch = fake_scratch};
+    ait_error e = {0};
+    op_ctx c = {.err = &e, .host = &host};
+    void *part[3] = {NULL, NULL, NULL};
+    const size_t none[3] = {0, 0, 0}, some[3] = {0, 100, 0}, huge[2] = {SIZE_MAX, 0};
+    assert_int_equal(op_scratch_parts(&c, 3, none, part), AIT_OK);
+    for (int i = 0; i < 3; i++) assert_non_null(part[i]);
+    assert_int_equal(op_scratch_parts(&c, 3, some, part), AIT_OK);
+    for (int i = 0; i < 3; i++) assert_non_null(part[i]);
+    assert_ptr_equal(part[1], scratch_block);
+    assert_int_equal(op_scratch_parts(&c, 2, huge, part), AIT_E_OVERFLOW);
+}
 
 static void test_col2im(void **state)
 {
@@ -175,7 +204,7 @@ static void test_lp_normalization(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_col2im),       cmocka_unit_test(test_center_crop_pad),
+        cmocka_unit_test(test_scratch_parts), cmocka_unit_test(test_col2im),       cmocka_unit_test(test_center_crop_pad),
         cmocka_unit_test(test_affine_grid),  cmocka_unit_test(test_max_roi_pool),
         cmocka_unit_test(test_deform_conv),  cmocka_unit_test(test_lp_normalization),
     };
