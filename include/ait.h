@@ -699,6 +699,13 @@ typedef struct ait_artifact_options {
      * the artifact unless NAME.ait.sig beside it holds a signature of it by
      * that key (`ait sign`); no fallback then. NULL: signatures not checked. */
     const char *trusted_key;
+    /* Keep the float weights the prepared blobs replace until the first
+     * session frees them, so that the model can be inspected (ait_inspect)
+     * before; ait_model_load() keeps them. 0 (the default): they are freed
+     * as the plan is read, before the prepared blobs are, so the load never
+     * holds both (its peak is then about the untuned model's); ait_inspect
+     * of such a model is refused. */
+    int keep_weights;
 } ait_artifact_options;
 
 /* Loads a .ait artifact: maps it, checks every hash, the CPU features it

@@ -11,6 +11,7 @@
 #include "io/sign.h"
 #include "runtime/model.h"
 #include "runtime/plan.h"
+#include "runtime/plan_exec.h"
 
 /* The embedded ONNX model, checked against the header's model hash, or the
  * lean model (PLAN_MODEL_LEAN_BLOB: its blob's own sha256 is all there is to
@@ -39,7 +40,13 @@ static ait_status model_of(const char *path, artifact *a, bool lean_ok, ait_mode
     return s;
 }
 
-static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait_error *e)
+/* The model, then the plan bound to it (the prepared blobs by name, each
+ * bound to its source weights by their digests, computed from the parsed
+ * data), then (unless keep) the weights those blobs replace freed, and only
+ * then the prepared blobs read, checked and given to the plan: the parsed
+ * weights and the blobs that replace them are never in memory together. */
+static ait_status load_tuned(const char *path, artifact *a, bool keep, ait_model **out,
+                             ait_error *e)
 {
     size_t len;
     const uint8_t *text = artifact_manifest(a, &len);
@@ -48,10 +55,13 @@ static ait_status load_tuned(const char *path, artifact *a, ait_model **out, ait
     plan *p = NULL;
     ait_status s = json_parse((const char *)text, len, path, &mf, e);
     if (s == AIT_OK) s = model_of(path, a, true, &m, e);
-    if (s == AIT_OK) s = artifact_blob_read_rest(a, e); /* then the prepared blobs */
     if (s == AIT_OK) s = plan_parse(mf, m->g, a, path, &p, e);
     json_free(mf);
+    if (s == AIT_OK && !keep) m->freed_at_load = plan_release_replaced(m->g, p);
+    if (s == AIT_OK) s = artifact_blob_read_rest(a, e); /* then the prepared blobs */
+    if (s == AIT_OK) s = plan_bind_blobs(p, a, e);
     if (s != AIT_OK) {
+        plan_free(p);
         ait_model_free(m);
         return s;
     }
@@ -114,7 +124,7 @@ ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
             return s;
         }
     }
-    if (s == AIT_OK) s = load_tuned(path, a, out, &first);
+    if (s == AIT_OK) s = load_tuned(path, a, o.keep_weights, out, &first);
     if (s == AIT_OK) return AIT_OK;
     artifact_close(a);
     if (!o.fallback_untuned) {

@@ -23,6 +23,10 @@ ait_status ait_inspect(const ait_model *m, const ait_inspect_options *opts, ait_
     if (!out) return err_set(err, AIT_E_INVALID_ARG, "ait_inspect: out is NULL");
     *out = NULL;
     if (!m) return err_set(err, AIT_E_INVALID_ARG, "ait_inspect: model is NULL");
+    if (m->freed_at_load)
+        return err_set(err, AIT_E_INVALID_ARG, "%s: the load freed the weights the artifact's "
+                       "prepared blobs replace; load it with keep_weights (ait_model_load keeps "
+                       "them) to inspect it, or inspect the .onnx", m->path);
     if (__atomic_load_n(&m->released, __ATOMIC_ACQUIRE) && !m->n_absent) /* that: inspect_run's */
         return err_set(err, AIT_E_INVALID_ARG, "%s: a session has freed the weights the artifact's "
                        "prepared blobs replace; inspect the model before creating a session, or "

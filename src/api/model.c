@@ -55,7 +55,10 @@ ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
     ait_error *e = err ? err : &scratch;
     if (out) *out = NULL;
     if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_model_load: NULL argument");
-    if (artifact_file_is(path)) return ait_artifact_load(path, NULL, out, e);
+    if (artifact_file_is(path)) { /* kept: a model loaded so may be inspected or tuned */
+        ait_artifact_options ao = {.size = sizeof ao, .keep_weights = 1};
+        return ait_artifact_load(path, &ao, out, e);
+    }
     /* External data is looked up beside the model: resolve its real folder. */
     char tmp[PATH_MAX], real[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", path);

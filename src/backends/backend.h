@@ -175,6 +175,9 @@ const backend *backend_at(int i);
  * those left to the reference ops): op_for's non-NULL answers; the
  * reference backend answers every node with its own op. */
 int backend_coverage(const backend *b, const graph *module);
+/* Whether input k of node n is the weights of an ONNX Conv, MatMul or Gemm
+ * (input 1): what a prepared blob "wI." replaces. */
+bool backend_gemm_weights(const node *n, int k);
 /* The rule `releases` implementations share: value v of module is read only
  * as the weights (input 1) of ONNX Conv, MatMul or Gemm nodes, at least one,
  * and from_blob(bm, node) says each such node's build took them from a

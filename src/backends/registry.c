@@ -49,6 +49,12 @@ bool backend_prep_has_node(const prepared *prep, int node)
     return false;
 }
 
+bool backend_gemm_weights(const node *n, int k)
+{
+    return k == 1 && (!n->domain || !n->domain[0]) &&
+           (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm") || !strcmp(n->op, "Conv"));
+}
+
 bool backend_weights_from_blobs(const built *bm, const graph *module, int v,
                                 bool (*from_blob)(const built *bm, int node))
 {
@@ -56,11 +62,9 @@ bool backend_weights_from_blobs(const built *bm, const graph *module, int v,
     bool any = false;
     for (int i = 0; i < module->n_nodes; i++) {
         const node *n = &module->nodes[i];
-        bool gemm = (!n->domain || !n->domain[0]) &&
-                    (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm") || !strcmp(n->op, "Conv"));
         for (int k = 0; k < n->n_in; k++) {
             if (n->in[k] != v) continue;
-            if (k != 1 || !gemm || !from_blob(bm, i)) return false;
+            if (!backend_gemm_weights(n, k) || !from_blob(bm, i)) return false;
             any = true;
         }
     }

@@ -418,7 +418,8 @@ int cmd_generate(int argc, char **argv)
     int n = 0;
     ait_status st = r && toks && sec ? AIT_OK : err_set(&err, AIT_E_NOMEM, "out of memory");
     if (st == AIT_OK) {
-        ait_artifact_options ao = {.size = sizeof ao};
+        /* kept: without a decoder's manifest the roles come from inspecting it */
+        ait_artifact_options ao = {.size = sizeof ao, .keep_weights = 1};
         st = artifact_file_is(a.path) ? ait_artifact_load(a.path, &ao, &m, &err)
                                       : ait_model_load(a.path, &m, &err);
     }

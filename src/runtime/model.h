@@ -23,6 +23,9 @@ struct ait_model {
      * starts (cleared if it failed having freed nothing); the model then
      * runs only on its plan. */
     int released;
+    /* Bytes of those the load freed already (ait_artifact_load without
+     * keep_weights, plan_release_replaced): the model runs only on its plan. */
+    size_t freed_at_load;
 };
 
 #endif

@@ -21,6 +21,7 @@ void plan_free(plan *p)
             free(pc->prep_node);
             free(pc->prep_bn);
             free(pc->prep_store);
+            free(pc->prep_src);
         }
     }
     free(p->mods);
@@ -212,6 +213,29 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     return AIT_OK;
 }
 
+/* Prepared blob i of choice c: its data, the artifact's checked bytes
+ * (made resident when big). */
+static ait_status bind_blob(artifact *a, plan_choice *c, int i, ait_error *e)
+{
+    const artifact_blob *b = c->prep_src[i];
+    if (!b->data)
+        return err_set(e, AIT_E_INTERNAL, "prepared blob '%s' was not read", b->name);
+    TRY(artifact_blob_resident(a, b, e));
+    c->prep_store[i].data = b->data;
+    return AIT_OK;
+}
+
+ait_status plan_bind_blobs(plan *p, artifact *a, ait_error *e)
+{
+    for (int m = 0; m < p->n_modules; m++)
+        for (int k = 0; k < p->mods[m].n_choices; k++) {
+            plan_choice *c = &p->mods[m].choices[k];
+            for (int i = 0; i < c->prep.n; i++)
+                if (!c->prep_store[i].data) TRY(bind_blob(a, c, i, e));
+        }
+    return AIT_OK;
+}
+
 /* The choice's prepared blobs: {"name": the backend's, "blob": the artifact's,
  * "node", "weights"}, each bound to module mi and its source (plan.h); big
  * ones are made resident (artifact_blob_resident). */
@@ -223,7 +247,8 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
     if (!n) return AIT_OK;
     if (!(c->prep_store = calloc((size_t)n, sizeof *c->prep_store)) ||
         !(c->prep_node = calloc((size_t)n + 1, sizeof *c->prep_node)) || /* NULL-ended */
-        !(c->prep_bn = calloc((size_t)n, sizeof *c->prep_bn)))
+        !(c->prep_bn = calloc((size_t)n, sizeof *c->prep_bn)) ||
+        !(c->prep_src = calloc((size_t)n, sizeof *c->prep_src)))
         return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         const json_val *jb = json_at(jl, i);
@@ -241,11 +266,11 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
         TRY(check_source(jb, g, dig, what, mod, blob, &src, &c->prep_bn[i], e));
         if (!(c->prep_node[i] = strdup(src ? src->name : "")))
             return err_set(e, AIT_E_NOMEM, "out of memory");
-        TRY(artifact_blob_resident(a, b, e));
         prep_blob *pb = &c->prep_store[c->prep.n++];
         snprintf(pb->name, sizeof pb->name, "%s", name);
-        pb->data = b->data;
         pb->size = (size_t)b->size;
+        c->prep_src[i] = b;
+        if (b->data) TRY(bind_blob(a, c, i, e)); /* else once read: plan_bind_blobs */
     }
     c->prep.blobs = c->prep_store;
     c->cfg.prep = &c->prep;

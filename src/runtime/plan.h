@@ -96,6 +96,7 @@ typedef struct plan_choice {
     prep_blob *prep_store; /* owned array behind prep.blobs */
     char **prep_node;      /* owned, per prep blob: the node it was prepared for */
     bool *prep_bn;         /* owned, per prep blob: its weights list its node's BatchNormalization's */
+    const struct artifact_blob **prep_src; /* owned, per prep blob: the artifact's blob */
 } plan_choice;
 
 typedef struct plan_module {
@@ -172,10 +173,16 @@ void plan_weight_digest(const tensor *t, char *hex);
  * blobs present) and a refusal names `what` (the artifact) and the field.
  * The model's inputs give the batch axes' input indices; each choice's
  * prepared blobs are found in artifact a (which must outlive the plan; big
- * blobs are moved into memory of their own, artifact_blob_resident). */
+ * blobs are moved into memory of their own, artifact_blob_resident) and
+ * bound to their source weights (digests checked against g's data). A blob
+ * not read yet (an open with defer_blob_read) is bound by name only: its
+ * data comes with plan_bind_blobs once it is read and checked. */
 struct artifact;
 ait_status plan_parse(const json_val *manifest, const graph *g, struct artifact *a,
                       const char *what, plan **out, ait_error *e);
+/* Gives every prepared blob of p its data from artifact a, whose blobs must
+ * all be read (artifact_blob_read_rest); big ones made resident as above. */
+ait_status plan_bind_blobs(plan *p, struct artifact *a, ait_error *e);
 
 
 #endif

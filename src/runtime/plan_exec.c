@@ -20,6 +20,7 @@
 #include "graph/extract.h"
 #include "exec/exec.h"
 #include "exec/node_costs.h"
+#include "graph/modules.h"
 
 typedef struct pe_build {
     const backend *b;
@@ -404,14 +405,25 @@ ait_status plan_exec_create_releasing(graph *g, const plan *p, int threads, gemm
     return create(g, g, p, threads, rep, freed, out, e);
 }
 
-bool *plan_exec_releasable(const plan_exec *px, const graph *g)
+/* Whether every build of slot `slot` no longer reads input k of g's node n,
+ * the node at position pos of the slot's module (its index in the module
+ * graph, which keeps g's order). */
+typedef bool (*slot_releases_fn)(const void *ctx, int slot, int pos, const node *n, int k);
+
+/* The rule both answers share (plan_exec_releasable, plan_release_replaced):
+ * per value of g, whether it is a constant tensor that some node reads and
+ * that every reader takes from a built module that releases it (rel); a
+ * reader outside the slots (mod[j]: slot j's module in tree, -1 when its
+ * nodes run inline), a graph output or a model with subgraphs keeps it. */
+static bool *releasable(const graph *g, const module_tree *tree, const int *mod, int n_slots,
+                        slot_releases_fn rel, const void *ctx)
 {
     for (int i = 0; i < g->n_nodes; i++)
         for (int a = 0; a < g->nodes[i].n_attr; a++)
             if (g->nodes[i].attrs[a].g) return NULL; /* outer-scope reads: not worth tracing */
     bool *keep = calloc((size_t)g->n_vals + 1, sizeof *keep);
     bool *read = calloc((size_t)g->n_vals + 1, sizeof *read);
-    int *pos = calloc((size_t)px->n_slots + 1, sizeof *pos); /* next node of each module's view */
+    int *pos = calloc((size_t)n_slots + 1, sizeof *pos); /* next node of each module's view */
     if (!keep || !read || !pos) {
         free(keep);
         free(read);
@@ -422,28 +434,14 @@ bool *plan_exec_releasable(const plan_exec *px, const graph *g)
     for (int i = 0; i < g->n_nodes; i++) {
         const node *n = &g->nodes[i];
         int sl = -1;
-        for (int j = 0; j < px->n_slots && sl < 0; j++)
-            if (!px->slots[j].inline_nodes && module_contains(px->tree, px->slots[j].module, i))
-                sl = j;
-        const graph *sub = sl >= 0 ? px->slots[sl].sub : NULL;
-        const node *sn = sub && pos[sl] < sub->n_nodes ? &sub->nodes[pos[sl]++] : NULL;
+        for (int j = 0; j < n_slots && sl < 0; j++)
+            if (mod[j] >= 0 && module_contains(tree, mod[j], i)) sl = j;
+        int at = sl >= 0 ? pos[sl]++ : -1;
         for (int k = 0; k < n->n_in; k++) {
             int v = n->in[k];
             if (v >= 0) read[v] = true;
             if (v < 0 || keep[v]) continue;
-            if (!sn || sn->n_in != n->n_in || sn->in[k] < 0 ||
-                sub->vals[sn->in[k]].konst != g->vals[v].konst) {
-                keep[v] = true; /* run on the reference, or a view not as expected */
-                continue;
-            }
-            int built_ = 0;
-            for (int b = 0; b < PLAN_MAX_BUCKETS && !keep[v]; b++) {
-                const pe_build *pb = &px->slots[sl].builds[b];
-                if (!pb->bm) continue;
-                built_++;
-                if (!(pb->b->releases && pb->b->releases(pb->bm, sub, sn->in[k]))) keep[v] = true;
-            }
-            if (!built_) keep[v] = true;
+            if (sl < 0 || !rel(ctx, sl, at, n, k)) keep[v] = true; /* run on the reference */
         }
     }
     for (int v = 0; v < g->n_vals; v++) {
@@ -457,10 +455,65 @@ bool *plan_exec_releasable(const plan_exec *px, const graph *g)
     return keep;
 }
 
-/* Frees what plan_exec_releasable says (data still held); the bytes freed. */
-static size_t release_data(const plan_exec *px, graph *g)
+typedef struct built_ctx {
+    const plan_exec *px;
+    const graph *g;
+} built_ctx;
+
+/* The builds' own answer (backend.releases), on the module's view of n. */
+static bool built_releases(const void *ctx, int slot, int pos, const node *n, int k)
 {
-    bool *drop = plan_exec_releasable(px, g);
+    const built_ctx *c = ctx;
+    const pe_slot *sl = &c->px->slots[slot];
+    const graph *sub = sl->sub;
+    const node *sn = sub && pos < sub->n_nodes ? &sub->nodes[pos] : NULL;
+    int v = n->in[k];
+    if (!sn || sn->n_in != n->n_in || sn->in[k] < 0 ||
+        sub->vals[sn->in[k]].konst != c->g->vals[v].konst)
+        return false; /* a view not as expected */
+    int built_ = 0;
+    for (int b = 0; b < PLAN_MAX_BUCKETS; b++) {
+        const pe_build *pb = &sl->builds[b];
+        if (!pb->bm) continue;
+        built_++;
+        if (!(pb->b->releases && pb->b->releases(pb->bm, sub, sn->in[k]))) return false;
+    }
+    return built_ > 0;
+}
+
+bool *plan_exec_releasable(const plan_exec *px, const graph *g)
+{
+    int *mod = calloc((size_t)px->n_slots + 1, sizeof *mod);
+    if (!mod) return NULL;
+    for (int j = 0; j < px->n_slots; j++)
+        mod[j] = px->slots[j].inline_nodes ? -1 : px->slots[j].module;
+    built_ctx c = {px, g};
+    bool *r = releasable(g, px->tree, mod, px->n_slots, built_releases, &c);
+    free(mod);
+    return r;
+}
+
+/* The answer a build will give, from the plan alone (before any build):
+ * backend_weights_from_blobs for a backend with `releases`, whose builds
+ * take a node's weights from its prepared blob "wI." (backend_prep_has_node)
+ * at every schedule or fail: n's weights (input 1) of a Conv, MatMul or
+ * Gemm with such a blob at every bucket. */
+static bool plan_releases(const void *ctx, int slot, int pos, const node *n, int k)
+{
+    const plan_module *pm = &((const plan *)ctx)->mods[slot];
+    if (!backend_gemm_weights(n, k) || pm->n_choices < 1) return false;
+    for (int b = 0; b < pm->n_choices; b++) {
+        const plan_choice *c = &pm->choices[b];
+        const backend *be = backend_find(c->cfg.backend);
+        if (!be || !be->releases || !backend_prep_has_node(&c->prep, pos)) return false;
+    }
+    return true;
+}
+
+/* Frees the data of the constants drop says (a malloc'd per-value answer,
+ * freed here; NULL: none), trims the heap; the bytes freed. */
+static size_t drop_data(graph *g, bool *drop)
+{
     if (!drop) return 0;
     size_t freed = 0;
     for (int v = 0; v < g->n_vals; v++) {
@@ -471,6 +524,38 @@ static size_t release_data(const plan_exec *px, graph *g)
     }
     free(drop);
     return freed;
+}
+
+size_t plan_release_replaced(graph *g, const plan *p)
+{
+    module_tree *tree = NULL;
+    int *mod = calloc((size_t)p->n_modules + 1, sizeof *mod);
+    bool *drop = NULL;
+    if (mod && modules_build(g, exec_node_costs, &tree, NULL) == AIT_OK) {
+        bool ok = true;
+        for (int j = 0; j < p->n_modules && ok; j++) {
+            bool inl = true; /* every bucket on the baseline: run inline, reads everything */
+            for (int k = 0; k < p->mods[j].n_choices; k++)
+                inl &= !strcmp(p->mods[j].choices[k].cfg.backend, "reference") &&
+                       !p->mods[j].choices[k].cfg.variant[0];
+            mod[j] = inl ? -1 : module_find(tree, p->mods[j].name);
+            ok = inl || mod[j] >= 0; /* a module the model lacks: the session refuses it */
+        }
+        if (ok) drop = releasable(g, tree, mod, p->n_modules, plan_releases, p);
+    }
+    modules_free(tree);
+    free(mod);
+    size_t freed = drop_data(g, drop);
+#ifdef __GLIBC__
+    if (freed) (void)malloc_trim(0); /* small weights sat inside the heap */
+#endif
+    return freed;
+}
+
+/* Frees what plan_exec_releasable says (data still held); the bytes freed. */
+static size_t release_data(const plan_exec *px, graph *g)
+{
+    return drop_data(g, plan_exec_releasable(px, g));
 }
 
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e)

@@ -43,6 +43,16 @@ ait_status plan_exec_create_releasing(graph *g, const plan *p, int threads, gemm
  * (malloc'd, g->n_vals entries; the caller frees it). NULL when nothing is
  * (a graph with subgraphs) or out of memory. */
 bool *plan_exec_releasable(const plan_exec *px, const graph *g);
+/* For a model loaded from an artifact, before any runner: frees the data of
+ * g's constants that plan_exec_releasable will name once every module is
+ * built, as the plan alone says it (p's prepared blobs bound, their data
+ * not needed): a weight (input 1) of Conv, MatMul or Gemm nodes only, each
+ * in a module that at every bucket runs on a backend with `releases` with a
+ * prepared blob "wI." of that node (backend_prep_has_node), which its builds
+ * take at every schedule or fail. So the load never holds the parsed
+ * weights beside the blobs that replace them. The heap is trimmed; returns
+ * the bytes freed (0 in a model with subgraphs, or a module g lacks). */
+size_t plan_release_replaced(graph *g, const plan *p);
 /* As exec_run: outputs[j] are owned by the runner until the next run. */
 ait_status plan_exec_run(plan_exec *px, tensor *const *inputs, tensor **outputs, ait_error *e);
 /* As exec_run_bound: outputs computed by a tuned module are copied once,

@@ -250,6 +250,13 @@ static void round_trip_on(const char *be)
     if (ait_model_load(art, &t, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_true(ait_model_is_tuned(t));
     assert_string_equal(t->plan->mods[1].choices[1].cfg.backend, be);
+    assert_int_equal(released_weights(t), 0); /* ait_model_load keeps them for inspecting */
+    /* ait_artifact_load frees them as it reads the plan, before the blobs:
+     * the load never holds both (plan_release_replaced). */
+    ait_model *a;
+    if (ait_artifact_load(art, NULL, &a, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_true(a->freed_at_load > 0);
+    assert_true(released_weights(a) >= 4);
     /* The loaded model owns everything it runs on: the runs below (prepared
      * blobs and all) give the outputs of the plan built in process, no SIGBUS. */
     clobber(art);
@@ -261,6 +268,12 @@ static void round_trip_on(const char *be)
         run_model(m, batch, ref, n_out);
         run_model(t, batch, tuned, n_out);
         assert_true(test_max_err(tuned, ref, n_out) < 1e-4);
+        run_model(a, batch, again, n_out); /* freed at load: the same bit for bit */
+        assert_true(test_max_err(tuned, again, n_out) == 0);
+        for (int j = 0; j < n_out; j++) ait_tensor_free(again[j]);
+        run_model(a, batch, again, n_out); /* freed at load: the same bit for bit */
+        assert_true(test_max_err(tuned, again, n_out) == 0);
+        for (int j = 0; j < n_out; j++) ait_tensor_free(again[j]);
         make_inputs(batch, in);
         tensor *res[8];
         if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s", e.msg);
@@ -285,6 +298,17 @@ static void round_trip_on(const char *be)
     assert_int_equal(released_weights(m), 0);
     assert_true(ait_inspect(t, NULL, &h2, &e) == AIT_E_INVALID_ARG); /* its weights are gone */
     assert_non_null(strstr(e.msg, "freed the weights"));
+    /* The load freed exactly what the first session frees (the plan's answer
+     * is the builds'), so a session on it frees nothing more and holds the
+     * same; ait_inspect refuses it from the start. */
+    for (int v = 0; v < t->g->n_vals; v++) {
+        const tensor *kt = t->g->vals[v].konst, *ka = a->g->vals[v].konst;
+        if (kt) assert_true(!kt->data == !ka->data);
+    }
+    assert_int_equal(held_weights(a), now);
+    assert_true(ait_inspect(a, NULL, &h2, &e) == AIT_E_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "the load freed the weights"));
+    ait_model_free(a);
     plan_exec_free(px);
     plan_free(p);
     ait_model_free(t);
