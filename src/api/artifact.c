@@ -59,7 +59,7 @@ static ait_status load_tuned(const char *path, artifact *a, bool keep, ait_model
     json_free(mf);
     if (s == AIT_OK && !keep) m->freed_at_load = plan_release_replaced(m->g, p);
     if (s == AIT_OK) s = artifact_blob_read_rest(a, e); /* then the prepared blobs */
-    if (s == AIT_OK) s = plan_bind_blobs(p, a, e);
+    if (s == AIT_OK) s = plan_bind_blobs(p, e);
     if (s != AIT_OK) {
         plan_free(p);
         ait_model_free(m);

@@ -84,8 +84,8 @@ typedef struct artifact artifact;
 
 typedef struct artifact_blob {
     const char *name;    /* into the mapping */
-    const uint8_t *data; /* into the mapping, 4096-aligned, or (artifact_blob_resident)
-                            a copy of its own; valid until close */
+    const uint8_t *data; /* into the process's copy of the file, 4096-aligned; valid
+                            until close */
     uint64_t size;
     uint8_t sha256[SHA256_BYTES];
 } artifact_blob;
@@ -117,14 +117,6 @@ const artifact_blob *artifact_blob_find(const artifact *a, const char *name);
  * stays valid: a page touched again is read again from the file), for a
  * blob whose bytes were copied out, like the embedded model once parsed. */
 void artifact_blob_release(const artifact *a, const artifact_blob *b);
-/* Moves big blob b (HUGE_MIN_BYTES or more) out of the mapping into memory of
- * its own, in huge pages (aligned_zalloc), and releases its mapped pages;
- * b->data then points at the copy; smaller blobs stay mapped. For prepared
- * weights that a module streams on every run: read through the mapping's
- * 4 KiB pages they cost a TLB miss per page, which made the MLP's fc2 on
- * oneDNN about 5% slower from an artifact than in the tuner (bench/tuned-
- * notes.md). A memcpy at load, no packing. */
-ait_status artifact_blob_resident(artifact *a, const artifact_blob *b, ait_error *e);
 /* For an open with defer_blob_read: copies blob b from the file into
  * memory and checks its padding and sha256 (nothing if it is read already),
  * so a blob can be used and released before the next takes memory; b->data

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "core/cpu.h"
-#include "core/tensor.h"
 #include "io/artifact_fmt.h"
 #include "io/file.h"
 
@@ -29,7 +28,6 @@ struct artifact {
     const uint8_t *manifest;
     size_t man_len;
     artifact_blob *blobs;
-    void **own; /* per blob: its copy (artifact_blob_resident), or NULL */
     size_t count;
     char version[ARTIFACT_VERSION_MAX], cpu[ARTIFACT_CPU_MAX], model[ARTIFACT_MODEL_MAX];
 };
@@ -272,8 +270,6 @@ void artifact_close(artifact *a)
     if (a->fd >= 0) close(a->fd);
     free(a->span);
     if (a->map) munmap(a->map, a->size);
-    for (size_t i = 0; a->own && i < a->count; i++) aligned_free(a->own[i]);
-    free(a->own);
     free(a->blobs);
     free(a->path);
     free(a);
@@ -336,23 +332,6 @@ void artifact_blob_release(const artifact *a, const artifact_blob *b)
     uintptr_t lo = ((uintptr_t)b->data + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
     uintptr_t hi = ((uintptr_t)b->data + (uintptr_t)b->size) & ~((uintptr_t)pg - 1);
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failure is harmless */
-}
-
-ait_status artifact_blob_resident(artifact *a, const artifact_blob *b, ait_error *e)
-{
-    size_t i = (size_t)(b - a->blobs);
-    if (i >= a->count || b->size < HUGE_MIN_BYTES || (a->own && a->own[i])) return AIT_OK;
-    if (!a->own && !(a->own = calloc(a->count, sizeof *a->own)))
-        return err_set(e, AIT_E_NOMEM, "%s: out of memory", a->path);
-    void *copy = aligned_zalloc((size_t)b->size);
-    if (!copy)
-        return err_set(e, AIT_E_NOMEM, "%s: no memory for blob '%s' (%llu bytes)", a->path,
-                       b->name, (unsigned long long)b->size);
-    memcpy(copy, b->data, (size_t)b->size);
-    artifact_blob_release(a, b);
-    a->own[i] = copy;
-    a->blobs[i].data = copy;
-    return AIT_OK;
 }
 
 const uint8_t *artifact_header(const artifact *a)

@@ -213,32 +213,31 @@ static ait_status check_source(const json_val *jb, const graph *g, char (*dig)[S
     return AIT_OK;
 }
 
-/* Prepared blob i of choice c: its data, the artifact's checked bytes
- * (made resident when big). */
-static ait_status bind_blob(artifact *a, plan_choice *c, int i, ait_error *e)
+/* Prepared blob i of choice c: its data, the artifact's checked bytes, used
+ * in place (the copy of the file is in huge pages where the system allows:
+ * map_file, io/artifact_read.c). */
+static ait_status bind_blob(plan_choice *c, int i, ait_error *e)
 {
     const artifact_blob *b = c->prep_src[i];
     if (!b->data)
         return err_set(e, AIT_E_INTERNAL, "prepared blob '%s' was not read", b->name);
-    TRY(artifact_blob_resident(a, b, e));
     c->prep_store[i].data = b->data;
     return AIT_OK;
 }
 
-ait_status plan_bind_blobs(plan *p, artifact *a, ait_error *e)
+ait_status plan_bind_blobs(plan *p, ait_error *e)
 {
     for (int m = 0; m < p->n_modules; m++)
         for (int k = 0; k < p->mods[m].n_choices; k++) {
             plan_choice *c = &p->mods[m].choices[k];
             for (int i = 0; i < c->prep.n; i++)
-                if (!c->prep_store[i].data) TRY(bind_blob(a, c, i, e));
+                if (!c->prep_store[i].data) TRY(bind_blob(c, i, e));
         }
     return AIT_OK;
 }
 
 /* The choice's prepared blobs: {"name": the backend's, "blob": the artifact's,
- * "node", "weights"}, each bound to module mi and its source (plan.h); big
- * ones are made resident (artifact_blob_resident). */
+ * "node", "weights"}, each bound to module mi and its source (plan.h). */
 static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const graph *g,
                              char (*dig)[SHA256_HEX], artifact *a, const char *what,
                              const char *mod, plan_choice *c, ait_error *e)
@@ -270,7 +269,7 @@ static ait_status find_blobs(const json_val *jl, const plan *p, int mi, const gr
         snprintf(pb->name, sizeof pb->name, "%s", name);
         pb->size = (size_t)b->size;
         c->prep_src[i] = b;
-        if (b->data) TRY(bind_blob(a, c, i, e)); /* else once read: plan_bind_blobs */
+        if (b->data) TRY(bind_blob(c, i, e)); /* else once read: plan_bind_blobs */
     }
     c->prep.blobs = c->prep_store;
     c->cfg.prep = &c->prep;

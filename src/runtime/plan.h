@@ -172,17 +172,17 @@ void plan_weight_digest(const tensor *t, char *hex);
  * checked (backend known and available, bucket a power of two, names and
  * blobs present) and a refusal names `what` (the artifact) and the field.
  * The model's inputs give the batch axes' input indices; each choice's
- * prepared blobs are found in artifact a (which must outlive the plan; big
- * blobs are moved into memory of their own, artifact_blob_resident) and
- * bound to their source weights (digests checked against g's data). A blob
- * not read yet (an open with defer_blob_read) is bound by name only: its
- * data comes with plan_bind_blobs once it is read and checked. */
+ * prepared blobs are found in artifact a (which must outlive the plan; their
+ * bytes are used in place) and bound to their source weights (digests
+ * checked against g's data). A blob not read yet (an open with
+ * defer_blob_read) is bound by name only: its data comes with
+ * plan_bind_blobs once it is read and checked. */
 struct artifact;
 ait_status plan_parse(const json_val *manifest, const graph *g, struct artifact *a,
                       const char *what, plan **out, ait_error *e);
-/* Gives every prepared blob of p its data from artifact a, whose blobs must
- * all be read (artifact_blob_read_rest); big ones made resident as above. */
-ait_status plan_bind_blobs(plan *p, struct artifact *a, ait_error *e);
+/* Gives every prepared blob of p its data from the artifact p was parsed
+ * with, whose blobs must all be read by now (artifact_blob_read_rest). */
+ait_status plan_bind_blobs(plan *p, ait_error *e);
 
 
 #endif

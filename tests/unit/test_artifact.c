@@ -207,43 +207,6 @@ static void test_round_trip(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* A big blob moves out of the mapping into memory of its own, once; a small
- * one stays; either keeps its bytes and its hash, and releasing a moved blob
- * leaves the copy alone. */
-static void test_resident(void **state)
-{
-    char p[128];
-    path_in(p, sizeof p, "resident.ait");
-    ait_error e = {0};
-    size_t n = HUGE_MIN_BYTES;
-    uint8_t *huge = malloc(n);
-    assert_non_null(huge);
-    for (size_t i = 0; i < n; i++) huge[i] = (uint8_t)(i * 13 + (i >> 12));
-    artifact_writer *w;
-    assert_int_equal(artifact_writer_begin(p, NULL, &w, &e), AIT_OK);
-    assert_int_equal(artifact_writer_blob(w, "small", "xyz", 3, &e), AIT_OK);
-    assert_int_equal(artifact_writer_blob(w, "huge", huge, n, &e), AIT_OK);
-    assert_int_equal(artifact_writer_finish(w, &e), AIT_OK);
-    artifact *a;
-    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
-    const artifact_blob *s = artifact_blob_find(a, "small"), *h = artifact_blob_find(a, "huge");
-    const uint8_t *s_map = s->data, *h_map = h->data;
-    assert_int_equal(artifact_blob_resident(a, s, &e), AIT_OK);
-    assert_ptr_equal(s->data, s_map);
-    assert_int_equal(artifact_blob_resident(a, h, &e), AIT_OK);
-    const uint8_t *h_own = h->data;
-    assert_ptr_not_equal(h_own, h_map);
-    assert_int_equal(artifact_blob_resident(a, h, &e), AIT_OK); /* once */
-    assert_ptr_equal(h->data, h_own);
-    artifact_blob_release(a, h);
-    assert_memory_equal(h->data, huge, n);
-    assert_memory_equal(s->data, "xyz", 3);
-    for (size_t i = 0; i < artifact_blob_count(a); i++)
-        assert_int_equal(artifact_blob_verify(a, i, &e), AIT_OK);
-    artifact_close(a); /* frees the copy (ASan would see a leak) */
-    free(huge);
-}
-
 static void test_writer_errors(void **state)
 {
     char p[128];
@@ -708,7 +671,6 @@ int main(void)
         cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_cpu),
         cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_resident),
         cmocka_unit_test(test_writer_errors),
         cmocka_unit_test(test_every_byte),
         cmocka_unit_test(test_truncated),
