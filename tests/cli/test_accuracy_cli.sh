@@ -13,7 +13,7 @@ set -u
 ait=$1 data=$2
 . "$(dirname "$0")/check.sh"
 model=$data/models/mlp.onnx
-fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-whole --no-plan-check --no-cache
+fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-whole --no-plan-check --no-cache --runs 1
       --strategy only:native --quant int8dq,int4wo)
 
 # Sane figures: one bucket, the budget as given, one output (logits, a

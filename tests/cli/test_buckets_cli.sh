@@ -15,7 +15,7 @@ ait=$1 data=$2
 m=$data/models/gpt2.onnx
 mkdir -p "$tmp/s" "$tmp/host"
 cp "$data/models/gpt2.in.0.npz" "$data/models/gpt2.in.1.npz" "$tmp/s/"
-fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-plan-check --no-whole --no-cache)
+fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-plan-check --no-whole --no-cache --runs 1)
 
 check inspect 0 "buckets: the samples fall in seq 1 past 128 \(decode\), seq 8 past 16" \
   "$ait" inspect "$m" --data "$tmp/s"

@@ -150,7 +150,7 @@ if [ -f "$data/models/gpt2.onnx" ]; then
     layers=$([ $m = gpt2 ] && echo 'h.*' || echo 'layer.*')
     check "tune-$m-native" 0 "saved $tmp/native-$m.ait" \
       "$ait" tune "$data/models/$m.onnx" --data "$tmp/native-$m" --select "$layers=only:native" \
-      --warmup 1 --window 2 --cap 3 --no-cache -o "$tmp/native-$m.ait"
+      --warmup 1 --window 2 --cap 3 --runs 1 --no-cache -o "$tmp/native-$m.ait"
     check "generate-$m-native-as-pytorch" 0 "^tokens: ${want//,/ }$" \
       "$ait" generate "$tmp/native-$m.ait" --prompt-ids "$prompt" --max-new 12
   done
@@ -161,7 +161,7 @@ if [ -f "$data/models/gpt2.onnx" ]; then
     check inspect-llama-unscoped 0 "^ +unscoped\.0 +1 " "$ait" inspect "$data/models/llama.onnx" --runs 1
     check tune-llama-unscoped 0 "saved $tmp/llama.ait" \
       "$ait" tune "$data/models/llama.onnx" --data "$tmp/llama" --select unscoped.0 --warmup 1 \
-      --window 2 --cap 3 -o "$tmp/llama.ait"
+      --window 2 --cap 3 --runs 1 -o "$tmp/llama.ait"
     read -r prompt want <<<"$(cat "$data/models/llama.greedy.txt")"
     check generate-llama-artifact 0 "^tokens: ${want//,/ }$" \
       "$ait" generate "$tmp/llama.ait" --prompt-ids "$prompt" --max-new 12

@@ -11,7 +11,7 @@ set -u
 ait=$1 data=$2
 . "$(dirname "$0")/check.sh"
 model=$data/models/resnet18.onnx
-fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-whole --no-plan-check --no-cache --select layer1)
+fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-whole --no-plan-check --no-cache --select layer1 --runs 1)
 
 cands() { # JSON_FILE: name status sqnr reason of each int8 candidate, and the chosen one
   /usr/bin/python3 - "$1" <<'PY'

@@ -14,7 +14,7 @@ set -u
 ait=$1 data=$2
 . "$(dirname "$0")/check.sh"
 model=$data/models/mlp.onnx
-fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-whole --no-cache)
+fast=(--warmup 1 --window 2 --cap 3 --cv 0.5 --no-whole --no-cache --runs 1)
 
 # JSON report checks: every asked-for variant is a candidate of each module
 # with a MatMul/Gemm, judged (valid, or a reason naming the SQNR bound), with
