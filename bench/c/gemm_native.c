@@ -11,10 +11,11 @@
  * B (both pack B inside every call, as they do in their backends). Every
  * output is checked against OpenBLAS's first (max |diff| / max |ref|).
  *
- * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] ROUNDS LAYOUT:M:N:K...
+ * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] ROUNDS LAYOUT:M:N:K...
  *   LAYOUT kn: B is K x N (MatMul); nk: B is N x K (nn.Linear's Gemm transB)
  *   --kc, --mc, --nc, --order  native's blocking and loop order (gemm_config)
  *   --pack-a  0 the default, 1 A always packed, 2 A read in place (gemm_config)
+ *   --skinny-nv  the skinny path's vectors per call (gemm_config's skinny_nv)
  *   --epi  also the default kernel with bias + relu fused ("+epi"), to
  *          show what the epilogue costs
  * Prints one line per shape and engine: median GFLOP/s on CPU time, % of
@@ -158,13 +159,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[ai], "--nc") && ai + 1 < argc) cfg.nc = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--order") && ai + 1 < argc) cfg.order = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--pack-a") && ai + 1 < argc) cfg.pack_a = atoi(argv[++ai]);
+        else if (!strcmp(argv[ai], "--skinny-nv") && ai + 1 < argc) cfg.skinny_nv = atoi(argv[++ai]);
         else {
             fprintf(stderr, "bench-gemm-native: unknown option %s\n", argv[ai]);
             return 2;
         }
     }
     if (argc - ai < 2) {
-        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] ROUNDS LAYOUT:M:N:K...\n");
+        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] ROUNDS LAYOUT:M:N:K...\n");
         return 2;
     }
     int rounds = atoi(argv[ai++]);
