@@ -357,7 +357,10 @@ static char *manifest_json(const ait_model *m, const inspection *insp, const tun
 }
 
 /* Adds every build's prepared blobs to the artifact, each distinct content
- * of a module once (buckets that prepared the same bytes share the blob). */
+ * of a module once: buckets that prepared the same bytes under the same name
+ * share the blob (the load binds each blob to its name: the same bytes under
+ * another name, e.g. oneDNN's weights in two formats that happen to agree,
+ * get a blob of their own). */
 static ait_status add_prepared(artifact_writer *w, const plan *p, plan_exec *px, saved_list *sl,
                                ait_error *e)
 {
@@ -378,8 +381,9 @@ static ait_status add_prepared(artifact_writer *w, const plan *p, plan_exec *px,
                                    .data = pb->data, .size = pb->size};
                 snprintf(sb->name, sizeof sb->name, "%s", pb->name);
                 const saved_blob *same = NULL;
-                for (int q = 0; q < sl->n && !same; q++)
-                    if (sl->items[q].mod == i && sl->items[q].size == pb->size &&
+                for (int q = 0; q < sl->n && !same; q++) /* the load binds name to blob */
+                    if (sl->items[q].mod == i && strcmp(sl->items[q].name, pb->name) == 0 &&
+                        sl->items[q].size == pb->size &&
                         memcmp(sl->items[q].data, pb->data, pb->size) == 0)
                         same = &sl->items[q];
                 if (same) {
