@@ -308,6 +308,10 @@ bool nat_conv_cat(const nat_step *st);
  * qgemm_u8), which reads and writes uint8 values (layout.c). */
 bool nat_conv_q8(const built *bm, const nat_step *st);
 
+/* pool.c: whether step st is a MaxPool that runs on uint8 bytes when its
+ * input is (static int8, channels-last: layout.c). */
+bool nat_pool_q8(const built *bm, const nat_step *st);
+
 /* Scratch floats, rounded up to 16 so that each part of a step's scratch
  * (a value whose layout it changes, an im2col block) starts 64-byte aligned. */
 static inline size_t nat_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
