@@ -291,15 +291,19 @@ static void pool_want(kpool_kind kind, const kpool_geom *g, const float *x, doub
             }
 }
 
+/* Pooling windows: size, stride, dilation, pads at the start and the end. */
+typedef struct pool_win {
+    int k, s, d, pt, pb;
+} pool_win;
+static const pool_win pool_wins[] = {{3, 2, 1, 1, 1}, {2, 2, 1, 0, 0}, {3, 1, 1, 1, 1},
+                                     {3, 2, 2, 2, 1}, {5, 3, 1, 2, 0}, {1, 1, 1, 0, 0}};
+
 static void test_pool(void **state)
 {
     (void)state;
-    static const struct {
-        int k, s, d, pt, pb;
-    } ws[] = {{3, 2, 1, 1, 1}, {2, 2, 1, 0, 0}, {3, 1, 1, 1, 1}, {3, 2, 2, 2, 1}, {5, 3, 1, 2, 0},
-              {1, 1, 1, 0, 0}};
+    const pool_win *ws = pool_wins;
     static const int chans[] = {1, 3, 17, 64}, sizes[] = {1, 7, 13, 32};
-    for (size_t k = 0; k < sizeof ws / sizeof *ws; k++)
+    for (size_t k = 0; k < sizeof pool_wins / sizeof *pool_wins; k++)
         for (int si = 0; si < 4; si++)
             for (int kind = 0; kind < 2; kind++)
                 for (int ceil_mode = 0; ceil_mode < 2; ceil_mode++)
@@ -333,12 +337,9 @@ static void test_pool(void **state)
 static void test_pool_u8(void **state)
 {
     (void)state;
-    static const struct {
-        int k, s, d, pt, pb;
-    } ws[] = {{3, 2, 1, 1, 1}, {2, 2, 1, 0, 0}, {3, 1, 1, 1, 1}, {3, 2, 2, 2, 1}, {5, 3, 1, 2, 0},
-              {1, 1, 1, 0, 0}};
+    const pool_win *ws = pool_wins;
     static const int chans[] = {1, 3, 17, 64, 67, 130}, sizes[] = {1, 7, 13};
-    for (size_t k = 0; k < sizeof ws / sizeof *ws; k++)
+    for (size_t k = 0; k < sizeof pool_wins / sizeof *pool_wins; k++)
         for (int ci = 0; ci < 6; ci++)
             for (int si = 0; si < 3; si++) {
                 int hw = sizes[si];

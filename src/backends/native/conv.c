@@ -455,14 +455,15 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (p->qv.w) g.threads = nat_qgemm_threads(bm, &p->qv, g.m, 0, &g.epi, g.threads);
                     if (p->qv.w && direct && p->qs > 0) { /* static int8: A at its fixed scale */
                         uint8_t *qa = (uint8_t *)sp;
+                        const uint8_t *a8 = qa;
                         float *sa = (float *)(qa + ((size_t)(g.m * p->qv.kp) + 63) / 64 * 64);
                         if (xq8)
-                            nat_qconv_direct_u8(xq8, (const uint8_t *)x + p0 * C, C, g.m, kdim, p->qv.kp,
-                                                qa, sa, (int32_t *)(sa + g.m));
+                            a8 = nat_qconv_direct_u8(xq8, (const uint8_t *)x + p0 * C, C, g.m, kdim,
+                                                     p->qv.kp, qa, sa, (int32_t *)(sa + g.m));
                         else
                             nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
                                              (int32_t *)(sa + g.m));
-                        qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
+                        qgemm_u8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
                                  &g.epi, g.threads);
                     } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));

@@ -288,9 +288,11 @@ void nat_qconv_rows(const nat_pack *p, const knhwc_geom *kg, const float *x, int
 void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m, int64_t kdim,
                       int64_t kp, uint8_t *q, float *sa, int32_t *za);
 /* The same of a uint8 input (nat_val.q8): rows [0, m) of x (ldx apart)
- * copied, at the scale and zero point of pack sc (its writer's). */
-void nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m, int64_t kdim,
-                         int64_t kp, uint8_t *q, float *sa, int32_t *za);
+ * at the scale and zero point of pack sc (its writer's); the rows to give
+ * qgemm_u8: x itself when its rows are kp bytes apart and K is kp, else
+ * copied into q. */
+const uint8_t *nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m,
+                                   int64_t kdim, int64_t kp, uint8_t *q, float *sa, int32_t *za);
 
 /* shuffle.c: the channel shuffle (Reshape, Transpose, Reshape) that alone
  * reads value v, a 4-D float32 [n][c][h][w]: its groups, its three nodes
