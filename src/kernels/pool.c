@@ -24,12 +24,16 @@ static const struct {
     void (*row)(kpool_kind, const kpool_geom *, const float *, int, int, int, float *);
     float (*plane)(kpool_kind, const float *, size_t);
     void (*nhwc)(kpool_kind, const kpool_geom *, const float *, int, float *);
+    void (*max_u8)(const kpool_geom *, const uint8_t *, int, uint8_t *);
 } pool_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, pool_row_avx512, pool_plane_avx512, pool_nhwc_row_avx512},
-    {KISA_AVX2, pool_row_avx2, pool_plane_avx2, pool_nhwc_row_avx2},
+    {KISA_AVX512, pool_row_avx512, pool_plane_avx512, pool_nhwc_row_avx512,
+     pool_nhwc_max_u8_row_avx512},
+    {KISA_AVX2, pool_row_avx2, pool_plane_avx2, pool_nhwc_row_avx2,
+     pool_nhwc_max_u8_row_avx2},
 #endif
-    {KISA_PORTABLE, pool_row_portable, pool_plane_portable, pool_nhwc_row_portable},
+    {KISA_PORTABLE, pool_row_portable, pool_plane_portable, pool_nhwc_row_portable,
+     pool_nhwc_max_u8_row_portable},
 };
 
 void kpool_run(kpool_kind k, const kpool_geom *g, const float *x, float *y, int threads)
@@ -54,6 +58,16 @@ void kpool_nhwc(kpool_kind k, const kpool_geom *g, const float *x, float *y, int
     for (long r = 0; r < rows; r++)
         im->nhwc(k, g, x + (size_t)(r / g->oh) * g->h * g->w * g->c, (int)(r % g->oh),
                  y + (size_t)r * g->ow * g->c);
+}
+
+void kpool_nhwc_max_u8(const kpool_geom *g, const uint8_t *x, uint8_t *y, int threads)
+{
+    __typeof__(pool_impls[0]) *im = KISA_PICK(pool_impls);
+    const long rows = (long)g->n * g->oh;
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static)
+    for (long r = 0; r < rows; r++)
+        im->max_u8(g, x + (size_t)(r / g->oh) * g->h * g->w * g->c, (int)(r % g->oh),
+                   y + (size_t)r * g->ow * g->c);
 }
 
 void kpool_global(kpool_kind k, size_t planes, size_t size, const float *x, float *y, int threads)

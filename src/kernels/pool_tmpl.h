@@ -111,3 +111,25 @@ static void KV(pool_nhwc_row)(kpool_kind kind, const kpool_geom *g, const float 
         }
     }
 }
+
+/* Channels-last max of uint8 bytes (static int8's activations, nat_val.q8):
+ * output row oy of one image, x [h][w][c] and yrow [ow][c] bytes; a plain
+ * loop over the channels that each ISA's target vectorises. A window with
+ * no tap inside the input gives 0. */
+static void KV(pool_nhwc_max_u8_row)(const kpool_geom *g, const uint8_t *x, int oy, uint8_t *yrow)
+{
+    int ky0, ky1, kx0, kx1;
+    (void)KV(pool_taps)(oy, g->h, g->kh, g->sh, g->dh, g->pt, g->pb, &ky0, &ky1);
+    const int iy0 = oy * g->sh - g->pt, c = g->c;
+    for (int ox = 0; ox < g->ow; ox++) {
+        (void)KV(pool_taps)(ox, g->w, g->kw, g->sw, g->dw, g->pl, g->pr, &kx0, &kx1);
+        const int ix0 = ox * g->sw - g->pl;
+        uint8_t *restrict yp = yrow + (size_t)ox * c;
+        memset(yp, 0, (size_t)c);
+        for (int ky = ky0; ky < ky1; ky++)
+            for (int kx = kx0; kx < kx1; kx++) {
+                const uint8_t *restrict p = x + ((size_t)(iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw) * c;
+                for (int ci = 0; ci < c; ci++) yp[ci] = p[ci] > yp[ci] ? p[ci] : yp[ci];
+            }
+    }
+}

@@ -1,5 +1,5 @@
 /* The native backend's kernels (src/kernels/), part 2: depthwise
- * convolution (float and static int8), the uint8 channels-last im2col, ConvTranspose, pooling and Resize, at every ISA this CPU has
+ * convolution (float and static int8), the uint8 channels-last im2col, ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
  * and on the portable path, with 1 and 2 threads, against loops in double
  * written here; odd channel counts and sizes, every epilogue and mode. */
 #include <setjmp.h>
@@ -291,15 +291,19 @@ static void pool_want(kpool_kind kind, const kpool_geom *g, const float *x, doub
             }
 }
 
+/* Pooling windows: size, stride, dilation, pads at the start and the end. */
+typedef struct pool_win {
+    int k, s, d, pt, pb;
+} pool_win;
+static const pool_win pool_wins[] = {{3, 2, 1, 1, 1}, {2, 2, 1, 0, 0}, {3, 1, 1, 1, 1},
+                                     {3, 2, 2, 2, 1}, {5, 3, 1, 2, 0}, {1, 1, 1, 0, 0}};
+
 static void test_pool(void **state)
 {
     (void)state;
-    static const struct {
-        int k, s, d, pt, pb;
-    } ws[] = {{3, 2, 1, 1, 1}, {2, 2, 1, 0, 0}, {3, 1, 1, 1, 1}, {3, 2, 2, 2, 1}, {5, 3, 1, 2, 0},
-              {1, 1, 1, 0, 0}};
+    const pool_win *ws = pool_wins;
     static const int chans[] = {1, 3, 17, 64}, sizes[] = {1, 7, 13, 32};
-    for (size_t k = 0; k < sizeof ws / sizeof *ws; k++)
+    for (size_t k = 0; k < sizeof pool_wins / sizeof *pool_wins; k++)
         for (int si = 0; si < 4; si++)
             for (int kind = 0; kind < 2; kind++)
                 for (int ceil_mode = 0; ceil_mode < 2; ceil_mode++)
@@ -325,6 +329,54 @@ static void test_pool(void **state)
                         });
                         free(x), free(y), free(want);
                     }
+}
+
+/* The uint8 channels-last MaxPool (static int8's kept activations) against
+ * the max of the bytes written out here, exactly, on the windows above and
+ * channel counts around the vector widths (a window with no tap inside gives 0). */
+static void test_pool_u8(void **state)
+{
+    (void)state;
+    const pool_win *ws = pool_wins;
+    static const int chans[] = {1, 3, 17, 64, 67, 130}, sizes[] = {1, 7, 13};
+    for (size_t k = 0; k < sizeof pool_wins / sizeof *pool_wins; k++)
+        for (int ci = 0; ci < 6; ci++)
+            for (int si = 0; si < 3; si++) {
+                int hw = sizes[si];
+                kpool_geom g = {.n = 2, .c = chans[ci], .h = hw, .w = hw + 2, .kh = ws[k].k,
+                                .kw = ws[k].k, .sh = ws[k].s, .sw = ws[k].s, .dh = ws[k].d,
+                                .dw = ws[k].d, .pt = ws[k].pt, .pl = ws[k].pt, .pb = ws[k].pb,
+                                .pr = ws[k].pb};
+                g.oh = kwin_out(g.h, g.kh, g.sh, g.dh, g.pt, g.pb, (int)(k + ci) % 2);
+                g.ow = kwin_out(g.w, g.kw, g.sw, g.dw, g.pl, g.pr, (int)(k + ci) % 2);
+                if (!g.oh || !g.ow) continue;
+                size_t nx = (size_t)g.n * g.h * g.w * g.c, ny = (size_t)g.n * g.oh * g.ow * g.c;
+                uint8_t *x = malloc(nx), *y = malloc(ny), *want = malloc(ny);
+                for (size_t i = 0; i < nx; i++) x[i] = (uint8_t)((i * 2654435761u + k * 97 + (size_t)si) >> 11);
+                for (int n = 0; n < g.n; n++)
+                    for (int oy = 0; oy < g.oh; oy++)
+                        for (int ox = 0; ox < g.ow; ox++)
+                            for (int c = 0; c < g.c; c++) {
+                                int m = 0;
+                                for (int ky = 0; ky < g.kh; ky++)
+                                    for (int kx = 0; kx < g.kw; kx++) {
+                                        int iy = oy * g.sh - g.pt + ky * g.dh, ix = ox * g.sw - g.pl + kx * g.dw;
+                                        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                                        int v = x[(((size_t)n * g.h + iy) * g.w + ix) * g.c + c];
+                                        m = v > m ? v : m;
+                                    }
+                                want[(((size_t)n * g.oh + oy) * g.ow + ox) * g.c + c] = (uint8_t)m;
+                            }
+                KC_EACH_ISA({
+                    memset(y, 0xa5, ny);
+                    kpool_nhwc_max_u8(&g, x, y, kc_threads);
+                    for (size_t i = 0; i < ny; i++)
+                        if (y[i] != want[i])
+                            fail_msg("maxpool u8 [isa %s] case %zu c %d hw %d: element %zu is %d, want %d",
+                                     kisa_name(kisa_active()), k, g.c, hw, i, y[i], want[i]);
+                });
+                free(x), free(y), free(want);
+            }
 }
 
 static void test_global_pool(void **state)
@@ -424,7 +476,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_im2col_u8),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
-        cmocka_unit_test(test_pool),        cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_pool),        cmocka_unit_test(test_pool_u8),
+        cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_resize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

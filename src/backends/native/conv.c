@@ -173,6 +173,16 @@ static int64_t im2col_block(int64_t ohw, int64_t kdim, int64_t nr)
     return p < ohw ? p : ohw;
 }
 
+/* Output rows per block of a static int8 Conv writing uint8 (nat_val.q8):
+ * the float epilogue's rows, requantised from about 256 KB of scratch
+ * that stays in L2, instead of the whole output in float (a direct 1x1
+ * Conv's rows over all images; an im2col Conv's blocks are smaller). */
+static int64_t q8_block(int64_t rows, int64_t m)
+{
+    int64_t b = ((int64_t)1 << 16) / (m > 0 ? m : 1);
+    b = b < 64 ? 64 : b;
+    return b < rows ? b : rows;
+}
 
 static void fill_wt(built *bm, int i, int grp, void *dst, const void *arg)
 {
@@ -217,8 +227,12 @@ static ait_status conv_finish(built *bm, nat_step *st)
     size_t f = 0;
     const nat_val *ov = &bm->vals[st->epi.out], *rv = st->epi.res >= 0 ? &bm->vals[st->epi.res] : NULL;
     if (!bm->vals[n->in[0]].nhwc) f += nat_floats(xn);
-    if (rv && (!rv->nhwc || rv->q8)) f += nat_floats(yn); /* NCHW, or uint8, to float NHWC */
-    if (!ov->nhwc || ov->q8) f += nat_floats(yn);         /* float NHWC, then NCHW or uint8 */
+    /* a uint8 residual or output: a block's float rows (q8_block), of a GEMM */
+    const int64_t qrows = q8_block(q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1), M);
+    const bool gemm = q[G_DIRECT] != CONV_DW;
+    if (rv && (!rv->nhwc || rv->q8)) /* NCHW, or uint8, to float NHWC */
+        f += nat_floats(rv->q8 && gemm ? qrows * M : yn);
+    if (!ov->nhwc || ov->q8) f += nat_floats(ov->q8 && gemm ? qrows * M : yn); /* float NHWC, then NCHW or uint8 */
     if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
     if (quant) { /* qgemm's quantised rows, after A's block */
         int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1);
@@ -335,9 +349,15 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         x = sp;
         sp += nat_floats(N * C * hw);
     }
-    if (res && bm->vals[st->epi.res].q8) {
-        const nat_pack *rp = &bm->packs[bm->vals[st->epi.res].q8_node];
-        qg_dequant_u8((const uint8_t *)res, N * M * ohw, rp->qs, rp->qz, sp);
+    const nat_pack *rq8 = res && bm->vals[st->epi.res].q8 ? &bm->packs[bm->vals[st->epi.res].q8_node] : NULL;
+    const bool gemm = q[G_DIRECT] != CONV_DW;
+    const int64_t qblk = q8_block(q[G_DIRECT] == CONV_DIRECT ? N * ohw : im2col_block(ohw, kdim, 1), M);
+    float *rbuf = NULL; /* a uint8 residual's block in float (per GEMM block) */
+    if (rq8 && gemm) {
+        rbuf = sp;
+        sp += nat_floats(qblk * M);
+    } else if (rq8) {
+        qg_dequant_u8((const uint8_t *)res, N * M * ohw, rq8->qs, rq8->qz, sp);
         res = sp;
         sp += nat_floats(N * M * ohw);
     } else if (res && !bm->vals[st->epi.res].nhwc) {
@@ -348,7 +368,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     bool out_nhwc = ov->nhwc && !oq8;
     float *y = out_nhwc ? yout : sp;
     const int64_t ldy = out_nhwc ? cy : M; /* y's rows (pixels) apart */
-    if (!out_nhwc) sp += nat_floats(N * M * ohw);
+    if (!out_nhwc) sp += nat_floats(oq8 && gemm ? qblk * M : N * M * ohw);
     knhwc_geom kg = {q[G_H], q[G_W], C, 0, cg, q[G_KH], q[G_KW], q[G_S0], q[G_S1], q[G_D0], q[G_D1],
                      q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
     gemm_act act = st->epi.act;
@@ -371,16 +391,18 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     } else {
         const nat_pack *p = &bm->packs[st->node];
         const bool direct = q[G_DIRECT] == CONV_DIRECT;
-        const int64_t blk = direct ? N * ohw : im2col_block(ohw, kdim, 1);
+        /* a direct conv's rows run over all images at once (im 0, p up to N * ohw) */
+        const int64_t rows = direct ? N * ohw : ohw;
+        const int64_t blk = oq8 || rq8 ? qblk : direct ? rows : im2col_block(ohw, kdim, 1);
         for (int64_t im = 0; im < (direct ? 1 : N); im++)
             for (int64_t gi = 0; gi < group; gi++)
-                for (int64_t p0 = 0; p0 < (direct ? blk : ohw); p0 += blk) {
-                    int64_t p1 = p0 + blk < ohw || direct ? p0 + blk : ohw, off = (im * ohw + p0) * M + gi * mg;
+                for (int64_t p0 = 0; p0 < rows; p0 += blk) {
+                    int64_t p1 = p0 + blk < rows ? p0 + blk : rows, off = (im * ohw + p0) * M + gi * mg;
                     gemm_args g = {.m = p1 - p0, .n = mg, .k = kdim, .pb = &p->views[gi],
-                                   .c = y + (im * ohw + p0) * ldy + gi * mg, .ldc = ldy,
+                                   .c = (oq8 ? y : y + (im * ohw + p0) * ldy) + gi * mg, .ldc = ldy,
                                    .threads = bm->threads, .kern = bm->kern};
                     if (direct) {
-                        g.a = xq8 ? NULL : x + gi * cg;
+                        g.a = xq8 ? NULL : x + p0 * C + gi * cg;
                         g.rsa = C;
                     } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
@@ -415,7 +437,13 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     g.epi.act = act;
                     g.epi.lo = st->epi.lo;
                     g.epi.hi = st->epi.hi;
-                    if (res) {
+                    if (rbuf) { /* this block's rows of the uint8 residual */
+                        qg_dequant_u8((const uint8_t *)res + (im * ohw + p0) * M, g.m * M, rq8->qs,
+                                      rq8->qz, rbuf);
+                        g.epi.res = rbuf + gi * mg;
+                        g.epi.ldr = M;
+                        g.epi.res_after = st->epi.res_after;
+                    } else if (res) {
                         g.epi.res = res + off;
                         g.epi.ldr = M;
                         g.epi.res_after = st->epi.res_after;
@@ -427,14 +455,15 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     if (p->qv.w) g.threads = nat_qgemm_threads(bm, &p->qv, g.m, 0, &g.epi, g.threads);
                     if (p->qv.w && direct && p->qs > 0) { /* static int8: A at its fixed scale */
                         uint8_t *qa = (uint8_t *)sp;
+                        const uint8_t *a8 = qa;
                         float *sa = (float *)(qa + ((size_t)(g.m * p->qv.kp) + 63) / 64 * 64);
                         if (xq8)
-                            nat_qconv_direct_u8(xq8, (const uint8_t *)x, C, g.m, kdim, p->qv.kp,
-                                                qa, sa, (int32_t *)(sa + g.m));
+                            a8 = nat_qconv_direct_u8(xq8, (const uint8_t *)x + p0 * C, C, g.m, kdim,
+                                                     p->qv.kp, qa, sa, (int32_t *)(sa + g.m));
                         else
                             nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
                                              (int32_t *)(sa + g.m));
-                        qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
+                        qgemm_u8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
                                  &g.epi, g.threads);
                     } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));

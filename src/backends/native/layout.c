@@ -20,7 +20,10 @@
  * Conv reading it as its data input or residual, one at least as its data
  * input: the writer requantises at that reader's calibrated scale and zero
  * point (its pack's qs, qz), the data readers take the bytes as they are,
- * a residual is dequantised. Then each step's op finishes (packs weights
+ * a residual is dequantised. A MaxPool between such Convs (ResNet's stem)
+ * takes the max of the bytes (max commutes with the monotone
+ * quantisation): its output is uint8 at its input's scale, and the Conv
+ * before it requantises at the scale of the first Conv after it. Then each step's op finishes (packs weights
  * for its layout, sizes its scratch). */
 #include <stdlib.h>
 
@@ -34,8 +37,10 @@ static bool is_output(const graph *g, int v)
 }
 
 /* Whether every reader of v takes it channels-last (see above), and with
- * q8 each is also a static int8 Conv (nat_conv_q8): the first node reading
- * v as its data input (-1: none), or -2 when some reader does not. */
+ * q8 each is also a static int8 Conv (nat_conv_q8) or a MaxPool on bytes
+ * (nat_pool_q8) whose output's readers are so in turn: the first Conv
+ * reading v (or a MaxPool's output) as its data input (-1: none), or -2
+ * when some reader does not. */
 static int data_reader(const built *bm, const int *step_of, int v, bool q8)
 {
     const graph *g = bm->g;
@@ -46,9 +51,17 @@ static int data_reader(const built *bm, const int *step_of, int v, bool q8)
         for (int k = 0; k < n->n_in; k++) {
             if (n->in[k] != v) continue;
             const nat_step *t = step_of[i] >= 0 ? &bm->steps[step_of[i]] : NULL;
-            if (!t || !t->can_nhwc || (q8 && !nat_conv_q8(bm, t))) return -2;
+            if (!t || !t->can_nhwc) return -2;
             bool data = i == t->node && (k == 0 || t->nhwc_ins), res = i != t->node && t->epi.res == v;
             if (!data && !res) return -2;
+            if (q8 && data && nat_pool_q8(bm, t)) { /* passes the bytes on: its readers decide */
+                int w = t->epi.out;
+                int r = bm->vals[w].nhwc && !is_output(g, w) ? data_reader(bm, step_of, w, true) : -2;
+                if (r < -1) return -2;
+                if (first < 0) first = r;
+                continue;
+            }
+            if (q8 && !nat_conv_q8(bm, t)) return -2;
             if (data && first < 0) first = i;
         }
     }
@@ -85,6 +98,9 @@ ait_status nat_layout(built *bm)
         if (st->cat < 0 && v >= 0 && bm->vals[v].nhwc && nat_conv_q8(bm, st)) {
             bm->vals[v].q8_node = data_reader(bm, step_of, v, true);
             bm->vals[v].q8 = bm->vals[v].q8_node >= 0;
+        } else if (nat_pool_q8(bm, st) && bm->vals[g->nodes[st->node].in[0]].q8) {
+            bm->vals[v].q8 = true; /* its input's bytes, at their scale (data_reader) */
+            bm->vals[v].q8_node = bm->vals[g->nodes[st->node].in[0]].q8_node;
         }
     }
     for (int s = 0; s < bm->n_steps; s++) {

@@ -282,7 +282,7 @@ static ait_status place_values(built *bm)
         if (!d->placed) continue;
         int64_t numel;
         TRY(shape_numel(d->t.dims, d->t.rank, d->t.dtype, &numel, "value", bm->err));
-        size_t b = (size_t)numel * ait_dtype_size(d->t.dtype);
+        size_t b = (size_t)numel * (d->q8 ? 1 : ait_dtype_size(d->t.dtype)); /* uint8: a byte */
         if (b > SIZE_MAX - 64)
             return err_set(bm->err, AIT_E_OVERFLOW, "native: value '%s' is too large",
                            g->vals[v].name);

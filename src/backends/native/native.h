@@ -288,9 +288,11 @@ void nat_qconv_rows(const nat_pack *p, const knhwc_geom *kg, const float *x, int
 void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m, int64_t kdim,
                       int64_t kp, uint8_t *q, float *sa, int32_t *za);
 /* The same of a uint8 input (nat_val.q8): rows [0, m) of x (ldx apart)
- * copied, at the scale and zero point of pack sc (its writer's). */
-void nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m, int64_t kdim,
-                         int64_t kp, uint8_t *q, float *sa, int32_t *za);
+ * at the scale and zero point of pack sc (its writer's); the rows to give
+ * qgemm_u8: x itself when its rows are kp bytes apart and K is kp, else
+ * copied into q. */
+const uint8_t *nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m,
+                                   int64_t kdim, int64_t kp, uint8_t *q, float *sa, int32_t *za);
 
 /* shuffle.c: the channel shuffle (Reshape, Transpose, Reshape) that alone
  * reads value v, a 4-D float32 [n][c][h][w]: its groups, its three nodes
@@ -307,6 +309,10 @@ bool nat_conv_cat(const nat_step *st);
 /* conv.c: whether step st is a static int8 Conv (variant "int8", on
  * qgemm_u8), which reads and writes uint8 values (layout.c). */
 bool nat_conv_q8(const built *bm, const nat_step *st);
+
+/* pool.c: whether step st is a MaxPool that runs on uint8 bytes when its
+ * input is (static int8, channels-last: layout.c). */
+bool nat_pool_q8(const built *bm, const nat_step *st);
 
 /* Scratch floats, rounded up to 16 so that each part of a step's scratch
  * (a value whose layout it changes, an im2col block) starts 64-byte aligned. */

@@ -4,7 +4,8 @@
  * must agree with the scheduled shape, and everything fit the kernel's int
  * geometry, else the node stays on the reference op. MaxPool and
  * AveragePool also run channels-last between convolutions (layout.c),
- * changing the layout of an NCHW input or output in the scratch. */
+ * changing the layout of an NCHW input or output in the scratch; MaxPool
+ * between static int8 Convs takes the max of their uint8 bytes. */
 #include <limits.h>
 #include <string.h>
 
@@ -96,6 +97,10 @@ static ait_status pool_run(built *bm, const nat_step *st)
         x = sp;
         sp += nat_floats(q[P_N] * q[P_C] * hw);
     }
+    if (bm->vals[n->in[0]].q8) { /* uint8 in, uint8 out at the same scale (layout.c) */
+        kpool_nhwc_max_u8(&g, (const uint8_t *)x, (uint8_t *)y->data, bm->threads);
+        return AIT_OK;
+    }
     bool out_nhwc = bm->vals[n->out[0]].nhwc;
     kpool_nhwc(k, &g, x, out_nhwc ? y->data : sp, bm->threads);
     if (!out_nhwc) knhwc_to_nchw(sp, q[P_N], q[P_C], ohw, y->data);
@@ -124,6 +129,11 @@ static ait_status global_run(built *bm, const nat_step *st)
 }
 
 const nat_op nat_maxpool = {"MaxPool", pool_take, pool_run, pool_finish};
+
+bool nat_pool_q8(const built *bm, const nat_step *st)
+{
+    return bm->qstatic && st->op == &nat_maxpool && st->can_nhwc;
+}
 const nat_op nat_avgpool = {"AveragePool", pool_take, pool_run, pool_finish};
 const nat_op nat_gmaxpool = {"GlobalMaxPool", global_take, global_run};
 const nat_op nat_gavgpool = {"GlobalAveragePool", global_take, global_run};
