@@ -1,0 +1,133 @@
+/* Per-step decode time with a key/value cache appended in place: steps that
+ * grow the past by one position each (every step a new input shape) against
+ * steps that rerun one past length (the same shape each time), interleaved
+ * round by round in one process. Their ratio is what a new past length costs
+ * beyond the step's own work (scheduling again), up to the attention's few
+ * more positions.
+ *
+ *   bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS
+ *
+ * The model is a decoder as examples/generate.c takes it (token ids input 0,
+ * past* inputs paired with present* outputs, logits output 0). Prints the
+ * median ms per step of each mode and their ratio. */
+#include <ait.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timer.h"
+
+#define MAX_IO 64
+
+typedef struct cache {
+    int in, out, axis;
+    ait_tensor *buf;
+} cache;
+
+static int fail(const char *what, const char *msg)
+{
+    fprintf(stderr, "bench-decode-steps: %s: %s\n", what, msg);
+    return 1;
+}
+
+static int present_of(const ait_model *m, const char *name)
+{
+    if (strncmp(name, "past", 4) != 0) return -1;
+    for (int j = 0; j < ait_model_output_count(m); j++) {
+        ait_value_info o;
+        if (ait_model_output(m, j, &o) == AIT_OK && !strncmp(o.name, "present", 7) &&
+            !strcmp(o.name + 7, name + 4))
+            return j;
+    }
+    return -1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS\n");
+        return 2;
+    }
+    int past = atoi(argv[2]), steps = atoi(argv[3]), rounds = atoi(argv[4]);
+    if (past < 1 || steps < 1 || rounds < 1) return fail(argv[1], "bad arguments");
+    ait_error err = {0};
+    ait_model *m = NULL;
+    ait_session *s = NULL;
+    ait_binding *b = NULL;
+    if (ait_model_load(argv[1], &m, &err) != AIT_OK) return fail(argv[1], err.msg);
+    if (ait_session_create(m, NULL, &s, &err) != AIT_OK || ait_binding_create(s, &b, &err) != AIT_OK)
+        return fail(argv[1], err.msg);
+    int n_in = ait_model_input_count(m), n_cache = 0;
+    if (n_in > MAX_IO) return fail(argv[1], "too many inputs");
+    cache c[MAX_IO];
+    ait_value_info vi;
+    int64_t total = past + steps;
+    for (int i = 1; i < n_in; i++) {
+        ait_model_input(m, i, &vi);
+        cache *k = &c[n_cache++];
+        k->in = i;
+        k->out = present_of(m, vi.name);
+        k->axis = -1;
+        for (int d = 1; d < vi.rank && k->axis < 0; d++)
+            if (vi.dims[d] < 0) k->axis = d;
+        if (k->out < 0 || k->axis < 0) return fail(vi.name, "not a past input with a present output");
+        int64_t dims[AIT_MAX_RANK];
+        for (int d = 0; d < vi.rank; d++) dims[d] = d == 0 ? 1 : d == k->axis ? total : vi.dims[d];
+        k->buf = ait_tensor_create(vi.dtype, vi.rank, dims);
+        if (!k->buf) return fail(vi.name, "out of memory");
+        memset(ait_tensor_data(k->buf), 0, (size_t)ait_tensor_numel(k->buf) * ait_dtype_size(vi.dtype));
+    }
+    ait_model_output(m, 0, &vi);
+    int64_t one[2] = {1, 1}, vocab = vi.dims[vi.rank - 1], ldims[3] = {1, 1, vocab}, id = 7;
+    ait_tensor *tok = ait_tensor_wrap(AIT_I64, 2, one, &id);
+    ait_tensor *logits = vocab > 0 ? ait_tensor_create(AIT_F32, 3, ldims) : NULL;
+    if (!tok || !logits) return fail(argv[1], "no logits [batch, seq, vocab] output");
+    if (ait_binding_set_output(b, 0, logits, &err) != AIT_OK) return fail(argv[1], err.msg);
+    double *tg = malloc(sizeof(double) * (size_t)(rounds * steps));
+    double *ts = malloc(sizeof(double) * (size_t)(rounds * steps));
+    if (!tg || !ts) return fail(argv[1], "out of memory");
+    /* mode 0 warms up (every length once, as a generation meets them);
+     * then same length and growing alternate */
+    for (int mode = 0; mode < 2 * rounds + 1; mode++) {
+        bool grow = mode % 2 == 0;
+        int r = (mode - 1) / 2;
+        for (int st = 0; st < steps; st++) {
+            int64_t len = grow ? past + st : past;
+            if (ait_binding_set_input(b, 0, tok, &err) != AIT_OK) return fail(argv[1], err.msg);
+            for (int k = 0; k < n_cache; k++)
+                if (ait_binding_set_cache(b, c[k].in, c[k].out, c[k].buf, c[k].axis, len, &err) != AIT_OK)
+                    return fail(argv[1], err.msg);
+            double t0 = now_s();
+            if (ait_session_run_bound(s, b) != AIT_OK) return fail(argv[1], ait_session_error(s));
+            double dt = now_s() - t0;
+            if (mode == 0) continue;
+            (grow ? tg : ts)[r * steps + st] = dt;
+        }
+    }
+    double g = median(tg, rounds * steps) * 1e3, sm = median(ts, rounds * steps) * 1e3;
+    printf("%s past %d: growing %.4f ms/step, same length %.4f ms/step, growing/same %.3f, "
+           "caches in place %d of %d\n", argv[1], past, g, sm, g / sm, ait_binding_caches_in_place(b),
+           n_cache);
+    for (int k = 0; k < n_cache; k++) ait_tensor_free(c[k].buf);
+    ait_tensor_free(tok);
+    ait_tensor_free(logits);
+    free(tg);
+    free(ts);
+    ait_binding_free(b);
+    ait_session_free(s);
+    ait_model_free(m);
+    return 0;
+}
