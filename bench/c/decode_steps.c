@@ -7,8 +7,9 @@
  *
  *   bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS
  *
- * The model is a decoder as examples/generate.c takes it (token ids input 0,
- * past* inputs paired with present* outputs, logits output 0). Prints the
+ * The model is a decoder exported as GPT-2's with past key/values: token
+ * ids input 0, logits output 0, and each input i >= 1 a past whose present
+ * is output i (the bundled gpt2 and llama, gpt2_small, llama_small). Prints the
  * median ms per step of each mode and their ratio. */
 #include <ait.h>
 #include <stdbool.h>
@@ -29,18 +30,6 @@ static int fail(const char *what, const char *msg)
 {
     fprintf(stderr, "bench-decode-steps: %s: %s\n", what, msg);
     return 1;
-}
-
-static int present_of(const ait_model *m, const char *name)
-{
-    if (strncmp(name, "past", 4) != 0) return -1;
-    for (int j = 0; j < ait_model_output_count(m); j++) {
-        ait_value_info o;
-        if (ait_model_output(m, j, &o) == AIT_OK && !strncmp(o.name, "present", 7) &&
-            !strcmp(o.name + 7, name + 4))
-            return j;
-    }
-    return -1;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -79,11 +68,11 @@ int main(int argc, char **argv)
         ait_model_input(m, i, &vi);
         cache *k = &c[n_cache++];
         k->in = i;
-        k->out = present_of(m, vi.name);
+        k->out = i < ait_model_output_count(m) ? i : -1;
         k->axis = -1;
         for (int d = 1; d < vi.rank && k->axis < 0; d++)
             if (vi.dims[d] < 0) k->axis = d;
-        if (k->out < 0 || k->axis < 0) return fail(vi.name, "not a past input with a present output");
+        if (k->out < 0 || k->axis < 0) return fail(vi.name, "not a past input with output i its present");
         int64_t dims[AIT_MAX_RANK];
         for (int d = 0; d < vi.rank; d++) dims[d] = d == 0 ? 1 : d == k->axis ? total : vi.dims[d];
         k->buf = ait_tensor_create(vi.dtype, vi.rank, dims);

@@ -291,6 +291,17 @@ class Binding:
         for k in [k for k, v in self._tensors.items() if v[0] == t and k != key]:
             self._put([k], None, None)
 
+    def _set(self, fn, key, t, a):
+        """ait_binding_set_input or _output (fn) of slot key to tensor t over
+        array a; t is freed when refused."""
+        err = _lib.Error_()
+        rc = fn(self._h, key[1], t, C.byref(err))
+        if rc != 0:
+            _L.ait_tensor_free(t)
+            _check(rc, err)
+        self._drop_cache_of(key)
+        self._put([key], t, a)
+
     def _wrap_out(self, what, a):
         if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.writeable:
             raise Error("%s must be a C-contiguous, writeable numpy array" % what)
@@ -302,13 +313,7 @@ class Binding:
         """Binds input `name` to array a (read only, not copied)."""
         i = self._index(self.session._inputs, name, "input")
         t, arr = self.session._tensor(self.session._inputs[i], a)
-        err = _lib.Error_()
-        rc = _L.ait_binding_set_input(self._h, i, t, C.byref(err))
-        if rc != 0:
-            _L.ait_tensor_free(t)
-            _check(rc, err)
-        self._drop_cache_of(("in", i))
-        self._put([("in", i)], t, arr)
+        self._set(_L.ait_binding_set_input, ("in", i), t, arr)
 
     def set_output(self, name, a):
         """Has output `name` written into array a (room for its elements)."""
@@ -318,13 +323,7 @@ class Binding:
         t = _L.ait_tensor_wrap(_AIT[a.dtype], 1, flat, a.ctypes.data_as(C.c_void_p))
         if not t:
             raise Error("out['%s']: cannot wrap the array" % name)
-        err = _lib.Error_()
-        rc = _L.ait_binding_set_output(self._h, j, t, C.byref(err))
-        if rc != 0:
-            _L.ait_tensor_free(t)
-            _check(rc, err)
-        self._drop_cache_of(("out", j))
-        self._put([("out", j)], t, a)
+        self._set(_L.ait_binding_set_output, ("out", j), t, a)
 
     def set_cache(self, past, present, cache, axis, length):
         """Binds array `cache` as both input `past` (its first `length`

@@ -36,16 +36,21 @@ def test_outputs_of_a_bundled_model(tmp_path):
         assert np.abs(got[k] - outs[k]).max() <= 1e-4 * max(1.0, np.abs(outs[k]).max())
 
 
-def test_outputs_written_into_caller_arrays():
-    """run(feeds, out={...}) writes into the caller's arrays (bound buffers):
-    bit for bit what run gives, in the caller's memory; too small or of the
-    wrong dtype is refused naming the output."""
+def _gpt2():
+    """The bundled gpt2 decoder's path and its first sample's inputs (skips without them)."""
     data = os.environ.get("AIT_TEST_DATA", "")
     model = os.path.join(data, "models", "gpt2.onnx")
     if not os.path.exists(model):
         pytest.skip("no %s (tools/test makes it: tools/export_models.py)" % model)
     ins = np.load(os.path.join(data, "models", "gpt2.in.0.npz"))
-    feeds = {k: ins[k] for k in ins}
+    return model, {k: ins[k] for k in ins}
+
+
+def test_outputs_written_into_caller_arrays():
+    """run(feeds, out={...}) writes into the caller's arrays (bound buffers):
+    bit for bit what run gives, in the caller's memory; too small or of the
+    wrong dtype is refused naming the output."""
+    model, feeds = _gpt2()
     s = ait.load(model)
     want = s.run(feeds)
     logits = np.empty(want["logits"].shape, np.float32)
@@ -75,12 +80,7 @@ def test_cache_appended_in_place(tmp_path):
     presents bit for bit those of a plain run given the past as arrays, the
     result's present the cache array itself; the tuned artifact (layers on
     native) appends every cache in place, the untuned model copies."""
-    data = os.environ.get("AIT_TEST_DATA", "")
-    model = os.path.join(data, "models", "gpt2.onnx")
-    if not os.path.exists(model):
-        pytest.skip("no %s (tools/test makes it: tools/export_models.py)" % model)
-    ins = np.load(os.path.join(data, "models", "gpt2.in.0.npz"))
-    feeds = {k: ins[k] for k in ins}
+    model, feeds = _gpt2()
     art = str(tmp_path / "gpt2.ait")
     ait.tune(model, feeds, strategy="only:native", plan_check=False, whole=False, **FAST).save(art)
     pasts = [k for k in feeds if k.startswith("past")]
