@@ -36,6 +36,9 @@ struct exec {
     bool *folds;     /* per node: folded by the current schedule (skip before pruning) */
     bool *need;      /* per value: schedule_prune's work array */
     bool *dirty;     /* per value: its shape or folded data changed (reschedule) */
+    unsigned *stamp; /* per value: the schedule (gen) that last changed it, by reschedule */
+    unsigned gen;    /* schedules made, full or not */
+    unsigned full;   /* the last full one's gen (it changed every value) */
     int **extra;     /* per node: outer values its subgraphs read (-1 terminated) */
     void **scratch;  /* per node */
     size_t *scratch_cap;
@@ -242,6 +245,7 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     x->folds = calloc(nn, sizeof *x->folds);
     x->need = calloc(nv, sizeof *x->need);
     x->dirty = calloc(nv, sizeof *x->dirty);
+    x->stamp = calloc(nv, sizeof *x->stamp);
     x->extra = calloc(nn, sizeof *x->extra);
     x->scratch = calloc(nn, sizeof *x->scratch);
     x->scratch_cap = calloc(nn, sizeof *x->scratch_cap);
@@ -258,7 +262,7 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     if (!x->bind || !x->fstore || !x->pl_items || !x->pl_hit || !x->pl_slot || !x->off ||
         !x->vbytes || !x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip ||
         !x->extra || !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig ||
-        !x->folds || !x->need || !x->dirty) {
+        !x->folds || !x->need || !x->dirty || !x->stamp) {
         exec_free(x);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
@@ -304,6 +308,7 @@ void exec_free(exec *x)
     free(x->folds);
     free(x->need);
     free(x->dirty);
+    free(x->stamp);
     free(x->extra);
     free(x->scratch);
     free(x->scratch_cap);
@@ -571,6 +576,7 @@ static ait_status schedule(exec *x, bool place, ait_error *e)
 {
     free_folded(x);
     memset(x->dirty, 0, sizeof(bool) * (size_t)x->g->n_vals);
+    x->full = ++x->gen;
     schedule_seed(x);
     for (int i = 0; i < x->g->n_nodes; i++) TRY(schedule_node(x, i, e));
     if (place) plan_sizes(x);
@@ -604,9 +610,11 @@ static ait_status reschedule(exec *x, bool place, ait_error *e)
 {
     const graph *g = x->g;
     bool replan = false;
+    x->gen++;
     for (int b = 0; b < x->n_bound; b++) {
         int v = x->bound[b];
         if (!x->dirty[v]) continue;
+        x->stamp[v] = x->gen;
         const tensor *t = x->cur[v];
         tensor_set_shape(&x->meta[v], t->dtype, t->rank, t->dims);
         x->meta[v].data = NULL;
@@ -634,6 +642,7 @@ static ait_status reschedule(exec *x, bool place, ait_error *e)
             int v = n->out[k];
             if (v < 0 || !out_changed(x, v, was_known[k], was_folded[k], &was[k])) continue;
             x->dirty[v] = true;
+            x->stamp[v] = x->gen;
             replan = true; /* (a known shape that changed: its bytes may have) */
         }
     }
@@ -916,6 +925,13 @@ ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e)
         memset(x->dirty, 0, sizeof(bool) * (size_t)g->n_vals);
     }
     return s;
+}
+
+unsigned exec_schedule_gen(const exec *x) { return x->gen; }
+
+bool exec_changed_since(const exec *x, int v, unsigned gen)
+{
+    return x->full > gen || x->stamp[v] > gen;
 }
 
 const tensor *exec_scheduled(const exec *x, int v)

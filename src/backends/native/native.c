@@ -328,21 +328,10 @@ static ait_status place_values(built *bm)
     return AIT_OK;
 }
 
-/* Value v's shape (rank, dtype, dims) as relength compares it. */
-static void shape_key(const built *bm, int v, int64_t *k)
-{
-    const tensor *t = bm->vals[v].spec;
-    memset(k, 0, sizeof *k * (AIT_MAX_RANK + 2));
-    k[0] = t ? t->rank : -1;
-    k[1] = t ? (int64_t)t->dtype : -1;
-    if (t && t->rank > 0) memcpy(k + 2, t->dims, sizeof *k * (size_t)t->rank);
-}
-
-/* The schedule's shapes and running nodes, for relength to compare. */
+/* The executor's schedule and running nodes, for relength to compare. */
 static void shapes_note(built *bm)
 {
-    for (int v = 0; v < bm->g->n_vals; v++)
-        shape_key(bm, v, &bm->vshape[(size_t)v * (AIT_MAX_RANK + 2)]);
+    bm->sched_gen = exec_schedule_gen(bm->x);
     for (int i = 0; i < bm->g->n_nodes; i++) bm->ran[i] = exec_node_runs(bm->x, i);
 }
 
@@ -418,12 +407,13 @@ static bool step_follows(const built *bm, int s)
 /* The schedule kept at new input dims of the same class (chain.c's: ranks,
  * dtypes, which dims are 0 or 1), as a decoder's next past length gives:
  * the executor schedules again (only what follows the changed dims,
- * exec.c), and when every value whose shape changed is neither placed
- * nor laid out nor touched by a native step but fused attentions, whose
- * geometry is made again here as sched_make makes it (nat_attn_fusion),
- * and every node runs or not as before, the steps, their fusions, layouts
- * and the arena stay as they are. *kept is false when not (the caller
- * schedules from scratch, as before). */
+ * exec.c), and when every value that changed (its shape, or a folded
+ * constant's data: exec_changed_since) is neither placed nor laid out nor
+ * touched by a native step but fused attentions, whose geometry is made
+ * again here as sched_make makes it (nat_attn_fusion), and every node runs
+ * or not as before, the steps, their fusions, layouts and the arena stay as
+ * they are (a native step never saw a changed value). *kept is false when
+ * not (the caller schedules from scratch, as before). */
 static ait_status relength(built *bm, tensor *const *inputs, bool *kept)
 {
     const graph *g = bm->g;
@@ -441,10 +431,8 @@ static ait_status relength(built *bm, tensor *const *inputs, bool *kept)
         if (exec_node_runs(bm->x, i) != bm->ran[i]) return AIT_OK;
     for (int v = 0; v < g->n_vals; v++) {
         const nat_val *d = &bm->vals[v];
-        int64_t k[AIT_MAX_RANK + 2];
         if (exec_scheduled(bm->x, v) != d->spec) return AIT_OK;
-        shape_key(bm, v, k);
-        if (!memcmp(k, &bm->vshape[(size_t)v * (AIT_MAX_RANK + 2)], sizeof k)) continue;
+        if (!exec_changed_since(bm->x, v, bm->sched_gen)) continue;
         if (d->placed || d->nhwc || d->q8) return AIT_OK;
         int pr = g->vals[v].producer;
         if (pr >= 0 && !step_follows(bm, bm->step_of[pr])) return AIT_OK;
@@ -503,7 +491,6 @@ static void nat_free(built *bm)
     free(bm->pl_items);
     free(bm->pl_hit);
     free(bm->pl_slot);
-    free(bm->vshape);
     free(bm->ran);
     exec_free(bm->x);
     free(bm);
@@ -589,11 +576,10 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     bm->pl_items = calloc((size_t)module->n_vals + 1, sizeof *bm->pl_items);
     bm->pl_hit = calloc((size_t)module->n_vals + 1, sizeof *bm->pl_hit);
     bm->pl_slot = calloc((size_t)module->n_vals + 1, sizeof *bm->pl_slot);
-    bm->vshape = calloc(((size_t)module->n_vals + 1) * (AIT_MAX_RANK + 2), sizeof *bm->vshape);
     bm->ran = calloc((size_t)module->n_nodes + 1, sizeof *bm->ran);
     ait_status s = AIT_OK;
     if (!bm->vals || !bm->steps || !bm->packs || !bm->sig || !bm->att || !bm->step_of ||
-        !bm->pl_items || !bm->pl_hit || !bm->pl_slot || !bm->vshape || !bm->ran)
+        !bm->pl_items || !bm->pl_hit || !bm->pl_slot || !bm->ran)
         s = err_set(e, AIT_E_NOMEM, "native: out of memory");
     if (s == AIT_OK) s = lookups_make(bm);
     if (s == AIT_OK) s = nat_tuned_setup(bm, cfg, e);

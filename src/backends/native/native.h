@@ -134,10 +134,9 @@ struct built {
     } kept[4];
     int kept_next;     /* the entry the next new class replaces */
     int *step_of;      /* layout.c's per-node map, n_nodes + 1 */
-    /* As the current schedule's steps last saw them (relength, native.c):
-     * per value its rank, dtype and dims (AIT_MAX_RANK + 2 each), per node
-     * whether it runs. */
-    int64_t *vshape;
+    /* As the current steps last saw the module (relength, native.c): the
+     * executor's schedule (exec_schedule_gen) and per node whether it runs. */
+    unsigned sched_gen;
     bool *ran;
     /* Found once at build (the module's graph never changes), so that a
      * schedule, made at every new past length of a decoder, does not look
