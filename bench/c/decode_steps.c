@@ -3,14 +3,16 @@
  * steps that rerun one past length (the same shape each time), interleaved
  * round by round in one process. Their ratio is what a new past length costs
  * beyond the step's own work (scheduling again), up to the attention's few
- * more positions.
+ * more positions. Timed by the wall clock and by the thread's CPU time (a
+ * shared machine's preemptions are not in the latter; the session runs on
+ * the calling thread at its default of one thread).
  *
  *   bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS
  *
  * The model is a decoder exported as GPT-2's with past key/values: token
  * ids input 0, logits output 0, and each input i >= 1 a past whose present
  * is output i (the bundled gpt2 and llama, gpt2_small, llama_small). Prints the
- * median ms per step of each mode and their ratio. */
+ * median ms per step of each mode and their ratio, wall and CPU. */
 #include <ait.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,9 +87,11 @@ int main(int argc, char **argv)
     ait_tensor *logits = vocab > 0 ? ait_tensor_create(AIT_F32, 3, ldims) : NULL;
     if (!tok || !logits) return fail(argv[1], "no logits [batch, seq, vocab] output");
     if (ait_binding_set_output(b, 0, logits, &err) != AIT_OK) return fail(argv[1], err.msg);
-    double *tg = malloc(sizeof(double) * (size_t)(rounds * steps));
-    double *ts = malloc(sizeof(double) * (size_t)(rounds * steps));
-    if (!tg || !ts) return fail(argv[1], "out of memory");
+    /* per mode (growing, same length) and clock (wall, CPU): each step's seconds */
+    size_t n = (size_t)rounds * (size_t)steps;
+    double *t[2][2];
+    for (int k = 0; k < 4; k++)
+        if (!(t[k / 2][k % 2] = malloc(sizeof(double) * n))) return fail(argv[1], "out of memory");
     /* mode 0 warms up (every length once, as a generation meets them);
      * then same length and growing alternate */
     for (int mode = 0; mode < 2 * rounds + 1; mode++) {
@@ -99,22 +103,25 @@ int main(int argc, char **argv)
             for (int k = 0; k < n_cache; k++)
                 if (ait_binding_set_cache(b, c[k].in, c[k].out, c[k].buf, c[k].axis, len, &err) != AIT_OK)
                     return fail(argv[1], err.msg);
-            double t0 = now_s();
+            double w0 = now_s(), c0 = thread_cpu_s();
             if (ait_session_run_bound(s, b) != AIT_OK) return fail(argv[1], ait_session_error(s));
-            double dt = now_s() - t0;
+            double c1 = thread_cpu_s(), w1 = now_s();
             if (mode == 0) continue;
-            (grow ? tg : ts)[r * steps + st] = dt;
+            t[!grow][0][r * steps + st] = w1 - w0;
+            t[!grow][1][r * steps + st] = c1 - c0;
         }
     }
-    double g = median(tg, rounds * steps) * 1e3, sm = median(ts, rounds * steps) * 1e3;
-    printf("%s past %d: growing %.4f ms/step, same length %.4f ms/step, growing/same %.3f, "
-           "caches in place %d of %d\n", argv[1], past, g, sm, g / sm, ait_binding_caches_in_place(b),
-           n_cache);
+    printf("%s past %d, %d steps x %d rounds:", argv[1], past, steps, rounds);
+    for (int clock = 0; clock < 2; clock++) {
+        double g = median(t[0][clock], (int)n) * 1e3, sm = median(t[1][clock], (int)n) * 1e3;
+        printf(" %s: growing %.4f ms/step, same length %.4f, growing/same %.3f;",
+               clock ? "cpu" : "wall", g, sm, g / sm);
+    }
+    printf(" caches in place %d of %d\n", ait_binding_caches_in_place(b), n_cache);
     for (int k = 0; k < n_cache; k++) ait_tensor_free(c[k].buf);
     ait_tensor_free(tok);
     ait_tensor_free(logits);
-    free(tg);
-    free(ts);
+    for (int k = 0; k < 4; k++) free(t[k / 2][k % 2]);
     ait_binding_free(b);
     ait_session_free(s);
     ait_model_free(m);
