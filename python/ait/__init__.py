@@ -21,8 +21,8 @@ from . import _lib
 
 _L, _libc = _lib.load()
 
-__all__ = ["Error", "Model", "Session", "Inspection", "TuneReport", "load", "inspect", "tune",
-           "version"]
+__all__ = ["Error", "Model", "Session", "Binding", "Inspection", "TuneReport", "load", "inspect",
+           "tune", "version"]
 
 # ait_dtype numbers (ONNX's) <-> numpy; the others (strings, bfloat16, the
 # small float types) have no numpy equivalent here and are refused by name.
@@ -215,48 +215,16 @@ class Session:
         missing = [n for n in names if n not in feeds]
         if missing or any(k not in names for k in feeds):
             return self.run(feeds)  # the same messages as an unbound run
-        b, err, tensors, keep = C.c_void_p(), _lib.Error_(), [], []
-        _check(_L.ait_binding_create(self._h, C.byref(b), C.byref(err)), err)
+        b = Binding(self)
         try:
-            for i, decl in enumerate(self._inputs):
-                t, arr = self._tensor(decl, feeds[decl["name"]])
-                tensors.append(t)
-                keep.append(arr)
-                _check(_L.ait_binding_set_input(b, i, t, C.byref(err)), err)
-            for j, name in enumerate(outs):
-                a = out.get(name)
-                if a is None:
-                    continue
-                if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.writeable:
-                    raise Error("out['%s'] must be a C-contiguous, writeable numpy array" % name)
-                if a.dtype not in _AIT:
-                    raise Error("out['%s']: numpy dtype %s has no ait type" % (name, a.dtype),
-                                "AIT_E_DTYPE")
-                flat = (C.c_int64 * 1)(a.size)
-                t = _L.ait_tensor_wrap(_AIT[a.dtype], 1, flat, a.ctypes.data_as(C.c_void_p))
-                if not t:
-                    raise Error("out['%s']: cannot wrap the array" % name)
-                tensors.append(t)
-                _check(_L.ait_binding_set_output(b, j, t, C.byref(err)), err)
-            rc = _L.ait_session_run_bound(self._h, b)
-            if rc != 0:
-                _check(rc, msg=_s(_L.ait_session_error(self._h)))
-            res = {}
-            for j, name in enumerate(outs):
-                t = _L.ait_binding_output(b, j)
-                if name in out:
-                    dims = _L.ait_tensor_dims(t)
-                    shape = tuple(dims[k] for k in range(_L.ait_tensor_rank(t)))
-                    a = out[name]
-                    res[name] = a if a.shape == shape else \
-                        a.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
-                else:
-                    res[name] = _to_numpy(t, name)
-            return res
+            for name in names:
+                b.set_input(name, feeds[name])
+            for name in outs:
+                if out.get(name) is not None:
+                    b.set_output(name, out[name])
+            return b.run()
         finally:
-            for t in tensors:
-                _L.ait_tensor_free(t)
-            _L.ait_binding_free(b)
+            b.close()
 
     def save(self, path):
         """Saves a JIT-tuned session (after its first run) as a .ait artifact."""
@@ -267,6 +235,164 @@ class Session:
         if getattr(self, "_h", None):
             _L.ait_session_free(self._h)
             self._h = None
+
+
+class Binding:
+    """Inputs, outputs and key/value caches bound to numpy arrays, kept from
+    run to run (ait_binding in C): a decode loop binds its cache once and
+    each run appends to it in place.
+
+        b = ait.Binding(session)
+        cache = np.zeros((1, heads, max_len, head_dim), np.float32)
+        b.set_cache("past_key_0", "present_key_0", cache, axis=2, length=0)
+        b.set_input("input_ids", ids)
+        res = b.run()                         # {output name: array}
+        b.set_cache("past_key_0", "present_key_0", cache, axis=2, length=ids.shape[1])
+
+    The arrays stay the caller's: they must be C-contiguous (outputs and
+    caches writeable) and live while bound; the binding keeps a reference.
+    An array given to set_output needs room for the output's elements; the
+    result holds a view of it with the output's shape. A cache array has its
+    full capacity along `axis`: input `past` reads its first `length`
+    positions and output `present` is written after them (the result holds
+    the cache array itself). Setting that input or output otherwise removes
+    the pair."""
+
+    def __init__(self, session):
+        self.session = session  # the session must outlive the binding
+        self._h = C.c_void_p()
+        self._tensors = {}  # ("in", i) or ("out", j): (tensor, array), a cache in both
+        err = _lib.Error_()
+        _check(_L.ait_binding_create(session._h, C.byref(self._h), C.byref(err)), err)
+
+    def _index(self, decls, name, what):
+        for k, d in enumerate(decls):
+            if d["name"] == name:
+                return k
+        raise Error("unknown %s '%s': the model's %ss are %s" % (what, name, what, ", ".join(
+            d["name"] for d in decls)), "AIT_E_NOT_FOUND")
+
+    def _put(self, keys, t, a):
+        """Tensor t (over array a; None: nothing) now in the slots keys; the
+        tensors no slot holds any more are freed."""
+        old = [self._tensors.pop(k)[0] for k in keys if k in self._tensors]
+        for k in keys:
+            if t is not None:
+                self._tensors[k] = (t, a)
+        held = [v[0] for v in self._tensors.values()]
+        for o in old:
+            if o not in held:
+                _L.ait_tensor_free(o)
+
+    def _drop_cache_of(self, key):
+        """A cache bound to slot key leaves its other slot too (the C binding
+        removes the pair when either is set otherwise)."""
+        t = self._tensors.get(key, (None,))[0]
+        for k in [k for k, v in self._tensors.items() if v[0] == t and k != key]:
+            self._put([k], None, None)
+
+    def _set(self, fn, key, t, a):
+        """ait_binding_set_input or _output (fn) of slot key to tensor t over
+        array a; t is freed when refused."""
+        err = _lib.Error_()
+        rc = fn(self._h, key[1], t, C.byref(err))
+        if rc != 0:
+            _L.ait_tensor_free(t)
+            _check(rc, err)
+        self._drop_cache_of(key)
+        self._put([key], t, a)
+
+    def _wrap_out(self, what, a):
+        if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.writeable:
+            raise Error("%s must be a C-contiguous, writeable numpy array" % what)
+        if a.dtype not in _AIT:
+            raise Error("%s: numpy dtype %s has no ait type" % (what, a.dtype), "AIT_E_DTYPE")
+        return a
+
+    def set_input(self, name, a):
+        """Binds input `name` to array a (read only, not copied)."""
+        i = self._index(self.session._inputs, name, "input")
+        t, arr = self.session._tensor(self.session._inputs[i], a)
+        self._set(_L.ait_binding_set_input, ("in", i), t, arr)
+
+    def set_output(self, name, a):
+        """Has output `name` written into array a (room for its elements)."""
+        j = self._index(self.session._outputs, name, "output")
+        a = self._wrap_out("out['%s']" % name, a)
+        flat = (C.c_int64 * 1)(a.size)
+        t = _L.ait_tensor_wrap(_AIT[a.dtype], 1, flat, a.ctypes.data_as(C.c_void_p))
+        if not t:
+            raise Error("out['%s']: cannot wrap the array" % name)
+        self._set(_L.ait_binding_set_output, ("out", j), t, a)
+
+    def set_cache(self, past, present, cache, axis, length):
+        """Binds array `cache` as both input `past` (its first `length`
+        positions along `axis`) and output `present` (written after them):
+        ait_binding_set_cache. Call again with the new length after each run."""
+        i = self._index(self.session._inputs, past, "input")
+        j = self._index(self.session._outputs, present, "output")
+        a = self._wrap_out("cache for '%s'" % past, cache)
+        if a.ndim > _lib.MAX_RANK:
+            raise Error("cache for '%s': rank %d is over ait's %d" % (past, a.ndim, _lib.MAX_RANK),
+                        "AIT_E_SHAPE")
+        t = self._tensors.get(("in", i), (None,))[0]
+        if t is None or self._tensors.get(("out", j), (None,))[0] != t or \
+                self._tensors[("in", i)][1] is not a:
+            dims = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+            t = _L.ait_tensor_wrap(_AIT[a.dtype], a.ndim, dims, a.ctypes.data_as(C.c_void_p))
+            if not t:
+                raise Error("cache for '%s': cannot wrap an array of shape %s" % (past, a.shape),
+                            "AIT_E_SHAPE")
+        err = _lib.Error_()
+        rc = _L.ait_binding_set_cache(self._h, i, j, t, int(axis), int(length), C.byref(err))
+        if rc != 0:
+            if t not in [v[0] for v in self._tensors.values()]:
+                _L.ait_tensor_free(t)
+            _check(rc, err)
+        self._drop_cache_of(("in", i))
+        self._drop_cache_of(("out", j))
+        self._put([("in", i), ("out", j)], t, a)
+
+    @property
+    def caches_in_place(self):
+        """How many cache pairs the last run appended in place (the others it copied)."""
+        return _L.ait_binding_caches_in_place(self._h)
+
+    def run(self):
+        """Runs the session on what is bound; returns {output name: array}:
+        views of the caller's arrays for bound outputs (the cache array
+        itself for a cache), copies for the rest."""
+        rc = _L.ait_session_run_bound(self.session._h, self._h)
+        if rc != 0:
+            _check(rc, msg=_s(_L.ait_session_error(self.session._h)))
+        res = {}
+        for j, o in enumerate(self.session._outputs):
+            name, t = o["name"], _L.ait_binding_output(self._h, j)
+            bound = self._tensors.get(("out", j))
+            if bound is None:
+                res[name] = _to_numpy(t, name)
+                continue
+            a = bound[1]
+            if any(k[0] == "in" and v[0] == bound[0] for k, v in self._tensors.items()):
+                res[name] = a  # a cache: the array itself, its dims unchanged
+                continue
+            dims = _L.ait_tensor_dims(t)
+            shape = tuple(dims[k] for k in range(_L.ait_tensor_rank(t)))
+            res[name] = a if a.shape == shape else \
+                a.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
+        return res
+
+    def close(self):
+        """Frees the binding (the arrays stay the caller's)."""
+        if getattr(self, "_h", None):
+            _L.ait_binding_free(self._h)
+            self._h = None
+        for t in {v[0] for v in getattr(self, "_tensors", {}).values()}:
+            _L.ait_tensor_free(t)
+        self._tensors = {}
+
+    def __del__(self):
+        self.close()
 
 
 def _to_numpy(t, name):

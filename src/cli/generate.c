@@ -33,7 +33,11 @@ static const char *gen_help =
     "output that is not a cache).\n"
     "\n"
     "options:\n"
-    "  --prompt-ids LIST   the prompt's token ids, comma-separated (required)\n"
+    "  --prompt-ids LIST   the prompt's token ids, comma-separated (required);\n"
+    "                      given again, the next row of a batch (every row of\n"
+    "                      one length: the model takes no attention mask)\n"
+    "  --batch N           rows of the batch: the one prompt given N times\n"
+    "                      (default: one row per --prompt-ids)\n"
     "  --max-new N         tokens to generate (default 16)\n"
     "  --eos ID            stop after generating this id\n"
     "  --threads N         threads of the session (default 1)\n"
@@ -46,29 +50,38 @@ static const char *gen_help =
     "\n"
     "examples:\n"
     "  ait generate models/gpt2.onnx --prompt-ids 1,2,3 --max-new 64\n"
+    "  ait generate models/gpt2.onnx --prompt-ids 1,2,3 --prompt-ids 4,5,6 --max-new 8\n"
     "  ait tune models/gpt2.onnx -o gpt2.ait && ait generate gpt2.ait --prompt-ids 5,7\n";
+
+#define GEN_MAX_ROWS 64
+#define GEN_MAX_PROMPT 4096
 
 typedef struct gen_args {
     const char *path;
-    int64_t prompt[4096];
-    int n_prompt, max_new, threads;
+    int64_t prompt[GEN_MAX_ROWS][GEN_MAX_PROMPT]; /* per row */
+    int rows, n_prompt, max_new, threads, batch;
     long long eos;
     bool has_eos;
     bool no_append; /* two buffers per cache pair, swapped (the past copied each step) */
 } gen_args;
 
+/* One more row's prompt; false when it is not ids, too long, or of
+ * another length than the rows before. */
 static bool parse_ids(const char *arg, gen_args *a)
 {
     char buf[65536], *save = NULL;
-    if (strlen(arg) >= sizeof buf) return false;
+    if (strlen(arg) >= sizeof buf || a->rows >= GEN_MAX_ROWS) return false;
     strcpy(buf, arg);
-    a->n_prompt = 0;
+    int n = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         long long v;
-        if (a->n_prompt >= 4096 || !cli_parse_int(tok, 0, INT32_MAX, &v)) return false;
-        a->prompt[a->n_prompt++] = v;
+        if (n >= GEN_MAX_PROMPT || !cli_parse_int(tok, 0, INT32_MAX, &v)) return false;
+        a->prompt[a->rows][n++] = v;
     }
-    return a->n_prompt > 0;
+    if (!n || (a->rows && n != a->n_prompt)) return false;
+    a->n_prompt = n;
+    a->rows++;
+    return true;
 }
 
 static int gen_parse(int argc, char **argv, gen_args *a)
@@ -77,9 +90,11 @@ static int gen_parse(int argc, char **argv, gen_args *a)
         {"prompt-ids", required_argument, 0, 'p'}, {"max-new", required_argument, 0, 'n'},
         {"eos", required_argument, 0, 'e'},        {"threads", required_argument, 0, 't'},
         {"no-append", no_argument, 0, 'a'},        {"help", no_argument, 0, 'h'},
+        {"batch", required_argument, 0, 'b'},
         {0, 0, 0, 0},
     };
-    *a = (gen_args){.max_new = 16, .threads = 1};
+    memset(a, 0, sizeof *a);
+    a->max_new = 16, a->threads = 1;
     long long v;
     int c, li = 0;
     optind = 1, opterr = 0; /* cli_bad_option says what was wrong, on one line */
@@ -97,6 +112,9 @@ static int gen_parse(int argc, char **argv, gen_args *a)
             if ((ok = cli_parse_int(optarg, 1, 1024, &v))) a->threads = (int)v;
             break;
         case 'a': a->no_append = true; break;
+        case 'b':
+            if ((ok = cli_parse_int(optarg, 1, GEN_MAX_ROWS, &v))) a->batch = (int)v;
+            break;
         case 'h': fputs(gen_help, stdout); return 0;
         default: return cli_bad_option("generate", c, argv);
         }
@@ -105,6 +123,11 @@ static int gen_parse(int argc, char **argv, gen_args *a)
     }
     if ((c = cli_one_model("generate", argc, argv, optind)) >= 0) return c;
     if (!a->n_prompt) return cli_usage("generate", "--prompt-ids is required");
+    if (a->batch && a->rows > 1 && a->batch != a->rows)
+        return cli_usage("generate", "--batch %d with %d prompts: give one prompt, or one per row",
+                         a->batch, a->rows);
+    for (; a->batch > a->rows; a->rows++) /* the one prompt in every row */
+        memcpy(a->prompt[a->rows], a->prompt[0], sizeof a->prompt[0]);
     a->path = argv[optind];
     return -1;
 }
@@ -293,13 +316,32 @@ static ait_status gen_roles_find(const ait_model *m, const char *path, gen_roles
     return AIT_OK;
 }
 
-/* The id of the highest of the last row of logits (the last position). */
-static int64_t argmax_last(ait_tensor *t)
+/* Batch rows (> 1): every input's axis 0 is the batch's, the ids [batch,
+ * seq] and the caches growing along another axis; their shapes at
+ * generation take `rows` there. */
+static ait_status gen_batch(gen_roles *r, const char *path, int rows, ait_error *e)
+{
+    if (rows == 1) return AIT_OK;
+    if (r->rank[r->ids] != 2 || r->seq_axis != 1)
+        return err_set(e, AIT_E_UNSUPPORTED, "%s: a batch of rows needs token ids of shape [batch, "
+                       "seq]", path);
+    for (int i = 0; i < r->n_in; i++) {
+        if (r->past[i] >= 0 && r->axis[i] == 0)
+            return err_set(e, AIT_E_UNSUPPORTED, "%s: a cache that grows along axis 0 leaves no "
+                           "batch axis", path);
+        r->dims[i][0] = rows;
+    }
+    return AIT_OK;
+}
+
+/* The id of the highest logit of batch row `row` of `rows` at its last
+ * position (the last vocabulary-long run of the row's part). */
+static int64_t argmax_last(ait_tensor *t, int rows, int row)
 {
     int rank = ait_tensor_rank(t);
-    int64_t v = rank ? ait_tensor_dims(t)[rank - 1] : 1, n = ait_tensor_numel(t);
+    int64_t v = rank ? ait_tensor_dims(t)[rank - 1] : 1, n = ait_tensor_numel(t) / rows;
     if (v <= 0 || n < v) return -1;
-    const float *p = (const float *)ait_tensor_data(t) + (n - v);
+    const float *p = (const float *)ait_tensor_data(t) + (n * row + n - v);
     int64_t best = 0;
     for (int64_t i = 1; i < v; i++)
         if (p[i] > p[best]) best = i;
@@ -315,12 +357,11 @@ static ait_tensor *input_tensor(const gen_roles *r, int i, int axis, int64_t len
     return ait_tensor_create(r->dtype[i], r->rank[i], dims);
 }
 
-static void ids_set(const gen_roles *r, ait_tensor *t, const int64_t *ids, int n)
+/* Element i of the token ids t. */
+static void id_set(const gen_roles *r, ait_tensor *t, int64_t i, int64_t id)
 {
-    for (int i = 0; i < n; i++) {
-        if (r->dtype[r->ids] == AIT_I64) ((int64_t *)ait_tensor_data(t))[i] = ids[i];
-        else ((int32_t *)ait_tensor_data(t))[i] = (int32_t)ids[i];
-    }
+    if (r->dtype[r->ids] == AIT_I64) ((int64_t *)ait_tensor_data(t))[i] = id;
+    else ((int32_t *)ait_tensor_data(t))[i] = (int32_t)id;
 }
 
 /* Shape of t with `len` along `axis`. */
@@ -343,6 +384,8 @@ static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a
                            const gen_roles *r, int64_t *out, int *n_out, double *sec,
                            int *in_place, ait_error *e)
 {
+    const int rows = a->rows;
+    bool ended[GEN_MAX_ROWS] = {0};
     ait_tensor *buf[GEN_MAX_IO][2] = {{0}}, *ids = NULL, *logits = NULL;
     ait_binding *b = NULL;
     int64_t total = (int64_t)a->n_prompt + a->max_new;
@@ -361,7 +404,9 @@ static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a
         if (logits) st = ait_binding_set_output(b, r->logits, logits, e);
     }
     if (st == AIT_OK && nomem) st = err_set(e, AIT_E_NOMEM, "out of memory");
-    if (st == AIT_OK) ids_set(r, ids, a->prompt, a->n_prompt);
+    for (int row = 0; st == AIT_OK && row < rows; row++) /* [rows, prompt] */
+        for (int p = 0; p < a->n_prompt; p++) id_set(r, ids, (int64_t)row * a->n_prompt + p,
+                                                     a->prompt[row][p]);
     for (int i = 0; st == AIT_OK && a->no_append && i < r->n_in; i++)
         if (r->past[i] >= 0) set_len(buf[i][0], r->axis[i], 0); /* an empty cache */
     *n_out = 0;
@@ -386,16 +431,19 @@ static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a
         }
         sec[step] = now_sec() - t0;
         *in_place = ait_binding_caches_in_place(b);
-        int64_t tok = argmax_last(ait_binding_output(b, r->logits));
-        if (tok < 0) {
-            st = err_set(e, AIT_E_INTERNAL, "the logits output is empty");
-            break;
-        }
-        out[(*n_out)++] = tok;
         len += ait_tensor_dims(ids)[r->seq_axis];
-        set_len(ids, r->seq_axis, 1);
-        ids_set(r, ids, &tok, 1);
-        if (a->has_eos && tok == a->eos) break;
+        set_len(ids, r->seq_axis, 1); /* [rows, 1] */
+        bool all_ended = true;
+        for (int row = 0; st == AIT_OK && row < rows; row++) {
+            int64_t tok = argmax_last(ait_binding_output(b, r->logits), rows, row);
+            if (tok < 0) st = err_set(e, AIT_E_INTERNAL, "the logits output is empty");
+            out[(size_t)*n_out * (size_t)rows + (size_t)row] = tok;
+            id_set(r, ids, row, tok);
+            ended[row] |= a->has_eos && tok == a->eos;
+            all_ended &= ended[row];
+        }
+        if (st == AIT_OK) ++*n_out;
+        if (all_ended) break;
     }
     for (int i = 0; i < r->n_in; i++) ait_tensor_free(buf[i][0]), ait_tensor_free(buf[i][1]);
     ait_tensor_free(ids);
@@ -406,50 +454,69 @@ static ait_status generate(ait_session *s, const ait_model *m, const gen_args *a
 
 int cmd_generate(int argc, char **argv)
 {
-    gen_args a;
-    int rc = gen_parse(argc, argv, &a);
-    if (rc >= 0) return rc;
+    gen_args *ap = malloc(sizeof *ap);
+    if (!ap) {
+        fprintf(stderr, "ait generate: out of memory\n");
+        return 1;
+    }
+    int rc = gen_parse(argc, argv, ap);
+    if (rc >= 0) {
+        free(ap);
+        return rc;
+    }
+    const gen_args *a = ap;
     ait_error err = {0};
     ait_model *m = NULL;
     ait_session *s = NULL;
     gen_roles *r = calloc(1, sizeof *r);
-    int64_t *toks = malloc(sizeof *toks * (size_t)a.max_new);
-    double *sec = malloc(sizeof *sec * (size_t)a.max_new);
+    int64_t *toks = malloc(sizeof *toks * (size_t)a->max_new * (size_t)a->rows);
+    double *sec = malloc(sizeof *sec * (size_t)a->max_new);
     int n = 0;
     ait_status st = r && toks && sec ? AIT_OK : err_set(&err, AIT_E_NOMEM, "out of memory");
     if (st == AIT_OK) {
         /* kept: without a decoder's manifest the roles come from inspecting it */
         ait_artifact_options ao = {.size = sizeof ao, .keep_weights = 1};
-        st = artifact_file_is(a.path) ? ait_artifact_load(a.path, &ao, &m, &err)
-                                      : ait_model_load(a.path, &m, &err);
+        st = artifact_file_is(a->path) ? ait_artifact_load(a->path, &ao, &m, &err)
+                                       : ait_model_load(a->path, &m, &err);
     }
     if (st == AIT_OK && ait_model_note(m)[0])
         fprintf(stderr, "ait generate: warning: running untuned: %s\n", ait_model_note(m));
-    if (st == AIT_OK) st = gen_roles_find(m, a.path, r, &err);
+    if (st == AIT_OK) st = gen_roles_find(m, a->path, r, &err);
+    if (st == AIT_OK) st = gen_batch(r, a->path, a->rows, &err);
     if (st == AIT_OK) {
         logger lg = cli_logger();
-        ait_session_options so = {.size = sizeof so, .threads = a.threads, .log = lg.fn,
+        ait_session_options so = {.size = sizeof so, .threads = a->threads, .log = lg.fn,
                                   .log_user = lg.user};
         st = ait_options_from_env(&so, NULL, &err);
         if (st == AIT_OK) st = ait_session_create(m, &so, &s, &err);
     }
     int in_place = 0, pairs = 0;
     for (int j = 0; st == AIT_OK && j < r->n_out; j++) pairs += r->present[j] >= 0;
-    if (st == AIT_OK) st = generate(s, m, &a, r, toks, &n, sec, &in_place, &err);
+    if (st == AIT_OK) st = generate(s, m, a, r, toks, &n, sec, &in_place, &err);
     if (st == AIT_OK) {
-        printf("tokens:");
-        for (int i = 0; i < n; i++) printf(" %lld", (long long)toks[i]);
-        printf("\nprefill: %d tokens in %.3f ms (time to first token), %.1f tokens/s\n", a.n_prompt,
-               sec[0] * 1e3, a.n_prompt / sec[0]);
+        for (int row = 0; row < a->rows; row++) {
+            if (a->rows > 1) printf("tokens[%d]:", row);
+            else printf("tokens:");
+            for (int i = 0; i < n; i++) {
+                long long t = toks[(size_t)i * (size_t)a->rows + (size_t)row];
+                printf(" %lld", t);
+                if (a->has_eos && t == a->eos) break; /* the others went on */
+            }
+            printf("\n");
+        }
+        int64_t rows = a->rows;
+        printf("prefill: %lld tokens in %.3f ms (time to first token), %.1f tokens/s\n",
+               (long long)(rows * a->n_prompt), sec[0] * 1e3, (double)(rows * a->n_prompt) / sec[0]);
         if (n > 1) {
             double sum = 0, first = sec[1];
             for (int i = 1; i < n; i++) sum += sec[i];
             qsort(sec + 1, (size_t)(n - 1), sizeof *sec, cli_cmp_double);
-            printf("decode:  %d tokens in %.3f ms, %.1f tokens/s (median %.3f ms per token, the "
-                   "first %.3f ms)\n", n - 1, sum * 1e3, (n - 1) / sum, sec[1 + (n - 2) / 2] * 1e3,
-                   first * 1e3);
+            printf("decode:  %lld tokens in %.3f ms, %.1f tokens/s (median %.3f ms per %s, the "
+                   "first %.3f ms)\n", (long long)(rows * (n - 1)), sum * 1e3,
+                   (double)(rows * (n - 1)) / sum, sec[1 + (n - 2) / 2] * 1e3,
+                   rows > 1 ? "step" : "token", first * 1e3);
         }
-        if (a.no_append) printf("cache:   %d pairs, two buffers each (--no-append)\n", pairs);
+        if (a->no_append) printf("cache:   %d pairs, two buffers each (--no-append)\n", pairs);
         else printf("cache:   %d pairs, %d appended in place by the last run (the others "
                     "copied)\n", pairs, in_place);
     } else {
@@ -460,5 +527,6 @@ int cmd_generate(int argc, char **argv)
     free(r);
     free(toks);
     free(sec);
+    free(ap);
     return st == AIT_OK ? 0 : 1;
 }

@@ -33,6 +33,12 @@ struct exec {
     tensor *meta;    /* per value: shape while scheduling */
     bool *known;     /* per value: meta holds a known shape (scheduling) */
     bool *skip;      /* per node: folded or dead in the current schedule */
+    bool *folds;     /* per node: folded by the current schedule (skip before pruning) */
+    bool *need;      /* per value: schedule_prune's work array */
+    bool *dirty;     /* per value: its shape or folded data changed (reschedule) */
+    unsigned *stamp; /* per value: the schedule (gen) that last changed it, by reschedule */
+    unsigned gen;    /* schedules made, full or not */
+    unsigned full;   /* the last full one's gen (it changed every value) */
     int **extra;     /* per node: outer values its subgraphs read (-1 terminated) */
     void **scratch;  /* per node */
     size_t *scratch_cap;
@@ -236,6 +242,10 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     x->meta = calloc(nv, sizeof *x->meta);
     x->known = calloc(nv, sizeof *x->known);
     x->skip = calloc(nn, sizeof *x->skip);
+    x->folds = calloc(nn, sizeof *x->folds);
+    x->need = calloc(nv, sizeof *x->need);
+    x->dirty = calloc(nv, sizeof *x->dirty);
+    x->stamp = calloc(nv, sizeof *x->stamp);
     x->extra = calloc(nn, sizeof *x->extra);
     x->scratch = calloc(nn, sizeof *x->scratch);
     x->scratch_cap = calloc(nn, sizeof *x->scratch_cap);
@@ -251,7 +261,8 @@ ait_status exec_create_ops(const graph *g, exec *outer, int threads, const op_de
     x->pl_slot = calloc(nv, sizeof *x->pl_slot);
     if (!x->bind || !x->fstore || !x->pl_items || !x->pl_hit || !x->pl_slot || !x->off ||
         !x->vbytes || !x->env || !x->cur || !x->folded || !x->meta || !x->known || !x->skip ||
-        !x->extra || !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig) {
+        !x->extra || !x->defs || !x->scratch || !x->scratch_cap || !x->bound || !x->sig ||
+        !x->folds || !x->need || !x->dirty || !x->stamp) {
         exec_free(x);
         return err_set(e, AIT_E_NOMEM, "out of memory");
     }
@@ -294,6 +305,10 @@ void exec_free(exec *x)
     free(x->meta);
     free(x->known);
     free(x->skip);
+    free(x->folds);
+    free(x->need);
+    free(x->dirty);
+    free(x->stamp);
     free(x->extra);
     free(x->scratch);
     free(x->scratch_cap);
@@ -403,7 +418,7 @@ static ait_status schedule_node(exec *x, int i, ait_error *e)
 {
     const node *n = &x->g->nodes[i];
     const op_def *def = x->defs[i];
-    x->skip[i] = false;
+    x->skip[i] = x->folds[i] = false;
     tensor *in[MAX_IO], *out[MAX_IO];
     bool all_known = true, all_data = true;
     for (int k = 0; k < n->n_in; k++) {
@@ -454,7 +469,7 @@ static ait_status schedule_node(exec *x, int i, ait_error *e)
             x->meta[n->out[k]] = *out[k];
             x->meta[n->out[k]].owned = false;
         }
-    x->skip[i] = true;
+    x->skip[i] = x->folds[i] = true;
     return AIT_OK;
 }
 
@@ -462,7 +477,8 @@ static ait_status schedule_node(exec *x, int i, ait_error *e)
 static void schedule_prune(exec *x)
 {
     const graph *g = x->g;
-    bool *need = x->known; /* reuse as scratch: scheduling is over */
+    bool *need = x->need;
+    memcpy(x->skip, x->folds, sizeof(bool) * (size_t)g->n_nodes);
     memset(need, 0, sizeof(bool) * (size_t)g->n_vals);
     for (int j = 0; j < g->n_outputs; j++) need[g->outputs[j]] = true;
     for (int i = g->n_nodes - 1; i >= 0; i--) {
@@ -480,7 +496,7 @@ static void schedule_prune(exec *x)
     }
 }
 
-/* Before pruning (which reuses known[]): the bytes of every output whose
+/* The bytes of every output whose
  * shape the schedule knows, of a node that runs and gets its storage from
  * the executor; vbytes[v] = 0 for the rest (strings, sequences, shapes
  * known only when running, ops that allocate themselves). */
@@ -492,7 +508,7 @@ static void plan_sizes(exec *x)
     if (x->keep) return;
     for (int i = 0; i < g->n_nodes; i++) {
         const node *n = &g->nodes[i];
-        if (x->skip[i] || (x->defs[i]->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)))
+        if (x->folds[i] || (x->defs[i]->flags & (OP_ALLOCS_OUTPUTS | OP_TAKES_SEQUENCES)))
             continue;
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
@@ -559,6 +575,8 @@ static ait_status plan_memory(exec *x, ait_error *e)
 static ait_status schedule(exec *x, bool place, ait_error *e)
 {
     free_folded(x);
+    memset(x->dirty, 0, sizeof(bool) * (size_t)x->g->n_vals);
+    x->full = ++x->gen;
     schedule_seed(x);
     for (int i = 0; i < x->g->n_nodes; i++) TRY(schedule_node(x, i, e));
     if (place) plan_sizes(x);
@@ -566,6 +584,74 @@ static ait_status schedule(exec *x, bool place, ait_error *e)
     if (place) TRY(plan_memory(x, e));
     x->scheduled = true;
     x->placed = place;
+    return AIT_OK;
+}
+
+/* Whether output k of node n (scheduled again) differs from what it was:
+ * folded before or now (its data may have changed), or another shape. */
+static bool out_changed(const exec *x, int v, bool was_known, bool was_folded, const tensor *was)
+{
+    const tensor *m = &x->meta[v];
+    if (was_folded || x->folded[v] || was_known != x->known[v]) return true;
+    return was_known && (m->dtype != was->dtype || m->rank != was->rank ||
+                         memcmp(m->dims, was->dims, sizeof(int64_t) * (size_t)m->rank) != 0);
+}
+
+/* The schedule again after bound inputs changed dims only (dirty[] marks
+ * them; a decoder's past growing by a position): only the nodes that read
+ * a changed value are scheduled again, and a node whose outputs come out
+ * as before (same shapes, not folded) changes nothing after it. The rest
+ * keeps its shapes and folded constants, which a full schedule would make
+ * the same from the same inputs. The memory plan is made again only when a
+ * value's bytes or the set of running nodes changed. A decoder's steps
+ * change the few nodes that follow the past's length (its Shape, the
+ * position ids, the mask) and no more. */
+static ait_status reschedule(exec *x, bool place, ait_error *e)
+{
+    const graph *g = x->g;
+    bool replan = false;
+    x->gen++;
+    for (int b = 0; b < x->n_bound; b++) {
+        int v = x->bound[b];
+        if (!x->dirty[v]) continue;
+        x->stamp[v] = x->gen;
+        const tensor *t = x->cur[v];
+        tensor_set_shape(&x->meta[v], t->dtype, t->rank, t->dims);
+        x->meta[v].data = NULL;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const node *n = &g->nodes[i];
+        bool d = false;
+        for (int k = 0; k < n->n_in && !d; k++) d = n->in[k] >= 0 && x->dirty[n->in[k]];
+        for (int k = 0; x->extra[i] && x->extra[i][k] >= 0 && !d; k++) d = x->dirty[x->extra[i][k]];
+        if (!d) continue;
+        tensor was[n->n_out + 1];
+        bool was_known[n->n_out + 1], was_folded[n->n_out + 1], was_skip = x->folds[i];
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0) continue;
+            was[k] = x->meta[v];
+            was_known[k] = x->known[v];
+            was_folded[k] = x->folded[v] != NULL;
+            x->folded[v] = NULL;
+            x->known[v] = false;
+        }
+        TRY(schedule_node(x, i, e));
+        replan |= was_skip != x->folds[i]; /* (pruning follows the folds alone) */
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || !out_changed(x, v, was_known[k], was_folded[k], &was[k])) continue;
+            x->dirty[v] = true;
+            x->stamp[v] = x->gen;
+            replan = true; /* (a known shape that changed: its bytes may have) */
+        }
+    }
+    memset(x->dirty, 0, sizeof(bool) * (size_t)g->n_vals);
+    schedule_prune(x);
+    if (place && replan) {
+        plan_sizes(x);
+        TRY(plan_memory(x, e));
+    }
     return AIT_OK;
 }
 
@@ -660,22 +746,34 @@ static ait_status check_symbols(const exec *x, ait_error *e)
     return AIT_OK;
 }
 
-static bool same_signature(exec *x)
+/* The bound values' shapes against the current schedule's: SIG_SAME, or
+ * SIG_DIMS when only dims of tensors changed (dirty[] marks those values;
+ * a top-level graph only: a subgraph's outer constants seed data), else
+ * SIG_NEW. The signature is updated to the current shapes. */
+enum { SIG_SAME, SIG_DIMS, SIG_NEW };
+
+static int signature(exec *x)
 {
-    bool same = x->scheduled;
+    int r = x->scheduled ? SIG_SAME : SIG_NEW;
     for (int b = 0; b < x->n_bound; b++) {
         const tensor *t = x->cur[x->bound[b]];
         int64_t *s = &x->sig[(size_t)b * (AIT_MAX_RANK + 1)];
         int64_t key = (int64_t)t->rank | ((int64_t)t->dtype << 8) | ((int64_t)t->kind << 16) |
                       ((int64_t)t->n_items << 20);
-        if (s[0] != key) same = false;
+        bool dims = false;
+        if (s[0] != key) r = SIG_NEW;
         s[0] = key;
         for (int i = 0; i < t->rank; i++) {
-            if (s[i + 1] != t->dims[i]) same = false;
+            dims |= s[i + 1] != t->dims[i];
             s[i + 1] = t->dims[i];
         }
+        if (!dims) continue;
+        if (r == SIG_SAME) r = SIG_DIMS;
+        if (t->kind != VAL_TENSOR || x->outer) r = SIG_NEW;
+        x->dirty[x->bound[b]] = true;
     }
-    return same;
+    if (r == SIG_NEW) memset(x->dirty, 0, sizeof(bool) * (size_t)x->g->n_vals);
+    return r;
 }
 
 static ait_status run_nodes(exec *x, tensor *const *inputs, ait_error *e)
@@ -695,9 +793,15 @@ static ait_status run_nodes(exec *x, tensor *const *inputs, ait_error *e)
         x->cur[v] = x->outer->cur[o];
     }
     TRY(check_symbols(x, e));
-    if (!same_signature(x) || !x->placed) { /* or scheduled by exec_schedule, unplaced */
-        x->scheduled = false;
-        TRY(schedule(x, true, e));
+    int sig = signature(x);
+    if (sig != SIG_SAME || !x->placed) { /* or scheduled by exec_schedule, unplaced */
+        ait_status s = sig == SIG_DIMS && x->placed ? reschedule(x, true, e)
+                                                      : schedule(x, true, e);
+        if (s != AIT_OK) {
+            x->scheduled = false;
+            memset(x->dirty, 0, sizeof(bool) * (size_t)g->n_vals);
+            return s;
+        }
         for (int v = 0; v < g->n_vals; v++)
             if (x->folded[v]) x->cur[v] = x->folded[v];
     }
@@ -813,11 +917,21 @@ ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e)
             return err_set(e, AIT_E_UNSUPPORTED, "%s: value '%s' comes from an enclosing graph",
                            g->path, g->vals[x->bound[b]].name);
     TRY(check_symbols(x, e));
-    if (!same_signature(x)) {
+    int sig = signature(x);
+    if (sig == SIG_SAME) return AIT_OK;
+    ait_status s = sig == SIG_DIMS && !x->placed ? reschedule(x, false, e) : schedule(x, false, e);
+    if (s != AIT_OK) {
         x->scheduled = false;
-        TRY(schedule(x, false, e));
+        memset(x->dirty, 0, sizeof(bool) * (size_t)g->n_vals);
     }
-    return AIT_OK;
+    return s;
+}
+
+unsigned exec_schedule_gen(const exec *x) { return x->gen; }
+
+bool exec_changed_since(const exec *x, int v, unsigned gen)
+{
+    return x->full > gen || x->stamp[v] > gen;
 }
 
 const tensor *exec_scheduled(const exec *x, int v)

@@ -86,6 +86,13 @@ const tensor *exec_value(const exec *x, int v);
  * and allocated (tensor_alloc, so a big-enough buffer is kept); zeroed only
  * for ops flagged OP_ZERO_OUTPUTS (op.h). */
 ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e);
+/* Schedules are counted (exec_schedule_gen: the current one's number);
+ * exec_changed_since(x, v, gen) is false when value v's shape, and its data
+ * if the schedule folded it, are as they were at schedule gen: a schedule
+ * at new input dims (a decoder's next past length) changes only the values
+ * that follow those dims; a full one changes every value. */
+unsigned exec_schedule_gen(const exec *x);
+bool exec_changed_since(const exec *x, int v, unsigned gen);
 const tensor *exec_scheduled(const exec *x, int v);
 bool exec_node_runs(const exec *x, int i);
 ait_status exec_run_node(exec *x, int i, tensor *const *in, tensor *const *out, ait_error *e);

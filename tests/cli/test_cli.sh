@@ -153,6 +153,22 @@ if [ -f "$data/models/gpt2.onnx" ]; then
       --warmup 1 --window 2 --cap 3 --runs 1 --no-cache -o "$tmp/native-$m.ait"
     check "generate-$m-native-as-pytorch" 0 "^tokens: ${want//,/ }$" \
       "$ait" generate "$tmp/native-$m.ait" --prompt-ids "$prompt" --max-new 12
+    # A batch: each row's tokens are those of the row run alone (and PyTorch's);
+    # the untuned model copies its caches, the artifact appends in place.
+    for src in "$data/models/$m.onnx" "$tmp/native-$m.ait"; do
+      check "generate-$m-alone-$(basename "$src")" 0 "^tokens:( [0-9]+){12}$" \
+        "$ait" generate "$src" --prompt-ids 1,2,3,4 --max-new 12
+      alone=$(sed -n 's/^tokens: //p' <<<"$out")
+      check "generate-$m-batch-$(basename "$src")" 0 "^tokens\[2\]: " \
+        "$ait" generate "$src" --prompt-ids "$prompt" --prompt-ids 1,2,3,4 --prompt-ids "$prompt" \
+        --max-new 12
+      rows=$(sed -n 's/^tokens\[[0-9]*\]: //p' <<<"$out" | tr '\n' '|')
+      if [ "$rows" = "${want//,/ }|$alone|${want//,/ }|" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL generate-$m-batch-rows: rows '$rows', alone '$alone'"
+      fi
+    done
+    check "generate-$m-batch-of-one-prompt" 0 "^tokens\[1\]: ${want//,/ }$" \
+      "$ait" generate "$tmp/native-$m.ait" --prompt-ids "$prompt" --batch 2 --max-new 12
   done
   if [ -f "$data/models/llama.greedy.txt" ]; then
     # The untied LM head written in forward has no scope: a module of its
@@ -171,6 +187,10 @@ if [ -f "$data/models/gpt2.onnx" ]; then
   check generate-bad-ids 2 "bad value for --prompt-ids: '1,x'" \
     "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,x
   check generate-no-ids 2 "--prompt-ids is required" "$ait" generate "$data/models/gpt2.onnx"
+  check generate-rows-of-two-lengths 2 "bad value for --prompt-ids: '1,2,3'" \
+    "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,2 --prompt-ids 1,2,3
+  check generate-batch-and-rows 2 "--batch 3 with 2 prompts" \
+    "$ait" generate "$data/models/gpt2.onnx" --prompt-ids 1,2 --prompt-ids 1,3 --batch 3
 fi
 # Rough edges (issue 17): one line for a usage error, never the whole help; what was wrong named.
 one_line() { # NAME PATTERN CMD...: exit 2, one line on stderr matching PATTERN

@@ -36,16 +36,21 @@ def test_outputs_of_a_bundled_model(tmp_path):
         assert np.abs(got[k] - outs[k]).max() <= 1e-4 * max(1.0, np.abs(outs[k]).max())
 
 
-def test_outputs_written_into_caller_arrays():
-    """run(feeds, out={...}) writes into the caller's arrays (bound buffers):
-    bit for bit what run gives, in the caller's memory; too small or of the
-    wrong dtype is refused naming the output."""
+def _gpt2():
+    """The bundled gpt2 decoder's path and its first sample's inputs (skips without them)."""
     data = os.environ.get("AIT_TEST_DATA", "")
     model = os.path.join(data, "models", "gpt2.onnx")
     if not os.path.exists(model):
         pytest.skip("no %s (tools/test makes it: tools/export_models.py)" % model)
     ins = np.load(os.path.join(data, "models", "gpt2.in.0.npz"))
-    feeds = {k: ins[k] for k in ins}
+    return model, {k: ins[k] for k in ins}
+
+
+def test_outputs_written_into_caller_arrays():
+    """run(feeds, out={...}) writes into the caller's arrays (bound buffers):
+    bit for bit what run gives, in the caller's memory; too small or of the
+    wrong dtype is refused naming the output."""
+    model, feeds = _gpt2()
     s = ait.load(model)
     want = s.run(feeds)
     logits = np.empty(want["logits"].shape, np.float32)
@@ -67,6 +72,48 @@ def test_outputs_written_into_caller_arrays():
         s.run(feeds, out={"logits": np.empty(want["logits"].shape, np.int64)})
     with pytest.raises(ait.Error, match="unknown output 'nope'"):
         s.run(feeds, out={"nope": logits})
+
+
+def test_cache_appended_in_place(tmp_path):
+    """Binding.set_cache: one array per key and value bound as past and
+    present, a greedy decode's steps appending to it; each step's logits and
+    presents bit for bit those of a plain run given the past as arrays, the
+    result's present the cache array itself; the tuned artifact (layers on
+    native) appends every cache in place, the untuned model copies."""
+    model, feeds = _gpt2()
+    art = str(tmp_path / "gpt2.ait")
+    ait.tune(model, feeds, strategy="only:native", plan_check=False, whole=False, **FAST).save(art)
+    pasts = [k for k in feeds if k.startswith("past")]
+    P, steps = feeds[pasts[0]].shape[2], 3
+    for path, in_place in ((model, 0), (art, len(pasts))):
+        s = ait.load(path)
+        b = ait.Binding(s)
+        caches, past = {}, dict(feeds)
+        for k in pasts:
+            caches[k] = np.full(feeds[k].shape[:2] + (P + steps,) + feeds[k].shape[3:], np.nan,
+                                np.float32)
+            caches[k][:, :, :P] = feeds[k]
+        ids = feeds["input_ids"]
+        for step in range(steps):
+            for k in pasts:
+                b.set_cache(k, "present" + k[4:], caches[k], axis=2, length=P + step)
+            b.set_input("input_ids", ids)
+            got = b.run()
+            want = s.run(dict(past, input_ids=ids))
+            assert np.array_equal(got["logits"], want["logits"])
+            for k in pasts:
+                pk = "present" + k[4:]
+                assert got[pk] is caches[k]
+                assert np.array_equal(caches[k][:, :, :P + step + 1], want[pk])
+                past[k] = want[pk]
+            assert b.caches_in_place == in_place
+            ids = np.argmax(want["logits"][:, -1:], axis=-1).astype(np.int64)
+        with pytest.raises(ait.Error, match="a past of %d positions does not fit the cache "
+                           "bound to it" % (P + steps + 1)) as e:
+            b.set_cache(pasts[0], "present" + pasts[0][4:], caches[pasts[0]], axis=2,
+                        length=P + steps + 1)
+        assert e.value.status == "AIT_E_SHAPE"
+        b.close()
 
 
 def test_declared_inputs_and_outputs(torch_model):

@@ -328,6 +328,23 @@ static ait_status place_values(built *bm)
     return AIT_OK;
 }
 
+/* The executor's schedule and running nodes, for relength to compare. */
+static void shapes_note(built *bm)
+{
+    bm->sched_gen = exec_schedule_gen(bm->x);
+    for (int i = 0; i < bm->g->n_nodes; i++) bm->ran[i] = exec_node_runs(bm->x, i);
+}
+
+static void sig_note(built *bm, tensor *const *inputs)
+{
+    for (int k = 0; k < bm->g->n_inputs; k++) {
+        int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+        s[0] = inputs[k]->rank;
+        s[1] = inputs[k]->dtype;
+        memcpy(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank);
+    }
+}
+
 static ait_status sched_make(built *bm, tensor *const *inputs)
 {
     const graph *g = bm->g;
@@ -365,12 +382,8 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
     }
     TRY(nat_layout(bm));
     TRY(place_values(bm));
-    for (int k = 0; k < g->n_inputs; k++) {
-        int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
-        s[0] = inputs[k]->rank;
-        s[1] = inputs[k]->dtype;
-        memcpy(s + 2, inputs[k]->dims, sizeof(int64_t) * (size_t)inputs[k]->rank);
-    }
+    sig_note(bm, inputs);
+    shapes_note(bm);
     bm->scheduled = true;
     return saved_update(bm);
 }
@@ -381,6 +394,66 @@ static ait_status schedule(built *bm, tensor *const *inputs)
     ait_status s = sched_make(bm, inputs);
     if (s != AIT_OK) sched_clear(bm);
     return s;
+}
+
+/* Whether a value whose shape changed is touched by step s only where
+ * that is allowed: a generic step (the reference op infers its shapes at
+ * each run) or a fused attention (its geometry is made again). */
+static bool step_follows(const built *bm, int s)
+{
+    return s < 0 || !bm->steps[s].op || bm->steps[s].op == &nat_attn_fused;
+}
+
+/* The schedule kept at new input dims of the same class (chain.c's: ranks,
+ * dtypes, which dims are 0 or 1), as a decoder's next past length gives:
+ * the executor schedules again (only what follows the changed dims,
+ * exec.c), and when every value that changed (its shape, or a folded
+ * constant's data: exec_changed_since) is neither placed nor laid out nor
+ * touched by a native step but fused attentions, whose geometry is made
+ * again here as sched_make makes it (nat_attn_fusion), and every node runs
+ * or not as before, the steps, their fusions, layouts and the arena stay as
+ * they are (a native step never saw a changed value). *kept is false when
+ * not (the caller schedules from scratch, as before). */
+static ait_status relength(built *bm, tensor *const *inputs, bool *kept)
+{
+    const graph *g = bm->g;
+    *kept = false;
+    for (int k = 0; k < g->n_inputs; k++) {
+        const int64_t *s = &bm->sig[(size_t)k * (AIT_MAX_RANK + 2)];
+        if (!inputs[k] || s[0] != inputs[k]->rank || s[1] != inputs[k]->dtype) return AIT_OK;
+        for (int d = 0; d < inputs[k]->rank; d++) {
+            int64_t a = s[2 + d], b = inputs[k]->dims[d];
+            if ((a < 2 ? a : 2) != (b < 2 ? b : 2)) return AIT_OK;
+        }
+    }
+    TRY(exec_schedule(bm->x, inputs, bm->err));
+    for (int i = 0; i < g->n_nodes; i++)
+        if (exec_node_runs(bm->x, i) != bm->ran[i]) return AIT_OK;
+    for (int v = 0; v < g->n_vals; v++) {
+        const nat_val *d = &bm->vals[v];
+        if (exec_scheduled(bm->x, v) != d->spec) return AIT_OK;
+        if (!exec_changed_since(bm->x, v, bm->sched_gen)) continue;
+        if (d->placed || d->nhwc || d->q8) return AIT_OK;
+        int pr = g->vals[v].producer;
+        if (pr >= 0 && !step_follows(bm, bm->step_of[pr])) return AIT_OK;
+        for (int r = bm->reader_at[v]; r < bm->reader_at[v + 1]; r++)
+            if (!step_follows(bm, bm->step_of[bm->readers[r]])) return AIT_OK;
+    }
+    for (int fi = 0; fi < bm->fus->n; fi++) {
+        const fusion *f = &bm->fus->f[fi];
+        if (f->kind != FK_ATTENTION) continue;
+        if (nat_attn_fusion(bm, fi) != (bm->fus->of_node[f->last] == fi)) return AIT_OK;
+    }
+    for (int s = 0; s < bm->n_steps; s++) {
+        nat_step *st = &bm->steps[s];
+        if (st->op != &nat_attn_fused) continue;
+        st->scratch = kattention_scratch(&bm->att[st->node], bm->threads);
+        if (st->scratch > bm->scratch_size) return AIT_OK; /* sched_node grows it */
+    }
+    shapes_note(bm);
+    sig_note(bm, inputs);
+    *kept = true;
+    return AIT_OK;
 }
 
 static bool same_sig(const built *bm, tensor *const *inputs)
@@ -418,6 +491,7 @@ static void nat_free(built *bm)
     free(bm->pl_items);
     free(bm->pl_hit);
     free(bm->pl_slot);
+    free(bm->ran);
     exec_free(bm->x);
     free(bm);
 }
@@ -502,9 +576,10 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     bm->pl_items = calloc((size_t)module->n_vals + 1, sizeof *bm->pl_items);
     bm->pl_hit = calloc((size_t)module->n_vals + 1, sizeof *bm->pl_hit);
     bm->pl_slot = calloc((size_t)module->n_vals + 1, sizeof *bm->pl_slot);
+    bm->ran = calloc((size_t)module->n_nodes + 1, sizeof *bm->ran);
     ait_status s = AIT_OK;
     if (!bm->vals || !bm->steps || !bm->packs || !bm->sig || !bm->att || !bm->step_of ||
-        !bm->pl_items || !bm->pl_hit || !bm->pl_slot)
+        !bm->pl_items || !bm->pl_hit || !bm->pl_slot || !bm->ran)
         s = err_set(e, AIT_E_NOMEM, "native: out of memory");
     if (s == AIT_OK) s = lookups_make(bm);
     if (s == AIT_OK) s = nat_tuned_setup(bm, cfg, e);
@@ -580,7 +655,14 @@ static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
 ait_status nat_prepare(built *bm, tensor *const *inputs, ait_error *e)
 {
     TRY(backend_inputs_check(bm->g, inputs, "native", e));
-    if (!same_sig(bm, inputs)) TRY(schedule(bm, inputs));
+    if (same_sig(bm, inputs)) return AIT_OK;
+    bool kept = false;
+    ait_status s = bm->scheduled ? relength(bm, inputs, &kept) : AIT_OK;
+    if (s != AIT_OK) {
+        sched_clear(bm); /* as a failed schedule leaves it */
+        return s;
+    }
+    if (!kept) TRY(schedule(bm, inputs));
     return AIT_OK;
 }
 

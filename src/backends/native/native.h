@@ -134,6 +134,10 @@ struct built {
     } kept[4];
     int kept_next;     /* the entry the next new class replaces */
     int *step_of;      /* layout.c's per-node map, n_nodes + 1 */
+    /* As the current steps last saw the module (relength, native.c): the
+     * executor's schedule (exec_schedule_gen) and per node whether it runs. */
+    unsigned sched_gen;
+    bool *ran;
     /* Found once at build (the module's graph never changes), so that a
      * schedule, made at every new past length of a decoder, does not look
      * them up again: per node its nat_op (or NULL), and per value v the
