@@ -4,7 +4,11 @@
  * in interleaved rounds on the same A and B, one thread. Prints per engine
  * and shape the median ms, GFLOP/s, GB/s of weight bytes streamed and the
  * SQNR of C against the f32 result.
- * usage: bench-qgemm ROUNDS M:N:K... */
+ * usage: bench-qgemm [-c] [-e] [-s SCHEME,...] ROUNDS M:N:K...
+ *   -e   every GEMM with a column bias and GELU epilogue (bert's FFN)
+ *   -s   only these qgemm schemes (f32, the reference, always runs)
+ *   -c   time the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: on a
+ *        loaded machine, preemption left out) rather than the wall clock */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,16 @@
 enum { E_F32, E_Q0 }; /* then the qgemm schemes */
 #define NE (1 + QG_N)
 
+static bool cpu_clock;
+
+static double clock_s(void)
+{
+    struct timespec ts;
+    if (!cpu_clock) return now_s();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int cmpd(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -26,17 +40,40 @@ static int cmpd(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: bench-qgemm ROUNDS M:N:K...\n");
+    bool epi = false, on[NE];
+    for (int x = 0; x < NE; x++) on[x] = true;
+    int arg = 1;
+    for (; arg < argc && argv[arg][0] == '-'; arg++) {
+        if (strcmp(argv[arg], "-c") == 0) {
+            cpu_clock = true;
+        } else if (strcmp(argv[arg], "-e") == 0) {
+            epi = true;
+        } else if (strcmp(argv[arg], "-s") == 0 && arg + 1 < argc) {
+            char *list = argv[++arg];
+            for (int q = 0; q < QG_N; q++) {
+                const char *nm = qg_scheme_name(q), *at = strstr(list, nm);
+                size_t l = strlen(nm);
+                on[1 + q] = at && (at == list || at[-1] == ',') && (at[l] == ',' || !at[l]);
+            }
+        } else {
+            break;
+        }
+    }
+    if (argc - arg < 2) {
+        fprintf(stderr, "usage: bench-qgemm [-c] [-e] [-s SCHEME,...] ROUNDS M:N:K...\n");
         return 2;
     }
-    int rounds = atoi(argv[1]);
-    for (int s = 2; s < argc; s++) {
+    int rounds = atoi(argv[arg]);
+    for (int s = arg + 1; s < argc; s++) {
         long long M, N, K;
         if (sscanf(argv[s], "%lld:%lld:%lld", &M, &N, &K) != 3) return 2;
         float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
         float *c[NE];
         for (int i = 0; i < M * K; i++) a[i] = (float)rand() / RAND_MAX - 0.5f;
+        float *bias = malloc(sizeof(float) * (size_t)N);
+        for (long long j = 0; j < N; j++) bias[j] = (float)rand() / RAND_MAX - 0.5f;
+        gemm_epi ep = {0};
+        if (epi) ep = (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_GELU};
         for (long long i = 0; i < K * N; i++) b[i] = ((float)rand() / RAND_MAX - 0.5f) * 0.1f;
         const gemm_kernel *kr = gemm_kernel_best();
         void *pf = aligned_zalloc(gemm_pack_b_size(kr, K, N));
@@ -60,18 +97,19 @@ int main(int argc, char **argv)
         for (int x = 0; x < NE; x++) t[x] = calloc((size_t)rounds * reps, sizeof(double));
         for (int r = 0; r < rounds; r++)
             for (int x = 0; x < NE; x++)
-                for (int k = 0; k < reps; k++) {
-                    double t0 = now_s();
+                for (int k = 0; k < reps && on[x]; k++) {
+                    double t0 = clock_s();
                     if (x == E_F32) {
                         gemm_args g = {.m = M, .n = N, .k = K, .a = a, .rsa = K, .csa = 1,
-                                       .pb = &pv, .c = c[0], .ldc = N, .threads = 1};
+                                       .pb = &pv, .c = c[0], .ldc = N, .threads = 1, .epi = ep};
                         gemm_f32(&g, &e);
                     } else {
-                        qgemm(&qv[x - 1], a, K, M, c[x], N, NULL, 1, &e);
+                        qgemm(&qv[x - 1], a, K, M, c[x], N, &ep, 1, &e);
                     }
-                    t[x][r * reps + k] = now_s() - t0;
+                    t[x][r * reps + k] = clock_s() - t0;
                 }
         for (int x = 0; x < NE; x++) {
+            if (!on[x]) continue;
             qsort(t[x], (size_t)rounds * reps, sizeof(double), cmpd);
             double med = t[x][rounds * reps / 2], sig = 0, noise = 0;
             for (long long i = 0; i < M * N; i++) {

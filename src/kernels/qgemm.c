@@ -10,7 +10,11 @@
 #include "core/tensor.h"
 #include "kernels/qgemm_kern.h"
 
-#define MAGIC "aitqgem1"
+/* aitqgem2: int8dq in column groups of QG_GP panels. The other schemes'
+ * layouts are aitqgem1's, which still load; an aitqgem1 int8dq blob (one
+ * panel at a time) is refused, with a message to re-tune. */
+#define MAGIC "aitqgem2"
+#define MAGIC1 "aitqgem1"
 #define HDR 64
 
 typedef struct qhdr {
@@ -89,8 +93,14 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e)
     size_t sec[4];
     if (size < HDR) return err_set(e, AIT_E_INVALID_ARG, "quantised weights: too short");
     memcpy(&h, buf, sizeof h);
-    if (memcmp(h.magic, MAGIC, 8) != 0)
+    bool v1 = memcmp(h.magic, MAGIC1, 8) == 0;
+    if (memcmp(h.magic, MAGIC, 8) != 0 && !v1)
         return err_set(e, AIT_E_INVALID_ARG, "quantised weights: bad magic");
+    if (v1 && h.scheme == QG_INT8DQ)
+        return err_set(e, AIT_E_INVALID_ARG,
+                       "quantised weights: int8dq weights packed by an older ait (%s, one "
+                       "panel at a time; now %s, in column groups): re-tune the model",
+                       MAGIC1, MAGIC);
     if (!layout(h.scheme, h.group, h.k, h.n, out, sec))
         return err_set(e, AIT_E_INVALID_ARG, "quantised weights: bad header");
     if (size != HDR + sec[0] + sec[1] + sec[2] + sec[3])
@@ -104,12 +114,17 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e)
 static int32_t rne(float x) { return (int32_t)nearbyintf(x); }
 
 /* Where B[p][j] lies in an int8 pack's panels: int8dq has quads of k per
- * column, int8wo one k's 16 columns. */
+ * column, the group's panels side by side per quad (qg_group); int8wo one
+ * k's 16 columns. */
 static size_t int8_at(const qg_packed *v, int64_t p, int64_t j)
 {
-    size_t col = (size_t)((j / QG_NR) * v->kp * 16), jj = (size_t)(j % QG_NR);
-    return col + (v->scheme == QG_INT8DQ ? (size_t)((p / 4) * 64 + p % 4) + jj * 4
-                                         : (size_t)(p * 16) + jj);
+    size_t jj = (size_t)(j % QG_NR);
+    if (v->scheme == QG_INT8DQ) {
+        int64_t g = j / (QG_NR * QG_GP), s = j / QG_NR % QG_GP;
+        size_t at = (size_t)((p / 4) * qg_group_w(v, g) + s) * 64 + (size_t)(p % 4) + jj * 4;
+        return (size_t)(g * QG_GP * v->kp * 16) + at;
+    }
+    return (size_t)((j / QG_NR) * v->kp * 16) + (size_t)(p * 16) + jj;
 }
 
 static void pack_int8(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint8_t *w,
@@ -348,19 +363,24 @@ static void c_bf16(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int6
     }
 }
 
-static void c_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
+static void c_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g, int s0,
+                     int np, float *c, int64_t ldc, const gemm_epi *in)
 {
-    const int8_t *w = (const int8_t *)qg_panel(b, p, 16);
+    const int gw = qg_group_w(b, g);
+    const int64_t j0 = (g * QG_GP + s0) * QG_NR;
+    const int nr = b->n - j0 < np * QG_NR ? (int)(b->n - j0) : np * QG_NR;
     for (int i = 0; i < mr; i++) {
         const uint8_t *a = x->q + (size_t)(i0 + i) * b->kp;
-        for (int j = 0; j < QG_NR; j++) {
+        for (int j = 0; j < nr; j++) {
+            const int8_t *w = (const int8_t *)qg_group(b, g) + (s0 + j / QG_NR) * 64 + 4 * (j % QG_NR);
             int32_t acc = 0;
             for (int64_t kq = 0; kq < b->kp / 4; kq++)
-                for (int u = 0; u < 4; u++) acc += (int32_t)a[4 * kq + u] * w[kq * 64 + 4 * j + u];
-            acc -= x->za[i0 + i] * b->colsum[p * QG_NR + j];
-            t[i * QG_NR + j] = (float)acc * (x->sa[i0 + i] * b->scale[p * QG_NR + j]);
+                for (int u = 0; u < 4; u++) acc += (int32_t)a[4 * kq + u] * w[kq * gw * 64 + u];
+            acc -= x->za[i0 + i] * b->colsum[j0 + j];
+            c[i * ldc + j] = (float)acc * (x->sa[i0 + i] * b->scale[j0 + j]);
         }
     }
+    if (in) gemm_epi_tile(in, c, ldc, i0, j0, mr, nr);
 }
 
 static void c_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
@@ -401,7 +421,7 @@ static void c_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
 /* Per scheme, best first; the portable row last. */
 static const qg_kern c_rows[QG_N] = {
     {KISA_PORTABLE, "", "portable", 4, c_bf16},
-    {KISA_PORTABLE, "", "portable", 4, c_int8dq},
+    {KISA_PORTABLE, "", "portable", 4, NULL, c_int8dq, {0, 4, 4, 4, 4}},
     {KISA_PORTABLE, "", "portable", 4, c_int8wo},
     {KISA_PORTABLE, "", "portable", 4, c_int4wo},
 };
@@ -424,7 +444,7 @@ static bool has_needs(int scheme)
 static const qg_kern *pick(int scheme)
 {
     const qg_kern *k = x86_rows[scheme];
-    if (KISA_X86 && k->fn && kisa_active() >= k->isa && has_needs(scheme)) return k;
+    if (KISA_X86 && (k->fn || k->fn8) && kisa_active() >= k->isa && has_needs(scheme)) return k;
     return &c_rows[scheme];
 }
 
@@ -523,11 +543,111 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     }
 }
 
+bool qg_epi_split(const gemm_epi *epi, gemm_epi *in, gemm_epi *out)
+{
+    *in = *epi;
+    *out = (gemm_epi){0};
+    gemm_act a = epi->act;
+    if (a == GEMM_ACT_NONE || a == GEMM_ACT_RELU || a == GEMM_ACT_CLIP || a == GEMM_ACT_LEAKY)
+        return false;
+    in->act = GEMM_ACT_NONE;
+    out->act = a;
+    out->lo = epi->lo;
+    out->hi = epi->hi;
+    if (epi->res && epi->res_after) {
+        in->res = NULL;
+        out->res = epi->res;
+        out->ldr = epi->ldr;
+        out->res_scale = epi->res_scale;
+        out->res_after = true;
+    }
+    return true;
+}
+
+/* Panels per int8dq kernel call for m rows: the widest whose row count
+ * takes all m rows in one pass over the weights (skinny m: weights
+ * streamed once), else all QG_GP (the fewest loads per vpdpbusd). */
+static int i8_panels(const qg_kern *kr, int64_t m)
+{
+    for (int np = QG_GP; np >= 1; np /= 2)
+        if (m <= kr->mr8[np]) return np;
+    return QG_GP;
+}
+
+/* int8dq: rows [r0, r1) by column groups [g0, g1), a block of rows at a
+ * time (their quantised rows in about 32 KiB, in L1 while the groups'
+ * weights pass); the kernel writes each tile to C with the in-register
+ * part of the epilogue (in), the rest (out) on the tile after. */
+static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t r0, int64_t r1,
+                   float *c, int64_t ldc, const gemm_epi *in, const gemm_epi *out, int64_t g0,
+                   int64_t g1)
+{
+    const int np = i8_panels(kr, r1 - r0), mr = kr->mr8[np];
+    int64_t mc = (INT64_C(32) << 10) / b->kp / mr * mr;
+    mc = mc > mr ? mc : mr;
+    for (int64_t ib = r0; ib < r1; ib += mc) {
+        int64_t ie = r1 - ib < mc ? r1 : ib + mc;
+        for (int64_t g = g0; g < g1; g++) {
+            int gw = qg_group_w(b, g);
+            for (int s0 = 0; s0 < gw; s0 += np) {
+                int n2 = gw - s0 < np ? gw - s0 : np;
+                int64_t j0 = (g * QG_GP + s0) * QG_NR;
+                int nr = b->n - j0 < n2 * QG_NR ? (int)(b->n - j0) : n2 * QG_NR;
+                for (int64_t i0 = ib; i0 < ie; i0 += mr) {
+                    int mt = ie - i0 < mr ? (int)(ie - i0) : mr;
+                    float *cc = c + i0 * ldc + j0;
+                    kr->fn8(b, x, i0, mt, g, s0, n2, cc, ldc, in);
+                    if (out) gemm_epi_tile(out, cc, ldc, i0, j0, mt, nr);
+                }
+            }
+        }
+    }
+}
+
+/* int8dq over up to `threads` threads: column groups apart, then rows
+ * apart when there are fewer groups than threads. */
+static void run_groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
+                       int64_t ldc, const gemm_epi *epi, int threads)
+{
+    gemm_epi ein, eout;
+    bool rest = epi && qg_epi_split(epi, &ein, &eout);
+    const gemm_epi *in = epi && (ein.scaled || ein.bias_mode != GEMM_BIAS_NONE || ein.res ||
+                                 ein.act != GEMM_ACT_NONE)
+                             ? &ein
+                             : NULL,
+                   *out = rest ? &eout : NULL;
+    const int64_t ng = (b->np / QG_NR + QG_GP - 1) / QG_GP, mr = kr->mr8[QG_GP];
+    const int64_t tiles = (m + mr - 1) / mr;
+    int64_t t = threads > 1 ? threads : 1;
+    t = t < ng * tiles ? t : ng * tiles;
+    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
+        groups(kr, b, x, 0, m, c, ldc, in, out, 0, ng);
+        return;
+    }
+    const int64_t tn = t < ng ? t : ng, tm = t / tn;
+#pragma omp parallel num_threads((int)(tn * tm))
+    {
+        int64_t id = omp_get_thread_num(), n = omp_get_num_threads();
+        if (n == tn * tm) {
+            int64_t gi = id % tn, ri = id / tn;
+            int64_t r0 = tiles * ri / tm * mr, r1 = tiles * (ri + 1) / tm * mr;
+            groups(kr, b, x, r0, r1 < m ? r1 : m, c, ldc, in, out, ng * gi / tn,
+                   ng * (gi + 1) / tn);
+        } else if (id == 0) { /* fewer threads than asked: all of it here */
+            groups(kr, b, x, 0, m, c, ldc, in, out, 0, ng);
+        }
+    }
+}
+
 /* Every panel of C over up to `threads` threads. */
 static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,
                        const gemm_epi *epi, int threads)
 {
     const qg_kern *kr = pick(b->scheme);
+    if (kr->fn8) {
+        run_groups(kr, b, x, m, c, ldc, epi, threads);
+        return;
+    }
     int64_t np = b->np / QG_NR;
     int t = threads > 1 ? threads : 1;
     if (t > np) t = (int)np;

@@ -28,6 +28,11 @@
 #include "kernels/gemm.h"
 
 #define QG_NR 16
+/* int8dq's panels come in column groups of QG_GP (the last one narrower
+ * when the panels run out): each quad of k holds the group's panels side
+ * by side, 64 bytes each, so a micro-kernel streams one run of bytes for
+ * up to QG_GP * QG_NR columns. */
+#define QG_GP 4
 
 typedef enum { QG_BF16, QG_INT8DQ, QG_INT8WO, QG_INT4WO, QG_N } qg_scheme;
 

@@ -1,6 +1,7 @@
-/* AVX-512 kernels of qgemm (qgemm.h): one 16-column panel by up to MR rows,
- * an accumulator register per row. bf16: vdpbf16ps on pairs of k (needs
- * AVX512-BF16); int8dq: vpdpbusd on quads of k (AVX512-VNNI); the
+/* AVX-512 kernels of qgemm (qgemm.h): bf16: one 16-column panel by up to
+ * MR rows, an accumulator register per row, vdpbf16ps on pairs of k (needs
+ * AVX512-BF16); int8dq: up to 4 panels by up to 6 rows (12 rows by 1 or 2
+ * panels for skinny M), vpdpbusd on quads of k (AVX512-VNNI); the
  * weight-only ones widen int8/uint4 to float in registers (AVX512F) and
  * stream the panel once for all the rows. Each body is inlined per row
  * count, so the row loops unroll. */
@@ -12,7 +13,7 @@
 #define INL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
 #define TBF __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
-#define TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 
 /* Row counts 1..12 dispatched to a body specialised for each. */
@@ -60,36 +61,130 @@ TVNNI INL __m512i dpbusd(__m512i acc, __m512i a, __m512i b)
     return acc;
 }
 
-TVNNI INL void int8dq_body(const int MR, const qg_packed *b, const qg_act *x, int64_t i0,
-                           int64_t p, float *t)
+/* The in-register part of the epilogue (qg_epi_split's in) on v, row i,
+ * columns [j, j+16) under mask m: the order of gemm_epi_tile's. */
+TVNNI INL __m512 epi_vec(const gemm_epi *e, __m512 v, int64_t i, int64_t j, __mmask16 m)
 {
-    const uint8_t *w = qg_panel(b, p, 16);
-    const int64_t kq = b->kp / 4;
-    const uint32_t *a = (const uint32_t *)(x->q + (size_t)i0 * b->kp);
-    __m512i acc[12];
-    UNROLL for (int i = 0; i < MR; i++) acc[i] = _mm512_setzero_si512();
-    for (int64_t q = 0; q < kq; q++) {
-        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-         * streamed from memory; bench/RESULTS.md, 2026-11-27) */
-        _mm_prefetch((const char *)(w + q * 64 + 2048), _MM_HINT_T0);
-        __m512i bv = _mm512_load_si512(w + q * 64);
-        UNROLL for (int i = 0; i < MR; i++)
-            acc[i] = dpbusd(acc[i], _mm512_set1_epi32((int)a[i * kq + q]), bv);
+    if (e->scaled) v = _mm512_mul_ps(v, _mm512_set1_ps(e->scale));
+    if (e->bias_mode == GEMM_BIAS_ROW)
+        v = _mm512_add_ps(v, _mm512_set1_ps(e->bias[i]));
+    else if (e->bias_mode == GEMM_BIAS_COL)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e->bias + j));
+    const __m512 rk = _mm512_set1_ps(e->res_scale != 0.0f ? e->res_scale : 1.0f);
+    if (e->res && !e->res_after)
+        v = _mm512_fmadd_ps(rk, _mm512_maskz_loadu_ps(m, e->res + i * e->ldr + j), v);
+    const __m512 zero = _mm512_setzero_ps();
+    switch (e->act) {
+    case GEMM_ACT_RELU: v = _mm512_max_ps(v, zero); break;
+    case GEMM_ACT_CLIP:
+        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(e->lo)), _mm512_set1_ps(e->hi));
+        break;
+    case GEMM_ACT_LEAKY:
+        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_set1_ps(e->lo));
+        break;
+    default: break;
     }
-    __m512i cs = _mm512_loadu_si512(b->colsum + p * QG_NR);
-    __m512 sb = _mm512_loadu_ps(b->scale + p * QG_NR);
-    UNROLL for (int i = 0; i < MR; i++) {
-        __m512i v = _mm512_sub_epi32(acc[i], _mm512_mullo_epi32(_mm512_set1_epi32(x->za[i0 + i]), cs));
-        __m512 s = _mm512_mul_ps(_mm512_set1_ps(x->sa[i0 + i]), sb);
-        _mm512_store_ps(t + i * QG_NR, _mm512_mul_ps(_mm512_cvtepi32_ps(v), s));
-    }
+    if (e->res && e->res_after)
+        v = _mm512_fmadd_ps(rk, _mm512_maskz_loadu_ps(m, e->res + i * e->ldr + j), v);
+    return v;
 }
 
-#define INT8DQ_CALL(M, ...) int8dq_body(M, __VA_ARGS__)
-TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
-                           float *t)
+/* One accumulator of int8dq's tile, dequantised (row i, panel s):
+ * sa[i] * sb[j] * (acc - za[i] * colsum[j]), the epilogue's in-register
+ * part, stored to C under the column mask. */
+TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i, int64_t j0, int s,
+                          __m512i acc, float *c, int64_t ldc, const gemm_epi *in)
 {
-    SWITCH12(INT8DQ_CALL, b, x, i0, p, t)
+    const int64_t j = j0 + s * QG_NR, left = b->n - j;
+    const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+    __m512i zc = _mm512_mullo_epi32(_mm512_set1_epi32(x->za[i0 + i]), _mm512_loadu_si512(b->colsum + j));
+    __m512 sc = _mm512_mul_ps(_mm512_set1_ps(x->sa[i0 + i]), _mm512_loadu_ps(b->scale + j));
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, zc)), sc);
+    if (in) v = epi_vec(in, v, i0 + i, j, m);
+    _mm512_mask_storeu_ps(c + i * ldc + s * QG_NR, m, v);
+}
+
+/* int8dq: MR rows by NP panels of column group g from its panel s0, MR x
+ * NP int32 accumulators; each A quad broadcast once for the NP panels,
+ * each weight vector loaded once for the MR rows. The accumulators are
+ * named variables, not an array: GCC 12 copies an array's elements to
+ * another register around every vpdpbusd (three times the loop's
+ * instructions), named ones it keeps in place. */
+/* acc += the u8 x s8 quad products of a and b, on the variable itself (as
+ * dpbusd, whose returned copy GCC moves around with 24 accumulators live) */
+#define DPBUSD(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
+#define I8_DECL(i) __m512i c##i##_0 = zero, c##i##_1 = zero, c##i##_2 = zero, c##i##_3 = zero;
+#define I8_STEP(i)                                                                            \
+    if (MR > i) {                                                                             \
+        const __m512i av = _mm512_set1_epi32((int)a[i * kq + q]);                             \
+        DPBUSD(c##i##_0, av, b0);                                                  \
+        if (NP > 1) DPBUSD(c##i##_1, av, b1);                                      \
+        if (NP > 2) DPBUSD(c##i##_2, av, b2);                                      \
+        if (NP > 3) DPBUSD(c##i##_3, av, b3);                                      \
+    }
+#define I8_OUT(i)                                                                             \
+    if (MR > i) {                                                                             \
+        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in);                                 \
+        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in);                     \
+        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in);                     \
+        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in);                     \
+    }
+#define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
+
+TVNNI INL void int8dq_body(const int MR, const int NP, const qg_packed *b, const qg_act *x,
+                           int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
+                           const gemm_epi *in)
+{
+    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64;
+    const uint8_t *w = qg_group(b, g) + s0 * 64;
+    const uint32_t *a = (const uint32_t *)(x->q + (size_t)i0 * b->kp);
+    const __m512i zero = _mm512_setzero_si512();
+    I8_ROWS(I8_DECL)
+    for (int64_t q = 0; q < kq; q++) {
+        const uint8_t *wq = w + q * step;
+        __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
+        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
+         * streamed from memory; bench/RESULTS.md, 2026-11-27) */
+        _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
+        b0 = _mm512_load_si512(wq);
+        if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0), b1 = _mm512_load_si512(wq + 64);
+        if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0), b2 = _mm512_load_si512(wq + 128);
+        if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0), b3 = _mm512_load_si512(wq + 192);
+        I8_ROWS(I8_STEP)
+    }
+    const int64_t j0 = (g * QG_GP + s0) * QG_NR;
+    I8_ROWS(I8_OUT)
+}
+
+/* One function per shape: inlined all into one switch, GCC 12 allocates
+ * them badly (a register copy around every vpdpbusd again). */
+#define I8_FN(M, NP)                                                                          \
+    TVNNI __attribute__((noinline)) static void k8_##M##x##NP(                                \
+        const qg_packed *b, const qg_act *x, int64_t i0, int64_t g, int s0, float *c,         \
+        int64_t ldc, const gemm_epi *in)                                                      \
+    {                                                                                         \
+        int8dq_body(M, NP, b, x, i0, g, s0, c, ldc, in);                                      \
+    }
+#define I8_FN6(NP) I8_FN(1, NP) I8_FN(2, NP) I8_FN(3, NP) I8_FN(4, NP) I8_FN(5, NP) I8_FN(6, NP)
+#define I8_FN12(NP) I8_FN6(NP) I8_FN(7, NP) I8_FN(8, NP) I8_FN(9, NP) I8_FN(10, NP) I8_FN(11, NP) \
+    I8_FN(12, NP)
+I8_FN12(1)
+I8_FN12(2)
+I8_FN6(3)
+I8_FN6(4)
+
+typedef void (*k8_fn)(const qg_packed *, const qg_act *, int64_t, int64_t, int, float *, int64_t,
+                      const gemm_epi *);
+#define I8_ROW6(NP) k8_1x##NP, k8_2x##NP, k8_3x##NP, k8_4x##NP, k8_5x##NP, k8_6x##NP
+#define I8_ROW12(NP) I8_ROW6(NP), k8_7x##NP, k8_8x##NP, k8_9x##NP, k8_10x##NP, k8_11x##NP, k8_12x##NP
+static const k8_fn k8_table[QG_GP + 1][12] = {
+    {0}, {I8_ROW12(1)}, {I8_ROW12(2)}, {I8_ROW6(3)}, {I8_ROW6(4)},
+};
+
+TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
+                           int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
+{
+    k8_table[np][mr - 1](b, x, i0, g, s0, c, ldc, in);
 }
 
 /* Weight-only: 4 rows at most (skinny M); two accumulators per row over
@@ -235,7 +330,8 @@ void (*const qg_avx512_quant)(const float *, int64_t, float, float, uint8_t *) =
 void (*const qg_avx512_requant)(const float *, int64_t, float, float, uint8_t *) = dq_requant;
 
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
-const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, k_int8dq};
+const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,
+                                  {0, 12, 12, 6, 6}};
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
 const qg_kern qg_avx512_int4wo = {KISA_AVX512, "", "avx512", 4, k_int4wo};
 #else

@@ -23,13 +23,29 @@ typedef struct qg_act {
 typedef void (*qg_ukr)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                        float *t);
 
+/* int8dq's micro-kernel: rows [i0, i0+mr) by panels [s0, s0+np) of
+ * column group g (np <= the group's width), dequantised, the epilogue part
+ * `in` applied in registers (qg_epi_split; NULL: none), written to C (c
+ * points at C[i0][(g*QG_GP + s0)*QG_NR]; columns past n are not written). */
+typedef void (*qg_ukr8)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
+                        int s0, int np, float *c, int64_t ldc, const gemm_epi *in);
+
 typedef struct qg_kern {
     kisa isa;          /* first, for kisa_pick's order */
     const char *needs; /* core/cpu.h features beyond the ISA's */
     const char *name;
     int mr;
     qg_ukr fn;
+    qg_ukr8 fn8; /* int8dq (fn NULL): its row counts per panel count, mr8[np] */
+    int mr8[QG_GP + 1];
 } qg_kern;
+
+/* Splits epi into the part the int8dq kernels apply in registers (*in:
+ * scale, biases, the residual before a simple activation, that activation
+ * (relu, clip, leaky) and the residual after it) and the rest, applied on
+ * the tile of C after (*out: a transcendental activation and the residual
+ * after it; false when nothing is left). */
+bool qg_epi_split(const gemm_epi *epi, gemm_epi *in, gemm_epi *out);
 
 /* qgemm_avx512.c (NULL functions when KISA_X86 is 0) */
 extern const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
@@ -50,7 +66,19 @@ extern void (*const qg_avx512_quant)(const float *x, int64_t n, float s, float z
 /* The same times r (1 / s) instead of divided by s. */
 extern void (*const qg_avx512_requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
 
-/* Panel p of b: its bytes. */
+/* int8dq's column group g (qgemm.h): its first byte and its width in panels.
+ * Quad q of its panel s is the 64 bytes at qg_group(b, g) + (q * width + s) * 64. */
+static inline const uint8_t *qg_group(const qg_packed *b, int64_t g)
+{
+    return (const uint8_t *)b->w + (size_t)(g * QG_GP * b->kp * 16);
+}
+static inline int qg_group_w(const qg_packed *b, int64_t g)
+{
+    int64_t left = b->np / QG_NR - g * QG_GP;
+    return left < QG_GP ? (int)left : QG_GP;
+}
+
+/* Panel p of b: its bytes (bf16, int8wo, int4wo). */
 static inline const uint8_t *qg_panel(const qg_packed *b, int64_t p, int64_t bytes_per_k_x16)
 {
     return (const uint8_t *)b->w + (size_t)(p * b->kp * bytes_per_k_x16);

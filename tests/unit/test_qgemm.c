@@ -2,8 +2,9 @@
  * quantisation, on the best kernels this CPU runs and on the portable ones:
  * int8dq exactly (an integer reference), bf16 within float rounding of
  * bf16 products, the weight-only ones within float rounding of the
- * dequantised weights; odd sizes, M 1..5 and larger, 1 and 2 threads, the
- * epilogue, a packed buffer's checks. */
+ * dequantised weights; odd sizes, M 1..13 and larger, 1 and 2 threads, the
+ * epilogue (every kind on int8dq, whose kernels apply part of it in
+ * registers), a packed buffer's checks. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -59,13 +60,48 @@ static void dq4(const float *b, int64_t k, int64_t n, int64_t j, int G, double *
     }
 }
 
-static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int threads, bool epi)
+/* The epilogues a check runs (EPI_N kinds; 0 none, 1 bias + relu), and
+ * each one's value in double from the sum x at row i, column j. */
+enum { EPI_N = 6 };
+static gemm_epi epi_kind(int kind, const float *bias, const float *res, int64_t ldr)
+{
+    switch (kind) {
+    case 1: return (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
+    case 2:
+        return (gemm_epi){.scaled = true, .scale = 0.5f, .bias_mode = GEMM_BIAS_ROW, .bias = bias,
+                          .act = GEMM_ACT_CLIP, .lo = -0.3f, .hi = 0.4f};
+    case 3: return (gemm_epi){.res = res, .ldr = ldr, .res_scale = 0.7f, .act = GEMM_ACT_GELU};
+    case 4:
+        return (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_LEAKY,
+                          .lo = 0.1f, .res = res, .ldr = ldr, .res_after = true};
+    case 5:
+        return (gemm_epi){.res = res, .ldr = ldr, .res_scale = 0.25f, .res_after = true,
+                          .act = GEMM_ACT_SIGMOID};
+    default: return (gemm_epi){0};
+    }
+}
+static double epi_ref(int kind, double x, int64_t i, int64_t j, const float *bias, const float *res,
+                      int64_t ldr)
+{
+    switch (kind) {
+    case 1: x += bias[j]; return x > 0 ? x : 0;
+    case 2: x = x * 0.5 + bias[i]; return fmin(fmax(x, -0.3f), 0.4f);
+    case 3: x += 0.7 * res[i * ldr + j]; return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case 4: x += bias[j]; return (x < 0 ? 0.1 * x : x) + res[i * ldr + j];
+    case 5: return 1 / (1 + exp(-x)) + 0.25 * res[i * ldr + j];
+    default: return x;
+    }
+}
+
+static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int threads, int epi)
 {
     float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
-    float *c = malloc(sizeof(float) * (size_t)(m * n)), *bias = malloc(sizeof(float) * (size_t)n);
+    float *c = malloc(sizeof(float) * (size_t)(m * n)), *res = malloc(sizeof(float) * (size_t)(m * n));
+    float *bias = malloc(sizeof(float) * (size_t)(m + n));
     for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 2;
     for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
-    for (int64_t j = 0; j < n; j++) bias[j] = rnd();
+    for (int64_t j = 0; j < m + n; j++) bias[j] = rnd();
+    for (int64_t j = 0; j < m * n; j++) res[j] = rnd();
     size_t sz = qg_pack_size(scheme, group, k, n);
     assert_true(sz > 0);
     void *buf = aligned_zalloc(sz);
@@ -73,8 +109,7 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
     qg_packed v;
     ait_error e = {0};
     assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
-    gemm_epi ep = {0};
-    if (epi) ep = (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
+    gemm_epi ep = epi_kind(epi, bias, res, n);
     assert_int_equal(qgemm(&v, a, k, m, c, n, &ep, threads, &e), AIT_OK);
     int8_t *qc = malloc((size_t)k + 1);
     double *w = malloc(sizeof(double) * (size_t)k), *mag = malloc(sizeof(double) * (size_t)k);
@@ -111,7 +146,16 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
                 ref += t;
             }
             float got = c[i * n + j];
-            if (scheme == QG_INT8DQ) {
+            if (scheme == QG_INT8DQ && epi > 1) { /* float rounding of the epilogue */
+                double want = epi_ref(epi, exact, i, j, bias, res, n);
+                if (fabs(got - want) > 1e-5 * (1 + fabs(want)))
+                    fail_msg("int8dq m%lld n%lld k%lld epilogue %d at [%lld][%lld]: %.9g, "
+                             "integer reference %.9g",
+                             (long long)m, (long long)n, (long long)k, epi, (long long)i,
+                             (long long)j, got, want);
+                continue;
+            }
+            if (scheme == QG_INT8DQ) { /* exactly */
                 float want = exact;
                 if (epi) want = fmaxf(want + bias[j], 0);
                 if (got != want)
@@ -130,11 +174,11 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
     }
     free(qa), free(sa), free(za), free(qc), free(w), free(mag);
     aligned_free(buf);
-    free(a), free(b), free(c), free(bias);
+    free(a), free(b), free(c), free(bias), free(res);
 }
 
-static const int64_t Ms[] = {1, 2, 3, 4, 5, 13, 37};
-static const int64_t Ns[] = {1, 16, 17, 45};
+static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 37};
+static const int64_t Ns[] = {1, 16, 17, 45, 64, 100};
 static const int64_t Ks[] = {1, 2, 3, 5, 31, 64, 67, 130};
 
 static void sweep(int scheme, int group)
@@ -144,10 +188,13 @@ static void sweep(int scheme, int group)
         if (!kisa_force(isas[s])) continue;
         for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
             for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
-                for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
-                    check(scheme, group, Ms[mi], Ns[ni], Ks[ki], 1, (mi + ni + ki) % 2 == 0);
-        check(scheme, group, 100, 70, 300, 2, true); /* large-ish, two threads */
-        check(scheme, group, 29, 33, 2500, 1, true); /* k past 32 KiB of rows: blocks of rows */
+                for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
+                    int kinds = scheme == QG_INT8DQ ? EPI_N : 2; /* int8dq: every one */
+                    check(scheme, group, Ms[mi], Ns[ni], Ks[ki], 1, (int)((mi + ni + ki) % kinds));
+                }
+        check(scheme, group, 100, 70, 300, 2, 1); /* large-ish, two threads */
+        check(scheme, group, 40, 50, 99, 2, 1);   /* one column group: rows over the threads */
+        check(scheme, group, 29, 33, 2500, 1, 1); /* k past 32 KiB of rows: blocks of rows */
     }
     kisa_force(KISA_N);
 }
@@ -237,6 +284,18 @@ static void test_view(void **st)
     assert_int_not_equal(qg_view(buf, sz - 64, &v, &e), AIT_OK);
     buf[0] ^= 1;
     assert_int_not_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    /* a blob of the older layout (magic aitqgem1): int4wo's (unchanged) loads,
+     * int8dq's (one panel at a time then) is refused with a message to re-tune */
+    memcpy(buf, "aitqgem1", 8);
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    aligned_free(buf);
+    sz = qg_pack_size(QG_INT8DQ, 0, 6, 5);
+    buf = aligned_zalloc(sz);
+    qg_pack(QG_INT8DQ, 0, b, 5, 1, 6, 5, buf);
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    memcpy(buf, "aitqgem1", 8);
+    assert_int_not_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_non_null(strstr(e.msg, "re-tune"));
     aligned_free(buf);
     int g;
     assert_int_equal(qg_scheme_find("int4wo-128", &g), QG_INT4WO);
