@@ -373,6 +373,38 @@ static void test_narrow(void **state)
     }
 }
 
+/* The skinny path at M <= 16 at every width: the default (whole panels
+ * until rows x vectors reach 8 accumulators: 64 columns at M 1 to 3 on
+ * 14x32) and each skinny_nv 1 to 4, on every kernel, M 1 to 6 and 16, N
+ * from 1 to past two of the widest calls (masked tails), odd K, with and
+ * without a fused epilogue, 1 and 2 threads. */
+static void test_skinny_small(void **state)
+{
+    (void)state;
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 16}, ns[] = {1, 17, 45, 64, 70, 131}, ks[] = {3, 37};
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        int cases = 0;
+        for (int sv = 0; sv <= 4; sv++) {
+            gemm_config cf = {.skinny_nv = sv};
+            for (size_t x = 0; x < sizeof ms / sizeof ms[0]; x++)
+                for (size_t y = 0; y < sizeof ns / sizeof ns[0]; y++) {
+                    gcase t = {.m = ms[x], .n = ns[y], .k = ks[(x + y) % 2], .pack_b = true,
+                               .threads = 1 + (int)((x + y + (size_t)sv) % 2), .cfg = &cf};
+                    if ((x + y) % 3 == 1) {
+                        t.epi.bias_mode = GEMM_BIAS_COL;
+                        t.epi.act = GEMM_ACT_RELU;
+                        t.epi.res = (const float *)1;
+                    }
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+        printf("# skinny M <= 16 widths on %s: %d cases\n", gemm_kernel_name(kr), cases);
+    }
+}
+
 /* The skinny path's epilogue, in the kernels' registers before the store
  * for every activation but the transcendental ones (after it for those):
  * every activation with a residual before or after it, a row or column
@@ -471,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_skinny_rule),
         cmocka_unit_test(test_narrow),
+        cmocka_unit_test(test_skinny_small),
         cmocka_unit_test(test_skinny_epilogues),
         cmocka_unit_test(test_pack_a),
     };
