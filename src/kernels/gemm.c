@@ -174,7 +174,8 @@ static int small_nv(const gemm_kernel *kr, int m)
  * N fills its vectors with columns (N = 16: 16 rows by one vector, not 8 by
  * two, half of them zeros) and wide tiles load fewer A values per FMA; at
  * M <= 16 (B streamed from memory, read once) the panels that keep the
- * most accumulators (small_nv), or the config's skinny_nv. */
+ * most accumulators (small_nv), or the config's skinny_nv. The config's
+ * order 1 turns the loops: each call's rows through every column of B. */
 static void skinny(const job *jb, int64_t n0, int64_t n1)
 {
     const gemm_args *g = jb->g;
@@ -189,6 +190,22 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
     int width = g->m <= GEMM_SKINNY_M ? VW * (jb->snv > 0 ? nvmax : small_nv(kr, (int)g->m)) / NR * NR
                                       : (int)min64(VW * nvmax / NR * NR, fit);
     if (width < NR) width = NR;
+    if (jb->ir_outer) { /* the config's order 1: a call's rows through every column, then the next */
+        int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
+        for (int64_t i = 0; i < g->m; i += rows) {
+            int m = (int)min64(rows, g->m - i);
+            for (int64_t j = n0; j < n1; j += width) {
+                int nc = (int)min64(width, n1 - j);
+                float *c = g->c + i * g->ldc + j;
+                gemm_fuse f;
+                if (jb->fuse) f = fuse_at(&g->epi, i, j);
+                kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, g->pb->data + (j / NR) * g->k * NR,
+                           g->k * NR, c, g->ldc, jb->fuse ? &f : NULL);
+                if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+            }
+        }
+        return;
+    }
     int64_t rows = half_l2 / (g->k * 4);
     rows = rows < 256 ? 256 : rows;
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {

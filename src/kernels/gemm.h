@@ -135,7 +135,11 @@ typedef struct gemm_config {
      * gemm_skinny_default says so, else packed; ON: always packed; OFF:
      * always in place (B packed whole first when it is not prepacked). */
     int pack_a;
-    int order;   /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr) */
+    /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr); on the
+     * skinny path 0 takes each width of columns over a block of rows, 1
+     * each call's rows through every column of B (C's rows written whole,
+     * B read once per call's rows: for a B that stays in L1, small K) */
+    int order;
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */
     /* The skinny path's columns per call, in the kernel's vectors: 0 the
