@@ -154,8 +154,9 @@ static void block(const job *jb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
  * panels that give a call the most accumulators (its rows, the m rows in
  * equal calls of at most skinny_rows, times its vectors), the narrowest on
  * a tie. One or two rows against one panel of two vectors are held by the
- * FMA's latency (4 cycles, two ports: 8 chains to fill them); 4 vectors at
- * M = 4 and 16 measured 1.15x to 1.45x the one panel on 14x32 (docs/gemm.md). */
+ * FMA's latency (4 cycles, two ports: 8 chains to fill them); 4 vectors on
+ * 14x32 measured up to 1.44x the one panel at M = 4 and 1.19x at M = 16
+ * (docs/gemm.md). */
 static int small_nv(const gemm_kernel *kr, int m)
 {
     int pv = kr->nr / kr->skinny_vw > 0 ? kr->nr / kr->skinny_vw : 1, best = pv, most = 0;
