@@ -168,6 +168,20 @@ static int small_nv(const gemm_kernel *kr, int m)
     return best;
 }
 
+/* One skinny kernel call: rows [i, i+m) x columns [j, j+nc) of C (j a
+ * multiple of NR), with the epilogue in its registers or after it. */
+static void skinny_call(const job *jb, int64_t i, int m, int64_t j, int nc)
+{
+    const gemm_args *g = jb->g;
+    const gemm_kernel *kr = jb->kr;
+    float *c = g->c + i * g->ldc + j;
+    gemm_fuse f;
+    if (jb->fuse) f = fuse_at(&g->epi, i, j);
+    kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, g->pb->data + (j / kr->nr) * g->k * kr->nr,
+               g->k * kr->nr, c, g->ldc, jb->fuse ? &f : NULL);
+    if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+}
+
 /* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
  * blocks of rows small enough to stay in L2 while B's panels pass over them
  * (A is read from memory once). Each call covers up to the kernel's widest
@@ -193,18 +207,9 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
     if (width < NR) width = NR;
     if (jb->ir_outer) { /* the config's order 1: a call's rows through every column, then the next */
         int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
-        for (int64_t i = 0; i < g->m; i += rows) {
-            int m = (int)min64(rows, g->m - i);
-            for (int64_t j = n0; j < n1; j += width) {
-                int nc = (int)min64(width, n1 - j);
-                float *c = g->c + i * g->ldc + j;
-                gemm_fuse f;
-                if (jb->fuse) f = fuse_at(&g->epi, i, j);
-                kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, g->pb->data + (j / NR) * g->k * NR,
-                           g->k * NR, c, g->ldc, jb->fuse ? &f : NULL);
-                if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
-            }
-        }
+        for (int64_t i = 0; i < g->m; i += rows)
+            for (int64_t j = n0; j < n1; j += width)
+                skinny_call(jb, i, (int)min64(rows, g->m - i), j, (int)min64(width, n1 - j));
         return;
     }
     int64_t rows = half_l2 / (g->k * 4);
@@ -212,20 +217,11 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         for (int64_t j = n0; j < n1; j += width) {
-            const float *b = g->pb->data + (j / NR) * g->k * NR;
             int nc = (int)min64(width, n1 - j), nv = (nc + VW - 1) / VW;
             /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
             int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
             int step = (int)((i1 - i0 + calls - 1) / calls);
-            for (int64_t i = i0; i < i1; i += step) {
-                int m = (int)min64(step, i1 - i);
-                float *c = g->c + i * g->ldc + j;
-                gemm_fuse f;
-                if (jb->fuse) f = fuse_at(&g->epi, i, j);
-                kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, b, g->k * NR, c, g->ldc,
-                           jb->fuse ? &f : NULL);
-                if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
-            }
+            for (int64_t i = i0; i < i1; i += step) skinny_call(jb, i, (int)min64(step, i1 - i), j, nc);
         }
     }
 }
