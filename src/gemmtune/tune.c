@@ -314,11 +314,15 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
             base.threads = t;
             /* B prepacked, M past 16, and the default takes the skinny path
              * (A in place), where blocking does nothing: its width per call
-             * (fewer vectors, more rows), and the packed path beside it */
+             * (fewer vectors, more rows: the default is the widest), its
+             * order (1: rows outer), and the packed path beside it; at
+             * M <= 16 every width (the default picks one from M) */
             bool skinny = r->layout[1] == 'p' && r->layout[0] != 'p' && r->m > GEMM_SKINNY_M &&
                           gemm_skinny_default(kr, r->m, r->n, r->k, 1, t);
-            for (int v = 1; v < snv && (skinny || o->all); v++) {
+            bool small = r->layout[1] == 'p' && r->layout[0] != 'p' && r->m <= GEMM_SKINNY_M;
+            for (int v = 1; v <= snv && (skinny || small || o->all); v++) {
                 if (v * svw % gemm_kernel_nr(kr)) continue; /* not a width of its own */
+                if (v == snv && !small) continue;
                 gemm_config x = base;
                 x.skinny_nv = v;
                 n = add(cs, n, &x, false);
@@ -326,6 +330,8 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
             if (skinny && !o->all) {
                 gemm_config x = base;
                 n = add(cs, n, &x, false);
+                x.order = 1, n = add(cs, n, &x, false); /* rows outer */
+                x.order = 0;
                 x.pack_a = GEMM_PACKA_ON;
                 n = add(cs, n, &x, false);
                 x.kc = 128, n = add(cs, n, &x, false);

@@ -150,13 +150,47 @@ static void block(const job *jb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
     }
 }
 
+/* Vectors of B per skinny call for m <= GEMM_SKINNY_M rows: the whole
+ * panels that give a call the most accumulators (its rows, the m rows in
+ * equal calls of at most skinny_rows, times its vectors), the narrowest on
+ * a tie. One or two rows against one panel of two vectors are held by the
+ * FMA's latency (4 cycles, two ports: 8 chains to fill them); 4 vectors on
+ * 14x32 measured up to 1.44x the one panel at M = 4 and 1.19x at M = 16
+ * (docs/gemm.md). */
+static int small_nv(const gemm_kernel *kr, int m)
+{
+    int pv = kr->nr / kr->skinny_vw > 0 ? kr->nr / kr->skinny_vw : 1, best = pv, most = 0;
+    for (int nv = pv; nv <= kr->skinny_nv; nv += pv) {
+        int calls = (m + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
+        int acc = (m + calls - 1) / calls * nv;
+        if (acc > most) most = acc, best = nv;
+    }
+    return best;
+}
+
+/* One skinny kernel call: rows [i, i+m) x columns [j, j+nc) of C (j a
+ * multiple of NR), with the epilogue in its registers or after it. */
+static void skinny_call(const job *jb, int64_t i, int m, int64_t j, int nc)
+{
+    const gemm_args *g = jb->g;
+    const gemm_kernel *kr = jb->kr;
+    float *c = g->c + i * g->ldc + j;
+    gemm_fuse f;
+    if (jb->fuse) f = fuse_at(&g->epi, i, j);
+    kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, g->pb->data + (j / kr->nr) * g->k * kr->nr,
+               g->k * kr->nr, c, g->ldc, jb->fuse ? &f : NULL);
+    if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+}
+
 /* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
  * blocks of rows small enough to stay in L2 while B's panels pass over them
  * (A is read from memory once). Each call covers up to the kernel's widest
  * (4 zmm vectors: 64 columns, two of 14x32's panels) past M = 16, so narrow
  * N fills its vectors with columns (N = 16: 16 rows by one vector, not 8 by
  * two, half of them zeros) and wide tiles load fewer A values per FMA; at
- * M <= 16 one panel (B streamed from memory, one pass per panel). */
+ * M <= 16 (B streamed from memory, read once) the panels that keep the
+ * most accumulators (small_nv), or the config's skinny_nv. The config's
+ * order 1 turns the loops: each call's rows through every column of B. */
 static void skinny(const job *jb, int64_t n0, int64_t n1)
 {
     const gemm_args *g = jb->g;
@@ -164,29 +198,30 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
     const int NR = kr->nr, VW = kr->skinny_vw;
     const int nvmax = jb->snv > 0 && jb->snv < kr->skinny_nv ? jb->snv : kr->skinny_nv;
     /* B's columns per call: the widest tile past M = 16 while those columns
-     * of B (K x width) fit in half of L2, re-read by each call over the rows */
+     * of B (K x width) fit in half of L2, re-read by each call over the rows;
+     * at M <= 16 (one block of rows: B is read once) the config's width, else
+     * small_nv's */
     int64_t half_l2 = gemm_l2_bytes() / 2, fit = half_l2 / (g->k * 4) / NR * NR;
-    int width = g->m <= GEMM_SKINNY_M ? NR : (int)min64(VW * nvmax / NR * NR, fit);
+    int width = g->m <= GEMM_SKINNY_M ? VW * (jb->snv > 0 ? nvmax : small_nv(kr, (int)g->m)) / NR * NR
+                                      : (int)min64(VW * nvmax / NR * NR, fit);
     if (width < NR) width = NR;
+    if (jb->ir_outer) { /* the config's order 1: a call's rows through every column, then the next */
+        int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
+        for (int64_t i = 0; i < g->m; i += rows)
+            for (int64_t j = n0; j < n1; j += width)
+                skinny_call(jb, i, (int)min64(rows, g->m - i), j, (int)min64(width, n1 - j));
+        return;
+    }
     int64_t rows = half_l2 / (g->k * 4);
     rows = rows < 256 ? 256 : rows;
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         for (int64_t j = n0; j < n1; j += width) {
-            const float *b = g->pb->data + (j / NR) * g->k * NR;
             int nc = (int)min64(width, n1 - j), nv = (nc + VW - 1) / VW;
             /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
             int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
             int step = (int)((i1 - i0 + calls - 1) / calls);
-            for (int64_t i = i0; i < i1; i += step) {
-                int m = (int)min64(step, i1 - i);
-                float *c = g->c + i * g->ldc + j;
-                gemm_fuse f;
-                if (jb->fuse) f = fuse_at(&g->epi, i, j);
-                kr->skinny(g->k, m, nc, g->a + i * g->rsa, g->rsa, g->csa, b, g->k * NR, c, g->ldc,
-                           jb->fuse ? &f : NULL);
-                if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
-            }
+            for (int64_t i = i0; i < i1; i += step) skinny_call(jb, i, (int)min64(step, i1 - i), j, nc);
         }
     }
 }

@@ -135,13 +135,18 @@ typedef struct gemm_config {
      * gemm_skinny_default says so, else packed; ON: always packed; OFF:
      * always in place (B packed whole first when it is not prepacked). */
     int pack_a;
-    int order;   /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr) */
+    /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr); on the
+     * skinny path 0 takes each width of columns over a block of rows, 1
+     * each call's rows through every column of B (C's rows written whole,
+     * B read once per call's rows: for a B that stays in L1, small K) */
+    int order;
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */
-    /* The skinny path's columns per call past GEMM_SKINNY_M, in the
-     * kernel's vectors: 0 the widest that fits (the kernel's skinny_nv),
-     * 1..4 at most that many, rounded down to whole NR panels (fewer
-     * columns, more rows per call). */
+    /* The skinny path's columns per call, in the kernel's vectors: 0 the
+     * default (past GEMM_SKINNY_M the widest that fits, the kernel's
+     * skinny_nv; at or below it the whole panels that give a call the
+     * most accumulators), 1..4 at most that many, rounded down to whole NR
+     * panels (fewer columns, more rows per call). */
     int skinny_nv;
 } gemm_config;
 

@@ -338,13 +338,14 @@ static void test_skinny_rule(void **state)
  * odd N on every kernel: up to four vectors of columns per call, across two
  * of a 32-wide kernel's panels, the last under a mask (N 1 to 130 around 16,
  * 32, 48 and 64), rows per call past each kernel's (M 17 to 300), short and
- * odd K, 1 and 2 threads, with and without an epilogue; and A in several
- * row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less). */
+ * odd K, 1 and 2 threads, with and without an epilogue, in the default
+ * order and in order 1 (rows outer); and A in several row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less). */
 static void test_narrow(void **state)
 {
     (void)state;
     static const int64_t ns[] = {1, 7, 15, 16, 17, 24, 31, 33, 48, 63, 64, 65, 80, 97, 130};
     static const int64_t ms[] = {17, 45, 300}, ks[] = {1, 27, 64};
+    static const gemm_config rows_outer = {.order = 1}; /* each call's rows through every column */
     for (int ki = 0; ki < gemm_kernel_count(); ki++) {
         const gemm_kernel *kr = gemm_kernel_at(ki);
         if (!gemm_kernel_available(kr)) continue;
@@ -361,7 +362,9 @@ static void test_narrow(void **state)
                 assert_true(gemm_skinny_default(kr, t.m, t.n, t.k, 1, t.threads) ||
                             (t.threads == 2 && t.n <= gemm_kernel_nr(kr)));
                 run_case(kr, &t);
-                cases++;
+                t.cfg = &rows_outer;
+                run_case(kr, &t);
+                cases += 2;
             }
         for (int64_t n = 47; n <= 49; n++) {
             gcase t = {.m = 700, .n = n, .k = 1300, .pack_b = true, .threads = 1};
@@ -370,6 +373,38 @@ static void test_narrow(void **state)
             cases++;
         }
         printf("# narrow N on %s: %d cases\n", gemm_kernel_name(kr), cases);
+    }
+}
+
+/* The skinny path at M <= 16 at every width: the default (whole panels
+ * until rows x vectors reach 8 accumulators: 64 columns at M 1 to 3 on
+ * 14x32) and each skinny_nv 1 to 4, on every kernel, M 1 to 6 and 16, N
+ * from 1 to past two of the widest calls (masked tails), odd K, with and
+ * without a fused epilogue, 1 and 2 threads. */
+static void test_skinny_small(void **state)
+{
+    (void)state;
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 16}, ns[] = {1, 17, 45, 64, 70, 131}, ks[] = {3, 37};
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        int cases = 0;
+        for (int sv = 0; sv <= 4; sv++) {
+            gemm_config cf = {.skinny_nv = sv};
+            for (size_t x = 0; x < sizeof ms / sizeof ms[0]; x++)
+                for (size_t y = 0; y < sizeof ns / sizeof ns[0]; y++) {
+                    gcase t = {.m = ms[x], .n = ns[y], .k = ks[(x + y) % 2], .pack_b = true,
+                               .threads = 1 + (int)((x + y + (size_t)sv) % 2), .cfg = &cf};
+                    if ((x + y) % 3 == 1) {
+                        t.epi.bias_mode = GEMM_BIAS_COL;
+                        t.epi.act = GEMM_ACT_RELU;
+                        t.epi.res = (const float *)1;
+                    }
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+        printf("# skinny M <= 16 widths on %s: %d cases\n", gemm_kernel_name(kr), cases);
     }
 }
 
@@ -471,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_skinny_rule),
         cmocka_unit_test(test_narrow),
+        cmocka_unit_test(test_skinny_small),
         cmocka_unit_test(test_skinny_epilogues),
         cmocka_unit_test(test_pack_a),
     };
