@@ -1936,6 +1936,55 @@ static void test_native_bn(void **state)
     }
 }
 
+/* SiLU as torch exports it (x * sigmoid(x): a Sigmoid and a Mul both reading
+ * the Conv's output) is the activation of native's Conv epilogue
+ * (backends/native/fuse.c): EfficientNet's Conv + BN + SiLU, depthwise Conv +
+ * SiLU (exported with the BN folded), a Mul with its operands swapped; one
+ * native step per graph,
+ * none on the reference ops, then against the reference at every ISA and the
+ * portable path, odd channel counts and sizes, batch 1 and 2. A Conv output
+ * that also leaves the module keeps its Sigmoid and Mul, a second native
+ * step (the element-wise chain). */
+static void test_native_silu(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, m, k, s, grp, bn, swap, out;
+    } cs[] = {
+        {1, 3, 9, 11, 17, 3, 2, 1, 1, 0, 0}, {2, 7, 8, 7, 7, 3, 1, 7, 0, 1, 0},
+        {1, 16, 13, 13, 33, 1, 1, 1, 0, 0, 0}, {2, 24, 7, 9, 24, 5, 2, 24, 0, 1, 0},
+        {1, 5, 6, 5, 9, 1, 1, 1, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "silu")};
+        assert_non_null(g.g);
+        int64_t M = cs[i].m, pad = cs[i].k / 2;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(M, cs[i].c / cs[i].grp, cs[i].k, cs[i].k));
+        gb_const(&g, "b", (in_spec)SH(M));
+        gb_bn_params(&g, "n", M);
+        attr_spec a[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+                          {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
+                          {"group", ATTR_INT, .i = cs[i].grp}};
+        gb_node(&g, "Conv", "x,w,b", "c", a, 3);
+        const char *v = "c";
+        if (cs[i].bn) {
+            gb_node(&g, "BatchNormalization", "c,ns,nb,nm,nv", "bn", NULL, 0);
+            v = "bn";
+        }
+        char mul_in[16];
+        snprintf(mul_in, sizeof mul_in, cs[i].swap ? "sg,%s" : "%s,sg", v);
+        gb_node(&g, "Sigmoid", v, "sg", NULL, 0);
+        gb_node(&g, "Mul", mul_in, "y", NULL, 0);
+        gb_output(&g, "y");
+        if (cs[i].out) gb_output(&g, v);
+        int steps = native_steps(g.g, g.feed, false), want = cs[i].out ? 2 : 1;
+        if (steps != want) fail_msg("native Conv+SiLU case %zu: %d steps, want %d", i, steps, want);
+        native_each_isa(&g, "Conv+SiLU", i);
+        gb_free(&g);
+    }
+}
+
 /* Native folds a BatchNormalization after a ConvTranspose into its weights
  * ([C_in][C_out / group][kh][kw], scaled per output channel) and bias, the
  * activation after it the kernel's epilogue (DBNet's head: ConvTranspose,
@@ -2865,6 +2914,7 @@ int main(void)
         cmocka_unit_test(test_native_attention),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_native_convt_bn),
+        cmocka_unit_test(test_native_silu),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),
