@@ -1985,6 +1985,60 @@ static void test_native_silu(void **state)
     }
 }
 
+/* Squeeze-excitation as EfficientNet exports it: depthwise Conv + SiLU,
+ * GlobalAveragePool, 1x1 Conv + SiLU, 1x1 Conv + Sigmoid, the Mul of the
+ * block's value by those per-channel factors (backends/native/chanmul.c,
+ * either operand order), a 1x1 projection; and a Mul by constant factors
+ * [1][C][1][1] over a batch, of the module's (NCHW) input too. No node on
+ * the reference ops; against the reference at every ISA and the portable
+ * path, odd channel counts, batch 1 and 2, the Mul's input and output each
+ * NHWC or NCHW (its output also a module output in the last case). */
+static void test_native_se(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, sq, swap, konst;
+    } cs[] = {
+        {1, 7, 9, 11, 3, 0, 0}, {2, 16, 8, 7, 4, 1, 0}, {2, 33, 5, 6, 8, 0, 0}, {2, 5, 7, 7, 0, 1, 1},
+        {2, 9, 6, 5, 0, 0, 2}, {1, 17, 5, 7, 3, 1, 3},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "se")};
+        assert_non_null(g.g);
+        int64_t C = cs[i].c;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, C, cs[i].h, cs[i].w));
+        gb_const(&g, "wd", (in_spec)SH(C, 1, 3, 3));
+        gb_const(&g, "w1", (in_spec)SH(cs[i].sq ? cs[i].sq : 1, C, 1, 1));
+        gb_const(&g, "w2", (in_spec)SH(C, cs[i].sq ? cs[i].sq : 1, 1, 1));
+        gb_const(&g, "b2", (in_spec)SH(C));
+        gb_const(&g, "wp", (in_spec)SH(9, C, 1, 1));
+        gb_const(&g, "k", (in_spec)SH(1, C, 1, 1));
+        attr_spec dw[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}, {"group", ATTR_INT, .i = C}};
+        gb_node(&g, "Conv", "x,wd", "d", dw, 2);
+        gb_node(&g, "Sigmoid", "d", "ds", NULL, 0);
+        gb_node(&g, "Mul", "d,ds", "a", NULL, 0);
+        if (cs[i].konst == 1) {
+            gb_node(&g, "Mul", cs[i].swap ? "k,a" : "a,k", "m", NULL, 0);
+        } else if (cs[i].konst == 2) { /* NCHW in (the module input), NHWC out */
+            gb_node(&g, "Mul", "x,k", "m", NULL, 0);
+        } else {
+            gb_node(&g, "GlobalAveragePool", "a", "p", NULL, 0);
+            gb_node(&g, "Conv", "p,w1", "f1", NULL, 0);
+            gb_node(&g, "Sigmoid", "f1", "f1s", NULL, 0);
+            gb_node(&g, "Mul", "f1,f1s", "f1a", NULL, 0);
+            gb_node(&g, "Conv", "f1a,w2,b2", "f2", NULL, 0);
+            gb_node(&g, "Sigmoid", "f2", "sc", NULL, 0);
+            gb_node(&g, "Mul", cs[i].swap ? "a,sc" : "sc,a", "m", NULL, 0);
+        }
+        gb_node(&g, "Conv", "m,wp", "y", NULL, 0);
+        gb_output(&g, "y");
+        if (cs[i].konst == 3) gb_output(&g, "m"); /* NHWC in, NCHW out (a module output) */
+        if (native_steps(g.g, g.feed, false) < 0) fail_msg("native SE case %zu: a node on the reference ops", i);
+        native_each_isa(&g, "squeeze-excitation", i);
+        gb_free(&g);
+    }
+}
+
 /* Native folds a BatchNormalization after a ConvTranspose into its weights
  * ([C_in][C_out / group][kh][kw], scaled per output channel) and bias, the
  * activation after it the kernel's epilogue (DBNet's head: ConvTranspose,
@@ -2915,6 +2969,7 @@ int main(void)
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_native_silu),
+        cmocka_unit_test(test_native_se),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),
