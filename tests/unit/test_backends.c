@@ -2212,6 +2212,48 @@ static void test_onednn_no_ref(void **state)
     show_impls = false;
 }
 
+/* DenseNet's dense layer on oneDNN's blocked variant: the Concat runs on
+ * the reference op (a plain output), the BatchNormalization + Relu after it
+ * on oneDNN, which ran ncsp_bnorm on the plain input (densenet121's largest
+ * cost) and now reorders it to nChw16c first: odd channel counts, batch 1
+ * and 2, against the reference, and no ncsp_bnorm among the primitives. */
+static void test_onednn_dense_bn(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn");
+    static const struct {
+        int n, c1, c2, h, w;
+    } cs[] = {{1, 16, 16, 9, 7}, {2, 24, 9, 6, 5}, {1, 64, 32, 8, 8}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "dense")};
+        assert_non_null(g.g);
+        int64_t C = cs[i].c1 + cs[i].c2;
+        gb_input(&g, "a", (in_spec)SH(cs[i].n, cs[i].c1, cs[i].h, cs[i].w));
+        gb_input(&g, "b", (in_spec)SH(cs[i].n, cs[i].c2, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(13, C, 1, 1));
+        gb_bn_params(&g, "n", C);
+        attr_spec ax = {"axis", ATTR_INT, .i = 1};
+        gb_node(&g, "Concat", "a,b", "cc", &ax, 1);
+        gb_node(&g, "BatchNormalization", "cc,ns,nb,nm,nv", "bn", NULL, 0);
+        gb_node(&g, "Relu", "bn", "r", NULL, 0);
+        gb_node(&g, "Conv", "r,w", "y", NULL, 0);
+        gb_output(&g, "y");
+        char w[96];
+        snprintf(w, sizeof w, "onednn dense layer %zu", i);
+        compare_as(b, g.g, g.feed, 1, "blocked", w);
+        candidate_cfg cfg = {.backend = "onednn", .threads = 1, .variant = "blocked"};
+        built *bm = NULL;
+        ait_error e = {0};
+        assert_int_equal(b->build(b, g.g, &cfg, &bm, &e), AIT_OK);
+        const char *im[64];
+        int n = dn_impls(bm, im, 64);
+        for (int k = 0; k < n && k < 64; k++)
+            if (strstr(im[k], "ncsp_bnorm")) fail_msg("%s: %s", w, im[k]);
+        b->free(bm);
+        gb_free(&g);
+    }
+}
+
 /* Variants: "blocked" is offered for a module with a 2-D Conv of 16 or more
  * input channels (depthwise too), not otherwise; an unknown one is refused.
  * (compare_all runs every offered variant against the reference.) */
@@ -2970,6 +3012,7 @@ int main(void)
         cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_native_silu),
         cmocka_unit_test(test_native_se),
+        cmocka_unit_test(test_onednn_dense_bn),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),
