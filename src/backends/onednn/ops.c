@@ -644,13 +644,13 @@ static ait_status dn_bnorm(built *bm, int i, bool *taken)
     dnnl_memory_t m;
     const dnnl_memory_desc_t *md;
     TRY(src_native(bm, i, &m, &md));
-    /* On a plain 4-D input (DenseNet's Concat, run by the reference op
-     * before it) oneDNN runs ncsp_bnorm, a loop slower than all of
-     * densenet121's convolutions together; the blocked variant reorders
-     * it to nChw16c first, where oneDNN's kernel is jitted (and the Conv
-     * after it reads that layout anyway). */
+    /* On a plain 4-D input (DenseNet's Concat or DBNet's ConvTranspose, run
+     * by the reference op before it) oneDNN runs ncsp_bnorm, a loop slower
+     * than all of densenet121's convolutions together: the input is
+     * reordered to nChw16c first, where oneDNN's kernel is jitted (a Conv
+     * after it reads that layout anyway; a reference op reorders back). */
     dnnl_memory_desc_t b16;
-    if (bm->blocked && dn_conv_blocked(x->rank, x->dims)) {
+    if (dn_conv_blocked(x->rank, x->dims)) {
         b16 = md_blocked(x->dims);
         if (!dnnl_memory_desc_equal(md, &b16)) {
             m = dn_as(bm, n->in[0], &b16);
