@@ -65,3 +65,33 @@ void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per,
         }
     }
 }
+
+void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, float *y, int threads)
+{
+    const int64_t c = g->cy, hw = g->hw, n = g->n;
+    if (g->x_nhwc == g->y_nhwc && !g->y_nhwc) { /* planes */
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && n * c > 1) \
+    schedule(static)
+        for (int64_t q = 0; q < n * c; q++) {
+            const float f = s[q / c * ss + q % c], *restrict xp = x + q * hw;
+            float *restrict yp = y + q * hw;
+            for (int64_t p = 0; p < hw; p++) yp[p] = xp[p] * f;
+        }
+        return;
+    }
+    /* per pixel: a row of c channels on the channels-last side */
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && n * hw > 1) \
+    schedule(static)
+    for (int64_t q = 0; q < n * hw; q++) {
+        const int64_t im = q / hw, p = q % hw;
+        const float *restrict f = s + im * ss;
+        const float *restrict xr = g->x_nhwc ? x + q * c : x + im * c * hw + p;
+        float *restrict yr = g->y_nhwc ? y + q * c : y + im * c * hw + p;
+        const int64_t xs = g->x_nhwc ? 1 : hw, ys = g->y_nhwc ? 1 : hw;
+        if (xs == 1 && ys == 1) {
+            for (int64_t k = 0; k < c; k++) yr[k] = xr[k] * f[k];
+        } else {
+            for (int64_t k = 0; k < c; k++) yr[k * ys] = xr[k * xs] * f[k];
+        }
+    }
+}

@@ -35,5 +35,10 @@ void kchan_copy(const kchan_geom *g, const float *x, int64_t ck, float *y, int t
  * y[p][2j + 1] = b[p][j]), a loop the compiler vectorises. */
 void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per, float *y,
                        int threads);
+/* y = x scaled per channel: y[im][ch][p] = x[im][ch][p] * s[im * ss + ch] (ss 0: one set of
+ * factors for every image) over g->n images of g->cy channels and g->hw pixels, each side
+ * NCHW or channels-last (g->x_nhwc, g->y_nhwc; s0, c0, groups unused): squeeze-excitation's
+ * Mul. */
+void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, float *y, int threads);
 
 #endif

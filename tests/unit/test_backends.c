@@ -1936,6 +1936,109 @@ static void test_native_bn(void **state)
     }
 }
 
+/* SiLU as torch exports it (x * sigmoid(x): a Sigmoid and a Mul both reading
+ * the Conv's output) is the activation of native's Conv epilogue
+ * (backends/native/fuse.c): EfficientNet's Conv + BN + SiLU, depthwise Conv +
+ * SiLU (exported with the BN folded), a Mul with its operands swapped; one
+ * native step per graph,
+ * none on the reference ops, then against the reference at every ISA and the
+ * portable path, odd channel counts and sizes, batch 1 and 2. A Conv output
+ * that also leaves the module keeps its Sigmoid and Mul, a second native
+ * step (the element-wise chain). */
+static void test_native_silu(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, m, k, s, grp, bn, swap, out;
+    } cs[] = {
+        {1, 3, 9, 11, 17, 3, 2, 1, 1, 0, 0}, {2, 7, 8, 7, 7, 3, 1, 7, 0, 1, 0},
+        {1, 16, 13, 13, 33, 1, 1, 1, 0, 0, 0}, {2, 24, 7, 9, 24, 5, 2, 24, 0, 1, 0},
+        {1, 5, 6, 5, 9, 1, 1, 1, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "silu")};
+        assert_non_null(g.g);
+        int64_t M = cs[i].m, pad = cs[i].k / 2;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(M, cs[i].c / cs[i].grp, cs[i].k, cs[i].k));
+        gb_const(&g, "b", (in_spec)SH(M));
+        gb_bn_params(&g, "n", M);
+        attr_spec a[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+                          {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
+                          {"group", ATTR_INT, .i = cs[i].grp}};
+        gb_node(&g, "Conv", "x,w,b", "c", a, 3);
+        const char *v = "c";
+        if (cs[i].bn) {
+            gb_node(&g, "BatchNormalization", "c,ns,nb,nm,nv", "bn", NULL, 0);
+            v = "bn";
+        }
+        char mul_in[16];
+        snprintf(mul_in, sizeof mul_in, cs[i].swap ? "sg,%s" : "%s,sg", v);
+        gb_node(&g, "Sigmoid", v, "sg", NULL, 0);
+        gb_node(&g, "Mul", mul_in, "y", NULL, 0);
+        gb_output(&g, "y");
+        if (cs[i].out) gb_output(&g, v);
+        int steps = native_steps(g.g, g.feed, false), want = cs[i].out ? 2 : 1;
+        if (steps != want) fail_msg("native Conv+SiLU case %zu: %d steps, want %d", i, steps, want);
+        native_each_isa(&g, "Conv+SiLU", i);
+        gb_free(&g);
+    }
+}
+
+/* Squeeze-excitation as EfficientNet exports it: depthwise Conv + SiLU,
+ * GlobalAveragePool, 1x1 Conv + SiLU, 1x1 Conv + Sigmoid, the Mul of the
+ * block's value by those per-channel factors (backends/native/chanmul.c,
+ * either operand order), a 1x1 projection; and a Mul by constant factors
+ * [1][C][1][1] over a batch, of the module's (NCHW) input too. No node on
+ * the reference ops; against the reference at every ISA and the portable
+ * path, odd channel counts, batch 1 and 2, the Mul's input and output each
+ * NHWC or NCHW (its output also a module output in the last case). */
+static void test_native_se(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, sq, swap, konst;
+    } cs[] = {
+        {1, 7, 9, 11, 3, 0, 0}, {2, 16, 8, 7, 4, 1, 0}, {2, 33, 5, 6, 8, 0, 0}, {2, 5, 7, 7, 0, 1, 1},
+        {2, 9, 6, 5, 0, 0, 2}, {1, 17, 5, 7, 3, 1, 3},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "se")};
+        assert_non_null(g.g);
+        int64_t C = cs[i].c;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, C, cs[i].h, cs[i].w));
+        gb_const(&g, "wd", (in_spec)SH(C, 1, 3, 3));
+        gb_const(&g, "w1", (in_spec)SH(cs[i].sq ? cs[i].sq : 1, C, 1, 1));
+        gb_const(&g, "w2", (in_spec)SH(C, cs[i].sq ? cs[i].sq : 1, 1, 1));
+        gb_const(&g, "b2", (in_spec)SH(C));
+        gb_const(&g, "wp", (in_spec)SH(9, C, 1, 1));
+        gb_const(&g, "k", (in_spec)SH(1, C, 1, 1));
+        attr_spec dw[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}, {"group", ATTR_INT, .i = C}};
+        gb_node(&g, "Conv", "x,wd", "d", dw, 2);
+        gb_node(&g, "Sigmoid", "d", "ds", NULL, 0);
+        gb_node(&g, "Mul", "d,ds", "a", NULL, 0);
+        if (cs[i].konst == 1) {
+            gb_node(&g, "Mul", cs[i].swap ? "k,a" : "a,k", "m", NULL, 0);
+        } else if (cs[i].konst == 2) { /* NCHW in (the module input), NHWC out */
+            gb_node(&g, "Mul", "x,k", "m", NULL, 0);
+        } else {
+            gb_node(&g, "GlobalAveragePool", "a", "p", NULL, 0);
+            gb_node(&g, "Conv", "p,w1", "f1", NULL, 0);
+            gb_node(&g, "Sigmoid", "f1", "f1s", NULL, 0);
+            gb_node(&g, "Mul", "f1,f1s", "f1a", NULL, 0);
+            gb_node(&g, "Conv", "f1a,w2,b2", "f2", NULL, 0);
+            gb_node(&g, "Sigmoid", "f2", "sc", NULL, 0);
+            gb_node(&g, "Mul", cs[i].swap ? "a,sc" : "sc,a", "m", NULL, 0);
+        }
+        gb_node(&g, "Conv", "m,wp", "y", NULL, 0);
+        gb_output(&g, "y");
+        if (cs[i].konst == 3) gb_output(&g, "m"); /* NHWC in, NCHW out (a module output) */
+        if (native_steps(g.g, g.feed, false) < 0) fail_msg("native SE case %zu: a node on the reference ops", i);
+        native_each_isa(&g, "squeeze-excitation", i);
+        gb_free(&g);
+    }
+}
+
 /* Native folds a BatchNormalization after a ConvTranspose into its weights
  * ([C_in][C_out / group][kh][kw], scaled per output channel) and bias, the
  * activation after it the kernel's epilogue (DBNet's head: ConvTranspose,
@@ -2107,6 +2210,54 @@ static void test_onednn_no_ref(void **state)
         gb_free(&p);
     }
     show_impls = false;
+}
+
+/* DenseNet's dense layer on oneDNN's blocked variant: the Concat runs on
+ * the reference op (a plain output), the BatchNormalization + Relu after it
+ * on oneDNN, which ran ncsp_bnorm on the plain input (densenet121's largest
+ * cost) and now reorders it to nChw16c first: odd channel counts, batch 1
+ * and 2, the blocked and the plain variant (with a reference op reading the
+ * Relu's output), against the reference, no ncsp_bnorm among the primitives. */
+static void test_onednn_dense_bn(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("onednn");
+    static const struct {
+        int n, c1, c2, h, w;
+    } cs[] = {{1, 16, 16, 9, 7}, {2, 24, 9, 6, 5}, {1, 64, 32, 8, 8}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "dense")};
+        assert_non_null(g.g);
+        int64_t C = cs[i].c1 + cs[i].c2;
+        gb_input(&g, "a", (in_spec)SH(cs[i].n, cs[i].c1, cs[i].h, cs[i].w));
+        gb_input(&g, "b", (in_spec)SH(cs[i].n, cs[i].c2, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(13, C, 1, 1));
+        gb_bn_params(&g, "n", C);
+        attr_spec ax = {"axis", ATTR_INT, .i = 1};
+        gb_node(&g, "Concat", "a,b", "cc", &ax, 1);
+        gb_node(&g, "BatchNormalization", "cc,ns,nb,nm,nv", "bn", NULL, 0);
+        gb_node(&g, "Relu", "bn", "r", NULL, 0);
+        gb_node(&g, "Conv", "r,w", "y", NULL, 0);
+        gb_output(&g, "y");
+        char w[96];
+        snprintf(w, sizeof w, "onednn dense layer %zu", i);
+        for (int v = 0; v < 2; v++) { /* blocked, then plain: a reference op after the BN */
+            if (v) gb_node(&g, "Concat", "r,a", "z", &ax, 1);
+            if (v) gb_output(&g, "z");
+            compare_as(b, g.g, g.feed, 1, v ? "" : "blocked", w);
+            candidate_cfg cfg = {.backend = "onednn", .threads = 1};
+            snprintf(cfg.variant, sizeof cfg.variant, "%s", v ? "" : "blocked");
+            built *bm = NULL;
+            ait_error e = {0};
+            assert_int_equal(b->build(b, g.g, &cfg, &bm, &e), AIT_OK);
+            const char *im[64];
+            int n = dn_impls(bm, im, 64);
+            for (int k = 0; k < n && k < 64; k++)
+                if (strstr(im[k], "ncsp_bnorm")) fail_msg("%s (%s): %s", w, cfg.variant, im[k]);
+            b->free(bm);
+        }
+        gb_free(&g);
+    }
 }
 
 /* Variants: "blocked" is offered for a module with a 2-D Conv of 16 or more
@@ -2967,6 +3118,9 @@ int main(void)
         cmocka_unit_test(test_native_attention),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_native_convt_bn),
+        cmocka_unit_test(test_native_silu),
+        cmocka_unit_test(test_native_se),
+        cmocka_unit_test(test_onednn_dense_bn),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),
         cmocka_unit_test(test_prepared),

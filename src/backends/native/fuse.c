@@ -146,6 +146,34 @@ static bool chain_of_fusion(const built *bm, int v, const tensor *o, bool bias_o
     return true;
 }
 
+/* x * sigmoid(x) after v, as torch exports SiLU: v read (by nodes that run)
+ * by exactly a Sigmoid of it and a Mul of it by that Sigmoid's output, which
+ * the Mul alone reads; the Sigmoid's node, *mul the Mul's; -1 when not. */
+static int silu_at(const built *bm, int v, int *mul)
+{
+    if (bm->vals[v].uses != 2) return -1; /* a module output counts as a use */
+    int sig = -1, m = -1;
+    for (int r = bm->reader_at[v]; r < bm->reader_at[v + 1]; r++) {
+        int j = bm->readers[r];
+        if (!exec_node_runs(bm->x, j)) continue;
+        const node *n = &bm->g->nodes[j];
+        if (n->domain && n->domain[0]) return -1;
+        if (!strcmp(n->op, "Sigmoid") && sig < 0 && n->n_in == 1 && n->n_out == 1 && n->out[0] >= 0)
+            sig = j;
+        else if (!strcmp(n->op, "Mul") && m < 0 && n->n_in == 2)
+            m = j;
+        else
+            return -1;
+    }
+    if (sig < 0 || m < 0) return -1;
+    const node *x = &bm->g->nodes[m];
+    int s = bm->g->nodes[sig].out[0];
+    if (nat_sole_consumer(bm, s) != m || !((x->in[0] == v && x->in[1] == s) || (x->in[0] == s && x->in[1] == v)))
+        return -1;
+    *mul = m;
+    return sig;
+}
+
 void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
 {
     const tensor *o = nat_shape(bm, v);
@@ -153,8 +181,20 @@ void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
     if (!o || o->dtype != AIT_F32 || o->rank < (row_bias ? 4 : 1)) return;
     if (!row_bias && chain_of_fusion(bm, v, o, bias_ok, ep)) return;
     while (ep->n_nodes < 8) {
-        int i = nat_sole_consumer(bm, ep->out);
+        int i = nat_sole_consumer(bm, ep->out), mul = -1;
+        if (i < 0 && ep->n_nodes < 7 && ep->act == GEMM_ACT_NONE && ep->res < 0)
+            i = silu_at(bm, ep->out, &mul);
         if (i < 0) return;
+        if (mul >= 0) { /* SiLU: the Sigmoid and the Mul as one activation */
+            const node *x = &bm->g->nodes[mul];
+            const tensor *y = x->n_out == 1 && x->out[0] >= 0 ? nat_shape(bm, x->out[0]) : NULL;
+            if (!same_shape(y, o) || y->dtype != AIT_F32) return;
+            ep->act = GEMM_ACT_SILU;
+            ep->nodes[ep->n_nodes++] = i;
+            ep->nodes[ep->n_nodes++] = mul;
+            ep->out = x->out[0];
+            continue;
+        }
         const node *n = &bm->g->nodes[i];
         if ((n->domain && n->domain[0]) || n->n_out != 1 || n->out[0] < 0) return;
         const tensor *y = nat_shape(bm, n->out[0]);

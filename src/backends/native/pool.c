@@ -116,14 +116,25 @@ static ait_status global_take(built *bm, int i, nat_step *st, bool *taken)
     st->geo[0] = x->dims[0] * x->dims[1]; /* planes: numel checked at schedule */
     st->geo[1] = x->dims[2] * x->dims[3];
     *taken = st->geo[1] > 0;
+    /* channels-last input as one window over the image (kpool_nhwc takes int
+     * geometry); the output, [n][c][1][1], is the same bytes in both layouts */
+    st->can_nhwc = x->dims[0] <= INT_MAX && x->dims[1] <= INT_MAX && x->dims[2] <= INT_MAX &&
+                   x->dims[3] <= INT_MAX;
     return AIT_OK;
 }
 
 static ait_status global_run(built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
-    kpool_global(strcmp(n->op, "GlobalMaxPool") ? KPOOL_AVG : KPOOL_MAX, (size_t)st->geo[0],
-                 (size_t)st->geo[1], bm->vals[n->in[0]].cur->data, bm->vals[n->out[0]].t.data,
+    const kpool_kind k = strcmp(n->op, "GlobalMaxPool") ? KPOOL_AVG : KPOOL_MAX;
+    const tensor *x = bm->vals[n->in[0]].cur;
+    if (bm->vals[n->in[0]].nhwc) {
+        const int h = (int)x->dims[2], w = (int)x->dims[3];
+        kpool_geom g = {(int)x->dims[0], (int)x->dims[1], h, w, h, w, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1};
+        kpool_nhwc(k, &g, x->data, bm->vals[n->out[0]].t.data, bm->threads);
+        return AIT_OK;
+    }
+    kpool_global(k, (size_t)st->geo[0], (size_t)st->geo[1], x->data, bm->vals[n->out[0]].t.data,
                  bm->threads);
     return AIT_OK;
 }

@@ -644,6 +644,20 @@ static ait_status dn_bnorm(built *bm, int i, bool *taken)
     dnnl_memory_t m;
     const dnnl_memory_desc_t *md;
     TRY(src_native(bm, i, &m, &md));
+    /* On a plain 4-D input (DenseNet's Concat or DBNet's ConvTranspose, run
+     * by the reference op before it) oneDNN runs ncsp_bnorm, a loop slower
+     * than all of densenet121's convolutions together: the input is
+     * reordered to nChw16c first, where oneDNN's kernel is jitted (a Conv
+     * after it reads that layout anyway; a reference op reorders back). */
+    dnnl_memory_desc_t b16;
+    if (dn_conv_blocked(x->rank, x->dims)) {
+        b16 = md_blocked(x->dims);
+        if (!dnnl_memory_desc_equal(md, &b16)) {
+            m = dn_as(bm, n->in[0], &b16);
+            if (!m) return bm->err->code;
+            md = &b16;
+        }
+    }
     dnnl_batch_normalization_desc_t d;
     if (dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, md,
                                                    attr_float(n, "epsilon", 1e-5f),
