@@ -51,16 +51,6 @@ TBF static void k_bf16(const qg_packed *b, const qg_act *x, int64_t i0, int mr, 
     SWITCH12(BF16_CALL, b, x, i0, p, t)
 }
 
-/* acc + the u8 x s8 quad products of a and b (vpdpbusd), accumulated in
- * place: through _mm512_dpbusd_epi32, GCC 12 copies every accumulator to
- * another register once per k step, twice the loop's instructions (the
- * int8dq GEMM at M = 8 ran 1.7x its M = 1 time on the same weights). */
-TVNNI INL __m512i dpbusd(__m512i acc, __m512i a, __m512i b)
-{
-    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
-    return acc;
-}
-
 /* The in-register part of the epilogue (qg_epi_split's in) on v, row i,
  * columns [j, j+16) under mask m: the order of gemm_epi_tile's. */
 TVNNI INL __m512 epi_vec(const gemm_epi *e, __m512 v, int64_t i, int64_t j, __mmask16 m)
@@ -110,8 +100,11 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
  * named variables, not an array: GCC 12 copies an array's elements to
  * another register around every vpdpbusd (three times the loop's
  * instructions), named ones it keeps in place. */
-/* acc += the u8 x s8 quad products of a and b, on the variable itself (as
- * dpbusd, whose returned copy GCC moves around with 24 accumulators live) */
+/* acc += the u8 x s8 quad products of a and b (vpdpbusd), on the variable
+ * itself: through _mm512_dpbusd_epi32, or an inline function returning the
+ * sum, GCC 12 copies every accumulator to another register once per k step
+ * (twice the loop's instructions; a returned copy it moves around with 24
+ * accumulators live). */
 #define DPBUSD(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
 #define I8_DECL(i) __m512i c##i##_0 = zero, c##i##_1 = zero, c##i##_2 = zero, c##i##_3 = zero;
 #define I8_STEP(i)                                                                            \
