@@ -11,13 +11,17 @@
  * B (both pack B inside every call, as they do in their backends). Every
  * output is checked against OpenBLAS's first (max |diff| / max |ref|).
  *
- * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] ROUNDS LAYOUT:M:N:K...
+ * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...
  *   LAYOUT kn: B is K x N (MatMul); nk: B is N x K (nn.Linear's Gemm transB)
  *   --kc, --mc, --nc, --order  native's blocking and loop order (gemm_config)
  *   --pack-a  0 the default, 1 A always packed, 2 A read in place (gemm_config)
  *   --skinny-nv  the skinny path's vectors per call (gemm_config's skinny_nv)
  *   --epi  also the default kernel with bias + relu fused ("+epi"), to
  *          show what the epilogue costs
+ *   --vs SPEC  also the default kernel with another gemm_config, in the same
+ *          interleaved rounds (repeatable, up to 4): SPEC is KEY=N[,KEY=N..]
+ *          with KEY kc, mc, nc, order, pa (pack_a), sv (skinny_nv), e.g.
+ *          --vs pa=1,kc=384 (named "native:pa=1,kc=384")
  * Prints one line per shape and engine: median GFLOP/s on CPU time, % of
  * the peak for the median and the best round,
  * the best ISA's peak, GB/s of B on CPU time and % of the read bandwidth
@@ -81,12 +85,13 @@ __attribute__((target("avx512f"))) static void read512(const float *p, size_t n)
 }
 
 #define MAXR 64
-#define MAXE 12
+#define MAXE 16
 typedef struct eng {
     char name[32];
     const gemm_kernel *kr; /* native: the kernel; NULL for the libraries */
     int lib;               /* 1 OpenBLAS, 2 oneDNN */
     bool epi;              /* native with bias + relu fused */
+    const gemm_config *cfg; /* native: its config (the options', or a --vs one) */
     void *packed;
     gemm_packed pb;
     double cpu[MAXR], wall[MAXR];
@@ -108,6 +113,30 @@ typedef struct shp { char layout[3]; long m, n, k; } shp;
 
 static gemm_config cfg; /* --kc, --mc, --nc for native */
 
+/* A --vs SPEC into c (every field 0 but those named); false when malformed. */
+static bool parse_vs(const char *spec, gemm_config *c)
+{
+    *c = (gemm_config){0};
+    for (const char *p = spec; *p;) {
+        char key[8];
+        int val, used;
+        if (sscanf(p, "%7[a-z]=%d%n", key, &val, &used) != 2) return false;
+        int *f = !strcmp(key, "kc")      ? &c->kc
+                 : !strcmp(key, "mc")    ? &c->mc
+                 : !strcmp(key, "nc")    ? &c->nc
+                 : !strcmp(key, "order") ? &c->order
+                 : !strcmp(key, "pa")    ? &c->pack_a
+                 : !strcmp(key, "sv")    ? &c->skinny_nv
+                                         : NULL;
+        if (!f) return false;
+        *f = val;
+        p += used;
+        if (*p == ',') p++;
+        else if (*p) return false;
+    }
+    return true;
+}
+
 static void run(eng *e, const shp *s, const float *a, const float *b, const float *bias, float *c,
                 bool epi)
 {
@@ -120,7 +149,7 @@ static void run(eng *e, const shp *s, const float *a, const float *b, const floa
                    s->n);
     else {
         gemm_args g = {.m = s->m, .n = s->n, .k = s->k, .a = a, .rsa = s->k, .csa = 1, .pb = &e->pb,
-                       .c = c, .ldc = s->n, .threads = 1, .cfg = &cfg};
+                       .c = c, .ldc = s->n, .threads = 1, .cfg = e->cfg};
         if (epi) g.epi = (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
         ait_error er = {0};
         if (gemm_f32(&g, &er) != AIT_OK) {
@@ -151,6 +180,9 @@ int main(int argc, char **argv)
     int ai = 1;
     const char *kernels = NULL; /* NULL: the default kernel only */
     bool epi = false;
+    gemm_config vs[4];
+    const char *vs_name[4];
+    int nvs = 0;
     for (; ai < argc && argv[ai][0] == '-'; ai++) {
         if (!strcmp(argv[ai], "--kernels") && ai + 1 < argc) kernels = argv[++ai];
         else if (!strcmp(argv[ai], "--epi")) epi = true;
@@ -160,13 +192,21 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[ai], "--order") && ai + 1 < argc) cfg.order = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--pack-a") && ai + 1 < argc) cfg.pack_a = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--skinny-nv") && ai + 1 < argc) cfg.skinny_nv = atoi(argv[++ai]);
-        else {
+        else if (!strcmp(argv[ai], "--vs") && ai + 1 < argc && nvs < 4) {
+            vs_name[nvs] = argv[++ai];
+            if (!parse_vs(vs_name[nvs], &vs[nvs])) {
+                fprintf(stderr, "bench-gemm-native: bad --vs '%s' (want KEY=N[,KEY=N..], KEY kc mc nc order pa sv)\n",
+                        vs_name[nvs]);
+                return 2;
+            }
+            nvs++;
+        } else {
             fprintf(stderr, "bench-gemm-native: unknown option %s\n", argv[ai]);
             return 2;
         }
     }
     if (argc - ai < 2) {
-        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] ROUNDS LAYOUT:M:N:K...\n");
+        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...\n");
         return 2;
     }
     int rounds = atoi(argv[ai++]);
@@ -201,12 +241,19 @@ int main(int argc, char **argv)
             const gemm_kernel *kr = gemm_kernel_at(i);
             if (!gemm_kernel_available(kr) || !listed(kernels, gemm_kernel_name(kr))) continue;
             eng *e = &es[ne++];
-            *e = (eng){.kr = kr};
+            *e = (eng){.kr = kr, .cfg = &cfg};
             snprintf(e->name, sizeof e->name, "native:%s", gemm_kernel_name(kr));
             size_t bytes = gemm_pack_b_size(kr, s.k, s.n);
             e->packed = aligned_zalloc(bytes);
             gemm_pack_b(kr, b, nk ? 1 : s.n, nk ? s.k : 1, s.k, s.n, e->packed);
             gemm_packed_view(e->packed, bytes, &e->pb, NULL);
+            for (int v = 0; v < nvs && kr == gemm_kernel_best(); v++) { /* the --vs configs */
+                es[ne] = *e;
+                es[ne].packed = NULL; /* shares e's */
+                es[ne].cfg = &vs[v];
+                snprintf(es[ne].name, sizeof es[ne].name, "native:%s", vs_name[v]);
+                ne++;
+            }
             if (epi && kr == gemm_kernel_best()) { /* the same with the epilogue */
                 es[ne] = *e;
                 es[ne].packed = NULL; /* shares e's */
