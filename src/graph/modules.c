@@ -361,20 +361,26 @@ static ait_status glue_move(module_tree *t, int i, int m)
 }
 
 /* Whether module m (and each module above it but the root) still collapses
- * into one node at node i's place once i joins it: no node outside it
- * between its first node and i reads a value one of its nodes computes. */
+ * into one node at its last node's place once node i joins it: no node
+ * outside it between its first node and its last (i or after) reads a value
+ * it or i computes. */
 static bool collapses_at(const graph *g, const module_tree *t, int m, int i)
 {
     for (int a = m; a > 0; a = t->mods[a].parent) {
-        int first = -1;
-        for (int j = 0; j < i && first < 0; j++)
-            if (module_contains(t, a, j)) first = j;
-        for (int j = first + 1; first >= 0 && j < i; j++) {
-            if (module_contains(t, a, j)) continue;
+        int first = -1, last = i;
+        for (int j = 0; j < g->n_nodes; j++)
+            if (module_contains(t, a, j)) {
+                if (first < 0) first = j;
+                if (j > last) last = j;
+            }
+        for (int j = first + 1; first >= 0 && j < last; j++) {
+            if (j == i || module_contains(t, a, j)) continue;
             const node *x = &g->nodes[j];
+            for (int k = 0; k < x->n_attr; k++)
+                if (x->attrs[k].g) return false; /* what its subgraphs read: not looked into */
             for (int q = 0; q < x->n_in; q++) {
                 int v = x->in[q], p = v >= 0 ? g->vals[v].producer : -1;
-                if (p >= 0 && module_contains(t, a, p)) return false;
+                if (p == i || (p >= 0 && module_contains(t, a, p))) return false;
             }
         }
     }
