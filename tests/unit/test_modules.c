@@ -173,6 +173,19 @@ static void add_node_named(graph *g, const char *name, const char *op, const cha
     g->vals[n->out[0]].producer = g->n_nodes++;
 }
 
+/* An empty graph "fpn" with one input, x. */
+static graph *fpn_graph(void)
+{
+    graph *g = graph_new(NULL, 17, "fpn");
+    assert_non_null(g);
+    int x = graph_add_value(g, "x");
+    g->vals[x].is_input = true;
+    g->inputs = malloc(sizeof(int));
+    assert_non_null(g->inputs);
+    g->inputs[g->n_inputs++] = x;
+    return g;
+}
+
 /* An FPN's unscoped upsampling (DBNet's in bench's suite): a Resize whose
  * only reader is the next module's Conv joins that module, one that a
  * module alone feeds and that stands right after it (read by two) joins
@@ -181,13 +194,7 @@ static void add_node_named(graph *g, const char *name, const char *op, const cha
 static void test_glue_resize(void **state)
 {
     (void)state;
-    graph *g = graph_new(NULL, 17, "fpn");
-    assert_non_null(g);
-    int x = graph_add_value(g, "x");
-    g->vals[x].is_input = true;
-    g->inputs = malloc(sizeof(int));
-    assert_non_null(g->inputs);
-    g->inputs[g->n_inputs++] = x;
+    graph *g = fpn_graph();
     const char *conv_a[] = {"x"}, *rz_a[] = {"a", "", "s"}, *conv_b[] = {"ra"},
                *rz_b[] = {"b", "", "s"}, *conv_c[] = {"rb"}, *conv_d[] = {"rb"}, *rz_c[] = {"c", "", "s"};
     add_node_named(g, "/lat/Conv", "Conv", conv_a, 1, "a");
@@ -222,13 +229,7 @@ static void test_glue_resize(void **state)
 static void test_glue_fpn_add(void **state)
 {
     (void)state;
-    graph *g = graph_new(NULL, 17, "fpn");
-    assert_non_null(g);
-    int x = graph_add_value(g, "x");
-    g->vals[x].is_input = true;
-    g->inputs = malloc(sizeof(int));
-    assert_non_null(g->inputs);
-    g->inputs[g->n_inputs++] = x;
+    graph *g = fpn_graph();
     const char *cx[] = {"x"}, *rz[] = {"b", "", "s"}, *add[] = {"a", "rb"}, *rz1[] = {"s2", "", "s"},
                *sm[] = {"s2"}, *add1[] = {"c", "r1"}, *d0[] = {"d0"}, *add2[] = {"d", "e"};
     add_node_named(g, "/lat1/Conv", "Conv", cx, 1, "c");    /* 0 */
