@@ -2061,6 +2061,7 @@ static void test_native_convt_bn(void **state)
         {1, 16, 16, 1, 13, 13, 2, 2, 0, 0, 1, 1, "Relu"}, {2, 3, 5, 1, 5, 8, 3, 2, 2, 1, 0, 1, NULL},
         {2, 16, 1, 1, 8, 9, 2, 2, 0, 0, 1, 0, "Sigmoid"},  {1, 6, 4, 2, 5, 17, 2, 2, 0, 0, 1, 1, "Relu"},
         {1, 5, 3, 1, 4, 19, 1, 1, 0, 0, 0, 1, NULL},       {2, 3, 2, 1, 3, 33, 2, 2, 0, 0, 1, 0, "Sigmoid"},
+        {1, 4, 3, 1, 3, 70, 2, 2, 0, 0, 1, 1, "Relu"},     {1, 4, 2, 2, 2, 67, 1, 1, 0, 0, 0, 1, NULL},
     };
     const backend *dn = backend_find("onednn");
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
