@@ -727,6 +727,26 @@ static void test_whole(void **state)
     ait_model_free(m);
 }
 
+/* A report with every top-level module of tr chosen on backend b at batch 1. */
+static tune_report *top_on(const module_tree *tr, const char *b)
+{
+    tune_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(rep);
+    rep->mods = calloc((size_t)tr->n, sizeof *rep->mods);
+    assert_non_null(rep->mods);
+    for (int k = 1; k < tr->n; k++) {
+        if (tr->mods[k].depth != 1) continue;
+        tune_module *tm = &rep->mods[rep->n++];
+        tm->module = k;
+        tm->batch = 1;
+        snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
+        set_cands(tm, (const char *const[]){"reference", b}, (const double[]){1.0, 0.5});
+        tm->chosen = 1;
+        snprintf(tm->why, sizeof tm->why, "fixed by the test");
+    }
+    return rep;
+}
+
 /* Glue joined to its neighbours (modules.h) runs inside the tuned modules:
  * the keyword spotter with every top-level module on native (its input
  * Transpose, Relus, ReduceMean and Softmax inside them) gives the
@@ -742,18 +762,7 @@ static void test_glue_native(void **state)
     ait_inspection *h;
     if (ait_inspect(m, &io, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
     const module_tree *tr = h->r->tree;
-    tune_report *rep = calloc(1, sizeof *rep);
-    rep->mods = calloc((size_t)tr->n, sizeof *rep->mods);
-    for (int k = 1; k < tr->n; k++) {
-        if (tr->mods[k].depth != 1) continue;
-        tune_module *tm = &rep->mods[rep->n++];
-        tm->module = k;
-        tm->batch = 1;
-        snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
-        set_cands(tm, (const char *const[]){"reference", "native"}, (const double[]){1.0, 0.5});
-        tm->chosen = 1;
-        snprintf(tm->why, sizeof tm->why, "fixed by the test");
-    }
+    tune_report *rep = top_on(tr, "native");
     assert_true(rep->n >= 4);
     plan *p;
     plan_exec *px = plan_in_process(h, rep, m, &p);
@@ -811,18 +820,7 @@ static void test_glue_fpn(void **state)
             assert_string_equal(tr->mods[tr->node_module[i]].name, "lat1");
     const char *const backends[] = {"native", "onednn"};
     for (int bi = 0; bi < 2; bi++) {
-        tune_report *rep = calloc(1, sizeof *rep);
-        rep->mods = calloc((size_t)tr->n, sizeof *rep->mods);
-        for (int k = 1; k < tr->n; k++) {
-            if (tr->mods[k].depth != 1) continue;
-            tune_module *tm = &rep->mods[rep->n++];
-            tm->module = k;
-            tm->batch = 1;
-            snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
-            set_cands(tm, (const char *const[]){"reference", backends[bi]}, (const double[]){1.0, 0.5});
-            tm->chosen = 1;
-            snprintf(tm->why, sizeof tm->why, "fixed by the test");
-        }
+        tune_report *rep = top_on(tr, backends[bi]);
         assert_int_equal(rep->n, 7);
         plan *p;
         plan_exec *px = plan_in_process(h, rep, m, &p);
