@@ -360,11 +360,62 @@ static ait_status glue_move(module_tree *t, int i, int m)
     return AIT_OK;
 }
 
+/* Whether module m (and each module above it but the root) still collapses
+ * into one node at its last node's place once node i joins it: no node
+ * outside it between its first node and its last (i or after) reads a value
+ * it or i computes. */
+static bool collapses_at(const graph *g, const module_tree *t, int m, int i)
+{
+    for (int a = m; a > 0; a = t->mods[a].parent) {
+        int first = -1, last = i;
+        for (int j = 0; j < g->n_nodes; j++)
+            if (module_contains(t, a, j)) {
+                if (first < 0) first = j;
+                if (j > last) last = j;
+            }
+        for (int j = first + 1; first >= 0 && j < last; j++) {
+            if (j == i || module_contains(t, a, j)) continue;
+            const node *x = &g->nodes[j];
+            for (int k = 0; k < x->n_attr; k++)
+                if (x->attrs[k].g) return false; /* what its subgraphs read: not looked into */
+            for (int q = 0; q < x->n_in; q++) {
+                int v = x->in[q], p = v >= 0 ? g->vals[v].producer : -1;
+                if (p == i || (p >= 0 && module_contains(t, a, p))) return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Glue whose inputs several modules compute (an FPN's top-down Add of a
+ * lateral Conv's output and the coarser level upsampled): the module that
+ * computes an input read by nothing else, so that its backend takes the
+ * glue into that node's epilogue (the Conv's residual Add) instead of
+ * the reference ops running it between modules; only where that module
+ * still collapses at the glue's place. -1: none. */
+static int glue_feeder(const graph *g, const module_tree *t, int i)
+{
+    const node *n = &g->nodes[i];
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v < 0 || g->vals[v].konst || g->vals[v].producer < 0) continue;
+        int m = t->node_module[g->vals[v].producer], readers = 0;
+        if (m <= 0) continue;
+        for (int j = 0; j < g->n_outputs; j++) readers += g->outputs[j] == v;
+        for (int r = 0; r < g->n_nodes && readers < 2; r++)
+            for (int q = 0; q < g->nodes[r].n_in; q++) readers += g->nodes[r].in[q] == v;
+        if (readers == 1 && collapses_at(g, t, m, i)) return m;
+    }
+    return -1;
+}
+
 /* First, from the last node back, glue whose outputs only one module reads
  * and that stands right before a node of it; then, forward, glue that
- * reads only one module's values and stands right after a node of it. The
- * neighbour in the node order keeps the module contiguous, so it is still
- * cut out and collapsed as one piece. */
+ * reads only one module's values and stands right after a node of it, or
+ * else whose input only it reads comes from a module that still collapses
+ * with it (glue_feeder). The neighbour in the node order keeps the module
+ * contiguous, so it is still cut out and collapsed as one piece; the
+ * feeder's check keeps it collapsible around the nodes in between. */
 static ait_status join_glue(const graph *g, module_tree *t)
 {
     for (int pass = 0; pass < 2; pass++)
@@ -373,8 +424,8 @@ static ait_status join_glue(const graph *g, module_tree *t)
             if (t->node_module[i] != 0 || nb < 0 || nb >= g->n_nodes || !is_glue(&g->nodes[i]))
                 continue;
             int m = glue_side(g, t, i, pass == 0);
-            if (m <= 0 || t->node_module[nb] != m) continue;
-            TRY(glue_move(t, i, m));
+            if (m <= 0 || t->node_module[nb] != m) m = pass == 1 ? glue_feeder(g, t, i) : -1;
+            if (m > 0) TRY(glue_move(t, i, m));
         }
     return AIT_OK;
 }

@@ -36,7 +36,10 @@
  * table in modules.c) joins a neighbour: the module that alone reads all
  * its outputs when it stands right before one of its nodes, else the
  * module that alone computes all its inputs when it stands right after
- * one. So it runs on that module's tuned backend, and a Transpose read
+ * one, else the module computing an input only it reads when that module
+ * still collapses at its last node with the glue in (an FPN's top-down Add
+ * joins the lateral Conv's module). So it runs on that module's tuned
+ * backend, and a Transpose read
  * only by a Shape inside the module is folded away there, instead of
  * running on the reference ops between modules on every run.
  *

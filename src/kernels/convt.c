@@ -28,18 +28,42 @@ static const struct {
     void (*planes)(const kct_geom *, const float *, const float *, const float *, kact, int,
                    float *, float *);
     int rows; /* column rows (output channels x taps) per task: input reuse */
+    void (*direct)(const kct_geom *, const float *, const float *, const float *, kact, float *);
 } ct_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, ct_planes_avx512, 16},
-    {KISA_AVX2, ct_planes_avx2, 16},
+    {KISA_AVX512, ct_planes_avx512, 16, ct_direct_avx512},
+    {KISA_AVX2, ct_planes_avx2, 16, ct_direct_avx2},
 #endif
-    {KISA_PORTABLE, ct_planes_portable, 4},
+    {KISA_PORTABLE, ct_planes_portable, 4, ct_direct_portable},
 };
+
+/* Whether each output pixel takes one tap (ct_direct): the stride is the
+ * kernel, 1 or 2 wide, no pads, dilation or output padding. */
+static int ct_is_direct(const kct_geom *g)
+{
+    return g->sh == g->kh && g->sw == g->kw && (g->kw == 1 || g->kw == 2) && g->dh == 1 &&
+           g->dw == 1 && g->pt == 0 && g->pl == 0 && g->oh == g->h * g->sh && g->ow == g->w * g->sw;
+}
 
 int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, kact act,
                float *y, int threads)
 {
     __typeof__(ct_impls[0]) *im = KISA_PICK(ct_impls);
+    if (ct_is_direct(g)) { /* a task per output plane */
+        const int cog = g->cout / g->group;
+        const size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow, taps = (size_t)g->kh * g->kw;
+        const long planes = (long)g->n * g->cout;
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && planes > 1) \
+    schedule(static)
+        for (long t = 0; t < planes; t++) {
+            const int oc = (int)(t % g->cout), grp = oc / cog;
+            const long nb = t / g->cout;
+            const float *xg = x + ((size_t)nb * g->cin + (size_t)grp * (g->cin / g->group)) * hw;
+            const float *wt = w + ((size_t)grp * (g->cin / g->group) * cog + (size_t)(oc - grp * cog)) * taps;
+            im->direct(g, xg, wt, bias ? bias + oc : NULL, act, y + (size_t)t * ohw);
+        }
+        return 0;
+    }
     const int cig = g->cin / g->group, cog = g->cout / g->group, taps = g->kh * g->kw;
     const size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow;
     /* a task: ocb output channels of one group of one image */

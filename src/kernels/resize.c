@@ -31,15 +31,30 @@ static const struct {
     void (*near)(const rz_axis *, const float *, size_t, float *);
     void (*hrow)(const rz_axis *, const float *, size_t, float *);
     void (*vmix)(const float *, const float *, float, size_t, float *);
+    void (*rep)(const float *, size_t, int, float *);
 } rz_impls[] = {
 #if KISA_X86
     /* the gathers stay scalar: the hardware gathers measured slower than
-     * scalar loads here (bench-kernels); the vertical mix is vectorised */
-    {KISA_AVX512, rz_near_portable, rz_hrow_portable, rz_vmix_avx512},
-    {KISA_AVX2, rz_near_portable, rz_hrow_portable, rz_vmix_avx2},
+     * scalar loads here (bench-kernels); the vertical mix and the whole
+     * factors' repeats are vectorised */
+    {KISA_AVX512, rz_near_portable, rz_hrow_portable, rz_vmix_avx512, rz_rep_avx512},
+    {KISA_AVX2, rz_near_portable, rz_hrow_portable, rz_vmix_avx2, rz_rep_avx2},
 #endif
-    {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable},
+    {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable, rz_rep_portable},
 };
+
+/* Nearest along x by a whole factor of 2, 4 or 8 (out = f * in, source
+ * x / f, as asymmetric floor and the half-pixel modes give it): f, else 0
+ * (the gathers). */
+static int rep_factor(const krz_geom *g, const rz_axis *ax)
+{
+    if (g->linear || g->w < 1 || g->ow % g->w) return 0;
+    int f = g->ow / g->w;
+    if (f != 2 && f != 4 && f != 8) return 0;
+    for (int x = 0; x < g->ow; x++)
+        if (ax->i0[x] != x / f) return 0;
+    return f;
+}
 
 static double src_coord(const krz_geom *g, int out, int in, double s, int x)
 {
@@ -95,6 +110,7 @@ int kresize(const krz_geom *g, const float *x, float *y, int threads)
     ay.w = (float *)(ay.i1 + g->oh);
     fill_axis(g, g->ow, g->w, g->scale_w, &ax);
     fill_axis(g, g->oh, g->h, g->scale_h, &ay);
+    const int rep = rep_factor(g, &ax);
     const long rows = (long)g->planes * g->oh;
     const size_t ow = (size_t)g->ow, in = (size_t)g->h * g->w;
     int fail = 0;
@@ -104,7 +120,7 @@ int kresize(const krz_geom *g, const float *x, float *y, int threads)
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1)
     {
         float *h[2] = {NULL, NULL}, *base = NULL;
-        long tag[2] = {-1, -1};
+        long tag[2] = {-1, -1}, last = -1; /* last: the row this thread wrote before */
         if (g->linear) {
             h[0] = base = malloc(2 * ow * sizeof(float) + 1);
             h[1] = base ? base + ow : NULL;
@@ -119,8 +135,14 @@ int kresize(const krz_geom *g, const float *x, float *y, int threads)
             int oy = (int)(r % g->oh);
             const float *xp = x + (size_t)p * in;
             float *yr = y + (size_t)r * ow;
-            if (!g->linear) {
-                im->near(&ax, xp + (size_t)ay.i0[oy] * g->w, ow, yr);
+            if (!g->linear) { /* an output row from the same input row as the one before: copied */
+                if (last == r - 1 && oy > 0 && ay.i0[oy] == ay.i0[oy - 1])
+                    memcpy(yr, yr - ow, ow * sizeof *yr);
+                else if (rep)
+                    im->rep(xp + (size_t)ay.i0[oy] * g->w, (size_t)g->w, rep, yr);
+                else
+                    im->near(&ax, xp + (size_t)ay.i0[oy] * g->w, ow, yr);
+                last = r;
                 continue;
             }
             if (!h[0]) continue;

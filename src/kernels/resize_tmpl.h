@@ -30,3 +30,25 @@ static void KV(rz_vmix)(const float *h0, const float *h1, float wy, size_t n, fl
         vstoren(y + i, vfma(w, vsub(vloadn(h1 + i, r), a), a), r);
     }
 }
+
+/* y = each of row's n values f times (f 2, 4 or 8): nearest upsampling by
+ * a whole power of two along x, interleaved in registers instead of
+ * gathered */
+__attribute__((unused)) static void KV(rz_rep)(const float *row, size_t n, int f, float *y)
+{
+    for (size_t i = 0; i < n; i += VL) {
+        size_t r = n - i < VL ? n - i : VL, left = (size_t)f * r;
+        V b[8];
+        b[0] = vloadn(row + i, r);
+        for (int m = 1; m < f; m *= 2)
+            for (int j = m - 1; j >= 0; j--) {
+                V t = b[j];
+                vzip(t, t, b[2 * j], b[2 * j + 1]);
+            }
+        for (int k = 0; k < f && left; k++) {
+            size_t c = left < VL ? left : VL;
+            vstoren(y + (size_t)f * i + (size_t)k * VL, b[k], c);
+            left -= c;
+        }
+    }
+}

@@ -95,4 +95,8 @@ static inline __m256 vgathern_avx2(const float *p, const int32_t *idx, size_t r)
                                     _mm256_castsi256_ps(m), 4);
 }
 #define vgathern vgathern_avx2
+/* lo, hi: a and b interleaved (a0 b0 a1 b1 ...), the first and second VL */
+#define vzip(a, b, lo, hi)                                                                  \
+    ((lo) = _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b), 0x20), \
+     (hi) = _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b), 0x31))
 #include "kernels/vec_math.h"

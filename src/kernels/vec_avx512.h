@@ -83,4 +83,8 @@ static inline __m512 vgathern_avx512(const float *p, const int32_t *idx, size_t 
                                     4);
 }
 #define vgathern vgathern_avx512
+/* lo, hi: a and b interleaved (a0 b0 a1 b1 ...), the first and second VL */
+#define vzip(a, b, lo, hi)                                                                  \
+    ((lo) = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), b), \
+     (hi) = _mm512_permutex2var_ps(a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), b))
 #include "kernels/vec_math.h"

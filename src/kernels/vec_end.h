@@ -35,3 +35,4 @@
 #undef vload_u8
 #undef vloadsn
 #undef vgathern
+#undef vzip

@@ -45,4 +45,5 @@ static inline float vpow2i_portable(float n)
 #define vloads(p, s) ((void)(s), *(p))
 #define vloadsn(p, s, r) ((void)(s), (void)(r), *(p))
 #define vgathern(p, idx, r) ((void)(r), (p)[*(idx)])
+#define vzip(a, b, lo, hi) ((lo) = (a), (hi) = (b))
 #include "kernels/vec_math.h"

@@ -1,6 +1,7 @@
 """Small models for the fusion passes (tests/unit/test_fusion.c): each
 pattern in the node layouts torch's exporter writes (opset 17), and negative
-cases that must not fuse. Usage: make_fusion_models.py OUTDIR."""
+cases that must not fuse; and fpn_glue, a scoped FPN whose unscoped glue
+joins its modules (tests/unit/test_plan.c). Usage: make_fusion_models.py OUTDIR."""
 import os
 import sys
 
@@ -211,7 +212,43 @@ def models():
     x = m.inp("x", [1, 1, 4, 4])
     m.out(m.op("Relu", [m.op("Mul", [x, m.const(rand(1, 8, 1, 1))])]))
     out["neg_grow"] = m
+    out["fpn_glue"] = fpn_glue()
     return out
+
+
+def fpn_glue():
+    """DBNet's FPN in small, scoped like torch's export: two levels, a 1x1
+    lateral each, the coarser upsampled by an unscoped nearest Resize and
+    added to the finer lateral by an unscoped Add read by two modules
+    (smooth, side), a ConvTranspose head with a Sigmoid."""
+    m = M()
+    nodes = []
+
+    def node(name, op, ins, **attrs):
+        nodes.append(h.make_node(op, ins, [name + "_out"], name=name, **attrs))
+        return name + "_out"
+
+    def cv(name, x, cin, cout, k, s=1):
+        return node(name, "Conv", [x, m.const(rand(cout, cin, k, k)), m.const(rand(cout))],
+                    kernel_shape=[k, k], strides=[s, s], pads=[k // 2] * 4)
+
+    x = m.inp("x", [1, 8, 16, 16])
+    c1 = cv("/b1/Conv", x, 8, 8, 3)
+    c2 = cv("/b2/Conv", c1, 8, 8, 3, 2)
+    l1 = cv("/lat1/Conv", c1, 8, 6, 1)
+    l2 = cv("/lat2/Conv", c2, 8, 6, 1)
+    r = node("/Resize", "Resize", [l2, "", m.const([1, 1, 2, 2])], mode="nearest",
+             coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    s = node("/Add", "Add", [l1, r])
+    sm = cv("/smooth/Conv", s, 6, 4, 3)
+    side = cv("/side/Conv", s, 6, 3, 1)
+    t = node("/head/ConvTranspose", "ConvTranspose", [sm, m.const(rand(4, 2, 2, 2)), m.const(rand(2))],
+             kernel_shape=[2, 2], strides=[2, 2])
+    y = node("/head/Sigmoid", "Sigmoid", [t])
+    m.nodes = nodes
+    m.out(y)
+    m.out(side)
+    return m
 
 
 def main():

@@ -235,13 +235,14 @@ static void test_convtranspose(void **state)
         {17, 5, 1, 3, 3, 2, 1, 1, 1, 1, 1, 1}, {8, 8, 8, 2, 2, 2, 1, 0, 0, 0, 0, 0},
         {64, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, {6, 9, 3, 2, 3, 3, 2, 0, 1, 2, 0, 2},
         {1, 1, 1, 5, 5, 1, 1, 2, 2, 2, 2, 0},  {5, 4, 1, 3, 3, 2, 2, 0, 0, 0, 0, 1},
+        {16, 5, 1, 2, 2, 2, 1, 0, 0, 0, 0, 0}, /* stride = kernel: the direct kernel (also 8 and 64 above) */
     };
-    static const int sizes[] = {1, 7, 13};
+    static const int sizes[] = {1, 7, 13, 21}; /* rows of 3 to 23: under and over a vector */
     /* the fused epilogue's activation after col2im (DBNet's Relu, Sigmoid) */
     static const kact acts[] = {{KF_NONE, 0, 0}, {KF_RELU, 0, 0}, {KF_SIGMOID, 0, 0},
                                 {KF_CLIP, -0.5f, 0.5f}};
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++)
-        for (int si = 0; si < 3; si++) {
+        for (int si = 0; si < 4; si++) {
             int hw = sizes[si];
             kct_geom g = {.n = 1 + (int)(k % 2), .cin = cs[k].cin, .h = hw, .w = hw + 2,
                           .cout = cs[k].cout, .group = cs[k].group, .kh = cs[k].kh,
@@ -438,9 +439,10 @@ static void rz_taps(const krz_geom *g, int x, int in, int out, double s, int *i0
 static void test_resize(void **state)
 {
     (void)state;
+    /* whole factors 2, 4 and 8 (repeated in registers, rows copied) at odd widths */
     static const int sizes[][4] = {{7, 13, 14, 26}, {13, 7, 7, 3}, {1, 1, 5, 3}, {32, 32, 64, 64},
-                                   {5, 7, 1, 1},    {3, 3, 13, 13}};
-    for (int si = 0; si < 6; si++)
+                                   {5, 7, 1, 1},    {3, 3, 13, 13}, {5, 3, 20, 24}, {9, 17, 18, 68}};
+    for (int si = 0; si < 8; si++)
         for (int lin = 0; lin < 2; lin++)
             for (int coord = 0; coord < 4; coord++)
                 for (int nm = 0; nm < (lin ? 1 : 4); nm++) {

@@ -173,14 +173,9 @@ static void add_node_named(graph *g, const char *name, const char *op, const cha
     g->vals[n->out[0]].producer = g->n_nodes++;
 }
 
-/* An FPN's unscoped upsampling (DBNet's in bench's suite): a Resize whose
- * only reader is the next module's Conv joins that module, one that a
- * module alone feeds and that stands right after it (read by two) joins
- * it; one that stands after another module than its feeder's stays at the
- * root. */
-static void test_glue_resize(void **state)
+/* An empty graph "fpn" with one input, x. */
+static graph *fpn_graph(void)
 {
-    (void)state;
     graph *g = graph_new(NULL, 17, "fpn");
     assert_non_null(g);
     int x = graph_add_value(g, "x");
@@ -188,6 +183,18 @@ static void test_glue_resize(void **state)
     g->inputs = malloc(sizeof(int));
     assert_non_null(g->inputs);
     g->inputs[g->n_inputs++] = x;
+    return g;
+}
+
+/* An FPN's unscoped upsampling (DBNet's in bench's suite): a Resize whose
+ * only reader is the next module's Conv joins that module, one that a
+ * module alone feeds and that stands right after it (read by two) joins
+ * it; one that stands after another module than its feeder's joins its
+ * feeder too, as nothing in between reads what the feeder computes. */
+static void test_glue_resize(void **state)
+{
+    (void)state;
+    graph *g = fpn_graph();
     const char *conv_a[] = {"x"}, *rz_a[] = {"a", "", "s"}, *conv_b[] = {"ra"},
                *rz_b[] = {"b", "", "s"}, *conv_c[] = {"rb"}, *conv_d[] = {"rb"}, *rz_c[] = {"c", "", "s"};
     add_node_named(g, "/lat/Conv", "Conv", conv_a, 1, "a");
@@ -196,7 +203,7 @@ static void test_glue_resize(void **state)
     add_node_named(g, "/Resize_1", "Resize", rz_b, 3, "rb");        /* read by two, after smooth */
     add_node_named(g, "/out/Conv", "Conv", conv_c, 1, "c");
     add_node_named(g, "/side/Conv", "Conv", conv_d, 1, "d");
-    add_node_named(g, "/Resize_2", "Resize", rz_c, 3, "y");         /* after side, fed by out: stays */
+    add_node_named(g, "/Resize_2", "Resize", rz_c, 3, "y");         /* after side, fed by out: joins out */
     int64_t one = 4;
     g->vals[graph_find_value(g, "s")].konst = test_rand_tensor(1, &one);
     int y = graph_find_value(g, "y"), d = graph_find_value(g, "d");
@@ -209,7 +216,54 @@ static void test_glue_resize(void **state)
     assert_int_equal(modules_build(g, NULL, &t, &e), AIT_OK);
     assert_string_equal(t->mods[t->node_module[1]].name, "smooth");
     assert_string_equal(t->mods[t->node_module[3]].name, "smooth");
-    assert_int_equal(t->node_module[6], 0);
+    assert_string_equal(t->mods[t->node_module[6]].name, "out");
+    modules_free(t);
+    graph_free(g);
+}
+
+/* The FPN's top-down Adds (DBNet's in bench's suite), each reading two
+ * modules: an Add joins the module whose Conv output only it reads (so a
+ * backend runs it as that Conv's residual), the Resize after it follows;
+ * where that module would no longer collapse at the Add's place (a node
+ * between reads one of its values) the Add joins its other feeder. */
+static void test_glue_fpn_add(void **state)
+{
+    (void)state;
+    graph *g = fpn_graph();
+    const char *cx[] = {"x"}, *rz[] = {"b", "", "s"}, *add[] = {"a", "rb"}, *rz1[] = {"s2", "", "s"},
+               *sm[] = {"s2"}, *add1[] = {"c", "r1"}, *d0[] = {"d0"}, *add2[] = {"d", "e"};
+    add_node_named(g, "/lat1/Conv", "Conv", cx, 1, "c");    /* 0 */
+    add_node_named(g, "/lat2/Conv", "Conv", cx, 1, "a");    /* 1 */
+    add_node_named(g, "/lat3/Conv", "Conv", cx, 1, "b");    /* 2 */
+    add_node_named(g, "/Resize", "Resize", rz, 3, "rb");    /* 3: after lat3, fed by it alone */
+    add_node_named(g, "/Add", "Add", add, 2, "s2");         /* 4: lat2's Conv's only reader */
+    add_node_named(g, "/Resize_1", "Resize", rz1, 3, "r1"); /* 5: after the Add, fed by it */
+    add_node_named(g, "/sm/Conv", "Conv", sm, 1, "y1");     /* 6 */
+    add_node_named(g, "/Add_1", "Add", add1, 2, "y2");      /* 7: lat1's, over the nodes between */
+    add_node_named(g, "/lat0/Conv", "Conv", cx, 1, "d0");   /* 8 */
+    add_node_named(g, "/lat0/Relu", "Relu", d0, 1, "d");    /* 9 */
+    add_node_named(g, "/side/Conv", "Conv", d0, 1, "e");    /* 10: reads lat0's d0 */
+    add_node_named(g, "/Add_2", "Add", add2, 2, "y3");      /* 11: lat0 would not collapse: side */
+    int64_t one = 4;
+    g->vals[graph_find_value(g, "s")].konst = test_rand_tensor(1, &one);
+    const char *outs[] = {"y1", "y2", "y3"};
+    g->outputs = malloc(3 * sizeof(int));
+    assert_non_null(g->outputs);
+    for (int k = 0; k < 3; k++) g->outputs[g->n_outputs++] = graph_find_value(g, outs[k]);
+    module_tree *t = NULL;
+    ait_error e = {0};
+    assert_int_equal(modules_build(g, NULL, &t, &e), AIT_OK);
+    const char *const want[][2] = {{"/Resize", "lat3"}, {"/Add", "lat2"}, {"/Resize_1", "lat2"},
+                                   {"/Add_1", "lat1"},  {"/Add_2", "side"}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int i = 0;
+        while (i < g->n_nodes && strcmp(g->nodes[i].name, want[k][0]) != 0) i++;
+        assert_true(i < g->n_nodes);
+        if (strcmp(t->mods[t->node_module[i]].name, want[k][1]) != 0)
+            fail_msg("%s is in '%s', want '%s'", want[k][0], t->mods[t->node_module[i]].name,
+                     want[k][1]);
+    }
+    assert_int_equal(t->mods[0].n_nodes, 0);
     modules_free(t);
     graph_free(g);
 }
@@ -416,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_fallback), cmocka_unit_test(test_unscoped_work),
         cmocka_unit_test(test_glue),
         cmocka_unit_test(test_glue_resize),
+        cmocka_unit_test(test_glue_fpn_add),
         cmocka_unit_test(test_segments),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_extract),

@@ -727,6 +727,26 @@ static void test_whole(void **state)
     ait_model_free(m);
 }
 
+/* A report with every top-level module of tr chosen on backend b at batch 1. */
+static tune_report *top_on(const module_tree *tr, const char *b)
+{
+    tune_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(rep);
+    rep->mods = calloc((size_t)tr->n, sizeof *rep->mods);
+    assert_non_null(rep->mods);
+    for (int k = 1; k < tr->n; k++) {
+        if (tr->mods[k].depth != 1) continue;
+        tune_module *tm = &rep->mods[rep->n++];
+        tm->module = k;
+        tm->batch = 1;
+        snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
+        set_cands(tm, (const char *const[]){"reference", b}, (const double[]){1.0, 0.5});
+        tm->chosen = 1;
+        snprintf(tm->why, sizeof tm->why, "fixed by the test");
+    }
+    return rep;
+}
+
 /* Glue joined to its neighbours (modules.h) runs inside the tuned modules:
  * the keyword spotter with every top-level module on native (its input
  * Transpose, Relus, ReduceMean and Softmax inside them) gives the
@@ -742,18 +762,7 @@ static void test_glue_native(void **state)
     ait_inspection *h;
     if (ait_inspect(m, &io, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
     const module_tree *tr = h->r->tree;
-    tune_report *rep = calloc(1, sizeof *rep);
-    rep->mods = calloc((size_t)tr->n, sizeof *rep->mods);
-    for (int k = 1; k < tr->n; k++) {
-        if (tr->mods[k].depth != 1) continue;
-        tune_module *tm = &rep->mods[rep->n++];
-        tm->module = k;
-        tm->batch = 1;
-        snprintf(tm->strategy, sizeof tm->strategy, "max-throughput");
-        set_cands(tm, (const char *const[]){"reference", "native"}, (const double[]){1.0, 0.5});
-        tm->chosen = 1;
-        snprintf(tm->why, sizeof tm->why, "fixed by the test");
-    }
+    tune_report *rep = top_on(tr, "native");
     assert_true(rep->n >= 4);
     plan *p;
     plan_exec *px = plan_in_process(h, rep, m, &p);
@@ -785,6 +794,56 @@ static void test_glue_native(void **state)
     plan_exec_free(px);
     plan_free(p);
     tune_report_free(rep);
+    ait_inspection_free(h);
+    ait_model_free(m);
+}
+
+/* A scoped FPN (make_fusion_models.py's fpn_glue): the unscoped Resize
+ * joins the coarse lateral's module and the Add of both levels, read by two
+ * modules, the fine lateral's (modules.h), so no node runs between modules;
+ * with every module on native, then on oneDNN (its Resize and ConvTranspose
+ * on ait's kernels), the plan gives the untuned model's outputs. */
+static void test_glue_fpn(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    ait_model *m;
+    if (ait_model_load(test_data("fusion/fpn_glue.onnx"), &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    ait_inspect_options io = {.size = sizeof io, .runs = 1};
+    ait_inspection *h;
+    if (ait_inspect(m, &io, &h, &e) != AIT_OK) fail_msg("%s", e.msg);
+    const module_tree *tr = h->r->tree;
+    for (int k = 0; k < tr->mods[0].n_nodes; k++)
+        fail_msg("node '%s' left between modules", m->g->nodes[tr->mods[0].nodes[k]].name);
+    for (int i = 0; i < m->g->n_nodes; i++)
+        if (!strcmp(m->g->nodes[i].name, "/Add"))
+            assert_string_equal(tr->mods[tr->node_module[i]].name, "lat1");
+    const char *const backends[] = {"native", "onednn"};
+    for (int bi = 0; bi < 2; bi++) {
+        tune_report *rep = top_on(tr, backends[bi]);
+        assert_int_equal(rep->n, 7);
+        plan *p;
+        plan_exec *px = plan_in_process(h, rep, m, &p);
+        int n_in = h->samples->n_inputs, n_out = ait_model_output_count(m);
+        assert_true(n_in == 1 && n_out == 2);
+        ait_tensor *in[1] = {test_rand_tensor(h->samples->s[0].values[0]->rank,
+                                              h->samples->s[0].values[0]->dims)};
+        ait_tensor *ref[2], *got[2];
+        ait_session *s;
+        assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+        if (ait_session_run(s, in, 1, ref, n_out) != AIT_OK) fail_msg("%s", ait_session_error(s));
+        ait_session_free(s);
+        tensor *res[2];
+        if (plan_exec_run(px, in, res, &e) != AIT_OK) fail_msg("%s: %s", backends[bi], e.msg);
+        for (int j = 0; j < n_out; j++) got[j] = res[j];
+        double err = test_max_err(got, ref, n_out);
+        if (!(err < 1e-4)) fail_msg("%s: max error %g", backends[bi], err);
+        for (int j = 0; j < n_out; j++) ait_tensor_free(ref[j]);
+        test_tensor_free(in[0]);
+        plan_exec_free(px);
+        plan_free(p);
+        tune_report_free(rep);
+    }
     ait_inspection_free(h);
     ait_model_free(m);
 }
@@ -957,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_whole),
         cmocka_unit_test(test_glue_native),
+        cmocka_unit_test(test_glue_fpn),
         cmocka_unit_test(test_jit),
         cmocka_unit_test(test_decoder_buckets),
     };

@@ -5,14 +5,13 @@
  * and output_shape (pads derived from the output size) stay on the
  * reference op, as does anything whose output size disagrees with the
  * scheduled shape or does not fit int geometry. */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/kgeom.h"
 #include "backends/native/native.h"
-#include "kernels/convt.h"
 
-enum { T_N, T_CIN, T_H, T_W, T_COUT, T_GROUP, T_KH, T_KW, T_SH, T_SW, T_DH, T_DW, T_PT, T_PL, T_OH, T_OW };
+_Static_assert(sizeof(kct_geom) <= sizeof(((nat_step *)0)->geo), "kct_geom fits a step's geo");
 
 /* A BatchNormalization y = x * s + t after node i folds into its weights
  * (w[ci][oc][tap] times s of output channel grp * cog + oc, grp = ci / cig)
@@ -54,44 +53,15 @@ static ait_status bn_fold(built *bm, int i, int bn, int group)
 static ait_status convt_take(built *bm, int i, nat_step *st, bool *taken)
 {
     const node *n = &bm->g->nodes[i];
-    const tensor *x = nat_shape(bm, n->in[0]), *w = nat_shape(bm, n->in[1]),
-                 *y = nat_shape(bm, n->out[0]);
-    *taken = false;
-    if (!x || !w || !y || x->dtype != AIT_F32 || w->dtype != AIT_F32 || y->dtype != AIT_F32 ||
-        x->rank != 4 || w->rank != 4 || y->rank != 4 || tensor_numel(y) == 0)
-        return AIT_OK;
-    int64_t group = attr_int(n, "group", 1), cout = w->dims[1] * group;
-    if (group < 1 || x->dims[1] != w->dims[0] || x->dims[1] % group || y->dims[1] != cout ||
-        y->dims[0] != x->dims[0])
-        return AIT_OK;
-    if (n->n_in > 2 && n->in[2] >= 0) {
-        const tensor *b = nat_shape(bm, n->in[2]);
-        if (!b || b->dtype != AIT_F32 || tensor_numel(b) != cout) return AIT_OK;
-    }
-    if (node_attr(n, "output_shape") || strcmp(attr_str(n, "auto_pad", "NOTSET"), "NOTSET"))
-        return AIT_OK;
-    op_ctx c = {.n = n, .err = bm->err};
-    int64_t s[2], d[2], pads[4], op[2], k[2];
-    if (ints_attr(&c, "kernel_shape", 2, 0, 0, INT64_MAX, k) ||
-        (node_attr(n, "kernel_shape") && (k[0] != w->dims[2] || k[1] != w->dims[3])) ||
-        ints_attr(&c, "strides", 2, 1, 1, INT_MAX, s) ||
-        ints_attr(&c, "dilations", 2, 1, 1, INT_MAX, d) ||
-        ints_attr(&c, "pads", 4, 0, 0, INT_MAX, pads) ||
-        ints_attr(&c, "output_padding", 2, 0, 0, INT_MAX, op))
-        return AIT_OK; /* the reference op reports it */
-    for (int a = 0; a < 2; a++) {
-        /* (in - 1) * s - pads + d * (k - 1) + out_pad + 1, in int64 without overflow */
-        if (x->dims[2 + a] > INT_MAX || w->dims[2 + a] > INT_MAX) return AIT_OK;
-        int64_t o = (x->dims[2 + a] - 1) * s[a] - pads[a] - pads[2 + a] +
-                    d[a] * (w->dims[2 + a] - 1) + op[a] + 1;
-        if (o != y->dims[2 + a]) return AIT_OK;
-    }
-    int64_t geo[16] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3], cout, group, w->dims[2],
-                       w->dims[3], s[0], s[1], d[0], d[1], pads[0], pads[1], y->dims[2], y->dims[3]};
-    for (int a = 0; a < 16; a++)
-        if (geo[a] > INT_MAX) return AIT_OK; /* the kernel takes int geometry */
-    memcpy(st->geo, geo, sizeof geo);
     const bool has_b = n->n_in > 2 && n->in[2] >= 0;
+    const tensor *b = has_b ? nat_shape(bm, n->in[2]) : NULL;
+    kct_geom g;
+    *taken = false;
+    if ((has_b && !b) || !kgeom_convt(n, nat_shape(bm, n->in[0]), nat_shape(bm, n->in[1]), b,
+                                      nat_shape(bm, n->out[0]), &g))
+        return AIT_OK;
+    memcpy(st->geo, &g, sizeof g);
+    const int64_t cout = g.cout, group = g.group;
     if (nat_const(bm, n->in[1]) && (!has_b || nat_const(bm, n->in[2])))
         st->bn = nat_bn_after(bm, n->out[0], cout);
     if (st->bn >= 0) {
@@ -108,11 +78,8 @@ static ait_status convt_take(built *bm, int i, nat_step *st, bool *taken)
 static ait_status convt_run(built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
-    const int64_t *q = st->geo;
-    kct_geom g = {(int)q[T_N],  (int)q[T_CIN], (int)q[T_H],  (int)q[T_W],  (int)q[T_COUT],
-                  (int)q[T_GROUP], (int)q[T_KH], (int)q[T_KW], (int)q[T_SH], (int)q[T_SW],
-                  (int)q[T_DH], (int)q[T_DW], (int)q[T_PT], (int)q[T_PL], (int)q[T_OH],
-                  (int)q[T_OW]};
+    kct_geom g;
+    memcpy(&g, st->geo, sizeof g);
     const nat_pack *p = &bm->packs[st->node];
     const float *bias = st->bn >= 0                    ? p->bias
                         : n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data

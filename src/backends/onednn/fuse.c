@@ -60,8 +60,7 @@ bool dn_eltwise(const built *bm, int i, dnnl_alg_kind_t *alg, float *a, float *b
     return false;
 }
 
-/* The one live node reading v (v has exactly one use and is no output). */
-static int only_consumer(const built *bm, int v)
+int dn_only_consumer(const built *bm, int v)
 {
     const graph *g = bm->g;
     if (bm->p->vals[v].uses != 1 || g->vals[v].is_output) return -1;
@@ -165,16 +164,16 @@ static bool gelu_at(const built *bm, int v, dn_post *p)
             }
     }
     if (d < 0 || m < 0 || !op_with(bm, d, "Div", v, 1.41421356f, false)) return false;
-    int e = only_consumer(bm, g->nodes[d].out[0]);
+    int e = dn_only_consumer(bm, g->nodes[d].out[0]);
     if (e < 0 || strcmp(g->nodes[e].op, "Erf") != 0) return false;
-    int a = only_consumer(bm, g->nodes[e].out[0]);
+    int a = dn_only_consumer(bm, g->nodes[e].out[0]);
     if (a < 0 || !op_with(bm, a, "Add", g->nodes[e].out[0], 1.0f, true)) return false;
-    if (only_consumer(bm, g->nodes[a].out[0]) != m) return false;
+    if (dn_only_consumer(bm, g->nodes[a].out[0]) != m) return false;
     const node *mn = &g->nodes[m];
     if (mn->n_in != 2 || !((mn->in[0] == v && mn->in[1] == g->nodes[a].out[0]) ||
                            (mn->in[1] == v && mn->in[0] == g->nodes[a].out[0])))
         return false;
-    int h = only_consumer(bm, mn->out[0]);
+    int h = dn_only_consumer(bm, mn->out[0]);
     if (h < 0 || !op_with(bm, h, "Mul", mn->out[0], 0.5f, true)) return false;
     const tensor *vs = dn_shape(bm, v), *os = dn_shape(bm, g->nodes[h].out[0]);
     if (!vs || !os || !same_shape(vs, os)) return false;
@@ -195,7 +194,7 @@ void dn_chain_match(const built *bm, int anchor, int v, bool allow_sum, dn_chain
             v = c->p[c->n++].out;
             continue;
         }
-        int j = only_consumer(bm, v);
+        int j = dn_only_consumer(bm, v);
         if (j < 0) return;
         const node *n = &g->nodes[j];
         if (n->domain && n->domain[0]) return;
@@ -423,7 +422,7 @@ ait_status dn_pd_posts(built *bm, int anchor, const void *desc, const dn_chain *
 int dn_bn_after(const built *bm, int i)
 {
     const node *cv = &bm->g->nodes[i];
-    int j = only_consumer(bm, cv->out[0]);
+    int j = dn_only_consumer(bm, cv->out[0]);
     if (j < 0) return -1;
     const node *n = &bm->g->nodes[j];
     if (strcmp(n->op, "BatchNormalization") != 0 || (n->domain && n->domain[0]) || n->n_in != 5 ||

@@ -231,6 +231,11 @@ static ait_status sched_share(built *bm)
             }
             continue;
         }
+        if (st->kern) {
+            buf_touch(u, n, p->vals[st->kin].plain->data, s, false);
+            buf_touch(u, n, p->vals[st->kout].t.data, s, true);
+            continue;
+        }
         const node *nd = &g->nodes[st->node];
         for (int k = 0; k < nd->n_in; k++) {
             const tensor *t = nd->in[k] >= 0 ? p->vals[nd->in[k]].plain : NULL;
@@ -315,7 +320,7 @@ static void sched_log(const built *bm)
     size_t len = 0;
     int n_ref = 0;
     for (int i = 0; i < p->n_steps; i++) {
-        n_ref += !p->steps[i].prim;
+        n_ref += !p->steps[i].prim && !p->steps[i].kern;
         bool seen = false;
         for (int j = 0; j < i && !seen; j++)
             seen = p->steps[j].prim && !strcmp(p->steps[j].impl, p->steps[i].impl);
@@ -511,6 +516,10 @@ static ait_status dn_run(built *bm, tensor *const *inputs, tensor **outputs, ait
                          "execute"));
             continue;
         }
+        if (s->kern) {
+            TRY(s->kern(bm, s));
+            continue;
+        }
         const node *n = &g->nodes[s->node];
         tensor *in[64], *out[64];
         if (n->n_in > 64 || n->n_out > 64)
@@ -538,10 +547,17 @@ int dn_impls(const built *bm, const char **out, int max)
 {
     int n = 0;
     for (int i = 0; bm->p && i < bm->p->n_steps; i++) {
-        if (!bm->p->steps[i].prim) continue;
+        if (!bm->p->steps[i].prim && !bm->p->steps[i].kern) continue;
         if (n < max) out[n] = bm->p->steps[i].impl;
         n++;
     }
+    return n;
+}
+
+int dn_ref_nodes(const built *bm)
+{
+    int n = 0;
+    for (int i = 0; bm->p && i < bm->p->n_steps; i++) n += !bm->p->steps[i].prim && !bm->p->steps[i].kern;
     return n;
 }
 

@@ -26,6 +26,12 @@ typedef struct dn_step {
     dnnl_exec_arg_t *args;
     int n_args;
     char impl[64]; /* "kind:implementation" oneDNN chose for prim (dn_impls) */
+    /* prim NULL and kern set: one of ait's kernels runs the node (kern.c),
+     * reading value kin's plain tensor and writing kout's, with its
+     * geometry and weights in karg (owned by the schedule) */
+    ait_status (*kern)(built *bm, const struct dn_step *s);
+    const void *karg;
+    int kin, kout;
 } dn_step;
 
 typedef struct dn_val {
@@ -166,6 +172,9 @@ void dn_refused(built *bm);
 
 /* ---- fuse.c ------------------------------------------------------------------- */
 
+/* The one live node reading v (v has exactly one use and is no output), or -1. */
+int dn_only_consumer(const built *bm, int v);
+
 /* The post-ops that can follow value v (the anchor's output): each next
  * node the only consumer of the value before it. allow_sum: the anchor
  * takes a sum post-op (its dst can be pre-filled). */
@@ -211,6 +220,12 @@ ait_status dn_bn_fold(built *bm, int b, float *w, int64_t per_o, float *bias, in
 ait_status dn_node(built *bm, int i, bool *taken);
 /* True when node n's op type is one this backend builds. */
 bool dn_op_known(const node *n);
+
+/* ---- kern.c ----------------------------------------------------------------- */
+
+/* Resize and ConvTranspose on ait's kernels (kern.c), as dn_node's builds. */
+ait_status dn_kresize(built *bm, int i, bool *taken);
+ait_status dn_kconvt(built *bm, int i, bool *taken);
 /* Variant "blocked": whether a Conv whose input has this shape asks oneDNN
  * for the nChw16c layout (2-D, 16 or more input channels) instead of
  * letting it choose (it chooses channels-last and its brgemm kernels; with

@@ -827,6 +827,8 @@ static const op_row rows[] = {
     {"Neg", dn_elt},
     {"Clip", dn_elt},
     {"HardSwish", dn_elt},
+    {"Resize", dn_kresize},
+    {"ConvTranspose", dn_kconvt},
 };
 
 static const op_row *row_of(const node *n)
