@@ -21,7 +21,7 @@ after every row) and its section of OUT/RESULTS.md (report.decoder_tables).
 
 usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DIR
          [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune | --reuse-tune]
-         [--phases decode,prefill] [--quant int8wo,int4wo [--min-sqnr DB]] [--cache]
+         [--phases decode,prefill] [--lengths 128,512] [--quant int8wo,int4wo [--min-sqnr DB]] [--cache]
        /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
 --quant LIST adds the engine `ait-quant`: a second artifact tuned the same way with
 `--quant LIST` (weight-only int8/int4 candidates; --reuse-tune takes NAME.quant.ait), judged
@@ -246,6 +246,7 @@ def main():
     ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")
     ap.add_argument("--quant", help="also an artifact tuned with --quant LIST (engine ait-quant)")
     ap.add_argument("--min-sqnr", help="the quantised tune's --min-sqnr (default: the candidates' own)")
+    ap.add_argument("--lengths", help="only these lengths: decode past lengths and prefill token counts (e.g. 128,512)")
     ap.add_argument("--cache", action="store_true",
                     help="ait's engines bind each past/present pair as one key/value cache appended in place")
     ap.add_argument("--command", default="bench/run --decoder")
@@ -262,6 +263,9 @@ def main():
     if any(p not in TARGET for p in phases):
         sys.exit("bench --decoder: --phases takes decode, prefill or both")
     cases = [c for c in (QUICK_CASES if q else CASES) if c[0] in phases]
+    if a.lengths:  # a shared machine's run in parts: decode past P, prefill S
+        keep = {int(x) for x in a.lengths.split(",") if x}
+        cases = [c for c in cases if (c[2] if c[0] == "decode" else c[1]) in keep]
     # the tune: both samples, batch 1, 1 thread, a short profile per candidate (batch 4 doubles a
     # tune that takes long already: its rows run the batch-1 plans)
     tune_args = ["--batch-sizes", "1", "--threads", "1", "--warmup", "2",

@@ -1267,7 +1267,9 @@ static int input_index(const graph *g, const char *name)
  * P + 2 sc (the past the last step's present, new q, k, v and mask each
  * step) native appends the new positions only (kv_view.copied false), y
  * equals the reference's on dense copies, the buffer holds the reference's
- * present, and a step at a new past length keeps native's schedule. */
+ * present, and a step at a new past length keeps native's schedule. First,
+ * with the presents bound to caller memory of their own (run_into), the op
+ * writes them there (native_into_check). */
 static void attn_op_kv_check(const attn_op_case *c, const char *what)
 {
     const backend *b = backend_find("native"), *ref = backend_find("reference");
@@ -1275,6 +1277,7 @@ static void attn_op_kv_check(const attn_op_case *c, const char *what)
     assert_non_null(g.g);
     attn_op_graph(&g, c);
     graph *G = g.g;
+    native_into_check(G, g.feed, what); /* presents bound apart: written there, not copied */
     const int ipk = input_index(G, "pk"), ipv = input_index(G, "pv");
     const int im = c->mask ? input_index(G, "mask") : -1;
     G->vals[G->inputs[ipk]].dims[2] = G->vals[G->inputs[ipv]].dims[2] = DIM_UNKNOWN;
