@@ -329,11 +329,11 @@ static ait_status present_write(built *bm, int i, int o, const katt_geom *g, con
                                 const size_t *cs, int D, size_t *ps)
 {
     const node *n = &bm->g->nodes[i];
-    const int pin = n->in[o == OUT_PK ? IN_PK : IN_PV];
+    const int kin = o == OUT_PK ? IN_PK : IN_PV, pin = given(n, kin, false) ? n->in[kin] : -1;
     nat_val *od = &bm->vals[n->out[o]];
     tensor *d = nat_dest(bm, n->out[o]);
     const int64_t T = (int64_t)g->sp + g->sc, ds[4] = {g->b, g->hkv, T, D};
-    if (od->kv_cap > 0 && bm->vals[pin].kv_cap == od->kv_cap) {
+    if (pin >= 0 && od->kv_cap > 0 && bm->vals[pin].kv_cap == od->kv_cap) {
         if (!d) return nat_fail(bm, i, AIT_E_INTERNAL, "a key/value cache's present has no buffer");
         if (T > od->kv_cap) {
             char b[160];
@@ -359,7 +359,8 @@ static ait_status present_write(built *bm, int i, int o, const katt_geom *g, con
         tensor_set_shape(d, AIT_F32, 4, ds);
         t = d;
     }
-    present_fill(t->data, bm->vals[pin].cur->data, cur, cs, g->b, g->hkv, g->sp, g->sc, D);
+    present_fill(t->data, pin >= 0 ? bm->vals[pin].cur->data : NULL, cur, cs, g->b, g->hkv, g->sp,
+                 g->sc, D);
     od->cur = t;
     return AIT_OK;
 }
