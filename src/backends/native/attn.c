@@ -280,12 +280,13 @@ static ait_status op_take(built *bm, int i, nat_step *st, bool *taken)
     const tensor *y = nat_shape(bm, n->out[OUT_Y]);
     if (!y || y->dtype != AIT_F32 || tensor_numel(y) != B * Hq * Sq * Dv) return AIT_OK;
     /* present_key and present_value: the step owns them (sched_node
-     * allocates Y only) */
+     * places Y only); their storage is made by the run that writes them
+     * there (present_write: not when they go to the caller's memory, so a
+     * decode step appending in place allocates none at its new length) */
     for (int o = OUT_PK; o <= OUT_PV && given(n, OUT_PK, true); o++) {
         nat_val *pv_ = &bm->vals[n->out[o]];
         int64_t ds[4] = {B, Hkv, T, o == OUT_PK ? D : Dv};
         tensor_set_shape(&pv_->t, AIT_F32, 4, ds);
-        TRY(tensor_alloc(&pv_->t, bm->err));
         pv_->cur = &pv_->t;
     }
     st->geo[0] = packed;
@@ -358,6 +359,9 @@ static ait_status present_write(built *bm, int i, int o, const katt_geom *g, con
         (d->owned ? d->cap : d->room) >= sizeof(float) * (size_t)(T * D) * g->b * g->hkv) {
         tensor_set_shape(d, AIT_F32, 4, ds);
         t = d;
+    } else {
+        tensor_set_shape(t, AIT_F32, 4, ds);
+        TRY(tensor_alloc(t, bm->err));
     }
     present_fill(t->data, pin >= 0 ? bm->vals[pin].cur->data : NULL, cur, cs, g->b, g->hkv, g->sp,
                  g->sc, D);
