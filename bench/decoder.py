@@ -21,13 +21,18 @@ after every row) and its section of OUT/RESULTS.md (report.decoder_tables).
 
 usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DIR
          [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune | --reuse-tune]
-         [--phases decode,prefill] [--quant int8wo,int4wo [--min-sqnr DB]]
+         [--phases decode,prefill] [--lengths 128,512] [--quant int8wo,int4wo [--min-sqnr DB]] [--cache]
        /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
 --quant LIST adds the engine `ait-quant`: a second artifact tuned the same way with
 `--quant LIST` (weight-only int8/int4 candidates; --reuse-tune takes NAME.quant.ait), judged
 against ORT by the SQNR of its logits (at least QUANT_MIN_SQNR dB, not TOL) and the greedy
 token of each batch row (the argmax of the last position's logits), which the row also
 compares with the float32 plan's.
+--cache runs ait's engines with bench-ait-runner --cache instead of --bind: each past/present
+pair bound as one key/value cache (ait_binding_set_cache) whose buffer is the present's, so a
+run appends the new positions after the past in place, as a decode loop does (`ait
+generate`, examples/generate.c); ORT's row still writes the whole present into its bound
+buffer. Outputs are compared with ORT's as before (the buffer reads as the dense present).
 
 Exits 1 on broken plumbing (a runner or tune that fails) or an engine whose
 outputs differ from ORT's; never because ait is slower."""
@@ -142,9 +147,10 @@ def run_row(cfg, name, art, phase, new, past, batch, threads, qart=None):
     write_inputs(indir, cfg["shapes"][name], batch, new, past, seed=batch * 100003 + new * 1009 + past)
     row = {"model": name, "phase": phase, "new": new, "past": past, "batch": batch, "threads": threads,
            "tokens": batch * new, "engines": {}, "loadavg": sysinfo.loadavg()}
-    argv = {"ait": [cfg["ait_runner"], onnx, indir, str(threads), "--bind"],
-            "ait-tuned": [cfg["ait_runner"], art, indir, str(threads), "--bind"] if art else None,
-            "ait-quant": [cfg["ait_runner"], qart, indir, str(threads), "--bind"] if qart else None,
+    bind = "--cache" if cfg.get("kv_cache") else "--bind"
+    argv = {"ait": [cfg["ait_runner"], onnx, indir, str(threads), bind],
+            "ait-tuned": [cfg["ait_runner"], art, indir, str(threads), bind] if art else None,
+            "ait-quant": [cfg["ait_runner"], qart, indir, str(threads), bind] if qart else None,
             "ort": models.engine_argv("ort", cfg, name, onnx, indir, threads) + ["--bind"],
             "torch": models.engine_argv("torch", cfg, name, onnx, indir, threads)}
     runners, outs = {}, {}
@@ -240,6 +246,9 @@ def main():
     ap.add_argument("--ait", default=os.path.join(ROOT, "build", "ait"), help="the ait that tunes")
     ap.add_argument("--quant", help="also an artifact tuned with --quant LIST (engine ait-quant)")
     ap.add_argument("--min-sqnr", help="the quantised tune's --min-sqnr (default: the candidates' own)")
+    ap.add_argument("--lengths", help="only these lengths: decode past lengths and prefill token counts (e.g. 128,512)")
+    ap.add_argument("--cache", action="store_true",
+                    help="ait's engines bind each past/present pair as one key/value cache appended in place")
     ap.add_argument("--command", default="bench/run --decoder")
     a = ap.parse_args()
     q = a.quick
@@ -254,6 +263,9 @@ def main():
     if any(p not in TARGET for p in phases):
         sys.exit("bench --decoder: --phases takes decode, prefill or both")
     cases = [c for c in (QUICK_CASES if q else CASES) if c[0] in phases]
+    if a.lengths:  # a shared machine's run in parts: decode past P, prefill S
+        keep = {int(x) for x in a.lengths.split(",") if x}
+        cases = [c for c in cases if (c[2] if c[0] == "decode" else c[1]) in keep]
     # the tune: both samples, batch 1, 1 thread, a short profile per candidate (batch 4 doubles a
     # tune that takes long already: its rows run the batch-1 plans)
     tune_args = ["--batch-sizes", "1", "--threads", "1", "--warmup", "2",
@@ -263,7 +275,8 @@ def main():
            "art_dir": os.path.join(scratch, "decoder"), "cache_dir": os.path.join(scratch, "decoder", "cache"),
            "ait": a.ait, "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 900,
            "warmup": 1, "round_s": 0.2 if q else 0.3, "row_s": 1.0 if q else 4,
-           "min_rounds": 3 if q else 2, "max_rounds": 5 if q else 8, "quant": a.quant}  # 2: a prefill run takes 10 s and more
+           "min_rounds": 3 if q else 2, "max_rounds": 5 if q else 8,  # 2: a prefill run takes 10 s and more
+           "quant": a.quant, "kv_cache": a.cache}
     os.makedirs(cfg["cache_dir"], exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     try:
@@ -281,7 +294,7 @@ def main():
                     for n, (v, c, nl) in cfg["shapes"].items()},
          "cases": cases, "tol": TOL, "targets": TARGET,
          "settings": {k: cfg[k] for k in ("warmup", "round_s", "row_s", "min_rounds", "max_rounds")},
-         "artifacts": {}, "rows": [], "quant": a.quant}
+         "artifacts": {}, "rows": [], "quant": a.quant, "kv_cache": a.cache}
     log(f"bench --decoder: {s['system']['cpu_model']}, {s['system']['cores']} cores, load {s['loadavg_start']}, "
         f"other work {s['cpu_busy_start']}")
     arts, qarts = {}, {}

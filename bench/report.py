@@ -432,7 +432,10 @@ def decoder_tables(s):
            ". Per row the same inputs to every engine, drawn by bench/decoder.py (seeded): random token ids; "
            "**prefill S** = S new tokens, empty past; **decode P** = one new token against a past of P positions "
            "(random standard-normal past keys and values). Engines: `bench-ait-runner` on the ONNX model and on "
-           "the tuned artifact (each run through an `ait_binding` made once, `bench-ait-runner --bind`: inputs bound, outputs kept by the binding from run to run, no output allocated per run); ONNX Runtime "
+           "the tuned artifact (each run through an `ait_binding` made once, `bench-ait-runner --bind`: inputs bound, outputs kept by the binding from run to run, no output allocated per run" +
+           ("; with `--cache`, each past/present pair bound as one key/value cache appended in place, as a decode loop does: "
+            "a run writes the new positions only, after the past, into a buffer that reads as the dense present"
+            if s.get("kv_cache") else "") + "); ONNX Runtime "
            "(onnxruntime-node, graph optimisation `all`, outputs bound to buffers allocated once: `session.run`'s "
            "fetches given preallocated tensors, which ORT writes in place, checked at startup; onnxruntime-node "
            "1.30 still returns each output as a fresh copy, so binding saves ORT's output allocation but not "

@@ -12,12 +12,17 @@
  *             round, each round's times in the order the models were given)
  * "out" and "time" use the first model. Startup prints "ready"; any failure
  * prints "error MESSAGE" and exits 1.
- * usage: bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] [--bind]
+ * usage: bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] [--bind | --cache]
  *   MODEL is a .onnx or .ait; INPUT_DIR holds NAME.npy for every model input NAME.
  *   --bind: every run goes through an ait_binding of its session made once, inputs
  *   bound and outputs bound to buffers made after a first run (of its output shapes),
  *   as ort_runner.js --bind binds ONNX Runtime's outputs to preallocated buffers: no
- *   output allocated per run, and outputs written in place where ait can. */
+ *   output allocated per run, and outputs written in place where ait can.
+ *   --cache: --bind, and each past input past_X with its present output present_X
+ *   bound as one key/value cache (ait_binding_set_cache, axis 2) whose buffer is the
+ *   present's (its first positions the past, copied in once): every run appends the
+ *   new positions in place after the same past, as a decode loop does
+ *   (examples/generate.c), and the buffer reads as the dense present. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,12 +70,45 @@ static double timed_run(const peer *p, ait_tensor *const *in, int nin, int nout)
     return ms;
 }
 
+/* --cache: past_X (input i) and present_X (output j) bound as one cache,
+ * the buffer p->bufs[j] (made at the present's shape) holding the past in
+ * its first positions along axis 2. */
+static ait_status cache_pairs(peer *p, const ait_model *m, ait_tensor *const *in, int nin, int nout)
+{
+    ait_value_info vi, vo;
+    ait_error e = {0};
+    for (int i = 0; i < nin; i++) {
+        ait_model_input(m, i, &vi);
+        if (strncmp(vi.name, "past_", 5)) continue;
+        for (int j = 0; j < nout; j++) {
+            ait_model_output(m, j, &vo);
+            if (strncmp(vo.name, "present_", 8) || strcmp(vo.name + 8, vi.name + 5) ||
+                !p->bufs[j] || ait_tensor_rank(in[i]) != 4 || ait_tensor_rank(p->bufs[j]) != 4)
+                continue;
+            const int64_t *pd = ait_tensor_dims(in[i]), *cd = ait_tensor_dims(p->bufs[j]);
+            const int64_t slabs = pd[0] * pd[1], P = pd[2], C = cd[2], D = pd[3];
+            size_t esz = ait_dtype_size(ait_tensor_dtype(in[i]));
+            for (int64_t s = 0; s < slabs; s++)
+                memcpy((char *)ait_tensor_data(p->bufs[j]) + (size_t)(s * C * D) * esz,
+                       (const char *)ait_tensor_data(in[i]) + (size_t)(s * P * D) * esz,
+                       (size_t)(P * D) * esz);
+            ait_status st = ait_binding_set_cache(p->b, i, j, p->bufs[j], 2, P, &e);
+            if (st != AIT_OK) {
+                fprintf(stderr, "bench-ait-runner: %s: %s\n", vi.name, e.msg);
+                return st;
+            }
+        }
+    }
+    return AIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-    bool bind = argc > 4 && strcmp(argv[argc - 1], "--bind") == 0;
+    bool cache = argc > 4 && strcmp(argv[argc - 1], "--cache") == 0;
+    bool bind = cache || (argc > 4 && strcmp(argv[argc - 1], "--bind") == 0);
     if (bind) argc--;
     if (argc < 4 || argc - 3 > MAX_MODELS)
-        return fail("usage", "bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] [--bind] (at most 8 models)");
+        return fail("usage", "bench-ait-runner MODEL INPUT_DIR THREADS [MODEL ...] [--bind | --cache] (at most 8 models)");
     const char *indir = argv[2];
     int threads = atoi(argv[3]), np = argc - 3;
     const char *paths[MAX_MODELS] = {argv[1]};
@@ -108,6 +146,13 @@ int main(int argc, char **argv)
             if (!p[k].bufs[j] || ait_binding_set_output(p[k].b, j, p[k].bufs[j], &e) != AIT_OK)
                 return fail(paths[k], p[k].bufs[j] ? e.msg : "out of memory");
         }
+        if (cache && cache_pairs(&p[k], m, in, nin, nout) != AIT_OK)
+            return fail(paths[k], "binding the key/value caches failed");
+        if (cache && run(&p[k], in, nin, out, nout) != AIT_OK)
+            return fail("run", ait_session_error(p[k].s));
+        if (cache) /* (stderr: the bench reads stdout) */
+            fprintf(stderr, "bench-ait-runner: %s: %d key/value caches appended in place\n",
+                    paths[k], ait_binding_caches_in_place(p[k].b));
     }
     printf("ready\n");
     fflush(stdout);

@@ -4,6 +4,7 @@
 #define AIT_API_BINDING_H
 #include "core/kv.h"
 #include "core/tensor.h"
+#include "exec/exec.h"
 
 /* A key/value cache pair (ait_binding_set_cache): one caller buffer read as
  * input v.in's past and written as output v.out's present. */
@@ -35,6 +36,10 @@ struct ait_binding {
 
 /* The model session s runs (api/session.c). */
 const struct ait_model *session_model(const ait_session *s);
+/* The schedules s's idle execution contexts made (exec/exec.h's
+ * sched_stats, summed), for tests: whether a decoder's step at a new past
+ * length kept its schedule. */
+void session_sched_stats(ait_session *s, sched_stats *out);
 
 /* Makes run_in and run_out for a run (the pairs' views), then checks that
  * every input is bound and that no bound output's memory overlaps an

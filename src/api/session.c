@@ -376,6 +376,17 @@ void ait_session_memory(ait_session *s, size_t *arena, size_t *weights)
 
 const ait_model *session_model(const ait_session *s) { return s->m; }
 
+void session_sched_stats(ait_session *s, sched_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->lock);
+    for (const ctx *c = s->idle; c; c = c->next) {
+        if (c->px) plan_exec_sched_stats(c->px, out);
+        else if (c->x) exec_sched_stats(c->x, out);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* One run on a context of s: bound[j] (may be NULL) the caller's tensor
  * for output j, res[j] each output's tensor after it (the context's for
  * an unbound one); keep (may be NULL) copies those out before the context

@@ -19,6 +19,7 @@
 
 #include "core/kv.h"
 #include "core/log.h"
+#include "exec/exec.h"
 #include "graph/graph.h"
 #include "ops/op.h"
 
@@ -164,6 +165,10 @@ typedef struct backend {
      * ait_session_memory's intermediates (plan_exec_arena_bytes). NULL:
      * not counted (the backend keeps its own). */
     size_t (*value_bytes)(const built *bm);
+    /* Adds bm's schedules to *acc (exec/exec.h's sched_stats: its modules
+     * scheduled from scratch or kept at new dims, its executors'), for
+     * tests. NULL: none counted. */
+    void (*sched_stats)(const built *bm, sched_stats *acc);
 } backend;
 
 /* The registry (registry.c, one line per backend). backend_find gives

@@ -39,6 +39,7 @@ struct exec {
     unsigned *stamp; /* per value: the schedule (gen) that last changed it, by reschedule */
     unsigned gen;    /* schedules made, full or not */
     unsigned full;   /* the last full one's gen (it changed every value) */
+    sched_stats stats; /* full schedules and reschedules made (exec_sched_stats) */
     int **extra;     /* per node: outer values its subgraphs read (-1 terminated) */
     void **scratch;  /* per node */
     size_t *scratch_cap;
@@ -577,6 +578,7 @@ static ait_status schedule(exec *x, bool place, ait_error *e)
     free_folded(x);
     memset(x->dirty, 0, sizeof(bool) * (size_t)x->g->n_vals);
     x->full = ++x->gen;
+    x->stats.full++;
     schedule_seed(x);
     for (int i = 0; i < x->g->n_nodes; i++) TRY(schedule_node(x, i, e));
     if (place) plan_sizes(x);
@@ -611,6 +613,8 @@ static ait_status reschedule(exec *x, bool place, ait_error *e)
     const graph *g = x->g;
     bool replan = false;
     x->gen++;
+    x->stats.partial++;
+    x->stats.nodes_of += (unsigned long)g->n_nodes;
     for (int b = 0; b < x->n_bound; b++) {
         int v = x->bound[b];
         if (!x->dirty[v]) continue;
@@ -625,6 +629,7 @@ static ait_status reschedule(exec *x, bool place, ait_error *e)
         for (int k = 0; k < n->n_in && !d; k++) d = n->in[k] >= 0 && x->dirty[n->in[k]];
         for (int k = 0; x->extra[i] && x->extra[i][k] >= 0 && !d; k++) d = x->dirty[x->extra[i][k]];
         if (!d) continue;
+        x->stats.nodes++;
         tensor was[n->n_out + 1];
         bool was_known[n->n_out + 1], was_folded[n->n_out + 1], was_skip = x->folds[i];
         for (int k = 0; k < n->n_out; k++) {
@@ -928,6 +933,15 @@ ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e)
 }
 
 unsigned exec_schedule_gen(const exec *x) { return x->gen; }
+
+void exec_sched_stats(const exec *x, sched_stats *acc)
+{
+    acc->full += x->stats.full;
+    acc->partial += x->stats.partial;
+    acc->nodes += x->stats.nodes;
+    acc->nodes_of += x->stats.nodes_of;
+    for (int i = 0; i < x->n_subs; i++) exec_sched_stats(x->subs[i].x, acc);
+}
 
 bool exec_changed_since(const exec *x, int v, unsigned gen)
 {

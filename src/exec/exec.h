@@ -92,6 +92,19 @@ ait_status exec_schedule(exec *x, tensor *const *inputs, ait_error *e);
  * at new input dims (a decoder's next past length) changes only the values
  * that follow those dims; a full one changes every value. */
 unsigned exec_schedule_gen(const exec *x);
+/* Schedules made, for tests that check a decoder's step at a new past
+ * length keeps its schedule (docs/runtime.md, "A new past length"): an
+ * executor counts its full schedules (every node inferred) and its
+ * reschedules (only the nodes that follow changed dims) with the nodes
+ * those inferred again and the nodes they could have; a backend counts its
+ * built modules scheduled from scratch and kept at new dims
+ * (backend.sched_stats). Each *_stats function adds to *acc. */
+typedef struct sched_stats {
+    unsigned long full, partial;       /* executors' schedules */
+    unsigned long nodes, nodes_of;     /* nodes reschedules inferred again, of how many */
+    unsigned long built_full, built_kept; /* backends' modules */
+} sched_stats;
+void exec_sched_stats(const exec *x, sched_stats *acc);
 bool exec_changed_since(const exec *x, int v, unsigned gen);
 const tensor *exec_scheduled(const exec *x, int v);
 bool exec_node_runs(const exec *x, int i);

@@ -623,6 +623,16 @@ size_t plan_exec_arena_bytes(const plan_exec *px)
         }
     return n;
 }
+void plan_exec_sched_stats(const plan_exec *px, sched_stats *acc)
+{
+    for (int k = 0; k < px->n_xs; k++) exec_sched_stats(px->xs[k], acc);
+    for (int i = 0; i < px->n_slots; i++)
+        for (int k = 0; k < PLAN_MAX_BUCKETS; k++) {
+            const pe_build *pb = &px->slots[i].builds[k];
+            if (pb->bm && pb->b->sched_stats) pb->b->sched_stats(pb->bm, acc);
+        }
+}
+
 int plan_exec_primed(const plan_exec *px) { return px->primed; }
 
 size_t plan_exec_output_bytes(const plan_exec *px, int k, int j)

@@ -72,6 +72,9 @@ void plan_exec_free(plan_exec *px);
  * hold for their values where their backend says (backend.value_bytes:
  * native); other backends' own storage is not counted. */
 size_t plan_exec_arena_bytes(const plan_exec *px);
+/* Adds the schedules of px's executors and built modules to *acc
+ * (exec/exec.h's sched_stats; built modules where their backend counts). */
+void plan_exec_sched_stats(const plan_exec *px, sched_stats *acc);
 /* How many buckets the runner primed at creation (their run on the plan's
  * priming shapes succeeded): every bucket of a plan with priming shapes. */
 int plan_exec_primed(const plan_exec *px);

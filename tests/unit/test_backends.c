@@ -1202,63 +1202,193 @@ static void attn_compare(const backend *b, gb *g, int attn, const char *what)
     }
 }
 
+/* An Attention op case: batch, query and kv heads, query, past and
+ * current lengths, head sizes of keys and values, 3-D (packed) or 4-D,
+ * causal, mask (1 float [sq, T], 2 bool [b, 1, sq, T]), present outputs,
+ * soft cap. */
+typedef struct attn_op_case {
+    int b, hq, hkv, sq, sp, sc, d, dv, packed, causal, mask, present, softcap;
+} attn_op_case;
+
+static const attn_op_case attn_op_cases[] = {
+    {1, 2, 2, 1, 0, 1, 8, 8, 0, 0, 0, 0, 0},     {3, 4, 2, 5, 7, 5, 19, 11, 0, 1, 1, 1, 0},
+    {1, 4, 1, 1, 33, 1, 64, 64, 1, 0, 2, 1, 0},  {3, 3, 3, 7, 0, 7, 17, 17, 1, 1, 0, 0, 0},
+    {1, 6, 2, 13, 4, 13, 24, 40, 0, 0, 2, 1, 0}, {3, 2, 1, 1, 9, 1, 5, 7, 0, 1, 1, 1, 0},
+    {1, 2, 2, 3, 2, 3, 8, 8, 0, 1, 0, 1, 1},
+};
+
+/* The graph of one Attention node for case c: inputs q, k, v, [mask],
+ * [pk, pv]; outputs y, [present_k, present_v]. */
+static void attn_op_graph(gb *g, const attn_op_case *c)
+{
+    int64_t B = c->b, T = c->sp + c->sc;
+    if (c->packed) {
+        gb_input(g, "q", (in_spec)SH(B, c->sq, c->hq * c->d));
+        gb_input(g, "k", (in_spec)SH(B, c->sc, c->hkv * c->d));
+        gb_input(g, "v", (in_spec)SH(B, c->sc, c->hkv * c->dv));
+    } else {
+        gb_input(g, "q", (in_spec)SH(B, c->hq, c->sq, c->d));
+        gb_input(g, "k", (in_spec)SH(B, c->hkv, c->sc, c->d));
+        gb_input(g, "v", (in_spec)SH(B, c->hkv, c->sc, c->dv));
+    }
+    if (c->mask == 1) gb_input(g, "mask", (in_spec)SH(c->sq, T));
+    if (c->mask == 2) gb_bool_mask(g, "mask", B, c->sq, T, false);
+    if (c->sp || c->present) {
+        gb_input(g, "pk", (in_spec)SH(B, c->hkv, c->sp, c->d));
+        gb_input(g, "pv", (in_spec)SH(B, c->hkv, c->sp, c->dv));
+    }
+    attr_spec as[4] = {{"is_causal", ATTR_INT, .i = c->causal},
+                       {"softcap", ATTR_FLOAT, .f = 2.0f},
+                       {"q_num_heads", ATTR_INT, .i = c->hq},
+                       {"kv_num_heads", ATTR_INT, .i = c->hkv}};
+    if (c->softcap) {
+        gb_node(g, "Attention", "q,k,v", "y", as, c->packed ? 4 : 2);
+    } else {
+        attr_spec a2[3] = {as[0], as[2], as[3]};
+        gb_node(g, "Attention", "q,k,v", "y", a2, c->packed ? 3 : 1);
+    }
+    node *n = &g->g->nodes[0];
+    n->in[n->n_in++] = c->mask ? gb_val(g, "mask") : -1;
+    if (c->sp || c->present) {
+        n->in[n->n_in++] = gb_val(g, "pk");
+        n->in[n->n_in++] = gb_val(g, "pv");
+    }
+    gb_output(g, "y");
+    static const char *const outs[] = {"y", "present_k", "present_v"};
+    if (c->present) gb_more_outputs(g, outs, 3);
+}
+
 /* The Attention op (opset 23): 3-D (heads packed, q_num_heads and
  * kv_num_heads) and 4-D, grouped kv heads, past keys and values with the
  * present ones out, causal, float and bool masks, odd head sizes, batch 1
  * and 3, one query (decode) and several; a soft cap stays on the reference. */
 static void cases_attention(const backend *b)
 {
-    static const struct {
-        int b, hq, hkv, sq, sp, sc, d, dv, packed, causal, mask, present, softcap;
-    } cs[] = {
-        {1, 2, 2, 1, 0, 1, 8, 8, 0, 0, 0, 0, 0},     {3, 4, 2, 5, 7, 5, 19, 11, 0, 1, 1, 1, 0},
-        {1, 4, 1, 1, 33, 1, 64, 64, 1, 0, 2, 1, 0},  {3, 3, 3, 7, 0, 7, 17, 17, 1, 1, 0, 0, 0},
-        {1, 6, 2, 13, 4, 13, 24, 40, 0, 0, 2, 1, 0}, {3, 2, 1, 1, 9, 1, 5, 7, 0, 1, 1, 1, 0},
-        {1, 2, 2, 3, 2, 3, 8, 8, 0, 1, 0, 1, 1},
-    };
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    for (size_t i = 0; i < sizeof attn_op_cases / sizeof attn_op_cases[0]; i++) {
         gb g = {.g = graph_new(NULL, 23, "attention")};
         assert_non_null(g.g);
-        int64_t B = cs[i].b, T = cs[i].sp + cs[i].sc;
-        if (cs[i].packed) {
-            gb_input(&g, "q", (in_spec)SH(B, cs[i].sq, cs[i].hq * cs[i].d));
-            gb_input(&g, "k", (in_spec)SH(B, cs[i].sc, cs[i].hkv * cs[i].d));
-            gb_input(&g, "v", (in_spec)SH(B, cs[i].sc, cs[i].hkv * cs[i].dv));
-        } else {
-            gb_input(&g, "q", (in_spec)SH(B, cs[i].hq, cs[i].sq, cs[i].d));
-            gb_input(&g, "k", (in_spec)SH(B, cs[i].hkv, cs[i].sc, cs[i].d));
-            gb_input(&g, "v", (in_spec)SH(B, cs[i].hkv, cs[i].sc, cs[i].dv));
-        }
-        if (cs[i].mask == 1) gb_input(&g, "mask", (in_spec)SH(cs[i].sq, T));
-        if (cs[i].mask == 2) gb_bool_mask(&g, "mask", B, cs[i].sq, T, false);
-        if (cs[i].sp || cs[i].present) {
-            gb_input(&g, "pk", (in_spec)SH(B, cs[i].hkv, cs[i].sp, cs[i].d));
-            gb_input(&g, "pv", (in_spec)SH(B, cs[i].hkv, cs[i].sp, cs[i].dv));
-        }
-        attr_spec as[4] = {{"is_causal", ATTR_INT, .i = cs[i].causal},
-                           {"softcap", ATTR_FLOAT, .f = 2.0f},
-                           {"q_num_heads", ATTR_INT, .i = cs[i].hq},
-                           {"kv_num_heads", ATTR_INT, .i = cs[i].hkv}};
-        if (cs[i].softcap) {
-            gb_node(&g, "Attention", "q,k,v", "y", as, cs[i].packed ? 4 : 2);
-        } else {
-            attr_spec a2[3] = {as[0], as[2], as[3]};
-            gb_node(&g, "Attention", "q,k,v", "y", a2, cs[i].packed ? 3 : 1);
-        }
-        node *n = &g.g->nodes[0];
-        n->in[n->n_in++] = cs[i].mask ? gb_val(&g, "mask") : -1;
-        if (cs[i].sp || cs[i].present) {
-            n->in[n->n_in++] = gb_val(&g, "pk");
-            n->in[n->n_in++] = gb_val(&g, "pv");
-        }
-        gb_output(&g, "y");
-        static const char *const outs[] = {"y", "present_k", "present_v"};
-        if (cs[i].present) gb_more_outputs(&g, outs, 3);
+        attn_op_graph(&g, &attn_op_cases[i]);
         char w[160];
         snprintf(w, sizeof w, "%s: Attention case %zu", b->name, i);
-        attn_compare(b, &g, cs[i].softcap ? 0 : 1, w);
+        attn_compare(b, &g, attn_op_cases[i].softcap ? 0 : 1, w);
         gb_free(&g);
     }
+}
+
+/* Input `name`'s index among g's inputs. */
+static int input_index(const graph *g, const char *name)
+{
+    for (int k = 0; k < g->n_inputs; k++)
+        if (!strcmp(g->vals[g->inputs[k]].name, name)) return k;
+    fail_msg("no input '%s'", name);
+    return -1;
+}
+
+/* Case c's Attention op with its past and present key and value appended
+ * in place (backend.run_kv), at the CPU's ISA and the portable path: one
+ * buffer per pair of room for cap positions is both the past (its first P
+ * of each [b, h] slab) and the present; over steps at past P, P + sc,
+ * P + 2 sc (the past the last step's present, new q, k, v and mask each
+ * step) native appends the new positions only (kv_view.copied false), y
+ * equals the reference's on dense copies, the buffer holds the reference's
+ * present, and a step at a new past length keeps native's schedule. First,
+ * with the presents bound to caller memory of their own (run_into), the op
+ * writes them there (native_into_check). */
+static void attn_op_kv_check(const attn_op_case *c, const char *what)
+{
+    const backend *b = backend_find("native"), *ref = backend_find("reference");
+    gb g = {.g = graph_new(NULL, 23, "attention")};
+    assert_non_null(g.g);
+    attn_op_graph(&g, c);
+    graph *G = g.g;
+    native_into_check(G, g.feed, what); /* presents bound apart: written there, not copied */
+    const int ipk = input_index(G, "pk"), ipv = input_index(G, "pv");
+    const int im = c->mask ? input_index(G, "mask") : -1;
+    G->vals[G->inputs[ipk]].dims[2] = G->vals[G->inputs[ipv]].dims[2] = DIM_UNKNOWN;
+    if (im >= 0) G->vals[G->inputs[im]].dims[G->vals[G->inputs[im]].rank - 1] = DIM_UNKNOWN;
+    const int64_t B = c->b, H = c->hkv, cap = c->sp + 3 * c->sc + 2, D[2] = {c->d, c->dv};
+    for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+        assert_true(kisa_force((kisa)k));
+        candidate_cfg cn = {.backend = "native", .threads = 1}, cr = {.backend = "reference", .threads = 1};
+        built *bn = NULL, *br = NULL;
+        ait_error e = {0};
+        if (b->build(b, G, &cn, &bn, &e) != AIT_OK) fail_msg("%s: build: %s", what, e.msg);
+        assert_int_equal(ref->build(ref, G, &cr, &br, &e), AIT_OK);
+        tensor *cache[2];
+        for (int p = 0; p < 2; p++) {
+            int64_t cd[4] = {B, H, cap, D[p]};
+            cache[p] = test_rand_tensor(4, cd); /* its first sp positions: the first past */
+        }
+        sched_stats was = {0}, now = {0};
+        int64_t P = c->sp;
+        for (int step = 0; step < 3; step++, P += c->sc) {
+            const int64_t T = P + c->sc;
+            tensor *feed[8], *dense[2], view[2], pres[2], *dest[3] = {NULL, &pres[0], &pres[1]};
+            tensor *got[3], *want[3], *mask = NULL;
+            memcpy(feed, g.feed, sizeof(tensor *) * (size_t)g.n_feed);
+            for (int i = 0; i < 3; i++) /* new q, k, v */
+                feed[i] = test_rand_tensor(g.feed[i]->rank, g.feed[i]->dims);
+            if (im >= 0) {
+                int64_t md[4];
+                memcpy(md, g.feed[im]->dims, sizeof md);
+                md[g.feed[im]->rank - 1] = T;
+                mask = feed[im] = test_tensor(g.feed[im]->dtype, g.feed[im]->rank, md);
+                for (int64_t i = 0; i < tensor_numel(mask); i++) {
+                    bool keep = i % T == 0 || (i * 7919) % 10 < 7;
+                    if (mask->dtype == AIT_BOOL) ((uint8_t *)mask->data)[i] = keep;
+                    else ((float *)mask->data)[i] = keep ? (float)(i % 3) * 0.25f : -1e4f;
+                }
+            }
+            for (int p = 0; p < 2; p++) { /* the past: dense for the reference, a view for native */
+                int64_t pd[4] = {B, H, P, D[p]}, rows = B * H;
+                dense[p] = test_rand_tensor(4, pd);
+                for (int64_t r = 0; r < rows; r++)
+                    memcpy((float *)dense[p]->data + r * P * D[p],
+                           (float *)cache[p]->data + r * cap * D[p], sizeof(float) * (size_t)(P * D[p]));
+                view[p] = (tensor){.dtype = AIT_F32, .rank = 4, .data = cache[p]->data, .kind = VAL_TENSOR};
+                memcpy(view[p].dims, pd, sizeof pd);
+                pres[p] = view[p];
+                pres[p].dims[2] = cap;
+                pres[p].room = tensor_nbytes(cache[p]);
+            }
+            feed[ipk] = dense[0], feed[ipv] = dense[1];
+            if (ref->run(br, feed, want, &e) != AIT_OK) fail_msg("%s: reference: %s", what, e.msg);
+            feed[ipk] = &view[0], feed[ipv] = &view[1];
+            kv_view kv[2] = {{.in = ipk, .out = 1, .axis = 2, .cap = cap},
+                             {.in = ipv, .out = 2, .axis = 2, .cap = cap}};
+            if (b->run_kv(bn, feed, dest, kv, 2, got, &e) != AIT_OK)
+                fail_msg("%s: step %d: run_kv: %s", what, step, e.msg);
+            char w[200];
+            snprintf(w, sizeof w, "%s (%s), past %lld: y", what, kisa_name((kisa)k), (long long)P);
+            expect_close(got[0], want[0], w);
+            for (int p = 0; p < 2; p++) {
+                if (kv[p].copied) fail_msg("%s: step %d: cache %d copied, not appended in place", what, step, p);
+                assert_ptr_equal(got[1 + p], &pres[p]);
+                assert_int_equal(pres[p].dims[2], T);
+                for (int64_t r = 0; r < B * H; r++)
+                    for (int64_t i = 0; i < T * D[p]; i++) {
+                        float x = ((float *)cache[p]->data)[r * cap * D[p] + i];
+                        float y = ((float *)want[1 + p]->data)[r * T * D[p] + i];
+                        if (x != y) fail_msg("%s: present %d row %lld element %lld: %g, want %g",
+                                             w, p, (long long)r, (long long)i, x, y);
+                    }
+            }
+            b->sched_stats(bn, &now);
+            if (step > 0 && now.built_full != was.built_full)
+                fail_msg("%s: past %lld: native scheduled from scratch at a new past length", w,
+                         (long long)P);
+            was = now, memset(&now, 0, sizeof now);
+            for (int i = 0; i < 3; i++) test_tensor_free(feed[i]);
+            test_tensor_free(dense[0]), test_tensor_free(dense[1]);
+            if (mask) test_tensor_free(mask);
+        }
+        assert_int_equal(was.built_kept, 2);
+        test_tensor_free(cache[0]), test_tensor_free(cache[1]);
+        b->free(bn);
+        ref->free(br);
+        kisa_force(KISA_N);
+    }
+    gb_free(&g);
 }
 
 /* Attention written out as the exports write it: heads split by Reshape
@@ -1360,6 +1490,19 @@ static void attn_pattern(gb *g, const attn_pat *c)
     if (c->past && !c->bert_kt) {
         gb_output(g, "present_k");
         gb_output(g, "present_v");
+    }
+}
+
+/* The Attention op appending its past and present in place (attn_op_kv_check)
+ * in every case with presents and no soft cap. */
+static void test_native_attention_kv(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof attn_op_cases / sizeof attn_op_cases[0]; i++) {
+        if (!attn_op_cases[i].present || attn_op_cases[i].softcap) continue;
+        char w[80];
+        snprintf(w, sizeof w, "native: Attention case %zu in place", i);
+        attn_op_kv_check(&attn_op_cases[i], w);
     }
 }
 
@@ -3161,6 +3304,7 @@ int main(void)
         cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_shuffle),
         cmocka_unit_test(test_native_attention),
+        cmocka_unit_test(test_native_attention_kv),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_native_silu),

@@ -9,7 +9,10 @@
  * of the first run of a new session on the same artifact and inputs (what
  * a schedule kept from an earlier length changes nothing), that first run
  * those of the new session's second (what priming left changes nothing),
- * and the untuned model's (the reference ops) to within 1e-4. */
+ * and the untuned model's (the reference ops) to within 1e-4. The greedy
+ * steps must keep their schedule (session_sched_stats): no executor
+ * schedules from scratch, none re-infers half its nodes or more, and no
+ * native module schedules from scratch (each keeps its steps: relength). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "api/binding.h"
 #include "testutil.h"
 
 #define MAX_IO 16
@@ -78,6 +82,7 @@ static void check_model(const char *name)
                                {1, 1, 127}, {2, 1, 100}, {1, 1, 200}, {1, 4, 0},  {1, 1, 6},
                                {1, 1, 5},   {2, 8, 3},   {1, 1, 127}, {1, 1, 126}, {1, 1, 127},
                                {1, 1, 128}, {1, 1, 129}, {1, 1, 130}};
+    enum { GREEDY = 13 }; /* seq[GREEDY..]: past + 1 each */
     char *dir = test_tmp_dir("past-lengths"), rel[2][64], cmd[8400], art[300];
     for (int k = 0; k < 2; k++) snprintf(rel[k], sizeof rel[k], "models/%s.in.%d.npz", name, k);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s' '%s'/", test_data(rel[0]), test_data(rel[1]), dir);
@@ -96,12 +101,30 @@ static void check_model(const char *name)
     if (ait_session_create(a, NULL, &s, &e) != AIT_OK || ait_session_create(m, NULL, &ref, &e) != AIT_OK)
         fail_msg("%s: %s", name, e.msg);
     int n_out = ait_model_output_count(m), bad = 0;
+    sched_stats was, now;
+    session_sched_stats(s, &was);
     for (size_t k = 0; k < sizeof seq / sizeof seq[0]; k++) {
         ait_tensor *in[MAX_IO] = {0}, *got[MAX_IO] = {0}, *first[MAX_IO] = {0},
                    *want[MAX_IO] = {0}, *again[MAX_IO] = {0};
         int n_in = inputs_make(m, seq[k], in);
         ait_session *fresh = NULL;
         run(s, in, n_in, got, n_out);
+        session_sched_stats(s, &now);
+        sched_stats d = {now.full - was.full, now.partial - was.partial, now.nodes - was.nodes,
+                         now.nodes_of - was.nodes_of, now.built_full - was.built_full,
+                         now.built_kept - was.built_kept};
+        printf("%s step %zu: schedules full %lu, partial %lu (%lu of %lu nodes), modules "
+               "from scratch %lu, kept %lu\n", name, k, d.full, d.partial, d.nodes, d.nodes_of,
+               d.built_full, d.built_kept);
+        was = now;
+        /* the greedy decode's steps (a new past length each, the class the
+         * bucket ran last): rescheduled, not scheduled from scratch, and
+         * only the nodes that follow the past's length */
+        if (k >= GREEDY && (d.full || d.built_full || !d.partial || !d.built_kept ||
+                            !(d.nodes * 2 < d.nodes_of))) {
+            printf("%s step %zu: a full schedule, or a reschedule of most nodes\n", name, k);
+            bad++;
+        }
         run(ref, in, n_in, want, n_out);
         if (ait_session_create(a, NULL, &fresh, &e) != AIT_OK) fail_msg("%s: %s", name, e.msg);
         run(fresh, in, n_in, first, n_out);

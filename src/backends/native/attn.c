@@ -280,12 +280,13 @@ static ait_status op_take(built *bm, int i, nat_step *st, bool *taken)
     const tensor *y = nat_shape(bm, n->out[OUT_Y]);
     if (!y || y->dtype != AIT_F32 || tensor_numel(y) != B * Hq * Sq * Dv) return AIT_OK;
     /* present_key and present_value: the step owns them (sched_node
-     * allocates Y only) */
+     * places Y only); their storage is made by the run that writes them
+     * there (present_write: not when they go to the caller's memory, so a
+     * decode step appending in place allocates none at its new length) */
     for (int o = OUT_PK; o <= OUT_PV && given(n, OUT_PK, true); o++) {
         nat_val *pv_ = &bm->vals[n->out[o]];
         int64_t ds[4] = {B, Hkv, T, o == OUT_PK ? D : Dv};
         tensor_set_shape(&pv_->t, AIT_F32, 4, ds);
-        TRY(tensor_alloc(&pv_->t, bm->err));
         pv_->cur = &pv_->t;
     }
     st->geo[0] = packed;
@@ -308,6 +309,66 @@ static void present_fill(float *dst, const float *past, const float *cur, const 
         }
 }
 
+bool nat_attn_op_appends(const node *n, int pv, int ov)
+{
+    int k = -1;
+    for (int o = OUT_PK; o <= OUT_PV; o++)
+        if (given(n, o, true) && n->out[o] == ov) k = o == OUT_PK ? IN_PK : IN_PV;
+    if (k < 0 || !given(n, k, false) || n->in[k] != pv) return false;
+    for (int j = 0; j < n->n_in; j++)
+        if (j != k && n->in[j] == pv) return false;
+    return true;
+}
+
+/* Present output o (OUT_PK or OUT_PV) of node n: the past then the current
+ * rows (strides cs), D wide. Where the pair is a cache view (kv.c), only
+ * the new positions are written into the caller's buffer, after the past
+ * it holds already, and *ps (the past's strides for the kernel) become the
+ * cache's; else the whole present is written into the caller's tensor when
+ * it is given and has room (nat_dest), or into the value's own. */
+static ait_status present_write(built *bm, int i, int o, const katt_geom *g, const float *cur,
+                                const size_t *cs, int D, size_t *ps)
+{
+    const node *n = &bm->g->nodes[i];
+    const int kin = o == OUT_PK ? IN_PK : IN_PV, pin = given(n, kin, false) ? n->in[kin] : -1;
+    nat_val *od = &bm->vals[n->out[o]];
+    tensor *d = nat_dest(bm, n->out[o]);
+    const int64_t T = (int64_t)g->sp + g->sc, ds[4] = {g->b, g->hkv, T, D};
+    if (pin >= 0 && od->kv_cap > 0 && bm->vals[pin].kv_cap == od->kv_cap) {
+        if (!d) return nat_fail(bm, i, AIT_E_INTERNAL, "a key/value cache's present has no buffer");
+        if (T > od->kv_cap) {
+            char b[160];
+            return nat_fail(bm, i, AIT_E_SHAPE, "output '%s' needs shape %s; the cache bound to "
+                            "it holds %lld positions along axis 2", bm->g->vals[n->out[o]].name,
+                            shape_str(ds, 4, b, sizeof b), (long long)od->kv_cap);
+        }
+        const size_t cap = (size_t)od->kv_cap;
+        float *base = d->data;
+        for (int b = 0; b < g->b; b++)
+            for (int h = 0; h < g->hkv; h++)
+                for (int s = 0; s < g->sc; s++)
+                    memcpy(base + (((size_t)b * g->hkv + h) * cap + (size_t)g->sp + s) * D,
+                           cur + b * cs[0] + h * cs[1] + s * cs[2], sizeof *base * (size_t)D);
+        tensor_set_shape(d, AIT_F32, 4, ds);
+        od->cur = d;
+        op_strides(false, g->hkv, (int64_t)cap, D, ps);
+        return AIT_OK;
+    }
+    tensor *t = &od->t;
+    if (d && d->dtype == AIT_F32 && d->data &&
+        (d->owned ? d->cap : d->room) >= sizeof(float) * (size_t)(T * D) * g->b * g->hkv) {
+        tensor_set_shape(d, AIT_F32, 4, ds);
+        t = d;
+    } else {
+        tensor_set_shape(t, AIT_F32, 4, ds);
+        TRY(tensor_alloc(t, bm->err));
+    }
+    present_fill(t->data, pin >= 0 ? bm->vals[pin].cur->data : NULL, cur, cs, g->b, g->hkv, g->sp,
+                 g->sc, D);
+    od->cur = t;
+    return AIT_OK;
+}
+
 static ait_status op_run(built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
@@ -322,8 +383,8 @@ static ait_status op_run(built *bm, const nat_step *st)
         else g.mask = m->data;
     }
     if (given(n, OUT_PK, true)) {
-        present_fill(bm->vals[n->out[OUT_PK]].t.data, pk, k, g.kcs, g.b, g.hkv, g.sp, g.sc, g.d);
-        present_fill(bm->vals[n->out[OUT_PV]].t.data, pv, v, g.vcs, g.b, g.hkv, g.sp, g.sc, g.dv);
+        TRY(present_write(bm, st->node, OUT_PK, &g, k, g.kcs, g.d, g.kps));
+        TRY(present_write(bm, st->node, OUT_PV, &g, v, g.vcs, g.dv, g.vps));
     }
     g.ws = bm->scratch, g.ws_bytes = bm->scratch_size;
     if (kattention(&g, q, pk, pv, k, v, bm->vals[n->out[OUT_Y]].t.data, bm->threads))

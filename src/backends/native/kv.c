@@ -3,7 +3,10 @@
  * schedule reads the past only through fused attention (its past operand,
  * read with the cache's strides: attn.c) and makes the present by a
  * generic Concat(past, new) along the cache's axis that nothing else reads,
- * the Concat writes the new positions only and the past is never copied.
+ * the Concat writes the new positions only and the past is never copied;
+ * so does the ONNX Attention op run on the kernel when the pair is its
+ * past_key (past_value) and present_key (present_value) and nothing else
+ * reads them (attn.c, nat_attn_op_appends).
  * Any other schedule copies that cache: the past gathered into a dense
  * tensor of the module's, the present computed into native's own storage
  * and scattered into the buffer. */
@@ -66,6 +69,10 @@ static bool accept(const built *bm, int pv, int ov, int axis)
         }
         for (int j = 0; j < st->epi.n_nodes; j++)
             if (reads(&g->nodes[st->epi.nodes[j]], pv, ov)) return false;
+        if (st->op == &nat_attention && axis == 2 && nat_attn_op_appends(n, pv, ov)) {
+            appends++; /* the op reads the past with the cache's strides */
+            continue;
+        }
         const fusion *f = st->fus >= 0 ? &bm->fus->f[st->fus] : NULL;
         if (f && (f->in == pv || f->in == ov || f->out == ov)) return false;
         if (!f || f->kind != FK_ATTENTION) {

@@ -391,6 +391,7 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
 static ait_status schedule(built *bm, tensor *const *inputs)
 {
     sched_clear(bm);
+    bm->n_full++;
     ait_status s = sched_make(bm, inputs);
     if (s != AIT_OK) sched_clear(bm);
     return s;
@@ -398,10 +399,12 @@ static ait_status schedule(built *bm, tensor *const *inputs)
 
 /* Whether a value whose shape changed is touched by step s only where
  * that is allowed: a generic step (the reference op infers its shapes at
- * each run) or a fused attention (its geometry is made again). */
+ * each run) or an attention, fused or the Attention op (its geometry is
+ * made again). */
 static bool step_follows(const built *bm, int s)
 {
-    return s < 0 || !bm->steps[s].op || bm->steps[s].op == &nat_attn_fused;
+    return s < 0 || !bm->steps[s].op || bm->steps[s].op == &nat_attn_fused ||
+           bm->steps[s].op == &nat_attention;
 }
 
 /* The schedule kept at new input dims of the same class (chain.c's: ranks,
@@ -409,8 +412,9 @@ static bool step_follows(const built *bm, int s)
  * the executor schedules again (only what follows the changed dims,
  * exec.c), and when every value that changed (its shape, or a folded
  * constant's data: exec_changed_since) is neither placed nor laid out nor
- * touched by a native step but fused attentions, whose geometry is made
- * again here as sched_make makes it (nat_attn_fusion), and every node runs
+ * touched by a native step but attentions, whose geometry is made again
+ * here as sched_make makes it (nat_attn_fusion; the Attention op's take,
+ * which also sizes its presents again), and every node runs
  * or not as before, the steps, their fusions, layouts and the arena stay as
  * they are (a native step never saw a changed value). *kept is false when
  * not (the caller schedules from scratch, as before). */
@@ -446,12 +450,20 @@ static ait_status relength(built *bm, tensor *const *inputs, bool *kept)
     }
     for (int s = 0; s < bm->n_steps; s++) {
         nat_step *st = &bm->steps[s];
-        if (st->op != &nat_attn_fused) continue;
-        st->scratch = kattention_scratch(&bm->att[st->node], bm->threads);
+        if (st->op == &nat_attention) { /* its geometry and presents again, as sched_node */
+            bool taken = false;
+            TRY(nat_attention.take(bm, st->node, st, &taken));
+            if (!taken) return AIT_OK;
+        } else if (st->op == &nat_attn_fused) {
+            st->scratch = kattention_scratch(&bm->att[st->node], bm->threads);
+        } else {
+            continue;
+        }
         if (st->scratch > bm->scratch_size) return AIT_OK; /* sched_node grows it */
     }
     shapes_note(bm);
     sig_note(bm, inputs);
+    bm->n_kept++;
     *kept = true;
     return AIT_OK;
 }
@@ -609,47 +621,47 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     return AIT_OK;
 }
 
-/* The caller's tensor module value v is written into (backend.h, run_into),
- * or NULL. */
-static tensor *dest_of(const graph *g, tensor *const *dest, int v)
+tensor *nat_dest(const built *bm, int v)
 {
-    for (int j = 0; dest && j < g->n_outputs; j++)
-        if (g->outputs[j] == v && dest[j]) return dest[j];
+    const graph *g = bm->g;
+    for (int j = 0; bm->run_dest && j < g->n_outputs; j++)
+        if (g->outputs[j] == v && bm->run_dest[j]) return bm->run_dest[j];
     return NULL;
 }
 
-/* The scheduled steps, module outputs made by generic steps written into
- * dest where given (the values' cur point there until run_into resets). */
-static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
+/* Step st; a module output a generic step makes is written into its
+ * destination (nat_dest) where given (the value's cur points there until
+ * run_into resets). */
+static ait_status run_step(built *bm, const nat_step *st, ait_error *e)
 {
     const graph *g = bm->g;
-    for (int i = 0; i < bm->n_steps; i++) {
-        const nat_step *st = &bm->steps[i];
-        if (st->op) {
-            TRY(st->op->run(bm, st));
-            continue;
-        }
-        const node *n = &g->nodes[st->node];
-        tensor *in[64], *out[64];
-        if (nat_kv_append_step(bm, n)) { /* a cache's present: its new rows only */
-            TRY(nat_kv_append(bm, st->node, dest_of(g, dest, n->out[0])));
-            continue;
-        }
-        if (n->n_in > 64 || n->n_out > 64)
-            return nat_fail(bm, st->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
-        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].cur : NULL;
-        for (int k = 0; k < n->n_out; k++) {
-            out[k] = n->out[k] >= 0 ? &bm->vals[n->out[k]].t : NULL;
-            tensor *d = out[k] ? dest_of(g, dest, n->out[k]) : NULL;
-            if (d) out[k] = bm->vals[n->out[k]].cur = d;
-        }
-        ait_status s = exec_run_node(bm->x, st->node, in, out, e);
-        if (s != AIT_OK) {
-            err_prefix(e, "native: ");
-            return s;
-        }
+    if (st->op) return st->op->run(bm, st);
+    const node *n = &g->nodes[st->node];
+    tensor *in[64], *out[64];
+    if (nat_kv_append_step(bm, n)) /* a cache's present: its new rows only */
+        return nat_kv_append(bm, st->node, nat_dest(bm, n->out[0]));
+    if (n->n_in > 64 || n->n_out > 64)
+        return nat_fail(bm, st->node, AIT_E_UNSUPPORTED, "more than 64 inputs or outputs");
+    for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? bm->vals[n->in[k]].cur : NULL;
+    for (int k = 0; k < n->n_out; k++) {
+        out[k] = n->out[k] >= 0 ? &bm->vals[n->out[k]].t : NULL;
+        tensor *d = out[k] ? nat_dest(bm, n->out[k]) : NULL;
+        if (d) out[k] = bm->vals[n->out[k]].cur = d;
     }
-    return AIT_OK;
+    ait_status s = exec_run_node(bm->x, st->node, in, out, e);
+    if (s != AIT_OK) err_prefix(e, "native: ");
+    return s;
+}
+
+/* The scheduled steps, with dest (backend.h, run_into) the destinations
+ * nat_dest gives during them. */
+static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
+{
+    bm->run_dest = dest;
+    ait_status s = AIT_OK;
+    for (int i = 0; s == AIT_OK && i < bm->n_steps; i++) s = run_step(bm, &bm->steps[i], e);
+    bm->run_dest = NULL;
+    return s;
 }
 
 ait_status nat_prepare(built *bm, tensor *const *inputs, ait_error *e)
@@ -804,6 +816,13 @@ static size_t nat_value_bytes(const built *bm)
     return n;
 }
 
+static void nat_sched_stats(const built *bm, sched_stats *acc)
+{
+    acc->built_full += bm->n_full;
+    acc->built_kept += bm->n_kept;
+    exec_sched_stats(bm->x, acc);
+}
+
 const backend backend_native = {
     .name = "native",
     .summary = "ait's own kernels, float32: MatMul, Gemm and 2-D Conv as packed GEMMs with "
@@ -824,4 +843,5 @@ const backend backend_native = {
     .min_sqnr = nat_min_sqnr,
     .releases = nat_releases,
     .value_bytes = nat_value_bytes,
+    .sched_stats = nat_sched_stats,
 };

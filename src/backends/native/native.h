@@ -137,6 +137,7 @@ struct built {
     /* As the current steps last saw the module (relength, native.c): the
      * executor's schedule (exec_schedule_gen) and per node whether it runs. */
     unsigned sched_gen;
+    unsigned long n_full, n_kept; /* schedules from scratch, kept by relength (sched_stats) */
     bool *ran;
     /* Found once at build (the module's graph never changes), so that a
      * schedule, made at every new past length of a decoder, does not look
@@ -157,6 +158,9 @@ struct built {
     /* nat_run_kv's (kv.c): the inputs and destinations it runs with, and
      * per module input a dense copy of a past it cannot read in place */
     tensor **kv_in, **kv_dest, *kv_tmp;
+    /* During run_steps: per module output the caller's tensor it is
+     * written into (backend.run_into's dest), or NULL (nat_dest). */
+    tensor *const *run_dest;
     ait_error *err;
     ait_error own_err;
 };
@@ -244,6 +248,15 @@ ait_status nat_prepare(built *bm, tensor *const *inputs, ait_error *e);
 ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *dest, tensor **outputs,
                         ait_error *e);
 bool nat_kv_append_step(const built *bm, const node *n);
+/* During a run: the caller's tensor module value v is written into
+ * (backend.h, run_into), or NULL. */
+tensor *nat_dest(const built *bm, int v);
+/* attn.c: whether the Attention op node n (run by nat_attention) reads
+ * value pv only as its past key or past value and writes ov as the
+ * matching present: a cache pair it appends in place when both are views
+ * (nat_val.kv_cap: it reads the past with the cache's strides and writes
+ * the new positions only). */
+bool nat_attn_op_appends(const node *n, int pv, int ov);
 ait_status nat_kv_append(built *bm, int i, tensor *dest);
 void nat_kv_free(built *bm);
 extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attention op's */
