@@ -308,7 +308,7 @@ void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_
     float s;
     int32_t z;
     qg_u8_params(lo, hi, &s, &z);
-    qz->quant(a, k, s, (float)z, q);
+    qz->requant(a, k, 1.0f / s, (float)z, q); /* times 1 / s: a divide is several times slower */
     *scale = s;
     *zp = z;
 }
