@@ -76,12 +76,15 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
                                 {kc + bi * g->kcs[0] + kvh * g->kcs[1],
                                  vc + bi * g->vcs[0] + kvh * g->vcs[1]}};
     const int len[2] = {g->sp, g->sc}, off[2] = {0, g->sp};
+    /* A (Q's rows, then S's) read in place, B (K^T, V) packed whole: the skinny
+     * path's kernel, not the five loops' packing of both */
+    static const gemm_config in_place = {.pack_a = GEMM_PACKA_OFF};
     const size_t kr[2] = {g->kps[2], g->kcs[2]}, vr[2] = {g->vps[2], g->vcs[2]};
     for (int p = 0; p < 2; p++) { /* S = Q K^T, K read transposed in place */
         if (!len[p]) continue;
         gemm_args a = {.m = nq, .n = len[p], .k = g->d, .a = qh, .rsa = (int64_t)g->qs[2], .csa = 1,
                        .b = parts[p][0], .rsb = 1, .csb = (int64_t)kr[p], .c = S + off[p],
-                       .ldc = T, .threads = 1, .kern = gk};
+                       .ldc = T, .threads = 1, .kern = gk, .cfg = &in_place};
         if (gemm_f32(&a, NULL) != AIT_OK) return -1;
     }
     im->probs(g, S, nq, bi, h, i0, scale, l);
@@ -94,7 +97,7 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
         gemm_args b = {.m = nq, .n = g->dv, .k = len[p], .a = S + off[p], .rsa = T, .csa = 1,
                        .b = parts[p][1], .rsb = (int64_t)vr[p], .csb = 1,
                        .c = last ? yh : W, .ldc = last ? (int64_t)g->ys[2] : g->dv,
-                       .threads = 1, .kern = gk};
+                       .threads = 1, .kern = gk, .cfg = &in_place};
         if (!first) b.epi.res = W, b.epi.ldr = g->dv;
         if (gemm_f32(&b, NULL) != AIT_OK) return -1;
         first = false;
