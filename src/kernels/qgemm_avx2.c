@@ -16,7 +16,6 @@
  * the 4 widened weight vectors, A's two: 14 of the 16 ymm registers); a
  * call walks the np panels it is given, so skinny M streams the weights
  * once. */
-#include <string.h>
 
 #include "kernels/qgemm_kern.h"
 
