@@ -1375,6 +1375,23 @@ static void test_native_attention(void **state)
     }
 }
 
+/* GELU of value x into y as PyTorch exports it: x * (erf(x / sqrt 2) + 1) *
+ * 0.5 (Div, Erf, Add, Mul, Mul; constants sqrt2, one, half). */
+static void gb_gelu_erf(gb *b, const char *x, const char *y)
+{
+    char in[64];
+    *(float *)gb_const(b, "sqrt2", (in_spec){.rank = 0})->data = 1.4142135f;
+    *(float *)gb_const(b, "one", (in_spec){.rank = 0})->data = 1.0f;
+    *(float *)gb_const(b, "half", (in_spec){.rank = 0})->data = 0.5f;
+    snprintf(in, sizeof in, "%s,sqrt2", x);
+    gb_node(b, "Div", in, "gelu_d", NULL, 0);
+    gb_node(b, "Erf", "gelu_d", "gelu_e", NULL, 0);
+    gb_node(b, "Add", "gelu_e,one", "gelu_a", NULL, 0);
+    snprintf(in, sizeof in, "%s,gelu_a", x);
+    gb_node(b, "Mul", in, "gelu_m", NULL, 0);
+    gb_node(b, "Mul", "gelu_m,half", y, NULL, 0);
+}
+
 /* The fusion patterns, each built as a graph and compared with the reference;
  * names says which nodes the backend must have swallowed into post-ops. */
 static gb pattern(int which, const char **what)
@@ -1481,16 +1498,9 @@ static gb pattern(int which, const char **what)
         gb_input(&b, "x", (in_spec)SH(1, 12, 32));
         gb_const(&b, "w", (in_spec)SH(32, 64));
         gb_const(&b, "bias", (in_spec)SH(64));
-        *(float *)gb_const(&b, "sqrt2", (in_spec){.rank = 0})->data = 1.4142135f;
-        *(float *)gb_const(&b, "one", (in_spec){.rank = 0})->data = 1.0f;
-        *(float *)gb_const(&b, "half", (in_spec){.rank = 0})->data = 0.5f;
         gb_node(&b, "MatMul", "x,w", "m", NULL, 0);
         gb_node(&b, "Add", "bias,m", "h", NULL, 0);
-        gb_node(&b, "Div", "h,sqrt2", "d", NULL, 0);
-        gb_node(&b, "Erf", "d", "e", NULL, 0);
-        gb_node(&b, "Add", "e,one", "a", NULL, 0);
-        gb_node(&b, "Mul", "h,a", "hm", NULL, 0);
-        gb_node(&b, "Mul", "hm,half", "y", NULL, 0);
+        gb_gelu_erf(&b, "h", "y");
         break;
     case 9: {
         *what = "depthwise Conv 5x5 stride 2 + bias Add + HardSwish + residual Add";
@@ -2656,16 +2666,9 @@ static void test_native_int8dq_gelu(void **state)
     gb_const(&p, "b1", (in_spec)SH(136));
     gb_const(&p, "w2", (in_spec)SH(136, 72));
     gb_const(&p, "b2", (in_spec)SH(72));
-    *(float *)gb_const(&p, "sqrt2", (in_spec){.rank = 0})->data = 1.4142135f;
-    *(float *)gb_const(&p, "one", (in_spec){.rank = 0})->data = 1.0f;
-    *(float *)gb_const(&p, "half", (in_spec){.rank = 0})->data = 0.5f;
     gb_node(&p, "MatMul", "x,w1", "m", NULL, 0);
     gb_node(&p, "Add", "b1,m", "h", NULL, 0);
-    gb_node(&p, "Div", "h,sqrt2", "d", NULL, 0);
-    gb_node(&p, "Erf", "d", "e", NULL, 0);
-    gb_node(&p, "Add", "e,one", "a", NULL, 0);
-    gb_node(&p, "Mul", "h,a", "hm", NULL, 0);
-    gb_node(&p, "Mul", "hm,half", "g", NULL, 0);
+    gb_gelu_erf(&p, "h", "g");
     gb_node(&p, "MatMul", "g,w2", "m2", NULL, 0);
     gb_node(&p, "Add", "m2,b2", "o", NULL, 0);
     gb_node(&p, "Add", "o,x", "y", NULL, 0);
