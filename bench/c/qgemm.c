@@ -4,7 +4,8 @@
  * in interleaved rounds on the same A and B, one thread. Prints per engine
  * and shape the median ms, GFLOP/s, GB/s of weight bytes streamed and the
  * SQNR of C against the f32 result.
- * usage: bench-qgemm [-c] [-e] [-s SCHEME,...] ROUNDS M:N:K...
+ * usage: bench-qgemm [-c] [-e] [-i ISA] [-s SCHEME,...] ROUNDS M:N:K...
+ *   -i   cap qgemm's kernels at ISA (avx512, avx2, portable: kisa_force; f32 keeps its own)
  *   -e   every GEMM with a column bias and GELU epilogue (bert's FFN)
  *   -s   only these qgemm schemes (f32, the reference, always runs)
  *   -c   time the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: on a
@@ -16,6 +17,7 @@
 
 #include "core/tensor.h"
 #include "kernels/gemm.h"
+#include "kernels/isa.h"
 #include "kernels/qgemm.h"
 #include "timer.h"
 
@@ -48,6 +50,14 @@ int main(int argc, char **argv)
             cpu_clock = true;
         } else if (strcmp(argv[arg], "-e") == 0) {
             epi = true;
+        } else if (strcmp(argv[arg], "-i") == 0 && arg + 1 < argc) {
+            const char *want = argv[++arg];
+            int k = 0;
+            while (k < KISA_N && strcmp(kisa_name((kisa)k), want)) k++;
+            if (k == KISA_N || !kisa_force((kisa)k)) {
+                fprintf(stderr, "bench-qgemm: no ISA '%s' on this CPU\n", want);
+                return 2;
+            }
         } else if (strcmp(argv[arg], "-s") == 0 && arg + 1 < argc) {
             char *list = argv[++arg];
             for (int q = 0; q < QG_N; q++) {
@@ -60,7 +70,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc - arg < 2) {
-        fprintf(stderr, "usage: bench-qgemm [-c] [-e] [-s SCHEME,...] ROUNDS M:N:K...\n");
+        fprintf(stderr, "usage: bench-qgemm [-c] [-e] [-i ISA] [-s SCHEME,...] ROUNDS M:N:K...\n");
         return 2;
     }
     int rounds = atoi(argv[arg]);

@@ -13,11 +13,15 @@
  * ATT_KB keys' scores stay in registers and L1. From ATT_GEMM_MIN queries
  * on (prefill, encoders) blocks of up to ATT_GQB queries take the GEMM
  * path instead: their scores against every key by one GEMM, the softmax
- * rows, then the weighted sum by another (S [ATT_GQB][t] stays in L2). */
+ * rows, then the weighted sum by another (S [ATT_GQB][t] stays in L2); half
+ * as many past 512 keys. Each block packs K and V again: at bert's 128
+ * queries, one block of 128 rather than two of 64 packs them once per head
+ * (bench/RESULTS.md, "bert int8dq: the attention's softmax in vectors"). */
 #define ATT_QB 4
 #define ATT_KB 64
 #define ATT_GEMM_MIN 16
-#define ATT_GQB 64
+#define ATT_GQB 128
+#define ATT_GQB_KEYS 512
 
 #if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
@@ -72,12 +76,15 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
                                 {kc + bi * g->kcs[0] + kvh * g->kcs[1],
                                  vc + bi * g->vcs[0] + kvh * g->vcs[1]}};
     const int len[2] = {g->sp, g->sc}, off[2] = {0, g->sp};
+    /* A (Q's rows, then S's) read in place, B (K^T, V) packed whole: the skinny
+     * path's kernel, not the five loops' packing of both */
+    static const gemm_config in_place = {.pack_a = GEMM_PACKA_OFF};
     const size_t kr[2] = {g->kps[2], g->kcs[2]}, vr[2] = {g->vps[2], g->vcs[2]};
     for (int p = 0; p < 2; p++) { /* S = Q K^T, K read transposed in place */
         if (!len[p]) continue;
         gemm_args a = {.m = nq, .n = len[p], .k = g->d, .a = qh, .rsa = (int64_t)g->qs[2], .csa = 1,
                        .b = parts[p][0], .rsb = 1, .csb = (int64_t)kr[p], .c = S + off[p],
-                       .ldc = T, .threads = 1, .kern = gk};
+                       .ldc = T, .threads = 1, .kern = gk, .cfg = &in_place};
         if (gemm_f32(&a, NULL) != AIT_OK) return -1;
     }
     im->probs(g, S, nq, bi, h, i0, scale, l);
@@ -90,7 +97,7 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
         gemm_args b = {.m = nq, .n = g->dv, .k = len[p], .a = S + off[p], .rsa = T, .csa = 1,
                        .b = parts[p][1], .rsb = (int64_t)vr[p], .csb = 1,
                        .c = last ? yh : W, .ldc = last ? (int64_t)g->ys[2] : g->dv,
-                       .threads = 1, .kern = gk};
+                       .threads = 1, .kern = gk, .cfg = &in_place};
         if (!first) b.epi.res = W, b.epi.ldr = g->dv;
         if (gemm_f32(&b, NULL) != AIT_OK) return -1;
         first = false;
@@ -117,6 +124,12 @@ static size_t ws_floats(const katt_geom *g, const gemm_kernel *gk, int qb)
     return (n + 1 + 15) & ~(size_t)15;
 }
 
+/* Queries per block of the GEMM path. */
+static int att_gqb(const katt_geom *g)
+{
+    return g->sp + g->sc <= ATT_GQB_KEYS ? ATT_GQB : ATT_GQB / 2;
+}
+
 static const gemm_kernel *att_kernel(const katt_geom *g, const char *name)
 {
     return g->sq >= ATT_GEMM_MIN ? gemm_named(name) : NULL;
@@ -126,7 +139,7 @@ size_t kattention_scratch(const katt_geom *g, int threads)
 {
     __typeof__(att_impls[0]) *im = KISA_PICK(att_impls);
     const gemm_kernel *gk = att_kernel(g, im->gemm);
-    return ws_floats(g, gk, gk ? ATT_GQB : im->qb) * sizeof(float) * (size_t)(threads > 1 ? threads : 1);
+    return ws_floats(g, gk, gk ? att_gqb(g) : im->qb) * sizeof(float) * (size_t)(threads > 1 ? threads : 1);
 }
 
 int kattention(const katt_geom *gin, const float *q, const float *kp, const float *vp,
@@ -143,7 +156,7 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
         dense(g->vcs, g->hkv, g->sc, g->dv);
     }
     const gemm_kernel *gk = att_kernel(g, im->gemm);
-    const int qb = gk ? ATT_GQB : im->qb, nqb = (g->sq + qb - 1) / qb;
+    const int qb = gk ? att_gqb(g) : im->qb, nqb = (g->sq + qb - 1) / qb;
     const long tasks = (long)g->b * g->hq * nqb;
     const size_t wsn = ws_floats(g, gk, qb);
     const bool given = g->ws && g->ws_bytes >= kattention_scratch(g, threads);

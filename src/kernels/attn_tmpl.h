@@ -124,9 +124,36 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
         KV(att_scale)(yh + (i0 + i) * g->ys[2], ws + (size_t)i * dv, l[i] > 0 ? 1.0f / l[i] : 0.0f, dv);
 }
 
+/* Row `row` (n visible scores, their additive mask mrow or NULL) scaled,
+ * masked and stored back in vectors; its maximum (NaN skipped) and minimum. */
+static void KV(att_scaled)(float *row, const float *mrow, int n, float scale, float *mx, float *mn)
+{
+    V vs = vset1(scale), hi = vset1(-INFINITY), lo = vset1(INFINITY);
+    int j = 0;
+    for (; j + VL <= n; j += VL) {
+        V v = vmul(vload(row + j), vs);
+        if (mrow) v = vadd(v, vload(mrow + j));
+        vstore(row + j, v);
+        hi = vmax(v, hi);
+        lo = vmin(v, lo);
+    }
+    float h = vhmax(hi), l = -vhmax(vsub(vzero(), lo));
+    for (; j < n; j++) {
+        float v = row[j] * scale + (mrow ? mrow[j] : 0.0f);
+        row[j] = v;
+        h = v > h ? v : h;
+        l = v < l ? v : l;
+    }
+    *mx = h;
+    *mn = l;
+}
+
 /* Rows [i0, i0 + nq) of head h in batch bi for the GEMM path: s holds
  * their raw scores q.k ([nq][T], ld T); each becomes exp(v - max) of its
- * scaled, masked score v (0 where masked), l[i] the row's sum. */
+ * scaled, masked score v (0 where masked), l[i] the row's sum. Without a
+ * boolean mask the scores a row sees (all, or up to the causal limit) are
+ * scaled and summed in vectors; an element at -inf (masked by the float
+ * mask) sends its row to the element-wise loop, as does a boolean mask. */
 static void KV(att_probs)(const katt_geom *g, float *s, int nq, int bi, int h, int i0, float scale,
                           float *l)
 {
@@ -137,11 +164,32 @@ static void KV(att_probs)(const katt_geom *g, float *s, int nq, int bi, int h, i
         const unsigned char *brow =
             g->bmask ? g->bmask + bi * g->bb + h * g->bh + (size_t)(i0 + i) * g->bi : NULL;
         int last = g->causal ? i0 + i + g->sp : T - 1;
-        float mx = -INFINITY;
+        float mx = -INFINITY, mn = -INFINITY;
+        int nv = last + 1 < T ? last + 1 : T; /* the keys the row sees */
+        if (!brow && nv > 0) KV(att_scaled)(row, mrow, nv, scale, &mx, &mn);
+        if (!brow && mn != -INFINITY && mx != -INFINITY) { /* nothing masked at -inf */
+            V vm = vset1(mx), acc = vzero();
+            int j = 0;
+            for (; j + VL <= nv; j += VL) {
+                V p = KV(vexp)(vsub(vload(row + j), vm));
+                vstore(row + j, p);
+                acc = vadd(acc, p);
+            }
+            float sum = vhsum(acc), p[VL];
+            if (j < nv) {
+                size_t r = (size_t)(nv - j);
+                vstoren(p, KV(vexp)(vsub(vloadn(row + j, r), vm)), r);
+                for (size_t k = 0; k < r; k++) sum += row[j + k] = p[k];
+            }
+            if (nv < T) memset(row + nv, 0, sizeof *row * (size_t)(T - nv));
+            l[i] = sum;
+            continue;
+        }
+        mx = -INFINITY;
         for (int j = 0; j < T; j++) {
-            float v = row[j] * scale;
+            float v = brow || j >= nv ? row[j] * scale : row[j]; /* att_scaled's rows are done */
             if (brow && (brow[j] != 0) != g->bkeep) v = g->fill;
-            if (mrow) v += mrow[j];
+            if (mrow && (brow || j >= nv)) v += mrow[j];
             if (j > last) v = -INFINITY;
             row[j] = v;
             mx = v > mx ? v : mx;

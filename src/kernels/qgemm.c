@@ -290,20 +290,25 @@ static void requant_c(const float *x, int64_t n, float r, float z, uint8_t *y)
     quant_body_c(x, n, r, z, y, false);
 }
 
-static bool use_avx512(void)
+/* The quantiser of the best ISA this CPU runs under kisa_force's cap. */
+static const qg_quantiser *quantiser(void)
 {
-    return KISA_X86 && qg_avx512_minmax && kisa_active() >= KISA_AVX512;
+    static const qg_quantiser c = {KISA_PORTABLE, minmax_c, quant_c, requant_c};
+    kisa k = kisa_active();
+    if (KISA_X86 && k >= KISA_AVX512) return &qg_avx512_quantiser;
+    if (KISA_X86 && k >= KISA_AVX2) return &qg_avx2_quantiser;
+    return &c;
 }
 
 void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
 {
-    bool v512 = use_avx512();
+    const qg_quantiser *qz = quantiser();
     float lo = 0, hi = 0; /* the range holds 0, so zero (padding) is exact */
-    (v512 ? qg_avx512_minmax : minmax_c)(a, k, &lo, &hi);
+    qz->minmax(a, k, &lo, &hi);
     float s;
     int32_t z;
     qg_u8_params(lo, hi, &s, &z);
-    (v512 ? qg_avx512_quant : quant_c)(a, k, s, (float)z, q);
+    qz->requant(a, k, 1.0f / s, (float)z, q); /* times 1 / s: a divide is several times slower */
     *scale = s;
     *zp = z;
 }
@@ -312,12 +317,12 @@ void qg_u8_range(float lo, float hi, float *scale, int32_t *zp) { qg_u8_params(l
 
 void qg_quant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
 {
-    (use_avx512() ? qg_avx512_quant : quant_c)(a, n, scale, (float)zp, q);
+    quantiser()->quant(a, n, scale, (float)zp, q);
 }
 
 void qg_requant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
 {
-    (use_avx512() ? qg_avx512_requant : requant_c)(a, n, 1.0f / scale, (float)zp, q);
+    quantiser()->requant(a, n, 1.0f / scale, (float)zp, q);
 }
 
 void qg_dequant_u8(const uint8_t *q, int64_t n, float scale, int32_t zp, float *y)
@@ -327,9 +332,9 @@ void qg_dequant_u8(const uint8_t *q, int64_t n, float scale, int32_t zp, float *
 
 void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)
 {
-    bool v512 = use_avx512();
+    const qg_quantiser *qz = quantiser();
     float lo = 0, hi = 0;
-    (v512 ? qg_avx512_minmax : minmax_c)(x, n, &lo, &hi);
+    qz->minmax(x, n, &lo, &hi);
     float s = (float)((double)(hi - lo) / 255.0);
     float r = s == 0 ? 0 : rintf(0 - lo / s);
     int32_t z = r > 255 ? 255 : r > 0 ? (int32_t)r : 0; /* NaN: 0 */
@@ -338,7 +343,7 @@ void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp
     if (s == 0)
         memset(y, z, (size_t)n);
     else
-        (v512 ? qg_avx512_quant : quant_c)(x, n, s, (float)z, y);
+        qz->quant(x, n, s, (float)z, y);
 }
 
 /* ---- portable kernels ----------------------------------------------------------- */
@@ -428,7 +433,7 @@ static const qg_kern c_rows[QG_N] = {
 static const qg_kern *const x86_rows[QG_N] = {&qg_avx512_bf16, &qg_avx512_int8dq,
                                               &qg_avx512_int8wo, &qg_avx512_int4wo};
 
-/* Whether this CPU has row k's extra features: asked once (CPUID traps
+/* Whether this CPU has the x86 row's extra features: asked once (CPUID traps
  * in a VM and costs ~0.15 ms for the whole table: more than a small GEMM). */
 static bool has_needs(int scheme)
 {
@@ -445,6 +450,7 @@ static const qg_kern *pick(int scheme)
 {
     const qg_kern *k = x86_rows[scheme];
     if (KISA_X86 && (k->fn || k->fn8) && kisa_active() >= k->isa && has_needs(scheme)) return k;
+    if (KISA_X86 && scheme == QG_INT8DQ && kisa_active() >= KISA_AVX2) return &qg_avx2_int8dq;
     return &c_rows[scheme];
 }
 

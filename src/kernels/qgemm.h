@@ -134,7 +134,9 @@ void qg_dequant_u8(const uint8_t *q, int64_t n, float scale, int32_t zp, float *
 void qg_u8_range(float lo, float hi, float *scale, int32_t *zp);
 
 /* The activation quantisation of QG_INT8DQ, exported for tests: row a[k]
- * to q[k] in 0..255, with *scale and *zp. */
+ * to q[k] in 0..255, with *scale and *zp (a times 1 / scale, as
+ * qg_requant_u8: within one step of a division where a / scale is within an
+ * ulp of a half). */
 void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp);
 
 #endif

@@ -318,9 +318,7 @@ T512 static void dq_requant(const float *x, int64_t n, float r, float z, uint8_t
     quant_body(x, n, r, z, y, false);
 }
 
-void (*const qg_avx512_minmax)(const float *, int64_t, float *, float *) = dq_minmax;
-void (*const qg_avx512_quant)(const float *, int64_t, float, float, uint8_t *) = dq_quant;
-void (*const qg_avx512_requant)(const float *, int64_t, float, float, uint8_t *) = dq_requant;
+const qg_quantiser qg_avx512_quantiser = {KISA_AVX512, dq_minmax, dq_quant, dq_requant};
 
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,
@@ -329,7 +327,5 @@ const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
 const qg_kern qg_avx512_int4wo = {KISA_AVX512, "", "avx512", 4, k_int4wo};
 #else
 const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
-void (*const qg_avx512_minmax)(const float *, int64_t, float *, float *) = NULL;
-void (*const qg_avx512_quant)(const float *, int64_t, float, float, uint8_t *) = NULL;
-void (*const qg_avx512_requant)(const float *, int64_t, float, float, uint8_t *) = NULL;
+const qg_quantiser qg_avx512_quantiser;
 #endif

@@ -59,12 +59,21 @@ static inline void qg_u8_params(float lo, float hi, float *scale, int32_t *zp)
     *zp = z < 0 ? 0 : z > 255 ? 255 : z;
 }
 
-/* qgemm_avx512.c: the activation quantisers' two passes over x (NULL when KISA_X86 is 0):
- * the minimum and maximum (NaN skipped), and y = saturate(rint(x / s) + z). */
-extern void (*const qg_avx512_minmax)(const float *x, int64_t n, float *lo, float *hi);
-extern void (*const qg_avx512_quant)(const float *x, int64_t n, float s, float z, uint8_t *y);
-/* The same times r (1 / s) instead of divided by s. */
-extern void (*const qg_avx512_requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
+/* The activation quantisers' two passes over x, per ISA: the minimum and
+ * maximum (widening [*lo, *hi]; NaN skipped), and y = saturate(rint(x / s)
+ * + z) (quant) or the same times r = 1 / s (requant). Every row makes the
+ * same bytes. */
+typedef struct qg_quantiser {
+    kisa isa;
+    void (*minmax)(const float *x, int64_t n, float *lo, float *hi);
+    void (*quant)(const float *x, int64_t n, float s, float z, uint8_t *y);
+    void (*requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
+} qg_quantiser;
+
+/* qgemm_avx512.c and qgemm_avx2.c (all zero when KISA_X86 is 0) */
+extern const qg_quantiser qg_avx512_quantiser, qg_avx2_quantiser;
+/* qgemm_avx2.c: int8dq on AVX2 (no VNNI), exact through int16 products */
+extern const qg_kern qg_avx2_int8dq;
 
 /* int8dq's column group g (qgemm.h): its first byte and its width in panels.
  * Quad q of its panel s is the 64 bytes at qg_group(b, g) + (q * width + s) * 64. */

@@ -1542,6 +1542,23 @@ static void test_native_attention(void **state)
     }
 }
 
+/* GELU of value x into y as PyTorch exports it: x * (erf(x / sqrt 2) + 1) *
+ * 0.5 (Div, Erf, Add, Mul, Mul; constants sqrt2, one, half). */
+static void gb_gelu_erf(gb *b, const char *x, const char *y)
+{
+    char in[64];
+    *(float *)gb_const(b, "sqrt2", (in_spec){.rank = 0})->data = 1.4142135f;
+    *(float *)gb_const(b, "one", (in_spec){.rank = 0})->data = 1.0f;
+    *(float *)gb_const(b, "half", (in_spec){.rank = 0})->data = 0.5f;
+    snprintf(in, sizeof in, "%s,sqrt2", x);
+    gb_node(b, "Div", in, "gelu_d", NULL, 0);
+    gb_node(b, "Erf", "gelu_d", "gelu_e", NULL, 0);
+    gb_node(b, "Add", "gelu_e,one", "gelu_a", NULL, 0);
+    snprintf(in, sizeof in, "%s,gelu_a", x);
+    gb_node(b, "Mul", in, "gelu_m", NULL, 0);
+    gb_node(b, "Mul", "gelu_m,half", y, NULL, 0);
+}
+
 /* The fusion patterns, each built as a graph and compared with the reference;
  * names says which nodes the backend must have swallowed into post-ops. */
 static gb pattern(int which, const char **what)
@@ -1648,16 +1665,9 @@ static gb pattern(int which, const char **what)
         gb_input(&b, "x", (in_spec)SH(1, 12, 32));
         gb_const(&b, "w", (in_spec)SH(32, 64));
         gb_const(&b, "bias", (in_spec)SH(64));
-        *(float *)gb_const(&b, "sqrt2", (in_spec){.rank = 0})->data = 1.4142135f;
-        *(float *)gb_const(&b, "one", (in_spec){.rank = 0})->data = 1.0f;
-        *(float *)gb_const(&b, "half", (in_spec){.rank = 0})->data = 0.5f;
         gb_node(&b, "MatMul", "x,w", "m", NULL, 0);
         gb_node(&b, "Add", "bias,m", "h", NULL, 0);
-        gb_node(&b, "Div", "h,sqrt2", "d", NULL, 0);
-        gb_node(&b, "Erf", "d", "e", NULL, 0);
-        gb_node(&b, "Add", "e,one", "a", NULL, 0);
-        gb_node(&b, "Mul", "h,a", "hm", NULL, 0);
-        gb_node(&b, "Mul", "hm,half", "y", NULL, 0);
+        gb_gelu_erf(&b, "h", "y");
         break;
     case 9: {
         *what = "depthwise Conv 5x5 stride 2 + bias Add + HardSwish + residual Add";
@@ -2828,6 +2838,58 @@ static void ref_calib(gb *g, built **br, tensor **want, exec **x, calib *cal)
     calib_finish(cal);
 }
 
+/* A bert-like FFN on native's int8dq: MatMul + bias + GELU written out as
+ * PyTorch exports it (Div, Erf, Add, Mul, Mul), MatMul + bias + the
+ * residual Add of the input. The GELU runs in the first int8dq GEMM's
+ * epilogue (two steps, no node on its reference op), within int8's SQNR of
+ * the reference at every ISA this CPU has (the VNNI kernel, the AVX2 one)
+ * and the portable path, rows of odd count. */
+static void test_native_int8dq_gelu(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native"), *ref = backend_find("reference");
+    gb p = {.g = graph_new(NULL, 17, "ffn")};
+    gb_input(&p, "x", (in_spec)SH(1, 29, 72));
+    gb_const(&p, "w1", (in_spec)SH(72, 136));
+    gb_const(&p, "b1", (in_spec)SH(136));
+    gb_const(&p, "w2", (in_spec)SH(136, 72));
+    gb_const(&p, "b2", (in_spec)SH(72));
+    gb_node(&p, "MatMul", "x,w1", "m", NULL, 0);
+    gb_node(&p, "Add", "b1,m", "h", NULL, 0);
+    gb_gelu_erf(&p, "h", "g");
+    gb_node(&p, "MatMul", "g,w2", "m2", NULL, 0);
+    gb_node(&p, "Add", "m2,b2", "o", NULL, 0);
+    gb_node(&p, "Add", "o,x", "y", NULL, 0);
+    gb_output(&p, "y");
+    candidate_cfg cr = {.backend = "reference", .threads = 1};
+    built *br = NULL;
+    ait_error e = {0};
+    tensor *want[1];
+    assert_int_equal(ref->build(ref, p.g, &cr, &br, &e), AIT_OK);
+    assert_int_equal(ref->run(br, p.feed, want, &e), AIT_OK);
+    for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+        assert_true(kisa_force((kisa)k));
+        candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"};
+        built *bm = NULL;
+        tensor *got[1];
+        if (b->build(b, p.g, &cfg, &bm, &e) != AIT_OK) fail_msg("int8dq build: %s", e.msg);
+        assert_int_equal(b->run(bm, p.feed, got, &e), AIT_OK);
+        int n = 0;
+        for (int s = 0; s < bm->n_steps; s++) n += bm->steps[s].op != NULL;
+        if (n != 2 || bm->n_steps != 2)
+            fail_msg("int8dq FFN at %s: %d steps, %d on native's ops, want 2 and 2",
+                     kisa_name((kisa)k), bm->n_steps, n);
+        double q = sqnr(want[0], got[0]);
+        printf("# int8dq FFN with GELU at %s (%s): SQNR %.1f dB\n", kisa_name((kisa)k),
+               qg_kernel_name(QG_INT8DQ), q);
+        if (q < b->min_sqnr("int8dq")) fail_msg("int8dq FFN at %s: SQNR %.1f dB", kisa_name((kisa)k), q);
+        b->free(bm);
+        kisa_force(KISA_N);
+    }
+    ref->free(br);
+    gb_free(&p);
+}
+
 /* native's int8dq and int8 (static) Convs (backends/native/qconv.c) on
  * odd shapes: a k x k Conv (stride, pads, bias, channels not a multiple of
  * 16) + Relu, then a 1x1 Conv + residual Add + Relu, then a 1x1 stride 2
@@ -3316,6 +3378,7 @@ int main(void)
         cmocka_unit_test(test_prepared_other_kernel),
         cmocka_unit_test(test_native_gemm_db),
         cmocka_unit_test(test_native_quant),
+        cmocka_unit_test(test_native_int8dq_gelu),
         cmocka_unit_test(test_native_qconv),
         cmocka_unit_test(test_native_qdw),
         cmocka_unit_test(test_native_qpool),

@@ -282,6 +282,11 @@ static void test_attention(void **state)
         {1, 2, 2, 1, 130, 1, 64, 64, 1, 0, 0},   {1, 6, 2, 65, 0, 65, 16, 16, 1, 1, 0},
         {1, 2, 1, 3, 0, 200, 7, 9, 0, 1, 0},     {2, 4, 2, 20, 9, 20, 19, 11, 1, 1, 0},
         {3, 2, 2, 70, 0, 70, 33, 33, 0, 1, 0.2f},
+        /* 16 queries and more take the GEMM path, whose rows without a -inf are
+         * scaled, masked and summed in vectors: causal, a finite mask (2), none */
+        {1, 2, 2, 37, 0, 37, 16, 16, 1, 0, 0},   {2, 2, 1, 19, 4, 19, 24, 8, 0, 2, 0},
+        {1, 3, 3, 40, 3, 40, 8, 8, 1, 2, 0.5f},  {1, 1, 1, 17, 0, 53, 5, 3, 0, 0, 0},
+        {1, 1, 1, 70, 460, 70, 8, 8, 1, 2, 0}, /* past 512 keys: blocks of 64 queries */
     };
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
         katt_geom g = {.b = cs[k].b, .hq = cs[k].hq, .hkv = cs[k].hkv, .sq = cs[k].sq,
@@ -293,12 +298,12 @@ static void test_attention(void **state)
         float *vc = kc_rand(nkv * g.sc * g.dv, 3, -1, 1);
         float *kp = g.sp ? kc_rand(nkv * g.sp * g.d, 4, -1, 1) : NULL;
         float *vp = g.sp ? kc_rand(nkv * g.sp * g.dv, 5, -1, 1) : NULL;
-        /* a [sq][T] mask broadcast over batch and heads, with some -inf */
+        /* a [sq][T] mask broadcast over batch and heads, with some -inf (mask 1) */
         float *mask = cs[k].mask ? kc_rand((size_t)g.sq * T, 6, -2, 1) : NULL;
-        if (mask) {
+        if (mask) g.mask = mask, g.mi = (size_t)T;
+        if (cs[k].mask == 1) {
             for (int i = 0; i < g.sq * T; i += 5) mask[i] = -INFINITY;
             for (int j = 0; j < T; j++) mask[j] = -INFINITY; /* query 0 sees nothing: zeros */
-            g.mask = mask, g.mi = (size_t)T;
         }
         float *y = malloc(nq * g.dv * sizeof *y);
         double *want = malloc(nq * g.dv * sizeof *want);

@@ -4,7 +4,8 @@
  * bf16 products, the weight-only ones within float rounding of the
  * dequantised weights; odd sizes, M 1..13 and larger, 1 and 2 threads, the
  * epilogue (every kind on int8dq, whose kernels apply part of it in
- * registers), a packed buffer's checks. */
+ * registers), a packed buffer's checks; int8dq at AVX-512 (VNNI), AVX2
+ * (int16 products) and portable. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,7 +201,14 @@ static void sweep(int scheme, int group)
 }
 
 static void test_bf16(void **st) { (void)st; sweep(QG_BF16, 0); }
-static void test_int8dq(void **st) { (void)st; sweep(QG_INT8DQ, 0); }
+static void test_int8dq(void **st)
+{
+    (void)st;
+    sweep(QG_INT8DQ, 0);
+    /* the sweep's AVX2 pass ran the AVX2 kernel (int16 products), not the portable one */
+    if (kisa_force(KISA_AVX2)) assert_string_equal(qg_kernel_name(QG_INT8DQ), "avx2");
+    kisa_force(KISA_N);
+}
 static void test_int8wo(void **st) { (void)st; sweep(QG_INT8WO, 0); }
 static void test_int4wo(void **st)
 {
