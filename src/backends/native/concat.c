@@ -12,7 +12,8 @@
  * and the output in its own layout (layout.c). Any other Concat over
  * channels copies its inputs (the first 15 may be written in place), each
  * from its own layout, so that DenseNet's Concats of every earlier layer's
- * output keep its dense blocks channels-last. */
+ * output keep its dense blocks channels-last; but one that copies every
+ * input into a module output stays on the reference op. */
 #include <string.h>
 
 #include "backends/native/native.h"
@@ -68,6 +69,11 @@ static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
         w[k]->cat_c0 = st->geo[k];
         st->geo[15] |= (int64_t)1 << k;
     }
+    /* Copies only, of a module output: left to the reference op, as before
+     * (a decoder's present keys, Concat(past, new), are appended in place
+     * there: kv.c). */
+    for (int j = 0; !st->geo[15] && j < bm->g->n_outputs; j++)
+        if (bm->g->outputs[j] == n->out[0]) return AIT_OK;
     st->can_nhwc = st->nhwc_ins = true; /* the others copied from their own layouts */
     *taken = true;
     return AIT_OK;
