@@ -66,16 +66,24 @@ void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per,
     }
 }
 
-void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, float *y, int threads)
+/* v clamped to [lo, hi] (a NaN stays NaN: the comparisons are false). */
+static inline float clampf(float v, float lo, float hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+
+void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, const float *t,
+                 float lo, float hi, float *y, int threads)
 {
     const int64_t c = g->cy, hw = g->hw, n = g->n;
     if (g->x_nhwc == g->y_nhwc && !g->y_nhwc) { /* planes */
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && n * c > 1) \
     schedule(static)
         for (int64_t q = 0; q < n * c; q++) {
-            const float f = s[q / c * ss + q % c], *restrict xp = x + q * hw;
+            const float f = s[q / c * ss + q % c], a = t ? t[q % c] : 0.0f, *restrict xp = x + q * hw;
             float *restrict yp = y + q * hw;
-            for (int64_t p = 0; p < hw; p++) yp[p] = xp[p] * f;
+            for (int64_t p = 0; p < hw; p++) yp[p] = clampf(xp[p] * f + a, lo, hi);
         }
         return;
     }
@@ -88,10 +96,12 @@ void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss
         const float *restrict xr = g->x_nhwc ? x + q * c : x + im * c * hw + p;
         float *restrict yr = g->y_nhwc ? y + q * c : y + im * c * hw + p;
         const int64_t xs = g->x_nhwc ? 1 : hw, ys = g->y_nhwc ? 1 : hw;
-        if (xs == 1 && ys == 1) {
-            for (int64_t k = 0; k < c; k++) yr[k] = xr[k] * f[k];
+        if (xs == 1 && ys == 1 && t) {
+            for (int64_t k = 0; k < c; k++) yr[k] = clampf(xr[k] * f[k] + t[k], lo, hi);
+        } else if (xs == 1 && ys == 1) {
+            for (int64_t k = 0; k < c; k++) yr[k] = clampf(xr[k] * f[k], lo, hi);
         } else {
-            for (int64_t k = 0; k < c; k++) yr[k * ys] = xr[k * xs] * f[k];
+            for (int64_t k = 0; k < c; k++) yr[k * ys] = clampf(xr[k * xs] * f[k] + (t ? t[k] : 0.0f), lo, hi);
         }
     }
 }

@@ -35,10 +35,13 @@ void kchan_copy(const kchan_geom *g, const float *x, int64_t ck, float *y, int t
  * y[p][2j + 1] = b[p][j]), a loop the compiler vectorises. */
 void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per, float *y,
                        int threads);
-/* y = x scaled per channel: y[im][ch][p] = x[im][ch][p] * s[im * ss + ch] (ss 0: one set of
- * factors for every image) over g->n images of g->cy channels and g->hw pixels, each side
- * NCHW or channels-last (g->x_nhwc, g->y_nhwc; s0, c0, groups unused): squeeze-excitation's
- * Mul. */
-void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, float *y, int threads);
+/* y = x scaled per channel, shifted and clamped: y[im][ch][p] = min(max(x[im][ch][p] *
+ * s[im * ss + ch] + t[ch], lo), hi) (ss 0: one set of factors for every image; t NULL: no
+ * shift; lo, hi -INFINITY, INFINITY: no clamp, 0, INFINITY: Relu) over g->n images of
+ * g->cy channels and g->hw pixels, each side NCHW or channels-last (g->x_nhwc, g->y_nhwc;
+ * s0, c0, groups unused): squeeze-excitation's Mul, and an inference BatchNormalization
+ * with the Relu or Clip after it. */
+void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, const float *t,
+                 float lo, float hi, float *y, int threads);
 
 #endif

@@ -2,6 +2,7 @@
  * convolution (one instance of nhwc_tmpl.h per ISA, picked from a table;
  * threads split the output rows of all images). */
 #include "kernels/nhwc.h"
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include "kernels/isa.h"
@@ -31,13 +32,20 @@ static inline void taps_inside(int64_t i0, int64_t k, int64_t d, int64_t n, int6
 #include "kernels/nhwc_tmpl.h"
 #include "kernels/vec_end.h"
 
-/* Transposes each of n [r][s] matrices into [s][r], in 16x16 tiles. */
+/* Transposes each of n [r][s] matrices into [s][r], in 16x16 tiles; a few
+ * rows (an image's 3 channels into NHWC) by one pass down the columns,
+ * writing y in order. */
 static void transpose(const float *x, int64_t n, int64_t r, int64_t s, float *y)
 {
     enum { T = 16 };
     for (int64_t b = 0; b < n; b++) {
         const float *xb = x + b * r * s;
         float *yb = y + b * r * s;
+        if (r <= 4) {
+            for (int64_t j = 0; j < s; j++)
+                for (int64_t i = 0; i < r; i++) yb[j * r + i] = xb[i * s + j];
+            continue;
+        }
         for (int64_t i0 = 0; i0 < r; i0 += T)
             for (int64_t j0 = 0; j0 < s; j0 += T) {
                 int64_t i1 = i0 + T < r ? i0 + T : r, j1 = j0 + T < s ? j0 + T : s;
@@ -57,22 +65,57 @@ void knhwc_to_nchw(const float *x, int64_t n, int64_t c, int64_t hw, float *y)
     transpose(x, n, hw, c, y);
 }
 
-/* The im2col of elements of esz bytes, rows lda bytes apart, padding bytes `pad`. */
+/* n bytes from s to d: short runs (a tap of a few channels, 12 to 256
+ * bytes) inline, without a libc call per tap. */
+static inline void copy_run(char *restrict d, const char *restrict s, size_t n)
+{
+    if (n > 256) {
+        memcpy(d, s, n);
+        return;
+    }
+    for (; n >= 16; n -= 16, d += 16, s += 16) __builtin_memcpy(d, s, 16);
+    for (; n >= 4; n -= 4, d += 4, s += 4) __builtin_memcpy(d, s, 4);
+    for (; n; n--) *d++ = *s++;
+}
+
+/* The im2col of elements of esz bytes, rows lda bytes apart, padding bytes
+ * `pad`. Where the taps of a kernel row are adjacent pixels of the input
+ * (no dilation along x, all of each pixel's channels), the ones inside it
+ * are one run. */
 static void im2col_bytes(const knhwc_geom *g, const char *x, size_t esz, int pad, int64_t p0,
                          int64_t p1, char *a, size_t lda)
 {
     const size_t c = (size_t)g->c * esz;
+    const bool runs = g->dw == 1 && g->cs == g->c;
     for (int64_t p = p0; p < p1; p++) {
         int64_t oy = p / g->ow, ox = p % g->ow;
         char *ap = a + (size_t)(p - p0) * lda;
+        const int64_t ix0 = ox * g->sw - g->pl;
         for (int64_t ky = 0; ky < g->kh; ky++) {
             int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+            if (iy < 0 || iy >= g->h) {
+                memset(ap, pad, c * (size_t)g->kw);
+                ap += c * (size_t)g->kw;
+                continue;
+            }
+            const char *xr = x + (size_t)((iy * g->w) * g->cs + g->c0) * esz;
+            if (runs) {
+                /* the taps [k0, k1) inside the image (a pad may be wider than the kernel) */
+                int64_t k0 = ix0 < 0 ? -ix0 : 0, k1 = g->w - ix0 < g->kw ? g->w - ix0 : g->kw;
+                k0 = k0 < g->kw ? k0 : g->kw;
+                k1 = k1 > k0 ? k1 : k0;
+                memset(ap, pad, c * (size_t)k0);
+                copy_run(ap + c * (size_t)k0, xr + (size_t)(ix0 + k0) * c, c * (size_t)(k1 - k0));
+                memset(ap + c * (size_t)k1, pad, c * (size_t)(g->kw - k1));
+                ap += c * (size_t)g->kw;
+                continue;
+            }
             for (int64_t kx = 0; kx < g->kw; kx++, ap += c) {
-                int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-                if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
+                int64_t ix = ix0 + kx * g->dw;
+                if (ix < 0 || ix >= g->w)
                     memset(ap, pad, c);
                 else
-                    memcpy(ap, x + (size_t)((iy * g->w + ix) * g->cs + g->c0) * esz, c);
+                    copy_run(ap, xr + (size_t)(ix * g->cs) * esz, c);
             }
         }
     }

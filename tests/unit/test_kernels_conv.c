@@ -1,5 +1,5 @@
 /* The native backend's kernels (src/kernels/), part 2: depthwise
- * convolution (float and static int8), the uint8 channels-last im2col, ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
+ * convolution (float and static int8), the channels-last im2col (float and uint8), ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
  * and on the portable path, with 1 and 2 threads, against loops in double
  * written here; odd channel counts and sizes, every epilogue and mode. */
 #include <setjmp.h>
@@ -150,6 +150,66 @@ static void test_im2col_u8(void **state)
             assert_int_equal(q[r * kp + j], a[r * k + j] == 0 ? 200 : (int)a[r * k + j]);
         }
     assert_true(pads > 0);
+}
+
+/* The float channels-last im2col against a loop over every tap: kernel
+ * rows copied as one run (no dilation along x, whole pixels: the stem's
+ * 3 channels, odd channels, a pad wider than the kernel) and tap by tap
+ * (a channel slice of a wider image, dilation); and the NCHW <-> NHWC
+ * changes around it, a few channels (an image's 3) and many. */
+static void test_im2col_f32(void **state)
+{
+    (void)state;
+    static const knhwc_geom gs[] = {
+        {.h = 9, .w = 8, .cs = 3, .c = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1},
+        {.h = 7, .w = 6, .cs = 11, .c0 = 2, .c = 5, .kh = 3, .kw = 2, .sh = 2, .sw = 1, .dh = 1, .dw = 2, .pt = 1, .pl = 2},
+        {.h = 5, .w = 5, .cs = 17, .c = 17, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 1, .pt = 1, .pl = 1},
+        {.h = 4, .w = 5, .cs = 2, .c = 2, .kh = 2, .kw = 2, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 3, .pl = 3},
+        {.h = 6, .w = 7, .cs = 70, .c = 70, .kh = 1, .kw = 3, .sh = 1, .sw = 3, .dh = 1, .dw = 1, .pt = 0, .pl = 1},
+    };
+    for (size_t gi = 0; gi < sizeof gs / sizeof *gs; gi++) {
+        knhwc_geom g = gs[gi];
+        g.oh = (g.h + 2 * g.pt - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+        g.ow = (g.w + 2 * g.pl - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+        const int64_t k = g.kh * g.kw * g.c, np = g.oh * g.ow, p0 = gi % 2, p1 = np - (gi % 3 == 0);
+        float *x = test_malloc(sizeof(float) * (size_t)(g.h * g.w * g.cs));
+        float *a = test_malloc(sizeof(float) * (size_t)(np * k));
+        for (int64_t i = 0; i < g.h * g.w * g.cs; i++) x[i] = (float)(i % 97 + 1);
+        memset(a, 0xee, sizeof(float) * (size_t)(np * k));
+        knhwc_im2col(&g, x, p0, p1, a);
+        for (int64_t p = p0; p < p1; p++)
+            for (int64_t ky = 0; ky < g.kh; ky++)
+                for (int64_t kx = 0; kx < g.kw; kx++)
+                    for (int64_t ci = 0; ci < g.c; ci++) {
+                        int64_t iy = p / g.ow * g.sh - g.pt + ky * g.dh, ix = p % g.ow * g.sw - g.pl + kx * g.dw;
+                        float want = iy < 0 || iy >= g.h || ix < 0 || ix >= g.w
+                                         ? 0.0f : x[(iy * g.w + ix) * g.cs + g.c0 + ci];
+                        float got = a[(p - p0) * k + (ky * g.kw + kx) * g.c + ci];
+                        if (got != want)
+                            fail_msg("im2col geometry %zu: pixel %lld tap (%lld, %lld) channel %lld: %g, want %g",
+                                     gi, (long long)p, (long long)ky, (long long)kx, (long long)ci,
+                                     (double)got, (double)want);
+                    }
+        test_free(x);
+        test_free(a);
+    }
+    static const int64_t shapes[][3] = {{2, 3, 37}, {1, 1, 5}, {2, 4, 17}, {1, 21, 35}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const int64_t n = shapes[si][0], c = shapes[si][1], hw = shapes[si][2], all = n * c * hw;
+        float *x = test_malloc(sizeof(float) * (size_t)all), *y = test_malloc(sizeof(float) * (size_t)all),
+              *z = test_malloc(sizeof(float) * (size_t)all);
+        for (int64_t i = 0; i < all; i++) x[i] = (float)i;
+        knhwc_from_nchw(x, n, c, hw, y);
+        for (int64_t b = 0; b < n; b++)
+            for (int64_t ci = 0; ci < c; ci++)
+                for (int64_t q = 0; q < hw; q++)
+                    assert_true(y[(b * hw + q) * c + ci] == x[(b * c + ci) * hw + q]);
+        knhwc_to_nchw(y, n, c, hw, z);
+        assert_memory_equal(x, z, sizeof(float) * (size_t)all);
+        test_free(x);
+        test_free(y);
+        test_free(z);
+    }
 }
 
 static void test_depthwise(void **state)
@@ -476,7 +536,7 @@ static void test_resize(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_im2col_u8),
+        cmocka_unit_test(test_im2col_u8),   cmocka_unit_test(test_im2col_f32),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
         cmocka_unit_test(test_pool),        cmocka_unit_test(test_pool_u8),
         cmocka_unit_test(test_global_pool),

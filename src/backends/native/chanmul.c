@@ -5,6 +5,7 @@
  * the convolutions around it keep NHWC. Before, the reference op ran it
  * and each side of it changed layout. Other Muls stay on the reference op
  * (or an element-wise chain's fusion). */
+#include <math.h>
 #include <string.h>
 
 #include "backends/native/native.h"
@@ -48,7 +49,8 @@ static ait_status cm_run(built *bm, const nat_step *st)
         return nat_fail(bm, st->node, AIT_E_INTERNAL, "input was not computed");
     const int64_t *d = y->t.dims;
     kchan_geom g = {d[0], d[2] * d[3], d[1], 0, d[1], 0, 0, x->nhwc, y->nhwc};
-    kchan_scale(&g, x->cur->data, s->cur->data, st->geo[1], y->t.data, bm->threads);
+    kchan_scale(&g, x->cur->data, s->cur->data, st->geo[1], NULL, -INFINITY, INFINITY, y->t.data,
+                bm->threads);
     return AIT_OK;
 }
 

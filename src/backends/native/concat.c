@@ -9,8 +9,11 @@
  * that a channel shuffle alone reads (shuffle.c: ShuffleNet's units) is
  * one step with it instead: each input copied once, image by image, to its
  * shuffled channels (geo[15] then -g, g the shuffle's groups), each input
- * and the output in its own layout (layout.c). Any other
- * Concat stays on the reference op. */
+ * and the output in its own layout (layout.c). Any other Concat over
+ * channels copies its inputs (the first 15 may be written in place), each
+ * from its own layout, so that DenseNet's Concats of every earlier layer's
+ * output keep its dense blocks channels-last; but one that copies every
+ * input into a module output stays on the reference op. */
 #include <string.h>
 
 #include "backends/native/native.h"
@@ -34,25 +37,25 @@ static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
     const node *n = &bm->g->nodes[i];
     const tensor *y = nat_shape(bm, n->out[0]);
     *taken = false;
-    if (!y || y->dtype != AIT_F32 || y->rank != 4 || n->n_in < 1 || n->n_in > 15) return AIT_OK;
+    if (!y || y->dtype != AIT_F32 || y->rank != 4 || n->n_in < 1) return AIT_OK;
     int64_t axis = attr_int(n, "axis", 0);
     if (axis != 1 && axis != -3) return AIT_OK;
     nat_step *w[15];
     int64_t c0 = 0;
-    bool all = true;
     for (int k = 0; k < n->n_in; k++) {
         const tensor *x = nat_shape(bm, n->in[k]);
         if (!x || x->dtype != AIT_F32 || x->rank != 4 || x->dims[0] != y->dims[0] ||
             x->dims[2] != y->dims[2] || x->dims[3] != y->dims[3])
             return AIT_OK;
-        /* the same value twice has two uses: never written in place */
-        w[k] = cat_writer(bm, bm->n_steps, n->in[k]);
-        all &= w[k] != NULL;
-        st->geo[k] = c0; /* input k's first channel */
+        if (k < 15) {
+            /* the same value twice has two uses: never written in place */
+            w[k] = cat_writer(bm, bm->n_steps, n->in[k]);
+            st->geo[k] = c0; /* input k's first channel */
+        }
         c0 += x->dims[1];
     }
     if (c0 != y->dims[1]) return AIT_OK;
-    int64_t g = nat_shuffle_after(bm, n->out[0], &st->epi);
+    int64_t g = n->n_in <= 15 ? nat_shuffle_after(bm, n->out[0], &st->epi) : 0;
     if (g > 0) {
         st->geo[15] = -g;
         st->can_nhwc = st->nhwc_ins = true;
@@ -60,14 +63,18 @@ static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
         return AIT_OK;
     }
     st->geo[15] = 0; /* which inputs are written in place, a bit each */
-    for (int k = 0; k < n->n_in; k++) {
+    for (int k = 0; k < n->n_in && k < 15; k++) {
         if (!w[k]) continue;
         w[k]->cat = n->out[0];
         w[k]->cat_c0 = st->geo[k];
         st->geo[15] |= (int64_t)1 << k;
     }
-    if (!st->geo[15]) return AIT_OK; /* nothing saved: the reference op copies as well */
-    st->can_nhwc = all;
+    /* Copies only, of a module output: left to the reference op, as before
+     * (a decoder's present keys, Concat(past, new), are appended in place
+     * there: kv.c). */
+    for (int j = 0; !st->geo[15] && j < bm->g->n_outputs; j++)
+        if (bm->g->outputs[j] == n->out[0]) return AIT_OK;
+    st->can_nhwc = st->nhwc_ins = true; /* the others copied from their own layouts */
     *taken = true;
     return AIT_OK;
 }
@@ -88,19 +95,23 @@ static ait_status cat_run(built *bm, const nat_step *st)
             return AIT_OK;
         }
     }
+    int64_t c0 = 0; /* input k's first channel */
     for (int k = 0; k < n->n_in; k++) {
-        if (st->geo[15] > 0 && (st->geo[15] >> k & 1)) continue; /* written in place */
         const nat_val *d = &bm->vals[n->in[k]];
+        const tensor *xs = nat_shape(bm, n->in[k]);
+        const int64_t ck = xs->dims[1];
+        c0 += ck;
+        if (k < 15 && st->geo[15] > 0 && (st->geo[15] >> k & 1)) continue; /* written in place */
         if (!d->cur || !d->cur->data)
             return nat_fail(bm, st->node, AIT_E_INTERNAL, "input %d was not computed", k);
-        const int64_t ck = d->cur->dims[1];
-        if (st->geo[15] < 0) {
-            kchan_geom g = {N, hw, ck, 0, C, st->geo[k], -st->geo[15], d->nhwc, yv->nhwc};
+        if (st->geo[15] < 0 || d->nhwc || yv->nhwc) {
+            kchan_geom g = {N, hw, ck, 0, C, c0 - ck, st->geo[15] < 0 ? -st->geo[15] : 0, d->nhwc,
+                            yv->nhwc};
             kchan_copy(&g, d->cur->data, ck, y->data, bm->threads);
             continue;
         }
         for (int64_t im = 0; im < N; im++)
-            memcpy((float *)y->data + (im * C + st->geo[k]) * hw,
+            memcpy((float *)y->data + (im * C + c0 - ck) * hw,
                    (const float *)d->cur->data + im * ck * hw, sizeof(float) * (size_t)(ck * hw));
     }
     return AIT_OK;

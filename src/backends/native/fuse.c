@@ -272,21 +272,25 @@ void nat_res_add(const built *bm, const nat_step *st, float *y)
 int nat_bn_after(const built *bm, int v, int64_t c)
 {
     int i = nat_sole_consumer(bm, v);
-    if (i < 0) return -1;
+    return i >= 0 && nat_bn_node(bm, i, v, c) ? i : -1;
+}
+
+bool nat_bn_node(const built *bm, int i, int v, int64_t c)
+{
     const node *n = &bm->g->nodes[i];
     if (strcmp(n->op, "BatchNormalization") || (n->domain && n->domain[0]) || n->n_in != 5 ||
         n->in[0] != v || n->n_out < 1 || n->out[0] < 0 || n->version < 7 ||
         attr_int(n, "training_mode", 0) != 0 || attr_int(n, "spatial", 1) != 1)
-        return -1;
+        return false;
     for (int k = 1; k < n->n_out; k++)
-        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return -1; /* training outputs */
+        if (n->out[k] >= 0 && bm->vals[n->out[k]].uses) return false; /* training outputs */
     for (int k = 1; k < 5; k++) {
         const tensor *t = nat_shape(bm, n->in[k]);
         if (!t || !nat_const(bm, n->in[k]) || t->dtype != AIT_F32 || t->rank != 1 ||
             t->dims[0] != c)
-            return -1;
+            return false;
     }
-    return i;
+    return true;
 }
 
 void nat_bn_fold(const built *bm, int bn, int64_t c, float *s, float *t)

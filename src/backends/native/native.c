@@ -37,6 +37,12 @@ ait_status nat_fail(built *bm, int i, ait_status code, const char *fmt, ...)
 
 /* ---- prepared weights ----------------------------------------------------------- */
 
+ait_status nat_stale(built *bm, ait_status s)
+{
+    err_append(bm->err, " (the artifact was tuned by another build of ait: re-tune the model)");
+    return s;
+}
+
 static const prep_blob *blob_find(const built *bm, const char *name)
 {
     for (int k = 0; bm->prep && k < bm->prep->n; k++)
@@ -70,13 +76,14 @@ ait_status nat_pack_get_sized(built *bm, int i, int groups, size_t bytes, const 
     p->stride = stride;
     const prep_blob *b = blob_find(bm, p->name);
     if (bm->prep && !b)
-        return nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s' are missing from the artifact",
-                        p->name);
+        return nat_stale(bm, nat_fail(bm, i, AIT_E_INVALID_ARG,
+                                      "prepared weights '%s' are missing from the artifact", p->name));
     if (b) {
         if (b->size != total)
-            return nat_fail(bm, i, AIT_E_INVALID_ARG,
-                            "prepared weights '%s' are %zu bytes; this build needs %zu (kernel %s)",
-                            p->name, b->size, total, gemm_kernel_name(bm->kern));
+            return nat_stale(bm, nat_fail(bm, i, AIT_E_INVALID_ARG,
+                                          "prepared weights '%s' are %zu bytes; this build needs %zu "
+                                          "(kernel %s)",
+                                          p->name, b->size, total, gemm_kernel_name(bm->kern)));
         p->data = b->data;
     } else {
         aligned_free(p->own);
@@ -92,8 +99,8 @@ ait_status nat_pack_get_sized(built *bm, int i, int groups, size_t bytes, const 
                                              : err_set(bm->err, AIT_E_INVALID_ARG, "too short");
         if (s != AIT_OK) {
             p->data = NULL;
-            return err_prefix(bm->err, "native: node '%s': prepared weights '%s': ",
-                              bm->g->nodes[i].name, p->name);
+            return nat_stale(bm, err_prefix(bm->err, "native: node '%s': prepared weights '%s': ",
+                                            bm->g->nodes[i].name, p->name));
         }
         return AIT_OK;
     }
@@ -107,7 +114,7 @@ ait_status nat_pack_get_sized(built *bm, int i, int groups, size_t bytes, const 
             p->data = NULL; /* own stays for free */
             err_prefix(bm->err, "native: node '%s': prepared weights '%s': ", bm->g->nodes[i].name,
                        p->name);
-            return s;
+            return nat_stale(bm, s);
         }
     }
     return AIT_OK;

@@ -177,6 +177,12 @@ typedef struct nat_op {
     bool int8_in;   /* its data input is (u)int8, not float32 (qlinear.c) */
 } nat_op;
 
+/* native.c: after an error (status s, set) about an artifact's prepared
+ * weights this build cannot take (a blob missing, of another size or
+ * layout: tuned by another build, whose kernels pack differently or whose
+ * Convs fuse more), appends that the model must be re-tuned; returns s. */
+ait_status nat_stale(built *bm, ait_status s);
+
 /* ops.c */
 const nat_op *nat_op_find(const node *n);
 extern const nat_op nat_batchnorm; /* norm.c */
@@ -210,6 +216,8 @@ void nat_chain_act_last(const built *bm, nat_epi *ep);
  * parameters constant float32 [c]; -1 when none. Its per-channel scale s
  * and shift t (y = x * s + t), c floats each, by nat_bn_fold. */
 int nat_bn_after(const built *bm, int v, int64_t c);
+/* Whether node i is such a BatchNormalization of value v (its readers aside). */
+bool nat_bn_node(const built *bm, int i, int v, int64_t c);
 void nat_bn_fold(const built *bm, int bn, int64_t c, float *s, float *t);
 /* The gemm_epi of a step's chain for output element block at offset off
  * (the residual's), with the op's own scale and bias. */

@@ -1,10 +1,13 @@
 /* Row-wise ops over the last axis, float32, on kernels/norm.h:
  * LayerNormalization (Y only; scale and bias of the row's length),
  * RMSNormalization, Softmax and LogSoftmax. Another axis, more outputs or
- * another dtype stay on the reference op. */
+ * another dtype stay on the reference op. And BatchNormalization over the
+ * channels (below). */
+#include <math.h>
 #include <string.h>
 
 #include "backends/native/native.h"
+#include "kernels/chan_copy.h"
 #include "kernels/norm.h"
 
 enum { R_LN, R_RMS, R_SM, R_LSM };
@@ -71,15 +74,57 @@ const nat_op nat_rmsnorm = {"RMSNormalization", row_take, row_run};
 const nat_op nat_softmax = {"Softmax", row_take, row_run};
 const nat_op nat_logsoftmax = {"LogSoftmax", row_take, row_run};
 
-/* BatchNormalization: a per-channel multiply and add, taken with the
- * activation after it as an element-wise chain (chain.c, fuse_find) or
- * folded into the Conv before it (conv.c); else the reference op. Listed so
- * that a module of BatchNormalizations is native's to build. */
+/* Inference BatchNormalization of a 4-D value, with the Relu or Clip after
+ * it (nat_chain), as one pass of kchan_scale (y = min(max(x * s + t, lo),
+ * hi), s and t folded from its constants at take), its input and output
+ * each NCHW or channels-last (layout.c): DenseNet's BatchNormalization and
+ * Relu after every Concat, between channels-last convolutions. One after a
+ * Conv is folded into the Conv instead (conv.c), so never reaches here;
+ * other ranks, training mode and a chain of anything else (a bias, a
+ * residual, another activation: those nodes then run after it) leave
+ * their nodes as they were. */
 static ait_status bn_take(built *bm, int i, nat_step *st, bool *taken)
 {
-    (void)bm, (void)i, (void)st;
+    const node *n = &bm->g->nodes[i];
     *taken = false;
+    const tensor *x = nat_shape(bm, n->in[0]), *y = n->n_out > 0 ? nat_shape(bm, n->out[0]) : NULL;
+    if (!x || !y || x->dtype != AIT_F32 || y->dtype != AIT_F32 || x->rank != 4 || y->rank != 4 ||
+        memcmp(x->dims, y->dims, sizeof x->dims[0] * 4) || tensor_numel(y) == 0 ||
+        !nat_bn_node(bm, i, n->in[0], x->dims[1]))
+        return AIT_OK;
+    const int64_t C = x->dims[1];
+    nat_pack *p = &bm->packs[i];
+    if (!p->wt) { /* s, then t: from constants, not saved */
+        p->wt = aligned_zalloc(sizeof(float) * 2 * (size_t)C);
+        if (!p->wt) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
+        nat_bn_fold(bm, i, C, p->wt, p->wt + C);
+    }
+    nat_epi plain = st->epi;
+    nat_chain(bm, n->out[0], true, true, &st->epi);
+    gemm_act a = st->epi.act;
+    if (st->epi.bias >= 0 || st->epi.res >= 0 ||
+        (a != GEMM_ACT_NONE && a != GEMM_ACT_RELU && a != GEMM_ACT_CLIP))
+        st->epi = plain;
+    st->can_nhwc = true;
+    *taken = true;
     return AIT_OK;
 }
 
-const nat_op nat_batchnorm = {"BatchNormalization", bn_take, NULL};
+static ait_status bn_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const nat_val *x = &bm->vals[n->in[0]];
+    nat_val *y = &bm->vals[st->epi.out];
+    if (!x->cur || !x->cur->data)
+        return nat_fail(bm, st->node, AIT_E_INTERNAL, "input was not computed");
+    const int64_t *d = y->t.dims, C = d[1];
+    const float *s = bm->packs[st->node].wt;
+    float lo = -INFINITY, hi = INFINITY;
+    if (st->epi.act == GEMM_ACT_RELU) lo = 0;
+    if (st->epi.act == GEMM_ACT_CLIP) lo = st->epi.lo, hi = st->epi.hi;
+    kchan_geom g = {d[0], d[2] * d[3], C, 0, C, 0, 0, x->nhwc, y->nhwc};
+    kchan_scale(&g, x->cur->data, s, 0, s + C, lo, hi, y->t.data, bm->threads);
+    return AIT_OK;
+}
+
+const nat_op nat_batchnorm = {"BatchNormalization", bn_take, bn_run, NULL};

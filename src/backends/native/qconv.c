@@ -78,8 +78,8 @@ static ait_status cal_take(built *bm, int i, nat_pack *p, size_t at)
     if (memcmp(c.magic, QCAL_MAGIC, 8) != 0 || !(c.scale > 0) || !isfinite(c.scale) || c.zp < 0 ||
         c.zp > 255) {
         p->qv.w = NULL;
-        return nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s': no valid int8 "
-                        "calibration after the weights", p->name);
+        return nat_stale(bm, nat_fail(bm, i, AIT_E_INVALID_ARG, "prepared weights '%s': no valid "
+                                      "int8 calibration after the weights", p->name));
     }
     p->qs = c.scale;
     p->qz = c.zp;
