@@ -33,5 +33,6 @@
 #undef vhmax
 #undef vloads
 #undef vload_u8
+#undef vstoren_u8
 #undef vloadsn
 #undef vgathern
