@@ -2,6 +2,7 @@
  * convolution (one instance of nhwc_tmpl.h per ISA, picked from a table;
  * threads split the output rows of all images). */
 #include "kernels/nhwc.h"
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -86,11 +87,13 @@ static void im2col_bytes(const knhwc_geom *g, const char *x, size_t esz, int pad
                          int64_t p1, char *a, size_t lda)
 {
     const size_t c = (size_t)g->c * esz;
+    /* a row's taps inside the image are one run of x when the pixels' channels are all
+     * taken and the taps adjacent: one copy (a 3x3's 3 instead of 9, a 7x7 stem's 7 of
+     * 21 bytes instead of 49 of 3) */
     const bool runs = g->dw == 1 && g->cs == g->c;
     for (int64_t p = p0; p < p1; p++) {
-        int64_t oy = p / g->ow, ox = p % g->ow;
+        int64_t oy = p / g->ow, ox = p % g->ow, ix0 = ox * g->sw - g->pl;
         char *ap = a + (size_t)(p - p0) * lda;
-        const int64_t ix0 = ox * g->sw - g->pl;
         for (int64_t ky = 0; ky < g->kh; ky++) {
             int64_t iy = oy * g->sh - g->pt + ky * g->dh;
             if (iy < 0 || iy >= g->h) {
@@ -100,10 +103,8 @@ static void im2col_bytes(const knhwc_geom *g, const char *x, size_t esz, int pad
             }
             const char *xr = x + (size_t)((iy * g->w) * g->cs + g->c0) * esz;
             if (runs) {
-                /* the taps [k0, k1) inside the image (a pad may be wider than the kernel) */
-                int64_t k0 = ix0 < 0 ? -ix0 : 0, k1 = g->w - ix0 < g->kw ? g->w - ix0 : g->kw;
-                k0 = k0 < g->kw ? k0 : g->kw;
-                k1 = k1 > k0 ? k1 : k0;
+                int64_t k0, k1; /* the taps inside the image (a pad may be wider than the kernel) */
+                taps_inside(ix0, g->kw, 1, g->w, &k0, &k1);
                 memset(ap, pad, c * (size_t)k0);
                 copy_run(ap + c * (size_t)k0, xr + (size_t)(ix0 + k0) * c, c * (size_t)(k1 - k0));
                 memset(ap + c * (size_t)k1, pad, c * (size_t)(g->kw - k1));
@@ -161,7 +162,7 @@ void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, c
 }
 
 typedef void (*dwq_row_fn)(const knhwc_geom *, const uint8_t *, float, const float *, const float *,
-                           const float *, int64_t, kact, float *);
+                           const float *, int64_t, kact, float *, uint8_t *, float, float);
 static const struct {
     kisa isa;
     dwq_row_fn row;
@@ -179,6 +180,8 @@ void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, c
 {
     __typeof__(dwq_impls[0]) *im = KISA_PICK(dwq_impls);
     const int64_t rows = n * g->oh, in_img = g->h * g->w * g->cs, orow = g->ow * g->cs;
+    /* uint8 out straight from the row's registers when its activation is one of these */
+    const bool fuse = yq && (act.f == KF_NONE || act.f == KF_RELU || act.f == KF_CLIP);
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1)
     {
         float *own = yq ? y + omp_get_thread_num() * orow : NULL; /* this thread's row */
@@ -186,8 +189,9 @@ void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, c
         for (int64_t r = 0; r < rows; r++) {
             int64_t b = r / g->oh, oy = r % g->oh;
             float *yr = yq ? own : y + r * orow;
-            im->row(g, x + b * in_img, (float)xz, wq, scale, bias, oy, act, yr);
-            if (yq) qg_requant_u8(yr, orow, ys, yz, yq + r * orow);
+            im->row(g, x + b * in_img, (float)xz, wq, scale, bias, oy, act, yr,
+                    fuse ? yq + r * orow : NULL, fuse ? 1.0f / ys : 0, (float)yz);
+            if (yq && !fuse) qg_requant_u8(yr, orow, ys, yz, yq + r * orow);
         }
     }
 }

@@ -55,16 +55,29 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
     }
 }
 
+/* v (act none, relu or clip: lo, hi) to r uint8 at p as qg_requant_u8
+ * makes them of the floats: sat(rint(v * r8) + z8). */
+static inline void KV(dwq_out)(uint8_t *p, V v, size_t r, V lo, V hi, V r8, V z8)
+{
+    v = vmin(vmax(v, lo), hi);
+    vstoren_u8(p, vmin(vmax(vadd(vround(vmul(v, r8)), z8), vzero()), vset1(255.0f)), r);
+}
+
 /* The int8 depthwise convolution of one output row (knhwc_dw_u8): x
  * uint8 at zero point xz, wq the int8 weights [tap][c] held as floats.
  * Each sum of (x - xz) * wq is an integer computed exactly in float lanes
  * (|x - xz| <= 255, |wq| <= 128, at most KDW_U8_TAPS taps: below 2^24), as
- * an int32 accumulation would; then y = act(sum * scale[c] + bias[c]). */
+ * an int32 accumulation would; then y = act(sum * scale[c] + bias[c]),
+ * the floats y, or with yq (act none, relu or clip: the caller's choice)
+ * uint8 yq as KV(dwq_out) makes them, from the registers. */
 static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, const float *wq,
-                             const float *scale, const float *bias, int64_t oy, kact act, float *y)
+                             const float *scale, const float *bias, int64_t oy, kact act, float *y,
+                             uint8_t *yq, float r8, float z8)
 {
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
-    const V vz = vset1(xz);
+    const V vz = vset1(xz), vr = vset1(r8), vz8 = vset1(z8);
+    const V lo = vset1(act.f == KF_CLIP ? act.a : act.f == KF_RELU ? 0.0f : -INFINITY);
+    const V hi = vset1(act.f == KF_CLIP ? act.b : INFINITY);
     int64_t ky0, ky1;
     taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
     for (int64_t ox = 0; ox < g->ow; ox++) {
@@ -85,8 +98,15 @@ static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, co
                     a1 = vfma(vsub(vload_u8(xp + VL), vz), vload(wp + VL), a1);
                 }
             }
-            vstore(yp + c, vfma(a0, vload(scale + c), bias ? vload(bias + c) : vzero()));
-            vstore(yp + c + VL, vfma(a1, vload(scale + c + VL), bias ? vload(bias + c + VL) : vzero()));
+            V v0 = vfma(a0, vload(scale + c), bias ? vload(bias + c) : vzero());
+            V v1 = vfma(a1, vload(scale + c + VL), bias ? vload(bias + c + VL) : vzero());
+            if (yq) {
+                KV(dwq_out)(yq + ox * C + c, v0, VL, lo, hi, vr, vz8);
+                KV(dwq_out)(yq + ox * C + c + VL, v1, VL, lo, hi, vr, vz8);
+                continue;
+            }
+            vstore(yp + c, v0);
+            vstore(yp + c + VL, v1);
         }
         for (; c < C; c += VL) {
             size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
@@ -100,8 +120,12 @@ static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, co
                     a0 = vfma(vsub(vload_u8(t), vz), vloadn(wr + kx * C, r), a0);
                 }
             }
-            vstoren(yp + c, vfma(a0, vloadn(scale + c, r), bias ? vloadn(bias + c, r) : vzero()), r);
+            V v0 = vfma(a0, vloadn(scale + c, r), bias ? vloadn(bias + c, r) : vzero());
+            if (yq)
+                KV(dwq_out)(yq + ox * C + c, v0, r, lo, hi, vr, vz8);
+            else
+                vstoren(yp + c, v0, r);
         }
     }
-    if (act.f != KF_NONE) KV(fun_row)(y, y, (size_t)(g->ow * C), act.f, act.a, act.b);
+    if (!yq && act.f != KF_NONE) KV(fun_row)(y, y, (size_t)(g->ow * C), act.f, act.a, act.b);
 }

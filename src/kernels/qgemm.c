@@ -300,6 +300,12 @@ static const qg_quantiser *quantiser(void)
     return &c;
 }
 
+/* qg_requant_u8 with the reciprocal r given. */
+static void requant_row(const float *a, int64_t n, float r, float z, uint8_t *q)
+{
+    quantiser()->requant(a, n, r, z, q);
+}
+
 void qg_quant_row_u8(const float *a, int64_t k, uint8_t *q, float *scale, int32_t *zp)
 {
     const qg_quantiser *qz = quantiser();
@@ -322,7 +328,7 @@ void qg_quant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
 
 void qg_requant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *q)
 {
-    quantiser()->requant(a, n, 1.0f / scale, (float)zp, q);
+    requant_row(a, n, 1.0f / scale, (float)zp, q);
 }
 
 void qg_dequant_u8(const uint8_t *q, int64_t n, float scale, int32_t zp, float *y)
@@ -588,6 +594,11 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                    float *c, int64_t ldc, const gemm_epi *in, const gemm_epi *out, int64_t g0,
                    int64_t g1)
 {
+    enum { TW = QG_GP * QG_NR };
+    float tile[12 * TW] __attribute__((aligned(64))); /* uint8 C: a tile's floats */
+    const bool y8 = x->y8 != NULL, fused = y8 && kr->y8 && !out;
+    qg_act xf = *x; /* not fused: the kernel writes the tile's floats */
+    xf.y8 = fused ? x->y8 : NULL;
     const int np = i8_panels(kr, r1 - r0), mr = kr->mr8[np];
     int64_t mc = (INT64_C(32) << 10) / b->kp / mr * mr;
     mc = mc > mr ? mc : mr;
@@ -601,9 +612,16 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                 int nr = b->n - j0 < n2 * QG_NR ? (int)(b->n - j0) : n2 * QG_NR;
                 for (int64_t i0 = ib; i0 < ie; i0 += mr) {
                     int mt = ie - i0 < mr ? (int)(ie - i0) : mr;
-                    float *cc = c + i0 * ldc + j0;
-                    kr->fn8(b, x, i0, mt, g, s0, n2, cc, ldc, in);
-                    if (out) gemm_epi_tile(out, cc, ldc, i0, j0, mt, nr);
+                    if (fused) {
+                        kr->fn8(b, &xf, i0, mt, g, s0, n2, tile, TW, in);
+                        continue;
+                    }
+                    float *cc = y8 ? tile : c + i0 * ldc + j0;
+                    const int64_t ld = y8 ? TW : ldc;
+                    kr->fn8(b, &xf, i0, mt, g, s0, n2, cc, ld, in);
+                    if (out) gemm_epi_tile(out, cc, ld, i0, j0, mt, nr);
+                    for (int i = 0; y8 && i < mt; i++)
+                        requant_row(cc + i * ld, nr, x->r8, x->z8, x->y8 + (i0 + i) * x->ldy8 + j0);
                 }
             }
         }
@@ -722,4 +740,12 @@ void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32
 {
     qg_act x = {.q = q, .sa = sa, .za = za};
     if (m > 0 && b->scheme == QG_INT8DQ) run_panels(b, &x, m, c, ldc, epi, threads);
+}
+
+void qgemm_u8_q8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za,
+                 int64_t m, uint8_t *y, int64_t ldy, float ys, int32_t yz, const gemm_epi *epi,
+                 int threads)
+{
+    qg_act x = {.q = q, .sa = sa, .za = za, .y8 = y, .ldy8 = ldy, .r8 = 1.0f / ys, .z8 = (float)yz};
+    if (m > 0 && b->scheme == QG_INT8DQ) run_panels(b, &x, m, NULL, 0, epi, threads);
 }

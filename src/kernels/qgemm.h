@@ -95,6 +95,12 @@ ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, 
  * bytes, 0 from k to kp), its scale sa[i] and zero point za[i]. */
 void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za, int64_t m,
               float *c, int64_t ldc, const gemm_epi *epi, int threads);
+/* qgemm_u8 with C requantised to uint8 y (rows ldy apart) at scale ys and
+ * zero point yz, the bytes qg_requant_u8 makes of qgemm_u8's C, without
+ * C's floats going to memory (the VNNI kernel requantises in registers). */
+void qgemm_u8_q8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za,
+                 int64_t m, uint8_t *y, int64_t ldy, float ys, int32_t yz, const gemm_epi *epi,
+                 int threads);
 
 /* QG_INT8DQ's GEMM on activations quantised already (b packed int8dq):
  * row i of A is q[i*ldq ..] (k of them; uint8, or int8 when a_signed), all

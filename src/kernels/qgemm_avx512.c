@@ -91,6 +91,14 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
     __m512 sc = _mm512_mul_ps(_mm512_set1_ps(x->sa[i0 + i]), _mm512_loadu_ps(b->scale + j));
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, zc)), sc);
     if (in) v = epi_vec(in, v, i0 + i, j, m);
+    if (x->y8) { /* requantised to uint8 as quant_body (qg_requant_u8) does */
+        v = _mm512_mul_ps(v, _mm512_set1_ps(x->r8));
+        v = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                          _mm512_set1_ps(x->z8));
+        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+        _mm512_mask_cvtepi32_storeu_epi8(x->y8 + (i0 + i) * x->ldy8 + j, m, _mm512_cvtps_epi32(v));
+        return;
+    }
     _mm512_mask_storeu_ps(c + i * ldc + s * QG_NR, m, v);
 }
 
@@ -322,7 +330,7 @@ const qg_quantiser qg_avx512_quantiser = {KISA_AVX512, dq_minmax, dq_quant, dq_r
 
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,
-                                  {0, 12, 12, 6, 6}};
+                                  {0, 12, 12, 6, 6}, true};
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
 const qg_kern qg_avx512_int4wo = {KISA_AVX512, "", "avx512", 4, k_int4wo};
 #else

@@ -16,6 +16,9 @@ typedef struct qg_act {
     const float *sa;    /* int8dq: per row scale */
     const int32_t *za;  /* int8dq: per row zero point */
     const float *gsum;  /* int4wo: per row, per group sum of a, [m][kp/group] */
+    uint8_t *y8;        /* int8dq into uint8 (qgemm_u8_q8): C's rows, ldy8 apart; NULL: float C */
+    int64_t ldy8;
+    float r8, z8;       /* y8 = saturate(rint(C * r8) + z8), qg_requant_u8's */
 } qg_act;
 
 /* Rows [i0, i0+mr) of C's panel p, raw (before the epilogue), into
@@ -38,6 +41,7 @@ typedef struct qg_kern {
     qg_ukr fn;
     qg_ukr8 fn8; /* int8dq (fn NULL): its row counts per panel count, mr8[np] */
     int mr8[QG_GP + 1];
+    bool y8; /* fn8 writes x->y8 itself when set (c unused), with the whole epilogue in `in` */
 } qg_kern;
 
 /* Splits epi into the part the int8dq kernels apply in registers (*in:

@@ -36,6 +36,20 @@ static inline void vstoren_avx2(float *p, __m256 v, size_t r)
 #define vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
 /* VL uint8 p[0 .. VL) as floats */
 #define vload_u8(p) _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p))))
+/* r <= VL integer-valued floats in [0, 255] v to uint8 p[0 .. r) */
+static inline void vstoren_u8_avx2(uint8_t *p, __m256 v, size_t r)
+{
+    __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(_mm256_cvtps_epi32(v)),
+                                 _mm256_extracti128_si256(_mm256_cvtps_epi32(v), 1));
+    w = _mm_packus_epi16(w, w);
+    if (r == 8) _mm_storel_epi64((__m128i *)p, w);
+    else {
+        uint8_t t[16];
+        _mm_storeu_si128((__m128i *)t, w);
+        memcpy(p, t, r);
+    }
+}
+#define vstoren_u8 vstoren_u8_avx2
 #define vmax _mm256_max_ps
 #define vmin _mm256_min_ps
 #define vabs(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)

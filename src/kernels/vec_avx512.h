@@ -56,6 +56,8 @@ static inline __m512 vloads_avx512(const float *p, int s)
 #define vloads vloads_avx512
 /* VL uint8 p[0 .. VL) as floats */
 #define vload_u8(p) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p))))
+/* r <= VL integer-valued floats in [0, 255] v to uint8 p[0 .. r) */
+#define vstoren_u8(p, v, r) _mm512_mask_cvtepi32_storeu_epi8(p, kmask_avx512(r), _mm512_cvtps_epi32(v))
 /* the first r (<= VL) of those, the other lanes 0 */
 static inline __m512 vloadsn_avx512(const float *p, int s, size_t r)
 {

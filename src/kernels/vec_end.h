@@ -33,6 +33,7 @@
 #undef vhmax
 #undef vloads
 #undef vload_u8
+#undef vstoren_u8
 #undef vloadsn
 #undef vgathern
 #undef vzip

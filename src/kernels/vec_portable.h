@@ -34,6 +34,7 @@ static inline float vpow2i_portable(float n)
 #define vdiv(a, b) ((a) / (b))
 #define vfma(a, b, c) ((a) * (b) + (c))
 #define vload_u8(p) ((float)*(const uint8_t *)(p))
+#define vstoren_u8(p, v, r) ((void)(r), *(p) = (uint8_t)(int32_t)(v))
 #define vmax vmax_portable
 #define vmin vmin_portable
 #define vabs(a) fabsf(a)

@@ -117,31 +117,35 @@ static void nhwc_dwq_check(const kdw_geom *g, const float *b, kact a, int seed)
     free(xr), free(wr), free(sc), free(y), free(rows), free(x), free(yq), free(yw), free(want);
 }
 
-/* The channels-last im2col of uint8 activations (static int8's): odd
- * channels, stride, dilation and pads, a channel slice (c0) of a wider
- * image; every element where the float im2col puts it, the padding the
+/* The channels-last im2col of uint8 activations (static int8's) and of
+ * floats: every element where the geometry puts it, the padding the
  * given zero point, rows kp apart zero after K. */
-static void test_im2col_u8(void **state)
+static void im2col_u8_check(knhwc_geom g)
 {
-    (void)state;
-    knhwc_geom g = {.h = 7, .w = 6, .cs = 11, .c0 = 2, .c = 5, .kh = 3, .kw = 2, .sh = 2, .sw = 1,
-                    .dh = 1, .dw = 2, .pt = 1, .pl = 2};
     g.oh = (g.h + 2 * g.pt - g.dh * (g.kh - 1) - 1) / g.sh + 1;
     g.ow = (g.w + 2 * g.pl - g.dw * (g.kw - 1) - 1) / g.sw + 1;
     const int64_t hw = g.h * g.w, k = g.kh * g.kw * g.c, kp = k + 3, p0 = 3, p1 = g.oh * g.ow - 1;
-    float x[7 * 6 * 11], a[64 * 30];
-    uint8_t xq[7 * 6 * 11], q[64 * 33];
+    float *x = malloc(sizeof(float) * (size_t)(hw * g.cs)), *a = malloc(sizeof(float) * (size_t)(p1 * k));
+    uint8_t *xq = malloc((size_t)(hw * g.cs)), *q = malloc((size_t)(p1 * kp));
     for (int64_t i = 0; i < hw * g.cs; i++) {
         xq[i] = (uint8_t)(i * 37 % 251 + 1);
         x[i] = xq[i];
     }
-    assert_true(p1 - p0 <= 64 && k <= 30);
+    assert_true(p1 > p0);
     knhwc_im2col(&g, x, p0, p1, a);
-    memset(q, 0xee, sizeof q);
+    memset(q, 0xee, (size_t)(p1 * kp));
     knhwc_im2col_u8(&g, xq, 0, p0, p1, q, kp);
     for (int64_t r = 0; r < p1 - p0; r++)
-        for (int64_t j = 0; j < kp; j++)
-            assert_int_equal(q[r * kp + j], j < k ? (int)a[r * k + j] : 0);
+        for (int64_t j = 0; j < kp; j++) {
+            int want = 0; /* from the geometry: tap (ky, kx), channel ci */
+            if (j < k) {
+                int64_t p = p0 + r, tap = j / g.c, ci = j % g.c, ky = tap / g.kw, kx = tap % g.kw;
+                int64_t iy = p / g.ow * g.sh - g.pt + ky * g.dh, ix = p % g.ow * g.sw - g.pl + kx * g.dw;
+                if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) want = xq[(iy * g.w + ix) * g.cs + g.c0 + ci];
+                assert_int_equal((int)a[r * k + j], want);
+            }
+            assert_int_equal(q[r * kp + j], want);
+        }
     knhwc_im2col_u8(&g, xq, 200, p0, p1, q, kp); /* the padding is the zero point */
     int pads = 0;
     for (int64_t r = 0; r < p1 - p0; r++)
@@ -150,6 +154,23 @@ static void test_im2col_u8(void **state)
             assert_int_equal(q[r * kp + j], a[r * k + j] == 0 ? 200 : (int)a[r * k + j]);
         }
     assert_true(pads > 0);
+    free(x), free(a), free(xq), free(q);
+}
+
+/* ... and all the channels of the image with adjacent taps (a row's taps
+ * inside copied as one run): a 7x7 stride-2 stem of 3 channels, 3x3 with
+ * pads of 1 and 5 channels, at stride 1 and 2. */
+static void test_im2col_u8(void **state)
+{
+    (void)state;
+    im2col_u8_check((knhwc_geom){.h = 7, .w = 6, .cs = 11, .c0 = 2, .c = 5, .kh = 3, .kw = 2,
+                                 .sh = 2, .sw = 1, .dh = 1, .dw = 2, .pt = 1, .pl = 2});
+    im2col_u8_check((knhwc_geom){.h = 7, .w = 6, .cs = 3, .c = 3, .kh = 7, .kw = 7, .sh = 2,
+                                 .sw = 2, .dh = 1, .dw = 1, .pt = 3, .pl = 3});
+    im2col_u8_check((knhwc_geom){.h = 5, .w = 7, .cs = 5, .c = 5, .kh = 3, .kw = 3, .sh = 1,
+                                 .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1});
+    im2col_u8_check((knhwc_geom){.h = 6, .w = 5, .cs = 5, .c = 5, .kh = 3, .kw = 3, .sh = 2,
+                                 .sw = 2, .dh = 2, .dw = 1, .pt = 2, .pl = 1});
 }
 
 /* The float channels-last im2col against a loop over every tap: kernel

@@ -4,8 +4,9 @@
  * bf16 products, the weight-only ones within float rounding of the
  * dequantised weights; odd sizes, M 1..13 and larger, 1 and 2 threads, the
  * epilogue (every kind on int8dq, whose kernels apply part of it in
- * registers), a packed buffer's checks; int8dq at AVX-512 (VNNI), AVX2
- * (int16 products) and portable. */
+ * registers), int8dq's uint8 output (qgemm_u8_q8) byte for byte against
+ * the float output requantised, a packed buffer's checks; int8dq at AVX-512
+ * (VNNI), AVX2 (int16 products) and portable. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,6 +95,34 @@ static double epi_ref(int kind, double x, int64_t i, int64_t j, const float *bia
     }
 }
 
+/* qgemm_u8_q8 on A's quantised rows qa (k apart): C's bytes those
+ * qg_requant_u8 makes of qgemm_u8's C (the same as qgemm's, c), the bytes
+ * between C's rows (ldy past n) left alone. */
+static void u8_out_check(const qg_packed *v, const uint8_t *qa, const float *sa, const int32_t *za,
+                         int64_t m, const float *c, const gemm_epi *ep, int threads)
+{
+    const int64_t n = v->n, k = v->k, kp = v->kp, ldy = n + 3;
+    const float ys = 0.0123f;
+    const int32_t yz = 77;
+    uint8_t *q = calloc((size_t)(m * kp), 1), *want = malloc((size_t)(m * n));
+    uint8_t *got = malloc((size_t)(m * ldy));
+    float *c2 = malloc(sizeof(float) * (size_t)(m * n));
+    for (int64_t i = 0; i < m; i++) memcpy(q + i * kp, qa + i * k, (size_t)k);
+    qgemm_u8(v, q, sa, za, m, c2, n, ep, threads);
+    assert_memory_equal(c2, c, sizeof(float) * (size_t)(m * n));
+    qg_requant_u8(c, m * n, ys, yz, want);
+    memset(got, 0xa5, (size_t)(m * ldy));
+    qgemm_u8_q8(v, q, sa, za, m, got, ldy, ys, yz, ep, threads);
+    for (int64_t i = 0; i < m; i++) {
+        if (memcmp(got + i * ldy, want + i * n, (size_t)n) != 0)
+            fail_msg("qgemm_u8_q8 m%lld n%lld k%lld (%s): row %lld differs from qg_requant_u8's",
+                     (long long)m, (long long)n, (long long)k, qg_kernel_name(QG_INT8DQ),
+                     (long long)i);
+        for (int64_t j = n; j < ldy; j++) assert_int_equal(got[i * ldy + j], 0xa5);
+    }
+    free(q), free(want), free(got), free(c2);
+}
+
 static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int threads, int epi)
 {
     float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
@@ -173,6 +202,7 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
                          (long long)i, (long long)j, got, ref, tol);
         }
     }
+    if (scheme == QG_INT8DQ) u8_out_check(&v, qa, sa, za, m, c, &ep, threads);
     free(qa), free(sa), free(za), free(qc), free(w), free(mag);
     aligned_free(buf);
     free(a), free(b), free(c), free(bias), free(res);

@@ -398,6 +398,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
             for (int64_t gi = 0; gi < group; gi++)
                 for (int64_t p0 = 0; p0 < rows; p0 += blk) {
                     int64_t p1 = p0 + blk < rows ? p0 + blk : rows, off = (im * ohw + p0) * M + gi * mg;
+                    uint8_t *y8 = oq8 ? (uint8_t *)yout + (im * ohw + p0) * M : NULL; /* uint8 out */
                     gemm_args g = {.m = p1 - p0, .n = mg, .k = kdim, .pb = &p->views[gi],
                                    .c = (oq8 ? y : y + (im * ohw + p0) * ldy) + gi * mg, .ldc = ldy,
                                    .threads = bm->threads, .kern = bm->kern};
@@ -463,21 +464,30 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         else
                             nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
                                              (int32_t *)(sa + g.m));
-                        qgemm_u8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
-                                 &g.epi, g.threads);
+                        if (oq8) /* requantised in the kernel's registers */
+                            qgemm_u8_q8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, y8, M,
+                                        oq8->qs, oq8->qz, &g.epi, g.threads);
+                        else
+                            qgemm_u8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
+                                     &g.epi, g.threads);
+                        continue;
                     } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
                     else if (p->qv.w) {
                         const uint8_t *qa = (const uint8_t *)(sp + nat_floats(blk * kdim));
                         const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
+                        if (oq8) {
+                            qgemm_u8_q8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, y8, M,
+                                        oq8->qs, oq8->qz, &g.epi, g.threads);
+                            continue;
+                        }
                         qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc, &g.epi,
                                  g.threads);
                     }
                     else
                         TRY(nat_gemm_f32(bm, &g));
                     if (oq8) /* the block's rows, M apart, requantised for the next Conv */
-                        qg_requant_u8(g.c, g.m * M, oq8->qs, oq8->qz,
-                                    (uint8_t *)yout + (im * ohw + p0) * M);
+                        qg_requant_u8(g.c, g.m * M, oq8->qs, oq8->qz, y8);
                 }
     }
     if (oq8) return AIT_OK;
