@@ -94,3 +94,14 @@ int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *b
     }
     return fail ? -1 : 0;
 }
+
+void kconvt_scale_w(const kct_geom *g, const float *w, const float *s, float *out)
+{
+    const int64_t cog = g->cout / g->group, cig = g->cin / g->group, taps = (int64_t)g->kh * g->kw;
+    for (int64_t ci = 0; ci < g->cin; ci++)
+        for (int64_t oc = 0; oc < cog; oc++) {
+            const float sc = s[ci / cig * cog + oc];
+            for (int64_t t = 0; t < taps; t++)
+                out[(ci * cog + oc) * taps + t] = w[(ci * cog + oc) * taps + t] * sc;
+        }
+}

@@ -19,6 +19,11 @@ typedef struct kct_geom {
 /* y = act(convtranspose(x, w) + bias); w is [cin][cout / group][kh][kw],
  * bias NULL or [cout] (a folded BatchNormalization is in w and bias).
  * Returns 0, or -1 when its scratch cannot be allocated. */
+/* out = w with each output channel's taps times s[channel] (w as kconvt_run
+ * reads it: [cin][cout / group][kh][kw], channel grp * cog + oc of input
+ * channel ci in group grp): a BatchNormalization folded into the weights. */
+void kconvt_scale_w(const kct_geom *g, const float *w, const float *s, float *out);
+
 int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *bias, kact act,
                float *y, int threads);
 

@@ -13,19 +13,17 @@
 
 _Static_assert(sizeof(kct_geom) <= sizeof(((nat_step *)0)->geo), "kct_geom fits a step's geo");
 
-/* A BatchNormalization y = x * s + t after node i folds into its weights
- * (w[ci][oc][tap] times s of output channel grp * cog + oc, grp = ci / cig)
- * and bias (b * s + t), made once into bm->packs[i] (not saved: the
- * weights stay in the artifact as they are). */
-static ait_status bn_fold(built *bm, int i, int bn, int group)
+/* A BatchNormalization y = x * s + t after node i (geometry g) folds into
+ * its weights (kconvt_scale_w) and bias (b * s + t), made once into
+ * bm->packs[i] (not saved: the weights stay in the artifact as they are). */
+static ait_status bn_fold(built *bm, int i, int bn, const kct_geom *g)
 {
     nat_pack *p = &bm->packs[i];
     if (p->wt) return AIT_OK;
     const node *n = &bm->g->nodes[i];
     const tensor *w = nat_shape(bm, n->in[1]);
     const float *wd = w->data, *bd = n->n_in > 2 && n->in[2] >= 0 ? nat_shape(bm, n->in[2])->data : NULL;
-    const int64_t cin = w->dims[0], cog = w->dims[1], taps = w->dims[2] * w->dims[3];
-    const int64_t cout = cog * group, cig = cin / group;
+    const int64_t cout = g->cout;
     float *s = malloc(sizeof(float) * (size_t)cout), *t = malloc(sizeof(float) * (size_t)cout);
     p->bias = aligned_zalloc(sizeof(float) * (size_t)cout);
     p->wt = aligned_zalloc(sizeof(float) * (size_t)tensor_numel(w));
@@ -39,12 +37,7 @@ static ait_status bn_fold(built *bm, int i, int bn, int group)
     }
     nat_bn_fold(bm, bn, cout, s, t);
     for (int64_t c = 0; c < cout; c++) p->bias[c] = (bd ? bd[c] * s[c] : 0) + t[c];
-    for (int64_t ci = 0; ci < cin; ci++)
-        for (int64_t oc = 0; oc < cog; oc++) {
-            float sc = s[ci / cig * cog + oc];
-            for (int64_t k = 0; k < taps; k++)
-                p->wt[(ci * cog + oc) * taps + k] = wd[(ci * cog + oc) * taps + k] * sc;
-        }
+    kconvt_scale_w(g, wd, s, p->wt);
     free(s);
     free(t);
     return AIT_OK;
@@ -61,11 +54,11 @@ static ait_status convt_take(built *bm, int i, nat_step *st, bool *taken)
                                       nat_shape(bm, n->out[0]), &g))
         return AIT_OK;
     memcpy(st->geo, &g, sizeof g);
-    const int64_t cout = g.cout, group = g.group;
+    const int64_t cout = g.cout;
     if (nat_const(bm, n->in[1]) && (!has_b || nat_const(bm, n->in[2])))
         st->bn = nat_bn_after(bm, n->out[0], cout);
     if (st->bn >= 0) {
-        TRY(bn_fold(bm, i, st->bn, (int)group));
+        TRY(bn_fold(bm, i, st->bn, &g));
         st->epi.nodes[st->epi.n_nodes++] = st->bn;
         nat_chain(bm, bm->g->nodes[st->bn].out[0], true, false, &st->epi);
     } else {

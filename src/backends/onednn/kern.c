@@ -110,18 +110,14 @@ ait_status dn_kconvt(built *bm, int i, bool *taken)
     k->w = w->data;
     k->bias = b ? b->data : NULL;
     int out = n->out[0], bn = dn_bn_after(bm, i);
-    if (bn >= 0) { /* y * s + t per output channel c = grp * cog + oc, into w[ci][oc][tap] and bias */
-        const int64_t cout = g.cout, cog = cout / g.group, cig = g.cin / g.group;
-        const int64_t taps = (int64_t)g.kh * g.kw;
+    if (bn >= 0) { /* y * s + t per output channel, into the weights and bias */
+        const int64_t cout = g.cout;
         float *wf = dn_alloc(bm, sizeof(float) * (size_t)tensor_numel(w)),
               *bf = dn_alloc(bm, sizeof(float) * (size_t)cout), *s = dn_alloc(bm, sizeof(float) * (size_t)cout);
         if (!wf || !bf || !s) return bm->err->code;
         for (int64_t c = 0; c < cout; c++) s[c] = 1, bf[c] = k->bias ? k->bias[c] : 0;
         TRY(dn_bn_fold(bm, bn, s, 1, bf, cout));
-        for (int64_t ci = 0; ci < g.cin; ci++)
-            for (int64_t oc = 0; oc < cog; oc++)
-                for (int64_t t = 0; t < taps; t++)
-                    wf[(ci * cog + oc) * taps + t] = k->w[(ci * cog + oc) * taps + t] * s[ci / cig * cog + oc];
+        kconvt_scale_w(&g, k->w, s, wf);
         k->w = wf;
         k->bias = bf;
         bm->p->vals[out].done = bm->p->vals[out].fused = true;
