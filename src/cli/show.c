@@ -71,8 +71,11 @@ static void print_checks(const json_val *tuning)
         printf("  batch %.0f: %s: %s\n", num(c, "batch"), str(c, "outcome"), str(c, "note"));
         for (int k = 0; k < json_len(plans); k++) {
             const json_val *p = json_at(plans, k), *t = json_get(p, "taken");
-            printf("  %c %-22s %9.3f ms  tuned/this %.3f\n", t && t->b ? '*' : ' ',
+            printf("  %c %-22s %9.3f ms  tuned/this %.3f", t && t->b ? '*' : ' ',
                    str(p, "name"), num(p, "model_ms"), num(p, "tuned_over_this"));
+            if (k && json_get(p, "spread")) /* artifacts before it have none */
+                printf("  spread %.1f%%, need %.1f%%", 100 * num(p, "spread"), 100 * num(p, "need"));
+            printf("\n");
         }
     }
 }

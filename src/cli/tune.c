@@ -198,11 +198,14 @@ static void print_checks(const tune_report *rep)
         printf("\n== whole-plan check at %s: %s\n", bucket_str(c->batch, c->seq, c->past, kb,
                sizeof kb), check_outcome_name(c->outcome));
         if (c->n_procs) {
-            printf("  %-22s %12s %12s %14s\n", "plan", "modules ms", "model ms", "tuned / this");
+            printf("  %-22s %12s %12s %14s %8s %8s\n", "plan", "modules ms", "model ms",
+                   "tuned / this", "spread", "need");
             for (int p = 0; p < c->n_plans; p++) {
                 const check_plan *cp = &c->plans[p];
-                printf("%c %-22s %12.3f %12.3f %13.3fx\n", p == c->taken ? '*' : ' ', cp->name,
+                printf("%c %-22s %12.3f %12.3f %13.3fx", p == c->taken ? '*' : ' ', cp->name,
                        cp->predicted * 1e3, check_plan_median(c, p) * 1e3, cp->ratio);
+                if (p) printf(" %7.1f%% %7.1f%%", 100 * cp->spread, 100 * cp->need);
+                printf("\n");
             }
         }
         printf("  %s\n", c->note);

@@ -3,6 +3,7 @@
 #include "tune/plan_build.h"
 #include "tune/plan_check.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +15,13 @@
 #include "tune/profile.h"
 
 /* The decision with, in each plan's sorted ratios, the lowest (drop < 0),
- * the highest (drop > 0) or none (0) left out; fill: store the ratios. As
- * for a module's candidates (docs/tuning.md), the baseline is kept unless
- * the plan chosen beats it by the margin: a single-backend plan is taken
- * when it beats the tuned plan (and any taken before) by the margin, then
- * the baseline plan, if listed, when the plan so chosen does not beat it. */
+ * the highest (drop > 0) or none (0) left out; fill: store the ratios,
+ * spreads and needs. A plan is taken when its ratio beats the tuned plan's
+ * (and that of any taken before) by its need: the margin, CHECK_MIN_MARGIN
+ * or its spread over the processes, whichever is largest. As for a module's
+ * candidates (docs/tuning.md), the baseline is kept unless the plan chosen
+ * beats it by the margin: the baseline plan, if listed, is taken when the
+ * plan so chosen does not beat it. */
 static int decide(tune_check *c, double margin, int drop, bool fill)
 {
     int best = 0, base = 0;
@@ -32,9 +35,16 @@ static int decide(tune_check *c, double margin, int drop, bool fill)
         profile_median(r, n); /* sorts */
         int lo = drop < 0 && n > 1, hi = n - (drop > 0 && n > 1);
         double ratio = hi > lo ? profile_median(r + lo, hi - lo) : 0;
-        if (fill) c->plans[p].ratio = ratio;
+        double spread = ratio > 0 ? (profile_pct(r + lo, hi - lo, 0.75) -
+                                     profile_pct(r + lo, hi - lo, 0.25)) / 2 / ratio : 0;
+        double need = fmax(fmax(margin, CHECK_MIN_MARGIN), spread);
+        if (fill) {
+            c->plans[p].ratio = ratio;
+            c->plans[p].spread = spread;
+            c->plans[p].need = need;
+        }
         if (p > 0 && c->plans[p].baseline) base = p, base_ratio = ratio;
-        else if (p > 0 && ratio > (1 + margin) * best_ratio) best = p, best_ratio = ratio;
+        else if (p > 0 && ratio > (1 + need) * best_ratio) best = p, best_ratio = ratio;
     }
     return base && base_ratio * (1 + margin) >= best_ratio ? base : best;
 }
@@ -186,7 +196,9 @@ static void log_check(const tune_opts *o, const tune_check *c)
     size_t at = 0;
     for (int p = 0; c->n_procs && p < c->n_plans && at < sizeof plans; p++) {
         char ratio[32] = "";
-        if (p) snprintf(ratio, sizeof ratio, " (%.3fx)", c->plans[p].ratio);
+        if (p)
+            snprintf(ratio, sizeof ratio, " (%.3fx, spread %.1f%%)", c->plans[p].ratio,
+                     100 * c->plans[p].spread);
         int w = snprintf(plans + at, sizeof plans - at, "%s %.3f ms%s, ", c->plans[p].name,
                          check_plan_median(c, p) * 1e3, ratio);
         at = w < 0 ? sizeof plans : at + (size_t)w;
@@ -208,8 +220,9 @@ static void apply(tune_check *c, tune_module *mods, int n, const int *ch, double
         tm->chosen = ch[k];
         snprintf(tm->why, sizeof tm->why,
                  "whole-plan check: the model ran %.3fx as fast with %s (median of %d "
-                 "processes; margin %.3g)%s, so the module runs %s. Alone: %s",
-                 cp->ratio, cp->name, c->n_procs, margin,
+                 "processes, spread %.1f%%; needed %.1f%%, margin %.3g)%s, so the module runs "
+                 "%s. Alone: %s",
+                 cp->ratio, cp->name, c->n_procs, 100 * cp->spread, 100 * cp->need, margin,
                  cp->baseline ? ", the baseline, which the tuned plan must beat by the margin" : "",
                  tm->cands[ch[k]].name, own);
     }
@@ -295,8 +308,10 @@ static void apply_whole(tune_check *c, tune_module *wm, double margin)
     wm->chosen = cp->whole;
     snprintf(wm->why, sizeof wm->why,
              "whole-plan check: the model ran %.3fx as fast as one module on %s (median of %d "
-             "processes; margin %.3g), so the plan is the whole model as one module",
-             cp->ratio, wm->cands[cp->whole].name, c->n_procs, margin);
+             "processes, spread %.1f%%; needed %.1f%%, margin %.3g), so the plan is the whole "
+             "model as one module",
+             cp->ratio, wm->cands[cp->whole].name, c->n_procs, 100 * cp->spread,
+             100 * cp->need, margin);
 }
 
 /* The decision on measured plans: the plan taken (its choices applied to
@@ -306,11 +321,20 @@ static void check_conclude(tune_check *c, tune_module *mods, int n, tune_module 
 {
     c->taken = plan_check_decide(c, margin);
     if (!c->taken) {
-        bool base = false;
-        for (int p = 1; p < c->n_plans; p++) base |= c->plans[p].baseline;
+        int base = 0, fast = 0; /* the baseline plan, the fastest other one */
+        for (int p = 1; p < c->n_plans; p++)
+            if (c->plans[p].baseline) base = p;
+            else if (!fast || c->plans[p].ratio > c->plans[fast].ratio) fast = p;
+        char best[160] = "";
+        if (fast)
+            snprintf(best, sizeof best, " (the fastest, %s: %.3fx, spread %.1f%%, needed %.1f%%)",
+                     c->plans[fast].name, c->plans[fast].ratio, 100 * c->plans[fast].spread,
+                     100 * c->plans[fast].need);
         snprintf(c->note, sizeof c->note, "no single-backend or whole plan is faster than the "
-                 "plan as tuned by more than the margin (%.3g)%s", margin,
-                 base ? ", and it beats the baseline by more than that" : "");
+                 "plan as tuned by more than its need: the margin (%.3g), %.3g or the spread of "
+                 "its ratios over the processes, whichever is largest%s%s", margin,
+                 CHECK_MIN_MARGIN, best,
+                 base ? "; and the plan as tuned beats the baseline by the margin" : "");
         return;
     }
     c->outcome = CHECK_SWITCHED;
@@ -321,8 +345,10 @@ static void check_conclude(tune_check *c, tune_module *mods, int n, tune_module 
         snprintf(c->note, sizeof c->note, "takes %s, the baseline: %.3fx as fast as the plan as "
                  "tuned, which does not beat it by the margin (%.3g)", t->name, t->ratio, margin);
     else
-        snprintf(c->note, sizeof c->note, "takes %s: %.3fx as fast as the plan as tuned (more "
-                 "than the margin, %.3g)", t->name, t->ratio, margin);
+        snprintf(c->note, sizeof c->note, "takes %s: %.3fx as fast as the plan as tuned, "
+                 "more than its need (%.1f%%: the margin %.3g, %.3g or the spread over the "
+                 "processes, %.1f%%, whichever is largest)", t->name, t->ratio, 100 * t->need,
+                 margin, CHECK_MIN_MARGIN, 100 * t->spread);
 }
 
 ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const tune_opts *o,

@@ -15,10 +15,14 @@
  * where pages land moves a memory-bound model by 10% and more); in each,
  * every plan is built and primed as a session would, warmed up, then run in
  * rounds (one run of each plan per round, the order rotating) for at least
- * CHECK_MIN_ROUNDS rounds and about CHECK_SECS seconds per plan. A plan
- * replaces the tuned one when the median over the processes of (tuned
- * plan's median / its median) exceeds 1 + margin, the margin a candidate
- * must beat the baseline by. Processes are added, from CHECK_MIN_PROCS to
+ * CHECK_MIN_ROUNDS rounds and about CHECK_SECS seconds per plan. A plan's
+ * ratio is the median over the processes of (tuned plan's median / its
+ * median), its spread half the interquartile range of those ratios
+ * (relative to their median). A plan replaces the tuned one when its ratio
+ * exceeds 1 + need, need the largest of the margin (a candidate's over the
+ * baseline), CHECK_MIN_MARGIN and its spread: a win the processes do not
+ * agree on is noise (at load, resnet50's plan once went to "native whole"
+ * on a 1.07x that an idle re-run did not see). Processes are added, from CHECK_MIN_PROCS to
  * CHECK_MAX_PROCS, until no single process can change the decision: the
  * same plan wins with each plan's lowest ratio left out and with its
  * highest left out. Buckets where a module's strategy is not about speed
@@ -34,6 +38,8 @@
 #define CHECK_WARMUP 2
 #define CHECK_SECS 0.15
 #define CHECK_MIN_PROCS 5
+/* The least a plan must win by to replace the tuned one, whatever the margin. */
+#define CHECK_MIN_MARGIN 0.03
 
 /* Checks the plan of one bucket: mods[0..n) are the report's modules at
  * that bucket (their choices made), wm the whole module there (NULL: none;
@@ -47,8 +53,10 @@ ait_status plan_check_bucket(const ait_model *m, const inspection *insp, const t
                              tune_check *out, ait_error *e);
 
 /* The decision alone, from out->plans[k].median[0..n_procs): fills each
- * plan's ratio and returns the plan to take (0: the tuned one), the one
- * with the highest ratio when that is above 1 + margin. */
+ * plan's ratio, spread and need and returns the plan to take (0: the tuned
+ * one), the fastest whose ratio beats the tuned plan's (and any faster one
+ * before it) by its need, then the baseline plan if that one does not beat
+ * it by the margin. */
 int plan_check_decide(tune_check *c, double margin);
 
 /* Whether more processes could not change the decision (see above). */

@@ -37,7 +37,7 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* Percentile q (0..1) of sorted s[0..n), interpolating between ranks. */
-static double pct(const double *s, int n, double q)
+double profile_pct(const double *s, int n, double q)
 {
     double pos = q * (n - 1);
     int lo = (int)pos;
@@ -49,7 +49,7 @@ double profile_median(double *v, int n)
 {
     if (n < 1) return 0;
     qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-    return pct(v, n, 0.5);
+    return profile_pct(v, n, 0.5);
 }
 
 static ait_status check_opts(const profile_opts *o, ait_error *e)
@@ -70,9 +70,9 @@ static void summarise(double *t, int n, int w, double *sorted, profile_result *r
     qsort(sorted, (size_t)w, sizeof *sorted, cmp_dbl);
     r->min = sorted[0];
     r->max = sorted[w - 1];
-    r->median = pct(sorted, w, 0.5);
-    r->p10 = pct(sorted, w, 0.1);
-    r->p90 = pct(sorted, w, 0.9);
+    r->median = profile_pct(sorted, w, 0.5);
+    r->p10 = profile_pct(sorted, w, 0.1);
+    r->p90 = profile_pct(sorted, w, 0.9);
     r->cv = coef_var(last, w);
     r->runs = n;
 }

@@ -76,4 +76,8 @@ ait_status profile_run(const profile_opts *o, profile_run_fn run, void *ctx, pro
  * two when n is even; sorts v in place. */
 double profile_median(double *v, int n);
 
+/* The q-quantile (0..1) of sorted s[0..n), n >= 1, interpolating between
+ * neighbours (q = 0.5: the median). */
+double profile_pct(const double *s, int n, double q);
+
 #endif

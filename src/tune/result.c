@@ -109,6 +109,8 @@ static void check_json(json_w *w, const tune_check *c)
         json_end(w);
         json_num(w, "model_ms", check_plan_median(c, p) * 1e3);
         json_num(w, "tuned_over_this", cp->ratio);
+        json_num(w, "spread", cp->spread);
+        json_num(w, "need", cp->need);
         json_end(w);
     }
     json_end(w);

@@ -70,6 +70,10 @@ typedef struct check_plan {
     double median[CHECK_MAX_PROCS]; /* the whole model's median in each process, seconds */
     double ratio;               /* the tuned plan's time over this one's, median over the
                                  * processes: above 1, this plan was faster */
+    double spread;              /* half the interquartile range of those ratios over the
+                                 * processes, relative to their median (0.05: +-5%) */
+    double need;                /* what it had to beat the plan before it by to be taken:
+                                 * the largest of the margin, CHECK_MIN_MARGIN and spread */
     bool baseline;              /* every module on its baseline (the untuned model) */
     int whole;                  /* "NAME whole": the whole module's candidate; else 0 */
 } check_plan;

@@ -615,11 +615,18 @@ static void test_plan_check_decide(void **st)
     /* A margin above both keeps the tuned plan; one between them takes plan 1. */
     assert_int_equal(plan_check_decide(&c, 0.25), 0);
     assert_int_equal(plan_check_decide(&c, 0.1), 1);
-    /* Only plan 2 left: 1.7% faster passes a 1% margin, not a 2% one. */
+    /* Only plan 2 left: 1.7% faster is under CHECK_MIN_MARGIN (3%): kept
+     * whatever the margin. 5% faster in every process passes a 1% margin, not
+     * a 6% one. */
     c.n_plans = 2;
     c.plans[1] = c.plans[2];
+    assert_int_equal(plan_check_decide(&c, 0.01), 0);
+    assert_int_equal(plan_check_decide(&c, 0), 0);
+    assert_true(fabs(c.plans[1].need - CHECK_MIN_MARGIN) < 1e-12);
+    for (int k = 0; k < 5; k++) c.plans[1].median[k] = c.plans[0].median[k] / 1.05;
     assert_int_equal(plan_check_decide(&c, 0.01), 1);
-    assert_int_equal(plan_check_decide(&c, 0.02), 0);
+    assert_int_equal(plan_check_decide(&c, 0.06), 0);
+    for (int k = 0; k < 5; k++) c.plans[1].median[k] = 5.9;
     /* One fast process among slow ones does not carry it. */
     const double lucky[] = {3.0, 7.0, 7.0, 7.0, 7.0};
     for (int k = 0; k < 5; k++) c.plans[1].median[k] = lucky[k];
@@ -646,6 +653,37 @@ static void test_plan_check_decide(void **st)
     assert_int_equal(plan_check_decide(&b, 0.01), 2);
     assert_int_equal(plan_check_decide(&b, 0.025), 1);
     assert_true(fabs(check_plan_median(&c, 1) - 7.0) < 1e-12);
+}
+
+/* A win inside the processes' spread is noise: the plan must beat the tuned
+ * one by more than half the interquartile range of its ratios (and the
+ * margin, and CHECK_MIN_MARGIN). */
+static void test_plan_check_spread(void **st)
+{
+    (void)st;
+    tune_check c = {.n_plans = 2, .n_procs = 5};
+    /* ratios over the processes (the tuned plan takes 1 s in each) */
+    const double noisy2[] = {0.92, 0.97, 1.02, 1.07, 1.12},   /* 2% win, 10% IQR */
+                 noisy4[] = {1.14, 0.94, 1.09, 0.99, 1.04},   /* 4% win, 10% IQR */
+                 steady4[] = {1.03, 1.035, 1.04, 1.045, 1.05}, /* 4% win, 1% IQR */
+                 noisy20[] = {1.10, 1.30, 1.15, 1.25, 1.20};  /* 20% win, 10% IQR */
+    const double *sets[] = {noisy2, noisy4, steady4, noisy20};
+    const int want[] = {0, 0, 1, 1};
+    const double spread[] = {0.05 / 1.02, 0.05 / 1.04, 0.005 / 1.04, 0.05 / 1.2};
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < 5; k++) {
+            c.plans[0].median[k] = 1.0;
+            c.plans[1].median[k] = 1.0 / sets[i][k];
+        }
+        c.n_procs = 5;
+        assert_int_equal(plan_check_decide(&c, 0.01), want[i]);
+        assert_true(fabs(c.plans[1].spread - spread[i]) < 1e-9);
+        assert_true(fabs(c.plans[1].need - fmax(spread[i], CHECK_MIN_MARGIN)) < 1e-9);
+        assert_true(plan_check_settled(&c, 0.01) || i < 2); /* a clear win settles at once */
+    }
+    /* A margin above the spread rules: the 20% win is kept at a 25% margin. */
+    assert_int_equal(plan_check_decide(&c, 0.25), 0);
+    assert_true(fabs(c.plans[1].need - 0.25) < 1e-12);
 }
 
 /* More processes until no single one can change the decision. */
@@ -911,6 +949,7 @@ int main(void)
         cmocka_unit_test(test_strategy_errors),
         cmocka_unit_test(test_choose_unmet_budget),
         cmocka_unit_test(test_plan_check_decide),
+        cmocka_unit_test(test_plan_check_spread),
         cmocka_unit_test(test_plan_check_settled),
         cmocka_unit_test(test_isolate_crash),
         cmocka_unit_test(test_isolate_hang),
