@@ -98,19 +98,7 @@ check tune-margin 0 "(is not 50% above|margin 50%)" tune_small "$tc" --margin 50
 check tune-bad-margin 2 "bad value for --margin: '1'" "$ait" tune "$good" --margin 1
 if tune_small "$tc" --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["modules"][0]["candidates"][0]; assert c["cached"] is True and c["status"] == "ok" and d["cache"]["trials"] == 0, d'; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL tune-json: not the report as JSON"; fi
-if [ -f "$data/models/resnet18.onnx" ]; then
-  r18=$data/models/resnet18.onnx
-  check inspect-resnet 0 "layer1\.0\.conv1 +1 +36\.9K +144 KiB +231M" "$ait" inspect "$r18" --runs 1 --max-depth 3
-  check inspect-resnet-axes 0 "inputs\[0\] .*\[batch0,64,56,56\] +\[1,64,56,56\] +\[2,64,56,56\]" \
-    "$ait" inspect "$r18" --runs 1 --batch-sizes 1,2 --module layer1.0
-  check inspect-resnet-select 0 "^\* +layer1\.1 .* first-wins" "$ait" inspect "$r18" --runs 1 --select 'layer1.*=first-wins' --max-depth 2
-  check inspect-resnet-top 0 "2 modules" "$ait" inspect "$r18" --runs 1 --top 2 --max-depth 1
-  check tune-resnet 0 "== module 'layer4\.0'" "$ait" tune "$r18" --dry-run --runs 1 --select 'layer4.*'
-  # A real tune of two blocks with both backends at 1 and 2 threads: every
-  # candidate validates, and a choice is reported (which one is timing's call).
-  check tune-resnet-real 0 "summary" "$ait" tune "$r18" --runs 1 --select 'layer4.*' --threads 2 \
-    --warmup 1 --window 3 --cap 5
-fi
+# resnet18's inspections and tune: tests/cli/test_resnet_cli.sh (cli_resnet).
 if [ -f "$data/models/bert.onnx" ]; then
   mkdir -p "$tmp/bert" && cp "$data"/models/bert.in.*.npz "$tmp/bert/" # two sequence lengths
   check inspect-bert-axes 0 "inputs\[0\] .*\[batch0,dim1,256\] +\[1,16,256\] +\[2,128,256\]" \
