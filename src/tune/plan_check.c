@@ -37,7 +37,8 @@ static int decide(tune_check *c, double margin, int drop, bool fill)
         double ratio = hi > lo ? profile_median(r + lo, hi - lo) : 0;
         double spread = ratio > 0 ? (profile_pct(r + lo, hi - lo, 0.75) -
                                      profile_pct(r + lo, hi - lo, 0.25)) / 2 / ratio : 0;
-        double need = fmax(fmax(margin, CHECK_MIN_MARGIN), spread);
+        double need = c->plans[p].baseline ? margin /* what the tuned plan must beat it by */
+                                           : fmax(fmax(margin, CHECK_MIN_MARGIN), spread);
         if (fill) {
             c->plans[p].ratio = ratio;
             c->plans[p].spread = spread;

@@ -73,7 +73,8 @@ typedef struct check_plan {
     double spread;              /* half the interquartile range of those ratios over the
                                  * processes, relative to their median (0.05: +-5%) */
     double need;                /* what it had to beat the plan before it by to be taken:
-                                 * the largest of the margin, CHECK_MIN_MARGIN and spread */
+                                 * the largest of the margin, CHECK_MIN_MARGIN and spread;
+                                 * the baseline plan: the margin the others must beat it by */
     bool baseline;              /* every module on its baseline (the untuned model) */
     int whole;                  /* "NAME whole": the whole module's candidate; else 0 */
 } check_plan;

@@ -644,6 +644,7 @@ static void test_plan_check_decide(void **st)
     }
     assert_int_equal(plan_check_decide(&b, 0.01), 0);
     assert_int_equal(plan_check_decide(&b, 0.02), 1);
+    assert_true(fabs(b.plans[1].need - 0.02) < 1e-12); /* the baseline's: the margin alone */
     /* Baseline 1% and plan 2 3% faster than tuned: plan 2 at a 1% margin (it
      * beats the baseline by 2%), the baseline at 2.5% (plan 2 beats it by less). */
     for (int k = 0; k < 5; k++) {
