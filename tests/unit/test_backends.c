@@ -2126,22 +2126,30 @@ static void test_native_bn(void **state)
  * input first; layer 1's Concat of one input), then BN + Relu, a 1x1 Conv +
  * BN (folded) + Relu, a 3x3 Conv; the block's Concat then BN + Clip, a 1x1
  * Conv and a 2x2 AveragePool (the transition). Every node on native's
- * steps, the block's values channels-last, against the reference at every
- * ISA and the portable path, odd channel counts and sizes, batch 1 and 2;
- * one block of 17 layers (a Concat of more than 15 inputs). */
+ * steps, the block's values channels-last, the layers' Concats views of the
+ * block's (nat_cat_views: every conv writes its channels there once, none
+ * copied; a block input from a MaxPool, 3x3 stride 2 ceil_mode as
+ * DenseNet's stem, is copied there by layer 1's Concat), against the
+ * reference at every ISA and the portable path, odd channel counts and
+ * sizes, batch 1 and 2; one block of 17 layers (a Concat of more than 15
+ * inputs). */
 static void test_native_dense(void **state)
 {
     (void)state;
     static const struct {
-        int n, c, h, w, grow, layers;
-    } cs[] = {{1, 5, 7, 9, 3, 3}, {2, 8, 6, 5, 4, 2}, {1, 3, 5, 6, 2, 17}};
+        int n, c, h, w, grow, layers, pool;
+    } cs[] = {{1, 5, 7, 9, 3, 3, 0}, {2, 8, 6, 5, 4, 2, 0}, {1, 3, 5, 6, 2, 17, 0},
+              {2, 5, 9, 8, 3, 4, 1}, {1, 17, 11, 7, 5, 1, 1}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "dense")};
         assert_non_null(g.g);
         const int64_t c = cs[i].c, gr = cs[i].grow;
         gb_input(&g, "x", (in_spec)SH(cs[i].n, c, cs[i].h, cs[i].w));
         gb_const(&g, "w0", (in_spec)SH(c, c, 1, 1));
-        gb_node(&g, "Conv", "x,w0", "f0", NULL, 0);
+        attr_spec mp[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}, {"ceil_mode", ATTR_INT, .i = 1}};
+        gb_node(&g, "Conv", "x,w0", cs[i].pool ? "c0" : "f0", NULL, 0);
+        if (cs[i].pool) gb_node(&g, "MaxPool", "c0", "f0", mp, 3);
         attr_spec ax = {"axis", ATTR_INT, .i = 1};
         char cat[512] = "f0", name[8][32], ins[600];
         int64_t C = c;
@@ -2185,16 +2193,22 @@ static void test_native_dense(void **state)
         gb_node(&g, "AveragePool", "tc", "y", ap, 2);
         gb_output(&g, "y");
         built *bm = native_ran(g.g, g.feed);
-        int ref = 0, nhwc = 0;
+        int ref = 0, nhwc = 0, views = 0, writers = 0;
         for (int k = 0; k < bm->n_steps; k++) {
             ref += bm->steps[k].op == NULL;
             nhwc += bm->steps[k].op && bm->steps[k].nhwc;
+            views += bm->steps[k].view != 0;
+            writers += bm->steps[k].cat >= 0;
         }
         int want = 1 + 3 * cs[i].layers + 4; /* conv0, per layer BN, 1x1, 3x3, then Concat, BN, Conv, pool */
-        want += cs[i].layers; /* the layers' Concats */
+        want += cs[i].layers + cs[i].pool; /* the layers' Concats, the MaxPool */
         if (ref || bm->n_steps != want || nhwc != want) /* conv0 and the pool at the module's edges too */
             fail_msg("dense case %zu: %d steps on the reference, %d channels-last of %d, want %d", i,
                      ref, nhwc, bm->n_steps, want);
+        /* every Concat in the group; every 3x3 conv (and conv0 unless pooled) writes into it */
+        if (views != cs[i].layers + 1 || writers != cs[i].layers + !cs[i].pool)
+            fail_msg("dense case %zu: %d Concats as views, %d convs writing into the block, want %d, %d",
+                     i, views, writers, cs[i].layers + 1, cs[i].layers + !cs[i].pool);
         backend_find("native")->free(bm);
         native_each_isa(&g, "dense block", i);
         gb_free(&g);
