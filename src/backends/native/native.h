@@ -77,6 +77,8 @@ typedef struct nat_step {
                               * group's root Concat output, whose channels it copies its inputs
                               * [cp0, cp1) into (those no conv writes there); 0: none */
     int cp0, cp1;
+    int64_t avg[15];         /* an AveragePool after a 1x1 Conv, run first on its input
+                              * (conv.c): its geometry (nat_pool_geo); avg[0] 0: none */
 } nat_step;
 
 typedef struct nat_val {
@@ -351,6 +353,15 @@ bool nat_conv_cat(const nat_step *st);
 /* conv.c: whether step st is a static int8 Conv (variant "int8", on
  * qgemm_u8), which reads and writes uint8 values (layout.c). */
 bool nat_conv_q8(const built *bm, const nat_step *st);
+
+/* pool.c: whether node i is a 2-D pool native runs (float32, its output's
+ * size as the attributes give it), its geometry then in geo (15 values:
+ * n, c, h, w, kernel, strides, dilations, pads begin and end, whether an
+ * average counts the padding); and an AveragePool of that geometry on x,
+ * NCHW or channels-last, into y of oh x ow pixels. */
+bool nat_pool_geo(built *bm, int i, int64_t *geo);
+void nat_avgpool_run(const built *bm, const int64_t *geo, int64_t oh, int64_t ow, bool nhwc,
+                     const float *x, float *y);
 
 /* pool.c: whether step st is a MaxPool that runs on uint8 bytes when its
  * input is (static int8, channels-last: layout.c). */
