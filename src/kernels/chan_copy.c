@@ -76,12 +76,13 @@ static inline float clampf(float v, float lo, float hi)
 void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, const float *t,
                  float lo, float hi, float *y, int threads)
 {
-    const int64_t c = g->cy, hw = g->hw, n = g->n;
+    const int64_t c = g->cy, cx = g->cx, hw = g->hw, n = g->n;
     if (g->x_nhwc == g->y_nhwc && !g->y_nhwc) { /* planes */
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && n * c > 1) \
     schedule(static)
         for (int64_t q = 0; q < n * c; q++) {
-            const float f = s[q / c * ss + q % c], a = t ? t[q % c] : 0.0f, *restrict xp = x + q * hw;
+            const float f = s[q / c * ss + q % c], a = t ? t[q % c] : 0.0f;
+            const float *restrict xp = x + (q / c * cx + q % c) * hw;
             float *restrict yp = y + q * hw;
             for (int64_t p = 0; p < hw; p++) yp[p] = clampf(xp[p] * f + a, lo, hi);
         }
@@ -93,7 +94,7 @@ void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss
     for (int64_t q = 0; q < n * hw; q++) {
         const int64_t im = q / hw, p = q % hw;
         const float *restrict f = s + im * ss;
-        const float *restrict xr = g->x_nhwc ? x + q * c : x + im * c * hw + p;
+        const float *restrict xr = g->x_nhwc ? x + q * cx : x + im * cx * hw + p;
         float *restrict yr = g->y_nhwc ? y + q * c : y + im * c * hw + p;
         const int64_t xs = g->x_nhwc ? 1 : hw, ys = g->y_nhwc ? 1 : hw;
         if (xs == 1 && ys == 1 && t) {

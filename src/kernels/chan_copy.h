@@ -39,8 +39,9 @@ void kchan_interleave2(const float *a, const float *b, int64_t pix, int64_t per,
  * s[im * ss + ch] + t[ch], lo), hi) (ss 0: one set of factors for every image; t NULL: no
  * shift; lo, hi -INFINITY, INFINITY: no clamp, 0, INFINITY: Relu) over g->n images of
  * g->cy channels and g->hw pixels, each side NCHW or channels-last (g->x_nhwc, g->y_nhwc;
- * s0, c0, groups unused): squeeze-excitation's Mul, and an inference BatchNormalization
- * with the Relu or Clip after it. */
+ * s0, c0, groups unused), x of g->cx >= g->cy channels (its first g->cy scaled: a
+ * channels-last x's rows cx apart): squeeze-excitation's Mul, and an inference
+ * BatchNormalization with the Relu or Clip after it. */
 void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss, const float *t,
                  float lo, float hi, float *y, int threads);
 

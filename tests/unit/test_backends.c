@@ -2126,22 +2126,30 @@ static void test_native_bn(void **state)
  * input first; layer 1's Concat of one input), then BN + Relu, a 1x1 Conv +
  * BN (folded) + Relu, a 3x3 Conv; the block's Concat then BN + Clip, a 1x1
  * Conv and a 2x2 AveragePool (the transition). Every node on native's
- * steps, the block's values channels-last, against the reference at every
- * ISA and the portable path, odd channel counts and sizes, batch 1 and 2;
- * one block of 17 layers (a Concat of more than 15 inputs). */
+ * steps, the block's values channels-last, the layers' Concats views of the
+ * block's (nat_cat_views: every conv writes its channels there once, none
+ * copied; a block input from a MaxPool, 3x3 stride 2 ceil_mode as
+ * DenseNet's stem, is copied there by layer 1's Concat), against the
+ * reference at every ISA and the portable path, odd channel counts and
+ * sizes, batch 1 and 2; one block of 17 layers (a Concat of more than 15
+ * inputs). */
 static void test_native_dense(void **state)
 {
     (void)state;
     static const struct {
-        int n, c, h, w, grow, layers;
-    } cs[] = {{1, 5, 7, 9, 3, 3}, {2, 8, 6, 5, 4, 2}, {1, 3, 5, 6, 2, 17}};
+        int n, c, h, w, grow, layers, pool;
+    } cs[] = {{1, 5, 7, 9, 3, 3, 0}, {2, 8, 6, 5, 4, 2, 0}, {1, 3, 5, 6, 2, 17, 0},
+              {2, 5, 9, 8, 3, 4, 1}, {1, 17, 11, 7, 5, 1, 1}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "dense")};
         assert_non_null(g.g);
         const int64_t c = cs[i].c, gr = cs[i].grow;
         gb_input(&g, "x", (in_spec)SH(cs[i].n, c, cs[i].h, cs[i].w));
         gb_const(&g, "w0", (in_spec)SH(c, c, 1, 1));
-        gb_node(&g, "Conv", "x,w0", "f0", NULL, 0);
+        attr_spec mp[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}, {"ceil_mode", ATTR_INT, .i = 1}};
+        gb_node(&g, "Conv", "x,w0", cs[i].pool ? "c0" : "f0", NULL, 0);
+        if (cs[i].pool) gb_node(&g, "MaxPool", "c0", "f0", mp, 3);
         attr_spec ax = {"axis", ATTR_INT, .i = 1};
         char cat[512] = "f0", name[8][32], ins[600];
         int64_t C = c;
@@ -2185,18 +2193,93 @@ static void test_native_dense(void **state)
         gb_node(&g, "AveragePool", "tc", "y", ap, 2);
         gb_output(&g, "y");
         built *bm = native_ran(g.g, g.feed);
-        int ref = 0, nhwc = 0;
+        int ref = 0, nhwc = 0, views = 0, writers = 0;
         for (int k = 0; k < bm->n_steps; k++) {
             ref += bm->steps[k].op == NULL;
             nhwc += bm->steps[k].op && bm->steps[k].nhwc;
+            views += bm->steps[k].view != 0;
+            writers += bm->steps[k].cat >= 0;
         }
-        int want = 1 + 3 * cs[i].layers + 4; /* conv0, per layer BN, 1x1, 3x3, then Concat, BN, Conv, pool */
-        want += cs[i].layers; /* the layers' Concats */
+        /* conv0, per layer BN, 1x1, 3x3, then Concat, BN, Conv + pool (conv.c's avg_first) */
+        int want = 1 + 3 * cs[i].layers + 3;
+        want += cs[i].layers + cs[i].pool; /* the layers' Concats, the MaxPool */
         if (ref || bm->n_steps != want || nhwc != want) /* conv0 and the pool at the module's edges too */
             fail_msg("dense case %zu: %d steps on the reference, %d channels-last of %d, want %d", i,
                      ref, nhwc, bm->n_steps, want);
+        /* every Concat in the group; every 3x3 conv (and conv0 unless pooled) writes into it */
+        if (views != cs[i].layers + 1 || writers != cs[i].layers + !cs[i].pool)
+            fail_msg("dense case %zu: %d Concats as views, %d convs writing into the block, want %d, %d",
+                     i, views, writers, cs[i].layers + 1, cs[i].layers + !cs[i].pool);
         backend_find("native")->free(bm);
         native_each_isa(&g, "dense block", i);
+        gb_free(&g);
+    }
+}
+
+/* An AveragePool after a 1x1 Conv runs first, on the Conv's input, in the
+ * Conv's step (backends/native/conv.c, avg_first): a Conv with a bias or a
+ * folded BatchNormalization then a pool of 2x2 stride 2 or 3x3 stride 2 at
+ * odd sizes (the last rows and columns dropped), grouped, NCHW at the
+ * module's edges or channels-last between 3x3 Convs, batch 1 and 2; not
+ * when a Relu comes between, nor a padded pool (count_include_pad) nor
+ * ceil_mode's partial windows: against the reference at every ISA and the
+ * portable path, and how many steps pool first. */
+static void test_native_avg_first(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, m, grp, k, s, form, fused;
+    } cs[] = {
+        {1, 6, 8, 10, 5, 1, 2, 2, 0, 1}, {2, 17, 9, 7, 11, 1, 3, 2, 1, 1}, {1, 8, 7, 9, 6, 2, 2, 2, 2, 1},
+        {2, 5, 11, 6, 19, 1, 2, 2, 3, 0}, {1, 7, 9, 9, 9, 1, 3, 2, 4, 0}, {1, 9, 8, 8, 13, 1, 3, 2, 5, 0},
+        {2, 33, 6, 5, 17, 1, 2, 1, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "avgfirst")};
+        assert_non_null(g.g);
+        const int64_t C = cs[i].c, M = cs[i].m;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, C, cs[i].h, cs[i].w));
+        gb_const(&g, "wa", (in_spec)SH(C, C, 3, 3));
+        gb_const(&g, "w", (in_spec)SH(M, C / cs[i].grp, 1, 1));
+        gb_const(&g, "b", (in_spec)SH(M));
+        gb_const(&g, "wz", (in_spec)SH(4, M, 3, 3));
+        gb_bn_params(&g, "n", M);
+        attr_spec grp = {"group", ATTR_INT, .i = cs[i].grp};
+        attr_spec ap[4] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {cs[i].k, cs[i].k}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
+                           {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}},
+                           {"count_include_pad", ATTR_INT, .i = 1}};
+        attr_spec ceil[3] = {ap[0], ap[1], {"ceil_mode", ATTR_INT, .i = 1}};
+        const int form = cs[i].form;
+        /* form 2 and 3: channels-last between two 3x3 Convs */
+        if (form == 2 || form == 3) gb_node(&g, "Conv", "x,wa", "a", pad1, 1);
+        const char *in = form == 2 || form == 3 ? "a" : "x";
+        char ins[32];
+        snprintf(ins, sizeof ins, form == 1 ? "%s,w" : "%s,w,b", in);
+        gb_node(&g, "Conv", ins, "c", &grp, 1);
+        const char *pin = "c";
+        if (form == 1) {
+            gb_node(&g, "BatchNormalization", "c,ns,nb,nm,nv", "bn", NULL, 0);
+            pin = "bn";
+        } else if (form == 3) {
+            gb_node(&g, "Relu", "c", "r", NULL, 0);
+            pin = "r";
+        }
+        snprintf(ins, sizeof ins, "%s", pin);
+        gb_node(&g, "AveragePool", ins, "p", form == 4 ? ap : form == 5 ? ceil : ap, form == 4 ? 4 : form == 5 ? 3 : 2);
+        if (form == 2 || form == 3) gb_node(&g, "Conv", "p,wz", "y", pad1, 1);
+        gb_output(&g, form == 2 || form == 3 ? "y" : "p");
+        built *bm = native_ran(g.g, g.feed);
+        int fused = 0, ref = 0;
+        for (int k = 0; k < bm->n_steps; k++) {
+            fused += bm->steps[k].avg[0] != 0;
+            ref += bm->steps[k].op == NULL;
+        }
+        backend_find("native")->free(bm);
+        if (fused != cs[i].fused || ref)
+            fail_msg("avg-first case %zu: %d steps pool first (want %d), %d on the reference", i, fused,
+                     cs[i].fused, ref);
+        native_each_isa(&g, "AveragePool first", i);
         gb_free(&g);
     }
 }
@@ -3461,6 +3544,7 @@ int main(void)
         cmocka_unit_test(test_native_attention_kv),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_native_dense),
+        cmocka_unit_test(test_native_avg_first),
         cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_native_silu),
         cmocka_unit_test(test_native_se),

@@ -72,10 +72,30 @@ static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
     /* Copies only, of a module output: left to the reference op, as before
      * (a decoder's present keys, Concat(past, new), are appended in place
      * there: kv.c). */
-    for (int j = 0; !st->geo[15] && j < bm->g->n_outputs; j++)
-        if (bm->g->outputs[j] == n->out[0]) return AIT_OK;
+    if (!st->geo[15] && nat_is_output(bm->g, n->out[0])) return AIT_OK;
     st->can_nhwc = st->nhwc_ins = true; /* the others copied from their own layouts */
     *taken = true;
+    return AIT_OK;
+}
+
+/* A member of a view group (nat_cat_views): copies its inputs [cp0, cp1)
+ * that no conv writes there into the root's channels. */
+static ait_status view_run(built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const tensor *r = &bm->vals[st->view - 1].t;
+    const int64_t N = r->dims[0], C = r->dims[1], hw = r->dims[2] * r->dims[3];
+    int64_t c0 = 0; /* input k's first channel */
+    for (int k = 0; k < st->cp1; k++) {
+        const nat_val *d = &bm->vals[n->in[k]];
+        const int64_t ck = nat_shape(bm, n->in[k])->dims[1];
+        c0 += ck;
+        if (k < st->cp0 || d->in_cat) continue;
+        if (!d->cur || !d->cur->data)
+            return nat_fail(bm, st->node, AIT_E_INTERNAL, "input %d was not computed", k);
+        kchan_geom g = {N, hw, ck, 0, C, c0 - ck, 0, d->nhwc, true};
+        kchan_copy(&g, d->cur->data, ck, r->data, bm->threads);
+    }
     return AIT_OK;
 }
 
@@ -83,6 +103,7 @@ static ait_status cat_take(built *bm, int i, nat_step *st, bool *taken)
  * every input to its shuffled channels. */
 static ait_status cat_run(built *bm, const nat_step *st)
 {
+    if (st->view) return view_run(bm, st);
     const node *n = &bm->g->nodes[st->node];
     const nat_val *yv = &bm->vals[st->epi.out];
     const tensor *y = &yv->t;
@@ -118,3 +139,97 @@ static ait_status cat_run(built *bm, const nat_step *st)
 }
 
 const nat_op nat_concat = {"Concat", cat_take, cat_run, NULL};
+
+/* Whether step s is a channels-last Concat over channels (not a shuffle's)
+ * that no view group holds, whose output is no module output. */
+static bool cat_plain(const built *bm, int s)
+{
+    const nat_step *st = &bm->steps[s];
+    return st->op == &nat_concat && !st->view && st->geo[15] >= 0 && bm->vals[st->epi.out].nhwc &&
+           !bm->vals[st->epi.out].q8 && !nat_is_output(bm->g, st->epi.out);
+}
+
+/* Whether every reader of v is a BatchNormalization step reading it as its
+ * data input (norm.c reads a view's strided rows). */
+static bool view_readers(const built *bm, int v)
+{
+    int n = 0;
+    for (int r = bm->reader_at[v]; r < bm->reader_at[v + 1]; r++) {
+        int i = bm->readers[r], s = bm->step_of[i];
+        if (!exec_node_runs(bm->x, i)) continue;
+        if (s < 0 || bm->steps[s].op != &nat_batchnorm || bm->steps[s].node != i ||
+            bm->g->nodes[i].in[0] != v)
+            return false;
+        for (int k = 1; k < bm->g->nodes[i].n_in; k++)
+            if (bm->g->nodes[i].in[k] == v) return false;
+        n++;
+    }
+    return n > 0 && n == bm->vals[v].uses;
+}
+
+/* The conv step writing value v, when it can write into a Concat's
+ * channels channels-last, else NULL. */
+static nat_step *view_writer(built *bm, int v, int root)
+{
+    for (int s = 0; s < bm->n_steps; s++) {
+        nat_step *st = &bm->steps[s];
+        if (st->epi.out != v) continue;
+        return (st->cat < 0 || st->cat == root) && nat_conv_cat(st) && bm->vals[v].nhwc &&
+                       !bm->vals[v].q8 ? st : NULL;
+    }
+    return NULL;
+}
+
+void nat_cat_views(built *bm)
+{
+    const graph *g = bm->g;
+    if (bm->qstatic) return;
+    for (int r = bm->n_steps - 1; r >= 0; r--) {
+        if (!cat_plain(bm, r)) continue;
+        nat_step *rs = &bm->steps[r];
+        const node *rn = &g->nodes[rs->node];
+        bool dup = false;
+        for (int k = 0; k < rn->n_in && !dup; k++)
+            for (int j = 0; j < k; j++) dup |= rn->in[j] == rn->in[k];
+        if (dup) continue;
+        /* members: earlier Concats over a prefix of rn's inputs, longer in step order */
+        int mem[64], n_mem = 0, last = 0;
+        for (int s = 0; s < r && n_mem < 63; s++) {
+            const node *sn = &g->nodes[bm->steps[s].node];
+            if (!cat_plain(bm, s) || bm->steps[s].geo[15] != 0 || sn->n_in >= rn->n_in ||
+                sn->n_in <= last || !view_readers(bm, bm->steps[s].epi.out))
+                continue;
+            bool prefix = true;
+            for (int k = 0; k < sn->n_in && prefix; k++) prefix = sn->in[k] == rn->in[k];
+            if (!prefix) continue;
+            mem[n_mem++] = s;
+            last = sn->n_in;
+        }
+        if (!n_mem) continue;
+        mem[n_mem++] = r;
+        /* the convs whose outputs only the group reads write into rn's channels */
+        int64_t c0 = 0;
+        for (int k = 0; k < rn->n_in; k++) {
+            int v = rn->in[k], cnt = 0;
+            for (int m = 0; m < n_mem; m++) cnt += g->nodes[bm->steps[mem[m]].node].n_in > k;
+            nat_step *w = bm->vals[v].uses == cnt ? view_writer(bm, v, rs->epi.out) : NULL;
+            if (w) {
+                w->cat = rs->epi.out;
+                w->cat_c0 = c0;
+                bm->vals[v].in_cat = true;
+            }
+            c0 += nat_shape(bm, v)->dims[1];
+        }
+        int from = 0;
+        for (int m = 0; m < n_mem; m++) {
+            nat_step *ms = &bm->steps[mem[m]];
+            ms->view = 1 + rs->epi.out;
+            ms->cp0 = from;
+            ms->cp1 = from = g->nodes[ms->node].n_in;
+            if (mem[m] == r) continue;
+            nat_val *d = &bm->vals[ms->epi.out];
+            d->view = 1 + rs->epi.out;
+            d->placed = false;
+        }
+    }
+}

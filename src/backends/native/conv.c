@@ -12,7 +12,8 @@
  * one group runs that way on quantised weights (qconv.c). A step whose
  * output only a Concat reads writes into its channels of the Concat's
  * output instead (concat.c, st->cat): per image from channel cat_c0 in
- * NCHW, rows C apart in NHWC. */
+ * NCHW, rows C apart in NHWC. A 1x1 Conv whose output only an
+ * AveragePool reads pools its input first (avg_first). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,34 @@ static const float *bn_weights(built *bm, const nat_step *st, const float *w, in
     return *own = f;
 }
 
+/* An AveragePool alone reading a 1x1 stride-1 Conv's output after an
+ * epilogue of per-channel scales and shifts only (a folded
+ * BatchNormalization, a bias: no activation, no residual), unpadded, every
+ * window inside the input: the pool commutes with the Conv, so the step
+ * swallows it, pools its input first (st->avg) and runs the GEMM on the
+ * pooled pixels (DenseNet's transitions: a 1x1 Conv then a 2x2
+ * AveragePool, a quarter of the GEMM). */
+static void avg_first(built *bm, nat_step *st, int64_t C)
+{
+    if (bm->qstatic || bm->quant >= 0 || st->epi.act != GEMM_ACT_NONE || st->epi.res >= 0 ||
+        st->epi.n_nodes >= 8)
+        return;
+    int i = nat_sole_consumer(bm, st->epi.out);
+    int64_t q[15];
+    if (i < 0 || strcmp(bm->g->nodes[i].op, "AveragePool") || !nat_pool_geo(bm, i, q)) return;
+    const tensor *y = nat_shape(bm, bm->g->nodes[i].out[0]);
+    /* q: n, c, h, w, kh, kw, sh, sw, dh, dw, pads (4), count_include_pad */
+    if (q[8] != 1 || q[9] != 1 || q[10] || q[11] || q[12] || q[13] ||
+        (y->dims[2] - 1) * q[6] + q[4] > q[2] || (y->dims[3] - 1) * q[7] + q[5] > q[3])
+        return;
+    q[1] = C; /* the Conv's input channels */
+    memcpy(st->avg, q, sizeof q);
+    st->epi.nodes[st->epi.n_nodes++] = i;
+    st->epi.out = bm->g->nodes[i].out[0];
+    st->geo[G_H] = st->geo[G_OH] = y->dims[2];
+    st->geo[G_W] = st->geo[G_OW] = y->dims[3];
+}
+
 static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
 {
     const node *n = &bm->g->nodes[i];
@@ -149,6 +178,7 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
         nat_chain(bm, n->out[0], true, b == NULL, &st->epi);
     }
     nat_chain_act_last(bm, &st->epi);
+    if (direct) avg_first(bm, st, x->dims[1]);
     *taken = true;
     return AIT_OK;
 }
@@ -193,7 +223,7 @@ static void fill_wt(built *bm, int i, int grp, void *dst, const void *arg)
     gemm_pack_b(bm->kern, tmp + grp * kdim * mg, mg, 1, kdim, mg, dst);
 }
 
-static ait_status conv_finish(built *bm, nat_step *st)
+static ait_status finish_pack(built *bm, nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
     const int64_t *q = st->geo;
@@ -282,6 +312,22 @@ static ait_status conv_finish(built *bm, nat_step *st)
     free(tmp);
     free(own);
     return s;
+}
+
+/* The Conv's pooled input (avg_first), x's size at the pooled pixels:
+ * floats at the end of the step's scratch. */
+static int64_t avg_floats(const nat_step *st)
+{
+    const int64_t *q = st->geo;
+    return st->avg[0] ? (int64_t)nat_floats(q[G_N] * q[G_C] * q[G_GROUP] * q[G_H] * q[G_W]) : 0;
+}
+
+static ait_status conv_finish(built *bm, nat_step *st)
+{
+    TRY(finish_pack(bm, st));
+    if (__builtin_add_overflow(st->scratch, sizeof(float) * (size_t)avg_floats(st), &st->scratch))
+        return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
+    return AIT_OK;
 }
 
 /* Depthwise: y = act(conv + bias), then + residual (the chain puts an
@@ -506,6 +552,11 @@ static ait_status conv_run(built *bm, const nat_step *st)
     conv2d_geom geo = {cg, q[G_H], q[G_W], q[G_KH], q[G_KW], q[G_OH], q[G_OW], q[G_S0], q[G_S1],
                        q[G_D0], q[G_D1], q[G_P0] & 0xffffffff, q[G_P0] >> 32};
     const float *x = bm->vals[n->in[0]].cur->data;
+    if (st->avg[0]) { /* the AveragePool first, in x's layout (avg_first) */
+        float *px = (float *)((char *)bm->scratch + st->scratch) - avg_floats(st);
+        nat_avgpool_run(bm, st->avg, q[G_OH], q[G_OW], bm->vals[n->in[0]].nhwc, x, px);
+        x = px;
+    }
     int64_t cy;
     float *y = conv_dst(bm, st, &cy);
     const float *bias = st->bn >= 0                  ? bm->packs[st->node].bias

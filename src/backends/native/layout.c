@@ -31,13 +31,6 @@
 
 #include "backends/native/native.h"
 
-static bool is_output(const graph *g, int v)
-{
-    for (int j = 0; j < g->n_outputs; j++)
-        if (g->outputs[j] == v) return true;
-    return false;
-}
-
 /* Whether every reader of v takes it channels-last (see above), and with
  * q8 each is also a static int8 Conv (nat_conv_q8) or a MaxPool on bytes
  * (nat_pool_q8) whose output's readers are so in turn: the first Conv
@@ -58,7 +51,7 @@ static int data_reader(const built *bm, const int *step_of, int v, bool q8)
             if (!data && !res) return -2;
             if (q8 && data && nat_pool_q8(bm, t)) { /* passes the bytes on: its readers decide */
                 int w = t->epi.out;
-                int r = bm->vals[w].nhwc && !is_output(g, w) ? data_reader(bm, step_of, w, true) : -2;
+                int r = bm->vals[w].nhwc && !nat_is_output(g, w) ? data_reader(bm, step_of, w, true) : -2;
                 if (r < -1) return -2;
                 if (first < 0) first = r;
                 continue;
@@ -88,12 +81,13 @@ ait_status nat_layout(built *bm)
     for (int s = 0; s < bm->n_steps; s++) {
         const nat_step *st = &bm->steps[s];
         int v = st->epi.out;
-        if (st->op && st->can_nhwc && v >= 0 && !is_output(g, v))
+        if (st->op && st->can_nhwc && v >= 0 && !nat_is_output(g, v))
             bm->vals[v].nhwc = data_reader(bm, step_of, v, false) >= -1;
     }
     /* a conv writing into a Concat's channels (concat.c) writes its layout */
     for (int s = 0; s < bm->n_steps; s++)
         if (bm->steps[s].cat >= 0) bm->vals[bm->steps[s].epi.out].nhwc = bm->vals[bm->steps[s].cat].nhwc;
+    nat_cat_views(bm); /* channels-last Concats as views of a longer one's (concat.c) */
     for (int s = 0; s < bm->n_steps; s++) {
         const nat_step *st = &bm->steps[s];
         int v = st->epi.out;

@@ -23,6 +23,13 @@ const tensor *nat_shape(const built *bm, int v)
 
 bool nat_const(const built *bm, int v) { return v >= 0 && bm->vals[v].konst; }
 
+bool nat_is_output(const graph *g, int v)
+{
+    for (int j = 0; j < g->n_outputs; j++)
+        if (g->outputs[j] == v) return true;
+    return false;
+}
+
 ait_status nat_fail(built *bm, int i, ait_status code, const char *fmt, ...)
 {
     char msg[400];
@@ -262,6 +269,7 @@ static ait_status sched_node(built *bm, int i)
 /* Value v (when placed) is touched at step s: written, or read. */
 static void touch(built *bm, int v, int s)
 {
+    if (v >= 0 && bm->vals[v].view) v = bm->vals[v].view - 1; /* a view: its root's bytes */
     int a = v >= 0 ? bm->pl_slot[v] : -1;
     if (a < 0) return;
     place_item *p = &bm->pl_items[a];
@@ -328,6 +336,14 @@ static ait_status place_values(built *bm)
         t->owned = false;
         t->cap = 0;
         t->room = it[a].bytes;
+    }
+    for (int v = 0; v < g->n_vals; v++) { /* a view's bytes are its root's (concat.c) */
+        tensor *t = &bm->vals[v].t;
+        if (!bm->vals[v].view) continue;
+        if (t->owned) aligned_free(t->data);
+        t->data = bm->vals[bm->vals[v].view - 1].t.data;
+        t->owned = false;
+        t->cap = t->room = 0;
     }
 #if defined(__SANITIZE_ADDRESS__) || defined(AIT_POISON_OUTPUTS)
     memset(bm->arena, 0xff, need); /* as the executor's outputs: stale bytes are NaN */

@@ -73,6 +73,12 @@ typedef struct nat_step {
     int fus;                 /* the fusion the step runs (element-wise chain, attention), or -1 */
     int cat;                 /* a Concat's output this conv writes its channels of (concat.c), or -1 */
     int64_t cat_c0;          /* from this channel on */
+    int view;                /* a Concat in a group of views (concat.c: nat_cat_views): 1 + the
+                              * group's root Concat output, whose channels it copies its inputs
+                              * [cp0, cp1) into (those no conv writes there); 0: none */
+    int cp0, cp1;
+    int64_t avg[15];         /* an AveragePool after a 1x1 Conv, run first on its input
+                              * (conv.c): its geometry (nat_pool_geo); avg[0] 0: none */
 } nat_step;
 
 typedef struct nat_val {
@@ -85,6 +91,10 @@ typedef struct nat_val {
     bool q8;            /* and as uint8 (static int8 Convs only, layout.c): the bytes at the */
     int q8_node;        /* scale and zero point of this Conv node's pack (qs, qz) */
     int uses;           /* consumers among the scheduled nodes, +1 for a module output */
+    int view;           /* 1 + the value whose first channels this one is (a Concat's output as
+                           a view of a longer Concat's: concat.c), channels-last with that value's
+                           channels per pixel; no storage of its own; 0: none */
+    bool in_cat;        /* its writer (a conv) writes it into a view group's root (concat.c) */
     /* During a run that appends a key/value cache in place (kv.c): > 0 when
      * this value (the past input, the present output) is a view with that
      * capacity along kv_axis (core/kv.h); 0 otherwise. */
@@ -328,12 +338,30 @@ int64_t nat_shuffle_after(const built *bm, int v, nat_epi *ep);
  * side in its value's layout (the standalone shuffle's and Slice's run). */
 ait_status nat_chan_run(built *bm, const nat_step *st);
 
+/* concat.c: after the layouts are chosen (layout.c), the Concats over
+ * channels whose inputs are the first inputs of a longer channels-last
+ * Concat's (DenseNet's layers within a dense block) become views of that
+ * Concat's output: each input is written once into its channels there (by
+ * its conv, or copied by the first Concat reading it) and the shorter
+ * Concats' outputs are its first channels, read in place by their
+ * BatchNormalizations. */
+void nat_cat_views(built *bm);
+
 /* conv.c: whether conv step st can write its output into a Concat's
  * channels (a GEMM, not depthwise, no residual: concat.c). */
 bool nat_conv_cat(const nat_step *st);
 /* conv.c: whether step st is a static int8 Conv (variant "int8", on
  * qgemm_u8), which reads and writes uint8 values (layout.c). */
 bool nat_conv_q8(const built *bm, const nat_step *st);
+
+/* pool.c: whether node i is a 2-D pool native runs (float32, its output's
+ * size as the attributes give it), its geometry then in geo (15 values:
+ * n, c, h, w, kernel, strides, dilations, pads begin and end, whether an
+ * average counts the padding); and an AveragePool of that geometry on x,
+ * NCHW or channels-last, into y of oh x ow pixels. */
+bool nat_pool_geo(built *bm, int i, int64_t *geo);
+void nat_avgpool_run(const built *bm, const int64_t *geo, int64_t oh, int64_t ow, bool nhwc,
+                     const float *x, float *y);
 
 /* pool.c: whether step st is a MaxPool that runs on uint8 bytes when its
  * input is (static int8, channels-last: layout.c). */
@@ -346,6 +374,7 @@ static inline size_t nat_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */
 bool nat_const(const built *bm, int v);
+bool nat_is_output(const graph *g, int v); /* v is one of g's outputs */
 ait_status nat_fail(built *bm, int i, ait_status code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Node i's packed weights: from the prepared blobs when given (by name,

@@ -77,7 +77,8 @@ const nat_op nat_logsoftmax = {"LogSoftmax", row_take, row_run};
 /* Inference BatchNormalization of a 4-D value, with the Relu or Clip after
  * it (nat_chain), as one pass of kchan_scale (y = min(max(x * s + t, lo),
  * hi), s and t folded from its constants at take), its input and output
- * each NCHW or channels-last (layout.c): DenseNet's BatchNormalization and
+ * each NCHW or channels-last (layout.c), the input maybe a view of a
+ * longer Concat's first channels (concat.c): DenseNet's BatchNormalization and
  * Relu after every Concat, between channels-last convolutions. One after a
  * Conv is folded into the Conv instead (conv.c), so never reaches here;
  * other ranks, training mode and a chain of anything else (a bias, a
@@ -122,7 +123,9 @@ static ait_status bn_run(built *bm, const nat_step *st)
     float lo = -INFINITY, hi = INFINITY;
     if (st->epi.act == GEMM_ACT_RELU) lo = 0;
     if (st->epi.act == GEMM_ACT_CLIP) lo = st->epi.lo, hi = st->epi.hi;
-    kchan_geom g = {d[0], d[2] * d[3], C, 0, C, 0, 0, x->nhwc, y->nhwc};
+    /* a view of a longer Concat's output (concat.c): its rows that one's channels apart */
+    const int64_t cx = x->view ? bm->vals[x->view - 1].t.dims[1] : C;
+    kchan_geom g = {d[0], d[2] * d[3], cx, 0, C, 0, 0, x->nhwc, y->nhwc};
     kchan_scale(&g, x->cur->data, s, 0, s + C, lo, hi, y->t.data, bm->threads);
     return AIT_OK;
 }

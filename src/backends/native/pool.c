@@ -24,42 +24,54 @@ static bool pool_io(built *bm, const node *n, const tensor **x, const tensor **y
            (*y)->rank == 4 && tensor_numel(*y) > 0;
 }
 
-static ait_status pool_take(built *bm, int i, nat_step *st, bool *taken)
+bool nat_pool_geo(built *bm, int i, int64_t *geo_out)
 {
     const node *n = &bm->g->nodes[i];
     const tensor *x, *y;
-    *taken = false;
-    if (!pool_io(bm, n, &x, &y)) return AIT_OK;
+    if (!pool_io(bm, n, &x, &y)) return false;
     bool avg = !strcmp(n->op, "AveragePool");
     op_ctx c = {.n = n, .err = bm->err};
     int mode;
     int64_t k[2], s[2], d[2], pads[4], pb[2], pe[2], out[2];
     int64_t ceil = attr_int(n, "ceil_mode", 0), incl = avg ? attr_int(n, "count_include_pad", 0) : 0;
     if (attr_int(n, "storage_order", 0) != 0 || (ceil != 0 && ceil != 1) || (incl != 0 && incl != 1))
-        return AIT_OK;
+        return false;
     if (auto_pad_attr(&c, &mode) != AIT_OK || ints_attr(&c, "kernel_shape", 2, 0, 1, INT_MAX, k) ||
         ints_attr(&c, "strides", 2, 1, 1, INT_MAX, s) ||
         ints_attr(&c, "dilations", 2, 1, 1, INT_MAX, d) ||
         ints_attr(&c, "pads", 4, 0, 0, INT_MAX, pads))
-        return AIT_OK; /* the reference op reports it */
+        return false; /* the reference op reports it */
     for (int a = 0; a < 2; a++) {
         pb[a] = mode == PAD_NOTSET ? pads[a] : 0;
         pe[a] = mode == PAD_NOTSET ? pads[2 + a] : 0;
         if (window_out(&c, a, x->dims[2 + a], s[a], (k[a] - 1) * d[a] + 1, mode, ceil, &pb[a],
                        &pe[a], &out[a]) != AIT_OK)
-            return AIT_OK;
+            return false;
     }
     if (out[0] != y->dims[2] || out[1] != y->dims[3] || x->dims[0] != y->dims[0] ||
         x->dims[1] != y->dims[1])
-        return AIT_OK;
+        return false;
     int64_t geo[] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3], k[0], k[1], s[0], s[1], d[0],
                      d[1], pb[0], pb[1], pe[0], pe[1], incl};
     for (size_t a = 0; a < sizeof geo / sizeof geo[0]; a++)
-        if (geo[a] > INT_MAX) return AIT_OK; /* the kernel takes int geometry */
-    memcpy(st->geo, geo, sizeof geo);
-    st->can_nhwc = true;
-    *taken = true;
+        if (geo[a] > INT_MAX) return false; /* the kernel takes int geometry */
+    memcpy(geo_out, geo, sizeof geo);
+    return true;
+}
+
+static ait_status pool_take(built *bm, int i, nat_step *st, bool *taken)
+{
+    *taken = st->can_nhwc = nat_pool_geo(bm, i, st->geo);
     return AIT_OK;
+}
+
+void nat_avgpool_run(const built *bm, const int64_t *q, int64_t oh, int64_t ow, bool nhwc,
+                     const float *x, float *y)
+{
+    kpool_geom g = {(int)q[P_N], (int)q[P_C], (int)q[P_H], (int)q[P_W], (int)q[P_KH], (int)q[P_KW],
+                    (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)q[P_PT],
+                    (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)oh, (int)ow, (int)q[P_INCL]};
+    (nhwc ? kpool_nhwc : kpool_run)(KPOOL_AVG, &g, x, y, bm->threads);
 }
 
 static ait_status pool_finish(built *bm, nat_step *st)
