@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Driver of `bench/run --suite` (which installs, builds and exports first):
-issue 13's model suite. Per model, `ait tune` (strategy max-throughput, one
-thread, at the batch sizes asked: tuned.tune), then per batch and thread
-count the tuned artifact, ONNX Runtime and PyTorch on the same inputs
+issue 13's model suite. Per model and thread count T, `ait tune` (strategy
+max-throughput, --threads T: candidates at 1..T threads, at the batch sizes
+asked: tuned.tune), then per batch that tuned artifact, ONNX Runtime and PyTorch on the same inputs
 (models.run_case: outputs checked against PyTorch's reference first, a wrong
 answer gets no timing, then warm-up and interleaved rounds, medians and
 ratios). The figure the issue's target reads: the geometric mean over the
@@ -63,6 +63,12 @@ def summarise(rows):
     return out
 
 
+def art_key(name, threads):
+    """The key of a model's artifact in a run's "artifacts": the name (tuned at 1 thread), else
+    NAME@tT (tuned with --threads T, for the rows at T threads)."""
+    return name if threads == 1 else f"{name}@t{threads}"
+
+
 RUN_KEYS = ("date", "command", "mode", "system", "loadavg_start", "loadavg_end", "cpu_busy_start",
             "cpu_busy_end", "elapsed_s", "tune_args", "strategy", "batches", "threads", "models_asked",
             "settings", "problems")
@@ -97,7 +103,8 @@ def merge(out_dir, s):
     renum = {k: j for j, k in enumerate(used)}
     out_runs = [old["runs"][k] for k in used] + [{k: s.get(k) for k in RUN_KEYS}]
     rows = [dict(r, run=renum[r["run"]]) for r in keep]
-    rows += [dict(r, run=len(out_runs) - 1, tune=s["artifacts"].get(r["name"], {})) for r in s["rows"]]
+    rows += [dict(r, run=len(out_runs) - 1, tune=s["artifacts"].get(art_key(r["name"], r["threads"]), {}))
+             for r in s["rows"]]
     order = {n: k for k, n in enumerate(MODELS)}
     rows.sort(key=lambda r: (r["threads"], r["batch"], order.get(r["name"], len(order))))
     return {"runs": out_runs, "rows": rows, "summary": summarise(rows)}
@@ -158,13 +165,15 @@ def main():
     log(f"bench --suite: {s['system']['cpu_model']}, {s['system']['cores']} cores, load {s['loadavg_start']}, "
         f"other work {s['cpu_busy_start']}")
     for name in names:
-        art = s["artifacts"][name] = tuned.tune(cfg, name, "tuned", "max-throughput", tune_args)
-        art["loadavg"] = sysinfo.loadavg()
-        log(f"  tune {name}: " + (f"{art['tune_s']:.0f} s, backends " + "; ".join(
-            f"b{b}: " + ", ".join(f"{k}x{v}" for k, v in c.items()) for b, c in art["backends"].items())
-            if art["ok"] else f"FAILED: {art['error']}"))
-        ait_model = os.path.join(cfg["art_dir"], f"{name}.tuned.ait")
-        for t in threads:
+        for t in threads:  # an artifact per thread count: tuned with --threads T (candidates at 1..T)
+            args = [str(t) if k > 0 and tune_args[k - 1] == "--threads" else x for k, x in enumerate(tune_args)]
+            label = "tuned" if t == 1 else f"tuned-t{t}"
+            art = s["artifacts"][art_key(name, t)] = tuned.tune(cfg, name, label, "max-throughput", args)
+            art["loadavg"] = sysinfo.loadavg()
+            log(f"  tune {name} --threads {t}: " + (f"{art['tune_s']:.0f} s, backends " + "; ".join(
+                f"b{b}: " + ", ".join(f"{k}x{v}" for k, v in c.items()) for b, c in art["backends"].items())
+                if art["ok"] else f"FAILED: {art['error']}"))
+            ait_model = os.path.join(cfg["art_dir"], f"{name}.{label}.ait")
             for b in batches:
                 row = models.run_case(cfg, name, name, f"b{b}", b, t, log, ait_model)
                 if not art["ok"]:  # no artifact: the row ran the untuned model; say so, time nothing of it

@@ -5,40 +5,48 @@
 /* the loops over panels, gates and vectors unrolled: the accumulators in registers */
 #define KLSTM_UNROLL _Pragma("GCC unroll 16")
 
-/* np (1 or 2, a constant where inlined) panels from j0 of one row: the
- * gates start from x, gain h x R (no h: the first step from zeros), then
- * the cell update writes c and hn. ps: floats per panel. */
+/* mr rows (1 or 2) by np panels (1 or 2; constants where inlined) from
+ * j0: the gates start from x, gain h x R (no h: the first step from
+ * zeros; each weight loaded once for the mr rows), then the cell update
+ * writes c and hn. ps: floats per panel; rows ld floats apart in h, c and
+ * hn, ldx in x. */
 static inline __attribute__((always_inline)) void
-KV(lstm_panels)(const float *pp, size_t ps, int np, size_t j0, const float *h, const float *x,
-                float *c, float *hn, size_t H)
+KV(lstm_panels)(const float *pp, size_t ps, int mr, int np, size_t j0, const float *h,
+                const float *x, size_t ldx, float *c, float *hn, size_t H)
 {
-    V acc[2][4][KLSTM_PV];
+    V acc[2][2][4][KLSTM_PV];
     size_t rem[2][KLSTM_PV];
     KLSTM_UNROLL for (int q = 0; q < np; q++)
         KLSTM_UNROLL for (int v = 0; v < KLSTM_PV; v++) {
             size_t j = j0 + (size_t)q * KLSTM_P + (size_t)v * VL;
             rem[q][v] = j < H ? (H - j < VL ? H - j : VL) : 0;
-            KLSTM_UNROLL for (int g = 0; g < 4; g++)
-                acc[q][g][v] = rem[q][v] ? vloadn(x + g * H + j, rem[q][v]) : vzero();
+            KLSTM_UNROLL for (int m = 0; m < mr; m++)
+                KLSTM_UNROLL for (int g = 0; g < 4; g++)
+                    acc[m][q][g][v] = rem[q][v] ? vloadn(x + m * ldx + g * H + j, rem[q][v]) : vzero();
         }
     for (size_t k = 0; h && k < H; k++) {
-        V hk = vset1(h[k]);
+        V hk[2];
+        KLSTM_UNROLL for (int m = 0; m < mr; m++) hk[m] = vset1(h[m * H + k]);
         const float *w = pp + k * 4 * KLSTM_P;
         KLSTM_UNROLL for (int q = 0; q < np; q++)
             KLSTM_UNROLL for (int g = 0; g < 4; g++)
-                KLSTM_UNROLL for (int v = 0; v < KLSTM_PV; v++)
-                    acc[q][g][v] = vfma(hk, vload(w + q * ps + g * KLSTM_P + v * VL), acc[q][g][v]);
+                KLSTM_UNROLL for (int v = 0; v < KLSTM_PV; v++) {
+                    V wv = vload(w + q * ps + g * KLSTM_P + v * VL);
+                    KLSTM_UNROLL for (int m = 0; m < mr; m++)
+                        acc[m][q][g][v] = vfma(hk[m], wv, acc[m][q][g][v]);
+                }
     }
-    KLSTM_UNROLL for (int q = 0; q < np; q++)
-        KLSTM_UNROLL for (int v = 0; v < KLSTM_PV; v++) {
-            size_t r = rem[q][v], j = j0 + (size_t)q * KLSTM_P + (size_t)v * VL;
-            if (!r) continue;
-            V i = KV(vsigmoid)(acc[q][0][v]), o = KV(vsigmoid)(acc[q][1][v]);
-            V f = KV(vsigmoid)(acc[q][2][v]), u = KV(vtanh)(acc[q][3][v]);
-            V cn = vfma(f, vloadn(c + j, r), vmul(i, u));
-            vstoren(c + j, cn, r);
-            vstoren(hn + j, vmul(o, KV(vtanh)(cn)), r);
-        }
+    KLSTM_UNROLL for (int m = 0; m < mr; m++)
+        KLSTM_UNROLL for (int q = 0; q < np; q++)
+            KLSTM_UNROLL for (int v = 0; v < KLSTM_PV; v++) {
+                size_t r = rem[q][v], j = m * H + j0 + (size_t)q * KLSTM_P + (size_t)v * VL;
+                if (!r) continue;
+                V i = KV(vsigmoid)(acc[m][q][0][v]), o = KV(vsigmoid)(acc[m][q][1][v]);
+                V f = KV(vsigmoid)(acc[m][q][2][v]), u = KV(vtanh)(acc[m][q][3][v]);
+                V cn = vfma(f, vloadn(c + j, r), vmul(i, u));
+                vstoren(c + j, cn, r);
+                vstoren(hn + j, vmul(o, KV(vtanh)(cn)), r);
+            }
 }
 
 /* One step of b rows: hp ([b][h], NULL: zeros) against R, plus x's rows
@@ -48,17 +56,24 @@ static void KV(lstm_step)(const float *pr, const float *x, size_t ldx, const flo
                           float *hn, size_t B, size_t H)
 {
     const size_t np = (H + KLSTM_P - 1) / KLSTM_P, ps = H * 4 * KLSTM_P;
+#define KLSTM_AT(b) hp ? hp + (b) * H : NULL, x + (b) * ldx, ldx, c + (b) * H, hn + (b) * H, H
     size_t p = 0;
-#if VL == 16 /* two panels: 8 accumulators, enough FMAs in flight */
-    for (; p + 2 <= np; p += 2)
-        for (size_t b = 0; b < B; b++)
-            KV(lstm_panels)(pr + p * ps, ps, 2, p * KLSTM_P, hp ? hp + b * H : NULL, x + b * ldx,
-                            c + b * H, hn + b * H, H);
-#endif
+#if VL == 16 /* two panels: 8 accumulators a row, 16 for two rows */
+    for (; p + 2 <= np; p += 2) {
+        size_t b = 0;
+        for (; b + 2 <= B; b += 2) KV(lstm_panels)(pr + p * ps, ps, 2, 2, p * KLSTM_P, KLSTM_AT(b));
+        if (b < B) KV(lstm_panels)(pr + p * ps, ps, 1, 2, p * KLSTM_P, KLSTM_AT(b));
+    }
+    for (; p < np; p++) {
+        size_t b = 0;
+        for (; b + 2 <= B; b += 2) KV(lstm_panels)(pr + p * ps, ps, 2, 1, p * KLSTM_P, KLSTM_AT(b));
+        if (b < B) KV(lstm_panels)(pr + p * ps, ps, 1, 1, p * KLSTM_P, KLSTM_AT(b));
+    }
+#else
     for (; p < np; p++)
-        for (size_t b = 0; b < B; b++)
-            KV(lstm_panels)(pr + p * ps, ps, 1, p * KLSTM_P, hp ? hp + b * H : NULL, x + b * ldx,
-                            c + b * H, hn + b * H, H);
+        for (size_t b = 0; b < B; b++) KV(lstm_panels)(pr + p * ps, ps, 1, 1, p * KLSTM_P, KLSTM_AT(b));
+#endif
+#undef KLSTM_AT
 }
 
 static void KV(lstm_dir)(const klstm_dir *d, size_t T, size_t B, size_t H)
