@@ -352,6 +352,13 @@ def markdown(res):
     return "\n".join(out) + "\n"
 
 
+def tune_s(art):
+    """A suite row's tune seconds, with the thread count it tuned at when above 1."""
+    cmd = art.get("command", "").split()
+    t = cmd[cmd.index("--threads") + 1] if "--threads" in cmd[:-1] else "1"
+    return f"{art.get('tune_s', '—')}" + (f" (t{t})" if t != "1" else "")
+
+
 def suite_setting_line(key, g):
     """The geometric mean line of one batch/threads setting (suite.summarise's entry)."""
     gm = g["geomean_ait_vs_ort"]
@@ -372,17 +379,16 @@ def suite_tables(s):
            "Models exported by `tools/export_models.py --bench` (random weights, seed 0: torchvision's with "
            "`weights=None`, and its `DbNet` at 640x640, `Crnn` at 48x320 and `Vit` tiny). Per model, "
            "`ait tune MODEL.onnx --data MODEL.bench.b1.in.npz TUNE_ARGS --strategy max-throughput -o "
-           "MODEL.tuned.ait` (TUNE_ARGS: each run's, below, at `--threads 1`; the rows at 2 threads of runs "
-           "from 2026-11-27 16:40 UTC on run an artifact tuned with `--threads 2`, candidates at 1 and 2 "
-           "threads; the tune cache lives in `build-bench/suite/cache`), then per batch and thread count the "
-           "tuned artifact (`bench-ait-runner`), ONNX Runtime and PyTorch on "
+           "MODEL.tuned.ait` (TUNE_ARGS: each run's, below, with `--threads T` for the rows at T threads; the "
+           "tune cache lives in `build-bench/suite/cache`), then per batch and thread count the tuned artifact (`bench-ait-runner`), ONNX Runtime and PyTorch on "
            "the same inputs: outputs checked against PyTorch's reference and ait's against each peer's "
            "(max |diff| / max |ref| ≤ 1e-4) before any timing, then warm-up runs and interleaved rounds per "
            "engine (each run's settings below); ms = median of all timed runs; ratio = ait median / peer "
            "median, measured side by side in one process per row, so a loaded machine slows all three "
            "engines alike and the ratios hold better than the times. **backends** = how many of the "
            "artifact's modules each backend runs in this batch bucket (`ait show --json`); **tune s** = wall "
-           "time of `ait tune` (all its batch sizes); **run** = the run below that measured the row (a run "
+           "time of `ait tune` (all its batch sizes), marked `(tT)` when it tuned with `--threads T` (runs before "
+           "2026-11-27 16:50 UTC ran the rows at 2 threads on the artifact tuned at 1 thread); **run** = the run below that measured the row (a run "
            "replaces only the rows it measures). Raw data: `suite` in [results.json](results.json). This "
            "section is measured separately from the rest of this file; a full `bench/run` keeps it.", ""]
     for k, r in enumerate(s["runs"]):
@@ -410,7 +416,7 @@ def suite_tables(s):
             rat = {p: (f"**{v['ratio']:.2f}**" if v["ratio"] else "—") for p, v in r["ait_vs"].items()}
             load = r.get("loadavg")
             out.append(f"| {r['name']} | {r['batch']} | {r['threads']} | {ms(e['ait'])} | {ms(e['ort'])} | "
-                       f"{ms(e['torch'])} | {rat['ort']} | {rat['torch']} | {art.get('tune_s', '—')} | {bk} | "
+                       f"{ms(e['torch'])} | {rat['ort']} | {rat['torch']} | {tune_s(art)} | {bk} | "
                        f"{errs} | {load[0] if load else '—'} | {r['run'] + 1} | {note.replace('|', '/')} |")
     probs = [(k, p) for k, r in enumerate(s["runs"]) for p in r.get("problems", [])]
     if probs:
