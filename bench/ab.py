@@ -3,7 +3,7 @@
 tuned artifact run by its own bench-ait-runner, ORT by ort_runner.js, on
 MODEL.in.0.npz (tools/export_models.py's sample), outputs checked against
 MODEL.out.0.npz first, then warm-up and interleaved rounds (models.interleave);
-prints the medians, the ratios and the load average. For measuring a change
+prints the medians and 10th percentiles, their ratios and the load average. For measuring a change
 against its base on this shared machine.
 
 usage: /usr/bin/python3 bench/ab.py MODELS_DIR MODEL BASE_BIN BASE.ait NEW_BIN NEW.ait [THREADS]
@@ -47,6 +47,12 @@ def main():
           f"base/ORT {med['base'] / med['ort']:.2f}, new/ORT {med['new'] / med['ort']:.2f}, "
           f"new/base {med['new'] / med['base']:.2f}; rounds {info['new']['rounds']}; "
           f"load {' '.join(load0)} -> {' '.join(load1)}")
+    # on a loaded machine a run's time is its own work plus whatever preempted it: the 10th
+    # percentile (runs that met the least of it) compares the work more steadily than the median
+    p10 = {e: info[e].get("p10_ms", info[e]["min_ms"]) for e in info}
+    print(f"{name}: 10th percentiles: base {p10['base']:.3f} ms, new {p10['new']:.3f} ms, ORT {p10['ort']:.3f} ms; "
+          f"base/ORT {p10['base'] / p10['ort']:.2f}, new/ORT {p10['new'] / p10['ort']:.2f}, "
+          f"new/base {p10['new'] / p10['base']:.2f}")
 
 
 if __name__ == "__main__":

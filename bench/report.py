@@ -352,49 +352,75 @@ def markdown(res):
     return "\n".join(out) + "\n"
 
 
+def tune_s(art):
+    """A suite row's tune seconds, with the thread count it tuned at when above 1."""
+    cmd = art.get("command", "").split()
+    t = cmd[cmd.index("--threads") + 1] if "--threads" in cmd[:-1] else "1"
+    return f"{art.get('tune_s', '—')}" + (f" (t{t})" if t != "1" else "")
+
+
+def suite_setting_line(key, g):
+    """The geometric mean line of one batch/threads setting (suite.summarise's entry)."""
+    gm = g["geomean_ait_vs_ort"]
+    head = (f"tuned ait / ORT, geometric mean over {g['models']} of {g['of']} models: "
+            f"**{'%.3f' % gm if gm else 'n/a'}**")
+    if g["threads"] != 1:  # the issue's target reads the 1-thread rows
+        return f"- {head}; above 1.0: {', '.join(g['above_1']) or 'none'}"
+    met = gm is not None and gm <= 0.8 and not g["above_1"] and g["models"] == g["of"]
+    return (f"- {head} (target ≤ 0.8, no model above 1.0: **{'met' if met else 'not met'}**; above 1.0: "
+            f"{', '.join(g['above_1']) or 'none'})")
+
+
 def suite_tables(s):
-    """The section bench/suite.py (`bench/run --suite`) adds: issue 13's model suite."""
-    sy, st = s["system"], s["settings"]
-    busy = " / ".join("not measured" if s.get(k) is None else f"{100 * s[k]:.0f}%"
-                      for k in ("cpu_busy_start", "cpu_busy_end"))
+    """The section bench/suite.py (`bench/run --suite`) adds: issue 13's model suite, one table
+    per batch/threads setting, each row from the latest run that measured it (s from
+    suite.merge: `runs` and `rows`, each row naming its run)."""
     out = [SUITE_TITLE, "",
-           f"Written by `{s['command']}` on {s['date']} in {s.get('elapsed_s', 0) / 60:.1f} min, on "
-           f"{sy['cpu_model']} ({sy['cores']} cores), ait git {sy['ait_git']}; load average {s['loadavg_start']} "
-           f"at the start, {s.get('loadavg_end')} at the end (each row's own in results.json, `suite.rows[].loadavg`); "
-           f"CPUs busy with other work 2 s before / after: {busy}. Raw data: `suite` in [results.json](results.json). "
-           "This section is measured separately from the rest of this file; a full `bench/run` keeps it.", "",
            "Models exported by `tools/export_models.py --bench` (random weights, seed 0: torchvision's with "
            "`weights=None`, and its `DbNet` at 640x640, `Crnn` at 48x320 and `Vit` tiny). Per model, "
-           "`ait tune MODEL.onnx --data MODEL.bench.b1.in.npz " + " ".join(s["tune_args"]) +
-           " --strategy max-throughput -o MODEL.tuned.ait` (empty cache at the first run; the cache lives in "
-           "`build-bench/suite/cache`), then per batch and thread count the tuned artifact (`bench-ait-runner`), "
-           "ONNX Runtime and PyTorch on the same inputs: outputs checked against PyTorch's reference and ait's "
-           "against each peer's (max |diff| / max |ref| ≤ 1e-4) before any timing, then "
-           f"{st['warmup']} warm-up runs each and {st['min_rounds']}–{st['max_rounds']} interleaved rounds of about "
-           f"{st['round_s']} s per engine; ms = median of all timed runs; ratio = ait median / peer median. "
-           "**backends** = how many of the artifact's modules each backend runs in this batch bucket "
-           "(`ait show --json`); **tune s** = wall time of `ait tune` (all its batch sizes).", ""]
-    for b, g in sorted(s.get("summary", {}).items()):
-        gm = g["geomean_ait_vs_ort"]
-        met = gm is not None and gm <= 0.8 and not g["above_1"] and g["models"] == g["of"]
-        out.append(f"- batch {b}, 1 thread: tuned ait / ORT, geometric mean over {g['models']} of {g['of']} models: "
-                   f"**{'%.3f' % gm if gm else 'n/a'}** (target ≤ 0.8, no model above 1.0: "
-                   f"**{'met' if met else 'not met'}**; above 1.0: {', '.join(g['above_1']) or 'none'})")
-    out += ["", "| model | batch | threads | tuned ait ms | ORT ms | PyTorch ms | ait/ORT | ait/PyTorch | "
-            "tune s | backends (this bucket) | max rel. error ait, ORT, PyTorch | load | note |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in s["rows"]:
-        e, art = r["engines"], s["artifacts"].get(r["name"], {})
-        errs = ", ".join(f"{e[k]['rel_err']:.1e}" if "rel_err" in e[k] else "—" for k in ("ait", "ort", "torch"))
-        note = "; ".join(v["why"] for v in r["ait_vs"].values() if v.get("why"))
-        bk = backends_cell(art.get("backends", {}).get(str(r["batch"]), {})) if art.get("ok") else "—"
-        rat = {p: (f"**{v['ratio']:.2f}**" if v["ratio"] else "—") for p, v in r["ait_vs"].items()}
-        load = r.get("loadavg")
-        out.append(f"| {r['name']} | {r['batch']} | {r['threads']} | {ms(e['ait'])} | {ms(e['ort'])} | "
-                   f"{ms(e['torch'])} | {rat['ort']} | {rat['torch']} | {art.get('tune_s', '—')} | {bk} | {errs} | "
-                   f"{load[0] if load else '—'} | {note.replace('|', '/')} |")
-    if s.get("problems"):
-        out += ["", "**This run found problems:**", ""] + [f"- {p}" for p in s["problems"]]
+           "`ait tune MODEL.onnx --data MODEL.bench.b1.in.npz TUNE_ARGS --strategy max-throughput -o "
+           "MODEL.tuned.ait` (TUNE_ARGS: each run's, below, with `--threads T` for the rows at T threads; the "
+           "tune cache lives in `build-bench/suite/cache`), then per batch and thread count the tuned artifact (`bench-ait-runner`), ONNX Runtime and PyTorch on "
+           "the same inputs: outputs checked against PyTorch's reference and ait's against each peer's "
+           "(max |diff| / max |ref| ≤ 1e-4) before any timing, then warm-up runs and interleaved rounds per "
+           "engine (each run's settings below); ms = median of all timed runs; ratio = ait median / peer "
+           "median, measured side by side in one process per row, so a loaded machine slows all three "
+           "engines alike and the ratios hold better than the times. **backends** = how many of the "
+           "artifact's modules each backend runs in this batch bucket (`ait show --json`); **tune s** = wall "
+           "time of `ait tune` (all its batch sizes), marked `(tT)` when it tuned with `--threads T` (runs before "
+           "2026-11-27 16:50 UTC ran the rows at 2 threads on the artifact tuned at 1 thread); **run** = the run below that measured the row (a run "
+           "replaces only the rows it measures). Raw data: `suite` in [results.json](results.json). This "
+           "section is measured separately from the rest of this file; a full `bench/run` keeps it.", ""]
+    for k, r in enumerate(s["runs"]):
+        sy, st = r["system"], r["settings"]
+        busy = " / ".join("not measured" if r.get(x) is None else f"{100 * r[x]:.0f}%"
+                          for x in ("cpu_busy_start", "cpu_busy_end"))
+        out.append(f"- run {k + 1}: `{r['command']}` on {r['date']} in {r.get('elapsed_s', 0) / 60:.1f} min, on "
+                   f"{sy['cpu_model']} ({sy['cores']} cores), ait git {sy['ait_git']}; load average "
+                   f"{r['loadavg_start']} at the start, {r.get('loadavg_end')} at the end (each row's own in the "
+                   f"table); CPUs busy with other work 2 s before / after: {busy}; TUNE_ARGS `"
+                   + " ".join(r["tune_args"]) + f"`; {st['warmup']} warm-up runs, {st['min_rounds']}–"
+                   f"{st['max_rounds']} rounds of about {st['round_s']} s per engine")
+    for key, g in s.get("summary", {}).items():
+        rows = [r for r in s["rows"] if f"b{r['batch']}t{r['threads']}" == key]
+        out += ["", f"### batch {g['batch']}, {g['threads']} thread{'s' if g['threads'] > 1 else ''}", "",
+                suite_setting_line(key, g), "",
+                "| model | batch | threads | tuned ait ms | ORT ms | PyTorch ms | ait/ORT | ait/PyTorch | "
+                "tune s | backends (this bucket) | max rel. error ait, ORT, PyTorch | load | run | note |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in rows:
+            e, art = r["engines"], r.get("tune", {})
+            errs = ", ".join(f"{e[x]['rel_err']:.1e}" if "rel_err" in e[x] else "—" for x in ("ait", "ort", "torch"))
+            note = "; ".join(v["why"] for v in r["ait_vs"].values() if v.get("why"))
+            bk = backends_cell(art.get("backends", {}).get(str(r["batch"]), {})) if art.get("ok") else "—"
+            rat = {p: (f"**{v['ratio']:.2f}**" if v["ratio"] else "—") for p, v in r["ait_vs"].items()}
+            load = r.get("loadavg")
+            out.append(f"| {r['name']} | {r['batch']} | {r['threads']} | {ms(e['ait'])} | {ms(e['ort'])} | "
+                       f"{ms(e['torch'])} | {rat['ort']} | {rat['torch']} | {tune_s(art)} | {bk} | "
+                       f"{errs} | {load[0] if load else '—'} | {r['run'] + 1} | {note.replace('|', '/')} |")
+    probs = [(k, p) for k, r in enumerate(s["runs"]) for p in r.get("problems", [])]
+    if probs:
+        out += ["", "**Runs that found problems:**", ""] + [f"- run {k + 1}: {p}" for k, p in probs]
     return out + [""]
 
 

@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """Driver of `bench/run --suite` (which installs, builds and exports first):
-issue 13's model suite. Per model, `ait tune` (strategy max-throughput, one
-thread, at the batch sizes asked: tuned.tune), then per batch and thread
-count the tuned artifact, ONNX Runtime and PyTorch on the same inputs
+issue 13's model suite. Per model and thread count T, `ait tune` (strategy
+max-throughput, --threads T: candidates at 1..T threads, at the batch sizes
+asked: tuned.tune), then per batch that tuned artifact, ONNX Runtime and PyTorch on the same inputs
 (models.run_case: outputs checked against PyTorch's reference first, a wrong
 answer gets no timing, then warm-up and interleaved rounds, medians and
 ratios). The figure the issue's target reads: the geometric mean over the
 models of tuned ait / ORT at one thread, per batch. Adds the section "suite"
 to OUT/results.json (other sections kept; rewritten after every model, so an
-interrupted run keeps what it measured) and rewrites OUT/RESULTS.md.
+interrupted run keeps what it measured), merged with the earlier runs' (a
+row this run measures replaces the earlier one of that model, batch and
+thread count; the other rows stay, each naming its run), and rewrites its
+section of OUT/RESULTS.md: one table per batch/threads setting.
 
 usage: /usr/bin/python3 bench/suite.py --out DIR --models-dir DIR --bin-dir DIR
          [--quick] [--models LIST] [--batch 1,8] [--threads 1,2] [--cap N] [--window N]
@@ -16,6 +19,7 @@ usage: /usr/bin/python3 bench/suite.py --out DIR --models-dir DIR --bin-dir DIR
 Exits 1 on broken plumbing (a tune or runner that fails) or a wrong ait
 answer; never because ait is slower."""
 import datetime
+import json
 import math
 import os
 import sys
@@ -46,16 +50,64 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def summarise(s):
-    """Per batch: the geometric mean of tuned ait / ORT at one thread and the models above 1."""
+def summarise(rows):
+    """Per batch/threads setting ("b1t1", ...): the geometric mean of tuned ait / ORT over its rows
+    and the models above 1."""
     out = {}
-    for b in s["batches"]:
-        rows = [r for r in s["rows"] if r["batch"] == b and r["threads"] == 1]
-        ratios = {r["name"]: r["ait_vs"]["ort"]["ratio"] for r in rows}
-        out[str(b)] = {"geomean_ait_vs_ort": geomean(ratios.values()),
-                       "models": len([x for x in ratios.values() if x]), "of": len(rows),
-                       "above_1": sorted(n for n, x in ratios.items() if x and x > 1.0)}
+    for b, t in sorted({(r["batch"], r["threads"]) for r in rows}, key=lambda bt: (bt[1], bt[0])):
+        rs = [r for r in rows if r["batch"] == b and r["threads"] == t]
+        ratios = {r["name"]: r["ait_vs"]["ort"]["ratio"] for r in rs}
+        out[f"b{b}t{t}"] = {"batch": b, "threads": t, "geomean_ait_vs_ort": geomean(ratios.values()),
+                            "models": len([x for x in ratios.values() if x]), "of": len(rs),
+                            "above_1": sorted(n for n, x in ratios.items() if x and x > 1.0)}
     return out
+
+
+def art_key(name, threads):
+    """The key of a model's artifact in a run's "artifacts": the name (tuned at 1 thread), else
+    NAME@tT (tuned with --threads T, for the rows at T threads)."""
+    return name if threads == 1 else f"{name}@t{threads}"
+
+
+RUN_KEYS = ("date", "command", "mode", "system", "loadavg_start", "loadavg_end", "cpu_busy_start",
+            "cpu_busy_end", "elapsed_s", "tune_args", "strategy", "batches", "threads", "models_asked",
+            "settings", "problems")
+
+
+def earlier(out_dir):
+    """The suite section of out_dir/results.json as merge() keeps it ({"runs", "rows"}); one of
+    the older shape (one run, rows without a run) read as a single run."""
+    try:
+        with open(os.path.join(out_dir, "results.json")) as f:
+            old = json.load(f).get("suite")
+    except (OSError, ValueError):
+        old = None
+    if not old or not old.get("rows"):
+        return {"runs": [], "rows": []}
+    if "runs" in old:
+        return old
+    arts = old.get("artifacts", {})
+    return {"runs": [{k: old.get(k) for k in RUN_KEYS}],
+            "rows": [dict(r, run=0, tune=arts.get(r["name"], {})) for r in old["rows"]]}
+
+
+def merge(out_dir, s):
+    """This run's rows over the earlier runs' in out_dir: a row (model, batch, threads) this run
+    measured replaces the earlier one; the others stay, with the runs they came from."""
+    old = earlier(out_dir)
+    runs = [r for r in old["runs"] if r["date"] != s["date"] or r["command"] != s["command"]]
+    mine = {(r["name"], r["batch"], r["threads"]) for r in s["rows"]}
+    keep = [r for r in old["rows"] if (r["name"], r["batch"], r["threads"]) not in mine
+            and old["runs"][r["run"]] in runs]
+    used = sorted({r["run"] for r in keep})
+    renum = {k: j for j, k in enumerate(used)}
+    out_runs = [old["runs"][k] for k in used] + [{k: s.get(k) for k in RUN_KEYS}]
+    rows = [dict(r, run=renum[r["run"]]) for r in keep]
+    rows += [dict(r, run=len(out_runs) - 1, tune=s["artifacts"].get(art_key(r["name"], r["threads"]), {}))
+             for r in s["rows"]]
+    order = {n: k for k, n in enumerate(MODELS)}
+    rows.sort(key=lambda r: (r["threads"], r["batch"], order.get(r["name"], len(order))))
+    return {"runs": out_runs, "rows": rows, "summary": summarise(rows)}
 
 
 def problems(s):
@@ -73,7 +125,9 @@ def problems(s):
 
 
 def save(out_dir, s):
-    report.save_section(out_dir, "suite", s, report.suite_tables(s))
+    m = merge(out_dir, s)
+    report.save_section(out_dir, "suite", m, report.suite_tables(m))
+    return m
 
 
 def main():
@@ -111,13 +165,15 @@ def main():
     log(f"bench --suite: {s['system']['cpu_model']}, {s['system']['cores']} cores, load {s['loadavg_start']}, "
         f"other work {s['cpu_busy_start']}")
     for name in names:
-        art = s["artifacts"][name] = tuned.tune(cfg, name, "tuned", "max-throughput", tune_args)
-        art["loadavg"] = sysinfo.loadavg()
-        log(f"  tune {name}: " + (f"{art['tune_s']:.0f} s, backends " + "; ".join(
-            f"b{b}: " + ", ".join(f"{k}x{v}" for k, v in c.items()) for b, c in art["backends"].items())
-            if art["ok"] else f"FAILED: {art['error']}"))
-        ait_model = os.path.join(cfg["art_dir"], f"{name}.tuned.ait")
-        for t in threads:
+        for t in threads:  # an artifact per thread count: tuned with --threads T (candidates at 1..T)
+            args = [str(t) if k > 0 and tune_args[k - 1] == "--threads" else x for k, x in enumerate(tune_args)]
+            label = "tuned" if t == 1 else f"tuned-t{t}"
+            art = s["artifacts"][art_key(name, t)] = tuned.tune(cfg, name, label, "max-throughput", args)
+            art["loadavg"] = sysinfo.loadavg()
+            log(f"  tune {name} --threads {t}: " + (f"{art['tune_s']:.0f} s, backends " + "; ".join(
+                f"b{b}: " + ", ".join(f"{k}x{v}" for k, v in c.items()) for b, c in art["backends"].items())
+                if art["ok"] else f"FAILED: {art['error']}"))
+            ait_model = os.path.join(cfg["art_dir"], f"{name}.{label}.ait")
             for b in batches:
                 row = models.run_case(cfg, name, name, f"b{b}", b, t, log, ait_model)
                 if not art["ok"]:  # no artifact: the row ran the untuned model; say so, time nothing of it
@@ -125,16 +181,16 @@ def main():
                     row["ait_vs"] = {p: {"ratio": None, "why": "no artifact"} for p in ("ort", "torch")}
                 row["loadavg"] = sysinfo.loadavg()
                 s["rows"].append(row)
-        s["summary"] = summarise(s)
+        s["summary"] = summarise(s["rows"])
         s["elapsed_s"] = round(time.time() - t0, 1)
         s["loadavg_end"] = sysinfo.loadavg()
         s["problems"] = problems(s)
         save(a.out, s)
     s["cpu_busy_end"] = sysinfo.cpu_busy()
     save(a.out, s)
-    for b, g in s["summary"].items():
+    for g in s["summary"].values():
         gm = g["geomean_ait_vs_ort"]
-        log(f"bench --suite: batch {b}, 1 thread: tuned ait / ORT geometric mean "
+        log(f"bench --suite: batch {g['batch']}, {g['threads']} thread(s): tuned ait / ORT geometric mean "
             f"{'%.3f' % gm if gm else 'n/a'} over {g['models']} of {g['of']} models; above 1.0: "
             f"{', '.join(g['above_1']) or 'none'}")
     log(f"bench --suite: wrote {a.out}/RESULTS.md, results.json ({s['elapsed_s']:.0f} s)")

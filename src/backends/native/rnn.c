@@ -1,10 +1,12 @@
-/* LSTM in float32 on the native GEMM. Per direction the input projection
- * of every step is one GEMM (X[T*B][I] x W^T, the summed biases as its
- * epilogue); then per step one GEMM of h[B][H] against R^T with that
- * step's projected rows as a residual, and the cell update (kernels/lstm.h:
- * the gates' sigmoid and tanh, c = f*c + i*g, h = o*tanh(c)) written
- * straight into Y, whose previous step's rows are the next step's A. W and
- * R are packed at build, per direction (one blob, two groups each).
+/* LSTM in float32 on the native backend. The input projection of every
+ * step and both directions is one GEMM (X[T*B][I] x W^T with W's
+ * directions side by side, N = nd*4H, the summed biases as its epilogue);
+ * then the recurrence (kernels/lstm.h: per step the previous h against R,
+ * packed in panels that keep a step's gates in registers, and the cell
+ * update, c = f*c + i*g, h = o*tanh(c)) writes straight into Y, whose
+ * previous step's rows are the next step's h. With 2 threads the two
+ * directions run side by side. One blob: W packed for the GEMM (group 0),
+ * then each direction's R packed for the recurrence (groups 1, 2).
  *
  * Taken: the default activations, layout 0, no clip, input_forget 0, no
  * peepholes (P), no sequence_lens, constant W, R and B, Y wanted. Anything
@@ -34,16 +36,16 @@ static bool dims_are(const tensor *t, int rank, const int64_t *d)
     return true;
 }
 
-/* Group g of direction g / 2: W (k I, n 4H), then R (k H, n 4H); B = the
- * rows' transpose, read through strides. */
+/* Group 0: W as the GEMM's B (k I, n nd*4H: the rows' transpose, read
+ * through strides); group 1 + d: direction d's R for klstm_seq. */
 static void fill_w(built *bm, int i, int grp, void *dst, const void *arg)
 {
-    const int64_t *a = arg; /* I, H */
-    const int64_t I = a[0], H = a[1], d = grp / 2;
+    const int64_t *a = arg; /* I, H, nd */
+    const int64_t I = a[0], H = a[1], nd = a[2];
     const node *n = &bm->g->nodes[i];
     const float *w = nat_shape(bm, n->in[1])->data, *r = nat_shape(bm, n->in[2])->data;
-    if (grp % 2 == 0) gemm_pack_b(bm->kern, w + d * 4 * H * I, 1, I, I, 4 * H, dst);
-    else gemm_pack_b(bm->kern, r + d * 4 * H * H, 1, H, H, 4 * H, dst);
+    if (grp == 0) gemm_pack_b(bm->kern, w, 1, I, I, nd * 4 * H, dst);
+    else klstm_pack_r(r + (grp - 1) * 4 * H * H, (size_t)H, dst);
 }
 
 static ait_status lstm_take(built *bm, int i, nat_step *st, bool *taken)
@@ -84,24 +86,32 @@ static ait_status lstm_take(built *bm, int i, nat_step *st, bool *taken)
         if (n->out[k] >= 0 && !dims_are(nat_shape(bm, n->out[k]), 3, ds)) return AIT_OK;
     if (n->n_out > 3) return AIT_OK;
 
-    /* scratch: the projection [T*B][4H], gates [B][4H], c and a zero h0, [B][H] each */
-    size_t rows, proj, sz;
+    /* scratch: the projection [T*B][nd*4H], the cell states [nd][B][H] */
+    size_t rows, proj, sz, rp = klstm_pack_floats((size_t)H), rbytes;
     if (__builtin_mul_overflow((size_t)T, (size_t)B, &rows) ||
-        __builtin_mul_overflow(rows, (size_t)(4 * H), &proj) ||
-        __builtin_add_overflow(proj, (size_t)(B * 6 * H), &sz) ||
-        __builtin_mul_overflow(sz, sizeof(float), &sz))
+        __builtin_mul_overflow(rows, (size_t)(nd * 4 * H), &proj) ||
+        __builtin_add_overflow(proj, (size_t)(nd * B * H), &sz) ||
+        __builtin_mul_overflow(sz, sizeof(float), &sz) || !rp ||
+        __builtin_mul_overflow(rp, sizeof(float), &rbytes))
         return nat_fail(bm, i, AIT_E_OVERFLOW, "LSTM scratch is too large");
 
-    int64_t arg[2] = {I, H};
-    size_t sizes[4];
-    for (int d = 0; d < nd; d++) {
-        sizes[2 * d] = gemm_pack_b_size(bm->kern, I, 4 * H);
-        sizes[2 * d + 1] = gemm_pack_b_size(bm->kern, H, 4 * H);
-    }
-    for (int g = 0; g < 2 * nd; g++)
-        if (!sizes[g]) return AIT_OK;
+    int64_t arg[3] = {I, H, nd};
+    size_t sizes[3] = {gemm_pack_b_size(bm->kern, I, nd * 4 * H), rbytes, rbytes};
+    if (!sizes[0]) return AIT_OK;
     nat_pack *p;
-    TRY(nat_pack_get_sized(bm, i, 2 * nd, 0, sizes, fill_w, arg, &p));
+    bm->pack_raw = true; /* group 0 is viewed below; R is read as packed */
+    ait_status s = nat_pack_get_sized(bm, i, 1 + nd, 0, sizes, fill_w, arg, &p);
+    bm->pack_raw = false;
+    TRY(s);
+    s = gemm_packed_view(p->data, sizes[0], &p->views[0], bm->err);
+    if (s == AIT_OK && p->views[0].kern != bm->kern)
+        s = err_set(bm->err, AIT_E_INVALID_ARG, "packed for GEMM kernel %s, not %s",
+                    gemm_kernel_name(p->views[0].kern), gemm_kernel_name(bm->kern));
+    if (s != AIT_OK) {
+        p->data = NULL;
+        err_prefix(bm->err, "native: node '%s': prepared weights '%s': ", n->name, p->name);
+        return nat_stale(bm, s);
+    }
     if (!absent(n, IN_B) && !p->bias) { /* W's and R's biases summed, per direction */
         p->bias = aligned_zalloc(sizeof(float) * (size_t)(nd * 4 * H));
         if (!p->bias) return nat_fail(bm, i, AIT_E_NOMEM, "out of memory");
@@ -144,38 +154,31 @@ static ait_status lstm_run(built *bm, const nat_step *st)
     float *y = bm->vals[n->out[0]].t.data;
     float *yh = n->n_out > 1 && n->out[1] >= 0 ? bm->vals[n->out[1]].t.data : NULL;
     float *yc = n->n_out > 2 && n->out[2] >= 0 ? bm->vals[n->out[2]].t.data : NULL;
-    float *proj = bm->scratch, *gs = proj + T * B * 4 * H, *c = gs + B * 4 * H;
-    float *zero = c + B * H; /* B*H zeros: h0 when absent */
-    const int64_t yt = nd * B * H; /* Y: [T][nd][B][H] */
-    if (!h0) memset(zero, 0, sizeof(float) * (size_t)(B * H));
+    float *proj = bm->scratch, *c = proj + T * B * nd * 4 * H;
+    const size_t bh = sizeof(float) * (size_t)(B * H);
+    gemm_args g = {.m = T * B, .n = nd * 4 * H, .k = I, .a = x, .rsa = I, .csa = 1,
+                   .pb = &p->views[0], .c = proj, .ldc = nd * 4 * H,
+                   .threads = bm->threads, .kern = bm->kern};
+    if (geo[L_BIAS]) {
+        g.epi.bias_mode = GEMM_BIAS_COL;
+        g.epi.bias = p->bias;
+    }
+    TRY(nat_gemm_f32(bm, &g));
+    klstm_dir dirs[2];
     for (int64_t d = 0; d < nd; d++) {
-        const bool rev = geo[L_REV0 + d] != 0;
-        gemm_args g = {.m = T * B, .n = 4 * H, .k = I, .a = x, .rsa = I, .csa = 1,
-                       .pb = &p->views[2 * d], .c = proj, .ldc = 4 * H,
-                       .threads = bm->threads, .kern = bm->kern};
-        if (geo[L_BIAS]) {
-            g.epi.bias_mode = GEMM_BIAS_COL;
-            g.epi.bias = p->bias + d * 4 * H;
-        }
-        TRY(nat_gemm_f32(bm, &g));
-        if (c0) memcpy(c, c0 + d * B * H, sizeof(float) * (size_t)(B * H));
-        else memset(c, 0, sizeof(float) * (size_t)(B * H));
-        const float *hp = h0 ? h0 + d * B * H : zero;
-        for (int64_t s = 0; s < T; s++) {
-            const int64_t t = rev ? T - 1 - s : s;
-            const float *pt = proj + t * B * 4 * H;
-            gemm_args gr = {.m = B, .n = 4 * H, .k = H, .a = hp, .rsa = H, .csa = 1,
-                            .pb = &p->views[2 * d + 1], .c = gs, .ldc = 4 * H,
-                            .threads = bm->threads, .kern = bm->kern,
-                            .epi = {.res = pt, .ldr = 4 * H}};
-            TRY(nat_gemm_f32(bm, &gr));
-            float *ht = y + t * yt + d * B * H;
-            for (int64_t b = 0; b < B; b++)
-                klstm_cell(gs + b * 4 * H, c + b * H, ht + b * H, (size_t)H);
-            hp = ht;
-        }
-        if (yh) memcpy(yh + d * B * H, hp, sizeof(float) * (size_t)(B * H));
-        if (yc) memcpy(yc + d * B * H, c, sizeof(float) * (size_t)(B * H));
+        if (c0) memcpy(c + d * B * H, c0 + d * B * H, bh);
+        else memset(c + d * B * H, 0, bh);
+        dirs[d] = (klstm_dir){.pr = (const float *)((const char *)p->data + (1 + d) * p->stride),
+                              .x = proj + d * 4 * H, .ldx = (size_t)(nd * 4 * H),
+                              .h0 = h0 ? h0 + d * B * H : NULL, .c = c + d * B * H,
+                              .y = y + d * B * H, .ldy = (size_t)(nd * B * H),
+                              .rev = geo[L_REV0 + d] != 0};
+    }
+    klstm_seq(dirs, (int)nd, (size_t)T, (size_t)B, (size_t)H, bm->threads);
+    for (int64_t d = 0; d < nd; d++) {
+        const int64_t last = dirs[d].rev ? 0 : T - 1; /* the step each direction ends at */
+        if (yh) memcpy(yh + d * B * H, y + last * nd * B * H + d * B * H, bh);
+        if (yc) memcpy(yc + d * B * H, c + d * B * H, bh);
     }
     return AIT_OK;
 }
