@@ -226,6 +226,8 @@ static void sweep(int scheme, int group)
         check(scheme, group, 100, 70, 300, 2, 1); /* large-ish, two threads */
         check(scheme, group, 40, 50, 99, 2, 1);   /* one column group: rows over the threads */
         check(scheme, group, 29, 33, 2500, 1, 1); /* k past 32 KiB of rows: blocks of rows */
+        if (scheme == QG_INT8DQ) /* rows past a third of L2: two passes over the groups */
+            check(scheme, group, 103, 130, 4100, 1, 1);
     }
     kisa_force(KISA_N);
 }
