@@ -681,7 +681,10 @@ static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c,
 {
     const qg_kern *kr = pick(b->scheme);
     if (kr->fn8) {
-        run_groups(kr, b, x, m, c, ldc, epi, threads);
+        qg_act xu = *x; /* the kernels dequantise once per tile when all rows share sa, za */
+        xu.uni = true;
+        for (int64_t i = 1; i < m && xu.uni; i++) xu.uni = x->sa[i] == x->sa[0] && x->za[i] == x->za[0];
+        run_groups(kr, b, &xu, m, c, ldc, epi, threads);
         return;
     }
     int64_t np = b->np / QG_NR;
