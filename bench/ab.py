@@ -7,7 +7,13 @@ prints the medians and 10th percentiles, their ratios and the load average. For 
 against its base on this shared machine.
 
 usage: /usr/bin/python3 bench/ab.py MODELS_DIR MODEL BASE_BIN BASE.ait NEW_BIN NEW.ait [THREADS]
-  BASE_BIN, NEW_BIN: the build folders holding bench-ait-runner"""
+         [--ort ORT.onnx --case CASE]
+  BASE_BIN, NEW_BIN: the build folders holding bench-ait-runner
+  --ort: ONNX Runtime runs ORT.onnx instead of MODEL.onnx (bench/quant.py's static int8 QDQ
+  model, build-bench/quant/MODEL.ort-int8.onnx); --case: the sample MODELS_DIR/CASE.in.npz
+  and its reference CASE.out.npz (MODEL.bench.b8) instead of MODEL.in.0.npz. With --ort the
+  outputs are not held to the float tolerance: each engine's max abs error and SQNR against
+  the reference (bench/quant.py's errors) are printed instead."""
 import os
 import sys
 import tempfile
@@ -18,17 +24,25 @@ from runner import Runner  # noqa: E402
 
 
 def main():
-    mdir, name, bbin, bart, nbin, nart = sys.argv[1:7]
-    threads = int(sys.argv[7]) if len(sys.argv) > 7 else 1
+    args, opt = [], {}
+    it = iter(sys.argv[1:])
+    for a in it:
+        if a in ("--ort", "--case"):
+            opt[a[2:]] = next(it)
+        else:
+            args.append(a)
+    mdir, name, bbin, bart, nbin, nart = args[:6]
+    threads = int(args[6]) if len(args) > 6 else 1
     bench = os.path.dirname(os.path.abspath(__file__))
     cfg = {"warmup": 3, "round_s": 0.3, "min_rounds": 5, "max_rounds": 15, "row_s": 20}
     work = tempfile.mkdtemp(prefix="ab.")
-    indir, ref = models.prepare_case(os.path.join(mdir, name), os.path.join(work, "case"), ".0")
+    case = os.path.join(mdir, opt["case"]) if "case" in opt else os.path.join(mdir, name)
+    indir, ref = models.prepare_case(case, os.path.join(work, "case"), "" if "case" in opt else ".0")
     env = models.engine_env("ait", {}, threads)
     argv = {"base": [os.path.join(bbin, "bench", "bench-ait-runner"), bart, indir, str(threads)],
             "new": [os.path.join(nbin, "bench", "bench-ait-runner"), nart, indir, str(threads)],
-            "ort": ["node", os.path.join(bench, "ort_runner.js"), os.path.join(mdir, name + ".onnx"),
-                    indir, str(threads)]}
+            "ort": ["node", os.path.join(bench, "ort_runner.js"),
+                    opt.get("ort", os.path.join(mdir, name + ".onnx")), indir, str(threads)]}
     runners, info = {}, {}
     load0 = open("/proc/loadavg").read().split()[:3]
     for e, a in argv.items():
@@ -36,6 +50,15 @@ def main():
         odir = os.path.join(work, "out." + e)
         os.makedirs(odir)
         runners[e].outputs(odir)
+        if "ort" in opt:  # quantised: the error reported, not held to the float tolerance
+            import quant  # noqa: E402 (onnx, only for this)
+            got = quant.errors(models.load_dir(odir), ref)
+            if got is None:
+                sys.exit(f"{e}: outputs missing or of another shape than the reference's")
+            info[e] = {"ok": True, "error": None}
+            print(f"{e}: max abs error {got['max_abs']:.3g}, SQNR {got['sqnr_db']:.1f} dB, "
+                  f"top-1 agreement {got['top1']}")
+            continue
         err = models.rel_err(models.load_dir(odir), ref)
         info[e] = {"ok": err <= models.TOL, "rel_err": err, "error": None}
         if not info[e]["ok"]:

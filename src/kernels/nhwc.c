@@ -74,6 +74,7 @@ static inline void copy_run(char *restrict d, const char *restrict s, size_t n)
         memcpy(d, s, n);
         return;
     }
+    for (; n >= 64; n -= 64, d += 64, s += 64) __builtin_memcpy(d, s, 64);
     for (; n >= 16; n -= 16, d += 16, s += 16) __builtin_memcpy(d, s, 16);
     for (; n >= 4; n -= 4, d += 4, s += 4) __builtin_memcpy(d, s, 4);
     for (; n; n--) *d++ = *s++;
@@ -91,8 +92,9 @@ static void im2col_bytes(const knhwc_geom *g, const char *x, size_t esz, int pad
      * taken and the taps adjacent: one copy (a 3x3's 3 instead of 9, a 7x7 stem's 7 of
      * 21 bytes instead of 49 of 3) */
     const bool runs = g->dw == 1 && g->cs == g->c;
-    for (int64_t p = p0; p < p1; p++) {
-        int64_t oy = p / g->ow, ox = p % g->ow, ix0 = ox * g->sw - g->pl;
+    int64_t oy = p0 / g->ow, ox = p0 % g->ow; /* pixel p's */
+    for (int64_t p = p0; p < p1; p++, ox = ox + 1 < g->ow ? ox + 1 : (oy++, 0)) {
+        const int64_t ix0 = ox * g->sw - g->pl;
         char *ap = a + (size_t)(p - p0) * lda;
         for (int64_t ky = 0; ky < g->kh; ky++) {
             int64_t iy = oy * g->sh - g->pt + ky * g->dh;
@@ -105,9 +107,9 @@ static void im2col_bytes(const knhwc_geom *g, const char *x, size_t esz, int pad
             if (runs) {
                 int64_t k0, k1; /* the taps inside the image (a pad may be wider than the kernel) */
                 taps_inside(ix0, g->kw, 1, g->w, &k0, &k1);
-                memset(ap, pad, c * (size_t)k0);
+                if (k0 > 0) memset(ap, pad, c * (size_t)k0); /* no call for none: most pixels */
                 copy_run(ap + c * (size_t)k0, xr + (size_t)(ix0 + k0) * c, c * (size_t)(k1 - k0));
-                memset(ap + c * (size_t)k1, pad, c * (size_t)(g->kw - k1));
+                if (k1 < g->kw) memset(ap + c * (size_t)k1, pad, c * (size_t)(g->kw - k1));
                 ap += c * (size_t)g->kw;
                 continue;
             }

@@ -63,6 +63,58 @@ static inline void KV(dwq_out)(uint8_t *p, V v, size_t r, V lo, V hi, V r8, V z8
     vstoren_u8(p, vmin(vmax(vadd(vround(vmul(v, r8)), z8), vzero()), vset1(255.0f)), r);
 }
 
+/* Four adjacent output pixels of a 3-tap kernel row at stride S (1 or 2),
+ * all taps inside: each input pixel of the row (xr the first, C apart)
+ * widened to float once for the outputs it feeds (S 1: 6 for 12 products,
+ * S 2: 9 for 12), the row's three weights in registers. */
+static inline __attribute__((always_inline)) void KV(dwq_row4)(const uint8_t *xr, int64_t C, int S,
+                                                               const float *wr, V vz, V acc[4])
+{
+    const V w0 = vload(wr), w1 = vload(wr + C), w2 = vload(wr + 2 * C);
+    _Pragma("GCC unroll 9") for (int p = 0; p < 3 * S + 3; p++) {
+        const V xv = vsub(vload_u8(xr + p * C), vz);
+        _Pragma("GCC unroll 4") for (int o = 0; o < 4; o++) {
+            const int t = p - o * S;
+            if (t == 0) acc[o] = vfma(xv, w0, acc[o]);
+            if (t == 1) acc[o] = vfma(xv, w1, acc[o]);
+            if (t == 2) acc[o] = vfma(xv, w2, acc[o]);
+        }
+    }
+}
+
+/* The full channel blocks of output pixels [ox0, ox0 + 4 * nb) of row oy,
+ * every tap inside along x, by KV(dwq_row4); the same integer sums as
+ * KV(nhwc_dwq_row)'s per-pixel loop, so the same floats and bytes. */
+static void KV(dwq_blocks)(const knhwc_geom *g, const uint8_t *x, V vz, const float *wq,
+                           const float *scale, const float *bias, int64_t iy0, int64_t ky0,
+                           int64_t ky1, int64_t ox0, int64_t nb, float *y, uint8_t *yq, V lo, V hi,
+                           V vr, V vz8)
+{
+    const int64_t C = g->cs;
+    for (int64_t c = 0; c + VL <= C; c += VL) {
+        const V sc = vload(scale + c), bi = bias ? vload(bias + c) : vzero();
+        for (int64_t b = 0; b < nb; b++) {
+            const int64_t ox = ox0 + 4 * b, ix0 = ox * g->sw - g->pl;
+            V acc[4] = {vzero(), vzero(), vzero(), vzero()};
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                const uint8_t *xr = x + ((iy0 + ky * g->dh) * g->w + ix0) * C + c;
+                const float *wr = wq + ky * 3 * C + c;
+                if (g->sw == 1)
+                    KV(dwq_row4)(xr, C, 1, wr, vz, acc);
+                else
+                    KV(dwq_row4)(xr, C, 2, wr, vz, acc);
+            }
+            _Pragma("GCC unroll 4") for (int o = 0; o < 4; o++) {
+                const V v = vfma(acc[o], sc, bi);
+                if (yq)
+                    KV(dwq_out)(yq + (ox + o) * C + c, v, VL, lo, hi, vr, vz8);
+                else
+                    vstore(y + (ox + o) * C + c, v);
+            }
+        }
+    }
+}
+
 /* The int8 depthwise convolution of one output row (knhwc_dw_u8): x
  * uint8 at zero point xz, wq the int8 weights [tap][c] held as floats.
  * Each sum of (x - xz) * wq is an integer computed exactly in float lanes
@@ -80,12 +132,25 @@ static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, co
     const V hi = vset1(act.f == KF_CLIP ? act.b : INFINITY);
     int64_t ky0, ky1;
     taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
+    /* 3 taps along x at stride 1 or 2: the output pixels whose taps are all
+     * inside, four at a time, by KV(dwq_blocks) (their full channel blocks;
+     * the loop below does the rest) */
+    int64_t fa = 0, fb = 0; /* those pixels: [fa, fb) */
+    if (g->kw == 3 && g->dw == 1 && (g->sw == 1 || g->sw == 2) && C >= VL) {
+        fa = (g->pl + g->sw - 1) / g->sw;          /* the first with ix0 >= 0 */
+        int64_t last = (g->w - 3 + g->pl) / g->sw; /* the last with ix0 + 2 < w */
+        last = g->w >= 3 && last >= g->ow ? g->ow - 1 : last;
+        fb = g->w >= 3 && last >= fa ? fa + (last + 1 - fa) / 4 * 4 : fa;
+        if (fb > fa)
+            KV(dwq_blocks)(g, x, vz, wq, scale, bias, iy0, ky0, ky1, fa, (fb - fa) / 4, y, yq, lo,
+                           hi, vr, vz8);
+    }
     for (int64_t ox = 0; ox < g->ow; ox++) {
         const int64_t ix0 = ox * g->sw - g->pl;
         int64_t kx0, kx1;
         taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
         float *yp = y + ox * C;
-        int64_t c = 0;
+        int64_t c = ox >= fa && ox < fb ? C / VL * VL : 0;
         for (; c + 2 * VL <= C; c += 2 * VL) {
             V a0 = vzero(), a1 = vzero();
             for (int64_t ky = ky0; ky < ky1; ky++) {

@@ -79,16 +79,28 @@ TVNNI INL __m512 epi_vec(const gemm_epi *e, __m512 v, int64_t i, int64_t j, __mm
     return v;
 }
 
+/* Row r's za[r] * colsum[j] and sa[r] * sb[j] over the 16 columns from j. */
+TVNNI INL void int8dq_deq(const qg_packed *b, const qg_act *x, int64_t r, int64_t j, __m512i *zc,
+                          __m512 *sc)
+{
+    *zc = _mm512_mullo_epi32(_mm512_set1_epi32(x->za[r]), _mm512_loadu_si512(b->colsum + j));
+    *sc = _mm512_mul_ps(_mm512_set1_ps(x->sa[r]), _mm512_loadu_ps(b->scale + j));
+}
+
 /* One accumulator of int8dq's tile, dequantised (row i, panel s):
  * sa[i] * sb[j] * (acc - za[i] * colsum[j]), the epilogue's in-register
- * part, stored to C under the column mask. */
+ * part, stored to C under the column mask. With x->uni (every row's sa and
+ * za the same: static int8) zu and su are the panel's int8dq_deq, made
+ * once for the tile's rows (vpmulld is two uops). */
 TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i, int64_t j0, int s,
-                          __m512i acc, float *c, int64_t ldc, const gemm_epi *in)
+                          __m512i acc, float *c, int64_t ldc, const gemm_epi *in, __m512i zu,
+                          __m512 su)
 {
     const int64_t j = j0 + s * QG_NR, left = b->n - j;
     const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-    __m512i zc = _mm512_mullo_epi32(_mm512_set1_epi32(x->za[i0 + i]), _mm512_loadu_si512(b->colsum + j));
-    __m512 sc = _mm512_mul_ps(_mm512_set1_ps(x->sa[i0 + i]), _mm512_loadu_ps(b->scale + j));
+    __m512i zc = zu;
+    __m512 sc = su;
+    if (!x->uni) int8dq_deq(b, x, i0 + i, j, &zc, &sc);
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, zc)), sc);
     if (in) v = epi_vec(in, v, i0 + i, j, m);
     if (x->y8) { /* requantised to uint8 as quant_body (qg_requant_u8) does */
@@ -125,10 +137,10 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
     }
 #define I8_OUT(i)                                                                             \
     if (MR > i) {                                                                             \
-        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in);                                 \
-        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in);                     \
-        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in);                     \
-        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in);                     \
+        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in, zu0, su0);                       \
+        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in, zu1, su1);           \
+        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in, zu2, su2);           \
+        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in, zu3, su3);           \
     }
 #define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
 
@@ -154,6 +166,14 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const qg_packed *b, const
         I8_ROWS(I8_STEP)
     }
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
+    __m512i zu0 = zero, zu1 = zero, zu2 = zero, zu3 = zero;
+    __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
+    if (x->uni) {
+        int8dq_deq(b, x, i0, j0, &zu0, &su0);
+        if (NP > 1) int8dq_deq(b, x, i0, j0 + QG_NR, &zu1, &su1);
+        if (NP > 2) int8dq_deq(b, x, i0, j0 + 2 * QG_NR, &zu2, &su2);
+        if (NP > 3) int8dq_deq(b, x, i0, j0 + 3 * QG_NR, &zu3, &su3);
+    }
     I8_ROWS(I8_OUT)
 }
 

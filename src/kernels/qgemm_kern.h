@@ -15,6 +15,7 @@ typedef struct qg_act {
     const uint8_t *q;   /* int8dq: uint8 rows, kp apart */
     const float *sa;    /* int8dq: per row scale */
     const int32_t *za;  /* int8dq: per row zero point */
+    bool uni;           /* int8dq: every row's sa and za the same (static int8) */
     const float *gsum;  /* int4wo: per row, per group sum of a, [m][kp/group] */
     uint8_t *y8;        /* int8dq into uint8 (qgemm_u8_q8): C's rows, ldy8 apart; NULL: float C */
     int64_t ldy8;

@@ -277,6 +277,18 @@ static void test_depthwise(void **state)
                 }
                 free(x), free(w), free(b), free(y), free(want);
             }
+    /* int8, batch 3: 3x3 at stride 1 and 2 with pads, 19 and 35 channels (a full block and a
+     * tail), rows wide enough for the four-pixel blocks with pixels left over */
+    for (int s = 1; s <= 2; s++)
+        for (int c = 19; c <= 35; c += 16) {
+            kdw_geom g = {.n = 3, .c = c, .h = 9, .w = 23, .mult = 1, .kh = 3, .kw = 3, .sh = s,
+                          .sw = s, .dh = 1, .dw = 1, .pt = 1, .pl = 1};
+            g.oh = kwin_out(g.h, 3, s, 1, 1, 1, 0);
+            g.ow = kwin_out(g.w, 3, s, 1, 1, 0, 0);
+            float *b = kc_rand((size_t)c, s + c, -1, 1);
+            nhwc_dwq_check(&g, b, acts[s], 40 + s + c);
+            free(b);
+        }
 }
 
 static void ct_want(const kct_geom *g, const float *x, const float *w, const float *bias,

@@ -147,6 +147,19 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
     float *sa = malloc(sizeof(float) * (size_t)m);
     int32_t *za = malloc(sizeof(int32_t) * (size_t)m);
     for (int64_t i = 0; i < m; i++) qg_quant_row_u8(a + i * k, k, qa + i * k, &sa[i], &za[i]);
+    /* int8dq with every row at row 0's scale and zero point (static int8's A: the kernels
+     * dequantise once per tile), no epilogue: cu, checked exactly below */
+    float *cu = malloc(sizeof(float) * (size_t)(m * n)), *su = malloc(sizeof(float) * (size_t)m);
+    int32_t *zu = malloc(sizeof(int32_t) * (size_t)m);
+    if (scheme == QG_INT8DQ) {
+        uint8_t *q = calloc((size_t)(m * v.kp), 1);
+        for (int64_t i = 0; i < m; i++) {
+            memcpy(q + i * v.kp, qa + i * k, (size_t)k);
+            su[i] = sa[0], zu[i] = za[0];
+        }
+        qgemm_u8(&v, q, su, zu, m, cu, n, NULL, threads);
+        free(q);
+    }
     for (int64_t j = 0; j < n; j++) {
         float sb = 1;
         if (scheme == QG_INT8DQ || scheme == QG_INT8WO) sb = q8(b, k, n, j, qc);
@@ -157,6 +170,11 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
             if (scheme == QG_INT8DQ) {
                 int64_t acc = 0, cs = 0;
                 for (int64_t p = 0; p < k; p++) acc += (int64_t)qa[i * k + p] * qc[p], cs += qc[p];
+                float uni = (float)(int32_t)(acc - (int64_t)zu[i] * cs) * (su[i] * sb);
+                if (cu[i * n + j] != uni)
+                    fail_msg("int8dq m%lld n%lld k%lld, rows at one scale, at [%lld][%lld]: %.9g, "
+                             "integer reference %.9g", (long long)m, (long long)n, (long long)k,
+                             (long long)i, (long long)j, cu[i * n + j], uni);
                 acc -= (int64_t)za[i] * cs;
                 exact = (float)(int32_t)acc * (sa[i] * sb);
             }
@@ -203,7 +221,7 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
         }
     }
     if (scheme == QG_INT8DQ) u8_out_check(&v, qa, sa, za, m, c, &ep, threads);
-    free(qa), free(sa), free(za), free(qc), free(w), free(mag);
+    free(qa), free(sa), free(za), free(qc), free(w), free(mag), free(cu), free(su), free(zu);
     aligned_free(buf);
     free(a), free(b), free(c), free(bias), free(res);
 }
@@ -226,6 +244,8 @@ static void sweep(int scheme, int group)
         check(scheme, group, 100, 70, 300, 2, 1); /* large-ish, two threads */
         check(scheme, group, 40, 50, 99, 2, 1);   /* one column group: rows over the threads */
         check(scheme, group, 29, 33, 2500, 1, 1); /* k past 32 KiB of rows: blocks of rows */
+        if (scheme == QG_INT8DQ) /* rows past a third of L2: two passes over the groups */
+            check(scheme, group, 103, 130, 4100, 1, 1);
     }
     kisa_force(KISA_N);
 }
