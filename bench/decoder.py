@@ -22,12 +22,17 @@ after every row) and its section of OUT/RESULTS.md (report.decoder_tables).
 usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DIR
          [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune | --reuse-tune]
          [--phases decode,prefill] [--lengths 128,512] [--quant int8wo,int4wo [--min-sqnr DB]] [--cache]
+         [--quant-art SUFFIX] [--skip ait,torch]
        /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
 --quant LIST adds the engine `ait-quant`: a second artifact tuned the same way with
 `--quant LIST` (weight-only int8/int4 candidates; --reuse-tune takes NAME.quant.ait), judged
 against ORT by the SQNR of its logits (at least QUANT_MIN_SQNR dB, not TOL) and the greedy
 token of each batch row (the argmax of the last position's logits), which the row also
 compares with the float32 plan's.
+--quant-art SUFFIX (with --reuse-tune) takes the quantised artifact from NAME.SUFFIX.ait instead of
+NAME.quant.ait (an artifact tuned by hand: NAME.int8wo.ait, NAME.int4wo.ait).
+--skip LIST leaves engines out of every row (ait: the untuned model, whose prefill runs the
+reference ops for minutes on a loaded machine; torch); their cells stay empty.
 --cache runs ait's engines with bench-ait-runner --cache instead of --bind: each past/present
 pair bound as one key/value cache (ait_binding_set_cache) whose buffer is the present's, so a
 run appends the new positions after the past in place, as a decode loop does (`ait
@@ -153,11 +158,14 @@ def run_row(cfg, name, art, phase, new, past, batch, threads, qart=None):
             "ait-quant": [cfg["ait_runner"], qart, indir, str(threads), bind] if qart else None,
             "ort": models.engine_argv("ort", cfg, name, onnx, indir, threads) + ["--bind"],
             "torch": models.engine_argv("torch", cfg, name, onnx, indir, threads)}
+    for e in cfg["skip"]:
+        argv[e] = None
     runners, outs = {}, {}
     for e in ENGINES:  # start each and write its outputs, before any timing
         info = row["engines"][e] = {"ok": False, "error": None}
         if argv[e] is None:
-            info["error"] = "no tuned artifact" if e != "ait-quant" or cfg.get("quant") else "not asked"
+            info["error"] = "not asked" if e in cfg["skip"] or (e == "ait-quant" and not cfg.get("quant")) \
+                else "no tuned artifact"
             continue
         try:
             runners[e] = Runner(e, argv[e], models.engine_env(e, cfg, threads),
@@ -249,6 +257,9 @@ def main():
     ap.add_argument("--lengths", help="only these lengths: decode past lengths and prefill token counts (e.g. 128,512)")
     ap.add_argument("--cache", action="store_true",
                     help="ait's engines bind each past/present pair as one key/value cache appended in place")
+    ap.add_argument("--quant-art", default="quant",
+                    help="with --reuse-tune: the quantised artifact is NAME.SUFFIX.ait (default quant)")
+    ap.add_argument("--skip", default="", help="engines left out of every row: ait (untuned), torch")
     ap.add_argument("--command", default="bench/run --decoder")
     a = ap.parse_args()
     q = a.quick
@@ -262,6 +273,9 @@ def main():
     phases = [p for p in a.phases.split(",") if p]
     if any(p not in TARGET for p in phases):
         sys.exit("bench --decoder: --phases takes decode, prefill or both")
+    skip = [e for e in a.skip.split(",") if e]
+    if any(e not in ("ait", "torch") for e in skip):
+        sys.exit("bench --decoder: --skip takes ait and torch")
     cases = [c for c in (QUICK_CASES if q else CASES) if c[0] in phases]
     if a.lengths:  # a shared machine's run in parts: decode past P, prefill S
         keep = {int(x) for x in a.lengths.split(",") if x}
@@ -276,7 +290,7 @@ def main():
            "ait": a.ait, "ait_runner": os.path.join(a.bin_dir, "bench-ait-runner"), "timeout": 900,
            "warmup": 1, "round_s": 0.2 if q else 0.3, "row_s": 1.0 if q else 4,
            "min_rounds": 3 if q else 2, "max_rounds": 5 if q else 8,  # 2: a prefill run takes 10 s and more
-           "quant": a.quant, "kv_cache": a.cache}
+           "quant": a.quant, "kv_cache": a.cache, "skip": skip}
     os.makedirs(cfg["cache_dir"], exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     try:
@@ -301,7 +315,7 @@ def main():
     quant_args = tune_args + ["--quant", a.quant] + (["--min-sqnr", a.min_sqnr] if a.min_sqnr else [])
     for name in names:
         arts[name] = qarts[name] = None
-        qreuse = os.path.join(cfg["art_dir"], f"{name}.quant.ait")
+        qreuse = os.path.join(cfg["art_dir"], f"{name}.{a.quant_art}.ait")
         if a.quant and a.reuse_tune and os.path.exists(qreuse):
             s["artifacts"][name + " quant"] = {"ok": True, "reused": os.path.relpath(qreuse, ROOT), "tune_s": None}
             qarts[name] = qreuse

@@ -431,7 +431,7 @@ DECODER_ENGINES = (("ait", "ait (ONNX)"), ("ait-tuned", "ait (tuned)"), ("ort", 
 def decoder_cell(info):
     """'ms median (p10–p90), tokens/s' of one engine in one row, or why it has none."""
     if "median_ms" not in info:
-        return "—" if info.get("error") == "no tuned artifact" else f"failed: {info.get('error')}"
+        return "—" if info.get("error") in ("no tuned artifact", "not asked") else f"failed: {info.get('error')}"
     ms = (lambda x: f"{x:.3f}" if x < 1 else f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}")
     spread = f" ({ms(info['p10_ms'])}–{ms(info['p90_ms'])})" if "p10_ms" in info else ""
     tps = info["tokens_per_s"]
