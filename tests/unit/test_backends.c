@@ -1725,6 +1725,19 @@ static gb pattern(int which, const char **what)
         gb_node(&b, "Relu", "d", "r", NULL, 0);
         gb_node(&b, "Exp", "r", "y", NULL, 0);
         break;
+    case 13: {
+        /* narrower than conv.c's DW_NCHW_OW: channels-last, its NCHW input and
+         * output changed in the scratch */
+        *what = "depthwise Conv 3x3 + bias + SiLU (Sigmoid, Mul) on 20 channels at 9x10, batch 2";
+        gb_input(&b, "x", (in_spec)SH(2, 20, 9, 10));
+        gb_const(&b, "w", (in_spec)SH(20, 1, 3, 3));
+        gb_const(&b, "cb", (in_spec)SH(20));
+        attr_spec as[2] = {pad1[0], {"group", ATTR_INT, .i = 20}};
+        gb_node(&b, "Conv", "x,w,cb", "c", as, 2);
+        gb_node(&b, "Sigmoid", "c", "s", NULL, 0);
+        gb_node(&b, "Mul", "c,s", "y", NULL, 0);
+        break;
+    }
     default:
         gb_free(&b);
         return (gb){0};
@@ -1762,6 +1775,12 @@ static void test_fusion(void **state)
         snprintf(w, sizeof w, "%s: %s", b->name, what);
         compare_all(b, p.g, p.feed, w);
         if (bi && i == 8) { /* the GELU written out runs in the MatMul's epilogue: one step */
+            if (native_steps(p.g, p.feed, false) != 1)
+                fail_msg("native runs %s in %d steps (-1: some on the reference), want 1", what,
+                         native_steps(p.g, p.feed, false));
+            native_each_isa(&p, what, (size_t)i);
+        }
+        if (bi && (i == 3 || i == 9 || i == 13)) { /* depthwise: one native step at every ISA */
             if (native_steps(p.g, p.feed, false) != 1)
                 fail_msg("native runs %s in %d steps (-1: some on the reference), want 1", what,
                          native_steps(p.g, p.feed, false));

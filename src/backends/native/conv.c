@@ -22,6 +22,10 @@
 #include "kernels/im2col.h"
 #include "kernels/nhwc.h"
 
+/* Output width from which a depthwise conv between NCHW values runs on
+ * kdw_run (vectors along the row) rather than channels-last. */
+#define DW_NCHW_OW 32
+
 /* G_DIRECT: how the GEMM reads X, or the depthwise kernel. */
 enum { CONV_IM2COL, CONV_DIRECT, CONV_DW };
 enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
@@ -204,6 +208,10 @@ static ait_status conv_finish(built *bm, nat_step *st)
     nat_pack *p;
     const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
     st->nhwc |= quant || dwq; /* qgemm's B is the weights, knhwc_dw_u8: channels-last only */
+    /* A depthwise conv on narrow planes runs channels-last even between
+     * NCHW values (the layout changed in its scratch): kdw_run's rows of
+     * under DW_NCHW_OW outputs are mostly its scalar edges. */
+    st->nhwc |= q[G_DIRECT] == CONV_DW && st->can_nhwc && q[G_OW] < DW_NCHW_OW;
     if (!st->nhwc) {
         if (q[G_DIRECT] == CONV_DW) return AIT_OK;
         int nr = gemm_kernel_nr(bm->kern);
