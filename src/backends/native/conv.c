@@ -5,7 +5,9 @@
  * scratch (one pass over memory instead of im2col and packing). The conv's bias and the chain after it
  * are the GEMM's epilogue (bias along rows: the output channels).
  * Depthwise convolutions (one input channel per group) run on kdw_run,
- * the chain's bias and activation fused, a residual added after.
+ * the chain's bias and activation fused, a residual added after; those
+ * on planes narrower than DW_NCHW_OW run channels-last (knhwc_dw) even
+ * between NCHW values.
  * A step layout.c runs channels-last (NHWC) instead packs the weights as
  * B at finish and runs nhwc_run: Y[pixel][M] = A x B, A the input or its
  * NHWC im2col, or knhwc_dw for depthwise. In the int8dq variant a Conv of
