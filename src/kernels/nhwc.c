@@ -138,7 +138,7 @@ void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t
 }
 
 typedef void (*dw_row_fn)(const knhwc_geom *, const float *, const float *, const float *, int64_t,
-                          int64_t, int64_t, kact, const float *, float *);
+                          int64_t, int64_t, kact, const float *, float *, float *);
 static const struct {
     kisa isa;
     dw_row_fn row;
@@ -151,7 +151,7 @@ static const struct {
 };
 
 void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
-              kact act, const float *res, float *y, int threads)
+              kact act, const float *res, float *y, float *sums, int threads)
 {
     __typeof__(dw_impls[0]) *im = KISA_PICK(dw_impls);
     const int64_t rows = n * g->oh, in_img = g->h * g->w * g->cs, orow = g->ow * g->cs;
@@ -161,7 +161,7 @@ void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, c
     for (int64_t r = 0; r < rows; r++) {
         int64_t b = r / g->oh, oy = r % g->oh;
         im->row(g, x + b * in_img, wt, bias, oy, lo, hi, act, res ? res + r * orow : NULL,
-                y + r * orow);
+                y + r * orow, sums ? sums + r * g->cs : NULL);
     }
 }
 

@@ -110,7 +110,8 @@ static void KV(nhwc_dw_run)(const knhwc_geom *g, const float *x, const float *wt
 }
 
 static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
-                            int64_t oy, int64_t lo, int64_t hi, kact act, const float *res, float *y)
+                            int64_t oy, int64_t lo, int64_t hi, kact act, const float *res, float *y,
+                            float *sums)
 {
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
     int64_t ky0, ky1;
@@ -127,6 +128,12 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
         size_t k = 0;
         for (; k + VL <= total; k += VL) vstore(y + k, vadd(vload(y + k), vload(res + k)));
         for (; k < total; k++) y[k] += res[k];
+    }
+    for (int64_t c = 0; sums && c < C; c += VL) { /* the row's channel sums, from L1 */
+        size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
+        V s = vzero();
+        for (int64_t ox = 0; ox < g->ow; ox++) s = vadd(s, vloadn(y + ox * C + c, r));
+        vstoren(sums + c, s, r);
     }
 }
 
