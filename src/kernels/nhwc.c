@@ -8,6 +8,7 @@
 #include <string.h>
 #include "kernels/isa.h"
 #include "kernels/qgemm.h"
+#include "kernels/win.h"
 #include <omp.h>
 
 /* The taps [*t0, *t1) of k (dilation d) from input index i0 that fall in
@@ -139,7 +140,7 @@ void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t
 }
 
 typedef void (*dw_row_fn)(const knhwc_geom *, const float *, const float *, const float *, int64_t,
-                          kact, const float *, float *);
+                          int64_t, int64_t, kact, const float *, float *, float *);
 static const struct {
     kisa isa;
     dw_row_fn row;
@@ -152,14 +153,17 @@ static const struct {
 };
 
 void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
-              kact act, const float *res, float *y, int threads)
+              kact act, const float *res, float *y, float *sums, int threads)
 {
     __typeof__(dw_impls[0]) *im = KISA_PICK(dw_impls);
     const int64_t rows = n * g->oh, in_img = g->h * g->w * g->cs, orow = g->ow * g->cs;
+    int lo, hi; /* the outputs whose window lies inside a row (conv.c takes int geometry) */
+    kwin_inner((int)g->ow, (int)g->w, (int)g->kw, (int)g->sw, (int)g->dw, (int)g->pl, &lo, &hi);
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         int64_t b = r / g->oh, oy = r % g->oh;
-        im->row(g, x + b * in_img, wt, bias, oy, act, res ? res + r * orow : NULL, y + r * orow);
+        im->row(g, x + b * in_img, wt, bias, oy, lo, hi, act, res ? res + r * orow : NULL,
+                y + r * orow, sums ? sums + r * g->cs : NULL);
     }
 }
 

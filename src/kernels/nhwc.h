@@ -30,9 +30,11 @@ void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t
 /* Depthwise (one channel per group, multiplier 1) over n images of
  * g (c0 = 0, c = cs): y[n][oy][ox][c] = act(sum x * wt[ky][kx][c] +
  * bias[c]) + res[n][oy][ox][c]; wt is the weights channels-last (kh*kw
- * rows of c), bias and res may be NULL. */
+ * rows of c), bias and res may be NULL. sums, when not NULL, [n * oh][c]:
+ * each output row's sum over its pixels, taken while the row is in cache
+ * (a global average pool of y without reading it again). */
 void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
-              kact act, const float *res, float *y, int threads);
+              kact act, const float *res, float *y, float *sums, int threads);
 
 /* The most taps knhwc_dw_u8 takes (its sums stay exact). */
 #define KDW_U8_TAPS 512

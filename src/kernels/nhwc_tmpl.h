@@ -1,50 +1,126 @@
 /* The NHWC depthwise convolution of one output row, for the ISA of the
  * vec_*.h included before (nhwc.c includes it once per ISA). Channels are
- * the vector axis: four vectors at a time, then one, then a masked tail. */
+ * the vector axis. Outputs whose window lies inside the row ([lo, hi)) go
+ * DW_R (then DW_R / 2) at a time, each tap's weights loaded once for them
+ * (as many independent FMA chains); the others one at a time: four
+ * vectors, then one, then a masked tail. */
+#ifndef DW_R
+#define DW_R 8
+#endif
+
+/* Output ox of the row, any window: the taps inside the image only. */
+static inline void KV(nhwc_dw_px)(const knhwc_geom *g, const float *x, const float *wt,
+                                  const float *bias, int64_t iy0, int64_t ky0, int64_t ky1,
+                                  int64_t ox, float *yp)
+{
+    const int64_t C = g->cs, ix0 = ox * g->sw - g->pl;
+    int64_t kx0, kx1;
+    taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
+    int64_t c = 0;
+    for (; c + 4 * VL <= C; c += 4 * VL) {
+        V a0 = bias ? vload(bias + c) : vzero(), a1 = bias ? vload(bias + c + VL) : vzero();
+        V a2 = bias ? vload(bias + c + 2 * VL) : vzero(), a3 = bias ? vload(bias + c + 3 * VL) : vzero();
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            /* indices from the first tap inside: no pointer before x */
+            const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+            const float *wr = wt + ky * g->kw * C + c;
+            for (int64_t kx = kx0; kx < kx1; kx++) {
+                const float *xp = xr + (kx - kx0) * g->dw * C, *wp = wr + kx * C;
+                a0 = vfma(vload(xp), vload(wp), a0);
+                a1 = vfma(vload(xp + VL), vload(wp + VL), a1);
+                a2 = vfma(vload(xp + 2 * VL), vload(wp + 2 * VL), a2);
+                a3 = vfma(vload(xp + 3 * VL), vload(wp + 3 * VL), a3);
+            }
+        }
+        vstore(yp + c, a0);
+        vstore(yp + c + VL, a1);
+        vstore(yp + c + 2 * VL, a2);
+        vstore(yp + c + 3 * VL, a3);
+    }
+    for (; c < C; c += VL) {
+        size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
+        V a0 = bias ? vloadn(bias + c, r) : vzero();
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+            const float *wr = wt + ky * g->kw * C + c;
+            for (int64_t kx = kx0; kx < kx1; kx++)
+                a0 = vfma(vloadn(xr + (kx - kx0) * g->dw * C, r), vloadn(wr + kx * C, r), a0);
+        }
+        vstoren(yp + c, a0, r);
+    }
+}
+
+/* r channels (VL: a whole vector, unmasked) at c of outputs [ox, ox + R)
+ * (R <= DW_R), every tap inside the row; KW and R are constants. */
+static inline __attribute__((always_inline)) void
+KV(nhwc_dw_vec)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
+                int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, int64_t c, size_t r, float *y,
+                const int64_t KW, const int R)
+{
+    const int64_t C = g->cs, sx = g->sw * C, dx = g->dw * C;
+    const float *x0 = x + (ox * g->sw - g->pl) * C + c;
+    V a[DW_R];
+    a[0] = bias ? (r == VL ? vload(bias + c) : vloadn(bias + c, r)) : vzero();
+#pragma GCC unroll 8
+    for (int j = 1; j < R; j++) a[j] = a[0];
+    for (int64_t ky = ky0; ky < ky1; ky++) {
+        const float *xr = x0 + (iy0 + ky * g->dh) * g->w * C;
+        const float *wr = wt + ky * KW * C + c;
+#pragma GCC unroll 5
+        for (int64_t kx = 0; kx < KW; kx++) {
+            const V w = r == VL ? vload(wr + kx * C) : vloadn(wr + kx * C, r);
+            const float *xp = xr + kx * dx;
+#pragma GCC unroll 8
+            for (int j = 0; j < R; j++)
+                a[j] = vfma(r == VL ? vload(xp + j * sx) : vloadn(xp + j * sx, r), w, a[j]);
+        }
+    }
+    float *yp = y + ox * C + c;
+#pragma GCC unroll 8
+    for (int j = 0; j < R; j++) {
+        if (r == VL) vstore(yp + j * C, a[j]);
+        else vstoren(yp + j * C, a[j], r);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+KV(nhwc_dw_blk)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
+                int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, const int64_t KW,
+                const int R)
+{
+    const int64_t C = g->cs;
+    int64_t c = 0;
+    for (; c + VL <= C; c += VL) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, VL, y, KW, R);
+    if (c < C) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, (size_t)(C - c), y, KW, R);
+}
+
+/* Outputs [ox, ox + R) by nhwc_dw_blk, for 3x3, 5x5 and other kernels. */
+static void KV(nhwc_dw_run)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
+                            int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, int R)
+{
+    if (R == DW_R) {
+        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 3, DW_R);
+        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 5, DW_R);
+        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, g->kw, DW_R);
+    } else {
+        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 3, DW_R / 2);
+        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 5, DW_R / 2);
+        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, g->kw, DW_R / 2);
+    }
+}
 
 static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
-                            int64_t oy, kact act, const float *res, float *y)
+                            int64_t oy, int64_t lo, int64_t hi, kact act, const float *res, float *y,
+                            float *sums)
 {
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
     int64_t ky0, ky1;
     taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
-    for (int64_t ox = 0; ox < g->ow; ox++) {
-        const int64_t ix0 = ox * g->sw - g->pl;
-        int64_t kx0, kx1;
-        taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
-        float *yp = y + ox * C;
-        int64_t c = 0;
-        for (; c + 4 * VL <= C; c += 4 * VL) {
-            V a0 = bias ? vload(bias + c) : vzero(), a1 = bias ? vload(bias + c + VL) : vzero();
-            V a2 = bias ? vload(bias + c + 2 * VL) : vzero(), a3 = bias ? vload(bias + c + 3 * VL) : vzero();
-            for (int64_t ky = ky0; ky < ky1; ky++) {
-                /* indices from the first tap inside: no pointer before x */
-                const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
-                const float *wr = wt + ky * g->kw * C + c;
-                for (int64_t kx = kx0; kx < kx1; kx++) {
-                    const float *xp = xr + (kx - kx0) * g->dw * C, *wp = wr + kx * C;
-                    a0 = vfma(vload(xp), vload(wp), a0);
-                    a1 = vfma(vload(xp + VL), vload(wp + VL), a1);
-                    a2 = vfma(vload(xp + 2 * VL), vload(wp + 2 * VL), a2);
-                    a3 = vfma(vload(xp + 3 * VL), vload(wp + 3 * VL), a3);
-                }
-            }
-            vstore(yp + c, a0);
-            vstore(yp + c + VL, a1);
-            vstore(yp + c + 2 * VL, a2);
-            vstore(yp + c + 3 * VL, a3);
-        }
-        for (; c < C; c += VL) {
-            size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
-            V a0 = bias ? vloadn(bias + c, r) : vzero();
-            for (int64_t ky = ky0; ky < ky1; ky++) {
-                const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
-                const float *wr = wt + ky * g->kw * C + c;
-                for (int64_t kx = kx0; kx < kx1; kx++)
-                    a0 = vfma(vloadn(xr + (kx - kx0) * g->dw * C, r), vloadn(wr + kx * C, r), a0);
-            }
-            vstoren(yp + c, a0, r);
-        }
+    for (int64_t ox = 0; ox < g->ow;) {
+        const int R = ox < lo ? 0 : ox + DW_R <= hi ? DW_R : ox + DW_R / 2 <= hi ? DW_R / 2 : 0;
+        if (R) KV(nhwc_dw_run)(g, x, wt, bias, iy0, ky0, ky1, ox, y, R);
+        else KV(nhwc_dw_px)(g, x, wt, bias, iy0, ky0, ky1, ox, y + ox * C);
+        ox += R ? R : 1;
     }
     size_t total = (size_t)(g->ow * C);
     if (act.f != KF_NONE) KV(fun_row)(y, y, total, act.f, act.a, act.b);
@@ -52,6 +128,12 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
         size_t k = 0;
         for (; k + VL <= total; k += VL) vstore(y + k, vadd(vload(y + k), vload(res + k)));
         for (; k < total; k++) y[k] += res[k];
+    }
+    for (int64_t c = 0; sums && c < C; c += VL) { /* the row's channel sums, from L1 */
+        size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
+        V s = vzero();
+        for (int64_t ox = 0; ox < g->ow; ox++) s = vadd(s, vloadn(y + ox * C + c, r));
+        vstoren(sums + c, s, r);
     }
 }
 

@@ -1734,6 +1734,19 @@ static gb pattern(int which, const char **what)
         gb_node(&b, "Relu", "d", "r", NULL, 0);
         gb_node(&b, "Exp", "r", "y", NULL, 0);
         break;
+    case 13: {
+        /* narrower than conv.c's DW_NCHW_OW: channels-last, its NCHW input and
+         * output changed in the scratch */
+        *what = "depthwise Conv 3x3 + bias + SiLU (Sigmoid, Mul) on 20 channels at 9x10, batch 2";
+        gb_input(&b, "x", (in_spec)SH(2, 20, 9, 10));
+        gb_const(&b, "w", (in_spec)SH(20, 1, 3, 3));
+        gb_const(&b, "cb", (in_spec)SH(20));
+        attr_spec as[2] = {pad1[0], {"group", ATTR_INT, .i = 20}};
+        gb_node(&b, "Conv", "x,w,cb", "c", as, 2);
+        gb_node(&b, "Sigmoid", "c", "s", NULL, 0);
+        gb_node(&b, "Mul", "c,s", "y", NULL, 0);
+        break;
+    }
     default:
         gb_free(&b);
         return (gb){0};
@@ -1771,6 +1784,12 @@ static void test_fusion(void **state)
         snprintf(w, sizeof w, "%s: %s", b->name, what);
         compare_all(b, p.g, p.feed, w);
         if (bi && i == 8) { /* the GELU written out runs in the MatMul's epilogue: one step */
+            if (native_steps(p.g, p.feed, false) != 1)
+                fail_msg("native runs %s in %d steps (-1: some on the reference), want 1", what,
+                         native_steps(p.g, p.feed, false));
+            native_each_isa(&p, what, (size_t)i);
+        }
+        if (bi && (i == 3 || i == 9 || i == 13)) { /* depthwise: one native step at every ISA */
             if (native_steps(p.g, p.feed, false) != 1)
                 fail_msg("native runs %s in %d steps (-1: some on the reference), want 1", what,
                          native_steps(p.g, p.feed, false));
@@ -2354,24 +2373,28 @@ static void test_native_se(void **state)
 {
     (void)state;
     static const struct {
-        int n, c, h, w, sq, swap, konst;
+        int n, c, h, w, sq, swap, konst, k5; /* k5: the depthwise 5x5 stride 2 */
     } cs[] = {
-        {1, 7, 9, 11, 3, 0, 0}, {2, 16, 8, 7, 4, 1, 0}, {2, 33, 5, 6, 8, 0, 0}, {2, 5, 7, 7, 0, 1, 1},
-        {2, 9, 6, 5, 0, 0, 2}, {1, 17, 5, 7, 3, 1, 3},
+        {1, 7, 9, 11, 3, 0, 0, 0}, {2, 16, 8, 7, 4, 1, 0, 0}, {2, 33, 5, 6, 8, 0, 0, 0},
+        {2, 5, 7, 7, 0, 1, 1, 0},  {2, 9, 6, 5, 0, 0, 2, 0},  {1, 17, 5, 7, 3, 1, 3, 0},
+        {2, 20, 9, 37, 4, 0, 0, 1}, {1, 24, 40, 34, 6, 1, 0, 0}, /* rows of 8 and 4 outputs */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "se")};
         assert_non_null(g.g);
         int64_t C = cs[i].c;
         gb_input(&g, "x", (in_spec)SH(cs[i].n, C, cs[i].h, cs[i].w));
-        gb_const(&g, "wd", (in_spec)SH(C, 1, 3, 3));
+        const int64_t kd = cs[i].k5 ? 5 : 3;
+        gb_const(&g, "wd", (in_spec)SH(C, 1, kd, kd));
         gb_const(&g, "w1", (in_spec)SH(cs[i].sq ? cs[i].sq : 1, C, 1, 1));
         gb_const(&g, "w2", (in_spec)SH(C, cs[i].sq ? cs[i].sq : 1, 1, 1));
         gb_const(&g, "b2", (in_spec)SH(C));
         gb_const(&g, "wp", (in_spec)SH(9, C, 1, 1));
         gb_const(&g, "k", (in_spec)SH(1, C, 1, 1));
-        attr_spec dw[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}, {"group", ATTR_INT, .i = C}};
-        gb_node(&g, "Conv", "x,wd", "d", dw, 2);
+        attr_spec dw[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {kd / 2, kd / 2, kd / 2, kd / 2}},
+                           {"group", ATTR_INT, .i = C},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].k5 ? 2 : 1, cs[i].k5 ? 2 : 1}}};
+        gb_node(&g, "Conv", "x,wd", "d", dw, 3);
         gb_node(&g, "Sigmoid", "d", "ds", NULL, 0);
         gb_node(&g, "Mul", "d,ds", "a", NULL, 0);
         if (cs[i].konst == 1) {

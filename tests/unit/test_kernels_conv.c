@@ -59,13 +59,28 @@ static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, con
     for (size_t k = 0; k < ny; k++) want2[k] = want[k] + res[k];
     knhwc_geom kg = {g->h, g->w, g->c, 0, g->c, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw, g->pt,
                      g->pl, g->oh, g->ow};
+    /* each output row's channel sums (the SE pool's), from want2 */
+    size_t ns = (size_t)g->n * g->oh * g->c;
+    float *sums = malloc(ns * sizeof *sums);
+    double *wsum = calloc(ns, sizeof *wsum);
+    for (int n = 0; n < g->n; n++)
+        for (int c = 0; c < g->c; c++)
+            for (int oy = 0; oy < g->oh; oy++)
+                for (int ox = 0; ox < g->ow; ox++)
+                    wsum[((size_t)n * g->oh + oy) * g->c + c] +=
+                        want2[(((size_t)n * g->c + c) * g->oh + oy) * g->ow + ox];
     KC_EACH_ISA({
         memset(yt, 0, ny * sizeof *yt);
-        knhwc_dw(&kg, g->n, xt, wt, b, a, rt, yt, kc_threads);
+        knhwc_dw(&kg, g->n, xt, wt, b, a, rt, yt, NULL, kc_threads);
         knhwc_to_nchw(yt, g->n, g->c, (int64_t)ohw, y);
         assert_true(kc_close("depthwise NHWC", y, want2, ny, tol, 1e-5));
+        memset(yt, 0, ny * sizeof *yt);
+        knhwc_dw(&kg, g->n, xt, wt, b, a, rt, yt, sums, kc_threads);
+        knhwc_to_nchw(yt, g->n, g->c, (int64_t)ohw, y);
+        assert_true(kc_close("depthwise NHWC with sums", y, want2, ny, tol, 1e-5));
+        assert_true(kc_close("depthwise NHWC row sums", sums, wsum, ns, tol * g->ow, 1e-5));
     });
-    free(xt), free(wt), free(res), free(yt), free(y), free(want2), free(rt);
+    free(xt), free(wt), free(res), free(yt), free(y), free(want2), free(rt), free(sums), free(wsum);
 }
 
 /* The static int8 depthwise kernel (knhwc_dw_u8) on the same geometry:

@@ -5,7 +5,9 @@
  * scratch (one pass over memory instead of im2col and packing). The conv's bias and the chain after it
  * are the GEMM's epilogue (bias along rows: the output channels).
  * Depthwise convolutions (one input channel per group) run on kdw_run,
- * the chain's bias and activation fused, a residual added after.
+ * the chain's bias and activation fused, a residual added after; those
+ * on planes narrower than DW_NCHW_OW run channels-last (knhwc_dw) even
+ * between NCHW values.
  * A step layout.c runs channels-last (NHWC) instead packs the weights as
  * B at finish and runs nhwc_run: Y[pixel][M] = A x B, A the input or its
  * NHWC im2col, or knhwc_dw for depthwise. In the int8dq variant a Conv of
@@ -22,6 +24,10 @@
 #include "kernels/dwconv.h"
 #include "kernels/im2col.h"
 #include "kernels/nhwc.h"
+
+/* Output width from which a depthwise conv between NCHW values runs on
+ * kdw_run (vectors along the row) rather than channels-last. */
+#define DW_NCHW_OW 32
 
 /* G_DIRECT: how the GEMM reads X, or the depthwise kernel. */
 enum { CONV_IM2COL, CONV_DIRECT, CONV_DW };
@@ -223,6 +229,18 @@ static void fill_wt(built *bm, int i, int grp, void *dst, const void *arg)
     gemm_pack_b(bm->kern, tmp + grp * kdim * mg, mg, 1, kdim, mg, dst);
 }
 
+/* Whether a GlobalAveragePool native takes reads value v (squeeze-excitation's
+ * pool of a depthwise output): the depthwise step then sums its rows. */
+static bool gap_reads(const built *bm, int v)
+{
+    for (int r = bm->reader_at[v]; r < bm->reader_at[v + 1]; r++) {
+        int j = bm->readers[r];
+        if (exec_node_runs(bm->x, j) && bm->op_of[j] && !strcmp(bm->g->nodes[j].op, "GlobalAveragePool"))
+            return true;
+    }
+    return false;
+}
+
 static ait_status finish_pack(built *bm, nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
@@ -234,6 +252,10 @@ static ait_status finish_pack(built *bm, nat_step *st)
     nat_pack *p;
     const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
     st->nhwc |= quant || dwq; /* qgemm's B is the weights, knhwc_dw_u8: channels-last only */
+    /* A depthwise conv on narrow planes runs channels-last even between
+     * NCHW values (the layout changed in its scratch): kdw_run's rows of
+     * under DW_NCHW_OW outputs are mostly its scalar edges. */
+    st->nhwc |= q[G_DIRECT] == CONV_DW && st->can_nhwc && q[G_OW] < DW_NCHW_OW;
     if (!st->nhwc) {
         if (q[G_DIRECT] == CONV_DW) return AIT_OK;
         int nr = gemm_kernel_nr(bm->kern);
@@ -282,6 +304,16 @@ static ait_status finish_pack(built *bm, nat_step *st)
     if (dwq) return bm->packs[st->node].data ? AIT_OK : nat_qdw_pack(bm, st->node, w, taps, M);
     if (q[G_DIRECT] == CONV_DW) { /* weights [tap][c], made here: not saved */
         p = &bm->packs[st->node];
+        st->sums = gap_reads(bm, st->epi.out);
+        if (st->sums && p->n_sums < (size_t)(q[G_N] * q[G_OH] * M)) { /* [n * oh][c] */
+            aligned_free(p->sums);
+            p->n_sums = (size_t)(q[G_N] * q[G_OH] * M);
+            p->sums = aligned_zalloc(sizeof(float) * p->n_sums);
+            if (!p->sums) {
+                p->n_sums = 0;
+                return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+            }
+        }
         if (p->wt) return AIT_OK;
         p->wt = aligned_zalloc(sizeof(float) * (size_t)(taps * M));
         if (!p->wt) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
@@ -349,6 +381,23 @@ extern const nat_op nat_conv;
 bool nat_conv_cat(const nat_step *st)
 {
     return st->op == &nat_conv && st->geo[G_DIRECT] != CONV_DW && st->epi.res < 0;
+}
+
+bool nat_dw_gap(const built *bm, int v, float *y)
+{
+    const int p = bm->g->vals[v].producer, s = p >= 0 ? bm->step_of[p] : -1;
+    const nat_step *st = s >= 0 ? &bm->steps[s] : NULL;
+    if (!st || st->op != &nat_conv || !st->sums || !st->nhwc || st->epi.out != v) return false;
+    const int64_t *q = st->geo, N = q[G_N], M = q[G_M], oh = q[G_OH];
+    const float *sm = bm->packs[st->node].sums, k = 1.0f / (float)(oh * q[G_OW]);
+    for (int64_t n = 0; n < N; n++) {
+        float *yn = y + n * M;
+        memcpy(yn, sm + n * oh * M, sizeof(float) * (size_t)M);
+        for (int64_t r = 1; r < oh; r++)
+            for (int64_t c = 0; c < M; c++) yn[c] += sm[(n * oh + r) * M + c];
+        for (int64_t c = 0; c < M; c++) yn[c] *= k;
+    }
+    return true;
 }
 
 bool nat_conv_q8(const built *bm, const nat_step *st)
@@ -433,7 +482,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         knhwc_dw_u8(&kg, N, xb, sc->qz, wq, scale, bias, nat_kact(&st->epi), oq8 ? sp : y,
                     oq8 ? (uint8_t *)yout : NULL, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, bm->threads);
     } else if (q[G_DIRECT] == CONV_DW) {
-        knhwc_dw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), res, y, bm->threads);
+        knhwc_dw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), res, y,
+                 st->sums ? bm->packs[st->node].sums : NULL, bm->threads);
     } else {
         const nat_pack *p = &bm->packs[st->node];
         const bool direct = q[G_DIRECT] == CONV_DIRECT;

@@ -134,6 +134,7 @@ static void packs_free(built *bm)
         free(bm->packs[i].views);
         aligned_free(bm->packs[i].bias);
         aligned_free(bm->packs[i].wt);
+        aligned_free(bm->packs[i].sums);
     }
     free(bm->packs);
 }

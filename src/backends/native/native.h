@@ -57,6 +57,8 @@ typedef struct nat_pack {
     float qs;         /* static int8: the input's calibrated scale (0: dynamic rows), */
     int32_t qz;       /* and zero point (qconv.c) */
     float *wt;        /* weights reordered (a channels-last depthwise conv's), owned */
+    float *sums;      /* a depthwise conv's per-row channel sums, n_sums floats, owned (conv.c) */
+    size_t n_sums;
 } nat_pack;
 
 typedef struct nat_step {
@@ -79,6 +81,8 @@ typedef struct nat_step {
     int cp0, cp1;
     int64_t avg[15];         /* an AveragePool after a 1x1 Conv, run first on its input
                               * (conv.c): its geometry (nat_pool_geo); avg[0] 0: none */
+    bool sums;               /* a channels-last depthwise conv writes its output rows' channel
+                              * sums for a GlobalAveragePool reading its output (conv.c) */
 } nat_step;
 
 typedef struct nat_val {
@@ -350,6 +354,11 @@ void nat_cat_views(built *bm);
 /* conv.c: whether conv step st can write its output into a Concat's
  * channels (a GEMM, not depthwise, no residual: concat.c). */
 bool nat_conv_cat(const nat_step *st);
+/* conv.c: when a depthwise Conv step computed the channel sums of its
+ * output v this run (nat_step.sums: squeeze-excitation's pool reads the
+ * depthwise output), v's GlobalAveragePool ([n][c], either layout) into y
+ * from them, without reading v; false when it did not. */
+bool nat_dw_gap(const built *bm, int v, float *y);
 /* conv.c: whether step st is a static int8 Conv (variant "int8", on
  * qgemm_u8), which reads and writes uint8 values (layout.c). */
 bool nat_conv_q8(const built *bm, const nat_step *st);

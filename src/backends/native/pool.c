@@ -140,6 +140,7 @@ static ait_status global_run(built *bm, const nat_step *st)
     const node *n = &bm->g->nodes[st->node];
     const kpool_kind k = strcmp(n->op, "GlobalMaxPool") ? KPOOL_AVG : KPOOL_MAX;
     const tensor *x = bm->vals[n->in[0]].cur;
+    if (k == KPOOL_AVG && nat_dw_gap(bm, n->in[0], bm->vals[n->out[0]].t.data)) return AIT_OK;
     if (bm->vals[n->in[0]].nhwc) {
         const int h = (int)x->dims[2], w = (int)x->dims[3];
         kpool_geom g = {(int)x->dims[0], (int)x->dims[1], h, w, h, w, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1};
