@@ -190,8 +190,9 @@ static void skinny_call(const job *jb, int64_t i, int m, int64_t j, int nc)
  * N fills its vectors with columns (N = 16: 16 rows by one vector, not 8 by
  * two, half of them zeros) and wide tiles load fewer A values per FMA; at
  * M <= 16 (B streamed from memory, read once) the panels that keep the
- * most accumulators (small_nv), or the config's skinny_nv. The config's
- * order 1 turns the loops: each call's rows through every column of B. */
+ * most accumulators (small_nv), or the config's skinny_nv. Rows outer
+ * (the config's order 1, and order 0 past M = 16 at K <= GEMM_SKINNY_ROWS_K)
+ * turns the loops: each call's rows through every column of B. */
 static void skinny(const job *jb, int64_t n0, int64_t n1)
 {
     const gemm_args *g = jb->g;

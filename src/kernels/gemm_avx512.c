@@ -51,7 +51,8 @@ T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j, __
  * B's micro-panel 16 k ahead: each jr step brings a new B micro-panel and C
  * strip from L2 or L3; measured 1.02x to 1.13x on the packed path (A packed,
  * 512^3 to 2048^3 and ResNet's 3136x64x576, 784x128x1152; bench/RESULTS.md,
- * "Native GEMM: prefetch on the packed path"). */
+ * "Native GEMM: prefetch on the packed path, and the captured shapes on CPU
+ * time"). */
 #define UKR512(MR, NV)                                                                        \
     T512 static void ukr512_##MR##x##NV(int64_t k, const float *a, const float *b, float *c,  \
                                         int64_t ldc, int acc, const gemm_fuse *f)             \
