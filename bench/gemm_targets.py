@@ -6,6 +6,11 @@ where the tuned native config is at least as fast as the faster of OpenBLAS
 and oneDNN (target: 90%), as Markdown tables; then where native loses, by
 class and by N (the lanes a 32-wide micro-kernel tile leaves empty).
 
+A file may instead be `bench-gemm-native ROUNDS SHAPES..` output (CPU time:
+the figure to read on a shared machine): each shape's native (the default
+config; no tuned one, so tuned / default reads 1.00x) against the faster of
+OpenBLAS and oneDNN.
+
 usage: bench/gemm_targets.py COMPARE.txt [COMPARE.txt ...]
 """
 import math
@@ -13,6 +18,8 @@ import re
 import sys
 
 CLASSES = [("skinny (M<=16)", 16), ("small (M<=128)", 128), ("medium (M<=1024)", 1024), ("large (M>1024)", None)]
+NATIVE_SHAPE = re.compile(r"^(?:kn|nk):(\d+):(\d+):(\d+) peak")
+NATIVE_ENGINE = re.compile(r"^\s+(openblas|onednn|native:[\w-]+)\s+([\d.]+) GFLOP/s")
 ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\w+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+(\w+)\s+([\d.]+)\s+([\d.]+)x\s*$")
 
 
@@ -31,6 +38,17 @@ def main():
         sys.exit(__doc__)
     rows = []
     for path in sys.argv[1:]:
+        shape, eng = None, {}
+        for line in open(path) if any(NATIVE_SHAPE.match(x) for x in open(path)) else ():
+            m, e = NATIVE_SHAPE.match(line), NATIVE_ENGINE.match(line)
+            if m:
+                shape, eng = tuple(int(m.group(i)) for i in (1, 2, 3)), {}
+            elif e and shape:
+                eng[e.group(1)] = 2e-3 * shape[0] * shape[1] * shape[2] / float(e.group(2))  # us
+                if len(eng) == 3:  # openblas, onednn, then native's default
+                    nat = [us for name, us in eng.items() if name.startswith("native:")][0]
+                    lib = min(("openblas", "onednn"), key=lambda x: eng[x])
+                    rows.append(shape + (nat, nat, lib, eng[lib]))
         for line in open(path):
             m = ROW.match(line)
             if m:

@@ -11,7 +11,7 @@
  * B (both pack B inside every call, as they do in their backends). Every
  * output is checked against OpenBLAS's first (max |diff| / max |ref|).
  *
- * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...
+ * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1|2] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...
  *   LAYOUT kn: B is K x N (MatMul); nk: B is N x K (nn.Linear's Gemm transB)
  *   --kc, --mc, --nc, --order  native's blocking and loop order (gemm_config)
  *   --pack-a  0 the default, 1 A always packed, 2 A read in place (gemm_config)
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc - ai < 2) {
-        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...\n");
+        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1|2] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...\n");
         return 2;
     }
     int rounds = atoi(argv[ai++]);

@@ -165,7 +165,7 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
     TRY(get_int(r, C_MC, 0, 1 << 16, &w->cfg.mc));
     TRY(get_int(r, C_NC, 0, 1 << 20, &w->cfg.nc));
     TRY(get_int(r, C_PACKA, 0, GEMM_PACKA_OFF, &w->cfg.pack_a));
-    TRY(get_int(r, C_ORDER, 0, 1, &w->cfg.order));
+    TRY(get_int(r, C_ORDER, 0, GEMM_ORDER_MAX, &w->cfg.order));
     TRY(get_int(r, C_SPLITK, 0, 64, &w->cfg.splitk));
     TRY(get_int(r, C_THREADS, 0, 1024, &w->cfg.threads));
     if (fld(r, C_SNV)[0]) TRY(get_int(r, C_SNV, 0, 4, &w->cfg.skinny_nv)); /* optional: older files lack it */

@@ -315,7 +315,8 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
             /* B prepacked, M past 16, and the default takes the skinny path
              * (A in place), where blocking does nothing: its width per call
              * (fewer vectors, more rows: the default is the widest), its
-             * order (1: rows outer), and the packed path beside it; at
+             * order (1: rows outer; 2 columns outer, where the default is
+             * rows outer), and the packed path beside it; at
              * M <= 16 every width (the default picks one from M) */
             bool skinny = r->layout[1] == 'p' && r->layout[0] != 'p' && r->m > GEMM_SKINNY_M &&
                           gemm_skinny_default(kr, r->m, r->n, r->k, 1, t);
@@ -331,6 +332,7 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
                 gemm_config x = base;
                 n = add(cs, n, &x, false);
                 x.order = 1, n = add(cs, n, &x, false); /* rows outer */
+                if (r->k <= GEMM_SKINNY_ROWS_K) x.order = 2, n = add(cs, n, &x, false); /* columns outer */
                 x.order = 0;
                 x.pack_a = GEMM_PACKA_ON;
                 n = add(cs, n, &x, false);

@@ -23,6 +23,7 @@ typedef struct job {
     int kc, mc, nc;
     int64_t k0, k1; /* the share of K these loops sum (split-K) */
     bool ir_outer;  /* the config's loop order 1 */
+    bool rows_outer; /* the skinny path's: order 1, or 0 past GEMM_SKINNY_M at small K */
     int snv;        /* the config's skinny_nv */
     bool epi;       /* an epilogue other than identity */
     bool fuse;      /* ... that full tiles apply in the micro-kernel (epi_fusable) */
@@ -189,8 +190,9 @@ static void skinny_call(const job *jb, int64_t i, int m, int64_t j, int nc)
  * N fills its vectors with columns (N = 16: 16 rows by one vector, not 8 by
  * two, half of them zeros) and wide tiles load fewer A values per FMA; at
  * M <= 16 (B streamed from memory, read once) the panels that keep the
- * most accumulators (small_nv), or the config's skinny_nv. The config's
- * order 1 turns the loops: each call's rows through every column of B. */
+ * most accumulators (small_nv), or the config's skinny_nv. Rows outer
+ * (the config's order 1, and order 0 past M = 16 at K <= GEMM_SKINNY_ROWS_K)
+ * turns the loops: each call's rows through every column of B. */
 static void skinny(const job *jb, int64_t n0, int64_t n1)
 {
     const gemm_args *g = jb->g;
@@ -205,7 +207,7 @@ static void skinny(const job *jb, int64_t n0, int64_t n1)
     int width = g->m <= GEMM_SKINNY_M ? VW * (jb->snv > 0 ? nvmax : small_nv(kr, (int)g->m)) / NR * NR
                                       : (int)min64(VW * nvmax / NR * NR, fit);
     if (width < NR) width = NR;
-    if (jb->ir_outer) { /* the config's order 1: a call's rows through every column, then the next */
+    if (jb->rows_outer) { /* a call's rows through every column, then the next */
         int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
         for (int64_t i = 0; i < g->m; i += rows)
             for (int64_t j = n0; j < n1; j += width)
@@ -419,6 +421,8 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     job jb = {.g = g, .kr = kr, .k0 = 0, .k1 = g->k, .ir_outer = cf && cf->order == 1,
               .snv = cf ? cf->skinny_nv : 0, .epi = !epi_none(&g->epi)};
     jb.fuse = jb.epi && epi_fusable(&g->epi);
+    int order = cf ? cf->order : 0;
+    jb.rows_outer = order == 1 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)

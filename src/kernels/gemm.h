@@ -26,6 +26,11 @@
 /* Past GEMM_SKINNY_M, the skinny path while A (M x K floats) is under this,
  * on kernels not in 512-bit registers (gemm_skinny_default). */
 #define GEMM_SKINNY_A_BYTES ((int64_t)4 << 20)
+/* Past GEMM_SKINNY_M, the skinny path's default order is rows outer (each
+ * call's rows through every column of B) at K up to this: 1.06x to 1.30x
+ * the columns-outer loop at 12544x96x16, 3136x144x24, 784x192x32; the
+ * same calls where N fits one width (docs/gemm.md). */
+#define GEMM_SKINNY_ROWS_K 32
 
 typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gemm_kern.h) */
 
@@ -128,6 +133,7 @@ const gemm_kernel *gemm_packed_kernel(const void *buf, size_t size);
  * a prepacked operand (its panels are that kernel's), so kern applies only
  * when neither operand is prepacked. */
 enum { GEMM_PACKA_AUTO, GEMM_PACKA_ON, GEMM_PACKA_OFF };
+#define GEMM_ORDER_MAX 2 /* gemm_config.order's largest */
 typedef struct gemm_config {
     const gemm_kernel *kern; /* NULL: gemm_args' */
     int kc, mc, nc;          /* 0: the kernel's blocking here (rounded to MR, NR, 8) */
@@ -135,10 +141,12 @@ typedef struct gemm_config {
      * gemm_skinny_default says so, else packed; ON: always packed; OFF:
      * always in place (B packed whole first when it is not prepacked). */
     int pack_a;
-    /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr); on the
-     * skinny path 0 takes each width of columns over a block of rows, 1
-     * each call's rows through every column of B (C's rows written whole,
-     * B read once per call's rows: for a B that stays in L1, small K) */
+    /* 0: B's micro-panels outer (jr > ir), 1: A's outer (ir > jr), 2 as 0;
+     * on the skinny path 2 takes each width of columns over a block of
+     * rows, 1 each call's rows through every column of B (C's rows written
+     * whole, B read once per call's rows: for a B that stays in L1, small
+     * K), 0 the default: 1 past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K,
+     * else 2 */
     int order;
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */

@@ -159,7 +159,7 @@ ait_status gemm_tuned_decode(const void *buf, size_t len, gemm_tuned *out, ait_e
             return err_set(e, AIT_E_UNSUPPORTED, "tuned GEMM configs: %s", why);
         }
         if (w.m < 1 || w.n < 1 || w.k < 1 || w.kc < 0 || w.mc < 0 || w.nc < 0 || w.pack_a < 0 ||
-            w.pack_a > GEMM_PACKA_OFF || w.order < 0 || w.order > 1 || w.splitk < 0 ||
+            w.pack_a > GEMM_PACKA_OFF || w.order < 0 || w.order > GEMM_ORDER_MAX || w.splitk < 0 ||
             w.splitk > 64 || w.threads < 0 || w.threads > 1024 || w.skinny_nv < 0 || w.skinny_nv > 4 || !strchr("ntp", w.layout[0]) ||
             !strchr("ntp", w.layout[1]) || !w.layout[0] || !w.layout[1]) {
             gemm_tuned_free(out);

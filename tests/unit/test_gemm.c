@@ -267,6 +267,7 @@ static void test_configs(void **state)
         {.skinny_nv = 2, .pack_a = GEMM_PACKA_OFF},
         {.skinny_nv = 3},
         {.kern = c, .skinny_nv = 1, .pack_a = GEMM_PACKA_OFF},
+        {.order = 2, .pack_a = GEMM_PACKA_OFF},
     };
     static const int64_t odd[][3] = {{1, 17, 33}, {7, 31, 65}, {17, 97, 300}, {65, 33, 129}, {3, 5, 9},
                                      {40, 130, 21}};
@@ -339,13 +340,14 @@ static void test_skinny_rule(void **state)
  * of a 32-wide kernel's panels, the last under a mask (N 1 to 130 around 16,
  * 32, 48 and 64), rows per call past each kernel's (M 17 to 300), short and
  * odd K, 1 and 2 threads, with and without an epilogue, in the default
- * order and in order 1 (rows outer); and A in several row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less). */
+ * order (rows outer at K <= GEMM_SKINNY_ROWS_K), in order 1 (rows outer) and 2 (columns outer); and A in several row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less). */
 static void test_narrow(void **state)
 {
     (void)state;
     static const int64_t ns[] = {1, 7, 15, 16, 17, 24, 31, 33, 48, 63, 64, 65, 80, 97, 130};
     static const int64_t ms[] = {17, 45, 300}, ks[] = {1, 27, 64};
     static const gemm_config rows_outer = {.order = 1}; /* each call's rows through every column */
+    static const gemm_config cols_outer = {.order = 2}; /* each width over a block of rows */
     for (int ki = 0; ki < gemm_kernel_count(); ki++) {
         const gemm_kernel *kr = gemm_kernel_at(ki);
         if (!gemm_kernel_available(kr)) continue;
@@ -364,7 +366,9 @@ static void test_narrow(void **state)
                 run_case(kr, &t);
                 t.cfg = &rows_outer;
                 run_case(kr, &t);
-                cases += 2;
+                t.cfg = &cols_outer;
+                run_case(kr, &t);
+                cases += 3;
             }
         for (int64_t n = 47; n <= 49; n++) {
             gcase t = {.m = 700, .n = n, .k = 1300, .pack_b = true, .threads = 1};
