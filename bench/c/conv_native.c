@@ -10,7 +10,8 @@
  * other work does not count. Outputs are checked against each other
  * (max |diff| / max |ref|, oneDNN's the reference).
  *
- * usage: bench-conv-native ROUNDS C:H:W:M:K:S:P[:N]...
+ * usage: bench-conv-native [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...
+ *   --kernel  native's GEMM kernel (gemm_kernel_find's names), else the best
  *   C input channels, H x W input, M output channels, K x K kernel,
  *   stride S, pads P on every side, N images (1)
  * Prints per shape: median ms of each engine, GFLOP/s of each, and the
@@ -185,9 +186,11 @@ static double rel_diff(const float *a, const float *b, int64_t n)
     return m > 0 ? d / m : d;
 }
 
+static const gemm_kernel *kern; /* --kernel, or the best */
+
 static void bench(const shape *s, int rounds)
 {
-    const gemm_kernel *kr = gemm_kernel_best();
+    const gemm_kernel *kr = kern;
     const int64_t kdim = s->c * s->k * s->k, ohw = s->oh * s->ow, hw = s->h * s->w;
     float *x = xalloc(sizeof(float) * (size_t)(s->n * hw * s->c));
     float *wt = xalloc(sizeof(float) * (size_t)(s->m * kdim)); /* OIHW */
@@ -273,10 +276,20 @@ static void bench(const shape *s, int rounds)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench-conv-native ROUNDS C:H:W:M:K:S:P[:N]...\n");
+        fprintf(stderr, "usage: bench-conv-native [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...\n");
         return 2;
     }
     omp_set_num_threads(1); /* oneDNN on this thread only, as native */
+    kern = gemm_kernel_best();
+    if (argc > 3 && strcmp(argv[1], "--kernel") == 0) {
+        char why[160];
+        if (!(kern = gemm_kernel_find(argv[2], why, sizeof why))) {
+            fprintf(stderr, "%s\n", why);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     int rounds = atoi(argv[1]);
     if (rounds < 1) rounds = 1;
     for (int i = 2; i < argc; i++) {
