@@ -167,7 +167,7 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
                 ait_status s = conv_row(g, x + oy * g->sh * pitch, pitch, g->cs, runs, j0,
                                         min64(j0 + cb, n), y, ldy, oy, epi, e);
                 if (s != AIT_OK) {
-#pragma omp critical(kig_fail)
+#pragma omp critical
                     st = s;
                 }
             }
@@ -187,7 +187,7 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
                 ait_status s = conv_row(g, xp + (oy - oy0) * g->sh * wp * g->c, wp * g->c, g->c, runs,
                                         j0, min64(j0 + cb, n), y, ldy, oy, epi, e);
                 if (s != AIT_OK) {
-#pragma omp critical(kig_fail)
+#pragma omp critical
                     st = s;
                 }
             }
