@@ -53,6 +53,8 @@ static bool epi_fusable(const gemm_epi *e)
     }
 }
 
+bool gemm_epi_fusable(const gemm_epi *e) { return epi_fusable(e); }
+
 /* e as gemm_fuse for the tile at (i, j). */
 static gemm_fuse fuse_at(const gemm_epi *e, int64_t i, int64_t j)
 {

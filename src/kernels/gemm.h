@@ -199,6 +199,11 @@ typedef struct gemm_args {
 bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k, int64_t csa,
                          int threads);
 
+/* Whether the kernels apply epilogue e in their registers, before the
+ * store (every activation but the transcendental ones), so its residual
+ * may be C itself: a sum added to what C held. */
+bool gemm_epi_fusable(const gemm_epi *e);
+
 /* C = epilogue(A*B). Fails on a packed operand of other dimensions or of
  * another kernel than kern, and when out of memory. */
 ait_status gemm_f32(const gemm_args *g, ait_error *e);

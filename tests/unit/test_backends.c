@@ -1804,7 +1804,8 @@ static void test_fusion(void **state)
  * convolutions that keep NHWC between steps, against the reference, at
  * every ISA this CPU has and the portable path (kisa_force), odd channel
  * counts, batch 1 and 3: a k x k Conv (stride, dilation, pads, groups) +
- * Clip, a depthwise Conv + Relu, a 1x1 Conv + residual Add of the first
+ * Clip (im2col + GEMM, or an implicit GEMM past 32 rows of weights per
+ * kernel row and 24 output columns), a depthwise Conv + Relu, a 1x1 Conv + residual Add of the first
  * conv's output, a last 3x3 stride 2 Conv with a bias Add whose output
  * leaves the module (the layout changes back), beside a GlobalAveragePool
  * reading an NHWC-capable value (which keeps it NCHW). */
@@ -1818,6 +1819,9 @@ static void test_native_nhwc(void **state)
         {1, 16, 12, 12, 33, 1, 1, 1, 1, 1}, {1, 5, 10, 10, 19, 3, 2, 1, 1, 1},
         {3, 4, 13, 9, 8, 3, 1, 2, 4, 1}, {1, 40, 7, 7, 48, 1, 1, 1, 1, 1},
         {1, 8, 15, 15, 24, 3, 1, 1, 1, 2}, {1, 3, 17, 17, 36, 5, 2, 1, 1, 1},
+        /* implicit GEMM (kernels/conv_ig.h) on the first Conv, its NCHW input read as it
+         * is padded: groups and dilation (a run per tap), batch 3; stride 2 */
+        {3, 64, 5, 26, 20, 3, 1, 2, 2, 1}, {1, 33, 9, 50, 21, 3, 2, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "nhwc")};

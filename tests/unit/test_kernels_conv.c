@@ -1,5 +1,6 @@
 /* The native backend's kernels (src/kernels/), part 2: depthwise
- * convolution (float and static int8), the channels-last im2col (float and uint8), ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
+ * convolution (float and static int8), the channels-last im2col (float and uint8), the
+ * implicit-GEMM convolution (on every GEMM kernel this CPU runs), ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
  * and on the portable path, with 1 and 2 threads, against loops in double
  * written here; odd channel counts and sizes, every epilogue and mode. */
 #include <setjmp.h>
@@ -10,8 +11,11 @@
 
 #include <cmocka.h>
 
+#include "core/tensor.h"
+#include "kernels/conv_ig.h"
 #include "kernels/convt.h"
 #include "kernels/dwconv.h"
+#include "kernels/gemm.h"
 #include "kernels/nhwc.h"
 #include "kernels/pool.h"
 #include "kernels/qgemm.h"
@@ -245,6 +249,116 @@ static void test_im2col_f32(void **state)
         test_free(x);
         test_free(y);
         test_free(z);
+    }
+}
+
+/* The implicit-GEMM convolution (kernels/conv_ig.h) against a loop in
+ * double, on every GEMM kernel this CPU runs (the portable one included),
+ * 1 and 2 threads: NHWC and NCHW inputs, a group's channels of a wider
+ * input, stride 2, dilation 2 (a run per tap), uneven pads, none (the
+ * input read in place), odd channel counts, output rows wider than the
+ * output channels, and each epilogue form: bias and Relu (in the
+ * registers), a residual before a Clip, a bias and Sigmoid (after the
+ * store), HardSwish with the residual after, none. */
+static void test_conv_ig(void **state)
+{
+    (void)state;
+    static const struct {
+        knhwc_geom g;
+        int64_t pb, pr, n; /* bottom and right pads, output channels */
+        bool nchw;
+    } cs[] = {
+        {{.h = 9, .w = 11, .cs = 19, .c = 19, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 1, 1, 17, false},
+        {{.h = 10, .w = 9, .cs = 45, .c0 = 7, .c = 21, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 0}, 0, 1, 33, false},
+        {{.h = 8, .w = 8, .cs = 16, .c = 16, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 2, .pt = 2, .pl = 2}, 2, 2, 5, false},
+        {{.h = 7, .w = 6, .cs = 13, .c = 13, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 2, .pl = 2}, 2, 2, 40, true},
+        {{.h = 9, .w = 10, .cs = 24, .c = 24, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1}, 0, 0, 16, false},
+        {{.h = 11, .w = 5, .cs = 30, .c0 = 3, .c = 9, .kh = 3, .kw = 1, .sh = 2, .sw = 1, .dh = 1, .dw = 1, .pt = 1}, 1, 0, 64, true},
+        {{.h = 12, .w = 13, .cs = 7, .c = 7, .kh = 2, .kw = 4, .sh = 2, .sw = 3, .dh = 1, .dw = 1, .pt = 0, .pl = 3}, 1, 2, 18, false},
+    };
+    static const gemm_act acts[] = {GEMM_ACT_RELU, GEMM_ACT_CLIP, GEMM_ACT_SIGMOID, GEMM_ACT_HARDSWISH,
+                                    GEMM_ACT_NONE};
+    for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+        knhwc_geom g = cs[ci].g;
+        const int64_t n = cs[ci].n, ldy = n + 3;
+        g.oh = (g.h + g.pt + cs[ci].pb - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+        g.ow = (g.w + g.pl + cs[ci].pr - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+        const int64_t taps = g.kh * g.kw, kdim = taps * g.c, np = g.oh * g.ow, nx = g.h * g.w * g.cs;
+        float *x = kc_rand((size_t)nx, 3 + (unsigned)ci, -1, 1);
+        float *w = kc_rand((size_t)(kdim * n), 7 + (unsigned)ci, -0.5f, 0.5f); /* [tap*c + ci][n] */
+        float *bias = kc_rand((size_t)n, 11, -1, 1), *res = kc_rand((size_t)(np * n), 13, -1, 1);
+        float *y = malloc(sizeof(float) * (size_t)(np * ldy));
+        double *sum = malloc(sizeof(double) * (size_t)(np * n)), *want = malloc(sizeof(double) * (size_t)(np * n));
+        float *got = malloc(sizeof(float) * (size_t)(np * n));
+        for (int64_t p = 0; p < np; p++)
+            for (int64_t j = 0; j < n; j++) {
+                double v = 0;
+                for (int64_t ky = 0; ky < g.kh; ky++)
+                    for (int64_t kx = 0; kx < g.kw; kx++) {
+                        int64_t iy = p / g.ow * g.sh - g.pt + ky * g.dh, ix = p % g.ow * g.sw - g.pl + kx * g.dw;
+                        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                        for (int64_t c = 0; c < g.c; c++) {
+                            double xv = cs[ci].nchw ? x[((g.c0 + c) * g.h + iy) * g.w + ix]
+                                                    : x[(iy * g.w + ix) * g.cs + g.c0 + c];
+                            v += xv * w[((ky * g.kw + kx) * g.c + c) * n + j];
+                        }
+                    }
+                sum[p * n + j] = v;
+            }
+        const int64_t runs = kig_runs(&g);
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            gemm_packed *views = calloc((size_t)runs, sizeof *views);
+            void **bufs = calloc((size_t)runs, sizeof *bufs);
+            ait_error e = {0};
+            for (int64_t r = 0; r < runs; r++) {
+                int64_t row0, rows;
+                kig_run_rows(&g, r, &row0, &rows);
+                size_t sz = gemm_pack_b_size(kr, rows, n);
+                bufs[r] = aligned_zalloc(sz);
+                gemm_pack_b(kr, w + row0 * n, n, 1, rows, n, bufs[r]);
+                assert_int_equal(gemm_packed_view(bufs[r], sz, &views[r], &e), AIT_OK);
+            }
+            for (int t = 1; t <= 2; t++)
+                for (size_t ai = 0; ai < sizeof acts / sizeof *acts; ai++) {
+                    gemm_epi ep = {.act = acts[ai], .lo = -0.25f, .hi = 0.75f};
+                    if (ai != 1 && ai != 4) ep = (gemm_epi){.act = acts[ai], .bias_mode = GEMM_BIAS_COL, .bias = bias};
+                    if (ai == 1 || ai == 3) {
+                        ep.res = res;
+                        ep.ldr = n;
+                        ep.res_after = ai == 3;
+                    }
+                    for (int64_t p = 0; p < np; p++)
+                        for (int64_t j = 0; j < n; j++) {
+                            double v = sum[p * n + j] + (ep.bias ? bias[j] : 0), r = ep.res ? res[p * n + j] : 0;
+                            if (!ep.res_after) v += r;
+                            kfun f = acts[ai] == GEMM_ACT_NONE ? KF_NONE : gemm_act_fun(acts[ai]);
+                            v = kc_fun(f, v, ep.lo, ep.hi);
+                            want[p * n + j] = v + (ep.res_after ? r : 0);
+                        }
+                    size_t sf;
+                    assert_true(kig_scratch(&g, cs[ci].nchw, t, &sf));
+                    float *scratch = malloc(sizeof(float) * (sf + 1));
+                    for (int64_t i = 0; i < np * ldy; i++) y[i] = NAN;
+                    assert_int_equal(kig_conv(&g, cs[ci].nchw, x, views, n, y, ldy, &ep, scratch, t, &e), AIT_OK);
+                    for (int64_t p = 0; p < np; p++) memcpy(got + p * n, y + p * ldy, sizeof(float) * (size_t)n);
+                    if (!kc_close("implicit-GEMM conv", got, want, (size_t)(np * n), 1e-4, 1e-4))
+                        fail_msg("conv_ig case %zu, kernel %s, %d threads, epilogue %zu", ci, gemm_kernel_name(kr), t, ai);
+                    free(scratch);
+                }
+            for (int64_t r = 0; r < runs; r++) aligned_free(bufs[r]);
+            free(bufs);
+            free(views);
+        }
+        free(x);
+        free(w);
+        free(bias);
+        free(res);
+        free(y);
+        free(sum);
+        free(want);
+        free(got);
     }
 }
 
@@ -585,6 +699,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_im2col_u8),   cmocka_unit_test(test_im2col_f32),
+        cmocka_unit_test(test_conv_ig),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
         cmocka_unit_test(test_pool),        cmocka_unit_test(test_pool_u8),
         cmocka_unit_test(test_global_pool),

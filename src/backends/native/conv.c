@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backends/native/native.h"
+#include "kernels/conv_ig.h"
 #include "kernels/dwconv.h"
 #include "kernels/im2col.h"
 #include "kernels/nhwc.h"
@@ -29,8 +30,9 @@
  * kdw_run (vectors along the row) rather than channels-last. */
 #define DW_NCHW_OW 32
 
-/* G_DIRECT: how the GEMM reads X, or the depthwise kernel. */
-enum { CONV_IM2COL, CONV_DIRECT, CONV_DW };
+/* G_DIRECT: how the GEMM reads X, or the depthwise kernel; CONV_IG is
+ * CONV_IM2COL turned into an implicit GEMM at finish (conv_ig). */
+enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG };
 enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
 
 typedef struct conv_arg {
@@ -222,7 +224,7 @@ static int64_t q8_block(int64_t rows, int64_t m)
 
 static void fill_wt(built *bm, int i, int grp, void *dst, const void *arg)
 {
-    const float *tmp = arg; /* [groups][kdim][mg], see conv_finish */
+    const float *tmp = arg; /* [groups][kdim][mg], see finish_pack */
     const tensor *w = nat_shape(bm, bm->g->nodes[i].in[1]);
     int64_t M = w->dims[0], kdim = w->dims[1] * w->dims[2] * w->dims[3];
     int64_t group = attr_int(&bm->g->nodes[i], "group", 1), mg = M / group;
@@ -241,6 +243,46 @@ static bool gap_reads(const built *bm, int v)
     return false;
 }
 
+/* A step's channels-last window over one image and group (c0 0). */
+static knhwc_geom conv_kgeom(const int64_t *q)
+{
+    return (knhwc_geom){q[G_H], q[G_W], q[G_C] * q[G_GROUP], 0, q[G_C], q[G_KH], q[G_KW], q[G_S0],
+                        q[G_S1], q[G_D0], q[G_D1], q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
+}
+
+/* Whether a float KxK Conv runs as an implicit GEMM (kernels/conv_ig.h)
+ * rather than im2col + GEMM: when a run of taps (a kernel row of the
+ * group's channels) is at least 32 rows of B and an output row at least
+ * 24 pixels (the GEMM's rows per call: on 14 and 7 the blocks of im2col
+ * rows run faster). Measured on ResNet-50's, SqueezeNet's and DBNet's 3x3
+ * Convs (bench-conv-native, bench/RESULTS.md). */
+static bool conv_ig(const built *bm, const int64_t *q, bool quant)
+{
+    if (quant || bm->qstatic || (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG)) return false;
+    knhwc_geom g = conv_kgeom(q);
+    int64_t row0, rows;
+    kig_run_rows(&g, 0, &row0, &rows);
+    /* (kig_conv's epilogue tiles take int rows and columns) */
+    return rows >= 32 && g.ow >= 24 && g.ow <= INT_MAX && q[G_M] / q[G_GROUP] <= INT_MAX;
+}
+
+typedef struct ig_arg {
+    const float *tmp; /* [groups][kdim][mg] */
+    knhwc_geom g;
+    int64_t mg;
+} ig_arg;
+
+/* B of group grp / runs, its run grp % runs (kig_run_rows). */
+static void fill_ig(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    (void)i;
+    const ig_arg *a = arg;
+    const int64_t runs = kig_runs(&a->g), kdim = a->g.c * a->g.kh * a->g.kw;
+    int64_t row0, rows;
+    kig_run_rows(&a->g, grp % runs, &row0, &rows);
+    gemm_pack_b(bm->kern, a->tmp + ((grp / runs) * kdim + row0) * a->mg, a->mg, 1, rows, a->mg, dst);
+}
+
 static ait_status finish_pack(built *bm, nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
@@ -251,7 +293,11 @@ static ait_status finish_pack(built *bm, nat_step *st)
     const float *w = nat_shape(bm, n->in[1])->data;
     nat_pack *p;
     const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
-    st->nhwc |= quant || dwq; /* qgemm's B is the weights, knhwc_dw_u8: channels-last only */
+    const bool ig = conv_ig(bm, q, quant);
+    st->geo[G_DIRECT] = ig ? CONV_IG : q[G_DIRECT] == CONV_IG ? CONV_IM2COL : q[G_DIRECT];
+    /* qgemm's B is the weights, knhwc_dw_u8 and the implicit GEMM: channels-last only
+     * (the implicit GEMM reads an NCHW input as it pads it) */
+    st->nhwc |= quant || dwq || ig;
     /* A depthwise conv on narrow planes runs channels-last even between
      * NCHW values (the layout changed in its scratch): kdw_run's rows of
      * under DW_NCHW_OW outputs are mostly its scalar edges. */
@@ -278,7 +324,7 @@ static ait_status finish_pack(built *bm, nat_step *st)
     /* channels-last: the layout changes the step makes, then A's block */
     size_t f = 0;
     const nat_val *ov = &bm->vals[st->epi.out], *rv = st->epi.res >= 0 ? &bm->vals[st->epi.res] : NULL;
-    if (!bm->vals[n->in[0]].nhwc) f += nat_floats(xn);
+    if (!bm->vals[n->in[0]].nhwc && !ig) f += nat_floats(xn);
     /* a uint8 residual or output: a block's float rows (q8_block), of a GEMM */
     const int64_t qrows = q8_block(q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1), M);
     const bool gemm = q[G_DIRECT] != CONV_DW;
@@ -286,6 +332,13 @@ static ait_status finish_pack(built *bm, nat_step *st)
         f += nat_floats(rv->q8 && gemm ? qrows * M : yn);
     if (!ov->nhwc || ov->q8) f += nat_floats(ov->q8 && gemm ? qrows * M : yn); /* float NHWC, then NCHW or uint8 */
     if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
+    if (ig) { /* the padded input rows */
+        knhwc_geom g = conv_kgeom(q);
+        size_t pf;
+        if (!kig_scratch(&g, !bm->vals[n->in[0]].nhwc, bm->threads, &pf) || pf > (size_t)INT64_MAX)
+            return nat_fail(bm, st->node, AIT_E_OVERFLOW, "padded input rows are too large");
+        f += nat_floats((int64_t)pf);
+    }
     if (quant) { /* qgemm's quantised rows, after A's block */
         int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1);
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
@@ -323,8 +376,15 @@ static ait_status finish_pack(built *bm, nat_step *st)
     }
     /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
     if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
+    ig_arg ia = {NULL, conv_kgeom(q), mg};
+    int64_t row0, rows, runs = kig_runs(&ia.g);
+    kig_run_rows(&ia.g, 0, &row0, &rows);
+    if (ig && group * runs > INT_MAX)
+        return nat_fail(bm, st->node, AIT_E_OVERFLOW, "too many runs of taps");
     if (bm->prep) /* the blob's, as above: no weights read */
         return quant ? nat_qconv_pack(bm, st->node, NULL, kdim, M)
+               : ig  ? nat_pack_get(bm, st->node, (int)(group * runs),
+                                    gemm_pack_b_size(bm->kern, rows, mg), fill_ig, NULL, &p)
                      : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
                                     fill_wt, NULL, &p);
     float *own, *tmp = malloc(sizeof(float) * (size_t)(M * kdim));
@@ -338,7 +398,10 @@ static ait_status finish_pack(built *bm, nat_step *st)
             for (int64_t ci = 0; ci < cg; ci++)
                 for (int64_t t = 0; t < taps; t++)
                     tmp[(gi * kdim + t * cg + ci) * mg + co] = w[((gi * mg + co) * cg + ci) * taps + t];
+    ia.tmp = tmp;
     ait_status s = quant ? nat_qconv_pack(bm, st->node, tmp, kdim, M)
+                   : ig  ? nat_pack_get(bm, st->node, (int)(group * runs),
+                                        gemm_pack_b_size(bm->kern, rows, mg), fill_ig, &ia, &p)
                          : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
                                         fill_wt, tmp, &p);
     free(tmp);
@@ -439,7 +502,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     const nat_val *xv = &bm->vals[n->in[0]], *ov = &bm->vals[st->epi.out];
     const nat_pack *xq8 = xv->q8 ? &bm->packs[xv->q8_node] : NULL; /* its scale */
     const nat_pack *oq8 = ov->q8 ? &bm->packs[ov->q8_node] : NULL;
-    if (!xv->nhwc) {
+    const bool ig = q[G_DIRECT] == CONV_IG; /* reads an NCHW input as it is */
+    if (!xv->nhwc && !ig) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
         sp += nat_floats(N * C * hw);
@@ -464,8 +528,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     float *y = out_nhwc ? yout : sp;
     const int64_t ldy = out_nhwc ? cy : M; /* y's rows (pixels) apart */
     if (!out_nhwc) sp += nat_floats(oq8 && gemm ? qblk * M : N * M * ohw);
-    knhwc_geom kg = {q[G_H], q[G_W], C, 0, cg, q[G_KH], q[G_KW], q[G_S0], q[G_S1], q[G_D0], q[G_D1],
-                     q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
+    knhwc_geom kg = conv_kgeom(q);
     gemm_act act = st->epi.act;
     if (dw_q8(bm, st)) { /* int8: uint8 in, float or uint8 out */
         const nat_pack *p = &bm->packs[st->node], *sc = xq8 ? xq8 : p;
@@ -481,6 +544,18 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         }
         knhwc_dw_u8(&kg, N, xb, sc->qz, wq, scale, bias, nat_kact(&st->epi), oq8 ? sp : y,
                     oq8 ? (uint8_t *)yout : NULL, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, bm->threads);
+    } else if (ig) { /* per image and group, B in runs of taps */
+        const int64_t runs = kig_runs(&kg);
+        gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M,
+                      .res_after = st->epi.res_after, .bias_mode = bias ? GEMM_BIAS_COL : GEMM_BIAS_NONE};
+        for (int64_t im = 0; im < N; im++)
+            for (int64_t gi = 0; gi < group; gi++) {
+                kg.c0 = gi * cg;
+                e.res = res ? res + im * ohw * M + gi * mg : NULL;
+                e.bias = bias ? bias + gi * mg : NULL;
+                TRY(kig_conv(&kg, !xv->nhwc, x + im * hw * C, bm->packs[st->node].views + gi * runs, mg,
+                             y + im * ohw * ldy + gi * mg, ldy, &e, sp, bm->threads, bm->err));
+            }
     } else if (q[G_DIRECT] == CONV_DW) {
         knhwc_dw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), res, y,
                  st->sums ? bm->packs[st->node].sums : NULL, bm->threads);
