@@ -26,7 +26,7 @@ typedef struct job {
     bool rows_outer; /* the skinny path's: order 1, or 0 past GEMM_SKINNY_M at small K */
     int snv;        /* the config's skinny_nv */
     bool epi;       /* an epilogue other than identity */
-    bool fuse;      /* ... that full tiles apply in the micro-kernel (epi_fusable) */
+    bool fuse;      /* ... that full tiles apply in the micro-kernel (gemm_epi_fusable) */
 } job;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -40,7 +40,7 @@ static bool epi_none(const gemm_epi *e)
 /* Whether the kernels can apply the epilogue in registers (gemm_fuse):
  * every activation but the transcendental ones (sigmoid, tanh, GELU, SiLU),
  * which run after the store (gemm_epi_tile, on vec_math.h's functions). */
-static bool epi_fusable(const gemm_epi *e)
+bool gemm_epi_fusable(const gemm_epi *e)
 {
     switch (e->act) {
     case GEMM_ACT_NONE:
@@ -52,8 +52,6 @@ static bool epi_fusable(const gemm_epi *e)
     default: return false;
     }
 }
-
-bool gemm_epi_fusable(const gemm_epi *e) { return epi_fusable(e); }
 
 /* e as gemm_fuse for the tile at (i, j). */
 static gemm_fuse fuse_at(const gemm_epi *e, int64_t i, int64_t j)
@@ -422,7 +420,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     if (g->m == 0 || g->n == 0) return AIT_OK;
     job jb = {.g = g, .kr = kr, .k0 = 0, .k1 = g->k, .ir_outer = cf && cf->order == 1,
               .snv = cf ? cf->skinny_nv : 0, .epi = !epi_none(&g->epi)};
-    jb.fuse = jb.epi && epi_fusable(&g->epi);
+    jb.fuse = jb.epi && gemm_epi_fusable(&g->epi);
     int order = cf ? cf->order : 0;
     jb.rows_outer = order == 1 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
     if (g->k == 0) { /* no products: the epilogue of zeros */

@@ -12,7 +12,7 @@
  *   v = v * scale + brow[i] + bcol[j]; v += rk * res[i*ldr + j] (!res_after);
  *   v = act(v); v += rk * res[i*ldr + j] (res_after).
  * The driver passes it for gemm_epi's forms that fit (every activation but
- * the transcendental ones: gemm.c's epi_fusable) and runs gemm_epi_tile
+ * the transcendental ones: gemm_epi_fusable) and runs gemm_epi_tile
  * after the store for the rest and for the packed path's edge tiles. */
 enum {
     GEMM_FUSE_NONE,
