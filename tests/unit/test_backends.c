@@ -2766,58 +2766,78 @@ static void test_prepared_other_kernel(void **state)
     printf("# blobs of %d other kernel%s taken by the default build\n", tried, tried == 1 ? "" : "s");
 }
 
-/* Build, save, build again from copies of the blobs: the same outputs; a
- * blob of the wrong size, or missing, is refused with a message (native's
- * says to re-tune: its blobs change with its kernels and fusions). */
+/* Build g on b, save, build again from copies of the blobs: the same
+ * outputs; a blob of the wrong size, or missing, is refused with a message
+ * (native's says to re-tune: its blobs change with its kernels and fusions). */
+static void check_prepared(const backend *b, graph *g, tensor **feed, const char *what)
+{
+    bool native = !strcmp(b->name, "native");
+    candidate_cfg cfg = {.backend = b->name, .threads = 1};
+    built *b1 = NULL, *b2 = NULL;
+    ait_error e = {0};
+    if (b->build(b, g, &cfg, &b1, &e) != AIT_OK) fail_msg("%s: %s", what, e.msg);
+    prepared pr = {0};
+    assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
+    if (pr.n < 1) fail_msg("%s: no prepared weights", what);
+    prep_blob copies[8];
+    blobs_copy(&pr, copies);
+    for (int k = 0; k < pr.n; k++)
+        for (int j = 0; j < k; j++) assert_string_not_equal(copies[j].name, copies[k].name);
+    prepared cp = {pr.n, copies};
+    candidate_cfg cfg2 = {.backend = b->name, .threads = 1, .prep = &cp};
+    if (b->build(b, g, &cfg2, &b2, &e) != AIT_OK) fail_msg("%s: from blobs: %s", what, e.msg);
+    tensor *o1[4], *o2[4];
+    assert_int_equal(b->run(b1, feed, o1, &e), AIT_OK);
+    assert_int_equal(b->run(b2, feed, o2, &e), AIT_OK);
+    for (int j = 0; j < g->n_outputs; j++)
+        assert_memory_equal(o1[j]->data, o2[j]->data, tensor_nbytes(o1[j]));
+    b->free(b2);
+    /* A blob one float short, then none at all. */
+    copies[0].size -= sizeof(float);
+    b2 = (built *)&cp; /* must be reset to NULL on failure */
+    assert_int_not_equal(b->build(b, g, &cfg2, &b2, &e), AIT_OK);
+    assert_null(b2);
+    if (!strstr(e.msg, "bytes")) fail_msg("%s: wrong-size blob: '%s'", what, e.msg);
+    if (native && !strstr(e.msg, "re-tune")) fail_msg("%s: wrong-size blob: '%s'", what, e.msg);
+    printf("# refused: %s\n", e.msg);
+    copies[0].size += sizeof(float);
+    char keep = copies[0].name[1];
+    copies[0].name[1] = 'x'; /* no longer this node's */
+    assert_int_not_equal(b->build(b, g, &cfg2, &b2, &e), AIT_OK);
+    if (!strstr(e.msg, "missing") || (native && !strstr(e.msg, "re-tune")))
+        fail_msg("%s: missing blob: '%s'", what, e.msg);
+    copies[0].name[1] = keep;
+    blobs_free(copies, pr.n);
+    b->free(b1);
+}
+
+/* The patterns on oneDNN and native, and native's LSTM (its blob holds the
+ * gates' weights in the recurrence kernel's layout). */
 static void test_prepared(void **state)
 {
     (void)state;
     for (int bi = 0; bi < 2; bi++) {
-    const backend *b = backend_find(bi ? "native" : "onednn");
-    for (int which = 0; which < 6; which++) {
-        const char *what;
-        if (bi && which == 3) continue; /* depthwise: native reads its weights as they are (no blob) */
-        gb p = pattern(which, &what);
-        candidate_cfg cfg = {.backend = b->name, .threads = 1};
-        built *b1 = NULL, *b2 = NULL;
-        ait_error e = {0};
-        if (b->build(b, p.g, &cfg, &b1, &e) != AIT_OK) fail_msg("%s: %s", what, e.msg);
-        prepared pr = {0};
-        assert_int_equal(b->save(b1, &pr, &e), AIT_OK);
-        if (pr.n < 1) fail_msg("%s: no prepared weights", what);
-        prep_blob copies[8];
-        blobs_copy(&pr, copies);
-        for (int k = 0; k < pr.n; k++)
-            for (int j = 0; j < k; j++) assert_string_not_equal(copies[j].name, copies[k].name);
-        prepared cp = {pr.n, copies};
-        candidate_cfg cfg2 = {.backend = b->name, .threads = 1, .prep = &cp};
-        if (b->build(b, p.g, &cfg2, &b2, &e) != AIT_OK) fail_msg("%s: from blobs: %s", what, e.msg);
-        tensor *o1[4], *o2[4];
-        assert_int_equal(b->run(b1, p.feed, o1, &e), AIT_OK);
-        assert_int_equal(b->run(b2, p.feed, o2, &e), AIT_OK);
-        for (int j = 0; j < p.g->n_outputs; j++)
-            assert_memory_equal(o1[j]->data, o2[j]->data, tensor_nbytes(o1[j]));
-        b->free(b2);
-        /* A blob one float short, then none at all. */
-        copies[0].size -= sizeof(float);
-        b2 = (built *)&cp; /* must be reset to NULL on failure */
-        assert_int_not_equal(b->build(b, p.g, &cfg2, &b2, &e), AIT_OK);
-        assert_null(b2);
-        if (!strstr(e.msg, "bytes")) fail_msg("%s: wrong-size blob: '%s'", what, e.msg);
-        /* native's blobs change with its kernels and fusions: the user is told to re-tune */
-        if (bi && !strstr(e.msg, "re-tune")) fail_msg("%s: wrong-size blob: '%s'", what, e.msg);
-        printf("# refused: %s\n", e.msg);
-        copies[0].size += sizeof(float);
-        char keep = copies[0].name[1];
-        copies[0].name[1] = 'x'; /* no longer this node's */
-        assert_int_not_equal(b->build(b, p.g, &cfg2, &b2, &e), AIT_OK);
-        if (!strstr(e.msg, "missing") || (bi && !strstr(e.msg, "re-tune")))
-            fail_msg("%s: missing blob: '%s'", what, e.msg);
-        copies[0].name[1] = keep;
-        blobs_free(copies, pr.n);
-        b->free(b1);
-        gb_free(&p);
+        const backend *b = backend_find(bi ? "native" : "onednn");
+        for (int which = 0; which < 6; which++) {
+            const char *what;
+            if (bi && which == 3) continue; /* depthwise: native reads its weights as they are (no blob) */
+            gb p = pattern(which, &what);
+            check_prepared(b, p.g, p.feed, what);
+            gb_free(&p);
+        }
     }
+    static const lstm_spec cs[] = {
+        {4, 3, 5, 9, "bidirectional", true, true, true, true, true, false},
+        {3, 2, 13, 47, "forward", false, false, true, true, false, false},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "lstm")};
+        assert_non_null(g.g);
+        lstm_graph(&g, &cs[i]);
+        char w[64];
+        snprintf(w, sizeof w, "native: LSTM case %zu", i);
+        check_prepared(backend_find("native"), g.g, g.feed, w);
+        gb_free(&g);
     }
 }
 
