@@ -148,7 +148,7 @@ def one_artifact(a):
         cells = []
         for t in tags:
             ratio = [x / y for x, y in r[t]]
-            q = statistics.quantiles(ratio, n=4) if len(ratio) > 1 else [ratio[0]] * 3
+            q = statistics.quantiles(ratio, n=4, method="inclusive") if len(ratio) > 1 else [ratio[0]] * 3
             med = statistics.median(ratio)
             cells.append("%.2fx (%.2f..%.2f) [%.3f, %.3f] | %s" % (
                 med, q[0], q[2], statistics.median(x for x, _ in r[t]),
