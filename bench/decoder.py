@@ -22,7 +22,7 @@ after every row) and its section of OUT/RESULTS.md (report.decoder_tables).
 usage: /usr/bin/python3 bench/decoder.py --out DIR --models-dir DIR --bin-dir DIR
          [--quick] [--models LIST] [--batch 1,4] [--threads 1] [--no-tune | --reuse-tune]
          [--phases decode,prefill] [--lengths 128,512] [--quant int8wo,int4wo [--min-sqnr DB]] [--cache]
-         [--quant-art SUFFIX] [--skip ait,torch]
+         [--quant-art SUFFIX] [--skip ait,torch] [--tune-batches 1,4]
        /usr/bin/python3 bench/decoder.py --list [--quick] [--models LIST]   (the models to export)
 --quant LIST adds the engine `ait-quant`: a second artifact tuned the same way with
 `--quant LIST` (weight-only int8/int4 candidates; --reuse-tune takes NAME.quant.ait), judged
@@ -31,6 +31,8 @@ token of each batch row (the argmax of the last position's logits), which the ro
 compares with the float32 plan's.
 --quant-art SUFFIX (with --reuse-tune) takes the quantised artifact from NAME.SUFFIX.ait instead of
 NAME.quant.ait (an artifact tuned by hand: NAME.int8wo.ait, NAME.int4wo.ait).
+--tune-batches LIST is the tune's --batch-sizes (default 1: batch-4 rows run the batch-1
+plans); 1,4 tunes each phase at both batch buckets into the one artifact.
 --skip LIST leaves engines out of every row (ait: the untuned model, whose prefill runs the
 reference ops for minutes on a loaded machine; torch); their cells stay empty.
 --cache runs ait's engines with bench-ait-runner --cache instead of --bind: each past/present
@@ -260,6 +262,8 @@ def main():
     ap.add_argument("--quant-art", default="quant",
                     help="with --reuse-tune: the quantised artifact is NAME.SUFFIX.ait (default quant)")
     ap.add_argument("--skip", default="", help="engines left out of every row: ait (untuned), torch")
+    ap.add_argument("--tune-batches", default="1",
+                    help="the tune's --batch-sizes (1,4: one artifact with a batch-4 plan of each phase too)")
     ap.add_argument("--command", default="bench/run --decoder")
     a = ap.parse_args()
     q = a.quick
@@ -281,8 +285,8 @@ def main():
         keep = {int(x) for x in a.lengths.split(",") if x}
         cases = [c for c in cases if (c[2] if c[0] == "decode" else c[1]) in keep]
     # the tune: both samples, batch 1, 1 thread, a short profile per candidate (batch 4 doubles a
-    # tune that takes long already: its rows run the batch-1 plans)
-    tune_args = ["--batch-sizes", "1", "--threads", "1", "--warmup", "2",
+    # tune that takes long already: its rows run the batch-1 plans, unless --tune-batches 1,4)
+    tune_args = ["--batch-sizes", a.tune_batches, "--threads", "1", "--warmup", "2",
                  "--window", "5", "--cap", "10" if q else "15", "--timeout", str(TUNE_TIMEOUT)]
     scratch = os.path.dirname(os.path.abspath(a.models_dir))
     cfg = {"model_dir": a.models_dir, "work_dir": os.path.join(scratch, "work"), "bench_dir": BENCH,

@@ -12,12 +12,23 @@ first / median, and that ratio's spread (p25..p75).
 
 usage: bench/first_run.py --before OLD_AIT --after NEW_AIT --data build-data/models \
            [--models gpt2,llama] [--procs 15] [--repeat 50] [--tune] [--one-artifact]
+       bench/first_run.py --after AIT --artifact NAME.ait --samples DIR [--models-dir DIR --batches 1,4]
+           [--before OLD_AIT] [--procs 15] [--repeat 50]
 --tune makes the artifacts again (else only when missing): each binary tunes its
 own (--batch-sizes 1,2, short profiling, --no-cache) into --work (default
 /tmp/ait-first-run). --one-artifact runs both binaries on BEFORE's artifact, so
 that two tunings' choices (which differ under a noisy machine) do not stand
 between the two runtimes. Each cell also gives the medians of the first run and
-of the steady median, in ms."""
+of the steady median, in ms.
+
+--artifact NAME.ait --samples DIR: one artifact tuned beforehand (the 12-layer
+decoders of bench/decoder.py, every bucket they hold), run by --after (and by
+BEFORE when given) on each .npz of DIR, one sample per bucket (its name says
+which); with --models-dir, a folder with no .npz gets one per bucket of
+bench/decoder.py's tune at each of --batches (decode at past 128, prefill of
+128 tokens; drawn as bench/decoder.py draws its rows); each row also says
+whether the bucket meets issue 16's target (first run at most 1.1x the steady
+median, by the median over the processes)."""
 import argparse, os, re, shutil, statistics, subprocess, sys
 
 LAT = re.compile(r"latency first run ([0-9.]+) ms, median of \d+ runs ([0-9.]+) ms")
@@ -34,9 +45,13 @@ def run(ait, art, sample, repeat):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--before", required=True)
+    ap.add_argument("--before")
     ap.add_argument("--after", required=True)
-    ap.add_argument("--data", required=True, help="folder of NAME.onnx and NAME.in.K.npz")
+    ap.add_argument("--data", help="folder of NAME.onnx and NAME.in.K.npz")
+    ap.add_argument("--artifact", help="an artifact tuned beforehand, run on each sample of --samples")
+    ap.add_argument("--samples", help="with --artifact: a folder of .npz, one per bucket")
+    ap.add_argument("--models-dir", help="with --artifact: the decoders' folder, to write --samples")
+    ap.add_argument("--batches", default="1,4", help="with --models-dir: the batches of the samples")
     ap.add_argument("--models", default="gpt2,llama")
     ap.add_argument("--procs", type=int, default=15)
     ap.add_argument("--repeat", type=int, default=50)
@@ -44,6 +59,10 @@ def main():
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--one-artifact", action="store_true")
     a = ap.parse_args()
+    if a.artifact:
+        return one_artifact(a)
+    if not a.before or not a.data:
+        sys.exit("first_run.py: --before and --data are required without --artifact")
     os.makedirs(a.work, exist_ok=True)
     rows = []
     for m in a.models.split(","):
@@ -81,6 +100,60 @@ def main():
                 statistics.median(ratio), q[0], q[2], statistics.median(x for x, _ in r[tag]),
                 statistics.median(y for _, y in r[tag])))
         print("%-6s %-14s %38s %38s" % (m, f, cell[0], cell[1]))
+
+
+TARGET = 1.1  # issue 16: the first decode run after loading over the steady state
+
+
+def write_samples(folder, models_dir, name, batches):
+    """bBATCH_decode128.npz and bBATCH_prefill128.npz: the buckets of bench/decoder.py's tune."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import numpy as np
+    import decoder
+    shape = decoder.shapes(models_dir, name)
+    for b in batches:
+        for tag, new, past in (("decode128", 1, 128), ("prefill128", 128, 0)):
+            tmp = os.path.join(folder, "tmp")
+            decoder.write_inputs(tmp, shape, b, new, past, seed=b * 100003 + new * 1009 + past)
+            np.savez(os.path.join(folder, "b%d_%s.npz" % (b, tag)),
+                     **{f[:-4]: np.load(os.path.join(tmp, f)) for f in os.listdir(tmp)})
+            shutil.rmtree(tmp)
+
+
+def one_artifact(a):
+    """Each sample of a.samples in fresh processes of each binary (before, after,
+    before, ...): a row per sample with first / median, its spread and the target."""
+    if not a.samples:
+        sys.exit("first_run.py: --artifact needs --samples")
+    tags = [t for t in ("before", "after") if getattr(a, t)]
+    os.makedirs(a.samples, exist_ok=True)
+    if a.models_dir and not any(f.endswith(".npz") for f in os.listdir(a.samples)):
+        write_samples(a.samples, a.models_dir, os.path.basename(a.artifact).split(".")[0],
+                      [int(b) for b in a.batches.split(",") if b])
+    samples = sorted(f for f in os.listdir(a.samples) if f.endswith(".npz"))
+    rows = []
+    for f in samples:
+        r = {t: [] for t in tags}
+        for _ in range(a.procs):
+            for t in tags:
+                r[t].append(run(getattr(a, t), a.artifact, os.path.join(a.samples, f), a.repeat))
+        rows.append((f, r))
+        print("  %s: %s" % (f, ", ".join("%s %.2fx" % (t, statistics.median(x / y for x, y in r[t]))
+                                         for t in tags)), flush=True)
+    print("load average at the end: %s" % open("/proc/loadavg").read().split()[:3])
+    print("| sample | %s |" % " | ".join("%s: first / median (p25..p75) [first, median ms] | target" % t
+                                        for t in tags))
+    print("| --- |%s" % (" --- | --- |" * len(tags)))
+    for f, r in rows:
+        cells = []
+        for t in tags:
+            ratio = [x / y for x, y in r[t]]
+            q = statistics.quantiles(ratio, n=4, method="inclusive") if len(ratio) > 1 else [ratio[0]] * 3
+            med = statistics.median(ratio)
+            cells.append("%.2fx (%.2f..%.2f) [%.3f, %.3f] | %s" % (
+                med, q[0], q[2], statistics.median(x for x, _ in r[t]),
+                statistics.median(y for _, y in r[t]), "met" if med <= TARGET else "**missed**"))
+        print("| %s | %s |" % (f[:-4], " | ".join(cells)))
 
 
 if __name__ == "__main__":

@@ -7,17 +7,21 @@
  * shared machine's preemptions are not in the latter; the session runs on
  * the calling thread at its default of one thread).
  *
- *   bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS
+ *   bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS [BATCH]
  *
  * The model is a decoder exported as GPT-2's with past key/values: token
  * ids input 0, logits output 0, and each input i >= 1 a past whose present
  * is output i (the bundled gpt2 and llama, gpt2_small, llama_small). Prints the
- * median ms per step of each mode and their ratio, wall and CPU. */
+ * median ms per step of each mode and their ratio, wall and CPU, and the
+ * first step after the session's creation (the first run after loading, at
+ * past PAST: a decode loop's, its cache bound) over the same-length median.
+ * BATCH (default 1) rows each decode the same token. */
 #include <ait.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "timer.h"
 
@@ -40,6 +44,14 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Minor page faults of the process so far. */
+static long faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
 static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_d);
@@ -48,12 +60,14 @@ static double median(double *v, int n)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: bench-decode-steps MODEL.onnx|NAME.ait PAST STEPS ROUNDS [BATCH]\n");
         return 2;
     }
     int past = atoi(argv[2]), steps = atoi(argv[3]), rounds = atoi(argv[4]);
-    if (past < 1 || steps < 1 || rounds < 1) return fail(argv[1], "bad arguments");
+    int batch = argc == 6 ? atoi(argv[5]) : 1;
+    if (past < 1 || steps < 1 || rounds < 1 || batch < 1 || batch > 64)
+        return fail(argv[1], "bad arguments");
     ait_error err = {0};
     ait_model *m = NULL;
     ait_session *s = NULL;
@@ -76,20 +90,23 @@ int main(int argc, char **argv)
             if (vi.dims[d] < 0) k->axis = d;
         if (k->out < 0 || k->axis < 0) return fail(vi.name, "not a past input with output i its present");
         int64_t dims[AIT_MAX_RANK];
-        for (int d = 0; d < vi.rank; d++) dims[d] = d == 0 ? 1 : d == k->axis ? total : vi.dims[d];
+        for (int d = 0; d < vi.rank; d++) dims[d] = d == 0 ? batch : d == k->axis ? total : vi.dims[d];
         k->buf = ait_tensor_create(vi.dtype, vi.rank, dims);
         if (!k->buf) return fail(vi.name, "out of memory");
         memset(ait_tensor_data(k->buf), 0, (size_t)ait_tensor_numel(k->buf) * ait_dtype_size(vi.dtype));
     }
     ait_model_output(m, 0, &vi);
-    int64_t one[2] = {1, 1}, vocab = vi.dims[vi.rank - 1], ldims[3] = {1, 1, vocab}, id = 7;
-    ait_tensor *tok = ait_tensor_wrap(AIT_I64, 2, one, &id);
+    int64_t one[2] = {batch, 1}, vocab = vi.dims[vi.rank - 1], ldims[3] = {batch, 1, vocab};
+    int64_t ids[64];
+    for (int r = 0; r < batch; r++) ids[r] = 7;
+    ait_tensor *tok = ait_tensor_wrap(AIT_I64, 2, one, ids);
     ait_tensor *logits = vocab > 0 ? ait_tensor_create(AIT_F32, 3, ldims) : NULL;
     if (!tok || !logits) return fail(argv[1], "no logits [batch, seq, vocab] output");
     if (ait_binding_set_output(b, 0, logits, &err) != AIT_OK) return fail(argv[1], err.msg);
     /* per mode (growing, same length) and clock (wall, CPU): each step's seconds */
     size_t n = (size_t)rounds * (size_t)steps;
-    double *t[2][2];
+    double *t[2][2], first[2] = {0, 0}; /* the first step, wall and CPU */
+    long flt[2] = {0, 0};                /* page faults: the first step, the last */
     for (int k = 0; k < 4; k++)
         if (!(t[k / 2][k % 2] = malloc(sizeof(double) * n))) return fail(argv[1], "out of memory");
     /* mode 0 warms up (every length once, as a generation meets them);
@@ -103,21 +120,26 @@ int main(int argc, char **argv)
             for (int k = 0; k < n_cache; k++)
                 if (ait_binding_set_cache(b, c[k].in, c[k].out, c[k].buf, c[k].axis, len, &err) != AIT_OK)
                     return fail(argv[1], err.msg);
+            long f0 = faults();
             double w0 = now_s(), c0 = thread_cpu_s();
             if (ait_session_run_bound(s, b) != AIT_OK) return fail(argv[1], ait_session_error(s));
             double c1 = thread_cpu_s(), w1 = now_s();
+            flt[mode != 0 || st != 0] = faults() - f0;
+            if (mode == 0 && st == 0) first[0] = w1 - w0, first[1] = c1 - c0;
             if (mode == 0) continue;
             t[!grow][0][r * steps + st] = w1 - w0;
             t[!grow][1][r * steps + st] = c1 - c0;
         }
     }
-    printf("%s past %d, %d steps x %d rounds:", argv[1], past, steps, rounds);
+    printf("%s batch %d, past %d, %d steps x %d rounds:", argv[1], batch, past, steps, rounds);
     for (int clock = 0; clock < 2; clock++) {
         double g = median(t[0][clock], (int)n) * 1e3, sm = median(t[1][clock], (int)n) * 1e3;
-        printf(" %s: growing %.4f ms/step, same length %.4f, growing/same %.3f;",
-               clock ? "cpu" : "wall", g, sm, g / sm);
+        printf(" %s: growing %.4f ms/step, same length %.4f, growing/same %.3f, first step %.4f "
+               "(first/same %.3f);", clock ? "cpu" : "wall", g, sm, g / sm, first[clock] * 1e3,
+               first[clock] * 1e3 / sm);
     }
-    printf(" caches in place %d of %d\n", ait_binding_caches_in_place(b), n_cache);
+    printf(" page faults: first step %ld, last %ld; caches in place %d of %d\n", flt[0], flt[1],
+           ait_binding_caches_in_place(b), n_cache);
     for (int k = 0; k < n_cache; k++) ait_tensor_free(c[k].buf);
     ait_tensor_free(tok);
     ait_tensor_free(logits);

@@ -48,6 +48,18 @@ done
 read -r prompt want <<<"$(cat "$data/models/gpt2.greedy.txt")"
 check generate 0 "^tokens: ${want//,/ }\$" "$ait" generate "$tmp/g.ait" --prompt-ids "$prompt" \
   --max-new "$(tr ',' '\n' <<<"$want" | wc -l)"
+# Batch buckets 1 and 2: both samples tuned at each batch, four plans in one
+# artifact; greedy decoding of a batch of 2 runs the batch-2 plans (prefill,
+# then decode), and each row gives PyTorch's tokens.
+check tune-batches 0 "saved" "$ait" tune "$m" --data "$tmp/s" "${fast[@]}" --batch-sizes 1,2 \
+  -o "$tmp/g12.ait"
+check show-batches 0 "buckets +1/1/128 1/8/16 2/1/128 2/8/16 " "$ait" show "$tmp/g12.ait"
+check generate-batch 0 "^tokens\[1\]: " "$ait" generate "$tmp/g12.ait" --prompt-ids "$prompt" \
+  --batch 2 --max-new "$(tr ',' '\n' <<<"$want" | wc -l)"
+rows=$(sed -n 's/^tokens\[[0-9]*\]: //p' <<<"$out" | tr '\n' '|')
+if [ "$rows" = "${want//,/ }|${want//,/ }|" ]; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL generate-batch-rows: rows '$rows', PyTorch's '${want//,/ }'"
+fi
 # Lists given: the prefill sample (seq 8, past 16) goes to seq 128, past 128.
 check lists 0 "h.0 +1/128/128 " "$ait" tune "$m" --data "$tmp/s" "${fast[@]}" \
   --seq-buckets 1,128,512 --past-buckets 128,512,1024 --select h.0
