@@ -349,6 +349,19 @@ T512 static void dq_minmax(const float *x, int64_t n, float *lo, float *hi)
 {
     __m512 l = _mm512_set1_ps(*lo), h = _mm512_set1_ps(*hi);
     int64_t i = 0;
+    if (n >= 64) { /* four chains: min and max wait 4 cycles on their last result */
+        __m512 l1 = l, h1 = h, l2 = l, h2 = h, l3 = l, h3 = h;
+        for (; i + 64 <= n; i += 64) {
+            __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16),
+                   v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
+            l = _mm512_min_ps(v0, l), h = _mm512_max_ps(v0, h);
+            l1 = _mm512_min_ps(v1, l1), h1 = _mm512_max_ps(v1, h1);
+            l2 = _mm512_min_ps(v2, l2), h2 = _mm512_max_ps(v2, h2);
+            l3 = _mm512_min_ps(v3, l3), h3 = _mm512_max_ps(v3, h3);
+        }
+        l = _mm512_min_ps(_mm512_min_ps(l, l1), _mm512_min_ps(l2, l3));
+        h = _mm512_max_ps(_mm512_max_ps(h, h1), _mm512_max_ps(h2, h3));
+    }
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_loadu_ps(x + i);
         l = _mm512_min_ps(v, l);
@@ -369,7 +382,31 @@ T512 INL void quant_body(const float *x, int64_t n, float s, float z, uint8_t *y
 {
     const __m512 sv = _mm512_set1_ps(s), zv = _mm512_set1_ps(z), top = _mm512_set1_ps(255.0f),
                  zero = _mm512_setzero_ps();
-    for (int64_t i = 0; i < n; i += 16) {
+    int64_t i = 0;
+    if (z >= 0 && z <= 255) { /* 64 at a time: rounded to int32, + z, packed with saturation */
+        const __m512 cap = _mm512_set1_ps(512.0f);
+        const __m512i zi = _mm512_set1_epi32((int32_t)z),
+                      order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        /* min(cap, v): NaN stays NaN (vminps's second operand), +inf and big
+         * values become 512 (255 after the pack); NaN, -inf and values past
+         * int32 convert to INT32_MIN, 0 after it; the rest round to nearest
+         * even as rintf, and + z is exact in int32 */
+#define QB_Q(o)                                                                                    \
+    _mm512_add_epi32(                                                                              \
+        _mm512_cvt_roundps_epi32(                                                                  \
+            _mm512_min_ps(cap, div ? _mm512_div_ps(_mm512_loadu_ps(x + i + (o)), sv)              \
+                                   : _mm512_mul_ps(_mm512_loadu_ps(x + i + (o)), sv)),            \
+            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),                                        \
+        zi)
+        for (; i + 64 <= n; i += 64) {
+            __m512i a = QB_Q(0), b = QB_Q(16), c = QB_Q(32), d = QB_Q(48);
+            /* packus: per 128-bit lane, a's 4 then b's, c's, d's: put back in order */
+            __m512i p = _mm512_packus_epi16(_mm512_packus_epi32(a, b), _mm512_packus_epi32(c, d));
+            _mm512_storeu_si512(y + i, _mm512_permutexvar_epi32(order, p));
+        }
+#undef QB_Q
+    }
+    for (; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
         __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
         __m512 v = div ? _mm512_div_ps(xv, sv) : _mm512_mul_ps(xv, sv);

@@ -33,6 +33,7 @@ static inline void vstoren_avx2(float *p, __m256 v, size_t r)
 #define vsub _mm256_sub_ps
 #define vmul _mm256_mul_ps
 #define vdiv _mm256_div_ps
+#define vrcp(a) _mm256_div_ps(_mm256_set1_ps(1.0f), a)
 #define vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
 /* VL uint8 p[0 .. VL) as floats */
 #define vload_u8(p) _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p))))

@@ -26,6 +26,14 @@ static inline __mmask16 kmask_avx512(size_t r)
 #define vsub _mm512_sub_ps
 #define vmul _mm512_mul_ps
 #define vdiv _mm512_div_ps
+/* 1 / a: rcp14 and one Newton step (relative error near 1e-7, a tenth of
+ * vdiv's cost: vdivps zmm takes port 0 for 10 cycles here) */
+static inline __m512 vrcp_avx512(__m512 a)
+{
+    __m512 r = _mm512_rcp14_ps(a);
+    return _mm512_mul_ps(r, _mm512_fnmadd_ps(a, r, _mm512_set1_ps(2.0f)));
+}
+#define vrcp vrcp_avx512
 #define vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define vmax _mm512_max_ps
 #define vmin _mm512_min_ps

@@ -22,6 +22,7 @@
 #undef vsub
 #undef vmul
 #undef vdiv
+#undef vrcp
 #undef vfma
 #undef vmax
 #undef vmin

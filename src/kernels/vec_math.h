@@ -1,7 +1,9 @@
 /* Functions built on one ISA's primitives (included by vec_<isa>.h; names
  * carry the ISA through KV()). exp is a range reduction to [-ln2/2, ln2/2]
  * and a degree-6 polynomial (relative error near 2e-7), clamped to
- * [-87.3, 88]; erf is Abramowitz-Stegun 7.1.26 (absolute error 1.5e-7). */
+ * [-87.3, 88]; erf is Abramowitz-Stegun 7.1.26 (absolute error 1.5e-7), its
+ * 1 / (1 + p|x|) by vrcp (an approximation and a Newton step where the ISA
+ * has one). */
 #include "kernels/act.h"
 #define KCAT2(a, b) a##_##b
 #define KCAT(a, b) KCAT2(a, b)
@@ -39,7 +41,7 @@ static inline V KV(vtanh)(V x)
 static inline V KV(verf)(V x)
 {
     V ax = vabs(x);
-    V t = vdiv(vset1(1.0f), vfma(ax, vset1(0.3275911f), vset1(1.0f)));
+    V t = vrcp(vfma(ax, vset1(0.3275911f), vset1(1.0f))); /* in [1/(1+0.33|x|), 1] */
     V p = vset1(1.061405429f);
     p = vfma(p, t, vset1(-1.453152027f));
     p = vfma(p, t, vset1(1.421413741f));

@@ -285,10 +285,11 @@ static void test_quant_row(void **st)
     qg_quant_row_u8(zero, 3, q, &s, &z);
     assert_true(s == 1 && z == 0 && q[0] == 0);
     /* every ISA's quantiser makes the portable one's bytes, scale and zero point: odd
-     * lengths, all positive, all negative, mixed, a NaN and an infinity among them */
-    static const int lens[] = {1, 5, 16, 17, 31, 64, 257};
+     * lengths, all positive, all negative, mixed, a NaN and an infinity among them, values
+     * past int32 once scaled and -inf */
+    static const int lens[] = {1, 5, 16, 17, 31, 64, 150, 257};
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
-        for (int kind = 0; kind < 5; kind++) {
+        for (int kind = 0; kind < 6; kind++) {
             int n = lens[li];
             for (int i = 0; i < n; i++) {
                 float r = rnd() * 3;
@@ -296,6 +297,7 @@ static void test_quant_row(void **st)
             }
             if (kind == 3) a[n / 2] = NAN;
             if (kind == 4) a[n - 1] = INFINITY;
+            if (kind == 5) a[0] = 3e9f, a[n / 2] = -3e9f, a[n - 1] = -INFINITY;
             uint8_t want[257];
             float ws;
             int32_t wz;
