@@ -20,8 +20,10 @@
  * or Clip: DenseNet's, on a Concat's channels) or a Mul by factors per
  * channel (squeeze-excitation's, before the projection), folds that step
  * in (pro_take): channels-last, the GEMM maps A's columns as it reads
- * them (gemm_args.pro), so the scaled tensor is never written; such a
- * Conv runs channels-last (its input changed in the scratch when NCHW). */
+ * them (gemm_args.pro), or for factors alone where B is the smaller
+ * operand scales B's packed panels per image (pro_on_b), so the scaled
+ * tensor is never written; such a Conv runs channels-last (its input
+ * changed in the scratch when NCHW). */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -167,6 +169,22 @@ static const nat_val *conv_pro(const built *bm, const nat_step *st, int64_t im, 
     }
     f->s = (const float *)bm->vals[n->in[1 - p->geo[0]]].cur->data + im * p->geo[1]; /* chanmul.c */
     return &bm->vals[n->in[p->geo[0]]];
+}
+
+/* Whether step st's prologue, factors only (a Mul), scales B's packed
+ * panels per image (kaffine_panels on a copy in the scratch) rather than
+ * A as the GEMM reads it: when B's columns, in whole panels, are at most
+ * half an image's pixels (2 round_up(N, NR) <= M: K x N_panels floats
+ * against M x K). The GEMM with the prologue maps each block of A before
+ * its calls read it, A's read from memory then not overlapping the FMAs;
+ * bench-prologue measured B scaled 0.40x to 0.74x the separate pass at M
+ * 784 to 12544 (A mapped 0.72x to 1.09x), 1.4x to 1.7x at M 49 and 0.9x
+ * to 1.3x at M 196 (bench/RESULTS.md). */
+static bool pro_on_b(const built *bm, const nat_step *st)
+{
+    const int64_t *q = st->geo, nr = gemm_kernel_nr(bm->kern);
+    return st->pro && bm->steps[st->pro - 1].op == &nat_chan_mul &&
+           2 * ((q[G_M] + nr - 1) / nr * nr) <= q[G_OH] * q[G_OW];
 }
 
 /* The channels between two pixels of a channels-last value: a view's
@@ -390,6 +408,8 @@ static ait_status finish_pack(built *bm, nat_step *st)
         f += nat_floats(rv->q8 && gemm ? qrows * M : yn);
     if (!ov->nhwc || ov->q8) f += nat_floats(ov->q8 && gemm ? qrows * M : yn); /* float NHWC, then NCHW or uint8 */
     if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
+    const int64_t nr = gemm_kernel_nr(bm->kern);
+    if (pro_on_b(bm, st)) f += nat_floats((mg + nr - 1) / nr * nr * kdim); /* B scaled per image */
     if (ig) { /* the padded input rows */
         knhwc_geom g = conv_kgeom(q);
         size_t pf;
@@ -567,6 +587,14 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     const nat_pack *oq8 = ov->q8 ? &bm->packs[ov->q8_node] : NULL;
     const bool ig = q[G_DIRECT] == CONV_IG; /* reads an NCHW input as it is */
     int64_t lda = C; /* x's pixels apart */
+    const bool on_b = pro_on_b(bm, st);
+    float *wb = NULL; /* B's panels scaled by the image's factors (on_b) */
+    if (on_b) {
+        wb = sp;
+        sp += nat_floats((M + gemm_kernel_nr(bm->kern) - 1) / gemm_kernel_nr(bm->kern) *
+                         gemm_kernel_nr(bm->kern) * kdim);
+    }
+    gemm_packed wv;
     if (!xv->nhwc && !ig) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
@@ -648,6 +676,18 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         if (st->pro) {
                             conv_pro(bm, st, im, &pf);
                             g.pro = &pf;
+                        }
+                        if (on_b) { /* B scaled instead, once per image (one group) */
+                            const int nr = gemm_kernel_nr(bm->kern);
+                            const int64_t panels = (M + nr - 1) / nr;
+                            if (p0 == 0) {
+                                memcpy(wb, p->views[0].data, sizeof(float) * (size_t)(panels * nr * kdim));
+                                kaffine_panels(&pf, 0, nr, kdim, panels, wb, kdim * nr);
+                            }
+                            wv = p->views[0];
+                            wv.data = wb;
+                            g.pb = &wv;
+                            g.pro = NULL;
                         }
                     } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
