@@ -1,5 +1,7 @@
 /* Channel copies (kernels/chan_copy.h). */
 #include "kernels/chan_copy.h"
+
+#include "kernels/chan_affine.h"
 #include <string.h>
 
 void kchan_copy(const kchan_geom *g, const float *x, int64_t ck, float *y, int threads)
@@ -85,6 +87,16 @@ void kchan_scale(const kchan_geom *g, const float *x, const float *s, int64_t ss
             const float *restrict xp = x + (q / c * cx + q % c) * hw;
             float *restrict yp = y + q * hw;
             for (int64_t p = 0; p < hw; p++) yp[p] = clampf(xp[p] * f + a, lo, hi);
+        }
+        return;
+    }
+    if (g->x_nhwc && g->y_nhwc) { /* rows of channels: kaffine's vectors, per image's factors */
+        const int64_t rows = n * hw, parts = threads > 1 && rows >= 2 * threads ? threads : 1;
+#pragma omp parallel for num_threads((int)parts) if (parts > 1) schedule(static)
+        for (int64_t q = 0; q < parts * n; q++) {
+            const int64_t im = q % n, r0 = hw * (q / n) / parts, r1 = hw * (q / n + 1) / parts;
+            const kaffine f = {s + im * ss, t, lo, hi};
+            kaffine_rows(&f, 0, c, x + (im * hw + r0) * cx, cx, 1, r1 - r0, y + (im * hw + r0) * c, c);
         }
         return;
     }

@@ -6,8 +6,9 @@
  * given the shuffle's input in parts (a Concat's inputs), each copied
  * straight to its shuffled channels. NCHW to NCHW copies whole planes
  * (memcpy), NHWC to NHWC runs of channels per pixel when no shuffle
- * spreads them; the rest is a strided loop. No ISA variants: memcpy's and
- * the compiler's. */
+ * spreads them; the rest is a strided loop. No ISA variants of their own:
+ * memcpy's and the compiler's, and kchan_scale's channels-last rows on
+ * kaffine_rows (chan_affine.h: AVX-512, AVX2, portable). */
 #ifndef AIT_KERNELS_CHAN_COPY_H
 #define AIT_KERNELS_CHAN_COPY_H
 #include <stdbool.h>

@@ -21,6 +21,7 @@
 
 #include "core/status.h"
 #include "kernels/act.h"
+#include "kernels/chan_affine.h"
 
 #define GEMM_SKINNY_M 16
 /* Past GEMM_SKINNY_M, the skinny path while A (M x K floats) is under this,
@@ -186,6 +187,12 @@ typedef struct gemm_args {
     const gemm_kernel *kern; /* NULL: the packed operands', else the best */
     const gemm_config *cfg;  /* NULL: the default */
     gemm_ws *ws;             /* packing buffers kept by the caller, or NULL: per call */
+    /* A prologue on A, or NULL: A's column p (channel p of a 1x1 conv's
+     * input) taken as min(max(A[i][p] * s[p] + t[p], lo), hi), applied to
+     * each block of A as it is packed, or (the skinny path) to a block of
+     * A's rows in an L2-sized buffer the kernels then read; A itself is
+     * never written. Not with a prepacked A (pa). */
+    const kaffine *pro;
 } gemm_args;
 
 /* Whether the default (pack_a AUTO) reads an m x k A (column stride csa)

@@ -801,6 +801,16 @@ static int native_steps(const graph *g, tensor *const *feed, bool attn_only)
     return n;
 }
 
+/* How many steps native folds into a later Conv's prologue (nat_step.folded). */
+static int native_folded(const graph *g, tensor *const *feed)
+{
+    built *bm = native_ran(g, feed);
+    int n = 0;
+    for (int k = 0; k < bm->n_steps; k++) n += bm->steps[k].folded;
+    backend_find("native")->free(bm);
+    return n;
+}
+
 static int native_attn_steps(const graph *g, tensor *const *feed)
 {
     return native_steps(g, feed, true);
@@ -2243,6 +2253,11 @@ static void test_native_dense(void **state)
             fail_msg("dense case %zu: %d Concats as views, %d convs writing into the block, want %d, %d",
                      i, views, writers, cs[i].layers + 1, cs[i].layers + !cs[i].pool);
         backend_find("native")->free(bm);
+        /* each layer's BN + Relu is its 1x1 Conv's prologue; not the transition's (pooled first) */
+        int folded = native_folded(g.g, g.feed);
+        if (folded != cs[i].layers)
+            fail_msg("dense case %zu: %d BatchNormalizations folded into a Conv, want %d", i, folded,
+                     cs[i].layers);
         native_each_isa(&g, "dense block", i);
         gb_free(&g);
     }
@@ -2418,7 +2433,71 @@ static void test_native_se(void **state)
         gb_output(&g, "y");
         if (cs[i].konst == 3) gb_output(&g, "m"); /* NHWC in, NCHW out (a module output) */
         if (native_steps(g.g, g.feed, false) < 0) fail_msg("native SE case %zu: a node on the reference ops", i);
+        /* the Mul is the projection's prologue, but where its output is also a module output */
+        if (native_folded(g.g, g.feed) != (cs[i].konst != 3))
+            fail_msg("native SE case %zu: the Mul %s folded into the projection", i,
+                     cs[i].konst == 3 ? "was" : "was not");
         native_each_isa(&g, "squeeze-excitation", i);
+        gb_free(&g);
+    }
+}
+
+/* A direct 1x1 Conv's prologue (backends/native/conv.c, pro_take): a
+ * BatchNormalization + Relu or + Clip of a module input (NCHW) read only by
+ * a 1x1 Conv folds into it; read by two 1x1 Convs it does not, and runs on
+ * its own; a
+ * Mul by factors per image, a module input [n][c][1][1], folds into the
+ * 1x1 Conv after it (one GEMM per image). Odd channel counts, batch 1 and
+ * 2; the folded count checked, the outputs against the reference (nothing
+ * folded) at every ISA and the portable path. */
+static void test_native_prologue(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, m, two, clip, nchw;
+    } cs[] = {{1, 7, 5, 9, 11, 0, 0, 0}, {2, 19, 6, 5, 17, 0, 1, 0}, {2, 5, 7, 7, 3, 1, 0, 0},
+              {1, 33, 4, 9, 20, 1, 1, 0}, {2, 13, 5, 5, 9, 0, 0, 1}, {1, 40, 3, 3, 16, 0, 1, 1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "prologue")};
+        assert_non_null(g.g);
+        const int64_t N = cs[i].n, C = cs[i].c, M = cs[i].m;
+        gb_input(&g, "x", (in_spec)SH(N, C, cs[i].h, cs[i].w));
+        gb_input(&g, "s", (in_spec)SH(N, C, 1, 1));
+        gb_bn_params(&g, "n", C);
+        gb_const(&g, "w1", (in_spec)SH(M, C, 1, 1));
+        gb_const(&g, "w2", (in_spec)SH(5, C, 1, 1));
+        gb_const(&g, "w3", (in_spec)SH(M, C, 1, 1));
+        gb_const(&g, "b3", (in_spec)SH(M));
+        gb_node(&g, "BatchNormalization", "x,ns,nb,nm,nv", "bn", NULL, 0);
+        if (cs[i].clip) {
+            tensor *lo = gb_const(&g, "lo", (in_spec){.rank = 0}), *hi = gb_const(&g, "hi", (in_spec){.rank = 0});
+            ((float *)lo->data)[0] = -0.25f;
+            ((float *)hi->data)[0] = 0.5f;
+            gb_node(&g, "Clip", "bn,lo,hi", "r", NULL, 0);
+        } else {
+            gb_node(&g, "Relu", "bn", "r", NULL, 0);
+        }
+        gb_node(&g, "Conv", "r,w1", "y1", NULL, 0);
+        if (cs[i].two) gb_node(&g, "Conv", "r,w2", "y2", NULL, 0); /* a second reader: no fold */
+        /* a Mul by factors per image, then a 1x1 Conv with a bias, its output a module
+         * output (NCHW) or read by a 3x3 Conv after a Relu (channels-last) */
+        gb_node(&g, "Mul", "x,s", "xs", NULL, 0);
+        gb_node(&g, "Conv", "xs,w3,b3", cs[i].nchw ? "y3" : "c3", NULL, 0);
+        if (!cs[i].nchw) {
+            gb_const(&g, "w4", (in_spec)SH(6, M, 3, 3));
+            gb_node(&g, "Relu", "c3", "r3", NULL, 0);
+            gb_node(&g, "Conv", "r3,w4", "y3", pad1, 1); /* keeps the 1x1 Conv channels-last */
+            gb_node(&g, "Conv", "y1,w4", "y4", pad1, 1);
+            gb_output(&g, "y4");
+        } else {
+            gb_output(&g, "y1");
+        }
+        gb_output(&g, "y3");
+        if (cs[i].two) gb_output(&g, "y2");
+        if (native_steps(g.g, g.feed, false) < 0) fail_msg("prologue case %zu: a node on the reference ops", i);
+        int folded = native_folded(g.g, g.feed), want = 1 + !cs[i].two;
+        if (folded != want) fail_msg("prologue case %zu: %d steps folded, want %d", i, folded, want);
+        native_each_isa(&g, "prologue", i);
         gb_free(&g);
     }
 }
@@ -3604,6 +3683,7 @@ int main(void)
         cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_native_silu),
         cmocka_unit_test(test_native_se),
+        cmocka_unit_test(test_native_prologue),
         cmocka_unit_test(test_onednn_dense_bn),
         cmocka_unit_test(test_onednn_no_ref),
         cmocka_unit_test(test_onednn_variants),

@@ -47,7 +47,16 @@ typedef struct gcase {
     gemm_epi epi;
     const gemm_config *cfg;
     gemm_ws *ws; /* packing buffers shared by the cases that set it (reused dirty, grown) */
+    const kaffine *pro; /* a prologue on A (its factors and shifts K long) */
 } gcase;
+
+/* A[i][p] as the GEMM reads it: through the prologue when there is one. */
+static double a_ref(const kaffine *f, float a, int64_t p)
+{
+    if (!f) return a;
+    double v = (double)a * f->s[p] + (f->t ? f->t[p] : 0.0);
+    return v < f->lo ? f->lo : v > f->hi ? f->hi : v;
+}
 
 /* Runs one case on kernel kr and checks it element by element. */
 static void run_case(const gemm_kernel *kr, const gcase *t)
@@ -62,7 +71,7 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
     for (size_t i = 0; i < nc; i++) res[i] = rnd(), c[i] = NAN; /* every element must be written */
     for (int64_t i = 0; i < (m > n ? m : n); i++) bias[i] = rnd();
     gemm_args g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .ldc = n, .threads = t->threads,
-                   .kern = kr, .epi = t->epi, .cfg = t->cfg, .ws = t->ws};
+                   .kern = kr, .epi = t->epi, .cfg = t->cfg, .ws = t->ws, .pro = t->pro};
     /* A stored [m][k], or [k][m] when transposed; likewise B. */
     g.rsa = t->ta ? 1 : k;
     g.csa = t->ta ? m : 1;
@@ -93,15 +102,19 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
         g.pb = &vb;
         g.b = NULL;
     }
+    float *a0 = t->pro ? malloc(na * 4) : NULL; /* a prologue never writes A */
+    if (a0) memcpy(a0, a, na * 4);
     ait_error e = {0};
     if (gemm_f32(&g, &e) != AIT_OK) fail_msg("gemm_f32: %s", e.msg);
+    if (a0 && memcmp(a0, a, na * 4)) fail_msg("the prologue wrote A");
+    free(a0);
     const gemm_epi *ep = &t->epi;
     double rs = ep->res_scale != 0 ? ep->res_scale : 1;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double s = 0;
             for (int64_t p = 0; p < k; p++)
-                s += (double)a[i * g.rsa + p * g.csa] * b[p * g.rsb + j * g.csb];
+                s += a_ref(t->pro, a[i * g.rsa + p * g.csa], p) * b[p * g.rsb + j * g.csb];
             if (ep->scaled) s *= ep->scale;
             if (ep->bias_mode == GEMM_BIAS_ROW) s += bias[i];
             if (ep->bias_mode == GEMM_BIAS_COL) s += bias[j];
@@ -111,10 +124,10 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
             double got = c[i * n + j], tol = 1e-5 * (double)(k + 4) * (1 + fabs(s));
             if (!(fabs(got - s) <= tol))
                 fail_msg("kernel %s, %lldx%lldx%lld ta %d tb %d pa %d pb %d t %d act %d bias %d "
-                         "res %d: C[%lld][%lld] = %.7g, want %.7g",
+                         "res %d pro %d: C[%lld][%lld] = %.7g, want %.7g",
                          kr ? gemm_kernel_name(kr) : "(config)", (long long)m, (long long)n, (long long)k, t->ta,
                          t->tb, t->pack_a, t->pack_b, t->threads, ep->act, ep->bias_mode,
-                         ep->res != NULL, (long long)i, (long long)j, got, s);
+                         ep->res != NULL, t->pro != NULL, (long long)i, (long long)j, got, s);
         }
     aligned_free(pa);
     aligned_free(pb);
@@ -500,6 +513,107 @@ static void test_pack_a(void **state)
     assert_true(isas >= 1);
 }
 
+/* The prologue (gemm_args.pro) on A's columns, against the double loop
+ * mapping A first: factors alone (squeeze-excitation), with shifts
+ * (BatchNormalization), then Relu, then a clamp; on every path that reads
+ * A (packed in blocks, plain or against a prepacked B; split-K; the skinny
+ * path, A row-major or strided, B prepacked or packed first; 1 and 2
+ * threads) at every ISA this CPU has (kisa_force: the prologue's and the
+ * packing's vectors) with every kernel, over odd M, N, K, every epilogue
+ * in turn; A itself unchanged. Then kaffine_rows on its own: a tail past
+ * the vectors, and a NaN kept as the clamp's comparisons leave it. */
+static void test_prologue(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{1, 17, 5}, {3, 45, 29}, {13, 33, 37}, {37, 45, 29},
+                                        {61, 20, 37}, {300, 16, 36}, {23, 1, 9}, {40, 9, 2}};
+    enum { KMAX = 64 };
+    float s[KMAX], sh[KMAX];
+    for (int p = 0; p < KMAX; p++) s[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
+    const kaffine modes[] = {{s, NULL, -INFINITY, INFINITY},
+                             {s, sh, -INFINITY, INFINITY},
+                             {s, sh, 0, INFINITY},
+                             {s, sh, -0.3f, 0.4f}};
+    const gemm_config on = {.pack_a = GEMM_PACKA_ON}, off = {.pack_a = GEMM_PACKA_OFF},
+                      sk = {.splitk = 2}, ro = {.order = 1};
+    int isas = 0, cases = 0;
+    gemm_ws ws = {0};
+    for (int isa = KISA_N - 1; isa >= 0; isa--) {
+        if (!kisa_force((kisa)isa)) continue;
+        isas++;
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            for (size_t x = 0; x < sizeof shapes / sizeof shapes[0]; x++)
+                for (int md = 0; md < 4; md++)
+                    for (int var = 0; var < 7; var++) {
+                        gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2],
+                                   .threads = 1 + (var + md) % 2, .pro = &modes[md]};
+                        t.pack_b = var == 1 || var == 2 || var == 5 || var == 6;
+                        t.cfg = var == 2 ? &on : var == 3 ? &off : var == 4 ? &sk : var == 6 ? &ro : NULL;
+                        t.ta = var == 5;
+                        t.ws = var & 1 ? &ws : NULL;
+                        int act = (int)(x + (size_t)md * 3 + (size_t)var) % GEMM_ACT_COUNT;
+                        t.epi.act = (gemm_act)act;
+                        t.epi.lo = act == GEMM_ACT_CLIP ? -0.5f : 0.2f;
+                        t.epi.hi = act == GEMM_ACT_CLIP ? 0.7f : 0.5f;
+                        t.epi.bias_mode = (var + md) % 3;
+                        t.epi.res = (var + (int)x) % 2 ? (const float *)1 : NULL; /* run_case sets it */
+                        t.epi.res_after = md >= 2;
+                        run_case(kr, &t);
+                        cases++;
+                    }
+            for (int act = 0; act < GEMM_ACT_COUNT; act++) /* every epilogue, packed and skinny */
+                for (int var = 0; var < 2; var++) {
+                    gcase t = {.m = 29, .n = 35, .k = 19, .threads = 1, .pro = &modes[2], .pack_b = var};
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.5f : 0.2f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.7f : 0.5f;
+                    t.epi.bias_mode = GEMM_BIAS_COL;
+                    t.epi.res = (const float *)1;
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+        /* kaffine_rows alone: 37 channels (a tail at 16 and 8), a NaN kept */
+        float x[2 * 40], y[2 * 37];
+        for (int i = 0; i < 80; i++) x[i] = 2 * rnd();
+        x[3] = NAN;
+        for (int md = 0; md < 4; md++) {
+            kaffine_rows(&modes[md], 0, 37, x, 40, 1, 2, y, 37);
+            for (int r = 0; r < 2; r++)
+                for (int p = 0; p < 37; p++) {
+                    double want = a_ref(&modes[md], x[r * 40 + p], p);
+                    float got = y[r * 37 + p];
+                    if (r == 0 && p == 3) {
+                        if (!isnan(got)) fail_msg("ISA %s mode %d: NaN mapped to %g", kisa_name((kisa)isa), md, got);
+                    } else if (!(fabs(got - want) <= 1e-6 * (1 + fabs(want)))) {
+                        fail_msg("ISA %s mode %d: row %d channel %d = %g, want %g", kisa_name((kisa)isa), md, r,
+                                 p, got, want);
+                    }
+                }
+        }
+        printf("# prologue at ISA %s\n", kisa_name((kisa)isa));
+    }
+    kisa_force(KISA_N);
+    gemm_ws_free(&ws);
+    printf("# prologue: %d cases\n", cases);
+    assert_true(isas >= 1);
+    /* refused with a prepacked A */
+    const gemm_kernel *kr = gemm_kernel_best();
+    float a[16] = {0}, c[16];
+    size_t sz = gemm_pack_a_size(kr, 4, 4);
+    void *pa = aligned_zalloc(sz);
+    gemm_pack_a(kr, a, 4, 1, 4, 4, pa);
+    gemm_packed v;
+    assert_int_equal(gemm_packed_view(pa, sz, &v, NULL), AIT_OK);
+    gemm_args g = {.m = 4, .n = 4, .k = 4, .pa = &v, .b = a, .rsb = 4, .csb = 1, .c = c, .ldc = 4,
+                   .pro = &modes[0]};
+    ait_error e = {0};
+    assert_int_equal(gemm_f32(&g, &e), AIT_E_INVALID_ARG);
+    aligned_free(pa);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_skinny_small),
         cmocka_unit_test(test_skinny_epilogues),
         cmocka_unit_test(test_pack_a),
+        cmocka_unit_test(test_prologue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

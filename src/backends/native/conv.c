@@ -15,8 +15,17 @@
  * output only a Concat reads writes into its channels of the Concat's
  * output instead (concat.c, st->cat): per image from channel cat_c0 in
  * NCHW, rows C apart in NHWC. A 1x1 Conv whose output only an
- * AveragePool reads pools its input first (avg_first). */
+ * AveragePool reads pools its input first (avg_first). A direct 1x1 Conv
+ * whose input only it reads, made by a BatchNormalization (with its Relu
+ * or Clip: DenseNet's, on a Concat's channels) or a Mul by factors per
+ * channel (squeeze-excitation's, before the projection), folds that step
+ * in (pro_take): channels-last, the GEMM maps A's columns as it reads
+ * them (gemm_args.pro), or for factors alone where B is the smaller
+ * operand scales B's packed panels per image (pro_on_b), so the scaled
+ * tensor is never written; such a Conv runs channels-last (its input
+ * changed in the scratch when NCHW). */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +129,71 @@ static void avg_first(built *bm, nat_step *st, int64_t C)
     st->geo[G_W] = st->geo[G_OW] = y->dims[3];
 }
 
+/* Folds the step that writes x, the input of direct 1x1 Conv step st of
+ * one group, into st as its prologue (see the header) when x has no other
+ * reader and that step is a BatchNormalization or a per-channel Mul: the
+ * folded step then runs nothing, and x gets no storage. Not with an
+ * AveragePool run first (avg_first: the pool does not commute with a
+ * Relu) nor for quantised Convs (their A is quantised, not read). */
+static void pro_take(built *bm, nat_step *st, int x)
+{
+    if (bm->qstatic || nat_qconv(bm, 1) || st->avg[0] || bm->vals[x].uses != 1 ||
+        nat_is_output(bm->g, x))
+        return;
+    for (int s = bm->n_steps - 1; s >= 0; s--) {
+        nat_step *p = &bm->steps[s];
+        if (p->epi.out != x) continue;
+        if ((p->op != &nat_batchnorm && p->op != &nat_chan_mul) || p->folded) return;
+        p->folded = true;
+        st->pro = s + 1;
+        bm->vals[x].placed = false;
+        return;
+    }
+}
+
+/* The per-channel map of step st's prologue (st->pro) for image im into f
+ * (when not NULL), and the value it reads (the folded step's data input). */
+static const nat_val *conv_pro(const built *bm, const nat_step *st, int64_t im, kaffine *f)
+{
+    const nat_step *p = &bm->steps[st->pro - 1];
+    const node *n = &bm->g->nodes[p->node];
+    if (!f) return &bm->vals[n->in[p->op == &nat_batchnorm ? 0 : p->geo[0]]];
+    *f = (kaffine){NULL, NULL, -INFINITY, INFINITY};
+    if (p->op == &nat_batchnorm) { /* s, then t (norm.c), and its Relu or Clip */
+        const int64_t C = st->geo[G_C];
+        f->s = bm->packs[p->node].wt;
+        f->t = f->s + C;
+        if (p->epi.act == GEMM_ACT_RELU) f->lo = 0;
+        if (p->epi.act == GEMM_ACT_CLIP) f->lo = p->epi.lo, f->hi = p->epi.hi;
+        return &bm->vals[n->in[0]];
+    }
+    f->s = (const float *)bm->vals[n->in[1 - p->geo[0]]].cur->data + im * p->geo[1]; /* chanmul.c */
+    return &bm->vals[n->in[p->geo[0]]];
+}
+
+/* Whether step st's prologue, factors only (a Mul), scales B's packed
+ * panels per image (kaffine_panels on a copy in the scratch) rather than
+ * A as the GEMM reads it: when B's columns, in whole panels, are at most
+ * half an image's pixels (2 round_up(N, NR) <= M: K x N_panels floats
+ * against M x K). The GEMM with the prologue maps each block of A before
+ * its calls read it, A's read from memory then not overlapping the FMAs;
+ * bench-prologue measured B scaled 0.40x to 0.74x the separate pass at M
+ * 784 to 12544 (A mapped 0.72x to 1.09x), 1.4x to 1.7x at M 49 and 0.9x
+ * to 1.3x at M 196 (bench/RESULTS.md). */
+static bool pro_on_b(const built *bm, const nat_step *st)
+{
+    const int64_t *q = st->geo, nr = gemm_kernel_nr(bm->kern);
+    return st->pro && bm->steps[st->pro - 1].op == &nat_chan_mul &&
+           2 * ((q[G_M] + nr - 1) / nr * nr) <= q[G_OH] * q[G_OW];
+}
+
+/* The channels between two pixels of a channels-last value: a view's
+ * root's (concat.c), else its own. */
+static int64_t nhwc_stride(const built *bm, const nat_val *v, int64_t c)
+{
+    return v->view ? bm->vals[v->view - 1].t.dims[1] : c;
+}
+
 static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
 {
     const node *n = &bm->g->nodes[i];
@@ -187,6 +261,7 @@ static ait_status conv_take(built *bm, int i, nat_step *st, bool *taken)
     }
     nat_chain_act_last(bm, &st->epi);
     if (direct) avg_first(bm, st, x->dims[1]);
+    if (direct && group == 1) pro_take(bm, st, n->in[0]);
     *taken = true;
     return AIT_OK;
 }
@@ -297,7 +372,7 @@ static ait_status finish_pack(built *bm, nat_step *st)
     st->geo[G_DIRECT] = ig ? CONV_IG : q[G_DIRECT] == CONV_IG ? CONV_IM2COL : q[G_DIRECT];
     /* qgemm's B is the weights, knhwc_dw_u8 and the implicit GEMM: channels-last only
      * (the implicit GEMM reads an NCHW input as it pads it) */
-    st->nhwc |= quant || dwq || ig;
+    st->nhwc |= quant || dwq || ig || st->pro; /* a prologue: on A, the input */
     /* A depthwise conv on narrow planes runs channels-last even between
      * NCHW values (the layout changed in its scratch): kdw_run's rows of
      * under DW_NCHW_OW outputs are mostly its scalar edges. */
@@ -324,7 +399,8 @@ static ait_status finish_pack(built *bm, nat_step *st)
     /* channels-last: the layout changes the step makes, then A's block */
     size_t f = 0;
     const nat_val *ov = &bm->vals[st->epi.out], *rv = st->epi.res >= 0 ? &bm->vals[st->epi.res] : NULL;
-    if (!bm->vals[n->in[0]].nhwc && !ig) f += nat_floats(xn);
+    const nat_val *xin = st->pro ? conv_pro(bm, st, 0, NULL) : &bm->vals[n->in[0]]; /* what it reads */
+    if (!xin->nhwc && !ig) f += nat_floats(xn);
     /* a uint8 residual or output: a block's float rows (q8_block), of a GEMM */
     const int64_t qrows = q8_block(q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1), M);
     const bool gemm = q[G_DIRECT] != CONV_DW;
@@ -332,6 +408,8 @@ static ait_status finish_pack(built *bm, nat_step *st)
         f += nat_floats(rv->q8 && gemm ? qrows * M : yn);
     if (!ov->nhwc || ov->q8) f += nat_floats(ov->q8 && gemm ? qrows * M : yn); /* float NHWC, then NCHW or uint8 */
     if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
+    const int64_t nr = gemm_kernel_nr(bm->kern);
+    if (pro_on_b(bm, st)) f += nat_floats((mg + nr - 1) / nr * nr * kdim); /* B scaled per image */
     if (ig) { /* the padded input rows */
         knhwc_geom g = conv_kgeom(q);
         size_t pf;
@@ -500,13 +578,29 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     float *sp = bm->scratch;
     const float *res = st->epi.res >= 0 ? bm->vals[st->epi.res].cur->data : NULL;
     const nat_val *xv = &bm->vals[n->in[0]], *ov = &bm->vals[st->epi.out];
+    kaffine pf;
+    if (st->pro) { /* the folded step's input, mapped as the GEMM reads it */
+        xv = conv_pro(bm, st, 0, &pf);
+        x = xv->cur->data;
+    }
     const nat_pack *xq8 = xv->q8 ? &bm->packs[xv->q8_node] : NULL; /* its scale */
     const nat_pack *oq8 = ov->q8 ? &bm->packs[ov->q8_node] : NULL;
     const bool ig = q[G_DIRECT] == CONV_IG; /* reads an NCHW input as it is */
+    int64_t lda = C; /* x's pixels apart */
+    const bool on_b = pro_on_b(bm, st);
+    float *wb = NULL; /* B's panels scaled by the image's factors (on_b) */
+    if (on_b) {
+        wb = sp;
+        sp += nat_floats((M + gemm_kernel_nr(bm->kern) - 1) / gemm_kernel_nr(bm->kern) *
+                         gemm_kernel_nr(bm->kern) * kdim);
+    }
+    gemm_packed wv;
     if (!xv->nhwc && !ig) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
         sp += nat_floats(N * C * hw);
+    } else if (st->pro) {
+        lda = nhwc_stride(bm, xv, C);
     }
     const nat_pack *rq8 = res && bm->vals[st->epi.res].q8 ? &bm->packs[bm->vals[st->epi.res].q8_node] : NULL;
     const bool gemm = q[G_DIRECT] != CONV_DW;
@@ -562,10 +656,13 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     } else {
         const nat_pack *p = &bm->packs[st->node];
         const bool direct = q[G_DIRECT] == CONV_DIRECT;
-        /* a direct conv's rows run over all images at once (im 0, p up to N * ohw) */
-        const int64_t rows = direct ? N * ohw : ohw;
+        /* a direct conv's rows run over all images at once (im 0, p up to N * ohw), but
+         * per image with factors per image in its prologue */
+        const bool all = direct && !(st->pro && N > 1 && bm->steps[st->pro - 1].op == &nat_chan_mul &&
+                                     bm->steps[st->pro - 1].geo[1]);
+        const int64_t rows = all ? N * ohw : ohw;
         const int64_t blk = oq8 || rq8 ? qblk : direct ? rows : im2col_block(ohw, kdim, 1);
-        for (int64_t im = 0; im < (direct ? 1 : N); im++)
+        for (int64_t im = 0; im < (all ? 1 : N); im++)
             for (int64_t gi = 0; gi < group; gi++)
                 for (int64_t p0 = 0; p0 < rows; p0 += blk) {
                     int64_t p1 = p0 + blk < rows ? p0 + blk : rows, off = (im * ohw + p0) * M + gi * mg;
@@ -574,8 +671,24 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                                    .c = (oq8 ? y : y + (im * ohw + p0) * ldy) + gi * mg, .ldc = ldy,
                                    .threads = bm->threads, .kern = bm->kern};
                     if (direct) {
-                        g.a = xq8 ? NULL : x + p0 * C + gi * cg;
-                        g.rsa = C;
+                        g.a = xq8 ? NULL : x + (im * ohw + p0) * lda + gi * cg;
+                        g.rsa = lda;
+                        if (st->pro) {
+                            conv_pro(bm, st, im, &pf);
+                            g.pro = &pf;
+                        }
+                        if (on_b) { /* B scaled instead, once per image (one group) */
+                            const int nr = gemm_kernel_nr(bm->kern);
+                            const int64_t panels = (M + nr - 1) / nr;
+                            if (p0 == 0) {
+                                memcpy(wb, p->views[0].data, sizeof(float) * (size_t)(panels * nr * kdim));
+                                kaffine_panels(&pf, 0, nr, kdim, panels, wb, kdim * nr);
+                            }
+                            wv = p->views[0];
+                            wv.data = wb;
+                            g.pb = &wv;
+                            g.pro = NULL;
+                        }
                     } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);

@@ -317,6 +317,10 @@ static ait_status place_values(built *bm)
         touch(bm, st->cat, s);
         touch(bm, st->epi.out, s);
         touch(bm, st->epi.res, s);
+        if (st->pro) { /* its prologue's inputs are read here, not at the folded step */
+            const node *pn = &g->nodes[bm->steps[st->pro - 1].node];
+            for (int k = 0; k < pn->n_in; k++) touch(bm, pn->in[k], s);
+        }
     }
     for (int j = 0; j < g->n_outputs; j++) touch(bm, g->outputs[j], bm->n_steps);
     for (int a = 0; a < n; a++)
@@ -659,6 +663,7 @@ tensor *nat_dest(const built *bm, int v)
 static ait_status run_step(built *bm, const nat_step *st, ait_error *e)
 {
     const graph *g = bm->g;
+    if (st->folded) return AIT_OK; /* a Conv's prologue runs it (nat_step.pro) */
     if (st->op) return st->op->run(bm, st);
     const node *n = &g->nodes[st->node];
     tensor *in[64], *out[64];

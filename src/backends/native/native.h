@@ -83,6 +83,11 @@ typedef struct nat_step {
                               * (conv.c): its geometry (nat_pool_geo); avg[0] 0: none */
     bool sums;               /* a channels-last depthwise conv writes its output rows' channel
                               * sums for a GlobalAveragePool reading its output (conv.c) */
+    int pro;                 /* 1 + the step whose output only this direct 1x1 Conv reads, a
+                              * BatchNormalization (with its Relu or Clip) or a Mul by factors per
+                              * channel, that the GEMM applies to A as it reads it (gemm_args.pro:
+                              * conv.c); 0: none */
+    bool folded;             /* such a step: a later Conv does its work, its run does nothing */
 } nat_step;
 
 typedef struct nat_val {
@@ -200,6 +205,7 @@ ait_status nat_stale(built *bm, ait_status s);
 /* ops.c */
 const nat_op *nat_op_find(const node *n);
 extern const nat_op nat_batchnorm; /* norm.c */
+extern const nat_op nat_chan_mul;  /* chanmul.c */
 
 /* qlinear.c: MatMul node i's B when it is a DequantizeLinear of constant
  * weights that exec leaves unfolded (per tensor or per column int8/uint8,
