@@ -236,7 +236,10 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
     int64_t cb = KIG_B_FLOATS / (kdim > 0 ? kdim : 1) / nr * nr;
     cb = cb < nr ? nr : cb;
     kig_ctx cx0 = {.g = g, .im = im, .y = y, .ldy = ldy};
-    cx0.cw = min64(4 * im->vl, (n + im->vl - 1) / im->vl * im->vl);
+    /* columns per tile: up to four vectors, within a pass; passes a whole
+     * number of tiles wide */
+    cx0.cw = min64(4 * im->vl, (min64(cb, n) + im->vl - 1) / im->vl * im->vl);
+    if (cb > cx0.cw) cb = cb / cx0.cw * cx0.cw;
     cx0.mr = im->rows[cx0.cw / im->vl - 1];
     cx0.t = (kig_tile){.k = runs[0].k, .runs = nruns, .b = bq, .sb = runs[0].k * nr, .nr = nr,
                        .epi = epi, .fuse = gemm_epi_fusable(epi) && epi->act != GEMM_ACT_LEAKY};

@@ -258,7 +258,8 @@ static void test_im2col_f32(void **state)
  * inputs, a group's channels of a wider input, stride 2, dilation 2 (a run
  * per tap), uneven pads, none (the input read in place, at stride 1 and
  * 2), odd channel counts, output rows wider than the output channels,
- * tiles spanning output rows with columns past four vectors (70), and each
+ * tiles spanning output rows with columns past four vectors (70), the
+ * 45 channels of a 50-channel NCHW input, and each
  * epilogue form: bias and Relu (in the registers), a residual before a
  * Clip, a bias and Sigmoid (after the store), HardSwish with the residual
  * after, none, a scaled Leaky Relu (after the store), HardSigmoid. */
@@ -279,6 +280,8 @@ static void test_conv_ig(void **state)
         {{.h = 12, .w = 13, .cs = 7, .c = 7, .kh = 2, .kw = 4, .sh = 2, .sw = 3, .dh = 1, .dw = 1, .pt = 0, .pl = 3}, 1, 2, 18, false},
         {{.h = 14, .w = 21, .cs = 16, .c = 16, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 1, 1, 70, false},
         {{.h = 13, .w = 15, .cs = 11, .c = 11, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1}, 0, 0, 23, false},
+        {{.h = 6, .w = 8, .cs = 50, .c0 = 2, .c = 45, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 1, 1, 40, true},
+        {{.h = 7, .w = 9, .cs = 45, .c = 45, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 2, .pt = 1, .pl = 2}, 1, 2, 40, false},
     };
     static const gemm_act acts[] = {GEMM_ACT_RELU,      GEMM_ACT_CLIP, GEMM_ACT_SIGMOID, GEMM_ACT_HARDSWISH,
                                     GEMM_ACT_NONE,      GEMM_ACT_LEAKY, GEMM_ACT_HARDSIGMOID};
