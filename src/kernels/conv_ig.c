@@ -67,6 +67,8 @@ static const kig_impl kig_impls[] = {
 #define KIG_IMAGE_FLOATS ((int64_t)1 << 17)
 #define KIG_BLOCK_FLOATS ((int64_t)1 << 16)
 #define KIG_B_FLOATS ((int64_t)96 << 10)
+/* Up to this many output channels, conv_row's way (a GEMM per run). */
+#define KIG_RUNS_N 16
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -156,6 +158,56 @@ static void pad_rows(const knhwc_geom *g, bool nchw, const float *x, int64_t pr0
     }
 }
 
+/* The other way, for one vector of columns (n <= KIG_RUNS_N): columns
+ * [j0, j1) of output row oy from its input rows at xr (rows pitch floats
+ * apart, pixels cp apart) as one gemm_f32 per run of taps on the skinny
+ * path (A read in place), each run after the first adding the row the one
+ * before wrote as its residual, the epilogue on the last. j0 is a multiple
+ * of B's panel width. At 16 columns the skinny kernel's paired-k loads
+ * (gemm_avx512.c) beat a tile's one broadcast per FMA: dbnet's 3x3 64->16
+ * at 160x160 0.92x oneDNN against 1.13x (bench/RESULTS.md). */
+static ait_status conv_row(const knhwc_geom *g, const float *xr, int64_t pitch, int64_t cp,
+                           const gemm_packed *runs, int64_t j0, int64_t j1, float *y, int64_t ldy,
+                           int64_t oy, const gemm_epi *epi, ait_error *e)
+{
+    static const gemm_config in_place_a = {.pack_a = GEMM_PACKA_OFF, .threads = 1};
+    const int64_t nr = kig_runs(g), per = g->kw / run_taps(g), i0 = oy * g->ow, n = j1 - j0;
+    const int pw = gemm_kernel_nr(runs[0].kern);
+    float *yr = y + i0 * ldy + j0;
+    gemm_epi last = *epi; /* the epilogue at this row and these columns */
+    if (last.res) last.res += i0 * last.ldr + j0;
+    if (last.bias_mode == GEMM_BIAS_ROW) last.bias += i0;
+    if (last.bias_mode == GEMM_BIAS_COL) last.bias += j0;
+    /* the last run's sum and the epilogue in the kernel's registers, unless
+     * the epilogue has its own residual, a scale (it would scale the last
+     * run's product only) or runs after the store */
+    const bool merge = !last.res && !last.scaled && gemm_epi_fusable(&last);
+    for (int64_t r = 0; r < nr; r++) {
+        const int64_t ky = r / per, kx0 = (r % per) * run_taps(g);
+        /* the run's panels of these columns (NR wide, k x NR each) */
+        const gemm_packed pb = {.kern = runs[r].kern, .k = runs[r].k, .mn = n,
+                                .data = runs[r].data + j0 / pw * runs[r].k * pw};
+        gemm_args a = {.m = g->ow, .n = n, .k = runs[r].k,
+                       .a = xr + ky * g->dh * pitch + kx0 * g->dw * cp, .rsa = g->sw * cp, .csa = 1,
+                       .pb = &pb, .c = yr, .ldc = ldy, .threads = 1, .cfg = &in_place_a};
+        const gemm_epi sum = {.res = yr, .ldr = ldy}; /* what the runs before wrote */
+        if (r == nr - 1 && (merge || r == 0)) {
+            a.epi = last;
+            if (r > 0) {
+                a.epi.res = yr;
+                a.epi.ldr = ldy;
+                a.epi.res_scale = 1.0f;
+                a.epi.res_after = false;
+            }
+        } else if (r > 0) {
+            a.epi = sum;
+        }
+        TRY(gemm_f32(&a, e));
+    }
+    if (nr > 1 && !merge) gemm_epi_tile(&last, yr, ldy, 0, 0, (int)g->ow, (int)n);
+    return AIT_OK;
+}
+
 /* A block's shared state: the tile's fixed fields, the chosen ISA's
  * tiles, the columns per call (cw, a multiple of the vector) and the rows
  * per tile at full width (mr). */
@@ -167,6 +219,10 @@ typedef struct kig_ctx {
     int mr;
     float *y;
     int64_t ldy;
+    const gemm_packed *runs; /* B, for conv_row */
+    bool by_runs;            /* conv_row's way */
+    ait_status st;           /* conv_row's failure */
+    ait_error *e;
 } kig_ctx;
 
 /* Output pixels q in [0, qend) of a span whose pixel q reads A at a + q *
@@ -209,6 +265,12 @@ static void rows(kig_ctx *cx, const float *xa, int64_t pitch, int64_t cp, int64_
     const knhwc_geom *g = cx->g;
     const int64_t rsa = g->sw * cp, n = oy1 - oy0, step = g->sh * pitch, mr = cx->mr;
     cx->t.rsa = rsa;
+    if (cx->by_runs) {
+        for (int64_t oy = oy0; oy < oy1 && cx->st == AIT_OK; oy++)
+            cx->st = conv_row(g, xa + (oy - oy0) * step, pitch, cp, cx->runs, j0, j1, cx->y, cx->ldy, oy,
+                              cx->t.epi, cx->e);
+        return;
+    }
     if (step % rsa == 0) {
         const int64_t vw = step / rsa, qend = (n - 1) * vw + g->ow;
         if ((qend + mr - 1) / mr <= n * ((g->ow + mr - 1) / mr)) {
@@ -235,7 +297,7 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
     const int64_t kdim = g->kh * g->kw * g->c;
     int64_t cb = KIG_B_FLOATS / (kdim > 0 ? kdim : 1) / nr * nr;
     cb = cb < nr ? nr : cb;
-    kig_ctx cx0 = {.g = g, .im = im, .y = y, .ldy = ldy};
+    kig_ctx cx0 = {.g = g, .im = im, .y = y, .ldy = ldy, .runs = runs, .by_runs = n <= KIG_RUNS_N, .e = e};
     /* columns per tile: up to four vectors, within a pass; passes a whole
      * number of tiles wide */
     cx0.cw = min64(4 * im->vl, (min64(cb, n) + im->vl - 1) / im->vl * im->vl);
@@ -251,6 +313,7 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
         roff_in[q] = ky * g->dh * g->w * g->cs + kx0 * g->dw * g->cs;
         roff_pad[q] = ky * g->dh * wp * g->c + kx0 * g->dw * g->c;
     }
+    ait_status st = AIT_OK;
     if (in_place(g, nchw)) { /* the image's rows as they are, rows split between threads */
         cx0.t.roff = roff_in;
         const int64_t nb = min64(t, g->oh), rb = (g->oh + nb - 1) / nb;
@@ -260,8 +323,12 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
             const int64_t oy0 = b * rb, oy1 = min64(oy0 + rb, g->oh);
             for (int64_t j0 = 0; j0 < n && oy0 < oy1; j0 += cb)
                 rows(&cx, x + oy0 * g->sh * g->w * g->cs, g->w * g->cs, g->cs, oy0, oy1, j0, min64(j0 + cb, n));
+            if (cx.st != AIT_OK) {
+#pragma omp critical
+                st = cx.st;
+            }
         }
-        return AIT_OK;
+        return st;
     }
     cx0.t.roff = roff_pad;
     const int64_t rb = block_rows(g, t), nb = (g->oh + rb - 1) / rb;
@@ -273,6 +340,10 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
         const int64_t oy0 = b * rb, oy1 = min64(oy0 + rb, g->oh);
         pad_rows(g, nchw, x, oy0 * g->sh, rows_in(g, oy1 - oy0), xp);
         for (int64_t j0 = 0; j0 < n; j0 += cb) rows(&cx, xp, wp * g->c, g->c, oy0, oy1, j0, min64(j0 + cb, n));
+        if (cx.st != AIT_OK) {
+#pragma omp critical
+            st = cx.st;
+        }
     }
-    return AIT_OK;
+    return st;
 }
