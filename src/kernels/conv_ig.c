@@ -1,13 +1,64 @@
 /* Implicit-GEMM convolution (conv_ig.h): per block of output rows, the
- * input rows it reads padded into the scratch, then per block of B's
- * columns that stays in L2 and per output row one gemm_f32 per run of taps
- * on the skinny path (A read in place), each run after the first adding
- * the row the one before wrote as its residual. A small image is one block
- * of rows, so B (large there: ResNet's 7x7x512) passes once. */
+ * input rows it reads padded into the scratch, then register tiles of M
+ * output pixels by up to four vectors of output channels (conv_ig_tmpl.h,
+ * one instance per ISA) that sum every run of taps in their registers and
+ * store C once, the epilogue applied before the store. At stride 1 the
+ * padded rows are one array of pixels (each row's kw - 1 pad columns
+ * computed and dropped), so a tile may span output rows and none is cut
+ * short at a row's end. A small image is one block of rows, so B (large
+ * there: ResNet's 7x7x512) passes once. */
 #include <omp.h>
 #include <string.h>
 
 #include "kernels/conv_ig.h"
+#include "kernels/isa.h"
+
+/* One call of a register tile: pixels i < m (m the tile's rows) of A at
+ * a + i * rsa, run q's taps at roff[q] on (k floats), against columns
+ * [j0, j0 + nc) of B (run q's NR-wide panels from b[q], sb floats apart);
+ * pixel i's row of C at out[i] (NULL: computed, not stored), its index in
+ * the epilogue's rows pix[i]. */
+typedef struct kig_tile {
+    int64_t k, runs;
+    const int64_t *roff;
+    const float *a;
+    int64_t rsa;
+    const float *const *b;
+    int64_t sb, nr;
+    int64_t j0;
+    int nc;
+    const gemm_epi *epi;
+    bool fuse; /* the epilogue in registers, else none (the caller's gemm_epi_tile) */
+    float *out[KIG_MR];
+    int64_t pix[KIG_MR];
+} kig_tile;
+typedef void (*kig_tile_fn)(const kig_tile *t);
+
+#if KISA_X86 /* the vector instances: x86-64 only */
+#include "kernels/vec_avx512.h"
+#include "kernels/conv_ig_tmpl.h"
+#include "kernels/vec_end.h"
+#include "kernels/vec_avx2.h"
+#include "kernels/conv_ig_tmpl.h"
+#include "kernels/vec_end.h"
+#endif
+#include "kernels/vec_portable.h"
+#include "kernels/conv_ig_tmpl.h"
+#include "kernels/vec_end.h"
+
+typedef struct kig_impl {
+    kisa isa;
+    const kig_tile_fn (*tiles)[KIG_MR]; /* [vectors - 1][rows - 1] */
+    const int *rows;                    /* the most rows at 1 to 4 vectors */
+    int vl;                             /* floats per vector */
+} kig_impl;
+static const kig_impl kig_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, kig_tiles_avx512, kig_rows_avx512, 16},
+    {KISA_AVX2, kig_tiles_avx2, kig_rows_avx2, 8},
+#endif
+    {KISA_PORTABLE, kig_tiles_portable, kig_rows_portable, 1},
+};
 
 /* The padded block's floats a thread holds (the input rows of a block of
  * output rows): the whole image up to KIG_IMAGE_FLOATS, else blocks of
@@ -16,6 +67,8 @@
 #define KIG_IMAGE_FLOATS ((int64_t)1 << 17)
 #define KIG_BLOCK_FLOATS ((int64_t)1 << 16)
 #define KIG_B_FLOATS ((int64_t)96 << 10)
+/* Up to this many output channels, conv_row's way (a GEMM per run). */
+#define KIG_RUNS_N 16
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -105,9 +158,14 @@ static void pad_rows(const knhwc_geom *g, bool nchw, const float *x, int64_t pr0
     }
 }
 
-/* Columns [j0, j1) of output row oy from its input rows at xr (rows pitch
- * floats apart, pixels cp apart): the runs in turn, the epilogue on the
- * last. j0 is a multiple of B's panel width. */
+/* The other way, for one vector of columns (n <= KIG_RUNS_N): columns
+ * [j0, j1) of output row oy from its input rows at xr (rows pitch floats
+ * apart, pixels cp apart) as one gemm_f32 per run of taps on the skinny
+ * path (A read in place), each run after the first adding the row the one
+ * before wrote as its residual, the epilogue on the last. j0 is a multiple
+ * of B's panel width. At 16 columns the skinny kernel's paired-k loads
+ * (gemm_avx512.c) beat a tile's one broadcast per FMA: dbnet's 3x3 64->16
+ * at 160x160 0.92x oneDNN against 1.13x (bench/RESULTS.md). */
 static ait_status conv_row(const knhwc_geom *g, const float *xr, int64_t pitch, int64_t cp,
                            const gemm_packed *runs, int64_t j0, int64_t j1, float *y, int64_t ldy,
                            int64_t oy, const gemm_epi *epi, ait_error *e)
@@ -121,8 +179,9 @@ static ait_status conv_row(const knhwc_geom *g, const float *xr, int64_t pitch, 
     if (last.bias_mode == GEMM_BIAS_ROW) last.bias += i0;
     if (last.bias_mode == GEMM_BIAS_COL) last.bias += j0;
     /* the last run's sum and the epilogue in the kernel's registers, unless
-     * the epilogue has its own residual or runs after the store */
-    const bool merge = !last.res && gemm_epi_fusable(&last);
+     * the epilogue has its own residual, a scale (it would scale the last
+     * run's product only) or runs after the store */
+    const bool merge = !last.res && !last.scaled && gemm_epi_fusable(&last);
     for (int64_t r = 0; r < nr; r++) {
         const int64_t ky = r / per, kx0 = (r % per) * run_taps(g);
         /* the run's panels of these columns (NR wide, k x NR each) */
@@ -149,48 +208,142 @@ static ait_status conv_row(const knhwc_geom *g, const float *xr, int64_t pitch, 
     return AIT_OK;
 }
 
+/* A block's shared state: the tile's fixed fields, the chosen ISA's
+ * tiles, the columns per call (cw, a multiple of the vector) and the rows
+ * per tile at full width (mr). */
+typedef struct kig_ctx {
+    const knhwc_geom *g;
+    const kig_impl *im;
+    kig_tile t;
+    int64_t cw;
+    int mr;
+    float *y;
+    int64_t ldy;
+    const gemm_packed *runs; /* B, for conv_row */
+    bool by_runs;            /* conv_row's way */
+    ait_status st;           /* conv_row's failure */
+    ait_error *e;
+} kig_ctx;
+
+/* Output pixels q in [0, qend) of a span whose pixel q reads A at a + q *
+ * rsa and is output row oy0 + q / vw, column q % vw (not stored past ow);
+ * columns [j0, j1), tiles of mr pixels outer, cw columns per call inner
+ * (the tile's A stays in L1 while B's columns pass). */
+static void span(kig_ctx *cx, const float *a, int64_t vw, int64_t qend, int64_t oy0, int64_t j0,
+                 int64_t j1)
+{
+    const knhwc_geom *g = cx->g;
+    kig_tile *t = &cx->t;
+    const int vl = cx->im->vl;
+    for (int64_t q0 = 0; q0 < qend; q0 += cx->mr) {
+        const int m = (int)min64(cx->mr, qend - q0);
+        t->a = a + q0 * t->rsa;
+        for (int i = 0; i < m; i++) {
+            const int64_t oy = oy0 + (q0 + i) / vw, ox = (q0 + i) % vw;
+            t->pix[i] = oy * g->ow + ox;
+            t->out[i] = ox < g->ow ? cx->y + t->pix[i] * cx->ldy : NULL;
+        }
+        for (int64_t jc = j0; jc < j1; jc += cx->cw) {
+            t->j0 = jc;
+            t->nc = (int)min64(cx->cw, j1 - jc);
+            cx->im->tiles[(t->nc + vl - 1) / vl - 1][m - 1](t);
+            if (!t->fuse)
+                for (int i = 0; i < m; i++)
+                    if (t->out[i]) gemm_epi_tile(t->epi, t->out[i] + jc, cx->ldy, t->pix[i], jc, 1, t->nc);
+        }
+    }
+}
+
+/* Output rows [oy0, oy1), columns [j0, j1), from their input rows at xa
+ * (rows pitch floats apart, pixels cp apart). When a row of input rows
+ * (sh * pitch) is a whole number vw of pixel steps (sw * cp), as at stride
+ * 1, the rows are one span of vw pixels a row, if that takes fewer tiles
+ * than a span per row. */
+static void rows(kig_ctx *cx, const float *xa, int64_t pitch, int64_t cp, int64_t oy0, int64_t oy1,
+                 int64_t j0, int64_t j1)
+{
+    const knhwc_geom *g = cx->g;
+    const int64_t rsa = g->sw * cp, n = oy1 - oy0, step = g->sh * pitch, mr = cx->mr;
+    cx->t.rsa = rsa;
+    if (cx->by_runs) {
+        for (int64_t oy = oy0; oy < oy1 && cx->st == AIT_OK; oy++)
+            cx->st = conv_row(g, xa + (oy - oy0) * step, pitch, cp, cx->runs, j0, j1, cx->y, cx->ldy, oy,
+                              cx->t.epi, cx->e);
+        return;
+    }
+    if (step % rsa == 0) {
+        const int64_t vw = step / rsa, qend = (n - 1) * vw + g->ow;
+        if ((qend + mr - 1) / mr <= n * ((g->ow + mr - 1) / mr)) {
+            span(cx, xa, vw, qend, oy0, j0, j1);
+            return;
+        }
+    }
+    for (int64_t oy = oy0; oy < oy1; oy++) span(cx, xa + (oy - oy0) * step, g->ow, g->ow, oy, j0, j1);
+}
+
 ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_packed *runs,
                     int64_t n, float *y, int64_t ldy, const gemm_epi *epi, float *scratch,
                     int threads, ait_error *e)
 {
     const int t = threads > 1 ? threads : 1;
+    const int64_t nruns = kig_runs(g), nr = gemm_kernel_nr(runs[0].kern);
+    const kig_impl *im = KISA_PICK(kig_impls);
+    if (nruns > KIG_RUNS_MAX || nr % im->vl)
+        return err_set(e, AIT_E_UNSUPPORTED, "implicit GEMM: %lld runs of taps, %lld-column panels",
+                        (long long)nruns, (long long)nr);
+    const float *bq[KIG_RUNS_MAX];
+    for (int64_t q = 0; q < nruns; q++) bq[q] = runs[q].data;
     /* B's columns per pass: a multiple of its panel width */
-    const int64_t pw = gemm_kernel_nr(runs[0].kern), kdim = g->kh * g->kw * g->c;
-    int64_t cb = KIG_B_FLOATS / (kdim > 0 ? kdim : 1) / pw * pw;
-    cb = cb < pw ? pw : cb;
-    if (in_place(g, nchw)) { /* the image's rows as they are */
-        const int64_t pitch = g->w * g->cs;
-        ait_status st = AIT_OK;
-        for (int64_t j0 = 0; j0 < n; j0 += cb) {
+    const int64_t kdim = g->kh * g->kw * g->c;
+    int64_t cb = KIG_B_FLOATS / (kdim > 0 ? kdim : 1) / nr * nr;
+    cb = cb < nr ? nr : cb;
+    kig_ctx cx0 = {.g = g, .im = im, .y = y, .ldy = ldy, .runs = runs, .by_runs = n <= KIG_RUNS_N, .e = e};
+    /* columns per tile: up to four vectors, within a pass; passes a whole
+     * number of tiles wide */
+    cx0.cw = min64(4 * im->vl, (min64(cb, n) + im->vl - 1) / im->vl * im->vl);
+    if (cb > cx0.cw) cb = cb / cx0.cw * cx0.cw;
+    cx0.mr = im->rows[cx0.cw / im->vl - 1];
+    cx0.t = (kig_tile){.k = runs[0].k, .runs = nruns, .b = bq, .sb = runs[0].k * nr, .nr = nr,
+                       .epi = epi, .fuse = gemm_epi_fusable(epi) && epi->act != GEMM_ACT_LEAKY};
+    /* each run's first tap in the rows read: pitch floats a row, cp a pixel */
+    int64_t roff_in[KIG_RUNS_MAX], roff_pad[KIG_RUNS_MAX];
+    const int64_t per = g->kw / run_taps(g), wp = pad_w(g);
+    for (int64_t q = 0; q < nruns; q++) {
+        const int64_t ky = q / per, kx0 = (q % per) * run_taps(g);
+        roff_in[q] = ky * g->dh * g->w * g->cs + kx0 * g->dw * g->cs;
+        roff_pad[q] = ky * g->dh * wp * g->c + kx0 * g->dw * g->c;
+    }
+    ait_status st = AIT_OK;
+    if (in_place(g, nchw)) { /* the image's rows as they are, rows split between threads */
+        cx0.t.roff = roff_in;
+        const int64_t nb = min64(t, g->oh), rb = (g->oh + nb - 1) / nb;
 #pragma omp parallel for num_threads(t) if (t > 1) schedule(static)
-            for (int64_t oy = 0; oy < g->oh; oy++) {
-                ait_status s = conv_row(g, x + oy * g->sh * pitch, pitch, g->cs, runs, j0,
-                                        min64(j0 + cb, n), y, ldy, oy, epi, e);
-                if (s != AIT_OK) {
+        for (int64_t b = 0; b < nb; b++) {
+            kig_ctx cx = cx0;
+            const int64_t oy0 = b * rb, oy1 = min64(oy0 + rb, g->oh);
+            for (int64_t j0 = 0; j0 < n && oy0 < oy1; j0 += cb)
+                rows(&cx, x + oy0 * g->sh * g->w * g->cs, g->w * g->cs, g->cs, oy0, oy1, j0, min64(j0 + cb, n));
+            if (cx.st != AIT_OK) {
 #pragma omp critical
-                    st = s;
-                }
+                st = cx.st;
             }
         }
         return st;
     }
-    const int64_t rb = block_rows(g, t), wp = pad_w(g), nb = (g->oh + rb - 1) / rb;
-    const size_t per = block_floats(g, t);
-    ait_status st = AIT_OK;
+    cx0.t.roff = roff_pad;
+    const int64_t rb = block_rows(g, t), nb = (g->oh + rb - 1) / rb;
+    const size_t pf = block_floats(g, t);
 #pragma omp parallel for num_threads(t) if (t > 1) schedule(static)
     for (int64_t b = 0; b < nb; b++) {
-        float *xp = scratch + (size_t)omp_get_thread_num() * per;
+        kig_ctx cx = cx0;
+        float *xp = scratch + (size_t)omp_get_thread_num() * pf;
         const int64_t oy0 = b * rb, oy1 = min64(oy0 + rb, g->oh);
         pad_rows(g, nchw, x, oy0 * g->sh, rows_in(g, oy1 - oy0), xp);
-        for (int64_t j0 = 0; j0 < n; j0 += cb)
-            for (int64_t oy = oy0; oy < oy1; oy++) {
-                ait_status s = conv_row(g, xp + (oy - oy0) * g->sh * wp * g->c, wp * g->c, g->c, runs,
-                                        j0, min64(j0 + cb, n), y, ldy, oy, epi, e);
-                if (s != AIT_OK) {
+        for (int64_t j0 = 0; j0 < n; j0 += cb) rows(&cx, xp, wp * g->c, g->c, oy0, oy1, j0, min64(j0 + cb, n));
+        if (cx.st != AIT_OK) {
 #pragma omp critical
-                    st = s;
-                }
-            }
+            st = cx.st;
+        }
     }
     return st;
 }

@@ -254,12 +254,17 @@ static void test_im2col_f32(void **state)
 
 /* The implicit-GEMM convolution (kernels/conv_ig.h) against a loop in
  * double, on every GEMM kernel this CPU runs (the portable one included),
- * 1 and 2 threads: NHWC and NCHW inputs, a group's channels of a wider
- * input, stride 2, dilation 2 (a run per tap), uneven pads, none (the
- * input read in place), odd channel counts, output rows wider than the
- * output channels, and each epilogue form: bias and Relu (in the
- * registers), a residual before a Clip, a bias and Sigmoid (after the
- * store), HardSwish with the residual after, none. */
+ * at every ISA of its register tiles (for the first kernel of each panel
+ * width; the others at this CPU's), 1 and 2 threads: NHWC and NCHW
+ * inputs, a group's channels of a wider input, stride 2, dilation 2 (a run
+ * per tap), uneven pads, none (the input read in place, at stride 1 and
+ * 2), odd channel counts, output rows wider than the output channels,
+ * tiles spanning output rows with columns past four vectors (70), the
+ * 45 channels of a 50-channel NCHW input, 16 output channels and fewer (a
+ * GEMM per run of taps instead of the tiles), and each
+ * epilogue form: bias and Relu (in the registers), a residual before a
+ * Clip, a bias and Sigmoid (after the store), HardSwish with the residual
+ * after, none, a scaled Leaky Relu (after the store), HardSigmoid. */
 static void test_conv_ig(void **state)
 {
     (void)state;
@@ -275,9 +280,13 @@ static void test_conv_ig(void **state)
         {{.h = 9, .w = 10, .cs = 24, .c = 24, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1}, 0, 0, 16, false},
         {{.h = 11, .w = 5, .cs = 30, .c0 = 3, .c = 9, .kh = 3, .kw = 1, .sh = 2, .sw = 1, .dh = 1, .dw = 1, .pt = 1}, 1, 0, 64, true},
         {{.h = 12, .w = 13, .cs = 7, .c = 7, .kh = 2, .kw = 4, .sh = 2, .sw = 3, .dh = 1, .dw = 1, .pt = 0, .pl = 3}, 1, 2, 18, false},
+        {{.h = 14, .w = 21, .cs = 16, .c = 16, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 1, 1, 70, false},
+        {{.h = 13, .w = 15, .cs = 11, .c = 11, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1}, 0, 0, 23, false},
+        {{.h = 6, .w = 8, .cs = 50, .c0 = 2, .c = 45, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 1, 1, 40, true},
+        {{.h = 7, .w = 9, .cs = 45, .c = 45, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 2, .pt = 1, .pl = 2}, 1, 2, 40, false},
     };
-    static const gemm_act acts[] = {GEMM_ACT_RELU, GEMM_ACT_CLIP, GEMM_ACT_SIGMOID, GEMM_ACT_HARDSWISH,
-                                    GEMM_ACT_NONE};
+    static const gemm_act acts[] = {GEMM_ACT_RELU,      GEMM_ACT_CLIP, GEMM_ACT_SIGMOID, GEMM_ACT_HARDSWISH,
+                                    GEMM_ACT_NONE,      GEMM_ACT_LEAKY, GEMM_ACT_HARDSIGMOID};
     for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
         knhwc_geom g = cs[ci].g;
         const int64_t n = cs[ci].n, ldy = n + 3;
@@ -306,6 +315,7 @@ static void test_conv_ig(void **state)
                 sum[p * n + j] = v;
             }
         const int64_t runs = kig_runs(&g);
+        int nr_seen = 0; /* panel widths run at every ISA (the tiles depend on the kernel's NR only) */
         for (int ki = 0; ki < gemm_kernel_count(); ki++) {
             const gemm_kernel *kr = gemm_kernel_at(ki);
             if (!gemm_kernel_available(kr)) continue;
@@ -320,10 +330,16 @@ static void test_conv_ig(void **state)
                 gemm_pack_b(kr, w + row0 * n, n, 1, rows, n, bufs[r]);
                 assert_int_equal(gemm_packed_view(bufs[r], sz, &views[r], &e), AIT_OK);
             }
-            for (int t = 1; t <= 2; t++)
+            const int nrk = gemm_kernel_nr(kr), first = !(nr_seen & nrk);
+            nr_seen |= nrk;
+            for (int isa = first ? KISA_PORTABLE : (int)kisa_cpu(); isa <= (int)kisa_cpu(); isa++)
+                for (int t = 1; t <= 2; t++) {
+                assert_true(kisa_force((kisa)isa));
                 for (size_t ai = 0; ai < sizeof acts / sizeof *acts; ai++) {
                     gemm_epi ep = {.act = acts[ai], .lo = -0.25f, .hi = 0.75f};
                     if (ai != 1 && ai != 4) ep = (gemm_epi){.act = acts[ai], .bias_mode = GEMM_BIAS_COL, .bias = bias};
+                    if (ai == 5) ep = (gemm_epi){.act = acts[ai], .scaled = true, .scale = 0.5f, .lo = 0.1f};
+                    if (ai == 6) ep.lo = 0.2f, ep.hi = 0.5f;
                     if (ai == 1 || ai == 3) {
                         ep.res = res;
                         ep.ldr = n;
@@ -331,7 +347,8 @@ static void test_conv_ig(void **state)
                     }
                     for (int64_t p = 0; p < np; p++)
                         for (int64_t j = 0; j < n; j++) {
-                            double v = sum[p * n + j] + (ep.bias ? bias[j] : 0), r = ep.res ? res[p * n + j] : 0;
+                            double v = sum[p * n + j] * (ep.scaled ? ep.scale : 1) + (ep.bias ? bias[j] : 0),
+                                   r = ep.res ? res[p * n + j] : 0;
                             if (!ep.res_after) v += r;
                             kfun f = acts[ai] == GEMM_ACT_NONE ? KF_NONE : gemm_act_fun(acts[ai]);
                             v = kc_fun(f, v, ep.lo, ep.hi);
@@ -344,9 +361,12 @@ static void test_conv_ig(void **state)
                     assert_int_equal(kig_conv(&g, cs[ci].nchw, x, views, n, y, ldy, &ep, scratch, t, &e), AIT_OK);
                     for (int64_t p = 0; p < np; p++) memcpy(got + p * n, y + p * ldy, sizeof(float) * (size_t)n);
                     if (!kc_close("implicit-GEMM conv", got, want, (size_t)(np * n), 1e-4, 1e-4))
-                        fail_msg("conv_ig case %zu, kernel %s, %d threads, epilogue %zu", ci, gemm_kernel_name(kr), t, ai);
+                        fail_msg("conv_ig case %zu, kernel %s, [isa %s] %d threads, epilogue %zu", ci,
+                                 gemm_kernel_name(kr), kisa_name(kisa_active()), t, ai);
                     free(scratch);
                 }
+                kisa_force(KISA_N);
+            }
             for (int64_t r = 0; r < runs; r++) aligned_free(bufs[r]);
             free(bufs);
             free(views);

@@ -338,7 +338,8 @@ static bool conv_ig(const built *bm, const int64_t *q, bool quant)
     int64_t row0, rows;
     kig_run_rows(&g, 0, &row0, &rows);
     /* (kig_conv's epilogue tiles take int rows and columns) */
-    return rows >= 32 && g.ow >= 24 && g.ow <= INT_MAX && q[G_M] / q[G_GROUP] <= INT_MAX;
+    return rows >= 32 && g.ow >= 24 && g.ow <= INT_MAX && q[G_M] / q[G_GROUP] <= INT_MAX &&
+           kig_runs(&g) <= KIG_RUNS_MAX;
 }
 
 typedef struct ig_arg {
