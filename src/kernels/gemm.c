@@ -218,6 +218,23 @@ static size_t skinny_pro_floats(const gemm_args *g)
     return g->pro ? ((size_t)(min64(g->m, rows) * g->k) + 15) & ~(size_t)15 : 0;
 }
 
+/* Prefetches (for writing) rows [i, i+m) x columns [j, j+nc) of C: a
+ * skinny call's tile, a call or two before the call that stores it. The
+ * kernels only store C, and a store to a line not in L1 waits for its read
+ * for ownership at the call's end; fetched earlier, the lines are there.
+ * Every line of each row, the row's last byte too (C's rows need not start
+ * on a line). Measured 1.00x to 1.04x on the squares and 1.01x to 1.27x at
+ * 3136x144x24 and 12544x96x16 (bench/RESULTS.md, "Native GEMM: C
+ * prefetched ahead of the skinny calls"). */
+static void prefetch_c(const gemm_args *g, int64_t i, int64_t m, int64_t j, int64_t nc)
+{
+    for (int64_t r = i; r < i + m; r++) {
+        const char *c = (const char *)(g->c + r * g->ldc + j);
+        for (int64_t o = 0; o < nc * 4; o += 64) __builtin_prefetch(c + o, 1, 3);
+        __builtin_prefetch(c + nc * 4 - 1, 1, 3);
+    }
+}
+
 /* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
  * blocks of rows small enough to stay in L2 while B's panels pass over them
  * (A is read from memory once). Each call covers up to the kernel's widest
@@ -246,6 +263,17 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
     if (width < NR) width = NR;
     if (jb->rows_outer) { /* a call's rows through every column, then the next */
         int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
+        /* C two calls ahead when a row takes more than one call and C is
+         * larger than L2 (its lines come from L3 or memory): a call here
+         * is a few hundred cycles, too short to wait for its C lines; at
+         * N <= width the next calls' C follows on and the hardware's
+         * stream prefetch does as well (docs/gemm.md) */
+        int64_t cbytes;
+        bool pf = n1 - n0 > width && !__builtin_mul_overflow(g->m, (n1 - n0) * 4, &cbytes) &&
+                  cbytes > gemm_l2_bytes();
+        int64_t pi = 0, pj = n0; /* the call two ahead of (i, j) */
+        for (int d = 0; pf && d < 2; d++)
+            if ((pj += width) >= n1) pj = n0, pi += rows;
         const int64_t blk = g->pro ? skinny_pro_rows(g->k) / rows * rows : g->m; /* rows mapped at once */
         for (int64_t i0 = 0; i0 < g->m; i0 += blk) {
             const float *a = g->a + i0 * g->rsa;
@@ -255,9 +283,12 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
                 a = pbuf, rsa = g->k, csa = 1;
             }
             for (int64_t i = i0; i < min64(g->m, i0 + blk); i += rows)
-                for (int64_t j = n0; j < n1; j += width)
+                for (int64_t j = n0; j < n1; j += width) {
+                    if (pf && pi < g->m) prefetch_c(g, pi, min64(rows, g->m - pi), pj, min64(width, n1 - pj));
+                    if (pf && (pj += width) >= n1) pj = n0, pi += rows;
                     skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(rows, g->m - i), j,
                                 (int)min64(width, n1 - j));
+                }
         }
         return;
     }
@@ -275,8 +306,10 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
             /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
             int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
             int step = (int)((i1 - i0 + calls - 1) / calls);
-            for (int64_t i = i0; i < i1; i += step)
+            for (int64_t i = i0; i < i1; i += step) {
+                if (i + step < i1) prefetch_c(g, i + step, min64(step, i1 - i - step), j, nc); /* the next call's */
                 skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(step, i1 - i), j, nc);
+            }
         }
     }
 }

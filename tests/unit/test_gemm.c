@@ -353,7 +353,8 @@ static void test_skinny_rule(void **state)
  * of a 32-wide kernel's panels, the last under a mask (N 1 to 130 around 16,
  * 32, 48 and 64), rows per call past each kernel's (M 17 to 300), short and
  * odd K, 1 and 2 threads, with and without an epilogue, in the default
- * order (rows outer at K <= GEMM_SKINNY_ROWS_K), in order 1 (rows outer) and 2 (columns outer); and A in several row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less). */
+ * order (rows outer at K <= GEMM_SKINNY_ROWS_K), in order 1 (rows outer) and 2 (columns outer); and A in several row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less);
+ * and rows outer over a C larger than L2 (C's prefetch ahead of the calls). */
 static void test_narrow(void **state)
 {
     (void)state;
@@ -386,6 +387,15 @@ static void test_narrow(void **state)
         for (int64_t n = 47; n <= 49; n++) {
             gcase t = {.m = 700, .n = n, .k = 1300, .pack_b = true, .threads = 1};
             t.epi.res = (const float *)1;
+            run_case(kr, &t);
+            cases++;
+        }
+        /* rows outer with a C past L2 (over 2 MiB per thread) and more than one call a row: the
+         * calls prefetch C two calls ahead, across the end of a row to the next rows */
+        for (int x = 0; x < 2; x++) {
+            gcase t = {.m = 4099, .n = x ? 290 : 130, .k = x ? 19 : 27, .pack_b = true, .threads = 1 + x};
+            t.epi.bias_mode = x ? GEMM_BIAS_NONE : GEMM_BIAS_COL;
+            t.epi.act = x ? GEMM_ACT_GELU : GEMM_ACT_RELU;
             run_case(kr, &t);
             cases++;
         }
