@@ -127,9 +127,10 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
  * accumulators live). */
 #define DPBUSD(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
 #define I8_DECL(i) __m512i c##i##_0 = zero, c##i##_1 = zero, c##i##_2 = zero, c##i##_3 = zero;
+#define I8_PTR(i) const uint32_t *a##i = MR > i ? qg_arow(b, x, i0 + i, q0) : NULL;
 #define I8_STEP(i)                                                                            \
     if (MR > i) {                                                                             \
-        const __m512i av = _mm512_set1_epi32((int)a[i * kq + q]);                             \
+        const __m512i av = _mm512_set1_epi32((int)a##i[q]);                                   \
         DPBUSD(c##i##_0, av, b0);                                                  \
         if (NP > 1) DPBUSD(c##i##_1, av, b1);                                      \
         if (NP > 2) DPBUSD(c##i##_2, av, b2);                                      \
@@ -148,22 +149,26 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const qg_packed *b, const
                            int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
                            const gemm_epi *in)
 {
-    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64;
+    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64, run = qg_run(b, x);
     const uint8_t *w = qg_group(b, g) + s0 * 64;
-    const uint32_t *a = (const uint32_t *)(x->q + (size_t)i0 * b->kp);
     const __m512i zero = _mm512_setzero_si512();
     I8_ROWS(I8_DECL)
-    for (int64_t q = 0; q < kq; q++) {
-        const uint8_t *wq = w + q * step;
-        __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
-        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-         * streamed from memory; bench/RESULTS.md, 2026-11-27) */
-        _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
-        b0 = _mm512_load_si512(wq);
-        if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0), b1 = _mm512_load_si512(wq + 64);
-        if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0), b2 = _mm512_load_si512(wq + 128);
-        if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0), b3 = _mm512_load_si512(wq + 192);
-        I8_ROWS(I8_STEP)
+    /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in the
+     * implicit GEMM's), each row's from its own pointer */
+    for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step) {
+        I8_ROWS(I8_PTR)
+        for (int64_t q = 0; q < run; q++) {
+            const uint8_t *wq = w + q * step;
+            __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
+            /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
+             * streamed from memory; bench/RESULTS.md, 2026-11-27) */
+            _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
+            b0 = _mm512_load_si512(wq);
+            if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0), b1 = _mm512_load_si512(wq + 64);
+            if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0), b2 = _mm512_load_si512(wq + 128);
+            if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0), b3 = _mm512_load_si512(wq + 192);
+            I8_ROWS(I8_STEP)
+        }
     }
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
     __m512i zu0 = zero, zu1 = zero, zu2 = zero, zu3 = zero;
