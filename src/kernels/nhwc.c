@@ -139,6 +139,53 @@ void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t
     for (int64_t p = p0; p < p1 && lda > row; p++) memset(a + (p - p0) * lda + row, 0, (size_t)(lda - row));
 }
 
+/* The padded image's rows and columns: those the window reaches, at least the image's. */
+static void padded_dims(const knhwc_geom *g, int64_t *hp, int64_t *wp)
+{
+    int64_t h = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1, w = (g->ow - 1) * g->sw + g->kw;
+    *hp = h > g->pt + g->h ? h : g->pt + g->h;
+    *wp = w > g->pl + g->w ? w : g->pl + g->w;
+}
+
+int64_t knhwc_padded_u8(const knhwc_geom *g, int64_t *wp)
+{
+    int64_t hp, bytes;
+    if (g->dw != 1 || g->c0 != 0 || g->c != g->cs || (g->kw * g->c) % 4 != 0 || g->pt < 0 || g->pl < 0)
+        return -1;
+    padded_dims(g, &hp, wp);
+    if (g->pt == 0 && g->pl == 0 && hp == g->h && *wp == g->w) return 0;
+    if (__builtin_mul_overflow(hp, *wp, &bytes) || __builtin_mul_overflow(bytes, g->c, &bytes))
+        return -1;
+    return bytes;
+}
+
+void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, uint8_t *xp)
+{
+    int64_t hp, wp;
+    padded_dims(g, &hp, &wp);
+    const size_t c = (size_t)g->c, row = (size_t)wp * c;
+    for (int64_t y = 0; y < hp; y++) {
+        uint8_t *d = xp + (size_t)y * row;
+        const int64_t iy = y - g->pt;
+        if (iy < 0 || iy >= g->h) {
+            memset(d, pad, row);
+            continue;
+        }
+        memset(d, pad, (size_t)g->pl * c);
+        memcpy(d + (size_t)g->pl * c, x + (size_t)(iy * g->w) * c, (size_t)g->w * c);
+        memset(d + (size_t)(g->pl + g->w) * c, pad, (size_t)(wp - g->pl - g->w) * c);
+    }
+}
+
+void knhwc_rows_u8(const knhwc_geom *g, const uint8_t *xp, int64_t wp, int64_t p0, int64_t p1,
+                   const uint8_t **rp, int64_t *off)
+{
+    int64_t oy = p0 / g->ow, ox = p0 % g->ow;
+    for (int64_t p = p0; p < p1; p++, ox = ox + 1 < g->ow ? ox + 1 : (oy++, 0))
+        rp[p - p0] = xp + (size_t)((oy * g->sh * wp + ox * g->sw) * g->c);
+    *off = g->dh * wp * g->c;
+}
+
 typedef void (*dw_row_fn)(const knhwc_geom *, const float *, const float *, const float *, int64_t,
                           int64_t, int64_t, kact, const float *, float *, float *);
 static const struct {

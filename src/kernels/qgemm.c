@@ -382,12 +382,14 @@ static void c_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
     const int nr = b->n - j0 < np * QG_NR ? (int)(b->n - j0) : np * QG_NR;
     for (int i = 0; i < mr; i++) {
-        const uint8_t *a = x->q + (size_t)(i0 + i) * b->kp;
         for (int j = 0; j < nr; j++) {
             const int8_t *w = (const int8_t *)qg_group(b, g) + (s0 + j / QG_NR) * 64 + 4 * (j % QG_NR);
             int32_t acc = 0;
-            for (int64_t kq = 0; kq < b->kp / 4; kq++)
-                for (int u = 0; u < 4; u++) acc += (int32_t)a[4 * kq + u] * w[kq * gw * 64 + u];
+            for (int64_t kq = 0; kq < b->kp / 4; kq++) {
+                const uint8_t *a = (const uint8_t *)(qg_arow(b, x, i0 + i, kq / qg_run(b, x) *
+                                                     qg_run(b, x)) + kq % qg_run(b, x));
+                for (int u = 0; u < 4; u++) acc += (int32_t)a[u] * w[kq * gw * 64 + u];
+            }
             acc -= x->za[i0 + i] * b->colsum[j0 + j];
             c[i * ldc + j] = (float)acc * (x->sa[i0 + i] * b->scale[j0 + j]);
         }
@@ -763,4 +765,15 @@ void qgemm_u8_q8(const qg_packed *b, const uint8_t *q, const float *sa, const in
 {
     qg_act x = {.q = q, .sa = sa, .za = za, .y8 = y, .ldy8 = ldy, .r8 = 1.0f / ys, .z8 = (float)yz};
     if (m > 0 && b->scheme == QG_INT8DQ) run_panels(b, &x, m, NULL, 0, epi, threads);
+}
+
+bool qgemm_u8_rows(const qg_packed *b, const qg_rows *a, const float *sa, const int32_t *za,
+                   int64_t m, float *c, int64_t ldc, uint8_t *y, int64_t ldy, float ys, int32_t yz,
+                   const gemm_epi *epi, int threads)
+{
+    if (b->scheme != QG_INT8DQ || a->runs < 1 || b->kp % (4 * a->runs) != 0) return false;
+    qg_act x = {.rp = a->rp, .run = b->kp / 4 / a->runs, .run_off = a->off, .sa = sa, .za = za,
+                .y8 = y, .ldy8 = ldy, .r8 = y ? 1.0f / ys : 0, .z8 = (float)yz};
+    if (m > 0) run_panels(b, &x, m, y ? NULL : c, y ? 0 : ldc, epi, threads);
+    return true;
 }

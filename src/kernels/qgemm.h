@@ -101,6 +101,19 @@ void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32
 void qgemm_u8_q8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za,
                  int64_t m, uint8_t *y, int64_t ldy, float ys, int32_t yz, const gemm_epi *epi,
                  int threads);
+/* A uint8 A whose rows are not stored, an implicit GEMM's (a convolution
+ * reading its padded input in place of an im2col): row i's b->kp bytes
+ * come in `runs` runs of b->kp / runs bytes each (a multiple of 4), run s
+ * at rp[i] + s * off (a kernel row's taps, of adjacent pixels). */
+typedef struct qg_rows {
+    const uint8_t *const *rp;
+    int64_t runs, off;
+} qg_rows;
+/* qgemm_u8 (y NULL) or qgemm_u8_q8 (y not NULL; c unused) with A's rows
+ * a's. false, and nothing done, when the runs do not split kp in quads. */
+bool qgemm_u8_rows(const qg_packed *b, const qg_rows *a, const float *sa, const int32_t *za,
+                   int64_t m, float *c, int64_t ldc, uint8_t *y, int64_t ldy, float ys, int32_t yz,
+                   const gemm_epi *epi, int threads);
 
 /* QG_INT8DQ's GEMM on activations quantised already (b packed int8dq):
  * row i of A is q[i*ldq ..] (k of them; uint8, or int8 when a_signed), all

@@ -33,26 +33,29 @@
 T256 INL void i8_panel(const int R, const qg_packed *b, const qg_act *x, int64_t i0, int64_t g,
                        int s, float *c, int64_t ldc)
 {
-    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64;
+    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64, run = qg_run(b, x);
     const uint8_t *w = qg_group(b, g) + s * 64;
-    const uint32_t *a = (const uint32_t *)(x->q + (size_t)i0 * b->kp);
     const __m256i lo8 = _mm256_set1_epi16(0x00ff);
     __m256i acc[MR][2];
     UNROLL for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-    for (int64_t q = 0; q < kq; q++) {
-        const uint8_t *wq = w + q * step;
-        _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
-        const __m256i w0 = _mm256_load_si256((const __m256i *)wq),
-                      w1 = _mm256_load_si256((const __m256i *)(wq + 32));
-        const __m256i e0 = _mm256_srai_epi16(_mm256_slli_epi16(w0, 8), 8), o0 = _mm256_srai_epi16(w0, 8);
-        const __m256i e1 = _mm256_srai_epi16(_mm256_slli_epi16(w1, 8), 8), o1 = _mm256_srai_epi16(w1, 8);
-        UNROLL for (int i = 0; i < R; i++) {
-            const __m256i av = _mm256_set1_epi32((int)a[i * kq + q]);
-            const __m256i ae = _mm256_and_si256(av, lo8), ao = _mm256_srli_epi16(av, 8);
-            acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ae, e0));
-            acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ae, e1));
-            acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ao, o0));
-            acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ao, o1));
+    for (int64_t q0 = 0; q0 < kq; q0 += run) { /* a stretch of A's quads (qg_run) */
+        const uint32_t *a[MR] = {0};
+        UNROLL for (int i = 0; i < R; i++) a[i] = qg_arow(b, x, i0 + i, q0);
+        for (int64_t q = q0; q < q0 + run; q++) {
+            const uint8_t *wq = w + q * step;
+            _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
+            const __m256i w0 = _mm256_load_si256((const __m256i *)wq),
+                          w1 = _mm256_load_si256((const __m256i *)(wq + 32));
+            const __m256i e0 = _mm256_srai_epi16(_mm256_slli_epi16(w0, 8), 8), o0 = _mm256_srai_epi16(w0, 8);
+            const __m256i e1 = _mm256_srai_epi16(_mm256_slli_epi16(w1, 8), 8), o1 = _mm256_srai_epi16(w1, 8);
+            UNROLL for (int i = 0; i < R; i++) {
+                const __m256i av = _mm256_set1_epi32((int)a[i][q - q0]);
+                const __m256i ae = _mm256_and_si256(av, lo8), ao = _mm256_srli_epi16(av, 8);
+                acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ae, e0));
+                acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ae, e1));
+                acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ao, o0));
+                acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ao, o1));
+            }
         }
     }
     const int64_t j0 = (g * QG_GP + s) * QG_NR;

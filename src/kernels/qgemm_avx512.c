@@ -127,9 +127,13 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
  * accumulators live). */
 #define DPBUSD(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
 #define I8_DECL(i) __m512i c##i##_0 = zero, c##i##_1 = zero, c##i##_2 = zero, c##i##_3 = zero;
+#define I8_PTR(i)                                                                             \
+    const uint32_t *a##i = MR <= i ? NULL                                                     \
+                           : IMPL  ? (const uint32_t *)(x->rp[i0 + i] + q0 / run * x->run_off) \
+                                   : a + i * kq + q0;
 #define I8_STEP(i)                                                                            \
     if (MR > i) {                                                                             \
-        const __m512i av = _mm512_set1_epi32((int)a[i * kq + q]);                             \
+        const __m512i av = _mm512_set1_epi32((int)a##i[q]);                                   \
         DPBUSD(c##i##_0, av, b0);                                                  \
         if (NP > 1) DPBUSD(c##i##_1, av, b1);                                      \
         if (NP > 2) DPBUSD(c##i##_2, av, b2);                                      \
@@ -144,26 +148,31 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
     }
 #define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
 
-TVNNI INL void int8dq_body(const int MR, const int NP, const qg_packed *b, const qg_act *x,
-                           int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
+TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg_packed *b,
+                           const qg_act *x, int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
                            const gemm_epi *in)
 {
-    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64;
+    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64, run = IMPL ? x->run : kq;
     const uint8_t *w = qg_group(b, g) + s0 * 64;
-    const uint32_t *a = (const uint32_t *)(x->q + (size_t)i0 * b->kp);
+    const uint32_t *a = IMPL ? NULL : (const uint32_t *)(x->q + (size_t)i0 * b->kp);
     const __m512i zero = _mm512_setzero_si512();
     I8_ROWS(I8_DECL)
-    for (int64_t q = 0; q < kq; q++) {
-        const uint8_t *wq = w + q * step;
-        __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
-        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-         * streamed from memory; bench/RESULTS.md, 2026-11-27) */
-        _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
-        b0 = _mm512_load_si512(wq);
-        if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0), b1 = _mm512_load_si512(wq + 64);
-        if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0), b2 = _mm512_load_si512(wq + 128);
-        if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0), b3 = _mm512_load_si512(wq + 192);
-        I8_ROWS(I8_STEP)
+    /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in the
+     * implicit GEMM's), each row's from its own pointer */
+    for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step) {
+        I8_ROWS(I8_PTR)
+        for (int64_t q = 0; q < run; q++) {
+            const uint8_t *wq = w + q * step;
+            __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
+            /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
+             * streamed from memory; bench/RESULTS.md, 2026-11-27) */
+            _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
+            b0 = _mm512_load_si512(wq);
+            if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0), b1 = _mm512_load_si512(wq + 64);
+            if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0), b2 = _mm512_load_si512(wq + 128);
+            if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0), b3 = _mm512_load_si512(wq + 192);
+            I8_ROWS(I8_STEP)
+        }
     }
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
     __m512i zu0 = zero, zu1 = zero, zu2 = zero, zu3 = zero;
@@ -178,13 +187,22 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const qg_packed *b, const
 }
 
 /* One function per shape: inlined all into one switch, GCC 12 allocates
- * them badly (a register copy around every vpdpbusd again). */
+ * them badly (a register copy around every vpdpbusd again). Stored rows
+ * (k8_) and rows through pointers (k8i_, qgemm_u8_rows): one body for both
+ * cost mobilenetv2 about 5% of CPU time (its small-K 1x1s; bench/RESULTS.md,
+ * q8cnn4). */
 #define I8_FN(M, NP)                                                                          \
     TVNNI __attribute__((noinline)) static void k8_##M##x##NP(                                \
         const qg_packed *b, const qg_act *x, int64_t i0, int64_t g, int s0, float *c,         \
         int64_t ldc, const gemm_epi *in)                                                      \
     {                                                                                         \
-        int8dq_body(M, NP, b, x, i0, g, s0, c, ldc, in);                                      \
+        int8dq_body(M, NP, false, b, x, i0, g, s0, c, ldc, in);                               \
+    }                                                                                         \
+    TVNNI __attribute__((noinline)) static void k8i_##M##x##NP(                               \
+        const qg_packed *b, const qg_act *x, int64_t i0, int64_t g, int s0, float *c,         \
+        int64_t ldc, const gemm_epi *in)                                                      \
+    {                                                                                         \
+        int8dq_body(M, NP, true, b, x, i0, g, s0, c, ldc, in);                                \
     }
 #define I8_FN6(NP) I8_FN(1, NP) I8_FN(2, NP) I8_FN(3, NP) I8_FN(4, NP) I8_FN(5, NP) I8_FN(6, NP)
 #define I8_FN12(NP) I8_FN6(NP) I8_FN(7, NP) I8_FN(8, NP) I8_FN(9, NP) I8_FN(10, NP) I8_FN(11, NP) \
@@ -196,16 +214,18 @@ I8_FN6(4)
 
 typedef void (*k8_fn)(const qg_packed *, const qg_act *, int64_t, int64_t, int, float *, int64_t,
                       const gemm_epi *);
-#define I8_ROW6(NP) k8_1x##NP, k8_2x##NP, k8_3x##NP, k8_4x##NP, k8_5x##NP, k8_6x##NP
-#define I8_ROW12(NP) I8_ROW6(NP), k8_7x##NP, k8_8x##NP, k8_9x##NP, k8_10x##NP, k8_11x##NP, k8_12x##NP
-static const k8_fn k8_table[QG_GP + 1][12] = {
-    {0}, {I8_ROW12(1)}, {I8_ROW12(2)}, {I8_ROW6(3)}, {I8_ROW6(4)},
+#define I8_ROW6(P, NP) P##1x##NP, P##2x##NP, P##3x##NP, P##4x##NP, P##5x##NP, P##6x##NP
+#define I8_ROW12(P, NP) I8_ROW6(P, NP), P##7x##NP, P##8x##NP, P##9x##NP, P##10x##NP, P##11x##NP, \
+    P##12x##NP
+static const k8_fn k8_table[2][QG_GP + 1][12] = {
+    {{0}, {I8_ROW12(k8_, 1)}, {I8_ROW12(k8_, 2)}, {I8_ROW6(k8_, 3)}, {I8_ROW6(k8_, 4)}},
+    {{0}, {I8_ROW12(k8i_, 1)}, {I8_ROW12(k8i_, 2)}, {I8_ROW6(k8i_, 3)}, {I8_ROW6(k8i_, 4)}},
 };
 
 TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
                            int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
 {
-    k8_table[np][mr - 1](b, x, i0, g, s0, c, ldc, in);
+    k8_table[x->rp != NULL][np][mr - 1](b, x, i0, g, s0, c, ldc, in);
 }
 
 /* Weight-only: 4 rows at most (skinny M). Four accumulators per row over k

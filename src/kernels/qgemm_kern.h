@@ -13,6 +13,9 @@ typedef struct qg_act {
     int64_t lda;
     const uint16_t *h;  /* bf16 rows, kp apart (pairs of k) */
     const uint8_t *q;   /* int8dq: uint8 rows, kp apart */
+    const uint8_t *const *rp; /* int8dq, not NULL: row r not stored (q unused): its k in runs
+                               * of `run` quads, run s at rp[r] + s * run_off (qg_rows) */
+    int64_t run, run_off;
     const float *sa;    /* int8dq: per row scale */
     const int32_t *za;  /* int8dq: per row zero point */
     bool uni;           /* int8dq: every row's sa and za the same (static int8) */
@@ -21,6 +24,19 @@ typedef struct qg_act {
     int64_t ldy8;
     float r8, z8;       /* y8 = saturate(rint(C * r8) + z8), qg_requant_u8's */
 } qg_act;
+
+/* int8dq: the quads of A a kernel reads in one stretch (b->kp / 4 when
+ * the rows are stored), and row r's dwords from quad q0, the first of a
+ * stretch. */
+static inline int64_t qg_run(const qg_packed *b, const qg_act *x)
+{
+    return x->rp ? x->run : b->kp / 4;
+}
+static inline const uint32_t *qg_arow(const qg_packed *b, const qg_act *x, int64_t r, int64_t q0)
+{
+    if (x->rp) return (const uint32_t *)(x->rp[r] + q0 / x->run * x->run_off);
+    return (const uint32_t *)(x->q + (size_t)r * (size_t)b->kp) + q0;
+}
 
 /* Rows [i0, i0+mr) of C's panel p, raw (before the epilogue), into
  * t[mr][QG_NR]. mr <= the row's mr. */

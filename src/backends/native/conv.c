@@ -423,8 +423,12 @@ static ait_status finish_pack(built *bm, nat_step *st)
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
         f += nat_floats((int64_t)(qb / sizeof(float)));
-        if (bm->qstatic && q[G_DIRECT] == CONV_IM2COL) /* an image quantised once, then im2col */
+        if (bm->qstatic && q[G_DIRECT] == CONV_IM2COL) { /* an image quantised once, then im2col */
             f += nat_floats((xn / q[G_N] + 3) / 4);
+            knhwc_geom kg = conv_kgeom(q); /* or read in place, padded (qgemm_u8_rows) */
+            int64_t ib = nat_qconv_ig_bytes(&kg, rows);
+            f += ib >= 0 ? nat_floats((ib + 3) / 4) : 0;
+        }
     }
     if (dwq) { /* the scales, the input quantised, a row per thread before uint8 */
         f += nat_floats(M);
@@ -663,6 +667,10 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                                      bm->steps[st->pro - 1].geo[1]);
         const int64_t rows = all ? N * ohw : ohw;
         const int64_t blk = oq8 || rq8 ? qblk : direct ? rows : im2col_block(ohw, kdim, 1);
+        /* static int8 reading its (padded) input in place of an im2col: its padded bytes */
+        const int64_t ig_bytes = !direct && p->qv.w && p->qs > 0 ? nat_qconv_ig_bytes(&kg, blk) : -1;
+        qg_rows ar = {0};
+        const uint8_t *const *rp = NULL;
         for (int64_t im = 0; im < (all ? 1 : N); im++)
             for (int64_t gi = 0; gi < group; gi++)
                 for (int64_t p0 = 0; p0 < rows; p0 += blk) {
@@ -700,7 +708,13 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         else if (p0 == 0)
                             qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
                         kg.c0 = 0;
-                        knhwc_im2col_u8(&kg, xq, (uint8_t)sc->qz, p0, p1, qa, p->qv.kp);
+                        if (ig_bytes >= 0) /* A's rows read in place (qgemm_u8_rows) */
+                            rp = nat_qconv_ig_rows(&kg, xq, (uint8_t)sc->qz, p0, p1,
+                                                   qa + qgemm_scratch(bm->quant, bm->qgroup, kdim, blk) +
+                                                       (hw * C + 63) / 64 * 64,
+                                                   &ar);
+                        else
+                            knhwc_im2col_u8(&kg, xq, (uint8_t)sc->qz, p0, p1, qa, p->qv.kp);
                         for (int64_t r = 0; r < p1 - p0; r++) {
                             sa[r] = sc->qs;
                             ((int32_t *)(sa + blk))[r] = sc->qz;
@@ -761,13 +775,19 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     else if (p->qv.w) {
                         const uint8_t *qa = (const uint8_t *)(sp + nat_floats(blk * kdim));
                         const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
-                        if (oq8) {
+                        if (rp) {
+                            qgemm_u8_rows(&p->qv, &ar, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc,
+                                          y8, M, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, &g.epi,
+                                          g.threads);
+                            if (oq8) continue;
+                        } else if (oq8) {
                             qgemm_u8_q8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, y8, M,
                                         oq8->qs, oq8->qz, &g.epi, g.threads);
                             continue;
                         }
-                        qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc, &g.epi,
-                                 g.threads);
+                        else
+                            qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc,
+                                     &g.epi, g.threads);
                     }
                     else
                         TRY(nat_gemm_f32(bm, &g));
