@@ -1,130 +1,65 @@
 /* The NHWC depthwise convolution of one output row, for the ISA of the
  * vec_*.h included before (nhwc.c includes it once per ISA). Channels are
- * the vector axis; the row goes one vector of channels at a time (the
- * last masked), each over all its outputs, so the input it reads (kh rows
- * of w pixels, a vector each) stays in L1 from one output to the next
- * whatever the channel count. 3x3 and 5x5 at stride 1 or 2 (no dilation
- * along x) go DW_R (then DW_R / 2) outputs at a time over the whole row,
- * edges included (nhwc_dw_slide: each input pixel of a kernel row loaded
- * once for the block's outputs it feeds, pixels in the padding skipped,
- * the row's weights in registers; 8 outputs of a 5x5 at stride 2: 19
- * loads for 40 FMAs instead of 45), so a 7-wide row is one block of 8
- * chains instead of 7 outputs one at a time. Other kernels: the outputs
- * whose window lies inside the row ([lo, hi)) DW_R or DW_R / 2 at a time,
- * a load per tap and output, the others one at a time. */
+ * the vector axis. Outputs whose window lies inside the row ([lo, hi)) go
+ * DW_R (then DW_R / 2) at a time, each tap's weights loaded once for them
+ * (as many independent FMA chains); the others one at a time: four
+ * vectors, then one, then a masked tail. A 5x5 at stride 1 (no dilation
+ * along x) instead goes a vector of channels at a time over the whole
+ * row, edges included, DW_R outputs at a time (nhwc_dw_slide: each input
+ * pixel of a kernel row loaded once for the outputs it feeds, the row's
+ * weights in registers, pixels in the padding skipped): a 7-wide row is
+ * one block of 8 chains instead of 7 outputs one at a time, a 14-wide
+ * two (bench-dw-native: 0.5 to 0.9 of the per-tap path's CPU time on
+ * MobileNetV3's and EfficientNet's 5x5s; 3x3s and stride 2 measured no
+ * faster that way, and stay on the per-tap path). */
 #ifndef DW_R
 #define DW_R 8
 #endif
 
-/* Output ox of the row, r channels at c (VL: a whole vector), any window:
- * the taps inside the image only. */
+/* Output ox of the row, any window: the taps inside the image only. */
 static inline void KV(nhwc_dw_px)(const knhwc_geom *g, const float *x, const float *wt,
                                   const float *bias, int64_t iy0, int64_t ky0, int64_t ky1,
-                                  int64_t ox, int64_t c, size_t r, float *y)
+                                  int64_t ox, float *yp)
 {
     const int64_t C = g->cs, ix0 = ox * g->sw - g->pl;
     int64_t kx0, kx1;
     taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
-    V a0 = bias ? vloadn(bias + c, r) : vzero(), a1 = vzero();
-    for (int64_t ky = ky0; ky < ky1; ky++) {
-        /* indices from the first tap inside: no pointer before x */
-        const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
-        const float *wr = wt + ky * g->kw * C + c;
-        int64_t kx = kx0;
-        for (; kx + 1 < kx1; kx += 2) { /* two chains */
-            a0 = vfma(vloadn(xr + (kx - kx0) * g->dw * C, r), vloadn(wr + kx * C, r), a0);
-            a1 = vfma(vloadn(xr + (kx + 1 - kx0) * g->dw * C, r), vloadn(wr + (kx + 1) * C, r), a1);
+    int64_t c = 0;
+    for (; c + 4 * VL <= C; c += 4 * VL) {
+        V a0 = bias ? vload(bias + c) : vzero(), a1 = bias ? vload(bias + c + VL) : vzero();
+        V a2 = bias ? vload(bias + c + 2 * VL) : vzero(), a3 = bias ? vload(bias + c + 3 * VL) : vzero();
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            /* indices from the first tap inside: no pointer before x */
+            const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+            const float *wr = wt + ky * g->kw * C + c;
+            for (int64_t kx = kx0; kx < kx1; kx++) {
+                const float *xp = xr + (kx - kx0) * g->dw * C, *wp = wr + kx * C;
+                a0 = vfma(vload(xp), vload(wp), a0);
+                a1 = vfma(vload(xp + VL), vload(wp + VL), a1);
+                a2 = vfma(vload(xp + 2 * VL), vload(wp + 2 * VL), a2);
+                a3 = vfma(vload(xp + 3 * VL), vload(wp + 3 * VL), a3);
+            }
         }
-        if (kx < kx1) a0 = vfma(vloadn(xr + (kx - kx0) * g->dw * C, r), vloadn(wr + kx * C, r), a0);
+        vstore(yp + c, a0);
+        vstore(yp + c + VL, a1);
+        vstore(yp + c + 2 * VL, a2);
+        vstore(yp + c + 3 * VL, a3);
     }
-    vstoren(y + ox * C + c, vadd(a0, a1), r);
-}
-
-/* One kernel row of KW taps (3 or 5) at stride S (1 or 2) into the R
- * accumulators a of adjacent outputs, the first's window from pixel ix0
- * of input row xr (pixels C apart, w of them): each input pixel loaded
- * once for the outputs it feeds, those outside the row skipped (the
- * padding), the weights (wr) in registers; each output's taps summed in
- * order. */
-static inline __attribute__((always_inline)) void KV(nhwc_dw_slide)(const float *xr, int64_t ix0,
-                                                                    int64_t w, const float *wr,
-                                                                    int64_t C, size_t r, V *a,
-                                                                    const int KW, const int R,
-                                                                    const int S)
-{
-    V wv[5];
-#pragma GCC unroll 5
-    for (int kx = 0; kx < KW; kx++) wv[kx] = r == VL ? vload(wr + kx * C) : vloadn(wr + kx * C, r);
-#pragma GCC unroll 24
-    for (int p = 0; p < (R - 1) * S + KW; p++) {
-        if ((uint64_t)(ix0 + p) >= (uint64_t)w) continue;
-        const float *xp = xr + (ix0 + p) * C;
-        const V xv = r == VL ? vload(xp) : vloadn(xp, r);
-#pragma GCC unroll 8
-        for (int j = 0; j < R; j++) {
-            const int t = p - j * S;
-            if (t >= 0 && t < KW) a[j] = vfma(xv, wv[t], a[j]);
+    for (; c < C; c += VL) {
+        size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
+        V a0 = bias ? vloadn(bias + c, r) : vzero();
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            const float *xr = x + ((iy0 + ky * g->dh) * g->w + ix0 + kx0 * g->dw) * C + c;
+            const float *wr = wt + ky * g->kw * C + c;
+            for (int64_t kx = kx0; kx < kx1; kx++)
+                a0 = vfma(vloadn(xr + (kx - kx0) * g->dw * C, r), vloadn(wr + kx * C, r), a0);
         }
+        vstoren(yp + c, a0, r);
     }
-}
-
-/* r channels (VL: a whole vector, unmasked) at c of the n <= R outputs
- * from ox, by nhwc_dw_slide (any window: the taps inside the image only);
- * KW, R and S constants. */
-static inline __attribute__((always_inline)) void
-KV(nhwc_dw_blk)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
-                int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, int64_t n, int64_t c, size_t r,
-                float *y, const int KW, const int R, const int S)
-{
-    const int64_t C = g->cs, ix0 = ox * S - g->pl;
-    V a[DW_R];
-    a[0] = bias ? (r == VL ? vload(bias + c) : vloadn(bias + c, r)) : vzero();
-#pragma GCC unroll 8
-    for (int j = 1; j < R; j++) a[j] = a[0];
-    for (int64_t ky = ky0; ky < ky1; ky++)
-        KV(nhwc_dw_slide)(x + (iy0 + ky * g->dh) * g->w * C + c, ix0, g->w, wt + ky * KW * C + c, C, r,
-                          a, KW, R, S);
-    float *yp = y + ox * C + c;
-#pragma GCC unroll 8
-    for (int j = 0; j < R; j++) {
-        if (j >= n) break;
-        if (r == VL) vstore(yp + j * C, a[j]);
-        else vstoren(yp + j * C, a[j], r);
-    }
-}
-
-/* r channels at c of a whole output row by nhwc_dw_blk, DW_R outputs at a
- * time, DW_R / 2 for a short rest. */
-static inline __attribute__((always_inline)) void
-KV(nhwc_dw_blks)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
-                 int64_t iy0, int64_t ky0, int64_t ky1, int64_t c, size_t r, float *y, const int KW,
-                 const int S)
-{
-    for (int64_t ox = 0; ox < g->ow; ox += DW_R) {
-        const int64_t n = g->ow - ox < DW_R ? g->ow - ox : DW_R;
-        if (n > DW_R / 2) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, KW, DW_R, S);
-        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, KW, DW_R / 2, S);
-    }
-}
-
-/* The row's r channels at c for 3x3 and 5x5 at stride 1 and 2 (mode 1 to
- * 4), whole vectors unmasked. */
-static void KV(nhwc_dw_slides)(const knhwc_geom *g, const float *x, const float *wt,
-                               const float *bias, int64_t iy0, int64_t ky0, int64_t ky1, int64_t c,
-                               size_t r, float *y, int mode)
-{
-#define DW_SLIDE(RR)                                                                                     switch (mode) {                                                                                      case 1: KV(nhwc_dw_blks)(g, x, wt, bias, iy0, ky0, ky1, c, RR, y, 3, 1); break;                      case 2: KV(nhwc_dw_blks)(g, x, wt, bias, iy0, ky0, ky1, c, RR, y, 3, 2); break;                      case 3: KV(nhwc_dw_blks)(g, x, wt, bias, iy0, ky0, ky1, c, RR, y, 5, 1); break;                      default: KV(nhwc_dw_blks)(g, x, wt, bias, iy0, ky0, ky1, c, RR, y, 5, 2); break;                     }
-    if (r == VL) {
-        DW_SLIDE(VL)
-    } else {
-        DW_SLIDE(r)
-    }
-#undef DW_SLIDE
 }
 
 /* r channels (VL: a whole vector, unmasked) at c of outputs [ox, ox + R)
- * (R <= DW_R), every tap inside the row, a load per tap and output (any
- * kernel, stride and dilation); KW and R are constants. */
+ * (R <= DW_R), every tap inside the row; KW and R are constants. */
 static inline __attribute__((always_inline)) void
 KV(nhwc_dw_vec)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
                 int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, int64_t c, size_t r, float *y,
@@ -139,6 +74,7 @@ KV(nhwc_dw_vec)(const knhwc_geom *g, const float *x, const float *wt, const floa
     for (int64_t ky = ky0; ky < ky1; ky++) {
         const float *xr = x0 + (iy0 + ky * g->dh) * g->w * C;
         const float *wr = wt + ky * KW * C + c;
+#pragma GCC unroll 5
         for (int64_t kx = 0; kx < KW; kx++) {
             const V w = r == VL ? vload(wr + kx * C) : vloadn(wr + kx * C, r);
             const float *xp = xr + kx * dx;
@@ -155,13 +91,98 @@ KV(nhwc_dw_vec)(const knhwc_geom *g, const float *x, const float *wt, const floa
     }
 }
 
-/* Outputs [ox, ox + R) by nhwc_dw_vec, any kernel. */
-static void KV(nhwc_dw_run)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
-                            int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, int64_t c, size_t r,
-                            float *y, int R)
+static inline __attribute__((always_inline)) void
+KV(nhwc_dw_blk)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
+                int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, const int64_t KW,
+                const int R)
 {
-    if (R == DW_R) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, r, y, g->kw, DW_R);
-    else KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, r, y, g->kw, DW_R / 2);
+    const int64_t C = g->cs;
+    int64_t c = 0;
+    for (; c + VL <= C; c += VL) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, VL, y, KW, R);
+    if (c < C) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, (size_t)(C - c), y, KW, R);
+}
+
+/* Outputs [ox, ox + R) by nhwc_dw_blk, for 3x3, 5x5 and other kernels. */
+static void KV(nhwc_dw_run)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
+                            int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, int R)
+{
+    if (R == DW_R) {
+        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 3, DW_R);
+        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 5, DW_R);
+        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, g->kw, DW_R);
+    } else {
+        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 3, DW_R / 2);
+        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 5, DW_R / 2);
+        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, g->kw, DW_R / 2);
+    }
+}
+
+/* One kernel row of KW taps (3 or 5) at stride S (1 or 2) into the R
+ * accumulators a of adjacent outputs, the first's window from pixel ix0
+ * of input row xr (pixels C apart, w of them): each input pixel loaded
+ * once for the outputs it feeds, the weights (wr) in registers; each
+ * output's taps summed in order. EDGE (a constant): some pixels may lie
+ * outside the row (the padding), skipped; else none is. */
+static inline __attribute__((always_inline)) void KV(nhwc_dw_slide)(const float *xr, int64_t ix0,
+                                                                    int64_t w, const float *wr,
+                                                                    int64_t C, size_t r, V *a,
+                                                                    const int KW, const int R,
+                                                                    const int S, const int EDGE)
+{
+    V wv[5];
+#pragma GCC unroll 5
+    for (int kx = 0; kx < KW; kx++) wv[kx] = r == VL ? vload(wr + kx * C) : vloadn(wr + kx * C, r);
+    const float *xp = xr + ix0 * C;
+#pragma GCC unroll 24
+    for (int p = 0; p < (R - 1) * S + KW; p++, xp += C) {
+        if (EDGE && (uint64_t)(ix0 + p) >= (uint64_t)w) continue;
+        const V xv = r == VL ? vload(xp) : vloadn(xp, r);
+#pragma GCC unroll 8
+        for (int j = 0; j < R; j++) {
+            const int t = p - j * S;
+            if (t >= 0 && t < KW) a[j] = vfma(xv, wv[t], a[j]);
+        }
+    }
+}
+
+/* r channels (VL: a whole vector, unmasked) at c of the n <= R outputs
+ * from ox, by nhwc_dw_slide (any window: the taps inside the image only);
+ * KW, R and S constants. */
+static inline __attribute__((always_inline)) void
+KV(nhwc_dw_sblk)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
+                int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, int64_t n, int64_t c, size_t r,
+                float *y, const int KW, const int R, const int S)
+{
+    const int64_t C = g->cs, ix0 = ox * S - g->pl;
+    const bool edge = ix0 < 0 || ix0 + (R - 1) * S + KW > g->w;
+    V a[DW_R];
+    a[0] = bias ? (r == VL ? vload(bias + c) : vloadn(bias + c, r)) : vzero();
+#pragma GCC unroll 8
+    for (int j = 1; j < R; j++) a[j] = a[0];
+    for (int64_t ky = ky0; ky < ky1; ky++) {
+        const float *xr = x + (iy0 + ky * g->dh) * g->w * C + c, *wr = wt + ky * KW * C + c;
+        if (edge) KV(nhwc_dw_slide)(xr, ix0, g->w, wr, C, r, a, KW, R, S, 1);
+        else KV(nhwc_dw_slide)(xr, ix0, g->w, wr, C, r, a, KW, R, S, 0);
+    }
+    float *yp = y + ox * C + c;
+#pragma GCC unroll 8
+    for (int j = 0; j < R; j++) {
+        if (j >= n) break;
+        if (r == VL) vstore(yp + j * C, a[j]);
+        else vstoren(yp + j * C, a[j], r);
+    }
+}
+
+/* r channels at c of the n <= DW_R outputs from ox by nhwc_dw_sblk (DW_R
+ * / 2 of them when n is), 5x5 at stride 1, whole vectors unmasked. */
+static void KV(nhwc_dw_slides)(const knhwc_geom *g, const float *x, const float *wt,
+                               const float *bias, int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox,
+                               int64_t n, int64_t c, size_t r, float *y)
+{
+    if (n > DW_R / 2 && r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, 5, DW_R, 1);
+    else if (n > DW_R / 2) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, 5, DW_R, 1);
+    else if (r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, 5, DW_R / 2, 1);
+    else KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, 5, DW_R / 2, 1);
 }
 
 static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
@@ -171,20 +192,16 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
     int64_t ky0, ky1;
     taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
-    const bool slide = g->dw == 1 && (g->sw == 1 || g->sw == 2);
-    const int mode = !slide ? 0 : g->kw == 3 ? (int)g->sw : g->kw == 5 ? 2 + (int)g->sw : 0;
-    for (int64_t c = 0; c < C; c += VL) {
-        const size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
-        if (mode) {
-            KV(nhwc_dw_slides)(g, x, wt, bias, iy0, ky0, ky1, c, r, y, mode);
-            continue;
-        }
-        for (int64_t ox = 0; ox < g->ow;) {
-            const int R = ox < lo ? 0 : ox + DW_R <= hi ? DW_R : ox + DW_R / 2 <= hi ? DW_R / 2 : 0;
-            if (R) KV(nhwc_dw_run)(g, x, wt, bias, iy0, ky0, ky1, ox, c, r, y, R);
-            else KV(nhwc_dw_px)(g, x, wt, bias, iy0, ky0, ky1, ox, c, r, y);
-            ox += R ? R : 1;
-        }
+    const bool slide = g->kw == 5 && g->sw == 1 && g->dw == 1;
+    for (int64_t c = 0; slide && c < C; c += VL)
+        for (int64_t ox = 0; ox < g->ow; ox += DW_R)
+            KV(nhwc_dw_slides)(g, x, wt, bias, iy0, ky0, ky1, ox, g->ow - ox < DW_R ? g->ow - ox : DW_R, c,
+                               (size_t)(C - c) < VL ? (size_t)(C - c) : VL, y);
+    for (int64_t ox = 0; !slide && ox < g->ow;) {
+        const int R = ox < lo ? 0 : ox + DW_R <= hi ? DW_R : ox + DW_R / 2 <= hi ? DW_R / 2 : 0;
+        if (R) KV(nhwc_dw_run)(g, x, wt, bias, iy0, ky0, ky1, ox, y, R);
+        else KV(nhwc_dw_px)(g, x, wt, bias, iy0, ky0, ky1, ox, y + ox * C);
+        ox += R ? R : 1;
     }
     size_t total = (size_t)(g->ow * C);
     if (act.f != KF_NONE) KV(fun_row)(y, y, total, act.f, act.a, act.b);
