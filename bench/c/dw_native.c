@@ -25,154 +25,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_bench.h"
 #include "core/tensor.h"
 #include "kernels/dwconv.h"
 #include "kernels/nhwc.h"
 #include "timer.h"
-
-static int cmpd(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmpd);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void *xalloc(size_t bytes)
-{
-    void *p = aligned_zalloc(bytes ? bytes : 64);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-#define DN(call)                                                                           \
-    do {                                                                                   \
-        dnnl_status_t s_ = (call);                                                         \
-        if (s_ != dnnl_success) {                                                          \
-            fprintf(stderr, "oneDNN: %s failed (%d)\n", #call, (int)s_);                   \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 typedef struct shape {
     int64_t n, c, h, k, s, p, oh;
     char act;
 } shape;
 
-typedef struct dn {
-    dnnl_engine_t eng;
-    dnnl_stream_t st;
-    dnnl_primitive_t prim;
-    dnnl_memory_t src, wei, bia, dst;
-    char impl[96];
-} dn;
-
-/* One reorder of memory `from` (desc fd) into `to` (desc td). */
-static void dn_reorder(dn *d, const dnnl_memory_desc_t *fd, dnnl_memory_t from,
-                       const dnnl_memory_desc_t *td, dnnl_memory_t to)
-{
-    dnnl_primitive_desc_t rpd;
-    dnnl_primitive_t r;
-    DN(dnnl_reorder_primitive_desc_create(&rpd, fd, d->eng, td, d->eng, NULL));
-    DN(dnnl_primitive_create(&r, rpd));
-    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    DN(dnnl_primitive_execute(r, d->st, 2, a));
-    DN(dnnl_stream_wait(d->st));
-    dnnl_primitive_destroy(r);
-    dnnl_primitive_desc_destroy(rpd);
-}
-
-/* oneDNN's depthwise convolution of s with bias and the activation, its
- * activations in format tag `tag` (any or nhwc), inputs reordered from x
- * (NHWC) and wt ([c][1][1][k][k], goihw). */
-static void dn_make(dn *d, const shape *s, dnnl_format_tag_t tag, const float *x, const float *wt,
+/* oneDNN's depthwise convolution of s (groups = channels, weights
+ * [c][1][1][k][k]), its activations in format `tag`, s's activation as a
+ * post-op. */
+static void dw_make(dn *d, const shape *s, dnnl_format_tag_t tag, const float *x, const float *wt,
                     const float *bias)
 {
-    DN(dnnl_engine_create(&d->eng, dnnl_cpu, 0));
-    DN(dnnl_stream_create(&d->st, d->eng, dnnl_stream_default_flags));
-    dnnl_dims_t sd = {s->n, s->c, s->h, s->h}, wd = {s->c, 1, 1, s->k, s->k}, bd = {s->c},
-                dd = {s->n, s->c, s->oh, s->oh}, st = {s->s, s->s}, dl = {0, 0}, pd = {s->p, s->p};
-    dnnl_memory_desc_t smd, wmd, bmd, dmd, su, wu;
-    DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, tag));
-    DN(dnnl_memory_desc_init_by_tag(&wmd, 5, wd, dnnl_f32, dnnl_format_tag_any));
-    DN(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a));
-    DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, tag));
-    DN(dnnl_memory_desc_init_by_tag(&su, 4, sd, dnnl_f32, dnnl_nhwc));
-    DN(dnnl_memory_desc_init_by_tag(&wu, 5, wd, dnnl_f32, dnnl_goihw));
-    dnnl_convolution_desc_t cd;
-    DN(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
-                                                  &smd, &wmd, &bmd, &dmd, st, dl, pd, pd));
-    dnnl_post_ops_t po;
-    dnnl_primitive_attr_t attr;
-    DN(dnnl_post_ops_create(&po));
-    if (s->act == 'r') DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-    if (s->act == '6') DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, 0.0f, 6.0f));
-    if (s->act == 'h') DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f));
-    if (s->act == 's') DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f));
-    DN(dnnl_primitive_attr_create(&attr));
-    DN(dnnl_primitive_attr_set_post_ops(attr, po));
-    dnnl_primitive_desc_t pdsc;
-    DN(dnnl_primitive_desc_create(&pdsc, &cd, attr, d->eng, NULL));
-    const dnnl_memory_desc_t *qs = dnnl_primitive_desc_query_md(pdsc, dnnl_query_src_md, 0),
-                             *qw = dnnl_primitive_desc_query_md(pdsc, dnnl_query_weights_md, 0),
-                             *qd = dnnl_primitive_desc_query_md(pdsc, dnnl_query_dst_md, 0);
-    DN(dnnl_memory_create(&d->src, qs, d->eng, DNNL_MEMORY_ALLOCATE));
-    DN(dnnl_memory_create(&d->wei, qw, d->eng, DNNL_MEMORY_ALLOCATE));
-    DN(dnnl_memory_create(&d->bia, &bmd, d->eng, (void *)bias));
-    DN(dnnl_memory_create(&d->dst, qd, d->eng, DNNL_MEMORY_ALLOCATE));
-    dnnl_memory_t ux, uw;
-    DN(dnnl_memory_create(&ux, &su, d->eng, (void *)x));
-    DN(dnnl_memory_create(&uw, &wu, d->eng, (void *)wt));
-    dn_reorder(d, &su, ux, qs, d->src);
-    dn_reorder(d, &wu, uw, qw, d->wei);
-    dnnl_memory_destroy(ux);
-    dnnl_memory_destroy(uw);
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(pdsc, dnnl_query_impl_info_str, 0, &impl);
-    snprintf(d->impl, sizeof d->impl, "%s", impl ? impl : "?");
-    DN(dnnl_primitive_create(&d->prim, pdsc));
-    dnnl_primitive_desc_destroy(pdsc);
-    dnnl_primitive_attr_destroy(attr);
-    dnnl_post_ops_destroy(po);
-}
-
-static void dn_run(dn *d)
-{
-    dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->wei},
-                            {DNNL_ARG_BIAS, d->bia}, {DNNL_ARG_DST, d->dst}};
-    DN(dnnl_primitive_execute(d->prim, d->st, 4, a));
-    DN(dnnl_stream_wait(d->st));
-}
-
-/* oneDNN's output in NHWC. */
-static void dn_out(dn *d, const shape *s, float *y)
-{
-    dnnl_dims_t dd = {s->n, s->c, s->oh, s->oh};
-    dnnl_memory_desc_t du;
-    DN(dnnl_memory_desc_init_by_tag(&du, 4, dd, dnnl_f32, dnnl_nhwc));
-    const dnnl_memory_desc_t *qd;
-    DN(dnnl_memory_get_memory_desc(d->dst, &qd));
-    dnnl_memory_t uy;
-    DN(dnnl_memory_create(&uy, &du, d->eng, y));
-    dn_reorder(d, qd, d->dst, &du, uy);
-    dnnl_memory_destroy(uy);
-}
-
-static double rel_diff(const float *a, const float *b, int64_t n)
-{
-    double d = 0, m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        d = fmax(d, fabs((double)a[i] - b[i]));
-        m = fmax(m, fabs((double)b[i]));
-    }
-    return m > 0 ? d / m : d;
+    dnnl_dims_t sd = {s->n, s->c, s->h, s->h}, wd = {s->c, 1, 1, s->k, s->k}, dd = {s->n, s->c, s->oh, s->oh};
+    dnnl_alg_kind_t alg = s->act == 'r'   ? dnnl_eltwise_relu
+                          : s->act == '6' ? dnnl_eltwise_clip
+                          : s->act == 'h' ? dnnl_eltwise_hardswish
+                          : s->act == 's' ? dnnl_eltwise_swish
+                                          : dnnl_alg_kind_undef;
+    dn_make(d, sd, 5, wd, dnnl_goihw, dd, s->s, s->p, tag, alg, s->act == 's' ? 1.0f : 0.0f,
+            s->act == '6' ? 6.0f : 0.0f, x, wt, bias);
 }
 
 static kact shape_act(char a)
@@ -210,8 +87,8 @@ static void bench(const shape *s, int rounds)
     kdw_geom gc = {(int)s->n, (int)C, (int)s->h, (int)s->h, 1, (int)s->k, (int)s->k, (int)s->s, (int)s->s,
                    1, 1, (int)s->p, (int)s->p, (int)s->oh, (int)s->oh};
     dn da, dh;
-    dn_make(&da, s, dnnl_format_tag_any, x, wt, bias);
-    dn_make(&dh, s, dnnl_nhwc, x, wt, bias);
+    dw_make(&da, s, dnnl_format_tag_any, x, wt, bias);
+    dw_make(&dh, s, dnnl_nhwc, x, wt, bias);
     double *t[E_N];
     for (int e = 0; e < E_N; e++) t[e] = calloc((size_t)rounds, sizeof(double));
     for (int it = -2; it < rounds; it++)
@@ -223,8 +100,9 @@ static void bench(const shape *s, int rounds)
             if (it >= 0) t[e][it] = thread_cpu_s() - t0;
         }
     knhwc_from_nchw(yc, s->n, C, ohw, y[E_NCHW]);
-    dn_out(&da, s, y[E_DN_ANY]);
-    dn_out(&dh, s, y[E_DN_NHWC]);
+    dnnl_dims_t dd = {s->n, C, s->oh, s->oh};
+    dn_out(&da, dd, y[E_DN_ANY]);
+    dn_out(&dh, dd, y[E_DN_NHWC]);
     double ms[E_N], worst = 0;
     for (int e = 0; e < E_N; e++) {
         ms[e] = median(t[e], rounds) * 1e3;
