@@ -132,11 +132,14 @@ static inline __attribute__((always_inline)) void KV(nhwc_dw_slide)(const float 
     V wv[5];
 #pragma GCC unroll 5
     for (int kx = 0; kx < KW; kx++) wv[kx] = r == VL ? vload(wr + kx * C) : vloadn(wr + kx * C, r);
-    const float *xp = xr + ix0 * C;
+    /* from the first pixel inside, advanced past each one loaded: no
+     * pointer before the row */
+    const float *xp = xr + (EDGE && ix0 < 0 ? 0 : ix0) * C;
 #pragma GCC unroll 24
-    for (int p = 0; p < (R - 1) * S + KW; p++, xp += C) {
+    for (int p = 0; p < (R - 1) * S + KW; p++) {
         if (EDGE && (uint64_t)(ix0 + p) >= (uint64_t)w) continue;
         const V xv = r == VL ? vload(xp) : vloadn(xp, r);
+        xp += C;
 #pragma GCC unroll 8
         for (int j = 0; j < R; j++) {
             const int t = p - j * S;
