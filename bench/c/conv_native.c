@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "conv_bench.h"
 #include "core/tensor.h"
 #include "kernels/conv_ig.h"
 #include "kernels/gemm.h"
@@ -36,37 +37,6 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int cmpd(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmpd);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void *xalloc(size_t bytes)
-{
-    void *p = aligned_zalloc(bytes ? bytes : 64);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-#define DN(call)                                                                           \
-    do {                                                                                   \
-        dnnl_status_t s_ = (call);                                                         \
-        if (s_ != dnnl_success) {                                                          \
-            fprintf(stderr, "oneDNN: %s failed (%d)\n", #call, (int)s_);                   \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
-
 typedef struct shape {
     int64_t n, c, h, w, m, k, s, p, oh, ow;
 } shape;
@@ -77,113 +47,6 @@ static int64_t im2col_block(int64_t ohw, int64_t kdim)
     int64_t p = ((int64_t)1 << 18) / kdim;
     p = p < 64 ? 64 : p;
     return p < ohw ? p : ohw;
-}
-
-typedef struct dn {
-    dnnl_engine_t eng;
-    dnnl_stream_t st;
-    dnnl_primitive_t prim;
-    dnnl_memory_t src, wei, bia, dst;
-} dn;
-
-/* oneDNN's convolution of s with bias and Relu; its inputs reordered from
- * x (NHWC), wt (OIHW), bias. */
-static void dn_make(dn *d, const shape *s, const float *x, const float *wt, const float *bias)
-{
-    DN(dnnl_engine_create(&d->eng, dnnl_cpu, 0));
-    DN(dnnl_stream_create(&d->st, d->eng, dnnl_stream_default_flags));
-    dnnl_dims_t sd = {s->n, s->c, s->h, s->w}, wd = {s->m, s->c, s->k, s->k}, bd = {s->m},
-                dd = {s->n, s->m, s->oh, s->ow}, st = {s->s, s->s}, dl = {0, 0}, pd = {s->p, s->p};
-    dnnl_memory_desc_t smd, wmd, bmd, dmd, su, wu;
-    DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_format_tag_any));
-    DN(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32, dnnl_format_tag_any));
-    DN(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a));
-    DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_format_tag_any));
-    DN(dnnl_memory_desc_init_by_tag(&su, 4, sd, dnnl_f32, dnnl_nhwc));
-    DN(dnnl_memory_desc_init_by_tag(&wu, 4, wd, dnnl_f32, dnnl_oihw));
-    dnnl_convolution_desc_t cd;
-    DN(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
-                                                  &smd, &wmd, &bmd, &dmd, st, dl, pd, pd));
-    dnnl_post_ops_t po;
-    dnnl_primitive_attr_t attr;
-    DN(dnnl_post_ops_create(&po));
-    DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-    DN(dnnl_primitive_attr_create(&attr));
-    DN(dnnl_primitive_attr_set_post_ops(attr, po));
-    dnnl_primitive_desc_t pdsc;
-    DN(dnnl_primitive_desc_create(&pdsc, &cd, attr, d->eng, NULL));
-    const dnnl_memory_desc_t *qs = dnnl_primitive_desc_query_md(pdsc, dnnl_query_src_md, 0),
-                             *qw = dnnl_primitive_desc_query_md(pdsc, dnnl_query_weights_md, 0),
-                             *qd = dnnl_primitive_desc_query_md(pdsc, dnnl_query_dst_md, 0);
-    DN(dnnl_memory_create(&d->src, qs, d->eng, DNNL_MEMORY_ALLOCATE));
-    DN(dnnl_memory_create(&d->wei, qw, d->eng, DNNL_MEMORY_ALLOCATE));
-    DN(dnnl_memory_create(&d->bia, &bmd, d->eng, (void *)bias));
-    DN(dnnl_memory_create(&d->dst, qd, d->eng, DNNL_MEMORY_ALLOCATE));
-    dnnl_memory_t ux, uw;
-    DN(dnnl_memory_create(&ux, &su, d->eng, (void *)x));
-    DN(dnnl_memory_create(&uw, &wu, d->eng, (void *)wt));
-    dnnl_memory_t pairs[2][2] = {{ux, d->src}, {uw, d->wei}};
-    for (int i = 0; i < 2; i++) {
-        dnnl_primitive_desc_t rpd;
-        dnnl_primitive_t r;
-        DN(dnnl_reorder_primitive_desc_create(&rpd, i ? &wu : &su, d->eng,
-                                              i ? qw : qs, d->eng, NULL));
-        DN(dnnl_primitive_create(&r, rpd));
-        dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, pairs[i][0]}, {DNNL_ARG_TO, pairs[i][1]}};
-        DN(dnnl_primitive_execute(r, d->st, 2, a));
-        DN(dnnl_stream_wait(d->st));
-        dnnl_primitive_destroy(r);
-        dnnl_primitive_desc_destroy(rpd);
-    }
-    dnnl_memory_destroy(ux);
-    dnnl_memory_destroy(uw);
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(pdsc, dnnl_query_impl_info_str, 0, &impl);
-    printf("  oneDNN implementation: %s\n", impl ? impl : "?");
-    DN(dnnl_primitive_create(&d->prim, pdsc));
-    dnnl_primitive_desc_destroy(pdsc);
-    dnnl_primitive_attr_destroy(attr);
-    dnnl_post_ops_destroy(po);
-}
-
-static void dn_run(dn *d)
-{
-    dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->wei},
-                            {DNNL_ARG_BIAS, d->bia}, {DNNL_ARG_DST, d->dst}};
-    DN(dnnl_primitive_execute(d->prim, d->st, 4, a));
-    DN(dnnl_stream_wait(d->st));
-}
-
-/* oneDNN's output in NHWC. */
-static void dn_out(dn *d, const shape *s, float *y)
-{
-    dnnl_dims_t dd = {s->n, s->m, s->oh, s->ow};
-    dnnl_memory_desc_t du;
-    DN(dnnl_memory_desc_init_by_tag(&du, 4, dd, dnnl_f32, dnnl_nhwc));
-    const dnnl_memory_desc_t *qd;
-    DN(dnnl_memory_get_memory_desc(d->dst, &qd));
-    dnnl_memory_t uy;
-    DN(dnnl_memory_create(&uy, &du, d->eng, y));
-    dnnl_primitive_desc_t rpd;
-    dnnl_primitive_t r;
-    DN(dnnl_reorder_primitive_desc_create(&rpd, qd, d->eng, &du, d->eng, NULL));
-    DN(dnnl_primitive_create(&r, rpd));
-    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, d->dst}, {DNNL_ARG_TO, uy}};
-    DN(dnnl_primitive_execute(r, d->st, 2, a));
-    DN(dnnl_stream_wait(d->st));
-    dnnl_primitive_destroy(r);
-    dnnl_primitive_desc_destroy(rpd);
-    dnnl_memory_destroy(uy);
-}
-
-static double rel_diff(const float *a, const float *b, int64_t n)
-{
-    double d = 0, m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        d = fmax(d, fabs((double)a[i] - b[i]));
-        m = fmax(m, fabs((double)b[i]));
-    }
-    return m > 0 ? d / m : d;
 }
 
 static const gemm_kernel *kern; /* --kernel, or the best */
@@ -233,7 +96,9 @@ static void bench(const shape *s, int rounds)
     for (int e = 0; e < 3; e++) y[e] = xalloc(sizeof(float) * (size_t)(s->n * ohw * s->m));
     gemm_epi epi = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
     dn d;
-    dn_make(&d, s, x, wt, bias);
+    dnnl_dims_t sd = {s->n, s->c, s->h, s->w}, wd = {s->m, s->c, s->k, s->k}, dd = {s->n, s->m, s->oh, s->ow};
+    dn_make(&d, sd, 4, wd, dnnl_oihw, dd, s->s, s->p, dnnl_format_tag_any, dnnl_eltwise_relu, 0, 0, x, wt, bias);
+    printf("  oneDNN implementation: %s\n", d.impl);
     double *t[3];
     for (int e = 0; e < 3; e++) t[e] = calloc((size_t)rounds, sizeof(double));
     for (int it = -1; it < rounds; it++)
@@ -259,7 +124,7 @@ static void bench(const shape *s, int rounds)
             }
             if (it >= 0) t[e][it] = cpu_now() - t0;
         }
-    dn_out(&d, s, y[2]);
+    dn_out(&d, dd, y[2]);
     const int64_t ny = s->n * ohw * s->m;
     double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[3];
     for (int e = 0; e < 3; e++) ms[e] = median(t[e], rounds) * 1e3;

@@ -485,20 +485,20 @@ static void test_conv_ig(void **state)
 static void test_depthwise(void **state)
 {
     (void)state;
-    static const int chans[] = {1, 3, 17, 64}, sizes[] = {1, 7, 13, 32, 70};
+    static const int chans[] = {1, 3, 17, 64}, sizes[] = {1, 7, 13, 14, 15, 32, 70};
     static const struct {
         int kh, kw, s, d, pt, pl, pb, pr, mult;
     } ks[] = {
         {3, 3, 1, 1, 1, 1, 1, 1, 1}, {3, 3, 2, 1, 1, 1, 1, 1, 1}, {5, 5, 1, 1, 2, 2, 2, 2, 1},
         {5, 5, 2, 1, 2, 2, 1, 1, 1}, {3, 3, 1, 2, 2, 2, 2, 2, 1}, {2, 4, 1, 1, 0, 1, 1, 2, 1},
         {3, 3, 3, 1, 0, 0, 0, 0, 1}, {3, 3, 1, 1, 1, 1, 1, 1, 2}, {1, 1, 1, 1, 0, 0, 0, 0, 3},
-        {5, 5, 2, 2, 4, 3, 4, 3, 2},
+        {5, 5, 2, 2, 4, 3, 4, 3, 2}, {5, 5, 1, 1, 1, 0, 3, 4, 1},
     };
     static const kact acts[] = {{KF_NONE, 0, 0},      {KF_RELU, 0, 0}, {KF_CLIP, 0, 6},
                                 {KF_HARDSWISH, 0, 0}, {KF_SILU, 0, 0}, {KF_SIGMOID, 0, 0}};
     int run = 0;
     for (int ci = 0; ci < 4; ci++)
-        for (int si = 0; si < 5; si++) /* 70: rows of several vectors */
+        for (int si = 0; si < 7; si++) /* 70: rows of several vectors */
             for (size_t k = 0; k < sizeof ks / sizeof *ks; k++, run++) {
                 int c = chans[ci], hw = sizes[si];
                 kdw_geom g = {.n = 1 + (run % 3 == 0), .c = c, .h = hw, .w = hw + (run % 2) * 3,
