@@ -35,29 +35,38 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
 }
 
 /* Skinny: M rows of A read in place against NV vectors (8 columns each) of
- * one 16-wide packed panel, the last stored under a mask when nc ends in it. */
+ * one 16-wide packed panel, the last stored under a mask when nc ends in it.
+ * At M 1 and 2, K in parts read side by side (GEMM_SK_SPLIT, 8 accumulators
+ * at most): more streams from memory at once. */
+#define SK256_STEP(NV, M, s, q)                                                               \
+    do {                                                                                      \
+        _mm_prefetch((const char *)(b + ((q) + 32) * 16), _MM_HINT_T0);                       \
+        __m256 bv[NV];                                                                        \
+        UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm256_load_ps(b + (q) * 16 + 8 * j);     \
+        UNROLL for (int i = 0; i < M; i++) {                                                  \
+            __m256 av = _mm256_set1_ps(a[i * rsa + (q) * csa]);                               \
+            UNROLL for (int j = 0; j < NV; j++) r[s][i][j] = _mm256_fmadd_ps(av, bv[j], r[s][i][j]); \
+        }                                                                                     \
+    } while (0)
 #define SK256(NV, M)                                                                          \
     T256 static void sk256_##NV##_##M(int64_t k, int nc, const float *a, int64_t rsa,         \
                                       int64_t csa, const float *b, float *out, int64_t ldo,   \
                                       const gemm_fuse *f)                                     \
     {                                                                                         \
-        __m256 r[M][NV];                                                                      \
-        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =      \
-            _mm256_setzero_ps();                                                              \
-        for (int64_t p = 0; p < k; p++) {                                                     \
-            _mm_prefetch((const char *)(b + (p + 32) * 16), _MM_HINT_T0);                     \
-            __m256 bv[NV];                                                                    \
-            UNROLL for (int j = 0; j < NV; j++) bv[j] = _mm256_load_ps(b + p * 16 + 8 * j);   \
-            UNROLL for (int i = 0; i < M; i++) {                                              \
-                __m256 av = _mm256_set1_ps(a[i * rsa + p * csa]);                             \
-                UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm256_fmadd_ps(av, bv[j], r[i][j]); \
-            }                                                                                 \
-        }                                                                                     \
+        enum { S = GEMM_SK_SPLIT(M, NV, 8) };                                                 \
+        __m256 r[S][M][NV];                                                                   \
+        UNROLL for (int s = 0; s < S; s++) UNROLL for (int i = 0; i < M; i++)                 \
+            UNROLL for (int j = 0; j < NV; j++) r[s][i][j] = _mm256_setzero_ps();             \
+        const int64_t kp = k / S; /* part s: k in [s kp, (s + 1) kp), the rest on part 0 */   \
+        for (int64_t p = 0; p < kp; p++) UNROLL for (int s = 0; s < S; s++) SK256_STEP(NV, M, s, s * kp + p); \
+        for (int64_t p = S * kp; p < k; p++) SK256_STEP(NV, M, 0, p);                         \
+        UNROLL for (int s = 1; s < S; s++) UNROLL for (int i = 0; i < M; i++)                 \
+            UNROLL for (int j = 0; j < NV; j++) r[0][i][j] = _mm256_add_ps(r[0][i][j], r[s][i][j]); \
         __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8 * (NV - 1)),               \
                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));         \
         UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) {              \
             __m256i mk = j == NV - 1 ? tail : _mm256_set1_epi32(-1);                          \
-            __m256 v = f ? fuse256(r[i][j], f, i, 8 * j, mk) : r[i][j];                       \
+            __m256 v = f ? fuse256(r[0][i][j], f, i, 8 * j, mk) : r[0][i][j];                 \
             if (j == NV - 1) _mm256_maskstore_ps(out + i * ldo + 8 * j, mk, v);               \
             else _mm256_storeu_ps(out + i * ldo + 8 * j, v);                                  \
         }                                                                                     \

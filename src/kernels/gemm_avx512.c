@@ -88,33 +88,46 @@ UKR512(28, 1)
  * its last vector stored under a mask when nc ends inside it. B's lines are
  * prefetched 32 rows ahead past M = 2; at M 1 and 2 a prefetch per line
  * nearly doubles the load port's work per FMA and measured slower
- * (1x256x256 1.15x to 1.2x without, B from memory unchanged), the hardware's
- * stream prefetch being enough for one contiguous panel. */
+ * (1x256x256 1.15x to 1.2x without, B from memory unchanged). There, B
+ * streaming from memory, K is instead cut in up to 4 parts read side by
+ * side (GEMM_SK_SPLIT, 16 accumulators at most, summed at the end): one
+ * core's read bandwidth grows with the streams the hardware prefetcher follows at
+ * once (a vector sum over 1 GiB on Ice Lake-SP: 11.4 GB/s as one stream,
+ * 14.0 as four, 15.1 as eight), and a GEMV from 2 panels (2 streams) to 4
+ * parts of them (8) read 1.1x the bytes per second (bench/RESULTS.md,
+ * "Decoders: the float32 GEMV's streams"). */
+#define SK_STEP(NR, NV, M, s, q)                                                                       \
+    do {                                                                                      \
+        __m512 bv[NV];                                                                        \
+        UNROLL for (int j = 0; j < NV; j++) { /* each 64-byte line of B's row */             \
+            if (M > 2) _mm_prefetch((const char *)(bp[j] + ((q) + 32) * NR), _MM_HINT_T0);    \
+            bv[j] = _mm512_load_ps(bp[j] + (q) * NR);                                         \
+        }                                                                                     \
+        UNROLL for (int i = 0; i < M; i++) {                                                  \
+            __m512 av = _mm512_set1_ps(a[i * rsa + (q) * csa]);                               \
+            UNROLL for (int j = 0; j < NV; j++) r[s][i][j] = _mm512_fmadd_ps(av, bv[j], r[s][i][j]); \
+        }                                                                                     \
+    } while (0)
 #define SK512(NR, NV, M)                                                                      \
     T512 static void sk512_##NR##_##NV##_##M(int64_t k, int nc, const float *a, int64_t rsa,  \
                                              int64_t csa, const float *b, int64_t sb,         \
                                              float *out, int64_t ldo, const gemm_fuse *f)     \
     {                                                                                         \
-        __m512 r[M][NV];                                                                      \
+        enum { S = GEMM_SK_SPLIT(M, NV, 16) };                                                         \
+        __m512 r[S][M][NV];                                                                   \
         const float *bp[NV];                                                                  \
         UNROLL for (int j = 0; j < NV; j++) bp[j] = b + (16 * j / NR) * sb + (16 * j) % NR;   \
-        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) r[i][j] =      \
-            _mm512_setzero_ps();                                                              \
-        for (int64_t p = 0; p < k; p++) {                                                     \
-            __m512 bv[NV];                                                                    \
-            UNROLL for (int j = 0; j < NV; j++) { /* each 64-byte line of B's row */         \
-                if (M > 2) _mm_prefetch((const char *)(bp[j] + (p + 32) * NR), _MM_HINT_T0);  \
-                bv[j] = _mm512_load_ps(bp[j] + p * NR);                                       \
-            }                                                                                 \
-            UNROLL for (int i = 0; i < M; i++) {                                              \
-                __m512 av = _mm512_set1_ps(a[i * rsa + p * csa]);                             \
-                UNROLL for (int j = 0; j < NV; j++) r[i][j] = _mm512_fmadd_ps(av, bv[j], r[i][j]); \
-            }                                                                                 \
-        }                                                                                     \
+        UNROLL for (int s = 0; s < S; s++) UNROLL for (int i = 0; i < M; i++)                 \
+            UNROLL for (int j = 0; j < NV; j++) r[s][i][j] = _mm512_setzero_ps();             \
+        const int64_t kp = k / S; /* part s: k in [s kp, (s + 1) kp), the rest on part 0 */   \
+        for (int64_t p = 0; p < kp; p++) UNROLL for (int s = 0; s < S; s++) SK_STEP(NR, NV, M, s, s * kp + p); \
+        for (int64_t p = S * kp; p < k; p++) SK_STEP(NR, NV, M, 0, p);                                   \
+        UNROLL for (int s = 1; s < S; s++) UNROLL for (int i = 0; i < M; i++)                 \
+            UNROLL for (int j = 0; j < NV; j++) r[0][i][j] = _mm512_add_ps(r[0][i][j], r[s][i][j]); \
         __mmask16 tail = (__mmask16)(nc >= 16 * NV ? 0xffff : (1u << (nc - 16 * (NV - 1))) - 1); \
         UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) {              \
             __mmask16 mk = j == NV - 1 ? tail : 0xffff;                                       \
-            __m512 v = f ? fuse512(r[i][j], f, i, 16 * j, mk) : r[i][j];                      \
+            __m512 v = f ? fuse512(r[0][i][j], f, i, 16 * j, mk) : r[0][i][j];                \
             _mm512_mask_storeu_ps(out + i * ldo + 16 * j, mk, v);                             \
         }                                                                                     \
     }

@@ -74,6 +74,14 @@ void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc);
 /* This machine's L2 size per core, in bytes (as gemm_blocking reads it). */
 long gemm_l2_bytes(void);
 
+/* The parts a skinny kernel of M rows by NV vectors cuts K into, read side
+ * by side with their own accumulators (ACC at most in all): at M 1 and 2 B
+ * streams from memory with few FMAs per byte, and one core's read
+ * bandwidth grows with the streams the hardware prefetcher follows at once
+ * (gemm_avx512.c's SK512). At most 4. */
+#define GEMM_SK_SPLIT(M, NV, ACC)                                                             \
+    ((M) > 2 ? 1 : (ACC) / ((M) * (NV)) > 4 ? 4 : (ACC) / ((M) * (NV)) > 1 ? (ACC) / ((M) * (NV)) : 1)
+
 /* The rows' functions, one file per ISA. */
 #define GEMM_UKR(nm)                                                                        \
     void nm(int64_t k, const float *a, const float *b, float *c, int64_t ldc, int acc,        \

@@ -406,12 +406,13 @@ static void test_narrow(void **state)
 /* The skinny path at M <= 16 at every width: the default (whole panels
  * until rows x vectors reach 8 accumulators: 64 columns at M 1 to 3 on
  * 14x32) and each skinny_nv 1 to 4, on every kernel, M 1 to 6 and 16, N
- * from 1 to past two of the widest calls (masked tails), odd K, with and
+ * from 1 to past two of the widest calls (masked tails), K odd, below the
+ * parts M 1 and 2 cut K into (1, 3), and a multiple of them (64), with and
  * without a fused epilogue, 1 and 2 threads. */
 static void test_skinny_small(void **state)
 {
     (void)state;
-    static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 16}, ns[] = {1, 17, 45, 64, 70, 131}, ks[] = {3, 37};
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 16}, ns[] = {1, 17, 45, 64, 70, 131}, ks[] = {3, 37, 1, 64};
     for (int ki = 0; ki < gemm_kernel_count(); ki++) {
         const gemm_kernel *kr = gemm_kernel_at(ki);
         if (!gemm_kernel_available(kr)) continue;
@@ -420,7 +421,7 @@ static void test_skinny_small(void **state)
             gemm_config cf = {.skinny_nv = sv};
             for (size_t x = 0; x < sizeof ms / sizeof ms[0]; x++)
                 for (size_t y = 0; y < sizeof ns / sizeof ns[0]; y++) {
-                    gcase t = {.m = ms[x], .n = ns[y], .k = ks[(x + y) % 2], .pack_b = true,
+                    gcase t = {.m = ms[x], .n = ns[y], .k = ks[(x + y + (size_t)sv) % 4], .pack_b = true,
                                .threads = 1 + (int)((x + y + (size_t)sv) % 2), .cfg = &cf};
                     if ((x + y) % 3 == 1) {
                         t.epi.bias_mode = GEMM_BIAS_COL;
