@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include "kernels/isa.h"
 #include "kernels/qgemm.h"
@@ -129,6 +130,54 @@ void knhwc_im2col(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, f
 {
     im2col_bytes(g, (const char *)x, sizeof(float), 0, p0, p1, (char *)a,
                  sizeof(float) * (size_t)(g->kh * g->kw * g->c));
+}
+
+typedef void (*gather_row_fn)(const float *, const int32_t *, int64_t, float *);
+static const struct {
+    kisa isa;
+    gather_row_fn row;
+} gather_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, nhwc_gather_row_avx512},
+    {KISA_AVX2, nhwc_gather_row_avx2},
+#endif
+    {KISA_PORTABLE, nhwc_gather_row_portable},
+};
+
+/* knhwc_im2col of NCHW x from the planes: a window wholly inside the image
+ * (most of them) gathered by a table of its K elements' offsets from its
+ * first (up to IM2COL_OFFS of them, int32), the others element by element
+ * with bounds checks. */
+#define IM2COL_OFFS 256
+void knhwc_im2col_nchw(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a)
+{
+    __typeof__(gather_impls[0]) *im = KISA_PICK(gather_impls);
+    const int64_t hw = g->h * g->w, k = g->kh * g->kw * g->c;
+    const float *xc = x + g->c0 * hw;
+    int32_t off[IM2COL_OFFS];
+    const bool table = k <= IM2COL_OFFS && g->c * hw <= INT32_MAX;
+    for (int64_t j = 0; table && j < k; j++) {
+        const int64_t tap = j / g->c, ci = j % g->c;
+        off[j] = (int32_t)(ci * hw + tap / g->kw * g->dh * g->w + tap % g->kw * g->dw);
+    }
+    int64_t oy = p0 / g->ow, ox = p0 % g->ow; /* pixel p's */
+    for (int64_t p = p0; p < p1; p++, ox = ox + 1 < g->ow ? ox + 1 : (oy++, 0)) {
+        const int64_t iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
+        float *ap = a + (p - p0) * k;
+        int64_t ky0, ky1, kx0, kx1;
+        taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
+        taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
+        if (table && ky0 == 0 && ky1 == g->kh && kx0 == 0 && kx1 == g->kw) {
+            im->row(xc + iy0 * g->w + ix0, off, k, ap);
+            continue;
+        }
+        for (int64_t ky = 0; ky < g->kh; ky++)
+            for (int64_t kx = 0; kx < g->kw; kx++) {
+                const bool in = ky >= ky0 && ky < ky1 && kx >= kx0 && kx < kx1;
+                const float *xp = in ? xc + (iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw : NULL;
+                for (int64_t ci = 0; ci < g->c; ci++) *ap++ = in ? xp[ci * hw] : 0.0f;
+            }
+    }
 }
 
 void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t p0, int64_t p1,

@@ -22,6 +22,10 @@ typedef struct knhwc_geom {
 /* a[p - p0][(ky*kw + kx)*c + ci] = x[iy][ix][c0 + ci] for output pixels
  * p in [p0, p1) (0 in the padding): the GEMM's A, K = kh*kw*c. */
 void knhwc_im2col(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a);
+/* The same rows of an NCHW x ([cs][h][w]: planes c0 .. c0 + c), read from
+ * the planes: a Conv of a few input channels (a network's stem on its NCHW
+ * image) without the whole image changed to NHWC first. */
+void knhwc_im2col_nchw(const knhwc_geom *g, const float *x, int64_t p0, int64_t p1, float *a);
 /* The same of uint8 x (a quantised activation), the padding `pad` (its
  * zero point), rows lda >= kh*kw*c bytes apart, 0 after the K bytes. */
 void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t p0, int64_t p1,

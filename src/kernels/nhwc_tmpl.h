@@ -360,3 +360,12 @@ static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, co
     }
     if (!yq && act.f != KF_NONE) KV(fun_row)(y, y, (size_t)(g->ow * C), act.f, act.a, act.b);
 }
+
+/* ap[j] = xo[off[j]] for j < k (knhwc_im2col_nchw's windows inside the
+ * image: a row of A gathered from the planes, VL elements at a time). */
+static void KV(nhwc_gather_row)(const float *xo, const int32_t *off, int64_t k, float *ap)
+{
+    int64_t j = 0;
+    for (; j + VL <= k; j += VL) vstore(ap + j, vgathern(xo, off + j, VL));
+    if (j < k) vstoren(ap + j, vgathern(xo, off + j, (size_t)(k - j)), (size_t)(k - j));
+}

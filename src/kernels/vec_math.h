@@ -79,14 +79,21 @@ static inline __attribute__((always_inline)) V KV(vfun)(V x, kfun f, float a, fl
     }
 }
 
-/* y[i] = f(x[i]) for i < n (y may be x). */
+/* y[i] = f(x[i]) for i < n (y may be x): two whole vectors a step, unmasked,
+ * then one, then a masked tail (a masked load and store every vector cost a
+ * SiLU 1.3x the CPU time, bench/RESULTS.md). */
 #define KV_FUN_CASE(F)                                                                     \
-    case F:                                                                                \
-        for (size_t i = 0; i < n; i += VL) {                                               \
-            size_t r = n - i < VL ? n - i : VL;                                            \
-            vstoren(y + i, KV(vfun)(vloadn(x + i, r), F, a, b), r);                        \
+    case F: {                                                                              \
+        size_t i = 0;                                                                      \
+        for (; i + 2 * VL <= n; i += 2 * VL) {                                             \
+            V u0 = KV(vfun)(vload(x + i), F, a, b), u1 = KV(vfun)(vload(x + i + VL), F, a, b); \
+            vstore(y + i, u0);                                                             \
+            vstore(y + i + VL, u1);                                                        \
         }                                                                                  \
-        break;
+        for (; i + VL <= n; i += VL) vstore(y + i, KV(vfun)(vload(x + i), F, a, b));       \
+        if (i < n) vstoren(y + i, KV(vfun)(vloadn(x + i, n - i), F, a, b), n - i);         \
+        break;                                                                             \
+    }
 static inline void KV(fun_row)(float *y, const float *x, size_t n, kfun f, float a, float b)
 {
     switch (f) {

@@ -295,7 +295,8 @@ static void test_implicit_u8(void **state)
 /* The float channels-last im2col against a loop over every tap: kernel
  * rows copied as one run (no dilation along x, whole pixels: the stem's
  * 3 channels, odd channels, a pad wider than the kernel) and tap by tap
- * (a channel slice of a wider image, dilation); and the NCHW <-> NHWC
+ * (a channel slice of a wider image, dilation), the same from the NCHW
+ * planes (knhwc_im2col_nchw) at each ISA; and the NCHW <-> NHWC
  * changes around it, a few channels (an image's 3) and many. */
 static void test_im2col_f32(void **state)
 {
@@ -306,6 +307,7 @@ static void test_im2col_f32(void **state)
         {.h = 5, .w = 5, .cs = 17, .c = 17, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 1, .pt = 1, .pl = 1},
         {.h = 4, .w = 5, .cs = 2, .c = 2, .kh = 2, .kw = 2, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 3, .pl = 3},
         {.h = 6, .w = 7, .cs = 70, .c = 70, .kh = 1, .kw = 3, .sh = 1, .sw = 3, .dh = 1, .dw = 1, .pt = 0, .pl = 1},
+        {.h = 6, .w = 5, .cs = 31, .c0 = 1, .c = 30, .kh = 3, .kw = 3, .sh = 1, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 0},
     };
     for (size_t gi = 0; gi < sizeof gs / sizeof *gs; gi++) {
         knhwc_geom g = gs[gi];
@@ -330,6 +332,22 @@ static void test_im2col_f32(void **state)
                                      gi, (long long)p, (long long)ky, (long long)kx, (long long)ci,
                                      (double)got, (double)want);
                     }
+        /* the same rows from x's NCHW planes (a stem's im2col, knhwc_im2col_nchw), each ISA:
+         * windows inside the image gathered, the others element by element */
+        float *xp = test_malloc(sizeof(float) * (size_t)(g.h * g.w * g.cs));
+        float *b = test_malloc(sizeof(float) * (size_t)(np * k));
+        for (int64_t i = 0; i < g.h * g.w; i++)
+            for (int64_t c = 0; c < g.cs; c++) xp[c * g.h * g.w + i] = x[i * g.cs + c];
+        KC_EACH_ISA({
+            memset(b, 0xee, sizeof(float) * (size_t)(np * k));
+            knhwc_im2col_nchw(&g, xp, p0, p1, b);
+            for (int64_t j = 0; j < (p1 - p0) * k; j++)
+                if (b[j] != a[j])
+                    fail_msg("im2col from planes, geometry %zu, ISA %d: element %lld of A: %g, want %g", gi,
+                             kc_i, (long long)j, (double)b[j], (double)a[j]);
+        });
+        test_free(xp);
+        test_free(b);
         test_free(x);
         test_free(a);
     }

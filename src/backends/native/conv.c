@@ -23,7 +23,9 @@
  * them (gemm_args.pro), or for factors alone where B is the smaller
  * operand scales B's packed panels per image (pro_on_b), so the scaled
  * tensor is never written; such a Conv runs channels-last (its input
- * changed in the scratch when NCHW). */
+ * changed in the scratch when NCHW). A channels-last im2col Conv of an
+ * NCHW input with a few channels (a stem on its image) reads the planes
+ * as it writes A (im2col_planes) instead of changing the input first. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -564,6 +566,30 @@ static float *conv_dst(const built *bm, const nat_step *st, int64_t *cy)
     return (float *)t->data + st->cat_c0 * (bm->vals[st->cat].nhwc ? 1 : q[G_OH] * q[G_OW]);
 }
 
+/* Input channels up to which a float im2col Conv of an NCHW input reads
+ * its planes (knhwc_im2col_nchw) rather than the input changed to NHWC in
+ * the scratch first: a network's stem on its image (3 channels; the
+ * change and the tap-by-tap copies of 12 bytes were 18% of
+ * mobilenet_v3_small's run, bench/RESULTS.md). */
+#define IM2COL_NCHW_C 4
+
+/* Output pixels per block of such an im2col: about 128 KB of A, which the
+ * GEMM then reads from L2 (im2col_block's 1 MB blocks are written to
+ * memory and read back). */
+static int64_t planes_block(int64_t ohw, int64_t kdim)
+{
+    int64_t p = ((int64_t)1 << 15) / (kdim > 0 ? kdim : 1);
+    p = p < 64 ? 64 : p;
+    return p < ohw ? p : ohw;
+}
+
+static bool im2col_planes(const built *bm, const nat_step *st, const nat_val *xv)
+{
+    const int64_t *q = st->geo;
+    return q[G_DIRECT] == CONV_IM2COL && !xv->nhwc && !st->pro && !bm->qstatic &&
+           !bm->packs[st->node].qv.w && q[G_C] * q[G_GROUP] <= IM2COL_NCHW_C;
+}
+
 /* Channels-last: Y[pixel][M] = A[pixel][kdim] x B per image and group
  * (all images at once for the direct 1x1), A the input itself (1x1,
  * stride 1, no pads) or its NHWC im2col by blocks of pixels; bias along
@@ -600,7 +626,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                          gemm_kernel_nr(bm->kern) * kdim);
     }
     gemm_packed wv;
-    if (!xv->nhwc && !ig) {
+    const bool planes = im2col_planes(bm, st, xv);
+    if (!xv->nhwc && !ig && !planes) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
         sp += nat_floats(N * C * hw);
@@ -666,7 +693,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         const bool all = direct && !(st->pro && N > 1 && bm->steps[st->pro - 1].op == &nat_chan_mul &&
                                      bm->steps[st->pro - 1].geo[1]);
         const int64_t rows = all ? N * ohw : ohw;
-        const int64_t blk = oq8 || rq8 ? qblk : direct ? rows : im2col_block(ohw, kdim, 1);
+        const int64_t blk = oq8 || rq8 ? qblk : direct ? rows : planes ? planes_block(ohw, kdim)
+                                                                       : im2col_block(ohw, kdim, 1);
         /* static int8 reading its (padded) input in place of an im2col: its padded bytes */
         const int64_t ig_bytes = !direct && p->qv.w && p->qs > 0 ? nat_qconv_ig_bytes(&kg, blk) : -1;
         qg_rows ar = {0};
@@ -729,7 +757,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         g.a = NULL;
                     } else {
                         kg.c0 = gi * cg;
-                        knhwc_im2col(&kg, x + im * hw * C, p0, p1, sp);
+                        if (planes) knhwc_im2col_nchw(&kg, x + im * hw * C, p0, p1, sp);
+                        else knhwc_im2col(&kg, x + im * hw * C, p0, p1, sp);
                         g.a = sp;
                         g.rsa = kdim;
                     }
