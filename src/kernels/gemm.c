@@ -254,10 +254,11 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
     const int NR = kr->nr, VW = kr->skinny_vw;
     const int nvmax = jb->snv > 0 && jb->snv < kr->skinny_nv ? jb->snv : kr->skinny_nv;
     /* B's columns per call: the widest tile past M = 16 while those columns
-     * of B (K x width) fit in half of L2, re-read by each call over the rows;
-     * at M <= 16 (one block of rows: B is read once) the config's width, else
+     * of B (K x width) fit in half of L2 (three quarters from
+     * GEMM_SKINNY_WIDE_M rows), re-read by each call over the rows; at M <=
+     * 16 (one block of rows: B is read once) the config's width, else
      * small_nv's */
-    int64_t half_l2 = gemm_l2_bytes() / 2, fit = half_l2 / (g->k * 4) / NR * NR;
+    int64_t l2 = gemm_l2_bytes(), fit = (g->m >= GEMM_SKINNY_WIDE_M ? l2 / 4 * 3 : l2 / 2) / (g->k * 4) / NR * NR;
     int width = g->m <= GEMM_SKINNY_M ? VW * (jb->snv > 0 ? nvmax : small_nv(kr, (int)g->m)) / NR * NR
                                       : (int)min64(VW * nvmax / NR * NR, fit);
     if (width < NR) width = NR;

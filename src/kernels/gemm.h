@@ -32,6 +32,13 @@
  * the columns-outer loop at 12544x96x16, 3136x144x24, 784x192x32; the
  * same calls where N fits one width (docs/gemm.md). */
 #define GEMM_SKINNY_ROWS_K 32
+/* Past GEMM_SKINNY_M, the skinny path's calls take the widest tile (4
+ * vectors) while B's columns for it (K x 64 floats) fit in half of L2, and
+ * from this many rows in three quarters: at K 3072 (half of a 1.25 MiB L2
+ * holds 32 columns) 1.02x to 1.23x the 32-wide tile at M 48 to 1024, 0.92x
+ * at M 32, where 12-row calls over 32 columns read B from L2 half as often
+ * (bench/RESULTS.md, "Native GEMM: the wide tile at K 3072"). */
+#define GEMM_SKINNY_WIDE_M 48
 
 typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gemm_kern.h) */
 

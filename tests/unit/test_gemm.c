@@ -354,6 +354,7 @@ static void test_skinny_rule(void **state)
  * 32, 48 and 64), rows per call past each kernel's (M 17 to 300), short and
  * odd K, 1 and 2 threads, with and without an epilogue, in the default
  * order (rows outer at K <= GEMM_SKINNY_ROWS_K), in order 1 (rows outer) and 2 (columns outer); and A in several row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less);
+ * the tile's width at K 3000 on each side of GEMM_SKINNY_WIDE_M;
  * and rows outer over a C larger than L2 (C's prefetch ahead of the calls). */
 static void test_narrow(void **state)
 {
@@ -387,6 +388,17 @@ static void test_narrow(void **state)
         for (int64_t n = 47; n <= 49; n++) {
             gcase t = {.m = 700, .n = n, .k = 1300, .pack_b = true, .threads = 1};
             t.epi.res = (const float *)1;
+            run_case(kr, &t);
+            cases++;
+        }
+        /* K 3000: half of a 1.25 MiB L2 holds B's columns for a 32-wide tile, three quarters
+         * for a 64-wide one, which M >= GEMM_SKINNY_WIDE_M takes (M 47 the narrower): N 130 as
+         * two widths and a masked tail, columns outer, one and two threads */
+        for (int x = 0; x < 3; x++) {
+            gcase t = {.m = x == 0 ? GEMM_SKINNY_WIDE_M - 1 : x == 1 ? GEMM_SKINNY_WIDE_M : 60,
+                       .n = 130, .k = 3000, .pack_b = true, .threads = 1 + (x == 2)};
+            t.epi.bias_mode = GEMM_BIAS_COL;
+            t.epi.act = x == 1 ? GEMM_ACT_GELU : GEMM_ACT_RELU;
             run_case(kr, &t);
             cases++;
         }
