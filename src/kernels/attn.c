@@ -30,6 +30,7 @@
  * -103.97): checked per row by Cauchy-Schwarz (|q.k| <= |q| |k|) against
  * ATT_UNDERFLOW, else the block computes every key as before. */
 #define ATT_FAR (-1000.0f)
+#define ATT_GQB_SKIP 64 /* queries per block then: the last keys of more blocks skipped */
 #define ATT_UNDERFLOW (-110.0f)
 
 #if KISA_X86 /* the vector instances: x86-64 only */
@@ -256,19 +257,21 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
         dense(g->vcs, g->hkv, g->sc, g->dv);
     }
     const gemm_kernel *gk = att_kernel(g, im->gemm);
-    const int qb = gk ? att_gqb(g) : im->qb, nqb = (g->sq + qb - 1) / qb;
-    const long tasks = (long)g->b * g->hq * nqb;
-    const size_t wsn = ws_floats(g, gk, qb);
     const bool given = g->ws && g->ws_bytes >= kattention_scratch(g, threads);
-    int fail = 0;
     att_skip sk = {0};
-    float *skbuf = NULL; /* after the threads' scratch when given */
+    float *skbuf = NULL; /* after the threads' scratch (kattention_scratch's) when given */
     if (gk) {
-        skbuf = given ? (float *)g->ws + wsn * (size_t)(threads > 1 ? threads : 1)
+        skbuf = given ? (float *)g->ws + ws_floats(g, gk, att_gqb(g)) * (size_t)(threads > 1 ? threads : 1)
                       : malloc(att_skip_floats(g) * sizeof *skbuf);
         if (!skbuf) return -1;
         att_skip_make(g, kp, kc, skbuf, &sk);
     }
+    /* blocks of ATT_GQB_SKIP queries when keys are skipped (fewer per block) */
+    const int qb = !gk ? im->qb : sk.vis && att_gqb(g) > ATT_GQB_SKIP ? ATT_GQB_SKIP : att_gqb(g);
+    const int nqb = (g->sq + qb - 1) / qb;
+    const long tasks = (long)g->b * g->hq * nqb;
+    const size_t wsn = ws_floats(g, gk, qb);
+    int fail = 0;
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && tasks > 1)
     {
         float *ws = given ? (float *)g->ws + wsn * (size_t)omp_get_thread_num()
