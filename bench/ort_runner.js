@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // ONNX Runtime (CPU, npm onnxruntime-node) as a bench peer; the protocol of
-// bench/c/ait_runner.c: "out DIR" -> "ok", "time N" -> "t MS ...", startup
-// "ready", failures "error MESSAGE".
+// bench/c/ait_runner.c: "out DIR" -> "ok", "time N" -> "t MS ...", "cpu N" ->
+// "t MS ..." (each run's process CPU time, user + system, every thread),
+// startup "ready", failures "error MESSAGE".
 // Session: graph optimisation level "all", intra-op threads THREADS, inter-op 1,
 // sequential execution.
 // With --bind, every output is bound to a buffer allocated once (session.run's
@@ -58,9 +59,16 @@ async function main() {
         try { fs.writeFileSync(file, writeNpy(res[name])); } catch (e) { fail(file, e); }
       }
       process.stdout.write('ok\n');
-    } else if (cmd === 'time' && parseInt(arg, 10) > 0) {
+    } else if ((cmd === 'time' || cmd === 'cpu') && parseInt(arg, 10) > 0) {
       const times = [];
       for (let r = 0; r < parseInt(arg, 10); r++) {
+        if (cmd === 'cpu') {
+          const c0 = process.cpuUsage();
+          try { await run(); } catch (e) { fail('run', e); }
+          const c = process.cpuUsage(c0);
+          times.push((c.user + c.system) / 1e3);
+          continue;
+        }
         const t0 = process.hrtime.bigint();
         try { await run(); } catch (e) { fail('run', e); }
         times.push(Number(process.hrtime.bigint() - t0) / 1e6);

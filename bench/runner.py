@@ -61,12 +61,13 @@ class Runner:
         self.send(f"out {folder}")
         self.expect("ok")
 
-    def times(self, n, per_run_estimate=1.0):
-        self.send(f"time {n}")
+    def times(self, n, per_run_estimate=1.0, cmd="time"):
+        """n runs' times in ms: wall clock ("time"), or each run's process CPU time ("cpu")."""
+        self.send(f"{cmd} {n}")
         text = self.line(self.timeout + n * per_run_estimate * 3)
         parts = text.split()
         if not parts or parts[0] != "t" or len(parts) != n + 1:
-            raise RunnerError(f"{self.label}: bad answer to 'time {n}': '{text[:200]}'")
+            raise RunnerError(f"{self.label}: bad answer to '{cmd} {n}': '{text[:200]}'")
         return [float(p) for p in parts[1:]]
 
     def close(self):

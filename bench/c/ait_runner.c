@@ -4,6 +4,8 @@
  * bench/torch_runner.py speak the same protocol):
  *   out DIR   run once, write each output as DIR/NAME.npy    -> "ok"
  *   time N    run N times                                    -> "t MS MS ..."
+ *   cpu N     run N times, each run's process CPU time (user + system, every
+ *             thread: a shared machine's preemptions are not in it) -> "t MS MS ..."
  * With more models (same inputs), one process compares them run by run
  * (bench/tuned.py: two artifacts side by side, so that the time-varying
  * part of this machine's noise falls on both alike):
@@ -58,13 +60,14 @@ static ait_status run(const peer *p, ait_tensor *const *in, int nin, ait_tensor 
     return s;
 }
 
-/* One timed run of p (outputs freed); the time in ms, or < 0 on failure. */
-static double timed_run(const peer *p, ait_tensor *const *in, int nin, int nout)
+/* One timed run of p (outputs freed); the time in ms (wall clock, or the
+ * process's CPU time when cpu), or < 0 on failure. */
+static double timed_run(const peer *p, ait_tensor *const *in, int nin, int nout, bool cpu)
 {
     ait_tensor *out[MAX_IO] = {0};
-    double t0 = now_s();
+    double t0 = cpu ? process_cpu_s() : now_s();
     if (run(p, in, nin, out, nout) != AIT_OK) return -1;
-    double ms = (now_s() - t0) * 1e3;
+    double ms = ((cpu ? process_cpu_s() : now_s()) - t0) * 1e3;
     if (!p->b)
         for (int j = 0; j < nout; j++) ait_tensor_free(out[j]);
     return ms;
@@ -171,10 +174,10 @@ int main(int argc, char **argv)
                 if (!p[0].b) ait_tensor_free(out[j]);
             }
             printf("ok\n");
-        } else if (sscanf(line, "time %ld", &n) == 1 && n > 0) {
+        } else if ((sscanf(line, "time %ld", &n) == 1 || sscanf(line, "cpu %ld", &n) == 1) && n > 0) {
             printf("t");
             for (long r = 0; r < n; r++) {
-                double t = timed_run(&p[0], in, nin, nout);
+                double t = timed_run(&p[0], in, nin, nout, line[0] == 'c');
                 if (t < 0) return fail("run", ait_session_error(p[0].s));
                 printf(" %.4f", t);
             }
@@ -186,7 +189,7 @@ int main(int argc, char **argv)
             for (long r = 0; r < n; r++)
                 for (int j = 0; j < np; j++) {
                     int k = (int)((r + j) % np); /* round r starts with model r mod np */
-                    double t = timed_run(&p[k], in, nin, nout);
+                    double t = timed_run(&p[k], in, nin, nout, false);
                     if (t < 0) return fail("run", ait_session_error(p[k].s));
                     ms[r * np + k] = t;
                 }

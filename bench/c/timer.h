@@ -18,4 +18,13 @@ static inline double thread_cpu_s(void)
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+/* CPU time of the whole process (every thread): what a run cost, threads
+ * included, as ort_runner.js's process.cpuUsage() counts it. */
+static inline double process_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 #endif

@@ -22,6 +22,16 @@
 #define ATT_GEMM_MIN 16
 #define ATT_GQB 128
 #define ATT_GQB_KEYS 512
+/* The GEMM path skips the keys no query of a block sees (a causal
+ * decoder's masked half): those past the causal limit, and the trailing
+ * keys of a float mask at or below ATT_FAR (a decoder's -10000 or -1e9, or
+ * -inf). A finite mask value only masks when the score plus it is below
+ * the row's max by more than exp's range (exp(x) of float32 is 0 below
+ * -103.97): checked per row by Cauchy-Schwarz (|q.k| <= |q| |k|) against
+ * ATT_UNDERFLOW, else the block computes every key as before. */
+#define ATT_FAR (-1000.0f)
+#define ATT_GQB_SKIP 64 /* queries per block then: the last keys of more blocks skipped */
+#define ATT_UNDERFLOW (-110.0f)
 
 #if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
@@ -37,7 +47,8 @@
 
 typedef void (*att_block_fn)(const katt_geom *, const float *, const float *, const float *,
                              const float *, const float *, float *, int, int, int, int, float *);
-typedef void (*att_probs_fn)(const katt_geom *, float *, int, int, int, int, float, float *);
+typedef void (*att_probs_fn)(const katt_geom *, float *, int, int, int, int, float, float *, int,
+                             float *);
 typedef struct att_impl {
     kisa isa;
     att_block_fn block;
@@ -60,14 +71,92 @@ static const gemm_kernel *gemm_named(const char *name)
     return NULL;
 }
 
-/* Queries [i0, i0 + nq) of head h in batch bi by two GEMMs each over the
- * past and the current keys; ws: nq * (t + dv) + nq floats. */
-static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *g, const float *q,
-                    const float *kp, const float *vp, const float *kc, const float *vc, float *y,
-                    int bi, int h, int i0, int nq, float *ws)
+/* What the GEMM path may skip (NULL when nothing: a boolean mask, a mask
+ * per batch or head, no mask and not causal): per query row i, vis[i] the
+ * keys up to the last one it sees (the causal limit, then the float mask's
+ * trailing run at or below ATT_FAR cut off) and far[i] the largest mask
+ * value of that run (-inf when none); knorm[kh * T + j] the norm of key j of
+ * (batch, kv head) kh, when a finite far value needs the check. */
+typedef struct att_skip {
+    const int *vis;
+    const float *far;
+    const float *knorm;
+} att_skip;
+
+static void att_skip_make(const katt_geom *g, const float *kp, const float *kc, float *buf,
+                          att_skip *sk)
+{
+    const int T = g->sp + g->sc;
+    int *vis = (int *)buf;
+    float *far = buf + g->sq, *kn = buf + 2 * (size_t)g->sq;
+    bool finite = false, cut = false;
+    memset(sk, 0, sizeof *sk);
+    if (g->bmask || (!g->causal && !g->mask) || (g->mask && (g->mb || g->mh))) return;
+    for (int i = 0; i < g->sq; i++) {
+        int v = g->causal && i + g->sp + 1 < T ? i + g->sp + 1 : T;
+        float f = -INFINITY;
+        const float *m = g->mask ? g->mask + (size_t)i * g->mi : NULL;
+        for (; m && v > 0 && m[v - 1] <= ATT_FAR; v--) f = m[v - 1] > f ? m[v - 1] : f;
+        vis[i] = v, far[i] = f;
+        finite |= f > -INFINITY;
+        cut |= v < T;
+    }
+    if (!cut) return;
+    sk->vis = vis, sk->far = far;
+    if (!finite) return;
+    for (int bi = 0; bi < g->b; bi++) /* the keys' norms, for the check */
+        for (int kh = 0; kh < g->hkv; kh++)
+            for (int j = 0; j < T; j++) {
+                const float *k = j < g->sp ? kp + bi * g->kps[0] + kh * g->kps[1] + (size_t)j * g->kps[2]
+                                           : kc + bi * g->kcs[0] + kh * g->kcs[1] + (size_t)(j - g->sp) * g->kcs[2];
+                float a[8] = {0};
+                int e = 0;
+                for (; e + 8 <= g->d; e += 8)
+                    for (int u = 0; u < 8; u++) a[u] += k[e + u] * k[e + u];
+                for (; e < g->d; e++) a[0] += k[e] * k[e];
+                kn[((size_t)bi * g->hkv + kh) * T + j] = sqrtf(a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7]);
+            }
+    sk->knorm = kn;
+}
+
+/* Floats att_skip_make's buffer takes. */
+static size_t att_skip_floats(const katt_geom *g)
+{
+    return ((2 * (size_t)g->sq + (size_t)g->b * g->hkv * ((size_t)g->sp + g->sc)) + 15) & ~(size_t)15;
+}
+
+/* Whether the keys [n, T) of rows [i0, i0 + nq) of head h, skipped, give
+ * exactly 0 (below ATT_UNDERFLOW from the row's max mx[i]): a finite far
+ * value with the largest |scale| |q| |k| of those keys. */
+static bool att_skip_exact(const katt_geom *g, const att_skip *sk, const float *qh, int bi, int h,
+                           int i0, int nq, int n, float scale, const float *mx)
 {
     const int T = g->sp + g->sc, kvh = h / (g->hq / g->hkv);
-    float *S = ws, *W = ws + (size_t)nq * T, *l = W + (size_t)nq * g->dv;
+    float kmax = 0;
+    bool finite = false;
+    for (int i = 0; i < nq; i++) finite |= sk->far[i0 + i] > -INFINITY;
+    if (!finite) return true; /* causal or -inf: masked exactly */
+    const float *kn = sk->knorm + ((size_t)bi * g->hkv + kvh) * T;
+    for (int j = n; j < T; j++) kmax = kn[j] > kmax ? kn[j] : kmax;
+    for (int i = 0; i < nq; i++) {
+        float f = sk->far[i0 + i], qq = 0;
+        if (f == -INFINITY) continue;
+        const float *q = qh + (size_t)i * g->qs[2];
+        for (int e = 0; e < g->d; e++) qq += q[e] * q[e];
+        if (!(fabsf(scale) * sqrtf(qq) * kmax + f - mx[i] < ATT_UNDERFLOW)) return false;
+    }
+    return true;
+}
+
+/* Queries [i0, i0 + nq) of head h in batch bi by two GEMMs each over the
+ * past and the current keys, up to the last key a query of the block sees
+ * (sk); ws: nq * (t + dv + 2) floats. */
+static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *g, const float *q,
+                    const float *kp, const float *vp, const float *kc, const float *vc, float *y,
+                    int bi, int h, int i0, int nq, const att_skip *sk, float *ws)
+{
+    const int T = g->sp + g->sc, kvh = h / (g->hq / g->hkv);
+    float *S = ws, *W = ws + (size_t)nq * T, *l = W + (size_t)nq * g->dv, *mx = l + nq;
     const float scale = g->scale != 0 ? g->scale : 1.0f / sqrtf((float)g->d);
     const float *qh = q + bi * g->qs[0] + h * g->qs[1] + (size_t)i0 * g->qs[2];
     float *yh = y + bi * g->ys[0] + h * g->ys[1] + (size_t)i0 * g->ys[2];
@@ -75,26 +164,37 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
                                  vp ? vp + bi * g->vps[0] + kvh * g->vps[1] : NULL},
                                 {kc + bi * g->kcs[0] + kvh * g->kcs[1],
                                  vc + bi * g->vcs[0] + kvh * g->vcs[1]}};
-    const int len[2] = {g->sp, g->sc}, off[2] = {0, g->sp};
+    int n = T; /* the keys computed */
+    if (sk->vis) {
+        n = 0;
+        for (int i = 0; i < nq; i++) n = sk->vis[i0 + i] > n ? sk->vis[i0 + i] : n;
+        if (n == 0) n = T;
+    }
     /* A (Q's rows, then S's) read in place, B (K^T, V) packed whole: the skinny
      * path's kernel, not the five loops' packing of both */
     static const gemm_config in_place = {.pack_a = GEMM_PACKA_OFF};
     const size_t kr[2] = {g->kps[2], g->kcs[2]}, vr[2] = {g->vps[2], g->vcs[2]};
-    for (int p = 0; p < 2; p++) { /* S = Q K^T, K read transposed in place */
-        if (!len[p]) continue;
-        gemm_args a = {.m = nq, .n = len[p], .k = g->d, .a = qh, .rsa = (int64_t)g->qs[2], .csa = 1,
-                       .b = parts[p][0], .rsb = 1, .csb = (int64_t)kr[p], .c = S + off[p],
-                       .ldc = T, .threads = 1, .kern = gk, .cfg = &in_place};
-        if (gemm_f32(&a, NULL) != AIT_OK) return -1;
+    int len[2], off[2] = {0, g->sp};
+    for (;;) {
+        len[0] = g->sp < n ? g->sp : n, len[1] = n - len[0];
+        for (int p = 0; p < 2; p++) { /* S = Q K^T, K read transposed in place */
+            if (!len[p]) continue;
+            gemm_args a = {.m = nq, .n = len[p], .k = g->d, .a = qh, .rsa = (int64_t)g->qs[2], .csa = 1,
+                           .b = parts[p][0], .rsb = 1, .csb = (int64_t)kr[p], .c = S + off[p],
+                           .ldc = n, .threads = 1, .kern = gk, .cfg = &in_place};
+            if (gemm_f32(&a, NULL) != AIT_OK) return -1;
+        }
+        im->probs(g, S, nq, bi, h, i0, scale, l, n, mx);
+        if (n == T || att_skip_exact(g, sk, qh, bi, h, i0, nq, n, scale, mx)) break;
+        n = T; /* a finite mask that does not underflow: every key */
     }
-    im->probs(g, S, nq, bi, h, i0, scale, l);
     if (!T) /* no keys: zero rows */
         for (int i = 0; i < nq; i++) memset(yh + (size_t)i * g->ys[2], 0, sizeof *yh * (size_t)g->dv);
     bool first = true;
     for (int p = 0; p < 2; p++) { /* Y = P V: the past's part in W, added to the current's */
         if (!len[p]) continue;
-        bool last = p == 1 || !g->sc;
-        gemm_args b = {.m = nq, .n = g->dv, .k = len[p], .a = S + off[p], .rsa = T, .csa = 1,
+        bool last = p == 1 || !len[1];
+        gemm_args b = {.m = nq, .n = g->dv, .k = len[p], .a = S + off[p], .rsa = n, .csa = 1,
                        .b = parts[p][1], .rsb = (int64_t)vr[p], .csb = 1,
                        .c = last ? yh : W, .ldc = last ? (int64_t)g->ys[2] : g->dv,
                        .threads = 1, .kern = gk, .cfg = &in_place};
@@ -120,7 +220,7 @@ static void dense(size_t s[3], int h, int rows, int cols)
 /* Per thread: the floats of one task's scratch (padded to 64 bytes). */
 static size_t ws_floats(const katt_geom *g, const gemm_kernel *gk, int qb)
 {
-    size_t n = gk ? (size_t)qb * ((size_t)g->sp + g->sc + g->dv + 1) : (size_t)qb * g->dv;
+    size_t n = gk ? (size_t)qb * ((size_t)g->sp + g->sc + g->dv + 2) : (size_t)qb * g->dv;
     return (n + 1 + 15) & ~(size_t)15;
 }
 
@@ -139,7 +239,8 @@ size_t kattention_scratch(const katt_geom *g, int threads)
 {
     __typeof__(att_impls[0]) *im = KISA_PICK(att_impls);
     const gemm_kernel *gk = att_kernel(g, im->gemm);
-    return ws_floats(g, gk, gk ? att_gqb(g) : im->qb) * sizeof(float) * (size_t)(threads > 1 ? threads : 1);
+    return (ws_floats(g, gk, gk ? att_gqb(g) : im->qb) * (size_t)(threads > 1 ? threads : 1) +
+            (gk ? att_skip_floats(g) : 0)) * sizeof(float);
 }
 
 int kattention(const katt_geom *gin, const float *q, const float *kp, const float *vp,
@@ -156,10 +257,20 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
         dense(g->vcs, g->hkv, g->sc, g->dv);
     }
     const gemm_kernel *gk = att_kernel(g, im->gemm);
-    const int qb = gk ? att_gqb(g) : im->qb, nqb = (g->sq + qb - 1) / qb;
+    const bool given = g->ws && g->ws_bytes >= kattention_scratch(g, threads);
+    att_skip sk = {0};
+    float *skbuf = NULL; /* after the threads' scratch (kattention_scratch's) when given */
+    if (gk) {
+        skbuf = given ? (float *)g->ws + ws_floats(g, gk, att_gqb(g)) * (size_t)(threads > 1 ? threads : 1)
+                      : malloc(att_skip_floats(g) * sizeof *skbuf);
+        if (!skbuf) return -1;
+        att_skip_make(g, kp, kc, skbuf, &sk);
+    }
+    /* blocks of ATT_GQB_SKIP queries when keys are skipped (fewer per block) */
+    const int qb = !gk ? im->qb : sk.vis && att_gqb(g) > ATT_GQB_SKIP ? ATT_GQB_SKIP : att_gqb(g);
+    const int nqb = (g->sq + qb - 1) / qb;
     const long tasks = (long)g->b * g->hq * nqb;
     const size_t wsn = ws_floats(g, gk, qb);
-    const bool given = g->ws && g->ws_bytes >= kattention_scratch(g, threads);
     int fail = 0;
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && tasks > 1)
     {
@@ -175,12 +286,13 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
             int blk = (int)(t % nqb), h = (int)(t / nqb % g->hq), bi = (int)(t / nqb / g->hq);
             int i0 = blk * qb, nq = g->sq - i0 < qb ? g->sq - i0 : qb;
             if (!gk) im->block(g, q, kp, vp, kc, vc, y, bi, h, i0, nq, ws);
-            else if (att_gemm(im, gk, g, q, kp, vp, kc, vc, y, bi, h, i0, nq, ws)) {
+            else if (att_gemm(im, gk, g, q, kp, vp, kc, vc, y, bi, h, i0, nq, &sk, ws)) {
 #pragma omp atomic write
                 fail = 1;
             }
         }
         if (!given) free(ws);
     }
+    if (!given) free(skbuf);
     return fail ? -1 : 0;
 }

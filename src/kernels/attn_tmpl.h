@@ -149,15 +149,17 @@ static void KV(att_scaled)(float *row, const float *mrow, int n, float scale, fl
 }
 
 /* Rows [i0, i0 + nq) of head h in batch bi for the GEMM path: s holds
- * their raw scores q.k ([nq][T], ld T); each becomes exp(v - max) of its
- * scaled, masked score v (0 where masked), l[i] the row's sum. Without a
- * boolean mask the scores a row sees (all, or up to the causal limit) are
- * scaled and summed in vectors; an element at -inf (masked by the float
- * mask) sends its row to the element-wise loop, as does a boolean mask. */
+ * their raw scores q.k against the first T keys ([nq][T], ld T: all of
+ * them, or fewer when the keys past T are masked for every row, attn.c's
+ * att_gemm); each becomes exp(v - max) of its scaled, masked score v (0
+ * where masked), l[i] the row's sum, mx[i] its max (-inf when it sees
+ * nothing). Without a boolean mask the scores a row sees (all, or up to the
+ * causal limit) are scaled and summed in vectors; an element at -inf
+ * (masked by the float mask) sends its row to the element-wise loop, as
+ * does a boolean mask. */
 static void KV(att_probs)(const katt_geom *g, float *s, int nq, int bi, int h, int i0, float scale,
-                          float *l)
+                          float *l, int T, float *mxo)
 {
-    const int T = g->sp + g->sc;
     for (int i = 0; i < nq; i++) {
         float *row = s + (size_t)i * T;
         const float *mrow = g->mask ? g->mask + bi * g->mb + h * g->mh + (size_t)(i0 + i) * g->mi : NULL;
@@ -183,6 +185,7 @@ static void KV(att_probs)(const katt_geom *g, float *s, int nq, int bi, int h, i
             }
             if (nv < T) memset(row + nv, 0, sizeof *row * (size_t)(T - nv));
             l[i] = sum;
+            mxo[i] = mx;
             continue;
         }
         mx = -INFINITY;
@@ -194,6 +197,7 @@ static void KV(att_probs)(const katt_geom *g, float *s, int nq, int bi, int h, i
             row[j] = v;
             mx = v > mx ? v : mx;
         }
+        mxo[i] = mx;
         if (mx == -INFINITY) { /* nothing visible: a zero row */
             memset(row, 0, sizeof *row * (size_t)T);
             l[i] = 0;

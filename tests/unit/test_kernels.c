@@ -326,6 +326,66 @@ static void test_attention(void **state)
     }
 }
 
+/* A decoder's prefill on the GEMM path, whose blocks of queries skip the
+ * keys no query of theirs sees (kernels/attn.c, att_skip): the causal flag;
+ * float masks that are 0 up to each query's position and -10000 (GPT-2's
+ * export) or -1e9 (the Llama-style one) after it, broadcast over batch and
+ * heads, with and without a past; and an adversarial one, where the scores
+ * past the diagonal (masked by -1024, below ATT_FAR) outweigh the mask: key
+ * j's score is 1024 j exactly, so every row attends to the last keys, not
+ * to the ones it sees, and skipping them would give other rows (the
+ * per-row check must send those blocks back to every key). */
+static void test_attention_causal_skip(void **state)
+{
+    (void)state;
+    static const struct {
+        int b, hq, hkv, sq, sp, d, causal;
+        float far; /* the mask past the diagonal, 0: none */
+        int exact;  /* the adversarial scores */
+    } cs[] = {
+        {1, 2, 1, 300, 0, 16, 1, 0, 0},       {1, 3, 3, 257, 0, 16, 0, -10000.0f, 0},
+        {2, 4, 2, 200, 40, 24, 0, -1e9f, 0},  {1, 2, 2, 150, 0, 16, 1, -10000.0f, 0},
+        {1, 2, 1, 300, 0, 16, 0, -1024.0f, 1},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+        katt_geom g = {.b = cs[k].b, .hq = cs[k].hq, .hkv = cs[k].hkv, .sq = cs[k].sq, .sp = cs[k].sp,
+                       .sc = cs[k].sq, .d = cs[k].d, .dv = cs[k].d, .causal = cs[k].causal,
+                       .scale = cs[k].exact ? 1.0f : 0.0f};
+        int T = g.sp + g.sc;
+        size_t nq = (size_t)g.b * g.hq * g.sq, nkv = (size_t)g.b * g.hkv;
+        float *q = kc_rand(nq * g.d, 11, -1, 1), *kc = kc_rand(nkv * g.sc * g.d, 12, -1, 1);
+        float *vc = kc_rand(nkv * g.sc * g.dv, 13, -1, 1);
+        float *kp = g.sp ? kc_rand(nkv * g.sp * g.d, 14, -1, 1) : NULL;
+        float *vp = g.sp ? kc_rand(nkv * g.sp * g.dv, 15, -1, 1) : NULL;
+        if (cs[k].exact) { /* q = 32 e0, key j = 32 j e0: q.k = 1024 j, exact in float */
+            memset(q, 0, nq * g.d * sizeof *q);
+            memset(kc, 0, nkv * g.sc * g.d * sizeof *kc);
+            for (size_t r = 0; r < nq; r++) q[r * g.d] = 32;
+            for (size_t r = 0; r < nkv * g.sc; r++) kc[r * g.d] = 32.0f * (float)(r % g.sc);
+        }
+        float *mask = cs[k].far != 0 ? malloc((size_t)g.sq * T * sizeof *mask) : NULL;
+        for (int i = 0; mask && i < g.sq; i++)
+            for (int j = 0; j < T; j++) mask[(size_t)i * T + j] = j > i + g.sp ? cs[k].far : 0.0f;
+        if (mask) g.mask = mask, g.mi = (size_t)T;
+        float *y = malloc(nq * g.dv * sizeof *y);
+        double *want = malloc(nq * g.dv * sizeof *want);
+        att_want(&g, q, kp, vp, kc, vc, want);
+        KC_EACH_ISA({
+            katt_geom gw = g;
+            gw.ws_bytes = kattention_scratch(&g, kc_threads);
+            gw.ws = malloc(gw.ws_bytes);
+            memset(gw.ws, 0x7f, gw.ws_bytes);
+            for (int given = 0; given < 2; given++) {
+                memset(y, 0, nq * g.dv * sizeof *y);
+                assert_int_equal(kattention(given ? &gw : &g, q, kp, vp, kc, vc, y, kc_threads), 0);
+                assert_true(kc_close("attention (causal skip)", y, want, nq * g.dv, 2e-6 * (1 + g.d / 8.0), 1e-5));
+            }
+            free(gw.ws);
+        });
+        free(q), free(kc), free(vc), free(kp), free(vp), free(mask), free(y), free(want);
+    }
+}
+
 /* x [b][h][rows][cols] copied to [b][rows][h][cols] (heads packed in a row,
  * as a [b, s, h * d] projection holds them); its strides in s. */
 static float *to_packed(const float *x, int b, int h, int rows, int cols, size_t s[3])
@@ -405,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_norms),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_attention_causal_skip),
         cmocka_unit_test(test_attention_strided),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
