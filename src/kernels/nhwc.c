@@ -178,7 +178,15 @@ void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, int64_t xc, uint8_t pad
             memcpy(d + (size_t)g->pl * c, s, (size_t)g->w * c);
         } else { /* each pixel's xc channels, then the pad up to c */
             uint8_t *o = d + (size_t)g->pl * c;
-            for (int64_t ix = 0; ix < g->w; ix++, o += c, s += n)
+            int64_t ix = 0;
+            if (n == 3 && c == 4) /* a stem's: 4 bytes a pixel, the 4th replaced (not the last) */
+                for (; ix + 1 < g->w; ix++, o += 4, s += 3) {
+                    uint8_t t[4];
+                    memcpy(t, s, 4);
+                    t[3] = pad;
+                    memcpy(o, t, 4);
+                }
+            for (; ix < g->w; ix++, o += c, s += n)
                 for (size_t ci = 0; ci < c; ci++) o[ci] = ci < n ? s[ci] : pad;
         }
         memset(d + (size_t)(g->pl + g->w) * c, pad, (size_t)(wp - g->pl - g->w) * c);
