@@ -15,7 +15,7 @@ usage: /usr/bin/python3 bench/ab.py MODELS_DIR MODEL BASE_BIN BASE.ait NEW_BIN N
   outputs are not held to the float tolerance: each engine's max abs error and SQNR against
   the reference (bench/quant.py's errors) are printed instead.
   --cpu ROUNDS: CPU time instead of wall clock (on a loaded machine a run's wall time is mostly
-  waiting): ROUNDS interleaved rounds (base, new, ORT) of about 0.3 s of runs each, a round's CPU
+  waiting): ROUNDS interleaved rounds (base, new, ORT) of about 0.3 s of runs each (at least 5), a round's CPU
   time per run from the runner's threads' /proc/PID/task/*/schedstat; medians of the rounds and
   the median of the rounds' new/base and new/ORT ratios."""
 import glob
@@ -45,7 +45,7 @@ def cpu_rounds(runners, rounds):
     per, out = {}, {e: [] for e in runners}
     for e, r in runners.items():
         w = r.times(3)
-        per[e] = max(1, min(50, round(0.3 / max(statistics.median(w) / 1e3, 1e-6))))
+        per[e] = max(5, min(50, round(0.3 / max(statistics.median(w) / 1e3, 1e-6))))
     for _ in range(rounds):
         for e, r in runners.items():
             c0 = cpu_ns(r.proc.pid)
