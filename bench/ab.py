@@ -7,18 +7,17 @@ prints the medians and 10th percentiles, their ratios and the load average. For 
 against its base on this shared machine.
 
 usage: /usr/bin/python3 bench/ab.py MODELS_DIR MODEL BASE_BIN BASE.ait NEW_BIN NEW.ait [THREADS]
-         [--ort ORT.onnx --case CASE] [--cpu]
+         [--ort ORT.onnx --case CASE] [--cpu ROUNDS]
   BASE_BIN, NEW_BIN: the build folders holding bench-ait-runner
-  --cpu: also each engine's CPU time per run (its process's threads' time on a CPU, from
-  /proc/PID/task/*/schedstat, around each round's runs): medians over the rounds and their
-  ratios and the median of each round's ratios, which leave out the time other processes
-  held the core (a loaded machine).
   --ort: ONNX Runtime runs ORT.onnx instead of MODEL.onnx (bench/quant.py's static int8 QDQ
   model, build-bench/quant/MODEL.ort-int8.onnx); --case: the sample MODELS_DIR/CASE.in.npz
   and its reference CASE.out.npz (MODEL.bench.b8) instead of MODEL.in.0.npz. With --ort the
   outputs are not held to the float tolerance: each engine's max abs error and SQNR against
-  the reference (bench/quant.py's errors) are printed instead."""
-import glob
+  the reference (bench/quant.py's errors) are printed instead.
+  --cpu ROUNDS: CPU time instead of wall clock (on a loaded machine a run's wall time is mostly
+  waiting): ROUNDS interleaved rounds (base, new, ORT) of about 0.3 s of runs each (at least 5), a round's CPU
+  time per run from the runners' `cpu N` (each run's process CPU time, every thread); medians of the rounds and
+  the median of the rounds' new/base and new/ORT ratios."""
 import os
 import statistics
 import sys
@@ -29,37 +28,42 @@ import models  # noqa: E402
 from runner import Runner  # noqa: E402
 
 
-def cpu_ns(proc):
-    """Nanoseconds on a CPU so far of every thread of proc (schedstat's first field)."""
-    total = 0
-    for f in glob.glob(f"/proc/{proc.pid}/task/*/schedstat"):
-        try:
-            total += int(open(f).read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass  # a thread that ended between the listing and the read
-    return total
-
-
-def cpu_rounds(runners, rounds, runs):
-    """Interleaved rounds of `runs` runs per engine: CPU ms per run, per engine and round."""
-    out = {e: [] for e in runners}
-    for r in runners.values():  # warm-up
-        r.times(3)
+def cpu_rounds(runners, rounds):
+    """Warm-up, then `rounds` interleaved rounds: per runner, each round's CPU ms per run."""
+    per, out = {}, {e: [] for e in runners}
+    for e, r in runners.items():
+        w = r.times(3)
+        per[e] = max(5, min(50, round(0.3 / max(statistics.median(w) / 1e3, 1e-6))))
     for _ in range(rounds):
         for e, r in runners.items():
-            c0 = cpu_ns(r.proc)
-            r.times(runs)
-            out[e].append((cpu_ns(r.proc) - c0) / runs / 1e6)
-    return out
+            ts = r.times(per[e], cmd="cpu")  # each run's process CPU time (the runners' `cpu N`)
+            out[e].append(sum(ts) / len(ts))
+    return out, per
+
+
+def report_cpu(name, runners, rounds, load0):
+    ms, per = cpu_rounds(runners, rounds)
+    load1 = open("/proc/loadavg").read().split()[:3]
+    med = {e: statistics.median(v) for e, v in ms.items()}
+    nb = statistics.median(n / b for n, b in zip(ms["new"], ms["base"]))
+    no = statistics.median(n / o for n, o in zip(ms["new"], ms["ort"]))
+    bo = statistics.median(b / o for b, o in zip(ms["base"], ms["ort"]))
+    print(f"{name}: CPU ms per run, medians of {rounds} rounds ({per} runs per round): base "
+          f"{med['base']:.3f}, new {med['new']:.3f}, ORT {med['ort']:.3f}; base/ORT "
+          f"{med['base'] / med['ort']:.3f}, new/ORT {med['new'] / med['ort']:.3f}, new/base "
+          f"{med['new'] / med['base']:.3f}; per-round ratios' medians: new/base {nb:.3f}, new/ORT "
+          f"{no:.3f}, base/ORT {bo:.3f}; load {' '.join(load0)} -> {' '.join(load1)}")
+    for e in ms:
+        print(f"  {e}: " + " ".join(f"{v:.2f}" for v in ms[e]))
+    for r in runners.values():
+        r.close()
 
 
 def main():
     args, opt = [], {}
     it = iter(sys.argv[1:])
     for a in it:
-        if a == "--cpu":
-            opt["cpu"] = True
-        elif a in ("--ort", "--case"):
+        if a in ("--ort", "--case", "--cpu"):
             opt[a[2:]] = next(it)
         else:
             args.append(a)
@@ -95,22 +99,9 @@ def main():
         info[e] = {"ok": err <= models.TOL, "rel_err": err, "error": None}
         if not info[e]["ok"]:
             sys.exit(f"{e}: outputs off by {err:.2e}")
-    if "cpu" in opt:  # before the wall-clock rounds, which close the runners
-        est = min(r.times(3)[1] for r in runners.values()) / 1e3
-        runs = max(1, min(50, round(0.3 / max(est, 1e-6))))
-        cpu = cpu_rounds(runners, 15, runs)
-        med = {e: statistics.median(v) for e, v in cpu.items()}
-        print(f"{name}: CPU ms per run, medians of {len(cpu['new'])} rounds of {runs} runs: "
-              f"base {med['base']:.3f}, new {med['new']:.3f}, ORT {med['ort']:.3f}; "
-              f"base/ORT {med['base'] / med['ort']:.3f}, new/ORT {med['new'] / med['ort']:.3f}, "
-              f"new/base {med['new'] / med['base']:.3f}")
-        pair = {k: statistics.median(a / b for a, b in zip(cpu[k[0]], cpu[k[1]]))
-                for k in (("new", "base"), ("new", "ort"), ("base", "ort"))}
-        print(f"{name}: CPU, median of the rounds' ratios (each round's engines run one after "
-              f"another): new/base {pair['new', 'base']:.3f}, new/ORT {pair['new', 'ort']:.3f}, "
-              f"base/ORT {pair['base', 'ort']:.3f}")
-        for e, v in cpu.items():
-            print(f"  {e} rounds: {' '.join(f'{x:.3f}' for x in v)}")
+    if "cpu" in opt:
+        report_cpu(name, runners, int(opt["cpu"]), load0)
+        return
     models.time_and_close(cfg, runners, info)
     load1 = open("/proc/loadavg").read().split()[:3]
     med = {e: info[e]["median_ms"] for e in info}

@@ -5,7 +5,8 @@ mobilenetv2), one thread:
   ait     `ait tune --quant V` (strategy max-throughput, batch sizes 1,8) for
           each variant V of VARIANTS (the CNNs: int8dq and int8, static with
           activation scales calibrated on the tuning sample, the variants
-          native's Conv has), and the float32 tune (f32);
+          native's Conv has), and the float32 tune (f32); the CNNs with the
+          whole-plan check, the whole model as one module among its plans;
   ort     ONNX Runtime on the float model (f32), and on the model quantised
           as onnxruntime's tools do it (bench/ort_quant.py): mlp and bert
           dynamic int8 (quantize_dynamic), the CNNs static QDQ int8
@@ -58,6 +59,16 @@ VARIANTS = ("int8dq", "bf16", "int8wo", "int4wo")
 # short profiles and no whole-plan check: five tunes per model on a shared 2-core machine
 TUNE_ARGS = ["--batch-sizes", "1,8", "--threads", str(THREADS), "--warmup", "2", "--window", "5",
              "--cap", "15", "--no-whole", "--no-plan-check", "--no-cache"]
+# the CNNs: the whole-plan check, with the `whole` candidate (the model as one module) beside the
+# per-module plan, so that a plan wins by the whole model's time: resnet18 per module spent 11% of
+# its int8 time changing layouts between modules and ran its stem float, where the whole model on
+# native int8 keeps uint8 NHWC throughout (bench/RESULTS.md, q8cnn4 and q8cnn5); the whole-model
+# candidates at batch 8 take over 60 s on a loaded machine
+CNN_TUNE_ARGS = [a for a in TUNE_ARGS if a not in ("--no-whole", "--no-plan-check")] + ["--timeout", "300"]
+
+
+def tune_args_of(name):
+    return CNN_TUNE_ARGS if name in CNNS else TUNE_ARGS
 # interleaving order: ait first, then the peers
 ENGINES = (["ait:f32"] + [f"ait:{v}" for v in VARIANTS] +
            ["ort:f32", "ort:int8", "ort:int8pc", "torch:f32", "torch:int8", "torch:bf16"])
@@ -148,14 +159,19 @@ def quantise_ort(cfg, name):
 
 
 def quantised_of(tuning):
-    """Per bucket ("1", "8"): how many modules of a tune's JSON chose a quantised candidate."""
-    out = {}
+    """Per bucket ("1", "8"): how many modules of a tune's JSON chose a quantised candidate, or
+    "whole model on CANDIDATE" where the plan is the whole model as one module."""
+    out, whole = {}, {}
     for m in tuning.get("modules", []):
+        b = str(m["batch"])
         if m.get("whole"):
+            if m.get("chosen"):
+                whole[b] = f"whole model on {m['chosen']}"
             continue
         q = any(c["chosen"] and c["variant"] in VARIANTS + CNN_VARIANTS + ("int4wo-64", "int4wo-128")
                 for c in m["candidates"])
-        out[str(m["batch"])] = out.get(str(m["batch"]), 0) + q
+        out[b] = out.get(b, 0) + q
+    out.update(whole)
     return out
 
 
@@ -164,7 +180,7 @@ def tune_all(cfg, name):
     accuracy figures and how many modules run quantised."""
     arts = {}
     for v in (("f32",) if "ait:f32" in engines_of(name) else ()) + variants_of(name):
-        args = TUNE_ARGS + ([] if v == "f32" else ["--quant", v])
+        args = tune_args_of(name) + ([] if v == "f32" else ["--quant", v])
         path = os.path.join(cfg["art_dir"], f"{name}.q-{v}.ait")
         if cfg.get("reuse") and os.path.exists(path):  # --reuse: the artifact of an earlier run
             a = arts[v] = {"path": os.path.relpath(path, ROOT), "ok": True, "error": None,
@@ -310,7 +326,9 @@ def section(q, key="quant"):
              f"{q['loadavg_start']} at the start and {q['loadavg_end']} at the end (a shared 2-core "
              "machine: ratios from interleaved rounds in one run, not absolute times).", "",
              "ait: `ait tune MODEL --data MODEL.bench.b1.in.npz " + " ".join(TUNE_ARGS) +
-             " --strategy max-throughput --quant V` per variant (f32: no --quant); the plan "
+             " --strategy max-throughput --quant V` per variant (f32: no --quant; resnet18 and "
+             "mobilenetv2: `" + " ".join(CNN_TUNE_ARGS) + "`, with the whole-plan check and the "
+             "whole model as one module among its plans); the plan "
              "may keep a module on float32 where that is faster. ORT int8: the model quantised "
              "as onnxruntime's `quantize_dynamic` does (DynamicQuantizeLinear + MatMulInteger + "
              "scale Mul, symmetric int8 weights, per-tensor; int8pc per-channel; "
@@ -364,7 +382,7 @@ def main():
     t0 = time.time()
     q = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
          "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg(), "threads": THREADS,
-         "tune_args": TUNE_ARGS, "artifacts": {}, "ort": {}, "rows": []}
+         "tune_args": TUNE_ARGS, "cnn_tune_args": CNN_TUNE_ARGS, "artifacts": {}, "ort": {}, "rows": []}
     log(f"bench --quant: load {q['loadavg_start']}")
     problems = []
     for name in names:

@@ -196,23 +196,24 @@ static void padded_dims(const knhwc_geom *g, int64_t *hp, int64_t *wp)
     *wp = w > g->pl + g->w ? w : g->pl + g->w;
 }
 
-int64_t knhwc_padded_u8(const knhwc_geom *g, int64_t *wp)
+int64_t knhwc_padded_u8(const knhwc_geom *g, int64_t xc, int64_t *wp)
 {
     int64_t hp, bytes;
-    if (g->dw != 1 || g->c0 != 0 || g->c != g->cs || (g->kw * g->c) % 4 != 0 || g->pt < 0 || g->pl < 0)
+    if (g->dw != 1 || g->c0 != 0 || g->c != g->cs || (g->kw * g->c) % 4 != 0 || g->pt < 0 ||
+        g->pl < 0 || xc < 1 || xc > g->c)
         return -1;
     padded_dims(g, &hp, wp);
-    if (g->pt == 0 && g->pl == 0 && hp == g->h && *wp == g->w) return 0;
+    if (xc == g->c && g->pt == 0 && g->pl == 0 && hp == g->h && *wp == g->w) return 0;
     if (__builtin_mul_overflow(hp, *wp, &bytes) || __builtin_mul_overflow(bytes, g->c, &bytes))
         return -1;
     return bytes;
 }
 
-void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, uint8_t *xp)
+void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, int64_t xc, uint8_t pad, uint8_t *xp)
 {
     int64_t hp, wp;
     padded_dims(g, &hp, &wp);
-    const size_t c = (size_t)g->c, row = (size_t)wp * c;
+    const size_t c = (size_t)g->c, row = (size_t)wp * c, n = (size_t)xc;
     for (int64_t y = 0; y < hp; y++) {
         uint8_t *d = xp + (size_t)y * row;
         const int64_t iy = y - g->pt;
@@ -221,7 +222,22 @@ void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, uint8_t *x
             continue;
         }
         memset(d, pad, (size_t)g->pl * c);
-        memcpy(d + (size_t)g->pl * c, x + (size_t)(iy * g->w) * c, (size_t)g->w * c);
+        const uint8_t *s = x + (size_t)(iy * g->w) * n;
+        if (n == c) {
+            memcpy(d + (size_t)g->pl * c, s, (size_t)g->w * c);
+        } else { /* each pixel's xc channels, then the pad up to c */
+            uint8_t *o = d + (size_t)g->pl * c;
+            int64_t ix = 0;
+            if (n == 3 && c == 4) /* a stem's: 4 bytes a pixel, the 4th replaced (not the last) */
+                for (; ix + 1 < g->w; ix++, o += 4, s += 3) {
+                    uint8_t t[4];
+                    memcpy(t, s, 4);
+                    t[3] = pad;
+                    memcpy(o, t, 4);
+                }
+            for (; ix < g->w; ix++, o += c, s += n)
+                for (size_t ci = 0; ci < c; ci++) o[ci] = ci < n ? s[ci] : pad;
+        }
         memset(d + (size_t)(g->pl + g->w) * c, pad, (size_t)(wp - g->pl - g->w) * c);
     }
 }

@@ -35,12 +35,16 @@ void knhwc_im2col_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, int64_t
  * x are adjacent pixels with all their channels (dw 1, c0 0, c = cs, kw *
  * c a multiple of 4): output pixel p's A row is kh runs of kw * c bytes,
  * run ky at rp[p] + ky * *off of the image padded (knhwc_pad_u8; x itself
- * when the window never leaves it). knhwc_padded_u8: the padded image's
- * bytes (0: x itself will do; -1: no implicit GEMM for g, or overflow),
- * its row of pixels *wp wide. */
-int64_t knhwc_padded_u8(const knhwc_geom *g, int64_t *wp);
-/* x padded with `pad` (the zero point) into xp, knhwc_padded_u8's bytes. */
-void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, uint8_t pad, uint8_t *xp);
+ * when the window never leaves it). x has xc <= c channels per pixel: with
+ * fewer (a 3-channel stem widened to 4, so that kw * c is whole quads) the
+ * padded image has c, the last c - xc of each pixel the pad (whose weights
+ * the caller makes 0). knhwc_padded_u8: the padded image's bytes (0: x
+ * itself will do; -1: no implicit GEMM for g, or overflow), its row of
+ * pixels *wp wide. */
+int64_t knhwc_padded_u8(const knhwc_geom *g, int64_t xc, int64_t *wp);
+/* x (xc channels per pixel) padded with `pad` (the zero point) into xp,
+ * knhwc_padded_u8's bytes. */
+void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, int64_t xc, uint8_t pad, uint8_t *xp);
 /* rp[p - p0] for output pixels [p0, p1) of xp (padded, or x when
  * knhwc_padded_u8 said 0), rows wp pixels wide; *off: the runs' distance. */
 void knhwc_rows_u8(const knhwc_geom *g, const uint8_t *xp, int64_t wp, int64_t p0, int64_t p1,

@@ -232,13 +232,14 @@ static inline void KV(dwq_out)(uint8_t *p, V v, size_t r, V lo, V hi, V r8, V z8
 /* Four adjacent output pixels of a 3-tap kernel row at stride S (1 or 2),
  * all taps inside: each input pixel of the row (xr the first, C apart)
  * widened to float once for the outputs it feeds (S 1: 6 for 12 products,
- * S 2: 9 for 12), the row's three weights in registers. */
+ * S 2: 9 for 12), the row's three weights in registers. The sums are of
+ * x * wq, the zero point's part taken out once per block (KV(dwq_blocks)). */
 static inline __attribute__((always_inline)) void KV(dwq_row4)(const uint8_t *xr, int64_t C, int S,
-                                                               const float *wr, V vz, V acc[4])
+                                                               const float *wr, V acc[4])
 {
     const V w0 = vload(wr), w1 = vload(wr + C), w2 = vload(wr + 2 * C);
     _Pragma("GCC unroll 9") for (int p = 0; p < 3 * S + 3; p++) {
-        const V xv = vsub(vload_u8(xr + p * C), vz);
+        const V xv = vload_u8(xr + p * C);
         _Pragma("GCC unroll 4") for (int o = 0; o < 4; o++) {
             const int t = p - o * S;
             if (t == 0) acc[o] = vfma(xv, w0, acc[o]);
@@ -249,8 +250,11 @@ static inline __attribute__((always_inline)) void KV(dwq_row4)(const uint8_t *xr
 }
 
 /* The full channel blocks of output pixels [ox0, ox0 + 4 * nb) of row oy,
- * every tap inside along x, by KV(dwq_row4); the same integer sums as
- * KV(nhwc_dwq_row)'s per-pixel loop, so the same floats and bytes. */
+ * every tap inside along x, by KV(dwq_row4): sum x * wq - xz * sum wq over
+ * the taps inside, each exact in float (|x * wq| <= 255 * 128, at most
+ * KDW_U8_TAPS taps: below 2^24), so the same integer as KV(nhwc_dwq_row)'s
+ * per-pixel loop's sum of (x - xz) * wq, the same floats and bytes, one
+ * subtraction per pixel fewer in the inner loop. */
 static void KV(dwq_blocks)(const knhwc_geom *g, const uint8_t *x, V vz, const float *wq,
                            const float *scale, const float *bias, int64_t iy0, int64_t ky0,
                            int64_t ky1, int64_t ox0, int64_t nb, float *y, uint8_t *yq, V lo, V hi,
@@ -259,6 +263,12 @@ static void KV(dwq_blocks)(const knhwc_geom *g, const uint8_t *x, V vz, const fl
     const int64_t C = g->cs;
     for (int64_t c = 0; c + VL <= C; c += VL) {
         const V sc = vload(scale + c), bi = bias ? vload(bias + c) : vzero();
+        V ws = vzero(); /* the taps' weights inside, summed: xz * ws is the zero point's part */
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            const float *wr = wq + ky * 3 * C + c;
+            ws = vadd(ws, vadd(vadd(vload(wr), vload(wr + C)), vload(wr + 2 * C)));
+        }
+        const V zs = vmul(vz, ws);
         for (int64_t b = 0; b < nb; b++) {
             const int64_t ox = ox0 + 4 * b, ix0 = ox * g->sw - g->pl;
             V acc[4] = {vzero(), vzero(), vzero(), vzero()};
@@ -266,12 +276,12 @@ static void KV(dwq_blocks)(const knhwc_geom *g, const uint8_t *x, V vz, const fl
                 const uint8_t *xr = x + ((iy0 + ky * g->dh) * g->w + ix0) * C + c;
                 const float *wr = wq + ky * 3 * C + c;
                 if (g->sw == 1)
-                    KV(dwq_row4)(xr, C, 1, wr, vz, acc);
+                    KV(dwq_row4)(xr, C, 1, wr, acc);
                 else
-                    KV(dwq_row4)(xr, C, 2, wr, vz, acc);
+                    KV(dwq_row4)(xr, C, 2, wr, acc);
             }
             _Pragma("GCC unroll 4") for (int o = 0; o < 4; o++) {
-                const V v = vfma(acc[o], sc, bi);
+                const V v = vfma(vsub(acc[o], zs), sc, bi);
                 if (yq)
                     KV(dwq_out)(yq + (ox + o) * C + c, v, VL, lo, hi, vr, vz8);
                 else

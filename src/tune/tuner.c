@@ -801,19 +801,36 @@ int tune_whole_best(const tune_module *wm, const char *b)
     return best;
 }
 
+/* The backend every selected module's strategy is only:NAME of, into b
+ * (size n): a forced whole module keeps to it too; false when they differ. */
+static bool whole_only(const tune_opts *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int k = 0; o->sel && k < o->sel->n; k++) {
+        strategy st;
+        ait_error e;
+        if (strategy_parse(o->sel->items[k].strategy, &st, &e) != AIT_OK || st.kind != STRAT_ONLY ||
+            (b[0] && strcmp(b, st.backend) != 0))
+            return false;
+        snprintf(b, n, "%s", st.backend);
+    }
+    return b[0] != 0;
+}
+
 /* The whole module after its trials: out of the plan until the check takes
- * it, or (force) on its fastest valid candidate. */
-static void whole_choose(tune_module *wm, bool force)
+ * it, or (force) on its fastest valid candidate (of backend `only` when
+ * not NULL: the modules' only:NAME). */
+static void whole_choose(tune_module *wm, bool force, const char *only)
 {
     bool any = false;
     for (int c = 1; c < wm->n_cands; c++) any |= wm->cands[c].valid;
     wm->all_failed = wm->n_cands > 1 && !any;
     wm->chosen = 0;
-    int best = tune_whole_best(wm, NULL);
+    int best = tune_whole_best(wm, only);
     if (force && best) {
         wm->chosen = best;
         snprintf(wm->why, sizeof wm->why, "the whole model as one module, forced (--force-whole): "
-                 "its fastest valid candidate");
+                 "its fastest valid candidate%s%s", only ? " of " : "", only ? only : "");
     } else if (force) {
         snprintf(wm->why, sizeof wm->why, "the whole model as one module: no candidate but the "
                  "reference passed, so the plan stays per module");
@@ -1051,7 +1068,9 @@ ait_status tune_run(const ait_model *m, const inspection *insp, const tune_opts 
             snprintf(wm->strategy, sizeof wm->strategy, "%s", SELECT_DEFAULT_STRATEGY);
             x->prog.step = r->n;
             s = tune_one(x, wm, mdig[n_mod], &have[n_mod], e);
-            if (s == AIT_OK) whole_choose(wm, o->whole == WHOLE_FORCE);
+            char only[64];
+            if (s == AIT_OK)
+                whole_choose(wm, o->whole == WHOLE_FORCE, whole_only(o, only, sizeof only) ? only : NULL);
         }
         /* A forced whole module makes the plan: nothing to check. */
         if (s == AIT_OK && o->plan_check && x->n_batches > 0 && !(wm && wm->chosen))

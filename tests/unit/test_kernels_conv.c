@@ -198,27 +198,28 @@ static void test_im2col_u8(void **state)
  * of the integers (weights integer already, each column reaching 127: a
  * weight scale of 1, quantised exactly), and C and its uint8 requantised
  * bytes the same as qgemm_u8's and qgemm_u8_q8's on the im2col. */
-static void implicit_u8_check(knhwc_geom g, int64_t n, int64_t m, bool in_place)
+static void implicit_u8_check(knhwc_geom g, int64_t xc, int64_t n, int64_t m, bool in_place)
 {
     g.oh = (g.h + 2 * g.pt - g.dh * (g.kh - 1) - 1) / g.sh + 1;
     g.ow = (g.w + 2 * g.pl - (g.kw - 1) - 1) / g.sw + 1;
     const int64_t hw = g.h * g.w, ohw = g.oh * g.ow, k = g.kh * g.kw * g.c, xz = 97;
     const float sa = 0.03f, ys = 0.5f;
     size_t pb = qg_pack_size(QG_INT8DQ, 0, k, m);
-    int64_t wp, bytes = knhwc_padded_u8(&g, &wp);
+    int64_t wp, bytes = knhwc_padded_u8(&g, xc, &wp);
     assert_true(in_place ? bytes == 0 : bytes > 0);
     float *w = malloc(sizeof(float) * (size_t)(k * m)), *bias = kc_rand((size_t)m, 7, -20, 20);
     float *sv = malloc(sizeof(float) * (size_t)ohw), *c = malloc(sizeof(float) * (size_t)(ohw * m));
     float *c2 = malloc(sizeof(float) * (size_t)(ohw * m));
     int32_t *zv = malloc(sizeof(int32_t) * (size_t)ohw);
-    uint8_t *x = malloc((size_t)(n * hw * g.c)), *xp = malloc((size_t)bytes + 1);
+    uint8_t *x = malloc((size_t)(n * hw * xc)), *xp = malloc((size_t)bytes + 1);
+    uint8_t *xw = malloc((size_t)(hw * g.c)); /* an image widened to c channels by hand */
     uint8_t *a = malloc((size_t)(ohw * k)), *y = malloc((size_t)(ohw * m)), *y2 = malloc((size_t)(ohw * m));
     const uint8_t **rp = malloc(sizeof(void *) * (size_t)ohw);
     void *pk = aligned_zalloc(pb);
     double *want = malloc(sizeof(double) * (size_t)(ohw * m));
     for (int64_t i = 0; i < k * m; i++) w[i] = (float)((i * 7919 % 255) - 127);
     for (int64_t j = 0; j < m; j++) w[(j * 5 % k) * m + j] = j % 2 ? 127.0f : -127.0f;
-    for (int64_t i = 0; i < n * hw * g.c; i++) x[i] = (uint8_t)((i * 2654435761u) >> 13);
+    for (int64_t i = 0; i < n * hw * xc; i++) x[i] = (uint8_t)((i * 2654435761u) >> 13);
     for (int64_t i = 0; i < ohw; i++) sv[i] = sa, zv[i] = (int32_t)xz;
     qg_pack(QG_INT8DQ, 0, w, m, 1, k, m, pk);
     qg_packed v;
@@ -226,7 +227,8 @@ static void implicit_u8_check(knhwc_geom g, int64_t n, int64_t m, bool in_place)
     assert_int_equal(qg_view(pk, pb, &v, &e), AIT_OK);
     gemm_epi ep = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
     for (int64_t im = 0; im < n; im++) {
-        const uint8_t *xi = x + im * hw * g.c;
+        const uint8_t *xi = x + im * hw * xc;
+        for (int64_t i = 0; i < hw * g.c; i++) xw[i] = i % g.c < xc ? xi[i / g.c * xc + i % g.c] : (uint8_t)xz;
         for (int64_t p = 0; p < ohw; p++)
             for (int64_t j = 0; j < m; j++) {
                 double s = 0;
@@ -234,19 +236,20 @@ static void implicit_u8_check(knhwc_geom g, int64_t n, int64_t m, bool in_place)
                     for (int64_t kx = 0; kx < g.kw; kx++)
                         for (int64_t ci = 0; ci < g.c; ci++) {
                             int64_t iy = p / g.ow * g.sh - g.pt + ky * g.dh, ix = p % g.ow * g.sw - g.pl + kx;
-                            int xv = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? xi[(iy * g.w + ix) * g.c + ci] : (int)xz;
+                            int xv = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w && ci < xc
+                                         ? xi[(iy * g.w + ix) * xc + ci] : (int)xz;
                             s += (double)(xv - xz) * w[((ky * g.kw + kx) * g.c + ci) * m + j];
                         }
                 s = s * sa + bias[j];
                 want[p * m + j] = s > 0 ? s : 0;
             }
-        knhwc_im2col_u8(&g, xi, (uint8_t)xz, 0, ohw, a, k);
+        knhwc_im2col_u8(&g, xw, (uint8_t)xz, 0, ohw, a, k);
         qg_rows ar0;
         ar0.rp = rp;
         ar0.runs = g.kh;
         KC_EACH_ISA({
             qg_rows ar = ar0;
-            if (bytes) knhwc_pad_u8(&g, xi, (uint8_t)xz, xp);
+            if (bytes) knhwc_pad_u8(&g, xi, xc, (uint8_t)xz, xp);
             /* two blocks of pixels, the second's rows from its own first */
             knhwc_rows_u8(&g, bytes ? xp : xi, wp, 0, ohw / 2, rp, &ar.off);
             knhwc_rows_u8(&g, bytes ? xp : xi, wp, ohw / 2, ohw, rp + ohw / 2, &ar.off);
@@ -262,7 +265,7 @@ static void implicit_u8_check(knhwc_geom g, int64_t n, int64_t m, bool in_place)
             assert_false(qgemm_u8_rows(&v, &ar, sv, zv, ohw, c, m, NULL, 0, 0, 0, &ep, kc_threads));
         });
     }
-    free(w), free(bias), free(sv), free(c), free(c2), free(zv), free(x), free(xp), free(a), free(y);
+    free(w), free(bias), free(sv), free(c), free(c2), free(zv), free(x), free(xp), free(xw), free(a), free(y);
     free(y2), free(rp), aligned_free(pk), free(want);
 }
 
@@ -274,22 +277,34 @@ static void test_implicit_u8(void **state)
 {
     (void)state;
     implicit_u8_check((knhwc_geom){.h = 7, .w = 9, .cs = 8, .c = 8, .kh = 3, .kw = 3, .sh = 1,
-                                   .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 3, 37, false);
+                                   .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 8, 3, 37, false);
     implicit_u8_check((knhwc_geom){.h = 9, .w = 6, .cs = 12, .c = 12, .kh = 3, .kw = 3, .sh = 2,
-                                   .sw = 2, .dh = 2, .dw = 1, .pt = 2, .pl = 1}, 1, 70, false);
+                                   .sw = 2, .dh = 2, .dw = 1, .pt = 2, .pl = 1}, 12, 1, 70, false);
     implicit_u8_check((knhwc_geom){.h = 7, .w = 5, .cs = 4, .c = 4, .kh = 1, .kw = 1, .sh = 2,
-                                   .sw = 2, .dh = 1, .dw = 1}, 2, 19, true);
+                                   .sw = 2, .dh = 1, .dw = 1}, 4, 2, 19, true);
+    /* the 3-channel stems widened to 4 (knhwc_pad_u8's pad channel): 7x7 stride 2 pads 3,
+     * 3x3 stride 2 pads 1, and a 1x1 that is in place at 4 channels but not at 3 */
+    implicit_u8_check((knhwc_geom){.h = 13, .w = 11, .cs = 4, .c = 4, .kh = 7, .kw = 7, .sh = 2,
+                                   .sw = 2, .dh = 1, .dw = 1, .pt = 3, .pl = 3}, 3, 2, 21, false);
+    implicit_u8_check((knhwc_geom){.h = 9, .w = 10, .cs = 4, .c = 4, .kh = 3, .kw = 3, .sh = 2,
+                                   .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 3, 1, 32, false);
+    implicit_u8_check((knhwc_geom){.h = 5, .w = 6, .cs = 4, .c = 4, .kh = 1, .kw = 1, .sh = 1,
+                                   .sw = 1, .dh = 1, .dw = 1}, 3, 1, 16, false);
     int64_t wp;
     assert_int_equal(knhwc_padded_u8(&(knhwc_geom){.h = 5, .w = 5, .cs = 8, .c = 8, .kh = 3, .kw = 3,
                                                    .sh = 1, .sw = 1, .dh = 1, .dw = 2, .oh = 1, .ow = 1},
-                                     &wp), -1);
+                                     8, &wp), -1);
     assert_int_equal(knhwc_padded_u8(&(knhwc_geom){.h = 5, .w = 5, .cs = 8, .c0 = 4, .c = 4, .kh = 3,
                                                    .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
                                                    .oh = 3, .ow = 3},
-                                     &wp), -1);
+                                     4, &wp), -1);
     assert_int_equal(knhwc_padded_u8(&(knhwc_geom){.h = 5, .w = 5, .cs = 3, .c = 3, .kh = 7, .kw = 7,
                                                    .sh = 2, .sw = 2, .dh = 1, .dw = 1, .oh = 3, .ow = 3},
-                                     &wp), -1);
+                                     3, &wp), -1);
+    /* more channels in the image than in the window: refused */
+    assert_int_equal(knhwc_padded_u8(&(knhwc_geom){.h = 5, .w = 5, .cs = 4, .c = 4, .kh = 3, .kw = 3,
+                                                   .sh = 1, .sw = 1, .dh = 1, .dw = 1, .oh = 3, .ow = 3},
+                                     5, &wp), -1);
 }
 
 /* The float channels-last im2col against a loop over every tap: kernel

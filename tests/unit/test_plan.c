@@ -722,6 +722,31 @@ static void test_whole(void **state)
         ait_tensor_free(got[j]);
     }
     ait_model_free(t);
+
+    /* Forced with every module's strategy only:B2, B2 the backend of the slowest valid whole
+     * candidate (not the fastest's, not the reference): the whole module on B2's fastest. */
+    const char *b2 = NULL;
+    double slow = 0;
+    for (int c = 1; c < wm->n_cands; c++)
+        if (wm->cands[c].valid && strcmp(wm->cands[c].cfg.backend, "reference") &&
+            strcmp(wm->cands[c].cfg.backend, wm->cands[wm->chosen].cfg.backend) &&
+            wm->cands[c].prof.median > slow)
+            b2 = wm->cands[c].cfg.backend, slow = wm->cands[c].prof.median;
+    if (b2) {
+        char want[64];
+        snprintf(want, sizeof want, "%s", b2);
+        for (int k = 0; k < h->sel.n; k++)
+            snprintf(h->sel.items[k].strategy, sizeof h->sel.items[k].strategy, "only:%s", want);
+        tune_report_free(rep);
+        if (tune_run(m, h->r, &o, &rep, &e) != AIT_OK) fail_msg("%s", e.msg);
+        wm = &rep->mods[rep->n - 1];
+        assert_true(wm->whole && wm->chosen > 0);
+        assert_string_equal(wm->cands[wm->chosen].cfg.backend, want);
+        assert_int_equal(wm->chosen, tune_whole_best(wm, want));
+        print_message("forced whole with only:%s: %s\n", want, wm->cands[wm->chosen].name);
+    } else {
+        print_message("forced whole with only:NAME: one backend passed, not checked\n");
+    }
     tune_report_free(rep);
     ait_inspection_free(h);
     ait_model_free(m);

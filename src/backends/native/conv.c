@@ -327,6 +327,25 @@ static knhwc_geom conv_kgeom(const int64_t *q)
                         q[G_S1], q[G_D0], q[G_D1], q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
 }
 
+/* A static int8 Conv of a few channels whose kernel rows are no whole
+ * quads of bytes (the 3-channel stems: 7 x 3, 3 x 3): its channels padded
+ * to the returned count, kw x that a multiple of 4, the pad channels'
+ * weights 0, so that qgemm_u8_rows reads the image widened and padded
+ * (knhwc_pad_u8) in place of its im2col (resnet18's 7x7 stem: 8.5% of its
+ * int8 time was that im2col). K grows by at most a third; 0: not such a Conv. */
+static int64_t q8_cpad(const built *bm, const nat_step *st)
+{
+    const int64_t *q = st->geo, c = q[G_C];
+    if (!bm->qstatic || q[G_DIRECT] != CONV_IM2COL || !nat_qconv(bm, q[G_GROUP]) || st->pro ||
+        (q[G_KW] * c) % 4 == 0)
+        return 0;
+    int64_t cp = c + 1;
+    while ((q[G_KW] * cp) % 4) cp++;
+    knhwc_geom kg = conv_kgeom(q);
+    kg.c = kg.cs = cp;
+    return 3 * cp <= 4 * c && knhwc_padded_u8(&kg, c, &(int64_t){0}) >= 0 ? cp : 0;
+}
+
 /* Whether a float KxK Conv runs as an implicit GEMM (kernels/conv_ig.h)
  * rather than im2col + GEMM: when a run of taps (a kernel row of the
  * group's channels) is at least 32 rows of B and an output row at least
@@ -420,15 +439,19 @@ static ait_status finish_pack(built *bm, nat_step *st)
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "padded input rows are too large");
         f += nat_floats((int64_t)pf);
     }
+    const int64_t cp = q8_cpad(bm, st), kq = cp ? cp * taps : kdim; /* qgemm's K */
     if (quant) { /* qgemm's quantised rows, after A's block */
         int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1);
-        size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kdim, rows);
+        size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kq, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
         f += nat_floats((int64_t)(qb / sizeof(float)));
         if (bm->qstatic && q[G_DIRECT] == CONV_IM2COL) { /* an image quantised once, then im2col */
             f += nat_floats((xn / q[G_N] + 3) / 4);
             knhwc_geom kg = conv_kgeom(q); /* or read in place, padded (qgemm_u8_rows) */
-            int64_t ib = nat_qconv_ig_bytes(&kg, rows);
+            if (cp) kg.c = kg.cs = cp;
+            int64_t ib = nat_qconv_ig_bytes(&kg, cg, rows);
+            if (cp && ib < 0) /* B is laid out for the widened image: no im2col will do */
+                return nat_fail(bm, st->node, AIT_E_OVERFLOW, "padded input rows are too large");
             f += ib >= 0 ? nat_floats((ib + 3) / 4) : 0;
         }
     }
@@ -467,24 +490,25 @@ static ait_status finish_pack(built *bm, nat_step *st)
     if (ig && group * runs > INT_MAX)
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "too many runs of taps");
     if (bm->prep) /* the blob's, as above: no weights read */
-        return quant ? nat_qconv_pack(bm, st->node, NULL, kdim, M)
+        return quant ? nat_qconv_pack(bm, st->node, NULL, kq, M)
                : ig  ? nat_pack_get(bm, st->node, (int)(group * runs),
                                     gemm_pack_b_size(bm->kern, rows, mg), fill_ig, NULL, &p)
                      : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
                                     fill_wt, NULL, &p);
-    float *own, *tmp = malloc(sizeof(float) * (size_t)(M * kdim));
+    float *own, *tmp = calloc((size_t)(M * kq), sizeof(float));
     w = tmp ? bn_weights(bm, st, w, M, kdim, &own) : NULL;
     if (!w) {
         free(tmp);
         return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
     }
+    const int64_t cs = cp ? cp : cg; /* B's channels per tap (q8_cpad's pad ones 0) */
     for (int64_t gi = 0; gi < group; gi++)
         for (int64_t co = 0; co < mg; co++)
             for (int64_t ci = 0; ci < cg; ci++)
                 for (int64_t t = 0; t < taps; t++)
-                    tmp[(gi * kdim + t * cg + ci) * mg + co] = w[((gi * mg + co) * cg + ci) * taps + t];
+                    tmp[(gi * kq + t * cs + ci) * mg + co] = w[((gi * mg + co) * cg + ci) * taps + t];
     ia.tmp = tmp;
-    ait_status s = quant ? nat_qconv_pack(bm, st->node, tmp, kdim, M)
+    ait_status s = quant ? nat_qconv_pack(bm, st->node, tmp, kq, M)
                    : ig  ? nat_pack_get(bm, st->node, (int)(group * runs),
                                         gemm_pack_b_size(bm->kern, rows, mg), fill_ig, &ia, &p)
                          : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
@@ -695,8 +719,14 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         const int64_t rows = all ? N * ohw : ohw;
         const int64_t blk = oq8 || rq8 ? qblk : direct ? rows : planes ? planes_block(ohw, kdim)
                                                                        : im2col_block(ohw, kdim, 1);
-        /* static int8 reading its (padded) input in place of an im2col: its padded bytes */
-        const int64_t ig_bytes = !direct && p->qv.w && p->qs > 0 ? nat_qconv_ig_bytes(&kg, blk) : -1;
+        /* static int8 reading its (padded) input in place of an im2col: its padded bytes,
+         * the channels widened to cp when q8_cpad says so (B's K then kq) */
+        const int64_t cp = q8_cpad(bm, st), kq = cp ? cp * q[G_KH] * q[G_KW] : kdim;
+        knhwc_geom kgq = kg;
+        if (cp) kgq.c = kgq.cs = cp;
+        const int64_t ig_bytes = !direct && p->qv.w && p->qs > 0 ? nat_qconv_ig_bytes(&kgq, C, blk) : -1;
+        if (cp && ig_bytes < 0) /* (finish_pack refused it already) */
+            return nat_fail(bm, st->node, AIT_E_OVERFLOW, "widened input rows are too large");
         qg_rows ar = {0};
         const uint8_t *const *rp = NULL;
         for (int64_t im = 0; im < (all ? 1 : N); im++)
@@ -729,7 +759,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
-                        uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kdim, blk);
+                        uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk);
                         const nat_pack *sc = xq8 ? xq8 : p; /* the input's scale */
                         if (xq8)
                             xq = (uint8_t *)x + im * hw * C;
@@ -737,8 +767,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                             qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
                         kg.c0 = 0;
                         if (ig_bytes >= 0) /* A's rows read in place (qgemm_u8_rows) */
-                            rp = nat_qconv_ig_rows(&kg, xq, (uint8_t)sc->qz, p0, p1,
-                                                   qa + qgemm_scratch(bm->quant, bm->qgroup, kdim, blk) +
+                            rp = nat_qconv_ig_rows(&kgq, xq, C, (uint8_t)sc->qz, p0, p1,
+                                                   qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk) +
                                                        (hw * C + 63) / 64 * 64,
                                                    &ar);
                         else

@@ -339,15 +339,16 @@ void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m,
 const uint8_t *nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m,
                                    int64_t kdim, int64_t kp, uint8_t *q, float *sa, int32_t *za);
 /* Static int8's implicit GEMM, a Conv of geometry kg reading its uint8
- * input in place of an im2col (qgemm_u8_rows; knhwc_padded_u8 says when it
- * can): the scratch bytes it takes for blocks of up to blk pixels (the
- * padded image, the rows' pointers), -1 when it cannot. */
-int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t blk);
-/* Output pixels [p0, p1) of image x (uint8, zero point pad) as A's rows in
- * *a, made in ws (nat_qconv_ig_bytes of them; the padded image made when
- * p0 is 0, kept for the image's next blocks); returns a->rp. */
-const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, uint8_t pad,
-                                        int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a);
+ * input (xc channels per pixel, kg->c or fewer: knhwc_padded_u8) in place
+ * of an im2col (qgemm_u8_rows; knhwc_padded_u8 says when it can): the
+ * scratch bytes it takes for blocks of up to blk pixels (the padded image,
+ * the rows' pointers), -1 when it cannot. */
+int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t blk);
+/* Output pixels [p0, p1) of image x (uint8, xc channels, zero point pad) as
+ * A's rows in *a, made in ws (nat_qconv_ig_bytes of them; the padded image
+ * made when p0 is 0, kept for the image's next blocks); returns a->rp. */
+const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, int64_t xc,
+                                        uint8_t pad, int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a);
 
 /* shuffle.c: the channel shuffle (Reshape, Transpose, Reshape) that alone
  * reads value v, a 4-D float32 [n][c][h][w]: its groups, its three nodes

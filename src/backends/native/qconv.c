@@ -204,21 +204,21 @@ const uint8_t *nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t
     return in_place ? x : q;
 }
 
-int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t blk)
+int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t blk)
 {
-    int64_t wp, pad = knhwc_padded_u8(kg, &wp), ptrs;
+    int64_t wp, pad = knhwc_padded_u8(kg, xc, &wp), ptrs;
     if (pad < 0 || kg->kh < 1 || __builtin_mul_overflow(blk, (int64_t)sizeof(void *), &ptrs) ||
         pad > INT64_MAX - 128 - ptrs)
         return -1;
     return (pad + 63) / 64 * 64 + ptrs;
 }
 
-const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, uint8_t pad,
-                                        int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a)
+const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, int64_t xc,
+                                        uint8_t pad, int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a)
 {
-    int64_t wp, bytes = knhwc_padded_u8(kg, &wp);
+    int64_t wp, bytes = knhwc_padded_u8(kg, xc, &wp);
     const uint8_t **rp = (const uint8_t **)(void *)(ws + (bytes + 63) / 64 * 64);
-    if (bytes > 0 && p0 == 0) knhwc_pad_u8(kg, x, pad, ws);
+    if (bytes > 0 && p0 == 0) knhwc_pad_u8(kg, x, xc, pad, ws);
     knhwc_rows_u8(kg, bytes > 0 ? ws : x, wp, p0, p1, rp, &a->off);
     a->rp = rp;
     a->runs = kg->kh;
