@@ -503,14 +503,10 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
         }
         x->h = h;
     } else if (b->scheme == QG_INT8DQ) {
-        uint8_t *q = ws;
-        float *sa = (float *)(q + up64(rows * kp));
-        int32_t *za = (int32_t *)(sa + rows);
-        for (int64_t i = 0; i < m; i++) {
-            qg_quant_row_u8(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
-            memset(q + (size_t)i * kp + b->k, 0, (size_t)(b->kp - b->k));
-        }
-        /* padding k: q = 0 there, against weights 0: no term */
+        uint8_t *q;
+        float *sa;
+        int32_t *za;
+        qg_quant_rows_u8(a, lda, m, b->k, ws, &q, &sa, &za);
         x->q = q;
         x->sa = sa;
         x->za = za;
@@ -522,6 +518,23 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
         x->gsum = gs;
     }
     return AIT_OK;
+}
+
+void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, void *ws, uint8_t **q,
+                      float **sa, int32_t **za)
+{
+    const size_t rows = (size_t)m, kp = (size_t)(k + 3) / 4 * 4;
+    uint8_t *qq = ws;
+    float *s = (float *)(qq + up64(rows * kp));
+    int32_t *z = (int32_t *)(s + rows);
+    for (int64_t i = 0; i < m; i++) {
+        qg_quant_row_u8(a + i * lda, k, qq + (size_t)i * kp, &s[i], &z[i]);
+        memset(qq + (size_t)i * kp + k, 0, kp - (size_t)k);
+    }
+    /* padding k: q = 0 there, against weights 0: no term */
+    *q = qq;
+    *sa = s;
+    *za = z;
 }
 
 /* Rows of A a block takes: its quantised rows (kp bytes each) in about
