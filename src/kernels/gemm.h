@@ -100,6 +100,11 @@ typedef struct gemm_epi {
     bool res_after;
     gemm_act act;
     float lo, hi; /* the activation's parameters */
+    /* Not NULL: after the rest, each row i of C folded into [rlo[i],
+     * rhi[i]] (NaN skipped), the range an int8dq GEMM reading C as its A
+     * quantises row i at (qg_quant_rows_u8), made while the tile is in L1.
+     * gemm_epi_tile's only (qgemm's tiles), one thread's. */
+    float *rlo, *rhi;
 } gemm_epi;
 
 /* A prepacked operand: a view of a buffer gemm_pack_* filled (data points

@@ -97,9 +97,11 @@ ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, 
  * apart at *q (0 from k to kp: kp is k rounded up to 4), their scales
  * *sa and zero points *za, as qgemm_u8 reads them. A caller running
  * several GEMMs on one A (a layer's query, key and value projections)
- * quantises it once so. */
-void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, void *ws, uint8_t **q,
-                      float **sa, int32_t **za);
+ * quantises it once so. lo, hi not NULL: row i's range [min(0, min x),
+ * max(0, max x)] (NaN skipped), as the GEMM that wrote A found it
+ * (gemm_epi.rlo): the same bytes, without the pass that finds it. */
+void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const float *lo,
+                      const float *hi, void *ws, uint8_t **q, float **sa, int32_t **za);
 /* QG_INT8DQ with A already quantised: row i at q + i * b->kp (qg_quant_row_u8's
  * bytes, 0 from k to kp), its scale sa[i] and zero point za[i]. */
 void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za, int64_t m,

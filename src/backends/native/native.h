@@ -194,6 +194,15 @@ struct built {
     uint8_t *qa_q;
     float *qa_sa;
     int32_t *qa_za;
+    /* The range of each row of value qr_val (bytes at qr_data) an int8dq
+     * GEMM step wrote in run qr_gen, found in its epilogue for the int8dq
+     * step reading it (gemm_ops.c: FFN1's GELU output, FFN2's input):
+     * qr[0, m) the lows, qr[m, 2m) the highs; qr_cap floats. */
+    float *qr;
+    size_t qr_cap;
+    int qr_val;
+    const void *qr_data;
+    unsigned qr_gen;
     ait_error *err;
     ait_error own_err;
 };
