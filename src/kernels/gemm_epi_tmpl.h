@@ -45,14 +45,15 @@ static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, i
         if (s && e->res_after)
             for (int j = 0; j < nr; j++) r[j] += rk * s[j];
         if (e->rlo) { /* vmin(x, acc): a NaN x leaves acc (x86's min, vmin_portable) */
-            V l = vset1(e->rlo[i0 + i]), h = vset1(e->rhi[i0 + i]);
+            float *pl = e->rlo + (i0 + i) * GEMM_RANGE_LANES, *ph = e->rhi + (i0 + i) * GEMM_RANGE_LANES;
+            V l = vload(pl), h = vload(ph); /* VL <= the lanes: the rest stay 0 */
             for (int j = 0; j < nr; j += VL) {
                 V x = vloadn(r + j, nr - j < VL ? (size_t)(nr - j) : VL); /* 0 past nr: in range */
                 l = vmin(x, l);
                 h = vmax(x, h);
             }
-            e->rlo[i0 + i] = -vhmax(vsub(vzero(), l));
-            e->rhi[i0 + i] = vhmax(h);
+            vstore(pl, l);
+            vstore(ph, h);
         }
     }
 }

@@ -529,7 +529,13 @@ void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const f
     int32_t *z = (int32_t *)(s + rows);
     for (int64_t i = 0; i < m; i++) {
         if (lo) { /* the range given: qg_quant_row_u8 without its first pass */
-            qg_u8_params(lo[i], hi[i], &s[i], &z[i]);
+            const float *pl = lo + i * GEMM_RANGE_LANES, *ph = hi + i * GEMM_RANGE_LANES;
+            float l = 0, h = 0;
+            for (int j = 0; j < GEMM_RANGE_LANES; j++) {
+                l = pl[j] < l ? pl[j] : l;
+                h = ph[j] > h ? ph[j] : h;
+            }
+            qg_u8_params(l, h, &s[i], &z[i]);
             requant_row(a + i * lda, k, 1.0f / s[i], (float)z[i], qq + (size_t)i * kp);
         } else {
             qg_quant_row_u8(a + i * lda, k, qq + (size_t)i * kp, &s[i], &z[i]);

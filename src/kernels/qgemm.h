@@ -98,8 +98,9 @@ ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, 
  * *sa and zero points *za, as qgemm_u8 reads them. A caller running
  * several GEMMs on one A (a layer's query, key and value projections)
  * quantises it once so. lo, hi not NULL: row i's range [min(0, min x),
- * max(0, max x)] (NaN skipped), as the GEMM that wrote A found it
- * (gemm_epi.rlo): the same bytes, without the pass that finds it. */
+ * max(0, max x)] (NaN skipped) in GEMM_RANGE_LANES lanes each, as the GEMM
+ * that wrote A found it (gemm_epi.rlo): the same bytes, without the pass
+ * that finds it. */
 void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const float *lo,
                       const float *hi, void *ws, uint8_t **q, float **sa, int32_t **za);
 /* QG_INT8DQ with A already quantised: row i at q + i * b->kp (qg_quant_row_u8's

@@ -97,10 +97,11 @@ static ait_status q_finish(built *bm, nat_step *st)
 {
     const int v = q8_input(bm, st);
     st->geo[G_RANGE] = q_ranges(bm, st);
-    if (st->geo[G_RANGE] && (size_t)(2 * st->geo[G_M]) > bm->qr_cap) {
-        free(bm->qr);
-        bm->qr = malloc(sizeof(float) * (size_t)(2 * st->geo[G_M]));
-        bm->qr_cap = bm->qr ? (size_t)(2 * st->geo[G_M]) : 0;
+    const size_t nr = (size_t)st->geo[G_M] * 2 * GEMM_RANGE_LANES;
+    if (st->geo[G_RANGE] && nr > bm->qr_cap) {
+        aligned_free(bm->qr);
+        bm->qr = aligned_zalloc(sizeof(float) * nr);
+        bm->qr_cap = bm->qr ? nr : 0;
         if (!bm->qr) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for row ranges");
     }
     bm->qr_gen = 0; /* nothing kept across schedules */
@@ -138,16 +139,17 @@ static ait_status q_run(built *bm, const nat_step *st, const float *a, int64_t m
         uint8_t *q;
         float *sa;
         int32_t *za;
-        qg_quant_rows_u8(a, K, m, K, bm->qr, bm->qr + m, bm->scratch, &q, &sa, &za);
+        qg_quant_rows_u8(a, K, m, K, bm->qr, bm->qr + m * GEMM_RANGE_LANES, bm->scratch, &q, &sa,
+                         &za);
         bm->qr_gen = 0; /* used (this step's own C: no ranges found) */
         qgemm_u8(qv, q, sa, za, m, y, N, epi, t);
         return AIT_OK;
     }
     if (st->geo[G_RANGE] && t <= 1 && !st->geo[G_SHARE]) {
         gemm_epi e = *epi;
-        for (int64_t i = 0; i < 2 * m; i++) bm->qr[i] = 0; /* ranges hold 0 */
+        memset(bm->qr, 0, sizeof(float) * (size_t)m * 2 * GEMM_RANGE_LANES); /* ranges hold 0 */
         e.rlo = bm->qr;
-        e.rhi = bm->qr + m;
+        e.rhi = bm->qr + m * GEMM_RANGE_LANES;
         TRY(qgemm_ws(qv, a, K, m, y, N, &e, t, st->scratch ? bm->scratch : NULL, bm->err));
         bm->qr_gen = bm->run_gen;
         bm->qr_val = st->epi.out;

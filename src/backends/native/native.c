@@ -528,7 +528,7 @@ static void nat_free(built *bm)
     free(bm->saved);
     aligned_free(bm->scratch);
     aligned_free(bm->qa);
-    free(bm->qr);
+    aligned_free(bm->qr);
     aligned_free(bm->arena);
     free(bm->pl_items);
     free(bm->pl_hit);

@@ -197,7 +197,8 @@ struct built {
     /* The range of each row of value qr_val (bytes at qr_data) an int8dq
      * GEMM step wrote in run qr_gen, found in its epilogue for the int8dq
      * step reading it (gemm_ops.c: FFN1's GELU output, FFN2's input):
-     * qr[0, m) the lows, qr[m, 2m) the highs; qr_cap floats. */
+     * the lows, then the highs, GEMM_RANGE_LANES lanes a row (gemm_epi.rlo);
+     * qr_cap floats. */
     float *qr;
     size_t qr_cap;
     int qr_val;
