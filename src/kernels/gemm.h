@@ -96,6 +96,7 @@ enum { GEMM_BIAS_NONE, GEMM_BIAS_ROW, GEMM_BIAS_COL };
  * are lo and hi in kfun's a and b. */
 kfun gemm_act_fun(gemm_act a);
 
+#define GEMM_RANGE_LANES 16 /* gemm_epi.rlo's floats per row: a zmm */
 typedef struct gemm_epi {
     bool scaled;
     float scale;
@@ -107,6 +108,13 @@ typedef struct gemm_epi {
     bool res_after;
     gemm_act act;
     float lo, hi; /* the activation's parameters */
+    /* Not NULL: after the rest, each row i of C folded into its range,
+     * lanes [GEMM_RANGE_LANES i, GEMM_RANGE_LANES (i + 1)) of rlo and rhi
+     * (vector lanes: no reduction per tile; NaN skipped; the caller starts
+     * them at 0), the range an int8dq GEMM reading C as its A quantises
+     * row i at (qg_quant_rows_u8), made while the tile is in L1.
+     * gemm_epi_tile's only (qgemm's tiles), one thread's. */
+    float *rlo, *rhi;
 } gemm_epi;
 
 /* A prepacked operand: a view of a buffer gemm_pack_* filled (data points

@@ -44,5 +44,16 @@ static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, i
         if (!simple) KV(fun_row)(r, r, (size_t)nr, f, lo, hi);
         if (s && e->res_after)
             for (int j = 0; j < nr; j++) r[j] += rk * s[j];
+        if (e->rlo) { /* vmin(x, acc): a NaN x leaves acc (x86's min, vmin_portable) */
+            float *pl = e->rlo + (i0 + i) * GEMM_RANGE_LANES, *ph = e->rhi + (i0 + i) * GEMM_RANGE_LANES;
+            V l = vload(pl), h = vload(ph); /* VL <= the lanes: the rest stay 0 */
+            for (int j = 0; j < nr; j += VL) {
+                V x = vloadn(r + j, nr - j < VL ? (size_t)(nr - j) : VL); /* 0 past nr: in range */
+                l = vmin(x, l);
+                h = vmax(x, h);
+            }
+            vstore(pl, l);
+            vstore(ph, h);
+        }
     }
 }

@@ -2,11 +2,42 @@
  * included before (norm.c includes it once per ISA). Sums in float lanes;
  * the variance is a second pass over the row (in cache), not E[x^2] - m^2. */
 
+/* Four accumulators a pass: a row of 256 floats is 16 vectors, and one
+ * chain of 16 dependent adds (4 cycles each) set each pass's pace. */
 static float KV(row_sum)(const float *x, size_t d)
 {
-    V acc = vzero();
-    for (size_t i = 0; i < d; i += VL) acc = vadd(acc, vloadn(x + i, d - i < VL ? d - i : VL));
-    return vhsum(acc);
+    V a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+    size_t i = 0;
+    for (; i + 4 * VL <= d; i += 4 * VL) {
+        a0 = vadd(a0, vload(x + i));
+        a1 = vadd(a1, vload(x + i + VL));
+        a2 = vadd(a2, vload(x + i + 2 * VL));
+        a3 = vadd(a3, vload(x + i + 3 * VL));
+    }
+    for (; i < d; i += VL) a0 = vadd(a0, vloadn(x + i, d - i < VL ? d - i : VL));
+    return vhsum(vadd(vadd(a0, a1), vadd(a2, a3)));
+}
+
+/* sum of (x - m)^2 */
+static float KV(row_dev2)(const float *x, size_t d, float m)
+{
+    V vm = vset1(m), a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+    size_t i = 0;
+    for (; i + 4 * VL <= d; i += 4 * VL) {
+        V v0 = vsub(vload(x + i), vm), v1 = vsub(vload(x + i + VL), vm);
+        V v2 = vsub(vload(x + i + 2 * VL), vm), v3 = vsub(vload(x + i + 3 * VL), vm);
+        a0 = vfma(v0, v0, a0);
+        a1 = vfma(v1, v1, a1);
+        a2 = vfma(v2, v2, a2);
+        a3 = vfma(v3, v3, a3);
+    }
+    for (; i < d; i += VL) {
+        size_t r = d - i < VL ? d - i : VL;
+        V v = vsub(vloadn(x + i, r), vm);
+        if (r < VL) v = vmul(v, vloadn(ones_f, r)); /* lanes past d load 0 - m */
+        a0 = vfma(v, v, a0);
+    }
+    return vhsum(vadd(vadd(a0, a1), vadd(a2, a3)));
 }
 
 /* y = (x - m) * k * scale + bias */
@@ -27,14 +58,7 @@ static void KV(norm_row)(const float *x, const float *scale, const float *bias, 
                          size_t d, float eps, int rms)
 {
     float m = rms ? 0.0f : KV(row_sum)(x, d) / (float)d;
-    V vm = vset1(m), acc = vzero();
-    for (size_t i = 0; i < d; i += VL) {
-        size_t r = d - i < VL ? d - i : VL;
-        V v = vsub(vloadn(x + i, r), vm);
-        if (r < VL) v = vmul(v, vloadn(ones_f, r)); /* lanes past d load 0 - m */
-        acc = vfma(v, v, acc);
-    }
-    float var = vhsum(acc) / (float)d;
+    float var = KV(row_dev2)(x, d, m) / (float)d;
     KV(row_affine)(x, scale, bias, y, d, m, 1.0f / sqrtf(var + eps));
 }
 

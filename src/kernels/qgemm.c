@@ -503,14 +503,10 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
         }
         x->h = h;
     } else if (b->scheme == QG_INT8DQ) {
-        uint8_t *q = ws;
-        float *sa = (float *)(q + up64(rows * kp));
-        int32_t *za = (int32_t *)(sa + rows);
-        for (int64_t i = 0; i < m; i++) {
-            qg_quant_row_u8(a + i * lda, b->k, q + (size_t)i * kp, &sa[i], &za[i]);
-            memset(q + (size_t)i * kp + b->k, 0, (size_t)(b->kp - b->k));
-        }
-        /* padding k: q = 0 there, against weights 0: no term */
+        uint8_t *q;
+        float *sa;
+        int32_t *za;
+        qg_quant_rows_u8(a, lda, m, b->k, NULL, NULL, ws, &q, &sa, &za);
         x->q = q;
         x->sa = sa;
         x->za = za;
@@ -522,6 +518,34 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
         x->gsum = gs;
     }
     return AIT_OK;
+}
+
+void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const float *lo,
+                      const float *hi, void *ws, uint8_t **q, float **sa, int32_t **za)
+{
+    const size_t rows = (size_t)m, kp = (size_t)(k + 3) / 4 * 4;
+    uint8_t *qq = ws;
+    float *s = (float *)(qq + up64(rows * kp));
+    int32_t *z = (int32_t *)(s + rows);
+    for (int64_t i = 0; i < m; i++) {
+        if (lo) { /* the range given: qg_quant_row_u8 without its first pass */
+            const float *pl = lo + i * GEMM_RANGE_LANES, *ph = hi + i * GEMM_RANGE_LANES;
+            float l = 0, h = 0;
+            for (int j = 0; j < GEMM_RANGE_LANES; j++) {
+                l = pl[j] < l ? pl[j] : l;
+                h = ph[j] > h ? ph[j] : h;
+            }
+            qg_u8_params(l, h, &s[i], &z[i]);
+            requant_row(a + i * lda, k, 1.0f / s[i], (float)z[i], qq + (size_t)i * kp);
+        } else {
+            qg_quant_row_u8(a + i * lda, k, qq + (size_t)i * kp, &s[i], &z[i]);
+        }
+        memset(qq + (size_t)i * kp + k, 0, kp - (size_t)k);
+    }
+    /* padding k: q = 0 there, against weights 0: no term */
+    *q = qq;
+    *sa = s;
+    *za = z;
 }
 
 /* Rows of A a block takes: its quantised rows (kp bytes each) in about
@@ -561,10 +585,11 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
 bool qg_epi_split(const gemm_epi *epi, gemm_epi *in, gemm_epi *out)
 {
     *in = *epi;
-    *out = (gemm_epi){0};
+    in->rlo = in->rhi = NULL;
+    *out = (gemm_epi){.rlo = epi->rlo, .rhi = epi->rhi}; /* the rows' range: on the tile, last */
     gemm_act a = epi->act;
     if (a == GEMM_ACT_NONE || a == GEMM_ACT_RELU || a == GEMM_ACT_CLIP || a == GEMM_ACT_LEAKY)
-        return false;
+        return epi->rlo != NULL;
     in->act = GEMM_ACT_NONE;
     out->act = a;
     out->lo = epi->lo;

@@ -91,6 +91,18 @@ ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, flo
 size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m);
 ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                     int64_t ldc, const gemm_epi *epi, int threads, void *ws, ait_error *e);
+/* int8dq's activations as qgemm makes them: rows [0, m) of a (k floats
+ * each, lda apart) quantised each at its own range (qg_quant_row_u8) into
+ * ws (qgemm_scratch(QG_INT8DQ, 0, k, m) bytes, 64-byte aligned): rows kp
+ * apart at *q (0 from k to kp: kp is k rounded up to 4), their scales
+ * *sa and zero points *za, as qgemm_u8 reads them. A caller running
+ * several GEMMs on one A (a layer's query, key and value projections)
+ * quantises it once so. lo, hi not NULL: row i's range [min(0, min x),
+ * max(0, max x)] (NaN skipped) in GEMM_RANGE_LANES lanes each, as the GEMM
+ * that wrote A found it (gemm_epi.rlo): the same bytes, without the pass
+ * that finds it. */
+void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const float *lo,
+                      const float *hi, void *ws, uint8_t **q, float **sa, int32_t **za);
 /* QG_INT8DQ with A already quantised: row i at q + i * b->kp (qg_quant_row_u8's
  * bytes, 0 from k to kp), its scale sa[i] and zero point za[i]. */
 void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za, int64_t m,

@@ -65,7 +65,7 @@ typedef struct qg_kern {
  * scale, biases, the residual before a simple activation, that activation
  * (relu, clip, leaky) and the residual after it) and the rest, applied on
  * the tile of C after (*out: a transcendental activation and the residual
- * after it; false when nothing is left). */
+ * after it, the rows' range (rlo, rhi); false when nothing is left). */
 bool qg_epi_split(const gemm_epi *epi, gemm_epi *in, gemm_epi *out);
 
 /* qgemm_avx512.c (NULL functions when KISA_X86 is 0) */

@@ -79,10 +79,16 @@ static ait_status module_run(op_ctx *c)
     const pe_build *pb = &sl->builds[px->bucket];
     tensor *outs[MODULE_MAX_PORTS], *dest[MODULE_MAX_PORTS];
     bool into = false;
-    /* outputs the caller bound (a decoder's present cache, its logits):
-     * written there by the backend that can, not copied after */
+    /* outputs the caller bound (a decoder's present cache, its logits),
+     * and the executor's tensors that hold storage from an earlier run:
+     * written there by the backend that can (one that cannot at this shape
+     * leaves them), not copied after */
     for (int j = 0; j < c->n_out; j++) {
-        dest[j] = c->out[j] && exec_output_bound(c->x, c->n->out[j]) ? c->out[j] : NULL;
+        const tensor *o = c->out[j];
+        dest[j] = o && (exec_output_bound(c->x, c->n->out[j]) ||
+                        (pb->b->run_into && o->kind == VAL_TENSOR && o->data && o->owned))
+                      ? c->out[j]
+                      : NULL;
         into |= dest[j] != NULL;
     }
     /* the caches this module appends in place (plan_exec_kv_set checked

@@ -3200,6 +3200,156 @@ static void test_native_int8dq_gelu(void **state)
     gb_free(&p);
 }
 
+/* C = A * B on qgemm alone (int8dq, B [K][N] packed here), A m rows of K. */
+static void qgemm_alone(const tensor *w, const float *a, int64_t m, float *c)
+{
+    const int64_t K = w->dims[0], N = w->dims[1];
+    size_t bytes = qg_pack_size(QG_INT8DQ, 0, K, N);
+    void *buf = aligned_zalloc(bytes);
+    qg_packed v;
+    ait_error e = {0};
+    assert_non_null(buf);
+    qg_pack(QG_INT8DQ, 0, w->data, N, 1, K, N, buf);
+    assert_int_equal(qg_view(buf, bytes, &v, &e), AIT_OK);
+    assert_int_equal(qgemm(&v, a, K, m, c, N, NULL, 1, &e), AIT_OK);
+    aligned_free(buf);
+}
+
+/* Four int8dq MatMuls, three on x (as a layer's query, key and value
+ * projections share their input) and one on y = x * s between them: x's
+ * rows are quantised once a run and kept for its other readers (bm->qa),
+ * and every output is bit for bit what qgemm gives on its own, at every
+ * ISA, on two runs with other values in the same input buffer (a run
+ * never reads the rows an earlier one kept). Then run_into: every output written
+ * straight into a destination with room (the plan runner then copies
+ * nothing at the module's edge), none into one too small. */
+static void test_native_int8dq_shared_rows(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    const int64_t M = 23, K = 40;
+    gb p = {.g = graph_new(NULL, 17, "qkv")};
+    gb_input(&p, "x", (in_spec)SH(1, M, K));
+    const tensor *sc = gb_const(&p, "s", (in_spec)SH(K));
+    const tensor *w[4] = {gb_const(&p, "w0", (in_spec)SH(K, 24)), gb_const(&p, "w1", (in_spec)SH(K, 24)),
+                          gb_const(&p, "w2", (in_spec)SH(K, 16)), gb_const(&p, "w3", (in_spec)SH(K, 8))};
+    gb_node(&p, "Mul", "x,s", "y", NULL, 0);
+    gb_node(&p, "MatMul", "x,w0", "o0", NULL, 0);
+    gb_node(&p, "MatMul", "y,w1", "o1", NULL, 0);
+    gb_node(&p, "MatMul", "x,w2", "o2", NULL, 0);
+    gb_node(&p, "MatMul", "x,w3", "o3", NULL, 0);
+    for (int j = 0; j < 4; j++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "o%d", j);
+        gb_output(&p, nm);
+    }
+    float *x = p.feed[0]->data, *y = malloc(sizeof(float) * (size_t)(M * K)),
+          *want = malloc(sizeof(float) * (size_t)(M * 24));
+    assert_non_null(y), assert_non_null(want);
+    for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+        assert_true(kisa_force((kisa)k));
+        candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"};
+        built *bm = NULL;
+        tensor *got[4];
+        ait_error e = {0};
+        if (b->build(b, p.g, &cfg, &bm, &e) != AIT_OK) fail_msg("int8dq build: %s", e.msg);
+        for (int run = 0; run < 2; run++) {
+            for (int64_t i = 0; i < M * K; i++) /* new values in the same buffer */
+                x[i] = (float)sin((double)(i * (run + 3) + k)) * (float)(run + 1);
+            assert_int_equal(b->run(bm, p.feed, got, &e), AIT_OK);
+            assert_true(bm->qa_cap > 0); /* the shared rows were kept */
+            for (int64_t i = 0; i < M * K; i++) y[i] = x[i] * ((const float *)sc->data)[i % K];
+            for (int j = 0; j < 4; j++) {
+                qgemm_alone(w[j], j == 1 ? y : x, M, want);
+                if (memcmp(want, got[j]->data, sizeof(float) * (size_t)(M * w[j]->dims[1])) != 0)
+                    fail_msg("int8dq shared rows at %s, run %d: output %d differs from qgemm's",
+                             kisa_name((kisa)k), run, j);
+            }
+        }
+        tensor *dest[4], *into[4], *keep[4]; /* the last run's outputs, copied */
+        for (int j = 0; j < 4; j++) {
+            assert_int_equal(tensor_clone(got[j], &keep[j], &e), AIT_OK);
+            got[j] = keep[j];
+            dest[j] = test_rand_tensor(2, (int64_t[]){M, w[j]->dims[1]});
+        }
+        assert_int_equal(b->run_into(bm, p.feed, dest, into, &e), AIT_OK);
+        for (int j = 0; j < 4; j++) {
+            assert_ptr_equal(into[j], dest[j]);
+            assert_int_equal(into[j]->rank, 3);
+            assert_memory_equal(into[j]->data, got[j]->data, tensor_nbytes(got[j]));
+            test_tensor_free(dest[j]);
+            dest[j] = test_rand_tensor(1, (int64_t[]){M});
+        }
+        assert_int_equal(b->run_into(bm, p.feed, dest, into, &e), AIT_OK);
+        for (int j = 0; j < 4; j++) {
+            assert_true(into[j] != dest[j] && into[j]->rank == 3);
+            assert_memory_equal(into[j]->data, got[j]->data, tensor_nbytes(got[j]));
+            test_tensor_free(dest[j]);
+            test_tensor_free(keep[j]);
+        }
+        b->free(bm);
+        kisa_force(KISA_N);
+    }
+    free(y), free(want);
+    gb_free(&p);
+}
+
+/* bert's FFN on int8dq: MatMul + bias + GELU (written out), then a MatMul
+ * reading the GELU's output alone: the first GEMM's epilogue finds each
+ * output row's range (bm->qr) and the second quantises its rows at them
+ * without a pass of its own; its output bit for bit qgemm's two calls
+ * (bias + GELU, then plain) at every ISA, on two runs with other values. */
+static void test_native_int8dq_row_ranges(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    const int64_t M = 19, K = 48, H = 136, N = 40;
+    gb p = {.g = graph_new(NULL, 17, "ffn")};
+    gb_input(&p, "x", (in_spec)SH(1, M, K));
+    const tensor *w1 = gb_const(&p, "w1", (in_spec)SH(K, H)), *b1 = gb_const(&p, "b1", (in_spec)SH(H)),
+                 *w2 = gb_const(&p, "w2", (in_spec)SH(H, N));
+    gb_node(&p, "MatMul", "x,w1", "m", NULL, 0);
+    gb_node(&p, "Add", "b1,m", "h", NULL, 0);
+    gb_gelu_erf(&p, "h", "g");
+    gb_node(&p, "MatMul", "g,w2", "y", NULL, 0);
+    gb_output(&p, "y");
+    float *x = p.feed[0]->data, *h = malloc(sizeof(float) * (size_t)(M * H)),
+          *want = malloc(sizeof(float) * (size_t)(M * N));
+    assert_non_null(h), assert_non_null(want);
+    gemm_epi e1 = {.bias_mode = GEMM_BIAS_COL, .bias = b1->data, .act = GEMM_ACT_GELU};
+    for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+        assert_true(kisa_force((kisa)k));
+        candidate_cfg cfg = {.backend = "native", .threads = 1, .variant = "int8dq"};
+        built *bm = NULL;
+        tensor *got[1];
+        ait_error e = {0};
+        if (b->build(b, p.g, &cfg, &bm, &e) != AIT_OK) fail_msg("int8dq build: %s", e.msg);
+        for (int run = 0; run < 2; run++) {
+            for (int64_t i = 0; i < M * K; i++)
+                x[i] = (float)sin((double)(i * (run + 5) + k)) * (float)(2 * run + 1);
+            x[3] = run ? NAN : x[3]; /* a NaN row: skipped by the range, as the pass skips it */
+            assert_int_equal(b->run(bm, p.feed, got, &e), AIT_OK);
+            assert_true(bm->qr_cap >= (size_t)(2 * M * GEMM_RANGE_LANES)); /* the ranges were found */
+            size_t bytes = qg_pack_size(QG_INT8DQ, 0, K, H);
+            void *buf = aligned_zalloc(bytes);
+            qg_packed v;
+            assert_non_null(buf);
+            qg_pack(QG_INT8DQ, 0, w1->data, H, 1, K, H, buf);
+            assert_int_equal(qg_view(buf, bytes, &v, &e), AIT_OK);
+            assert_int_equal(qgemm(&v, x, K, M, h, H, &e1, 1, &e), AIT_OK);
+            aligned_free(buf);
+            qgemm_alone(w2, h, M, want);
+            if (memcmp(want, got[0]->data, sizeof(float) * (size_t)(M * N)) != 0)
+                fail_msg("int8dq FFN with row ranges at %s, run %d: differs from qgemm's",
+                         kisa_name((kisa)k), run);
+        }
+        b->free(bm);
+        kisa_force(KISA_N);
+    }
+    free(h), free(want);
+    gb_free(&p);
+}
+
 /* native's int8dq and int8 (static) Convs (backends/native/qconv.c) on
  * odd shapes: a k x k Conv (stride, pads, bias, channels not a multiple of
  * 16) + Relu, then a 1x1 Conv + residual Add + Relu, then a 1x1 stride 2
@@ -3692,6 +3842,8 @@ int main(void)
         cmocka_unit_test(test_native_gemm_db),
         cmocka_unit_test(test_native_quant),
         cmocka_unit_test(test_native_int8dq_gelu),
+        cmocka_unit_test(test_native_int8dq_shared_rows),
+        cmocka_unit_test(test_native_int8dq_row_ranges),
         cmocka_unit_test(test_native_qconv),
         cmocka_unit_test(test_native_qdw),
         cmocka_unit_test(test_native_qpool),

@@ -5,12 +5,13 @@
  * like any other), and then M of 16 and below streams it without packing A.
  * MatMul with a 2-D constant B runs as one GEMM over all batch rows;
  * other MatMuls batch by batch on unpacked operands. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/native/native.h"
 #include "ops/matmul_shape.h"
 
-enum { G_PACKED, G_M, G_N, G_K, G_TA, G_TB, G_CMODE, G_C, G_Q };
+enum { G_PACKED, G_M, G_N, G_K, G_TA, G_TB, G_CMODE, G_C, G_Q, G_SHARE, G_RANGE };
 enum { C_NONE, C_BIAS_COL, C_BIAS_ROW, C_RES }; /* what Gemm's C became */
 
 static void fill_b(built *bm, int i, int grp, void *dst, const void *arg)
@@ -57,6 +58,114 @@ static bool f32(const tensor *t) { return t && t->dtype == AIT_F32; }
 static void q_scratch(const built *bm, nat_step *st, int64_t K)
 {
     if (st->geo[G_Q]) st->scratch = qgemm_scratch(bm->quant, bm->qgroup, K, st->geo[G_M]);
+}
+
+extern const nat_op nat_matmul, nat_gemm;
+
+/* The value step st's int8dq GEMM quantises as its A (row-major, K
+ * columns: a MatMul's or a Gemm's without transA, on weights packed
+ * int8dq), or -1. */
+static int q8_input(const built *bm, const nat_step *st)
+{
+    if ((st->op != &nat_matmul && st->op != &nat_gemm) || !st->geo[G_Q] || st->geo[G_TA])
+        return -1;
+    const qg_packed *v = &bm->packs[st->node].qv;
+    return v->w && v->scheme == QG_INT8DQ ? bm->g->nodes[st->node].in[0] : -1;
+}
+
+/* Whether int8dq step st's output is the A of an int8dq step alone,
+ * its sole reader, of as many rows (bert's FFN1, whose GELU output FFN2
+ * reads): st's epilogue then finds each row's range (gemm_epi.rlo) for
+ * that step's quantisation, where the tile is in L1, and that step skips
+ * the pass that would read its whole A for it (q_run). */
+static bool q_ranges(const built *bm, const nat_step *st)
+{
+    const int v = st->epi.out, c = v >= 0 ? nat_sole_consumer(bm, v) : -1;
+    const int s = c >= 0 ? bm->step_of[c] : -1;
+    if (q8_input(bm, st) < 0 || s < 0 || s >= bm->n_steps) return false;
+    const nat_step *o = &bm->steps[s];
+    return o->node == c && q8_input(bm, o) == v && o->geo[G_M] == st->geo[G_M] &&
+           o->geo[G_K] == st->geo[G_N];
+}
+
+/* After the layout pass: whether another int8dq step reads this step's A
+ * at the same M and K (G_SHARE), and then room in bm->qa for its
+ * quantised rows, which the first of them to run makes and the others
+ * read (q_run); whether its epilogue finds its output rows' ranges for
+ * the next (G_RANGE, room in bm->qr). */
+static ait_status q_finish(built *bm, nat_step *st)
+{
+    const int v = q8_input(bm, st);
+    st->geo[G_RANGE] = q_ranges(bm, st);
+    const size_t nr = (size_t)st->geo[G_M] * 2 * GEMM_RANGE_LANES;
+    if (st->geo[G_RANGE] && nr > bm->qr_cap) {
+        aligned_free(bm->qr);
+        bm->qr = aligned_zalloc(sizeof(float) * nr);
+        bm->qr_cap = bm->qr ? nr : 0;
+        if (!bm->qr) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for row ranges");
+    }
+    bm->qr_gen = 0; /* nothing kept across schedules */
+    st->geo[G_SHARE] = 0;
+    for (int s = 0; v >= 0 && s < bm->n_steps && !st->geo[G_SHARE]; s++) {
+        const nat_step *o = &bm->steps[s];
+        st->geo[G_SHARE] = o != st && q8_input(bm, o) == v && o->geo[G_M] == st->geo[G_M] &&
+                           o->geo[G_K] == st->geo[G_K];
+    }
+    if (!st->geo[G_SHARE]) return AIT_OK;
+    size_t bytes = qgemm_scratch(QG_INT8DQ, 0, st->geo[G_K], st->geo[G_M]);
+    if (!bytes) return st->geo[G_SHARE] = 0, AIT_OK; /* qgemm_ws says what is wrong */
+    bm->qa_gen = 0; /* nothing kept across schedules */
+    if (bytes <= bm->qa_cap) return AIT_OK;
+    aligned_free(bm->qa);
+    bm->qa = aligned_zalloc(bytes);
+    bm->qa_cap = bm->qa ? bytes : 0;
+    if (!bm->qa) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for quantised rows");
+    return AIT_OK;
+}
+
+/* Step st's quantised GEMM: C (m x N, y) = epi(A * B), A m rows of K
+ * floats; an int8dq A that other steps read too (G_SHARE) quantised once
+ * a run, by the first of them; an A whose rows' ranges the step writing
+ * it found this run (G_RANGE) quantised at them; with G_RANGE, C's rows'
+ * ranges found (one thread: the tiles of a row are on it). */
+static ait_status q_run(built *bm, const nat_step *st, const float *a, int64_t m, int64_t K,
+                        float *y, int64_t N, const gemm_epi *epi)
+{
+    const qg_packed *qv = &bm->packs[st->node].qv;
+    const int t = nat_qgemm_threads(bm, qv, m, 0, epi, bm->threads);
+    const int v = bm->g->nodes[st->node].in[0];
+    if (!st->geo[G_SHARE] && st->scratch && bm->qr_gen == bm->run_gen && bm->qr_val == v &&
+        bm->qr_data == a && q8_input(bm, st) == v) { /* A's ranges known */
+        uint8_t *q;
+        float *sa;
+        int32_t *za;
+        qg_quant_rows_u8(a, K, m, K, bm->qr, bm->qr + m * GEMM_RANGE_LANES, bm->scratch, &q, &sa,
+                         &za);
+        bm->qr_gen = 0; /* used (this step's own C: no ranges found) */
+        qgemm_u8(qv, q, sa, za, m, y, N, epi, t);
+        return AIT_OK;
+    }
+    if (st->geo[G_RANGE] && t <= 1 && !st->geo[G_SHARE]) {
+        gemm_epi e = *epi;
+        memset(bm->qr, 0, sizeof(float) * (size_t)m * 2 * GEMM_RANGE_LANES); /* ranges hold 0 */
+        e.rlo = bm->qr;
+        e.rhi = bm->qr + m * GEMM_RANGE_LANES;
+        TRY(qgemm_ws(qv, a, K, m, y, N, &e, t, st->scratch ? bm->scratch : NULL, bm->err));
+        bm->qr_gen = bm->run_gen;
+        bm->qr_val = st->epi.out;
+        bm->qr_data = y;
+        return AIT_OK;
+    }
+    if (!st->geo[G_SHARE])
+        return qgemm_ws(qv, a, K, m, y, N, epi, t, st->scratch ? bm->scratch : NULL, bm->err);
+    if (bm->qa_gen != bm->run_gen || bm->qa_val != v || bm->qa_data != a) {
+        qg_quant_rows_u8(a, K, m, K, NULL, NULL, bm->qa, &bm->qa_q, &bm->qa_sa, &bm->qa_za);
+        bm->qa_gen = bm->run_gen;
+        bm->qa_val = v;
+        bm->qa_data = a;
+    }
+    qgemm_u8(qv, bm->qa_q, bm->qa_sa, bm->qa_za, m, y, N, epi, t);
+    return AIT_OK;
 }
 
 static ait_status mm_take(built *bm, int i, nat_step *st, bool *taken)
@@ -115,11 +224,7 @@ static ait_status mm_run(built *bm, const nat_step *st)
         g.c = y;
         nat_gemm_epi(bm, &st->epi, 0, N, &g.epi);
         epi_bias(bm, st, &g.epi, 0, NULL);
-        if (st->geo[G_Q]) {
-            int t = nat_qgemm_threads(bm, &bm->packs[st->node].qv, g.m, 0, &g.epi, bm->threads);
-            return qgemm_ws(&bm->packs[st->node].qv, g.a, K, g.m, y, N, &g.epi, t,
-                            st->scratch ? bm->scratch : NULL, bm->err);
-        }
+        if (st->geo[G_Q]) return q_run(bm, st, g.a, g.m, K, y, N, &g.epi);
         TRY(nat_gemm_f32(bm, &g));
         return AIT_OK;
     }
@@ -232,13 +337,9 @@ static ait_status gemm_run(built *bm, const nat_step *st)
     }
     epi_bias(bm, st, &g.epi, cmode == C_BIAS_ROW ? GEMM_BIAS_ROW : GEMM_BIAS_COL,
              cmode == C_BIAS_COL || cmode == C_BIAS_ROW ? bm->packs[st->node].bias : NULL);
-    if (st->geo[G_Q]) { /* A row-major (transA 0) */
-        int t = nat_qgemm_threads(bm, &bm->packs[st->node].qv, M, 0, &g.epi, bm->threads);
-        return qgemm_ws(&bm->packs[st->node].qv, g.a, K, M, g.c, N, &g.epi, t,
-                        st->scratch ? bm->scratch : NULL, bm->err);
-    }
+    if (st->geo[G_Q]) return q_run(bm, st, g.a, M, K, g.c, N, &g.epi); /* A row-major (transA 0) */
     return nat_gemm_f32(bm, &g);
 }
 
-const nat_op nat_matmul = {"MatMul", mm_take, mm_run};
-const nat_op nat_gemm = {"Gemm", gemm_take, gemm_run};
+const nat_op nat_matmul = {"MatMul", mm_take, mm_run, q_finish};
+const nat_op nat_gemm = {"Gemm", gemm_take, gemm_run, q_finish};

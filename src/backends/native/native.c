@@ -527,6 +527,8 @@ static void nat_free(built *bm)
     free(bm->sig);
     free(bm->saved);
     aligned_free(bm->scratch);
+    aligned_free(bm->qa);
+    aligned_free(bm->qr);
     aligned_free(bm->arena);
     free(bm->pl_items);
     free(bm->pl_hit);
@@ -687,6 +689,7 @@ static ait_status run_step(built *bm, const nat_step *st, ait_error *e)
 static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
 {
     bm->run_dest = dest;
+    bm->run_gen++;
     ait_status s = AIT_OK;
     for (int i = 0; s == AIT_OK && i < bm->n_steps; i++) s = run_step(bm, &bm->steps[i], e);
     bm->run_dest = NULL;
@@ -707,6 +710,28 @@ ait_status nat_prepare(built *bm, tensor *const *inputs, ait_error *e)
     return AIT_OK;
 }
 
+/* Whether module output j, a value a native step writes into the arena
+ * (placed), plain float32 rows (no view, layout or cache), listed once,
+ * can be written into dest, which has room for it: the step then writes
+ * there (run_into swaps the value's bytes for dest's during the run), and
+ * the plan runner copies nothing at the module's edge. */
+static bool dest_takes(const built *bm, int j, const tensor *dest)
+{
+    const graph *g = bm->g;
+    const int v = g->outputs[j];
+    const nat_val *d = &bm->vals[v];
+    if (!dest || !dest->data || dest == d->cur || !d->placed || d->nhwc || d->q8 || d->view ||
+        d->kv_cap || d->t.dtype != AIT_F32 || (dest->owned ? dest->cap : dest->room) < tensor_nbytes(&d->t))
+        return false;
+    for (int k = 0; k < g->n_outputs; k++)
+        if (k != j && g->outputs[k] == v) return false;
+    for (int w = 0; w < g->n_vals; w++)
+        if (bm->vals[w].view == v + 1) return false; /* a view reads its bytes (concat.c) */
+    for (int k = 0; k < g->n_inputs; k++)
+        if (dest == bm->vals[g->inputs[k]].cur) return false;
+    return true;
+}
+
 ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *dest, tensor **outputs,
                         ait_error *e)
 {
@@ -714,7 +739,23 @@ ait_status nat_run_into(built *bm, tensor *const *inputs, tensor *const *dest, t
     bm->err = e ? e : &bm->own_err;
     TRY(nat_prepare(bm, inputs, e));
     for (int k = 0; k < g->n_inputs; k++) bm->vals[g->inputs[k]].cur = inputs[k];
+    void *own[64]; /* the arena bytes of outputs written into dest */
+    const int n_own = g->n_outputs < 64 ? g->n_outputs : 64;
+    for (int j = 0; j < n_own; j++) {
+        own[j] = NULL;
+        if (!dest || !dest_takes(bm, j, dest[j])) continue;
+        tensor *t = &bm->vals[g->outputs[j]].t;
+        own[j] = t->data;
+        t->data = dest[j]->data;
+    }
     ait_status s = run_steps(bm, dest, e);
+    for (int j = 0; j < n_own; j++) {
+        if (!own[j]) continue;
+        tensor *t = &bm->vals[g->outputs[j]].t;
+        tensor_set_shape(dest[j], t->dtype, t->rank, t->dims);
+        t->data = own[j];
+        if (bm->vals[g->outputs[j]].cur == t) bm->vals[g->outputs[j]].cur = dest[j];
+    }
     for (int j = 0; s == AIT_OK && j < g->n_outputs; j++) {
         outputs[j] = bm->vals[g->outputs[j]].cur;
         if (!outputs[j] || !outputs[j]->data)

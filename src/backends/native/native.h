@@ -180,6 +180,30 @@ struct built {
     /* During run_steps: per module output the caller's tensor it is
      * written into (backend.run_into's dest), or NULL (nat_dest). */
     tensor *const *run_dest;
+    unsigned run_gen;  /* runs so far (run_steps counts them) */
+    /* int8dq A rows quantised (qg_quant_rows_u8) in qa (qa_cap bytes) by a
+     * GEMM step whose input other int8dq GEMM steps read too (gemm_ops.c:
+     * a layer's query, key and value projections): value qa_val, its bytes
+     * at qa_data, in run qa_gen; the next such step of the same run reads
+     * them instead of quantising again. */
+    void *qa;
+    size_t qa_cap;
+    int qa_val;
+    const void *qa_data;
+    unsigned qa_gen;
+    uint8_t *qa_q;
+    float *qa_sa;
+    int32_t *qa_za;
+    /* The range of each row of value qr_val (bytes at qr_data) an int8dq
+     * GEMM step wrote in run qr_gen, found in its epilogue for the int8dq
+     * step reading it (gemm_ops.c: FFN1's GELU output, FFN2's input):
+     * the lows, then the highs, GEMM_RANGE_LANES lanes a row (gemm_epi.rlo);
+     * qr_cap floats. */
+    float *qr;
+    size_t qr_cap;
+    int qr_val;
+    const void *qr_data;
+    unsigned qr_gen;
     ait_error *err;
     ait_error own_err;
 };
