@@ -10,7 +10,8 @@
  * other work does not count. Outputs are checked against each other
  * (max |diff| / max |ref|, oneDNN's the reference).
  *
- * usage: bench-conv-native [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...
+ * usage: bench-conv-native [--isa NAME] [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...
+ *   --isa     cap native's kernels at this ISA (portable, avx2, avx512)
  *   --kernel  native's GEMM kernel (gemm_kernel_find's names), else the best
  *   C input channels, H x W input, M output channels, K x K kernel,
  *   stride S, pads P on every side, N images (1)
@@ -29,6 +30,7 @@
 #include "core/tensor.h"
 #include "kernels/conv_ig.h"
 #include "kernels/gemm.h"
+#include "kernels/isa.h"
 #include "kernels/nhwc.h"
 
 static double cpu_now(void)
@@ -147,11 +149,22 @@ static void bench(const shape *s, int rounds)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench-conv-native [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...\n");
+        fprintf(stderr, "usage: bench-conv-native [--isa NAME] [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...\n");
         return 2;
     }
     omp_set_num_threads(1); /* oneDNN on this thread only, as native */
     kern = gemm_kernel_best();
+    if (argc > 3 && strcmp(argv[1], "--isa") == 0) { /* the kernels' ISA capped (kisa_force) */
+        kisa i = KISA_N;
+        for (int k = 0; k < KISA_N; k++)
+            if (strcmp(argv[2], kisa_name((kisa)k)) == 0) i = (kisa)k;
+        if (i == KISA_N || !kisa_force(i)) {
+            fprintf(stderr, "--isa %s: not an ISA this CPU runs\n", argv[2]);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     if (argc > 3 && strcmp(argv[1], "--kernel") == 0) {
         char why[160];
         if (!(kern = gemm_kernel_find(argv[2], why, sizeof why))) {

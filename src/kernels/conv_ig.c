@@ -60,13 +60,17 @@ typedef struct kig_impl {
     const kig_tile_fn (*tiles)[KIG_MR]; /* [vectors - 1][rows - 1] */
     const int *rows;                    /* the most rows at 1 to 4 vectors */
     int vl;                             /* floats per vector */
+    int nv; /* vectors of columns per tile at full width: AVX-512's 6x64 (24
+             * accumulators, 10 loads per 24 FMAs); AVX2's 6x16 (12, 8 per
+             * 12), where four vectors leave 2 rows (8, 6 per 8: B's 4
+             * vectors from L2 per 8 FMAs) */
 } kig_impl;
 static const kig_impl kig_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, kig_tiles_avx512, kig_rows_avx512, 16},
-    {KISA_AVX2, kig_tiles_avx2, kig_rows_avx2, 8},
+    {KISA_AVX512, kig_tiles_avx512, kig_rows_avx512, 16, 4},
+    {KISA_AVX2, kig_tiles_avx2, kig_rows_avx2, 8, 2},
 #endif
-    {KISA_PORTABLE, kig_tiles_portable, kig_rows_portable, 1},
+    {KISA_PORTABLE, kig_tiles_portable, kig_rows_portable, 1, 4},
 };
 
 /* The padded block's floats a thread holds (the input rows of a block of
@@ -339,7 +343,7 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
     kig_ctx cx0 = {.g = g, .im = im, .y = y, .ldy = ldy, .runs = runs, .by_runs = n <= KIG_RUNS_N, .e = e};
     /* columns per tile: up to four vectors, within a pass; passes a whole
      * number of tiles wide */
-    cx0.cw = min64(4 * im->vl, (min64(cb, n) + im->vl - 1) / im->vl * im->vl);
+    cx0.cw = min64(im->nv * im->vl, (min64(cb, n) + im->vl - 1) / im->vl * im->vl);
     if (cb > cx0.cw) cb = cb / cx0.cw * cx0.cw;
     cx0.mr = im->rows[cx0.cw / im->vl - 1];
     cx0.t = (kig_tile){.k = runs[0].k, .runs = nruns, .b = bq, .sb = runs[0].k * nr, .nr = nr,
