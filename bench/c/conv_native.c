@@ -10,12 +10,14 @@
  * other work does not count. Outputs are checked against each other
  * (max |diff| / max |ref|, oneDNN's the reference).
  *
- * usage: bench-conv-native [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...
+ * usage: bench-conv-native [--isa NAME] [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...
+ *   --isa     cap native's kernels at this ISA (portable, avx2, avx512)
  *   --kernel  native's GEMM kernel (gemm_kernel_find's names), else the best
  *   C input channels, H x W input, M output channels, K x K kernel,
  *   stride S, pads P on every side, N images (1)
  * Prints per shape: median ms of each engine, GFLOP/s of each, and the
- * ratios im2col / oneDNN and implicit / oneDNN (below 1: native faster). */
+ * ratios im2col / oneDNN and implicit / oneDNN (below 1: native faster),
+ * of the medians and of the 10th percentiles. */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -28,6 +30,7 @@
 #include "core/tensor.h"
 #include "kernels/conv_ig.h"
 #include "kernels/gemm.h"
+#include "kernels/isa.h"
 #include "kernels/nhwc.h"
 
 static double cpu_now(void)
@@ -60,9 +63,9 @@ static void bench(const shape *s, int rounds)
     float *wk = xalloc(sizeof(float) * (size_t)(s->m * kdim)); /* [(tap*c + ci)][m] */
     float *bias = xalloc(sizeof(float) * (size_t)s->m);
     srand(1);
-    for (int64_t i = 0; i < s->n * hw * s->c; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
-    for (int64_t i = 0; i < s->m * kdim; i++) wt[i] = ((float)rand() / RAND_MAX - 0.5f) * 0.1f;
-    for (int64_t i = 0; i < s->m; i++) bias[i] = (float)rand() / RAND_MAX - 0.5f;
+    for (int64_t i = 0; i < s->n * hw * s->c; i++) x[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    for (int64_t i = 0; i < s->m * kdim; i++) wt[i] = ((float)rand() / (float)RAND_MAX - 0.5f) * 0.1f;
+    for (int64_t i = 0; i < s->m; i++) bias[i] = (float)rand() / (float)RAND_MAX - 0.5f;
     const int64_t taps = s->k * s->k;
     for (int64_t co = 0; co < s->m; co++)
         for (int64_t ci = 0; ci < s->c; ci++)
@@ -127,13 +130,18 @@ static void bench(const shape *s, int rounds)
     dn_out(&d, dd, y[2]);
     const int64_t ny = s->n * ohw * s->m;
     double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[3];
-    for (int e = 0; e < 3; e++) ms[e] = median(t[e], rounds) * 1e3;
+    double p10[3]; /* the 10th percentile (median sorts t[e]): less of other work's noise */
+    for (int e = 0; e < 3; e++) {
+        ms[e] = median(t[e], rounds) * 1e3;
+        p10[e] = t[e][rounds / 10] * 1e3;
+    }
     printf("%lldx%lldx%lld -> %lld, %lldx%lld s%lld p%lld, n%lld: im2col %.3f ms (%.0f GF/s), implicit %.3f ms "
            "(%.0f GF/s), oneDNN %.3f ms (%.0f GF/s); im2col/oneDNN %.2f, implicit/oneDNN %.2f; "
-           "diff im2col %.1e implicit %.1e\n",
+           "p10 im2col/oneDNN %.2f implicit/oneDNN %.2f; diff im2col %.1e implicit %.1e\n",
            (long long)s->h, (long long)s->w, (long long)s->c, (long long)s->m, (long long)s->k,
            (long long)s->k, (long long)s->s, (long long)s->p, (long long)s->n, ms[0], flop / ms[0] * 1e-6,
-           ms[1], flop / ms[1] * 1e-6, ms[2], flop / ms[2] * 1e-6, ms[0] / ms[2], ms[1] / ms[2],
+           ms[1], flop / ms[1] * 1e-6, ms[2], flop / ms[2] * 1e-6, ms[0] / ms[2], ms[1] / ms[2], p10[0] / p10[2],
+           p10[1] / p10[2],
            rel_diff(y[0], y[2], ny), rel_diff(y[1], y[2], ny));
     fflush(stdout);
 }
@@ -141,11 +149,22 @@ static void bench(const shape *s, int rounds)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench-conv-native [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...\n");
+        fprintf(stderr, "usage: bench-conv-native [--isa NAME] [--kernel NAME] ROUNDS C:H:W:M:K:S:P[:N]...\n");
         return 2;
     }
     omp_set_num_threads(1); /* oneDNN on this thread only, as native */
     kern = gemm_kernel_best();
+    if (argc > 3 && strcmp(argv[1], "--isa") == 0) { /* the kernels' ISA capped (kisa_force) */
+        kisa i = KISA_N;
+        for (int k = 0; k < KISA_N; k++)
+            if (strcmp(argv[2], kisa_name((kisa)k)) == 0) i = (kisa)k;
+        if (i == KISA_N || !kisa_force(i)) {
+            fprintf(stderr, "--isa %s: not an ISA this CPU runs\n", argv[2]);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     if (argc > 3 && strcmp(argv[1], "--kernel") == 0) {
         char why[160];
         if (!(kern = gemm_kernel_find(argv[2], why, sizeof why))) {

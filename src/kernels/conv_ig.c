@@ -26,9 +26,18 @@ typedef struct kig_tile {
     const float *const *b;
     int64_t sb, nr;
     int64_t j0;
+    int64_t boff[4]; /* column j0 + j * VL's offset in a run's panels (set per call) */
     int nc;
     const gemm_epi *epi;
     bool fuse; /* the epilogue in registers, else none (the caller's gemm_epi_tile) */
+    /* fuse's common forms inline (quick): a bias by column or none, then
+     * act (none, Relu, or Clip to [lo, hi]); no scale, residual or bias by
+     * row. Called out of line, the general epilogue took a sixth of
+     * squeezenet's 55x55x16 -> 64 (perf, bench-conv-native). */
+    bool quick;
+    int act;
+    float lo, hi;
+    const float *bias;
     float *out[KIG_MR];
     int64_t pix[KIG_MR];
 } kig_tile;
@@ -51,13 +60,17 @@ typedef struct kig_impl {
     const kig_tile_fn (*tiles)[KIG_MR]; /* [vectors - 1][rows - 1] */
     const int *rows;                    /* the most rows at 1 to 4 vectors */
     int vl;                             /* floats per vector */
+    int nv; /* vectors of columns per tile at full width: AVX-512's 6x64 (24
+             * accumulators, 10 loads per 24 FMAs); AVX2's 6x16 (12, 8 per
+             * 12), where four vectors leave 2 rows (8, 6 per 8: B's 4
+             * vectors from L2 per 8 FMAs) */
 } kig_impl;
 static const kig_impl kig_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, kig_tiles_avx512, kig_rows_avx512, 16},
-    {KISA_AVX2, kig_tiles_avx2, kig_rows_avx2, 8},
+    {KISA_AVX512, kig_tiles_avx512, kig_rows_avx512, 16, 4},
+    {KISA_AVX2, kig_tiles_avx2, kig_rows_avx2, 8, 2},
 #endif
-    {KISA_PORTABLE, kig_tiles_portable, kig_rows_portable, 1},
+    {KISA_PORTABLE, kig_tiles_portable, kig_rows_portable, 1, 4},
 };
 
 /* The padded block's floats a thread holds (the input rows of a block of
@@ -228,24 +241,54 @@ typedef struct kig_ctx {
 /* Output pixels q in [0, qend) of a span whose pixel q reads A at a + q *
  * rsa and is output row oy0 + q / vw, column q % vw (not stored past ow);
  * columns [j0, j1), tiles of mr pixels outer, cw columns per call inner
- * (the tile's A stays in L1 while B's columns pass). */
+ * (the tile's A stays in L1 while B's columns pass). The pixels' rows of C
+ * and B's panel offsets are found without a division per tile (a tile
+ * of K 144, squeezenet's, is under 2000 cycles of FMAs), and each call's
+ * rows of C are prefetched for writing as it starts: its stores come at
+ * its end, and C's lines, new, are read from memory for ownership. */
 static void span(kig_ctx *cx, const float *a, int64_t vw, int64_t qend, int64_t oy0, int64_t j0,
                  int64_t j1)
 {
     const knhwc_geom *g = cx->g;
     kig_tile *t = &cx->t;
     const int vl = cx->im->vl;
+    /* each call's column offsets in B's panels, computed once */
+    enum { CHUNKS = 16 };
+    int64_t boff[CHUNKS][4];
+    const int64_t nch = (j1 - j0 + cx->cw - 1) / cx->cw;
+    for (int64_t c = 0; c < nch && c < CHUNKS; c++)
+        for (int j = 0; j < 4; j++) {
+            const int64_t col = j0 + c * cx->cw + j * vl;
+            boff[c][j] = col / t->nr * t->sb + col % t->nr;
+        }
+    int64_t oy = oy0, ox = 0; /* pixel q0's */
     for (int64_t q0 = 0; q0 < qend; q0 += cx->mr) {
         const int m = (int)min64(cx->mr, qend - q0);
         t->a = a + q0 * t->rsa;
         for (int i = 0; i < m; i++) {
-            const int64_t oy = oy0 + (q0 + i) / vw, ox = (q0 + i) % vw;
             t->pix[i] = oy * g->ow + ox;
             t->out[i] = ox < g->ow ? cx->y + t->pix[i] * cx->ldy : NULL;
+            if (++ox == vw) ox = 0, oy++;
         }
-        for (int64_t jc = j0; jc < j1; jc += cx->cw) {
+        int64_t c = 0;
+        for (int64_t jc = j0; jc < j1; jc += cx->cw, c++) {
             t->j0 = jc;
             t->nc = (int)min64(cx->cw, j1 - jc);
+            if (c < CHUNKS) {
+                memcpy(t->boff, boff[c], sizeof t->boff);
+            } else {
+                for (int j = 0; j < 4; j++) {
+                    const int64_t col = jc + j * vl;
+                    t->boff[j] = col / t->nr * t->sb + col % t->nr;
+                }
+            }
+            for (int i = 0; i < m; i++) {
+                const char *o = (const char *)t->out[i];
+                if (!o) continue;
+                o += jc * (int64_t)sizeof(float);
+                for (int64_t b = 0; b < t->nc * (int64_t)sizeof(float); b += 64) __builtin_prefetch(o + b, 1, 3);
+                __builtin_prefetch(o + t->nc * (int64_t)sizeof(float) - 1, 1, 3);
+            }
             cx->im->tiles[(t->nc + vl - 1) / vl - 1][m - 1](t);
             if (!t->fuse)
                 for (int i = 0; i < m; i++)
@@ -300,11 +343,17 @@ ait_status kig_conv(const knhwc_geom *g, bool nchw, const float *x, const gemm_p
     kig_ctx cx0 = {.g = g, .im = im, .y = y, .ldy = ldy, .runs = runs, .by_runs = n <= KIG_RUNS_N, .e = e};
     /* columns per tile: up to four vectors, within a pass; passes a whole
      * number of tiles wide */
-    cx0.cw = min64(4 * im->vl, (min64(cb, n) + im->vl - 1) / im->vl * im->vl);
+    cx0.cw = min64(im->nv * im->vl, (min64(cb, n) + im->vl - 1) / im->vl * im->vl);
     if (cb > cx0.cw) cb = cb / cx0.cw * cx0.cw;
     cx0.mr = im->rows[cx0.cw / im->vl - 1];
     cx0.t = (kig_tile){.k = runs[0].k, .runs = nruns, .b = bq, .sb = runs[0].k * nr, .nr = nr,
                        .epi = epi, .fuse = gemm_epi_fusable(epi) && epi->act != GEMM_ACT_LEAKY};
+    cx0.t.quick = cx0.t.fuse && !epi->scaled && !epi->res && epi->bias_mode != GEMM_BIAS_ROW &&
+                  (epi->act == GEMM_ACT_NONE || epi->act == GEMM_ACT_RELU || epi->act == GEMM_ACT_CLIP);
+    cx0.t.act = epi->act;
+    cx0.t.lo = epi->lo;
+    cx0.t.hi = epi->hi;
+    cx0.t.bias = epi->bias_mode == GEMM_BIAS_COL ? epi->bias : NULL;
     /* each run's first tap in the rows read: pitch floats a row, cp a pixel */
     int64_t roff_in[KIG_RUNS_MAX], roff_pad[KIG_RUNS_MAX];
     const int64_t per = g->kw / run_taps(g), wp = pad_w(g);

@@ -2,7 +2,9 @@
  * included before (conv_ig.c includes it once per ISA): M output pixels by
  * NV vectors of output channels, the sum over every run of taps (kernel
  * rows) and channels kept in registers, so C is written once, with the
- * epilogue applied before the store (kig_tile's fuse). Pixel i's taps of
+ * epilogue applied before the store (kig_tile's fuse; its common forms,
+ * a bias by column and Relu or Clip, inline with the bias loaded once per
+ * tile: kig_tile's quick). Pixel i's taps of
  * run q start at a + roff[q] + i * rsa (k contiguous floats); B's row p of
  * run q at b[q] + p * nr within each NR-wide packed panel (panels sb floats
  * apart); columns from j0, a multiple of VL (NR a multiple of VL), and
@@ -55,8 +57,7 @@ static inline V KV(kig_epi)(V v, const kig_tile *t, int i, int j)
         for (int64_t q = 0; q < t->runs; q++) {                                               \
             const float *a = t->a + t->roff[q];                                               \
             const float *bp[NV];                                                              \
-            _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) bp[j] =                      \
-                t->b[q] + (t->j0 + j * VL) / nr * t->sb + (t->j0 + j * VL) % nr;              \
+            _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) bp[j] = t->b[q] + t->boff[j]; \
             for (int64_t p = 0; p < k; p++) {                                                 \
                 V bv[NV];                                                                     \
                 _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) {                       \
@@ -70,14 +71,36 @@ static inline V KV(kig_epi)(V v, const kig_tile *t, int i, int j)
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
+        const int nc = t->nc;                                                                 \
+        if (t->quick) { /* bias by column and Relu or Clip: the columns' bias once */         \
+            const int act = t->act;                                                           \
+            const V lo = vset1(t->lo), hi = vset1(t->hi);                                     \
+            V bc[NV];                                                                         \
+            _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) bc[j] =                     \
+                t->bias ? vloadn(t->bias + t->j0 + j * VL, nc - j * VL < VL ? (size_t)(nc - j * VL) : VL) \
+                        : vzero();                                                            \
+            _Pragma("GCC unroll 32") for (int i = 0; i < M; i++) {                           \
+                float *o = t->out[i];                                                         \
+                if (!o) continue;                                                             \
+                o += t->j0;                                                                   \
+                _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) {                       \
+                    V v = vadd(r[i][j], bc[j]);                                               \
+                    if (act == GEMM_ACT_RELU) v = vmax(v, vzero()); /* NaN: 0 */              \
+                    else if (act == GEMM_ACT_CLIP) v = vmin(hi, vmax(lo, v));                 \
+                    if (nc - j * VL >= VL) vstore(o + j * VL, v);                             \
+                    else vstoren(o + j * VL, v, (size_t)(nc - j * VL));                       \
+                }                                                                             \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
         _Pragma("GCC unroll 32") for (int i = 0; i < M; i++) {                               \
             float *o = t->out[i];                                                             \
             if (!o) continue;                                                                 \
             o += t->j0;                                                                       \
             _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) {                           \
                 V v = t->fuse ? KV(kig_epi)(r[i][j], t, i, j) : r[i][j];                      \
-                if (t->nc - j * VL >= VL) vstore(o + j * VL, v);                              \
-                else vstoren(o + j * VL, v, (size_t)(t->nc - j * VL));                        \
+                if (nc - j * VL >= VL) vstore(o + j * VL, v);                                 \
+                else vstoren(o + j * VL, v, (size_t)(nc - j * VL));                           \
             }                                                                                 \
         }                                                                                     \
     }

@@ -397,7 +397,8 @@ static void test_im2col_f32(void **state)
  * GEMM per run of taps instead of the tiles), and each
  * epilogue form: bias and Relu (in the registers), a residual before a
  * Clip, a bias and Sigmoid (after the store), HardSwish with the residual
- * after, none, a scaled Leaky Relu (after the store), HardSigmoid. */
+ * after, none, a scaled Leaky Relu (after the store), HardSigmoid, a bias
+ * and Clip (bias and Relu, none and this one: the tiles' quick store). */
 static void test_conv_ig(void **state)
 {
     (void)state;
@@ -419,7 +420,7 @@ static void test_conv_ig(void **state)
         {{.h = 7, .w = 9, .cs = 45, .c = 45, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 2, .pt = 1, .pl = 2}, 1, 2, 40, false},
     };
     static const gemm_act acts[] = {GEMM_ACT_RELU,      GEMM_ACT_CLIP, GEMM_ACT_SIGMOID, GEMM_ACT_HARDSWISH,
-                                    GEMM_ACT_NONE,      GEMM_ACT_LEAKY, GEMM_ACT_HARDSIGMOID};
+                                    GEMM_ACT_NONE,      GEMM_ACT_LEAKY, GEMM_ACT_HARDSIGMOID, GEMM_ACT_CLIP};
     for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
         knhwc_geom g = cs[ci].g;
         const int64_t n = cs[ci].n, ldy = n + 3;
@@ -473,6 +474,7 @@ static void test_conv_ig(void **state)
                     if (ai != 1 && ai != 4) ep = (gemm_epi){.act = acts[ai], .bias_mode = GEMM_BIAS_COL, .bias = bias};
                     if (ai == 5) ep = (gemm_epi){.act = acts[ai], .scaled = true, .scale = 0.5f, .lo = 0.1f};
                     if (ai == 6) ep.lo = 0.2f, ep.hi = 0.5f;
+                    if (ai == 7) ep.lo = -0.25f, ep.hi = 0.75f; /* a bias and Clip: the tiles' quick store */
                     if (ai == 1 || ai == 3) {
                         ep.res = res;
                         ep.ldr = n;
