@@ -15,7 +15,12 @@
  * median ms per step of each mode and their ratio, wall and CPU, and the
  * first step after the session's creation (the first run after loading, at
  * past PAST: a decode loop's, its cache bound) over the same-length median.
- * BATCH (default 1) rows each decode the same token. */
+ * BATCH (default 1) rows each decode the same token. Each step's wall
+ * time is also split by the thread's schedstat (/proc/thread-self/schedstat:
+ * time on a CPU, time runnable but waiting for one): what is left, wall
+ * minus both, is time the thread was blocked (I/O, a lock, a major fault),
+ * which a busy machine does not explain; "wall - wait" is the step as an
+ * idle machine would see it (but for caches another process emptied). */
 #include <ait.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -50,6 +55,20 @@ static long faults(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt;
+}
+
+/* This thread's seconds on a CPU and waiting on a run queue so far
+ * (schedstat's first two fields, ns), both 0 when the kernel has no schedstat. */
+static void sched(double *run, double *wait)
+{
+    unsigned long long r = 0, w = 0;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (f) {
+        if (fscanf(f, "%llu %llu", &r, &w) != 2) r = w = 0;
+        fclose(f);
+    }
+    *run = (double)r * 1e-9;
+    *wait = (double)w * 1e-9;
 }
 
 static double median(double *v, int n)
@@ -106,9 +125,12 @@ int main(int argc, char **argv)
     /* per mode (growing, same length) and clock (wall, CPU): each step's seconds */
     size_t n = (size_t)rounds * (size_t)steps;
     double *t[2][2], first[2] = {0, 0}; /* the first step, wall and CPU */
+    double *wq = malloc(sizeof(double) * n), *blk = malloc(sizeof(double) * n); /* same length: */
+    double first_wq = 0, first_blk = 0; /* run-queue wait and blocked time; the first step's */
     long flt[2] = {0, 0};                /* page faults: the first step, the last */
     for (int k = 0; k < 4; k++)
         if (!(t[k / 2][k % 2] = malloc(sizeof(double) * n))) return fail(argv[1], "out of memory");
+    if (!wq || !blk) return fail(argv[1], "out of memory");
     /* mode 0 warms up (every length once, as a generation meets them);
      * then same length and growing alternate */
     for (int mode = 0; mode < 2 * rounds + 1; mode++) {
@@ -121,14 +143,19 @@ int main(int argc, char **argv)
                 if (ait_binding_set_cache(b, c[k].in, c[k].out, c[k].buf, c[k].axis, len, &err) != AIT_OK)
                     return fail(argv[1], err.msg);
             long f0 = faults();
+            double r0, q0, r1, q1;
+            sched(&r0, &q0);
             double w0 = now_s(), c0 = thread_cpu_s();
             if (ait_session_run_bound(s, b) != AIT_OK) return fail(argv[1], ait_session_error(s));
             double c1 = thread_cpu_s(), w1 = now_s();
+            sched(&r1, &q1);
             flt[mode != 0 || st != 0] = faults() - f0;
-            if (mode == 0 && st == 0) first[0] = w1 - w0, first[1] = c1 - c0;
+            double wait = q1 - q0, blocked = (w1 - w0) - (r1 - r0) - wait;
+            if (mode == 0 && st == 0) first[0] = w1 - w0, first[1] = c1 - c0, first_wq = wait, first_blk = blocked;
             if (mode == 0) continue;
             t[!grow][0][r * steps + st] = w1 - w0;
             t[!grow][1][r * steps + st] = c1 - c0;
+            if (!grow) wq[r * steps + st] = w1 - w0 - wait, blk[r * steps + st] = blocked;
         }
     }
     printf("%s batch %d, past %d, %d steps x %d rounds:", argv[1], batch, past, steps, rounds);
@@ -138,12 +165,19 @@ int main(int argc, char **argv)
                "(first/same %.3f);", clock ? "cpu" : "wall", g, sm, g / sm, first[clock] * 1e3,
                first[clock] * 1e3 / sm);
     }
+    double sw = median(wq, (int)n) * 1e3;
+    printf(" wall - wait: same length %.4f ms/step, first step %.4f (first/same %.3f), first step's "
+           "run-queue wait %.4f ms and blocked %.4f ms (same length, median: blocked %.4f);",
+           sw, (first[0] - first_wq) * 1e3, (first[0] - first_wq) * 1e3 / sw, first_wq * 1e3,
+           first_blk * 1e3, median(blk, (int)n) * 1e3);
     printf(" page faults: first step %ld, last %ld; caches in place %d of %d\n", flt[0], flt[1],
            ait_binding_caches_in_place(b), n_cache);
     for (int k = 0; k < n_cache; k++) ait_tensor_free(c[k].buf);
     ait_tensor_free(tok);
     ait_tensor_free(logits);
     for (int k = 0; k < 4; k++) free(t[k / 2][k % 2]);
+    free(wq);
+    free(blk);
     ait_binding_free(b);
     ait_session_free(s);
     ait_model_free(m);

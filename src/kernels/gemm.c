@@ -235,6 +235,40 @@ static void prefetch_c(const gemm_args *g, int64_t i, int64_t m, int64_t j, int6
     }
 }
 
+/* The skinny path at M = 1 (a decoder's GEMV): columns [n0, n1) (n0 a
+ * multiple of NR) by kr->gemv, their panels cut into gemv_ns runs of
+ * consecutive panels walked side by side (the rest, fewer than gemv_ns,
+ * side by side last): as many streams from memory at once, each running on
+ * through its panels. llama_small's GEMVs (400 MB of packed panels a
+ * step) took 1.05x to 1.08x less CPU time than in calls of two panels with
+ * K in 4 parts, the M <= 2 calls' (bench/RESULTS.md, issue 16, branch dec5).
+ * With a prologue, A's row is mapped into pbuf first. A config that sets
+ * skinny_nv gets the skinny calls of that width instead (M <= 2's: K in
+ * parts), so that the GEMM tuner can still weigh them. */
+static void gemv(const job *jb, int64_t n0, int64_t n1, float *pbuf)
+{
+    const gemm_args *g = jb->g;
+    const gemm_kernel *kr = jb->kr;
+    const float *a = g->a;
+    int64_t csa = g->csa;
+    if (g->pro) {
+        kaffine_rows(g->pro, 0, g->k, a, g->rsa, csa, 1, pbuf, g->k);
+        a = pbuf, csa = 1;
+    }
+    const float *b = g->pb->data + (n0 / kr->nr) * g->k * kr->nr;
+    const int64_t n = n1 - n0, np = (n + kr->nr - 1) / kr->nr;
+    const int ns = (int)min64(kr->gemv_ns, np);
+    const int64_t per = np / ns, rest = np - per * ns;
+    gemm_fuse f;
+    if (jb->fuse) f = fuse_at(&g->epi, 0, n0);
+    const gemm_fuse *fp = jb->fuse ? &f : NULL;
+    float *out = g->c + n0;
+    for (int64_t i = 0; i < per; i++) kr->gemv[ns - 1](g->k, a, csa, b, i, per, n, out, fp);
+    if (rest) kr->gemv[rest - 1](g->k, a, csa, b, per * ns, 1, n, out, fp);
+    for (int64_t j = 0; jb->epi && !jb->fuse && j < n; j += 1 << 20)
+        gemm_epi_tile(&g->epi, out + j, g->ldc, 0, n0 + j, 1, (int)min64(1 << 20, n - j));
+}
+
 /* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
  * blocks of rows small enough to stay in L2 while B's panels pass over them
  * (A is read from memory once). Each call covers up to the kernel's widest
@@ -251,6 +285,10 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
 {
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
+    if (g->m == 1 && kr->gemv && jb->snv == 0) { /* a config's skinny_nv asks for its calls */
+        gemv(jb, n0, n1, pbuf);
+        return;
+    }
     const int NR = kr->nr, VW = kr->skinny_vw;
     const int nvmax = jb->snv > 0 && jb->snv < kr->skinny_nv ? jb->snv : kr->skinny_nv;
     /* B's columns per call: the widest tile past M = 16 while those columns

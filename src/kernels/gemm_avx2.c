@@ -90,6 +90,42 @@ GEMM_SKINNY(gemm_skinny_avx2_16)
     sk[(nc + 7) / 8 - 1][m - 1](k, nc, a, rsa, csa, b, out, ldo, f);
 }
 
+/* The GEMV (gemm_gemv_fn): C 16-wide panels side by side, two ymm
+ * accumulators each (12 at C 6 of 16 registers), B's vectors read by the
+ * FMAs; each panel's loads a stream of its own. */
+#define GV256(C)                                                                              \
+    T256 static void gv256_##C(int64_t k, const float *a, int64_t csa, const float *b,        \
+                               int64_t p0, int64_t per, int64_t n, float *out,                \
+                               const gemm_fuse *f)                                            \
+    {                                                                                         \
+        __m256 r[C][2];                                                                       \
+        const float *bp[C];                                                                   \
+        UNROLL for (int c = 0; c < C; c++) {                                                  \
+            bp[c] = b + (p0 + c * per) * k * 16;                                              \
+            r[c][0] = r[c][1] = _mm256_setzero_ps();                                          \
+        }                                                                                     \
+        for (int64_t p = 0; p < k; p++) {                                                     \
+            __m256 av = _mm256_set1_ps(a[p * csa]);                                           \
+            UNROLL for (int c = 0; c < C; c++) UNROLL for (int v = 0; v < 2; v++)             \
+                r[c][v] = _mm256_fmadd_ps(av, _mm256_load_ps(bp[c] + p * 16 + 8 * v), r[c][v]); \
+        }                                                                                     \
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                       \
+        UNROLL for (int c = 0; c < C; c++) {                                                  \
+            int64_t j0 = (p0 + c * per) * 16;                                                 \
+            gemm_fuse fp = f ? gemm_fuse_at_col(f, j0) : (gemm_fuse){0};                      \
+            UNROLL for (int v = 0; v < 2; v++) {                                              \
+                int64_t left = n - j0 - 8 * v;                                                \
+                if (left <= 0) break;                                                         \
+                __m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32(left >= 8 ? 8 : (int)left), lane); \
+                __m256 x = f ? fuse256(r[c][v], &fp, 0, 8 * v, mk) : r[c][v];                 \
+                _mm256_maskstore_ps(out + j0 + 8 * v, mk, x);                                 \
+            }                                                                                 \
+        }                                                                                     \
+    }
+GV256(1) GV256(2) GV256(3) GV256(4) GV256(5) GV256(6)
+const gemm_gemv_fn gemm_gemv_avx2_16[GEMM_GEMV_NS256] = {gv256_1, gv256_2, gv256_3,
+                                                         gv256_4, gv256_5, gv256_6};
+
 GEMM_UKR(gemm_ukr_avx2_6x16) { ukr6x16(k, a, b, c, ldc, acc, f); }
 
 /* Row-major A into MR-row panels (gemm_pack.h): 8 rows by 8 k transposed in

@@ -216,6 +216,50 @@ GEMM_SKINNY(gemm_skinny_avx512_16)
     else sk16[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo, f);
 }
 
+/* The GEMV (gemm_gemv_fn): C panels of NR / 16 vectors side by side, one
+ * accumulator per vector (24 at C 12 of 32-wide panels: at one row B comes
+ * from memory with an FMA per 64-byte line, so latency chains do not
+ * matter), each panel's loads a stream of its own. The epilogue per
+ * panel, its pointers moved to the panel's first column. 12 runs read
+ * 1.02x to 1.03x the bytes per second of 8 (bench/RESULTS.md). */
+#define GV512(NR, C)                                                                          \
+    T512 static void gv512_##NR##_##C(int64_t k, const float *a, int64_t csa, const float *b, \
+                                      int64_t p0, int64_t per, int64_t n, float *out,         \
+                                      const gemm_fuse *f)                                     \
+    {                                                                                         \
+        enum { NV = NR / 16 };                                                                \
+        __m512 r[C][NV];                                                                      \
+        const float *bp[C];                                                                   \
+        UNROLL for (int c = 0; c < C; c++) {                                                  \
+            bp[c] = b + (p0 + c * per) * k * NR;                                              \
+            UNROLL for (int v = 0; v < NV; v++) r[c][v] = _mm512_setzero_ps();                \
+        }                                                                                     \
+        for (int64_t p = 0; p < k; p++) {                                                     \
+            __m512 av = _mm512_set1_ps(a[p * csa]);                                           \
+            UNROLL for (int c = 0; c < C; c++) UNROLL for (int v = 0; v < NV; v++)            \
+                r[c][v] = _mm512_fmadd_ps(av, _mm512_load_ps(bp[c] + p * NR + 16 * v), r[c][v]); \
+        }                                                                                     \
+        UNROLL for (int c = 0; c < C; c++) {                                                  \
+            int64_t j0 = (p0 + c * per) * NR;                                                 \
+            gemm_fuse fp = f ? gemm_fuse_at_col(f, j0) : (gemm_fuse){0};                      \
+            UNROLL for (int v = 0; v < NV; v++) {                                             \
+                int64_t left = n - j0 - 16 * v;                                               \
+                if (left <= 0) break;                                                         \
+                __mmask16 mk = (__mmask16)(left >= 16 ? 0xffff : (1u << left) - 1);           \
+                __m512 x = f ? fuse512(r[c][v], &fp, 0, 16 * v, mk) : r[c][v];                \
+                _mm512_mask_storeu_ps(out + j0 + 16 * v, mk, x);                              \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define GV512_ALL(NR) GV512(NR, 1) GV512(NR, 2) GV512(NR, 3) GV512(NR, 4) GV512(NR, 5) \
+    GV512(NR, 6) GV512(NR, 7) GV512(NR, 8) GV512(NR, 9) GV512(NR, 10) GV512(NR, 11) GV512(NR, 12)
+GV512_ALL(32)
+GV512_ALL(16)
+const gemm_gemv_fn gemm_gemv_avx512_32[GEMM_GEMV_NS512] = {gv512_32_1, gv512_32_2, gv512_32_3, gv512_32_4,
+                                                           gv512_32_5, gv512_32_6, gv512_32_7, gv512_32_8, gv512_32_9, gv512_32_10, gv512_32_11, gv512_32_12};
+const gemm_gemv_fn gemm_gemv_avx512_16[GEMM_GEMV_NS512] = {gv512_16_1, gv512_16_2, gv512_16_3, gv512_16_4,
+                                                           gv512_16_5, gv512_16_6, gv512_16_7, gv512_16_8, gv512_16_9, gv512_16_10, gv512_16_11, gv512_16_12};
+
 GEMM_UKR(gemm_ukr_avx512_14x32) { ukr512_14x2(k, a, b, c, ldc, acc, f); }
 GEMM_UKR(gemm_ukr_avx512_28x16) { ukr512_28x1(k, a, b, c, ldc, acc, f); }
 

@@ -63,3 +63,30 @@ GEMM_SKINNY(gemm_skinny_c_16)
     for (int i = 0; i < m; i++)
         for (int j = 0; j < nc; j++) out[i * ldo + j] = f ? fuse1(r[i][j], f, i, j) : r[i][j];
 }
+
+/* The GEMV (gemm_gemv_fn): C panels side by side, one stream each. */
+static inline void gvc(int C, int64_t k, const float *a, int64_t csa, const float *b, int64_t p0,
+                       int64_t per, int64_t n, float *out, const gemm_fuse *f)
+{
+    float r[GEMM_GEMV_NSC][NR] = {{0}};
+    for (int64_t p = 0; p < k; p++) {
+        float av = a[p * csa];
+        for (int c = 0; c < C; c++) {
+            const float *bp = b + (p0 + c * per) * k * NR + p * NR;
+            for (int j = 0; j < NR; j++) r[c][j] += av * bp[j];
+        }
+    }
+    for (int c = 0; c < C; c++) {
+        int64_t j0 = (p0 + c * per) * NR;
+        gemm_fuse fp = f ? gemm_fuse_at_col(f, j0) : (gemm_fuse){0};
+        for (int j = 0; j < NR && j0 + j < n; j++) out[j0 + j] = f ? fuse1(r[c][j], &fp, 0, j) : r[c][j];
+    }
+}
+#define GVC(C)                                                                                \
+    static void gvc_##C(int64_t k, const float *a, int64_t csa, const float *b, int64_t p0,   \
+                        int64_t per, int64_t n, float *out, const gemm_fuse *f)               \
+    {                                                                                         \
+        gvc(C, k, a, csa, b, p0, per, n, out, f);                                             \
+    }
+GVC(1) GVC(2) GVC(3) GVC(4)
+const gemm_gemv_fn gemm_gemv_c_16[GEMM_GEMV_NSC] = {gvc_1, gvc_2, gvc_3, gvc_4};

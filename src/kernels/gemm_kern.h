@@ -34,6 +34,15 @@ typedef struct gemm_fuse {
     float lo, hi;
 } gemm_fuse;
 
+/* f moved to column j of its tile (a GEMV's panel). */
+static inline gemm_fuse gemm_fuse_at_col(const gemm_fuse *f, int64_t j)
+{
+    gemm_fuse g = *f;
+    if (g.bcol) g.bcol += j;
+    if (g.res) g.res += j;
+    return g;
+}
+
 /* The full MR x NR tile: c[i*ldc + j] (+= when acc) sum_p a[p*MR + i] * b[p*NR + j]
  * over p < k, from packed panels, then f's epilogue when f is not NULL. */
 typedef void (*gemm_ukr_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
@@ -47,6 +56,18 @@ typedef void (*gemm_ukr_fn)(int64_t k, const float *a, const float *b, float *c,
 typedef void (*gemm_skinny_fn)(int64_t k, int m, int nc, const float *a, int64_t rsa, int64_t csa,
                                const float *b, int64_t sb, float *out, int64_t ldo,
                                const gemm_fuse *f);
+/* The skinny path at M = 1 (a decoder's GEMV, B streamed from memory once):
+ * C panels of B at once, panel p0 + c * per for c < C (NR wide, k * NR
+ * floats each from b, zeros past n), against one row of A (a[p * csa]):
+ * out[j] = sum_p a[p * csa] * B[p][j] for the columns j < n of those
+ * panels, with f's epilogue (its pointers at column 0) when f is not NULL.
+ * The driver (gemm.c's gemv) cuts the panels into C runs of `per` and
+ * walks them side by side, each run one long stream through consecutive
+ * panels: one core reads memory faster with more streams in flight, and a
+ * stream that runs on across panels is never started again. gemv[c - 1]
+ * takes c panels, c <= gemv_ns. */
+typedef void (*gemm_gemv_fn)(int64_t k, const float *a, int64_t csa, const float *b, int64_t p0,
+                             int64_t per, int64_t n, float *out, const gemm_fuse *f);
 
 struct gemm_kernel {
     const char *name;  /* what gemm_kernel_find takes */
@@ -67,6 +88,8 @@ struct gemm_kernel {
      * of C); mc as from all of L1's kc. Measured faster for 14x32
      * (bench/RESULTS.md) though its B micro-panel then lives in L2. */
     bool kc_l2;
+    const gemm_gemv_fn *gemv; /* gemv[c - 1]: c panels at once, c <= gemv_ns (gemm_gemv_fn) */
+    int gemv_ns;
 };
 
 /* The blocking for kernel k on this machine. */
@@ -99,5 +122,13 @@ GEMM_SKINNY(gemm_skinny_avx512_32);
 GEMM_SKINNY(gemm_skinny_avx512_16);
 GEMM_SKINNY(gemm_skinny_avx2_16);
 GEMM_SKINNY(gemm_skinny_c_16);
+/* Each ISA's gemm_gemv_fn per panel count, and that count's top. */
+#define GEMM_GEMV_NS512 12
+#define GEMM_GEMV_NS256 6
+#define GEMM_GEMV_NSC 4
+extern const gemm_gemv_fn gemm_gemv_avx512_32[GEMM_GEMV_NS512];
+extern const gemm_gemv_fn gemm_gemv_avx512_16[GEMM_GEMV_NS512];
+extern const gemm_gemv_fn gemm_gemv_avx2_16[GEMM_GEMV_NS256];
+extern const gemm_gemv_fn gemm_gemv_c_16[GEMM_GEMV_NSC];
 
 #endif

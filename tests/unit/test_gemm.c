@@ -46,6 +46,7 @@ typedef struct gcase {
     int threads;
     gemm_epi epi;
     const gemm_config *cfg;
+    int64_t csa; /* A's columns this far apart (rows k * csa), 0: as ta says */
     gemm_ws *ws; /* packing buffers shared by the cases that set it (reused dirty, grown) */
     const kaffine *pro; /* a prologue on A (its factors and shifts K long) */
 } gcase;
@@ -62,7 +63,7 @@ static double a_ref(const kaffine *f, float a, int64_t p)
 static void run_case(const gemm_kernel *kr, const gcase *t)
 {
     const int64_t m = t->m, n = t->n, k = t->k;
-    size_t na = (size_t)(m * k) + 1, nb = (size_t)(k * n) + 1, nc = (size_t)(m * n) + 1;
+    size_t na = (size_t)(m * k * (t->csa ? t->csa : 1)) + 1, nb = (size_t)(k * n) + 1, nc = (size_t)(m * n) + 1;
     float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4), *res = malloc(nc * 4);
     float *bias = malloc((size_t)(m > n ? m : n) * 4 + 4);
     assert_true(a && b && c && res && bias);
@@ -75,6 +76,7 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
     /* A stored [m][k], or [k][m] when transposed; likewise B. */
     g.rsa = t->ta ? 1 : k;
     g.csa = t->ta ? m : 1;
+    if (t->csa) g.rsa = k * t->csa, g.csa = t->csa;
     g.rsb = t->tb ? 1 : n;
     g.csb = t->tb ? k : 1;
     if (g.epi.bias_mode != GEMM_BIAS_NONE) g.epi.bias = bias;
@@ -484,6 +486,54 @@ static void test_skinny_epilogues(void **state)
     }
 }
 
+/* The skinny path at M = 1 (kernels' gemv: the panels in runs walked side
+ * by side): 1 to 19 panels and 41 (runs of one panel, of several, and the
+ * panels left over, fewer than the runs), N a whole number of panels and
+ * not, K 1, odd and long, every epilogue (in registers, and after the
+ * store for the transcendental activations), a prologue, A's values apart
+ * (csa 3), B prepacked and packed by the call, 1 and 2 threads (each
+ * thread's columns a GEMV of their own), on every kernel at every ISA. */
+static void test_gemv(void **state)
+{
+    (void)state;
+    static const int64_t ks[] = {1, 37, 300};
+    enum { KMAX = 300 };
+    float s[KMAX], sh[KMAX];
+    for (int p = 0; p < KMAX; p++) s[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
+    const kaffine pro = {s, sh, -0.3f, 0.4f};
+    const gemm_config off = {.pack_a = GEMM_PACKA_OFF};
+    int cases = 0;
+    for (int isa = KISA_N - 1; isa >= 0; isa--) {
+        if (!kisa_force((kisa)isa)) continue;
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            const int64_t nr = gemm_kernel_nr(kr);
+            for (int64_t np = 1; np <= 20; np++)
+                for (int var = 0; var < 4; var++) {
+                    int64_t panels = np == 20 ? 41 : np;
+                    gcase t = {.m = 1, .n = panels * nr - (var % 2 ? nr / 2 + 3 : 0),
+                               .k = ks[(np + var) % 3], .pack_b = var != 3, .cfg = var == 3 ? &off : NULL,
+                               .threads = 1 + (int)(np + var) % 2};
+                    if (t.n < 1) t.n = 1;
+                    int act = (int)(np * 3 + var) % GEMM_ACT_COUNT;
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.5f : 0.2f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.7f : 0.5f;
+                    t.epi.bias_mode = var == 2 ? GEMM_BIAS_NONE : GEMM_BIAS_COL;
+                    t.epi.res = var >= 1 ? (const float *)1 : NULL; /* run_case sets it */
+                    t.epi.res_after = var == 2;
+                    t.pro = np % 5 == 2 ? &pro : NULL;
+                    t.csa = np % 4 == 1 ? 3 : 0;
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+    }
+    kisa_force(KISA_N);
+    printf("# gemv (M = 1): %d cases\n", cases);
+}
+
 /* Packing a row-major A into MR-row panels (transposed 16 or 8 rows at a
  * time in registers on AVX-512 and AVX2) at every ISA this CPU has, for
  * every kernel's MR (6 to 28): each panel element checked against A, zeros
@@ -649,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_narrow),
         cmocka_unit_test(test_skinny_small),
         cmocka_unit_test(test_skinny_epilogues),
+        cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_pack_a),
         cmocka_unit_test(test_prologue),
     };
