@@ -270,6 +270,22 @@ static void att_want(const katt_geom *g, const float *q, const float *kp, const 
     free(s);
 }
 
+/* An attention test's random q, k, v (new) and past k, v for geometry g
+ * (seeds from seed on), freed by att_data_free. */
+typedef struct att_data {
+    float *q, *kc, *vc, *kp, *vp;
+} att_data;
+static att_data att_data_make(const katt_geom *g, unsigned seed)
+{
+    size_t nq = (size_t)g->b * g->hq * g->sq, nkv = (size_t)g->b * g->hkv;
+    att_data a = {kc_rand(nq * g->d, seed, -1, 1), kc_rand(nkv * g->sc * g->d, seed + 1, -1, 1),
+                  kc_rand(nkv * g->sc * g->dv, seed + 2, -1, 1),
+                  g->sp ? kc_rand(nkv * g->sp * g->d, seed + 3, -1, 1) : NULL,
+                  g->sp ? kc_rand(nkv * g->sp * g->dv, seed + 4, -1, 1) : NULL};
+    return a;
+}
+static void att_data_free(att_data *a) { free(a->q), free(a->kc), free(a->vc), free(a->kp), free(a->vp); }
+
 static void test_attention(void **state)
 {
     (void)state;
@@ -293,11 +309,9 @@ static void test_attention(void **state)
                        .sp = cs[k].sp, .sc = cs[k].sc, .d = cs[k].d, .dv = cs[k].dv,
                        .scale = cs[k].scale, .causal = cs[k].causal};
         int T = g.sp + g.sc;
-        size_t nq = (size_t)g.b * g.hq * g.sq, nkv = (size_t)g.b * g.hkv;
-        float *q = kc_rand(nq * g.d, 1, -1, 1), *kc = kc_rand(nkv * g.sc * g.d, 2, -1, 1);
-        float *vc = kc_rand(nkv * g.sc * g.dv, 3, -1, 1);
-        float *kp = g.sp ? kc_rand(nkv * g.sp * g.d, 4, -1, 1) : NULL;
-        float *vp = g.sp ? kc_rand(nkv * g.sp * g.dv, 5, -1, 1) : NULL;
+        size_t nq = (size_t)g.b * g.hq * g.sq;
+        att_data ad = att_data_make(&g, 1);
+        float *q = ad.q, *kc = ad.kc, *vc = ad.vc, *kp = ad.kp, *vp = ad.vp;
         /* a [sq][T] mask broadcast over batch and heads, with some -inf (mask 1) */
         float *mask = cs[k].mask ? kc_rand((size_t)g.sq * T, 6, -2, 1) : NULL;
         if (mask) g.mask = mask, g.mi = (size_t)T;
@@ -322,7 +336,7 @@ static void test_attention(void **state)
                                  2e-6 * (1 + g.d / 8.0), 1e-5));
             free(gw.ws);
         });
-        free(q), free(kc), free(vc), free(kp), free(vp), free(mask), free(y), free(want);
+        att_data_free(&ad), free(mask), free(y), free(want);
     }
 }
 
@@ -353,10 +367,8 @@ static void test_attention_causal_skip(void **state)
                        .scale = cs[k].exact ? 1.0f : 0.0f};
         int T = g.sp + g.sc;
         size_t nq = (size_t)g.b * g.hq * g.sq, nkv = (size_t)g.b * g.hkv;
-        float *q = kc_rand(nq * g.d, 11, -1, 1), *kc = kc_rand(nkv * g.sc * g.d, 12, -1, 1);
-        float *vc = kc_rand(nkv * g.sc * g.dv, 13, -1, 1);
-        float *kp = g.sp ? kc_rand(nkv * g.sp * g.d, 14, -1, 1) : NULL;
-        float *vp = g.sp ? kc_rand(nkv * g.sp * g.dv, 15, -1, 1) : NULL;
+        att_data ad = att_data_make(&g, 11);
+        float *q = ad.q, *kc = ad.kc, *vc = ad.vc, *kp = ad.kp, *vp = ad.vp;
         if (cs[k].exact) { /* q = 32 e0, key j = 32 j e0: q.k = 1024 j, exact in float */
             memset(q, 0, nq * g.d * sizeof *q);
             memset(kc, 0, nkv * g.sc * g.d * sizeof *kc);
@@ -382,7 +394,7 @@ static void test_attention_causal_skip(void **state)
             }
             free(gw.ws);
         });
-        free(q), free(kc), free(vc), free(kp), free(vp), free(mask), free(y), free(want);
+        att_data_free(&ad), free(mask), free(y), free(want);
     }
 }
 
@@ -419,11 +431,9 @@ static void test_attention_strided(void **state)
                        .sp = cs[k].sp, .sc = cs[k].sc, .d = cs[k].d, .dv = cs[k].dv,
                        .causal = cs[k].causal, .bkeep = cs[k].keep, .fill = cs[k].fill};
         int T = g.sp + g.sc;
-        size_t nq = (size_t)g.b * g.hq * g.sq, nkv = (size_t)g.b * g.hkv;
-        float *q = kc_rand(nq * g.d, 11, -1, 1), *kc = kc_rand(nkv * g.sc * g.d, 12, -1, 1);
-        float *vc = kc_rand(nkv * g.sc * g.dv, 13, -1, 1);
-        float *kp = g.sp ? kc_rand(nkv * g.sp * g.d, 14, -1, 1) : NULL;
-        float *vp = g.sp ? kc_rand(nkv * g.sp * g.dv, 15, -1, 1) : NULL;
+        size_t nq = (size_t)g.b * g.hq * g.sq;
+        att_data ad = att_data_make(&g, 11);
+        float *q = ad.q, *kc = ad.kc, *vc = ad.vc, *kp = ad.kp, *vp = ad.vp;
         /* a [b][1][sq][T] boolean mask, broadcast over heads */
         unsigned char *bm = malloc((size_t)g.b * g.sq * T);
         for (size_t i = 0; i < (size_t)g.b * g.sq * T; i++) bm[i] = (i * 7 % 5 < 3) == (g.bkeep != 0);
@@ -448,7 +458,7 @@ static void test_attention_strided(void **state)
                                y + bi * s.ys[0] + h * s.ys[1] + i * s.ys[2], (size_t)g.dv * sizeof *y);
             assert_true(kc_close("attention strided", yd, want, nq * g.dv, 2e-6 * (1 + g.d / 8.0), 1e-5));
         });
-        free(q), free(kc), free(vc), free(kp), free(vp), free(bm), free(want);
+        att_data_free(&ad), free(bm), free(want);
         free(qs), free(kcs), free(vcs), free(y), free(yd);
     }
 }
