@@ -74,14 +74,16 @@ def tune(cfg, name, label, strategy, args=TUNE_ARGS, data=None):
     path = os.path.join(cfg["art_dir"], f"{name}.{label}.ait")
     if os.path.exists(path):
         os.remove(path)
-    argv = [cfg["ait"], "tune", onnx, "--data", data, *args, "--strategy", strategy, "-o", path]
+    argv = [cfg["ait"], "tune", onnx, "--data", data, *args, "--cpu-clock", "--strategy", strategy,
+            "-o", path]
     env = dict(os.environ, AIT_CACHE_DIR=cfg["cache_dir"], OMP_NUM_THREADS=str(THREADS),
                OPENBLAS_NUM_THREADS=str(THREADS))
     if cfg.get("coretype"):
         env["OPENBLAS_CORETYPE"] = cfg["coretype"]
     info = {"strategy": strategy, "path": os.path.relpath(path, ROOT),
             "command": " ".join(["build/ait", "tune", os.path.relpath(onnx, ROOT), "--data",
-                                 os.path.relpath(data, ROOT), *args, "--strategy", strategy, "-o",
+                                 os.path.relpath(data, ROOT), *args, "--cpu-clock", "--strategy",
+                                 strategy, "-o",
                                  os.path.relpath(path, ROOT)]), "ok": False, "error": None}
     t0 = time.time()
     with open(os.path.join(cfg["art_dir"], f"{name}.{label}.tune.log"), "w") as lf:

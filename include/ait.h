@@ -648,6 +648,12 @@ typedef struct ait_tune_options {
      * samples, else its P-th percentile range (50 < P <= 100, averaged
      * over the sample batches), which outliers stretch less. */
     double calib_percentile;
+    /* Nonzero: time candidates at one thread by their thread's CPU time,
+     * not the wall clock, so a tune on a machine that other processes keep
+     * busy picks what is fastest rather than what was preempted least
+     * (candidates at more threads stay on the wall clock). Timings in the
+     * tuning's report are then CPU time for those candidates. */
+    int cpu_clock;
 } ait_tune_options;
 
 /* What ait's environment variables ask for, for programs that want them

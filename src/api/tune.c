@@ -59,6 +59,7 @@ ait_status ait_tune(ait_inspection *h, const ait_tune_options *opts, ait_tuning 
     if (o->cv > 0) to.prof.cv = o->cv;
     if (o->cap > 0) to.prof.cap = o->cap;
     to.margin = o->margin;
+    to.cpu_clock = o->cpu_clock != 0;
     to.plan_check = !o->skip_plan_check;
     to.whole = o->skip_whole ? WHOLE_OFF : WHOLE_CHECK;
     to.quant = o->quant && strcmp(o->quant, "none") != 0 ? o->quant : NULL;

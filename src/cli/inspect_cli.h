@@ -39,6 +39,7 @@ typedef struct insp_args {
     int max_batches;      /* tune: --max-batches-per-size (0: all) */
     const char *output;   /* tune: -o NAME.ait */
     int cold;             /* tune: --cold-cache 1, --warm-cache -1, else 0 (auto) */
+    bool cpu_clock;       /* tune: --cpu-clock */
     const char *quant;    /* tune: --quant LIST */
     double min_sqnr;      /* tune: --min-sqnr DB (0: each variant's own) */
     double calib_pct;     /* tune: --calib-percentile P (0: min/max) */

@@ -14,7 +14,7 @@ enum {
     O_DATA = 256, O_BATCHES, O_DIM, O_THREADS, O_RUNS, O_SELECT, O_TOP, O_SEL_SHARE, O_SEL_DEPTH,
     O_STRATEGY, O_MIN_DEPTH, O_MAX_DEPTH, O_MIN_SHARE, O_LIMIT, O_MODULE, O_JSON, O_DRY_RUN,
     O_TIMEOUT, O_WARMUP, O_WINDOW, O_CV, O_CAP, O_CLEAR_CACHE, O_NO_CACHE, O_MAX_BATCHES,
-    O_OUTPUT, O_COLD, O_WARM, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB,
+    O_OUTPUT, O_COLD, O_WARM, O_CPU_CLOCK, O_MARGIN, O_NO_PLAN_CHECK, O_NO_WHOLE, O_FORCE_WHOLE, O_GEMM_DB,
     O_QUANT, O_MIN_SQNR, O_CALIB_PCT, O_ACC_BUDGET, O_SEQ_BUCKETS, O_PAST_BUCKETS, O_MAX_INPUT, O_HELP,
 };
 
@@ -53,6 +53,7 @@ static const struct {
     {{"output", required_argument, 0, O_OUTPUT}, INSP_DRY_RUN},
     {{"cold-cache", no_argument, 0, O_COLD}, INSP_DRY_RUN},
     {{"warm-cache", no_argument, 0, O_WARM}, INSP_DRY_RUN},
+    {{"cpu-clock", no_argument, 0, O_CPU_CLOCK}, INSP_DRY_RUN},
     {{"margin", required_argument, 0, O_MARGIN}, INSP_DRY_RUN},
     {{"no-plan-check", no_argument, 0, O_NO_PLAN_CHECK}, INSP_DRY_RUN},
     {{"no-whole", no_argument, 0, O_NO_WHOLE}, INSP_DRY_RUN},
@@ -201,6 +202,7 @@ int insp_parse(int argc, char **argv, const char *cmd, const char *help, unsigne
         case O_OUTPUT: a->output = optarg; break;
         case O_COLD: a->cold = 1; break;
         case O_WARM: a->cold = -1; break;
+        case O_CPU_CLOCK: a->cpu_clock = true; break;
         case O_MARGIN: /* tune_opts.margin: 0 is the default, so "none" is -1 */
             ok = parse_share(optarg, &a->margin) && a->margin < 1;
             if (ok && a->margin == 0) a->margin = -1;

@@ -53,6 +53,10 @@ static const char *tune_help =
     "                         of a model bigger than the caches meets), or back to\n"
     "                         back; default: cold when the model's weights exceed\n"
     "                         32 MiB\n"
+    "  --cpu-clock            time candidates at one thread by their thread's CPU\n"
+    "                         time, not the wall clock: on a machine other work keeps\n"
+    "                         busy, what a candidate costs rather than how long it\n"
+    "                         waited for the core (more threads: wall clock)\n"
     "  --data PATH            samples: a .npz, a folder of .npz files, or a folder of\n"
     "                         sample folders (default: one generated sample)\n"
     "  --max-input-mb N       refuse a sample array (a .npy, an .npz entry) that\n"
@@ -335,7 +339,8 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
     tune_opts o = {.samples = s->samples, .n_batch = a->n_batch, .sel = &s->sel,
                    .max_threads = a->threads, .timeout = a->timeout, .prof = a->prof,
                    .log = cli_logger(), .cache_dir = cache,
-                   .max_batches = a->max_batches, .cold = a->cold, .margin = a->margin,
+                   .max_batches = a->max_batches, .cold = a->cold,
+                   .cpu_clock = a->cpu_clock, .margin = a->margin,
                    .plan_check = !a->no_plan_check, .gemm = gemm, .quant = a->quant,
                    .min_sqnr = a->min_sqnr, .calib_pct = a->calib_pct, .accuracy_budget = a->accuracy_budget,
                    .whole = a->whole < 0 ? WHOLE_OFF : a->whole > 0 ? WHOLE_FORCE : WHOLE_CHECK};
@@ -349,6 +354,8 @@ static int tune_with(const insp_args *a, insp_state *s, const gemm_tuned *gemm)
         fprintf(stderr, "profiling with %s caches (%s)\n", cold ? "cold" : "warm",
                 a->cold ? (cold ? "--cold-cache" : "--warm-cache")
                         : cold ? "the model's weights exceed 32 MiB" : "the model's weights fit in 32 MiB");
+    if (!a->json && a->cpu_clock)
+        fprintf(stderr, "timing candidates at one thread by their CPU time (--cpu-clock)\n");
     if (tune_run(s->m, s->r, &o, &rep, &e) != AIT_OK) {
         fprintf(stderr, "ait tune: %s\n", e.msg);
         return 1;

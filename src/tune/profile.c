@@ -18,6 +18,14 @@ static int64_t mono_ns(void *ctx)
     return now_ns();
 }
 
+int64_t profile_thread_cpu_ns(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return now_ns();
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Sample standard deviation over the mean; 0 for a zero mean (a clock too
  * coarse to see the run is as stable as it gets). */
 static double coef_var(const double *t, int n)

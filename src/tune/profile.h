@@ -43,6 +43,11 @@ typedef struct profile_opts {
  * one core group of a large x86 server shares as its last-level cache. */
 #define PROFILE_FLUSH_BYTES ((size_t)128 << 20)
 
+/* The calling thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID): a
+ * clock for work that runs on that thread alone, which does not count the
+ * time other processes held the core (tune_opts.cpu_clock). */
+int64_t profile_thread_cpu_ns(void *ctx);
+
 /* The defaults above. */
 profile_opts profile_defaults(void);
 

@@ -568,6 +568,7 @@ static void sets_digest(const tune_ctx *x, const uint8_t mdig[SHA256_BYTES], int
     cache_hash_i64(&h, p->cap);
     cache_hash_i64(&h, p->batch);
     cache_hash_i64(&h, (int64_t)p->flush_bytes);
+    cache_hash_i64(&h, x->o->cpu_clock); /* another clock, other figures */
     sha256_final(&h, out);
 }
 
@@ -649,6 +650,7 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
     mt->have_refs = true;
     trial t = {.b = mt->cb[c], .sub = mt->sub, .cfg = &tc->cfg, .log = &x->o->log, .sets = mt->vs,
                .n_sets = mt->n_sets, .names = mt->names, .prof = mt->prof, .res = *tc};
+    if (x->o->cpu_clock && tc->cfg.threads <= 1) t.prof.clock = profile_thread_cpu_ns;
     tc->timed_out = 0; /* a cached timeout under a shorter limit is tried again */
     isolate_opts io = {.timeout = limit};
     isolate_result ir = {0};

@@ -63,6 +63,12 @@ typedef struct tune_opts {
      * when the model's weights exceed TUNE_COLD_BYTES, since then a module
      * of the whole model finds none of its weights in the caches. */
     int cold;
+    /* Time each candidate at one thread by its thread's CPU time
+     * (profile_thread_cpu_ns) instead of the wall clock: on a machine other
+     * processes keep busy, the time the candidate itself costs, not the time
+     * it waited for the core. Candidates at more threads stay on the wall
+     * clock (their latency is what parallel work saves). */
+    bool cpu_clock;
     /* Check the whole plan at each bucket against single-backend plans
      * before it is final (tune/plan_check.h). Backends must be the
      * registry's. */

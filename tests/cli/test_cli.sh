@@ -83,6 +83,12 @@ check tune-cache-hit-line 0 "reference/t1: ok, .* \(cached\)" tune_small "$tc"
 for f in "$tc"/tune-*.json; do echo '{"kind": "ait tune trial",' >"$f"; done
 check tune-cache-corrupt 0 "corrupt entry .*tuning it anew" tune_small "$tc"
 check tune-cache-rewritten 0 "cache: [1-9][0-9]* candidates? from the cache, 0 run" tune_small "$tc"
+# --cpu-clock times candidates on another clock: says so, and takes nothing from
+# the wall clock's cache entries (then its own on the second tune).
+check tune-cpu-clock 0 "cache: 0 candidates from the cache, [1-9][0-9]* run" tune_small "$tc" --cpu-clock
+if grep -q "timing candidates at one thread by their CPU time" <<<"$out"; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL tune-cpu-clock-said: no line about the clock"; fi
+check tune-cpu-clock-hit 0 "cache: [1-9][0-9]* candidates? from the cache, 0 run" tune_small "$tc" --cpu-clock
 echo mine >"$tc/notes.txt"
 check tune-clear-cache 0 "cleared [1-9][0-9]* entr" tune_small "$tc" --clear-cache --no-cache
 if [ "$(ls -A "$tc")" = notes.txt ]; then pass=$((pass + 1)); else

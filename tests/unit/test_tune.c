@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -392,6 +393,29 @@ static void test_profile_real_clock(void **st)
     o.flush_bytes = 1 << 20; /* cold runs: the flush happens outside the timed part */
     assert_int_equal(profile_run(&o, noop_run, NULL, &r, NULL), AIT_OK);
     assert_true(r.runs >= 1 && r.median < 1e-3);
+}
+
+/* The thread's CPU clock (tune_opts.cpu_clock) leaves out the time a run
+ * does not hold the core: a run that sleeps 20 ms takes at least that on
+ * the wall clock and almost nothing on the CPU clock. */
+static ait_status sleep_run(void *ctx, ait_error *e)
+{
+    (void)ctx, (void)e;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+    return AIT_OK;
+}
+
+static void test_profile_cpu_clock(void **st)
+{
+    profile_opts o = profile_defaults();
+    o.warmup = 1, o.window = 2, o.cap = 3;
+    profile_result r;
+    assert_int_equal(profile_run(&o, sleep_run, NULL, &r, NULL), AIT_OK);
+    assert_true(r.min >= 0.0195);
+    o.clock = profile_thread_cpu_ns;
+    assert_int_equal(profile_run(&o, sleep_run, NULL, &r, NULL), AIT_OK);
+    assert_true(r.max >= 0 && r.max < 0.005);
 }
 
 /* The early stop (profile_opts.stop_above): a candidate slower than the
@@ -942,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_profile_cap_and_spread),
         cmocka_unit_test(test_profile_failure_and_opts),
         cmocka_unit_test(test_profile_real_clock),
+        cmocka_unit_test(test_profile_cpu_clock),
         cmocka_unit_test(test_profile_stop),
         cmocka_unit_test(test_stop_keeps_winner),
         cmocka_unit_test(test_strategy_choices),
