@@ -18,6 +18,9 @@
  *   pass over memory;
  * - FK_LAYERNORM: LayerNormalization written out (ReduceMean, Sub, Pow,
  *   ReduceMean, Add eps, Sqrt, Div, Mul scale, Add bias) over the last axis;
+ *   with rms set, RMSNorm written out (Pow 2 or x * x, ReduceMean, Add eps,
+ *   Sqrt, then Div of x, or Reciprocal or Div of 1 and a Mul by x; Mul
+ *   scale, Add bias), as Llama's exports write x * rsqrt(mean(x^2) + eps) * w;
  * - FK_ATTENTION: softmax(Q K^T * scale + mask) V written out: MatMul, Div
  *   or Mul by a scalar (or on Q and K^T apart), an optional Where with a
  *   boolean mask and a scalar fill, an optional Add of a float mask,
@@ -157,9 +160,11 @@ typedef struct fusion {
                           front, -1 the last; channels its extent */
     int64_t channels;
     fuse_fixed fixed;  /* FK_EPILOGUE */
-    /* FK_LAYERNORM: over the last axis; scale and bias value ids or -1. */
+    /* FK_LAYERNORM: over the last axis; scale and bias value ids or -1;
+       rms: no mean taken out (x / sqrt(mean(x^2) + eps)). */
     int ln_scale, ln_bias;
     float eps;
+    bool rms;
     fuse_attn att; /* FK_ATTENTION */
 } fusion;
 

@@ -127,7 +127,7 @@ static ait_status eval_layernorm(const fusion *f, const tensor *const *vals, ten
         const float *xi = (const float *)x->data + r * d;
         float *y = (float *)out->data + r * d;
         double mean = 0, var = 0;
-        for (int64_t k = 0; k < d; k++) mean += xi[k];
+        for (int64_t k = 0; k < d && !f->rms; k++) mean += xi[k];
         mean /= (double)d;
         for (int64_t k = 0; k < d; k++) var += (xi[k] - mean) * (xi[k] - mean);
         var /= (double)d;

@@ -1,4 +1,4 @@
-/* LayerNormalization and attention from their decomposed exports. */
+/* LayerNormalization, RMSNorm and attention from their decomposed exports. */
 #include <math.h>
 #include <string.h>
 
@@ -45,6 +45,27 @@ static int with_const(const fctx *c, int j, const char *op, int v)
     return o >= 0 && fx_konst(c, o) ? o : -1;
 }
 
+/* A norm's end from value out: an optional Mul by a constant scale, then
+ * an optional Add of a constant bias; recorded when closed. */
+static ait_status norm_tail(fctx *c, fmatch *m, fusion *f, int out, ait_error *e)
+{
+    int mu = fx_only(c, out);
+    f->ln_scale = with_const(c, mu, "Mul", out);
+    if (f->ln_scale >= 0) {
+        fx_add(m, mu);
+        out = out0(c, mu);
+        int ad = fx_only(c, out);
+        f->ln_bias = with_const(c, ad, "Add", out);
+        if (f->ln_bias >= 0) {
+            fx_add(m, ad);
+            out = out0(c, ad);
+        }
+    }
+    if (out < 0 || !fx_closed(c, m, out, -1)) return AIT_OK;
+    f->out = out;
+    return fx_record(c, f, m, e);
+}
+
 static ait_status one_layernorm(fctx *c, int r1, ait_error *e)
 {
     if (c->g->nodes[r1].n_in < 1) return AIT_OK;
@@ -84,23 +105,53 @@ static ait_status one_layernorm(fctx *c, int r1, ait_error *e)
     if (!dn || dn->n_in != 2 || dn->in[0] != dv || dn->in[1] != out0(c, sq) || out0(c, dv2) < 0)
         return AIT_OK;
     fx_add(&m, dv2);
-    int out = out0(c, dv2);
     fusion f = {.kind = FK_LAYERNORM, .in = x, .eps = eps, .ln_scale = -1, .ln_bias = -1, .axis = -1};
-    int mu = fx_only(c, out);
-    f.ln_scale = with_const(c, mu, "Mul", out);
-    if (f.ln_scale >= 0) {
+    return norm_tail(c, &m, &f, out0(c, dv2), e);
+}
+
+/* RMSNorm from ReduceMean r of x^2 (fuse.h's FK_LAYERNORM, rms). */
+static ait_status one_rmsnorm(fctx *c, int r, ait_error *e)
+{
+    int p = c->g->nodes[r].n_in >= 1 ? c->g->vals[c->g->nodes[r].in[0]].producer : -1;
+    if (p < 0 || p >= c->g->n_nodes || c->g->nodes[p].n_in != 2 || out0(c, p) < 0 ||
+        !mean_last(c, r, out0(c, p)))
+        return AIT_OK;
+    const node *pn = &c->g->nodes[p];
+    int x = pn->in[0];
+    if (x < 0 || !((fx_is(c, p, "Pow") && fx_with(c, p, "Pow", x, 2.0f, false)) ||
+                   (fx_is(c, p, "Mul") && pn->in[1] == x)))
+        return AIT_OK;
+    fmatch m = {0};
+    fx_add(&m, p);
+    fx_add(&m, r);
+    int a = fx_reader(c, out0(c, r), "Add"), side;
+    float eps, one;
+    if (a < 0 || !fx_scalar(c, fx_other(c, a, out0(c, r), &side), &eps)) return AIT_OK;
+    fx_add(&m, a);
+    int sq = fx_reader(c, out0(c, a), "Sqrt");
+    if (sq < 0 || out0(c, sq) < 0) return AIT_OK;
+    fx_add(&m, sq);
+    int s = out0(c, sq), j = fx_only(c, s), out = -1;
+    const node *n = j >= 0 ? &c->g->nodes[j] : NULL;
+    if (!n || n->n_out < 1 || n->out[0] < 0) return AIT_OK;
+    fx_add(&m, j);
+    if (fx_is(c, j, "Div") && n->n_in == 2 && n->in[1] == s && n->in[0] == x) {
+        out = n->out[0]; /* x / sqrt */
+    } else if ((fx_is(c, j, "Reciprocal") && n->n_in == 1) ||
+               (fx_is(c, j, "Div") && n->n_in == 2 && n->in[1] == s &&
+                fx_scalar(c, n->in[0], &one) && one == 1.0f)) {
+        int mu = fx_only(c, n->out[0]); /* x * (1 / sqrt) */
+        if (mu < 0 || !fx_is(c, mu, "Mul") || fx_other(c, mu, n->out[0], &side) != x ||
+            out0(c, mu) < 0)
+            return AIT_OK;
         fx_add(&m, mu);
         out = out0(c, mu);
-        int ad = fx_only(c, out);
-        f.ln_bias = with_const(c, ad, "Add", out);
-        if (f.ln_bias >= 0) {
-            fx_add(&m, ad);
-            out = out0(c, ad);
-        }
+    } else {
+        return AIT_OK;
     }
-    if (!fx_closed(c, &m, out, -1)) return AIT_OK;
-    f.out = out;
-    return fx_record(c, &f, &m, e);
+    fusion f = {.kind = FK_LAYERNORM, .in = x, .eps = eps, .ln_scale = -1, .ln_bias = -1, .axis = -1,
+                .rms = true};
+    return norm_tail(c, &m, &f, out, e);
 }
 
 ait_status fx_layernorm(fctx *c, ait_error *e)
@@ -108,6 +159,7 @@ ait_status fx_layernorm(fctx *c, ait_error *e)
     for (int i = 0; i < c->g->n_nodes; i++) {
         if (!fx_is(c, i, "ReduceMean")) continue;
         ait_status s = one_layernorm(c, i, e);
+        if (s == AIT_OK && fx_is(c, i, "ReduceMean")) s = one_rmsnorm(c, i, e);
         if (s != AIT_OK) return s;
     }
     return AIT_OK;

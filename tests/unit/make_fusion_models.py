@@ -153,6 +153,30 @@ def models():
     n = m.op("Div", [d, m.op("Sqrt", [m.op("Add", [m.const(1e-6), v])])])
     m.out(m.op("Mul", [m.const(rand(16) + 1), n]))
     out["layernorm_mul"] = m
+    # RMSNorm written out as torch exports x * rsqrt(x.pow(2).mean(-1) + eps) * w
+    # (Llama's): Pow, ReduceMean, Add, Sqrt, Div of 1, Mul by x, Mul scale.
+    m = M()
+    x = m.inp("x", [2, 5, 16])
+    v = m.op("ReduceMean", [m.op("Pow", [x, m.const(2.0)])], axes=[-1])
+    r = m.op("Div", [m.const(1.0), m.op("Sqrt", [m.op("Add", [v, m.const(1e-6)])])])
+    m.out(m.op("Mul", [m.op("Mul", [x, r]), m.const(rand(16) + 1)]))
+    out["rmsnorm"] = m
+    m = M()  # x * x, Reciprocal, the Mul's sides swapped, a scale and a bias
+    x = m.inp("x", [3, 16])
+    v = m.op("ReduceMean", [m.op("Mul", [x, x])], axes=[1])
+    r = m.op("Reciprocal", [m.op("Sqrt", [m.op("Add", [m.const(1e-5), v])])])
+    n = m.op("Mul", [m.const(rand(16) + 1), m.op("Mul", [r, x])])
+    m.out(m.op("Add", [n, m.const(rand(16))]))
+    out["rmsnorm_recip"] = m
+    m = M()  # x / sqrt: no scale; then 2 / sqrt, which is no RMSNorm
+    x = m.inp("x", [4, 8])
+    v = m.op("ReduceMean", [m.op("Pow", [x, m.const(2.0)])], axes=[-1])
+    m.out(m.op("Div", [x, m.op("Sqrt", [m.op("Add", [v, m.const(1e-6)])])]))
+    y = m.inp("y", [4, 8])
+    v = m.op("ReduceMean", [m.op("Pow", [y, m.const(2.0)])], axes=[-1])
+    r = m.op("Div", [m.const(2.0), m.op("Sqrt", [m.op("Add", [v, m.const(1e-6)])])])
+    m.out(m.op("Mul", [y, r]))
+    out["rmsnorm_div"] = m
     # Attention: q k^T / sqrt(d) + mask, softmax, @ v.
     m = M()
     q, k = m.inp("q", [1, 2, 4, 8]), m.inp("k", [1, 2, 6, 8])

@@ -2380,6 +2380,41 @@ static void test_native_silu(void **state)
     }
 }
 
+/* LayerNorm and RMSNorm written out (graph/fuse.h's FK_LAYERNORM; the
+ * models of tests/unit/make_fusion_models.py) run as one native step each
+ * on the row kernels (norm.c's nat_ln_fused), none of their nodes on the
+ * reference ops, and give the reference's answer at every ISA and the
+ * portable path; 2 / sqrt (no RMSNorm) stays on the reference ops. */
+static void test_native_norm_fused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int fused; /* nat_ln_fused steps; -1: and nodes left to the reference ops */
+    } cs[] = {{"layernorm", 1}, {"layernorm_mul", 1}, {"rmsnorm", 1}, {"rmsnorm_recip", 1},
+              {"rmsnorm_div", -1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "fusion/%s.onnx", cs[i].name);
+        ait_model *m = test_load(test_data(path));
+        gb f = {.g = m->g};
+        for (int k = 0; k < m->g->n_inputs; k++) {
+            const value *d = &m->g->vals[m->g->inputs[k]];
+            f.feed[f.n_feed++] = test_rand_tensor(d->rank, d->dims);
+        }
+        built *bm = native_ran(m->g, f.feed);
+        int fused = 0;
+        for (int k = 0; k < bm->n_steps; k++) fused += bm->steps[k].op == &nat_ln_fused;
+        backend_find("native")->free(bm);
+        int all = native_steps(m->g, f.feed, false);
+        if (fused != (cs[i].fused < 0 ? 1 : cs[i].fused) || (all < 0) != (cs[i].fused < 0))
+            fail_msg("native %s: %d fused norm steps, %d steps in all", cs[i].name, fused, all);
+        native_each_isa(&f, cs[i].name, i);
+        for (int k = 0; k < f.n_feed; k++) test_tensor_free(f.feed[k]);
+        ait_model_free(m);
+    }
+}
+
 /* Squeeze-excitation as EfficientNet exports it: depthwise Conv + SiLU,
  * GlobalAveragePool, 1x1 Conv + SiLU, 1x1 Conv + Sigmoid, the Mul of the
  * block's value by those per-channel factors (backends/native/chanmul.c,
@@ -3825,6 +3860,7 @@ int main(void)
         cmocka_unit_test(test_native_avg_first),
         cmocka_unit_test(test_native_convt_bn),
         cmocka_unit_test(test_native_silu),
+        cmocka_unit_test(test_native_norm_fused),
         cmocka_unit_test(test_native_se),
         cmocka_unit_test(test_native_prologue),
         cmocka_unit_test(test_onednn_dense_bn),

@@ -35,7 +35,8 @@ static void signature(const graph *g, const fusion_set *s, char *buf, size_t n)
     buf[0] = 0;
     for (int i = 0; i < s->n; i++) {
         const fusion *f = &s->f[i];
-        at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? " | " : "", fuse_kind_name(f->kind));
+        at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? " | " : "",
+                               f->kind == FK_LAYERNORM && f->rms ? "rmsnorm" : fuse_kind_name(f->kind));
         if (f->kind == FK_EPILOGUE)
             at += (size_t)snprintf(buf + at, n - at, "(%s)", g->nodes[f->node].op);
         at += (size_t)snprintf(buf + at, n - at, ":");
@@ -219,6 +220,9 @@ static void test_layernorm(void **state)
     (void)state;
     small("layernorm", "layernorm:scale,bias");
     small("layernorm_mul", "layernorm:scale");
+    small("rmsnorm", "rmsnorm:scale");
+    small("rmsnorm_recip", "rmsnorm:scale,bias");
+    small("rmsnorm_div", "rmsnorm:");
 }
 
 static void test_attention(void **state)
@@ -308,9 +312,10 @@ static void test_llama(void **state)
     (void)state;
     /* 2 layers: attention with past keys and values and grouped kv heads;
      * per layer the residual Adds after o_proj and down_proj, gate_proj + SiLU
-     * (Q comes from the rotary embedding, whole) */
-    static const int want[FK_N] = {6, 0, 0, 2};
+     * (Q comes from the rotary embedding, whole); RMSNorm written out */
+    static const int want[FK_N] = {6, 0, 5, 2};
     real("llama", want, "attention:mask,past,gqa,ymerge");
+    real("llama", want, "rmsnorm:scale"); /* 2 per layer and the final norm */
 }
 
 /* Every ONNX node-test model that loads: the passes run without shapes and

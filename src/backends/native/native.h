@@ -312,6 +312,11 @@ bool nat_attn_op_appends(const node *n, int pv, int ov);
 ait_status nat_kv_append(built *bm, int i, tensor *dest);
 void nat_kv_free(built *bm);
 extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attention op's */
+/* norm.c: whether LayerNorm fusion fi (FK_LAYERNORM, RMSNorm too) runs on
+ * the row kernels at this schedule; the op that runs it at its last node,
+ * its other nodes skipped (geo[0]: fi). */
+bool nat_ln_fusion(built *bm, int fi);
+extern const nat_op nat_ln_fused;
 
 /* tuned.c: every native GEMM call site runs its GEMM through nat_gemm_f32:
  * the tuned config for the shape (when there is a table), the capture hook,

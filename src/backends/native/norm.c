@@ -1,6 +1,7 @@
 /* Row-wise ops over the last axis, float32, on kernels/norm.h:
  * LayerNormalization (Y only; scale and bias of the row's length),
- * RMSNormalization, Softmax and LogSoftmax. Another axis, more outputs or
+ * RMSNormalization, Softmax and LogSoftmax, and LayerNorm and RMSNorm
+ * written out (the graph's FK_LAYERNORM fusions). Another axis, more outputs or
  * another dtype stay on the reference op. And BatchNormalization over the
  * channels (below). */
 #include <math.h>
@@ -68,6 +69,47 @@ static ait_status row_run(built *bm, const nat_step *st)
     }
     return AIT_OK;
 }
+
+/* A LayerNorm or RMSNorm written out (graph/fuse.h's FK_LAYERNORM) as one
+ * pass of klayernorm or krmsnorm, when its input and output are float32 of
+ * one shape, every node runs and its scale and bias hold the last axis'
+ * d values along that axis. */
+bool nat_ln_fusion(built *bm, int fi)
+{
+    const fusion *f = &bm->fus->f[fi];
+    if (f->kind != FK_LAYERNORM) return false;
+    const tensor *x = nat_shape(bm, f->in), *y = nat_shape(bm, f->out);
+    if (!x || !y || x->dtype != AIT_F32 || y->dtype != AIT_F32 || x->rank < 1 ||
+        x->rank != y->rank || memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)x->rank) ||
+        tensor_numel(x) == 0)
+        return false;
+    int64_t d = x->dims[x->rank - 1];
+    const int par[] = {f->ln_scale, f->ln_bias};
+    for (int k = 0; k < 2; k++) {
+        const tensor *t = par[k] >= 0 ? nat_shape(bm, par[k]) : NULL;
+        if (par[k] >= 0 && (!t || !nat_const(bm, par[k]) || t->dtype != AIT_F32 || t->rank < 1 ||
+                            t->rank > x->rank || t->dims[t->rank - 1] != d ||
+                            tensor_numel(t) != d))
+            return false;
+    }
+    for (int j = 0; j < f->n_nodes; j++)
+        if (!exec_node_runs(bm->x, f->nodes[j])) return false;
+    return true;
+}
+
+static ait_status ln_fused_run(built *bm, const nat_step *st)
+{
+    const fusion *f = &bm->fus->f[st->geo[0]];
+    const tensor *y = &bm->vals[f->out].t;
+    size_t d = (size_t)y->dims[y->rank - 1], rows = (size_t)tensor_numel(y) / d;
+    const float *x = bm->vals[f->in].cur->data;
+    const float *scale = f->ln_scale >= 0 ? bm->vals[f->ln_scale].cur->data : NULL;
+    const float *bias = f->ln_bias >= 0 ? bm->vals[f->ln_bias].cur->data : NULL;
+    (f->rms ? krmsnorm : klayernorm)(x, scale, bias, y->data, rows, d, f->eps, bm->threads);
+    return AIT_OK;
+}
+
+const nat_op nat_ln_fused = {"(layernorm)", NULL, ln_fused_run};
 
 const nat_op nat_layernorm = {"LayerNormalization", row_take, row_run};
 const nat_op nat_rmsnorm = {"RMSNormalization", row_take, row_run};
