@@ -3,6 +3,55 @@
  * under that target, operands in locals and restrict pointers (a float the
  * loop could alias would be reloaded each element and stop it). */
 
+/* Row r (n floats) through f with its range folded into the lanes pl, ph
+ * (as epi_tile's fold), while each vector is in a register: the
+ * activation's pass and the range's in one (bert's GELU before FFN2,
+ * bench/RESULTS.md "bert int8dq: the GELU's range in its pass"). The
+ * tail's vector is reloaded after its store: its lanes past n are 0, as
+ * epi_tile's fold reads them, not f(0). */
+#define KV_FUN_RANGE_CASE(F)                                                                 \
+    case F: {                                                                                \
+        for (; j + 2 * VL <= n; j += 2 * VL) {                                               \
+            V u0 = KV(vfun)(vload(r + j), F, a, b), u1 = KV(vfun)(vload(r + j + VL), F, a, b); \
+            vstore(r + j, u0);                                                               \
+            vstore(r + j + VL, u1);                                                          \
+            l = vmin(u1, vmin(u0, l));                                                       \
+            h = vmax(u1, vmax(u0, h));                                                       \
+        }                                                                                    \
+        for (; j + VL <= n; j += VL) {                                                       \
+            V u = KV(vfun)(vload(r + j), F, a, b);                                           \
+            vstore(r + j, u);                                                                \
+            l = vmin(u, l);                                                                  \
+            h = vmax(u, h);                                                                  \
+        }                                                                                    \
+        break;                                                                               \
+    }
+static void KV(fun_row_range)(float *r, int n, kfun f, float a, float b, float *pl, float *ph)
+{
+    V l = vload(pl), h = vload(ph); /* vmin(x, acc): a NaN x leaves acc */
+    int j = 0;
+    switch (f) {
+        KV_FUN_RANGE_CASE(KF_GELU_ERF)
+        KV_FUN_RANGE_CASE(KF_GELU_TANH)
+        KV_FUN_RANGE_CASE(KF_SILU)
+        KV_FUN_RANGE_CASE(KF_SIGMOID)
+        KV_FUN_RANGE_CASE(KF_TANH)
+    default: break; /* the rest: fun_row, then the fold below */
+    }
+    if (j < n) {
+        const size_t rem = (size_t)(n - j);
+        KV(fun_row)(r + j, r + j, rem, f, a, b);
+        for (; j < n; j += VL) {
+            V x = vloadn(r + j, n - j < VL ? (size_t)(n - j) : VL); /* 0 past n: in range */
+            l = vmin(x, l);
+            h = vmax(x, h);
+        }
+    }
+    vstore(pl, l);
+    vstore(ph, h);
+}
+#undef KV_FUN_RANGE_CASE
+
 static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr,
                          int nr)
 {
@@ -40,6 +89,11 @@ static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, i
             for (int j = 0; j < nr; j++) r[j] = r[j] < 0.0f ? lo * r[j] : r[j];
             break;
         default: break;
+        }
+        if (!simple && e->rlo && !(s && e->res_after)) { /* the range in the function's pass */
+            KV(fun_row_range)(r, nr, f, lo, hi, e->rlo + (i0 + i) * GEMM_RANGE_LANES,
+                              e->rhi + (i0 + i) * GEMM_RANGE_LANES);
+            continue;
         }
         if (!simple) KV(fun_row)(r, r, (size_t)nr, f, lo, hi);
         if (s && e->res_after)
