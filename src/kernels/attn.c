@@ -204,8 +204,8 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
         if (gemm_f32(&b, NULL) != AIT_OK) return -1;
         first = false;
     }
-    for (int i = 0; i < nq; i++) { /* in the ISA's vectors (the compiler's SSE loop cost bert's
-                                      * attention as much as its K^T packing) */
+    for (int i = 0; i < nq; i++) { /* in the ISA's vectors (the compiler's SSE loop here cost
+                                      * bert's attention half as much as its K^T packing) */
         float *r = yh + (size_t)i * g->ys[2];
         im->scale(r, r, l[i] > 0 ? 1.0f / l[i] : 0.0f, g->dv);
     }
