@@ -49,19 +49,21 @@ typedef void (*att_block_fn)(const katt_geom *, const float *, const float *, co
                              const float *, const float *, float *, int, int, int, int, float *);
 typedef void (*att_probs_fn)(const katt_geom *, float *, int, int, int, int, float, float *, int,
                              float *);
+typedef void (*att_scale_fn)(float *, const float *, float, int);
 typedef struct att_impl {
     kisa isa;
     att_block_fn block;
     att_probs_fn probs;
+    att_scale_fn scale; /* y = o * c, the rows' 1 / sum after P V */
     int qb;           /* queries per task, at most ATT_QB */
     const char *gemm; /* the GEMM kernel of the same ISA (gemm_table.c's name) */
 } att_impl;
 static const att_impl att_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, att_block_avx512, att_probs_avx512, ATT_QB, "avx512"},
-    {KISA_AVX2, att_block_avx2, att_probs_avx2, ATT_QB, "avx2"},
+    {KISA_AVX512, att_block_avx512, att_probs_avx512, att_scale_avx512, ATT_QB, "avx512"},
+    {KISA_AVX2, att_block_avx2, att_probs_avx2, att_scale_avx2, ATT_QB, "avx2"},
 #endif
-    {KISA_PORTABLE, att_block_portable, att_probs_portable, ATT_QB, "c"},
+    {KISA_PORTABLE, att_block_portable, att_probs_portable, att_scale_portable, ATT_QB, "c"},
 };
 
 static const gemm_kernel *gemm_named(const char *name)
@@ -202,9 +204,10 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
         if (gemm_f32(&b, NULL) != AIT_OK) return -1;
         first = false;
     }
-    for (int i = 0; i < nq; i++) {
-        float *r = yh + (size_t)i * g->ys[2], c = l[i] > 0 ? 1.0f / l[i] : 0.0f;
-        for (int e = 0; e < g->dv; e++) r[e] *= c;
+    for (int i = 0; i < nq; i++) { /* in the ISA's vectors (the compiler's SSE loop here cost
+                                      * bert's attention half as much as its K^T packing) */
+        float *r = yh + (size_t)i * g->ys[2];
+        im->scale(r, r, l[i] > 0 ? 1.0f / l[i] : 0.0f, g->dv);
     }
     return 0;
 }
