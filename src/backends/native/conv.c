@@ -15,7 +15,8 @@
  * output only a Concat reads writes into its channels of the Concat's
  * output instead (concat.c, st->cat): per image from channel cat_c0 in
  * NCHW, rows C apart in NHWC. A 1x1 Conv whose output only an
- * AveragePool reads pools its input first (avg_first). A direct 1x1 Conv
+ * AveragePool reads (through a Pad of zeros, torch's export of it: the
+ * identity nat_chain swallows) pools its input first (avg_first). A direct 1x1 Conv
  * whose input only it reads, made by a BatchNormalization (with its Relu
  * or Clip: DenseNet's, on a Concat's channels) or a Mul by factors per
  * channel (squeeze-excitation's, before the projection), folds that step
