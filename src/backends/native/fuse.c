@@ -104,6 +104,28 @@ static bool fixed_act(const fuse_step *st, nat_epi *ep)
     return false;
 }
 
+/* Whether node n is a Pad that pads nothing (every pad 0, from its
+ * constant `pads` input or, before opset 11, its attribute): an identity,
+ * as torch exports AvgPool2d(count_include_pad=True) with padding 0 (a Pad
+ * of zeros before each of DenseNet's transition pools). */
+static bool pad_none(const built *bm, const node *n)
+{
+    if (strcmp(n->op, "Pad")) return false;
+    if (n->n_in < 2 || n->in[1] < 0) {
+        int cnt = 0;
+        const int64_t *p = attr_ints(n, "pads", &cnt);
+        for (int k = 0; p && k < cnt; k++)
+            if (p[k]) return false;
+        return p != NULL;
+    }
+    const tensor *t = nat_shape(bm, n->in[1]);
+    if (!nat_const(bm, n->in[1]) || !t || t->dtype != AIT_I64 || !t->data) return false;
+    const int64_t *p = t->data;
+    for (int64_t k = 0; k < tensor_numel(t); k++)
+        if (p[k]) return false;
+    return true;
+}
+
 /* The graph's epilogue fusion of v's producer as the chain (nat_chain's
  * comment): its fixed form with no scale (all ones), a shift (the bias)
  * along the last axis when bias_ok, one activation, a residual ready now,
@@ -215,6 +237,7 @@ void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep)
                 return;
             }
         } else if (ep->act == GEMM_ACT_NONE && ep->res < 0 && as_act(bm, n, &next)) {
+        } else if (n->in[0] == ep->out && pad_none(bm, n)) { /* nothing to do: swallowed */
         } else {
             return;
         }

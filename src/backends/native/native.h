@@ -248,7 +248,9 @@ int nat_sole_consumer(const built *bm, int v);
  * graph's epilogue fusion of v's producer (graph/fuse.h's FK_EPILOGUE) is
  * taken whole when its fixed form fits a gemm_epi: the compound
  * activations exporters write out (GELU as Div, Erf, Add, Mul, Mul) then
- * run in the GEMM's epilogue instead of node by node on the reference. */
+ * run in the GEMM's epilogue instead of node by node on the reference. A
+ * Pad that pads nothing (torch's before an AvgPool2d) is swallowed as the
+ * identity it is. */
 void nat_chain(const built *bm, int v, bool row_bias, bool bias_ok, nat_epi *ep);
 /* fuse.c: after such a chain that ends at its residual Add, the activation
  * reading it too (ResNet's Relu after the Add), applied after the
