@@ -1,33 +1,35 @@
 /* The Winograd F(4x4, 3x3) transforms for the ISA of the vec_*.h included
  * before (winograd.c includes it once per ISA), a vector of channels at a
- * time. The input's: V = B^T d B with
- *   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
- *          0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1];
+ * time, on the points 0, 1, -1, 1/2, -2 and infinity (winograd.c says why).
+ * The input's: V = B^T d B with
+ *   B^T = [1 -3/2 -2 3/2 1 0; 0 -1 1/2 5/2 1 0; 0 1 -5/2 1/2 1 0;
+ *          0 -2 -1 2 1 0; 0 1/2 -1 -1/2 1 0; 0 1 -3/2 -2 3/2 1];
  * the output's: Y = A^T m A with
- *   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
+ *   A^T = [1 1 1 1 1 0; 0 1 -1 1/2 -2 0; 0 1 1 1/4 4 0; 0 1 -1 1/8 -8 1]. */
 
-/* B^T along one axis: six vectors in, six out (o may be d). */
+/* B^T along one axis: six vectors in, six out, s apart. */
 static inline void KV(kwg_bt)(const V d0, const V d1, const V d2, const V d3, const V d4,
                               const V d5, V *o, int s)
 {
-    const V four = vset1(4.0f), five = vset1(-5.0f), two = vset1(2.0f);
-    o[0] = vfma(four, d0, vfma(five, d2, d4));
-    o[s] = vfma(vset1(-4.0f), vadd(d1, d2), vadd(d3, d4));
-    o[2 * s] = vfma(four, vsub(d1, d2), vsub(d4, d3));
-    o[3 * s] = vfma(two, vsub(d3, d1), vsub(d4, d2));
-    o[4 * s] = vfma(two, vsub(d1, d3), vsub(d4, d2));
-    o[5 * s] = vfma(four, d1, vfma(five, d3, d5));
+    const V h = vset1(0.5f), h3 = vset1(1.5f), two = vset1(2.0f), m2 = vset1(-2.0f);
+    const V d42 = vsub(d4, d2);
+    o[0] = vfma(h3, vsub(d3, d1), vfma(m2, d2, vadd(d0, d4)));
+    o[s] = vfma(vset1(2.5f), d3, vfma(h, d2, vsub(d4, d1)));
+    o[2 * s] = vfma(vset1(-2.5f), d2, vfma(h, d3, vadd(d4, d1)));
+    o[3 * s] = vfma(two, vsub(d3, d1), d42);
+    o[4 * s] = vfma(h, vsub(d1, d3), d42);
+    o[5 * s] = vfma(h3, d42, vfma(m2, d3, vadd(d1, d5)));
 }
 
-/* A^T along one axis: six vectors in, four out. */
+/* A^T along one axis: six vectors in, four out, s apart. */
 static inline void KV(kwg_at)(const V m0, const V m1, const V m2, const V m3, const V m4,
                               const V m5, V *o, int s)
 {
-    const V a = vadd(m1, m2), b = vsub(m1, m2), c = vadd(m3, m4), d = vsub(m3, m4);
-    o[0] = vadd(vadd(m0, a), c);
-    o[s] = vfma(vset1(2.0f), d, b);
-    o[2 * s] = vfma(vset1(4.0f), c, a);
-    o[3 * s] = vadd(vfma(vset1(8.0f), d, b), m5);
+    const V a = vadd(m1, m2), b = vsub(m1, m2);
+    o[0] = vadd(vadd(m0, a), vadd(m3, m4));
+    o[s] = vfma(vset1(0.5f), m3, vfma(vset1(-2.0f), m4, b));
+    o[2 * s] = vfma(vset1(0.25f), m3, vfma(vset1(4.0f), m4, a));
+    o[3 * s] = vadd(vfma(vset1(0.125f), m3, vfma(vset1(-8.0f), m4, b)), m5);
 }
 
 /* One tile's input transform: pixel k = 6 * row + col of its patch at

@@ -134,9 +134,10 @@ static void test_winograd(void **state)
     }
 }
 
-/* Its error against the direct sum stays near float32's: the largest
- * relative error over a 56x56x64 -> 64 conv (ResNet's first stage) under
- * 1e-5 of the output's largest magnitude. */
+/* Its error against the direct sum: the largest over a 28x28x64 -> 64 conv
+ * under 5e-6 of the output's largest magnitude, half the tuner's float32
+ * atol (tune/validate.h). On Lavin's points (0, 1, -1, 2, -2) it was
+ * 6.2e-6; on winograd.c's (0, 1, -1, 1/2, -2) 2.4e-6. */
 static void test_winograd_error(void **state)
 {
     (void)state;
@@ -174,7 +175,7 @@ static void test_winograd_error(void **state)
             err = fmax(err, fabs(v - y[p * n + j]));
         }
     print_message("winograd 28x28x64 -> 64: max error %.3g of max |y| %.3g (%.3g)\n", err, top, err / top);
-    assert_true(err <= 1e-5 * top);
+    assert_true(err <= 5e-6 * top);
     for (int pos = 0; pos < KWG_POS; pos++) aligned_free(bufs[pos]);
     free(x);
     free(w);
