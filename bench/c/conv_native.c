@@ -2,7 +2,9 @@
  * on a shared machine: per shape, native's im2col + GEMM (as the native
  * backend's NHWC step runs it: im2col by blocks of pixels into A, weights
  * packed as B), native's implicit GEMM (kernels/conv_ig.h, A read from the
- * padded input rows) and oneDNN's convolution primitive (every memory in
+ * padded input rows), native's Winograd F(4x4, 3x3) (kernels/winograd.h, on
+ * 3x3 stride-1 shapes: the native "wino" variant's kernel, every image in one
+ * call) and oneDNN's convolution primitive (every memory in
  * the format it picks, "any": its best case, reorders outside the timing),
  * all with bias and Relu fused, on one thread (OpenMP's count set to 1
  * for oneDNN), timed in interleaved rounds on this
@@ -17,7 +19,8 @@
  *   stride S, pads P on every side, N images (1)
  * Prints per shape: median ms of each engine, GFLOP/s of each, and the
  * ratios im2col / oneDNN and implicit / oneDNN (below 1: native faster),
- * of the medians and of the 10th percentiles. */
+ * of the medians and of the 10th percentiles; then Winograd's line where it
+ * applies. */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -32,6 +35,7 @@
 #include "kernels/gemm.h"
 #include "kernels/isa.h"
 #include "kernels/nhwc.h"
+#include "kernels/winograd.h"
 
 static double cpu_now(void)
 {
@@ -95,17 +99,33 @@ static void bench(const shape *s, int rounds)
     size_t scr;
     if (!kig_scratch(&g, false, 1, &scr)) exit(1);
     float *scratch = xalloc(sizeof(float) * (scr + 16));
-    float *y[3];
-    for (int e = 0; e < 3; e++) y[e] = xalloc(sizeof(float) * (size_t)(s->n * ohw * s->m));
+    /* Winograd: the 36 transforms packed as B */
+    const bool wg = kwg_fits(&g);
+    gemm_packed wgv[KWG_POS];
+    float *wgs = NULL;
+    if (wg) {
+        float *u = xalloc(sizeof(float) * (size_t)(KWG_POS * s->c * s->m));
+        kwg_weights(wk, s->c, s->m, u);
+        size_t sz = gemm_pack_b_size(kr, s->c, s->m), wf;
+        for (int pos = 0; pos < KWG_POS; pos++) {
+            void *buf = xalloc(sz);
+            gemm_pack_b(kr, u + pos * s->c * s->m, s->m, 1, s->c, s->m, buf);
+            if (gemm_packed_view(buf, sz, &wgv[pos], &err) != AIT_OK) exit(1);
+        }
+        if (!kwg_scratch(&g, s->n, s->m, 1, &wf)) exit(1);
+        wgs = xalloc(sizeof(float) * (wf + 16));
+    }
+    float *y[4];
+    for (int e = 0; e < 4; e++) y[e] = xalloc(sizeof(float) * (size_t)(s->n * ohw * s->m));
     gemm_epi epi = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
     dn d;
     dnnl_dims_t sd = {s->n, s->c, s->h, s->w}, wd = {s->m, s->c, s->k, s->k}, dd = {s->n, s->m, s->oh, s->ow};
     dn_make(&d, sd, 4, wd, dnnl_oihw, dd, s->s, s->p, dnnl_format_tag_any, dnnl_eltwise_relu, 0, 0, x, wt, bias);
     printf("  oneDNN implementation: %s\n", d.impl);
-    double *t[3];
-    for (int e = 0; e < 3; e++) t[e] = calloc((size_t)rounds, sizeof(double));
+    double *t[4];
+    for (int e = 0; e < 4; e++) t[e] = calloc((size_t)rounds, sizeof(double));
     for (int it = -1; it < rounds; it++)
-        for (int e = 0; e < 3; e++) {
+        for (int e = 0; e < (wg ? 4 : 3); e++) {
             double t0 = cpu_now();
             if (e == 0) {
                 for (int64_t im = 0; im < s->n; im++)
@@ -122,6 +142,8 @@ static void bench(const shape *s, int rounds)
                     if (kig_conv(&g, false, x + im * hw * s->c, runs, s->m, y[1] + im * ohw * s->m, s->m, &epi,
                                  scratch, 1, &err) != AIT_OK)
                         exit(1);
+            } else if (e == 3) {
+                if (kwg_conv(&g, s->n, x, wgv, s->m, y[3], s->m, &epi, wgs, 1, &err) != AIT_OK) exit(1);
             } else {
                 dn_run(&d);
             }
@@ -129,9 +151,9 @@ static void bench(const shape *s, int rounds)
         }
     dn_out(&d, dd, y[2]);
     const int64_t ny = s->n * ohw * s->m;
-    double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[3];
-    double p10[3]; /* the 10th percentile (median sorts t[e]): less of other work's noise */
-    for (int e = 0; e < 3; e++) {
+    double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[4];
+    double p10[4]; /* the 10th percentile (median sorts t[e]): less of other work's noise */
+    for (int e = 0; e < (wg ? 4 : 3); e++) {
         ms[e] = median(t[e], rounds) * 1e3;
         p10[e] = t[e][rounds / 10] * 1e3;
     }
@@ -143,6 +165,11 @@ static void bench(const shape *s, int rounds)
            ms[1], flop / ms[1] * 1e-6, ms[2], flop / ms[2] * 1e-6, ms[0] / ms[2], ms[1] / ms[2], p10[0] / p10[2],
            p10[1] / p10[2],
            rel_diff(y[0], y[2], ny), rel_diff(y[1], y[2], ny));
+    if (wg) /* GF/s of the direct convolution's FLOPs */
+        printf("  winograd %.3f ms (%.0f GF/s eq.); winograd/oneDNN %.2f, winograd/implicit %.2f; p10 "
+               "winograd/oneDNN %.2f winograd/implicit %.2f; diff winograd %.1e\n",
+               ms[3], flop / ms[3] * 1e-6, ms[3] / ms[2], ms[3] / ms[1], p10[3] / p10[2], p10[3] / p10[1],
+               rel_diff(y[3], y[2], ny));
     fflush(stdout);
 }
 

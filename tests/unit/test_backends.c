@@ -1876,6 +1876,81 @@ static void test_native_nhwc(void **state)
     }
 }
 
+/* Native's "wino" variant (3x3 stride-1 Convs as Winograd F(4x4, 3x3),
+ * kernels/winograd.h): offered where a module has such a Conv and not
+ * otherwise; in it, each such Conv's weights are 36 packed transforms (and
+ * none in the default build), and the chain (a ResNet block: Conv + bias +
+ * Relu, Conv + residual Add + Relu, an unpadded Conv leaving the module
+ * NCHW, beside a stride-2 Conv that stays an implicit GEMM or im2col)
+ * matches the reference at every ISA and the portable path, 1 and 2
+ * threads, batch 1 and 2, planes not multiples of the tile and channels
+ * not multiples of 16. */
+static void test_native_wino(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, m;
+    } cs[] = {{1, 5, 9, 11, 19}, {2, 24, 14, 13, 33}, {1, 64, 7, 7, 40}};
+    const backend *b = backend_find("native");
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "wino")};
+        assert_non_null(g.g);
+        const int64_t M = cs[i].m;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&g, "w1", (in_spec)SH(M, cs[i].c, 3, 3));
+        gb_const(&g, "b1", (in_spec)SH(M));
+        gb_const(&g, "w2", (in_spec)SH(M, M, 3, 3));
+        gb_const(&g, "w3", (in_spec)SH(7, M, 3, 3));
+        gb_const(&g, "b3", (in_spec)SH(7));
+        gb_const(&g, "w4", (in_spec)SH(9, M, 3, 3));
+        attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        gb_node(&g, "Conv", "x,w1,b1", "c1", pad1, 1);
+        gb_node(&g, "Relu", "c1", "r1", NULL, 0);
+        gb_node(&g, "Conv", "r1,w2", "c2", pad1, 1);
+        gb_node(&g, "Add", "c2,r1", "a2", NULL, 0);
+        gb_node(&g, "Relu", "a2", "r2", NULL, 0);
+        gb_node(&g, "Conv", "r2,w3,b3", "y", NULL, 0);
+        gb_node(&g, "Conv", "r2,w4", "z", s2, 2);
+        gb_output(&g, "y");
+        gb_output(&g, "z");
+        const char *vars[8];
+        int nv = backend_variants(b, g.g, vars, 8), has = 0;
+        for (int v = 0; v < nv; v++) has += !strcmp(vars[v], "wino");
+        if (has != 1) fail_msg("wino %zu: the variant offered %d times, want once", i, has);
+        for (int wino = 0; wino < 2; wino++) { /* 36 packs per 3x3 stride-1 Conv, in wino only */
+            candidate_cfg c = {.backend = "native", .threads = 1, .variant = ""};
+            snprintf(c.variant, sizeof c.variant, "%s", wino ? "wino" : "");
+            built *bm = NULL;
+            ait_error e = {0};
+            tensor *outs[4];
+            if (b->build(b, g.g, &c, &bm, &e) != AIT_OK) fail_msg("wino build: %s", e.msg);
+            if (b->run(bm, g.feed, outs, &e) != AIT_OK) fail_msg("wino run: %s", e.msg);
+            int n36 = 0;
+            for (int k = 0; k < bm->n_steps; k++)
+                n36 += bm->steps[k].op && !strcmp(bm->steps[k].op->name, "Conv") &&
+                       bm->packs[bm->steps[k].node].groups == 36;
+            if (n36 != (wino ? 3 : 0))
+                fail_msg("wino %zu: %d Convs with 36 packed transforms in %s, want %d", i, n36,
+                         wino ? "wino" : "the default", wino ? 3 : 0);
+            b->free(bm);
+        }
+        native_each_isa(&g, "wino chain", i);
+        gb_free(&g);
+    }
+    /* a module whose only 3x3 Conv has stride 2: no variant */
+    gb g = {.g = graph_new(NULL, 17, "nowino")};
+    gb_input(&g, "x", (in_spec)SH(1, 4, 9, 9));
+    gb_const(&g, "w", (in_spec)SH(8, 4, 3, 3));
+    attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+    gb_node(&g, "Conv", "x,w", "y", s2, 2);
+    gb_output(&g, "y");
+    const char *vars[8];
+    int nv = backend_variants(b, g.g, vars, 8);
+    for (int v = 0; v < nv; v++)
+        if (!strcmp(vars[v], "wino")) fail_msg("wino offered on a stride-2 Conv");
+    gb_free(&g);
+}
+
 /* How many of native's conv steps for g write into a Concat's channels
  * (backends/native/concat.c), after one run on feed; *pools: how many
  * pool steps run channels-last. */
@@ -3871,6 +3946,7 @@ int main(void)
         cmocka_unit_test(test_modules),
         cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_native_nhwc),
+        cmocka_unit_test(test_native_wino),
         cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_shuffle),
         cmocka_unit_test(test_native_attention),

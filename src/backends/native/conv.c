@@ -37,14 +37,16 @@
 #include "kernels/dwconv.h"
 #include "kernels/im2col.h"
 #include "kernels/nhwc.h"
+#include "kernels/winograd.h"
 
 /* Output width from which a depthwise conv between NCHW values runs on
  * kdw_run (vectors along the row) rather than channels-last. */
 #define DW_NCHW_OW 32
 
 /* G_DIRECT: how the GEMM reads X, or the depthwise kernel; CONV_IG is
- * CONV_IM2COL turned into an implicit GEMM at finish (conv_ig). */
-enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG };
+ * CONV_IM2COL turned into an implicit GEMM at finish (conv_ig), CONV_WINO
+ * into Winograd's (conv_wino, the "wino" variant). */
+enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG, CONV_WINO };
 enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
 
 typedef struct conv_arg {
@@ -358,13 +360,68 @@ static int64_t q8_cpad(const built *bm, const nat_step *st)
  * and DenseNet's 3x3 Convs (bench-conv-native, bench/RESULTS.md). */
 static bool conv_ig(const built *bm, const int64_t *q, bool quant)
 {
-    if (quant || bm->qstatic || (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG)) return false;
+    if (quant || bm->qstatic ||
+        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO))
+        return false;
     knhwc_geom g = conv_kgeom(q);
     int64_t row0, rows;
     kig_run_rows(&g, 0, &row0, &rows);
     /* (kig_conv's epilogue tiles take int rows and columns) */
     return rows >= 32 && (g.ow >= 24 || (g.ow >= 14 && q[G_M] / q[G_GROUP] <= 32)) && g.ow <= INT_MAX && q[G_M] / q[G_GROUP] <= INT_MAX &&
            kig_runs(&g) <= KIG_RUNS_MAX;
+}
+
+/* Whether a float Conv runs as Winograd F(4x4, 3x3) (kernels/winograd.h):
+ * in the "wino" variant only (its error is not the direct sum's: the
+ * tuner validates the variant and keeps it where it is faster), a 3x3
+ * stride-1 undilated Conv of one group, any padding. */
+static bool conv_wino(const built *bm, const nat_step *st, bool quant)
+{
+    const int64_t *q = st->geo;
+    if (!bm->wino || quant || bm->qstatic || st->pro || q[G_GROUP] != 1 ||
+        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO))
+        return false;
+    knhwc_geom g = conv_kgeom(q);
+    return kwg_fits(&g) && q[G_M] <= INT_MAX;
+}
+
+typedef struct wg_arg {
+    const float *u; /* [KWG_POS][c][m] (kwg_weights) */
+    int64_t c, m;
+} wg_arg;
+
+/* Whether the module has a Conv the "wino" variant would change (conv_wino
+ * on what the graph says: float32 constant 3x3 weights of one group, strides
+ * and dilations 1), so that the variant is a candidate there only. */
+static bool ones_attr(const node *n, const char *name)
+{
+    int k = 0;
+    const int64_t *v = attr_ints(n, name, &k);
+    for (int j = 0; v && j < k; j++)
+        if (v[j] != 1) return false;
+    return true;
+}
+
+bool nat_wino_in(const graph *module)
+{
+    for (int i = 0; i < module->n_nodes; i++) {
+        const node *n = &module->nodes[i];
+        if ((n->domain && n->domain[0]) || strcmp(n->op, "Conv") != 0 || n->n_in < 2) continue;
+        const value *w = n->in[1] >= 0 ? &module->vals[n->in[1]] : NULL;
+        if (w && w->konst && w->konst->dtype == AIT_F32 && w->konst->rank == 4 &&
+            w->konst->dims[2] == 3 && w->konst->dims[3] == 3 && attr_int(n, "group", 1) == 1 &&
+            ones_attr(n, "strides") && ones_attr(n, "dilations"))
+            return true;
+    }
+    return false;
+}
+
+/* U[pos] packed as B (grp the position). */
+static void fill_wg(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    (void)i;
+    const wg_arg *a = arg;
+    gemm_pack_b(bm->kern, a->u + grp * a->c * a->m, a->m, 1, a->c, a->m, dst);
 }
 
 typedef struct ig_arg {
@@ -394,11 +451,14 @@ static ait_status finish_pack(built *bm, nat_step *st)
     const float *w = nat_shape(bm, n->in[1])->data;
     nat_pack *p;
     const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
-    const bool ig = conv_ig(bm, q, quant);
-    st->geo[G_DIRECT] = ig ? CONV_IG : q[G_DIRECT] == CONV_IG ? CONV_IM2COL : q[G_DIRECT];
+    const bool wino = conv_wino(bm, st, quant), ig = !wino && conv_ig(bm, q, quant);
+    st->geo[G_DIRECT] = wino ? CONV_WINO
+                        : ig ? CONV_IG
+                        : q[G_DIRECT] == CONV_IG || q[G_DIRECT] == CONV_WINO ? CONV_IM2COL
+                                                                             : q[G_DIRECT];
     /* qgemm's B is the weights, knhwc_dw_u8 and the implicit GEMM: channels-last only
      * (the implicit GEMM reads an NCHW input as it pads it) */
-    st->nhwc |= quant || dwq || ig || st->pro; /* a prologue: on A, the input */
+    st->nhwc |= quant || dwq || ig || wino || st->pro; /* a prologue: on A, the input */
     /* A depthwise conv on narrow planes runs channels-last even between
      * NCHW values (the layout changed in its scratch): kdw_run's rows of
      * under DW_NCHW_OW outputs are mostly its scalar edges. */
@@ -436,6 +496,13 @@ static ait_status finish_pack(built *bm, nat_step *st)
     if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
     const int64_t nr = gemm_kernel_nr(bm->kern);
     if (pro_on_b(bm, st)) f += nat_floats((mg + nr - 1) / nr * nr * kdim); /* B scaled per image */
+    if (wino) { /* a zero row and each thread's transformed tiles */
+        knhwc_geom g = conv_kgeom(q);
+        size_t wf;
+        if (!kwg_scratch(&g, q[G_N], M, bm->threads, &wf) || wf > (size_t)INT64_MAX)
+            return nat_fail(bm, st->node, AIT_E_OVERFLOW, "Winograd tiles are too large");
+        f += nat_floats((int64_t)wf);
+    }
     if (ig) { /* the padded input rows */
         knhwc_geom g = conv_kgeom(q);
         size_t pf;
@@ -488,6 +555,29 @@ static ait_status finish_pack(built *bm, nat_step *st)
     }
     /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
     if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
+    if (wino) { /* U[pos] for each of the 36 positions, [c][m], packed as B */
+        const size_t ub = gemm_pack_b_size(bm->kern, cg, M);
+        if (!ub) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "Winograd weights are too large");
+        if (bm->prep) return nat_pack_get(bm, st->node, KWG_POS, ub, fill_wg, NULL, &p);
+        float *own, *tmp = malloc(sizeof(float) * (size_t)(M * kdim)),
+                    *u = malloc(sizeof(float) * (size_t)(KWG_POS * cg * M));
+        w = tmp && u ? bn_weights(bm, st, w, M, kdim, &own) : NULL;
+        if (!w) {
+            free(tmp);
+            free(u);
+            return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+        }
+        for (int64_t co = 0; co < M; co++) /* [tap * c + ci][co], conv_ig's B */
+            for (int64_t ci = 0; ci < cg; ci++)
+                for (int64_t t = 0; t < taps; t++) tmp[(t * cg + ci) * M + co] = w[(co * cg + ci) * taps + t];
+        kwg_weights(tmp, cg, M, u);
+        const wg_arg wa = {u, cg, M};
+        ait_status s = nat_pack_get(bm, st->node, KWG_POS, ub, fill_wg, &wa, &p);
+        free(tmp);
+        free(u);
+        free(own);
+        return s;
+    }
     ig_arg ia = {NULL, conv_kgeom(q), mg};
     int64_t row0, rows, runs = kig_runs(&ia.g);
     kig_run_rows(&ia.g, 0, &row0, &rows);
@@ -698,6 +788,11 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         }
         knhwc_dw_u8(&kg, N, xb, sc->qz, wq, scale, bias, nat_kact(&st->epi), oq8 ? sp : y,
                     oq8 ? (uint8_t *)yout : NULL, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, bm->threads);
+    } else if (q[G_DIRECT] == CONV_WINO) { /* every image at once, one group */
+        gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M, .res = res,
+                      .res_after = st->epi.res_after, .bias = bias,
+                      .bias_mode = bias ? GEMM_BIAS_COL : GEMM_BIAS_NONE};
+        TRY(kwg_conv(&kg, N, x, bm->packs[st->node].views, M, y, ldy, &e, sp, bm->threads, bm->err));
     } else if (ig) { /* per image and group, B in runs of taps */
         const int64_t runs = kig_runs(&kg);
         gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M,

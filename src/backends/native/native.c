@@ -592,8 +592,9 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     const char *var = cfg && cfg->variant[0] ? cfg->variant : NULL;
     char why[200];
     int qgroup = 0, quant = var ? qg_scheme_find(var, &qgroup) : -1;
-    const gemm_kernel *kern = var && quant < 0 ? gemm_kernel_find(var, why, sizeof why)
-                                               : gemm_kernel_best();
+    const bool wino = var && strcmp(var, "wino") == 0; /* the best kernel, Winograd convs */
+    const gemm_kernel *kern = var && quant < 0 && !wino ? gemm_kernel_find(var, why, sizeof why)
+                                                        : gemm_kernel_best();
     if (!kern) return err_set(e, AIT_E_INVALID_ARG, "backend 'native': variant: %s", why);
     built *bm = calloc(1, sizeof *bm);
     if (!bm) return err_set(e, AIT_E_NOMEM, "native: out of memory");
@@ -602,13 +603,14 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     bm->quant = quant;
     bm->qgroup = qgroup;
     bm->qstatic = var && strcmp(var, "int8") == 0;
+    bm->wino = wino;
     bm->ranges = cfg ? cfg->ranges : NULL;
     bm->err = e ? e : &bm->own_err;
     bm->threads = cfg && cfg->threads > 0 ? cfg->threads : 1;
     bm->prep = cfg && cfg->prep && cfg->prep->n > 0 ? cfg->prep : NULL;
     /* An artifact's weights packed for another kernel this CPU runs (saved
      * where another kernel is the best) are used as they are, with it. */
-    for (int k = 0; !var && bm->prep && k < bm->prep->n; k++) {
+    for (int k = 0; (!var || wino) && bm->prep && k < bm->prep->n; k++) {
         const gemm_kernel *pk = gemm_packed_kernel(bm->prep->blobs[k].data, bm->prep->blobs[k].size);
         if (pk && gemm_kernel_available(pk)) {
             bm->kern = pk;
@@ -804,7 +806,9 @@ static const op_def *nat_op_for(const graph *g, const node *n)
     return n->def;
 }
 
-/* The other GEMM kernels this CPU runs that the table marks worth trying. */
+/* The other GEMM kernels this CPU runs that the table marks worth trying,
+ * and "wino" (3x3 stride-1 Convs as Winograd, conv.c) where the module has
+ * such a Conv. */
 static int nat_variants(const graph *module, const char **out, int max)
 {
     int n = 0;
@@ -816,6 +820,7 @@ static int nat_variants(const graph *module, const char **out, int max)
         if (k != best && gemm_kernel_available(k) && gemm_kernel_tried(k))
             out[n++] = gemm_kernel_name(k);
     }
+    if (n < max && nat_wino_in(module)) out[n++] = "wino";
     return n;
 }
 

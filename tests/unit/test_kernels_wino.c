@@ -1,0 +1,194 @@
+/* The Winograd F(4x4, 3x3) convolution (kernels/winograd.h) against the
+ * direct convolution in double, on every GEMM kernel this CPU runs (U
+ * packed for each), at every ISA of its transforms and the portable path,
+ * with 1 and 2 threads: sizes not multiples of the 4x4 tile, channel counts
+ * not multiples of 16, pads 0, 1, uneven and 2, a group's channels of a
+ * wider input, two images, several blocks of tiles, a 1x1 output, and
+ * every epilogue form (the output transform's own and gemm_epi_tile's). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/tensor.h"
+#include "kernels/gemm.h"
+#include "kernels/winograd.h"
+#include "kernels_check.h"
+
+static void test_winograd(void **state)
+{
+    (void)state;
+    static const struct {
+        knhwc_geom g;
+        int64_t pb, pr, n, images; /* bottom and right pads, output channels, images */
+    } cs[] = {
+        {{.h = 9, .w = 11, .cs = 19, .c = 19, .pt = 1, .pl = 1}, 1, 1, 17, 1},
+        {{.h = 10, .w = 9, .cs = 45, .c0 = 7, .c = 21, .pt = 1, .pl = 0}, 0, 1, 33, 2},
+        {{.h = 6, .w = 7, .cs = 13, .c = 13}, 0, 0, 40, 1},
+        {{.h = 19, .w = 23, .cs = 70, .c = 70, .pt = 1, .pl = 1}, 1, 1, 90, 2},
+        {{.h = 5, .w = 5, .cs = 3, .c = 3, .pt = 2, .pl = 2}, 2, 2, 5, 1},
+        {{.h = 3, .w = 3, .cs = 16, .c = 16}, 0, 0, 16, 3},
+    };
+    static const gemm_act acts[] = {GEMM_ACT_RELU,      GEMM_ACT_CLIP, GEMM_ACT_SIGMOID, GEMM_ACT_HARDSWISH,
+                                    GEMM_ACT_NONE,      GEMM_ACT_LEAKY, GEMM_ACT_HARDSIGMOID, GEMM_ACT_CLIP};
+    for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+        knhwc_geom g = cs[ci].g;
+        g.kh = g.kw = 3;
+        g.sh = g.sw = g.dh = g.dw = 1;
+        g.oh = g.h + g.pt + cs[ci].pb - 2;
+        g.ow = g.w + g.pl + cs[ci].pr - 2;
+        assert_true(kwg_fits(&g));
+        const int64_t n = cs[ci].n, ldy = n + 3, ni = cs[ci].images, ohw = g.oh * g.ow;
+        const int64_t np = ni * ohw, nx = ni * g.h * g.w * g.cs;
+        float *x = kc_rand((size_t)nx, 3 + (unsigned)ci, -1, 1);
+        float *w = kc_rand((size_t)(9 * g.c * n), 7 + (unsigned)ci, -0.5f, 0.5f); /* [tap*c + ci][n] */
+        float *bias = kc_rand((size_t)n, 11, -1, 1), *res = kc_rand((size_t)(np * n), 13, -1, 1);
+        float *u = malloc(sizeof(float) * (size_t)(KWG_POS * g.c * n));
+        float *y = malloc(sizeof(float) * (size_t)(np * ldy)), *got = malloc(sizeof(float) * (size_t)(np * n));
+        double *sum = malloc(sizeof(double) * (size_t)(np * n)), *want = malloc(sizeof(double) * (size_t)(np * n));
+        kwg_weights(w, g.c, n, u);
+        for (int64_t p = 0; p < np; p++)
+            for (int64_t j = 0; j < n; j++) {
+                const int64_t im = p / ohw, oy = p % ohw / g.ow, ox = p % g.ow;
+                double v = 0;
+                for (int64_t ky = 0; ky < 3; ky++)
+                    for (int64_t kx = 0; kx < 3; kx++) {
+                        const int64_t iy = oy - g.pt + ky, ix = ox - g.pl + kx;
+                        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                        for (int64_t c = 0; c < g.c; c++)
+                            v += (double)x[((im * g.h + iy) * g.w + ix) * g.cs + g.c0 + c] *
+                                 w[((ky * 3 + kx) * g.c + c) * n + j];
+                    }
+                sum[p * n + j] = v;
+            }
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            gemm_packed views[KWG_POS];
+            void *bufs[KWG_POS];
+            ait_error e = {0};
+            for (int pos = 0; pos < KWG_POS; pos++) {
+                size_t sz = gemm_pack_b_size(kr, g.c, n);
+                bufs[pos] = aligned_zalloc(sz);
+                gemm_pack_b(kr, u + pos * g.c * n, n, 1, g.c, n, bufs[pos]);
+                assert_int_equal(gemm_packed_view(bufs[pos], sz, &views[pos], &e), AIT_OK);
+            }
+            for (int isa = KISA_PORTABLE; isa <= (int)kisa_cpu(); isa++)
+                for (int kc_threads = 1; kc_threads <= 2; kc_threads++) {
+                assert_true(kisa_force((kisa)isa));
+                for (size_t ai = 0; ai < sizeof acts / sizeof *acts; ai++) {
+                    gemm_epi ep = {.act = acts[ai], .lo = -0.25f, .hi = 0.75f};
+                    if (ai != 1 && ai != 4) ep = (gemm_epi){.act = acts[ai], .bias_mode = GEMM_BIAS_COL, .bias = bias};
+                    if (ai == 5) ep = (gemm_epi){.act = acts[ai], .scaled = true, .scale = 0.5f, .lo = 0.1f};
+                    if (ai == 6) ep.lo = 0.2f, ep.hi = 0.5f;
+                    if (ai == 7) ep.lo = -0.25f, ep.hi = 0.75f;
+                    if (ai == 1 || ai == 3 || ai == 0) {
+                        ep.res = res;
+                        ep.ldr = n;
+                        ep.res_after = ai != 1;
+                        ep.res_scale = ai == 0 ? 0.5f : 0;
+                    }
+                    for (int64_t p = 0; p < np * n; p++) {
+                        const int64_t j = p % n;
+                        double v = sum[p] * (ep.scaled ? ep.scale : 1) + (ep.bias ? bias[j] : 0),
+                               r = ep.res ? res[p] * (ep.res_scale != 0 ? ep.res_scale : 1) : 0;
+                        if (!ep.res_after) v += r;
+                        kfun f = acts[ai] == GEMM_ACT_NONE ? KF_NONE : gemm_act_fun(acts[ai]);
+                        v = kc_fun(f, v, ep.lo, ep.hi);
+                        want[p] = v + (ep.res_after ? r : 0);
+                    }
+                    size_t sf;
+                    assert_true(kwg_scratch(&g, ni, n, kc_threads, &sf));
+                    float *scratch = malloc(sizeof(float) * (sf + 1));
+                    for (int64_t i = 0; i < np * ldy; i++) y[i] = NAN;
+                    assert_int_equal(kwg_conv(&g, ni, x, views, n, y, ldy, &ep, scratch, kc_threads, &e), AIT_OK);
+                    for (int64_t p = 0; p < np; p++) {
+                        memcpy(got + p * n, y + p * ldy, sizeof(float) * (size_t)n);
+                        for (int64_t j = n; j < ldy; j++) assert_true(isnan(y[p * ldy + j]));
+                    }
+                    /* F(4x4, 3x3)'s error grows with the terms summed: atol scaled by the
+                     * largest magnitude, as the tuner's validation scales it (tune/validate.h) */
+                    double top = 1;
+                    for (int64_t p = 0; p < np * n; p++) top = fmax(top, fmax(fabs(want[p]), fabs(sum[p])));
+                    if (!kc_close("winograd conv", got, want, (size_t)(np * n), 3e-5 * top, 1e-4))
+                        fail_msg("winograd case %zu, kernel %s, [isa %s] %d threads, epilogue %zu", ci,
+                                 gemm_kernel_name(kr), kisa_name(kisa_active()), kc_threads, ai);
+                    free(scratch);
+                }
+                kisa_force(KISA_N);
+            }
+            for (int pos = 0; pos < KWG_POS; pos++) aligned_free(bufs[pos]);
+        }
+        free(x);
+        free(w);
+        free(bias);
+        free(res);
+        free(u);
+        free(y);
+        free(got);
+        free(sum);
+        free(want);
+    }
+}
+
+/* Its error against the direct sum: the largest over a 28x28x64 -> 64 conv
+ * under 5e-6 of the output's largest magnitude, half the tuner's float32
+ * atol (tune/validate.h). On Lavin's points (0, 1, -1, 2, -2) it was
+ * 6.2e-6; on winograd.c's (0, 1, -1, 1/2, -2) 2.4e-6. */
+static void test_winograd_error(void **state)
+{
+    (void)state;
+    knhwc_geom g = {.h = 28, .w = 28, .cs = 64, .c = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+                    .dh = 1, .dw = 1, .pt = 1, .pl = 1, .oh = 28, .ow = 28};
+    const int64_t n = 64, np = g.oh * g.ow;
+    float *x = kc_rand((size_t)(np * g.c), 5, -1, 1), *w = kc_rand((size_t)(9 * g.c * n), 9, -0.1f, 0.1f);
+    float *u = malloc(sizeof(float) * (size_t)(KWG_POS * g.c * n)), *y = malloc(sizeof(float) * (size_t)(np * n));
+    const gemm_kernel *kr = gemm_kernel_best();
+    gemm_packed views[KWG_POS];
+    void *bufs[KWG_POS];
+    ait_error e = {0};
+    kwg_weights(w, g.c, n, u);
+    for (int pos = 0; pos < KWG_POS; pos++) {
+        size_t sz = gemm_pack_b_size(kr, g.c, n);
+        bufs[pos] = aligned_zalloc(sz);
+        gemm_pack_b(kr, u + pos * g.c * n, n, 1, g.c, n, bufs[pos]);
+        assert_int_equal(gemm_packed_view(bufs[pos], sz, &views[pos], &e), AIT_OK);
+    }
+    size_t sf;
+    assert_true(kwg_scratch(&g, 1, n, 1, &sf));
+    float *scratch = malloc(sizeof(float) * sf);
+    gemm_epi ep = {0};
+    assert_int_equal(kwg_conv(&g, 1, x, views, n, y, n, &ep, scratch, 1, &e), AIT_OK);
+    double top = 0, err = 0;
+    for (int64_t p = 0; p < np; p++)
+        for (int64_t j = 0; j < n; j++) {
+            double v = 0;
+            for (int64_t k = 0; k < 9; k++) {
+                const int64_t iy = p / g.ow - 1 + k / 3, ix = p % g.ow - 1 + k % 3;
+                if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                for (int64_t c = 0; c < g.c; c++) v += (double)x[(iy * g.w + ix) * g.c + c] * w[(k * g.c + c) * n + j];
+            }
+            top = fmax(top, fabs(v));
+            err = fmax(err, fabs(v - y[p * n + j]));
+        }
+    print_message("winograd 28x28x64 -> 64: max error %.3g of max |y| %.3g (%.3g)\n", err, top, err / top);
+    assert_true(err <= 5e-6 * top);
+    for (int pos = 0; pos < KWG_POS; pos++) aligned_free(bufs[pos]);
+    free(x);
+    free(w);
+    free(u);
+    free(y);
+    free(scratch);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_winograd),
+        cmocka_unit_test(test_winograd_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
