@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "kernels/isa.h"
+#include "kernels/nhwc_dwq.h"
 #include "kernels/qgemm.h"
 #include "kernels/win.h"
 #include <omp.h>
