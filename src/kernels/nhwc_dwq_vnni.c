@@ -69,8 +69,33 @@ TVNNI INL void out16(__m512i s, __m512i zs, __m512 sc, __m512 bi, uint8_t *q, fl
     _mm_storeu_si128((__m128i *)q, _mm512_cvtepi32_epi8(u));
 }
 
+/* Kernel column kx's packed weights of channels [c, c + 16), the rows
+ * [ky0, ky1) of 3 (the others' bytes 0). */
+TVNNI INL __m512i wcol(const float *wq, int64_t C, int64_t c, int kx, int64_t ky0, int64_t ky1)
+{
+    __m512i w = _mm512_setzero_si512();
+    for (int64_t k = ky0; k < ky1; k++) {
+        __m512i wi = _mm512_cvtps_epi32(_mm512_loadu_ps(wq + (k * 3 + kx) * C + c));
+        wi = _mm512_and_si512(wi, _mm512_set1_epi32(0xff));
+        w = _mm512_or_si512(w, _mm512_slli_epi32(wi, (unsigned)(8 * k)));
+    }
+    return w;
+}
+
+TVNNI static void pack(const float *wq, int64_t C, int32_t *wv)
+{
+    for (int kx = 0; kx < 3; kx++)
+        for (int64_t c = 0; c + 16 <= C; c += 16)
+            _mm512_storeu_si512(wv + kx * C + c, wcol(wq, C, c, kx, 0, 3));
+}
+
+void knhwc_dwq3_pack(const float *wq, int64_t C, int32_t *wv)
+{
+    pack(wq, C, wv);
+}
+
 TVNNI static void dwq3(const knhwc_geom *g, const uint8_t *x, int32_t xz, const float *wq,
-                       const float *scale, const float *bias, int64_t iy0, int64_t ky0, int64_t ky1,
+                       const int32_t *wv, const float *scale, const float *bias, int64_t iy0, int64_t ky0, int64_t ky1,
                        int64_t ox0, int64_t ox1, float *y, uint8_t *yq, float lo, float hi,
                        float r8, float z8)
 {
@@ -94,16 +119,14 @@ TVNNI static void dwq3(const knhwc_geom *g, const uint8_t *x, int32_t xz, const 
         const int64_t ky = k >= ky0 && k < ky1 ? k : ky0;
         r[k] = x + (iy0 + ky * g->dh) * g->w * C;
     }
+    uint32_t m = 0; /* the bytes of the rows inside */
+    for (int64_t k = ky0; k < ky1; k++) m |= 0xffu << (8 * k);
+    const __m512i rows = _mm512_set1_epi32((int32_t)m);
     for (int64_t c = 0; c + 16 <= C; c += 16) {
         __m512i w[3];
-        for (int kx = 0; kx < 3; kx++) {
-            w[kx] = _mm512_setzero_si512();
-            for (int64_t k = ky0; k < ky1; k++) {
-                __m512i wi = _mm512_cvtps_epi32(_mm512_loadu_ps(wq + (k * 3 + kx) * C + c));
-                wi = _mm512_and_si512(wi, _mm512_set1_epi32(0xff));
-                w[kx] = _mm512_or_si512(w[kx], _mm512_slli_epi32(wi, (unsigned)(8 * k)));
-            }
-        }
+        for (int kx = 0; kx < 3; kx++)
+            w[kx] = !wv ? wcol(wq, C, c, kx, ky0, ky1)
+                        : _mm512_and_si512(_mm512_loadu_si512(wv + kx * C + c), rows);
         const __m512i zs = px3(x4, x4, x4, w); /* xz * the inside taps' weights */
         const __m512 sc = _mm512_loadu_ps(scale + c);
         const __m512 bi = bias ? _mm512_loadu_ps(bias + c) : _mm512_setzero_ps();
@@ -138,11 +161,11 @@ TVNNI static void dwq3(const knhwc_geom *g, const uint8_t *x, int32_t xz, const 
 }
 
 void knhwc_dwq3_vnni(const knhwc_geom *g, const uint8_t *x, int32_t xz, const float *wq,
-                     const float *scale, const float *bias, int64_t iy0, int64_t ky0, int64_t ky1,
-                     int64_t ox0, int64_t ox1, float *y, uint8_t *yq, float lo, float hi, float r8,
-                     float z8)
+                     const int32_t *wv, const float *scale, const float *bias, int64_t iy0,
+                     int64_t ky0, int64_t ky1, int64_t ox0, int64_t ox1, float *y, uint8_t *yq,
+                     float lo, float hi, float r8, float z8)
 {
-    dwq3(g, x, xz, wq, scale, bias, iy0, ky0, ky1, ox0, ox1, y, yq, lo, hi, r8, z8);
+    dwq3(g, x, xz, wq, wv, scale, bias, iy0, ky0, ky1, ox0, ox1, y, yq, lo, hi, r8, z8);
 }
 #else
 bool knhwc_dwq3_vnni_ok(void)
@@ -150,12 +173,17 @@ bool knhwc_dwq3_vnni_ok(void)
     return false;
 }
 
-void knhwc_dwq3_vnni(const knhwc_geom *g, const uint8_t *x, int32_t xz, const float *wq,
-                     const float *scale, const float *bias, int64_t iy0, int64_t ky0, int64_t ky1,
-                     int64_t ox0, int64_t ox1, float *y, uint8_t *yq, float lo, float hi, float r8,
-                     float z8)
+void knhwc_dwq3_pack(const float *wq, int64_t C, int32_t *wv)
 {
-    (void)g, (void)x, (void)xz, (void)wq, (void)scale, (void)bias, (void)iy0, (void)ky0, (void)ky1;
+    (void)wq, (void)C, (void)wv;
+}
+
+void knhwc_dwq3_vnni(const knhwc_geom *g, const uint8_t *x, int32_t xz, const float *wq,
+                     const int32_t *wv, const float *scale, const float *bias, int64_t iy0,
+                     int64_t ky0, int64_t ky1, int64_t ox0, int64_t ox1, float *y, uint8_t *yq,
+                     float lo, float hi, float r8, float z8)
+{
+    (void)g, (void)x, (void)xz, (void)wq, (void)wv, (void)scale, (void)bias, (void)iy0, (void)ky0, (void)ky1;
     (void)ox0, (void)ox1, (void)y, (void)yq, (void)lo, (void)hi, (void)r8, (void)z8;
 }
 #endif
