@@ -21,7 +21,7 @@ bool knhwc_dwq3_vnni_ok(void);
 void knhwc_dwq3_pack(const float *wq, int64_t C, int32_t *wv);
 
 /* The output pixels [ox0, ox1) of one output row of a 3x3 depthwise (dw 1,
- * sw 1 or 2; each pixel's three columns inside the image), channels [0, C
+ * sw 1 or 2; the columns outside the image left out at its edges), channels [0, C
  * / 16 * 16) of g (c0 0, c = cs = C): iy0 the row's first input row (kernel
  * row ky at iy0 + ky * dh), its kernel rows [ky0, ky1) inside the image. x
  * uint8 at zero point xz, wq the int8 weights [tap][c] held as floats, y =

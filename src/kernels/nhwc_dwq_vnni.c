@@ -52,6 +52,22 @@ TVNNI INL __m512i px3(__m512i a, __m512i b, __m512i c, const __m512i w[3])
     return _mm512_add_epi32(s, t);
 }
 
+/* An output pixel at the image's left or right edge: its columns ix0 ..
+ * ix0 + 2 inside [0, W) only, the zero point's part *zs of those. */
+TVNNI INL __m512i edge3(const uint8_t *const r[3], int64_t ix0, int64_t W, int64_t C, int64_t c,
+                        __m512i perm, const __m512i w[3], __m512i x4, __m512i *zs)
+{
+    __m512i s = _mm512_setzero_si512(), z = _mm512_setzero_si512();
+    for (int j = 0; j < 3; j++) {
+        const int64_t ix = ix0 + j;
+        if (ix < 0 || ix >= W) continue;
+        s = _mm512_dpbusd_epi32(s, col3(r, ix * C + c, perm), w[j]);
+        z = _mm512_dpbusd_epi32(z, x4, w[j]);
+    }
+    *zs = z;
+    return s;
+}
+
 /* The epilogue: (s - zs) as float, times sc plus bi; uint8 at q (lo, hi:
  * the clamp of rint(v * r8) folded with the activation's and [0, 255]'s,
  * see below) or floats at yp. */
@@ -114,6 +130,10 @@ TVNNI static void dwq3(const knhwc_geom *g, const uint8_t *x, int32_t xz, const 
     const float a = fminf(fmaxf(fl, -z8), 255.0f - z8), b = fminf(fmaxf(fh, -z8), 255.0f - z8);
     const __m512 vr = _mm512_set1_ps(r8), vlo = _mm512_set1_ps(a), vhi = _mm512_set1_ps(b);
     const __m512i vz8 = _mm512_set1_epi32((int32_t)z8), x4 = _mm512_set1_epi32(xz * 0x01010101);
+    /* the interior [ia, ib) of [ox0, ox1): the pixels whose three columns are inside */
+    int64_t ia = (g->pl + S - 1) / S, ib = g->w >= 3 ? (g->w - 3 + g->pl) / S + 1 : ia;
+    ia = ia < ox0 ? ox0 : ia > ox1 ? ox1 : ia;
+    ib = ib > ox1 ? ox1 : ib < ia ? ia : ib;
     const uint8_t *r[3];
     for (int k = 0; k < 3; k++) { /* rows outside the image read row ky0's bytes, weight 0 */
         const int64_t ky = k >= ky0 && k < ky1 ? k : ky0;
@@ -131,10 +151,18 @@ TVNNI static void dwq3(const knhwc_geom *g, const uint8_t *x, int32_t xz, const 
         const __m512 sc = _mm512_loadu_ps(scale + c);
         const __m512 bi = bias ? _mm512_loadu_ps(bias + c) : _mm512_setzero_ps();
         const int64_t o = c - g->pl * C; /* output ox's first column: r[k] + ox * S * C + o */
-        int64_t ox = ox0;
+        for (int64_t e = ox0; e < ox1; e++) { /* the edges: pixels outside [ia, ib) */
+            if (e == ia && ib > ia) e = ib;
+            if (e >= ox1) break;
+            __m512i ze;
+            const __m512i se = edge3(r, e * S - g->pl, g->w, C, c, perm, w, x4, &ze);
+            out16(se, ze, sc, bi, yq ? yq + e * C + c : NULL, y + e * C + c, vr, vlo, vhi, vz8);
+        }
+        int64_t ox = ia;
+        if (ib <= ia) continue;
         if (S == 1) {
             __m512i c0 = col3(r, ox * C + o, perm), c1 = col3(r, (ox + 1) * C + o, perm);
-            for (; ox + 2 <= ox1; ox += 2) {
+            for (; ox + 2 <= ib; ox += 2) {
                 const __m512i c2 = col3(r, (ox + 2) * C + o, perm);
                 const __m512i c3 = col3(r, (ox + 3) * C + o, perm);
                 const __m512i s0 = px3(c0, c1, c2, w), s1 = px3(c1, c2, c3, w);
@@ -143,13 +171,13 @@ TVNNI static void dwq3(const knhwc_geom *g, const uint8_t *x, int32_t xz, const 
                       vlo, vhi, vz8);
                 c0 = c2, c1 = c3;
             }
-            if (ox < ox1) {
+            if (ox < ib) {
                 const __m512i s0 = px3(c0, c1, col3(r, (ox + 2) * C + o, perm), w);
                 out16(s0, zs, sc, bi, yq ? yq + ox * C + c : NULL, y + ox * C + c, vr, vlo, vhi, vz8);
             }
         } else {
             __m512i c0 = col3(r, 2 * ox * C + o, perm);
-            for (; ox < ox1; ox++) {
+            for (; ox < ib; ox++) {
                 const __m512i c1 = col3(r, (2 * ox + 1) * C + o, perm);
                 const __m512i c2 = col3(r, (2 * ox + 2) * C + o, perm);
                 out16(px3(c0, c1, c2, w), zs, sc, bi, yq ? yq + ox * C + c : NULL, y + ox * C + c,

@@ -318,9 +318,8 @@ static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, co
         int64_t last = (g->w - 3 + g->pl) / g->sw; /* the last with ix0 + 2 < w */
         last = g->w >= 3 && last >= g->ow ? g->ow - 1 : last;
         fb = g->w >= 3 && last >= fa ? fa + (last + 1 - fa) / 4 * 4 : fa;
-        if (KISA_HERE == KISA_AVX512 && g->kh == 3 && g->w >= 3 && last >= fa &&
-            knhwc_dwq3_vnni_ok()) { /* all of them, in vpdpbusd (nhwc_dwq.h) */
-            fb = last + 1;
+        if (KISA_HERE == KISA_AVX512 && g->kh == 3 && knhwc_dwq3_vnni_ok()) {
+            fa = 0, fb = g->ow; /* every pixel's full channel blocks, in vpdpbusd (nhwc_dwq.h) */
             knhwc_dwq3_vnni(g, x, (int32_t)xz, wq, wv, scale, bias, iy0, ky0, ky1, fa, fb, y, yq,
                             act.f == KF_CLIP ? act.a : act.f == KF_RELU ? 0.0f : -INFINITY,
                             act.f == KF_CLIP ? act.b : INFINITY, r8, z8);
