@@ -327,7 +327,8 @@ static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, co
             KV(dwq_blocks)(g, x, vz, wq, scale, bias, iy0, ky0, ky1, fa, (fb - fa) / 4, y, yq, lo,
                            hi, vr, vz8);
     }
-    for (int64_t ox = 0; ox < g->ow; ox++) {
+    /* the pixels and channels left: none when [fa, fb) is the row and C whole vectors */
+    for (int64_t ox = fa == 0 && fb == g->ow && C % VL == 0 ? g->ow : 0; ox < g->ow; ox++) {
         const int64_t ix0 = ox * g->sw - g->pl;
         int64_t kx0, kx1;
         taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
