@@ -35,6 +35,7 @@ static const struct {
     {"avx512bw", 7, 0, R_EBX, 30, 1, 1, 0},
     {"avx512vl", 7, 0, R_EBX, 31, 1, 1, 0},
     {"avx512vnni", 7, 0, R_ECX, 11, 1, 1, 0},
+    {"avx512vbmi", 7, 0, R_ECX, 1, 1, 1, 0},
     {"avx512bf16", 7, 1, R_EAX, 5, 1, 1, 0},
     {"avx512fp16", 7, 0, R_EDX, 23, 1, 1, 0},
     {"avxvnni", 7, 1, R_EAX, 4, 1, 0, 0},

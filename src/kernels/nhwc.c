@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "kernels/isa.h"
+#include "kernels/nhwc_dwq.h"
 #include "kernels/qgemm.h"
 #include "kernels/win.h"
 #include <omp.h>
@@ -279,8 +280,8 @@ void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, c
     }
 }
 
-typedef void (*dwq_row_fn)(const knhwc_geom *, const uint8_t *, float, const float *, const float *,
-                           const float *, int64_t, kact, float *, uint8_t *, float, float);
+typedef void (*dwq_row_fn)(const knhwc_geom *, const uint8_t *, float, const float *,
+                           const int32_t *, const float *, const float *, int64_t, kact, float *, uint8_t *, float, float);
 static const struct {
     kisa isa;
     dwq_row_fn row;
@@ -300,6 +301,11 @@ void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, c
     const int64_t rows = n * g->oh, in_img = g->h * g->w * g->cs, orow = g->ow * g->cs;
     /* uint8 out straight from the row's registers when its activation is one of these */
     const bool fuse = yq && (act.f == KF_NONE || act.f == KF_RELU || act.f == KF_CLIP);
+    /* the 3x3's weights as its VNNI interior takes them, once (nhwc_dwq.h) */
+    int32_t wv[3 * KDWQ3_PACK_C];
+    const bool pack = im->isa == KISA_AVX512 && g->kh == 3 && g->kw == 3 && g->cs >= 16 &&
+                      g->cs <= KDWQ3_PACK_C && knhwc_dwq3_vnni_ok();
+    if (pack) knhwc_dwq3_pack(wq, g->cs, wv);
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1)
     {
         float *own = yq ? y + omp_get_thread_num() * orow : NULL; /* this thread's row */
@@ -307,7 +313,7 @@ void knhwc_dw_u8(const knhwc_geom *g, int64_t n, const uint8_t *x, int32_t xz, c
         for (int64_t r = 0; r < rows; r++) {
             int64_t b = r / g->oh, oy = r % g->oh;
             float *yr = yq ? own : y + r * orow;
-            im->row(g, x + b * in_img, (float)xz, wq, scale, bias, oy, act, yr,
+            im->row(g, x + b * in_img, (float)xz, wq, pack ? wv : NULL, scale, bias, oy, act, yr,
                     fuse ? yq + r * orow : NULL, fuse ? 1.0f / ys : 0, (float)yz);
             if (yq && !fuse) qg_requant_u8(yr, orow, ys, yz, yq + r * orow);
         }

@@ -297,10 +297,11 @@ static void KV(dwq_blocks)(const knhwc_geom *g, const uint8_t *x, V vz, const fl
  * (|x - xz| <= 255, |wq| <= 128, at most KDW_U8_TAPS taps: below 2^24), as
  * an int32 accumulation would; then y = act(sum * scale[c] + bias[c]),
  * the floats y, or with yq (act none, relu or clip: the caller's choice)
- * uint8 yq as KV(dwq_out) makes them, from the registers. */
+ * uint8 yq as KV(dwq_out) makes them, from the registers. wv: the weights
+ * packed by knhwc_dwq3_pack for the AVX-512 instance's VNNI interior, or NULL. */
 static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, const float *wq,
-                             const float *scale, const float *bias, int64_t oy, kact act, float *y,
-                             uint8_t *yq, float r8, float z8)
+                             const int32_t *wv, const float *scale, const float *bias, int64_t oy,
+                             kact act, float *y, uint8_t *yq, float r8, float z8)
 {
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
     const V vz = vset1(xz), vr = vset1(r8), vz8 = vset1(z8);
@@ -317,11 +318,17 @@ static void KV(nhwc_dwq_row)(const knhwc_geom *g, const uint8_t *x, float xz, co
         int64_t last = (g->w - 3 + g->pl) / g->sw; /* the last with ix0 + 2 < w */
         last = g->w >= 3 && last >= g->ow ? g->ow - 1 : last;
         fb = g->w >= 3 && last >= fa ? fa + (last + 1 - fa) / 4 * 4 : fa;
-        if (fb > fa)
+        if (KISA_HERE == KISA_AVX512 && g->kh == 3 && knhwc_dwq3_vnni_ok()) {
+            fa = 0, fb = g->ow; /* every pixel's full channel blocks, in vpdpbusd (nhwc_dwq.h) */
+            knhwc_dwq3_vnni(g, x, (int32_t)xz, wq, wv, scale, bias, iy0, ky0, ky1, fa, fb, y, yq,
+                            act.f == KF_CLIP ? act.a : act.f == KF_RELU ? 0.0f : -INFINITY,
+                            act.f == KF_CLIP ? act.b : INFINITY, r8, z8);
+        } else if (fb > fa)
             KV(dwq_blocks)(g, x, vz, wq, scale, bias, iy0, ky0, ky1, fa, (fb - fa) / 4, y, yq, lo,
                            hi, vr, vz8);
     }
-    for (int64_t ox = 0; ox < g->ow; ox++) {
+    /* the pixels and channels left: none when [fa, fb) is the row and C whole vectors */
+    for (int64_t ox = fa == 0 && fb == g->ow && C % VL == 0 ? g->ow : 0; ox < g->ow; ox++) {
         const int64_t ix0 = ox * g->sw - g->pl;
         int64_t kx0, kx1;
         taps_inside(ix0, g->kw, g->dw, g->w, &kx0, &kx1);
