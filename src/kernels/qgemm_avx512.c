@@ -145,22 +145,18 @@ TVNNI INL i8_req i8_bounds(const qg_act *x, const gemm_epi *in, bool *act_in)
 /* One accumulator of int8dq's tile, dequantised (row i, panel s): sa[i] *
  * sb[j] * acc (acc started at -za[i] * colsum[j]), the epilogue's
  * in-register part, stored to C under the column mask, or requantised to
- * uint8 (x->y8; `act` false: in's activation folded into rq's clamp). With
+ * uint8 (x->y8, in without the activation i8_bounds folded into rq). With
  * x->uni (every row's sa the same: static int8) su is the panel's
  * int8dq_sc, made once for the tile's rows. */
 TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i, int64_t j0, int s,
                           __m512i acc, float *c, int64_t ldc, const gemm_epi *in, __m512 su,
-                          const i8_req *rq, bool act)
+                          const i8_req *rq)
 {
     const int64_t j = j0 + s * QG_NR, left = b->n - j;
     const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
     const __m512 sc = x->uni ? su : int8dq_sc(b, x, i0 + i, j);
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), sc);
-    if (in) {
-        gemm_epi e = *in;
-        if (!act) e.act = GEMM_ACT_NONE;
-        v = epi_vec(&e, v, i0 + i, j, m);
-    }
+    if (in) v = epi_vec(in, v, i0 + i, j, m);
     if (x->y8) {
         __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(v, rq->r), rq->cap));
         q = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q, rq->z), rq->lo), rq->hi);
@@ -205,12 +201,31 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
     }
 #define I8_OUT(i)                                                                             \
     if (MR > i) {                                                                             \
-        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in, su0, &rq, act);                  \
-        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in, su1, &rq, act);      \
-        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in, su2, &rq, act);      \
-        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in, su3, &rq, act);      \
+        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in, su0, &rq);                  \
+        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in, su1, &rq);      \
+        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in, su2, &rq);      \
+        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in, su3, &rq);      \
     }
 #define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
+
+/* The stretch's quads: the group's weight vectors of quad q loaded once for
+ * the rows, prefetched 32 quads ahead when PF. */
+#define I8_QLOOP(PF)                                                                          \
+    for (int64_t q = 0; q < run; q++) {                                                       \
+        const uint8_t *wq = w + q * step;                                                     \
+        __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;                                   \
+        if (PF) {                                                                             \
+            _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);                        \
+            if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0);       \
+            if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0);      \
+            if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0);      \
+        }                                                                                     \
+        b0 = _mm512_load_si512(wq);                                                           \
+        if (NP > 1) b1 = _mm512_load_si512(wq + 64);                                          \
+        if (NP > 2) b2 = _mm512_load_si512(wq + 128);                                         \
+        if (NP > 3) b3 = _mm512_load_si512(wq + 192);                                         \
+        I8_ROWS(I8_STEP)                                                                      \
+    }
 
 TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg_packed *b,
                            const qg_act *x, int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
@@ -232,20 +247,15 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
     /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in the
      * implicit GEMM's), each row's from its own pointer, stretch s at s * run_off */
     int64_t roff = 0;
+    const bool pf = kq * step > 48 * 1024;
     for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step, roff += IMPL ? x->run_off : 0) {
         I8_ROWS(I8_PTR)
-        for (int64_t q = 0; q < run; q++) {
-            const uint8_t *wq = w + q * step;
-            __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
-            /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-             * streamed from memory; bench/RESULTS.md, 2026-11-27) */
-            _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
-            b0 = _mm512_load_si512(wq);
-            if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0), b1 = _mm512_load_si512(wq + 64);
-            if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0), b2 = _mm512_load_si512(wq + 128);
-            if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0), b3 = _mm512_load_si512(wq + 192);
-            I8_ROWS(I8_STEP)
-        }
+        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
+         * streamed from memory; bench/RESULTS.md, 2026-11-27); none when the
+         * group's weights fit L1 (48 KiB here): with it, resnet18's 3x3 Convs of
+         * 64 channels (36 KiB a group) took 1.36x the CPU time (RESULTS.md,
+         * branch qk) */
+        if (pf) I8_QLOOP(true) else I8_QLOOP(false)
     }
     __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
     if (x->uni) {
@@ -256,10 +266,17 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
     }
     bool act = true;
     i8_req rq = {0};
+    gemm_epi noact;
     if (x->y8) rq = i8_bounds(x, in, &act);
+    if (!act) { /* the relu or clip is rq's clamp */
+        noact = *in;
+        noact.act = GEMM_ACT_NONE;
+        in = &noact;
+    }
     I8_ROWS(I8_OUT)
 }
 
+#undef I8_QLOOP
 /* One function per shape: inlined all into one switch, GCC 12 allocates
  * them badly (a register copy around every vpdpbusd again). Stored rows
  * (k8_) and rows through pointers (k8i_, qgemm_u8_rows): one body for both
