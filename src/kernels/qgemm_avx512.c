@@ -247,14 +247,15 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
     /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in the
      * implicit GEMM's), each row's from its own pointer, stretch s at s * run_off */
     int64_t roff = 0;
-    const bool pf = kq * step > 48 * 1024;
+    const bool pf = x->wcold || kq * step > 48 * 1024;
     for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step, roff += IMPL ? x->run_off : 0) {
         I8_ROWS(I8_PTR)
         /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-         * streamed from memory; bench/RESULTS.md, 2026-11-27); none when the
-         * group's weights fit L1 (48 KiB here): with it, resnet18's 3x3 Convs of
-         * 64 channels (36 KiB a group) took 1.36x the CPU time (RESULTS.md,
-         * branch qk) */
+         * streamed from memory; bench/RESULTS.md, 2026-11-27); when the group's
+         * weights fit L1 (48 KiB here) only in a pass's first tile, which brings
+         * them in: prefetching them in every tile, resnet18's 3x3 Convs of 64
+         * channels (36 KiB a group) took 1.36x the CPU time, never, bert's K =
+         * 256 GEMMs 1.02-1.18x (RESULTS.md, branch qk) */
         if (pf) I8_QLOOP(true) else I8_QLOOP(false)
     }
     __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
