@@ -649,6 +649,7 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                     int nr = b->n - j0 < n2 * QG_NR ? (int)(b->n - j0) : n2 * QG_NR;
                     for (int64_t i0 = ib; i0 < ie; i0 += mr) {
                         int mt = ie - i0 < mr ? (int)(ie - i0) : mr;
+                        xf.wcold = i0 == sb;
                         if (fused) {
                             kr->fn8(b, &xf, i0, mt, g, s0, n2, tile, TW, in);
                             continue;

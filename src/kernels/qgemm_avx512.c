@@ -79,36 +79,88 @@ TVNNI INL __m512 epi_vec(const gemm_epi *e, __m512 v, int64_t i, int64_t j, __mm
     return v;
 }
 
-/* Row r's za[r] * colsum[j] and sa[r] * sb[j] over the 16 columns from j. */
-TVNNI INL void int8dq_deq(const qg_packed *b, const qg_act *x, int64_t r, int64_t j, __m512i *zc,
-                          __m512 *sc)
+/* -za[r] * colsum[j] over the 16 columns from j: an accumulator's start, so
+ * that the sum it ends with is acc - za * colsum (int32 wraps either way:
+ * the same bits as subtracting after). */
+TVNNI INL __m512i int8dq_zneg(const qg_packed *b, const qg_act *x, int64_t r, int64_t j)
 {
-    *zc = _mm512_mullo_epi32(_mm512_set1_epi32(x->za[r]), _mm512_loadu_si512(b->colsum + j));
-    *sc = _mm512_mul_ps(_mm512_set1_ps(x->sa[r]), _mm512_loadu_ps(b->scale + j));
+    return _mm512_mullo_epi32(_mm512_set1_epi32(-x->za[r]), _mm512_loadu_si512(b->colsum + j));
 }
 
-/* One accumulator of int8dq's tile, dequantised (row i, panel s):
- * sa[i] * sb[j] * (acc - za[i] * colsum[j]), the epilogue's in-register
- * part, stored to C under the column mask. With x->uni (every row's sa and
- * za the same: static int8) zu and su are the panel's int8dq_deq, made
- * once for the tile's rows (vpmulld is two uops). */
+/* sa[r] * sb[j] over the 16 columns from j. */
+TVNNI INL __m512 int8dq_sc(const qg_packed *b, const qg_act *x, int64_t r, int64_t j)
+{
+    return _mm512_mul_ps(_mm512_set1_ps(x->sa[r]), _mm512_loadu_ps(b->scale + j));
+}
+
+/* The uint8 output's requantisation, qg_requant_u8's bytes: v times r8,
+ * rounded to nearest even (vcvtps2dq), + the zero point, clamped to
+ * [lo, hi]. min(v * r8, 2^30) first: NaN stays NaN (vminps's second
+ * operand) and converts to INT32_MIN, as -inf and values below int32 do,
+ * which the clamp makes lo; +inf and big values become 2^30 + z, hi; the
+ * rest convert exactly as vroundps, and + z is exact in int32 where a float
+ * add of z is (the zero point is 0..255). lo 0 and hi 255, or a relu's or
+ * clip's bounds folded in (i8_bounds). */
+typedef struct i8_req {
+    __m512 r, cap;
+    __m512i z, lo, hi;
+} i8_req;
+
+/* y = cvt(min(t * r8, 2^30)) + z: the unclamped byte of t, as i8_req's
+ * vectors make it (scalar; nearbyintf rounds to nearest even as vcvtps2dq). */
+static inline int64_t i8_byte(const qg_act *x, float t)
+{
+    float u = t * x->r8;
+    u = u < 1073741824.0f ? u : 1073741824.0f;
+    int64_t y = u >= -2147483648.0f ? (int64_t)nearbyintf(u) : INT32_MIN;
+    return y + (int64_t)x->z8;
+}
+
+/* The requantisation's constants, and whether in's relu or clip folds into
+ * its clamp (*act_in false: in's activation is then left out of epi_vec).
+ * Folding is exact: v -> the unclamped byte is monotone (r8 > 0), so
+ * clamping v to [lo, hi] then the byte to [0, 255] is clamping the byte
+ * to [max(0, byte(lo)), min(255, byte(hi))]; a NaN v, which the clip makes
+ * lo, converts to INT32_MIN, which the clamp makes max(0, byte(lo)) too. */
+TVNNI INL i8_req i8_bounds(const qg_act *x, const gemm_epi *in, bool *act_in)
+{
+    int64_t lo = 0, hi = 255;
+    *act_in = true;
+    if (in && (!in->res || !in->res_after) && x->r8 > 0 && isfinite(x->r8)) {
+        float a = 0, z = INFINITY; /* relu: [0, inf) */
+        bool fold = in->act == GEMM_ACT_RELU;
+        if (in->act == GEMM_ACT_CLIP && in->lo <= in->hi) a = in->lo, z = in->hi, fold = true;
+        if (fold) {
+            int64_t bl = i8_byte(x, a), bh = i8_byte(x, z);
+            lo = bl > 0 ? bl : 0;
+            hi = bh < 255 ? bh : 255;
+            *act_in = false;
+        }
+    }
+    return (i8_req){_mm512_set1_ps(x->r8), _mm512_set1_ps(1073741824.0f),
+                    _mm512_set1_epi32((int32_t)x->z8), _mm512_set1_epi32((int32_t)lo),
+                    _mm512_set1_epi32((int32_t)hi)};
+}
+
+/* One accumulator of int8dq's tile, dequantised (row i, panel s): sa[i] *
+ * sb[j] * acc (acc started at -za[i] * colsum[j]), the epilogue's
+ * in-register part, stored to C under the column mask, or requantised to
+ * uint8 (x->y8, in without the activation i8_bounds folded into rq). With
+ * x->uni (every row's sa the same: static int8) su is the panel's
+ * int8dq_sc, made once for the tile's rows. */
 TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i, int64_t j0, int s,
-                          __m512i acc, float *c, int64_t ldc, const gemm_epi *in, __m512i zu,
-                          __m512 su)
+                          __m512i acc, float *c, int64_t ldc, const gemm_epi *in, __m512 su,
+                          const i8_req *rq)
 {
     const int64_t j = j0 + s * QG_NR, left = b->n - j;
     const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-    __m512i zc = zu;
-    __m512 sc = su;
-    if (!x->uni) int8dq_deq(b, x, i0 + i, j, &zc, &sc);
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, zc)), sc);
+    const __m512 sc = x->uni ? su : int8dq_sc(b, x, i0 + i, j);
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), sc);
     if (in) v = epi_vec(in, v, i0 + i, j, m);
-    if (x->y8) { /* requantised to uint8 as quant_body (qg_requant_u8) does */
-        v = _mm512_mul_ps(v, _mm512_set1_ps(x->r8));
-        v = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                          _mm512_set1_ps(x->z8));
-        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
-        _mm512_mask_cvtepi32_storeu_epi8(x->y8 + (i0 + i) * x->ldy8 + j, m, _mm512_cvtps_epi32(v));
+    if (x->y8) {
+        __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(v, rq->r), rq->cap));
+        q = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q, rq->z), rq->lo), rq->hi);
+        _mm512_mask_cvtepi32_storeu_epi8(x->y8 + (i0 + i) * x->ldy8 + j, m, q);
         return;
     }
     _mm512_mask_storeu_ps(c + i * ldc + s * QG_NR, m, v);
@@ -126,10 +178,18 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
  * (twice the loop's instructions; a returned copy it moves around with 24
  * accumulators live). */
 #define DPBUSD(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
-#define I8_DECL(i) __m512i c##i##_0 = zero, c##i##_1 = zero, c##i##_2 = zero, c##i##_3 = zero;
+/* the accumulators start at -za * colsum (int8dq_zneg): the same for every row with x->uni */
+#define I8_DECL(i)                                                                            \
+    __m512i c##i##_0 = zero, c##i##_1 = zero, c##i##_2 = zero, c##i##_3 = zero;               \
+    if (MR > i) {                                                                             \
+        c##i##_0 = x->uni ? zn0 : int8dq_zneg(b, x, i0 + i, j0);                              \
+        if (NP > 1) c##i##_1 = x->uni ? zn1 : int8dq_zneg(b, x, i0 + i, j0 + QG_NR);          \
+        if (NP > 2) c##i##_2 = x->uni ? zn2 : int8dq_zneg(b, x, i0 + i, j0 + 2 * QG_NR);      \
+        if (NP > 3) c##i##_3 = x->uni ? zn3 : int8dq_zneg(b, x, i0 + i, j0 + 3 * QG_NR);      \
+    }
 #define I8_PTR(i)                                                                             \
     const uint32_t *a##i = MR <= i ? NULL                                                     \
-                           : IMPL  ? (const uint32_t *)(x->rp[i0 + i] + q0 / run * x->run_off) \
+                           : IMPL  ? (const uint32_t *)(x->rp[i0 + i] + roff)                 \
                                    : a + i * kq + q0;
 #define I8_STEP(i)                                                                            \
     if (MR > i) {                                                                             \
@@ -141,12 +201,31 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
     }
 #define I8_OUT(i)                                                                             \
     if (MR > i) {                                                                             \
-        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in, zu0, su0);                       \
-        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in, zu1, su1);           \
-        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in, zu2, su2);           \
-        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in, zu3, su3);           \
+        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in, su0, &rq);                  \
+        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in, su1, &rq);      \
+        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in, su2, &rq);      \
+        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in, su3, &rq);      \
     }
 #define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
+
+/* The stretch's quads: the group's weight vectors of quad q loaded once for
+ * the rows, prefetched 32 quads ahead when PF. */
+#define I8_QLOOP(PF)                                                                          \
+    for (int64_t q = 0; q < run; q++) {                                                       \
+        const uint8_t *wq = w + q * step;                                                     \
+        __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;                                   \
+        if (PF) {                                                                             \
+            _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);                        \
+            if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0);       \
+            if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0);      \
+            if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0);      \
+        }                                                                                     \
+        b0 = _mm512_load_si512(wq);                                                           \
+        if (NP > 1) b1 = _mm512_load_si512(wq + 64);                                          \
+        if (NP > 2) b2 = _mm512_load_si512(wq + 128);                                         \
+        if (NP > 3) b3 = _mm512_load_si512(wq + 192);                                         \
+        I8_ROWS(I8_STEP)                                                                      \
+    }
 
 TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg_packed *b,
                            const qg_act *x, int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
@@ -156,36 +235,49 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
     const uint8_t *w = qg_group(b, g) + s0 * 64;
     const uint32_t *a = IMPL ? NULL : (const uint32_t *)(x->q + (size_t)i0 * b->kp);
     const __m512i zero = _mm512_setzero_si512();
+    const int64_t j0 = (g * QG_GP + s0) * QG_NR;
+    __m512i zn0 = zero, zn1 = zero, zn2 = zero, zn3 = zero;
+    if (x->uni) {
+        zn0 = int8dq_zneg(b, x, i0, j0);
+        if (NP > 1) zn1 = int8dq_zneg(b, x, i0, j0 + QG_NR);
+        if (NP > 2) zn2 = int8dq_zneg(b, x, i0, j0 + 2 * QG_NR);
+        if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);
+    }
     I8_ROWS(I8_DECL)
     /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in the
-     * implicit GEMM's), each row's from its own pointer */
-    for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step) {
+     * implicit GEMM's), each row's from its own pointer, stretch s at s * run_off */
+    int64_t roff = 0;
+    const bool pf = x->wcold || kq * step > 48 * 1024;
+    for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step, roff += IMPL ? x->run_off : 0) {
         I8_ROWS(I8_PTR)
-        for (int64_t q = 0; q < run; q++) {
-            const uint8_t *wq = w + q * step;
-            __m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
-            /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-             * streamed from memory; bench/RESULTS.md, 2026-11-27) */
-            _mm_prefetch((const char *)(wq + 32 * step), _MM_HINT_T0);
-            b0 = _mm512_load_si512(wq);
-            if (NP > 1) _mm_prefetch((const char *)(wq + 32 * step + 64), _MM_HINT_T0), b1 = _mm512_load_si512(wq + 64);
-            if (NP > 2) _mm_prefetch((const char *)(wq + 32 * step + 128), _MM_HINT_T0), b2 = _mm512_load_si512(wq + 128);
-            if (NP > 3) _mm_prefetch((const char *)(wq + 32 * step + 192), _MM_HINT_T0), b3 = _mm512_load_si512(wq + 192);
-            I8_ROWS(I8_STEP)
-        }
+        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
+         * streamed from memory; bench/RESULTS.md, 2026-11-27); when the group's
+         * weights fit L1 (48 KiB here) only in a pass's first tile, which brings
+         * them in: prefetching them in every tile, resnet18's 3x3 Convs of 64
+         * channels (36 KiB a group) took 1.36x the CPU time, never, bert's K =
+         * 256 GEMMs 1.02-1.18x (RESULTS.md, branch qk) */
+        if (pf) I8_QLOOP(true) else I8_QLOOP(false)
     }
-    const int64_t j0 = (g * QG_GP + s0) * QG_NR;
-    __m512i zu0 = zero, zu1 = zero, zu2 = zero, zu3 = zero;
     __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
     if (x->uni) {
-        int8dq_deq(b, x, i0, j0, &zu0, &su0);
-        if (NP > 1) int8dq_deq(b, x, i0, j0 + QG_NR, &zu1, &su1);
-        if (NP > 2) int8dq_deq(b, x, i0, j0 + 2 * QG_NR, &zu2, &su2);
-        if (NP > 3) int8dq_deq(b, x, i0, j0 + 3 * QG_NR, &zu3, &su3);
+        su0 = int8dq_sc(b, x, i0, j0);
+        if (NP > 1) su1 = int8dq_sc(b, x, i0, j0 + QG_NR);
+        if (NP > 2) su2 = int8dq_sc(b, x, i0, j0 + 2 * QG_NR);
+        if (NP > 3) su3 = int8dq_sc(b, x, i0, j0 + 3 * QG_NR);
+    }
+    bool act = true;
+    i8_req rq = {0};
+    gemm_epi noact;
+    if (x->y8) rq = i8_bounds(x, in, &act);
+    if (!act) { /* the relu or clip is rq's clamp */
+        noact = *in;
+        noact.act = GEMM_ACT_NONE;
+        in = &noact;
     }
     I8_ROWS(I8_OUT)
 }
 
+#undef I8_QLOOP
 /* One function per shape: inlined all into one switch, GCC 12 allocates
  * them badly (a register copy around every vpdpbusd again). Stored rows
  * (k8_) and rows through pointers (k8i_, qgemm_u8_rows): one body for both

@@ -23,6 +23,8 @@ typedef struct qg_act {
     uint8_t *y8;        /* int8dq into uint8 (qgemm_u8_q8): C's rows, ldy8 apart; NULL: float C */
     int64_t ldy8;
     float r8, z8;       /* y8 = saturate(rint(C * r8) + z8), qg_requant_u8's */
+    bool wcold;         /* int8dq: the group's weights come from L2 or memory for this tile (its
+                         * first rows of a pass): the kernel prefetches them */
 } qg_act;
 
 /* int8dq: the quads of A a kernel reads in one stretch (b->kp / 4 when
