@@ -27,11 +27,17 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
             r[i][1] = _mm256_fmadd_ps(av, b1, r[i][1]);
         }
     }
-    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < 2; j++) {
-        float *o = c + i * ldc + 8 * j;
-        __m256 v = acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j];
-        _mm256_storeu_ps(o, f ? fuse256(v, f, i, 8 * j, _mm256_set1_epi32(-1)) : v);
+    const __m256i all = _mm256_set1_epi32(-1);
+    gemm_fuse fl = f ? *f : (gemm_fuse){.scale = 1.0f};
+    __m256 bc[2] = {fuse256_bias(&fl, 0, all), fuse256_bias(&fl, 8, all)};
+    __m256 lo = _mm256_set1_ps(fl.lo), hi = _mm256_set1_ps(fl.hi);
+#define UKR256_STORE(FORM)                                                                    \
+    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int j = 0; j < 2; j++) {                  \
+        float *o = c + i * ldc + 8 * j;                                                       \
+        __m256 v = acc ? _mm256_add_ps(_mm256_loadu_ps(o), r[i][j]) : r[i][j];                \
+        _mm256_storeu_ps(o, fuse256_f(v, FORM, &fl, bc[j], lo, hi, i, 8 * j, all));           \
     }
+    FORM_SWITCH(gemm_fuse_form(f), UKR256_STORE)
 }
 
 /* Skinny: M rows of A read in place against NV vectors (8 columns each) of
@@ -64,12 +70,19 @@ T256 static void ukr6x16(int64_t k, const float *a, const float *b, float *c, in
             UNROLL for (int j = 0; j < NV; j++) r[0][i][j] = _mm256_add_ps(r[0][i][j], r[s][i][j]); \
         __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8 * (NV - 1)),               \
                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));         \
-        UNROLL for (int i = 0; i < M; i++) UNROLL for (int j = 0; j < NV; j++) {              \
-            __m256i mk = j == NV - 1 ? tail : _mm256_set1_epi32(-1);                          \
-            __m256 v = f ? fuse256(r[0][i][j], f, i, 8 * j, mk) : r[0][i][j];                 \
-            if (j == NV - 1) _mm256_maskstore_ps(out + i * ldo + 8 * j, mk, v);               \
-            else _mm256_storeu_ps(out + i * ldo + 8 * j, v);                                  \
-        }                                                                                     \
+        enum { TM = M, TN = NV };                                                             \
+        gemm_fuse fl = f ? *f : (gemm_fuse){.scale = 1.0f};                                   \
+        __m256 bc[NV], lo = _mm256_set1_ps(fl.lo), hi = _mm256_set1_ps(fl.hi);                \
+        UNROLL for (int j = 0; j < NV; j++)                                                   \
+            bc[j] = fuse256_bias(&fl, 8 * j, j == NV - 1 ? tail : _mm256_set1_epi32(-1));     \
+        FORM_SWITCH(gemm_fuse_form(f), SK256_STORE)                                           \
+    }
+#define SK256_STORE(FORM) /* TM x TN: the call's M x NV */                                    \
+    UNROLL for (int i = 0; i < TM; i++) UNROLL for (int j = 0; j < TN; j++) {                 \
+        __m256i mk = j == TN - 1 ? tail : _mm256_set1_epi32(-1);                              \
+        __m256 v = fuse256_f(r[0][i][j], FORM, &fl, bc[j], lo, hi, i, 8 * j, mk);             \
+        if (j == TN - 1) _mm256_maskstore_ps(out + i * ldo + 8 * j, mk, v);                   \
+        else _mm256_storeu_ps(out + i * ldo + 8 * j, v);                                      \
     }
 
 SK256(2, 1) SK256(2, 2) SK256(2, 3) SK256(2, 4) SK256(2, 5) SK256(2, 6)

@@ -34,6 +34,34 @@ typedef struct gemm_fuse {
     float lo, hi;
 } gemm_fuse;
 
+/* The forms of epilogue a kernel's stores take without a test per vector
+ * (gemm_fuse_form): a column bias or none, then no activation, Relu or
+ * Clip (a 1x1 Conv's bias and activation); ANY runs the general code. At K
+ * 16 to 64 a tile's FMAs are a few hundred instructions, and the general
+ * code's tests and jump per vector nearly as many (the fused bias + Relu
+ * cost 1.3x to 1.8x the GEMM at 3025x64x16, 729x128x32). */
+enum { GEMM_FORM_NONE, GEMM_FORM_BIAS, GEMM_FORM_RELU, GEMM_FORM_CLIP, GEMM_FORM_ANY };
+static inline int gemm_fuse_form(const gemm_fuse *f)
+{
+    if (!f) return GEMM_FORM_NONE;
+    if (f->scale != 1.0f || f->brow || f->res) return GEMM_FORM_ANY;
+    return f->act == GEMM_FUSE_NONE   ? GEMM_FORM_BIAS
+           : f->act == GEMM_FUSE_RELU ? GEMM_FORM_RELU
+           : f->act == GEMM_FUSE_CLIP ? GEMM_FORM_CLIP
+                                      : GEMM_FORM_ANY;
+}
+
+/* STORE(FORM) once per form, FORM a constant in each: a tile's stores
+ * with no test per vector (each ISA's kernels). */
+#define FORM_SWITCH(form, STORE)                                                              \
+    switch (form) {                                                                           \
+    case GEMM_FORM_NONE: STORE(GEMM_FORM_NONE); break;                                        \
+    case GEMM_FORM_BIAS: STORE(GEMM_FORM_BIAS); break;                                        \
+    case GEMM_FORM_RELU: STORE(GEMM_FORM_RELU); break;                                        \
+    case GEMM_FORM_CLIP: STORE(GEMM_FORM_CLIP); break;                                        \
+    default: STORE(GEMM_FORM_ANY); break;                                                     \
+    }
+
 /* f moved to column j of its tile (a GEMV's panel). */
 static inline gemm_fuse gemm_fuse_at_col(const gemm_fuse *f, int64_t j)
 {

@@ -210,6 +210,21 @@ static void test_epilogues(void **state)
                     t.epi.res_scale = var == 2 ? 0.5f : 0.0f;
                     run_case(kr, &t);
                 }
+            /* A column bias alone before the activation (a 1x1 Conv's; the
+             * kernels' stores specialise it with None, Relu and Clip,
+             * gemm_fuse_form): the skinny path's rows outer (K 29) and
+             * columns outer (K 70), one vector of columns (N 13, AVX-512's
+             * pair kernel), M <= 16, and the packed path's full tiles. */
+            for (int act = 0; act < GEMM_ACT_COUNT; act++)
+                for (int var = 0; var < 5; var++) {
+                    gcase t = {.m = var == 3 ? 11 : 37, .n = var == 2 ? 13 : 45, .k = var == 1 ? 70 : 29,
+                               .threads = 1 + (var & 1), .pack_b = true, .pack_a = var == 4};
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.5f : 0.2f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.7f : 0.5f;
+                    t.epi.bias_mode = GEMM_BIAS_COL;
+                    run_case(kr, &t);
+                }
         }
         printf("# epilogue at ISA %s\n", kisa_name((kisa)isa));
     }
