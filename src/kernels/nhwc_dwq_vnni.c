@@ -129,7 +129,8 @@ TVNNI static void dwq3(const knhwc_geom *g, const uint8_t *x, int32_t xz, const 
     const float fl = nearbyintf(lo * r8), fh = nearbyintf(hi * r8);
     const float a = fminf(fmaxf(fl, -z8), 255.0f - z8), b = fminf(fmaxf(fh, -z8), 255.0f - z8);
     const __m512 vr = _mm512_set1_ps(r8), vlo = _mm512_set1_ps(a), vhi = _mm512_set1_ps(b);
-    const __m512i vz8 = _mm512_set1_epi32((int32_t)z8), x4 = _mm512_set1_epi32(xz * 0x01010101);
+    const __m512i vz8 = _mm512_set1_epi32((int32_t)z8);
+    const __m512i x4 = _mm512_set1_epi32((int32_t)((uint32_t)xz * 0x01010101u)); /* xz in 4 bytes */
     /* the interior [ia, ib) of [ox0, ox1): the pixels whose three columns are inside */
     int64_t ia = (g->pl + S - 1) / S, ib = g->w >= 3 ? (g->w - 3 + g->pl) / S + 1 : ia;
     ia = ia < ox0 ? ox0 : ia > ox1 ? ox1 : ia;
