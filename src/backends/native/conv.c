@@ -367,8 +367,9 @@ static bool conv_ig(const built *bm, const int64_t *q, bool quant)
     int64_t row0, rows;
     kig_run_rows(&g, 0, &row0, &rows);
     /* (kig_conv's epilogue tiles take int rows and columns) */
-    return rows >= 32 && (g.ow >= 24 || (g.ow >= 14 && q[G_M] / q[G_GROUP] <= 32)) && g.ow <= INT_MAX && q[G_M] / q[G_GROUP] <= INT_MAX &&
-           kig_runs(&g) <= KIG_RUNS_MAX;
+    const int64_t mg = q[G_M] / q[G_GROUP];
+    return rows >= 32 && (g.ow >= 24 || (g.ow >= 14 && mg <= 32)) && g.ow <= INT_MAX &&
+           mg <= INT_MAX && kig_runs(&g) <= KIG_RUNS_MAX;
 }
 
 /* Whether a float Conv runs as Winograd F(4x4, 3x3) (kernels/winograd.h):
@@ -390,9 +391,7 @@ typedef struct wg_arg {
     int64_t c, m;
 } wg_arg;
 
-/* Whether the module has a Conv the "wino" variant would change (conv_wino
- * on what the graph says: float32 constant 3x3 weights of one group, strides
- * and dilations 1), so that the variant is a candidate there only. */
+/* Whether every value of n's ints attribute `name` is 1 (or it is absent). */
 static bool ones_attr(const node *n, const char *name)
 {
     int k = 0;
@@ -402,6 +401,9 @@ static bool ones_attr(const node *n, const char *name)
     return true;
 }
 
+/* Whether the module has a Conv the "wino" variant would change (conv_wino
+ * on what the graph says: float32 constant 3x3 weights of one group, strides
+ * and dilations 1), so that the variant is a candidate there only. */
 bool nat_wino_in(const graph *module)
 {
     for (int i = 0; i < module->n_nodes; i++) {
