@@ -10,7 +10,8 @@ ait_status tune_pick(const tune_module *tm, const strategy *st, choice *out, ait
         const tune_cand *tc = &tm->cands[c];
         cr[c] = (cand_result){.name = tc->name, .backend = tc->cfg.backend, .valid = tc->valid,
                               .reason = tc->reason, .latency = tc->prof.median,
-                              .throughput = tc->prof.throughput, .batch = tm->batch};
+                              .throughput = tc->prof.throughput, .batch = tm->batch,
+                              .variant = tc->cfg.variant};
     }
     if (tm->n_cands < 1 || !tm->cands[0].valid) {
         out->index = 0;

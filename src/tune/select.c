@@ -21,12 +21,19 @@ ait_status strategy_check(const char *name, ait_error *e)
         return err_set(e, AIT_E_INVALID_ARG, "strategy '%.40s...' is too long", name);
     TRY(strategy_parse(name, &st, e));
     if (st.kind != STRAT_ONE_BACKEND && st.kind != STRAT_ONLY) return AIT_OK;
+    /* NAME is a backend, or BACKEND:VARIANT for one of its variants */
+    const char *colon = strchr(st.backend, ':');
+    size_t n = colon ? (size_t)(colon - st.backend) : strlen(st.backend);
+    if (colon && !colon[1])
+        return err_set(e, AIT_E_INVALID_ARG,
+                       "strategy '%s': '%s' names no variant (BACKEND:VARIANT, e.g. "
+                       "only:native:int8wo)", name, st.backend);
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-        if (!strcmp(st.backend, backends[i])) return AIT_OK;
+        if (strlen(backends[i]) == n && !strncmp(st.backend, backends[i], n)) return AIT_OK;
     return err_set(e, AIT_E_INVALID_ARG,
-                   "strategy '%s': unknown backend '%s' (backends: reference, native, "
+                   "strategy '%s': unknown backend '%.*s' (backends: reference, native, "
                    "openblas, onednn, bf16, fp16, int8wo, int8dq, int4wo, fp8wo, cuda)",
-                   name, st.backend);
+                   name, (int)n, st.backend);
 }
 
 /* True when a is b or one of b's ancestors. */

@@ -76,9 +76,18 @@ const char *strategy_str(const strategy *s, char *buf, size_t n)
     return buf;
 }
 
+bool strategy_names(const char *name, const char *backend, const char *variant)
+{
+    const char *colon = strchr(name, ':');
+    if (!colon) return !strcmp(backend, name);
+    size_t n = (size_t)(colon - name);
+    return colon[1] && strlen(backend) == n && !strncmp(backend, name, n) && variant &&
+           !strcmp(variant, colon + 1);
+}
+
 static bool of_backend(const cand_result *c, const char *name)
 {
-    return !strcmp(c->backend ? c->backend : c->name, name);
+    return strategy_names(name, c->backend ? c->backend : c->name, c->variant);
 }
 
 /* Whether a beats b on latency (or throughput) by the margin. */

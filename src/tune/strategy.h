@@ -18,6 +18,7 @@ typedef struct cand_result {
     double latency;      /* median latency, seconds */
     double throughput;   /* items per second */
     int64_t batch;
+    const char *variant; /* the backend's variant ("int8wo"); NULL or "": its default */
 } cand_result;
 
 typedef enum strat_kind {
@@ -41,6 +42,12 @@ typedef struct strategy {
      * to replace the baseline. Default STRAT_DEFAULT_MARGIN; settable. */
     double margin;
 } strategy;
+
+/* Whether a candidate of backend `backend`, variant `variant` (NULL or "":
+ * the default), is one that one-backend:NAME and only:NAME name: NAME is a
+ * backend ("native": any of its variants) or a backend and one variant
+ * ("native:int8wo": that variant alone, "native:" never matches). */
+bool strategy_names(const char *name, const char *backend, const char *variant);
 
 /* Parses "first-wins", "one-backend:NAME", "max-throughput", "min-latency",
  * "latency-budget:MS" (MS a positive number of milliseconds) or "only:NAME" into *out,

@@ -789,14 +789,15 @@ static bool whole_wanted(const tune_opts *o, const ait_model *m, const inspectio
     return true;
 }
 
-/* The whole module's fastest valid candidate of backend b (NULL: of any
- * backend but the reference), or 0. */
+/* The whole module's fastest valid candidate of backend b (strategy_names;
+ * NULL: of any backend but the reference), or 0. */
 int tune_whole_best(const tune_module *wm, const char *b)
 {
     int best = 0;
     for (int c = 1; c < wm->n_cands; c++) {
         const tune_cand *tc = &wm->cands[c];
-        if (!tc->valid || (b ? strcmp(tc->cfg.backend, b) : !strcmp(tc->cfg.backend, "reference")))
+        if (!tc->valid || (b ? !strategy_names(b, tc->cfg.backend, tc->cfg.variant)
+                             : !strcmp(tc->cfg.backend, "reference")))
             continue;
         if (!best || tc->prof.median < wm->cands[best].prof.median) best = c;
     }

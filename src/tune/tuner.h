@@ -106,8 +106,9 @@ typedef struct tune_opts {
 bool tune_cold(int cold, const inspection *insp);
 /* The bucket of batch size b: the power of two at or above it. */
 int tune_bucket(int b);
-/* The whole module's fastest valid candidate of backend b (NULL: of any
- * backend but the reference), or 0 when there is none. */
+/* The whole module's fastest valid candidate of backend b (a strategy's
+ * NAME: "native", or "native:wino" for one variant; NULL: of any backend
+ * but the reference), or 0 when there is none. */
 int tune_whole_best(const tune_module *wm, const char *b);
 
 /* The early stop of a candidate's profiling (profile_opts.stop_above):

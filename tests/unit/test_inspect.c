@@ -194,11 +194,13 @@ static void test_strategies(void **state)
     (void)state;
     ait_error e;
     const char *good[] = {"first-wins", "max-throughput", "min-latency", "one-backend:native",
-                          "latency-budget:2.5", "only:onednn"};
+                          "latency-budget:2.5", "only:onednn", "only:native:int8wo",
+                          "one-backend:native:wino"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         assert_int_equal(strategy_check(good[i], &e), AIT_OK);
     const char *bad[] = {"", "fast", "one-backend:", "one-backend:tpu", "latency-budget:0", "only:tpu",
-                         "latency-budget:x", "latency-budget:"};
+                         "latency-budget:x", "latency-budget:", "only:native:", "only:tpu:int8",
+                         "only::int8"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(strategy_check(bad[i], &e), AIT_E_INVALID_ARG);
         assert_non_null(strstr(e.msg, "strategy"));

@@ -567,6 +567,24 @@ static void test_strategy_choices(void **st)
     c = pick("only:tvm", cands, NC, AIT_OK);
     assert_int_equal(c.index, -1);
     assert_non_null(strstr(c.why, "'tvm' has no candidate"));
+    /* BACKEND:VARIANT names one variant of a backend; the backend alone names them all. */
+    const cand_result vars[] = {
+        {"native/t1", "native", true, NULL, 6e-3, 166.7, 1, ""},
+        {"native:int8wo/t1", "native", true, NULL, 9e-3, 111.1, 1, "int8wo"},
+        {"native:wino/t1", "native", true, NULL, 4e-3, 250, 1, "wino"},
+    };
+    assert_int_equal(pick("only:native", vars, 3, AIT_OK).index, 2);
+    c = pick("only:native:int8wo", vars, 3, AIT_OK);
+    assert_int_equal(c.index, 1);
+    assert_non_null(strstr(c.why, "only:native:int8wo"));
+    assert_int_equal(pick("one-backend:native:int8wo", vars, 3, AIT_OK).index, 1);
+    assert_int_equal(pick("only:native:int8dq", vars, 3, AIT_OK).index, -1);
+    assert_int_equal(pick("only:nat:wino", vars, 3, AIT_OK).index, -1);
+    assert_true(strategy_names("native:wino", "native", "wino"));
+    assert_false(strategy_names("native:wino", "native", NULL));
+    assert_false(strategy_names("native:wino", "native", "winograd"));
+    assert_false(strategy_names("native:", "native", ""));
+    assert_true(strategy_names("native", "native", "int8wo"));
     c = pick("latency-budget:12", cands, NC, AIT_OK);
     assert_int_equal(c.index, 4);
     assert_non_null(strstr(c.why, "highest throughput within the budget"));
