@@ -58,6 +58,43 @@ static void KV(fun_tile_range)(float *c, int64_t ldc, int mr, int n, kfun f, flo
 #undef KV_FUN_RANGE_LOOP
 #undef KV_FUN_RANGE_CASE
 
+/* Rows [0, mr) of c (n floats each, ldc apart) plus bias bc (a column
+ * bias, or NULL) through f in one pass, the function's constants set once
+ * for the tile: epi_tile's common transcendental form (efficientnet's
+ * bias + SiLU after each expansion 1x1), which otherwise passes each row
+ * twice and sets the function up once a row. The same operations in the
+ * same order as the two passes: the same results, bit for bit. */
+#define KV_FUN_BIAS_LOOP(F)                                                                      \
+    for (int i = 0; i < mr; i++) {                                                               \
+        float *r = c + i * ldc;                                                                  \
+        int j = 0;                                                                               \
+        for (; j + VL <= n; j += VL) {                                                           \
+            V x = bc ? vadd(vload(r + j), vload(bc + j)) : vload(r + j);                         \
+            vstore(r + j, KV(vfun)(x, F, a, b));                                                 \
+        }                                                                                        \
+        if (j < n) {                                                                             \
+            const size_t t = (size_t)(n - j);                                                    \
+            V x = bc ? vadd(vloadn(r + j, t), vloadn(bc + j, t)) : vloadn(r + j, t);             \
+            vstoren(r + j, KV(vfun)(x, F, a, b), t);                                             \
+        }                                                                                        \
+    }
+#define KV_FUN_BIAS_CASE(F) \
+    case F: KV_FUN_BIAS_LOOP(F) return;
+static void KV(fun_tile_bias)(float *c, int64_t ldc, int mr, int n, const float *bc, kfun f,
+                              float a, float b)
+{
+    switch (f) {
+        KV_FUN_BIAS_CASE(KF_SILU)
+        KV_FUN_BIAS_CASE(KF_SIGMOID)
+        KV_FUN_BIAS_CASE(KF_GELU_ERF)
+        KV_FUN_BIAS_CASE(KF_GELU_TANH)
+        KV_FUN_BIAS_CASE(KF_TANH)
+    default: KV_FUN_BIAS_LOOP(f)
+    }
+}
+#undef KV_FUN_BIAS_LOOP
+#undef KV_FUN_BIAS_CASE
+
 static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr,
                          int nr)
 {
@@ -67,6 +104,10 @@ static void KV(epi_tile)(const gemm_epi *e, float *c, int64_t ldc, int64_t i0, i
                         e->act == GEMM_ACT_CLIP || e->act == GEMM_ACT_LEAKY;
     const kfun f = simple ? KF_NONE : gemm_act_fun(e->act);
     const bool fused = !simple && e->rlo && !(e->res && e->res_after);
+    if (!simple && !e->scaled && !e->res && !e->rlo && e->bias_mode != GEMM_BIAS_ROW) {
+        KV(fun_tile_bias)(c, ldc, mr, nr, e->bias_mode == GEMM_BIAS_COL ? e->bias + j0 : NULL, f, lo, hi);
+        return;
+    }
     for (int i = 0; i < mr; i++) {
         float *restrict r = c + i * ldc;
         const float *restrict s = e->res ? e->res + (i0 + i) * e->ldr + j0 : NULL;

@@ -81,34 +81,80 @@ static float KV(pool_plane)(kpool_kind kind, const float *x, size_t n)
     return kind == KPOOL_MAX ? s : n ? s / (float)n : 0.0f;
 }
 
+/* Channels-last: the taps of one output pixel, tp[0 .. nt) (each the
+ * tap's pixel, c channels), folded into yp [c]: four vectors of channels
+ * at a time, each tap's pointer made once per pixel rather than per tap
+ * and vector, so that the loads, not the index arithmetic, set the pace
+ * (squeezenet1_1's three MaxPools were 10% of its native run). The taps
+ * in the same order as before: the same sums, bit for bit. */
+static void KV(pool_nhwc_taps)(kpool_kind kind, const float *const *tp, int nt, int c, V scale,
+                               float *yp)
+{
+    const V init = vset1(kind == KPOOL_MAX ? -INFINITY : 0.0f);
+    int c0 = 0;
+    for (; c0 + 4 * VL <= c; c0 += 4 * VL) {
+        V a0 = init, a1 = init, a2 = init, a3 = init;
+        for (int t = 0; t < nt; t++) {
+            const float *p = tp[t] + c0;
+            if (kind == KPOOL_MAX) {
+                a0 = vmax(a0, vload(p)), a1 = vmax(a1, vload(p + VL));
+                a2 = vmax(a2, vload(p + 2 * VL)), a3 = vmax(a3, vload(p + 3 * VL));
+            } else {
+                a0 = vadd(a0, vload(p)), a1 = vadd(a1, vload(p + VL));
+                a2 = vadd(a2, vload(p + 2 * VL)), a3 = vadd(a3, vload(p + 3 * VL));
+            }
+        }
+        if (kind != KPOOL_MAX) {
+            a0 = vmul(a0, scale), a1 = vmul(a1, scale);
+            a2 = vmul(a2, scale), a3 = vmul(a3, scale);
+        }
+        vstore(yp + c0, a0), vstore(yp + c0 + VL, a1);
+        vstore(yp + c0 + 2 * VL, a2), vstore(yp + c0 + 3 * VL, a3);
+    }
+    for (; c0 < c; c0 += VL) { /* then a vector at a time, the last one masked */
+        size_t r = (size_t)(c - c0 < VL ? c - c0 : VL);
+        V acc = init;
+        for (int t = 0; t < nt; t++) {
+            V v = r == VL ? vload(tp[t] + c0) : vloadn(tp[t] + c0, r);
+            acc = kind == KPOOL_MAX ? vmax(acc, v) : vadd(acc, v);
+        }
+        if (kind != KPOOL_MAX) acc = vmul(acc, scale);
+        if (r == VL)
+            vstore(yp + c0, acc);
+        else
+            vstoren(yp + c0, acc, r);
+    }
+}
+
+/* Taps per output pixel pool_nhwc_row lists at once (more: in chunks). */
+#define POOL_NHWC_TAPS 64
+
 /* Channels-last: output row oy of one image, x [h][w][c] and yrow [ow][c],
- * the channels the vector axis (a masked last part). */
+ * the channels the vector axis (a masked last part). A window of more than
+ * POOL_NHWC_TAPS taps inside the input folds them in chunks through yrow. */
 static void KV(pool_nhwc_row)(kpool_kind kind, const kpool_geom *g, const float *x, int oy,
                               float *yrow)
 {
     int ky0, ky1, py = KV(pool_taps)(oy, g->h, g->kh, g->sh, g->dh, g->pt, g->pb, &ky0, &ky1);
     const int iy0 = oy * g->sh - g->pt, c = g->c;
+    const float *tp[POOL_NHWC_TAPS];
     for (int ox = 0; ox < g->ow; ox++) {
         int kx0, kx1, px = KV(pool_taps)(ox, g->w, g->kw, g->sw, g->dw, g->pl, g->pr, &kx0, &kx1);
         const int ix0 = ox * g->sw - g->pl;
         int cnt = g->include_pad ? py * px : (ky1 - ky0) * (kx1 - kx0);
         V scale = vset1(cnt ? 1.0f / (float)cnt : 0.0f);
         float *yp = yrow + (size_t)ox * c;
-        for (int c0 = 0; c0 < c; c0 += VL) {
-            size_t r = (size_t)(c - c0 < VL ? c - c0 : VL);
-            V acc = vset1(kind == KPOOL_MAX ? -INFINITY : 0.0f);
-            for (int ky = ky0; ky < ky1; ky++)
-                for (int kx = kx0; kx < kx1; kx++) {
-                    const float *p = x + ((size_t)(iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw) * c + c0;
-                    V v = r == VL ? vload(p) : vloadn(p, r);
-                    acc = kind == KPOOL_MAX ? vmax(acc, v) : vadd(acc, v);
+        int nt = 0;
+        for (int ky = ky0; ky < ky1; ky++)
+            for (int kx = kx0; kx < kx1; kx++) {
+                /* a full list: folded, and carried on from yp (its first tap) */
+                if (nt == POOL_NHWC_TAPS) {
+                    KV(pool_nhwc_taps)(kind, tp, nt, c, vset1(1.0f), yp);
+                    tp[0] = yp, nt = 1;
                 }
-            if (kind != KPOOL_MAX) acc = vmul(acc, scale);
-            if (r == VL)
-                vstore(yp + c0, acc);
-            else
-                vstoren(yp + c0, acc, r);
-        }
+                tp[nt++] = x + ((size_t)(iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw) * c;
+            }
+        KV(pool_nhwc_taps)(kind, tp, nt, c, scale, yp);
     }
 }
 

@@ -709,6 +709,50 @@ static void test_pool(void **state)
                     }
 }
 
+/* The float channels-last pools (kpool_nhwc) against pool_want on the
+ * same values in NCHW: the windows above, both kinds, ceil mode or not,
+ * channel counts around the 4-vector blocks and the vector widths, two
+ * images; and a 9x9 window (81 taps: more than one list of taps). */
+static void test_pool_nhwc(void **state)
+{
+    (void)state;
+    static const pool_win big = {9, 1, 1, 4, 4};
+    static const int chans[] = {1, 3, 17, 64, 67, 130}, sizes[] = {1, 7, 12};
+    for (size_t k = 0; k <= sizeof pool_wins / sizeof *pool_wins; k++)
+        for (int ci = 0; ci < 6; ci++)
+            for (int si = 0; si < 3; si++)
+                for (int kind = 0; kind < 2; kind++) {
+                    const pool_win *w = k < sizeof pool_wins / sizeof *pool_wins ? &pool_wins[k] : &big;
+                    int hw = sizes[si], inc = kind == KPOOL_AVG && w->d == 1 && (ci + si) % 2;
+                    kpool_geom g = {.n = 2, .c = chans[ci], .h = hw, .w = hw + 2, .kh = w->k, .kw = w->k,
+                                    .sh = w->s, .sw = w->s, .dh = w->d, .dw = w->d, .pt = w->pt,
+                                    .pl = w->pt, .pb = w->pb, .pr = w->pb, .include_pad = inc};
+                    g.oh = kwin_out(g.h, g.kh, g.sh, g.dh, g.pt, g.pb, (int)(k + ci) % 2);
+                    g.ow = kwin_out(g.w, g.kw, g.sw, g.dw, g.pl, g.pr, (int)(k + ci) % 2);
+                    if (!g.oh || !g.ow) continue;
+                    const size_t hw1 = (size_t)g.h * g.w, ohw = (size_t)g.oh * g.ow;
+                    size_t nx = g.n * hw1 * g.c, ny = g.n * ohw * g.c;
+                    float *x = kc_rand(nx, (unsigned)(k * 7 + ci), -3, 3), *xt = malloc(nx * sizeof *xt);
+                    float *y = malloc(ny * sizeof *y);
+                    double *want = malloc(ny * sizeof *want), *wt = malloc(ny * sizeof *wt);
+                    for (int n = 0; n < g.n; n++) /* x is [n][h][w][c]: pool_want reads [n][c][h][w] */
+                        for (size_t p = 0; p < hw1; p++)
+                            for (int c = 0; c < g.c; c++)
+                                xt[((size_t)n * g.c + c) * hw1 + p] = x[((size_t)n * hw1 + p) * g.c + c];
+                    pool_want((kpool_kind)kind, &g, xt, wt);
+                    for (int n = 0; n < g.n; n++)
+                        for (size_t p = 0; p < ohw; p++)
+                            for (int c = 0; c < g.c; c++)
+                                want[((size_t)n * ohw + p) * g.c + c] = wt[((size_t)n * g.c + c) * ohw + p];
+                    KC_EACH_ISA({
+                        kpool_nhwc((kpool_kind)kind, &g, x, y, kc_threads);
+                        assert_true(kc_close(kind ? "avgpool nhwc" : "maxpool nhwc", y, want, ny,
+                                             1e-6 * (1 + g.kh * g.kw), 1e-5));
+                    });
+                    free(x), free(xt), free(y), free(want), free(wt);
+                }
+}
+
 /* The uint8 channels-last MaxPool (static int8's kept activations) against
  * the max of the bytes written out here, exactly, on the windows above and
  * channel counts around the vector widths (a window with no tap inside gives 0). */
@@ -858,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_conv_ig),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
         cmocka_unit_test(test_pool),        cmocka_unit_test(test_pool_u8),
+        cmocka_unit_test(test_pool_nhwc),
         cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_resize),
     };
