@@ -104,6 +104,7 @@ TVNNI INL __m512 int8dq_sc(const qg_packed *b, const qg_act *x, int64_t r, int64
 typedef struct i8_req {
     __m512 r, cap;
     __m512i z, lo, hi;
+    __m512i z16, lo8, hi8; /* z in int16 lanes, lo and hi in bytes (int8dq_u8row) */
 } i8_req;
 
 /* y = cvt(min(t * r8, 2^30)) + z: the unclamped byte of t, as i8_req's
@@ -139,7 +140,8 @@ TVNNI INL i8_req i8_bounds(const qg_act *x, const gemm_epi *in, bool *act_in)
     }
     return (i8_req){_mm512_set1_ps(x->r8), _mm512_set1_ps(1073741824.0f),
                     _mm512_set1_epi32((int32_t)x->z8), _mm512_set1_epi32((int32_t)lo),
-                    _mm512_set1_epi32((int32_t)hi)};
+                    _mm512_set1_epi32((int32_t)hi), _mm512_set1_epi16((int16_t)x->z8),
+                    _mm512_set1_epi8((char)lo), _mm512_set1_epi8((char)hi)};
 }
 
 /* One accumulator of int8dq's tile, dequantised (row i, panel s): sa[i] *
@@ -164,6 +166,60 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
         return;
     }
     _mm512_mask_storeu_ps(c + i * ldc + s * QG_NR, m, v);
+}
+
+/* int8dq's uint8 output when the epilogue is the dequantisation, a column
+ * bias, a residual and a relu or clip that i8_bounds folded (i8_plain; no
+ * activation left, so the residual before or after it is the same
+ * fmadd): the same floats as int8dq_out's, the same bytes as its clamps, a
+ * row of NP panels at once. i8_q is one accumulator up to the rounding:
+ * cvt(min((acc * su + bv + rk * res) * r8, 2^30)) (bv the panel's bias, 0
+ * past n or without one: v + 0 is v but for -0, which rounds to 0 alike;
+ * res, when not NULL, the row's residual under mask m). */
+static inline bool i8_plain(const gemm_epi *in)
+{
+    return !in || (!in->scaled && in->act == GEMM_ACT_NONE &&
+                   (in->bias_mode == GEMM_BIAS_NONE || in->bias_mode == GEMM_BIAS_COL));
+}
+
+TVNNI INL __m512i i8_q(__m512i acc, __m512 su, __m512 bv, const float *res, __mmask16 m,
+                       __m512 rk, const i8_req *rq)
+{
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc), su), bv);
+    if (res) v = _mm512_fmadd_ps(rk, _mm512_maskz_loadu_ps(m, res), v);
+    return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(v, rq->r), rq->cap));
+}
+
+/* Row y's NP x 16 bytes (columns past n masked out: m1, one panel, or m).
+ * Two panels and more: packed with signed saturation to int16 (an int32
+ * below -32768, INT32_MIN from NaN among them, stays below 0 after + z,
+ * one above 32767 above 255), + z saturated, packed to bytes with unsigned
+ * saturation, put back in column order, clamped to [lo, hi] in bytes: the
+ * bytes of int8dq_out's clamp in int32, in fewer instructions per panel. */
+TVNNI INL void int8dq_u8row(const int NP, uint8_t *y, __m512i a0, __m512i a1, __m512i a2,
+                            __m512i a3, __m512 su0, __m512 su1, __m512 su2, __m512 su3,
+                            __m512 bv0, __m512 bv1, __m512 bv2, __m512 bv3, const float *res,
+                            __m512 rk, const i8_req *rq, __mmask16 m1, __mmask64 m)
+{
+    const float *r1 = res ? res + QG_NR : NULL, *r2 = res ? res + 2 * QG_NR : NULL,
+                *r3 = res ? res + 3 * QG_NR : NULL;
+    __m512i q0 = i8_q(a0, su0, bv0, res, m1, rk, rq);
+    if (NP == 1) {
+        q0 = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q0, rq->z), rq->lo), rq->hi);
+        _mm512_mask_cvtepi32_storeu_epi8(y, m1, q0);
+        return;
+    }
+    const __m512i zero = _mm512_setzero_si512(),
+                  order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m512i q1 = i8_q(a1, su1, bv1, r1, (__mmask16)(m >> 16), rk, rq);
+    __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), rq->z16), p23 = zero;
+    if (NP > 2) {
+        __m512i q2 = i8_q(a2, su2, bv2, r2, (__mmask16)(m >> 32), rk, rq),
+                q3 = NP > 3 ? i8_q(a3, su3, bv3, r3, (__mmask16)(m >> 48), rk, rq) : zero;
+        p23 = _mm512_adds_epi16(_mm512_packs_epi32(q2, q3), rq->z16);
+    }
+    __m512i p = _mm512_permutexvar_epi32(order, _mm512_packus_epi16(p01, p23));
+    _mm512_mask_storeu_epi8(y, m, _mm512_min_epu8(_mm512_max_epu8(p, rq->lo8), rq->hi8));
 }
 
 /* int8dq: MR rows by NP panels of column group g from its panel s0, MR x
@@ -206,6 +262,11 @@ TVNNI INL void int8dq_out(const qg_packed *b, const qg_act *x, int64_t i0, int i
         if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in, su2, &rq);      \
         if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in, su3, &rq);      \
     }
+#define I8_OUTU8(i)                                                                           \
+    if (MR > i)                                                                               \
+        int8dq_u8row(NP, x->y8 + (i0 + i) * x->ldy8 + j0, c##i##_0, c##i##_1, c##i##_2,       \
+                     c##i##_3, su0, su1, su2, su3, bv0, bv1, bv2, bv3,                       \
+                     res ? res + (i0 + i) * in->ldr : NULL, rk, &rq, m1, m64);
 #define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
 
 /* The stretch's quads: the group's weight vectors of quad q loaded once for
@@ -273,6 +334,23 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
         noact = *in;
         noact.act = GEMM_ACT_NONE;
         in = &noact;
+    }
+    if (x->y8 && x->uni && i8_plain(in)) { /* the tile's columns, masks and biases once */
+        const int64_t left = b->n - j0, nv = left < NP * QG_NR ? left : NP * QG_NR;
+        const __mmask64 m64 = nv >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << nv) - 1;
+        const __mmask16 m1 = (__mmask16)m64;
+        const float *bias = in && in->bias_mode == GEMM_BIAS_COL ? in->bias + j0 : NULL,
+                    *res = in && in->res ? in->res + j0 : NULL;
+        const __m512 rk = _mm512_set1_ps(res && in->res_scale != 0.0f ? in->res_scale : 1.0f);
+        __m512 bv0 = _mm512_setzero_ps(), bv1 = bv0, bv2 = bv0, bv3 = bv0;
+        if (bias) {
+            bv0 = _mm512_maskz_loadu_ps(m1, bias);
+            if (NP > 1) bv1 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 16), bias + QG_NR);
+            if (NP > 2) bv2 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 32), bias + 2 * QG_NR);
+            if (NP > 3) bv3 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 48), bias + 3 * QG_NR);
+        }
+        I8_ROWS(I8_OUTU8)
+        return;
     }
     I8_ROWS(I8_OUT)
 }

@@ -96,8 +96,8 @@ static double epi_ref(int kind, double x, int64_t i, int64_t j, const float *bia
 }
 
 /* qgemm_u8_q8 on A's quantised rows qa (k apart): C's bytes those
- * qg_requant_u8 makes of qgemm_u8's C (the same as qgemm's, c), the bytes
- * between C's rows (ldy past n) left alone. */
+ * qg_requant_u8 makes of qgemm_u8's C (the same as qgemm's, c, unless c is
+ * NULL), the bytes between C's rows (ldy past n) left alone. */
 static void u8_out_check(const qg_packed *v, const uint8_t *qa, const float *sa, const int32_t *za,
                          int64_t m, const float *c, const gemm_epi *ep, int threads)
 {
@@ -109,8 +109,8 @@ static void u8_out_check(const qg_packed *v, const uint8_t *qa, const float *sa,
     float *c2 = malloc(sizeof(float) * (size_t)(m * n));
     for (int64_t i = 0; i < m; i++) memcpy(q + i * kp, qa + i * k, (size_t)k);
     qgemm_u8(v, q, sa, za, m, c2, n, ep, threads);
-    assert_memory_equal(c2, c, sizeof(float) * (size_t)(m * n));
-    qg_requant_u8(c, m * n, ys, yz, want);
+    if (c) assert_memory_equal(c2, c, sizeof(float) * (size_t)(m * n));
+    qg_requant_u8(c2, m * n, ys, yz, want);
     memset(got, 0xa5, (size_t)(m * ldy));
     qgemm_u8_q8(v, q, sa, za, m, got, ldy, ys, yz, ep, threads);
     for (int64_t i = 0; i < m; i++) {
@@ -220,7 +220,19 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
                          (long long)i, (long long)j, got, ref, tol);
         }
     }
-    if (scheme == QG_INT8DQ) u8_out_check(&v, qa, sa, za, m, c, &ep, threads);
+    if (scheme == QG_INT8DQ) {
+        u8_out_check(&v, qa, sa, za, m, c, &ep, threads);
+        /* every row at one scale and zero point (static int8): the kernels' uint8 rows of
+         * whole tiles, with a column bias and a clip folded into the clamp too, and a
+         * residual before a relu (a Conv + Add + Relu) */
+        gemm_epi clip = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_CLIP,
+                         .lo = -0.3f, .hi = 0.4f},
+                 resid = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .res = res, .ldr = n,
+                          .res_scale = 0.7f, .act = GEMM_ACT_RELU};
+        u8_out_check(&v, qa, su, zu, m, NULL, &ep, threads);
+        u8_out_check(&v, qa, su, zu, m, NULL, &clip, threads);
+        u8_out_check(&v, qa, su, zu, m, NULL, &resid, threads);
+    }
     free(qa), free(sa), free(za), free(qc), free(w), free(mag), free(cu), free(su), free(zu);
     aligned_free(buf);
     free(a), free(b), free(c), free(bias), free(res);
