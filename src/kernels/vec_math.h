@@ -66,7 +66,7 @@ static inline V KV(verf)(V x)
  * negative tail is 0 exactly. Folding 1 / sqrt 2 into the rational's
  * coefficients as well (x clamped to +-4 sqrt 2) saves one more, but then e
  * misses -1 by an ulp at the clamp and gelu(-40) comes out 2e-6, not 0
- * (bench/RESULTS.md, "... (branch bert11)"). */
+ * (bench/RESULTS.md, "bert int8dq: GELU as h + h erf ..."). */
 static inline V KV(vgelu_erf)(V x)
 {
     V h = vmul(x, vset1(0.5f));
