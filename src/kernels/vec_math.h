@@ -41,8 +41,7 @@ static inline V KV(vtanh)(V x)
  * +-1 in float32): the rational of Eigen's and XLA's float erf, absolute
  * error 3.3e-7 (4e-7 with vrcp's division), against A-S 7.1.26's 5e-7 (its
  * 1 - p e loses bits near 0). 13 multiply-adds and a reciprocal, no exp:
- * half of A-S's vector operations, a chain a third as long. At the clamp
- * it is +-1 exactly. */
+ * half of A-S's vector operations, a chain a third as long. */
 static inline V KV(verf)(V x)
 {
     x = vmin(vset1(4.0f), vmax(vset1(-4.0f), x)); /* x second: a NaN stays (x86 min/max) */
@@ -60,19 +59,6 @@ static inline V KV(verf)(V x)
     return vmul(vmul(x, p), vrcp(q));
 }
 
-/* GELU's erf form, x / 2 * (1 + erf(x / sqrt 2)), as h + h e with h = x / 2
- * and e the erf: one multiply-add where 1 + e and the product took two
- * (bert's FFN1 epilogue). e is +-1 exactly at erf's clamp, so the far
- * negative tail is 0 exactly. Folding 1 / sqrt 2 into the rational's
- * coefficients as well (x clamped to +-4 sqrt 2) saves one more, but then e
- * misses -1 by an ulp at the clamp and gelu(-40) comes out 2e-6, not 0
- * (bench/RESULTS.md, "bert int8dq: GELU as h + h erf ..."). */
-static inline V KV(vgelu_erf)(V x)
-{
-    V h = vmul(x, vset1(0.5f));
-    return vfma(h, KV(verf)(vmul(x, vset1(0.70710678118654752f))), h);
-}
-
 /* One element function on a vector (f is a loop invariant of the callers'
  * loops: KV(fun_row) keeps the switch outside them). */
 static inline __attribute__((always_inline)) V KV(vfun)(V x, kfun f, float a, float b)
@@ -87,7 +73,9 @@ static inline __attribute__((always_inline)) V KV(vfun)(V x, kfun f, float a, fl
     case KF_HARDSWISH:
         return vmul(x, vmin(vmax(vfma(x, vset1(1.0f / 6), vset1(0.5f)), vzero()), vset1(1.0f)));
     case KF_SILU: return vmul(x, KV(vsigmoid)(x));
-    case KF_GELU_ERF: return KV(vgelu_erf)(x);
+    case KF_GELU_ERF:
+        return vmul(vmul(x, vset1(0.5f)),
+                    vadd(vset1(1.0f), KV(verf)(vmul(x, vset1(0.70710678118654752f)))));
     case KF_GELU_TANH: {
         V u = vmul(x, vfma(vmul(x, x), vset1(0.044715f), vset1(1.0f)));
         u = vmul(u, vset1(0.79788456080286536f));
