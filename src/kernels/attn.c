@@ -175,6 +175,13 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
     /* A (Q's rows, then S's) read in place, B (K^T, V) packed whole: the skinny
      * path's kernel, not the five loops' packing of both */
     static const gemm_config in_place = {.pack_a = GEMM_PACKA_OFF};
+    /* The scale, and a float mask that is one row for every query (bert's
+     * [b][1][1][T] padding mask: mi 0) when no boolean mask replaces scores,
+     * in S's epilogue (in registers): the softmax then reads S's rows without
+     * scaling and storing them again (probs at scale 1, gp without the mask) */
+    const float *mrow = g->mask && !g->mi && !g->bmask ? g->mask + bi * g->mb + h * g->mh : NULL;
+    katt_geom gp = *g;
+    if (mrow) gp.mask = NULL;
     const size_t kr[2] = {g->kps[2], g->kcs[2]}, vr[2] = {g->vps[2], g->vcs[2]};
     int len[2], off[2] = {0, g->sp};
     for (;;) {
@@ -183,10 +190,12 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
             if (!len[p]) continue;
             gemm_args a = {.m = nq, .n = len[p], .k = g->d, .a = qh, .rsa = (int64_t)g->qs[2], .csa = 1,
                            .b = parts[p][0], .rsb = 1, .csb = (int64_t)kr[p], .c = S + off[p],
-                           .ldc = n, .threads = 1, .kern = gk, .cfg = &in_place};
+                           .ldc = n, .threads = 1, .kern = gk, .cfg = &in_place,
+                           .epi = {.scaled = true, .scale = scale, .bias_mode = mrow ? GEMM_BIAS_COL : GEMM_BIAS_NONE,
+                                   .bias = mrow ? mrow + off[p] : NULL}};
             if (gemm_f32(&a, NULL) != AIT_OK) return -1;
         }
-        im->probs(g, S, nq, bi, h, i0, scale, l, n, mx);
+        im->probs(&gp, S, nq, bi, h, i0, 1.0f, l, n, mx);
         if (n == T || att_skip_exact(g, sk, qh, bi, h, i0, nq, n, scale, mx)) break;
         n = T; /* a finite mask that does not underflow: every key */
     }

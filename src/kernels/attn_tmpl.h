@@ -125,15 +125,21 @@ static void KV(att_block)(const katt_geom *g, const float *q, const float *kp, c
 }
 
 /* Row `row` (n visible scores, their additive mask mrow or NULL) scaled,
- * masked and stored back in vectors; its maximum (NaN skipped) and minimum. */
+ * masked and stored back in vectors; its maximum (NaN skipped) and minimum.
+ * At scale 1 without a mask (the GEMM's epilogue did both: attn.c's
+ * att_gemm) the row is only read. */
 static void KV(att_scaled)(float *row, const float *mrow, int n, float scale, float *mx, float *mn)
 {
     V vs = vset1(scale), hi = vset1(-INFINITY), lo = vset1(INFINITY);
+    const bool done = scale == 1.0f && !mrow;
     int j = 0;
     for (; j + VL <= n; j += VL) {
-        V v = vmul(vload(row + j), vs);
-        if (mrow) v = vadd(v, vload(mrow + j));
-        vstore(row + j, v);
+        V v = vload(row + j);
+        if (!done) {
+            v = vmul(v, vs);
+            if (mrow) v = vadd(v, vload(mrow + j));
+            vstore(row + j, v);
+        }
         hi = vmax(v, hi);
         lo = vmin(v, lo);
     }

@@ -303,6 +303,11 @@ static void test_attention(void **state)
         {1, 2, 2, 37, 0, 37, 16, 16, 1, 0, 0},   {2, 2, 1, 19, 4, 19, 24, 8, 0, 2, 0},
         {1, 3, 3, 40, 3, 40, 8, 8, 1, 2, 0.5f},  {1, 1, 1, 17, 0, 53, 5, 3, 0, 0, 0},
         {1, 1, 1, 70, 460, 70, 8, 8, 1, 2, 0}, /* past 512 keys: blocks of 64 queries */
+        /* a mask of one row per batch for every head and query (3: bert's
+         * padding mask [b][1][1][T], mi 0), added in QK^T's epilogue on the
+         * GEMM path: with a past, causal, bert's shape */
+        {2, 2, 2, 40, 5, 40, 16, 16, 0, 3, 0},  {1, 2, 1, 20, 0, 20, 8, 8, 1, 3, 0.5f},
+        {2, 4, 4, 128, 0, 128, 64, 64, 0, 3, 0}, {2, 1, 1, 5, 3, 5, 8, 8, 0, 3, 0},
     };
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
         katt_geom g = {.b = cs[k].b, .hq = cs[k].hq, .hkv = cs[k].hkv, .sq = cs[k].sq,
@@ -312,9 +317,13 @@ static void test_attention(void **state)
         size_t nq = (size_t)g.b * g.hq * g.sq;
         att_data ad = att_data_make(&g, 1);
         float *q = ad.q, *kc = ad.kc, *vc = ad.vc, *kp = ad.kp, *vp = ad.vp;
-        /* a [sq][T] mask broadcast over batch and heads, with some -inf (mask 1) */
-        float *mask = cs[k].mask ? kc_rand((size_t)g.sq * T, 6, -2, 1) : NULL;
-        if (mask) g.mask = mask, g.mi = (size_t)T;
+        /* a [sq][T] mask broadcast over batch and heads, with some -inf (mask
+         * 1); mask 3 [b][T], broadcast over heads and queries, some -inf */
+        const size_t mn = (size_t)(cs[k].mask == 3 ? g.b : g.sq) * T;
+        float *mask = cs[k].mask ? kc_rand(mn, 6, -2, 1) : NULL;
+        if (mask && cs[k].mask == 3) g.mask = mask, g.mb = (size_t)T;
+        else if (mask) g.mask = mask, g.mi = (size_t)T;
+        for (size_t j = 3; cs[k].mask == 3 && j < mn; j += 7) mask[j] = -INFINITY;
         if (cs[k].mask == 1) {
             for (int i = 0; i < g.sq * T; i += 5) mask[i] = -INFINITY;
             for (int j = 0; j < T; j++) mask[j] = -INFINITY; /* query 0 sees nothing: zeros */
