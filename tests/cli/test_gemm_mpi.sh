@@ -25,10 +25,10 @@ printf 'm,n,k,dtype,layout,epilogue,count\n8,64,64,f32,nn,none,1\n32,48,40,f32,n
 check one 0 "wrote .*one.csv" "$ait" gemm tune "$tmp/shapes.csv" -o "$tmp/one.csv" "${quick[@]}"
 check mpi 0 "wrote .*mpi.csv: 5 shapes tuned on 2 ranks" "${mpi[@]}" "$ait" gemm tune "$tmp/shapes.csv" \
   -o "$tmp/mpi.csv" --mpi --cpu-clock "${quick[@]}"
-# --cpu-clock reached every rank's candidates: each row timed by the thread's CPU time
-check mpi-cpu-clock 0 "^5$" bash -c "grep -c ',cpu$' '$tmp/mpi.csv'"
 check rank1-tuned 0 "rank 1/2: gemm M=" echo "$out"
 check rank0-tuned 0 "rank 0/2: gemm M=" echo "$out"
+# --cpu-clock reached every rank's candidates: each row timed by the thread's CPU time
+check mpi-cpu-clock 0 "^5$" bash -c "grep -c ',cpu$' '$tmp/mpi.csv'"
 check same-header 0 "^same$" bash -c "[ \"\$(head -1 '$tmp/one.csv')\" = \"\$(head -1 '$tmp/mpi.csv')\" ] && echo same"
 # the rows' keys in file order, and whether each passed (a native kernel, error ratio 0)
 rows() {
