@@ -10,7 +10,16 @@ interleaved (A B A B ..., `ait run NAME.ait --repeat R`, each run's median),
 and the median of those medians is compared: ratio = without / with (above 1:
 the database helps).
 
-usage: bench/gemm_db.py AIT MODELS_DIR WORKDIR [--rounds N] [--repeat R] [--iters N] [MODEL ...]
+--cpu-clock (for a shared machine, where the wall clock is the scheduler's):
+the GEMM tune and both `ait tune`s time candidates by their thread's CPU time
+(`--cpu-clock`), capture and tunes take the model's sample MODEL.in.0.npz
+(`--data`), and the two artifacts are compared by CPU time per run: each run
+by bench-ait-runner (beside AIT, in bench/), outputs checked against
+MODEL.out.0.npz, then --rounds interleaved rounds (ab.py's cpu_rounds), the
+median of the rounds' without / with ratios.
+
+usage: bench/gemm_db.py AIT MODELS_DIR WORKDIR [--rounds N] [--repeat R] [--iters N] [--cpu-clock]
+         [MODEL ...]
 """
 import argparse
 import os
@@ -29,6 +38,33 @@ def sh(args, **kw):
     return r.stdout + r.stderr
 
 
+def cpu_compare(a, name, w):
+    """The two artifacts by CPU time per run, interleaved rounds; (plain ms, db ms) with
+    plain / db the median of the rounds' ratios (plain ms the median, db ms from it)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ab  # noqa: E402
+    import models  # noqa: E402
+    from runner import Runner  # noqa: E402
+    runner = os.path.join(os.path.dirname(os.path.abspath(a.ait)), "bench", "bench-ait-runner")
+    indir, ref = models.prepare_case(os.path.join(a.models, name), w(".case"), ".0")
+    env = models.engine_env("ait", {}, 1)
+    runners = {}
+    for side in ("plain", "db"):
+        runners[side] = Runner(side, [runner, w("." + side + ".ait"), indir, "1"], env, 600)
+        odir = w(".out." + side)
+        os.makedirs(odir, exist_ok=True)
+        runners[side].outputs(odir)
+        err = models.rel_err(models.load_dir(odir), ref)
+        if err > models.TOL:
+            sys.exit("%s %s: outputs off by %.2e" % (name, side, err))
+    ms, _ = ab.cpu_rounds(runners, a.rounds)
+    for r in runners.values():
+        r.close()
+    ratio = statistics.median(p / d for p, d in zip(ms["plain"], ms["db"]))
+    p = statistics.median(ms["plain"])
+    return p, p / ratio
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("ait")
@@ -37,6 +73,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20, help="timed runs per candidate in the tune")
+    ap.add_argument("--cpu-clock", action="store_true", help="tune and compare by CPU time")
     ap.add_argument("names", nargs="*", default=["mlp", "bert", "resnet18"])
     a = ap.parse_intermixed_args()
     if a.iters < 1 or a.rounds < 1 or a.repeat < 1:
@@ -47,27 +84,36 @@ def main():
     for name in a.names:
         model = os.path.join(a.models, name + ".onnx")
         dims = DIMS.get(name, [])
+        clk = ["--cpu-clock"] if a.cpu_clock else []
+        if a.cpu_clock:  # the runner's sample: the plans' buckets are the runs'
+            dims = ["--data", os.path.join(a.models, name + ".in.0.npz")]
         w = lambda s: os.path.join(a.work, name + s)
         sh([a.ait, "gemm", "capture", model, *dims, "-o", w(".untuned.csv")], env=env)
         if os.path.exists(w(".tuned.csv")):
             os.remove(w(".tuned.csv"))
         sh([a.ait, "gemm", "tune", w(".untuned.csv"), "-o", w(".tuned.csv"), "--iters", str(a.iters),
-            "--warmup", "1", "--no-refs"], env=env)
+            "--warmup", "1", "--no-refs", *clk], env=env)
         common = [a.ait, "tune", model, *dims, "--strategy", "only:native", "--no-whole",
-                  "--no-plan-check", "--no-cache", "--warmup", "2", "--window", "5", "--cap", "10"]
+                  "--no-plan-check", "--no-cache", "--warmup", "2", "--window", "5", "--cap", "10", *clk]
         sh(common + ["-o", w(".plain.ait")], env=env)
         sh(common + ["--gemm-db", w(".tuned.csv"), "-o", w(".db.ait")], env=env)
-        med = {"plain": [], "db": []}
-        for _ in range(a.rounds):
-            for side in ("plain", "db"):
-                out = sh([a.ait, "run", w("." + side + ".ait"), *dims, "--repeat", str(a.repeat)], env=env)
-                m = re.search(r"median of \d+ runs ([0-9.]+) ms", out)
-                med[side].append(float(m.group(1)))
-        p, d = statistics.median(med["plain"]), statistics.median(med["db"])
+        if a.cpu_clock:
+            p, d = cpu_compare(a, name, w)
+        else:
+            med = {"plain": [], "db": []}
+            for _ in range(a.rounds):
+                for side in ("plain", "db"):
+                    out = sh([a.ait, "run", w("." + side + ".ait"), *dims, "--repeat", str(a.repeat)], env=env)
+                    m = re.search(r"median of \d+ runs ([0-9.]+) ms", out)
+                    med[side].append(float(m.group(1)))
+            p, d = statistics.median(med["plain"]), statistics.median(med["db"])
         tuned = sum(1 for l in open(w(".tuned.csv")) if ",failed," not in l) - 1
         shapes = sum(1 for _ in open(w(".untuned.csv"))) - 1
         rows.append((name, shapes, tuned, p, d, p / d))
         print("%-10s shapes %3d tuned %3d  without %8.3f ms  with %8.3f ms  ratio %.3f" % rows[-1], flush=True)
+    print("\nload average %s; %s" % (" ".join(open("/proc/loadavg").read().split()[:3]),
+          "CPU ms per run (bench-ait-runner), ratio the median of the rounds' ratios" if a.cpu_clock
+          else "wall ms, medians of `ait run` medians"))
     print("\n| model | GEMM shapes | rows in db | without db ms | with db ms | without / with |")
     print("| --- | --- | --- | --- | --- | --- |")
     for r in rows:

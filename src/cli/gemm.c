@@ -82,12 +82,16 @@ static const char *tune_help =
     "  --splitk         try split-K (with --threads 2 or more)\n"
     "  --all            every combination of parameters and every kernel (slow)\n"
     "  --no-refs        do not time OpenBLAS, oneDNN and BLIS\n"
+    "  --cpu-clock      time candidates at one thread (and the libraries) by the\n"
+    "                   thread's CPU time, not the wall clock (a shared machine);\n"
+    "                   the CSV's clock column says which timed each row\n"
     "  --mpi            under mpirun: the shapes spread over the ranks; rank 0\n"
     "                   writes the CSV (the rows one process writes, same order)\n"
     "                   (runs ait-mpi, ait built with Open MPI, from ait's folder)\n"
     "  -v               every candidate's time and error ratio\n"
     "\n"
     "  ait gemm tune bert.csv -o tuned.csv --mp 2 --iters 20\n"
+    "  ait gemm tune bert.csv -o tuned.csv --cpu-clock\n"
     "  mpirun -n 4 ait gemm tune bert.csv -o tuned.csv --mpi\n";
 
 static const char *merge_help =
@@ -99,7 +103,8 @@ static const char *merge_help =
     "  ait gemm merge mlp.csv bert.csv -o all.csv\n";
 
 static const char *compare_help =
-    "usage: ait gemm compare [BEFORE.csv] AFTER.csv [-v] [-o chart.svg] [--retime R [--refs]]\n"
+    "usage: ait gemm compare [BEFORE.csv] AFTER.csv [-v] [-o chart.svg] [--retime R [--refs]\n"
+    "                        [--cpu-clock]]\n"
     "\n"
     "The speed-up of AFTER over BEFORE per shape of both (this CPU's rows) and per\n"
     "size class of M (skinny <= 16, small <= 128, medium <= 1024, large): min,\n"
@@ -108,12 +113,14 @@ static const char *compare_help =
     "here, interleaved (R rounds of 5 runs, medians), instead of the CSV's figures;\n"
     "--refs (with --retime) times OpenBLAS's and oneDNN's sgemm in the same rounds\n"
     "and counts per class the shapes where the tuned config is at least as fast\n"
-    "as the faster of the two.\n"
+    "as the faster of the two; --cpu-clock (with --retime) times them by this\n"
+    "thread's CPU time (the configs at one thread), not the wall clock.\n"
     "-v prints the table per shape; -o FILE.svg draws both as a bar chart (per class\n"
     "the median, a whisker from min to max, then each shape; a line at 1.0x).\n"
     "\n"
     "  ait gemm compare tuned.csv\n"
     "  ait gemm compare tuned.csv --retime 7 --refs -v\n"
+    "  ait gemm compare tuned.csv --retime 7 --refs --cpu-clock\n"
     "  ait gemm compare tuned-old.csv tuned-new.csv -v -o chart.svg\n";
 
 static bool wants_help(int argc, char **argv, const char *help)
@@ -278,7 +285,7 @@ static int tune(int argc, char **argv)
         {"iters", required_argument, 0, 'n'},   {"threads", required_argument, 0, 't'},
         {"splitk", no_argument, 0, 's'},        {"all", no_argument, 0, 'a'},
         {"no-refs", no_argument, 0, 'r'},       {"mpi", no_argument, 0, 'M'},
-        {0, 0, 0, 0}};
+        {"cpu-clock", no_argument, 0, 'C'},     {0, 0, 0, 0}};
     const char *out = NULL;
     bool mpi = false;
     gt_opts o = {.refs = true, .log = {quiet_log, NULL}};
@@ -300,6 +307,7 @@ static int tune(int argc, char **argv)
         case 'a': o.all = true; break;
         case 'r': o.refs = false; break;
         case 'M': mpi = true; break;
+        case 'C': o.cpu_clock = true; break;
         default: return usage_err(tune_help, NULL);
         }
         if (!ok) {
@@ -470,15 +478,17 @@ static int compare(int argc, char **argv)
     if (wants_help(argc, argv, compare_help)) return 0;
     int c;
     long long retime = 0;
-    bool refs = false;
+    bool refs = false, cpu_clock = false;
     const char *chart = NULL;
     optind = 1;
     static const struct option lo[] = {
-        {"retime", required_argument, 0, 'r'}, {"refs", no_argument, 0, 'R'}, {0, 0, 0, 0}};
+        {"retime", required_argument, 0, 'r'}, {"refs", no_argument, 0, 'R'},
+        {"cpu-clock", no_argument, 0, 'C'},    {0, 0, 0, 0}};
     while ((c = getopt_long(argc, argv, "vo:", lo, NULL)) != -1) {
         if (c == 'v') verbose = true;
         else if (c == 'o') chart = optarg;
         else if (c == 'R') refs = true;
+        else if (c == 'C') cpu_clock = true;
         else if (c == 'r' && cli_parse_int(optarg, 1, 64, &retime)) continue;
         else if (c == 'r') {
             char msg[128];
@@ -488,6 +498,7 @@ static int compare(int argc, char **argv)
     }
     if (retime && argc - optind != 1) return usage_err(compare_help, "--retime takes one CSV");
     if (refs && !retime) return usage_err(compare_help, "--refs times the libraries again: it needs --retime R");
+    if (cpu_clock && !retime) return usage_err(compare_help, "--cpu-clock times again: it needs --retime R");
     int nf = argc - optind;
     if (nf < 1 || nf > 2) return usage_err(compare_help, "give one or two tuned CSVs");
     gt_db before = {0}, after = {0};
@@ -520,7 +531,7 @@ static int compare(int argc, char **argv)
         if (was <= 0 || a->us <= 0) continue;
         double now = a->us, lib_us[N_COMPARE_LIBS];
         if (retime && a->cfg.kern == NULL && a->layout[1] != 'p') continue;
-        if (retime && gt_retime(a, (int)retime, 5, compare_libs, refs ? N_COMPARE_LIBS : 0, &was, &now,
+        if (retime && gt_retime(a, (int)retime, 5, cpu_clock, compare_libs, refs ? N_COMPARE_LIBS : 0, &was, &now,
                                 lib_us, &e) != AIT_OK) {
             fprintf(stderr, "ait gemm compare: %lldx%lldx%lld: %s\n", (long long)a->m, (long long)a->n,
                     (long long)a->k, e.msg);

@@ -47,11 +47,11 @@ bool gt_cpu_same(const gt_cpu *a, const gt_cpu *b)
 
 enum { C_VENDOR, C_FAMILY, C_MODEL, C_FEATURES, C_M, C_N, C_K, C_DTYPE, C_LAYOUT, C_EPI, C_COUNT,
        C_KERNEL, C_KC, C_MC, C_NC, C_PACKA, C_ORDER, C_SPLITK, C_THREADS, C_US, C_GFLOPS, C_GBS,
-       C_ERR, C_DEFUS, C_SNV, C_N_COLS };
+       C_ERR, C_DEFUS, C_SNV, C_CLOCK, C_N_COLS };
 static const char *const col_names[C_N_COLS] = {
     "vendor", "family", "model", "features", "m", "n", "k", "dtype", "layout", "epilogue", "count",
     "kernel", "kc", "mc", "nc", "pack_a", "order", "splitk", "threads", "us", "gflops", "gbs",
-    "err_ratio", "default_us", "skinny_nv"};
+    "err_ratio", "default_us", "skinny_nv", "clock"};
 /* Which columns each kind has (tuned: all but count; untuned: m..count). */
 static bool has_col(int c, bool tuned)
 {
@@ -174,6 +174,9 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
     TRY(get_dbl(r, C_GBS, &w->gbs));
     TRY(get_dbl(r, C_ERR, &w->err_ratio));
     TRY(get_dbl(r, C_DEFUS, &w->default_us));
+    const char *clk = fld(r, C_CLOCK); /* optional: older files lack it (the wall clock) */
+    if (!strcmp(clk, "cpu")) w->cpu_clock = true;
+    else if (clk[0] && strcmp(clk, "wall") != 0) return bad(r, C_CLOCK, "is not a clock (wall or cpu)");
     if (w->err_ratio > 1) return bad(r, C_ERR, "is above 1");
     /* A native kernel this CPU runs: its row can be used (else a reference point). */
     if (w->layout[0] != 'p' && w->layout[1] != 'p' && dt.scheme < 0) w->cfg.kern = gemm_kernel_find(w->kernel, NULL, 0);
@@ -212,7 +215,8 @@ static ait_status load(csv *c, bool tuned, gt_db *db, ait_error *e)
         r.at[col] = -1;
         for (int f = 0; f < c->n; f++)
             if (!strcmp(c->f[f], col_names[col])) r.at[col] = f;
-        if (r.at[col] < 0 && has_col(col, tuned) && col != C_COUNT && col != C_EPI && col != C_SNV)
+        if (r.at[col] < 0 && has_col(col, tuned) && col != C_COUNT && col != C_EPI && col != C_SNV &&
+            col != C_CLOCK)
             return err_set(e, AIT_E_PARSE, "%s:%d: no column '%s' in the header (a %s GEMM CSV has %s)",
                            c->name, c->row_line, col_names[col], tuned ? "tuned" : "untuned",
                            gt_header(tuned));
@@ -282,6 +286,7 @@ int gt_row_format(const gt_row *r, bool tuned, char *buf, size_t n)
     const double dbl[] = {r->us, r->gflops, r->gbs, r->err_ratio, r->default_us};
     for (int i = 0; i < 5; i++) snprintf(v[C_US + i], 64, "%.6g", dbl[i]);
     snprintf(v[C_SNV], 64, "%d", r->cfg.skinny_nv);
+    snprintf(v[C_CLOCK], 64, "%s", r->cpu_clock ? "cpu" : "wall");
     for (int c = 0; c < C_N_COLS; c++) {
         if (!has_col(c, tuned)) continue;
         f[nf++] = c == C_VENDOR ? r->cpu.vendor : c == C_FEATURES ? r->cpu.features

@@ -4,7 +4,9 @@
  * the columns m,n,k,dtype,layout,epilogue,count; a tuned CSV, one row per
  * shape and CPU, has
  *   vendor,family,model,features,m,n,k,dtype,layout,epilogue,
- *   kernel,kc,mc,nc,pack_a,order,splitk,threads,us,gflops,gbs,err_ratio,default_us
+ *   kernel,kc,mc,nc,pack_a,order,splitk,threads,us,gflops,gbs,err_ratio,default_us,skinny_nv,clock
+ * (clock: "wall" or "cpu", what timed us; skinny_nv and clock may be
+ * missing, as in files written before them: 0 and "wall")
  * (a row whose kernel is not the native GEMM's, "openblas" / "onednn" /
  * "blis" written by hand or by another tool, is a reference point the
  * native backend never takes (the tuner writes none: libraries are only
@@ -42,6 +44,7 @@ typedef struct gt_row {
     char kernel[24];
     gemm_config cfg; /* kern NULL: the row's kernel is not native (or is left to the packing) */
     double us, gflops, gbs, err_ratio, default_us;
+    bool cpu_clock; /* us (and default_us) timed by the thread's CPU time, not the wall clock */
     int line; /* where it was read (0: made here) */
 } gt_row;
 

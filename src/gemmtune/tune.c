@@ -148,8 +148,30 @@ typedef struct child {
     const shape *s;
     const cand *c;
     int warmup, iters;
+    profile_clock_fn clock; /* what times each run */
     result res;
 } child;
+
+/* The wall clock as a profile_clock_fn. */
+static int64_t wall_ns(void *ctx)
+{
+    (void)ctx;
+    return now_ns();
+}
+
+/* Whether a config runs on the calling thread alone (the default's threads
+ * are the caller's: 1 here), so its thread's CPU time is its time. */
+static bool one_thread(const gemm_config *cfg)
+{
+    return !cfg || (cfg->threads <= 1 && cfg->splitk <= 1);
+}
+
+/* The clock a candidate is timed by (gt_opts.cpu_clock). */
+static profile_clock_fn cand_clock(const gt_opts *o, const cand *c)
+{
+    if (o->clock) return o->clock;
+    return o->cpu_clock && (c->lib[0] || one_thread(&c->cfg)) ? profile_thread_cpu_ns : wall_ns;
+}
 
 static int cmp_d(const void *x, const void *y)
 {
@@ -242,12 +264,12 @@ static ait_status run_child(void *ctx, const void **out, size_t *len, ait_error 
     double *t = malloc(sizeof(double) * (size_t)iters);
     if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
     for (int it = -ch->warmup; it < iters; it++) {
-        int64_t t0 = now_ns();
+        int64_t t0 = ch->clock(NULL);
         if (quant) TRY(qrun_once(s, &qr, ch->c->cfg.threads, c, e));
         else if (ch->c->lib[0] && strcmp(ch->c->lib, "f32") != 0)
             TRY(gt_ref_sgemm(ch->c->lib, r->layout, m, n, k, s->a, s->b, c, e));
         else TRY(gemm_f32(&g, e));
-        int64_t t1 = now_ns();
+        int64_t t1 = ch->clock(NULL);
         if (it >= 0) t[it] = (double)(t1 - t0) * 1e-3;
     }
     qsort(t, (size_t)iters, sizeof *t, cmp_d);
@@ -315,8 +337,9 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
             /* B prepacked, M past 16, and the default takes the skinny path
              * (A in place), where blocking does nothing: its width per call
              * (fewer vectors, more rows: the default is the widest), its
-             * order (1: rows outer; 2 columns outer, where the default is
-             * rows outer), and the packed path beside it; at
+             * order (1: rows outer; 2 columns outer and 3 rows outer with C
+             * streamed, where the default is rows outer), and the packed
+             * path beside it; at
              * M <= 16 every width (the default picks one from M) */
             bool skinny = r->layout[1] == 'p' && r->layout[0] != 'p' && r->m > GEMM_SKINNY_M &&
                           gemm_skinny_default(kr, r->m, r->n, r->k, 1, t);
@@ -332,7 +355,10 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
                 gemm_config x = base;
                 n = add(cs, n, &x, false);
                 x.order = 1, n = add(cs, n, &x, false); /* rows outer */
-                if (r->k <= GEMM_SKINNY_ROWS_K) x.order = 2, n = add(cs, n, &x, false); /* columns outer */
+                if (r->k <= GEMM_SKINNY_ROWS_K) {
+                    x.order = 2, n = add(cs, n, &x, false); /* columns outer */
+                    x.order = 3, n = add(cs, n, &x, false); /* rows outer, C streamed */
+                }
                 x.order = 0;
                 x.pack_a = GEMM_PACKA_ON;
                 n = add(cs, n, &x, false);
@@ -414,7 +440,7 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
     double best = INFINITY;
     for (int i = 0; i < nc; i++) {
         child ch = {.s = &s, .c = &cs[i], .warmup = o->warmup > 0 ? o->warmup : 2,
-                    .iters = o->iters > 0 ? o->iters : 10};
+                    .iters = o->iters > 0 ? o->iters : 10, .clock = cand_clock(o, &cs[i])};
         isolate_result ir;
         ait_error ce = {0};
         char name[128];
@@ -444,6 +470,7 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
         out->us = res.us;
         out->err_ratio = res.err;
         out->cfg = cs[i].cfg;
+        out->cpu_clock = ch.clock == profile_thread_cpu_ns;
         const gemm_kernel *kr = cs[i].cfg.kern ? cs[i].cfg.kern : gemm_kernel_best();
         snprintf(out->kernel, sizeof out->kernel, "%s", res.kern[0] ? res.kern : gemm_kernel_name(kr));
         if (res.kern[0]) snprintf(best_name, sizeof best_name, "%s", name);
@@ -459,9 +486,9 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
         out->gflops = flop / out->us * 1e-3;
         out->gbs = bytes / out->us * 1e-3;
     }
-    log_msg(&o->log, AIT_LOG_INFO, "gemm M=%lld N=%lld K=%lld %s %s: %s %.1f us (default %.1f us, %.2fx)%s",
+    log_msg(&o->log, AIT_LOG_INFO, "gemm M=%lld N=%lld K=%lld %s %s: %s %.1f us%s (default %.1f us, %.2fx)%s",
             (long long)in->m, (long long)in->n, (long long)in->k, in->dtype, in->layout,
-            best_name, out->us, out->default_us,
+            best_name, out->us, out->cpu_clock ? " CPU" : "", out->default_us,
             out->us > 0 ? out->default_us / out->us : 0, refs);
     free(cs);
     shape_free(&s);
@@ -586,8 +613,9 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
 
 /* The median of iters runs of the native GEMM with cfg, or of lib's sgemm. */
 static double time_once(const shape *s, const gemm_config *cfg, const char *lib, float *c,
-                        const gemm_packed *pb, int iters, ait_error *e, ait_status *st)
+                        const gemm_packed *pb, int iters, bool cpu_clock, ait_error *e, ait_status *st)
 {
+    profile_clock_fn clk = cpu_clock && (lib || one_thread(cfg)) ? profile_thread_cpu_ns : wall_ns;
     const gt_row *r = s->r;
     gemm_args g = {.m = r->m, .n = r->n, .k = r->k, .a = s->a, .rsa = s->rsa, .csa = s->csa,
                    .b = pb ? NULL : s->b, .pb = pb, .rsb = s->rsb, .csb = s->csb, .c = c,
@@ -595,16 +623,16 @@ static double time_once(const shape *s, const gemm_config *cfg, const char *lib,
     double t[64];
     if (iters > 64) iters = 64;
     for (int i = 0; i < iters; i++) {
-        int64_t t0 = now_ns();
+        int64_t t0 = clk(NULL);
         *st = lib ? gt_ref_sgemm(lib, r->layout, r->m, r->n, r->k, s->a, s->b, c, e) : gemm_f32(&g, e);
         if (*st != AIT_OK) return 0;
-        t[i] = (double)(now_ns() - t0) * 1e-3;
+        t[i] = (double)(clk(NULL) - t0) * 1e-3;
     }
     qsort(t, (size_t)iters, sizeof *t, cmp_d);
     return t[iters / 2];
 }
 
-ait_status gt_retime(const gt_row *r, int rounds, int iters, const char *const *libs, int nlib,
+ait_status gt_retime(const gt_row *r, int rounds, int iters, bool cpu_clock, const char *const *libs, int nlib,
                      double *def_us, double *tuned_us, double *lib_us, ait_error *e)
 {
     shape s;
@@ -632,10 +660,10 @@ ait_status gt_retime(const gt_row *r, int rounds, int iters, const char *const *
     if (rounds > 64) rounds = 64;
     if (rounds < 1) rounds = 1;
     for (int i = 0; st == AIT_OK && i < rounds; i++) {
-        d[i] = time_once(&s, NULL, NULL, c, buf ? &pb : NULL, iters, e, &st);
-        if (st == AIT_OK) t[i] = time_once(&s, &r->cfg, NULL, c, buf ? &pb : NULL, iters, e, &st);
+        d[i] = time_once(&s, NULL, NULL, c, buf ? &pb : NULL, iters, cpu_clock, e, &st);
+        if (st == AIT_OK) t[i] = time_once(&s, &r->cfg, NULL, c, buf ? &pb : NULL, iters, cpu_clock, e, &st);
         for (int j = 0; st == AIT_OK && j < nlib; j++)
-            l[j][i] = time_once(&s, NULL, libs[j], c, NULL, iters, e, &st);
+            l[j][i] = time_once(&s, NULL, libs[j], c, NULL, iters, cpu_clock, e, &st);
     }
     if (st == AIT_OK) {
         qsort(d, (size_t)rounds, sizeof *d, cmp_d);

@@ -16,6 +16,7 @@
 #ifndef AIT_GEMMTUNE_TUNE_H
 #define AIT_GEMMTUNE_TUNE_H
 #include "gemmtune/db.h"
+#include "tune/profile.h"
 
 typedef struct gt_opts {
     int mp;           /* shapes tuned at once, in processes pinned to distinct cores (0: 1) */
@@ -27,6 +28,14 @@ typedef struct gt_opts {
     bool splitk;      /* try split-K (needs threads >= 2) */
     bool all;         /* the cross product of every parameter, every kernel */
     bool refs;        /* time OpenBLAS, oneDNN and BLIS too */
+    /* Time each candidate at one thread (threads <= 1, no split-K; the
+     * libraries always) by the measuring thread's CPU time
+     * (profile_thread_cpu_ns, as `ait tune --cpu-clock`), not the wall
+     * clock: on a shared machine the wall clock counts the time other
+     * processes held the core. Candidates at more threads keep the wall
+     * clock. A row says which clock its us came from (gt_row.cpu_clock). */
+    bool cpu_clock;
+    profile_clock_fn clock; /* tests: a fake clock for every candidate (NULL: as cpu_clock says) */
     logger log;       /* INFO: each shape's choice; DEBUG: each candidate */
 } gt_opts;
 
@@ -46,11 +55,12 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
 ait_status gt_finish(const char *out_path, ait_error *e);
 
 /* Times row r's default and tuned config in this process, interleaved:
- * `rounds` rounds of `iters` runs each; the medians. With nlib libraries
+ * `rounds` rounds of `iters` runs each; the medians (cpu_clock: by this
+ * thread's CPU time, for configs at one thread). With nlib libraries
  * (gt_ref_sgemm's names, at most GT_RETIME_MAX_LIBS), each library's sgemm
  * too, in the same rounds, its median into lib_us[j]. */
 #define GT_RETIME_MAX_LIBS 4
-ait_status gt_retime(const gt_row *r, int rounds, int iters, const char *const *libs, int nlib,
+ait_status gt_retime(const gt_row *r, int rounds, int iters, bool cpu_clock, const char *const *libs, int nlib,
                      double *def_us, double *tuned_us, double *lib_us, ait_error *e);
 
 /* One sgemm of a reference library, C = A*B, row-major with the layout's

@@ -19,6 +19,7 @@
 
 #include "kernels/gemm_kern.h"
 #include "kernels/gemm_pack.h"
+#include "kernels/gemm_stream.h"
 
 typedef struct job {
     const gemm_args *g;
@@ -26,7 +27,8 @@ typedef struct job {
     int kc, mc, nc;
     int64_t k0, k1; /* the share of K these loops sum (split-K) */
     bool ir_outer;  /* the config's loop order 1 */
-    bool rows_outer; /* the skinny path's: order 1, or 0 past GEMM_SKINNY_M at small K */
+    bool rows_outer; /* the skinny path's: order 1 or 3, or 0 past GEMM_SKINNY_M at small K */
+    bool stream;    /* rows outer, each call's tile stored past the caches (order 3: gemm_stream.h) */
     int snv;        /* the config's skinny_nv */
     bool epi;       /* an epilogue other than identity */
     bool fuse;      /* ... that full tiles apply in the micro-kernel (gemm_epi_fusable) */
@@ -184,9 +186,16 @@ static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa,
     float *c = g->c + i * g->ldc + j;
     gemm_fuse f;
     if (jb->fuse) f = fuse_at(&g->epi, i, j);
+    /* streamed: the tile into a buffer in L1 (rows 64-byte aligned), its
+     * epilogue there, then to C past the caches */
+    float t[GEMM_STREAM_ROWS * GEMM_STREAM_COLS] __attribute__((aligned(64)));
+    const bool st = jb->stream && m <= GEMM_STREAM_ROWS && nc <= GEMM_STREAM_COLS;
+    float *out = st ? t : c;
+    int64_t ldo = st ? GEMM_STREAM_COLS : g->ldc;
     kr->skinny(g->k, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr,
-               g->k * kr->nr, c, g->ldc, jb->fuse ? &f : NULL);
-    if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+               g->k * kr->nr, out, ldo, jb->fuse ? &f : NULL);
+    if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, out, ldo, i, j, m, nc);
+    if (st) gemm_stream_rows(c, g->ldc, t, ldo, m, nc);
 }
 
 /* The skinny path's rows per block (columns outer): A's block stays in
@@ -308,7 +317,7 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
          * N <= width the next calls' C follows on and the hardware's
          * stream prefetch does as well (docs/gemm.md) */
         int64_t cbytes;
-        bool pf = n1 - n0 > width && !__builtin_mul_overflow(g->m, (n1 - n0) * 4, &cbytes) &&
+        bool pf = !jb->stream && n1 - n0 > width && !__builtin_mul_overflow(g->m, (n1 - n0) * 4, &cbytes) &&
                   cbytes > gemm_l2_bytes();
         int64_t pi = 0, pj = n0; /* the call two ahead of (i, j) */
         for (int d = 0; pf && d < 2; d++)
@@ -329,6 +338,7 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
                                 (int)min64(width, n1 - j));
                 }
         }
+        if (jb->stream) gemm_stream_fence();
         return;
     }
     int64_t rows = skinny_block_rows(g->k);
@@ -551,7 +561,8 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
               .snv = cf ? cf->skinny_nv : 0, .epi = !epi_none(&g->epi)};
     jb.fuse = jb.epi && gemm_epi_fusable(&g->epi);
     int order = cf ? cf->order : 0;
-    jb.rows_outer = order == 1 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
+    jb.rows_outer = order == 1 || order == 3 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
+    jb.stream = order == 3;
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)

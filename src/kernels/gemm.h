@@ -39,6 +39,16 @@
  * at M 32, where 12-row calls over 32 columns read B from L2 half as often
  * (bench/RESULTS.md, "Native GEMM: the wide tile at K 3072"). */
 #define GEMM_SKINNY_WIDE_M 48
+/* The skinny path's order 3: rows outer, each call's tile (at most
+ * GEMM_STREAM_ROWS x GEMM_STREAM_COLS) stored into a buffer in L1, its
+ * epilogue there, then copied to C by non-temporal stores (gemm_stream.h),
+ * so a C written once and larger than the caches goes to memory without
+ * its lines being read for ownership first. A config's choice only (the
+ * GEMM tuner tries it at K <= GEMM_SKINNY_ROWS_K): 0.48x to 0.97x the
+ * default's rows-outer stores at the large-M, small-K shapes measured
+ * (bench/RESULTS.md, "the GEMM database tuned on CPU time"). */
+#define GEMM_STREAM_ROWS 16
+#define GEMM_STREAM_COLS 64
 
 typedef struct gemm_kernel gemm_kernel; /* a micro-kernel with its blocking (gemm_kern.h) */
 
@@ -149,7 +159,7 @@ const gemm_kernel *gemm_packed_kernel(const void *buf, size_t size);
  * a prepacked operand (its panels are that kernel's), so kern applies only
  * when neither operand is prepacked. */
 enum { GEMM_PACKA_AUTO, GEMM_PACKA_ON, GEMM_PACKA_OFF };
-#define GEMM_ORDER_MAX 2 /* gemm_config.order's largest */
+#define GEMM_ORDER_MAX 3 /* gemm_config.order's largest */
 typedef struct gemm_config {
     const gemm_kernel *kern; /* NULL: gemm_args' */
     int kc, mc, nc;          /* 0: the kernel's blocking here (rounded to MR, NR, 8) */
@@ -161,8 +171,8 @@ typedef struct gemm_config {
      * on the skinny path 2 takes each width of columns over a block of
      * rows, 1 each call's rows through every column of B (C's rows written
      * whole, B read once per call's rows: for a B that stays in L1, small
-     * K), 0 the default: 1 past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K,
-     * else 2 */
+     * K), 3 as 1 with C's tiles streamed past the caches (GEMM_STREAM_ROWS),
+     * 0 the default: 1 past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K, else 2 */
     int order;
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */

@@ -46,6 +46,19 @@ check tuned-row 0 ",1,1000,4096,f32,np,bias,avx|,1,1000,4096,f32,np,bias,c," cat
 check tune-again 0 "2 shapes already tuned, 0 to go" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/tuned.csv" "${quick[@]}"
 check mp 0 "wrote .*mp.csv" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/mp.csv" --mp 2 "${quick[@]}"
 check mp-same-shapes 0 "all +2 " "$ait" gemm compare "$tmp/tuned.csv" "$tmp/mp.csv"
+# --cpu-clock (through --mp's processes to each candidate's child): every row says it was timed
+# by the thread's CPU time in its clock column, a tune without it the wall clock; such a CSV
+# merges, compares, re-times by CPU time, and feeds --gemm-db (below)
+check tune-cpu 0 "wrote .*cpu.csv" "$ait" gemm tune "$tmp/two.csv" -o "$tmp/cpu.csv" --mp 2 --cpu-clock "${quick[@]}"
+check tune-cpu-header 0 ",skinny_nv,clock$" head -1 "$tmp/cpu.csv"
+check tune-cpu-rows 0 "^2$" bash -c "grep -c ',cpu$' '$tmp/cpu.csv'"
+check tune-wall-rows 0 "^2$" bash -c "grep -c ',wall$' '$tmp/tuned.csv'"
+check cpu-merge 0 "wrote .*: 2 rows" "$ait" gemm merge "$tmp/cpu.csv" "$tmp/tuned.csv" -o "$tmp/cpuwall.csv"
+check cpu-compare 0 "all +2 " "$ait" gemm compare "$tmp/tuned.csv" "$tmp/cpu.csv"
+check cpu-retime 0 "skinny \(M<=16\) +2 " "$ait" gemm compare "$tmp/cpu.csv" --retime 1 --cpu-clock
+check cpu-retime-needs 2 "--cpu-clock times again: it needs --retime R" "$ait" gemm compare "$tmp/cpu.csv" --cpu-clock
+check cpu-db 0 "gemm M=1 N=4096 K=1024 f32 np bias\+relu: tuned config" \
+  "$ait" gemm capture "$model" -o "$tmp/x.csv" -v --gemm-db "$tmp/cpu.csv"
 check compare 0 "skinny \(M<=16\) +2 " "$ait" gemm compare "$tmp/tuned.csv"
 check compare-two 0 "all +2 .*1.00x" "$ait" gemm compare "$tmp/tuned.csv" "$tmp/tuned.csv"
 check compare-chart 0 "wrote .*chart.svg" "$ait" gemm compare "$tmp/tuned.csv" "$tmp/mp.csv" -o "$tmp/chart.svg"
@@ -132,7 +145,7 @@ check capture-quant-row 0 "^3,48,64,u8s8,np,none,1$" cat "$tmp/q.csv"
 printf '1,96,64,int8dq,np,none,1\n2,64,128,int4wo-64,np,none,1\n' >>"$tmp/q.csv"
 check tune-quant 0 "gemm M=3 N=48 K=64 u8s8 np: (default|u8s8.t1) .*f32 default" \
   "$ait" gemm tune "$tmp/q.csv" -o "$tmp/qt.csv" "${quick[@]}"
-check tune-quant-rows 0 "^3$" bash -c "grep -cE ',(u8s8|int8dq|int4wo-64),np,none,[a-z0-9-]+,0,0,0,0,0,0,[01],[0-9.]+,[0-9.]+,[0-9.]+,0,[0-9.]+,0$' '$tmp/qt.csv'"
+check tune-quant-rows 0 "^3$" bash -c "grep -cE ',(u8s8|int8dq|int4wo-64),np,none,[a-z0-9-]+,0,0,0,0,0,0,[01],[0-9.]+,[0-9.]+,[0-9.]+,0,[0-9.]+,0,wall$' '$tmp/qt.csv'"
 # the runtime takes quantised rows by dtype: u8s8 at M 5 takes M 3's (the
 # nearest M), whose one knob is qgemm's threads, 1 here (said in its id);
 # rows of another CPU, or tuned on a kernel qgemm does not pick here, are not used

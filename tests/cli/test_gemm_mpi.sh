@@ -5,6 +5,7 @@
 # the same order, and every row a native kernel that passed the float64
 # check (error ratio 0). The chosen configs themselves are timings, free to
 # differ where two candidates are within noise, so they are not compared.
+# --cpu-clock reaches every rank (each row's clock column says cpu).
 # A second run resumes (nothing left); --mpi with --mp is refused. ait
 # execs ait-mpi (which links Open MPI) from its folder: ait-mpi is there and
 # links libmpi (test_gemm_cli.sh checks that ait does not).
@@ -23,9 +24,11 @@ check ait-mpi-links-mpi 0 "libmpi" ldd "$(dirname "$ait")/ait-mpi"
 printf 'm,n,k,dtype,layout,epilogue,count\n8,64,64,f32,nn,none,1\n32,48,40,f32,np,bias,1\n3,100,17,f32,nt,none,2\n20,16,128,f32,tn,none,1\n1,24,24,f32,np,relu,1\n' >"$tmp/shapes.csv"
 check one 0 "wrote .*one.csv" "$ait" gemm tune "$tmp/shapes.csv" -o "$tmp/one.csv" "${quick[@]}"
 check mpi 0 "wrote .*mpi.csv: 5 shapes tuned on 2 ranks" "${mpi[@]}" "$ait" gemm tune "$tmp/shapes.csv" \
-  -o "$tmp/mpi.csv" --mpi "${quick[@]}"
+  -o "$tmp/mpi.csv" --mpi --cpu-clock "${quick[@]}"
 check rank1-tuned 0 "rank 1/2: gemm M=" echo "$out"
 check rank0-tuned 0 "rank 0/2: gemm M=" echo "$out"
+# --cpu-clock reached every rank's candidates: each row timed by the thread's CPU time
+check mpi-cpu-clock 0 "^5$" bash -c "grep -c ',cpu$' '$tmp/mpi.csv'"
 check same-header 0 "^same$" bash -c "[ \"\$(head -1 '$tmp/one.csv')\" = \"\$(head -1 '$tmp/mpi.csv')\" ] && echo same"
 # the rows' keys in file order, and whether each passed (a native kernel, error ratio 0)
 rows() {

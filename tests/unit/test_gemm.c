@@ -501,6 +501,52 @@ static void test_skinny_epilogues(void **state)
     }
 }
 
+/* The skinny path's order 3 (rows outer, each call's tile stored into a
+ * buffer, its epilogue there, then to C by non-temporal stores:
+ * gemm_stream.h) at every ISA this CPU has (kisa_force: the streaming
+ * copy's and the epilogue's) on every kernel: odd M, N (masked tails,
+ * one and several widths per row, rows of C not on a vector boundary) and
+ * K up to 32, every activation with a residual before or after it, a row
+ * or column bias and a scale, a prologue, 1 and 2 threads. */
+static void test_stream(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{17, 16, 16}, {300, 96, 16}, {133, 45, 27}, {40, 130, 32},
+                                        {250, 144, 24}, {64, 9, 2}, {19, 200, 7}};
+    const int nsh = (int)(sizeof shapes / sizeof shapes[0]);
+    float s[32], sh[32];
+    for (int p = 0; p < 32; p++) s[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
+    const kaffine pro = {s, sh, -0.3f, 0.4f};
+    const gemm_config st = {.order = 3};
+    int cases = 0;
+    for (int isa = KISA_N - 1; isa >= 0; isa--) {
+        if (!kisa_force((kisa)isa)) continue;
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            for (int act = 0; act < GEMM_ACT_COUNT; act++)
+                for (int var = 0; var < 4; var++) {
+                    int x = (act * 4 + var) % nsh;
+                    gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
+                               .threads = 1 + (act + var) % 2, .cfg = &st};
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.3f : 0.3f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.4f : 0.6f;
+                    t.epi.bias_mode = (var + x) % 3;
+                    t.epi.scaled = var == 1;
+                    t.epi.scale = 1.25f;
+                    t.epi.res = var == 1 || var == 2 ? (const float *)1 : NULL; /* run_case sets it */
+                    t.epi.res_after = var == 2;
+                    t.pro = var == 3 ? &pro : NULL;
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+    }
+    kisa_force(KISA_N);
+    printf("# streamed C (order 3): %d cases\n", cases);
+}
+
 /* The skinny path at M = 1 (kernels' gemv: the panels in runs walked side
  * by side): 1 to 19 panels and 41 (runs of one panel, of several, and the
  * panels left over, fewer than the runs), N a whole number of panels and
@@ -715,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_skinny_small),
         cmocka_unit_test(test_skinny_epilogues),
         cmocka_unit_test(test_gemv),
+        cmocka_unit_test(test_stream),
         cmocka_unit_test(test_pack_a),
         cmocka_unit_test(test_prologue),
     };

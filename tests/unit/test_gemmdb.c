@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "gemmtune/db.h"
+#include "gemmtune/tune.h"
 #include "io/csv.h"
 #include "kernels/qgemm.h"
 
@@ -322,6 +323,87 @@ static void db_dtypes(void **state)
     gt_db_free(&db);
 }
 
+/* The clock column: "cpu" and "wall" rows parse, an older file without
+ * the column reads as wall, anything else is refused naming line and
+ * column; the flag survives text, merge and the runtime's table. */
+static void db_clock(void **state)
+{
+    (void)state;
+    gt_cpu me;
+    gt_cpu_this(&me);
+    char text[4096];
+    const char *clk[] = {"cpu", "wall", ""};
+    int k = snprintf(text, sizeof text, "%s", gt_header(true));
+    for (int i = 0; i < 3; i++)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      "\n%s,%d,%d,\"%s\",%d,256,256,f32,nn,none,%s,0,0,0,0,0,0,1,10,1,1,0,12,0,%s",
+                      me.vendor, me.family, me.model, me.features, 16 << i,
+                      gemm_kernel_name(gemm_kernel_best()), clk[i]);
+    gt_db db;
+    ait_error e = {0};
+    assert_int_equal(gt_db_load_mem("c.csv", text, strlen(text), true, &db, &e), AIT_OK);
+    assert_int_equal(db.n, 3);
+    assert_true(db.rows[0].cpu_clock);
+    assert_false(db.rows[1].cpu_clock);
+    assert_false(db.rows[2].cpu_clock);
+    char line[1024];
+    assert_true(gt_row_format(&db.rows[0], true, line, sizeof line) > 0);
+    assert_non_null(strstr(line, ",cpu"));
+    gt_db merged = {.tuned = true};
+    for (int i = 0; i < 3; i++) assert_int_equal(gt_db_merge(&merged, &db.rows[i], &e), AIT_OK);
+    assert_int_equal(merged.n, 3);
+    assert_true(merged.rows[0].cpu_clock);
+    gemm_tuned t;
+    int skipped;
+    assert_int_equal(gt_db_tuned(&merged, &me, &t, &skipped, &e), AIT_OK);
+    assert_int_equal(t.n, 3);
+    gemm_tuned_free(&t);
+    gt_db_free(&merged);
+    gt_db_free(&db);
+    /* a file of before the column: the wall clock */
+    char old[1024];
+    snprintf(old, sizeof old, "%sGenuineIntel,6,106,\"x\",8,16,16,f32,nn,none,c,0,0,0,0,0,0,1,10,1,1,0,12\n", HDR);
+    assert_int_equal(gt_db_load_mem("o.csv", old, strlen(old), true, &db, &e), AIT_OK);
+    assert_false(db.rows[0].cpu_clock);
+    gt_db_free(&db);
+    char *bad = strstr(text, ",cpu");
+    memcpy(bad, ",tsc", 4);
+    assert_int_equal(gt_db_load_mem("c.csv", text, strlen(text), true, &db, &e), AIT_E_PARSE);
+    assert_non_null(strstr(e.msg, "c.csv:2: column clock: 'tsc'"));
+}
+
+/* A fake clock for every candidate: 1000 ns a reading, so each run is 1 us. */
+static int64_t fake_ns(void *ctx)
+{
+    (void)ctx;
+    static int64_t t;
+    return t += 1000;
+}
+
+/* gt_tune_shape's children time by the clock gt_opts gives: the fake one
+ * above (every candidate 1 us, the default included), and --cpu-clock's
+ * thread CPU time, which the row then records. */
+static void tune_clock(void **state)
+{
+    (void)state;
+    gt_row in = {.m = 20, .n = 48, .k = 24, .dtype = "f32", .layout = "np", .epi = "none", .count = 1};
+    gt_opts o = {.warmup = 1, .iters = 3, .timeout = 30, .clock = fake_ns};
+    gt_row out;
+    ait_error e = {0};
+    assert_int_equal(gt_tune_shape(&in, &o, &out, &e), AIT_OK);
+    assert_string_not_equal(out.kernel, "failed");
+    assert_true(out.us == 1.0);
+    assert_true(out.default_us == 1.0);
+    assert_false(out.cpu_clock);
+    o = (gt_opts){.warmup = 1, .iters = 3, .timeout = 30, .cpu_clock = true};
+    assert_int_equal(gt_tune_shape(&in, &o, &out, &e), AIT_OK);
+    assert_true(out.cpu_clock);
+    assert_true(out.us > 0 && out.default_us > 0);
+    o.cpu_clock = false;
+    assert_int_equal(gt_tune_shape(&in, &o, &out, &e), AIT_OK);
+    assert_false(out.cpu_clock);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +412,8 @@ int main(void)
         cmocka_unit_test(db_bad),
         cmocka_unit_test(db_merge_lookup),
         cmocka_unit_test(db_dtypes),
+        cmocka_unit_test(db_clock),
+        cmocka_unit_test(tune_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
