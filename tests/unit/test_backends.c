@@ -2001,6 +2001,7 @@ static void test_native_wino_large(void **state)
                 n36 += bm->steps[j].op && !strcmp(bm->steps[j].op->name, "Conv") &&
                        bm->packs[bm->steps[j].node].groups == 36;
             if (n36 != 2 - k) fail_msg("%s: %d Convs with 36 packed transforms, want %d", vs[k], n36, 2 - k);
+            if (bm->packs[0].groups != 36) fail_msg("%s: the 26x27 plane's Conv not on Winograd", vs[k]);
             b->free(bm);
         }
         native_each_isa(&g, "wino-large chain", (size_t)nb);
