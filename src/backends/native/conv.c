@@ -438,7 +438,8 @@ bool nat_wino_in(const graph *module)
     return false;
 }
 
-/* (planes whose size the graph does not know count as neither) */
+/* (a plane whose size the graph does not know, as in a module cut from a
+ * model whose batch is symbolic, may be either: the variant is offered) */
 bool nat_wino_mixed(const graph *module)
 {
     bool large = false, small = false;
@@ -446,7 +447,7 @@ bool nat_wino_mixed(const graph *module)
         const node *n = &module->nodes[i];
         if (!wino_node(module, n) || n->n_out < 1 || n->out[0] < 0) continue;
         const value *y = &module->vals[n->out[0]];
-        if (y->rank != 4 || y->dims[2] <= 0 || y->dims[3] <= 0) continue;
+        if (y->rank != 4 || y->dims[2] <= 0 || y->dims[3] <= 0) return true;
         const bool l = wino_large(y->dims[2], y->dims[3]);
         large |= l;
         small |= !l;
