@@ -1951,6 +1951,64 @@ static void test_native_wino(void **state)
     gb_free(&g);
 }
 
+/* Native's "wino-large" variant: Winograd only on planes of 36 tiles or
+ * more (conv.c's WINO_LARGE_TILES). Offered on a module with 3x3 stride-1
+ * Convs on a large plane (26x27: 49 tiles) and a small one (13x14, after a
+ * stride-2 Conv: 16 tiles), not on one with small planes only (test_native_wino's);
+ * in it only the large plane's Conv carries 36 packs (in "wino" both do),
+ * and the module matches the reference in every variant at every ISA, 1 and
+ * 2 threads (native_each_isa), batch 1 and 2. */
+static void test_native_wino_large(void **state)
+{
+    (void)state;
+    const backend *b = backend_find("native");
+    for (int nb = 1; nb <= 2; nb++) {
+        gb g = {.g = graph_new(NULL, 17, "winol")};
+        assert_non_null(g.g);
+        gb_input(&g, "x", (in_spec)SH(nb, 5, 26, 27));
+        gb_const(&g, "w1", (in_spec)SH(12, 5, 3, 3));
+        gb_const(&g, "b1", (in_spec)SH(12));
+        gb_const(&g, "w2", (in_spec)SH(17, 12, 3, 3));
+        gb_const(&g, "w3", (in_spec)SH(17, 17, 3, 3));
+        gb_const(&g, "b3", (in_spec)SH(17));
+        attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        gb_node(&g, "Conv", "x,w1,b1", "c1", pad1, 1);
+        gb_node(&g, "Relu", "c1", "r1", NULL, 0);
+        gb_node(&g, "Conv", "r1,w2", "c2", s2, 2);
+        gb_node(&g, "Relu", "c2", "r2", NULL, 0);
+        gb_node(&g, "Conv", "r2,w3,b3", "c3", pad1, 1);
+        gb_node(&g, "Add", "c3,r2", "a3", NULL, 0);
+        gb_node(&g, "Relu", "a3", "y", NULL, 0);
+        gb_output(&g, "y");
+        /* the planes as the loader's shape inference gives them (the variant reads them) */
+        gb_decl(&g, gb_val(&g, "c1"), 4, (int64_t[]){nb, 12, 26, 27});
+        gb_decl(&g, gb_val(&g, "c3"), 4, (int64_t[]){nb, 17, 13, 14});
+        const char *vars[8];
+        int nv = backend_variants(b, g.g, vars, 8), has = 0;
+        for (int v = 0; v < nv; v++) has += !strcmp(vars[v], "wino-large");
+        if (has != 1) fail_msg("wino-large: the variant offered %d times, want once", has);
+        static const char *const vs[] = {"wino", "wino-large"};
+        for (int k = 0; k < 2; k++) {
+            candidate_cfg c = {.backend = "native", .threads = 1, .variant = ""};
+            snprintf(c.variant, sizeof c.variant, "%s", vs[k]);
+            built *bm = NULL;
+            ait_error e = {0};
+            tensor *outs[4];
+            if (b->build(b, g.g, &c, &bm, &e) != AIT_OK) fail_msg("%s build: %s", vs[k], e.msg);
+            if (b->run(bm, g.feed, outs, &e) != AIT_OK) fail_msg("%s run: %s", vs[k], e.msg);
+            int n36 = 0;
+            for (int j = 0; j < bm->n_steps; j++)
+                n36 += bm->steps[j].op && !strcmp(bm->steps[j].op->name, "Conv") &&
+                       bm->packs[bm->steps[j].node].groups == 36;
+            if (n36 != 2 - k) fail_msg("%s: %d Convs with 36 packed transforms, want %d", vs[k], n36, 2 - k);
+            if (bm->packs[0].groups != 36) fail_msg("%s: the 26x27 plane's Conv not on Winograd", vs[k]);
+            b->free(bm);
+        }
+        native_each_isa(&g, "wino-large chain", (size_t)nb);
+        gb_free(&g);
+    }
+}
+
 /* How many of native's conv steps for g write into a Concat's channels
  * (backends/native/concat.c), after one run on feed; *pools: how many
  * pool steps run channels-last. */
@@ -3947,6 +4005,7 @@ int main(void)
         cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_native_nhwc),
         cmocka_unit_test(test_native_wino),
+        cmocka_unit_test(test_native_wino_large),
         cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_shuffle),
         cmocka_unit_test(test_native_attention),

@@ -368,19 +368,39 @@ static bool conv_ig(const built *bm, const int64_t *q, bool quant)
     kig_run_rows(&g, 0, &row0, &rows);
     /* (kig_conv's epilogue tiles take int rows and columns) */
     const int64_t mg = q[G_M] / q[G_GROUP];
-    return rows >= 32 && (g.ow >= 24 || (g.ow >= 14 && mg <= 32)) && g.ow <= INT_MAX &&
+    /* a 7-wide kernel's shorter runs on a wide row too: ResNet's and DenseNet's stem
+     * (7x7 stride 2 on 3 channels, 21 rows a run, 112 outputs a row), 2.76 ms against
+     * im2col's 5.13 (oneDNN 2.48; bench-conv-native 5 3:224:224:64:7:2:3, bench/RESULTS.md) */
+    const bool wide = q[G_KW] >= 7 && rows >= 16 && g.ow >= 24;
+    return (rows >= 32 || wide) && (g.ow >= 24 || (g.ow >= 14 && mg <= 32)) && g.ow <= INT_MAX &&
            mg <= INT_MAX && kig_runs(&g) <= KIG_RUNS_MAX;
+}
+
+/* Output tiles (4x4) per image from which the "wino-large" variant runs a
+ * Conv as Winograd: at batch 1 one thread Winograd took 0.60x and 0.70x
+ * oneDNN's time on ResNet's 56x56 (196 tiles) and 28x28 (49) planes, but
+ * 1.31x on 14x14 (16) and 1.19x on 7x7 (4), where its 36 transformed
+ * weight matrices (4x the weights) are read for few tiles; at batch 8 it
+ * won on all four (bench/RESULTS.md, branch wino). The rule is per image,
+ * not per call: a built module's packs serve every batch it runs. */
+#define WINO_LARGE_TILES 36
+
+static bool wino_large(int64_t oh, int64_t ow)
+{
+    return ((oh + KWG_OUT - 1) / KWG_OUT) * ((ow + KWG_OUT - 1) / KWG_OUT) >= WINO_LARGE_TILES;
 }
 
 /* Whether a float Conv runs as Winograd F(4x4, 3x3) (kernels/winograd.h):
  * in the "wino" variant only (its error is not the direct sum's: the
  * tuner validates the variant and keeps it where it is faster), a 3x3
- * stride-1 undilated Conv of one group, any padding. */
+ * stride-1 undilated Conv of one group, any padding; in "wino-large"
+ * only on planes of WINO_LARGE_TILES tiles or more. */
 static bool conv_wino(const built *bm, const nat_step *st, bool quant)
 {
     const int64_t *q = st->geo;
     if (!bm->wino || quant || bm->qstatic || st->pro || q[G_GROUP] != 1 ||
-        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO))
+        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO) ||
+        (bm->wino == NAT_WINO_LARGE && !wino_large(q[G_OH], q[G_OW])))
         return false;
     knhwc_geom g = conv_kgeom(q);
     return kwg_fits(&g) && q[G_M] <= INT_MAX;
@@ -401,21 +421,42 @@ static bool ones_attr(const node *n, const char *name)
     return true;
 }
 
-/* Whether the module has a Conv the "wino" variant would change (conv_wino
- * on what the graph says: float32 constant 3x3 weights of one group, strides
- * and dilations 1), so that the variant is a candidate there only. */
+/* Whether n is a Conv the "wino" variant would change (conv_wino on what
+ * the graph says: float32 constant 3x3 weights of one group, strides and
+ * dilations 1). */
+static bool wino_node(const graph *module, const node *n)
+{
+    if ((n->domain && n->domain[0]) || strcmp(n->op, "Conv") != 0 || n->n_in < 2) return false;
+    const value *w = n->in[1] >= 0 ? &module->vals[n->in[1]] : NULL;
+    return w && w->konst && w->konst->dtype == AIT_F32 && w->konst->rank == 4 &&
+           w->konst->dims[2] == 3 && w->konst->dims[3] == 3 && attr_int(n, "group", 1) == 1 &&
+           ones_attr(n, "strides") && ones_attr(n, "dilations");
+}
+
+/* Whether the module has such a Conv, so that the variant is a candidate
+ * there only. */
 bool nat_wino_in(const graph *module)
 {
+    for (int i = 0; i < module->n_nodes; i++)
+        if (wino_node(module, &module->nodes[i])) return true;
+    return false;
+}
+
+/* (a plane whose size the graph does not know, as in a module cut from a
+ * model whose batch is symbolic, may be either: the variant is offered) */
+bool nat_wino_mixed(const graph *module)
+{
+    bool large = false, small = false;
     for (int i = 0; i < module->n_nodes; i++) {
         const node *n = &module->nodes[i];
-        if ((n->domain && n->domain[0]) || strcmp(n->op, "Conv") != 0 || n->n_in < 2) continue;
-        const value *w = n->in[1] >= 0 ? &module->vals[n->in[1]] : NULL;
-        if (w && w->konst && w->konst->dtype == AIT_F32 && w->konst->rank == 4 &&
-            w->konst->dims[2] == 3 && w->konst->dims[3] == 3 && attr_int(n, "group", 1) == 1 &&
-            ones_attr(n, "strides") && ones_attr(n, "dilations"))
-            return true;
+        if (!wino_node(module, n) || n->n_out < 1 || n->out[0] < 0) continue;
+        const value *y = &module->vals[n->out[0]];
+        if (y->rank != 4 || y->dims[2] <= 0 || y->dims[3] <= 0) return true;
+        const bool l = wino_large(y->dims[2], y->dims[3]);
+        large |= l;
+        small |= !l;
     }
-    return false;
+    return large && small;
 }
 
 /* U[pos] packed as B (grp the position). */

@@ -592,7 +592,11 @@ static ait_status nat_build(const backend *b, const graph *module, const candida
     const char *var = cfg && cfg->variant[0] ? cfg->variant : NULL;
     char why[200];
     int qgroup = 0, quant = var ? qg_scheme_find(var, &qgroup) : -1;
-    const bool wino = var && strcmp(var, "wino") == 0; /* the best kernel, Winograd convs */
+    /* the best kernel, Winograd convs (all, or on large planes only) */
+    const int wino = !var                             ? 0
+                     : strcmp(var, "wino") == 0       ? NAT_WINO_ALL
+                     : strcmp(var, "wino-large") == 0 ? NAT_WINO_LARGE
+                                                      : 0;
     const gemm_kernel *kern = var && quant < 0 && !wino ? gemm_kernel_find(var, why, sizeof why)
                                                         : gemm_kernel_best();
     if (!kern) return err_set(e, AIT_E_INVALID_ARG, "backend 'native': variant: %s", why);
@@ -808,7 +812,8 @@ static const op_def *nat_op_for(const graph *g, const node *n)
 
 /* The other GEMM kernels this CPU runs that the table marks worth trying,
  * and "wino" (3x3 stride-1 Convs as Winograd, conv.c) where the module has
- * such a Conv. */
+ * such a Conv, "wino-large" (those on large planes only) where it has them
+ * on large and small planes. */
 static int nat_variants(const graph *module, const char **out, int max)
 {
     int n = 0;
@@ -821,6 +826,7 @@ static int nat_variants(const graph *module, const char **out, int max)
             out[n++] = gemm_kernel_name(k);
     }
     if (n < max && nat_wino_in(module)) out[n++] = "wino";
+    if (n < max && nat_wino_mixed(module)) out[n++] = "wino-large";
     return n;
 }
 
