@@ -28,6 +28,7 @@ typedef struct job {
     bool ir_outer;  /* the config's loop order 1 */
     bool rows_outer; /* the skinny path's: order 1, or 0 past GEMM_SKINNY_M at small K */
     int snv;        /* the config's skinny_nv */
+    int64_t skc;    /* the skinny path's K per pass over a block's rows (columns outer); k: one pass */
     bool epi;       /* an epilogue other than identity */
     bool fuse;      /* ... that full tiles apply in the micro-kernel (gemm_epi_fusable) */
 } job;
@@ -189,6 +190,27 @@ static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa,
     if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
 }
 
+/* skinny_call over K's share [p0, p0 + kb) only (A at row i's column p0):
+ * the first share stores its sum with the epilogue's linear part (scale,
+ * biases, a residual added before the activation), each later one adds
+ * C itself as a residual (scaled like the products), the last one with the
+ * activation, or the epilogue after it when the kernels cannot fuse it. */
+static void skinny_call_k(const job *jb, const float *a, int64_t rsa, int64_t csa, int64_t i, int m,
+                          int64_t j, int nc, int64_t p0, int64_t kb)
+{
+    const gemm_args *g = jb->g;
+    const gemm_kernel *kr = jb->kr;
+    float *c = g->c + i * g->ldc + j;
+    const bool last = p0 + kb == g->k;
+    gemm_fuse f = jb->fuse ? fuse_at(&g->epi, i, j) : (gemm_fuse){.scale = 1.0f};
+    if (p0 > 0) f = (gemm_fuse){.scale = f.scale, .res = c, .ldr = g->ldc, .rk = 1.0f, .act = last ? f.act : GEMM_FUSE_NONE,
+                                .lo = f.lo, .hi = f.hi};
+    else if (!last) f.act = GEMM_FUSE_NONE;
+    kr->skinny(kb, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr + p0 * kr->nr,
+               g->k * kr->nr, c, g->ldc, jb->fuse || p0 > 0 ? &f : NULL);
+    if (last && jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+}
+
 /* The skinny path's rows per block (columns outer): A's block stays in
  * half of L2 while B's panels pass over it, at least 256 rows. */
 static int64_t skinny_block_rows(int64_t k)
@@ -269,6 +291,16 @@ static void gemv(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         gemm_epi_tile(&g->epi, out + j, g->ldc, 0, n0 + j, 1, (int)min64(1 << 20, n - j));
 }
 
+/* The first row of call c when a block's rows (from i0) go in `calls`
+ * calls of equal rows, give or take one. */
+#ifndef NEXT_B
+#define NEXT_B 1
+#endif
+static int64_t call_row(int64_t i0, int64_t rows, int64_t calls, int64_t c)
+{
+    return i0 + rows * c / calls;
+}
+
 /* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
  * blocks of rows small enough to stay in L2 while B's panels pass over them
  * (A is read from memory once). Each call covers up to the kernel's widest
@@ -332,6 +364,11 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         return;
     }
     int64_t rows = skinny_block_rows(g->k);
+    /* B's next width prefetched into L2 over the calls of this one, when a
+     * block of A's rows and two widths of B fit in three quarters of L2:
+     * else the first call of each width reads its K x width of B from L3 or
+     * memory (prefill's weights), one stream at the kernel's pace */
+    const bool pf_next = NEXT_B && (min64(rows, g->m) + 2 * width) * g->k * 4 <= l2 / 4 * 3 && g->m > GEMM_SKINNY_M;
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         const float *a = g->a + i0 * g->rsa;
@@ -342,12 +379,33 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         }
         for (int64_t j = n0; j < n1; j += width) {
             int nc = (int)min64(width, n1 - j), nv = (nc + VW - 1) / VW;
-            /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
-            int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
-            int step = (int)((i1 - i0 + calls - 1) / calls);
-            for (int64_t i = i0; i < i1; i += step) {
-                if (i + step < i1) prefetch_c(g, i + step, min64(step, i1 - i - step), j, nc); /* the next call's */
-                skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(step, i1 - i), j, nc);
+            /* the block's rows in calls of equal rows, give or take one (16 as 8 + 8, not
+             * 12 + 4; 128 at 6 rows a call as 18 x 6 + 4 x 5, not 21 x 6 + 2: a call
+             * of 1 or 2 rows holds the FMAs' latency, at 2.6% of llama_small's prefill
+             * samples for 1.6% of the rows) */
+            const int64_t rows_b = i1 - i0, calls = (rows_b + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
+            if (jb->skc < g->k) { /* K in shares: B's share of these columns stays in cache over the rows */
+                for (int64_t p0 = 0; p0 < g->k; p0 += jb->skc)
+                    for (int64_t c = 0; c < calls; c++) {
+                        int64_t r0 = call_row(i0, rows_b, calls, c), r1 = call_row(i0, rows_b, calls, c + 1);
+                        skinny_call_k(jb, a + (r0 - i0) * rsa + p0 * csa, rsa, csa, r0, (int)(r1 - r0), j, nc, p0,
+                                      min64(jb->skc, g->k - p0));
+                    }
+                continue;
+            }
+            /* the next width's panels of B, a share per call, into L2 (next_b) */
+            const char *nb = NULL;
+            int64_t nbytes = 0;
+            if (pf_next && j + width < n1) {
+                nb = (const char *)(g->pb->data + ((j + width) / NR) * g->k * NR);
+                nbytes = min64(width, n1 - j - width) * g->k * 4;
+            }
+            for (int64_t c = 0; c < calls; c++) {
+                int64_t r0 = call_row(i0, rows_b, calls, c), r1 = call_row(i0, rows_b, calls, c + 1);
+                if (c + 1 < calls) prefetch_c(g, r1, call_row(i0, rows_b, calls, c + 2) - r1, j, nc); /* the next call's */
+                for (int64_t o = nbytes * c / calls & ~(int64_t)63; nb && o < nbytes * (c + 1) / calls; o += 64)
+                    __builtin_prefetch(nb + o, 0, 2);
+                skinny_call(jb, a + (r0 - i0) * rsa, rsa, csa, r0, (int)(r1 - r0), j, nc);
             }
         }
     }
@@ -564,6 +622,10 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
      * would pay a C tile's load and store for little arithmetic. */
     int64_t nkb = (g->k + jb.kc - 1) / jb.kc;
     jb.kc = (int)up((g->k + nkb - 1) / nkb, 8);
+    /* K in shares on the skinny path (skinny_call_k) but where a residual
+     * comes after a fused activation (the shares' sum is the residual) */
+    bool shares = !(jb.fuse && g->epi.res && g->epi.res_after && g->epi.act != GEMM_ACT_NONE);
+    jb.skc = shares && cf && cf->kc > 0 && g->m > GEMM_SKINNY_M ? jb.kc : g->k;
     int t = cf && cf->threads > 0 ? cf->threads : g->threads > 1 ? g->threads : 1;
     int pa_mode = cf ? cf->pack_a : GEMM_PACKA_AUTO;
     /* the skinny path's prologue buffers, one per thread (after B's when packed here) */
