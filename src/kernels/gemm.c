@@ -293,9 +293,6 @@ static void gemv(const job *jb, int64_t n0, int64_t n1, float *pbuf)
 
 /* The first row of call c when a block's rows (from i0) go in `calls`
  * calls of equal rows, give or take one. */
-#ifndef NEXT_B
-#define NEXT_B 1
-#endif
 static int64_t call_row(int64_t i0, int64_t rows, int64_t calls, int64_t c)
 {
     return i0 + rows * c / calls;
@@ -368,7 +365,7 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
      * block of A's rows and two widths of B fit in three quarters of L2:
      * else the first call of each width reads its K x width of B from L3 or
      * memory (prefill's weights), one stream at the kernel's pace */
-    const bool pf_next = NEXT_B && (min64(rows, g->m) + 2 * width) * g->k * 4 <= l2 / 4 * 3 && g->m > GEMM_SKINNY_M;
+    const bool pf_next = (min64(rows, g->m) + 2 * width) * g->k * 4 <= l2 / 4 * 3 && g->m > GEMM_SKINNY_M;
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         const float *a = g->a + i0 * g->rsa;
