@@ -361,11 +361,6 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         return;
     }
     int64_t rows = skinny_block_rows(g->k);
-    /* B's next width prefetched into L2 over the calls of this one, when a
-     * block of A's rows and two widths of B fit in three quarters of L2:
-     * else the first call of each width reads its K x width of B from L3 or
-     * memory (prefill's weights), one stream at the kernel's pace */
-    const bool pf_next = (min64(rows, g->m) + 2 * width) * g->k * 4 <= l2 / 4 * 3 && g->m > GEMM_SKINNY_M;
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         const float *a = g->a + i0 * g->rsa;
@@ -390,18 +385,9 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
                     }
                 continue;
             }
-            /* the next width's panels of B, a share per call, into L2 (next_b) */
-            const char *nb = NULL;
-            int64_t nbytes = 0;
-            if (pf_next && j + width < n1) {
-                nb = (const char *)(g->pb->data + ((j + width) / NR) * g->k * NR);
-                nbytes = min64(width, n1 - j - width) * g->k * 4;
-            }
             for (int64_t c = 0; c < calls; c++) {
                 int64_t r0 = call_row(i0, rows_b, calls, c), r1 = call_row(i0, rows_b, calls, c + 1);
                 if (c + 1 < calls) prefetch_c(g, r1, call_row(i0, rows_b, calls, c + 2) - r1, j, nc); /* the next call's */
-                for (int64_t o = nbytes * c / calls & ~(int64_t)63; nb && o < nbytes * (c + 1) / calls; o += 64)
-                    __builtin_prefetch(nb + o, 0, 2);
                 skinny_call(jb, a + (r0 - i0) * rsa, rsa, csa, r0, (int)(r1 - r0), j, nc);
             }
         }
