@@ -291,13 +291,6 @@ static void gemv(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         gemm_epi_tile(&g->epi, out + j, g->ldc, 0, n0 + j, 1, (int)min64(1 << 20, n - j));
 }
 
-/* The first row of call c when a block's rows (from i0) go in `calls`
- * calls of equal rows, give or take one. */
-static int64_t call_row(int64_t i0, int64_t rows, int64_t calls, int64_t c)
-{
-    return i0 + rows * c / calls;
-}
-
 /* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
  * blocks of rows small enough to stay in L2 while B's panels pass over them
  * (A is read from memory once). Each call covers up to the kernel's widest
@@ -371,24 +364,19 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         }
         for (int64_t j = n0; j < n1; j += width) {
             int nc = (int)min64(width, n1 - j), nv = (nc + VW - 1) / VW;
-            /* the block's rows in calls of equal rows, give or take one (16 as 8 + 8, not
-             * 12 + 4; 128 at 6 rows a call as 18 x 6 + 4 x 5, not 21 x 6 + 2: a call
-             * of 1 or 2 rows holds the FMAs' latency, at 2.6% of llama_small's prefill
-             * samples for 1.6% of the rows) */
-            const int64_t rows_b = i1 - i0, calls = (rows_b + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
+            /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
+            int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
+            int step = (int)((i1 - i0 + calls - 1) / calls);
             if (jb->skc < g->k) { /* K in shares: B's share of these columns stays in cache over the rows */
                 for (int64_t p0 = 0; p0 < g->k; p0 += jb->skc)
-                    for (int64_t c = 0; c < calls; c++) {
-                        int64_t r0 = call_row(i0, rows_b, calls, c), r1 = call_row(i0, rows_b, calls, c + 1);
-                        skinny_call_k(jb, a + (r0 - i0) * rsa + p0 * csa, rsa, csa, r0, (int)(r1 - r0), j, nc, p0,
-                                      min64(jb->skc, g->k - p0));
-                    }
+                    for (int64_t i = i0; i < i1; i += step)
+                        skinny_call_k(jb, a + (i - i0) * rsa + p0 * csa, rsa, csa, i, (int)min64(step, i1 - i), j,
+                                      nc, p0, min64(jb->skc, g->k - p0));
                 continue;
             }
-            for (int64_t c = 0; c < calls; c++) {
-                int64_t r0 = call_row(i0, rows_b, calls, c), r1 = call_row(i0, rows_b, calls, c + 1);
-                if (c + 1 < calls) prefetch_c(g, r1, call_row(i0, rows_b, calls, c + 2) - r1, j, nc); /* the next call's */
-                skinny_call(jb, a + (r0 - i0) * rsa, rsa, csa, r0, (int)(r1 - r0), j, nc);
+            for (int64_t i = i0; i < i1; i += step) {
+                if (i + step < i1) prefetch_c(g, i + step, min64(step, i1 - i - step), j, nc); /* the next call's */
+                skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(step, i1 - i), j, nc);
             }
         }
     }
