@@ -30,6 +30,7 @@ typedef struct job {
     bool rows_outer; /* the skinny path's: order 1 or 3, or 0 past GEMM_SKINNY_M at small K */
     bool stream;    /* rows outer, each call's tile stored past the caches (order 3: gemm_stream.h) */
     int snv;        /* the config's skinny_nv */
+    int64_t skc;    /* the skinny path's K per pass over a block's rows (columns outer); k: one pass */
     bool epi;       /* an epilogue other than identity */
     bool fuse;      /* ... that full tiles apply in the micro-kernel (gemm_epi_fusable) */
 } job;
@@ -198,6 +199,27 @@ static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa,
     if (st) gemm_stream_rows(c, g->ldc, t, ldo, m, nc);
 }
 
+/* skinny_call over K's share [p0, p0 + kb) only (A at row i's column p0):
+ * the first share stores its sum with the epilogue's linear part (scale,
+ * biases, a residual added before the activation), each later one adds
+ * C itself as a residual (scaled like the products), the last one with the
+ * activation, or the epilogue after it when the kernels cannot fuse it. */
+static void skinny_call_k(const job *jb, const float *a, int64_t rsa, int64_t csa, int64_t i, int m,
+                          int64_t j, int nc, int64_t p0, int64_t kb)
+{
+    const gemm_args *g = jb->g;
+    const gemm_kernel *kr = jb->kr;
+    float *c = g->c + i * g->ldc + j;
+    const bool last = p0 + kb == g->k;
+    gemm_fuse f = jb->fuse ? fuse_at(&g->epi, i, j) : (gemm_fuse){.scale = 1.0f};
+    if (p0 > 0) f = (gemm_fuse){.scale = f.scale, .res = c, .ldr = g->ldc, .rk = 1.0f, .act = last ? f.act : GEMM_FUSE_NONE,
+                                .lo = f.lo, .hi = f.hi};
+    else if (!last) f.act = GEMM_FUSE_NONE;
+    kr->skinny(kb, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr + p0 * kr->nr,
+               g->k * kr->nr, c, g->ldc, jb->fuse || p0 > 0 ? &f : NULL);
+    if (last && jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
+}
+
 /* The skinny path's rows per block (columns outer): A's block stays in
  * half of L2 while B's panels pass over it, at least 256 rows. */
 static int64_t skinny_block_rows(int64_t k)
@@ -355,6 +377,13 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
             /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
             int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
             int step = (int)((i1 - i0 + calls - 1) / calls);
+            if (jb->skc < g->k) { /* K in shares: B's share of these columns stays in cache over the rows */
+                for (int64_t p0 = 0; p0 < g->k; p0 += jb->skc)
+                    for (int64_t i = i0; i < i1; i += step)
+                        skinny_call_k(jb, a + (i - i0) * rsa + p0 * csa, rsa, csa, i, (int)min64(step, i1 - i), j,
+                                      nc, p0, min64(jb->skc, g->k - p0));
+                continue;
+            }
             for (int64_t i = i0; i < i1; i += step) {
                 if (i + step < i1) prefetch_c(g, i + step, min64(step, i1 - i - step), j, nc); /* the next call's */
                 skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(step, i1 - i), j, nc);
@@ -575,6 +604,10 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
      * would pay a C tile's load and store for little arithmetic. */
     int64_t nkb = (g->k + jb.kc - 1) / jb.kc;
     jb.kc = (int)up((g->k + nkb - 1) / nkb, 8);
+    /* K in shares on the skinny path (skinny_call_k) but where a residual
+     * comes after a fused activation (the shares' sum is the residual) */
+    bool shares = !(jb.fuse && g->epi.res && g->epi.res_after && g->epi.act != GEMM_ACT_NONE);
+    jb.skc = shares && cf && cf->kc > 0 && g->m > GEMM_SKINNY_M ? jb.kc : g->k;
     int t = cf && cf->threads > 0 ? cf->threads : g->threads > 1 ? g->threads : 1;
     int pa_mode = cf ? cf->pack_a : GEMM_PACKA_AUTO;
     /* the skinny path's prologue buffers, one per thread (after B's when packed here) */

@@ -547,6 +547,49 @@ static void test_stream(void **state)
     printf("# streamed C (order 3): %d cases\n", cases);
 }
 
+/* The skinny path past M = 16 with K in shares (a config's kc: each
+ * share's calls over every row before the next share, C added back as a
+ * residual): shares of 8, 64 and 256 (one share: K 100 at 256), K not a
+ * multiple of the share, every activation with no epilogue, a scale, a
+ * column bias and a residual before the activation, a row bias and a
+ * residual after it (K in one pass then), a prologue; on every kernel. */
+static void test_skinny_kshares(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{17, 45, 100}, {128, 64, 300}, {40, 131, 769}, {300, 16, 65}};
+    static const int kcs[] = {8, 64, 256};
+    enum { KMAX = 769 };
+    float sc[KMAX], sh[KMAX];
+    for (int p = 0; p < KMAX; p++) sc[p] = 0.5f + 0.001f * (float)p, sh[p] = 0.01f * (float)(p % 7) - 0.03f;
+    const kaffine pro = {sc, sh, -0.8f, 0.9f};
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        int cases = 0;
+        for (size_t c = 0; c < sizeof kcs / sizeof kcs[0]; c++) {
+            gemm_config cf = {.kc = kcs[c], .pack_a = GEMM_PACKA_OFF};
+            for (int act = 0; act < GEMM_ACT_COUNT; act++)
+                for (int var = 0; var < 4; var++) {
+                    size_t x = ((size_t)act + (size_t)var + c) % 4;
+                    gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = var != 3,
+                               .threads = 1 + var % 2, .cfg = &cf, .pro = var == 3 ? &pro : NULL};
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.3f : 0.3f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.4f : 0.6f;
+                    t.epi.bias_mode = var == 1 || var == 3 ? GEMM_BIAS_COL : var == 2 ? GEMM_BIAS_ROW : GEMM_BIAS_NONE;
+                    t.epi.scaled = var == 1;
+                    t.epi.scale = 1.25f;
+                    t.epi.res = var == 1 || var == 2 ? (const float *)1 : NULL; /* run_case points it at its residual */
+                    t.epi.res_after = var == 2;
+                    t.epi.res_scale = var == 1 ? 0.5f : 0.0f;
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+        printf("# skinny K shares on %s: %d cases\n", gemm_kernel_name(kr), cases);
+    }
+}
+
 /* The skinny path at M = 1 (kernels' gemv: the panels in runs walked side
  * by side): 1 to 19 panels and 41 (runs of one panel, of several, and the
  * panels left over, fewer than the runs), N a whole number of panels and
@@ -760,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_narrow),
         cmocka_unit_test(test_skinny_small),
         cmocka_unit_test(test_skinny_epilogues),
+        cmocka_unit_test(test_skinny_kshares),
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_pack_a),
