@@ -36,7 +36,7 @@ check bad-percentile 2 "calib-percentile" "$ait" tune "$model" --quant int8 --ca
 "$ait" tune "$model" "${fast[@]}" --quant int8dq,int8 --min-sqnr 90 --json -o "$tmp/s.ait" >"$tmp/s.json" 2>"$tmp/s.err"
 check strict-rejected 0 "^native:int8dq/t1 rejected bound 90 .*SQNR .* below the bound 90 dB" cands "$tmp/s.json"
 check strict-rejected-static 0 "^native:int8/t1 rejected bound 90 .*SQNR .* below the bound 90 dB" cands "$tmp/s.json"
-check strict-float 0 "^chosen (native|onednn|openblas)(:[a-z0-9]+)?/t1$" cands "$tmp/s.json"
+check strict-float 0 "^chosen (native|onednn|openblas)(:[a-z0-9-]+)?/t1$" cands "$tmp/s.json"
 mkdir -p "$tmp/o"
 check strict-runs 0 "wrote 1 outputs" "$ait" run "$tmp/s.ait" --output-dir "$tmp/o" --repeat 1
 finish
