@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/tensor.h"
-#include "core/timer.h"
 #include "gemmtune/tune.h"
 #include "kernels/isa.h"
 #include "kernels/qgemm.h"
@@ -152,13 +151,6 @@ typedef struct child {
     result res;
 } child;
 
-/* The wall clock as a profile_clock_fn. */
-static int64_t wall_ns(void *ctx)
-{
-    (void)ctx;
-    return now_ns();
-}
-
 /* Whether a config runs on the calling thread alone (the default's threads
  * are the caller's: 1 here), so its thread's CPU time is its time. */
 static bool one_thread(const gemm_config *cfg)
@@ -170,7 +162,7 @@ static bool one_thread(const gemm_config *cfg)
 static profile_clock_fn cand_clock(const gt_opts *o, const cand *c)
 {
     if (o->clock) return o->clock;
-    return o->cpu_clock && (c->lib[0] || one_thread(&c->cfg)) ? profile_thread_cpu_ns : wall_ns;
+    return profile_clock(o->cpu_clock && (c->lib[0] || one_thread(&c->cfg)));
 }
 
 static int cmp_d(const void *x, const void *y)
@@ -615,7 +607,7 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
 static double time_once(const shape *s, const gemm_config *cfg, const char *lib, float *c,
                         const gemm_packed *pb, int iters, bool cpu_clock, ait_error *e, ait_status *st)
 {
-    profile_clock_fn clk = cpu_clock && (lib || one_thread(cfg)) ? profile_thread_cpu_ns : wall_ns;
+    profile_clock_fn clk = profile_clock(cpu_clock && (lib || one_thread(cfg)));
     const gt_row *r = s->r;
     gemm_args g = {.m = r->m, .n = r->n, .k = r->k, .a = s->a, .rsa = s->rsa, .csa = s->csa,
                    .b = pb ? NULL : s->b, .pb = pb, .rsb = s->rsb, .csb = s->csb, .c = c,

@@ -67,16 +67,9 @@ typedef struct check_run {
     int n;
     tensor *const *inputs;
     int rotate;                    /* the first round's first plan */
-    bool cpu;                      /* timed by the thread's CPU time (tune_opts.cpu_clock) */
+    profile_clock_fn clock;        /* what times a plan's run (profile_clock) */
     double med[CHECK_MAX_PLANS];   /* what the child sends back */
 } check_run;
-
-/* Seconds on the check's clock: the wall clock, or with cpu the thread's
- * CPU time (the plans run on this thread only: candidates of one thread). */
-static double check_now(bool cpu)
-{
-    return cpu ? (double)profile_thread_cpu_ns(NULL) * 1e-9 : now_sec();
-}
 
 /* In the child: every plan built and primed, warmed up, then timed in
  * rounds; sends each plan's median. */
@@ -97,9 +90,9 @@ static ait_status check_fn(void *ctx, const void **out, size_t *len, ait_error *
            (rounds < CHECK_MIN_ROUNDS || now_sec() - start < CHECK_SECS * c->n)) {
         for (int k = 0; k < c->n; k++) {
             int p = (k + rounds + c->rotate) % c->n;
-            double t0 = check_now(c->cpu);
+            int64_t t0 = c->clock(NULL);
             TRY(plan_exec_run(px[p], c->inputs, outs, e));
-            t[p * CHECK_MAX_ROUNDS + rounds] = check_now(c->cpu) - t0;
+            t[p * CHECK_MAX_ROUNDS + rounds] = (double)(c->clock(NULL) - t0) * 1e-9;
         }
         rounds++;
     }
@@ -295,7 +288,7 @@ static void check_measure(const ait_model *m, const tune_opts *o, plan **plans,
     for (int k = 0; k < CHECK_MAX_PROCS && !plan_check_settled(c, margin); k++) {
         /* --cpu-clock: the check too, where every candidate runs on one thread */
         check_run run = {.m = m, .plans = plans, .n = c->n_plans, .inputs = inputs, .rotate = k,
-                         .cpu = o->cpu_clock && o->max_threads <= 1};
+                         .clock = profile_clock(o->cpu_clock && o->max_threads <= 1)};
         isolate_result ir = {0};
         ait_error ce = {0};
         if (isolate_run(&io, check_fn, &run, &ir, &ce) != AIT_OK ||

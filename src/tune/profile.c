@@ -26,6 +26,11 @@ int64_t profile_thread_cpu_ns(void *ctx)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+profile_clock_fn profile_clock(bool thread_cpu)
+{
+    return thread_cpu ? profile_thread_cpu_ns : mono_ns;
+}
+
 /* Sample standard deviation over the mean; 0 for a zero mean (a clock too
  * coarse to see the run is as stable as it gets). */
 static double coef_var(const double *t, int n)

@@ -48,6 +48,12 @@ typedef struct profile_opts {
  * time other processes held the core (tune_opts.cpu_clock). */
 int64_t profile_thread_cpu_ns(void *ctx);
 
+/* The clock a tune times work by: the calling thread's CPU time
+ * (profile_thread_cpu_ns) when `thread_cpu` (the tune asked for it and the
+ * work runs on that thread alone), else the wall clock (CLOCK_MONOTONIC).
+ * One rule for `ait tune`, its whole-plan check and `ait gemm tune`. */
+profile_clock_fn profile_clock(bool thread_cpu);
+
 /* The defaults above. */
 profile_opts profile_defaults(void);
 
