@@ -22,9 +22,9 @@ ait_status strategy_check(const char *name, ait_error *e)
     TRY(strategy_parse(name, &st, e));
     if (st.kind != STRAT_ONE_BACKEND && st.kind != STRAT_ONLY) return AIT_OK;
     /* NAME is a backend, or BACKEND:VARIANT for one of its variants */
-    const char *colon = strchr(st.backend, ':');
-    size_t n = colon ? (size_t)(colon - st.backend) : strlen(st.backend);
-    if (colon && !colon[1])
+    const char *variant;
+    size_t n = strategy_name_backend(st.backend, &variant);
+    if (variant && !*variant)
         return err_set(e, AIT_E_INVALID_ARG,
                        "strategy '%s': '%s' names no variant (BACKEND:VARIANT, e.g. "
                        "only:native:int8wo)", name, st.backend);

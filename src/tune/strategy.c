@@ -76,13 +76,19 @@ const char *strategy_str(const strategy *s, char *buf, size_t n)
     return buf;
 }
 
-bool strategy_names(const char *name, const char *backend, const char *variant)
+size_t strategy_name_backend(const char *name, const char **variant)
 {
     const char *colon = strchr(name, ':');
-    if (!colon) return !strcmp(backend, name);
-    size_t n = (size_t)(colon - name);
-    return colon[1] && strlen(backend) == n && !strncmp(backend, name, n) && variant &&
-           !strcmp(variant, colon + 1);
+    *variant = colon ? colon + 1 : NULL;
+    return colon ? (size_t)(colon - name) : strlen(name);
+}
+
+bool strategy_names(const char *name, const char *backend, const char *variant)
+{
+    const char *want;
+    size_t n = strategy_name_backend(name, &want);
+    if (strlen(backend) != n || strncmp(backend, name, n)) return false;
+    return !want || (*want && variant && !strcmp(variant, want));
 }
 
 static bool of_backend(const cand_result *c, const char *name)

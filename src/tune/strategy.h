@@ -3,6 +3,7 @@
  * by the margin (design.md, Tuning). */
 #ifndef AIT_TUNE_STRATEGY_H
 #define AIT_TUNE_STRATEGY_H
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,6 +44,10 @@ typedef struct strategy {
     double margin;
 } strategy;
 
+/* The backend part of a one-backend:NAME or only:NAME name: its length, and
+ * *variant the text after "BACKEND:" ("" for "native:"), NULL for a backend
+ * alone. */
+size_t strategy_name_backend(const char *name, const char **variant);
 /* Whether a candidate of backend `backend`, variant `variant` (NULL or "":
  * the default), is one that one-backend:NAME and only:NAME name: NAME is a
  * backend ("native": any of its variants) or a backend and one variant
