@@ -775,17 +775,21 @@ static void test_ops(void **state)
 
 /* g built on native and run once on feed (a module of dynamic shapes
  * schedules at its first run), for its steps; free with the backend's free. */
-static built *native_ran(const graph *g, tensor *const *feed)
+static built *native_ran_as(const graph *g, tensor *const *feed, const char *variant)
 {
     const backend *b = backend_find("native");
     candidate_cfg c = {.backend = "native", .threads = 1};
+    snprintf(c.variant, sizeof c.variant, "%s", variant);
     built *bm = NULL;
     ait_error e = {0};
     tensor *outs[16];
-    if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("native build: %s", e.msg);
-    if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native run: %s", e.msg);
+    if (b->build(b, g, &c, &bm, &e) != AIT_OK) fail_msg("native%s%s build: %s", *variant ? ":" : "", variant, e.msg);
+    if (b->run(bm, feed, outs, &e) != AIT_OK) fail_msg("native%s%s run: %s", *variant ? ":" : "", variant, e.msg);
     return bm;
 }
+
+/* native_ran_as in the default variant. */
+static built *native_ran(const graph *g, tensor *const *feed) { return native_ran_as(g, feed, ""); }
 
 /* How many attention steps (fused, or the Attention op) native runs for g,
  * or (attn_only false) how many steps, -1 when a node is left to its reference op. */
@@ -1876,6 +1880,16 @@ static void test_native_nhwc(void **state)
     }
 }
 
+/* How many of bm's Conv steps hold Winograd's 36 packed transforms. */
+static int wino_convs(const built *bm)
+{
+    int n = 0;
+    for (int k = 0; k < bm->n_steps; k++)
+        n += bm->steps[k].op && !strcmp(bm->steps[k].op->name, "Conv") &&
+             bm->packs[bm->steps[k].node].groups == 36;
+    return n;
+}
+
 /* Native's "wino" variant (3x3 stride-1 Convs as Winograd F(4x4, 3x3),
  * kernels/winograd.h): offered where a module has such a Conv and not
  * otherwise; in it, each such Conv's weights are 36 packed transforms (and
@@ -1918,17 +1932,8 @@ static void test_native_wino(void **state)
         for (int v = 0; v < nv; v++) has += !strcmp(vars[v], "wino");
         if (has != 1) fail_msg("wino %zu: the variant offered %d times, want once", i, has);
         for (int wino = 0; wino < 2; wino++) { /* 36 packs per 3x3 stride-1 Conv, in wino only */
-            candidate_cfg c = {.backend = "native", .threads = 1, .variant = ""};
-            snprintf(c.variant, sizeof c.variant, "%s", wino ? "wino" : "");
-            built *bm = NULL;
-            ait_error e = {0};
-            tensor *outs[4];
-            if (b->build(b, g.g, &c, &bm, &e) != AIT_OK) fail_msg("wino build: %s", e.msg);
-            if (b->run(bm, g.feed, outs, &e) != AIT_OK) fail_msg("wino run: %s", e.msg);
-            int n36 = 0;
-            for (int k = 0; k < bm->n_steps; k++)
-                n36 += bm->steps[k].op && !strcmp(bm->steps[k].op->name, "Conv") &&
-                       bm->packs[bm->steps[k].node].groups == 36;
+            built *bm = native_ran_as(g.g, g.feed, wino ? "wino" : "");
+            int n36 = wino_convs(bm);
             if (n36 != (wino ? 3 : 0))
                 fail_msg("wino %zu: %d Convs with 36 packed transforms in %s, want %d", i, n36,
                          wino ? "wino" : "the default", wino ? 3 : 0);
@@ -1989,17 +1994,8 @@ static void test_native_wino_large(void **state)
         if (has != 1) fail_msg("wino-large: the variant offered %d times, want once", has);
         static const char *const vs[] = {"wino", "wino-large"};
         for (int k = 0; k < 2; k++) {
-            candidate_cfg c = {.backend = "native", .threads = 1, .variant = ""};
-            snprintf(c.variant, sizeof c.variant, "%s", vs[k]);
-            built *bm = NULL;
-            ait_error e = {0};
-            tensor *outs[4];
-            if (b->build(b, g.g, &c, &bm, &e) != AIT_OK) fail_msg("%s build: %s", vs[k], e.msg);
-            if (b->run(bm, g.feed, outs, &e) != AIT_OK) fail_msg("%s run: %s", vs[k], e.msg);
-            int n36 = 0;
-            for (int j = 0; j < bm->n_steps; j++)
-                n36 += bm->steps[j].op && !strcmp(bm->steps[j].op->name, "Conv") &&
-                       bm->packs[bm->steps[j].node].groups == 36;
+            built *bm = native_ran_as(g.g, g.feed, vs[k]);
+            int n36 = wino_convs(bm);
             if (n36 != 2 - k) fail_msg("%s: %d Convs with 36 packed transforms, want %d", vs[k], n36, 2 - k);
             if (bm->packs[0].groups != 36) fail_msg("%s: the 26x27 plane's Conv not on Winograd", vs[k]);
             b->free(bm);
