@@ -2,8 +2,8 @@
 # CLI tests of native's int8dq and int8 (static, calibrated) Convs (tune
 # --quant) on resnet18's layer1 (3x3 Convs, residual Adds): each variant is
 # offered, judged by its module's SQNR against the int8 bound (25 dB) and
-# passes it; int8's artifact (calibrated at the 99.9th percentile) runs
-# from its saved scales; with a too-strict --min-sqnr both are rejected
+# passes it; int8's artifact (calibrated at the 99.9th percentile, int8
+# pinned by the strategy) runs from its saved scales; with a too-strict --min-sqnr both are rejected
 # with the SQNR in the reason and the tune still picks a float32 candidate
 # and writes a plan that runs.
 # usage: test_qconv_cli.sh AIT TEST_DATA_DIR
@@ -26,10 +26,13 @@ for m in d["modules"]:
 PY
 }
 
-"$ait" tune "$model" "${fast[@]}" --quant int8dq --json >"$tmp/q.json" 2>"$tmp/q.err"
-check offered-ok 0 "^native:int8dq/t1 ok bound 25 sqnr (2[5-9]|[3-9][0-9])" cands "$tmp/q.json"
-"$ait" tune "$model" "${fast[@]}" --quant int8 --calib-percentile 99.9 --json -o "$tmp/q8.ait" >"$tmp/q8.json" 2>"$tmp/q8.err"
+# One tune offers both variants (every candidate is tried whatever the strategy);
+# only:native:int8 makes static int8 the plan, so static-runs runs its saved scales.
+"$ait" tune "$model" "${fast[@]}" --quant int8dq,int8 --calib-percentile 99.9 --strategy only:native:int8 \
+  --json -o "$tmp/q8.ait" >"$tmp/q8.json" 2>"$tmp/q8.err"
+check offered-ok 0 "^native:int8dq/t1 ok bound 25 sqnr (2[5-9]|[3-9][0-9])" cands "$tmp/q8.json"
 check static-ok 0 "^native:int8/t1 ok bound 25 sqnr (2[5-9]|[3-9][0-9])" cands "$tmp/q8.json"
+check static-chosen 0 "^chosen native:int8/t1$" cands "$tmp/q8.json"
 mkdir -p "$tmp/o8"
 check static-runs 0 "wrote 1 outputs" "$ait" run "$tmp/q8.ait" --output-dir "$tmp/o8" --repeat 1
 check bad-percentile 2 "calib-percentile" "$ait" tune "$model" --quant int8 --calib-percentile 40
