@@ -281,9 +281,21 @@ static ait_status run_child(void *ctx, const void **out, size_t *len, ait_error 
 
 /* ---- candidates ------------------------------------------------------------------- */
 
+/* Whether cfg runs the default's code: every field 0 but one thread (the
+ * tune's default runs on one) and the best kernel. A candidate of its own
+ * would only race the default against itself, and in the duel below win by
+ * noise as often as not. */
+static bool same_as_default(const gemm_config *cfg)
+{
+    gemm_config z = *cfg;
+    if (z.threads == 1) z.threads = 0;
+    if (z.kern == gemm_kernel_best()) z.kern = NULL;
+    return !memcmp(&z, &(gemm_config){0}, sizeof z);
+}
+
 static int add(cand *cs, int n, const gemm_config *cfg, bool dflt)
 {
-    if (n >= MAX_CANDS) return n;
+    if (n >= MAX_CANDS || (!dflt && same_as_default(cfg))) return n;
     for (int i = 0; i < n; i++)
         if (!cs[i].lib[0] && !memcmp(&cs[i].cfg, cfg, sizeof *cfg) && cs[i].dflt == dflt) return n;
     cs[n] = (cand){.cfg = *cfg, .dflt = dflt, .isa = -1};
@@ -299,7 +311,7 @@ static int qcandidates(const gt_opts *o, cand *cs)
     int n = add(cs, 0, &(gemm_config){0}, true);
     int threads = o->threads > 0 ? o->threads : 1;
     for (int t = 1; t <= threads; t++) {
-        n = add(cs, n, &(gemm_config){.threads = t}, false);
+        if (n < MAX_CANDS) cs[n++] = (cand){.cfg = {.threads = t}, .isa = -1}; /* t1 too: the row's id says t1 */
         if (o->all && n < MAX_CANDS) cs[n++] = (cand){.cfg = {.threads = t}, .isa = KISA_PORTABLE};
     }
     return n;
@@ -509,9 +521,13 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
      * the default re-timed at 1.01x). The row's us and default_us are then
      * the duel's. */
     if (out->us > 0 && best_i >= 0 && !cs[best_i].dflt && o->confirm >= 0 && s.dt.scheme < 0 && in->layout[0] != 'p') {
-        duel d = {.s = &s, .cfg = &out->cfg, .rounds = o->confirm > 0 ? o->confirm : GT_CONFIRM_ROUNDS,
-                  .iters = o->iters > 0 ? o->iters : 10, .fixed = o->clock, .cpu_clock = o->cpu_clock};
-        isolate_opts dio = {.timeout = io.timeout * (d.rounds + 1)};
+        /* R rounds of iters runs as R x iters rounds of one run each (64 at
+         * most): the two alternate run by run, so a change of load between
+         * runs falls on both alike */
+        int rounds = o->confirm > 0 ? o->confirm : GT_CONFIRM_ROUNDS, iters = o->iters > 0 ? o->iters : 10;
+        duel d = {.s = &s, .cfg = &out->cfg, .rounds = rounds * iters < 64 ? rounds * iters : 64, .iters = 1,
+                  .fixed = o->clock, .cpu_clock = o->cpu_clock};
+        isolate_opts dio = {.timeout = io.timeout * (rounds + 1)};
         isolate_result ir;
         ait_error ce = {0};
         ait_status st = isolate_run(&dio, run_duel, &d, &ir, &ce);
@@ -524,7 +540,7 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
         } else {
             bool keep = d.us[1] * GT_CONFIRM_GAIN < d.us[0];
             log_msg(&o->log, AIT_LOG_DEBUG, "gemm %lldx%lldx%lld %s: %s %.2f us against the default %.2f us "
-                    "in %d interleaved rounds: %s", (long long)in->m, (long long)in->n, (long long)in->k,
+                    "in %d alternated runs: %s", (long long)in->m, (long long)in->n, (long long)in->k,
                     in->layout, best_name, d.us[1], d.us[0], d.rounds, keep ? "kept" : "the default kept");
             out->default_us = d.us[0];
             out->us = keep ? d.us[1] : d.us[0];
