@@ -85,6 +85,10 @@ static const char *tune_help =
     "  --cpu-clock      time candidates at one thread (and the libraries) by the\n"
     "                   thread's CPU time, not the wall clock (a shared machine);\n"
     "                   the CSV's clock column says which timed each row\n"
+    "  --confirm R      a winner other than the default config must beat it by 2%\n"
+    "                   in R x --iters runs alternated with the default's in one\n"
+    "                   process (default 5; 0: the lowest median wins); the row\n"
+    "                   then has those medians\n"
     "  --mpi            under mpirun: the shapes spread over the ranks; rank 0\n"
     "                   writes the CSV (the rows one process writes, same order)\n"
     "                   (runs ait-mpi, ait built with Open MPI, from ait's folder)\n"
@@ -285,7 +289,8 @@ static int tune(int argc, char **argv)
         {"iters", required_argument, 0, 'n'},   {"threads", required_argument, 0, 't'},
         {"splitk", no_argument, 0, 's'},        {"all", no_argument, 0, 'a'},
         {"no-refs", no_argument, 0, 'r'},       {"mpi", no_argument, 0, 'M'},
-        {"cpu-clock", no_argument, 0, 'C'},     {0, 0, 0, 0}};
+        {"cpu-clock", no_argument, 0, 'C'},     {"confirm", required_argument, 0, 'K'},
+        {0, 0, 0, 0}};
     const char *out = NULL;
     bool mpi = false;
     gt_opts o = {.refs = true, .log = {quiet_log, NULL}};
@@ -308,6 +313,7 @@ static int tune(int argc, char **argv)
         case 'r': o.refs = false; break;
         case 'M': mpi = true; break;
         case 'C': o.cpu_clock = true; break;
+        case 'K': ok = cli_parse_int(optarg, 0, 64, &v), o.confirm = v ? (int)v : -1; break;
         default: return usage_err(tune_help, NULL);
         }
         if (!ok) {

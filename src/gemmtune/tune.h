@@ -35,9 +35,18 @@ typedef struct gt_opts {
      * processes held the core. Candidates at more threads keep the wall
      * clock. A row says which clock its us came from (gt_row.cpu_clock). */
     bool cpu_clock;
+    /* Rounds of the head-to-head that a winner other than the default
+     * must win (GT_CONFIRM_GAIN faster than the default, interleaved in one
+     * child, iters runs a round) to become the row: 0 GT_CONFIRM_ROUNDS,
+     * negative none (the lowest median wins, as before). Float rows whose A
+     * is not prepacked. */
+    int confirm;
     profile_clock_fn clock; /* tests: a fake clock for every candidate (NULL: as cpu_clock says) */
     logger log;       /* INFO: each shape's choice; DEBUG: each candidate */
 } gt_opts;
+
+#define GT_CONFIRM_ROUNDS 5
+#define GT_CONFIRM_GAIN 1.02
 
 ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o, ait_error *e);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -404,6 +405,85 @@ static void tune_clock(void **state)
     assert_false(out.cpu_clock);
 }
 
+/* A clock shared by the tune's children (a MAP_SHARED page, inherited at
+ * fork): each reading moves it on by a step that shrinks by `ratio` per
+ * reading, so every run is a little shorter than the one before it,
+ * whichever child runs it. The tune's last native candidate then has the
+ * lowest median, and in the duel (the default, then the winner, in each
+ * round) the winner is faster by ratio^(readings between them). */
+typedef struct shared_clock {
+    int64_t t;
+    double step, ratio;
+} shared_clock;
+static shared_clock *shclk;
+
+static int64_t shrinking_ns(void *ctx)
+{
+    (void)ctx;
+    shclk->step *= shclk->ratio;
+    return shclk->t += (int64_t)shclk->step;
+}
+
+static void log_keep(void *user, ait_log_level level, const char *msg)
+{
+    (void)level;
+    char *buf = user;
+    size_t l = strlen(buf);
+    if (l + strlen(msg) + 2 < 65536) snprintf(buf + l, 65536 - l, "%s\n", msg);
+}
+
+/* The duel (gt_opts.confirm): a winner other than the default becomes the
+ * row only if it beats the default by GT_CONFIRM_GAIN in interleaved rounds;
+ * the row then carries the duel's times. And the skinny path's K shares
+ * (kc 128, 256 at K past them) among the candidates. */
+static void tune_confirm(void **state)
+{
+    (void)state;
+    shclk = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(shclk != MAP_FAILED);
+    gt_row in = {.m = 20, .n = 48, .k = 300, .dtype = "f32", .layout = "np", .epi = "none", .count = 1};
+    char *log = calloc(1, 65536);
+    assert_non_null(log);
+    gt_opts o = {.warmup = 1, .iters = 3, .timeout = 30, .clock = shrinking_ns, .confirm = -1,
+                 .log = {log_keep, log}};
+    gt_row out;
+    ait_error e = {0};
+    static const gemm_config zero;
+    /* no duel: the last candidate's lowest median wins */
+    *shclk = (shared_clock){.step = 1e6, .ratio = 0.9999};
+    assert_int_equal(gt_tune_shape(&in, &o, &out, &e), AIT_OK);
+    assert_true(memcmp(&out.cfg, &zero, sizeof zero) != 0);
+    assert_true(out.us < out.default_us);
+    assert_null(strstr(log, "alternated runs"));
+    assert_non_null(strstr(log, ".kc128.mc0.nc0.pa0.o0.sk1.t1:"));
+    assert_non_null(strstr(log, ".kc256.mc0.nc0.pa0.o0.sk1.t1:"));
+    assert_null(strstr(log, ".kc0.mc0.nc0.pa0.o0.sk1.t1:")); /* the default's code: not a candidate */
+    /* the duel: under 2% faster side by side, so the default is the row */
+    log[0] = 0;
+    o.confirm = 3;
+    *shclk = (shared_clock){.step = 1e6, .ratio = 0.9999};
+    assert_int_equal(gt_tune_shape(&in, &o, &out, &e), AIT_OK);
+    assert_non_null(strstr(log, "in 9 alternated runs: the default kept"));
+    assert_memory_equal(&out.cfg, &zero, sizeof zero);
+    assert_true(out.us == out.default_us && out.us > 0);
+    assert_string_not_equal(out.kernel, "failed");
+    /* ... and clearly faster: the winner stays, with the duel's times */
+    log[0] = 0;
+    *shclk = (shared_clock){.step = 1e6, .ratio = 0.98};
+    assert_int_equal(gt_tune_shape(&in, &o, &out, &e), AIT_OK);
+    assert_non_null(strstr(log, "in 9 alternated runs: kept"));
+    assert_true(memcmp(&out.cfg, &zero, sizeof zero) != 0);
+    assert_true(out.us * GT_CONFIRM_GAIN < out.default_us);
+    /* K at 32 or less (rows outer): no K shares */
+    log[0] = 0;
+    in.k = 24;
+    o.confirm = -1;
+    assert_int_equal(gt_tune_shape(&in, &o, &out, &e), AIT_OK);
+    assert_null(strstr(log, ".kc128.mc0.nc0.pa0."));
+    free(log);
+    munmap(shclk, 4096);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +494,7 @@ int main(void)
         cmocka_unit_test(db_dtypes),
         cmocka_unit_test(db_clock),
         cmocka_unit_test(tune_clock),
+        cmocka_unit_test(tune_confirm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
