@@ -4,7 +4,7 @@
  * packed as B), native's implicit GEMM (kernels/conv_ig.h, A read from the
  * padded input rows), native's Winograd F(4x4, 3x3) (kernels/winograd.h, on
  * 3x3 stride-1 shapes: the native "wino" variant's kernel, every image in one
- * call) and oneDNN's convolution primitive (every memory in
+ * call; and its F(2x2, 3x3), "wino-large"'s on small planes) and oneDNN's convolution primitive (every memory in
  * the format it picks, "any": its best case, reorders outside the timing),
  * all with bias and Relu fused, on one thread (OpenMP's count set to 1
  * for oneDNN), timed in interleaved rounds on this
@@ -20,7 +20,7 @@
  * Prints per shape: median ms of each engine, GFLOP/s of each, and the
  * ratios im2col / oneDNN and implicit / oneDNN (below 1: native faster),
  * of the medians and of the 10th percentiles; then Winograd's line where it
- * applies. */
+ * applies (F(4x4), then F(2x2)). */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -99,33 +99,34 @@ static void bench(const shape *s, int rounds)
     size_t scr;
     if (!kig_scratch(&g, false, 1, &scr)) exit(1);
     float *scratch = xalloc(sizeof(float) * (scr + 16));
-    /* Winograd: the 36 transforms packed as B */
+    /* Winograd: the 36 (F(4x4)) and 16 (F(2x2)) transforms packed as B */
     const bool wg = kwg_fits(&g);
-    gemm_packed wgv[KWG_POS];
-    float *wgs = NULL;
-    if (wg) {
-        float *u = xalloc(sizeof(float) * (size_t)(KWG_POS * s->c * s->m));
-        kwg_weights(wk, s->c, s->m, u);
+    gemm_packed wgv[2][KWG_POS];
+    float *wgs[2] = {NULL, NULL};
+    for (int tl = 0; wg && tl < 2; tl++) {
+        const kwg_tile tt = tl ? KWG_F2 : KWG_F4;
+        float *u = xalloc(sizeof(float) * (size_t)(kwg_pos(tt) * s->c * s->m));
+        kwg_weights(tt, wk, s->c, s->m, u);
         size_t sz = gemm_pack_b_size(kr, s->c, s->m), wf;
-        for (int pos = 0; pos < KWG_POS; pos++) {
+        for (int pos = 0; pos < kwg_pos(tt); pos++) {
             void *buf = xalloc(sz);
             gemm_pack_b(kr, u + pos * s->c * s->m, s->m, 1, s->c, s->m, buf);
-            if (gemm_packed_view(buf, sz, &wgv[pos], &err) != AIT_OK) exit(1);
+            if (gemm_packed_view(buf, sz, &wgv[tl][pos], &err) != AIT_OK) exit(1);
         }
-        if (!kwg_scratch(&g, s->n, s->m, 1, &wf)) exit(1);
-        wgs = xalloc(sizeof(float) * (wf + 16));
+        if (!kwg_scratch(tt, &g, s->n, s->m, 1, &wf)) exit(1);
+        wgs[tl] = xalloc(sizeof(float) * (wf + 16));
     }
-    float *y[4];
-    for (int e = 0; e < 4; e++) y[e] = xalloc(sizeof(float) * (size_t)(s->n * ohw * s->m));
+    float *y[5];
+    for (int e = 0; e < 5; e++) y[e] = xalloc(sizeof(float) * (size_t)(s->n * ohw * s->m));
     gemm_epi epi = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
     dn d;
     dnnl_dims_t sd = {s->n, s->c, s->h, s->w}, wd = {s->m, s->c, s->k, s->k}, dd = {s->n, s->m, s->oh, s->ow};
     dn_make(&d, sd, 4, wd, dnnl_oihw, dd, s->s, s->p, dnnl_format_tag_any, dnnl_eltwise_relu, 0, 0, x, wt, bias);
     printf("  oneDNN implementation: %s\n", d.impl);
-    double *t[4];
-    for (int e = 0; e < 4; e++) t[e] = calloc((size_t)rounds, sizeof(double));
+    double *t[5];
+    for (int e = 0; e < 5; e++) t[e] = calloc((size_t)rounds, sizeof(double));
     for (int it = -1; it < rounds; it++)
-        for (int e = 0; e < (wg ? 4 : 3); e++) {
+        for (int e = 0; e < (wg ? 5 : 3); e++) {
             double t0 = cpu_now();
             if (e == 0) {
                 for (int64_t im = 0; im < s->n; im++)
@@ -142,8 +143,10 @@ static void bench(const shape *s, int rounds)
                     if (kig_conv(&g, false, x + im * hw * s->c, runs, s->m, y[1] + im * ohw * s->m, s->m, &epi,
                                  scratch, 1, &err) != AIT_OK)
                         exit(1);
-            } else if (e == 3) {
-                if (kwg_conv(&g, s->n, x, wgv, s->m, y[3], s->m, &epi, wgs, 1, &err) != AIT_OK) exit(1);
+            } else if (e >= 3) {
+                if (kwg_conv(e == 4 ? KWG_F2 : KWG_F4, &g, s->n, x, wgv[e - 3], s->m, y[e], s->m, &epi,
+                             wgs[e - 3], 1, &err) != AIT_OK)
+                    exit(1);
             } else {
                 dn_run(&d);
             }
@@ -151,9 +154,9 @@ static void bench(const shape *s, int rounds)
         }
     dn_out(&d, dd, y[2]);
     const int64_t ny = s->n * ohw * s->m;
-    double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[4];
-    double p10[4]; /* the 10th percentile (median sorts t[e]): less of other work's noise */
-    for (int e = 0; e < (wg ? 4 : 3); e++) {
+    double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[5];
+    double p10[5]; /* the 10th percentile (median sorts t[e]): less of other work's noise */
+    for (int e = 0; e < (wg ? 5 : 3); e++) {
         ms[e] = median(t[e], rounds) * 1e3;
         p10[e] = t[e][rounds / 10] * 1e3;
     }
@@ -165,11 +168,11 @@ static void bench(const shape *s, int rounds)
            ms[1], flop / ms[1] * 1e-6, ms[2], flop / ms[2] * 1e-6, ms[0] / ms[2], ms[1] / ms[2], p10[0] / p10[2],
            p10[1] / p10[2],
            rel_diff(y[0], y[2], ny), rel_diff(y[1], y[2], ny));
-    if (wg) /* GF/s of the direct convolution's FLOPs */
-        printf("  winograd %.3f ms (%.0f GF/s eq.); winograd/oneDNN %.2f, winograd/implicit %.2f; p10 "
-               "winograd/oneDNN %.2f winograd/implicit %.2f; diff winograd %.1e\n",
-               ms[3], flop / ms[3] * 1e-6, ms[3] / ms[2], ms[3] / ms[1], p10[3] / p10[2], p10[3] / p10[1],
-               rel_diff(y[3], y[2], ny));
+    for (int e = 3; wg && e < 5; e++) /* GF/s of the direct convolution's FLOPs */
+        printf("  winograd %s %.3f ms (%.0f GF/s eq.); winograd/oneDNN %.2f, winograd/implicit %.2f, "
+               "winograd/im2col %.2f; p10 winograd/oneDNN %.2f winograd/implicit %.2f; diff winograd %.1e\n",
+               e == 4 ? "F(2x2)" : "F(4x4)", ms[e], flop / ms[e] * 1e-6, ms[e] / ms[2], ms[e] / ms[1],
+               ms[e] / ms[0], p10[e] / p10[2], p10[e] / p10[1], rel_diff(y[e], y[2], ny));
     fflush(stdout);
 }
 

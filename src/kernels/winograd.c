@@ -1,8 +1,8 @@
-/* Winograd F(4x4, 3x3) convolution (winograd.h): per block of tiles, the
- * input transform into V (winograd_tmpl.h, one instance per ISA), the 36
- * GEMMs against the packed U (gemm_f32, A read in place), then the output
- * transform with the epilogue. Blocks run on the threads, each with its
- * own V and M in the scratch. */
+/* Winograd F(4x4, 3x3) and F(2x2, 3x3) convolutions (winograd.h): per block
+ * of tiles, the input transform into V (winograd_tmpl.h, one instance per
+ * ISA and tile), the 36 (16) GEMMs against the packed U (gemm_f32, A read in
+ * place), then the output transform with the epilogue. Blocks run on the
+ * threads, each with its own V and M in the scratch. */
 #include <omp.h>
 #include <string.h>
 
@@ -21,19 +21,24 @@
 #include "kernels/winograd_tmpl.h"
 #include "kernels/vec_end.h"
 
+typedef void (*kwg_in_fn)(const float *const *p, int64_t c, float *v, int64_t vs);
+typedef void (*kwg_out_fn)(const float *m, int64_t ms, int64_t n, float *const *out, const int64_t *pix,
+                           const gemm_epi *e, bool quick);
 typedef struct kwg_impl {
     kisa isa;
-    void (*in)(const float *const *p, int64_t c, float *v, int64_t vs);
-    void (*out)(const float *m, int64_t ms, int64_t n, float *const *out, const int64_t *pix,
-                const gemm_epi *e, bool quick);
+    kwg_in_fn in, in2;    /* F(4x4)'s and F(2x2)'s */
+    kwg_out_fn out, out2;
 } kwg_impl;
 static const kwg_impl kwg_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, kwg_in_avx512, kwg_out_avx512},
-    {KISA_AVX2, kwg_in_avx2, kwg_out_avx2},
+    {KISA_AVX512, kwg_in_avx512, kwg2_in_avx512, kwg_out_avx512, kwg2_out_avx512},
+    {KISA_AVX2, kwg_in_avx2, kwg2_in_avx2, kwg_out_avx2, kwg2_out_avx2},
 #endif
-    {KISA_PORTABLE, kwg_in_portable, kwg_out_portable},
+    {KISA_PORTABLE, kwg_in_portable, kwg2_in_portable, kwg_out_portable, kwg2_out_portable},
 };
+
+int kwg_pos(kwg_tile t) { return t == KWG_F2 ? 16 : 36; }
+int kwg_out(kwg_tile t) { return t == KWG_F2 ? 2 : 4; }
 
 /* The interpolation points: 0, 1, -1, 1/2, -2 (and infinity) rather than
  * Lavin's 0, 1, -1, 2, -2. A float32 simulation of 400 tiles of 256
@@ -46,8 +51,12 @@ static const kwg_impl kwg_impls[] = {
 
 /* A block's V and M (36 x tiles x (c + n) floats) about this many floats,
  * so that the GEMMs read them from L2; at least KWG_MIN_TILES tiles (the
- * GEMMs' rows), at most KWG_MAX_TILES. */
+ * GEMMs' rows), at most KWG_MAX_TILES. F(2x2) takes twice as many (16 x
+ * tiles x (c + n) about KWG2_BLOCK_FLOATS): it runs on small planes, whose
+ * few tiles should make one block, so that each U is read once (14x14 at
+ * 256 channels: 49 tiles, 1.6 MB of V and M). */
 #define KWG_BLOCK_FLOATS ((int64_t)1 << 18)
+#define KWG2_BLOCK_FLOATS ((int64_t)1 << 19)
 #define KWG_MIN_TILES 8
 #define KWG_MAX_TILES 128
 
@@ -59,47 +68,52 @@ bool kwg_fits(const knhwc_geom *g)
            g->oh > 0 && g->ow > 0 && g->c > 0;
 }
 
-void kwg_weights(const float *w, int64_t c, int64_t n, float *u)
+void kwg_weights(kwg_tile tt, const float *w, int64_t c, int64_t n, float *u)
 {
-    static const double G[6][3] = {{1, 0, 0},
-                                   {1.0 / 3, 1.0 / 3, 1.0 / 3},
-                                   {-1.0 / 3, 1.0 / 3, -1.0 / 3},
-                                   {-16.0 / 15, -8.0 / 15, -4.0 / 15},
-                                   {1.0 / 15, -2.0 / 15, 4.0 / 15},
-                                   {0, 0, 1}};
+    static const double G4[6][3] = {{1, 0, 0},
+                                    {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                                    {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                                    {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                                    {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                                    {0, 0, 1}};
+    static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    const int T = tt == KWG_F2 ? 4 : 6;
+    const double(*G)[3] = tt == KWG_F2 ? G2 : G4;
     for (int64_t ci = 0; ci < c; ci++)
         for (int64_t co = 0; co < n; co++) {
             double g[3][3], t[6][3];
             for (int k = 0; k < 9; k++) g[k / 3][k % 3] = w[(k * c + ci) * n + co];
-            for (int i = 0; i < 6; i++)
+            for (int i = 0; i < T; i++)
                 for (int j = 0; j < 3; j++) t[i][j] = G[i][0] * g[0][j] + G[i][1] * g[1][j] + G[i][2] * g[2][j];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 6; j++)
-                    u[((6 * i + j) * c + ci) * n + co] =
+            for (int i = 0; i < T; i++)
+                for (int j = 0; j < T; j++)
+                    u[((T * i + j) * c + ci) * n + co] =
                         (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
         }
 }
 
 /* Tiles in all (images x tile rows x tile columns) and per block. */
-static int64_t tiles_all(const knhwc_geom *g, int64_t images)
+static int64_t tiles_all(kwg_tile t, const knhwc_geom *g, int64_t images)
 {
-    return images * ((g->oh + KWG_OUT - 1) / KWG_OUT) * ((g->ow + KWG_OUT - 1) / KWG_OUT);
+    const int o = kwg_out(t);
+    return images * ((g->oh + o - 1) / o) * ((g->ow + o - 1) / o);
 }
 
-static int64_t tiles_block(const knhwc_geom *g, int64_t images, int64_t n)
+static int64_t tiles_block(kwg_tile t, const knhwc_geom *g, int64_t images, int64_t n)
 {
-    int64_t tb = KWG_BLOCK_FLOATS / (KWG_POS * (g->c + n));
+    int64_t tb = (t == KWG_F2 ? KWG2_BLOCK_FLOATS : KWG_BLOCK_FLOATS) / (kwg_pos(t) * (g->c + n));
     tb = tb < KWG_MIN_TILES ? KWG_MIN_TILES : tb > KWG_MAX_TILES ? KWG_MAX_TILES : tb;
-    const int64_t all = tiles_all(g, images);
+    const int64_t all = tiles_all(t, g, images);
     return tb < all ? tb : all > 0 ? all : 1;
 }
 
 /* The zero row (c floats, rounded to 16) and one thread's V and M. */
-static bool thread_floats(const knhwc_geom *g, int64_t images, int64_t n, size_t *zero, size_t *per)
+static bool thread_floats(kwg_tile t, const knhwc_geom *g, int64_t images, int64_t n, size_t *zero,
+                          size_t *per)
 {
     int64_t p, cn;
     if (__builtin_add_overflow(g->c, n, &cn) ||
-        __builtin_mul_overflow(tiles_block(g, images, n), (int64_t)KWG_POS, &p) ||
+        __builtin_mul_overflow(tiles_block(t, g, images, n), (int64_t)kwg_pos(t), &p) ||
         __builtin_mul_overflow(p, cn, &p) || __builtin_add_overflow(p, 15, &p) ||
         g->c > INT64_MAX - 15)
         return false;
@@ -108,29 +122,33 @@ static bool thread_floats(const knhwc_geom *g, int64_t images, int64_t n, size_t
     return true;
 }
 
-bool kwg_scratch(const knhwc_geom *g, int64_t images, int64_t n, int threads, size_t *floats)
+bool kwg_scratch(kwg_tile t, const knhwc_geom *g, int64_t images, int64_t n, int threads,
+                 size_t *floats)
 {
     size_t zero, per, all;
     *floats = 0;
-    if (!thread_floats(g, images, n, &zero, &per) ||
+    if (!thread_floats(t, g, images, n, &zero, &per) ||
         __builtin_mul_overflow(per, (size_t)(threads > 1 ? threads : 1), &all) ||
         __builtin_add_overflow(all, zero, floats))
         return false;
     return true;
 }
 
-ait_status kwg_conv(const knhwc_geom *g, int64_t images, const float *x, const gemm_packed *u,
-                    int64_t n, float *y, int64_t ldy, const gemm_epi *epi, float *scratch,
-                    int threads, ait_error *e)
+ait_status kwg_conv(kwg_tile tt, const knhwc_geom *g, int64_t images, const float *x,
+                    const gemm_packed *u, int64_t n, float *y, int64_t ldy, const gemm_epi *epi,
+                    float *scratch, int threads, ait_error *e)
 {
     static const gemm_config in_place_a = {.pack_a = GEMM_PACKA_OFF, .threads = 1};
     size_t zf, per;
-    if (!kwg_fits(g) || !thread_floats(g, images, n, &zf, &per))
+    if (!kwg_fits(g) || !thread_floats(tt, g, images, n, &zf, &per))
         return err_set(e, AIT_E_UNSUPPORTED, "winograd: not a 3x3 stride-1 convolution");
     const kwg_impl *im = KISA_PICK(kwg_impls);
+    const kwg_in_fn tin = tt == KWG_F2 ? im->in2 : im->in;
+    const kwg_out_fn tout = tt == KWG_F2 ? im->out2 : im->out;
+    const int P = kwg_pos(tt), O = kwg_out(tt), T = O + 2; /* positions, outputs and inputs per axis */
     const int t = threads > 1 ? threads : 1;
-    const int64_t tw = (g->ow + KWG_OUT - 1) / KWG_OUT, th = (g->oh + KWG_OUT - 1) / KWG_OUT;
-    const int64_t per_img = tw * th, all = tiles_all(g, images), tb = tiles_block(g, images, n);
+    const int64_t tw = (g->ow + O - 1) / O, th = (g->oh + O - 1) / O;
+    const int64_t per_img = tw * th, all = tiles_all(tt, g, images), tb = tiles_block(tt, g, images, n);
     const int64_t nb = (all + tb - 1) / tb, c = g->c, ohw = g->oh * g->ow;
     /* the common epilogue forms in the output transform, else gemm_epi_tile after it */
     const bool quick = !epi->scaled && epi->bias_mode != GEMM_BIAS_ROW && !epi->rlo &&
@@ -141,21 +159,21 @@ ait_status kwg_conv(const knhwc_geom *g, int64_t images, const float *x, const g
     ait_status st = AIT_OK;
 #pragma omp parallel for num_threads(t) if (t > 1 && nb > 1) schedule(static)
     for (int64_t b = 0; b < nb; b++) {
-        float *v = scratch + zf + (size_t)omp_get_thread_num() * per, *m = v + KWG_POS * tb * c;
+        float *v = scratch + zf + (size_t)omp_get_thread_num() * per, *m = v + P * tb * c;
         const int64_t t0 = b * tb, nt = min64(tb, all - t0);
         const float *p[KWG_POS];
         for (int64_t i = 0; i < nt; i++) { /* the input transform, tile by tile */
             const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
             const float *xi = x + ii * g->h * g->w * g->cs + g->c0;
-            for (int r = 0; r < 6; r++)
-                for (int q = 0; q < 6; q++) {
-                    const int64_t iy = ty * KWG_OUT - g->pt + r, ix = tx * KWG_OUT - g->pl + q;
-                    p[6 * r + q] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xi + (iy * g->w + ix) * g->cs : zero;
+            for (int r = 0; r < T; r++)
+                for (int q = 0; q < T; q++) {
+                    const int64_t iy = ty * O - g->pt + r, ix = tx * O - g->pl + q;
+                    p[T * r + q] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xi + (iy * g->w + ix) * g->cs : zero;
                 }
-            im->in(p, c, v + i * c, tb * c);
+            tin(p, c, v + i * c, tb * c);
         }
         ait_status s = AIT_OK;
-        for (int pos = 0; pos < KWG_POS && s == AIT_OK; pos++) {
+        for (int pos = 0; pos < P && s == AIT_OK; pos++) {
             gemm_args a = {.m = nt, .n = n, .k = c, .a = v + pos * tb * c, .rsa = c, .csa = 1,
                            .pb = &u[pos], .c = m + pos * tb * n, .ldc = n, .threads = 1,
                            .cfg = &in_place_a};
@@ -165,16 +183,15 @@ ait_status kwg_conv(const knhwc_geom *g, int64_t images, const float *x, const g
             const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
             float *out[16];
             int64_t pix[16];
-            for (int r = 0; r < 4; r++)
-                for (int q = 0; q < 4; q++) {
-                    const int64_t oy = ty * KWG_OUT + r, ox = tx * KWG_OUT + q;
-                    pix[4 * r + q] = ii * ohw + oy * g->ow + ox;
-                    out[4 * r + q] = oy < g->oh && ox < g->ow ? y + pix[4 * r + q] * ldy : NULL;
+            for (int r = 0; r < O; r++)
+                for (int q = 0; q < O; q++) {
+                    const int64_t oy = ty * O + r, ox = tx * O + q;
+                    pix[O * r + q] = ii * ohw + oy * g->ow + ox;
+                    out[O * r + q] = oy < g->oh && ox < g->ow ? y + pix[O * r + q] * ldy : NULL;
                 }
-            im->out(m + i * n, tb * n, n, out, pix, epi, quick);
-            for (int r = 0; !quick && r < 4 && ty * KWG_OUT + r < g->oh; r++)
-                gemm_epi_tile(epi, out[4 * r], ldy, pix[4 * r], 0,
-                              (int)min64(KWG_OUT, g->ow - tx * KWG_OUT), (int)n);
+            tout(m + i * n, tb * n, n, out, pix, epi, quick);
+            for (int r = 0; !quick && r < O && ty * O + r < g->oh; r++)
+                gemm_epi_tile(epi, out[O * r], ldy, pix[O * r], 0, (int)min64(O, g->ow - tx * O), (int)n);
         }
         if (s != AIT_OK) {
 #pragma omp critical

@@ -1880,13 +1880,14 @@ static void test_native_nhwc(void **state)
     }
 }
 
-/* How many of bm's Conv steps hold Winograd's 36 packed transforms. */
-static int wino_convs(const built *bm)
+/* How many of bm's Conv steps hold Winograd's `packs` packed transforms
+ * (36: F(4x4, 3x3), 16: F(2x2, 3x3)). */
+static int wino_convs(const built *bm, int packs)
 {
     int n = 0;
     for (int k = 0; k < bm->n_steps; k++)
         n += bm->steps[k].op && !strcmp(bm->steps[k].op->name, "Conv") &&
-             bm->packs[bm->steps[k].node].groups == 36;
+             bm->packs[bm->steps[k].node].groups == packs;
     return n;
 }
 
@@ -1933,12 +1934,22 @@ static void test_native_wino(void **state)
         if (has != 1) fail_msg("wino %zu: the variant offered %d times, want once", i, has);
         for (int wino = 0; wino < 2; wino++) { /* 36 packs per 3x3 stride-1 Conv, in wino only */
             built *bm = native_ran_as(g.g, g.feed, wino ? "wino" : "");
-            int n36 = wino_convs(bm);
+            int n36 = wino_convs(bm, 36);
             if (n36 != (wino ? 3 : 0))
                 fail_msg("wino %zu: %d Convs with 36 packed transforms in %s, want %d", i, n36,
                          wino ? "wino" : "the default", wino ? 3 : 0);
             b->free(bm);
         }
+        /* every plane here is small (under 36 tiles): "wino-large" offered, its three
+         * 3x3 stride-1 Convs on F(2x2, 3x3), 16 packed transforms each */
+        has = 0;
+        for (int v = 0; v < nv; v++) has += !strcmp(vars[v], "wino-large");
+        if (has != 1) fail_msg("wino %zu: wino-large offered %d times, want once", i, has);
+        built *bm = native_ran_as(g.g, g.feed, "wino-large");
+        if (wino_convs(bm, 16) != 3 || wino_convs(bm, 36) != 0)
+            fail_msg("wino %zu: wino-large has %d Convs on F(2x2) and %d on F(4x4), want 3 and 0", i,
+                     wino_convs(bm, 16), wino_convs(bm, 36));
+        b->free(bm);
         native_each_isa(&g, "wino chain", i);
         gb_free(&g);
     }
@@ -1956,13 +1967,14 @@ static void test_native_wino(void **state)
     gb_free(&g);
 }
 
-/* Native's "wino-large" variant: Winograd only on planes of 36 tiles or
- * more (conv.c's WINO_LARGE_TILES). Offered on a module with 3x3 stride-1
- * Convs on a large plane (26x27: 49 tiles) and a small one (13x14, after a
- * stride-2 Conv: 16 tiles), not on one with small planes only (test_native_wino's);
- * in it only the large plane's Conv carries 36 packs (in "wino" both do),
- * and the module matches the reference in every variant at every ISA, 1 and
- * 2 threads (native_each_isa), batch 1 and 2. */
+/* Native's "wino-large" variant: Winograd F(4x4, 3x3) on planes of 36
+ * tiles or more (conv.c's WINO_LARGE_TILES), F(2x2, 3x3) below. Offered on
+ * a module with 3x3 stride-1 Convs on a large plane (26x27: 49 tiles) and a
+ * small one (13x14, after a stride-2 Conv: 16 tiles), and on one with small
+ * planes only (test_native_wino's); in it the large plane's Conv carries 36
+ * packs and the small one's 16 (in "wino" both 36), and the module matches
+ * the reference in every variant at every ISA, 1 and 2 threads
+ * (native_each_isa), batch 1 and 2. */
 static void test_native_wino_large(void **state)
 {
     (void)state;
@@ -1995,8 +2007,9 @@ static void test_native_wino_large(void **state)
         static const char *const vs[] = {"wino", "wino-large"};
         for (int k = 0; k < 2; k++) {
             built *bm = native_ran_as(g.g, g.feed, vs[k]);
-            int n36 = wino_convs(bm);
+            int n36 = wino_convs(bm, 36), n16 = wino_convs(bm, 16);
             if (n36 != 2 - k) fail_msg("%s: %d Convs with 36 packed transforms, want %d", vs[k], n36, 2 - k);
+            if (n16 != k) fail_msg("%s: %d Convs with 16 packed transforms, want %d", vs[k], n16, k);
             if (bm->packs[0].groups != 36) fail_msg("%s: the 26x27 plane's Conv not on Winograd", vs[k]);
             b->free(bm);
         }

@@ -1,5 +1,5 @@
-/* The Winograd F(4x4, 3x3) convolution (kernels/winograd.h) against the
- * direct convolution in double, on every GEMM kernel this CPU runs (U
+/* The Winograd F(4x4, 3x3) and F(2x2, 3x3) convolutions (kernels/winograd.h)
+ * against the direct convolution in double, on every GEMM kernel this CPU runs (U
  * packed for each), at every ISA of its transforms and the portable path,
  * with 1 and 2 threads: sizes not multiples of the 4x4 tile, channel counts
  * not multiples of 16, pads 0, 1, uneven and 2, a group's channels of a
@@ -49,7 +49,6 @@ static void test_winograd(void **state)
         float *u = malloc(sizeof(float) * (size_t)(KWG_POS * g.c * n));
         float *y = malloc(sizeof(float) * (size_t)(np * ldy)), *got = malloc(sizeof(float) * (size_t)(np * n));
         double *sum = malloc(sizeof(double) * (size_t)(np * n)), *want = malloc(sizeof(double) * (size_t)(np * n));
-        kwg_weights(w, g.c, n, u);
         for (int64_t p = 0; p < np; p++)
             for (int64_t j = 0; j < n; j++) {
                 const int64_t im = p / ohw, oy = p % ohw / g.ow, ox = p % g.ow;
@@ -64,13 +63,16 @@ static void test_winograd(void **state)
                     }
                 sum[p * n + j] = v;
             }
+        for (int tl = 0; tl < 2; tl++)
         for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const kwg_tile tt = tl ? KWG_F2 : KWG_F4;
             const gemm_kernel *kr = gemm_kernel_at(ki);
             if (!gemm_kernel_available(kr)) continue;
             gemm_packed views[KWG_POS];
             void *bufs[KWG_POS];
             ait_error e = {0};
-            for (int pos = 0; pos < KWG_POS; pos++) {
+            kwg_weights(tt, w, g.c, n, u);
+            for (int pos = 0; pos < kwg_pos(tt); pos++) {
                 size_t sz = gemm_pack_b_size(kr, g.c, n);
                 bufs[pos] = aligned_zalloc(sz);
                 gemm_pack_b(kr, u + pos * g.c * n, n, 1, g.c, n, bufs[pos]);
@@ -101,10 +103,11 @@ static void test_winograd(void **state)
                         want[p] = v + (ep.res_after ? r : 0);
                     }
                     size_t sf;
-                    assert_true(kwg_scratch(&g, ni, n, kc_threads, &sf));
+                    assert_true(kwg_scratch(tt, &g, ni, n, kc_threads, &sf));
                     float *scratch = malloc(sizeof(float) * (sf + 1));
                     for (int64_t i = 0; i < np * ldy; i++) y[i] = NAN;
-                    assert_int_equal(kwg_conv(&g, ni, x, views, n, y, ldy, &ep, scratch, kc_threads, &e), AIT_OK);
+                    assert_int_equal(kwg_conv(tt, &g, ni, x, views, n, y, ldy, &ep, scratch, kc_threads, &e),
+                                     AIT_OK);
                     for (int64_t p = 0; p < np; p++) {
                         memcpy(got + p * n, y + p * ldy, sizeof(float) * (size_t)n);
                         for (int64_t j = n; j < ldy; j++) assert_true(isnan(y[p * ldy + j]));
@@ -114,13 +117,14 @@ static void test_winograd(void **state)
                     double top = 1;
                     for (int64_t p = 0; p < np * n; p++) top = fmax(top, fmax(fabs(want[p]), fabs(sum[p])));
                     if (!kc_close("winograd conv", got, want, (size_t)(np * n), 3e-5 * top, 1e-4))
-                        fail_msg("winograd case %zu, kernel %s, [isa %s] %d threads, epilogue %zu", ci,
-                                 gemm_kernel_name(kr), kisa_name(kisa_active()), kc_threads, ai);
+                        fail_msg("winograd F(%dx%d) case %zu, kernel %s, [isa %s] %d threads, epilogue %zu",
+                                 kwg_out(tt), kwg_out(tt), ci, gemm_kernel_name(kr), kisa_name(kisa_active()),
+                                 kc_threads, ai);
                     free(scratch);
                 }
                 kisa_force(KISA_N);
             }
-            for (int pos = 0; pos < KWG_POS; pos++) aligned_free(bufs[pos]);
+            for (int pos = 0; pos < kwg_pos(tt); pos++) aligned_free(bufs[pos]);
         }
         free(x);
         free(w);
@@ -137,10 +141,9 @@ static void test_winograd(void **state)
 /* Its error against the direct sum: the largest over a 28x28x64 -> 64 conv
  * under 5e-6 of the output's largest magnitude, half the tuner's float32
  * atol (tune/validate.h). On Lavin's points (0, 1, -1, 2, -2) it was
- * 6.2e-6; on winograd.c's (0, 1, -1, 1/2, -2) 2.4e-6. */
-static void test_winograd_error(void **state)
+ * 6.2e-6; on winograd.c's (0, 1, -1, 1/2, -2) 2.4e-6. F(2x2) under 2e-6. */
+static void winograd_error(kwg_tile tt, double bound)
 {
-    (void)state;
     knhwc_geom g = {.h = 28, .w = 28, .cs = 64, .c = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
                     .dh = 1, .dw = 1, .pt = 1, .pl = 1, .oh = 28, .ow = 28};
     const int64_t n = 64, np = g.oh * g.ow;
@@ -150,18 +153,18 @@ static void test_winograd_error(void **state)
     gemm_packed views[KWG_POS];
     void *bufs[KWG_POS];
     ait_error e = {0};
-    kwg_weights(w, g.c, n, u);
-    for (int pos = 0; pos < KWG_POS; pos++) {
+    kwg_weights(tt, w, g.c, n, u);
+    for (int pos = 0; pos < kwg_pos(tt); pos++) {
         size_t sz = gemm_pack_b_size(kr, g.c, n);
         bufs[pos] = aligned_zalloc(sz);
         gemm_pack_b(kr, u + pos * g.c * n, n, 1, g.c, n, bufs[pos]);
         assert_int_equal(gemm_packed_view(bufs[pos], sz, &views[pos], &e), AIT_OK);
     }
     size_t sf;
-    assert_true(kwg_scratch(&g, 1, n, 1, &sf));
+    assert_true(kwg_scratch(tt, &g, 1, n, 1, &sf));
     float *scratch = malloc(sizeof(float) * sf);
     gemm_epi ep = {0};
-    assert_int_equal(kwg_conv(&g, 1, x, views, n, y, n, &ep, scratch, 1, &e), AIT_OK);
+    assert_int_equal(kwg_conv(tt, &g, 1, x, views, n, y, n, &ep, scratch, 1, &e), AIT_OK);
     double top = 0, err = 0;
     for (int64_t p = 0; p < np; p++)
         for (int64_t j = 0; j < n; j++) {
@@ -174,14 +177,22 @@ static void test_winograd_error(void **state)
             top = fmax(top, fabs(v));
             err = fmax(err, fabs(v - y[p * n + j]));
         }
-    print_message("winograd 28x28x64 -> 64: max error %.3g of max |y| %.3g (%.3g)\n", err, top, err / top);
-    assert_true(err <= 5e-6 * top);
-    for (int pos = 0; pos < KWG_POS; pos++) aligned_free(bufs[pos]);
+    print_message("winograd F(%dx%d) 28x28x64 -> 64: max error %.3g of max |y| %.3g (%.3g)\n", kwg_out(tt),
+                  kwg_out(tt), err, top, err / top);
+    assert_true(err <= bound * top);
+    for (int pos = 0; pos < kwg_pos(tt); pos++) aligned_free(bufs[pos]);
     free(x);
     free(w);
     free(u);
     free(y);
     free(scratch);
+}
+
+static void test_winograd_error(void **state)
+{
+    (void)state;
+    winograd_error(KWG_F4, 5e-6);
+    winograd_error(KWG_F2, 2e-6);
 }
 
 int main(void)

@@ -45,8 +45,9 @@
 
 /* G_DIRECT: how the GEMM reads X, or the depthwise kernel; CONV_IG is
  * CONV_IM2COL turned into an implicit GEMM at finish (conv_ig), CONV_WINO
- * into Winograd's (conv_wino, the "wino" variant). */
-enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG, CONV_WINO };
+ * into Winograd's F(4x4, 3x3) (conv_wino, the "wino" variants), CONV_WINO2
+ * into its F(2x2, 3x3) (small planes in "wino-large"). */
+enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG, CONV_WINO, CONV_WINO2 };
 enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
 
 typedef struct conv_arg {
@@ -361,7 +362,8 @@ static int64_t q8_cpad(const built *bm, const nat_step *st)
 static bool conv_ig(const built *bm, const int64_t *q, bool quant)
 {
     if (quant || bm->qstatic ||
-        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO))
+        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO &&
+         q[G_DIRECT] != CONV_WINO2))
         return false;
     knhwc_geom g = conv_kgeom(q);
     int64_t row0, rows;
@@ -382,32 +384,44 @@ static bool conv_ig(const built *bm, const int64_t *q, bool quant)
  * 1.31x on 14x14 (16) and 1.19x on 7x7 (4), where its 36 transformed
  * weight matrices (4x the weights) are read for few tiles; at batch 8 it
  * won on all four (bench/RESULTS.md, branch wino). The rule is per image,
- * not per call: a built module's packs serve every batch it runs. */
+ * not per call: a built module's packs serve every batch it runs. In
+ * "wino-large" the smaller planes run F(2x2, 3x3) instead, whose 16
+ * transformed weight matrices are 16/9 of the weights, not 4x (branch r50b:
+ * ResNet's 14x14 and 7x7 at batch 1). */
 #define WINO_LARGE_TILES 36
 
 static bool wino_large(int64_t oh, int64_t ow)
 {
-    return ((oh + KWG_OUT - 1) / KWG_OUT) * ((ow + KWG_OUT - 1) / KWG_OUT) >= WINO_LARGE_TILES;
+    const int64_t o = kwg_out(KWG_F4);
+    return ((oh + o - 1) / o) * ((ow + o - 1) / o) >= WINO_LARGE_TILES;
 }
 
-/* Whether a float Conv runs as Winograd F(4x4, 3x3) (kernels/winograd.h):
- * in the "wino" variant only (its error is not the direct sum's: the
- * tuner validates the variant and keeps it where it is faster), a 3x3
- * stride-1 undilated Conv of one group, any padding; in "wino-large"
- * only on planes of WINO_LARGE_TILES tiles or more. */
-static bool conv_wino(const built *bm, const nat_step *st, bool quant)
+/* Whether a float Conv runs as Winograd (kernels/winograd.h), and on which
+ * tile (*tile): in the "wino" variants only (its error is not the direct
+ * sum's: the tuner validates the variant and keeps it where it is faster),
+ * a 3x3 stride-1 undilated Conv of one group, any padding; in "wino" on
+ * F(4x4, 3x3), in "wino-large" on F(4x4) on planes of WINO_LARGE_TILES
+ * tiles or more and on F(2x2) below. */
+static bool conv_wino(const built *bm, const nat_step *st, bool quant, kwg_tile *tile)
 {
     const int64_t *q = st->geo;
     if (!bm->wino || quant || bm->qstatic || st->pro || q[G_GROUP] != 1 ||
-        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO) ||
-        (bm->wino == NAT_WINO_LARGE && !wino_large(q[G_OH], q[G_OW])))
+        (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_IG && q[G_DIRECT] != CONV_WINO &&
+         q[G_DIRECT] != CONV_WINO2))
         return false;
+    *tile = bm->wino == NAT_WINO_LARGE && !wino_large(q[G_OH], q[G_OW]) ? KWG_F2 : KWG_F4;
     knhwc_geom g = conv_kgeom(q);
     return kwg_fits(&g) && q[G_M] <= INT_MAX;
 }
 
+/* The tile of a Winograd step (CONV_WINO or CONV_WINO2). */
+static kwg_tile wino_tile(const int64_t *q)
+{
+    return q[G_DIRECT] == CONV_WINO2 ? KWG_F2 : KWG_F4;
+}
+
 typedef struct wg_arg {
-    const float *u; /* [KWG_POS][c][m] (kwg_weights) */
+    const float *u; /* [kwg_pos][c][m] (kwg_weights) */
     int64_t c, m;
 } wg_arg;
 
@@ -442,21 +456,20 @@ bool nat_wino_in(const graph *module)
     return false;
 }
 
-/* (a plane whose size the graph does not know, as in a module cut from a
- * model whose batch is symbolic, may be either: the variant is offered) */
-bool nat_wino_mixed(const graph *module)
+/* Whether the module has such a Conv on a small plane, where "wino-large"
+ * differs from "wino" (F(2x2) there, not F(4x4)). (A plane whose size the
+ * graph does not know, as in a module cut from a model whose batch is
+ * symbolic, may be either: the variant is offered.) */
+bool nat_wino_small(const graph *module)
 {
-    bool large = false, small = false;
     for (int i = 0; i < module->n_nodes; i++) {
         const node *n = &module->nodes[i];
         if (!wino_node(module, n) || n->n_out < 1 || n->out[0] < 0) continue;
         const value *y = &module->vals[n->out[0]];
-        if (y->rank != 4 || y->dims[2] <= 0 || y->dims[3] <= 0) return true;
-        const bool l = wino_large(y->dims[2], y->dims[3]);
-        large |= l;
-        small |= !l;
+        if (y->rank != 4 || y->dims[2] <= 0 || y->dims[3] <= 0 || !wino_large(y->dims[2], y->dims[3]))
+            return true;
     }
-    return large && small;
+    return false;
 }
 
 /* U[pos] packed as B (grp the position). */
@@ -494,11 +507,13 @@ static ait_status finish_pack(built *bm, nat_step *st)
     const float *w = nat_shape(bm, n->in[1])->data;
     nat_pack *p;
     const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
-    const bool wino = conv_wino(bm, st, quant), ig = !wino && conv_ig(bm, q, quant);
-    st->geo[G_DIRECT] = wino ? CONV_WINO
+    kwg_tile wt = KWG_F4;
+    const bool wino = conv_wino(bm, st, quant, &wt), ig = !wino && conv_ig(bm, q, quant);
+    st->geo[G_DIRECT] = wino ? (wt == KWG_F2 ? CONV_WINO2 : CONV_WINO)
                         : ig ? CONV_IG
-                        : q[G_DIRECT] == CONV_IG || q[G_DIRECT] == CONV_WINO ? CONV_IM2COL
-                                                                             : q[G_DIRECT];
+                        : q[G_DIRECT] == CONV_IG || q[G_DIRECT] == CONV_WINO || q[G_DIRECT] == CONV_WINO2
+                            ? CONV_IM2COL
+                            : q[G_DIRECT];
     /* qgemm's B is the weights, knhwc_dw_u8 and the implicit GEMM: channels-last only
      * (the implicit GEMM reads an NCHW input as it pads it) */
     st->nhwc |= quant || dwq || ig || wino || st->pro; /* a prologue: on A, the input */
@@ -542,7 +557,7 @@ static ait_status finish_pack(built *bm, nat_step *st)
     if (wino) { /* a zero row and each thread's transformed tiles */
         knhwc_geom g = conv_kgeom(q);
         size_t wf;
-        if (!kwg_scratch(&g, q[G_N], M, bm->threads, &wf) || wf > (size_t)INT64_MAX)
+        if (!kwg_scratch(wt, &g, q[G_N], M, bm->threads, &wf) || wf > (size_t)INT64_MAX)
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "Winograd tiles are too large");
         f += nat_floats((int64_t)wf);
     }
@@ -598,12 +613,12 @@ static ait_status finish_pack(built *bm, nat_step *st)
     }
     /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
     if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
-    if (wino) { /* U[pos] for each of the 36 positions, [c][m], packed as B */
+    if (wino) { /* U[pos] for each of the 36 (16) positions, [c][m], packed as B */
         const size_t ub = gemm_pack_b_size(bm->kern, cg, M);
         if (!ub) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "Winograd weights are too large");
-        if (bm->prep) return nat_pack_get(bm, st->node, KWG_POS, ub, fill_wg, NULL, &p);
+        if (bm->prep) return nat_pack_get(bm, st->node, kwg_pos(wt), ub, fill_wg, NULL, &p);
         float *own, *tmp = malloc(sizeof(float) * (size_t)(M * kdim)),
-                    *u = malloc(sizeof(float) * (size_t)(KWG_POS * cg * M));
+                    *u = malloc(sizeof(float) * (size_t)(kwg_pos(wt) * cg * M));
         w = tmp && u ? bn_weights(bm, st, w, M, kdim, &own) : NULL;
         if (!w) {
             free(tmp);
@@ -613,9 +628,9 @@ static ait_status finish_pack(built *bm, nat_step *st)
         for (int64_t co = 0; co < M; co++) /* [tap * c + ci][co], conv_ig's B */
             for (int64_t ci = 0; ci < cg; ci++)
                 for (int64_t t = 0; t < taps; t++) tmp[(t * cg + ci) * M + co] = w[(co * cg + ci) * taps + t];
-        kwg_weights(tmp, cg, M, u);
+        kwg_weights(wt, tmp, cg, M, u);
         const wg_arg wa = {u, cg, M};
-        ait_status s = nat_pack_get(bm, st->node, KWG_POS, ub, fill_wg, &wa, &p);
+        ait_status s = nat_pack_get(bm, st->node, kwg_pos(wt), ub, fill_wg, &wa, &p);
         free(tmp);
         free(u);
         free(own);
@@ -831,11 +846,12 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         }
         knhwc_dw_u8(&kg, N, xb, sc->qz, wq, scale, bias, nat_kact(&st->epi), oq8 ? sp : y,
                     oq8 ? (uint8_t *)yout : NULL, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, bm->threads);
-    } else if (q[G_DIRECT] == CONV_WINO) { /* every image at once, one group */
+    } else if (q[G_DIRECT] == CONV_WINO || q[G_DIRECT] == CONV_WINO2) { /* every image at once, one group */
         gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M, .res = res,
                       .res_after = st->epi.res_after, .bias = bias,
                       .bias_mode = bias ? GEMM_BIAS_COL : GEMM_BIAS_NONE};
-        TRY(kwg_conv(&kg, N, x, bm->packs[st->node].views, M, y, ldy, &e, sp, bm->threads, bm->err));
+        TRY(kwg_conv(wino_tile(q), &kg, N, x, bm->packs[st->node].views, M, y, ldy, &e, sp, bm->threads,
+                     bm->err));
     } else if (ig) { /* per image and group, B in runs of taps */
         const int64_t runs = kig_runs(&kg);
         gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M,

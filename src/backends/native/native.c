@@ -811,9 +811,9 @@ static const op_def *nat_op_for(const graph *g, const node *n)
 }
 
 /* The other GEMM kernels this CPU runs that the table marks worth trying,
- * and "wino" (3x3 stride-1 Convs as Winograd, conv.c) where the module has
- * such a Conv, "wino-large" (those on large planes only) where it has them
- * on large and small planes. */
+ * and "wino" (3x3 stride-1 Convs as Winograd F(4x4, 3x3), conv.c) where
+ * the module has such a Conv, "wino-large" (F(4x4) on large planes, F(2x2)
+ * on small ones) where it has them on small planes. */
 static int nat_variants(const graph *module, const char **out, int max)
 {
     int n = 0;
@@ -826,7 +826,7 @@ static int nat_variants(const graph *module, const char **out, int max)
             out[n++] = gemm_kernel_name(k);
     }
     if (n < max && nat_wino_in(module)) out[n++] = "wino";
-    if (n < max && nat_wino_mixed(module)) out[n++] = "wino-large";
+    if (n < max && nat_wino_small(module)) out[n++] = "wino-large";
     return n;
 }
 

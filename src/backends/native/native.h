@@ -121,7 +121,8 @@ struct built {
     bool pack_raw;     /* nat_pack_get takes bytes the op lays out (no view: qconv.c's depthwise) */
     bool qstatic;      /* variant "int8": activations at calibrated scales (qconv.c) */
     int wino;          /* variant "wino" (NAT_WINO_ALL): 3x3 stride-1 Convs as Winograd F(4x4, 3x3),
-                          "wino-large" (NAT_WINO_LARGE): those on large planes only (conv.c) */
+                          "wino-large" (NAT_WINO_LARGE): F(4x4) on large planes, F(2x2, 3x3) on
+                          small ones (conv.c) */
     const act_ranges *ranges; /* the calibration the tuner gives (cfg.ranges), or NULL */
     const prepared *prep;
     exec *x;
@@ -414,9 +415,9 @@ bool nat_dw_gap(const built *bm, int v, float *y);
 bool nat_conv_q8(const built *bm, const nat_step *st);
 /* conv.c: whether module has a Conv the "wino" variant runs as Winograd. */
 bool nat_wino_in(const graph *module);
-/* conv.c: whether "wino-large" differs from both "wino" and the default on
- * module: it has such Convs on large planes and on small ones. */
-bool nat_wino_mixed(const graph *module);
+/* conv.c: whether "wino-large" differs from "wino" on module: it has such
+ * Convs on small planes (F(2x2) there, not F(4x4)). */
+bool nat_wino_small(const graph *module);
 enum { NAT_WINO_ALL = 1, NAT_WINO_LARGE = 2 }; /* built.wino */
 
 /* pool.c: whether node i is a 2-D pool native runs (float32, its output's
