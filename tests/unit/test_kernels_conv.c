@@ -261,8 +261,19 @@ static void implicit_u8_check(knhwc_geom g, int64_t xc, int64_t n, int64_t m, bo
             assert_true(qgemm_u8_rows(&v, &ar, sv, zv, ohw, NULL, 0, y, m, ys, 3, &ep, kc_threads));
             qgemm_u8_q8(&v, a, sv, zv, ohw, y2, m, ys, 3, &ep, kc_threads);
             assert_memory_equal(y, y2, (size_t)(ohw * m));
+            /* the one scale and zero point given alone (qgemm_u8_uni): the same floats and bytes */
+            memset(c, 0xff, sizeof(float) * (size_t)(ohw * m));
+            assert_true(qgemm_u8_uni(&v, NULL, &ar, sa, (int32_t)xz, ohw, c, m, NULL, 0, 0, 0, &ep,
+                                     kc_threads));
+            assert_memory_equal(c, c2, sizeof(float) * (size_t)(ohw * m));
+            memset(y, 0x5a, (size_t)(ohw * m));
+            assert_true(qgemm_u8_uni(&v, NULL, &ar, sa, (int32_t)xz, ohw, NULL, 0, y, m, ys, 3, &ep,
+                                     kc_threads));
+            assert_memory_equal(y, y2, (size_t)(ohw * m));
             ar.runs = 5; /* runs that do not split K in quads: refused */
             assert_false(qgemm_u8_rows(&v, &ar, sv, zv, ohw, c, m, NULL, 0, 0, 0, &ep, kc_threads));
+            assert_false(qgemm_u8_uni(&v, NULL, &ar, sa, (int32_t)xz, ohw, c, m, NULL, 0, 0, 0, &ep,
+                                      kc_threads));
         });
     }
     free(w), free(bias), free(sv), free(c), free(c2), free(zv), free(x), free(xp), free(xw), free(a), free(y);

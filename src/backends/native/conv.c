@@ -958,18 +958,17 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         uint8_t *qa = (uint8_t *)sp;
                         const uint8_t *a8 = qa;
                         float *sa = (float *)(qa + ((size_t)(g.m * p->qv.kp) + 63) / 64 * 64);
+                        const nat_pack *sc = xq8 ? xq8 : p; /* the input's scale */
                         if (xq8)
-                            a8 = nat_qconv_direct_u8(xq8, (const uint8_t *)x + p0 * C, C, g.m, kdim,
-                                                     p->qv.kp, qa, sa, (int32_t *)(sa + g.m));
+                            a8 = nat_qconv_direct_u8((const uint8_t *)x + p0 * C, C, g.m, kdim,
+                                                     p->qv.kp, qa);
                         else
                             nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
                                              (int32_t *)(sa + g.m));
-                        if (oq8) /* requantised in the kernel's registers */
-                            qgemm_u8_q8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, y8, M,
-                                        oq8->qs, oq8->qz, &g.epi, g.threads);
-                        else
-                            qgemm_u8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
-                                     &g.epi, g.threads);
+                        /* every row at sc's scale: no per-row scales made or compared; uint8 C
+                         * requantised in the kernel's registers */
+                        qgemm_u8_uni(&p->qv, a8, NULL, sc->qs, sc->qz, g.m, g.c, g.ldc, y8, M,
+                                     oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, &g.epi, g.threads);
                         continue;
                     } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
