@@ -379,7 +379,8 @@ const uint8_t *nat_qconv_direct_u8(const uint8_t *x, int64_t ldx, int64_t m, int
 int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t blk);
 /* Output pixels [p0, p1) of image x (uint8, xc channels, zero point pad) as
  * A's rows in *a, made in ws (nat_qconv_ig_bytes of them; the padded image
- * made when p0 is 0, kept for the image's next blocks); returns a->rp. */
+ * made when p0 is 0, kept for the image's next blocks; x NULL: ws holds it
+ * already, knhwc_pad_u8_nchw's); returns a->rp. */
 const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, int64_t xc,
                                         uint8_t pad, int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a);
 

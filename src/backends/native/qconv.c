@@ -214,7 +214,7 @@ const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, 
 {
     int64_t wp, bytes = knhwc_padded_u8(kg, xc, &wp);
     const uint8_t **rp = (const uint8_t **)(void *)(ws + (bytes + 63) / 64 * 64);
-    if (bytes > 0 && p0 == 0) knhwc_pad_u8(kg, x, xc, pad, ws);
+    if (bytes > 0 && p0 == 0 && x) knhwc_pad_u8(kg, x, xc, pad, ws);
     knhwc_rows_u8(kg, bytes > 0 ? ws : x, wp, p0, p1, rp, &a->off);
     a->rp = rp;
     a->runs = kg->kh;
