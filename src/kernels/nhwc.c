@@ -210,6 +210,49 @@ int64_t knhwc_padded_u8(const knhwc_geom *g, int64_t xc, int64_t *wp)
     return bytes;
 }
 
+/* Columns of a plane's row quantised at a time (a stack buffer per channel). */
+#define PAD_NCHW_RUN 256
+
+void knhwc_pad_u8_nchw(const knhwc_geom *g, const float *x, int64_t xc, float s, int32_t z,
+                       uint8_t pad, uint8_t *xp)
+{
+    int64_t hp, wp;
+    padded_dims(g, &hp, &wp);
+    const size_t c = (size_t)g->c, row = (size_t)wp * c, hw = (size_t)(g->h * g->w);
+    uint8_t t[4][PAD_NCHW_RUN];
+    for (int64_t y = 0; y < hp; y++) {
+        uint8_t *d = xp + (size_t)y * row;
+        const int64_t iy = y - g->pt;
+        if (iy < 0 || iy >= g->h || (size_t)xc < c) { /* the row, or the widened channels: pad */
+            memset(d, pad, row);
+            if (iy < 0 || iy >= g->h) continue;
+        }
+        memset(d, pad, (size_t)g->pl * c);
+        uint8_t *o = d + (size_t)g->pl * c;
+        for (int64_t x0 = 0; x0 < g->w; x0 += PAD_NCHW_RUN) {
+            const int64_t n = g->w - x0 < PAD_NCHW_RUN ? g->w - x0 : PAD_NCHW_RUN;
+            const float *xr = x + (size_t)(iy * g->w + x0);
+            uint8_t *oc = o + (size_t)x0 * c;
+            if (c == 4) { /* a stem's 3 planes (or 4) as 4-byte pixels */
+                for (int64_t ci = 0; ci < xc; ci++) qg_quant_u8(xr + (size_t)ci * hw, n, s, z, t[ci]);
+                if (xc < 4) memset(t[3], pad, (size_t)n);
+                if (xc < 3) memset(t[2], pad, (size_t)n);
+                if (xc < 2) memset(t[1], pad, (size_t)n);
+                for (int64_t i = 0; i < n; i++) {
+                    oc[4 * i] = t[0][i], oc[4 * i + 1] = t[1][i];
+                    oc[4 * i + 2] = t[2][i], oc[4 * i + 3] = t[3][i];
+                }
+                continue;
+            }
+            for (int64_t ci = 0; ci < xc; ci++) { /* each plane's run quantised, put in place */
+                qg_quant_u8(xr + (size_t)ci * hw, n, s, z, t[0]);
+                for (int64_t i = 0; i < n; i++) oc[(size_t)i * c + (size_t)ci] = t[0][i];
+            }
+        }
+        memset(d + (size_t)(g->pl + g->w) * c, pad, (size_t)(wp - g->pl - g->w) * c);
+    }
+}
+
 void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, int64_t xc, uint8_t pad, uint8_t *xp)
 {
     int64_t hp, wp;

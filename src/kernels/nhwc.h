@@ -45,6 +45,12 @@ int64_t knhwc_padded_u8(const knhwc_geom *g, int64_t xc, int64_t *wp);
 /* x (xc channels per pixel) padded with `pad` (the zero point) into xp,
  * knhwc_padded_u8's bytes. */
 void knhwc_pad_u8(const knhwc_geom *g, const uint8_t *x, int64_t xc, uint8_t pad, uint8_t *xp);
+/* The same padded image made from a float NCHW x ([xc][h][w], a stem's
+ * image) quantised as qg_quant_u8 at scale s and zero point z: the bytes of
+ * knhwc_pad_u8 on qg_quant_u8 of knhwc_from_nchw of x, in one pass over
+ * the planes (no NHWC copy of the floats, no unpadded bytes). */
+void knhwc_pad_u8_nchw(const knhwc_geom *g, const float *x, int64_t xc, float s, int32_t z,
+                       uint8_t pad, uint8_t *xp);
 /* rp[p - p0] for output pixels [p0, p1) of xp (padded, or x when
  * knhwc_padded_u8 said 0), rows wp pixels wide; *off: the runs' distance. */
 void knhwc_rows_u8(const knhwc_geom *g, const uint8_t *xp, int64_t wp, int64_t p0, int64_t p1,

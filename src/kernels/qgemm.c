@@ -390,8 +390,8 @@ static void c_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
                                                      qg_run(b, x)) + kq % qg_run(b, x));
                 for (int u = 0; u < 4; u++) acc += (int32_t)a[u] * w[kq * gw * 64 + u];
             }
-            acc -= x->za[i0 + i] * b->colsum[j0 + j];
-            c[i * ldc + j] = (float)acc * (x->sa[i0 + i] * b->scale[j0 + j]);
+            acc -= qg_row_za(x, i0 + i) * b->colsum[j0 + j];
+            c[i * ldc + j] = (float)acc * (qg_row_sa(x, i0 + i) * b->scale[j0 + j]);
         }
     }
     if (in) gemm_epi_tile(in, c, ldc, i0, j0, mr, nr);
@@ -614,6 +614,14 @@ static int i8_panels(const qg_kern *kr, int64_t m)
     return QG_GP;
 }
 
+/* Rows of a block whose quantised A (kp bytes a row) stays in L1 (about 32
+ * KiB) while a group's panels pass: a multiple of mr, at least mr. */
+static int64_t i8_rows_l1(const qg_packed *b, int mr)
+{
+    int64_t mc = (INT64_C(32) << 10) / b->kp / mr * mr;
+    return mc > mr ? mc : mr;
+}
+
 /* int8dq: rows [r0, r1) by column groups [g0, g1): passes of rows whose
  * quantised A fits a third of L2, each over every group, a group's rows a
  * block at a time (about 32 KiB, in L1 while the group's panels pass);
@@ -629,8 +637,7 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     qg_act xf = *x; /* not fused: the kernel writes the tile's floats */
     xf.y8 = fused ? x->y8 : NULL;
     const int np = i8_panels(kr, r1 - r0), mr = kr->mr8[np];
-    int64_t mc = (INT64_C(32) << 10) / b->kp / mr * mr;
-    mc = mc > mr ? mc : mr;
+    int64_t mc = i8_rows_l1(b, mr);
     /* Rows per pass over the groups: their A in a third of L2, where it
      * stays while a group's weights (kp x 64 bytes, L2 too) meet every
      * row; the weights come from memory once per pass, not once per mc
@@ -641,14 +648,19 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
         int64_t se = r1 - sb < rb ? r1 : sb + rb;
         for (int64_t g = g0; g < g1; g++) {
             const int gw = qg_group_w(b, g);
-            for (int64_t ib = sb; ib < se; ib += mc) {
-                int64_t ie = se - ib < mc ? se : ib + mc;
-                for (int s0 = 0; s0 < gw; s0 += np) {
-                    int n2 = gw - s0 < np ? gw - s0 : np;
+            /* a group narrower than np panels (N 16 to 48, or the last group's 1 to 3) in
+             * tiles of as many rows as its width allows: 12 x 1 or 12 x 2 on VNNI, half
+             * the weight loads per vpdpbusd of 6 x 1 and 6 x 2 */
+            const int npg = gw < np ? gw : np, mrg = kr->mr8[npg] > mr ? kr->mr8[npg] : mr;
+            const int64_t mcg = mrg == mr ? mc : i8_rows_l1(b, mrg);
+            for (int64_t ib = sb; ib < se; ib += mcg) {
+                int64_t ie = se - ib < mcg ? se : ib + mcg;
+                for (int s0 = 0; s0 < gw; s0 += npg) {
+                    int n2 = gw - s0 < npg ? gw - s0 : npg;
                     int64_t j0 = (g * QG_GP + s0) * QG_NR;
                     int nr = b->n - j0 < n2 * QG_NR ? (int)(b->n - j0) : n2 * QG_NR;
-                    for (int64_t i0 = ib; i0 < ie; i0 += mr) {
-                        int mt = ie - i0 < mr ? (int)(ie - i0) : mr;
+                    for (int64_t i0 = ib; i0 < ie; i0 += mrg) {
+                        int mt = ie - i0 < mrg ? (int)(ie - i0) : mrg;
                         xf.wcold = i0 == sb;
                         if (fused) {
                             kr->fn8(b, &xf, i0, mt, g, s0, n2, tile, TW, in);
@@ -711,7 +723,8 @@ static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c,
     if (kr->fn8) {
         qg_act xu = *x; /* the kernels dequantise once per tile when all rows share sa, za */
         xu.uni = true;
-        for (int64_t i = 1; i < m && xu.uni; i++) xu.uni = x->sa[i] == x->sa[0] && x->za[i] == x->za[0];
+        for (int64_t i = 1; i < m && !x->uni && xu.uni; i++)
+            xu.uni = x->sa[i] == x->sa[0] && x->za[i] == x->za[0];
         run_groups(kr, b, &xu, m, c, ldc, epi, threads);
         return;
     }
@@ -793,13 +806,40 @@ void qgemm_u8_q8(const qg_packed *b, const uint8_t *q, const float *sa, const in
     if (m > 0 && b->scheme == QG_INT8DQ) run_panels(b, &x, m, NULL, 0, epi, threads);
 }
 
+/* int8dq's A from q (rows kp apart) or rows (not NULL), into c or y: false when rows' runs do
+ * not split kp in quads. */
+static bool act_u8(const qg_packed *b, const uint8_t *q, const qg_rows *rows, const float *sa,
+                   const int32_t *za, bool uni, uint8_t *y, int64_t ldy, float ys, int32_t yz,
+                   qg_act *x)
+{
+    if (b->scheme != QG_INT8DQ || (rows && (rows->runs < 1 || b->kp % (4 * rows->runs) != 0)))
+        return false;
+    *x = (qg_act){.q = q, .sa = sa, .za = za, .uni = uni, .y8 = y, .ldy8 = ldy,
+                  .r8 = y ? 1.0f / ys : 0, .z8 = (float)yz};
+    if (rows) {
+        x->rp = rows->rp;
+        x->run = b->kp / 4 / rows->runs;
+        x->run_off = rows->off;
+    }
+    return true;
+}
+
 bool qgemm_u8_rows(const qg_packed *b, const qg_rows *a, const float *sa, const int32_t *za,
                    int64_t m, float *c, int64_t ldc, uint8_t *y, int64_t ldy, float ys, int32_t yz,
                    const gemm_epi *epi, int threads)
 {
-    if (b->scheme != QG_INT8DQ || a->runs < 1 || b->kp % (4 * a->runs) != 0) return false;
-    qg_act x = {.rp = a->rp, .run = b->kp / 4 / a->runs, .run_off = a->off, .sa = sa, .za = za,
-                .y8 = y, .ldy8 = ldy, .r8 = y ? 1.0f / ys : 0, .z8 = (float)yz};
+    qg_act x;
+    if (!act_u8(b, NULL, a, sa, za, false, y, ldy, ys, yz, &x)) return false;
+    if (m > 0) run_panels(b, &x, m, y ? NULL : c, y ? 0 : ldc, epi, threads);
+    return true;
+}
+
+bool qgemm_u8_uni(const qg_packed *b, const uint8_t *q, const qg_rows *rows, float sa, int32_t za,
+                  int64_t m, float *c, int64_t ldc, uint8_t *y, int64_t ldy, float ys, int32_t yz,
+                  const gemm_epi *epi, int threads)
+{
+    qg_act x;
+    if (!act_u8(b, q, rows, &sa, &za, true, y, ldy, ys, yz, &x)) return false;
     if (m > 0) run_panels(b, &x, m, y ? NULL : c, y ? 0 : ldc, epi, threads);
     return true;
 }

@@ -126,6 +126,14 @@ typedef struct qg_rows {
 bool qgemm_u8_rows(const qg_packed *b, const qg_rows *a, const float *sa, const int32_t *za,
                    int64_t m, float *c, int64_t ldc, uint8_t *y, int64_t ldy, float ys, int32_t yz,
                    const gemm_epi *epi, int threads);
+/* Static int8's A, every row at the one scale sa and zero point za (no
+ * per-row arrays to fill and compare): qgemm_u8_rows's rows (rows not
+ * NULL) or q's (rows kp apart, as qgemm_u8's), into float c (y NULL) or
+ * uint8 y. The same results as those functions given sa and za for every
+ * row. false, and nothing done, when rows' runs do not split kp in quads. */
+bool qgemm_u8_uni(const qg_packed *b, const uint8_t *q, const qg_rows *rows, float sa, int32_t za,
+                  int64_t m, float *c, int64_t ldc, uint8_t *y, int64_t ldy, float ys, int32_t yz,
+                  const gemm_epi *epi, int threads);
 
 /* QG_INT8DQ's GEMM on activations quantised already (b packed int8dq):
  * row i of A is q[i*ldq ..] (k of them; uint8, or int8 when a_signed), all

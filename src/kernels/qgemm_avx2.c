@@ -68,9 +68,9 @@ T256 INL void i8_panel(const int R, const qg_packed *b, const qg_act *x, int64_t
         const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)),
                                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
         UNROLL for (int i = 0; i < R; i++) {
-            __m256i zc = _mm256_mullo_epi32(_mm256_set1_epi32(x->za[i0 + i]), cs);
+            __m256i zc = _mm256_mullo_epi32(_mm256_set1_epi32(qg_row_za(x, i0 + i)), cs);
             __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc[i][h], zc));
-            v = _mm256_mul_ps(v, _mm256_mul_ps(_mm256_set1_ps(x->sa[i0 + i]), sb));
+            v = _mm256_mul_ps(v, _mm256_mul_ps(_mm256_set1_ps(qg_row_sa(x, i0 + i)), sb));
             float *cc = c + i * ldc + 8 * h;
             if (left >= 8)
                 _mm256_storeu_ps(cc, v);

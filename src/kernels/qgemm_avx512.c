@@ -84,13 +84,13 @@ TVNNI INL __m512 epi_vec(const gemm_epi *e, __m512 v, int64_t i, int64_t j, __mm
  * the same bits as subtracting after). */
 TVNNI INL __m512i int8dq_zneg(const qg_packed *b, const qg_act *x, int64_t r, int64_t j)
 {
-    return _mm512_mullo_epi32(_mm512_set1_epi32(-x->za[r]), _mm512_loadu_si512(b->colsum + j));
+    return _mm512_mullo_epi32(_mm512_set1_epi32(-qg_row_za(x, r)), _mm512_loadu_si512(b->colsum + j));
 }
 
 /* sa[r] * sb[j] over the 16 columns from j. */
 TVNNI INL __m512 int8dq_sc(const qg_packed *b, const qg_act *x, int64_t r, int64_t j)
 {
-    return _mm512_mul_ps(_mm512_set1_ps(x->sa[r]), _mm512_loadu_ps(b->scale + j));
+    return _mm512_mul_ps(_mm512_set1_ps(qg_row_sa(x, r)), _mm512_loadu_ps(b->scale + j));
 }
 
 /* The uint8 output's requantisation, qg_requant_u8's bytes: v times r8,

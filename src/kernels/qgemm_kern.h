@@ -16,9 +16,9 @@ typedef struct qg_act {
     const uint8_t *const *rp; /* int8dq, not NULL: row r not stored (q unused): its k in runs
                                * of `run` quads, run s at rp[r] + s * run_off (qg_rows) */
     int64_t run, run_off;
-    const float *sa;    /* int8dq: per row scale */
-    const int32_t *za;  /* int8dq: per row zero point */
-    bool uni;           /* int8dq: every row's sa and za the same (static int8) */
+    const float *sa;    /* int8dq: per row scale (qg_row_sa) */
+    const int32_t *za;  /* int8dq: per row zero point (qg_row_za) */
+    bool uni;           /* int8dq: every row's sa and za the same (static int8): sa[0], za[0] */
     const float *gsum;  /* int4wo: per row, per group sum of a, [m][kp/group] */
     uint8_t *y8;        /* int8dq into uint8 (qgemm_u8_q8): C's rows, ldy8 apart; NULL: float C */
     int64_t ldy8;
@@ -26,6 +26,17 @@ typedef struct qg_act {
     bool wcold;         /* int8dq: the group's weights come from L2 or memory for this tile (its
                          * first rows of a pass): the kernel prefetches them */
 } qg_act;
+
+/* int8dq: row r's scale and zero point (sa[0], za[0] for every row with x->uni,
+ * where qgemm_u8_uni's arrays hold one of each). */
+static inline float qg_row_sa(const qg_act *x, int64_t r)
+{
+    return x->sa[x->uni ? 0 : r];
+}
+static inline int32_t qg_row_za(const qg_act *x, int64_t r)
+{
+    return x->za[x->uni ? 0 : r];
+}
 
 /* int8dq: the quads of A a kernel reads in one stretch (b->kp / 4 when
  * the rows are stored), and row r's dwords from quad q0, the first of a

@@ -261,12 +261,71 @@ static void implicit_u8_check(knhwc_geom g, int64_t xc, int64_t n, int64_t m, bo
             assert_true(qgemm_u8_rows(&v, &ar, sv, zv, ohw, NULL, 0, y, m, ys, 3, &ep, kc_threads));
             qgemm_u8_q8(&v, a, sv, zv, ohw, y2, m, ys, 3, &ep, kc_threads);
             assert_memory_equal(y, y2, (size_t)(ohw * m));
+            /* the one scale and zero point given alone (qgemm_u8_uni): the same floats and bytes */
+            memset(c, 0xff, sizeof(float) * (size_t)(ohw * m));
+            assert_true(qgemm_u8_uni(&v, NULL, &ar, sa, (int32_t)xz, ohw, c, m, NULL, 0, 0, 0, &ep,
+                                     kc_threads));
+            assert_memory_equal(c, c2, sizeof(float) * (size_t)(ohw * m));
+            memset(y, 0x5a, (size_t)(ohw * m));
+            assert_true(qgemm_u8_uni(&v, NULL, &ar, sa, (int32_t)xz, ohw, NULL, 0, y, m, ys, 3, &ep,
+                                     kc_threads));
+            assert_memory_equal(y, y2, (size_t)(ohw * m));
             ar.runs = 5; /* runs that do not split K in quads: refused */
             assert_false(qgemm_u8_rows(&v, &ar, sv, zv, ohw, c, m, NULL, 0, 0, 0, &ep, kc_threads));
+            assert_false(qgemm_u8_uni(&v, NULL, &ar, sa, (int32_t)xz, ohw, c, m, NULL, 0, 0, 0, &ep,
+                                      kc_threads));
         });
     }
     free(w), free(bias), free(sv), free(c), free(c2), free(zv), free(x), free(xp), free(xw), free(a), free(y);
     free(y2), free(rp), aligned_free(pk), free(want);
+}
+
+/* knhwc_pad_u8_nchw on n float NCHW images of g (xc planes, widened to
+ * g.c): byte for byte knhwc_pad_u8 of qg_quant_u8 of knhwc_from_nchw, at
+ * every ISA, with NaN, infinities and values past the uint8 range. */
+static void pad_nchw_check(knhwc_geom g, int64_t xc, int64_t n)
+{
+    g.oh = (g.h + 2 * g.pt - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+    g.ow = (g.w + 2 * g.pl - (g.kw - 1) - 1) / g.sw + 1;
+    const int64_t hw = g.h * g.w;
+    const float s = 0.021f;
+    const int32_t z = 113;
+    int64_t wp, bytes = knhwc_padded_u8(&g, xc, &wp);
+    assert_true(bytes > 0);
+    float *x = kc_rand((size_t)(n * xc * hw), 11, -4, 4), *xt = malloc(sizeof(float) * (size_t)(xc * hw));
+    x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = 1e9f, x[4] = -1e9f, x[5] = 0.5f * s;
+    uint8_t *xq = malloc((size_t)(xc * hw)), *want = malloc((size_t)bytes),
+            *got = malloc((size_t)bytes);
+    KC_EACH_ISA({
+        for (int64_t im = 0; im < n; im++) {
+            knhwc_from_nchw(x + im * xc * hw, 1, xc, hw, xt);
+            qg_quant_u8(xt, xc * hw, s, z, xq);
+            knhwc_pad_u8(&g, xq, xc, (uint8_t)z, want);
+            memset(got, 0x5a, (size_t)bytes);
+            knhwc_pad_u8_nchw(&g, x + im * xc * hw, xc, s, z, (uint8_t)z, got);
+            if (memcmp(got, want, (size_t)bytes) != 0)
+                fail_msg("knhwc_pad_u8_nchw %lldx%lld, %lld of %lld channels, image %lld (%s): "
+                         "not knhwc_pad_u8's bytes", (long long)g.h, (long long)g.w,
+                         (long long)xc, (long long)g.c, (long long)im, kisa_name(kisa_active()));
+        }
+    });
+    free(x), free(xt), free(xq), free(want), free(got);
+}
+
+/* The stems' geometries: 3 planes widened to 4 (3x3 stride 2 pads 1, 7x7 stride 2 pads 3),
+ * a row past the 256 columns quantised at a time, and as many planes as channels (pads at
+ * the top and left only). */
+static void test_pad_u8_nchw(void **state)
+{
+    (void)state;
+    pad_nchw_check((knhwc_geom){.h = 9, .w = 10, .cs = 4, .c = 4, .kh = 3, .kw = 3, .sh = 2,
+                                .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 3, 2);
+    pad_nchw_check((knhwc_geom){.h = 13, .w = 11, .cs = 4, .c = 4, .kh = 7, .kw = 7, .sh = 2,
+                                .sw = 2, .dh = 1, .dw = 1, .pt = 3, .pl = 3}, 3, 1);
+    pad_nchw_check((knhwc_geom){.h = 3, .w = 300, .cs = 4, .c = 4, .kh = 3, .kw = 3, .sh = 1,
+                                .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 3, 1);
+    pad_nchw_check((knhwc_geom){.h = 6, .w = 7, .cs = 8, .c = 8, .kh = 3, .kw = 3, .sh = 1,
+                                .sw = 1, .dh = 1, .dw = 1, .pt = 2, .pl = 1}, 8, 2);
 }
 
 /* 3x3 pads 1 at stride 1 and 2 (8 and 12 channels, 37 and 70 outputs:
@@ -898,6 +957,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_im2col_u8),   cmocka_unit_test(test_implicit_u8),
+        cmocka_unit_test(test_pad_u8_nchw),
         cmocka_unit_test(test_im2col_f32),
         cmocka_unit_test(test_conv_ig),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),

@@ -97,7 +97,9 @@ static double epi_ref(int kind, double x, int64_t i, int64_t j, const float *bia
 
 /* qgemm_u8_q8 on A's quantised rows qa (k apart): C's bytes those
  * qg_requant_u8 makes of qgemm_u8's C (the same as qgemm's, c, unless c is
- * NULL), the bytes between C's rows (ldy past n) left alone. */
+ * NULL), the bytes between C's rows (ldy past n) left alone. When every
+ * row has row 0's scale and zero point, qgemm_u8_uni given those two alone:
+ * qgemm_u8's floats and qgemm_u8_q8's bytes, bit for bit. */
 static void u8_out_check(const qg_packed *v, const uint8_t *qa, const float *sa, const int32_t *za,
                          int64_t m, const float *c, const gemm_epi *ep, int threads)
 {
@@ -119,6 +121,26 @@ static void u8_out_check(const qg_packed *v, const uint8_t *qa, const float *sa,
                      (long long)m, (long long)n, (long long)k, qg_kernel_name(QG_INT8DQ),
                      (long long)i);
         for (int64_t j = n; j < ldy; j++) assert_int_equal(got[i * ldy + j], 0xa5);
+    }
+    bool uni = true;
+    for (int64_t i = 1; i < m; i++) uni = uni && sa[i] == sa[0] && za[i] == za[0];
+    if (uni) {
+        float *c3 = malloc(sizeof(float) * (size_t)(m * n));
+        assert_true(qgemm_u8_uni(v, q, NULL, sa[0], za[0], m, c3, n, NULL, 0, 0, 0, ep, threads));
+        if (memcmp(c3, c2, sizeof(float) * (size_t)(m * n)) != 0)
+            fail_msg("qgemm_u8_uni m%lld n%lld k%lld (%s): floats differ from qgemm_u8's",
+                     (long long)m, (long long)n, (long long)k, qg_kernel_name(QG_INT8DQ));
+        memset(got, 0xa5, (size_t)(m * ldy));
+        assert_true(qgemm_u8_uni(v, q, NULL, sa[0], za[0], m, NULL, 0, got, ldy, ys, yz, ep,
+                                 threads));
+        for (int64_t i = 0; i < m; i++) {
+            if (memcmp(got + i * ldy, want + i * n, (size_t)n) != 0)
+                fail_msg("qgemm_u8_uni m%lld n%lld k%lld (%s): row %lld differs from "
+                         "qg_requant_u8's", (long long)m, (long long)n, (long long)k,
+                         qg_kernel_name(QG_INT8DQ), (long long)i);
+            for (int64_t j = n; j < ldy; j++) assert_int_equal(got[i * ldy + j], 0xa5);
+        }
+        free(c3);
     }
     free(q), free(want), free(got), free(c2);
 }

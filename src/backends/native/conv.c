@@ -759,6 +759,21 @@ static int64_t planes_block(int64_t ohw, int64_t kdim)
     return p < ohw ? p : ohw;
 }
 
+/* Static int8 reading a float NCHW image (a stem's) in place of an im2col
+ * with padding: its quantised, widened and padded bytes made from the planes
+ * in one pass (knhwc_pad_u8_nchw), without the image's NHWC floats. */
+static bool q8_pad_nchw(const built *bm, const nat_step *st, const nat_val *xv, bool xq8)
+{
+    const int64_t *q = st->geo, cp = q8_cpad(bm, st);
+    const nat_pack *p = &bm->packs[st->node];
+    if (xq8 || xv->nhwc || st->pro || !p->qv.w || !(p->qs > 0) || q[G_GROUP] != 1 ||
+        q[G_DIRECT] != CONV_IM2COL)
+        return false;
+    knhwc_geom kg = conv_kgeom(q);
+    if (cp) kg.c = kg.cs = cp;
+    return knhwc_padded_u8(&kg, q[G_C], &(int64_t){0}) > 0;
+}
+
 static bool im2col_planes(const built *bm, const nat_step *st, const nat_val *xv)
 {
     const int64_t *q = st->geo;
@@ -802,8 +817,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                          gemm_kernel_nr(bm->kern) * kdim);
     }
     gemm_packed wv;
-    const bool planes = im2col_planes(bm, st, xv);
-    if (!xv->nhwc && !ig && !planes) {
+    const bool planes = im2col_planes(bm, st, xv), pad_nchw = q8_pad_nchw(bm, st, xv, xq8);
+    if (!xv->nhwc && !ig && !planes && !pad_nchw) {
         knhwc_from_nchw(x, N, C, hw, sp);
         x = sp;
         sp += nat_floats(N * C * hw);
@@ -883,7 +898,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
         knhwc_geom kgq = kg;
         if (cp) kgq.c = kgq.cs = cp;
         const int64_t ig_bytes = !direct && p->qv.w && p->qs > 0 ? nat_qconv_ig_bytes(&kgq, C, blk) : -1;
-        if (cp && ig_bytes < 0) /* (finish_pack refused it already) */
+        if ((cp || pad_nchw) && ig_bytes < 0) /* (finish_pack refused it already) */
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "widened input rows are too large");
         qg_rows ar = {0};
         const uint8_t *const *rp = NULL;
@@ -919,16 +934,19 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk);
                         const nat_pack *sc = xq8 ? xq8 : p; /* the input's scale */
+                        uint8_t *xpad = qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk) +
+                                        (hw * C + 63) / 64 * 64; /* the padded image */
                         if (xq8)
                             xq = (uint8_t *)x + im * hw * C;
-                        else if (p0 == 0)
+                        else if (pad_nchw && p0 == 0) /* quantised from the planes, padded */
+                            knhwc_pad_u8_nchw(&kgq, x + im * hw * C, C, p->qs, p->qz,
+                                              (uint8_t)p->qz, xpad);
+                        else if (p0 == 0 && !pad_nchw)
                             qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
                         kg.c0 = 0;
                         if (ig_bytes >= 0) /* A's rows read in place (qgemm_u8_rows) */
-                            rp = nat_qconv_ig_rows(&kgq, xq, C, (uint8_t)sc->qz, p0, p1,
-                                                   qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk) +
-                                                       (hw * C + 63) / 64 * 64,
-                                                   &ar);
+                            rp = nat_qconv_ig_rows(&kgq, pad_nchw ? NULL : xq, C, (uint8_t)sc->qz,
+                                                   p0, p1, xpad, &ar);
                         else
                             knhwc_im2col_u8(&kg, xq, (uint8_t)sc->qz, p0, p1, qa, p->qv.kp);
                         for (int64_t r = 0; r < p1 - p0; r++) {
@@ -974,18 +992,17 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         uint8_t *qa = (uint8_t *)sp;
                         const uint8_t *a8 = qa;
                         float *sa = (float *)(qa + ((size_t)(g.m * p->qv.kp) + 63) / 64 * 64);
+                        const nat_pack *sc = xq8 ? xq8 : p; /* the input's scale */
                         if (xq8)
-                            a8 = nat_qconv_direct_u8(xq8, (const uint8_t *)x + p0 * C, C, g.m, kdim,
-                                                     p->qv.kp, qa, sa, (int32_t *)(sa + g.m));
+                            a8 = nat_qconv_direct_u8((const uint8_t *)x + p0 * C, C, g.m, kdim,
+                                                     p->qv.kp, qa);
                         else
                             nat_qconv_direct(p, g.a, g.rsa, g.m, kdim, p->qv.kp, qa, sa,
                                              (int32_t *)(sa + g.m));
-                        if (oq8) /* requantised in the kernel's registers */
-                            qgemm_u8_q8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, y8, M,
-                                        oq8->qs, oq8->qz, &g.epi, g.threads);
-                        else
-                            qgemm_u8(&p->qv, a8, sa, (const int32_t *)(sa + g.m), g.m, g.c, g.ldc,
-                                     &g.epi, g.threads);
+                        /* every row at sc's scale: no per-row scales made or compared; uint8 C
+                         * requantised in the kernel's registers */
+                        qgemm_u8_uni(&p->qv, a8, NULL, sc->qs, sc->qz, g.m, g.c, g.ldc, y8, M,
+                                     oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, &g.epi, g.threads);
                         continue;
                     } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));

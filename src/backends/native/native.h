@@ -366,12 +366,12 @@ void nat_qconv_rows(const nat_pack *p, const knhwc_geom *kg, const float *x, int
  * lda apart) quantised at p's static scale into qgemm_u8's rows. */
 void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m, int64_t kdim,
                       int64_t kp, uint8_t *q, float *sa, int32_t *za);
-/* The same of a uint8 input (nat_val.q8): rows [0, m) of x (ldx apart)
- * at the scale and zero point of pack sc (its writer's); the rows to give
- * qgemm_u8: x itself when its rows are kp bytes apart and K is kp, else
- * copied into q. */
-const uint8_t *nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m,
-                                   int64_t kdim, int64_t kp, uint8_t *q, float *sa, int32_t *za);
+/* The same of a uint8 input (nat_val.q8, at its writer's scale and zero
+ * point, which the caller gives qgemm_u8_uni): rows [0, m) of x (ldx
+ * apart) as qgemm_u8's rows: x itself when its rows are kp bytes apart and
+ * K is kp, else copied into q. */
+const uint8_t *nat_qconv_direct_u8(const uint8_t *x, int64_t ldx, int64_t m, int64_t kdim,
+                                   int64_t kp, uint8_t *q);
 /* Static int8's implicit GEMM, a Conv of geometry kg reading its uint8
  * input (xc channels per pixel, kg->c or fewer: knhwc_padded_u8) in place
  * of an im2col (qgemm_u8_rows; knhwc_padded_u8 says when it can): the
@@ -380,7 +380,8 @@ const uint8_t *nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t
 int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t blk);
 /* Output pixels [p0, p1) of image x (uint8, xc channels, zero point pad) as
  * A's rows in *a, made in ws (nat_qconv_ig_bytes of them; the padded image
- * made when p0 is 0, kept for the image's next blocks); returns a->rp. */
+ * made when p0 is 0, kept for the image's next blocks; x NULL: ws holds it
+ * already, knhwc_pad_u8_nchw's); returns a->rp. */
 const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, int64_t xc,
                                         uint8_t pad, int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a);
 

@@ -189,19 +189,15 @@ void nat_qconv_direct(const nat_pack *p, const float *a, int64_t lda, int64_t m,
     for (int64_t r = 0; r < m; r++) quant_row(p, a + r * lda, kdim, kp, (size_t)r, q, sa, za);
 }
 
-const uint8_t *nat_qconv_direct_u8(const nat_pack *sc, const uint8_t *x, int64_t ldx, int64_t m,
-                                   int64_t kdim, int64_t kp, uint8_t *q, float *sa, int32_t *za)
+const uint8_t *nat_qconv_direct_u8(const uint8_t *x, int64_t ldx, int64_t m, int64_t kdim,
+                                   int64_t kp, uint8_t *q)
 {
-    const bool in_place = ldx == kp && kdim == kp; /* x's rows are qgemm_u8's as they are */
+    if (ldx == kp && kdim == kp) return x; /* x's rows are qgemm_u8's as they are */
     for (int64_t r = 0; r < m; r++) {
-        if (!in_place) {
-            memcpy(q + r * kp, x + r * ldx, (size_t)kdim);
-            memset(q + r * kp + kdim, 0, (size_t)(kp - kdim));
-        }
-        sa[r] = sc->qs;
-        za[r] = sc->qz;
+        memcpy(q + r * kp, x + r * ldx, (size_t)kdim);
+        memset(q + r * kp + kdim, 0, (size_t)(kp - kdim));
     }
-    return in_place ? x : q;
+    return q;
 }
 
 int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t blk)
@@ -218,7 +214,7 @@ const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, 
 {
     int64_t wp, bytes = knhwc_padded_u8(kg, xc, &wp);
     const uint8_t **rp = (const uint8_t **)(void *)(ws + (bytes + 63) / 64 * 64);
-    if (bytes > 0 && p0 == 0) knhwc_pad_u8(kg, x, xc, pad, ws);
+    if (bytes > 0 && p0 == 0 && x) knhwc_pad_u8(kg, x, xc, pad, ws);
     knhwc_rows_u8(kg, bytes > 0 ? ws : x, wp, p0, p1, rp, &a->off);
     a->rp = rp;
     a->runs = kg->kh;
