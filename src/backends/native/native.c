@@ -221,8 +221,8 @@ static ait_status sched_node(built *bm, int i)
         st->epi.out = bm->fus->f[fi].out;
         st->scratch = kattention_scratch(&bm->att[i], bm->threads);
         taken = true;
-    } else if (fi >= 0 && bm->fus->f[fi].kind == FK_LAYERNORM) { /* at its last node */
-        op = &nat_ln_fused;
+    } else if (fi >= 0 && (bm->fus->f[fi].kind == FK_LAYERNORM || bm->fus->f[fi].kind == FK_ROTARY)) {
+        op = bm->fus->f[fi].kind == FK_ROTARY ? &nat_rope_fused : &nat_ln_fused; /* at its last node */
         st->geo[0] = st->fus = fi;
         st->epi.out = bm->fus->f[fi].out;
         taken = true;
@@ -409,9 +409,9 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         for (int k = 0; k < n->n_out; k++) done |= n->out[k] >= 0 && bm->vals[n->out[k]].done;
         if (done) continue; /* swallowed by an earlier step's epilogue */
         int fi = bm->fus->of_node[i];
-        if (fi >= 0 && (bm->fus->f[fi].kind == FK_ATTENTION || bm->fus->f[fi].kind == FK_LAYERNORM) &&
+        if (fi >= 0 && bm->fus->f[fi].kind != FK_EPILOGUE && bm->fus->f[fi].kind != FK_CHAIN &&
             bm->fus->f[fi].last != i)
-            continue; /* the attention or norm runs at its last node */
+            continue; /* the attention, norm or rotary runs at its last node */
         TRY(sched_node(bm, i));
     }
     TRY(nat_layout(bm));
