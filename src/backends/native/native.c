@@ -322,6 +322,14 @@ static ait_status place_values(built *bm)
         touch(bm, st->cat, s);
         touch(bm, st->epi.out, s);
         touch(bm, st->epi.res, s);
+        if (st->fus >= 0 && bm->fus->f[st->fus].kind == FK_ATTENTION) {
+            /* its operands read through views, not through its nodes' inputs
+             * (a key the present Concat also reads, which runs earlier): a
+             * placed one (the rotary's output) lives until here */
+            const fuse_attn *a = &bm->fus->f[st->fus].att;
+            const int ops[] = {a->q.v, a->k.v, a->v.v, a->kp.v, a->vp.v, a->mask, a->bmask};
+            for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) touch(bm, ops[k], s);
+        }
         if (st->pro) { /* its prologue's inputs are read here, not at the folded step */
             const node *pn = &g->nodes[bm->steps[st->pro - 1].node];
             for (int k = 0; k < pn->n_in; k++) touch(bm, pn->in[k], s);
