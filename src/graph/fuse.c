@@ -501,6 +501,7 @@ ait_status fuse_find(const graph *g, fuse_shape_fn shape, void *ctx, fusion_set 
     if (st == AIT_OK) st = index_readers(&c, e);
     if (st == AIT_OK) st = fx_attention(&c, e);
     if (st == AIT_OK) st = fx_layernorm(&c, e);
+    if (st == AIT_OK) st = fx_rotary(&c, e);
     if (st == AIT_OK) st = epilogues(&c, e);
     if (st == AIT_OK) st = chains(&c, e);
     free(c.uses);
@@ -538,6 +539,6 @@ int fuse_count(const fusion_set *s, fuse_kind k)
 
 const char *fuse_kind_name(fuse_kind k)
 {
-    static const char *const names[FK_N] = {"epilogue", "chain", "layernorm", "attention"};
+    static const char *const names[FK_N] = {"epilogue", "chain", "layernorm", "attention", "rotary"};
     return k >= 0 && k < FK_N ? names[k] : "?";
 }

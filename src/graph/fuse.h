@@ -28,7 +28,13 @@
  *   (fuse_view): through the Transposes and Reshapes that split heads, a
  *   Concat of past and current keys or values along the sequence axis, and
  *   the repeat of grouped kv heads (Unsqueeze, Expand, Reshape); the output
- *   through the Transpose and Reshape that merge heads again.
+ *   through the Transpose and Reshape that merge heads again;
+ * - FK_ROTARY: the rotary position embedding written out, as Llama's exports
+ *   write it: Add(Mul(x, cos), Mul(Concat(Neg(Slice(x, h:)), Slice(x, :h)),
+ *   sin)) over the last axis (d even, h = d / 2; each Mul and the Add either
+ *   way round), the Slices' starts and ends known (constants, or values the
+ *   shapes given carry); cos and sin [.., s, d] with every axis before s of
+ *   1, s x's axis rank - 2 (so the angles repeat over the heads and batch).
  *
  * Steps (fuse_step) have the layout of the element-wise kernel's program
  * (kernels/eltwise.h: fuse_op, fuse_src and the first FF_ functions are in
@@ -141,7 +147,7 @@ typedef struct fuse_attn {
     float scale, fill;
 } fuse_attn;
 
-typedef enum fuse_kind { FK_EPILOGUE, FK_CHAIN, FK_LAYERNORM, FK_ATTENTION, FK_N } fuse_kind;
+typedef enum fuse_kind { FK_EPILOGUE, FK_CHAIN, FK_LAYERNORM, FK_ATTENTION, FK_ROTARY, FK_N } fuse_kind;
 
 typedef struct fusion {
     fuse_kind kind;
@@ -166,6 +172,7 @@ typedef struct fusion {
     float eps;
     bool rms;
     fuse_attn att; /* FK_ATTENTION */
+    int rot_cos, rot_sin; /* FK_ROTARY: the angles' value ids (in: x) */
 } fusion;
 
 typedef struct fusion_set {
@@ -179,8 +186,8 @@ typedef struct fusion_set {
  * read; data unused) or NULL when unknown. exec_scheduled fits. */
 typedef const tensor *(*fuse_shape_fn)(void *ctx, int v);
 
-/* Finds every pattern in g's top-level nodes (attention and LayerNorm
- * first, then epilogues, then chains; a node joins one fusion at most).
+/* Finds every pattern in g's top-level nodes (attention, LayerNorm and the rotary
+ * embedding first, then epilogues, then chains; a node joins one fusion at most).
  * shape may be NULL (declared shapes only: fewer per-channel and residual
  * matches). The caller frees the set. */
 ait_status fuse_find(const graph *g, fuse_shape_fn shape, void *ctx, fusion_set **out,
@@ -188,7 +195,7 @@ ait_status fuse_find(const graph *g, fuse_shape_fn shape, void *ctx, fusion_set 
 void fusion_set_free(fusion_set *s);
 /* How many fusions of kind k the set holds. */
 int fuse_count(const fusion_set *s, fuse_kind k);
-/* "epilogue", "chain", "layernorm", "attention". */
+/* "epilogue", "chain", "layernorm", "attention", "rotary". */
 const char *fuse_kind_name(fuse_kind k);
 const char *fuse_fn_name(fuse_fn f);
 
@@ -197,7 +204,7 @@ const char *fuse_fn_name(fuse_fn f);
 float fuse_fn_apply(fuse_fn f, float a, float b, float v);
 /* Computes fusion f's output into out (shaped and allocated here) from the
  * values it reads: vals[v] is value v's tensor (float32): the epilogue's
- * producer output, the chain's input, residuals, LayerNorm's and
+ * producer output, the chain's input, residuals, LayerNorm's, the rotary's and
  * attention's inputs (and, for attention's views, their lay values, whose
  * dims are read). */
 ait_status fuse_eval(const fusion *f, const graph *g, const tensor *const *vals, tensor *out,

@@ -58,6 +58,8 @@ void fx_fixed_free(fuse_fixed *x);
 /* LayerNorm and attention from their decomposed exports (fuse_pat.c). */
 ait_status fx_layernorm(fctx *c, ait_error *e);
 ait_status fx_attention(fctx *c, ait_error *e);
+/* The rotary embedding written out (fuse_rope.c). */
+ait_status fx_rotary(fctx *c, ait_error *e);
 /* Records a fusion (the set takes over nothing: steps' p arrays are moved
  * in by the caller after). Marks its nodes taken. */
 ait_status fx_record(fctx *c, const fusion *f, const fmatch *m, ait_error *e);

@@ -285,6 +285,29 @@ static ait_status eval_attention(const fusion *f, const tensor *const *vals, ten
     return AIT_OK;
 }
 
+/* FK_ROTARY: y = x * cos + concat(-x[h:], x[:h]) * sin per row, in double;
+ * row r's angles are row r % s of cos and sin ([.., s, d]). */
+static ait_status eval_rotary(const fusion *f, const tensor *const *vals, tensor *out, ait_error *e)
+{
+    const tensor *x = vals[f->in], *c = vals[f->rot_cos], *sn = vals[f->rot_sin];
+    if (!f32(x) || x->rank < 2 || !f32(c) || !f32(sn)) return err_set(e, AIT_E_SHAPE, "rotary input");
+    int64_t d = x->dims[x->rank - 1], s = x->dims[x->rank - 2], h = d / 2;
+    if (d % 2 || tensor_numel(c) != s * d || tensor_numel(sn) != s * d)
+        return err_set(e, AIT_E_SHAPE, "rotary angles do not fit");
+    ait_status st = shaped(out, x, x->rank, x->dims, e);
+    if (st != AIT_OK) return st;
+    const float *X = x->data, *C = c->data, *S = sn->data;
+    float *Y = out->data;
+    for (int64_t r = 0, rows = d ? tensor_numel(x) / d : 0; r < rows; r++) {
+        const float *xr = X + r * d, *cr = C + (r % s) * d, *sr = S + (r % s) * d;
+        for (int64_t i = 0; i < d; i++) {
+            double rot = i < h ? -(double)xr[i + h] : (double)xr[i - h];
+            Y[r * d + i] = (float)((double)xr[i] * cr[i] + rot * sr[i]);
+        }
+    }
+    return AIT_OK;
+}
+
 ait_status fuse_eval(const fusion *f, const graph *g, const tensor *const *vals, tensor *out,
                      ait_error *e)
 {
@@ -294,6 +317,7 @@ ait_status fuse_eval(const fusion *f, const graph *g, const tensor *const *vals,
     case FK_CHAIN: return eval_steps(f, vals, out, e);
     case FK_LAYERNORM: return eval_layernorm(f, vals, out, e);
     case FK_ATTENTION: return eval_attention(f, vals, out, e);
+    case FK_ROTARY: return eval_rotary(f, vals, out, e);
     default: return err_set(e, AIT_E_INTERNAL, "unknown fusion kind");
     }
 }

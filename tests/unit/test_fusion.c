@@ -312,9 +312,11 @@ static void test_llama(void **state)
     (void)state;
     /* 2 layers: attention with past keys and values and grouped kv heads;
      * per layer the residual Adds after o_proj and down_proj, gate_proj + SiLU
-     * (Q comes from the rotary embedding, whole); RMSNorm written out */
-    static const int want[FK_N] = {6, 0, 5, 2};
+     * (Q comes from the rotary embedding, whole); RMSNorm written out; the
+     * rotary embedding of Q and of K in each layer */
+    static const int want[FK_N] = {6, 0, 5, 2, 4};
     real("llama", want, "attention:mask,past,gqa,ymerge");
+    real("llama", want, "rotary:");
     real("llama", want, "rmsnorm:scale"); /* 2 per layer and the final norm */
 }
 

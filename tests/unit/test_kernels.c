@@ -1,5 +1,5 @@
 /* The native backend's kernels (src/kernels/), part 1: the ISA table, the
- * element-wise programs, LayerNorm/RMSNorm/Softmax and attention, at every
+ * element-wise programs, LayerNorm/RMSNorm/Softmax, the rotary embedding and attention, at every
  * ISA this CPU has and on the portable path, with 1 and 2 threads, against
  * loops in double written here. (Convolution-like kernels:
  * test_kernels_conv.c.) */
@@ -15,6 +15,7 @@
 #include "kernels/eltwise.h"
 #include "kernels/gemm.h"
 #include "kernels/norm.h"
+#include "kernels/rope.h"
 #include "kernels_check.h"
 
 static void test_isa(void **state)
@@ -472,6 +473,33 @@ static void test_attention_strided(void **state)
     }
 }
 
+/* krope: y = x cos + concat(-x[h:], x[:h]) sin per row, row r's angles row r % period;
+ * d from 2 to past two vectors, odd halves (masked tails), period 1 to rows. */
+static void test_rope(void **state)
+{
+    (void)state;
+    static const int64_t ds[] = {2, 6, 18, 32, 64, 70, 128};
+    static const int64_t periods[] = {1, 3, 12};
+    for (size_t di = 0; di < sizeof ds / sizeof *ds; di++)
+        for (size_t pi = 0; pi < sizeof periods / sizeof *periods; pi++) {
+            int64_t d = ds[di], per = periods[pi], rows = 12, n = rows * d, h = d / 2;
+            float *x = kc_rand((size_t)n, (unsigned)d, -3, 3), *y = malloc((size_t)n * sizeof *y);
+            float *c = kc_rand((size_t)(per * d), 5, -1, 1), *sn = kc_rand((size_t)(per * d), 6, -1, 1);
+            double *want = malloc((size_t)n * sizeof *want);
+            for (int64_t r = 0; r < rows; r++) {
+                const float *xr = x + r * d, *cr = c + (r % per) * d, *sr = sn + (r % per) * d;
+                for (int64_t i = 0; i < d; i++)
+                    want[r * d + i] = (double)xr[i] * cr[i] + (i < h ? -(double)xr[i + h] : (double)xr[i - h]) * sr[i];
+            }
+            KC_EACH_ISA({
+                memset(y, 0xff, (size_t)n * sizeof *y);
+                krope(x, c, sn, y, rows, per, d, kc_threads);
+                assert_true(kc_close("rope", y, want, (size_t)n, 1e-6, 1e-6));
+            });
+            free(x), free(y), free(c), free(sn), free(want);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_eltwise_empty_program),
         cmocka_unit_test(test_norms),
         cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_rope),
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_attention_causal_skip),
         cmocka_unit_test(test_attention_strided),

@@ -77,7 +77,8 @@ ait_status nat_fusions(built *bm)
     for (int fi = 0; fi < bm->fus->n; fi++) {
         const fusion *f = &bm->fus->f[fi];
         if ((f->kind != FK_ATTENTION || nat_attn_fusion(bm, fi)) &&
-            (f->kind != FK_LAYERNORM || nat_ln_fusion(bm, fi)))
+            (f->kind != FK_LAYERNORM || nat_ln_fusion(bm, fi)) &&
+            (f->kind != FK_ROTARY || nat_rope_fusion(bm, fi)))
             continue;
         for (int j = 0; j < f->n_nodes; j++) bm->fus->of_node[f->nodes[j]] = -1;
         bm->fus->of_node[f->node] = -1;

@@ -221,8 +221,8 @@ static ait_status sched_node(built *bm, int i)
         st->epi.out = bm->fus->f[fi].out;
         st->scratch = kattention_scratch(&bm->att[i], bm->threads);
         taken = true;
-    } else if (fi >= 0 && bm->fus->f[fi].kind == FK_LAYERNORM) { /* at its last node */
-        op = &nat_ln_fused;
+    } else if (fi >= 0 && (bm->fus->f[fi].kind == FK_LAYERNORM || bm->fus->f[fi].kind == FK_ROTARY)) {
+        op = bm->fus->f[fi].kind == FK_ROTARY ? &nat_rope_fused : &nat_ln_fused; /* at its last node */
         st->geo[0] = st->fus = fi;
         st->epi.out = bm->fus->f[fi].out;
         taken = true;
@@ -322,6 +322,14 @@ static ait_status place_values(built *bm)
         touch(bm, st->cat, s);
         touch(bm, st->epi.out, s);
         touch(bm, st->epi.res, s);
+        if (st->fus >= 0 && bm->fus->f[st->fus].kind == FK_ATTENTION) {
+            /* its operands read through views, not through its nodes' inputs
+             * (a key the present Concat also reads, which runs earlier): a
+             * placed one (the rotary's output) lives until here */
+            const fuse_attn *a = &bm->fus->f[st->fus].att;
+            const int ops[] = {a->q.v, a->k.v, a->v.v, a->kp.v, a->vp.v, a->mask, a->bmask};
+            for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) touch(bm, ops[k], s);
+        }
         if (st->pro) { /* its prologue's inputs are read here, not at the folded step */
             const node *pn = &g->nodes[bm->steps[st->pro - 1].node];
             for (int k = 0; k < pn->n_in; k++) touch(bm, pn->in[k], s);
@@ -409,9 +417,9 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         for (int k = 0; k < n->n_out; k++) done |= n->out[k] >= 0 && bm->vals[n->out[k]].done;
         if (done) continue; /* swallowed by an earlier step's epilogue */
         int fi = bm->fus->of_node[i];
-        if (fi >= 0 && (bm->fus->f[fi].kind == FK_ATTENTION || bm->fus->f[fi].kind == FK_LAYERNORM) &&
+        if (fi >= 0 && bm->fus->f[fi].kind != FK_EPILOGUE && bm->fus->f[fi].kind != FK_CHAIN &&
             bm->fus->f[fi].last != i)
-            continue; /* the attention or norm runs at its last node */
+            continue; /* the attention, norm or rotary runs at its last node */
         TRY(sched_node(bm, i));
     }
     TRY(nat_layout(bm));

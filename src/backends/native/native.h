@@ -322,6 +322,9 @@ extern const nat_op nat_attn_fused, nat_attention; /* the fusion's, the Attentio
  * its other nodes skipped (geo[0]: fi). */
 bool nat_ln_fusion(built *bm, int fi);
 extern const nat_op nat_ln_fused;
+/* rope.c: the same for rotary fusion fi (FK_ROTARY) on krope. */
+bool nat_rope_fusion(built *bm, int fi);
+extern const nat_op nat_rope_fused;
 
 /* tuned.c: every native GEMM call site runs its GEMM through nat_gemm_f32:
  * the tuned config for the shape (when there is a table), the capture hook,
