@@ -1,0 +1,125 @@
+/* The int8 attention's packers (attn_q8.h) for the ISA of the vec_*.h
+ * included before (attn_q8.c includes it once per ISA). Each element is
+ * quantised as rint(x * (1 / s)) clamped to [-127, 127] (float multiply,
+ * round to nearest even: the same bytes at every ISA), stored + 128 as
+ * uint8 into a row of tmp, then moved into int8dq's panels flipped back
+ * (^ 0x80) a dword (four bytes of k) at a time. */
+
+/* false when x[0 .. n) holds an infinity or a NaN; else *mx = max |x| */
+static bool KV(aq_absmax)(const float *x, int n, float *mx)
+{
+    V hi = vzero(), bad = vzero();
+    for (int e = 0; e < n; e += VL) {
+        size_t r = n - e < VL ? (size_t)(n - e) : VL;
+        V v = vloadn(x + e, r);
+        hi = vmax(hi, vabs(v));
+        bad = vadd(bad, vsub(v, v)); /* NaN from an inf or a NaN */
+    }
+    *mx = vhmax(hi);
+    return vhsum(bad) == 0;
+}
+
+/* q = rint(x * r) clamped to [-127, 127], as floats */
+static inline V KV(aq_q)(V x, V r)
+{
+    return vmin(vmax(vround(vmul(x, r)), vset1(-127.0f)), vset1(127.0f));
+}
+
+static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, int bi, int kvh,
+                          const qg_packed *b, uint8_t *tmp)
+{
+    const int T = g->sp + g->sc, d = g->d;
+    const int64_t nq4 = b->kp / 4;
+    float *scale = (float *)b->scale;
+    int32_t *colsum = (int32_t *)b->colsum;
+    memset(tmp + d, 128, (size_t)(b->kp - d)); /* k's padding: byte 0 */
+    for (int j = 0; j < (int)b->np; j++) {
+        uint8_t *grp = (uint8_t *)qg_group(b, j / (QG_NR * QG_GP));
+        const int64_t gw = qg_group_w(b, j / (QG_NR * QG_GP));
+        uint8_t *at = grp + (size_t)(j / QG_NR % QG_GP) * 64 + (size_t)(j % QG_NR) * 4;
+        if (j >= T) { /* n's padding: zero columns */
+            scale[j] = 1.0f, colsum[j] = 0;
+            for (int64_t qd = 0; qd < nq4; qd++) memset(at + (size_t)(qd * gw) * 64, 0, 4);
+            continue;
+        }
+        const float *k = aq_key(g, kp, kc, bi, kvh, j);
+        float mx;
+        if (!KV(aq_absmax)(k, d, &mx)) return false;
+        const float s = aq_scale(mx);
+        const V vr = vset1(1.0f / s), off = vset1(128.0f);
+        V sum = vzero();
+        for (int e = 0; e < d; e += VL) {
+            size_t r = d - e < VL ? (size_t)(d - e) : VL;
+            V qv = KV(aq_q)(vloadn(k + e, r), vr);
+            sum = vadd(sum, qv); /* lanes past r: 0 */
+            vstoren_u8(tmp + e, vadd(qv, off), r);
+        }
+        scale[j] = s;
+        colsum[j] = (int32_t)vhsum(sum); /* whole numbers below 2^24: exact */
+        for (int64_t qd = 0; qd < nq4; qd++) {
+            uint32_t w;
+            memcpy(&w, tmp + 4 * qd, 4);
+            w ^= 0x80808080u;
+            memcpy(at + (size_t)(qd * gw) * 64, &w, 4);
+        }
+    }
+    return true;
+}
+
+static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, int bi, int kvh,
+                          const qg_packed *b, float *rc, uint8_t *tmp)
+{
+    const int T = g->sp + g->sc, dv = g->dv, np = (int)b->np;
+    float *scale = (float *)b->scale, *acc = rc + np;
+    int32_t *colsum = (int32_t *)b->colsum;
+    for (int c = 0; c < dv; c += VL) { /* each column's max |v| over the keys */
+        size_t r = dv - c < VL ? (size_t)(dv - c) : VL;
+        V hi = vzero(), bad = vzero();
+        for (int j = 0; j < T; j++) {
+            V v = vloadn(aq_value(g, vp, vc, bi, kvh, j) + c, r);
+            hi = vmax(hi, vabs(v));
+            bad = vadd(bad, vsub(v, v));
+        }
+        if (vhsum(bad) != 0) return false;
+        vstoren(rc + c, hi, r);
+    }
+    for (int c = 0; c < np; c++) {
+        float s = c < dv ? aq_scale(rc[c]) : 1.0f;
+        scale[c] = s;
+        rc[c] = c < dv ? 1.0f / s : 0.0f;
+        acc[c] = 0;
+    }
+    memset(tmp, 128, (size_t)(4 * np)); /* n's padding: byte 0 */
+    const V off = vset1(128.0f);
+    for (int64_t qd = 0; qd < b->kp / 4; qd++) {
+        for (int u = 0; u < 4; u++) { /* four keys' rows into tmp */
+            const int j = (int)(4 * qd + u);
+            uint8_t *t = tmp + (size_t)u * np;
+            if (j >= T) { /* k's padding */
+                memset(t, 128, (size_t)dv);
+                continue;
+            }
+            const float *v = aq_value(g, vp, vc, bi, kvh, j);
+            for (int c = 0; c < dv; c += VL) {
+                size_t r = dv - c < VL ? (size_t)(dv - c) : VL;
+                V qv = KV(aq_q)(vloadn(v + c, r), vloadn(rc + c, r));
+                vstoren(acc + c, vadd(vloadn(acc + c, r), qv), r);
+                vstoren_u8(t + c, vadd(qv, off), r);
+            }
+        }
+        /* the quad's dwords: column c of group gi at byte 4 (c % 64) of the
+         * group's quad row, its four keys' bytes in order */
+        for (int64_t gi = 0; gi * QG_NR * QG_GP < np; gi++) {
+            uint8_t *dst = (uint8_t *)qg_group(b, gi) + (size_t)(qd * qg_group_w(b, gi)) * 64;
+            const uint8_t *t0 = tmp + gi * QG_NR * QG_GP, *t1 = t0 + np, *t2 = t1 + np, *t3 = t2 + np;
+            const int nc = qg_group_w(b, gi) * QG_NR;
+            for (int c = 0; c < nc; c++) {
+                uint32_t w = ((uint32_t)t0[c] | (uint32_t)t1[c] << 8 | (uint32_t)t2[c] << 16 |
+                              (uint32_t)t3[c] << 24) ^ 0x80808080u;
+                memcpy(dst + 4 * c, &w, 4);
+            }
+        }
+    }
+    for (int c = 0; c < np; c++) colsum[c] = (int32_t)acc[c]; /* exact: 127 T < 2^24 */
+    return true;
+}
