@@ -183,6 +183,7 @@ bool qg_pack_begin(int scheme, int group, int64_t k, int64_t n, void *dst, qg_pa
     if (!layout(scheme, group, k, n, v, sec)) return false;
     qhdr h = {.scheme = scheme, .group = v->group, .k = k, .n = n};
     memcpy(h.magic, MAGIC, 8);
+    memset(dst, 0, HDR);
     memcpy(dst, &h, sizeof h);
     view_of(dst, sec, v);
     return true;
