@@ -5,18 +5,18 @@
  * uint8 into a row of tmp, then moved into int8dq's panels flipped back
  * (^ 0x80) a dword (four bytes of k) at a time. */
 
-/* false when x[0 .. n) holds an infinity or a NaN; else *mx = max |x| */
-static bool KV(aq_absmax)(const float *x, int n, float *mx)
+/* max |x| of x[0 .. n); *bad += x - x (NaN from an infinity or a NaN),
+ * checked once per head */
+static float KV(aq_absmax)(const float *x, int n, V *bad)
 {
-    V hi = vzero(), bad = vzero();
+    V hi = vzero();
     for (int e = 0; e < n; e += VL) {
         size_t r = n - e < VL ? (size_t)(n - e) : VL;
         V v = vloadn(x + e, r);
         hi = vmax(hi, vabs(v));
-        bad = vadd(bad, vsub(v, v)); /* NaN from an inf or a NaN */
+        *bad = vadd(*bad, vsub(v, v));
     }
-    *mx = vhmax(hi);
-    return vhsum(bad) == 0;
+    return vhmax(hi);
 }
 
 /* q = rint(x * r) clamped to [-127, 127], as floats */
@@ -32,6 +32,7 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
     const int64_t nq4 = b->kp / 4;
     float *scale = (float *)b->scale;
     int32_t *colsum = (int32_t *)b->colsum;
+    V bad = vzero();
     memset(tmp + d, 128, (size_t)(b->kp - d)); /* k's padding: byte 0 */
     for (int j = 0; j < (int)b->np; j++) {
         uint8_t *grp = (uint8_t *)qg_group(b, j / (QG_NR * QG_GP));
@@ -43,9 +44,7 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
             continue;
         }
         const float *k = aq_key(g, kp, kc, bi, kvh, j);
-        float mx;
-        if (!KV(aq_absmax)(k, d, &mx)) return false;
-        const float s = aq_scale(mx);
+        const float s = aq_scale(KV(aq_absmax)(k, d, &bad));
         const V vr = vset1(1.0f / s), off = vset1(128.0f);
         V sum = vzero();
         for (int e = 0; e < d; e += VL) {
@@ -63,7 +62,7 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
             memcpy(at + (size_t)(qd * gw) * 64, &w, 4);
         }
     }
-    return true;
+    return vhsum(bad) == 0; /* a NaN or an infinity: the bytes are not used */
 }
 
 static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, int bi, int kvh,
@@ -72,17 +71,18 @@ static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, 
     const int T = g->sp + g->sc, dv = g->dv, np = (int)b->np;
     float *scale = (float *)b->scale, *acc = rc + np;
     int32_t *colsum = (int32_t *)b->colsum;
-    for (int c = 0; c < dv; c += VL) { /* each column's max |v| over the keys */
-        size_t r = dv - c < VL ? (size_t)(dv - c) : VL;
-        V hi = vzero(), bad = vzero();
-        for (int j = 0; j < T; j++) {
-            V v = vloadn(aq_value(g, vp, vc, bi, kvh, j) + c, r);
-            hi = vmax(hi, vabs(v));
-            bad = vadd(bad, vsub(v, v));
+    V bad = vzero();
+    for (int c = 0; c < dv; c++) rc[c] = 0;
+    for (int j = 0; j < T; j++) { /* each column's max |v| over the keys, a row at a time */
+        const float *v = aq_value(g, vp, vc, bi, kvh, j);
+        for (int c = 0; c < dv; c += VL) {
+            size_t r = dv - c < VL ? (size_t)(dv - c) : VL;
+            V x = vloadn(v + c, r);
+            vstoren(rc + c, vmax(vloadn(rc + c, r), vabs(x)), r);
+            bad = vadd(bad, vsub(x, x));
         }
-        if (vhsum(bad) != 0) return false;
-        vstoren(rc + c, hi, r);
     }
+    if (vhsum(bad) != 0) return false;
     for (int c = 0; c < np; c++) {
         float s = c < dv ? aq_scale(rc[c]) : 1.0f;
         scale[c] = s;
