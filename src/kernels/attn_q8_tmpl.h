@@ -47,6 +47,22 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
         const float s = aq_scale(KV(aq_absmax)(k, d, &bad));
         const V vr = vset1(1.0f / s), off = vset1(128.0f);
         V sum = vzero();
+#if VL == 16 /* AVX-512: each 16 elements' bytes (vpmovdb) scattered as 4 dwords, no tmp row */
+        const __m128i step = _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32((int)gw * 16));
+        for (int e = 0; e < b->kp; e += VL) {
+            size_t r = d - e < VL ? (size_t)(d - e) : VL;
+            V qv = KV(aq_q)(vloadn(k + e, r), vr);
+            sum = vadd(sum, qv);
+            __m128i by = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(qv)); /* int8, 0 past d */
+            int nq = b->kp - e < VL ? (int)(b->kp - e) / 4 : 4;
+            _mm_mask_i32scatter_epi32(at + (size_t)(e / 4 * gw) * 64, (__mmask8)((1u << nq) - 1),
+                                      step, by, 4);
+        }
+        scale[j] = s;
+        colsum[j] = (int32_t)vhsum(sum);
+        (void)off;
+        continue;
+#endif
         for (int e = 0; e < d; e += VL) {
             size_t r = d - e < VL ? (size_t)(d - e) : VL;
             V qv = KV(aq_q)(vloadn(k + e, r), vr);
