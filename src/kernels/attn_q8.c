@@ -74,7 +74,7 @@ bool katt_q8_pack_v(const katt_geom *g, const float *vp, const float *vc, int bi
 }
 
 /* Keys and head sizes up to this: 255 * 127 * kp fits int32 (qgemm's
- * sums), 127 * keys is exact in float (the values' column sums). */
+ * sums), 127 * d is exact in float (the keys' byte sums). */
 #define AQ_MAX 32768
 
 bool katt_q8_fits(const katt_geom *g)
@@ -101,7 +101,7 @@ static bool aq_layout(const katt_geom *g, int nq, aq_ws *w)
     w->kpk = off, off += up64(kb);
     w->vpk = off, off += up64(vb);
     w->tmpk = off, off += up64(((size_t)g->d + 3) / 4 * 4);
-    w->rc = off, off += up64(2 * (size_t)npv * sizeof(float));
+    w->rc = off, off += up64((size_t)npv * sizeof(float));
     w->tmpv = off, off += up64(4 * (size_t)npv);
     w->qa = off, off += qa;
     w->s = off, off += up64((size_t)nq * (size_t)T * sizeof(float));

@@ -13,8 +13,9 @@
  *               exp(s - max), 1 at the max), then uint8 at scale 1/255,
  *               zero point 0 (qg_requant_u8);
  *   Y = P V     V as int8dq's B (k = keys, n = dv): column c symmetric int8
- *               at max_j |v_jc| / 127, quads of four keys' bytes; the rows'
- *               scale (1/255) / sum_j p_j, the softmax's float sum.
+ *               at max_j |v_jc| / 127, quads of four keys' bytes (no column
+ *               sums: P's zero point is 0); the rows' scale (1/255) /
+ *               sum_j p_j, the softmax's float sum.
  * The packers are per ISA (attn_q8_tmpl.h) and make the same bytes at each:
  * float multiplies and round-to-nearest-even, as a scalar model does. */
 #ifndef AIT_KERNELS_ATTN_Q8_H
@@ -49,9 +50,10 @@ int katt_q8_block(const katt_geom *g, katt_probs_fn probs, const float *q, const
 
 /* The packers, for the tests: the keys of (batch bi, kv head kvh) into *b
  * (qg_pack_begin(QG_INT8DQ, 0, d, sp + sc, ...)'s), tmp of b->kp bytes; the
- * values into *b (qg_pack_begin(QG_INT8DQ, 0, sp + sc, dv, ...)'s), rc of
- * 2 * b->np floats and tmp of 4 * b->np bytes. Scratch of any contents;
- * false when an element is not finite. */
+ * values into *b (qg_pack_begin(QG_INT8DQ, 0, sp + sc, dv, ...)'s, column
+ * sums 0: for an A whose zero point is 0 only), rc of b->np floats and tmp
+ * of 4 * b->np bytes. Scratch of any contents; false when an element is
+ * not finite. */
 bool katt_q8_pack_k(const katt_geom *g, const float *kp, const float *kc, int bi, int kvh,
                     const qg_packed *b, uint8_t *tmp);
 bool katt_q8_pack_v(const katt_geom *g, const float *vp, const float *vc, int bi, int kvh,

@@ -85,25 +85,34 @@ static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, 
                           const qg_packed *b, float *rc, uint8_t *tmp)
 {
     const int T = g->sp + g->sc, dv = g->dv, np = (int)b->np;
-    float *scale = (float *)b->scale, *acc = rc + np;
+    float *scale = (float *)b->scale;
     int32_t *colsum = (int32_t *)b->colsum;
     V bad = vzero();
-    for (int c = 0; c < dv; c++) rc[c] = 0;
-    for (int j = 0; j < T; j++) { /* each column's max |v| over the keys, a row at a time */
-        const float *v = aq_value(g, vp, vc, bi, kvh, j);
-        for (int c = 0; c < dv; c += VL) {
-            size_t r = dv - c < VL ? (size_t)(dv - c) : VL;
-            V x = vloadn(v + c, r);
-            vstoren(rc + c, vmax(vloadn(rc + c, r), vabs(x)), r);
-            bad = vadd(bad, vsub(x, x));
+    for (int c0 = 0; c0 < dv; c0 += 4 * VL) { /* each column's max |v| over the keys, 4 vectors
+                                                * of columns at a time in registers */
+        int n = dv - c0;
+        size_t r[4];
+        for (int u = 0; u < 4; u++) r[u] = n > u * VL ? (size_t)(n - u * VL < VL ? n - u * VL : VL) : 0;
+        V h0 = vzero(), h1 = vzero(), h2 = vzero(), h3 = vzero();
+        for (int j = 0; j < T; j++) {
+            const float *v = aq_value(g, vp, vc, bi, kvh, j) + c0;
+            V x0 = vloadn(v, r[0]), x1 = r[1] ? vloadn(v + VL, r[1]) : vzero();
+            V x2 = r[2] ? vloadn(v + 2 * VL, r[2]) : vzero(), x3 = r[3] ? vloadn(v + 3 * VL, r[3]) : vzero();
+            h0 = vmax(h0, vabs(x0)), h1 = vmax(h1, vabs(x1));
+            h2 = vmax(h2, vabs(x2)), h3 = vmax(h3, vabs(x3));
+            bad = vadd(bad, vadd(vadd(vsub(x0, x0), vsub(x1, x1)), vadd(vsub(x2, x2), vsub(x3, x3))));
         }
+        vstoren(rc + c0, h0, r[0]);
+        if (r[1]) vstoren(rc + c0 + VL, h1, r[1]);
+        if (r[2]) vstoren(rc + c0 + 2 * VL, h2, r[2]);
+        if (r[3]) vstoren(rc + c0 + 3 * VL, h3, r[3]);
     }
     if (vhsum(bad) != 0) return false;
     for (int c = 0; c < np; c++) {
         float s = c < dv ? aq_scale(rc[c]) : 1.0f;
         scale[c] = s;
         rc[c] = c < dv ? 1.0f / s : 0.0f;
-        acc[c] = 0;
+        colsum[c] = 0; /* not made: P's zero point is 0 (attn_q8.h) */
     }
     memset(tmp, 128, (size_t)(4 * np)); /* n's padding: byte 0 */
     const V off = vset1(128.0f);
@@ -119,7 +128,6 @@ static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, 
             for (int c = 0; c < dv; c += VL) {
                 size_t r = dv - c < VL ? (size_t)(dv - c) : VL;
                 V qv = KV(aq_q)(vloadn(v + c, r), vloadn(rc + c, r));
-                vstoren(acc + c, vadd(vloadn(acc + c, r), qv), r);
                 vstoren_u8(t + c, vadd(qv, off), r);
             }
         }
@@ -136,6 +144,5 @@ static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, 
             }
         }
     }
-    for (int c = 0; c < np; c++) colsum[c] = (int32_t)acc[c]; /* exact: 127 T < 2^24 */
     return true;
 }
