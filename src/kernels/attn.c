@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kernels/attn_q8.h"
 #include "kernels/gemm.h"
 #include "kernels/isa.h"
 
@@ -47,8 +48,7 @@
 
 typedef void (*att_block_fn)(const katt_geom *, const float *, const float *, const float *,
                              const float *, const float *, float *, int, int, int, int, float *);
-typedef void (*att_probs_fn)(const katt_geom *, float *, int, int, int, int, float, float *, int,
-                             float *);
+typedef katt_probs_fn att_probs_fn;
 typedef void (*att_scale_fn)(float *, const float *, float, int);
 typedef struct att_impl {
     kisa isa;
@@ -229,11 +229,21 @@ static void dense(size_t s[3], int h, int rows, int cols)
     s[0] = s[1] * (size_t)h;
 }
 
-/* Per thread: the floats of one task's scratch (padded to 64 bytes). */
+/* Per thread: the floats of one task's scratch (padded to 64 bytes); on
+ * int8 the float path's (a block whose keys or values are not finite takes
+ * it), then attn_q8.c's. */
 static size_t ws_floats(const katt_geom *g, const gemm_kernel *gk, int qb)
 {
     size_t n = gk ? (size_t)qb * ((size_t)g->sp + g->sc + g->dv + 2) : (size_t)qb * g->dv;
-    return (n + 1 + 15) & ~(size_t)15;
+    n = (n + 1 + 15) & ~(size_t)15;
+    return n + (gk && katt_q8_fits(g) ? katt_q8_scratch(g, qb) / sizeof(float) : 0);
+}
+
+/* Where a thread's int8 scratch starts in its ws (after the float path's). */
+static void *ws_q8(const katt_geom *g, int qb, float *ws)
+{
+    size_t n = (size_t)qb * ((size_t)g->sp + g->sc + g->dv + 2);
+    return ws + ((n + 1 + 15) & ~(size_t)15);
 }
 
 /* Queries per block of the GEMM path. */
@@ -283,11 +293,12 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
     const int nqb = (g->sq + qb - 1) / qb;
     const long tasks = (long)g->b * g->hq * nqb;
     const size_t wsn = ws_floats(g, gk, qb);
+    const bool q8 = gk && katt_q8_fits(g);
     int fail = 0;
 #pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1 && tasks > 1)
     {
         float *ws = given ? (float *)g->ws + wsn * (size_t)omp_get_thread_num()
-                          : malloc(wsn * sizeof *ws);
+                          : aligned_alloc(64, wsn * sizeof *ws); /* a multiple of 64 bytes */
         if (!ws) {
 #pragma omp atomic write
             fail = 1;
@@ -298,6 +309,9 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
             int blk = (int)(t % nqb), h = (int)(t / nqb % g->hq), bi = (int)(t / nqb / g->hq);
             int i0 = blk * qb, nq = g->sq - i0 < qb ? g->sq - i0 : qb;
             if (!gk) im->block(g, q, kp, vp, kc, vc, y, bi, h, i0, nq, ws);
+            else if (q8 && !katt_q8_block(g, im->probs, q, kp, vp, kc, vc, y, bi, h, i0, nq,
+                                          ws_q8(g, qb, ws)))
+                continue;
             else if (att_gemm(im, gk, g, q, kp, vp, kc, vc, y, bi, h, i0, nq, &sk, ws)) {
 #pragma omp atomic write
                 fail = 1;

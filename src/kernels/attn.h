@@ -30,6 +30,9 @@ typedef struct katt_geom {
      * q, y [b][hq][sq][.], kp/vp [b][hkv][sp][.], kc/vc [b][hkv][sc][.] */
     int strided;
     size_t qs[3], kps[3], kcs[3], vps[3], vcs[3], ys[3];
+    /* the GEMM path's blocks (16 queries and more) on int8, QK^T and PV by
+     * qgemm_u8 (attn_q8.h: the int8dq variant's attention), when set */
+    int q8;
     /* scratch of ws_bytes (64-aligned) the caller keeps, or NULL: used when
      * it holds kattention_scratch's bytes, else each call allocates its own */
     void *ws;

@@ -177,16 +177,23 @@ static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t c
     }
 }
 
+bool qg_pack_begin(int scheme, int group, int64_t k, int64_t n, void *dst, qg_packed *v)
+{
+    size_t sec[4];
+    if (!layout(scheme, group, k, n, v, sec)) return false;
+    qhdr h = {.scheme = scheme, .group = v->group, .k = k, .n = n};
+    memcpy(h.magic, MAGIC, 8);
+    memset(dst, 0, HDR);
+    memcpy(dst, &h, sizeof h);
+    view_of(dst, sec, v);
+    return true;
+}
+
 void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, int64_t k,
              int64_t n, void *dst)
 {
     qg_packed v;
-    size_t sec[4];
-    if (!layout(scheme, group, k, n, &v, sec)) return;
-    qhdr h = {.scheme = scheme, .group = v.group, .k = k, .n = n};
-    memcpy(h.magic, MAGIC, 8);
-    memcpy(dst, &h, sizeof h);
-    view_of(dst, sec, &v);
+    if (!qg_pack_begin(scheme, group, k, n, dst, &v)) return;
     uint8_t *w = (uint8_t *)v.w;
     if (scheme == QG_BF16) {
         uint16_t *d = (uint16_t *)w;

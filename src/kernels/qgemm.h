@@ -61,6 +61,12 @@ size_t qg_pack_size(int scheme, int group, int64_t k, int64_t n);
  * aligned, qg_pack_size bytes, zeroed). */
 void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, int64_t k,
              int64_t n, void *dst);
+/* Writes a pack's header for a (k x n) B of the scheme into dst
+ * (qg_pack_size bytes, 64-byte aligned) and fills *v, a view of it whose
+ * panels, scales and column sums the caller then writes itself (a B made at
+ * run time: the int8 attention's keys and values, attn_q8.c); false on a
+ * bad size or group. */
+bool qg_pack_begin(int scheme, int group, int64_t k, int64_t n, void *dst, qg_packed *v);
 /* Packs a B quantised already, B[k][n] at b[k*rsb + n*csb] (int8, or
  * uint8 when b_unsigned), minus column j's zero point zb[j], with column
  * scales scale[n], into QG_INT8DQ's or QG_INT8WO's layout (dst as

@@ -3397,6 +3397,62 @@ static void test_native_int8dq_gelu(void **state)
     gb_free(&p);
 }
 
+/* The attention in native's int8dq (kernels/attn_q8.h): bert's pattern
+ * (K^T made whole, padding mask) and a decoder's (past, grouped kv heads,
+ * causal mask) at 16 queries and more, at every ISA: the fused step's
+ * geometry says int8, the outputs differ from the float attention's (the
+ * pattern has no other quantised node) and stay within the variant's SQNR
+ * bound of the reference (30 dB asked here). */
+static void test_native_int8dq_attention(void **state)
+{
+    (void)state;
+    static const attn_pat cs[] = {
+        /* b, hq, hkv, s, sp, d, dv, past, where, split_scale, bert_kt, mask */
+        {2, 4, 4, 40, 0, 24, 24, false, false, false, true, true}, /* bert */
+        {1, 4, 2, 33, 5, 16, 13, true, false, false, false, true}, /* past, GQA */
+    };
+    const backend *b = backend_find("native"), *ref = backend_find("reference");
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "attn")};
+        attn_pattern(&g, &cs[i]);
+        candidate_cfg cr = {.backend = "reference", .threads = 1};
+        built *br = NULL;
+        ait_error e = {0};
+        tensor *want[4], *f32[4];
+        assert_true(g.g->n_outputs <= 4);
+        assert_int_equal(ref->build(ref, g.g, &cr, &br, &e), AIT_OK);
+        assert_int_equal(ref->run(br, g.feed, want, &e), AIT_OK);
+        for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
+            assert_true(kisa_force((kisa)k));
+            candidate_cfg cf = {.backend = "native", .threads = 1};
+            candidate_cfg cq = {.backend = "native", .threads = 1, .variant = "int8dq"};
+            built *bf = NULL, *bq = NULL;
+            tensor *got[4];
+            assert_int_equal(b->build(b, g.g, &cf, &bf, &e), AIT_OK);
+            assert_int_equal(b->run(bf, g.feed, f32, &e), AIT_OK);
+            if (b->build(b, g.g, &cq, &bq, &e) != AIT_OK) fail_msg("int8dq build: %s", e.msg);
+            assert_int_equal(b->run(bq, g.feed, got, &e), AIT_OK);
+            int n = 0;
+            for (int s = 0; s < bq->n_steps; s++)
+                n += bq->steps[s].op == &nat_attn_fused && bq->att[bq->steps[s].node].q8;
+            if (n != 1) fail_msg("int8dq attention %zu at %s: %d int8 attention steps, want 1", i,
+                                 kisa_name((kisa)k), n);
+            double q = sqnr(want[0], got[0]), qf = sqnr(want[0], f32[0]);
+            printf("# int8dq attention %zu at %s: SQNR %.1f dB (float attention %.1f)\n", i,
+                   kisa_name((kisa)k), q, qf);
+            if (!memcmp(got[0]->data, f32[0]->data, tensor_nbytes(f32[0])))
+                fail_msg("int8dq attention %zu at %s: the float attention's outputs", i, kisa_name((kisa)k));
+            if (!(q >= 30 && q >= b->min_sqnr("int8dq")))
+                fail_msg("int8dq attention %zu at %s: SQNR %.1f dB", i, kisa_name((kisa)k), q);
+            b->free(bq);
+            b->free(bf);
+            kisa_force(KISA_N);
+        }
+        ref->free(br);
+        gb_free(&g);
+    }
+}
+
 /* C = A * B on qgemm alone (int8dq, B [K][N] packed here), A m rows of K, epi its epilogue (NULL: none). */
 static void qgemm_alone(const tensor *w, const float *a, int64_t m, float *c, const gemm_epi *epi)
 {
@@ -4018,6 +4074,7 @@ int main(void)
         cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_shuffle),
         cmocka_unit_test(test_native_attention),
+        cmocka_unit_test(test_native_int8dq_attention),
         cmocka_unit_test(test_native_attention_kv),
         cmocka_unit_test(test_native_bn),
         cmocka_unit_test(test_native_dense),

@@ -39,6 +39,13 @@ static bool mask_strides(const tensor *m, const int64_t want[4], size_t *s)
     return true;
 }
 
+/* Whether the attention's GEMMs run on int8 (kernels/attn_q8.h): in the
+ * int8dq variant, whose modules' SQNR the tuner judges with them in. */
+static bool nat_attn_q8(const built *bm)
+{
+    return bm->quant == QG_INT8DQ && !bm->qstatic;
+}
+
 /* ---- the fusion ---------------------------------------------------------------- */
 
 /* View w's dims and element strides from its values' scheduled shapes;
@@ -102,6 +109,7 @@ static bool fus_geom(const built *bm, const fusion *f, katt_geom *g)
         return false;
     g->scale = a->scale;
     if (!(g->scale != 0)) return false; /* 0 means 1 / sqrt(d) to the kernel */
+    g->q8 = nat_attn_q8(bm);
     /* the scores the graph makes: no broadcast grows them */
     const int64_t want[4] = {g->b, g->hq, g->sq, T};
     for (int j = 0; j < f->n_nodes; j++) {
@@ -258,6 +266,7 @@ static ait_status op_take(built *bm, int i, nat_step *st, bool *taken)
     *g = (katt_geom){.b = (int)B, .hq = (int)Hq, .hkv = (int)Hkv, .sq = (int)Sq, .sp = (int)P,
                      .sc = (int)Skv, .d = (int)D, .dv = (int)Dv, .causal = (int)causal,
                      .strided = 1, .bkeep = 1, .fill = -INFINITY};
+    g->q8 = nat_attn_q8(bm);
     if (node_attr(n, "scale")) {
         if (!(sc != 0)) return AIT_OK;
         g->scale = sc;
