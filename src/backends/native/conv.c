@@ -381,9 +381,9 @@ static bool conv_ig(const built *bm, const int64_t *q, bool quant)
      * im2col's 5.13 (oneDNN 2.48; bench-conv-native 5 3:224:224:64:7:2:3, bench/RESULTS.md) */
     const bool wide = q[G_KW] >= 7 && rows >= 16 && g.ow >= 24;
     /* a stem's 3x3 on its image too (9 rows a run): squeezenet1_1's 3x3 stride 2
-     * on 224x224x3 took 0.60x of im2col's time in the model (the taps gathered
-     * from the planes, then 6-row GEMM calls over K = 27; bench/RESULTS.md,
-     * branch sqz) */
+     * on 224x224x3 took 0.72x to 0.78x of im2col's step time in the model (the
+     * taps gathered from the planes, then 6-row GEMM calls over K = 27), the
+     * model 0.90x at batch 1 (bench/RESULTS.md, branch sqz) */
     const bool stem = q[G_C] * q[G_GROUP] <= IM2COL_NCHW_C && g.ow >= 24;
     return (rows >= 32 || wide || stem) && (g.ow >= 24 || (g.ow >= 14 && mg <= 32)) && g.ow <= INT_MAX &&
            mg <= INT_MAX && kig_runs(&g) <= KIG_RUNS_MAX;
