@@ -157,7 +157,16 @@ static void pad_rows(const knhwc_geom *g, bool nchw, const float *x, int64_t pr0
         }
         memset(d, 0, sizeof(float) * (size_t)(lo * c));
         memset(d + hi * c, 0, sizeof(float) * (size_t)((wp - hi) * c));
-        if (nchw) { /* each channel's row down d's column */
+        if (nchw && c == 3) { /* a stem's image: d written in order, the 3 planes side by side */
+            const float *s0 = x + (g->c0 * g->h + iy) * g->w + (lo - g->pl), *s1 = s0 + g->h * g->w,
+                        *s2 = s1 + g->h * g->w;
+            float *dp = d + lo * 3;
+            for (int64_t px = 0; px < hi - lo; px++, dp += 3) {
+                dp[0] = s0[px];
+                dp[1] = s1[px];
+                dp[2] = s2[px];
+            }
+        } else if (nchw) { /* each channel's row down d's column */
             for (int64_t ci = 0; ci < c; ci++) {
                 const float *s = x + ((g->c0 + ci) * g->h + iy) * g->w + (lo - g->pl);
                 for (int64_t px = lo; px < hi; px++) d[px * c + ci] = s[px - lo];

@@ -176,27 +176,44 @@ static int small_nv(const gemm_kernel *kr, int m)
     return best;
 }
 
+/* skinny_call's streamed form: the tile into a buffer in L1 (rows 64-byte
+ * aligned), its epilogue there, then to C past the caches. A function of
+ * its own so that the common call has no 4 KiB stack frame: with the
+ * buffer in skinny_call, the frame's set-up and the spills around the
+ * kernel call were 4 to 5% of squeezenet1_1's samples (6-row calls over
+ * K = 16 to 64; bench/RESULTS.md, branch sqz). */
+static __attribute__((noinline)) void skinny_call_stream(const job *jb, const float *a, int64_t rsa, int64_t csa,
+                                                         int64_t i, int m, int64_t j, int nc)
+{
+    const gemm_args *g = jb->g;
+    const gemm_kernel *kr = jb->kr;
+    gemm_fuse f;
+    if (jb->fuse) f = fuse_at(&g->epi, i, j);
+    float t[GEMM_STREAM_ROWS * GEMM_STREAM_COLS] __attribute__((aligned(64)));
+    kr->skinny(g->k, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr,
+               g->k * kr->nr, t, GEMM_STREAM_COLS, jb->fuse ? &f : NULL);
+    if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, t, GEMM_STREAM_COLS, i, j, m, nc);
+    gemm_stream_rows(g->c + i * g->ldc + j, g->ldc, t, GEMM_STREAM_COLS, m, nc);
+}
+
 /* One skinny kernel call: rows [i, i+m) x columns [j, j+nc) of C (j a
  * multiple of NR), A's rows at a (row i's), with the epilogue in its
- * registers or after it. */
+ * registers or after it; streamed past the caches by skinny_call_stream. */
 static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa, int64_t i, int m,
                         int64_t j, int nc)
 {
+    if (jb->stream && m <= GEMM_STREAM_ROWS && nc <= GEMM_STREAM_COLS) {
+        skinny_call_stream(jb, a, rsa, csa, i, m, j, nc);
+        return;
+    }
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
     float *c = g->c + i * g->ldc + j;
     gemm_fuse f;
     if (jb->fuse) f = fuse_at(&g->epi, i, j);
-    /* streamed: the tile into a buffer in L1 (rows 64-byte aligned), its
-     * epilogue there, then to C past the caches */
-    float t[GEMM_STREAM_ROWS * GEMM_STREAM_COLS] __attribute__((aligned(64)));
-    const bool st = jb->stream && m <= GEMM_STREAM_ROWS && nc <= GEMM_STREAM_COLS;
-    float *out = st ? t : c;
-    int64_t ldo = st ? GEMM_STREAM_COLS : g->ldc;
     kr->skinny(g->k, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr,
-               g->k * kr->nr, out, ldo, jb->fuse ? &f : NULL);
-    if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, out, ldo, i, j, m, nc);
-    if (st) gemm_stream_rows(c, g->ldc, t, ldo, m, nc);
+               g->k * kr->nr, c, g->ldc, jb->fuse ? &f : NULL);
+    if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
 }
 
 /* skinny_call over K's share [p0, p0 + kb) only (A at row i's column p0):

@@ -1880,6 +1880,53 @@ static void test_native_nhwc(void **state)
     }
 }
 
+/* The packed groups of the weights of g's first Conv on native: a run of
+ * taps each (kig_runs: a kernel row) when it runs as an implicit GEMM, 1
+ * for im2col's B. */
+static int first_conv_packs(const gb *g)
+{
+    built *bm = native_ran(g->g, g->feed);
+    int n = -1;
+    for (int k = 0; k < bm->n_steps && n < 0; k++)
+        if (bm->steps[k].op && !strcmp(bm->steps[k].op->name, "Conv")) n = bm->packs[bm->steps[k].node].groups;
+    backend_find("native")->free(bm);
+    return n;
+}
+
+/* A network's stem on native: a 3x3 stride-2 Conv (+ bias, Relu) on a
+ * 3-channel NCHW image, unpadded (squeezenet1_1's) and padded (the
+ * mobilenets'), batch 1 and 2, odd output channels: with rows of 24
+ * outputs or more an implicit GEMM reading the planes (conv.c's conv_ig:
+ * its weights in 3 packs, a kernel row each), else im2col from the planes
+ * (one pack); against the reference at every ISA and the portable path.
+ * Registered last: its random draws leave the other tests' data as it was. */
+static void test_native_stem(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, h, w, m, pad, packs;
+    } cs[] = {{1, 9, 51, 64, 0, 3}, {2, 7, 53, 37, 1, 3}, {1, 11, 47, 16, 1, 3}, {1, 9, 45, 33, 0, 1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "stem")};
+        assert_non_null(g.g);
+        const int64_t p = cs[i].pad;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, 3, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(cs[i].m, 3, 3, 3));
+        gb_const(&g, "b", (in_spec)SH(cs[i].m));
+        attr_spec a[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
+                          {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        gb_node(&g, "Conv", "x,w,b", "c", a, 2);
+        gb_node(&g, "Relu", "c", "y", NULL, 0);
+        gb_output(&g, "y");
+        native_each_isa(&g, "stem", i);
+        int packs = first_conv_packs(&g);
+        if (packs != cs[i].packs)
+            fail_msg("stem %zu: the Conv's weights in %d packs, want %d (3: an implicit GEMM)", i, packs,
+                     cs[i].packs);
+        gb_free(&g);
+    }
+}
+
 /* How many of bm's Conv steps hold Winograd's `packs` packed transforms
  * (36: F(4x4, 3x3), 16: F(2x2, 3x3)). */
 static int wino_convs(const built *bm, int packs)
@@ -4099,6 +4146,7 @@ int main(void)
         cmocka_unit_test(test_native_qpool),
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
+        cmocka_unit_test(test_native_stem),
     };
     if (getenv("AIT_TEST_ONLY")) /* one test (a pattern), e.g. under a sanitizer */
         cmocka_set_test_filter(getenv("AIT_TEST_ONLY"));

@@ -477,6 +477,10 @@ static void test_conv_ig(void **state)
         {{.h = 13, .w = 15, .cs = 11, .c = 11, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1}, 0, 0, 23, false},
         {{.h = 6, .w = 8, .cs = 50, .c0 = 2, .c = 45, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 1, 1, 40, true},
         {{.h = 7, .w = 9, .cs = 45, .c = 45, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 2, .pt = 1, .pl = 2}, 1, 2, 40, false},
+        /* a stem on its NCHW image (conv.c's conv_ig takes 3x3s of 3 channels on wide
+         * rows): squeezenet1_1's unpadded 3x3 stride 2, and a padded one (mobilenets') */
+        {{.h = 13, .w = 29, .cs = 3, .c = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1}, 0, 0, 64, true},
+        {{.h = 10, .w = 31, .cs = 3, .c = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 1, 1, 37, true},
     };
     static const gemm_act acts[] = {GEMM_ACT_RELU,      GEMM_ACT_CLIP, GEMM_ACT_SIGMOID, GEMM_ACT_HARDSWISH,
                                     GEMM_ACT_NONE,      GEMM_ACT_LEAKY, GEMM_ACT_HARDSIGMOID, GEMM_ACT_CLIP};

@@ -350,6 +350,14 @@ static int64_t q8_cpad(const built *bm, const nat_step *st)
     return 3 * cp <= 4 * c && knhwc_padded_u8(&kg, c, &(int64_t){0}) >= 0 ? cp : 0;
 }
 
+/* Input channels up to which a float Conv is a network's stem on its image
+ * (3 channels, usually NCHW): an im2col Conv of an NCHW input reads its
+ * planes (knhwc_im2col_nchw) rather than the input changed to NHWC in the
+ * scratch first (the change and the tap-by-tap copies of 12 bytes were 18%
+ * of mobilenet_v3_small's run, bench/RESULTS.md); a KxK one on wide rows
+ * runs as an implicit GEMM (conv_ig). */
+#define IM2COL_NCHW_C 4
+
 /* Whether a float KxK Conv runs as an implicit GEMM (kernels/conv_ig.h)
  * rather than im2col + GEMM: when a run of taps (a kernel row of the
  * group's channels) is at least 32 rows of B and an output row at least
@@ -374,7 +382,12 @@ static bool conv_ig(const built *bm, const int64_t *q, bool quant)
      * (7x7 stride 2 on 3 channels, 21 rows a run, 112 outputs a row), 2.76 ms against
      * im2col's 5.13 (oneDNN 2.48; bench-conv-native 5 3:224:224:64:7:2:3, bench/RESULTS.md) */
     const bool wide = q[G_KW] >= 7 && rows >= 16 && g.ow >= 24;
-    return (rows >= 32 || wide) && (g.ow >= 24 || (g.ow >= 14 && mg <= 32)) && g.ow <= INT_MAX &&
+    /* a stem's 3x3 on its image too (9 rows a run): squeezenet1_1's 3x3 stride 2
+     * on 224x224x3 took 0.72x to 0.78x of im2col's step time in the model (the
+     * taps gathered from the planes, then 6-row GEMM calls over K = 27), the
+     * model 0.90x at batch 1 (bench/RESULTS.md, branch sqz) */
+    const bool stem = q[G_C] * q[G_GROUP] <= IM2COL_NCHW_C && g.ow >= 24;
+    return (rows >= 32 || wide || stem) && (g.ow >= 24 || (g.ow >= 14 && mg <= 32)) && g.ow <= INT_MAX &&
            mg <= INT_MAX && kig_runs(&g) <= KIG_RUNS_MAX;
 }
 
@@ -741,13 +754,6 @@ static float *conv_dst(const built *bm, const nat_step *st, int64_t *cy)
     *cy = t->dims[1];
     return (float *)t->data + st->cat_c0 * (bm->vals[st->cat].nhwc ? 1 : q[G_OH] * q[G_OW]);
 }
-
-/* Input channels up to which a float im2col Conv of an NCHW input reads
- * its planes (knhwc_im2col_nchw) rather than the input changed to NHWC in
- * the scratch first: a network's stem on its image (3 channels; the
- * change and the tap-by-tap copies of 12 bytes were 18% of
- * mobilenet_v3_small's run, bench/RESULTS.md). */
-#define IM2COL_NCHW_C 4
 
 /* Output pixels per block of such an im2col: about 128 KB of A, which the
  * GEMM then reads from L2 (im2col_block's 1 MB blocks are written to
