@@ -1,7 +1,8 @@
 /* The native backend's kernels (src/kernels/), part 2: depthwise
  * convolution (float and static int8), the channels-last im2col (float and uint8) and
  * static int8's implicit GEMM reading its padded input in place, the
- * implicit-GEMM convolution (on every GEMM kernel this CPU runs), ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
+ * implicit-GEMM convolution (on every GEMM kernel this CPU runs), the direct stem
+ * convolution (kstem_conv), ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
  * and on the portable path, with 1 and 2 threads, against loops in double
  * written here; odd channel counts and sizes, every epilogue and mode. */
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include "kernels/pool.h"
 #include "kernels/qgemm.h"
 #include "kernels/resize.h"
+#include "kernels/stem.h"
 #include "kernels_check.h"
 
 static void dw_want(const kdw_geom *g, const float *x, const float *w, const float *bias, kact a,
@@ -458,6 +460,88 @@ static void test_im2col_f32(void **state)
  * Clip, a bias and Sigmoid (after the store), HardSwish with the residual
  * after, none, a scaled Leaky Relu (after the store), HardSigmoid, a bias
  * and Clip (bias and Relu, none and this one: the tiles' quick store). */
+/* kstem_conv (a stem on its NCHW image, channels-last out) against a loop
+ * in double: the stems' 3x3 stride 2 on 3 channels and other windows
+ * (1 to 4 channels, strides, dilations, pads wider than the kernel, a
+ * channel slice c0 of wider planes), output channels m around the vector
+ * widths, weights in packed panels of nr 8 to 64 (24: vectors that would
+ * cross a panel), output rows ldy > m apart, every activation, with and
+ * without a bias, at every ISA and on the portable path, 1 and 2 threads. */
+static void test_stem(void **state)
+{
+    (void)state;
+    static const knhwc_geom gs[] = {
+        {.h = 23, .w = 21, .cs = 3, .c = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1},
+        {.h = 19, .w = 30, .cs = 3, .c = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1},
+        {.h = 9, .w = 13, .cs = 4, .c0 = 1, .c = 2, .kh = 3, .kw = 5, .sh = 2, .sw = 1, .dh = 1, .dw = 2, .pt = 2, .pl = 3},
+        {.h = 6, .w = 7, .cs = 1, .c = 1, .kh = 5, .kw = 5, .sh = 1, .sw = 2, .dh = 1, .dw = 1, .pt = 6, .pl = 2},
+        {.h = 11, .w = 17, .cs = 4, .c = 4, .kh = 2, .kw = 3, .sh = 3, .sw = 2, .dh = 2, .dw = 1, .pt = 0, .pl = 0},
+    };
+    static const struct {
+        int nr;
+        int64_t m;
+    } ms[] = {{16, 16}, {64, 32}, {32, 40}, {24, 37}, {8, 3}, {16, 1}};
+    static const kact acts[] = {{KF_NONE, 0, 0}, {KF_RELU, 0, 0}, {KF_CLIP, 0, 6},
+                                {KF_HARDSWISH, 0, 0}, {KF_SILU, 0, 0}, {KF_HARDSIGMOID, 0.2f, 0.5f},
+                                {KF_SIGMOID, 0, 0}, {KF_TANH, 0, 0}, {KF_GELU_ERF, 0, 0},
+                                {KF_GELU_TANH, 0, 0}, {KF_LEAKY_RELU, 0.1f, 0}, {KF_EXP, 0, 0}};
+    for (size_t gi = 0; gi < sizeof gs / sizeof *gs; gi++) {
+        knhwc_geom g = gs[gi];
+        g.oh = (g.h + 2 * g.pt - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+        g.ow = (g.w + 2 * g.pl - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+        assert_true(kstem_takes(&g));
+        const int64_t kdim = g.kh * g.kw * g.c, np = g.oh * g.ow;
+        float *x = kc_rand((size_t)(g.cs * g.h * g.w), (unsigned)gi + 1, -2, 2);
+        for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++) {
+            const int nr = ms[mi].nr;
+            const int64_t m = ms[mi].m, panels = (m + nr - 1) / nr, ldy = m + (int64_t)mi % 3;
+            float *w = kc_rand((size_t)(kdim * m), 40 + (unsigned)mi, -0.5f, 0.5f); /* [k][co] */
+            float *bias = kc_rand((size_t)m, 50 + (unsigned)mi, -1, 1);
+            float *wp = calloc((size_t)(panels * kdim * nr), sizeof *wp);
+            for (int64_t k = 0; k < kdim; k++)
+                for (int64_t co = 0; co < m; co++) wp[(co / nr) * kdim * nr + k * nr + co % nr] = w[k * m + co];
+            double *sum = malloc(sizeof *sum * (size_t)(np * m)), *want = malloc(sizeof *want * (size_t)(np * ldy));
+            float *y = malloc(sizeof *y * (size_t)(np * ldy));
+            for (int64_t p = 0; p < np; p++)
+                for (int64_t co = 0; co < m; co++) {
+                    double a = 0;
+                    for (int64_t ky = 0; ky < g.kh; ky++)
+                        for (int64_t kx = 0; kx < g.kw; kx++)
+                            for (int64_t ci = 0; ci < g.c; ci++) {
+                                int64_t iy = p / g.ow * g.sh - g.pt + ky * g.dh, ix = p % g.ow * g.sw - g.pl + kx * g.dw;
+                                if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+                                    a += (double)x[(g.c0 + ci) * g.h * g.w + iy * g.w + ix] *
+                                         w[((ky * g.kw + kx) * g.c + ci) * m + co];
+                            }
+                    sum[p * m + co] = a;
+                }
+            for (size_t ai = 0; ai < sizeof acts / sizeof *acts; ai++)
+                for (int bi = 0; bi < 2; bi++) {
+                    const kact act = acts[ai];
+                    for (int64_t p = 0; p < np; p++)
+                        for (int64_t j = 0; j < ldy; j++)
+                            want[p * ldy + j] = j < m ? kc_fun(act.f, sum[p * m + j] + (bi ? bias[j] : 0), act.a, act.b)
+                                                      : 1234.5; /* between rows: untouched */
+                    KC_EACH_ISA({
+                        for (int64_t j = 0; j < np * ldy; j++) y[j] = 1234.5f;
+                        kstem_conv(&g, x, wp, nr, m, bi ? bias : NULL, act, y, ldy, kc_threads);
+                        char what[96];
+                        snprintf(what, sizeof what, "stem geometry %zu, m %lld nr %d, act %d, bias %d", gi,
+                                 (long long)m, nr, (int)act.f, bi);
+                        if (!kc_close(what, y, want, (size_t)(np * ldy), 1e-5, 1e-5)) fail();
+                    });
+                }
+            free(w);
+            free(bias);
+            free(wp);
+            free(sum);
+            free(want);
+            free(y);
+        }
+        free(x);
+    }
+}
+
 static void test_conv_ig(void **state)
 {
     (void)state;
@@ -963,6 +1047,7 @@ int main(void)
         cmocka_unit_test(test_im2col_u8),   cmocka_unit_test(test_implicit_u8),
         cmocka_unit_test(test_pad_u8_nchw),
         cmocka_unit_test(test_im2col_f32),
+        cmocka_unit_test(test_stem),
         cmocka_unit_test(test_conv_ig),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
         cmocka_unit_test(test_pool),        cmocka_unit_test(test_pool_u8),

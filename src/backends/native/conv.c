@@ -26,7 +26,9 @@
  * tensor is never written; such a Conv runs channels-last (its input
  * changed in the scratch when NCHW). A channels-last im2col Conv of an
  * NCHW input with a few channels (a stem on its image) reads the planes
- * as it writes A (im2col_planes) instead of changing the input first. */
+ * as it writes A (im2col_planes) instead of changing the input first; with
+ * one group, no residual and at most KSTEM_TAPS taps it runs on the direct
+ * kernel instead (kstem_conv: no A at all, B's packed panels its weights). */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +39,7 @@
 #include "kernels/dwconv.h"
 #include "kernels/im2col.h"
 #include "kernels/nhwc.h"
+#include "kernels/stem.h"
 #include "kernels/winograd.h"
 
 /* Output width from which a depthwise conv between NCHW values runs on
@@ -853,6 +856,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     if (!out_nhwc) sp += nat_floats(oq8 && gemm ? qblk * M : N * M * ohw);
     knhwc_geom kg = conv_kgeom(q);
     gemm_act act = st->epi.act;
+    /* a stem on its image, no residual: the direct kernel, which writes no A */
+    const bool stem = planes && group == 1 && !res && kstem_takes(&kg);
     if (dw_q8(bm, st)) { /* int8: uint8 in, float or uint8 out */
         const nat_pack *p = &bm->packs[st->node], *sc = xq8 ? xq8 : p;
         const float *wq = p->data, *ws = wq + q[G_KH] * q[G_KW] * M;
@@ -888,6 +893,11 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     } else if (q[G_DIRECT] == CONV_DW) {
         knhwc_dw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), res, y,
                  st->sums ? bm->packs[st->node].sums : NULL, bm->threads);
+    } else if (stem) { /* B's packed panels are its weights */
+        const gemm_packed *b = &bm->packs[st->node].views[0];
+        for (int64_t im = 0; im < N; im++)
+            kstem_conv(&kg, x + im * hw * C, b->data, gemm_kernel_nr(b->kern), M, bias, nat_kact(&st->epi),
+                       y + im * ohw * ldy, ldy, bm->threads);
     } else {
         const nat_pack *p = &bm->packs[st->node];
         const bool direct = q[G_DIRECT] == CONV_DIRECT;

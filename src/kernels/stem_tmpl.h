@@ -1,0 +1,95 @@
+/* kstem_conv (stem.h) for the ISA of the vec_*.h included before (stem.c
+ * includes it once per ISA). Vectors run along the output channels of a
+ * panel; the taps' weight vectors stay in registers for a row of output
+ * pixels, which go STEM_R at a time (as many independent FMA chains, each
+ * input value broadcast once for its pixel). */
+#ifndef STEM_R
+#define STEM_R 4
+#endif
+
+/* Outputs [ox, ox + R) of row oy, r channels (VL: unmasked) of w's panel
+ * at cw, every tap inside the image; T = c * kh * kw taps in wv (T, R, KW
+ * and CI constants where the caller makes them so). */
+static inline __attribute__((always_inline)) void
+KV(stem_blk)(const knhwc_geom *g, const float *x, const V *wv, V b, int64_t oy, int64_t ox,
+             float *y, int64_t ldy, size_t r, kact act, const int T, const int R, const int KW,
+             const int CI)
+{
+    const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
+    V a[STEM_R];
+#pragma GCC unroll 8
+    for (int j = 0; j < R; j++) a[j] = b;
+#pragma GCC unroll 32
+    for (int t = 0; t < T; t++) {
+        const int ci = t % CI, kx = (t / CI) % KW, ky = t / CI / KW;
+        const float *xp = x + (g->c0 + ci) * plane + (iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw;
+#pragma GCC unroll 8
+        for (int j = 0; j < R; j++) a[j] = vfma(vset1(xp[j * g->sw]), wv[t], a[j]);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < R; j++) {
+        V v = KV(vfun)(a[j], act.f, act.a, act.b);
+        if (r == VL) vstore(y + (ox + j) * ldy, v);
+        else vstoren(y + (ox + j) * ldy, v, r);
+    }
+}
+
+/* Output ox of row oy, any window: the taps inside the image only. */
+static inline void KV(stem_px)(const knhwc_geom *g, const float *x, const V *wv, V b, int64_t oy,
+                               int64_t ox, float *y, int64_t ldy, size_t r, kact act)
+{
+    const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
+    V a = b;
+    for (int64_t ky = 0; ky < g->kh; ky++) {
+        const int64_t iy = iy0 + ky * g->dh;
+        if ((uint64_t)iy >= (uint64_t)g->h) continue;
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            const int64_t ix = ix0 + kx * g->dw;
+            if ((uint64_t)ix >= (uint64_t)g->w) continue;
+            for (int64_t ci = 0; ci < g->c; ci++)
+                a = vfma(vset1(x[(g->c0 + ci) * plane + iy * g->w + ix]), wv[(ky * g->kw + kx) * g->c + ci], a);
+        }
+    }
+    a = KV(vfun)(a, act.f, act.a, act.b);
+    if (r == VL) vstore(y + ox * ldy, a);
+    else vstoren(y + ox * ldy, a, r);
+}
+
+/* Rows [oy0, oy1) of the output for r channels whose weights are wp (the
+ * panel's column, kdim rows nr apart) and bias bp, y at those channels;
+ * [lo, hi): the outputs whose window lies inside along x. */
+static inline __attribute__((always_inline)) void
+KV(stem_rows_t)(const knhwc_geom *g, const float *x, const float *wp, int nr, const float *bp,
+                kact act, float *y, int64_t ldy, size_t r, int64_t oy0, int64_t oy1, int64_t lo,
+                int64_t hi, const int T, const int KW, const int CI)
+{
+    V wv[KSTEM_TAPS];
+    for (int t = 0; t < T; t++) wv[t] = r == VL ? vload(wp + t * nr) : vloadn(wp + t * nr, r);
+    const V b = bp ? (r == VL ? vload(bp) : vloadn(bp, r)) : vzero();
+    for (int64_t oy = oy0; oy < oy1; oy++) {
+        float *yr = y + oy * g->ow * ldy;
+        const int64_t iy0 = oy * g->sh - g->pt;
+        const bool rows_in = iy0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->h;
+        int64_t ox = 0;
+        for (; rows_in && ox < lo; ox++) KV(stem_px)(g, x, wv, b, oy, ox, yr, ldy, r, act);
+        for (; rows_in && ox + STEM_R <= hi; ox += STEM_R)
+            KV(stem_blk)(g, x, wv, b, oy, ox, yr, ldy, r, act, T, STEM_R, KW, CI);
+        for (; ox < g->ow; ox++) KV(stem_px)(g, x, wv, b, oy, ox, yr, ldy, r, act);
+    }
+}
+
+/* Rows [oy0, oy1), r channels at panel column wp: 3x3 kernels of 3
+ * channels (the stems) with the taps as constants, others through the
+ * same code with them at run time. */
+static void KV(stem_rows)(const knhwc_geom *g, const float *x, const float *wp, int nr,
+                          const float *bp, kact act, float *y, int64_t ldy, size_t r, int64_t oy0,
+                          int64_t oy1, int64_t lo, int64_t hi)
+{
+    if (g->c == 3 && g->kh == 3 && g->kw == 3 && r == VL)
+        KV(stem_rows_t)(g, x, wp, nr, bp, act, y, ldy, VL, oy0, oy1, lo, hi, 27, 3, 3);
+    else if (g->c == 3 && g->kh == 3 && g->kw == 3)
+        KV(stem_rows_t)(g, x, wp, nr, bp, act, y, ldy, r, oy0, oy1, lo, hi, 27, 3, 3);
+    else
+        KV(stem_rows_t)(g, x, wp, nr, bp, act, y, ldy, r, oy0, oy1, lo, hi, (int)(g->c * g->kh * g->kw),
+                        (int)g->kw, (int)g->c);
+}
