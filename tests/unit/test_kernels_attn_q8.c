@@ -20,6 +20,7 @@
 #include "kernels/attn.h"
 #include "kernels/attn_q8.h"
 #include "kernels/qgemm.h"
+#include "attn_check.h"
 #include "kernels_check.h"
 
 /* The scalar model's symmetric int8: scale mx / 127 (1 when that is not a
@@ -212,39 +213,6 @@ static void att_q8_want(const katt_geom *g, const float *q, const float *kp, con
     free(s), free(sk), free(sv), free(qk), free(qv), free(qa);
 }
 
-/* The float attention in double (softmax(Q K^T) V), for the int8 error */
-static void att_f_want(const katt_geom *g, const float *q, const float *kp, const float *vp,
-                       const float *kc, const float *vc, double *want)
-{
-    const int T = g->sp + g->sc, rep = g->hq / g->hkv;
-    const double scale = g->scale != 0 ? g->scale : 1 / sqrt(g->d);
-    double *s = malloc(sizeof *s * (size_t)T);
-    for (int b = 0; b < g->b; b++)
-        for (int h = 0; h < g->hq; h++)
-            for (int i = 0; i < g->sq; i++) {
-                m_kv uk = {g, kp, kc, b, h / rep, g->d}, uv = {g, vp, vc, b, h / rep, g->dv};
-                const float *qi = q + (((size_t)b * g->hq + h) * g->sq + i) * g->d;
-                double m = -INFINITY, l = 0;
-                for (int j = 0; j < T; j++) {
-                    double v = 0;
-                    for (int e = 0; e < g->d; e++) v += (double)qi[e] * m_k(&uk, e, j);
-                    v *= scale;
-                    if (g->mask) v += g->mask[b * g->mb + h * g->mh + i * g->mi + j];
-                    if (g->causal && j > i + g->sp) v = -INFINITY;
-                    s[j] = v;
-                    m = fmax(m, v);
-                }
-                for (int j = 0; j < T; j++) l += s[j] = m == -INFINITY ? 0 : exp(s[j] - m);
-                double *w = want + (((size_t)b * g->hq + h) * g->sq + i) * g->dv;
-                for (int c = 0; c < g->dv; c++) {
-                    double o = 0;
-                    for (int j = 0; j < T; j++) o += s[j] * m_v(&uv, j, c);
-                    w[c] = l > 0 ? o / l : 0;
-                }
-            }
-    free(s);
-}
-
 /* SQNR in dB of got against want */
 static double sqnr(const float *got, const double *want, size_t n)
 {
@@ -294,7 +262,7 @@ static void test_attn_q8(void **state)
         float *y = malloc(nq * g.dv * sizeof *y);
         double *want = malloc(nq * g.dv * sizeof *want), *wf = malloc(nq * g.dv * sizeof *wf);
         att_q8_want(&g, q, kp, vp, kc, vc, want);
-        att_f_want(&g, q, kp, vp, kc, vc, wf);
+        att_want(&g, q, kp, vp, kc, vc, wf); /* the float attention, for the int8 error */
         KC_EACH_ISA({
             memset(y, 0xff, nq * g.dv * sizeof *y);
             assert_int_equal(kattention(&g, q, kp, vp, kc, vc, y, kc_threads), 0);
