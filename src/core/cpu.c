@@ -59,8 +59,9 @@ static uint64_t xcr0(void)
 }
 #endif
 
-/* Fills has[i] for each table row. */
-static void cpu_detect(int has[CPU_NFEAT])
+/* Fills has[i] for each table row from CPUID (22 instructions; under a
+ * hypervisor each one traps, tens of microseconds: read once, cpu_detect). */
+static void cpu_read(int has[CPU_NFEAT])
 {
     memset(has, 0, CPU_NFEAT * sizeof has[0]);
 #if CPU_X86
@@ -80,6 +81,22 @@ static void cpu_detect(int has[CPU_NFEAT])
         has[i] = 1;
     }
 #endif
+}
+
+/* has[] from the first reading in this process: the features do not
+ * change while it runs, and packing or checking a weight asks for them
+ * each time. Two threads that race both read CPUID and store the same
+ * answer. */
+static void cpu_detect(int has[CPU_NFEAT])
+{
+    static int seen[CPU_NFEAT], ready;
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+        int now[CPU_NFEAT];
+        cpu_read(now);
+        for (size_t i = 0; i < CPU_NFEAT; i++) __atomic_store_n(&seen[i], now[i], __ATOMIC_RELAXED);
+        __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+    }
+    for (size_t i = 0; i < CPU_NFEAT; i++) has[i] = __atomic_load_n(&seen[i], __ATOMIC_RELAXED);
 }
 
 void cpu_model(char *out, size_t n)
