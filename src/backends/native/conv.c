@@ -745,6 +745,22 @@ bool nat_dw_gap(const built *bm, int v, float *y)
     return true;
 }
 
+bool nat_conv_res_in_place(const built *bm, const nat_step *st)
+{
+    const int64_t *q = st->geo;
+    if (st->op != &nat_conv || q[G_DIRECT] != CONV_DIRECT || q[G_GROUP] != 1 || st->pro || st->cat >= 0 ||
+        bm->qstatic || nat_qconv(bm, 1) || st->epi.res < 0 || st->epi.out < 0 || !st->nhwc)
+        return false;
+    const nat_val *r = &bm->vals[st->epi.res], *o = &bm->vals[st->epi.out];
+    if (!r->placed || !o->placed || !r->nhwc || !o->nhwc || r->q8 || o->q8 || r->view || o->view)
+        return false;
+    const gemm_epi e = {.act = st->epi.act};
+    const nat_pack *p = &bm->packs[st->node];
+    const gemm_kernel *kr = bm->kern ? bm->kern : p->views ? p->views[0].kern : NULL;
+    return kr && gemm_epi_fusable(&e) &&
+           gemm_skinny_default(kr, q[G_N] * q[G_OH] * q[G_OW], q[G_M], q[G_C], 1, bm->threads);
+}
+
 bool nat_conv_q8(const built *bm, const nat_step *st)
 {
     return st->op == &nat_conv && bm->qstatic &&

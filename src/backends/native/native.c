@@ -338,7 +338,37 @@ static ait_status place_values(built *bm)
     for (int j = 0; j < g->n_outputs; j++) touch(bm, g->outputs[j], bm->n_steps);
     for (int a = 0; a < n; a++)
         if (it[a].first < 0) it[a].first = 0, it[a].last = bm->n_steps; /* never: whole life */
-    size_t need = place_items(it, n, bm->pl_hit);
+    /* A 1x1 Conv whose residual is read last there writes its output over
+     * the residual's bytes (nat_conv_res_in_place): each tile's residual is
+     * the line its store goes to, so C's lines come in with the residual's
+     * instead of being read again for ownership. The output's item moves
+     * past the kept ones (not placed), the residual's lives on to the
+     * output's last step, and the output's pl_slot is -2 - the value whose
+     * bytes it takes (a chain of blocks: the first residual's). */
+    int kept = n;
+    for (int s = 0; s < bm->n_steps; s++) {
+        const nat_step *st = &bm->steps[s];
+        if (!nat_conv_res_in_place(bm, st)) continue;
+        int rv = st->epi.res;
+        while (bm->pl_slot[rv] <= -2) rv = -2 - bm->pl_slot[rv];
+        int ra = bm->pl_slot[rv], oa = bm->pl_slot[st->epi.out];
+        const node *nd = &g->nodes[st->node];
+        for (int k = 0; k < nd->n_in && ra >= 0; k++) { /* not over an input it reads as A */
+            int xv = nd->in[k];
+            while (xv >= 0 && bm->pl_slot[xv] <= -2) xv = -2 - bm->pl_slot[xv];
+            if (xv == rv) ra = -1;
+        }
+        if (ra < 0 || oa < 0 || ra == oa || it[ra].last != s || it[oa].first != s || it[ra].bytes != it[oa].bytes)
+            continue;
+        if (it[oa].last > it[ra].last) it[ra].last = it[oa].last;
+        const place_item o = it[oa];
+        it[oa] = it[--kept]; /* the last kept item into the output's place */
+        bm->pl_slot[it[oa].v] = oa;
+        it[kept] = o;
+        it[kept].off = rv; /* (not placed: the value whose bytes it takes) */
+        bm->pl_slot[o.v] = -2 - rv;
+    }
+    size_t need = place_items(it, kept, bm->pl_hit);
     if (need > bm->arena_cap) {
         aligned_free(bm->arena);
         bm->arena = aligned_zalloc(need);
@@ -350,11 +380,13 @@ static ait_status place_values(built *bm)
     for (int a = 0; a < n; a++) {
         tensor *t = &bm->vals[it[a].v].t;
         if (t->owned) aligned_free(t->data); /* storage an earlier schedule gave it */
-        t->data = bm->arena + it[a].off;
+        t->data = bm->arena + (a < kept ? it[a].off : (int64_t)0);
         t->owned = false;
         t->cap = 0;
         t->room = it[a].bytes;
     }
+    for (int a = kept; a < n; a++) /* in place: the residual's bytes */
+        bm->vals[it[a].v].t.data = bm->vals[it[a].off].t.data;
     for (int v = 0; v < g->n_vals; v++) { /* a view's bytes are its root's (concat.c) */
         tensor *t = &bm->vals[v].t;
         if (!bm->vals[v].view) continue;

@@ -414,6 +414,12 @@ bool nat_conv_cat(const nat_step *st);
  * depthwise output), v's GlobalAveragePool ([n][c], either layout) into y
  * from them, without reading v; false when it did not. */
 bool nat_dw_gap(const built *bm, int v, float *y);
+/* conv.c: whether conv step st may write its output over its residual's
+ * bytes (place_values, when the residual is read last there): a 1x1 Conv
+ * read in place (CONV_DIRECT) on the GEMM's skinny path with the epilogue
+ * in registers, where each tile reads its residual before it stores C
+ * there (the packed path stores C before its edge tiles' epilogue). */
+bool nat_conv_res_in_place(const built *bm, const nat_step *st);
 /* conv.c: whether step st is a static int8 Conv (variant "int8", on
  * qgemm_u8), which reads and writes uint8 values (layout.c). */
 bool nat_conv_q8(const built *bm, const nat_step *st);

@@ -22,6 +22,9 @@ ait_status nat_gemm_f32(built *bm, gemm_args *g)
             /* never more threads than the candidate was given */
             if (local.threads > bm->threads || local.threads == 0) local.threads = bm->threads;
             if (local.splitk > bm->threads && bm->threads > 1) local.splitk = bm->threads;
+            /* C over its residual (nat_conv_res_in_place): the skinny path only, where each
+             * tile reads its residual before storing there; packing A takes the other */
+            if (g->epi.res == g->c && local.pack_a == GEMM_PACKA_ON) local.pack_a = GEMM_PACKA_AUTO;
             g->cfg = &local;
             id = r->id;
         }
