@@ -648,12 +648,8 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     /* Rows per pass over the groups: their A in a third of L2, where it
      * stays while a group's weights (kp x 64 bytes, L2 too) meet every
      * row; the weights come from memory once per pass, not once per mc
-     * rows (resnet18's 3x3 Convs of 512 channels: 2.4 MB of weights).
-     * Rows through pointers (an implicit GEMM's) share most of their bytes
-     * with their neighbours' (the kernel's rows and columns overlap): a row
-     * counts one run of taps, kp / runs bytes, not kp. */
-    const int64_t row_bytes = x->rp ? 4 * x->run : b->kp;
-    int64_t rb = gemm_l2_bytes() / 3 / row_bytes / mc * mc;
+     * rows (resnet18's 3x3 Convs of 512 channels: 2.4 MB of weights). */
+    int64_t rb = gemm_l2_bytes() / 3 / b->kp / mc * mc;
     rb = rb > mc ? rb : mc;
     for (int64_t sb = r0; sb < r1; sb += rb) {
         int64_t se = r1 - sb < rb ? r1 : sb + rb;

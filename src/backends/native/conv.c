@@ -353,32 +353,6 @@ static int64_t q8_cpad(const built *bm, const nat_step *st)
     return 3 * cp <= 4 * c && knhwc_padded_u8(&kg, c, &(int64_t){0}) >= 0 ? cp : 0;
 }
 
-/* Floats of a static int8 implicit GEMM's block over every image (the
- * float rows of its uint8 output or residual, 512 KB): see q8_ig_all. */
-#define Q8_IG_FLOATS ((int64_t)1 << 17)
-
-/* Rows per block of a static int8 KxK or strided Conv reading its padded
- * uint8 input in place (nat_qconv_ig_rows) at batch 2 and more: its blocks
- * run over every image's pixels, so that one GEMM takes several images'
- * rows and the weights come from memory once per pass of rows, not once
- * per image (resnet18's layer4 at batch 8: 49 rows an image against 2.4 MB
- * of weights); 0 for every other Conv, which runs per image. */
-static int64_t q8_ig_all(const built *bm, const nat_step *st)
-{
-    const int64_t *q = st->geo;
-    if (!bm->qstatic || q[G_N] < 2 || q[G_DIRECT] != CONV_IM2COL || st->pro ||
-        !nat_qconv(bm, q[G_GROUP]))
-        return 0;
-    knhwc_geom kg = conv_kgeom(q);
-    const int64_t cp = q8_cpad(bm, st);
-    if (cp) kg.c = kg.cs = cp;
-    if (nat_qconv_ig_bytes(&kg, q[G_C], q[G_N], 1) < 0) return 0;
-    const int64_t rows = q[G_N] * q[G_OH] * q[G_OW];
-    int64_t b = Q8_IG_FLOATS / (q[G_M] > 0 ? q[G_M] : 1);
-    b = b < 64 ? 64 : b;
-    return b < rows ? b : rows;
-}
-
 /* Input channels up to which a float Conv is a network's stem on its image
  * (3 channels, usually NCHW): an im2col Conv of an NCHW input reads its
  * planes (knhwc_im2col_nchw) rather than the input changed to NHWC in the
@@ -593,13 +567,12 @@ static ait_status finish_pack(built *bm, nat_step *st)
     const nat_val *xin = st->pro ? conv_pro(bm, st, 0, NULL) : &bm->vals[n->in[0]]; /* what it reads */
     if (!xin->nhwc && !ig) f += nat_floats(xn);
     /* a uint8 residual or output: a block's float rows (q8_block), of a GEMM */
-    const int64_t iga = q8_ig_all(bm, st), /* over every image at once */
-        qrows = iga ? iga : q8_block(q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1), M);
+    const int64_t qrows = q8_block(q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1), M);
     const bool gemm = q[G_DIRECT] != CONV_DW;
     if (rv && (!rv->nhwc || rv->q8)) /* NCHW, or uint8, to float NHWC */
         f += nat_floats(rv->q8 && gemm ? qrows * M : yn);
     if (!ov->nhwc || ov->q8) f += nat_floats(ov->q8 && gemm ? qrows * M : yn); /* float NHWC, then NCHW or uint8 */
-    if (q[G_DIRECT] == CONV_IM2COL && !iga) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
+    if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
     const int64_t nr = gemm_kernel_nr(bm->kern);
     if (pro_on_b(bm, st)) f += nat_floats((mg + nr - 1) / nr * nr * kdim); /* B scaled per image */
     if (wino) { /* a zero row and each thread's transformed tiles */
@@ -618,15 +591,15 @@ static ait_status finish_pack(built *bm, nat_step *st)
     }
     const int64_t cp = q8_cpad(bm, st), kq = cp ? cp * taps : kdim; /* qgemm's K */
     if (quant) { /* qgemm's quantised rows, after A's block */
-        int64_t rows = iga ? iga : q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1);
+        int64_t rows = q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1);
         size_t qb = qgemm_scratch(bm->quant, bm->qgroup, kq, rows);
         if (!qb) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "quantised activations are too large");
         f += nat_floats((int64_t)(qb / sizeof(float)));
         if (bm->qstatic && q[G_DIRECT] == CONV_IM2COL) { /* an image quantised once, then im2col */
-            f += nat_floats(((iga ? xn : xn / q[G_N]) + 3) / 4); /* every image's with iga */
+            f += nat_floats((xn / q[G_N] + 3) / 4);
             knhwc_geom kg = conv_kgeom(q); /* or read in place, padded (qgemm_u8_rows) */
             if (cp) kg.c = kg.cs = cp;
-            int64_t ib = nat_qconv_ig_bytes(&kg, cg, iga ? q[G_N] : 1, rows);
+            int64_t ib = nat_qconv_ig_bytes(&kg, cg, rows);
             if (cp && ib < 0) /* B is laid out for the widened image: no im2col will do */
                 return nat_fail(bm, st->node, AIT_E_OVERFLOW, "padded input rows are too large");
             f += ib >= 0 ? nat_floats((ib + 3) / 4) : 0;
@@ -868,8 +841,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     }
     const nat_pack *rq8 = res && bm->vals[st->epi.res].q8 ? &bm->packs[bm->vals[st->epi.res].q8_node] : NULL;
     const bool gemm = q[G_DIRECT] != CONV_DW;
-    const int64_t iga = q8_ig_all(bm, st), /* static int8's implicit GEMM over every image */
-        qblk = iga ? iga : q8_block(q[G_DIRECT] == CONV_DIRECT ? N * ohw : im2col_block(ohw, kdim, 1), M);
+    const int64_t qblk = q8_block(q[G_DIRECT] == CONV_DIRECT ? N * ohw : im2col_block(ohw, kdim, 1), M);
     float *rbuf = NULL; /* a uint8 residual's block in float (per GEMM block) */
     if (rq8 && gemm) {
         rbuf = sp;
@@ -938,21 +910,20 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
          * per image with factors per image in its prologue */
         const bool all = direct && !(st->pro && N > 1 && bm->steps[st->pro - 1].op == &nat_chan_mul &&
                                      bm->steps[st->pro - 1].geo[1]);
-        const int64_t rows = all || iga ? N * ohw : ohw, nimg = iga ? N : 1;
-        const int64_t blk = oq8 || rq8 || iga ? qblk : direct ? rows : planes ? planes_block(ohw, kdim)
+        const int64_t rows = all ? N * ohw : ohw;
+        const int64_t blk = oq8 || rq8 ? qblk : direct ? rows : planes ? planes_block(ohw, kdim)
                                                                        : im2col_block(ohw, kdim, 1);
         /* static int8 reading its (padded) input in place of an im2col: its padded bytes,
          * the channels widened to cp when q8_cpad says so (B's K then kq) */
         const int64_t cp = q8_cpad(bm, st), kq = cp ? cp * q[G_KH] * q[G_KW] : kdim;
         knhwc_geom kgq = kg;
         if (cp) kgq.c = kgq.cs = cp;
-        const int64_t ig_bytes = !direct && p->qv.w && p->qs > 0 ? nat_qconv_ig_bytes(&kgq, C, nimg, blk) : -1;
-        const int64_t fa = iga ? 0 : blk * kdim; /* A's float block before the quantised rows */
+        const int64_t ig_bytes = !direct && p->qv.w && p->qs > 0 ? nat_qconv_ig_bytes(&kgq, C, blk) : -1;
         if ((cp || pad_nchw) && ig_bytes < 0) /* (finish_pack refused it already) */
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "widened input rows are too large");
         qg_rows ar = {0};
         const uint8_t *const *rp = NULL;
-        for (int64_t im = 0; im < (all || iga ? 1 : N); im++)
+        for (int64_t im = 0; im < (all ? 1 : N); im++)
             for (int64_t gi = 0; gi < group; gi++)
                 for (int64_t p0 = 0; p0 < rows; p0 += blk) {
                     int64_t p1 = p0 + blk < rows ? p0 + blk : rows, off = (im * ohw + p0) * M + gi * mg;
@@ -980,23 +951,22 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                             g.pro = NULL;
                         }
                     } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
-                        uint8_t *qa = (uint8_t *)(sp + nat_floats(fa));
+                        uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
                         float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk);
                         const nat_pack *sc = xq8 ? xq8 : p; /* the input's scale */
                         uint8_t *xpad = qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk) +
-                                        (nimg * hw * C + 63) / 64 * 64; /* the padded images */
+                                        (hw * C + 63) / 64 * 64; /* the padded image */
                         if (xq8)
                             xq = (uint8_t *)x + im * hw * C;
                         else if (pad_nchw && p0 == 0) /* quantised from the planes, padded */
-                            for (int64_t i = 0; i < nimg; i++)
-                                knhwc_pad_u8_nchw(&kgq, x + (im + i) * hw * C, C, p->qs, p->qz,
-                                                  (uint8_t)p->qz, xpad + i * nat_qconv_ig_image(&kgq, C));
+                            knhwc_pad_u8_nchw(&kgq, x + im * hw * C, C, p->qs, p->qz,
+                                              (uint8_t)p->qz, xpad);
                         else if (p0 == 0 && !pad_nchw)
-                            qg_quant_u8(x + im * hw * C, nimg * hw * C, p->qs, p->qz, xq);
+                            qg_quant_u8(x + im * hw * C, hw * C, p->qs, p->qz, xq);
                         kg.c0 = 0;
                         if (ig_bytes >= 0) /* A's rows read in place (qgemm_u8_rows) */
-                            rp = nat_qconv_ig_rows(&kgq, pad_nchw ? NULL : xq, C, nimg, (uint8_t)sc->qz,
+                            rp = nat_qconv_ig_rows(&kgq, pad_nchw ? NULL : xq, C, (uint8_t)sc->qz,
                                                    p0, p1, xpad, &ar);
                         else
                             knhwc_im2col_u8(&kg, xq, (uint8_t)sc->qz, p0, p1, qa, p->qv.kp);
@@ -1058,7 +1028,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     } else if (p->qv.w && direct) /* quantised (qconv.c): one group, A's rows rsa apart */
                         TRY(qgemm_ws(&p->qv, g.a, g.rsa, g.m, g.c, g.ldc, &g.epi, g.threads, sp, bm->err));
                     else if (p->qv.w) {
-                        const uint8_t *qa = (const uint8_t *)(sp + nat_floats(fa));
+                        const uint8_t *qa = (const uint8_t *)(sp + nat_floats(blk * kdim));
                         const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         if (rp) {
                             qgemm_u8_rows(&p->qv, &ar, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc,

@@ -378,23 +378,15 @@ const uint8_t *nat_qconv_direct_u8(const uint8_t *x, int64_t ldx, int64_t m, int
 /* Static int8's implicit GEMM, a Conv of geometry kg reading its uint8
  * input (xc channels per pixel, kg->c or fewer: knhwc_padded_u8) in place
  * of an im2col (qgemm_u8_rows; knhwc_padded_u8 says when it can): the
- * scratch bytes it takes for n images and blocks of up to blk pixels (the
- * padded images, nat_qconv_ig_image bytes apart, then the rows' pointers),
- * -1 when it cannot. */
-int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t n, int64_t blk);
-/* The bytes from one padded image to the next in that scratch (0: read in
- * place, no padding needed). */
-int64_t nat_qconv_ig_image(const knhwc_geom *kg, int64_t xc);
-/* Output pixels [p0, p1) of n images (rows image-major: pixel p of image
- * i is row i * ohw + p) as A's rows in *a, made in ws (nat_qconv_ig_bytes
- * of them): x the images (uint8, xc channels, zero point pad, h * w * xc
- * bytes apart), padded into ws when p0 is 0 and kept for the next blocks
- * (x NULL: ws holds them already, knhwc_pad_u8_nchw's); returns a->rp. A
- * block over several images lets one GEMM take their rows together, the
- * weights streamed once for all of them. */
+ * scratch bytes it takes for blocks of up to blk pixels (the padded image,
+ * the rows' pointers), -1 when it cannot. */
+int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t blk);
+/* Output pixels [p0, p1) of image x (uint8, xc channels, zero point pad) as
+ * A's rows in *a, made in ws (nat_qconv_ig_bytes of them; the padded image
+ * made when p0 is 0, kept for the image's next blocks; x NULL: ws holds it
+ * already, knhwc_pad_u8_nchw's); returns a->rp. */
 const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, int64_t xc,
-                                        int64_t n, uint8_t pad, int64_t p0, int64_t p1,
-                                        uint8_t *ws, qg_rows *a);
+                                        uint8_t pad, int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a);
 
 /* shuffle.c: the channel shuffle (Reshape, Transpose, Reshape) that alone
  * reads value v, a 4-D float32 [n][c][h][w]: its groups, its three nodes

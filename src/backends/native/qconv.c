@@ -200,37 +200,22 @@ const uint8_t *nat_qconv_direct_u8(const uint8_t *x, int64_t ldx, int64_t m, int
     return q;
 }
 
-int64_t nat_qconv_ig_image(const knhwc_geom *kg, int64_t xc)
+int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t blk)
 {
-    int64_t wp, pad = knhwc_padded_u8(kg, xc, &wp);
-    return pad > 0 && pad <= INT64_MAX - 63 ? (pad + 63) / 64 * 64 : 0;
-}
-
-int64_t nat_qconv_ig_bytes(const knhwc_geom *kg, int64_t xc, int64_t n, int64_t blk)
-{
-    int64_t wp, pad = knhwc_padded_u8(kg, xc, &wp), ptrs, imgs;
-    if (pad < 0 || kg->kh < 1 || n < 1 || pad > INT64_MAX - 63 ||
-        __builtin_mul_overflow(blk, (int64_t)sizeof(void *), &ptrs) ||
-        __builtin_mul_overflow((pad + 63) / 64 * 64, n, &imgs) || imgs > INT64_MAX - 128 - ptrs)
+    int64_t wp, pad = knhwc_padded_u8(kg, xc, &wp), ptrs;
+    if (pad < 0 || kg->kh < 1 || __builtin_mul_overflow(blk, (int64_t)sizeof(void *), &ptrs) ||
+        pad > INT64_MAX - 128 - ptrs)
         return -1;
-    return imgs + ptrs;
+    return (pad + 63) / 64 * 64 + ptrs;
 }
 
 const uint8_t *const *nat_qconv_ig_rows(const knhwc_geom *kg, const uint8_t *x, int64_t xc,
-                                        int64_t n, uint8_t pad, int64_t p0, int64_t p1,
-                                        uint8_t *ws, qg_rows *a)
+                                        uint8_t pad, int64_t p0, int64_t p1, uint8_t *ws, qg_rows *a)
 {
-    int64_t wp, bytes = knhwc_padded_u8(kg, xc, &wp), step = nat_qconv_ig_image(kg, xc);
-    const int64_t ohw = kg->oh * kg->ow, in_img = kg->h * kg->w * xc;
-    const uint8_t **rp = (const uint8_t **)(void *)(ws + step * n);
-    for (int64_t i = 0; bytes > 0 && p0 == 0 && x && i < n; i++)
-        knhwc_pad_u8(kg, x + i * in_img, xc, pad, ws + i * step);
-    for (int64_t r = p0; r < p1;) { /* each image's part of the block */
-        const int64_t i = r / ohw, e = (i + 1) * ohw < p1 ? (i + 1) * ohw : p1;
-        knhwc_rows_u8(kg, bytes > 0 ? ws + i * step : x + i * in_img, wp, r - i * ohw,
-                      e - i * ohw, rp + (r - p0), &a->off);
-        r = e;
-    }
+    int64_t wp, bytes = knhwc_padded_u8(kg, xc, &wp);
+    const uint8_t **rp = (const uint8_t **)(void *)(ws + (bytes + 63) / 64 * 64);
+    if (bytes > 0 && p0 == 0 && x) knhwc_pad_u8(kg, x, xc, pad, ws);
+    knhwc_rows_u8(kg, bytes > 0 ? ws : x, wp, p0, p1, rp, &a->off);
     a->rp = rp;
     a->runs = kg->kh;
     return rp;
