@@ -3881,8 +3881,9 @@ static gb qpool_graph(int n, int c, int h, int w, int64_t M, bool prev, const gb
  * arena; y within the int8 SQNR bound of the reference and of the
  * previous path's (p a module output: r and p float), the same at 2
  * threads and from a copy of the saved blobs; at batch 2, each image's
- * bytes those of a batch of that image alone at the same scales (the 3x3
- * Convs' implicit GEMMs run over both images at once, q8_ig_all). */
+ * bytes those of a batch of that image alone at the same scales (no row
+ * of a static int8 run may depend on another image's: blocks of rows, the
+ * padded images, the uint8 residual). */
 static void test_native_qpool(void **state)
 {
     (void)state;
