@@ -3896,17 +3896,18 @@ static void test_native_qdw(void **state)
 }
 
 /* ResNet's stem on odd sizes: x -> 3x3 Conv + Relu (r) -> MaxPool 3x3
- * stride 2 pad 1 (p) -> 1x1 Conv + p + Relu -> y; with prev, p an output
- * too (so kept float: static int8's path before the uint8 MaxPool), its
- * input and weights copied from `from` when given. */
-static gb qpool_graph(int n, int c, int h, int w, int64_t M, bool prev, const gb *from)
+ * stride 2 pad 1 (p) -> 3x3 Conv (pads 1) + p + Relu -> y; with prev, p an
+ * output too (so kept float: static int8's path before the uint8 MaxPool),
+ * its weights copied from `from` when given, and its input: image `img` of
+ * from's. */
+static gb qpool_graph(int n, int c, int h, int w, int64_t M, bool prev, const gb *from, int img)
 {
     gb g = {.g = graph_new(NULL, 17, "qpool")};
     assert_non_null(g.g);
     gb_input(&g, "x", (in_spec)SH(n, c, h, w));
     gb_const(&g, "w1", (in_spec)SH(M, c, 3, 3));
     gb_const(&g, "b1", (in_spec)SH(M));
-    gb_const(&g, "w2", (in_spec)SH(M, M, 1, 1));
+    gb_const(&g, "w2", (in_spec)SH(M, M, 3, 3));
     attr_spec a1 = {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}};
     attr_spec ap[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
                        {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}},
@@ -3914,7 +3915,7 @@ static gb qpool_graph(int n, int c, int h, int w, int64_t M, bool prev, const gb
     gb_node(&g, "Conv", "x,w1,b1", "c1", &a1, 1);
     gb_node(&g, "Relu", "c1", "r", NULL, 0);
     gb_node(&g, "MaxPool", "r", "p", ap, 3);
-    gb_node(&g, "Conv", "p,w2", "c2", NULL, 0);
+    gb_node(&g, "Conv", "p,w2", "c2", &a1, 1);
     gb_node(&g, "Add", "c2,p", "a2", NULL, 0);
     gb_node(&g, "Relu", "a2", "y", NULL, 0);
     gb_output(&g, "y");
@@ -3923,7 +3924,9 @@ static gb qpool_graph(int n, int c, int h, int w, int64_t M, bool prev, const gb
         const tensor *t = g.g->vals[v].konst, *f = from->g->vals[v].konst;
         if (t) memcpy(t->data, f->data, (size_t)tensor_numel(t) * sizeof(float));
     }
-    if (from) memcpy(g.feed[0]->data, from->feed[0]->data, (size_t)tensor_numel(g.feed[0]) * sizeof(float));
+    if (from)
+        memcpy(g.feed[0]->data, (const float *)from->feed[0]->data + img * tensor_numel(g.feed[0]),
+               (size_t)tensor_numel(g.feed[0]) * sizeof(float));
     return g;
 }
 
@@ -3932,7 +3935,10 @@ static gb qpool_graph(int n, int c, int h, int w, int64_t M, bool prev, const gb
  * scale of the Conv after it), each stored at 1 byte per element in the
  * arena; y within the int8 SQNR bound of the reference and of the
  * previous path's (p a module output: r and p float), the same at 2
- * threads and from a copy of the saved blobs. */
+ * threads and from a copy of the saved blobs; at batch 2, each image's
+ * bytes those of a batch of that image alone at the same scales (no row
+ * of a static int8 run may depend on another image's: blocks of rows, the
+ * padded images, the uint8 residual). */
 static void test_native_qpool(void **state)
 {
     (void)state;
@@ -3942,8 +3948,8 @@ static void test_native_qpool(void **state)
     } cs[] = {{1, 3, 13, 11, 17}, {2, 5, 9, 10, 19}, {2, 3, 24, 22, 300}}; /* the last: */
     /* 300 channels, so each Conv's uint8 output and residual go in blocks of rows (conv.c) */
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        gb g = qpool_graph(cs[i].n, cs[i].c, cs[i].h, cs[i].w, cs[i].m, false, NULL);
-        gb g0 = qpool_graph(cs[i].n, cs[i].c, cs[i].h, cs[i].w, cs[i].m, true, &g);
+        gb g = qpool_graph(cs[i].n, cs[i].c, cs[i].h, cs[i].w, cs[i].m, false, NULL, 0);
+        gb g0 = qpool_graph(cs[i].n, cs[i].c, cs[i].h, cs[i].w, cs[i].m, true, &g, 0);
         built *br = NULL, *br0 = NULL;
         ait_error e = {0};
         tensor *want[1], *want0[2];
@@ -3981,6 +3987,19 @@ static void test_native_qpool(void **state)
                 fail_msg("case %zu (%s): SQNR %.1f dB, %.1f against the float pool's", i,
                          kisa_name((kisa)k), q, q0);
             same_again(&g, &cfg, b1, o1[0], 2);
+            for (int im = 0; cs[i].n > 1 && im < cs[i].n; im++) { /* each image alone */
+                gb g1 = qpool_graph(1, cs[i].c, cs[i].h, cs[i].w, cs[i].m, false, &g, im);
+                built *bi = NULL;
+                tensor *oi[1];
+                if (b->build(b, g1.g, &cfg, &bi, &e) != AIT_OK) fail_msg("case %zu: %s", i, e.msg);
+                assert_int_equal(b->run(bi, g1.feed, oi, &e), AIT_OK);
+                const size_t bytes = tensor_nbytes(oi[0]);
+                if (memcmp((const char *)o1[0]->data + im * bytes, oi[0]->data, bytes))
+                    fail_msg("case %zu (%s): image %d of the batch differs from its run alone", i,
+                             kisa_name((kisa)k), im);
+                b->free(bi);
+                gb_free(&g1);
+            }
             b->free(b1);
             b->free(b0);
             kisa_force(KISA_N);
