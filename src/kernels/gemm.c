@@ -251,7 +251,8 @@ static void skinny_call_k(const job *jb, const float *a, int64_t rsa, int64_t cs
  * "the next width's B into L2"). */
 static bool skinny_pf(const gemm_kernel *kr, int64_t m, bool rows_outer)
 {
-    return kr->skinny_vw == 16 && m > GEMM_SKINNY_M && !rows_outer;
+    return (kr->skinny == gemm_skinny_avx512_32 || kr->skinny == gemm_skinny_avx512_16) && m > GEMM_SKINNY_M &&
+           !rows_outer;
 }
 
 /* The skinny path's rows per block (columns outer): A's block stays in
