@@ -240,6 +240,14 @@ static void skinny_call_k(const job *jb, const float *a, int64_t rsa, int64_t cs
     if (last && jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
 }
 
+/* The skinny path's rows per block (columns outer): A's block stays in
+ * half of L2 while B's panels pass over it, at least 256 rows. */
+static int64_t skinny_block_rows(int64_t k)
+{
+    int64_t rows = gemm_l2_bytes() / 2 / (k * 4);
+    return rows < 256 ? 256 : rows;
+}
+
 /* Whether the skinny calls (columns outer, past GEMM_SKINNY_M) prefetch the
  * next width's B into L2 over a width's calls, a share each (one line per 4
  * k in the zmm kernels' loop: gemm_fuse.pf): a model's weights come from
@@ -248,19 +256,15 @@ static void skinny_call_k(const job *jb, const float *a, int64_t rsa, int64_t cs
  * M = 128 with B cold (copies past L3): 1.12x at N 2048, K 768, 1.05x at
  * 768 x 768, 1.04x at 768 x 2048 (median of paired rounds); prefetched in
  * one burst before each call instead, 1.01x, 0.94x (bench/RESULTS.md,
- * "the next width's B into L2"). */
-static bool skinny_pf(const gemm_kernel *kr, int64_t m, bool rows_outer)
+ * "the next width's B into L2"). Only while A's block of rows and two widths
+ * of B (K x 64 floats each) fit in three quarters of L2: at M 512 (K 768,
+ * blocks of 256 rows) the prefetched width took L2 from A's rows, llama's
+ * prefill at batch 4 measured 0.97x. */
+static bool skinny_pf(const gemm_kernel *kr, int64_t m, int64_t k, bool rows_outer)
 {
+    int64_t rows = min64(m, skinny_block_rows(k)), bytes;
     return (kr->skinny == gemm_skinny_avx512_32 || kr->skinny == gemm_skinny_avx512_16) && m > GEMM_SKINNY_M &&
-           !rows_outer;
-}
-
-/* The skinny path's rows per block (columns outer): A's block stays in
- * half of L2 while B's panels pass over it, at least 256 rows. */
-static int64_t skinny_block_rows(int64_t k)
-{
-    int64_t rows = gemm_l2_bytes() / 2 / (k * 4);
-    return rows < 256 ? 256 : rows;
+           !rows_outer && !__builtin_mul_overflow(rows + 2 * 64, k * 4, &bytes) && bytes <= gemm_l2_bytes() / 4 * 3;
 }
 
 /* Rows outer with a prologue, the rows mapped into the buffer at once:
@@ -639,7 +643,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     int order = cf ? cf->order : 0;
     jb.rows_outer = order == 1 || order == 3 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
     jb.stream = order == 3;
-    jb.bpf = skinny_pf(kr, g->m, jb.rows_outer);
+    jb.bpf = skinny_pf(kr, g->m, g->k, jb.rows_outer);
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)
