@@ -256,7 +256,7 @@ static int64_t skinny_block_rows(int64_t k)
  * M = 128 with B cold (copies past L3): 1.12x at N 2048, K 768, 1.05x at
  * 768 x 768, 1.04x at 768 x 2048 (median of paired rounds); prefetched in
  * one burst before each call instead, 1.01x, 0.94x (bench/RESULTS.md,
- * "the next width's B into L2"). Only while A's block of rows and two widths
+ * "the next width's B prefetched into L2"). Only while A's block of rows and two widths
  * of B (K x 64 floats each) fit in three quarters of L2: at M 512 (K 768,
  * blocks of 256 rows) the prefetched width took L2 from A's rows, llama's
  * prefill at batch 4 measured 0.97x. */
