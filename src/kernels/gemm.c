@@ -33,6 +33,7 @@ typedef struct job {
     int64_t skc;    /* the skinny path's K per pass over a block's rows (columns outer); k: one pass */
     bool epi;       /* an epilogue other than identity */
     bool fuse;      /* ... that full tiles apply in the micro-kernel (gemm_epi_fusable) */
+    bool bpf;       /* the skinny calls prefetch the next width's B into L2 (skinny_pf) */
 } job;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -200,7 +201,7 @@ static __attribute__((noinline)) void skinny_call_stream(const job *jb, const fl
  * multiple of NR), A's rows at a (row i's), with the epilogue in its
  * registers or after it; streamed past the caches by skinny_call_stream. */
 static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa, int64_t i, int m,
-                        int64_t j, int nc)
+                        int64_t j, int nc, const char *pf, int64_t npf)
 {
     if (jb->stream && m <= GEMM_STREAM_ROWS && nc <= GEMM_STREAM_COLS) {
         skinny_call_stream(jb, a, rsa, csa, i, m, j, nc);
@@ -209,10 +210,12 @@ static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa,
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
     float *c = g->c + i * g->ldc + j;
-    gemm_fuse f;
+    gemm_fuse f = {.scale = 1.0f};
     if (jb->fuse) f = fuse_at(&g->epi, i, j);
+    f.pf = pf;
+    f.npf = npf;
     kr->skinny(g->k, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr,
-               g->k * kr->nr, c, g->ldc, jb->fuse ? &f : NULL);
+               g->k * kr->nr, c, g->ldc, jb->fuse || npf ? &f : NULL);
     if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
 }
 
@@ -243,6 +246,25 @@ static int64_t skinny_block_rows(int64_t k)
 {
     int64_t rows = gemm_l2_bytes() / 2 / (k * 4);
     return rows < 256 ? 256 : rows;
+}
+
+/* Whether the skinny calls (columns outer, past GEMM_SKINNY_M) prefetch the
+ * next width's B into L2 over a width's calls, a share each (one line per 4
+ * k in the zmm kernels' loop: gemm_fuse.pf): a model's weights come from
+ * memory, and each width's first call otherwise waits for its K x 64 of B
+ * at the pace of the hardware's prefetch. Measured on a 6 x 64 loop at
+ * M = 128 with B cold (copies past L3): 1.12x at N 2048, K 768, 1.05x at
+ * 768 x 768, 1.04x at 768 x 2048 (median of paired rounds); prefetched in
+ * one burst before each call instead, 1.01x, 0.94x (bench/RESULTS.md,
+ * "the next width's B prefetched into L2"). Only while A's block of rows and two widths
+ * of B (K x 64 floats each) fit in three quarters of L2: at M 512 (K 768,
+ * blocks of 256 rows) the prefetched width took L2 from A's rows, llama's
+ * prefill at batch 4 measured 0.97x. */
+static bool skinny_pf(const gemm_kernel *kr, int64_t m, int64_t k, bool rows_outer)
+{
+    int64_t rows = min64(m, skinny_block_rows(k)), bytes;
+    return (kr->skinny == gemm_skinny_avx512_32 || kr->skinny == gemm_skinny_avx512_16) && m > GEMM_SKINNY_M &&
+           !rows_outer && !__builtin_mul_overflow(rows + 2 * 64, k * 4, &bytes) && bytes <= gemm_l2_bytes() / 4 * 3;
 }
 
 /* Rows outer with a prologue, the rows mapped into the buffer at once:
@@ -374,7 +396,7 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
                     if (pf && pi < g->m) prefetch_c(g, pi, min64(rows, g->m - pi), pj, min64(width, n1 - pj));
                     if (pf && (pj += width) >= n1) pj = n0, pi += rows;
                     skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(rows, g->m - i), j,
-                                (int)min64(width, n1 - j));
+                                (int)min64(width, n1 - j), NULL, 0);
                 }
         }
         if (jb->stream) gemm_stream_fence();
@@ -401,9 +423,21 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
                                       nc, p0, min64(jb->skc, g->k - p0));
                 continue;
             }
+            /* The next width's B (its panels follow these) into L2, a share per call of more
+             * than 2 rows (skinny_pf) */
+            const char *pf = NULL;
+            int64_t left = 0, share = 0, big = calls - (i1 - i0 - (calls - 1) * step > 2 ? 0 : 1);
+            if (jb->bpf && j + width < n1 && big > 0) {
+                pf = (const char *)(g->pb->data + ((j + width) / NR) * g->k * NR);
+                left = (min64(width, n1 - j - width) + NR - 1) / NR * NR * g->k * 4 / 64;
+                share = (left + big - 1) / big;
+            }
             for (int64_t i = i0; i < i1; i += step) {
+                int m = (int)min64(step, i1 - i);
+                int64_t npf = m > 2 ? min64(share, left) : 0;
                 if (i + step < i1) prefetch_c(g, i + step, min64(step, i1 - i - step), j, nc); /* the next call's */
-                skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(step, i1 - i), j, nc);
+                skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, m, j, nc, pf, npf);
+                if (npf) pf += npf * 64, left -= npf;
             }
         }
     }
@@ -609,6 +643,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
     int order = cf ? cf->order : 0;
     jb.rows_outer = order == 1 || order == 3 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
     jb.stream = order == 3;
+    jb.bpf = skinny_pf(kr, g->m, g->k, jb.rows_outer);
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)

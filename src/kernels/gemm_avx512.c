@@ -133,7 +133,9 @@ UKR512(28, 1)
  * once (a vector sum over 1 GiB on Ice Lake-SP: 11.4 GB/s as one stream,
  * 14.0 as four, 15.1 as eight), and a GEMV from 2 panels (2 streams) to 4
  * parts of them (8) read 1.1x the bytes per second (bench/RESULTS.md,
- * "Decoders: the float32 GEMV's streams"). */
+ * "Decoders: the float32 GEMV's streams"). Past M = 2 a call may also
+ * prefetch its share of the next width's B into L2 (gemm_fuse.pf, one line
+ * per 4 k: gemm.c's skinny says which). */
 #define SK_STEP(NR, NV, M, s, q)                                                                       \
     do {                                                                                      \
         __m512 bv[NV];                                                                        \
@@ -158,7 +160,12 @@ UKR512(28, 1)
         UNROLL for (int s = 0; s < S; s++) UNROLL for (int i = 0; i < M; i++)                 \
             UNROLL for (int j = 0; j < NV; j++) r[s][i][j] = _mm512_setzero_ps();             \
         const int64_t kp = k / S; /* part s: k in [s kp, (s + 1) kp), the rest on part 0 */   \
-        for (int64_t p = 0; p < kp; p++) UNROLL for (int s = 0; s < S; s++) SK_STEP(NR, NV, M, s, s * kp + p); \
+        const char *pf = f && S == 1 ? f->pf : NULL; /* the next width's lines into L2 */      \
+        const int64_t npf = pf ? f->npf : 0;                                                  \
+        for (int64_t p = 0; p < kp; p++) {                                                    \
+            if (S == 1 && (p & 3) == 0 && (p >> 2) < npf) _mm_prefetch(pf + (p >> 2) * 64, _MM_HINT_T1); \
+            UNROLL for (int s = 0; s < S; s++) SK_STEP(NR, NV, M, s, s * kp + p);             \
+        }                                                                                     \
         for (int64_t p = S * kp; p < k; p++) SK_STEP(NR, NV, M, 0, p);                                   \
         UNROLL for (int s = 1; s < S; s++) UNROLL for (int i = 0; i < M; i++)                 \
             UNROLL for (int j = 0; j < NV; j++) r[0][i][j] = _mm512_add_ps(r[0][i][j], r[s][i][j]); \

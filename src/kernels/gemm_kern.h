@@ -32,6 +32,12 @@ typedef struct gemm_fuse {
     bool res_after;
     int act; /* GEMM_FUSE_* */
     float lo, hi;
+    /* Not part of the epilogue: npf lines of B's next columns (from pf on)
+     * that a zmm skinny kernel prefetches into L2 over its K loop, one per
+     * 4 k (the driver's share of them for this call: gemm.c's skinny), so the
+     * next width's weights are in L2 when its first call reads them. */
+    const char *pf;
+    int64_t npf;
 } gemm_fuse;
 
 /* The forms of epilogue a kernel's stores take without a test per vector
@@ -45,7 +51,7 @@ static inline int gemm_fuse_form(const gemm_fuse *f)
 {
     if (!f) return GEMM_FORM_NONE;
     if (f->scale != 1.0f || f->brow || f->res) return GEMM_FORM_ANY;
-    return f->act == GEMM_FUSE_NONE   ? GEMM_FORM_BIAS
+    return f->act == GEMM_FUSE_NONE   ? (f->bcol ? GEMM_FORM_BIAS : GEMM_FORM_NONE)
            : f->act == GEMM_FUSE_RELU ? GEMM_FORM_RELU
            : f->act == GEMM_FUSE_CLIP ? GEMM_FORM_CLIP
                                       : GEMM_FORM_ANY;

@@ -372,7 +372,8 @@ static void test_skinny_rule(void **state)
  * odd K, 1 and 2 threads, with and without an epilogue, in the default
  * order (rows outer at K <= GEMM_SKINNY_ROWS_K), in order 1 (rows outer) and 2 (columns outer); and A in several row blocks (M 700 at K 1300 is past half of any L2 of 1.25 MiB or less);
  * the tile's width at K 3000 on each side of GEMM_SKINNY_WIDE_M;
- * and rows outer over a C larger than L2 (C's prefetch ahead of the calls). */
+ * M 128 at K 768, the next width's B prefetched over the calls; and rows outer over a C larger
+ * than L2 (C's prefetch ahead of the calls). */
 static void test_narrow(void **state)
 {
     (void)state;
@@ -416,6 +417,16 @@ static void test_narrow(void **state)
                        .n = 130, .k = 3000, .pack_b = true, .threads = 1 + (x == 2)};
             t.epi.bias_mode = GEMM_BIAS_COL;
             t.epi.act = x == 1 ? GEMM_ACT_GELU : GEMM_ACT_RELU;
+            run_case(kr, &t);
+            cases++;
+        }
+        /* M 128, K 768 (a decoder's prefill), columns outer: each width's calls of more than 2
+         * rows prefetch the next width's B into L2 (21 calls of 6, the last of 2 without): N 200
+         * as three widths and a tail of 8, bias + Relu in the registers, SiLU after the store */
+        for (int x = 0; x < 2; x++) {
+            gcase t = {.m = 128, .n = 200, .k = 768, .pack_b = true, .threads = 1 + x};
+            t.epi.bias_mode = GEMM_BIAS_COL;
+            t.epi.act = x ? GEMM_ACT_SILU : GEMM_ACT_RELU;
             run_case(kr, &t);
             cases++;
         }
