@@ -55,6 +55,8 @@ struct ait_session {
     const char *note;      /* "" or note_buf, written before it is published */
     char note_buf[1024];
     ait_error err;         /* the last failure of a run, from any thread */
+    size_t *out_room;      /* per output: its most bytes over the plan's buckets'
+                              priming runs (0: unknown), set at create */
 };
 
 /* The calling thread's copy of the message of its last run, keyed by the
@@ -168,6 +170,26 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
     return AIT_OK;
 }
 
+/* s->out_room from an idle context's priming runs (an artifact's plan);
+ * left NULL (every output 0) for an untuned model or on no memory. */
+static void out_room_set(ait_session *s)
+{
+    const ctx *c = s->idle;
+    int n_out = s->m->g->n_outputs;
+    if (!c || !c->px || !c->p || !(s->out_room = calloc((size_t)n_out + 1, sizeof *s->out_room)))
+        return;
+    for (int k = 0; k < c->p->n_buckets; k++)
+        for (int j = 0; j < n_out; j++) {
+            size_t b = plan_exec_output_bytes(c->px, k, j);
+            if (b > s->out_room[j]) s->out_room[j] = b;
+        }
+}
+
+size_t session_output_room(const ait_session *s, int j)
+{
+    return s->out_room && j >= 0 && j < s->m->g->n_outputs ? s->out_room[j] : 0;
+}
+
 ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
                               ait_session **out, ait_error *err)
 {
@@ -217,6 +239,7 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
         c->next = s->idle;
         s->idle = c;
     }
+    out_room_set(s);
     *out = s;
     return AIT_OK;
 }
@@ -231,6 +254,7 @@ void ait_session_free(ait_session *s)
     }
     jit_free(s->js);
     gemm_report_free(s->rep);
+    free(s->out_room);
     free(s->cache_dir);
     pthread_cond_destroy(&s->tuned);
     pthread_mutex_destroy(&s->lock);
