@@ -101,9 +101,12 @@ enum { WARM_BLOCK_MAX = 32 << 20, WARM_TOTAL_MAX = 256 << 20, PIN_TRY_MAX = 1 <<
  * back to the system): a small malloc comes first from any free block
  * large enough, which may sit below them, so larger ones are tried until
  * one is carved from the top (above them, below the program break: not a
- * block of its own mapping), then shrunk in place. Else a plain small one
- * (best effort). */
-static void *pin_above(void *const *blk, size_t n)
+ * block of its own mapping), then shrunk in place. When every try comes
+ * from a hole below (after a load has freed weights, holes of many MB),
+ * the topmost of the blocks in the heap is shrunk in place instead and
+ * kept (blk[i] set to NULL): above the others by construction. Else a
+ * plain small one (best effort). */
+static void *pin_above(void **blk, size_t n)
 {
     uintptr_t top = 0;
     for (size_t i = 0; i < n; i++)
@@ -118,6 +121,17 @@ static void *pin_above(void *const *blk, size_t n)
             return q ? q : p;
         }
         free(p);
+    }
+    uintptr_t brk = (uintptr_t)sbrk(0);
+    size_t hi = n;
+    for (size_t i = 0; i < n; i++)
+        if (blk[i] && (uintptr_t)blk[i] < brk && (hi == n || blk[i] > blk[hi])) hi = i;
+    if (hi < n) {
+        void *q = realloc(blk[hi], 64); /* a shrink stays in place */
+        if (q) {
+            blk[hi] = NULL;
+            return q;
+        }
     }
 #endif
     return malloc(64);
