@@ -13,7 +13,7 @@ first / median, and that ratio's spread (p25..p75).
 usage: bench/first_run.py --before OLD_AIT --after NEW_AIT --data build-data/models \
            [--models gpt2,llama] [--procs 15] [--repeat 50] [--tune] [--one-artifact]
        bench/first_run.py --after AIT --artifact NAME.ait --samples DIR [--models-dir DIR --batches 1,4]
-           [--before OLD_AIT] [--procs 15] [--repeat 50]
+           [--before OLD_AIT] [--procs 15] [--repeat 50] [--paths binding,session] [--cpu-clock]
 --tune makes the artifacts again (else only when missing): each binary tunes its
 own (--batch-sizes 1,2, short profiling, --no-cache) into --work (default
 /tmp/ait-first-run). --one-artifact runs both binaries on BEFORE's artifact, so
@@ -28,14 +28,21 @@ which); with --models-dir, a folder with no .npz gets one per bucket of
 bench/decoder.py's tune at each of --batches (decode at past 128, prefill of
 128 tokens; drawn as bench/decoder.py draws its rows); each row also says
 whether the bucket meets issue 16's target (first run at most 1.1x the steady
-median, by the median over the processes)."""
+median, by the median over the processes). --paths runs --after both ways
+`ait run` can run (each a column, processes alternated): `binding` (plain
+`ait run`: through a binding whose outputs it reserves at load) and `session`
+(`ait run --session-run`: ait_session_run, new output tensors each run, as
+`ait run` ran before); default `binding`. --cpu-clock passes --cpu-clock to
+--after's runs (the thread's CPU time, for a loaded machine; BEFORE is then
+not allowed: older binaries lack the flag). Every process's first run is the
+first request after the load: nothing runs before it but the load."""
 import argparse, os, re, shutil, statistics, subprocess, sys
 
 LAT = re.compile(r"latency first run ([0-9.]+) ms, median of \d+ runs ([0-9.]+) ms")
 
 
-def run(ait, art, sample, repeat):
-    out = subprocess.run([ait, "run", art, "--input", sample, "--repeat", str(repeat)],
+def run(ait, art, sample, repeat, extra=()):
+    out = subprocess.run([ait, "run", art, "--input", sample, "--repeat", str(repeat)] + list(extra),
                          capture_output=True, text=True)
     m = LAT.search(out.stdout)
     if not m:
@@ -58,6 +65,8 @@ def main():
     ap.add_argument("--work", default="/tmp/ait-first-run")
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--one-artifact", action="store_true")
+    ap.add_argument("--paths", default="binding", help="with --artifact: binding,session (see above)")
+    ap.add_argument("--cpu-clock", action="store_true", help="with --artifact: --after timed on CPU time")
     a = ap.parse_args()
     if a.artifact:
         return one_artifact(a)
@@ -125,7 +134,18 @@ def one_artifact(a):
     before, ...): a row per sample with first / median, its spread and the target."""
     if not a.samples:
         sys.exit("first_run.py: --artifact needs --samples")
-    tags = [t for t in ("before", "after") if getattr(a, t)]
+    if a.cpu_clock and a.before:
+        sys.exit("first_run.py: --cpu-clock times --after only (older binaries lack the flag)")
+    flags = {"binding": [], "session": ["--session-run"]}
+    paths = [p for p in a.paths.split(",") if p]
+    if not paths or any(p not in flags for p in paths):
+        sys.exit("first_run.py: --paths takes binding and/or session")
+    clock = ["--cpu-clock"] if a.cpu_clock else []
+    # (tag, binary, extra arguments) per column
+    cols = ([("before", a.before, [])] if a.before else []) + [
+        ("after" if p == "binding" else "after --session-run", a.after, flags[p] + clock)
+        for p in paths]
+    tags = [c[0] for c in cols]
     os.makedirs(a.samples, exist_ok=True)
     if a.models_dir and not any(f.endswith(".npz") for f in os.listdir(a.samples)):
         write_samples(a.samples, a.models_dir, os.path.basename(a.artifact).split(".")[0],
@@ -135,12 +155,13 @@ def one_artifact(a):
     for f in samples:
         r = {t: [] for t in tags}
         for _ in range(a.procs):
-            for t in tags:
-                r[t].append(run(getattr(a, t), a.artifact, os.path.join(a.samples, f), a.repeat))
+            for t, ait, extra in cols:
+                r[t].append(run(ait, a.artifact, os.path.join(a.samples, f), a.repeat, extra))
         rows.append((f, r))
         print("  %s: %s" % (f, ", ".join("%s %.2fx" % (t, statistics.median(x / y for x, y in r[t]))
                                          for t in tags)), flush=True)
-    print("load average at the end: %s" % open("/proc/loadavg").read().split()[:3])
+    print("load average at the end: %s%s" % (open("/proc/loadavg").read().split()[:3],
+                                             ", thread CPU time" if a.cpu_clock else ", wall clock"))
     print("| sample | %s |" % " | ".join("%s: first / median (p25..p75) [first, median ms] | target" % t
                                         for t in tags))
     print("| --- |%s" % (" --- | --- |" * len(tags)))

@@ -412,6 +412,20 @@ AIT_API int ait_binding_caches_in_place(const ait_binding *b);
  * own for an unbound output (valid until the next run or the free; empty
  * before a run). NULL for a bad index. */
 AIT_API ait_tensor *ait_binding_output(ait_binding *b, int j);
+/* Gives each output b leaves unbound (and not a cache pair's) its storage
+ * now, before the first run: room for the most bytes that output takes in
+ * any bucket of the session's plan (each bucket's priming run at load says
+ * how many), zeroed, so that its pages are mapped. The first run then
+ * copies its unbound outputs into memory already touched, as every later
+ * run does, instead of growing the binding's tensors (on a decoder at
+ * batch 4, tens of MB faulted in by the first request). Call it at load,
+ * after binding what you bind. *bytes (may be NULL): what the binding's
+ * own output tensors hold now, which they keep until the binding is freed.
+ * An untuned model (no buckets, nothing primed) reserves nothing (AIT_OK,
+ * 0 bytes more). A run whose output needs more grows it as before.
+ * AIT_E_NOMEM when the memory cannot be had. Not thread-safe with runs of
+ * b. */
+AIT_API ait_status ait_binding_reserve(ait_binding *b, size_t *bytes, ait_error *err);
 /* Runs s on what b binds (b must be s's). Failures as ait_session_run's,
  * the message from ait_session_error(s). On an untuned model, once runs
  * have met each shape (or a larger one), a run allocates nothing on the

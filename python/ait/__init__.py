@@ -358,6 +358,17 @@ class Binding:
         """How many cache pairs the last run appended in place (the others it copied)."""
         return _L.ait_binding_caches_in_place(self._h)
 
+    def reserve(self):
+        """Gives each output left unbound its storage now (ait_binding_reserve):
+        room for the most bytes it takes in any bucket of a tuned artifact,
+        zeroed, so that the first run faults none of it in. Call it after
+        binding what you bind; returns the bytes the binding's own outputs
+        hold (nothing is reserved for an untuned model)."""
+        n = C.c_size_t()
+        err = _lib.Error_()
+        _check(_L.ait_binding_reserve(self._h, C.byref(n), C.byref(err)), err)
+        return n.value
+
     def run(self):
         """Runs the session on what is bound; returns {output name: array}:
         views of the caller's arrays for bound outputs (the cache array

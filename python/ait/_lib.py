@@ -95,6 +95,7 @@ _PROTOS = {
     "ait_binding_output": (P, [P, C.c_int]),
     "ait_binding_set_cache": (C.c_int, [P, C.c_int, C.c_int, P, C.c_int, C.c_int64, ERR]),
     "ait_binding_caches_in_place": (C.c_int, [P]),
+    "ait_binding_reserve": (C.c_int, [P, C.POINTER(C.c_size_t), ERR]),
     "ait_session_run_bound": (C.c_int, [P, P]),
     "ait_session_note": (C.c_char_p, [P]),
     "ait_session_save": (C.c_int, [P, C.c_char_p, ERR]),

@@ -164,6 +164,30 @@ ait_tensor *ait_binding_output(ait_binding *b, int j)
     return b->out[j] ? b->out[j] : &b->own[j];
 }
 
+ait_status ait_binding_reserve(ait_binding *b, size_t *bytes, ait_error *err)
+{
+    if (bytes) *bytes = 0;
+    if (!b) return err_set(err, AIT_E_INVALID_ARG, "ait_binding_reserve: NULL binding");
+    size_t held = 0;
+    for (int j = 0; j < b->n_out; j++) {
+        tensor *t = &b->own[j];
+        size_t need = session_output_room(b->s, j);
+        if (need && !b->out[j] && !pair_of(b, -1, j) && !(t->owned && t->data && t->cap >= need)) {
+            int64_t n = (int64_t)need, none = 0;
+            tensor_set_shape(t, AIT_U8, 1, &n);
+            ait_status st = tensor_alloc(t, err); /* zeroed: every page mapped now */
+            if (st != AIT_OK) {
+                err_prefix(err, "%s: output '%s': ", b->m->path, port(b, true, j)->name);
+                return st;
+            }
+            tensor_set_shape(t, port(b, true, j)->dtype, 1, &none); /* empty until a run */
+        }
+        if (t->kind == VAL_TENSOR && t->owned && t->data) held += t->cap;
+    }
+    if (bytes) *bytes = held;
+    return AIT_OK;
+}
+
 /* The bytes a bound output may write: its whole capacity. */
 static size_t room_of(const tensor *t) { return t->owned ? t->cap : t->room; }
 

@@ -36,6 +36,9 @@ struct ait_binding {
 
 /* The model session s runs (api/session.c). */
 const struct ait_model *session_model(const ait_session *s);
+/* The most bytes output j of s takes in any bucket of its plan (from the
+ * priming runs at create), or 0: an untuned model, or not known. */
+size_t session_output_room(const ait_session *s, int j);
 /* The schedules s's idle execution contexts made (exec/exec.h's
  * sched_stats, summed), for tests: whether a decoder's step at a new past
  * length kept its schedule. */

@@ -55,6 +55,8 @@ struct ait_session {
     const char *note;      /* "" or note_buf, written before it is published */
     char note_buf[1024];
     ait_error err;         /* the last failure of a run, from any thread */
+    size_t *out_room;      /* per output: its most bytes over the plan's buckets'
+                              priming runs (0: unknown), set at create */
 };
 
 /* The calling thread's copy of the message of its last run, keyed by the
@@ -99,9 +101,12 @@ enum { WARM_BLOCK_MAX = 32 << 20, WARM_TOTAL_MAX = 256 << 20, PIN_TRY_MAX = 1 <<
  * back to the system): a small malloc comes first from any free block
  * large enough, which may sit below them, so larger ones are tried until
  * one is carved from the top (above them, below the program break: not a
- * block of its own mapping), then shrunk in place. Else a plain small one
- * (best effort). */
-static void *pin_above(void *const *blk, size_t n)
+ * block of its own mapping), then shrunk in place. When every try comes
+ * from a hole below (after a load has freed weights, holes of many MB),
+ * the topmost of the blocks in the heap is shrunk in place instead and
+ * kept (blk[i] set to NULL): above the others by construction. Else a
+ * plain small one (best effort). */
+static void *pin_above(void **blk, size_t n)
 {
     uintptr_t top = 0;
     for (size_t i = 0; i < n; i++)
@@ -116,6 +121,17 @@ static void *pin_above(void *const *blk, size_t n)
             return q ? q : p;
         }
         free(p);
+    }
+    uintptr_t brk = (uintptr_t)sbrk(0);
+    size_t hi = n;
+    for (size_t i = 0; i < n; i++)
+        if (blk[i] && (uintptr_t)blk[i] < brk && (hi == n || blk[i] > blk[hi])) hi = i;
+    if (hi < n) {
+        void *q = realloc(blk[hi], 64); /* a shrink stays in place */
+        if (q) {
+            blk[hi] = NULL;
+            return q;
+        }
     }
 #endif
     return malloc(64);
@@ -168,6 +184,26 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
     return AIT_OK;
 }
 
+/* s->out_room from an idle context's priming runs (an artifact's plan);
+ * left NULL (every output 0) for an untuned model or on no memory. */
+static void out_room_set(ait_session *s)
+{
+    const ctx *c = s->idle;
+    int n_out = s->m->g->n_outputs;
+    if (!c || !c->px || !c->p || !(s->out_room = calloc((size_t)n_out + 1, sizeof *s->out_room)))
+        return;
+    for (int k = 0; k < c->p->n_buckets; k++)
+        for (int j = 0; j < n_out; j++) {
+            size_t b = plan_exec_output_bytes(c->px, k, j);
+            if (b > s->out_room[j]) s->out_room[j] = b;
+        }
+}
+
+size_t session_output_room(const ait_session *s, int j)
+{
+    return s->out_room && j >= 0 && j < s->m->g->n_outputs ? s->out_room[j] : 0;
+}
+
 ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,
                               ait_session **out, ait_error *err)
 {
@@ -217,6 +253,7 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
         c->next = s->idle;
         s->idle = c;
     }
+    out_room_set(s);
     *out = s;
     return AIT_OK;
 }
@@ -231,6 +268,7 @@ void ait_session_free(ait_session *s)
     }
     jit_free(s->js);
     gemm_report_free(s->rep);
+    free(s->out_room);
     free(s->cache_dir);
     pthread_cond_destroy(&s->tuned);
     pthread_mutex_destroy(&s->lock);

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "io/artifact.h"
 #include "io/npy.h"
+#include "tune/profile.h"
 
 static const char *run_help =
     "usage: ait run MODEL.onnx|NAME.ait [options]\n"
@@ -34,6 +35,11 @@ static const char *run_help =
     "                         .ait's modules run at the counts they were tuned at;\n"
     "                         --jit tunes candidates of 1..N threads\n"
     "  --repeat N             timed runs after the first (default 5)\n"
+    "  --cpu-clock            time each run by the calling thread's CPU time\n"
+    "                         instead of the wall clock (for a shared machine;\n"
+    "                         counts one thread: runs of one thread only)\n"
+    "  --session-run          run through ait_session_run: new output tensors\n"
+    "                         each run, allocated by the run (see below)\n"
     "  --seed N               seed of generated inputs (default 1)\n"
     "  --output-dir DIR       write each output to DIR/NAME.npy, and all of them\n"
     "                         to DIR/outputs.npz (tensors only: a model with a map\n"
@@ -57,6 +63,13 @@ static const char *run_help =
     "table (token ids) below the table's size. A single-element input the model\n"
     "branches on or takes a shape from (a sample rate, a length) is not guessed:\n"
     "give it.\n"
+    "\n"
+    "Runs go through a binding (ait_binding), as a service would: the inputs\n"
+    "bound, the outputs kept by the binding from run to run. Before the first\n"
+    "run, at load, ait run reserves the binding's outputs for the artifact's\n"
+    "buckets (ait_binding_reserve: as many bytes as the largest bucket's\n"
+    "outputs, zeroed, held until exit), so the first run does not fault them\n"
+    "in; the line `memory` says how much. --session-run runs as before.\n"
     "\n"
     "examples:\n"
     "  ait run models/resnet18.onnx --batch 8\n"
@@ -91,7 +104,7 @@ static void safe_name(const char *in, char *out, size_t n)
 /* What the command line asks of a run. */
 typedef struct run_args {
     input_opts io;
-    int threads, repeat, fallback, jit;
+    int threads, repeat, fallback, jit, cpu_clock, session_run;
     const char *outdir, *save, *path, *key;
 } run_args;
 
@@ -107,6 +120,7 @@ static int run_parse(int argc, char **argv, run_args *a)
         {"fallback-untuned", no_argument, 0, 'F'}, {"jit", no_argument, 0, 'J'},
         {"save", required_argument, 0, 'S'}, {"trusted-key", required_argument, 0, 'K'},
         {"verbose", no_argument, 0, 'v'}, {"max-input-mb", required_argument, 0, 'M'},
+        {"cpu-clock", no_argument, 0, 'C'}, {"session-run", no_argument, 0, 'R'},
         {0, 0, 0, 0},
     };
     *a = (run_args){.io = {.batch = 1, .seed = 1}, .threads = 1, .repeat = 5};
@@ -148,6 +162,8 @@ static int run_parse(int argc, char **argv, run_args *a)
         case 'o': a->outdir = optarg; break;
         case 'F': a->fallback = 1; break;
         case 'J': a->jit = 1; break;
+        case 'C': a->cpu_clock = 1; break;
+        case 'R': a->session_run = 1; break;
         case 'S': a->save = optarg; break;
         case 'K': a->key = optarg; break;
         case 'v': cli_log_verbose(); break;
@@ -190,21 +206,36 @@ static ait_status run_open(const run_args *a, ait_model **m, ait_session **s, ai
     return ait_session_create(*m, &so, s, err);
 }
 
-/* The first run and `repeat` more, each one's latency into lat[]; out[]
- * holds the last run's outputs. */
-static ait_status run_timed(ait_session *s, ait_tensor **in, int n_in, ait_tensor **out,
-                            int n_out, int repeat, double *lat, ait_error *err)
+/* A binding of s on the inputs, its outputs unbound and reserved
+ * (*reserved: the bytes they hold). */
+static ait_status bind_open(ait_session *s, ait_tensor **in, int n_in, ait_binding **b,
+                            size_t *reserved, ait_error *err)
 {
-    for (int r = 0; r <= repeat; r++) {
-        for (int j = 0; j < n_out; j++) ait_tensor_free(out[j]), out[j] = NULL;
-        double t0 = now_sec();
-        if (ait_session_run(s, in, n_in, out, n_out) != AIT_OK) {
+    TRY(ait_binding_create(s, b, err));
+    for (int i = 0; i < n_in; i++) TRY(ait_binding_set_input(*b, i, in[i], err));
+    return ait_binding_reserve(*b, reserved, err);
+}
+
+/* The first run and `repeat` more, each one's latency into lat[] (wall
+ * clock, or the thread's CPU time), on binding b (NULL: ait_session_run,
+ * whose outputs out[] holds and the caller frees); out[] holds the last
+ * run's outputs. */
+static ait_status run_timed(ait_session *s, ait_binding *b, ait_tensor **in, int n_in,
+                            ait_tensor **out, int n_out, const run_args *a, double *lat,
+                            ait_error *err)
+{
+    for (int r = 0; r <= a->repeat; r++) {
+        for (int j = 0; !b && j < n_out; j++) ait_tensor_free(out[j]), out[j] = NULL;
+        double t0 = a->cpu_clock ? (double)profile_thread_cpu_ns(NULL) * 1e-9 : now_sec();
+        if ((b ? ait_session_run_bound(s, b) : ait_session_run(s, in, n_in, out, n_out)) !=
+            AIT_OK) {
             err->code = AIT_E_INTERNAL;
             snprintf(err->msg, sizeof err->msg, "%s", ait_session_error(s));
             return err->code;
         }
-        lat[r] = now_sec() - t0;
+        lat[r] = (a->cpu_clock ? (double)profile_thread_cpu_ns(NULL) * 1e-9 : now_sec()) - t0;
     }
+    for (int j = 0; b && j < n_out; j++) out[j] = ait_binding_output(b, j);
     return AIT_OK;
 }
 
@@ -265,7 +296,8 @@ static void print_outputs(const ait_model *m, ait_tensor *const *out, int n_out)
  * sorted), with the threads the run really used: the reference ops are
  * single-threaded, so an untuned run says so rather than let N threads
  * look like they were used. */
-static void print_latency(const run_args *a, const ait_model *m, ait_session *s, double *lat)
+static void print_latency(const run_args *a, const ait_model *m, ait_session *s, double *lat,
+                          size_t reserved)
 {
     bool tuned = ait_model_is_tuned(m) || !strncmp(ait_session_note(s), "JIT: tuned", 10);
     if (!tuned && a->threads > 1)
@@ -273,19 +305,23 @@ static void print_latency(const run_args *a, const ait_model *m, ait_session *s,
                "change this run (tune the model to use threads)\n", a->threads);
     int repeat = a->repeat, used = tuned ? a->threads : 1;
     if (repeat) qsort(lat + 1, (size_t)repeat, sizeof *lat, cli_cmp_double);
+    const char *clock = a->cpu_clock ? ", the calling thread's CPU time" : "";
     printf("latency first run %.3f ms%s", lat[0] * 1e3,
            ait_session_note(s)[0] ? " (including JIT tuning)" : "");
     if (repeat)
-        printf(", median of %d runs %.3f ms (min %.3f, max %.3f), %d thread%s\n", repeat,
+        printf(", median of %d runs %.3f ms (min %.3f, max %.3f), %d thread%s%s\n", repeat,
                lat[1 + repeat / 2] * 1e3, lat[1] * 1e3, lat[repeat] * 1e3, used,
-               used > 1 ? "s" : "");
+               used > 1 ? "s" : "", clock);
     else
-        printf("\n");
+        printf("%s\n", clock);
     size_t arena, weights;
     ait_session_memory(s, &arena, &weights);
     printf("memory intermediates %.2f MiB at peak (the executor's arena%s), weights %.2f MiB "
            "(%zu bytes)\n", (double)arena / (1 << 20), tuned ? " and native modules' values; other "
            "backends keep their own" : ", placed by liveness", (double)weights / (1 << 20), weights);
+    if (reserved)
+        printf("memory outputs %.2f MiB reserved at load for the buckets' outputs (the binding's)\n",
+               (double)reserved / (1 << 20));
 }
 
 /* Each output to DIR/NAME.npy and all of them to DIR/outputs.npz. */
@@ -328,6 +364,8 @@ int cmd_run(int argc, char **argv)
     ait_error err = {0};
     ait_model *m = NULL;
     ait_session *s = NULL;
+    ait_binding *b = NULL;
+    size_t reserved = 0;
     ait_tensor *in[512] = {0}, *out[512] = {0};
     bool generated[512] = {0};
     double *lat = NULL;
@@ -338,9 +376,10 @@ int cmd_run(int argc, char **argv)
         n_out = ait_model_output_count(m);
         st = inputs_make(m, &a.io, in, generated, &err);
     }
+    if (st == AIT_OK && !a.session_run) st = bind_open(s, in, n_in, &b, &reserved, &err);
     if (st == AIT_OK && !(lat = calloc((size_t)a.repeat + 1, sizeof *lat)))
         st = err_set(&err, AIT_E_NOMEM, "out of memory");
-    if (st == AIT_OK && (st = run_timed(s, in, n_in, out, n_out, a.repeat, lat, &err)) != AIT_OK)
+    if (st == AIT_OK && (st = run_timed(s, b, in, n_in, out, n_out, &a, lat, &err)) != AIT_OK)
         inputs_explain(m, &a.io, generated, &err);
     if (st == AIT_OK) {
         print_outputs(m, out, n_out);
@@ -350,12 +389,13 @@ int cmd_run(int argc, char **argv)
         if (a.save && (st = ait_session_save(s, a.save, &err)) == AIT_OK)
             printf("saved  %s\n", a.save);
     }
-    if (st == AIT_OK) print_latency(&a, m, s, lat);
+    if (st == AIT_OK) print_latency(&a, m, s, lat, reserved);
     if (st == AIT_OK && a.outdir) st = write_outputs(a.outdir, m, out, n_out, &err);
     if (st != AIT_OK) fprintf(stderr, "ait run: %s\n", err.msg[0] ? err.msg : "failed");
     free(lat);
     for (int i = 0; i < n_in; i++) ait_tensor_free(in[i]);
-    for (int j = 0; j < n_out; j++) ait_tensor_free(out[j]);
+    for (int j = 0; !b && j < n_out; j++) ait_tensor_free(out[j]);
+    ait_binding_free(b);
     ait_session_free(s);
     ait_model_free(m);
     return st == AIT_OK ? 0 : 1;

@@ -79,7 +79,8 @@ def test_cache_appended_in_place(tmp_path):
     present, a greedy decode's steps appending to it; each step's logits and
     presents bit for bit those of a plain run given the past as arrays, the
     result's present the cache array itself; the tuned artifact (layers on
-    native) appends every cache in place, the untuned model copies."""
+    native) appends every cache in place, the untuned model copies; reserve()
+    gives the unbound logits storage on the artifact only."""
     model, feeds = _gpt2()
     art = str(tmp_path / "gpt2.ait")
     ait.tune(model, feeds, strategy="only:native", plan_check=False, whole=False, **FAST).save(art)
@@ -98,6 +99,9 @@ def test_cache_appended_in_place(tmp_path):
             for k in pasts:
                 b.set_cache(k, "present" + k[4:], caches[k], axis=2, length=P + step)
             b.set_input("input_ids", ids)
+            if step == 0:  # logits unbound: reserved on the artifact, nothing untuned
+                held = b.reserve()
+                assert (held >= feeds["input_ids"].shape[0] * 1000 * 4) if path == art else held == 0
             got = b.run()
             want = s.run(dict(past, input_ids=ids))
             assert np.array_equal(got["logits"], want["logits"])

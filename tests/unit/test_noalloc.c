@@ -246,6 +246,113 @@ static void check_model(const char *what, const ait_model *m, const int64_t *pro
     ait_session_free(g.s);
 }
 
+/* A decode step's inputs at past `past` (ids 5, pasts 0.25), made once. */
+static void step_inputs(const ait_model *m, int64_t past, ait_tensor **in)
+{
+    int n_in = ait_model_input_count(m);
+    int64_t one[2] = {1, 1};
+    in[0] = ait_tensor_create(AIT_I64, 2, one);
+    ((int64_t *)ait_tensor_data(in[0]))[0] = 5;
+    for (int i = 1; i < n_in; i++) {
+        ait_value_info vi;
+        ait_model_input(m, i, &vi);
+        int64_t dims[4] = {1, vi.dims[1], past, vi.dims[3]};
+        in[i] = ait_tensor_create(AIT_F32, 4, dims);
+        float *p = ait_tensor_data(in[i]);
+        for (int64_t k = 0; k < ait_tensor_numel(in[i]); k++) p[k] = 0.25f;
+    }
+}
+
+/* Allocations of the first run of a fresh session of m on in, its outputs
+ * unbound (logits bound to `logits` when given), after ait_binding_reserve
+ * when `reserve` (*held: the bytes it says the binding holds); the
+ * binding's outputs checked bit for bit against ait_session_run's
+ * (want[]). -1 on a failure (said). */
+static long first_run_allocs(const ait_model *m, ait_tensor **in, bool reserve,
+                             ait_tensor *logits, ait_tensor **want, size_t *held)
+{
+    ait_session *s = NULL;
+    ait_binding *b = NULL;
+    ait_error e = {0};
+    long n = -1;
+    int n_in = ait_model_input_count(m), n_out = ait_model_output_count(m);
+    *held = 0;
+    if (ait_session_create(m, NULL, &s, &e) != AIT_OK || ait_binding_create(s, &b, &e) != AIT_OK)
+        goto out;
+    for (int i = 0; i < n_in; i++)
+        if (ait_binding_set_input(b, i, in[i], &e) != AIT_OK) goto out;
+    if (logits && ait_binding_set_output(b, 0, logits, &e) != AIT_OK) goto out;
+    if (reserve && ait_binding_reserve(b, held, &e) != AIT_OK) goto out;
+    allocs = 0;
+    counting = 1;
+    ait_status st = ait_session_run_bound(s, b);
+    counting = 0;
+    if (st != AIT_OK) {
+        snprintf(e.msg, sizeof e.msg, "%s", ait_session_error(s));
+        goto out;
+    }
+    n = allocs;
+    for (int j = 0; want && j < n_out; j++) {
+        const ait_tensor *o = ait_binding_output(b, j);
+        size_t bytes = (size_t)ait_tensor_numel(want[j]) * sizeof(float);
+        if (ait_tensor_rank(o) != ait_tensor_rank(want[j]) ||
+            memcmp(ait_tensor_dims(o), ait_tensor_dims(want[j]),
+                   sizeof(int64_t) * (size_t)ait_tensor_rank(o)) ||
+            memcmp(ait_tensor_data((ait_tensor *)o), ait_tensor_data(want[j]), bytes)) {
+            snprintf(e.msg, sizeof e.msg, "output %d differs from ait_session_run's", j);
+            n = -1;
+            goto out;
+        }
+    }
+out:
+    if (n < 0) fprintf(stderr, "FAIL reserve: %s\n", e.msg), failures++;
+    ait_binding_free(b);
+    ait_session_free(s);
+    return n;
+}
+
+/* ait_binding_reserve: on the tuned artifact, a fresh session's first
+ * decode step at the bucket's priming shape (past 128: the bucket of the
+ * sample's past 127, primed at its largest), every output unbound, makes
+ * no allocation once reserved (without it, the binding grows its outputs
+ * there), with ait_session_run's outputs bit for bit; what it holds covers
+ * those outputs, less with logits bound; untuned, nothing is reserved. */
+static void check_reserve(const ait_model *a, const ait_model *untuned)
+{
+    ait_tensor *in[MAX_IO] = {0}, *want[MAX_IO] = {0};
+    int n_in = ait_model_input_count(a), n_out = ait_model_output_count(a);
+    ait_session *s = NULL;
+    ait_error e = {0};
+    step_inputs(a, 128, in);
+    CHECK(ait_session_create(a, NULL, &s, &e) == AIT_OK, "%s", e.msg);
+    ait_status st = ait_session_run(s, in, n_in, want, n_out);
+    ait_session_free(s);
+    CHECK(st == AIT_OK, "ait_session_run on the artifact failed");
+    size_t need = 0, held = 0, held_bound = 0, none = 1;
+    for (int j = 0; j < n_out; j++) need += (size_t)ait_tensor_numel(want[j]) * sizeof(float);
+    long plain = first_run_allocs(a, in, false, NULL, want, &held);
+    long reserved = first_run_allocs(a, in, true, NULL, want, &held);
+    int64_t room = 1000;
+    ait_tensor *logits = ait_tensor_create(AIT_F32, 1, &room);
+    long bound = first_run_allocs(a, in, true, logits, NULL, &held_bound);
+    long raw = first_run_allocs(untuned, in, true, NULL, NULL, &none);
+    printf("reserve: first run's allocations %ld without, %ld with (%zu bytes held, %zu needed; "
+           "logits bound: %ld, %zu held); untuned: %zu held\n", plain, reserved, held, need,
+           bound, held_bound, none);
+    size_t zero = 1;
+    CHECK(ait_binding_reserve(NULL, &zero, &e) == AIT_E_INVALID_ARG && zero == 0,
+          "NULL binding taken");
+    CHECK(reserved == 0, "the first run after ait_binding_reserve made %ld allocations", reserved);
+    CHECK(bound == 0, "the first run with logits bound, reserved, made %ld allocations", bound);
+    CHECK(held >= need, "reserved %zu bytes, the outputs take %zu", held, need);
+    CHECK(held_bound + 1000 * sizeof(float) <= held, "logits bound, yet reserved (%zu of %zu)",
+          held_bound, held);
+    CHECK(raw >= 0 && none == 0, "an untuned model reserved %zu bytes", none);
+    ait_tensor_free(logits);
+    for (int i = 0; i < n_in; i++) ait_tensor_free(in[i]);
+    for (int j = 0; j < n_out; j++) ait_tensor_free(want[j]);
+}
+
 /* gpt2 tuned with every module it can on the native backend. */
 static ait_model *tuned(const ait_model *m, const char *dir, const char *path)
 {
@@ -290,6 +397,7 @@ int main(int argc, char **argv)
             ait_model *a = tuned(m, dir, apath);
             if (a) check_model("gpt2 tuned (native)", a, prompt, n_prompt, want, false, false);
             if (a) check_model("gpt2 tuned (native)", a, prompt, n_prompt, want, true, true);
+            if (a) check_reserve(a, m);
             ait_model_free(a);
             unlink(art);
             unlink(apath);
