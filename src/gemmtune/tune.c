@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/tensor.h"
+#include "gemmtune/queue.h"
 #include "gemmtune/tune.h"
 #include "kernels/isa.h"
 #include "kernels/qgemm.h"
@@ -447,8 +448,22 @@ static void cand_name(const gt_row *r, const cand *c, char *buf, size_t n)
     else gemm_config_id(&c->cfg, gemm_kernel_best(), buf, n);
 }
 
+int gt_candidate_count(const gt_row *r, const gt_opts *o)
+{
+    cand *cs = calloc(MAX_CANDS + 2, sizeof *cs);
+    int n = cs ? candidates(r, o, cs) : 1;
+    free(cs);
+    static const char *const libs[] = {"openblas", "onednn", "blis"};
+    if (strcmp(r->dtype, "f32") != 0) n++; /* the float GEMM's default beside it */
+    for (size_t l = 0; o->refs && r->layout[0] != 'p' && l < sizeof libs / sizeof *libs; l++)
+        if (gt_ref_available(libs[l])) n++;
+    return n;
+}
+
 ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_error *e)
 {
+    double wall0, cpu0;
+    gt_usage(&wall0, &cpu0);
     shape s;
     TRY(shape_make(in, &s, e));
     cand *cs = calloc(MAX_CANDS + 2, sizeof *cs);
@@ -562,12 +577,16 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
         out->gflops = flop / out->us * 1e-3;
         out->gbs = bytes / out->us * 1e-3;
     }
-    log_msg(&o->log, AIT_LOG_INFO, "gemm M=%lld N=%lld K=%lld %s %s: %s %.1f us%s (default %.1f us, %.2fx)%s",
-            (long long)in->m, (long long)in->n, (long long)in->k, in->dtype, in->layout,
-            best_name, out->us, out->cpu_clock ? " CPU" : "", out->default_us,
-            out->us > 0 ? out->default_us / out->us : 0, refs);
     free(cs);
     shape_free(&s);
+    /* what the shape's tune took, its children's CPU time included: where
+     * a --mp or --mpi run spends its time */
+    double wall1, cpu1;
+    gt_usage(&wall1, &cpu1);
+    log_msg(&o->log, AIT_LOG_INFO, "gemm M=%lld N=%lld K=%lld %s %s: %s %.1f us%s (default %.1f us, %.2fx)%s; "
+            "tuned in %.2f s, CPU %.2f s", (long long)in->m, (long long)in->n, (long long)in->k, in->dtype,
+            in->layout, best_name, out->us, out->cpu_clock ? " CPU" : "", out->default_us,
+            out->us > 0 ? out->default_us / out->us : 0, refs, wall1 - wall0, cpu1 - cpu0);
     return AIT_OK;
 }
 
@@ -584,8 +603,10 @@ static int cmp_row(const void *x, const void *y)
     return strcmp(a->epi, b->epi);
 }
 
-/* Worker w of mp: the todo shapes i with i % mp == w, pinned to a core. */
-static int worker(const gt_db *todo, int w, int mp, const char *out_path, const gt_opts *o)
+/* Worker w of mp, pinned to a core (mp > 1): the todo shapes the queue
+ * hands it, the dearest first, until none is left; its shapes, busy time
+ * and CPU time into its slot. */
+static int worker(const gt_db *todo, gt_queue *q, int w, int mp, const char *out_path, const gt_opts *o)
 {
     if (mp > 1) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -594,8 +615,11 @@ static int worker(const gt_db *todo, int w, int mp, const char *out_path, const 
         CPU_SET((int)(w % (ncpu > 0 ? ncpu : 1)), &set);
         sched_setaffinity(0, sizeof set, &set);
     }
+    gt_queue_slot *slot = gt_queue_slot_at(q, w);
+    double wall0, cpu0, wall, cpu;
+    gt_usage(&wall0, &cpu0);
     int rc = 0;
-    for (int i = w; i < todo->n; i += mp) {
+    for (int i; (i = gt_queue_take(q)) >= 0;) {
         gt_row row;
         ait_error e = {0};
         if (gt_tune_shape(&todo->rows[i], o, &row, &e) != AIT_OK ||
@@ -604,6 +628,8 @@ static int worker(const gt_db *todo, int w, int mp, const char *out_path, const 
                     (long long)todo->rows[i].n, (long long)todo->rows[i].k, e.msg);
             rc = 1;
         }
+        gt_usage(&wall, &cpu);
+        *slot = (gt_queue_slot){.shapes = slot->shapes + 1, .wall = wall - wall0, .cpu = cpu - cpu0};
     }
     return rc;
 }
@@ -627,6 +653,7 @@ ait_status gt_todo(const gt_db *untuned, const char *out_path, const gt_opts *o,
     if (s == AIT_OK && done.n)
         log_msg(&o->log, AIT_LOG_INFO, "%s: %d shape%s already tuned, %d to go", out_path, done.n,
                 done.n == 1 ? "" : "s", todo->n);
+    if (s == AIT_OK) s = gt_order(todo, o, e);
     if (s == AIT_OK && todo->n && done.n == 0) {
         gt_db empty = {.tuned = true};
         s = gt_db_save(out_path, &empty, e); /* the header, before rows are appended */
@@ -651,20 +678,27 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
 {
     gt_db todo;
     TRY(gt_todo(untuned, out_path, o, &todo, e));
-    ait_status s = AIT_OK;
     int mp = o->mp > 1 ? o->mp : 1;
     if (mp > todo.n) mp = todo.n > 0 ? todo.n : 1;
+    if (mp > 256) mp = 256;
+    gt_queue q;
+    ait_status s = todo.n ? gt_queue_open(&q, todo.n, mp, e) : AIT_OK;
+    if (s != AIT_OK) {
+        gt_db_free(&todo);
+        return s;
+    }
+    double wall0, cpu0, wall1, cpu1;
+    gt_usage(&wall0, &cpu0);
     if (todo.n && mp == 1) {
-        if (worker(&todo, 0, 1, out_path, o))
+        if (worker(&todo, &q, 0, 1, out_path, o))
             s = err_set(e, AIT_E_INTERNAL, "some shapes could not be tuned (see above)");
     } else if (todo.n) {
         pid_t pids[256];
-        if (mp > 256) mp = 256;
         int started = 0;
         fflush(NULL);
         for (int w = 0; w < mp; w++) {
             pid_t p = fork();
-            if (p == 0) _exit(worker(&todo, w, mp, out_path, o));
+            if (p == 0) _exit(worker(&todo, &q, w, mp, out_path, o));
             if (p < 0) {
                 s = err_set(e, AIT_E_IO, "fork: %s", strerror(errno));
                 break;
@@ -677,6 +711,18 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
             if (s == AIT_OK && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
                 s = err_set(e, AIT_E_INTERNAL, "a tuning process failed (see above)");
         }
+    }
+    if (todo.n) {
+        /* each process's share: a process busy for less than the run's wall
+         * time waited for the others at the end */
+        gt_usage(&wall1, &cpu1);
+        for (int w = 0; w < mp; w++) {
+            const gt_queue_slot *sl = gt_queue_slot_at(&q, w);
+            log_msg(&o->log, AIT_LOG_INFO, "process %d of %d: %d shape%s in %.1f s of the run's %.1f s, CPU %.1f s "
+                    "(%.0f%% of the run)", w + 1, mp, sl->shapes, sl->shapes == 1 ? "" : "s", sl->wall,
+                    wall1 - wall0, sl->cpu, wall1 > wall0 ? 100 * sl->cpu / (wall1 - wall0) : 0);
+        }
+        gt_queue_close(&q);
     }
     gt_db_free(&todo);
     /* sorted, whatever order the processes finished in */

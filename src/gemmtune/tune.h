@@ -52,7 +52,9 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
 
 /* gt_tune's steps, for a driver of its own (`ait gemm tune --mpi`):
  * gt_todo: the shapes of untuned that out_path (a tuned CSV, perhaps from an
- * interrupted tune; absent: none) lacks, into todo (the caller frees it);
+ * interrupted tune; absent: none) lacks, into todo (the caller frees it),
+ * the dearest first (queue.h's gt_order: processes or ranks that take them
+ * in turn end close together);
  * writes the header into out_path when it has no row yet.
  * gt_tune_shape: one shape's row (every candidate in a child process), for
  * gt_db_append.
@@ -61,6 +63,9 @@ ait_status gt_tune(const gt_db *untuned, const char *out_path, const gt_opts *o,
 ait_status gt_todo(const gt_db *untuned, const char *out_path, const gt_opts *o, gt_db *todo,
                    ait_error *e);
 ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_error *e);
+/* How many children gt_tune_shape runs for row r (candidates and
+ * libraries; not the duel, which depends on the timings). */
+int gt_candidate_count(const gt_row *r, const gt_opts *o);
 ait_status gt_finish(const char *out_path, ait_error *e);
 
 /* Times row r's default and tuned config in this process, interleaved:

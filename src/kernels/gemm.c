@@ -29,6 +29,7 @@ typedef struct job {
     bool ir_outer;  /* the config's loop order 1 */
     bool rows_outer; /* the skinny path's: order 1 or 3, or 0 past GEMM_SKINNY_M at small K */
     bool stream;    /* rows outer, each call's tile stored past the caches (order 3: gemm_stream.h) */
+    bool wide;      /* rows outer, a row's whole N per call (order 4: the kernel's skinny_wide) */
     int snv;        /* the config's skinny_nv */
     int64_t skc;    /* the skinny path's K per pass over a block's rows (columns outer); k: one pass */
     bool epi;       /* an epilogue other than identity */
@@ -214,8 +215,9 @@ static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa,
     if (jb->fuse) f = fuse_at(&g->epi, i, j);
     f.pf = pf;
     f.npf = npf;
-    kr->skinny(g->k, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr,
-               g->k * kr->nr, c, g->ldc, jb->fuse || npf ? &f : NULL);
+    gemm_skinny_fn fn = nc > kr->skinny_vw * kr->skinny_nv ? kr->skinny_wide : kr->skinny; /* order 4's whole rows */
+    fn(g->k, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr, g->k * kr->nr, c, g->ldc,
+       jb->fuse || npf ? &f : NULL);
     if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
 }
 
@@ -372,6 +374,9 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
     if (width < NR) width = NR;
     if (jb->rows_outer) { /* a call's rows through every column, then the next */
         int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
+        int64_t wv = (n1 - n0 + VW - 1) / VW;
+        if (jb->wide && wv > kr->skinny_nv && wv <= kr->wide_nv) /* the row's whole N per call */
+            width = (int)(n1 - n0), rows = GEMM_WIDE_ACC / (int)wv;
         /* C two calls ahead when a row takes more than one call and C is
          * larger than L2 (its lines come from L3 or memory): a call here
          * is a few hundred cycles, too short to wait for its C lines; at
@@ -641,9 +646,14 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
               .snv = cf ? cf->skinny_nv : 0, .epi = !epi_none(&g->epi)};
     jb.fuse = jb.epi && gemm_epi_fusable(&g->epi);
     int order = cf ? cf->order : 0;
-    jb.rows_outer = order == 1 || order == 3 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
+    jb.rows_outer = order == 1 || order >= 3 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
     jb.stream = order == 3;
     jb.bpf = skinny_pf(kr, g->m, g->k, jb.rows_outer);
+    /* rows outer by default (K <= 32) takes a row's whole N per call where the
+     * kernel has it (5 and 6 vectors): 1.04x to 1.22x the calls of 4 vectors
+     * at 12544x96x16, 3136x96x24, 3136x80x16, 1000x65x27, 5000x90x32
+     * (bench/RESULTS.md, issue 15, branch gdb3); order 1 keeps those calls */
+    jb.wide = (order == 4 || (order == 0 && jb.rows_outer)) && kr->skinny_wide;
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)

@@ -159,7 +159,7 @@ const gemm_kernel *gemm_packed_kernel(const void *buf, size_t size);
  * a prepacked operand (its panels are that kernel's), so kern applies only
  * when neither operand is prepacked. */
 enum { GEMM_PACKA_AUTO, GEMM_PACKA_ON, GEMM_PACKA_OFF };
-#define GEMM_ORDER_MAX 3 /* gemm_config.order's largest */
+#define GEMM_ORDER_MAX 4 /* gemm_config.order's largest */
 typedef struct gemm_config {
     const gemm_kernel *kern; /* NULL: gemm_args' */
     int kc, mc, nc;          /* 0: the kernel's blocking here (rounded to MR, NR, 8) */
@@ -172,7 +172,9 @@ typedef struct gemm_config {
      * rows, 1 each call's rows through every column of B (C's rows written
      * whole, B read once per call's rows: for a B that stays in L1, small
      * K), 3 as 1 with C's tiles streamed past the caches (GEMM_STREAM_ROWS),
-     * 0 the default: 1 past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K, else 2 */
+     * 4 as 1 with a row's whole N per call where it is 5 or 6 vectors (the
+     * kernel's skinny_wide: AVX-512's 14x32; elsewhere as 1), 0 the
+     * default: 4 past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K, else 2 */
     int order;
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */

@@ -273,6 +273,24 @@ GEMM_SKINNY(gemm_skinny_avx512_16)
     else sk16[(nc + 15) / 16 - 1][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo, f);
 }
 
+/* A row's whole N in one call at 5 and 6 vectors (N 65 to 96) by
+ * GEMM_WIDE_ACC / NV = 4 rows (20 and 24 accumulators): the skinny kernel
+ * with more vectors, for rows outer at small K (gemm_config.order 4),
+ * where a row in calls of 4 vectors left its last call a vector or two of
+ * columns (N = 96: 6 x 64 then 6 x 32, 12 accumulators). At 7 to 12
+ * vectors (3 and 2 rows a call) it measured 0.52x to 0.71x the calls of 4
+ * (bench/RESULTS.md, issue 15, branch gdb3), so the table stops at 6. */
+#define SKW_4(X, NV) X(32, NV, 1) X(32, NV, 2) X(32, NV, 3) X(32, NV, 4)
+#define SKW_ALL(X) SKW_4(X, 5) SKW_4(X, 6)
+#define SKW_PTR(NR, NV, M) [NV - 5][M - 1] = sk512_##NR##_##NV##_##M,
+SKW_ALL(SK_DEF)
+static const sk_fn skw32[2][4] = {SKW_ALL(SKW_PTR)};
+
+GEMM_SKINNY(gemm_skinny_wide_avx512_32)
+{
+    skw32[(nc + 15) / 16 - 5][m - 1](k, nc, a, rsa, csa, b, sb, out, ldo, f);
+}
+
 /* The GEMV (gemm_gemv_fn): C panels of NR / 16 vectors side by side, one
  * accumulator per vector (24 at C 12 of 32-wide panels: at one row B comes
  * from memory with an FMA per 64-byte line, so latency chains do not

@@ -124,7 +124,13 @@ struct gemm_kernel {
     bool kc_l2;
     const gemm_gemv_fn *gemv; /* gemv[c - 1]: c panels at once, c <= gemv_ns (gemm_gemv_fn) */
     int gemv_ns;
+    /* A skinny kernel taking a row's whole N, past skinny_nv vectors up to
+     * wide_nv, in calls of at most GEMM_WIDE_ACC / vectors rows (the
+     * skinny path's rows outer, gemm_config.order 4), or NULL. */
+    gemm_skinny_fn skinny_wide;
+    int wide_nv;
 };
+#define GEMM_WIDE_ACC 24
 
 /* The blocking for kernel k on this machine. */
 void gemm_blocking(const gemm_kernel *k, int *kc, int *mc, int *nc);
@@ -154,6 +160,7 @@ GEMM_UKR(gemm_ukr_avx2_6x16);
 GEMM_UKR(gemm_ukr_c_4x16);
 GEMM_SKINNY(gemm_skinny_avx512_32);
 GEMM_SKINNY(gemm_skinny_avx512_16);
+GEMM_SKINNY(gemm_skinny_wide_avx512_32);
 GEMM_SKINNY(gemm_skinny_avx2_16);
 GEMM_SKINNY(gemm_skinny_c_16);
 /* Each ISA's gemm_gemv_fn per panel count, and that count's top. */

@@ -558,6 +558,58 @@ static void test_stream(void **state)
     printf("# streamed C (order 3): %d cases\n", cases);
 }
 
+/* The skinny path's order 4 (rows outer, a row's whole N per call where
+ * it is 5 to 12 vectors: AVX-512's 14x32, skinny_wide; order 1 on the
+ * other kernels) at every ISA this CPU has (the epilogue after the store
+ * is kisa's) on every kernel: N 65 to 192 at every vector count (masked
+ * last vectors), 200 (past 12 vectors: the calls of 4), M not a multiple
+ * of the rows per call, K 2 to 32, every activation with a residual
+ * before or after it, a row or column bias and a scale, a prologue, 1 and
+ * 2 threads (columns split: each thread's share its own whole row). */
+static void test_wide(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{17, 65, 16}, {300, 96, 16}, {133, 144, 27}, {40, 192, 32},
+                                        {250, 130, 24}, {19, 200, 7},  {64, 113, 2},  {101, 80, 29},
+                                        {23, 176, 31},  {45, 160, 5},  {37, 127, 9},  {29, 190, 20}};
+    const int nsh = (int)(sizeof shapes / sizeof shapes[0]);
+    float s[32], sh[32];
+    for (int p = 0; p < 32; p++) s[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
+    const kaffine pro = {s, sh, -0.3f, 0.4f};
+    const gemm_config wide = {.order = 4};
+    int cases = 0;
+    for (int isa = KISA_N - 1; isa >= 0; isa--) {
+        if (!kisa_force((kisa)isa)) continue;
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            for (int x = 0; x < nsh; x++) /* each shape bare */
+                run_case(kr, &(gcase){.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
+                                      .threads = 1, .cfg = &wide});
+            cases += nsh;
+            for (int act = 0; act < GEMM_ACT_COUNT; act++)
+                for (int var = 0; var < 4; var++) {
+                    int x = (act * 4 + var) % nsh;
+                    gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
+                               .threads = 1 + (act + var) % 2, .cfg = &wide};
+                    t.epi.act = (gemm_act)act;
+                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.3f : 0.3f;
+                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.4f : 0.6f;
+                    t.epi.bias_mode = (var + x) % 3;
+                    t.epi.scaled = var == 1;
+                    t.epi.scale = 1.25f;
+                    t.epi.res = var == 1 || var == 2 ? (const float *)1 : NULL; /* run_case sets it */
+                    t.epi.res_after = var == 2;
+                    t.pro = var == 3 ? &pro : NULL;
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+    }
+    kisa_force(KISA_N);
+    printf("# whole rows (order 4): %d cases\n", cases);
+}
+
 /* The skinny path past M = 16 with K in shares (a config's kc: each
  * share's calls over every row before the next share, C added back as a
  * residual): shares of 8, 64 and 256 (one share: K 100 at 256), K not a
@@ -817,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_skinny_kshares),
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_wide),
         cmocka_unit_test(test_pack_a),
         cmocka_unit_test(test_prologue),
     };

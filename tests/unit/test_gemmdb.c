@@ -10,10 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "gemmtune/db.h"
+#include "gemmtune/queue.h"
 #include "gemmtune/tune.h"
 #include "io/csv.h"
 #include "kernels/qgemm.h"
@@ -484,6 +487,97 @@ static void tune_confirm(void **state)
     munmap(shclk, 4096);
 }
 
+/* --mp's order and queue (queue.h): the shapes dearest first (GPT-2's LM
+ * head before a 12544-row convolution before a 1x256x256 GEMV, equal
+ * costs in the CSV's order); the shared queue hands each index out once
+ * across processes; a --mp 2 tune writes every shape once and says each
+ * process's share, a --mp 1 tune each shape's time. */
+static void tune_queue(void **state)
+{
+    (void)state;
+    gt_opts o = {.warmup = 1, .iters = 2, .timeout = 30};
+    gt_db db = {0};
+    ait_error e = {0};
+    static const int64_t shapes[][3] = {{1, 256, 256}, {64, 50257, 768}, {4, 256, 256}, {12544, 96, 16},
+                                        {1, 256, 256}};
+    for (int i = 0; i < 5; i++) {
+        gt_row r = {.m = shapes[i][0], .n = shapes[i][1], .k = shapes[i][2], .dtype = "f32", .layout = "np",
+                    .count = 1};
+        snprintf(r.epi, sizeof r.epi, "e%d", i);
+        assert_int_equal(gt_db_merge(&db, &r, &e), AIT_OK);
+    }
+    assert_true(gt_cost(&db.rows[1], &o, 10) > gt_cost(&db.rows[3], &o, 10));
+    assert_true(gt_cost(&db.rows[3], &o, 10) > gt_cost(&db.rows[0], &o, 10));
+    assert_int_equal(gt_order(&db, &o, &e), AIT_OK);
+    assert_int_equal(db.rows[0].n, 50257);
+    assert_int_equal(db.rows[1].m, 12544);
+    assert_int_equal(db.rows[2].m, 4);
+    assert_string_equal(db.rows[3].epi, "e0"); /* a tie: the first one first */
+    assert_string_equal(db.rows[4].epi, "e4");
+    gt_db_free(&db);
+
+    /* 3 processes take 200 indices: each exactly once */
+    gt_queue q;
+    assert_int_equal(gt_queue_open(&q, 200, 3, &e), AIT_OK);
+    int *seen = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(seen != MAP_FAILED);
+    pid_t pids[3];
+    for (int w = 0; w < 3; w++) {
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) {
+            for (int i; (i = gt_queue_take(&q)) >= 0;) {
+                __atomic_fetch_add(&seen[i], 1, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&seen[200 + w], 1, __ATOMIC_RELAXED);
+                usleep(100);
+            }
+            _exit(0);
+        }
+    }
+    for (int w = 0; w < 3; w++) waitpid(pids[w], NULL, 0);
+    for (int i = 0; i < 200; i++) assert_int_equal(seen[i], 1);
+    assert_int_equal(seen[200] + seen[201] + seen[202], 200);
+    assert_int_equal(gt_queue_take(&q), -1);
+    gt_queue_close(&q);
+    munmap(seen, 4096);
+
+    /* a whole tune at --mp 2 and at --mp 1 */
+    char *log = calloc(1, 65536), out[] = "/tmp/ait_gemmdb_queue_XXXXXX";
+    assert_non_null(log);
+    int fd = mkstemp(out);
+    assert_true(fd >= 0);
+    close(fd);
+    gt_db in = {0};
+    for (int i = 0; i < 6; i++) {
+        gt_row r = {.m = 1 + 7 * i, .n = 32, .k = 16, .dtype = "f32", .layout = "np", .epi = "none", .count = 1};
+        assert_int_equal(gt_db_merge(&in, &r, &e), AIT_OK);
+    }
+    for (int mp = 2; mp >= 1; mp--) {
+        unlink(out);
+        log[0] = 0;
+        o = (gt_opts){.mp = mp, .warmup = 1, .iters = 2, .timeout = 30, .clock = fake_ns, .log = {log_keep, log}};
+        assert_int_equal(gt_tune(&in, out, &o, &e), AIT_OK);
+        gt_db got;
+        assert_int_equal(gt_db_load(out, true, &got, &e), AIT_OK);
+        assert_int_equal(got.n, 6);
+        for (int i = 0; i < 6; i++) assert_int_equal(got.rows[i].m, 1 + 7 * i); /* sorted, each once */
+        gt_db_free(&got);
+        int shapes_said = 0;
+        for (int w = 1; w <= mp; w++) {
+            char want[40];
+            snprintf(want, sizeof want, "process %d of %d: ", w, mp);
+            const char *at = strstr(log, want);
+            assert_non_null(at);
+            shapes_said += atoi(at + strlen(want));
+        }
+        assert_int_equal(shapes_said, 6);
+        if (mp == 1) assert_non_null(strstr(log, "; tuned in "));
+    }
+    unlink(out);
+    gt_db_free(&in);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +589,7 @@ int main(void)
         cmocka_unit_test(db_clock),
         cmocka_unit_test(tune_clock),
         cmocka_unit_test(tune_confirm),
+        cmocka_unit_test(tune_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
