@@ -52,3 +52,14 @@ __attribute__((unused)) static void KV(rz_rep)(const float *row, size_t n, int f
         }
     }
 }
+
+/* y = x + r over n floats (r NULL: y = x): a channels-last pixel's
+ * channels, with the residual the step adds */
+static void KV(rz_pix)(const float *x, const float *r, size_t n, float *y)
+{
+    for (size_t i = 0; i < n; i += VL) {
+        size_t k = n - i < VL ? n - i : VL;
+        V a = vloadn(x + i, k);
+        vstoren(y + i, r ? vadd(a, vloadn(r + i, k)) : a, k);
+    }
+}
