@@ -32,16 +32,17 @@ static const struct {
     void (*hrow)(const rz_axis *, const float *, size_t, float *);
     void (*vmix)(const float *, const float *, float, size_t, float *);
     void (*rep)(const float *, size_t, int, float *);
-    void (*pix)(const float *, const float *, size_t, float *);
+    void (*nhwc_row)(const float *, const int32_t *, const float *, size_t, size_t, float *, size_t);
 } rz_impls[] = {
 #if KISA_X86
     /* the gathers stay scalar: the hardware gathers measured slower than
      * scalar loads here (bench-kernels); the vertical mix and the whole
      * factors' repeats are vectorised */
-    {KISA_AVX512, rz_near_portable, rz_hrow_portable, rz_vmix_avx512, rz_rep_avx512, rz_pix_avx512},
-    {KISA_AVX2, rz_near_portable, rz_hrow_portable, rz_vmix_avx2, rz_rep_avx2, rz_pix_avx2},
+    {KISA_AVX512, rz_near_portable, rz_hrow_portable, rz_vmix_avx512, rz_rep_avx512, rz_nhwc_row_avx512},
+    {KISA_AVX2, rz_near_portable, rz_hrow_portable, rz_vmix_avx2, rz_rep_avx2, rz_nhwc_row_avx2},
 #endif
-    {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable, rz_rep_portable, rz_pix_portable},
+    {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable, rz_rep_portable,
+     rz_nhwc_row_portable},
 };
 
 /* Nearest along x by a whole factor of 2, 4 or 8 (out = f * in, source
@@ -176,7 +177,7 @@ int kresize(const krz_geom *g, const float *x, float *y, int threads)
 }
 
 /* Channels-last nearest: per output row, each pixel's c values from its
- * source pixel (with the residual's added), in vectors. */
+ * source pixel (with the residual's added), in vectors (rz_nhwc_row). */
 int kresize_nhwc(const krz_geom *g, int64_t c, const float *x, const float *res, float *y, int64_t ldy,
                  int threads)
 {
@@ -193,9 +194,7 @@ int kresize_nhwc(const krz_geom *g, int64_t c, const float *x, const float *res,
         int oy = (int)(r % g->oh);
         const float *xr = x + (size_t)p * img + (size_t)ay.i0[oy] * g->w * cs;
         const float *rr = res ? res + (size_t)r * orow : NULL;
-        float *yr = y + (size_t)r * g->ow * ys;
-        for (size_t ox = 0; ox < (size_t)g->ow; ox++)
-            im->pix(xr + (size_t)ax.i0[ox] * cs, rr ? rr + ox * cs : NULL, cs, yr + ox * ys);
+        im->nhwc_row(xr, ax.i0, rr, (size_t)g->ow, cs, y + (size_t)r * g->ow * ys, ys);
     }
     free(mem);
     return 0;
