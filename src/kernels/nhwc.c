@@ -36,12 +36,27 @@ static inline void taps_inside(int64_t i0, int64_t k, int64_t d, int64_t n, int6
 #include "kernels/nhwc_tmpl.h"
 #include "kernels/vec_end.h"
 
-/* Transposes each of n [r][s] matrices into [s][r], in 16x16 tiles; a few
- * rows (an image's 3 channels into NHWC) by one pass down the columns,
- * writing y in order. */
+static const struct {
+    kisa isa;
+    int vl;
+    void (*tile)(const float *, int64_t, float *, int64_t);
+} tr_impls[] = {
+#if KISA_X86
+    {KISA_AVX512, 16, nhwc_tr_tile_avx512},
+    {KISA_AVX2, 8, nhwc_tr_tile_avx2},
+#endif
+    {KISA_PORTABLE, 1, nhwc_tr_tile_portable},
+};
+
+/* Transposes each of n [r][s] matrices into [s][r], in 16x16 tiles, each
+ * whole vector tile in registers (nhwc_tr_tile), the rest element by
+ * element; a few rows (an image's 3 channels into NHWC) by one pass down
+ * the columns, writing y in order. */
 static void transpose(const float *x, int64_t n, int64_t r, int64_t s, float *y)
 {
     enum { T = 16 };
+    __typeof__(tr_impls[0]) *im = KISA_PICK(tr_impls);
+    const int64_t vl = im->vl;
     for (int64_t b = 0; b < n; b++) {
         const float *xb = x + b * r * s;
         float *yb = y + b * r * s;
@@ -53,8 +68,13 @@ static void transpose(const float *x, int64_t n, int64_t r, int64_t s, float *y)
         for (int64_t i0 = 0; i0 < r; i0 += T)
             for (int64_t j0 = 0; j0 < s; j0 += T) {
                 int64_t i1 = i0 + T < r ? i0 + T : r, j1 = j0 + T < s ? j0 + T : s;
-                for (int64_t i = i0; i < i1; i++)
-                    for (int64_t j = j0; j < j1; j++) yb[j * r + i] = xb[i * s + j];
+                /* rows [i0, iv) by columns [j0, jv): whole vector tiles (none for portable's 1) */
+                int64_t iv = vl > 1 ? i0 + (i1 - i0) / vl * vl : i0;
+                int64_t jv = vl > 1 ? j0 + (j1 - j0) / vl * vl : j0;
+                for (int64_t i = i0; i < iv; i += vl)
+                    for (int64_t j = j0; j < jv; j += vl) im->tile(xb + i * s + j, s, yb + j * r + i, r);
+                for (int64_t i = i0; i < i1; i++) /* the edges */
+                    for (int64_t j = i < iv ? jv : j0; j < j1; j++) yb[j * r + i] = xb[i * s + j];
             }
     }
 }

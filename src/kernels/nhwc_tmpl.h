@@ -386,3 +386,23 @@ static void KV(nhwc_gather_row)(const float *xo, const int32_t *off, int64_t k, 
     for (; j + VL <= k; j += VL) vstore(ap + j, vgathern(xo, off + j, VL));
     if (j < k) vstoren(ap + j, vgathern(xo, off + j, (size_t)(k - j)), (size_t)(k - j));
 }
+
+/* y[j][i] = x[i][j] for one VL x VL tile (x's rows ldx floats apart, y's
+ * ldy): log2(VL) rounds of interleaving row i with row i + VL/2 (each round
+ * rotates the bits of (row, column) by one: after log2(VL) rounds, (column,
+ * row)), all in registers. */
+static void KV(nhwc_tr_tile)(const float *x, int64_t ldx, float *y, int64_t ldy)
+{
+    V r[VL], t[VL];
+#pragma GCC unroll 16
+    for (int i = 0; i < VL; i++) r[i] = vload(x + i * ldx);
+#pragma GCC unroll 4
+    for (int n = 1; n < VL; n *= 2) {
+#pragma GCC unroll 8
+        for (int i = 0; i < VL / 2; i++) vzip(r[i], r[i + VL / 2], t[2 * i], t[2 * i + 1]);
+#pragma GCC unroll 16
+        for (int i = 0; i < VL; i++) r[i] = t[i];
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < VL; i++) vstore(y + i * ldy, r[i]);
+}

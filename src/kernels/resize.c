@@ -32,15 +32,17 @@ static const struct {
     void (*hrow)(const rz_axis *, const float *, size_t, float *);
     void (*vmix)(const float *, const float *, float, size_t, float *);
     void (*rep)(const float *, size_t, int, float *);
+    void (*nhwc_row)(const float *, const int32_t *, const float *, size_t, size_t, float *, size_t);
 } rz_impls[] = {
 #if KISA_X86
     /* the gathers stay scalar: the hardware gathers measured slower than
      * scalar loads here (bench-kernels); the vertical mix and the whole
      * factors' repeats are vectorised */
-    {KISA_AVX512, rz_near_portable, rz_hrow_portable, rz_vmix_avx512, rz_rep_avx512},
-    {KISA_AVX2, rz_near_portable, rz_hrow_portable, rz_vmix_avx2, rz_rep_avx2},
+    {KISA_AVX512, rz_near_portable, rz_hrow_portable, rz_vmix_avx512, rz_rep_avx512, rz_nhwc_row_avx512},
+    {KISA_AVX2, rz_near_portable, rz_hrow_portable, rz_vmix_avx2, rz_rep_avx2, rz_nhwc_row_avx2},
 #endif
-    {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable, rz_rep_portable},
+    {KISA_PORTABLE, rz_near_portable, rz_hrow_portable, rz_vmix_portable, rz_rep_portable,
+     rz_nhwc_row_portable},
 };
 
 /* Nearest along x by a whole factor of 2, 4 or 8 (out = f * in, source
@@ -97,19 +99,28 @@ static void fill_axis(const krz_geom *g, int out, int in, double s, rz_axis *a)
     }
 }
 
+/* Both axes' tables in one allocation (returned, to free; NULL when out of
+ * memory). */
+static char *tables(const krz_geom *g, rz_axis *ax, rz_axis *ay)
+{
+    size_t n = (size_t)g->oh + (size_t)g->ow;
+    char *mem = malloc(n * (2 * sizeof(int32_t) + sizeof(float)) + 1);
+    if (!mem) return NULL;
+    *ax = (rz_axis){(int32_t *)mem, (int32_t *)mem + g->ow, (float *)((int32_t *)mem + 2 * g->ow)};
+    ay->i0 = (int32_t *)(ax->w + g->ow);
+    ay->i1 = ay->i0 + g->oh;
+    ay->w = (float *)(ay->i1 + g->oh);
+    fill_axis(g, g->ow, g->w, g->scale_w, ax);
+    fill_axis(g, g->oh, g->h, g->scale_h, ay);
+    return mem;
+}
+
 int kresize(const krz_geom *g, const float *x, float *y, int threads)
 {
     __typeof__(rz_impls[0]) *im = KISA_PICK(rz_impls);
-    size_t n = (size_t)g->oh + (size_t)g->ow;
-    char *mem = malloc(n * (2 * sizeof(int32_t) + sizeof(float)) + 1);
+    rz_axis ax, ay;
+    char *mem = tables(g, &ax, &ay);
     if (!mem) return -1;
-    rz_axis ax = {(int32_t *)mem, (int32_t *)mem + g->ow, (float *)((int32_t *)mem + 2 * g->ow)};
-    rz_axis ay;
-    ay.i0 = (int32_t *)(ax.w + g->ow);
-    ay.i1 = ay.i0 + g->oh;
-    ay.w = (float *)(ay.i1 + g->oh);
-    fill_axis(g, g->ow, g->w, g->scale_w, &ax);
-    fill_axis(g, g->oh, g->h, g->scale_h, &ay);
     const int rep = rep_factor(g, &ax);
     const long rows = (long)g->planes * g->oh;
     const size_t ow = (size_t)g->ow, in = (size_t)g->h * g->w;
@@ -163,4 +174,28 @@ int kresize(const krz_geom *g, const float *x, float *y, int threads)
     }
     free(mem);
     return fail ? -1 : 0;
+}
+
+/* Channels-last nearest: per output row, each pixel's c values from its
+ * source pixel (with the residual's added), in vectors (rz_nhwc_row). */
+int kresize_nhwc(const krz_geom *g, int64_t c, const float *x, const float *res, float *y, int64_t ldy,
+                 int threads)
+{
+    __typeof__(rz_impls[0]) *im = KISA_PICK(rz_impls);
+    rz_axis ax, ay;
+    char *mem = g->linear ? NULL : tables(g, &ax, &ay);
+    if (!mem) return -1;
+    const long rows = (long)g->planes * g->oh;
+    const size_t cs = (size_t)c, orow = (size_t)g->ow * cs, img = (size_t)g->h * g->w * cs;
+    const size_t ys = (size_t)ldy;
+#pragma omp parallel for schedule(static) num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1)
+    for (long r = 0; r < rows; r++) {
+        long p = r / g->oh;
+        int oy = (int)(r % g->oh);
+        const float *xr = x + (size_t)p * img + (size_t)ay.i0[oy] * g->w * cs;
+        const float *rr = res ? res + (size_t)r * orow : NULL;
+        im->nhwc_row(xr, ax.i0, rr, (size_t)g->ow, cs, y + (size_t)r * g->ow * ys, ys);
+    }
+    free(mem);
+    return 0;
 }

@@ -5,6 +5,8 @@
 #ifndef AIT_KERNELS_RESIZE_H
 #define AIT_KERNELS_RESIZE_H
 
+#include <stdint.h>
+
 typedef enum krz_coord {
     KRZ_HALF_PIXEL,         /* (x + 0.5) / scale - 0.5 */
     KRZ_PYTORCH_HALF_PIXEL, /* the same, 0 when the output has one element */
@@ -29,5 +31,13 @@ typedef struct krz_geom {
 
 /* Returns 0, or -1 when its index tables cannot be allocated. */
 int kresize(const krz_geom *g, const float *x, float *y, int threads);
+/* Nearest Resize channels-last: x [planes][h][w][c] (planes: the images),
+ * y [planes][oh][ow] pixels ldy floats apart (ldy >= c: a Concat's longer
+ * pixels), each output pixel its source pixel's c values, plus res's
+ * ([planes][oh][ow][c]) when res is not NULL (an Add after the Resize).
+ * Returns 0, -1 for a linear geometry or when its index tables cannot be
+ * allocated. */
+int kresize_nhwc(const krz_geom *g, int64_t c, const float *x, const float *res, float *y, int64_t ldy,
+                 int threads);
 
 #endif

@@ -52,3 +52,19 @@ __attribute__((unused)) static void KV(rz_rep)(const float *row, size_t n, int f
         }
     }
 }
+
+/* One channels-last output row of nearest: pixel ox (ys floats apart in y)
+ * the c values of input pixel ix[ox] of row xr, plus row rr's (c apart)
+ * when rr is not NULL, in vectors */
+static void KV(rz_nhwc_row)(const float *xr, const int32_t *ix, const float *rr, size_t ow, size_t c,
+                            float *y, size_t ys)
+{
+    for (size_t ox = 0; ox < ow; ox++, y += ys) {
+        const float *x = xr + (size_t)ix[ox] * c, *r = rr ? rr + ox * c : NULL;
+        for (size_t i = 0; i < c; i += VL) {
+            size_t k = c - i < VL ? c - i : VL;
+            V a = vloadn(x + i, k);
+            vstoren(y + i, r ? vadd(a, vloadn(r + i, k)) : a, k);
+        }
+    }
+}

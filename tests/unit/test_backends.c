@@ -2868,6 +2868,76 @@ static void test_native_convt_bn(void **state)
     }
 }
 
+/* An FPN's top-down join on native (resize.c): a nearest Resize of one 1x1
+ * Conv's output, added to another's and read by a 3x3 Conv: the Add runs
+ * in the Resize's pass (no Add step, nothing on the reference ops) and the
+ * Resize runs channels-last, so that no value between the Convs changes
+ * layout. Also: the join a module output too (the channels-last pass then
+ * writes NCHW), the Resize reading a module input (NCHW) with a residual
+ * from a Conv, a Resize without an Add before a Concat (written into the
+ * Concat's channels: channels-last, or NCHW when the Concat is a module
+ * output), and a linear Resize (NCHW, its Add still in its pass). Odd
+ * channel counts and sizes, scales 2 and 3, batch 2, against the reference
+ * at every ISA and portable. */
+static void test_native_fpn(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, l, h, w, f, kind;
+        bool linear;
+    } cs[] = {
+        {2, 3, 17, 3, 5, 2, 0, false}, {1, 5, 16, 4, 4, 3, 0, false}, {1, 4, 9, 5, 7, 2, 1, false},
+        {2, 3, 17, 3, 5, 2, 2, false}, {1, 4, 9, 5, 7, 2, 3, false},  {2, 3, 17, 3, 5, 2, 0, true},
+        {2, 5, 9, 4, 3, 2, 4, false},  {2, 3, 17, 3, 5, 3, 3, false},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "fpn")};
+        assert_non_null(g.g);
+        const int64_t n = cs[i].n, c = cs[i].c, l = cs[i].l, h = cs[i].h, w = cs[i].w, f = cs[i].f;
+        const int kind = cs[i].kind;
+        gb_input(&g, "a", (in_spec)SH(n, c, h, w));
+        gb_input(&g, "b", (in_spec)SH(n, c, f * h, f * w));
+        if (kind == 2) gb_input(&g, "l1", (in_spec)SH(n, l, h, w));
+        gb_const(&g, "w1", (in_spec)SH(l, c, 1, 1));
+        gb_const(&g, "b1", (in_spec)SH(l));
+        gb_const(&g, "w0", (in_spec)SH(l, c, 1, 1));
+        gb_const(&g, "b0", (in_spec)SH(l));
+        gb_const(&g, "w2", (in_spec)SH(5, kind >= 3 ? 2 * l : l, 3, 3));
+        float *sc = gb_const(&g, "sc", (in_spec)SH(4))->data;
+        sc[0] = sc[1] = 1, sc[2] = sc[3] = (float)f;
+        if (kind != 2) gb_node(&g, "Conv", "a,w1,b1", "l1", NULL, 0);
+        gb_node(&g, "Conv", "b,w0,b0", "l0", NULL, 0);
+        attr_spec ra[3] = {{"mode", ATTR_STRING, .s = cs[i].linear ? "linear" : "nearest"},
+                           {"coordinate_transformation_mode", ATTR_STRING, .s = "asymmetric"},
+                           {"nearest_mode", ATTR_STRING, .s = "floor"}};
+        gb_node(&g, "Resize", "l1,sc", "r", ra, 3);
+        node *rz = &g.g->nodes[g.g->n_nodes - 1];
+        rz->in[2] = rz->in[1], rz->in[1] = -1, rz->n_in = 3; /* no roi */
+        attr_spec ax = {"axis", ATTR_INT, .i = 1}, pad1 = {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}};
+        if (kind >= 3) gb_node(&g, "Concat", "l0,r", "s", &ax, 1);
+        else gb_node(&g, "Add", "l0,r", "s", NULL, 0);
+        gb_node(&g, "Conv", "s,w2", "y", &pad1, 1);
+        gb_output(&g, "y");
+        if (kind == 1 || kind == 4) gb_output(&g, "s");
+        built *bm = native_ran(g.g, g.feed);
+        int ref = 0, adds = 0, rz_nhwc = -1, rz_cat = -1;
+        for (int k = 0; k < bm->n_steps; k++) {
+            const nat_step *st = &bm->steps[k];
+            ref += st->op == NULL;
+            adds += !strcmp(g.g->nodes[st->node].op, "Add");
+            if (st->op && !strcmp(g.g->nodes[st->node].op, "Resize"))
+                rz_nhwc = st->nhwc, rz_cat = st->cat >= 0;
+        }
+        if (ref || adds || rz_nhwc != !cs[i].linear || rz_cat != (kind >= 3))
+            fail_msg("fpn case %zu: %d steps on the reference, %d Add steps, Resize channels-last %d, "
+                     "into the Concat %d; want 0, 0, %d, %d", i, ref, adds, rz_nhwc, rz_cat,
+                     !cs[i].linear, kind >= 3);
+        backend_find("native")->free(bm);
+        native_each_isa(&g, "fpn", i);
+        gb_free(&g);
+    }
+}
+
 /* MobileNetV3's glue, which oneDNN ran on binary,ref:any when the backend
  * fused HardSwish into one binary primitive with a plain-layout operand
  * beside a channels-last source: built with the default and the blocked
@@ -4204,6 +4274,7 @@ int main(void)
         cmocka_unit_test(test_native_dense),
         cmocka_unit_test(test_native_avg_first),
         cmocka_unit_test(test_native_convt_bn),
+        cmocka_unit_test(test_native_fpn),
         cmocka_unit_test(test_native_silu),
         cmocka_unit_test(test_native_norm_fused),
         cmocka_unit_test(test_native_se),

@@ -1004,6 +1004,82 @@ static void rz_taps(const krz_geom *g, int x, int in, int out, double s, int *i0
     *i0 = rz_clamp(f, in), *i1 = rz_clamp(f + 1, in), *w = c - f;
 }
 
+/* knhwc_from_nchw and knhwc_to_nchw (the tiles in registers at each ISA,
+ * the edges element by element) against the index arithmetic, exactly:
+ * channels and pixels on and off the vectors' multiples, a few channels
+ * (the image's pass), batches. */
+static void test_transpose(void **state)
+{
+    (void)state;
+    static const int64_t sh[][3] = {{1, 3, 50}, {2, 17, 33}, {1, 16, 32}, {1, 64, 100}, {3, 24, 17},
+                                    {1, 5, 1},  {1, 40, 16}, {2, 8, 9},   {1, 1, 7},    {1, 33, 47}};
+    for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
+        const int64_t n = sh[t][0], c = sh[t][1], hw = sh[t][2];
+        const size_t all = (size_t)(n * c * hw);
+        float *x = kc_rand(all, (unsigned)t, -1, 1), *y = malloc(all * sizeof *y), *z = malloc(all * sizeof *z);
+        KC_EACH_ISA({
+            memset(y, 0, all * sizeof *y);
+            knhwc_from_nchw(x, n, c, hw, y);
+            for (int64_t b = 0; b < n; b++)
+                for (int64_t ch = 0; ch < c; ch++)
+                    for (int64_t p = 0; p < hw; p++)
+                        if (y[(b * hw + p) * c + ch] != x[(b * c + ch) * hw + p])
+                            fail_msg("from_nchw %zu: image %lld channel %lld pixel %lld", t, (long long)b,
+                                     (long long)ch, (long long)p);
+            memset(z, 0, all * sizeof *z);
+            knhwc_to_nchw(y, n, c, hw, z);
+            if (memcmp(z, x, all * sizeof *z)) fail_msg("to_nchw %zu: not the input back", t);
+        });
+        free(x), free(y), free(z);
+    }
+}
+
+/* kresize_nhwc on g's planes as the channels of one image and as images
+ * of one channel, without and with a residual, against want (g's NCHW
+ * result) */
+static void rz_nhwc_check(const krz_geom *g, const float *x, const double *want)
+{
+    const int P = g->planes;
+    const size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow, ny = (size_t)P * ohw;
+    float *xh = malloc((size_t)P * hw * sizeof *xh), *y = malloc(ny * sizeof *y);
+    float *r = kc_rand(ny, 7, -1, 1);
+    double *wh = malloc(ny * sizeof *wh);
+    for (int cl = 0; cl < 2; cl++) { /* cl: P channels in one image, else P images */
+        krz_geom gh = *g;
+        gh.planes = cl ? 1 : P;
+        const int64_t c = cl ? P : 1;
+        for (int p = 0; p < P; p++)
+            for (size_t i = 0; i < hw; i++) xh[cl ? i * P + p : p * hw + i] = x[p * hw + i];
+        for (int with = 0; with < 2; with++) {
+            for (int p = 0; p < P; p++)
+                for (size_t i = 0; i < ohw; i++) {
+                    size_t o = cl ? i * P + p : p * ohw + i;
+                    wh[o] = want[p * ohw + i] + (with ? r[o] : 0);
+                }
+            KC_EACH_ISA({
+                memset(y, 0, ny * sizeof *y);
+                assert_int_equal(kresize_nhwc(&gh, c, xh, with ? r : NULL, y, c, kc_threads), 0);
+                assert_true(kc_close("resize nhwc", y, wh, ny, 1e-6, 1e-5));
+            });
+            if (with || !cl) continue;
+            /* into channels [2, 2 + c) of pixels c + 3 apart (a Concat's) */
+            const int64_t ld = c + 3;
+            float *yc = malloc(ohw * (size_t)ld * sizeof *yc);
+            double *wc = calloc(ohw * (size_t)ld, sizeof *wc);
+            for (size_t i = 0; i < ohw; i++)
+                for (int p = 0; p < P; p++) wc[i * ld + 2 + p] = wh[i * P + p];
+            KC_EACH_ISA({
+                memset(yc, 0, ohw * (size_t)ld * sizeof *yc);
+                assert_int_equal(kresize_nhwc(&gh, c, xh, NULL, yc + 2, ld, kc_threads), 0);
+                assert_true(kc_close("resize nhwc into a concat", yc, wc, ohw * (size_t)ld, 1e-6, 1e-5));
+            });
+            free(yc);
+            free(wc);
+        }
+    }
+    free(xh), free(y), free(r), free(wh);
+}
+
 static void test_resize(void **state)
 {
     (void)state;
@@ -1037,6 +1113,13 @@ static void test_resize(void **state)
                         assert_int_equal(kresize(&g, x, y, kc_threads), 0);
                         assert_true(kc_close("resize", y, want, ny, 1e-6, 1e-5));
                     });
+                    if (lin) { /* channels-last is nearest only */
+                        krz_geom gl = g;
+                        gl.planes = 1;
+                        assert_int_equal(kresize_nhwc(&gl, 1, x, NULL, y, 1, 1), -1);
+                    } else {
+                        rz_nhwc_check(&g, x, want);
+                    }
                     free(x), free(y), free(want);
                 }
 }
@@ -1054,6 +1137,7 @@ int main(void)
         cmocka_unit_test(test_pool_nhwc),
         cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_transpose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

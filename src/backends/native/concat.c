@@ -1,6 +1,7 @@
 /* Concat along the channels of 4-D float32 values (axis 1), with no copy
  * where it can: an input that only this Concat reads and that a Conv step
- * computes (as a GEMM, no residual: nat_conv_cat) is written by that step
+ * computes (as a GEMM, no residual: nat_conv_cat; or a nearest Resize step
+ * without an Add: nat_rz_cat) is written by that step
  * straight into its channels of the Concat's output (nat_step.cat and
  * cat_c0), so the Concat copies only its other inputs, image by image. A
  * SqueezeNet Fire module's two expand convolutions so cost no copy. When
@@ -27,7 +28,7 @@ static nat_step *cat_writer(built *bm, int before, int v)
     if (d->input || d->konst || d->uses != 1) return NULL;
     for (int s = before - 1; s >= 0; s--) {
         nat_step *st = &bm->steps[s];
-        if (st->epi.out == v) return st->cat < 0 && nat_conv_cat(st) ? st : NULL;
+        if (st->epi.out == v) return st->cat < 0 && (nat_conv_cat(st) || nat_rz_cat(st)) ? st : NULL;
     }
     return NULL;
 }
@@ -167,15 +168,15 @@ static bool view_readers(const built *bm, int v)
     return n > 0 && n == bm->vals[v].uses;
 }
 
-/* The conv step writing value v, when it can write into a Concat's
- * channels channels-last, else NULL. */
+/* The conv (or Resize) step writing value v, when it can write into a
+ * Concat's channels channels-last, else NULL. */
 static nat_step *view_writer(built *bm, int v, int root)
 {
     for (int s = 0; s < bm->n_steps; s++) {
         nat_step *st = &bm->steps[s];
         if (st->epi.out != v) continue;
-        return (st->cat < 0 || st->cat == root) && nat_conv_cat(st) && bm->vals[v].nhwc &&
-                       !bm->vals[v].q8 ? st : NULL;
+        return (st->cat < 0 || st->cat == root) && (nat_conv_cat(st) || nat_rz_cat(st)) &&
+                       bm->vals[v].nhwc && !bm->vals[v].q8 ? st : NULL;
     }
     return NULL;
 }

@@ -6,7 +6,8 @@
  *   Concat over channels (its inputs' convs writing in place, the others
  *   copied from their own layouts), a Slice over channels, a channel
  *   shuffle alone or with its Concat, a Mul by per-channel factors, a
- *   BatchNormalization with its Relu; a global pool reads it) writes it, it is not a
+ *   BatchNormalization with its Relu, a nearest Resize with the Add after it
+ *   (resize.c); a global pool reads it) writes it, it is not a
  *   module output, and every node reading it belongs to such a step and
  *   reads it as that conv's data input (any input of a shuffle's Concat,
  *   st->nhwc_ins) or as its epilogue's residual;

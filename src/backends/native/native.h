@@ -409,6 +409,9 @@ void nat_cat_views(built *bm);
 /* conv.c: whether conv step st can write its output into a Concat's
  * channels (a GEMM, not depthwise, no residual: concat.c). */
 bool nat_conv_cat(const nat_step *st);
+/* resize.c: whether Resize step st can write into a Concat's channels (a
+ * nearest one, no Add in its pass), as nat_conv_cat's Convs. */
+bool nat_rz_cat(const nat_step *st);
 /* conv.c: when a depthwise Conv step computed the channel sums of its
  * output v this run (nat_step.sums: squeeze-excitation's pool reads the
  * depthwise output), v's GlobalAveragePool ([n][c], either layout) into y
