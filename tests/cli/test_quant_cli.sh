@@ -69,15 +69,15 @@ r = np.load(sys.argv[1]).astype(np.float64); c = np.load(sys.argv[2]).astype(np.
 s = 10 * np.log10((r * r).sum() / max(((r - c) ** 2).sum(), 1e-300))
 print('sqnr ok' if s >= 15 else 'sqnr %.1f dB' % s)" "$tmp/p/logits.npy" "$tmp/a/logits.npy"
 # The lean artifact: no float weight left in it, so smaller than the ONNX file
-# (0.25x when all three Gemms take int8wo; a float32 native pack of fc1 or fc3,
-# 16 MB, when its timing says so under load: issue 14's 0.3x is measured in
-# bench/RESULTS.md, not here).
-# only:native: every module on a native candidate (int8wo wins at M = 1), no plan check
-"$ait" tune "$model" "${fast[@]}" --quant int8wo --strategy only:native -o "$tmp/q8.ait" >/dev/null 2>&1
+# (0.25x, all three Gemms on int8wo; issue 14's 0.3x is measured in
+# bench/RESULTS.md, not here). only:native:int8wo pins the variant: with
+# only:native a float32 pack of fc1 or fc3 (16 MB) won by timing on a loaded
+# machine and the size check failed (2026-11-28).
+"$ait" tune "$model" "${fast[@]}" --quant int8wo --strategy only:native:int8wo -o "$tmp/q8.ait" >/dev/null 2>&1
 check lean-size 0 "^lean ok" /usr/bin/python3 -c "
 import os, sys
 r = os.path.getsize(sys.argv[1]) / os.path.getsize(sys.argv[2])
-print('lean ok' if r <= 0.6 else 'artifact is %.2fx the model' % r)" "$tmp/q8.ait" "$model"
+print('lean ok' if r <= 0.3 else 'artifact is %.2fx the model' % r)" "$tmp/q8.ait" "$model"
 check lean-manifest 0 "^model.lean.onnx 3$" /usr/bin/python3 -c "
 import json, subprocess, sys
 m = json.loads(subprocess.run([sys.argv[1], 'show', sys.argv[2], '--json'], capture_output=True, text=True).stdout)['model']
