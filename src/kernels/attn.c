@@ -17,12 +17,18 @@
  * rows, then the weighted sum by another (S [ATT_GQB][t] stays in L2); half
  * as many past 512 keys. Each block packs K and V again: at bert's 128
  * queries, one block of 128 rather than two of 64 packs them once per head
- * (bench/RESULTS.md, "bert int8dq: the attention's softmax in vectors"). */
+ * (bench/RESULTS.md, "bert int8dq: the attention's softmax in vectors").
+ * Up to ATT_GQB_ONE queries against as many keys or fewer, every query of a
+ * head is one block (S at most 256 x 256 floats, in L2), on one thread or
+ * when the heads share the threads evenly: ViT-tiny's 197 tokens as 128 +
+ * 69 packed K and V twice per head and ran a 69-row tail, 0.86x the time
+ * as one block (bench/RESULTS.md, "vit_tiny and bert"). */
 #define ATT_QB 4
 #define ATT_KB 64
 #define ATT_GEMM_MIN 16
 #define ATT_GQB 128
 #define ATT_GQB_KEYS 512
+#define ATT_GQB_ONE 256
 /* The GEMM path skips the keys no query of a block sees (a causal
  * decoder's masked half): those past the causal limit, and the trailing
  * keys of a float mask at or below ATT_FAR (a decoder's -10000 or -1e9, or
@@ -246,9 +252,12 @@ static void *ws_q8(const katt_geom *g, int qb, float *ws)
     return ws + ((n + 1 + 15) & ~(size_t)15);
 }
 
-/* Queries per block of the GEMM path. */
-static int att_gqb(const katt_geom *g)
+/* Queries per block of the GEMM path on `threads` threads. */
+static int att_gqb(const katt_geom *g, int threads)
 {
+    if (g->sq <= ATT_GQB_ONE && g->sp + g->sc <= ATT_GQB_ONE &&
+        (threads <= 1 || ((long)g->b * g->hq) % threads == 0))
+        return g->sq;
     return g->sp + g->sc <= ATT_GQB_KEYS ? ATT_GQB : ATT_GQB / 2;
 }
 
@@ -261,7 +270,7 @@ size_t kattention_scratch(const katt_geom *g, int threads)
 {
     __typeof__(att_impls[0]) *im = KISA_PICK(att_impls);
     const gemm_kernel *gk = att_kernel(g, im->gemm);
-    return (ws_floats(g, gk, gk ? att_gqb(g) : im->qb) * (size_t)(threads > 1 ? threads : 1) +
+    return (ws_floats(g, gk, gk ? att_gqb(g, threads) : im->qb) * (size_t)(threads > 1 ? threads : 1) +
             (gk ? att_skip_floats(g) : 0)) * sizeof(float);
 }
 
@@ -283,13 +292,14 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
     att_skip sk = {0};
     float *skbuf = NULL; /* after the threads' scratch (kattention_scratch's) when given */
     if (gk) {
-        skbuf = given ? (float *)g->ws + ws_floats(g, gk, att_gqb(g)) * (size_t)(threads > 1 ? threads : 1)
+        skbuf = given ? (float *)g->ws + ws_floats(g, gk, att_gqb(g, threads)) * (size_t)(threads > 1 ? threads : 1)
                       : malloc(att_skip_floats(g) * sizeof *skbuf);
         if (!skbuf) return -1;
         att_skip_make(g, kp, kc, skbuf, &sk);
     }
     /* blocks of ATT_GQB_SKIP queries when keys are skipped (fewer per block) */
-    const int qb = !gk ? im->qb : sk.vis && att_gqb(g) > ATT_GQB_SKIP ? ATT_GQB_SKIP : att_gqb(g);
+    const int gqb = gk ? att_gqb(g, threads) : 0;
+    const int qb = !gk ? im->qb : sk.vis && gqb > ATT_GQB_SKIP ? ATT_GQB_SKIP : gqb;
     const int nqb = (g->sq + qb - 1) / qb;
     const long tasks = (long)g->b * g->hq * nqb;
     const size_t wsn = ws_floats(g, gk, qb);

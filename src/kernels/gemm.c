@@ -349,7 +349,7 @@ static void gemv(const job *jb, int64_t n0, int64_t n1, float *pbuf)
  * two, half of them zeros) and wide tiles load fewer A values per FMA; at
  * M <= 16 (B streamed from memory, read once) the panels that keep the
  * most accumulators (small_nv), or the config's skinny_nv. Rows outer
- * (the config's order 1, and order 0 past M = 16 at K <= GEMM_SKINNY_ROWS_K)
+ * (the config's order 1, and order 0 where gemm_skinny_rows_default says)
  * turns the loops: each call's rows through every column of B. With a
  * prologue, each block of rows (or each call's rows, rows outer) is mapped
  * once into pbuf (skinny_pro_floats), which the calls read instead of A. */
@@ -611,6 +611,15 @@ bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k,
     return panel_bytes <= gemm_l2_bytes() / 2 && (n + kr->nr - 1) / kr->nr >= (threads > 1 ? threads : 1);
 }
 
+bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k)
+{
+    if (m <= GEMM_SKINNY_M) return false;
+    if (k <= GEMM_SKINNY_ROWS_K) return true;
+    int64_t b_floats;
+    return m >= GEMM_SKINNY_ROWS_M && n / GEMM_SKINNY_ROWS_NK >= k &&
+           !__builtin_mul_overflow(k, n, &b_floats) && b_floats <= gemm_l2_bytes() / 4;
+}
+
 /* The config's blocking over the kernel's: kc a multiple of 8, mc of MR, nc of NR. */
 static void blocking(job *jb, const gemm_config *cf)
 {
@@ -646,7 +655,7 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
               .snv = cf ? cf->skinny_nv : 0, .epi = !epi_none(&g->epi)};
     jb.fuse = jb.epi && gemm_epi_fusable(&g->epi);
     int order = cf ? cf->order : 0;
-    jb.rows_outer = order == 1 || order >= 3 || (order == 0 && g->m > GEMM_SKINNY_M && g->k <= GEMM_SKINNY_ROWS_K);
+    jb.rows_outer = order == 1 || order >= 3 || (order == 0 && gemm_skinny_rows_default(g->m, g->n, g->k));
     jb.stream = order == 3;
     jb.bpf = skinny_pf(kr, g->m, g->k, jb.rows_outer);
     /* rows outer by default (K <= 32) takes a row's whole N per call where the

@@ -32,6 +32,19 @@
  * the columns-outer loop at 12544x96x16, 3136x144x24, 784x192x32; the
  * same calls where N fits one width (docs/gemm.md). */
 #define GEMM_SKINNY_ROWS_K 32
+/* And past K = 32 from GEMM_SKINNY_ROWS_M rows where N is at least
+ * GEMM_SKINNY_ROWS_NK times K and B (K x N) fits in L2: each call's rows
+ * (6 x K) stay in L1 while B passes from L2, where the columns-outer loop
+ * read A's rows from L2 again for each 64 columns. Side by side on CPU time
+ * (bench/RESULTS.md, "vit_tiny and bert"): 1.05x to 1.14x at 197x768x192
+ * (ViT-tiny's fc1) and 128x1024x256 (bert's FFN1), 1.15x at 784x512x128 and
+ * 3136x256x64, 1.02x to 1.04x at 196x1024x256 and 196x384x64, 0.96x to
+ * 1.05x at 196x512x128, level at 128x1536x192 (B just under L2); and
+ * slower where it is not taken: 0.88x at 49x1024x256 (M 49), 0.94x at
+ * 197x192x768 and 0.88x at 128x256x1024 (K > N), 0.58x at 49x2048x512 (B
+ * 4 MiB). */
+#define GEMM_SKINNY_ROWS_M 128
+#define GEMM_SKINNY_ROWS_NK 4
 /* Past GEMM_SKINNY_M, the skinny path's calls take the widest tile (4
  * vectors) while B's columns for it (K x 64 floats) fit in half of L2, and
  * from this many rows in three quarters: at K 3072 (half of a 1.25 MiB L2
@@ -174,7 +187,8 @@ typedef struct gemm_config {
      * K), 3 as 1 with C's tiles streamed past the caches (GEMM_STREAM_ROWS),
      * 4 as 1 with a row's whole N per call where it is 5 or 6 vectors (the
      * kernel's skinny_wide: AVX-512's 14x32; elsewhere as 1), 0 the
-     * default: 4 past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K, else 2 */
+     * default: 4 where gemm_skinny_rows_default says (whole rows only at
+     * N of 5 or 6 vectors, so K <= GEMM_SKINNY_ROWS_K there), else 2 */
     int order;
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */
@@ -232,6 +246,11 @@ typedef struct gemm_args {
  * included (docs/gemm.md). */
 bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k, int64_t csa,
                          int threads);
+
+/* Whether the skinny path's default order (0) is rows outer for an m x k
+ * by k x n GEMM: past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K, and from
+ * GEMM_SKINNY_ROWS_M rows at N >= GEMM_SKINNY_ROWS_NK K with B in L2. */
+bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k);
 
 /* Whether the kernels apply epilogue e in their registers, before the
  * store (every activation but the transcendental ones), so its residual

@@ -356,6 +356,24 @@ static void test_skinny_rule(void **state)
             t.epi.act = GEMM_ACT_RELU;
             run_case(kr, &t);
         }
+        /* rows outer past K 32 (gemm_skinny_rows_default): from M 128 at N >= 4 K with B in L2;
+         * the answer there at odd sizes (ViT-tiny's fc1, a masked tail), 1 and 2 threads */
+        assert_false(gemm_skinny_rows_default(16, 64, 16));
+        assert_true(gemm_skinny_rows_default(17, 4096, 32));
+        assert_false(gemm_skinny_rows_default(17, 768, 33));
+        assert_true(gemm_skinny_rows_default(GEMM_SKINNY_ROWS_M, 768, 192));
+        assert_false(gemm_skinny_rows_default(GEMM_SKINNY_ROWS_M - 1, 768, 192));
+        assert_false(gemm_skinny_rows_default(197, 767, 192)); /* N under 4 K */
+        assert_false(gemm_skinny_rows_default(197, 192, 768));
+        assert_false(gemm_skinny_rows_default(197, 1 << 20, 1024)); /* B past any L2 */
+        assert_false(gemm_skinny_rows_default(197, INT64_MAX / 4, INT64_MAX / 64)); /* K x N overflows */
+        for (int v = 0; v < 2; v++) {
+            gcase r = {.m = 197, .n = v ? 777 : 768, .k = 192, .pack_b = true, .threads = 1 + v};
+            r.epi.bias_mode = GEMM_BIAS_COL;
+            r.epi.act = v ? GEMM_ACT_RELU : GEMM_ACT_GELU;
+            r.epi.res = v ? (const float *)1 : NULL;
+            run_case(kr, &r);
+        }
         gcase t = {.m = 41, .n = 37, .k = 1300, .pack_b = true, .threads = 1};
         run_case(kr, &t);
         t.pack_a = true;
@@ -486,7 +504,8 @@ static void test_skinny_small(void **state)
 static void test_skinny_epilogues(void **state)
 {
     (void)state;
-    static const int64_t shapes[][3] = {{5, 16, 27}, {300, 16, 36}, {37, 45, 29}, {23, 1, 9}, {40, 9, 2}};
+    static const int64_t shapes[][3] = {{5, 16, 27}, {300, 16, 36}, {37, 45, 29}, {23, 1, 9}, {40, 9, 2},
+                                        {130, 531, 33}}; /* rows outer past K 32 (N >= 4 K) */
     for (int ki = 0; ki < gemm_kernel_count(); ki++) {
         const gemm_kernel *kr = gemm_kernel_at(ki);
         if (!gemm_kernel_available(kr)) continue;

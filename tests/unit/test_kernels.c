@@ -269,6 +269,11 @@ static void test_attention(void **state)
          * GEMM path: with a past, causal, bert's shape */
         {2, 2, 2, 40, 5, 40, 16, 16, 0, 3, 0},  {1, 2, 1, 20, 0, 20, 8, 8, 1, 3, 0.5f},
         {2, 4, 4, 128, 0, 128, 64, 64, 0, 3, 0}, {2, 1, 1, 5, 3, 5, 8, 8, 0, 3, 0},
+        /* up to 256 queries and keys, a head's queries in one block (ViT-tiny's
+         * 197 tokens, odd sizes, masks; 2 threads: one block per head with 4
+         * heads, blocks of 128 with 3); past 256 keys, blocks of 128 again */
+        {1, 3, 3, 197, 0, 197, 64, 64, 0, 0, 0}, {1, 2, 2, 131, 9, 131, 19, 11, 0, 2, 0.4f},
+        {2, 2, 1, 250, 6, 250, 8, 13, 0, 3, 0},  {1, 1, 1, 200, 57, 200, 16, 16, 0, 1, 0},
     };
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
         katt_geom g = {.b = cs[k].b, .hq = cs[k].hq, .hkv = cs[k].hkv, .sq = cs[k].sq,
