@@ -531,6 +531,28 @@ static void test_skinny_epilogues(void **state)
     }
 }
 
+/* Case (act, var) of a sweep over shapes[nsh] at config cfg: the shape
+ * (act * 4 + var) % nsh, activation act, and by var (0 to 3) a plain
+ * epilogue, a scale with a residual before the activation, a residual
+ * after it, or the prologue pro; a row, column or no bias; 1 or 2 threads. */
+static gcase mixed_case(const int64_t shapes[][3], int nsh, int act, int var, const gemm_config *cfg,
+                        const kaffine *pro)
+{
+    int x = (act * 4 + var) % nsh;
+    gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
+               .threads = 1 + (act + var) % 2, .cfg = cfg};
+    t.epi.act = (gemm_act)act;
+    t.epi.lo = act == GEMM_ACT_CLIP ? -0.3f : 0.3f;
+    t.epi.hi = act == GEMM_ACT_CLIP ? 0.4f : 0.6f;
+    t.epi.bias_mode = (var + x) % 3;
+    t.epi.scaled = var == 1;
+    t.epi.scale = 1.25f;
+    t.epi.res = var == 1 || var == 2 ? (const float *)1 : NULL; /* run_case sets it */
+    t.epi.res_after = var == 2;
+    t.pro = var == 3 ? pro : NULL;
+    return t;
+}
+
 /* The skinny path's order 3 (rows outer, each call's tile stored into a
  * buffer, its epilogue there, then to C by non-temporal stores:
  * gemm_stream.h) at every ISA this CPU has (kisa_force: the streaming
@@ -556,18 +578,7 @@ static void test_stream(void **state)
             if (!gemm_kernel_available(kr)) continue;
             for (int act = 0; act < GEMM_ACT_COUNT; act++)
                 for (int var = 0; var < 4; var++) {
-                    int x = (act * 4 + var) % nsh;
-                    gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
-                               .threads = 1 + (act + var) % 2, .cfg = &st};
-                    t.epi.act = (gemm_act)act;
-                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.3f : 0.3f;
-                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.4f : 0.6f;
-                    t.epi.bias_mode = (var + x) % 3;
-                    t.epi.scaled = var == 1;
-                    t.epi.scale = 1.25f;
-                    t.epi.res = var == 1 || var == 2 ? (const float *)1 : NULL; /* run_case sets it */
-                    t.epi.res_after = var == 2;
-                    t.pro = var == 3 ? &pro : NULL;
+                    gcase t = mixed_case(shapes, nsh, act, var, &st, &pro);
                     run_case(kr, &t);
                     cases++;
                 }
@@ -608,18 +619,7 @@ static void test_wide(void **state)
             cases += nsh;
             for (int act = 0; act < GEMM_ACT_COUNT; act++)
                 for (int var = 0; var < 4; var++) {
-                    int x = (act * 4 + var) % nsh;
-                    gcase t = {.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
-                               .threads = 1 + (act + var) % 2, .cfg = &wide};
-                    t.epi.act = (gemm_act)act;
-                    t.epi.lo = act == GEMM_ACT_CLIP ? -0.3f : 0.3f;
-                    t.epi.hi = act == GEMM_ACT_CLIP ? 0.4f : 0.6f;
-                    t.epi.bias_mode = (var + x) % 3;
-                    t.epi.scaled = var == 1;
-                    t.epi.scale = 1.25f;
-                    t.epi.res = var == 1 || var == 2 ? (const float *)1 : NULL; /* run_case sets it */
-                    t.epi.res_after = var == 2;
-                    t.pro = var == 3 ? &pro : NULL;
+                    gcase t = mixed_case(shapes, nsh, act, var, &wide, &pro);
                     run_case(kr, &t);
                     cases++;
                 }
