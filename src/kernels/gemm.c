@@ -264,6 +264,7 @@ static int64_t skinny_block_rows(int64_t k)
  * prefill at batch 4 measured 0.97x. */
 static bool skinny_pf(const gemm_kernel *kr, int64_t m, int64_t k, bool rows_outer)
 {
+    if (k <= 0) return false; /* no products (gemm_f32 writes the epilogue of zeros) */
     int64_t rows = min64(m, skinny_block_rows(k)), bytes;
     return (kr->skinny == gemm_skinny_avx512_32 || kr->skinny == gemm_skinny_avx512_16) && m > GEMM_SKINNY_M &&
            !rows_outer && !__builtin_mul_overflow(rows + 2 * 64, k * 4, &bytes) && bytes <= gemm_l2_bytes() / 4 * 3;
