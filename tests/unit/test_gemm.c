@@ -553,6 +553,37 @@ static gcase mixed_case(const int64_t shapes[][3], int nsh, int act, int var, co
     return t;
 }
 
+/* Every ISA this CPU has and every kernel over shapes[nsh] at config
+ * cfg: each shape bare first when bare, then the mixed_case sweep of
+ * every activation and epilogue form (a prologue's scales drawn once).
+ * Returns the cases run. */
+static int sweep_mixed(const int64_t shapes[][3], int nsh, const gemm_config *cfg, bool bare)
+{
+    float s[32], sh[32];
+    for (int p = 0; p < 32; p++) s[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
+    const kaffine pro = {s, sh, -0.3f, 0.4f};
+    int cases = 0;
+    for (int isa = KISA_N - 1; isa >= 0; isa--) {
+        if (!kisa_force((kisa)isa)) continue;
+        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+            const gemm_kernel *kr = gemm_kernel_at(ki);
+            if (!gemm_kernel_available(kr)) continue;
+            for (int x = 0; bare && x < nsh; x++)
+                run_case(kr, &(gcase){.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
+                                      .threads = 1, .cfg = cfg});
+            if (bare) cases += nsh;
+            for (int act = 0; act < GEMM_ACT_COUNT; act++)
+                for (int var = 0; var < 4; var++) {
+                    gcase t = mixed_case(shapes, nsh, act, var, cfg, &pro);
+                    run_case(kr, &t);
+                    cases++;
+                }
+        }
+    }
+    kisa_force(KISA_N);
+    return cases;
+}
+
 /* The skinny path's order 3 (rows outer, each call's tile stored into a
  * buffer, its epilogue there, then to C by non-temporal stores:
  * gemm_stream.h) at every ISA this CPU has (kisa_force: the streaming
@@ -565,26 +596,8 @@ static void test_stream(void **state)
     (void)state;
     static const int64_t shapes[][3] = {{17, 16, 16}, {300, 96, 16}, {133, 45, 27}, {40, 130, 32},
                                         {250, 144, 24}, {64, 9, 2}, {19, 200, 7}};
-    const int nsh = (int)(sizeof shapes / sizeof shapes[0]);
-    float s[32], sh[32];
-    for (int p = 0; p < 32; p++) s[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
-    const kaffine pro = {s, sh, -0.3f, 0.4f};
     const gemm_config st = {.order = 3};
-    int cases = 0;
-    for (int isa = KISA_N - 1; isa >= 0; isa--) {
-        if (!kisa_force((kisa)isa)) continue;
-        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
-            const gemm_kernel *kr = gemm_kernel_at(ki);
-            if (!gemm_kernel_available(kr)) continue;
-            for (int act = 0; act < GEMM_ACT_COUNT; act++)
-                for (int var = 0; var < 4; var++) {
-                    gcase t = mixed_case(shapes, nsh, act, var, &st, &pro);
-                    run_case(kr, &t);
-                    cases++;
-                }
-        }
-    }
-    kisa_force(KISA_N);
+    int cases = sweep_mixed(shapes, (int)(sizeof shapes / sizeof shapes[0]), &st, false);
     printf("# streamed C (order 3): %d cases\n", cases);
 }
 
@@ -602,30 +615,8 @@ static void test_wide(void **state)
     static const int64_t shapes[][3] = {{17, 65, 16}, {300, 96, 16}, {133, 144, 27}, {40, 192, 32},
                                         {250, 130, 24}, {19, 200, 7},  {64, 113, 2},  {101, 80, 29},
                                         {23, 176, 31},  {45, 160, 5},  {37, 127, 9},  {29, 190, 20}};
-    const int nsh = (int)(sizeof shapes / sizeof shapes[0]);
-    float s[32], sh[32];
-    for (int p = 0; p < 32; p++) s[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
-    const kaffine pro = {s, sh, -0.3f, 0.4f};
     const gemm_config wide = {.order = 4};
-    int cases = 0;
-    for (int isa = KISA_N - 1; isa >= 0; isa--) {
-        if (!kisa_force((kisa)isa)) continue;
-        for (int ki = 0; ki < gemm_kernel_count(); ki++) {
-            const gemm_kernel *kr = gemm_kernel_at(ki);
-            if (!gemm_kernel_available(kr)) continue;
-            for (int x = 0; x < nsh; x++) /* each shape bare */
-                run_case(kr, &(gcase){.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
-                                      .threads = 1, .cfg = &wide});
-            cases += nsh;
-            for (int act = 0; act < GEMM_ACT_COUNT; act++)
-                for (int var = 0; var < 4; var++) {
-                    gcase t = mixed_case(shapes, nsh, act, var, &wide, &pro);
-                    run_case(kr, &t);
-                    cases++;
-                }
-        }
-    }
-    kisa_force(KISA_N);
+    int cases = sweep_mixed(shapes, (int)(sizeof shapes / sizeof shapes[0]), &wide, true);
     printf("# whole rows (order 4): %d cases\n", cases);
 }
 
