@@ -413,16 +413,22 @@ AIT_API int ait_binding_caches_in_place(const ait_binding *b);
  * before a run). NULL for a bad index. */
 AIT_API ait_tensor *ait_binding_output(ait_binding *b, int j);
 /* Gives each output b leaves unbound (and not a cache pair's) its storage
- * now, before the first run: room for the most bytes that output takes in
- * any bucket of the session's plan (each bucket's priming run at load says
- * how many), zeroed, so that its pages are mapped. The first run then
- * copies its unbound outputs into memory already touched, as every later
- * run does, instead of growing the binding's tensors (on a decoder at
- * batch 4, tens of MB faulted in by the first request). Call it at load,
- * after binding what you bind. *bytes (may be NULL): what the binding's
- * own output tensors hold now, which they keep until the binding is freed.
- * An untuned model (no buckets, nothing primed) reserves nothing (AIT_OK,
- * 0 bytes more). A run whose output needs more grows it as before.
+ * now, before the first run, zeroed so that its pages are mapped: the
+ * first run then copies its unbound outputs into memory already touched,
+ * as every later run does, instead of growing the binding's tensors (on a
+ * decoder at batch 4, tens of MB faulted in by the first request). Per
+ * bucket: when every input is bound (a cache pair's input as its past),
+ * the room is that of the bucket of the session's plan a run on them falls
+ * in (its priming run at load says how many bytes each output takes), so
+ * a service that runs one bucket holds that bucket's outputs only; bind a
+ * sample of each bucket you will run and call it for each (the storage
+ * grows to the largest of them, never shrinks). With an input unbound, the
+ * room is the most each output takes in any bucket of the plan. Call it at
+ * load, after binding what you bind. *bytes (may be NULL): what the
+ * binding's own output tensors hold now, which they keep until the
+ * binding is freed. An untuned model (no buckets, nothing primed) reserves
+ * nothing (AIT_OK, 0 bytes more). A run whose output needs more (a bucket
+ * not reserved, a run past its bucket's priming shape) grows it as before.
  * AIT_E_NOMEM when the memory cannot be had. Not thread-safe with runs of
  * b. */
 AIT_API ait_status ait_binding_reserve(ait_binding *b, size_t *bytes, ait_error *err);

@@ -360,10 +360,12 @@ class Binding:
 
     def reserve(self):
         """Gives each output left unbound its storage now (ait_binding_reserve):
-        room for the most bytes it takes in any bucket of a tuned artifact,
-        zeroed, so that the first run faults none of it in. Call it after
-        binding what you bind; returns the bytes the binding's own outputs
-        hold (nothing is reserved for an untuned model)."""
+        room for the bytes it takes in the bucket of a tuned artifact that
+        the bound inputs fall in (every input bound; else the most over its
+        buckets), zeroed, so that the first run faults none of it in. Call it
+        after binding what you bind (once per bucket you will run); returns
+        the bytes the binding's own outputs hold (nothing is reserved for an
+        untuned model)."""
         n = C.c_size_t()
         err = _lib.Error_()
         _check(_L.ait_binding_reserve(self._h, C.byref(n), C.byref(err)), err)

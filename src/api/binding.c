@@ -164,14 +164,30 @@ ait_tensor *ait_binding_output(ait_binding *b, int j)
     return b->out[j] ? b->out[j] : &b->own[j];
 }
 
+static void pair_views(bind_cache *p);
+
+/* The bucket of b's session that a run on b's inputs as bound now falls in
+ * (a cache pair's input is its past of len positions), or -1 when an
+ * input is unbound or the model is untuned. b->run_in is the scratch. */
+static int bound_bucket(ait_binding *b)
+{
+    for (int i = 0; i < b->n_in; i++) {
+        bind_cache *p = pair_of(b, i, -1);
+        if (p) pair_views(p);
+        if (!(b->run_in[i] = p ? &p->past : b->in[i])) return -1;
+    }
+    return session_bucket(b->s, b->run_in);
+}
+
 ait_status ait_binding_reserve(ait_binding *b, size_t *bytes, ait_error *err)
 {
     if (bytes) *bytes = 0;
     if (!b) return err_set(err, AIT_E_INVALID_ARG, "ait_binding_reserve: NULL binding");
+    int k = bound_bucket(b); /* -1: every bucket's, the most of each output */
     size_t held = 0;
     for (int j = 0; j < b->n_out; j++) {
         tensor *t = &b->own[j];
-        size_t need = session_output_room(b->s, j);
+        size_t need = session_output_room(b->s, k, j);
         if (need && !b->out[j] && !pair_of(b, -1, j) && !(t->owned && t->data && t->cap >= need)) {
             int64_t n = (int64_t)need, none = 0;
             tensor_set_shape(t, AIT_U8, 1, &n);

@@ -36,9 +36,13 @@ struct ait_binding {
 
 /* The model session s runs (api/session.c). */
 const struct ait_model *session_model(const ait_session *s);
-/* The most bytes output j of s takes in any bucket of its plan (from the
- * priming runs at create), or 0: an untuned model, or not known. */
-size_t session_output_room(const ait_session *s, int j);
+/* The bytes output j of s takes in bucket k of its plan (k -1: the most in
+ * any bucket), from the priming runs at create, or 0: an untuned model, no
+ * such bucket, or not known. */
+size_t session_output_room(const ait_session *s, int k, int j);
+/* The bucket of s's plan that a run on inputs (every model input, in
+ * declared order) falls in, or -1: an untuned model (no buckets). */
+int session_bucket(const ait_session *s, tensor *const *inputs);
 /* The schedules s's idle execution contexts made (exec/exec.h's
  * sched_stats, summed), for tests: whether a decoder's step at a new past
  * length kept its schedule. */

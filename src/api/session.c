@@ -56,7 +56,10 @@ struct ait_session {
     char note_buf[1024];
     ait_error err;         /* the last failure of a run, from any thread */
     size_t *out_room;      /* per output: its most bytes over the plan's buckets'
-                              priming runs (0: unknown), set at create */
+                              priming runs (0: unknown), then per bucket k
+                              the n_out bytes of its own at (k + 1) * n_out;
+                              set at create */
+    const plan *room_plan; /* the plan whose buckets out_room lists (NULL: none) */
 };
 
 /* The calling thread's copy of the message of its last run, keyed by the
@@ -184,24 +187,35 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
     return AIT_OK;
 }
 
-/* s->out_room from an idle context's priming runs (an artifact's plan);
- * left NULL (every output 0) for an untuned model or on no memory. */
+/* s->out_room from an idle context's priming runs (an artifact's plan):
+ * the most over the buckets, then each bucket's; left NULL (every output
+ * 0) for an untuned model or on no memory. */
 static void out_room_set(ait_session *s)
 {
     const ctx *c = s->idle;
-    int n_out = s->m->g->n_outputs;
-    if (!c || !c->px || !c->p || !(s->out_room = calloc((size_t)n_out + 1, sizeof *s->out_room)))
+    size_t n_out = (size_t)s->m->g->n_outputs;
+    if (!c || !c->px || !c->p ||
+        !(s->out_room = calloc(((size_t)c->p->n_buckets + 1) * n_out + 1, sizeof *s->out_room)))
         return;
+    s->room_plan = c->p;
     for (int k = 0; k < c->p->n_buckets; k++)
-        for (int j = 0; j < n_out; j++) {
-            size_t b = plan_exec_output_bytes(c->px, k, j);
+        for (size_t j = 0; j < n_out; j++) {
+            size_t b = plan_exec_output_bytes(c->px, k, (int)j);
+            s->out_room[((size_t)k + 1) * n_out + j] = b;
             if (b > s->out_room[j]) s->out_room[j] = b;
         }
 }
 
-size_t session_output_room(const ait_session *s, int j)
+size_t session_output_room(const ait_session *s, int k, int j)
 {
-    return s->out_room && j >= 0 && j < s->m->g->n_outputs ? s->out_room[j] : 0;
+    int n_out = s->m->g->n_outputs;
+    if (!s->out_room || j < 0 || j >= n_out || k < -1 || k >= s->room_plan->n_buckets) return 0;
+    return s->out_room[(size_t)(k + 1) * (size_t)n_out + (size_t)j];
+}
+
+int session_bucket(const ait_session *s, tensor *const *inputs)
+{
+    return s->out_room ? plan_bucket_index(s->room_plan, inputs, s->m->g->n_inputs) : -1;
 }
 
 ait_status ait_session_create(const ait_model *m, const ait_session_options *opts,

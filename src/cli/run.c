@@ -66,10 +66,11 @@ static const char *run_help =
     "\n"
     "Runs go through a binding (ait_binding), as a service would: the inputs\n"
     "bound, the outputs kept by the binding from run to run. Before the first\n"
-    "run, at load, ait run reserves the binding's outputs for the artifact's\n"
-    "buckets (ait_binding_reserve: as many bytes as the largest bucket's\n"
-    "outputs, zeroed, held until exit), so the first run does not fault them\n"
-    "in; the line `memory` says how much. --session-run runs as before.\n"
+    "run, at load, ait run reserves the binding's outputs for the bucket of\n"
+    "the artifact the inputs fall in (ait_binding_reserve: as many bytes as\n"
+    "that bucket's outputs, zeroed, held until exit), so the first run does\n"
+    "not fault them in; the line `memory` says how much. --session-run runs\n"
+    "as before.\n"
     "\n"
     "examples:\n"
     "  ait run models/resnet18.onnx --batch 8\n"
@@ -320,7 +321,7 @@ static void print_latency(const run_args *a, const ait_model *m, ait_session *s,
            "(%zu bytes)\n", (double)arena / (1 << 20), tuned ? " and native modules' values; other "
            "backends keep their own" : ", placed by liveness", (double)weights / (1 << 20), weights);
     if (reserved)
-        printf("memory outputs %.2f MiB reserved at load for the buckets' outputs (the binding's)\n",
+        printf("memory outputs %.2f MiB reserved at load for the inputs' bucket (the binding's)\n",
                (double)reserved / (1 << 20));
 }
 
