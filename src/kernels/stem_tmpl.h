@@ -137,6 +137,34 @@ KV(stem_tile)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int6
             vstore(y + (ox + j) * ldy + v * VL, KV(vfun)(a[j * NV + v], act.f, act.a, act.b));
 }
 
+/* Output ox of row oy, any window (stem_px), for NV whole vectors at once:
+ * NV independent chains. */
+static inline __attribute__((always_inline)) void
+KV(stem_pxn)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int64_t oy, int64_t ox, float *y,
+             int64_t ldy, kact act, const int NV)
+{
+    const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
+    V a[STEM_NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) a[v] = b[v];
+    for (int64_t ky = 0; ky < g->kh; ky++) {
+        const int64_t iy = iy0 + ky * g->dh;
+        if ((uint64_t)iy >= (uint64_t)g->h) continue;
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            const int64_t ix = ix0 + kx * g->dw;
+            if ((uint64_t)ix >= (uint64_t)g->w) continue;
+            for (int64_t ci = 0; ci < g->c; ci++) {
+                const V xv = vset1(x[(g->c0 + ci) * plane + iy * g->w + ix]);
+                const int64_t t = (ky * g->kw + kx) * g->c + ci;
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) a[v] = vfma(xv, wv[v * KSTEM_TAPS + t], a[v]);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) vstore(y + ox * ldy + v * VL, KV(vfun)(a[v], act.f, act.a, act.b));
+}
+
 /* Rows [oy0, oy1) of nv (2 to STEM_NV) whole vectors of channels, vector v's
  * weights at wp[v] (a panel's column, kdim rows nr apart), the bias at bp
  * (the nv vectors' channels, or NULL), y at their first channel. */
@@ -156,13 +184,15 @@ KV(stem_tiles_t)(const knhwc_geom *g, const float *x, const float *const *wp, in
         const int64_t iy0 = oy * g->sh - g->pt;
         const bool rows_in = iy0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->h;
         int64_t ox = 0;
-        for (; rows_in && ox < lo; ox++)
-            for (int v = 0; v < NV; v++)
-                KV(stem_px)(g, x, wv + v * KSTEM_TAPS, b[v], oy, ox, yr + v * VL, ldy, VL, act);
+        for (; rows_in && ox < lo; ox++) KV(stem_pxn)(g, x, wv, b, oy, ox, yr, ldy, act, NV);
         for (; rows_in && ox + R <= hi; ox += R) KV(stem_tile)(g, x, wv, b, oy, ox, yr, ldy, act, T, R, NV, KW, CI);
-        for (; ox < g->ow; ox++)
-            for (int v = 0; v < NV; v++)
-                KV(stem_px)(g, x, wv + v * KSTEM_TAPS, b[v], oy, ox, yr + v * VL, ldy, VL, act);
+        /* the row's last inner outputs as a tile ending at hi over outputs done
+         * already (written again with the same values) */
+        if (rows_in && ox < hi && hi - lo >= R) {
+            KV(stem_tile)(g, x, wv, b, oy, hi - R, yr, ldy, act, T, R, NV, KW, CI);
+            ox = hi;
+        }
+        for (; ox < g->ow; ox++) KV(stem_pxn)(g, x, wv, b, oy, ox, yr, ldy, act, NV);
     }
 }
 
