@@ -6,6 +6,9 @@
  * 3x3 stride-1 shapes: the native "wino" variant's kernel, every image in one
  * call; and its F(2x2, 3x3), "wino-large"'s on small planes) and oneDNN's convolution primitive (every memory in
  * the format it picks, "any": its best case, reorders outside the timing),
+ * and, for a stem (C * K * K at most KSTEM_TAPS), on an NCHW copy of the
+ * image as the backend runs a stem on its planes: the direct kernel
+ * (kernels/stem.h, kstem_conv) and the implicit GEMM reading the planes,
  * all with bias and Relu fused, on one thread (OpenMP's count set to 1
  * for oneDNN), timed in interleaved rounds on this
  * thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so time descheduled by
@@ -20,7 +23,7 @@
  * Prints per shape: median ms of each engine, GFLOP/s of each, and the
  * ratios im2col / oneDNN and implicit / oneDNN (below 1: native faster),
  * of the medians and of the 10th percentiles; then Winograd's line where it
- * applies (F(4x4), then F(2x2)). */
+ * applies (F(4x4), then F(2x2)), and the stem's line where it applies. */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -35,6 +38,7 @@
 #include "kernels/gemm.h"
 #include "kernels/isa.h"
 #include "kernels/nhwc.h"
+#include "kernels/stem.h"
 #include "kernels/winograd.h"
 
 static double cpu_now(void)
@@ -116,19 +120,40 @@ static void bench(const shape *s, int rounds)
         if (!kwg_scratch(tt, &g, s->n, s->m, 1, &wf)) exit(1);
         wgs[tl] = xalloc(sizeof(float) * (wf + 16));
     }
-    float *y[5];
-    for (int e = 0; e < 5; e++) y[e] = xalloc(sizeof(float) * (size_t)(s->n * ohw * s->m));
+    /* a stem: the image's planes (NCHW), the direct kernel and the implicit GEMM on them */
+    const bool st = kstem_takes(&g);
+    float *xp = xalloc(sizeof(float) * (size_t)(s->n * hw * s->c)), *scr2 = NULL;
+    for (int64_t im = 0; im < s->n; im++)
+        for (int64_t p = 0; p < hw; p++)
+            for (int64_t c = 0; c < s->c; c++) xp[(im * s->c + c) * hw + p] = x[(im * hw + p) * s->c + c];
+    if (st) {
+        if (!kig_scratch(&g, true, 1, &scr)) exit(1);
+        scr2 = xalloc(sizeof(float) * (scr + 16));
+    }
+    const kact kre = {KF_RELU, 0, 0};
+    float *y[7];
+    for (int e = 0; e < 7; e++) y[e] = xalloc(sizeof(float) * (size_t)(s->n * ohw * s->m));
     gemm_epi epi = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_RELU};
     dn d;
     dnnl_dims_t sd = {s->n, s->c, s->h, s->w}, wd = {s->m, s->c, s->k, s->k}, dd = {s->n, s->m, s->oh, s->ow};
     dn_make(&d, sd, 4, wd, dnnl_oihw, dd, s->s, s->p, dnnl_format_tag_any, dnnl_eltwise_relu, 0, 0, x, wt, bias);
     printf("  oneDNN implementation: %s\n", d.impl);
-    double *t[5];
-    for (int e = 0; e < 5; e++) t[e] = calloc((size_t)rounds, sizeof(double));
+    double *t[7];
+    for (int e = 0; e < 7; e++) t[e] = calloc((size_t)rounds, sizeof(double));
     for (int it = -1; it < rounds; it++)
-        for (int e = 0; e < (wg ? 5 : 3); e++) {
+        for (int e = 0; e < 7; e++) {
+            if ((e >= 3 && e < 5 && !wg) || (e >= 5 && !st)) continue;
             double t0 = cpu_now();
-            if (e == 0) {
+            if (e == 5) {
+                for (int64_t im = 0; im < s->n; im++)
+                    kstem_conv(&g, xp + im * hw * s->c, pbv.data, gemm_kernel_nr(kr), s->m, bias, kre,
+                               y[5] + im * ohw * s->m, s->m, 1);
+            } else if (e == 6) {
+                for (int64_t im = 0; im < s->n; im++)
+                    if (kig_conv(&g, true, xp + im * hw * s->c, runs, s->m, y[6] + im * ohw * s->m, s->m, &epi,
+                                 scr2, 1, &err) != AIT_OK)
+                        exit(1);
+            } else if (e == 0) {
                 for (int64_t im = 0; im < s->n; im++)
                     for (int64_t p0 = 0; p0 < ohw; p0 += blk) {
                         int64_t p1 = p0 + blk < ohw ? p0 + blk : ohw;
@@ -154,9 +179,10 @@ static void bench(const shape *s, int rounds)
         }
     dn_out(&d, dd, y[2]);
     const int64_t ny = s->n * ohw * s->m;
-    double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[5];
-    double p10[5]; /* the 10th percentile (median sorts t[e]): less of other work's noise */
-    for (int e = 0; e < (wg ? 5 : 3); e++) {
+    double flop = 2.0 * (double)s->n * ohw * s->m * kdim, ms[7];
+    double p10[7]; /* the 10th percentile (median sorts t[e]): less of other work's noise */
+    for (int e = 0; e < 7; e++) {
+        if ((e >= 3 && e < 5 && !wg) || (e >= 5 && !st)) continue;
         ms[e] = median(t[e], rounds) * 1e3;
         p10[e] = t[e][rounds / 10] * 1e3;
     }
@@ -173,6 +199,11 @@ static void bench(const shape *s, int rounds)
                "winograd/im2col %.2f; p10 winograd/oneDNN %.2f winograd/implicit %.2f; diff winograd %.1e\n",
                e == 4 ? "F(2x2)" : "F(4x4)", ms[e], flop / ms[e] * 1e-6, ms[e] / ms[2], ms[e] / ms[1],
                ms[e] / ms[0], p10[e] / p10[2], p10[e] / p10[1], rel_diff(y[e], y[2], ny));
+    if (st) /* both on the image's planes */
+        printf("  stem on NCHW: direct %.3f ms (%.0f GF/s), implicit %.3f ms (%.0f GF/s); direct/oneDNN %.2f, "
+               "direct/implicit %.2f; p10 direct/oneDNN %.2f direct/implicit %.2f; diff direct %.1e implicit %.1e\n",
+               ms[5], flop / ms[5] * 1e-6, ms[6], flop / ms[6] * 1e-6, ms[5] / ms[2], ms[5] / ms[6], p10[5] / p10[2],
+               p10[5] / p10[6], rel_diff(y[5], y[2], ny), rel_diff(y[6], y[2], ny));
     fflush(stdout);
 }
 

@@ -13,6 +13,9 @@
 
 /* Taps (c * kh * kw) up to which kstem_conv takes a geometry. */
 #define KSTEM_TAPS 32
+/* Output channels up to which the native backend runs a stem here rather
+ * than as an implicit GEMM (conv.c's conv_ig: measured up to 64). */
+#define KSTEM_WIDE 64
 
 /* y[p][co] = act(bias[co] + sum over ky, kx, ci of x[c0 + ci][iy][ix] *
  * w(k, co)) for the output pixels p of one image, rows ldy floats apart,

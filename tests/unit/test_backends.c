@@ -1896,9 +1896,9 @@ static int first_conv_packs(const gb *g)
 /* A network's stem on native: a 3x3 stride-2 Conv (+ bias, Relu) on a
  * 3-channel NCHW image, unpadded (squeezenet1_1's) and padded (the
  * mobilenets'), batch 1 and 2, odd output channels: with rows of 24
- * outputs or more and over 32 output channels an implicit GEMM reading the
- * planes (conv.c's conv_ig: its weights in 3 packs, a kernel row each), at
- * most 32 the direct kernel (kstem_conv, on im2col's packed B: one pack),
+ * outputs or more and over KSTEM_WIDE (64) output channels an implicit GEMM
+ * reading the planes (conv.c's conv_ig: its weights in 3 packs, a kernel row
+ * each), at most 64 the direct kernel (kstem_conv, on im2col's packed B: one pack),
  * else im2col from the planes (one pack); against the reference at every
  * ISA and the portable path.
  * Registered last: its random draws leave the other tests' data as it was. */
@@ -1907,7 +1907,8 @@ static void test_native_stem(void **state)
     (void)state;
     static const struct {
         int n, h, w, m, pad, packs;
-    } cs[] = {{1, 9, 51, 64, 0, 3}, {2, 7, 53, 37, 1, 3}, {1, 11, 47, 16, 1, 1}, {1, 9, 45, 33, 0, 1}};
+    } cs[] = {{1, 9, 51, 64, 0, 1}, {2, 7, 53, 37, 1, 1}, {1, 11, 47, 16, 1, 1}, {1, 9, 45, 33, 0, 1},
+              {1, 9, 51, 72, 0, 3}, {2, 7, 53, 65, 1, 3}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "stem")};
         assert_non_null(g.g);

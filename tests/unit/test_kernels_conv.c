@@ -461,7 +461,8 @@ static void test_im2col_f32(void **state)
  * after, none, a scaled Leaky Relu (after the store), HardSigmoid, a bias
  * and Clip (bias and Relu, none and this one: the tiles' quick store). */
 /* kstem_conv (a stem on its NCHW image, channels-last out) against a loop
- * in double: the stems' 3x3 stride 2 on 3 channels and other windows
+ * in double: the stems' 3x3 stride 2 on 3 channels (padded and not, rows of
+ * 11 and 30 outputs) and other windows
  * (1 to 4 channels, strides, dilations, pads wider than the kernel, a
  * channel slice c0 of wider planes), output channels m around the vector
  * widths, weights in packed panels of nr 8 to 64 (24: vectors that would
@@ -476,11 +477,13 @@ static void test_stem(void **state)
         {.h = 9, .w = 13, .cs = 4, .c0 = 1, .c = 2, .kh = 3, .kw = 5, .sh = 2, .sw = 1, .dh = 1, .dw = 2, .pt = 2, .pl = 3},
         {.h = 6, .w = 7, .cs = 1, .c = 1, .kh = 5, .kw = 5, .sh = 1, .sw = 2, .dh = 1, .dw = 1, .pt = 6, .pl = 2},
         {.h = 11, .w = 17, .cs = 4, .c = 4, .kh = 2, .kw = 3, .sh = 3, .sw = 2, .dh = 2, .dw = 1, .pt = 0, .pl = 0},
+        {.h = 7, .w = 61, .cs = 3, .c = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 0, .pl = 0},
     };
+    /* m of 2 to 4 whole vectors (and more) in groups: stem_tiles, 12, 8, 6 or 3 pixels a tile */
     static const struct {
         int nr;
         int64_t m;
-    } ms[] = {{16, 16}, {64, 32}, {32, 40}, {24, 37}, {8, 3}, {16, 1}};
+    } ms[] = {{16, 16}, {64, 32}, {32, 40}, {24, 37}, {8, 3}, {16, 1}, {32, 64}, {16, 48}, {32, 72}, {32, 96}};
     static const kact acts[] = {{KF_NONE, 0, 0}, {KF_RELU, 0, 0}, {KF_CLIP, 0, 6},
                                 {KF_HARDSWISH, 0, 0}, {KF_SILU, 0, 0}, {KF_HARDSIGMOID, 0.2f, 0.5f},
                                 {KF_SIGMOID, 0, 0}, {KF_TANH, 0, 0}, {KF_GELU_ERF, 0, 0},

@@ -388,13 +388,14 @@ static bool conv_ig(const built *bm, const int64_t *q, bool quant)
     /* a stem's 3x3 on its image too (9 rows a run): squeezenet1_1's 3x3 stride 2
      * on 224x224x3 took 0.72x to 0.78x of im2col's step time in the model (the
      * taps gathered from the planes, then 6-row GEMM calls over K = 27), the
-     * model 0.90x at batch 1 (bench/RESULTS.md, branch sqz); a stem of at most 32
-     * output channels that kstem_conv takes runs there instead (nhwc_run): by
-     * CPU time, native whole, the direct kernel over the implicit GEMM took
-     * mobilenet_v3_large (16) 0.95x, efficientnet_b0 and mobilenetv2 (32) 0.97
-     * to 1.0x, squeezenet1_1 (64) 1.06x (bench/RESULTS.md, the eleventh
-     * session's merge) */
-    const bool stem = q[G_C] * q[G_GROUP] <= IM2COL_NCHW_C && g.ow >= 24 && (mg > 32 || !kstem_takes(&g));
+     * model 0.90x at batch 1 (bench/RESULTS.md, branch sqz); a stem of at most
+     * KSTEM_WIDE output channels that kstem_conv takes runs there instead
+     * (nhwc_run): by CPU time, native whole, the direct kernel over the implicit
+     * GEMM took mobilenet_v3_large (16) 0.95x, efficientnet_b0 and mobilenetv2
+     * (32) 0.97 to 1.0x (bench/RESULTS.md, the eleventh session's merge), and
+     * with its vectors of channels in groups (stem_tiles) squeezenet1_1's (64)
+     * 0.76x in bench-conv-native (bench/RESULTS.md, branch sqz2) */
+    const bool stem = q[G_C] * q[G_GROUP] <= IM2COL_NCHW_C && g.ow >= 24 && (mg > KSTEM_WIDE || !kstem_takes(&g));
     return (rows >= 32 || wide || stem) && (g.ow >= 24 || (g.ow >= 14 && mg <= 32)) && g.ow <= INT_MAX &&
            mg <= INT_MAX && kig_runs(&g) <= KIG_RUNS_MAX;
 }
