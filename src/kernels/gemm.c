@@ -248,10 +248,11 @@ static void skinny_call_k(const job *jb, const float *a, int64_t rsa, int64_t cs
  * 5, not 21 x 6 + 2. A call of 2 rows reads B's lines (from L2) for a third
  * of the FMAs of 6, and at M <= 2 the kernels cut K in parts
  * (GEMM_SK_SPLIT) and prefetch nothing. Beside the old cut in one process:
- * 0.93x to 0.97x the time at 128x256x256 and 128x256x1024, at the edge of
- * the noise (a shape whose calls did not change read 0.96x to 1.02x), and
- * 0.88x to 0.91x at 13 rows (5 + 4 + 4, not 5 + 5 + 3); bert and GPT-2's
- * prefill level (bench/RESULTS.md, branch mk). skinny_cut_rows(c, i): the
+ * 0.93x to 1.01x the time at 128x256x256 (three runs), 0.95x and 0.97x at
+ * 128x256x1024, inside the noise (a shape whose calls did not change read
+ * 0.96x to 1.02x); 0.88x to 0.95x at 13 rows (5 + 4 + 4, not 5 + 5 + 3);
+ * level at 16 rows (6 + 5 + 5, not 6 + 6 + 4) and in bert and GPT-2's
+ * prefill (bench/RESULTS.md, branch mk). skinny_cut_rows(c, i): the
  * rows of the call that starts at row i (`most` past the last row: a
  * look-ahead's); its divisions only when i enters another block. */
 typedef struct skinny_cut {
