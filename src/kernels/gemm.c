@@ -242,6 +242,37 @@ static void skinny_call_k(const job *jb, const float *a, int64_t rsa, int64_t cs
     if (last && jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
 }
 
+/* A's rows [0, m) in skinny calls: blocks of blk rows (from row 0), each
+ * block in the fewest calls of at most `most` rows, of sizes that differ by
+ * one at most (the larger first): 128 rows in 6-row calls as 18 x 6 + 4 x
+ * 5, not 21 x 6 + 2. A call of 2 rows reads B's lines (from L2) for a third
+ * of the FMAs of 6, and at M <= 2 the kernels cut K in parts
+ * (GEMM_SK_SPLIT) and prefetch nothing. Beside the old cut in one process:
+ * 0.93x to 1.01x the time at 128x256x256 (three runs), 0.95x and 0.97x at
+ * 128x256x1024, inside the noise (a shape whose calls did not change read
+ * 0.96x to 1.02x); 0.88x to 0.95x at 13 rows (5 + 4 + 4, not 5 + 5 + 3);
+ * level at 16 rows (6 + 5 + 5, not 6 + 6 + 4) and in bert and GPT-2's
+ * prefill (bench/RESULTS.md, branch mk). skinny_cut_rows(c, i): the
+ * rows of the call that starts at row i (`most` past the last row: a
+ * look-ahead's); its divisions only when i enters another block. */
+typedef struct skinny_cut {
+    int64_t m, blk, b0, b1, big_end; /* the block [b0, b1): calls of q + 1 rows up to big_end, then q */
+    int most, q;
+} skinny_cut;
+
+static int skinny_cut_rows(skinny_cut *c, int64_t i)
+{
+    if (i >= c->m) return c->most;
+    if (i < c->b0 || i >= c->b1) {
+        c->b0 = i / c->blk * c->blk;
+        c->b1 = min64(c->m, c->b0 + c->blk);
+        int64_t nb = c->b1 - c->b0, calls = (nb + c->most - 1) / c->most;
+        c->q = (int)(nb / calls);
+        c->big_end = c->b0 + nb % calls * (c->q + 1);
+    }
+    return i < c->big_end ? c->q + 1 : c->q;
+}
+
 /* The skinny path's rows per block (columns outer): A's block stays in
  * half of L2 while B's panels pass over it, at least 256 rows. */
 static int64_t skinny_block_rows(int64_t k)
@@ -386,10 +417,11 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         int64_t cbytes;
         bool pf = !jb->stream && n1 - n0 > width && !__builtin_mul_overflow(g->m, (n1 - n0) * 4, &cbytes) &&
                   cbytes > gemm_l2_bytes();
+        const int64_t blk = g->pro ? skinny_pro_rows(g->k) / rows * rows : g->m; /* rows mapped at once */
+        skinny_cut cut = {.m = g->m, .blk = blk, .most = rows}, ahead = cut;
         int64_t pi = 0, pj = n0; /* the call two ahead of (i, j) */
         for (int d = 0; pf && d < 2; d++)
-            if ((pj += width) >= n1) pj = n0, pi += rows;
-        const int64_t blk = g->pro ? skinny_pro_rows(g->k) / rows * rows : g->m; /* rows mapped at once */
+            if ((pj += width) >= n1) pj = n0, pi += skinny_cut_rows(&ahead, pi);
         for (int64_t i0 = 0; i0 < g->m; i0 += blk) {
             const float *a = g->a + i0 * g->rsa;
             int64_t rsa = g->rsa, csa = g->csa;
@@ -397,13 +429,15 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
                 kaffine_rows(g->pro, 0, g->k, a, rsa, csa, min64(blk, g->m - i0), pbuf, g->k);
                 a = pbuf, rsa = g->k, csa = 1;
             }
-            for (int64_t i = i0; i < min64(g->m, i0 + blk); i += rows)
+            for (int64_t i = i0, mi; i < min64(g->m, i0 + blk); i += mi) {
+                mi = skinny_cut_rows(&cut, i);
                 for (int64_t j = n0; j < n1; j += width) {
-                    if (pf && pi < g->m) prefetch_c(g, pi, min64(rows, g->m - pi), pj, min64(width, n1 - pj));
-                    if (pf && (pj += width) >= n1) pj = n0, pi += rows;
-                    skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)min64(rows, g->m - i), j,
-                                (int)min64(width, n1 - j), NULL, 0);
+                    if (pf && pi < g->m)
+                        prefetch_c(g, pi, skinny_cut_rows(&ahead, pi), pj, min64(width, n1 - pj));
+                    if (pf && (pj += width) >= n1) pj = n0, pi += skinny_cut_rows(&ahead, pi);
+                    skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, (int)mi, j, (int)min64(width, n1 - j), NULL, 0);
                 }
+            }
         }
         if (jb->stream) gemm_stream_fence();
         return;
@@ -419,31 +453,36 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         }
         for (int64_t j = n0; j < n1; j += width) {
             int nc = (int)min64(width, n1 - j), nv = (nc + VW - 1) / VW;
-            /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4) */
-            int64_t calls = (i1 - i0 + kr->skinny_rows[nv - 1] - 1) / kr->skinny_rows[nv - 1];
-            int step = (int)((i1 - i0 + calls - 1) / calls);
+            /* the block's rows in equal calls (16 as 8 + 8, not 12 + 4; skinny_cut) */
+            skinny_cut cut = {.m = g->m, .blk = rows, .most = kr->skinny_rows[nv - 1]};
             if (jb->skc < g->k) { /* K in shares: B's share of these columns stays in cache over the rows */
                 for (int64_t p0 = 0; p0 < g->k; p0 += jb->skc)
-                    for (int64_t i = i0; i < i1; i += step)
-                        skinny_call_k(jb, a + (i - i0) * rsa + p0 * csa, rsa, csa, i, (int)min64(step, i1 - i), j,
-                                      nc, p0, min64(jb->skc, g->k - p0));
+                    for (int64_t i = i0, m; i < i1; i += m) {
+                        m = skinny_cut_rows(&cut, i);
+                        skinny_call_k(jb, a + (i - i0) * rsa + p0 * csa, rsa, csa, i, (int)m, j, nc, p0,
+                                      min64(jb->skc, g->k - p0));
+                    }
                 continue;
             }
             /* The next width's B (its panels follow these) into L2, a share per call of more
              * than 2 rows (skinny_pf) */
             const char *pf = NULL;
-            int64_t left = 0, share = 0, big = calls - (i1 - i0 - (calls - 1) * step > 2 ? 0 : 1);
+            int64_t left = 0, share = 0, big = 0;
+            for (int64_t i = i0, m; jb->bpf && i < i1; i += m)
+                big += (m = skinny_cut_rows(&cut, i)) > 2;
             if (jb->bpf && j + width < n1 && big > 0) {
                 pf = (const char *)(g->pb->data + ((j + width) / NR) * g->k * NR);
                 left = (min64(width, n1 - j - width) + NR - 1) / NR * NR * g->k * 4 / 64;
                 share = (left + big - 1) / big;
             }
-            for (int64_t i = i0; i < i1; i += step) {
-                int m = (int)min64(step, i1 - i);
+            for (int64_t i = i0; i < i1;) {
+                int m = skinny_cut_rows(&cut, i);
                 int64_t npf = m > 2 ? min64(share, left) : 0;
-                if (i + step < i1) prefetch_c(g, i + step, min64(step, i1 - i - step), j, nc); /* the next call's */
+                if (i + m < i1) /* the next call's */
+                    prefetch_c(g, i + m, skinny_cut_rows(&cut, i + m), j, nc);
                 skinny_call(jb, a + (i - i0) * rsa, rsa, csa, i, m, j, nc, pf, npf);
                 if (npf) pf += npf * 64, left -= npf;
+                i += m;
             }
         }
     }

@@ -663,6 +663,44 @@ static void test_skinny_kshares(void **state)
     }
 }
 
+/* The skinny path's rows in calls of sizes that differ by one at most
+ * (gemm.c's skinny_cut: 128 rows as 18 x 6 + 4 x 5, not 21 x 6 + 2), on
+ * every kernel, each shape under every activation and epilogue form (a
+ * plain one, a scale with a residual before the activation, a residual
+ * after it, a prologue), 1 and 2 threads: columns outer at M 128, 512
+ * (86 calls of 5 and 6) and 263 (blocks of 256 and 7 rows at K 768), M 14
+ * and 20 (one block, a few calls); rows outer past K 32 at M 128 (N >= 4
+ * K), at K <= 32 with a row's whole N (134 rows in calls of 4 and 3) and
+ * with C past L2 (1300 x 300: its tiles prefetched two calls ahead, and
+ * the prologue's blocks of rows). Each shape takes one epilogue form of
+ * the sweep (mixed_case) and runs bare. C starts as NaN: a row no call covers
+ * fails, as does one covered twice by a wrong A row. */
+static void test_skinny_calls(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{128, 64, 40}, {512, 64, 40},   {263, 16, 768}, {14, 45, 9},
+                                        {20, 64, 33},  {128, 200, 40}, {134, 70, 16},  {1300, 300, 8}};
+    enum { NSH = sizeof shapes / sizeof shapes[0], KMAX = 768 };
+    float sc[KMAX], sh[KMAX];
+    for (int p = 0; p < KMAX; p++) sc[p] = 0.5f + rnd(), sh[p] = 0.5f * rnd();
+    const kaffine pro = {sc, sh, -0.3f, 0.4f};
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        int cases = 0;
+        for (int act = 0; act < GEMM_ACT_COUNT; act++)
+            for (int var = 0; var < 4; var++) {
+                gcase t = mixed_case(shapes, NSH, act, var, NULL, &pro);
+                run_case(kr, &t);
+                cases++;
+            }
+        for (int x = 0; x < NSH; x++) /* each shape bare on one thread (C past L2 at 1300 x 300) */
+            run_case(kr, &(gcase){.m = shapes[x][0], .n = shapes[x][1], .k = shapes[x][2], .pack_b = true,
+                                  .threads = 1});
+        printf("# skinny calls of equal rows on %s: %d cases\n", gemm_kernel_name(kr), cases + NSH);
+    }
+}
+
 /* The skinny path at M = 1 (kernels' gemv: the panels in runs walked side
  * by side): 1 to 19 panels and 41 (runs of one panel, of several, and the
  * panels left over, fewer than the runs), N a whole number of panels and
@@ -877,6 +915,7 @@ int main(void)
         cmocka_unit_test(test_skinny_small),
         cmocka_unit_test(test_skinny_epilogues),
         cmocka_unit_test(test_skinny_kshares),
+        cmocka_unit_test(test_skinny_calls),
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_wide),
