@@ -211,21 +211,13 @@ static void skinny_call(const job *jb, const float *a, int64_t rsa, int64_t csa,
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
     float *c = g->c + i * g->ldc + j;
-    /* B's panels from column j (a multiple of NR): (j / NR) panels of K x NR
-     * floats are j * K floats, with no division; the epilogue's fields are
-     * set only when the kernel reads them. A call at K <= 32 is a few
-     * hundred cycles (bench/RESULTS.md, issue 15, branch gdb4). */
-    const float *b = g->pb->data + j * g->k;
+    gemm_fuse f = {.scale = 1.0f};
+    if (jb->fuse) f = fuse_at(&g->epi, i, j);
+    f.pf = pf;
+    f.npf = npf;
     gemm_skinny_fn fn = nc > kr->skinny_vw * kr->skinny_nv ? kr->skinny_wide : kr->skinny; /* order 4's whole rows */
-    if (jb->fuse || npf) {
-        gemm_fuse f = {.scale = 1.0f};
-        if (jb->fuse) f = fuse_at(&g->epi, i, j);
-        f.pf = pf;
-        f.npf = npf;
-        fn(g->k, m, nc, a, rsa, csa, b, g->k * kr->nr, c, g->ldc, &f);
-    } else {
-        fn(g->k, m, nc, a, rsa, csa, b, g->k * kr->nr, c, g->ldc, NULL);
-    }
+    fn(g->k, m, nc, a, rsa, csa, g->pb->data + (j / kr->nr) * g->k * kr->nr, g->k * kr->nr, c, g->ldc,
+       jb->fuse || npf ? &f : NULL);
     if (jb->epi && !jb->fuse) gemm_epi_tile(&g->epi, c, g->ldc, i, j, m, nc);
 }
 
