@@ -171,11 +171,30 @@ static void KV(pool_nhwc_max_u8_row)(const kpool_geom *g, const uint8_t *x, int 
         (void)KV(pool_taps)(ox, g->w, g->kw, g->sw, g->dw, g->pl, g->pr, &kx0, &kx1);
         const int ix0 = ox * g->sw - g->pl;
         uint8_t *restrict yp = yrow + (size_t)ox * c;
-        memset(yp, 0, (size_t)c);
+        const uint8_t *w0 = ky0 < ky1 && kx0 < kx1 /* the first tap inside, if any */
+                                ? x + ((size_t)(iy0 + ky0 * g->dh) * g->w + ix0 + kx0 * g->dw) * c
+                                : x;
+        const size_t sy = (size_t)g->dh * g->w * c, sx = (size_t)g->dw * c;
+        int ci = 0;
+#ifdef PU8
+        /* PU8_N channels at a time in a register, every tap read once and the
+         * register stored once (the ISAs that define PU8, pool.c): with the
+         * output row as the accumulator, each tap loaded and stored it again
+         * (resnet18's stem MaxPool, static int8: 2.0-2.3% of batch 8) */
+        for (; ci + PU8_N <= c; ci += PU8_N) {
+            PU8 m = pu8_zero();
+            for (int ky = ky0; ky < ky1; ky++)
+                for (int kx = kx0; kx < kx1; kx++)
+                    m = pu8_max(m, pu8_load(w0 + (size_t)(ky - ky0) * sy + (size_t)(kx - kx0) * sx + ci));
+            pu8_store(yp + ci, m);
+        }
+#endif
+        if (ci == c) continue;
+        memset(yp + ci, 0, (size_t)(c - ci));
         for (int ky = ky0; ky < ky1; ky++)
             for (int kx = kx0; kx < kx1; kx++) {
-                const uint8_t *restrict p = x + ((size_t)(iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw) * c;
-                for (int ci = 0; ci < c; ci++) yp[ci] = p[ci] > yp[ci] ? p[ci] : yp[ci];
+                const uint8_t *restrict p = w0 + (size_t)(ky - ky0) * sy + (size_t)(kx - kx0) * sx;
+                for (int i = ci; i < c; i++) yp[i] = p[i] > yp[i] ? p[i] : yp[i];
             }
     }
 }

@@ -298,10 +298,17 @@ static void requant_c(const float *x, int64_t n, float r, float z, uint8_t *y)
     quant_body_c(x, n, r, z, y, false);
 }
 
+/* (q - z) * s: an exact int32 difference, exact in float, one rounded
+ * product (the vector ones make the same floats) */
+static void dequant_c(const uint8_t *q, int64_t n, float s, int32_t z, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)q[i] - z) * s;
+}
+
 /* The quantiser of the best ISA this CPU runs under kisa_force's cap. */
 static const qg_quantiser *quantiser(void)
 {
-    static const qg_quantiser c = {KISA_PORTABLE, minmax_c, quant_c, requant_c};
+    static const qg_quantiser c = {KISA_PORTABLE, minmax_c, quant_c, requant_c, dequant_c};
     kisa k = kisa_active();
     if (KISA_X86 && k >= KISA_AVX512) return &qg_avx512_quantiser;
     if (KISA_X86 && k >= KISA_AVX2) return &qg_avx2_quantiser;
@@ -341,7 +348,7 @@ void qg_requant_u8(const float *a, int64_t n, float scale, int32_t zp, uint8_t *
 
 void qg_dequant_u8(const uint8_t *q, int64_t n, float scale, int32_t zp, float *y)
 {
-    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)q[i] - zp) * scale;
+    quantiser()->dequant(q, n, scale, zp, y);
 }
 
 void qg_dynq_u8(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp)

@@ -162,7 +162,20 @@ T256 static void q2_requant(const float *x, int64_t n, float r, float z, uint8_t
 }
 
 const qg_kern qg_avx2_int8dq = {KISA_AVX2, "", "avx2", MR, NULL, k_int8dq, {0, MR, MR, MR, MR}};
-const qg_quantiser qg_avx2_quantiser = {KISA_AVX2, q2_minmax, q2_quant, q2_requant};
+/* qg_dequant_u8's (q - z) * s, 8 at a time */
+T256 static void q2_dequant(const uint8_t *q, int64_t n, float s, int32_t z, float *y)
+{
+    const __m256 sv = _mm256_set1_ps(s);
+    const __m256i zi = _mm256_set1_epi32(z);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(q + i)));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, zi)), sv));
+    }
+    for (; i < n; i++) y[i] = (float)((int32_t)q[i] - z) * s;
+}
+
+const qg_quantiser qg_avx2_quantiser = {KISA_AVX2, q2_minmax, q2_quant, q2_requant, q2_dequant};
 #else
 const qg_kern qg_avx2_int8dq;
 const qg_quantiser qg_avx2_quantiser;

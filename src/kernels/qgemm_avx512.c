@@ -616,7 +616,24 @@ T512 static void dq_requant(const float *x, int64_t n, float r, float z, uint8_t
     quant_body(x, n, r, z, y, false);
 }
 
-const qg_quantiser qg_avx512_quantiser = {KISA_AVX512, dq_minmax, dq_quant, dq_requant};
+/* qg_dequant_u8's (q - z) * s, 16 at a time (a masked last part) */
+T512 static void dq_dequant(const uint8_t *q, int64_t n, float s, int32_t z, float *y)
+{
+    const __m512 sv = _mm512_set1_ps(s);
+    const __m512i zi = _mm512_set1_epi32(z);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+                                                  _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + i))), zi)),
+                                              sv));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        const __m512i v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, q + i));
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(v, zi)), sv));
+    }
+}
+
+const qg_quantiser qg_avx512_quantiser = {KISA_AVX512, dq_minmax, dq_quant, dq_requant, dq_dequant};
 
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,

@@ -102,6 +102,7 @@ typedef struct qg_quantiser {
     void (*minmax)(const float *x, int64_t n, float *lo, float *hi);
     void (*quant)(const float *x, int64_t n, float s, float z, uint8_t *y);
     void (*requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
+    void (*dequant)(const uint8_t *q, int64_t n, float s, int32_t z, float *y); /* (q - z) * s */
 } qg_quantiser;
 
 /* qgemm_avx512.c and qgemm_avx2.c (all zero when KISA_X86 is 0) */

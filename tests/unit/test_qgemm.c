@@ -356,6 +356,15 @@ static void test_quant_row(void **st)
                         fail_msg("fixed quantiser at %s, n %d, kind %d, [%d] %g: %d, not %d",
                                  kisa_name((kisa)k), n, kind, i, a[i], q[i], w);
                 }
+                /* and back (a uint8 residual): (q - z) * s, the float of the
+                 * formula by hand, at every ISA, nothing written past n */
+                float d[258];
+                d[n] = 12345.0f;
+                qg_dequant_u8(q, n, 0.0173f, 97 + kind, d);
+                for (int i = 0; i < n; i++)
+                    if (memcmp(&d[i], &(float){(float)((int32_t)q[i] - (97 + kind)) * 0.0173f}, sizeof(float)))
+                        fail_msg("dequantiser at %s, n %d, [%d] %d: %g", kisa_name((kisa)k), n, i, q[i], d[i]);
+                if (d[n] != 12345.0f) fail_msg("dequantiser at %s, n %d: wrote past n", kisa_name((kisa)k), n);
             }
             kisa_force(KISA_N);
         }
