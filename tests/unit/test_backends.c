@@ -2751,7 +2751,8 @@ static void test_native_se(void **state)
  * Clip, HardSwish, SiLU written out; odd sizes, batch 1 and 2; between a
  * 3x3 Conv and a 1x1 Conv (channels-last values on both sides). The
  * blocks formed and bands of fewer rows than the output's (several bands,
- * a band of one row) checked, the outputs against the reference (the
+ * a band of one row) and the projection written over its residual
+ * checked, the outputs against the reference (the
  * unfused graph, node by node) at every ISA and the portable path. */
 static void test_native_irb(void **state)
 {
@@ -2843,6 +2844,10 @@ static void test_native_irb(void **state)
             fail_msg("irb case %zu: %d blocks of %d steps, want 1 of %d", i, blocks, len, want_len);
         if (cs[i].rows == 1 ? rows != 1 : cs[i].rows ? rows >= oh : rows < oh)
             fail_msg("irb case %zu: bands of %lld rows of %lld", i, (long long)rows, (long long)oh);
+        /* the projection over its residual, the block's input, as step by step (nat_band_out_late;
+         * not after squeeze-excitation, whose Mul the projection reads as its prologue) */
+        if (res && !cs[i].se && bm->vals[gb_val(&g, "y")].t.data != bm->vals[gb_val(&g, "x0")].t.data)
+            fail_msg("irb case %zu: the projection's output not over its residual", i);
         backend_find("native")->free(bm);
         native_each_isa(&g, "inverted residual", i);
         gb_free(&g);

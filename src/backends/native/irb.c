@@ -64,6 +64,26 @@ int64_t nat_band_rows(const built *bm, int s)
     return rows < 1 ? 1 : rows;
 }
 
+bool nat_band_out_late(const built *bm, int s, int t)
+{
+    const nat_step *a = &bm->steps[s], *c = &bm->steps[t];
+    bool dw;
+    if (t != s + a->band - 1 || t == s || c->epi.res < 0 || c->epi.res != bm->g->nodes[a->node].in[0] ||
+        !nat_conv_band(bm, a, &dw) || dw)
+        return false;
+    /* each band's rows of the first step reach the rows the last one writes (a depthwise
+     * window whose top pad is no larger than its height) */
+    for (int u = s + 1; u <= t; u++) {
+        int64_t n, h, oh, r0, r1;
+        nat_conv_dims(&bm->steps[u], &n, &h, &oh);
+        for (int64_t oy = 1; oy <= oh; oy++) {
+            nat_conv_in_rows(&bm->steps[u], 0, oy, &r0, &r1);
+            if (r1 < (oy < h ? oy : h)) return false;
+        }
+    }
+    return true;
+}
+
 ait_status nat_band_run(built *bm, int s)
 {
     const int len = bm->steps[s].band;

@@ -339,10 +339,11 @@ static ait_status place_values(built *bm)
         for (int t = s; t < s + bm->steps[s].band; t++) {
             const nat_step *st = &bm->steps[t];
             const node *nd = &g->nodes[st->node];
+            const bool late = nat_band_out_late(bm, s, t); /* (so it may go over its residual) */
             for (int e = s; e < s + bm->steps[s].band; e += bm->steps[s].band - 1) {
                 for (int k = 0; k < nd->n_in; k++) touch(bm, nd->in[k], e);
-                for (int k = 0; k < nd->n_out; k++) touch(bm, nd->out[k], e);
-                touch(bm, st->epi.out, e);
+                for (int k = 0; k < nd->n_out && !late; k++) touch(bm, nd->out[k], e);
+                if (!late) touch(bm, st->epi.out, e);
                 touch(bm, st->epi.res, e);
             }
         }

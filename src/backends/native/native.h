@@ -453,6 +453,12 @@ ait_status nat_conv_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0,
 void nat_bands(built *bm);
 /* The output rows of block s's last step per band. */
 int64_t nat_band_rows(const built *bm, int s);
+/* Whether step t of block s may have its output live from step t on: the
+ * block's last step whose residual is the block's input, which only its
+ * first step, a 1x1 Conv, reads besides, band by band ahead of the rows
+ * the last step writes; so its output can take the residual's bytes
+ * (nat_conv_res_in_place) as a step-by-step run's does. */
+bool nat_band_out_late(const built *bm, int s, int t);
 ait_status nat_band_run(built *bm, int s);
 /* conv.c: whether module has a Conv the "wino" variant runs as Winograd. */
 bool nat_wino_in(const graph *module);
