@@ -7,8 +7,10 @@
  * depthwise's window: nat_conv_in_rows), so the wide intermediate rows are
  * read back while in L2 rather than after the whole tensor went out to L3
  * or memory. Every value is still written whole in the arena (the block's
- * values live over all of it: place_values), so the results are the
- * step-by-step run's, bit for bit: the same kernels on the same rows. */
+ * values live over all of it: place_values; but a projection whose
+ * residual is the block's input still writes over it, nat_band_out_late),
+ * so the results are the step-by-step run's, bit for bit: the same
+ * kernels on the same rows. */
 #include "backends/native/native.h"
 
 /* Bytes of the depthwise's input and output rows per band (the 1x1
@@ -38,7 +40,8 @@ void nat_bands(built *bm)
                 if (n0 != n1 || oh0 != h1) break;
             }
             bool res_in = false; /* its residual no value of the block's (all rows there) */
-            for (int t = 0; t < len; t++) res_in |= st->epi.res >= 0 && st->epi.res == bm->steps[s + t].epi.out;
+            for (int t = 0; t < len; t++)
+                res_in |= st->epi.res >= 0 && st->epi.res == bm->steps[s + t].epi.out;
             if (res_in) break;
             len++;
         }
