@@ -335,18 +335,24 @@ static ait_status place_values(built *bm)
             for (int k = 0; k < pn->n_in; k++) touch(bm, pn->in[k], s);
         }
     }
-    for (int s = 0; s < bm->n_steps; s++) /* a block run by bands: its values live over it all */
-        for (int t = s; t < s + bm->steps[s].band; t++) {
-            const nat_step *st = &bm->steps[t];
-            const node *nd = &g->nodes[st->node];
+    for (int s = 0; s < bm->n_steps; s++) { /* a block run by bands: its values live over it all */
+        const int b = bm->steps[s].band;
+        for (int i = 0; b && i < g->n_nodes; i++) { /* its steps' nodes, epilogues' included */
+            const int t = bm->step_of[i];
+            if (t < s || t >= s + b) continue;
+            const node *nd = &g->nodes[i];
             const bool late = nat_band_out_late(bm, s, t); /* (so it may go over its residual) */
-            for (int e = s; e < s + bm->steps[s].band; e += bm->steps[s].band - 1) {
+            for (int e = s; e < s + b; e += b - 1) {
                 for (int k = 0; k < nd->n_in; k++) touch(bm, nd->in[k], e);
                 for (int k = 0; k < nd->n_out && !late; k++) touch(bm, nd->out[k], e);
-                if (!late) touch(bm, st->epi.out, e);
-                touch(bm, st->epi.res, e);
             }
         }
+        for (int t = s; t < s + b; t++)
+            for (int e = s; e < s + b; e += b - 1) {
+                if (!nat_band_out_late(bm, s, t)) touch(bm, bm->steps[t].epi.out, e);
+                touch(bm, bm->steps[t].epi.res, e);
+            }
+    }
     for (int j = 0; j < g->n_outputs; j++) touch(bm, g->outputs[j], bm->n_steps);
     for (int a = 0; a < n; a++)
         if (it[a].first < 0) it[a].first = 0, it[a].last = bm->n_steps; /* never: whole life */
