@@ -2744,6 +2744,117 @@ static void test_native_se(void **state)
     }
 }
 
+/* MobileNet-style inverted residual blocks (backends/native/irb.c): an
+ * expanding 1x1 Conv + activation, a depthwise 3x3 or 5x5 Conv (stride 1
+ * or 2) + activation, [squeeze-excitation,] a projecting 1x1 Conv [+ the
+ * block's input], run as one block by bands of output rows; without the
+ * expansion (the first block's depthwise, then the projection); Relu6 as
+ * Clip, HardSwish, SiLU written out; odd sizes, batch 1 and 2; between a
+ * 3x3 Conv and a 1x1 Conv (channels-last values on both sides). The
+ * blocks formed and bands of fewer rows than the output's (several bands,
+ * a band of one row) and the projection written over its residual
+ * checked, the outputs against the reference (the
+ * unfused graph, node by node) at every ISA and the portable path. */
+static void test_native_irb(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, c, h, w, e, k, s, m, act, se, rows; /* e: expanded channels (0: no expansion);
+                                                      act 0 Clip, 1 HardSwish, 2 SiLU; rows:
+                                                      bands of fewer rows (1: of one row) */
+    } cs[] = {
+        {1, 16, 17, 41, 200, 3, 1, 16, 0, 0, 2}, /* residual, several bands */
+        {2, 7, 13, 23, 37, 3, 1, 7, 1, 0, 0},    /* one band, batch 2, residual */
+        {1, 24, 21, 35, 150, 5, 2, 40, 2, 0, 2}, /* 5x5 stride 2 */
+        {2, 300, 15, 33, 0, 3, 1, 17, 0, 0, 2},  /* no expansion: depthwise, projection */
+        {1, 19, 6, 70, 520, 3, 2, 9, 1, 0, 1},   /* bands of one row, stride 2 */
+        {2, 24, 19, 37, 120, 5, 1, 24, 1, 1, 2}, /* SE: the expansion and the depthwise only */
+        {1, 11, 9, 10, 66, 3, 2, 13, 2, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "irb")};
+        assert_non_null(g.g);
+        const int64_t C = cs[i].c, E = cs[i].e ? cs[i].e : C, kd = cs[i].k;
+        const bool res = cs[i].s == 1 && cs[i].m == C && cs[i].e;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, 5, cs[i].h, cs[i].w));
+        gb_const(&g, "w0", (in_spec)SH(C, 5, 3, 3));
+        gb_const(&g, "wz", (in_spec)SH(3, cs[i].m, 1, 1));
+        gb_const(&g, "we", (in_spec)SH(E, C, 1, 1));
+        gb_const(&g, "be", (in_spec)SH(E));
+        gb_const(&g, "wd", (in_spec)SH(E, 1, kd, kd));
+        gb_const(&g, "bd", (in_spec)SH(E));
+        gb_const(&g, "wp", (in_spec)SH(cs[i].m, E, 1, 1));
+        gb_const(&g, "bp", (in_spec)SH(cs[i].m));
+        gb_const(&g, "w1", (in_spec)SH(5, E, 1, 1));
+        gb_const(&g, "w2", (in_spec)SH(E, 5, 1, 1));
+        tensor *lo = gb_const(&g, "lo", (in_spec){.rank = 0});
+        tensor *hi = gb_const(&g, "hi", (in_spec){.rank = 0});
+        *(float *)lo->data = 0;
+        *(float *)hi->data = 0.75f;
+        /* the activation of c into out */
+        const char *acts[] = {"Clip", "HardSwish", "Sigmoid"};
+        char in[64], out[64];
+        const char *stage[2][2] = {{"ce", "e"}, {"cd", "d"}};
+        /* the block reads a Conv's output and its output a Conv reads (channels-last values;
+         * that Conv's K small: its Winograd variant's error well within the bound) */
+        gb_node(&g, "Conv", "x,w0", "c0", pad1, 1);
+        gb_node(&g, "Relu", "c0", "x0", NULL, 0);
+        for (int k = 0; k < 2; k++) {
+            snprintf(in, sizeof in, cs[i].act == 0 ? "%s,lo,hi" : "%s", stage[k][0]);
+            snprintf(out, sizeof out, cs[i].act == 2 ? "%s_s" : "%s", stage[k][1]);
+            if (k == 0 && !cs[i].e) continue;
+            if (k == 0) gb_node(&g, "Conv", "x0,we,be", "ce", NULL, 0);
+            else {
+                attr_spec dw[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {kd / 2, kd / 2, kd / 2, kd / 2}},
+                                   {"group", ATTR_INT, .i = E},
+                                   {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}}};
+                gb_node(&g, "Conv", cs[i].e ? "e,wd,bd" : "x0,wd,bd", "cd", dw, 3);
+            }
+            gb_node(&g, acts[cs[i].act], in, out, NULL, 0);
+            if (cs[i].act == 2) { /* SiLU: x * sigmoid(x) */
+                snprintf(in, sizeof in, "%s,%s_s", stage[k][0], stage[k][1]);
+                gb_node(&g, "Mul", in, stage[k][1], NULL, 0);
+            }
+        }
+        const char *pin = "d";
+        if (cs[i].se) {
+            gb_node(&g, "GlobalAveragePool", "d", "p", NULL, 0);
+            gb_node(&g, "Conv", "p,w1", "f1", NULL, 0);
+            gb_node(&g, "Relu", "f1", "f1a", NULL, 0);
+            gb_node(&g, "Conv", "f1a,w2", "f2", NULL, 0);
+            gb_node(&g, "Sigmoid", "f2", "sc", NULL, 0);
+            gb_node(&g, "Mul", "d,sc", "m", NULL, 0);
+            pin = "m";
+        }
+        snprintf(in, sizeof in, "%s,wp,bp", pin);
+        gb_node(&g, "Conv", in, res ? "cp" : "y", NULL, 0);
+        if (res) gb_node(&g, "Add", "cp,x0", "y", NULL, 0);
+        gb_node(&g, "Conv", "y,wz", "z", NULL, 0);
+        gb_output(&g, "z");
+        built *bm = native_ran(g.g, g.feed);
+        int blocks = 0, len = 0;
+        int64_t rows = 0, oh = (cs[i].h + 2 * (kd / 2) - kd) / cs[i].s + 1;
+        for (int k = 0; k < bm->n_steps; k++)
+            if (bm->steps[k].band) {
+                blocks++;
+                len = bm->steps[k].band;
+                rows = nat_band_rows(bm, k);
+            }
+        const int want_len = cs[i].se ? 2 : cs[i].e ? 3 : 2;
+        if (blocks != 1 || len != want_len)
+            fail_msg("irb case %zu: %d blocks of %d steps, want 1 of %d", i, blocks, len, want_len);
+        if (cs[i].rows == 1 ? rows != 1 : cs[i].rows ? rows >= oh : rows < oh)
+            fail_msg("irb case %zu: bands of %lld rows of %lld", i, (long long)rows, (long long)oh);
+        /* the projection over its residual, the block's input, as step by step (nat_band_out_late;
+         * not after squeeze-excitation, whose Mul the projection reads as its prologue) */
+        if (res && !cs[i].se && bm->vals[gb_val(&g, "y")].t.data != bm->vals[gb_val(&g, "x0")].t.data)
+            fail_msg("irb case %zu: the projection's output not over its residual", i);
+        backend_find("native")->free(bm);
+        native_each_isa(&g, "inverted residual", i);
+        gb_free(&g);
+    }
+}
+
 /* A direct 1x1 Conv's prologue (backends/native/conv.c, pro_take): a
  * BatchNormalization + Relu or + Clip of a module input (NCHW) read only by
  * a 1x1 Conv folds into it; read by two 1x1 Convs it does not, and runs on
@@ -4266,6 +4377,7 @@ int main(void)
         cmocka_unit_test(test_native_wino),
         cmocka_unit_test(test_native_wino_large),
         cmocka_unit_test(test_native_res_in_place),
+        cmocka_unit_test(test_native_irb),
         cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_shuffle),
         cmocka_unit_test(test_native_attention),

@@ -768,6 +768,91 @@ bool nat_conv_q8(const built *bm, const nat_step *st)
            (st->geo[G_DIRECT] == CONV_DW ? dw_q8(bm, st) : nat_qconv(bm, st->geo[G_GROUP]));
 }
 
+/* The step's bias: a folded BatchNormalization's, the Conv's own or an Add's. */
+static const float *conv_bias(const built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    return st->bn >= 0                    ? bm->packs[st->node].bias
+           : n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
+           : st->epi.bias >= 0            ? bm->vals[st->epi.bias].cur->data
+                                          : NULL;
+}
+
+bool nat_conv_band(const built *bm, const nat_step *st, bool *dw)
+{
+    const int64_t *q = st->geo;
+    if (st->op != &nat_conv || !st->nhwc || st->pro || st->cat >= 0 || st->avg[0] || st->view ||
+        st->folded || bm->qstatic || nat_qconv(bm, q[G_GROUP]) || bm->packs[st->node].qv.w || st->epi.out < 0)
+        return false;
+    *dw = q[G_DIRECT] == CONV_DW;
+    if (!(q[G_DIRECT] == CONV_DIRECT && q[G_GROUP] == 1) && !(*dw && st->can_nhwc)) return false;
+    const int vs[] = {bm->g->nodes[st->node].in[0], st->epi.out, st->epi.res};
+    for (size_t k = 0; k < sizeof vs / sizeof *vs; k++) {
+        const nat_val *v = vs[k] >= 0 ? &bm->vals[vs[k]] : NULL;
+        if (v && (!v->nhwc || v->q8 || v->view || v->in_cat)) return false;
+    }
+    return true;
+}
+
+void nat_conv_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1)
+{
+    const int64_t *q = st->geo, pt = q[G_P0] & 0xffffffff;
+    const int64_t a = oy0 * q[G_S0] - pt, b = (oy1 - 1) * q[G_S0] - pt + (q[G_KH] - 1) * q[G_D0] + 1;
+    *r0 = a < 0 ? 0 : a > q[G_H] ? q[G_H] : a;
+    *r1 = b > q[G_H] ? q[G_H] : b < *r0 ? *r0 : b;
+}
+
+void nat_conv_dims(const nat_step *st, int64_t *n, int64_t *h, int64_t *oh)
+{
+    *n = st->geo[G_N];
+    *h = st->geo[G_H];
+    *oh = st->geo[G_OH];
+}
+
+int64_t nat_conv_row_bytes(const nat_step *st, bool out)
+{
+    const int64_t *q = st->geo;
+    return (int64_t)sizeof(float) * (out ? q[G_OW] * q[G_M] : q[G_W] * q[G_C] * q[G_GROUP]);
+}
+
+ait_status nat_conv_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0, int64_t oy1)
+{
+    const int64_t *q = st->geo, M = q[G_M], C = q[G_C] * q[G_GROUP], ow = q[G_OW];
+    const float *x = bm->vals[bm->g->nodes[st->node].in[0]].cur->data, *bias = conv_bias(bm, st);
+    const float *res = st->epi.res >= 0 ? bm->vals[st->epi.res].cur->data : NULL;
+    float *y = bm->vals[st->epi.out].t.data;
+    const int64_t p0 = (im * q[G_OH] + oy0) * ow; /* the band's first output pixel */
+    if (oy1 <= oy0) return AIT_OK;
+    if (q[G_DIRECT] == CONV_DW) { /* the window over the input rows the band reads */
+        knhwc_geom kg = conv_kgeom(q);
+        int64_t r0, r1;
+        nat_conv_in_rows(st, oy0, oy1, &r0, &r1);
+        kg.pt += r0 - oy0 * kg.sh;
+        kg.h = r1 - r0;
+        kg.oh = oy1 - oy0;
+        knhwc_dw(&kg, 1, x + (im * q[G_H] + r0) * q[G_W] * C, bm->packs[st->node].wt, bias,
+                 nat_kact(&st->epi), res ? res + p0 * M : NULL, y + p0 * M,
+                 st->sums ? bm->packs[st->node].sums + (im * q[G_OH] + oy0) * M : NULL, bm->threads);
+        return AIT_OK;
+    }
+    gemm_args g = {.m = (oy1 - oy0) * ow, .n = M, .k = C, .a = x + p0 * C, .rsa = C, .csa = 1,
+                   .pb = &bm->packs[st->node].views[0], .c = y + p0 * M, .ldc = M,
+                   .threads = bm->threads, .kern = bm->kern};
+    g.epi.act = st->epi.act;
+    g.epi.lo = st->epi.lo;
+    g.epi.hi = st->epi.hi;
+    if (res) {
+        g.epi.res = res + p0 * M;
+        g.epi.ldr = M;
+        g.epi.res_after = st->epi.res_after;
+    }
+    if (bias) {
+        g.epi.bias_mode = GEMM_BIAS_COL;
+        g.epi.bias = bias;
+    }
+    return nat_gemm_f32(bm, &g);
+}
+
 /* Where step st writes: its output value, or its channels of the Concat's
  * output (st->cat); *cy: the channels of an image there. */
 static float *conv_dst(const built *bm, const nat_step *st, int64_t *cy)
@@ -1090,10 +1175,7 @@ static ait_status conv_run(built *bm, const nat_step *st)
     }
     int64_t cy;
     float *y = conv_dst(bm, st, &cy);
-    const float *bias = st->bn >= 0                  ? bm->packs[st->node].bias
-                        : n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data
-                        : st->epi.bias >= 0        ? bm->vals[st->epi.bias].cur->data
-                                                   : NULL;
+    const float *bias = conv_bias(bm, st);
     if (st->nhwc) return nhwc_run(bm, st, x, bias, y, cy);
     if (q[G_DIRECT] == CONV_DW) return dw_run(bm, st, x, bias, y);
     const nat_pack *p = &bm->packs[st->node];

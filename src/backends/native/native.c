@@ -335,6 +335,24 @@ static ait_status place_values(built *bm)
             for (int k = 0; k < pn->n_in; k++) touch(bm, pn->in[k], s);
         }
     }
+    for (int s = 0; s < bm->n_steps; s++) { /* a block run by bands: its values live over it all */
+        const int b = bm->steps[s].band;
+        for (int i = 0; b && i < g->n_nodes; i++) { /* its steps' nodes, epilogues' included */
+            const int t = bm->step_of[i];
+            if (t < s || t >= s + b) continue;
+            const node *nd = &g->nodes[i];
+            const bool late = nat_band_out_late(bm, s, t); /* (so it may go over its residual) */
+            for (int e = s; e < s + b; e += b - 1) {
+                for (int k = 0; k < nd->n_in; k++) touch(bm, nd->in[k], e);
+                for (int k = 0; k < nd->n_out && !late; k++) touch(bm, nd->out[k], e);
+            }
+        }
+        for (int t = s; t < s + b; t++)
+            for (int e = s; e < s + b; e += b - 1) {
+                if (!nat_band_out_late(bm, s, t)) touch(bm, bm->steps[t].epi.out, e);
+                touch(bm, bm->steps[t].epi.res, e);
+            }
+    }
     for (int j = 0; j < g->n_outputs; j++) touch(bm, g->outputs[j], bm->n_steps);
     for (int a = 0; a < n; a++)
         if (it[a].first < 0) it[a].first = 0, it[a].last = bm->n_steps; /* never: whole life */
@@ -455,6 +473,7 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
         TRY(sched_node(bm, i));
     }
     TRY(nat_layout(bm));
+    nat_bands(bm);
     TRY(place_values(bm));
     sig_note(bm, inputs);
     shapes_note(bm);
@@ -743,7 +762,13 @@ static ait_status run_steps(built *bm, tensor *const *dest, ait_error *e)
     bm->run_dest = dest;
     bm->run_gen++;
     ait_status s = AIT_OK;
-    for (int i = 0; s == AIT_OK && i < bm->n_steps; i++) s = run_step(bm, &bm->steps[i], e);
+    for (int i = 0; s == AIT_OK && i < bm->n_steps; i++) {
+        if (bm->steps[i].band) { /* a block by bands of rows (irb.c) */
+            s = nat_band_run(bm, i);
+            i += bm->steps[i].band - 1;
+        } else
+            s = run_step(bm, &bm->steps[i], e);
+    }
     bm->run_dest = NULL;
     return s;
 }

@@ -88,6 +88,8 @@ typedef struct nat_step {
                               * channel, that the GEMM applies to A as it reads it (gemm_args.pro:
                               * conv.c); 0: none */
     bool folded;             /* such a step: a later Conv does its work, its run does nothing */
+    int band;                /* the first step of a block run by bands of rows (irb.c): the
+                                block's steps, this one and the next band - 1; 0: none */
 } nat_step;
 
 typedef struct nat_val {
@@ -426,6 +428,38 @@ bool nat_conv_res_in_place(const built *bm, const nat_step *st);
 /* conv.c: whether step st is a static int8 Conv (variant "int8", on
  * qgemm_u8), which reads and writes uint8 values (layout.c). */
 bool nat_conv_q8(const built *bm, const nat_step *st);
+/* conv.c, for irb.c's blocks: whether channels-last conv step st can run
+ * by bands of its output rows (nat_conv_rows): float32, a direct 1x1 of
+ * one group or a depthwise (*dw), no prologue, pool, Concat or view, its
+ * input, output and residual channels-last values of their own. */
+bool nat_conv_band(const built *bm, const nat_step *st, bool *dw);
+/* Its images, input rows and output rows; the bytes of one input (out
+ * false) or output row of an image; the input rows [*r0, *r1) of an image
+ * that its output rows [oy0, oy1) read (clipped to the image). */
+void nat_conv_dims(const nat_step *st, int64_t *n, int64_t *h, int64_t *oh);
+int64_t nat_conv_row_bytes(const nat_step *st, bool out);
+void nat_conv_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1);
+/* Runs such a step for output rows [oy0, oy1) of image im, as its run
+ * does for all of them: the GEMM's rows for those pixels, or the
+ * depthwise kernel on the input rows they read (bias, activation,
+ * residual and channel sums the same). */
+ait_status nat_conv_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0, int64_t oy1);
+/* irb.c: marks the blocks of consecutive steps that run by bands of rows
+ * (nat_step.band): an expanding 1x1 Conv, the depthwise Conv reading it and
+ * the projecting 1x1 Conv reading that, or two of them, so that the
+ * block's intermediate rows are read back from cache, not memory (the
+ * values any step of a block touches live over the whole block:
+ * place_values); and runs block s. */
+void nat_bands(built *bm);
+/* The output rows of block s's last step per band. */
+int64_t nat_band_rows(const built *bm, int s);
+/* Whether step t of block s may have its output live from step t on: the
+ * block's last step whose residual is the block's input, which only its
+ * first step, a 1x1 Conv, reads besides, band by band ahead of the rows
+ * the last step writes; so its output can take the residual's bytes
+ * (nat_conv_res_in_place) as a step-by-step run's does. */
+bool nat_band_out_late(const built *bm, int s, int t);
+ait_status nat_band_run(built *bm, int s);
 /* conv.c: whether module has a Conv the "wino" variant runs as Winograd. */
 bool nat_wino_in(const graph *module);
 /* conv.c: whether "wino-large" differs from "wino" on module: it has such
