@@ -88,6 +88,9 @@ typedef struct nat_step {
                               * channel, that the GEMM applies to A as it reads it (gemm_args.pro:
                               * conv.c); 0: none */
     bool folded;             /* such a step: a later Conv does its work, its run does nothing */
+    int pre;                 /* 1 + the 1x1 Conv step whose output only this 1x1 Conv's residual Add
+                              * reads (a bottleneck's conv3 and its downsample), run inside this
+                              * step per block of rows (conv.c: pre_take); 0: none */
 } nat_step;
 
 typedef struct nat_val {
