@@ -2128,7 +2128,8 @@ static void test_native_res_in_place(void **state)
  * never stored. conv3 first (torch's order: the downsample's step carries
  * the Add; a strided one on im2col) or the downsample first (stride 1), the
  * Add then nothing, Relu or LeakyRelu, odd channels, 250 output channels
- * (blocks of 522 rows: three at 23x25 and batch 2), batch 1 and 2; not
+ * (blocks of 522 rows: three at 23x25 and batch 2), batch 1 and 2, the
+ * block's output the module's or read by a 1x1 Conv; not
  * taken where conv3 has a Relu before the Add or its output is also the
  * module's. Against the reference at every ISA and portable, 1 and 2
  * threads, every variant. */
@@ -2145,7 +2146,8 @@ static void test_native_pre(void **state)
             gb g = {.g = graph_new(NULL, 17, "pre")};
             assert_non_null(g.g);
             const int64_t C = 13, K = 11, M = 250;
-            gb_input(&g, "x", (in_spec)SH(nb, C, 23, 25));
+            gb_input(&g, "x0", (in_spec)SH(nb, 5, 23, 25));
+            gb_const(&g, "w0", (in_spec)SH(C, 5, 1, 1));
             gb_const(&g, "w1", (in_spec)SH(K, C, 1, 1));
             gb_const(&g, "b1", (in_spec)SH(K));
             gb_const(&g, "w2", (in_spec)SH(K, K, 3, 3));
@@ -2156,6 +2158,9 @@ static void test_native_pre(void **state)
             attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
             attr_spec d2[1] = {{"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
             attr_spec lk[1] = {{"alpha", ATTR_FLOAT, .f = 0.1f}};
+            gb_const(&g, "w9", (in_spec)SH(7, M, 1, 1));
+            gb_node(&g, "Conv", "x0,w0", "c0", NULL, 0);
+            gb_node(&g, "Relu", "c0", "x", NULL, 0);
             gb_node(&g, "Conv", "x,w1,b1", "c1", NULL, 0);
             gb_node(&g, "Relu", "c1", "r1", NULL, 0);
             gb_node(&g, "Conv", "r1,w2", "c2", cs[i].stride == 2 ? s2 : pad1, cs[i].stride == 2 ? 2 : 1);
@@ -2164,10 +2169,11 @@ static void test_native_pre(void **state)
             gb_node(&g, "Conv", "r2,w3,b3", "c3", NULL, 0);
             if (cs[i].other == 1) gb_node(&g, "Relu", "c3", "e3", NULL, 0);
             if (!cs[i].ds_first) gb_node(&g, "Conv", "x,wd,bd", "d", cs[i].stride == 2 ? d2 : NULL, cs[i].stride == 2);
-            gb_node(&g, "Add", cs[i].other == 1 ? "e3,d" : "c3,d", cs[i].act ? "a" : "y", NULL, 0);
-            if (cs[i].act == 1) gb_node(&g, "Relu", "a", "y", NULL, 0);
-            if (cs[i].act == 2) gb_node(&g, "LeakyRelu", "a", "y", lk, 1);
-            gb_output(&g, "y");
+            gb_node(&g, "Add", cs[i].other == 1 ? "e3,d" : "c3,d", cs[i].act ? "a" : "o", NULL, 0);
+            if (cs[i].act == 1) gb_node(&g, "Relu", "a", "o", NULL, 0);
+            if (cs[i].act == 2) gb_node(&g, "LeakyRelu", "a", "o", lk, 1);
+            if (i % 2) gb_node(&g, "Conv", "o,w9", "y", NULL, 0); /* the block's output read on */
+            gb_output(&g, i % 2 ? "y" : "o");
             if (cs[i].other == 2) gb_output(&g, "c3");
             built *bm = native_ran(g.g, g.feed);
             int pre = 0, folded = 0;

@@ -810,7 +810,7 @@ static void pre_take(built *bm, nat_step *st)
         (q[G_DIRECT] != CONV_DIRECT && !(q[G_DIRECT] == CONV_IM2COL && one)))
         return;
     const nat_val *rv = &bm->vals[r], *ov = &bm->vals[st->epi.out];
-    if (!ov->nhwc || ov->q8 || !rv->placed || !rv->nhwc || rv->q8 || rv->view || rv->uses != 1 ||
+    if (ov->q8 || !rv->placed || !rv->nhwc || rv->q8 || rv->view || rv->uses != 1 ||
         nat_is_output(bm->g, r))
         return;
     int s = me - 1;
