@@ -2123,6 +2123,74 @@ static void test_native_res_in_place(void **state)
     }
 }
 
+/* A bottleneck's last 1x1 Conv and its downsample added (backends/native/conv.c:
+ * pre_take): the 1x1 Conv whose output only the Add reads, with its bias
+ * only, runs inside the other Conv's step per block of rows, its output
+ * never stored. conv3 first (torch's order: the downsample's step carries
+ * the Add; a strided one on im2col) or the downsample first (stride 1), the
+ * Add then nothing, Relu or LeakyRelu, odd channels, 250 output channels
+ * (blocks of 522 rows: three at 23x25 and batch 2), batch 1 and 2, the
+ * block's output the module's or read by a 1x1 Conv; not
+ * taken where conv3 has a Relu before the Add or its output is also the
+ * module's. Against the reference at every ISA and portable, 1 and 2
+ * threads, every variant. */
+static void test_native_pre(void **state)
+{
+    (void)state;
+    static const struct {
+        int stride, ds_first, act, other, taken; /* act: 0 none, 1 Relu, 2 LeakyRelu; other: 1 conv3's
+                                                  * Relu, 2 conv3's output a module output */
+    } cs[] = {{1, 0, 1, 0, 1}, {2, 0, 1, 0, 1}, {1, 1, 1, 0, 1}, {1, 0, 0, 0, 1}, {2, 0, 2, 0, 1},
+              {1, 1, 2, 0, 1}, {2, 1, 1, 0, 0}, {1, 0, 1, 1, 0}, {1, 0, 1, 2, 0}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int nb = 1; nb <= 2; nb++) {
+            gb g = {.g = graph_new(NULL, 17, "pre")};
+            assert_non_null(g.g);
+            const int64_t C = 13, K = 11, M = 250;
+            gb_input(&g, "x0", (in_spec)SH(nb, 5, 23, 25));
+            gb_const(&g, "w0", (in_spec)SH(C, 5, 1, 1));
+            gb_const(&g, "w1", (in_spec)SH(K, C, 1, 1));
+            gb_const(&g, "b1", (in_spec)SH(K));
+            gb_const(&g, "w2", (in_spec)SH(K, K, 3, 3));
+            gb_const(&g, "w3", (in_spec)SH(M, K, 1, 1));
+            gb_const(&g, "b3", (in_spec)SH(M));
+            gb_const(&g, "wd", (in_spec)SH(M, C, 1, 1));
+            gb_const(&g, "bd", (in_spec)SH(M));
+            attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+            attr_spec d2[1] = {{"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+            attr_spec lk[1] = {{"alpha", ATTR_FLOAT, .f = 0.1f}};
+            gb_const(&g, "w9", (in_spec)SH(7, M, 1, 1));
+            gb_node(&g, "Conv", "x0,w0", "c0", NULL, 0);
+            gb_node(&g, "Relu", "c0", "x", NULL, 0);
+            gb_node(&g, "Conv", "x,w1,b1", "c1", NULL, 0);
+            gb_node(&g, "Relu", "c1", "r1", NULL, 0);
+            gb_node(&g, "Conv", "r1,w2", "c2", cs[i].stride == 2 ? s2 : pad1, cs[i].stride == 2 ? 2 : 1);
+            gb_node(&g, "Relu", "c2", "r2", NULL, 0);
+            if (cs[i].ds_first) gb_node(&g, "Conv", "x,wd,bd", "d", cs[i].stride == 2 ? d2 : NULL, cs[i].stride == 2);
+            gb_node(&g, "Conv", "r2,w3,b3", "c3", NULL, 0);
+            if (cs[i].other == 1) gb_node(&g, "Relu", "c3", "e3", NULL, 0);
+            if (!cs[i].ds_first) gb_node(&g, "Conv", "x,wd,bd", "d", cs[i].stride == 2 ? d2 : NULL, cs[i].stride == 2);
+            gb_node(&g, "Add", cs[i].other == 1 ? "e3,d" : "c3,d", cs[i].act ? "a" : "o", NULL, 0);
+            if (cs[i].act == 1) gb_node(&g, "Relu", "a", "o", NULL, 0);
+            if (cs[i].act == 2) gb_node(&g, "LeakyRelu", "a", "o", lk, 1);
+            if (i % 2) gb_node(&g, "Conv", "o,w9", "y", NULL, 0); /* the block's output read on */
+            gb_output(&g, i % 2 ? "y" : "o");
+            if (cs[i].other == 2) gb_output(&g, "c3");
+            built *bm = native_ran(g.g, g.feed);
+            int pre = 0, folded = 0;
+            for (int k = 0; k < bm->n_steps; k++) {
+                pre += bm->steps[k].pre != 0;
+                folded += bm->steps[k].folded;
+            }
+            backend_find("native")->free(bm);
+            if (pre != cs[i].taken || folded != cs[i].taken)
+                fail_msg("case %zu batch %d: %d steps run a folded Conv, %d folded, want %d", i, nb, pre,
+                         folded, cs[i].taken);
+            native_each_isa(&g, "1x1 pair", i * 2 + (size_t)nb);
+            gb_free(&g);
+        }
+}
+
 /* How many of native's conv steps for g write into a Concat's channels
  * (backends/native/concat.c), after one run on feed; *pools: how many
  * pool steps run channels-last. */
@@ -4378,6 +4446,7 @@ int main(void)
         cmocka_unit_test(test_native_wino_large),
         cmocka_unit_test(test_native_res_in_place),
         cmocka_unit_test(test_native_irb),
+        cmocka_unit_test(test_native_pre),
         cmocka_unit_test(test_native_concat),
         cmocka_unit_test(test_native_shuffle),
         cmocka_unit_test(test_native_attention),

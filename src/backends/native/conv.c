@@ -700,9 +700,12 @@ static int64_t avg_floats(const nat_step *st)
     return st->avg[0] ? (int64_t)nat_floats(q[G_N] * q[G_C] * q[G_GROUP] * q[G_H] * q[G_W]) : 0;
 }
 
+static void pre_take(built *bm, nat_step *st);
+
 static ait_status conv_finish(built *bm, nat_step *st)
 {
     TRY(finish_pack(bm, st));
+    pre_take(bm, st);
     if (__builtin_add_overflow(st->scratch, sizeof(float) * (size_t)avg_floats(st), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
     return AIT_OK;
@@ -768,7 +771,7 @@ bool nat_conv_q8(const built *bm, const nat_step *st)
            (st->geo[G_DIRECT] == CONV_DW ? dw_q8(bm, st) : nat_qconv(bm, st->geo[G_GROUP]));
 }
 
-/* The step's bias: a folded BatchNormalization's, the Conv's own or an Add's. */
+/* Step st's bias: a folded BatchNormalization's, the node's, or an Add's. */
 static const float *conv_bias(const built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
@@ -781,7 +784,7 @@ static const float *conv_bias(const built *bm, const nat_step *st)
 bool nat_conv_band(const built *bm, const nat_step *st, bool *dw)
 {
     const int64_t *q = st->geo;
-    if (st->op != &nat_conv || !st->nhwc || st->pro || st->cat >= 0 || st->avg[0] || st->view ||
+    if (st->op != &nat_conv || !st->nhwc || st->pro || st->pre || st->cat >= 0 || st->avg[0] || st->view ||
         st->folded || bm->qstatic || nat_qconv(bm, q[G_GROUP]) || bm->packs[st->node].qv.w || st->epi.out < 0)
         return false;
     *dw = q[G_DIRECT] == CONV_DW;
@@ -853,6 +856,84 @@ ait_status nat_conv_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0,
     return nat_gemm_f32(bm, &g);
 }
 
+/* Rows of a block of pre_take's pair: the block's output (m floats a row) in
+ * about 512 KB, which stays in L2 from the first GEMM's stores to the
+ * second's, whole calls of the skinny kernel's 6 rows. */
+static int64_t pre_rows(int64_t m)
+{
+    int64_t r = ((int64_t)1 << 17) / (m > 0 ? m : 1) / 6 * 6;
+    return r < 6 ? 6 : r;
+}
+
+/* A 1x1 Conv step st (channels-last, one group, float, stride 1 or a
+ * strided 1x1 on im2col) whose residual r is the output of an earlier
+ * direct 1x1 Conv P with its bias only (no activation, no residual), r read
+ * by nothing else: ResNet's bottleneck, where the downsample adds conv3's
+ * output (conv3 runs first in torch's export). P folds into st (st->pre):
+ * per block of rows (pre_rows), P's GEMM writes the block of st's output,
+ * then st's GEMM adds its product over it as its residual in place (the
+ * skinny path's tiles read their residual before storing, as for
+ * nat_conv_res_in_place), so r (3.2 MB at layer1's 56x56x256) is never
+ * written to memory and read back. Decided at finish, after layout.c. */
+static void pre_take(built *bm, nat_step *st)
+{
+    const int64_t *q = st->geo;
+    const int me = (int)(st - bm->steps), r = st->epi.res;
+    const bool one = q[G_KH] == 1 && q[G_KW] == 1 && !q[G_P0];
+    const nat_pack *pk = &bm->packs[st->node];
+    if (r < 0 || st->epi.res_after || !st->nhwc || q[G_GROUP] != 1 || st->pro || st->avg[0] ||
+        st->cat >= 0 || bm->qstatic || nat_qconv(bm, 1) || pk->qv.w || !pk->views ||
+        (q[G_DIRECT] != CONV_DIRECT && !(q[G_DIRECT] == CONV_IM2COL && one)))
+        return;
+    const nat_val *rv = &bm->vals[r], *ov = &bm->vals[st->epi.out];
+    if (ov->q8 || !rv->placed || !rv->nhwc || rv->q8 || rv->view || rv->uses != 1 ||
+        nat_is_output(bm->g, r))
+        return;
+    int s = me - 1;
+    while (s >= 0 && bm->steps[s].epi.out != r) s--;
+    nat_step *p = s >= 0 ? &bm->steps[s] : NULL;
+    if (!p || p->op != &nat_conv || p->folded || !p->nhwc || p->geo[G_DIRECT] != CONV_DIRECT ||
+        p->geo[G_GROUP] != 1 || p->pro || p->avg[0] || p->cat >= 0 || p->epi.act != GEMM_ACT_NONE ||
+        p->epi.res >= 0 || !bm->packs[p->node].views || bm->packs[p->node].qv.w ||
+        p->geo[G_N] * p->geo[G_OH] * p->geo[G_OW] != q[G_N] * q[G_OH] * q[G_OW] || p->geo[G_M] != q[G_M])
+        return;
+    const nat_val *hv = &bm->vals[bm->g->nodes[p->node].in[0]];
+    const gemm_epi e = {.act = st->epi.act};
+    const gemm_kernel *kr = bm->kern ? bm->kern : pk->views[0].kern;
+    if (!hv->nhwc || hv->q8 || hv->view || !gemm_epi_fusable(&e) ||
+        !gemm_skinny_default(kr, pre_rows(q[G_M]), q[G_M], q[G_C] * q[G_KH] * q[G_KW], 1, bm->threads))
+        return;
+    p->folded = true;
+    st->pre = s + 1;
+    bm->vals[r].placed = false;
+}
+
+/* Step st's GEMM g over rows r0 .. r0 + g->m of its output (all images'),
+ * with its folded Conv (st->pre) first, per block of rows (pre_take). */
+static ait_status pre_gemm(built *bm, const nat_step *st, const gemm_args *g, int64_t r0)
+{
+    const nat_step *p = &bm->steps[st->pre - 1];
+    const int64_t kp = p->geo[G_C], blk = pre_rows(g->n);
+    const float *h = bm->vals[bm->g->nodes[p->node].in[0]].cur->data, *pbias = conv_bias(bm, p);
+    for (int64_t s0 = 0; s0 < g->m; s0 += blk) {
+        const int64_t m = s0 + blk < g->m ? blk : g->m - s0;
+        gemm_args a = {.m = m, .n = g->n, .k = kp, .a = h + (r0 + s0) * kp, .rsa = kp, .csa = 1,
+                       .pb = &bm->packs[p->node].views[0], .c = g->c + s0 * g->ldc, .ldc = g->ldc,
+                       .threads = g->threads, .kern = g->kern};
+        if (pbias) a.epi = (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = pbias};
+        TRY(nat_gemm_f32(bm, &a));
+        gemm_args b = *g;
+        b.m = m;
+        b.a = g->a + s0 * g->rsa;
+        b.c = a.c;
+        b.epi.res = a.c;
+        b.epi.ldr = g->ldc;
+        b.epi.res_after = false;
+        TRY(nat_gemm_f32(bm, &b));
+    }
+    return AIT_OK;
+}
+
 /* Where step st writes: its output value, or its channels of the Concat's
  * output (st->cat); *cy: the channels of an image there. */
 static float *conv_dst(const built *bm, const nat_step *st, int64_t *cy)
@@ -914,7 +995,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     const int64_t C = cg * group, hw = q[G_H] * q[G_W], ohw = q[G_OH] * q[G_OW];
     const int64_t kdim = cg * q[G_KH] * q[G_KW];
     float *sp = bm->scratch;
-    const float *res = st->epi.res >= 0 ? bm->vals[st->epi.res].cur->data : NULL;
+    /* (a folded Conv's output is the residual: pre_gemm) */
+    const float *res = st->epi.res >= 0 && !st->pre ? bm->vals[st->epi.res].cur->data : NULL;
     const nat_val *xv = &bm->vals[n->in[0]], *ov = &bm->vals[st->epi.out];
     kaffine pf;
     if (st->pro) { /* the folded step's input, mapped as the GEMM reads it */
@@ -1146,6 +1228,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                             qgemm_u8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc,
                                      &g.epi, g.threads);
                     }
+                    else if (st->pre)
+                        TRY(pre_gemm(bm, st, &g, im * ohw + p0));
                     else
                         TRY(nat_gemm_f32(bm, &g));
                     if (oq8) /* the block's rows, M apart, requantised for the next Conv */

@@ -330,9 +330,10 @@ static ait_status place_values(built *bm)
             const int ops[] = {a->q.v, a->k.v, a->v.v, a->kp.v, a->vp.v, a->mask, a->bmask};
             for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) touch(bm, ops[k], s);
         }
-        if (st->pro) { /* its prologue's inputs are read here, not at the folded step */
-            const node *pn = &g->nodes[bm->steps[st->pro - 1].node];
-            for (int k = 0; k < pn->n_in; k++) touch(bm, pn->in[k], s);
+        for (int f = 0; f < 2; f++) { /* a folded step's inputs are read here, not at its step */
+            const int fs = f ? st->pre : st->pro;
+            const node *pn = fs ? &g->nodes[bm->steps[fs - 1].node] : NULL;
+            for (int k = 0; pn && k < pn->n_in; k++) touch(bm, pn->in[k], s);
         }
     }
     for (int s = 0; s < bm->n_steps; s++) { /* a block run by bands: its values live over it all */
@@ -736,7 +737,7 @@ tensor *nat_dest(const built *bm, int v)
 static ait_status run_step(built *bm, const nat_step *st, ait_error *e)
 {
     const graph *g = bm->g;
-    if (st->folded) return AIT_OK; /* a Conv's prologue runs it (nat_step.pro) */
+    if (st->folded) return AIT_OK; /* a later Conv runs it (nat_step.pro, nat_step.pre) */
     if (st->op) return st->op->run(bm, st);
     const node *n = &g->nodes[st->node];
     tensor *in[64], *out[64];

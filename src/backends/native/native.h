@@ -90,6 +90,9 @@ typedef struct nat_step {
     bool folded;             /* such a step: a later Conv does its work, its run does nothing */
     int band;                /* the first step of a block run by bands of rows (irb.c): the
                                 block's steps, this one and the next band - 1; 0: none */
+    int pre;                 /* 1 + the 1x1 Conv step whose output only this 1x1 Conv's residual Add
+                              * reads (a bottleneck's conv3 and its downsample), run inside this
+                              * step per block of rows (conv.c: pre_take); 0: none */
 } nat_step;
 
 typedef struct nat_val {
