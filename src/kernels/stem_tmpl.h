@@ -43,25 +43,37 @@ KV(stem_blk)(const knhwc_geom *g, const float *x, const V *wv, V b, int64_t oy, 
     }
 }
 
-/* Output ox of row oy, any window: the taps inside the image only. */
-static inline void KV(stem_px)(const knhwc_geom *g, const float *x, const V *wv, V b, int64_t oy,
-                               int64_t ox, float *y, int64_t ldy, size_t r, kact act)
+/* Output ox of row oy, any window: the taps inside the image only, for NV
+ * vectors of channels at once (NV independent chains; the last vector's r
+ * channels, VL: whole). */
+static inline __attribute__((always_inline)) void
+KV(stem_pxn)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int64_t oy, int64_t ox, float *y,
+             int64_t ldy, size_t r, kact act, const int NV)
 {
     const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
-    V a = b;
+    V a[STEM_NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) a[v] = b[v];
     for (int64_t ky = 0; ky < g->kh; ky++) {
         const int64_t iy = iy0 + ky * g->dh;
         if ((uint64_t)iy >= (uint64_t)g->h) continue;
         for (int64_t kx = 0; kx < g->kw; kx++) {
             const int64_t ix = ix0 + kx * g->dw;
             if ((uint64_t)ix >= (uint64_t)g->w) continue;
-            for (int64_t ci = 0; ci < g->c; ci++)
-                a = vfma(vset1(x[(g->c0 + ci) * plane + iy * g->w + ix]), wv[(ky * g->kw + kx) * g->c + ci], a);
+            for (int64_t ci = 0; ci < g->c; ci++) {
+                const V xv = vset1(x[(g->c0 + ci) * plane + iy * g->w + ix]);
+                const int64_t t = (ky * g->kw + kx) * g->c + ci;
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) a[v] = vfma(xv, wv[v * KSTEM_TAPS + t], a[v]);
+            }
         }
     }
-    a = KV(vfun)(a, act.f, act.a, act.b);
-    if (r == VL) vstore(y + ox * ldy, a);
-    else vstoren(y + ox * ldy, a, r);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) {
+        const V o = KV(vfun)(a[v], act.f, act.a, act.b);
+        if (v + 1 < NV || r == VL) vstore(y + ox * ldy + v * VL, o);
+        else vstoren(y + ox * ldy + v * VL, o, r);
+    }
 }
 
 /* Rows [oy0, oy1) of the output for r channels whose weights are wp (the
@@ -80,10 +92,10 @@ KV(stem_rows_t)(const knhwc_geom *g, const float *x, const float *wp, int nr, co
         const int64_t iy0 = oy * g->sh - g->pt;
         const bool rows_in = iy0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->h;
         int64_t ox = 0;
-        for (; rows_in && ox < lo; ox++) KV(stem_px)(g, x, wv, b, oy, ox, yr, ldy, r, act);
+        for (; rows_in && ox < lo; ox++) KV(stem_pxn)(g, x, wv, &b, oy, ox, yr, ldy, r, act, 1);
         for (; rows_in && ox + STEM_R <= hi; ox += STEM_R)
             KV(stem_blk)(g, x, wv, b, oy, ox, yr, ldy, r, act, T, STEM_R, KW, CI);
-        for (; ox < g->ow; ox++) KV(stem_px)(g, x, wv, b, oy, ox, yr, ldy, r, act);
+        for (; ox < g->ow; ox++) KV(stem_pxn)(g, x, wv, &b, oy, ox, yr, ldy, r, act, 1);
     }
 }
 
@@ -137,34 +149,6 @@ KV(stem_tile)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int6
             vstore(y + (ox + j) * ldy + v * VL, KV(vfun)(a[j * NV + v], act.f, act.a, act.b));
 }
 
-/* Output ox of row oy, any window (stem_px), for NV whole vectors at once:
- * NV independent chains. */
-static inline __attribute__((always_inline)) void
-KV(stem_pxn)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int64_t oy, int64_t ox, float *y,
-             int64_t ldy, kact act, const int NV)
-{
-    const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
-    V a[STEM_NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; v++) a[v] = b[v];
-    for (int64_t ky = 0; ky < g->kh; ky++) {
-        const int64_t iy = iy0 + ky * g->dh;
-        if ((uint64_t)iy >= (uint64_t)g->h) continue;
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-            const int64_t ix = ix0 + kx * g->dw;
-            if ((uint64_t)ix >= (uint64_t)g->w) continue;
-            for (int64_t ci = 0; ci < g->c; ci++) {
-                const V xv = vset1(x[(g->c0 + ci) * plane + iy * g->w + ix]);
-                const int64_t t = (ky * g->kw + kx) * g->c + ci;
-#pragma GCC unroll 4
-                for (int v = 0; v < NV; v++) a[v] = vfma(xv, wv[v * KSTEM_TAPS + t], a[v]);
-            }
-        }
-    }
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; v++) vstore(y + ox * ldy + v * VL, KV(vfun)(a[v], act.f, act.a, act.b));
-}
-
 /* Rows [oy0, oy1) of nv (2 to STEM_NV) whole vectors of channels, vector v's
  * weights at wp[v] (a panel's column, kdim rows nr apart), the bias at bp
  * (the nv vectors' channels, or NULL), y at their first channel. */
@@ -184,7 +168,7 @@ KV(stem_tiles_t)(const knhwc_geom *g, const float *x, const float *const *wp, in
         const int64_t iy0 = oy * g->sh - g->pt;
         const bool rows_in = iy0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->h;
         int64_t ox = 0;
-        for (; rows_in && ox < lo; ox++) KV(stem_pxn)(g, x, wv, b, oy, ox, yr, ldy, act, NV);
+        for (; rows_in && ox < lo; ox++) KV(stem_pxn)(g, x, wv, b, oy, ox, yr, ldy, VL, act, NV);
         for (; rows_in && ox + R <= hi; ox += R) KV(stem_tile)(g, x, wv, b, oy, ox, yr, ldy, act, T, R, NV, KW, CI);
         /* the row's last inner outputs as a tile ending at hi over outputs done
          * already (written again with the same values) */
@@ -192,7 +176,7 @@ KV(stem_tiles_t)(const knhwc_geom *g, const float *x, const float *const *wp, in
             KV(stem_tile)(g, x, wv, b, oy, hi - R, yr, ldy, act, T, R, NV, KW, CI);
             ox = hi;
         }
-        for (; ox < g->ow; ox++) KV(stem_pxn)(g, x, wv, b, oy, ox, yr, ldy, act, NV);
+        for (; ox < g->ow; ox++) KV(stem_pxn)(g, x, wv, b, oy, ox, yr, ldy, VL, act, NV);
     }
 }
 
