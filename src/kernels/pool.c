@@ -8,37 +8,12 @@
 #include "kernels/isa.h"
 
 #if KISA_X86 /* the vector instances: x86-64 only */
-/* PU8: a register of PU8_N uint8 channels for the uint8 MaxPool */
 #include "kernels/vec_avx512.h"
-#define PU8 __m512i
-#define PU8_N 64
-#define pu8_zero() _mm512_setzero_si512()
-#define pu8_load(p) _mm512_loadu_si512((const void *)(p))
-#define pu8_max _mm512_max_epu8
-#define pu8_store(p, v) _mm512_storeu_si512((void *)(p), v)
 #include "kernels/pool_tmpl.h"
 #include "kernels/vec_end.h"
-#undef PU8
-#undef PU8_N
-#undef pu8_zero
-#undef pu8_load
-#undef pu8_max
-#undef pu8_store
 #include "kernels/vec_avx2.h"
-#define PU8 __m256i
-#define PU8_N 32
-#define pu8_zero() _mm256_setzero_si256()
-#define pu8_load(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define pu8_max _mm256_max_epu8
-#define pu8_store(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
 #include "kernels/pool_tmpl.h"
 #include "kernels/vec_end.h"
-#undef PU8
-#undef PU8_N
-#undef pu8_zero
-#undef pu8_load
-#undef pu8_max
-#undef pu8_store
 #endif
 #include "kernels/vec_portable.h"
 #include "kernels/pool_tmpl.h"

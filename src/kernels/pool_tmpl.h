@@ -176,17 +176,17 @@ static void KV(pool_nhwc_max_u8_row)(const kpool_geom *g, const uint8_t *x, int 
                                 : x;
         const size_t sy = (size_t)g->dh * g->w * c, sx = (size_t)g->dw * c;
         int ci = 0;
-#ifdef PU8
-        /* PU8_N channels at a time in a register, every tap read once and the
-         * register stored once (the ISAs that define PU8, pool.c): with the
+#ifdef VB
+        /* VBN channels at a time in a register (VB), every tap read once and the
+         * register stored once (the ISAs whose vec_*.h define VB): with the
          * output row as the accumulator, each tap loaded and stored it again
          * (resnet18's stem MaxPool, static int8: 2.0-2.3% of batch 8) */
-        for (; ci + PU8_N <= c; ci += PU8_N) {
-            PU8 m = pu8_zero();
+        for (; ci + VBN <= c; ci += VBN) {
+            VB m = vb_zero();
             for (int ky = ky0; ky < ky1; ky++)
                 for (int kx = kx0; kx < kx1; kx++)
-                    m = pu8_max(m, pu8_load(w0 + (size_t)(ky - ky0) * sy + (size_t)(kx - kx0) * sx + ci));
-            pu8_store(yp + ci, m);
+                    m = vb_max(m, vb_load(w0 + (size_t)(ky - ky0) * sy + (size_t)(kx - kx0) * sx + ci));
+            vb_store(yp + ci, m);
         }
 #endif
         if (ci == c) continue;

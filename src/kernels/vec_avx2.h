@@ -51,6 +51,13 @@ static inline void vstoren_u8_avx2(uint8_t *p, __m256 v, size_t r)
     }
 }
 #define vstoren_u8 vstoren_u8_avx2
+/* VB: a register of VBN uint8 (the uint8 MaxPool's channels); p unaligned */
+#define VB __m256i
+#define VBN 32
+#define vb_zero() _mm256_setzero_si256()
+#define vb_load(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define vb_max _mm256_max_epu8
+#define vb_store(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
 #define vmax _mm256_max_ps
 #define vmin _mm256_min_ps
 #define vabs(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)

@@ -66,6 +66,13 @@ static inline __m512 vloads_avx512(const float *p, int s)
 #define vload_u8(p) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p))))
 /* r <= VL integer-valued floats in [0, 255] v to uint8 p[0 .. r) */
 #define vstoren_u8(p, v, r) _mm512_mask_cvtepi32_storeu_epi8(p, kmask_avx512(r), _mm512_cvtps_epi32(v))
+/* VB: a register of VBN uint8 (the uint8 MaxPool's channels); p unaligned */
+#define VB __m512i
+#define VBN 64
+#define vb_zero() _mm512_setzero_si512()
+#define vb_load(p) _mm512_loadu_si512((const void *)(p))
+#define vb_max _mm512_max_epu8
+#define vb_store(p, v) _mm512_storeu_si512((void *)(p), v)
 /* the first r (<= VL) of those, the other lanes 0 */
 static inline __m512 vloadsn_avx512(const float *p, int s, size_t r)
 {

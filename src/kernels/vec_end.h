@@ -35,6 +35,12 @@
 #undef vloads
 #undef vload_u8
 #undef vstoren_u8
+#undef VB
+#undef VBN
+#undef vb_zero
+#undef vb_load
+#undef vb_max
+#undef vb_store
 #undef vloadsn
 #undef vgathern
 #undef vzip
