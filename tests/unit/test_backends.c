@@ -191,44 +191,85 @@ static int expect_no_ref(const built *bm, const char *what)
     return ops;
 }
 
+/* The reference backend's outputs for g on feed, made once and compared with
+ * every backend, variant and thread count that runs g: rebuilt and rerun for
+ * each, the reference was most of unit_backends' time (its Convs most of
+ * test_modules'), under ASan above all. */
+typedef struct ref_out {
+    built *br;
+    tensor *want[16];
+} ref_out;
+
+static void ref_run(const graph *g, tensor *const *feed, ref_out *r)
+{
+    const backend *ref = backend_find("reference");
+    candidate_cfg cr = {.backend = "reference", .threads = 1};
+    ait_error e = {0};
+    assert_true(g->n_outputs <= 16);
+    r->br = NULL;
+    assert_int_equal(ref->build(ref, g, &cr, &r->br, &e), AIT_OK);
+    if (ref->run(r->br, feed, r->want, &e) != AIT_OK) fail_msg("reference run: %s", e.msg);
+}
+
+static void ref_done(ref_out *r)
+{
+    backend_find("reference")->free(r->br);
+    r->br = NULL;
+}
+
+/* Builds g on backend b, runs it on feed, compares every output with r's. */
+static void compare_to(const backend *b, const graph *g, tensor *const *feed, int threads,
+                       const char *variant, const ref_out *r, const char *what)
+{
+    candidate_cfg cb = {.backend = b->name, .threads = threads, .log = show_impls ? &show_log : NULL};
+    snprintf(cb.variant, sizeof cb.variant, "%s", variant);
+    built *bb = NULL;
+    ait_error e = {0};
+    if (b->build(b, g, &cb, &bb, &e) != AIT_OK) fail_msg("%s: build: %s", what, e.msg);
+    tensor *got[16];
+    if (b->run(bb, feed, got, &e) != AIT_OK) fail_msg("%s: run: %s", what, e.msg);
+    if (!strcmp(b->name, "onednn")) expect_no_ref(bb, what);
+    for (int j = 0; j < g->n_outputs; j++) {
+        char w[160];
+        snprintf(w, sizeof w, "%s output %d (%s)", what, j, g->vals[g->outputs[j]].name);
+        expect_close(got[j], r->want[j], w);
+    }
+    b->free(bb);
+}
+
 /* Builds g on backend b and on the reference, runs both on feed, compares
  * every output. */
 static void compare_as(const backend *b, const graph *g, tensor *const *feed, int threads,
                        const char *variant, const char *what)
 {
-    const backend *ref = backend_find("reference");
-    candidate_cfg cb = {.backend = b->name, .threads = threads, .log = show_impls ? &show_log : NULL},
-                  cr = {.backend = "reference", .threads = 1};
-    snprintf(cb.variant, sizeof cb.variant, "%s", variant);
-    built *bb = NULL, *br = NULL;
-    ait_error e = {0};
-    if (b->build(b, g, &cb, &bb, &e) != AIT_OK) fail_msg("%s: build: %s", what, e.msg);
-    assert_int_equal(ref->build(ref, g, &cr, &br, &e), AIT_OK);
-    tensor *got[16], *want[16];
-    assert_true(g->n_outputs <= 16);
-    if (b->run(bb, feed, got, &e) != AIT_OK) fail_msg("%s: run: %s", what, e.msg);
-    if (ref->run(br, feed, want, &e) != AIT_OK) fail_msg("%s: reference run: %s", what, e.msg);
-    if (!strcmp(b->name, "onednn")) expect_no_ref(bb, what);
-    for (int j = 0; j < g->n_outputs; j++) {
-        char w[160];
-        snprintf(w, sizeof w, "%s output %d (%s)", what, j, g->vals[g->outputs[j]].name);
-        expect_close(got[j], want[j], w);
-    }
-    b->free(bb);
-    ref->free(br);
+    ref_out r;
+    ref_run(g, feed, &r);
+    compare_to(b, g, feed, threads, variant, &r, what);
+    ref_done(&r);
 }
 
-/* At 1 and 2 threads, in the default and every variant b offers for g. */
-static void compare_all(const backend *b, const graph *g, tensor *const *feed, const char *what)
+/* At 1 and 2 threads, in the default and every variant b offers for g,
+ * against r. */
+static void compare_variants(const backend *b, const graph *g, tensor *const *feed, const ref_out *r,
+                             const char *what)
 {
     const char *vars[8];
     int nv = backend_variants(b, g, vars, 8);
     for (int v = 0; v < nv; v++) {
         char w[240];
         snprintf(w, sizeof w, "%s%s%s", what, *vars[v] ? ", variant " : "", vars[v]);
-        compare_as(b, g, feed, 1, vars[v], w);
-        compare_as(b, g, feed, 2, vars[v], w);
+        compare_to(b, g, feed, 1, vars[v], r, w);
+        compare_to(b, g, feed, 2, vars[v], r, w);
     }
+}
+
+/* At 1 and 2 threads, in the default and every variant b offers for g. */
+static void compare_all(const backend *b, const graph *g, tensor *const *feed, const char *what)
+{
+    ref_out r;
+    ref_run(g, feed, &r);
+    compare_variants(b, g, feed, &r, what);
+    ref_done(&r);
 }
 
 /* taken: the backend must take the node (else it may leave it to the
@@ -932,6 +973,8 @@ static void module_check(const char *model, const char *mod, int min_cover, int 
         fail_msg("native runs %d attention steps in %s %s, want %d", native_attn_steps(sub, feed),
                  model, mod, attn);
     if (attn >= 0) native_into_check(sub, feed, model);
+    ref_out r;
+    ref_run(sub, feed, &r);
     for (int i = 0; i < backend_count(); i++) {
         const backend *b = backend_at(i);
         char why[256], w[160];
@@ -942,8 +985,9 @@ static void module_check(const char *model, const char *mod, int min_cover, int 
             fail_msg("openblas covers %d of %s's %d nodes, expected %d", cover, mod, sub->n_nodes,
                      min_cover);
         snprintf(w, sizeof w, "%s: %s %s (%d of %d nodes)", b->name, model, mod, cover, sub->n_nodes);
-        compare_all(b, sub, feed, w);
+        compare_variants(b, sub, feed, &r, w);
     }
+    ref_done(&r);
     graph_free(sub);
     modules_free(t);
 }
@@ -1143,15 +1187,18 @@ static void cases_lstm(const backend *b)
         assert_non_null(g.g);
         lstm_graph(&g, &cs[i]);
         bool native = !strcmp(b->name, "native");
+        ref_out r;
+        ref_run(g.g, g.feed, &r);
         for (int k = native ? KISA_PORTABLE : (int)kisa_cpu(); k <= (int)kisa_cpu(); k++) {
             if (native) assert_true(kisa_force((kisa)k));
             char w[160];
             snprintf(w, sizeof w, "%s: LSTM case %zu (%s)", b->name, i, kisa_name((kisa)k));
             if (!cs[i].clip && native && !b->op_for(g.g, &g.g->nodes[0]))
                 fail_msg("%s: not taken by the backend", w);
-            compare_all(b, g.g, g.feed, w);
+            compare_variants(b, g.g, g.feed, &r, w);
             if (native) kisa_force(KISA_N);
         }
+        ref_done(&r);
         gb_free(&g);
     }
 }
@@ -1218,13 +1265,16 @@ static void attn_compare(const backend *b, gb *g, int attn, const char *what)
     if (native && native_attn_steps(g->g, g->feed) != attn)
         fail_msg("%s: native runs %d attention steps, want %d", what,
                  native_attn_steps(g->g, g->feed), attn);
+    ref_out r;
+    ref_run(g->g, g->feed, &r);
     for (int k = native ? KISA_PORTABLE : (int)kisa_cpu(); k <= (int)kisa_cpu(); k++) {
         if (native) assert_true(kisa_force((kisa)k));
         char w[200];
         snprintf(w, sizeof w, "%s (%s)", what, kisa_name((kisa)k));
-        compare_all(b, g->g, g->feed, w);
+        compare_variants(b, g->g, g->feed, &r, w);
         if (native) kisa_force(KISA_N);
     }
+    ref_done(&r);
 }
 
 /* An Attention op case: batch, query and kv heads, query, past and
@@ -1775,13 +1825,16 @@ static gb pattern(int which, const char **what)
 static void native_each_isa(const gb *g, const char *what, size_t i)
 {
     const backend *b = backend_find("native");
+    ref_out r;
+    ref_run(g->g, g->feed, &r);
     for (int k = KISA_PORTABLE; k <= (int)kisa_cpu(); k++) {
         assert_true(kisa_force((kisa)k));
         char w[160];
         snprintf(w, sizeof w, "native %s %zu (%s)", what, i, kisa_name((kisa)k));
-        compare_all(b, g->g, g->feed, w);
+        compare_variants(b, g->g, g->feed, &r, w);
         kisa_force(KISA_N);
     }
+    ref_done(&r);
 }
 
 static void test_fusion(void **state)
