@@ -112,11 +112,26 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
     free(a0);
     const gemm_epi *ep = &t->epi;
     double rs = ep->res_scale != 0 ? ep->res_scale : 1;
+    /* A (through the prologue) and B's columns as rows of doubles, read in
+     * order and summed in four running sums (in double, the order changes
+     * nothing at float's tolerance): reading B with a stride of N and one
+     * chain of adds per element was most of this test's time, under ASan
+     * above all. */
+    double *ad = malloc(sizeof(double) * (size_t)(m * k) + 8), *bt = malloc(sizeof(double) * (size_t)(n * k) + 8);
+    assert_true(ad && bt);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = 0; p < k; p++) ad[i * k + p] = a_ref(t->pro, a[i * g.rsa + p * g.csa], p);
+    for (int64_t p = 0; p < k; p++)
+        for (int64_t j = 0; j < n; j++) bt[j * k + p] = b[p * g.rsb + j * g.csb];
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            double s = 0;
-            for (int64_t p = 0; p < k; p++)
-                s += a_ref(t->pro, a[i * g.rsa + p * g.csa], p) * b[p * g.rsb + j * g.csb];
+            double s4[4] = {0};
+            const double *ai = ad + i * k, *bj = bt + j * k;
+            int64_t p = 0;
+            for (; p + 4 <= k; p += 4)
+                for (int u = 0; u < 4; u++) s4[u] += ai[p + u] * bj[p + u];
+            for (; p < k; p++) s4[0] += ai[p] * bj[p];
+            double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
             if (ep->scaled) s *= ep->scale;
             if (ep->bias_mode == GEMM_BIAS_ROW) s += bias[i];
             if (ep->bias_mode == GEMM_BIAS_COL) s += bias[j];
@@ -131,6 +146,8 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
                          t->tb, t->pack_a, t->pack_b, t->threads, ep->act, ep->bias_mode,
                          ep->res != NULL, t->pro != NULL, (long long)i, (long long)j, got, s);
         }
+    free(ad);
+    free(bt);
     aligned_free(pa);
     aligned_free(pb);
     free(a);
