@@ -2814,7 +2814,7 @@ static void test_native_pfw(void **state)
         }
         /* the target's panels: from its data to its buffer's end, no further */
         if (p != views[t].data || (const char *)p + n != (const char *)bufs[t] + sizes[t] ||
-            n != (size_t)((views[t].mn + kr->nr - 1) / kr->nr * kr->nr * views[t].k) * sizeof(float))
+            n != (size_t)((views[t].mn + gemm_kernel_nr(kr) - 1) / gemm_kernel_nr(kr) * gemm_kernel_nr(kr) * views[t].k) * sizeof(float))
             fail_msg("step %d: prefetches %zu bytes at offset %td of step %d's buffer (%zu bytes)", s, n,
                      (const char *)p - (const char *)bufs[t], t, sizes[t]);
         nat_pfw_take(bm, &p, &n);

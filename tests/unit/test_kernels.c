@@ -306,7 +306,8 @@ static void test_attention(void **state)
             katt_geom gw = g;
             gw.ws_bytes = kattention_scratch(&g, kc_threads);
             gw.ws = malloc(gw.ws_bytes);
-            gw.pfw = nxt + k % 2, gw.pfw_bytes = sizeof nxt - 4 * (size_t)(k % 2);
+            gw.pfw = nxt + k % 2;
+            gw.pfw_bytes = sizeof nxt - 4 * (size_t)(k % 2);
             memset(gw.ws, 0x7f, gw.ws_bytes);
             memset(y, 0, nq * g.dv * sizeof *y);
             assert_int_equal(kattention(&gw, q, kp, vp, kc, vc, y, kc_threads), 0);
