@@ -158,15 +158,11 @@ static bool att_skip_exact(const katt_geom *g, const att_skip *sk, const float *
 
 /* Queries [i0, i0 + nq) of head h in batch bi by two GEMMs each over the
  * past and the current keys, up to the last key a query of the block sees
- * (sk); ws: nq * (t + dv + 2) floats. The block's share of the next op's
- * weights (nx bytes at xpf, katt_geom.pfw) goes to the GEMMs: the first
- * half to QK^T's over the current keys, the rest to PV's last. */
+ * (sk); ws: nq * (t + dv + 2) floats. */
 static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *g, const float *q,
                     const float *kp, const float *vp, const float *kc, const float *vc, float *y,
-                    int bi, int h, int i0, int nq, const att_skip *sk, float *ws, const char *xpf,
-                    size_t nx)
+                    int bi, int h, int i0, int nq, const att_skip *sk, float *ws)
 {
-    const size_t xh = nx / 128 * 64; /* QK^T's half, whole lines */
     const int T = g->sp + g->sc, kvh = h / (g->hq / g->hkv);
     float *S = ws, *W = ws + (size_t)nq * T, *l = W + (size_t)nq * g->dv, *mx = l + nq;
     const float scale = g->scale != 0 ? g->scale : 1.0f / sqrtf((float)g->d);
@@ -202,8 +198,7 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
                            .b = parts[p][0], .rsb = 1, .csb = (int64_t)kr[p], .c = S + off[p],
                            .ldc = n, .threads = 1, .kern = gk, .cfg = &in_place,
                            .epi = {.scaled = true, .scale = scale, .bias_mode = mrow ? GEMM_BIAS_COL : GEMM_BIAS_NONE,
-                                   .bias = mrow ? mrow + off[p] : NULL},
-                           .pfw = p == 1 && xpf ? xpf : NULL, .pfw_bytes = p == 1 && xpf ? xh : 0};
+                                   .bias = mrow ? mrow + off[p] : NULL}};
             if (gemm_f32(&a, NULL) != AIT_OK) return -1;
         }
         im->probs(&gp, S, nq, bi, h, i0, 1.0f, l, n, mx);
@@ -219,8 +214,7 @@ static int att_gemm(const att_impl *im, const gemm_kernel *gk, const katt_geom *
         gemm_args b = {.m = nq, .n = g->dv, .k = len[p], .a = S + off[p], .rsa = n, .csa = 1,
                        .b = parts[p][1], .rsb = (int64_t)vr[p], .csb = 1,
                        .c = last ? yh : W, .ldc = last ? (int64_t)g->ys[2] : g->dv,
-                       .threads = 1, .kern = gk, .cfg = &in_place,
-                       .pfw = last && xpf ? xpf + xh : NULL, .pfw_bytes = last && xpf ? nx - xh : 0};
+                       .threads = 1, .kern = gk, .cfg = &in_place};
         if (!first) b.epi.res = W, b.epi.ldr = g->dv;
         if (gemm_f32(&b, NULL) != AIT_OK) return -1;
         first = false;
@@ -324,15 +318,11 @@ int kattention(const katt_geom *gin, const float *q, const float *kp, const floa
             if (!ws) continue;
             int blk = (int)(t % nqb), h = (int)(t / nqb % g->hq), bi = (int)(t / nqb / g->hq);
             int i0 = blk * qb, nq = g->sq - i0 < qb ? g->sq - i0 : qb;
-            /* task t's share of the next op's weights, in whole lines */
-            size_t x0 = g->pfw_bytes / 64 * (size_t)t / (size_t)tasks * 64,
-                   x1 = g->pfw_bytes / 64 * (size_t)(t + 1) / (size_t)tasks * 64;
             if (!gk) im->block(g, q, kp, vp, kc, vc, y, bi, h, i0, nq, ws);
             else if (q8 && !katt_q8_block(g, im->probs, q, kp, vp, kc, vc, y, bi, h, i0, nq,
                                           ws_q8(g, qb, ws)))
                 continue;
-            else if (att_gemm(im, gk, g, q, kp, vp, kc, vc, y, bi, h, i0, nq, &sk, ws,
-                              g->pfw ? (const char *)g->pfw + x0 : NULL, x1 - x0)) {
+            else if (att_gemm(im, gk, g, q, kp, vp, kc, vc, y, bi, h, i0, nq, &sk, ws)) {
 #pragma omp atomic write
                 fail = 1;
             }

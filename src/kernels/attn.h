@@ -37,12 +37,6 @@ typedef struct katt_geom {
      * it holds kattention_scratch's bytes, else each call allocates its own */
     void *ws;
     size_t ws_bytes;
-    /* Bytes at pfw (the next op's weights) prefetched into L2 over the call,
-     * a share per block of queries given to its GEMMs (gemm_args.pfw: the
-     * first half to QK^T's, the rest to PV's), or NULL: none. Only the GEMM
-     * path prefetches; never past pfw + pfw_bytes. */
-    const void *pfw;
-    size_t pfw_bytes;
 } katt_geom;
 
 /* Bytes of scratch kattention needs for g on `threads` threads. */

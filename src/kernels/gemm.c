@@ -293,31 +293,12 @@ static int64_t skinny_block_rows(int64_t k)
  * of B (K x 64 floats each) fit in three quarters of L2: at M 512 (K 768,
  * blocks of 256 rows) the prefetched width took L2 from A's rows, llama's
  * prefill at batch 4 measured 0.97x. */
-static bool skinny_pf_kernel(const gemm_kernel *kr)
-{
-    return kr->skinny == gemm_skinny_avx512_32 || kr->skinny == gemm_skinny_avx512_16;
-}
-
 static bool skinny_pf(const gemm_kernel *kr, int64_t m, int64_t k, bool rows_outer)
 {
     if (k <= 0) return false; /* no products (gemm_f32 writes the epilogue of zeros) */
     int64_t rows = min64(m, skinny_block_rows(k)), bytes;
-    return skinny_pf_kernel(kr) && m > GEMM_SKINNY_M && !rows_outer &&
-           !__builtin_mul_overflow(rows + 2 * 64, k * 4, &bytes) && bytes <= gemm_l2_bytes() / 4 * 3;
-}
-
-/* Lines of the next op's weights (gemm_args.pfw: xpf, nx bytes) that the
- * columns-outer calls prefetch over their last width: as many as fit beside
- * A's block of rows and that width in three quarters of L2 (skinny_pf's
- * room for the next width, free on the last), on the zmm kernels. */
-static int64_t skinny_pfw_lines(const job *jb, int64_t width, size_t nx)
-{
-    const gemm_args *g = jb->g;
-    int64_t rows = min64(g->m, skinny_block_rows(g->k)), used;
-    if (!g->pfw || !nx || !skinny_pf_kernel(jb->kr) || jb->rows_outer || jb->skc < g->k ||
-        __builtin_mul_overflow(rows + width, g->k * 4, &used) || used >= gemm_l2_bytes() / 4 * 3)
-        return 0;
-    return min64((int64_t)(nx / 64), (gemm_l2_bytes() / 4 * 3 - used) / 64);
+    return (kr->skinny == gemm_skinny_avx512_32 || kr->skinny == gemm_skinny_avx512_16) && m > GEMM_SKINNY_M &&
+           !rows_outer && !__builtin_mul_overflow(rows + 2 * 64, k * 4, &bytes) && bytes <= gemm_l2_bytes() / 4 * 3;
 }
 
 /* Rows outer with a prologue, the rows mapped into the buffer at once:
@@ -404,7 +385,7 @@ static void gemv(const job *jb, int64_t n0, int64_t n1, float *pbuf)
  * turns the loops: each call's rows through every column of B. With a
  * prologue, each block of rows (or each call's rows, rows outer) is mapped
  * once into pbuf (skinny_pro_floats), which the calls read instead of A. */
-static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf, const char *xpf, size_t nx)
+static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
 {
     const gemm_args *g = jb->g;
     const gemm_kernel *kr = jb->kr;
@@ -461,7 +442,7 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf, const cha
         if (jb->stream) gemm_stream_fence();
         return;
     }
-    int64_t rows = skinny_block_rows(g->k), xlines = skinny_pfw_lines(jb, width, nx);
+    int64_t rows = skinny_block_rows(g->k);
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         const float *a = g->a + i0 * g->rsa;
@@ -484,20 +465,15 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf, const cha
                 continue;
             }
             /* The next width's B (its panels follow these) into L2, a share per call of more
-             * than 2 rows (skinny_pf); over the last width, the next op's weights
-             * (skinny_pfw_lines), at most the kernel's one line per 4 k a call */
+             * than 2 rows (skinny_pf) */
             const char *pf = NULL;
             int64_t left = 0, share = 0, big = 0;
-            const bool xw = xlines > 0 && i1 == g->m && j + width >= n1;
-            for (int64_t i = i0, m; (jb->bpf || xw) && i < i1; i += m)
+            for (int64_t i = i0, m; jb->bpf && i < i1; i += m)
                 big += (m = skinny_cut_rows(&cut, i)) > 2;
             if (jb->bpf && j + width < n1 && big > 0) {
                 pf = (const char *)(g->pb->data + ((j + width) / NR) * g->k * NR);
                 left = (min64(width, n1 - j - width) + NR - 1) / NR * NR * g->k * 4 / 64;
                 share = (left + big - 1) / big;
-            } else if (xw && big > 0) {
-                pf = xpf, left = xlines;
-                share = min64((left + big - 1) / big, (g->k + 3) / 4);
             }
             for (int64_t i = i0; i < i1;) {
                 int m = skinny_cut_rows(&cut, i);
@@ -560,7 +536,7 @@ static void run_skinny(const job *jb, int t, float *pbuf)
     int64_t un = (g->n + jb->kr->nr - 1) / jb->kr->nr;
     if (t > un) t = (int)un;
     if (t <= 1) {
-        skinny(jb, 0, g->n, pbuf, g->pfw, g->pfw_bytes);
+        skinny(jb, 0, g->n, pbuf);
         return;
     }
     const size_t per = skinny_pro_floats(g);
@@ -569,10 +545,7 @@ static void run_skinny(const job *jb, int t, float *pbuf)
         int64_t lo, hi;
         int id = omp_get_thread_num();
         split(un, t, id, &lo, &hi);
-        /* each thread its share of the next op's weights, in lines */
-        size_t x0 = g->pfw_bytes / 64 * (size_t)id / (size_t)t * 64, x1 = g->pfw_bytes / 64 * (size_t)(id + 1) / (size_t)t * 64;
-        skinny(jb, lo * jb->kr->nr, min64(hi * jb->kr->nr, g->n), pbuf ? pbuf + (size_t)id * per : NULL,
-               g->pfw ? (const char *)g->pfw + x0 : NULL, x1 - x0);
+        skinny(jb, lo * jb->kr->nr, min64(hi * jb->kr->nr, g->n), pbuf ? pbuf + (size_t)id * per : NULL);
     }
 }
 

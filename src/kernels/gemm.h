@@ -150,9 +150,6 @@ typedef struct gemm_packed {
     const float *data;
 } gemm_packed;
 
-/* Bytes of v's panels (its data on, the header not counted); 0 on overflow. */
-size_t gemm_packed_bytes(const gemm_packed *v);
-
 /* Bytes a packed A (m x k) or B (k x n) takes for kernel kr, header
  * included; 0 on overflow. */
 size_t gemm_pack_a_size(const gemm_kernel *kr, int64_t m, int64_t k);
@@ -237,15 +234,6 @@ typedef struct gemm_args {
      * A's rows in an L2-sized buffer the kernels then read; A itself is
      * never written. Not with a prepacked A (pa). */
     const kaffine *pro;
-    /* Bytes at pfw (the next op's weights: a packed B, native.h's
-     * nat_step.pfw) that the skinny path's zmm calls prefetch into L2 besides
-     * their own B, a share per call over the last width of columns outer
-     * (at the kernel's pace, one line per 4 k), as much as fits beside A's
-     * block and that width in three quarters of L2; rows outer (B about L2
-     * itself) and the other paths prefetch none. NULL: none. Never read,
-     * only prefetched, never past pfw + pfw_bytes. */
-    const void *pfw;
-    size_t pfw_bytes;
 } gemm_args;
 
 /* Whether the default (pack_a AUTO) reads an m x k A (column stride csa)

@@ -92,11 +92,6 @@ static size_t pack_size(int w, int64_t rows, int64_t k)
 
 size_t gemm_pack_a_size(const gemm_kernel *kr, int64_t m, int64_t k) { return pack_size(kr->mr, m, k); }
 size_t gemm_pack_b_size(const gemm_kernel *kr, int64_t k, int64_t n) { return pack_size(kr->nr, n, k); }
-size_t gemm_packed_bytes(const gemm_packed *v)
-{
-    size_t n = v->is_a ? pack_size(v->kern->mr, v->mn, v->k) : pack_size(v->kern->nr, v->mn, v->k);
-    return n ? n - GEMM_PACK_HDR : 0;
-}
 
 static void put_hdr(const gemm_kernel *kr, bool is_a, int64_t k, int64_t mn, void *dst)
 {

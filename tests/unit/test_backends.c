@@ -2750,106 +2750,6 @@ static void test_native_norm_fused(void **state)
     }
 }
 
-/* The next weights into L2 (pfw.c): which step prefetches which node's
- * packed B. Steps made by hand (nat_pfw_plan reads only the steps and the
- * packs): a weight step's target is the next weight step's node past the
- * steps that read none (a reference op, a folded one); an attention takes
- * the target from the GEMMs before it; a block by bands takes none and
- * passes none across; the last weight step none. nat_pfw_set gives exactly
- * the target's panels (data to the end of its packed bytes, within its
- * buffer), nat_pfw_take hands them over once. Then a module of MatMuls
- * around a step that reads no weights (Neg) on native against the
- * reference at every ISA, its steps' targets checked. */
-static void test_native_pfw(void **state)
-{
-    (void)state;
-    static const nat_op dummy = {"dummy", NULL, NULL, NULL, false};
-    enum { S = 11 };
-    /* per step: op (0 none, 1 dummy, 2 attention), has weights, folded, band, want (step + 1) */
-    static const struct { int op, w, folded, band, want; } cs[S] = {
-        {1, 1, 0, 0, 3}, {1, 0, 0, 0, 0}, {1, 1, 0, 0, 0}, {2, 0, 0, 0, 6}, {0, 0, 0, 0, 0},
-        {1, 1, 0, 0, 8}, {1, 1, 1, 0, 0}, {1, 1, 0, 0, 0}, {1, 1, 0, 2, 0}, {1, 1, 0, 0, 0},
-        {1, 1, 0, 0, 0}};
-    built *bm = calloc(1, sizeof *bm);
-    assert_non_null(bm);
-    nat_step steps[S];
-    nat_pack packs[S + 9];
-    gemm_packed views[S];
-    int step_of[S + 9];
-    void *bufs[S] = {0};
-    size_t sizes[S] = {0};
-    memset(steps, 0, sizeof steps);
-    memset(packs, 0, sizeof packs);
-    const gemm_kernel *kr = gemm_kernel_best();
-    for (int s = 0; s < S; s++) {
-        nat_step *st = &steps[s];
-        st->node = 3 * S - 2 * s - 3; /* nodes not the steps' numbers */
-        st->op = cs[s].op == 1 ? &dummy : cs[s].op == 2 ? &nat_attn_fused : NULL;
-        st->folded = cs[s].folded;
-        st->band = cs[s].band;
-        step_of[st->node] = s;
-        if (!cs[s].w) continue;
-        views[s] = (gemm_packed){.kern = kr, .k = 17 + s, .mn = 33 + 7 * s};
-        sizes[s] = gemm_pack_b_size(kr, views[s].k, views[s].mn);
-        bufs[s] = aligned_alloc(64, (sizes[s] + 63) & ~(size_t)63);
-        assert_non_null(bufs[s]);
-        views[s].data = (const float *)((char *)bufs[s] + 64);
-        packs[st->node].views = &views[s];
-    }
-    bm->steps = steps, bm->n_steps = S, bm->packs = packs, bm->step_of = step_of;
-    nat_pfw_plan(bm);
-    for (int s = 0; s < S; s++) {
-        int want = cs[s].want ? steps[cs[s].want - 1].node + 1 : 0;
-        if (steps[s].pfw != want)
-            fail_msg("step %d (node %d) prefetches node %d's weights, want %d's", s, steps[s].node,
-                     steps[s].pfw - 1, want - 1);
-        nat_pfw_set(bm, &steps[s]);
-        const void *p;
-        size_t n;
-        nat_pfw_take(bm, &p, &n);
-        const int t = cs[s].want - 1;
-        if (!want) {
-            if (p || n) fail_msg("step %d: %zu bytes to prefetch, want none", s, n);
-            continue;
-        }
-        /* the target's panels: from its data to its buffer's end, no further */
-        if (p != views[t].data || (const char *)p + n != (const char *)bufs[t] + sizes[t] ||
-            n != (size_t)((views[t].mn + gemm_kernel_nr(kr) - 1) / gemm_kernel_nr(kr) * gemm_kernel_nr(kr) * views[t].k) * sizeof(float))
-            fail_msg("step %d: prefetches %zu bytes at offset %td of step %d's buffer (%zu bytes)", s, n,
-                     (const char *)p - (const char *)bufs[t], t, sizes[t]);
-        nat_pfw_take(bm, &p, &n);
-        if (p || n) fail_msg("step %d: the weights handed over twice", s);
-    }
-    for (int s = 0; s < S; s++) free(bufs[s]);
-    free(bm);
-
-    gb g = {.g = graph_new(NULL, 17, "pfw")};
-    assert_non_null(g.g);
-    gb_input(&g, "x", (in_spec)SH(1, 40, 32));
-    gb_const(&g, "w1", (in_spec)SH(32, 200)); /* widths of 64, 64, 64 and 8 */
-    gb_const(&g, "w2", (in_spec)SH(200, 96));
-    gb_const(&g, "w3", (in_spec)SH(96, 130));
-    gb_node(&g, "MatMul", "x,w1", "h1", NULL, 0);
-    gb_node(&g, "Neg", "h1", "h2", NULL, 0);
-    gb_node(&g, "MatMul", "h2,w2", "h3", NULL, 0);
-    gb_node(&g, "MatMul", "h3,w3", "y", NULL, 0);
-    gb_output(&g, "y");
-    built *nb = native_ran(g.g, g.feed);
-    int mm[3], k = 0;
-    for (int s = 0; s < nb->n_steps && k < 3; s++)
-        if (nb->steps[s].op && !strcmp(g.g->nodes[nb->steps[s].node].op, "MatMul")) mm[k++] = s;
-    assert_int_equal(k, 3);
-    for (int s = 0; s < nb->n_steps; s++) {
-        int want = s == mm[0] ? nb->steps[mm[1]].node + 1 : s == mm[1] ? nb->steps[mm[2]].node + 1 : 0;
-        if (nb->steps[s].pfw != want)
-            fail_msg("pfw module: step %d prefetches node %d's weights, want %d's", s, nb->steps[s].pfw - 1,
-                     want - 1);
-    }
-    backend_find("native")->free(nb);
-    native_each_isa(&g, "pfw", 0);
-    gb_free(&g);
-}
-
 /* Squeeze-excitation as EfficientNet exports it: depthwise Conv + SiLU,
  * GlobalAveragePool, 1x1 Conv + SiLU, 1x1 Conv + Sigmoid, the Mul of the
  * block's value by those per-channel factors (backends/native/chanmul.c,
@@ -4559,7 +4459,6 @@ int main(void)
         cmocka_unit_test(test_native_fpn),
         cmocka_unit_test(test_native_silu),
         cmocka_unit_test(test_native_norm_fused),
-        cmocka_unit_test(test_native_pfw),
         cmocka_unit_test(test_native_se),
         cmocka_unit_test(test_native_prologue),
         cmocka_unit_test(test_onednn_dense_bn),

@@ -49,8 +49,6 @@ typedef struct gcase {
     int64_t csa; /* A's columns this far apart (rows k * csa), 0: as ta says */
     gemm_ws *ws; /* packing buffers shared by the cases that set it (reused dirty, grown) */
     const kaffine *pro; /* a prologue on A (its factors and shifts K long) */
-    const void *pfw;    /* the next op's weights the calls prefetch (gemm_args.pfw) */
-    size_t pfw_bytes;
 } gcase;
 
 /* A[i][p] as the GEMM reads it: through the prologue when there is one. */
@@ -74,8 +72,7 @@ static void run_case(const gemm_kernel *kr, const gcase *t)
     for (size_t i = 0; i < nc; i++) res[i] = rnd(), c[i] = NAN; /* every element must be written */
     for (int64_t i = 0; i < (m > n ? m : n); i++) bias[i] = rnd();
     gemm_args g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .ldc = n, .threads = t->threads,
-                   .kern = kr, .epi = t->epi, .cfg = t->cfg, .ws = t->ws, .pro = t->pro,
-                   .pfw = t->pfw, .pfw_bytes = t->pfw_bytes};
+                   .kern = kr, .epi = t->epi, .cfg = t->cfg, .ws = t->ws, .pro = t->pro};
     /* A stored [m][k], or [k][m] when transposed; likewise B. */
     g.rsa = t->ta ? 1 : k;
     g.csa = t->ta ? m : 1;
@@ -448,19 +445,6 @@ static void test_narrow(void **state)
             gcase t = {.m = 128, .n = 200, .k = 768, .pack_b = true, .threads = 1 + x};
             t.epi.bias_mode = GEMM_BIAS_COL;
             t.epi.act = x ? GEMM_ACT_SILU : GEMM_ACT_RELU;
-            run_case(kr, &t);
-            cases++;
-        }
-        /* The next op's weights (gemm_args.pfw) over the last width's calls: N 200 (the
-         * last width 8 columns), K 768 and K 64 (the kernel's 16 lines a call), 1 and 2
-         * threads (a share each), bias + Relu and GELU; rows outer takes none */
-        static float nxt[96 << 10] __attribute__((aligned(64)));
-        for (int x = 0; x < 6; x++) {
-            gcase t = {.m = x < 4 ? 128 : 40, .n = 200, .k = x % 2 ? 64 : 768, .pack_b = true,
-                       .threads = 1 + (x & 2) / 2, .pfw = nxt + (x == 5), .pfw_bytes = sizeof nxt - 4 * x};
-            t.epi.bias_mode = GEMM_BIAS_COL;
-            t.epi.act = x % 3 ? GEMM_ACT_RELU : GEMM_ACT_GELU;
-            if (x == 4) t.cfg = &rows_outer;
             run_case(kr, &t);
             cases++;
         }

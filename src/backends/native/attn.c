@@ -185,7 +185,6 @@ static ait_status fus_run(built *bm, const nat_step *st)
     g.mask = a->mask >= 0 ? data_of(bm, a->mask) : NULL;
     g.bmask = a->bmask >= 0 ? (const unsigned char *)data_of(bm, a->bmask) : NULL;
     g.ws = bm->scratch, g.ws_bytes = bm->scratch_size; /* sched_node made it large enough */
-    nat_pfw_take(bm, &g.pfw, &g.pfw_bytes);
     if (kattention(&g, data_of(bm, a->q.v), data_of(bm, a->kp.v), data_of(bm, a->vp.v),
                    data_of(bm, a->k.v), data_of(bm, a->v.v), bm->vals[st->epi.out].t.data,
                    bm->threads))
@@ -397,7 +396,6 @@ static ait_status op_run(built *bm, const nat_step *st)
         TRY(present_write(bm, st->node, OUT_PV, &g, v, g.vcs, g.dv, g.vps));
     }
     g.ws = bm->scratch, g.ws_bytes = bm->scratch_size;
-    nat_pfw_take(bm, &g.pfw, &g.pfw_bytes);
     if (kattention(&g, q, pk, pv, k, v, bm->vals[n->out[OUT_Y]].t.data, bm->threads))
         return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for attention scratch");
     return AIT_OK;

@@ -475,7 +475,6 @@ static ait_status sched_make(built *bm, tensor *const *inputs)
     }
     TRY(nat_layout(bm));
     nat_bands(bm);
-    nat_pfw_plan(bm);
     TRY(place_values(bm));
     sig_note(bm, inputs);
     shapes_note(bm);
@@ -739,12 +738,7 @@ static ait_status run_step(built *bm, const nat_step *st, ait_error *e)
 {
     const graph *g = bm->g;
     if (st->folded) return AIT_OK; /* a later Conv runs it (nat_step.pro, nat_step.pre) */
-    if (st->op) {
-        nat_pfw_set(bm, st);
-        ait_status s = st->op->run(bm, st);
-        bm->pfw = NULL, bm->pfw_bytes = 0;
-        return s;
-    }
+    if (st->op) return st->op->run(bm, st);
     const node *n = &g->nodes[st->node];
     tensor *in[64], *out[64];
     if (nat_kv_append_step(bm, n)) /* a cache's present: its new rows only */

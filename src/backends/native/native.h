@@ -93,9 +93,6 @@ typedef struct nat_step {
     int pre;                 /* 1 + the 1x1 Conv step whose output only this 1x1 Conv's residual Add
                               * reads (a bottleneck's conv3 and its downsample), run inside this
                               * step per block of rows (conv.c: pre_take); 0: none */
-    int pfw;                 /* 1 + the node whose packed B this step's GEMM calls or attention
-                              * prefetch into L2 as they run: the next step's that reads weights
-                              * (pfw.c: nat_pfw_plan); 0: none */
 } nat_step;
 
 typedef struct nat_val {
@@ -215,10 +212,6 @@ struct built {
     int qr_val;
     const void *qr_data;
     unsigned qr_gen;
-    /* During a step: its next weights (nat_step.pfw: nat_pfw_set), taken by
-     * the step's first GEMM (nat_gemm_f32) or attention (nat_pfw_take) */
-    const void *pfw;
-    size_t pfw_bytes;
     ait_error *err;
     ait_error own_err;
 };
@@ -493,18 +486,6 @@ bool nat_pool_q8(const built *bm, const nat_step *st);
 /* Scratch floats, rounded up to 16 so that each part of a step's scratch
  * (a value whose layout it changes, an im2col block) starts 64-byte aligned. */
 static inline size_t nat_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
-
-/* pfw.c: the next weights into L2 during the current step. nat_pfw_plan
- * (at each schedule, after the layouts and bands) sets each step's pfw:
- * for a step whose node has a packed float32 B, or an attention, the
- * next such step's node (the steps between, reading no weights, pass it
- * on; an attention takes it from the GEMMs before it; a block run by bands
- * takes none). nat_pfw_set (before each step) puts the step's target's
- * panels in bm->pfw; nat_pfw_take hands them to one GEMM or attention and
- * clears them, so a step's other GEMMs prefetch nothing again. */
-void nat_pfw_plan(built *bm);
-void nat_pfw_set(built *bm, const nat_step *st);
-void nat_pfw_take(built *bm, const void **p, size_t *bytes);
 
 /* native.c helpers */
 const tensor *nat_shape(const built *bm, int v); /* scheduled, when the shape is known */

@@ -30,7 +30,6 @@ ait_status nat_gemm_f32(built *bm, gemm_args *g)
         }
     }
     if (bm->gemm_seen) bm->gemm_seen(bm->gemm_seen_user, g, layout, "f32", id);
-    if (!g->pfw) nat_pfw_take(bm, &g->pfw, &g->pfw_bytes); /* the step's first GEMM: the next weights */
     g->ws = &bm->gws;
     return gemm_f32(g, bm->err);
 }
