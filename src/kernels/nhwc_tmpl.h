@@ -16,37 +16,10 @@
 #define DW_R 8
 #endif
 
-/* The activations the depthwise applies to its accumulators before the
- * store, on the per-tap path (3x3, and any stride-2 window): Relu and Clip
- * (MobileNetV2's Relu6), the same function on the same values as fun_row
- * after the row, so bit for bit its results without the pass over the
- * stored row. One switch per block, outside its unrolled loops. Measured
- * and not taken (bench-dw-native, bench/RESULTS.md, branch mv3e): SiLU in
- * the registers 1.04 to 1.33x the CPU time of the pass after the row,
- * HardSwish 0.99 to 1.12, and Relu on the 5x5 sliding path 1.12. */
-static inline bool KV(dw_act_inreg)(kfun f, bool slide)
-{
-    return !slide && (f == KF_RELU || f == KF_CLIP);
-}
-
-static inline __attribute__((always_inline)) void KV(dw_act)(V *a, const int R, kact act)
-{
-    switch (act.f) {
-#define DW_ACT_CASE(F)                                                     \
-    case F:                                                                \
-        _Pragma("GCC unroll 8") for (int j = 0; j < R; j++) a[j] = KV(vfun)(a[j], F, act.a, act.b); \
-        break;
-        DW_ACT_CASE(KF_RELU)
-        DW_ACT_CASE(KF_CLIP)
-#undef DW_ACT_CASE
-    default: break;
-    }
-}
-
 /* Output ox of the row, any window: the taps inside the image only. */
 static inline void KV(nhwc_dw_px)(const knhwc_geom *g, const float *x, const float *wt,
                                   const float *bias, int64_t iy0, int64_t ky0, int64_t ky1,
-                                  int64_t ox, float *yp, kact act)
+                                  int64_t ox, float *yp)
 {
     const int64_t C = g->cs, ix0 = ox * g->sw - g->pl;
     int64_t kx0, kx1;
@@ -67,12 +40,10 @@ static inline void KV(nhwc_dw_px)(const knhwc_geom *g, const float *x, const flo
                 a3 = vfma(vload(xp + 3 * VL), vload(wp + 3 * VL), a3);
             }
         }
-        V a[4] = {a0, a1, a2, a3};
-        KV(dw_act)(a, 4, act);
-        vstore(yp + c, a[0]);
-        vstore(yp + c + VL, a[1]);
-        vstore(yp + c + 2 * VL, a[2]);
-        vstore(yp + c + 3 * VL, a[3]);
+        vstore(yp + c, a0);
+        vstore(yp + c + VL, a1);
+        vstore(yp + c + 2 * VL, a2);
+        vstore(yp + c + 3 * VL, a3);
     }
     for (; c < C; c += VL) {
         size_t r = (size_t)(C - c) < VL ? (size_t)(C - c) : VL;
@@ -83,7 +54,6 @@ static inline void KV(nhwc_dw_px)(const knhwc_geom *g, const float *x, const flo
             for (int64_t kx = kx0; kx < kx1; kx++)
                 a0 = vfma(vloadn(xr + (kx - kx0) * g->dw * C, r), vloadn(wr + kx * C, r), a0);
         }
-        KV(dw_act)(&a0, 1, act);
         vstoren(yp + c, a0, r);
     }
 }
@@ -93,7 +63,7 @@ static inline void KV(nhwc_dw_px)(const knhwc_geom *g, const float *x, const flo
 static inline __attribute__((always_inline)) void
 KV(nhwc_dw_vec)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
                 int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, int64_t c, size_t r, float *y,
-                kact act, const int64_t KW, const int R)
+                const int64_t KW, const int R)
 {
     const int64_t C = g->cs, sx = g->sw * C, dx = g->dw * C;
     const float *x0 = x + (ox * g->sw - g->pl) * C + c;
@@ -113,7 +83,6 @@ KV(nhwc_dw_vec)(const knhwc_geom *g, const float *x, const float *wt, const floa
                 a[j] = vfma(r == VL ? vload(xp + j * sx) : vloadn(xp + j * sx, r), w, a[j]);
         }
     }
-    KV(dw_act)(a, R, act);
     float *yp = y + ox * C + c;
 #pragma GCC unroll 8
     for (int j = 0; j < R; j++) {
@@ -124,27 +93,27 @@ KV(nhwc_dw_vec)(const knhwc_geom *g, const float *x, const float *wt, const floa
 
 static inline __attribute__((always_inline)) void
 KV(nhwc_dw_blk)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
-                int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, kact act, const int64_t KW,
+                int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, const int64_t KW,
                 const int R)
 {
     const int64_t C = g->cs;
     int64_t c = 0;
-    for (; c + VL <= C; c += VL) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, VL, y, act, KW, R);
-    if (c < C) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, (size_t)(C - c), y, act, KW, R);
+    for (; c + VL <= C; c += VL) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, VL, y, KW, R);
+    if (c < C) KV(nhwc_dw_vec)(g, x, wt, bias, iy0, ky0, ky1, ox, c, (size_t)(C - c), y, KW, R);
 }
 
 /* Outputs [ox, ox + R) by nhwc_dw_blk, for 3x3, 5x5 and other kernels. */
 static void KV(nhwc_dw_run)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
-                            int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, kact act, int R)
+                            int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, float *y, int R)
 {
     if (R == DW_R) {
-        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, act, 3, DW_R);
-        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, act, 5, DW_R);
-        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, act, g->kw, DW_R);
+        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 3, DW_R);
+        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 5, DW_R);
+        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, g->kw, DW_R);
     } else {
-        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, act, 3, DW_R / 2);
-        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, act, 5, DW_R / 2);
-        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, act, g->kw, DW_R / 2);
+        if (g->kw == 3) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 3, DW_R / 2);
+        else if (g->kw == 5) KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, 5, DW_R / 2);
+        else KV(nhwc_dw_blk)(g, x, wt, bias, iy0, ky0, ky1, ox, y, g->kw, DW_R / 2);
     }
 }
 
@@ -185,7 +154,7 @@ static inline __attribute__((always_inline)) void KV(nhwc_dw_slide)(const float 
 static inline __attribute__((always_inline)) void
 KV(nhwc_dw_sblk)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
                 int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox, int64_t n, int64_t c, size_t r,
-                float *y, kact act, const int KW, const int R, const int S)
+                float *y, const int KW, const int R, const int S)
 {
     const int64_t C = g->cs, ix0 = ox * S - g->pl;
     const bool edge = ix0 < 0 || ix0 + (R - 1) * S + KW > g->w;
@@ -198,7 +167,6 @@ KV(nhwc_dw_sblk)(const knhwc_geom *g, const float *x, const float *wt, const flo
         if (edge) KV(nhwc_dw_slide)(xr, ix0, g->w, wr, C, r, a, KW, R, S, 1);
         else KV(nhwc_dw_slide)(xr, ix0, g->w, wr, C, r, a, KW, R, S, 0);
     }
-    KV(dw_act)(a, R, act);
     float *yp = y + ox * C + c;
 #pragma GCC unroll 8
     for (int j = 0; j < R; j++) {
@@ -212,12 +180,12 @@ KV(nhwc_dw_sblk)(const knhwc_geom *g, const float *x, const float *wt, const flo
  * / 2 of them when n is), 5x5 at stride 1, whole vectors unmasked. */
 static void KV(nhwc_dw_slides)(const knhwc_geom *g, const float *x, const float *wt,
                                const float *bias, int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox,
-                               int64_t n, int64_t c, size_t r, float *y, kact act)
+                               int64_t n, int64_t c, size_t r, float *y)
 {
-    if (n > DW_R / 2 && r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, act, 5, DW_R, 1);
-    else if (n > DW_R / 2) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, act, 5, DW_R, 1);
-    else if (r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, act, 5, DW_R / 2, 1);
-    else KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, act, 5, DW_R / 2, 1);
+    if (n > DW_R / 2 && r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, 5, DW_R, 1);
+    else if (n > DW_R / 2) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, 5, DW_R, 1);
+    else if (r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, 5, DW_R / 2, 1);
+    else KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, 5, DW_R / 2, 1);
 }
 
 static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
@@ -227,20 +195,19 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
     int64_t ky0, ky1;
     taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
-    const bool slide = g->kw == 5 && g->sw == 1 && g->dw == 1, inreg = KV(dw_act_inreg)(act.f, slide);
-    const kact ra = inreg ? act : (kact){KF_NONE, 0, 0}; /* in the registers */
+    const bool slide = g->kw == 5 && g->sw == 1 && g->dw == 1;
     for (int64_t c = 0; slide && c < C; c += VL)
         for (int64_t ox = 0; ox < g->ow; ox += DW_R)
             KV(nhwc_dw_slides)(g, x, wt, bias, iy0, ky0, ky1, ox, g->ow - ox < DW_R ? g->ow - ox : DW_R, c,
-                               (size_t)(C - c) < VL ? (size_t)(C - c) : VL, y, ra);
+                               (size_t)(C - c) < VL ? (size_t)(C - c) : VL, y);
     for (int64_t ox = 0; !slide && ox < g->ow;) {
         const int R = ox < lo ? 0 : ox + DW_R <= hi ? DW_R : ox + DW_R / 2 <= hi ? DW_R / 2 : 0;
-        if (R) KV(nhwc_dw_run)(g, x, wt, bias, iy0, ky0, ky1, ox, y, ra, R);
-        else KV(nhwc_dw_px)(g, x, wt, bias, iy0, ky0, ky1, ox, y + ox * C, ra);
+        if (R) KV(nhwc_dw_run)(g, x, wt, bias, iy0, ky0, ky1, ox, y, R);
+        else KV(nhwc_dw_px)(g, x, wt, bias, iy0, ky0, ky1, ox, y + ox * C);
         ox += R ? R : 1;
     }
     size_t total = (size_t)(g->ow * C);
-    if (!inreg && act.f != KF_NONE) KV(fun_row)(y, y, total, act.f, act.a, act.b);
+    if (act.f != KF_NONE) KV(fun_row)(y, y, total, act.f, act.a, act.b);
     if (res) {
         size_t k = 0;
         for (; k + VL <= total; k += VL) vstore(y + k, vadd(vload(y + k), vload(res + k)));
