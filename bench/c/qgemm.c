@@ -2,8 +2,9 @@
  * prepacked constant (as the native backend runs MatMul/Gemm weights), for
  * f32 (gemm_f32), bf16, int8dq, int8wo and int4wo (kernels/qgemm.h), timed
  * in interleaved rounds on the same A and B, one thread. Prints per engine
- * and shape the median ms, GFLOP/s, GB/s of weight bytes streamed and the
- * SQNR of C against the f32 result.
+ * and shape the median ms, GFLOP/s, GB/s of weight bytes streamed, the
+ * SQNR of C against the f32 result and the fastest run's ms (on a loaded
+ * machine the wall clock's minimum is the nearest to an idle run).
  * usage: bench-qgemm [-c] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] ROUNDS M:N:K...
  *   -i   cap qgemm's kernels at ISA (avx512, avx2, portable: kisa_force; f32 keeps its own)
  *   -e   every GEMM with a column bias and GELU epilogue (bert's FFN)
@@ -221,11 +222,11 @@ int main(int argc, char **argv)
                 sig += (double)c[0][i] * c[0][i];
                 noise += ((double)c[x][i] - c[0][i]) * ((double)c[x][i] - c[0][i]);
             }
-            printf("M=%-4lld N=%lld K=%lld %-7s %-12s %9.3f ms %8.1f GFLOP/s %7.1f GB/s  SQNR %s%.1f dB  x%.2f\n",
+            printf("M=%-4lld N=%lld K=%lld %-7s %-12s %9.3f ms %8.1f GFLOP/s %7.1f GB/s  SQNR %s%.1f dB  x%.2f  min %.3f ms\n",
                    M, N, K, x ? qg_scheme_name(x - 1) : "f32",
                    x ? qg_kernel_name(x - 1) : gemm_kernel_name(kr), med * 1e3,
                    2.0 * M * N * K / med * 1e-9, wbytes[x] / med * 1e-9, x ? "" : ">",
-                   x ? 10 * log10(sig / noise) : 99.0, t[0][rounds * reps / 2] / med);
+                   x ? 10 * log10(sig / noise) : 99.0, t[0][rounds * reps / 2] / med, t[x][0] * 1e3);
         }
         fflush(stdout);
         kin_free(&u8);

@@ -666,15 +666,23 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
              * tiles of as many rows as its width allows: 12 x 1 or 12 x 2 on VNNI, half
              * the weight loads per vpdpbusd of 6 x 1 and 6 x 2 */
             const int npg = gw < np ? gw : np, mrg = kr->mr8[npg] > mr ? kr->mr8[npg] : mr;
-            const int64_t mcg = mrg == mr ? mc : i8_rows_l1(b, mrg);
+            /* one call over the group's width: no panels for A's block to stay in L1 across,
+             * the pass's rows one block */
+            const int64_t mcg = npg >= gw ? se - sb : mrg == mr ? mc : i8_rows_l1(b, mrg);
             for (int64_t ib = sb; ib < se; ib += mcg) {
                 int64_t ie = se - ib < mcg ? se : ib + mcg;
+                /* the block's rows in as many tiles as mrg needs, of nearly equal counts
+                 * (49 rows: 4 x 6 + 5 x 5, not 8 x 6 + 1: a tile of 1 row streams the
+                 * group's weights for a sixth of a full tile's work) */
+                const int64_t nt = (ie - ib + mrg - 1) / mrg, even = (ie - ib) / nt,
+                              more = (ie - ib) % nt;
                 for (int s0 = 0; s0 < gw; s0 += npg) {
                     int n2 = gw - s0 < npg ? gw - s0 : npg;
                     int64_t j0 = (g * QG_GP + s0) * QG_NR;
                     int nr = b->n - j0 < n2 * QG_NR ? (int)(b->n - j0) : n2 * QG_NR;
-                    for (int64_t i0 = ib; i0 < ie; i0 += mrg) {
-                        int mt = ie - i0 < mrg ? (int)(ie - i0) : mrg;
+                    int mt = 0;
+                    for (int64_t i0 = ib, t = 0; i0 < ie; i0 += mt, t++) {
+                        mt = (int)(even + (t < more));
                         xf.wcold = i0 == sb;
                         if (fused) {
                             kr->fn8(b, &xf, i0, mt, g, s0, n2, tile, TW, in);

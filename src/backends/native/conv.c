@@ -1107,6 +1107,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
             return nat_fail(bm, st->node, AIT_E_OVERFLOW, "widened input rows are too large");
         qg_rows ar = {0};
         const uint8_t *const *rp = NULL;
+        const nat_pack *su = NULL; /* static: every row of A at this scale (qgemm_u8_uni) */
         for (int64_t im = 0; im < (all ? 1 : N); im++)
             for (int64_t gi = 0; gi < group; gi++)
                 for (int64_t p0 = 0; p0 < rows; p0 += blk) {
@@ -1136,7 +1137,6 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                         }
                     } else if (p->qv.w && p->qs > 0) { /* static: the image quantised once */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
-                        float *sa = (float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
                         uint8_t *xq = qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk);
                         const nat_pack *sc = xq8 ? xq8 : p; /* the input's scale */
                         uint8_t *xpad = qa + qgemm_scratch(bm->quant, bm->qgroup, kq, blk) +
@@ -1154,10 +1154,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                                                    p0, p1, xpad, &ar);
                         else
                             knhwc_im2col_u8(&kg, xq, (uint8_t)sc->qz, p0, p1, qa, p->qv.kp);
-                        for (int64_t r = 0; r < p1 - p0; r++) {
-                            sa[r] = sc->qs;
-                            ((int32_t *)(sa + blk))[r] = sc->qz;
-                        }
+                        su = sc;
                         g.a = NULL;
                     } else if (p->qv.w) { /* quantised im2col rows (qconv.c) after A's block */
                         uint8_t *qa = (uint8_t *)(sp + nat_floats(blk * kdim));
@@ -1214,10 +1211,10 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                     else if (p->qv.w) {
                         const uint8_t *qa = (const uint8_t *)(sp + nat_floats(blk * kdim));
                         const float *sa = (const float *)(qa + ((size_t)(blk * p->qv.kp) + 63) / 64 * 64);
-                        if (rp) {
-                            qgemm_u8_rows(&p->qv, &ar, sa, (const int32_t *)(sa + blk), g.m, g.c, g.ldc,
-                                          y8, M, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0, &g.epi,
-                                          g.threads);
+                        if (su) { /* one scale: no per-row scales made or compared */
+                            qgemm_u8_uni(&p->qv, rp ? NULL : qa, rp ? &ar : NULL, su->qs, su->qz, g.m,
+                                         g.c, g.ldc, y8, M, oq8 ? oq8->qs : 0, oq8 ? oq8->qz : 0,
+                                         &g.epi, g.threads);
                             if (oq8) continue;
                         } else if (oq8) {
                             qgemm_u8_q8(&p->qv, qa, sa, (const int32_t *)(sa + blk), g.m, y8, M,
