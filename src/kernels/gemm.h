@@ -172,7 +172,7 @@ const gemm_kernel *gemm_packed_kernel(const void *buf, size_t size);
  * a prepacked operand (its panels are that kernel's), so kern applies only
  * when neither operand is prepacked. */
 enum { GEMM_PACKA_AUTO, GEMM_PACKA_ON, GEMM_PACKA_OFF };
-#define GEMM_ORDER_MAX 4 /* gemm_config.order's largest */
+#define GEMM_ORDER_MAX 5 /* gemm_config.order's largest */
 typedef struct gemm_config {
     const gemm_kernel *kern; /* NULL: gemm_args' */
     int kc, mc, nc;          /* 0: the kernel's blocking here (rounded to MR, NR, 8) */

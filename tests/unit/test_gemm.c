@@ -620,6 +620,26 @@ static void test_wide(void **state)
     printf("# whole rows (order 4): %d cases\n", cases);
 }
 
+/* The skinny path's order 5 (rows outer in one call of the kernel's rows:
+ * AVX-512's 14x32, gemm_rows_avx512.c; order 1 where a kernel has none, A
+ * is not row-major or the epilogue is not fused) at every ISA this CPU
+ * has on every kernel: N 1 to 200 at every chunking (1 to 4 vectors per
+ * chunk, a shorter last chunk, masked last vectors), M not a multiple of
+ * the rows per group (the rest in skinny calls) and M below one group, K 1
+ * to 64, every activation with a residual before or after it, a row or
+ * column bias and a scale, a prologue, 1 and 2 threads. */
+static void test_rows1(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{17, 16, 16}, {300, 96, 16}, {133, 144, 27}, {40, 192, 32},
+                                        {250, 130, 24}, {19, 200, 7},  {64, 113, 2},  {101, 80, 29},
+                                        {23, 24, 31},   {45, 32, 5},   {37, 7, 9},    {29, 48, 20},
+                                        {5, 40, 3},     {203, 65, 64}, {98, 176, 1},  {71, 33, 19}};
+    const gemm_config r1 = {.order = 5};
+    int cases = sweep_mixed(shapes, (int)(sizeof shapes / sizeof shapes[0]), &r1, true);
+    printf("# rows outer in one call (order 5): %d cases\n", cases);
+}
+
 /* The skinny path past M = 16 with K in shares (a config's kc: each
  * share's calls over every row before the next share, C added back as a
  * residual): shares of 8, 64 and 256 (one share: K 100 at 256), K not a
@@ -919,6 +939,7 @@ int main(void)
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_rows1),
         cmocka_unit_test(test_pack_a),
         cmocka_unit_test(test_prologue),
     };
