@@ -697,6 +697,13 @@ bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k)
            !__builtin_mul_overflow(k, n, &b_floats) && b_floats <= gemm_l2_bytes() / 4;
 }
 
+bool gemm_skinny_rows1_default(int64_t m, int64_t n, int64_t k)
+{
+    int64_t b_floats;
+    return m > GEMM_SKINNY_M && (k <= GEMM_SKINNY_ROWS_K || m >= GEMM_SKINNY_ROWS_M) &&
+           !__builtin_mul_overflow(k, n, &b_floats) && b_floats <= gemm_l2_bytes() / 16;
+}
+
 /* The config's blocking over the kernel's: kc a multiple of 8, mc of MR, nc of NR. */
 static void blocking(job *jb, const gemm_config *cf)
 {
@@ -740,7 +747,8 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
      * at 12544x96x16, 3136x96x24, 3136x80x16, 1000x65x27, 5000x90x32
      * (bench/RESULTS.md, issue 15, branch gdb3); order 1 keeps those calls */
     jb.wide = (order == 4 || (order == 0 && jb.rows_outer)) && kr->skinny_wide;
-    jb.rows1 = order == 5 && kr->rows && g->csa == 1 && (!jb.epi || jb.fuse);
+    jb.rows1 = (order == 5 || (order == 0 && gemm_skinny_rows1_default(g->m, g->n, g->k))) && kr->rows &&
+               g->csa == 1 && (!jb.epi || jb.fuse);
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)

@@ -637,6 +637,29 @@ static void test_rows1(void **state)
                                         {5, 40, 3},     {203, 65, 64}, {98, 176, 1},  {71, 33, 19}};
     const gemm_config r1 = {.order = 5};
     int cases = sweep_mixed(shapes, (int)(sizeof shapes / sizeof shapes[0]), &r1, true);
+    /* one thread over several chunks (the sweep's two threads split N into one chunk each):
+     * each form of the stores (a column bias alone, with Relu, with Clip; the general code with a
+     * row bias, a scale or a residual), in the default order too (rows in one call where
+     * gemm_skinny_rows1_default says) */
+    static const int64_t many[][3] = {{101, 144, 24}, {67, 200, 9}, {45, 130, 32}, {300, 96, 16}};
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        for (size_t x = 0; x < sizeof many / sizeof many[0]; x++)
+            for (int var = 0; var < 6; var++) {
+                gcase t = {.m = many[x][0], .n = many[x][1], .k = many[x][2], .pack_b = true, .threads = 1,
+                           .cfg = x % 2 ? &r1 : NULL};
+                t.epi.bias_mode = var == 3 ? GEMM_BIAS_ROW : GEMM_BIAS_COL;
+                t.epi.act = var == 1 ? GEMM_ACT_RELU : var == 2 || var == 4 ? GEMM_ACT_CLIP : GEMM_ACT_NONE;
+                t.epi.lo = -0.3f, t.epi.hi = 0.4f;
+                t.epi.scaled = var == 4, t.epi.scale = 1.25f;
+                t.epi.res = var == 5 ? (const float *)1 : NULL;
+                run_case(kr, &t);
+                t.cfg = &r1;
+                run_case(kr, &t);
+                cases += 2;
+            }
+    }
     printf("# rows outer in one call (order 5): %d cases\n", cases);
 }
 
