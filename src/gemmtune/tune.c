@@ -360,10 +360,12 @@ static int candidates(const gt_row *r, const gt_opts *o, cand *cs)
                 gemm_config x = base;
                 n = add(cs, n, &x, false);
                 x.order = 1, n = add(cs, n, &x, false); /* rows outer */
-                if (gemm_skinny_rows_default(r->m, r->n, r->k))
+                if (gemm_skinny_rows_default(r->m, r->n, r->k) || gemm_skinny_rows1_default(r->m, r->n, r->k))
                     x.order = 2, n = add(cs, n, &x, false); /* columns outer */
                 if (r->k <= GEMM_SKINNY_ROWS_K)
                     x.order = 3, n = add(cs, n, &x, false); /* rows outer, C streamed */
+                if (!gemm_skinny_rows1_default(r->m, r->n, r->k)) /* else the default's */
+                    x.order = 5, n = add(cs, n, &x, false); /* rows outer in one kernel call */
                 x.order = 0;
                 /* K in shares of about kc over the block's rows (columns
                  * outer, K past 32: gemm.h's kc on the skinny path), each

@@ -30,6 +30,7 @@ typedef struct job {
     bool rows_outer; /* the skinny path's: order 1 or 3, or 0 past GEMM_SKINNY_M at small K */
     bool stream;    /* rows outer, each call's tile stored past the caches (order 3: gemm_stream.h) */
     bool wide;      /* rows outer, a row's whole N per call (order 4: the kernel's skinny_wide) */
+    bool rows1;     /* rows outer in one kernel call (order 5: the kernel's rows, skinny_rows1) */
     int snv;        /* the config's skinny_nv */
     int64_t skc;    /* the skinny path's K per pass over a block's rows (columns outer); k: one pass */
     bool epi;       /* an epilogue other than identity */
@@ -373,6 +374,38 @@ static void gemv(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         gemm_epi_tile(&g->epi, out + j, g->ldc, 0, n0 + j, 1, (int)min64(1 << 20, n - j));
 }
 
+/* Rows outer in one call of the kernel's rows (gemm_rows_fn) per block of
+ * rows (all of them, or with a prologue those mapped at once), columns
+ * [n0, n1) (n0 a multiple of NR); the rows past its last group in skinny
+ * calls of at most 4 vectors. A row-major A and an epilogue the kernels
+ * fuse (or none): the caller's condition. */
+static void skinny_rows1(const job *jb, int64_t n0, int64_t n1, float *pbuf)
+{
+    const gemm_args *g = jb->g;
+    const gemm_kernel *kr = jb->kr;
+    const int NR = kr->nr, VW = kr->skinny_vw;
+    const int64_t blk = g->pro ? skinny_pro_rows(g->k) : g->m;
+    for (int64_t i0 = 0; i0 < g->m; i0 += blk) {
+        int64_t mb = min64(blk, g->m - i0), rsa = g->rsa;
+        const float *a = g->a + i0 * rsa;
+        if (g->pro) {
+            kaffine_rows(g->pro, 0, g->k, a, rsa, 1, mb, pbuf, g->k);
+            a = pbuf, rsa = g->k;
+        }
+        gemm_fuse f;
+        if (jb->fuse) f = fuse_at(&g->epi, i0, n0);
+        int64_t done = kr->rows(g->k, mb, n1 - n0, a, rsa, g->pb->data + (n0 / NR) * g->k * NR, g->k * NR,
+                                g->c + i0 * g->ldc + n0, g->ldc, jb->fuse ? &f : NULL);
+        for (int64_t j = n0; j < n1; j += VW * kr->skinny_nv) {
+            int nc = (int)min64(VW * kr->skinny_nv, n1 - j), most = kr->skinny_rows[(nc + VW - 1) / VW - 1];
+            for (int64_t i = done, mi; i < mb; i += mi) {
+                mi = min64(most, mb - i);
+                skinny_call(jb, a + i * rsa, rsa, 1, i0 + i, (int)mi, j, nc, NULL, 0);
+            }
+        }
+    }
+}
+
 /* Skinny: columns [n0, n1) (n0 a multiple of NR), A read in place, in
  * blocks of rows small enough to stay in L2 while B's panels pass over them
  * (A is read from memory once). Each call covers up to the kernel's widest
@@ -404,6 +437,10 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
     int width = g->m <= GEMM_SKINNY_M ? VW * (jb->snv > 0 ? nvmax : small_nv(kr, (int)g->m)) / NR * NR
                                       : (int)min64(VW * nvmax / NR * NR, fit);
     if (width < NR) width = NR;
+    if (jb->rows1) {
+        skinny_rows1(jb, n0, n1, pbuf);
+        return;
+    }
     if (jb->rows_outer) { /* a call's rows through every column, then the next */
         int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
         int64_t wv = (n1 - n0 + VW - 1) / VW;
@@ -660,6 +697,13 @@ bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k)
            !__builtin_mul_overflow(k, n, &b_floats) && b_floats <= gemm_l2_bytes() / 4;
 }
 
+bool gemm_skinny_rows1_default(int64_t m, int64_t n, int64_t k)
+{
+    int64_t b_floats;
+    return m > GEMM_SKINNY_M && (k <= GEMM_SKINNY_ROWS_K || m >= GEMM_SKINNY_ROWS_M) &&
+           !__builtin_mul_overflow(k, n, &b_floats) && b_floats <= gemm_l2_bytes() / 16;
+}
+
 /* The config's blocking over the kernel's: kc a multiple of 8, mc of MR, nc of NR. */
 static void blocking(job *jb, const gemm_config *cf)
 {
@@ -703,6 +747,8 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
      * at 12544x96x16, 3136x96x24, 3136x80x16, 1000x65x27, 5000x90x32
      * (bench/RESULTS.md, issue 15, branch gdb3); order 1 keeps those calls */
     jb.wide = (order == 4 || (order == 0 && jb.rows_outer)) && kr->skinny_wide;
+    jb.rows1 = (order == 5 || (order == 0 && gemm_skinny_rows1_default(g->m, g->n, g->k))) && kr->rows &&
+               g->csa == 1 && (!jb.epi || jb.fuse);
     if (g->k == 0) { /* no products: the epilogue of zeros */
         for (int64_t i = 0; i < g->m; i++) memset(g->c + i * g->ldc, 0, sizeof(float) * (size_t)g->n);
         for (int64_t i = 0; jb.epi && i < g->m; i++)

@@ -172,7 +172,7 @@ const gemm_kernel *gemm_packed_kernel(const void *buf, size_t size);
  * a prepacked operand (its panels are that kernel's), so kern applies only
  * when neither operand is prepacked. */
 enum { GEMM_PACKA_AUTO, GEMM_PACKA_ON, GEMM_PACKA_OFF };
-#define GEMM_ORDER_MAX 4 /* gemm_config.order's largest */
+#define GEMM_ORDER_MAX 5 /* gemm_config.order's largest */
 typedef struct gemm_config {
     const gemm_kernel *kern; /* NULL: gemm_args' */
     int kc, mc, nc;          /* 0: the kernel's blocking here (rounded to MR, NR, 8) */
@@ -186,9 +186,12 @@ typedef struct gemm_config {
      * whole, B read once per call's rows: for a B that stays in L1, small
      * K), 3 as 1 with C's tiles streamed past the caches (GEMM_STREAM_ROWS),
      * 4 as 1 with a row's whole N per call where it is 5 or 6 vectors (the
-     * kernel's skinny_wide: AVX-512's 14x32; elsewhere as 1), 0 the
-     * default: 4 where gemm_skinny_rows_default says (whole rows only at
-     * N of 5 or 6 vectors, so K <= GEMM_SKINNY_ROWS_K there), else 2 */
+     * kernel's skinny_wide: AVX-512's 14x32; elsewhere as 1), 5 as 1 in
+     * one call of the kernel's rows (gemm_rows_fn: AVX-512's 14x32;
+     * elsewhere, at a strided A or an epilogue after the store, as 1), 0
+     * the default: 5 where gemm_skinny_rows1_default says, else 4 where
+     * gemm_skinny_rows_default says (whole rows only at N of 5 or 6
+     * vectors, so K <= GEMM_SKINNY_ROWS_K there), else 2 */
     int order;
     int splitk;  /* K in this many parts, one thread each, partial sums added; 0, 1: none */
     int threads; /* 0: gemm_args' */
@@ -251,6 +254,15 @@ bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k,
  * by k x n GEMM: past GEMM_SKINNY_M at K <= GEMM_SKINNY_ROWS_K, and from
  * GEMM_SKINNY_ROWS_M rows at N >= GEMM_SKINNY_ROWS_NK K with B in L2. */
 bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k);
+
+/* Whether the skinny path's default order (0) runs rows outer in one call
+ * of the kernel's rows (order 5, where the kernel has them, A is row-major
+ * and the epilogue is one the kernels fuse): past GEMM_SKINNY_M at K <=
+ * GEMM_SKINNY_ROWS_K or from GEMM_SKINNY_ROWS_M rows, where B (K x N
+ * floats) fits in a quarter of L2. Side by side with the calls it replaces
+ * (bench/RESULTS.md, issue 15, branch gl5): 1.00x to 1.46x at 13 shapes of
+ * M 196 to 12544 with K 16 to 384 or N 16 to 32 (3136x256x64 1.32x). */
+bool gemm_skinny_rows1_default(int64_t m, int64_t n, int64_t k);
 
 /* Whether the kernels apply epilogue e in their registers, before the
  * store (every activation but the transcendental ones), so its residual

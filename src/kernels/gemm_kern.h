@@ -102,6 +102,15 @@ typedef void (*gemm_skinny_fn)(int64_t k, int m, int nc, const float *a, int64_t
  * takes c panels, c <= gemv_ns. */
 typedef void (*gemm_gemv_fn)(int64_t k, const float *a, int64_t csa, const float *b, int64_t p0,
                              int64_t per, int64_t n, float *out, const gemm_fuse *f);
+/* The skinny path's rows outer in one call (gemm_config.order 5): rows
+ * [0, m) of a row-major A (a[i*rsa + p]) against all n columns of B's
+ * packed panels (NR wide, sb floats apart), C written a group of rows at a
+ * time through every column, with f's epilogue (its pointers at C's row 0,
+ * column 0; a form the kernels fuse) when f is not NULL. Returns the rows
+ * done, a multiple of the kernel's rows per group (the caller does the
+ * rest in skinny calls). */
+typedef int64_t (*gemm_rows_fn)(int64_t k, int64_t m, int64_t n, const float *a, int64_t rsa,
+                                const float *b, int64_t sb, float *c, int64_t ldc, const gemm_fuse *f);
 
 struct gemm_kernel {
     const char *name;  /* what gemm_kernel_find takes */
@@ -129,6 +138,7 @@ struct gemm_kernel {
      * skinny path's rows outer, gemm_config.order 4), or NULL. */
     gemm_skinny_fn skinny_wide;
     int wide_nv;
+    gemm_rows_fn rows; /* the rows outer in one call (gemm_rows_fn), or NULL */
 };
 #define GEMM_WIDE_ACC 24
 
@@ -163,6 +173,10 @@ GEMM_SKINNY(gemm_skinny_avx512_16);
 GEMM_SKINNY(gemm_skinny_wide_avx512_32);
 GEMM_SKINNY(gemm_skinny_avx2_16);
 GEMM_SKINNY(gemm_skinny_c_16);
+#define GEMM_ROWS(nm)                                                                       \
+    int64_t nm(int64_t k, int64_t m, int64_t n, const float *a, int64_t rsa, const float *b,      \
+               int64_t sb, float *c, int64_t ldc, const gemm_fuse *f)
+GEMM_ROWS(gemm_rows_avx512_32);
 /* Each ISA's gemm_gemv_fn per panel count, and that count's top. */
 #define GEMM_GEMV_NS512 12
 #define GEMM_GEMV_NS256 6

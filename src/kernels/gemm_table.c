@@ -34,7 +34,8 @@ static const gemm_kernel table[] = {
      * (1280 with 1.25 MiB, 1024 with Zen 4's 1 MiB), its mc from all of
      * L1's kc (420 with 48 KiB of L1, 1.25 MiB of L2). */
     {"avx512-z14", "avx512f,fma", 14, 32, gemm_ukr_avx512_14x32, gemm_skinny_avx512_32, 16, 4,
-     SK512_ROWS, 0, 0, 0, false, true, true, gemm_gemv_avx512_32, GEMM_GEMV_NS512, gemm_skinny_wide_avx512_32, 6},
+     SK512_ROWS, 0, 0, 0, false, true, true, gemm_gemv_avx512_32, GEMM_GEMV_NS512, gemm_skinny_wide_avx512_32, 6,
+     gemm_rows_avx512_32},
     {"avx512", "avx512f,avx512vl,fma", 12, 16, gemm_ukr_avx512vl_12x16, gemm_skinny_avx512_16, 16,
      4, SK512_ROWS, 0, 0, 0, false, false, false, gemm_gemv_avx512_16, GEMM_GEMV_NS512},
     {"avx512-z28", "avx512f,fma", 28, 16, gemm_ukr_avx512_28x16, gemm_skinny_avx512_16, 16, 4,

@@ -637,6 +637,49 @@ static void test_wide(void **state)
     printf("# whole rows (order 4): %d cases\n", cases);
 }
 
+/* The skinny path's order 5 (rows outer in one call of the kernel's rows:
+ * AVX-512's 14x32, gemm_rows_avx512.c; order 1 where a kernel has none, A
+ * is not row-major or the epilogue is not fused) at every ISA this CPU
+ * has on every kernel: N 1 to 200 at every chunking (1 to 4 vectors per
+ * chunk, a shorter last chunk, masked last vectors), M not a multiple of
+ * the rows per group (the rest in skinny calls) and M below one group, K 1
+ * to 64, every activation with a residual before or after it, a row or
+ * column bias and a scale, a prologue, 1 and 2 threads. */
+static void test_rows1(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{17, 16, 16}, {300, 96, 16}, {133, 144, 27}, {40, 192, 32},
+                                        {250, 130, 24}, {19, 200, 7},  {64, 113, 2},  {101, 80, 29},
+                                        {23, 24, 31},   {45, 32, 5},   {37, 7, 9},    {29, 48, 20},
+                                        {5, 40, 3},     {203, 65, 64}, {98, 176, 1},  {71, 33, 19}};
+    const gemm_config r1 = {.order = 5};
+    int cases = sweep_mixed(shapes, (int)(sizeof shapes / sizeof shapes[0]), &r1, true);
+    /* one thread over several chunks (the sweep's two threads split N into one chunk each):
+     * each form of the stores (a column bias alone, with Relu, with Clip; the general code with a
+     * row bias, a scale or a residual), in the default order too (rows in one call where
+     * gemm_skinny_rows1_default says) */
+    static const int64_t many[][3] = {{101, 144, 24}, {67, 200, 9}, {45, 130, 32}, {300, 96, 16}};
+    for (int ki = 0; ki < gemm_kernel_count(); ki++) {
+        const gemm_kernel *kr = gemm_kernel_at(ki);
+        if (!gemm_kernel_available(kr)) continue;
+        for (size_t x = 0; x < sizeof many / sizeof many[0]; x++)
+            for (int var = 0; var < 6; var++) {
+                gcase t = {.m = many[x][0], .n = many[x][1], .k = many[x][2], .pack_b = true, .threads = 1,
+                           .cfg = x % 2 ? &r1 : NULL};
+                t.epi.bias_mode = var == 3 ? GEMM_BIAS_ROW : GEMM_BIAS_COL;
+                t.epi.act = var == 1 ? GEMM_ACT_RELU : var == 2 || var == 4 ? GEMM_ACT_CLIP : GEMM_ACT_NONE;
+                t.epi.lo = -0.3f, t.epi.hi = 0.4f;
+                t.epi.scaled = var == 4, t.epi.scale = 1.25f;
+                t.epi.res = var == 5 ? (const float *)1 : NULL;
+                run_case(kr, &t);
+                t.cfg = &r1;
+                run_case(kr, &t);
+                cases += 2;
+            }
+    }
+    printf("# rows outer in one call (order 5): %d cases\n", cases);
+}
+
 /* The skinny path past M = 16 with K in shares (a config's kc: each
  * share's calls over every row before the next share, C added back as a
  * residual): shares of 8, 64 and 256 (one share: K 100 at 256), K not a
@@ -936,6 +979,7 @@ int main(void)
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_rows1),
         cmocka_unit_test(test_pack_a),
         cmocka_unit_test(test_prologue),
     };
