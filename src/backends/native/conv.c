@@ -813,7 +813,7 @@ bool nat_conv_band(const built *bm, const nat_step *st, bool *dw)
 bool nat_conv_stem(const built *bm, const nat_step *st)
 {
     bool dw;
-    return nat_conv_band(bm, st, &dw) && !dw && st->geo[G_DIRECT] != CONV_DIRECT;
+    return nat_conv_band(bm, st, &dw) && !dw && conv_stem(bm, st);
 }
 
 void nat_conv_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1)

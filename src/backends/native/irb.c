@@ -73,8 +73,8 @@ static int stem_block(const built *bm, int s)
     return len >= 2 ? len : 0;
 }
 
-/* Bytes of the depthwise's input and output rows per band (the 1x1
- * Convs' narrower rows besides): about 40% of this host's 1.25 MB L2.
+/* Bytes of the depthwise's (or the pool's) input and output rows per band
+ * (the 1x1 Convs' narrower rows besides): about 40% of this host's 1.25 MB L2.
  * mobilenetv2's native artifact, against one band per image (the same
  * block order, bench/RESULTS.md): 256 KB 0.97 to 0.98 of its CPU time,
  * 512 KB 0.95 to 0.97, 128 KB 0.98 to 1.02. */
