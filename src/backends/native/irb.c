@@ -14,8 +14,8 @@
  *
  * A network's stem on its image (kstem_conv), the MaxPool (or
  * AveragePool) reading its output and the 1x1 Conv reading that (SqueezeNet's
- * stem, first pool and first squeeze), or the first two, run the same way:
- * the stem's wide output rows (111 x 64 channels) are pooled while in L2. */
+ * stem, first pool and first squeeze) run the same way: the stem's wide
+ * output rows (111 x 64 channels) are pooled while in L2. */
 #include "backends/native/native.h"
 
 /* What a step of a block is: a 1x1 Conv, a depthwise, a stem or a pool. */
@@ -51,8 +51,13 @@ static void band_in_rows(const built *bm, const nat_step *st, int64_t oy0, int64
         nat_conv_in_rows(st, oy0, oy1, r0, r1);
 }
 
-/* A stem, the pool reading it and optionally the 1x1 Conv reading that, each
- * on the rows the one before writes: the block's length, else 0. */
+/* A stem, the pool reading it and the 1x1 Conv reading that, each on the
+ * rows the one before writes: the block's length (3), else 0. Not the stem
+ * and pool alone: by the steps' thread CPU time, squeezenet1_1's (3.2 MB of
+ * stem output) took 0.94 of the two steps' time by 10th percentiles but
+ * 1.02 by medians, shufflenet_v2's (1.2 MB, about L2's size) 1.04 and 1.01
+ * and its whole model 1.03 to 1.07; the three, squeezenet1_1's, 0.91 to 0.94
+ * and 0.95 to 0.96 (bench/RESULTS.md, branch fire). */
 static int stem_block(const built *bm, int s)
 {
     int kind[3], len = 0;
@@ -70,7 +75,7 @@ static int stem_block(const built *bm, int s)
         }
         len++;
     }
-    return len >= 2 ? len : 0;
+    return len == 3 ? len : 0;
 }
 
 /* Bytes of the depthwise's (or the pool's) input and output rows per band

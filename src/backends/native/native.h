@@ -454,8 +454,8 @@ ait_status nat_conv_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0,
 /* irb.c: marks the blocks of consecutive steps that run by bands of rows
  * (nat_step.band): an expanding 1x1 Conv, the depthwise Conv reading it and
  * the projecting 1x1 Conv reading that, or two of them; or a stem on its
- * image, the pool reading it and the 1x1 Conv reading that, or the first
- * two (nat_conv_stem, nat_pool_band); so that the
+ * image, the pool reading it and the 1x1 Conv reading that (nat_conv_stem,
+ * nat_pool_band); so that the
  * block's intermediate rows are read back from cache, not memory (the
  * values any step of a block touches live over the whole block:
  * place_values); and runs block s. */
