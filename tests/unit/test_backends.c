@@ -1983,6 +1983,73 @@ static void test_native_stem(void **state)
     }
 }
 
+/* A stem, its pool and a 1x1 Conv by bands of rows (backends/native/irb.c's
+ * stem_block): a 3x3 stride-2 Conv (+ bias, Relu) on a 3-channel NCHW image
+ * (the direct kernel), a 3x3 stride-2 MaxPool in ceil mode (squeezenet1_1's)
+ * or a padded AveragePool counting its padding, then a 1x1 Conv (+ Relu,
+ * the block's third step) or a 3x3 Conv (then no block); odd sizes and
+ * channel counts, batch 1 and 2. The block formed or not, bands of fewer
+ * rows than the pool's output where its rows are wide, the outputs against
+ * the reference at every ISA and the portable path.
+ * Registered last: its random draws leave the other tests' data as it was. */
+static void test_native_stem_pool(void **state)
+{
+    (void)state;
+    static const struct {
+        int n, h, w, m, pad, avg, sq, several;
+    } cs[] = {{1, 70, 200, 64, 0, 0, 16, 1}, {2, 37, 53, 37, 1, 1, 0, 0}, {1, 60, 261, 48, 1, 0, 9, 1},
+              {2, 61, 150, 64, 0, 1, 16, 1}, {1, 24, 31, 20, 0, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb g = {.g = graph_new(NULL, 17, "stem-pool")};
+        assert_non_null(g.g);
+        const int64_t p = cs[i].pad, sq = cs[i].sq ? cs[i].sq : 7;
+        gb_input(&g, "x", (in_spec)SH(cs[i].n, 3, cs[i].h, cs[i].w));
+        gb_const(&g, "w", (in_spec)SH(cs[i].m, 3, 3, 3));
+        gb_const(&g, "b", (in_spec)SH(cs[i].m));
+        gb_const(&g, "ws", (in_spec)SH(sq, cs[i].m, cs[i].sq ? 1 : 3, cs[i].sq ? 1 : 3));
+        gb_const(&g, "bs", (in_spec)SH(sq));
+        gb_const(&g, "wz", (in_spec)SH(5, sq, 1, 1));
+        attr_spec a[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
+                          {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        attr_spec mp[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}},
+                           {"ceil_mode", ATTR_INT, .i = 1}};
+        attr_spec ap[4] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}},
+                           {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}},
+                           {"count_include_pad", ATTR_INT, .i = 1}};
+        gb_node(&g, "Conv", "x,w,b", "c", a, 2);
+        gb_node(&g, "Relu", "c", "r", NULL, 0);
+        if (cs[i].avg)
+            gb_node(&g, "AveragePool", "r", "pl", ap, 4);
+        else
+            gb_node(&g, "MaxPool", "r", "pl", mp, 3);
+        gb_node(&g, "Conv", "pl,ws,bs", "s", cs[i].sq ? NULL : pad1, cs[i].sq ? 0 : 1);
+        gb_node(&g, "Relu", "s", "sr", NULL, 0);
+        gb_node(&g, "Conv", "sr,wz", "z", NULL, 0);
+        gb_output(&g, "z");
+        built *bm = native_ran(g.g, g.feed);
+        int blocks = 0, len = 0;
+        int64_t rows = 0;
+        for (int k = 0; k < bm->n_steps; k++)
+            if (bm->steps[k].band) {
+                blocks++;
+                len = bm->steps[k].band;
+                rows = nat_band_rows(bm, k);
+            }
+        const int64_t soh = (cs[i].h + 2 * p - 3) / 2 + 1;
+        const int64_t poh = cs[i].avg ? (soh + 2 - 3) / 2 + 1 : (soh - 3 + 1) / 2 + 1;
+        const int want = cs[i].sq ? 3 : 0;
+        if (blocks != (want > 0) || len != want)
+            fail_msg("stem-pool case %zu: %d blocks of %d steps, want %d of %d", i, blocks, len, want > 0, want);
+        if (want && (cs[i].several ? rows >= poh : rows < poh))
+            fail_msg("stem-pool case %zu: bands of %lld rows of %lld", i, (long long)rows, (long long)poh);
+        backend_find("native")->free(bm);
+        native_each_isa(&g, "stem and pool", i);
+        gb_free(&g);
+    }
+}
+
 /* How many of bm's Conv steps hold Winograd's `packs` packed transforms
  * (36: F(4x4, 3x3), 16: F(2x2, 3x3)). */
 static int wino_convs(const built *bm, int packs)
@@ -4530,6 +4597,7 @@ int main(void)
         cmocka_unit_test(test_onednn_threads),
         cmocka_unit_test(test_onednn_shapes),
         cmocka_unit_test(test_native_stem),
+        cmocka_unit_test(test_native_stem_pool),
     };
     if (getenv("AIT_TEST_ONLY")) /* one test (a pattern), e.g. under a sanitizer */
         cmocka_set_test_filter(getenv("AIT_TEST_ONLY"));

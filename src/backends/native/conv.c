@@ -781,6 +781,18 @@ static const float *conv_bias(const built *bm, const nat_step *st)
                                           : NULL;
 }
 
+static bool im2col_planes(const built *bm, const nat_step *st, const nat_val *xv);
+
+/* Whether conv step st is a stem that nhwc_run gives the direct kernel
+ * (kstem_conv on the planes of its NCHW image, no residual). */
+static bool conv_stem(const built *bm, const nat_step *st)
+{
+    const int64_t *q = st->geo;
+    const knhwc_geom kg = conv_kgeom(q);
+    return q[G_GROUP] == 1 && st->epi.res < 0 &&
+           im2col_planes(bm, st, &bm->vals[bm->g->nodes[st->node].in[0]]) && kstem_takes(&kg);
+}
+
 bool nat_conv_band(const built *bm, const nat_step *st, bool *dw)
 {
     const int64_t *q = st->geo;
@@ -788,13 +800,20 @@ bool nat_conv_band(const built *bm, const nat_step *st, bool *dw)
         st->folded || bm->qstatic || nat_qconv(bm, q[G_GROUP]) || bm->packs[st->node].qv.w || st->epi.out < 0)
         return false;
     *dw = q[G_DIRECT] == CONV_DW;
-    if (!(q[G_DIRECT] == CONV_DIRECT && q[G_GROUP] == 1) && !(*dw && st->can_nhwc)) return false;
-    const int vs[] = {bm->g->nodes[st->node].in[0], st->epi.out, st->epi.res};
+    const bool stem = !*dw && conv_stem(bm, st); /* its input the image's planes */
+    if (!(q[G_DIRECT] == CONV_DIRECT && q[G_GROUP] == 1) && !(*dw && st->can_nhwc) && !stem) return false;
+    const int vs[] = {stem ? -1 : bm->g->nodes[st->node].in[0], st->epi.out, st->epi.res};
     for (size_t k = 0; k < sizeof vs / sizeof *vs; k++) {
         const nat_val *v = vs[k] >= 0 ? &bm->vals[vs[k]] : NULL;
         if (v && (!v->nhwc || v->q8 || v->view || v->in_cat)) return false;
     }
     return true;
+}
+
+bool nat_conv_stem(const built *bm, const nat_step *st)
+{
+    bool dw;
+    return nat_conv_band(bm, st, &dw) && !dw && conv_stem(bm, st);
 }
 
 void nat_conv_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1)
@@ -826,6 +845,15 @@ ait_status nat_conv_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0,
     float *y = bm->vals[st->epi.out].t.data;
     const int64_t p0 = (im * q[G_OH] + oy0) * ow; /* the band's first output pixel */
     if (oy1 <= oy0) return AIT_OK;
+    if (q[G_DIRECT] != CONV_DIRECT && q[G_DIRECT] != CONV_DW) { /* a stem (conv_stem), on the planes */
+        const gemm_packed *b = &bm->packs[st->node].views[0];
+        knhwc_geom kg = conv_kgeom(q);
+        kg.pt -= oy0 * kg.sh; /* its first row the band's */
+        kg.oh = oy1 - oy0;
+        kstem_conv(&kg, x + im * q[G_H] * q[G_W] * C, b->data, gemm_kernel_nr(b->kern), M, bias,
+                   nat_kact(&st->epi), y + p0 * M, M, bm->threads);
+        return AIT_OK;
+    }
     if (q[G_DIRECT] == CONV_DW) { /* the window over the input rows the band reads */
         knhwc_geom kg = conv_kgeom(q);
         int64_t r0, r1;
@@ -1046,7 +1074,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     knhwc_geom kg = conv_kgeom(q);
     gemm_act act = st->epi.act;
     /* a stem on its image, no residual: the direct kernel, which writes no A */
-    const bool stem = planes && group == 1 && !res && kstem_takes(&kg);
+    const bool stem = conv_stem(bm, st);
     if (dw_q8(bm, st)) { /* int8: uint8 in, float or uint8 out */
         const nat_pack *p = &bm->packs[st->node], *sc = xq8 ? xq8 : p;
         const float *wq = p->data, *ws = wq + q[G_KH] * q[G_KW] * M;

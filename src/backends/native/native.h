@@ -436,6 +436,10 @@ bool nat_conv_q8(const built *bm, const nat_step *st);
  * one group or a depthwise (*dw), no prologue, pool, Concat or view, its
  * input, output and residual channels-last values of their own. */
 bool nat_conv_band(const built *bm, const nat_step *st, bool *dw);
+/* Whether it is such a step and a network's stem on its NCHW image (the
+ * direct kernel, kstem_conv: its input read from the planes, the only
+ * one of those steps whose input is not channels-last). */
+bool nat_conv_stem(const built *bm, const nat_step *st);
 /* Its images, input rows and output rows; the bytes of one input (out
  * false) or output row of an image; the input rows [*r0, *r1) of an image
  * that its output rows [oy0, oy1) read (clipped to the image). */
@@ -449,7 +453,9 @@ void nat_conv_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0,
 ait_status nat_conv_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0, int64_t oy1);
 /* irb.c: marks the blocks of consecutive steps that run by bands of rows
  * (nat_step.band): an expanding 1x1 Conv, the depthwise Conv reading it and
- * the projecting 1x1 Conv reading that, or two of them, so that the
+ * the projecting 1x1 Conv reading that, or two of them; or a stem on its
+ * image, the pool reading it and the 1x1 Conv reading that (nat_conv_stem,
+ * nat_pool_band); so that the
  * block's intermediate rows are read back from cache, not memory (the
  * values any step of a block touches live over the whole block:
  * place_values); and runs block s. */
@@ -482,6 +488,18 @@ void nat_avgpool_run(const built *bm, const int64_t *geo, int64_t oh, int64_t ow
 /* pool.c: whether step st is a MaxPool that runs on uint8 bytes when its
  * input is (static int8, channels-last: layout.c). */
 bool nat_pool_q8(const built *bm, const nat_step *st);
+/* pool.c, for irb.c's blocks: whether MaxPool or AveragePool step st can
+ * run by bands of its output rows (nat_pool_rows): float32, channels-last
+ * input and output values of their own (no view, Concat or uint8); its
+ * images, input rows and output rows; the bytes of one input (out false)
+ * or output row of an image; the input rows [*r0, *r1) of an image its
+ * output rows [oy0, oy1) read (clipped to the image); and the step run for
+ * output rows [oy0, oy1) of image im, the same kernel on the same taps. */
+bool nat_pool_band(const built *bm, const nat_step *st);
+void nat_pool_dims(const built *bm, const nat_step *st, int64_t *n, int64_t *h, int64_t *oh);
+int64_t nat_pool_row_bytes(const built *bm, const nat_step *st, bool out);
+void nat_pool_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1);
+ait_status nat_pool_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0, int64_t oy1);
 
 /* Scratch floats, rounded up to 16 so that each part of a step's scratch
  * (a value whose layout it changes, an im2col block) starts 64-byte aligned. */

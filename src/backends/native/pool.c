@@ -119,6 +119,62 @@ static ait_status pool_run(built *bm, const nat_step *st)
     return AIT_OK;
 }
 
+extern const nat_op nat_maxpool, nat_avgpool;
+
+bool nat_pool_band(const built *bm, const nat_step *st)
+{
+    const node *n = &bm->g->nodes[st->node];
+    if ((st->op != &nat_maxpool && st->op != &nat_avgpool) || !st->nhwc || bm->qstatic || n->n_out != 1 ||
+        st->epi.out != n->out[0])
+        return false;
+    const int vs[] = {n->in[0], n->out[0]};
+    for (size_t k = 0; k < sizeof vs / sizeof *vs; k++) {
+        const nat_val *v = &bm->vals[vs[k]];
+        if (!v->nhwc || v->q8 || v->view || v->in_cat) return false;
+    }
+    return true;
+}
+
+void nat_pool_dims(const built *bm, const nat_step *st, int64_t *n, int64_t *h, int64_t *oh)
+{
+    *n = st->geo[P_N];
+    *h = st->geo[P_H];
+    *oh = bm->vals[bm->g->nodes[st->node].out[0]].t.dims[2];
+}
+
+int64_t nat_pool_row_bytes(const built *bm, const nat_step *st, bool out)
+{
+    const int64_t *q = st->geo;
+    return (int64_t)sizeof(float) * q[P_C] * (out ? bm->vals[bm->g->nodes[st->node].out[0]].t.dims[3] : q[P_W]);
+}
+
+void nat_pool_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1)
+{
+    const int64_t *q = st->geo;
+    const int64_t a = oy0 * q[P_SH] - q[P_PT], b = (oy1 - 1) * q[P_SH] - q[P_PT] + (q[P_KH] - 1) * q[P_DH] + 1;
+    *r0 = a < 0 ? 0 : a > q[P_H] ? q[P_H] : a;
+    *r1 = b > q[P_H] ? q[P_H] : b < *r0 ? *r0 : b;
+}
+
+ait_status nat_pool_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0, int64_t oy1)
+{
+    const node *n = &bm->g->nodes[st->node];
+    const int64_t *q = st->geo;
+    const tensor *y = &bm->vals[n->out[0]].t;
+    if (oy1 <= oy0) return AIT_OK;
+    /* one image, its first output row the band's: the same windows, top pad
+     * counted as before (pool_taps measures it from the window's start) */
+    kpool_geom g = {1, (int)q[P_C], (int)q[P_H], (int)q[P_W], (int)q[P_KH], (int)q[P_KW],
+                    (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)(q[P_PT] - oy0 * q[P_SH]),
+                    (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)(oy1 - oy0), (int)y->dims[3],
+                    (int)q[P_INCL]};
+    const int64_t row = q[P_C] * y->dims[3]; /* floats of an output row */
+    kpool_nhwc(strcmp(n->op, "MaxPool") ? KPOOL_AVG : KPOOL_MAX, &g,
+               (const float *)bm->vals[n->in[0]].cur->data + im * q[P_H] * q[P_W] * q[P_C],
+               (float *)y->data + (im * y->dims[2] + oy0) * row, bm->threads);
+    return AIT_OK;
+}
+
 static ait_status global_take(built *bm, int i, nat_step *st, bool *taken)
 {
     const node *n = &bm->g->nodes[i];
