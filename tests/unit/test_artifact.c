@@ -704,6 +704,58 @@ static void test_mapped(void **state)
     close(fd);
 }
 
+/* Blobs of 16 MB or more in all are hashed on every core (hash_blobs): a
+ * byte changed in the third of four 6 MB blobs is refused naming that blob,
+ * copied and mapped, and the two before it are handed out, as in order. */
+static void test_parallel_hash(void **state)
+{
+    (void)state;
+    char p[128];
+    path_in(p, sizeof p, "par.ait");
+    enum { N = 4, SZ = 6 << 20 };
+    uint8_t *buf = malloc(SZ);
+    assert_non_null(buf);
+    for (size_t i = 0; i < SZ; i++) buf[i] = (uint8_t)(i * 13 + (i >> 12));
+    ait_error e = {0};
+    artifact_writer *w;
+    assert_int_equal(artifact_writer_begin(p, NULL, &w, &e), AIT_OK);
+    assert_int_equal(artifact_writer_manifest(w, manifest, strlen(manifest), &e), AIT_OK);
+    const char *names[N] = {"b0", "b1", "b2", "b3"};
+    for (int i = 0; i < N; i++) assert_int_equal(artifact_writer_blob(w, names[i], buf, SZ, &e), AIT_OK);
+    assert_int_equal(artifact_writer_finish(w, &e), AIT_OK);
+    for (int mode = 0; mode < 2; mode++) {
+        artifact_expect x = {.defer_blob_read = 1, .map_file = mode};
+        artifact *a;
+        assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+        assert_int_equal(artifact_blob_read_rest(a, &e), AIT_OK);
+        for (int i = 0; i < N; i++) assert_memory_equal(artifact_blob_find(a, names[i])->data, buf, SZ);
+        artifact_close(a);
+    }
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    artifact *a;
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
+    long at = (long)(artifact_blob_find(a, "b2")->data - artifact_header(a)) + 12345;
+    artifact_close(a);
+    uint8_t c, f;
+    assert_int_equal(pread(fd, &c, 1, at), 1);
+    f = c ^ 0x10;
+    assert_int_equal(pwrite(fd, &f, 1, at), 1);
+    for (int mode = 0; mode < 2; mode++) {
+        artifact_expect x = {.defer_blob_read = 1, .map_file = mode};
+        assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+        assert_int_equal(artifact_blob_read_rest(a, &e), AIT_E_SECURITY);
+        assert_non_null(strstr(e.msg, "blob 'b2' sha256 mismatch"));
+        assert_non_null(artifact_blob_find(a, "b1")->data);
+        assert_null(artifact_blob_find(a, "b2")->data);
+        assert_null(artifact_blob_find(a, "b3")->data);
+        artifact_close(a);
+    }
+    expect_refused(p, NULL, "blob 'b2' sha256 mismatch");
+    close(fd);
+    free(buf);
+}
+
 /* A FIFO or a folder given as an artifact is refused at once, naming it. */
 static void test_not_regular(void **state)
 {
@@ -749,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_detached_after_load),
         cmocka_unit_test(test_deferred_read),
         cmocka_unit_test(test_mapped),
+        cmocka_unit_test(test_parallel_hash),
         cmocka_unit_test(test_not_regular),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
