@@ -732,6 +732,15 @@ typedef struct ait_artifact_options {
      * holds both (its peak is then about the untuned model's); ait_inspect
      * of such a model is refused. */
     int keep_weights;
+    /* Use the file's pages in place (a read-only mapping, the page cache
+     * shared) instead of reading the whole file into memory of the process:
+     * the same checks (every hash, on the mapping), no copy and no new memory
+     * for the prepared blobs, so a load from the page cache is faster. But
+     * the loaded model then depends on the file: the file truncated while
+     * sessions run raises SIGBUS, and a file changed in place changes what
+     * they run (replace artifacts by rename, never `cp` over a live one).
+     * 0 (the default): the copy, which nothing done to the file affects. */
+    int map_file;
 } ait_artifact_options;
 
 /* Loads a .ait artifact: maps it, checks every hash, the CPU features it

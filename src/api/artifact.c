@@ -110,7 +110,8 @@ ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
     ait_artifact_options o;
     TRY(OPTS_TAKE(o, opts, e));
     artifact *a = NULL;
-    artifact_expect x = {.defer_blob_read = 1}; /* the blobs after the model (model_of) */
+    artifact_expect x = {.defer_blob_read = 1, /* the blobs after the model (model_of) */
+                         .map_file = o.map_file};
     ait_status s = artifact_open(path, &x, &a, &first);
     /* A trusted key: the header this load checked (which vouches for every
      * hash) must carry a signature by it; nothing is used otherwise, not even

@@ -1,5 +1,6 @@
 /* The .ait container: one file holding a fixed header, the caller's JSON
- * manifest, a blob table and blobs aligned to 4096 bytes, loaded by mmap.
+ * manifest, a blob table and blobs aligned to 4096 bytes, read into memory
+ * (or mapped in place: artifact_expect.map_file).
  * What goes into the manifest and the blobs is the caller's business; this
  * file only guarantees that what is read back is exactly what was written,
  * for the model and the CPU it was meant for.
@@ -99,13 +100,19 @@ typedef struct artifact_expect {
     int defer_blob_read;    /* read the header, manifest and blob table only; a blob's
                                data is NULL until artifact_blob_read copies and checks
                                it, and the file stays open until artifact_blob_read_rest */
+    int map_file;           /* use the file's pages in place (a read-only mapping of
+                               it, page cache shared) instead of a copy: no copy and no
+                               new memory, the same checks on the mapping; but the
+                               load then depends on the file: truncated later, a blob
+                               touched raises SIGBUS, and a file changed in place
+                               changes what runs. For files replaced by rename only. */
 } artifact_expect;
 
-/* Maps path read-only and checks it (x may be NULL: all checks, no model
+/* Reads (or maps) path and checks it (x may be NULL: all checks, no model
  * hash). Every refusal names the file and what does not match. */
 ait_status artifact_open(const char *path, const artifact_expect *x, artifact **out,
                          ait_error *e);
-/* Unmaps; accepts NULL. */
+/* Frees the copy (or unmaps); accepts NULL. */
 void artifact_close(artifact *a);
 
 const uint8_t *artifact_manifest(const artifact *a, size_t *len);

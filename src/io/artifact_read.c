@@ -7,6 +7,8 @@
  * before the prepared blobs take memory: the load peak is not the whole
  * file plus the parsed model. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +25,10 @@ struct artifact {
     char *path;
     uint8_t *map;
     size_t size;
+    bool in_place;  /* map_file: the file mapped, nothing copied (read_range checks only) */
     int fd;         /* open while blobs remain to read (defer_blob_read), else -1 */
     uint64_t *span; /* defer_blob_read: per blob, its offset and where its gap starts */
+    uint64_t *boff; /* per blob, its offset */
     const uint8_t *manifest;
     size_t man_len;
     artifact_blob *blobs;
@@ -52,9 +56,18 @@ static int all_zero(const uint8_t *p, uint64_t n)
 }
 
 /* Copies bytes [from, to) of the file into the same place of the copy
- * (defer_blob_read; the range was checked against the file size). */
+ * (defer_blob_read; the range was checked against the file size). Mapped
+ * in place: checks that the file still holds them (a page past its end would
+ * raise SIGBUS). */
 static ait_status read_range(artifact *a, uint64_t from, uint64_t to, ait_error *e)
 {
+    if (a->in_place) { /* the mapping is the file: only that it still holds the range */
+        struct stat st;
+        if (fstat(a->fd, &st) != 0 || (uint64_t)st.st_size < to)
+            return err_set(e, AIT_E_IO, "%s: read failed: the file shrank while being read",
+                           a->path);
+        return AIT_OK;
+    }
     if (lseek(a->fd, (off_t)from, SEEK_SET) != (off_t)from)
         return err_set(e, AIT_E_IO, "%s: seek failed: %s", a->path, strerror(errno));
     return file_read_fd(a->fd, a->map + from, (size_t)(to - from), a->path, e);
@@ -141,6 +154,9 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
         return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
                        (unsigned long long)count);
     a->count = (size_t)count;
+    if (!(a->boff = calloc(count ? (size_t)count : 1, sizeof *a->boff)))
+        return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
+                       (unsigned long long)count);
     if (a->fd >= 0 && !(a->span = calloc(2 * (count ? (size_t)count : 1), sizeof *a->span)))
         return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
                        (unsigned long long)count);
@@ -158,6 +174,7 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
                 "%s: blob '%s' lies outside the file (offset %llu, %llu bytes, file has %zu)", p,
                 name, (unsigned long long)off, (unsigned long long)len, a->size);
         a->blobs[i].name = (const char *)t + E_NAME;
+        a->boff[i] = off;
         if (a->span) { /* not read yet: no data until artifact_blob_read */
             a->span[2 * i] = pos;
             a->span[2 * i + 1] = off;
@@ -175,18 +192,68 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
     return AIT_OK;
 }
 
+/* Whether blob i's bytes (at its place in the copy or mapping) have its sha256. */
+static bool blob_hash_ok(const artifact *a, size_t i, const uint8_t *data)
+{
+    uint8_t sum[SHA256_BYTES];
+    sha256(data, (size_t)a->blobs[i].size, sum);
+    return memcmp(sum, a->blobs[i].sha256, SHA256_BYTES) == 0;
+}
+
+static ait_status hash_mismatch(const artifact *a, size_t i, ait_error *e)
+{
+    return err_set(e, AIT_E_SECURITY, "%s: blob '%s' sha256 mismatch (file corrupted)", a->path,
+                   a->blobs[i].name);
+}
+
 ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e)
 {
     if (i >= a->count)
         return err_set(e, AIT_E_INVALID_ARG, "%s: no blob %zu (%zu blobs)", a->path, i, a->count);
     if (!a->blobs[i].data)
         return err_set(e, AIT_E_INTERNAL, "%s: blob '%s' was not read", a->path, a->blobs[i].name);
-    uint8_t sum[SHA256_BYTES];
-    sha256(a->blobs[i].data, (size_t)a->blobs[i].size, sum);
-    if (memcmp(sum, a->blobs[i].sha256, SHA256_BYTES))
-        return err_set(e, AIT_E_SECURITY, "%s: blob '%s' sha256 mismatch (file corrupted)", a->path,
-                       a->blobs[i].name);
-    return AIT_OK;
+    return blob_hash_ok(a, i, a->blobs[i].data) ? AIT_OK : hash_mismatch(a, i, e);
+}
+
+/* Hashing blobs on every core (HASH_THREADS_MAX at most): the threads take
+ * the blobs in turn (an atomic counter), each blob whole, and record whether
+ * it matched; the caller then reports the first mismatch by index, so the
+ * refusal is the one a check in order would give. Below HASH_PAR_MIN bytes,
+ * or when no thread can be made, the calling thread hashes them all. */
+enum { HASH_THREADS_MAX = 4, HASH_PAR_MIN = 16 << 20 };
+
+typedef struct hash_work {
+    const artifact *a;
+    const size_t *idx; /* the blobs to hash */
+    size_t n;
+    size_t next;       /* the next of idx[] to take (atomic) */
+    bool *ok;          /* per idx[] entry */
+} hash_work;
+
+static void *hash_worker(void *arg)
+{
+    hash_work *w = arg;
+    for (;;) {
+        size_t k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (k >= w->n) return NULL;
+        size_t i = w->idx[k];
+        w->ok[k] = blob_hash_ok(w->a, i, w->a->map + w->a->boff[i]);
+    }
+}
+
+static void hash_blobs(const artifact *a, const size_t *idx, size_t n, bool *ok)
+{
+    hash_work w = {.a = a, .idx = idx, .n = n, .ok = ok};
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < n; k++) bytes += a->blobs[idx[k]].size;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int helpers = bytes < HASH_PAR_MIN || cpus < 2 ? 0
+                  : (int)(cpus < HASH_THREADS_MAX ? cpus : HASH_THREADS_MAX) - 1;
+    pthread_t th[HASH_THREADS_MAX];
+    int made = 0;
+    while (made < helpers && pthread_create(&th[made], NULL, hash_worker, &w) == 0) made++;
+    hash_worker(&w);
+    for (int t = 0; t < made; t++) pthread_join(th[t], NULL);
 }
 
 /* What the caller expects: the model and this machine. */
@@ -206,8 +273,11 @@ static ait_status check_fit(artifact *a, const artifact_expect *x, ait_error *e)
  * nothing depends on the file, so truncating, replacing or editing it cannot
  * raise SIGBUS or change a session, and every hash is checked on this copy.
  * Anonymous pages keep the 4096 alignment of the blobs and can be handed
- * back with madvise (artifact_blob_release). */
-static ait_status map_file(artifact *a, bool deferred, ait_error *e)
+ * back with madvise (artifact_blob_release). With in_place (map_file) the
+ * file is mapped read-only instead, its page-cache pages used as they are
+ * (no copy, no new memory; every check the same, on the mapping), and the
+ * load then depends on the file staying as it is (artifact.h). */
+static ait_status map_file(artifact *a, bool deferred, bool in_place, ait_error *e)
 {
     int fd;
     struct stat st;
@@ -219,7 +289,16 @@ static ait_status map_file(artifact *a, bool deferred, ait_error *e)
     }
     a->size = (size_t)st.st_size;
     ait_status s = AIT_OK;
-    if (a->size) {
+    if (a->size && in_place) {
+        void *m = mmap(NULL, a->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (m == MAP_FAILED)
+            s = err_set(e, AIT_E_IO, "%s: cannot map %zu bytes: %s", a->path, a->size,
+                        strerror(errno));
+        else {
+            a->map = m;
+            a->in_place = true;
+        }
+    } else if (a->size) {
         void *m = mmap(NULL, a->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
             s = err_set(e, AIT_E_NOMEM, "%s: no memory for %zu bytes", a->path, a->size);
@@ -238,6 +317,53 @@ static ait_status map_file(artifact *a, bool deferred, ait_error *e)
     return s;
 }
 
+/* Every blob whose data is not set yet (read: copied from the file first,
+ * with its gap, as artifact_blob_read does, in file order), then hashed on
+ * every core (hash_blobs); data is set in order up to the first refusal, which
+ * is the one artifact_blob_read in order would give. Without read, the blobs
+ * are in place already (an open that is not deferred): they are hashed. */
+static ait_status check_blobs(artifact *a, bool read, ait_error *e)
+{
+    size_t *idx = malloc((a->count ? a->count : 1) * sizeof *idx), n = 0;
+    bool *ok = calloc(a->count ? a->count : 1, sizeof *ok);
+    if (!idx || !ok) {
+        free(idx);
+        free(ok);
+        return err_set(e, AIT_E_NOMEM, "%s: out of memory for %zu blobs", a->path, a->count);
+    }
+    ait_error read_err = {0};
+    ait_status rs = AIT_OK;
+    for (size_t i = 0; i < a->count; i++) {
+        if (read && a->blobs[i].data) continue; /* read and checked before */
+        if (read) {
+            if (a->fd < 0 && !a->in_place)
+                rs = err_set(&read_err, AIT_E_INTERNAL, "%s: the file is closed", a->path);
+            else {
+                uint64_t gap = a->span[2 * i], off = a->span[2 * i + 1];
+                rs = read_range(a, gap, off + a->blobs[i].size, &read_err);
+                if (rs == AIT_OK) rs = check_gap(a, gap, off, a->blobs[i].name, &read_err);
+            }
+            if (rs != AIT_OK) break;
+        }
+        idx[n++] = i;
+    }
+    hash_blobs(a, idx, n, ok);
+    ait_status s = AIT_OK;
+    for (size_t k = 0; k < n && s == AIT_OK; k++) {
+        if (!ok[k]) s = hash_mismatch(a, idx[k], e);
+        else a->blobs[idx[k]].data = a->map + a->boff[idx[k]];
+    }
+    if (s != AIT_OK && !read) /* the open fails: nothing handed out */
+        for (size_t k = 0; k < n; k++) a->blobs[idx[k]].data = NULL;
+    if (s == AIT_OK && rs != AIT_OK) {
+        s = rs;
+        if (e) *e = read_err;
+    }
+    free(idx);
+    free(ok);
+    return s;
+}
+
 ait_status artifact_open(const char *path, const artifact_expect *x, artifact **out, ait_error *e)
 {
     *out = NULL;
@@ -250,11 +376,10 @@ ait_status artifact_open(const char *path, const artifact_expect *x, artifact **
     }
     a->fd = -1;
     uint64_t tab_off = 0, count = 0;
-    ait_status s = map_file(a, x->defer_blob_read, e);
+    ait_status s = map_file(a, x->defer_blob_read, x->map_file, e);
     if (s == AIT_OK) s = check_header(a, x, &tab_off, &count, e);
     if (s == AIT_OK) s = check_table(a, tab_off, count, e);
-    for (size_t i = 0; s == AIT_OK && !x->defer_blob_hash && !a->span && i < a->count; i++)
-        s = artifact_blob_verify(a, i, e);
+    if (s == AIT_OK && !x->defer_blob_hash && !a->span) s = check_blobs(a, 0, e);
     if (s == AIT_OK) s = check_fit(a, x, e);
     if (s != AIT_OK) {
         artifact_close(a);
@@ -269,6 +394,7 @@ void artifact_close(artifact *a)
     if (!a) return;
     if (a->fd >= 0) close(a->fd);
     free(a->span);
+    free(a->boff);
     if (a->map) munmap(a->map, a->size);
     free(a->blobs);
     free(a->path);
@@ -292,7 +418,7 @@ ait_status artifact_blob_read(artifact *a, const artifact_blob *b, ait_error *e)
 
 ait_status artifact_blob_read_rest(artifact *a, ait_error *e)
 {
-    for (size_t i = 0; i < a->count; i++) TRY(artifact_blob_read(a, &a->blobs[i], e));
+    TRY(check_blobs(a, 1, e));
     if (a->fd >= 0) {
         close(a->fd);
         a->fd = -1;

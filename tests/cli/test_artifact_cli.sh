@@ -64,6 +64,15 @@ check tune-native-mlp 0 "saved $tmp/mlp.ait" "$ait" tune "$mlp" --batch-sizes 1 
 check run-native-frees 0 "weights 0\.0[0-9] MiB" "$ait" run "$tmp/mlp.ait" --repeat 1 \
   --input "$data/models/mlp.in.0.npz" --output-dir "$tmp/mlp-out"
 same_outputs native-frees-outputs "$tmp/mlp-out" "$data/models/mlp.out.0.npz" 1e-4
+# The same artifact mapped in place (--map): the same outputs; a damaged or cut file refused
+# as the copy refuses it.
+check run-map 0 "the file mapped in place" "$ait" run "$tmp/mlp.ait" --repeat 1 --map \
+  --input "$data/models/mlp.in.0.npz" --output-dir "$tmp/mlp-map"
+same_outputs map-outputs "$tmp/mlp-map" "$data/models/mlp.out.0.npz" 1e-4
+cmp -s "$tmp/mlp-map/outputs.npz" "$tmp/mlp-out/outputs.npz" ||
+  { fail=$((fail + 1)); echo "FAIL map-bitwise: outputs differ from the copy's"; }
+check refuse-corrupt-map 1 "bad.ait: manifest sha256 mismatch" "$ait" run "$tmp/bad.ait" --dim seq=16 --map
+check refuse-truncated-map 1 "short.ait: truncated" "$ait" run "$tmp/short.ait" --map
 check run-native-frees-fallback 0 "weights 0\.0[0-9] MiB" "$ait" run "$tmp/mlp.ait" --repeat 1 \
   --fallback-untuned
 check run-untuned-keeps 0 "weights 95\.[0-9]+ MiB" "$ait" run "$mlp" --repeat 1

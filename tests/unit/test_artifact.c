@@ -244,16 +244,32 @@ static void test_writer_errors(void **state)
 
 /* ---- refusals ----------------------------------------------------------- */
 
-/* Opens p expecting a refusal whose message names p and contains `what`. */
+/* Opens p expecting a refusal whose message names p and contains `what`:
+ * read into memory (x as given), then the file mapped in place (map_file),
+ * whole and with the blobs read one by one (defer_blob_read): the mapping
+ * refuses all that the copy refuses, with the same message. */
 static void expect_refused(const char *p, const artifact_expect *x, const char *what)
 {
-    ait_error e = {0};
-    artifact *a = NULL;
-    ait_status s = artifact_open(p, x, &a, &e);
-    if (s == AIT_OK) fail_msg("%s opened but should be refused (%s)", p, what ? what : "");
-    assert_null(a);
-    assert_non_null(strstr(e.msg, p));
-    if (what && !strstr(e.msg, what)) fail_msg("message '%s' lacks '%s'", e.msg, what);
+    artifact_expect given = x ? *x : (artifact_expect){0};
+    for (int mode = 0; mode < 3; mode++) {
+        artifact_expect m = given;
+        if (mode) m.map_file = 1;
+        if (mode == 2) m.defer_blob_read = 1;
+        ait_error e = {0};
+        artifact *a = NULL;
+        ait_status s = artifact_open(p, mode ? &m : x, &a, &e);
+        if (s == AIT_OK && mode == 2) { /* refused when the blobs are read, or not at all */
+            s = artifact_blob_read_rest(a, &e);
+            artifact_close(a);
+            a = NULL;
+        }
+        if (s == AIT_OK)
+            fail_msg("%s opened but should be refused (%s; %s)", p, what ? what : "",
+                     mode == 0 ? "copied" : mode == 1 ? "mapped" : "mapped, blobs read later");
+        assert_null(a);
+        assert_non_null(strstr(e.msg, p));
+        if (what && !strstr(e.msg, what)) fail_msg("message '%s' lacks '%s'", e.msg, what);
+    }
 }
 
 static void test_every_byte(void **state)
@@ -637,6 +653,109 @@ static void test_deferred_read(void **state)
     close(fd);
 }
 
+/* map_file: the blobs are the file's pages, in place (4096-aligned in the
+ * mapping), checked as a copy's are: a byte changed after the open is refused
+ * when its blob is read and the blob never handed out; a file that shrinks
+ * before a blob is read is refused ("shrank"), not a SIGBUS. (The
+ * refusals of every damaged, cut or crafted file: expect_refused.) */
+static void test_mapped(void **state)
+{
+    (void)state;
+    char p[128];
+    path_in(p, sizeof p, "mapped.ait");
+    ait_error e = {0};
+    assert_int_equal(write_test(p, "ab12", NULL, &e), AIT_OK);
+    artifact *a;
+    artifact_expect whole = {.map_file = 1};
+    assert_int_equal(artifact_open(p, &whole, &a, &e), AIT_OK);
+    const artifact_blob *b = artifact_blob_find(a, "big");
+    assert_non_null(b);
+    assert_memory_equal(b->data, big, sizeof big);
+    assert_int_equal((uintptr_t)b->data % 4096, 0);
+    assert_ptr_equal(b->data, artifact_header(a) + 2 * 4096); /* in place: the file's layout */
+    assert_memory_equal(artifact_blob_find(a, "layer1.0/w")->data, "xyz", 3);
+    artifact_close(a);
+
+    artifact_expect x = {.map_file = 1, .defer_blob_read = 1};
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    b = artifact_blob_find(a, "big");
+    assert_null(b->data); /* not checked yet */
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t c, f;
+    assert_int_equal(pread(fd, &c, 1, 3 * 4096 + 10), 1); /* in 'big', after the open */
+    f = c ^ 1;
+    assert_int_equal(pwrite(fd, &f, 1, 3 * 4096 + 10), 1);
+    assert_int_equal(artifact_blob_read(a, b, &e), AIT_E_SECURITY);
+    assert_non_null(strstr(e.msg, "blob 'big' sha256 mismatch"));
+    assert_null(b->data);
+    assert_int_equal(pwrite(fd, &c, 1, 3 * 4096 + 10), 1);
+    assert_int_equal(artifact_blob_read_rest(a, &e), AIT_OK);
+    assert_memory_equal(b->data, big, sizeof big);
+    artifact_close(a);
+
+    /* The file shrinks between the open and the read of its last blob. */
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    assert_int_equal(ftruncate(fd, 3 * 4096 + 100), 0); /* within 'big' */
+    assert_int_equal(artifact_blob_read_rest(a, &e), AIT_E_IO);
+    assert_non_null(strstr(e.msg, "shrank"));
+    assert_null(artifact_blob_find(a, "big")->data);
+    artifact_close(a);
+    close(fd);
+}
+
+/* Blobs of 16 MB or more in all are hashed on every core (hash_blobs): a
+ * byte changed in the third of four 6 MB blobs is refused naming that blob,
+ * copied and mapped, and the two before it are handed out, as in order. */
+static void test_parallel_hash(void **state)
+{
+    (void)state;
+    char p[128];
+    path_in(p, sizeof p, "par.ait");
+    enum { N = 4, SZ = 6 << 20 };
+    uint8_t *buf = malloc(SZ);
+    assert_non_null(buf);
+    for (size_t i = 0; i < SZ; i++) buf[i] = (uint8_t)(i * 13 + (i >> 12));
+    ait_error e = {0};
+    artifact_writer *w;
+    assert_int_equal(artifact_writer_begin(p, NULL, &w, &e), AIT_OK);
+    assert_int_equal(artifact_writer_manifest(w, manifest, strlen(manifest), &e), AIT_OK);
+    const char *names[N] = {"b0", "b1", "b2", "b3"};
+    for (int i = 0; i < N; i++) assert_int_equal(artifact_writer_blob(w, names[i], buf, SZ, &e), AIT_OK);
+    assert_int_equal(artifact_writer_finish(w, &e), AIT_OK);
+    for (int mode = 0; mode < 2; mode++) {
+        artifact_expect x = {.defer_blob_read = 1, .map_file = mode};
+        artifact *a;
+        assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+        assert_int_equal(artifact_blob_read_rest(a, &e), AIT_OK);
+        for (int i = 0; i < N; i++) assert_memory_equal(artifact_blob_find(a, names[i])->data, buf, SZ);
+        artifact_close(a);
+    }
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    artifact *a;
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
+    long at = (long)(artifact_blob_find(a, "b2")->data - artifact_header(a)) + 12345;
+    artifact_close(a);
+    uint8_t c, f;
+    assert_int_equal(pread(fd, &c, 1, at), 1);
+    f = c ^ 0x10;
+    assert_int_equal(pwrite(fd, &f, 1, at), 1);
+    for (int mode = 0; mode < 2; mode++) {
+        artifact_expect x = {.defer_blob_read = 1, .map_file = mode};
+        assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+        assert_int_equal(artifact_blob_read_rest(a, &e), AIT_E_SECURITY);
+        assert_non_null(strstr(e.msg, "blob 'b2' sha256 mismatch"));
+        assert_non_null(artifact_blob_find(a, "b1")->data);
+        assert_null(artifact_blob_find(a, "b2")->data);
+        assert_null(artifact_blob_find(a, "b3")->data);
+        artifact_close(a);
+    }
+    expect_refused(p, NULL, "blob 'b2' sha256 mismatch");
+    close(fd);
+    free(buf);
+}
+
 /* A FIFO or a folder given as an artifact is refused at once, naming it. */
 static void test_not_regular(void **state)
 {
@@ -681,6 +800,8 @@ int main(void)
         cmocka_unit_test(test_concurrent_saves),
         cmocka_unit_test(test_detached_after_load),
         cmocka_unit_test(test_deferred_read),
+        cmocka_unit_test(test_mapped),
+        cmocka_unit_test(test_parallel_hash),
         cmocka_unit_test(test_not_regular),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
