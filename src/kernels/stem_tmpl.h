@@ -15,6 +15,18 @@
 #endif
 #undef STEM_ACC
 #define STEM_ACC (VL == 8 ? 12 : 24)
+/* The tiles' loops unrolled (taps, pixels, vectors); in the sanitizer
+ * build not: the same loads and stores, each checked, but ASan and UBSan's
+ * checks on every unrolled copy made this file 307 of that build's CPU
+ * seconds (57 without the unrolling), its longest compile by far. */
+#ifndef STEM_UNROLL
+#define STEM_UNROLL_(x) _Pragma(#x)
+#if defined(__SANITIZE_ADDRESS__)
+#define STEM_UNROLL(n) STEM_UNROLL_(GCC unroll 1)
+#else
+#define STEM_UNROLL(n) STEM_UNROLL_(GCC unroll n)
+#endif
+#endif
 
 /* Outputs [ox, ox + R) of row oy, r channels (VL: unmasked) of w's panel
  * at cw, every tap inside the image; T = c * kh * kw taps in wv (T, R, KW
@@ -26,16 +38,16 @@ KV(stem_blk)(const knhwc_geom *g, const float *x, const V *wv, V b, int64_t oy, 
 {
     const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
     V a[STEM_R];
-#pragma GCC unroll 8
+    STEM_UNROLL(8)
     for (int j = 0; j < R; j++) a[j] = b;
-#pragma GCC unroll 32
+    STEM_UNROLL(32)
     for (int t = 0; t < T; t++) {
         const int ci = t % CI, kx = (t / CI) % KW, ky = t / CI / KW;
         const float *xp = x + (g->c0 + ci) * plane + (iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw;
-#pragma GCC unroll 8
+        STEM_UNROLL(8)
         for (int j = 0; j < R; j++) a[j] = vfma(vset1(xp[j * g->sw]), wv[t], a[j]);
     }
-#pragma GCC unroll 8
+    STEM_UNROLL(8)
     for (int j = 0; j < R; j++) {
         V v = KV(vfun)(a[j], act.f, act.a, act.b);
         if (r == VL) vstore(y + (ox + j) * ldy, v);
@@ -52,7 +64,7 @@ KV(stem_pxn)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int64
 {
     const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
     V a[STEM_NV];
-#pragma GCC unroll 4
+    STEM_UNROLL(4)
     for (int v = 0; v < NV; v++) a[v] = b[v];
     for (int64_t ky = 0; ky < g->kh; ky++) {
         const int64_t iy = iy0 + ky * g->dh;
@@ -63,12 +75,12 @@ KV(stem_pxn)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int64
             for (int64_t ci = 0; ci < g->c; ci++) {
                 const V xv = vset1(x[(g->c0 + ci) * plane + iy * g->w + ix]);
                 const int64_t t = (ky * g->kw + kx) * g->c + ci;
-#pragma GCC unroll 4
+                STEM_UNROLL(4)
                 for (int v = 0; v < NV; v++) a[v] = vfma(xv, wv[v * KSTEM_TAPS + t], a[v]);
             }
         }
     }
-#pragma GCC unroll 4
+    STEM_UNROLL(4)
     for (int v = 0; v < NV; v++) {
         const V o = KV(vfun)(a[v], act.f, act.a, act.b);
         if (v + 1 < NV || r == VL) vstore(y + ox * ldy + v * VL, o);
@@ -126,25 +138,25 @@ KV(stem_tile)(const knhwc_geom *g, const float *x, const V *wv, const V *b, int6
 {
     const int64_t plane = g->h * g->w, iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl;
     V a[STEM_ACC];
-#pragma GCC unroll 24
+    STEM_UNROLL(24)
     for (int j = 0; j < R * NV; j++) a[j] = b[j % NV];
-#pragma GCC unroll 32
+    STEM_UNROLL(32)
     for (int t = 0; t < T; t++) {
         const int ci = t % CI, kx = (t / CI) % KW, ky = t / CI / KW;
         const float *xp = x + (g->c0 + ci) * plane + (iy0 + ky * g->dh) * g->w + ix0 + kx * g->dw;
         V w[STEM_NV];
-#pragma GCC unroll 4
+        STEM_UNROLL(4)
         for (int v = 0; v < NV; v++) w[v] = wv[v * KSTEM_TAPS + t];
-#pragma GCC unroll 24
+        STEM_UNROLL(24)
         for (int j = 0; j < R; j++) {
             const V xv = vset1(xp[j * g->sw]);
-#pragma GCC unroll 4
+            STEM_UNROLL(4)
             for (int v = 0; v < NV; v++) a[j * NV + v] = vfma(xv, w[v], a[j * NV + v]);
         }
     }
-#pragma GCC unroll 24
+    STEM_UNROLL(24)
     for (int j = 0; j < R; j++)
-#pragma GCC unroll 4
+        STEM_UNROLL(4)
         for (int v = 0; v < NV; v++)
             vstore(y + (ox + j) * ldy + v * VL, KV(vfun)(a[j * NV + v], act.f, act.a, act.b));
 }
