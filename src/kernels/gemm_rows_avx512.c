@@ -19,46 +19,7 @@
 #define T512 __attribute__((target("avx512f,fma")))
 #define UNROLL _Pragma("GCC unroll 32")
 
-/* The epilogue of one vector in form FORM (gemm_kern.h): bc the column
- * bias, lo and hi Clip's bounds; ANY the general code on fl (its pointers
- * at the group's row 0 and the chunk's column 0). */
-T512 static inline __m512 rows_fuse(__m512 v, int form, const gemm_fuse *fl, __m512 bc, __m512 lo, __m512 hi,
-                                    int i, int j, __mmask16 mk)
-{
-    const __m512 zero = _mm512_setzero_ps();
-    switch (form) {
-    case GEMM_FORM_NONE: return v;
-    case GEMM_FORM_BIAS: return _mm512_add_ps(v, bc);
-    case GEMM_FORM_RELU: return _mm512_max_ps(_mm512_add_ps(v, bc), zero); /* NaN: 0 */
-    case GEMM_FORM_CLIP: return _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_add_ps(v, bc)));
-    default: break;
-    }
-    if (fl->scale != 1.0f) v = _mm512_mul_ps(v, _mm512_set1_ps(fl->scale));
-    if (fl->brow) v = _mm512_add_ps(v, _mm512_set1_ps(fl->brow[i]));
-    if (fl->bcol) v = _mm512_add_ps(v, bc);
-    __m512 rv = zero;
-    if (fl->res) rv = _mm512_maskz_loadu_ps(mk, fl->res + i * fl->ldr + j);
-    if (fl->res && !fl->res_after) v = _mm512_fmadd_ps(_mm512_set1_ps(fl->rk), rv, v);
-    switch (fl->act) {
-    case GEMM_FUSE_RELU: v = _mm512_max_ps(v, zero); break;
-    case GEMM_FUSE_CLIP: v = _mm512_min_ps(_mm512_set1_ps(fl->hi), _mm512_max_ps(_mm512_set1_ps(fl->lo), v)); break;
-    case GEMM_FUSE_LEAKY:
-        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_set1_ps(fl->lo));
-        break;
-    case GEMM_FUSE_HARDSIGMOID:
-        v = _mm512_fmadd_ps(v, _mm512_set1_ps(fl->lo), _mm512_set1_ps(fl->hi));
-        v = _mm512_min_ps(_mm512_max_ps(v, zero), _mm512_set1_ps(1.0f));
-        break;
-    case GEMM_FUSE_HARDSWISH: {
-        __m512 h = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6), _mm512_set1_ps(0.5f));
-        v = _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(h, zero), _mm512_set1_ps(1.0f)));
-        break;
-    }
-    default: break;
-    }
-    if (fl->res && fl->res_after) v = _mm512_fmadd_ps(_mm512_set1_ps(fl->rk), rv, v);
-    return v;
-}
+#include "kernels/gemm_fuse512.h"
 
 /* One group of R rows (A's at ap, C's at cp) by one chunk of NV vectors
  * at column j of B's 32-wide panels (sb floats apart), the chunk's last
@@ -90,7 +51,7 @@ T512 static inline __m512 rows_fuse(__m512 v, int form, const gemm_fuse *fl, __m
         UNROLL for (int i = 0; i < R; i++) UNROLL for (int v = 0; v < NV; v++) {              \
             __mmask16 m1 = v == NV - 1 ? mk : 0xffff;                                         \
             _mm512_mask_storeu_ps(cp + i * ldc + j + 16 * v, m1,                              \
-                                  rows_fuse(r[i][v], FORM, &fl, bc[v], lo, hi, i, 16 * v, m1)); \
+                                  fuse512f(r[i][v], FORM, &fl, bc[v], lo, hi, i, 16 * v, m1)); \
         }                                                                                     \
     } while (0)
 
