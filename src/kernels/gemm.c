@@ -426,6 +426,10 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         gemv(jb, n0, n1, pbuf);
         return;
     }
+    if (jb->rows1) { /* its own groups and chunks: no width per call */
+        skinny_rows1(jb, n0, n1, pbuf);
+        return;
+    }
     const int NR = kr->nr, VW = kr->skinny_vw;
     const int nvmax = jb->snv > 0 && jb->snv < kr->skinny_nv ? jb->snv : kr->skinny_nv;
     /* B's columns per call: the widest tile past M = 16 while those columns
@@ -437,10 +441,6 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
     int width = g->m <= GEMM_SKINNY_M ? VW * (jb->snv > 0 ? nvmax : small_nv(kr, (int)g->m)) / NR * NR
                                       : (int)min64(VW * nvmax / NR * NR, fit);
     if (width < NR) width = NR;
-    if (jb->rows1) {
-        skinny_rows1(jb, n0, n1, pbuf);
-        return;
-    }
     if (jb->rows_outer) { /* a call's rows through every column, then the next */
         int rows = kr->skinny_rows[(min64(width, n1 - n0) + VW - 1) / VW - 1];
         int64_t wv = (n1 - n0 + VW - 1) / VW;
