@@ -816,12 +816,18 @@ bool nat_conv_stem(const built *bm, const nat_step *st)
     return nat_conv_band(bm, st, &dw) && !dw && conv_stem(bm, st);
 }
 
+void nat_window_rows(int64_t h, int64_t k, int64_t s, int64_t d, int64_t pt, int64_t oy0, int64_t oy1,
+                     int64_t *r0, int64_t *r1)
+{
+    const int64_t a = oy0 * s - pt, b = (oy1 - 1) * s - pt + (k - 1) * d + 1;
+    *r0 = a < 0 ? 0 : a > h ? h : a;
+    *r1 = b > h ? h : b < *r0 ? *r0 : b;
+}
+
 void nat_conv_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1)
 {
-    const int64_t *q = st->geo, pt = q[G_P0] & 0xffffffff;
-    const int64_t a = oy0 * q[G_S0] - pt, b = (oy1 - 1) * q[G_S0] - pt + (q[G_KH] - 1) * q[G_D0] + 1;
-    *r0 = a < 0 ? 0 : a > q[G_H] ? q[G_H] : a;
-    *r1 = b > q[G_H] ? q[G_H] : b < *r0 ? *r0 : b;
+    const int64_t *q = st->geo;
+    nat_window_rows(q[G_H], q[G_KH], q[G_S0], q[G_D0], q[G_P0] & 0xffffffff, oy0, oy1, r0, r1);
 }
 
 void nat_conv_dims(const nat_step *st, int64_t *n, int64_t *h, int64_t *oh)

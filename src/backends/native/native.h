@@ -446,6 +446,11 @@ bool nat_conv_stem(const built *bm, const nat_step *st);
 void nat_conv_dims(const nat_step *st, int64_t *n, int64_t *h, int64_t *oh);
 int64_t nat_conv_row_bytes(const nat_step *st, bool out);
 void nat_conv_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1);
+/* The input rows [*r0, *r1) (clipped to the h rows) that output rows [oy0,
+ * oy1) of a window of k rows, stride s, dilation d and top padding pt read:
+ * nat_conv_in_rows', and nat_pool_in_rows' for a pool. */
+void nat_window_rows(int64_t h, int64_t k, int64_t s, int64_t d, int64_t pt, int64_t oy0, int64_t oy1,
+                     int64_t *r0, int64_t *r1);
 /* Runs such a step for output rows [oy0, oy1) of image im, as its run
  * does for all of them: the GEMM's rows for those pixels, or the
  * depthwise kernel on the input rows they read (bias, activation,

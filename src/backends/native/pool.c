@@ -65,12 +65,19 @@ static ait_status pool_take(built *bm, int i, nat_step *st, bool *taken)
     return AIT_OK;
 }
 
+/* The kernel's geometry from a pool step's (nat_pool_geo checked that it
+ * fits in int), oh x ow outputs an image. */
+static kpool_geom pool_geom(const int64_t *q, int64_t oh, int64_t ow)
+{
+    return (kpool_geom){(int)q[P_N], (int)q[P_C], (int)q[P_H], (int)q[P_W], (int)q[P_KH], (int)q[P_KW],
+                        (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)q[P_PT],
+                        (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)oh, (int)ow, (int)q[P_INCL]};
+}
+
 void nat_avgpool_run(const built *bm, const int64_t *q, int64_t oh, int64_t ow, bool nhwc,
                      const float *x, float *y)
 {
-    kpool_geom g = {(int)q[P_N], (int)q[P_C], (int)q[P_H], (int)q[P_W], (int)q[P_KH], (int)q[P_KW],
-                    (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)q[P_PT],
-                    (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)oh, (int)ow, (int)q[P_INCL]};
+    kpool_geom g = pool_geom(q, oh, ow);
     (nhwc ? kpool_nhwc : kpool_run)(KPOOL_AVG, &g, x, y, bm->threads);
 }
 
@@ -92,10 +99,7 @@ static ait_status pool_run(built *bm, const nat_step *st)
     const node *n = &bm->g->nodes[st->node];
     const int64_t *q = st->geo;
     const tensor *y = &bm->vals[n->out[0]].t;
-    kpool_geom g = {(int)q[P_N], (int)q[P_C], (int)q[P_H], (int)q[P_W], (int)q[P_KH], (int)q[P_KW],
-                    (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)q[P_PT],
-                    (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)y->dims[2], (int)y->dims[3],
-                    (int)q[P_INCL]};
+    kpool_geom g = pool_geom(q, y->dims[2], y->dims[3]);
     const kpool_kind k = strcmp(n->op, "MaxPool") ? KPOOL_AVG : KPOOL_MAX;
     const float *x = bm->vals[n->in[0]].cur->data;
     if (!st->nhwc) {
@@ -151,9 +155,7 @@ int64_t nat_pool_row_bytes(const built *bm, const nat_step *st, bool out)
 void nat_pool_in_rows(const nat_step *st, int64_t oy0, int64_t oy1, int64_t *r0, int64_t *r1)
 {
     const int64_t *q = st->geo;
-    const int64_t a = oy0 * q[P_SH] - q[P_PT], b = (oy1 - 1) * q[P_SH] - q[P_PT] + (q[P_KH] - 1) * q[P_DH] + 1;
-    *r0 = a < 0 ? 0 : a > q[P_H] ? q[P_H] : a;
-    *r1 = b > q[P_H] ? q[P_H] : b < *r0 ? *r0 : b;
+    nat_window_rows(q[P_H], q[P_KH], q[P_SH], q[P_DH], q[P_PT], oy0, oy1, r0, r1);
 }
 
 ait_status nat_pool_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0, int64_t oy1)
@@ -164,10 +166,9 @@ ait_status nat_pool_rows(built *bm, const nat_step *st, int64_t im, int64_t oy0,
     if (oy1 <= oy0) return AIT_OK;
     /* one image, its first output row the band's: the same windows, top pad
      * counted as before (pool_taps measures it from the window's start) */
-    kpool_geom g = {1, (int)q[P_C], (int)q[P_H], (int)q[P_W], (int)q[P_KH], (int)q[P_KW],
-                    (int)q[P_SH], (int)q[P_SW], (int)q[P_DH], (int)q[P_DW], (int)(q[P_PT] - oy0 * q[P_SH]),
-                    (int)q[P_PL], (int)q[P_PB], (int)q[P_PR], (int)(oy1 - oy0), (int)y->dims[3],
-                    (int)q[P_INCL]};
+    kpool_geom g = pool_geom(q, oy1 - oy0, y->dims[3]);
+    g.n = 1;
+    g.pt = (int)(q[P_PT] - oy0 * q[P_SH]);
     const int64_t row = q[P_C] * y->dims[3]; /* floats of an output row */
     kpool_nhwc(strcmp(n->op, "MaxPool") ? KPOOL_AVG : KPOOL_MAX, &g,
                (const float *)bm->vals[n->in[0]].cur->data + im * q[P_H] * q[P_W] * q[P_C],
