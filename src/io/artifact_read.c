@@ -145,6 +145,16 @@ static ait_status check_gap(const artifact *a, uint64_t pos, uint64_t off, const
     return AIT_OK;
 }
 
+/* Blob i's bytes and the zero gap before it, from the file into the copy
+ * (or, mapped in place, the file still holding them): defer_blob_read. */
+static ait_status blob_fetch(artifact *a, size_t i, ait_error *e)
+{
+    if (a->fd < 0) return err_set(e, AIT_E_INTERNAL, "%s: the file is closed", a->path);
+    uint64_t gap = a->span[2 * i], off = a->span[2 * i + 1];
+    TRY(read_range(a, gap, off + a->blobs[i].size, e));
+    return check_gap(a, gap, off, a->blobs[i].name, e);
+}
+
 /* The blob table: names, canonical offsets, zero gaps. */
 static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait_error *e)
 {
@@ -335,16 +345,7 @@ static ait_status check_blobs(artifact *a, bool read, ait_error *e)
     ait_status rs = AIT_OK;
     for (size_t i = 0; i < a->count; i++) {
         if (read && a->blobs[i].data) continue; /* read and checked before */
-        if (read) {
-            if (a->fd < 0 && !a->in_place)
-                rs = err_set(&read_err, AIT_E_INTERNAL, "%s: the file is closed", a->path);
-            else {
-                uint64_t gap = a->span[2 * i], off = a->span[2 * i + 1];
-                rs = read_range(a, gap, off + a->blobs[i].size, &read_err);
-                if (rs == AIT_OK) rs = check_gap(a, gap, off, a->blobs[i].name, &read_err);
-            }
-            if (rs != AIT_OK) break;
-        }
+        if (read && (rs = blob_fetch(a, i, &read_err)) != AIT_OK) break;
         idx[n++] = i;
     }
     hash_blobs(a, idx, n, ok);
@@ -406,11 +407,8 @@ ait_status artifact_blob_read(artifact *a, const artifact_blob *b, ait_error *e)
     size_t i = (size_t)(b - a->blobs);
     if (i >= a->count) return err_set(e, AIT_E_INVALID_ARG, "%s: not a blob of it", a->path);
     if (b->data) return AIT_OK; /* read at open, or before */
-    if (a->fd < 0) return err_set(e, AIT_E_INTERNAL, "%s: the file is closed", a->path);
-    uint64_t gap = a->span[2 * i], off = a->span[2 * i + 1];
-    TRY(read_range(a, gap, off + b->size, e));
-    TRY(check_gap(a, gap, off, b->name, e));
-    a->blobs[i].data = a->map + off;
+    TRY(blob_fetch(a, i, e));
+    a->blobs[i].data = a->map + a->boff[i];
     ait_status s = artifact_blob_verify(a, i, e);
     if (s != AIT_OK) a->blobs[i].data = NULL; /* never handed out unchecked */
     return s;
