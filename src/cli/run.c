@@ -185,14 +185,6 @@ static int run_parse(int argc, char **argv, run_args *a)
     return -1;
 }
 
-/* The process's CPU time (every thread), in seconds. */
-static double proc_cpu_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The model or artifact at a->path, and a session on it (JIT and the cache
  * folder also from the environment, as documented). */
 static ait_status run_open(const run_args *a, ait_model **m, ait_session **s, ait_error *err)
@@ -202,10 +194,10 @@ static ait_status run_open(const run_args *a, ait_model **m, ait_session **s, ai
     if (a->key && !artifact_file_is(a->path))
         return err_set(err, AIT_E_SECURITY, "%s: not an artifact, so not signed; --trusted-key "
                        "runs signed artifacts only", a->path);
-    double w0 = now_sec(), c0 = proc_cpu_sec();
+    double w0 = now_sec(), c0 = process_cpu_sec();
     TRY(artifact_file_is(a->path) ? ait_artifact_load(a->path, &ao, m, err)
                                   : ait_model_load(a->path, m, err));
-    double w1 = now_sec(), c1 = proc_cpu_sec();
+    double w1 = now_sec(), c1 = process_cpu_sec();
     if (ait_model_note(*m)[0])
         fprintf(stderr, "ait run: warning: running untuned: %s\n", ait_model_note(*m));
     if (ait_model_input_count(*m) > 512 || ait_model_output_count(*m) > 512)
@@ -222,7 +214,7 @@ static ait_status run_open(const run_args *a, ait_model **m, ait_session **s, ai
     TRY(ait_session_create(*m, &so, s, err));
     printf("load   %.1f ms (CPU %.1f ms, every thread), session %.1f ms (CPU %.1f ms: builds "
            "and priming)%s\n", (w1 - w0) * 1e3, (c1 - c0) * 1e3, (now_sec() - w1) * 1e3,
-           (proc_cpu_sec() - c1) * 1e3, a->map ? ", the file mapped in place (--map)" : "");
+           (process_cpu_sec() - c1) * 1e3, a->map ? ", the file mapped in place (--map)" : "");
     return AIT_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "core/timer.h"
 #include "gemmtune/queue.h"
 
 /* Rough rates of this kind of host, one core: only the order matters.
@@ -94,9 +95,7 @@ void gt_queue_close(gt_queue *q)
 
 void gt_usage(double *wall, double *cpu)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    *wall = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    *wall = now_sec();
     struct rusage self, kids;
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &kids);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/timer.h"
 #include "ops/op.h"
 
 #define CHUNK 256
@@ -48,13 +49,6 @@ typedef struct stream_state {
     uint64_t key, next, live;
 } stream_state;
 
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The stream for this run, reserving `draws` draws. st: the node's state
  * (in scratch), used only without a seed. */
 static ait_status stream_open(op_ctx *c, stream_state *st, uint64_t draws, stream *s)
@@ -71,7 +65,7 @@ static ait_status stream_open(op_ctx *c, stream_state *st, uint64_t draws, strea
         return AIT_OK;
     }
     if (!st->live) {
-        st->key = mix64(clock_ns(CLOCK_REALTIME) ^ mix64(clock_ns(CLOCK_MONOTONIC)) ^
+        st->key = mix64((uint64_t)clock_ns(CLOCK_REALTIME) ^ mix64((uint64_t)clock_ns(CLOCK_MONOTONIC)) ^
                         mix64((uint64_t)(uintptr_t)st));
         st->next = 0;
         st->live = 1;

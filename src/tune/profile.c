@@ -21,9 +21,7 @@ static int64_t mono_ns(void *ctx)
 int64_t profile_thread_cpu_ns(void *ctx)
 {
     (void)ctx;
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return now_ns();
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 profile_clock_fn profile_clock(bool thread_cpu)
