@@ -14,19 +14,6 @@
 
 #include "kernels/gemm_fuse512.h"
 
-/* The column bias's vector at column j under mask mk (zeros without one). */
-T512 static inline __m512 fuse512_bias(const gemm_fuse *f, int j, __mmask16 mk)
-{
-    return f->bcol ? _mm512_maskz_loadu_ps(mk, f->bcol + j) : _mm512_setzero_ps();
-}
-
-T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j, __mmask16 mk)
-{
-    return fuse512c(v, f, fuse512_bias(f, j, mk), i, j, mk);
-}
-
-
-
 /* The packed path's zmm micro-kernels. Every line of the C tile is
  * prefetched before the loop (NV lines a row, not the first one only) and
  * B's micro-panel 16 k ahead: each jr step brings a new B micro-panel and C
@@ -64,7 +51,7 @@ T512 static inline __m512 fuse512(__m512 v, const gemm_fuse *f, int i, int j, __
     UNROLL for (int i = 0; i < TM; i++) UNROLL for (int j = 0; j < TN; j++) {                 \
         float *o = c + i * ldc + 16 * j;                                                      \
         __m512 v = acc ? _mm512_add_ps(_mm512_loadu_ps(o), r[i][j]) : r[i][j];                \
-        _mm512_storeu_ps(o, fuse512f(v, FORM, &fl, bc[j], lo, hi, i, 16 * j, 0xffff));        \
+        _mm512_storeu_ps(o, fuse512_f(v, FORM, &fl, bc[j], lo, hi, i, 16 * j, 0xffff));        \
     }
 
 UKR512(14, 2)
@@ -129,7 +116,7 @@ UKR512(28, 1)
     UNROLL for (int i = 0; i < TM; i++) UNROLL for (int j = 0; j < TN; j++) {                 \
         __mmask16 mk = j == TN - 1 ? tail : 0xffff;                                           \
         _mm512_mask_storeu_ps(out + i * ldo + 16 * j, mk,                                     \
-                              fuse512f(r[0][i][j], FORM, &fl, bc[j], lo, hi, i, 16 * j, mk)); \
+                              fuse512_f(r[0][i][j], FORM, &fl, bc[j], lo, hi, i, 16 * j, mk)); \
     }
 
 /* Skinny at one vector of columns (N <= 16) with A's rows contiguous (csa
@@ -183,7 +170,7 @@ UKR512(28, 1)
     UNROLL for (int i = 0; i < TM; i++) {                                                     \
         __m512 v = _mm512_add_ps(_mm512_permutex2var_ps(lo[i], iev, hi[i]),                   \
                                  _mm512_permutex2var_ps(lo[i], iod, hi[i]));                  \
-        _mm512_mask_storeu_ps(out + i * ldo, mk, fuse512f(v, FORM, &fl, bc, vlo, vhi, i, 0, mk)); \
+        _mm512_mask_storeu_ps(out + i * ldo, mk, fuse512_f(v, FORM, &fl, bc, vlo, vhi, i, 0, mk)); \
     }
 
 SKP512(1) SKP512(2) SKP512(3) SKP512(4) SKP512(5) SKP512(6)

@@ -51,7 +51,7 @@
         UNROLL for (int i = 0; i < R; i++) UNROLL for (int v = 0; v < NV; v++) {              \
             __mmask16 m1 = v == NV - 1 ? mk : 0xffff;                                         \
             _mm512_mask_storeu_ps(cp + i * ldc + j + 16 * v, m1,                              \
-                                  fuse512f(r[i][v], FORM, &fl, bc[v], lo, hi, i, 16 * v, m1)); \
+                                  fuse512_f(r[i][v], FORM, &fl, bc[v], lo, hi, i, 16 * v, m1)); \
         }                                                                                     \
     } while (0)
 
