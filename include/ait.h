@@ -741,6 +741,11 @@ typedef struct ait_artifact_options {
      * they run (replace artifacts by rename, never `cp` over a live one).
      * 0 (the default): the copy, which nothing done to the file affects. */
     int map_file;
+    /* Threads the load may use to check the blobs' sha256 (each blob whole on
+     * one thread; only when they hold 16 MiB or more): 0 (the default), up to
+     * 4 of the machine's online CPUs; 1, the calling thread alone; N, at most
+     * N (4 at most). The threads end before the load returns. */
+    int load_threads;
 } ait_artifact_options;
 
 /* Loads a .ait artifact: maps it, checks every hash, the CPU features it

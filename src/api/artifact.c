@@ -109,9 +109,12 @@ ait_status ait_artifact_load(const char *path, const ait_artifact_options *opts,
     if (!path || !out) return err_set(e, AIT_E_INVALID_ARG, "ait_artifact_load: NULL argument");
     ait_artifact_options o;
     TRY(OPTS_TAKE(o, opts, e));
+    if (o.load_threads < 0)
+        return err_set(e, AIT_E_INVALID_ARG, "%s: load_threads is %d (0: the library picks)", path,
+                       o.load_threads);
     artifact *a = NULL;
     artifact_expect x = {.defer_blob_read = 1, /* the blobs after the model (model_of) */
-                         .map_file = o.map_file};
+                         .map_file = o.map_file, .hash_threads = o.load_threads};
     ait_status s = artifact_open(path, &x, &a, &first);
     /* A trusted key: the header this load checked (which vouches for every
      * hash) must carry a signature by it; nothing is used otherwise, not even

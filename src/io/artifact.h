@@ -106,6 +106,8 @@ typedef struct artifact_expect {
                                load then depends on the file: truncated later, a blob
                                touched raises SIGBUS, and a file changed in place
                                changes what runs. For files replaced by rename only. */
+    int hash_threads;       /* threads that check the blobs' hashes: 0, up to 4 of the
+                               online CPUs; 1, the calling thread alone; N, at most N */
 } artifact_expect;
 
 /* Reads (or maps) path and checks it (x may be NULL: all checks, no model

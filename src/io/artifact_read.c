@@ -26,9 +26,10 @@ struct artifact {
     uint8_t *map;
     size_t size;
     bool in_place;  /* map_file: the file mapped, nothing copied (read_range checks only) */
+    int hash_threads; /* artifact_expect.hash_threads */
     int fd;         /* open while blobs remain to read (defer_blob_read), else -1 */
-    uint64_t *span; /* defer_blob_read: per blob, its offset and where its gap starts */
     uint64_t *boff; /* per blob, its offset */
+    uint64_t *gap;  /* defer_blob_read: per blob, where the zero gap before it starts */
     const uint8_t *manifest;
     size_t man_len;
     artifact_blob *blobs;
@@ -150,7 +151,7 @@ static ait_status check_gap(const artifact *a, uint64_t pos, uint64_t off, const
 static ait_status blob_fetch(artifact *a, size_t i, ait_error *e)
 {
     if (a->fd < 0) return err_set(e, AIT_E_INTERNAL, "%s: the file is closed", a->path);
-    uint64_t gap = a->span[2 * i], off = a->span[2 * i + 1];
+    uint64_t gap = a->gap[i], off = a->boff[i];
     TRY(read_range(a, gap, off + a->blobs[i].size, e));
     return check_gap(a, gap, off, a->blobs[i].name, e);
 }
@@ -167,7 +168,7 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
     if (!(a->boff = calloc(count ? (size_t)count : 1, sizeof *a->boff)))
         return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
                        (unsigned long long)count);
-    if (a->fd >= 0 && !(a->span = calloc(2 * (count ? (size_t)count : 1), sizeof *a->span)))
+    if (a->fd >= 0 && !(a->gap = calloc(count ? (size_t)count : 1, sizeof *a->gap)))
         return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
                        (unsigned long long)count);
     uint64_t pos = tab_off + count * ARTIFACT_ENTRY_SIZE;
@@ -185,9 +186,8 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
                 name, (unsigned long long)off, (unsigned long long)len, a->size);
         a->blobs[i].name = (const char *)t + E_NAME;
         a->boff[i] = off;
-        if (a->span) { /* not read yet: no data until artifact_blob_read */
-            a->span[2 * i] = pos;
-            a->span[2 * i + 1] = off;
+        if (a->gap) { /* not read yet: no data until artifact_blob_read */
+            a->gap[i] = pos;
         } else {
             TRY(check_gap(a, pos, off, a->blobs[i].name, e));
             a->blobs[i].data = a->map + off;
@@ -225,11 +225,12 @@ ait_status artifact_blob_verify(const artifact *a, size_t i, ait_error *e)
     return blob_hash_ok(a, i, a->blobs[i].data) ? AIT_OK : hash_mismatch(a, i, e);
 }
 
-/* Hashing blobs on every core (HASH_THREADS_MAX at most): the threads take
- * the blobs in turn (an atomic counter), each blob whole, and record whether
- * it matched; the caller then reports the first mismatch by index, so the
- * refusal is the one a check in order would give. Below HASH_PAR_MIN bytes,
- * or when no thread can be made, the calling thread hashes them all. */
+/* Hashing blobs on up to hash_threads threads (0: the online CPUs,
+ * HASH_THREADS_MAX at most): the threads take the blobs in turn (an atomic
+ * counter), each blob whole, and record whether it matched; the caller then
+ * reports the first mismatch by index, so the refusal is the one a check in
+ * order would give. Below HASH_PAR_MIN bytes, or when no thread can be made,
+ * the calling thread hashes them all. */
 enum { HASH_THREADS_MAX = 4, HASH_PAR_MIN = 16 << 20 };
 
 typedef struct hash_work {
@@ -256,7 +257,7 @@ static void hash_blobs(const artifact *a, const size_t *idx, size_t n, bool *ok)
     hash_work w = {.a = a, .idx = idx, .n = n, .ok = ok};
     uint64_t bytes = 0;
     for (size_t k = 0; k < n; k++) bytes += a->blobs[idx[k]].size;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = a->hash_threads > 0 ? a->hash_threads : sysconf(_SC_NPROCESSORS_ONLN);
     int helpers = bytes < HASH_PAR_MIN || cpus < 2 ? 0
                   : (int)(cpus < HASH_THREADS_MAX ? cpus : HASH_THREADS_MAX) - 1;
     pthread_t th[HASH_THREADS_MAX];
@@ -376,11 +377,12 @@ ait_status artifact_open(const char *path, const artifact_expect *x, artifact **
         return err_set(e, AIT_E_NOMEM, "%s: out of memory", path);
     }
     a->fd = -1;
+    a->hash_threads = x->hash_threads;
     uint64_t tab_off = 0, count = 0;
     ait_status s = map_file(a, x->defer_blob_read, x->map_file, e);
     if (s == AIT_OK) s = check_header(a, x, &tab_off, &count, e);
     if (s == AIT_OK) s = check_table(a, tab_off, count, e);
-    if (s == AIT_OK && !x->defer_blob_hash && !a->span) s = check_blobs(a, 0, e);
+    if (s == AIT_OK && !x->defer_blob_hash && !a->gap) s = check_blobs(a, 0, e);
     if (s == AIT_OK) s = check_fit(a, x, e);
     if (s != AIT_OK) {
         artifact_close(a);
@@ -394,7 +396,7 @@ void artifact_close(artifact *a)
 {
     if (!a) return;
     if (a->fd >= 0) close(a->fd);
-    free(a->span);
+    free(a->gap);
     free(a->boff);
     if (a->map) munmap(a->map, a->size);
     free(a->blobs);
