@@ -62,9 +62,19 @@ def _dtype_name(t):
 
 
 class Model:
-    """A loaded model: ONNX or a .ait artifact (tuned)."""
+    """A loaded model: ONNX or a .ait artifact (tuned).
 
-    def __init__(self, path):
+    An artifact's load options (ait_artifact_options; giving any of them
+    makes path an artifact): fallback_untuned runs the embedded model untuned
+    when the plan cannot be used here (note says why); trusted_key, a public
+    key's PEM path, refuses the artifact unless NAME.ait.sig is its
+    signature by that key; map_file uses the file's pages in place instead of
+    a copy (the file must then be replaced by rename only); load_threads caps
+    the threads that check the blobs' hashes (0: the library picks, 1: the
+    calling thread alone)."""
+
+    def __init__(self, path, fallback_untuned=None, trusted_key=None, map_file=None,
+                 load_threads=None):
         path = os.fspath(path)
         if os.path.isdir(path):
             raise Error("%s: is a directory, not a model (give an .onnx or .ait file)" % path,
@@ -72,7 +82,17 @@ class Model:
         self.path = path
         self._h = C.c_void_p()
         err = _lib.Error_()
-        _check(_L.ait_model_load(path.encode(), C.byref(self._h), C.byref(err)), err)
+        asked = (fallback_untuned, trusted_key, map_file, load_threads)
+        if all(a is None for a in asked):
+            _check(_L.ait_model_load(path.encode(), C.byref(self._h), C.byref(err)), err)
+            return
+        key = os.fspath(trusted_key).encode() if trusted_key is not None else None
+        ao = _lib.ArtifactOptions(size=C.sizeof(_lib.ArtifactOptions),
+                                  fallback_untuned=1 if fallback_untuned else 0, trusted_key=key,
+                                  map_file=1 if map_file else 0,
+                                  load_threads=int(load_threads or 0))
+        _check(_L.ait_artifact_load(path.encode(), C.byref(ao), C.byref(self._h), C.byref(err)),
+               err)
 
     def _infos(self, count, get):
         out = []

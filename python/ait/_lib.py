@@ -26,6 +26,11 @@ class SessionOptions(C.Structure):
                 ("contexts", C.c_int)]
 
 
+class ArtifactOptions(C.Structure):
+    _fields_ = [("size", C.c_size_t), ("fallback_untuned", C.c_int), ("trusted_key", C.c_char_p),
+                ("keep_weights", C.c_int), ("map_file", C.c_int), ("load_threads", C.c_int)]
+
+
 class InspectOptions(C.Structure):
     _fields_ = [("size", C.c_size_t), ("data_path", C.c_char_p), ("n_dims", C.c_int),
                 ("dim_names", C.POINTER(C.c_char_p)), ("dim_values", C.POINTER(C.c_int64)),
@@ -77,6 +82,7 @@ _PROTOS = {
     "ait_tensor_is_map": (C.c_int, [P]),
     "ait_tensor_is_none": (C.c_int, [P]),
     "ait_model_load": (C.c_int, [C.c_char_p, C.POINTER(P), ERR]),
+    "ait_artifact_load": (C.c_int, [C.c_char_p, C.POINTER(ArtifactOptions), C.POINTER(P), ERR]),
     "ait_model_free": (None, [P]),
     "ait_model_input_count": (C.c_int, [P]),
     "ait_model_output_count": (C.c_int, [P]),

@@ -143,6 +143,13 @@ def test_torch_module_tuned_saved_and_reloaded(torch_model, tmp_path):
         want = net(torch.from_numpy(x)).numpy()
     got = s.run({"x": x})["y"]
     assert np.abs(got - want).max() <= 1e-4 * max(1.0, np.abs(want).max())
+    # the same artifact mapped in place, hashed on the calling thread: the same outputs
+    m = ait.Model(art, map_file=True, load_threads=1)
+    assert m.tuned and np.array_equal(ait.Session(m).run({"x": x})["y"], got)
+    with pytest.raises(ait.Error, match="load_threads is -1"):
+        ait.Model(art, load_threads=-1)
+    with pytest.raises(ait.Error, match="net.onnx"):
+        ait.Model(path, map_file=True)  # an ONNX file is no artifact
 
 
 def test_tune_selects_and_quantises(torch_model):
