@@ -15,12 +15,46 @@
 #include "runtime/model.h"
 #include "runtime/plan.h"
 
+/* Before the fold of a model whose weights are borrowed (onnx_read): the
+ * borrowed constants a fold may read copied (tensor_own), so that no op
+ * reads a weight at the alignment the file gave it. Those are the inputs of
+ * nodes whose inputs are all constants, shapes (Shape and Size read only
+ * their input's shape: a schedule folds them) or such nodes' outputs (more
+ * than a fold takes: it also needs the op to fold), and every one in a
+ * model with subgraphs (they read the outer graph's). The rest stay
+ * borrowed until the load settles them (api/artifact.c). */
+static ait_status own_fold_inputs(graph *g, ait_error *e)
+{
+    bool sub = false;
+    for (int i = 0; i < g->n_nodes && !sub; i++)
+        for (int a = 0; a < g->nodes[i].n_attr; a++) sub |= g->nodes[i].attrs[a].g != NULL;
+    bool *maybe = calloc((size_t)g->n_vals + 1, sizeof *maybe); /* a constant, or may fold */
+    if (!maybe) return err_set(e, AIT_E_NOMEM, "out of memory");
+    for (int v = 0; v < g->n_vals; v++) maybe[v] = g->vals[v].konst != NULL;
+    ait_status s = AIT_OK;
+    for (int i = 0; i < g->n_nodes && s == AIT_OK; i++) {
+        const node *n = &g->nodes[i];
+        bool all = true;
+        bool shape = (!strcmp(n->op, "Shape") || !strcmp(n->op, "Size")) && !n->domain[0];
+        for (int k = 0; k < n->n_in && !shape; k++) all &= n->in[k] < 0 || maybe[n->in[k]];
+        for (int k = 0; all && k < n->n_out; k++)
+            if (n->out[k] >= 0) maybe[n->out[k]] = true;
+        for (int k = 0; all && k < n->n_in && s == AIT_OK; k++)
+            if (n->in[k] >= 0 && g->vals[n->in[k]].konst) s = tensor_own(g->vals[n->in[k]].konst, e);
+    }
+    for (int v = 0; sub && v < g->n_vals && s == AIT_OK; v++)
+        if (g->vals[v].konst) s = tensor_own(g->vals[v].konst, e);
+    free(maybe);
+    return s;
+}
+
 /* Builds a model from a serialised ModelProto. `name` names it in messages;
  * `dir` is the real folder for external data (NULL: refuse external data);
- * absent_ok: an artifact's lean model (onnx_read). */
+ * absent_ok: an artifact's lean model; borrow: its big weights point into
+ * buf (onnx_read), which must outlive them. */
 static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *name,
-                                    const char *dir, bool absent_ok, ait_model **out,
-                                    ait_error *e)
+                                    const char *dir, bool absent_ok, bool borrow,
+                                    ait_model **out, ait_error *e)
 {
     ait_model *m = calloc(1, sizeof *m);
     if (!m) return err_set(e, AIT_E_NOMEM, "out of memory");
@@ -29,7 +63,7 @@ static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *
     m->dir = dir ? strdup(dir) : NULL;
     if (!m->path || (dir && !m->dir)) s = err_set(e, AIT_E_NOMEM, "out of memory");
     onnx_model om;
-    if (s == AIT_OK) s = onnx_read(buf, len, m->path, m->dir, absent_ok, &om, e);
+    if (s == AIT_OK) s = onnx_read(buf, len, m->path, m->dir, absent_ok, borrow, &om, e);
     if (s == AIT_OK) {
         m->g = om.g;
         m->producer = om.producer;
@@ -40,6 +74,7 @@ static ait_status model_from_buffer(const uint8_t *buf, size_t len, const char *
         s = ops_bind(m->g, om.ml_opset, e);
         m->opset = m->g->opset;
     }
+    if (s == AIT_OK && borrow) s = own_fold_inputs(m->g, e);
     if (s == AIT_OK) s = graph_fold_constants(m->g, e);
     if (s != AIT_OK) {
         ait_model_free(m);
@@ -72,7 +107,7 @@ ait_status ait_model_load(const char *path, ait_model **out, ait_error *err)
     if (!realpath(d, real))
         s = err_set(e, AIT_E_IO, "%s: cannot resolve its folder: %s", path, strerror(errno));
     else
-        s = model_from_buffer(buf, len, path, real, false, out, e);
+        s = model_from_buffer(buf, len, path, real, false, false, out, e);
     free(buf);
     return s;
 }
@@ -85,14 +120,14 @@ ait_status ait_model_load_memory(const void *data, size_t len, const char *name,
     if (out) *out = NULL;
     if ((!data && len) || !out)
         return err_set(e, AIT_E_INVALID_ARG, "ait_model_load_memory: NULL argument");
-    return model_from_buffer(data, len, name ? name : "<memory>", NULL, false, out, e);
+    return model_from_buffer(data, len, name ? name : "<memory>", NULL, false, false, out, e);
 }
 
 ait_status model_load_embedded(const uint8_t *data, size_t len, const char *name, bool lean,
                                ait_model **out, ait_error *e)
 {
     *out = NULL;
-    return model_from_buffer(data, len, name, NULL, lean, out, e);
+    return model_from_buffer(data, len, name, NULL, lean, true, out, e);
 }
 
 void ait_model_free(ait_model *m)

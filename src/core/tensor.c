@@ -157,6 +157,20 @@ ait_status tensor_alloc_zeroed(tensor *t, ait_error *e)
     return AIT_OK;
 }
 
+ait_status tensor_own(tensor *t, ait_error *e)
+{
+    if (t->owned || !t->data || t->kind != VAL_TENSOR || t->dtype == AIT_STRING) return AIT_OK;
+    size_t n = tensor_nbytes(t);
+    void *d = aligned_malloc(n ? n : 1); /* written whole below: not zeroed */
+    if (!d) return err_set(e, AIT_E_NOMEM, "out of memory copying %zu bytes", n);
+    memcpy(d, t->data, n);
+    t->data = d;
+    t->owned = true;
+    t->cap = n;
+    t->room = 0;
+    return AIT_OK;
+}
+
 static void seq_clear(tensor *t)
 {
     for (int i = 0; i < t->n_items; i++) tensor_release(&t->items[i]);

@@ -58,6 +58,10 @@ ait_status tensor_alloc(tensor *t, ait_error *e);
 /* The same, every element zero (strings NULL) also in a buffer kept from an
  * earlier run: for an op that writes only some of its output. */
 ait_status tensor_alloc_zeroed(tensor *t, ait_error *e);
+/* Makes a tensor whose data is borrowed (not owned: a constant's bytes in
+ * the buffer its model was read from) own a copy of it, 64-byte aligned
+ * like tensor_alloc's; nothing for any other. */
+ait_status tensor_own(tensor *t, ait_error *e);
 /* Frees owned storage (and a sequence's items) and makes t a tensor again. */
 void tensor_release(tensor *t);
 /* Makes dst a deep copy of src of any kind, reusing dst's storage. */

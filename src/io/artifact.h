@@ -122,10 +122,12 @@ size_t artifact_blob_count(const artifact *a);
 const artifact_blob *artifact_blob_at(const artifact *a, size_t i);
 /* The blob named name, or NULL. */
 const artifact_blob *artifact_blob_find(const artifact *a, const char *name);
-/* Drops the whole pages of blob b from this process's memory (the mapping
- * stays valid: a page touched again is read again from the file), for a
- * blob whose bytes were copied out, like the embedded model once parsed. */
-void artifact_blob_release(const artifact *a, const artifact_blob *b);
+/* Drops the whole pages inside p[0..n) (bytes of a's blobs) from this
+ * process's memory (the mapping stays valid: a page touched again reads as
+ * zeros in the copy, again from the file when mapped), for bytes nothing
+ * reads again, like the embedded model's once parsed, but for the weights
+ * its graph keeps in place. */
+void artifact_release(const artifact *a, const uint8_t *p, size_t n);
 /* For an open with defer_blob_read: copies blob b from the file into
  * memory and checks its padding and sha256 (nothing if it is read already),
  * so a blob can be used and released before the next takes memory; b->data

@@ -284,7 +284,7 @@ static ait_status check_fit(artifact *a, const artifact_expect *x, ait_error *e)
  * nothing depends on the file, so truncating, replacing or editing it cannot
  * raise SIGBUS or change a session, and every hash is checked on this copy.
  * Anonymous pages keep the 4096 alignment of the blobs and can be handed
- * back with madvise (artifact_blob_release). With in_place (map_file) the
+ * back with madvise (artifact_release). With in_place (map_file) the
  * file is mapped read-only instead, its page-cache pages used as they are
  * (no copy, no new memory; every check the same, on the mapping), and the
  * load then depends on the file staying as it is (artifact.h). */
@@ -450,13 +450,14 @@ const artifact_blob *artifact_blob_find(const artifact *a, const char *name)
     return NULL;
 }
 
-void artifact_blob_release(const artifact *a, const artifact_blob *b)
+void artifact_release(const artifact *a, const uint8_t *p, size_t n)
 {
     long pg = sysconf(_SC_PAGESIZE);
-    if (!a->map || !b || pg <= 0 || b->data < a->map || b->data >= a->map + a->size)
+    if (!a->map || !p || pg <= 0 || p < a->map || p >= a->map + a->size ||
+        n > (size_t)(a->map + a->size - p))
         return; /* not (or no longer) in the mapping */
-    uintptr_t lo = ((uintptr_t)b->data + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
-    uintptr_t hi = ((uintptr_t)b->data + (uintptr_t)b->size) & ~((uintptr_t)pg - 1);
+    uintptr_t lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t hi = ((uintptr_t)p + (uintptr_t)n) & ~((uintptr_t)pg - 1);
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failure is harmless */
 }
 

@@ -27,9 +27,16 @@ typedef struct onnx_model {
 /* Reads the model in buf. `name` names it in messages and must outlive the
  * graph (graph.path points to it); `dir` is the real folder for external
  * data (NULL refuses external data); absent_ok accepts initializers left out
- * (ONNX_ABSENT_LOCATION), else they are refused. On failure *out is cleared. */
+ * (ONNX_ABSENT_LOCATION), else they are refused. With borrow, the top
+ * graph's initializers of ONNX_BORROW_MIN bytes or more kept as raw_data
+ * (not strings, not 4- or 2-bit types, not external) are not copied: their
+ * tensors' data points at their bytes in buf, at whatever alignment the file
+ * gives them, not owned (owned false, cap 0), so buf must outlive them and
+ * the caller copies what it keeps unaligned (tensor_own). On failure *out is
+ * cleared. */
+#define ONNX_BORROW_MIN ((size_t)64 << 10)
 ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const char *dir,
-                     bool absent_ok, onnx_model *out, ait_error *e);
+                     bool absent_ok, bool borrow, onnx_model *out, ait_error *e);
 
 /* The lean model: the ModelProto in buf with the data of the top-level
  * initializers named names[i] (i < n) left out (ONNX_ABSENT_LOCATION, with

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "io/onnx.h"
+#include "io/onnx_strip.h"
 #include "io/onnx_tensor.h"
 #include "io/pb_depth.h"
 #include "onnx.pb-c.h"
@@ -20,6 +21,7 @@ typedef struct loader {
     int n_external;  /* tensors read from external data files */
     bool absent_ok;  /* initializers left out are accepted (onnx_read) */
     int n_absent;
+    bool borrowed;   /* the top graph's raw_data point into the caller's buffer (borrow) */
 } loader;
 
 static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *parent, graph **out);
@@ -274,7 +276,10 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
         int id = graph_add_value(g, tp->name);
         if (id < 0) s = err_set(L->e, AIT_E_NOMEM, "out of memory");
         const char *absent = tensor_proto_absent(tp);
+        bool top = L->borrowed && L->depth == 1; /* raw_data in the caller's buffer */
         if (s == AIT_OK && absent) s = initializer_absent(L, g, id, tp, absent, what);
+        else if (s == AIT_OK && top)
+            s = tensor_borrow_proto(tp, L->dir, &g->vals[id].konst, what, L->e);
         else if (s == AIT_OK) s = tensor_from_proto(tp, L->dir, &g->vals[id].konst, what, L->e);
         L->n_external += !absent && tensor_proto_external(tp);
         /* Copied: free protobuf-c's copy of the bytes now (free_unpacked
@@ -282,7 +287,7 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
          * (file, proto, tensors) at the peak of a load. */
         Onnx__TensorProto *own = gp->initializer[i];
         if (s == AIT_OK && own->has_raw_data && own->raw_data.data) {
-            free(own->raw_data.data); /* protobuf-c's default allocator is malloc */
+            if (!top) free(own->raw_data.data); /* protobuf-c's default allocator is malloc */
             own->raw_data.data = NULL;
             own->raw_data.len = 0;
         }
@@ -344,12 +349,58 @@ static ait_status load_graph(loader *L, const Onnx__GraphProto *gp, graph *paren
     return AIT_OK;
 }
 
+/* The model in buf unpacked into *mp (NULL: not a valid model); with borrow,
+ * without its top graph's raw_data (onnx_strip_raw), which then point into
+ * buf (*borrowed; protobuf-c must not free them: unborrow). Fails only for
+ * memory. */
+static ait_status unpack(const uint8_t *buf, size_t len, bool borrow, Onnx__ModelProto **mp,
+                         bool *borrowed, ait_error *e)
+{
+    uint8_t *lean = NULL;
+    size_t lean_len = 0, n = 0;
+    onnx_span *sp = NULL;
+    *borrowed = false;
+    *mp = NULL;
+    if (borrow) TRY(onnx_strip_raw(buf, len, &lean, &lean_len, &sp, &n, e));
+    if (lean) {
+        *mp = onnx__model_proto__unpack(NULL, lean_len, lean);
+        free(lean);
+        if (*mp && (*mp)->graph && (*mp)->graph->n_initializer == n) {
+            for (size_t i = 0; i < n; i++) {
+                Onnx__TensorProto *tp = (*mp)->graph->initializer[i];
+                if (!sp[i].set) continue;
+                tp->has_raw_data = 1;
+                tp->raw_data.data = (uint8_t *)sp[i].p;
+                tp->raw_data.len = sp[i].len;
+            }
+            *borrowed = true;
+        } else if (*mp) { /* not as scanned (cannot happen): unpacked as it is */
+            onnx__model_proto__free_unpacked(*mp, NULL);
+            *mp = NULL;
+        }
+        free(sp);
+    }
+    if (!*borrowed) *mp = onnx__model_proto__unpack(NULL, len, buf);
+    return AIT_OK;
+}
+
+/* Forgets the borrowed raw_data before protobuf-c frees the rest. */
+static void unborrow(Onnx__ModelProto *mp)
+{
+    for (size_t i = 0; mp->graph && i < mp->graph->n_initializer; i++) {
+        mp->graph->initializer[i]->raw_data.data = NULL;
+        mp->graph->initializer[i]->raw_data.len = 0;
+    }
+}
+
 ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const char *dir,
-                     bool absent_ok, onnx_model *out, ait_error *e)
+                     bool absent_ok, bool borrow, onnx_model *out, ait_error *e)
 {
     memset(out, 0, sizeof *out);
     TRY(pb_check_model(buf, len, name, e));
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    bool borrowed;
+    Onnx__ModelProto *mp;
+    TRY(unpack(buf, len, borrow, &mp, &borrowed, e));
     if (!mp)
         return err_set(e, AIT_E_PARSE, "%s: not a valid ONNX model (the protobuf is truncated or "
                        "corrupt)", name);
@@ -366,11 +417,13 @@ ait_status onnx_read(const uint8_t *buf, size_t len, const char *name, const cha
     if (s == AIT_OK && !mp->graph) s = err_set(e, AIT_E_PARSE, "%s: the model has no graph", name);
     if (s == AIT_OK && mp->n_opset_import == 0) out->opset = 1; /* IR < 3 default */
     if (s == AIT_OK) {
-        loader L = {.path = name, .dir = dir, .opset = out->opset, .e = e, .absent_ok = absent_ok};
+        loader L = {.path = name, .dir = dir, .opset = out->opset, .e = e, .absent_ok = absent_ok,
+                    .borrowed = borrowed};
         s = load_graph(&L, mp->graph, NULL, &out->g);
         out->n_external = L.n_external;
         out->n_absent = L.n_absent;
     }
+    if (borrowed) unborrow(mp);
     onnx__model_proto__free_unpacked(mp, NULL);
     if (s != AIT_OK) onnx_model_clear(out);
     return s;

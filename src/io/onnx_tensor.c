@@ -261,6 +261,26 @@ ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tenso
     return AIT_OK;
 }
 
+ait_status tensor_borrow_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
+                               const char *what, ait_error *e)
+{
+    ait_dtype dt = (ait_dtype)tp->data_type;
+    if (!tp->has_raw_data || tensor_proto_external(tp) || dt == AIT_STRING ||
+        dtype_bits(dt) < 8 || tp->raw_data.len < ONNX_BORROW_MIN)
+        return tensor_from_proto(tp, dir, out, what, e);
+    int64_t numel;
+    tensor *t;
+    TRY(shape_of(tp, &t, &numel, what, e));
+    ait_status s = storage_fits(tp, dir, numel, what, e); /* raw_data's length: the shape's */
+    if (s != AIT_OK) {
+        free(t);
+        return s;
+    }
+    t->data = tp->raw_data.data; /* not owned: the caller's bytes */
+    *out = t;
+    return AIT_OK;
+}
+
 ait_status tensor_from_pb(const uint8_t *buf, size_t len, tensor **out, char **name,
                           const char *what, ait_error *e)
 {

@@ -16,4 +16,8 @@ ait_status tensor_shape_from_proto(const Onnx__TensorProto *tp, tensor **out, co
  * folder for external data (NULL refuses external data). */
 ait_status tensor_from_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
                              const char *what, ait_error *e);
+/* The same, but tp's raw_data (onnx_read's borrow: the caller's buffer) not
+ * copied where it may be borrowed (io/onnx.h): the tensor points at it. */
+ait_status tensor_borrow_proto(const Onnx__TensorProto *tp, const char *dir, tensor **out,
+                               const char *what, ait_error *e);
 #endif

@@ -517,16 +517,18 @@ static bool plan_releases(const void *ctx, int slot, int pos, const node *n, int
 }
 
 /* Frees the data of the constants drop says (a malloc'd per-value answer,
- * freed here; NULL: none), trims the heap; the bytes freed. */
+ * freed here; NULL: none), trims the heap; the bytes freed. A constant
+ * whose data is borrowed (an artifact's model blob: api/artifact.c) lets go
+ * of it; its pages go with the blob's. */
 static size_t drop_data(graph *g, bool *drop)
 {
     if (!drop) return 0;
     size_t freed = 0;
     for (int v = 0; v < g->n_vals; v++) {
         tensor *t = g->vals[v].konst;
-        if (!drop[v] || !t->owned || !t->data) continue;
+        if (!drop[v] || !t->data) continue;
         freed += tensor_nbytes(t);
-        tensor_release(t);
+        tensor_release(t); /* borrowed: data NULL, nothing freed */
     }
     free(drop);
     return freed;

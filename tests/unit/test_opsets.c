@@ -93,7 +93,7 @@ static void check_versions(const char *rel, const want *w, int n)
     size_t len = 0;
     onnx_model om;
     if (file_read_all(path, ONNX_MAX_MODEL_BYTES, &buf, &len, &e) != AIT_OK ||
-        onnx_read(buf, len, path, NULL, false, &om, &e) != AIT_OK)
+        onnx_read(buf, len, path, NULL, false, false, &om, &e) != AIT_OK)
         fail_msg("%s", e.msg);
     free(buf);
     if (ops_bind(om.g, om.ml_opset, &e) != AIT_OK) fail_msg("%s", e.msg);

@@ -21,6 +21,9 @@
 
 #include "testutil.h"
 #include "api/artifact_load.h"
+#include "api/model_load.h"
+#include "io/file.h"
+#include "io/onnx.h"
 #include "io/artifact.h"
 #include "io/sign.h"
 #include "runtime/model.h"
@@ -257,6 +260,17 @@ static void round_trip_on(const char *be)
     if (ait_artifact_load(art, NULL, &a, &e) != AIT_OK) fail_msg("%s", e.msg);
     assert_true(a->freed_at_load > 0);
     assert_true(released_weights(a) >= 4);
+    /* What it holds is copied, or borrowed from the model's blob 64-byte
+     * aligned (settle_weights): the file clobbered below changes neither. */
+    const artifact_blob *mb = artifact_blob_find(a->art, PLAN_MODEL_BLOB);
+    assert_non_null(mb);
+    for (int v = 0; v < a->g->n_vals; v++) {
+        const tensor *k = a->g->vals[v].konst;
+        if (!k || !k->data || k->owned) continue;
+        assert_true((const uint8_t *)k->data >= mb->data &&
+                    (const uint8_t *)k->data + tensor_nbytes(k) <= mb->data + mb->size);
+        assert_true(((uintptr_t)k->data & 63) == 0);
+    }
     ait_session *sa; /* made before the file is clobbered, run after */
     if (ait_session_create(a, NULL, &sa, &e) != AIT_OK) fail_msg("%s", e.msg);
     /* The loaded model owns everything it runs on: the runs below (prepared
@@ -373,6 +387,86 @@ static void test_baseline_inline(void **state)
     tune_report_free(rep);
     ait_inspection_free(h);
     ait_model_free(m);
+}
+
+/* The embedded model's parse borrows its big weights (onnx_read's borrow):
+ * mobilenetv2's bytes in a 64-byte aligned buffer, as an artifact's blob is
+ * (4096): every initializer of ONNX_BORROW_MIN bytes or more that no fold
+ * may read is the buffer's bytes, not a copy, equal to the copied parse's;
+ * the smaller ones are owned copies. Its Conv weight 'onnx::Conv_610' lies
+ * 64-byte aligned in the file, so it stays where it is (the others copied
+ * as the load's settle_weights does) through a session's runs, whose
+ * outputs are the copied model's bit for bit. */
+static void test_borrowed_weights(void **state)
+{
+    (void)state;
+    ait_error e = {0};
+    const char *path = test_data("models/mobilenetv2.onnx");
+    uint8_t *file;
+    size_t len;
+    if (file_read_all(path, ONNX_MAX_MODEL_BYTES, &file, &len, &e) != AIT_OK) fail_msg("%s", e.msg);
+    uint8_t *buf = aligned_malloc(len);
+    assert_non_null(buf);
+    memcpy(buf, file, len);
+    free(file);
+    ait_model *m, *ref = test_load(path);
+    if (model_load_embedded(buf, len, path, false, &m, &e) != AIT_OK) fail_msg("%s", e.msg);
+    assert_int_equal(m->g->n_vals, ref->g->n_vals);
+    int borrowed = 0;
+    const tensor *conv = NULL;
+    for (int v = 0; v < m->g->n_vals; v++) {
+        tensor *t = m->g->vals[v].konst, *r = ref->g->vals[v].konst;
+        if (!t) continue;
+        assert_non_null(r);
+        assert_string_equal(m->g->vals[v].name, ref->g->vals[v].name);
+        size_t n = tensor_nbytes(t);
+        assert_int_equal(n, tensor_nbytes(r));
+        assert_memory_equal(t->data, r->data, n);
+        bool inside = (const uint8_t *)t->data >= buf && (const uint8_t *)t->data + n <= buf + len;
+        assert_true(inside == !t->owned);
+        if (n < ONNX_BORROW_MIN) assert_true(t->owned);
+        if (!inside) continue;
+        borrowed++;
+        if (!strcmp(m->g->vals[v].name, "onnx::Conv_610")) conv = t;
+    }
+    assert_true(borrowed >= 10);
+    assert_non_null(conv);
+    assert_true(((uintptr_t)conv->data & 63) == 0);
+    const void *at = conv->data;
+    for (int v = 0; v < m->g->n_vals; v++) {
+        tensor *t = m->g->vals[v].konst;
+        if (t && !t->owned && ((uintptr_t)t->data & 63)) assert_int_equal(tensor_own(t, &e), AIT_OK);
+    }
+    ait_value_info vi;
+    assert_int_equal(ait_model_input(m, 0, &vi), AIT_OK);
+    int64_t dims[AIT_MAX_RANK];
+    for (int i = 0; i < vi.rank; i++) dims[i] = vi.dims[i] > 0 ? vi.dims[i] : 1;
+    ait_tensor *in = ait_tensor_create(AIT_F32, vi.rank, dims);
+    assert_non_null(in);
+    float *x = ait_tensor_data(in);
+    for (int64_t i = 0; i < tensor_numel(in); i++) x[i] = (float)((i * 7919) % 255) / 255.0f - 0.5f;
+    ait_session *s, *sr;
+    assert_int_equal(ait_session_create(m, NULL, &s, &e), AIT_OK);
+    assert_int_equal(ait_session_create(ref, NULL, &sr, &e), AIT_OK);
+    for (int round = 0; round < 2; round++) {
+        ait_tensor *out[4], *want[4];
+        int n_out = ait_model_output_count(m);
+        assert_true(n_out <= 4);
+        if (ait_session_run(s, &in, 1, out, n_out) != AIT_OK) fail_msg("%s", ait_session_error(s));
+        if (ait_session_run(sr, &in, 1, want, n_out) != AIT_OK) fail_msg("%s", ait_session_error(sr));
+        assert_true(test_max_err(out, want, n_out) == 0);
+        for (int j = 0; j < n_out; j++) {
+            ait_tensor_free(out[j]);
+            ait_tensor_free(want[j]);
+        }
+        assert_ptr_equal(conv->data, at); /* still the buffer's bytes */
+    }
+    ait_session_free(s);
+    ait_session_free(sr);
+    ait_tensor_free(in);
+    ait_model_free(m);
+    ait_model_free(ref);
+    aligned_free(buf);
 }
 
 /* Copies the artifact and changes byte at `off`. */
@@ -1035,6 +1129,7 @@ int main(void)
         cmocka_unit_test(test_native_round_trip),
         cmocka_unit_test(test_onednn_round_trip),
         cmocka_unit_test(test_baseline_inline),
+        cmocka_unit_test(test_borrowed_weights),
         cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_fallback_signature),
