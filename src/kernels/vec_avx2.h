@@ -66,6 +66,8 @@ static inline void vstoren_u8_avx2(uint8_t *p, __m256 v, size_t r)
 #define vpow2i(n)                                                                          \
     _mm256_castsi256_ps(                                                                   \
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+/* p * 2^n for whole n in [-127, 127] (2^-127 read as 0) */
+#define vscalef(p, n) _mm256_mul_ps(p, vpow2i(n))
 static inline float vhsum_avx2(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

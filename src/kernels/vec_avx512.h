@@ -44,6 +44,9 @@ static inline __m512 vrcp_avx512(__m512 a)
 #define vpow2i(n)                                                                          \
     _mm512_castsi512_ps(                                                                   \
         _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23))
+/* p * 2^n for whole n, any n (0 below the denormals, inf above 2^127) */
+#define vscalef(p, n) _mm512_scalef_ps(p, n)
+#define KVEC_SCALEF_ANY
 #define vhsum(v) _mm512_reduce_add_ps(v)
 #define vhmax(v) _mm512_reduce_max_ps(v)
 /* VL floats p[0], p[s], ..., p[(VL-1)*s]; reads nothing past the last */

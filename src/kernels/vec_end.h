@@ -30,6 +30,8 @@
 #undef vcopysign
 #undef vround
 #undef vpow2i
+#undef vscalef
+#undef KVEC_SCALEF_ANY
 #undef vhsum
 #undef vhmax
 #undef vloads

@@ -1,7 +1,8 @@
 /* Functions built on one ISA's primitives (included by vec_<isa>.h; names
  * carry the ISA through KV()). exp is a range reduction to [-ln2/2, ln2/2]
- * and a degree-6 polynomial (relative error near 2e-7), clamped to
- * [-87.3, 88]; erf is a rational function (below), its division by vrcp
+ * and a degree-7 polynomial (relative error near 2e-7), clamped to
+ * [-87.3, 88]; the sigmoid and SiLU take their exp(-x) from a degree-5
+ * one (below); erf is a rational function (below), its division by vrcp
  * (an approximation and a Newton step where the ISA has one). */
 #include "kernels/act.h"
 #define KCAT2(a, b) a##_##b
@@ -21,12 +22,54 @@ static inline V KV(vexp)(V x)
     p = vfma(p, r, vset1(1.6666665459e-1f));
     p = vfma(p, r, vset1(5.0000001201e-1f));
     p = vfma(p, vmul(r, r), vadd(r, vset1(1.0f)));
-    return vmul(p, vpow2i(n));
+    return vscalef(p, n);
 }
 
+/* 1 + exp(-x), for the sigmoid and SiLU: exp(-u) = 2^n exp(-s), s = u + n
+ * ln2 in [-ln2/2, ln2/2], exp(-s) by a degree-5 minimax polynomial, 2^n by
+ * vscalef, ln2 one constant where vfma is fused. Relative error of x / (1 +
+ * exp(-x)) near 3e-7 against float64 over [-3e38, 3e38] (vmul(x,
+ * vsigmoid) on vexp: 2.2e-7), in about half the vector operations (SiLU in
+ * 0.6 of the CPU time on AVX-512: bench/RESULTS.md, branch dw).
+ * u = min(x, 88): above it exp(-x) is below float's normals and 1 +
+ * exp(-x) is 1; a NaN x becomes 88 (x86 min's second operand), the caller's
+ * x carries it. Where vscalef takes any n, x -> -inf gives 1 + inf and
+ * x / inf = -0; else u is clamped at -87.3 too (n <= 126). */
+static inline V KV(vexpn1)(V x)
+{
+    V u = vmin(x, vset1(88.0f));
+#ifndef KVEC_SCALEF_ANY
+    u = vmax(u, vset1(-87.33654f));
+#endif
+    const V n = vround(vmul(u, vset1(-1.44269504088896341f)));
+#ifdef KVEC_PLAIN /* a * b + c rounded twice: ln2 in vexp's two parts, n * the first exact */
+    const V s = vfma(n, vset1(-2.12194440e-4f), vfma(n, vset1(0.693359375f), u));
+#else
+    const V s = vfma(n, vset1(0.693147182f), u);
+#endif
+    V p = vfma(vset1(-8.297654800e-03f), s, vset1(4.191538319e-02f));
+    p = vfma(p, s, vset1(-1.666757464e-01f));
+    p = vfma(p, s, vset1(4.999889433e-01f));
+    p = vfma(p, s, vset1(-9.999997020e-01f));
+    p = vfma(p, s, vset1(1.000000119e+00f));
+    return vadd(vset1(1.0f), vscalef(p, n));
+}
+
+/* x clamped at -87.3 first: sigmoid(-inf) is 0 (1 / (1 + inf)), not NaN */
 static inline V KV(vsigmoid)(V x)
 {
-    return vdiv(vset1(1.0f), vadd(vset1(1.0f), KV(vexp)(vsub(vzero(), x))));
+    return vdiv(vset1(1.0f), KV(vexpn1)(vmax(x, vset1(-87.33654f))));
+}
+
+/* x / (1 + exp(-x)); where vexpn1 clamps at -87.3, x too (else x below
+ * it over 1 + exp(87.3): -3.5 for -3.3e38, not 0), a NaN kept */
+static inline V KV(vsilu)(V x)
+{
+#ifdef KVEC_SCALEF_ANY
+    return vdiv(x, KV(vexpn1)(x));
+#else
+    return vdiv(vmax(vset1(-87.33654f), x), KV(vexpn1)(x));
+#endif
 }
 
 /* tanh(|x|) = 1 - 2 / (exp(2|x|) + 1), the sign put back */
@@ -72,7 +115,7 @@ static inline __attribute__((always_inline)) V KV(vfun)(V x, kfun f, float a, fl
     case KF_HARDSIGMOID: return vmin(vmax(vfma(x, vset1(a), vset1(b)), vzero()), vset1(1.0f));
     case KF_HARDSWISH:
         return vmul(x, vmin(vmax(vfma(x, vset1(1.0f / 6), vset1(0.5f)), vzero()), vset1(1.0f)));
-    case KF_SILU: return vmul(x, KV(vsigmoid)(x));
+    case KF_SILU: return KV(vsilu)(x);
     case KF_GELU_ERF:
         return vmul(vmul(x, vset1(0.5f)),
                     vadd(vset1(1.0f), KV(verf)(vmul(x, vset1(0.70710678118654752f)))));

@@ -42,6 +42,7 @@ static inline float vpow2i_portable(float n)
 #define vcopysign(m, s) copysignf(m, s)
 #define vround(a) nearbyintf(a)
 #define vpow2i vpow2i_portable
+#define vscalef(p, n) ((p) * vpow2i_portable(n)) /* n whole in [-127, 127] (2^-127 read as 0) */
 #define vhsum(v) (v)
 #define vhmax(v) (v)
 #define vloads(p, s) ((void)(s), *(p))

@@ -76,6 +76,59 @@ static void test_eltwise_functions(void **state)
     }
 }
 
+/* The sigmoid and SiLU (vexpn1's degree-5 exp, one ln2 where the FMA is
+ * fused) against double: within 1e-6 relative (plus 1e-35: the values
+ * past float's normals) over [-87, 87] in steps that
+ * cross every power of two (the exponent's n), and at the ends: tiny,
+ * past the normals, huge, the infinities; SiLU carries a NaN. Not held:
+ * SiLU at -inf (NaN in double, as x * sigmoid(x); -inf or NaN here) and
+ * the sigmoid of a NaN (a number, as before). The GEMM epilogue's SiLU too. */
+static void test_sigmoid_silu_range(void **state)
+{
+    (void)state;
+    static const float ends[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, -3e-5f, 86.9f, -86.9f,
+                                 87.3f, -87.3f, 87.4f, -87.4f, 88.0f, -88.0f, 88.8f, -88.8f,
+                                 89.5f, -89.5f, 103.0f, -103.0f, 200.0f, -200.0f, 1e30f, -1e30f,
+                                 3.3e38f, -3.3e38f, INFINITY, -INFINITY, NAN};
+    const size_t ne = sizeof ends / sizeof *ends, nr = 17401, n = nr + ne;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    double *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < nr; i++) x[i] = -87.0f + 174.0f * (float)i / (float)(nr - 1);
+    memcpy(x + nr, ends, sizeof ends);
+    for (int silu = 0; silu < 2; silu++) {
+        const kfun f = silu ? KF_SILU : KF_SIGMOID;
+        kew_prog p = {.n = 1, .s = {{.op = KEW_FUN, .f = f}}};
+        float *zero = calloc(n, sizeof *zero);
+        gemm_epi e = {.bias_mode = GEMM_BIAS_COL, .bias = zero, .act = GEMM_ACT_SILU};
+        for (int epi = 0; epi < 1 + silu; epi++)
+            KC_EACH_ISA({
+                memset(y, 0xff, n * sizeof *y);
+                if (epi) { /* bias + SiLU after a GEMM (epi_tile's one pass), one row of C */
+                    memcpy(y, x, n * sizeof *y);
+                    for (size_t j0 = 0; j0 < n; j0 += 64)
+                        gemm_epi_tile(&e, y + j0, (int64_t)n, 0, (int64_t)j0, 1,
+                                      (int)(n - j0 < 64 ? n - j0 : 64));
+                } else
+                    kew_run(&p, x, y, n, kc_threads);
+                for (size_t i = 0; i < n; i++) {
+                    want[i] = kc_fun(f, x[i], 0, 0);
+                    if (isnan(x[i]) && silu && !isnan(y[i]))
+                        fail_msg("SiLU [isa %s]: NaN gives %g", kisa_name(kisa_active()), (double)y[i]);
+                    if (isnan(want[i])) { /* NaN, SiLU at -inf */
+                        y[i] = 0.0f;
+                        want[i] = 0.0;
+                    }
+                }
+                assert_true(kc_close(epi ? "SiLU epilogue" : silu ? "SiLU range" : "sigmoid range", y,
+                                     want, n, 1e-35, 1e-6));
+            });
+        free(zero);
+    }
+    free(x);
+    free(y);
+    free(want);
+}
+
 /* The GEMM epilogue's bias + GELU (erf form: a MatMul's, bert's written-out
  * GELU fused into it) against libm's erf in double, over [-40, 40] (both
  * tails, where erf is +-1 in float32, and the steep middle densely) and
@@ -470,6 +523,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa),
         cmocka_unit_test(test_eltwise_functions),
+        cmocka_unit_test(test_sigmoid_silu_range),
         cmocka_unit_test(test_epilogue_gelu_range),
         cmocka_unit_test(test_eltwise_hardswish_chain),
         cmocka_unit_test(test_eltwise_operands),
