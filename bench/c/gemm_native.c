@@ -18,7 +18,8 @@
  *   --skinny-nv  the skinny path's vectors per call (gemm_config's skinny_nv)
  *   --epi  also the default kernel with bias + relu fused ("+epi"), to
  *          show what the epilogue costs
- *   --vs SPEC  also the default kernel with another gemm_config, in the same
+ *   --vs SPEC  also the default kernel (with --kernels: each kernel listed) with
+ *          another gemm_config, in the same
  *          interleaved rounds (repeatable, up to 4): SPEC is KEY=N[,KEY=N..]
  *          with KEY kc, mc, nc, order, pa (pack_a), sv (skinny_nv), e.g.
  *          --vs pa=1,kc=384 (named "native:pa=1,kc=384")
@@ -247,11 +248,13 @@ int main(int argc, char **argv)
             e->packed = aligned_zalloc(bytes);
             gemm_pack_b(kr, b, nk ? 1 : s.n, nk ? s.k : 1, s.k, s.n, e->packed);
             gemm_packed_view(e->packed, bytes, &e->pb, NULL);
-            for (int v = 0; v < nvs && kr == gemm_kernel_best(); v++) { /* the --vs configs */
+            /* the --vs configs: on the default kernel, or on each one --kernels names */
+            for (int v = 0; v < nvs && (kernels || kr == gemm_kernel_best()) && ne + 2 < MAXE; v++) {
                 es[ne] = *e;
                 es[ne].packed = NULL; /* shares e's */
                 es[ne].cfg = &vs[v];
-                snprintf(es[ne].name, sizeof es[ne].name, "native:%s", vs_name[v]);
+                if (kernels) snprintf(es[ne].name, sizeof es[ne].name, "%s:%s", gemm_kernel_name(kr), vs_name[v]);
+                else snprintf(es[ne].name, sizeof es[ne].name, "native:%s", vs_name[v]);
                 ne++;
             }
             if (epi && kr == gemm_kernel_best()) { /* the same with the epilogue */

@@ -187,8 +187,9 @@ typedef struct gemm_config {
      * K), 3 as 1 with C's tiles streamed past the caches (GEMM_STREAM_ROWS),
      * 4 as 1 with a row's whole N per call where it is 5 or 6 vectors (the
      * kernel's skinny_wide: AVX-512's 14x32; elsewhere as 1), 5 as 1 in
-     * one call of the kernel's rows (gemm_rows_fn: AVX-512's 14x32;
-     * elsewhere, at a strided A or an epilogue after the store, as 1), 0
+     * one call of the kernel's rows (gemm_rows_fn: AVX-512's 14x32,
+     * AVX2's 6x16 and the portable 4x16; the other AVX-512 rows, a
+     * strided A or an epilogue after the store, as 1), 0
      * the default: 5 where gemm_skinny_rows1_default says, else 4 where
      * gemm_skinny_rows_default says (whole rows only at N of 5 or 6
      * vectors, so K <= GEMM_SKINNY_ROWS_K there), else 2 */

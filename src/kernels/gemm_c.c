@@ -90,3 +90,6 @@ static inline void gvc(int C, int64_t k, const float *a, int64_t csa, const floa
     }
 GVC(1) GVC(2) GVC(3) GVC(4)
 const gemm_gemv_fn gemm_gemv_c_16[GEMM_GEMV_NSC] = {gvc_1, gvc_2, gvc_3, gvc_4};
+
+/* fuse1 for the portable rows kernel (gemm_rows_c.c). */
+float gemm_fuse_c(float v, const gemm_fuse *f, int i, int j) { return fuse1(v, f, i, j); }

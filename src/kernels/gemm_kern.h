@@ -177,6 +177,10 @@ GEMM_SKINNY(gemm_skinny_c_16);
     int64_t nm(int64_t k, int64_t m, int64_t n, const float *a, int64_t rsa, const float *b,      \
                int64_t sb, float *c, int64_t ldc, const gemm_fuse *f)
 GEMM_ROWS(gemm_rows_avx512_32);
+GEMM_ROWS(gemm_rows_avx2_16);
+GEMM_ROWS(gemm_rows_c_16);
+/* gemm_c.c's epilogue on element (i, j) of a tile (f at its row 0, column 0). */
+float gemm_fuse_c(float v, const gemm_fuse *f, int i, int j);
 /* Each ISA's gemm_gemv_fn per panel count, and that count's top. */
 #define GEMM_GEMV_NS512 12
 #define GEMM_GEMV_NS256 6

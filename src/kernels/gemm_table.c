@@ -43,9 +43,9 @@ static const gemm_kernel table[] = {
     {"avx512-y6", "avx512f,avx512vl,fma", 6, 32, gemm_ukr_avx512vl_6x32, gemm_skinny_avx512_32, 16,
      4, SK512_ROWS, 0, 0, 0, false, false, false, gemm_gemv_avx512_32, GEMM_GEMV_NS512},
     {"avx2", "avx2,fma", 6, 16, gemm_ukr_avx2_6x16, gemm_skinny_avx2_16, 8, 2, {12, 6}, 0, 0, 0,
-     true, false, false, gemm_gemv_avx2_16, GEMM_GEMV_NS256},
+     true, false, false, gemm_gemv_avx2_16, GEMM_GEMV_NS256, NULL, 0, gemm_rows_avx2_16},
     {"c", "", 4, 16, gemm_ukr_c_4x16, gemm_skinny_c_16, 16, 1, {4}, 0, 0, 0, false, false, false,
-     gemm_gemv_c_16, GEMM_GEMV_NSC},
+     gemm_gemv_c_16, GEMM_GEMV_NSC, NULL, 0, gemm_rows_c_16},
 };
 #define N_KERN ((int)(sizeof table / sizeof table[0]))
 static const gemm_kernel *row(int i) { return &table[i]; }

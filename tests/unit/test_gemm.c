@@ -638,7 +638,8 @@ static void test_wide(void **state)
 }
 
 /* The skinny path's order 5 (rows outer in one call of the kernel's rows:
- * AVX-512's 14x32, gemm_rows_avx512.c; order 1 where a kernel has none, A
+ * AVX-512's 14x32, gemm_rows_avx512.c, AVX2's 6x16, gemm_rows_avx2.c, and
+ * the portable 4x16, gemm_rows_c.c; order 1 where a kernel has none, A
  * is not row-major or the epilogue is not fused) at every ISA this CPU
  * has on every kernel: N 1 to 200 at every chunking (1 to 4 vectors per
  * chunk, a shorter last chunk, masked last vectors), M not a multiple of
