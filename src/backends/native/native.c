@@ -385,6 +385,28 @@ static ait_status place_values(built *bm)
     for (int j = 0; j < g->n_outputs; j++) touch(bm, g->outputs[j], bm->n_steps);
     for (int a = 0; a < n; a++)
         if (it[a].first < 0) it[a].first = 0, it[a].last = bm->n_steps; /* never: whole life */
+    /* A shape-only op's output (shape_alias) takes its input's bytes, which
+     * live on to the output's last step (first, so that the lives below
+     * see it; no write: the bytes are the same). */
+    int kept = n;
+    for (int s = 0; s < bm->n_steps; s++) {
+        const node *nd = &g->nodes[bm->steps[s].node];
+        if (bm->steps[s].op || nd->n_out != 1 || nd->out[0] < 0 || !bm->vals[nd->out[0]].alias)
+            continue;
+        int rv = nd->in[0];
+        while (bm->pl_slot[rv] <= -2) rv = -2 - bm->pl_slot[rv];
+        int ra = bm->pl_slot[rv], oa = bm->pl_slot[nd->out[0]];
+        if (ra < 0 || oa < 0 || ra >= kept || oa >= kept || ra == oa || it[ra].bytes != it[oa].bytes)
+            continue; /* (its own bytes, and the op copies) */
+        if (it[oa].last > it[ra].last) it[ra].last = it[oa].last;
+        if (it[oa].first < it[ra].first) it[ra].first = it[oa].first;
+        const place_item o = it[oa];
+        it[oa] = it[--kept];
+        bm->pl_slot[it[oa].v] = oa;
+        it[kept] = o;
+        it[kept].off = rv;
+        bm->pl_slot[o.v] = -2 - rv;
+    }
     /* A 1x1 Conv whose residual is read last there writes its output over
      * the residual's bytes (nat_conv_res_in_place): each tile's residual is
      * the line its store goes to, so C's lines come in with the residual's
@@ -392,7 +414,6 @@ static ait_status place_values(built *bm)
      * past the kept ones (not placed), the residual's lives on to the
      * output's last step, and the output's pl_slot is -2 - the value whose
      * bytes it takes (a chain of blocks: the first residual's). */
-    int kept = n;
     for (int s = 0; s < bm->n_steps; s++) {
         const nat_step *st = &bm->steps[s];
         if (!nat_conv_res_in_place(bm, st)) continue;
@@ -413,27 +434,6 @@ static ait_status place_values(built *bm)
         bm->pl_slot[it[oa].v] = oa;
         it[kept] = o;
         it[kept].off = rv; /* (not placed: the value whose bytes it takes) */
-        bm->pl_slot[o.v] = -2 - rv;
-    }
-    /* A shape-only op's output (shape_alias) takes its input's bytes, which
-     * live on to the output's last step (as above, without the write: the
-     * bytes are the same). */
-    for (int s = 0; s < bm->n_steps; s++) {
-        const node *nd = &g->nodes[bm->steps[s].node];
-        if (bm->steps[s].op || nd->n_out != 1 || nd->out[0] < 0 || !bm->vals[nd->out[0]].alias)
-            continue;
-        int rv = nd->in[0];
-        while (bm->pl_slot[rv] <= -2) rv = -2 - bm->pl_slot[rv];
-        int ra = bm->pl_slot[rv], oa = bm->pl_slot[nd->out[0]];
-        if (ra < 0 || oa < 0 || ra >= kept || oa >= kept || ra == oa || it[ra].bytes != it[oa].bytes)
-            continue; /* (its own bytes, and the op copies) */
-        if (it[oa].last > it[ra].last) it[ra].last = it[oa].last;
-        if (it[oa].first < it[ra].first) it[ra].first = it[oa].first;
-        const place_item o = it[oa];
-        it[oa] = it[--kept];
-        bm->pl_slot[it[oa].v] = oa;
-        it[kept] = o;
-        it[kept].off = rv;
         bm->pl_slot[o.v] = -2 - rv;
     }
     size_t need = place_items(it, kept, bm->pl_hit);
