@@ -3,6 +3,7 @@
  * initializer); everything but the raw_data fields is copied byte for byte,
  * with the graph's and each initializer's length written again. */
 #include "io/onnx_strip.h"
+#include "io/pb_wire.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,33 +19,19 @@ typedef struct field {
     size_t val_len;
 } field;
 
-static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The field at *p (before end) into f, *p past it; false when malformed. */
 static bool next_field(const uint8_t **p, const uint8_t *end, field *f)
 {
     uint64_t key, v;
     f->start = *p;
-    if (!varint(p, end, &key)) return false;
+    if (!pb_varint(p, end, &key)) return false;
     f->num = key >> 3;
     f->wt = (unsigned)(key & 7);
     f->val = NULL;
     f->val_len = 0;
     switch (f->wt) {
     case 0:
-        if (!varint(p, end, &v)) return false;
+        if (!pb_varint(p, end, &v)) return false;
         break;
     case 1:
         if (end - *p < 8) return false;
@@ -55,7 +42,7 @@ static bool next_field(const uint8_t **p, const uint8_t *end, field *f)
         *p += 4;
         break;
     case WT_LEN:
-        if (!varint(p, end, &v) || v > (uint64_t)(end - *p)) return false;
+        if (!pb_varint(p, end, &v) || v > (uint64_t)(end - *p)) return false;
         f->val = *p;
         f->val_len = (size_t)v;
         *p += v;

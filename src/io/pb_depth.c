@@ -5,6 +5,7 @@
  * fields through which ONNX messages can nest and refuses excessive depth;
  * it also rejects malformed wire data early with a precise message. */
 #include "io/pb_depth.h"
+#include "io/pb_wire.h"
 
 #include <stdbool.h>
 
@@ -30,30 +31,16 @@ static msg_kind child(msg_kind k, uint64_t f)
     }
 }
 
-static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Returns 0 if fine, 1 if too deep, 2 if malformed. */
 static int scan(const uint8_t *p, const uint8_t *end, msg_kind k, int depth)
 {
     if (depth > MAX_DEPTH) return 1;
     while (p < end) {
         uint64_t key, v;
-        if (!varint(&p, end, &key)) return 2;
+        if (!pb_varint(&p, end, &key)) return 2;
         switch (key & 7) {
         case 0:
-            if (!varint(&p, end, &v)) return 2;
+            if (!pb_varint(&p, end, &v)) return 2;
             break;
         case 1:
             if (end - p < 8) return 2;
@@ -64,7 +51,7 @@ static int scan(const uint8_t *p, const uint8_t *end, msg_kind k, int depth)
             p += 4;
             break;
         case 2: {
-            if (!varint(&p, end, &v) || v > (uint64_t)(end - p)) return 2;
+            if (!pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return 2;
             msg_kind c = child(k, key >> 3);
             if (c != M_OTHER) {
                 int r = scan(p, p + v, c, depth + 1);
