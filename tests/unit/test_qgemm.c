@@ -363,7 +363,7 @@ static void test_fp16(void **st)
         for (int j = 0; j < N; j++) {
             float x = b[p * N + j], h = f16_to_f32(w[(j / QG_NR) * v.kp * QG_NR + p * QG_NR + j % QG_NR]);
             double r = h16(x);
-            if (isnan(x) ? !isnan(h) : (h != r || signbit(h) != signbit(r)))
+            if (isnan(x) ? !isnan(h) : (h != r || !signbit(h) != !signbit(r)))
                 fail_msg("fp16 pack of %.9g: %.9g, not %.9g", x, h, r);
         }
     assert_true(h16(70000) == 65504 && h16(3e-6) != 0 && h16(1e-8) == 0);
