@@ -634,10 +634,10 @@ typedef struct ait_tune_options {
      * dynamic), "int8" (int8 static: each Conv's input at a scale
      * calibrated on the samples, see calib_percentile), "int8wo", "int4wo"
      * (weight-only; "int4wo-64", "int4wo-128" for other group sizes),
-     * comma-separated, or "auto" for all; NULL or "none": float32 only.
+     * "fp16" (half weights, float compute), comma-separated, or "auto" for all; NULL or "none": float32 only.
      * Each is judged by the SQNR of its module's
      * outputs against the reference: at least min_sqnr dB (0: the
-     * variant's own bound, 35 for bf16, 25 for int8 and int4). A plan with
+     * variant's own bound, 35 for bf16, 45 for fp16, 25 for int8 and int4). A plan with
      * a quantised choice is saved lean: without the float weights its
      * prepared blobs replace, so it runs only on its plan (no untuned
      * fallback, no inspection). */

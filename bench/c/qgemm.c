@@ -1,6 +1,6 @@
 /* Quantised GEMM against ait's float32 GEMM: C[M,N] = A[M,K] * B with B a
  * prepacked constant (as the native backend runs MatMul/Gemm weights), for
- * f32 (gemm_f32), bf16, int8dq, int8wo and int4wo (kernels/qgemm.h), timed
+ * f32 (gemm_f32), bf16, int8dq, int8wo, int4wo and fp16 (kernels/qgemm.h), timed
  * in interleaved rounds on the same A and B, one thread. Prints per engine
  * and shape the median ms, GFLOP/s, GB/s of weight bytes streamed, the
  * SQNR of C against the f32 result and the fastest run's ms (on a loaded

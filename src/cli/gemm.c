@@ -65,7 +65,7 @@ static const char *tune_help =
     "elements off by more than float32's bound) and timed (median). The fastest\n"
     "passing one is the shape's row, beside the default config's time; OpenBLAS,\n"
     "oneDNN and BLIS (when installed) are checked and timed as reference points.\n"
-    "A quantised row (dtype int8dq, int8wo, int4wo[-64|-128], bf16, u8s8, s8s8)\n"
+    "A quantised row (dtype int8dq, int8wo, int4wo[-64|-128], bf16, fp16, u8s8, s8s8)\n"
     "runs on the quantised kernels (threads 1..N; --all: the portable one too),\n"
     "checked within the dtype's quantisation bound, the float GEMM's default\n"
     "timed beside it.\n"

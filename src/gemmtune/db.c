@@ -145,7 +145,7 @@ static ait_status row_read(const rd *r, bool tuned, gt_row *w)
     gemm_dtype dt;
     if (!gemm_dtype_parse(w->dtype, &dt))
         return bad(r, C_DTYPE, "is not a dtype ait tunes (f32, bf16, int8dq, int8wo, int4wo, "
-                               "int4wo-64, int4wo-128, u8s8, s8s8)");
+                               "int4wo-64, int4wo-128, fp16, u8s8, s8s8)");
     TRY(get_str(r, C_LAYOUT, w->layout, sizeof w->layout));
     if (strlen(w->layout) != 2 || !strchr("ntp", w->layout[0]) || !strchr("ntp", w->layout[1]))
         return bad(r, C_LAYOUT, "is not a layout (two of n, t, p: A's then B's)");

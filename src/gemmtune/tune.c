@@ -62,12 +62,13 @@ static void shape_free(shape *s)
  * mag: sum |a b|), from half a step of each quantised operand: B's per
  * column (int8: max|b|/127; int4: a group's range / 15, at most 2 max|b| /
  * 15), A's per row (int8dq) or per tensor (u8s8, s8s8; the generated A
- * is in [-1, 1)), bf16's relative 2^-9 on each side; a little more than
+ * is in [-1, 1)), bf16's relative 2^-9 on each side (fp16's 2^-11 on B's); a little more than
  * the exact halves for the scales' own rounding. */
 static double quant_bound(const shape *s, const double *col, int64_t j, double mag)
 {
     const gt_row *r = s->r;
     if (s->dt.scheme == QG_BF16) return mag * 0x1p-7;
+    if (s->dt.scheme == QG_FP16WO) return mag * 0x1p-10 + 0x1p-24 * (double)r->k; /* subnormals */
     double bmax = 0, bsum = 0, amax = 0, asum = 0;
     for (int64_t p = 0; p < r->k; p++) {
         double b = fabs((double)s->b[p * s->rsb + j * s->csb]), a = fabs(col[p]);
@@ -574,7 +575,9 @@ ait_status gt_tune_shape(const gt_row *in, const gt_opts *o, gt_row *out, ait_er
         /* bytes of each operand as the kernel reads them: B quantised, A
          * integer for u8s8 / s8s8 */
         double ab = s.dt.a_int ? 1 : s.dt.scheme == QG_BF16 ? 2 : 4,
-               bb = s.dt.scheme < 0 ? 4 : s.dt.scheme == QG_BF16 ? 2 : s.dt.scheme == QG_INT4WO ? 0.5 : 1;
+               bb = s.dt.scheme < 0 ? 4 : s.dt.scheme == QG_BF16 || s.dt.scheme == QG_FP16WO ? 2
+                   : s.dt.scheme == QG_INT4WO                            ? 0.5
+                                                                         : 1;
         double bytes = ab * (double)in->m * in->k + bb * (double)in->k * in->n + 4.0 * (double)in->m * in->n;
         out->gflops = flop / out->us * 1e-3;
         out->gbs = bytes / out->us * 1e-3;

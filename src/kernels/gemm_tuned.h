@@ -8,7 +8,7 @@
  * packed them, so a 'p' row's kernel is left to the packing).
  *
  * dtype: "f32" (gemm_f32, cfg the whole config) or a quantised GEMM's
- * ("int8dq", "int8wo", "int4wo", "int4wo-64", "bf16", "u8s8", ...: qgemm,
+ * ("int8dq", "int8wo", "int4wo", "int4wo-64", "bf16", "fp16", "u8s8", ...: qgemm,
  * kernels/qgemm.h, whose one knob is cfg.threads; kern is then NULL and
  * qkern names the quantised kernel the row was tuned on).
  *
@@ -25,7 +25,7 @@
 #include "kernels/qgemm.h"
 
 /* A row's dtype: "f32" (the float GEMM: scheme -1), a qgemm scheme
- * ("bf16", "int8dq", "int8wo", "int4wo", "int4wo-64", "int4wo-128": B the
+ * ("bf16", "int8dq", "int8wo", "int4wo", "int4wo-64", "int4wo-128", "fp16": B the
  * quantised weights, A float), or "u8s8" / "s8s8" (A uint8 or int8 already
  * against int8 weights, as MatMulInteger and QLinearMatMul run: scheme
  * QG_INT8DQ, a_int -1 or 1). False when unknown. */

@@ -25,10 +25,10 @@ typedef struct qhdr {
 } qhdr;
 _Static_assert(sizeof(qhdr) <= HDR, "header fits");
 
-static const char *const names[QG_N] = {"bf16", "int8dq", "int8wo", "int4wo"};
+static const char *const names[QG_N] = {"bf16", "int8dq", "int8wo", "int4wo", "fp16"};
 /* Bytes of one panel per k (QG_NR columns), and the k step, per scheme. */
-static const int kbytes[QG_N] = {32, 16, 16, 8};
-static const int kstep[QG_N] = {2, 4, 1, 2};
+static const int kbytes[QG_N] = {32, 16, 16, 8, 32};
+static const int kstep[QG_N] = {2, 4, 1, 2, 1};
 
 const char *qg_scheme_name(int s) { return s >= 0 && s < QG_N ? names[s] : NULL; }
 
@@ -65,7 +65,7 @@ static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, si
         return false;
     size_t ng = scheme == QG_INT4WO ? (size_t)(v->kp / group) : 1;
     sec[0] = up64(w);
-    sec[1] = scheme == QG_BF16 ? 0 : up64(ng * (size_t)v->np * sizeof(float));
+    sec[1] = scheme == QG_BF16 || scheme == QG_FP16WO ? 0 : up64(ng * (size_t)v->np * sizeof(float));
     sec[2] = scheme == QG_INT4WO ? sec[1] : 0;
     sec[3] = scheme == QG_INT8DQ ? up64((size_t)v->np * sizeof(int32_t)) : 0;
     return sec[0] < ((size_t)1 << 50);
@@ -201,6 +201,8 @@ void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, in
             for (int64_t j = 0; j < n; j++)
                 d[(j / QG_NR) * v.kp * 16 + (p / 2) * 32 + (j % QG_NR) * 2 + p % 2] =
                     f32_to_bf16(b[p * rsb + j * csb]);
+    } else if (scheme == QG_FP16WO) {
+        qg_pack_f16(&v, b, rsb, csb, (uint16_t *)w);
     } else if (scheme == QG_INT4WO) {
         pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (float *)v.zero);
     } else {
@@ -452,9 +454,11 @@ static const qg_kern c_rows[QG_N] = {
     {KISA_PORTABLE, "", "portable", 4, NULL, c_int8dq, {0, 4, 4, 4, 4}},
     {KISA_PORTABLE, "", "portable", 4, c_int8wo},
     {KISA_PORTABLE, "", "portable", 4, c_int4wo},
+    {KISA_PORTABLE, "", "portable", 4, qg_c_fp16wo},
 };
 static const qg_kern *const x86_rows[QG_N] = {&qg_avx512_bf16, &qg_avx512_int8dq,
-                                              &qg_avx512_int8wo, &qg_avx512_int4wo};
+                                              &qg_avx512_int8wo, &qg_avx512_int4wo,
+                                              &qg_avx512_fp16wo};
 
 /* Whether this CPU has the x86 row's extra features: asked once (CPUID traps
  * in a VM and costs ~0.15 ms for the whole table: more than a small GEMM). */
@@ -474,6 +478,8 @@ static const qg_kern *pick(int scheme)
     const qg_kern *k = x86_rows[scheme];
     if (KISA_X86 && (k->fn || k->fn8) && kisa_active() >= k->isa && has_needs(scheme)) return k;
     if (KISA_X86 && scheme == QG_INT8DQ && kisa_active() >= KISA_AVX2) return &qg_avx2_int8dq;
+    if (KISA_X86 && scheme == QG_FP16WO && kisa_active() >= KISA_AVX2 && qg_has_f16c())
+        return &qg_avx2_fp16wo;
     return &c_rows[scheme];
 }
 
@@ -505,7 +511,7 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
     *own = NULL;
     size_t rows = (size_t)m, kp = (size_t)b->kp, bytes = qgemm_scratch(b->scheme, b->group, b->k, m);
     int64_t ng = b->group ? b->kp / b->group : 0;
-    if (b->scheme == QG_INT8WO) return AIT_OK;
+    if (b->scheme == QG_INT8WO || b->scheme == QG_FP16WO) return AIT_OK;
     if (!bytes) return err_set(e, AIT_E_OVERFLOW, "quantised activations are too large");
     if (!ws) ws = *own = aligned_zalloc(bytes);
     if (!ws) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");

@@ -14,6 +14,9 @@
  *   QG_INT4WO  B asymmetric uint4 per group of `group` rows (32, 64, 128)
  *              and column, w = s * (q - z); fp32 sums, per group
  *                s * (sum a*q - z * sum a).
+ *   QG_FP16WO  B as IEEE half (nearest even; beyond half's range clamped to
+ *              +-65504, the SQNR guard judging it), A float: fp32 sums of
+ *              a * b, no scale (qgemm_f16.c, F16C's vcvtph2ps).
  * The weight-only ones stream B at memory bandwidth for skinny M.
  *
  * Packed layouts do not depend on the ISA (the portable kernels read the
@@ -34,7 +37,7 @@
  * up to QG_GP * QG_NR columns. */
 #define QG_GP 4
 
-typedef enum { QG_BF16, QG_INT8DQ, QG_INT8WO, QG_INT4WO, QG_N } qg_scheme;
+typedef enum { QG_BF16, QG_INT8DQ, QG_INT8WO, QG_INT4WO, QG_FP16WO, QG_N } qg_scheme;
 
 /* A view of a packed B (qg_pack's buffer, or an artifact's copy). */
 typedef struct qg_packed {
@@ -46,7 +49,7 @@ typedef struct qg_packed {
     const int32_t *colsum; /* int8dq: [np] */
 } qg_packed;
 
-/* "bf16", "int8dq", "int8wo", "int4wo"; NULL when out of range. */
+/* "bf16", "int8dq", "int8wo", "int4wo", "fp16"; NULL when out of range. */
 const char *qg_scheme_name(int s);
 /* The scheme named `name` ("int4wo" is group 32; "int4wo-64" and
  * "int4wo-128" set *group; "int8", static int8, is QG_INT8DQ's packing

@@ -84,6 +84,14 @@ bool qg_epi_split(const gemm_epi *epi, gemm_epi *in, gemm_epi *out);
 /* qgemm_avx512.c (NULL functions when KISA_X86 is 0) */
 extern const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
 
+/* qgemm_f16.c: fp16wo's pack (B[k][n] at b[k*rsb + n*csb] to halves, nearest even,
+ * finite values beyond half's range clamped to +-65504), its portable kernel, its
+ * AVX-512 and AVX2 (F16C) rows, and whether this CPU has F16C (asked once). */
+void qg_pack_f16(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint16_t *w);
+void qg_c_fp16wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t);
+extern const qg_kern qg_avx512_fp16wo, qg_avx2_fp16wo;
+bool qg_has_f16c(void);
+
 /* The uint8 scale and zero point of a row whose range [lo, hi] holds 0. */
 static inline void qg_u8_params(float lo, float hi, float *scale, int32_t *zp)
 {

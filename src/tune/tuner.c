@@ -886,7 +886,7 @@ static ait_status quant_check(const char *list, ait_error *e)
         if (len >= 31 || qg_scheme_find(name, &g) < 0)
             return err_set(e, AIT_E_INVALID_ARG,
                            "tune: --quant: unknown scheme '%.*s' (bf16, int8dq, int8, int8wo, int4wo, "
-                           "int4wo-64, int4wo-128, auto or none)", (int)len, p);
+                           "int4wo-64, int4wo-128, fp16, auto or none)", (int)len, p);
         p += len + (end != NULL);
     }
     return AIT_OK;

@@ -6,7 +6,8 @@
  * epilogue (every kind on int8dq, whose kernels apply part of it in
  * registers), int8dq's uint8 output (qgemm_u8_q8) byte for byte against
  * the float output requantised, a packed buffer's checks; int8dq at AVX-512
- * (VNNI), AVX2 (int16 products) and portable. */
+ * (VNNI), AVX2 (int16 products) and portable; fp16 weight-only within float
+ * rounding of the test's own half weights, every epilogue, at the three. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,6 +42,18 @@ static float q8(const float *b, int64_t k, int64_t n, int64_t j, int8_t *q)
         q[p] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
     }
     return s;
+}
+
+/* IEEE half of x as QG_FP16WO stores it, in double (the test's own: 11
+ * significant bits, nearest even; subnormal steps of 2^-24 below 2^-14;
+ * finite values beyond 65504 clamped to it; inf and NaN kept). */
+static double h16(double x)
+{
+    if (!isfinite(x)) return x;
+    if (fabs(x) > 65504) return x > 0 ? 65504 : -65504;
+    if (fabs(x) < ldexp(1, -14)) return ldexp(nearbyint(ldexp(x, 24)), -24);
+    int e = ilogb(x);
+    return ldexp(nearbyint(ldexp(x, 10 - e)), e - 10);
 }
 
 /* Dequantised int4 weights of column j, groups of G. */
@@ -209,6 +222,9 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
                 } else if (scheme == QG_INT8WO) {
                     t = x * qc[p] * sb;
                     tol += fabs(t);
+                } else if (scheme == QG_FP16WO) {
+                    t = x * h16(b[p * n + j]);
+                    tol += fabs(t);
                 } else {
                     t = x * w[p];
                     tol += fabs(x) * mag[p];
@@ -232,6 +248,17 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
                     fail_msg("int8dq m%lld n%lld k%lld at [%lld][%lld]: %.9g, integer reference %.9g",
                              (long long)m, (long long)n, (long long)k, (long long)i, (long long)j,
                              got, want);
+                continue;
+            }
+            if (scheme == QG_FP16WO) { /* every epilogue: its slope is at most 1.2 */
+                tol = tol * 4e-7 * (double)(k + 2) * 1.2 + 1e-6 * (1 + fabs(ref) + fabs(bias[j]));
+                ref = epi_ref(epi, ref, i, j, bias, res, n);
+                tol += 1e-6 * fabs(ref);
+                if (fabs(got - ref) > tol)
+                    fail_msg("fp16 m%lld n%lld k%lld epilogue %d at [%lld][%lld] (%s): %.9g, "
+                             "reference %.9g (tol %g)", (long long)m, (long long)n, (long long)k,
+                             epi, (long long)i, (long long)j, qg_kernel_name(scheme), got, ref,
+                             tol);
                 continue;
             }
             if (epi) ref = fmax(ref + bias[j], 0), tol += fabs(bias[j]);
@@ -272,7 +299,7 @@ static void sweep(int scheme, int group)
         for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
             for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
                 for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
-                    int kinds = scheme == QG_INT8DQ ? EPI_N : 2; /* int8dq: every one */
+                    int kinds = scheme == QG_INT8DQ || scheme == QG_FP16WO ? EPI_N : 2;
                     check(scheme, group, Ms[mi], Ns[ni], Ks[ki], 1, (int)((mi + ni + ki) % kinds));
                 }
         check(scheme, group, 100, 70, 300, 2, 1); /* large-ish, two threads */
@@ -294,6 +321,81 @@ static void test_int8dq(void **st)
     kisa_force(KISA_N);
 }
 static void test_int8wo(void **st) { (void)st; sweep(QG_INT8WO, 0); }
+
+/* fp16 weight-only: the sweep at every ISA (AVX-512, AVX2's F16C kernel,
+ * portable); the packed bytes the same at every ISA and each the test's own
+ * half of the value, values past half's range clamped to +-65504 (inf and
+ * NaN kept), values below its normal range as its subnormals (0 under
+ * 2^-25); a GEMM on subnormal weights exact at every ISA. */
+static void test_fp16(void **st)
+{
+    (void)st;
+    sweep(QG_FP16WO, 0);
+    if (kisa_force(KISA_AVX2)) assert_string_equal(qg_kernel_name(QG_FP16WO), "avx2-f16c");
+    if (kisa_force(KISA_PORTABLE)) assert_string_equal(qg_kernel_name(QG_FP16WO), "portable");
+    kisa_force(KISA_N);
+    enum { K = 37, N = 21 };
+    static const float special[] = {70000.0f, -1e6f, 65519.0f, 65504.0f, 3e-6f, -5.96e-8f,
+                                    2.9e-8f, 1e-8f, 6.1e-5f, 1.0f / 3, -0.0f, 1e-30f};
+    float b[K * N];
+    for (int i = 0; i < K * N; i++) b[i] = rnd();
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++) b[i * 7] = special[i];
+    b[K * N - 1] = INFINITY;
+    b[K * N - 2] = NAN;
+    size_t sz = qg_pack_size(QG_FP16WO, 0, K, N);
+    assert_true(sz > 0);
+    uint8_t *want = aligned_zalloc(sz), *got = aligned_zalloc(sz);
+    assert_true(kisa_force(KISA_PORTABLE));
+    qg_pack(QG_FP16WO, 0, b, N, 1, K, N, want);
+    for (int k = KISA_PORTABLE + 1; k <= (int)kisa_cpu(); k++) {
+        assert_true(kisa_force((kisa)k));
+        memset(got, 0, sz);
+        qg_pack(QG_FP16WO, 0, b, N, 1, K, N, got);
+        if (memcmp(got, want, sz)) fail_msg("fp16 pack at %s: bytes differ", kisa_name((kisa)k));
+    }
+    kisa_force(KISA_N);
+    qg_packed v;
+    ait_error e = {0};
+    assert_int_equal(qg_view(want, sz, &v, &e), AIT_OK);
+    assert_null(v.scale);
+    const uint16_t *w = v.w;
+    for (int p = 0; p < K; p++)
+        for (int j = 0; j < N; j++) {
+            float x = b[p * N + j], h = f16_to_f32(w[(j / QG_NR) * v.kp * QG_NR + p * QG_NR + j % QG_NR]);
+            double r = h16(x);
+            if (isnan(x) ? !isnan(h) : (h != r || !signbit(h) != !signbit(r)))
+                fail_msg("fp16 pack of %.9g: %.9g, not %.9g", x, h, r);
+        }
+    assert_true(h16(70000) == 65504 && h16(3e-6) != 0 && h16(1e-8) == 0);
+    aligned_free(want);
+    aligned_free(got);
+    /* subnormal halves through each kernel's conversion: exact sums of small integers
+     * times 2^-24 */
+    float bs[K * N], a[3 * K], c[3 * N];
+    for (int i = 0; i < K * N; i++) bs[i] = ldexpf((float)(i % 1000 + 1), -24);
+    for (int i = 0; i < 3 * K; i++) a[i] = (float)(i % 5);
+    sz = qg_pack_size(QG_FP16WO, 0, K, N);
+    uint8_t *buf = aligned_zalloc(sz);
+    qg_pack(QG_FP16WO, 0, bs, N, 1, K, N, buf);
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    kisa isas[] = {KISA_N, KISA_AVX2, KISA_PORTABLE};
+    for (size_t s = 0; s < 3; s++) {
+        if (!kisa_force(isas[s])) continue;
+        assert_int_equal(qgemm(&v, a, K, 3, c, N, NULL, 1, &e), AIT_OK);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < N; j++) {
+                double r = 0;
+                for (int p = 0; p < K; p++) r += (double)a[i * K + p] * bs[p * N + j];
+                if (c[i * N + j] != (float)r)
+                    fail_msg("fp16 subnormal weights (%s) at [%d][%d]: %.9g, not %.9g",
+                             qg_kernel_name(QG_FP16WO), i, j, c[i * N + j], r);
+            }
+    }
+    kisa_force(KISA_N);
+    aligned_free(buf);
+    int g;
+    assert_int_equal(qg_scheme_find("fp16", &g), QG_FP16WO);
+}
 static void test_int4wo(void **st)
 {
     (void)st;
@@ -413,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_quant_row), cmocka_unit_test(test_view),
         cmocka_unit_test(test_bf16),      cmocka_unit_test(test_int8dq),
         cmocka_unit_test(test_int8wo),    cmocka_unit_test(test_int4wo),
+        cmocka_unit_test(test_fp16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

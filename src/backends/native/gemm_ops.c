@@ -1,5 +1,5 @@
 /* MatMul and Gemm on the native GEMM. In a quantised variant (bf16,
- * int8dq, int8wo, int4wo: kernels/qgemm.h) a constant B is quantised and
+ * int8dq, int8wo, int4wo, fp16: kernels/qgemm.h) a constant B is quantised and
  * packed for qgemm instead, with the same epilogue. A constant B (weights) is packed once
  * (for Gemm with transB read through strides: nn.Linear's [N, K] packs
  * like any other), and then M of 16 and below streams it without packing A.

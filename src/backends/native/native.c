@@ -956,7 +956,8 @@ static void nat_cpu_needs(char *buf, size_t n)
 
 /* The quantised variants (kernels/qgemm.h) when the module has a MatMul or
  * Gemm with a constant float32 2-D B, the weights they quantise; int4 in
- * groups of 32, 64 (int4wo-64) and 128 (int4wo-128). A module with only
+ * groups of 32, 64 (int4wo-64) and 128 (int4wo-128); fp16 (half weights,
+ * float compute). A module with only
  * Convs of one group: int8dq (qconv.c), the one that pays on compute-bound
  * convolutions. Any module with such a Conv: int8, its static variant
  * (activation scales calibrated by the tuner; a MatMul or Gemm in the
@@ -964,7 +965,7 @@ static void nat_cpu_needs(char *buf, size_t n)
 static int nat_quant_variants(const graph *module, const char **out, int max)
 {
     static const char *const qs[] = {"bf16", "int8dq", "int8wo", "int4wo", "int4wo-64",
-                                     "int4wo-128"};
+                                     "int4wo-128", "fp16"};
     bool any = false;
     for (int i = 0; i < module->n_nodes && !any; i++) {
         const node *n = &module->nodes[i];
@@ -980,12 +981,16 @@ static int nat_quant_variants(const graph *module, const char **out, int max)
     return k;
 }
 
-/* SQNR bounds: bf16 keeps 8 significant bits (35 dB), int8 and int4 25 dB. */
+/* SQNR bounds: bf16 keeps 8 significant bits (35 dB), int8 and int4 25 dB.
+ * fp16 keeps 11 (rounding alone: about 68 dB on the weights, where bf16's
+ * 8 give about 50): 45 dB keeps bf16's margin below that and more, and
+ * catches what the rounding does not explain (weights clamped at half's
+ * 65504, or a layer of weights small enough to lose bits as subnormals). */
 static double nat_min_sqnr(const char *variant)
 {
     int g;
     int s = qg_scheme_find(variant, &g);
-    return s < 0 ? 0 : s == QG_BF16 ? 35.0 : 25.0;
+    return s < 0 ? 0 : s == QG_BF16 ? 35.0 : s == QG_FP16WO ? 45.0 : 25.0;
 }
 
 /* A MatMul's or Gemm's B, or a Conv's weights (input 1), whose pack came
