@@ -231,9 +231,9 @@ int main(int argc, char **argv)
               *ref = malloc(sizeof(float) * (size_t)(s.m * s.n)),
               *c = malloc(sizeof(float) * (size_t)(s.m * s.n));
         srand(7);
-        for (long i = 0; i < s.m * s.k; i++) a[i] = (float)rand() / RAND_MAX * 2 - 1;
-        for (long i = 0; i < s.n * s.k; i++) b[i] = (float)rand() / RAND_MAX * 2 - 1;
-        for (long i = 0; i < s.n; i++) bias[i] = (float)rand() / RAND_MAX * 2 - 1;
+        for (long i = 0; i < s.m * s.k; i++) a[i] = (float)rand() / (float)RAND_MAX * 2 - 1;
+        for (long i = 0; i < s.n * s.k; i++) b[i] = (float)rand() / (float)RAND_MAX * 2 - 1;
+        for (long i = 0; i < s.n; i++) bias[i] = (float)rand() / (float)RAND_MAX * 2 - 1;
         eng es[MAXE];
         int ne = 0;
         es[ne++] = (eng){.name = "openblas", .lib = 1};

@@ -168,14 +168,14 @@ int main(int argc, char **argv)
         if (sscanf(argv[s], "%lld:%lld:%lld", &M, &N, &K) != 3) return 2;
         float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
         float *c[NE];
-        for (int i = 0; i < M * K; i++) a[i] = (float)rand() / RAND_MAX - 0.5f;
+        for (int i = 0; i < M * K; i++) a[i] = (float)rand() / (float)RAND_MAX - 0.5f;
         float *bias = malloc(sizeof(float) * (size_t)N);
-        for (long long j = 0; j < N; j++) bias[j] = (float)rand() / RAND_MAX - 0.5f;
+        for (long long j = 0; j < N; j++) bias[j] = (float)rand() / (float)RAND_MAX - 0.5f;
         gemm_epi ep = {0};
         if (epi || relu)
             ep = (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias,
                             .act = relu ? GEMM_ACT_RELU : GEMM_ACT_GELU};
-        for (long long i = 0; i < K * N; i++) b[i] = ((float)rand() / RAND_MAX - 0.5f) * 0.1f;
+        for (long long i = 0; i < K * N; i++) b[i] = ((float)rand() / (float)RAND_MAX - 0.5f) * 0.1f;
         const gemm_kernel *kr = gemm_kernel_best();
         void *pf = aligned_zalloc(gemm_pack_b_size(kr, K, N));
         gemm_pack_b(kr, b, N, 1, K, N, pf);
