@@ -398,53 +398,15 @@ TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int 
     k8_table[x->rp != NULL][np][mr - 1](b, x, i0, g, s0, c, ldc, in);
 }
 
-/* Weight-only: 4 rows at most (skinny M). Four accumulators per row over k
- * mod 4: with two, one row's chain of FMAs (4 cycles each) held the loop
- * below its issue rate, and a GEMV below this host's read bandwidth. */
-T512 INL __m512 w8_f32(const int8_t *w)
-{
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128((const __m128i *)w)));
-}
-
-T512 INL void int8wo_body(const int MR, const qg_packed *b, const qg_act *x, int64_t i0, int64_t p,
-                          float *t)
-{
-    const int8_t *w = (const int8_t *)qg_panel(b, p, 16);
-    const float *a = x->a + i0 * x->lda;
-    __m512 acc[4][4];
-    UNROLL for (int i = 0; i < MR; i++)
-        acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = _mm512_setzero_ps();
-    int64_t k = 0;
-    for (; k + 4 <= b->k; k += 4) {
-        _mm_prefetch((const char *)(w + k * 16 + 1024), _MM_HINT_T0);
-        __m512 w0 = w8_f32(w + k * 16), w1 = w8_f32(w + k * 16 + 16);
-        __m512 w2 = w8_f32(w + k * 16 + 32), w3 = w8_f32(w + k * 16 + 48);
-        UNROLL for (int i = 0; i < MR; i++) {
-            const float *ai = a + i * x->lda + k;
-            acc[i][0] = _mm512_fmadd_ps(_mm512_set1_ps(ai[0]), w0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(_mm512_set1_ps(ai[1]), w1, acc[i][1]);
-            acc[i][2] = _mm512_fmadd_ps(_mm512_set1_ps(ai[2]), w2, acc[i][2]);
-            acc[i][3] = _mm512_fmadd_ps(_mm512_set1_ps(ai[3]), w3, acc[i][3]);
-        }
-    }
-    for (; k < b->k; k++) { /* the last k mod 4 */
-        __m512 w0 = w8_f32(w + k * 16);
-        UNROLL for (int i = 0; i < MR; i++)
-            acc[i][k & 3] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * x->lda + k]), w0, acc[i][k & 3]);
-    }
-    __m512 sb = _mm512_loadu_ps(b->scale + p * QG_NR);
-    UNROLL for (int i = 0; i < MR; i++) {
-        __m512 v = _mm512_add_ps(_mm512_add_ps(acc[i][0], acc[i][1]), _mm512_add_ps(acc[i][2], acc[i][3]));
-        _mm512_store_ps(t + i * QG_NR, _mm512_mul_ps(v, sb));
-    }
-}
+/* Weight-only: 4 rows at most (skinny M); int8wo's body is qgemm_wo512.h's. */
+#include "kernels/qgemm_wo512.h"
 
 /* int4wo: a pair of k is 16 bytes, column j's byte holding k even in its
  * low nibble and k odd in its high one. Widened to dwords, each nibble
  * becomes a float by vpermps from the table 0..15, which reads only an
  * index's low 4 bits: no mask and no int-to-float conversion (6 vector
  * instructions per pair, not 7, and fewer on port 0 beside the FMAs).
- * Two pairs per step, four accumulators per row (see int8wo). */
+ * Two pairs per step, four accumulators per row (see qgemm_wo512.h). */
 T512 INL void w4_f32(const uint8_t *w, __m512 lut, __m512 *lo, __m512 *hi)
 {
     __m512i q = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)w));
@@ -518,7 +480,7 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
     case 3: F(3, __VA_ARGS__); break;                                                         \
     default: F(4, __VA_ARGS__); break;                                                        \
     }
-#define INT8WO_CALL(M, ...) int8wo_body(M, __VA_ARGS__)
+#define INT8WO_CALL(M, ...) wo512_body(WO512_INT8, M, __VA_ARGS__)
 #define INT4WO_CALL(M, ...) int4wo_body(M, __VA_ARGS__)
 T512 static void k_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                           float *t)

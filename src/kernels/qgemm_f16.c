@@ -74,47 +74,10 @@ bool qg_has_f16c(void)
     default: F(4, __VA_ARGS__); break;                                                        \
     }
 
-/* Four accumulators per row over k mod 4, as int8wo's (one row's chain of
- * 4-cycle FMAs would hold a GEMV below its issue rate). */
-T512 INL __m512 h16_f32(const uint16_t *w)
-{
-    return _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)w));
-}
+/* The AVX-512 body is int8wo's (qgemm_wo512.h), the weights widened by vcvtph2ps. */
+#include "kernels/qgemm_wo512.h"
 
-T512 INL void f16_body512(const int MR, const qg_packed *b, const qg_act *x, int64_t i0,
-                          int64_t p, float *t)
-{
-    const uint16_t *w = (const uint16_t *)qg_panel(b, p, 32);
-    const float *a = x->a + i0 * x->lda;
-    __m512 acc[4][4];
-    UNROLL for (int i = 0; i < MR; i++)
-        acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = _mm512_setzero_ps();
-    int64_t k = 0;
-    for (; k + 4 <= b->k; k += 4) {
-        _mm_prefetch((const char *)(w + k * 16 + 1024), _MM_HINT_T0);
-        __m512 w0 = h16_f32(w + k * 16), w1 = h16_f32(w + k * 16 + 16);
-        __m512 w2 = h16_f32(w + k * 16 + 32), w3 = h16_f32(w + k * 16 + 48);
-        UNROLL for (int i = 0; i < MR; i++) {
-            const float *ai = a + i * x->lda + k;
-            acc[i][0] = _mm512_fmadd_ps(_mm512_set1_ps(ai[0]), w0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(_mm512_set1_ps(ai[1]), w1, acc[i][1]);
-            acc[i][2] = _mm512_fmadd_ps(_mm512_set1_ps(ai[2]), w2, acc[i][2]);
-            acc[i][3] = _mm512_fmadd_ps(_mm512_set1_ps(ai[3]), w3, acc[i][3]);
-        }
-    }
-    for (; k < b->k; k++) { /* the last k mod 4 */
-        __m512 w0 = h16_f32(w + k * 16);
-        UNROLL for (int i = 0; i < MR; i++)
-            acc[i][k & 3] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * x->lda + k]), w0, acc[i][k & 3]);
-    }
-    UNROLL for (int i = 0; i < MR; i++) {
-        __m512 v = _mm512_add_ps(_mm512_add_ps(acc[i][0], acc[i][1]),
-                                 _mm512_add_ps(acc[i][2], acc[i][3]));
-        _mm512_store_ps(t + i * QG_NR, v);
-    }
-}
-
-#define F16_512(M, ...) f16_body512(M, __VA_ARGS__)
+#define F16_512(M, ...) wo512_body(WO512_F16, M, __VA_ARGS__)
 T512 static void k_fp16wo512(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                              float *t)
 {
