@@ -2243,72 +2243,6 @@ static void test_native_res_in_place(void **state)
     }
 }
 
-/* A Reshape, Flatten, Squeeze or Unsqueeze run by the reference inside a
- * native module, on a value a native step wrote into the arena, gives its
- * output the input's bytes (native.c: shape_alias, place_values), chained
- * (a Reshape of that output, an Unsqueeze of it), the input's bytes kept
- * for as long as any of them is read (GEMMs placed after the Reshape read
- * it last); a module output and a Reshape of a generic step's output keep
- * bytes of their own. Against the reference at every ISA and portable. */
-static void test_native_shape_alias(void **state)
-{
-    (void)state;
-    for (int nb = 1; nb <= 2; nb++) {
-        gb g = {.g = graph_new(NULL, 17, "shapealias")};
-        assert_non_null(g.g);
-        attr_spec t0213[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 2, 1, 3}}};
-        attr_spec ax1[1] = {{"axis", ATTR_INT, .i = 1}};
-        gb_input(&g, "x", (in_spec)SH(nb, 5, 12));
-        gb_const(&g, "w", (in_spec)SH(12, 24));
-        gb_const(&g, "wb", (in_spec)SH(24));
-        gb_const(&g, "w4", (in_spec)SH(12, 24));
-        gb_const(&g, "w5", (in_spec)SH(12, 24));
-        gb_const(&g, "w6", (in_spec)SH(24, 24));
-        gb_const(&g, "w7", (in_spec)SH(6, 8));
-        gb_const(&g, "w8", (in_spec)SH(120, 16));
-        gb_i64(&g, "sh4", 4, (int64_t[]){nb, 5, 4, 6});
-        gb_i64(&g, "sh3", 3, (int64_t[]){nb, 5, 24});
-        gb_i64(&g, "ax0", 1, (int64_t[]){0});
-        gb_node(&g, "MatMul", "x,w", "m", NULL, 0);
-        gb_node(&g, "Add", "m,wb", "mb", NULL, 0);
-        gb_node(&g, "Reshape", "mb,sh4", "r", NULL, 0);      /* over mb */
-        gb_node(&g, "MatMul", "x,w4", "a", NULL, 0);
-        gb_node(&g, "Transpose", "r", "t", t0213, 1);
-        gb_node(&g, "MatMul", "t,w7", "y1", NULL, 0);
-        gb_node(&g, "MatMul", "x,w5", "b", NULL, 0);         /* placed while r lives */
-        gb_node(&g, "Reshape", "r,sh3", "c", NULL, 0);       /* over mb (a chain) */
-        gb_node(&g, "Unsqueeze", "c,ax0", "u", NULL, 0);     /* over mb */
-        gb_node(&g, "MatMul", "u,w6", "d", NULL, 0);
-        gb_node(&g, "Add", "d,b", "e", NULL, 0);
-        gb_node(&g, "Add", "e,a", "y2", NULL, 0);
-        gb_node(&g, "Flatten", "a", "fa", ax1, 1);           /* over a */
-        gb_node(&g, "MatMul", "fa,w8", "y3", NULL, 0);
-        gb_node(&g, "Reshape", "t,sh3", "y4", NULL, 0);      /* a generic step's output: its own */
-        gb_node(&g, "Reshape", "r,sh3", "y5", NULL, 0);      /* a module output: its own */
-        gb_output(&g, "y1");
-        gb_output(&g, "y2");
-        gb_output(&g, "y3");
-        gb_output(&g, "y4");
-        gb_output(&g, "y5");
-        built *bm = native_ran(g.g, g.feed);
-        const void *mb = bm->vals[gb_val(&g, "mb")].t.data;
-        const void *r = bm->vals[gb_val(&g, "r")].t.data, *u = bm->vals[gb_val(&g, "u")].t.data,
-                   *b = bm->vals[gb_val(&g, "b")].t.data, *fa = bm->vals[gb_val(&g, "fa")].t.data,
-                   *a = bm->vals[gb_val(&g, "a")].t.data, *c = bm->vals[gb_val(&g, "c")].t.data,
-                   *y4 = bm->vals[gb_val(&g, "y4")].t.data, *t = bm->vals[gb_val(&g, "t")].t.data,
-                   *y5 = bm->vals[gb_val(&g, "y5")].t.data;
-        if (!mb || r != mb || c != mb || u != mb || fa != a)
-            fail_msg("batch %d: shape-only outputs not over their inputs' bytes (r %d, c %d, u %d, "
-                     "fa %d)", nb, r == mb, c == mb, u == mb, fa == a);
-        if (b == mb || y5 == mb || y4 == t)
-            fail_msg("batch %d: b %d, y5 %d or y4 %d over another value's bytes", nb, b == mb,
-                     y5 == mb, y4 == t);
-        backend_find("native")->free(bm);
-        native_each_isa(&g, "shape-only alias", (size_t)nb);
-        gb_free(&g);
-    }
-}
-
 /* A bottleneck's last 1x1 Conv and its downsample added (backends/native/conv.c:
  * pre_take): the 1x1 Conv whose output only the Add reads, with its bias
  * only, runs inside the other Conv's step per block of rows, its output
@@ -4633,7 +4567,6 @@ int main(void)
         cmocka_unit_test(test_native_wino),
         cmocka_unit_test(test_native_wino_large),
         cmocka_unit_test(test_native_res_in_place),
-        cmocka_unit_test(test_native_shape_alias),
         cmocka_unit_test(test_native_irb),
         cmocka_unit_test(test_native_pre),
         cmocka_unit_test(test_native_concat),

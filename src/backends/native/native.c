@@ -198,28 +198,6 @@ static void vals_free(built *bm)
     free(bm->vals);
 }
 
-/* Whether node n, run by the reference op, only gives its input's bytes
- * another shape (Reshape, Flatten, Squeeze, Unsqueeze: the reference
- * copies them) on an input a native step writes into the arena (placed,
- * plain rows: no channels-last, uint8, view or cache), its output no
- * module output: then the output takes the input's bytes (place_values)
- * and the copy finds nothing to do. Values are written once, so the two
- * can share bytes for as long as either is read. */
-static bool shape_alias(const built *bm, const node *n)
-{
-    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"};
-    bool shape_only = false;
-    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
-        shape_only |= !strcmp(n->op, ops[k]);
-    if (!shape_only || !onnx_domain_default(n->domain) || n->n_in < 1 || n->n_out != 1 ||
-        n->in[0] < 0 || n->out[0] < 0 || nat_is_output(bm->g, n->out[0]))
-        return false;
-    const nat_val *x = &bm->vals[n->in[0]];
-    const tensor *xs = nat_shape(bm, n->in[0]), *ys = nat_shape(bm, n->out[0]);
-    return x->placed && !x->nhwc && !x->q8 && !x->view && !x->input && !x->konst && xs && ys &&
-           xs->dtype == ys->dtype && tensor_numel(xs) == tensor_numel(ys);
-}
-
 /* The step for node i: a native op's, else the reference op's. */
 static ait_status sched_node(built *bm, int i)
 {
@@ -290,12 +268,6 @@ static ait_status sched_node(built *bm, int i)
             bm->vals[n->out[k]].cur = &bm->vals[n->out[k]].t;
             bm->vals[n->out[k]].done = true;
         }
-    if (shape_alias(bm, n)) { /* its bytes: its input's (place_values) */
-        nat_val *d = &bm->vals[n->out[0]];
-        const tensor *sh = nat_shape(bm, n->out[0]);
-        tensor_set_shape(&d->t, sh->dtype, sh->rank, sh->dims);
-        d->placed = d->alias = true;
-    }
     bm->n_steps++;
     return AIT_OK;
 }
@@ -385,28 +357,6 @@ static ait_status place_values(built *bm)
     for (int j = 0; j < g->n_outputs; j++) touch(bm, g->outputs[j], bm->n_steps);
     for (int a = 0; a < n; a++)
         if (it[a].first < 0) it[a].first = 0, it[a].last = bm->n_steps; /* never: whole life */
-    /* A shape-only op's output (shape_alias) takes its input's bytes, which
-     * live on to the output's last step (first, so that the lives below
-     * see it; no write: the bytes are the same). */
-    int kept = n;
-    for (int s = 0; s < bm->n_steps; s++) {
-        const node *nd = &g->nodes[bm->steps[s].node];
-        if (bm->steps[s].op || nd->n_out != 1 || nd->out[0] < 0 || !bm->vals[nd->out[0]].alias)
-            continue;
-        int rv = nd->in[0];
-        while (bm->pl_slot[rv] <= -2) rv = -2 - bm->pl_slot[rv];
-        int ra = bm->pl_slot[rv], oa = bm->pl_slot[nd->out[0]];
-        if (ra < 0 || oa < 0 || ra >= kept || oa >= kept || ra == oa || it[ra].bytes != it[oa].bytes)
-            continue; /* (its own bytes, and the op copies) */
-        if (it[oa].last > it[ra].last) it[ra].last = it[oa].last;
-        if (it[oa].first < it[ra].first) it[ra].first = it[oa].first;
-        const place_item o = it[oa];
-        it[oa] = it[--kept];
-        bm->pl_slot[it[oa].v] = oa;
-        it[kept] = o;
-        it[kept].off = rv;
-        bm->pl_slot[o.v] = -2 - rv;
-    }
     /* A 1x1 Conv whose residual is read last there writes its output over
      * the residual's bytes (nat_conv_res_in_place): each tile's residual is
      * the line its store goes to, so C's lines come in with the residual's
@@ -414,6 +364,7 @@ static ait_status place_values(built *bm)
      * past the kept ones (not placed), the residual's lives on to the
      * output's last step, and the output's pl_slot is -2 - the value whose
      * bytes it takes (a chain of blocks: the first residual's). */
+    int kept = n;
     for (int s = 0; s < bm->n_steps; s++) {
         const nat_step *st = &bm->steps[s];
         if (!nat_conv_res_in_place(bm, st)) continue;

@@ -109,8 +109,6 @@ typedef struct nat_val {
                            a view of a longer Concat's: concat.c), channels-last with that value's
                            channels per pixel; no storage of its own; 0: none */
     bool in_cat;        /* its writer (a conv) writes it into a view group's root (concat.c) */
-    bool alias;         /* a shape-only op's output (Reshape, Flatten, Squeeze, Unsqueeze) on
-                           its placed input's bytes (place_values): the op copies nothing */
     /* During a run that appends a key/value cache in place (kv.c): > 0 when
      * this value (the past input, the present output) is a view with that
      * capacity along kv_axis (core/kv.h); 0 otherwise. */
