@@ -110,12 +110,36 @@ static void read_said(said *o)
     }
 }
 
+/* When the child's time is up: a wall-clock instant, and with cpu_time a
+ * limit on the child's CPU clock as well. */
+typedef struct deadline {
+    double wall;
+    bool cpu_time;
+    clockid_t cpu; /* the child's CPU clock (clock_getcpuclockid) */
+    double cpu_limit;
+} deadline;
+
+/* Seconds until d may have passed (0: it has). The child's CPU clock
+ * advances at most as fast as the wall clock times its threads, so with
+ * cpu_time the wait is cut to a tenth of a second and asked again. */
+static double time_left(const deadline *d)
+{
+    double left = d->wall - now_sec();
+    struct timespec ts;
+    if (d->cpu_time && clock_gettime(d->cpu, &ts) == 0) { /* gone: the wall clock alone */
+        double cpu_left = d->cpu_limit - ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+        if (cpu_left <= 0) return 0;
+        if (left > 0.1) left = 0.1;
+    }
+    return left > 0 ? left : 0;
+}
+
 /* Reads the result pipe until EOF (1), the deadline (0) or an error (-1,
  * errno), and the child's output pipe meanwhile. */
-static int read_until(int fd, said *o, double deadline, inbuf *b)
+static int read_until(int fd, said *o, const deadline *dl, inbuf *b)
 {
     for (;;) {
-        double left = deadline - now_sec();
+        double left = time_left(dl);
         if (left <= 0) return 0;
         struct pollfd pf[2] = {{fd, POLLIN, 0}, {o->fd, POLLIN, 0}};
         /* At most a minute per wait: a huge or infinite timeout must not
@@ -145,13 +169,13 @@ static int read_until(int fd, said *o, double deadline, inbuf *b)
 }
 
 /* After EOF: waits for the exit until the deadline; false if it passed. */
-static bool wait_until(pid_t pid, double deadline, int *st)
+static bool wait_until(pid_t pid, const deadline *dl, int *st)
 {
     for (;;) {
         pid_t w = waitpid(pid, st, WNOHANG);
         if (w == pid) return true;
         if (w < 0 && errno != EINTR) return true; /* already gone: nothing to reap */
-        if (now_sec() >= deadline) return false;
+        if (time_left(dl) <= 0) return false;
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
@@ -260,9 +284,13 @@ ait_status isolate_run(const isolate_opts *o, isolate_fn fn, void *ctx, isolate_
     close(outs[1]);
     said out = {.fd = outs[0]};
     fcntl(out.fd, F_SETFL, fcntl(out.fd, F_GETFL) | O_NONBLOCK);
-    double deadline = now_sec() + o->timeout;
+    deadline dl = {.wall = now_sec() + o->timeout, .cpu_limit = o->timeout};
+    if (o->cpu_time && clock_getcpuclockid(pid, &dl.cpu) == 0) {
+        dl.cpu_time = true;
+        dl.wall = now_sec() + o->timeout * ISOLATE_WALL_FACTOR;
+    }
     inbuf b = {0};
-    int st = 0, rd = read_until(fds[0], &out, deadline, &b);
+    int st = 0, rd = read_until(fds[0], &out, &dl, &b);
     int rerr = errno;
     close(fds[0]);
     ait_status s;
@@ -270,10 +298,16 @@ ait_status isolate_run(const isolate_opts *o, isolate_fn fn, void *ctx, isolate_
         kill_reap(pid, &st);
         s = err_set(e, rerr == ENOMEM ? AIT_E_NOMEM : AIT_E_IO, "reading the child's result: %s",
                     strerror(rerr));
-    } else if (rd == 0 || !wait_until(pid, deadline, &st)) {
+    } else if (rd == 0 || !wait_until(pid, &dl, &st)) {
+        bool wall = dl.cpu_time && now_sec() >= dl.wall;
         kill_reap(pid, &st);
         r->fate = ISO_TIMEOUT;
-        s = err_set(e, AIT_E_INTERNAL, "timed out after %g s", o->timeout);
+        if (!dl.cpu_time) s = err_set(e, AIT_E_INTERNAL, "timed out after %g s", o->timeout);
+        else if (!wall) s = err_set(e, AIT_E_INTERNAL, "timed out after %g s of CPU time", o->timeout);
+        else
+            s = err_set(e, AIT_E_INTERNAL, "timed out after %g s of wall-clock time (%d times its "
+                        "CPU-time limit of %g s, mostly waiting)", o->timeout * ISOLATE_WALL_FACTOR,
+                        ISOLATE_WALL_FACTOR, o->timeout);
     } else {
         s = judge(st, &b, r, e);
     }

@@ -4,6 +4,7 @@
 #ifndef AIT_TUNE_ISOLATE_H
 #define AIT_TUNE_ISOLATE_H
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/status.h"
@@ -17,7 +18,15 @@ typedef ait_status (*isolate_fn)(void *ctx, const void **out, size_t *len, ait_e
 typedef struct isolate_opts {
     double timeout;     /* seconds (> 0); the child is killed after it */
     uint64_t mem_limit; /* bytes of address space for the child (RLIMIT_AS); 0: no limit */
+    /* timeout counts the child's CPU time (every thread), not the wall
+     * clock: on a machine other processes share, a child given a tenth of a
+     * core is not killed for the time it waited. A child that waits without
+     * running (blocked) is still killed after ISOLATE_WALL_FACTOR times the
+     * timeout of wall-clock time. */
+    bool cpu_time;
 } isolate_opts;
+
+#define ISOLATE_WALL_FACTOR 10
 
 /* How the child ended. */
 typedef enum isolate_fate {

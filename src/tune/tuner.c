@@ -652,7 +652,7 @@ static ait_status try_candidate(tune_ctx *x, module_trial *mt, tune_module *tm, 
                .n_sets = mt->n_sets, .names = mt->names, .prof = mt->prof, .res = *tc};
     if (x->o->cpu_clock && tc->cfg.threads <= 1) t.prof.clock = profile_thread_cpu_ns;
     tc->timed_out = 0; /* a cached timeout under a shorter limit is tried again */
-    isolate_opts io = {.timeout = limit};
+    isolate_opts io = {.timeout = limit, .cpu_time = t.prof.clock == profile_thread_cpu_ns};
     isolate_result ir = {0};
     ait_error ce = {0};
     double t0 = now_sec();

@@ -908,6 +908,46 @@ static void test_isolate_hang(void **st)
     iso_expect(iso_hang, 1, ISO_TIMEOUT, AIT_E_INTERNAL, "timed out after 1 s");
 }
 
+static ait_status iso_spin(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    for (volatile unsigned long i = 0;; i++) {}
+    return AIT_OK;
+}
+
+static ait_status iso_nap(void *ctx, const void **out, size_t *len, ait_error *e)
+{
+    struct timespec t = {0, 600000000};
+    nanosleep(&t, NULL);
+    static const char done[] = "rested";
+    *out = done;
+    *len = sizeof done;
+    return AIT_OK;
+}
+
+/* With cpu_time the limit counts the child's CPU time: a child that spins
+ * is killed at it, one that sleeps past it (using no CPU) is not, and one
+ * that never ends is killed after ISOLATE_WALL_FACTOR times it of wall
+ * clock, each saying which limit it met. */
+static void test_isolate_cpu_time(void **st)
+{
+    isolate_result r;
+    ait_error e = {0};
+    isolate_opts o = {.timeout = 0.2, .cpu_time = true};
+    assert_int_equal(isolate_run(&o, iso_spin, NULL, &r, &e), AIT_E_INTERNAL);
+    assert_int_equal(r.fate, ISO_TIMEOUT);
+    if (!strstr(e.msg, "timed out after 0.2 s of CPU time")) fail_msg("got: %s", e.msg);
+    o.timeout = 0.3; /* sleeps 0.6 s: twice the limit, on the wall clock only */
+    assert_int_equal(isolate_run(&o, iso_nap, NULL, &r, &e), AIT_OK);
+    assert_int_equal(r.fate, ISO_OK);
+    assert_string_equal((const char *)r.data, "rested");
+    free(r.data);
+    o.timeout = 0.1;
+    assert_int_equal(isolate_run(&o, iso_hang, NULL, &r, &e), AIT_E_INTERNAL);
+    assert_int_equal(r.fate, ISO_TIMEOUT);
+    if (!strstr(e.msg, "timed out after 1 s of wall-clock time")) fail_msg("got: %s", e.msg);
+    assert_no_zombies();
+}
+
 static void test_isolate_exit(void **st)
 {
     iso_expect(iso_exit3, 5, ISO_EXITED, AIT_E_INTERNAL, "exited with status 3");
@@ -997,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_plan_check_settled),
         cmocka_unit_test(test_isolate_crash),
         cmocka_unit_test(test_isolate_hang),
+        cmocka_unit_test(test_isolate_cpu_time),
         cmocka_unit_test(test_isolate_exit),
         cmocka_unit_test(test_isolate_output),
         cmocka_unit_test(test_isolate_success),
