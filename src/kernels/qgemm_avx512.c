@@ -473,24 +473,17 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
     UNROLL for (int i = 0; i < MR; i++) _mm512_store_ps(t + i * QG_NR, out[i]);
 }
 
-#define SWITCH4(F, ...)                                                                       \
-    switch (mr) {                                                                             \
-    case 1: F(1, __VA_ARGS__); break;                                                         \
-    case 2: F(2, __VA_ARGS__); break;                                                         \
-    case 3: F(3, __VA_ARGS__); break;                                                         \
-    default: F(4, __VA_ARGS__); break;                                                        \
-    }
 #define INT8WO_CALL(M, ...) wo512_body(WO512_INT8, M, __VA_ARGS__)
 #define INT4WO_CALL(M, ...) int4wo_body(M, __VA_ARGS__)
 T512 static void k_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                           float *t)
 {
-    SWITCH4(INT8WO_CALL, b, x, i0, p, t)
+    QG_SWITCH4(INT8WO_CALL, b, x, i0, p, t)
 }
 T512 static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                           float *t)
 {
-    SWITCH4(INT4WO_CALL, b, x, i0, p, t)
+    QG_SWITCH4(INT4WO_CALL, b, x, i0, p, t)
 }
 
 /* The activation quantisers' two passes (qg_quant_row_u8, qg_dynq_u8): vminps/vmaxps return their

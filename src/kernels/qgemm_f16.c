@@ -66,14 +66,6 @@ bool qg_has_f16c(void)
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 #define T256 __attribute__((target("avx2,fma,f16c")))
 
-#define SWITCH4(F, ...)                                                                       \
-    switch (mr) {                                                                             \
-    case 1: F(1, __VA_ARGS__); break;                                                         \
-    case 2: F(2, __VA_ARGS__); break;                                                         \
-    case 3: F(3, __VA_ARGS__); break;                                                         \
-    default: F(4, __VA_ARGS__); break;                                                        \
-    }
-
 /* The AVX-512 body is int8wo's (qgemm_wo512.h), the weights widened by vcvtph2ps. */
 #include "kernels/qgemm_wo512.h"
 
@@ -81,7 +73,7 @@ bool qg_has_f16c(void)
 T512 static void k_fp16wo512(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                              float *t)
 {
-    SWITCH4(F16_512, b, x, i0, p, t)
+    QG_SWITCH4(F16_512, b, x, i0, p, t)
 }
 
 /* AVX2: a k's 16 columns in two ymm; one or two rows keep two accumulator
@@ -123,7 +115,7 @@ T256 INL void f16_body256(const int MR, const qg_packed *b, const qg_act *x, int
 T256 static void k_fp16wo256(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                              float *t)
 {
-    SWITCH4(F16_256, b, x, i0, p, t)
+    QG_SWITCH4(F16_256, b, x, i0, p, t)
 }
 
 const qg_kern qg_avx512_fp16wo = {KISA_AVX512, "", "avx512", 4, k_fp16wo512};

@@ -136,4 +136,14 @@ static inline const uint8_t *qg_panel(const qg_packed *b, int64_t p, int64_t byt
     return (const uint8_t *)b->w + (size_t)(p * b->kp * bytes_per_k_x16);
 }
 
+/* The weight-only kernels' row counts 1..4 (mr, in scope), each dispatched
+ * to F(M, ...) with M a constant, so the body's row loops unroll. */
+#define QG_SWITCH4(F, ...)                                                                    \
+    switch (mr) {                                                                             \
+    case 1: F(1, __VA_ARGS__); break;                                                         \
+    case 2: F(2, __VA_ARGS__); break;                                                         \
+    case 3: F(3, __VA_ARGS__); break;                                                         \
+    default: F(4, __VA_ARGS__); break;                                                        \
+    }
+
 #endif
