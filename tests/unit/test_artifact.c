@@ -707,7 +707,9 @@ static void test_mapped(void **state)
 /* Blobs of 16 MB or more in all are hashed on every core (hash_blobs): a
  * byte changed in the third of four 6 MB blobs is refused naming that blob,
  * copied and mapped, with the threads the library picks, one and two, and
- * the two before it are handed out, as in order. */
+ * the two before it are handed out, as in order; read one by one
+ * (artifact_blob_read), the same bytes, and the changed byte, 5 MiB into
+ * the blob, refused for that blob alone. */
 static void test_parallel_hash(void **state)
 {
     (void)state;
@@ -731,12 +733,19 @@ static void test_parallel_hash(void **state)
         assert_int_equal(artifact_blob_read_rest(a, &e), AIT_OK);
         for (int i = 0; i < N; i++) assert_memory_equal(artifact_blob_find(a, names[i])->data, buf, SZ);
         artifact_close(a);
+        /* one by one (artifact_blob_read), last first */
+        assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+        for (int i = N - 1; i >= 0; i--) {
+            assert_int_equal(artifact_blob_read(a, artifact_blob_find(a, names[i]), &e), AIT_OK);
+            assert_memory_equal(artifact_blob_find(a, names[i])->data, buf, SZ);
+        }
+        artifact_close(a);
     }
     int fd = open(p, O_RDWR);
     assert_true(fd >= 0);
     artifact *a;
     assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK);
-    long at = (long)(artifact_blob_find(a, "b2")->data - artifact_header(a)) + 12345;
+    long at = (long)(artifact_blob_find(a, "b2")->data - artifact_header(a)) + (5 << 20) + 12345;
     artifact_close(a);
     uint8_t c, f;
     assert_int_equal(pread(fd, &c, 1, at), 1);
@@ -750,6 +759,13 @@ static void test_parallel_hash(void **state)
         assert_non_null(artifact_blob_find(a, "b1")->data);
         assert_null(artifact_blob_find(a, "b2")->data);
         assert_null(artifact_blob_find(a, "b3")->data);
+        artifact_close(a);
+        assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+        assert_int_equal(artifact_blob_read(a, artifact_blob_find(a, "b2"), &e), AIT_E_SECURITY);
+        assert_non_null(strstr(e.msg, "blob 'b2' sha256 mismatch"));
+        assert_null(artifact_blob_find(a, "b2")->data);
+        assert_int_equal(artifact_blob_read(a, artifact_blob_find(a, "b3"), &e), AIT_OK);
+        assert_memory_equal(artifact_blob_find(a, "b3")->data, buf, SZ);
         artifact_close(a);
     }
     expect_refused(p, NULL, "blob 'b2' sha256 mismatch");
