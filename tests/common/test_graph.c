@@ -71,6 +71,10 @@ graph *tg_node(const char *op, int opset, const tg_in *ins, int n_in, const tg_a
         t->type = as[a].type;
         t->i = as[a].i;
         t->f = as[a].f;
+        if (as[a].type == ATTR_STRING) {
+            t->s = strdup(as[a].s);
+            assert_non_null(t->s);
+        }
         if (as[a].type == ATTR_INTS) {
             t->n = as[a].n;
             t->ints = malloc(sizeof(int64_t) * (size_t)(as[a].n + 1));

@@ -16,11 +16,12 @@ typedef struct tg_in {
 
 typedef struct tg_attr {
     const char *name;
-    attr_type type; /* ATTR_INT, ATTR_FLOAT or ATTR_INTS */
+    attr_type type; /* ATTR_INT, ATTR_FLOAT, ATTR_INTS or ATTR_STRING */
     int64_t i;
     float f;
     int n;
     int64_t ints[8];
+    const char *s;
 } tg_attr;
 
 /* A graph of one node `op` (default domain, the model's opset `opset`)

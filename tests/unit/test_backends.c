@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "test_graph.h"
 #include "backends/backend.h"
 #include "backends/native/native.h"
 #include "backends/onednn/impls.h"
@@ -46,82 +47,25 @@ typedef struct in_spec {
     bool konst; /* a constant (weights) rather than a graph input */
 } in_spec;
 
-typedef struct attr_spec {
-    const char *name;
-    attr_type type;
-    int64_t i;
-    float f;
-    int n;
-    int64_t ints[8];
-    const char *s;
-} attr_spec;
-
 /* A graph of one node `op` over inputs ins[0..n_in) (constants filled with
  * random data); *feed receives random tensors for its graph inputs. */
-static graph *one_node(const char *op, const in_spec *ins, int n_in, const attr_spec *as, int n_attr,
+static graph *one_node(const char *op, const in_spec *ins, int n_in, const tg_attr *as, int n_attr,
                        tensor **feed, int *n_feed)
 {
-    graph *g = graph_new(NULL, 17, "one-node");
-    assert_non_null(g);
-    g->nodes = calloc(1, sizeof *g->nodes);
-    g->inputs = calloc((size_t)n_in, sizeof *g->inputs);
-    g->outputs = calloc(1, sizeof *g->outputs);
-    assert_true(g->nodes && g->inputs && g->outputs);
-    node *n = &g->nodes[0];
-    g->n_nodes = g->cap_nodes = 1;
-    n->name = strdup("n0");
-    n->op = strdup(op);
-    n->domain = strdup("");
-    test_node_def(n, op, g->opset);
-    n->n_in = n_in;
-    n->n_out = 1;
-    n->in = calloc((size_t)n_in, sizeof(int));
-    n->out = calloc(1, sizeof(int));
-    n->attrs = calloc((size_t)n_attr + 1, sizeof *n->attrs);
-    assert_true(n->in && n->out && n->attrs);
+    tg_in in[16] = {{0}};
+    tensor *konst[16] = {0};
+    assert_true(n_in <= 16);
     *n_feed = 0;
     for (int k = 0; k < n_in; k++) {
-        if (ins[k].rank < 0) {
-            n->in[k] = -1;
-            continue;
-        }
-        char name[16];
-        snprintf(name, sizeof name, "x%d", k);
-        int v = graph_add_value(g, name);
-        assert_true(v >= 0);
-        value *d = &g->vals[v];
-        d->dtype = AIT_F32;
-        d->rank = ins[k].rank;
-        memcpy(d->dims, ins[k].dims, sizeof(int64_t) * (size_t)ins[k].rank);
+        in[k] = (tg_in){.dt = AIT_F32, .rank = ins[k].rank, .omit = ins[k].rank < 0};
+        if (in[k].omit) continue;
+        memcpy(in[k].dims, ins[k].dims, sizeof(int64_t) * (size_t)ins[k].rank);
         tensor *t = test_rand_tensor(ins[k].rank, ins[k].dims);
-        if (ins[k].konst) {
-            d->konst = t;
-        } else {
-            d->is_input = true;
-            g->inputs[g->n_inputs++] = v;
-            feed[(*n_feed)++] = t;
-        }
-        n->in[k] = v;
+        if (ins[k].konst) in[k].data = (konst[k] = t)->data;
+        else feed[(*n_feed)++] = t;
     }
-    int y = graph_add_value(g, "y");
-    assert_true(y >= 0);
-    g->vals[y].producer = 0;
-    g->vals[y].is_output = true;
-    g->outputs[g->n_outputs++] = y;
-    n->out[0] = y;
-    for (int a = 0; a < n_attr; a++) {
-        attr *t = &n->attrs[n->n_attr++];
-        t->name = strdup(as[a].name);
-        t->type = as[a].type;
-        t->i = as[a].i;
-        t->f = as[a].f;
-        if (as[a].type == ATTR_STRING) t->s = strdup(as[a].s);
-        if (as[a].type == ATTR_INTS) {
-            t->n = as[a].n;
-            t->ints = malloc(sizeof(int64_t) * (size_t)(as[a].n + 1));
-            memcpy(t->ints, as[a].ints, sizeof(int64_t) * (size_t)as[a].n);
-        }
-    }
+    graph *g = tg_node(op, 17, in, n_in, as, n_attr);
+    for (int k = 0; k < n_in; k++) test_tensor_free(konst[k]);
     return g;
 }
 
@@ -279,7 +223,7 @@ static void compare_all(const backend *b, const graph *g, tensor *const *feed, c
 static void (*fixup)(graph *g);
 
 static void run_case_as(const backend *b, const char *op, const in_spec *ins, int n_in,
-                        const attr_spec *as, int n_attr, const char *what, bool taken)
+                        const tg_attr *as, int n_attr, const char *what, bool taken)
 {
     tensor *feed[4] = {0};
     int n_feed;
@@ -294,7 +238,7 @@ static void run_case_as(const backend *b, const char *op, const in_spec *ins, in
 }
 
 static void run_case(const backend *b, const char *op, const in_spec *ins, int n_in,
-                     const attr_spec *as, int n_attr, const char *what)
+                     const tg_attr *as, int n_attr, const char *what)
 {
     run_case_as(b, op, ins, n_in, as, n_attr, what, true);
 }
@@ -340,7 +284,7 @@ static void cases_gemm(const backend *b)
                                           {.rank = 2, .dims = {tb ? N : K, tb ? K : N},
                                            .konst = ci % 2 == 1},
                                           cs[ci]};
-                        attr_spec as[] = {{"transA", ATTR_INT, .i = ta}, {"transB", ATTR_INT, .i = tb},
+                        tg_attr as[] = {{"transA", ATTR_INT, .i = ta}, {"transB", ATTR_INT, .i = tb},
                                           {"alpha", ATTR_FLOAT, .f = alphas[ai]},
                                           {"beta", ATTR_FLOAT, .f = betas[bi]}};
                         char w[96];
@@ -381,12 +325,12 @@ static void cases_conv(const backend *b)
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         in_spec ins[3] = {c[i].x, c[i].w, {.rank = 1, .dims = {c[i].w.dims[0]}, .konst = true}};
-        attr_spec as[5] = {{"group", ATTR_INT, .i = c[i].group},
+        tg_attr as[5] = {{"group", ATTR_INT, .i = c[i].group},
                            {"strides", ATTR_INTS, .n = 2, .ints = {c[i].strides[0], c[i].strides[1]}},
                            {"dilations", ATTR_INTS, .n = 2, .ints = {c[i].dil[0], c[i].dil[1]}}};
         int na = 3;
-        if (c[i].auto_pad) as[na++] = (attr_spec){"auto_pad", ATTR_STRING, .s = c[i].auto_pad};
-        else as[na++] = (attr_spec){"pads", ATTR_INTS, .n = 4,
+        if (c[i].auto_pad) as[na++] = (tg_attr){"auto_pad", ATTR_STRING, .s = c[i].auto_pad};
+        else as[na++] = (tg_attr){"pads", ATTR_INTS, .n = 4,
                                     .ints = {c[i].pads[0], c[i].pads[1], c[i].pads[2], c[i].pads[3]}};
         run_case(b, "Conv", ins, c[i].bias ? 3 : 2, as, na, c[i].what);
     }
@@ -413,7 +357,7 @@ static void cases_convt(const backend *b)
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         in_spec ins[3] = {c[i].x, c[i].w,
                           {.rank = 1, .dims = {c[i].w.dims[1] * c[i].group}, .konst = true}};
-        attr_spec as[5] = {{"group", ATTR_INT, .i = c[i].group},
+        tg_attr as[5] = {{"group", ATTR_INT, .i = c[i].group},
                            {"strides", ATTR_INTS, .n = 2, .ints = {c[i].s[0], c[i].s[1]}},
                            {"dilations", ATTR_INTS, .n = 2, .ints = {c[i].d[0], c[i].d[1]}},
                            {"pads", ATTR_INTS, .n = 4,
@@ -423,7 +367,7 @@ static void cases_convt(const backend *b)
     }
     /* auto_pad: left to the reference op by native; the answer the same. */
     in_spec ins[2] = {SH(1, 3, 5, 6), SHK(3, 2, 3, 3)};
-    attr_spec as[2] = {{"auto_pad", ATTR_STRING, .s = "SAME_UPPER"},
+    tg_attr as[2] = {{"auto_pad", ATTR_STRING, .s = "SAME_UPPER"},
                        {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
     run_case(b, "ConvTranspose", ins, 2, as, 2, "SAME_UPPER");
 }
@@ -472,7 +416,7 @@ static void cases_resize(const backend *b)
         memcpy(rz_sc, c[i].sc, sizeof rz_sc);
         rz_sizes = c[i].sizes;
         in_spec ins[4] = {c[i].x, SHK(0), c[i].sizes ? (in_spec)SHK(0) : (in_spec)SHK(4), SHK(4)};
-        attr_spec as[3] = {{"mode", ATTR_STRING, .s = c[i].mode},
+        tg_attr as[3] = {{"mode", ATTR_STRING, .s = c[i].mode},
                            {"coordinate_transformation_mode", ATTR_STRING, .s = c[i].coord},
                            {"nearest_mode", ATTR_STRING, .s = c[i].nearest}};
         char w[120];
@@ -504,7 +448,7 @@ static void pool_cases(const backend *b, const char *op)
         {SH(2, 3, 17, 19), {5, 3}, {3, 2}, {2, 1, 2, 1}, 1, 0, "5x3 stride 3x2, ceil_mode"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        attr_spec as[5] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {c[i].k[0], c[i].k[1]}},
+        tg_attr as[5] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {c[i].k[0], c[i].k[1]}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {c[i].s[0], c[i].s[1]}},
                            {"pads", ATTR_INTS, .n = 4,
                             .ints = {c[i].pads[0], c[i].pads[1], c[i].pads[2], c[i].pads[3]}},
@@ -544,7 +488,7 @@ static void cases_bnorm(const backend *b)
     for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
         int64_t C = x[i].dims[1];
         in_spec ins[5] = {x[i], SHK(C), SHK(C), SHK(C), SHK(C)};
-        attr_spec as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-3f}};
+        tg_attr as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-3f}};
         char w[32];
         snprintf(w, sizeof w, "case %zu", i);
         run_case(b, "BatchNormalization", ins, 5, as, 1, w);
@@ -558,7 +502,7 @@ static void cases_lnorm(const backend *b)
     for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
         int64_t C = x[i].dims[x[i].rank - 1];
         in_spec ins[3] = {x[i], SHK(C), SHK(C)};
-        attr_spec as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-5f}};
+        tg_attr as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-5f}};
         char w[48];
         snprintf(w, sizeof w, "case %zu", i);
         run_case(b, "LayerNormalization", ins, 3, as, 1, w);
@@ -567,7 +511,7 @@ static void cases_lnorm(const backend *b)
     }
     /* Over two axes: oneDNN normalises the last only, so the reference op runs. */
     in_spec ins[3] = {SH(2, 4, 8), SHK(4, 8), SHK(4, 8)};
-    attr_spec as[1] = {{"axis", ATTR_INT, .i = -2}};
+    tg_attr as[1] = {{"axis", ATTR_INT, .i = -2}};
     run_case(b, "LayerNormalization", ins, 3, as, 1, "axis -2");
 }
 
@@ -576,13 +520,13 @@ static void cases_rmsnorm(const backend *b)
     static const in_spec x[] = {SH(2, 16, 64), SH(3, 13), SH(1, 7, 257)};
     for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
         in_spec ins[2] = {x[i], SHK(x[i].dims[x[i].rank - 1])};
-        attr_spec as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-5f}};
+        tg_attr as[1] = {{"epsilon", ATTR_FLOAT, .f = 1e-5f}};
         char w[48];
         snprintf(w, sizeof w, "case %zu", i);
         run_case(b, "RMSNormalization", ins, 2, as, 1, w);
     }
     in_spec ins[2] = {SH(2, 4, 8), SHK(4, 8)};
-    attr_spec as[1] = {{"axis", ATTR_INT, .i = -2}};
+    tg_attr as[1] = {{"axis", ATTR_INT, .i = -2}};
     run_case(b, "RMSNormalization", ins, 2, as, 1, "axis -2");
 }
 
@@ -594,7 +538,7 @@ static void softmax_cases(const backend *b, const char *op)
     } c[] = {{SH(2, 4, 16, 16), -1}, {SH(3, 10), 1}, {SH(2, 5, 7), 1}, {SH(2, 3, 4), 0},
              {SH(5, 33), -1}, {SH(1, 2, 1001), 2}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        attr_spec as[1] = {{"axis", ATTR_INT, .i = c[i].axis}};
+        tg_attr as[1] = {{"axis", ATTR_INT, .i = c[i].axis}};
         char w[48];
         snprintf(w, sizeof w, "axis %lld case %zu", (long long)c[i].axis, i);
         run_case(b, op, &c[i].x, 1, as, 1, w);
@@ -645,7 +589,7 @@ static void cases_div(const backend *b)
     fixup = NULL;
 }
 
-static void unary_cases(const backend *b, const char *op, const attr_spec *as, int n_attr)
+static void unary_cases(const backend *b, const char *op, const tg_attr *as, int n_attr)
 {
     static const in_spec c[] = {SH(2, 8, 5, 5), SH(3, 17), SH(1000)};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -664,12 +608,12 @@ static void cases_neg(const backend *b) { unary_cases(b, "Neg", NULL, 0); }
 static void cases_hardswish(const backend *b) { unary_cases(b, "HardSwish", NULL, 0); }
 static void cases_leaky(const backend *b)
 {
-    attr_spec as[1] = {{"alpha", ATTR_FLOAT, .f = 0.2f}};
+    tg_attr as[1] = {{"alpha", ATTR_FLOAT, .f = 0.2f}};
     unary_cases(b, "LeakyRelu", as, 1);
 }
 static void cases_elu(const backend *b)
 {
-    attr_spec as[1] = {{"alpha", ATTR_FLOAT, .f = 0.7f}};
+    tg_attr as[1] = {{"alpha", ATTR_FLOAT, .f = 0.7f}};
     unary_cases(b, "Elu", as, 1);
 }
 
@@ -721,7 +665,7 @@ static void cases_in_shuffle(const backend *b) { (void)b; }
 static void cases_concat(const backend *b)
 {
     static const in_spec c[][2] = {{SH(2, 3, 5, 4), SH(2, 6, 5, 4)}, {SH(3, 5), SHK(3, 2)}};
-    static const attr_spec ax[] = {{"axis", ATTR_INT, .i = 1}};
+    static const tg_attr ax[] = {{"axis", ATTR_INT, .i = 1}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char w[32];
         snprintf(w, sizeof w, "case %zu", i);
@@ -1069,7 +1013,7 @@ static tensor *gb_const(gb *b, const char *name, in_spec sh)
 }
 
 /* Node op reading the comma-separated inputs, writing out. */
-static void gb_node(gb *b, const char *op, const char *ins, const char *out, const attr_spec *as,
+static void gb_node(gb *b, const char *op, const char *ins, const char *out, const tg_attr *as,
                     int n_attr)
 {
     graph *g = b->g;
@@ -1119,7 +1063,7 @@ static void gb_free(gb *b)
     graph_free(b->g);
 }
 
-static const attr_spec pad1[] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}};
+static const tg_attr pad1[] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}};
 
 /* ---- LSTM -------------------------------------------------------------------- */
 
@@ -1141,7 +1085,7 @@ static void lstm_graph(gb *g, const lstm_spec *c)
     if (c->bias) gb_const(g, "bias", (in_spec)SH(nd, 8 * H));
     if (c->h0) gb_input(g, "h0", (in_spec)SH(nd, c->b, H));
     if (c->c0) gb_input(g, "c0", (in_spec)SH(nd, c->b, H));
-    attr_spec as[3] = {{"direction", ATTR_STRING, .s = c->dir}, {"hidden_size", ATTR_INT, .i = H},
+    tg_attr as[3] = {{"direction", ATTR_STRING, .s = c->dir}, {"hidden_size", ATTR_INT, .i = H},
                        {"clip", ATTR_FLOAT, .f = 0.5f}};
     gb_node(g, "LSTM", "x,w,r", "y", as, c->clip ? 3 : 2);
     node *n = &g->g->nodes[g->g->n_nodes - 1];
@@ -1312,14 +1256,14 @@ static void attn_op_graph(gb *g, const attn_op_case *c)
         gb_input(g, "pk", (in_spec)SH(B, c->hkv, c->sp, c->d));
         gb_input(g, "pv", (in_spec)SH(B, c->hkv, c->sp, c->dv));
     }
-    attr_spec as[4] = {{"is_causal", ATTR_INT, .i = c->causal},
+    tg_attr as[4] = {{"is_causal", ATTR_INT, .i = c->causal},
                        {"softcap", ATTR_FLOAT, .f = 2.0f},
                        {"q_num_heads", ATTR_INT, .i = c->hq},
                        {"kv_num_heads", ATTR_INT, .i = c->hkv}};
     if (c->softcap) {
         gb_node(g, "Attention", "q,k,v", "y", as, c->packed ? 4 : 2);
     } else {
-        attr_spec a2[3] = {as[0], as[2], as[3]};
+        tg_attr a2[3] = {as[0], as[2], as[3]};
         gb_node(g, "Attention", "q,k,v", "y", a2, c->packed ? 3 : 1);
     }
     node *n = &g->g->nodes[0];
@@ -1481,11 +1425,11 @@ static void attn_pattern(gb *g, const attn_pat *c)
 {
     int64_t B = c->b, S = c->s, T = c->sp + c->s, rep = c->hq / c->hkv;
     const int64_t p0213[4] = {0, 2, 1, 3}, p0132[4] = {0, 1, 3, 2}, p0231[4] = {0, 2, 3, 1};
-    attr_spec t0213[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 2, 1, 3}}};
-    attr_spec t0132[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 1, 3, 2}}};
-    attr_spec t0231[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 2, 3, 1}}};
-    attr_spec ax2[1] = {{"axis", ATTR_INT, .i = 2}};
-    attr_spec sm[1] = {{"axis", ATTR_INT, .i = -1}};
+    tg_attr t0213[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 2, 1, 3}}};
+    tg_attr t0132[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 1, 3, 2}}};
+    tg_attr t0231[1] = {{"perm", ATTR_INTS, .n = 4, .ints = {0, 2, 3, 1}}};
+    tg_attr ax2[1] = {{"axis", ATTR_INT, .i = 2}};
+    tg_attr sm[1] = {{"axis", ATTR_INT, .i = -1}};
     (void)p0213, (void)p0132, (void)p0231;
     gb_input(g, "xq", (in_spec)SH(B, S, c->hq * c->d));
     gb_input(g, "xk", (in_spec)SH(B, S, c->hkv * c->d));
@@ -1681,7 +1625,7 @@ static gb pattern(int which, const char **what)
         tensor *hi = gb_const(&b, "hi", (in_spec){.rank = 0});
         *(float *)lo->data = 0;
         *(float *)hi->data = 0.5f;
-        attr_spec as[2] = {pad1[0], {"group", ATTR_INT, .i = 32}};
+        tg_attr as[2] = {pad1[0], {"group", ATTR_INT, .i = 32}};
         gb_node(&b, "Conv", "x,w", "c", as, 2);
         gb_node(&b, "Clip", "c,lo,hi", "y", NULL, 0);
         break;
@@ -1702,7 +1646,7 @@ static gb pattern(int which, const char **what)
         gb_input(&b, "x", (in_spec)SH(4, 24));
         gb_const(&b, "w", (in_spec)SH(16, 24));
         gb_const(&b, "c", (in_spec)SH(16));
-        attr_spec as[1] = {{"transB", ATTR_INT, .i = 1}};
+        tg_attr as[1] = {{"transB", ATTR_INT, .i = 1}};
         gb_node(&b, "Gemm", "x,w,c", "g", as, 1);
         gb_node(&b, "Relu", "g", "y", NULL, 0);
         break;
@@ -1729,7 +1673,7 @@ static gb pattern(int which, const char **what)
         gb_node(&b, "Floor", "c", "f", NULL, 0); /* no oneDNN op: the reference runs it */
         gb_node(&b, "Add", "r,f", "a", NULL, 0);
         {
-            attr_spec as[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
+            tg_attr as[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
                                {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
             gb_node(&b, "MaxPool", "a", "y", as, 2);
         }
@@ -1750,7 +1694,7 @@ static gb pattern(int which, const char **what)
         gb_input(&b, "r", (in_spec)SH(2, 12, 6, 7));
         gb_const(&b, "w", (in_spec)SH(12, 1, 5, 5));
         gb_const(&b, "bias", (in_spec)SH(1, 12, 1, 1));
-        attr_spec as[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {2, 2, 2, 2}},
+        tg_attr as[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {2, 2, 2, 2}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}},
                            {"group", ATTR_INT, .i = 12}};
         gb_node(&b, "Conv", "x,w", "c", as, 3);
@@ -1764,7 +1708,7 @@ static gb pattern(int which, const char **what)
         gb_input(&b, "x", (in_spec)SH(1, 6, 9, 10));
         gb_const(&b, "w", (in_spec)SH(12, 1, 3, 3));
         gb_const(&b, "cb", (in_spec)SH(12));
-        attr_spec as[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {2, 1, 0, 2}},
+        tg_attr as[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {2, 1, 0, 2}},
                            {"dilations", ATTR_INTS, .n = 2, .ints = {2, 2}},
                            {"group", ATTR_INT, .i = 6}};
         gb_node(&b, "Conv", "x,w,cb", "c", as, 3);
@@ -1805,7 +1749,7 @@ static gb pattern(int which, const char **what)
         gb_input(&b, "x", (in_spec)SH(2, 20, 9, 10));
         gb_const(&b, "w", (in_spec)SH(20, 1, 3, 3));
         gb_const(&b, "cb", (in_spec)SH(20));
-        attr_spec as[2] = {pad1[0], {"group", ATTR_INT, .i = 20}};
+        tg_attr as[2] = {pad1[0], {"group", ATTR_INT, .i = 20}};
         gb_node(&b, "Conv", "x,w,cb", "c", as, 2);
         gb_node(&b, "Sigmoid", "c", "s", NULL, 0);
         gb_node(&b, "Mul", "c,s", "y", NULL, 0);
@@ -1906,13 +1850,13 @@ static void test_native_nhwc(void **state)
         gb_const(&g, "w3", (in_spec)SH(M, M, 1, 1));
         gb_const(&g, "w4", (in_spec)SH(7, M, 3, 3));
         gb_const(&g, "b4", (in_spec)SH(1, 7, 1, 1));
-        attr_spec a1[4] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+        tg_attr a1[4] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
                            {"dilations", ATTR_INTS, .n = 2, .ints = {cs[i].d, cs[i].d}},
                            {"group", ATTR_INT, .i = cs[i].grp}};
-        attr_spec ad[3] = {pad1[0], {"group", ATTR_INT, .i = M},
+        tg_attr ad[3] = {pad1[0], {"group", ATTR_INT, .i = M},
                            {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].dws, cs[i].dws}}};
-        attr_spec a4[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        tg_attr a4[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
         gb_node(&g, "Conv", "x,w1,b1", "c1", a1, 4);
         gb_node(&g, "Clip", "c1,zero,six", "r1", NULL, 0);
         gb_node(&g, "Conv", "r1,wd,bd", "c2", ad, 3);
@@ -1969,7 +1913,7 @@ static void test_native_stem(void **state)
         gb_input(&g, "x", (in_spec)SH(cs[i].n, 3, cs[i].h, cs[i].w));
         gb_const(&g, "w", (in_spec)SH(cs[i].m, 3, 3, 3));
         gb_const(&g, "b", (in_spec)SH(cs[i].m));
-        attr_spec a[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
+        tg_attr a[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
         gb_node(&g, "Conv", "x,w,b", "c", a, 2);
         gb_node(&g, "Relu", "c", "y", NULL, 0);
@@ -2009,12 +1953,12 @@ static void test_native_stem_pool(void **state)
         gb_const(&g, "ws", (in_spec)SH(sq, cs[i].m, cs[i].sq ? 1 : 3, cs[i].sq ? 1 : 3));
         gb_const(&g, "bs", (in_spec)SH(sq));
         gb_const(&g, "wz", (in_spec)SH(5, sq, 1, 1));
-        attr_spec a[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
+        tg_attr a[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
                           {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
-        attr_spec mp[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+        tg_attr mp[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}},
                            {"ceil_mode", ATTR_INT, .i = 1}};
-        attr_spec ap[4] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+        tg_attr ap[4] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}},
                            {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}},
                            {"count_include_pad", ATTR_INT, .i = 1}};
@@ -2088,7 +2032,7 @@ static void test_native_wino(void **state)
         gb_const(&g, "w3", (in_spec)SH(7, M, 3, 3));
         gb_const(&g, "b3", (in_spec)SH(7));
         gb_const(&g, "w4", (in_spec)SH(9, M, 3, 3));
-        attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        tg_attr s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
         gb_node(&g, "Conv", "x,w1,b1", "c1", pad1, 1);
         gb_node(&g, "Relu", "c1", "r1", NULL, 0);
         gb_node(&g, "Conv", "r1,w2", "c2", pad1, 1);
@@ -2127,7 +2071,7 @@ static void test_native_wino(void **state)
     gb g = {.g = graph_new(NULL, 17, "nowino")};
     gb_input(&g, "x", (in_spec)SH(1, 4, 9, 9));
     gb_const(&g, "w", (in_spec)SH(8, 4, 3, 3));
-    attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+    tg_attr s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
     gb_node(&g, "Conv", "x,w", "y", s2, 2);
     gb_output(&g, "y");
     const char *vars[8];
@@ -2158,7 +2102,7 @@ static void test_native_wino_large(void **state)
         gb_const(&g, "w2", (in_spec)SH(17, 12, 3, 3));
         gb_const(&g, "w3", (in_spec)SH(17, 17, 3, 3));
         gb_const(&g, "b3", (in_spec)SH(17));
-        attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        tg_attr s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
         gb_node(&g, "Conv", "x,w1,b1", "c1", pad1, 1);
         gb_node(&g, "Relu", "c1", "r1", NULL, 0);
         gb_node(&g, "Conv", "r1,w2", "c2", s2, 2);
@@ -2276,9 +2220,9 @@ static void test_native_pre(void **state)
             gb_const(&g, "b3", (in_spec)SH(M));
             gb_const(&g, "wd", (in_spec)SH(M, C, 1, 1));
             gb_const(&g, "bd", (in_spec)SH(M));
-            attr_spec s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
-            attr_spec d2[1] = {{"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
-            attr_spec lk[1] = {{"alpha", ATTR_FLOAT, .f = 0.1f}};
+            tg_attr s2[2] = {pad1[0], {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+            tg_attr d2[1] = {{"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+            tg_attr lk[1] = {{"alpha", ATTR_FLOAT, .f = 0.1f}};
             gb_const(&g, "w9", (in_spec)SH(7, M, 1, 1));
             gb_node(&g, "Conv", "x0,w0", "c0", NULL, 0);
             gb_node(&g, "Relu", "c0", "x", NULL, 0);
@@ -2366,8 +2310,8 @@ static void test_native_concat(void **state)
         gb_node(&g, "Relu", "e1", "f1", NULL, 0);
         gb_node(&g, "Conv", "r,we3,be3", "e3", pad1, 1);
         gb_node(&g, "Relu", "e3", "f3", NULL, 0);
-        attr_spec ax[1] = {{"axis", ATTR_INT, .i = cs[i].tail == 2 ? -3 : 1}};
-        attr_spec mp[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
+        tg_attr ax[1] = {{"axis", ATTR_INT, .i = cs[i].tail == 2 ? -3 : 1}};
+        tg_attr mp[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
         if (cs[i].tail == 2) {
             gb_node(&g, "Concat", "f1,x,f3", "cat", ax, 1);
@@ -2375,9 +2319,9 @@ static void test_native_concat(void **state)
         } else {
             gb_node(&g, "Concat", "f1,f3", "cat", ax, 1);
         }
-        attr_spec p3[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+        tg_attr p3[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}, {"ceil_mode", ATTR_INT, .i = 1}};
-        attr_spec ap[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}}, pad1[0],
+        tg_attr ap[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}}, pad1[0],
                            {"count_include_pad", ATTR_INT, .i = (int64_t)(i % 2)}};
         if (cs[i].tail == 4) gb_node(&g, "MaxPool", "cat", "pool", p3, 3);
         if (cs[i].tail == 5) gb_node(&g, "AveragePool", "cat", "pool", ap, 3);
@@ -2448,7 +2392,7 @@ static void gb_shuffle_unit(gb *g, const char *p, const char *u, const char *y, 
     snprintf(ins, sizeof ins, "%s,%s,%s", nm[10], nm[5], nm[6]);
     gb_node(g, "Conv", ins, nm[11], NULL, 0);
     gb_node(g, "Relu", nm[11], nm[12], NULL, 0);
-    attr_spec dw[2] = {pad1[0], {"group", ATTR_INT, .i = c2}};
+    tg_attr dw[2] = {pad1[0], {"group", ATTR_INT, .i = c2}};
     snprintf(ins, sizeof ins, "%s,%s", nm[12], nm[7]);
     gb_node(g, "Conv", ins, nm[13], dw, 2);
     snprintf(ins, sizeof ins, "%s,%s", nm[13], nm[8]);
@@ -2460,13 +2404,13 @@ static void gb_shuffle_unit(gb *g, const char *p, const char *u, const char *y, 
     snprintf(t5, sizeof t5, "%st5", p);
     snprintf(sh5, sizeof sh5, "%ssh5", p);
     snprintf(sh4, sizeof sh4, "%ssh4", p);
-    attr_spec ax1[1] = {{"axis", ATTR_INT, .i = 1}};
+    tg_attr ax1[1] = {{"axis", ATTR_INT, .i = 1}};
     snprintf(ins, sizeof ins, "%s,%s", nm[9], nm[15]);
     gb_node(g, "Concat", ins, cat, ax1, 1);
     const int64_t d5[5] = {n, 2, c2, h, w}, d4[4] = {n, 2 * c2, h, w};
     gb_i64(g, sh5, 5, d5);
     gb_i64(g, sh4, 4, d4);
-    attr_spec pa[1] = {{"perm", ATTR_INTS, .n = 5, .ints = {perm[0], perm[1], perm[2], perm[3], perm[4]}}};
+    tg_attr pa[1] = {{"perm", ATTR_INTS, .n = 5, .ints = {perm[0], perm[1], perm[2], perm[3], perm[4]}}};
     snprintf(ins, sizeof ins, "%s,%s", cat, sh5);
     gb_node(g, "Reshape", ins, r5, NULL, 0);
     gb_node(g, "Transpose", r5, t5, pa, 1);
@@ -2510,7 +2454,7 @@ static void test_native_shuffle(void **state)
             const int64_t d5[5] = {n, G, 2, h, w}, d4[4] = {n, 2 * G, h, w};
             gb_i64(&g, "g5", 5, d5);
             gb_i64(&g, "g4", 4, d4);
-            attr_spec pa[1] = {{"perm", ATTR_INTS, .n = 5, .ints = {0, 2, 1, 3, 4}}};
+            tg_attr pa[1] = {{"perm", ATTR_INTS, .n = 5, .ints = {0, 2, 1, 3, 4}}};
             gb_node(&g, "Reshape", "cn,g5", "gr", NULL, 0);
             gb_node(&g, "Transpose", "gr", "gt", pa, 1);
             gb_node(&g, "Reshape", "gt,g4", "gy", NULL, 0);
@@ -2582,9 +2526,9 @@ static void test_native_bn(void **state)
         gb_bn_params(&g, "n1", M);
         gb_bn_params(&g, "n2", 7);
         gb_bn_params(&g, "n3", 2 * (int64_t)cs[i].c);
-        attr_spec a1[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+        tg_attr a1[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
                            {"group", ATTR_INT, .i = cs[i].grp}};
-        attr_spec eps = {"epsilon", ATTR_FLOAT, .f = 1e-3f}, ax = {"axis", ATTR_INT, .i = 1};
+        tg_attr eps = {"epsilon", ATTR_FLOAT, .f = 1e-3f}, ax = {"axis", ATTR_INT, .i = 1};
         gb_node(&g, "Conv", cs[i].bias ? "x,w1,b1" : "x,w1", "c1", a1, 2);
         gb_node(&g, "BatchNormalization", "c1,n1s,n1b,n1m,n1v", "bn1", &eps, 1);
         gb_node(&g, "Relu", "bn1", "r1", NULL, 0);
@@ -2625,11 +2569,11 @@ static void test_native_dense(void **state)
         const int64_t c = cs[i].c, gr = cs[i].grow;
         gb_input(&g, "x", (in_spec)SH(cs[i].n, c, cs[i].h, cs[i].w));
         gb_const(&g, "w0", (in_spec)SH(c, c, 1, 1));
-        attr_spec mp[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+        tg_attr mp[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}, {"ceil_mode", ATTR_INT, .i = 1}};
         gb_node(&g, "Conv", "x,w0", cs[i].pool ? "c0" : "f0", NULL, 0);
         if (cs[i].pool) gb_node(&g, "MaxPool", "c0", "f0", mp, 3);
-        attr_spec ax = {"axis", ATTR_INT, .i = 1};
+        tg_attr ax = {"axis", ATTR_INT, .i = 1};
         char cat[512] = "f0", name[8][32], ins[600];
         int64_t C = c;
         for (int l = 1; l <= cs[i].layers; l++, C += gr) {
@@ -2667,7 +2611,7 @@ static void test_native_dense(void **state)
         gb_node(&g, "Clip", "tbn,lo,hi", "tr", NULL, 0);
         gb_const(&g, "wt", (in_spec)SH(5, C, 1, 1));
         gb_node(&g, "Conv", "tr,wt", "tc", NULL, 0);
-        attr_spec ap[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
+        tg_attr ap[2] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {2, 2}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
         gb_node(&g, "AveragePool", "tc", "y", ap, 2);
         gb_output(&g, "y");
@@ -2734,12 +2678,12 @@ static void test_native_avg_first(void **state)
         gb_const(&g, "b", (in_spec)SH(M));
         gb_const(&g, "wz", (in_spec)SH(4, M, 3, 3));
         gb_bn_params(&g, "n", M);
-        attr_spec grp = {"group", ATTR_INT, .i = cs[i].grp};
-        attr_spec ap[4] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {cs[i].k, cs[i].k}},
+        tg_attr grp = {"group", ATTR_INT, .i = cs[i].grp};
+        tg_attr ap[4] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {cs[i].k, cs[i].k}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
                            {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}},
                            {"count_include_pad", ATTR_INT, .i = 1}};
-        attr_spec ceil[3] = {ap[0], ap[1], {"ceil_mode", ATTR_INT, .i = 1}};
+        tg_attr ceil[3] = {ap[0], ap[1], {"ceil_mode", ATTR_INT, .i = 1}};
         const int form = cs[i].form;
         const bool pad = form >= 6, chl = form == 2 || form == 3 || form == 7;
         /* form 2, 3 and 7: channels-last between two 3x3 Convs */
@@ -2813,7 +2757,7 @@ static void test_native_silu(void **state)
         gb_const(&g, "w", (in_spec)SH(M, cs[i].c / cs[i].grp, cs[i].k, cs[i].k));
         gb_const(&g, "b", (in_spec)SH(M));
         gb_bn_params(&g, "n", M);
-        attr_spec a[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+        tg_attr a[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
                           {"group", ATTR_INT, .i = cs[i].grp}};
         gb_node(&g, "Conv", "x,w,b", "c", a, 3);
@@ -2900,7 +2844,7 @@ static void test_native_se(void **state)
         gb_const(&g, "b2", (in_spec)SH(C));
         gb_const(&g, "wp", (in_spec)SH(9, C, 1, 1));
         gb_const(&g, "k", (in_spec)SH(1, C, 1, 1));
-        attr_spec dw[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {kd / 2, kd / 2, kd / 2, kd / 2}},
+        tg_attr dw[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {kd / 2, kd / 2, kd / 2, kd / 2}},
                            {"group", ATTR_INT, .i = C},
                            {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].k5 ? 2 : 1, cs[i].k5 ? 2 : 1}}};
         gb_node(&g, "Conv", "x,wd", "d", dw, 3);
@@ -2993,7 +2937,7 @@ static void test_native_irb(void **state)
             if (k == 0 && !cs[i].e) continue;
             if (k == 0) gb_node(&g, "Conv", "x0,we,be", "ce", NULL, 0);
             else {
-                attr_spec dw[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {kd / 2, kd / 2, kd / 2, kd / 2}},
+                tg_attr dw[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {kd / 2, kd / 2, kd / 2, kd / 2}},
                                    {"group", ATTR_INT, .i = E},
                                    {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}}};
                 gb_node(&g, "Conv", cs[i].e ? "e,wd,bd" : "x0,wd,bd", "cd", dw, 3);
@@ -3134,7 +3078,7 @@ static void test_native_convt_bn(void **state)
         gb_const(&g, "w", (in_spec)SH(cs[i].c, cs[i].m / cs[i].grp, cs[i].k, cs[i].k));
         gb_const(&g, "b", (in_spec)SH(cs[i].m));
         gb_bn_params(&g, "n", cs[i].m);
-        attr_spec a[4] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
+        tg_attr a[4] = {{"pads", ATTR_INTS, .n = 4, .ints = {p, p, p, p}},
                           {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
                           {"output_padding", ATTR_INTS, .n = 2, .ints = {o, o}},
                           {"group", ATTR_INT, .i = cs[i].grp}};
@@ -3207,13 +3151,13 @@ static void test_native_fpn(void **state)
         sc[0] = sc[1] = 1, sc[2] = sc[3] = (float)f;
         if (kind != 2) gb_node(&g, "Conv", "a,w1,b1", "l1", NULL, 0);
         gb_node(&g, "Conv", "b,w0,b0", "l0", NULL, 0);
-        attr_spec ra[3] = {{"mode", ATTR_STRING, .s = cs[i].linear ? "linear" : "nearest"},
+        tg_attr ra[3] = {{"mode", ATTR_STRING, .s = cs[i].linear ? "linear" : "nearest"},
                            {"coordinate_transformation_mode", ATTR_STRING, .s = "asymmetric"},
                            {"nearest_mode", ATTR_STRING, .s = "floor"}};
         gb_node(&g, "Resize", "l1,sc", "r", ra, 3);
         node *rz = &g.g->nodes[g.g->n_nodes - 1];
         rz->in[2] = rz->in[1], rz->in[1] = -1, rz->n_in = 3; /* no roi */
-        attr_spec ax = {"axis", ATTR_INT, .i = 1}, pad1 = {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}};
+        tg_attr ax = {"axis", ATTR_INT, .i = 1}, pad1 = {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}};
         if (kind >= 3) gb_node(&g, "Concat", "l0,r", "s", &ax, 1);
         else gb_node(&g, "Add", "l0,r", "s", NULL, 0);
         gb_node(&g, "Conv", "s,w2", "y", &pad1, 1);
@@ -3271,8 +3215,8 @@ static gb mnv3_block(int which, const char **what)
         gb_const(&b, "b1", (in_spec)SH(8));
         gb_const(&b, "w2", (in_spec)SH(24, 8, 1, 1));
         gb_const(&b, "b2", (in_spec)SH(24));
-        attr_spec dw[2] = {pad1[0], {"group", ATTR_INT, .i = 24}};
-        attr_spec hs[2] = {{"alpha", ATTR_FLOAT, .f = 1.0f / 6}, {"beta", ATTR_FLOAT, .f = 0.5f}};
+        tg_attr dw[2] = {pad1[0], {"group", ATTR_INT, .i = 24}};
+        tg_attr hs[2] = {{"alpha", ATTR_FLOAT, .f = 1.0f / 6}, {"beta", ATTR_FLOAT, .f = 0.5f}};
         gb_node(&b, "Conv", "x,wd", "c", dw, 2);
         gb_node(&b, "Add", "c,three", "a", NULL, 0);
         gb_node(&b, "Clip", "a,zero,six", "cl", NULL, 0);
@@ -3290,7 +3234,7 @@ static gb mnv3_block(int which, const char **what)
         *what = "grouped Conv (4 groups) + Relu";
         gb_input(&b, "x", (in_spec)SH(1, 32, 14, 14));
         gb_const(&b, "w", (in_spec)SH(64, 8, 3, 3));
-        attr_spec gr[2] = {pad1[0], {"group", ATTR_INT, .i = 4}};
+        tg_attr gr[2] = {pad1[0], {"group", ATTR_INT, .i = 4}};
         gb_node(&b, "Conv", "x,w", "c", gr, 2);
         gb_node(&b, "Relu", "c", "y", NULL, 0);
         break;
@@ -3300,7 +3244,7 @@ static gb mnv3_block(int which, const char **what)
         gb_input(&b, "x", (in_spec)SH(1, 16, 28, 28));
         gb_const(&b, "wd", (in_spec)SH(16, 1, 3, 3));
         gb_const(&b, "w", (in_spec)SH(24, 16, 1, 1));
-        attr_spec dw[2] = {pad1[0], {"group", ATTR_INT, .i = 16}};
+        tg_attr dw[2] = {pad1[0], {"group", ATTR_INT, .i = 16}};
         gb_node(&b, "Conv", "x,wd", "c", dw, 2);
         gb_node(&b, "HardSwish", "c", "h", NULL, 0);
         gb_node(&b, "Conv", "h,w", "y", NULL, 0);
@@ -3388,7 +3332,7 @@ static void test_onednn_dense_bn(void **state)
         gb_input(&g, "b", (in_spec)SH(cs[i].n, cs[i].c2, cs[i].h, cs[i].w));
         gb_const(&g, "w", (in_spec)SH(13, C, 1, 1));
         gb_bn_params(&g, "n", C);
-        attr_spec ax = {"axis", ATTR_INT, .i = 1};
+        tg_attr ax = {"axis", ATTR_INT, .i = 1};
         gb_node(&g, "Concat", "a,b", "cc", &ax, 1);
         gb_node(&g, "BatchNormalization", "cc,ns,nb,nm,nv", "bn", NULL, 0);
         gb_node(&g, "Relu", "bn", "r", NULL, 0);
@@ -3426,11 +3370,11 @@ static void test_onednn_variants(void **state)
     const char *v[8];
     tensor *feed[4];
     int nf;
-    const attr_spec dw[] = {{"group", ATTR_INT, .i = 32}};
+    const tg_attr dw[] = {{"group", ATTR_INT, .i = 32}};
     struct {
         const char *op;
         in_spec in[2];
-        const attr_spec *as;
+        const tg_attr *as;
         int n_attr, want;
     } c[] = {
         {"Conv", {SH(1, 16, 5, 5), SHK(8, 16, 1, 1)}, NULL, 0, 1},
@@ -3703,7 +3647,7 @@ static void test_native_quant(void **state)
             gb_node(&p, "Add", "m,bias", "a", NULL, 0);
             gb_node(&p, "Relu", "a", "y", NULL, 0);
         } else {
-            attr_spec at[2] = {{.name = "transB", .type = ATTR_INT, .i = 1},
+            tg_attr at[2] = {{.name = "transB", .type = ATTR_INT, .i = 1},
                                {.name = "alpha", .type = ATTR_FLOAT, .f = 0.5f}};
             gb_const(&p, "w", (in_spec)SH(37, 70));
             gb_const(&p, "bias", (in_spec)SH(37));
@@ -4105,9 +4049,9 @@ static void test_native_qconv(void **state)
         gb_const(&g, "w2", (in_spec)SH(M, M, 1, 1));
         gb_const(&g, "w3", (in_spec)SH(13, M, 1, 1));
         gb_bn_params(&g, "n3", 13);
-        attr_spec a1[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
+        tg_attr a1[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {pad, pad, pad, pad}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}}};
-        attr_spec a3 = {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}};
+        tg_attr a3 = {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}};
         gb_node(&g, "Conv", "x,w1,b1", "c1", a1, 2);
         gb_node(&g, "Relu", "c1", "r1", NULL, 0);
         gb_node(&g, "Conv", "r1,w2", "c2", NULL, 0);
@@ -4178,7 +4122,7 @@ static void test_native_qconv(void **state)
     }
     /* depthwise only: nothing to quantise */
     gb d = {.g = graph_new(NULL, 17, "dw")};
-    attr_spec dw = {"group", ATTR_INT, .i = 8};
+    tg_attr dw = {"group", ATTR_INT, .i = 8};
     gb_input(&d, "x", (in_spec)SH(1, 8, 5, 5));
     gb_const(&d, "w", (in_spec)SH(8, 1, 3, 3));
     gb_node(&d, "Conv", "x,w", "y", &dw, 1);
@@ -4211,7 +4155,7 @@ static void test_native_qdw(void **state)
         gb_const(&g, "wd", (in_spec)SH(E, 1, 3, 3));
         gb_const(&g, "bd", (in_spec)SH(E));
         gb_const(&g, "w2", (in_spec)SH(C, E, 1, 1));
-        attr_spec ad[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}},
+        tg_attr ad[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}},
                            {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}},
                            {"group", ATTR_INT, .i = E}};
         gb_node(&g, "Conv", "x,w1", "c1", NULL, 0);
@@ -4280,8 +4224,8 @@ static gb qpool_graph(int n, int c, int h, int w, int64_t M, bool prev, const gb
     gb_const(&g, "w1", (in_spec)SH(M, c, 3, 3));
     gb_const(&g, "b1", (in_spec)SH(M));
     gb_const(&g, "w2", (in_spec)SH(M, M, 3, 3));
-    attr_spec a1 = {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}};
-    attr_spec ap[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
+    tg_attr a1 = {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}};
+    tg_attr ap[3] = {{"kernel_shape", ATTR_INTS, .n = 2, .ints = {3, 3}},
                        {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}},
                        {"pads", ATTR_INTS, .n = 4, .ints = {1, 1, 1, 1}}};
     gb_node(&g, "Conv", "x,w1,b1", "c1", &a1, 1);
