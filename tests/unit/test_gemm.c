@@ -366,7 +366,7 @@ static void test_skinny_rule(void **state)
         assert_false(gemm_skinny_default(kr, 17, nr, 1024, 1, 2)); /* one panel, two threads */
         assert_true(gemm_skinny_default(kr, 17, nr + 1, 1024, 1, 2));
         assert_false(gemm_skinny_default(kr, INT64_MAX / 2, 64, 1024, 1, 1)); /* M x K overflows */
-        /* B's panel past half of L2: in place up to all of L2 at M <= GEMM_SKINNY_ROWS_M,
+        /* B's panel past half of L2: in place up to all of L2 at M <= GEMM_SKINNY_PANEL_M,
          * packed past it. kl2: the largest K whose panel fits L2 (M 17's bound, found here) */
         int64_t lo = 8, hi = 1 << 22;
         while (lo < hi) {
@@ -374,7 +374,7 @@ static void test_skinny_rule(void **state)
             if (gemm_skinny_default(kr, 17, 64, mid, 1, 1)) lo = mid;
             else hi = mid - 1;
         }
-        const int64_t kl2 = lo, rm = GEMM_SKINNY_ROWS_M;
+        const int64_t kl2 = lo, rm = GEMM_SKINNY_PANEL_M;
 #define IN_PLACE_A(m, k) (gemm_kernel_zmm(kr) || (m) * (k) < GEMM_SKINNY_A_BYTES / 4)
         assert_true(kl2 >= 1024 && kl2 < (1 << 22));
         assert_int_equal(gemm_skinny_default(kr, rm, 64, kl2, 1, 1), IN_PLACE_A(rm, kl2));
