@@ -11,7 +11,16 @@ the figure to read on a shared machine): each shape's native (the default
 config; no tuned one, so tuned / default reads 1.00x) against the faster of
 OpenBLAS and oneDNN.
 
+With --issue13, each file is `bench-gemm-native` output instead, and the
+table is issue 13's targets per shape: native's default kernel at least 90%
+of the peak measured beside it from M = 17 on (M = N = K from 512 in the
+issue), and at M of 1 to 4 at least 85% of the read bandwidth measured beside
+it, where B (K x N floats) is larger than the last-level cache (--l3-mib,
+32 by default: a B that fits is read from the cache, past the bandwidth; its
+row says so and carries no target), with OpenBLAS and oneDNN beside.
+
 usage: bench/gemm_targets.py COMPARE.txt [COMPARE.txt ...]
+       bench/gemm_targets.py --issue13 [--l3-mib N] NATIVE.txt [NATIVE.txt ...]
 """
 import math
 import re
@@ -33,9 +42,58 @@ def geo(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+NATIVE_ROW = re.compile(r"^\s+(openblas|onednn|native:\S+)\s+([\d.]+) GFLOP/s\s+([\d.]+)% of peak.*?([\d.]+) GB/s of B\s+([\d.]+)% of read")
+NATIVE_HEAD = re.compile(r"^(kn|nk):(\d+):(\d+):(\d+) peak \(CPU time\) avx512 ([\d.]+) avx2 ([\d.]+) GFLOP/s, read ([\d.]+) GB/s")
+
+
+def issue13(paths, l3_mib):
+    """Issue 13's targets per shape from bench-gemm-native outputs (the first
+    native engine of a shape is its default kernel)."""
+    print("| shape | native | % of peak or of read | OpenBLAS | oneDNN | target | met |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for path in paths:
+        head, eng = None, {}
+        lines = open(path).read().splitlines() + ["end"]
+        for line in lines:
+            h, r = NATIVE_HEAD.match(line), NATIVE_ROW.match(line)
+            if r and head:
+                name = "native" if r.group(1).startswith("native:") else r.group(1)
+                eng.setdefault(name, tuple(float(r.group(i)) for i in (2, 3, 4, 5)))  # GFLOP/s, %, GB/s, %
+                continue
+            if head and "native" in eng:
+                lay, m, n, k, peak, _, read = head
+                nat, ob, dn = eng["native"], eng.get("openblas"), eng.get("onednn")
+                b_mib = 4.0 * n * k / (1 << 20)
+                if m <= 4:
+                    cell = "%.1f GB/s of B, %.0f%% of read (%.1f GB/s)" % (nat[2], nat[3], read)
+                    if b_mib <= l3_mib:
+                        target, met = "none: B %.1f MiB in L3" % b_mib, "-"
+                    else:
+                        target, met = ">= 85% of read", "**met**" if nat[3] >= 85 else "**not met**"
+                else:
+                    cell = "%.1f%% of peak (%.1f)" % (nat[1], peak)
+                    target, met = ">= 90% of peak", "**met**" if nat[1] >= 90 else "**not met**"
+                lib = lambda e: "%.1f" % e[0] if e else "-"
+                print("| %s:%d:%d:%d | %.1f GFLOP/s | %s | %s | %s | %s | %s |" %
+                      (lay, m, n, k, nat[0], cell, lib(ob), lib(dn), target, met))
+            if h:
+                head = (h.group(1),) + tuple(int(h.group(i)) for i in (2, 3, 4)) + tuple(float(h.group(i)) for i in (5, 6, 7))
+                eng = {}
+            elif not r:
+                head = None if line == "end" else head
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if sys.argv[1] == "--issue13":
+        args, l3 = sys.argv[2:], 32.0
+        if len(args) >= 2 and args[0] == "--l3-mib":
+            l3, args = float(args[1]), args[2:]
+        if not args:
+            sys.exit(__doc__)
+        issue13(args, l3)
+        return
     rows = []
     for path in sys.argv[1:]:
         shape, eng = None, {}

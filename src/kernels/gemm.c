@@ -685,7 +685,15 @@ bool gemm_skinny_default(const gemm_kernel *kr, int64_t m, int64_t n, int64_t k,
         (!kr->zmm && a_floats >= GEMM_SKINNY_A_BYTES / 4) ||
         __builtin_mul_overflow(k, (int64_t)kr->nr * 4, &panel_bytes))
         return false;
-    return panel_bytes <= gemm_l2_bytes() / 2 && (n + kr->nr - 1) / kr->nr >= (threads > 1 ? threads : 1);
+    /* B's panel in half of L2, or up to all of it at M <= GEMM_SKINNY_PANEL_M, where the
+     * skinny path (one 32-wide panel a call) measured 1.06x to 1.85x the packed path at K 4608
+     * to 8192 (1.85x at M 17, 1.2x at M 128, issue 15's captured 49x512x4608 1.3x), and from
+     * M 196 0.91x to 1.08x, so the half stays there (bench/RESULTS.md, branch z4: the Zen 5
+     * host, whose 1 MiB L2 stops the half at K 4096; the packed path's loss at few rows,
+     * A's packing or its MR edge tiles, not measured apart) */
+    int64_t l2 = gemm_l2_bytes();
+    return (panel_bytes <= l2 / 2 || (m <= GEMM_SKINNY_PANEL_M && panel_bytes <= l2)) &&
+           (n + kr->nr - 1) / kr->nr >= (threads > 1 ? threads : 1);
 }
 
 bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k)

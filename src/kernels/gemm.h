@@ -45,6 +45,11 @@
  * 4 MiB). */
 #define GEMM_SKINNY_ROWS_M 128
 #define GEMM_SKINNY_ROWS_NK 4
+/* Past GEMM_SKINNY_M and up to this many rows, the skinny default takes B's
+ * panel (K x NR) up to all of L2, half past it (gemm_skinny_default): at K
+ * 4608 to 8192 on a 1 MiB L2, 1.06x to 1.85x the packed path at M 17 to 128,
+ * 0.91x to 1.08x from M 196 (bench/RESULTS.md, branch z4). */
+#define GEMM_SKINNY_PANEL_M 128
 /* Past GEMM_SKINNY_M, the skinny path's calls take the widest tile (4
  * vectors) while B's columns for it (K x 64 floats) fit in half of L2, and
  * from this many rows in three quarters: at K 3072 (half of a 1.25 MiB L2
@@ -243,7 +248,8 @@ typedef struct gemm_args {
 /* Whether the default (pack_a AUTO) reads an m x k A (column stride csa)
  * in place against a B prepacked for kernel kr, on `threads` threads: at
  * m <= GEMM_SKINNY_M; past it for a row-major A (csa 1) when B's panel
- * (k x NR) fits in half of L2 and there are at least as many panels (n / NR)
+ * (k x NR) fits in half of L2 (in all of it at m <= GEMM_SKINNY_PANEL_M) and
+ * there are at least as many panels (n / NR)
  * as threads (the skinny path splits columns only), and, unless kr is in
  * 512-bit registers, A is under GEMM_SKINNY_A_BYTES. Measured faster than
  * the packed path at every such shape tried on the Intel host, 2048^3

@@ -64,7 +64,13 @@ bool gemm_kernel_zmm(const gemm_kernel *k) { return k->zmm; }
 bool gemm_kernel_available(const gemm_kernel *k) { return cpu_has_all(k->needs, NULL, 0); }
 
 /* Whether this CPU runs a 512-bit FMA as two 256-bit halves: AMD's Zen 4
- * (family 19h, the only AMD family with AVX-512 that does). */
+ * (family 19h). Not family 1Ah: the EPYC Zen 5 of the sixteenth session
+ * (family 1Ah model 2) runs them at full width, an FMA loop in zmm 254
+ * GFLOP/s on one core against 128 in ymm, and there 14x32 took 93% of that
+ * peak at 1024^3 and 2048^3 against 44% for 12x16 in ymm (bench/RESULTS.md,
+ * "The float32 native GEMM on the Zen 5 host"), so 14x32 stays its default.
+ * (Zen 5's mobile parts are said to split them too; none was measured, and
+ * CPUID has no bit for it: 8000001Ah's FP256 reads 0 on this host.) */
 static bool splits_512(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -366,6 +366,32 @@ static void test_skinny_rule(void **state)
         assert_false(gemm_skinny_default(kr, 17, nr, 1024, 1, 2)); /* one panel, two threads */
         assert_true(gemm_skinny_default(kr, 17, nr + 1, 1024, 1, 2));
         assert_false(gemm_skinny_default(kr, INT64_MAX / 2, 64, 1024, 1, 1)); /* M x K overflows */
+        /* B's panel past half of L2: in place up to all of L2 at M <= GEMM_SKINNY_PANEL_M,
+         * packed past it. kl2: the largest K whose panel fits L2 (M 17's bound, found here) */
+        int64_t lo = 8, hi = 1 << 22;
+        while (lo < hi) {
+            int64_t mid = (lo + hi + 1) / 2;
+            if (gemm_skinny_default(kr, 17, 64, mid, 1, 1)) lo = mid;
+            else hi = mid - 1;
+        }
+        const int64_t kl2 = lo, rm = GEMM_SKINNY_PANEL_M;
+#define IN_PLACE_A(m, k) (gemm_kernel_zmm(kr) || (m) * (k) < GEMM_SKINNY_A_BYTES / 4)
+        assert_true(kl2 >= 1024 && kl2 < (1 << 22));
+        assert_int_equal(gemm_skinny_default(kr, rm, 64, kl2, 1, 1), IN_PLACE_A(rm, kl2));
+        assert_false(gemm_skinny_default(kr, rm, 64, kl2 + 1, 1, 1));
+        assert_false(gemm_skinny_default(kr, rm + 1, 64, kl2, 1, 1));
+        assert_int_equal(gemm_skinny_default(kr, rm + 1, 64, kl2 / 2, 1, 1), IN_PLACE_A(rm + 1, kl2 / 2));
+        assert_false(gemm_skinny_default(kr, rm + 1, 64, kl2 / 2 + 1, 1, 1));
+#undef IN_PLACE_A
+        /* ... and its answer there: three quarters of L2's K, N as two panels and a masked
+         * tail, bias + Relu in the registers or GELU after the store, one and two threads */
+        for (int v = 0; v < 3; v++) {
+            gcase t = {.m = v == 2 ? rm : 50, .n = 2 * nr + 5, .k = kl2 / 4 * 3 + 1, .pack_b = true,
+                       .threads = 1 + (v == 1)};
+            t.epi.bias_mode = GEMM_BIAS_COL;
+            t.epi.act = v == 2 ? GEMM_ACT_GELU : GEMM_ACT_RELU;
+            run_case(kr, &t);
+        }
         for (int v = 0; v < 4; v++) {
             gcase t = {.m = v & 1 ? 1024 : 1023, .n = 2 * nr + 1, .k = 1024, .pack_b = true,
                        .threads = 1 + (v >> 1)};
