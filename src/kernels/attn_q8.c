@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/isa.h"
+#include "kernels/prefetch.h"
 #include "kernels/qgemm_kern.h"
 
 /* Key and value j of (batch bi, kv head kvh): the past's rows, then the

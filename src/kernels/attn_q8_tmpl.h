@@ -80,7 +80,7 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
             const float *k = aq_key(g, kp, kc, bi, kvh, j);
             /* the keys come from L3 (a head's rows apart): fetched ahead of use */
             const char *ahead = (const char *)aq_key(g, kp, kc, bi, kvh, j + AQ_PF < T ? j + AQ_PF : j);
-            for (int e = 0; e < d * 4; e += 64) __builtin_prefetch(ahead + e, 0, 3);
+            kprefetch_run(ahead, (int64_t)d * 4, false);
             const float s = aq_scale(KV(aq_absmax)(k, d, &bad));
             const V vr = vset1(1.0f / s);
             V sum = vzero();
@@ -154,7 +154,7 @@ static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, 
             const float *v = aq_value(g, vp, vc, bi, kvh, j) + c0;
             /* from L3 as the keys (aq_pack_k): fetched ahead */
             const char *ahead = (const char *)(aq_value(g, vp, vc, bi, kvh, j + AQ_PF < T ? j + AQ_PF : j) + c0);
-            for (int e = 0; e < n * 4 && e < 4 * VL * 4; e += 64) __builtin_prefetch(ahead + e, 0, 3);
+            kprefetch_run(ahead, (int64_t)(n < 4 * VL ? n : 4 * VL) * 4, false);
             V x0 = vloadn(v, r[0]), x1 = r[1] ? vloadn(v + VL, r[1]) : vzero();
             V x2 = r[2] ? vloadn(v + 2 * VL, r[2]) : vzero(), x3 = r[3] ? vloadn(v + 3 * VL, r[3]) : vzero();
             h0 = vmax(h0, vabs(x0)), h1 = vmax(h1, vabs(x1));
