@@ -6,23 +6,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Every cache line of [p, p + bytes) (its last byte too: p need not start a
- * line) into L1, for writing (write) or reading. The empty volatile asm
- * after each prefetch keeps the loop: GCC 12's dead code elimination takes
- * a loop whose body is only __builtin_prefetch for one without effects and
- * removes it whole (a helper of that shape compiled to nothing). */
+/* Every cache line of [p, p + bytes) into L1 (the lines p's first and last
+ * bytes fall in, and those between), for writing (write) or reading. The
+ * empty volatile asm after each prefetch keeps the loop: GCC 12's dead code
+ * elimination takes a loop whose body is only __builtin_prefetch for one
+ * without effects and removes it whole (a helper of that shape compiled to
+ * nothing). */
 static inline void kprefetch_run(const void *p, int64_t bytes, bool write)
 {
-    const char *c = p;
     if (bytes <= 0) return;
-    for (int64_t o = 0; o < bytes; o += 64) {
-        if (write) __builtin_prefetch(c + o, 1, 3);
-        else __builtin_prefetch(c + o, 0, 3);
+    const uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, z = (uintptr_t)p + (uintptr_t)bytes - 1;
+    for (uintptr_t l = a; l <= z; l += 64) {
+        if (write) __builtin_prefetch((const void *)l, 1, 3);
+        else __builtin_prefetch((const void *)l, 0, 3);
         __asm__ volatile("");
     }
-    if (write) __builtin_prefetch(c + bytes - 1, 1, 3);
-    else __builtin_prefetch(c + bytes - 1, 0, 3);
-    __asm__ volatile("");
 }
 
 #endif
