@@ -35,7 +35,7 @@ static inline float aq_scale(float mx)
 
 /* Keys and values are read in order of j, each row a head's width apart
  * (a [batch, seq, heads * d] projection's): fetched AQ_PF rows ahead. */
-#define AQ_PF 4
+#define AQ_PF 8
 
 #if KISA_X86
 #include "kernels/vec_avx512.h"
