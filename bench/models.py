@@ -61,12 +61,12 @@ def driver_models(a, label, known, default):
         sys.exit(f"{label}: --out, --models-dir and --bin-dir are needed")
     return names
 
-def batch_driver_args(label, known, command, reuse=False, engines=None):
+def batch_driver_args(label, known, command, reuse=False, engines=None, cpu=False):
     """The options of the drivers over the exported bench cases (bench/quant.py,
     bench/prequant.py): --out, --models-dir, --bin-dir, --models (of known), --batch (1 and 8),
     --command, with reuse --reuse, with engines (the driver's engine names) --engines, a subset
-    of them (a.engines: a list, all by default); returns the parsed options, the models and the
-    batch sizes, or exits naming what is wrong."""
+    of them (a.engines: a list, all by default), with cpu --cpu (time by CPU time); returns the
+    parsed options, the models and the batch sizes, or exits naming what is wrong."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--models-dir", required=True)
@@ -76,6 +76,9 @@ def batch_driver_args(label, known, command, reuse=False, engines=None):
     ap.add_argument("--command", default=command)
     if reuse:
         ap.add_argument("--reuse", action="store_true", help="take the artifacts of an earlier run")
+    if cpu:
+        ap.add_argument("--cpu", action="store_true",
+                        help="each run's process CPU time (the runners' `cpu N`) instead of wall clock")
     if engines:
         ap.add_argument("--engines", default=",".join(engines), help="the engines to run (comma list)")
     a = ap.parse_args()
@@ -191,7 +194,8 @@ def time_and_close(cfg, runners, info):
 
 def interleave(cfg, timed, info):
     """Warm-up, then interleaved rounds over the runners in `timed` (label ->
-    Runner, in that order); writes each one's stats into info[label]."""
+    Runner, in that order); writes each one's stats into info[label]. With cfg["cmd"] "cpu" the
+    rounds measure each run's process CPU time (the runners' `cpu N`) instead of wall clock."""
     est, per_round, all_times = {}, {}, {e: [] for e in timed}
     for e, r in timed.items():  # warm-up
         w = r.times(cfg["warmup"])
@@ -201,7 +205,7 @@ def interleave(cfg, timed, info):
     rounds = int(min(cfg["max_rounds"], max(cfg["min_rounds"], cfg["row_s"] // round_time)))
     for _ in range(rounds):  # interleaved rounds
         for e, r in timed.items():
-            all_times[e] += r.times(per_round[e], est[e])
+            all_times[e] += r.times(per_round[e], est[e], cfg.get("cmd", "time"))
     for e in timed:
         info[e].update(stats(all_times[e]), per_round=per_round[e], rounds=rounds)
 

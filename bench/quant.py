@@ -27,7 +27,9 @@ one ran, are kept).
 
 usage: /usr/bin/python3 bench/quant.py --out DIR --models-dir DIR --bin-dir DIR
          [--models mlp,bert,resnet18,mobilenetv2] [--batch 1,8] [--command CMD] [--reuse]
-         [--engines ait:f32,ait:int8dq,ort:f32,...]
+         [--engines ait:f32,ait:int8dq,ort:f32,...] [--cpu]
+--cpu times each run by its process CPU time (every thread; the runners' `cpu N`) instead of
+wall clock: on a shared machine a run's wall time includes the time other processes held the core.
 --engines runs only those engines (and ort:int8, the yardstick), tuning only their ait variants.
 --reuse takes the artifacts an earlier run left in build-bench/quant instead of tuning.
 Exits 1 on broken plumbing (a tune, quantisation or runner that fails);
@@ -324,7 +326,9 @@ def section(q, key="quant"):
     lines = [SECTIONS[key], "",
              f"{q['date']}, `{q['command']}` ({q['elapsed_s']:.0f} s), one thread, load average "
              f"{q['loadavg_start']} at the start and {q['loadavg_end']} at the end (a shared 2-core "
-             "machine: ratios from interleaved rounds in one run, not absolute times).", "",
+             "machine: ratios from interleaved rounds in one run, not absolute times)" +
+             ("; each run timed by its process CPU time (`--cpu`), not wall clock." if q.get("clock") == "cpu"
+              else "."), "",
              "ait: `ait tune MODEL --data MODEL.bench.b1.in.npz " + " ".join(TUNE_ARGS) +
              " --strategy max-throughput --quant V` per variant (f32: no --quant; resnet18 and "
              "mobilenetv2: `" + " ".join(CNN_TUNE_ARGS) + "`, with the whole-plan check and the "
@@ -355,7 +359,7 @@ def section(q, key="quant"):
         lines.append("")
     for row in q["rows"]:
         lines += [f"### {row['name']}, batch {row['batch']} (load {row['loadavg']})", "",
-                  "| engine | median ms | / ORT int8 | max abs err | SQNR dB | top-1 agreement |",
+                  "| engine | median " + ("CPU " if q.get("clock") == "cpu" else "") + "ms | / ORT int8 | max abs err | SQNR dB | top-1 agreement |",
                   "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for e, i in row["engines"].items():
             if not i["ok"]:
@@ -373,16 +377,16 @@ def section(q, key="quant"):
 def main():
     global ONLY
     a, names, batches = models.batch_driver_args("bench --quant", MODELS, "bench/run --quant", reuse=True,
-                                                 engines=sorted(set(ENGINES) | set(CNN_ENGINES)))
+                                                 engines=sorted(set(ENGINES) | set(CNN_ENGINES)), cpu=True)
     ONLY = set(a.engines)
     cfg = models.driver_cfg("bench --quant", a.models_dir, a.bin_dir, "quant",
                             os.path.join(ROOT, "build", "ait"), warmup=3, round_s=0.2, row_s=8,
-                            min_rounds=3, max_rounds=10, reuse=a.reuse)
+                            min_rounds=3, max_rounds=10, reuse=a.reuse, cmd="cpu" if a.cpu else "time")
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
     q = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "command": a.command,
          "system": sysinfo.collect(ROOT, BENCH), "loadavg_start": sysinfo.loadavg(), "threads": THREADS,
-         "tune_args": TUNE_ARGS, "cnn_tune_args": CNN_TUNE_ARGS, "artifacts": {}, "ort": {}, "rows": []}
+         "clock": "cpu" if a.cpu else "wall", "tune_args": TUNE_ARGS, "cnn_tune_args": CNN_TUNE_ARGS, "artifacts": {}, "ort": {}, "rows": []}
     log(f"bench --quant: load {q['loadavg_start']}")
     problems = []
     for name in names:

@@ -2,7 +2,8 @@
 """PyTorch CPU eager as a bench peer: rebuilds the model NAME exactly as
 tools/export_models.py does (same seed, so the same weights) and speaks the
 protocol of bench/c/ait_runner.c ("out DIR" -> "ok", "time N" -> "t MS ...",
-startup "ready", failures "error MESSAGE"). Threads and BLAS settings come
+"cpu N" -> each run's process CPU time, every thread, startup "ready",
+failures "error MESSAGE"). Threads and BLAS settings come
 from the environment bench/models.py sets (OMP_NUM_THREADS, OPENBLAS_CORETYPE,
 OMP_WAIT_POLICY) and torch.set_num_threads.
 
@@ -64,12 +65,13 @@ def main():
                 for n, t in zip(out_names, outs):
                     np.save(os.path.join(cmd[1], n + ".npy"), t.float().numpy())
                 print("ok", flush=True)
-            elif len(cmd) == 2 and cmd[0] == "time" and cmd[1].isdigit() and int(cmd[1]) > 0:
+            elif len(cmd) == 2 and cmd[0] in ("time", "cpu") and cmd[1].isdigit() and int(cmd[1]) > 0:
+                clock = time.perf_counter if cmd[0] == "time" else time.process_time
                 times = []
                 for _ in range(int(cmd[1])):
-                    t0 = time.perf_counter()
+                    t0 = clock()
                     model(*inputs)
-                    times.append((time.perf_counter() - t0) * 1e3)
+                    times.append((clock() - t0) * 1e3)
                 print("t " + " ".join(f"{t:.4f}" for t in times), flush=True)
             else:
                 fail("command", line.strip())

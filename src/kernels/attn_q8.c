@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/isa.h"
+#include "kernels/prefetch.h"
 #include "kernels/qgemm_kern.h"
 
 /* Key and value j of (batch bi, kv head kvh): the past's rows, then the
@@ -31,6 +32,10 @@ static inline float aq_scale(float mx)
 {
     return mx >= 127.0f * FLT_MIN ? mx / 127.0f : 1.0f;
 }
+
+/* Keys and values are read in order of j, each row a head's width apart
+ * (a [batch, seq, heads * d] projection's): fetched AQ_PF rows ahead. */
+#define AQ_PF 8
 
 #if KISA_X86
 #include "kernels/vec_avx512.h"
@@ -100,7 +105,7 @@ static bool aq_layout(const katt_geom *g, int nq, aq_ws *w)
     size_t off = 0;
     w->kpk = off, off += up64(kb);
     w->vpk = off, off += up64(vb);
-    w->tmpk = off, off += up64(((size_t)g->d + 3) / 4 * 4);
+    w->tmpk = off, off += KATT_Q8_KTMP(g->d);
     w->rc = off, off += up64((size_t)npv * sizeof(float));
     w->tmpv = off, off += up64(4 * (size_t)npv);
     w->qa = off, off += qa;

@@ -49,11 +49,14 @@ int katt_q8_block(const katt_geom *g, katt_probs_fn probs, const float *q, const
                   int i0, int nq, void *ws);
 
 /* The packers, for the tests: the keys of (batch bi, kv head kvh) into *b
- * (qg_pack_begin(QG_INT8DQ, 0, d, sp + sc, ...)'s), tmp of b->kp bytes; the
+ * (qg_pack_begin(QG_INT8DQ, 0, d, sp + sc, ...)'s), tmp of KATT_Q8_KTMP(d) bytes; the
  * values into *b (qg_pack_begin(QG_INT8DQ, 0, sp + sc, dv, ...)'s, column
  * sums 0: for an A whose zero point is 0 only), rc of b->np floats and tmp
  * of 4 * b->np bytes. Scratch of any contents; false when an element is
  * not finite. */
+/* The keys' tmp: 16 rows of d rounded up to 64 bytes (AVX-512 packs a
+ * panel of 16 keys at a time) */
+#define KATT_Q8_KTMP(d) ((size_t)16 * (((size_t)(d) + 63) & ~(size_t)63))
 bool katt_q8_pack_k(const katt_geom *g, const float *kp, const float *kc, int bi, int kvh,
                     const qg_packed *b, uint8_t *tmp);
 bool katt_q8_pack_v(const katt_geom *g, const float *vp, const float *vc, int bi, int kvh,

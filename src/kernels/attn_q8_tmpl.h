@@ -25,6 +25,33 @@ static inline V KV(aq_q)(V x, V r)
     return vmin(vmax(vround(vmul(x, r)), vset1(-127.0f)), vset1(127.0f));
 }
 
+#if VL == 16
+/* out[t] = dword t of each of r[0..15] (a 16 x 16 dword transpose: dwords,
+ * then qwords within 128-bit lanes, then the lanes) */
+static inline void aq_t16(const __m512i r[16], __m512i out[16])
+{
+    __m512i a[16], b[16];
+    for (int i = 0; i < 8; i++) {
+        a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) { /* b[4i + c], lane L: rows 4i..4i+3 of dword 4L + c */
+        b[4 * i] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int c = 0; c < 4; c++) { /* out[4L + c]: lane L of b[c], b[4 + c], b[8 + c], b[12 + c] */
+        __m512i x0 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44), x1 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xee);
+        __m512i x2 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0x44), x3 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0xee);
+        out[c] = _mm512_shuffle_i32x4(x0, x2, 0x88);
+        out[4 + c] = _mm512_shuffle_i32x4(x0, x2, 0xdd);
+        out[8 + c] = _mm512_shuffle_i32x4(x1, x3, 0x88);
+        out[12 + c] = _mm512_shuffle_i32x4(x1, x3, 0xdd);
+    }
+}
+#endif
+
 static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, int bi, int kvh,
                           const qg_packed *b, uint8_t *tmp)
 {
@@ -33,6 +60,51 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
     float *scale = (float *)b->scale;
     int32_t *colsum = (int32_t *)b->colsum;
     V bad = vzero();
+#if VL == 16
+    /* AVX-512: a panel's 16 keys as int8 rows of tmp (KATT_Q8_KTMP), then
+     * each 64 bytes of the rows transposed in registers to 16 quads of the
+     * panel, a store each (a dword scatter per 4 quads of a key was slow on
+     * AMD Zen 4: about 280 cycles a key of 64; bench/RESULTS.md, branch i8) */
+    const int64_t rs = (b->kp + 63) / 64 * 64;
+    for (int64_t p = 0; p < b->np / QG_NR; p++) {
+        const int64_t gi = p / QG_GP, gw = qg_group_w(b, gi);
+        uint8_t *at = (uint8_t *)qg_group(b, gi) + (size_t)(p % QG_GP) * 64;
+        for (int u = 0; u < QG_NR; u++) {
+            const int j = (int)(p * QG_NR + u);
+            uint8_t *row = tmp + (size_t)u * (size_t)rs;
+            if (j >= T) { /* n's padding: zero columns */
+                scale[j] = 1.0f, colsum[j] = 0;
+                memset(row, 0, (size_t)rs);
+                continue;
+            }
+            const float *k = aq_key(g, kp, kc, bi, kvh, j);
+            /* the keys come from L3 (a head's rows apart): fetched ahead of use */
+            const char *ahead = (const char *)aq_key(g, kp, kc, bi, kvh, j + AQ_PF < T ? j + AQ_PF : j);
+            kprefetch_run(ahead, (int64_t)d * 4, false);
+            const float s = aq_scale(KV(aq_absmax)(k, d, &bad));
+            const V vr = vset1(1.0f / s);
+            V sum = vzero();
+            for (int64_t e = 0; e < rs; e += VL) {
+                V qv = vzero();
+                if (e < d) {
+                    qv = KV(aq_q)(vloadn(k + e, d - e < VL ? (size_t)(d - e) : VL), vr);
+                    sum = vadd(sum, qv);
+                }
+                _mm_storeu_si128((__m128i *)(row + e), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(qv)));
+            }
+            scale[j] = s;
+            colsum[j] = (int32_t)vhsum(sum); /* whole numbers below 2^24: exact */
+        }
+        for (int64_t e = 0; e < rs; e += 64) {
+            __m512i r[16], o[16];
+            for (int u = 0; u < 16; u++) r[u] = _mm512_loadu_si512(tmp + (size_t)u * (size_t)rs + e);
+            aq_t16(r, o);
+            const int nq = nq4 - e / 4 < 16 ? (int)(nq4 - e / 4) : 16;
+            for (int t = 0; t < nq; t++) _mm512_storeu_si512(at + (size_t)((e / 4 + t) * gw) * 64, o[t]);
+        }
+    }
+    return vhsum(bad) == 0;
+#endif
     memset(tmp + d, 128, (size_t)(b->kp - d)); /* k's padding: byte 0 */
     for (int j = 0; j < (int)b->np; j++) {
         uint8_t *grp = (uint8_t *)qg_group(b, j / (QG_NR * QG_GP));
@@ -47,22 +119,6 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
         const float s = aq_scale(KV(aq_absmax)(k, d, &bad));
         const V vr = vset1(1.0f / s), off = vset1(128.0f);
         V sum = vzero();
-#if VL == 16 /* AVX-512: each 16 elements' bytes (vpmovdb) scattered as 4 dwords, no tmp row */
-        const __m128i step = _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32((int)gw * 16));
-        for (int e = 0; e < b->kp; e += VL) {
-            size_t r = d - e < VL ? (size_t)(d - e) : VL;
-            V qv = KV(aq_q)(vloadn(k + e, r), vr);
-            sum = vadd(sum, qv);
-            __m128i by = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(qv)); /* int8, 0 past d */
-            int nq = b->kp - e < VL ? (int)(b->kp - e) / 4 : 4;
-            _mm_mask_i32scatter_epi32(at + (size_t)(e / 4 * gw) * 64, (__mmask8)((1u << nq) - 1),
-                                      step, by, 4);
-        }
-        scale[j] = s;
-        colsum[j] = (int32_t)vhsum(sum);
-        (void)off;
-        continue;
-#endif
         for (int e = 0; e < d; e += VL) {
             size_t r = d - e < VL ? (size_t)(d - e) : VL;
             V qv = KV(aq_q)(vloadn(k + e, r), vr);
@@ -96,6 +152,9 @@ static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, 
         V h0 = vzero(), h1 = vzero(), h2 = vzero(), h3 = vzero();
         for (int j = 0; j < T; j++) {
             const float *v = aq_value(g, vp, vc, bi, kvh, j) + c0;
+            /* from L3 as the keys (aq_pack_k): fetched ahead */
+            const char *ahead = (const char *)(aq_value(g, vp, vc, bi, kvh, j + AQ_PF < T ? j + AQ_PF : j) + c0);
+            kprefetch_run(ahead, (int64_t)(n < 4 * VL ? n : 4 * VL) * 4, false);
             V x0 = vloadn(v, r[0]), x1 = r[1] ? vloadn(v + VL, r[1]) : vzero();
             V x2 = r[2] ? vloadn(v + 2 * VL, r[2]) : vzero(), x3 = r[3] ? vloadn(v + 3 * VL, r[3]) : vzero();
             h0 = vmax(h0, vabs(x0)), h1 = vmax(h1, vabs(x1));
@@ -137,6 +196,23 @@ static bool KV(aq_pack_v)(const katt_geom *g, const float *vp, const float *vc, 
             uint8_t *dst = (uint8_t *)qg_group(b, gi) + (size_t)(qd * qg_group_w(b, gi)) * 64;
             const uint8_t *t0 = tmp + gi * QG_NR * QG_GP, *t1 = t0 + np, *t2 = t1 + np, *t3 = t2 + np;
             const int nc = qg_group_w(b, gi) * QG_NR;
+#if VL > 1 /* x86: 16 columns' dwords by byte and word interleaves */
+            const __m128i flip = _mm_set1_epi8((char)0x80);
+            for (int c = 0; c < nc; c += 16) {
+                const __m128i x0 = _mm_loadu_si128((const __m128i *)(t0 + c)),
+                              x1 = _mm_loadu_si128((const __m128i *)(t1 + c)),
+                              x2 = _mm_loadu_si128((const __m128i *)(t2 + c)),
+                              x3 = _mm_loadu_si128((const __m128i *)(t3 + c));
+                const __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1),
+                              l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
+                __m128i *o = (__m128i *)(dst + 4 * c);
+                _mm_storeu_si128(o, _mm_xor_si128(_mm_unpacklo_epi16(l01, l23), flip));
+                _mm_storeu_si128(o + 1, _mm_xor_si128(_mm_unpackhi_epi16(l01, l23), flip));
+                _mm_storeu_si128(o + 2, _mm_xor_si128(_mm_unpacklo_epi16(h01, h23), flip));
+                _mm_storeu_si128(o + 3, _mm_xor_si128(_mm_unpackhi_epi16(h01, h23), flip));
+            }
+            continue;
+#endif
             for (int c = 0; c < nc; c++) {
                 uint32_t w = ((uint32_t)t0[c] | (uint32_t)t1[c] << 8 | (uint32_t)t2[c] << 16 |
                               (uint32_t)t3[c] << 24) ^ 0x80808080u;

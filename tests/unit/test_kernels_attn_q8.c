@@ -119,7 +119,7 @@ static void test_attn_q8_pack(void **state)
                 m_kv uk = {&g, kp, kc, bi, kvh, g.d}, uv = {&g, vp, vc, bi, kvh, g.dv};
                 m_pack(&qk, m_k, &uk, true, (uint8_t *)qk.w, (float *)qk.scale, (int32_t *)qk.colsum);
                 m_pack(&qv, m_v, &uv, false, (uint8_t *)qv.w, (float *)qv.scale, (int32_t *)qv.colsum);
-                uint8_t *tmp = malloc((size_t)(4 * (T + g.d + g.dv) + 64));
+                uint8_t *tmp = malloc((size_t)(4 * (T + g.d + g.dv) + 64) + KATT_Q8_KTMP(g.d));
                 float *rc = malloc(sizeof(float) * (size_t)(g.dv + 16));
                 KC_EACH_ISA({
                     memset(bk, 0xa5, kb); /* any contents */
