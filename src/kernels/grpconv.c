@@ -16,6 +16,8 @@
 #define GV __m256
 #define gv_load(p) _mm256_loadu_ps(p)
 #define gv_fmab(acc, w, s) _mm256_fmadd_ps(w, _mm256_broadcast_ss(s), acc)
+#define gv_zero() _mm256_setzero_ps()
+#define gv_add(a, b) _mm256_add_ps(a, b)
 
 #include "kernels/vec_avx512.h"
 static inline void grp_storen_avx512(float *p, __m256 v, int64_t n)
@@ -45,6 +47,8 @@ static inline void grp_storen_avx2(float *p, __m256 v, int64_t n)
 #undef GV
 #undef gv_load
 #undef gv_fmab
+#undef gv_zero
+#undef gv_add
 #endif
 
 /* portable: 8 floats in a struct, the loops left to the compiler */
@@ -62,7 +66,14 @@ static inline grp_v8 grp_fmab8(grp_v8 a, grp_v8 w, const float *s)
     for (int l = 0; l < 8; l++) a.v[l] += w.v[l] * *s;
     return a;
 }
+static inline grp_v8 grp_add8(grp_v8 a, grp_v8 b)
+{
+    for (int l = 0; l < 8; l++) a.v[l] += b.v[l];
+    return a;
+}
 #define GV grp_v8
+#define gv_zero() ((grp_v8){{0}})
+#define gv_add grp_add8
 #define gv_load grp_load8
 #define gv_fmab grp_fmab8
 #define gv_storen(p, a, n) memcpy(p, (a).v, sizeof(float) * (size_t)(n))
