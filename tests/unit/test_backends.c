@@ -1816,7 +1816,8 @@ static void test_fusion(void **state)
  * every ISA this CPU has and the portable path (kisa_force), odd channel
  * counts, batch 1 and 3: a k x k Conv (stride, dilation, pads, groups) +
  * Clip (im2col + GEMM, or an implicit GEMM past 32 rows of weights per
- * kernel row and 24 output columns, 14 at up to 32 channels), a depthwise Conv + Relu, a 1x1 Conv + residual Add of the first
+ * kernel row and 24 output columns, 14 at up to 32 channels, or the direct
+ * grouped kernel for groups of at most 16 channels), a depthwise Conv + Relu, a 1x1 Conv + residual Add of the first
  * conv's output, a last 3x3 stride 2 Conv with a bias Add whose output
  * leaves the module (the layout changes back), beside a GlobalAveragePool
  * reading an NHWC-capable value (which keeps it NCHW). */
@@ -1835,6 +1836,9 @@ static void test_native_nhwc(void **state)
          * (at most 32 output channels: from 14 pixels, conv.c's conv_ig), batch 2 */
         {3, 64, 5, 26, 20, 3, 1, 2, 2, 1}, {1, 33, 9, 50, 21, 3, 2, 1, 1, 1},
         {2, 40, 6, 15, 29, 3, 1, 1, 1, 1},
+        /* the direct grouped kernel (kernels/grpconv.h) on the first Conv: RegNet's
+         * groups of 8 at stride 2, rows of more than a tile; groups of 8 in and 5 out */
+        {1, 48, 14, 30, 48, 3, 2, 1, 6, 1}, {3, 16, 9, 21, 10, 3, 1, 1, 2, 1},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         gb g = {.g = graph_new(NULL, 17, "nhwc")};

@@ -2,7 +2,7 @@
  * convolution (float and static int8), the channels-last im2col (float and uint8) and
  * static int8's implicit GEMM reading its padded input in place, the
  * implicit-GEMM convolution (on every GEMM kernel this CPU runs), the direct stem
- * convolution (kstem_conv), ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
+ * convolution (kstem_conv), the direct grouped convolution (kgrp_conv), ConvTranspose, pooling (and uint8 MaxPool) and Resize, at every ISA this CPU has
  * and on the portable path, with 1 and 2 threads, against loops in double
  * written here; odd channel counts and sizes, every epilogue and mode. */
 #include <setjmp.h>
@@ -18,6 +18,7 @@
 #include "kernels/convt.h"
 #include "kernels/dwconv.h"
 #include "kernels/gemm.h"
+#include "kernels/grpconv.h"
 #include "kernels/nhwc.h"
 #include "kernels/pool.h"
 #include "kernels/qgemm.h"
@@ -667,6 +668,76 @@ static void test_conv_ig(void **state)
     }
 }
 
+/* The direct grouped convolution (kgrp_conv) against the sum in double:
+ * groups of 2 to 16 input and output channels (8 and 16 whole blocks of
+ * the kernel's vectors, 3, 5 and 11 a tail), pads, strides, dilation, a
+ * 1-pixel and rows longer than a tile, 1 and 2 images, output pixels
+ * wider than the channels (a Concat's), with and without a bias, every
+ * activation kind the epilogue takes. */
+static void test_grouped(void **state)
+{
+    (void)state;
+    static const struct {
+        knhwc_geom g;
+        int64_t groups, mg, pb, pr, n;
+    } cs[] = {
+        {{.h = 9, .w = 30, .c = 8, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 6, 8, 1, 1, 1},
+        {{.h = 14, .w = 27, .c = 8, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 3, 8, 1, 1, 2},
+        {{.h = 7, .w = 7, .c = 8, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 5, 8, 1, 1, 1},
+        {{.h = 6, .w = 19, .c = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 4, 5, 1, 1, 1},
+        {{.h = 5, .w = 33, .c = 16, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 2, .pt = 2, .pl = 2}, 2, 16, 2, 2, 1},
+        {{.h = 8, .w = 17, .c = 4, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 2, .pl = 2}, 3, 11, 2, 2, 2},
+        {{.h = 1, .w = 1, .c = 2, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1}, 7, 2, 1, 1, 1},
+        {{.h = 10, .w = 25, .c = 6, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1}, 2, 7, 0, 0, 1},
+        {{.h = 11, .w = 23, .c = 8, .kh = 3, .kw = 3, .sh = 2, .sw = 3, .dh = 1, .dw = 1, .pt = 0, .pl = 2}, 2, 9, 1, 0, 1},
+    };
+    static const kact acts[] = {{KF_RELU, 0, 0}, {KF_NONE, 0, 0}, {KF_CLIP, -0.25f, 0.75f}, {KF_SILU, 0, 0},
+                                {KF_HARDSWISH, 0, 0}};
+    for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+        knhwc_geom g = cs[ci].g;
+        const int64_t groups = cs[ci].groups, mg = cs[ci].mg, cg = g.c, n = cs[ci].n, M = groups * mg;
+        g.cs = groups * cg;
+        g.oh = kwin_out((int)g.h, (int)g.kh, (int)g.sh, (int)g.dh, (int)g.pt, (int)cs[ci].pb, 0);
+        g.ow = kwin_out((int)g.w, (int)g.kw, (int)g.sw, (int)g.dw, (int)g.pl, (int)cs[ci].pr, 0);
+        assert_true(g.oh > 0 && g.ow > 0);
+        const int64_t taps = g.kh * g.kw, np = g.oh * g.ow, nx = n * g.h * g.w * g.cs;
+        const int64_t ldy = ci % 2 ? M + 5 : M;
+        float *x = kc_rand((size_t)nx, 21 + (unsigned)ci, -1, 1);
+        float *w = kc_rand((size_t)(M * cg * taps), 23 + (unsigned)ci, -0.5f, 0.5f); /* ONNX's [M][cg][kh][kw] */
+        float *bias = ci % 3 == 2 ? NULL : kc_rand((size_t)M, 25 + (unsigned)ci, -1, 1);
+        const size_t pf = kgrp_pack_size(groups, mg, cg, taps);
+        assert_true(pf > 0);
+        float *wp = malloc(sizeof(float) * pf), *y = malloc(sizeof(float) * (size_t)(n * np * ldy));
+        float *got = malloc(sizeof(float) * (size_t)(n * np * M));
+        double *want = malloc(sizeof(double) * (size_t)(n * np * M));
+        kgrp_pack(w, groups, mg, cg, taps, wp);
+        const kact a = acts[ci % (sizeof acts / sizeof *acts)];
+        for (int64_t im = 0; im < n; im++)
+            for (int64_t p = 0; p < np; p++)
+                for (int64_t m = 0; m < M; m++) {
+                    const int64_t gi = m / mg;
+                    double v = bias ? bias[m] : 0;
+                    for (int64_t ky = 0; ky < g.kh; ky++)
+                        for (int64_t kx = 0; kx < g.kw; kx++) {
+                            int64_t iy = p / g.ow * g.sh - g.pt + ky * g.dh, ix = p % g.ow * g.sw - g.pl + kx * g.dw;
+                            if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                            for (int64_t j = 0; j < cg; j++)
+                                v += (double)x[((im * g.h + iy) * g.w + ix) * g.cs + gi * cg + j] *
+                                     w[(m * cg + j) * taps + ky * g.kw + kx];
+                        }
+                    want[(im * np + p) * M + m] = kc_fun(a.f, v, a.a, a.b);
+                }
+        KC_EACH_ISA({
+            for (int64_t i = 0; i < n * np * ldy; i++) y[i] = NAN;
+            kgrp_conv(&g, n, groups, mg, x, wp, bias, a, y, ldy, kc_threads);
+            for (int64_t p = 0; p < n * np; p++) memcpy(got + p * M, y + p * ldy, sizeof(float) * (size_t)M);
+            if (!kc_close("grouped conv", got, want, (size_t)(n * np * M), 1e-5 * (double)(1 + taps * cg), 1e-5))
+                fail_msg("grouped conv case %zu [isa %s] %d threads", ci, kisa_name(kisa_active()), kc_threads);
+        });
+        free(x), free(w), free(bias), free(wp), free(y), free(got), free(want);
+    }
+}
+
 static void test_depthwise(void **state)
 {
     (void)state;
@@ -1135,6 +1206,7 @@ int main(void)
         cmocka_unit_test(test_im2col_f32),
         cmocka_unit_test(test_stem),
         cmocka_unit_test(test_conv_ig),
+        cmocka_unit_test(test_grouped),
         cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_convtranspose),
         cmocka_unit_test(test_pool),        cmocka_unit_test(test_pool_u8),
         cmocka_unit_test(test_pool_nhwc),

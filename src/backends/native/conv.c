@@ -37,6 +37,7 @@
 #include "backends/native/native.h"
 #include "kernels/conv_ig.h"
 #include "kernels/dwconv.h"
+#include "kernels/grpconv.h"
 #include "kernels/im2col.h"
 #include "kernels/nhwc.h"
 #include "kernels/stem.h"
@@ -49,8 +50,9 @@
 /* G_DIRECT: how the GEMM reads X, or the depthwise kernel; CONV_IG is
  * CONV_IM2COL turned into an implicit GEMM at finish (conv_ig), CONV_WINO
  * into Winograd's F(4x4, 3x3) (conv_wino, the "wino" variants), CONV_WINO2
- * into its F(2x2, 3x3) (small planes in "wino-large"). */
-enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG, CONV_WINO, CONV_WINO2 };
+ * into its F(2x2, 3x3) (small planes in "wino-large"), CONV_GRP into the
+ * direct grouped kernel (conv_grp). */
+enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG, CONV_WINO, CONV_WINO2, CONV_GRP };
 enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
 
 typedef struct conv_arg {
@@ -502,6 +504,35 @@ static void fill_wg(built *bm, int i, int grp, void *dst, const void *arg)
     gemm_pack_b(bm->kern, a->u + grp * a->c * a->m, a->m, 1, a->c, a->m, dst);
 }
 
+/* Whether a float KxK (or strided) Conv of groups of at most KGRP_MAX_C
+ * input and output channels runs on the direct grouped kernel
+ * (kernels/grpconv.h) rather than an im2col and a GEMM per group, whose N
+ * (the group's output channels) is a fraction of the kernel's vector:
+ * regnet_y_400mf's 3x3 Convs of groups of 8 spent 35% of its native run in
+ * im2col and its copies (bench/RESULTS.md, branch s4). No residual: the
+ * kernel's epilogue is the bias and the activation. */
+static bool conv_grp(const built *bm, const nat_step *st, bool quant)
+{
+    const int64_t *q = st->geo;
+    const int64_t mg = q[G_M] / q[G_GROUP];
+    return !quant && !bm->qstatic && (q[G_DIRECT] == CONV_IM2COL || q[G_DIRECT] == CONV_GRP) &&
+           q[G_GROUP] > 1 && q[G_C] >= 2 && q[G_C] <= KGRP_MAX_C && mg <= KGRP_MAX_C && st->epi.res < 0 &&
+           !st->pro && !st->pre && q[G_H] <= INT_MAX && q[G_W] <= INT_MAX && q[G_OW] <= INT_MAX &&
+           kgrp_pack_size(q[G_GROUP], mg, q[G_C], q[G_KH] * q[G_KW]) > 0;
+}
+
+typedef struct grp_arg {
+    const float *w; /* [M][cg][taps], a BatchNormalization after it folded in */
+    int64_t groups, mg, cg, taps;
+} grp_arg;
+
+static void fill_grp(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    (void)bm, (void)i, (void)grp;
+    const grp_arg *a = arg;
+    kgrp_pack(a->w, a->groups, a->mg, a->cg, a->taps, dst);
+}
+
 typedef struct ig_arg {
     const float *tmp; /* [groups][kdim][mg] */
     knhwc_geom g;
@@ -530,15 +561,17 @@ static ait_status finish_pack(built *bm, nat_step *st)
     nat_pack *p;
     const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
     kwg_tile wt = KWG_F4;
-    const bool wino = conv_wino(bm, st, quant, &wt), ig = !wino && conv_ig(bm, q, quant);
+    const bool wino = conv_wino(bm, st, quant, &wt), ig = !wino && conv_ig(bm, q, quant),
+               grp = !wino && !ig && conv_grp(bm, st, quant);
     st->geo[G_DIRECT] = wino ? (wt == KWG_F2 ? CONV_WINO2 : CONV_WINO)
                         : ig ? CONV_IG
+                        : grp ? CONV_GRP
                         : q[G_DIRECT] == CONV_IG || q[G_DIRECT] == CONV_WINO || q[G_DIRECT] == CONV_WINO2
                             ? CONV_IM2COL
                             : q[G_DIRECT];
     /* qgemm's B is the weights, knhwc_dw_u8 and the implicit GEMM: channels-last only
      * (the implicit GEMM reads an NCHW input as it pads it) */
-    st->nhwc |= quant || dwq || ig || wino || st->pro; /* a prologue: on A, the input */
+    st->nhwc |= quant || dwq || ig || wino || grp || st->pro; /* a prologue: on A, the input */
     /* A depthwise conv on narrow planes runs channels-last even between
      * NCHW values (the layout changed in its scratch): kdw_run's rows of
      * under DW_NCHW_OW outputs are mostly its scalar edges. */
@@ -635,6 +668,19 @@ static ait_status finish_pack(built *bm, nat_step *st)
     }
     /* B of group g: [kdim][mg], row (tap, ci) as im2col lays A's columns */
     if (bm->packs[st->node].data) return AIT_OK; /* packed at an earlier schedule */
+    if (grp) { /* kgrp_pack's blocks of 8 output channels */
+        const size_t gf = kgrp_pack_size(group, mg, cg, taps);
+        if (!gf || gf > SIZE_MAX / sizeof(float))
+            return nat_fail(bm, st->node, AIT_E_OVERFLOW, "grouped weights are too large");
+        float *own = NULL;
+        const grp_arg ga = {bm->prep ? NULL : bn_weights(bm, st, w, M, kdim, &own), group, mg, cg, taps};
+        if (!ga.w && !bm->prep) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+        bm->pack_raw = true; /* its own floats, no GEMM operand's header */
+        ait_status s = nat_pack_get(bm, st->node, 1, gf * sizeof(float), fill_grp, &ga, &p);
+        bm->pack_raw = false;
+        free(own);
+        return s;
+    }
     if (wino) { /* U[pos] for each of the 36 (16) positions, [c][m], packed as B */
         const size_t ub = gemm_pack_b_size(bm->kern, cg, M);
         if (!ub) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "Winograd weights are too large");
@@ -1113,6 +1159,8 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                 TRY(kig_conv(&kg, !xv->nhwc, x + im * hw * C, bm->packs[st->node].views + gi * runs, mg,
                              y + im * ohw * ldy + gi * mg, ldy, &e, sp, bm->threads, bm->err));
             }
+    } else if (q[G_DIRECT] == CONV_GRP) {
+        kgrp_conv(&kg, N, group, mg, x, bm->packs[st->node].data, bias, nat_kact(&st->epi), y, ldy, bm->threads);
     } else if (q[G_DIRECT] == CONV_DW) {
         knhwc_dw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), res, y,
                  st->sums ? bm->packs[st->node].sums : NULL, bm->threads);
