@@ -497,15 +497,25 @@ size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m)
     if (m <= 0 || !layout(scheme, group, k, 1, &v, sec)) return 0;
     size_t kp = (size_t)v.kp, ng = v.group ? (size_t)(v.kp / v.group) : 0;
     per = scheme == QG_BF16 ? kp * 2 : scheme == QG_INT8DQ ? kp : scheme == QG_INT4WO ? ng * 4 : 0;
+    if (scheme == QG_BF16) rows += QG_MRB - 1; /* the last tile's rows past m (qg_act.hb) */
     if (__builtin_mul_overflow(rows, per, &bytes) || bytes > ((size_t)1 << 50)) return 0;
     if (scheme == QG_INT8DQ) bytes = up64(bytes) + rows * 8; /* scales, zero points */
     return bytes ? up64(bytes) + 64 : 0;
 }
 
-/* A's rows converted as the scheme's kernels read them, in ws (or a buffer
- * made here, *own). */
-static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int64_t m, qg_act *x,
-                           void *ws, void **own, ait_error *e)
+/* Whether bf16 on kernel kr takes its compute-bound tiles (A in hb's
+ * layout) at m rows: past GEMM_SKINNY_M, where B is no longer streamed
+ * once for all the rows; at and below it B's panels stream once per 12
+ * rows (at M 1, at memory bandwidth). */
+static bool bf16_tiled(const qg_kern *kr, int64_t m)
+{
+    return kr->fnb && m > GEMM_SKINNY_M;
+}
+
+/* A's rows converted as the scheme's kernels (kr) read them, in ws (or a
+ * buffer made here, *own). */
+static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a, int64_t lda,
+                           int64_t m, qg_act *x, void *ws, void **own, ait_error *e)
 {
     *x = (qg_act){.a = a, .lda = lda};
     *own = NULL;
@@ -517,11 +527,20 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
     if (!ws) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
     if (b->scheme == QG_BF16) {
         uint16_t *h = ws;
-        for (int64_t i = 0; i < m; i++) {
-            for (int64_t k = 0; k < b->k; k++) h[(size_t)i * kp + k] = f32_to_bf16(a[i * lda + k]);
-            for (size_t k = (size_t)b->k; k < kp; k++) h[(size_t)i * kp + k] = 0;
+        if (bf16_tiled(kr, m)) {
+            kr->cvt(a, lda, m, b->k, b->kp, kr->mrb, h);
+            x->hb = (const uint32_t *)h;
+        } else if (kr->cvt) {
+            kr->cvt(a, lda, m, b->k, b->kp, 0, h);
+            x->h = h;
+        } else {
+            for (int64_t i = 0; i < m; i++) {
+                for (int64_t k = 0; k < b->k; k++)
+                    h[(size_t)i * kp + k] = f32_to_bf16(a[i * lda + k]);
+                for (size_t k = (size_t)b->k; k < kp; k++) h[(size_t)i * kp + k] = 0;
+            }
+            x->h = h;
         }
-        x->h = h;
     } else if (b->scheme == QG_INT8DQ) {
         uint8_t *q;
         float *sa;
@@ -598,6 +617,102 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                     memcpy(cc + i * ldc, tile + i * QG_NR, sizeof(float) * (size_t)nr);
                 if (epi) gemm_epi_tile(epi, cc, ldc, i0, p * QG_NR, mr, nr);
             }
+        }
+    }
+}
+
+/* bf16's blocking, kc in pairs, mc in rows (a multiple of the tile's),
+ * nc in tiles of two panels. The tile reads 64 bytes of B a k (two panels
+ * of 16 bf16) as a float kernel of 16 columns does: the float GEMM's rule
+ * (gemm_blocking: B's kc x 64 bytes in half of L1 while A's tiles pass,
+ * A's block, mc x kc, in half of L2, B's, kc x nc, in a quarter of L3) on
+ * that shape; A's rows take half of a float's bytes, so its block is half
+ * of what the rule allows. */
+static void bf16_blocking(const qg_kern *kr, int64_t *kcp, int64_t *mc, int64_t *nct)
+{
+    const gemm_kernel shape = {.mr = kr->mrb, .nr = QG_NR};
+    int kc, m, n;
+    gemm_blocking(&shape, &kc, &m, &n);
+    *kcp = kc / 2;
+    *mc = m;
+    *nct = n / (2 * QG_NR) > 1 ? n / (2 * QG_NR) : 1;
+}
+
+/* bf16's compute-bound path, BLIS's loops around kr's tile (qg_ukrb) on
+ * rows [r0, r1) (r0 a multiple of the tile's rows) and tiles of two
+ * panels [t0, t1): nc's tiles, K's blocks (of equal sizes: 576 pairs as
+ * 2 x 288, not 512 + 64), mc's rows, each tile of panels over the block's
+ * rows while its kc x 32 columns stay in L1; the partial sums in C, the
+ * epilogue on each tile after K's last block, while it is in L1. */
+static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t r0,
+                        int64_t r1, int64_t t0, int64_t t1, float *c, int64_t ldc,
+                        const gemm_epi *epi)
+{
+    int64_t kcp, mc, nct;
+    bf16_blocking(kr, &kcp, &mc, &nct);
+    const int64_t kh = b->kp / 2, mrb = kr->mrb, npan = b->np / QG_NR, sb = b->kp * QG_NR;
+    const int64_t nkb = (kh + kcp - 1) / kcp;
+    kcp = (kh + nkb - 1) / nkb;
+    const uint16_t *w = (const uint16_t *)b->w;
+    for (int64_t jc = t0; jc < t1; jc += nct) {
+        const int64_t je = t1 - jc < nct ? t1 : jc + nct;
+        for (int64_t pc = 0; pc < kh; pc += kcp) {
+            const int64_t kb = kh - pc < kcp ? kh - pc : kcp;
+            const bool last = pc + kb == kh;
+            for (int64_t ic = r0; ic < r1; ic += mc) {
+                const int64_t ie = r1 - ic < mc ? r1 : ic + mc;
+                for (int64_t jt = jc; jt < je; jt++) {
+                    const int64_t j0 = jt * 2 * QG_NR;
+                    const int np = npan - 2 * jt < 2 ? 1 : 2;
+                    const int nr = b->n - j0 < np * QG_NR ? (int)(b->n - j0) : np * QG_NR;
+                    const uint16_t *bp = w + (size_t)(2 * jt * sb + pc * 32);
+                    for (int64_t i0 = ic; i0 < ie; i0 += mrb) {
+                        const int mr = ie - i0 < mrb ? (int)(ie - i0) : (int)mrb;
+                        float *cc = c + i0 * ldc + j0;
+                        /* prefetched: the next tile's C, which it starts from (a K block
+                         * after the first; the tile below, or the next panels' first);
+                         * in the panels' first tile, the next panels' B, from memory or L3,
+                         * which the hardware's prefetch meets late */
+                        qg_pfb pf = {NULL, NULL};
+                        if (pc > 0)
+                            pf.cn = i0 + mrb < ie ? cc + mrb * ldc
+                                    : jt + 1 < je ? c + ic * ldc + j0 + 2 * QG_NR
+                                                  : NULL;
+                        if (i0 == ic && jt + 1 < je && npan - 2 * (jt + 1) >= 2)
+                            pf.bn = bp + 2 * sb;
+                        kr->fnb(kb, x->hb + (size_t)((i0 / mrb * kh + pc) * mrb), bp, sb, np, cc,
+                                ldc, mr, nr, pc > 0, &pf);
+                        if (last && epi) gemm_epi_tile(epi, cc, ldc, i0, j0, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* bf16's tiles over up to `threads` threads: tiles of panels apart, then
+ * rows (whole tiles of them) apart when there are fewer than threads. */
+static void run_bf16(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
+                     int64_t ldc, const gemm_epi *epi, int threads)
+{
+    const int64_t nt = (b->np / QG_NR + 1) / 2, mrb = kr->mrb, tiles = (m + mrb - 1) / mrb;
+    int64_t t = threads > 1 ? threads : 1;
+    t = t < nt * tiles ? t : nt * tiles;
+    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
+        bf16_blocks(kr, b, x, 0, m, 0, nt, c, ldc, epi);
+        return;
+    }
+    const int64_t tn = t < nt ? t : nt, tm = t / tn;
+#pragma omp parallel num_threads((int)(tn * tm))
+    {
+        int64_t id = omp_get_thread_num(), n = omp_get_num_threads();
+        if (n == tn * tm) {
+            int64_t ci = id % tn, ri = id / tn;
+            int64_t r0 = tiles * ri / tm * mrb, r1 = tiles * (ri + 1) / tm * mrb;
+            bf16_blocks(kr, b, x, r0, r1 < m ? r1 : m, nt * ci / tn, nt * (ci + 1) / tn, c, ldc,
+                        epi);
+        } else if (id == 0) { /* fewer threads than asked: all of it here */
+            bf16_blocks(kr, b, x, 0, m, 0, nt, c, ldc, epi);
         }
     }
 }
@@ -743,11 +858,15 @@ static void run_groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, i
     }
 }
 
-/* Every panel of C over up to `threads` threads. */
-static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,
-                       const gemm_epi *epi, int threads)
+/* Every panel of C over up to `threads` threads, on kernel kr (pick's, the
+ * one that converted A). */
+static void run_kern(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
+                     int64_t ldc, const gemm_epi *epi, int threads)
 {
-    const qg_kern *kr = pick(b->scheme);
+    if (x->hb) {
+        run_bf16(kr, b, x, m, c, ldc, epi, threads);
+        return;
+    }
     if (kr->fn8) {
         qg_act xu = *x; /* the kernels dequantise once per tile when all rows share sa, za */
         xu.uni = true;
@@ -770,6 +889,12 @@ static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c,
     }
 }
 
+static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,
+                       const gemm_epi *epi, int threads)
+{
+    run_kern(pick(b->scheme), b, x, m, c, ldc, epi, threads);
+}
+
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
 {
@@ -782,8 +907,9 @@ ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, 
     if (m <= 0) return AIT_OK;
     qg_act x;
     void *buf;
-    TRY(act_make(b, a, lda, m, &x, ws, &buf, e));
-    run_panels(b, &x, m, c, ldc, epi, threads);
+    const qg_kern *kr = pick(b->scheme);
+    TRY(act_make(kr, b, a, lda, m, &x, ws, &buf, e));
+    run_kern(kr, b, &x, m, c, ldc, epi, threads);
     aligned_free(buf);
     return AIT_OK;
 }
