@@ -150,13 +150,66 @@ T512 INL void bf16_row(const float *a, int64_t k, int64_t kp, uint16_t *h)
     }
 }
 
-/* qg_cvt: rows kp apart, or tiles of mrb rows, each row converted into a
- * buffer in L1 a stretch of pairs at a time, then its pairs put in place. */
+/* A tile of BMR (12) rows, `rows` of them from a (the rest 0), into hb's
+ * layout at o: 16 pairs at a time, each row's 32 floats converted into a
+ * vector of 16 pairs, each 4 rows' vectors transposed within 128-bit lanes
+ * (4 x 4 pairs), so that lane l of T[j] is the 4 rows' pair 4 l + j: the
+ * pair's 12 rows are three 16-byte stores. */
+#define BF_LANE(l)                                                                            \
+    if (4 * (l) + j < nq)                                                                     \
+        _mm_storeu_si128((__m128i *)(o + (q0 + 4 * (l) + j) * BMR + 4 * g),                   \
+                         _mm512_extracti32x4_epi32(t[j], l));
+T512 static void cvt_tile12(const float *a, int64_t lda, int rows, int64_t k, int64_t kh,
+                            uint32_t *o)
+{
+    for (int64_t q0 = 0; q0 < kh; q0 += 16) {
+        const int64_t nq = kh - q0 < 16 ? kh - q0 : 16, left = k - 2 * q0; /* left >= 1 */
+        const __mmask16 ml = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1),
+                        mh = left >= 32   ? (__mmask16)0xffff
+                             : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)
+                                         : 0;
+        __m512i r[BMR];
+        UNROLL for (int i = 0; i < BMR; i++) {
+            r[i] = _mm512_setzero_si512();
+            if (i < rows) {
+                const float *ai = a + i * lda + 2 * q0;
+                r[i] = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(bf16_16(_mm512_maskz_loadu_ps(ml, ai))),
+                    bf16_16(_mm512_maskz_loadu_ps(mh, ai + 16)), 1);
+            }
+        }
+        UNROLL for (int g = 0; g < BMR / 4; g++) {
+            const __m512i *v = r + 4 * g;
+            const __m512i u0 = _mm512_unpacklo_epi32(v[0], v[1]), u1 = _mm512_unpackhi_epi32(v[0], v[1]),
+                          u2 = _mm512_unpacklo_epi32(v[2], v[3]), u3 = _mm512_unpackhi_epi32(v[2], v[3]);
+            const __m512i t[4] = {_mm512_unpacklo_epi64(u0, u2), _mm512_unpackhi_epi64(u0, u2),
+                                  _mm512_unpacklo_epi64(u1, u3), _mm512_unpackhi_epi64(u1, u3)};
+            UNROLL for (int j = 0; j < 4; j++) {
+                BF_LANE(0)
+                BF_LANE(1)
+                BF_LANE(2)
+                BF_LANE(3)
+            }
+        }
+    }
+}
+#undef BF_LANE
+
+/* qg_cvt: rows kp apart, or tiles of mrb rows (12: cvt_tile12; others
+ * each row converted into a buffer in L1 a stretch of pairs at a time,
+ * then its pairs put in place). */
 T512 static void cvt_bf16(const float *a, int64_t lda, int64_t m, int64_t k, int64_t kp, int mrb,
                           uint16_t *h)
 {
     if (!mrb) {
         for (int64_t i = 0; i < m; i++) bf16_row(a + i * lda, k, kp, h + i * kp);
+        return;
+    }
+    if (mrb == BMR) {
+        const int64_t kh = kp / 2;
+        for (int64_t t = 0; t * BMR < m; t++)
+            cvt_tile12(a + t * BMR * lda, lda, m - t * BMR < BMR ? (int)(m - t * BMR) : BMR, k,
+                       kh, (uint32_t *)h + t * kh * BMR);
         return;
     }
     enum { SP = 512 }; /* pairs a stretch */
