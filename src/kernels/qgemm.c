@@ -504,12 +504,17 @@ size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m)
 }
 
 /* Whether bf16 on kernel kr takes its compute-bound tiles (A in hb's
- * layout) at m rows: past GEMM_SKINNY_M, where B is no longer streamed
- * once for all the rows; at and below it B's panels stream once per 12
- * rows (at M 1, at memory bandwidth). */
+ * layout) at m rows: past QG_BF16_PANEL_M. Its blocks of rows (mc, 336
+ * here) stream B once too, and with the next panels prefetched faster
+ * than the panels' path, whose 12-row tiles of a panel run at a quarter
+ * of the peak: at 4096 x 4096 (bench/RESULTS.md, branch bf) M 4 0.97
+ * against 1.41 ms, M 8 0.99 against 1.70, M 16 1.86 against 4.14; M 2
+ * and small B (4 x 768 x 768) level. M 1 (a decode step) keeps the
+ * panels: B streamed at memory bandwidth, no 12-row tile for one row. */
+#define QG_BF16_PANEL_M 2
 static bool bf16_tiled(const qg_kern *kr, int64_t m)
 {
-    return kr->fnb && m > GEMM_SKINNY_M;
+    return kr->fnb && m > QG_BF16_PANEL_M;
 }
 
 /* A's rows converted as the scheme's kernels (kr) read them, in ws (or a
@@ -638,7 +643,7 @@ static void bf16_blocking(const qg_kern *kr, int64_t *kcp, int64_t *mc, int64_t 
     *nct = n / (2 * QG_NR) > 1 ? n / (2 * QG_NR) : 1;
 }
 
-/* bf16's compute-bound path, BLIS's loops around kr's tile (qg_ukrb) on
+/* bf16's tiled path, BLIS's loops around kr's tile (qg_ukrb) on
  * rows [r0, r1) (r0 a multiple of the tile's rows) and tiles of two
  * panels [t0, t1): nc's tiles, K's blocks (of equal sizes: 576 pairs as
  * 2 x 288, not 512 + 64), mc's rows, each tile of panels over the block's

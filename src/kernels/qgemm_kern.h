@@ -11,7 +11,7 @@
 typedef struct qg_act {
     const float *a;     /* float rows (weight-only), lda apart */
     int64_t lda;
-    const uint16_t *h;  /* bf16 rows, kp apart (pairs of k), or (the blocked path, hb) */
+    const uint16_t *h;  /* bf16 rows, kp apart (pairs of k; the panels' path), or: */
     const uint32_t *hb; /* bf16 in tiles of the kernel's mrb rows: pair q of the tile's row i at
                          * [(tile * kp / 2 + q) * mrb + i], rows past m 0 (qg_kern.cvt) */
     const uint8_t *q;   /* int8dq: uint8 rows, kp apart */
@@ -94,7 +94,7 @@ typedef struct qg_kern {
     qg_ukr8 fn8; /* int8dq (fn NULL): its row counts per panel count, mr8[np] */
     int mr8[QG_GP + 1];
     bool y8; /* fn8 writes x->y8 itself when set (c unused), with the whole epilogue in `in` */
-    /* bf16: the compute-bound tile past GEMM_SKINNY_M rows (NULL: fn's panels at every m),
+    /* bf16: the tile past 2 rows (qgemm.c's bf16_tiled; NULL: fn's panels at every m),
      * its rows (at most QG_MRB), and A's conversion (NULL: the portable one) */
     qg_ukrb fnb;
     int mrb;

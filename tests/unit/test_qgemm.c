@@ -8,7 +8,7 @@
  * the float output requantised, a packed buffer's checks; int8dq at AVX-512
  * (VNNI), AVX2 (int16 products) and portable; fp16 weight-only within float
  * rounding of the test's own half weights, every epilogue, at the three;
- * bf16 with every epilogue, and past 16 rows (its K-blocked tiles) at sizes
+ * bf16 with every epilogue, and past 2 rows (its K-blocked tiles) at sizes
  * off every step of its blocking, its raw sums those of one row at a time
  * bit for bit. */
 #include <math.h>
@@ -316,7 +316,7 @@ static void sweep(int scheme, int group)
     kisa_force(KISA_N);
 }
 
-/* bf16 past GEMM_SKINNY_M rows (its compute-bound tiles: 12 rows by 32
+/* bf16 past 2 rows (its compute-bound tiles: 12 rows by 32
  * columns, K in blocks of at most 512, rows in blocks of at most 1024,
  * columns in blocks of at most 8192, from the cache sizes) at sizes that
  * end every loop off its step: M not a multiple of 12 and past one block
@@ -325,7 +325,8 @@ static void sweep(int scheme, int group)
  * and two threads (tiles of columns apart, and rows apart at one tile);
  * against the reference, and the raw sums bit for bit those of one row at
  * a time (the streaming path's one pass over K: K's blocks start from the
- * partial sums, not from 0). */
+ * partial sums, not from 0; the single row, on the panels' path, is
+ * the streaming one). */
 static void bf16_blocked(int64_t m, int64_t n, int64_t k, int threads, int epi)
 {
     check(QG_BF16, 0, m, n, k, threads, epi);
@@ -358,16 +359,17 @@ static void test_bf16(void **st)
     kisa isas[] = {KISA_N, KISA_AVX2, KISA_PORTABLE};
     for (size_t s = 0; s < 3; s++) {
         if (!kisa_force(isas[s])) continue;
-        static const int64_t bm[] = {17, 25, 100}, bn[] = {16, 33, 45, 64, 100}, bk[] = {1, 3, 1100};
+        static const int64_t bm[] = {3, 17, 25, 100}, bn[] = {16, 33, 45, 64, 100},
+                             bk[] = {1, 3, 1100};
         int kind = 0;
-        for (size_t mi = 0; mi < 3; mi++)
+        for (size_t mi = 0; mi < 4; mi++)
             for (size_t ni = 0; ni < 5; ni++)
                 for (size_t ki = 0; ki < 3; ki++) bf16_blocked(bm[mi], bn[ni], bk[ki], 1, kind++ % EPI_N);
         bf16_blocked(1100, 40, 1030, 1, 3); /* past a block of rows and of K */
         bf16_blocked(20, 8200, 5, 1, 2);    /* past a block of columns */
         bf16_blocked(40, 100, 800, 2, 4);   /* two threads: tiles apart */
         bf16_blocked(100, 20, 500, 2, 1);   /* two threads, one tile: rows apart */
-        bf16_blocked(13, 20, 700, 2, 5);    /* at most 16 rows: the streaming path */
+        bf16_blocked(2, 20, 700, 2, 5);     /* at most 2 rows: the panels */
     }
     kisa_force(KISA_N);
 }
