@@ -626,6 +626,41 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     }
 }
 
+/* How int8dq's and bf16's drivers split C over up to `threads` threads:
+ * `cols` units of columns apart first, then row tiles (`tiles` of mr rows)
+ * apart when there are fewer units than threads: a grid of *tn x *tm
+ * threads; false at one thread (no OpenMP region at all: entering one
+ * costs ~0.2 ms here). */
+typedef struct qg_grid {
+    int64_t tn, tm, cols, tiles, mr, m;
+} qg_grid;
+static bool grid_make(int threads, int64_t cols, int64_t m, int64_t mr, qg_grid *g)
+{
+    const int64_t tiles = (m + mr - 1) / mr;
+    int64_t t = threads > 1 ? threads : 1;
+    t = t < cols * tiles ? t : cols * tiles;
+    *g = (qg_grid){.tn = t < cols ? t : cols, .cols = cols, .tiles = tiles, .mr = mr, .m = m};
+    g->tm = t / g->tn;
+    return t > 1;
+}
+/* Thread id's rows [*r0, *r1) and units [*c0, *c1) of the grid of n
+ * threads (all of it when n is not the grid's: fewer threads than asked,
+ * id 0 does it; false for the others). */
+static bool grid_part(const qg_grid *g, int64_t id, int64_t n, int64_t *r0, int64_t *r1,
+                      int64_t *c0, int64_t *c1)
+{
+    if (n != g->tn * g->tm) {
+        *r0 = *c0 = 0, *r1 = g->m, *c1 = g->cols;
+        return id == 0;
+    }
+    const int64_t ci = id % g->tn, ri = id / g->tn, e = g->tiles * (ri + 1) / g->tm * g->mr;
+    *r0 = g->tiles * ri / g->tm * g->mr;
+    *r1 = e < g->m ? e : g->m;
+    *c0 = g->cols * ci / g->tn;
+    *c1 = g->cols * (ci + 1) / g->tn;
+    return true;
+}
+
 /* bf16's blocking, kc in pairs, mc in rows (a multiple of the tile's),
  * nc in tiles of two panels. The tile reads 64 bytes of B a k (two panels
  * of 16 bf16) as a float kernel of 16 columns does: the float GEMM's rule
@@ -700,25 +735,16 @@ static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, 
 static void run_bf16(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
                      int64_t ldc, const gemm_epi *epi, int threads)
 {
-    const int64_t nt = (b->np / QG_NR + 1) / 2, mrb = kr->mrb, tiles = (m + mrb - 1) / mrb;
-    int64_t t = threads > 1 ? threads : 1;
-    t = t < nt * tiles ? t : nt * tiles;
-    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
-        bf16_blocks(kr, b, x, 0, m, 0, nt, c, ldc, epi);
+    qg_grid g;
+    if (!grid_make(threads, (b->np / QG_NR + 1) / 2, m, kr->mrb, &g)) {
+        bf16_blocks(kr, b, x, 0, m, 0, g.cols, c, ldc, epi);
         return;
     }
-    const int64_t tn = t < nt ? t : nt, tm = t / tn;
-#pragma omp parallel num_threads((int)(tn * tm))
+#pragma omp parallel num_threads((int)(g.tn * g.tm))
     {
-        int64_t id = omp_get_thread_num(), n = omp_get_num_threads();
-        if (n == tn * tm) {
-            int64_t ci = id % tn, ri = id / tn;
-            int64_t r0 = tiles * ri / tm * mrb, r1 = tiles * (ri + 1) / tm * mrb;
-            bf16_blocks(kr, b, x, r0, r1 < m ? r1 : m, nt * ci / tn, nt * (ci + 1) / tn, c, ldc,
-                        epi);
-        } else if (id == 0) { /* fewer threads than asked: all of it here */
-            bf16_blocks(kr, b, x, 0, m, 0, nt, c, ldc, epi);
-        }
+        int64_t r0, r1, c0, c1;
+        if (grid_part(&g, omp_get_thread_num(), omp_get_num_threads(), &r0, &r1, &c0, &c1))
+            bf16_blocks(kr, b, x, r0, r1, c0, c1, c, ldc, epi);
     }
 }
 
@@ -840,26 +866,16 @@ static void run_groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, i
                              ? &ein
                              : NULL,
                    *out = rest ? &eout : NULL;
-    const int64_t ng = (b->np / QG_NR + QG_GP - 1) / QG_GP, mr = kr->mr8[QG_GP];
-    const int64_t tiles = (m + mr - 1) / mr;
-    int64_t t = threads > 1 ? threads : 1;
-    t = t < ng * tiles ? t : ng * tiles;
-    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
-        groups(kr, b, x, 0, m, c, ldc, in, out, 0, ng);
+    qg_grid g; /* column groups, then rows */
+    if (!grid_make(threads, (b->np / QG_NR + QG_GP - 1) / QG_GP, m, kr->mr8[QG_GP], &g)) {
+        groups(kr, b, x, 0, m, c, ldc, in, out, 0, g.cols);
         return;
     }
-    const int64_t tn = t < ng ? t : ng, tm = t / tn;
-#pragma omp parallel num_threads((int)(tn * tm))
+#pragma omp parallel num_threads((int)(g.tn * g.tm))
     {
-        int64_t id = omp_get_thread_num(), n = omp_get_num_threads();
-        if (n == tn * tm) {
-            int64_t gi = id % tn, ri = id / tn;
-            int64_t r0 = tiles * ri / tm * mr, r1 = tiles * (ri + 1) / tm * mr;
-            groups(kr, b, x, r0, r1 < m ? r1 : m, c, ldc, in, out, ng * gi / tn,
-                   ng * (gi + 1) / tn);
-        } else if (id == 0) { /* fewer threads than asked: all of it here */
-            groups(kr, b, x, 0, m, c, ldc, in, out, 0, ng);
-        }
+        int64_t r0, r1, g0, g1;
+        if (grid_part(&g, omp_get_thread_num(), omp_get_num_threads(), &r0, &r1, &g0, &g1))
+            groups(kr, b, x, r0, r1, c, ldc, in, out, g0, g1);
     }
 }
 
