@@ -67,7 +67,7 @@ __attribute__((target("avx2,fma"))) static float loop_avx2(long iters)
 __attribute__((target("avx512f,avx512bf16"))) static float loop_bf16(long iters)
 {
     const __m512bh m = (__m512bh)_mm512_set1_epi32(0x3f7f3f7f), c = (__m512bh)_mm512_set1_epi32(0x33d633d6);
-#define DECL(k) __m512 a##k = _mm512_set1_ps(1.0f + (float)(k)), b##k = a##k;
+#define DECL(k) __m512 a##k = _mm512_set1_ps(1.0f + (float)(k)), b##k = _mm512_set1_ps(0.5f - (float)(k));
 #define STEP(k) a##k = _mm512_dpbf16_ps(a##k, m, c); b##k = _mm512_dpbf16_ps(b##k, m, c);
 #define SUM(k) s = _mm512_add_ps(s, _mm512_add_ps(a##k, b##k));
     FMA12(DECL)
