@@ -681,7 +681,7 @@ static void bf16_blocking(const qg_kern *kr, int64_t *kcp, int64_t *mc, int64_t 
 /* bf16's tiled path, BLIS's loops around kr's tile (qg_ukrb) on
  * rows [r0, r1) (r0 a multiple of the tile's rows) and tiles of two
  * panels [t0, t1): nc's tiles, K's blocks (of equal sizes: 576 pairs as
- * 2 x 288, not 512 + 64), mc's rows, each tile of panels over the block's
+ * 2 x 288, not 512 + 64), mc's rows (as equal, in whole tiles), each tile of panels over the block's
  * rows while its kc x 32 columns stay in L1; the partial sums in C, the
  * epilogue on each tile after K's last block, while it is in L1. */
 static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t r0,
@@ -691,8 +691,9 @@ static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, 
     int64_t kcp, mc, nct;
     bf16_blocking(kr, &kcp, &mc, &nct);
     const int64_t kh = b->kp / 2, mrb = kr->mrb, npan = b->np / QG_NR, sb = b->kp * QG_NR;
-    const int64_t nkb = (kh + kcp - 1) / kcp;
+    const int64_t nkb = (kh + kcp - 1) / kcp, nmb = (r1 - r0 + mc - 1) / mc;
     kcp = (kh + nkb - 1) / nkb;
+    mc = ((r1 - r0 + nmb - 1) / nmb + mrb - 1) / mrb * mrb; /* 1024: 4 x 264, not 3 x 336 + 16 */
     const uint16_t *w = (const uint16_t *)b->w;
     for (int64_t jc = t0; jc < t1; jc += nct) {
         const int64_t je = t1 - jc < nct ? t1 : jc + nct;
