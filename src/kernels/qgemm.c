@@ -681,9 +681,10 @@ static void bf16_blocking(const qg_kern *kr, int64_t *kcp, int64_t *mc, int64_t 
 /* bf16's tiled path, BLIS's loops around kr's tile (qg_ukrb) on
  * rows [r0, r1) (r0 a multiple of the tile's rows) and tiles of two
  * panels [t0, t1): nc's tiles, K's blocks (of equal sizes: 576 pairs as
- * 2 x 288, not 512 + 64), mc's rows (as equal, in whole tiles), each tile of panels over the block's
- * rows while its kc x 32 columns stay in L1; the partial sums in C, the
- * epilogue on each tile after K's last block, while it is in L1. */
+ * 2 x 288, not 512 + 64), mc's rows (as equal, in whole tiles), each
+ * tile of panels over the block's rows while its kc x 32 columns stay in
+ * L1; the partial sums in C, the epilogue on each tile after K's last
+ * block, while it is in L1. */
 static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t r0,
                         int64_t r1, int64_t t0, int64_t t1, float *c, int64_t ldc,
                         const gemm_epi *epi)

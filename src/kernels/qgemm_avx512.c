@@ -1,7 +1,8 @@
 /* AVX-512 kernels of qgemm (qgemm.h): bf16: one 16-column panel by up to
  * MR rows, an accumulator register per row, vdpbf16ps on pairs of k (needs
- * AVX512-BF16), for skinny M; past it a 12-row tile of A by two panels over
- * a block of K (the driver's blocking), and A's conversion; int8dq: up to 4 panels by up to 6 rows (12 rows by 1 or 2
+ * AVX512-BF16), for 1 and 2 rows; past them a 12-row tile of A by two
+ * panels over a block of K (the driver's blocking), and A's conversion;
+ * int8dq: up to 4 panels by up to 6 rows (12 rows by 1 or 2
  * panels for skinny M), vpdpbusd on quads of k (AVX512-VNNI); the
  * weight-only ones widen int8/uint4 to float in registers (AVX512F) and
  * stream the panel once for all the rows. Each body is inlined per row
@@ -145,7 +146,8 @@ T512 INL void bf16_row(const float *a, int64_t k, int64_t kp, uint16_t *h)
     for (; p + 16 <= k; p += 16)
         _mm256_storeu_si256((__m256i *)(h + p), bf16_16(_mm512_loadu_ps(a + p)));
     if (p < kp) { /* the last 1..16: past k, 0 (from the masked load's zeros) */
-        const __mmask16 mk = (__mmask16)((1u << (k - p)) - 1), mp = (__mmask16)((1u << (kp - p)) - 1);
+        const __mmask16 mk = (__mmask16)((1u << (k - p)) - 1),
+                        mp = (__mmask16)((1u << (kp - p)) - 1);
         _mm256_mask_storeu_epi16(h + p, mp, bf16_16(_mm512_maskz_loadu_ps(mk, a + p)));
     }
 }
@@ -180,8 +182,10 @@ T512 static void cvt_tile12(const float *a, int64_t lda, int rows, int64_t k, in
         }
         UNROLL for (int g = 0; g < BMR / 4; g++) {
             const __m512i *v = r + 4 * g;
-            const __m512i u0 = _mm512_unpacklo_epi32(v[0], v[1]), u1 = _mm512_unpackhi_epi32(v[0], v[1]),
-                          u2 = _mm512_unpacklo_epi32(v[2], v[3]), u3 = _mm512_unpackhi_epi32(v[2], v[3]);
+            const __m512i u0 = _mm512_unpacklo_epi32(v[0], v[1]),
+                          u1 = _mm512_unpackhi_epi32(v[0], v[1]),
+                          u2 = _mm512_unpacklo_epi32(v[2], v[3]),
+                          u3 = _mm512_unpackhi_epi32(v[2], v[3]);
             const __m512i t[4] = {_mm512_unpacklo_epi64(u0, u2), _mm512_unpackhi_epi64(u0, u2),
                                   _mm512_unpacklo_epi64(u1, u3), _mm512_unpackhi_epi64(u1, u3)};
             UNROLL for (int j = 0; j < 4; j++) {

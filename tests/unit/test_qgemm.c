@@ -330,7 +330,8 @@ static void sweep(int scheme, int group)
 static void bf16_blocked(int64_t m, int64_t n, int64_t k, int threads, int epi)
 {
     check(QG_BF16, 0, m, n, k, threads, epi);
-    float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+    float *a = malloc(sizeof(float) * (size_t)(m * k));
+    float *b = malloc(sizeof(float) * (size_t)(k * n));
     float *c = malloc(sizeof(float) * (size_t)(m * n)), *r = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 2;
     for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
@@ -364,7 +365,8 @@ static void test_bf16(void **st)
         int kind = 0;
         for (size_t mi = 0; mi < 4; mi++)
             for (size_t ni = 0; ni < 5; ni++)
-                for (size_t ki = 0; ki < 3; ki++) bf16_blocked(bm[mi], bn[ni], bk[ki], 1, kind++ % EPI_N);
+                for (size_t ki = 0; ki < 3; ki++)
+                    bf16_blocked(bm[mi], bn[ni], bk[ki], 1, kind++ % EPI_N);
         bf16_blocked(1100, 40, 1030, 1, 3); /* past a block of rows and of K */
         bf16_blocked(20, 8200, 5, 1, 2);    /* past a block of columns */
         bf16_blocked(40, 100, 800, 2, 4);   /* two threads: tiles apart */
