@@ -1,17 +1,23 @@
 /* Quantised GEMM against ait's float32 GEMM: C[M,N] = A[M,K] * B with B a
  * prepacked constant (as the native backend runs MatMul/Gemm weights), for
  * f32 (gemm_f32), bf16, int8dq, int8wo, int4wo and fp16 (kernels/qgemm.h), timed
- * in interleaved rounds on the same A and B, one thread. Prints per engine
+ * in interleaved rounds on the same A and B, one thread (-t: more). Prints per engine
  * and shape the median ms, GFLOP/s, GB/s of weight bytes streamed, the
  * SQNR of C against the f32 result and the fastest run's ms (on a loaded
  * machine the wall clock's minimum is the nearest to an idle run).
- * usage: bench-qgemm [-c] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] ROUNDS M:N:K...
+ * usage: bench-qgemm [-c] [-t N] [-w] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] ROUNDS M:N:K...
  *   -i   cap qgemm's kernels at ISA (avx512, avx2, portable: kisa_force; f32 keeps its own)
  *   -e   every GEMM with a column bias and GELU epilogue (bert's FFN)
  *   -R   every GEMM with a column bias and relu epilogue (a Conv's)
  *   -s   only these qgemm schemes (f32, the reference, always runs)
  *   -c   time the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: on a
- *        loaded machine, preemption left out) rather than the wall clock
+ *        loaded machine, preemption left out) rather than the wall clock;
+ *        with -t past 1 the process's (every thread's CPU time summed:
+ *        the work, not the wait)
+ *   -t   threads for f32 and qgemm (default 1)
+ *   -w   workspaces kept across calls, as the native backend keeps them
+ *        (qgemm_ws in qgemm_scratch's bytes, gemm_args.ws): no allocation,
+ *        page faults and zeroing per call
  *   -u   int8dq's kernels alone: A quantised once before the rounds (qgemm_u8)
  *   -y   the same with C requantised to uint8 in the kernel (qgemm_u8_q8: a
  *        static int8 Conv's 1x1)
@@ -37,12 +43,14 @@ enum { E_F32, E_Q0 }; /* then the qgemm schemes */
 #define NE (1 + QG_N)
 
 static bool cpu_clock;
+static int threads = 1;
+static bool keep_ws;
 
 static double clock_s(void)
 {
     struct timespec ts;
     if (!cpu_clock) return now_s();
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(threads > 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -126,6 +134,11 @@ int main(int argc, char **argv)
     for (; arg < argc && argv[arg][0] == '-'; arg++) {
         if (strcmp(argv[arg], "-c") == 0) {
             cpu_clock = true;
+        } else if (strcmp(argv[arg], "-w") == 0) {
+            keep_ws = true;
+        } else if (strcmp(argv[arg], "-t") == 0 && arg + 1 < argc) {
+            threads = atoi(argv[++arg]);
+            threads = threads > 1 ? threads : 1;
         } else if (strcmp(argv[arg], "-u") == 0) {
             kmode = 1;
         } else if (strcmp(argv[arg], "-y") == 0) {
@@ -158,7 +171,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc - arg < 2) {
-        fprintf(stderr, "usage: bench-qgemm [-c] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] "
+        fprintf(stderr, "usage: bench-qgemm [-c] [-t N] [-w] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] "
                         "ROUNDS M:N:K...\n");
         return 2;
     }
@@ -194,6 +207,12 @@ int main(int argc, char **argv)
         }
         for (int x = 0; x < NE; x++) c[x] = aligned_zalloc(sizeof(float) * (size_t)(M * N));
         kin u8 = {0};
+        gemm_ws gws = {0};
+        void *qws[QG_N] = {0};
+        for (int q = 0; q < QG_N && keep_ws; q++) {
+            size_t bytes = qgemm_scratch(q, 32, K, M);
+            qws[q] = bytes ? aligned_zalloc(bytes) : NULL;
+        }
         if (kmode && !kin_make(&u8, kmode, &qv[QG_INT8DQ], a, M, K)) return 2;
         double *t[NE];
         int reps = M * N * K > (1LL << 31) ? 1 : 5;
@@ -204,12 +223,13 @@ int main(int argc, char **argv)
                     double t0 = clock_s();
                     if (x == E_F32) {
                         gemm_args g = {.m = M, .n = N, .k = K, .a = a, .rsa = K, .csa = 1,
-                                       .pb = &pv, .c = c[0], .ldc = N, .threads = 1, .epi = ep};
+                                       .pb = &pv, .c = c[0], .ldc = N, .threads = threads,
+                                       .epi = ep, .ws = keep_ws ? &gws : NULL};
                         gemm_f32(&g, &e);
                     } else if (kmode && x - 1 == QG_INT8DQ) {
                         kin_run(&u8, kmode, &qv[x - 1], M, N, c[x], &ep);
                     } else {
-                        qgemm(&qv[x - 1], a, K, M, c[x], N, &ep, 1, &e);
+                        qgemm_ws(&qv[x - 1], a, K, M, c[x], N, &ep, threads, qws[x - 1], &e);
                     }
                     t[x][r * reps + k] = clock_s() - t0;
                 }
@@ -230,6 +250,8 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
         kin_free(&u8);
+        gemm_ws_free(&gws);
+        for (int q = 0; q < QG_N; q++) aligned_free(qws[q]);
     }
     return 0;
 }

@@ -498,15 +498,30 @@ size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m)
     if (m <= 0 || !layout(scheme, group, k, 1, &v, sec)) return 0;
     size_t kp = (size_t)v.kp, ng = v.group ? (size_t)(v.kp / v.group) : 0;
     per = scheme == QG_BF16 ? kp * 2 : scheme == QG_INT8DQ ? kp : scheme == QG_INT4WO ? ng * 4 : 0;
+    if (scheme == QG_BF16) rows += QG_MRB - 1; /* the last tile's rows past m (qg_act.hb) */
     if (__builtin_mul_overflow(rows, per, &bytes) || bytes > ((size_t)1 << 50)) return 0;
     if (scheme == QG_INT8DQ) bytes = up64(bytes) + rows * 8; /* scales, zero points */
     return bytes ? up64(bytes) + 64 : 0;
 }
 
-/* A's rows converted as the scheme's kernels read them, in ws (or a buffer
- * made here, *own). */
-static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int64_t m, qg_act *x,
-                           void *ws, void **own, ait_error *e)
+/* Whether bf16 on kernel kr takes its compute-bound tiles (A in hb's
+ * layout) at m rows: past QG_BF16_PANEL_M. Its blocks of rows (mc, 336
+ * here) stream B once too, and with the next panels prefetched faster
+ * than the panels' path, whose 12-row tiles of a panel run at a quarter
+ * of the peak: at 4096 x 4096 (bench/RESULTS.md, branch bf) M 4 0.97
+ * against 1.41 ms, M 8 0.99 against 1.70, M 16 1.86 against 4.14; M 2
+ * and small B (4 x 768 x 768) level. M 1 (a decode step) keeps the
+ * panels: B streamed at memory bandwidth, no 12-row tile for one row. */
+#define QG_BF16_PANEL_M 2
+static bool bf16_tiled(const qg_kern *kr, int64_t m)
+{
+    return kr->fnb && m > QG_BF16_PANEL_M;
+}
+
+/* A's rows converted as the scheme's kernels (kr) read them, in ws (or a
+ * buffer made here, *own). */
+static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a, int64_t lda,
+                           int64_t m, qg_act *x, void *ws, void **own, ait_error *e)
 {
     *x = (qg_act){.a = a, .lda = lda};
     *own = NULL;
@@ -518,11 +533,20 @@ static ait_status act_make(const qg_packed *b, const float *a, int64_t lda, int6
     if (!ws) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
     if (b->scheme == QG_BF16) {
         uint16_t *h = ws;
-        for (int64_t i = 0; i < m; i++) {
-            for (int64_t k = 0; k < b->k; k++) h[(size_t)i * kp + k] = f32_to_bf16(a[i * lda + k]);
-            for (size_t k = (size_t)b->k; k < kp; k++) h[(size_t)i * kp + k] = 0;
+        if (bf16_tiled(kr, m)) {
+            kr->cvt(a, lda, m, b->k, b->kp, kr->mrb, h);
+            x->hb = (const uint32_t *)h;
+        } else if (kr->cvt) {
+            kr->cvt(a, lda, m, b->k, b->kp, 0, h);
+            x->h = h;
+        } else {
+            for (int64_t i = 0; i < m; i++) {
+                for (int64_t k = 0; k < b->k; k++)
+                    h[(size_t)i * kp + k] = f32_to_bf16(a[i * lda + k]);
+                for (size_t k = (size_t)b->k; k < kp; k++) h[(size_t)i * kp + k] = 0;
+            }
+            x->h = h;
         }
-        x->h = h;
     } else if (b->scheme == QG_INT8DQ) {
         uint8_t *q;
         float *sa;
@@ -600,6 +624,130 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                 if (epi) gemm_epi_tile(epi, cc, ldc, i0, p * QG_NR, mr, nr);
             }
         }
+    }
+}
+
+/* How int8dq's and bf16's drivers split C over up to `threads` threads:
+ * `cols` units of columns apart first, then row tiles (`tiles` of mr rows)
+ * apart when there are fewer units than threads: a grid of *tn x *tm
+ * threads; false at one thread (no OpenMP region at all: entering one
+ * costs ~0.2 ms here). */
+typedef struct qg_grid {
+    int64_t tn, tm, cols, tiles, mr, m;
+} qg_grid;
+static bool grid_make(int threads, int64_t cols, int64_t m, int64_t mr, qg_grid *g)
+{
+    const int64_t tiles = (m + mr - 1) / mr;
+    int64_t t = threads > 1 ? threads : 1;
+    t = t < cols * tiles ? t : cols * tiles;
+    *g = (qg_grid){.tn = t < cols ? t : cols, .cols = cols, .tiles = tiles, .mr = mr, .m = m};
+    g->tm = t / g->tn;
+    return t > 1;
+}
+/* Thread id's rows [*r0, *r1) and units [*c0, *c1) of the grid of n
+ * threads (all of it when n is not the grid's: fewer threads than asked,
+ * id 0 does it; false for the others). */
+static bool grid_part(const qg_grid *g, int64_t id, int64_t n, int64_t *r0, int64_t *r1,
+                      int64_t *c0, int64_t *c1)
+{
+    if (n != g->tn * g->tm) {
+        *r0 = *c0 = 0, *r1 = g->m, *c1 = g->cols;
+        return id == 0;
+    }
+    const int64_t ci = id % g->tn, ri = id / g->tn, e = g->tiles * (ri + 1) / g->tm * g->mr;
+    *r0 = g->tiles * ri / g->tm * g->mr;
+    *r1 = e < g->m ? e : g->m;
+    *c0 = g->cols * ci / g->tn;
+    *c1 = g->cols * (ci + 1) / g->tn;
+    return true;
+}
+
+/* bf16's blocking, kc in pairs, mc in rows (a multiple of the tile's),
+ * nc in tiles of two panels. The tile reads 64 bytes of B a k (two panels
+ * of 16 bf16) as a float kernel of 16 columns does: the float GEMM's rule
+ * (gemm_blocking: B's kc x 64 bytes in half of L1 while A's tiles pass,
+ * A's block, mc x kc, in half of L2, B's, kc x nc, in a quarter of L3) on
+ * that shape; A's rows take half of a float's bytes, so its block is half
+ * of what the rule allows. */
+static void bf16_blocking(const qg_kern *kr, int64_t *kcp, int64_t *mc, int64_t *nct)
+{
+    const gemm_kernel shape = {.mr = kr->mrb, .nr = QG_NR};
+    int kc, m, n;
+    gemm_blocking(&shape, &kc, &m, &n);
+    *kcp = kc / 2;
+    *mc = m;
+    *nct = n / (2 * QG_NR) > 1 ? n / (2 * QG_NR) : 1;
+}
+
+/* bf16's tiled path, BLIS's loops around kr's tile (qg_ukrb) on
+ * rows [r0, r1) (r0 a multiple of the tile's rows) and tiles of two
+ * panels [t0, t1): nc's tiles, K's blocks (of equal sizes: 576 pairs as
+ * 2 x 288, not 512 + 64), mc's rows (as equal, in whole tiles), each
+ * tile of panels over the block's rows while its kc x 32 columns stay in
+ * L1; the partial sums in C, the epilogue on each tile after K's last
+ * block, while it is in L1. */
+static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t r0,
+                        int64_t r1, int64_t t0, int64_t t1, float *c, int64_t ldc,
+                        const gemm_epi *epi)
+{
+    int64_t kcp, mc, nct;
+    bf16_blocking(kr, &kcp, &mc, &nct);
+    const int64_t kh = b->kp / 2, mrb = kr->mrb, npan = b->np / QG_NR, sb = b->kp * QG_NR;
+    const int64_t nkb = (kh + kcp - 1) / kcp, nmb = (r1 - r0 + mc - 1) / mc;
+    kcp = (kh + nkb - 1) / nkb;
+    mc = ((r1 - r0 + nmb - 1) / nmb + mrb - 1) / mrb * mrb; /* 1024: 4 x 264, not 3 x 336 + 16 */
+    const uint16_t *w = (const uint16_t *)b->w;
+    for (int64_t jc = t0; jc < t1; jc += nct) {
+        const int64_t je = t1 - jc < nct ? t1 : jc + nct;
+        for (int64_t pc = 0; pc < kh; pc += kcp) {
+            const int64_t kb = kh - pc < kcp ? kh - pc : kcp;
+            const bool last = pc + kb == kh;
+            for (int64_t ic = r0; ic < r1; ic += mc) {
+                const int64_t ie = r1 - ic < mc ? r1 : ic + mc;
+                for (int64_t jt = jc; jt < je; jt++) {
+                    const int64_t j0 = jt * 2 * QG_NR;
+                    const int np = npan - 2 * jt < 2 ? 1 : 2;
+                    const int nr = b->n - j0 < np * QG_NR ? (int)(b->n - j0) : np * QG_NR;
+                    const uint16_t *bp = w + (size_t)(2 * jt * sb + pc * 32);
+                    for (int64_t i0 = ic; i0 < ie; i0 += mrb) {
+                        const int mr = ie - i0 < mrb ? (int)(ie - i0) : (int)mrb;
+                        float *cc = c + i0 * ldc + j0;
+                        /* prefetched: the next tile's C, which it starts from (a K block
+                         * after the first; the tile below, or the next panels' first);
+                         * in the panels' first tile, the next panels' B, from memory or L3,
+                         * which the hardware's prefetch meets late */
+                        qg_pfb pf = {NULL, NULL};
+                        if (pc > 0)
+                            pf.cn = i0 + mrb < ie ? cc + mrb * ldc
+                                    : jt + 1 < je ? c + ic * ldc + j0 + 2 * QG_NR
+                                                  : NULL;
+                        if (i0 == ic && jt + 1 < je && npan - 2 * (jt + 1) >= 2)
+                            pf.bn = bp + 2 * sb;
+                        kr->fnb(kb, x->hb + (size_t)((i0 / mrb * kh + pc) * mrb), bp, sb, np, cc,
+                                ldc, mr, nr, pc > 0, &pf);
+                        if (last && epi) gemm_epi_tile(epi, cc, ldc, i0, j0, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* bf16's tiles over up to `threads` threads: tiles of panels apart, then
+ * rows (whole tiles of them) apart when there are fewer than threads. */
+static void run_bf16(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
+                     int64_t ldc, const gemm_epi *epi, int threads)
+{
+    qg_grid g;
+    if (!grid_make(threads, (b->np / QG_NR + 1) / 2, m, kr->mrb, &g)) {
+        bf16_blocks(kr, b, x, 0, m, 0, g.cols, c, ldc, epi);
+        return;
+    }
+#pragma omp parallel num_threads((int)(g.tn * g.tm))
+    {
+        int64_t r0, r1, c0, c1;
+        if (grid_part(&g, omp_get_thread_num(), omp_get_num_threads(), &r0, &r1, &c0, &c1))
+            bf16_blocks(kr, b, x, r0, r1, c0, c1, c, ldc, epi);
     }
 }
 
@@ -743,34 +891,28 @@ static void run_groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, i
                              ? &ein
                              : NULL,
                    *out = rest ? &eout : NULL;
-    const int64_t ng = (b->np / QG_NR + QG_GP - 1) / QG_GP, mr = kr->mr8[QG_GP];
-    const int64_t tiles = (m + mr - 1) / mr;
-    int64_t t = threads > 1 ? threads : 1;
-    t = t < ng * tiles ? t : ng * tiles;
-    if (t <= 1) { /* no OpenMP region at all: entering one costs ~0.2 ms here */
-        groups(kr, b, x, 0, m, c, ldc, in, out, 0, ng);
+    qg_grid g; /* column groups, then rows */
+    if (!grid_make(threads, (b->np / QG_NR + QG_GP - 1) / QG_GP, m, kr->mr8[QG_GP], &g)) {
+        groups(kr, b, x, 0, m, c, ldc, in, out, 0, g.cols);
         return;
     }
-    const int64_t tn = t < ng ? t : ng, tm = t / tn;
-#pragma omp parallel num_threads((int)(tn * tm))
+#pragma omp parallel num_threads((int)(g.tn * g.tm))
     {
-        int64_t id = omp_get_thread_num(), n = omp_get_num_threads();
-        if (n == tn * tm) {
-            int64_t gi = id % tn, ri = id / tn;
-            int64_t r0 = tiles * ri / tm * mr, r1 = tiles * (ri + 1) / tm * mr;
-            groups(kr, b, x, r0, r1 < m ? r1 : m, c, ldc, in, out, ng * gi / tn,
-                   ng * (gi + 1) / tn);
-        } else if (id == 0) { /* fewer threads than asked: all of it here */
-            groups(kr, b, x, 0, m, c, ldc, in, out, 0, ng);
-        }
+        int64_t r0, r1, g0, g1;
+        if (grid_part(&g, omp_get_thread_num(), omp_get_num_threads(), &r0, &r1, &g0, &g1))
+            groups(kr, b, x, r0, r1, c, ldc, in, out, g0, g1);
     }
 }
 
-/* Every panel of C over up to `threads` threads. */
-static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,
-                       const gemm_epi *epi, int threads)
+/* Every panel of C over up to `threads` threads, on kernel kr (pick's, the
+ * one that converted A). */
+static void run_kern(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
+                     int64_t ldc, const gemm_epi *epi, int threads)
 {
-    const qg_kern *kr = pick(b->scheme);
+    if (x->hb) {
+        run_bf16(kr, b, x, m, c, ldc, epi, threads);
+        return;
+    }
     if (kr->fn8) {
         qg_act xu = *x; /* the kernels dequantise once per tile when all rows share sa, za */
         xu.uni = true;
@@ -793,6 +935,12 @@ static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c,
     }
 }
 
+static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,
+                       const gemm_epi *epi, int threads)
+{
+    run_kern(pick(b->scheme), b, x, m, c, ldc, epi, threads);
+}
+
 ait_status qgemm(const qg_packed *b, const float *a, int64_t lda, int64_t m, float *c,
                  int64_t ldc, const gemm_epi *epi, int threads, ait_error *e)
 {
@@ -805,8 +953,9 @@ ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, 
     if (m <= 0) return AIT_OK;
     qg_act x;
     void *buf;
-    TRY(act_make(b, a, lda, m, &x, ws, &buf, e));
-    run_panels(b, &x, m, c, ldc, epi, threads);
+    const qg_kern *kr = pick(b->scheme);
+    TRY(act_make(kr, b, a, lda, m, &x, ws, &buf, e));
+    run_kern(kr, b, &x, m, c, ldc, epi, threads);
     aligned_free(buf);
     return AIT_OK;
 }

@@ -1,10 +1,14 @@
 /* AVX-512 kernels of qgemm (qgemm.h): bf16: one 16-column panel by up to
  * MR rows, an accumulator register per row, vdpbf16ps on pairs of k (needs
- * AVX512-BF16); int8dq: up to 4 panels by up to 6 rows (12 rows by 1 or 2
+ * AVX512-BF16), for 1 and 2 rows; past them a 12-row tile of A by two
+ * panels over a block of K (the driver's blocking), and A's conversion;
+ * int8dq: up to 4 panels by up to 6 rows (12 rows by 1 or 2
  * panels for skinny M), vpdpbusd on quads of k (AVX512-VNNI); the
  * weight-only ones widen int8/uint4 to float in registers (AVX512F) and
  * stream the panel once for all the rows. Each body is inlined per row
  * count, so the row loops unroll. */
+#include <string.h>
+
 #include "kernels/qgemm_kern.h"
 
 #if KISA_X86
@@ -49,6 +53,188 @@ TBF INL void bf16_body(const int MR, const qg_packed *b, const qg_act *x, int64_
 TBF static void k_bf16(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
 {
     SWITCH12(BF16_CALL, b, x, i0, p, t)
+}
+
+/* bf16's compute-bound tile (qg_ukrb): BMR rows by NP panels, 2 x BMR
+ * accumulators at NP 2; per pair of k NP loads of B and one broadcast of
+ * each row's pair, for NP vdpbf16ps each. Named accumulators and
+ * vdpbf16ps through asm on them, as int8dq's DPBUSD (GCC 12 copies an
+ * array's elements around each instruction). */
+#define BMR 12
+#define DPBF16(acc, a, b) __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
+#define BF_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
+#define BF_DECL(i)                                                                            \
+    __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = c##i##_0;                               \
+    if (acc && i < mr) {                                                                      \
+        c##i##_0 = _mm512_maskz_loadu_ps(m0, c + i * ldc);                                    \
+        if (NP > 1) c##i##_1 = _mm512_maskz_loadu_ps(m1, c + i * ldc + QG_NR);                \
+    }
+#define BF_STEP(i)                                                                            \
+    {                                                                                         \
+        const __m512i av = _mm512_set1_epi32((int)a[i]);                                      \
+        DPBF16(c##i##_0, av, b0);                                                             \
+        if (NP > 1) DPBF16(c##i##_1, av, b1);                                                 \
+    }
+#define BF_OUT(i)                                                                             \
+    if (i < mr) {                                                                             \
+        _mm512_mask_storeu_ps(c + i * ldc, m0, c##i##_0);                                     \
+        if (NP > 1) _mm512_mask_storeu_ps(c + i * ldc + QG_NR, m1, c##i##_1);                 \
+    }
+#define BF_LOOP(PFB)                                                                          \
+    for (int64_t kk = 0; kk < kb; kk++, a += BMR, w0 += 32, w1 += 32) {                       \
+        if (PFB) {                                                                            \
+            _mm_prefetch((const char *)(pf->bn + kk * 32), _MM_HINT_T0);                      \
+            _mm_prefetch((const char *)(pf->bn + sb + kk * 32), _MM_HINT_T0);                 \
+        }                                                                                     \
+        const __m512i b0 = _mm512_load_si512(w0), b1 = NP > 1 ? _mm512_load_si512(w1) : b0;  \
+        BF_ROWS(BF_STEP)                                                                      \
+    }
+TBF INL void bf16_tile_body(const int NP, int64_t kb, const uint32_t *a, const uint16_t *b,
+                            int64_t sb, float *c, int64_t ldc, int mr, int nr, bool acc,
+                            const qg_pfb *pf)
+{
+    const __mmask16 m0 = nr >= QG_NR ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1),
+                    m1 = nr >= 2 * QG_NR ? (__mmask16)0xffff
+                         : nr > QG_NR   ? (__mmask16)((1u << (nr - QG_NR)) - 1)
+                                        : 0;
+    BF_ROWS(BF_DECL)
+    if (pf->cn) /* the next tile's C, which it starts from: in L1 by then */
+        for (int i = 0; i < BMR; i++) {
+            _mm_prefetch((const char *)(pf->cn + i * ldc), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf->cn + i * ldc + QG_NR), _MM_HINT_T0);
+        }
+    const uint16_t *w0 = b, *w1 = b + sb;
+    if (pf->bn) BF_LOOP(true) else BF_LOOP(false)
+    BF_ROWS(BF_OUT)
+}
+#undef BF_LOOP
+#undef BF_DECL
+#undef BF_STEP
+#undef BF_OUT
+
+#define BF_FN(NP)                                                                             \
+    TBF __attribute__((noinline)) static void k_bf16_tile##NP(                                \
+        int64_t kb, const uint32_t *a, const uint16_t *b, int64_t sb, float *c, int64_t ldc,   \
+        int mr, int nr, bool acc, const qg_pfb *pf)                                           \
+    {                                                                                         \
+        bf16_tile_body(NP, kb, a, b, sb, c, ldc, mr, nr, acc, pf);                            \
+    }
+BF_FN(1)
+BF_FN(2)
+static void k_bf16_tile(int64_t kb, const uint32_t *a, const uint16_t *b, int64_t sb, int np,
+                        float *c, int64_t ldc, int mr, int nr, bool acc, const qg_pfb *pf)
+{
+    (np > 1 ? k_bf16_tile2 : k_bf16_tile1)(kb, a, b, sb, c, ldc, mr, nr, acc, pf);
+}
+
+/* f32_to_bf16 on 16 floats (its bits: + 0x7fff + the kept part's lowest
+ * bit, the top half; a NaN's top half with the quiet bit), to 16 uint16. */
+T512 INL __m256i bf16_16(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                                                     _mm512_and_si512(hi, _mm512_set1_epi32(1))));
+    r = _mm512_mask_or_epi32(_mm512_srli_epi32(r, 16), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), hi,
+                             _mm512_set1_epi32(0x40));
+    return _mm512_cvtepi32_epi16(r);
+}
+
+/* One row's k floats to kp bf16 (0 from k on: kp - k is 0 or 1). */
+T512 INL void bf16_row(const float *a, int64_t k, int64_t kp, uint16_t *h)
+{
+    int64_t p = 0;
+    for (; p + 16 <= k; p += 16)
+        _mm256_storeu_si256((__m256i *)(h + p), bf16_16(_mm512_loadu_ps(a + p)));
+    if (p < kp) { /* the last 1..16: past k, 0 (from the masked load's zeros) */
+        const __mmask16 mk = (__mmask16)((1u << (k - p)) - 1),
+                        mp = (__mmask16)((1u << (kp - p)) - 1);
+        _mm256_mask_storeu_epi16(h + p, mp, bf16_16(_mm512_maskz_loadu_ps(mk, a + p)));
+    }
+}
+
+/* A tile of BMR (12) rows, `rows` of them from a (the rest 0), into hb's
+ * layout at o: 16 pairs at a time, each row's 32 floats converted into a
+ * vector of 16 pairs, each 4 rows' vectors transposed within 128-bit lanes
+ * (4 x 4 pairs), so that lane l of T[j] is the 4 rows' pair 4 l + j: the
+ * pair's 12 rows are three 16-byte stores. */
+#define BF_LANE(l)                                                                            \
+    if (4 * (l) + j < nq)                                                                     \
+        _mm_storeu_si128((__m128i *)(o + (q0 + 4 * (l) + j) * BMR + 4 * g),                   \
+                         _mm512_extracti32x4_epi32(t[j], l));
+T512 static void cvt_tile12(const float *a, int64_t lda, int rows, int64_t k, int64_t kh,
+                            uint32_t *o)
+{
+    for (int64_t q0 = 0; q0 < kh; q0 += 16) {
+        const int64_t nq = kh - q0 < 16 ? kh - q0 : 16, left = k - 2 * q0; /* left >= 1 */
+        const __mmask16 ml = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1),
+                        mh = left >= 32   ? (__mmask16)0xffff
+                             : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)
+                                         : 0;
+        __m512i r[BMR];
+        UNROLL for (int i = 0; i < BMR; i++) {
+            r[i] = _mm512_setzero_si512();
+            if (i < rows) {
+                const float *ai = a + i * lda + 2 * q0;
+                r[i] = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(bf16_16(_mm512_maskz_loadu_ps(ml, ai))),
+                    bf16_16(_mm512_maskz_loadu_ps(mh, ai + 16)), 1);
+            }
+        }
+        UNROLL for (int g = 0; g < BMR / 4; g++) {
+            const __m512i *v = r + 4 * g;
+            const __m512i u0 = _mm512_unpacklo_epi32(v[0], v[1]),
+                          u1 = _mm512_unpackhi_epi32(v[0], v[1]),
+                          u2 = _mm512_unpacklo_epi32(v[2], v[3]),
+                          u3 = _mm512_unpackhi_epi32(v[2], v[3]);
+            const __m512i t[4] = {_mm512_unpacklo_epi64(u0, u2), _mm512_unpackhi_epi64(u0, u2),
+                                  _mm512_unpacklo_epi64(u1, u3), _mm512_unpackhi_epi64(u1, u3)};
+            UNROLL for (int j = 0; j < 4; j++) {
+                BF_LANE(0)
+                BF_LANE(1)
+                BF_LANE(2)
+                BF_LANE(3)
+            }
+        }
+    }
+}
+#undef BF_LANE
+
+/* qg_cvt: rows kp apart, or tiles of mrb rows (12: cvt_tile12; others
+ * each row converted into a buffer in L1 a stretch of pairs at a time,
+ * then its pairs put in place). */
+T512 static void cvt_bf16(const float *a, int64_t lda, int64_t m, int64_t k, int64_t kp, int mrb,
+                          uint16_t *h)
+{
+    if (!mrb) {
+        for (int64_t i = 0; i < m; i++) bf16_row(a + i * lda, k, kp, h + i * kp);
+        return;
+    }
+    if (mrb == BMR) {
+        const int64_t kh = kp / 2;
+        for (int64_t t = 0; t * BMR < m; t++)
+            cvt_tile12(a + t * BMR * lda, lda, m - t * BMR < BMR ? (int)(m - t * BMR) : BMR, k,
+                       kh, (uint32_t *)h + t * kh * BMR);
+        return;
+    }
+    enum { SP = 512 }; /* pairs a stretch */
+    uint32_t row[SP] __attribute__((aligned(64)));
+    const int64_t kh = kp / 2, tiles = (m + mrb - 1) / mrb;
+    uint32_t *d = (uint32_t *)h;
+    for (int64_t t = 0; t < tiles; t++)
+        for (int64_t q0 = 0; q0 < kh; q0 += SP) {
+            const int64_t nq = kh - q0 < SP ? kh - q0 : SP;
+            uint32_t *o = d + (t * kh + q0) * mrb;
+            for (int i = 0; i < mrb; i++) {
+                const int64_t r = t * mrb + i;
+                if (r < m) {
+                    const int64_t k0 = 2 * q0, kn = k - k0 < 2 * nq ? k - k0 : 2 * nq;
+                    bf16_row(a + r * lda + k0, kn, 2 * nq, (uint16_t *)row);
+                } else {
+                    memset(row, 0, sizeof(uint32_t) * (size_t)nq);
+                }
+                for (int64_t q = 0; q < nq; q++) o[q * mrb + i] = row[q];
+            }
+        }
 }
 
 /* The in-register part of the epilogue (qg_epi_split's in) on v, row i,
@@ -590,7 +776,8 @@ T512 static void dq_dequant(const uint8_t *q, int64_t n, float s, int32_t z, flo
 
 const qg_quantiser qg_avx512_quantiser = {KISA_AVX512, dq_minmax, dq_quant, dq_requant, dq_dequant};
 
-const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16};
+const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16, NULL,
+                                 {0},         false,        k_bf16_tile,   BMR, cvt_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,
                                   {0, 12, 12, 6, 6}, true};
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};

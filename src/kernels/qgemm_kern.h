@@ -11,7 +11,9 @@
 typedef struct qg_act {
     const float *a;     /* float rows (weight-only), lda apart */
     int64_t lda;
-    const uint16_t *h;  /* bf16 rows, kp apart (pairs of k) */
+    const uint16_t *h;  /* bf16 rows, kp apart (pairs of k; the panels' path), or: */
+    const uint32_t *hb; /* bf16 in tiles of the kernel's mrb rows: pair q of the tile's row i at
+                         * [(tile * kp / 2 + q) * mrb + i], rows past m 0 (qg_kern.cvt) */
     const uint8_t *q;   /* int8dq: uint8 rows, kp apart */
     const uint8_t *const *rp; /* int8dq, not NULL: row r not stored (q unused): its k in runs
                                * of `run` quads, run s at rp[r] + s * run_off (qg_rows) */
@@ -63,6 +65,26 @@ typedef void (*qg_ukr)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, 
 typedef void (*qg_ukr8)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
                         int s0, int np, float *c, int64_t ldc, const gemm_epi *in);
 
+/* bf16's compute-bound tile (qg_kern.fnb): an mrb-row tile of A (a: its
+ * pairs from the K block's first, hb's layout) by np (1 or 2) panels of B
+ * (b: the first panel's pairs from the same one; the second sb uint16
+ * after), kb pairs, into C's rows [0, mr) and columns [0, nr) (nr <= np *
+ * QG_NR), ldc apart: the sums start at C's (acc: a K block after the first;
+ * the same sums as one pass over K) or at 0. Prefetched meanwhile, when
+ * not NULL: cn, the next tile's C (mr rows, ldc apart, 2 panels wide),
+ * and bn, the next two panels' kb pairs (sb apart, as b's). */
+typedef struct qg_pfb {
+    const float *cn;
+    const uint16_t *bn;
+} qg_pfb;
+typedef void (*qg_ukrb)(int64_t kb, const uint32_t *a, const uint16_t *b, int64_t sb, int np,
+                        float *c, int64_t ldc, int mr, int nr, bool acc, const qg_pfb *pf);
+/* bf16: A's rows [0, m) (k floats each, lda apart) to bfloat16 (f32_to_bf16's
+ * bits), pairs of k, 0 from k to kp: rows kp apart (mrb 0) or in tiles of
+ * mrb rows (qg_act.hb), rows past m 0 to the tiles' end. */
+typedef void (*qg_cvt)(const float *a, int64_t lda, int64_t m, int64_t k, int64_t kp, int mrb,
+                       uint16_t *h);
+
 typedef struct qg_kern {
     kisa isa;          /* first, for kisa_pick's order */
     const char *needs; /* core/cpu.h features beyond the ISA's */
@@ -72,7 +94,14 @@ typedef struct qg_kern {
     qg_ukr8 fn8; /* int8dq (fn NULL): its row counts per panel count, mr8[np] */
     int mr8[QG_GP + 1];
     bool y8; /* fn8 writes x->y8 itself when set (c unused), with the whole epilogue in `in` */
+    /* bf16: the tile past 2 rows (qgemm.c's bf16_tiled; NULL: fn's panels at every m),
+     * its rows (at most QG_MRB), and A's conversion (NULL: the portable one) */
+    qg_ukrb fnb;
+    int mrb;
+    qg_cvt cvt;
 } qg_kern;
+/* The most rows a bf16 tile (qg_kern.mrb) takes: qgemm_scratch's room for the last tile's */
+#define QG_MRB 16
 
 /* Splits epi into the part the int8dq kernels apply in registers (*in:
  * scale, biases, the residual before a simple activation, that activation

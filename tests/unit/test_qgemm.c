@@ -7,7 +7,10 @@
  * registers), int8dq's uint8 output (qgemm_u8_q8) byte for byte against
  * the float output requantised, a packed buffer's checks; int8dq at AVX-512
  * (VNNI), AVX2 (int16 products) and portable; fp16 weight-only within float
- * rounding of the test's own half weights, every epilogue, at the three. */
+ * rounding of the test's own half weights, every epilogue, at the three;
+ * bf16 with every epilogue, and past 2 rows (its K-blocked tiles) at sizes
+ * off every step of its blocking, its raw sums those of one row at a time
+ * bit for bit. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -250,15 +253,15 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
                              got, want);
                 continue;
             }
-            if (scheme == QG_FP16WO) { /* every epilogue: its slope is at most 1.2 */
+            if (scheme == QG_FP16WO || scheme == QG_BF16) { /* every epilogue: slope <= 1.2 */
                 tol = tol * 4e-7 * (double)(k + 2) * 1.2 + 1e-6 * (1 + fabs(ref) + fabs(bias[j]));
                 ref = epi_ref(epi, ref, i, j, bias, res, n);
                 tol += 1e-6 * fabs(ref);
                 if (fabs(got - ref) > tol)
-                    fail_msg("fp16 m%lld n%lld k%lld epilogue %d at [%lld][%lld] (%s): %.9g, "
-                             "reference %.9g (tol %g)", (long long)m, (long long)n, (long long)k,
-                             epi, (long long)i, (long long)j, qg_kernel_name(scheme), got, ref,
-                             tol);
+                    fail_msg("%s m%lld n%lld k%lld epilogue %d at [%lld][%lld] (%s): %.9g, "
+                             "reference %.9g (tol %g)", qg_scheme_name(scheme), (long long)m,
+                             (long long)n, (long long)k, epi, (long long)i, (long long)j,
+                             qg_kernel_name(scheme), got, ref, tol);
                 continue;
             }
             if (epi) ref = fmax(ref + bias[j], 0), tol += fabs(bias[j]);
@@ -299,7 +302,9 @@ static void sweep(int scheme, int group)
         for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
             for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
                 for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
-                    int kinds = scheme == QG_INT8DQ || scheme == QG_FP16WO ? EPI_N : 2;
+                    int kinds = scheme == QG_INT8DQ || scheme == QG_FP16WO || scheme == QG_BF16
+                                    ? EPI_N
+                                    : 2;
                     check(scheme, group, Ms[mi], Ns[ni], Ks[ki], 1, (int)((mi + ni + ki) % kinds));
                 }
         check(scheme, group, 100, 70, 300, 2, 1); /* large-ish, two threads */
@@ -311,7 +316,65 @@ static void sweep(int scheme, int group)
     kisa_force(KISA_N);
 }
 
-static void test_bf16(void **st) { (void)st; sweep(QG_BF16, 0); }
+/* bf16 past 2 rows (its compute-bound tiles: 12 rows by 32
+ * columns, K in blocks of at most 512, rows in blocks of at most 1024,
+ * columns in blocks of at most 8192, from the cache sizes) at sizes that
+ * end every loop off its step: M not a multiple of 12 and past one block
+ * of rows, N of 16 to 8200 (one panel, a tile and a half, past a block of
+ * columns), K past a block and not a multiple of one, every epilogue, one
+ * and two threads (tiles of columns apart, and rows apart at one tile);
+ * against the reference, and the raw sums bit for bit those of one row at
+ * a time (the streaming path's one pass over K: K's blocks start from the
+ * partial sums, not from 0; the single row, on the panels' path, is
+ * the streaming one). */
+static void bf16_blocked(int64_t m, int64_t n, int64_t k, int threads, int epi)
+{
+    check(QG_BF16, 0, m, n, k, threads, epi);
+    float *a = malloc(sizeof(float) * (size_t)(m * k));
+    float *b = malloc(sizeof(float) * (size_t)(k * n));
+    float *c = malloc(sizeof(float) * (size_t)(m * n)), *r = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 2;
+    for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
+    size_t sz = qg_pack_size(QG_BF16, 0, k, n);
+    void *buf = aligned_zalloc(sz);
+    qg_pack(QG_BF16, 0, b, n, 1, k, n, buf);
+    qg_packed v;
+    ait_error e = {0};
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_int_equal(qgemm(&v, a, k, m, c, n, NULL, threads, &e), AIT_OK);
+    for (int64_t i = 0; i < m; i++) {
+        assert_int_equal(qgemm(&v, a + i * k, k, 1, r, n, NULL, 1, &e), AIT_OK);
+        if (memcmp(r, c + i * n, sizeof(float) * (size_t)n) != 0)
+            fail_msg("bf16 m%lld n%lld k%lld (%s, %d threads): row %lld differs from the same "
+                     "row alone", (long long)m, (long long)n, (long long)k,
+                     qg_kernel_name(QG_BF16), threads, (long long)i);
+    }
+    aligned_free(buf);
+    free(a), free(b), free(c), free(r);
+}
+
+static void test_bf16(void **st)
+{
+    (void)st;
+    sweep(QG_BF16, 0);
+    kisa isas[] = {KISA_N, KISA_AVX2, KISA_PORTABLE};
+    for (size_t s = 0; s < 3; s++) {
+        if (!kisa_force(isas[s])) continue;
+        static const int64_t bm[] = {3, 17, 25, 100}, bn[] = {16, 33, 45, 64, 100},
+                             bk[] = {1, 3, 1100};
+        int kind = 0;
+        for (size_t mi = 0; mi < 4; mi++)
+            for (size_t ni = 0; ni < 5; ni++)
+                for (size_t ki = 0; ki < 3; ki++)
+                    bf16_blocked(bm[mi], bn[ni], bk[ki], 1, kind++ % EPI_N);
+        bf16_blocked(1100, 40, 1030, 1, 3); /* past a block of rows and of K */
+        bf16_blocked(20, 8200, 5, 1, 2);    /* past a block of columns */
+        bf16_blocked(40, 100, 800, 2, 4);   /* two threads: tiles apart */
+        bf16_blocked(100, 20, 500, 2, 1);   /* two threads, one tile: rows apart */
+        bf16_blocked(2, 20, 700, 2, 5);     /* at most 2 rows: the panels */
+    }
+    kisa_force(KISA_N);
+}
 static void test_int8dq(void **st)
 {
     (void)st;
