@@ -19,6 +19,7 @@
 
 #include "kernels/gemm_kern.h"
 #include "kernels/gemm_pack.h"
+#include "kernels/prefetch.h"
 #include "kernels/gemm_stream.h"
 
 typedef struct job {
@@ -333,11 +334,7 @@ static size_t skinny_pro_floats(const gemm_args *g)
  * prefetched ahead of the skinny calls"). */
 static void prefetch_c(const gemm_args *g, int64_t i, int64_t m, int64_t j, int64_t nc)
 {
-    for (int64_t r = i; r < i + m; r++) {
-        const char *c = (const char *)(g->c + r * g->ldc + j);
-        for (int64_t o = 0; o < nc * 4; o += 64) __builtin_prefetch(c + o, 1, 3);
-        __builtin_prefetch(c + nc * 4 - 1, 1, 3);
-    }
+    for (int64_t r = i; r < i + m; r++) kprefetch_run(g->c + r * g->ldc + j, nc * 4, true);
 }
 
 /* The skinny path at M = 1 (a decoder's GEMV): columns [n0, n1) (n0 a
