@@ -280,6 +280,17 @@ def verdict(row, art, v="int8dq"):
             f"SQNR {a['sqnr_db']:.1f} vs {o['sqnr_db']:.1f} dB)")
 
 
+def engine_label(q, row, e):
+    """Engine e's name in row's table; an ait variant whose tune put no module on the variant at
+    the row's batch says so (its row is then a float32 plan, not the variant's figures)."""
+    v = e[len("ait:"):] if e.startswith("ait:") else None
+    art = q["artifacts"].get(row["name"], {}).get(v) if v and v != "f32" else None
+    if art and art.get("ok") and art.get("quantised") is not None \
+            and not art["quantised"].get(str(row["batch"])):
+        return f"{e} (float32 plan: no module on {v})"
+    return e
+
+
 def fmt(v, f):
     return "-" if v is None else ("inf" if v == float("inf") else f.format(v))
 
@@ -365,7 +376,7 @@ def section(q, key="quant"):
             if not i["ok"]:
                 lines.append(f"| {e} | failed: {i['error']} | | | | |")
                 continue
-            lines.append(f"| {e} | {fmt(i.get('median_ms'), '{:.3f}')} | {fmt(i.get('vs_ort_int8'), '{:.2f}x')} | "
+            lines.append(f"| {engine_label(q, row, e)} | {fmt(i.get('median_ms'), '{:.3f}')} | {fmt(i.get('vs_ort_int8'), '{:.2f}x')} | "
                          f"{fmt(i['max_abs'], '{:.3g}')} | {fmt(i['sqnr_db'], '{:.1f}')} | "
                          f"{fmt(None if i['top1'] is None else i['top1'] * 100, '{:.1f}%')} |")
         lines.append("")

@@ -5,7 +5,8 @@
  * and shape the median ms, GFLOP/s, GB/s of weight bytes streamed, the
  * SQNR of C against the f32 result and the fastest run's ms (on a loaded
  * machine the wall clock's minimum is the nearest to an idle run).
- * usage: bench-qgemm [-c] [-t N] [-w] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] ROUNDS M:N:K...
+ * usage: bench-qgemm [-c] [-t N] [-w] [-g G] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] ROUNDS M:N:K...
+ *   -g   int4wo's group of rows: 32 (the default), 64 or 128 (int4wo-64, int4wo-128)
  *   -i   cap qgemm's kernels at ISA (avx512, avx2, portable: kisa_force; f32 keeps its own)
  *   -e   every GEMM with a column bias and GELU epilogue (bert's FFN)
  *   -R   every GEMM with a column bias and relu epilogue (a Conv's)
@@ -45,6 +46,7 @@ enum { E_F32, E_Q0 }; /* then the qgemm schemes */
 static bool cpu_clock;
 static int threads = 1;
 static bool keep_ws;
+static int group = 32; /* int4wo's (-g); the other schemes take none */
 
 static double clock_s(void)
 {
@@ -136,6 +138,12 @@ int main(int argc, char **argv)
             cpu_clock = true;
         } else if (strcmp(argv[arg], "-w") == 0) {
             keep_ws = true;
+        } else if (strcmp(argv[arg], "-g") == 0 && arg + 1 < argc) {
+            group = atoi(argv[++arg]);
+            if (group != 32 && group != 64 && group != 128) {
+                fprintf(stderr, "bench-qgemm: -g takes 32, 64 or 128\n");
+                return 2;
+            }
         } else if (strcmp(argv[arg], "-t") == 0 && arg + 1 < argc) {
             threads = atoi(argv[++arg]);
             threads = threads > 1 ? threads : 1;
@@ -171,7 +179,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc - arg < 2) {
-        fprintf(stderr, "usage: bench-qgemm [-c] [-t N] [-w] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] "
+        fprintf(stderr, "usage: bench-qgemm [-c] [-t N] [-w] [-g G] [-e | -R] [-i ISA] [-s SCHEME,...] [-u | -y | -r | -ry] "
                         "ROUNDS M:N:K...\n");
         return 2;
     }
@@ -199,9 +207,9 @@ int main(int argc, char **argv)
         void *qb[QG_N];
         double wbytes[NE] = {(double)K * N * 4};
         for (int q = 0; q < QG_N; q++) {
-            size_t sz = qg_pack_size(q, 32, K, N);
+            size_t sz = qg_pack_size(q, group, K, N);
             qb[q] = aligned_zalloc(sz);
-            qg_pack(q, 32, b, N, 1, K, N, qb[q]);
+            qg_pack(q, group, b, N, 1, K, N, qb[q]);
             qg_view(qb[q], sz, &qv[q], &e);
             wbytes[1 + q] = (double)sz;
         }
@@ -210,7 +218,7 @@ int main(int argc, char **argv)
         gemm_ws gws = {0};
         void *qws[QG_N] = {0};
         for (int q = 0; q < QG_N && keep_ws; q++) {
-            size_t bytes = qgemm_scratch(q, 32, K, M);
+            size_t bytes = qgemm_scratch(q, group, K, M);
             qws[q] = bytes ? aligned_zalloc(bytes) : NULL;
         }
         if (kmode && !kin_make(&u8, kmode, &qv[QG_INT8DQ], a, M, K)) return 2;
@@ -243,7 +251,8 @@ int main(int argc, char **argv)
                 noise += ((double)c[x][i] - c[0][i]) * ((double)c[x][i] - c[0][i]);
             }
             printf("M=%-4lld N=%lld K=%lld %-7s %-12s %9.3f ms %8.1f GFLOP/s %7.1f GB/s  SQNR %s%.1f dB  x%.2f  min %.3f ms\n",
-                   M, N, K, x ? qg_scheme_name(x - 1) : "f32",
+                   M, N, K, x - 1 == QG_INT4WO && group != 32 ? (group == 64 ? "int4wo-64" : "int4wo-128")
+                                    : x ? qg_scheme_name(x - 1) : "f32",
                    x ? qg_kernel_name(x - 1) : gemm_kernel_name(kr), med * 1e3,
                    2.0 * M * N * K / med * 1e-9, wbytes[x] / med * 1e-9, x ? "" : ">",
                    x ? 10 * log10(sig / noise) : 99.0, t[0][rounds * reps / 2] / med, t[x][0] * 1e3);
