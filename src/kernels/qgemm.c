@@ -518,10 +518,13 @@ static bool bf16_tiled(const qg_kern *kr, int64_t m)
     return kr->fnb && m > QG_BF16_PANEL_M;
 }
 
+static bool bf16_by_block(const qg_kern *kr, const qg_packed *b, int64_t m, int threads,
+                          size_t bytes);
+
 /* A's rows converted as the scheme's kernels (kr) read them, in ws (or a
  * buffer made here, *own). */
 static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a, int64_t lda,
-                           int64_t m, qg_act *x, void *ws, void **own, ait_error *e)
+                           int64_t m, int threads, qg_act *x, void *ws, void **own, ait_error *e)
 {
     *x = (qg_act){.a = a, .lda = lda};
     *own = NULL;
@@ -533,7 +536,9 @@ static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a
     if (!ws) return err_set(e, AIT_E_NOMEM, "out of memory for quantised activations");
     if (b->scheme == QG_BF16) {
         uint16_t *h = ws;
-        if (bf16_tiled(kr, m)) {
+        if (bf16_tiled(kr, m) && bf16_by_block(kr, b, m, threads, bytes)) {
+            x->hw = (uint32_t *)h;
+        } else if (bf16_tiled(kr, m)) {
             kr->cvt(a, lda, m, b->k, b->kp, kr->mrb, h);
             x->hb = (const uint32_t *)h;
         } else if (kr->cvt) {
@@ -679,15 +684,41 @@ static void bf16_blocking(const qg_kern *kr, int64_t *kcp, int64_t *mc, int64_t 
     *nct = n / (2 * QG_NR) > 1 ? n / (2 * QG_NR) : 1;
 }
 
+/* The pairs of A (in uint32) a thread's block of A takes, converted as
+ * its K block's (kc's pairs) mc rows, at most (bf16_blocks' sizes are
+ * equalised down from the rule's). */
+static int64_t bf16_share(const qg_kern *kr, const qg_packed *b, int64_t m)
+{
+    int64_t kcp, mc, nct;
+    bf16_blocking(kr, &kcp, &mc, &nct);
+    const int64_t kh = b->kp / 2, rows = (m + kr->mrb - 1) / kr->mrb * kr->mrb;
+    return (rows < mc ? rows : mc) * (kh < kcp ? kh : kcp);
+}
+
+/* Whether bf16's tiles at m rows on up to `threads` threads convert A a
+ * block at a time (each thread its block of A in its share of the
+ * workspace of `bytes`, qgemm_scratch's: while the tiles read it, the
+ * block is in L2, just written, not in L3 or memory after a pass over
+ * all of A: 1024^3 1.64x to 1.72x float32, bench/RESULTS.md, branch bf2),
+ * or all of A first (more threads than shares the workspace holds). */
+static bool bf16_by_block(const qg_kern *kr, const qg_packed *b, int64_t m, int threads,
+                          size_t bytes)
+{
+    qg_grid g;
+    const int64_t n = grid_make(threads, (b->np / QG_NR + 1) / 2, m, kr->mrb, &g) ? g.tn * g.tm : 1;
+    return (uint64_t)n * (uint64_t)bf16_share(kr, b, m) * 4 <= bytes;
+}
+
 /* bf16's tiled path, BLIS's loops around kr's tile (qg_ukrb) on
  * rows [r0, r1) (r0 a multiple of the tile's rows) and tiles of two
  * panels [t0, t1): nc's tiles, K's blocks (of equal sizes: 576 pairs as
- * 2 x 288, not 512 + 64), mc's rows (as equal, in whole tiles), each
- * tile of panels over the block's rows while its kc x 32 columns stay in
- * L1; the partial sums in C, the epilogue on each tile after K's last
- * block, while it is in L1. */
-static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t r0,
-                        int64_t r1, int64_t t0, int64_t t1, float *c, int64_t ldc,
+ * 2 x 288, not 512 + 64), mc's rows (as equal, in whole tiles), A's block
+ * of them converted into aw (when x->hw; bf16_share's pairs), each tile
+ * of panels over the block's rows while its kc x 32 columns stay in L1;
+ * the partial sums in C, the epilogue on each tile after K's last block,
+ * while it is in L1. */
+static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, uint32_t *aw,
+                        int64_t r0, int64_t r1, int64_t t0, int64_t t1, float *c, int64_t ldc,
                         const gemm_epi *epi)
 {
     int64_t kcp, mc, nct;
@@ -704,6 +735,10 @@ static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, 
             const bool last = pc + kb == kh;
             for (int64_t ic = r0; ic < r1; ic += mc) {
                 const int64_t ie = r1 - ic < mc ? r1 : ic + mc;
+                if (aw) /* A's block: its tiles of kb pairs, rows past m 0 */
+                    kr->cvt(x->a + ic * x->lda + 2 * pc, x->lda, ie - ic,
+                            b->k - 2 * pc < 2 * kb ? b->k - 2 * pc : 2 * kb, 2 * kb, (int)mrb,
+                            (uint16_t *)aw);
                 for (int64_t jt = jc; jt < je; jt++) {
                     const int64_t j0 = jt * 2 * QG_NR;
                     const int np = npan - 2 * jt < 2 ? 1 : 2;
@@ -723,8 +758,9 @@ static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, 
                                                   : NULL;
                         if (i0 == ic && jt + 1 < je && npan - 2 * (jt + 1) >= 2)
                             pf.bn = bp + 2 * sb;
-                        kr->fnb(kb, x->hb + (size_t)((i0 / mrb * kh + pc) * mrb), bp, sb, np, cc,
-                                ldc, mr, nr, pc > 0, &pf);
+                        const uint32_t *at = aw ? aw + (size_t)((i0 - ic) / mrb * kb * mrb)
+                                                : x->hb + (size_t)((i0 / mrb * kh + pc) * mrb);
+                        kr->fnb(kb, at, bp, sb, np, cc, ldc, mr, nr, pc > 0, &pf);
                         if (last && epi) gemm_epi_tile(epi, cc, ldc, i0, j0, mr, nr);
                     }
                 }
@@ -734,20 +770,24 @@ static void bf16_blocks(const qg_kern *kr, const qg_packed *b, const qg_act *x, 
 }
 
 /* bf16's tiles over up to `threads` threads: tiles of panels apart, then
- * rows (whole tiles of them) apart when there are fewer than threads. */
+ * rows (whole tiles of them) apart when there are fewer than threads;
+ * thread i's block of A (x->hw) at its share i. */
 static void run_bf16(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
                      int64_t ldc, const gemm_epi *epi, int threads)
 {
     qg_grid g;
     if (!grid_make(threads, (b->np / QG_NR + 1) / 2, m, kr->mrb, &g)) {
-        bf16_blocks(kr, b, x, 0, m, 0, g.cols, c, ldc, epi);
+        bf16_blocks(kr, b, x, x->hw, 0, m, 0, g.cols, c, ldc, epi);
         return;
     }
+    const int64_t share = bf16_share(kr, b, m);
 #pragma omp parallel num_threads((int)(g.tn * g.tm))
     {
         int64_t r0, r1, c0, c1;
-        if (grid_part(&g, omp_get_thread_num(), omp_get_num_threads(), &r0, &r1, &c0, &c1))
-            bf16_blocks(kr, b, x, r0, r1, c0, c1, c, ldc, epi);
+        const int id = omp_get_thread_num();
+        if (grid_part(&g, id, omp_get_num_threads(), &r0, &r1, &c0, &c1))
+            bf16_blocks(kr, b, x, x->hw ? x->hw + id * share : NULL, r0, r1, c0, c1, c, ldc,
+                        epi);
     }
 }
 
@@ -909,7 +949,7 @@ static void run_groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, i
 static void run_kern(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64_t m, float *c,
                      int64_t ldc, const gemm_epi *epi, int threads)
 {
-    if (x->hb) {
+    if (x->hb || x->hw) {
         run_bf16(kr, b, x, m, c, ldc, epi, threads);
         return;
     }
@@ -954,7 +994,7 @@ ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, 
     qg_act x;
     void *buf;
     const qg_kern *kr = pick(b->scheme);
-    TRY(act_make(kr, b, a, lda, m, &x, ws, &buf, e));
+    TRY(act_make(kr, b, a, lda, m, threads, &x, ws, &buf, e));
     run_kern(kr, b, &x, m, c, ldc, epi, threads);
     aligned_free(buf);
     return AIT_OK;

@@ -13,7 +13,9 @@ typedef struct qg_act {
     int64_t lda;
     const uint16_t *h;  /* bf16 rows, kp apart (pairs of k; the panels' path), or: */
     const uint32_t *hb; /* bf16 in tiles of the kernel's mrb rows: pair q of the tile's row i at
-                         * [(tile * kp / 2 + q) * mrb + i], rows past m 0 (qg_kern.cvt) */
+                         * [(tile * kp / 2 + q) * mrb + i], rows past m 0 (qg_kern.cvt), or: */
+    uint32_t *hw;       /* bf16's tiles converted a block of A at a time (the K block's pairs
+                         * only, as hb's of that K), by each thread into its share of hw */
     const uint8_t *q;   /* int8dq: uint8 rows, kp apart */
     const uint8_t *const *rp; /* int8dq, not NULL: row r not stored (q unused): its k in runs
                                * of `run` quads, run s at rp[r] + s * run_off (qg_rows) */

@@ -370,7 +370,8 @@ static void test_bf16(void **st)
         bf16_blocked(1100, 40, 1030, 1, 3); /* past a block of rows and of K */
         bf16_blocked(20, 8200, 5, 1, 2);    /* past a block of columns */
         bf16_blocked(40, 100, 800, 2, 4);   /* two threads: tiles apart */
-        bf16_blocked(100, 20, 500, 2, 1);   /* two threads, one tile: rows apart */
+        bf16_blocked(100, 20, 500, 2, 1);   /* two threads, one tile: rows apart (A whole first) */
+        bf16_blocked(300, 20, 1100, 2, 0);  /* the same, A a block at a time, past K's block */
         bf16_blocked(2, 20, 700, 2, 5);     /* at most 2 rows: the panels */
     }
     kisa_force(KISA_N);
