@@ -334,7 +334,7 @@ static size_t skinny_pro_floats(const gemm_args *g)
  * prefetched ahead of the skinny calls"). */
 static void prefetch_c(const gemm_args *g, int64_t i, int64_t m, int64_t j, int64_t nc)
 {
-    for (int64_t r = i; r < i + m; r++) kprefetch_run(g->c + r * g->ldc + j, nc * 4, true);
+    kprefetch_rows(g->c + i * g->ldc + j, g->ldc, m, nc, true);
 }
 
 /* The skinny path at M = 1 (a decoder's GEMV): columns [n0, n1) (n0 a

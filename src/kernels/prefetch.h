@@ -23,4 +23,11 @@ static inline void kprefetch_run(const void *p, int64_t bytes, bool write)
     }
 }
 
+/* kprefetch_run on each of `rows` rows of n floats, ld floats apart from
+ * p: a tile of C (for writing) or of a residual (for reading). */
+static inline void kprefetch_rows(const float *p, int64_t ld, int64_t rows, int64_t n, bool write)
+{
+    for (int64_t r = 0; r < rows; r++) kprefetch_run(p + r * ld, n * 4, write);
+}
+
 #endif

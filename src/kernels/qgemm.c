@@ -831,23 +831,17 @@ static int64_t i8_rows_l1(const qg_packed *b, int mr)
     return mc > mr ? mc : mr;
 }
 
-/* A tile's C (for writing) and its residual, a kernel call before the
- * call that stores C: bert's at batch 8 are 1 to 4 MB a GEMM, in L3, and
- * the kernel's first load of the residual took about a tenth of its
- * samples (a store to a line not in cache waits for its read for ownership
- * too). Fetched during the call before, the lines are there. */
-static inline void prefetch_rows(const float *c, int64_t ldc, int rows, int n, bool write)
-{
-    for (int r = 0; r < rows; r++) kprefetch_run(c + r * ldc, (int64_t)n * 4, write);
-}
-
-/* A tile's C (float C only) and residual, rows [i0, i0 + rows) by columns
- * [j0, j0 + n): prefetch_rows. */
+/* A tile's C (float C only, for writing) and its residual, rows [i0, i0 +
+ * rows) by columns [j0, j0 + n), a kernel call before the call that stores
+ * C: bert's at batch 8 are 1 to 4 MB a GEMM, in L3, and the kernel's first
+ * load of the residual took about a tenth of its samples (a store to a
+ * line not in cache waits for its read for ownership too). Fetched during
+ * the call before, the lines are there. */
 static inline void prefetch_tile(const float *c, int64_t ldc, bool y8, const gemm_epi *in, int64_t i0,
                           int64_t j0, int rows, int n)
 {
-    if (!y8) prefetch_rows(c + i0 * ldc + j0, ldc, rows, n, true);
-    if (in && in->res) prefetch_rows(in->res + i0 * in->ldr + j0, in->ldr, rows, n, false);
+    if (!y8) kprefetch_rows(c + i0 * ldc + j0, ldc, rows, n, true);
+    if (in && in->res) kprefetch_rows(in->res + i0 * in->ldr + j0, in->ldr, rows, n, false);
 }
 
 /* int8dq: rows [r0, r1) by column groups [g0, g1): passes of rows whose
