@@ -7,8 +7,6 @@
  * weight-only ones widen int8/uint4 to float in registers (AVX512F) and
  * stream the panel once for all the rows. Each body is inlined per row
  * count, so the row loops unroll. */
-#include <string.h>
-
 #include "kernels/qgemm_kern.h"
 
 #if KISA_X86
@@ -199,9 +197,8 @@ T512 static void cvt_tile12(const float *a, int64_t lda, int rows, int64_t k, in
 }
 #undef BF_LANE
 
-/* qg_cvt: rows kp apart, or tiles of mrb rows (12: cvt_tile12; others
- * each row converted into a buffer in L1 a stretch of pairs at a time,
- * then its pairs put in place). */
+/* qg_cvt: rows kp apart (mrb 0), or tiles of this kernel's BMR rows
+ * (cvt_tile12). */
 T512 static void cvt_bf16(const float *a, int64_t lda, int64_t m, int64_t k, int64_t kp, int mrb,
                           uint16_t *h)
 {
@@ -209,32 +206,10 @@ T512 static void cvt_bf16(const float *a, int64_t lda, int64_t m, int64_t k, int
         for (int64_t i = 0; i < m; i++) bf16_row(a + i * lda, k, kp, h + i * kp);
         return;
     }
-    if (mrb == BMR) {
-        const int64_t kh = kp / 2;
-        for (int64_t t = 0; t * BMR < m; t++)
-            cvt_tile12(a + t * BMR * lda, lda, m - t * BMR < BMR ? (int)(m - t * BMR) : BMR, k,
-                       kh, (uint32_t *)h + t * kh * BMR);
-        return;
-    }
-    enum { SP = 512 }; /* pairs a stretch */
-    uint32_t row[SP] __attribute__((aligned(64)));
-    const int64_t kh = kp / 2, tiles = (m + mrb - 1) / mrb;
-    uint32_t *d = (uint32_t *)h;
-    for (int64_t t = 0; t < tiles; t++)
-        for (int64_t q0 = 0; q0 < kh; q0 += SP) {
-            const int64_t nq = kh - q0 < SP ? kh - q0 : SP;
-            uint32_t *o = d + (t * kh + q0) * mrb;
-            for (int i = 0; i < mrb; i++) {
-                const int64_t r = t * mrb + i;
-                if (r < m) {
-                    const int64_t k0 = 2 * q0, kn = k - k0 < 2 * nq ? k - k0 : 2 * nq;
-                    bf16_row(a + r * lda + k0, kn, 2 * nq, (uint16_t *)row);
-                } else {
-                    memset(row, 0, sizeof(uint32_t) * (size_t)nq);
-                }
-                for (int64_t q = 0; q < nq; q++) o[q * mrb + i] = row[q];
-            }
-        }
+    const int64_t kh = kp / 2;
+    for (int64_t t = 0; t * BMR < m; t++)
+        cvt_tile12(a + t * BMR * lda, lda, m - t * BMR < BMR ? (int)(m - t * BMR) : BMR, k, kh,
+                   (uint32_t *)h + t * kh * BMR);
 }
 
 /* The in-register part of the epilogue (qg_epi_split's in) on v, row i,

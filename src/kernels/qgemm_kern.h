@@ -83,7 +83,8 @@ typedef void (*qg_ukrb)(int64_t kb, const uint32_t *a, const uint16_t *b, int64_
                         float *c, int64_t ldc, int mr, int nr, bool acc, const qg_pfb *pf);
 /* bf16: A's rows [0, m) (k floats each, lda apart) to bfloat16 (f32_to_bf16's
  * bits), pairs of k, 0 from k to kp: rows kp apart (mrb 0) or in tiles of
- * mrb rows (qg_act.hb), rows past m 0 to the tiles' end. */
+ * mrb rows (qg_act.hb), rows past m 0 to the tiles' end; mrb is 0 or the
+ * kernel's own (qg_kern.mrb). */
 typedef void (*qg_cvt)(const float *a, int64_t lda, int64_t m, int64_t k, int64_t kp, int mrb,
                        uint16_t *h);
 
