@@ -64,7 +64,7 @@ static bool KV(aq_pack_k)(const katt_geom *g, const float *kp, const float *kc, 
     /* AVX-512: a panel's 16 keys as int8 rows of tmp (KATT_Q8_KTMP), then
      * each 64 bytes of the rows transposed in registers to 16 quads of the
      * panel, a store each (a dword scatter per 4 quads of a key was slow on
-     * AMD Zen 4: about 280 cycles a key of 64; bench/RESULTS.md, branch i8) */
+     * AMD Zen 5: about 280 cycles a key of 64; bench/RESULTS.md, branch i8) */
     const int64_t rs = (b->kp + 63) / 64 * 64;
     for (int64_t p = 0; p < b->np / QG_NR; p++) {
         const int64_t gi = p / QG_GP, gw = qg_group_w(b, gi);
