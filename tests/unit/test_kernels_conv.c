@@ -837,6 +837,7 @@ static void test_convtranspose(void **state)
         {64, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, {6, 9, 3, 2, 3, 3, 2, 0, 1, 2, 0, 2},
         {1, 1, 1, 5, 5, 1, 1, 2, 2, 2, 2, 0},  {5, 4, 1, 3, 3, 2, 2, 0, 0, 0, 0, 1},
         {16, 5, 1, 2, 2, 2, 1, 0, 0, 0, 0, 0}, /* stride = kernel: the direct kernel (also 8 and 64 above) */
+        {6, 12, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0}, /* direct, 6 planes a group: passes of 4 and 2 */
     };
     static const int sizes[] = {1, 7, 13, 21}; /* rows of 3 to 23: under and over a vector */
     /* the fused epilogue's activation after col2im (DBNet's Relu, Sigmoid) */
