@@ -46,12 +46,12 @@
 /* A depthwise conv between NCHW values runs on kdw_run (vectors along
  * the row) only on planes from DW_NCHW_OW wide and with fewer than
  * DW_NHWC_C channels; else channels-last (knhwc_dw), the layout changed in
- * its scratch. On the Zen 5 knhwc_dw took 0.15 to 0.7 of kdw_run's CPU time
- * on every depthwise shape of MobileNetV2/V3, EfficientNet-B0 and DBNet (16
- * to 1152 channels), and one-node modules of those from 32 wide took 0.16
- * to 0.85 of their time that way, the two layout changes included, but
- * one level (16 channels at 320x320, 1.07: bench/RESULTS.md, branch c13);
- * fewer channels than a vector were not measured. */
+ * its scratch. On the Zen 5 knhwc_dw took 0.16 to 0.88 of kdw_run's CPU
+ * time on the 17 depthwise shapes from 32 wide of MobileNetV2/V3,
+ * EfficientNet-B0 and DBNet (16 to 1152 channels), and their one-node
+ * modules 0.16 to 0.85 of their time that way, the two layout changes
+ * included, but one level (16 channels at 320x320, 1.07: bench/RESULTS.md,
+ * branch c13); fewer channels than a vector were not measured. */
 #define DW_NCHW_OW 32
 #define DW_NHWC_C 16
 
