@@ -10,6 +10,9 @@
 /* input positions per tile of the column pass: 512 floats of every input
  * channel of a group stay in L2 while all the taps read them */
 #define CT_TILE 512
+/* output planes per pass of the direct kernel over the input (ct_direct):
+ * each input vector loaded once for 2 * CT_NC FMA chains */
+#define CT_NC 4
 
 #if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
@@ -28,7 +31,7 @@ static const struct {
     void (*planes)(const kct_geom *, const float *, const float *, const float *, kact, int,
                    float *, float *);
     int rows; /* column rows (output channels x taps) per task: input reuse */
-    void (*direct)(const kct_geom *, const float *, const float *, const float *, kact, float *);
+    void (*direct)(const kct_geom *, const float *, const float *, const float *, kact, float *, int);
 } ct_impls[] = {
 #if KISA_X86
     {KISA_AVX512, ct_planes_avx512, 16, ct_direct_avx512},
@@ -49,18 +52,19 @@ int kconvt_run(const kct_geom *g, const float *x, const float *w, const float *b
                float *y, int threads)
 {
     __typeof__(ct_impls[0]) *im = KISA_PICK(ct_impls);
-    if (ct_is_direct(g)) { /* a task per output plane */
-        const int cog = g->cout / g->group;
+    if (ct_is_direct(g)) { /* a task per CT_NC output planes of a group */
+        const int cog = g->cout / g->group, blocks = (cog + CT_NC - 1) / CT_NC;
         const size_t hw = (size_t)g->h * g->w, ohw = (size_t)g->oh * g->ow, taps = (size_t)g->kh * g->kw;
-        const long planes = (long)g->n * g->cout;
-#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && planes > 1) \
+        const long tasks = (long)g->n * g->group * blocks;
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && tasks > 1) \
     schedule(static)
-        for (long t = 0; t < planes; t++) {
-            const int oc = (int)(t % g->cout), grp = oc / cog;
-            const long nb = t / g->cout;
+        for (long t = 0; t < tasks; t++) {
+            const int blk = (int)(t % blocks), grp = (int)(t / blocks % g->group);
+            const long nb = t / blocks / g->group;
+            const int oc0 = blk * CT_NC, nc = cog - oc0 < CT_NC ? cog - oc0 : CT_NC, oc = grp * cog + oc0;
             const float *xg = x + ((size_t)nb * g->cin + (size_t)grp * (g->cin / g->group)) * hw;
-            const float *wt = w + ((size_t)grp * (g->cin / g->group) * cog + (size_t)(oc - grp * cog)) * taps;
-            im->direct(g, xg, wt, bias ? bias + oc : NULL, act, y + (size_t)t * ohw);
+            const float *wt = w + ((size_t)grp * (g->cin / g->group) * cog + (size_t)oc0) * taps;
+            im->direct(g, xg, wt, bias ? bias + oc : NULL, act, y + ((size_t)nb * g->cout + oc) * ohw, nc);
         }
         return 0;
     }

@@ -24,6 +24,13 @@ static inline void taps_inside(int64_t i0, int64_t k, int64_t d, int64_t n, int6
     *t1 = b;
 }
 
+/* Whether knhwc_dw's rows slide (nhwc_tmpl.h's nhwc_dw_slides): 5x5 at
+ * stride 1 or 2 and 3x3 at stride 1, no dilation along x. */
+static inline bool dw_slides(const knhwc_geom *g)
+{
+    return g->dw == 1 && ((g->kw == 5 && (g->sw == 1 || g->sw == 2)) || (g->kw == 3 && g->sw == 1));
+}
+
 #if KISA_X86 /* the vector instances: x86-64 only */
 #include "kernels/vec_avx512.h"
 #include "kernels/nhwc_tmpl.h"

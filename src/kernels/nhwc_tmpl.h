@@ -3,15 +3,18 @@
  * the vector axis. Outputs whose window lies inside the row ([lo, hi)) go
  * DW_R (then DW_R / 2) at a time, each tap's weights loaded once for them
  * (as many independent FMA chains); the others one at a time: four
- * vectors, then one, then a masked tail. A 5x5 at stride 1 (no dilation
- * along x) instead goes a vector of channels at a time over the whole
- * row, edges included, DW_R outputs at a time (nhwc_dw_slide: each input
- * pixel of a kernel row loaded once for the outputs it feeds, the row's
- * weights in registers, pixels in the padding skipped): a 7-wide row is
- * one block of 8 chains instead of 7 outputs one at a time, a 14-wide
- * two (bench-dw-native: 0.5 to 0.9 of the per-tap path's CPU time on
- * MobileNetV3's and EfficientNet's 5x5s; 3x3s and stride 2 measured no
- * faster that way, and stay on the per-tap path). */
+ * vectors, then one, then a masked tail. A 5x5 at stride 1 or 2, and a
+ * 3x3 at stride 1 (no dilation along x: dw_slides in nhwc.c), instead go
+ * a vector of channels at a time over the whole row, edges included, DW_R
+ * outputs at a time (nhwc_dw_slide: each input pixel of a kernel row
+ * loaded once for the outputs it feeds, the row's weights in registers,
+ * pixels in the padding skipped): a 7-wide row is one block of 8 chains
+ * instead of 7 outputs one at a time, a 14-wide two. bench-dw-native: on
+ * the Ice Lake, 0.5 to 0.9 of the per-tap path's CPU time on the 5x5s at
+ * stride 1, the 3x3s and stride 2 no faster; on the Zen 5 (bench/RESULTS.md,
+ * branch c13) the 5x5s at stride 2 0.6 to 0.85 (two outputs share three of
+ * a row's five pixels), the 3x3s at stride 1 0.65 to 0.9 on rows up to 28
+ * wide and level to 0.9 on the wider; 3x3s at stride 2 no faster. */
 #ifndef DW_R
 #define DW_R 8
 #endif
@@ -177,16 +180,28 @@ KV(nhwc_dw_sblk)(const knhwc_geom *g, const float *x, const float *wt, const flo
 }
 
 /* r channels at c of the n <= DW_R outputs from ox by nhwc_dw_sblk (DW_R
- * / 2 of them when n is), 5x5 at stride 1, whole vectors unmasked. */
+ * / 2 of them when n is), whole vectors unmasked: a 5x5 at stride 1 or 2,
+ * or a 3x3 at stride 1 (dw_slides says which rows). */
+#define DW_SLIDES(KW, S)                                                                           \
+    do {                                                                                           \
+        if (n > DW_R / 2 && r == VL)                                                               \
+            KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, KW, DW_R, S);         \
+        else if (n > DW_R / 2)                                                                     \
+            KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, KW, DW_R, S);          \
+        else if (r == VL)                                                                          \
+            KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, KW, DW_R / 2, S);     \
+        else                                                                                       \
+            KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, KW, DW_R / 2, S);      \
+    } while (0)
 static void KV(nhwc_dw_slides)(const knhwc_geom *g, const float *x, const float *wt,
                                const float *bias, int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox,
                                int64_t n, int64_t c, size_t r, float *y)
 {
-    if (n > DW_R / 2 && r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, 5, DW_R, 1);
-    else if (n > DW_R / 2) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, 5, DW_R, 1);
-    else if (r == VL) KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, VL, y, 5, DW_R / 2, 1);
-    else KV(nhwc_dw_sblk)(g, x, wt, bias, iy0, ky0, ky1, ox, n, c, r, y, 5, DW_R / 2, 1);
+    if (g->kw == 3) DW_SLIDES(3, 1);
+    else if (g->sw == 1) DW_SLIDES(5, 1);
+    else DW_SLIDES(5, 2);
 }
+#undef DW_SLIDES
 
 static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt, const float *bias,
                             int64_t oy, int64_t lo, int64_t hi, kact act, const float *res, float *y,
@@ -195,7 +210,7 @@ static void KV(nhwc_dw_row)(const knhwc_geom *g, const float *x, const float *wt
     const int64_t C = g->cs, iy0 = oy * g->sh - g->pt;
     int64_t ky0, ky1;
     taps_inside(iy0, g->kh, g->dh, g->h, &ky0, &ky1);
-    const bool slide = g->kw == 5 && g->sw == 1 && g->dw == 1;
+    const bool slide = dw_slides(g);
     for (int64_t c = 0; slide && c < C; c += VL)
         for (int64_t ox = 0; ox < g->ow; ox += DW_R)
             KV(nhwc_dw_slides)(g, x, wt, bias, iy0, ky0, ky1, ox, g->ow - ox < DW_R ? g->ow - ox : DW_R, c,

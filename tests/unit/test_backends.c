@@ -1755,6 +1755,19 @@ static gb pattern(int which, const char **what)
         gb_node(&b, "Mul", "c,s", "y", NULL, 0);
         break;
     }
+    case 14: {
+        /* as wide as conv.c's DW_NCHW_OW and more, with DW_NHWC_C channels and more (a
+         * vector and a tail): channels-last too, its NCHW input and output changed in the
+         * scratch */
+        *what = "depthwise Conv 5x5 stride 1 + bias + HardSwish on 19 channels at 7x37, batch 2";
+        gb_input(&b, "x", (in_spec)SH(2, 19, 7, 37));
+        gb_const(&b, "w", (in_spec)SH(19, 1, 5, 5));
+        gb_const(&b, "cb", (in_spec)SH(19));
+        tg_attr as[2] = {{"pads", ATTR_INTS, .n = 4, .ints = {2, 2, 2, 2}}, {"group", ATTR_INT, .i = 19}};
+        gb_node(&b, "Conv", "x,w,cb", "c", as, 2);
+        gb_node(&b, "HardSwish", "c", "y", NULL, 0);
+        break;
+    }
     default:
         gb_free(&b);
         return (gb){0};
@@ -1800,7 +1813,7 @@ static void test_fusion(void **state)
                          native_steps(p.g, p.feed, false));
             native_each_isa(&p, what, (size_t)i);
         }
-        if (bi && (i == 3 || i == 9 || i == 13)) { /* depthwise: one native step at every ISA */
+        if (bi && (i == 3 || i == 9 || i == 13 || i == 14)) { /* depthwise: one native step at every ISA */
             if (native_steps(p.g, p.feed, false) != 1)
                 fail_msg("native runs %s in %d steps (-1: some on the reference), want 1", what,
                          native_steps(p.g, p.feed, false));

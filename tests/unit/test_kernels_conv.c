@@ -749,6 +749,9 @@ static void test_depthwise(void **state)
         {5, 5, 2, 1, 2, 2, 1, 1, 1}, {3, 3, 1, 2, 2, 2, 2, 2, 1}, {2, 4, 1, 1, 0, 1, 1, 2, 1},
         {3, 3, 3, 1, 0, 0, 0, 0, 1}, {3, 3, 1, 1, 1, 1, 1, 1, 2}, {1, 1, 1, 1, 0, 0, 0, 0, 3},
         {5, 5, 2, 2, 4, 3, 4, 3, 2}, {5, 5, 1, 1, 1, 0, 3, 4, 1},
+        /* the sliding rows (3x3 stride 1, 5x5 stride 2) with pads uneven and wider than the
+         * window's half */
+        {3, 3, 1, 1, 0, 2, 2, 0, 1}, {5, 5, 2, 1, 1, 3, 3, 0, 1},
     };
     static const kact acts[] = {{KF_NONE, 0, 0},      {KF_RELU, 0, 0}, {KF_CLIP, 0, 6},
                                 {KF_HARDSWISH, 0, 0}, {KF_SILU, 0, 0}, {KF_SIGMOID, 0, 0}};
@@ -834,6 +837,7 @@ static void test_convtranspose(void **state)
         {64, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}, {6, 9, 3, 2, 3, 3, 2, 0, 1, 2, 0, 2},
         {1, 1, 1, 5, 5, 1, 1, 2, 2, 2, 2, 0},  {5, 4, 1, 3, 3, 2, 2, 0, 0, 0, 0, 1},
         {16, 5, 1, 2, 2, 2, 1, 0, 0, 0, 0, 0}, /* stride = kernel: the direct kernel (also 8 and 64 above) */
+        {6, 12, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0}, /* direct, 6 planes a group: passes of 4 and 2 */
     };
     static const int sizes[] = {1, 7, 13, 21}; /* rows of 3 to 23: under and over a vector */
     /* the fused epilogue's activation after col2im (DBNet's Relu, Sigmoid) */

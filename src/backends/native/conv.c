@@ -6,8 +6,8 @@
  * are the GEMM's epilogue (bias along rows: the output channels).
  * Depthwise convolutions (one input channel per group) run on kdw_run,
  * the chain's bias and activation fused, a residual added after; those
- * on planes narrower than DW_NCHW_OW run channels-last (knhwc_dw) even
- * between NCHW values.
+ * on planes narrower than DW_NCHW_OW or of at least DW_NHWC_C channels run
+ * channels-last (knhwc_dw) even between NCHW values.
  * A step layout.c runs channels-last (NHWC) instead packs the weights as
  * B at finish and runs nhwc_run: Y[pixel][M] = A x B, A the input or its
  * NHWC im2col, or knhwc_dw for depthwise. In the int8dq variant a Conv of
@@ -43,9 +43,17 @@
 #include "kernels/stem.h"
 #include "kernels/winograd.h"
 
-/* Output width from which a depthwise conv between NCHW values runs on
- * kdw_run (vectors along the row) rather than channels-last. */
+/* A depthwise conv between NCHW values runs on kdw_run (vectors along
+ * the row) only on planes from DW_NCHW_OW wide and with fewer than
+ * DW_NHWC_C channels; else channels-last (knhwc_dw), the layout changed in
+ * its scratch. On the Zen 5 knhwc_dw took 0.16 to 0.88 of kdw_run's CPU
+ * time on the 17 depthwise shapes from 32 wide of MobileNetV2/V3,
+ * EfficientNet-B0 and DBNet (16 to 1152 channels), and their one-node
+ * modules 0.16 to 0.85 of their time that way, the two layout changes
+ * included, but one level (16 channels at 320x320, 1.07: bench/RESULTS.md,
+ * branch c13); fewer channels than a vector were not measured. */
 #define DW_NCHW_OW 32
+#define DW_NHWC_C 16
 
 /* G_DIRECT: how the GEMM reads X, or the depthwise kernel; CONV_IG is
  * CONV_IM2COL turned into an implicit GEMM at finish (conv_ig), CONV_WINO
@@ -572,10 +580,11 @@ static ait_status finish_pack(built *bm, nat_step *st)
     /* qgemm's B is the weights, knhwc_dw_u8 and the implicit GEMM: channels-last only
      * (the implicit GEMM reads an NCHW input as it pads it) */
     st->nhwc |= quant || dwq || ig || wino || grp || st->pro; /* a prologue: on A, the input */
-    /* A depthwise conv on narrow planes runs channels-last even between
-     * NCHW values (the layout changed in its scratch): kdw_run's rows of
-     * under DW_NCHW_OW outputs are mostly its scalar edges. */
-    st->nhwc |= q[G_DIRECT] == CONV_DW && st->can_nhwc && q[G_OW] < DW_NCHW_OW;
+    /* A depthwise conv on narrow planes or of whole vectors of channels runs
+     * channels-last even between NCHW values (the layout changed in its
+     * scratch): kdw_run's rows of under DW_NCHW_OW outputs are mostly its
+     * scalar edges, and knhwc_dw is the faster kernel at DW_NHWC_C channels. */
+    st->nhwc |= q[G_DIRECT] == CONV_DW && st->can_nhwc && (q[G_OW] < DW_NCHW_OW || M >= DW_NHWC_C);
     if (!st->nhwc) {
         if (q[G_DIRECT] == CONV_DW) return AIT_OK;
         int nr = gemm_kernel_nr(bm->kern);
