@@ -72,7 +72,7 @@ static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, si
     size_t ng = scheme == QG_INT4WO ? (size_t)(v->kp / group) : 1;
     sec[0] = up64(w);
     sec[1] = scheme == QG_BF16 || scheme == QG_FP16WO ? 0 : up64(ng * (size_t)v->np * sizeof(float));
-    sec[2] = scheme == QG_INT4WO ? sec[1] : 0;
+    sec[2] = scheme == QG_INT4WO ? up64(ng * (size_t)v->np) : 0; /* zero points, bytes */
     sec[3] = scheme == QG_INT8DQ ? up64((size_t)v->np * sizeof(int32_t)) : 0;
     return sec[0] < ((size_t)1 << 50);
 }
@@ -90,7 +90,7 @@ static void view_of(void *buf, const size_t sec[4], qg_packed *v)
     uint8_t *p = (uint8_t *)buf + HDR;
     v->w = p;
     v->scale = sec[1] ? (const float *)(p + sec[0]) : NULL;
-    v->zero = sec[2] ? (const float *)(p + sec[0] + sec[1]) : NULL;
+    v->zero = sec[2] ? p + sec[0] + sec[1] : NULL;
     v->colsum = sec[3] ? (const int32_t *)(p + sec[0] + sec[1] + sec[2]) : NULL;
     v->a8 = false;
 }
@@ -162,7 +162,7 @@ static void pack_int8(const qg_packed *v, const float *b, int64_t rsb, int64_t c
 }
 
 static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint8_t *w,
-                      float *scale, float *zero)
+                      float *scale, uint8_t *zero)
 {
     int64_t G = v->group;
     for (int64_t j = 0; j < v->n; j++) {
@@ -181,7 +181,7 @@ static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t c
             int32_t z = rne(-lo / s);
             z = z < 0 ? 0 : z > 15 ? 15 : z;
             scale[at] = s;
-            zero[at] = (float)z;
+            zero[at] = (uint8_t)z;
             for (int64_t p = g0; p < g1; p++) {
                 int32_t q = rne(b[p * rsb + j * csb] / s) + z;
                 q = q < 0 ? 0 : q > 15 ? 15 : q;
@@ -220,7 +220,7 @@ void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, in
     } else if (scheme == QG_FP16WO) {
         qg_pack_f16(&v, b, rsb, csb, (uint16_t *)w);
     } else if (scheme == QG_INT4WO) {
-        pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (float *)v.zero);
+        pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (uint8_t *)v.zero);
     } else {
         pack_int8(&v, b, rsb, csb, w, (float *)v.scale, (int32_t *)v.colsum);
     }
@@ -282,7 +282,8 @@ void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t 
         for (int64_t g = 0; g < (k + group - 1) / group; g++) {
             size_t at = qg_q4_at(&v, j / QG_NR, g) + (size_t)jj;
             ((float *)v.scale)[at] = scale[g * n + j];
-            ((float *)v.zero)[at] = zero[g * n + j] + (float)shift;
+            int32_t z = rne(zero[g * n + j]) + shift;
+            ((uint8_t *)v.zero)[at] = (uint8_t)(z < 0 ? 0 : z > 255 ? 255 : z);
         }
     }
 }
@@ -489,7 +490,7 @@ static void c_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
                         acc[j] += qa[k] * ((w[qg_q4_byte(k, j)] >> qg_q4_shift(k)) & 15);
                 const float sa = x->q4s[(i0 + i) * ng + g], na = (float)x->q4n[(i0 + i) * ng + g];
                 for (int j = 0; j < QG_NR; j++)
-                    out[j] = fmaf(b->scale[at + j] * sa, fmaf(-b->zero[at + j], na, (float)acc[j]),
+                    out[j] = fmaf(b->scale[at + j] * sa, fmaf(-(float)b->zero[at + j], na, (float)acc[j]),
                                   out[j]);
                 continue;
             }
@@ -500,7 +501,7 @@ static void c_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
                     acc[j] += a[k] * (float)((w[qg_q4_byte(k, j)] >> qg_q4_shift(k)) & 15);
             float gs = x->gsum[(i0 + i) * ng + g];
             for (int j = 0; j < QG_NR; j++)
-                out[j] += b->scale[at + j] * (acc[j] - b->zero[at + j] * gs);
+                out[j] += b->scale[at + j] * (acc[j] - (float)b->zero[at + j] * gs);
         }
         for (int j = 0; j < QG_NR; j++) t[i * QG_NR + j] = out[j];
     }

@@ -38,7 +38,7 @@
  * column j's dword j: its byte r the nibbles of k = 8b + r (low) and
  * 8b + 4 + r (high), so an and and a shift make two quads of bytes
  * for vpdpbusd (qg_q4_byte); its scales and zero points a run of QG_NR
- * floats per group, a panel's groups in a row. */
+ * (floats; bytes) per group, a panel's groups in a row. */
 #ifndef AIT_KERNELS_QGEMM_H
 #define AIT_KERNELS_QGEMM_H
 #include <stdint.h>
@@ -61,7 +61,7 @@ typedef struct qg_packed {
     int64_t k, n, kp, np; /* kp: k rounded up to the scheme's step; np: n to QG_NR */
     const void *w;        /* the panels */
     const float *scale;   /* [np] (int8); int4: [np/QG_NR][kp/group][QG_NR] (qg_q4_at) */
-    const float *zero;    /* int4: as scale */
+    const uint8_t *zero;  /* int4: as scale, a byte each (an integer zero point) */
     const int32_t *colsum; /* int8dq: [np] */
     bool a8;              /* int4wo: A quantised to int8 per group (qgemm.h, QG_INT4WO) */
 } qg_packed;
@@ -100,7 +100,8 @@ bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t
  * QG_INT4WO's layout: B[k][n] at b[k*rsb + n*csb], one value a byte (uint4
  * 0..15, or int4 -8..7 when b_signed, kept as b + 8 against z + 8), block
  * g of column j with scale[g*n + j] and zero point zero[g*n + j] (w = s *
- * (b - z), the last block possibly short); dst as qg_pack's, zeroed. A
+ * (b - z), the last block possibly short; z an integer, as an int4 or uint4
+ * tensor's, rounded to one); dst as qg_pack's, zeroed. A
  * float A (a8 false): such weights' MatMul stays within float32 rounding. */
 void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t k, int64_t n,
                 int group, const float *scale, const float *zero, void *dst);

@@ -568,6 +568,12 @@ TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int 
  * 0..15, which reads only an index's low 4 bits, on the dwords shifted
  * right by 8r (+ 4): no mask, no widening, no int-to-float conversion.
  * Four accumulators per row (see qgemm_wo512.h). */
+/* int4wo: the 16 zero points (bytes) at b->zero + at as floats */
+T512 INL __m512 w4_zero(const qg_packed *b, size_t at)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)(b->zero + at))));
+}
+
 T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int64_t i0, int64_t p,
                           float *t)
 {
@@ -596,7 +602,7 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
             }
         }
         const size_t at = qg_q4_at(b, p, g);
-        __m512 s = _mm512_load_ps(b->scale + at), z = _mm512_load_ps(b->zero + at);
+        __m512 s = _mm512_load_ps(b->scale + at), z = w4_zero(b, at);
         UNROLL for (int i = 0; i < MR; i++) {
             __m512 v = _mm512_add_ps(_mm512_add_ps(acc[i][0], acc[i][1]),
                                      _mm512_add_ps(acc[i][2], acc[i][3]));
@@ -643,7 +649,7 @@ TVNNI INL void int4a8_body(const int MR, const qg_packed *b, const qg_act *x, in
             }
         }
         const size_t at = qg_q4_at(b, p, g);
-        const __m512 s = _mm512_load_ps(b->scale + at), z = _mm512_load_ps(b->zero + at);
+        const __m512 s = _mm512_load_ps(b->scale + at), z = w4_zero(b, at);
         UNROLL for (int i = 0; i < MR; i++) {
             __m512i n = _mm512_add_epi32(_mm512_add_epi32(acc[i][0], acc[i][1]),
                                          _mm512_add_epi32(acc[i][2], acc[i][3]));
