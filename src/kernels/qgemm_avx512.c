@@ -5,7 +5,8 @@
  * int8dq: up to 4 panels by up to 6 rows (12 rows by 1 or 2
  * panels for skinny M), vpdpbusd on quads of k (AVX512-VNNI); the
  * weight-only ones widen int8/uint4 to float in registers (AVX512F) and
- * stream the panel once for all the rows. Each body is inlined per row
+ * stream the panel once for all the rows, but int4wo of ait's own
+ * quantisation (a8), whose A is int8 and its nibbles bytes for vpdpbusd. Each body is inlined per row
  * count, so the row loops unroll. */
 #include "kernels/qgemm_kern.h"
 

@@ -10,7 +10,10 @@
  * rounding of the test's own half weights, every epilogue, at the three;
  * bf16 with every epilogue, and past 2 rows (its K-blocked tiles) at sizes
  * off every step of its blocking, its raw sums those of one row at a time
- * bit for bit. */
+ * bit for bit; int4wo packed by qg_pack (A in int8 per group: the test's
+ * own quantisation of A and integer sums, every ISA's C the portable one's
+ * bit for bit, NaN for a row holding a NaN or an infinity) and by
+ * qg_pack_q4 (float A, within float rounding), each group size. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
