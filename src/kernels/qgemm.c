@@ -52,8 +52,10 @@ int qg_scheme_find(const char *name, int *group)
 
 static size_t up64(size_t x) { return (x + 63) & ~(size_t)63; }
 
-/* The sections' sizes: panels, scales, zeros, column sums; 0 on overflow. */
-static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, size_t sec[4])
+/* The sections' sizes: panels, scales, zeros, column sums; 0 on overflow.
+ * a8: int4wo's of ait's own quantisation (qg_packed.a8), its scales bfloat16. */
+static bool layout(int scheme, int group, int64_t k, int64_t n, bool a8, qg_packed *v,
+                   size_t sec[4])
 {
     if (scheme < 0 || scheme >= QG_N || k <= 0 || n <= 0 || k > (INT64_C(1) << 40) ||
         n > (INT64_C(1) << 40))
@@ -62,6 +64,7 @@ static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, si
     int step = scheme == QG_INT4WO ? group : kstep[scheme];
     v->scheme = scheme;
     v->group = scheme == QG_INT4WO ? group : 0;
+    v->a8 = scheme == QG_INT4WO && a8;
     v->k = k;
     v->n = n;
     v->kp = (k + step - 1) / step * step;
@@ -71,7 +74,8 @@ static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, si
         return false;
     size_t ng = scheme == QG_INT4WO ? (size_t)(v->kp / group) : 1;
     sec[0] = up64(w);
-    sec[1] = scheme == QG_BF16 || scheme == QG_FP16WO ? 0 : up64(ng * (size_t)v->np * sizeof(float));
+    sec[1] = scheme == QG_BF16 || scheme == QG_FP16WO ? 0
+             : up64(ng * (size_t)v->np * (v->a8 ? sizeof(uint16_t) : sizeof(float)));
     sec[2] = scheme == QG_INT4WO ? up64(ng * (size_t)v->np) : 0; /* zero points, bytes */
     sec[3] = scheme == QG_INT8DQ ? up64((size_t)v->np * sizeof(int32_t)) : 0;
     return sec[0] < ((size_t)1 << 50);
@@ -81,7 +85,15 @@ size_t qg_pack_size(int scheme, int group, int64_t k, int64_t n)
 {
     qg_packed v;
     size_t sec[4];
-    if (!layout(scheme, group, k, n, &v, sec)) return 0;
+    if (!layout(scheme, group, k, n, scheme == QG_INT4WO, &v, sec)) return 0;
+    return HDR + sec[0] + sec[1] + sec[2] + sec[3];
+}
+
+size_t qg_pack_q4_size(int group, int64_t k, int64_t n)
+{
+    qg_packed v;
+    size_t sec[4];
+    if (!layout(QG_INT4WO, group, k, n, false, &v, sec)) return 0;
     return HDR + sec[0] + sec[1] + sec[2] + sec[3];
 }
 
@@ -89,10 +101,10 @@ static void view_of(void *buf, const size_t sec[4], qg_packed *v)
 {
     uint8_t *p = (uint8_t *)buf + HDR;
     v->w = p;
-    v->scale = sec[1] ? (const float *)(p + sec[0]) : NULL;
+    v->scale = sec[1] && !v->a8 ? (const float *)(p + sec[0]) : NULL;
+    v->sbf = sec[1] && v->a8 ? (const uint16_t *)(p + sec[0]) : NULL;
     v->zero = sec[2] ? p + sec[0] + sec[1] : NULL;
     v->colsum = sec[3] ? (const int32_t *)(p + sec[0] + sec[1] + sec[2]) : NULL;
-    v->a8 = false;
 }
 
 ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e)
@@ -114,13 +126,12 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e)
                        "quantised weights: int4wo weights packed by an older ait (%s, pairs of "
                        "k; now %s, blocks of 8 k for VNNI): re-tune the model",
                        v1 ? MAGIC1 : MAGIC2, MAGIC);
-    if (!layout(h.scheme, h.group, h.k, h.n, out, sec))
+    if (!layout(h.scheme, h.group, h.k, h.n, !v1 && !v2 && h.a8, out, sec))
         return err_set(e, AIT_E_INVALID_ARG, "quantised weights: bad header");
     if (size != HDR + sec[0] + sec[1] + sec[2] + sec[3])
         return err_set(e, AIT_E_INVALID_ARG, "quantised weights: %zu bytes, the header says %zu",
                        size, HDR + sec[0] + sec[1] + sec[2] + sec[3]);
     view_of((void *)buf, sec, out);
-    out->a8 = !v1 && !v2 && h.scheme == QG_INT4WO && h.a8;
     return AIT_OK;
 }
 
@@ -161,8 +172,17 @@ static void pack_int8(const qg_packed *v, const float *b, int64_t rsb, int64_t c
     }
 }
 
+/* The least bfloat16 at or above x > 0 (finite: x's truncation past the largest). */
+static uint16_t bf16_up(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t r = (u & 0xffff) && (u >> 16) + 1 < 0x7f80 ? (u >> 16) + 1 : u >> 16;
+    return (uint16_t)r;
+}
+
 static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint8_t *w,
-                      float *scale, uint8_t *zero)
+                      float *scale, uint16_t *sbf, uint8_t *zero)
 {
     int64_t G = v->group;
     for (int64_t j = 0; j < v->n; j++) {
@@ -178,9 +198,14 @@ static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t c
                 hi = fmaxf(hi, x);
             }
             float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 15.0f : 1.0f;
+            if (sbf) { /* bfloat16, rounded up (no weight past the 16 steps), and used so */
+                sbf[at] = bf16_up(s);
+                s = bf16_to_f32(sbf[at]);
+            } else {
+                scale[at] = s;
+            }
             int32_t z = rne(-lo / s);
             z = z < 0 ? 0 : z > 15 ? 15 : z;
-            scale[at] = s;
             zero[at] = (uint8_t)z;
             for (int64_t p = g0; p < g1; p++) {
                 int32_t q = rne(b[p * rsb + j * csb] / s) + z;
@@ -194,14 +219,13 @@ static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t c
 bool qg_pack_begin(int scheme, int group, int64_t k, int64_t n, void *dst, qg_packed *v)
 {
     size_t sec[4];
-    if (!layout(scheme, group, k, n, v, sec)) return false;
+    if (!layout(scheme, group, k, n, scheme == QG_INT4WO, v, sec)) return false;
     /* int4wo packed here is ait's own quantisation, the tuner's to judge: A to int8 too */
     qhdr h = {.scheme = scheme, .group = v->group, .k = k, .n = n, .a8 = scheme == QG_INT4WO};
     memcpy(h.magic, MAGIC, 8);
     memset(dst, 0, HDR);
     memcpy(dst, &h, sizeof h);
     view_of(dst, sec, v);
-    v->a8 = h.a8;
     return true;
 }
 
@@ -220,7 +244,7 @@ void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, in
     } else if (scheme == QG_FP16WO) {
         qg_pack_f16(&v, b, rsb, csb, (uint16_t *)w);
     } else if (scheme == QG_INT4WO) {
-        pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (uint8_t *)v.zero);
+        pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (uint16_t *)v.sbf, (uint8_t *)v.zero);
     } else {
         pack_int8(&v, b, rsb, csb, w, (float *)v.scale, (int32_t *)v.colsum);
     }
@@ -231,7 +255,7 @@ bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t
 {
     qg_packed v;
     size_t sec[4];
-    if ((scheme != QG_INT8DQ && scheme != QG_INT8WO) || !layout(scheme, 0, k, n, &v, sec))
+    if ((scheme != QG_INT8DQ && scheme != QG_INT8WO) || !layout(scheme, 0, k, n, false, &v, sec))
         return false;
     for (int64_t j = 0; j < n; j++)
         for (int64_t p = 0; p < k; p++) {
@@ -264,7 +288,7 @@ void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t 
 {
     qg_packed v;
     size_t sec[4];
-    if (!layout(QG_INT4WO, group, k, n, &v, sec)) return;
+    if (!layout(QG_INT4WO, group, k, n, false, &v, sec)) return;
     qhdr h = {.scheme = QG_INT4WO, .group = group, .k = k, .n = n};
     memcpy(h.magic, MAGIC, 8);
     memcpy(dst, &h, sizeof h);
@@ -490,7 +514,7 @@ static void c_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
                         acc[j] += qa[k] * ((w[qg_q4_byte(k, j)] >> qg_q4_shift(k)) & 15);
                 const float sa = x->q4s[(i0 + i) * ng + g], na = (float)x->q4n[(i0 + i) * ng + g];
                 for (int j = 0; j < QG_NR; j++)
-                    out[j] = fmaf(b->scale[at + j] * sa, fmaf(-(float)b->zero[at + j], na, (float)acc[j]),
+                    out[j] = fmaf(bf16_to_f32(b->sbf[at + j]) * sa, fmaf(-(float)b->zero[at + j], na, (float)acc[j]),
                                   out[j]);
                 continue;
             }
@@ -553,7 +577,7 @@ size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m)
 {
     qg_packed v;
     size_t sec[4], rows = (size_t)m, bytes = 0, per;
-    if (m <= 0 || !layout(scheme, group, k, 1, &v, sec)) return 0;
+    if (m <= 0 || !layout(scheme, group, k, 1, false, &v, sec)) return 0;
     size_t kp = (size_t)v.kp, ng = v.group ? (size_t)(v.kp / v.group) : 0;
     /* int4wo: float A's group sums, or a8's int8 rows, scales and sums */
     per = scheme == QG_BF16 ? kp * 2 : scheme == QG_INT8DQ ? kp : scheme == QG_INT4WO ? kp + ng * 8 : 0;

@@ -16,7 +16,8 @@
  *                s * (sum a*q - z * sum a),
  *              in one of two ways, the blob's (qg_packed.a8):
  *              - a8 (qg_pack's, ait's own quantisation, which the tuner's
- *                SQNR guard judges): each A row quantised at run time per
+ *                SQNR guard judges; the scales bfloat16, rounded up at
+ *                pack and the weights quantised at them): each A row quantised at run time per
  *                group to int8, symmetric, qa = rint(a * 127 / max|a|),
  *                sa = max|a| / 127; exact int32 sums of qa * q (AVX512-VNNI
  *                vpdpbusd on the nibbles as bytes), then per group and
@@ -61,6 +62,7 @@ typedef struct qg_packed {
     int64_t k, n, kp, np; /* kp: k rounded up to the scheme's step; np: n to QG_NR */
     const void *w;        /* the panels */
     const float *scale;   /* [np] (int8); int4: [np/QG_NR][kp/group][QG_NR] (qg_q4_at) */
+    const uint16_t *sbf;  /* int4wo a8: the scales as bfloat16 (scale NULL), as scale's */
     const uint8_t *zero;  /* int4: as scale, a byte each (an integer zero point) */
     const int32_t *colsum; /* int8dq: [np] */
     bool a8;              /* int4wo: A quantised to int8 per group (qgemm.h, QG_INT4WO) */
@@ -97,7 +99,7 @@ bool qg_pack_begin(int scheme, int group, int64_t k, int64_t n, void *dst, qg_pa
 bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t csb, int64_t k,
                 int64_t n, const int32_t *zb, const float *scale, void *dst);
 /* Packs a B quantised already in blocks of `group` rows (32, 64, 128) into
- * QG_INT4WO's layout: B[k][n] at b[k*rsb + n*csb], one value a byte (uint4
+ * QG_INT4WO's layout (dst of qg_pack_q4_size's bytes): B[k][n] at b[k*rsb + n*csb], one value a byte (uint4
  * 0..15, or int4 -8..7 when b_signed, kept as b + 8 against z + 8), block
  * g of column j with scale[g*n + j] and zero point zero[g*n + j] (w = s *
  * (b - z), the last block possibly short; z an integer, as an int4 or uint4
@@ -105,6 +107,9 @@ bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t
  * float A (a8 false): such weights' MatMul stays within float32 rounding. */
 void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t k, int64_t n,
                 int group, const float *scale, const float *zero, void *dst);
+/* Bytes qg_pack_q4 packs into (its scales float; qg_pack's int4wo, a8,
+ * bfloat16: qg_pack_size), 0 as qg_pack_size. */
+size_t qg_pack_q4_size(int group, int64_t k, int64_t n);
 /* Checks a packed buffer of `size` bytes and fills a view of it in place. */
 ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
 

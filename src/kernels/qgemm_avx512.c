@@ -650,7 +650,9 @@ TVNNI INL void int4a8_body(const int MR, const qg_packed *b, const qg_act *x, in
             }
         }
         const size_t at = qg_q4_at(b, p, g);
-        const __m512 s = _mm512_load_ps(b->scale + at), z = w4_zero(b, at);
+        const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(
+                         _mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)(b->sbf + at))), 16)),
+                     z = w4_zero(b, at);
         UNROLL for (int i = 0; i < MR; i++) {
             __m512i n = _mm512_add_epi32(_mm512_add_epi32(acc[i][0], acc[i][1]),
                                          _mm512_add_epi32(acc[i][2], acc[i][3]));

@@ -95,14 +95,27 @@ static void q8g(const float *a, int64_t k, int G, int8_t *q, float *s)
 }
 
 /* int4 weights as pack_int4 makes them, column j of b (k x n), groups of G:
- * q[p] in 0..15, group g's scale s[g] and zero point z[g]. */
-static void q4(const float *b, int64_t k, int64_t n, int64_t j, int G, uint8_t *q, float *s, float *z)
+ * q[p] in 0..15, group g's scale s[g] and zero point z[g]; a8 (qg_pack's
+ * int4wo): the scale the least bfloat16 at or above range / 15. */
+static void q4(const float *b, int64_t k, int64_t n, int64_t j, int G, bool a8, uint8_t *q,
+               float *s, float *z)
 {
     for (int64_t g0 = 0; g0 < k; g0 += G) {
         int64_t g1 = g0 + G < k ? g0 + G : k;
         float lo = 0, hi = 0;
         for (int64_t p = g0; p < g1; p++) lo = fminf(lo, b[p * n + j]), hi = fmaxf(hi, b[p * n + j]);
-        float sc = hi > lo ? (hi - lo) / 15.0f : 1.0f, zp = nearbyintf(-lo / sc);
+        float sc = hi > lo ? (hi - lo) / 15.0f : 1.0f;
+        if (a8) {
+            float t = bf16_to_f32(f32_to_bf16(sc)); /* nearest, then up a step when below */
+            if (t < sc) {
+                uint32_t u;
+                memcpy(&u, &t, 4);
+                u += 0x10000;
+                memcpy(&t, &u, 4);
+            }
+            sc = t;
+        }
+        float zp = nearbyintf(-lo / sc);
         zp = zp < 0 ? 0 : zp > 15 ? 15 : zp;
         for (int64_t p = g0; p < g1; p++) {
             float v = nearbyintf(b[p * n + j] / sc) + zp;
@@ -329,7 +342,7 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
         for (int64_t i = 0; i < m; i++) {
             q8g(a + i * k, k, group, q8a, s8);
             for (int64_t j = 0; j < n; j++) {
-                q4(b, k, n, j, group, qw, sw, zw);
+                q4(b, k, n, j, group, true, qw, sw, zw);
                 double ref = 0, tol = 0;
                 for (int64_t g = 0; g < ng; g++) {
                     int64_t acc = 0, na = 0, mg = 0;
@@ -543,11 +556,12 @@ static void int4_float_a(int G, int64_t m, int64_t n, int64_t k)
     for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 2;
     for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
     for (int64_t j = 0; j < n; j++) {
-        q4(b, k, n, j, G, qj, s1, z1);
+        q4(b, k, n, j, G, false, qj, s1, z1);
         for (int64_t p = 0; p < k; p++) q[p * n + j] = qj[p];
         for (int64_t g = 0; g < ng; g++) sc[g * n + j] = s1[g], zp[g * n + j] = z1[g];
     }
-    size_t sz = qg_pack_size(QG_INT4WO, G, k, n);
+    size_t sz = qg_pack_q4_size(G, k, n);
+    assert_true(sz >= qg_pack_size(QG_INT4WO, G, k, n)); /* float scales, not bfloat16 */
     void *buf = aligned_zalloc(sz);
     qg_pack_q4(q, false, n, 1, k, n, G, sc, zp, buf);
     qg_packed v;
