@@ -78,7 +78,11 @@ static double quant_bound(const shape *s, const double *col, int64_t j, double m
         asum += a;
     }
     double eb = s->dt.scheme == QG_INT4WO ? bmax / 14 : bmax / 250;
-    double ea = s->dt.a_int ? 1.0 / 250 : s->dt.scheme == QG_INT8DQ ? amax / 250 : 0;
+    /* int4wo's A in int8 per group of k (qgemm.h's a8, qg_pack's): half a step of
+     * its group's max|a| / 127, at most amax's */
+    double ea = s->dt.a_int                                             ? 1.0 / 250
+                : s->dt.scheme == QG_INT8DQ || s->dt.scheme == QG_INT4WO ? amax / 250
+                                                                         : 0;
     return asum * eb + bsum * ea + (double)r->k * ea * eb;
 }
 

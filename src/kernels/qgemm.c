@@ -12,10 +12,14 @@
 #include "kernels/prefetch.h"
 #include "kernels/qgemm_kern.h"
 
-/* aitqgem2: int8dq in column groups of QG_GP panels. The other schemes'
+/* aitqgem3: int4wo's panels in blocks of 8 k (quads of nibbles for
+ * VNNI), its scales and zero points panel by panel, and the header's a8.
+ * aitqgem2 put int8dq in column groups of QG_GP panels. The other schemes'
  * layouts are aitqgem1's, which still load; an aitqgem1 int8dq blob (one
- * panel at a time) is refused, with a message to re-tune. */
-#define MAGIC "aitqgem2"
+ * panel at a time) and an older int4wo blob (pairs of k) are refused, with
+ * a message to re-tune. */
+#define MAGIC "aitqgem3"
+#define MAGIC2 "aitqgem2"
 #define MAGIC1 "aitqgem1"
 #define HDR 64
 
@@ -23,6 +27,7 @@ typedef struct qhdr {
     char magic[8];
     int32_t scheme, group;
     int64_t k, n;
+    int32_t a8; /* aitqgem3, int4wo: qg_packed.a8 */
 } qhdr;
 _Static_assert(sizeof(qhdr) <= HDR, "header fits");
 
@@ -47,8 +52,10 @@ int qg_scheme_find(const char *name, int *group)
 
 static size_t up64(size_t x) { return (x + 63) & ~(size_t)63; }
 
-/* The sections' sizes: panels, scales, zeros, column sums; 0 on overflow. */
-static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, size_t sec[4])
+/* The sections' sizes: panels, scales, zeros, column sums; 0 on overflow.
+ * a8: int4wo's of ait's own quantisation (qg_packed.a8), its scales bfloat16. */
+static bool layout(int scheme, int group, int64_t k, int64_t n, bool a8, qg_packed *v,
+                   size_t sec[4])
 {
     if (scheme < 0 || scheme >= QG_N || k <= 0 || n <= 0 || k > (INT64_C(1) << 40) ||
         n > (INT64_C(1) << 40))
@@ -57,6 +64,7 @@ static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, si
     int step = scheme == QG_INT4WO ? group : kstep[scheme];
     v->scheme = scheme;
     v->group = scheme == QG_INT4WO ? group : 0;
+    v->a8 = scheme == QG_INT4WO && a8;
     v->k = k;
     v->n = n;
     v->kp = (k + step - 1) / step * step;
@@ -66,8 +74,9 @@ static bool layout(int scheme, int group, int64_t k, int64_t n, qg_packed *v, si
         return false;
     size_t ng = scheme == QG_INT4WO ? (size_t)(v->kp / group) : 1;
     sec[0] = up64(w);
-    sec[1] = scheme == QG_BF16 || scheme == QG_FP16WO ? 0 : up64(ng * (size_t)v->np * sizeof(float));
-    sec[2] = scheme == QG_INT4WO ? sec[1] : 0;
+    sec[1] = scheme == QG_BF16 || scheme == QG_FP16WO ? 0
+             : up64(ng * (size_t)v->np * (v->a8 ? sizeof(uint16_t) : sizeof(float)));
+    sec[2] = scheme == QG_INT4WO ? up64(ng * (size_t)v->np) : 0; /* zero points, bytes */
     sec[3] = scheme == QG_INT8DQ ? up64((size_t)v->np * sizeof(int32_t)) : 0;
     return sec[0] < ((size_t)1 << 50);
 }
@@ -76,7 +85,15 @@ size_t qg_pack_size(int scheme, int group, int64_t k, int64_t n)
 {
     qg_packed v;
     size_t sec[4];
-    if (!layout(scheme, group, k, n, &v, sec)) return 0;
+    if (!layout(scheme, group, k, n, scheme == QG_INT4WO, &v, sec)) return 0;
+    return HDR + sec[0] + sec[1] + sec[2] + sec[3];
+}
+
+size_t qg_pack_q4_size(int group, int64_t k, int64_t n)
+{
+    qg_packed v;
+    size_t sec[4];
+    if (!layout(QG_INT4WO, group, k, n, false, &v, sec)) return 0;
     return HDR + sec[0] + sec[1] + sec[2] + sec[3];
 }
 
@@ -84,8 +101,9 @@ static void view_of(void *buf, const size_t sec[4], qg_packed *v)
 {
     uint8_t *p = (uint8_t *)buf + HDR;
     v->w = p;
-    v->scale = sec[1] ? (const float *)(p + sec[0]) : NULL;
-    v->zero = sec[2] ? (const float *)(p + sec[0] + sec[1]) : NULL;
+    v->scale = sec[1] && !v->a8 ? (const float *)(p + sec[0]) : NULL;
+    v->sbf = sec[1] && v->a8 ? (const uint16_t *)(p + sec[0]) : NULL;
+    v->zero = sec[2] ? p + sec[0] + sec[1] : NULL;
     v->colsum = sec[3] ? (const int32_t *)(p + sec[0] + sec[1] + sec[2]) : NULL;
 }
 
@@ -95,15 +113,20 @@ ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e)
     size_t sec[4];
     if (size < HDR) return err_set(e, AIT_E_INVALID_ARG, "quantised weights: too short");
     memcpy(&h, buf, sizeof h);
-    bool v1 = memcmp(h.magic, MAGIC1, 8) == 0;
-    if (memcmp(h.magic, MAGIC, 8) != 0 && !v1)
+    bool v1 = memcmp(h.magic, MAGIC1, 8) == 0, v2 = memcmp(h.magic, MAGIC2, 8) == 0;
+    if (memcmp(h.magic, MAGIC, 8) != 0 && !v1 && !v2)
         return err_set(e, AIT_E_INVALID_ARG, "quantised weights: bad magic");
     if (v1 && h.scheme == QG_INT8DQ)
         return err_set(e, AIT_E_INVALID_ARG,
                        "quantised weights: int8dq weights packed by an older ait (%s, one "
                        "panel at a time; now %s, in column groups): re-tune the model",
                        MAGIC1, MAGIC);
-    if (!layout(h.scheme, h.group, h.k, h.n, out, sec))
+    if ((v1 || v2) && h.scheme == QG_INT4WO)
+        return err_set(e, AIT_E_INVALID_ARG,
+                       "quantised weights: int4wo weights packed by an older ait (%s, pairs of "
+                       "k; now %s, blocks of 8 k for VNNI): re-tune the model",
+                       v1 ? MAGIC1 : MAGIC2, MAGIC);
+    if (!layout(h.scheme, h.group, h.k, h.n, !v1 && !v2 && h.a8, out, sec))
         return err_set(e, AIT_E_INVALID_ARG, "quantised weights: bad header");
     if (size != HDR + sec[0] + sec[1] + sec[2] + sec[3])
         return err_set(e, AIT_E_INVALID_ARG, "quantised weights: %zu bytes, the header says %zu",
@@ -149,14 +172,24 @@ static void pack_int8(const qg_packed *v, const float *b, int64_t rsb, int64_t c
     }
 }
 
+/* The least bfloat16 at or above x > 0 (finite: x's truncation past the largest). */
+static uint16_t bf16_up(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t r = (u & 0xffff) && (u >> 16) + 1 < 0x7f80 ? (u >> 16) + 1 : u >> 16;
+    return (uint16_t)r;
+}
+
 static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t csb, uint8_t *w,
-                      float *scale, float *zero)
+                      float *scale, uint16_t *sbf, uint8_t *zero)
 {
     int64_t G = v->group;
     for (int64_t j = 0; j < v->n; j++) {
         uint8_t *col = w + (j / QG_NR) * v->kp * 8;
         int jj = (int)(j % QG_NR);
         for (int64_t g0 = 0; g0 < v->k; g0 += G) {
+            size_t at = qg_q4_at(v, j / QG_NR, g0 / G) + (size_t)jj;
             int64_t g1 = g0 + G < v->k ? g0 + G : v->k;
             float lo = 0, hi = 0; /* the range holds 0: zero stays exact */
             for (int64_t p = g0; p < g1; p++) {
@@ -165,14 +198,19 @@ static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t c
                 hi = fmaxf(hi, x);
             }
             float s = hi > lo && isfinite(hi - lo) ? (hi - lo) / 15.0f : 1.0f;
+            if (sbf) { /* bfloat16, rounded up (no weight past the 16 steps), and used so */
+                sbf[at] = bf16_up(s);
+                s = bf16_to_f32(sbf[at]);
+            } else {
+                scale[at] = s;
+            }
             int32_t z = rne(-lo / s);
             z = z < 0 ? 0 : z > 15 ? 15 : z;
-            scale[(g0 / G) * v->np + j] = s;
-            zero[(g0 / G) * v->np + j] = (float)z;
+            zero[at] = (uint8_t)z;
             for (int64_t p = g0; p < g1; p++) {
                 int32_t q = rne(b[p * rsb + j * csb] / s) + z;
                 q = q < 0 ? 0 : q > 15 ? 15 : q;
-                col[(p / 2) * 16 + jj] |= (uint8_t)(q << (4 * (p % 2)));
+                col[qg_q4_byte(p, jj)] |= (uint8_t)(q << qg_q4_shift(p));
             }
         }
     }
@@ -181,8 +219,9 @@ static void pack_int4(const qg_packed *v, const float *b, int64_t rsb, int64_t c
 bool qg_pack_begin(int scheme, int group, int64_t k, int64_t n, void *dst, qg_packed *v)
 {
     size_t sec[4];
-    if (!layout(scheme, group, k, n, v, sec)) return false;
-    qhdr h = {.scheme = scheme, .group = v->group, .k = k, .n = n};
+    if (!layout(scheme, group, k, n, scheme == QG_INT4WO, v, sec)) return false;
+    /* int4wo packed here is ait's own quantisation, the tuner's to judge: A to int8 too */
+    qhdr h = {.scheme = scheme, .group = v->group, .k = k, .n = n, .a8 = scheme == QG_INT4WO};
     memcpy(h.magic, MAGIC, 8);
     memset(dst, 0, HDR);
     memcpy(dst, &h, sizeof h);
@@ -205,7 +244,7 @@ void qg_pack(int scheme, int group, const float *b, int64_t rsb, int64_t csb, in
     } else if (scheme == QG_FP16WO) {
         qg_pack_f16(&v, b, rsb, csb, (uint16_t *)w);
     } else if (scheme == QG_INT4WO) {
-        pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (float *)v.zero);
+        pack_int4(&v, b, rsb, csb, w, (float *)v.scale, (uint16_t *)v.sbf, (uint8_t *)v.zero);
     } else {
         pack_int8(&v, b, rsb, csb, w, (float *)v.scale, (int32_t *)v.colsum);
     }
@@ -216,7 +255,7 @@ bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t
 {
     qg_packed v;
     size_t sec[4];
-    if ((scheme != QG_INT8DQ && scheme != QG_INT8WO) || !layout(scheme, 0, k, n, &v, sec))
+    if ((scheme != QG_INT8DQ && scheme != QG_INT8WO) || !layout(scheme, 0, k, n, false, &v, sec))
         return false;
     for (int64_t j = 0; j < n; j++)
         for (int64_t p = 0; p < k; p++) {
@@ -249,7 +288,7 @@ void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t 
 {
     qg_packed v;
     size_t sec[4];
-    if (!layout(QG_INT4WO, group, k, n, &v, sec)) return;
+    if (!layout(QG_INT4WO, group, k, n, false, &v, sec)) return;
     qhdr h = {.scheme = QG_INT4WO, .group = group, .k = k, .n = n};
     memcpy(h.magic, MAGIC, 8);
     memcpy(dst, &h, sizeof h);
@@ -262,11 +301,13 @@ void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t 
         for (int64_t p = 0; p < k; p++) {
             int64_t at = p * rsb + j * csb;
             int q = (b_signed ? ((const int8_t *)b)[at] : ((const uint8_t *)b)[at]) + shift;
-            col[(p / 2) * 16 + jj] |= (uint8_t)((q & 15) << (4 * (p % 2)));
+            col[qg_q4_byte(p, jj)] |= (uint8_t)((q & 15) << qg_q4_shift(p));
         }
         for (int64_t g = 0; g < (k + group - 1) / group; g++) {
-            ((float *)v.scale)[g * v.np + j] = scale[g * n + j];
-            ((float *)v.zero)[g * v.np + j] = zero[g * n + j] + (float)shift;
+            size_t at = qg_q4_at(&v, j / QG_NR, g) + (size_t)jj;
+            ((float *)v.scale)[at] = scale[g * n + j];
+            int32_t z = rne(zero[g * n + j]) + shift;
+            ((uint8_t *)v.zero)[at] = (uint8_t)(z < 0 ? 0 : z > 255 ? 255 : z);
         }
     }
 }
@@ -308,10 +349,37 @@ static void dequant_c(const uint8_t *q, int64_t n, float s, int32_t z, float *y)
     for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)q[i] - z) * s;
 }
 
+/* int4wo's a8 rows (qg_quantiser.grp8): per group, the scale max|x| / 127
+ * (NaN when the group holds a NaN or an infinity: its sums are then NaN)
+ * and q = rint(x * (127 / max|x|)), both one rounding, as the vector ones */
+static void grp8_c(const float *x, int64_t n, int64_t g, int8_t *q, float *s, int32_t *sum)
+{
+    for (int64_t g0 = 0, i = 0; g0 < n; g0 += g, i++) {
+        int64_t g1 = g0 + g < n ? g0 + g : n;
+        float mx = 0;
+        bool bad = false;
+        for (int64_t p = g0; p < g1; p++) {
+            float v = fabsf(x[p]);
+            bad |= !(v <= 3.40282347e38f);
+            mx = v > mx ? v : mx;
+        }
+        float r = mx > 0 && !bad ? 127.0f / mx : 0;
+        int32_t t = 0;
+        for (int64_t p = g0; p < g1; p++) {
+            int32_t v = bad ? 0 : (int32_t)nearbyintf(x[p] * r);
+            q[p] = (int8_t)v;
+            t += v;
+        }
+        for (int64_t p = g1; p < g0 + g; p++) q[p] = 0;
+        s[i] = bad ? NAN : mx / 127.0f;
+        sum[i] = t;
+    }
+}
+
 /* The quantiser of the best ISA this CPU runs under kisa_force's cap. */
 static const qg_quantiser *quantiser(void)
 {
-    static const qg_quantiser c = {KISA_PORTABLE, minmax_c, quant_c, requant_c, dequant_c};
+    static const qg_quantiser c = {KISA_PORTABLE, minmax_c, quant_c, requant_c, dequant_c, grp8_c};
     kisa k = kisa_active();
     if (KISA_X86 && k >= KISA_AVX512) return &qg_avx512_quantiser;
     if (KISA_X86 && k >= KISA_AVX2) return &qg_avx2_quantiser;
@@ -426,24 +494,38 @@ static void c_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
     }
 }
 
+/* int4wo, both ways (qgemm.h); a8's floats those of the vector kernels:
+ * per group, (float)(sum qa*q) - z * (float)(sum qa) (exact: small
+ * integers), times s * sa rounded once, added by one fused step. */
 static void c_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p, float *t)
 {
     const uint8_t *w = qg_panel(b, p, 8);
     int64_t G = b->group, ng = b->kp / G;
     for (int i = 0; i < mr; i++) {
         const float *a = x->a + (i0 + i) * x->lda;
+        const int8_t *qa = b->a8 ? x->q4a + (size_t)(i0 + i) * (size_t)b->kp : NULL;
         float out[QG_NR] = {0};
         for (int64_t g = 0; g < ng; g++) {
+            const size_t at = qg_q4_at(b, p, g);
+            if (b->a8) {
+                int32_t acc[QG_NR] = {0};
+                for (int64_t k = g * G; k < (g + 1) * G; k++) /* 0 past k, both sides */
+                    for (int j = 0; j < QG_NR; j++)
+                        acc[j] += qa[k] * ((w[qg_q4_byte(k, j)] >> qg_q4_shift(k)) & 15);
+                const float sa = x->q4s[(i0 + i) * ng + g], na = (float)x->q4n[(i0 + i) * ng + g];
+                for (int j = 0; j < QG_NR; j++)
+                    out[j] = fmaf(bf16_to_f32(b->sbf[at + j]) * sa, fmaf(-(float)b->zero[at + j], na, (float)acc[j]),
+                                  out[j]);
+                continue;
+            }
             float acc[QG_NR] = {0};
             int64_t k1 = (g + 1) * G < b->k ? (g + 1) * G : b->k;
             for (int64_t k = g * G; k < k1; k++)
                 for (int j = 0; j < QG_NR; j++)
-                    acc[j] += a[k] * (float)((w[(k / 2) * 16 + j] >> (4 * (k % 2))) & 15);
+                    acc[j] += a[k] * (float)((w[qg_q4_byte(k, j)] >> qg_q4_shift(k)) & 15);
             float gs = x->gsum[(i0 + i) * ng + g];
-            for (int j = 0; j < QG_NR; j++) {
-                size_t at = (size_t)(g * b->np + p * QG_NR + j);
-                out[j] += b->scale[at] * (acc[j] - b->zero[at] * gs);
-            }
+            for (int j = 0; j < QG_NR; j++)
+                out[j] += b->scale[at + j] * (acc[j] - (float)b->zero[at + j] * gs);
         }
         for (int j = 0; j < QG_NR; j++) t[i * QG_NR + j] = out[j];
     }
@@ -495,9 +577,10 @@ size_t qgemm_scratch(int scheme, int group, int64_t k, int64_t m)
 {
     qg_packed v;
     size_t sec[4], rows = (size_t)m, bytes = 0, per;
-    if (m <= 0 || !layout(scheme, group, k, 1, &v, sec)) return 0;
+    if (m <= 0 || !layout(scheme, group, k, 1, false, &v, sec)) return 0;
     size_t kp = (size_t)v.kp, ng = v.group ? (size_t)(v.kp / v.group) : 0;
-    per = scheme == QG_BF16 ? kp * 2 : scheme == QG_INT8DQ ? kp : scheme == QG_INT4WO ? ng * 4 : 0;
+    /* int4wo: float A's group sums, or a8's int8 rows, scales and sums */
+    per = scheme == QG_BF16 ? kp * 2 : scheme == QG_INT8DQ ? kp : scheme == QG_INT4WO ? kp + ng * 8 : 0;
     if (scheme == QG_BF16) rows += QG_MRB - 1; /* the last tile's rows past m (qg_act.hb) */
     if (__builtin_mul_overflow(rows, per, &bytes) || bytes > ((size_t)1 << 50)) return 0;
     if (scheme == QG_INT8DQ) bytes = up64(bytes) + rows * 8; /* scales, zero points */
@@ -560,6 +643,17 @@ static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a
         x->q = q;
         x->sa = sa;
         x->za = za;
+    } else if (b->a8) { /* rows kp apart, then the scales and sums (kp a multiple of 32) */
+        int8_t *q = ws;
+        float *s = (float *)(q + rows * kp);
+        int32_t *n = (int32_t *)(s + rows * (size_t)ng);
+        const qg_quantiser *qz = quantiser();
+        for (int64_t i = 0; i < m; i++)
+            (qz->grp8 ? qz->grp8 : grp8_c)(a + i * lda, b->k, b->group, q + (size_t)i * kp,
+                                           s + i * ng, n + i * ng);
+        x->q4a = q;
+        x->q4s = s;
+        x->q4n = n;
     } else {
         float *gs = ws;
         memset(gs, 0, rows * (size_t)ng * sizeof(float));

@@ -12,8 +12,21 @@
  *                C = sa * sb[j] * (sum qa*qb - za * colsum[j]).
  *   QG_INT8WO  B as QG_INT8DQ's, A float: fp32 sums of a * q, times sb[j].
  *   QG_INT4WO  B asymmetric uint4 per group of `group` rows (32, 64, 128)
- *              and column, w = s * (q - z); fp32 sums, per group
- *                s * (sum a*q - z * sum a).
+ *              and column, w = s * (q - z); per group
+ *                s * (sum a*q - z * sum a),
+ *              in one of two ways, the blob's (qg_packed.a8):
+ *              - a8 (qg_pack's, ait's own quantisation, which the tuner's
+ *                SQNR guard judges; the scales bfloat16, rounded up at
+ *                pack and the weights quantised at them): each A row quantised at run time per
+ *                group to int8, symmetric, qa = rint(a * 127 / max|a|),
+ *                sa = max|a| / 127; exact int32 sums of qa * q (AVX512-VNNI
+ *                vpdpbusd on the nibbles as bytes), then per group and
+ *                column, in float: out += (s * sa) * (sum qa*q - z * sum qa);
+ *                every ISA the same floats. A group holding a NaN or an
+ *                infinity gives NaN.
+ *              - float A (qg_pack_q4's, weights that arrive quantised:
+ *                their MatMul within float32 rounding of the reference's
+ *                dequantise-then-multiply): fp32 sums of a * q.
  *   QG_FP16WO  B as IEEE half (nearest even; beyond half's range clamped to
  *              +-65504, the SQNR guard judging it), A float: fp32 sums of
  *              a * b, no scale (qgemm_f16.c, F16C's vcvtph2ps).
@@ -22,7 +35,11 @@
  * Packed layouts do not depend on the ISA (the portable kernels read the
  * same bytes), so a saved blob runs anywhere; the kernel is picked at each
  * call from CPUID under kisa_force's cap (isa.h). Panels are QG_NR
- * columns wide, zero past N. */
+ * columns wide, zero past N. An int4wo panel holds 8 k in each 64 bytes,
+ * column j's dword j: its byte r the nibbles of k = 8b + r (low) and
+ * 8b + 4 + r (high), so an and and a shift make two quads of bytes
+ * for vpdpbusd (qg_q4_byte); its scales and zero points a run of QG_NR
+ * (floats; bytes) per group, a panel's groups in a row. */
 #ifndef AIT_KERNELS_QGEMM_H
 #define AIT_KERNELS_QGEMM_H
 #include <stdint.h>
@@ -44,9 +61,11 @@ typedef struct qg_packed {
     int scheme, group;
     int64_t k, n, kp, np; /* kp: k rounded up to the scheme's step; np: n to QG_NR */
     const void *w;        /* the panels */
-    const float *scale;   /* [np] (int8), [kp/group][np] (int4) */
-    const float *zero;    /* int4: [kp/group][np] */
+    const float *scale;   /* [np] (int8); int4: [np/QG_NR][kp/group][QG_NR] (qg_q4_at) */
+    const uint16_t *sbf;  /* int4wo a8: the scales as bfloat16 (scale NULL), as scale's */
+    const uint8_t *zero;  /* int4: as scale, a byte each (an integer zero point) */
     const int32_t *colsum; /* int8dq: [np] */
+    bool a8;              /* int4wo: A quantised to int8 per group (qgemm.h, QG_INT4WO) */
 } qg_packed;
 
 /* "bf16", "int8dq", "int8wo", "int4wo", "fp16"; NULL when out of range. */
@@ -80,12 +99,17 @@ bool qg_pack_begin(int scheme, int group, int64_t k, int64_t n, void *dst, qg_pa
 bool qg_pack_q8(int scheme, const void *b, bool b_unsigned, int64_t rsb, int64_t csb, int64_t k,
                 int64_t n, const int32_t *zb, const float *scale, void *dst);
 /* Packs a B quantised already in blocks of `group` rows (32, 64, 128) into
- * QG_INT4WO's layout: B[k][n] at b[k*rsb + n*csb], one value a byte (uint4
+ * QG_INT4WO's layout (dst of qg_pack_q4_size's bytes): B[k][n] at b[k*rsb + n*csb], one value a byte (uint4
  * 0..15, or int4 -8..7 when b_signed, kept as b + 8 against z + 8), block
  * g of column j with scale[g*n + j] and zero point zero[g*n + j] (w = s *
- * (b - z), the last block possibly short); dst as qg_pack's, zeroed. */
+ * (b - z), the last block possibly short; z an integer, as an int4 or uint4
+ * tensor's, rounded to one); dst as qg_pack's, zeroed. A
+ * float A (a8 false): such weights' MatMul stays within float32 rounding. */
 void qg_pack_q4(const void *b, bool b_signed, int64_t rsb, int64_t csb, int64_t k, int64_t n,
                 int group, const float *scale, const float *zero, void *dst);
+/* Bytes qg_pack_q4 packs into (its scales float; qg_pack's int4wo, a8,
+ * bfloat16: qg_pack_size), 0 as qg_pack_size. */
+size_t qg_pack_q4_size(int group, int64_t k, int64_t n);
 /* Checks a packed buffer of `size` bytes and fills a view of it in place. */
 ait_status qg_view(const void *buf, size_t size, qg_packed *out, ait_error *e);
 

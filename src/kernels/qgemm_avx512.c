@@ -5,7 +5,8 @@
  * int8dq: up to 4 panels by up to 6 rows (12 rows by 1 or 2
  * panels for skinny M), vpdpbusd on quads of k (AVX512-VNNI); the
  * weight-only ones widen int8/uint4 to float in registers (AVX512F) and
- * stream the panel once for all the rows. Each body is inlined per row
+ * stream the panel once for all the rows, but int4wo of ait's own
+ * quantisation (a8), whose A is int8 and its nibbles bytes for vpdpbusd. Each body is inlined per row
  * count, so the row loops unroll. */
 #include "kernels/qgemm_kern.h"
 
@@ -562,17 +563,16 @@ TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int 
 /* Weight-only: 4 rows at most (skinny M); int8wo's body is qgemm_wo512.h's. */
 #include "kernels/qgemm_wo512.h"
 
-/* int4wo: a pair of k is 16 bytes, column j's byte holding k even in its
- * low nibble and k odd in its high one. Widened to dwords, each nibble
- * becomes a float by vpermps from the table 0..15, which reads only an
- * index's low 4 bits: no mask and no int-to-float conversion (6 vector
- * instructions per pair, not 7, and fewer on port 0 beside the FMAs).
- * Two pairs per step, four accumulators per row (see qgemm_wo512.h). */
-T512 INL void w4_f32(const uint8_t *w, __m512 lut, __m512 *lo, __m512 *hi)
+/* int4wo (qgemm.h), 8 k of a panel in each 64 bytes, column j's dword j
+ * holding k = 8b + r in byte r's low nibble and 8b + 4 + r in its high one.
+ * Float A: each k's 16 nibbles become floats by vpermps from the table
+ * 0..15, which reads only an index's low 4 bits, on the dwords shifted
+ * right by 8r (+ 4): no mask, no widening, no int-to-float conversion.
+ * Four accumulators per row (see qgemm_wo512.h). */
+/* int4wo: the 16 zero points (bytes) at b->zero + at as floats */
+T512 INL __m512 w4_zero(const qg_packed *b, size_t at)
 {
-    __m512i q = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)w));
-    *lo = _mm512_permutexvar_ps(q, lut);
-    *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), lut);
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)(b->zero + at))));
 }
 
 T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int64_t i0, int64_t p,
@@ -582,48 +582,28 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
     const float *a = x->a + i0 * x->lda;
     const int64_t G = b->group, ng = b->kp / G;
     const __m512 lut = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    /* a group's scales and zero points are a cache line each, np floats
-     * apart from the next group's: ahead of the hardware's prefetch, which
-     * does not follow that stride across pages */
-    const int64_t ahead = 1024 / G + 1;
     __m512 out[4];
     UNROLL for (int i = 0; i < MR; i++) out[i] = _mm512_setzero_ps();
     for (int64_t g = 0; g < ng; g++) {
-        if (g + ahead < ng) {
-            _mm_prefetch((const char *)(b->scale + (g + ahead) * b->np + p * QG_NR), _MM_HINT_T0);
-            _mm_prefetch((const char *)(b->zero + (g + ahead) * b->np + p * QG_NR), _MM_HINT_T0);
-        }
         __m512 acc[4][4];
         UNROLL for (int i = 0; i < MR; i++)
             acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = _mm512_setzero_ps();
         int64_t k1 = (g + 1) * G < b->k ? (g + 1) * G : b->k, k = g * G;
-        for (; k + 4 <= k1; k += 4) {
+        for (; k < k1; k += 8) {
             _mm_prefetch((const char *)(w + k * 8 + 1024), _MM_HINT_T0);
-            __m512 l0, h0, l1, h1;
-            w4_f32(w + k * 8, lut, &l0, &h0);
-            w4_f32(w + k * 8 + 16, lut, &l1, &h1);
-            UNROLL for (int i = 0; i < MR; i++) {
-                const float *ai = a + i * x->lda + k;
-                acc[i][0] = _mm512_fmadd_ps(_mm512_set1_ps(ai[0]), l0, acc[i][0]);
-                acc[i][1] = _mm512_fmadd_ps(_mm512_set1_ps(ai[1]), h0, acc[i][1]);
-                acc[i][2] = _mm512_fmadd_ps(_mm512_set1_ps(ai[2]), l1, acc[i][2]);
-                acc[i][3] = _mm512_fmadd_ps(_mm512_set1_ps(ai[3]), h1, acc[i][3]);
+            const __m512i v = _mm512_load_si512(w + k * 8);
+            const int left = k1 - k < 8 ? (int)(k1 - k) : 8;
+            UNROLL for (int r = 0; r < 8; r++) {
+                if (r >= left) break; /* the last group's last block */
+                const int sh = (r % 4) * 8 + (r / 4) * 4; /* k + r: byte r % 4, nibble r / 4 */
+                __m512 wk = _mm512_permutexvar_ps(sh ? _mm512_srli_epi32(v, sh) : v, lut);
+                UNROLL for (int i = 0; i < MR; i++)
+                    acc[i][r % 4] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * x->lda + k + r]), wk,
+                                                    acc[i][r % 4]);
             }
         }
-        if (k < k1) { /* up to 3 k left (the last group), one or two pairs */
-            __m512 l0, h0, l1 = _mm512_setzero_ps(), h1;
-            w4_f32(w + k * 8, lut, &l0, &h0);
-            int left = (int)(k1 - k);
-            if (left > 2) w4_f32(w + k * 8 + 16, lut, &l1, &h1);
-            UNROLL for (int i = 0; i < MR; i++) {
-                const float *ai = a + i * x->lda + k;
-                acc[i][0] = _mm512_fmadd_ps(_mm512_set1_ps(ai[0]), l0, acc[i][0]);
-                if (left > 1) acc[i][1] = _mm512_fmadd_ps(_mm512_set1_ps(ai[1]), h0, acc[i][1]);
-                if (left > 2) acc[i][2] = _mm512_fmadd_ps(_mm512_set1_ps(ai[2]), l1, acc[i][2]);
-            }
-        }
-        __m512 s = _mm512_loadu_ps(b->scale + g * b->np + p * QG_NR);
-        __m512 z = _mm512_loadu_ps(b->zero + g * b->np + p * QG_NR);
+        const size_t at = qg_q4_at(b, p, g);
+        __m512 s = _mm512_load_ps(b->scale + at), z = w4_zero(b, at);
         UNROLL for (int i = 0; i < MR; i++) {
             __m512 v = _mm512_add_ps(_mm512_add_ps(acc[i][0], acc[i][1]),
                                      _mm512_add_ps(acc[i][2], acc[i][3]));
@@ -634,17 +614,73 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
     UNROLL for (int i = 0; i < MR; i++) _mm512_store_ps(t + i * QG_NR, out[i]);
 }
 
+/* int4wo with A in int8 (a8): 64 bytes of a panel are two quads of k by 16
+ * columns, the low nibbles (an and) and the high ones (a shift, an and),
+ * each one vpdpbusd per row against the row's quad broadcast: per 128
+ * weights 1 load, 3 integer ops and 2 vpdpbusd at one row. Four int32
+ * chains per row (two blocks of 8 k a step; a group is 4, 8 or 16
+ * blocks), the group's sums then turned to float as the portable
+ * kernel's (qgemm.c's c_int4wo, the same floats). */
+TVNNI INL void int4a8_body(const int MR, const qg_packed *b, const qg_act *x, int64_t i0,
+                           int64_t p, float *t)
+{
+    const uint8_t *w = qg_panel(b, p, 8);
+    const int64_t G = b->group, ng = b->kp / G, kq = b->kp / 4;
+    const int32_t *a = (const int32_t *)(x->q4a + (size_t)i0 * (size_t)b->kp);
+    const __m512i lo4 = _mm512_set1_epi8(0x0f);
+    __m512 out[4];
+    UNROLL for (int i = 0; i < MR; i++) out[i] = _mm512_setzero_ps();
+    for (int64_t g = 0; g < ng; g++) {
+        __m512i acc[4][4];
+        UNROLL for (int i = 0; i < MR; i++)
+            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = _mm512_setzero_si512();
+        for (int64_t k = g * G; k < (g + 1) * G; k += 16) {
+            _mm_prefetch((const char *)(w + k * 8 + 1024), _MM_HINT_T0);
+            const __m512i v0 = _mm512_load_si512(w + k * 8), v1 = _mm512_load_si512(w + k * 8 + 64);
+            const __m512i l0 = _mm512_and_si512(v0, lo4),
+                          h0 = _mm512_and_si512(_mm512_srli_epi16(v0, 4), lo4),
+                          l1 = _mm512_and_si512(v1, lo4),
+                          h1 = _mm512_and_si512(_mm512_srli_epi16(v1, 4), lo4);
+            UNROLL for (int i = 0; i < MR; i++) {
+                const int32_t *ai = a + i * kq + k / 4;
+                acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], l0, _mm512_set1_epi32(ai[0]));
+                acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], h0, _mm512_set1_epi32(ai[1]));
+                acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], l1, _mm512_set1_epi32(ai[2]));
+                acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], h1, _mm512_set1_epi32(ai[3]));
+            }
+        }
+        const size_t at = qg_q4_at(b, p, g);
+        const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(
+                         _mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)(b->sbf + at))), 16)),
+                     z = w4_zero(b, at);
+        UNROLL for (int i = 0; i < MR; i++) {
+            __m512i n = _mm512_add_epi32(_mm512_add_epi32(acc[i][0], acc[i][1]),
+                                         _mm512_add_epi32(acc[i][2], acc[i][3]));
+            __m512 v = _mm512_fnmadd_ps(z, _mm512_set1_ps((float)x->q4n[(i0 + i) * ng + g]),
+                                        _mm512_cvtepi32_ps(n));
+            __m512 sc = _mm512_mul_ps(s, _mm512_set1_ps(x->q4s[(i0 + i) * ng + g]));
+            out[i] = _mm512_fmadd_ps(sc, v, out[i]);
+        }
+    }
+    UNROLL for (int i = 0; i < MR; i++) _mm512_store_ps(t + i * QG_NR, out[i]);
+}
+
 #define INT8WO_CALL(M, ...) wo512_body(WO512_INT8, M, __VA_ARGS__)
 #define INT4WO_CALL(M, ...) int4wo_body(M, __VA_ARGS__)
+#define INT4A8_CALL(M, ...) int4a8_body(M, __VA_ARGS__)
 T512 static void k_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                           float *t)
 {
     QG_SWITCH4(INT8WO_CALL, b, x, i0, p, t)
 }
-T512 static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
-                          float *t)
+TVNNI static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
+                           float *t)
 {
-    QG_SWITCH4(INT4WO_CALL, b, x, i0, p, t)
+    if (b->a8) {
+        QG_SWITCH4(INT4A8_CALL, b, x, i0, p, t)
+    } else {
+        QG_SWITCH4(INT4WO_CALL, b, x, i0, p, t)
+    }
 }
 
 /* The activation quantisers' two passes (qg_quant_row_u8, qg_dynq_u8): vminps/vmaxps return their
@@ -749,14 +785,47 @@ T512 static void dq_dequant(const uint8_t *q, int64_t n, float s, int32_t z, flo
     }
 }
 
-const qg_quantiser qg_avx512_quantiser = {KISA_AVX512, dq_minmax, dq_quant, dq_requant, dq_dequant};
+/* int4wo's a8 rows (qg_quantiser.grp8), 16 at a time: the portable one's
+ * bytes (its product x * r rounded to nearest even by vcvtps2dq) */
+T512 static void dq_grp8(const float *x, int64_t n, int64_t g, int8_t *q, float *s, int32_t *sum)
+{
+    const __m512 big = _mm512_set1_ps(3.40282347e38f);
+    for (int64_t g0 = 0, i = 0; g0 < n; g0 += g, i++) {
+        const int64_t g1 = g0 + g < n ? g0 + g : n;
+        __m512 mx = _mm512_setzero_ps();
+        __mmask16 bad = 0;
+        for (int64_t p = g0; p < g1; p += 16) {
+            const __mmask16 m = g1 - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (g1 - p)) - 1);
+            const __m512 v = _mm512_abs_ps(_mm512_maskz_loadu_ps(m, x + p));
+            bad |= _mm512_mask_cmp_ps_mask(m, v, big, _CMP_NLE_UQ); /* NaN, infinity */
+            mx = _mm512_max_ps(v, mx);
+        }
+        const float ms = _mm512_reduce_max_ps(mx), r = ms > 0 && !bad ? 127.0f / ms : 0;
+        const __m512 rv = _mm512_set1_ps(r);
+        __m512i t = _mm512_setzero_si512();
+        for (int64_t p = g0; p < g0 + g; p += 16) {
+            const __mmask16 m = p >= g1 ? 0 : g1 - p >= 16 ? (__mmask16)0xffff
+                                                           : (__mmask16)((1u << (g1 - p)) - 1);
+            __m512i v = _mm512_cvt_roundps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + p), rv),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            if (bad) v = _mm512_setzero_si512();
+            t = _mm512_add_epi32(t, v);
+            _mm_storeu_si128((__m128i *)(q + p), _mm512_cvtepi32_epi8(v));
+        }
+        s[i] = bad ? NAN : ms / 127.0f;
+        sum[i] = _mm512_reduce_add_epi32(t);
+    }
+}
+
+const qg_quantiser qg_avx512_quantiser = {KISA_AVX512, dq_minmax, dq_quant, dq_requant, dq_dequant,
+                                          dq_grp8};
 
 const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_bf16, NULL,
                                  {0},         false,        k_bf16_tile,   BMR, cvt_bf16};
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,
                                   {0, 12, 12, 6, 6}, true};
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
-const qg_kern qg_avx512_int4wo = {KISA_AVX512, "", "avx512", 4, k_int4wo};
+const qg_kern qg_avx512_int4wo = {KISA_AVX512, "avx512vnni", "avx512-vnni", 4, k_int4wo};
 #else
 const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
 const qg_quantiser qg_avx512_quantiser;

@@ -23,7 +23,10 @@ typedef struct qg_act {
     const float *sa;    /* int8dq: per row scale (qg_row_sa) */
     const int32_t *za;  /* int8dq: per row zero point (qg_row_za) */
     bool uni;           /* int8dq: every row's sa and za the same (static int8): sa[0], za[0] */
-    const float *gsum;  /* int4wo: per row, per group sum of a, [m][kp/group] */
+    const float *gsum;  /* int4wo, float A: per row, per group sum of a, [m][kp/group] */
+    const int8_t *q4a;  /* int4wo, a8: A's int8 rows, kp apart (0 from k to kp), */
+    const float *q4s;   /* their per group scales, [m][kp/group], */
+    const int32_t *q4n; /* and sums of qa, [m][kp/group] (qg_quantiser.grp8) */
     uint8_t *y8;        /* int8dq into uint8 (qgemm_u8_q8): C's rows, ldy8 apart; NULL: float C */
     int64_t ldy8;
     float r8, z8;       /* y8 = saturate(rint(C * r8) + z8), qg_requant_u8's */
@@ -143,6 +146,10 @@ typedef struct qg_quantiser {
     void (*quant)(const float *x, int64_t n, float s, float z, uint8_t *y);
     void (*requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
     void (*dequant)(const uint8_t *q, int64_t n, float s, int32_t z, float *y); /* (q - z) * s */
+    /* int4wo's a8 rows (qgemm.h): x[n] in groups of g (the last possibly short) to
+     * q (0 from n to the groups' end), group i's scale s[i] and sum of q sum[i];
+     * NULL: the portable one's bytes */
+    void (*grp8)(const float *x, int64_t n, int64_t g, int8_t *q, float *s, int32_t *sum);
 } qg_quantiser;
 
 /* qgemm_avx512.c and qgemm_avx2.c (all zero when KISA_X86 is 0) */
@@ -160,6 +167,19 @@ static inline int qg_group_w(const qg_packed *b, int64_t g)
 {
     int64_t left = b->np / QG_NR - g * QG_GP;
     return left < QG_GP ? (int)left : QG_GP;
+}
+
+/* int4wo: the byte of a panel holding k of its column jj, and the shift of
+ * k's nibble in it (qgemm.h); the index of group g's scale and zero point
+ * of panel p's first column. */
+static inline size_t qg_q4_byte(int64_t k, int jj)
+{
+    return (size_t)(k / 8 * 64 + jj * 4 + k % 4);
+}
+static inline int qg_q4_shift(int64_t k) { return (int)(k / 4 % 2 * 4); }
+static inline size_t qg_q4_at(const qg_packed *b, int64_t p, int64_t g)
+{
+    return (size_t)((p * (b->kp / b->group) + g) * QG_NR);
 }
 
 /* Panel p of b: its bytes (bf16, int8wo, int4wo). */

@@ -10,7 +10,10 @@
  * rounding of the test's own half weights, every epilogue, at the three;
  * bf16 with every epilogue, and past 2 rows (its K-blocked tiles) at sizes
  * off every step of its blocking, its raw sums those of one row at a time
- * bit for bit. */
+ * bit for bit; int4wo packed by qg_pack (A in int8 per group: the test's
+ * own quantisation of A and integer sums, every ISA's C the portable one's
+ * bit for bit, NaN for a row holding a NaN or an infinity) and by
+ * qg_pack_q4 (float A, within float rounding), each group size. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,6 +78,50 @@ static void dq4(const float *b, int64_t k, int64_t n, int64_t j, int G, double *
             w[p] = (double)s * (q - z);
             mag[p] = (double)s * (q + z);
         }
+    }
+}
+
+/* int4wo's A (qgemm.h, a8), the test's own: row a[k] in groups of G to
+ * int8 q (rint(a * 127 / max|a|)), group g's scale s[g] = max|a| / 127. */
+static void q8g(const float *a, int64_t k, int G, int8_t *q, float *s)
+{
+    for (int64_t g0 = 0; g0 < k; g0 += G) {
+        int64_t g1 = g0 + G < k ? g0 + G : k;
+        float mx = 0;
+        for (int64_t p = g0; p < g1; p++) mx = fmaxf(mx, fabsf(a[p]));
+        for (int64_t p = g0; p < g1; p++) q[p] = (int8_t)nearbyintf(a[p] * (mx > 0 ? 127.0f / mx : 0));
+        s[g0 / G] = mx / 127.0f;
+    }
+}
+
+/* int4 weights as pack_int4 makes them, column j of b (k x n), groups of G:
+ * q[p] in 0..15, group g's scale s[g] and zero point z[g]; a8 (qg_pack's
+ * int4wo): the scale the least bfloat16 at or above range / 15. */
+static void q4(const float *b, int64_t k, int64_t n, int64_t j, int G, bool a8, uint8_t *q,
+               float *s, float *z)
+{
+    for (int64_t g0 = 0; g0 < k; g0 += G) {
+        int64_t g1 = g0 + G < k ? g0 + G : k;
+        float lo = 0, hi = 0;
+        for (int64_t p = g0; p < g1; p++) lo = fminf(lo, b[p * n + j]), hi = fmaxf(hi, b[p * n + j]);
+        float sc = hi > lo ? (hi - lo) / 15.0f : 1.0f;
+        if (a8) {
+            float t = bf16_to_f32(f32_to_bf16(sc)); /* nearest, then up a step when below */
+            if (t < sc) {
+                uint32_t u;
+                memcpy(&u, &t, 4);
+                u += 0x10000;
+                memcpy(&t, &u, 4);
+            }
+            sc = t;
+        }
+        float zp = nearbyintf(-lo / sc);
+        zp = zp < 0 ? 0 : zp > 15 ? 15 : zp;
+        for (int64_t p = g0; p < g1; p++) {
+            float v = nearbyintf(b[p * n + j] / sc) + zp;
+            q[p] = (uint8_t)(v < 0 ? 0 : v > 15 ? 15 : v);
+        }
+        s[g0 / G] = sc, z[g0 / G] = zp;
     }
 }
 
@@ -201,7 +248,7 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
     for (int64_t j = 0; j < n; j++) {
         float sb = 1;
         if (scheme == QG_INT8DQ || scheme == QG_INT8WO) sb = q8(b, k, n, j, qc);
-        if (scheme == QG_INT4WO) dq4(b, k, n, j, group, w, mag);
+        if (scheme == QG_INT4WO) break; /* checked below */
         for (int64_t i = 0; i < m; i++) {
             double ref = 0, tol = 0;
             float exact = 0;
@@ -284,6 +331,41 @@ static void check(int scheme, int group, int64_t m, int64_t n, int64_t k, int th
         u8_out_check(&v, qa, su, zu, m, NULL, &ep, threads);
         u8_out_check(&v, qa, su, zu, m, NULL, &clip, threads);
         u8_out_check(&v, qa, su, zu, m, NULL, &resid, threads);
+    }
+    if (scheme == QG_INT4WO) { /* A in int8 per group (a8): the integer sums' reference */
+        assert_true(v.a8);
+        int64_t ng = (k + group - 1) / group;
+        int8_t *q8a = malloc((size_t)k);
+        uint8_t *qw = malloc((size_t)k);
+        float *s8 = malloc(sizeof(float) * (size_t)ng), *sw = malloc(sizeof(float) * (size_t)ng),
+              *zw = malloc(sizeof(float) * (size_t)ng);
+        for (int64_t i = 0; i < m; i++) {
+            q8g(a + i * k, k, group, q8a, s8);
+            for (int64_t j = 0; j < n; j++) {
+                q4(b, k, n, j, group, true, qw, sw, zw);
+                double ref = 0, tol = 0;
+                for (int64_t g = 0; g < ng; g++) {
+                    int64_t acc = 0, na = 0, mg = 0;
+                    for (int64_t p = g * group; p < k && p < (g + 1) * group; p++) {
+                        acc += (int64_t)q8a[p] * qw[p];
+                        na += q8a[p];
+                        mg += llabs(q8a[p]) * (qw[p] + (int64_t)zw[g]);
+                    }
+                    double f = (double)sw[g] * s8[g];
+                    ref += f * ((double)acc - zw[g] * (double)na);
+                    tol += f * (double)mg;
+                }
+                if (epi) ref = fmax(ref + bias[j], 0), tol += fabs(bias[j]);
+                tol = tol * 4e-7 * (double)(ng + 2) + 1e-30;
+                float got = c[i * n + j];
+                if (fabs(got - ref) > tol)
+                    fail_msg("int4wo-%d (a8) m%lld n%lld k%lld at [%lld][%lld] (%s): %.9g, "
+                             "reference %.9g (tol %g)", group, (long long)m, (long long)n,
+                             (long long)k, (long long)i, (long long)j, qg_kernel_name(scheme),
+                             got, ref, tol);
+            }
+        }
+        free(q8a), free(qw), free(s8), free(sw), free(zw);
     }
     free(qa), free(sa), free(za), free(qc), free(w), free(mag), free(cu), free(su), free(zu);
     aligned_free(buf);
@@ -460,12 +542,109 @@ static void test_fp16(void **st)
     int g;
     assert_int_equal(qg_scheme_find("fp16", &g), QG_FP16WO);
 }
+/* int4wo of weights quantised already (qg_pack_q4: float A, not a8), at
+ * every ISA, within float rounding of the dequantised weights. */
+static void int4_float_a(int G, int64_t m, int64_t n, int64_t k)
+{
+    int64_t ng = (k + G - 1) / G;
+    float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+    float *c = malloc(sizeof(float) * (size_t)(m * n)), *sc = malloc(sizeof(float) * (size_t)(ng * n));
+    float *zp = malloc(sizeof(float) * (size_t)(ng * n)), *s1 = malloc(sizeof(float) * (size_t)ng);
+    float *z1 = malloc(sizeof(float) * (size_t)ng);
+    uint8_t *q = malloc((size_t)(k * n)), *qj = malloc((size_t)k);
+    double *w = malloc(sizeof(double) * (size_t)k), *mag = malloc(sizeof(double) * (size_t)k);
+    for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 2;
+    for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
+    for (int64_t j = 0; j < n; j++) {
+        q4(b, k, n, j, G, false, qj, s1, z1);
+        for (int64_t p = 0; p < k; p++) q[p * n + j] = qj[p];
+        for (int64_t g = 0; g < ng; g++) sc[g * n + j] = s1[g], zp[g * n + j] = z1[g];
+    }
+    size_t sz = qg_pack_q4_size(G, k, n);
+    assert_true(sz >= qg_pack_size(QG_INT4WO, G, k, n)); /* float scales, not bfloat16 */
+    void *buf = aligned_zalloc(sz);
+    qg_pack_q4(q, false, n, 1, k, n, G, sc, zp, buf);
+    qg_packed v;
+    ait_error e = {0};
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_false(v.a8);
+    kisa isas[] = {KISA_N, KISA_AVX2, KISA_PORTABLE};
+    for (size_t s = 0; s < 3; s++) {
+        if (!kisa_force(isas[s])) continue;
+        assert_int_equal(qgemm(&v, a, k, m, c, n, NULL, 1, &e), AIT_OK);
+        for (int64_t j = 0; j < n; j++) {
+            dq4(b, k, n, j, G, w, mag);
+            for (int64_t i = 0; i < m; i++) {
+                double ref = 0, tol = 0;
+                for (int64_t p = 0; p < k; p++)
+                    ref += a[i * k + p] * w[p], tol += fabs(a[i * k + p]) * mag[p];
+                tol = tol * 4e-7 * (double)(k + 2) + 1e-30;
+                if (fabs(c[i * n + j] - ref) > tol)
+                    fail_msg("int4wo-%d float A m%lld n%lld k%lld at [%lld][%lld] (%s): %.9g, "
+                             "reference %.9g (tol %g)", G, (long long)m, (long long)n,
+                             (long long)k, (long long)i, (long long)j, qg_kernel_name(QG_INT4WO),
+                             c[i * n + j], ref, tol);
+            }
+        }
+    }
+    kisa_force(KISA_N);
+    aligned_free(buf);
+    free(a), free(b), free(c), free(sc), free(zp), free(s1), free(z1), free(q), free(qj), free(w),
+        free(mag);
+}
+
+/* int4wo a8 (qg_pack's): every ISA's C the portable one's bit for bit (A's
+ * int8 bytes, scales and sums, then the same float steps), a row holding a
+ * NaN, another an infinity, each NaN throughout. */
+static void int4_same(int G, int64_t m, int64_t n, int64_t k, int threads)
+{
+    float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+    float *c = malloc(sizeof(float) * (size_t)(m * n)), *want = malloc(sizeof(float) * (size_t)(m * n));
+    for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 3;
+    for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
+    if (m > 2) a[k + k / 2] = NAN, a[2 * k + k - 1] = -INFINITY;
+    size_t sz = qg_pack_size(QG_INT4WO, G, k, n);
+    void *buf = aligned_zalloc(sz);
+    qg_pack(QG_INT4WO, G, b, n, 1, k, n, buf);
+    qg_packed v;
+    ait_error e = {0};
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_true(kisa_force(KISA_PORTABLE));
+    assert_int_equal(qgemm(&v, a, k, m, want, n, NULL, threads, &e), AIT_OK);
+    for (int k2 = KISA_PORTABLE + 1; k2 <= (int)kisa_cpu(); k2++) {
+        assert_true(kisa_force((kisa)k2));
+        assert_int_equal(qgemm(&v, a, k, m, c, n, NULL, threads, &e), AIT_OK);
+        for (int64_t i = 0; i < m * n; i++)
+            if (!(c[i] == want[i] || (isnan(c[i]) && isnan(want[i]))))
+                fail_msg("int4wo-%d m%lld n%lld k%lld at %s (%s): [%lld] %.9g, portable %.9g", G,
+                         (long long)m, (long long)n, (long long)k, kisa_name((kisa)k2),
+                         qg_kernel_name(QG_INT4WO), (long long)i, c[i], want[i]);
+    }
+    for (int64_t i = 1; i < 3 && i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            if (!isnan(want[i * n + j])) fail_msg("int4wo row %lld with a NaN or inf: %g", (long long)i, want[i * n + j]);
+    kisa_force(KISA_N);
+    aligned_free(buf);
+    free(a), free(b), free(c), free(want);
+}
+
 static void test_int4wo(void **st)
 {
     (void)st;
     sweep(QG_INT4WO, 32);
     sweep(QG_INT4WO, 64);
     sweep(QG_INT4WO, 128);
+    static const int gs[] = {32, 64, 128};
+    for (int gi = 0; gi < 3; gi++) {
+        int4_float_a(gs[gi], 3, 37, 301);
+        int4_float_a(gs[gi], 1, 16, 5);
+        int4_float_a(gs[gi], 4, 100, 128);
+        int4_same(gs[gi], 5, 45, 301, 1);
+        int4_same(gs[gi], 1, 33, 67, 1);
+        int4_same(gs[gi], 4, 200, 1030, 2);
+    }
+    if (kisa_cpu() >= KISA_AVX512 && kisa_force(KISA_N))
+        printf("# int4wo kernel: %s\n", qg_kernel_name(QG_INT4WO));
 }
 
 /* The activation quantisers: every value within half a step of its code;
@@ -553,10 +732,24 @@ static void test_view(void **st)
     assert_int_not_equal(qg_view(buf, sz - 64, &v, &e), AIT_OK);
     buf[0] ^= 1;
     assert_int_not_equal(qg_view(buf, sz, &v, &e), AIT_OK);
-    /* a blob of the older layout (magic aitqgem1): int4wo's (unchanged) loads,
-     * int8dq's (one panel at a time then) is refused with a message to re-tune */
+    assert_true(v.a8); /* ait's own int4: A to int8 too */
+    /* blobs of the older layouts (magic aitqgem1, aitqgem2): int4wo's (pairs of k then) are
+     * refused with a message to re-tune, as int8dq's of aitqgem1 (one panel at a time) */
+    memcpy(buf, "aitqgem2", 8);
+    assert_int_not_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_non_null(strstr(e.msg, "re-tune"));
+    memcpy(buf, "aitqgem1", 8);
+    assert_int_not_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_non_null(strstr(e.msg, "re-tune"));
+    aligned_free(buf);
+    sz = qg_pack_size(QG_INT8WO, 0, 6, 5); /* int8wo's layout unchanged since aitqgem1 */
+    buf = aligned_zalloc(sz);
+    qg_pack(QG_INT8WO, 0, b, 5, 1, 6, 5, buf);
+    memcpy(buf, "aitqgem2", 8);
+    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
     memcpy(buf, "aitqgem1", 8);
     assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
+    assert_false(v.a8);
     aligned_free(buf);
     sz = qg_pack_size(QG_INT8DQ, 0, 6, 5);
     buf = aligned_zalloc(sz);

@@ -451,7 +451,7 @@ ait_status nat_dq_pack(built *bm, int i, bool *packed, bool *q)
     if (!dq_weights(bm, n->in[1], &w)) return AIT_OK;
     *q = w.m <= 16; /* skinny: the weight-only kernels stream the quantised bytes */
     size_t bytes = !*q ? gemm_pack_b_size(bm->kern, w.k, w.n)
-                   : w.block ? qg_pack_size(QG_INT4WO, (int)w.block, w.k, w.n)
+                   : w.block ? qg_pack_q4_size((int)w.block, w.k, w.n)
                              : qg_pack_size(QG_INT8WO, 0, w.k, w.n);
     if (!bytes) return AIT_OK;
     nat_pack *p;
