@@ -34,7 +34,6 @@ typedef struct job {
     bool rows1;     /* rows outer in one kernel call (order 5: the kernel's rows, skinny_rows1) */
     int snv;        /* the config's skinny_nv */
     int64_t skc;    /* the skinny path's K per pass over a block's rows (columns outer); k: one pass */
-    int64_t sblk;   /* the skinny path's rows per block (columns outer): the config's mc, else 0 (skinny_block_rows) */
     bool epi;       /* an epilogue other than identity */
     bool fuse;      /* ... that full tiles apply in the micro-kernel (gemm_epi_fusable) */
     bool bpf;       /* the skinny calls prefetch the next width's B into L2 (skinny_pf) */
@@ -477,7 +476,7 @@ static void skinny(const job *jb, int64_t n0, int64_t n1, float *pbuf)
         if (jb->stream) gemm_stream_fence();
         return;
     }
-    int64_t rows = jb->sblk > 0 ? jb->sblk : skinny_block_rows(g->k);
+    int64_t rows = skinny_block_rows(g->k);
     for (int64_t i0 = 0; i0 < g->m; i0 += rows) {
         int64_t i1 = min64(g->m, i0 + rows);
         const float *a = g->a + i0 * g->rsa;
@@ -706,8 +705,11 @@ bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k)
 bool gemm_skinny_rows1_default(int64_t m, int64_t n, int64_t k)
 {
     int64_t b_floats;
-    return m > GEMM_SKINNY_M && (k <= GEMM_SKINNY_ROWS_K || m >= GEMM_SKINNY_ROWS_M) &&
-           !__builtin_mul_overflow(k, n, &b_floats) && b_floats <= gemm_l2_bytes() / 16;
+    /* at any K past M = 16, not only from GEMM_SKINNY_ROWS_M rows: on the Zen 5 host at M 28
+     * to 126, K 96 to 576, one call of the rows measured 1.03x to 1.12x the columns-outer
+     * calls on 13 of 15 captured shapes whose B fits, level on the other two (two builds
+     * alternated; AVX2's 6x16 1.03x to 1.14x: bench/RESULTS.md, issue 15, branch g15) */
+    return m > GEMM_SKINNY_M && !__builtin_mul_overflow(k, n, &b_floats) && b_floats <= gemm_l2_bytes() / 16;
 }
 
 /* The config's blocking over the kernel's: kc a multiple of 8, mc of MR, nc of NR. */
@@ -771,7 +773,6 @@ ait_status gemm_f32(const gemm_args *g, ait_error *e)
      * comes after a fused activation (the shares' sum is the residual) */
     bool shares = !(jb.fuse && g->epi.res && g->epi.res_after && g->epi.act != GEMM_ACT_NONE);
     jb.skc = shares && cf && cf->kc > 0 && g->m > GEMM_SKINNY_M ? jb.kc : g->k;
-    jb.sblk = cf && cf->mc > 0 && !g->pro ? jb.mc : 0;
     int t = cf && cf->threads > 0 ? cf->threads : g->threads > 1 ? g->threads : 1;
     int pa_mode = cf ? cf->pack_a : GEMM_PACKA_AUTO;
     /* the skinny path's prologue buffers, one per thread (after B's when packed here) */

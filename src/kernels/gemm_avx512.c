@@ -72,7 +72,6 @@ UKR512(28, 1)
  * "Decoders: the float32 GEMV's streams"). Past M = 2 a call may also
  * prefetch its share of the next width's B into L2 (gemm_fuse.pf, one line
  * per 4 k: gemm.c's skinny says which). */
-#define SK_APF 128
 #define SK_STEP(NR, NV, M, s, q)                                                                       \
     do {                                                                                      \
         __m512 bv[NV];                                                                        \
@@ -101,8 +100,6 @@ UKR512(28, 1)
         const int64_t npf = pf ? f->npf : 0;                                                  \
         for (int64_t p = 0; p < kp; p++) {                                                    \
             if (S == 1 && (p & 3) == 0 && (p >> 2) < npf) _mm_prefetch(pf + (p >> 2) * 64, _MM_HINT_T1); \
-            if (S == 1 && M > 2 && (p & 15) < M) /* row p % 16's line SK_APF k ahead */        \
-                _mm_prefetch((const char *)(a + (p & 15) * rsa + (p + SK_APF) * csa), _MM_HINT_T0); \
             UNROLL for (int s = 0; s < S; s++) SK_STEP(NR, NV, M, s, s * kp + p);             \
         }                                                                                     \
         for (int64_t p = S * kp; p < k; p++) SK_STEP(NR, NV, M, 0, p);                                   \
