@@ -268,8 +268,8 @@ bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k);
  * (K x N floats) fits in a quarter of L2. Side by side with the calls it
  * replaces (bench/RESULTS.md, issue 15, branch gl5): 1.00x to 1.46x at 13
  * shapes of M 196 to 12544 with K 16 to 384 or N 16 to 32 (3136x256x64
- * 1.32x); at M 28 to 126 past K = 32 (branch g15, Zen 5) 1.02x to 1.13x
- * on 14 of 15 captured shapes, 0.98x at 32x128x512. */
+ * 1.32x); at M 28 to 126 past K = 32 (branch g15, Zen 5) 1.03x to 1.16x
+ * on 12 of 15 captured shapes, 0.99x to 1.07x on the other three. */
 bool gemm_skinny_rows1_default(int64_t m, int64_t n, int64_t k);
 
 /* Whether the kernels apply epilogue e in their registers, before the
