@@ -11,13 +11,16 @@
  * B (both pack B inside every call, as they do in their backends). Every
  * output is checked against OpenBLAS's first (max |diff| / max |ref|).
  *
- * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1|2] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...
+ * usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--huge-a] [--kc N] [--mc N] [--nc N] [--order 0|1|2] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...
  *   LAYOUT kn: B is K x N (MatMul); nk: B is N x K (nn.Linear's Gemm transB)
  *   --kc, --mc, --nc, --order  native's blocking and loop order (gemm_config)
  *   --pack-a  0 the default, 1 A always packed, 2 A read in place (gemm_config)
  *   --skinny-nv  the skinny path's vectors per call (gemm_config's skinny_nv)
  *   --epi  also the default kernel with bias + relu fused ("+epi"), to
  *          show what the epilogue costs
+ *   --huge-a  A in the library's aligned_malloc (2 MiB pages past its
+ *          threshold, madvise(MADV_HUGEPAGE)), as the native backend's
+ *          activations are, not in malloc's 4 KiB pages
  *   --vs SPEC  also the default kernel (with --kernels: each kernel listed) with
  *          another gemm_config, in the same
  *          interleaved rounds (repeatable, up to 4): SPEC is KEY=N[,KEY=N..]
@@ -180,13 +183,14 @@ int main(int argc, char **argv)
 {
     int ai = 1;
     const char *kernels = NULL; /* NULL: the default kernel only */
-    bool epi = false;
+    bool epi = false, huge_a = false;
     gemm_config vs[4];
     const char *vs_name[4];
     int nvs = 0;
     for (; ai < argc && argv[ai][0] == '-'; ai++) {
         if (!strcmp(argv[ai], "--kernels") && ai + 1 < argc) kernels = argv[++ai];
         else if (!strcmp(argv[ai], "--epi")) epi = true;
+        else if (!strcmp(argv[ai], "--huge-a")) huge_a = true;
         else if (!strcmp(argv[ai], "--kc") && ai + 1 < argc) cfg.kc = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--mc") && ai + 1 < argc) cfg.mc = atoi(argv[++ai]);
         else if (!strcmp(argv[ai], "--nc") && ai + 1 < argc) cfg.nc = atoi(argv[++ai]);
@@ -207,7 +211,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc - ai < 2) {
-        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--kc N] [--mc N] [--nc N] [--order 0|1|2] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...\n");
+        fprintf(stderr, "usage: bench-gemm-native [--kernels all|K1,K2..] [--epi] [--huge-a] [--kc N] [--mc N] [--nc N] [--order 0|1|2] [--pack-a 0|1|2] [--skinny-nv N] [--vs SPEC].. ROUNDS LAYOUT:M:N:K...\n");
         return 2;
     }
     int rounds = atoi(argv[ai++]);
@@ -226,7 +230,7 @@ int main(int argc, char **argv)
             return 2;
         }
         int nk = !strcmp(s.layout, "nk");
-        float *a = malloc(sizeof(float) * (size_t)(s.m * s.k)),
+        float *a = huge_a ? aligned_malloc(sizeof(float) * (size_t)(s.m * s.k)) : malloc(sizeof(float) * (size_t)(s.m * s.k)),
               *b = malloc(sizeof(float) * (size_t)(s.n * s.k)), *bias = malloc(sizeof(float) * (size_t)s.n),
               *ref = malloc(sizeof(float) * (size_t)(s.m * s.n)),
               *c = malloc(sizeof(float) * (size_t)(s.m * s.n));
@@ -321,7 +325,9 @@ int main(int argc, char **argv)
             aligned_free(es[i].packed);
         }
         fflush(stdout);
-        free(a), free(b), free(bias), free(ref), free(c);
+        if (huge_a) aligned_free(a);
+        else free(a);
+        free(b), free(bias), free(ref), free(c);
     }
     return 0;
 }

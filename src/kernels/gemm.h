@@ -264,11 +264,12 @@ bool gemm_skinny_rows_default(int64_t m, int64_t n, int64_t k);
 
 /* Whether the skinny path's default order (0) runs rows outer in one call
  * of the kernel's rows (order 5, where the kernel has them, A is row-major
- * and the epilogue is one the kernels fuse): past GEMM_SKINNY_M at K <=
- * GEMM_SKINNY_ROWS_K or from GEMM_SKINNY_ROWS_M rows, where B (K x N
- * floats) fits in a quarter of L2. Side by side with the calls it replaces
- * (bench/RESULTS.md, issue 15, branch gl5): 1.00x to 1.46x at 13 shapes of
- * M 196 to 12544 with K 16 to 384 or N 16 to 32 (3136x256x64 1.32x). */
+ * and the epilogue is one the kernels fuse): past GEMM_SKINNY_M where B
+ * (K x N floats) fits in a quarter of L2. Side by side with the calls it
+ * replaces (bench/RESULTS.md, issue 15, branch gl5): 1.00x to 1.46x at 13
+ * shapes of M 196 to 12544 with K 16 to 384 or N 16 to 32 (3136x256x64
+ * 1.32x); at M 28 to 126 past K = 32 (branch g15, Zen 5) 1.03x to 1.16x
+ * on 12 of 15 captured shapes, 0.99x to 1.07x on the other three. */
 bool gemm_skinny_rows1_default(int64_t m, int64_t n, int64_t k);
 
 /* Whether the kernels apply epilogue e in their registers, before the

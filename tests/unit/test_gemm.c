@@ -417,6 +417,26 @@ static void test_skinny_rule(void **state)
             r.epi.res = v ? (const float *)1 : NULL;
             run_case(kr, &r);
         }
+        /* rows outer in one call (gemm_skinny_rows1_default): past M = 16 at any K where B
+         * (K x N floats) fits in a quarter of L2, M under GEMM_SKINNY_ROWS_M too; the answer
+         * there in the default order at odd sizes (a masked tail, rows past the last group), a
+         * column bias with Clip or a residual, 1 and 2 threads */
+        const int64_t nlo = kl2 * nr / 256, nhi = (kl2 + 1) * nr / 256 + 2; /* 64 x N under, over L2 / 4 bytes */
+        assert_false(gemm_skinny_rows1_default(GEMM_SKINNY_M, 64, 64));
+        assert_true(gemm_skinny_rows1_default(GEMM_SKINNY_M + 1, 64, 16));
+        assert_true(gemm_skinny_rows1_default(28, 576, 96));
+        assert_true(gemm_skinny_rows1_default(GEMM_SKINNY_ROWS_M - 1, nlo, 64));
+        assert_false(gemm_skinny_rows1_default(GEMM_SKINNY_ROWS_M - 1, nhi, 64));
+        assert_false(gemm_skinny_rows1_default(70, INT64_MAX / 4, INT64_MAX / 64)); /* K x N overflows */
+        for (int v = 0; v < 3; v++) {
+            gcase r = {.m = v == 2 ? 127 : 29, .n = v ? 113 : 576, .k = v ? 193 : 96, .pack_b = true,
+                       .threads = 1 + (v == 1)};
+            r.epi.bias_mode = GEMM_BIAS_COL;
+            r.epi.act = v == 1 ? GEMM_ACT_NONE : GEMM_ACT_CLIP;
+            r.epi.lo = -0.3f, r.epi.hi = 0.4f;
+            r.epi.res = v == 1 ? (const float *)1 : NULL;
+            run_case(kr, &r);
+        }
         gcase t = {.m = 41, .n = 37, .k = 1300, .pack_b = true, .threads = 1};
         run_case(kr, &t);
         t.pack_a = true;
