@@ -11,7 +11,8 @@
  * of the int8 transform on the whole model is bench/q8_wino_acc.py's. The transforms here are
  * plain (per tile, no sharing of the overlapping columns).
  *
- * usage: bench-q8wino ROUNDS N:H:C:M...   (N images of H x H x C, M output channels)
+ * usage: bench-q8wino ROUNDS N:H:C:M[:BLK]...   (N images of H x H x C, M output channels;
+ *        BLK: tiles a block, default 8192 / M, each position's floats 32 KiB)
  * Prints per shape the Winograd floats' SQNR against the direct floats (bias, no Relu), the
  * medians of the direct and the Winograd runs (alternated, this thread's CPU time), their
  * ratio, and the Winograd's parts (input transform, GEMMs, output transform) on one run. Needs
@@ -33,7 +34,16 @@ static double now(void)
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
-static void *al(size_t n) { void *p = aligned_alloc(64, (n + 63) / 64 * 64); memset(p, 0, (n + 63) / 64 * 64); return p; }
+static void *al(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (!p) {
+        fprintf(stderr, "bench-q8wino: out of memory (%zu bytes)\n", n);
+        exit(1);
+    }
+    memset(p, 0, (n + 63) / 64 * 64);
+    return p;
+}
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 
 typedef struct {
@@ -134,7 +144,7 @@ static void wino_run(wino *w, float *yf, uint8_t *y8)
     }
 }
 
-static void shape(int64_t N, int64_t H, int64_t C, int64_t M, int R)
+static void shape(int64_t N, int64_t H, int64_t C, int64_t M, int64_t blk, int R)
 {
     srand(1);
     uint8_t *x = al(N * H * H * C);
@@ -163,7 +173,8 @@ static void shape(int64_t N, int64_t H, int64_t C, int64_t M, int R)
     /* Winograd: U[p] = G g G^T per (c, m), K = C x M each */
     wino W = {.N = N, .H = H, .C = C, .M = M, .th = (H + 1) / 2, .x = x, .sin = sin, .ys = ys, .bias = bias};
     W.T = N * W.th * W.th;
-    W.blk = 8192 / M < 16 ? 16 : 8192 / M;
+    W.blk = blk > 0 ? blk : 8192 / M < 16 ? 16 : 8192 / M; /* tiles a block: 32 KiB of floats a position */
+    W.blk = W.blk < W.T ? W.blk : W.T;
     float *u = al(4 * 16 * C * M);
     const float G[4][3] = {{1, 0, 0}, {.5f, .5f, .5f}, {.5f, -.5f, .5f}, {0, 0, 1}};
     for (int64_t c = 0; c < C; c++)
@@ -286,13 +297,13 @@ int main(int argc, char **argv)
         return 0;
     }
     for (int i = 2; i < argc; i++) {
-        long n, h, c, m;
-        if (sscanf(argv[i], "%ld:%ld:%ld:%ld", &n, &h, &c, &m) != 4 || n < 1 || h < 2 || c < 32 || c > 512 ||
+        long n, h, c, m, blk = 0;
+        if (sscanf(argv[i], "%ld:%ld:%ld:%ld:%ld", &n, &h, &c, &m, &blk) < 4 || blk < 0 || n < 1 || h < 2 || c < 32 || c > 512 ||
             c % 32 || m < 1 || m > 512) {
             fprintf(stderr, "bench-q8wino: %s: want N:H:C:M, C a multiple of 32 up to 512, M up to 512\n", argv[i]);
             return 2;
         }
-        shape(n, h, c, m, R);
+        shape(n, h, c, m, blk, R);
     }
     return 0;
 }
