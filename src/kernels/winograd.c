@@ -3,10 +3,14 @@
  * ISA and tile), the 36 (16) GEMMs against the packed U (gemm_f32, A read in
  * place), then the output transform with the epilogue. Blocks run on the
  * threads, each with its own V and M in the scratch. */
+#include <limits.h>
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "kernels/isa.h"
+#include "kernels/qgemm.h"
 #include "kernels/winograd.h"
 
 #if KISA_X86 /* the vector instances: x86-64 only */
@@ -22,19 +26,23 @@
 #include "kernels/vec_end.h"
 
 typedef void (*kwg_in_fn)(const float *const *p, int64_t c, float *v, int64_t vs);
+typedef void (*kwg_in_u8_fn)(const uint8_t *const *p, int64_t c, float z, const float *inv, const float *zp,
+                             uint8_t *a, int64_t as);
 typedef void (*kwg_out_fn)(const float *m, int64_t ms, int64_t n, float *const *out, const int64_t *pix,
                            const gemm_epi *e, bool quick);
 typedef struct kwg_impl {
     kisa isa;
     kwg_in_fn in, in2;    /* F(4x4)'s and F(2x2)'s */
     kwg_out_fn out, out2;
+    kwg_in_u8_fn in2u8;   /* F(2x2)'s on uint8 (kwg_conv_u8) */
 } kwg_impl;
 static const kwg_impl kwg_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, kwg_in_avx512, kwg2_in_avx512, kwg_out_avx512, kwg2_out_avx512},
-    {KISA_AVX2, kwg_in_avx2, kwg2_in_avx2, kwg_out_avx2, kwg2_out_avx2},
+    {KISA_AVX512, kwg_in_avx512, kwg2_in_avx512, kwg_out_avx512, kwg2_out_avx512, kwg2_in_u8_avx512},
+    {KISA_AVX2, kwg_in_avx2, kwg2_in_avx2, kwg_out_avx2, kwg2_out_avx2, kwg2_in_u8_avx2},
 #endif
-    {KISA_PORTABLE, kwg_in_portable, kwg2_in_portable, kwg_out_portable, kwg2_out_portable},
+    {KISA_PORTABLE, kwg_in_portable, kwg2_in_portable, kwg_out_portable, kwg2_out_portable,
+     kwg2_in_u8_portable},
 };
 
 int kwg_pos(kwg_tile t) { return t == KWG_F2 ? 16 : 36; }
@@ -199,4 +207,132 @@ ait_status kwg_conv(kwg_tile tt, const knhwc_geom *g, int64_t images, const floa
         }
     }
     return st;
+}
+
+/* kwg_conv_u8's scratch: the zero point's row (c bytes), then per thread a
+ * block's 16 uint8 matrices (tiles x kp bytes each, 64 apart), its M
+ * (16 x tiles x n floats) and one tile's four output rows (4 x n floats). */
+static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zero, size_t *a, size_t *per)
+{
+    const int64_t tb = tiles_block(KWG_F2, g, images, n);
+    int64_t mat, ab, mb, ob, total;
+    if (g->c > INT64_MAX - 64 || n < 1 || __builtin_mul_overflow((g->c + 3) / 4 * 4, tb, &ab) ||
+        __builtin_add_overflow(ab, 127, &ab))
+        return false;
+    mat = ab = ab / 64 * 64; /* a matrix: tb rows of kp bytes, 64 more, to 64 */
+    if (__builtin_mul_overflow(mat, (int64_t)16, &total) || __builtin_mul_overflow(tb, n, &mb) ||
+        __builtin_mul_overflow(mb, (int64_t)(16 * sizeof(float)), &mb) || __builtin_add_overflow(total, mb, &total) ||
+        __builtin_mul_overflow(n, (int64_t)(4 * sizeof(float)), &ob) || __builtin_add_overflow(total, ob, &total) ||
+        total > INT64_MAX - 128)
+        return false;
+    *zero = (size_t)((g->c + 63) / 64 * 64);
+    *a = (size_t)ab;
+    *per = (size_t)((total + 63) / 64 * 64);
+    return true;
+}
+
+bool kwg_scratch_u8(const knhwc_geom *g, int64_t images, int64_t n, int threads, size_t *bytes)
+{
+    size_t zero, a, per, all;
+    *bytes = 0;
+    return u8_sizes(g, images, n, &zero, &a, &per) &&
+           !__builtin_mul_overflow(per, (size_t)(threads > 1 ? threads : 1), &all) &&
+           !__builtin_add_overflow(all, zero + 64, bytes);
+}
+
+void kwg_vrange_u8(int32_t z, float *scale, int32_t *zp)
+{
+    static const int bt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+    const int lo = -z, hi = 255 - z; /* x - z */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int vlo = 0, vhi = 0; /* V's extremes: each coefficient times lo or hi */
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++) {
+                    const int c = bt[i][a] * bt[j][b];
+                    vlo += c > 0 ? c * lo : c * hi;
+                    vhi += c > 0 ? c * hi : c * lo;
+                }
+            const float s = vhi > vlo ? (float)(vhi - vlo) / 255.0f : 1.0f;
+            int32_t q = (int32_t)nearbyintf((float)-vlo / s);
+            scale[4 * i + j] = s;
+            zp[4 * i + j] = q < 0 ? 0 : q > 255 ? 255 : q;
+        }
+}
+
+ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, float xs, int32_t xz,
+                       const void *u, size_t us, int64_t n, uint8_t *y, float ys, int32_t yz, float *yf,
+                       int64_t ldy, const gemm_epi *epi, void *scratch, int threads, ait_error *e)
+{
+    size_t zb, ab, per;
+    if (!kwg_fits(g) || !u8_sizes(g, images, n, &zb, &ab, &per) || n > INT_MAX)
+        return err_set(e, AIT_E_UNSUPPORTED, "winograd: not a 3x3 stride-1 convolution");
+    qg_packed uv[16];
+    for (int pos = 0; pos < 16; pos++) {
+        TRY(qg_view((const char *)u + (size_t)pos * us, us, &uv[pos], e));
+        if (uv[pos].scheme != QG_INT8DQ || uv[pos].k != g->c || uv[pos].n != n)
+            return err_set(e, AIT_E_INVALID_ARG, "winograd: packed weights of another shape");
+    }
+    const kwg_impl *im = KISA_PICK(kwg_impls);
+    const int t = threads > 1 ? threads : 1;
+    const int64_t tw = (g->ow + 1) / 2, th = (g->oh + 1) / 2, per_img = tw * th;
+    const int64_t all = tiles_all(KWG_F2, g, images), tb = tiles_block(KWG_F2, g, images, n);
+    const int64_t nb = (all + tb - 1) / tb, c = g->c, kp = (c + 3) / 4 * 4, ohw = g->oh * g->ow;
+    float sv[16], inv[16], zf[16];
+    int32_t zv[16];
+    kwg_vrange_u8(xz, sv, zv);
+    for (int k = 0; k < 16; k++) {
+        inv[k] = 1.0f / sv[k];
+        zf[k] = (float)zv[k];
+    }
+    const bool quick = !epi->scaled && epi->bias_mode != GEMM_BIAS_ROW && !epi->rlo &&
+                       (epi->act == GEMM_ACT_NONE || epi->act == GEMM_ACT_RELU ||
+                        epi->act == GEMM_ACT_CLIP);
+    uint8_t *zero = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    memset(zero, (int)xz, (size_t)c);
+    bool ok = true;
+#pragma omp parallel for num_threads(t) if (t > 1 && nb > 1) schedule(static)
+    for (int64_t b = 0; b < nb; b++) {
+        uint8_t *a = zero + zb + (size_t)omp_get_thread_num() * per;
+        float *m = (float *)(a + 16 * ab), *o = m + 16 * tb * n;
+        const int64_t t0 = b * tb, nt = min64(tb, all - t0);
+        const uint8_t *p[16];
+        for (int64_t i = 0; i < nt; i++) { /* the input transform, tile by tile */
+            const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
+            const uint8_t *xi = x + ii * g->h * g->w * g->cs + g->c0;
+            for (int r = 0; r < 4; r++)
+                for (int q = 0; q < 4; q++) {
+                    const int64_t iy = ty * 2 - g->pt + r, ix = tx * 2 - g->pl + q;
+                    p[4 * r + q] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xi + (iy * g->w + ix) * g->cs : zero;
+                }
+            im->in2u8(p, c, (float)xz, inv, zf, a + i * kp, ab);
+        }
+        bool good = true; /* V at scale xs * sv, zero point zv: M[pos][tile][co] in float */
+        for (int pos = 0; pos < 16 && good; pos++)
+            good = qgemm_u8_uni(&uv[pos], a + pos * ab, NULL, xs * sv[pos], zv[pos], nt, m + pos * tb * n, n, NULL,
+                                0, 0, 0, NULL, 1);
+        for (int64_t i = 0; i < nt && good; i++) { /* the output transform, then uint8 */
+            const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
+            float *out[4];
+            int64_t pix[4];
+            for (int r = 0; r < 2; r++)
+                for (int q = 0; q < 2; q++) {
+                    const int64_t oy = ty * 2 + r, ox = tx * 2 + q;
+                    pix[2 * r + q] = ii * ohw + oy * g->ow + ox;
+                    out[2 * r + q] = oy >= g->oh || ox >= g->ow ? NULL
+                                     : y                    ? o + (2 * r + q) * n
+                                                            : yf + pix[2 * r + q] * ldy;
+                }
+            im->out2(m + i * n, tb * n, n, out, pix, epi, quick);
+            for (int r = 0; !quick && r < 2 && ty * 2 + r < g->oh; r++)
+                gemm_epi_tile(epi, out[2 * r], y ? n : ldy, pix[2 * r], 0, (int)min64(2, g->ow - tx * 2), (int)n);
+            for (int k = 0; y && k < 4; k++)
+                if (out[k]) qg_requant_u8(out[k], n, ys, yz, y + pix[k] * n);
+        }
+        if (!good) {
+#pragma omp critical
+            ok = false;
+        }
+    }
+    return ok ? AIT_OK : err_set(e, AIT_E_INVALID_ARG, "winograd: the int8 GEMM refused its operands");
 }

@@ -187,3 +187,43 @@ static void KV(kwg2_out)(const float *m, int64_t ms, int64_t n, float *const *ou
         }
     }
 }
+
+/* c <= VL uint8 at p as floats, reading only those c bytes (a tail's copy when c < VL). */
+static inline V KV(kwg_load_u8)(const uint8_t *p, size_t c)
+{
+    if (c == VL) return vload_u8(p);
+    uint8_t t[64] = {0};
+    memcpy(t, p, c);
+    return vload_u8(t);
+}
+
+/* kwg2_in for static int8 (kwg_conv_u8): uint8 pixels minus the zero point
+ * z (outside the image p[k] is a row of z), position k's V times inv[k]
+ * rounded to the nearest (ties to even: V is whole, the product one
+ * rounding), plus its zero point zp[k] (whole), clamped to [0, 255], into
+ * uint8 a[k * as + ci]. Whole numbers in floats throughout: every ISA gives
+ * the same bytes. */
+static void KV(kwg2_in_u8)(const uint8_t *const *p, int64_t c, float z, const float *inv, const float *zp,
+                           uint8_t *a, int64_t as)
+{
+    const V vz = vset1(z), lo = vzero(), hi = vset1(255.0f);
+    for (int64_t ci = 0; ci < c; ci += VL) {
+        const size_t cnt = c - ci < VL ? (size_t)(c - ci) : VL;
+        V t[16];
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            V d[4];
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) d[r] = vsub(KV(kwg_load_u8)(p[4 * r + j] + ci, cnt), vz);
+            KV(kwg2_bt)(d[0], d[1], d[2], d[3], t + j, 4);
+        }
+        _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+            V o[4];
+            const V *r = t + 4 * i;
+            KV(kwg2_bt)(r[0], r[1], r[2], r[3], o, 1);
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+                const int k = 4 * i + j;
+                const V q = vmin(hi, vmax(lo, vadd(vround(vmul(o[j], vset1(inv[k]))), vset1(zp[k]))));
+                vstoren_u8(a + k * as + ci, q, cnt);
+            }
+        }
+    }
+}
