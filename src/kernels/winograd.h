@@ -57,10 +57,11 @@ ait_status kwg_conv(kwg_tile t, const knhwc_geom *g, int64_t images, const float
 
 /* Static int8 F(2x2, 3x3): x uint8 NHWC ([images][h][w][cs], the group's c
  * channels from c0) at scale xs, zero point xz, into uint8 y ([p][n], p as
- * kwg_conv's) at ys, yz: the input transform in whole numbers, V requantised
- * to uint8 per position k at the scale and zero point of its bounds
- * (kwg_vrange_u8: the range B^T d B takes for every x in [0, 255], so
- * nothing clamps; scale[k] in x's quanta);
+ * kwg_conv's) at ys, yz: the input transform in whole numbers (int16
+ * vectors), V requantised to uint8 per position k at the scale and zero
+ * point of its bounds (kwg_vrange_u8: the range B^T d B takes for every x
+ * in [0, 255] is 4 x 255 wide, so the scale is 4 of x's quanta, and
+ * nothing clamps but V's extremes by one), rounded half to even;
  * the 16 GEMMs on qgemm's int8 kernel (qgemm_u8_uni; u: 16 QG_INT8DQ packs
  * of U[pos] (k c, n columns), us bytes apart, each of kwg_weights(KWG_F2)'s
  * floats quantised per column), float M; the output transform with epi as
