@@ -62,13 +62,14 @@ static void in_u8_portable(const uint8_t *const *p, int64_t c, int32_t z, const 
 #include <immintrin.h>
 #define IN_U8_BODY(VEC, LOAD, ADD, SUB, SRAI, AND, SET1, STORE)                                 \
     {                                                                                           \
-        VEC d[16], t[16];                                                                       \
-        for (int k = 0; k < 16; k++) d[k] = SUB(LOAD(p[k] + ci), vz);                           \
+        VEC t[16]; /* a column's four pixels at a time: 16 + 4 vectors live, not 32 */          \
         for (int j = 0; j < 4; j++) {                                                           \
-            t[j] = SUB(d[j], d[8 + j]);                                                         \
-            t[4 + j] = ADD(d[4 + j], d[8 + j]);                                                 \
-            t[8 + j] = SUB(d[8 + j], d[4 + j]);                                                 \
-            t[12 + j] = SUB(d[4 + j], d[12 + j]);                                               \
+            const VEC d0 = SUB(LOAD(p[j] + ci), vz), d1 = SUB(LOAD(p[4 + j] + ci), vz),         \
+                      d2 = SUB(LOAD(p[8 + j] + ci), vz), d3 = SUB(LOAD(p[12 + j] + ci), vz);    \
+            t[j] = SUB(d0, d2);                                                                 \
+            t[4 + j] = ADD(d1, d2);                                                             \
+            t[8 + j] = SUB(d2, d1);                                                             \
+            t[12 + j] = SUB(d1, d3);                                                            \
         }                                                                                       \
         for (int i = 0; i < 4; i++) {                                                           \
             const VEC *r = t + 4 * i;                                                           \
