@@ -1,6 +1,6 @@
-/* The prototype the library's kwg_conv_u8 (kernels/winograd.h) came from, kept for its int16
- * input transform (vpmulhrsw, 32 channels a vector: about half the library's float one's
- * instructions, the next thing to port) and as a measurement: a static int8 3x3 stride-1 Conv (pads 1) on a
+/* The prototype the library's kwg_conv_u8 (kernels/winograd.h) came from, kept as a
+ * measurement of the form (its transforms are its own: V scaled per position from the image's
+ * largest |V|, by vpmulhrsw; the library's by its bounds, a shift): a static int8 3x3 stride-1 Conv (pads 1) on a
  * uint8 channels-last image into uint8 with bias and Relu, as the native backend runs it
  * (the implicit GEMM: knhwc_pad_u8, row pointers, qgemm_u8_uni's VNNI kernel) against the same
  * Conv by Winograd's F(2x2, 3x3) in int8: each 4x4 tile's input transform B^T d B in int16
