@@ -187,4 +187,3 @@ static void KV(kwg2_out)(const float *m, int64_t ms, int64_t n, float *const *ou
         }
     }
 }
-
