@@ -3,10 +3,14 @@
  * ISA and tile), the 36 (16) GEMMs against the packed U (gemm_f32, A read in
  * place), then the output transform with the epilogue. Blocks run on the
  * threads, each with its own V and M in the scratch. */
+#include <limits.h>
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "kernels/isa.h"
+#include "kernels/qgemm.h"
 #include "kernels/winograd.h"
 
 #if KISA_X86 /* the vector instances: x86-64 only */
@@ -22,19 +26,118 @@
 #include "kernels/vec_end.h"
 
 typedef void (*kwg_in_fn)(const float *const *p, int64_t c, float *v, int64_t vs);
+typedef void (*kwg_in_u8_fn)(const uint8_t *const *p, int64_t c, int32_t z, const int16_t *zp, uint8_t *a,
+                             int64_t as);
+
+/* kwg_conv_u8's input transform, in whole numbers: d = x - z (p[k] a row of z
+ * outside the image), V = B^T d B (|V| <= 1020), then each position k's
+ * uint8 V / 4 rounded half to even ((V + 1 + (V >> 2 & 1)) >> 2: rounded half
+ * up, the ties' bias cost resnet18 3 dB) plus its zero point zp[k] (4:
+ * kwg_vrange_u8's scale), saturated to [0, 255], into a[k * as + ci].
+ * The same bytes at every ISA: int16 vectors of 32 (AVX-512) or 16 (AVX2)
+ * channels, one at a time on the portable path. */
+static void in_u8_portable(const uint8_t *const *p, int64_t c, int32_t z, const int16_t *zp, uint8_t *a,
+                           int64_t as)
+{
+    for (int64_t ci = 0; ci < c; ci++) {
+        int32_t d[16], t[16];
+        for (int k = 0; k < 16; k++) d[k] = (int32_t)p[k][ci] - z;
+        for (int j = 0; j < 4; j++) {
+            t[j] = d[j] - d[8 + j];
+            t[4 + j] = d[4 + j] + d[8 + j];
+            t[8 + j] = d[8 + j] - d[4 + j];
+            t[12 + j] = d[4 + j] - d[12 + j];
+        }
+        for (int i = 0; i < 4; i++) {
+            const int32_t *r = t + 4 * i, v[4] = {r[0] - r[2], r[1] + r[2], r[2] - r[1], r[1] - r[3]};
+            for (int j = 0; j < 4; j++) {
+                int32_t q = ((v[j] + 1 + ((v[j] >> 2) & 1)) >> 2) + zp[4 * i + j];
+                a[(4 * i + j) * as + ci] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+            }
+        }
+    }
+}
+
+#if KISA_X86
+#include <immintrin.h>
+#define IN_U8_BODY(VEC, LOAD, ADD, SUB, SRAI, AND, SET1, STORE)                                 \
+    {                                                                                           \
+        VEC t[16]; /* a column's four pixels at a time: 16 + 4 vectors live, not 32 */          \
+        for (int j = 0; j < 4; j++) {                                                           \
+            const VEC d0 = SUB(LOAD(p[j] + ci), vz), d1 = SUB(LOAD(p[4 + j] + ci), vz),         \
+                      d2 = SUB(LOAD(p[8 + j] + ci), vz), d3 = SUB(LOAD(p[12 + j] + ci), vz);    \
+            t[j] = SUB(d0, d2);                                                                 \
+            t[4 + j] = ADD(d1, d2);                                                             \
+            t[8 + j] = SUB(d2, d1);                                                             \
+            t[12 + j] = SUB(d1, d3);                                                            \
+        }                                                                                       \
+        for (int i = 0; i < 4; i++) {                                                           \
+            const VEC *r = t + 4 * i;                                                           \
+            const VEC v[4] = {SUB(r[0], r[2]), ADD(r[1], r[2]), SUB(r[2], r[1]), SUB(r[1], r[3])}; \
+            for (int j = 0; j < 4; j++)                                                         \
+                STORE(a + (4 * i + j) * as + ci,                                                \
+                      ADD(SRAI(ADD(ADD(v[j], one), AND(SRAI(v[j], 2), one)), 2), SET1(zp[4 * i + j]))); \
+        }                                                                                       \
+    }
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void in_u8_avx512(const uint8_t *const *p, int64_t c,
+                                                                     int32_t z, const int16_t *zp,
+                                                                     uint8_t *a, int64_t as)
+{
+    const __m512i vz = _mm512_set1_epi16((short)z), one = _mm512_set1_epi16(1), zero = _mm512_setzero_si512();
+    int64_t ci = 0;
+    __mmask32 m = ~(__mmask32)0;
+#define L512(q) _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(m, q))
+#define S512(q, v) _mm256_mask_storeu_epi8(q, m, _mm512_cvtusepi16_epi8(_mm512_max_epi16(v, zero)))
+#define SET512(x) _mm512_set1_epi16(x)
+    for (; ci < c; ci += 32) {
+        if (c - ci < 32) m = (__mmask32)((1u << (c - ci)) - 1);
+        IN_U8_BODY(__m512i, L512, _mm512_add_epi16, _mm512_sub_epi16, _mm512_srai_epi16, _mm512_and_si512, SET512,
+                   S512)
+    }
+#undef L512
+#undef S512
+#undef SET512
+}
+
+__attribute__((target("avx2"))) static void in_u8_avx2(const uint8_t *const *p, int64_t c, int32_t z,
+                                                      const int16_t *zp, uint8_t *a, int64_t as)
+{
+    const __m256i vz = _mm256_set1_epi16((short)z), one = _mm256_set1_epi16(1);
+    const int64_t whole = c / 16 * 16;
+#define L256(q) _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(q)))
+#define S256(q, v)                                                                               \
+    _mm_storeu_si128((__m128i *)(q),                                                             \
+                     _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xd8)))
+#define SET256(x) _mm256_set1_epi16(x)
+    for (int64_t ci = 0; ci < whole; ci += 16)
+        IN_U8_BODY(__m256i, L256, _mm256_add_epi16, _mm256_sub_epi16, _mm256_srai_epi16, _mm256_and_si256, SET256,
+                   S256)
+#undef L256
+#undef S256
+#undef SET256
+    if (whole < c) { /* the last channels, one at a time */
+        const uint8_t *q[16];
+        for (int k = 0; k < 16; k++) q[k] = p[k] + whole;
+        in_u8_portable(q, c - whole, z, zp, a + whole, as);
+    }
+}
+#undef IN_U8_BODY
+#endif
 typedef void (*kwg_out_fn)(const float *m, int64_t ms, int64_t n, float *const *out, const int64_t *pix,
                            const gemm_epi *e, bool quick);
 typedef struct kwg_impl {
     kisa isa;
     kwg_in_fn in, in2;    /* F(4x4)'s and F(2x2)'s */
     kwg_out_fn out, out2;
+    kwg_in_u8_fn in2u8;   /* F(2x2)'s on uint8 (kwg_conv_u8) */
 } kwg_impl;
 static const kwg_impl kwg_impls[] = {
 #if KISA_X86
-    {KISA_AVX512, kwg_in_avx512, kwg2_in_avx512, kwg_out_avx512, kwg2_out_avx512},
-    {KISA_AVX2, kwg_in_avx2, kwg2_in_avx2, kwg_out_avx2, kwg2_out_avx2},
+    {KISA_AVX512, kwg_in_avx512, kwg2_in_avx512, kwg_out_avx512, kwg2_out_avx512, in_u8_avx512},
+    {KISA_AVX2, kwg_in_avx2, kwg2_in_avx2, kwg_out_avx2, kwg2_out_avx2, in_u8_avx2},
 #endif
-    {KISA_PORTABLE, kwg_in_portable, kwg2_in_portable, kwg_out_portable, kwg2_out_portable},
+    {KISA_PORTABLE, kwg_in_portable, kwg2_in_portable, kwg_out_portable, kwg2_out_portable, in_u8_portable},
 };
 
 int kwg_pos(kwg_tile t) { return t == KWG_F2 ? 16 : 36; }
@@ -199,4 +302,127 @@ ait_status kwg_conv(kwg_tile tt, const knhwc_geom *g, int64_t images, const floa
         }
     }
     return st;
+}
+
+/* kwg_conv_u8's scratch: the zero point's row (c bytes), then per thread a
+ * block's 16 uint8 matrices (tiles x kp bytes each, 64 apart), its M
+ * (16 x tiles x n floats) and one tile's four output rows (4 x n floats). */
+static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zero, size_t *a, size_t *per)
+{
+    const int64_t tb = tiles_block(KWG_F2, g, images, n);
+    int64_t mat, ab, mb, ob, total;
+    if (g->c > INT64_MAX - 64 || n < 1 || __builtin_mul_overflow((g->c + 3) / 4 * 4, tb, &ab) ||
+        __builtin_add_overflow(ab, 127, &ab))
+        return false;
+    mat = ab = ab / 64 * 64; /* a matrix: tb rows of kp bytes, 64 more, to 64 */
+    if (__builtin_mul_overflow(mat, (int64_t)16, &total) || __builtin_mul_overflow(tb, n, &mb) ||
+        __builtin_mul_overflow(mb, (int64_t)(16 * sizeof(float)), &mb) || __builtin_add_overflow(total, mb, &total) ||
+        __builtin_mul_overflow(n, (int64_t)(4 * sizeof(float)), &ob) || __builtin_add_overflow(total, ob, &total) ||
+        total > INT64_MAX - 128)
+        return false;
+    *zero = (size_t)((g->c + 63) / 64 * 64);
+    *a = (size_t)ab;
+    *per = (size_t)((total + 63) / 64 * 64);
+    return true;
+}
+
+bool kwg_scratch_u8(const knhwc_geom *g, int64_t images, int64_t n, int threads, size_t *bytes)
+{
+    size_t zero, a, per, all;
+    *bytes = 0;
+    return u8_sizes(g, images, n, &zero, &a, &per) &&
+           !__builtin_mul_overflow(per, (size_t)(threads > 1 ? threads : 1), &all) &&
+           !__builtin_add_overflow(all, zero + 64, bytes);
+}
+
+void kwg_vrange_u8(int32_t z, float *scale, int32_t *zp)
+{
+    static const int bt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+    const int lo = -z, hi = 255 - z; /* x - z */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int vlo = 0; /* V's least: each coefficient times lo or hi; its range is 4 x 255 wide */
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++) {
+                    const int c = bt[i][a] * bt[j][b];
+                    vlo += c > 0 ? c * lo : c * hi;
+                }
+            scale[4 * i + j] = 4.0f;
+            zp[4 * i + j] = (-vlo) >> 2; /* V = vlo to about 0, its largest to about 255 */
+        }
+}
+
+ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, float xs, int32_t xz,
+                       const void *u, size_t us, int64_t n, uint8_t *y, float ys, int32_t yz, float *yf,
+                       int64_t ldy, const gemm_epi *epi, void *scratch, int threads, ait_error *e)
+{
+    size_t zb, ab, per;
+    if (!kwg_fits(g) || !u8_sizes(g, images, n, &zb, &ab, &per) || n > INT_MAX)
+        return err_set(e, AIT_E_UNSUPPORTED, "winograd: not a 3x3 stride-1 convolution");
+    qg_packed uv[16];
+    for (int pos = 0; pos < 16; pos++) {
+        TRY(qg_view((const char *)u + (size_t)pos * us, us, &uv[pos], e));
+        if (uv[pos].scheme != QG_INT8DQ || uv[pos].k != g->c || uv[pos].n != n)
+            return err_set(e, AIT_E_INVALID_ARG, "winograd: packed weights of another shape");
+    }
+    const kwg_impl *im = KISA_PICK(kwg_impls);
+    const int t = threads > 1 ? threads : 1;
+    const int64_t tw = (g->ow + 1) / 2, th = (g->oh + 1) / 2, per_img = tw * th;
+    const int64_t all = tiles_all(KWG_F2, g, images), tb = tiles_block(KWG_F2, g, images, n);
+    const int64_t nb = (all + tb - 1) / tb, c = g->c, kp = (c + 3) / 4 * 4, ohw = g->oh * g->ow;
+    float sv[16];
+    int32_t zv[16];
+    int16_t zs[16];
+    kwg_vrange_u8(xz, sv, zv);
+    for (int k = 0; k < 16; k++) zs[k] = (int16_t)zv[k];
+    const bool quick = !epi->scaled && epi->bias_mode != GEMM_BIAS_ROW && !epi->rlo &&
+                       (epi->act == GEMM_ACT_NONE || epi->act == GEMM_ACT_RELU ||
+                        epi->act == GEMM_ACT_CLIP);
+    uint8_t *zero = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    memset(zero, (int)xz, (size_t)c);
+    bool ok = true;
+#pragma omp parallel for num_threads(t) if (t > 1 && nb > 1) schedule(static)
+    for (int64_t b = 0; b < nb; b++) {
+        uint8_t *a = zero + zb + (size_t)omp_get_thread_num() * per;
+        float *m = (float *)(a + 16 * ab), *o = m + 16 * tb * n;
+        const int64_t t0 = b * tb, nt = min64(tb, all - t0);
+        const uint8_t *p[16];
+        for (int64_t i = 0; i < nt; i++) { /* the input transform, tile by tile */
+            const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
+            const uint8_t *xi = x + ii * g->h * g->w * g->cs + g->c0;
+            for (int r = 0; r < 4; r++)
+                for (int q = 0; q < 4; q++) {
+                    const int64_t iy = ty * 2 - g->pt + r, ix = tx * 2 - g->pl + q;
+                    p[4 * r + q] = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xi + (iy * g->w + ix) * g->cs : zero;
+                }
+            im->in2u8(p, c, xz, zs, a + i * kp, ab);
+        }
+        bool good = true; /* V at scale xs * sv, zero point zv: M[pos][tile][co] in float */
+        for (int pos = 0; pos < 16 && good; pos++)
+            good = qgemm_u8_uni(&uv[pos], a + pos * ab, NULL, xs * sv[pos], zv[pos], nt, m + pos * tb * n, n, NULL,
+                                0, 0, 0, NULL, 1);
+        for (int64_t i = 0; i < nt && good; i++) { /* the output transform, then uint8 */
+            const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
+            float *out[4];
+            int64_t pix[4];
+            for (int r = 0; r < 2; r++)
+                for (int q = 0; q < 2; q++) {
+                    const int64_t oy = ty * 2 + r, ox = tx * 2 + q;
+                    pix[2 * r + q] = ii * ohw + oy * g->ow + ox;
+                    out[2 * r + q] = oy >= g->oh || ox >= g->ow ? NULL
+                                     : y                    ? o + (2 * r + q) * n
+                                                            : yf + pix[2 * r + q] * ldy;
+                }
+            im->out2(m + i * n, tb * n, n, out, pix, epi, quick);
+            for (int r = 0; !quick && r < 2 && ty * 2 + r < g->oh; r++)
+                gemm_epi_tile(epi, out[2 * r], y ? n : ldy, pix[2 * r], 0, (int)min64(2, g->ow - tx * 2), (int)n);
+            for (int k = 0; y && k < 4; k++)
+                if (out[k]) qg_requant_u8(out[k], n, ys, yz, y + pix[k] * n);
+        }
+        if (!good) {
+#pragma omp critical
+            ok = false;
+        }
+    }
+    return ok ? AIT_OK : err_set(e, AIT_E_INVALID_ARG, "winograd: the int8 GEMM refused its operands");
 }

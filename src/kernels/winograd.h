@@ -55,4 +55,25 @@ ait_status kwg_conv(kwg_tile t, const knhwc_geom *g, int64_t images, const float
                     const gemm_packed *u, int64_t n, float *y, int64_t ldy, const gemm_epi *epi,
                     float *scratch, int threads, ait_error *e);
 
+/* Static int8 F(2x2, 3x3): x uint8 NHWC ([images][h][w][cs], the group's c
+ * channels from c0) at scale xs, zero point xz, into uint8 y ([p][n], p as
+ * kwg_conv's) at ys, yz: the input transform in whole numbers (int16
+ * vectors), V requantised to uint8 per position k at the scale and zero
+ * point of its bounds (kwg_vrange_u8: the range B^T d B takes for every x
+ * in [0, 255] is 4 x 255 wide, so the scale is 4 of x's quanta, and
+ * nothing clamps but V's extremes by one), rounded half to even;
+ * the 16 GEMMs on qgemm's int8 kernel (qgemm_u8_uni; u: 16 QG_INT8DQ packs
+ * of U[pos] (k c, n columns), us bytes apart, each of kwg_weights(KWG_F2)'s
+ * floats quantised per column), float M; the output transform with epi as
+ * kwg_conv's, then each output pixel requantised (qg_requant_u8); y NULL:
+ * the floats into yf instead, rows ldy apart, as kwg_conv's y. scratch:
+ * kwg_scratch_u8's bytes. Error against the direct int8 Conv: the
+ * requantised V (bench/RESULTS.md, branch r8). Fails on a geometry
+ * kwg_fits refuses or packs of another shape. */
+bool kwg_scratch_u8(const knhwc_geom *g, int64_t images, int64_t n, int threads, size_t *bytes);
+void kwg_vrange_u8(int32_t z, float *scale, int32_t *zp); /* 16 of each */
+ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, float xs, int32_t xz,
+                       const void *u, size_t us, int64_t n, uint8_t *y, float ys, int32_t yz, float *yf,
+                       int64_t ldy, const gemm_epi *epi, void *scratch, int threads, ait_error *e);
+
 #endif

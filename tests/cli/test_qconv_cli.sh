@@ -3,7 +3,8 @@
 # --quant) on resnet18's layer1 (3x3 Convs, residual Adds): each variant is
 # offered, judged by its module's SQNR against the int8 bound (25 dB) and
 # passes it; int8's artifact (calibrated at the 99.9th percentile, int8
-# pinned by the strategy) runs from its saved scales; with a too-strict --min-sqnr both are rejected
+# pinned by the strategy) runs from its saved scales, and on layer3 (whose 3x3
+# Convs run as int8 Winograd); with a too-strict --min-sqnr both are rejected
 # with the SQNR in the reason and the tune still picks a float32 candidate
 # and writes a plan that runs.
 # usage: test_qconv_cli.sh AIT TEST_DATA_DIR
@@ -35,6 +36,14 @@ check static-ok 0 "^native:int8/t1 ok bound 25 sqnr (2[5-9]|[3-9][0-9])" cands "
 check static-chosen 0 "^chosen native:int8/t1$" cands "$tmp/q8.json"
 mkdir -p "$tmp/o8"
 check static-runs 0 "wrote 1 outputs" "$ait" run "$tmp/q8.ait" --output-dir "$tmp/o8" --repeat 1
+# layer3's 3x3 Convs of 256 channels reading uint8 run static int8 Winograd F(2x2, 3x3)
+# (conv.c's CONV_WQ8, kwg_conv_u8): its SQNR against the reference passes the same bound.
+"$ait" tune "$model" "${fast[@]/layer1/layer3}" --quant int8 --strategy only:native:int8 \
+  --json -o "$tmp/w8.ait" >"$tmp/w8.json" 2>"$tmp/w8.err"
+check wino-static-ok 0 "^native:int8/t1 ok bound 25 sqnr (2[5-9]|[3-9][0-9])" cands "$tmp/w8.json"
+check wino-static-chosen 0 "^chosen native:int8/t1$" cands "$tmp/w8.json"
+mkdir -p "$tmp/w8o"
+check wino-static-runs 0 "wrote 1 outputs" "$ait" run "$tmp/w8.ait" --output-dir "$tmp/w8o" --repeat 1
 check bad-percentile 2 "calib-percentile" "$ait" tune "$model" --quant int8 --calib-percentile 40
 "$ait" tune "$model" "${fast[@]}" --quant int8dq,int8 --min-sqnr 90 --json -o "$tmp/s.ait" >"$tmp/s.json" 2>"$tmp/s.err"
 check strict-rejected 0 "^native:int8dq/t1 rejected bound 90 .*SQNR .* below the bound 90 dB" cands "$tmp/s.json"

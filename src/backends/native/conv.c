@@ -59,8 +59,9 @@
  * CONV_IM2COL turned into an implicit GEMM at finish (conv_ig), CONV_WINO
  * into Winograd's F(4x4, 3x3) (conv_wino, the "wino" variants), CONV_WINO2
  * into its F(2x2, 3x3) (small planes in "wino-large"), CONV_GRP into the
- * direct grouped kernel (conv_grp). */
-enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG, CONV_WINO, CONV_WINO2, CONV_GRP };
+ * direct grouped kernel (conv_grp), CONV_WQ8 (static int8) into Winograd's
+ * F(2x2, 3x3) on uint8 (conv_wq8). */
+enum { CONV_IM2COL, CONV_DIRECT, CONV_DW, CONV_IG, CONV_WINO, CONV_WINO2, CONV_GRP, CONV_WQ8 };
 enum { G_N, G_M, G_GROUP, G_DIRECT, G_C, G_H, G_W, G_KH, G_KW, G_OH, G_OW, G_S0, G_S1, G_D0, G_D1, G_P0 };
 
 typedef struct conv_arg {
@@ -446,6 +447,27 @@ static bool conv_wino(const built *bm, const nat_step *st, bool quant, kwg_tile 
     return kwg_fits(&g) && q[G_M] <= INT_MAX;
 }
 
+/* Input channels from which a static int8 3x3 stride-1 Conv runs as
+ * Winograd F(2x2, 3x3) on uint8 (kwg_conv_u8): on resnet18's layers 2 to 4
+ * (128 to 512 channels) it took 0.67 to 0.86 of the implicit GEMM's time,
+ * on layer1's 64 channels 1.25x (bench-q8wino, bench/RESULTS.md, r8). */
+#define WQ8_MIN_C 128
+
+/* Whether static int8 Conv step st runs so (CONV_WQ8): one group, no
+ * prologue, uint8 in (uint8 or float out), not into a Concat's channels,
+ * kwg_fits. */
+static bool conv_wq8(const built *bm, const nat_step *st, bool quant)
+{
+    const int64_t *q = st->geo;
+    const node *n = &bm->g->nodes[st->node];
+    if (!quant || !bm->qstatic || st->pro || st->cat >= 0 || q[G_GROUP] != 1 || q[G_C] < WQ8_MIN_C ||
+        q[G_M] > INT_MAX || (q[G_DIRECT] != CONV_IM2COL && q[G_DIRECT] != CONV_WQ8) || st->epi.out < 0 ||
+        !bm->vals[n->in[0]].q8)
+        return false;
+    knhwc_geom g = conv_kgeom(q);
+    return kwg_fits(&g);
+}
+
 /* The tile of a Winograd step (CONV_WINO or CONV_WINO2). */
 static kwg_tile wino_tile(const int64_t *q)
 {
@@ -569,12 +591,14 @@ static ait_status finish_pack(built *bm, nat_step *st)
     nat_pack *p;
     const bool quant = q[G_DIRECT] != CONV_DW && nat_qconv(bm, group), dwq = dw_q8(bm, st);
     kwg_tile wt = KWG_F4;
-    const bool wino = conv_wino(bm, st, quant, &wt), ig = !wino && conv_ig(bm, q, quant),
-               grp = !wino && !ig && conv_grp(bm, st, quant);
+    const bool wino = conv_wino(bm, st, quant, &wt), wq8 = !wino && conv_wq8(bm, st, quant),
+               ig = !wino && !wq8 && conv_ig(bm, q, quant), grp = !wino && !wq8 && !ig && conv_grp(bm, st, quant);
     st->geo[G_DIRECT] = wino ? (wt == KWG_F2 ? CONV_WINO2 : CONV_WINO)
+                        : wq8 ? CONV_WQ8
                         : ig ? CONV_IG
                         : grp ? CONV_GRP
-                        : q[G_DIRECT] == CONV_IG || q[G_DIRECT] == CONV_WINO || q[G_DIRECT] == CONV_WINO2
+                        : q[G_DIRECT] == CONV_IG || q[G_DIRECT] == CONV_WINO || q[G_DIRECT] == CONV_WINO2 ||
+                                q[G_DIRECT] == CONV_WQ8
                             ? CONV_IM2COL
                             : q[G_DIRECT];
     /* qgemm's B is the weights, knhwc_dw_u8 and the implicit GEMM: channels-last only
@@ -612,8 +636,15 @@ static ait_status finish_pack(built *bm, nat_step *st)
     /* a uint8 residual or output: a block's float rows (q8_block), of a GEMM */
     const int64_t qrows = q8_block(q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1), M);
     const bool gemm = q[G_DIRECT] != CONV_DW;
-    if (rv && (!rv->nhwc || rv->q8)) /* NCHW, or uint8, to float NHWC */
-        f += nat_floats(rv->q8 && gemm ? qrows * M : yn);
+    if (rv && (!rv->nhwc || rv->q8)) /* NCHW, or uint8, to float NHWC (CONV_WQ8's all of it) */
+        f += nat_floats(rv->q8 && gemm && !wq8 ? qrows * M : yn);
+    if (wq8) { /* kwg_conv_u8's tiles */
+        knhwc_geom g = conv_kgeom(q);
+        size_t wb;
+        if (!kwg_scratch_u8(&g, q[G_N], M, bm->threads, &wb) || wb > (size_t)INT64_MAX - 3)
+            return nat_fail(bm, st->node, AIT_E_OVERFLOW, "Winograd tiles are too large");
+        f += nat_floats((int64_t)((wb + 3) / 4));
+    }
     if (!ov->nhwc || ov->q8) f += nat_floats(ov->q8 && gemm ? qrows * M : yn); /* float NHWC, then NCHW or uint8 */
     if (q[G_DIRECT] == CONV_IM2COL) f += nat_floats(im2col_block(ohw, kdim, 1) * kdim);
     const int64_t nr = gemm_kernel_nr(bm->kern);
@@ -719,7 +750,8 @@ static ait_status finish_pack(built *bm, nat_step *st)
     if (ig && group * runs > INT_MAX)
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "too many runs of taps");
     if (bm->prep) /* the blob's, as above: no weights read */
-        return quant ? nat_qconv_pack(bm, st->node, NULL, kq, M)
+        return wq8     ? nat_qwino_pack(bm, st->node, NULL, cg, M)
+               : quant ? nat_qconv_pack(bm, st->node, NULL, kq, M)
                : ig  ? nat_pack_get(bm, st->node, (int)(group * runs),
                                     gemm_pack_b_size(bm->kern, rows, mg), fill_ig, NULL, &p)
                      : nat_pack_get(bm, st->node, (int)group, gemm_pack_b_size(bm->kern, kdim, mg),
@@ -737,6 +769,15 @@ static ait_status finish_pack(built *bm, nat_step *st)
                 for (int64_t t = 0; t < taps; t++)
                     tmp[(gi * kq + t * cs + ci) * mg + co] = w[((gi * mg + co) * cg + ci) * taps + t];
     ia.tmp = tmp;
+    if (wq8) { /* U = G g G^T per position, from B's [9 c][M] */
+        float *u = malloc(sizeof(float) * (size_t)(16 * cg * M));
+        ait_status s = u ? (kwg_weights(KWG_F2, tmp, cg, M, u), nat_qwino_pack(bm, st->node, u, cg, M))
+                         : nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory");
+        free(u);
+        free(tmp);
+        free(own);
+        return s;
+    }
     ait_status s = quant ? nat_qconv_pack(bm, st->node, tmp, kq, M)
                    : ig  ? nat_pack_get(bm, st->node, (int)(group * runs),
                                         gemm_pack_b_size(bm->kern, rows, mg), fill_ig, &ia, &p)
@@ -1116,7 +1157,7 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     const bool gemm = q[G_DIRECT] != CONV_DW;
     const int64_t qblk = q8_block(q[G_DIRECT] == CONV_DIRECT ? N * ohw : im2col_block(ohw, kdim, 1), M);
     float *rbuf = NULL; /* a uint8 residual's block in float (per GEMM block) */
-    if (rq8 && gemm) {
+    if (rq8 && gemm && q[G_DIRECT] != CONV_WQ8) {
         rbuf = sp;
         sp += nat_floats(qblk * M);
     } else if (rq8) {
@@ -1156,6 +1197,14 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                       .bias_mode = bias ? GEMM_BIAS_COL : GEMM_BIAS_NONE};
         TRY(kwg_conv(wino_tile(q), &kg, N, x, bm->packs[st->node].views, M, y, ldy, &e, sp, bm->threads,
                      bm->err));
+    } else if (q[G_DIRECT] == CONV_WQ8) { /* static int8, uint8 in, uint8 or float out (conv_wq8) */
+        if (!xq8) return nat_fail(bm, st->node, AIT_E_INVALID_ARG, "int8 Winograd: not a uint8 input");
+        gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M, .res = res,
+                      .res_after = st->epi.res_after, .bias = bias,
+                      .bias_mode = bias ? GEMM_BIAS_COL : GEMM_BIAS_NONE};
+        TRY(kwg_conv_u8(&kg, N, (const uint8_t *)x, xq8->qs, xq8->qz, bm->packs[st->node].data,
+                        nat_qwino_bytes(C, M), M, oq8 ? (uint8_t *)yout : NULL, oq8 ? oq8->qs : 0,
+                        oq8 ? oq8->qz : 0, y, ldy, &e, sp, bm->threads, bm->err));
     } else if (ig) { /* per image and group, B in runs of taps */
         const int64_t runs = kig_runs(&kg);
         gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M,

@@ -363,6 +363,12 @@ bool nat_qconv_in(const graph *module);
  * then their scales ws[c], with the input's calibrated scale and zero point
  * after them (qs, qz), as the GEMM Convs'. */
 ait_status nat_qdw_pack(built *bm, int i, const float *w, int64_t taps, int64_t c);
+/* Static int8 Conv node i by Winograd F(2x2, 3x3) (kwg_conv_u8): u, the
+ * transformed weights [16][c][m] (kwg_weights), each position's packed
+ * QG_INT8DQ (nat_qwino_bytes apart), then the input's calibrated scale and
+ * zero point (qs, qz), as the GEMM Convs'. u NULL: the artifact's. */
+size_t nat_qwino_bytes(int64_t c, int64_t m);
+ait_status nat_qwino_pack(built *bm, int i, const float *u, int64_t c, int64_t m);
 /* Output pixels [p0, p1) of x's NHWC im2col (nhwc.h) as qgemm_u8's rows
  * (kp apart, scales sa, zero points za), made through tmp: min(16, p1 - p0)
  * rows of kdim floats; each row at its own range, or at pack p's static

@@ -141,6 +141,40 @@ ait_status nat_qdw_pack(built *bm, int i, const float *w, int64_t taps, int64_t 
     return s != AIT_OK ? s : cal_take(bm, i, p, bytes);
 }
 
+typedef struct qwino_arg {
+    const float *u; /* [16][c][m]: kwg_weights(KWG_F2)'s */
+    int64_t c, m;
+    size_t us;      /* one position's pack, rounded to 64 */
+    qcal cal;
+} qwino_arg;
+
+static void fill_qwino(built *bm, int i, int grp, void *dst, const void *arg)
+{
+    (void)bm;
+    (void)i;
+    (void)grp;
+    const qwino_arg *a = arg;
+    for (int pos = 0; pos < 16; pos++)
+        qg_pack(QG_INT8DQ, 0, a->u + pos * a->c * a->m, a->m, 1, a->c, a->m, (char *)dst + pos * a->us);
+    memcpy((char *)dst + 16 * a->us, &a->cal, sizeof a->cal);
+}
+
+size_t nat_qwino_bytes(int64_t c, int64_t m) { return (qg_pack_size(QG_INT8DQ, 0, c, m) + 63) / 64 * 64; }
+
+ait_status nat_qwino_pack(built *bm, int i, const float *u, int64_t c, int64_t m)
+{
+    const size_t us = nat_qwino_bytes(c, m);
+    if (us <= 64 || us > (SIZE_MAX - QCAL_BYTES) / 16)
+        return nat_fail(bm, i, AIT_E_OVERFLOW, "quantised weights are too large");
+    qwino_arg arg = {u, c, m, us, {{0}, 0, 0}};
+    if (!bm->prep) TRY(calibrated(bm, i, &arg.cal));
+    nat_pack *p;
+    bm->pack_raw = true;
+    ait_status s = nat_pack_get(bm, i, 1, 16 * us + QCAL_BYTES, fill_qwino, &arg, &p);
+    bm->pack_raw = false;
+    return s != AIT_OK ? s : cal_take(bm, i, p, 16 * us);
+}
+
 bool nat_qconv_in(const graph *module)
 {
     for (int i = 0; i < module->n_nodes; i++) {
