@@ -55,6 +55,25 @@ static inline double rel_diff(const float *a, const float *b, int64_t n)
     return m > 0 ? d / m : d;
 }
 
+/* Each of n engines' median time in ms (t[e]: rounds timings in seconds)
+ * into ms[e]; returns the worst rel_diff of y[e] against y[ref] (ny
+ * values), after exiting when it is above 1e-4 (a wrong kernel is not
+ * timed). */
+static inline double engines_ms(double *const *t, float *const *y, int n, int ref, int rounds, int64_t ny,
+                                double *ms)
+{
+    double worst = 0;
+    for (int e = 0; e < n; e++) {
+        ms[e] = median(t[e], rounds) * 1e3;
+        worst = fmax(worst, rel_diff(y[e], y[ref], ny));
+    }
+    if (worst > 1e-4) {
+        fprintf(stderr, "outputs differ (%.1e)\n", worst);
+        exit(1);
+    }
+    return worst;
+}
+
 typedef struct dn {
     dnnl_engine_t eng;
     dnnl_stream_t st;
@@ -76,6 +95,47 @@ static inline void dn_reorder(dn *d, const dnnl_memory_desc_t *fd, dnnl_memory_t
     DN(dnnl_stream_wait(d->st));
     dnnl_primitive_destroy(r);
     dnnl_primitive_desc_destroy(rpd);
+}
+
+/* The primitive of op desc `cd` (a convolution's or deconvolution's, on
+ * memory descs oneDNN may pick: format any), eltwise post-op `alg` (alpha,
+ * beta; none when alg is dnnl_alg_kind_undef) appended; its memories made
+ * in the formats it picked, x (desc su) and wt (desc wu) reordered into
+ * them, bias (desc bmd) used in place, its implementation's name kept. */
+static inline void dn_finish(dn *d, const void *cd, const dnnl_memory_desc_t *su, const float *x,
+                             const dnnl_memory_desc_t *wu, const float *wt,
+                             const dnnl_memory_desc_t *bmd, const float *bias, dnnl_alg_kind_t alg,
+                             float alpha, float beta)
+{
+    dnnl_post_ops_t po;
+    dnnl_primitive_attr_t attr;
+    DN(dnnl_post_ops_create(&po));
+    if (alg != dnnl_alg_kind_undef) DN(dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta));
+    DN(dnnl_primitive_attr_create(&attr));
+    DN(dnnl_primitive_attr_set_post_ops(attr, po));
+    dnnl_primitive_desc_t pdsc;
+    DN(dnnl_primitive_desc_create(&pdsc, cd, attr, d->eng, NULL));
+    const dnnl_memory_desc_t *qs = dnnl_primitive_desc_query_md(pdsc, dnnl_query_src_md, 0),
+                             *qw = dnnl_primitive_desc_query_md(pdsc, dnnl_query_weights_md, 0),
+                             *qd = dnnl_primitive_desc_query_md(pdsc, dnnl_query_dst_md, 0);
+    DN(dnnl_memory_create(&d->src, qs, d->eng, DNNL_MEMORY_ALLOCATE));
+    DN(dnnl_memory_create(&d->wei, qw, d->eng, DNNL_MEMORY_ALLOCATE));
+    DN(dnnl_memory_create(&d->bia, bmd, d->eng, (void *)bias));
+    DN(dnnl_memory_create(&d->dst, qd, d->eng, DNNL_MEMORY_ALLOCATE));
+    dnnl_memory_t ux, uw;
+    DN(dnnl_memory_create(&ux, su, d->eng, (void *)x));
+    DN(dnnl_memory_create(&uw, wu, d->eng, (void *)wt));
+    dn_reorder(d, su, ux, qs, d->src);
+    dn_reorder(d, wu, uw, qw, d->wei);
+    dnnl_memory_destroy(ux);
+    dnnl_memory_destroy(uw);
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pdsc, dnnl_query_impl_info_str, 0, &impl);
+    snprintf(d->impl, sizeof d->impl, "%s", impl ? impl : "?");
+    DN(dnnl_primitive_create(&d->prim, pdsc));
+    dnnl_primitive_desc_destroy(pdsc);
+    dnnl_primitive_attr_destroy(attr);
+    dnnl_post_ops_destroy(po);
 }
 
 /* The convolution of source dims sd (n, c, h, w) into dd by weights of
@@ -101,35 +161,7 @@ static inline void dn_make(dn *d, const dnnl_dims_t sd, int wrank, const dnnl_di
     dnnl_convolution_desc_t cd;
     DN(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
                                                   &smd, &wmd, &bmd, &dmd, st, dl, pd, pd));
-    dnnl_post_ops_t po;
-    dnnl_primitive_attr_t attr;
-    DN(dnnl_post_ops_create(&po));
-    if (alg != dnnl_alg_kind_undef) DN(dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta));
-    DN(dnnl_primitive_attr_create(&attr));
-    DN(dnnl_primitive_attr_set_post_ops(attr, po));
-    dnnl_primitive_desc_t pdsc;
-    DN(dnnl_primitive_desc_create(&pdsc, &cd, attr, d->eng, NULL));
-    const dnnl_memory_desc_t *qs = dnnl_primitive_desc_query_md(pdsc, dnnl_query_src_md, 0),
-                             *qw = dnnl_primitive_desc_query_md(pdsc, dnnl_query_weights_md, 0),
-                             *qd = dnnl_primitive_desc_query_md(pdsc, dnnl_query_dst_md, 0);
-    DN(dnnl_memory_create(&d->src, qs, d->eng, DNNL_MEMORY_ALLOCATE));
-    DN(dnnl_memory_create(&d->wei, qw, d->eng, DNNL_MEMORY_ALLOCATE));
-    DN(dnnl_memory_create(&d->bia, &bmd, d->eng, (void *)bias));
-    DN(dnnl_memory_create(&d->dst, qd, d->eng, DNNL_MEMORY_ALLOCATE));
-    dnnl_memory_t ux, uw;
-    DN(dnnl_memory_create(&ux, &su, d->eng, (void *)x));
-    DN(dnnl_memory_create(&uw, &wu, d->eng, (void *)wt));
-    dn_reorder(d, &su, ux, qs, d->src);
-    dn_reorder(d, &wu, uw, qw, d->wei);
-    dnnl_memory_destroy(ux);
-    dnnl_memory_destroy(uw);
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(pdsc, dnnl_query_impl_info_str, 0, &impl);
-    snprintf(d->impl, sizeof d->impl, "%s", impl ? impl : "?");
-    DN(dnnl_primitive_create(&d->prim, pdsc));
-    dnnl_primitive_desc_destroy(pdsc);
-    dnnl_primitive_attr_destroy(attr);
-    dnnl_post_ops_destroy(po);
+    dn_finish(d, &cd, &su, x, &wu, wt, &bmd, bias, alg, alpha, beta);
 }
 
 static inline void dn_run(dn *d)
