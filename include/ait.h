@@ -330,7 +330,12 @@ AIT_API void ait_session_free(ait_session *s);
 
 /* Runs the model. `inputs[i]` is the tensor for model input i, in declared
  * order (caller-owned). On success `outputs[j]` receives a new tensor for
- * model output j that the caller frees with ait_tensor_free(). */
+ * model output j that the caller frees with ait_tensor_free(), from any
+ * thread, before or after ait_session_free(s). An artifact's session keeps
+ * memory for its buckets' outputs (touched at create, so a first run is as
+ * fast as later ones): an output's data may be such a block, given back to
+ * the session when the tensor is freed (ait_tensor_capacity: the block's
+ * bytes). */
 AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                                    ait_tensor **outputs, int n_outputs);
 /* ---- bound buffers ------------------------------------------------------ */
