@@ -313,6 +313,14 @@ typedef struct ait_session_options {
      * create does, and keeps it for later runs: give the number of threads
      * that will run the session at once to have none made during runs. */
     int contexts;
+    /* ait_session_run's outputs come from memory an artifact's session
+     * makes and touches at create (a block per output of each bucket, for
+     * each context made then; at most 256 MiB), so that no run faults in
+     * the pages of its outputs, the first after loading included; a block
+     * goes back to the session when its tensor is freed. 1: none made, for
+     * a program that runs through bindings only (ait_session_run_bound),
+     * which would hold that memory for nothing. 0: made. */
+    int no_output_blocks;
 } ait_session_options;
 
 /* A session runs a model; the model must outlive it. `opts` may be NULL.

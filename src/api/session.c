@@ -133,7 +133,8 @@ enum { OUT_BLOCK_MAX = 32 << 20, OUT_POOL_MAX = 256 << 20 };
 
 /* s->out_room from an idle context's priming runs (an artifact's plan):
  * the most over the buckets, then each bucket's; left NULL (every output
- * 0) for an untuned model or on no memory; and s->outs from them. */
+ * 0) for an untuned model or on no memory; and s->outs from them, for
+ * `contexts` runs at once (0: none, ait_session_options.no_output_blocks). */
 static void out_room_set(ait_session *s, int contexts)
 {
     const ctx *c = s->idle;
@@ -150,9 +151,9 @@ static void out_room_set(ait_session *s, int contexts)
         }
     /* per context (each may run at once), every bucket's outputs */
     size_t per = (size_t)c->p->n_buckets * n_out, n = per * (size_t)contexts;
-    size_t *bytes = malloc(n * sizeof *bytes);
+    size_t *bytes = n ? malloc(n * sizeof *bytes) : NULL;
     for (size_t i = 0; bytes && i < n; i++) bytes[i] = s->out_room[n_out + i % per];
-    if (bytes) s->outs = block_pool_new(bytes, n, OUT_BLOCK_MAX, OUT_POOL_MAX);
+    if (bytes && n) s->outs = block_pool_new(bytes, n, OUT_BLOCK_MAX, OUT_POOL_MAX);
     free(bytes);
 }
 
@@ -217,7 +218,7 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
         c->next = s->idle;
         s->idle = c;
     }
-    out_room_set(s, n);
+    out_room_set(s, o.no_output_blocks ? 0 : n);
     *out = s;
     return AIT_OK;
 }

@@ -107,6 +107,16 @@ static int first_runs(const char *art)
         CHECK(same(out[k], again[k]), "batch %lld: the first run's output differs from the next",
               (long long)batches[k]);
     }
+    /* no output blocks: the same outputs, from the allocator */
+    ait_session *plain = NULL;
+    ait_session_options so = {.size = sizeof so, .no_output_blocks = 1};
+    ait_tensor *o = NULL;
+    CHECK(ait_session_create(m, &so, &plain, &e) == AIT_OK &&
+              ait_session_run(plain, &in[1], 1, &o, 1) == AIT_OK && same(o, out[1]) &&
+              ait_tensor_capacity(o) == ait_tensor_nbytes(o),
+          "a session without output blocks: %s", plain ? ait_session_error(plain) : e.msg);
+    ait_tensor_free(o);
+    ait_session_free(plain);
     for (int k = 0; k < 2; k++) ait_tensor_free(in[k]), ait_tensor_free(out[k]), ait_tensor_free(again[k]);
     ait_session_free(s);
     ait_model_free(m);
