@@ -35,10 +35,13 @@ median, by the median over the processes). --paths runs --after both ways
 `ait run` ran before); default `binding`. --cpu-clock passes --cpu-clock to
 --after's runs (the thread's CPU time, for a loaded machine; BEFORE is then
 not allowed: older binaries lack the flag). Every process's first run is the
-first request after the load: nothing runs before it but the load."""
+first request after the load: nothing runs before it but the load. Each cell
+also gives the range over the processes of the first run's minor page faults
+(the calling thread's, as `ait run` says them; left out for binaries that do not)."""
 import argparse, os, re, shutil, statistics, subprocess, sys
 
 LAT = re.compile(r"latency first run ([0-9.]+) ms, median of \d+ runs ([0-9.]+) ms")
+FLT = re.compile(r"faults first run (\d+) minor page faults")
 
 
 def run(ait, art, sample, repeat, extra=()):
@@ -47,6 +50,8 @@ def run(ait, art, sample, repeat, extra=()):
     m = LAT.search(out.stdout)
     if not m:
         sys.exit("%s run %s: %s" % (ait, art, out.stderr.strip() or out.stdout[-300:]))
+    f = FLT.search(out.stdout)  # older binaries do not say
+    run.faults = int(f.group(1)) if f else None
     return float(m.group(1)), float(m.group(2))
 
 
@@ -154,26 +159,32 @@ def one_artifact(a):
     rows = []
     for f in samples:
         r = {t: [] for t in tags}
+        flt = {t: [] for t in tags}
         for _ in range(a.procs):
             for t, ait, extra in cols:
                 r[t].append(run(ait, a.artifact, os.path.join(a.samples, f), a.repeat, extra))
-        rows.append((f, r))
+                if run.faults is not None:
+                    flt[t].append(run.faults)
+        rows.append((f, r, flt))
         print("  %s: %s" % (f, ", ".join("%s %.2fx" % (t, statistics.median(x / y for x, y in r[t]))
                                          for t in tags)), flush=True)
     print("load average at the end: %s%s" % (open("/proc/loadavg").read().split()[:3],
                                              ", thread CPU time" if a.cpu_clock else ", wall clock"))
-    print("| sample | %s |" % " | ".join("%s: first / median (p25..p75) [first, median ms] | target" % t
+    print("| sample | %s |" % " | ".join("%s: first / median (p25..p75) [first, median ms] "
+                                        "{first run's page faults, min..max} | target" % t
                                         for t in tags))
     print("| --- |%s" % (" --- | --- |" * len(tags)))
-    for f, r in rows:
+    for f, r, flt in rows:
         cells = []
         for t in tags:
             ratio = [x / y for x, y in r[t]]
             q = statistics.quantiles(ratio, n=4, method="inclusive") if len(ratio) > 1 else [ratio[0]] * 3
             med = statistics.median(ratio)
-            cells.append("%.2fx (%.2f..%.2f) [%.3f, %.3f] | %s" % (
+            faults = " {%d..%d}" % (min(flt[t]), max(flt[t])) if flt[t] else ""
+            cells.append("%.2fx (%.2f..%.2f) [%.3f, %.3f]%s | %s" % (
                 med, q[0], q[2], statistics.median(x for x, _ in r[t]),
-                statistics.median(y for _, y in r[t]), "met" if med <= TARGET else "**missed**"))
+                statistics.median(y for _, y in r[t]), faults,
+                "met" if med <= TARGET else "**missed**"))
         print("| %s | %s |" % (f[:-4], " | ".join(cells)))
 
 

@@ -313,6 +313,14 @@ typedef struct ait_session_options {
      * create does, and keeps it for later runs: give the number of threads
      * that will run the session at once to have none made during runs. */
     int contexts;
+    /* ait_session_run's outputs come from memory an artifact's session
+     * makes and touches at create (a block per output of each bucket, for
+     * each context made then; at most 256 MiB), so that no run faults in
+     * the pages of its outputs, the first after loading included; a block
+     * goes back to the session when its tensor is freed. 1: none made, for
+     * a program that runs through bindings only (ait_session_run_bound),
+     * which would hold that memory for nothing. 0: made. */
+    int no_output_blocks;
 } ait_session_options;
 
 /* A session runs a model; the model must outlive it. `opts` may be NULL.
@@ -330,7 +338,12 @@ AIT_API void ait_session_free(ait_session *s);
 
 /* Runs the model. `inputs[i]` is the tensor for model input i, in declared
  * order (caller-owned). On success `outputs[j]` receives a new tensor for
- * model output j that the caller frees with ait_tensor_free(). */
+ * model output j that the caller frees with ait_tensor_free(), from any
+ * thread, before or after ait_session_free(s). An artifact's session keeps
+ * memory for its buckets' outputs (touched at create, so a first run is as
+ * fast as later ones): an output's data may be such a block, given back to
+ * the session when the tensor is freed (ait_tensor_capacity: the block's
+ * bytes). */
 AIT_API ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inputs,
                                    ait_tensor **outputs, int n_outputs);
 /* ---- bound buffers ------------------------------------------------------ */

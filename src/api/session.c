@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/block_pool.h"
 #include "core/options.h"
 #include "api/binding.h"
 #include "runtime/model.h"
@@ -33,7 +33,6 @@ typedef struct ctx {
     const plan *p;   /* the plan it runs (NULL: untuned), to drop stale ones */
     exec *x;         /* an untuned model's executor, or */
     plan_exec *px;   /* a tuned model's plan runner */
-    void *pin;       /* copies_warm's block, kept */
     struct ctx *next;
 } ctx;
 
@@ -60,6 +59,8 @@ struct ait_session {
                               the n_out bytes of its own at (k + 1) * n_out;
                               set at create */
     const plan *room_plan; /* the plan whose buckets out_room lists (NULL: none) */
+    block_pool *outs;      /* ait_session_run's output copies' blocks, or NULL; set at
+                              create (out_room_set) */
 };
 
 /* The calling thread's copy of the message of its last run, keyed by the
@@ -83,79 +84,7 @@ static void ctx_free(ctx *c)
     if (!c) return;
     exec_free(c->x);
     plan_exec_free(c->px);
-    free(c->pin);
     free(c);
-}
-
-/* The output copies of a run (ait_session_run's, each a tensor and its
- * bytes) from memory already touched: per bucket, blocks the sizes of its
- * priming run's outputs are made (zeroed, so their pages are mapped) and
- * freed below a small block the context keeps (pin_above), so that the
- * allocator keeps them for the next allocations instead of giving a free
- * heap top back to the system (glibc trims it). Else the first runs fault
- * in every page of their copies, which costs more than the run on a
- * decoder's step (about 7 us a page in a VM: bench/RESULTS.md). Best
- * effort: nothing fails; at most WARM_TOTAL_MAX bytes for a moment, in
- * blocks of at most WARM_BLOCK_MAX. */
-enum { WARM_BLOCK_MAX = 32 << 20, WARM_TOTAL_MAX = 256 << 20, PIN_TRY_MAX = 1 << 20 };
-
-/* A small block above the n blocks blk[] in the heap (the one kept), so
- * that the blocks, freed, do not join the heap's top (which free gives
- * back to the system): a small malloc comes first from any free block
- * large enough, which may sit below them, so larger ones are tried until
- * one is carved from the top (above them, below the program break: not a
- * block of its own mapping), then shrunk in place. When every try comes
- * from a hole below (after a load has freed weights, holes of many MB),
- * the topmost of the blocks in the heap is shrunk in place instead and
- * kept (blk[i] set to NULL): above the others by construction. Else a
- * plain small one (best effort). */
-static void *pin_above(void **blk, size_t n)
-{
-    uintptr_t top = 0;
-    for (size_t i = 0; i < n; i++)
-        if (blk[i] && (uintptr_t)blk[i] > top) top = (uintptr_t)blk[i];
-#ifdef __GLIBC__
-    for (size_t bytes = 64; bytes <= PIN_TRY_MAX; bytes *= 4) {
-        void *p = malloc(bytes);
-        uintptr_t brk = (uintptr_t)sbrk(0);
-        if (!p) break;
-        if ((uintptr_t)p > top && (uintptr_t)p < brk) {
-            void *q = realloc(p, 64); /* a shrink stays in place */
-            return q ? q : p;
-        }
-        free(p);
-    }
-    uintptr_t brk = (uintptr_t)sbrk(0);
-    size_t hi = n;
-    for (size_t i = 0; i < n; i++)
-        if (blk[i] && (uintptr_t)blk[i] < brk && (hi == n || blk[i] > blk[hi])) hi = i;
-    if (hi < n) {
-        void *q = realloc(blk[hi], 64); /* a shrink stays in place */
-        if (q) {
-            blk[hi] = NULL;
-            return q;
-        }
-    }
-#endif
-    return malloc(64);
-}
-
-static void copies_warm(ctx *c, const plan *p, int n_out)
-{
-    size_t n = (size_t)p->n_buckets * (size_t)n_out * 2, k = 0, total = 0;
-    void **blk = n ? calloc(n, sizeof *blk) : NULL;
-    for (int b = 0; blk && b < p->n_buckets; b++)
-        for (int j = 0; j < n_out; j++) {
-            size_t bytes = plan_exec_output_bytes(c->px, b, j);
-            /* glibc maps a block this large on its own (unmapped when freed): nothing to keep */
-            if (!bytes || bytes > WARM_BLOCK_MAX || total + bytes > WARM_TOTAL_MAX) continue;
-            total += bytes;
-            blk[k++] = calloc(1, sizeof(tensor));
-            blk[k++] = aligned_zalloc(bytes);
-        }
-    if (k) c->pin = pin_above(blk, k);
-    for (size_t i = 0; i < k; i += 2) free(blk[i]), aligned_free(blk[i + 1]);
-    free(blk);
 }
 
 /* A new context for plan p (NULL: untuned): built (and, for a plan,
@@ -182,15 +111,31 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
         free(c);
         return st;
     }
-    if (p) copies_warm(c, p, m->g->n_outputs);
     *out = c;
     return AIT_OK;
 }
 
+/* ait_session_run's outputs are copied out of the context into new
+ * tensors. Their data comes from s->outs, blocks made and touched here for
+ * every bucket's outputs (once per context of create), lent to the
+ * tensors and given back when the caller frees them, so that no run
+ * (the first after loading included) faults in the pages of its copies:
+ * on gpt2_small's decode bucket at batch 4, 9289 minor faults (36 MiB) in
+ * the first run, which the allocator's own reuse of freed blocks did not
+ * avoid (its mmap threshold maps a block of 1.5 MiB on its own, given
+ * back to the system when freed: bench/RESULTS.md). A run finding no idle
+ * block that fits (outputs still held, a shape larger than its bucket's,
+ * more runs at once than contexts) allocates as before. At most
+ * OUT_POOL_MAX bytes, blocks of at most OUT_BLOCK_MAX (a larger output,
+ * such as a batch-4 prefill's logits of 103 MB, is allocated and faults in
+ * on every run alike). */
+enum { OUT_BLOCK_MAX = 32 << 20, OUT_POOL_MAX = 256 << 20 };
+
 /* s->out_room from an idle context's priming runs (an artifact's plan):
  * the most over the buckets, then each bucket's; left NULL (every output
- * 0) for an untuned model or on no memory. */
-static void out_room_set(ait_session *s)
+ * 0) for an untuned model or on no memory; and s->outs from them, for
+ * `contexts` runs at once (0: none, ait_session_options.no_output_blocks). */
+static void out_room_set(ait_session *s, int contexts)
 {
     const ctx *c = s->idle;
     size_t n_out = (size_t)s->m->g->n_outputs;
@@ -204,6 +149,12 @@ static void out_room_set(ait_session *s)
             s->out_room[((size_t)k + 1) * n_out + j] = b;
             if (b > s->out_room[j]) s->out_room[j] = b;
         }
+    /* per context (each may run at once), every bucket's outputs */
+    size_t per = (size_t)c->p->n_buckets * n_out, n = per * (size_t)contexts;
+    size_t *bytes = n ? malloc(n * sizeof *bytes) : NULL;
+    for (size_t i = 0; bytes && i < n; i++) bytes[i] = s->out_room[n_out + i % per];
+    if (bytes && n) s->outs = block_pool_new(bytes, n, OUT_BLOCK_MAX, OUT_POOL_MAX);
+    free(bytes);
 }
 
 size_t session_output_room(const ait_session *s, int k, int j)
@@ -267,7 +218,7 @@ ait_status ait_session_create(const ait_model *m, const ait_session_options *opt
         c->next = s->idle;
         s->idle = c;
     }
-    out_room_set(s);
+    out_room_set(s, o.no_output_blocks ? 0 : n);
     *out = s;
     return AIT_OK;
 }
@@ -282,6 +233,7 @@ void ait_session_free(ait_session *s)
     }
     jit_free(s->js);
     gemm_report_free(s->rep);
+    block_pool_close(s->outs); /* blocks still lent are freed when given back */
     free(s->out_room);
     free(s->cache_dir);
     pthread_cond_destroy(&s->tuned);
@@ -481,13 +433,14 @@ typedef struct clone_out {
     tensor **res;
     ait_tensor **outputs;
     int n;
+    block_pool *pool; /* the session's outs */
 } clone_out;
 
 static ait_status clone_keep(void *user, ait_error *e)
 {
     clone_out *o = user;
     for (int j = 0; j < o->n; j++) {
-        ait_status st = tensor_clone(o->res[j], &o->outputs[j], e);
+        ait_status st = tensor_clone_pooled(o->res[j], o->pool, &o->outputs[j], e);
         if (st != AIT_OK) {
             for (int k = 0; k < j; k++) {
                 ait_tensor_free(o->outputs[k]);
@@ -517,6 +470,6 @@ ait_status ait_session_run(ait_session *s, ait_tensor *const *inputs, int n_inpu
     if (n_outputs > 512)
         return run_end(s, NULL, err_set(&e, AIT_E_UNSUPPORTED, "more than 512 outputs"), &e);
     /* The results belong to the context: copied out before it is given back. */
-    clone_out o = {res, outputs, n_outputs};
+    clone_out o = {res, outputs, n_outputs, s->outs};
     return session_exec(s, inputs, NULL, res, clone_keep, &o, NULL, &e);
 }

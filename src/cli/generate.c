@@ -486,7 +486,7 @@ int cmd_generate(int argc, char **argv)
     if (st == AIT_OK) {
         logger lg = cli_logger();
         ait_session_options so = {.size = sizeof so, .threads = a->threads, .log = lg.fn,
-                                  .log_user = lg.user};
+                                  .log_user = lg.user, .no_output_blocks = 1}; /* bound runs only */
         st = ait_options_from_env(&so, NULL, &err);
         if (st == AIT_OK) st = ait_session_create(m, &so, &s, &err);
     }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
@@ -208,8 +209,10 @@ static ait_status run_open(const run_args *a, ait_model **m, ait_session **s, ai
     if (a->save && !a->jit)
         return err_set(err, AIT_E_INVALID_ARG, "--save needs --jit (`ait tune -o` saves a tuning)");
     logger lg = cli_logger();
+    /* a binding's run copies into the binding's outputs: no output blocks */
     ait_session_options so = {.size = sizeof so, .threads = a->threads, .jit = a->jit,
-                              .log = lg.fn, .log_user = lg.user};
+                              .log = lg.fn, .log_user = lg.user,
+                              .no_output_blocks = !a->session_run};
     TRY(ait_options_from_env(&so, NULL, err));
     TRY(ait_session_create(*m, &so, s, err));
     printf("load   %.1f ms (CPU %.1f ms, every thread), session %.1f ms (CPU %.1f ms: builds "
@@ -228,16 +231,26 @@ static ait_status bind_open(ait_session *s, ait_tensor **in, int n_in, ait_bindi
     return ait_binding_reserve(*b, reserved, err);
 }
 
+/* The calling thread's minor page faults so far. */
+static long minor_faults(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_minflt : 0;
+}
+
 /* The first run and `repeat` more, each one's latency into lat[] (wall
- * clock, or the thread's CPU time), on binding b (NULL: ait_session_run,
- * whose outputs out[] holds and the caller frees); out[] holds the last
- * run's outputs. */
+ * clock, or the thread's CPU time), the first's minor page faults into
+ * flt[0] and the others' into flt[1] (the calling thread's), on binding b
+ * (NULL: ait_session_run, whose outputs out[] holds and the caller frees);
+ * out[] holds the last run's outputs. */
 static ait_status run_timed(ait_session *s, ait_binding *b, ait_tensor **in, int n_in,
                             ait_tensor **out, int n_out, const run_args *a, double *lat,
-                            ait_error *err)
+                            long *flt, ait_error *err)
 {
+    flt[0] = flt[1] = 0;
     for (int r = 0; r <= a->repeat; r++) {
         for (int j = 0; !b && j < n_out; j++) ait_tensor_free(out[j]), out[j] = NULL;
+        long f0 = minor_faults();
         double t0 = a->cpu_clock ? (double)profile_thread_cpu_ns(NULL) * 1e-9 : now_sec();
         if ((b ? ait_session_run_bound(s, b) : ait_session_run(s, in, n_in, out, n_out)) !=
             AIT_OK) {
@@ -246,6 +259,7 @@ static ait_status run_timed(ait_session *s, ait_binding *b, ait_tensor **in, int
             return err->code;
         }
         lat[r] = (a->cpu_clock ? (double)profile_thread_cpu_ns(NULL) * 1e-9 : now_sec()) - t0;
+        flt[r > 0] += minor_faults() - f0;
     }
     for (int j = 0; b && j < n_out; j++) out[j] = ait_binding_output(b, j);
     return AIT_OK;
@@ -309,7 +323,7 @@ static void print_outputs(const ait_model *m, ait_tensor *const *out, int n_out)
  * single-threaded, so an untuned run says so rather than let N threads
  * look like they were used. */
 static void print_latency(const run_args *a, const ait_model *m, ait_session *s, double *lat,
-                          size_t reserved)
+                          const long *flt, size_t reserved)
 {
     bool tuned = ait_model_is_tuned(m) || !strncmp(ait_session_note(s), "JIT: tuned", 10);
     if (!tuned && a->threads > 1)
@@ -326,6 +340,8 @@ static void print_latency(const run_args *a, const ait_model *m, ait_session *s,
                used > 1 ? "s" : "", clock);
     else
         printf("%s\n", clock);
+    printf("faults first run %ld minor page faults, %ld in the %d runs after (the calling "
+           "thread's)\n", flt[0], flt[1], repeat);
     size_t arena, weights;
     ait_session_memory(s, &arena, &weights);
     printf("memory intermediates %.2f MiB at peak (the executor's arena%s), weights %.2f MiB "
@@ -381,6 +397,7 @@ int cmd_run(int argc, char **argv)
     ait_tensor *in[512] = {0}, *out[512] = {0};
     bool generated[512] = {0};
     double *lat = NULL;
+    long flt[2] = {0, 0};
     int n_in = 0, n_out = 0;
     ait_status st = run_open(&a, &m, &s, &err);
     if (st == AIT_OK) {
@@ -391,7 +408,7 @@ int cmd_run(int argc, char **argv)
     if (st == AIT_OK && !a.session_run) st = bind_open(s, in, n_in, &b, &reserved, &err);
     if (st == AIT_OK && !(lat = calloc((size_t)a.repeat + 1, sizeof *lat)))
         st = err_set(&err, AIT_E_NOMEM, "out of memory");
-    if (st == AIT_OK && (st = run_timed(s, b, in, n_in, out, n_out, &a, lat, &err)) != AIT_OK)
+    if (st == AIT_OK && (st = run_timed(s, b, in, n_in, out, n_out, &a, lat, flt, &err)) != AIT_OK)
         inputs_explain(m, &a.io, generated, &err);
     if (st == AIT_OK) {
         print_outputs(m, out, n_out);
@@ -401,7 +418,7 @@ int cmd_run(int argc, char **argv)
         if (a.save && (st = ait_session_save(s, a.save, &err)) == AIT_OK)
             printf("saved  %s\n", a.save);
     }
-    if (st == AIT_OK) print_latency(&a, m, s, lat, reserved);
+    if (st == AIT_OK) print_latency(&a, m, s, lat, flt, reserved);
     if (st == AIT_OK && a.outdir) st = write_outputs(a.outdir, m, out, n_out, &err);
     if (st != AIT_OK) fprintf(stderr, "ait run: %s\n", err.msg[0] ? err.msg : "failed");
     free(lat);

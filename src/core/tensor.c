@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/block_pool.h"
 #include "core/half.h"
 
 static const struct {
@@ -129,6 +130,14 @@ void aligned_free(void *p) { free(p); }
 
 static void seq_clear(tensor *t);
 
+/* Frees t's owned data, or gives it back to its pool. */
+static void data_free(tensor *t)
+{
+    if (t->pool) block_pool_give(t->pool, t->data);
+    else aligned_free(t->data);
+    t->pool = NULL;
+}
+
 ait_status tensor_alloc(tensor *t, ait_error *e)
 {
     if (t->kind != VAL_TENSOR) {
@@ -141,7 +150,7 @@ ait_status tensor_alloc(tensor *t, ait_error *e)
     strs_free(t);
     if (t->owned && t->data && t->cap >= need) return AIT_OK;
     if (!t->owned && t->data && t->room >= need && t->dtype != AIT_STRING) return AIT_OK;
-    if (t->owned) aligned_free(t->data);
+    if (t->owned) data_free(t);
     t->room = 0;
     t->data = aligned_zalloc(need);
     t->owned = t->data != NULL;
@@ -182,7 +191,7 @@ static void seq_clear(tensor *t)
 void tensor_release(tensor *t)
 {
     strs_free(t);
-    if (t->owned) aligned_free(t->data);
+    if (t->owned) data_free(t);
     seq_clear(t);
     t->data = NULL;
     t->owned = false;
@@ -269,8 +278,25 @@ ait_status tensor_copy_into(tensor *dst, const tensor *src, ait_error *e)
 
 ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e)
 {
+    return tensor_clone_pooled(src, NULL, out, e);
+}
+
+ait_status tensor_clone_pooled(const tensor *src, block_pool *pool, tensor **out, ait_error *e)
+{
     tensor *t = calloc(1, sizeof *t);
     if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
+    size_t n = src->kind == VAL_TENSOR && src->dtype != AIT_STRING && src->data ? tensor_nbytes(src)
+                                                                               : 0;
+    void *d = n ? block_pool_take(pool, n, &t->cap) : NULL;
+    if (d) {
+        tensor_set_shape(t, src->dtype, src->rank, src->dims);
+        memcpy(d, src->data, n);
+        t->data = d;
+        t->owned = true;
+        t->pool = pool;
+        *out = t;
+        return AIT_OK;
+    }
     ait_status s = tensor_copy_into(t, src, e);
     if (s != AIT_OK) {
         tensor_release(t);

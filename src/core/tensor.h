@@ -28,6 +28,9 @@ typedef struct ait_tensor {
      * when the shape fits in it. */
     size_t room;
     bool owned;  /* data is ait's to free */
+    /* Owned data that is a block of this pool (ait_session_run's outputs):
+     * given back to it, not freed (core/block_pool.h); else NULL. */
+    struct block_pool *pool;
     val_kind kind;
     int n_items, cap_items;     /* VAL_SEQUENCE: the items; VAL_MAP: keys, values; owned */
     struct ait_tensor *items;
@@ -80,6 +83,11 @@ const char *val_kind_name(val_kind k);
 ait_status seq_insert(tensor *t, int pos, const tensor *item, ait_error *e);
 /* A deep copy (new owned storage). */
 ait_status tensor_clone(const tensor *src, tensor **out, ait_error *e);
+/* The same, a plain tensor's data (not strings) in a block of pool when one
+ * fits (the smallest; its capacity the block's), else new storage as
+ * tensor_clone's. pool may be NULL. */
+ait_status tensor_clone_pooled(const tensor *src, struct block_pool *pool, tensor **out,
+                               ait_error *e);
 /* String tensors (AIT_STRING): data holds numel `char *`, each NULL (the
  * empty string) or a malloc'd NUL-terminated UTF-8 string. An owned string
  * tensor owns every non-NULL pointer in all cap / sizeof(char *) slots of
