@@ -247,7 +247,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL %s: %s\n", path, e.msg);
         return 1;
     }
-    static const int bs[2] = {(int)batches[0], (int)batches[1]};
+    const int bs[2] = {(int)batches[0], (int)batches[1]};
     static const char *const select[] = {"fc1", "only:native", "fc2", "only:native", "fc3",
                                          "only:native", NULL};
     ait_inspect_options io = {.size = sizeof io, .n_batch_sizes = 2, .batch_sizes = bs, .runs = 1};
