@@ -143,17 +143,6 @@ typedef struct gemm_epi {
      * row i at (qg_quant_rows_u8), made while the tile is in L1.
      * gemm_epi_tile's only (qgemm's tiles), one thread's. */
     float *rlo, *rhi;
-    /* Not NULL (with rlo; int8dq's qgemm only, one thread's): each row of
-     * C, once all its columns are done, also quantised at that range into
-     * q8 (row i at q8 + i * ldq8, ldq8 >= n, 0 from n to ldq8),
-     * its scale q8s[i] and zero point q8z[i]: qg_quant_rows_u8's bytes
-     * given rlo and rhi, made while the rows are in L2 (qgemm.c, groups)
-     * instead of by a pass over all of C after it (bert's FFN1 for FFN2:
-     * 4 MB at batch 8). */
-    uint8_t *q8;
-    int64_t ldq8;
-    float *q8s;
-    int32_t *q8z;
 } gemm_epi;
 
 /* A prepacked operand: a view of a buffer gemm_pack_* filled (data points

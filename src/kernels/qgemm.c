@@ -664,56 +664,27 @@ static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a
     return AIT_OK;
 }
 
-/* Row a (k floats) to q (kp bytes, 0 from k) at the range its lanes pl,
- * ph (GEMM_RANGE_LANES each, gemm_epi.rlo's) hold: qg_quant_row_u8
- * without its first pass. */
-static void quant_row_at(const float *a, int64_t k, size_t kp, const float *pl, const float *ph,
-                         uint8_t *q, float *s, int32_t *z)
-{
-    float l = 0, h = 0;
-    for (int j = 0; j < GEMM_RANGE_LANES; j++) {
-        l = pl[j] < l ? pl[j] : l;
-        h = ph[j] > h ? ph[j] : h;
-    }
-    qg_u8_params(l, h, s, z);
-    requant_row(a, k, 1.0f / *s, (float)*z, q);
-    memset(q + k, 0, kp - (size_t)k);
-}
-
-/* gemm_epi.q8: rows [i0, i1) of C (n columns, all done) quantised at
- * their ranges. */
-static void rows_q8(const gemm_epi *e, const float *c, int64_t ldc, int64_t i0, int64_t i1,
-                    int64_t n)
-{
-    for (int64_t i = i0; i < i1; i++)
-        quant_row_at(c + i * ldc, n, (size_t)e->ldq8, e->rlo + i * GEMM_RANGE_LANES,
-                     e->rhi + i * GEMM_RANGE_LANES, e->q8 + i * e->ldq8, &e->q8s[i], &e->q8z[i]);
-}
-
-void qg_rows_u8_at(void *ws, int64_t m, int64_t k, uint8_t **q, float **sa, int32_t **za)
-{
-    const size_t rows = (size_t)m, kp = (size_t)(k + 3) / 4 * 4;
-    *q = ws;
-    *sa = (float *)(*q + up64(rows * kp));
-    *za = (int32_t *)(*sa + rows);
-}
-
 void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const float *lo,
                       const float *hi, void *ws, uint8_t **q, float **sa, int32_t **za)
 {
-    const size_t kp = (size_t)(k + 3) / 4 * 4;
-    uint8_t *qq;
-    float *s;
-    int32_t *z;
-    qg_rows_u8_at(ws, m, k, &qq, &s, &z);
+    const size_t rows = (size_t)m, kp = (size_t)(k + 3) / 4 * 4;
+    uint8_t *qq = ws;
+    float *s = (float *)(qq + up64(rows * kp));
+    int32_t *z = (int32_t *)(s + rows);
     for (int64_t i = 0; i < m; i++) {
-        if (lo) { /* the range given */
-            quant_row_at(a + i * lda, k, kp, lo + i * GEMM_RANGE_LANES, hi + i * GEMM_RANGE_LANES,
-                         qq + (size_t)i * kp, &s[i], &z[i]);
+        if (lo) { /* the range given: qg_quant_row_u8 without its first pass */
+            const float *pl = lo + i * GEMM_RANGE_LANES, *ph = hi + i * GEMM_RANGE_LANES;
+            float l = 0, h = 0;
+            for (int j = 0; j < GEMM_RANGE_LANES; j++) {
+                l = pl[j] < l ? pl[j] : l;
+                h = ph[j] > h ? ph[j] : h;
+            }
+            qg_u8_params(l, h, &s[i], &z[i]);
+            requant_row(a + i * lda, k, 1.0f / s[i], (float)z[i], qq + (size_t)i * kp);
         } else {
             qg_quant_row_u8(a + i * lda, k, qq + (size_t)i * kp, &s[i], &z[i]);
-            memset(qq + (size_t)i * kp + k, 0, kp - (size_t)k);
         }
+        memset(qq + (size_t)i * kp + k, 0, kp - (size_t)k);
     }
     /* padding k: q = 0 there, against weights 0: no term */
     *q = qq;
@@ -918,10 +889,7 @@ bool qg_epi_split(const gemm_epi *epi, gemm_epi *in, gemm_epi *out)
 {
     *in = *epi;
     in->rlo = in->rhi = NULL;
-    in->q8 = NULL;
-    /* the rows' range: on the tile, last; their bytes (q8) when the rows are done */
-    *out = (gemm_epi){.rlo = epi->rlo, .rhi = epi->rhi, .q8 = epi->q8, .ldq8 = epi->ldq8,
-                      .q8s = epi->q8s, .q8z = epi->q8z};
+    *out = (gemm_epi){.rlo = epi->rlo, .rhi = epi->rhi}; /* the rows' range: on the tile, last */
     gemm_act a = epi->act;
     if (a == GEMM_ACT_NONE || a == GEMM_ACT_RELU || a == GEMM_ACT_CLIP || a == GEMM_ACT_LEAKY)
         return epi->rlo != NULL;
@@ -991,14 +959,6 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
      * row; the weights come from memory once per pass, not once per mc
      * rows (resnet18's 3x3 Convs of 512 channels: 2.4 MB of weights). */
     int64_t rb = gemm_l2_bytes() / 3 / b->kp / mc * mc;
-    /* q8 (all groups here): each pass's C in a third of L2 too, where its
-     * rows are quantised after the pass, not read back from L3 after the
-     * GEMM */
-    const bool q8 = !y8 && out && out->q8 && g0 == 0 && g1 * QG_GP * QG_NR >= b->n;
-    if (q8) {
-        const int64_t rc = gemm_l2_bytes() / 3 / (b->n * (int64_t)sizeof(float)) / mc * mc;
-        rb = rc < rb ? rc : rb;
-    }
     rb = rb > mc ? rb : mc;
     for (int64_t sb = r0; sb < r1; sb += rb) {
         int64_t se = r1 - sb < rb ? r1 : sb + rb;
@@ -1044,7 +1004,6 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                 }
             }
         }
-        if (q8) rows_q8(out, c, ldc, sb, se, b->n);
     }
 }
 
@@ -1071,8 +1030,6 @@ static void run_groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, i
         if (grid_part(&g, omp_get_thread_num(), omp_get_num_threads(), &r0, &r1, &g0, &g1))
             groups(kr, b, x, r0, r1, c, ldc, in, out, g0, g1);
     }
-    /* q8 with the columns apart (no thread had all of a row: groups did not) */
-    if (out && out->q8 && !x->y8 && g.tn > 1) rows_q8(out, c, ldc, 0, m, b->n);
 }
 
 /* Every panel of C over up to `threads` threads, on kernel kr (pick's, the
@@ -1082,7 +1039,6 @@ static void run_kern(const qg_kern *kr, const qg_packed *b, const qg_act *x, int
 {
     if (x->hb || x->hw) {
         run_bf16(kr, b, x, m, c, ldc, epi, threads);
-        if (epi && epi->q8) rows_q8(epi, c, ldc, 0, m, b->n);
         return;
     }
     if (kr->fn8) {
@@ -1105,7 +1061,6 @@ static void run_kern(const qg_kern *kr, const qg_packed *b, const qg_act *x, int
             panels(kr, b, x, m, c, ldc, epi, np * id / n, np * (id + 1) / n);
         }
     }
-    if (epi && epi->q8) rows_q8(epi, c, ldc, 0, m, b->n);
 }
 
 static void run_panels(const qg_packed *b, const qg_act *x, int64_t m, float *c, int64_t ldc,

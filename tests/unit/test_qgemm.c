@@ -765,73 +765,11 @@ static void test_view(void **st)
     assert_int_equal(qg_scheme_find("int3", &g), -1);
 }
 
-/* gemm_epi.q8: C's rows quantised at the ranges the epilogue found (rlo,
- * rhi) as the GEMM finishes them (int8dq: after each pass of rows over
- * the column groups; the other schemes after the GEMM) are, byte for byte
- * with their scales and zero points, qg_quant_rows_u8 of the finished C
- * (its own range pass); the bytes from n to ldq8 0. Every ISA, GELU and a
- * column bias (the function and the range in one pass), M not a multiple
- * of a tile, N off a panel, one pass and several (k 1000, N 600: passes
- * of 120 rows), two threads with the rows apart. */
-static void q8_rows(int scheme, int64_t m, int64_t n, int64_t k, int threads)
-{
-    float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
-    float *c = malloc(sizeof(float) * (size_t)(m * n)), *bias = malloc(sizeof(float) * (size_t)n);
-    float *rl = aligned_zalloc(sizeof(float) * (size_t)m * GEMM_RANGE_LANES);
-    float *rh = aligned_zalloc(sizeof(float) * (size_t)m * GEMM_RANGE_LANES);
-    for (int64_t i = 0; i < m * k; i++) a[i] = rnd() * 2;
-    for (int64_t i = 0; i < k * n; i++) b[i] = rnd();
-    for (int64_t j = 0; j < n; j++) bias[j] = rnd();
-    size_t sz = qg_pack_size(scheme, 0, k, n), qs = qgemm_scratch(QG_INT8DQ, 0, n, m);
-    assert_true(sz > 0 && qs > 0);
-    void *buf = aligned_zalloc(sz), *ws = aligned_zalloc(qs), *ref = aligned_zalloc(qs);
-    qg_pack(scheme, 0, b, n, 1, k, n, buf);
-    qg_packed v;
-    ait_error e = {0};
-    assert_int_equal(qg_view(buf, sz, &v, &e), AIT_OK);
-    const int64_t ld = (n + 3) / 4 * 4;
-    memset(ws, 0xa5, qs); /* the padding must be written 0 */
-    gemm_epi ep = {.bias_mode = GEMM_BIAS_COL, .bias = bias, .act = GEMM_ACT_GELU, .rlo = rl,
-                   .rhi = rh, .ldq8 = ld};
-    qg_rows_u8_at(ws, m, n, &ep.q8, &ep.q8s, &ep.q8z);
-    assert_int_equal(qgemm(&v, a, k, m, c, n, &ep, threads, &e), AIT_OK);
-    uint8_t *q;
-    float *s;
-    int32_t *z;
-    qg_quant_rows_u8(c, n, m, n, NULL, NULL, ref, &q, &s, &z);
-    for (int64_t i = 0; i < m; i++) {
-        if (s[i] != ep.q8s[i] || z[i] != ep.q8z[i] || memcmp(q + i * ld, ep.q8 + i * ld, (size_t)ld))
-            fail_msg("q8 rows %s [isa %s] m %lld n %lld k %lld threads %d: row %lld differs "
-                     "(scale %g, want %g; zero point %d, want %d)",
-                     qg_scheme_name(scheme), kisa_name(kisa_active()), (long long)m, (long long)n,
-                     (long long)k, threads, (long long)i, (double)ep.q8s[i], (double)s[i],
-                     ep.q8z[i], z[i]);
-    }
-    free(a), free(b), free(c), free(bias);
-    aligned_free(rl), aligned_free(rh), aligned_free(buf), aligned_free(ws), aligned_free(ref);
-}
-
-static void test_q8_rows(void **st)
-{
-    (void)st;
-    kisa isas[] = {KISA_N, KISA_AVX2, KISA_PORTABLE};
-    for (size_t s = 0; s < 3; s++) {
-        if (!kisa_force(isas[s])) continue;
-        q8_rows(QG_INT8DQ, 37, 45, 67, 1);
-        q8_rows(QG_INT8DQ, 1, 3, 5, 1);
-        q8_rows(QG_INT8DQ, 301, 600, 1000, 1); /* passes of rows */
-        q8_rows(QG_INT8DQ, 13, 17, 31, 2);     /* one column group: rows over the threads */
-        q8_rows(QG_INT8WO, 19, 45, 67, 1);     /* not int8dq's groups: after the GEMM */
-    }
-    kisa_force(KISA_N);
-}
-
 int main(void)
 {
     for (int s = 0; s < QG_N; s++) printf("# %s: %s\n", qg_scheme_name(s), qg_kernel_name(s));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quant_row), cmocka_unit_test(test_view),
-        cmocka_unit_test(test_q8_rows),
         cmocka_unit_test(test_bf16),      cmocka_unit_test(test_int8dq),
         cmocka_unit_test(test_int8wo),    cmocka_unit_test(test_int4wo),
         cmocka_unit_test(test_fp16),

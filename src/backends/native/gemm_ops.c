@@ -104,15 +104,6 @@ static ait_status q_finish(built *bm, nat_step *st)
         bm->qr_cap = bm->qr ? nr : 0;
         if (!bm->qr) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for row ranges");
     }
-    /* and room for the rows quantised at them (gemm_epi.q8), the reader's A */
-    const size_t nq = st->geo[G_RANGE] ? qgemm_scratch(QG_INT8DQ, 0, st->geo[G_N], st->geo[G_M]) : 0;
-    if (st->geo[G_RANGE] && !nq) st->geo[G_RANGE] = 0; /* on overflow: the reader quantises */
-    if (nq > bm->qq_cap) {
-        aligned_free(bm->qq);
-        bm->qq = aligned_zalloc(nq);
-        bm->qq_cap = bm->qq ? nq : 0;
-        if (!bm->qq) return nat_fail(bm, st->node, AIT_E_NOMEM, "out of memory for quantised rows");
-    }
     bm->qr_gen = 0; /* nothing kept across schedules */
     st->geo[G_SHARE] = 0;
     for (int s = 0; v >= 0 && s < bm->n_steps && !st->geo[G_SHARE]; s++) {
@@ -144,11 +135,12 @@ static ait_status q_run(built *bm, const nat_step *st, const float *a, int64_t m
     const int t = nat_qgemm_threads(bm, qv, m, 0, epi, bm->threads);
     const int v = bm->g->nodes[st->node].in[0];
     if (!st->geo[G_SHARE] && st->scratch && bm->qr_gen == bm->run_gen && bm->qr_val == v &&
-        bm->qr_data == a && q8_input(bm, st) == v) { /* A quantised by the step writing it */
+        bm->qr_data == a && q8_input(bm, st) == v) { /* A's ranges known */
         uint8_t *q;
         float *sa;
         int32_t *za;
-        qg_rows_u8_at(bm->qq, m, K, &q, &sa, &za);
+        qg_quant_rows_u8(a, K, m, K, bm->qr, bm->qr + m * GEMM_RANGE_LANES, bm->scratch, &q, &sa,
+                         &za);
         bm->qr_gen = 0; /* used (this step's own C: no ranges found) */
         qgemm_u8(qv, q, sa, za, m, y, N, epi, t);
         return AIT_OK;
@@ -158,8 +150,6 @@ static ait_status q_run(built *bm, const nat_step *st, const float *a, int64_t m
         memset(bm->qr, 0, sizeof(float) * (size_t)m * 2 * GEMM_RANGE_LANES); /* ranges hold 0 */
         e.rlo = bm->qr;
         e.rhi = bm->qr + m * GEMM_RANGE_LANES;
-        qg_rows_u8_at(bm->qq, m, N, &e.q8, &e.q8s, &e.q8z); /* and the rows' bytes, the reader's A */
-        e.ldq8 = (N + 3) / 4 * 4;
         TRY(qgemm_ws(qv, a, K, m, y, N, &e, t, st->scratch ? bm->scratch : NULL, bm->err));
         bm->qr_gen = bm->run_gen;
         bm->qr_val = st->epi.out;

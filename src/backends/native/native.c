@@ -595,7 +595,6 @@ static void nat_free(built *bm)
     aligned_free(bm->scratch);
     aligned_free(bm->qa);
     aligned_free(bm->qr);
-    aligned_free(bm->qq);
     aligned_free(bm->arena);
     free(bm->pl_items);
     free(bm->pl_hit);

@@ -212,11 +212,6 @@ struct built {
     int qr_val;
     const void *qr_data;
     unsigned qr_gen;
-    /* Those rows quantised at those ranges by the same step (gemm_epi.q8,
-     * each pass of rows while in L2), in the layout of
-     * qg_quant_rows_u8 (qq_cap bytes): what the reading step runs on. */
-    void *qq;
-    size_t qq_cap;
     ait_error *err;
     ait_error own_err;
 };
