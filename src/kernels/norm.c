@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <string.h>
 #include "kernels/isa.h"
-#include "kernels/qgemm.h"
 
 /* 1 in the lanes a partial load reads, 0 past them: masks a row's tail */
 static const float ones_f[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -34,40 +33,25 @@ static const struct {
     {KISA_PORTABLE, norm_row_portable, softmax_row_portable},
 };
 
-/* q not NULL: each row quantised after it is made (knorm_q8) */
 static void norm_rows(const float *x, const float *scale, const float *bias, float *y,
-                      size_t rows, size_t d, float eps, int rms, int threads, uint8_t *q,
-                      size_t ldq, float *sa, int32_t *za)
+                      size_t rows, size_t d, float eps, int rms, int threads)
 {
     __typeof__(norm_impls[0]) *im = KISA_PICK(norm_impls);
     if (!d) return;
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
-        im->norm(x + r * d, scale, bias, y + r * d, d, eps, rms);
-        if (q) {
-            qg_quant_row_u8(y + r * d, (int64_t)d, q + r * ldq, &sa[r], &za[r]);
-            memset(q + r * ldq + d, 0, ldq - d);
-        }
-    }
-}
-
-void knorm_q8(const float *x, const float *scale, const float *bias, float *y, size_t rows,
-              size_t d, float eps, int rms, int threads, uint8_t *q, size_t ldq, float *sa,
-              int32_t *za)
-{
-    norm_rows(x, scale, bias, y, rows, d, eps, rms, threads, q, ldq, sa, za);
+    for (size_t r = 0; r < rows; r++) im->norm(x + r * d, scale, bias, y + r * d, d, eps, rms);
 }
 
 void klayernorm(const float *x, const float *scale, const float *bias, float *y, size_t rows,
                 size_t d, float eps, int threads)
 {
-    norm_rows(x, scale, bias, y, rows, d, eps, 0, threads, NULL, 0, NULL, NULL);
+    norm_rows(x, scale, bias, y, rows, d, eps, 0, threads);
 }
 
 void krmsnorm(const float *x, const float *scale, const float *bias, float *y, size_t rows,
               size_t d, float eps, int threads)
 {
-    norm_rows(x, scale, bias, y, rows, d, eps, 1, threads, NULL, 0, NULL, NULL);
+    norm_rows(x, scale, bias, y, rows, d, eps, 1, threads);
 }
 
 void ksoftmax(const float *x, float *y, size_t rows, size_t d, int log_, int threads)

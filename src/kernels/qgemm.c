@@ -664,22 +664,13 @@ static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a
     return AIT_OK;
 }
 
-void qg_rows_u8_at(void *ws, int64_t m, int64_t k, uint8_t **q, float **sa, int32_t **za)
-{
-    const size_t rows = (size_t)m, kp = (size_t)(k + 3) / 4 * 4;
-    *q = ws;
-    *sa = (float *)(*q + up64(rows * kp));
-    *za = (int32_t *)(*sa + rows);
-}
-
 void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const float *lo,
                       const float *hi, void *ws, uint8_t **q, float **sa, int32_t **za)
 {
-    const size_t kp = (size_t)(k + 3) / 4 * 4;
-    uint8_t *qq;
-    float *s;
-    int32_t *z;
-    qg_rows_u8_at(ws, m, k, &qq, &s, &z);
+    const size_t rows = (size_t)m, kp = (size_t)(k + 3) / 4 * 4;
+    uint8_t *qq = ws;
+    float *s = (float *)(qq + up64(rows * kp));
+    int32_t *z = (int32_t *)(s + rows);
     for (int64_t i = 0; i < m; i++) {
         if (lo) { /* the range given: qg_quant_row_u8 without its first pass */
             const float *pl = lo + i * GEMM_RANGE_LANES, *ph = hi + i * GEMM_RANGE_LANES;

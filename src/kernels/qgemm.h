@@ -136,9 +136,6 @@ ait_status qgemm_ws(const qg_packed *b, const float *a, int64_t lda, int64_t m, 
  * that finds it. */
 void qg_quant_rows_u8(const float *a, int64_t lda, int64_t m, int64_t k, const float *lo,
                       const float *hi, void *ws, uint8_t **q, float **sa, int32_t **za);
-/* Where qg_quant_rows_u8 puts m rows of k in ws: *q, *sa, *za as it sets
- * them (rows (k + 3) / 4 * 4 bytes apart). */
-void qg_rows_u8_at(void *ws, int64_t m, int64_t k, uint8_t **q, float **sa, int32_t **za);
 /* QG_INT8DQ with A already quantised: row i at q + i * b->kp (qg_quant_row_u8's
  * bytes, 0 from k to kp), its scale sa[i] and zero point za[i]. */
 void qgemm_u8(const qg_packed *b, const uint8_t *q, const float *sa, const int32_t *za, int64_t m,

@@ -123,26 +123,6 @@ static ait_status q_finish(built *bm, nat_step *st)
     return AIT_OK;
 }
 
-bool nat_q8_rows(built *bm, int v, const void *data, int64_t m, int64_t k, uint8_t **q, float **sa,
-                 int32_t **za)
-{
-    if (!bm->qa || qgemm_scratch(QG_INT8DQ, 0, k, m) > bm->qa_cap) return false;
-    bool read = false;
-    for (int s = 0; s < bm->n_steps && !read; s++) {
-        const nat_step *o = &bm->steps[s];
-        read = q8_input(bm, o) == v && o->geo[G_M] == m && o->geo[G_K] == k;
-    }
-    if (!read) return false;
-    qg_rows_u8_at(bm->qa, m, k, &bm->qa_q, &bm->qa_sa, &bm->qa_za);
-    bm->qa_gen = bm->run_gen;
-    bm->qa_val = v;
-    bm->qa_data = data;
-    *q = bm->qa_q;
-    *sa = bm->qa_sa;
-    *za = bm->qa_za;
-    return true;
-}
-
 /* Step st's quantised GEMM: C (m x N, y) = epi(A * B), A m rows of K
  * floats; an int8dq A that other steps read too (G_SHARE) quantised once
  * a run, by the first of them; an A whose rows' ranges the step writing
@@ -165,26 +145,20 @@ static ait_status q_run(built *bm, const nat_step *st, const float *a, int64_t m
         qgemm_u8(qv, q, sa, za, m, y, N, epi, t);
         return AIT_OK;
     }
-    /* A's rows quantised this run already: by a step sharing them, or by the
-     * LayerNorm that wrote A (nat_q8_rows) */
-    const bool made = bm->qa_gen == bm->run_gen && bm->qa_val == v && bm->qa_data == a;
     if (st->geo[G_RANGE] && t <= 1 && !st->geo[G_SHARE]) {
         gemm_epi e = *epi;
         memset(bm->qr, 0, sizeof(float) * (size_t)m * 2 * GEMM_RANGE_LANES); /* ranges hold 0 */
         e.rlo = bm->qr;
         e.rhi = bm->qr + m * GEMM_RANGE_LANES;
-        if (made)
-            qgemm_u8(qv, bm->qa_q, bm->qa_sa, bm->qa_za, m, y, N, &e, t);
-        else
-            TRY(qgemm_ws(qv, a, K, m, y, N, &e, t, st->scratch ? bm->scratch : NULL, bm->err));
+        TRY(qgemm_ws(qv, a, K, m, y, N, &e, t, st->scratch ? bm->scratch : NULL, bm->err));
         bm->qr_gen = bm->run_gen;
         bm->qr_val = st->epi.out;
         bm->qr_data = y;
         return AIT_OK;
     }
-    if (!st->geo[G_SHARE] && !made)
+    if (!st->geo[G_SHARE])
         return qgemm_ws(qv, a, K, m, y, N, epi, t, st->scratch ? bm->scratch : NULL, bm->err);
-    if (!made) {
+    if (bm->qa_gen != bm->run_gen || bm->qa_val != v || bm->qa_data != a) {
         qg_quant_rows_u8(a, K, m, K, NULL, NULL, bm->qa, &bm->qa_q, &bm->qa_sa, &bm->qa_za);
         bm->qa_gen = bm->run_gen;
         bm->qa_val = v;

@@ -249,13 +249,6 @@ ait_status nat_dq_pack(built *bm, int i, bool *packed, bool *q);
 /* fuse.c: the only scheduled node consuming value v (a module output
  * counts as a use), or -1. */
 int nat_sole_consumer(const built *bm, int v);
-/* Room for value v's rows (m of k floats, at data) quantised as an int8dq
- * GEMM step reading v as its A (of m rows of k) takes them, in bm->qa,
- * marked made this run (gemm_ops.c, q_run): the writer of v (a LayerNorm,
- * norm.c) fills *q, *sa, *za as qg_quant_rows_u8 would. false, and nothing
- * to fill, when no such step reads v or bm->qa is short. */
-bool nat_q8_rows(built *bm, int v, const void *data, int64_t m, int64_t k, uint8_t **q, float **sa,
-                 int32_t **za);
 /* fuse.c: the element-wise chain after value v (the anchor's output) that
  * the epilogue can take; `row_bias` says whether a bias runs along the
  * output's channel axis 1 (Conv) rather than its last (MatMul, Gemm);

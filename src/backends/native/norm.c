@@ -53,20 +53,6 @@ static ait_status row_take(built *bm, int i, nat_step *st, bool *taken)
     return AIT_OK;
 }
 
-/* LayerNorm or RMSNorm into value v (rows x d at y): each row quantised
- * as it is made when an int8dq GEMM step reads v as its A (nat_q8_rows). */
-static void norm_run(built *bm, int v, const float *x, const float *scale, const float *bias,
-                     float *y, size_t rows, size_t d, float eps, int rms)
-{
-    uint8_t *q;
-    float *sa;
-    int32_t *za;
-    if (nat_q8_rows(bm, v, y, (int64_t)rows, (int64_t)d, &q, &sa, &za))
-        knorm_q8(x, scale, bias, y, rows, d, eps, rms, bm->threads, q, (d + 3) / 4 * 4, sa, za);
-    else
-        (rms ? krmsnorm : klayernorm)(x, scale, bias, y, rows, d, eps, bm->threads);
-}
-
 static ait_status row_run(built *bm, const nat_step *st)
 {
     const node *n = &bm->g->nodes[st->node];
@@ -77,8 +63,8 @@ static ait_status row_run(built *bm, const nat_step *st)
     const float *bias = n->n_in > 2 && n->in[2] >= 0 ? bm->vals[n->in[2]].cur->data : NULL;
     float eps = attr_float(n, "epsilon", 1e-5f);
     switch (st->geo[0]) {
-    case R_LN: norm_run(bm, n->out[0], x, scale, bias, y, rows, d, eps, 0); break;
-    case R_RMS: norm_run(bm, n->out[0], x, scale, NULL, y, rows, d, eps, 1); break;
+    case R_LN: klayernorm(x, scale, bias, y, rows, d, eps, bm->threads); break;
+    case R_RMS: krmsnorm(x, scale, NULL, y, rows, d, eps, bm->threads); break;
     default: ksoftmax(x, y, rows, d, st->geo[0] == R_LSM, bm->threads); break;
     }
     return AIT_OK;
@@ -119,7 +105,7 @@ static ait_status ln_fused_run(built *bm, const nat_step *st)
     const float *x = bm->vals[f->in].cur->data;
     const float *scale = f->ln_scale >= 0 ? bm->vals[f->ln_scale].cur->data : NULL;
     const float *bias = f->ln_bias >= 0 ? bm->vals[f->ln_bias].cur->data : NULL;
-    norm_run(bm, f->out, x, scale, bias, y->data, rows, d, f->eps, f->rms);
+    (f->rms ? krmsnorm : klayernorm)(x, scale, bias, y->data, rows, d, f->eps, bm->threads);
     return AIT_OK;
 }
 
