@@ -16,12 +16,19 @@ the GEMM tune and both `ait tune`s time candidates by their thread's CPU time
 (`--data`), and the two artifacts are compared by CPU time per run: each run
 by bench-ait-runner (beside AIT, in bench/), outputs checked against
 MODEL.out.0.npz, then --rounds interleaved rounds (ab.py's cpu_rounds), the
-median of the rounds' without / with ratios.
+median of the rounds' without / with ratios (their range beside it: the noise).
+
+Per model it also says what the database changed in the plan: the rows whose
+config is not the default (a knob set, more than one thread, or another
+kernel), each with the tune's default_us / us, and what those would save per
+run by the tune's own times (each row's saving times its count in the
+capture), as an expected ratio beside the measured one.
 
 usage: bench/gemm_db.py AIT MODELS_DIR WORKDIR [--rounds N] [--repeat R] [--iters N] [--cpu-clock]
          [MODEL ...]
 """
 import argparse
+import csv
 import os
 import re
 import statistics
@@ -38,9 +45,33 @@ def sh(args, **kw):
     return r.stdout + r.stderr
 
 
+KNOBS = ("kc", "mc", "nc", "pack_a", "order", "skinny_nv")
+
+
+def config_id(r):
+    """As gemm_config_id (src/kernels/gemm.c) names it."""
+    s = "%s.kc%s.mc%s.nc%s.pa%s.o%s.sk%d.t%s" % (r["kernel"], r["kc"], r["mc"], r["nc"], r["pack_a"], r["order"],
+                                                max(1, int(r["splitk"])), r["threads"])
+    return s + (".sv%s" % r["skinny_nv"] if int(r.get("skinny_nv") or 0) > 0 else "")
+
+
+def changed_rows(untuned, tuned):
+    """The tuned rows whose config is not the default, as (row, count in the capture); the
+    default is every knob 0, split-K and threads at most 1, and the kernel the knob-free
+    rows of that dtype and layout have (the tune writes the default's kernel there)."""
+    key = lambda r: tuple(r[c] for c in ("m", "n", "k", "dtype", "layout", "epilogue"))
+    count = {key(r): int(r["count"]) for r in csv.DictReader(open(untuned))}
+    rows = [r for r in csv.DictReader(open(tuned)) if r["kernel"] != "failed"]
+    plain = lambda r: all(int(r.get(c) or 0) == 0 for c in KNOBS) and int(r["splitk"]) <= 1 and int(r["threads"]) <= 1
+    dflt = {(r["dtype"], r["layout"]): r["kernel"] for r in rows if plain(r)}
+    return [(r, count.get(key(r), 1)) for r in rows
+            if not plain(r) or r["kernel"] != dflt.get((r["dtype"], r["layout"]), r["kernel"])]
+
+
 def cpu_compare(a, name, w):
-    """The two artifacts by CPU time per run, interleaved rounds; (plain ms, db ms) with
-    plain / db the median of the rounds' ratios (plain ms the median, db ms from it)."""
+    """The two artifacts by CPU time per run, interleaved rounds; (plain ms, db ms, the
+    rounds' lowest and highest ratio) with plain / db the median of the rounds' ratios
+    (plain ms the median, db ms from it)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import ab  # noqa: E402
     import models  # noqa: E402
@@ -60,9 +91,9 @@ def cpu_compare(a, name, w):
     ms, _ = ab.cpu_rounds(runners, a.rounds)
     for r in runners.values():
         r.close()
-    ratio = statistics.median(p / d for p, d in zip(ms["plain"], ms["db"]))
+    ratios = [p / d for p, d in zip(ms["plain"], ms["db"])]
     p = statistics.median(ms["plain"])
-    return p, p / ratio
+    return p, p / statistics.median(ratios), min(ratios), max(ratios)
 
 
 def main():
@@ -74,13 +105,13 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20, help="timed runs per candidate in the tune")
     ap.add_argument("--cpu-clock", action="store_true", help="tune and compare by CPU time")
-    ap.add_argument("names", nargs="*", default=["mlp", "bert", "resnet18"])
+    ap.add_argument("names", nargs="*", default=["mlp", "bert", "resnet18", "mobilenetv2"])
     a = ap.parse_intermixed_args()
     if a.iters < 1 or a.rounds < 1 or a.repeat < 1:
         ap.error("--iters, --rounds and --repeat take a count of at least 1")
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, AIT_CACHE_DIR=os.path.join(a.work, "cache"))
-    rows = []
+    rows, changes = [], []
     for name in a.names:
         model = os.path.join(a.models, name + ".onnx")
         dims = DIMS.get(name, [])
@@ -97,8 +128,9 @@ def main():
                   "--no-plan-check", "--no-cache", "--warmup", "2", "--window", "5", "--cap", "10", *clk]
         sh(common + ["-o", w(".plain.ait")], env=env)
         sh(common + ["--gemm-db", w(".tuned.csv"), "-o", w(".db.ait")], env=env)
+        lo = hi = None
         if a.cpu_clock:
-            p, d = cpu_compare(a, name, w)
+            p, d, lo, hi = cpu_compare(a, name, w)
         else:
             med = {"plain": [], "db": []}
             for _ in range(a.rounds):
@@ -109,15 +141,28 @@ def main():
             p, d = statistics.median(med["plain"]), statistics.median(med["db"])
         tuned = sum(1 for l in open(w(".tuned.csv")) if ",failed," not in l) - 1
         shapes = sum(1 for _ in open(w(".untuned.csv"))) - 1
-        rows.append((name, shapes, tuned, p, d, p / d))
-        print("%-10s shapes %3d tuned %3d  without %8.3f ms  with %8.3f ms  ratio %.3f" % rows[-1], flush=True)
+        ch = changed_rows(w(".untuned.csv"), w(".tuned.csv"))
+        save_ms = sum(c * (float(r["default_us"]) - float(r["us"])) for r, c in ch) / 1e3
+        expect = p / (p - save_ms) if p > save_ms else float("inf")
+        spread = "%.3f-%.3f" % (lo, hi) if lo is not None else "-"
+        rows.append((name, shapes, tuned, len(ch), p, d, p / d, spread, expect))
+        print("%-11s shapes %3d tuned %3d not default %3d  without %8.3f ms  with %8.3f ms  ratio %.3f "
+              "(rounds %s)  the tune's expected %.3f" % rows[-1], flush=True)
+        for r, c in ch:
+            changes.append("%s: %sx%sx%s %s %s %s, count %d: %s, %s us against the default's %s (%.2fx)" % (
+                name, r["m"], r["n"], r["k"], r["dtype"], r["layout"], r["epilogue"], c, config_id(r), r["us"],
+                r["default_us"], float(r["default_us"]) / float(r["us"])))
     print("\nload average %s; %s" % (" ".join(open("/proc/loadavg").read().split()[:3]),
           "CPU ms per run (bench-ait-runner), ratio the median of the rounds' ratios" if a.cpu_clock
           else "wall ms, medians of `ait run` medians"))
-    print("\n| model | GEMM shapes | rows in db | without db ms | with db ms | without / with |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("\n| model | GEMM shapes | rows in db | not default | without db ms | with db ms | without / with "
+          "| rounds' range | the tune's expected |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print("| %s | %d | %d | %.3f | %.3f | %.2fx |" % r)
+        print("| %s | %d | %d | %d | %.3f | %.3f | %.3fx | %s | %.3fx |" % r)
+    print("\nNot the default (the tune's config, us, the default's us in the same tune):")
+    for c in changes or ["none"]:
+        print("- " + c)
 
 
 if __name__ == "__main__":
