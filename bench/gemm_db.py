@@ -17,6 +17,8 @@ the GEMM tune and both `ait tune`s time candidates by their thread's CPU time
 by bench-ait-runner (beside AIT, in bench/), outputs checked against
 MODEL.out.0.npz, then --rounds interleaved rounds (ab.py's cpu_rounds), the
 median of the rounds' without / with ratios (their range beside it: the noise).
+--control adds a second runner of the artifact without the database to the same
+rounds: its ratio to the first (ideally 1) is the noise floor of that model's ratio.
 
 Per model it also says what the database changed in the plan: the rows whose
 config is not the default (a knob set, more than one thread, or another
@@ -25,7 +27,7 @@ run by the tune's own times (each row's saving times its count in the
 capture), as an expected ratio beside the measured one.
 
 usage: bench/gemm_db.py AIT MODELS_DIR WORKDIR [--rounds N] [--repeat R] [--iters N] [--cpu-clock]
-         [MODEL ...]
+         [--control] [MODEL ...]
 """
 import argparse
 import csv
@@ -70,8 +72,8 @@ def changed_rows(untuned, tuned):
 
 def cpu_compare(a, name, w):
     """The two artifacts by CPU time per run, interleaved rounds; (plain ms, db ms, the
-    rounds' lowest and highest ratio) with plain / db the median of the rounds' ratios
-    (plain ms the median, db ms from it)."""
+    rounds' lowest and highest ratio, the control's ratio or None) with plain / db the
+    median of the rounds' ratios (plain ms the median, db ms from it)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import ab  # noqa: E402
     import models  # noqa: E402
@@ -80,8 +82,9 @@ def cpu_compare(a, name, w):
     indir, ref = models.prepare_case(os.path.join(a.models, name), w(".case"), ".0")
     env = models.engine_env("ait", {}, 1)
     runners = {}
-    for side in ("plain", "db"):
-        runners[side] = Runner(side, [runner, w("." + side + ".ait"), indir, "1"], env, 600)
+    for side in ("plain", "db") + (("control",) if a.control else ()):
+        art = w("." + ("plain" if side == "control" else side) + ".ait")
+        runners[side] = Runner(side, [runner, art, indir, "1"], env, 600)
         odir = w(".out." + side)
         os.makedirs(odir, exist_ok=True)
         runners[side].outputs(odir)
@@ -92,8 +95,9 @@ def cpu_compare(a, name, w):
     for r in runners.values():
         r.close()
     ratios = [p / d for p, d in zip(ms["plain"], ms["db"])]
+    ctl = statistics.median(p / c for p, c in zip(ms["plain"], ms["control"])) if a.control else None
     p = statistics.median(ms["plain"])
-    return p, p / statistics.median(ratios), min(ratios), max(ratios)
+    return p, p / statistics.median(ratios), min(ratios), max(ratios), ctl
 
 
 def main():
@@ -105,10 +109,14 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20, help="timed runs per candidate in the tune")
     ap.add_argument("--cpu-clock", action="store_true", help="tune and compare by CPU time")
+    ap.add_argument("--control", action="store_true",
+                    help="with --cpu-clock: the artifact without the database against itself too")
     ap.add_argument("names", nargs="*", default=["mlp", "bert", "resnet18", "mobilenetv2"])
     a = ap.parse_intermixed_args()
     if a.iters < 1 or a.rounds < 1 or a.repeat < 1:
         ap.error("--iters, --rounds and --repeat take a count of at least 1")
+    if a.control and not a.cpu_clock:
+        ap.error("--control needs --cpu-clock")
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, AIT_CACHE_DIR=os.path.join(a.work, "cache"))
     rows, changes = [], []
@@ -128,9 +136,9 @@ def main():
                   "--no-plan-check", "--no-cache", "--warmup", "2", "--window", "5", "--cap", "10", *clk]
         sh(common + ["-o", w(".plain.ait")], env=env)
         sh(common + ["--gemm-db", w(".tuned.csv"), "-o", w(".db.ait")], env=env)
-        lo = hi = None
+        lo = hi = ctl = None
         if a.cpu_clock:
-            p, d, lo, hi = cpu_compare(a, name, w)
+            p, d, lo, hi, ctl = cpu_compare(a, name, w)
         else:
             med = {"plain": [], "db": []}
             for _ in range(a.rounds):
@@ -145,9 +153,10 @@ def main():
         save_ms = sum(c * (float(r["default_us"]) - float(r["us"])) for r, c in ch) / 1e3
         expect = p / (p - save_ms) if p > save_ms else float("inf")
         spread = "%.3f-%.3f" % (lo, hi) if lo is not None else "-"
-        rows.append((name, shapes, tuned, len(ch), p, d, p / d, spread, expect))
+        rows.append((name, shapes, tuned, len(ch), p, d, p / d, spread, expect,
+                     "%.3fx" % ctl if ctl is not None else "-"))
         print("%-11s shapes %3d tuned %3d not default %3d  without %8.3f ms  with %8.3f ms  ratio %.3f "
-              "(rounds %s)  the tune's expected %.3f" % rows[-1], flush=True)
+              "(rounds %s)  the tune's expected %.3f  control %s" % rows[-1], flush=True)
         for r, c in ch:
             changes.append("%s: %sx%sx%s %s %s %s, count %d: %s, %s us against the default's %s (%.2fx)" % (
                 name, r["m"], r["n"], r["k"], r["dtype"], r["layout"], r["epilogue"], c, config_id(r), r["us"],
@@ -156,10 +165,10 @@ def main():
           "CPU ms per run (bench-ait-runner), ratio the median of the rounds' ratios" if a.cpu_clock
           else "wall ms, medians of `ait run` medians"))
     print("\n| model | GEMM shapes | rows in db | not default | without db ms | with db ms | without / with "
-          "| rounds' range | the tune's expected |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| rounds' range | the tune's expected | control (without / without) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print("| %s | %d | %d | %d | %.3f | %.3f | %.3fx | %s | %.3fx |" % r)
+        print("| %s | %d | %d | %d | %.3f | %.3f | %.3fx | %s | %.3fx | %s |" % r)
     print("\nNot the default (the tune's config, us, the default's us in the same tune):")
     for c in changes or ["none"]:
         print("- " + c)
