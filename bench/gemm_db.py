@@ -3,9 +3,14 @@
 
 For each model: `ait gemm capture` its GEMM shapes (batch 1), `ait gemm tune`
 them into a database (--iters N timed runs per candidate, default 20), then
-`ait tune --strategy only:native` twice (every top-level module on the native
-backend, so the two plans differ only in the GEMM configs): without and with
-`--gemm-db`. The two artifacts are then run
+`ait tune --strategy only:native:default` twice (every top-level module on the
+native backend's default variant, the best kernel without Winograd: the
+variant the capture runs, so the plans run the captured GEMMs and differ only
+in their configs): without and with `--gemm-db`. The two plans are then read
+back (`ait show --json`) and any module whose choice differs is printed: with
+--strategy only:native (any variant: another kernel, Winograd) each tune picks
+its variants by timing, and the ratio is then partly those picks' (on the Zen 5
+mlp's fc2 on native:avx2 in one artifact, native in the other). The two artifacts are then run
 interleaved (A B A B ..., `ait run NAME.ait --repeat R`, each run's median),
 and the median of those medians is compared: ratio = without / with (above 1:
 the database helps).
@@ -27,10 +32,11 @@ run by the tune's own times (each row's saving times its count in the
 capture), as an expected ratio beside the measured one.
 
 usage: bench/gemm_db.py AIT MODELS_DIR WORKDIR [--rounds N] [--repeat R] [--iters N] [--cpu-clock]
-         [--control] [MODEL ...]
+         [--control] [--strategy S] [MODEL ...]
 """
 import argparse
 import csv
+import json
 import os
 import re
 import statistics
@@ -68,6 +74,12 @@ def changed_rows(untuned, tuned):
     dflt = {(r["dtype"], r["layout"]): r["kernel"] for r in rows if plain(r)}
     return [(r, count.get(key(r), 1)) for r in rows
             if not plain(r) or r["kernel"] != dflt.get((r["dtype"], r["layout"]), r["kernel"])]
+
+
+def plan_of(ait, art, env):
+    """The artifact's plan: (module, bucket) -> the chosen candidate's name."""
+    man = json.loads(sh([ait, "show", art, "--json"], env=env))
+    return {(m["name"], p["bucket"]): p.get("chosen", "baseline") for m in man["modules"] for p in m.get("plans", [])}
 
 
 def cpu_compare(a, name, w):
@@ -109,6 +121,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20, help="timed runs per candidate in the tune")
     ap.add_argument("--cpu-clock", action="store_true", help="tune and compare by CPU time")
+    ap.add_argument("--strategy", default="only:native:default",
+                    help="both tunes' strategy (default only:native:default: one plan, GEMM configs apart)")
     ap.add_argument("--control", action="store_true",
                     help="with --cpu-clock: the artifact without the database against itself too")
     ap.add_argument("names", nargs="*", default=["mlp", "bert", "resnet18", "mobilenetv2"])
@@ -132,10 +146,15 @@ def main():
             os.remove(w(".tuned.csv"))
         sh([a.ait, "gemm", "tune", w(".untuned.csv"), "-o", w(".tuned.csv"), "--iters", str(a.iters),
             "--warmup", "1", "--no-refs", *clk], env=env)
-        common = [a.ait, "tune", model, *dims, "--strategy", "only:native", "--no-whole",
+        common = [a.ait, "tune", model, *dims, "--strategy", a.strategy, "--no-whole",
                   "--no-plan-check", "--no-cache", "--warmup", "2", "--window", "5", "--cap", "10", *clk]
         sh(common + ["-o", w(".plain.ait")], env=env)
         sh(common + ["--gemm-db", w(".tuned.csv"), "-o", w(".db.ait")], env=env)
+        pp, pd = plan_of(a.ait, w(".plain.ait"), env), plan_of(a.ait, w(".db.ait"), env)
+        for mod in sorted(set(pp) | set(pd)):
+            if pp.get(mod) != pd.get(mod):
+                changes.append("%s: module %s (bucket %d) on %s without the database, %s with it" % (
+                    name, mod[0], mod[1], pp.get(mod, "-"), pd.get(mod, "-")))
         lo = hi = ctl = None
         if a.cpu_clock:
             p, d, lo, hi, ctl = cpu_compare(a, name, w)
@@ -169,7 +188,8 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print("| %s | %d | %d | %d | %.3f | %.3f | %.3fx | %s | %.3fx | %s |" % r)
-    print("\nNot the default (the tune's config, us, the default's us in the same tune):")
+    print("\nstrategy %s. Not the default (the tune's config, us, the default's us in the same tune), "
+          "and modules whose choice differs between the two plans:" % a.strategy)
     for c in changes or ["none"]:
         print("- " + c)
 
