@@ -88,6 +88,7 @@ bool strategy_names(const char *name, const char *backend, const char *variant)
     const char *want;
     size_t n = strategy_name_backend(name, &want);
     if (strlen(backend) != n || strncmp(backend, name, n)) return false;
+    if (want && !strcmp(want, "default")) return !variant || !*variant;
     return !want || (*want && variant && !strcmp(variant, want));
 }
 

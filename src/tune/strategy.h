@@ -51,7 +51,8 @@ size_t strategy_name_backend(const char *name, const char **variant);
 /* Whether a candidate of backend `backend`, variant `variant` (NULL or "":
  * the default), is one that one-backend:NAME and only:NAME name: NAME is a
  * backend ("native": any of its variants) or a backend and one variant
- * ("native:int8wo": that variant alone, "native:" never matches). */
+ * ("native:int8wo": that variant alone, "native:default" the default alone,
+ * "native:" never matches). */
 bool strategy_names(const char *name, const char *backend, const char *variant);
 
 /* Parses "first-wins", "one-backend:NAME", "max-throughput", "min-latency",

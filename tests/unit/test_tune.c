@@ -584,6 +584,11 @@ static void test_strategy_choices(void **st)
     assert_false(strategy_names("native:wino", "native", NULL));
     assert_false(strategy_names("native:wino", "native", "winograd"));
     assert_false(strategy_names("native:", "native", ""));
+    assert_true(strategy_names("native:default", "native", NULL));
+    assert_true(strategy_names("native:default", "native", ""));
+    assert_false(strategy_names("native:default", "native", "wino"));
+    assert_false(strategy_names("native:default", "onednn", NULL));
+    assert_int_equal(pick("only:native:default", vars, 3, AIT_OK).index, 0);
     assert_true(strategy_names("native", "native", "int8wo"));
     c = pick("latency-budget:12", cands, NC, AIT_OK);
     assert_int_equal(c.index, 4);
