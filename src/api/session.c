@@ -126,10 +126,13 @@ static ait_status ctx_make(const ait_session *s, const plan *p, ctx **out, ait_e
  * back to the system when freed: bench/RESULTS.md). A run finding no idle
  * block that fits (outputs still held, a shape larger than its bucket's,
  * more runs at once than contexts) allocates as before. At most
- * OUT_POOL_MAX bytes, blocks of at most OUT_BLOCK_MAX (a larger output,
- * such as a batch-4 prefill's logits of 103 MB, is allocated and faults in
- * on every run alike). */
-enum { OUT_BLOCK_MAX = 32 << 20, OUT_POOL_MAX = 256 << 20 };
+ * OUT_POOL_MAX bytes, blocks of at most OUT_BLOCK_MAX (a larger output is
+ * allocated and faults in on every run alike). The block bound holds a
+ * batch-4 prefill's logits (gpt2_small's 103 MB, 50257 x 512 floats): with
+ * 32 MiB, their first run took 1.35-1.41x the later ones on the idle host
+ * (bench/RESULTS.md), the first fresh mapping of that size paying for its
+ * pages. */
+enum { OUT_BLOCK_MAX = 128 << 20, OUT_POOL_MAX = 256 << 20 };
 
 /* s->out_room from an idle context's priming runs (an artifact's plan):
  * the most over the buckets, then each bucket's; left NULL (every output
