@@ -287,16 +287,8 @@ ait_status tensor_clone_pooled(const tensor *src, block_pool *pool, tensor **out
     if (!t) return err_set(e, AIT_E_NOMEM, "out of memory");
     size_t n = src->kind == VAL_TENSOR && src->dtype != AIT_STRING && src->data ? tensor_nbytes(src)
                                                                                : 0;
-    void *d = n ? block_pool_take(pool, n, &t->cap) : NULL;
-    if (d) {
-        tensor_set_shape(t, src->dtype, src->rank, src->dims);
-        memcpy(d, src->data, n);
-        t->data = d;
-        t->owned = true;
-        t->pool = pool;
-        *out = t;
-        return AIT_OK;
-    }
+    /* a pooled block, owned by t: tensor_copy_into's tensor_alloc keeps it (it holds n) */
+    if (n && (t->data = block_pool_take(pool, n, &t->cap))) t->owned = true, t->pool = pool;
     ait_status s = tensor_copy_into(t, src, e);
     if (s != AIT_OK) {
         tensor_release(t);
