@@ -176,3 +176,16 @@ ait_model *test_tune_quick(const ait_model *m, const ait_inspect_options *io,
     ait_inspection_free(r);
     return out;
 }
+
+bool test_check(bool c, int *failures, const char *file, int line, const char *fmt, ...)
+{
+    if (c) return true;
+    fprintf(stderr, "FAIL %s:%d: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    (*failures)++;
+    return false;
+}

@@ -67,4 +67,11 @@ void test_node_def(node *n, const char *op, int opset);
  * max_in inputs and one output, none set; or the test fails. */
 node *test_node_append(graph *g, const char *name, const char *op, int max_in);
 
+/* For the test programs that run without cmocka (each a process of its own):
+ * when c is false, prints "FAIL file:line: " and the message to stderr and
+ * counts one failure in *failures. Returns c. */
+bool test_check(bool c, int *failures, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define TEST_CHECK(c, failures, ...) test_check((c), (failures), __FILE__, __LINE__, __VA_ARGS__)
+
 #endif

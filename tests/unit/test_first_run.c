@@ -44,15 +44,7 @@ extern char **environ;
 static const int64_t batches[2] = {40, 160};
 
 static int failures;
-#define CHECK(c, ...)                                                                        \
-    do {                                                                                     \
-        if (!(c)) {                                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fprintf(stderr, "\n");                                                           \
-            failures++;                                                                      \
-        }                                                                                    \
-    } while (0)
+#define CHECK(c, ...) TEST_CHECK(c, &failures, __VA_ARGS__)
 
 static ait_tensor *input(int64_t batch)
 {

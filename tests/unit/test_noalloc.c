@@ -68,13 +68,7 @@ void *__wrap_aligned_alloc(size_t a, size_t n)
 static int failures;
 #define CHECK(c, ...)                                                                        \
     do {                                                                                     \
-        if (!(c)) {                                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fprintf(stderr, "\n");                                                           \
-            failures++;                                                                      \
-            return;                                                                          \
-        }                                                                                    \
+        if (!TEST_CHECK(c, &failures, __VA_ARGS__)) return;                                  \
     } while (0)
 
 typedef struct gen {
