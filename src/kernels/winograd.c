@@ -307,7 +307,8 @@ ait_status kwg_conv(kwg_tile tt, const knhwc_geom *g, int64_t images, const floa
 
 /* kwg_conv_u8's scratch: the zero point's row (c bytes), then per thread a
  * block's 16 uint8 matrices (tiles x kp bytes each, 64 apart), its M
- * (16 x tiles x n floats) and one tile's four output rows (4 x n floats). */
+ * (16 x tiles x n floats), one tile's four output rows (4 x n floats) and
+ * its four rows of a uint8 residual in float (4 x n floats). */
 static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zero, size_t *a, size_t *per)
 {
     const int64_t tb = tiles_block(KWG_F2, g, images, n);
@@ -318,7 +319,7 @@ static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zer
     mat = ab = ab / 64 * 64; /* a matrix: tb rows of kp bytes, 64 more, to 64 */
     if (__builtin_mul_overflow(mat, (int64_t)16, &total) || __builtin_mul_overflow(tb, n, &mb) ||
         __builtin_mul_overflow(mb, (int64_t)(16 * sizeof(float)), &mb) || __builtin_add_overflow(total, mb, &total) ||
-        __builtin_mul_overflow(n, (int64_t)(4 * sizeof(float)), &ob) || __builtin_add_overflow(total, ob, &total) ||
+        __builtin_mul_overflow(n, (int64_t)(8 * sizeof(float)), &ob) || __builtin_add_overflow(total, ob, &total) ||
         total > INT64_MAX - 128)
         return false;
     *zero = (size_t)((g->c + 63) / 64 * 64);
@@ -374,11 +375,14 @@ static void prefetch_new(const knhwc_geom *g, const uint8_t *x, int64_t tile, in
 
 ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, float xs, int32_t xz,
                        const void *u, size_t us, int64_t n, uint8_t *y, float ys, int32_t yz, float *yf,
-                       int64_t ldy, const gemm_epi *epi, void *scratch, int threads, ait_error *e)
+                       int64_t ldy, const gemm_epi *epi, const kwg_res8 *res8, void *scratch, int threads,
+                       ait_error *e)
 {
     size_t zb, ab, per;
     if (!kwg_fits(g) || !u8_sizes(g, images, n, &zb, &ab, &per) || n > INT_MAX)
         return err_set(e, AIT_E_UNSUPPORTED, "winograd: not a 3x3 stride-1 convolution");
+    if (res8 && (epi->res || epi->rlo || epi->bias_mode == GEMM_BIAS_ROW)) /* rows of its own (pix below) */
+        return err_set(e, AIT_E_INVALID_ARG, "winograd: a uint8 residual with a float one, rows' ranges or row biases");
     qg_packed uv[16];
     for (int pos = 0; pos < 16; pos++) {
         TRY(qg_view((const char *)u + (size_t)pos * us, us, &uv[pos], e));
@@ -398,13 +402,16 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
     const bool quick = !epi->scaled && epi->bias_mode != GEMM_BIAS_ROW && !epi->rlo &&
                        (epi->act == GEMM_ACT_NONE || epi->act == GEMM_ACT_RELU ||
                         epi->act == GEMM_ACT_CLIP);
+    static const int64_t pix4[4] = {0, 1, 2, 3}; /* a tile's residual rows in rb */
     uint8_t *zero = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     memset(zero, (int)xz, (size_t)c);
     bool ok = true;
 #pragma omp parallel for num_threads(t) if (t > 1 && nb > 1) schedule(static)
     for (int64_t b = 0; b < nb; b++) {
         uint8_t *a = zero + zb + (size_t)omp_get_thread_num() * per;
-        float *m = (float *)(a + 16 * ab), *o = m + 16 * tb * n;
+        float *m = (float *)(a + 16 * ab), *o = m + 16 * tb * n, *rb = o + 4 * n;
+        gemm_epi er = *epi; /* with res8: the residual from rb, the tile's pixel k its row k */
+        if (res8) er.res = rb, er.ldr = n;
         const int64_t t0 = b * tb, nt = min64(tb, all - t0);
         const uint8_t *p[16];
         for (int64_t i = 0; i < nt; i++) { /* the input transform, tile by tile */
@@ -435,9 +442,12 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
                                      : y                    ? o + (2 * r + q) * n
                                                             : yf + pix[2 * r + q] * ldy;
                 }
-            im->out2(m + i * n, tb * n, n, out, pix, epi, quick);
+            for (int k = 0; res8 && k < 4; k++)
+                if (out[k]) qg_dequant_u8(res8->q + pix[k] * n, n, res8->s, res8->z, rb + k * n);
+            const int64_t *pr = res8 ? pix4 : pix;
+            im->out2(m + i * n, tb * n, n, out, pr, &er, quick);
             for (int r = 0; !quick && r < 2 && ty * 2 + r < g->oh; r++)
-                gemm_epi_tile(epi, out[2 * r], y ? n : ldy, pix[2 * r], 0, (int)min64(2, g->ow - tx * 2), (int)n);
+                gemm_epi_tile(&er, out[2 * r], y ? n : ldy, pr[2 * r], 0, (int)min64(2, g->ow - tx * 2), (int)n);
             for (int k = 0; y && k < 4; k++)
                 if (out[k]) qg_requant_u8(out[k], n, ys, yz, y + pix[k] * n);
         }
