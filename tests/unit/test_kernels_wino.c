@@ -206,7 +206,8 @@ static void test_winograd_error(void **state)
  * the floats within 3% of the largest sum before the activation and at
  * least 33 dB SQNR but after Clip (the requantised V and U: 1.2 to 1.6%
  * and 36 to 40 dB on these, the same at every ISA), and the uint8 output
- * qg_requant_u8's bytes of the float one. The residual is a uint8 one's
+ * qg_requant_u8's bytes of the float one, the same bytes at every ISA and
+ * thread count as the portable path's at one. The residual is a uint8 one's
  * floats: given as uint8 (kwg_res8) instead, the floats and bytes are the
  * float residual's, bit for bit. */
 static void test_winograd_u8(void **state)
@@ -242,7 +243,7 @@ static void test_winograd_u8(void **state)
         for (int64_t i = 0; i < np * n; i++) r8[i] = (uint8_t)res[i];
         qg_dequant_u8(r8, np * n, rq.s, rq.z, res);
         float *got8 = malloc(sizeof(float) * (size_t)(np * ldy));
-        uint8_t *y88 = malloc((size_t)(np * n));
+        uint8_t *y88 = malloc((size_t)(np * n)), *port8 = malloc((size_t)(4 * np * n)); /* the portable bytes */
         float *u = malloc(sizeof(float) * (size_t)(16 * g.c * n)), *y = malloc(sizeof(float) * (size_t)(np * ldy));
         float *got = malloc(sizeof(float) * (size_t)(np * n));
         uint8_t *y8 = malloc((size_t)(np * n)), *want8 = malloc((size_t)n);
@@ -304,6 +305,10 @@ static void test_winograd_u8(void **state)
                                  10 * log10(ss / se));
                     assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, y8, ys, 7, NULL, 0, &ep, NULL, scratch, th, &e),
                                      AIT_OK);
+                    if (isa == KISA_PORTABLE && th == 1) memcpy(port8 + ai * np * n, y8, (size_t)(np * n));
+                    else if (memcmp(port8 + ai * np * n, y8, (size_t)(np * n)))
+                        fail_msg("int8 winograd case %zu [isa %s] %d threads, epilogue %d: not the portable path's "
+                                 "bytes", ci, kisa_name(kisa_active()), th, ai);
                     for (int64_t p = 0; p < np; p++) {
                         qg_requant_u8(got + p * n, n, ys, 7, want8);
                         if (memcmp(y8 + p * n, want8, (size_t)n))
@@ -333,7 +338,7 @@ static void test_winograd_u8(void **state)
                 }
         aligned_free(pk);
         free(xf), free(x), free(w), free(bias), free(res), free(u), free(y), free(got), free(y8), free(want8);
-        free(r8), free(got8), free(y88);
+        free(r8), free(got8), free(y88), free(port8);
         free(sum), free(want);
     }
 }
