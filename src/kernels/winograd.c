@@ -328,9 +328,15 @@ ait_status kwg_conv(kwg_tile tt, const knhwc_geom *g, int64_t images, const floa
     return st;
 }
 
+/* Floats between kwg_conv_u8's positions of M past their tb x n: the
+ * output transform reads a tile's 16 rows, one from each position; tb x n
+ * floats apart (64 KiB at resnet18's layers 2 to 4) they all fell in one
+ * set of L1 (and of L2). */
+#define U8_MPAD 16
+
 /* kwg_conv_u8's scratch: the zero point's row (c bytes), then per thread a
  * block's 16 uint8 matrices (tiles x kp bytes each, 64 apart), its M
- * (16 x tiles x n floats), one tile's four output rows (4 x n floats) and
+ * (16 x (tiles x n + U8_MPAD) floats), one tile's four output rows (4 x n floats) and
  * its four rows of a uint8 residual in float (4 x n floats). */
 static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zero, size_t *a, size_t *per)
 {
@@ -341,6 +347,7 @@ static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zer
         return false;
     mat = ab = ab / 64 * 64; /* a matrix: tb rows of kp bytes, 64 more, to 64 */
     if (__builtin_mul_overflow(mat, (int64_t)16, &total) || __builtin_mul_overflow(tb, n, &mb) ||
+        __builtin_add_overflow(mb, (int64_t)U8_MPAD, &mb) || /* a position's M, U8_MPAD more */
         __builtin_mul_overflow(mb, (int64_t)(16 * sizeof(float)), &mb) || __builtin_add_overflow(total, mb, &total) ||
         __builtin_mul_overflow(n, (int64_t)(8 * sizeof(float)), &ob) || __builtin_add_overflow(total, ob, &total) ||
         total > INT64_MAX - 128)
@@ -432,7 +439,8 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
 #pragma omp parallel for num_threads(t) if (t > 1 && nb > 1) schedule(static)
     for (int64_t b = 0; b < nb; b++) {
         uint8_t *a = zero + zb + (size_t)omp_get_thread_num() * per;
-        float *m = (float *)(a + 16 * ab), *o = m + 16 * tb * n, *rb = o + 4 * n;
+        const int64_t mp = tb * n + U8_MPAD; /* M's positions apart */
+        float *m = (float *)(a + 16 * ab), *o = m + 16 * mp, *rb = o + 4 * n;
         gemm_epi er = *epi; /* with res8: the residual from rb, the tile's pixel k its row k */
         if (res8) er.res = rb, er.ldr = n;
         const int64_t t0 = b * tb, nt = min64(tb, all - t0);
@@ -451,7 +459,7 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
         }
         bool good = true; /* V at scale xs * sv, zero point zv: M[pos][tile][co] in float */
         for (int pos = 0; pos < 16 && good; pos++)
-            good = qgemm_u8_uni(&uv[pos], a + pos * ab, NULL, xs * sv[pos], zv[pos], nt, m + pos * tb * n, n, NULL,
+            good = qgemm_u8_uni(&uv[pos], a + pos * ab, NULL, xs * sv[pos], zv[pos], nt, m + pos * mp, n, NULL,
                                 0, 0, 0, NULL, 1);
         for (int64_t i = 0; i < nt && good; i++) { /* the output transform, then uint8 */
             const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
@@ -468,7 +476,7 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
             for (int k = 0; res8 && k < 4; k++)
                 if (out[k]) qg_dequant_u8(res8->q + pix[k] * n, n, res8->s, res8->z, rb + k * n);
             const int64_t *pr = res8 ? pix4 : pix;
-            im->out2(m + i * n, tb * n, n, out, pr, &er, quick);
+            im->out2(m + i * n, mp, n, out, pr, &er, quick);
             for (int r = 0; !quick && r < 2 && ty * 2 + r < g->oh; r++)
                 gemm_epi_tile(&er, out[2 * r], y ? n : ldy, pr[2 * r], 0, (int)min64(2, g->ow - tx * 2), (int)n);
             for (int k = 0; y && k < 4; k++)
