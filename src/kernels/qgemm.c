@@ -925,16 +925,16 @@ static int64_t i8_rows_l1(const qg_packed *b, int mr)
     return mc > mr ? mc : mr;
 }
 
-/* A tile's C (float C only, for writing) and its residual, rows [i0, i0 +
- * rows) by columns [j0, j0 + n), a kernel call before the call that stores
- * C: bert's at batch 8 are 1 to 4 MB a GEMM, in L3, and the kernel's first
- * load of the residual took about a tenth of its samples (a store to a
- * line not in cache waits for its read for ownership too). Fetched during
- * the call before, the lines are there. */
-static inline void prefetch_tile(const float *c, int64_t ldc, bool y8, const gemm_epi *in, int64_t i0,
+/* A tile's C (float C only, for writing, and only when pc) and its residual,
+ * rows [i0, i0 + rows) by columns [j0, j0 + n), a kernel call before the call
+ * that stores C: bert's at batch 8 are 1 to 4 MB a GEMM, in L3, and the
+ * kernel's first load of the residual took about a tenth of its samples (a
+ * store to a line not in cache waits for its read for ownership too).
+ * Fetched during the call before, the lines are there. */
+static inline void prefetch_tile(const float *c, int64_t ldc, bool pc, const gemm_epi *in, int64_t i0,
                           int64_t j0, int rows, int n)
 {
-    if (!y8) kprefetch_rows(c + i0 * ldc + j0, ldc, rows, n, true);
+    if (pc) kprefetch_rows(c + i0 * ldc + j0, ldc, rows, n, true);
     if (in && in->res) kprefetch_rows(in->res + i0 * in->ldr + j0, in->ldr, rows, n, false);
 }
 
@@ -950,6 +950,10 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     enum { TW = QG_GP * QG_NR };
     float tile[12 * TW] __attribute__((aligned(64))); /* uint8 C: a tile's floats */
     const bool y8 = x->y8 != NULL, fused = y8 && kr->y8 && !out;
+    /* C prefetched for writing only when the rows' float C is larger than L2: a
+     * smaller C (kwg_conv_u8's 16 GEMMs of K = C, 64 to 128 rows each) took 0.94x
+     * to 0.98x the time without (bench/RESULTS.md, q8r); bert's 1 to 4 MB keep it */
+    const bool pc = !y8 && (r1 - r0) * b->n > gemm_l2_bytes() / (int64_t)sizeof(float);
     qg_act xf = *x; /* not fused: the kernel writes the tile's floats */
     xf.y8 = fused ? x->y8 : NULL;
     const int np = i8_panels(kr, r1 - r0), mr = kr->mr8[np];
@@ -983,12 +987,12 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                     int64_t j0 = (g * QG_GP + s0) * QG_NR;
                     int nr = b->n - j0 < n2 * QG_NR ? (int)(b->n - j0) : n2 * QG_NR;
                     int mt = 0;
-                    prefetch_tile(c, ldc, y8, in, ib, j0, (int)even + (more > 0), nr);
+                    prefetch_tile(c, ldc, pc, in, ib, j0, (int)even + (more > 0), nr);
                     for (int64_t i0 = ib, t = 0; i0 < ie; i0 += mt, t++) {
                         mt = (int)(even + (t < more));
                         xf.wcold = i0 == sb;
                         if (i0 + mt < ie) /* the next tile's, while this one computes */
-                            prefetch_tile(c, ldc, y8, in, i0 + mt, j0, (int)(even + (t + 1 < more)), nr);
+                            prefetch_tile(c, ldc, pc, in, i0 + mt, j0, (int)(even + (t + 1 < more)), nr);
                         if (fused) {
                             kr->fn8(b, &xf, i0, mt, g, s0, n2, tile, TW, in);
                             continue;

@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "kernels/isa.h"
+#include "kernels/prefetch.h"
 #include "kernels/qgemm.h"
 #include "kernels/winograd.h"
 
@@ -34,14 +35,25 @@ typedef void (*kwg_in_u8_fn)(const uint8_t *const *p, int64_t c, int32_t z, cons
  * uint8 V / 4 rounded half to even ((V + 1 + (V >> 2 & 1)) >> 2: rounded half
  * up, the ties' bias cost resnet18 3 dB) plus its zero point zp[k] (4:
  * kwg_vrange_u8's scale), saturated to [0, 255], into a[k * as + ci].
+ * Computed as B^T x B - 4 z at position 5 only (B^T's row sums are 0, 2, 0,
+ * 0: the same V, one subtraction instead of 16) and (V' + (V' >> 2 & 1) +
+ * 1 + 4 zp[k]) >> 2 (V' = V; a multiple of 4 added before the shift is its
+ * zp after it): the same bytes in 5 operations a position instead of 7.
  * The same bytes at every ISA: int16 vectors of 32 (AVX-512) or 16 (AVX2)
- * channels, one at a time on the portable path. */
+ * channels, one at a time on the portable path. u8_in_consts makes cz. */
+static void u8_in_consts(int32_t z, const int16_t *zp, int16_t *cz)
+{
+    for (int k = 0; k < 16; k++) cz[k] = (int16_t)(1 + 4 * zp[k] - (k == 5 ? 4 * z : 0));
+}
+
 static void in_u8_portable(const uint8_t *const *p, int64_t c, int32_t z, const int16_t *zp, uint8_t *a,
                            int64_t as)
 {
+    int16_t cz[16];
+    u8_in_consts(z, zp, cz);
     for (int64_t ci = 0; ci < c; ci++) {
         int32_t d[16], t[16];
-        for (int k = 0; k < 16; k++) d[k] = (int32_t)p[k][ci] - z;
+        for (int k = 0; k < 16; k++) d[k] = p[k][ci];
         for (int j = 0; j < 4; j++) {
             t[j] = d[j] - d[8 + j];
             t[4 + j] = d[4 + j] + d[8 + j];
@@ -51,7 +63,7 @@ static void in_u8_portable(const uint8_t *const *p, int64_t c, int32_t z, const 
         for (int i = 0; i < 4; i++) {
             const int32_t *r = t + 4 * i, v[4] = {r[0] - r[2], r[1] + r[2], r[2] - r[1], r[1] - r[3]};
             for (int j = 0; j < 4; j++) {
-                int32_t q = ((v[j] + 1 + ((v[j] >> 2) & 1)) >> 2) + zp[4 * i + j];
+                int32_t q = (v[j] + ((v[j] >> 2) & 1) + cz[4 * i + j]) >> 2;
                 a[(4 * i + j) * as + ci] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
             }
         }
@@ -63,20 +75,20 @@ static void in_u8_portable(const uint8_t *const *p, int64_t c, int32_t z, const 
 #define IN_U8_BODY(VEC, LOAD, ADD, SUB, SRAI, AND, SET1, STORE)                                 \
     {                                                                                           \
         VEC t[16]; /* a column's four pixels at a time: 16 + 4 vectors live, not 32 */          \
-        for (int j = 0; j < 4; j++) {                                                           \
-            const VEC d0 = SUB(LOAD(p[j] + ci), vz), d1 = SUB(LOAD(p[4 + j] + ci), vz),         \
-                      d2 = SUB(LOAD(p[8 + j] + ci), vz), d3 = SUB(LOAD(p[12 + j] + ci), vz);    \
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                                   \
+            const VEC d0 = LOAD(p[j] + ci), d1 = LOAD(p[4 + j] + ci), d2 = LOAD(p[8 + j] + ci),  \
+                      d3 = LOAD(p[12 + j] + ci);                                                \
             t[j] = SUB(d0, d2);                                                                 \
             t[4 + j] = ADD(d1, d2);                                                             \
             t[8 + j] = SUB(d2, d1);                                                             \
             t[12 + j] = SUB(d1, d3);                                                            \
         }                                                                                       \
-        for (int i = 0; i < 4; i++) {                                                           \
+        _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {                                   \
             const VEC *r = t + 4 * i;                                                           \
             const VEC v[4] = {SUB(r[0], r[2]), ADD(r[1], r[2]), SUB(r[2], r[1]), SUB(r[1], r[3])}; \
-            for (int j = 0; j < 4; j++)                                                         \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                                 \
                 STORE(a + (4 * i + j) * as + ci,                                                \
-                      ADD(SRAI(ADD(ADD(v[j], one), AND(SRAI(v[j], 2), one)), 2), SET1(zp[4 * i + j]))); \
+                      SRAI(ADD(ADD(v[j], AND(SRAI(v[j], 2), one)), SET1(cz[4 * i + j])), 2));     \
         }                                                                                       \
     }
 
@@ -84,11 +96,21 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void in_u8_avx512(co
                                                                      int32_t z, const int16_t *zp,
                                                                      uint8_t *a, int64_t as)
 {
-    const __m512i vz = _mm512_set1_epi16((short)z), one = _mm512_set1_epi16(1), zero = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi16(1), lanes = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    int16_t cz[16];
+    u8_in_consts(z, zp, cz);
     int64_t ci = 0;
     __mmask32 m = ~(__mmask32)0;
 #define L512(q) _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(m, q))
-#define S512(q, v) _mm256_mask_storeu_epi8(q, m, _mm512_cvtusepi16_epi8(_mm512_max_epi16(v, zero)))
+/* packed with signed saturation to bytes, each 128-bit lane's 8 put side by side: vpmovuswb
+ * to memory, what GCC made of max(v, 0) and a saturating narrow, took a third of the
+ * transform's samples here (Zen 5) */
+#define S512(q, v)                                                                              \
+    do {                                                                                        \
+        const __m256i b8 = _mm512_castsi512_si256(_mm512_permutexvar_epi64(lanes, _mm512_packus_epi16(v, v))); \
+        if (m == (__mmask32)~0u) _mm256_storeu_si256((__m256i *)(q), b8);                        \
+        else _mm256_mask_storeu_epi8(q, m, b8);                                                 \
+    } while (0)
 #define SET512(x) _mm512_set1_epi16(x)
     for (; ci < c; ci += 32) {
         if (c - ci < 32) m = (__mmask32)((1u << (c - ci)) - 1);
@@ -103,7 +125,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void in_u8_avx512(co
 __attribute__((target("avx2"))) static void in_u8_avx2(const uint8_t *const *p, int64_t c, int32_t z,
                                                       const int16_t *zp, uint8_t *a, int64_t as)
 {
-    const __m256i vz = _mm256_set1_epi16((short)z), one = _mm256_set1_epi16(1);
+    const __m256i one = _mm256_set1_epi16(1);
+    int16_t cz[16];
+    u8_in_consts(z, zp, cz);
     const int64_t whole = c / 16 * 16;
 #define L256(q) _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(q)))
 #define S256(q, v)                                                                               \
@@ -304,9 +328,16 @@ ait_status kwg_conv(kwg_tile tt, const knhwc_geom *g, int64_t images, const floa
     return st;
 }
 
+/* Floats between kwg_conv_u8's positions of M past their tb x n: the
+ * output transform reads a tile's 16 rows, one from each position; tb x n
+ * floats apart (64 KiB at resnet18's layers 2 to 4) they all fell in one
+ * set of L1 (and of L2). */
+#define U8_MPAD 16
+
 /* kwg_conv_u8's scratch: the zero point's row (c bytes), then per thread a
  * block's 16 uint8 matrices (tiles x kp bytes each, 64 apart), its M
- * (16 x tiles x n floats) and one tile's four output rows (4 x n floats). */
+ * (16 x (tiles x n + U8_MPAD) floats), one tile's four output rows (4 x n floats) and
+ * its four rows of a uint8 residual in float (4 x n floats). */
 static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zero, size_t *a, size_t *per)
 {
     const int64_t tb = tiles_block(KWG_F2, g, images, n);
@@ -316,8 +347,9 @@ static bool u8_sizes(const knhwc_geom *g, int64_t images, int64_t n, size_t *zer
         return false;
     mat = ab = ab / 64 * 64; /* a matrix: tb rows of kp bytes, 64 more, to 64 */
     if (__builtin_mul_overflow(mat, (int64_t)16, &total) || __builtin_mul_overflow(tb, n, &mb) ||
+        __builtin_add_overflow(mb, (int64_t)U8_MPAD, &mb) || /* a position's M, U8_MPAD more */
         __builtin_mul_overflow(mb, (int64_t)(16 * sizeof(float)), &mb) || __builtin_add_overflow(total, mb, &total) ||
-        __builtin_mul_overflow(n, (int64_t)(4 * sizeof(float)), &ob) || __builtin_add_overflow(total, ob, &total) ||
+        __builtin_mul_overflow(n, (int64_t)(8 * sizeof(float)), &ob) || __builtin_add_overflow(total, ob, &total) ||
         total > INT64_MAX - 128)
         return false;
     *zero = (size_t)((g->c + 63) / 64 * 64);
@@ -352,13 +384,35 @@ void kwg_vrange_u8(int32_t z, float *scale, int32_t *zp)
         }
 }
 
+/* Tiles ahead whose new pixels kwg_conv_u8's input transform prefetches:
+ * its loads waited for them (a half of its samples at resnet18's layer2 at
+ * batch 8, whose input leaves L2 while a block's M is written). */
+#define U8_AHEAD 2
+
+/* Tile `tile`'s two right columns of its four rows (the pixels the tile
+ * after it in the row does not have yet) into L1. */
+static void prefetch_new(const knhwc_geom *g, const uint8_t *x, int64_t tile, int64_t per_img, int64_t tw)
+{
+    const int64_t ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
+    const int64_t ix0 = tx * 2 - g->pl + 2, ix1 = ix0 + 1 < g->w ? ix0 + 1 : ix0;
+    if (ix0 < 0 || ix0 >= g->w) return;
+    const uint8_t *xi = x + ii * g->h * g->w * g->cs + g->c0;
+    for (int r = 0; r < 4; r++) {
+        const int64_t iy = ty * 2 - g->pt + r;
+        if (iy >= 0 && iy < g->h) kprefetch_run(xi + (iy * g->w + ix0) * g->cs, (ix1 - ix0) * g->cs + g->c, false);
+    }
+}
+
 ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, float xs, int32_t xz,
                        const void *u, size_t us, int64_t n, uint8_t *y, float ys, int32_t yz, float *yf,
-                       int64_t ldy, const gemm_epi *epi, void *scratch, int threads, ait_error *e)
+                       int64_t ldy, const gemm_epi *epi, const kwg_res8 *res8, void *scratch, int threads,
+                       ait_error *e)
 {
     size_t zb, ab, per;
     if (!kwg_fits(g) || !u8_sizes(g, images, n, &zb, &ab, &per) || n > INT_MAX)
         return err_set(e, AIT_E_UNSUPPORTED, "winograd: not a 3x3 stride-1 convolution");
+    if (res8 && (epi->res || epi->rlo || epi->bias_mode == GEMM_BIAS_ROW)) /* rows of its own (pix below) */
+        return err_set(e, AIT_E_INVALID_ARG, "winograd: a uint8 residual with a float one, rows' ranges or row biases");
     qg_packed uv[16];
     for (int pos = 0; pos < 16; pos++) {
         TRY(qg_view((const char *)u + (size_t)pos * us, us, &uv[pos], e));
@@ -378,18 +432,24 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
     const bool quick = !epi->scaled && epi->bias_mode != GEMM_BIAS_ROW && !epi->rlo &&
                        (epi->act == GEMM_ACT_NONE || epi->act == GEMM_ACT_RELU ||
                         epi->act == GEMM_ACT_CLIP);
+    static const int64_t pix4[4] = {0, 1, 2, 3}; /* a tile's residual rows in rb */
     uint8_t *zero = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     memset(zero, (int)xz, (size_t)c);
     bool ok = true;
 #pragma omp parallel for num_threads(t) if (t > 1 && nb > 1) schedule(static)
     for (int64_t b = 0; b < nb; b++) {
         uint8_t *a = zero + zb + (size_t)omp_get_thread_num() * per;
-        float *m = (float *)(a + 16 * ab), *o = m + 16 * tb * n;
+        const int64_t mp = tb * n + U8_MPAD; /* M's positions apart */
+        float *m = (float *)(a + 16 * ab), *o = m + 16 * mp, *rb = o + 4 * n;
+        gemm_epi er = *epi; /* with res8: the residual from rb, the tile's pixel k its row k */
+        if (res8) er.res = rb, er.ldr = n;
         const int64_t t0 = b * tb, nt = min64(tb, all - t0);
         const uint8_t *p[16];
         for (int64_t i = 0; i < nt; i++) { /* the input transform, tile by tile */
             const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
             const uint8_t *xi = x + ii * g->h * g->w * g->cs + g->c0;
+            if (tile + U8_AHEAD < all) /* the pixels a later tile does not share with the one before */
+                prefetch_new(g, x, tile + U8_AHEAD, per_img, tw);
             for (int r = 0; r < 4; r++)
                 for (int q = 0; q < 4; q++) {
                     const int64_t iy = ty * 2 - g->pt + r, ix = tx * 2 - g->pl + q;
@@ -399,7 +459,7 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
         }
         bool good = true; /* V at scale xs * sv, zero point zv: M[pos][tile][co] in float */
         for (int pos = 0; pos < 16 && good; pos++)
-            good = qgemm_u8_uni(&uv[pos], a + pos * ab, NULL, xs * sv[pos], zv[pos], nt, m + pos * tb * n, n, NULL,
+            good = qgemm_u8_uni(&uv[pos], a + pos * ab, NULL, xs * sv[pos], zv[pos], nt, m + pos * mp, n, NULL,
                                 0, 0, 0, NULL, 1);
         for (int64_t i = 0; i < nt && good; i++) { /* the output transform, then uint8 */
             const int64_t tile = t0 + i, ii = tile / per_img, ty = tile % per_img / tw, tx = tile % tw;
@@ -413,9 +473,12 @@ ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, fl
                                      : y                    ? o + (2 * r + q) * n
                                                             : yf + pix[2 * r + q] * ldy;
                 }
-            im->out2(m + i * n, tb * n, n, out, pix, epi, quick);
+            for (int k = 0; res8 && k < 4; k++)
+                if (out[k]) qg_dequant_u8(res8->q + pix[k] * n, n, res8->s, res8->z, rb + k * n);
+            const int64_t *pr = res8 ? pix4 : pix;
+            im->out2(m + i * n, mp, n, out, pr, &er, quick);
             for (int r = 0; !quick && r < 2 && ty * 2 + r < g->oh; r++)
-                gemm_epi_tile(epi, out[2 * r], y ? n : ldy, pix[2 * r], 0, (int)min64(2, g->ow - tx * 2), (int)n);
+                gemm_epi_tile(&er, out[2 * r], y ? n : ldy, pr[2 * r], 0, (int)min64(2, g->ow - tx * 2), (int)n);
             for (int k = 0; y && k < 4; k++)
                 if (out[k]) qg_requant_u8(out[k], n, ys, yz, y + pix[k] * n);
         }

@@ -70,10 +70,20 @@ ait_status kwg_conv(kwg_tile t, const knhwc_geom *g, int64_t images, const float
  * kwg_scratch_u8's bytes. Error against the direct int8 Conv: the
  * requantised V (bench/RESULTS.md, branch r8). Fails on a geometry
  * kwg_fits refuses or packs of another shape. */
+/* A uint8 residual: q[p * n + j] (p as kwg_conv's output rows) at scale s,
+ * zero point z, dequantised a tile's four pixels at a time into L1 for the
+ * output transform (epi's res NULL; its res_scale and res_after apply;
+ * epi's bias by column, no rlo) instead of whole beforehand. */
+typedef struct kwg_res8 {
+    const uint8_t *q;
+    float s;
+    int32_t z;
+} kwg_res8;
 bool kwg_scratch_u8(const knhwc_geom *g, int64_t images, int64_t n, int threads, size_t *bytes);
 void kwg_vrange_u8(int32_t z, float *scale, int32_t *zp); /* 16 of each */
 ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, float xs, int32_t xz,
                        const void *u, size_t us, int64_t n, uint8_t *y, float ys, int32_t yz, float *yf,
-                       int64_t ldy, const gemm_epi *epi, void *scratch, int threads, ait_error *e);
+                       int64_t ldy, const gemm_epi *epi, const kwg_res8 *res8, void *scratch, int threads,
+                       ait_error *e);
 
 #endif

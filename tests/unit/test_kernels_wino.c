@@ -206,7 +206,10 @@ static void test_winograd_error(void **state)
  * the floats within 3% of the largest sum before the activation and at
  * least 33 dB SQNR but after Clip (the requantised V and U: 1.2 to 1.6%
  * and 36 to 40 dB on these, the same at every ISA), and the uint8 output
- * qg_requant_u8's bytes of the float one. */
+ * qg_requant_u8's bytes of the float one, the same bytes at every ISA and
+ * thread count as the portable path's at one. The residual is a uint8 one's
+ * floats: given as uint8 (kwg_res8) instead, the floats and bytes are the
+ * float residual's, bit for bit. */
 static void test_winograd_u8(void **state)
 {
     (void)state;
@@ -234,7 +237,13 @@ static void test_winograd_u8(void **state)
         uint8_t *x = malloc((size_t)nx);
         for (int64_t i = 0; i < nx; i++) x[i] = (uint8_t)xf[i];
         float *w = kc_rand((size_t)(9 * g.c * n), 9 + (unsigned)ci, -0.5f, 0.5f); /* [tap*c + ci][n] */
-        float *bias = kc_rand((size_t)n, 11, -1, 1), *res = kc_rand((size_t)(np * n), 13, -1, 1);
+        float *bias = kc_rand((size_t)n, 11, -1, 1), *res = kc_rand((size_t)(np * n), 13, 0, 255);
+        uint8_t *r8 = malloc((size_t)(np * n)); /* the residual as uint8, and its floats */
+        const kwg_res8 rq = {r8, 0.008f, 100};
+        for (int64_t i = 0; i < np * n; i++) r8[i] = (uint8_t)res[i];
+        qg_dequant_u8(r8, np * n, rq.s, rq.z, res);
+        float *got8 = malloc(sizeof(float) * (size_t)(np * ldy));
+        uint8_t *y88 = malloc((size_t)(np * n)), *port8 = malloc((size_t)(4 * np * n)); /* the portable bytes */
         float *u = malloc(sizeof(float) * (size_t)(16 * g.c * n)), *y = malloc(sizeof(float) * (size_t)(np * ldy));
         float *got = malloc(sizeof(float) * (size_t)(np * n));
         uint8_t *y8 = malloc((size_t)(np * n)), *want8 = malloc((size_t)n);
@@ -278,7 +287,7 @@ static void test_winograd_u8(void **state)
                     assert_true(kwg_scratch_u8(&g, ni, n, th, &sb));
                     void *scratch = malloc(sb);
                     for (int64_t i = 0; i < np * ldy; i++) y[i] = NAN;
-                    assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, NULL, 0, 0, y, ldy, &ep, scratch, th, &e),
+                    assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, NULL, 0, 0, y, ldy, &ep, NULL, scratch, th, &e),
                                      AIT_OK);
                     for (int64_t p = 0; p < np; p++) {
                         memcpy(got + p * n, y + p * ldy, sizeof(float) * (size_t)n);
@@ -294,19 +303,42 @@ static void test_winograd_u8(void **state)
                         fail_msg("int8 winograd case %zu [isa %s] %d threads, epilogue %d: max error %g, %g of the "
                                  "largest sum; SQNR %.1f dB", ci, kisa_name(kisa_active()), th, ai, err, err / top,
                                  10 * log10(ss / se));
-                    assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, y8, ys, 7, NULL, 0, &ep, scratch, th, &e),
+                    assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, y8, ys, 7, NULL, 0, &ep, NULL, scratch, th, &e),
                                      AIT_OK);
+                    if (isa == KISA_PORTABLE && th == 1) memcpy(port8 + ai * np * n, y8, (size_t)(np * n));
+                    else if (memcmp(port8 + ai * np * n, y8, (size_t)(np * n)))
+                        fail_msg("int8 winograd case %zu [isa %s] %d threads, epilogue %d: not the portable path's "
+                                 "bytes", ci, kisa_name(kisa_active()), th, ai);
                     for (int64_t p = 0; p < np; p++) {
                         qg_requant_u8(got + p * n, n, ys, 7, want8);
                         if (memcmp(y8 + p * n, want8, (size_t)n))
                             fail_msg("int8 winograd case %zu [isa %s] epilogue %d: pixel %lld's uint8 is not the "
                                      "floats' requantised", ci, kisa_name(kisa_active()), ai, (long long)p);
                     }
+                    if (ep.res) { /* the same residual as uint8: the same floats and bytes */
+                        gemm_epi ep8 = ep;
+                        ep8.res = NULL;
+                        for (int64_t i = 0; i < np * ldy; i++) got8[i] = NAN;
+                        assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, NULL, 0, 0, got8, ldy, &ep8, &rq,
+                                                     scratch, th, &e), AIT_OK);
+                        assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, y88, ys, 7, NULL, 0, &ep8, &rq,
+                                                     scratch, th, &e), AIT_OK);
+                        for (int64_t p = 0; p < np; p++)
+                            if (memcmp(got8 + p * ldy, y + p * ldy, sizeof(float) * (size_t)n) ||
+                                memcmp(y88 + p * n, y8 + p * n, (size_t)n))
+                                fail_msg("int8 winograd case %zu [isa %s] epilogue %d: pixel %lld with the uint8 "
+                                         "residual is not the float residual's", ci, kisa_name(kisa_active()), ai,
+                                         (long long)p);
+                        ep8.res = res; /* both: refused */
+                        assert_int_equal(kwg_conv_u8(&g, ni, x, xs, z, pk, us, n, y88, ys, 7, NULL, 0, &ep8, &rq,
+                                                     scratch, th, &e), AIT_E_INVALID_ARG);
+                    }
                     free(scratch);
                     kisa_force(KISA_N);
                 }
         aligned_free(pk);
         free(xf), free(x), free(w), free(bias), free(res), free(u), free(y), free(got), free(y8), free(want8);
+        free(r8), free(got8), free(y88), free(port8);
         free(sum), free(want);
     }
 }

@@ -636,8 +636,8 @@ static ait_status finish_pack(built *bm, nat_step *st)
     /* a uint8 residual or output: a block's float rows (q8_block), of a GEMM */
     const int64_t qrows = q8_block(q[G_DIRECT] == CONV_DIRECT ? q[G_N] * ohw : im2col_block(ohw, kdim, 1), M);
     const bool gemm = q[G_DIRECT] != CONV_DW;
-    if (rv && (!rv->nhwc || rv->q8)) /* NCHW, or uint8, to float NHWC (CONV_WQ8's all of it) */
-        f += nat_floats(rv->q8 && gemm && !wq8 ? qrows * M : yn);
+    if (rv && (!rv->nhwc || rv->q8) && !(rv->q8 && wq8)) /* NCHW, or uint8, to float NHWC (CONV_WQ8: its tiles') */
+        f += nat_floats(rv->q8 && gemm ? qrows * M : yn);
     if (wq8) { /* kwg_conv_u8's tiles */
         knhwc_geom g = conv_kgeom(q);
         size_t wb;
@@ -1160,11 +1160,11 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
     if (rq8 && gemm && q[G_DIRECT] != CONV_WQ8) {
         rbuf = sp;
         sp += nat_floats(qblk * M);
-    } else if (rq8) {
+    } else if (rq8 && q[G_DIRECT] != CONV_WQ8) {
         qg_dequant_u8((const uint8_t *)res, N * M * ohw, rq8->qs, rq8->qz, sp);
         res = sp;
         sp += nat_floats(N * M * ohw);
-    } else if (res && !bm->vals[st->epi.res].nhwc) {
+    } else if (!rq8 && res && !bm->vals[st->epi.res].nhwc) { /* (CONV_WQ8's uint8 one: its tiles') */
         knhwc_from_nchw(res, N, M, ohw, sp);
         res = sp;
         sp += nat_floats(N * M * ohw);
@@ -1199,12 +1199,14 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                      bm->err));
     } else if (q[G_DIRECT] == CONV_WQ8) { /* static int8, uint8 in, uint8 or float out (conv_wq8) */
         if (!xq8) return nat_fail(bm, st->node, AIT_E_INVALID_ARG, "int8 Winograd: not a uint8 input");
-        gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M, .res = res,
+        /* a uint8 residual read by the output transform (kwg_res8), not dequantised whole first */
+        const kwg_res8 r8 = {rq8 ? (const uint8_t *)res : NULL, rq8 ? rq8->qs : 0, rq8 ? rq8->qz : 0};
+        gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M, .res = rq8 ? NULL : res,
                       .res_after = st->epi.res_after, .bias = bias,
                       .bias_mode = bias ? GEMM_BIAS_COL : GEMM_BIAS_NONE};
         TRY(kwg_conv_u8(&kg, N, (const uint8_t *)x, xq8->qs, xq8->qz, bm->packs[st->node].data,
                         nat_qwino_bytes(C, M), M, oq8 ? (uint8_t *)yout : NULL, oq8 ? oq8->qs : 0,
-                        oq8 ? oq8->qz : 0, y, ldy, &e, sp, bm->threads, bm->err));
+                        oq8 ? oq8->qz : 0, y, ldy, &e, rq8 ? &r8 : NULL, sp, bm->threads, bm->err));
     } else if (ig) { /* per image and group, B in runs of taps */
         const int64_t runs = kig_runs(&kg);
         gemm_epi e = {.act = act, .lo = st->epi.lo, .hi = st->epi.hi, .ldr = M,
