@@ -9,6 +9,7 @@
  * quantisation (a8), whose A is int8 and its nibbles bytes for vpdpbusd. Each body is inlined per row
  * count, so the row loops unroll. */
 #include "kernels/qgemm_kern.h"
+#include "kernels/prefetch.h"
 
 #if KISA_X86
 #include <immintrin.h>
@@ -451,38 +452,23 @@ TVNNI INL void int8dq_u8row(const int NP, uint8_t *y, __m512i a0, __m512i a1, __
     }
 
 TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg_packed *b,
-                           const qg_act *x, int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
-                           const gemm_epi *in)
+                           const qg_act *x, int64_t i0, int nt, int64_t g, int s0, float *c0,
+                           int64_t ldc, const gemm_epi *in)
 {
     const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64, run = IMPL ? x->run : kq;
-    const uint8_t *w = qg_group(b, g) + s0 * 64;
-    const uint32_t *a = IMPL ? NULL : (const uint32_t *)(x->q + (size_t)i0 * b->kp);
+    const uint8_t *const w0 = qg_group(b, g) + s0 * 64;
     const __m512i zero = _mm512_setzero_si512();
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
+    /* the tiles' constants, once for the nt tiles (at K 16 to 32, a static int8
+     * Conv's 1x1 on 16 to 32 channels, making them per 6-row tile cost as much
+     * as its vpdpbusd) */
     __m512i zn0 = zero, zn1 = zero, zn2 = zero, zn3 = zero;
+    __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
     if (x->uni) {
         zn0 = int8dq_zneg(b, x, i0, j0);
         if (NP > 1) zn1 = int8dq_zneg(b, x, i0, j0 + QG_NR);
         if (NP > 2) zn2 = int8dq_zneg(b, x, i0, j0 + 2 * QG_NR);
         if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);
-    }
-    I8_ROWS(I8_DECL)
-    /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in the
-     * implicit GEMM's), each row's from its own pointer, stretch s at s * run_off */
-    int64_t roff = 0;
-    const bool pf = x->wcold || kq * step > 48 * 1024;
-    for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step, roff += IMPL ? x->run_off : 0) {
-        I8_ROWS(I8_PTR)
-        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-         * streamed from memory; bench/RESULTS.md, 2026-11-27); when the group's
-         * weights fit L1 (48 KiB here) only in a pass's first tile, which brings
-         * them in: prefetching them in every tile, resnet18's 3x3 Convs of 64
-         * channels (36 KiB a group) took 1.36x the CPU time, never, bert's K =
-         * 256 GEMMs 1.02-1.18x (RESULTS.md, branch qk) */
-        if (pf) I8_QLOOP(true) else I8_QLOOP(false)
-    }
-    __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
-    if (x->uni) {
         su0 = int8dq_sc(b, x, i0, j0);
         if (NP > 1) su1 = int8dq_sc(b, x, i0, j0 + QG_NR);
         if (NP > 2) su2 = int8dq_sc(b, x, i0, j0 + 2 * QG_NR);
@@ -497,24 +483,48 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
         noact.act = GEMM_ACT_NONE;
         in = &noact;
     }
-    if (x->y8 && x->uni && i8_plain(in)) { /* the tile's columns, masks and biases once */
-        const int64_t left = b->n - j0, nv = left < NP * QG_NR ? left : NP * QG_NR;
-        const __mmask64 m64 = nv >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << nv) - 1;
-        const __mmask16 m1 = (__mmask16)m64;
-        const float *bias = in && in->bias_mode == GEMM_BIAS_COL ? in->bias + j0 : NULL,
-                    *res = in && in->res ? in->res + j0 : NULL;
-        const __m512 rk = _mm512_set1_ps(res && in->res_scale != 0.0f ? in->res_scale : 1.0f);
-        __m512 bv0 = _mm512_setzero_ps(), bv1 = bv0, bv2 = bv0, bv3 = bv0;
-        if (bias) {
-            bv0 = _mm512_maskz_loadu_ps(m1, bias);
-            if (NP > 1) bv1 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 16), bias + QG_NR);
-            if (NP > 2) bv2 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 32), bias + 2 * QG_NR);
-            if (NP > 3) bv3 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 48), bias + 3 * QG_NR);
-        }
-        I8_ROWS(I8_OUTU8)
-        return;
+    /* uint8 C of one scale with a plain epilogue: the tile's columns, masks and biases */
+    const bool plain = x->y8 && x->uni && i8_plain(in);
+    const int64_t left = b->n - j0, nv = left < NP * QG_NR ? left : NP * QG_NR;
+    const __mmask64 m64 = nv >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << nv) - 1;
+    const __mmask16 m1 = (__mmask16)m64;
+    const float *bias = in && in->bias_mode == GEMM_BIAS_COL ? in->bias + j0 : NULL,
+                *res = in && in->res ? in->res + j0 : NULL;
+    const __m512 rk = _mm512_set1_ps(res && in->res_scale != 0.0f ? in->res_scale : 1.0f);
+    __m512 bv0 = _mm512_setzero_ps(), bv1 = bv0, bv2 = bv0, bv3 = bv0;
+    if (plain && bias) {
+        bv0 = _mm512_maskz_loadu_ps(m1, bias);
+        if (NP > 1) bv1 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 16), bias + QG_NR);
+        if (NP > 2) bv2 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 32), bias + 2 * QG_NR);
+        if (NP > 3) bv3 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 48), bias + 3 * QG_NR);
     }
-    I8_ROWS(I8_OUT)
+    for (int t = 0; t < nt; t++, i0 += MR) {
+        float *const c = x->y8 ? c0 : c0 + t * MR * ldc; /* (uint8 C: c unused) */
+        const uint8_t *w = w0;
+        const uint32_t *a = IMPL ? NULL : (const uint32_t *)(x->q + (size_t)i0 * b->kp);
+        if (res && t + 1 < nt) /* the next tile's residual, while this one computes (groups') */
+            kprefetch_rows(res + (i0 + MR) * in->ldr, in->ldr, MR, nv, false);
+        I8_ROWS(I8_DECL)
+        /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in
+         * the implicit GEMM's), each row's from its own pointer, stretch s at s * run_off */
+        int64_t roff = 0;
+        const bool pf = (t == 0 && x->wcold) || kq * step > 48 * 1024;
+        for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step, roff += IMPL ? x->run_off : 0) {
+            I8_ROWS(I8_PTR)
+            /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
+             * streamed from memory; bench/RESULTS.md, 2026-11-27); when the group's
+             * weights fit L1 (48 KiB here) only in a pass's first tile, which brings
+             * them in: prefetching them in every tile, resnet18's 3x3 Convs of 64
+             * channels (36 KiB a group) took 1.36x the CPU time, never, bert's K =
+             * 256 GEMMs 1.02-1.18x (RESULTS.md, branch qk) */
+            if (pf) I8_QLOOP(true) else I8_QLOOP(false)
+        }
+        if (plain) {
+            I8_ROWS(I8_OUTU8)
+        } else {
+            I8_ROWS(I8_OUT)
+        }
+    }
 }
 
 #undef I8_QLOOP
@@ -525,16 +535,16 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
  * q8cnn4). */
 #define I8_FN(M, NP)                                                                          \
     TVNNI __attribute__((noinline)) static void k8_##M##x##NP(                                \
-        const qg_packed *b, const qg_act *x, int64_t i0, int64_t g, int s0, float *c,         \
+        const qg_packed *b, const qg_act *x, int64_t i0, int nt, int64_t g, int s0, float *c, \
         int64_t ldc, const gemm_epi *in)                                                      \
     {                                                                                         \
-        int8dq_body(M, NP, false, b, x, i0, g, s0, c, ldc, in);                               \
+        int8dq_body(M, NP, false, b, x, i0, nt, g, s0, c, ldc, in);                           \
     }                                                                                         \
     TVNNI __attribute__((noinline)) static void k8i_##M##x##NP(                               \
-        const qg_packed *b, const qg_act *x, int64_t i0, int64_t g, int s0, float *c,         \
+        const qg_packed *b, const qg_act *x, int64_t i0, int nt, int64_t g, int s0, float *c, \
         int64_t ldc, const gemm_epi *in)                                                      \
     {                                                                                         \
-        int8dq_body(M, NP, true, b, x, i0, g, s0, c, ldc, in);                                \
+        int8dq_body(M, NP, true, b, x, i0, nt, g, s0, c, ldc, in);                            \
     }
 #define I8_FN6(NP) I8_FN(1, NP) I8_FN(2, NP) I8_FN(3, NP) I8_FN(4, NP) I8_FN(5, NP) I8_FN(6, NP)
 #define I8_FN12(NP) I8_FN6(NP) I8_FN(7, NP) I8_FN(8, NP) I8_FN(9, NP) I8_FN(10, NP) I8_FN(11, NP) \
@@ -544,8 +554,8 @@ I8_FN12(2)
 I8_FN6(3)
 I8_FN6(4)
 
-typedef void (*k8_fn)(const qg_packed *, const qg_act *, int64_t, int64_t, int, float *, int64_t,
-                      const gemm_epi *);
+typedef void (*k8_fn)(const qg_packed *, const qg_act *, int64_t, int, int64_t, int, float *,
+                      int64_t, const gemm_epi *);
 #define I8_ROW6(P, NP) P##1x##NP, P##2x##NP, P##3x##NP, P##4x##NP, P##5x##NP, P##6x##NP
 #define I8_ROW12(P, NP) I8_ROW6(P, NP), P##7x##NP, P##8x##NP, P##9x##NP, P##10x##NP, P##11x##NP, \
     P##12x##NP
@@ -554,10 +564,10 @@ static const k8_fn k8_table[2][QG_GP + 1][12] = {
     {{0}, {I8_ROW12(k8i_, 1)}, {I8_ROW12(k8i_, 2)}, {I8_ROW6(k8i_, 3)}, {I8_ROW6(k8i_, 4)}},
 };
 
-TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
-                           int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
+TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int nt,
+                           int64_t g, int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
 {
-    k8_table[x->rp != NULL][np][mr - 1](b, x, i0, g, s0, c, ldc, in);
+    k8_table[x->rp != NULL][np][mr - 1](b, x, i0, nt, g, s0, c, ldc, in);
 }
 
 /* Weight-only: 4 rows at most (skinny M); int8wo's body is qgemm_wo512.h's. */
