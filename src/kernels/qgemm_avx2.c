@@ -92,7 +92,8 @@ T256 static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int m
                           int64_t g, int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
 {
     if (nt > 1) { /* the tiles one by one */
-        for (int t = 0; t < nt; t++) k_int8dq(b, x, i0 + t * mr, mr, 1, g, s0, np, c + t * mr * ldc, ldc, in);
+        for (int t = 0; t < nt; t++)
+            k_int8dq(b, x, i0 + t * mr, mr, 1, g, s0, np, c + t * mr * ldc, ldc, in);
         return;
     }
     switch (mr) {

@@ -451,7 +451,7 @@ TVNNI INL void int8dq_u8row(const int NP, uint8_t *y, __m512i a0, __m512i a1, __
         I8_ROWS(I8_STEP)                                                                      \
     }
 
-/* The epilogue's constants of a tile of int8dq_body: the uniform scales (x->uni), the
+/* The epilogue's constants of int8dq_tiles' tiles: the uniform scales (x->uni), the
  * requantisation's bounds (uint8 C) with in less the activation they fold, and for a plain
  * epilogue into uint8 (i8_plain) the columns' masks, biases and residual. */
 typedef struct i8_consts {
@@ -466,8 +466,8 @@ typedef struct i8_consts {
     const float *res;
 } i8_consts;
 
-TVNNI INL void i8_consts_make(const int NP, const qg_packed *b, const qg_act *x, int64_t i0, int64_t j0,
-                              const gemm_epi *in, i8_consts *k)
+TVNNI INL void i8_consts_make(const int NP, const qg_packed *b, const qg_act *x, int64_t i0,
+                              int64_t j0, const gemm_epi *in, i8_consts *k)
 {
     k->su0 = k->su1 = k->su2 = k->su3 = _mm512_setzero_ps();
     if (x->uni) {
@@ -639,7 +639,8 @@ TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int 
 {
     /* uint8 C (the kernel writes it) over nt tiles; float C a tile at a time */
     if (nt > 1 && !x->y8) {
-        for (int t = 0; t < nt; t++) k_int8dq(b, x, i0 + t * mr, mr, 1, g, s0, np, c + t * mr * ldc, ldc, in);
+        for (int t = 0; t < nt; t++)
+            k_int8dq(b, x, i0 + t * mr, mr, 1, g, s0, np, c + t * mr * ldc, ldc, in);
         return;
     }
     k8_table[2 * (x->y8 != NULL) + (x->rp != NULL)][np][mr - 1](b, x, i0, nt, g, s0, c, ldc, in);
