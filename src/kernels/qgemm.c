@@ -460,9 +460,10 @@ static void c_bf16(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int6
     }
 }
 
-static void c_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g, int s0,
-                     int np, float *c, int64_t ldc, const gemm_epi *in)
+static void c_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int nt, int64_t g,
+                     int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
 {
+    mr *= nt; /* one tile of them all: no constants to keep */
     const int gw = qg_group_w(b, g);
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
     const int nr = b->n - j0 < np * QG_NR ? (int)(b->n - j0) : np * QG_NR;
@@ -988,18 +989,26 @@ static void groups(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
                     int nr = b->n - j0 < n2 * QG_NR ? (int)(b->n - j0) : n2 * QG_NR;
                     int mt = 0;
                     prefetch_tile(c, ldc, pc, in, ib, j0, (int)even + (more > 0), nr);
+                    if (fused) { /* the kernel writes C's bytes: its tiles of each height in one
+                                  * call (the more ones of even + 1 rows, then the rest) */
+                        for (int64_t i0 = ib, t = 0; t < nt;) {
+                            mt = (int)(even + (t < more));
+                            const int64_t cnt = t < more ? more : nt - t;
+                            xf.wcold = i0 == sb;
+                            kr->fn8(b, &xf, i0, mt, (int)cnt, g, s0, n2, tile, TW, in);
+                            i0 += cnt * mt;
+                            t += cnt;
+                        }
+                        continue;
+                    }
                     for (int64_t i0 = ib, t = 0; i0 < ie; i0 += mt, t++) {
                         mt = (int)(even + (t < more));
                         xf.wcold = i0 == sb;
                         if (i0 + mt < ie) /* the next tile's, while this one computes */
                             prefetch_tile(c, ldc, pc, in, i0 + mt, j0, (int)(even + (t + 1 < more)), nr);
-                        if (fused) {
-                            kr->fn8(b, &xf, i0, mt, g, s0, n2, tile, TW, in);
-                            continue;
-                        }
                         float *cc = y8 ? tile : c + i0 * ldc + j0;
                         const int64_t ld = y8 ? TW : ldc;
-                        kr->fn8(b, &xf, i0, mt, g, s0, n2, cc, ld, in);
+                        kr->fn8(b, &xf, i0, mt, 1, g, s0, n2, cc, ld, in);
                         if (out) gemm_epi_tile(out, cc, ld, i0, j0, mt, nr);
                         for (int i = 0; y8 && i < mt; i++)
                             requant_row(cc + i * ld, nr, x->r8, x->z8,

@@ -88,9 +88,14 @@ T256 INL void i8_panel(const int R, const qg_packed *b, const qg_act *x, int64_t
 
 /* qg_ukr8: the panels one at a time, each over all mr rows; the epilogue's
  * in-register part on the tile after (in L1). */
-T256 static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
-                          int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
+T256 static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int nt,
+                          int64_t g, int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
 {
+    if (nt > 1) { /* the tiles one by one */
+        for (int t = 0; t < nt; t++)
+            k_int8dq(b, x, i0 + t * mr, mr, 1, g, s0, np, c + t * mr * ldc, ldc, in);
+        return;
+    }
     switch (mr) {
         I8_CASE(1)
         I8_CASE(2)

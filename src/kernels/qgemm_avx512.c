@@ -9,6 +9,7 @@
  * quantisation (a8), whose A is int8 and its nibbles bytes for vpdpbusd. Each body is inlined per row
  * count, so the row loops unroll. */
 #include "kernels/qgemm_kern.h"
+#include "kernels/prefetch.h"
 
 #if KISA_X86
 #include <immintrin.h>
@@ -419,16 +420,16 @@ TVNNI INL void int8dq_u8row(const int NP, uint8_t *y, __m512i a0, __m512i a1, __
     }
 #define I8_OUT(i)                                                                             \
     if (MR > i) {                                                                             \
-        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, in, su0, &rq);                  \
-        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, in, su1, &rq);      \
-        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, in, su2, &rq);      \
-        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, in, su3, &rq);      \
+        int8dq_out(b, x, i0, i, j0, 0, c##i##_0, c, ldc, ein, su0, rqp);                 \
+        if (NP > 1) int8dq_out(b, x, i0, i, j0, 1, c##i##_1, c, ldc, ein, su1, rqp);     \
+        if (NP > 2) int8dq_out(b, x, i0, i, j0, 2, c##i##_2, c, ldc, ein, su2, rqp);     \
+        if (NP > 3) int8dq_out(b, x, i0, i, j0, 3, c##i##_3, c, ldc, ein, su3, rqp);     \
     }
 #define I8_OUTU8(i)                                                                           \
     if (MR > i)                                                                               \
         int8dq_u8row(NP, x->y8 + (i0 + i) * x->ldy8 + j0, c##i##_0, c##i##_1, c##i##_2,       \
                      c##i##_3, su0, su1, su2, su3, bv0, bv1, bv2, bv3,                       \
-                     res ? res + (i0 + i) * in->ldr : NULL, rk, &rq, m1, m64);
+                     k.res ? k.res + (i0 + i) * ein->ldr : NULL, rk, &k.rq, k.m1, k.m64);
 #define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
 
 /* The stretch's quads: the group's weight vectors of quad q loaded once for
@@ -450,13 +451,90 @@ TVNNI INL void int8dq_u8row(const int NP, uint8_t *y, __m512i a0, __m512i a1, __
         I8_ROWS(I8_STEP)                                                                      \
     }
 
+/* The epilogue's constants of int8dq_tiles' tiles: the uniform scales (x->uni), the
+ * requantisation's bounds (uint8 C) with in less the activation they fold, and for a plain
+ * epilogue into uint8 (i8_plain) the columns' masks, biases and residual. */
+typedef struct i8_consts {
+    __m512 su0, su1, su2, su3, bv0, bv1, bv2, bv3, rk;
+    i8_req rq;
+    const gemm_epi *in;
+    gemm_epi noact;
+    bool plain;
+    int64_t nv;
+    __mmask64 m64;
+    __mmask16 m1;
+    const float *res;
+} i8_consts;
+
+TVNNI INL void i8_consts_make(const int NP, const qg_packed *b, const qg_act *x, int64_t i0,
+                              int64_t j0, const gemm_epi *in, i8_consts *k)
+{
+    k->su0 = k->su1 = k->su2 = k->su3 = _mm512_setzero_ps();
+    if (x->uni) {
+        k->su0 = int8dq_sc(b, x, i0, j0);
+        if (NP > 1) k->su1 = int8dq_sc(b, x, i0, j0 + QG_NR);
+        if (NP > 2) k->su2 = int8dq_sc(b, x, i0, j0 + 2 * QG_NR);
+        if (NP > 3) k->su3 = int8dq_sc(b, x, i0, j0 + 3 * QG_NR);
+    }
+    bool act = true;
+    k->rq = (i8_req){0};
+    if (x->y8) k->rq = i8_bounds(x, in, &act);
+    if (!act) { /* the relu or clip is rq's clamp */
+        k->noact = *in;
+        k->noact.act = GEMM_ACT_NONE;
+        in = &k->noact;
+    }
+    k->in = in;
+    k->plain = x->y8 && x->uni && i8_plain(in);
+    k->bv0 = k->bv1 = k->bv2 = k->bv3 = _mm512_setzero_ps();
+    k->res = NULL;
+    if (!k->plain) return;
+    const int64_t left = b->n - j0;
+    k->nv = left < NP * QG_NR ? left : NP * QG_NR;
+    k->m64 = k->nv >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << k->nv) - 1;
+    k->m1 = (__mmask16)k->m64;
+    const float *bias = in && in->bias_mode == GEMM_BIAS_COL ? in->bias + j0 : NULL;
+    k->res = in && in->res ? in->res + j0 : NULL;
+    k->rk = _mm512_set1_ps(k->res && in->res_scale != 0.0f ? in->res_scale : 1.0f);
+    if (bias) {
+        k->bv0 = _mm512_maskz_loadu_ps(k->m1, bias);
+        if (NP > 1) k->bv1 = _mm512_maskz_loadu_ps((__mmask16)(k->m64 >> 16), bias + QG_NR);
+        if (NP > 2) k->bv2 = _mm512_maskz_loadu_ps((__mmask16)(k->m64 >> 32), bias + 2 * QG_NR);
+        if (NP > 3) k->bv3 = _mm512_maskz_loadu_ps((__mmask16)(k->m64 >> 48), bias + 3 * QG_NR);
+    }
+}
+
+/* A tile's int32 sums: the accumulators declared (I8_DECL) and run over A's quads in
+ * stretches (one when its rows are stored, a kernel row's taps each in the implicit
+ * GEMM's), each row's from its own pointer, stretch s at s * run_off; the weights
+ * prefetched when COLD (the tile's group's first rows of a pass) or past L1. */
+#define I8_SUMS(COLD)                                                                         \
+    I8_ROWS(I8_DECL)                                                                          \
+    {                                                                                         \
+        const uint8_t *w = w0;                                                                \
+        const uint32_t *a = IMPL ? NULL : (const uint32_t *)(x->q + (size_t)i0 * b->kp);      \
+        int64_t roff = 0;                                                                     \
+        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights                   \
+         * streamed from memory; bench/RESULTS.md, 2026-11-27); when the group's              \
+         * weights fit L1 (48 KiB here) only in a pass's first tile, which brings             \
+         * them in: prefetching them in every tile, resnet18's 3x3 Convs of 64                \
+         * channels (36 KiB a group) took 1.36x the CPU time, never, bert's K =               \
+         * 256 GEMMs 1.02-1.18x (RESULTS.md, branch qk) */                                    \
+        const bool pf = (COLD) || kq * step > 48 * 1024;                                      \
+        for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step, roff += IMPL ? x->run_off : 0) { \
+            I8_ROWS(I8_PTR)                                                                   \
+            if (pf) I8_QLOOP(true) else I8_QLOOP(false)                                       \
+        }                                                                                     \
+    }
+
+/* One tile of MR rows into float C (x->y8 NULL: k_int8dq gives uint8 C to
+ * int8dq_tiles), the scales made after its sums. */
 TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg_packed *b,
                            const qg_act *x, int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
                            const gemm_epi *in)
 {
     const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64, run = IMPL ? x->run : kq;
-    const uint8_t *w = qg_group(b, g) + s0 * 64;
-    const uint32_t *a = IMPL ? NULL : (const uint32_t *)(x->q + (size_t)i0 * b->kp);
+    const uint8_t *const w0 = qg_group(b, g) + s0 * 64;
     const __m512i zero = _mm512_setzero_si512();
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
     __m512i zn0 = zero, zn1 = zero, zn2 = zero, zn3 = zero;
@@ -466,21 +544,7 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
         if (NP > 2) zn2 = int8dq_zneg(b, x, i0, j0 + 2 * QG_NR);
         if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);
     }
-    I8_ROWS(I8_DECL)
-    /* A's quads in stretches (one when its rows are stored, a kernel row's taps each in the
-     * implicit GEMM's), each row's from its own pointer, stretch s at s * run_off */
-    int64_t roff = 0;
-    const bool pf = x->wcold || kq * step > 48 * 1024;
-    for (int64_t q0 = 0; q0 < kq; q0 += run, w += run * step, roff += IMPL ? x->run_off : 0) {
-        I8_ROWS(I8_PTR)
-        /* 32 quads ahead: 14-31% less CPU time at 8 x 4096 x 4096 (weights
-         * streamed from memory; bench/RESULTS.md, 2026-11-27); when the group's
-         * weights fit L1 (48 KiB here) only in a pass's first tile, which brings
-         * them in: prefetching them in every tile, resnet18's 3x3 Convs of 64
-         * channels (36 KiB a group) took 1.36x the CPU time, never, bert's K =
-         * 256 GEMMs 1.02-1.18x (RESULTS.md, branch qk) */
-        if (pf) I8_QLOOP(true) else I8_QLOOP(false)
-    }
+    I8_SUMS(x->wcold)
     __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
     if (x->uni) {
         su0 = int8dq_sc(b, x, i0, j0);
@@ -488,54 +552,68 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
         if (NP > 2) su2 = int8dq_sc(b, x, i0, j0 + 2 * QG_NR);
         if (NP > 3) su3 = int8dq_sc(b, x, i0, j0 + 3 * QG_NR);
     }
-    bool act = true;
-    i8_req rq = {0};
-    gemm_epi noact;
-    if (x->y8) rq = i8_bounds(x, in, &act);
-    if (!act) { /* the relu or clip is rq's clamp */
-        noact = *in;
-        noact.act = GEMM_ACT_NONE;
-        in = &noact;
-    }
-    if (x->y8 && x->uni && i8_plain(in)) { /* the tile's columns, masks and biases once */
-        const int64_t left = b->n - j0, nv = left < NP * QG_NR ? left : NP * QG_NR;
-        const __mmask64 m64 = nv >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << nv) - 1;
-        const __mmask16 m1 = (__mmask16)m64;
-        const float *bias = in && in->bias_mode == GEMM_BIAS_COL ? in->bias + j0 : NULL,
-                    *res = in && in->res ? in->res + j0 : NULL;
-        const __m512 rk = _mm512_set1_ps(res && in->res_scale != 0.0f ? in->res_scale : 1.0f);
-        __m512 bv0 = _mm512_setzero_ps(), bv1 = bv0, bv2 = bv0, bv3 = bv0;
-        if (bias) {
-            bv0 = _mm512_maskz_loadu_ps(m1, bias);
-            if (NP > 1) bv1 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 16), bias + QG_NR);
-            if (NP > 2) bv2 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 32), bias + 2 * QG_NR);
-            if (NP > 3) bv3 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 48), bias + 3 * QG_NR);
-        }
-        I8_ROWS(I8_OUTU8)
-        return;
-    }
+    const gemm_epi *const ein = in;
+    const i8_req *const rqp = NULL; /* (float C) */
     I8_ROWS(I8_OUT)
 }
 
+/* nt tiles of MR rows into uint8 C (the kernel writes it), the epilogue's constants made
+ * once before them: at K 16 to 32 (a static int8 Conv's 1x1 on 16 to 32 channels) making
+ * them per 6-row tile cost as much as its vpdpbusd. (Float C keeps int8dq_body a tile at
+ * a time: with this loop there, bert's int8dq GEMMs took 3 to 7% longer.) */
+TVNNI INL void int8dq_tiles(const int MR, const int NP, const bool IMPL, const qg_packed *b,
+                            const qg_act *x, int64_t i0, int nt, int64_t g, int s0, float *c,
+                            int64_t ldc, const gemm_epi *in)
+{
+    const int64_t kq = b->kp / 4, step = (int64_t)qg_group_w(b, g) * 64, run = IMPL ? x->run : kq;
+    const uint8_t *const w0 = qg_group(b, g) + s0 * 64;
+    const __m512i zero = _mm512_setzero_si512();
+    const int64_t j0 = (g * QG_GP + s0) * QG_NR;
+    __m512i zn0 = zero, zn1 = zero, zn2 = zero, zn3 = zero;
+    if (x->uni) {
+        zn0 = int8dq_zneg(b, x, i0, j0);
+        if (NP > 1) zn1 = int8dq_zneg(b, x, i0, j0 + QG_NR);
+        if (NP > 2) zn2 = int8dq_zneg(b, x, i0, j0 + 2 * QG_NR);
+        if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);
+    }
+    i8_consts k;
+    i8_consts_make(NP, b, x, i0, j0, in, &k);
+    const __m512 su0 = k.su0, su1 = k.su1, su2 = k.su2, su3 = k.su3;
+    const gemm_epi *const ein = k.in;
+    const i8_req *const rqp = &k.rq;
+    for (int t = 0; t < nt; t++, i0 += MR) {
+        if (k.res && t + 1 < nt) /* the next tile's residual, while this one computes */
+            kprefetch_rows(k.res + (i0 + MR) * ein->ldr, ein->ldr, MR, k.nv, false);
+        I8_SUMS(t == 0 && x->wcold)
+        if (k.plain) {
+            const __m512 bv0 = k.bv0, bv1 = k.bv1, bv2 = k.bv2, bv3 = k.bv3, rk = k.rk;
+            I8_ROWS(I8_OUTU8)
+        } else {
+            I8_ROWS(I8_OUT)
+        }
+    }
+}
+
+#undef I8_SUMS
 #undef I8_QLOOP
 /* One function per shape: inlined all into one switch, GCC 12 allocates
  * them badly (a register copy around every vpdpbusd again). Stored rows
  * (k8_) and rows through pointers (k8i_, qgemm_u8_rows): one body for both
  * cost mobilenetv2 about 5% of CPU time (its small-K 1x1s; bench/RESULTS.md,
  * q8cnn4). */
-#define I8_FN(M, NP)                                                                          \
-    TVNNI __attribute__((noinline)) static void k8_##M##x##NP(                                \
-        const qg_packed *b, const qg_act *x, int64_t i0, int64_t g, int s0, float *c,         \
+#define I8_FN1(P, M, NP, IMPL, MT)                                                            \
+    TVNNI __attribute__((noinline)) static void P##M##x##NP(                                  \
+        const qg_packed *b, const qg_act *x, int64_t i0, int nt, int64_t g, int s0, float *c, \
         int64_t ldc, const gemm_epi *in)                                                      \
     {                                                                                         \
-        int8dq_body(M, NP, false, b, x, i0, g, s0, c, ldc, in);                               \
-    }                                                                                         \
-    TVNNI __attribute__((noinline)) static void k8i_##M##x##NP(                               \
-        const qg_packed *b, const qg_act *x, int64_t i0, int64_t g, int s0, float *c,         \
-        int64_t ldc, const gemm_epi *in)                                                      \
-    {                                                                                         \
-        int8dq_body(M, NP, true, b, x, i0, g, s0, c, ldc, in);                                \
+        if (MT) int8dq_tiles(M, NP, IMPL, b, x, i0, nt, g, s0, c, ldc, in);                   \
+        else int8dq_body(M, NP, IMPL, b, x, i0, g, s0, c, ldc, in);                           \
     }
+/* stored rows (k8_), rows through pointers (k8i_), and both into uint8 C over nt tiles
+ * (k8y_, k8yi_) */
+#define I8_FN(M, NP)                                                                          \
+    I8_FN1(k8_, M, NP, false, false) I8_FN1(k8i_, M, NP, true, false)                         \
+    I8_FN1(k8y_, M, NP, false, true) I8_FN1(k8yi_, M, NP, true, true)
 #define I8_FN6(NP) I8_FN(1, NP) I8_FN(2, NP) I8_FN(3, NP) I8_FN(4, NP) I8_FN(5, NP) I8_FN(6, NP)
 #define I8_FN12(NP) I8_FN6(NP) I8_FN(7, NP) I8_FN(8, NP) I8_FN(9, NP) I8_FN(10, NP) I8_FN(11, NP) \
     I8_FN(12, NP)
@@ -544,20 +622,28 @@ I8_FN12(2)
 I8_FN6(3)
 I8_FN6(4)
 
-typedef void (*k8_fn)(const qg_packed *, const qg_act *, int64_t, int64_t, int, float *, int64_t,
-                      const gemm_epi *);
+typedef void (*k8_fn)(const qg_packed *, const qg_act *, int64_t, int, int64_t, int, float *,
+                      int64_t, const gemm_epi *);
 #define I8_ROW6(P, NP) P##1x##NP, P##2x##NP, P##3x##NP, P##4x##NP, P##5x##NP, P##6x##NP
 #define I8_ROW12(P, NP) I8_ROW6(P, NP), P##7x##NP, P##8x##NP, P##9x##NP, P##10x##NP, P##11x##NP, \
     P##12x##NP
-static const k8_fn k8_table[2][QG_GP + 1][12] = {
+static const k8_fn k8_table[4][QG_GP + 1][12] = {
     {{0}, {I8_ROW12(k8_, 1)}, {I8_ROW12(k8_, 2)}, {I8_ROW6(k8_, 3)}, {I8_ROW6(k8_, 4)}},
     {{0}, {I8_ROW12(k8i_, 1)}, {I8_ROW12(k8i_, 2)}, {I8_ROW6(k8i_, 3)}, {I8_ROW6(k8i_, 4)}},
+    {{0}, {I8_ROW12(k8y_, 1)}, {I8_ROW12(k8y_, 2)}, {I8_ROW6(k8y_, 3)}, {I8_ROW6(k8y_, 4)}},
+    {{0}, {I8_ROW12(k8yi_, 1)}, {I8_ROW12(k8yi_, 2)}, {I8_ROW6(k8yi_, 3)}, {I8_ROW6(k8yi_, 4)}},
 };
 
-TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
-                           int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
+TVNNI static void k_int8dq(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int nt,
+                           int64_t g, int s0, int np, float *c, int64_t ldc, const gemm_epi *in)
 {
-    k8_table[x->rp != NULL][np][mr - 1](b, x, i0, g, s0, c, ldc, in);
+    /* uint8 C (the kernel writes it) over nt tiles; float C a tile at a time */
+    if (nt > 1 && !x->y8) {
+        for (int t = 0; t < nt; t++)
+            k_int8dq(b, x, i0 + t * mr, mr, 1, g, s0, np, c + t * mr * ldc, ldc, in);
+        return;
+    }
+    k8_table[2 * (x->y8 != NULL) + (x->rp != NULL)][np][mr - 1](b, x, i0, nt, g, s0, c, ldc, in);
 }
 
 /* Weight-only: 4 rows at most (skinny M); int8wo's body is qgemm_wo512.h's. */

@@ -66,8 +66,12 @@ typedef void (*qg_ukr)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, 
 /* int8dq's micro-kernel: rows [i0, i0+mr) by panels [s0, s0+np) of
  * column group g (np <= the group's width), dequantised, the epilogue part
  * `in` applied in registers (qg_epi_split; NULL: none), written to C (c
- * points at C[i0][(g*QG_GP + s0)*QG_NR]; columns past n are not written). */
-typedef void (*qg_ukr8)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t g,
+ * points at C[i0][(g*QG_GP + s0)*QG_NR]; columns past n are not written);
+ * and so for nt such tiles one under the other, rows [i0, i0 + nt * mr)
+ * (C's rows on from c, ldc apart), the tile's constants (the epilogue's
+ * bounds, scales, biases, masks) made once for them all. x->wcold, when
+ * set, is the first tile's. */
+typedef void (*qg_ukr8)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int nt, int64_t g,
                         int s0, int np, float *c, int64_t ldc, const gemm_epi *in);
 
 /* bf16's compute-bound tile (qg_kern.fnb): an mrb-row tile of A (a: its
