@@ -26,7 +26,7 @@ typedef struct qg_act {
     const float *gsum;  /* int4wo, float A: per row, per group sum of a, [m][kp/group] */
     const int8_t *q4a;  /* int4wo, a8: A's int8 rows, kp apart (0 from k to kp), */
     const float *q4s;   /* their per group scales, [m][kp/group], */
-    const int32_t *q4n; /* and sums of qa, [m][kp/group] (qg_quantiser.grp8) */
+    const float *q4n;   /* and sums of qa (exact floats), [m][kp/group] (qg_quantiser.grp8) */
     uint8_t *y8;        /* int8dq into uint8 (qgemm_u8_q8): C's rows, ldy8 apart; NULL: float C */
     int64_t ldy8;
     float r8, z8;       /* y8 = saturate(rint(C * r8) + z8), qg_requant_u8's */
@@ -149,7 +149,7 @@ typedef struct qg_quantiser {
     /* int4wo's a8 rows (qgemm.h): x[n] in groups of g (the last possibly short) to
      * q (0 from n to the groups' end), group i's scale s[i] and sum of q sum[i];
      * NULL: the portable one's bytes */
-    void (*grp8)(const float *x, int64_t n, int64_t g, int8_t *q, float *s, int32_t *sum);
+    void (*grp8)(const float *x, int64_t n, int64_t g, int8_t *q, float *s, float *sum);
 } qg_quantiser;
 
 /* qgemm_avx512.c and qgemm_avx2.c (all zero when KISA_X86 is 0) */
