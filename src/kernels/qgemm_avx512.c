@@ -636,7 +636,8 @@ TVNNI INL void int4a8_body(const int MR, const int G, const qg_packed *b, const 
     const int NC = G == 32 ? 2 : 4; /* int32 chains per row */
     const uint8_t *w = qg_panel(b, p, 8);
     const int64_t ng = b->kp / G, kq = b->kp / 4;
-    const int32_t *a = (const int32_t *)(x->q4a + (size_t)i0 * (size_t)b->kp);
+    const int32_t *a0 = (const int32_t *)(x->q4a + (size_t)i0 * (size_t)b->kp), *a[4];
+    UNROLL for (int i = 0; i < MR; i++) a[i] = a0 + i * kq; /* a pointer a row: base + offset */
     const uint16_t *sb = b->sbf + qg_q4_at(b, p, 0);
     const uint8_t *zb = b->zero + qg_q4_at(b, p, 0);
     const float *sa = x->q4s + i0 * ng;
@@ -644,7 +645,7 @@ TVNNI INL void int4a8_body(const int MR, const int G, const qg_packed *b, const 
     const __m512i lo4 = _mm512_set1_epi8(0x0f);
     __m512 out[4];
     UNROLL for (int i = 0; i < MR; i++) out[i] = _mm512_setzero_ps();
-    for (int64_t g = 0; g < ng; g++, w += G * 8, a += G / 4, sb += QG_NR, zb += QG_NR) {
+    for (int64_t g = 0; g < ng; g++, w += G * 8, sb += QG_NR, zb += QG_NR) {
         __m512i acc[4][4];
         UNROLL for (int i = 0; i < MR; i++)
             UNROLL for (int c = 0; c < NC; c++) acc[i][c] = _mm512_setzero_si512();
@@ -654,8 +655,8 @@ TVNNI INL void int4a8_body(const int MR, const int G, const qg_packed *b, const 
             __asm__("" : "+v"(v)); /* one load: GCC would fold it into the and and the shift */
             const __m512i l = _mm512_and_si512(v, lo4), h = _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4);
             UNROLL for (int i = 0; i < MR; i++) {
-                DPBUSD_M(acc[i][(2 * s) % NC], l, a + i * kq + 2 * s);
-                DPBUSD_M(acc[i][(2 * s + 1) % NC], h, a + i * kq + 2 * s + 1);
+                DPBUSD_M(acc[i][(2 * s) % NC], l, a[i] + 2 * s);
+                DPBUSD_M(acc[i][(2 * s + 1) % NC], h, a[i] + 2 * s + 1);
             }
         }
         const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(
@@ -668,6 +669,7 @@ TVNNI INL void int4a8_body(const int MR, const int G, const qg_packed *b, const 
             __m512 v = _mm512_fnmadd_ps(z, _mm512_set1_ps(na[i * ng + g]), _mm512_cvtepi32_ps(n));
             __m512 sc = _mm512_mul_ps(s, _mm512_set1_ps(sa[i * ng + g]));
             out[i] = _mm512_fmadd_ps(sc, v, out[i]);
+            a[i] += G / 4;
         }
     }
     UNROLL for (int i = 0; i < MR; i++) _mm512_store_ps(t + i * QG_NR, out[i]);
