@@ -713,6 +713,14 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     const int64_t mc = block_rows(kr, b);
     for (int64_t ib = 0; ib < m; ib += mc) {
         int64_t ie = m - ib < mc ? m : ib + mc;
+        if (kr->fnc && ie - ib <= kr->mr) { /* one row tile: its panels in one call, into C */
+            const int64_t j0 = p0 * QG_NR, j1 = p1 * QG_NR < b->n ? p1 * QG_NR : b->n;
+            kr->fnc(b, x, ib, (int)(ie - ib), p0, p1, c + ib * ldc, ldc);
+            for (int64_t j = j0; epi && j < j1; j += 1 << 20) /* nr an int */
+                gemm_epi_tile(epi, c + ib * ldc + j, ldc, ib, j, (int)(ie - ib),
+                              (int)(j1 - j < 1 << 20 ? j1 - j : 1 << 20));
+            continue;
+        }
         for (int64_t p = p0; p < p1; p++) {
             int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
             for (int64_t i0 = ib; i0 < ie; i0 += kr->mr) {

@@ -12,6 +12,7 @@
 
 #if KISA_X86
 #include <immintrin.h>
+#include <string.h>
 
 #define INL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
@@ -631,7 +632,7 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
 #define DPBUSD_M(acc, w, p)                                                                    \
     __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const int32_t *)(p)))
 TVNNI INL void int4a8_body(const int MR, const int G, const qg_packed *b, const qg_act *x,
-                           int64_t i0, int64_t p, float *t)
+                           int64_t i0, int64_t p, float *c, int64_t ldc, __mmask16 cm)
 {
     const int NC = G == 32 ? 2 : 4; /* int32 chains per row */
     const uint8_t *w = qg_panel(b, p, 8);
@@ -672,7 +673,20 @@ TVNNI INL void int4a8_body(const int MR, const int G, const qg_packed *b, const 
             a[i] += G / 4;
         }
     }
-    UNROLL for (int i = 0; i < MR; i++) _mm512_store_ps(t + i * QG_NR, out[i]);
+    UNROLL for (int i = 0; i < MR; i++) _mm512_mask_storeu_ps(c + i * ldc, cm, out[i]);
+}
+
+/* Panels [p0, p1) of rows i0 .. i0 + MR - 1 straight into C (c at C[i0][0]),
+ * its columns past n not written: one call for a row tile's panels (the
+ * driver's qg_kern.fnc), no tile copied per panel. */
+TVNNI INL void int4a8_cols(const int MR, const int G, const qg_packed *b, const qg_act *x,
+                           int64_t i0, int64_t p0, int64_t p1, float *c, int64_t ldc)
+{
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t nr = b->n - p * QG_NR;
+        int4a8_body(MR, G, b, x, i0, p, c + p * QG_NR, ldc,
+                    nr >= QG_NR ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1));
+    }
 }
 
 #define INT8WO_CALL(M, ...) wo512_body(WO512_INT8, M, __VA_ARGS__)
@@ -683,17 +697,38 @@ T512 static void k_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int m
 {
     QG_SWITCH4(INT8WO_CALL, b, x, i0, p, t)
 }
+#define INT4A8C_CALL(M, G, ...) int4a8_cols(M, G, __VA_ARGS__)
 TVNNI static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                            float *t)
 {
     if (b->a8 && b->group == 32) {
-        QG_SWITCH4(INT4A8_CALL, 32, b, x, i0, p, t)
+        QG_SWITCH4(INT4A8_CALL, 32, b, x, i0, p, t, QG_NR, 0xffff)
     } else if (b->a8 && b->group == 64) {
-        QG_SWITCH4(INT4A8_CALL, 64, b, x, i0, p, t)
+        QG_SWITCH4(INT4A8_CALL, 64, b, x, i0, p, t, QG_NR, 0xffff)
     } else if (b->a8) {
-        QG_SWITCH4(INT4A8_CALL, 128, b, x, i0, p, t)
+        QG_SWITCH4(INT4A8_CALL, 128, b, x, i0, p, t, QG_NR, 0xffff)
     } else {
         QG_SWITCH4(INT4WO_CALL, b, x, i0, p, t)
+    }
+}
+/* qg_kern.fnc: a8's panels straight into C; float A's through k_int4wo's tiles */
+TVNNI static void kc_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p0,
+                            int64_t p1, float *c, int64_t ldc)
+{
+    if (b->a8 && b->group == 32) {
+        QG_SWITCH4(INT4A8C_CALL, 32, b, x, i0, p0, p1, c, ldc)
+    } else if (b->a8 && b->group == 64) {
+        QG_SWITCH4(INT4A8C_CALL, 64, b, x, i0, p0, p1, c, ldc)
+    } else if (b->a8) {
+        QG_SWITCH4(INT4A8C_CALL, 128, b, x, i0, p0, p1, c, ldc)
+    } else {
+        float t[4 * QG_NR] __attribute__((aligned(64)));
+        for (int64_t p = p0; p < p1; p++) {
+            const int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
+            QG_SWITCH4(INT4WO_CALL, b, x, i0, p, t)
+            for (int i = 0; i < mr; i++)
+                memcpy(c + i * ldc + p * QG_NR, t + i * QG_NR, sizeof(float) * (size_t)nr);
+        }
     }
 }
 
@@ -839,7 +874,8 @@ const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,
                                   {0, 12, 12, 6, 6}, true};
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
-const qg_kern qg_avx512_int4wo = {KISA_AVX512, "avx512vnni", "avx512-vnni", 4, k_int4wo};
+const qg_kern qg_avx512_int4wo = {KISA_AVX512, "avx512vnni", "avx512-vnni", 4, k_int4wo,
+                                  .fnc = kc_int4wo};
 #else
 const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
 const qg_quantiser qg_avx512_quantiser;

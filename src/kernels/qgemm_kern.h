@@ -91,6 +91,12 @@ typedef void (*qg_ukrb)(int64_t kb, const uint32_t *a, const uint16_t *b, int64_
 typedef void (*qg_cvt)(const float *a, int64_t lda, int64_t m, int64_t k, int64_t kp, int mrb,
                        uint16_t *h);
 
+/* Rows [i0, i0+mr) of C by panels [p0, p1), raw, straight into C (c
+ * points at C[i0][0]; columns past n not written): a weight-only kernel's
+ * panels of one row tile in one call (qg_kern.fnc). */
+typedef void (*qg_ukrc)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p0,
+                        int64_t p1, float *c, int64_t ldc);
+
 typedef struct qg_kern {
     kisa isa;          /* first, for kisa_pick's order */
     const char *needs; /* core/cpu.h features beyond the ISA's */
@@ -105,6 +111,8 @@ typedef struct qg_kern {
     qg_ukrb fnb;
     int mrb;
     qg_cvt cvt;
+    /* fn's panels in one call, used when a block's rows are one tile (mr at most; NULL: fn's) */
+    qg_ukrc fnc;
 } qg_kern;
 /* The most rows a bf16 tile (qg_kern.mrb) takes: qgemm_scratch's room for the last tile's */
 #define QG_MRB 16
