@@ -619,8 +619,8 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
  * columns, the low nibbles (an and) and the high ones (a shift, an and),
  * each one vpdpbusd per row with the row's quad broadcast from memory in
  * the same instruction (DPBUSD_M): per 128 weights one load, 3 integer
- * ops and 2 vpdpbusd at one row. The group size is a constant (int4a8_g),
- * so a group's blocks unroll; two int32 chains per row at group 32, four
+ * ops and 2 vpdpbusd at one row. The group size G is a constant (one body
+ * per group size), so a group's blocks unroll; two int32 chains per row at group 32, four
  * past it (a group's chains reset: the next group's overlap their
  * latency), summed once a group, then turned to float as the portable
  * kernel's (qgemm.c's c_int4wo, the same floats): the group's scales and

@@ -155,7 +155,7 @@ typedef struct qg_quantiser {
     void (*requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
     void (*dequant)(const uint8_t *q, int64_t n, float s, int32_t z, float *y); /* (q - z) * s */
     /* int4wo's a8 rows (qgemm.h): x[n] in groups of g (the last possibly short) to
-     * q (0 from n to the groups' end), group i's scale s[i] and sum of q sum[i];
+     * q (0 from n to the groups' end), group i's scale s[i] and sum of q sum[i] (exact);
      * NULL: the portable one's bytes */
     void (*grp8)(const float *x, int64_t n, int64_t g, int8_t *q, float *s, float *sum);
 } qg_quantiser;
