@@ -351,8 +351,9 @@ static void dequant_c(const uint8_t *q, int64_t n, float s, int32_t z, float *y)
 
 /* int4wo's a8 rows (qg_quantiser.grp8): per group, the scale max|x| / 127
  * (NaN when the group holds a NaN or an infinity: its sums are then NaN)
- * and q = rint(x * (127 / max|x|)), both one rounding, as the vector ones */
-static void grp8_c(const float *x, int64_t n, int64_t g, int8_t *q, float *s, int32_t *sum)
+ * and q = rint(x * (127 / max|x|)), both one rounding, as the vector ones;
+ * the sum of q as a float (exact: |sum| <= 127 * 128) */
+static void grp8_c(const float *x, int64_t n, int64_t g, int8_t *q, float *s, float *sum)
 {
     for (int64_t g0 = 0, i = 0; g0 < n; g0 += g, i++) {
         int64_t g1 = g0 + g < n ? g0 + g : n;
@@ -372,7 +373,7 @@ static void grp8_c(const float *x, int64_t n, int64_t g, int8_t *q, float *s, in
         }
         for (int64_t p = g1; p < g0 + g; p++) q[p] = 0;
         s[i] = bad ? NAN : mx / 127.0f;
-        sum[i] = t;
+        sum[i] = (float)t;
     }
 }
 
@@ -513,7 +514,7 @@ static void c_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, in
                 for (int64_t k = g * G; k < (g + 1) * G; k++) /* 0 past k, both sides */
                     for (int j = 0; j < QG_NR; j++)
                         acc[j] += qa[k] * ((w[qg_q4_byte(k, j)] >> qg_q4_shift(k)) & 15);
-                const float sa = x->q4s[(i0 + i) * ng + g], na = (float)x->q4n[(i0 + i) * ng + g];
+                const float sa = x->q4s[(i0 + i) * ng + g], na = x->q4n[(i0 + i) * ng + g];
                 for (int j = 0; j < QG_NR; j++)
                     out[j] = fmaf(bf16_to_f32(b->sbf[at + j]) * sa, fmaf(-(float)b->zero[at + j], na, (float)acc[j]),
                                   out[j]);
@@ -647,7 +648,7 @@ static ait_status act_make(const qg_kern *kr, const qg_packed *b, const float *a
     } else if (b->a8) { /* rows kp apart, then the scales and sums (kp a multiple of 32) */
         int8_t *q = ws;
         float *s = (float *)(q + rows * kp);
-        int32_t *n = (int32_t *)(s + rows * (size_t)ng);
+        float *n = s + rows * (size_t)ng;
         const qg_quantiser *qz = quantiser();
         for (int64_t i = 0; i < m; i++)
             (qz->grp8 ? qz->grp8 : grp8_c)(a + i * lda, b->k, b->group, q + (size_t)i * kp,
@@ -713,6 +714,14 @@ static void panels(const qg_kern *kr, const qg_packed *b, const qg_act *x, int64
     const int64_t mc = block_rows(kr, b);
     for (int64_t ib = 0; ib < m; ib += mc) {
         int64_t ie = m - ib < mc ? m : ib + mc;
+        if (kr->fnc && ie - ib <= kr->mr) { /* one row tile: its panels in one call, into C */
+            const int64_t j0 = p0 * QG_NR, j1 = p1 * QG_NR < b->n ? p1 * QG_NR : b->n;
+            kr->fnc(b, x, ib, (int)(ie - ib), p0, p1, c + ib * ldc, ldc);
+            for (int64_t j = j0; epi && j < j1; j += 1 << 20) /* nr an int */
+                gemm_epi_tile(epi, c + ib * ldc + j, ldc, ib, j, (int)(ie - ib),
+                              (int)(j1 - j < 1 << 20 ? j1 - j : 1 << 20));
+            continue;
+        }
         for (int64_t p = p0; p < p1; p++) {
             int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
             for (int64_t i0 = ib; i0 < ie; i0 += kr->mr) {

@@ -13,6 +13,7 @@
 
 #if KISA_X86
 #include <immintrin.h>
+#include <string.h>
 
 #define INL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
@@ -702,70 +703,118 @@ T512 INL void int4wo_body(const int MR, const qg_packed *b, const qg_act *x, int
 
 /* int4wo with A in int8 (a8): 64 bytes of a panel are two quads of k by 16
  * columns, the low nibbles (an and) and the high ones (a shift, an and),
- * each one vpdpbusd per row against the row's quad broadcast: per 128
- * weights 1 load, 3 integer ops and 2 vpdpbusd at one row. Four int32
- * chains per row (two blocks of 8 k a step; a group is 4, 8 or 16
- * blocks), the group's sums then turned to float as the portable
- * kernel's (qgemm.c's c_int4wo, the same floats). */
-TVNNI INL void int4a8_body(const int MR, const qg_packed *b, const qg_act *x, int64_t i0,
-                           int64_t p, float *t)
+ * each one vpdpbusd per row with the row's quad broadcast from memory in
+ * the same instruction (DPBUSD_M): per 128 weights one load, 3 integer
+ * ops and 2 vpdpbusd at one row. The group size G is a constant (one body
+ * per group size), so a group's blocks unroll; two int32 chains per row at group 32, four
+ * past it (a group's chains reset: the next group's overlap their
+ * latency), summed once a group, then turned to float as the portable
+ * kernel's (qgemm.c's c_int4wo, the same floats): the group's scales and
+ * zero points converted once for the MR rows, which share each unpacked
+ * weight vector. */
+/* acc += the u8 x s8 quad products of w and the dword at p broadcast
+ * (vpdpbusd's embedded broadcast: no broadcast instruction); asm, so GCC
+ * keeps the accumulator in place (see DPBUSD) */
+#define DPBUSD_M(acc, w, p)                                                                    \
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const int32_t *)(p)))
+TVNNI INL void int4a8_body(const int MR, const int G, const qg_packed *b, const qg_act *x,
+                           int64_t i0, int64_t p, float *c, int64_t ldc, __mmask16 cm)
 {
+    const int NC = G == 32 ? 2 : 4; /* int32 chains per row */
     const uint8_t *w = qg_panel(b, p, 8);
-    const int64_t G = b->group, ng = b->kp / G, kq = b->kp / 4;
-    const int32_t *a = (const int32_t *)(x->q4a + (size_t)i0 * (size_t)b->kp);
+    const int64_t ng = b->kp / G, kq = b->kp / 4;
+    const int32_t *a0 = (const int32_t *)(x->q4a + (size_t)i0 * (size_t)b->kp), *a[4];
+    UNROLL for (int i = 0; i < MR; i++) a[i] = a0 + i * kq; /* a pointer a row: base + offset */
+    const uint16_t *sb = b->sbf + qg_q4_at(b, p, 0);
+    const uint8_t *zb = b->zero + qg_q4_at(b, p, 0);
+    const float *sa = x->q4s + i0 * ng;
+    const float *na = x->q4n + i0 * ng;
     const __m512i lo4 = _mm512_set1_epi8(0x0f);
     __m512 out[4];
     UNROLL for (int i = 0; i < MR; i++) out[i] = _mm512_setzero_ps();
-    for (int64_t g = 0; g < ng; g++) {
+    for (int64_t g = 0; g < ng; g++, w += G * 8, sb += QG_NR, zb += QG_NR) {
         __m512i acc[4][4];
         UNROLL for (int i = 0; i < MR; i++)
-            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = _mm512_setzero_si512();
-        for (int64_t k = g * G; k < (g + 1) * G; k += 16) {
-            _mm_prefetch((const char *)(w + k * 8 + 1024), _MM_HINT_T0);
-            const __m512i v0 = _mm512_load_si512(w + k * 8), v1 = _mm512_load_si512(w + k * 8 + 64);
-            const __m512i l0 = _mm512_and_si512(v0, lo4),
-                          h0 = _mm512_and_si512(_mm512_srli_epi16(v0, 4), lo4),
-                          l1 = _mm512_and_si512(v1, lo4),
-                          h1 = _mm512_and_si512(_mm512_srli_epi16(v1, 4), lo4);
+            UNROLL for (int c = 0; c < NC; c++) acc[i][c] = _mm512_setzero_si512();
+        UNROLL for (int s = 0; s < G / 8; s++) { /* the group's 64-byte blocks */
+            _mm_prefetch((const char *)(w + s * 64 + 2048), _MM_HINT_T0);
+            __m512i v = _mm512_load_si512(w + s * 64);
+            __asm__("" : "+v"(v)); /* one load: GCC would fold it into the and and the shift */
+            const __m512i l = _mm512_and_si512(v, lo4), h = _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4);
             UNROLL for (int i = 0; i < MR; i++) {
-                const int32_t *ai = a + i * kq + k / 4;
-                acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], l0, _mm512_set1_epi32(ai[0]));
-                acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], h0, _mm512_set1_epi32(ai[1]));
-                acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], l1, _mm512_set1_epi32(ai[2]));
-                acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], h1, _mm512_set1_epi32(ai[3]));
+                DPBUSD_M(acc[i][(2 * s) % NC], l, a[i] + 2 * s);
+                DPBUSD_M(acc[i][(2 * s + 1) % NC], h, a[i] + 2 * s + 1);
             }
         }
-        const size_t at = qg_q4_at(b, p, g);
         const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(
-                         _mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)(b->sbf + at))), 16)),
-                     z = w4_zero(b, at);
+                         _mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)sb)), 16)),
+                     z = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)zb)));
         UNROLL for (int i = 0; i < MR; i++) {
-            __m512i n = _mm512_add_epi32(_mm512_add_epi32(acc[i][0], acc[i][1]),
-                                         _mm512_add_epi32(acc[i][2], acc[i][3]));
-            __m512 v = _mm512_fnmadd_ps(z, _mm512_set1_ps((float)x->q4n[(i0 + i) * ng + g]),
-                                        _mm512_cvtepi32_ps(n));
-            __m512 sc = _mm512_mul_ps(s, _mm512_set1_ps(x->q4s[(i0 + i) * ng + g]));
+            __m512i n = NC == 2 ? _mm512_add_epi32(acc[i][0], acc[i][1])
+                                : _mm512_add_epi32(_mm512_add_epi32(acc[i][0], acc[i][1]),
+                                                   _mm512_add_epi32(acc[i][2], acc[i][3]));
+            __m512 v = _mm512_fnmadd_ps(z, _mm512_set1_ps(na[i * ng + g]), _mm512_cvtepi32_ps(n));
+            __m512 sc = _mm512_mul_ps(s, _mm512_set1_ps(sa[i * ng + g]));
             out[i] = _mm512_fmadd_ps(sc, v, out[i]);
+            a[i] += G / 4;
         }
     }
-    UNROLL for (int i = 0; i < MR; i++) _mm512_store_ps(t + i * QG_NR, out[i]);
+    UNROLL for (int i = 0; i < MR; i++) _mm512_mask_storeu_ps(c + i * ldc, cm, out[i]);
+}
+
+/* Panels [p0, p1) of rows i0 .. i0 + MR - 1 straight into C (c at C[i0][0]),
+ * its columns past n not written: one call for a row tile's panels (the
+ * driver's qg_kern.fnc), no tile copied per panel. */
+TVNNI INL void int4a8_cols(const int MR, const int G, const qg_packed *b, const qg_act *x,
+                           int64_t i0, int64_t p0, int64_t p1, float *c, int64_t ldc)
+{
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t nr = b->n - p * QG_NR;
+        int4a8_body(MR, G, b, x, i0, p, c + p * QG_NR, ldc,
+                    nr >= QG_NR ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1));
+    }
 }
 
 #define INT8WO_CALL(M, ...) wo512_body(WO512_INT8, M, __VA_ARGS__)
 #define INT4WO_CALL(M, ...) int4wo_body(M, __VA_ARGS__)
-#define INT4A8_CALL(M, ...) int4a8_body(M, __VA_ARGS__)
+#define INT4A8_CALL(M, G, ...) int4a8_body(M, G, __VA_ARGS__)
 T512 static void k_int8wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                           float *t)
 {
     QG_SWITCH4(INT8WO_CALL, b, x, i0, p, t)
 }
+#define INT4A8C_CALL(M, G, ...) int4a8_cols(M, G, __VA_ARGS__)
 TVNNI static void k_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p,
                            float *t)
 {
-    if (b->a8) {
-        QG_SWITCH4(INT4A8_CALL, b, x, i0, p, t)
+    if (b->a8 && b->group == 32) {
+        QG_SWITCH4(INT4A8_CALL, 32, b, x, i0, p, t, QG_NR, 0xffff)
+    } else if (b->a8 && b->group == 64) {
+        QG_SWITCH4(INT4A8_CALL, 64, b, x, i0, p, t, QG_NR, 0xffff)
+    } else if (b->a8) {
+        QG_SWITCH4(INT4A8_CALL, 128, b, x, i0, p, t, QG_NR, 0xffff)
     } else {
         QG_SWITCH4(INT4WO_CALL, b, x, i0, p, t)
+    }
+}
+/* qg_kern.fnc: a8's panels straight into C; float A's through k_int4wo's tiles */
+TVNNI static void kc_int4wo(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p0,
+                            int64_t p1, float *c, int64_t ldc)
+{
+    if (b->a8 && b->group == 32) {
+        QG_SWITCH4(INT4A8C_CALL, 32, b, x, i0, p0, p1, c, ldc)
+    } else if (b->a8 && b->group == 64) {
+        QG_SWITCH4(INT4A8C_CALL, 64, b, x, i0, p0, p1, c, ldc)
+    } else if (b->a8) {
+        QG_SWITCH4(INT4A8C_CALL, 128, b, x, i0, p0, p1, c, ldc)
+    } else {
+        float t[4 * QG_NR] __attribute__((aligned(64)));
+        for (int64_t p = p0; p < p1; p++) {
+            const int nr = b->n - p * QG_NR < QG_NR ? (int)(b->n - p * QG_NR) : QG_NR;
+            QG_SWITCH4(INT4WO_CALL, b, x, i0, p, t)
+            for (int i = 0; i < mr; i++)
+                memcpy(c + i * ldc + p * QG_NR, t + i * QG_NR, sizeof(float) * (size_t)nr);
+        }
     }
 }
 
@@ -873,7 +922,7 @@ T512 static void dq_dequant(const uint8_t *q, int64_t n, float s, int32_t z, flo
 
 /* int4wo's a8 rows (qg_quantiser.grp8), 16 at a time: the portable one's
  * bytes (its product x * r rounded to nearest even by vcvtps2dq) */
-T512 static void dq_grp8(const float *x, int64_t n, int64_t g, int8_t *q, float *s, int32_t *sum)
+T512 static void dq_grp8(const float *x, int64_t n, int64_t g, int8_t *q, float *s, float *sum)
 {
     const __m512 big = _mm512_set1_ps(3.40282347e38f);
     for (int64_t g0 = 0, i = 0; g0 < n; g0 += g, i++) {
@@ -899,7 +948,7 @@ T512 static void dq_grp8(const float *x, int64_t n, int64_t g, int8_t *q, float 
             _mm_storeu_si128((__m128i *)(q + p), _mm512_cvtepi32_epi8(v));
         }
         s[i] = bad ? NAN : ms / 127.0f;
-        sum[i] = _mm512_reduce_add_epi32(t);
+        sum[i] = (float)_mm512_reduce_add_epi32(t);
     }
 }
 
@@ -911,7 +960,8 @@ const qg_kern qg_avx512_bf16 = {KISA_AVX512, "avx512bf16", "avx512-bf16", 12, k_
 const qg_kern qg_avx512_int8dq = {KISA_AVX512, "avx512vnni", "avx512-vnni", 12, NULL, k_int8dq,
                                   {0, 12, 12, 6, 6}, true};
 const qg_kern qg_avx512_int8wo = {KISA_AVX512, "", "avx512", 4, k_int8wo};
-const qg_kern qg_avx512_int4wo = {KISA_AVX512, "avx512vnni", "avx512-vnni", 4, k_int4wo};
+const qg_kern qg_avx512_int4wo = {KISA_AVX512, "avx512vnni", "avx512-vnni", 4, k_int4wo,
+                                  .fnc = kc_int4wo};
 #else
 const qg_kern qg_avx512_bf16, qg_avx512_int8dq, qg_avx512_int8wo, qg_avx512_int4wo;
 const qg_quantiser qg_avx512_quantiser;

@@ -26,7 +26,7 @@ typedef struct qg_act {
     const float *gsum;  /* int4wo, float A: per row, per group sum of a, [m][kp/group] */
     const int8_t *q4a;  /* int4wo, a8: A's int8 rows, kp apart (0 from k to kp), */
     const float *q4s;   /* their per group scales, [m][kp/group], */
-    const int32_t *q4n; /* and sums of qa, [m][kp/group] (qg_quantiser.grp8) */
+    const float *q4n;   /* and sums of qa (exact floats), [m][kp/group] (qg_quantiser.grp8) */
     uint8_t *y8;        /* int8dq into uint8 (qgemm_u8_q8): C's rows, ldy8 apart; NULL: float C */
     int64_t ldy8;
     float r8, z8;       /* y8 = saturate(rint(C * r8) + z8), qg_requant_u8's */
@@ -95,6 +95,12 @@ typedef void (*qg_ukrb)(int64_t kb, const uint32_t *a, const uint16_t *b, int64_
 typedef void (*qg_cvt)(const float *a, int64_t lda, int64_t m, int64_t k, int64_t kp, int mrb,
                        uint16_t *h);
 
+/* Rows [i0, i0+mr) of C by panels [p0, p1), raw, straight into C (c
+ * points at C[i0][0]; columns past n not written): a weight-only kernel's
+ * panels of one row tile in one call (qg_kern.fnc). */
+typedef void (*qg_ukrc)(const qg_packed *b, const qg_act *x, int64_t i0, int mr, int64_t p0,
+                        int64_t p1, float *c, int64_t ldc);
+
 typedef struct qg_kern {
     kisa isa;          /* first, for kisa_pick's order */
     const char *needs; /* core/cpu.h features beyond the ISA's */
@@ -109,6 +115,8 @@ typedef struct qg_kern {
     qg_ukrb fnb;
     int mrb;
     qg_cvt cvt;
+    /* fn's panels in one call, used when a block's rows are one tile (mr at most; NULL: fn's) */
+    qg_ukrc fnc;
 } qg_kern;
 /* The most rows a bf16 tile (qg_kern.mrb) takes: qgemm_scratch's room for the last tile's */
 #define QG_MRB 16
@@ -151,9 +159,9 @@ typedef struct qg_quantiser {
     void (*requant)(const float *x, int64_t n, float r, float z, uint8_t *y);
     void (*dequant)(const uint8_t *q, int64_t n, float s, int32_t z, float *y); /* (q - z) * s */
     /* int4wo's a8 rows (qgemm.h): x[n] in groups of g (the last possibly short) to
-     * q (0 from n to the groups' end), group i's scale s[i] and sum of q sum[i];
+     * q (0 from n to the groups' end), group i's scale s[i] and sum of q sum[i] (exact);
      * NULL: the portable one's bytes */
-    void (*grp8)(const float *x, int64_t n, int64_t g, int8_t *q, float *s, int32_t *sum);
+    void (*grp8)(const float *x, int64_t n, int64_t g, int8_t *q, float *s, float *sum);
 } qg_quantiser;
 
 /* qgemm_avx512.c and qgemm_avx2.c (all zero when KISA_X86 is 0) */
