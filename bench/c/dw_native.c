@@ -11,9 +11,10 @@
  * (CLOCK_THREAD_CPUTIME_ID), so time descheduled by other work does not
  * count. Outputs are checked against oneDNN's "any" (max |diff| / max
  * |ref|) before the ratios are printed. Two more engines in the same
- * rounds: native's module between NCHW values (the input transposed to
- * NHWC, knhwc_dw, the output back, as conv.c runs a depthwise at a
- * module's edges), and the floor: one vector pass reading the input and
+ * rounds: native's module between NCHW values twice, by bands
+ * (knhwc_dw_nchw: each band's input rows transposed into L2, the kernel,
+ * the band's output rows back) and by whole transposes (the input
+ * transposed to NHWC, knhwc_dw, the output back), and the floor: one vector pass reading the input and
  * writing the output once (no kernel of one Conv moves fewer bytes), in
  * the cache state the others see. Its GB/s (input + output + weights
  * bytes over the time) is the roofline the kernels' GB/s are read
@@ -72,7 +73,7 @@ static kact shape_act(char a)
     }
 }
 
-enum { E_NHWC, E_NCHW, E_DN_ANY, E_DN_NHWC, E_MOD, E_N, E_FLOOR = E_N };
+enum { E_NHWC, E_NCHW, E_DN_ANY, E_DN_NHWC, E_MOD, E_MOD2, E_N, E_FLOOR = E_N };
 
 /* The floor: x's nx floats read and y's ny written, once each, by whole
  * vectors (four chains), the sum stored so that the reads are not dropped. */
@@ -121,7 +122,8 @@ static void bench(const shape *s, int rounds)
         for (int64_t t = 0; t < taps; t++) wtl[t * C + c] = wt[c * taps + t];
     knhwc_to_nchw(x, s->n, C, hw, xc);
     float *y[E_N], *yc = xalloc(sizeof(float) * (size_t)ny), *ym = xalloc(sizeof(float) * (size_t)ny);
-    float *xs = xalloc(sizeof(float) * (size_t)nx), *ys = xalloc(sizeof(float) * (size_t)ny);
+    float *ym2 = xalloc(sizeof(float) * (size_t)ny);
+    float *xs = xalloc(sizeof(float) * (size_t)(nx + ny + 64)), *ys = xalloc(sizeof(float) * (size_t)ny);
     float *yf = xalloc(sizeof(float) * (size_t)ny);
     for (int e = 0; e < E_N; e++) y[e] = xalloc(sizeof(float) * (size_t)ny);
     const kact act = shape_act(s->act);
@@ -138,16 +140,19 @@ static void bench(const shape *s, int rounds)
             double t0 = thread_cpu_s();
             if (e == E_NHWC) knhwc_dw(&g, s->n, x, wtl, bias, act, NULL, y[e], NULL, 1);
             else if (e == E_NCHW) kdw_run(&gc, xc, wt, bias, act, yc, 1);
-            else if (e == E_MOD) { /* NCHW in and out, as at a module's edges */
+            else if (e == E_MOD) /* NCHW in and out, as at a module's edges */
+                knhwc_dw_nchw(&g, s->n, xc, wtl, bias, act, ym, C * ohw, 0, xs, 1);
+            else if (e == E_MOD2) {
                 knhwc_from_nchw(xc, s->n, C, hw, xs);
                 knhwc_dw(&g, s->n, xs, wtl, bias, act, NULL, ys, NULL, 1);
-                knhwc_to_nchw(ys, s->n, C, ohw, ym);
+                knhwc_to_nchw(ys, s->n, C, ohw, ym2);
             } else if (e == E_FLOOR) floor_pass(x, nx, yf, ny);
             else dn_run(e == E_DN_ANY ? &da : &dh);
             if (it >= 0) t[e][it] = thread_cpu_s() - t0;
         }
     knhwc_from_nchw(yc, s->n, C, ohw, y[E_NCHW]);
     knhwc_from_nchw(ym, s->n, C, ohw, y[E_MOD]);
+    knhwc_from_nchw(ym2, s->n, C, ohw, y[E_MOD2]);
     dnnl_dims_t dd = {s->n, C, s->oh, s->oh};
     dn_out(&da, dd, y[E_DN_ANY]);
     dn_out(&dh, dd, y[E_DN_NHWC]);
@@ -156,10 +161,10 @@ static void bench(const shape *s, int rounds)
     ms[E_FLOOR] = median(t[E_FLOOR], rounds) * 1e3;
     const double best_dn = fmin(ms[E_DN_ANY], ms[E_DN_NHWC]);
     const double mb = 4.0 * (double)(nx + ny + C * taps + C) / 1e6; /* x, y, weights, bias */
-    printf("| %lld | %lldx%lld | %lldx%lld | %lld | %c | %lld | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | **%.2f** "
+    printf("| %lld | %lldx%lld | %lldx%lld | %lld | %c | %lld | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | **%.2f** "
            "| %.2f | %.1f | %.1f | %.1f | %.2f | %.1e | %s |\n",
            (long long)C, (long long)s->h, (long long)s->h, (long long)s->k, (long long)s->k,
-           (long long)s->s, s->act, (long long)s->n, ms[E_NHWC], ms[E_NCHW], ms[E_MOD], ms[E_DN_ANY],
+           (long long)s->s, s->act, (long long)s->n, ms[E_NHWC], ms[E_NCHW], ms[E_MOD], ms[E_MOD2], ms[E_DN_ANY],
            ms[E_DN_NHWC], ms[E_FLOOR], best_dn / ms[E_NHWC], mb, mb / ms[E_NHWC], mb / best_dn,
            mb / ms[E_FLOOR], ms[E_FLOOR] / best_dn, worst, da.impl);
     fflush(stdout);
@@ -170,6 +175,7 @@ static void bench(const shape *s, int rounds)
     free(t[E_FLOOR]);
     aligned_free(yc);
     aligned_free(ym);
+    aligned_free(ym2);
     aligned_free(xs);
     aligned_free(ys);
     aligned_free(yf);
@@ -190,10 +196,10 @@ int main(int argc, char **argv)
     int rounds = atoi(argv[1]);
     if (rounds < 1) rounds = 1;
     printf("| C | H x W | kernel | stride | act | N | native NHWC ms | native NCHW ms | native module "
-           "NCHW ms | oneDNN any ms | oneDNN NHWC ms | floor ms | best oneDNN / native NHWC | MB | "
+           "NCHW by bands ms | native module NCHW, whole transposes ms | oneDNN any ms | oneDNN NHWC ms | floor ms | best oneDNN / native NHWC | MB | "
            "native GB/s | oneDNN GB/s | floor GB/s | floor / oneDNN | max rel. diff | oneDNN (any) "
            "implementation |\n"
-           "| ---: | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+           "| ---: | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
            "| ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (int i = 2; i < argc; i++) {
         long long v[4] = {0}, n = 1;

@@ -51,6 +51,27 @@ static void dw_want(const kdw_geom *g, const float *x, const float *w, const flo
 /* The channels-last depthwise kernel (knhwc_dw) on the same case: x and
  * the weights changed to NHWC and [tap][c], a residual added after the
  * activation, the output changed back. */
+/* knhwc_dw_nchw (between NCHW values) by bands of 1, 2 and 3 output rows
+ * and the default, images ohw * c + 5 apart (a Concat's), against want. */
+static void nhwc_dw_nchw_check(const knhwc_geom *kg, int64_t n, const float *x, const float *wt,
+                               const float *b, kact a, float *y, const double *want, double tol,
+                               int kc_threads)
+{
+    const int64_t ohw = kg->oh * kg->ow, ys = ohw * kg->cs + 5, ny = n * ohw * kg->cs;
+    for (int64_t rows = 0; rows <= 3; rows++) {
+        float *yn = malloc((size_t)(n * ys) * sizeof *yn);
+        float *sc = malloc((size_t)knhwc_dw_nchw_floats(kg, rows, kc_threads) * sizeof *sc);
+        for (int64_t i = 0; i < n * ys; i++) yn[i] = NAN;
+        knhwc_dw_nchw(kg, n, x, wt, b, a, yn, ys, rows, sc, kc_threads);
+        for (int64_t i = 0; i < n; i++) memcpy(y + i * ohw * kg->cs, yn + i * ys, (size_t)(ohw * kg->cs) * sizeof *y);
+        if (!kc_close("depthwise NCHW by bands", y, want, (size_t)ny, tol, 1e-5))
+            fail_msg("knhwc_dw_nchw, bands of %lld rows [isa %s] %d threads", (long long)rows,
+                     kisa_name(kisa_active()), kc_threads);
+        free(yn);
+        free(sc);
+    }
+}
+
 static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, const float *b,
                           kact a, const double *want, double tol)
 {
@@ -87,6 +108,7 @@ static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, con
         knhwc_to_nchw(yt, g->n, g->c, (int64_t)ohw, y);
         assert_true(kc_close("depthwise NHWC with sums", y, want2, ny, tol, 1e-5));
         assert_true(kc_close("depthwise NHWC row sums", sums, wsum, ns, tol * g->ow, 1e-5));
+        nhwc_dw_nchw_check(&kg, g->n, x, wt, b, a, y, want, tol, kc_threads);
     });
     free(xt), free(wt), free(res), free(yt), free(y), free(want2), free(rt), free(sums), free(wsum);
 }
