@@ -1768,6 +1768,20 @@ static gb pattern(int which, const char **what)
         gb_node(&b, "HardSwish", "c", "y", NULL, 0);
         break;
     }
+    case 15: {
+        /* stride 2 between NCHW values: by bands of output rows (conv.c's dw_bands,
+         * knhwc_dw_nchw), 72 channels (vectors of 16 and 8 in the transposes), odd
+         * planes, pads uneven, batch 2 */
+        *what = "depthwise Conv 3x3 stride 2 + bias + Relu on 72 channels at 45x39, batch 2";
+        gb_input(&b, "x", (in_spec)SH(2, 72, 45, 39));
+        gb_const(&b, "w", (in_spec)SH(72, 1, 3, 3));
+        gb_const(&b, "cb", (in_spec)SH(72));
+        tg_attr as[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {0, 1, 1, 0}}, {"group", ATTR_INT, .i = 72},
+                         {"strides", ATTR_INTS, .n = 2, .ints = {2, 2}}};
+        gb_node(&b, "Conv", "x,w,cb", "c", as, 3);
+        gb_node(&b, "Relu", "c", "y", NULL, 0);
+        break;
+    }
     default:
         gb_free(&b);
         return (gb){0};
@@ -1813,7 +1827,7 @@ static void test_fusion(void **state)
                          native_steps(p.g, p.feed, false));
             native_each_isa(&p, what, (size_t)i);
         }
-        if (bi && (i == 3 || i == 9 || i == 13 || i == 14)) { /* depthwise: one native step at every ISA */
+        if (bi && (i == 3 || i == 9 || i == 13 || i == 14 || i == 15)) { /* depthwise: one native step at every ISA */
             if (native_steps(p.g, p.feed, false) != 1)
                 fail_msg("native runs %s in %d steps (-1: some on the reference), want 1", what,
                          native_steps(p.g, p.feed, false));
