@@ -348,11 +348,14 @@ static knhwc_geom conv_kgeom(const int64_t *q)
 /* Whether depthwise step st, between NCHW values, runs by bands of output
  * rows (knhwc_dw_nchw: each band's input rows transposed into L2, the
  * kernel, the band's output rows back) instead of the whole input and
- * output transposed through the scratch: at stride 2 and more, float, no
- * residual, no folded input step (sums: checked where it runs). On the Zen 5
- * (bench-dw-native, bench/RESULTS.md, branch dw) the bands took 0.56 to
- * 0.89 of the whole transposes' time at stride 2 on planes of 56 to 320,
- * and level to 1.17 at stride 1 (its output band as large as its input's). */
+ * output transposed through the scratch: float, no residual, no folded
+ * input step (sums: checked where it runs), an image's input of
+ * DW_BANDS_BYTES or more. On the Zen 5 (bench-dw-native over the 52
+ * depthwise shapes of the suite, bench/RESULTS.md, branch dw) the bands
+ * took 0.50 to 0.87 of the whole transposes' time on the 6 shapes from
+ * 2.25 MB (112x112 to 320x320 planes, 80x80 of 88 and 96 channels), 0.82
+ * to 1.04 on those of 1.5 to 1.8 MB, and level to 1.23 below 1 MB. */
+#define DW_BANDS_BYTES (2 << 20)
 static bool dw_bands(const built *bm, const nat_step *st)
 {
     const int64_t *q = st->geo;
@@ -360,7 +363,7 @@ static bool dw_bands(const built *bm, const nat_step *st)
     const nat_val *ov = &bm->vals[st->epi.out];
     return q[G_DIRECT] == CONV_DW && st->nhwc && !dw_q8(bm, st) && !st->pro && st->epi.res < 0 &&
            !bm->vals[n->in[0]].nhwc && !ov->nhwc && !ov->q8 && !bm->vals[n->in[0]].q8 &&
-           q[G_S0] >= 2 && q[G_S1] >= 2;
+           q[G_H] * q[G_W] * q[G_C] * q[G_GROUP] * (int64_t)sizeof(float) >= DW_BANDS_BYTES;
 }
 
 /* A static int8 Conv of a few channels whose kernel rows are no whole
