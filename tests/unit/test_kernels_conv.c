@@ -1105,14 +1105,17 @@ static void rz_taps(const krz_geom *g, int x, int in, int out, double s, int *i0
 }
 
 /* knhwc_from_nchw and knhwc_to_nchw (the tiles in registers at each ISA,
- * the edges element by element) against the index arithmetic, exactly:
+ * the rows and columns left by the next narrower tile, then element by
+ * element) against the index arithmetic, exactly:
  * channels and pixels on and off the vectors' multiples, a few channels
  * (the image's pass), batches. */
 static void test_transpose(void **state)
 {
     (void)state;
     static const int64_t sh[][3] = {{1, 3, 50}, {2, 17, 33}, {1, 16, 32}, {1, 64, 100}, {3, 24, 17},
-                                    {1, 5, 1},  {1, 40, 16}, {2, 8, 9},   {1, 1, 7},    {1, 33, 47}};
+                                    {1, 5, 1},  {1, 40, 16}, {2, 8, 9},   {1, 1, 7},    {1, 33, 47},
+                                    /* 16-wide tiles, then 8-wide, then element by element on both axes */
+                                    {2, 72, 90}, {1, 29, 45}};
     for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
         const int64_t n = sh[t][0], c = sh[t][1], hw = sh[t][2];
         const size_t all = (size_t)(n * c * hw);
