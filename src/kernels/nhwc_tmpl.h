@@ -17,7 +17,7 @@
  * wide and level to 0.9 on the wider; 3x3s at stride 2 no faster. Two
  * output rows of a 3x3 at stride 2 per pass (the pair's middle input row
  * loaded once for both, 16 accumulators) measured 0.92 to 0.97 on 320x320
- * and 160x160 planes and 1.1 to 1.2x slower on 56x56 to 112x112 of 64 to
+ * and 160x160 planes and 1.07 to 1.27x slower on 56x56 to 112x112 of 64 to
  * 144 channels (branch dw): not kept. */
 #ifndef DW_R
 #define DW_R 8
