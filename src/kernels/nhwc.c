@@ -25,10 +25,15 @@ static inline void taps_inside(int64_t i0, int64_t k, int64_t d, int64_t n, int6
 }
 
 /* Whether knhwc_dw's rows slide (nhwc_tmpl.h's nhwc_dw_slides): 5x5 at
- * stride 1 or 2 and 3x3 at stride 1, no dilation along x. */
+ * stride 1 or 2 and 3x3 at stride 1, no dilation along x; a 3x3 at stride
+ * 2 on rows of at most DW_R (8) outputs, one block with its edges (a 7x7
+ * output: 0.73 to 0.89 of the per-tap path's time on the Zen 5, whose
+ * edge outputs go one at a time; 1.03 to 1.76x slower on wider rows:
+ * bench/RESULTS.md, branch dw). */
 static inline bool dw_slides(const knhwc_geom *g)
 {
-    return g->dw == 1 && ((g->kw == 5 && (g->sw == 1 || g->sw == 2)) || (g->kw == 3 && g->sw == 1));
+    return g->dw == 1 && ((g->kw == 5 && (g->sw == 1 || g->sw == 2)) || (g->kw == 3 && g->sw == 1) ||
+                          (g->kw == 3 && g->sw == 2 && g->ow <= 8));
 }
 
 #if KISA_X86 /* the vector instances: x86-64 only */

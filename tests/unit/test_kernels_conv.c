@@ -771,9 +771,9 @@ static void test_depthwise(void **state)
         {5, 5, 2, 1, 2, 2, 1, 1, 1}, {3, 3, 1, 2, 2, 2, 2, 2, 1}, {2, 4, 1, 1, 0, 1, 1, 2, 1},
         {3, 3, 3, 1, 0, 0, 0, 0, 1}, {3, 3, 1, 1, 1, 1, 1, 1, 2}, {1, 1, 1, 1, 0, 0, 0, 0, 3},
         {5, 5, 2, 2, 4, 3, 4, 3, 2}, {5, 5, 1, 1, 1, 0, 3, 4, 1},
-        /* the sliding rows (3x3 stride 1, 5x5 stride 2) with pads uneven and wider than the
-         * window's half */
-        {3, 3, 1, 1, 0, 2, 2, 0, 1}, {5, 5, 2, 1, 1, 3, 3, 0, 1},
+        /* the sliding rows (3x3 stride 1, 5x5 stride 2, 3x3 stride 2 on rows of at most 8)
+         * with pads uneven and wider than the window's half */
+        {3, 3, 1, 1, 0, 2, 2, 0, 1}, {5, 5, 2, 1, 1, 3, 3, 0, 1}, {3, 3, 2, 1, 0, 2, 2, 0, 1},
     };
     static const kact acts[] = {{KF_NONE, 0, 0},      {KF_RELU, 0, 0}, {KF_CLIP, 0, 6},
                                 {KF_HARDSWISH, 0, 0}, {KF_SILU, 0, 0}, {KF_SIGMOID, 0, 0}};
