@@ -350,11 +350,12 @@ static knhwc_geom conv_kgeom(const int64_t *q)
  * kernel, the band's output rows back) instead of the whole input and
  * output transposed through the scratch: float, no residual, no folded
  * input step (sums: checked where it runs), an image's input of
- * DW_BANDS_BYTES or more. On the Zen 5 (bench-dw-native over the 52
- * depthwise shapes of the suite, bench/RESULTS.md, branch dw) the bands
- * took 0.50 to 0.87 of the whole transposes' time on the 6 shapes from
- * 2.25 MB (112x112 to 320x320 planes, 80x80 of 88 and 96 channels), 0.82
- * to 1.04 on those of 1.5 to 1.8 MB, and level to 1.23 below 1 MB. */
+ * DW_BANDS_BYTES or more. On the Zen 5 (bench/RESULTS.md, branch dw) the
+ * suite's depthwise one-node modules of such images (112x112 to 320x320
+ * planes, 80x80 of 88 and 96 channels) ran in 0.60 to 1.01 of their time
+ * with the whole transposes (320x320 and 160x160: 0.60 to 0.73); in
+ * bench-dw-native the bands were 0.83 to 1.14 on images of 1.5 to 1.8 MB
+ * and level to 1.24 below 1 MB. */
 #define DW_BANDS_BYTES (2 << 20)
 static bool dw_bands(const built *bm, const nat_step *st)
 {
