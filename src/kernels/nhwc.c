@@ -25,10 +25,15 @@ static inline void taps_inside(int64_t i0, int64_t k, int64_t d, int64_t n, int6
 }
 
 /* Whether knhwc_dw's rows slide (nhwc_tmpl.h's nhwc_dw_slides): 5x5 at
- * stride 1 or 2 and 3x3 at stride 1, no dilation along x. */
+ * stride 1 or 2 and 3x3 at stride 1, no dilation along x; a 3x3 at stride
+ * 2 on rows of at most DW_R (8) outputs, one block with its edges (a 7x7
+ * output: 0.73 to 0.89 of the per-tap path's time on the Zen 5, whose
+ * edge outputs go one at a time; 1.03 to 1.76x slower on wider rows:
+ * bench/RESULTS.md, branch dw). */
 static inline bool dw_slides(const knhwc_geom *g)
 {
-    return g->dw == 1 && ((g->kw == 5 && (g->sw == 1 || g->sw == 2)) || (g->kw == 3 && g->sw == 1));
+    return g->dw == 1 && ((g->kw == 5 && (g->sw == 1 || g->sw == 2)) || (g->kw == 3 && g->sw == 1) ||
+                          (g->kw == 3 && g->sw == 2 && g->ow <= 8));
 }
 
 #if KISA_X86 /* the vector instances: x86-64 only */
@@ -55,35 +60,48 @@ static const struct {
     {KISA_PORTABLE, 1, nhwc_tr_tile_portable},
 };
 
-/* Transposes each of n [r][s] matrices into [s][r], in 16x16 tiles, each
- * whole vector tile in registers (nhwc_tr_tile), the rest element by
- * element; a few rows (an image's 3 channels into NHWC) by one pass down
- * the columns, writing y in order. */
-static void transpose(const float *x, int64_t n, int64_t r, int64_t s, float *y)
+/* Rows [i0, i1) by columns [j0, j1) of x (rows ldx apart) into y (rows
+ * ldy apart) transposed: whole tiles of tr_impls[k]'s width in registers
+ * (nhwc_tr_tile), the rows and columns left by the next, narrower entry
+ * (AVX-512's 16 then AVX2's 8: 72 channels are 4 tiles of 16 and one of
+ * 8, not 8 rows element by element), the portable one element by element. */
+static void tr_block(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t i0, int64_t i1,
+                     int64_t j0, int64_t j1, size_t k)
+{
+    const int64_t vl = tr_impls[k].vl;
+    if (vl == 1) {
+        for (int64_t i = i0; i < i1; i++)
+            for (int64_t j = j0; j < j1; j++) y[j * ldy + i] = x[i * ldx + j];
+        return;
+    }
+    const int64_t iv = i0 + (i1 - i0) / vl * vl, jv = j0 + (j1 - j0) / vl * vl;
+    for (int64_t i = i0; i < iv; i += vl)
+        for (int64_t j = j0; j < jv; j += vl) tr_impls[k].tile(x + i * ldx + j, ldx, y + j * ldy + i, ldy);
+    if (jv < j1 && iv > i0) tr_block(x, ldx, y, ldy, i0, iv, jv, j1, k + 1);
+    if (iv < i1) tr_block(x, ldx, y, ldy, iv, i1, j0, j1, k + 1);
+}
+
+/* Transposes an [r][s] matrix (rows ldx apart) into [s][r] (rows ldy
+ * apart), in 16x16 blocks (tr_block); a few rows (an image's 3 channels
+ * into NHWC) by one pass down the columns, writing y in order. */
+static void transpose_ld(const float *xb, int64_t r, int64_t s, int64_t ldx, float *yb, int64_t ldy)
 {
     enum { T = 16 };
-    __typeof__(tr_impls[0]) *im = KISA_PICK(tr_impls);
-    const int64_t vl = im->vl;
-    for (int64_t b = 0; b < n; b++) {
-        const float *xb = x + b * r * s;
-        float *yb = y + b * r * s;
-        if (r <= 4) {
-            for (int64_t j = 0; j < s; j++)
-                for (int64_t i = 0; i < r; i++) yb[j * r + i] = xb[i * s + j];
-            continue;
-        }
-        for (int64_t i0 = 0; i0 < r; i0 += T)
-            for (int64_t j0 = 0; j0 < s; j0 += T) {
-                int64_t i1 = i0 + T < r ? i0 + T : r, j1 = j0 + T < s ? j0 + T : s;
-                /* rows [i0, iv) by columns [j0, jv): whole vector tiles (none for portable's 1) */
-                int64_t iv = vl > 1 ? i0 + (i1 - i0) / vl * vl : i0;
-                int64_t jv = vl > 1 ? j0 + (j1 - j0) / vl * vl : j0;
-                for (int64_t i = i0; i < iv; i += vl)
-                    for (int64_t j = j0; j < jv; j += vl) im->tile(xb + i * s + j, s, yb + j * r + i, r);
-                for (int64_t i = i0; i < i1; i++) /* the edges */
-                    for (int64_t j = i < iv ? jv : j0; j < j1; j++) yb[j * r + i] = xb[i * s + j];
-            }
+    const size_t k = (size_t)((const __typeof__(tr_impls[0]) *)KISA_PICK(tr_impls) - tr_impls);
+    if (r <= 4) {
+        for (int64_t j = 0; j < s; j++)
+            for (int64_t i = 0; i < r; i++) yb[j * ldy + i] = xb[i * ldx + j];
+        return;
     }
+    for (int64_t i0 = 0; i0 < r; i0 += T)
+        for (int64_t j0 = 0; j0 < s; j0 += T)
+            tr_block(xb, ldx, yb, ldy, i0, i0 + T < r ? i0 + T : r, j0, j0 + T < s ? j0 + T : s, k);
+}
+
+/* Each of n [r][s] matrices into [s][r]. */
+static void transpose(const float *x, int64_t n, int64_t r, int64_t s, float *y)
+{
+    for (int64_t b = 0; b < n; b++) transpose_ld(x + b * r * s, r, s, s, y + b * r * s, r);
 }
 
 void knhwc_from_nchw(const float *x, int64_t n, int64_t c, int64_t hw, float *y)
@@ -347,6 +365,81 @@ void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, c
         int64_t b = r / g->oh, oy = r % g->oh;
         im->row(g, x + b * in_img, wt, bias, oy, lo, hi, act, res ? res + r * orow : NULL,
                 y + r * orow, sums ? sums + r * g->cs : NULL);
+    }
+}
+
+/* The output rows a band of knhwc_dw_nchw takes by default: its NHWC
+ * input rows about DW_BAND_BYTES, so that the band's rows, transposed,
+ * and its output rows stay in L2 between the transposes and the kernel. */
+#define DW_BAND_BYTES (256 * 1024)
+
+int64_t knhwc_dw_nchw_rows(const knhwc_geom *g)
+{
+    const int64_t row = g->sh * g->w * g->cs * (int64_t)sizeof(float); /* input bytes an output row adds */
+    int64_t r = row > 0 ? DW_BAND_BYTES / row : g->oh;
+    return r < 1 ? 1 : r > g->oh ? g->oh : r;
+}
+
+/* A band of `rows` output rows: its input rows, its output rows (floats). */
+static void dw_band_floats(const knhwc_geom *g, int64_t rows, int64_t *in, int64_t *out)
+{
+    int64_t ir = (rows - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    *in = (ir < g->h ? ir : g->h) * g->w * g->cs;
+    *out = rows * g->ow * g->cs;
+}
+
+int64_t knhwc_dw_nchw_floats(const knhwc_geom *g, int64_t rows, int threads)
+{
+    int64_t in, out, f;
+    if (rows < 1 || rows > g->oh) rows = knhwc_dw_nchw_rows(g);
+    dw_band_floats(g, rows, &in, &out);
+    if (__builtin_add_overflow(in, out + 16, &f) ||
+        __builtin_mul_overflow(f, (int64_t)(threads > 1 ? threads : 1), &f))
+        return -1;
+    return f;
+}
+
+void knhwc_dw_nchw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
+                   kact act, float *y, int64_t ys, int64_t rows, float *scratch, int threads)
+{
+    __typeof__(dw_impls[0]) *im = KISA_PICK(dw_impls);
+    if (rows < 1 || rows > g->oh) rows = knhwc_dw_nchw_rows(g);
+    const int64_t C = g->cs, hw = g->h * g->w, ohw = g->oh * g->ow, nb = (g->oh + rows - 1) / rows;
+    int64_t in, out;
+    dw_band_floats(g, rows, &in, &out);
+    int lo, hi; /* the outputs whose window lies inside a row, as knhwc_dw's */
+    kwin_inner((int)g->ow, (int)g->w, (int)g->kw, (int)g->sw, (int)g->dw, (int)g->pl, &lo, &hi);
+#pragma omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1)
+    {
+        float *xb = scratch + (in + out + 16) * omp_get_thread_num(), *yb = xb + in;
+        int64_t prev = -1, pa = 0, pb = 0; /* this thread's last band, its input rows [pa, pb) */
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < n * nb; t++) {
+            const int64_t b = t / nb, oy0 = t % nb * rows, oy1 = oy0 + rows < g->oh ? oy0 + rows : g->oh;
+            /* the input rows [ia, ib) the band reads (the others are padding) */
+            int64_t ia = oy0 * g->sh - g->pt, ib = (oy1 - 1) * g->sh - g->pt + (g->kh - 1) * g->dh + 1;
+            ia = ia < 0 ? 0 : ia;
+            ib = ib > g->h ? g->h : ib < ia ? ia : ib;
+            /* the band as an image of ib - ia rows, its first output row's window pt above it */
+            knhwc_geom gb = *g;
+            gb.h = ib - ia;
+            gb.pt = g->pt + ia - oy0 * g->sh;
+            gb.oh = oy1 - oy0;
+            /* the rows the last band of the image had too (a 3x3's 2 at stride 1) moved up
+             * in L2, not transposed again */
+            int64_t from = ia;
+            if (prev == t - 1 && t % nb && pb > ia && ia >= pa) {
+                memmove(xb, xb + (ia - pa) * g->w * C, sizeof(float) * (size_t)((pb - ia) * g->w * C));
+                from = pb;
+            }
+            if (ib > from)
+                transpose_ld(x + b * C * hw + from * g->w, C, (ib - from) * g->w, hw,
+                             xb + (from - ia) * g->w * C, C);
+            prev = t, pa = ia, pb = ib;
+            for (int64_t oy = 0; oy < gb.oh; oy++)
+                im->row(&gb, xb, wt, bias, oy, lo, hi, act, NULL, yb + oy * g->ow * C, NULL);
+            transpose_ld(yb, gb.oh * g->ow, C, C, y + b * ys + oy0 * g->ow, ohw);
+        }
     }
 }
 

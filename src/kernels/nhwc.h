@@ -65,6 +65,18 @@ void knhwc_rows_u8(const knhwc_geom *g, const uint8_t *xp, int64_t wp, int64_t p
 void knhwc_dw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
               kact act, const float *res, float *y, float *sums, int threads);
 
+/* knhwc_dw between NCHW values (a module's edges): x [n][c][h][w], y's
+ * image b at y + b * ys ([c][oh][ow]), no residual, no sums. By bands of
+ * `rows` output rows (< 1: knhwc_dw_nchw_rows's), each band's input rows
+ * transposed to NHWC in the scratch, the kernel's rows, then the band's
+ * output rows transposed into y: the channels-last copies stay in L2
+ * instead of a whole transposed input and output going through memory.
+ * Threads split the bands; scratch: knhwc_dw_nchw_floats (-1: overflow). */
+int64_t knhwc_dw_nchw_rows(const knhwc_geom *g);
+int64_t knhwc_dw_nchw_floats(const knhwc_geom *g, int64_t rows, int threads);
+void knhwc_dw_nchw(const knhwc_geom *g, int64_t n, const float *x, const float *wt, const float *bias,
+                   kact act, float *y, int64_t ys, int64_t rows, float *scratch, int threads);
+
 /* The most taps knhwc_dw_u8 takes (its sums stay exact). */
 #define KDW_U8_TAPS 512
 /* Static int8 depthwise, as knhwc_dw of uint8 x at zero point xz (the

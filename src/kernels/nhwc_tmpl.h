@@ -3,8 +3,9 @@
  * the vector axis. Outputs whose window lies inside the row ([lo, hi)) go
  * DW_R (then DW_R / 2) at a time, each tap's weights loaded once for them
  * (as many independent FMA chains); the others one at a time: four
- * vectors, then one, then a masked tail. A 5x5 at stride 1 or 2, and a
- * 3x3 at stride 1 (no dilation along x: dw_slides in nhwc.c), instead go
+ * vectors, then one, then a masked tail. A 5x5 at stride 1 or 2, a 3x3
+ * at stride 1, and a 3x3 at stride 2 on rows of at most 8 outputs (no
+ * dilation along x: dw_slides in nhwc.c), instead go
  * a vector of channels at a time over the whole row, edges included, DW_R
  * outputs at a time (nhwc_dw_slide: each input pixel of a kernel row
  * loaded once for the outputs it feeds, the row's weights in registers,
@@ -14,7 +15,11 @@
  * stride 1, the 3x3s and stride 2 no faster; on the Zen 5 (bench/RESULTS.md,
  * branch c13) the 5x5s at stride 2 0.6 to 0.85 (two outputs share three of
  * a row's five pixels), the 3x3s at stride 1 0.65 to 0.9 on rows up to 28
- * wide and level to 0.9 on the wider; 3x3s at stride 2 no faster. */
+ * wide and level to 0.9 on the wider; 3x3s at stride 2 no faster. Two
+ * output rows of a 3x3 at stride 2 per pass (the pair's middle input row
+ * loaded once for both, 16 accumulators) measured 0.92 to 0.97 on 320x320
+ * and 160x160 planes and 1.07 to 1.27x slower on 56x56 to 112x112 of 64 to
+ * 144 channels (branch dw): not kept. */
 #ifndef DW_R
 #define DW_R 8
 #endif
@@ -181,7 +186,7 @@ KV(nhwc_dw_sblk)(const knhwc_geom *g, const float *x, const float *wt, const flo
 
 /* r channels at c of the n <= DW_R outputs from ox by nhwc_dw_sblk (DW_R
  * / 2 of them when n is), whole vectors unmasked: a 5x5 at stride 1 or 2,
- * or a 3x3 at stride 1 (dw_slides says which rows). */
+ * or a 3x3 at stride 1 or 2 (dw_slides says which rows). */
 #define DW_SLIDES(KW, S)                                                                           \
     do {                                                                                           \
         if (n > DW_R / 2 && r == VL)                                                               \
@@ -197,7 +202,8 @@ static void KV(nhwc_dw_slides)(const knhwc_geom *g, const float *x, const float 
                                const float *bias, int64_t iy0, int64_t ky0, int64_t ky1, int64_t ox,
                                int64_t n, int64_t c, size_t r, float *y)
 {
-    if (g->kw == 3) DW_SLIDES(3, 1);
+    if (g->kw == 3 && g->sw == 2) DW_SLIDES(3, 2);
+    else if (g->kw == 3) DW_SLIDES(3, 1);
     else if (g->sw == 1) DW_SLIDES(5, 1);
     else DW_SLIDES(5, 2);
 }

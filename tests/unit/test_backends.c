@@ -1824,6 +1824,38 @@ static void test_fusion(void **state)
     }
 }
 
+/* A depthwise Conv between NCHW values whose image is 2 MiB or more runs
+ * by bands of output rows (conv.c's dw_bands, knhwc_dw_nchw): one native
+ * step at every ISA against the reference; 72 and 88 channels (vectors of
+ * 16 and 8 in the transposes), odd planes, 3x3 at stride 2 with uneven
+ * pads, 5x5 at stride 1, batch 2 and 1. (Its own test, last: the inputs
+ * of the tests before it stay the random draws they were.) */
+static void test_native_dw_bands(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t n, c, h, w, k, s, pads[4];
+        const char *act;
+    } cs[] = {{2, 72, 95, 79, 3, 2, {0, 1, 1, 0}, "Relu"}, {1, 88, 81, 77, 5, 1, {2, 2, 2, 2}, "HardSwish"}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gb b = {.g = graph_new(NULL, 17, "dwbands")};
+        assert_non_null(b.g);
+        gb_input(&b, "x", (in_spec)SH(cs[i].n, cs[i].c, cs[i].h, cs[i].w));
+        gb_const(&b, "w", (in_spec)SH(cs[i].c, 1, cs[i].k, cs[i].k));
+        gb_const(&b, "cb", (in_spec)SH(cs[i].c));
+        tg_attr as[3] = {{"pads", ATTR_INTS, .n = 4, .ints = {cs[i].pads[0], cs[i].pads[1], cs[i].pads[2], cs[i].pads[3]}},
+                         {"group", ATTR_INT, .i = cs[i].c},
+                         {"strides", ATTR_INTS, .n = 2, .ints = {cs[i].s, cs[i].s}}};
+        gb_node(&b, "Conv", "x,w,cb", "c", as, 3);
+        gb_node(&b, cs[i].act, "c", "y", NULL, 0);
+        gb_output(&b, "y");
+        if (native_steps(b.g, b.feed, false) != 1)
+            fail_msg("native runs depthwise case %zu in %d steps, want 1", i, native_steps(b.g, b.feed, false));
+        native_each_isa(&b, "depthwise by bands", i);
+        gb_free(&b);
+    }
+}
+
 /* Native's channels-last runs (backends/native/layout.c): chains of
  * convolutions that keep NHWC between steps, against the reference, at
  * every ISA this CPU has and the portable path (kisa_force), odd channel
@@ -4561,6 +4593,7 @@ int main(void)
         cmocka_unit_test(test_onednn_shapes),
         cmocka_unit_test(test_native_stem),
         cmocka_unit_test(test_native_stem_pool),
+        cmocka_unit_test(test_native_dw_bands),
     };
     if (getenv("AIT_TEST_ONLY")) /* one test (a pattern), e.g. under a sanitizer */
         cmocka_set_test_filter(getenv("AIT_TEST_ONLY"));

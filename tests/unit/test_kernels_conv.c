@@ -51,6 +51,27 @@ static void dw_want(const kdw_geom *g, const float *x, const float *w, const flo
 /* The channels-last depthwise kernel (knhwc_dw) on the same case: x and
  * the weights changed to NHWC and [tap][c], a residual added after the
  * activation, the output changed back. */
+/* knhwc_dw_nchw (between NCHW values) by bands of 1, 2 and 3 output rows
+ * and the default, images ohw * c + 5 apart (a Concat's), against want. */
+static void nhwc_dw_nchw_check(const knhwc_geom *kg, int64_t n, const float *x, const float *wt,
+                               const float *b, kact a, float *y, const double *want, double tol,
+                               int kc_threads)
+{
+    const int64_t ohw = kg->oh * kg->ow, ys = ohw * kg->cs + 5, ny = n * ohw * kg->cs;
+    for (int64_t rows = 0; rows <= 3; rows++) {
+        float *yn = malloc((size_t)(n * ys) * sizeof *yn);
+        float *sc = malloc((size_t)knhwc_dw_nchw_floats(kg, rows, kc_threads) * sizeof *sc);
+        for (int64_t i = 0; i < n * ys; i++) yn[i] = NAN;
+        knhwc_dw_nchw(kg, n, x, wt, b, a, yn, ys, rows, sc, kc_threads);
+        for (int64_t i = 0; i < n; i++) memcpy(y + i * ohw * kg->cs, yn + i * ys, (size_t)(ohw * kg->cs) * sizeof *y);
+        if (!kc_close("depthwise NCHW by bands", y, want, (size_t)ny, tol, 1e-5))
+            fail_msg("knhwc_dw_nchw, bands of %lld rows [isa %s] %d threads", (long long)rows,
+                     kisa_name(kisa_active()), kc_threads);
+        free(yn);
+        free(sc);
+    }
+}
+
 static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, const float *b,
                           kact a, const double *want, double tol)
 {
@@ -87,6 +108,7 @@ static void nhwc_dw_check(const kdw_geom *g, const float *x, const float *w, con
         knhwc_to_nchw(yt, g->n, g->c, (int64_t)ohw, y);
         assert_true(kc_close("depthwise NHWC with sums", y, want2, ny, tol, 1e-5));
         assert_true(kc_close("depthwise NHWC row sums", sums, wsum, ns, tol * g->ow, 1e-5));
+        nhwc_dw_nchw_check(&kg, g->n, x, wt, b, a, y, want, tol, kc_threads);
     });
     free(xt), free(wt), free(res), free(yt), free(y), free(want2), free(rt), free(sums), free(wsum);
 }
@@ -749,9 +771,9 @@ static void test_depthwise(void **state)
         {5, 5, 2, 1, 2, 2, 1, 1, 1}, {3, 3, 1, 2, 2, 2, 2, 2, 1}, {2, 4, 1, 1, 0, 1, 1, 2, 1},
         {3, 3, 3, 1, 0, 0, 0, 0, 1}, {3, 3, 1, 1, 1, 1, 1, 1, 2}, {1, 1, 1, 1, 0, 0, 0, 0, 3},
         {5, 5, 2, 2, 4, 3, 4, 3, 2}, {5, 5, 1, 1, 1, 0, 3, 4, 1},
-        /* the sliding rows (3x3 stride 1, 5x5 stride 2) with pads uneven and wider than the
-         * window's half */
-        {3, 3, 1, 1, 0, 2, 2, 0, 1}, {5, 5, 2, 1, 1, 3, 3, 0, 1},
+        /* the sliding rows (3x3 stride 1, 5x5 stride 2, 3x3 stride 2 on rows of at most 8)
+         * with pads uneven and wider than the window's half */
+        {3, 3, 1, 1, 0, 2, 2, 0, 1}, {5, 5, 2, 1, 1, 3, 3, 0, 1}, {3, 3, 2, 1, 0, 2, 2, 0, 1},
     };
     static const kact acts[] = {{KF_NONE, 0, 0},      {KF_RELU, 0, 0}, {KF_CLIP, 0, 6},
                                 {KF_HARDSWISH, 0, 0}, {KF_SILU, 0, 0}, {KF_SIGMOID, 0, 0}};
@@ -1083,14 +1105,17 @@ static void rz_taps(const krz_geom *g, int x, int in, int out, double s, int *i0
 }
 
 /* knhwc_from_nchw and knhwc_to_nchw (the tiles in registers at each ISA,
- * the edges element by element) against the index arithmetic, exactly:
+ * the rows and columns left by the next narrower tile, then element by
+ * element) against the index arithmetic, exactly:
  * channels and pixels on and off the vectors' multiples, a few channels
  * (the image's pass), batches. */
 static void test_transpose(void **state)
 {
     (void)state;
     static const int64_t sh[][3] = {{1, 3, 50}, {2, 17, 33}, {1, 16, 32}, {1, 64, 100}, {3, 24, 17},
-                                    {1, 5, 1},  {1, 40, 16}, {2, 8, 9},   {1, 1, 7},    {1, 33, 47}};
+                                    {1, 5, 1},  {1, 40, 16}, {2, 8, 9},   {1, 1, 7},    {1, 33, 47},
+                                    /* 16-wide tiles, then 8-wide, then element by element on both axes */
+                                    {2, 72, 90}, {1, 29, 45}};
     for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
         const int64_t n = sh[t][0], c = sh[t][1], hw = sh[t][2];
         const size_t all = (size_t)(n * c * hw);

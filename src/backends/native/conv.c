@@ -345,6 +345,28 @@ static knhwc_geom conv_kgeom(const int64_t *q)
                         q[G_S1], q[G_D0], q[G_D1], q[G_P0] & 0xffffffff, q[G_P0] >> 32, q[G_OH], q[G_OW]};
 }
 
+/* Whether depthwise step st, between NCHW values, runs by bands of output
+ * rows (knhwc_dw_nchw: each band's input rows transposed into L2, the
+ * kernel, the band's output rows back) instead of the whole input and
+ * output transposed through the scratch: float, no residual, no folded
+ * input step (sums: checked where it runs), an image's input of
+ * DW_BANDS_BYTES or more. On the Zen 5 (bench/RESULTS.md, branch dw) the
+ * suite's depthwise one-node modules of such images (112x112 to 320x320
+ * planes, 80x80 of 88 and 96 channels) ran in 0.60 to 1.01 of their time
+ * with the whole transposes (320x320 and 160x160: 0.60 to 0.73); in
+ * bench-dw-native the bands were 0.83 to 1.14 on images of 1.5 to 1.8 MB
+ * and level to 1.24 below 1 MB. */
+#define DW_BANDS_BYTES (2 << 20)
+static bool dw_bands(const built *bm, const nat_step *st)
+{
+    const int64_t *q = st->geo;
+    const node *n = &bm->g->nodes[st->node];
+    const nat_val *ov = &bm->vals[st->epi.out];
+    return q[G_DIRECT] == CONV_DW && st->nhwc && !dw_q8(bm, st) && !st->pro && st->epi.res < 0 &&
+           !bm->vals[n->in[0]].nhwc && !ov->nhwc && !ov->q8 && !bm->vals[n->in[0]].q8 &&
+           q[G_H] * q[G_W] * q[G_C] * q[G_GROUP] * (int64_t)sizeof(float) >= DW_BANDS_BYTES;
+}
+
 /* A static int8 Conv of a few channels whose kernel rows are no whole
  * quads of bytes (the 3-channel stems: 7 x 3, 3 x 3): its channels padded
  * to the returned count, kw x that a multiple of 4, the pad channels'
@@ -683,6 +705,12 @@ static ait_status finish_pack(built *bm, nat_step *st)
         f += nat_floats(M);
         if (!bm->vals[n->in[0]].q8) f += nat_floats((xn + 3) / 4);
         if (ov->q8) f += nat_floats((bm->threads > 1 ? bm->threads : 1) * q[G_OW] * M);
+    }
+    if (dw_bands(bm, st)) { /* its bands, when more than the whole transposes */
+        knhwc_geom g = conv_kgeom(q);
+        int64_t bf = knhwc_dw_nchw_floats(&g, 0, bm->threads);
+        if (bf < 0) return nat_fail(bm, st->node, AIT_E_OVERFLOW, "depthwise bands are too large");
+        f = (size_t)bf > f ? (size_t)bf : f;
     }
     if (__builtin_mul_overflow(f, sizeof(float), &st->scratch))
         return nat_fail(bm, st->node, AIT_E_OVERFLOW, "scratch is too large");
@@ -1145,6 +1173,12 @@ static ait_status nhwc_run(built *bm, const nat_step *st, const float *x, const 
                          gemm_kernel_nr(bm->kern) * kdim);
     }
     gemm_packed wv;
+    if (dw_bands(bm, st) && !st->sums) { /* NCHW in and out by bands, no NHWC copies */
+        knhwc_geom kg = conv_kgeom(q);
+        knhwc_dw_nchw(&kg, N, x, bm->packs[st->node].wt, bias, nat_kact(&st->epi), yout, cy * ohw, 0, sp,
+                      bm->threads);
+        return AIT_OK;
+    }
     const bool planes = im2col_planes(bm, st, xv), pad_nchw = q8_pad_nchw(bm, st, xv, xq8);
     if (!xv->nhwc && !ig && !planes && !pad_nchw) {
         knhwc_from_nchw(x, N, C, hw, sp);
