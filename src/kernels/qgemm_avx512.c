@@ -402,6 +402,7 @@ TVNNI INL void int8dq_frow(const int NP, float *c, __m512i a0, __m512i a1, __m51
     if (NP > p) {                                                                             \
         const __mmask16 mp = (__mmask16)(m >> (16 * p));                                      \
         __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(s, sb));                \
+        __asm__("" : "+v"(v)); /* no fma of the bias: int8dq_out's bits */                    \
         if (has_bv) v = _mm512_add_ps(v, bv);                                                 \
         if (res) v = _mm512_fmadd_ps(rk, _mm512_maskz_loadu_ps(mp, res + p * QG_NR), v);      \
         _mm512_mask_storeu_ps(c + p * QG_NR, mp, v);                                          \
