@@ -386,6 +386,34 @@ TVNNI INL void int8dq_u8row(const int NP, uint8_t *y, __m512i a0, __m512i a1, __
     _mm512_mask_storeu_epi8(y, m, _mm512_min_epu8(_mm512_max_epu8(p, rq->lo8), rq->hi8));
 }
 
+/* Float C's row i of NP panels when the epilogue is i8_plain's (a column bias, a
+ * residual, no scale nor activation: bert's int8dq GEMMs, GELU applied after the tile):
+ * int8dq_out's floats in its order (acc * (sa * sb), + bias, + rk * res), with the
+ * panels' scales sb, biases bv (has_bv) and masks made once for the tile's rows, where
+ * int8dq_out reloads them and in's fields per accumulator (its masked stores may alias
+ * them). res: the row's residual at the tile's first column, or NULL. */
+TVNNI INL void int8dq_frow(const int NP, float *c, __m512i a0, __m512i a1, __m512i a2,
+                           __m512i a3, float sa, __m512 sb0, __m512 sb1, __m512 sb2, __m512 sb3,
+                           bool has_bv, __m512 bv0, __m512 bv1, __m512 bv2, __m512 bv3,
+                           const float *res, __m512 rk, __mmask64 m)
+{
+    const __m512 s = _mm512_set1_ps(sa);
+#define I8_F1(p, a, sb, bv)                                                                   \
+    if (NP > p) {                                                                             \
+        const __mmask16 mp = (__mmask16)(m >> (16 * p));                                      \
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(s, sb));                \
+        __asm__("" : "+v"(v)); /* no fma of the bias: int8dq_out's bits */                    \
+        if (has_bv) v = _mm512_add_ps(v, bv);                                                 \
+        if (res) v = _mm512_fmadd_ps(rk, _mm512_maskz_loadu_ps(mp, res + p * QG_NR), v);      \
+        _mm512_mask_storeu_ps(c + p * QG_NR, mp, v);                                          \
+    }
+    I8_F1(0, a0, sb0, bv0)
+    I8_F1(1, a1, sb1, bv1)
+    I8_F1(2, a2, sb2, bv2)
+    I8_F1(3, a3, sb3, bv3)
+#undef I8_F1
+}
+
 /* int8dq: MR rows by NP panels of column group g from its panel s0, MR x
  * NP int32 accumulators; each A quad broadcast once for the NP panels,
  * each weight vector loaded once for the MR rows. The accumulators are
@@ -431,6 +459,11 @@ TVNNI INL void int8dq_u8row(const int NP, uint8_t *y, __m512i a0, __m512i a1, __
         int8dq_u8row(NP, x->y8 + (i0 + i) * x->ldy8 + j0, c##i##_0, c##i##_1, c##i##_2,       \
                      c##i##_3, su0, su1, su2, su3, bv0, bv1, bv2, bv3,                       \
                      k.res ? k.res + (i0 + i) * ein->ldr : NULL, rk, &k.rq, k.m1, k.m64);
+#define I8_OUTF(i)                                                                            \
+    if (MR > i)                                                                               \
+        int8dq_frow(NP, c + i * ldc, c##i##_0, c##i##_1, c##i##_2, c##i##_3,                  \
+                    sa[uni ? 0 : i0 + i], sb0, sb1, sb2, sb3, has_bv, bv0, bv1, bv2, bv3,     \
+                    res ? res + (i0 + i) * ldr : NULL, rk, m64);
 #define I8_ROWS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
 
 /* The stretch's quads: the group's weight vectors of quad q loaded once for
@@ -529,7 +562,9 @@ TVNNI INL void i8_consts_make(const int NP, const qg_packed *b, const qg_act *x,
     }
 
 /* One tile of MR rows into float C (x->y8 NULL: k_int8dq gives uint8 C to
- * int8dq_tiles), the scales made after its sums. */
+ * int8dq_tiles), the scales made after its sums; a plain epilogue's (i8_plain) through
+ * int8dq_frow, the columns' constants made once for the rows: bert int8dq b8 0.91-0.93x
+ * the CPU time of int8dq_out's per-accumulator epilogue, the same bits (RESULTS.md, q8e). */
 TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg_packed *b,
                            const qg_act *x, int64_t i0, int64_t g, int s0, float *c, int64_t ldc,
                            const gemm_epi *in)
@@ -546,6 +581,31 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
         if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);
     }
     I8_SUMS(x->wcold)
+    if (i8_plain(in)) { /* the columns' constants once, in locals no store of C aliases */
+        const float *const sa = x->sa;
+        const bool uni = x->uni;
+        const int64_t left = b->n - j0, nv = left < NP * QG_NR ? left : NP * QG_NR;
+        const __mmask64 m64 = nv >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << nv) - 1;
+        const __m512 z = _mm512_setzero_ps();
+        __m512 sb0 = _mm512_loadu_ps(b->scale + j0), sb1 = z, sb2 = z, sb3 = z;
+        if (NP > 1) sb1 = _mm512_loadu_ps(b->scale + j0 + QG_NR);
+        if (NP > 2) sb2 = _mm512_loadu_ps(b->scale + j0 + 2 * QG_NR);
+        if (NP > 3) sb3 = _mm512_loadu_ps(b->scale + j0 + 3 * QG_NR);
+        const bool has_bv = in && in->bias_mode == GEMM_BIAS_COL;
+        __m512 bv0 = z, bv1 = z, bv2 = z, bv3 = z;
+        if (has_bv) {
+            const float *bias = in->bias + j0;
+            bv0 = _mm512_maskz_loadu_ps((__mmask16)m64, bias);
+            if (NP > 1) bv1 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 16), bias + QG_NR);
+            if (NP > 2) bv2 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 32), bias + 2 * QG_NR);
+            if (NP > 3) bv3 = _mm512_maskz_loadu_ps((__mmask16)(m64 >> 48), bias + 3 * QG_NR);
+        }
+        const float *const res = in && in->res ? in->res + j0 : NULL;
+        const int64_t ldr = res ? in->ldr : 0;
+        const __m512 rk = _mm512_set1_ps(res && in->res_scale != 0.0f ? in->res_scale : 1.0f);
+        I8_ROWS(I8_OUTF)
+        return;
+    }
     __m512 su0 = _mm512_setzero_ps(), su1 = su0, su2 = su0, su3 = su0;
     if (x->uni) {
         su0 = int8dq_sc(b, x, i0, j0);

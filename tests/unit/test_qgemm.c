@@ -125,9 +125,10 @@ static void q4(const float *b, int64_t k, int64_t n, int64_t j, int G, bool a8, 
     }
 }
 
-/* The epilogues a check runs (EPI_N kinds; 0 none, 1 bias + relu), and
- * each one's value in double from the sum x at row i, column j. */
-enum { EPI_N = 6 };
+/* The epilogues a check runs (EPI_N kinds; 0 none, 1 bias + relu; 6 bert's: a column bias
+ * and a residual in the tile, GELU after it), and each one's value in double from the sum x
+ * at row i, column j. */
+enum { EPI_N = 7 };
 static gemm_epi epi_kind(int kind, const float *bias, const float *res, int64_t ldr)
 {
     switch (kind) {
@@ -142,6 +143,9 @@ static gemm_epi epi_kind(int kind, const float *bias, const float *res, int64_t 
     case 5:
         return (gemm_epi){.res = res, .ldr = ldr, .res_scale = 0.25f, .res_after = true,
                           .act = GEMM_ACT_SIGMOID};
+    case 6:
+        return (gemm_epi){.bias_mode = GEMM_BIAS_COL, .bias = bias, .res = res, .ldr = ldr,
+                          .act = GEMM_ACT_GELU};
     default: return (gemm_epi){0};
     }
 }
@@ -154,6 +158,7 @@ static double epi_ref(int kind, double x, int64_t i, int64_t j, const float *bia
     case 3: x += 0.7 * res[i * ldr + j]; return 0.5 * x * (1 + erf(x / sqrt(2.0)));
     case 4: x += bias[j]; return (x < 0 ? 0.1 * x : x) + res[i * ldr + j];
     case 5: return 1 / (1 + exp(-x)) + 0.25 * res[i * ldr + j];
+    case 6: x += bias[j] + res[i * ldr + j]; return 0.5 * x * (1 + erf(x / sqrt(2.0)));
     default: return x;
     }
 }
