@@ -13,7 +13,8 @@
  * collected and dumped on its own (the instructions of the first against a
  * later one's: lazy work shows there, a cold cache does not).
  *
- *   bench-first-steps NAME.ait SAMPLE.npz RUNS [session] [pause MS] [spin MS] [between OTHER.npz]
+ *   bench-first-steps NAME.ait SAMPLE.npz RUNS [session] [pause MS] [spin MS] [between OTHER.npz] [touch MB]
+ *       [wait MS] [busy MS]
  *
  * pause MS: sleep that long before each even run (the first included; each
  * odd run follows the one before at once, against which it compares), to tell
@@ -24,12 +25,19 @@
  * between OTHER.npz: before each even run, one untimed run of OTHER's
  * inputs (another bucket, as the load's priming runs every bucket before
  * the first request): the state another bucket leaves (caches, TLB) against
- * the steady one, pair by pair, in one process. */
+ * the steady one, pair by pair, in one process; touch MB: before each even
+ * run, MB MiB of new memory (asked for huge pages, as tensor.c's big
+ * buffers are) zeroed and kept, as the binding's reserve and the session's
+ * output blocks are made just before a first run: what fresh memory, whose
+ * pages the host may back only when touched, costs the run after it;
+ * wait MS, busy MS: sleep, or spin on the clock, that long before the first
+ * run only (what follows the load fades, or not, before it). */
 #include <ait.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <valgrind/callgrind.h>
@@ -79,11 +87,16 @@ int main(int argc, char **argv)
     }
     int runs = atoi(argv[3]), session = 0, pause_ms = 0, spin_ms = 0;
     const char *between = NULL;
+    size_t touch = 0;
+    int wait_ms = 0, busy_ms = 0;
     for (int a = 4; a < argc; a++) {
         if (!strcmp(argv[a], "session")) session = 1;
         else if (!strcmp(argv[a], "pause") && a + 1 < argc) pause_ms = atoi(argv[++a]);
         else if (!strcmp(argv[a], "spin") && a + 1 < argc) spin_ms = atoi(argv[++a]);
         else if (!strcmp(argv[a], "between") && a + 1 < argc) between = argv[++a];
+        else if (!strcmp(argv[a], "touch") && a + 1 < argc) touch = (size_t)atol(argv[++a]) << 20;
+        else if (!strcmp(argv[a], "wait") && a + 1 < argc) wait_ms = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "busy") && a + 1 < argc) busy_ms = atoi(argv[++a]);
         else return fail(argv[a], "unknown argument");
     }
     if (runs < 1) return fail(argv[3], "RUNS must be 1 or more");
@@ -135,13 +148,26 @@ int main(int argc, char **argv)
            "reserved %.1f MiB, pause %d ms, spin %d ms\n", argv[1], argv[2], (l1 - l0) * 1e3, l1, session ? "session" : "binding",
            (double)reserved / (1 << 20), pause_ms, spin_ms);
     printf("# run t_ms wall_ms cpu_ms oncpu_ms wait_ms user_ms sys_ms minflt majflt nvcsw nivcsw "
-           "steal_ticks\n");
+           "steal_ticks between_cpu_ms\n");
     struct timespec ps = {pause_ms / 1000, (long)(pause_ms % 1000) * 1000000L};
+    struct timespec ws = {wait_ms / 1000, (long)(wait_ms % 1000) * 1000000L};
+    if (wait_ms) nanosleep(&ws, NULL);
+    for (double t = now_s(); now_s() - t < busy_ms * 1e-3;) {
+    }
     for (int r = 0; r < runs; r++) {
         for (int j = 0; session && j < n_out; j++) ait_tensor_free(out[j]), out[j] = NULL;
+        double bt = 0; /* the other bucket's run, thread CPU ms */
         if (between && r % 2 == 0) {
+            double b0 = thread_cpu_s();
             if (ait_session_run(s, in2, n_in, out2, n_out) != AIT_OK) return fail(between, ait_session_error(s));
+            bt = (thread_cpu_s() - b0) * 1e3;
             for (int j = 0; j < n_out; j++) ait_tensor_free(out2[j]), out2[j] = NULL;
+        }
+        if (touch && r % 2 == 0) {
+            void *p = mmap(NULL, touch, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) return fail("touch", "no memory");
+            (void)madvise(p, touch, MADV_HUGEPAGE);
+            memset(p, 0, touch); /* kept: the next is fresh too */
         }
         if (pause_ms && r % 2 == 0) nanosleep(&ps, NULL);
         for (double t = now_s(); r % 2 == 0 && now_s() - t < spin_ms * 1e-3;) {
@@ -163,11 +189,11 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "run %d", r);
         CALLGRIND_DUMP_STATS_AT(name);
         if (rs != AIT_OK) return fail(argv[1], ait_session_error(s));
-        printf("%d %.1f %.3f %.3f %.3f %.3f %.3f %.3f %ld %ld %ld %ld %lld\n", r, (w0 - l1) * 1e3, (w1 - w0) * 1e3,
+        printf("%d %.1f %.3f %.3f %.3f %.3f %.3f %.3f %ld %ld %ld %ld %lld %.3f\n", r, (w0 - l1) * 1e3, (w1 - w0) * 1e3,
                (c1 - c0) * 1e3, (r1 - r0) * 1e3, (q1 - q0) * 1e3,
                (tv(u1.ru_utime) - tv(u0.ru_utime)) * 1e3, (tv(u1.ru_stime) - tv(u0.ru_stime)) * 1e3,
                u1.ru_minflt - u0.ru_minflt, u1.ru_majflt - u0.ru_majflt, u1.ru_nvcsw - u0.ru_nvcsw,
-               u1.ru_nivcsw - u0.ru_nivcsw, st1 - st0);
+               u1.ru_nivcsw - u0.ru_nivcsw, st1 - st0, bt);
         fflush(stdout);
     }
     for (int j = 0; j < n_out; j++) ait_tensor_free(out[j]);
