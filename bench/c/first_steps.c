@@ -77,6 +77,26 @@ static long long steal(void)
     return v[7];
 }
 
+/* in[i]: the array of the .npz at path named as input i of m (every input
+ * must be there); 0, or 1 said on stderr. */
+static int load_inputs(const ait_model *m, const char *path, ait_tensor **in)
+{
+    ait_error err = {0};
+    npz *z = NULL;
+    if (npz_load(path, &z, &err) != AIT_OK) return fail(path, err.msg);
+    int n_in = ait_model_input_count(m);
+    for (int k = 0; k < z->n; k++)
+        for (int i = 0; i < n_in; i++) {
+            ait_value_info vi;
+            ait_model_input(m, i, &vi);
+            if (!strcmp(vi.name, z->names[k])) in[i] = z->arrays[k], z->arrays[k] = NULL;
+        }
+    npz_free(z);
+    for (int i = 0; i < n_in; i++)
+        if (!in[i]) return fail(path, "an input of the model is not in the sample");
+    return 0;
+}
+
 static double tv(struct timeval t) { return (double)t.tv_sec + (double)t.tv_usec * 1e-6; }
 
 int main(int argc, char **argv)
@@ -112,31 +132,8 @@ int main(int argc, char **argv)
     double l1 = now_s();
     int n_in = ait_model_input_count(m), n_out = ait_model_output_count(m);
     if (n_in > 512 || n_out > 512) return fail(argv[1], "more than 512 inputs or outputs");
-    ait_tensor *in[512] = {0}, *out[512] = {0};
-    npz *z = NULL;
-    if (npz_load(argv[2], &z, &err) != AIT_OK) return fail(argv[2], err.msg);
-    for (int k = 0; k < z->n; k++)
-        for (int i = 0; i < n_in; i++) {
-            ait_value_info vi;
-            ait_model_input(m, i, &vi);
-            if (!strcmp(vi.name, z->names[k])) in[i] = z->arrays[k], z->arrays[k] = NULL;
-        }
-    for (int i = 0; i < n_in; i++)
-        if (!in[i]) return fail(argv[2], "an input of the model is not in the sample");
-    ait_tensor *in2[512] = {0}, *out2[512] = {0};
-    if (between) {
-        npz *z2 = NULL;
-        if (npz_load(between, &z2, &err) != AIT_OK) return fail(between, err.msg);
-        for (int k = 0; k < z2->n; k++)
-            for (int i = 0; i < n_in; i++) {
-                ait_value_info vi;
-                ait_model_input(m, i, &vi);
-                if (!strcmp(vi.name, z2->names[k])) in2[i] = z2->arrays[k], z2->arrays[k] = NULL;
-            }
-        npz_free(z2);
-        for (int i = 0; i < n_in; i++)
-            if (!in2[i]) return fail(between, "an input of the model is not in the sample");
-    }
+    ait_tensor *in[512] = {0}, *out[512] = {0}, *in2[512] = {0}, *out2[512] = {0};
+    if (load_inputs(m, argv[2], in) || (between && load_inputs(m, between, in2))) return 1;
     size_t reserved = 0;
     if (!session) {
         if (ait_binding_create(s, &b, &err) != AIT_OK) return fail(argv[1], err.msg);
@@ -198,7 +195,6 @@ int main(int argc, char **argv)
     }
     for (int j = 0; j < n_out; j++) ait_tensor_free(out[j]);
     for (int i = 0; i < n_in; i++) ait_tensor_free(in[i]), ait_tensor_free(in2[i]);
-    npz_free(z);
     ait_binding_free(b);
     ait_session_free(s);
     ait_model_free(m);
