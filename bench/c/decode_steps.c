@@ -57,20 +57,6 @@ static long faults(void)
     return ru.ru_minflt;
 }
 
-/* This thread's seconds on a CPU and waiting on a run queue so far
- * (schedstat's first two fields, ns), both 0 when the kernel has no schedstat. */
-static void sched(double *run, double *wait)
-{
-    unsigned long long r = 0, w = 0;
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    if (f) {
-        if (fscanf(f, "%llu %llu", &r, &w) != 2) r = w = 0;
-        fclose(f);
-    }
-    *run = (double)r * 1e-9;
-    *wait = (double)w * 1e-9;
-}
-
 static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_d);
@@ -144,11 +130,11 @@ int main(int argc, char **argv)
                     return fail(argv[1], err.msg);
             long f0 = faults();
             double r0, q0, r1, q1;
-            sched(&r0, &q0);
+            thread_sched_s(&r0, &q0);
             double w0 = now_s(), c0 = thread_cpu_s();
             if (ait_session_run_bound(s, b) != AIT_OK) return fail(argv[1], ait_session_error(s));
             double c1 = thread_cpu_s(), w1 = now_s();
-            sched(&r1, &q1);
+            thread_sched_s(&r1, &q1);
             flt[mode != 0 || st != 0] = faults() - f0;
             double wait = q1 - q0, blocked = (w1 - w0) - (r1 - r0) - wait;
             if (mode == 0 && st == 0) first[0] = w1 - w0, first[1] = c1 - c0, first_wq = wait, first_blk = blocked;

@@ -51,18 +51,6 @@ static int fail(const char *what, const char *msg)
     return 1;
 }
 
-static void sched(double *run, double *wait)
-{
-    unsigned long long r = 0, w = 0;
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    if (f) {
-        if (fscanf(f, "%llu %llu", &r, &w) != 2) r = w = 0;
-        fclose(f);
-    }
-    *run = (double)r * 1e-9;
-    *wait = (double)w * 1e-9;
-}
-
 /* The machine's steal time so far, in USER_HZ ticks (every CPU). */
 static long long steal(void)
 {
@@ -173,13 +161,13 @@ int main(int argc, char **argv)
         double r0, q0, r1, q1;
         long long st0 = steal();
         getrusage(RUSAGE_THREAD, &u0);
-        sched(&r0, &q0);
+        thread_sched_s(&r0, &q0);
         double w0 = now_s(), c0 = thread_cpu_s();
         CALLGRIND_TOGGLE_COLLECT;
         ait_status rs = session ? ait_session_run(s, in, n_in, out, n_out) : ait_session_run_bound(s, b);
         CALLGRIND_TOGGLE_COLLECT;
         double c1 = thread_cpu_s(), w1 = now_s();
-        sched(&r1, &q1);
+        thread_sched_s(&r1, &q1);
         getrusage(RUSAGE_THREAD, &u1);
         long long st1 = steal();
         char name[32];

@@ -561,6 +561,17 @@ TVNNI INL void i8_consts_make(const int NP, const qg_packed *b, const qg_act *x,
         }                                                                                     \
     }
 
+/* zn0..zn3: the NP panels' zero-point starts (x->uni: one activation zero
+ * point for all rows), zero otherwise; in a body where b, x, i0, j0, NP and zero are. */
+#define I8_ZNEG                                                                               \
+    __m512i zn0 = zero, zn1 = zero, zn2 = zero, zn3 = zero;                                   \
+    if (x->uni) {                                                                             \
+        zn0 = int8dq_zneg(b, x, i0, j0);                                                      \
+        if (NP > 1) zn1 = int8dq_zneg(b, x, i0, j0 + QG_NR);                                  \
+        if (NP > 2) zn2 = int8dq_zneg(b, x, i0, j0 + 2 * QG_NR);                              \
+        if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);                              \
+    }
+
 /* One tile of MR rows into float C (x->y8 NULL: k_int8dq gives uint8 C to
  * int8dq_tiles), the scales made after its sums; a plain epilogue's (i8_plain) through
  * int8dq_frow, the columns' constants made once for the rows: bert int8dq b8 0.91-0.93x
@@ -573,13 +584,7 @@ TVNNI INL void int8dq_body(const int MR, const int NP, const bool IMPL, const qg
     const uint8_t *const w0 = qg_group(b, g) + s0 * 64;
     const __m512i zero = _mm512_setzero_si512();
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
-    __m512i zn0 = zero, zn1 = zero, zn2 = zero, zn3 = zero;
-    if (x->uni) {
-        zn0 = int8dq_zneg(b, x, i0, j0);
-        if (NP > 1) zn1 = int8dq_zneg(b, x, i0, j0 + QG_NR);
-        if (NP > 2) zn2 = int8dq_zneg(b, x, i0, j0 + 2 * QG_NR);
-        if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);
-    }
+    I8_ZNEG
     I8_SUMS(x->wcold)
     if (i8_plain(in)) { /* the columns' constants once, in locals no store of C aliases */
         const float *const sa = x->sa;
@@ -630,13 +635,7 @@ TVNNI INL void int8dq_tiles(const int MR, const int NP, const bool IMPL, const q
     const uint8_t *const w0 = qg_group(b, g) + s0 * 64;
     const __m512i zero = _mm512_setzero_si512();
     const int64_t j0 = (g * QG_GP + s0) * QG_NR;
-    __m512i zn0 = zero, zn1 = zero, zn2 = zero, zn3 = zero;
-    if (x->uni) {
-        zn0 = int8dq_zneg(b, x, i0, j0);
-        if (NP > 1) zn1 = int8dq_zneg(b, x, i0, j0 + QG_NR);
-        if (NP > 2) zn2 = int8dq_zneg(b, x, i0, j0 + 2 * QG_NR);
-        if (NP > 3) zn3 = int8dq_zneg(b, x, i0, j0 + 3 * QG_NR);
-    }
+    I8_ZNEG
     i8_consts k;
     i8_consts_make(NP, b, x, i0, j0, in, &k);
     const __m512 su0 = k.su0, su1 = k.su1, su2 = k.su2, su3 = k.su3;
