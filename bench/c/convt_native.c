@@ -69,9 +69,9 @@ static void bench(const shape *s, int rounds)
     float *x = xalloc(sizeof(float) * (size_t)nx), *xc = xalloc(sizeof(float) * (size_t)nx);
     float *wt = xalloc(sizeof(float) * (size_t)nw), *bias = xalloc(sizeof(float) * (size_t)s->cout);
     srand(1);
-    for (int64_t i = 0; i < nx; i++) x[i] = (float)rand() / RAND_MAX - 0.5f; /* NHWC */
-    for (int64_t i = 0; i < nw; i++) wt[i] = (float)rand() / RAND_MAX - 0.5f;
-    for (int64_t i = 0; i < s->cout; i++) bias[i] = (float)rand() / RAND_MAX - 0.5f;
+    for (int64_t i = 0; i < nx; i++) x[i] = (float)rand() / (float)RAND_MAX - 0.5f; /* NHWC */
+    for (int64_t i = 0; i < nw; i++) wt[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    for (int64_t i = 0; i < s->cout; i++) bias[i] = (float)rand() / (float)RAND_MAX - 0.5f;
     knhwc_to_nchw(x, s->n, s->cin, hw, xc);
     float *y[E_N], *yc = xalloc(sizeof(float) * (size_t)ny);
     for (int e = 0; e < E_N; e++) y[e] = xalloc(sizeof(float) * (size_t)ny);

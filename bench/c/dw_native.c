@@ -119,9 +119,9 @@ static void bench(const shape *s, int rounds)
     float *wtl = xalloc(sizeof(float) * (size_t)(C * taps));  /* [tap][c] */
     float *bias = xalloc(sizeof(float) * (size_t)C);
     srand(1);
-    for (int64_t i = 0; i < nx; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
-    for (int64_t i = 0; i < C * taps; i++) wt[i] = (float)rand() / RAND_MAX - 0.5f;
-    for (int64_t i = 0; i < C; i++) bias[i] = (float)rand() / RAND_MAX - 0.5f;
+    for (int64_t i = 0; i < nx; i++) x[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    for (int64_t i = 0; i < C * taps; i++) wt[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    for (int64_t i = 0; i < C; i++) bias[i] = (float)rand() / (float)RAND_MAX - 0.5f;
     for (int64_t c = 0; c < C; c++)
         for (int64_t t = 0; t < taps; t++) wtl[t * C + c] = wt[c * taps + t];
     knhwc_to_nchw(x, s->n, C, hw, xc);

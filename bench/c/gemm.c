@@ -152,7 +152,7 @@ static int sweep_shape(ctx *c, const shape *s, double budget, double cap, double
         return -1;
     }
     srand(7);
-    for (long i = 0; i < s->m * s->k; i++) a[i] = (float)rand() / RAND_MAX * 2 - 1;
+    for (long i = 0; i < s->m * s->k; i++) a[i] = (float)rand() / (float)RAND_MAX * 2 - 1;
 
     double times[ENGINES][MAX_RUNS], err[ENGINES] = {0};
     int want[ENGINES], have[ENGINES] = {0}, skip[ENGINES] = {0};
