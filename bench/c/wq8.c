@@ -11,18 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/tensor.h"
 #include "kernels/qgemm.h"
 #include "kernels/winograd.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "timer.h"
 
 static int cmpd(const void *a, const void *b)
 {
@@ -77,13 +70,13 @@ int main(int argc, char **argv)
         ait_error er = {0};
         double *t = zalloc(sizeof(double) * (size_t)runs);
         for (int r = 0; r < runs + 2; r++) {
-            const double t0 = now();
+            const double t0 = thread_cpu_s();
             if (kwg_conv_u8(&g, N, x, 0.02f, 0, pk, us, M, R == 2 ? NULL : y, 0.05f, 0, R == 2 ? yf : NULL, M, &e,
                             NULL, s, 1, &er) != AIT_OK) {
                 fprintf(stderr, "bench-wq8: %s\n", er.msg);
                 return 1;
             }
-            if (r >= 2) t[r - 2] = now() - t0;
+            if (r >= 2) t[r - 2] = thread_cpu_s() - t0;
         }
         qsort(t, (size_t)runs, sizeof *t, cmpd);
         const double mac = (double)N * ((H + 1) / 2) * ((H + 1) / 2) * 16 * C * M;

@@ -55,6 +55,16 @@ ait_status kwg_conv(kwg_tile t, const knhwc_geom *g, int64_t images, const float
                     const gemm_packed *u, int64_t n, float *y, int64_t ldy, const gemm_epi *epi,
                     float *scratch, int threads, ait_error *e);
 
+/* A uint8 residual: q[p * n + j] (p as kwg_conv's output rows) at scale s,
+ * zero point z, dequantised a tile's four pixels at a time into L1 for the
+ * output transform (epi's res NULL; its res_scale and res_after apply;
+ * epi's bias by column, no rlo) instead of whole beforehand. */
+typedef struct kwg_res8 {
+    const uint8_t *q;
+    float s;
+    int32_t z;
+} kwg_res8;
+
 /* Static int8 F(2x2, 3x3): x uint8 NHWC ([images][h][w][cs], the group's c
  * channels from c0) at scale xs, zero point xz, into uint8 y ([p][n], p as
  * kwg_conv's) at ys, yz: the input transform in whole numbers (int16
@@ -67,18 +77,11 @@ ait_status kwg_conv(kwg_tile t, const knhwc_geom *g, int64_t images, const float
  * floats quantised per column), float M; the output transform with epi as
  * kwg_conv's, then each output pixel requantised (qg_requant_u8); y NULL:
  * the floats into yf instead, rows ldy apart, as kwg_conv's y. scratch:
- * kwg_scratch_u8's bytes. Error against the direct int8 Conv: the
- * requantised V (bench/RESULTS.md, branch r8). Fails on a geometry
- * kwg_fits refuses or packs of another shape. */
-/* A uint8 residual: q[p * n + j] (p as kwg_conv's output rows) at scale s,
- * zero point z, dequantised a tile's four pixels at a time into L1 for the
- * output transform (epi's res NULL; its res_scale and res_after apply;
- * epi's bias by column, no rlo) instead of whole beforehand. */
-typedef struct kwg_res8 {
-    const uint8_t *q;
-    float s;
-    int32_t z;
-} kwg_res8;
+ * kwg_scratch_u8's bytes. res8 (NULL: none): a uint8 residual, instead of
+ * epi's float one. Error against the direct int8 Conv: the requantised V
+ * (bench/RESULTS.md, branch r8). Fails on a geometry kwg_fits refuses,
+ * packs of another shape, or res8 beside a float residual, rows' ranges
+ * or row biases. */
 bool kwg_scratch_u8(const knhwc_geom *g, int64_t images, int64_t n, int threads, size_t *bytes);
 void kwg_vrange_u8(int32_t z, float *scale, int32_t *zp); /* 16 of each */
 ait_status kwg_conv_u8(const knhwc_geom *g, int64_t images, const uint8_t *x, float xs, int32_t xz,
