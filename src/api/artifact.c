@@ -55,7 +55,7 @@ static int by_address(const void *x, const void *y)
  * (artifact_release). With own (a model kept whole for inspecting, or the
  * fallback, whose artifact is closed), every one is copied. The weights the
  * load freed (plan_release_replaced) were never copied at all. */
-static ait_status settle_weights(graph *g, const artifact *a, const artifact_blob *b, bool own,
+static ait_status settle_weights(graph *g, artifact *a, const artifact_blob *b, bool own,
                                  ait_error *e)
 {
     const tensor **kept = calloc((size_t)g->n_vals + 1, sizeof *kept);

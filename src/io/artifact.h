@@ -122,12 +122,21 @@ size_t artifact_blob_count(const artifact *a);
 const artifact_blob *artifact_blob_at(const artifact *a, size_t i);
 /* The blob named name, or NULL. */
 const artifact_blob *artifact_blob_find(const artifact *a, const char *name);
-/* Drops the whole pages inside p[0..n) (bytes of a's blobs) from this
- * process's memory (the mapping stays valid: a page touched again reads as
- * zeros in the copy, again from the file when mapped), for bytes nothing
- * reads again, like the embedded model's once parsed, but for the weights
- * its graph keeps in place. */
-void artifact_release(const artifact *a, const uint8_t *p, size_t n);
+/* Gives up the whole pages inside p[0..n) (bytes of a's blobs), for bytes
+ * nothing reads again, like the embedded model's once parsed, but for the
+ * weights its graph keeps in place. While blobs remain to read (an open
+ * with defer_blob_read, before artifact_blob_read_rest), the pages of a copy
+ * are kept for them: each blob read next goes into the first such range it
+ * fits, its own pages never touched, and what is left over is dropped by
+ * artifact_blob_read_rest. So a load that reads the prepared blobs after
+ * dropping the weights they replace reuses those pages, instead of handing
+ * them back to the kernel and faulting in as many new ones (under a
+ * hypervisor, memory handed back is reported to the host, whose reclaim
+ * then slowed this guest's next touch of every page: bench/RESULTS.md).
+ * Otherwise the pages are dropped now (the mapping stays valid: a page
+ * touched again reads as zeros in the copy, again from the file when
+ * mapped). */
+void artifact_release(artifact *a, const uint8_t *p, size_t n);
 /* For an open with defer_blob_read: copies blob b from the file into
  * memory and checks its padding and sha256 (nothing if it is read already),
  * so a blob can be used and released before the next takes memory; b->data

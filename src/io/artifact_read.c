@@ -21,6 +21,8 @@
 #include "io/artifact_fmt.h"
 #include "io/file.h"
 
+enum { ARTIFACT_SPARE_MAX = 16 };
+
 struct artifact {
     char *path;
     uint8_t *map;
@@ -29,7 +31,12 @@ struct artifact {
     int hash_threads; /* artifact_expect.hash_threads */
     int fd;         /* open while blobs remain to read (defer_blob_read), else -1 */
     uint64_t *boff; /* per blob, its offset */
+    uint64_t *at;   /* per blob, where its bytes are in the copy: its offset, or spare pages */
     uint64_t *gap;  /* defer_blob_read: per blob, where the zero gap before it starts */
+    /* Pages released while blobs remained to read (artifact_release): the
+     * blobs read next take them, offsets [lo, hi) in the copy */
+    uint64_t spare_lo[ARTIFACT_SPARE_MAX], spare_hi[ARTIFACT_SPARE_MAX];
+    int n_spare;
     const uint8_t *manifest;
     size_t man_len;
     artifact_blob *blobs;
@@ -56,11 +63,10 @@ static int all_zero(const uint8_t *p, uint64_t n)
     return 1;
 }
 
-/* Copies bytes [from, to) of the file into the same place of the copy
- * (defer_blob_read; the range was checked against the file size). Mapped
- * in place: checks that the file still holds them (a page past its end would
- * raise SIGBUS). */
-static ait_status read_range(artifact *a, uint64_t from, uint64_t to, ait_error *e)
+/* Copies bytes [from, to) of the file to dst (defer_blob_read; the range was
+ * checked against the file size). Mapped in place: checks that the file
+ * still holds them (a page past its end would raise SIGBUS). */
+static ait_status read_into(artifact *a, uint8_t *dst, uint64_t from, uint64_t to, ait_error *e)
 {
     if (a->in_place) { /* the mapping is the file: only that it still holds the range */
         struct stat st;
@@ -71,7 +77,13 @@ static ait_status read_range(artifact *a, uint64_t from, uint64_t to, ait_error 
     }
     if (lseek(a->fd, (off_t)from, SEEK_SET) != (off_t)from)
         return err_set(e, AIT_E_IO, "%s: seek failed: %s", a->path, strerror(errno));
-    return file_read_fd(a->fd, a->map + from, (size_t)(to - from), a->path, e);
+    return file_read_fd(a->fd, dst, (size_t)(to - from), a->path, e);
+}
+
+/* Bytes [from, to) of the file into the same place of the copy. */
+static ait_status read_range(artifact *a, uint64_t from, uint64_t to, ait_error *e)
+{
+    return read_into(a, a->map + from, from, to, e);
 }
 
 /* The header: magic, version, checksum, then the fields it vouches for. */
@@ -136,24 +148,63 @@ static ait_status check_header(artifact *a, const artifact_expect *x, uint64_t *
     return AIT_OK;
 }
 
-/* The gap [pos, off) before a blob must be zero. */
-static ait_status check_gap(const artifact *a, uint64_t pos, uint64_t off, const char *name,
+/* The gap before a blob (its n bytes at p) must be zero. */
+static ait_status check_gap(const artifact *a, const uint8_t *p, uint64_t n, const char *name,
                             ait_error *e)
 {
-    if (!all_zero(a->map + pos, off - pos))
+    if (!all_zero(p, n))
         return err_set(e, AIT_E_SECURITY, "%s: nonzero padding before blob '%s' (file corrupted)",
                        a->path, name);
     return AIT_OK;
 }
 
+/* Where a blob of len bytes read now goes: into the first spare range it
+ * fits (whole pages, so the next starts 4096-aligned too), or off, its own
+ * place. */
+static uint64_t spare_take(artifact *a, uint64_t len, uint64_t off)
+{
+    uint64_t need = (len + ARTIFACT_ALIGN - 1) & ~(uint64_t)(ARTIFACT_ALIGN - 1);
+    for (int k = 0; len && k < a->n_spare; k++)
+        if (a->spare_hi[k] - a->spare_lo[k] >= need) {
+            uint64_t at = a->spare_lo[k];
+            a->spare_lo[k] += need;
+            return at;
+        }
+    return off;
+}
+
+/* Drops the spare pages no blob took. */
+static void spare_drop(artifact *a)
+{
+    for (int k = 0; k < a->n_spare; k++)
+        if (a->spare_hi[k] > a->spare_lo[k]) /* advice: failure is harmless */
+            (void)madvise(a->map + a->spare_lo[k], a->spare_hi[k] - a->spare_lo[k], MADV_DONTNEED);
+    a->n_spare = 0;
+}
+
 /* Blob i's bytes and the zero gap before it, from the file into the copy
- * (or, mapped in place, the file still holding them): defer_blob_read. */
+ * (or, mapped in place, the file still holding them): defer_blob_read. A
+ * blob that fits in spare pages (spare_take) is read there, and its gap
+ * (less than ARTIFACT_ALIGN bytes) is checked aside, so its own pages are
+ * never touched. */
 static ait_status blob_fetch(artifact *a, size_t i, ait_error *e)
 {
     if (a->fd < 0) return err_set(e, AIT_E_INTERNAL, "%s: the file is closed", a->path);
-    uint64_t gap = a->gap[i], off = a->boff[i];
-    TRY(read_range(a, gap, off + a->blobs[i].size, e));
-    return check_gap(a, gap, off, a->blobs[i].name, e);
+    uint64_t gap = a->gap[i], off = a->boff[i], len = a->blobs[i].size;
+    uint64_t at = a->in_place ? off : spare_take(a, len, off);
+    if (at == off) {
+        TRY(read_range(a, gap, off + len, e));
+        return check_gap(a, a->map + gap, off - gap, a->blobs[i].name, e);
+    }
+    uint8_t pad[ARTIFACT_ALIGN];
+    if (off - gap > sizeof pad) /* the canonical layout (check_table) pads less */
+        return err_set(e, AIT_E_INTERNAL, "%s: a gap of %llu bytes before blob '%s'", a->path,
+                       (unsigned long long)(off - gap), a->blobs[i].name);
+    TRY(read_into(a, pad, gap, off, e));
+    TRY(check_gap(a, pad, off - gap, a->blobs[i].name, e));
+    TRY(read_into(a, a->map + at, off, off + len, e));
+    a->at[i] = at;
+    return AIT_OK;
 }
 
 /* The blob table: names, canonical offsets, zero gaps. */
@@ -165,7 +216,8 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
         return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
                        (unsigned long long)count);
     a->count = (size_t)count;
-    if (!(a->boff = calloc(count ? (size_t)count : 1, sizeof *a->boff)))
+    if (!(a->boff = calloc(count ? (size_t)count : 1, sizeof *a->boff)) ||
+        !(a->at = calloc(count ? (size_t)count : 1, sizeof *a->at)))
         return err_set(e, AIT_E_NOMEM, "%s: out of memory for %llu blobs", p,
                        (unsigned long long)count);
     if (a->fd >= 0 && !(a->gap = calloc(count ? (size_t)count : 1, sizeof *a->gap)))
@@ -185,11 +237,11 @@ static ait_status check_table(artifact *a, uint64_t tab_off, uint64_t count, ait
                 "%s: blob '%s' lies outside the file (offset %llu, %llu bytes, file has %zu)", p,
                 name, (unsigned long long)off, (unsigned long long)len, a->size);
         a->blobs[i].name = (const char *)t + E_NAME;
-        a->boff[i] = off;
+        a->boff[i] = a->at[i] = off;
         if (a->gap) { /* not read yet: no data until artifact_blob_read */
             a->gap[i] = pos;
         } else {
-            TRY(check_gap(a, pos, off, a->blobs[i].name, e));
+            TRY(check_gap(a, a->map + pos, off - pos, a->blobs[i].name, e));
             a->blobs[i].data = a->map + off;
         }
         a->blobs[i].size = len;
@@ -248,7 +300,7 @@ static void *hash_worker(void *arg)
         size_t k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
         if (k >= w->n) return NULL;
         size_t i = w->idx[k];
-        w->ok[k] = blob_hash_ok(w->a, i, w->a->map + w->a->boff[i]);
+        w->ok[k] = blob_hash_ok(w->a, i, w->a->map + w->a->at[i]);
     }
 }
 
@@ -353,7 +405,7 @@ static ait_status check_blobs(artifact *a, bool read, ait_error *e)
     ait_status s = AIT_OK;
     for (size_t k = 0; k < n && s == AIT_OK; k++) {
         if (!ok[k]) s = hash_mismatch(a, idx[k], e);
-        else a->blobs[idx[k]].data = a->map + a->boff[idx[k]];
+        else a->blobs[idx[k]].data = a->map + a->at[idx[k]];
     }
     if (s != AIT_OK && !read) /* the open fails: nothing handed out */
         for (size_t k = 0; k < n; k++) a->blobs[idx[k]].data = NULL;
@@ -398,6 +450,7 @@ void artifact_close(artifact *a)
     if (a->fd >= 0) close(a->fd);
     free(a->gap);
     free(a->boff);
+    free(a->at);
     if (a->map) munmap(a->map, a->size);
     free(a->blobs);
     free(a->path);
@@ -410,7 +463,7 @@ ait_status artifact_blob_read(artifact *a, const artifact_blob *b, ait_error *e)
     if (i >= a->count) return err_set(e, AIT_E_INVALID_ARG, "%s: not a blob of it", a->path);
     if (b->data) return AIT_OK; /* read at open, or before */
     TRY(blob_fetch(a, i, e));
-    a->blobs[i].data = a->map + a->boff[i];
+    a->blobs[i].data = a->map + a->at[i];
     ait_status s = artifact_blob_verify(a, i, e);
     if (s != AIT_OK) a->blobs[i].data = NULL; /* never handed out unchecked */
     return s;
@@ -418,7 +471,9 @@ ait_status artifact_blob_read(artifact *a, const artifact_blob *b, ait_error *e)
 
 ait_status artifact_blob_read_rest(artifact *a, ait_error *e)
 {
-    TRY(check_blobs(a, 1, e));
+    ait_status s = check_blobs(a, 1, e);
+    spare_drop(a);
+    TRY(s);
     if (a->fd >= 0) {
         close(a->fd);
         a->fd = -1;
@@ -450,7 +505,7 @@ const artifact_blob *artifact_blob_find(const artifact *a, const char *name)
     return NULL;
 }
 
-void artifact_release(const artifact *a, const uint8_t *p, size_t n)
+void artifact_release(artifact *a, const uint8_t *p, size_t n)
 {
     long pg = sysconf(_SC_PAGESIZE);
     if (!a->map || !p || pg <= 0 || p < a->map || p >= a->map + a->size ||
@@ -458,7 +513,13 @@ void artifact_release(const artifact *a, const uint8_t *p, size_t n)
         return; /* not (or no longer) in the mapping */
     uintptr_t lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
     uintptr_t hi = ((uintptr_t)p + (uintptr_t)n) & ~((uintptr_t)pg - 1);
-    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failure is harmless */
+    if (hi <= lo) return;
+    if (a->fd >= 0 && !a->in_place && a->n_spare < ARTIFACT_SPARE_MAX) { /* blobs still to read */
+        a->spare_lo[a->n_spare] = lo - (uintptr_t)a->map;
+        a->spare_hi[a->n_spare++] = hi - (uintptr_t)a->map;
+        return;
+    }
+    (void)madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failure is harmless */
 }
 
 const uint8_t *artifact_header(const artifact *a)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -704,6 +705,94 @@ static void test_mapped(void **state)
     close(fd);
 }
 
+/* artifact_release while blobs remain to read (defer_blob_read): the blobs
+ * read next go into the released pages when they fit, in file order, each
+ * 4096-aligned ("p1", two pages, then "p2", 3 bytes, into the four pages of
+ * "m"); one that does not fit in what is left ("p3", three pages, one left)
+ * is read at its own place, and the page no blob took is dropped. A byte
+ * changed in a blob read into the released pages, or in the padding before
+ * it, is refused naming that blob, and a file cut short within it is
+ * refused ("shrank"), as at its own place. */
+static void test_released_pages_reused(void **state)
+{
+    (void)state;
+    static uint8_t mb[4 * 4096], p1[5000], p3[9000];
+    for (size_t i = 0; i < sizeof mb; i++) mb[i] = (uint8_t)(i * 5 + 3);
+    for (size_t i = 0; i < sizeof p1; i++) p1[i] = (uint8_t)(i * 11 + 2);
+    for (size_t i = 0; i < sizeof p3; i++) p3[i] = (uint8_t)(i * 13 + 7);
+    char p[128];
+    path_in(p, sizeof p, "spare.ait");
+    ait_error e = {0};
+    artifact_info info = {.model_hash = "ab12"};
+    artifact_writer *w;
+    assert_int_equal(artifact_writer_begin(p, &info, &w, &e), AIT_OK);
+    assert_int_equal(artifact_writer_manifest(w, manifest, strlen(manifest), &e), AIT_OK);
+    assert_int_equal(artifact_writer_blob(w, "m", mb, sizeof mb, &e), AIT_OK);
+    assert_int_equal(artifact_writer_blob(w, "p1", p1, sizeof p1, &e), AIT_OK);
+    assert_int_equal(artifact_writer_blob(w, "p2", "xyz", 3, &e), AIT_OK);
+    assert_int_equal(artifact_writer_blob(w, "p3", p3, sizeof p3, &e), AIT_OK);
+    assert_int_equal(artifact_writer_finish(w, &e), AIT_OK);
+    artifact *a;
+    assert_int_equal(artifact_open(p, NULL, &a, &e), AIT_OK); /* whole: the blobs' offsets */
+    long off_p1 = artifact_blob_find(a, "p1")->data - artifact_header(a);
+    long off_p3 = artifact_blob_find(a, "p3")->data - artifact_header(a);
+    artifact_close(a);
+
+    artifact_expect x = {.defer_blob_read = 1};
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    const artifact_blob *m = artifact_blob_find(a, "m");
+    assert_int_equal(artifact_blob_read(a, m, &e), AIT_OK);
+    const uint8_t *base = m->data;
+    artifact_release(a, m->data, (size_t)m->size);
+    assert_int_equal(artifact_blob_read_rest(a, &e), AIT_OK);
+    const artifact_blob *b1 = artifact_blob_find(a, "p1"), *b2 = artifact_blob_find(a, "p2"),
+                        *b3 = artifact_blob_find(a, "p3");
+    assert_ptr_equal(b1->data, base);
+    assert_memory_equal(b1->data, p1, sizeof p1);
+    assert_ptr_equal(b2->data, base + 2 * 4096);
+    assert_memory_equal(b2->data, "xyz", 3);
+    assert_ptr_equal(b3->data, artifact_header(a) + off_p3); /* did not fit */
+    assert_memory_equal(b3->data, p3, sizeof p3);
+    for (size_t i = 1; i < artifact_blob_count(a); i++) /* m's bytes are given up */
+        assert_int_equal(artifact_blob_verify(a, i, &e), AIT_OK);
+    unsigned char res[2] = {0, 0};
+    assert_int_equal(mincore((void *)(base + 3 * 4096), 4096, &res[0]), 0);
+    assert_int_equal(mincore((void *)(artifact_header(a) + off_p1), 4096, &res[1]), 0);
+    assert_int_equal(res[0] & 1, 0); /* the page no blob took: dropped */
+    assert_int_equal(res[1] & 1, 0); /* p1's own page: never touched */
+    artifact_close(a);
+
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    struct { long at; const char *want; ait_status s; } bad[] = {
+        {off_p1 + 4000, "blob 'p1' sha256 mismatch", AIT_E_SECURITY},
+        {off_p1 + (long)sizeof p1 + 10, "nonzero padding before blob 'p2'", AIT_E_SECURITY},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+        assert_int_equal(artifact_blob_read(a, artifact_blob_find(a, "m"), &e), AIT_OK);
+        artifact_release(a, artifact_blob_find(a, "m")->data, sizeof mb);
+        uint8_t c, f;
+        assert_int_equal(pread(fd, &c, 1, bad[k].at), 1);
+        f = c ^ 1;
+        assert_int_equal(pwrite(fd, &f, 1, bad[k].at), 1);
+        assert_int_equal(artifact_blob_read_rest(a, &e), bad[k].s);
+        assert_non_null(strstr(e.msg, bad[k].want));
+        assert_null(artifact_blob_find(a, "p3")->data);
+        artifact_close(a);
+        assert_int_equal(pwrite(fd, &c, 1, bad[k].at), 1);
+    }
+    assert_int_equal(artifact_open(p, &x, &a, &e), AIT_OK);
+    assert_int_equal(artifact_blob_read(a, artifact_blob_find(a, "m"), &e), AIT_OK);
+    artifact_release(a, artifact_blob_find(a, "m")->data, sizeof mb);
+    assert_int_equal(ftruncate(fd, off_p1 + 100), 0); /* within p1 */
+    assert_int_equal(artifact_blob_read_rest(a, &e), AIT_E_IO);
+    assert_non_null(strstr(e.msg, "shrank"));
+    assert_null(artifact_blob_find(a, "p1")->data);
+    artifact_close(a);
+    close(fd);
+}
+
 /* Blobs of 16 MB or more in all are hashed on every core (hash_blobs): a
  * byte changed in the third of four 6 MB blobs is refused naming that blob,
  * copied and mapped, with the threads the library picks, one and two, and
@@ -818,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_detached_after_load),
         cmocka_unit_test(test_deferred_read),
         cmocka_unit_test(test_mapped),
+        cmocka_unit_test(test_released_pages_reused),
         cmocka_unit_test(test_parallel_hash),
         cmocka_unit_test(test_not_regular),
     };
