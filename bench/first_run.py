@@ -37,14 +37,24 @@ median, by the median over the processes). --paths runs --after both ways
 not allowed: older binaries lack the flag). Every process's first run is the
 first request after the load: nothing runs before it but the load. Each cell
 also gives the range over the processes of the first run's minor page faults
-(the calling thread's, as `ait run` says them; left out for binaries that do not)."""
-import argparse, os, re, shutil, statistics, subprocess, sys
+(the calling thread's, as `ait run` says them; left out for binaries that do not).
+--gap S waits S seconds before each process: in a virtual machine whose guest
+reports freed memory to its host (free page reporting, as on the Zen 5 guest
+of bench/RESULTS.md), the gigabytes a process frees at exit are reported about
+two seconds later, and the host's reclaim then made the next touch of every
+page slower, in whatever process ran then: back to back, that lands in the
+next process's load and first run. With a gap (6 s or more: the host took
+longer at times), each process loads as a service on a quiet machine does;
+without, as a restart right after another process. Each cell also gives the
+largest first / median over the processes."""
+import argparse, os, re, shutil, statistics, subprocess, sys, time
 
 LAT = re.compile(r"latency first run ([0-9.]+) ms, median of \d+ runs ([0-9.]+) ms")
 FLT = re.compile(r"faults first run (\d+) minor page faults")
 
 
 def run(ait, art, sample, repeat, extra=()):
+    time.sleep(run.gap)
     out = subprocess.run([ait, "run", art, "--input", sample, "--repeat", str(repeat)] + list(extra),
                          capture_output=True, text=True)
     m = LAT.search(out.stdout)
@@ -72,7 +82,10 @@ def main():
     ap.add_argument("--one-artifact", action="store_true")
     ap.add_argument("--paths", default="binding", help="with --artifact: binding,session (see above)")
     ap.add_argument("--cpu-clock", action="store_true", help="with --artifact: --after timed on CPU time")
+    ap.add_argument("--gap", type=float, default=0,
+                    help="seconds to wait before each process (see the docstring)")
     a = ap.parse_args()
+    run.gap = a.gap
     if a.artifact:
         return one_artifact(a)
     if not a.before or not a.data:
@@ -170,7 +183,7 @@ def one_artifact(a):
                                          for t in tags)), flush=True)
     print("load average at the end: %s%s" % (open("/proc/loadavg").read().split()[:3],
                                              ", thread CPU time" if a.cpu_clock else ", wall clock"))
-    print("| sample | %s |" % " | ".join("%s: first / median (p25..p75) [first, median ms] "
+    print("| sample | %s |" % " | ".join("%s: first / median (p25..p75, max) [first, median ms] "
                                         "{first run's page faults, min..max} | target" % t
                                         for t in tags))
     print("| --- |%s" % (" --- | --- |" * len(tags)))
@@ -181,8 +194,8 @@ def one_artifact(a):
             q = statistics.quantiles(ratio, n=4, method="inclusive") if len(ratio) > 1 else [ratio[0]] * 3
             med = statistics.median(ratio)
             faults = " {%d..%d}" % (min(flt[t]), max(flt[t])) if flt[t] else ""
-            cells.append("%.2fx (%.2f..%.2f) [%.3f, %.3f]%s | %s" % (
-                med, q[0], q[2], statistics.median(x for x, _ in r[t]),
+            cells.append("%.2fx (%.2f..%.2f, %.2f) [%.3f, %.3f]%s | %s" % (
+                med, q[0], q[2], max(ratio), statistics.median(x for x, _ in r[t]),
                 statistics.median(y for _, y in r[t]), faults,
                 "met" if med <= TARGET else "**missed**"))
         print("| %s | %s |" % (f[:-4], " | ".join(cells)))

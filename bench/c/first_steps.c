@@ -14,7 +14,7 @@
  * later one's: lazy work shows there, a cold cache does not).
  *
  *   bench-first-steps NAME.ait SAMPLE.npz RUNS [session] [pause MS] [spin MS] [between OTHER.npz] [touch MB]
- *       [wait MS] [busy MS]
+ *       [wait MS] [busy MS] [sweep]
  *
  * pause MS: sleep that long before each even run (the first included; each
  * odd run follows the one before at once, against which it compares), to tell
@@ -31,7 +31,13 @@
  * output blocks are made just before a first run: what fresh memory, whose
  * pages the host may back only when touched, costs the run after it;
  * wait MS, busy MS: sleep, or spin on the clock, that long before the first
- * run only (what follows the load fades, or not, before it). */
+ * run only (what follows the load fades, or not, before it);
+ * sweep: one byte of every 4 KiB page of every readable mapping of the
+ * process (/proc/self/maps), read right after the session is made and again
+ * before the first run, each pass timed (a "# sweep" line): a pass many
+ * times the usual one is a process whose page mappings were dropped since
+ * they were last used (each page is mapped again on its next touch, as the
+ * first run's would be), and the first run after the passes pays none of it. */
 #include <ait.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,6 +91,27 @@ static int load_inputs(const ait_model *m, const char *path, ait_tensor **in)
     return 0;
 }
 
+/* sweep: reads a byte of every page of the process's readable mappings. */
+static void sweep_pages(const char *where)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    size_t bytes = 0;
+    unsigned long sum = 0;
+    double t0 = now_s();
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perm[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) != 3 || perm[0] != 'r') continue;
+        if (strstr(line, "[vvar") || strstr(line, "[vsyscall")) continue;
+        for (unsigned long p = lo; p < hi; p += 4096) sum += *(volatile unsigned char *)p;
+        bytes += hi - lo;
+    }
+    if (f) fclose(f);
+    printf("# sweep %s: %.1f MiB in %.1f ms (%lu)\n", where, (double)bytes / (1 << 20),
+           (now_s() - t0) * 1e3, sum & 1);
+}
+
 static double tv(struct timeval t) { return (double)t.tv_sec + (double)t.tv_usec * 1e-6; }
 
 int main(int argc, char **argv)
@@ -96,7 +123,7 @@ int main(int argc, char **argv)
     int runs = atoi(argv[3]), session = 0, pause_ms = 0, spin_ms = 0;
     const char *between = NULL;
     size_t touch = 0;
-    int wait_ms = 0, busy_ms = 0;
+    int wait_ms = 0, busy_ms = 0, sweep = 0;
     for (int a = 4; a < argc; a++) {
         if (!strcmp(argv[a], "session")) session = 1;
         else if (!strcmp(argv[a], "pause") && a + 1 < argc) pause_ms = atoi(argv[++a]);
@@ -105,6 +132,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "touch") && a + 1 < argc) touch = (size_t)atol(argv[++a]) << 20;
         else if (!strcmp(argv[a], "wait") && a + 1 < argc) wait_ms = atoi(argv[++a]);
         else if (!strcmp(argv[a], "busy") && a + 1 < argc) busy_ms = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "sweep")) sweep = 1;
         else return fail(argv[a], "unknown argument");
     }
     if (runs < 1) return fail(argv[3], "RUNS must be 1 or more");
@@ -118,6 +146,7 @@ int main(int argc, char **argv)
     ait_session_options so = {.size = sizeof so, .threads = 1, .no_output_blocks = !session};
     if (ait_session_create(m, &so, &s, &err) != AIT_OK) return fail(argv[1], err.msg);
     double l1 = now_s();
+    if (sweep) sweep_pages("after the session");
     int n_in = ait_model_input_count(m), n_out = ait_model_output_count(m);
     if (n_in > 512 || n_out > 512) return fail(argv[1], "more than 512 inputs or outputs");
     ait_tensor *in[512] = {0}, *out[512] = {0}, *in2[512] = {0}, *out2[512] = {0};
@@ -139,6 +168,7 @@ int main(int argc, char **argv)
     if (wait_ms) nanosleep(&ws, NULL);
     for (double t = now_s(); now_s() - t < busy_ms * 1e-3;) {
     }
+    if (sweep) sweep_pages("before the first run");
     for (int r = 0; r < runs; r++) {
         for (int j = 0; session && j < n_out; j++) ait_tensor_free(out[j]), out[j] = NULL;
         double bt = 0; /* the other bucket's run, thread CPU ms */
